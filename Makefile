@@ -1,0 +1,37 @@
+# tpu-serving developer entry points. Each target makes .venv on first use.
+PY      ?= python3
+VENV    := .venv
+PYTHON  := $(VENV)/bin/python
+STACK   ?= llama31-405b-v6e16
+STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
+
+.PHONY: help venv preview previews test bench clean
+
+help:
+	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
+	@echo "make previews               offline preview of every stack"
+	@echo "make test                   the test suite (what CI runs)"
+	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
+	@echo "stacks: $(STACKS)"
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+	test -x $(PYTHON) || $(PY) -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	touch $@
+
+venv: $(VENV)/.installed
+
+preview: $(VENV)/.installed
+	$(PYTHON) -m tools.preview $(STACK)
+
+previews: $(VENV)/.installed
+	@for s in $(STACKS); do $(PYTHON) -m tools.preview $$s --quiet || exit 1; done
+
+test: $(VENV)/.installed
+	$(PYTHON) -m pytest -q
+
+bench: $(VENV)/.installed
+	$(PYTHON) -m tools.bench $(STACK)
+
+clean:
+	rm -rf build .pytest_cache

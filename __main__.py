@@ -1,0 +1,131 @@
+"""tpu-serving: one stack file -> a multi-host TPU LLM serving deployment on GKE.
+
+This program only loads the stack's config, composes the components and exports outputs.
+"""
+
+import pulumi
+
+from components import (
+    BucketGrant,
+    Buckets,
+    BucketsArgs,
+    BucketSpec,
+    CpuPoolArgs,
+    TpuCluster,
+    TpuClusterArgs,
+    TpuNodePool,
+    TpuNodePoolArgs,
+    WorkloadIdentity,
+    WorkloadIdentityArgs,
+)
+from components.config import bucket_name, gcp_service_account_id, load_from_pulumi, pool_name
+
+cfg = load_from_pulumi()
+name = cfg.cluster.name
+labels = {"app": "tpu-serving", "deployment": name, "managed-by": "pulumi", **cfg.labels}
+
+buckets = Buckets(
+    name,
+    BucketsArgs(
+        project=cfg.project,
+        labels=labels,
+        buckets=[
+            BucketSpec(
+                purpose=b.purpose,
+                name=bucket_name(cfg, b),
+                location=b.location or cfg.region,
+                storage_class=b.storage_class,
+                versioning=b.versioning,
+                ttl_days=b.scratch_ttl_days,
+            )
+            for b in cfg.buckets
+        ],
+    ),
+)
+
+cluster = TpuCluster(
+    name,
+    TpuClusterArgs(
+        project=cfg.project,
+        region=cfg.region,
+        zone=cfg.zone,
+        name=name,
+        release_channel=cfg.cluster.release_channel,
+        min_master_version=cfg.cluster.min_master_version,
+        deletion_protection=cfg.cluster.deletion_protection,
+        network=cfg.cluster.network,
+        subnetwork=cfg.cluster.subnetwork,
+        cpu_pool=CpuPoolArgs(**cfg.cluster.cpu_pool.model_dump()),
+        image_streaming=cfg.cluster.image_streaming,
+        gcs_fuse_csi_driver=cfg.cluster.gcs_fuse_csi_driver,
+        managed_prometheus=cfg.cluster.managed_prometheus,
+        labels=labels,
+    ),
+)
+
+slices = {
+    s.name: TpuNodePool(
+        f"{name}-{s.name}",
+        TpuNodePoolArgs(
+            project=cfg.project,
+            region=cfg.region,
+            zone=cfg.zone,
+            cluster=cluster.cluster.id,
+            node_service_account=cluster.node_service_account.email,
+            shape=s.shape,
+            pool_names=tuple(pool_name(cfg, p) for p in s.pool_names),
+            spot=s.spot,
+            reservation=s.reservation,
+            disk_size_gb=s.disk_size_gb,
+            image_streaming=cfg.cluster.image_streaming,
+            labels=labels,
+        ),
+    )
+    for s in cfg.tpu_slices
+}
+
+identity = WorkloadIdentity(
+    f"{name}-wi",
+    WorkloadIdentityArgs(
+        project=cfg.project,
+        namespace=cfg.workload_identity.namespace,
+        kubernetes_service_account=cfg.workload_identity.kubernetes_service_account,
+        gcp_service_account_id=gcp_service_account_id(cfg),
+        bucket_grants=[
+            BucketGrant(key=b.purpose, bucket=buckets.buckets[b.purpose].name, access=b.workload_access)
+            for b in cfg.buckets
+            if b.workload_access != "none"
+        ],
+        labels={"app.kubernetes.io/part-of": "tpu-serving", "app.kubernetes.io/instance": name},
+    ),
+    opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
+)
+
+pulumi.export("project", cfg.project)
+pulumi.export("region", cfg.region)
+pulumi.export("zone", cfg.zone)
+pulumi.export("clusterName", cluster.cluster.name)
+pulumi.export(
+    "getCredentials",
+    f"gcloud container clusters get-credentials {name} --region {cfg.region} --project {cfg.project}",
+)
+pulumi.export("kubeconfig", cluster.kubeconfig)
+pulumi.export(
+    "slices",
+    [
+        {
+            "nodePool": pool,
+            "machineType": shape.machine_type.name,
+            "topology": shape.topology,
+            "vms": shape.vms,
+            "chips": shape.chips,
+            "hbmGib": shape.hbm_gib,
+        }
+        for s in slices.values()
+        for pool, shape in zip(s.pool_names, [s.shape] * len(s.pool_names))
+    ],
+)
+pulumi.export("buckets", buckets.names)
+pulumi.export("namespace", identity.namespace_name)
+pulumi.export("kubernetesServiceAccount", identity.service_account_name)
+pulumi.export("gcpServiceAccount", identity.email)

@@ -1,0 +1,92 @@
+"""``Buckets``: the stack's GCS buckets, private by construction.
+
+Uniform bucket-level access and enforced public access prevention on every bucket; the
+checkpoint bucket is protected from deletion (Pulumi ``protect`` and no force-destroy),
+because re-creating a 405B checkpoint takes hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+import pulumi
+from pulumi_gcp import storage
+
+Purpose = Literal["checkpoints", "state", "scratch"]
+
+PROTECTED_PURPOSES: frozenset[str] = frozenset({"checkpoints"})
+"""Bucket purposes whose buckets Pulumi refuses to delete."""
+
+
+@dataclass(frozen=True)
+class BucketSpec:
+    """One bucket of the stack."""
+
+    purpose: Purpose
+    """What it holds; also its key in :attr:`Buckets.buckets`."""
+    name: str
+    """Globally unique bucket name."""
+    location: str
+    """Bucket location (region or multi-region)."""
+    storage_class: str = "STANDARD"
+    """Default storage class."""
+    versioning: bool = False
+    """Keep non-current object versions."""
+    ttl_days: Optional[int] = None
+    """Delete objects older than this many days."""
+
+
+@dataclass(frozen=True)
+class BucketsArgs:
+    """Arguments of :class:`Buckets`."""
+
+    project: str
+    """GCP project ID."""
+    buckets: Sequence[BucketSpec]
+    """The buckets."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """GCP labels on every bucket."""
+
+
+def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> storage.BucketArgs:
+    """Arguments of one ``gcp.storage.Bucket``."""
+    return storage.BucketArgs(
+        name=spec.name,
+        project=project,
+        location=spec.location.upper(),
+        storage_class=spec.storage_class,
+        uniform_bucket_level_access=True,
+        public_access_prevention="enforced",
+        force_destroy=False,
+        versioning={"enabled": spec.versioning},
+        lifecycle_rules=(
+            [{"action": {"type": "Delete"}, "condition": {"age": spec.ttl_days}}]
+            if spec.ttl_days
+            else None
+        ),
+        labels={**labels, "purpose": spec.purpose},
+    )
+
+
+class Buckets(pulumi.ComponentResource):
+    """The stack's GCS buckets, keyed by purpose."""
+
+    buckets: dict[str, storage.Bucket]
+    """Bucket resources by purpose (``checkpoints``, ``state``, ``scratch``)."""
+    names: dict[str, str]
+    """Bucket names by purpose (known at preview time)."""
+
+    def __init__(self, name: str, args: BucketsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:Buckets", name, None, opts)
+        self.names = {b.purpose: b.name for b in args.buckets}
+        self.buckets = {
+            b.purpose: storage.Bucket(
+                f"{name}-{b.purpose}",
+                bucket_args(args.project, b, args.labels),
+                opts=pulumi.ResourceOptions(parent=self, protect=b.purpose in PROTECTED_PURPOSES),
+            )
+            for b in args.buckets
+        }
+        self.register_outputs({"names": self.names})

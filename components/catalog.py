@@ -1,0 +1,261 @@
+"""TPU catalog: pure data plus the maths that derives slice shapes from it.
+
+A slice is keyed by ``(machine type, topology)``, never by topology alone: ``2x4`` is one
+host on ``ct6e-standard-8t`` (8 chips per VM) and two hosts on ``ct6e-standard-4t``
+(4 chips per VM). Everything the rest of the library needs about a slice (GKE accelerator
+label, VMs per slice, chips, HBM, the Pathways/Saxml chip name) is derived here, so node
+pools, node selectors, ``--instance_type`` and resource limits can never disagree.
+
+Sources: the GKE "Plan TPUs" documentation and the Cloud TPU system architecture pages
+(machine types, topologies, HBM per chip), cross-checked with xpk's system table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import reduce
+from math import prod
+
+
+class CatalogError(ValueError):
+    """A machine type, topology or slice name that the catalog does not know.
+
+    ``choices`` lists the valid values, so callers can report them to the user.
+    """
+
+    def __init__(self, message: str, choices: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.choices = choices
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    """One TPU generation as GKE and the serving stacks name it."""
+
+    name: str
+    """Short generation name: ``v5e``, ``v6e`` or ``v5p``."""
+    gke_accelerator: str
+    """Value of the ``cloud.google.com/gke-tpu-accelerator`` node label."""
+    chip_name: str
+    """Chip name used by Pathways ``--instance_type=<chip>:<topology>`` and Saxml ``--platform_chip``."""
+    hbm_gib_per_chip: int
+    """High-bandwidth memory per chip, in GiB."""
+    slice_name_prefixes: tuple[str, ...]
+    """Prefixes of the Cloud TPU slice names (``v6e-16``, ``v5litepod-32``); the first is canonical."""
+    cores_per_chip: int
+    """TensorCores per chip; Cloud TPU slice names count cores for v5p and chips otherwise."""
+    dimensions: int
+    """Topology dimensions: 2 (``4x8``) or 3 (``2x2x4``)."""
+
+
+@dataclass(frozen=True)
+class MachineType:
+    """A GKE TPU machine type and the topologies GKE accepts for it."""
+
+    name: str
+    """GCE machine type, e.g. ``ct6e-standard-4t``."""
+    generation: TpuGeneration
+    """The TPU generation of its chips."""
+    chips_per_vm: int
+    """TPU chips attached to one VM (one Kubernetes node)."""
+    topologies: tuple[str, ...]
+    """Valid ``tpu_topology`` values for this machine type, smallest first."""
+
+
+@dataclass(frozen=True)
+class SliceShape:
+    """One TPU slice: a machine type with a topology. All sizes derive from the two."""
+
+    machine_type: MachineType
+    """The machine type of every VM in the slice."""
+    topology: str
+    """The slice topology, e.g. ``4x4``."""
+
+    @property
+    def generation(self) -> TpuGeneration:
+        """The TPU generation of the slice."""
+        return self.machine_type.generation
+
+    @property
+    def chips(self) -> int:
+        """TPU chips in the slice (the product of the topology's dimensions)."""
+        return prod(parse_topology(self.topology))
+
+    @property
+    def chips_per_vm(self) -> int:
+        """TPU chips per VM; the ``google.com/tpu`` resource each TPU pod requests."""
+        return self.machine_type.chips_per_vm
+
+    @property
+    def vms(self) -> int:
+        """VMs (GKE nodes) in the slice: the node pool's node count."""
+        return self.chips // self.machine_type.chips_per_vm
+
+    @property
+    def multi_host(self) -> bool:
+        """Whether the slice spans several VMs (needs COMPACT placement with a topology)."""
+        return self.vms > 1
+
+    @property
+    def hbm_gib(self) -> int:
+        """Total HBM of the slice, in GiB."""
+        return self.chips * self.generation.hbm_gib_per_chip
+
+    @property
+    def slice_name(self) -> str:
+        """The Cloud TPU slice name, e.g. ``v6e-16`` or ``v5litepod-32``."""
+        gen = self.generation
+        return f"{gen.slice_name_prefixes[0]}-{self.chips * gen.cores_per_chip}"
+
+    @property
+    def instance_type(self) -> str:
+        """The Pathways resource manager's ``--instance_type`` value, e.g. ``tpuv6e:4x4``."""
+        return f"{self.generation.chip_name}:{self.topology}"
+
+    def describe(self) -> str:
+        """One line for humans: ``v6e-16 (ct6e-standard-4t 4x4: 4 VMs x 4 chips, 512 GiB HBM)``."""
+        return (
+            f"{self.slice_name} ({self.machine_type.name} {self.topology}: "
+            f"{self.vms} VM{'s' if self.vms > 1 else ''} x {self.chips_per_vm} chips, "
+            f"{self.hbm_gib} GiB HBM)"
+        )
+
+
+V5E = TpuGeneration(
+    name="v5e",
+    gke_accelerator="tpu-v5-lite-podslice",
+    chip_name="tpuv5e",
+    hbm_gib_per_chip=16,
+    slice_name_prefixes=("v5litepod", "v5e"),
+    cores_per_chip=1,
+    dimensions=2,
+)
+V6E = TpuGeneration(
+    name="v6e",
+    gke_accelerator="tpu-v6e-slice",
+    chip_name="tpuv6e",
+    hbm_gib_per_chip=32,
+    slice_name_prefixes=("v6e",),
+    cores_per_chip=1,
+    dimensions=2,
+)
+V5P = TpuGeneration(
+    name="v5p",
+    gke_accelerator="tpu-v5p-slice",
+    chip_name="tpuv5",
+    hbm_gib_per_chip=95,
+    slice_name_prefixes=("v5p",),
+    cores_per_chip=2,
+    dimensions=3,
+)
+GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P)
+
+# Multi-host topologies of the 4-chip v5e/v6e machine types; 2x2 is a single 4-chip host.
+_PODSLICE_4T = ("2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
+# v5p: 3-D topologies, one per slice size, as GKE and xpk list them (2x2x1 is one host).
+_V5P_4T = (
+    "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x8x8", "4x4x20",
+    "4x8x12", "4x4x28", "8x8x8", "4x12x12", "4x8x20", "4x4x44", "8x8x12", "4x4x52", "4x8x28",
+    "4x12x20", "8x8x16", "4x4x68", "8x12x12", "4x4x76", "8x8x20", "4x12x28", "4x8x44",
+    "4x4x92", "8x12x16", "4x20x20", "4x8x52", "12x12x12", "8x8x28", "4x4x116", "8x12x20",
+    "4x4x124", "8x16x16", "4x12x44", "4x8x68", "4x20x28", "12x12x16", "4x4x148", "4x8x76",
+    "4x12x52", "8x16x20", "4x4x164", "8x12x28", "4x4x172", "8x8x44", "12x12x20", "4x8x92",
+    "4x4x188", "12x16x16", "4x28x28", "8x20x20", "4x12x68", "8x8x52", "4x4x212", "12x12x24",
+    "4x20x44", "8x16x28", "4x12x76", "4x8x116", "4x4x236", "12x16x20", "4x4x244", "4x8x124",
+    "12x12x28", "16x16x16", "4x20x52", "8x12x44", "8x8x68", "4x12x92", "8x20x28", "12x16x24",
+    "4x8x148", "12x20x20", "8x8x76", "4x28x44", "8x12x52", "16x16x20", "12x12x36", "4x8x164",
+    "12x16x28", "4x20x68", "4x8x172", "4x12x116", "8x16x44", "12x20x24", "4x28x52", "8x8x92",
+    "4x12x124", "4x8x188", "4x20x76", "16x16x24", "12x24x24", "16x20x28",
+)
+
+MACHINE_TYPES: dict[str, MachineType] = {
+    m.name: m
+    for m in (
+        MachineType("ct5lp-hightpu-1t", V5E, 1, ("1x1",)),
+        MachineType("ct5lp-hightpu-4t", V5E, 4, _PODSLICE_4T),
+        MachineType("ct5lp-hightpu-8t", V5E, 8, ("2x4",)),
+        MachineType("ct6e-standard-1t", V6E, 1, ("1x1",)),
+        MachineType("ct6e-standard-4t", V6E, 4, _PODSLICE_4T),
+        MachineType("ct6e-standard-8t", V6E, 8, ("2x4",)),
+        MachineType("ct5p-hightpu-4t", V5P, 4, _V5P_4T),
+    )
+}
+
+
+def parse_topology(topology: str) -> tuple[int, ...]:
+    """Split ``"4x8"`` into ``(4, 8)``; raise :class:`CatalogError` for anything else."""
+    parts = topology.split("x")
+    if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
+        raise CatalogError(
+            f"topology {topology!r} is not of the form AxB or AxBxC with positive integers"
+        )
+    return tuple(int(p) for p in parts)
+
+
+def machine_type(name: str) -> MachineType:
+    """The catalog entry of a machine type; :class:`CatalogError` lists the known ones."""
+    try:
+        return MACHINE_TYPES[name]
+    except KeyError:
+        raise CatalogError(
+            f"unknown TPU machine type {name!r}", tuple(MACHINE_TYPES)
+        ) from None
+
+
+def slice_shape(machine_type_name: str, topology: str) -> SliceShape:
+    """The slice of ``topology`` on ``machine_type_name``, checked against the catalog."""
+    mt = machine_type(machine_type_name)
+    parse_topology(topology)
+    if topology not in mt.topologies:
+        raise CatalogError(
+            f"topology {topology!r} is not supported by {mt.name}", mt.topologies
+        )
+    return SliceShape(mt, topology)
+
+
+def all_slice_names() -> tuple[str, ...]:
+    """Every slice name :func:`resolve_slice_name` accepts, in catalog order."""
+    return tuple(s.slice_name for s in _canonical_shapes().values())
+
+
+def _canonical_shapes() -> dict[str, SliceShape]:
+    """Slice name -> the shape Cloud TPU means by it.
+
+    Slice names mean the 4-chip machine type (1 chip: the 1-chip one), as GKE multi-host
+    slices and xpk use them: ``v6e-8`` is ``ct6e-standard-4t`` 2x4 on two hosts, as in the
+    disaggregated serving guide. The single-host 8-chip 2x4 (``ct6e-standard-8t``) is
+    chosen with an explicit machine type.
+    """
+    shapes: dict[str, SliceShape] = {}
+    for mt in sorted(MACHINE_TYPES.values(), key=lambda m: m.chips_per_vm != 4):
+        for topo in mt.topologies:
+            shape = SliceShape(mt, topo)
+            shapes.setdefault(shape.slice_name, shape)
+    return dict(sorted(shapes.items(), key=lambda kv: (kv[1].generation.name, kv[1].chips)))
+
+
+def resolve_slice_name(name: str) -> SliceShape:
+    """Resolve a Cloud TPU slice name (``v6e-16``, ``v5litepod-32``, ``v5e-32``, ``v5p-16``)."""
+    prefix, _, count = name.rpartition("-")
+    gen = next((g for g in GENERATIONS if prefix in g.slice_name_prefixes), None)
+    shapes = _canonical_shapes()
+    if gen is None or not count.isdigit():
+        raise CatalogError(f"unknown TPU slice name {name!r}", tuple(shapes))
+    canonical = f"{gen.slice_name_prefixes[0]}-{count}"
+    if canonical not in shapes:
+        raise CatalogError(
+            f"no {gen.name} slice has {count} "
+            f"{'TensorCores' if gen.cores_per_chip > 1 else 'chips'} ({name!r})",
+            tuple(n for n, s in shapes.items() if s.generation is gen),
+        )
+    return shapes[canonical]
+
+
+def smallest_fitting_topology(
+    machine_type_name: str, required_gib: float
+) -> SliceShape | None:
+    """The smallest slice of ``machine_type_name`` whose HBM holds ``required_gib``, if any."""
+    mt = machine_type(machine_type_name)
+    fitting = [SliceShape(mt, t) for t in mt.topologies]
+    fitting = [s for s in fitting if s.hbm_gib >= required_gib]
+    return reduce(lambda a, b: a if a.chips <= b.chips else b, fitting) if fitting else None

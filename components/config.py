@@ -1,0 +1,535 @@
+"""Stack configuration: frozen pydantic v2 models at the edge of the library.
+
+A stack file (``stacks/Pulumi.<stack>.yaml``) is validated here once, before any resource
+is registered. Every problem is collected and reported together in one
+:class:`ConfigError`, each naming the config key path as the user wrote it
+(``tpu-serving:tpuSlices[0].topology``), the bad value and the valid choices. Past this
+module the library works with plain typed values only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, Optional
+
+import pulumi
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+from . import catalog
+from .naming import NameLimit, check_dns_name
+
+PROJECT_NAMESPACE = "tpu-serving"
+"""The Pulumi project name, and so the namespace of this package's stack config keys."""
+
+GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
+"""Stack config fields read from the ``gcp`` provider namespace (shared with the provider)."""
+
+
+class Model(BaseModel):
+    """Base of every config model: frozen, unknown keys rejected, camelCase keys."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+
+def _catalog_message(err: catalog.CatalogError) -> str:
+    return f"{err}; valid: {', '.join(err.choices)}" if err.choices else str(err)
+
+
+def _dns_validator(limit: NameLimit, min_length: int = 1):
+    def check(value: Optional[str]) -> Optional[str]:
+        problem = value is not None and check_dns_name(value, limit=limit, min_length=min_length)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+ClusterName = Annotated[str, _dns_validator(NameLimit.GKE_CLUSTER)]
+"""A GKE cluster name (DNS-1123, at most 40 characters)."""
+PoolName = Annotated[str, _dns_validator(NameLimit.GKE_NODE_POOL)]
+"""A node pool name (DNS-1123, at most 40 characters)."""
+K8sName = Annotated[str, _dns_validator(NameLimit.K8S_LABEL)]
+"""A Kubernetes object name that must be a DNS-1123 label (at most 63 characters)."""
+ServiceAccountId = Annotated[str, _dns_validator(NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)]
+"""A GCP service account id (6 to 30 characters)."""
+
+
+# --------------------------------------------------------------------------- cluster
+
+
+class CpuPoolConfig(Model):
+    """The small CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends)."""
+
+    machine_type: str = Field("n2-standard-8", description="GCE machine type of the CPU nodes.")
+    min_nodes: int = Field(1, ge=0, le=100, description="Autoscaling minimum, per zone of the pool.")
+    max_nodes: int = Field(3, ge=1, le=100, description="Autoscaling maximum, per zone of the pool.")
+    disk_size_gb: int = Field(100, ge=30, le=2000, description="Boot disk size of each CPU node, in GB.")
+
+    @model_validator(mode="after")
+    def _min_le_max(self) -> "CpuPoolConfig":
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"minNodes ({self.min_nodes}) must not exceed maxNodes ({self.max_nodes})")
+        return self
+
+
+class ClusterConfig(Model):
+    """The regional GKE Standard cluster."""
+
+    name: ClusterName = Field(description="GKE cluster name; also the prefix of the other cloud resource names.")
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
+        "REGULAR", description="GKE release channel that picks the control-plane and node versions."
+    )
+    min_master_version: Optional[str] = Field(
+        None, description="Minimum GKE version, e.g. 1.31; unset lets the release channel decide."
+    )
+    deletion_protection: bool = Field(
+        True, description="Refuse `pulumi destroy` of the cluster until this is set to false and applied."
+    )
+    network: str = Field("default", description="VPC network of the cluster.")
+    subnetwork: Optional[str] = Field(None, description="Subnetwork of the cluster; unset uses the network's default.")
+    cpu_pool: CpuPoolConfig = Field(
+        default_factory=CpuPoolConfig, description="The CPU node pool for non-TPU pods, in the TPU zone."
+    )
+    image_streaming: bool = Field(True, description="GKE image streaming (GCFS) on every node pool.")
+    gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
+    managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
+
+
+# --------------------------------------------------------------------------- TPU slices
+
+
+class TpuSliceConfig(Model):
+    """One kind of TPU slice; ``count`` identical slices make ``count`` node pools."""
+
+    name: PoolName = Field(description="Short name of the slice kind, e.g. `v6e16` or `prefill`; names its node pools.")
+    slice: Optional[str] = Field(
+        None, description="Cloud TPU slice name (`v6e-16`, `v5litepod-32`, `v5p-16`); or give machineType and topology."
+    )
+    machine_type: Optional[str] = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
+    topology: Optional[str] = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
+    count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    spot: bool = Field(False, description="Run the slice on Spot VMs.")
+    reservation: Optional[str] = Field(
+        None, description="Name of a specific Compute Engine reservation the slice consumes."
+    )
+    disk_size_gb: int = Field(200, ge=50, le=4000, description="Boot disk size of each TPU VM, in GB.")
+
+    @field_validator("slice")
+    @classmethod
+    def _known_slice(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            try:
+                catalog.resolve_slice_name(v)
+            except catalog.CatalogError as err:
+                raise ValueError(_catalog_message(err)) from None
+        return v
+
+    @field_validator("machine_type")
+    @classmethod
+    def _known_machine_type(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            try:
+                catalog.machine_type(v)
+            except catalog.CatalogError as err:
+                raise ValueError(_catalog_message(err)) from None
+        return v
+
+    @field_validator("topology")
+    @classmethod
+    def _supported_topology(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+        if v is None:
+            return v
+        try:
+            catalog.parse_topology(v)
+            mt = info.data.get("machine_type")
+            if mt is not None:
+                catalog.slice_shape(mt, v)
+        except catalog.CatalogError as err:
+            raise ValueError(_catalog_message(err)) from None
+        return v
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_shape(self) -> "TpuSliceConfig":
+        by_name = self.slice is not None
+        by_shape = self.machine_type is not None or self.topology is not None
+        if by_name == by_shape or (by_shape and (self.machine_type is None or self.topology is None)):
+            raise ValueError(
+                "give either `slice` (e.g. v6e-16) or both `machineType` and `topology`"
+            )
+        if self.spot and self.reservation:
+            raise ValueError("`spot` and `reservation` are mutually exclusive")
+        return self
+
+    @property
+    def shape(self) -> catalog.SliceShape:
+        """The catalog shape of each slice of this kind."""
+        if self.slice is not None:
+            return catalog.resolve_slice_name(self.slice)
+        assert self.machine_type is not None and self.topology is not None
+        return catalog.slice_shape(self.machine_type, self.topology)
+
+    @property
+    def pool_names(self) -> tuple[str, ...]:
+        """Node pool names: ``name`` for one slice, ``name-0 … name-(count-1)`` otherwise."""
+        if self.count == 1:
+            return (self.name,)
+        return tuple(f"{self.name}-{i}" for i in range(self.count))
+
+
+# --------------------------------------------------------------------------- buckets & identity
+
+
+BucketPurpose = Literal["checkpoints", "state", "scratch"]
+
+
+class BucketConfig(Model):
+    """A GCS bucket of the stack, with uniform bucket-level access and public access prevention."""
+
+    purpose: BucketPurpose = Field(
+        description="What the bucket holds: `checkpoints` (model weights, protected from deletion), "
+        "`state` (serving state such as the Sax root) or `scratch` (Pathways compilation and temp data)."
+    )
+    name: Optional[str] = Field(
+        None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`."
+    )
+    location: Optional[str] = Field(None, description="Bucket location; default the stack's region.")
+    storage_class: Literal["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] = Field(
+        "STANDARD", description="Default storage class of new objects."
+    )
+    versioning: bool = Field(False, description="Keep non-current object versions.")
+    workload_access: Literal["read", "readWrite", "none"] = Field(
+        "readWrite",
+        description="What the serving workloads' service account may do with the objects "
+        "(`read`: roles/storage.objectViewer, `readWrite`: roles/storage.objectUser).",
+    )
+    scratch_ttl_days: Optional[int] = Field(
+        None, ge=1, le=3650, description="Delete objects older than this many days (scratch buckets)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _bucket_name(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            problem = check_dns_name(v, limit=NameLimit.GCS_BUCKET, min_length=3)
+            if problem or v.startswith("goog"):
+                raise ValueError(problem or "bucket names must not start with 'goog'")
+        return v
+
+
+class WorkloadIdentityConfig(Model):
+    """The Kubernetes service account the workloads run as, mapped to a GCP service account."""
+
+    namespace: K8sName = Field(description="Kubernetes namespace of the workloads (created by the stack).")
+    kubernetes_service_account: K8sName = Field(
+        "tpu-serving", description="Kubernetes service account the workload pods run as."
+    )
+    gcp_service_account: Optional[ServiceAccountId] = Field(
+        None, description="account_id of the GCP service account; default `<cluster>-wl`."
+    )
+
+
+# --------------------------------------------------------------------------- stack
+
+
+_PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+
+
+class StackConfig(Model):
+    """Everything one stack file declares. Built by :func:`load_stack_config`."""
+
+    project: str = Field(description="GCP project ID (config key `gcp:project`).")
+    region: str = Field(description="GCP region of the regional cluster and the buckets (config key `gcp:region`).")
+    zone: str = Field(description="Zone of the region that holds the TPU slices and the CPU pool.")
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="GCP labels added to every labelled resource."
+    )
+    cluster: ClusterConfig = Field(description="The GKE cluster.")
+    tpu_slices: list[TpuSliceConfig] = Field(min_length=1, description="The TPU slices, one node pool each.")
+    buckets: list[BucketConfig] = Field(
+        min_length=1, description="GCS buckets of the stack; at most one per purpose."
+    )
+    workload_identity: WorkloadIdentityConfig = Field(
+        description="The workloads' Kubernetes and GCP service accounts."
+    )
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, v: str) -> str:
+        if not _PROJECT_ID.match(v):
+            raise ValueError(
+                "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', "
+                "starting with a letter"
+            )
+        return v
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, v: str) -> str:
+        if not _REGION.match(v):
+            raise ValueError("must be a GCP region such as us-east5 or europe-west4")
+        return v
+
+    @field_validator("zone")
+    @classmethod
+    def _zone_in_region(cls, v: str, info: ValidationInfo) -> str:
+        m = _ZONE.match(v)
+        if not m:
+            raise ValueError("must be a GCP zone such as us-east5-b")
+        region = info.data.get("region")
+        if region is not None and m.group(1) != region:
+            raise ValueError(
+                f"zone is outside the region {region!r}; valid: zones of the form {region}-<letter>, "
+                f"e.g. {region}-a, {region}-b, {region}-c"
+            )
+        return v
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v: dict[str, str]) -> dict[str, str]:
+        label = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+        bad = [k for k in v if not label.match(k)] + [
+            val for val in v.values() if not re.match(r"^[a-z0-9_-]{0,63}$", val)
+        ]
+        if bad:
+            raise ValueError(
+                f"GCP labels must be lower-case letters, digits, '_' or '-' (at most 63); bad: {', '.join(bad)}"
+            )
+        return v
+
+    @field_validator("tpu_slices")
+    @classmethod
+    def _unique_pools(cls, v: list[TpuSliceConfig]) -> list[TpuSliceConfig]:
+        names = [p for s in v for p in s.pool_names]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"node pool names must be unique; repeated: {', '.join(dupes)}")
+        return v
+
+    @field_validator("buckets")
+    @classmethod
+    def _one_per_purpose(cls, v: list[BucketConfig]) -> list[BucketConfig]:
+        purposes = [b.purpose for b in v]
+        dupes = sorted({p for p in purposes if purposes.count(p) > 1})
+        if dupes:
+            raise ValueError(f"at most one bucket per purpose; repeated: {', '.join(dupes)}")
+        return v
+
+    # -- derived values used by the components ------------------------------------------
+
+    @property
+    def slices(self) -> tuple[tuple[str, catalog.SliceShape, TpuSliceConfig], ...]:
+        """Every slice as ``(node pool name, shape, its config)``, in config order."""
+        return tuple((p, s.shape, s) for s in self.tpu_slices for p in s.pool_names)
+
+    def bucket(self, purpose: str) -> Optional[BucketConfig]:
+        """The bucket of ``purpose``, if the stack declares one."""
+        return next((b for b in self.buckets if b.purpose == purpose), None)
+
+
+def pool_name(cfg: StackConfig, pool: str) -> str:
+    """The GKE node pool name of slice pool ``pool``: ``<cluster>-<pool>``."""
+    return f"{cfg.cluster.name}-{pool}"
+
+
+def bucket_name(cfg: StackConfig, bucket: BucketConfig) -> str:
+    """The bucket's name: its ``name`` or ``<project>-<cluster>-<purpose>``."""
+    return bucket.name or f"{cfg.project}-{cfg.cluster.name}-{bucket.purpose}"
+
+
+def gcp_service_account_id(cfg: StackConfig) -> str:
+    """The workloads' GCP service account id: configured, or ``<cluster>-wl``."""
+    return cfg.workload_identity.gcp_service_account or f"{cfg.cluster.name}-wl"
+
+
+# --------------------------------------------------------------------------- errors & loading
+
+
+class ConfigError(pulumi.RunError):
+    """Invalid stack configuration: every problem, one per line, with its key path.
+
+    It subclasses :class:`pulumi.RunError`, so ``pulumi up``/``preview`` print the message
+    without a Python traceback.
+    """
+
+    def __init__(self, problems: list[str], source: str = "stack configuration"):
+        self.problems = problems
+        n = len(problems)
+        super().__init__(
+            f"invalid {source}: {n} problem{'s' if n != 1 else ''}\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
+
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    if not loc:
+        return f"{PROJECT_NAMESPACE}:<stack>"
+    head, *rest = loc
+    # Fields are reported by their camelCase alias; map the top level to its config key.
+    top = next((GCP_KEYS[f] for f in GCP_KEYS if f == head), f"{PROJECT_NAMESPACE}:{head}")
+    path = top
+    for part in rest:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in ("function-after", "function-plain") or "[" in str(part):
+            continue  # pydantic's internal union/validator tags
+        else:
+            path += f".{part}"
+    return path
+
+
+def _model_at(loc: tuple[Any, ...]) -> Optional[type[BaseModel]]:
+    """The model class that a location path points into (for listing valid keys)."""
+    model: Any = StackConfig
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = next(
+            (f for n, f in model.model_fields.items() if n == part or f.alias == part), None
+        )
+        if field is None:
+            return model
+        ann = field.annotation
+        inner = _first_model(ann)
+        if inner is None:
+            return model
+        model = inner
+    return model
+
+
+def _first_model(ann: Any) -> Optional[type[BaseModel]]:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return ann
+    for arg in getattr(ann, "__args__", ()) or ():
+        found = _first_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _describe(err: Mapping[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    path = _key_path(loc)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1]) or StackConfig
+        keys = ", ".join(f.alias or n for n, f in model.model_fields.items())
+        if model is StackConfig:
+            keys = ", ".join(
+                GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}")
+                for n, f in model.model_fields.items()
+            )
+        return f"{path}: unknown key; valid keys: {keys}"
+    if kind == "missing":
+        return f"{path}: required key is missing"
+    msg = err["msg"].removeprefix("Value error, ")
+    value = err.get("input")
+    shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
+    if shown is not None and len(shown) <= 80:
+        return f"{path} = {shown}: {msg}"
+    return f"{path}: {msg}"
+
+
+def derived_name_problems(cfg: StackConfig) -> list[str]:
+    """Names derived from several keys that break a GCP limit, reported at the key to change."""
+    ns = PROJECT_NAMESPACE
+    problems = []
+    for i, s in enumerate(cfg.tpu_slices):
+        for pool in s.pool_names:
+            name = pool_name(cfg, pool)
+            problem = check_dns_name(name, limit=NameLimit.GKE_NODE_POOL)
+            if problem:
+                problems.append(
+                    f"{ns}:tpuSlices[{i}].name = {json.dumps(s.name)}: node pool name {name!r} "
+                    f"(<cluster.name>-<name>) {problem}; shorten cluster.name or this name"
+                )
+    for i, b in enumerate(cfg.buckets):
+        name = bucket_name(cfg, b)
+        problem = check_dns_name(name, limit=NameLimit.GCS_BUCKET, min_length=3)
+        if problem:
+            problems.append(
+                f"{ns}:buckets[{i}].name: the default bucket name {name!r} "
+                f"(<project>-<cluster.name>-<purpose>) {problem}; set buckets[{i}].name"
+            )
+    gsa = gcp_service_account_id(cfg)
+    problem = check_dns_name(gsa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+    if problem:
+        problems.append(
+            f"{ns}:workloadIdentity.gcpServiceAccount: the default service account id {gsa!r} "
+            f"(<cluster.name>-wl) {problem}; set workloadIdentity.gcpServiceAccount"
+        )
+    return problems
+
+
+def validate_stack(data: Mapping[str, Any], source: str = "stack configuration") -> StackConfig:
+    """Validate structured stack data (camelCase keys) into a :class:`StackConfig`.
+
+    Raises :class:`ConfigError` listing every problem.
+    """
+    try:
+        cfg = StackConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError([_describe(e) for e in exc.errors()], source) from None
+    problems = derived_name_problems(cfg)
+    if problems:
+        raise ConfigError(problems, source)
+    return cfg
+
+
+def _decode(value: Any) -> Any:
+    # The Pulumi engine hands structured config values to the program as JSON text.
+    if isinstance(value, str) and value[:1] in ("{", "["):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def load_stack_config(
+    values: Mapping[str, Any], source: str = "stack configuration"
+) -> StackConfig:
+    """Build the stack config from a flat Pulumi config map (``namespace:key`` -> value).
+
+    Keys in this project's namespace become fields; ``gcp:project`` and ``gcp:region`` are
+    shared with the Google provider; keys of other namespaces are left to their providers.
+    """
+    data: dict[str, Any] = {}
+    for field, key in GCP_KEYS.items():
+        if key in values:
+            data[field] = _decode(values[key])
+    prefix = f"{PROJECT_NAMESPACE}:"
+    for key, value in values.items():
+        if key.startswith(prefix):
+            data[key[len(prefix):]] = _decode(value)
+    return validate_stack(data, source)
+
+
+def load_from_pulumi() -> StackConfig:
+    """Load the current stack's config as the Pulumi engine passed it to this program."""
+    from pulumi.runtime import config as runtime_config
+
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return load_stack_config(values, f"configuration of stack {pulumi.get_stack()!r}")
+
+

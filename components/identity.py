@@ -1,0 +1,143 @@
+"""``WorkloadIdentity``: a Kubernetes service account that acts as a GCP service account.
+
+Storage roles are granted on the stack's buckets only (``objectViewer`` or
+``objectUser``), never project-wide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_gcp import serviceaccount, storage
+
+GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
+"""The KSA annotation that names the GCP service account it impersonates."""
+
+BUCKET_ROLES: dict[str, str] = {
+    "read": "roles/storage.objectViewer",
+    "readWrite": "roles/storage.objectUser",
+}
+"""Bucket-scoped roles by access level."""
+
+
+@dataclass(frozen=True)
+class BucketGrant:
+    """Access of the workloads to one bucket."""
+
+    key: str
+    """Short name for the grant's resource name (e.g. the bucket's purpose)."""
+    bucket: pulumi.Input[str]
+    """Bucket name (wiring)."""
+    access: Literal["read", "readWrite"]
+    """``read`` or ``readWrite``."""
+
+
+@dataclass(frozen=True)
+class WorkloadIdentityArgs:
+    """Arguments of :class:`WorkloadIdentity`."""
+
+    project: str
+    """GCP project ID (its ``<project>.svc.id.goog`` is the workload pool)."""
+    namespace: str
+    """Kubernetes namespace of the workloads."""
+    kubernetes_service_account: str
+    """Kubernetes service account name."""
+    gcp_service_account_id: str
+    """``account_id`` of the GCP service account."""
+    bucket_grants: Sequence[BucketGrant] = ()
+    """Bucket-scoped storage access."""
+    create_namespace: bool = True
+    """Create the namespace (turn off when it is managed elsewhere)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Kubernetes labels on the namespace and service account."""
+
+
+def workload_identity_member(project: str, namespace: str, ksa: str) -> str:
+    """The IAM member of a Kubernetes service account: ``serviceAccount:<pool>[<ns>/<ksa>]``."""
+    return f"serviceAccount:{project}.svc.id.goog[{namespace}/{ksa}]"
+
+
+def service_account_args(
+    args: WorkloadIdentityArgs, gsa_email: pulumi.Input[str]
+) -> k8s.core.v1.ServiceAccountInitArgs:
+    """The annotated Kubernetes service account."""
+    return k8s.core.v1.ServiceAccountInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=args.kubernetes_service_account,
+            namespace=args.namespace,
+            labels=dict(args.labels),
+            annotations={GSA_ANNOTATION: gsa_email},
+        )
+    )
+
+
+class WorkloadIdentity(pulumi.ComponentResource):
+    """A GCP service account, a Kubernetes namespace and service account bound to it.
+
+    The Kubernetes service account carries ``iam.gke.io/gcp-service-account``; the GCP
+    service account grants ``roles/iam.workloadIdentityUser`` to
+    ``serviceAccount:<project>.svc.id.goog[<ns>/<ksa>]``; storage roles are granted on each
+    listed bucket only. Pass the cluster's Kubernetes provider in ``opts.providers``.
+    """
+
+    gcp_service_account: serviceaccount.Account
+    """The GCP service account."""
+    namespace: Optional[k8s.core.v1.Namespace]
+    """The namespace, when created here."""
+    service_account: k8s.core.v1.ServiceAccount
+    """The Kubernetes service account."""
+    namespace_name: str
+    """Namespace name (known at preview time)."""
+    service_account_name: str
+    """Kubernetes service account name (known at preview time)."""
+    email: pulumi.Output[str]
+    """Email of the GCP service account."""
+
+    def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:WorkloadIdentity", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.namespace_name = args.namespace
+        self.service_account_name = args.kubernetes_service_account
+
+        self.gcp_service_account = serviceaccount.Account(
+            f"{name}-gsa",
+            project=args.project,
+            account_id=args.gcp_service_account_id,
+            display_name=f"Workloads of {args.namespace}/{args.kubernetes_service_account}",
+            opts=child,
+        )
+        self.email = self.gcp_service_account.email
+        serviceaccount.IAMMember(
+            f"{name}-wi-user",
+            service_account_id=self.gcp_service_account.name,
+            role="roles/iam.workloadIdentityUser",
+            member=workload_identity_member(args.project, args.namespace, args.kubernetes_service_account),
+            opts=child,
+        )
+        for grant in args.bucket_grants:
+            storage.BucketIAMMember(
+                f"{name}-{grant.key}-{grant.access.lower()}",
+                bucket=grant.bucket,
+                role=BUCKET_ROLES[grant.access],
+                member=self.gcp_service_account.member,
+                opts=child,
+            )
+        self.namespace = None
+        ksa_opts = child
+        if args.create_namespace:
+            self.namespace = k8s.core.v1.Namespace(
+                f"{name}-ns",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(args.labels)),
+                opts=child,
+            )
+            ksa_opts = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+        self.service_account = k8s.core.v1.ServiceAccount(
+            f"{name}-ksa", service_account_args(args, self.email), opts=ksa_opts
+        )
+        self.register_outputs(
+            {"email": self.email, "namespace": args.namespace, "serviceAccount": args.kubernetes_service_account}
+        )

@@ -1,0 +1,64 @@
+"""The one place where GCP and Kubernetes names are made and checked.
+
+Every cloud or cluster name in the library comes from :func:`dns_name`, which enforces
+RFC 1123 label rules (lower-case alphanumerics and ``-``, starting with a letter, ending
+with an alphanumeric) and the length limit of the kind of object being named. Names are
+never silently truncated: a name that does not fit is a configuration error the user sees
+at preview time, because a truncated name would differ from the one they chose.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+
+_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+class NameLimit(IntEnum):
+    """Length limits of the names the library makes, by kind of object."""
+
+    GKE_CLUSTER = 40
+    """GKE cluster names."""
+    GKE_NODE_POOL = 40
+    """GKE node pool names."""
+    GCP_SERVICE_ACCOUNT_ID = 30
+    """The ``account_id`` of a GCP service account (at least 6 characters)."""
+    GCS_BUCKET = 63
+    """GCS bucket names (without dots)."""
+    K8S_LABEL = 63
+    """Kubernetes namespaces, Services, label values and other DNS-1123 labels."""
+    POD_GROUP = 40
+    """Workloads whose pod names add suffixes (LeaderWorkerSet, JobSet, Deployment)."""
+
+
+class NameError_(ValueError):
+    """A name that breaks DNS-1123 rules or a length limit."""
+
+
+def dns_name(*parts: str, limit: NameLimit = NameLimit.K8S_LABEL, min_length: int = 1) -> str:
+    """Join ``parts`` with ``-`` and check the result against DNS-1123 rules and ``limit``.
+
+    >>> dns_name("llama405b", "tpu", "v6e16")
+    'llama405b-tpu-v6e16'
+    """
+    name = "-".join(p for p in parts if p)
+    problems = check_dns_name(name, limit=limit, min_length=min_length)
+    if problems:
+        raise NameError_(f"{name!r}: {problems}")
+    return name
+
+
+def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_length: int = 1) -> str:
+    """Return why ``name`` is not a valid name of this kind, or ``""`` if it is."""
+    if not min_length <= len(name) <= int(limit):
+        return (
+            f"must be {min_length} to {int(limit)} characters for a "
+            f"{limit.name.lower().replace('_', ' ')} name, got {len(name)}"
+        )
+    if not _LABEL.match(name):
+        return (
+            "must consist of lower-case letters, digits and '-', start with a letter "
+            "and end with a letter or digit"
+        )
+    return ""

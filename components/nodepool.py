@@ -1,0 +1,131 @@
+"""``TpuNodePool``: TPU slice node pools, one slice per pool, N identical pools from one config.
+
+Machine type and node count come from the catalog (node count = VMs in the slice), never
+from the user, so a pool can only be created in a shape GKE accepts. The node selector
+that workloads use to land on the slice is derived here too, so pods and pools agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pulumi
+from pulumi_gcp import container
+
+from .catalog import SliceShape
+from .cluster import node_config
+
+ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+"""Node label GKE sets to the TPU generation's accelerator name."""
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+"""Node label GKE sets to the slice topology."""
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+"""Node label GKE sets to the node pool name (the exclusive-topology key of LWS and JobSet)."""
+TPU_RESOURCE = "google.com/tpu"
+"""Extended resource (and NoSchedule taint key) of TPU nodes."""
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
+
+@dataclass(frozen=True)
+class TpuNodePoolArgs:
+    """Arguments of :class:`TpuNodePool`."""
+
+    project: str
+    """GCP project ID."""
+    region: str
+    """Region of the (regional) cluster."""
+    zone: str
+    """The one zone that holds every VM of the slice."""
+    cluster: pulumi.Input[str]
+    """The cluster's ID (wiring from :class:`~components.cluster.TpuCluster`)."""
+    node_service_account: pulumi.Input[str]
+    """Email of the nodes' service account (wiring)."""
+    shape: SliceShape
+    """The slice shape from the catalog."""
+    pool_names: tuple[str, ...]
+    """GKE node pool names, one per slice; their number is the number of slices."""
+    spot: bool = False
+    """Run on Spot VMs."""
+    reservation: Optional[str] = None
+    """Name of a specific reservation to consume."""
+    disk_size_gb: int = 200
+    """Boot disk size of each VM, in GB."""
+    image_streaming: bool = True
+    """GKE image streaming on the pool."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """GCP labels of the VMs."""
+
+
+def node_selector(shape: SliceShape) -> dict[str, str]:
+    """The node selector that lands a pod on a slice of ``shape``."""
+    return {ACCELERATOR_LABEL: shape.generation.gke_accelerator, TOPOLOGY_LABEL: shape.topology}
+
+
+def node_pool_args(args: TpuNodePoolArgs, pool_name: str) -> container.NodePoolArgs:
+    """Arguments of one slice's ``gcp.container.NodePool``."""
+    shape = args.shape
+    cfg = node_config(
+        args.node_service_account,
+        machine_type=shape.machine_type.name,
+        disk_size_gb=args.disk_size_gb,
+        image_streaming=args.image_streaming,
+        labels=args.labels,
+    )
+    if args.spot:
+        cfg["spot"] = True
+    if args.reservation is not None:
+        cfg["reservation_affinity"] = {
+            "consume_reservation_type": "SPECIFIC_RESERVATION",
+            "key": RESERVATION_KEY,
+            "values": [args.reservation],
+        }
+    return container.NodePoolArgs(
+        name=pool_name,
+        project=args.project,
+        cluster=args.cluster,
+        location=args.region,
+        node_locations=[args.zone],
+        node_count=shape.vms,
+        # A multi-host slice is one unit: COMPACT placement with its topology, fixed size.
+        placement_policy=(
+            {"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None
+        ),
+        management={"auto_repair": True, "auto_upgrade": True},
+        node_config=cfg,
+    )
+
+
+class TpuNodePool(pulumi.ComponentResource):
+    """One or more identical TPU slices, each its own GKE node pool in one zone.
+
+    Multi-host slices get placement policy COMPACT with ``tpu_topology``; single-host
+    ones none. Nodes use the GKE metadata server (workload identity) and shielded VMs.
+    """
+
+    shape: SliceShape
+    """The shape of every slice in this component."""
+    node_pools: list[container.NodePool]
+    """The GKE node pools, one per slice."""
+    pool_names: tuple[str, ...]
+    """Their GKE names (the ``cloud.google.com/gke-nodepool`` label values)."""
+    node_selector: dict[str, str]
+    """Node selector for pods that must run on these slices."""
+
+    def __init__(self, name: str, args: TpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
+        self.shape = args.shape
+        self.pool_names = args.pool_names
+        self.node_selector = node_selector(args.shape)
+        self.node_pools = [
+            container.NodePool(
+                f"{name}-{i}" if len(args.pool_names) > 1 else f"{name}-pool",
+                node_pool_args(args, pool),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for i, pool in enumerate(args.pool_names)
+        ]
+        self.register_outputs(
+            {"poolNames": list(args.pool_names), "slice": args.shape.describe()}
+        )

@@ -1,0 +1,101 @@
+"""Unit tests of the TPU catalog (pure data plus maths)."""
+
+import pytest
+
+from components import catalog
+from components.catalog import CatalogError, resolve_slice_name, slice_shape
+
+
+@pytest.mark.parametrize(
+    "machine_type, topology, vms, chips, multi_host",
+    [
+        ("ct6e-standard-4t", "4x4", 4, 16, True),
+        ("ct6e-standard-4t", "2x4", 2, 8, True),
+        ("ct6e-standard-8t", "2x4", 1, 8, False),
+        ("ct6e-standard-4t", "2x2", 1, 4, False),
+        ("ct6e-standard-1t", "1x1", 1, 1, False),
+        ("ct5lp-hightpu-4t", "4x8", 8, 32, True),
+        ("ct5lp-hightpu-4t", "16x16", 64, 256, True),
+        ("ct5p-hightpu-4t", "2x2x1", 1, 4, False),
+        ("ct5p-hightpu-4t", "2x4x4", 8, 32, True),
+    ],
+)
+def test_catalog_shape_maths(machine_type, topology, vms, chips, multi_host):
+    shape = slice_shape(machine_type, topology)
+    assert (shape.vms, shape.chips, shape.multi_host) == (vms, chips, multi_host)
+    assert shape.vms * shape.chips_per_vm == shape.chips
+
+
+def test_catalog_same_topology_differs_by_machine_type():
+    # The reason the catalog is keyed by (machine type, topology).
+    assert slice_shape("ct6e-standard-8t", "2x4").vms == 1
+    assert slice_shape("ct6e-standard-4t", "2x4").vms == 2
+
+
+@pytest.mark.parametrize(
+    "generation, accelerator, hbm, chip",
+    [
+        (catalog.V5E, "tpu-v5-lite-podslice", 16, "tpuv5e"),
+        (catalog.V6E, "tpu-v6e-slice", 32, "tpuv6e"),
+        (catalog.V5P, "tpu-v5p-slice", 95, "tpuv5"),
+    ],
+)
+def test_catalog_generation_facts(generation, accelerator, hbm, chip):
+    assert (generation.gke_accelerator, generation.hbm_gib_per_chip, generation.chip_name) == (accelerator, hbm, chip)
+
+
+@pytest.mark.parametrize(
+    "name, machine_type, topology",
+    [
+        ("v6e-16", "ct6e-standard-4t", "4x4"),
+        ("v6e-8", "ct6e-standard-4t", "2x4"),
+        ("v6e-4", "ct6e-standard-4t", "2x2"),
+        ("v6e-1", "ct6e-standard-1t", "1x1"),
+        ("v5litepod-32", "ct5lp-hightpu-4t", "4x8"),
+        ("v5e-32", "ct5lp-hightpu-4t", "4x8"),
+        ("v5p-8", "ct5p-hightpu-4t", "2x2x1"),
+        ("v5p-128", "ct5p-hightpu-4t", "4x4x4"),
+    ],
+)
+def test_catalog_resolves_slice_names(name, machine_type, topology):
+    shape = resolve_slice_name(name)
+    assert (shape.machine_type.name, shape.topology) == (machine_type, topology)
+
+
+def test_catalog_slice_name_round_trips():
+    for name in catalog.all_slice_names():
+        assert resolve_slice_name(name).slice_name == name
+
+
+def test_catalog_instance_type_and_description():
+    shape = slice_shape("ct6e-standard-4t", "4x4")
+    assert shape.instance_type == "tpuv6e:4x4"
+    assert shape.hbm_gib == 512
+    assert shape.describe() == "v6e-16 (ct6e-standard-4t 4x4: 4 VMs x 4 chips, 512 GiB HBM)"
+
+
+@pytest.mark.parametrize(
+    "call, choice",
+    [
+        (lambda: slice_shape("ct6e-standard-8t", "4x4"), "2x4"),
+        (lambda: slice_shape("ct9-hightpu-4t", "4x4"), "ct6e-standard-4t"),
+        (lambda: resolve_slice_name("v6e-12"), "v6e-16"),
+        (lambda: resolve_slice_name("v7x-8"), "v6e-16"),
+    ],
+)
+def test_catalog_errors_list_valid_choices(call, choice):
+    with pytest.raises(CatalogError) as exc:
+        call()
+    assert choice in exc.value.choices
+
+
+@pytest.mark.parametrize("topology", ["4", "4x", "x4", "4by4", "0x4", "4x4x4x4"])
+def test_catalog_rejects_malformed_topology(topology):
+    with pytest.raises(CatalogError, match="not of the form"):
+        catalog.parse_topology(topology)
+
+
+def test_catalog_smallest_fitting_topology():
+    # Seed 002's sizing: 175B parameters x 2 bytes = 350 GB -> 4x8 of v5e (512 GiB).
+    assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", 350).topology == "4x8"
+    assert catalog.smallest_fitting_topology("ct5lp-hightpu-8t", 350) is None

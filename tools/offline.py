@@ -1,0 +1,312 @@
+"""Run a Pulumi Python program in-process, as ``pulumi preview`` would, and record what it declares.
+
+There is no engine and no provider here: a recording resource monitor (a subclass of
+Pulumi's ``MockMonitor``) receives every ``RegisterResource`` call exactly as the engine
+would, including parent, provider and dependencies, which ``MockResourceArgs`` does not
+carry. Providers compute nothing: a resource's outputs are its inputs, so everything a
+provider would compute (a cluster endpoint, a service account's email, an ID) stays
+unknown, as it does in a real preview.
+
+Stack configuration is loaded the way the Pulumi CLI loads it: ``Pulumi.yaml`` names the
+project and ``stackConfigDir``; keys without a namespace belong to the project; objects and
+lists reach the program as JSON text, scalars as strings.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import runpy
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+from google.protobuf import json_format
+
+import pulumi
+from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+UNKNOWN = "<unknown>"
+"""How a value that only the provider can compute is shown in plans and manifests."""
+
+# Property values the SDK marks specially on the wire.
+_SIG = rpc._special_sig_key
+_SECRET_SIG = rpc._special_secret_sig
+_RESOURCE_SIG = rpc._special_resource_sig
+
+# Resource types that a provider expands on the server side; under a monitor they are one
+# opaque resource each (their objects exist only once the provider has read the sources).
+OPAQUE_KUBERNETES_TYPES = frozenset(
+    {
+        "kubernetes:yaml/v2:ConfigGroup",
+        "kubernetes:yaml/v2:ConfigFile",
+        "kubernetes:helm.sh/v4:Chart",
+        "kubernetes:kustomize/v2:Directory",
+    }
+)
+
+
+class StackConfigError(Exception):
+    """A stack file the CLI would refuse, or one this offline run cannot read."""
+
+
+@dataclass(frozen=True)
+class Project:
+    """What ``Pulumi.yaml`` says about the project."""
+
+    name: str
+    root: Path
+    stack_config_dir: Path
+    main: Path
+    config_defaults: Mapping[str, Any]
+
+    def stack_file(self, stack: str) -> Path:
+        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
+
+    def stacks(self) -> list[str]:
+        """Every stack that has a stack file, sorted."""
+        return sorted(
+            p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml")
+        )
+
+
+def load_project(root: Path) -> Project:
+    """Read ``Pulumi.yaml`` at ``root``."""
+    doc = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    defaults: dict[str, Any] = {}
+    for key, spec in (doc.get("config") or {}).items():
+        value = spec.get("default") if isinstance(spec, dict) else spec
+        if value is not None:
+            defaults[key] = value
+    return Project(
+        name=doc["name"],
+        root=root,
+        stack_config_dir=root / doc.get("stackConfigDir", "."),
+        main=root / doc.get("main", "__main__.py"),
+        config_defaults=defaults,
+    )
+
+
+def _namespaced(project: str, key: str) -> str:
+    return key if ":" in key else f"{project}:{key}"
+
+
+def _as_config_text(key: str, value: Any) -> str:
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        raise StackConfigError(
+            f"{key}: secure values need the stack's secrets provider, which an offline preview "
+            "does not have; keep secrets out of the stack files used for offline previews"
+        )
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return str(value)
+    return json.dumps(value)
+
+
+def stack_config(project: Project, stack: str) -> dict[str, str]:
+    """The config map the CLI would hand the program for ``stack``: ``namespace:key`` -> text."""
+    path = project.stack_file(stack)
+    if not path.is_file():
+        raise StackConfigError(
+            f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}"
+        )
+    doc = yaml.safe_load(path.read_text()) or {}
+    unknown = set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
+    if unknown:
+        raise StackConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    merged = {_namespaced(project.name, k): v for k, v in project.config_defaults.items()}
+    merged.update({_namespaced(project.name, k): v for k, v in (doc.get("config") or {}).items()})
+    return {k: _as_config_text(k, v) for k, v in merged.items()}
+
+
+# --------------------------------------------------------------------------- recording
+
+
+@dataclass
+class RecordedResource:
+    """One ``RegisterResource`` call as the engine receives it."""
+
+    urn: str
+    type: str
+    name: str
+    custom: bool
+    parent: Optional[str]
+    provider: Optional[str]
+    dependencies: list[str]
+    inputs: dict[str, Any]
+    protect: bool = False
+    delete_before_replace: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "custom": self.custom,
+            "parent": self.parent,
+            "provider": self.provider,
+            "dependencies": self.dependencies,
+            "inputs": self.inputs,
+            "protect": self.protect,
+        }
+
+
+def plain(value: Any) -> Any:
+    """Wire value -> plain JSON: integers as integers, unknowns and references readable."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        return UNKNOWN if value == rpc.UNKNOWN else value
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        sig = value.get(_SIG)
+        if sig == _SECRET_SIG:
+            return {"secret": plain(value.get("value"))}
+        if sig == _RESOURCE_SIG:
+            return value.get("urn")
+        return {k: plain(value[k]) for k in sorted(value)}
+    return value
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """A ``MockMonitor`` that keeps each registration's parent, provider and dependencies."""
+
+    def __init__(self, mocks_: mocks.Mocks):
+        super().__init__(mocks_)
+        self.recorded: list[RecordedResource] = []
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type != "pulumi:pulumi:Stack":
+            deps = set(request.dependencies)
+            for prop in request.propertyDependencies.values():
+                deps.update(prop.urns)
+            self.recorded.append(
+                RecordedResource(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    custom=bool(request.custom),
+                    parent=request.parent or None,
+                    # A provider reference is "<urn>::<id>"; the id is unknown in a preview.
+                    provider=request.provider.rsplit("::", 1)[0] or None,
+                    dependencies=sorted(deps),
+                    inputs=plain(json_format.MessageToDict(request.object)),
+                    protect=bool(request.protect),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
+                    ignore_changes=list(request.ignoreChanges),
+                )
+            )
+        return response
+
+
+class PreviewMocks(mocks.Mocks):
+    """Providers that compute nothing: outputs are the inputs, IDs unknown."""
+
+    def new_resource(self, args: mocks.MockResourceArgs):
+        return "", dict(args.inputs)
+
+    def call(self, args: mocks.MockCallArgs):
+        return {}
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Plan:
+    """What a program declared for one stack."""
+
+    stack: str
+    project: str
+    resources: list[RecordedResource]
+    outputs: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "project": self.project,
+            "resources": [r.as_json() for r in self.resources],
+            "outputs": self.outputs,
+        }
+
+    def of_type(self, type_: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == type_]
+
+
+def _resolve(value: Any) -> Any:
+    out = pulumi.Output.from_input(value)
+    known = _sync_await(out.is_known())
+    return plain(_sync_await(out.future())) if known else UNKNOWN
+
+
+def run_program(
+    program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str
+) -> Plan:
+    """Run ``program`` against a recording monitor with ``config``; return what it declared.
+
+    Each run happens in a fresh ``contextvars`` context, so runs in one process do not
+    share Pulumi's global settings, config or root stack.
+    """
+
+    def run() -> Plan:
+        settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(dict(config))
+        monitor = RecordingMonitor(PreviewMocks())
+        mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+        _sync_await(run_pulumi_func(program))
+        root = settings.get_root_resource()
+        outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
+        resources = sorted(monitor.recorded, key=lambda r: r.urn)
+        return Plan(stack=stack, project=project, resources=resources, outputs=outputs)
+
+    return contextvars.Context().run(run)
+
+
+def main_program(project: Project) -> Callable[[], None]:
+    """The project's ``__main__.py`` as a callable, run as the Python language host runs it."""
+
+    def program() -> None:
+        root = str(project.root)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        runpy.run_path(str(project.main), run_name="__main__")
+
+    return program
+
+
+def preview_stack(root: Path, stack: str) -> Plan:
+    """Load ``stack``'s config as the CLI would and run the project's program for it."""
+    project = load_project(root)
+    return run_program(
+        main_program(project), stack_config(project, stack), project=project.name, stack=stack
+    )
+
+
+def kubernetes_objects(plan: Plan) -> list[dict[str, Any]]:
+    """Every Kubernetes object the plan declares, as it would be sent to the API server."""
+    objects = []
+    for r in plan.resources:
+        if not r.custom or not r.type.startswith("kubernetes:") or r.type in OPAQUE_KUBERNETES_TYPES:
+            continue
+        if r.type.startswith("pulumi:providers:"):
+            continue
+        doc = dict(r.inputs)
+        ordered = {k: doc.pop(k) for k in ("apiVersion", "kind", "metadata") if k in doc}
+        objects.append({**ordered, **doc})
+    return objects
+
+
+def opaque_resources(plan: Plan) -> list[RecordedResource]:
+    """Resources that the Kubernetes provider expands at deploy time (release manifests, charts)."""
+    return [r for r in plan.resources if r.type in OPAQUE_KUBERNETES_TYPES]

@@ -1,0 +1,118 @@
+"""Offline ``pulumi preview`` of one stack: ``python -m tools.preview <stack>``.
+
+Runs the real program for the stack through the recording monitor of
+:mod:`tools.offline`, prints the resource tree and a TPU summary, and writes
+``build/<stack>/plan.json`` and ``build/<stack>/manifests.yaml``. An invalid stack prints
+the configuration problems, writes nothing and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from tools.offline import (
+    UNKNOWN,
+    Plan,
+    StackConfigError,
+    kubernetes_objects,
+    opaque_resources,
+    preview_stack,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def tree(plan: Plan) -> str:
+    """The resource tree, children under their parents, as ``pulumi preview`` lists it."""
+    children: dict[str | None, list] = {}
+    for r in plan.resources:
+        children.setdefault(r.parent, []).append(r)
+    stack_urn = next((p for p in children if p and p.split("::")[2] == "pulumi:pulumi:Stack"), None)
+    lines = [f"pulumi:pulumi:Stack  {plan.project}-{plan.stack}"]
+
+    def walk(parent: str | None, depth: int) -> None:
+        for r in children.get(parent, []):
+            lines.append(f"{'    ' * depth}+ {r.type}  {r.name}")
+            walk(r.urn, depth + 1)
+
+    walk(stack_urn, 1)
+    return "\n".join(lines)
+
+
+def summary(plan: Plan) -> str:
+    """Slices, chips and HBM of the stack."""
+    slices = plan.outputs.get("slices") or []
+    if slices == UNKNOWN:
+        return "slices: unknown"
+    chips = sum(s["chips"] for s in slices)
+    hbm = sum(s["hbmGib"] for s in slices)
+    rows = [
+        f"  {s['nodePool']}: {s['machineType']} {s['topology']} "
+        f"({s['vms']} VMs, {s['chips']} chips, {s['hbmGib']} GiB HBM)"
+        for s in slices
+    ]
+    customs = sum(1 for r in plan.resources if r.custom)
+    return "\n".join(
+        [
+            f"{len(plan.resources)} resources to create ({customs} custom, "
+            f"{len(plan.resources) - customs} components)",
+            f"TPU: {len(slices)} slice(s), {chips} chips, {hbm} GiB HBM",
+            *rows,
+        ]
+    )
+
+
+def manifests_yaml(plan: Plan) -> str:
+    """``manifests.yaml``: one YAML document per Kubernetes object."""
+    header = [f"# Kubernetes objects of stack {plan.stack} (offline preview; {UNKNOWN} = computed at deploy time)."]
+    for r in opaque_resources(plan):
+        header.append(f"# Expanded by the provider at deploy time: {r.type} {r.name} {json.dumps(r.inputs, sort_keys=True)}")
+    docs = [yaml.safe_dump(o, sort_keys=False, default_flow_style=False) for o in kubernetes_objects(plan)]
+    return "\n".join(header) + "\n" + "---\n".join(docs)
+
+
+def write(plan: Plan, out: Path) -> tuple[Path, Path]:
+    """Write ``plan.json`` and ``manifests.yaml`` under ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    plan_path, manifests_path = out / "plan.json", out / "manifests.yaml"
+    plan_path.write_text(json.dumps(plan.as_json(), indent=2, sort_keys=False) + "\n")
+    manifests_path.write_text(manifests_yaml(plan))
+    return plan_path, manifests_path
+
+
+def _shown(path: Path) -> Path:
+    return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument("--root", type=Path, default=ROOT, help="project root holding Pulumi.yaml")
+    args = parser.parse_args(argv)
+
+    from components.config import ConfigError  # the program's own error type
+
+    try:
+        plan = preview_stack(args.root.resolve(), args.stack)
+    except (ConfigError, StackConfigError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    out = args.out or args.root.resolve() / "build" / args.stack
+    plan_path, manifests_path = write(plan, out)
+    if not args.quiet:
+        print(tree(plan))
+        print()
+    print(summary(plan))
+    print(f"wrote {_shown(plan_path)}, {_shown(manifests_path)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

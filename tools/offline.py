@@ -273,6 +273,15 @@ def run_program(
     return contextvars.Context().run(run)
 
 
+def close_event_loop() -> None:
+    """Close the event loop the SDK made for this thread (call once, before the process exits)."""
+    import asyncio
+
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    if not loop.is_closed():
+        loop.close()
+
+
 def main_program(project: Project) -> Callable[[], None]:
     """The project's ``__main__.py`` as a callable, run as the Python language host runs it."""
 

@@ -19,6 +19,7 @@ from tools.offline import (
     UNKNOWN,
     Plan,
     StackConfigError,
+    close_event_loop,
     kubernetes_objects,
     opaque_resources,
     preview_stack,
@@ -104,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, StackConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    finally:
+        close_event_loop()
     out = args.out or args.root.resolve() / "build" / args.stack
     plan_path, manifests_path = write(plan, out)
     if not args.quiet:

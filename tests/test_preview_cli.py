@@ -1,0 +1,84 @@
+"""The offline preview as a user runs it: ``python -m tools.preview <stack>``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+
+def run_preview(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tools.preview", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_preview_cli_writes_plan_and_manifests(tmp_path):
+    out = tmp_path / "out"
+    proc = run_preview("llama31-405b-v6e16", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "tpu-serving:index:TpuCluster  llama405b" in proc.stdout
+    assert "TPU: 1 slice(s), 16 chips, 512 GiB HBM" in proc.stdout
+    plan = json.loads((out / "plan.json").read_text())
+    assert set(plan) == {"stack", "project", "resources", "outputs"}
+    keys = {"urn", "type", "name", "custom", "parent", "provider", "dependencies", "inputs"}
+    assert all(keys <= set(r) for r in plan["resources"])
+    pool = next(r for r in plan["resources"] if r["name"] == "llama405b-v6e16-pool")
+    assert pool["inputs"]["nodeCount"] == 4 and isinstance(pool["inputs"]["nodeCount"], int)
+    docs = [d for d in yaml.safe_load_all((out / "manifests.yaml").read_text()) if d]
+    assert {d["kind"] for d in docs} >= {"Namespace", "ServiceAccount"}
+
+
+@pytest.fixture
+def project_copy(tmp_path: Path) -> Path:
+    """A copy of the project whose stacks/ the test can fill with bad stack files."""
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    (tmp_path / "components").symlink_to(ROOT / "components")
+    (tmp_path / "stacks").mkdir()
+    return tmp_path
+
+
+def write_stack(root: Path, name: str, edit) -> None:
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.llama31-405b-v6e16.yaml").read_text())
+    edit(doc["config"])
+    (root / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(doc))
+
+
+def misspell_cluster(cfg):
+    cfg["clustr"] = cfg.pop("cluster")
+
+
+def bad_topology(cfg):
+    cfg["tpuSlices"] = [{"name": "v6e", "machineType": "ct6e-standard-4t", "topology": "4x5"}]
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (misspell_cluster, ["tpu-serving:clustr: unknown key", "tpu-serving:cluster: required key is missing"]),
+        (bad_topology, ["tpu-serving:tpuSlices[0].topology", "'4x5'", "valid: 2x2, 2x4, 4x4"]),
+    ],
+    ids=["misspelt-key", "invalid-topology"],
+)
+def test_preview_cli_bad_stack_fails_cleanly(project_copy, edit, expected):
+    write_stack(project_copy, "bad", edit)
+    proc = run_preview("bad", "--root", str(project_copy))
+    assert proc.returncode == 2
+    for fragment in expected:
+        assert fragment in proc.stderr
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert not (project_copy / "build").exists()
+
+
+def test_preview_cli_unknown_stack_lists_stacks():
+    proc = run_preview("no-such-stack", "--out", "/nonexistent")
+    assert proc.returncode == 2
+    assert "llama31-405b-v6e16" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,72 @@
+"""Strict schema validation of every object in every stack's manifests."""
+
+import copy
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tools import schema
+from tools.offline import kubernetes_objects
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_schema_every_stack_object_is_valid(stack, reference):
+    plan = plan_of(stack)
+    objects = kubernetes_objects(plan)
+    assert objects, f"{stack} declares no Kubernetes object"
+    releases = plan.outputs.get("controllers") or {}
+    assert schema.validate_all(objects, releases) == []
+
+
+def test_schema_builtin_rejects_unknown_field():
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a", "lables": {}}}
+    with pytest.raises(schema.SchemaError, match="lables"):
+        schema.validate_builtin(ns)
+
+
+def test_schema_builtin_rejects_wrong_type():
+    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"}, "automountServiceAccountToken": "yes"}
+    with pytest.raises(schema.SchemaError):
+        schema.validate_builtin(sa)
+
+
+def test_schema_closed_rejects_unknown_fields_but_keeps_preserved_ones():
+    s = schema.closed(
+        {
+            "type": "object",
+            "properties": {
+                "a": {"type": "object", "properties": {"b": {"type": "string"}}},
+                "free": {"type": "object", "properties": {"x": {}}, "x-kubernetes-preserve-unknown-fields": True},
+                "port": {"x-kubernetes-int-or-string": True},
+            },
+        }
+    )
+    assert s["additionalProperties"] is False
+    assert s["properties"]["a"]["additionalProperties"] is False
+    assert "additionalProperties" not in s["properties"]["free"]
+    assert s["properties"]["port"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
+
+
+@pytest.mark.parametrize("release", ["v0.4.0", "v0.10.0"])
+def test_schema_crd_rejects_unknown_field_in_pod_template(release, reference):
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "x"},
+        "spec": {
+            "leaderWorkerTemplate": {
+                "size": 2,
+                "workerTemplate": {"spec": {"containers": [{"name": "c", "image": "i"}]}},
+            }
+        },
+    }
+    schema.validate_custom(lws, release)
+    bad = copy.deepcopy(lws)
+    bad["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"][0]["imagePullPolicyy"] = "Always"
+    with pytest.raises(schema.SchemaError, match="imagePullPolicyy"):
+        schema.validate_custom(bad, release)
+
+
+def test_schema_unknown_release_is_an_error(reference):
+    with pytest.raises(schema.SchemaError, match="have"):
+        schema.crd_schema("jobset.x-k8s.io", "v9.9.9", "v1alpha2")

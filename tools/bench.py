@@ -1,0 +1,67 @@
+"""Time the offline preview against the bare import of the Pulumi modules it uses.
+
+``python -m tools.bench <stack> [--runs N]``: runs the preview N times in fresh processes
+and, as the baseline, a process that only imports the ``pulumi``, ``pulumi_gcp`` and
+``pulumi_kubernetes`` modules that the preview process had loaded. Prints both medians and
+their ratio.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
+
+_LIST_MODULES = """
+import json, sys, runpy
+sys.argv = ["tools.preview", {stack!r}, "--quiet", "--out", {out!r}]
+try:
+    runpy.run_module("tools.preview", run_name="__main__")
+except SystemExit:
+    pass
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {packages!r})))
+"""
+
+
+def _timed(cmd: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def used_modules(stack: str, out: str) -> list[str]:
+    code = _LIST_MODULES.format(stack=stack, out=out, packages=set(PACKAGES))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("stack")
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as out:
+        modules = used_modules(args.stack, out)
+        importer = "import importlib\nfor m in " + repr(modules) + ":\n    importlib.import_module(m)"
+        baseline, preview = [], []
+        for _ in range(args.runs):  # interleaved, so drift in machine load hits both alike
+            baseline.append(_timed([sys.executable, "-c", importer]))
+            preview.append(_timed([sys.executable, "-m", "tools.preview", args.stack, "--quiet", "--out", out]))
+    b, p = statistics.median(baseline), statistics.median(preview)
+    print(f"stack {args.stack}: {len(modules)} pulumi/pulumi_gcp/pulumi_kubernetes modules")
+    print(f"import only: median {b:.2f} s over {args.runs} runs")
+    print(f"preview:     median {p:.2f} s over {args.runs} runs")
+    print(f"ratio:       {p / b:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Strict schema validation of the Kubernetes objects a plan declares.
+
+- Built-in kinds: ``kubernetes-validate`` in strict mode (unknown fields rejected) for a
+  pinned Kubernetes minor.
+- Custom resources: ``jsonschema`` against the ``openAPIV3Schema`` of the upstream CRD of
+  the exact controller version the stack installs. CRD schemas allow unknown fields unless
+  told otherwise, so every object schema that lists ``properties`` is closed here
+  (``additionalProperties: false``), except where the CRD itself says
+  ``x-kubernetes-preserve-unknown-fields``. ``x-kubernetes-int-or-string`` becomes
+  ``integer | string``, as the API server treats it.
+
+The CRD files are read in place (``../shared/reference/crds`` by default); the README says
+how to fetch the same pinned files.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+KUBERNETES_VERSION = "1.34.0"
+"""Kubernetes minor whose built-in schemas the objects are checked against (GKE REGULAR channel)."""
+
+CRD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "crds"
+
+CRD_FILES: dict[tuple[str, str], str] = {
+    ("leaderworkerset.x-k8s.io", "v0.4.0"): "lws-v0.4.0-leaderworkersets-crd.yaml",
+    ("leaderworkerset.x-k8s.io", "v0.10.0"): "lws-v0.10.0-leaderworkersets-crd.yaml",
+    ("jobset.x-k8s.io", "v0.2.3"): "jobset-v0.2.3-jobsets-crd.yaml",
+    ("jobset.x-k8s.io", "v0.10.1"): "jobset-v0.10.1-jobsets-crd.yaml",
+    ("jobset.x-k8s.io", "v0.12.0"): "jobset-v0.12.0-jobsets-crd.yaml",
+    ("pathways-job.pathways.domain", "v0.1.4"): "pathwaysjob-v0.1.4-crd.yaml",
+}
+"""Upstream CRD file of each (API group, controller release)."""
+
+
+class SchemaError(AssertionError):
+    """An object that its schema rejects."""
+
+
+def _load_yaml(path: Path) -> Any:
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    return yaml.load(path.read_text(), Loader=loader)
+
+
+def closed(schema: Any) -> Any:
+    """A copy of an OpenAPI v3 schema that rejects unknown fields, as described above."""
+    if isinstance(schema, list):
+        return [closed(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {k: closed(v) for k, v in schema.items()}
+    if out.pop("x-kubernetes-int-or-string", False):
+        out.pop("type", None)
+        out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
+    if (
+        "properties" in out
+        and "additionalProperties" not in out
+        and not out.get("x-kubernetes-preserve-unknown-fields")
+    ):
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def crd_schema(group: str, release: str, version: str, crd_dir: Path = CRD_DIR) -> dict[str, Any]:
+    """The closed ``openAPIV3Schema`` of API ``version`` in the CRD of ``group`` at ``release``."""
+    try:
+        filename = CRD_FILES[(group, release)]
+    except KeyError:
+        known = sorted(r for g, r in CRD_FILES if g == group)
+        raise SchemaError(f"no CRD of {group} at {release}; have: {known}") from None
+    path = crd_dir / filename
+    if not path.is_file():
+        raise SchemaError(f"CRD file missing: {path}")
+    docs = [d for d in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+    crd = next(d for d in docs if d.get("kind") == "CustomResourceDefinition")
+    for v in crd["spec"]["versions"]:
+        if v["name"] == version:
+            if not v.get("served", True):
+                raise SchemaError(f"{group}/{version} is not served by the {release} CRD")
+            return closed(v["schema"]["openAPIV3Schema"])
+    raise SchemaError(
+        f"{group}/{version} not in the {release} CRD; versions: {[v['name'] for v in crd['spec']['versions']]}"
+    )
+
+
+def validate_custom(obj: dict[str, Any], release: str, crd_dir: Path = CRD_DIR) -> None:
+    """Validate a custom resource against its CRD at controller ``release``; raise :class:`SchemaError`."""
+    import jsonschema
+
+    group, _, version = obj["apiVersion"].partition("/")
+    schema = crd_schema(group, release, version, crd_dir)
+    errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
+    if errors:
+        raise SchemaError(
+            f"{obj['kind']} {obj.get('metadata', {}).get('name')} against {group} {release}:\n"
+            + "\n".join(f"  {'.'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:300]}" for e in errors[:20])
+        )
+
+
+def validate_builtin(obj: dict[str, Any], kubernetes_version: str = KUBERNETES_VERSION) -> None:
+    """Validate a built-in kind strictly with kubernetes-validate; raise :class:`SchemaError`."""
+    import kubernetes_validate
+
+    try:
+        kubernetes_validate.validate(obj, kubernetes_version, strict=True)
+    except kubernetes_validate.ValidationError as err:
+        raise SchemaError(
+            f"{obj['kind']} {obj.get('metadata', {}).get('name')}: "
+            f"{'.'.join(map(str, err.path))}: {err.message}"
+        ) from None
+
+
+def is_custom(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is of a kind the CRD table covers."""
+    group = obj["apiVersion"].partition("/")[0]
+    return any(g == group for g, _ in CRD_FILES)
+
+
+def validate_all(objects: Iterable[dict[str, Any]], releases: dict[str, str]) -> list[str]:
+    """Validate every object; ``releases`` maps API group -> installed controller release.
+
+    Returns the problems (empty when every object passes).
+    """
+    problems = []
+    for obj in objects:
+        try:
+            if is_custom(obj):
+                group = obj["apiVersion"].partition("/")[0]
+                if group not in releases:
+                    raise SchemaError(f"{obj['kind']}: the stack installs no controller for {group}")
+                validate_custom(obj, releases[group])
+            else:
+                validate_builtin(obj)
+        except SchemaError as err:
+            problems.append(str(err))
+    return problems

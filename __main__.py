@@ -7,6 +7,10 @@ import pulumi
 
 from components import (
     BucketGrant,
+    ControllerInstall,
+    ControllerInstallArgs,
+    PathwaysServing,
+    PathwaysServingArgs,
     Buckets,
     BucketsArgs,
     BucketSpec,
@@ -18,11 +22,21 @@ from components import (
     WorkloadIdentity,
     WorkloadIdentityArgs,
 )
-from components.config import bucket_name, gcp_service_account_id, load_from_pulumi, pool_name
+from components.config import (
+    PathwaysServingConfig,
+    bucket_name,
+    gcp_service_account_id,
+    load_from_pulumi,
+    pool_name,
+    to_settings,
+)
+from components.controllers import LWS, installs_by_group
+from components.pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
 
 cfg = load_from_pulumi()
 name = cfg.cluster.name
 labels = {"app": "tpu-serving", "deployment": name, "managed-by": "pulumi", **cfg.labels}
+k8s_labels = {"app.kubernetes.io/part-of": "tpu-serving", "app.kubernetes.io/instance": name}
 
 buckets = Buckets(
     name,
@@ -96,10 +110,59 @@ identity = WorkloadIdentity(
             for b in cfg.buckets
             if b.workload_access != "none"
         ],
-        labels={"app.kubernetes.io/part-of": "tpu-serving", "app.kubernetes.io/instance": name},
+        labels=k8s_labels,
     ),
     opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
 )
+
+
+def install(controller, version: str) -> ControllerInstall:
+    """A controller release, applied once the CPU pool that runs it exists."""
+    return ControllerInstall(
+        f"{name}-{controller.name}",
+        ControllerInstallArgs(controller, version),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.cpu_pool]),
+    )
+
+
+def pathways_serving(serving: PathwaysServingConfig) -> None:
+    lws = install(LWS, serving.lws_version)
+    installs.append(lws)
+    chosen = [slices[n] for n in serving.slices]
+    pools = [p for c in chosen for p in c.node_pools]
+    workload = PathwaysServing(
+        f"{name}-serving",
+        PathwaysServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=chosen[0].shape,
+            num_slices=len(pools) // serving.replicas,
+            replicas=serving.replicas,
+            mode=serving.mode,
+            maxtext=to_settings(serving.maxtext, MaxTextSettings),
+            checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
+            scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
+            name=serving.name,
+            service_name=serving.service_name,
+            images=to_settings(serving.images, PathwaysImages),
+            probes=to_settings(serving.probes, ProbeSettings),
+            resource_manager_flags=tuple(serving.resource_manager_flags),
+            jax_env=serving.jax_tpu.env,
+            jax_capabilities=tuple(serving.jax_tpu.capabilities),
+            labels=k8s_labels,
+            depends_on=[lws, identity.service_account, *pools],
+        ),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
+    )
+    pulumi.export("service", workload.service.metadata.name)
+    pulumi.export("leaderPod", workload.leader_pod)
+    pulumi.export("portForward", workload.port_forward)
+    pulumi.export("generateExample", workload.generate_example)
+
+
+installs: list[ControllerInstall] = []
+if isinstance(cfg.serving, PathwaysServingConfig):
+    pathways_serving(cfg.serving)
 
 pulumi.export("project", cfg.project)
 pulumi.export("region", cfg.region)
@@ -122,10 +185,12 @@ pulumi.export(
             "hbmGib": shape.hbm_gib,
         }
         for s in slices.values()
-        for pool, shape in zip(s.pool_names, [s.shape] * len(s.pool_names))
+        for pool in s.pool_names
+        for shape in [s.shape]
     ],
 )
 pulumi.export("buckets", buckets.names)
 pulumi.export("namespace", identity.namespace_name)
 pulumi.export("kubernetesServiceAccount", identity.service_account_name)
 pulumi.export("gcpServiceAccount", identity.email)
+pulumi.export("controllers", installs_by_group(installs))

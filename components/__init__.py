@@ -8,15 +8,24 @@ Import the components into your own Pulumi program::
 from . import catalog
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
+from .controllers import ControllerInstall, ControllerInstallArgs
 from .identity import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
+from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
 
 __all__ = [
     "Buckets",
     "BucketsArgs",
     "BucketSpec",
     "BucketGrant",
+    "ControllerInstall",
+    "ControllerInstallArgs",
     "CpuPoolArgs",
+    "MaxTextSettings",
+    "PathwaysImages",
+    "PathwaysServing",
+    "PathwaysServingArgs",
+    "ProbeSettings",
     "TpuCluster",
     "TpuClusterArgs",
     "TpuNodePool",

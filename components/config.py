@@ -9,8 +9,11 @@ module the library works with plain typed values only.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import re
+import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Optional
 
@@ -22,13 +25,16 @@ from pydantic import (
     Field,
     ValidationError,
     ValidationInfo,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
 from . import catalog
+from .controllers import LWS, Controller, parse_version
 from .naming import NameLimit, check_dns_name
+from .pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
 
 PROJECT_NAMESPACE = "tpu-serving"
 """The Pulumi project name, and so the namespace of this package's stack config keys."""
@@ -71,6 +77,40 @@ K8sName = Annotated[str, _dns_validator(NameLimit.K8S_LABEL)]
 """A Kubernetes object name that must be a DNS-1123 label (at most 63 characters)."""
 ServiceAccountId = Annotated[str, _dns_validator(NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)]
 """A GCP service account id (6 to 30 characters)."""
+
+
+def settings_model(cls: type, name: str) -> type[Model]:
+    """A config model with the fields, types, defaults and descriptions of dataclass ``cls``.
+
+    The components define their settings once, as documented frozen dataclasses; the
+    stack files are validated against this generated model; :func:`to_settings` turns a
+    validated model back into the dataclass.
+    """
+    hints = typing.get_type_hints(cls)
+    spec: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = ...
+        spec[f.name] = (hints[f.name], Field(default, description=f.metadata["description"]))
+    return create_model(name, __base__=Model, __doc__=cls.__doc__, **spec)
+
+
+def to_settings(model: BaseModel, cls: type):
+    """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`."""
+    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(cls)})
+
+
+def _release_validator(controller: Controller):
+    def check(value: str) -> str:
+        if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
+            raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")
+        return value
+
+    return AfterValidator(check)
 
 
 # --------------------------------------------------------------------------- cluster
@@ -247,6 +287,59 @@ class WorkloadIdentityConfig(Model):
     )
 
 
+# --------------------------------------------------------------------------- serving
+
+MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
+PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
+ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
+
+Capability = Literal["SYS_PTRACE", "NET_ADMIN", "SYS_TIME", "SYS_RESOURCE", "IPC_LOCK"]
+
+
+class JaxTpuConfig(Model):
+    """Extra settings of the ``jax-tpu`` container."""
+
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+    capabilities: list[Capability] = Field(
+        default_factory=list, description="Linux capabilities to add (the disaggregated server uses some)."
+    )
+
+
+class PathwaysServingConfig(Model):
+    """JetStream + MaxText on Pathways, as one LeaderWorkerSet (seeds 000 and 001)."""
+
+    backend: Literal["jetstream-pathways"] = Field(description="Selects this serving backend.")
+    mode: Literal["interleaved", "disaggregated"] = Field(
+        "interleaved", description="`interleaved` over one or more slices, or `disaggregated` prefill/decode over two."
+    )
+    slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
+    replicas: int = Field(1, ge=1, le=16, description="Leader-worker groups; each takes its own share of the slices.")
+    name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
+    service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
+    lws_version: Annotated[str, _release_validator(LWS)] = Field(
+        LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
+    )
+    checkpoint_path: str = Field(
+        description="Path of the MaxText checkpoint inside the stack's `checkpoints` bucket."
+    )
+    maxtext: MaxTextConfig = Field(description="MaxText/JetStream server settings.")  # type: ignore[valid-type]
+    images: PathwaysImagesConfig = Field(  # type: ignore[valid-type]
+        default_factory=PathwaysImagesConfig, description="Container images."
+    )
+    probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Health probe timing of `jax-tpu`.")  # type: ignore[valid-type]
+    resource_manager_flags: list[str] = Field(
+        default_factory=list, description="Extra flags of the Pathways resource manager."
+    )
+    jax_tpu: JaxTpuConfig = Field(default_factory=JaxTpuConfig, description="Extra settings of `jax-tpu`.")
+
+    @field_validator("checkpoint_path")
+    @classmethod
+    def _relative_path(cls, v: str) -> str:
+        if not v or v.startswith(("gs://", "/")) or ".." in v.split("/"):
+            raise ValueError("must be a path inside the stack's checkpoints bucket, e.g. llama3.1-405b/int8/0/items")
+        return v
+
+
 # --------------------------------------------------------------------------- stack
 
 
@@ -271,6 +364,9 @@ class StackConfig(Model):
     )
     workload_identity: WorkloadIdentityConfig = Field(
         description="The workloads' Kubernetes and GCP service accounts."
+    )
+    serving: Optional[PathwaysServingConfig] = Field(
+        None, description="The serving workload; unset deploys the infrastructure only."
     )
 
     @field_validator("project")
@@ -481,6 +577,60 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
     return problems
 
 
+def serving_problems(cfg: StackConfig) -> list[str]:
+    """Checks across the serving config and the rest of the stack, at the keys to change."""
+    serving = cfg.serving
+    if serving is None:
+        return []
+    key = f"{PROJECT_NAMESPACE}:serving"
+    problems = []
+    kinds = {s.name: s for s in cfg.tpu_slices}
+    unknown = [n for n in serving.slices if n not in kinds]
+    if unknown:
+        return [f"{key}.slices = {json.dumps(unknown)}: not in tpuSlices; valid: {', '.join(kinds)}"]
+    chosen = [kinds[n] for n in serving.slices]
+    shapes = {(k.shape.machine_type.name, k.shape.topology) for k in chosen}
+    if len(shapes) > 1:
+        problems.append(f"{key}.slices: the serving slices must share one shape; got {sorted(shapes)}")
+    pools = sum(k.count for k in chosen)
+    if pools % serving.replicas:
+        problems.append(f"{key}.replicas = {serving.replicas}: {pools} slice(s) cannot be shared evenly")
+    per_group = pools // serving.replicas
+    if serving.mode == "disaggregated" and per_group != 2:
+        problems.append(
+            f"{key}.mode = \"disaggregated\": needs exactly 2 slices per group (prefill and decode), got {per_group}"
+        )
+    for purpose in ("checkpoints", "scratch"):
+        b = cfg.bucket(purpose)
+        if b is None or b.workload_access == "none":
+            problems.append(
+                f"{PROJECT_NAMESPACE}:buckets: jetstream-pathways needs a `{purpose}` bucket the workloads can access"
+            )
+    if len(shapes) == 1:
+        problems += _parallelism_problems(key, serving.maxtext, chosen[0].shape)
+    return problems
+
+
+def _parallelism_problems(key: str, mt: Any, shape: catalog.SliceShape) -> list[str]:
+    dims = {
+        "iciFsdpParallelism": mt.ici_fsdp_parallelism,
+        "iciAutoregressiveParallelism": mt.ici_autoregressive_parallelism,
+        "iciTensorParallelism": mt.ici_tensor_parallelism,
+    }
+    bad = [k for k, v in dims.items() if v == 0 or v < -1]
+    if bad:
+        return [f"{key}.maxtext.{k}: must be a positive integer or -1" for k in bad]
+    if list(dims.values()).count(-1) > 1:
+        return [f"{key}.maxtext: at most one ici parallelism may be -1"]
+    known = math.prod(v for v in dims.values() if v != -1)
+    if (-1 in dims.values() and shape.chips % known) or (-1 not in dims.values() and known != shape.chips):
+        return [
+            f"{key}.maxtext: ici parallelism {' x '.join(str(v) for v in dims.values())} does not "
+            f"match the {shape.chips} chips of a {shape.topology} slice"
+        ]
+    return []
+
+
 def validate_stack(data: Mapping[str, Any], source: str = "stack configuration") -> StackConfig:
     """Validate structured stack data (camelCase keys) into a :class:`StackConfig`.
 
@@ -490,7 +640,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         cfg = StackConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise ConfigError([_describe(e) for e in exc.errors()], source) from None
-    problems = derived_name_problems(cfg)
+    problems = derived_name_problems(cfg) + serving_problems(cfg)
     if problems:
         raise ConfigError(problems, source)
     return cfg

@@ -211,3 +211,62 @@ def test_components_reject_resources_inside_apply():
                         name = getattr(inner.func, "attr", getattr(inner.func, "id", "")) if isinstance(inner, ast.Call) else ""
                         assert not (name[:1].isupper() and name not in {"Output"}), f"{path}: {name} inside apply"
 
+
+
+def serving_args(**overrides):
+    from components import MaxTextSettings, PathwaysServingArgs
+
+    base = dict(
+        namespace="ns",
+        service_account="ksa",
+        shape=catalog.slice_shape("ct5lp-hightpu-4t", "4x8"),
+        num_slices=1,
+        maxtext=MaxTextSettings(
+            config_file="MaxText/configs/base.yml", model_name="m", max_prefill_predict_length=8,
+            max_target_length=16, per_device_batch_size=1,
+        ),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+    )
+    return PathwaysServingArgs(**{**base, **overrides})
+
+
+def test_pathways_builder_maxtext_args_order_and_omissions():
+    from components.pathways_serving import maxtext_args
+
+    args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved")
+    assert args[:3] == ["MaxText/configs/base.yml", "model_name=m", "load_parameters_path=gs://b/ckpt"]
+    assert "scan_layers=false" in args and not any(a.startswith("quantization=") for a in args)
+    assert "inference_server=ExperimentalMaxtextDisaggregatedServer_8" in maxtext_args(
+        serving_args().maxtext, "gs://b/ckpt", "disaggregated"
+    )
+
+
+def test_pathways_builder_probe_maths():
+    from components import ProbeSettings
+
+    p = ProbeSettings(max_startup_seconds=3601, startup_period_seconds=5)
+    assert p.startup_failure_threshold == 721  # rounds up: never tolerates less than asked
+    assert p.imposed_seconds_to_ready == 15
+
+
+def test_pathways_component_on_v5e_with_two_groups():
+    from components import PathwaysServing
+
+    plan = run(lambda: PathwaysServing("s", serving_args(replicas=2)))
+    (component,) = plan.of_type("tpu-serving:index:PathwaysServing")
+    (lws,) = plan.of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    (svc,) = plan.of_type("kubernetes:core/v1:Service")
+    assert lws.parent == svc.parent == component.urn
+    spec = lws.inputs["spec"]
+    assert spec["replicas"] == 2 and spec["leaderWorkerTemplate"]["size"] == 9  # 8 VMs + leader
+    leader = spec["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    rm = next(c for c in leader["containers"] if c["name"] == "pathways-rm")
+    assert "--instance_type=tpuv5e:4x8" in rm["args"] and "--instance_count=1" in rm["args"]
+    assert leader["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
+    assert lws.inputs["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }

@@ -159,3 +159,59 @@ def test_config_error_is_a_run_error_without_traceback():
 def test_config_single_shape_model_directly():
     with pytest.raises(ValidationError):
         TpuSliceConfig(name="a")
+
+
+# ---------------------------------------------------------------------------------- serving
+
+SERVING = {
+    **GOOD,
+    "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
+    "tpu-serving:serving": {
+        "backend": "jetstream-pathways",
+        "slices": ["v6e16"],
+        "checkpointPath": "llama/int8",
+        "maxtext": {
+            "configFile": "MaxText/configs/base.yml",
+            "modelName": "llama3.1-405b",
+            "maxPrefillPredictLength": 1024,
+            "maxTargetLength": 2048,
+            "perDeviceBatchSize": 1,
+            "iciAutoregressiveParallelism": 2,
+            "iciTensorParallelism": 8,
+        },
+    },
+}
+
+
+def test_config_serving_loads():
+    cfg = load(SERVING)
+    assert cfg.serving.lws_version == "v0.10.0"
+    assert cfg.serving.probes.max_startup_seconds == 3600
+
+
+SERVING_BAD = [
+    ("disaggregated-one-slice", "tpu-serving:serving/mode", "disaggregated", "tpu-serving:serving.mode", ["exactly 2 slices"]),
+    ("unknown-serving-slice", "tpu-serving:serving/slices", ["v6e-16"], "tpu-serving:serving.slices", ["valid: v6e16"]),
+    ("parallelism-mismatch", "tpu-serving:serving/maxtext/iciTensorParallelism", 4, "tpu-serving:serving.maxtext", ["16 chips"]),
+    ("two-minus-one-parallelisms", "tpu-serving:serving/maxtext", {**SERVING["tpu-serving:serving"]["maxtext"], "iciFsdpParallelism": -1, "iciTensorParallelism": -1}, "tpu-serving:serving.maxtext", ["at most one"]),
+    ("lws-too-old", "tpu-serving:serving/lwsVersion", "v0.3.0", "tpu-serving:serving.lwsVersion", ["oldest supported, v0.4.0"]),
+    ("lws-not-a-release", "tpu-serving:serving/lwsVersion", "latest", "tpu-serving:serving.lwsVersion", ["vMAJOR.MINOR.PATCH"]),
+    ("checkpoint-absolute", "tpu-serving:serving/checkpointPath", "gs://other/ckpt", "tpu-serving:serving.checkpointPath", ["inside the stack's checkpoints bucket"]),
+    ("misspelt-maxtext-key", "tpu-serving:serving/maxtext/maxTargetLen", 10, "tpu-serving:serving.maxtext.maxTargetLen", ["unknown key", "maxTargetLength"]),
+    ("missing-maxtext-key", "tpu-serving:serving/maxtext/modelName", ..., "tpu-serving:serving.maxtext.modelName", ["required"]),
+    ("capability-not-allowed", "tpu-serving:serving/jaxTpu", {"capabilities": ["SYS_ADMIN"]}, "tpu-serving:serving.jaxTpu.capabilities[0]", ["SYS_PTRACE"]),
+    ("no-scratch-bucket", "tpu-serving:buckets", [{"purpose": "checkpoints"}], "tpu-serving:buckets", ["`scratch` bucket"]),
+    ("unknown-backend", "tpu-serving:serving/backend", "vllm", "tpu-serving:serving.backend", ["jetstream-pathways"]),
+]
+
+
+@pytest.mark.parametrize("case", SERVING_BAD, ids=[c[0] for c in SERVING_BAD])
+def test_config_serving_bad_input_is_reported_with_key_path(case):
+    _, path, value, key, fragments = case
+    with pytest.raises(ConfigError) as exc:
+        load(with_change(path, value, SERVING))
+    problems = exc.value.problems
+    matching = [p for p in problems if p.startswith(key)]
+    assert matching, f"no problem at {key}: {problems}"
+    for fragment in fragments:
+        assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"

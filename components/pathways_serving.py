@@ -1,0 +1,366 @@
+"""``PathwaysServing``: JetStream + MaxText on Pathways, as one LeaderWorkerSet.
+
+The leader pod holds the Pathways resource manager (``pathways-rm``), the IFRT proxy
+(``pathways-proxy``), the JetStream/MaxText server (``jax-tpu``) and its HTTP front end
+(``jetstream-http``); each worker pod is a Pathways server on one TPU VM. Interleaved
+serving spreads one model over one or more slices; disaggregated serving runs prefill and
+decode on two slices (``ExperimentalMaxtextDisaggregatedServer_8``).
+
+Everything that depends on the slices (group size, ``--instance_type``, node selectors,
+``google.com/tpu`` per worker, subgroups) is derived from the catalog shape, never typed in.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Literal, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .catalog import SliceShape
+from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+
+RM_PORT = 38677
+"""Pathways resource manager gRPC port."""
+PROXY_PORT = 38681
+"""IFRT proxy server port."""
+WORKER_PORT = 38679
+"""Pathways worker (server) port."""
+JAX_PORT = 9000
+"""JetStream gRPC port of the MaxText server."""
+HTTP_PORT = 8000
+"""JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+
+LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+"""LWS injects the leader's address into every pod of the group."""
+EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+SUBGROUP_EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
+"""MaxText's inference server for disaggregated prefill/decode on two slices."""
+
+Mode = Literal["interleaved", "disaggregated"]
+
+
+def _doc(text: str, **kw):
+    return field(metadata={"description": text}, **kw)
+
+
+@dataclass(frozen=True)
+class PathwaysImages:
+    """Container images of the Pathways and JetStream containers."""
+
+    proxy: str = _doc("IFRT proxy server image.", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:latest")
+    server: str = _doc("Pathways server image (resource manager and workers).", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:latest")
+    jetstream: str = _doc("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
+    http: str = _doc("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
+
+
+@dataclass(frozen=True)
+class MaxTextSettings:
+    """The MaxText/JetStream server settings, passed to ``jax-tpu`` as ``key=value`` arguments.
+
+    Unset optional settings are left out, so MaxText's config file decides them.
+    """
+
+    config_file: str = _doc("MaxText config file, the first argument (e.g. `MaxText/configs/base.yml`).")
+    model_name: str = _doc("MaxText model name, e.g. `llama3.1-405b`.")
+    max_prefill_predict_length: int = _doc("Longest prompt (prefill) in tokens.")
+    max_target_length: int = _doc("Longest prompt plus generated text in tokens.")
+    per_device_batch_size: int = _doc("Decode batch size per TPU chip.")
+    ici_fsdp_parallelism: int = _doc("FSDP parallelism within a slice.", default=1)
+    ici_autoregressive_parallelism: int = _doc("Autoregressive (decode) parallelism within a slice.", default=1)
+    ici_tensor_parallelism: int = _doc("Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1)
+    scan_layers: bool = _doc("Scan over layers (false for serving).", default=False)
+    weight_dtype: Literal["bfloat16", "float32"] = _doc("Weight dtype.", default="bfloat16")
+    quantization: Optional[Literal["int8", "int4", "fp8", "intmp"]] = _doc("Weight quantization; unset for none.", default=None)
+    quantize_kvcache: Optional[bool] = _doc("Quantize the KV cache.", default=None)
+    checkpoint_is_quantized: Optional[bool] = _doc("The checkpoint is already quantized.", default=None)
+    enable_model_warmup: Optional[bool] = _doc("Compile and warm up before serving.", default=None)
+    enable_single_controller: Optional[bool] = _doc("Single-controller JAX (Pathways).", default=None)
+    async_checkpointing: Optional[bool] = _doc("Asynchronous checkpointing (false for serving).", default=None)
+    steps: Optional[int] = _doc("MaxText `steps`.", default=None)
+    tokenizer_path: Optional[str] = _doc("Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None)
+    compute_axis_order: Optional[str] = _doc("Compute axis order, e.g. `0,2,1,3`.", default=None)
+    ar_cache_axis_order: Optional[str] = _doc("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
+    stack_prefill_result_cache: Optional[bool] = _doc("Stack prefill results in the cache.", default=None)
+    inference_benchmark_test: Optional[bool] = _doc("MaxText `inference_benchmark_test`.", default=None)
+    extra_args: tuple[str, ...] = _doc("Further `key=value` MaxText arguments, appended as given.", default=())
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    """Health probes of ``jax-tpu`` (``GET /healthcheck`` on the HTTP port).
+
+    The startup probe starts at once and keeps trying for ``max_startup_seconds``, so a
+    server that loads in 5 minutes is Ready after about 5 minutes, and a slow checkpoint
+    load is still tolerated for an hour.
+    """
+
+    max_startup_seconds: int = _doc("Longest tolerated checkpoint load and warm-up, in seconds.", default=3600)
+    startup_period_seconds: int = _doc("Seconds between startup checks (the readiness granularity).", default=5)
+    readiness_period_seconds: int = _doc("Seconds between readiness checks once started.", default=10)
+    readiness_failure_threshold: int = _doc("Failed readiness checks before leaving the Service.", default=3)
+    liveness_period_seconds: int = _doc("Seconds between liveness checks once started.", default=60)
+    liveness_failure_threshold: int = _doc("Failed liveness checks before a restart.", default=10)
+
+    @property
+    def startup_failure_threshold(self) -> int:
+        """Startup checks allowed: enough to cover ``max_startup_seconds``."""
+        return math.ceil(self.max_startup_seconds / self.startup_period_seconds)
+
+    @property
+    def imposed_seconds_to_ready(self) -> int:
+        """Worst-case delay the probes add after the server first answers."""
+        return self.startup_period_seconds + self.readiness_period_seconds
+
+
+@dataclass(frozen=True)
+class PathwaysServingArgs:
+    """Arguments of :class:`PathwaysServing`."""
+
+    namespace: str
+    """Namespace of the workload."""
+    service_account: str
+    """Kubernetes service account of every pod (workload identity: checkpoint and scratch access)."""
+    shape: SliceShape
+    """Shape of each serving slice."""
+    num_slices: int
+    """Number of slices (node pools) the group spans; ``--instance_count``."""
+    maxtext: MaxTextSettings
+    """MaxText/JetStream settings."""
+    checkpoint_uri: str
+    """``gs://`` URI of the checkpoint (MaxText ``load_parameters_path``)."""
+    scratch_uri: str
+    """``gs://`` location for Pathways scratch data (``--gcs_scratch_location``)."""
+    mode: Mode = "interleaved"
+    """``interleaved`` or ``disaggregated`` (prefill and decode on one slice each)."""
+    name: str = "jetstream-pathways"
+    """LeaderWorkerSet name; its leader pod is ``<name>-0``."""
+    service_name: str = "jetstream-svc"
+    """Name of the ClusterIP Service in front of ``jetstream-http``."""
+    replicas: int = 1
+    """Number of leader-worker groups (each needs its own slices)."""
+    images: PathwaysImages = field(default_factory=PathwaysImages)
+    """Container images."""
+    probes: ProbeSettings = field(default_factory=ProbeSettings)
+    """Health probe timing."""
+    resource_manager_flags: tuple[str, ...] = ()
+    """Extra flags of the Pathways resource manager."""
+    jax_env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment of ``jax-tpu``."""
+    jax_capabilities: tuple[str, ...] = ()
+    """Linux capabilities added to ``jax-tpu`` (the disaggregated server uses some)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the objects and pods."""
+    depends_on: Sequence[pulumi.Resource] = ()
+    """What the objects wait for: the LWS install (webhook), the slice node pools, the namespace."""
+
+    @property
+    def group_size(self) -> int:
+        """Pods per group: one Pathways worker per VM of every slice, plus the leader."""
+        return self.num_slices * self.shape.vms + 1
+
+
+def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode) -> list[str]:
+    """The ``jax-tpu`` arguments: the config file, then ``key=value`` settings."""
+
+    def text(v: object) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
+    args = [settings.config_file, f"model_name={settings.model_name}", f"load_parameters_path={checkpoint_uri}"]
+    for f in fields(settings):
+        if f.name in {"config_file", "model_name", "extra_args"}:
+            continue
+        value = getattr(settings, f.name)
+        if value is not None:
+            args.append(f"{f.name}={text(value)}")
+    if mode == "disaggregated":
+        args.append(f"inference_server={DISAGGREGATED_SERVER}")
+    return args + list(settings.extra_args)
+
+
+def _http_probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
+    return k8s.core.v1.ProbeArgs(
+        http_get=k8s.core.v1.HTTPGetActionArgs(path="/healthcheck", port=HTTP_PORT, scheme="HTTP"),
+        period_seconds=period,
+        failure_threshold=failures,
+    )
+
+
+def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
+    return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
+
+
+def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
+    """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
+    img, p = args.images, args.probes
+    scratch = f"--gcs_scratch_location={args.scratch_uri}"
+    jax_security = (
+        k8s.core.v1.SecurityContextArgs(
+            capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities))
+        )
+        if args.jax_capabilities
+        else None
+    )
+    return [
+        k8s.core.v1.ContainerArgs(
+            name="pathways-proxy",
+            image=img.proxy,
+            image_pull_policy="Always",
+            args=[f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="pathways-rm",
+            image=img.server,
+            image_pull_policy="Always",
+            env=[
+                k8s.core.v1.EnvVarArgs(name="HOST_ADDRESS", value=LEADER_ADDRESS),
+                k8s.core.v1.EnvVarArgs(name="TPU_SKIP_MDS_QUERY", value="true"),
+            ],
+            args=[
+                f"--server_port={RM_PORT}",
+                scratch,
+                "--node_type=resource_manager",
+                f"--instance_count={args.num_slices}",
+                f"--instance_type={args.shape.instance_type}",
+                *args.resource_manager_flags,
+            ],
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="jax-tpu",
+            image=img.jetstream,
+            image_pull_policy="Always",
+            args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode),
+            env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
+            security_context=jax_security,
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)],
+            startup_probe=_http_probe(p.startup_period_seconds, p.startup_failure_threshold),
+            readiness_probe=_http_probe(p.readiness_period_seconds, p.readiness_failure_threshold),
+            liveness_probe=_http_probe(p.liveness_period_seconds, p.liveness_failure_threshold),
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="jetstream-http",
+            image=img.http,
+            image_pull_policy="Always",
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
+        ),
+    ]
+
+
+def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
+    """The Pathways server on one TPU VM, holding all of its chips."""
+    chips = str(args.shape.chips_per_vm)
+    return k8s.core.v1.ContainerArgs(
+        name="worker",
+        image=args.images.server,
+        image_pull_policy="Always",
+        args=[
+            f"--server_port={WORKER_PORT}",
+            f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}",
+            f"--gcs_scratch_location={args.scratch_uri}",
+        ],
+        ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
+        resources=k8s.core.v1.ResourceRequirementsArgs(limits={TPU_RESOURCE: chips}),
+    )
+
+
+def selector_labels(args: PathwaysServingArgs) -> dict[str, str]:
+    """Labels of the leader pods, selected by the Service."""
+    return {"app": args.name}
+
+
+def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
+    """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
+    pod = dict(
+        service_account_name=args.service_account,
+        node_selector=node_selector(args.shape),
+        tolerations=_tpu_tolerations(),
+    )
+    template: dict[str, object] = {
+        "size": args.group_size,
+        "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector_labels(args)}),
+            spec=k8s.core.v1.PodSpecArgs(containers=leader_containers(args), **pod),
+        ),
+        "workerTemplate": k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+            spec=k8s.core.v1.PodSpecArgs(containers=[worker_container(args)], **pod),
+        ),
+    }
+    if args.num_slices > 1:
+        # One subgroup per slice; the leader (size - 1 divisible) is the extra pod.
+        template["subGroupPolicy"] = {"subGroupSize": args.shape.vms}
+    return {"replicas": args.replicas, "leaderWorkerTemplate": template}
+
+
+def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:
+    """One node pool per group, or per subgroup when the group spans several slices."""
+    key = SUBGROUP_EXCLUSIVE_TOPOLOGY if args.num_slices > 1 else EXCLUSIVE_TOPOLOGY
+    return {key: NODEPOOL_LABEL}
+
+
+def service_args(args: PathwaysServingArgs) -> k8s.core.v1.ServiceInitArgs:
+    """ClusterIP Service on the HTTP port of the leader pods."""
+    return k8s.core.v1.ServiceInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",
+            selector=selector_labels(args),
+            ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT)],
+        ),
+    )
+
+
+class PathwaysServing(pulumi.ComponentResource):
+    """JetStream + Pathways multi-host serving: a LeaderWorkerSet and a ClusterIP Service.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``. The LeaderWorkerSet
+    waits for ``args.depends_on`` (the LWS install and the slice node pools).
+    """
+
+    leader_worker_set: k8s.apiextensions.CustomResource
+    """The LeaderWorkerSet."""
+    service: k8s.core.v1.Service
+    """The ClusterIP Service on port 8000."""
+    leader_pod: str
+    """Name of the first group's leader pod."""
+    port_forward: str
+    """``kubectl port-forward`` command to reach the server from a workstation."""
+    generate_example: str
+    """A ``curl`` request to ``/generate`` through that port-forward."""
+
+    def __init__(self, name: str, args: PathwaysServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
+        self.leader_worker_set = k8s.apiextensions.CustomResource(
+            f"{name}-lws",
+            api_version="leaderworkerset.x-k8s.io/v1",
+            kind="LeaderWorkerSet",
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                name=args.name,
+                namespace=args.namespace,
+                labels=dict(args.labels),
+                annotations=topology_annotation(args),
+            ),
+            spec=leader_worker_set_spec(args),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.service = k8s.core.v1.Service(
+            f"{name}-svc",
+            service_args(args),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.leader_pod = f"{args.name}-0"
+        self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
+        self.generate_example = (
+            f"curl -s -X POST localhost:{HTTP_PORT}/generate -H 'Content-type: application/json' "
+            "-d '{\"prompt\": \"What are the top 5 programming languages\", \"max_tokens\": 200}'"
+        )
+        self.register_outputs(
+            {"leaderPod": self.leader_pod, "portForward": self.port_forward, "service": args.service_name}
+        )

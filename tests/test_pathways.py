@@ -1,0 +1,246 @@
+"""PathwaysServing: seed conformance, acceptance checks and LWS version switching."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pytest
+import yaml
+
+from components import catalog
+from tests.conftest import ROOT, SEED_MANIFESTS, plan_of
+from tools import schema
+from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+
+LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
+PATHWAYS_STACKS = {
+    # stack -> (seed manifest, TPU topology of its node pools, number of slices)
+    "llama31-405b-v6e16": ("jetstream-pathways-llama31-405b-v6e16.yaml", "4x4", 1),
+    "llama2-70b-disagg-v6e8x2": ("jetstream-pathways-disagg-llama2-70b-2xv6e8.yaml", "2x4", 2),
+}
+SEED_PLACEHOLDERS = ("TPU_ACCELERATOR_TYPE", "TPU_TOPOLOGY", "GCS_CHECKPOINT_PATH", "BUCKET_NAME", "cloud-pathways-staging")
+
+
+def rendered(stack: str, kind: str) -> dict:
+    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind]
+    return obj
+
+
+def container(pod_spec: dict, name: str) -> dict:
+    (c,) = [c for c in pod_spec["containers"] if c["name"] == name]
+    return c
+
+
+def leader(lws: dict) -> dict:
+    return lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+
+
+def worker(lws: dict) -> dict:
+    return lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+
+
+# ------------------------------------------------------------------------------ seed conformance
+
+
+def seed_docs(stack: str) -> dict[str, dict]:
+    """The seed's LeaderWorkerSet and Service, placeholders filled with the catalog's values."""
+    filename, topology, _ = PATHWAYS_STACKS[stack]
+    text = (SEED_MANIFESTS / filename).read_text()
+    text = text.replace("TPU_ACCELERATOR_TYPE", catalog.V6E.gke_accelerator).replace("TPU_TOPOLOGY", topology)
+    docs = [d for d in yaml.safe_load_all(text) if d]
+    return {d["kind"]: d for d in docs}
+
+
+def normalise(obj):
+    """Flatten an object to {path: value}; named lists keyed by name, MaxText args as key=value."""
+    flat: dict[str, object] = {}
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            if value.get("name") == "jax-tpu" and "args" in value:
+                value = {**value, "args": _maxtext_map(value["args"])}
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else k)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+            for v in value:
+                walk(v, f"{path}[{v['name']}]")
+        else:
+            flat[path] = value
+
+    walk(obj, "")
+    return flat
+
+
+def _maxtext_map(args: list[str]) -> dict[str, str]:
+    # MaxText reads `key=value` pairs in any order; booleans are case-insensitive.
+    out = {"<config>": args[0]}
+    for a in args[1:]:
+        k, _, v = a.partition("=")
+        out[k] = v.lower() if v.lower() in ("true", "false") else v
+    return out
+
+
+TEMPLATE = "spec.leaderWorkerTemplate"
+LEAD = f"{TEMPLATE}.leaderTemplate"
+WORK = f"{TEMPLATE}.workerTemplate"
+SCRATCH = "stack's own scratch bucket instead of gs://cloud-pathways-staging"
+DIFFERENCES: list[tuple[str, str]] = [
+    # (regular expression over the flattened path, reason)
+    (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
+    (r"(metadata|.*\.metadata)\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
+    (rf"{TEMPLATE}\.restartPolicy", "explicit RecreateGroupOnPodRestart (the LWS default, stated)"),
+    (rf"({LEAD}|{WORK})\.spec\.serviceAccountName", "pods run as the workload-identity KSA (checkpoint and scratch access)"),
+    (rf"{LEAD}\.spec\.containers\[(pathways-proxy|pathways-rm)\]\.args", SCRATCH),
+    (rf"{WORK}\.spec\.containers\[worker\]\.args", SCRATCH),
+    (rf"{LEAD}\.spec\.containers\[jax-tpu\]\.args\.load_parameters_path", "checkpoint in the stack's checkpoints bucket (seed: placeholder)"),
+    (rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*", "probe timing: ready as soon as it answers, up to an hour of loading tolerated"),
+    (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
+    (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
+    (r"metadata\.name", "the Service keeps the seed's name; kept under test for renames"),
+]
+
+
+def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
+    a, b = normalise(seed), normalise(ours)
+    problems, used = [], set()
+    for path in sorted(set(a) | set(b)):
+        if a.get(path) == b.get(path):
+            continue
+        reason = next((r for r, why in DIFFERENCES if re.fullmatch(r, path)), None)
+        if reason is None:
+            problems.append(f"{path}: seed {a.get(path)!r} != rendered {b.get(path)!r}")
+        else:
+            used.add(reason)
+    return problems, used
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+@pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
+def test_pathways_conforms_to_seed(stack, kind, reference):
+    problems, _ = unexplained(seed_docs(stack)[kind], rendered(stack, kind))
+    assert problems == [], "differences from the seed that are neither fixed nor listed:\n" + "\n".join(problems)
+
+
+def test_pathways_every_listed_difference_occurs(reference):
+    used: set[str] = set()
+    for stack in PATHWAYS_STACKS:
+        for kind in ("LeaderWorkerSet", "Service"):
+            used |= unexplained(seed_docs(stack)[kind], rendered(stack, kind))[1]
+    stale = [r for r, _ in DIFFERENCES if r not in used and r != r"metadata\.name"]
+    assert stale == [], f"listed differences that no longer occur: {stale}"
+
+
+def test_pathways_conformance_detects_a_change(reference):
+    ours = copy.deepcopy(rendered("llama31-405b-v6e16", "LeaderWorkerSet"))
+    container(leader(ours), "jax-tpu")["args"].append("per_device_batch_size=11")
+    problems, _ = unexplained(seed_docs("llama31-405b-v6e16")["LeaderWorkerSet"], ours)
+    assert any("per_device_batch_size" in p for p in problems)
+
+
+# ------------------------------------------------------------------------------ acceptance
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+def test_pathways_lws_waits_for_install_and_slices(stack):
+    plan = plan_of(stack)
+    (lws,) = plan.of_type(LWS_TYPE)
+    (install,) = plan.of_type("tpu-serving:index:ControllerInstall")
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    pools = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p.inputs]
+    # Depending on a component means depending on its children: the release manifest.
+    assert group.parent == install.urn and group.urn in lws.dependencies
+    assert {p.urn for p in pools} <= set(lws.dependencies)
+    assert group.inputs["files"] == ["https://github.com/kubernetes-sigs/lws/releases/download/v0.10.0/manifests.yaml"]
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+def test_pathways_no_seed_placeholder_left(stack):
+    text = json.dumps(kubernetes_objects(plan_of(stack)))
+    assert [p for p in SEED_PLACEHOLDERS if p in text] == []
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+def test_pathways_instance_flags_match_pools(stack):
+    _, topology, slices = PATHWAYS_STACKS[stack]
+    plan = plan_of(stack)
+    pools = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p.inputs]
+    assert len(pools) == slices
+    assert {p.inputs["placementPolicy"]["tpuTopology"] for p in pools} == {topology}
+    lws = rendered(stack, "LeaderWorkerSet")
+    rm = container(leader(lws), "pathways-rm")["args"]
+    assert f"--instance_count={slices}" in rm
+    assert f"--instance_type=tpuv6e:{topology}" in rm
+    vms = sum(p.inputs["nodeCount"] for p in pools)
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == vms + 1
+    assert container(worker(lws), "worker")["resources"]["limits"]["google.com/tpu"] == "4"
+    assert leader(lws)["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == topology
+
+
+def test_pathways_disaggregated_specifics():
+    lws = rendered("llama2-70b-disagg-v6e8x2", "LeaderWorkerSet")
+    assert lws["spec"]["leaderWorkerTemplate"]["subGroupPolicy"] == {"subGroupSize": 2}
+    assert lws["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology": "cloud.google.com/gke-nodepool"
+    }
+    assert "inference_server=ExperimentalMaxtextDisaggregatedServer_8" in container(leader(lws), "jax-tpu")["args"]
+    single = rendered("llama31-405b-v6e16", "LeaderWorkerSet")
+    assert "subGroupPolicy" not in single["spec"]["leaderWorkerTemplate"]
+
+
+def probe_timing(jax: dict) -> tuple[int, int]:
+    """(seconds the probes impose before Ready once the server answers, seconds of loading tolerated)."""
+    s, r = jax["startupProbe"], jax["readinessProbe"]
+    start_delay = s.get("initialDelaySeconds", 0)
+    imposed = max(start_delay, r.get("initialDelaySeconds", 0)) + s.get("periodSeconds", 10) + r.get("periodSeconds", 10)
+    tolerated = start_delay + s.get("periodSeconds", 10) * s.get("failureThreshold", 3)
+    return imposed, tolerated
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+def test_pathways_probes_ready_fast_and_tolerate_an_hour(stack, reference):
+    imposed, tolerated = probe_timing(container(leader(rendered(stack, "LeaderWorkerSet")), "jax-tpu"))
+    assert imposed <= 60 and tolerated >= 3600
+    seed_imposed, _ = probe_timing(container(leader(seed_docs(stack)["LeaderWorkerSet"]), "jax-tpu"))
+    assert seed_imposed >= 240  # the seeds' 900 s and 240 s waits, measured the same way
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+def test_pathways_service_and_outputs(stack):
+    plan = plan_of(stack)
+    svc = rendered(stack, "Service")
+    assert svc["spec"]["ports"] == [{"name": "jetstream-http", "port": 8000, "protocol": "TCP", "targetPort": 8000}]
+    lws = rendered(stack, "LeaderWorkerSet")
+    assert svc["spec"]["selector"].items() <= lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"].items()
+    out = plan.outputs
+    assert out["leaderPod"] == "jetstream-pathways-0"
+    assert out["portForward"] == f"kubectl -n {out['namespace']} port-forward svc/jetstream-svc 8000:8000"
+    assert "localhost:8000/generate" in out["generateExample"]
+    assert out["controllers"] == {"leaderworkerset.x-k8s.io": "v0.10.0"}
+
+
+# ------------------------------------------------------------------------------ LWS versions
+
+
+def plan_with(stack: str, edit):
+    project = load_project(ROOT)
+    config = stack_config(project, stack)
+    serving = json.loads(config["tpu-serving:serving"])
+    edit(serving)
+    config["tpu-serving:serving"] = json.dumps(serving)
+    return run_program(main_program(project), config, project=project.name, stack=stack)
+
+
+@pytest.mark.parametrize("stack", PATHWAYS_STACKS)
+@pytest.mark.parametrize("release", ["v0.4.0", "v0.10.0"])
+def test_pathways_lws_valid_for_each_release(stack, release, reference):
+    plan = plan_with(stack, lambda s: s.update(lwsVersion=release))
+    assert plan.outputs["controllers"] == {"leaderworkerset.x-k8s.io": release}
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    assert f"/download/{release}/" in group.inputs["files"][0]
+    (lws,) = [o for o in kubernetes_objects(plan) if o["kind"] == "LeaderWorkerSet"]
+    schema.validate_custom(lws, release)
+    # And the other release accepts the same object: switching versions is safe.
+    for other in ("v0.4.0", "v0.10.0"):
+        schema.validate_custom(lws, other)

@@ -5,13 +5,14 @@ PYTHON  := $(VENV)/bin/python
 STACK   ?= llama31-405b-v6e16
 STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
-.PHONY: help venv preview previews test bench clean
+.PHONY: help venv preview previews test bench golden clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the test suite (what CI runs)"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
+	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
@@ -29,6 +30,9 @@ previews: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PYTHON) -m pytest -q
+
+golden: $(VENV)/.installed
+	$(PYTHON) -m tools.golden
 
 bench: $(VENV)/.installed
 	$(PYTHON) -m tools.bench $(STACK)

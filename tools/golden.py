@@ -1,0 +1,46 @@
+"""Golden files: the reviewed plan and manifests of every stack, kept under tests/golden.
+
+``python -m tools.golden`` (``make golden``) rewrites them from the current program; the
+tests fail on any difference, so every change to what a stack renders shows up as a diff
+of these files in review.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from tools.offline import close_event_loop, load_project, preview_stack
+from tools.preview import manifests_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = ROOT / "tests" / "golden"
+
+
+def render(stack: str, plan=None) -> dict[str, str]:
+    """File name -> content of the golden files of ``stack``."""
+    plan = plan or preview_stack(ROOT, stack)
+    return {
+        f"{stack}.plan.json": json.dumps(plan.as_json(), indent=2) + "\n",
+        f"{stack}.manifests.yaml": manifests_yaml(plan),
+    }
+
+
+def main() -> int:
+    GOLDEN.mkdir(parents=True, exist_ok=True)
+    stacks = load_project(ROOT).stacks()
+    expected = set()
+    for stack in stacks:
+        for name, text in render(stack).items():
+            expected.add(name)
+            (GOLDEN / name).write_text(text)
+    for stale in set(p.name for p in GOLDEN.iterdir()) - expected:
+        (GOLDEN / stale).unlink()
+    close_event_loop()
+    print(f"wrote {len(expected)} golden files for {len(stacks)} stacks in {GOLDEN.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

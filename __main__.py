@@ -11,6 +11,8 @@ from components import (
     ControllerInstallArgs,
     PathwaysServing,
     PathwaysServingArgs,
+    SaxmlServing,
+    SaxmlServingArgs,
     Buckets,
     BucketsArgs,
     BucketSpec,
@@ -24,14 +26,16 @@ from components import (
 )
 from components.config import (
     PathwaysServingConfig,
+    SaxmlServingConfig,
     bucket_name,
     gcp_service_account_id,
     load_from_pulumi,
     pool_name,
     to_settings,
 )
-from components.controllers import LWS, installs_by_group
+from components.controllers import JOBSET, LWS, installs_by_group
 from components.pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from components.saxml_serving import SaxmlImages, SaxModel
 
 cfg = load_from_pulumi()
 name = cfg.cluster.name
@@ -160,9 +164,66 @@ def pathways_serving(serving: PathwaysServingConfig) -> None:
     pulumi.export("generateExample", workload.generate_example)
 
 
+def saxml_serving(serving: SaxmlServingConfig) -> None:
+    jobset = install(JOBSET, serving.jobset_version)
+    installs.append(jobset)
+    chosen = [slices[n] for n in serving.slices]
+    pools = [p for c in chosen for p in c.node_pools]
+    min_version = cfg.cluster.min_master_version
+    privileged = serving.privileged == "always" or (
+        serving.privileged == "auto" and min_version is not None and version_tuple(min_version) < (1, 28)
+    )
+    workload = SaxmlServing(
+        f"{name}-saxml",
+        SaxmlServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=chosen[0].shape,
+            num_slices=len(pools),
+            state_bucket=buckets.names["state"],
+            cell=serving.cell,
+            models=[SaxModel(m.model, m.model_path, m.checkpoint, m.replicas) for m in serving.models],
+            images=to_settings(serving.images, SaxmlImages),
+            max_restarts=serving.max_restarts,
+            privileged=privileged,
+            exposure=serving.http.exposure,
+            source_ranges=tuple(serving.http.source_ranges),
+            publish_timeout_seconds=serving.publish_timeout_seconds,
+            labels=k8s_labels,
+            depends_on=[jobset, identity.service_account, *pools],
+        ),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
+    )
+    port = 8888
+    pulumi.export("saxHttpAddress", workload.address)
+    pulumi.export("saxModels", [m.model for m in serving.models])
+    pulumi.export(
+        "generateExample",
+        workload.address.apply(
+            lambda a: f"curl -s -X POST http://{a}:{port}/generate -H 'Content-type: application/json' "
+            f"-d '{{\"model\": \"{serving.models[0].model if serving.models else serving.cell + '/<model>'}\", "
+            "\"query\": \"How many days are in a week?\"}'"
+        ),
+    )
+    pulumi.export(
+        "listcellExample",
+        workload.address.apply(
+            lambda a: f"curl -s -X GET http://{a}:{port}/listcell -H 'Content-type: application/json' "
+            f"-d '{{\"model\": \"{serving.models[0].model if serving.models else serving.cell + '/<model>'}\"}}'"
+        ),
+    )
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"1.27.2-gke.2100"`` -> ``(1, 27)``."""
+    return tuple(int(p) for p in version.split("-")[0].split(".")[:2])
+
+
 installs: list[ControllerInstall] = []
 if isinstance(cfg.serving, PathwaysServingConfig):
     pathways_serving(cfg.serving)
+elif isinstance(cfg.serving, SaxmlServingConfig):
+    saxml_serving(cfg.serving)
 
 pulumi.export("project", cfg.project)
 pulumi.export("region", cfg.region)

@@ -12,6 +12,7 @@ from .controllers import ControllerInstall, ControllerInstallArgs
 from .identity import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
+from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 
 __all__ = [
     "Buckets",
@@ -26,6 +27,10 @@ __all__ = [
     "PathwaysServing",
     "PathwaysServingArgs",
     "ProbeSettings",
+    "SaxModel",
+    "SaxmlImages",
+    "SaxmlServing",
+    "SaxmlServingArgs",
     "TpuCluster",
     "TpuClusterArgs",
     "TpuNodePool",

@@ -10,12 +10,13 @@ module the library works with plain typed values only.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import json
 import math
 import re
 import typing
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional, Union
 
 import pulumi
 from pydantic import (
@@ -32,9 +33,10 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from . import catalog
-from .controllers import LWS, Controller, parse_version
+from .controllers import JOBSET, LWS, Controller, parse_version
 from .naming import NameLimit, check_dns_name
 from .pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from .saxml_serving import SaxmlImages
 
 PROJECT_NAMESPACE = "tpu-serving"
 """The Pulumi project name, and so the namespace of this package's stack config keys."""
@@ -340,6 +342,90 @@ class PathwaysServingConfig(Model):
         return v
 
 
+SaxmlImagesConfig = settings_model(SaxmlImages, "SaxmlImagesConfig")
+
+BYTES_PER_PARAMETER = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
+"""Weight bytes per parameter by precision (seed 002: N billion 16-bit parameters need ~2N GB)."""
+
+
+class SaxModelConfig(Model):
+    """A model the Saxml cell serves; published by the stack, unpublished when removed."""
+
+    model: str = Field(description="Model path in the cell, e.g. `/sax/test/spmd`.")
+    model_path: str = Field(description="Saxml model class, e.g. `saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test`.")
+    checkpoint: str = Field("None", description="Checkpoint path, or `None` for random weights.")
+    replicas: int = Field(1, ge=1, le=64, description="Model server replicas; each takes one slice.")
+    parameters_billions: float = Field(gt=0, description="Parameter count in billions, for the HBM sizing check.")
+    weight_precision: Literal["fp32", "bf16", "fp16", "int8", "int4"] = Field(
+        "bf16", description="Precision of the served weights, for the HBM sizing check."
+    )
+
+    @field_validator("model")
+    @classmethod
+    def _model_path(cls, v: str) -> str:
+        if not re.match(r"^/sax/[a-z0-9_-]+/[A-Za-z0-9_.-]+$", v):
+            raise ValueError("must be a Sax model path /sax/<cell>/<model>, e.g. /sax/test/spmd")
+        return v
+
+    @property
+    def weight_gb(self) -> float:
+        """Approximate weight size in GB."""
+        return self.parameters_billions * BYTES_PER_PARAMETER[self.weight_precision]
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError as err:
+        raise ValueError(f"not a CIDR block ({err})") from None
+    return value
+
+
+class SaxmlHttpConfig(Model):
+    """How sax-http is exposed."""
+
+    exposure: Literal["internal", "public", "cluster"] = Field(
+        "internal",
+        description="`internal` LoadBalancer (VPC only), `public` LoadBalancer (needs sourceRanges), or `cluster` (ClusterIP).",
+    )
+    source_ranges: list[Annotated[str, AfterValidator(_cidr)]] = Field(
+        default_factory=list, description="CIDR blocks allowed to reach the load balancer."
+    )
+
+    @model_validator(mode="after")
+    def _public_needs_ranges(self) -> "SaxmlHttpConfig":
+        if self.exposure == "public" and not self.source_ranges:
+            raise ValueError("a public load balancer needs sourceRanges (the CIDR blocks allowed in)")
+        return self
+
+
+class SaxmlServingConfig(Model):
+    """Saxml on multi-host TPU slices (seed 002)."""
+
+    backend: Literal["saxml"] = Field(description="Selects this serving backend.")
+    slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries that run model servers.")
+    cell: str = Field("/sax/test", pattern=r"^/sax/[a-z0-9_-]+$", description="The Sax cell, e.g. `/sax/test`.")
+    jobset_version: Annotated[str, _release_validator(JOBSET)] = Field(
+        JOBSET.default_version, description="JobSet release installed by the stack (v0.2.3 or later)."
+    )
+    images: SaxmlImagesConfig = Field(default_factory=SaxmlImagesConfig, description="Container images.")  # type: ignore[valid-type]
+    max_restarts: int = Field(4, ge=0, le=100, description="JobSet failurePolicy.maxRestarts.")
+    privileged: Literal["auto", "always", "never"] = Field(
+        "auto",
+        description="Privileged model servers: `auto` only when cluster.minMasterVersion is below 1.28 "
+        "(GKE's TPU access needed it there), or `always`/`never`.",
+    )
+    http: SaxmlHttpConfig = Field(default_factory=SaxmlHttpConfig, description="Exposure of sax-http.")
+    models: list[SaxModelConfig] = Field(default_factory=list, description="Models to publish (declarative).")
+    publish_timeout_seconds: int = Field(
+        1800, ge=60, le=7200, description="How long publication waits for sax-http and the model replicas."
+    )
+
+
+Serving = Annotated[Union[PathwaysServingConfig, SaxmlServingConfig], Field(discriminator="backend")]
+"""The serving backend, chosen by `backend`."""
+
+
 # --------------------------------------------------------------------------- stack
 
 
@@ -365,7 +451,7 @@ class StackConfig(Model):
     workload_identity: WorkloadIdentityConfig = Field(
         description="The workloads' Kubernetes and GCP service accounts."
     )
-    serving: Optional[PathwaysServingConfig] = Field(
+    serving: Optional[Serving] = Field(
         None, description="The serving workload; unset deploys the infrastructure only."
     )
 
@@ -477,50 +563,51 @@ class ConfigError(pulumi.RunError):
         )
 
 
+_BACKENDS = ("jetstream-pathways", "saxml")
+"""Discriminator values of the serving union (pydantic adds them to error locations)."""
+
+
 def _key_path(loc: tuple[Any, ...]) -> str:
     if not loc:
         return f"{PROJECT_NAMESPACE}:<stack>"
     head, *rest = loc
     # Fields are reported by their camelCase alias; map the top level to its config key.
-    top = next((GCP_KEYS[f] for f in GCP_KEYS if f == head), f"{PROJECT_NAMESPACE}:{head}")
-    path = top
-    for part in rest:
+    path = GCP_KEYS.get(head, f"{PROJECT_NAMESPACE}:{head}")
+    for i, part in enumerate(rest):
         if isinstance(part, int):
             path += f"[{part}]"
+        elif part in _BACKENDS and i == 0 and head == "serving":
+            continue  # the union member's tag, not a key the user wrote
         elif part in ("function-after", "function-plain") or "[" in str(part):
-            continue  # pydantic's internal union/validator tags
+            continue  # pydantic's internal validator tags
         else:
             path += f".{part}"
     return path
 
 
-def _model_at(loc: tuple[Any, ...]) -> Optional[type[BaseModel]]:
+def _models_in(ann: Any) -> list[type[BaseModel]]:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return [ann]
+    return [m for arg in (getattr(ann, "__args__", ()) or ()) for m in _models_in(arg)]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
     """The model class that a location path points into (for listing valid keys)."""
-    model: Any = StackConfig
-    for part in loc:
+    model: type[BaseModel] = StackConfig
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
         if isinstance(part, int):
             continue
-        field = next(
-            (f for n, f in model.model_fields.items() if n == part or f.alias == part), None
-        )
-        if field is None:
+        field = next((f for n, f in model.model_fields.items() if n == part or f.alias == part), None)
+        candidates = _models_in(field.annotation) if field is not None else []
+        if not candidates:
             return model
-        ann = field.annotation
-        inner = _first_model(ann)
-        if inner is None:
-            return model
-        model = inner
+        if len(candidates) > 1 and parts and parts[0] in _BACKENDS:
+            tag = parts.pop(0)
+            candidates = [m for m in candidates if m.model_fields.get("backend") and tag in str(m.model_fields["backend"].annotation)]
+        model = candidates[0]
     return model
-
-
-def _first_model(ann: Any) -> Optional[type[BaseModel]]:
-    if isinstance(ann, type) and issubclass(ann, BaseModel):
-        return ann
-    for arg in getattr(ann, "__args__", ()) or ():
-        found = _first_model(arg)
-        if found is not None:
-            return found
-    return None
 
 
 def _describe(err: Mapping[str, Any]) -> str:
@@ -528,7 +615,7 @@ def _describe(err: Mapping[str, Any]) -> str:
     path = _key_path(loc)
     kind = err["type"]
     if kind == "extra_forbidden":
-        model = _model_at(loc[:-1]) or StackConfig
+        model = _model_at(loc[:-1])
         keys = ", ".join(f.alias or n for n, f in model.model_fields.items())
         if model is StackConfig:
             keys = ", ".join(
@@ -538,6 +625,10 @@ def _describe(err: Mapping[str, Any]) -> str:
         return f"{path}: unknown key; valid keys: {keys}"
     if kind == "missing":
         return f"{path}: required key is missing"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tag = (err.get("ctx") or {}).get("tag")
+        shown = f" = {json.dumps(tag)}" if tag else ""
+        return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
     msg = err["msg"].removeprefix("Value error, ")
     value = err.get("input")
     shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
@@ -583,16 +674,18 @@ def serving_problems(cfg: StackConfig) -> list[str]:
     if serving is None:
         return []
     key = f"{PROJECT_NAMESPACE}:serving"
-    problems = []
     kinds = {s.name: s for s in cfg.tpu_slices}
     unknown = [n for n in serving.slices if n not in kinds]
     if unknown:
         return [f"{key}.slices = {json.dumps(unknown)}: not in tpuSlices; valid: {', '.join(kinds)}"]
     chosen = [kinds[n] for n in serving.slices]
     shapes = {(k.shape.machine_type.name, k.shape.topology) for k in chosen}
+    problems = []
     if len(shapes) > 1:
         problems.append(f"{key}.slices: the serving slices must share one shape; got {sorted(shapes)}")
     pools = sum(k.count for k in chosen)
+    if isinstance(serving, SaxmlServingConfig):
+        return problems + _saxml_problems(cfg, serving, chosen[0].shape, pools)
     if pools % serving.replicas:
         problems.append(f"{key}.replicas = {serving.replicas}: {pools} slice(s) cannot be shared evenly")
     per_group = pools // serving.replicas
@@ -608,6 +701,36 @@ def serving_problems(cfg: StackConfig) -> list[str]:
             )
     if len(shapes) == 1:
         problems += _parallelism_problems(key, serving.maxtext, chosen[0].shape)
+    return problems
+
+
+def _saxml_problems(cfg: StackConfig, serving: SaxmlServingConfig, shape: catalog.SliceShape, pools: int) -> list[str]:
+    key = f"{PROJECT_NAMESPACE}:serving"
+    problems = []
+    state = cfg.bucket("state")
+    if state is None or state.workload_access != "readWrite":
+        problems.append(f"{PROJECT_NAMESPACE}:buckets: saxml needs a `state` bucket with workloadAccess readWrite")
+    names = [m.model for m in serving.models]
+    for i, m in enumerate(serving.models):
+        at = f"{key}.models[{i}]"
+        if not m.model.startswith(serving.cell + "/"):
+            problems.append(f"{at}.model = {json.dumps(m.model)}: not in the cell {serving.cell}")
+        if names.count(m.model) > 1:
+            problems.append(f"{at}.model = {json.dumps(m.model)}: listed more than once")
+        if m.replicas > pools:
+            problems.append(f"{at}.replicas = {m.replicas}: only {pools} model server slice(s)")
+        if m.weight_gb > shape.hbm_gib:
+            fit = catalog.smallest_fitting_topology(shape.machine_type.name, m.weight_gb)
+            hint = (
+                f"the smallest {shape.machine_type.name} topology that fits is {fit.topology} ({fit.hbm_gib} GiB)"
+                if fit
+                else f"no {shape.machine_type.name} topology fits"
+            )
+            problems.append(
+                f"{at}: {m.parameters_billions:g}B parameters in {m.weight_precision} need about "
+                f"{m.weight_gb:g} GB of HBM, more than one replica's {shape.topology} slice has "
+                f"({shape.hbm_gib} GiB); {hint}"
+            )
     return problems
 
 

@@ -34,3 +34,29 @@ def resource(plan: Plan, type_: str, name: str):
     found = [r for r in plan.resources if r.type == type_ and r.name == name]
     assert len(found) == 1, f"{type_} {name}: found {len(found)} in {[r.name for r in plan.of_type(type_)]}"
     return found[0]
+
+
+def flatten(obj, args_by_container=None) -> dict[str, object]:
+    """Flatten a Kubernetes object to {path: value} for field-by-field comparison.
+
+    Lists of named items are keyed by name; ``args_by_container`` maps a container name
+    to a function that turns its ``args`` into a comparable dict.
+    """
+    args_by_container = args_by_container or {}
+    flat: dict[str, object] = {}
+
+    def walk(value, path):
+        if isinstance(value, dict):
+            convert = args_by_container.get(value.get("name")) if "args" in value else None
+            if convert:
+                value = {**value, "args": convert(value["args"])}
+            for k, v in value.items():
+                walk(v, f"{path}.{k}" if path else k)
+        elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
+            for v in value:
+                walk(v, f"{path}[{v['name']}]")
+        else:
+            flat[path] = value
+
+    walk(obj, "")
+    return flat

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from components import catalog
-from tests.conftest import ROOT, SEED_MANIFESTS, plan_of
+from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of
 from tools import schema
 from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
 
@@ -53,26 +53,6 @@ def seed_docs(stack: str) -> dict[str, dict]:
     return {d["kind"]: d for d in docs}
 
 
-def normalise(obj):
-    """Flatten an object to {path: value}; named lists keyed by name, MaxText args as key=value."""
-    flat: dict[str, object] = {}
-
-    def walk(value, path):
-        if isinstance(value, dict):
-            if value.get("name") == "jax-tpu" and "args" in value:
-                value = {**value, "args": _maxtext_map(value["args"])}
-            for k, v in value.items():
-                walk(v, f"{path}.{k}" if path else k)
-        elif isinstance(value, list) and value and all(isinstance(v, dict) and "name" in v for v in value):
-            for v in value:
-                walk(v, f"{path}[{v['name']}]")
-        else:
-            flat[path] = value
-
-    walk(obj, "")
-    return flat
-
-
 def _maxtext_map(args: list[str]) -> dict[str, str]:
     # MaxText reads `key=value` pairs in any order; booleans are case-insensitive.
     out = {"<config>": args[0]}
@@ -80,6 +60,10 @@ def _maxtext_map(args: list[str]) -> dict[str, str]:
         k, _, v = a.partition("=")
         out[k] = v.lower() if v.lower() in ("true", "false") else v
     return out
+
+
+def normalise(obj):
+    return flatten(obj, {"jax-tpu": _maxtext_map})
 
 
 TEMPLATE = "spec.leaderWorkerTemplate"

@@ -1,0 +1,370 @@
+"""``SaxmlServing``: Saxml over multi-host TPU slices, with declarative model publication.
+
+The admin server keeps the cell's state in the stack's bucket; one JobSet replicated job
+per slice runs the model servers (``hostNetwork``, ports 10001 and 8471); ``sax-http``
+exposes the HTTP API behind an internal load balancer by default. The models listed in the
+stack are published by a Job that reconciles the cell with the list (see
+:mod:`components.saxml_publisher`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .catalog import SliceShape
+from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+
+ADMIN_PORT = 10000
+"""Sax admin server port."""
+MODEL_PORT = 10001
+"""Sax model server port."""
+MEGASCALE_PORT = 8471
+"""Default port for VM-to-VM communication within a slice."""
+HTTP_PORT = 8888
+"""sax-http port."""
+EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+INTERNAL_LB = {"networking.gke.io/load-balancer-type": "Internal"}
+"""Annotation that makes a GKE LoadBalancer Service internal to the VPC."""
+PUBLISHER_SCRIPT = Path(__file__).with_name("saxml_publisher.py")
+
+Exposure = Literal["internal", "public", "cluster"]
+
+
+def _doc(text: str, **kw):
+    return field(metadata={"description": text}, **kw)
+
+
+@dataclass(frozen=True)
+class SaxmlImages:
+    """Container images of the Saxml servers and the publisher."""
+
+    admin: str = _doc("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
+    model_server: str = _doc("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
+    http: str = _doc("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
+    publisher: str = _doc("Image of the publication Job (any Python 3).", default="python:3.12-slim")
+
+
+@dataclass(frozen=True)
+class SaxModel:
+    """A model the cell serves, as ``/publish`` takes it."""
+
+    model: str
+    """Model path in the cell, e.g. ``/sax/test/spmd``."""
+    model_path: str
+    """Saxml model class, e.g. ``saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test``."""
+    checkpoint: str = "None"
+    """Checkpoint path, or ``None`` for random weights."""
+    replicas: int = 1
+    """Model server replicas (one slice each)."""
+
+
+@dataclass(frozen=True)
+class SaxmlServingArgs:
+    """Arguments of :class:`SaxmlServing`."""
+
+    namespace: str
+    """Namespace of the workload."""
+    service_account: str
+    """Kubernetes service account of every Sax pod (workload identity, bucket-scoped roles)."""
+    shape: SliceShape
+    """Shape of each model-server slice."""
+    num_slices: int
+    """Model servers: one replicated job (one slice) each."""
+    state_bucket: str
+    """Bucket holding the admin state (``GSBUCKET``) and ``SAX_ROOT``."""
+    cell: str = "/sax/test"
+    """The Sax cell (``--sax_cell``)."""
+    models: Sequence[SaxModel] = ()
+    """Models to publish."""
+    images: SaxmlImages = field(default_factory=SaxmlImages)
+    """Container images."""
+    max_restarts: int = 4
+    """JobSet ``failurePolicy.maxRestarts``."""
+    privileged: bool = False
+    """Run the model servers privileged (TPU access on GKE before 1.28)."""
+    exposure: Exposure = "internal"
+    """sax-http Service: ``internal`` LoadBalancer, ``public`` LoadBalancer, or ``cluster`` (ClusterIP)."""
+    source_ranges: Sequence[str] = ()
+    """``loadBalancerSourceRanges`` (required for ``public``)."""
+    publish_timeout_seconds: int = 1800
+    """How long the publication Job waits for sax-http and the replicas."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the objects and pods."""
+    depends_on: Sequence[pulumi.Resource] = ()
+    """What the objects wait for: the JobSet install, the slices, the namespace and KSA."""
+
+    @property
+    def sax_root(self) -> str:
+        """``SAX_ROOT``: the cell's root in the state bucket."""
+        return f"gs://{self.state_bucket}/sax-root"
+
+
+ADMIN, MODEL_SET, MODEL_JOB, HTTP, HTTP_SERVICE, PUBLISHER = (
+    "sax-admin-server", "sax-model-server-set", "sax-model-server", "sax-http", "sax-http-lb", "sax-publisher",
+)
+
+
+def _meta(args: SaxmlServingArgs, name: str, **extra) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=args.namespace, labels=dict(args.labels), **extra)
+
+
+def _tcp_probe(port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
+    return k8s.core.v1.ProbeArgs(
+        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=period, failure_threshold=failures
+    )
+
+
+def _requests(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
+    return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory})
+
+
+def _deployment(args: SaxmlServingArgs, name: str, container: k8s.core.v1.ContainerArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    labels = {**args.labels, "app": name}
+    return k8s.apps.v1.DeploymentInitArgs(
+        metadata=_meta(args, name),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=1,
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": name}),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                spec=k8s.core.v1.PodSpecArgs(
+                    host_network=False, service_account_name=args.service_account, containers=[container]
+                ),
+            ),
+        ),
+    )
+
+
+def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    """The admin server: cell state in the stack's bucket, on the CPU pool, never privileged."""
+    return _deployment(
+        args,
+        ADMIN,
+        k8s.core.v1.ContainerArgs(
+            name=ADMIN,
+            image=args.images.admin,
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=ADMIN_PORT)],
+            env=[k8s.core.v1.EnvVarArgs(name="GSBUCKET", value=args.state_bucket)],
+            resources=_requests("500m", "1Gi"),
+            readiness_probe=_tcp_probe(ADMIN_PORT, 10, 3),
+            liveness_probe=_tcp_probe(ADMIN_PORT, 30, 5),
+        ),
+    )
+
+
+def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888."""
+    return _deployment(
+        args,
+        HTTP,
+        k8s.core.v1.ContainerArgs(
+            name=HTTP,
+            image=args.images.http,
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
+            env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root)],
+            resources=_requests("500m", "1Gi"),
+            readiness_probe=_tcp_probe(HTTP_PORT, 10, 3),
+            liveness_probe=_tcp_probe(HTTP_PORT, 30, 5),
+        ),
+    )
+
+
+def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
+    """``spec`` of the model-server JobSet: one replicated job per slice, one pod per VM."""
+    chips = str(args.shape.chips_per_vm)
+    vms = args.shape.vms
+    container = k8s.core.v1.ContainerArgs(
+        name=MODEL_JOB,
+        image=args.images.model_server,
+        args=[f"--port={MODEL_PORT}", f"--sax_cell={args.cell}", f"--platform_chip={args.shape.generation.chip_name}"],
+        ports=[k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT), k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT)],
+        security_context=k8s.core.v1.SecurityContextArgs(privileged=True) if args.privileged else None,
+        env=[
+            k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root),
+            k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=""),  # each slice is its own server
+        ],
+        resources=k8s.core.v1.ResourceRequirementsArgs(requests={TPU_RESOURCE: chips}, limits={TPU_RESOURCE: chips}),
+    )
+    pod = k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+        spec=k8s.core.v1.PodSpecArgs(
+            service_account_name=args.service_account,
+            host_network=True,
+            dns_policy="ClusterFirstWithHostNet",
+            node_selector=node_selector(args.shape),
+            containers=[container],
+        ),
+    )
+    job = k8s.batch.v1.JobSpecArgs(parallelism=vms, completions=vms, backoff_limit=0, template=pod)
+    return {
+        "failurePolicy": {"maxRestarts": args.max_restarts},
+        "replicatedJobs": [{"name": MODEL_JOB, "replicas": args.num_slices, "template": {"spec": job}}],
+    }
+
+
+def http_service_args(args: SaxmlServingArgs) -> k8s.core.v1.ServiceInitArgs:
+    """The sax-http Service: internal LoadBalancer unless the stack asks otherwise."""
+    annotations = INTERNAL_LB if args.exposure == "internal" else None
+    spec = k8s.core.v1.ServiceSpecArgs(
+        type="ClusterIP" if args.exposure == "cluster" else "LoadBalancer",
+        selector={"app": HTTP},
+        ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", port=HTTP_PORT, target_port=HTTP_PORT)],
+        load_balancer_source_ranges=list(args.source_ranges) or None if args.exposure != "cluster" else None,
+    )
+    return k8s.core.v1.ServiceInitArgs(metadata=_meta(args, HTTP_SERVICE, annotations=annotations), spec=spec)
+
+
+def models_json(args: SaxmlServingArgs) -> str:
+    """The models as ``/publish`` bodies, in a stable order."""
+    return json.dumps([asdict(m) for m in sorted(args.models, key=lambda m: m.model)], sort_keys=True)
+
+
+def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
+    """The publication Job; its name changes with the model list, so any change runs it again."""
+    digest = hashlib.sha256((models_json(args) + PUBLISHER_SCRIPT.read_text()).encode()).hexdigest()[:8]
+    env = {
+        "SAX_HTTP": f"http://{HTTP_SERVICE}.{args.namespace}.svc:{HTTP_PORT}",
+        "SAX_MODELS": models_json(args),
+        "STATE_CONFIGMAP": f"{PUBLISHER}-state",
+        "WAIT_SECONDS": str(args.publish_timeout_seconds),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    container = k8s.core.v1.ContainerArgs(
+        name="publish",
+        image=args.images.publisher,
+        command=["python3", "/scripts/saxml_publisher.py"],
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()]
+        + [
+            k8s.core.v1.EnvVarArgs(
+                name="POD_NAMESPACE",
+                value_from=k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")),
+            )
+        ],
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
+        resources=_requests("100m", "128Mi"),
+        security_context=k8s.core.v1.SecurityContextArgs(
+            run_as_non_root=True,
+            run_as_user=65534,
+            allow_privilege_escalation=False,
+            read_only_root_filesystem=True,
+            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+        ),
+    )
+    return k8s.batch.v1.JobInitArgs(
+        metadata=_meta(args, f"{PUBLISHER}-{digest}"),
+        spec=k8s.batch.v1.JobSpecArgs(
+            backoff_limit=2,
+            active_deadline_seconds=args.publish_timeout_seconds + 300,
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": PUBLISHER}),
+                spec=k8s.core.v1.PodSpecArgs(
+                    restart_policy="Never",
+                    service_account_name=PUBLISHER,
+                    containers=[container],
+                    volumes=[
+                        k8s.core.v1.VolumeArgs(
+                            name="scripts", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=f"{PUBLISHER}-script")
+                        )
+                    ],
+                ),
+            ),
+        ),
+    )
+
+
+class SaxmlServing(pulumi.ComponentResource):
+    """Saxml on multi-host TPU slices: admin server, model-server JobSet, sax-http and its Service,
+    and the Job that publishes the stack's models.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``; the JobSet waits for
+    ``args.depends_on`` (the JobSet install and the slices).
+    """
+
+    admin: k8s.apps.v1.Deployment
+    """The admin server."""
+    model_servers: k8s.apiextensions.CustomResource
+    """The model-server JobSet."""
+    http: k8s.apps.v1.Deployment
+    """sax-http."""
+    service: k8s.core.v1.Service
+    """The sax-http Service on port 8888."""
+    publisher: Optional[k8s.batch.v1.Job]
+    """The publication Job (None when no model is listed)."""
+    address: pulumi.Output[str]
+    """Address of sax-http: the load balancer IP, or the in-cluster DNS name for ``cluster``."""
+
+    def __init__(self, name: str, args: SaxmlServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
+        after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
+        self.admin = k8s.apps.v1.Deployment(f"{name}-admin", admin_deployment(args), opts=after)
+        self.model_servers = k8s.apiextensions.CustomResource(
+            f"{name}-model-servers",
+            api_version="jobset.x-k8s.io/v1alpha2",
+            kind="JobSet",
+            metadata=_meta(args, MODEL_SET, annotations={EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL}),
+            spec=model_server_jobset_spec(args),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.admin]),
+        )
+        self.http = k8s.apps.v1.Deployment(f"{name}-http", http_deployment(args), opts=after)
+        self.service = k8s.core.v1.Service(f"{name}-http-svc", http_service_args(args), opts=after)
+        if args.exposure == "cluster":
+            self.address = pulumi.Output.from_input(f"{HTTP_SERVICE}.{args.namespace}.svc")
+        else:
+            self.address = self.service.status.apply(
+                lambda s: (s.load_balancer.ingress or [None])[0].ip if s and s.load_balancer and s.load_balancer.ingress else ""
+            )
+        self.publisher = self._publisher(name, args) if args.models else None
+        self.register_outputs({"address": self.address})
+
+    def _publisher(self, name: str, args: SaxmlServingArgs) -> k8s.batch.v1.Job:
+        """The publication Job with its script, state ConfigMap and least-privilege RBAC."""
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
+        state_name = f"{PUBLISHER}-state"
+        script = k8s.core.v1.ConfigMap(
+            f"{name}-publisher-script",
+            metadata=_meta(args, f"{PUBLISHER}-script"),
+            data={"saxml_publisher.py": PUBLISHER_SCRIPT.read_text()},
+            opts=child,
+        )
+        state = k8s.core.v1.ConfigMap(
+            f"{name}-publisher-state",
+            metadata=_meta(args, state_name),
+            data={"published": "[]"},
+            # The Job records what it published here; Pulumi must not reset it.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["data"])),
+        )
+        account = k8s.core.v1.ServiceAccount(f"{name}-publisher-ksa", metadata=_meta(args, PUBLISHER), opts=child)
+        role = k8s.rbac.v1.Role(
+            f"{name}-publisher-role",
+            metadata=_meta(args, PUBLISHER),
+            rules=[
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=[""], resources=["configmaps"], resource_names=[state_name], verbs=["get", "patch"]
+                )
+            ],
+            opts=child,
+        )
+        binding = k8s.rbac.v1.RoleBinding(
+            f"{name}-publisher-binding",
+            metadata=_meta(args, PUBLISHER),
+            role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=PUBLISHER),
+            subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=PUBLISHER, namespace=args.namespace)],
+            opts=child,
+        )
+        return k8s.batch.v1.Job(
+            f"{name}-publish",
+            publish_job_args(args),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[self.http, self.service, self.model_servers, script, state, account, role, binding],
+                custom_timeouts=pulumi.CustomTimeouts(create=f"{args.publish_timeout_seconds // 60 + 10}m"),
+            ),
+        )

@@ -1,0 +1,329 @@
+"""SaxmlServing: seed conformance, acceptance checks, sizing and the publication reconciler."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+import yaml
+
+from components import saxml_publisher
+from components.config import ConfigError
+from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of
+from tests.test_config import load
+from tools import schema
+from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+
+STACK = "saxml-175b-v5e32x2"
+SEED = "saxml-lmcloudspmd175b-2xv5e-4x8.yaml"
+PLACEHOLDERS = ("BUCKET_NAME", "PROJECT_ID", "JOBSET_VERSION")
+
+
+def objects(plan=None) -> dict[tuple[str, str], dict]:
+    return {(o["kind"], o["metadata"]["name"]): o for o in kubernetes_objects(plan or plan_of(STACK))}
+
+
+def seed_objects() -> dict[tuple[str, str], dict]:
+    docs = [d for d in yaml.safe_load_all((SEED_MANIFESTS / SEED).read_text()) if d]
+    return {(d["kind"], d["metadata"]["name"]): d for d in docs}
+
+
+# ------------------------------------------------------------------------------ seed conformance
+
+POD = r"spec\.template\.spec"
+MODEL_POD = r"spec\.replicatedJobs\[sax-model-server\]\.template\.spec\.template"
+DIFFERENCES: list[tuple[str, str]] = [
+    (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
+    (r"(.*\.)?metadata\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
+    (rf"{POD}\.containers\[sax-admin-server\]\.securityContext\.privileged", "the admin server uses no TPU: never privileged"),
+    (rf"{POD}\.containers\[sax-(admin-server|http)\]\.(readinessProbe|livenessProbe)\..*", "health probes the seed lacks"),
+    (rf"{POD}\.containers\[sax-(admin-server|http)\]\.resources\.requests\..*", "CPU/memory requests the seed lacks"),
+    (rf"{POD}\.containers\[sax-admin-server\]\.env\[GSBUCKET\]\.value", "the stack's state bucket (seed: placeholder)"),
+    (rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value", "SAX_ROOT in the stack's state bucket (seed: placeholder)"),
+    (rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.securityContext\.privileged", "privileged only where GKE needs it (before 1.28); the stack's GKE is newer"),
+    (r"metadata\.annotations\.networking\.gke\.io/load-balancer-type", "internal load balancer by default (the seed exposed sax-http publicly)"),
+]
+
+
+def quantities_as_strings(flat: dict) -> dict:
+    # `4` and `"4"` are the same quantity to the API server.
+    return {k: str(v) if "google.com/tpu" in k else v for k, v in flat.items()}
+
+
+def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
+    a, b = quantities_as_strings(flatten(seed)), quantities_as_strings(flatten(ours))
+    problems, used = [], set()
+    for path in sorted(set(a) | set(b)):
+        if a.get(path) == b.get(path):
+            continue
+        reason = next((r for r, _ in DIFFERENCES if re.fullmatch(r, path)), None)
+        if reason is None:
+            problems.append(f"{path}: seed {a.get(path)!r} != rendered {b.get(path)!r}")
+        else:
+            used.add(reason)
+    return problems, used
+
+
+@pytest.mark.parametrize(
+    "key",
+    [("Deployment", "sax-admin-server"), ("JobSet", "sax-model-server-set"), ("Deployment", "sax-http"), ("Service", "sax-http-lb")],
+)
+def test_saxml_conforms_to_seed(key, reference):
+    problems, _ = unexplained(seed_objects()[key], objects()[key])
+    assert problems == [], "differences from the seed that are neither fixed nor listed:\n" + "\n".join(problems)
+
+
+def test_saxml_every_listed_difference_occurs(reference):
+    used = set()
+    for key, seed in seed_objects().items():
+        used |= unexplained(seed, objects()[key])[1]
+    assert [r for r, _ in DIFFERENCES if r not in used] == []
+
+
+# ------------------------------------------------------------------------------ acceptance
+
+
+def test_saxml_jobset_waits_for_install_and_slices():
+    plan = plan_of(STACK)
+    (jobset,) = plan.of_type("kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+    (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
+    assert group.inputs["files"] == ["https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"]
+    assert group.urn in jobset.dependencies
+    pools = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p.inputs]
+    assert len(pools) == 2 and {p.urn for p in pools} <= set(jobset.dependencies)
+
+
+def test_saxml_state_in_stack_bucket_and_no_placeholder():
+    objs = objects()
+    bucket = plan_of(STACK).outputs["buckets"]["state"]
+    admin = objs[("Deployment", "sax-admin-server")]["spec"]["template"]["spec"]["containers"][0]
+    assert {"name": "GSBUCKET", "value": bucket} in admin["env"]
+    text = json.dumps(list(objs.values()))
+    assert f"gs://{bucket}/sax-root" in text
+    assert text.count('"SAX_ROOT"') == 2
+    assert [p for p in PLACEHOLDERS if p in text] == []
+
+
+def test_saxml_model_servers_from_pools():
+    spec = objects()[("JobSet", "sax-model-server-set")]["spec"]
+    (rj,) = spec["replicatedJobs"]
+    assert rj["replicas"] == 2
+    job = rj["template"]["spec"]
+    assert job["parallelism"] == job["completions"] == 8 and job["backoffLimit"] == 0
+    pod = job["template"]["spec"]
+    assert pod["hostNetwork"] is True and pod["dnsPolicy"] == "ClusterFirstWithHostNet"
+    assert pod["serviceAccountName"] == "sax-sa"
+    (c,) = pod["containers"]
+    assert "--platform_chip=tpuv5e" in c["args"] and "--sax_cell=/sax/test" in c["args"]
+    assert c["resources"]["limits"] == {"google.com/tpu": "4"}
+    assert {"name": "MEGASCALE_NUM_SLICES", "value": ""} in c["env"]
+    assert "securityContext" not in c
+
+
+def test_saxml_publication_job_for_the_stack_model():
+    objs = objects()
+    (job,) = [o for (kind, _), o in objs.items() if kind == "Job"]
+    env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
+    models = json.loads(env["SAX_MODELS"])
+    assert models == [
+        {"checkpoint": "None", "model": "/sax/test/spmd",
+         "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "replicas": 2}
+    ]
+    assert env["SAX_HTTP"] == "http://sax-http-lb.saxml.svc:8888"
+    script = objs[("ConfigMap", "sax-publisher-script")]["data"]["saxml_publisher.py"]
+    assert script == (ROOT / "components" / "saxml_publisher.py").read_text()
+    role = objs[("Role", "sax-publisher")]
+    assert role["rules"] == [{"apiGroups": [""], "resourceNames": ["sax-publisher-state"], "resources": ["configmaps"], "verbs": ["get", "patch"]}]
+    plan = plan_of(STACK)
+    (job_res,) = plan.of_type("kubernetes:batch/v1:Job")
+    http = next(r for r in plan.of_type("kubernetes:apps/v1:Deployment") if r.inputs["metadata"]["name"] == "sax-http")
+    assert http.urn in job_res.dependencies
+
+
+def test_saxml_http_load_balancer_internal_by_default():
+    svc = objects()[("Service", "sax-http-lb")]
+    assert svc["spec"]["type"] == "LoadBalancer"
+    assert svc["metadata"]["annotations"] == {"networking.gke.io/load-balancer-type": "Internal"}
+
+
+def plan_with(edit_serving=None, edit_cluster=None):
+    project = load_project(ROOT)
+    config = stack_config(project, STACK)
+    for key, edit in (("tpu-serving:serving", edit_serving), ("tpu-serving:cluster", edit_cluster)):
+        if edit:
+            value = json.loads(config[key])
+            edit(value)
+            config[key] = json.dumps(value)
+    return run_program(main_program(project), config, project=project.name, stack=STACK)
+
+
+def test_saxml_public_load_balancer_needs_source_ranges():
+    plan = plan_with(lambda s: s.update(http={"exposure": "public", "sourceRanges": ["203.0.113.0/24"]}))
+    svc = objects(plan)[("Service", "sax-http-lb")]
+    assert "annotations" not in svc["metadata"]
+    assert svc["spec"]["loadBalancerSourceRanges"] == ["203.0.113.0/24"]
+    with pytest.raises(ConfigError, match=r"serving\.http: .*needs sourceRanges"):
+        plan_with(lambda s: s.update(http={"exposure": "public"}))
+
+
+def test_saxml_privileged_only_before_gke_1_28():
+    plan = plan_with(edit_cluster=lambda c: c.update(minMasterVersion="1.27.2-gke.2100"))
+    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["securityContext"] == {"privileged": True}
+
+
+@pytest.mark.parametrize("release", ["v0.2.3", "v0.10.1", "v0.12.0"])
+def test_saxml_jobset_valid_for_each_release(release, reference):
+    plan = plan_with(lambda s: s.update(jobsetVersion=release))
+    assert plan.outputs["controllers"] == {"jobset.x-k8s.io": release}
+    schema.validate_custom(objects(plan)[("JobSet", "sax-model-server-set")], release)
+
+
+# ------------------------------------------------------------------------------ sizing
+
+SAX_CONFIG = {
+    "gcp:project": "tpu-serving-demo",
+    "gcp:region": "us-west4",
+    "tpu-serving:zone": "us-west4-a",
+    "tpu-serving:cluster": {"name": "sax"},
+    "tpu-serving:tpuSlices": [{"name": "v5e", "machineType": "ct5lp-hightpu-4t", "topology": "4x4"}],
+    "tpu-serving:buckets": [{"purpose": "state"}],
+    "tpu-serving:workloadIdentity": {"namespace": "sax"},
+    "tpu-serving:serving": {
+        "backend": "saxml",
+        "slices": ["v5e"],
+        "models": [{"model": "/sax/test/spmd", "modelPath": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "parametersBillions": 175}],
+    },
+}
+
+
+def test_saxml_175b_bf16_rejected_on_one_4x4_v5e_slice():
+    with pytest.raises(ConfigError) as exc:
+        load(SAX_CONFIG)
+    (problem,) = exc.value.problems
+    assert problem.startswith("tpu-serving:serving.models[0]: 175B parameters in bf16 need about 350 GB")
+    assert "4x4 slice has (256 GiB)" in problem and "smallest ct5lp-hightpu-4t topology that fits is 4x8" in problem
+
+
+def test_saxml_175b_int8_fits_on_4x4():
+    cfg = {**SAX_CONFIG, "tpu-serving:serving": json.loads(json.dumps(SAX_CONFIG["tpu-serving:serving"]))}
+    cfg["tpu-serving:serving"]["models"][0]["weightPrecision"] = "int8"
+    assert load(cfg).serving.models[0].weight_gb == 175
+
+
+@pytest.mark.parametrize(
+    "models, fragment",
+    [
+        ([{"model": "/sax/other/m", "modelPath": "x", "parametersBillions": 1}], "not in the cell /sax/test"),
+        ([{"model": "/sax/test/m", "modelPath": "x", "parametersBillions": 1, "replicas": 3}], "only 1 model server slice"),
+        ([{"model": "sax/test/m", "modelPath": "x", "parametersBillions": 1}], "/sax/<cell>/<model>"),
+    ],
+)
+def test_saxml_bad_models_rejected(models, fragment):
+    cfg = {**SAX_CONFIG, "tpu-serving:serving": {**SAX_CONFIG["tpu-serving:serving"], "models": models}}
+    with pytest.raises(ConfigError) as exc:
+        load(cfg)
+    assert any(p.startswith("tpu-serving:serving.models[0]") and fragment in p for p in exc.value.problems)
+
+
+# ------------------------------------------------------------------------------ publisher
+
+
+class FakeSax:
+    """A sax-http stand-in on loopback: publish, unpublish, listcell; replicas come up at once."""
+
+    def __init__(self, published=None):
+        self.models: dict[str, dict] = dict(published or {})
+        self.calls: list[tuple[str, str]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def _body(self):
+                return json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+
+            def _reply(self, status, body=None):
+                data = json.dumps(body or {}).encode()
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self):
+                model = self._body().get("model")
+                info = fake.models.get(model)
+                self._reply(200, info) if info else self._reply(400, {"error": "not found"})
+
+            def do_POST(self):
+                body = self._body()
+                fake.calls.append((self.path, body["model"]))
+                if self.path == "/publish":
+                    fake.models[body["model"]] = {
+                        "model": body["model"], "model_path": body["model_path"], "checkpoint": body["checkpoint"],
+                        "max_replicas": body["replicas"], "active_replicas": body["replicas"],
+                    }
+                elif self.path == "/unpublish":
+                    fake.models.pop(body["model"], None)
+                self._reply(200, body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+
+
+@pytest.fixture
+def sax():
+    servers = []
+
+    def make(published=None):
+        servers.append(FakeSax(published))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def want(model, path="p.M", replicas=1):
+    return {"model": model, "model_path": path, "checkpoint": "None", "replicas": replicas}
+
+
+def test_saxml_publisher_publishes_then_keeps(sax, tmp_path):
+    fake = sax()
+    state = saxml_publisher.FileState(str(tmp_path / "state.json"))
+    log = saxml_publisher.reconcile(fake.url, [want("/sax/test/a", replicas=2)], state, wait_seconds=5, poll=0.01)
+    assert log == ["published /sax/test/a", "ready /sax/test/a (2 replicas)"]
+    assert state.load() == ["/sax/test/a"]
+    log = saxml_publisher.reconcile(fake.url, [want("/sax/test/a", replicas=2)], state, wait_seconds=5, poll=0.01)
+    assert log[0] == "kept /sax/test/a" and fake.calls == [("/publish", "/sax/test/a")]
+
+
+def test_saxml_publisher_unpublishes_removed_and_republishes_changed(sax, tmp_path):
+    fake = sax()
+    state = saxml_publisher.FileState(str(tmp_path / "state.json"))
+    saxml_publisher.reconcile(fake.url, [want("/sax/test/a"), want("/sax/test/b")], state, wait_seconds=5, poll=0.01)
+    log = saxml_publisher.reconcile(fake.url, [want("/sax/test/b", path="p.Other")], state, wait_seconds=5, poll=0.01)
+    assert "unpublished /sax/test/a" in log and "published /sax/test/b" in log
+    assert set(fake.models) == {"/sax/test/b"} and fake.models["/sax/test/b"]["model_path"] == "p.Other"
+    assert state.load() == ["/sax/test/b"]
+
+
+def test_saxml_publisher_leaves_models_it_did_not_publish(sax, tmp_path):
+    fake = sax({"/sax/test/manual": {"model": "/sax/test/manual", "model_path": "m", "checkpoint": "None", "max_replicas": 1, "active_replicas": 1}})
+    state = saxml_publisher.FileState(str(tmp_path / "state.json"))
+    saxml_publisher.reconcile(fake.url, [want("/sax/test/a")], state, wait_seconds=5, poll=0.01)
+    assert "/sax/test/manual" in fake.models
+
+
+def test_saxml_publisher_times_out_when_sax_http_is_down(tmp_path):
+    state = saxml_publisher.FileState(str(tmp_path / "state.json"))
+    with pytest.raises(SystemExit, match="did not answer"):
+        saxml_publisher.reconcile("http://127.0.0.1:9", [want("/sax/test/a")], state, wait_seconds=0.2, poll=0.05)

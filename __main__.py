@@ -11,6 +11,8 @@ from components import (
     ControllerInstallArgs,
     PathwaysServing,
     PathwaysServingArgs,
+    PathwaysWorkload,
+    PathwaysWorkloadArgs,
     SaxmlServing,
     SaxmlServingArgs,
     Buckets,
@@ -25,6 +27,7 @@ from components import (
     WorkloadIdentityArgs,
 )
 from components.config import (
+    PathwaysJobConfig,
     PathwaysServingConfig,
     SaxmlServingConfig,
     bucket_name,
@@ -33,8 +36,9 @@ from components.config import (
     pool_name,
     to_settings,
 )
-from components.controllers import JOBSET, LWS, installs_by_group
+from components.controllers import JOBSET, LWS, PATHWAYS_JOB, installs_by_group
 from components.pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from components.pathways_workload import CustomComponent, UserContainer
 from components.saxml_serving import SaxmlImages, SaxModel
 
 cfg = load_from_pulumi()
@@ -120,12 +124,14 @@ identity = WorkloadIdentity(
 )
 
 
-def install(controller, version: str) -> ControllerInstall:
-    """A controller release, applied once the CPU pool that runs it exists."""
+def install(controller, version: str, after: tuple = ()) -> ControllerInstall:
+    """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
     return ControllerInstall(
         f"{name}-{controller.name}",
         ControllerInstallArgs(controller, version),
-        opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[cluster.cpu_pool]),
+        opts=pulumi.ResourceOptions(
+            providers={"kubernetes": cluster.provider}, depends_on=[cluster.cpu_pool, *after]
+        ),
     )
 
 
@@ -214,6 +220,51 @@ def saxml_serving(serving: SaxmlServingConfig) -> None:
     )
 
 
+def pathways_job(job: PathwaysJobConfig) -> None:
+    jobset = install(JOBSET, job.jobset_version)
+    controller = install(PATHWAYS_JOB, job.pathways_job_version, after=(jobset,))
+    installs.extend([jobset, controller])
+    chosen = [slices[n] for n in job.slices]
+    pools = [p for c in chosen for p in c.node_pools]
+    c = job.container
+    workload = PathwaysWorkload(
+        f"{name}-pathways",
+        PathwaysWorkloadArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            name=job.name,
+            shape=chosen[0].shape,
+            num_slices=len(pools),
+            pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
+            container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env) if c else None,
+            deployment_mode=job.deployment_mode,
+            pathways_version=job.pathways_version,
+            max_restarts=job.max_restarts,
+            max_slice_restarts=job.max_slice_restarts,
+            elastic_slices=job.elastic_slices,
+            termination_grace_period_seconds=job.termination_grace_period_seconds,
+            priority_class_name=job.priority_class_name,
+            custom_components=[
+                CustomComponent(x.component_type, x.image, tuple(x.flags), x.env) for x in job.custom_components
+            ],
+            labels=k8s_labels,
+            depends_on=[jobset, controller, identity.service_account, buckets.buckets["scratch"], *pools],
+        ),
+        opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
+    )
+    pulumi.export("pathwaysJob", job.name)
+    pulumi.export("workload", job.workload)
+    if workload.port_forward is not None:
+        env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
+        pulumi.export("portForward", workload.port_forward)
+        pulumi.export("clientEnv", workload.client_env)
+        pulumi.export(
+            "clientExample",
+            f"pip install pathwaysutils jax && {env} python3 -c "
+            "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
+        )
+
+
 def version_tuple(version: str) -> tuple[int, ...]:
     """``"1.27.2-gke.2100"`` -> ``(1, 27)``."""
     return tuple(int(p) for p in version.split("-")[0].split(".")[:2])
@@ -224,6 +275,8 @@ if isinstance(cfg.serving, PathwaysServingConfig):
     pathways_serving(cfg.serving)
 elif isinstance(cfg.serving, SaxmlServingConfig):
     saxml_serving(cfg.serving)
+elif isinstance(cfg.serving, PathwaysJobConfig):
+    pathways_job(cfg.serving)
 
 pulumi.export("project", cfg.project)
 pulumi.export("region", cfg.region)

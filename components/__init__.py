@@ -12,6 +12,7 @@ from .controllers import ControllerInstall, ControllerInstallArgs
 from .identity import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
+from .pathways_workload import CustomComponent, PathwaysWorkload, PathwaysWorkloadArgs, UserContainer
 from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 
 __all__ = [
@@ -26,6 +27,10 @@ __all__ = [
     "PathwaysImages",
     "PathwaysServing",
     "PathwaysServingArgs",
+    "PathwaysWorkload",
+    "PathwaysWorkloadArgs",
+    "CustomComponent",
+    "UserContainer",
     "ProbeSettings",
     "SaxModel",
     "SaxmlImages",

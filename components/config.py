@@ -33,9 +33,10 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from . import catalog
-from .controllers import JOBSET, LWS, Controller, parse_version
+from .controllers import JOBSET, LWS, PATHWAYS_JOB, Controller, parse_version
 from .naming import NameLimit, check_dns_name
 from .pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from .pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
 from .saxml_serving import SaxmlImages
 
 PROJECT_NAMESPACE = "tpu-serving"
@@ -422,7 +423,65 @@ class SaxmlServingConfig(Model):
     )
 
 
-Serving = Annotated[Union[PathwaysServingConfig, SaxmlServingConfig], Field(discriminator="backend")]
+class UserContainerConfig(Model):
+    """The user's batch container."""
+
+    image: str = Field(description="Container image.")
+    command: list[str] = Field(default_factory=list, description="Command (entrypoint override).")
+    args: list[str] = Field(default_factory=list, description="Arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables.")
+
+
+class CustomComponentConfig(Model):
+    """Override of one Pathways component."""
+
+    component_type: Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"] = Field(
+        description="Which component."
+    )
+    image: Optional[str] = Field(None, description="Image replacing the default.")
+    flags: list[str] = Field(default_factory=list, description="Extra flags, `--name=value`.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+
+
+JOBSET_FOR_PATHWAYS_JOB = "v0.8.0"
+"""Oldest JobSet release the PathwaysJob controller works with."""
+
+
+class PathwaysJobConfig(Model):
+    """A Pathways batch or interactive workload through the PathwaysJob API (seed 003)."""
+
+    backend: Literal["pathways-job"] = Field(description="Selects this backend.")
+    workload: Literal["batch", "interactive"] = Field(
+        description="`batch`: runs `container` to completion; `interactive`: a JAX client connects to the IFRT proxy."
+    )
+    name: K8sName = Field("pathways", description="PathwaysJob name.")
+    slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the workers run on.")
+    pathways_job_version: Annotated[str, _release_validator(PATHWAYS_JOB)] = Field(
+        PATHWAYS_JOB.default_version, description="PathwaysJob controller release installed by the stack."
+    )
+    jobset_version: Annotated[str, _release_validator(JOBSET)] = Field(
+        JOBSET.default_version, description="JobSet release installed by the stack (v0.8.0 or later here)."
+    )
+    pathways_version: Optional[str] = Field(
+        None, pattern=r"^jax-\d+\.\d+\.\d+$", description="Pathways version, e.g. `jax-0.5.3`; unset: the controller's."
+    )
+    deployment_mode: Literal["default", "colocate_head_with_workers"] = Field(
+        "default", description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker."
+    )
+    max_restarts: int = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
+    max_slice_restarts: int = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
+    elastic_slices: Optional[int] = Field(None, ge=1, description="Slices that may be missing at once; unset disables.")
+    termination_grace_period_seconds: Optional[int] = Field(None, ge=0, le=86400, description="Grace period of worker pods.")
+    priority_class_name: Optional[K8sName] = Field(None, description="Priority class of the worker pods.")
+    container: Optional[UserContainerConfig] = Field(None, description="The batch job's container (batch only).")
+    custom_components: list[CustomComponentConfig] = Field(
+        default_factory=list, description="Component overrides (image, flags, env)."
+    )
+
+
+Serving = Annotated[
+    Union[PathwaysServingConfig, SaxmlServingConfig, PathwaysJobConfig], Field(discriminator="backend")
+]
 """The serving backend, chosen by `backend`."""
 
 
@@ -563,7 +622,7 @@ class ConfigError(pulumi.RunError):
         )
 
 
-_BACKENDS = ("jetstream-pathways", "saxml")
+_BACKENDS = ("jetstream-pathways", "saxml", "pathways-job")
 """Discriminator values of the serving union (pydantic adds them to error locations)."""
 
 
@@ -686,6 +745,8 @@ def serving_problems(cfg: StackConfig) -> list[str]:
     pools = sum(k.count for k in chosen)
     if isinstance(serving, SaxmlServingConfig):
         return problems + _saxml_problems(cfg, serving, chosen[0].shape, pools)
+    if isinstance(serving, PathwaysJobConfig):
+        return problems + _pathways_job_problems(cfg, serving, chosen[0].shape, pools)
     if pools % serving.replicas:
         problems.append(f"{key}.replicas = {serving.replicas}: {pools} slice(s) cannot be shared evenly")
     per_group = pools // serving.replicas
@@ -701,6 +762,30 @@ def serving_problems(cfg: StackConfig) -> list[str]:
             )
     if len(shapes) == 1:
         problems += _parallelism_problems(key, serving.maxtext, chosen[0].shape)
+    return problems
+
+
+def _pathways_job_problems(cfg: StackConfig, job: PathwaysJobConfig, shape: catalog.SliceShape, pools: int) -> list[str]:
+    key = f"{PROJECT_NAMESPACE}:serving"
+    problems = []
+    if shape.machine_type.name not in PATHWAYS_JOB_MACHINE_TYPES:
+        problems.append(
+            f"{key}.slices: machine type {shape.machine_type.name!r} is not accepted by the PathwaysJob API; "
+            f"valid: {', '.join(PATHWAYS_JOB_MACHINE_TYPES)}"
+        )
+    if job.workload == "batch" and job.container is None:
+        problems.append(f"{key}.container: required for a batch workload (the user's container)")
+    if job.workload == "interactive" and job.container is not None:
+        problems.append(f"{key}.container: an interactive workload has no container; a JAX client connects instead")
+    if parse_version(job.jobset_version) < parse_version(JOBSET_FOR_PATHWAYS_JOB):
+        problems.append(
+            f"{key}.jobsetVersion = {json.dumps(job.jobset_version)}: PathwaysJob needs JobSet {JOBSET_FOR_PATHWAYS_JOB} or later"
+        )
+    if job.elastic_slices is not None and job.elastic_slices >= pools:
+        problems.append(f"{key}.elasticSlices = {job.elastic_slices}: must be fewer than the {pools} slice(s)")
+    scratch = cfg.bucket("scratch")
+    if scratch is None or scratch.workload_access != "readWrite":
+        problems.append(f"{PROJECT_NAMESPACE}:buckets: pathways-job needs a `scratch` bucket with workloadAccess readWrite (pathwaysDir)")
     return problems
 
 

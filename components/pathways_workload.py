@@ -1,0 +1,214 @@
+"""``PathwaysWorkload``: Pathways batch and interactive jobs with the PathwaysJob API.
+
+One ``PathwaysJob`` (``pathways-job.pathways.domain/v1``): the controller builds a JobSet
+of the Pathways head (resource manager and IFRT proxy) and one worker per TPU VM. A
+**batch** workload carries the user's container as ``controller.template`` and ends with
+it; an **interactive** one has no template and waits for a JAX client to connect to the
+IFRT proxy (port 29000).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .catalog import SliceShape
+
+PROXY_PORT = 29000
+"""IFRT proxy server port of the Pathways head."""
+HEAD_JOB = "pathways-head"
+"""Replicated job of the head in the JobSet the controller creates."""
+MAIN_CONTAINER = "main"
+"""Default ``controller.mainContainerName``."""
+
+PATHWAYS_JOB_MACHINE_TYPES: tuple[str, ...] = (
+    "tpu7x-standard-4t",
+    "ct6e-standard-4t",
+    "ct6e-standard-8t",
+    "ct5p-hightpu-4t",
+    "ct5lp-hightpu-4t",
+    "ct5lp-hightpu-8t",
+    "ct4p-hightpu-4t",
+)
+"""``workers[].type`` values the PathwaysJob v0.1.4 CRD accepts (its enum)."""
+
+DeploymentMode = Literal["default", "colocate_head_with_workers"]
+ComponentType = Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"]
+
+
+@dataclass(frozen=True)
+class UserContainer:
+    """The user's batch container (``controller.template``)."""
+
+    image: str
+    """Container image."""
+    command: tuple[str, ...] = ()
+    """Command (entrypoint override)."""
+    args: tuple[str, ...] = ()
+    """Arguments."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Environment variables."""
+
+
+@dataclass(frozen=True)
+class CustomComponent:
+    """A Pathways component with its own image, flags or environment."""
+
+    component_type: ComponentType
+    """``proxy_server``, ``pathways_server``, ``worker`` or ``colocated_python_sidecar``."""
+    image: Optional[str] = None
+    """Image replacing the default."""
+    flags: tuple[str, ...] = ()
+    """Extra flags (``--name=value``)."""
+    env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment."""
+
+
+@dataclass(frozen=True)
+class PathwaysWorkloadArgs:
+    """Arguments of :class:`PathwaysWorkload`."""
+
+    namespace: str
+    """Namespace of the PathwaysJob."""
+    service_account: str
+    """Kubernetes service account of the user's container (workload identity)."""
+    name: str
+    """PathwaysJob name (also the JobSet's)."""
+    shape: SliceShape
+    """Shape of every worker slice."""
+    num_slices: int
+    """Number of slices."""
+    pathways_dir: str
+    """``gs://`` location for Pathways artifacts; the bucket must exist first."""
+    container: Optional[UserContainer] = None
+    """The batch job's container; None for an interactive workload."""
+    deployment_mode: DeploymentMode = "default"
+    """``default`` (head on a CPU node) or ``colocate_head_with_workers``."""
+    pathways_version: Optional[str] = None
+    """Pathways version, e.g. ``jax-0.5.3``; unset takes the controller's default."""
+    max_restarts: int = 0
+    """JobSet restarts before the job fails."""
+    max_slice_restarts: int = 1
+    """Restarts of a single slice."""
+    elastic_slices: Optional[int] = None
+    """Slices that may be missing at once (elastic training); unset disables."""
+    termination_grace_period_seconds: Optional[int] = None
+    """Grace period of worker pods."""
+    priority_class_name: Optional[str] = None
+    """Priority class of the worker pods."""
+    custom_components: Sequence[CustomComponent] = ()
+    """Component overrides."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the PathwaysJob and the user's pod."""
+    depends_on: Sequence[pulumi.Resource] = ()
+    """What the PathwaysJob waits for: both controller installs, the slices, the bucket."""
+
+
+def _env(env: Mapping[str, str]) -> Optional[list[k8s.core.v1.EnvVarArgs]]:
+    return [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()] or None
+
+
+def worker_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
+    """The one ``workers`` entry: machine type, topology and slices from the node pools."""
+    spec: dict[str, object] = {
+        "type": args.shape.machine_type.name,
+        "topology": args.shape.topology,
+        "numSlices": args.num_slices,
+        "maxSliceRestarts": args.max_slice_restarts,
+    }
+    if args.termination_grace_period_seconds is not None:
+        spec["terminationGracePeriodSeconds"] = args.termination_grace_period_seconds
+    if args.priority_class_name is not None:
+        spec["priorityClassName"] = args.priority_class_name
+    return spec
+
+
+def controller_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
+    """``controller``: deployment mode, elasticity and, for batch, the user's pod."""
+    spec: dict[str, object] = {"deploymentMode": args.deployment_mode}
+    if args.elastic_slices is not None:
+        spec["elasticSlices"] = args.elastic_slices
+    if args.container is not None:
+        c = args.container
+        spec["template"] = k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+            spec=k8s.core.v1.PodSpecArgs(
+                service_account_name=args.service_account,
+                containers=[
+                    k8s.core.v1.ContainerArgs(
+                        name=MAIN_CONTAINER,
+                        image=c.image,
+                        command=list(c.command) or None,
+                        args=list(c.args) or None,
+                        env=_env(c.env),
+                    )
+                ],
+            ),
+        )
+    return spec
+
+
+def pathways_job_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
+    """``spec`` of the PathwaysJob."""
+    spec: dict[str, object] = {
+        "maxRestarts": args.max_restarts,
+        "pathwaysDir": args.pathways_dir,
+        "workers": [worker_spec(args)],
+        "controller": controller_spec(args),
+    }
+    if args.pathways_version is not None:
+        spec["pathwaysVersion"] = args.pathways_version
+    if args.custom_components:
+        spec["customComponents"] = [
+            {
+                "componentType": c.component_type,
+                **({"image": c.image} if c.image else {}),
+                **({"customFlags": list(c.flags)} if c.flags else {}),
+                **({"customEnv": [{"name": k, "value": v} for k, v in c.env.items()]} if c.env else {}),
+            }
+            for c in args.custom_components
+        ]
+    return spec
+
+
+def head_pod_command(args: PathwaysWorkloadArgs) -> str:
+    """Shell expression naming the head pod (its name has a random suffix)."""
+    return (
+        f"kubectl -n {args.namespace} get pods -o name -l "
+        f"jobset.sigs.k8s.io/jobset-name={args.name},jobset.sigs.k8s.io/replicatedjob-name={HEAD_JOB}"
+    )
+
+
+class PathwaysWorkload(pulumi.ComponentResource):
+    """A Pathways batch or interactive workload: one PathwaysJob.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``; the PathwaysJob waits for
+    ``args.depends_on`` (the PathwaysJob and JobSet installs, the slices, the bucket).
+    """
+
+    pathways_job: k8s.apiextensions.CustomResource
+    """The PathwaysJob."""
+    port_forward: Optional[str]
+    """Interactive only: the command that forwards the IFRT proxy to localhost:29000."""
+    client_env: Optional[dict[str, str]]
+    """Interactive only: environment of a local JAX client using the proxy."""
+
+    def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
+        self.pathways_job = k8s.apiextensions.CustomResource(
+            f"{name}-job",
+            api_version="pathways-job.pathways.domain/v1",
+            kind="PathwaysJob",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
+            spec=pathways_job_spec(args),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+        )
+        self.port_forward = self.client_env = None
+        if args.container is None:
+            self.port_forward = f"kubectl -n {args.namespace} port-forward $({head_pod_command(args)}) {PROXY_PORT}:{PROXY_PORT}"
+            self.client_env = {"JAX_PLATFORMS": "proxy", "JAX_BACKEND_TARGET": f"grpc://127.0.0.1:{PROXY_PORT}"}
+        self.register_outputs({"portForward": self.port_forward, "clientEnv": self.client_env})

@@ -1,0 +1,146 @@
+"""PathwaysWorkload: batch and interactive PathwaysJobs, their installs and bad input."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from components import catalog
+from components.config import ConfigError
+from components.controllers import parse_version
+from components.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
+from tests.conftest import CRDS, plan_of
+from tests.test_config import load
+from tools import schema
+from tools.offline import kubernetes_objects
+
+BATCH, INTERACTIVE = "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"
+PJ_TYPE = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
+
+
+def pathways_job(stack: str) -> dict:
+    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "PathwaysJob"]
+    return obj
+
+
+def test_pathways_job_machine_types_are_the_crd_enum(reference):
+    crd = yaml.safe_load((CRDS / "pathwaysjob-v0.1.4-crd.yaml").read_text())
+    workers = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["workers"]
+    assert tuple(workers["items"]["properties"]["type"]["enum"]) == PATHWAYS_JOB_MACHINE_TYPES
+
+
+@pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
+def test_pathways_job_validates_against_v0_1_4(stack, reference):
+    schema.validate_custom(pathways_job(stack), "v0.1.4")
+
+
+def test_pathways_job_batch_stack():
+    spec = pathways_job(BATCH)["spec"]
+    assert spec["workers"] == [{"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 1, "maxSliceRestarts": 1}]
+    plan = plan_of(BATCH)
+    buckets = set(plan.outputs["buckets"].values())
+    assert spec["pathwaysDir"].startswith("gs://") and spec["pathwaysDir"][5:].split("/")[0] in buckets
+    pod = spec["controller"]["template"]["spec"]
+    assert pod["serviceAccountName"] == plan.outputs["kubernetesServiceAccount"]
+    (main,) = pod["containers"]
+    assert main["name"] == "main" and main["image"] == "python:3.11"
+    assert "pathwaysutils.initialize()" in main["command"][-1]
+    assert spec["controller"]["deploymentMode"] == "default"
+
+
+def test_pathways_job_waits_for_both_installs_and_the_bucket():
+    plan = plan_of(BATCH)
+    (job,) = plan.of_type(PJ_TYPE)
+    groups = {g.inputs["files"][0]: g for g in plan.of_type("kubernetes:yaml/v2:ConfigGroup")}
+    assert set(groups) == {
+        "https://github.com/google/pathways-job/releases/download/v0.1.4/install.yaml",
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml",
+    }
+    assert {g.urn for g in groups.values()} <= set(job.dependencies)
+    scratch = next(b for b in plan.of_type("gcp:storage/bucket:Bucket") if b.inputs["labels"]["purpose"] == "scratch")
+    assert scratch.urn in job.dependencies
+    jobset = plan.outputs["controllers"]["jobset.x-k8s.io"]
+    assert parse_version(jobset) >= (0, 8, 0)
+    assert plan.outputs["controllers"]["pathways-job.pathways.domain"] == "v0.1.4"
+    # The PathwaysJob controller is applied after JobSet, whose CRDs it uses.
+    installs = {r.name: r for r in plan.of_type("tpu-serving:index:ControllerInstall")}
+    jobset_group = groups["https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"]
+    assert jobset_group.urn in installs["pwbatch-pathways-job"].dependencies
+
+
+def test_pathways_job_interactive_stack():
+    spec = pathways_job(INTERACTIVE)["spec"]
+    assert "template" not in spec["controller"]
+    assert spec["workers"][0]["type"] == "ct5lp-hightpu-4t" and spec["workers"][0]["topology"] == "4x4"
+    out = plan_of(INTERACTIVE).outputs
+    assert out["clientEnv"] == {"JAX_PLATFORMS": "proxy", "JAX_BACKEND_TARGET": "grpc://127.0.0.1:29000"}
+    assert "port-forward" in out["portForward"] and "29000:29000" in out["portForward"]
+    assert "jobset.sigs.k8s.io/replicatedjob-name=pathways-head" in out["portForward"]
+    assert "pathwaysutils.initialize()" in out["clientExample"]
+
+
+BASE = {
+    "gcp:project": "tpu-serving-demo",
+    "gcp:region": "us-east5",
+    "tpu-serving:zone": "us-east5-b",
+    "tpu-serving:cluster": {"name": "pwjob"},
+    "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-16"}],
+    "tpu-serving:buckets": [{"purpose": "scratch"}],
+    "tpu-serving:workloadIdentity": {"namespace": "pw"},
+    "tpu-serving:serving": {"backend": "pathways-job", "workload": "interactive", "slices": ["s"]},
+}
+
+
+def with_serving(**changes) -> dict:
+    cfg = copy.deepcopy(BASE)
+    cfg["tpu-serving:serving"].update(changes)
+    return cfg
+
+
+def test_pathways_job_machine_type_outside_enum_rejected():
+    cfg = copy.deepcopy(BASE)
+    cfg["tpu-serving:tpuSlices"] = [{"name": "s", "slice": "v6e-1"}]
+    with pytest.raises(ConfigError) as exc:
+        load(cfg)
+    (problem,) = exc.value.problems
+    assert problem.startswith("tpu-serving:serving.slices: machine type 'ct6e-standard-1t' is not accepted")
+    assert ", ".join(PATHWAYS_JOB_MACHINE_TYPES) in problem
+
+
+@pytest.mark.parametrize(
+    "changes, key, fragment",
+    [
+        ({"workload": "batch"}, "tpu-serving:serving.container", "required for a batch"),
+        ({"container": {"image": "python:3.11"}}, "tpu-serving:serving.container", "interactive workload has no container"),
+        ({"jobsetVersion": "v0.7.0"}, "tpu-serving:serving.jobsetVersion", "v0.8.0 or later"),
+        ({"elasticSlices": 1}, "tpu-serving:serving.elasticSlices", "fewer than the 1 slice"),
+        ({"pathwaysVersion": "0.5.3"}, "tpu-serving:serving.pathwaysVersion", "jax-"),
+        ({"deploymentMode": "colocated"}, "tpu-serving:serving.deploymentMode", "colocate_head_with_workers"),
+        ({"customComponents": [{"componentType": "sidecar"}]}, "tpu-serving:serving.customComponents[0].componentType", "colocated_python_sidecar"),
+    ],
+)
+def test_pathways_job_bad_input(changes, key, fragment):
+    with pytest.raises(ConfigError) as exc:
+        load(with_serving(**changes))
+    assert any(p.startswith(key) and fragment in p for p in exc.value.problems), exc.value.problems
+
+
+def test_pathways_job_custom_components_render():
+    from components import CustomComponent, PathwaysWorkloadArgs
+    from components.pathways_workload import pathways_job_spec
+
+    spec = pathways_job_spec(
+        PathwaysWorkloadArgs(
+            namespace="n", service_account="k", name="p", shape=catalog.slice_shape("ct5p-hightpu-4t", "2x2x2"),
+            num_slices=2, pathways_dir="gs://b/p", elastic_slices=1,
+            custom_components=[CustomComponent("worker", image="img", flags=("--a=1",), env={"K": "V"}), CustomComponent("proxy_server")],
+        )
+    )
+    assert spec["customComponents"] == [
+        {"componentType": "worker", "image": "img", "customFlags": ["--a=1"], "customEnv": [{"name": "K", "value": "V"}]},
+        {"componentType": "proxy_server"},
+    ]
+    assert spec["controller"] == {"deploymentMode": "default", "elasticSlices": 1}
+    assert spec["workers"][0]["topology"] == "2x2x2" and spec["workers"][0]["numSlices"] == 2

@@ -3,6 +3,8 @@
 This program only loads the stack's config, composes the components and exports outputs.
 """
 
+import json
+
 import pulumi
 
 from components import (
@@ -26,6 +28,7 @@ from components import (
     WorkloadIdentity,
     WorkloadIdentityArgs,
 )
+from components.catalog import SliceShape
 from components.config import (
     PathwaysJobConfig,
     PathwaysServingConfig,
@@ -135,17 +138,22 @@ def install(controller, version: str, after: tuple = ()) -> ControllerInstall:
     )
 
 
+def serving_slices(names: list[str]) -> tuple[SliceShape, list]:
+    """The shape shared by the named slice kinds, and all their node pools."""
+    chosen = [slices[n] for n in names]
+    return chosen[0].shape, [p for c in chosen for p in c.node_pools]
+
+
 def pathways_serving(serving: PathwaysServingConfig) -> None:
     lws = install(LWS, serving.lws_version)
     installs.append(lws)
-    chosen = [slices[n] for n in serving.slices]
-    pools = [p for c in chosen for p in c.node_pools]
+    shape, pools = serving_slices(serving.slices)
     workload = PathwaysServing(
         f"{name}-serving",
         PathwaysServingArgs(
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
-            shape=chosen[0].shape,
+            shape=shape,
             num_slices=len(pools) // serving.replicas,
             replicas=serving.replicas,
             mode=serving.mode,
@@ -173,8 +181,7 @@ def pathways_serving(serving: PathwaysServingConfig) -> None:
 def saxml_serving(serving: SaxmlServingConfig) -> None:
     jobset = install(JOBSET, serving.jobset_version)
     installs.append(jobset)
-    chosen = [slices[n] for n in serving.slices]
-    pools = [p for c in chosen for p in c.node_pools]
+    shape, pools = serving_slices(serving.slices)
     min_version = cfg.cluster.min_master_version
     privileged = serving.privileged == "always" or (
         serving.privileged == "auto" and min_version is not None and version_tuple(min_version) < (1, 28)
@@ -184,7 +191,7 @@ def saxml_serving(serving: SaxmlServingConfig) -> None:
         SaxmlServingArgs(
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
-            shape=chosen[0].shape,
+            shape=shape,
             num_slices=len(pools),
             state_bucket=buckets.names["state"],
             cell=serving.cell,
@@ -200,32 +207,25 @@ def saxml_serving(serving: SaxmlServingConfig) -> None:
         ),
         opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
     )
-    port = 8888
+    model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
+
+    def curl(method: str, path: str, body: dict) -> pulumi.Output[str]:
+        return workload.address.apply(
+            lambda a: f"curl -s -X {method} http://{a}:8888{path} -H 'Content-type: application/json' "
+            f"-d '{json.dumps(body)}'"
+        )
+
     pulumi.export("saxHttpAddress", workload.address)
     pulumi.export("saxModels", [m.model for m in serving.models])
-    pulumi.export(
-        "generateExample",
-        workload.address.apply(
-            lambda a: f"curl -s -X POST http://{a}:{port}/generate -H 'Content-type: application/json' "
-            f"-d '{{\"model\": \"{serving.models[0].model if serving.models else serving.cell + '/<model>'}\", "
-            "\"query\": \"How many days are in a week?\"}'"
-        ),
-    )
-    pulumi.export(
-        "listcellExample",
-        workload.address.apply(
-            lambda a: f"curl -s -X GET http://{a}:{port}/listcell -H 'Content-type: application/json' "
-            f"-d '{{\"model\": \"{serving.models[0].model if serving.models else serving.cell + '/<model>'}\"}}'"
-        ),
-    )
+    pulumi.export("generateExample", curl("POST", "/generate", {"model": model, "query": "How many days are in a week?"}))
+    pulumi.export("listcellExample", curl("GET", "/listcell", {"model": model}))
 
 
 def pathways_job(job: PathwaysJobConfig) -> None:
     jobset = install(JOBSET, job.jobset_version)
     controller = install(PATHWAYS_JOB, job.pathways_job_version, after=(jobset,))
     installs.extend([jobset, controller])
-    chosen = [slices[n] for n in job.slices]
-    pools = [p for c in chosen for p in c.node_pools]
+    shape, pools = serving_slices(job.slices)
     c = job.container
     workload = PathwaysWorkload(
         f"{name}-pathways",
@@ -233,7 +233,7 @@ def pathways_job(job: PathwaysJobConfig) -> None:
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
             name=job.name,
-            shape=chosen[0].shape,
+            shape=shape,
             num_slices=len(pools),
             pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
             container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env) if c else None,

@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .settings import described
 
 RM_PORT = 38677
 """Pathways resource manager gRPC port."""
@@ -44,18 +45,14 @@ DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
 Mode = Literal["interleaved", "disaggregated"]
 
 
-def _doc(text: str, **kw):
-    return field(metadata={"description": text}, **kw)
-
-
 @dataclass(frozen=True)
 class PathwaysImages:
     """Container images of the Pathways and JetStream containers."""
 
-    proxy: str = _doc("IFRT proxy server image.", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:latest")
-    server: str = _doc("Pathways server image (resource manager and workers).", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:latest")
-    jetstream: str = _doc("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
-    http: str = _doc("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
+    proxy: str = described("IFRT proxy server image.", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:latest")
+    server: str = described("Pathways server image (resource manager and workers).", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:latest")
+    jetstream: str = described("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
+    http: str = described("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
 
 
 @dataclass(frozen=True)
@@ -65,29 +62,29 @@ class MaxTextSettings:
     Unset optional settings are left out, so MaxText's config file decides them.
     """
 
-    config_file: str = _doc("MaxText config file, the first argument (e.g. `MaxText/configs/base.yml`).")
-    model_name: str = _doc("MaxText model name, e.g. `llama3.1-405b`.")
-    max_prefill_predict_length: int = _doc("Longest prompt (prefill) in tokens.")
-    max_target_length: int = _doc("Longest prompt plus generated text in tokens.")
-    per_device_batch_size: int = _doc("Decode batch size per TPU chip.")
-    ici_fsdp_parallelism: int = _doc("FSDP parallelism within a slice.", default=1)
-    ici_autoregressive_parallelism: int = _doc("Autoregressive (decode) parallelism within a slice.", default=1)
-    ici_tensor_parallelism: int = _doc("Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1)
-    scan_layers: bool = _doc("Scan over layers (false for serving).", default=False)
-    weight_dtype: Literal["bfloat16", "float32"] = _doc("Weight dtype.", default="bfloat16")
-    quantization: Optional[Literal["int8", "int4", "fp8", "intmp"]] = _doc("Weight quantization; unset for none.", default=None)
-    quantize_kvcache: Optional[bool] = _doc("Quantize the KV cache.", default=None)
-    checkpoint_is_quantized: Optional[bool] = _doc("The checkpoint is already quantized.", default=None)
-    enable_model_warmup: Optional[bool] = _doc("Compile and warm up before serving.", default=None)
-    enable_single_controller: Optional[bool] = _doc("Single-controller JAX (Pathways).", default=None)
-    async_checkpointing: Optional[bool] = _doc("Asynchronous checkpointing (false for serving).", default=None)
-    steps: Optional[int] = _doc("MaxText `steps`.", default=None)
-    tokenizer_path: Optional[str] = _doc("Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None)
-    compute_axis_order: Optional[str] = _doc("Compute axis order, e.g. `0,2,1,3`.", default=None)
-    ar_cache_axis_order: Optional[str] = _doc("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
-    stack_prefill_result_cache: Optional[bool] = _doc("Stack prefill results in the cache.", default=None)
-    inference_benchmark_test: Optional[bool] = _doc("MaxText `inference_benchmark_test`.", default=None)
-    extra_args: tuple[str, ...] = _doc("Further `key=value` MaxText arguments, appended as given.", default=())
+    config_file: str = described("MaxText config file, the first argument (e.g. `MaxText/configs/base.yml`).")
+    model_name: str = described("MaxText model name, e.g. `llama3.1-405b`.")
+    max_prefill_predict_length: int = described("Longest prompt (prefill) in tokens.")
+    max_target_length: int = described("Longest prompt plus generated text in tokens.")
+    per_device_batch_size: int = described("Decode batch size per TPU chip.")
+    ici_fsdp_parallelism: int = described("FSDP parallelism within a slice.", default=1)
+    ici_autoregressive_parallelism: int = described("Autoregressive (decode) parallelism within a slice.", default=1)
+    ici_tensor_parallelism: int = described("Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1)
+    scan_layers: bool = described("Scan over layers (false for serving).", default=False)
+    weight_dtype: Literal["bfloat16", "float32"] = described("Weight dtype.", default="bfloat16")
+    quantization: Optional[Literal["int8", "int4", "fp8", "intmp"]] = described("Weight quantization; unset for none.", default=None)
+    quantize_kvcache: Optional[bool] = described("Quantize the KV cache.", default=None)
+    checkpoint_is_quantized: Optional[bool] = described("The checkpoint is already quantized.", default=None)
+    enable_model_warmup: Optional[bool] = described("Compile and warm up before serving.", default=None)
+    enable_single_controller: Optional[bool] = described("Single-controller JAX (Pathways).", default=None)
+    async_checkpointing: Optional[bool] = described("Asynchronous checkpointing (false for serving).", default=None)
+    steps: Optional[int] = described("MaxText `steps`.", default=None)
+    tokenizer_path: Optional[str] = described("Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None)
+    compute_axis_order: Optional[str] = described("Compute axis order, e.g. `0,2,1,3`.", default=None)
+    ar_cache_axis_order: Optional[str] = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
+    stack_prefill_result_cache: Optional[bool] = described("Stack prefill results in the cache.", default=None)
+    inference_benchmark_test: Optional[bool] = described("MaxText `inference_benchmark_test`.", default=None)
+    extra_args: tuple[str, ...] = described("Further `key=value` MaxText arguments, appended as given.", default=())
 
 
 @dataclass(frozen=True)
@@ -99,12 +96,12 @@ class ProbeSettings:
     load is still tolerated for an hour.
     """
 
-    max_startup_seconds: int = _doc("Longest tolerated checkpoint load and warm-up, in seconds.", default=3600)
-    startup_period_seconds: int = _doc("Seconds between startup checks (the readiness granularity).", default=5)
-    readiness_period_seconds: int = _doc("Seconds between readiness checks once started.", default=10)
-    readiness_failure_threshold: int = _doc("Failed readiness checks before leaving the Service.", default=3)
-    liveness_period_seconds: int = _doc("Seconds between liveness checks once started.", default=60)
-    liveness_failure_threshold: int = _doc("Failed liveness checks before a restart.", default=10)
+    max_startup_seconds: int = described("Longest tolerated checkpoint load and warm-up, in seconds.", default=3600)
+    startup_period_seconds: int = described("Seconds between startup checks (the readiness granularity).", default=5)
+    readiness_period_seconds: int = described("Seconds between readiness checks once started.", default=10)
+    readiness_failure_threshold: int = described("Failed readiness checks before leaving the Service.", default=3)
+    liveness_period_seconds: int = described("Seconds between liveness checks once started.", default=60)
+    liveness_failure_threshold: int = described("Failed liveness checks before a restart.", default=10)
 
     @property
     def startup_failure_threshold(self) -> int:

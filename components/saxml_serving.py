@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .settings import described
 
 ADMIN_PORT = 10000
 """Sax admin server port."""
@@ -38,18 +39,14 @@ PUBLISHER_SCRIPT = Path(__file__).with_name("saxml_publisher.py")
 Exposure = Literal["internal", "public", "cluster"]
 
 
-def _doc(text: str, **kw):
-    return field(metadata={"description": text}, **kw)
-
-
 @dataclass(frozen=True)
 class SaxmlImages:
     """Container images of the Saxml servers and the publisher."""
 
-    admin: str = _doc("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
-    model_server: str = _doc("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
-    http: str = _doc("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
-    publisher: str = _doc("Image of the publication Job (any Python 3).", default="python:3.12-slim")
+    admin: str = described("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
+    model_server: str = described("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
+    http: str = described("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
+    publisher: str = described("Image of the publication Job (any Python 3).", default="python:3.12-slim")
 
 
 @dataclass(frozen=True)
@@ -126,15 +123,26 @@ def _requests(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
     return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory})
 
 
-def _deployment(args: SaxmlServingArgs, name: str, container: k8s.core.v1.ContainerArgs) -> k8s.apps.v1.DeploymentInitArgs:
-    labels = {**args.labels, "app": name}
+def _server_deployment(
+    args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str]
+) -> k8s.apps.v1.DeploymentInitArgs:
+    """One Sax server on the CPU pool: one replica, TCP probes on its port, CPU/memory requests."""
+    container = k8s.core.v1.ContainerArgs(
+        name=name,
+        image=image,
+        ports=[k8s.core.v1.ContainerPortArgs(container_port=port)],
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
+        resources=_requests("500m", "1Gi"),
+        readiness_probe=_tcp_probe(port, 10, 3),
+        liveness_probe=_tcp_probe(port, 30, 5),
+    )
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=_meta(args, name),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             replicas=1,
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": name}),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels=labels),
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": name}),
                 spec=k8s.core.v1.PodSpecArgs(
                     host_network=False, service_account_name=args.service_account, containers=[container]
                 ),
@@ -145,36 +153,12 @@ def _deployment(args: SaxmlServingArgs, name: str, container: k8s.core.v1.Contai
 
 def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
     """The admin server: cell state in the stack's bucket, on the CPU pool, never privileged."""
-    return _deployment(
-        args,
-        ADMIN,
-        k8s.core.v1.ContainerArgs(
-            name=ADMIN,
-            image=args.images.admin,
-            ports=[k8s.core.v1.ContainerPortArgs(container_port=ADMIN_PORT)],
-            env=[k8s.core.v1.EnvVarArgs(name="GSBUCKET", value=args.state_bucket)],
-            resources=_requests("500m", "1Gi"),
-            readiness_probe=_tcp_probe(ADMIN_PORT, 10, 3),
-            liveness_probe=_tcp_probe(ADMIN_PORT, 30, 5),
-        ),
-    )
+    return _server_deployment(args, ADMIN, args.images.admin, ADMIN_PORT, {"GSBUCKET": args.state_bucket})
 
 
 def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
     """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888."""
-    return _deployment(
-        args,
-        HTTP,
-        k8s.core.v1.ContainerArgs(
-            name=HTTP,
-            image=args.images.http,
-            ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
-            env=[k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root)],
-            resources=_requests("500m", "1Gi"),
-            readiness_probe=_tcp_probe(HTTP_PORT, 10, 3),
-            liveness_probe=_tcp_probe(HTTP_PORT, 30, 5),
-        ),
-    )
+    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, {"SAX_ROOT": args.sax_root})
 
 
 def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:

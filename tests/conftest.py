@@ -60,3 +60,24 @@ def flatten(obj, args_by_container=None) -> dict[str, object]:
 
     walk(obj, "")
     return flat
+
+
+def seed_differences(seed: dict, ours: dict, differences, normalise=flatten) -> tuple[list[str], set[str]]:
+    """Compare two objects field by field.
+
+    Returns the differences not explained by ``differences`` (``(path regex, reason)``
+    pairs) and the regexes that explained at least one difference.
+    """
+    import re
+
+    a, b = normalise(seed), normalise(ours)
+    problems, used = [], set()
+    for path in sorted(set(a) | set(b)):
+        if a.get(path) == b.get(path):
+            continue
+        reason = next((r for r, _ in differences if re.fullmatch(r, path)), None)
+        if reason is None:
+            problems.append(f"{path}: seed {a.get(path)!r} != rendered {b.get(path)!r}")
+        else:
+            used.add(reason)
+    return problems, used

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 
 import pytest
 import yaml
 
 from components import catalog
-from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of
+from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tools import schema
 from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
 
@@ -87,17 +86,7 @@ DIFFERENCES: list[tuple[str, str]] = [
 
 
 def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
-    a, b = normalise(seed), normalise(ours)
-    problems, used = [], set()
-    for path in sorted(set(a) | set(b)):
-        if a.get(path) == b.get(path):
-            continue
-        reason = next((r for r, why in DIFFERENCES if re.fullmatch(r, path)), None)
-        if reason is None:
-            problems.append(f"{path}: seed {a.get(path)!r} != rendered {b.get(path)!r}")
-        else:
-            used.add(reason)
-    return problems, used
+    return seed_differences(seed, ours, DIFFERENCES, normalise)
 
 
 @pytest.mark.parametrize("stack", PATHWAYS_STACKS)

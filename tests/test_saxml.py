@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -12,7 +11,7 @@ import yaml
 
 from components import saxml_publisher
 from components.config import ConfigError
-from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of
+from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.test_config import load
 from tools import schema
 from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
@@ -54,17 +53,7 @@ def quantities_as_strings(flat: dict) -> dict:
 
 
 def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
-    a, b = quantities_as_strings(flatten(seed)), quantities_as_strings(flatten(ours))
-    problems, used = [], set()
-    for path in sorted(set(a) | set(b)):
-        if a.get(path) == b.get(path):
-            continue
-        reason = next((r for r, _ in DIFFERENCES if re.fullmatch(r, path)), None)
-        if reason is None:
-            problems.append(f"{path}: seed {a.get(path)!r} != rendered {b.get(path)!r}")
-        else:
-            used.add(reason)
-    return problems, used
+    return seed_differences(seed, ours, DIFFERENCES, lambda o: quantities_as_strings(flatten(o)))
 
 
 @pytest.mark.parametrize(

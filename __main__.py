@@ -17,6 +17,8 @@ from components import (
     PathwaysWorkloadArgs,
     SaxmlServing,
     SaxmlServingArgs,
+    Tenancy,
+    TenancyArgs,
     Buckets,
     BucketsArgs,
     BucketSpec,
@@ -40,9 +42,10 @@ from components.config import (
     to_settings,
 )
 from components.controllers import JOBSET, LWS, PATHWAYS_JOB, installs_by_group
-from components.pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from components.pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
 from components.pathways_workload import CustomComponent, UserContainer
 from components.saxml_serving import SaxmlImages, SaxModel
+from components.tenancy import BATCH_PRIORITY, SERVING_PRIORITY
 
 cfg = load_from_pulumi()
 name = cfg.cluster.name
@@ -84,6 +87,8 @@ cluster = TpuCluster(
         image_streaming=cfg.cluster.image_streaming,
         gcs_fuse_csi_driver=cfg.cluster.gcs_fuse_csi_driver,
         managed_prometheus=cfg.cluster.managed_prometheus,
+        private_nodes=cfg.cluster.private_nodes,
+        master_authorized_networks=cfg.cluster.master_authorized_networks,
         labels=labels,
     ),
 )
@@ -127,6 +132,38 @@ identity = WorkloadIdentity(
 )
 
 
+def serving_ingress() -> tuple[dict[str, str], list[int]]:
+    """Labels and ports of the pods that serve clients outside the namespace."""
+    serving = cfg.serving
+    if isinstance(serving, PathwaysServingConfig):
+        return {"app": serving.name}, [8000]
+    if isinstance(serving, SaxmlServingConfig):
+        return {"app": "sax-http"}, [8888]
+    return {}, []
+
+
+serving_pods, serving_ports = serving_ingress()
+tenancy = Tenancy(
+    f"{name}-tenancy",
+    TenancyArgs(
+        namespace=identity.namespace_name,
+        tpu_chips=sum(shape.chips for _, shape, _ in cfg.slices),
+        cpu=cfg.tenancy.quota.cpu,
+        memory=cfg.tenancy.quota.memory,
+        serving_pods=serving_pods,
+        serving_ports=serving_ports,
+        allowed_namespaces=cfg.tenancy.allowed_namespaces,
+        allowed_cidrs=cfg.tenancy.allowed_cidrs,
+        operator_groups=cfg.tenancy.operators.groups,
+        operator_users=cfg.tenancy.operators.users,
+        labels=k8s_labels,
+    ),
+    opts=pulumi.ResourceOptions(
+        providers={"kubernetes": cluster.provider}, depends_on=[identity.namespace or identity.service_account]
+    ),
+)
+
+
 def install(controller, version: str, after: tuple = ()) -> ControllerInstall:
     """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
     return ControllerInstall(
@@ -164,11 +201,13 @@ def pathways_serving(serving: PathwaysServingConfig) -> None:
             service_name=serving.service_name,
             images=to_settings(serving.images, PathwaysImages),
             probes=to_settings(serving.probes, ProbeSettings),
+            requests=to_settings(serving.requests, PathwaysRequests),
+            priority_class_name=SERVING_PRIORITY,
             resource_manager_flags=tuple(serving.resource_manager_flags),
             jax_env=serving.jax_tpu.env,
             jax_capabilities=tuple(serving.jax_tpu.capabilities),
             labels=k8s_labels,
-            depends_on=[lws, identity.service_account, *pools],
+            depends_on=[lws, identity.service_account, tenancy, *pools],
         ),
         opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
     )
@@ -203,7 +242,8 @@ def saxml_serving(serving: SaxmlServingConfig) -> None:
             source_ranges=tuple(serving.http.source_ranges),
             publish_timeout_seconds=serving.publish_timeout_seconds,
             labels=k8s_labels,
-            depends_on=[jobset, identity.service_account, *pools],
+            priority_class_name=SERVING_PRIORITY,
+            depends_on=[jobset, identity.service_account, tenancy, *pools],
         ),
         opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
     )
@@ -243,12 +283,12 @@ def pathways_job(job: PathwaysJobConfig) -> None:
             max_slice_restarts=job.max_slice_restarts,
             elastic_slices=job.elastic_slices,
             termination_grace_period_seconds=job.termination_grace_period_seconds,
-            priority_class_name=job.priority_class_name,
+            priority_class_name=job.priority_class_name or BATCH_PRIORITY,
             custom_components=[
                 CustomComponent(x.component_type, x.image, tuple(x.flags), x.env) for x in job.custom_components
             ],
             labels=k8s_labels,
-            depends_on=[jobset, controller, identity.service_account, buckets.buckets["scratch"], *pools],
+            depends_on=[jobset, controller, identity.service_account, tenancy, buckets.buckets["scratch"], *pools],
         ),
         opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
     )

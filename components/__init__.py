@@ -13,6 +13,7 @@ from .identity import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
 from .pathways_workload import CustomComponent, PathwaysWorkload, PathwaysWorkloadArgs, UserContainer
+from .tenancy import Tenancy, TenancyArgs
 from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
     "SaxmlImages",
     "SaxmlServing",
     "SaxmlServingArgs",
+    "Tenancy",
+    "TenancyArgs",
     "TpuCluster",
     "TpuClusterArgs",
     "TpuNodePool",

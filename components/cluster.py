@@ -7,7 +7,7 @@ the cluster's shape can be unit-tested without the Pulumi engine.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -75,6 +75,10 @@ class TpuClusterArgs:
     """Google Cloud Managed Service for Prometheus."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """GCP labels on the cluster and its nodes."""
+    private_nodes: bool = False
+    """Nodes without external IP addresses."""
+    master_authorized_networks: Optional[Sequence[str]] = None
+    """CIDR blocks allowed to reach the control plane; None leaves it open to authenticated clients."""
 
     @property
     def workload_pool(self) -> str:
@@ -142,6 +146,12 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         },
         logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         resource_labels=dict(args.labels),
+        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
+        master_authorized_networks_config=(
+            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}
+            if args.master_authorized_networks is not None
+            else None
+        ),
     )
 
 

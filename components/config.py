@@ -35,7 +35,7 @@ from pydantic.alias_generators import to_camel
 from . import catalog
 from .controllers import JOBSET, LWS, PATHWAYS_JOB, Controller, parse_version
 from .naming import NameLimit, check_dns_name
-from .pathways_serving import MaxTextSettings, PathwaysImages, ProbeSettings
+from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
 from .pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
 from .saxml_serving import SaxmlImages
 
@@ -107,6 +107,18 @@ def to_settings(model: BaseModel, cls: type):
     return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(cls)})
 
 
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError as err:
+        raise ValueError(f"not a CIDR block ({err})") from None
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+"""A CIDR block such as 10.0.0.0/8."""
+
+
 def _release_validator(controller: Controller):
     def check(value: str) -> str:
         if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
@@ -155,6 +167,10 @@ class ClusterConfig(Model):
     image_streaming: bool = Field(True, description="GKE image streaming (GCFS) on every node pool.")
     gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
     managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
+    private_nodes: bool = Field(False, description="Nodes without external IPs (needs Cloud NAT for image pulls from outside Google).")
+    master_authorized_networks: Optional[list[Cidr]] = Field(
+        None, description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients."
+    )
 
 
 # --------------------------------------------------------------------------- TPU slices
@@ -295,6 +311,7 @@ class WorkloadIdentityConfig(Model):
 MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
 PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
 ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
+PathwaysRequestsConfig = settings_model(PathwaysRequests, "PathwaysRequestsConfig")
 
 Capability = Literal["SYS_PTRACE", "NET_ADMIN", "SYS_TIME", "SYS_RESOURCE", "IPC_LOCK"]
 
@@ -330,6 +347,9 @@ class PathwaysServingConfig(Model):
         default_factory=PathwaysImagesConfig, description="Container images."
     )
     probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Health probe timing of `jax-tpu`.")  # type: ignore[valid-type]
+    requests: PathwaysRequestsConfig = Field(  # type: ignore[valid-type]
+        default_factory=PathwaysRequestsConfig, description="CPU and memory requests of the containers."
+    )
     resource_manager_flags: list[str] = Field(
         default_factory=list, description="Extra flags of the Pathways resource manager."
     )
@@ -374,14 +394,6 @@ class SaxModelConfig(Model):
         return self.parameters_billions * BYTES_PER_PARAMETER[self.weight_precision]
 
 
-def _cidr(value: str) -> str:
-    try:
-        ipaddress.ip_network(value, strict=True)
-    except ValueError as err:
-        raise ValueError(f"not a CIDR block ({err})") from None
-    return value
-
-
 class SaxmlHttpConfig(Model):
     """How sax-http is exposed."""
 
@@ -389,7 +401,7 @@ class SaxmlHttpConfig(Model):
         "internal",
         description="`internal` LoadBalancer (VPC only), `public` LoadBalancer (needs sourceRanges), or `cluster` (ClusterIP).",
     )
-    source_ranges: list[Annotated[str, AfterValidator(_cidr)]] = Field(
+    source_ranges: list[Cidr] = Field(
         default_factory=list, description="CIDR blocks allowed to reach the load balancer."
     )
 
@@ -485,6 +497,36 @@ Serving = Annotated[
 """The serving backend, chosen by `backend`."""
 
 
+# --------------------------------------------------------------------------- tenancy
+
+
+class QuotaConfig(Model):
+    """CPU and memory quota of the namespace (its TPU quota is the chips of its slices)."""
+
+    cpu: str = Field("256", pattern=r"^\d+(\.\d+)?m?$", description="`requests.cpu` quota, e.g. 256.")
+    memory: str = Field("2048Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$", description="`requests.memory` quota, e.g. 2048Gi.")
+
+
+class OperatorsConfig(Model):
+    """Who operates the variant: bound to a namespaced Role (observe, port-forward, restart)."""
+
+    groups: list[str] = Field(default_factory=list, description="Groups, e.g. Google Groups for GKE RBAC.")
+    users: list[str] = Field(default_factory=list, description="Users (email addresses).")
+
+
+class TenancyConfig(Model):
+    """The stack's namespace as a tenant: quota, network policy, priorities, RBAC (seed 004)."""
+
+    quota: QuotaConfig = Field(default_factory=QuotaConfig, description="CPU and memory quota.")
+    allowed_namespaces: list[K8sName] = Field(
+        default_factory=list, description="Namespaces whose pods may reach the serving ports."
+    )
+    allowed_cidrs: list[Cidr] = Field(
+        default_factory=list, description="CIDR blocks that may reach the serving ports (load balancer clients)."
+    )
+    operators: OperatorsConfig = Field(default_factory=OperatorsConfig, description="The team operating the variant.")
+
+
 # --------------------------------------------------------------------------- stack
 
 
@@ -509,6 +551,9 @@ class StackConfig(Model):
     )
     workload_identity: WorkloadIdentityConfig = Field(
         description="The workloads' Kubernetes and GCP service accounts."
+    )
+    tenancy: TenancyConfig = Field(
+        default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
     )
     serving: Optional[Serving] = Field(
         None, description="The serving workload; unset deploys the infrastructure only."

@@ -88,6 +88,26 @@ class MaxTextSettings:
 
 
 @dataclass(frozen=True)
+class PathwaysRequests:
+    """CPU and memory requests of the Pathways and JetStream containers.
+
+    The leader shares a TPU VM with one worker, so leader plus worker must fit the smallest
+    TPU VM (ct5lp-hightpu-4t: 112 vCPUs, 192 GB).
+    """
+
+    proxy_cpu: str = described("`pathways-proxy` CPU request.", default="1")
+    proxy_memory: str = described("`pathways-proxy` memory request.", default="4Gi")
+    resource_manager_cpu: str = described("`pathways-rm` CPU request.", default="2")
+    resource_manager_memory: str = described("`pathways-rm` memory request.", default="8Gi")
+    jax_cpu: str = described("`jax-tpu` CPU request.", default="8")
+    jax_memory: str = described("`jax-tpu` memory request.", default="32Gi")
+    http_cpu: str = described("`jetstream-http` CPU request.", default="1")
+    http_memory: str = described("`jetstream-http` memory request.", default="2Gi")
+    worker_cpu: str = described("Pathways worker CPU request (per TPU VM).", default="16")
+    worker_memory: str = described("Pathways worker memory request (per TPU VM).", default="64Gi")
+
+
+@dataclass(frozen=True)
 class ProbeSettings:
     """Health probes of ``jax-tpu`` (``GET /healthcheck`` on the HTTP port).
 
@@ -144,6 +164,10 @@ class PathwaysServingArgs:
     """Container images."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)
     """Health probe timing."""
+    requests: PathwaysRequests = field(default_factory=PathwaysRequests)
+    """CPU and memory requests."""
+    priority_class_name: Optional[str] = None
+    """PriorityClass of the group's pods."""
     resource_manager_flags: tuple[str, ...] = ()
     """Extra flags of the Pathways resource manager."""
     jax_env: Mapping[str, str] = field(default_factory=dict)
@@ -187,13 +211,23 @@ def _http_probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
     )
 
 
+def _tcp_readiness(port: int) -> k8s.core.v1.ProbeArgs:
+    return k8s.core.v1.ProbeArgs(
+        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=10, failure_threshold=3
+    )
+
+
+def _requests(cpu: str, memory: str, extra: Optional[dict[str, str]] = None) -> k8s.core.v1.ResourceRequirementsArgs:
+    return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory, **(extra or {})}, limits=extra)
+
+
 def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
     return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
 
 
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
     """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
-    img, p = args.images, args.probes
+    img, p, r = args.images, args.probes, args.requests
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     jax_security = (
         k8s.core.v1.SecurityContextArgs(
@@ -209,6 +243,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image_pull_policy="Always",
             args=[f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
+            resources=_requests(r.proxy_cpu, r.proxy_memory),
+            readiness_probe=_tcp_readiness(PROXY_PORT),
         ),
         k8s.core.v1.ContainerArgs(
             name="pathways-rm",
@@ -227,6 +263,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
                 *args.resource_manager_flags,
             ],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
+            resources=_requests(r.resource_manager_cpu, r.resource_manager_memory),
+            readiness_probe=_tcp_readiness(RM_PORT),
         ),
         k8s.core.v1.ContainerArgs(
             name="jax-tpu",
@@ -236,6 +274,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=jax_security,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)],
+            resources=_requests(r.jax_cpu, r.jax_memory),
             startup_probe=_http_probe(p.startup_period_seconds, p.startup_failure_threshold),
             readiness_probe=_http_probe(p.readiness_period_seconds, p.readiness_failure_threshold),
             liveness_probe=_http_probe(p.liveness_period_seconds, p.liveness_failure_threshold),
@@ -245,6 +284,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image=img.http,
             image_pull_policy="Always",
             ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
+            resources=_requests(r.http_cpu, r.http_memory),
+            readiness_probe=_tcp_readiness(HTTP_PORT),
         ),
     ]
 
@@ -262,7 +303,8 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
             f"--gcs_scratch_location={args.scratch_uri}",
         ],
         ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
-        resources=k8s.core.v1.ResourceRequirementsArgs(limits={TPU_RESOURCE: chips}),
+        resources=_requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
+        readiness_probe=_tcp_readiness(WORKER_PORT),
     )
 
 
@@ -275,6 +317,7 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
     pod = dict(
         service_account_name=args.service_account,
+        priority_class_name=args.priority_class_name,
         node_selector=node_selector(args.shape),
         tolerations=_tpu_tolerations(),
     )

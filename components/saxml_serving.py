@@ -95,6 +95,8 @@ class SaxmlServingArgs:
     """How long the publication Job waits for sax-http and the replicas."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the objects and pods."""
+    priority_class_name: Optional[str] = None
+    """PriorityClass of the Sax pods."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the objects wait for: the JobSet install, the slices, the namespace and KSA."""
 
@@ -144,7 +146,10 @@ def _server_deployment(
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": name}),
                 spec=k8s.core.v1.PodSpecArgs(
-                    host_network=False, service_account_name=args.service_account, containers=[container]
+                    host_network=False,
+                    service_account_name=args.service_account,
+                    priority_class_name=args.priority_class_name,
+                    containers=[container],
                 ),
             ),
         ),
@@ -176,11 +181,13 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
             k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=""),  # each slice is its own server
         ],
         resources=k8s.core.v1.ResourceRequirementsArgs(requests={TPU_RESOURCE: chips}, limits={TPU_RESOURCE: chips}),
+        readiness_probe=_tcp_probe(MODEL_PORT, 10, 3),
     )
     pod = k8s.core.v1.PodTemplateSpecArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
         spec=k8s.core.v1.PodSpecArgs(
             service_account_name=args.service_account,
+            priority_class_name=args.priority_class_name,
             host_network=True,
             dns_policy="ClusterFirstWithHostNet",
             node_selector=node_selector(args.shape),

@@ -81,6 +81,9 @@ DIFFERENCES: list[tuple[str, str]] = [
     (rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*", "probe timing: ready as soon as it answers, up to an hour of loading tolerated"),
     (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
     (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
+    (rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.resources\.requests\.(cpu|memory|google\.com/tpu)", "CPU/memory requests for scheduling and the namespace quota (TPU request = its limit)"),
+    (rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|jetstream-http|worker)\]\.readinessProbe\..*", "TCP readiness on each server's port"),
+    (rf"({LEAD}|{WORK})\.spec\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
     (r"metadata\.name", "the Service keeps the seed's name; kept under test for renames"),
 ]
 

@@ -38,7 +38,9 @@ def test_pathways_job_validates_against_v0_1_4(stack, reference):
 
 def test_pathways_job_batch_stack():
     spec = pathways_job(BATCH)["spec"]
-    assert spec["workers"] == [{"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 1, "maxSliceRestarts": 1}]
+    assert spec["workers"] == [
+        {"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 1, "maxSliceRestarts": 1, "priorityClassName": "tpu-serving-batch"}
+    ]
     plan = plan_of(BATCH)
     buckets = set(plan.outputs["buckets"].values())
     assert spec["pathwaysDir"].startswith("gs://") and spec["pathwaysDir"][5:].split("/")[0] in buckets

@@ -44,6 +44,8 @@ DIFFERENCES: list[tuple[str, str]] = [
     (rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value", "SAX_ROOT in the stack's state bucket (seed: placeholder)"),
     (rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.securityContext\.privileged", "privileged only where GKE needs it (before 1.28); the stack's GKE is newer"),
     (r"metadata\.annotations\.networking\.gke\.io/load-balancer-type", "internal load balancer by default (the seed exposed sax-http publicly)"),
+    (rf"({POD}|{MODEL_POD}\.spec)\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
+    (rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.readinessProbe\..*", "TCP readiness on the model server port"),
 ]
 
 

@@ -1,0 +1,218 @@
+"""``Tenancy``: what makes a stack's namespace a tenant of the cluster.
+
+- a ResourceQuota sized to the stack's slices (``requests.google.com/tpu`` = its chips) and
+  CPU/memory, with a LimitRange that gives default requests to pods that name none (such
+  as the ones controllers create), so the quota never rejects them;
+- NetworkPolicies: every pod accepts traffic from its own namespace (leader-worker,
+  Pathways and Sax traffic keep working); the serving pods also accept their serving
+  ports from the configured namespaces and CIDR blocks; nothing else gets in;
+- PriorityClasses: serving above batch, so batch work never preempts a serving group;
+- RBAC: a namespaced Role for the team that operates the variant, bound to its groups and
+  users.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Optional
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .nodepool import TPU_RESOURCE
+
+SERVING_PRIORITY = "tpu-serving-online"
+"""PriorityClass of serving workloads."""
+BATCH_PRIORITY = "tpu-serving-batch"
+"""PriorityClass of batch workloads (never preempts)."""
+PRIORITIES: dict[str, tuple[int, str, str]] = {
+    SERVING_PRIORITY: (100000, "PreemptLowerPriority", "Online model serving: above batch work."),
+    BATCH_PRIORITY: (10000, "Never", "Batch and interactive TPU jobs: below serving, never preempts."),
+}
+
+OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    (("",), ("pods", "pods/log", "services", "endpoints", "configmaps", "events", "resourcequotas"), ("get", "list", "watch")),
+    (("",), ("pods",), ("delete",)),
+    (("",), ("pods/portforward",), ("create",)),
+    (("apps",), ("deployments", "replicasets"), ("get", "list", "watch")),
+    (("apps",), ("deployments",), ("patch",)),
+    (("batch",), ("jobs",), ("get", "list", "watch")),
+    (("leaderworkerset.x-k8s.io",), ("leaderworkersets",), ("get", "list", "watch", "patch")),
+    (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch")),
+    (("pathways-job.pathways.domain",), ("pathwaysjobs",), ("get", "list", "watch", "delete")),
+)
+"""What operators of a variant may do in its namespace: observe, port-forward, restart pods
+and workloads. Creating or changing workloads stays with ``pulumi up``."""
+
+
+@dataclass(frozen=True)
+class TenancyArgs:
+    """Arguments of :class:`Tenancy`."""
+
+    namespace: str
+    """The stack's namespace (created elsewhere)."""
+    tpu_chips: int
+    """``requests.google.com/tpu`` quota: the chips of the stack's slices."""
+    cpu: str = "256"
+    """``requests.cpu`` quota."""
+    memory: str = "2048Gi"
+    """``requests.memory`` quota."""
+    default_cpu_request: str = "250m"
+    """CPU request given to containers that name none."""
+    default_memory_request: str = "512Mi"
+    """Memory request given to containers that name none."""
+    serving_pods: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the pods that serve clients outside the namespace (none: no such pods)."""
+    serving_ports: Sequence[int] = ()
+    """Their serving ports."""
+    allowed_namespaces: Sequence[str] = ()
+    """Namespaces whose pods may reach the serving ports."""
+    allowed_cidrs: Sequence[str] = ()
+    """CIDR blocks that may reach the serving ports (load balancer clients)."""
+    operator_groups: Sequence[str] = ()
+    """Groups (e.g. Google Groups for RBAC) that operate the variant."""
+    operator_users: Sequence[str] = ()
+    """Users that operate the variant."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on every object."""
+
+
+def _meta(args: TenancyArgs, name: str, namespaced: bool = True) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name, namespace=args.namespace if namespaced else None, labels=dict(args.labels)
+    )
+
+
+def quota_args(args: TenancyArgs) -> k8s.core.v1.ResourceQuotaInitArgs:
+    """The namespace's quota: TPU chips of its slices, CPU and memory."""
+    return k8s.core.v1.ResourceQuotaInitArgs(
+        metadata=_meta(args, "tpu-serving-quota"),
+        spec=k8s.core.v1.ResourceQuotaSpecArgs(
+            hard={
+                f"requests.{TPU_RESOURCE}": str(args.tpu_chips),
+                "requests.cpu": args.cpu,
+                "requests.memory": args.memory,
+            }
+        ),
+    )
+
+
+def limit_range_args(args: TenancyArgs) -> k8s.core.v1.LimitRangeInitArgs:
+    """Default requests for containers that name none."""
+    return k8s.core.v1.LimitRangeInitArgs(
+        metadata=_meta(args, "tpu-serving-defaults"),
+        spec=k8s.core.v1.LimitRangeSpecArgs(
+            limits=[
+                k8s.core.v1.LimitRangeItemArgs(
+                    type="Container",
+                    default_request={"cpu": args.default_cpu_request, "memory": args.default_memory_request},
+                )
+            ]
+        ),
+    )
+
+
+def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyInitArgs]:
+    """Same-namespace traffic for every pod; serving ports from the allowed sources only."""
+    same_namespace = k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=_meta(args, "same-namespace"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[k8s.networking.v1.NetworkPolicyPeerArgs(pod_selector=k8s.meta.v1.LabelSelectorArgs())]
+                )
+            ],
+        ),
+    )
+    policies = [same_namespace]
+    peers = [
+        k8s.networking.v1.NetworkPolicyPeerArgs(
+            namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+                match_labels={"kubernetes.io/metadata.name": ns}
+            )
+        )
+        for ns in args.allowed_namespaces
+    ] + [k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c)) for c in args.allowed_cidrs]
+    if args.serving_pods and args.serving_ports and peers:
+        policies.append(
+            k8s.networking.v1.NetworkPolicyInitArgs(
+                metadata=_meta(args, "serving-ingress"),
+                spec=k8s.networking.v1.NetworkPolicySpecArgs(
+                    pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(args.serving_pods)),
+                    policy_types=["Ingress"],
+                    ingress=[
+                        k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                            from_=peers,
+                            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=p) for p in args.serving_ports],
+                        )
+                    ],
+                ),
+            )
+        )
+    return policies
+
+
+def operator_role(args: TenancyArgs) -> k8s.rbac.v1.RoleInitArgs:
+    """The operators' Role in the namespace."""
+    return k8s.rbac.v1.RoleInitArgs(
+        metadata=_meta(args, "tpu-serving-operator"),
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=list(groups), resources=list(resources), verbs=list(verbs))
+            for groups, resources, verbs in OPERATOR_RULES
+        ],
+    )
+
+
+def operator_binding(args: TenancyArgs) -> Optional[k8s.rbac.v1.RoleBindingInitArgs]:
+    """Binds the operators' groups and users to their Role (None without any)."""
+    subjects = [
+        k8s.rbac.v1.SubjectArgs(kind="Group", name=g, api_group="rbac.authorization.k8s.io") for g in args.operator_groups
+    ] + [k8s.rbac.v1.SubjectArgs(kind="User", name=u, api_group="rbac.authorization.k8s.io") for u in args.operator_users]
+    if not subjects:
+        return None
+    return k8s.rbac.v1.RoleBindingInitArgs(
+        metadata=_meta(args, "tpu-serving-operator"),
+        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="tpu-serving-operator"),
+        subjects=subjects,
+    )
+
+
+class Tenancy(pulumi.ComponentResource):
+    """Quota, default requests, network policies, priority classes and operator RBAC of a namespace.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers`` and the namespace in
+    ``opts.depends_on``. Workloads take :attr:`priority_classes` in their dependencies.
+    """
+
+    priority_classes: list[k8s.scheduling.v1.PriorityClass]
+    """The serving and batch PriorityClasses."""
+    quota: k8s.core.v1.ResourceQuota
+    """The namespace's quota."""
+
+    def __init__(self, name: str, args: TenancyArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:Tenancy", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.priority_classes = [
+            k8s.scheduling.v1.PriorityClass(
+                f"{name}-{pc}",
+                metadata=_meta(args, pc, namespaced=False),
+                value=value,
+                preemption_policy=policy,
+                global_default=False,
+                description=text,
+                opts=child,
+            )
+            for pc, (value, policy, text) in PRIORITIES.items()
+        ]
+        self.quota = k8s.core.v1.ResourceQuota(f"{name}-quota", quota_args(args), opts=child)
+        k8s.core.v1.LimitRange(f"{name}-defaults", limit_range_args(args), opts=child)
+        for policy in network_policies(args):
+            k8s.networking.v1.NetworkPolicy(f"{name}-{policy.metadata.name}", policy, opts=child)
+        k8s.rbac.v1.Role(f"{name}-operator", operator_role(args), opts=child)
+        binding = operator_binding(args)
+        if binding is not None:
+            k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", binding, opts=child)
+        self.register_outputs({"tpuQuota": args.tpu_chips})

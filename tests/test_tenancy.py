@@ -1,0 +1,111 @@
+"""Multi-tenancy: every stack's namespace gets its quota, network policies, priorities and RBAC."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tests.test_config import GOOD, load, with_change
+from components.config import ConfigError
+from tools.offline import kubernetes_objects
+
+
+def objects(stack: str, kind: str) -> list[dict]:
+    return [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tenancy_quota_sized_to_slices(stack):
+    (quota,) = objects(stack, "ResourceQuota")
+    chips = sum(s["chips"] for s in plan_of(stack).outputs["slices"])
+    assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(chips)
+    assert {"requests.cpu", "requests.memory"} <= set(quota["spec"]["hard"])
+    assert quota["metadata"]["namespace"] == plan_of(stack).outputs["namespace"]
+    (limits,) = objects(stack, "LimitRange")
+    assert limits["spec"]["limits"][0]["defaultRequest"].keys() == {"cpu", "memory"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tenancy_priority_classes_serving_above_batch(stack):
+    classes = {o["metadata"]["name"]: o for o in objects(stack, "PriorityClass")}
+    assert classes["tpu-serving-online"]["value"] > classes["tpu-serving-batch"]["value"]
+    assert classes["tpu-serving-batch"]["preemptionPolicy"] == "Never"
+
+
+def pod_specs(obj: dict) -> list[dict]:
+    """Pod specs inside a workload object, whatever its kind."""
+    found = []
+
+    def walk(v):
+        if isinstance(v, dict):
+            if "containers" in v:
+                found.append(v)
+            for x in v.values():
+                walk(x)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+
+    walk(obj.get("spec", {}))
+    return found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tenancy_workloads_use_the_priority_classes(stack):
+    serving = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] in ("LeaderWorkerSet", "JobSet", "Deployment")]
+    for obj in serving:
+        for pod in pod_specs(obj):
+            assert pod.get("priorityClassName") == "tpu-serving-online", obj["metadata"]["name"]
+    for job in objects(stack, "PathwaysJob"):
+        assert job["spec"]["workers"][0]["priorityClassName"] == "tpu-serving-batch"
+    plan = plan_of(stack)
+    (tenancy,) = plan.of_type("tpu-serving:index:Tenancy")
+    pcs = {r.urn for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")}
+    for r in plan.resources:
+        if r.type.split(":")[1].split("/")[0] in ("leaderworkerset.x-k8s.io", "jobset.x-k8s.io", "pathways-job.pathways.domain"):
+            assert pcs <= set(r.dependencies), r.name
+
+
+def test_tenancy_network_policy_keeps_group_traffic_and_guards_serving_port():
+    policies = {o["metadata"]["name"]: o for o in objects("llama31-405b-v6e16", "NetworkPolicy")}
+    same = policies["same-namespace"]["spec"]
+    assert same["podSelector"] == {} and same["ingress"] == [{"from": [{"podSelector": {}}]}]
+    serving = policies["serving-ingress"]["spec"]
+    assert serving["podSelector"] == {"matchLabels": {"app": "jetstream-pathways"}}
+    (rule,) = serving["ingress"]
+    assert rule["ports"] == [{"port": 8000, "protocol": "TCP"}]
+    assert {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "llm-gateway"}}} in rule["from"]
+
+
+def test_tenancy_saxml_serving_port_from_cidrs():
+    policies = {o["metadata"]["name"]: o for o in objects("saxml-175b-v5e32x2", "NetworkPolicy")}
+    (rule,) = policies["serving-ingress"]["spec"]["ingress"]
+    assert rule["ports"] == [{"port": 8888, "protocol": "TCP"}]
+    assert any("ipBlock" in peer for peer in rule["from"])
+
+
+def test_tenancy_operator_rbac():
+    (role,) = objects("llama31-405b-v6e16", "Role")
+    verbs = {(g, r): set(rule["verbs"]) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert verbs[("", "pods/portforward")] == {"create"}
+    assert "create" not in verbs[("leaderworkerset.x-k8s.io", "leaderworkersets")]
+    assert not any(r == "secrets" for (_, r) in verbs)
+    (binding,) = [o for o in objects("llama31-405b-v6e16", "RoleBinding") if o["metadata"]["name"] == "tpu-serving-operator"]
+    assert binding["subjects"][0]["kind"] == "Group"
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    "path, value, key",
+    [
+        ("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}, "tpu-serving:tenancy.allowedCidrs[0]"),
+        ("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.1/8"]}, "tpu-serving:tenancy.allowedCidrs[0]"),
+        ("tpu-serving:tenancy", {"allowedNamespaces": ["Gateway"]}, "tpu-serving:tenancy.allowedNamespaces[0]"),
+        ("tpu-serving:tenancy", {"quota": {"cpu": "lots"}}, "tpu-serving:tenancy.quota.cpu"),
+        ("tpu-serving:cluster", {"name": "c1", "masterAuthorizedNetworks": ["office"]}, "tpu-serving:cluster.masterAuthorizedNetworks[0]"),
+    ],
+)
+def test_tenancy_bad_input(path, value, key):
+    with pytest.raises(ConfigError) as exc:
+        load(with_change(path, value, GOOD))
+    assert any(p.startswith(key) for p in exc.value.problems), exc.value.problems

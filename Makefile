@@ -5,12 +5,15 @@ PYTHON  := $(VENV)/bin/python
 STACK   ?= llama31-405b-v6e16
 STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
-.PHONY: help venv preview previews test bench golden clean
+POLICY_VENV := policy/.venv
+
+.PHONY: help venv policy-venv preview previews policy test bench golden clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the test suite (what CI runs)"
+	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
@@ -22,13 +25,24 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 
 venv: $(VENV)/.installed
 
+# The policy pack's own environment: pulumi-policy pins protobuf/grpcio differently.
+$(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
+	test -x $(POLICY_VENV)/bin/python || $(PY) -m venv $(POLICY_VENV)
+	$(POLICY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policy/requirements.txt -c policy/constraints.txt
+	touch $@
+
+policy-venv: $(POLICY_VENV)/.installed
+
 preview: $(VENV)/.installed
 	$(PYTHON) -m tools.preview $(STACK)
 
 previews: $(VENV)/.installed
 	@for s in $(STACKS); do $(PYTHON) -m tools.preview $$s --quiet || exit 1; done
 
-test: $(VENV)/.installed
+policy: $(VENV)/.installed
+	$(PYTHON) -m policy.check
+
+test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q
 
 golden: $(VENV)/.installed

@@ -1,0 +1,46 @@
+"""Offline policy check: ``python -m policy.check [--plan FILE ...] [--stack NAME ...]``.
+
+Without arguments, previews every stack (as ``make preview`` does) and checks its plan.
+Prints every violation; exits 1 if any is mandatory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from policy.rules import RULES, Violation, evaluate, from_plan
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def report(label: str, violations: list[Violation]) -> bool:
+    """Print a stack's violations; True when none is mandatory."""
+    mandatory = [v for v in violations if v.enforcement == "mandatory"]
+    print(f"{label}: {len(mandatory)} mandatory, {len(violations) - len(mandatory)} advisory violation(s)")
+    for v in violations:
+        print(f"  [{v.enforcement}] {v.rule}: {v.resource.rsplit('::', 1)[-1]}: {v.message}")
+    return not mandatory
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
+    parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
+    args = parser.parse_args(argv)
+    plans: list[tuple[str, dict]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
+    if not args.plan:
+        from tools.offline import close_event_loop, load_project, preview_stack
+
+        stacks = args.stack or load_project(ROOT).stacks()
+        plans += [(s, preview_stack(ROOT, s).as_json()) for s in stacks]
+        close_event_loop()
+    ok = all([report(label, evaluate(from_plan(plan))) for label, plan in plans])
+    print(f"{len(RULES)} rules over {len(plans)} plan(s): {'pass' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

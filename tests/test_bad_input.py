@@ -1,0 +1,80 @@
+"""Bad input, table-driven, across every backend: each case runs the real program and is
+rejected before any resource is registered, naming the key path, without a traceback."""
+
+from __future__ import annotations
+
+import contextvars
+import copy
+
+import pytest
+
+import pulumi
+from components.config import ConfigError
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+from tests import test_config, test_pathways_job, test_saxml
+from tests.conftest import ROOT
+from tests.test_config import as_engine_config, with_change
+from tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
+
+
+def _serving(base: dict, **changes) -> dict:
+    cfg = copy.deepcopy(base)
+    cfg["tpu-serving:serving"].update(changes)
+    return cfg
+
+
+CASES: list[tuple[str, str, dict, str]] = (
+    # (id, backend, stack config, key path of the expected problem)
+    [(f"infra-{c[0]}", "infrastructure", with_change(c[1], c[2]), c[3]) for c in test_config.BAD]
+    + [(f"pathways-{c[0]}", "jetstream-pathways", with_change(c[1], c[2], test_config.SERVING), c[3]) for c in test_config.SERVING_BAD]
+    + [
+        ("saxml-model-too-big", "saxml", test_saxml.SAX_CONFIG, "tpu-serving:serving.models[0]"),
+        ("saxml-public-without-ranges", "saxml", _serving(test_saxml.SAX_CONFIG, http={"exposure": "public"}), "tpu-serving:serving.http"),
+        ("saxml-bad-cidr", "saxml", _serving(test_saxml.SAX_CONFIG, http={"exposure": "public", "sourceRanges": ["300.1.2.0/24"]}), "tpu-serving:serving.http.sourceRanges[0]"),
+        ("saxml-bad-cell", "saxml", _serving(test_saxml.SAX_CONFIG, cell="sax/test"), "tpu-serving:serving.cell"),
+        ("saxml-jobset-too-old", "saxml", _serving(test_saxml.SAX_CONFIG, jobsetVersion="v0.2.0"), "tpu-serving:serving.jobsetVersion"),
+        ("saxml-misspelt-key", "saxml", _serving(test_saxml.SAX_CONFIG, maxRestart=3), "tpu-serving:serving.maxRestart"),
+        ("pathways-job-machine-type-not-in-crd", "pathways-job", {**test_pathways_job.BASE, "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-1"}]}, "tpu-serving:serving.slices"),
+        ("pathways-job-batch-without-container", "pathways-job", test_pathways_job.with_serving(workload="batch"), "tpu-serving:serving.container"),
+        ("pathways-job-jobset-too-old", "pathways-job", test_pathways_job.with_serving(jobsetVersion="v0.7.0"), "tpu-serving:serving.jobsetVersion"),
+        ("pathways-job-wrong-type", "pathways-job", test_pathways_job.with_serving(maxRestarts="many"), "tpu-serving:serving.maxRestarts"),
+        ("pathways-job-name-too-long", "pathways-job", test_pathways_job.with_serving(name="p" * 64), "tpu-serving:serving.name"),
+        ("tenancy-bad-cidr", "infrastructure", with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}), "tpu-serving:tenancy.allowedCidrs[0]"),
+        ("tenancy-unknown-key", "infrastructure", with_change("tpu-serving:tenancy", {"operator": {}}), "tpu-serving:tenancy.operator"),
+    ]
+)
+
+
+def test_bad_input_table_covers_every_backend():
+    assert len(CASES) >= 30
+    assert {c[1] for c in CASES} == {"infrastructure", "jetstream-pathways", "saxml", "pathways-job"}
+    assert len({c[0] for c in CASES}) == len(CASES)
+
+
+def run_rejected(config: dict) -> tuple[ConfigError, int]:
+    """Run the program with ``config``; return its error and how many resources it registered."""
+    project = load_project(ROOT)
+
+    def run():
+        settings.ROOT.set(None)
+        pulumi.runtime.set_all_config(as_engine_config(config))
+        monitor = RecordingMonitor(PreviewMocks())
+        mocks.set_mocks(monitor.mocks, project=project.name, stack="bad", preview=True, monitor=monitor)
+        try:
+            _sync_await(run_pulumi_func(main_program(project)))
+        except ConfigError as err:
+            return err, len(monitor.recorded)
+        raise AssertionError("the program accepted a bad stack")
+
+    return contextvars.Context().run(run)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_rejected_before_any_resource(case):
+    _, _, config, key = case
+    err, registered = run_rejected(config)
+    assert registered == 0
+    assert any(p.startswith(key) for p in err.problems), err.problems
+    assert isinstance(err, pulumi.RunError)  # printed by the engine without a traceback

@@ -1,0 +1,165 @@
+"""Policy rules: every stack passes the mandatory ones; each rule catches its violating fixture."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+from policy.rules import RULES, evaluate, from_plan
+from tests.conftest import ROOT, STACKS, plan_of
+
+POLICY_PYTHON = ROOT / "policy" / ".venv" / "bin" / "python"
+
+
+def plan_json(stack: str) -> dict:
+    return copy.deepcopy(plan_of(stack).as_json())
+
+
+def first(plan: dict, type_: str, where=lambda r: True) -> dict:
+    return next(r for r in plan["resources"] if r["type"] == type_ and where(r))
+
+
+def kind(plan: dict, k: str, name: str | None = None) -> dict:
+    return next(
+        r for r in plan["resources"]
+        if r["inputs"].get("kind") == k and (name is None or r["inputs"]["metadata"]["name"] == name)
+    )
+
+
+def pod(obj: dict) -> dict:
+    from policy.rules import pod_specs
+
+    return next(iter(pod_specs(obj["inputs"])))
+
+
+def _set(path_fn, value):
+    def mutate(plan):
+        target, key = path_fn(plan)
+        if value is ...:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    return mutate
+
+
+def _add_resource(type_, name, inputs):
+    def mutate(plan):
+        plan["resources"].append({"urn": f"urn:pulumi:x::tpu-serving::{type_}::{name}", "type": type_, "name": name,
+                                  "custom": True, "parent": None, "provider": None, "dependencies": [], "inputs": inputs, "protect": False})
+    return mutate
+
+
+LLAMA, SAX, DISAGG = "llama31-405b-v6e16", "saxml-175b-v5e32x2", "llama2-70b-disagg-v6e8x2"
+CLUSTER, POOL, BUCKET = "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool", "gcp:storage/bucket:Bucket"
+
+FIXTURES = {
+    "gke-workload-identity": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "workloadIdentityConfig"), ...)),
+    "gke-metadata-server": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["workloadMetadataConfig"], "mode"), "GCE_METADATA")),
+    "gke-shielded-nodes": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["shieldedInstanceConfig"], "enableSecureBoot"), False)),
+    "gke-node-service-account": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"], "serviceAccount"), "123-compute@developer.gserviceaccount.com")),
+    "gke-node-roles-only": (LLAMA, _set(lambda p: (first(p, "gcp:projects/iAMMember:IAMMember")["inputs"], "role"), "roles/container.admin")),
+    "gke-deletion-protection": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "deletionProtection"), False)),
+    "gke-private-nodes": (LLAMA, lambda p: None),
+    "gke-authorized-networks": (LLAMA, lambda p: None),
+    "iam-no-basic-roles": (LLAMA, _add_resource("gcp:serviceaccount/iAMMember:IAMMember", "bad", {"role": "roles/editor", "member": "user:a@example.com"})),
+    "iam-no-project-storage-roles": (SAX, _add_resource("gcp:projects/iAMMember:IAMMember", "seed", {"role": "roles/storage.admin", "member": "serviceAccount:x"})),
+    "iam-storage-on-stack-buckets": (LLAMA, _set(lambda p: (first(p, "gcp:storage/bucketIAMMember:BucketIAMMember")["inputs"], "bucket"), "someone-elses-bucket")),
+    "gcs-uniform-access": (LLAMA, _set(lambda p: (first(p, BUCKET)["inputs"], "uniformBucketLevelAccess"), False)),
+    "gcs-public-access-prevention": (LLAMA, _set(lambda p: (first(p, BUCKET)["inputs"], "publicAccessPrevention"), "inherited")),
+    "gcs-checkpoints-protected": (LLAMA, _set(lambda p: (first(p, BUCKET, lambda r: r["inputs"]["labels"]["purpose"] == "checkpoints"), "protect"), False)),
+    "k8s-no-open-load-balancer": (SAX, _set(lambda p: (kind(p, "Service", "sax-http-lb")["inputs"]["metadata"], "annotations"), ...)),
+    "k8s-privileges-allowlisted": (LLAMA, _set(lambda p: (pod(kind(p, "LeaderWorkerSet")), "hostNetwork"), True)),
+    "k8s-tpu-pod-selects-slice": (SAX, _set(lambda p: (pod(kind(p, "JobSet"))["nodeSelector"], "cloud.google.com/gke-tpu-topology"), ...)),
+    "k8s-serving-probes-requests": (SAX, _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "readinessProbe"), ...)),
+    "k8s-mutable-image-tags": (SAX, _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "image"), "example/sax-http")),
+}
+
+
+def test_policy_every_rule_has_a_fixture():
+    assert set(FIXTURES) == {r.name for r in RULES}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_policy_stacks_pass_every_mandatory_rule(stack):
+    mandatory = [v for v in evaluate(from_plan(plan_json(stack))) if v.enforcement == "mandatory"]
+    assert mandatory == []
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES], ids=[r.name for r in RULES])
+def test_policy_rule_catches_its_fixture(rule):
+    stack, mutate = FIXTURES[rule.name]
+    plan = plan_json(stack)
+    before = [v for v in evaluate(from_plan(plan)) if v.rule == rule.name]
+    mutate(plan)
+    after = [v for v in evaluate(from_plan(plan)) if v.rule == rule.name]
+    if rule.enforcement == "mandatory":
+        assert before == [] and after, f"{rule.name} did not catch its fixture"
+    else:  # the stacks do not set the advisory options, so they are reported as they are
+        assert after and all(v.enforcement == "advisory" for v in after)
+
+
+def test_policy_allowlisted_privileges_pass_and_others_fail():
+    plan = plan_json(DISAGG)
+    assert not [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-privileges-allowlisted"]
+    jax = next(c for c in pod(kind(plan, "LeaderWorkerSet"))["containers"] if c["name"] == "jax-tpu")
+    jax["securityContext"]["capabilities"]["add"].append("SYS_ADMIN")
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-privileges-allowlisted"]
+    assert "capability:jax-tpu:SYS_ADMIN" in v.message
+
+
+def run_check(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "policy.check", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_policy_cli_fails_on_a_violating_plan(tmp_path):
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    plan = plan_json(LLAMA)
+    good.write_text(json.dumps(plan))
+    FIXTURES["gcs-public-access-prevention"][1](plan)
+    bad.write_text(json.dumps(plan))
+    ok = run_check("--plan", str(good))
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    failed = run_check("--plan", str(bad))
+    assert failed.returncode == 1 and "[mandatory] gcs-public-access-prevention" in failed.stdout
+
+
+ENTRY_POINT_PROBE = r"""
+import json, runpy, sys
+import pulumi_policy
+captured = {}
+def record(self, name, policies, **kwargs):
+    captured["name"] = name
+    captured["policies"] = [(p.name, type(p).__name__, p.enforcement_level.value) for p in policies]
+    # Exercise one adapted policy as CrossGuard would, without a server.
+    lb = next(p for p in policies if p.name == "k8s-no-open-load-balancer")
+    seen = []
+    args = pulumi_policy.ResourceValidationArgs(
+        "kubernetes:core/v1:Service", {"kind": "Service", "metadata": {"name": "s"}, "spec": {"type": "LoadBalancer"}},
+        "urn:s", "s", pulumi_policy.PolicyResourceOptions(False, [], False, [], None, [], None), None, {}, {})
+    lb.validate(args, lambda message, urn=None: seen.append(message))
+    captured["lb_violations"] = seen
+pulumi_policy.PolicyPack.__init__ = record
+runpy.run_path(sys.argv[1], run_name="__main__")
+print(json.dumps(captured))
+"""
+
+
+def test_policy_pack_entry_point_registers_every_rule():
+    if not POLICY_PYTHON.exists():
+        pytest.fail("policy/.venv is missing: run `make policy-venv` (make test does)")
+    proc = subprocess.run(
+        [str(POLICY_PYTHON), "-c", ENTRY_POINT_PROBE, str(ROOT / "policy" / "__main__.py")],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    captured = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert captured["name"] == "tpu-serving"
+    registered = {name: (kind_, level) for name, kind_, level in captured["policies"]}
+    assert set(registered) == {r.name for r in RULES}
+    for r in RULES:
+        assert registered[r.name] == ("ResourceValidationPolicy" if r.check else "StackValidationPolicy", r.enforcement)
+    assert captured["lb_violations"] == ["LoadBalancer reachable from the internet without loadBalancerSourceRanges"]

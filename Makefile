@@ -7,13 +7,16 @@ STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
 POLICY_VENV := policy/.venv
 
-.PHONY: help venv policy-venv preview previews policy test bench golden clean
+BASE    ?= origin/main
+
+.PHONY: help venv policy-venv preview previews policy diff test bench golden clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the test suite (what CI runs)"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
+	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
@@ -41,6 +44,9 @@ previews: $(VENV)/.installed
 
 policy: $(VENV)/.installed
 	$(PYTHON) -m policy.check
+
+diff: $(VENV)/.installed
+	$(PYTHON) -m tools.diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
 
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q

@@ -98,11 +98,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", type=Path, default=ROOT, help="project root holding Pulumi.yaml")
     args = parser.parse_args(argv)
 
-    from components.config import ConfigError  # the program's own error type
+    import pulumi
 
     try:
         plan = preview_stack(args.root.resolve(), args.stack)
-    except (ConfigError, StackConfigError) as err:
+    # The program's ConfigError is a pulumi.RunError: the engine too prints it without a
+    # traceback. Catching the base class keeps this harness from importing the project's
+    # own modules before the program does (a diff previews another checkout with it).
+    except (pulumi.RunError, StackConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     finally:

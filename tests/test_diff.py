@@ -1,0 +1,110 @@
+"""Preview diffs: field-level changes, and recreate warnings for TPU node pools and the cluster."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT, plan_of
+from tests.test_pathways import plan_with
+from tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_plans, render_markdown
+from tools.offline import load_project, main_program, run_program, stack_config
+
+STACK = "llama31-405b-v6e16"
+
+
+def plan_edited(stack: str, **edits) -> dict:
+    """The plan of ``stack`` with config keys (``tpuSlices=...``) edited in place."""
+    project = load_project(ROOT)
+    config = stack_config(project, stack)
+    for key, edit in edits.items():
+        value = json.loads(config[f"tpu-serving:{key}"])
+        edit(value)
+        config[f"tpu-serving:{key}"] = json.dumps(value)
+    return run_program(main_program(project), config, project=project.name, stack=stack).as_json()
+
+
+def to_v6e32(tpu_slices=None, serving=None):
+    """A v6e-16 -> v6e-32 change, with the parallelism that the 32 chips need."""
+    if tpu_slices is not None:
+        tpu_slices[0]["slice"] = "v6e-32"
+    if serving is not None:
+        serving["maxtext"]["iciFsdpParallelism"] = 2
+
+
+def test_diff_serving_setting_changes_only_the_workload():
+    base = plan_of(STACK).as_json()
+    head = plan_with(STACK, lambda s: s["maxtext"].update(maxTargetLength=4096)).as_json()
+    diff = diff_plans(STACK, base, head)
+    assert diff.warnings == [] and not diff.added and not diff.removed
+    (change,) = diff.changed
+    assert change.type == "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
+    (field,) = change.fields
+    assert field[0].endswith("containers[jax-tpu].args[4]")
+    assert (field[1], field[2]) == ("max_target_length=2048", "max_target_length=4096")
+    report = render_markdown(diff, "main")
+    assert "WARNING" not in report and "max_target_length=4096" in report
+
+
+def test_diff_topology_change_warns_recreate_of_the_node_pool():
+    base = plan_of(STACK).as_json()
+    head = plan_edited(STACK, tpuSlices=lambda s: to_v6e32(tpu_slices=s), serving=lambda s: to_v6e32(serving=s))
+    diff = diff_plans(STACK, base, head)
+    pool_warnings = [w for w in diff.warnings if "TPU node pool `llama405b-v6e16`" in w]
+    assert any("placementPolicy.tpuTopology" in w and '"4x4" → "4x8"' in w for w in pool_warnings)
+    assert any("`nodeCount` 4 → 8" in w for w in pool_warnings)
+    report = render_markdown(diff, "main")
+    assert report.splitlines()[2] == "> [!WARNING]"
+
+
+def test_diff_cluster_location_change_warns():
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    next(r for r in head["resources"] if r["type"] == CLUSTER)["inputs"]["location"] = "us-east1"
+    (warning,) = diff_plans(STACK, base, head).warnings
+    assert warning.startswith("Recreates cluster `llama405b`: `location`")
+
+
+def test_diff_single_host_resize_is_not_a_recreate():
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    cpu = next(r for r in head["resources"] if r["type"] == NODE_POOL and r["inputs"]["name"] == "llama405b-cpu")
+    cpu["inputs"]["autoscaling"]["maxNodeCount"] = 5
+    diff = diff_plans(STACK, base, head)
+    assert diff.warnings == [] and len(diff.changed) == 1
+
+
+def test_diff_renamed_pool_and_new_stack():
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    pool = next(r for r in head["resources"] if r["type"] == NODE_POOL and "placementPolicy" in r["inputs"])
+    pool["urn"] += "-renamed"
+    assert any(w.startswith("Recreates (renamed) TPU node pool") for w in diff_plans(STACK, base, head).warnings)
+    new = diff_plans("new", None, base)
+    assert len(new.added) == len(base["resources"]) and new.warnings == []
+
+
+def test_diff_recreate_table_is_documented():
+    for type_, rules in RECREATE_FIELDS.items():
+        assert rules and all(reason for _, reason in rules), type_
+
+
+def test_diff_cli_against_a_base_ref(tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)
+    stack_file = repo / "stacks" / f"Pulumi.{STACK}.yaml"
+    doc = yaml.safe_load(stack_file.read_text())
+    to_v6e32(doc["config"]["tpuSlices"], doc["config"]["serving"])
+    stack_file.write_text(yaml.safe_dump(doc))
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.diff", "--base", "HEAD", "--stack", STACK],
+        cwd=repo, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert f"### `{STACK}` (against `HEAD`)" in proc.stdout
+    assert "Recreates TPU node pool `llama405b-v6e16`: `placementPolicy.tpuTopology`" in proc.stdout
+    assert subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout.count("\n") == 1

@@ -1,0 +1,81 @@
+"""The GitHub Actions workflows pass actionlint and zizmor, and keep their safety properties."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+BIN = Path(sys.executable).parent
+
+
+def tool(name: str) -> str:
+    path = BIN / name
+    if not path.exists():
+        found = shutil.which(name)
+        assert found, f"{name} is not installed (requirements-dev.txt)"
+        return found
+    return str(path)
+
+
+def test_workflows_exist():
+    assert [w.name for w in WORKFLOWS] == ["ci.yml", "preview.yml"]
+
+
+def test_workflows_pass_actionlint():
+    proc = subprocess.run([tool("actionlint"), *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_workflows_pass_zizmor_auditor():
+    proc = subprocess.run(
+        [tool("zizmor"), "--offline", "--persona=auditor", str(ROOT / ".github" / "workflows")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "No findings to report" in proc.stdout + proc.stderr
+
+
+def test_workflows_zizmor_catches_an_unsafe_workflow(tmp_path):
+    bad = tmp_path / "bad.yml"
+    bad.write_text(
+        "on: pull_request\njobs:\n  x:\n    runs-on: ubuntu-24.04\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: echo ${{ github.event.pull_request.title }}\n"
+    )
+    proc = subprocess.run([tool("zizmor"), "--offline", str(bad)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0 and "template-injection" in proc.stdout + proc.stderr
+
+
+def load(name: str) -> dict:
+    return yaml.load((ROOT / ".github" / "workflows" / name).read_text(), Loader=yaml.BaseLoader)
+
+
+def test_workflows_ci_runs_make_test():
+    ci = load("ci.yml")
+    assert set(ci["on"]) == {"push", "pull_request"}
+    steps = ci["jobs"]["test"]["steps"]
+    assert any(s.get("run") == "make test" for s in steps)
+
+
+def test_workflows_preview_is_least_privilege_and_concurrent():
+    pr = load("preview.yml")
+    assert pr["permissions"] == {} and "concurrency" in pr
+    jobs = pr["jobs"]
+    assert jobs["offline-diff"]["permissions"] == {"contents": "read", "pull-requests": "write"}
+    assert "id-token" not in jobs["offline-diff"]["permissions"]
+    real = jobs["pulumi-preview"]
+    assert real["permissions"]["id-token"] == "write" and real["environment"] == "pulumi-preview"
+    assert real["if"] == "vars.GCP_WORKLOAD_IDENTITY_PROVIDER != ''"
+    assert any("tools.diff" in s.get("run", "") for s in jobs["offline-diff"]["steps"])
+    for job in jobs.values():
+        for step in job["steps"]:
+            if "uses" in step:
+                ref = step["uses"].split("@", 1)[1]
+                assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), step["uses"]

@@ -1,0 +1,210 @@
+"""Preview diffs for review: ``python -m tools.diff --base <git ref> [--stack <stack>]``.
+
+Renders the offline plan of every stack (or one) at the base ref, in a temporary git
+worktree, and in the working tree, and prints a Markdown report per stack: resources added,
+removed and changed, with field-level changes of their inputs, and a prominent warning for
+every change that recreates a TPU node pool or the cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+RECREATE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
+    NODE_POOL: (
+        (r"name|cluster|location|project", "identity of the node pool"),
+        (r"nodeConfig\.machineType", "machine type of the slice's VMs"),
+        (r"placementPolicy(\..*)?", "slice topology / placement (COMPACT with tpuTopology)"),
+        (r"nodeLocations(\[\d+\])?", "zone of the slice"),
+        (r"nodeConfig\.(spot|reservationAffinity(\..*)?)", "capacity type (spot, reservation)"),
+        (r"nodeConfig\.(serviceAccount|oauthScopes(\[\d+\])?|diskSizeGb|diskType|imageType)", "node identity or boot disk"),
+    ),
+    CLUSTER: (
+        (r"name|location|project", "identity of the cluster"),
+        (r"network|subnetwork|networkingMode|datapathProvider|ipAllocationPolicy(\..*)?", "cluster networking"),
+        (r"privateClusterConfig\.(enablePrivateEndpoint|masterIpv4CidrBlock)", "private control plane"),
+        (r"nodeConfig(\..*)?|initialNodeCount|removeDefaultNodePool", "default node pool settings (force a new cluster)"),
+    ),
+}
+"""Input paths whose change replaces the resource, by type, with the reason shown.
+
+For multi-host TPU node pools (those with a placement policy) ``nodeCount`` is in the list
+too: a slice cannot be resized, only recreated. Renaming a node pool or the cluster (a new
+URN) is reported as a recreate as well.
+"""
+MULTI_HOST_NODE_COUNT = (r"nodeCount", "VMs of a multi-host slice (a slice cannot be resized)")
+
+
+def flatten(value: Any, path: str = "") -> dict[str, Any]:
+    """{dotted path: leaf}; lists of named objects are keyed by name, other lists by index."""
+    out: dict[str, Any] = {}
+    if isinstance(value, Mapping) and value:
+        for k, v in value.items():
+            out.update(flatten(v, f"{path}.{k}" if path else str(k)))
+    elif isinstance(value, list) and value:
+        named = all(isinstance(v, Mapping) and isinstance(v.get("name"), str) for v in value)
+        for i, v in enumerate(value):
+            out.update(flatten(v, f"{path}[{v['name'] if named else i}]"))
+    else:
+        out[path] = value
+    return out
+
+
+@dataclass
+class Change:
+    """A resource whose inputs (or options) differ."""
+
+    urn: str
+    type: str
+    name: str
+    fields: list[tuple[str, Any, Any]]
+    recreates: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StackDiff:
+    """What a change does to one stack."""
+
+    stack: str
+    added: list[dict] = field(default_factory=list)
+    removed: list[dict] = field(default_factory=list)
+    changed: list[Change] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    total: int = 0
+
+
+def _recreate_reasons(resource: Mapping[str, Any], path: str) -> Optional[str]:
+    rules = list(RECREATE_FIELDS.get(resource["type"], ()))
+    if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
+        rules.append(MULTI_HOST_NODE_COUNT)
+    return next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
+
+
+def _label(r: Mapping[str, Any]) -> str:
+    if r["type"] == NODE_POOL:
+        kind = "TPU node pool" if "placementPolicy" in r["inputs"] or "tpu" in json.dumps(r["inputs"].get("nodeConfig", {})) else "node pool"
+        return f"{kind} `{r['inputs'].get('name', r['name'])}`"
+    return f"cluster `{r['inputs'].get('name', r['name'])}`"
+
+
+def diff_plans(stack: str, base: Optional[Mapping[str, Any]], head: Optional[Mapping[str, Any]]) -> StackDiff:
+    """Compare the base and head plans of ``stack`` (either may be None: no such stack)."""
+    old = {r["urn"]: r for r in (base or {}).get("resources", [])}
+    new = {r["urn"]: r for r in (head or {}).get("resources", [])}
+    out = StackDiff(stack, total=len(new))
+    out.added = [new[u] for u in sorted(set(new) - set(old))]
+    out.removed = [old[u] for u in sorted(set(old) - set(new))]
+    for urn in sorted(set(old) & set(new)):
+        a, b = old[urn], new[urn]
+        fa, fb = flatten(a["inputs"]), flatten(b["inputs"])
+        fields = [(p, fa.get(p), fb.get(p)) for p in sorted(set(fa) | set(fb)) if fa.get(p) != fb.get(p)]
+        if a.get("protect") != b.get("protect"):
+            fields.append(("(option) protect", a.get("protect"), b.get("protect")))
+        if fields:
+            change = Change(urn, b["type"], b["name"], fields)
+            for path, before, after in fields:
+                why = _recreate_reasons(b, path)
+                if why:
+                    change.recreates.append(path)
+                    out.warnings.append(
+                        f"Recreates {_label(b)}: `{path}` {json.dumps(before)} → {json.dumps(after)} ({why})"
+                    )
+            out.changed.append(change)
+    for r in out.removed:
+        if r["type"] in (CLUSTER, NODE_POOL):
+            renamed = any(n["type"] == r["type"] for n in out.added)
+            out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
+    return out
+
+
+def _cell(value: Any) -> str:
+    text = "—" if value is None else json.dumps(value) if not isinstance(value, str) else value
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return f"`{text[:117] + '...' if len(text) > 120 else text}`"
+
+
+def render_markdown(diff: StackDiff, base_ref: str) -> str:
+    """The report of one stack."""
+    lines = [f"### `{diff.stack}` (against `{base_ref}`)", ""]
+    if diff.warnings:
+        lines += ["> [!WARNING]", "> **This change recreates or deletes TPU capacity or the cluster:**"]
+        lines += [f"> - {w}" for w in diff.warnings]
+        lines.append("")
+    if not (diff.added or diff.removed or diff.changed):
+        return "\n".join(lines + ["No changes.", ""])
+    lines.append(f"**{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove** ({diff.total} resources)")
+    lines.append("")
+    for verb, items in (("add", diff.added), ("remove", diff.removed)):
+        if items:
+            lines += [f"| {verb} | type | name |", "|---|---|---|"]
+            lines += [f"| {'+' if verb == 'add' else '-'} | `{r['type']}` | `{r['name']}` |" for r in items]
+            lines.append("")
+    for c in diff.changed:
+        mark = " ⚠ recreate" if c.recreates else ""
+        lines += [f"<details><summary>~ <code>{c.type}</code> <code>{c.name}</code>{mark} ({len(c.fields)} field(s))</summary>", ""]
+        lines += ["| field | before | after |", "|---|---|---|"]
+        lines += [f"| `{p}` | {_cell(before)} | {_cell(after)} |" for p, before, after in c.fields]
+        lines += ["", "</details>", ""]
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------- rendering plans
+
+
+def render_plan(root: Path, stack: str, out: Path) -> Optional[dict]:
+    """Preview ``stack`` of the project at ``root`` with this harness; None if it has no such stack."""
+    if not (root / "stacks" / f"Pulumi.{stack}.yaml").is_file():
+        return None
+    proc = subprocess.run(
+        [sys.executable, "-m", "tools.preview", stack, "--root", str(root), "--out", str(out), "--quiet"],
+        cwd=ROOT, capture_output=True, text=True,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
+    return json.loads((out / "plan.json").read_text())
+
+
+def _stacks(root: Path) -> set[str]:
+    return {p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--base", required=True, help="git ref to compare the working tree with")
+    parser.add_argument("--stack", help="one stack (default: every stack of either side)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as tmp:
+        worktree = Path(tmp) / "base"
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=ROOT, check=True)
+        try:
+            stacks = [args.stack] if args.stack else sorted(_stacks(worktree) | _stacks(ROOT))
+            reports, warned = [], 0
+            for stack in stacks:
+                base = render_plan(worktree, stack, Path(tmp) / "plans" / "base" / stack)
+                head = render_plan(ROOT, stack, Path(tmp) / "plans" / "head" / stack)
+                diff = diff_plans(stack, base, head)
+                warned += bool(diff.warnings)
+                reports.append(render_markdown(diff, args.base))
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
+    print(f"## tpu-serving preview diff\n\n{len(stacks)} stack(s); {warned} with recreate warnings.\n")
+    print("\n".join(reports))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -40,7 +40,8 @@ preview: $(VENV)/.installed
 	$(PYTHON) -m tools.preview $(STACK)
 
 previews: $(VENV)/.installed
-	@for s in $(STACKS); do $(PYTHON) -m tools.preview $$s --quiet || exit 1; done
+	@failed=""; for s in $(STACKS); do $(PYTHON) -m tools.preview $$s --quiet || failed="$$failed $$s"; done; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed" >&2; exit 1; fi
 
 policy: $(VENV)/.installed
 	$(PYTHON) -m policy.check

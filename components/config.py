@@ -10,6 +10,7 @@ module the library works with plain typed values only.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import ipaddress
 import json
 import math
@@ -720,13 +721,12 @@ def _describe(err: Mapping[str, Any]) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
-        keys = ", ".join(f.alias or n for n, f in model.model_fields.items())
+        names = [f.alias or n for n, f in model.model_fields.items()]
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
         if model is StackConfig:
-            keys = ", ".join(
-                GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}")
-                for n, f in model.model_fields.items()
-            )
-        return f"{path}: unknown key; valid keys: {keys}"
+            names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
+        return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
     if kind == "missing":
         return f"{path}: required key is missing"
     if kind in ("union_tag_invalid", "union_tag_not_found"):

@@ -32,10 +32,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     plans: list[tuple[str, dict]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
     if not args.plan:
-        from tools.offline import close_event_loop, load_project, preview_stack
+        import pulumi
 
-        stacks = args.stack or load_project(ROOT).stacks()
-        plans += [(s, preview_stack(ROOT, s).as_json()) for s in stacks]
+        from tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
+
+        for stack in args.stack or load_project(ROOT).stacks():
+            try:
+                plans.append((stack, preview_stack(ROOT, stack).as_json()))
+            except (pulumi.RunError, StackConfigError) as err:
+                print(f"error: {stack}: {err}", file=sys.stderr)
+                return 2
         close_event_loop()
     ok = all([report(label, evaluate(from_plan(plan))) for label, plan in plans])
     print(f"{len(RULES)} rules over {len(plans)} plan(s): {'pass' if ok else 'FAIL'}")

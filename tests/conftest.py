@@ -24,8 +24,12 @@ def plan_of(stack: str) -> Plan:
 
 @pytest.fixture(scope="session")
 def reference() -> Path:
-    if not REFERENCE.is_dir():
-        pytest.fail(f"reference material missing: {REFERENCE} (clone beside ../shared)")
+    missing = [d for d in (CRDS, SEED_MANIFESTS) if not d.is_dir()]
+    if missing:
+        pytest.fail(
+            f"reference material missing: {', '.join(map(str, missing))}; the checkout needs "
+            "../shared/reference/crds and ../shared/reference/seed-manifests beside it (README: Reference schemas)"
+        )
     return REFERENCE
 
 

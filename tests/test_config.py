@@ -97,7 +97,7 @@ def test_config_machine_type_and_topology_instead_of_slice_name():
 BAD = [
     # (id, change path, value, expected key path, expected fragments of the message)
     ("misspelt-top-level-key", "tpu-serving:clusterr", {"name": "x"}, "tpu-serving:clusterr", ["unknown key", "tpu-serving:cluster"]),
-    ("misspelt-nested-key", "tpu-serving:cluster/releaseChanel", "RAPID", "tpu-serving:cluster.releaseChanel", ["unknown key", "releaseChannel"]),
+    ("misspelt-nested-key", "tpu-serving:cluster/releaseChanel", "RAPID", "tpu-serving:cluster.releaseChanel", ["unknown key", "did you mean `releaseChannel`?"]),
     ("invalid-topology", "tpu-serving:tpuSlices/0", {"name": "a", "machineType": "ct6e-standard-4t", "topology": "4x5"}, "tpu-serving:tpuSlices[0].topology", ["'4x5'", "2x4, 4x4, 4x8"]),
     ("malformed-topology", "tpu-serving:tpuSlices/0", {"name": "a", "machineType": "ct6e-standard-4t", "topology": "4by4"}, "tpu-serving:tpuSlices[0].topology", ["AxB"]),
     ("topology-not-on-machine-type", "tpu-serving:tpuSlices/0", {"name": "a", "machineType": "ct6e-standard-8t", "topology": "4x4"}, "tpu-serving:tpuSlices[0].topology", ["not supported by ct6e-standard-8t", "valid: 2x4"]),

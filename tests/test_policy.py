@@ -163,3 +163,19 @@ def test_policy_pack_entry_point_registers_every_rule():
     for r in RULES:
         assert registered[r.name] == ("ResourceValidationPolicy" if r.check else "StackValidationPolicy", r.enforcement)
     assert captured["lb_violations"] == ["LoadBalancer reachable from the internet without loadBalancerSourceRanges"]
+
+
+def test_policy_cli_reports_an_invalid_stack_without_traceback(tmp_path, monkeypatch):
+    import shutil
+
+    from policy import check
+
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", root / "stacks")
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, root / name)
+    (root / "components").symlink_to(ROOT / "components")
+    bad = root / "stacks" / "Pulumi.llama31-405b-v6e16.yaml"
+    bad.write_text(bad.read_text().replace("slice: v6e-16", "slice: v6e-12"))
+    monkeypatch.setattr(check, "ROOT", root)
+    assert check.main(["--stack", "llama31-405b-v6e16"]) == 2

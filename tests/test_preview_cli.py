@@ -52,6 +52,22 @@ def write_stack(root: Path, name: str, edit) -> None:
     (root / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(doc))
 
 
+def test_preview_cli_yaml_syntax_error_is_reported_without_traceback(project_copy):
+    (project_copy / "stacks" / "Pulumi.broken.yaml").write_text("config:\n  tpuSlices: [a, b\n")
+    proc = run_preview("broken", "--root", str(project_copy))
+    assert proc.returncode == 2
+    assert "Pulumi.broken.yaml is not valid YAML" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_preview_cli_failure_removes_a_stale_plan(project_copy):
+    write_stack(project_copy, "s", lambda cfg: None)
+    assert run_preview("s", "--root", str(project_copy)).returncode == 0
+    assert (project_copy / "build" / "s" / "plan.json").exists()
+    write_stack(project_copy, "s", bad_topology)
+    assert run_preview("s", "--root", str(project_copy)).returncode == 2
+    assert not (project_copy / "build" / "s" / "plan.json").exists()
+
+
 def misspell_cluster(cfg):
     cfg["clustr"] = cfg.pop("cluster")
 

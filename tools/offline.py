@@ -118,7 +118,12 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
         raise StackConfigError(
             f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}"
         )
-    doc = yaml.safe_load(path.read_text()) or {}
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise StackConfigError(f"{path.relative_to(project.root)} is not valid YAML: {err}") from None
+    if not isinstance(doc, dict):
+        raise StackConfigError(f"{path.relative_to(project.root)}: expected a mapping with a `config:` key")
     unknown = set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
     if unknown:
         raise StackConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")

@@ -107,6 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     # own modules before the program does (a diff previews another checkout with it).
     except (pulumi.RunError, StackConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
+        # Leave no plan of an earlier run behind: it would no longer describe this stack.
+        stale = args.out or args.root.resolve() / "build" / args.stack
+        for name in ("plan.json", "manifests.yaml"):
+            (stale / name).unlink(missing_ok=True)
         return 2
     finally:
         close_event_loop()

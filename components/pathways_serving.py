@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .podspec import requests, tcp_probe
 from .settings import described
 
 RM_PORT = 38677
@@ -211,16 +212,6 @@ def _http_probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
     )
 
 
-def _tcp_readiness(port: int) -> k8s.core.v1.ProbeArgs:
-    return k8s.core.v1.ProbeArgs(
-        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=10, failure_threshold=3
-    )
-
-
-def _requests(cpu: str, memory: str, extra: Optional[dict[str, str]] = None) -> k8s.core.v1.ResourceRequirementsArgs:
-    return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory, **(extra or {})}, limits=extra)
-
-
 def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
     return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
 
@@ -243,8 +234,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image_pull_policy="Always",
             args=[f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
-            resources=_requests(r.proxy_cpu, r.proxy_memory),
-            readiness_probe=_tcp_readiness(PROXY_PORT),
+            resources=requests(r.proxy_cpu, r.proxy_memory),
+            readiness_probe=tcp_probe(PROXY_PORT),
         ),
         k8s.core.v1.ContainerArgs(
             name="pathways-rm",
@@ -263,8 +254,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
                 *args.resource_manager_flags,
             ],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
-            resources=_requests(r.resource_manager_cpu, r.resource_manager_memory),
-            readiness_probe=_tcp_readiness(RM_PORT),
+            resources=requests(r.resource_manager_cpu, r.resource_manager_memory),
+            readiness_probe=tcp_probe(RM_PORT),
         ),
         k8s.core.v1.ContainerArgs(
             name="jax-tpu",
@@ -274,7 +265,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=jax_security,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)],
-            resources=_requests(r.jax_cpu, r.jax_memory),
+            resources=requests(r.jax_cpu, r.jax_memory),
             startup_probe=_http_probe(p.startup_period_seconds, p.startup_failure_threshold),
             readiness_probe=_http_probe(p.readiness_period_seconds, p.readiness_failure_threshold),
             liveness_probe=_http_probe(p.liveness_period_seconds, p.liveness_failure_threshold),
@@ -284,8 +275,8 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image=img.http,
             image_pull_policy="Always",
             ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
-            resources=_requests(r.http_cpu, r.http_memory),
-            readiness_probe=_tcp_readiness(HTTP_PORT),
+            resources=requests(r.http_cpu, r.http_memory),
+            readiness_probe=tcp_probe(HTTP_PORT),
         ),
     ]
 
@@ -303,8 +294,8 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
             f"--gcs_scratch_location={args.scratch_uri}",
         ],
         ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
-        resources=_requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
-        readiness_probe=_tcp_readiness(WORKER_PORT),
+        resources=requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
+        readiness_probe=tcp_probe(WORKER_PORT),
     )
 
 

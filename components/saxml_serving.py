@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .podspec import requests, tcp_probe
 from .settings import described
 
 ADMIN_PORT = 10000
@@ -115,16 +116,6 @@ def _meta(args: SaxmlServingArgs, name: str, **extra) -> k8s.meta.v1.ObjectMetaA
     return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=args.namespace, labels=dict(args.labels), **extra)
 
 
-def _tcp_probe(port: int, period: int, failures: int) -> k8s.core.v1.ProbeArgs:
-    return k8s.core.v1.ProbeArgs(
-        tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port), period_seconds=period, failure_threshold=failures
-    )
-
-
-def _requests(cpu: str, memory: str) -> k8s.core.v1.ResourceRequirementsArgs:
-    return k8s.core.v1.ResourceRequirementsArgs(requests={"cpu": cpu, "memory": memory})
-
-
 def _server_deployment(
     args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str]
 ) -> k8s.apps.v1.DeploymentInitArgs:
@@ -134,9 +125,9 @@ def _server_deployment(
         image=image,
         ports=[k8s.core.v1.ContainerPortArgs(container_port=port)],
         env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
-        resources=_requests("500m", "1Gi"),
-        readiness_probe=_tcp_probe(port, 10, 3),
-        liveness_probe=_tcp_probe(port, 30, 5),
+        resources=requests("500m", "1Gi"),
+        readiness_probe=tcp_probe(port, 10, 3),
+        liveness_probe=tcp_probe(port, 30, 5),
     )
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=_meta(args, name),
@@ -181,7 +172,7 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
             k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=""),  # each slice is its own server
         ],
         resources=k8s.core.v1.ResourceRequirementsArgs(requests={TPU_RESOURCE: chips}, limits={TPU_RESOURCE: chips}),
-        readiness_probe=_tcp_probe(MODEL_PORT, 10, 3),
+        readiness_probe=tcp_probe(MODEL_PORT, 10, 3),
     )
     pod = k8s.core.v1.PodTemplateSpecArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
@@ -240,7 +231,7 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
             )
         ],
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
-        resources=_requests("100m", "128Mi"),
+        resources=requests("100m", "128Mi"),
         security_context=k8s.core.v1.SecurityContextArgs(
             run_as_non_root=True,
             run_as_user=65534,

@@ -108,3 +108,11 @@ def test_diff_cli_against_a_base_ref(tmp_path):
     assert f"### `{STACK}` (against `HEAD`)" in proc.stdout
     assert "Recreates TPU node pool `llama405b-v6e16`: `placementPolicy.tpuTopology`" in proc.stdout
     assert subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout.count("\n") == 1
+
+
+def test_diff_labels_single_host_tpu_pools_from_the_catalog():
+    from tools.diff import _label
+
+    pool = {"type": NODE_POOL, "name": "p", "inputs": {"name": "p", "nodeConfig": {"machineType": "ct6e-standard-8t"}}}
+    cpu = {"type": NODE_POOL, "name": "c", "inputs": {"name": "c", "nodeConfig": {"machineType": "n2-standard-8"}}}
+    assert _label(pool) == "TPU node pool `p`" and _label(cpu) == "node pool `c`"

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from components.catalog import MACHINE_TYPES
+
 ROOT = Path(__file__).resolve().parent.parent
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -96,7 +98,8 @@ def _recreate_reasons(resource: Mapping[str, Any], path: str) -> Optional[str]:
 
 def _label(r: Mapping[str, Any]) -> str:
     if r["type"] == NODE_POOL:
-        kind = "TPU node pool" if "placementPolicy" in r["inputs"] or "tpu" in json.dumps(r["inputs"].get("nodeConfig", {})) else "node pool"
+        machine_type = r["inputs"].get("nodeConfig", {}).get("machineType")
+        kind = "TPU node pool" if machine_type in MACHINE_TYPES else "node pool"
         return f"{kind} `{r['inputs'].get('name', r['name'])}`"
     return f"cluster `{r['inputs'].get('name', r['name'])}`"
 

@@ -13,7 +13,6 @@ Sources: the GKE "Plan TPUs" documentation and the Cloud TPU system architecture
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import reduce
 from math import prod
 
 
@@ -256,6 +255,5 @@ def smallest_fitting_topology(
 ) -> SliceShape | None:
     """The smallest slice of ``machine_type_name`` whose HBM holds ``required_gib``, if any."""
     mt = machine_type(machine_type_name)
-    fitting = [SliceShape(mt, t) for t in mt.topologies]
-    fitting = [s for s in fitting if s.hbm_gib >= required_gib]
-    return reduce(lambda a, b: a if a.chips <= b.chips else b, fitting) if fitting else None
+    fitting = [s for s in (SliceShape(mt, t) for t in mt.topologies) if s.hbm_gib >= required_gib]
+    return min(fitting, key=lambda s: s.chips, default=None)

@@ -28,8 +28,6 @@ class NameLimit(IntEnum):
     """GCS bucket names (without dots)."""
     K8S_LABEL = 63
     """Kubernetes namespaces, Services, label values and other DNS-1123 labels."""
-    POD_GROUP = 40
-    """Workloads whose pod names add suffixes (LeaderWorkerSet, JobSet, Deployment)."""
 
 
 class NameError_(ValueError):

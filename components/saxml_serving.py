@@ -9,6 +9,7 @@ stack are published by a Job that reconciles the cell with the list (see
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -36,6 +37,12 @@ EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 INTERNAL_LB = {"networking.gke.io/load-balancer-type": "Internal"}
 """Annotation that makes a GKE LoadBalancer Service internal to the VPC."""
 PUBLISHER_SCRIPT = Path(__file__).with_name("saxml_publisher.py")
+
+
+@functools.cache
+def publisher_script() -> str:
+    """Source of the publication reconciler, shipped to the Job in a ConfigMap."""
+    return PUBLISHER_SCRIPT.read_text()
 
 Exposure = Literal["internal", "public", "cluster"]
 
@@ -211,7 +218,7 @@ def models_json(args: SaxmlServingArgs) -> str:
 
 def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
     """The publication Job; its name changes with the model list, so any change runs it again."""
-    digest = hashlib.sha256((models_json(args) + PUBLISHER_SCRIPT.read_text()).encode()).hexdigest()[:8]
+    digest = hashlib.sha256((models_json(args) + publisher_script()).encode()).hexdigest()[:8]
     env = {
         "SAX_HTTP": f"http://{HTTP_SERVICE}.{args.namespace}.svc:{HTTP_PORT}",
         "SAX_MODELS": models_json(args),
@@ -313,7 +320,7 @@ class SaxmlServing(pulumi.ComponentResource):
         script = k8s.core.v1.ConfigMap(
             f"{name}-publisher-script",
             metadata=_meta(args, f"{PUBLISHER}-script"),
-            data={"saxml_publisher.py": PUBLISHER_SCRIPT.read_text()},
+            data={"saxml_publisher.py": publisher_script()},
             opts=child,
         )
         state = k8s.core.v1.ConfigMap(

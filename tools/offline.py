@@ -19,7 +19,7 @@ import json
 import runpy
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -148,8 +148,6 @@ class RecordedResource:
     dependencies: list[str]
     inputs: dict[str, Any]
     protect: bool = False
-    delete_before_replace: bool = False
-    ignore_changes: list[str] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -208,8 +206,6 @@ class RecordingMonitor(mocks.MockMonitor):
                     dependencies=sorted(deps),
                     inputs=plain(json_format.MessageToDict(request.object)),
                     protect=bool(request.protect),
-                    delete_before_replace=bool(request.deleteBeforeReplace),
-                    ignore_changes=list(request.ignoreChanges),
                 )
             )
         return response

@@ -36,6 +36,23 @@ def test_preview_cli_writes_plan_and_manifests(tmp_path):
     assert {d["kind"] for d in docs} >= {"Namespace", "ServiceAccount"}
 
 
+def test_preview_cli_records_resource_options_and_property_dependencies():
+    from tests.conftest import plan_of, resource
+
+    plan = plan_of("saxml-175b-v5e32x2")
+    state = resource(plan, "kubernetes:core/v1:ConfigMap", "saxml175b-saxml-publisher-state").as_json()
+    assert state["ignoreChanges"] == ["data"]
+    job = resource(plan, "kubernetes:batch/v1:Job", "saxml175b-saxml-publish").as_json()
+    assert job["customTimeouts"] == {"create": "40m"}
+    ckpt_free = resource(plan, "gcp:storage/bucket:Bucket", "saxml175b-state").as_json()
+    assert ckpt_free["protect"] is False and ckpt_free["retainOnDelete"] is False
+    options = {"ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "customTimeouts", "retainOnDelete", "protect"}
+    assert all(options <= set(r.as_json()) for r in plan.resources)
+    ksa = resource(plan, "kubernetes:core/v1:ServiceAccount", "saxml175b-wi-ksa").as_json()
+    (gsa,) = ksa["propertyDependencies"]["metadata"]
+    assert gsa.endswith("gcp:serviceaccount/account:Account::saxml175b-wi-gsa")
+
+
 @pytest.fixture
 def project_copy(tmp_path: Path) -> Path:
     """A copy of the project whose stacks/ the test can fill with bad stack files."""

@@ -19,7 +19,7 @@ import json
 import runpy
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -147,7 +147,14 @@ class RecordedResource:
     provider: Optional[str]
     dependencies: list[str]
     inputs: dict[str, Any]
+    property_dependencies: dict[str, list[str]] = field(default_factory=dict)
+    """Input name -> URNs of the resources whose outputs flow into that input."""
     protect: bool = False
+    ignore_changes: list[str] = field(default_factory=list)
+    replace_on_changes: list[str] = field(default_factory=list)
+    delete_before_replace: bool = False
+    custom_timeouts: dict[str, str] = field(default_factory=dict)
+    retain_on_delete: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -158,8 +165,14 @@ class RecordedResource:
             "parent": self.parent,
             "provider": self.provider,
             "dependencies": self.dependencies,
+            "propertyDependencies": self.property_dependencies,
             "inputs": self.inputs,
             "protect": self.protect,
+            "ignoreChanges": self.ignore_changes,
+            "replaceOnChanges": self.replace_on_changes,
+            "deleteBeforeReplace": self.delete_before_replace,
+            "customTimeouts": self.custom_timeouts,
+            "retainOnDelete": self.retain_on_delete,
         }
 
 
@@ -192,8 +205,10 @@ class RecordingMonitor(mocks.MockMonitor):
         response = super().RegisterResource(request)
         if request.type != "pulumi:pulumi:Stack":
             deps = set(request.dependencies)
-            for prop in request.propertyDependencies.values():
-                deps.update(prop.urns)
+            prop_deps = {k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
+            for urns in prop_deps.values():
+                deps.update(urns)
+            timeouts = request.customTimeouts
             self.recorded.append(
                 RecordedResource(
                     urn=response.urn,
@@ -205,7 +220,15 @@ class RecordingMonitor(mocks.MockMonitor):
                     provider=request.provider.rsplit("::", 1)[0] or None,
                     dependencies=sorted(deps),
                     inputs=plain(json_format.MessageToDict(request.object)),
+                    property_dependencies=prop_deps,
                     protect=bool(request.protect),
+                    ignore_changes=list(request.ignoreChanges),
+                    replace_on_changes=list(request.replaceOnChanges),
+                    delete_before_replace=bool(request.deleteBeforeReplace),
+                    custom_timeouts={
+                        k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
+                    },
+                    retain_on_delete=bool(request.retainOnDelete),
                 )
             )
         return response

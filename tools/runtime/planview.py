@@ -1,0 +1,43 @@
+"""Read access to an offline plan (the JSON of ``plan.json``) for the runtime checks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+UNKNOWN = "<unknown>"
+"""How the offline preview shows a value only the provider can compute."""
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A plan with look-ups by type, URN and Kubernetes kind."""
+
+    plan: Mapping[str, Any]
+
+    @property
+    def stack(self) -> str:
+        return str(self.plan["stack"])
+
+    @property
+    def resources(self) -> list[Mapping[str, Any]]:
+        return list(self.plan["resources"])
+
+    def of_type(self, type_: str) -> list[Mapping[str, Any]]:
+        """Resources of a Pulumi type token, e.g. ``gcp:container/nodePool:NodePool``."""
+        return [r for r in self.resources if r["type"] == type_]
+
+    def by_urn(self, urn: str) -> Mapping[str, Any]:
+        return next(r for r in self.resources if r["urn"] == urn)
+
+    def input_source(self, resource: Mapping[str, Any], prop: str) -> list[Mapping[str, Any]]:
+        """The resources whose outputs flow into input ``prop`` of ``resource``."""
+        return [self.by_urn(u) for u in (resource.get("propertyDependencies") or {}).get(prop, [])]
+
+    def kubernetes_objects(self, kind: str | None = None) -> Iterator[Mapping[str, Any]]:
+        """Kubernetes objects the plan declares (``inputs`` with apiVersion/kind), optionally of one kind."""
+        for r in self.resources:
+            if r["custom"] and r["type"].startswith("kubernetes:") and "kind" in r["inputs"]:
+                if kind is None or r["inputs"]["kind"] == kind:
+                    yield r["inputs"]

@@ -9,6 +9,10 @@ import pulumi
 
 from components import (
     BucketGrant,
+    CpuNodePool,
+    CpuNodePoolArgs,
+    ProjectServices,
+    ProjectServicesArgs,
     ControllerInstall,
     ControllerInstallArgs,
     PathwaysServing,
@@ -31,6 +35,7 @@ from components import (
     WorkloadIdentityArgs,
 )
 from components.catalog import SliceShape
+from components.cluster import MaintenanceSettings
 from components.config import (
     PathwaysJobConfig,
     PathwaysServingConfig,
@@ -38,19 +43,27 @@ from components.config import (
     bucket_name,
     gcp_service_account_id,
     load_from_pulumi,
+    node_service_account_id,
     pool_name,
     to_settings,
 )
 from components.controllers import JOBSET, LWS, PATHWAYS_JOB, installs_by_group
+from components.naming import NameLimit, dns_name
 from components.pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
-from components.pathways_workload import CustomComponent, UserContainer
-from components.saxml_serving import SaxmlImages, SaxModel
+from components.pathways_workload import HOST_NETWORK_BUCKETS, CustomComponent, HeadPoolSettings, UserContainer
+from components.saxml_serving import MODEL_SERVER_BUCKETS, SaxmlImages, SaxModel
+from components.services import required_apis
 from components.tenancy import BATCH_PRIORITY, SERVING_PRIORITY
 
 cfg = load_from_pulumi()
 name = cfg.cluster.name
 labels = {"app": "tpu-serving", "deployment": name, "managed-by": "pulumi", **cfg.labels}
 k8s_labels = {"app.kubernetes.io/part-of": "tpu-serving", "app.kubernetes.io/instance": name}
+
+apis = ProjectServices(
+    f"{name}-apis", ProjectServicesArgs(project=cfg.project, apis=required_apis(cfg.cluster.image_streaming))
+)
+after_apis = pulumi.ResourceOptions(depends_on=[apis])
 
 buckets = Buckets(
     name,
@@ -69,7 +82,30 @@ buckets = Buckets(
             for b in cfg.buckets
         ],
     ),
+    opts=after_apis,
 )
+
+
+def node_grants(needs: dict[str, str]) -> list[BucketGrant]:
+    """Bucket roles for host-network pods, by bucket purpose -> access, for the stack's buckets."""
+    return [
+        BucketGrant(key=purpose, bucket=buckets.buckets[purpose].name, access=access)  # type: ignore[arg-type]
+        for purpose, access in needs.items()
+        if purpose in buckets.buckets
+    ]
+
+
+def slice_node_needs(slice_name: str) -> dict[str, str]:
+    """What the host-network pods on a slice kind read or write, by bucket purpose."""
+    serving = cfg.serving
+    if serving is None or slice_name not in serving.slices:
+        return {}
+    if isinstance(serving, SaxmlServingConfig):
+        return dict(MODEL_SERVER_BUCKETS)
+    if isinstance(serving, PathwaysJobConfig):
+        return dict(HOST_NETWORK_BUCKETS)
+    return {}
+
 
 cluster = TpuCluster(
     name,
@@ -89,8 +125,11 @@ cluster = TpuCluster(
         managed_prometheus=cfg.cluster.managed_prometheus,
         private_nodes=cfg.cluster.private_nodes,
         master_authorized_networks=cfg.cluster.master_authorized_networks,
+        security_group=cfg.cluster.security_group,
+        maintenance=to_settings(cfg.cluster.maintenance, MaintenanceSettings),
         labels=labels,
     ),
+    opts=after_apis,
 )
 
 slices = {
@@ -101,7 +140,7 @@ slices = {
             region=cfg.region,
             zone=cfg.zone,
             cluster=cluster.cluster.id,
-            node_service_account=cluster.node_service_account.email,
+            service_account_id=node_service_account_id(cfg, s.name),
             shape=s.shape,
             pool_names=tuple(pool_name(cfg, p) for p in s.pool_names),
             spot=s.spot,
@@ -109,7 +148,9 @@ slices = {
             disk_size_gb=s.disk_size_gb,
             image_streaming=cfg.cluster.image_streaming,
             labels=labels,
+            node_grants=node_grants(slice_node_needs(s.name)),
         ),
+        opts=after_apis,
     )
     for s in cfg.tpu_slices
 }
@@ -128,7 +169,7 @@ identity = WorkloadIdentity(
         ],
         labels=k8s_labels,
     ),
-    opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
+    opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}, depends_on=[apis]),
 )
 
 
@@ -142,12 +183,27 @@ def serving_ingress() -> tuple[dict[str, str], list[int]]:
     return {}, []
 
 
+def restart_unit_chips() -> int:
+    """TPU chips of what restarts as one unit: one LWS group; a whole JobSet or PathwaysJob.
+
+    For a moment the old and the new pods of that unit both hold their TPU requests, so the
+    quota leaves that much headroom above the stack's slices.
+    """
+    serving = cfg.serving
+    if serving is None:
+        return 0
+    chosen = [s for s in cfg.tpu_slices if s.name in serving.slices]
+    chips = sum(s.count * s.shape.chips for s in chosen)
+    return chips // serving.replicas if isinstance(serving, PathwaysServingConfig) else chips
+
+
 serving_pods, serving_ports = serving_ingress()
 tenancy = Tenancy(
     f"{name}-tenancy",
     TenancyArgs(
         namespace=identity.namespace_name,
         tpu_chips=sum(shape.chips for _, shape, _ in cfg.slices),
+        tpu_headroom_chips=restart_unit_chips(),
         cpu=cfg.tenancy.quota.cpu,
         memory=cfg.tenancy.quota.memory,
         serving_pods=serving_pods,
@@ -267,6 +323,7 @@ def pathways_job(job: PathwaysJobConfig) -> None:
     installs.extend([jobset, controller])
     shape, pools = serving_slices(job.slices)
     c = job.container
+    head_pool = head_node_pool(job.head_pool) if job.deployment_mode == "default" else None
     workload = PathwaysWorkload(
         f"{name}-pathways",
         PathwaysWorkloadArgs(
@@ -288,7 +345,16 @@ def pathways_job(job: PathwaysJobConfig) -> None:
                 CustomComponent(x.component_type, x.image, tuple(x.flags), x.env) for x in job.custom_components
             ],
             labels=k8s_labels,
-            depends_on=[jobset, controller, identity.service_account, tenancy, buckets.buckets["scratch"], *pools],
+            head_pool=head_pool.pool_name if head_pool and c else None,
+            depends_on=[
+                jobset,
+                controller,
+                identity.service_account,
+                tenancy,
+                buckets.buckets["scratch"],
+                *pools,
+                *([head_pool.node_pool] if head_pool else []),
+            ],
         ),
         opts=pulumi.ResourceOptions(providers={"kubernetes": cluster.provider}),
     )
@@ -300,13 +366,41 @@ def pathways_job(job: PathwaysJobConfig) -> None:
         pulumi.export("clientEnv", workload.client_env)
         pulumi.export(
             "clientExample",
-            f"pip install pathwaysutils jax && {env} python3 -c "
+            f"{workload.client_pip} && {env} python3 -c "
             "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
         )
 
 
+def head_node_pool(settings: HeadPoolSettings) -> CpuNodePool:
+    """The Pathways head's own CPU pool; its node account may use the scratch bucket (host network)."""
+    pool_name_ = dns_name(name, "head", limit=NameLimit.GKE_NODE_POOL)
+    return CpuNodePool(
+        f"{name}-head",
+        CpuNodePoolArgs(
+            project=cfg.project,
+            region=cfg.region,
+            zone=cfg.zone,
+            cluster=cluster.cluster.id,
+            pool_name=pool_name_,
+            service_account_id=dns_name(name, "head", limit=NameLimit.GCP_SERVICE_ACCOUNT_ID),
+            pool=CpuPoolArgs(
+                machine_type=settings.machine_type,
+                min_nodes=0,
+                max_nodes=settings.max_nodes,
+                disk_size_gb=settings.disk_size_gb,
+            ),
+            node_grants=node_grants(dict(HOST_NETWORK_BUCKETS)),
+            image_streaming=cfg.cluster.image_streaming,
+            labels=labels,
+        ),
+        opts=after_apis,
+    )
+
+
 def version_tuple(version: str) -> tuple[int, ...]:
-    """``"1.27.2-gke.2100"`` -> ``(1, 27)``."""
+    """``"1.27.2-gke.2100"`` -> ``(1, 27)``; ``latest`` is newer than any version."""
+    if version == "latest":
+        return (999, 0)
     return tuple(int(p) for p in version.split("-")[0].split(".")[:2])
 
 

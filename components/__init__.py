@@ -9,10 +9,13 @@ from . import catalog
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
-from .identity import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
+from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
 from .pathways_workload import CustomComponent, PathwaysWorkload, PathwaysWorkloadArgs, UserContainer
+from .services import ProjectServices, ProjectServicesArgs
 from .tenancy import Tenancy, TenancyArgs
 from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 
@@ -23,7 +26,11 @@ __all__ = [
     "BucketGrant",
     "ControllerInstall",
     "ControllerInstallArgs",
+    "CpuNodePool",
+    "CpuNodePoolArgs",
     "CpuPoolArgs",
+    "ProjectServices",
+    "ProjectServicesArgs",
     "MaxTextSettings",
     "PathwaysImages",
     "PathwaysServing",

@@ -14,6 +14,8 @@ from typing import Literal, Optional
 import pulumi
 from pulumi_gcp import storage
 
+from .options import child_options
+
 Purpose = Literal["checkpoints", "state", "scratch"]
 
 PROTECTED_PURPOSES: frozenset[str] = frozenset({"checkpoints"})
@@ -85,7 +87,9 @@ class Buckets(pulumi.ComponentResource):
             b.purpose: storage.Bucket(
                 f"{name}-{b.purpose}",
                 bucket_args(args.project, b, args.labels),
-                opts=pulumi.ResourceOptions(parent=self, protect=b.purpose in PROTECTED_PURPOSES),
+                opts=pulumi.ResourceOptions.merge(
+                    child_options(self, opts), pulumi.ResourceOptions(protect=b.purpose in PROTECTED_PURPOSES)
+                ),
             )
             for b in args.buckets
         }

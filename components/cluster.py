@@ -9,22 +9,16 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Literal, Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_gcp import container, projects, serviceaccount
+from pulumi_gcp import compute, container, serviceaccount
 
 from .naming import NameLimit, dns_name
-
-NODE_ROLES: tuple[str, ...] = (
-    "roles/logging.logWriter",
-    "roles/monitoring.metricWriter",
-    "roles/monitoring.viewer",
-    "roles/stackdriver.resourceMetadata.writer",
-    "roles/artifactregistry.reader",
-)
-"""Project roles of the dedicated node service account: logs, metrics, image pulls. Nothing else."""
+from .node_identity import BucketGrant, node_service_account
+from .options import child_options
+from .settings import described
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -41,6 +35,73 @@ class CpuPoolArgs:
     """Autoscaling maximum per zone."""
     disk_size_gb: int = 100
     """Boot disk size in GB."""
+
+
+ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
+
+
+@dataclass(frozen=True)
+class MaintenanceExclusion:
+    """A period in which GKE does not upgrade the cluster (or only patches it)."""
+
+    name: str = described("Name of the exclusion, e.g. `launch-freeze`.")
+    start_time: str = described("Start, RFC 3339 in UTC, e.g. `2026-12-01T00:00:00Z`.")
+    end_time: Optional[str] = described(
+        "End, RFC 3339 in UTC; unset with scope NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES "
+        "lasts until the minor version's end of support.",
+        default=None,
+    )
+    scope: ExclusionScope = described(
+        "What is held back: NO_UPGRADES (at most 30 days), NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES.",
+        default="NO_MINOR_OR_NODE_UPGRADES",
+    )
+
+
+@dataclass(frozen=True)
+class MaintenanceSettings:
+    """When GKE may upgrade the control plane and the nodes (TPU slices included).
+
+    An upgrade recreates the VMs of a multi-host TPU slice together, so a serving slice is
+    down for the whole upgrade. The default confines automatic upgrades to weekend nights
+    (UTC): Saturdays and Sundays 02:00-08:00, 12 hours a week, above GKE's minimum of 48
+    hours of availability in 32 days (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+    """
+
+    window_start: str = described(
+        "Start of the first recurring maintenance window, RFC 3339 in UTC (its time of day is the daily start).",
+        default="2026-01-03T02:00:00Z",
+    )
+    window_end: str = described(
+        "End of the first recurring maintenance window, RFC 3339 in UTC (its time of day is the daily end).",
+        default="2026-01-03T08:00:00Z",
+    )
+    recurrence: str = described(
+        "RFC 5545 RRULE of the window, e.g. `FREQ=WEEKLY;BYDAY=SA,SU`.", default="FREQ=WEEKLY;BYDAY=SA,SU"
+    )
+    exclusions: tuple[MaintenanceExclusion, ...] = described(
+        "Maintenance exclusions, e.g. a freeze around a launch.", default=()
+    )
+
+
+def maintenance_policy(m: MaintenanceSettings) -> container.ClusterMaintenancePolicyArgsDict:
+    """The cluster's ``maintenance_policy``: the recurring window and the exclusions."""
+    policy: container.ClusterMaintenancePolicyArgsDict = {
+        "recurring_window": {"start_time": m.window_start, "end_time": m.window_end, "recurrence": m.recurrence},
+    }
+    if m.exclusions:
+        policy["maintenance_exclusions"] = [
+            {
+                "exclusion_name": e.name,
+                "start_time": e.start_time,
+                **({"end_time": e.end_time} if e.end_time else {}),
+                "exclusion_options": {
+                    "scope": e.scope,
+                    **({} if e.end_time else {"end_time_behavior": "UNTIL_END_OF_SUPPORT"}),
+                },
+            }
+            for e in m.exclusions
+        ]
+    return policy
 
 
 @dataclass(frozen=True)
@@ -79,6 +140,13 @@ class TpuClusterArgs:
     """Nodes without external IP addresses."""
     master_authorized_networks: Optional[Sequence[str]] = None
     """CIDR blocks allowed to reach the control plane; None leaves it open to authenticated clients."""
+    security_group: Optional[str] = None
+    """``gke-security-groups@<domain>``: the group whose member groups RBAC bindings may name
+    (Google Groups for RBAC); None: Group subjects in RoleBindings grant nothing."""
+    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
+    """When GKE may upgrade the cluster and its node pools."""
+    cpu_node_grants: Sequence[BucketGrant] = ()
+    """Bucket roles of the CPU pool's nodes, for host-network pods that run there (none by default)."""
 
     @property
     def workload_pool(self) -> str:
@@ -113,8 +181,24 @@ def node_config(
     return cfg
 
 
+CLUSTER_IGNORE_CHANGES: tuple[str, ...] = ("node_config", "initial_node_count")
+"""Cluster inputs that only describe the default node pool, which is removed at creation.
+
+Every ``nodeConfig`` field is force-new, and GKE reports it back differently from the
+inputs: it rewrote ``oauthScopes`` in pulumi/pulumi-gcp#2247 (the cluster is then replaced
+on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
+``remove_default_node_pool`` drifting from their state. terraform-google-kubernetes-engine
+(v44.2.0 ``cluster.tf``) ignores the default pool and ``initial_node_count`` in
+``lifecycle.ignore_changes`` for the same reason."""
+
+
 def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) -> container.ClusterArgs:
-    """Arguments of the ``gcp.container.Cluster`` (the default pool is removed)."""
+    """Arguments of the ``gcp.container.Cluster`` (the default pool is removed).
+
+    ``node_config`` is set only so that the short-lived default pool runs as the dedicated
+    node account, never the Compute Engine default; the cluster ignores later changes to it
+    (:data:`CLUSTER_IGNORE_CHANGES`).
+    """
     return container.ClusterArgs(
         name=args.name,
         project=args.project,
@@ -147,6 +231,8 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         resource_labels=dict(args.labels),
         private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
+        authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
+        maintenance_policy=maintenance_policy(args.maintenance),
         master_authorized_networks_config=(
             {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}
             if args.master_authorized_networks is not None
@@ -155,27 +241,52 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
     )
 
 
-def cpu_pool_args(
-    args: TpuClusterArgs, cluster: pulumi.Input[str], node_service_account: pulumi.Input[str]
+def cpu_node_pool_args(
+    *,
+    name: str,
+    project: str,
+    region: str,
+    zone: str,
+    cluster: pulumi.Input[str],
+    service_account: pulumi.Input[str],
+    pool: CpuPoolArgs,
+    image_streaming: bool,
+    labels: Mapping[str, str],
 ) -> container.NodePoolArgs:
-    """Arguments of the CPU ``gcp.container.NodePool`` (autoscaled, in the TPU zone)."""
-    pool = args.cpu_pool
+    """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zone``."""
     return container.NodePoolArgs(
-        name=dns_name(args.name, "cpu", limit=NameLimit.GKE_NODE_POOL),
-        project=args.project,
+        name=name,
+        project=project,
         cluster=cluster,
-        location=args.region,
-        node_locations=[args.zone],
+        location=region,
+        node_locations=[zone],
         initial_node_count=pool.min_nodes,
         autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},
         management={"auto_repair": True, "auto_upgrade": True},
         node_config=node_config(
-            node_service_account,
+            service_account,
             machine_type=pool.machine_type,
             disk_size_gb=pool.disk_size_gb,
-            image_streaming=args.image_streaming,
-            labels=args.labels,
+            image_streaming=image_streaming,
+            labels=labels,
         ),
+    )
+
+
+def cpu_pool_args(
+    args: TpuClusterArgs, cluster: pulumi.Input[str], node_service_account: pulumi.Input[str]
+) -> container.NodePoolArgs:
+    """Arguments of the cluster's CPU ``gcp.container.NodePool`` (autoscaled, in the TPU zone)."""
+    return cpu_node_pool_args(
+        name=dns_name(args.name, "cpu", limit=NameLimit.GKE_NODE_POOL),
+        project=args.project,
+        region=args.region,
+        zone=args.zone,
+        cluster=cluster,
+        service_account=node_service_account,
+        pool=args.cpu_pool,
+        image_streaming=args.image_streaming,
+        labels=args.labels,
     )
 
 
@@ -234,6 +345,8 @@ class TpuCluster(pulumi.ComponentResource):
     """The dedicated service account of every node (never the Compute Engine default)."""
     cpu_pool: container.NodePool
     """The CPU node pool for non-TPU pods."""
+    nat: Optional[compute.RouterNat]
+    """Cloud NAT of the cluster's network and region (private nodes only)."""
     provider: k8s.Provider
     """A Kubernetes provider for this cluster; pass it to the workloads."""
     kubeconfig: pulumi.Output[str]
@@ -243,34 +356,28 @@ class TpuCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
 
-        self.node_service_account = serviceaccount.Account(
+        self.node_service_account, node_roles = node_service_account(
             f"{name}-nodes",
             project=args.project,
             account_id=dns_name(args.name, "nodes", limit=NameLimit.GCP_SERVICE_ACCOUNT_ID),
-            display_name=f"GKE nodes of {args.name}",
+            display_name=f"GKE CPU nodes of {args.name}",
+            grants=args.cpu_node_grants,
             opts=child,
         )
-        node_roles = [
-            projects.IAMMember(
-                f"{name}-nodes-{role.split('/')[1].replace('.', '-').lower()}",
-                project=args.project,
-                role=role,
-                member=self.node_service_account.member,
-                opts=child,
-            )
-            for role in NODE_ROLES
-        ]
         self.cluster = container.Cluster(
             f"{name}-cluster",
             cluster_args(args, self.node_service_account.email),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=node_roles),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=node_roles, ignore_changes=list(CLUSTER_IGNORE_CHANGES))
+            ),
         )
+        self.nat = self._cloud_nat(name, args, child) if args.private_nodes else None
         self.cpu_pool = container.NodePool(
             f"{name}-cpu",
             cpu_pool_args(args, self.cluster.id, self.node_service_account.email),
-            opts=child,
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.nat] if self.nat else [])),
         )
         self.endpoint = self.cluster.endpoint
         self.kubeconfig = pulumi.Output.all(
@@ -284,4 +391,30 @@ class TpuCluster(pulumi.ComponentResource):
         )
         self.register_outputs(
             {"clusterName": self.cluster.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
+        )
+
+    def _cloud_nat(self, name: str, args: TpuClusterArgs, child: pulumi.ResourceOptions) -> compute.RouterNat:
+        """Cloud NAT for nodes without external IPs, so they can pull images from outside Google.
+
+        Private nodes reach Google APIs and Artifact Registry through Private Google Access,
+        but not Docker Hub or registry.k8s.io (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
+        """
+        router = compute.Router(
+            f"{name}-router",
+            name=dns_name(args.name, "nat-router", limit=NameLimit.K8S_LABEL),
+            project=args.project,
+            region=args.region,
+            network=args.network,
+            opts=child,
+        )
+        return compute.RouterNat(
+            f"{name}-nat",
+            name=dns_name(args.name, "nat", limit=NameLimit.K8S_LABEL),
+            project=args.project,
+            region=args.region,
+            router=router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            log_config={"enable": True, "filter": "ERRORS_ONLY"},
+            opts=child,
         )

@@ -33,11 +33,19 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from . import catalog
+from . import catalog, machines
+from .cluster import MaintenanceSettings
 from .controllers import JOBSET, LWS, PATHWAYS_JOB, Controller, parse_version
+from .images import ImageRef
+from .models import MAXTEXT_MODEL_PARAMETERS, Precision, maxtext_precision, weight_gib
 from .naming import NameLimit, check_dns_name
 from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
-from .pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
+from .pathways_workload import (
+    DEFAULT_PATHWAYS_VERSION,
+    PATHWAYS_JOB_MACHINE_TYPES,
+    HeadPoolSettings,
+    head_requests,
+)
 from .saxml_serving import SaxmlImages
 
 PROJECT_NAMESPACE = "tpu-serving"
@@ -90,7 +98,7 @@ def settings_model(cls: type, name: str) -> type[Model]:
     stack files are validated against this generated model; :func:`to_settings` turns a
     validated model back into the dataclass.
     """
-    hints = typing.get_type_hints(cls)
+    hints = typing.get_type_hints(cls, include_extras=True)
     spec: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.default is not dataclasses.MISSING:
@@ -99,13 +107,36 @@ def settings_model(cls: type, name: str) -> type[Model]:
             default = f.default_factory()
         else:
             default = ...
-        spec[f.name] = (hints[f.name], Field(default, description=f.metadata["description"]))
+        annotation = hints[f.name]
+        item = _tuple_item(annotation)
+        if item is not None and dataclasses.is_dataclass(item):
+            # A tuple of settings dataclasses is a list of their models in the stack file.
+            annotation = list[settings_model(item, item.__name__ + "Config")]  # type: ignore[misc]
+            default = list(default) if default is not ... else ...
+        spec[f.name] = (annotation, Field(default, description=f.metadata["description"]))
     return create_model(name, __base__=Model, __doc__=cls.__doc__, **spec)
+
+
+def _tuple_item(annotation: Any) -> Optional[type]:
+    """``X`` for ``tuple[X, ...]``, else None."""
+    if typing.get_origin(annotation) is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis and isinstance(args[0], type):
+            return args[0]
+    return None
 
 
 def to_settings(model: BaseModel, cls: type):
     """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`."""
-    return cls(**{f.name: getattr(model, f.name) for f in dataclasses.fields(cls)})
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        value = getattr(model, f.name)
+        item = _tuple_item(hints[f.name])
+        if item is not None and dataclasses.is_dataclass(item):
+            value = tuple(to_settings(v, item) for v in value)
+        values[f.name] = value
+    return cls(**values)
 
 
 def _cidr(value: str) -> str:
@@ -147,6 +178,12 @@ class CpuPoolConfig(Model):
         return self
 
 
+_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
+"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
+
+MaintenanceConfig = settings_model(MaintenanceSettings, "MaintenanceConfig")
+
+
 class ClusterConfig(Model):
     """The regional GKE Standard cluster."""
 
@@ -168,19 +205,45 @@ class ClusterConfig(Model):
     image_streaming: bool = Field(True, description="GKE image streaming (GCFS) on every node pool.")
     gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
     managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
-    private_nodes: bool = Field(False, description="Nodes without external IPs (needs Cloud NAT for image pulls from outside Google).")
+    private_nodes: bool = Field(
+        False, description="Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls."
+    )
     master_authorized_networks: Optional[list[Cidr]] = Field(
         None, description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients."
     )
+    security_group: Optional[str] = Field(
+        None,
+        pattern=r"^gke-security-groups@[a-z0-9.-]+\.[a-z]{2,}$",
+        description="`gke-security-groups@<domain>` for Google Groups in RBAC; required when "
+        "`tenancy.operators.groups` is set.",
+    )
+    maintenance: MaintenanceConfig = Field(  # type: ignore[valid-type]
+        default_factory=MaintenanceConfig, description="When GKE may upgrade the cluster and the TPU slices."
+    )
+
+    @field_validator("min_master_version")
+    @classmethod
+    def _gke_version(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not _GKE_VERSION.match(v):
+            raise ValueError("must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000")
+        return v
 
 
 # --------------------------------------------------------------------------- TPU slices
 
 
+RESERVED_POOL_NAMES = ("cpu", "head", "nodes", "wl")
+"""Slice names that would collide with ``<cluster>-cpu`` / ``<cluster>-head`` pools or the
+``<cluster>-nodes`` / ``<cluster>-wl`` service accounts."""
+
+
 class TpuSliceConfig(Model):
     """One kind of TPU slice; ``count`` identical slices make ``count`` node pools."""
 
-    name: PoolName = Field(description="Short name of the slice kind, e.g. `v6e16` or `prefill`; names its node pools.")
+    name: PoolName = Field(
+        description="Short name of the slice kind, e.g. `v6e16` or `prefill`; names its node pools "
+        "and its node service account."
+    )
     slice: Optional[str] = Field(
         None, description="Cloud TPU slice name (`v6e-16`, `v5litepod-32`, `v5p-16`); or give machineType and topology."
     )
@@ -192,6 +255,13 @@ class TpuSliceConfig(Model):
         None, description="Name of a specific Compute Engine reservation the slice consumes."
     )
     disk_size_gb: int = Field(200, ge=50, le=4000, description="Boot disk size of each TPU VM, in GB.")
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v in RESERVED_POOL_NAMES:
+            raise ValueError(f"reserved for the stack's own pools and accounts: {', '.join(RESERVED_POOL_NAMES)}")
+        return v
 
     @field_validator("slice")
     @classmethod
@@ -326,6 +396,13 @@ class JaxTpuConfig(Model):
     )
 
 
+class ModelSizeConfig(Model):
+    """The served model's size, for the HBM fit check."""
+
+    parameters_billions: float = Field(gt=0, description="Parameter count in billions.")
+    precision: Precision = Field(description="Precision of the served weights.")
+
+
 class PathwaysServingConfig(Model):
     """JetStream + MaxText on Pathways, as one LeaderWorkerSet (seeds 000 and 001)."""
 
@@ -355,6 +432,21 @@ class PathwaysServingConfig(Model):
         default_factory=list, description="Extra flags of the Pathways resource manager."
     )
     jax_tpu: JaxTpuConfig = Field(default_factory=JaxTpuConfig, description="Extra settings of `jax-tpu`.")
+    model: Optional[ModelSizeConfig] = Field(
+        None,
+        description="Size of the served model for the HBM fit check; unset derives it from `maxtext.modelName` "
+        "(a known MaxText model) and `maxtext.quantization`/`weightDtype`.",
+    )
+
+    @model_validator(mode="after")
+    def _prefill_within_target(self) -> "PathwaysServingConfig":
+        mt = self.maxtext
+        if mt.max_prefill_predict_length > mt.max_target_length:
+            raise ValueError(
+                f"maxtext.maxPrefillPredictLength ({mt.max_prefill_predict_length}) must not exceed "
+                f"maxtext.maxTargetLength ({mt.max_target_length}): the target length includes the prompt"
+            )
+        return self
 
     @field_validator("checkpoint_path")
     @classmethod
@@ -366,10 +458,6 @@ class PathwaysServingConfig(Model):
 
 SaxmlImagesConfig = settings_model(SaxmlImages, "SaxmlImagesConfig")
 
-BYTES_PER_PARAMETER = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1, "int4": 0.5}
-"""Weight bytes per parameter by precision (seed 002: N billion 16-bit parameters need ~2N GB)."""
-
-
 class SaxModelConfig(Model):
     """A model the Saxml cell serves; published by the stack, unpublished when removed."""
 
@@ -378,7 +466,7 @@ class SaxModelConfig(Model):
     checkpoint: str = Field("None", description="Checkpoint path, or `None` for random weights.")
     replicas: int = Field(1, ge=1, le=64, description="Model server replicas; each takes one slice.")
     parameters_billions: float = Field(gt=0, description="Parameter count in billions, for the HBM sizing check.")
-    weight_precision: Literal["fp32", "bf16", "fp16", "int8", "int4"] = Field(
+    weight_precision: Precision = Field(
         "bf16", description="Precision of the served weights, for the HBM sizing check."
     )
 
@@ -388,11 +476,6 @@ class SaxModelConfig(Model):
         if not re.match(r"^/sax/[a-z0-9_-]+/[A-Za-z0-9_.-]+$", v):
             raise ValueError("must be a Sax model path /sax/<cell>/<model>, e.g. /sax/test/spmd")
         return v
-
-    @property
-    def weight_gb(self) -> float:
-        """Approximate weight size in GB."""
-        return self.parameters_billions * BYTES_PER_PARAMETER[self.weight_precision]
 
 
 class SaxmlHttpConfig(Model):
@@ -436,10 +519,13 @@ class SaxmlServingConfig(Model):
     )
 
 
+HeadPoolConfig = settings_model(HeadPoolSettings, "HeadPoolConfig")
+
+
 class UserContainerConfig(Model):
     """The user's batch container."""
 
-    image: str = Field(description="Container image.")
+    image: ImageRef = Field(description="Container image.")
     command: list[str] = Field(default_factory=list, description="Command (entrypoint override).")
     args: list[str] = Field(default_factory=list, description="Arguments.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables.")
@@ -451,10 +537,14 @@ class CustomComponentConfig(Model):
     component_type: Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"] = Field(
         description="Which component."
     )
-    image: Optional[str] = Field(None, description="Image replacing the default.")
+    image: Optional[ImageRef] = Field(None, description="Image replacing the default.")
     flags: list[str] = Field(default_factory=list, description="Extra flags, `--name=value`.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
 
+
+LIMIT_RANGE_DEFAULT_CPU = 0.25
+LIMIT_RANGE_DEFAULT_MEMORY = 512 * 2**20
+"""The namespace's default container requests (the Tenancy LimitRange: 250m, 512Mi)."""
 
 JOBSET_FOR_PATHWAYS_JOB = "v0.8.0"
 """Oldest JobSet release the PathwaysJob controller works with."""
@@ -475,8 +565,11 @@ class PathwaysJobConfig(Model):
     jobset_version: Annotated[str, _release_validator(JOBSET)] = Field(
         JOBSET.default_version, description="JobSet release installed by the stack (v0.8.0 or later here)."
     )
-    pathways_version: Optional[str] = Field(
-        None, pattern=r"^jax-\d+\.\d+\.\d+$", description="Pathways version, e.g. `jax-0.5.3`; unset: the controller's."
+    pathways_version: str = Field(
+        DEFAULT_PATHWAYS_VERSION,
+        pattern=r"^jax-\d+\.\d+\.\d+$",
+        description="Pathways release (the server and proxy image tag), e.g. `jax-0.5.3`; the batch container "
+        "gets the matching JAX version in `PATHWAYS_JAX_VERSION`.",
     )
     deployment_mode: Literal["default", "colocate_head_with_workers"] = Field(
         "default", description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker."
@@ -489,6 +582,10 @@ class PathwaysJobConfig(Model):
     container: Optional[UserContainerConfig] = Field(None, description="The batch job's container (batch only).")
     custom_components: list[CustomComponentConfig] = Field(
         default_factory=list, description="Component overrides (image, flags, env)."
+    )
+    head_pool: HeadPoolConfig = Field(  # type: ignore[valid-type]
+        default_factory=HeadPoolConfig,
+        description="The CPU node pool of the Pathways head in deploymentMode `default` (24 CPU, 132 GB, host network).",
     )
 
 
@@ -644,6 +741,11 @@ def bucket_name(cfg: StackConfig, bucket: BucketConfig) -> str:
     return bucket.name or f"{cfg.project}-{cfg.cluster.name}-{bucket.purpose}"
 
 
+def node_service_account_id(cfg: StackConfig, slice_name: str) -> str:
+    """The node service account id of a slice kind's pools: ``<cluster>-<slice name>``."""
+    return f"{cfg.cluster.name}-{slice_name}"
+
+
 def gcp_service_account_id(cfg: StackConfig) -> str:
     """The workloads' GCP service account id: configured, or ``<cluster>-wl``."""
     return cfg.workload_identity.gcp_service_account or f"{cfg.cluster.name}-wl"
@@ -762,6 +864,14 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
                 f"{ns}:buckets[{i}].name: the default bucket name {name!r} "
                 f"(<project>-<cluster.name>-<purpose>) {problem}; set buckets[{i}].name"
             )
+    for i, s in enumerate(cfg.tpu_slices):
+        sa = node_service_account_id(cfg, s.name)
+        problem = check_dns_name(sa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+        if problem:
+            problems.append(
+                f"{ns}:tpuSlices[{i}].name = {json.dumps(s.name)}: node service account id {sa!r} "
+                f"(<cluster.name>-<name>) {problem}; shorten cluster.name or this name"
+            )
     gsa = gcp_service_account_id(cfg)
     problem = check_dns_name(gsa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
     if problem:
@@ -769,6 +879,38 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
             f"{ns}:workloadIdentity.gcpServiceAccount: the default service account id {gsa!r} "
             f"(<cluster.name>-wl) {problem}; set workloadIdentity.gcpServiceAccount"
         )
+    return problems
+
+
+_RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def cluster_problems(cfg: StackConfig) -> list[str]:
+    """Checks across the cluster and the rest of the stack, at the keys to change."""
+    key = f"{PROJECT_NAMESPACE}:cluster"
+    problems = []
+    groups = cfg.tenancy.operators.groups
+    if groups and cfg.cluster.security_group is None:
+        problems.append(
+            f"{PROJECT_NAMESPACE}:tenancy.operators.groups = {json.dumps(groups)}: RoleBindings to Google Groups "
+            f"grant nothing unless the cluster has Google Groups for RBAC; set {key}.securityGroup to "
+            "gke-security-groups@<your domain> (with these groups nested in it)"
+        )
+    m = cfg.cluster.maintenance
+    for field_name, value in (("windowStart", m.window_start), ("windowEnd", m.window_end)):
+        if not _RFC3339_UTC.match(value):
+            problems.append(f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z")
+    if not m.recurrence.startswith("FREQ="):
+        problems.append(f"{key}.maintenance.recurrence = {json.dumps(m.recurrence)}: must be an RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU")
+    for i, e in enumerate(m.exclusions):
+        at = f"{key}.maintenance.exclusions[{i}]"
+        for field_name, value in (("startTime", e.start_time), ("endTime", e.end_time)):
+            if value is not None and not _RFC3339_UTC.match(value):
+                problems.append(f"{at}.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z")
+        if e.scope == "NO_UPGRADES" and e.end_time is None:
+            problems.append(f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support")
+        if e.end_time is not None and e.end_time <= e.start_time:
+            problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
     return problems
 
 
@@ -807,7 +949,43 @@ def serving_problems(cfg: StackConfig) -> list[str]:
             )
     if len(shapes) == 1:
         problems += _parallelism_problems(key, serving.maxtext, chosen[0].shape)
+        problems += _jetstream_fit_problems(serving, chosen[0].shape)
     return problems
+
+
+def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: catalog.SliceShape) -> str:
+    """Why the weights don't fit one slice of ``shape`` (naming the smallest topology that does), or ``""``."""
+    need = weight_gib(parameters_billions, precision)
+    if need <= shape.hbm_gib:
+        return ""
+    fit = catalog.smallest_fitting_topology(shape.machine_type.name, need)
+    hint = (
+        f"the smallest {shape.machine_type.name} topology that fits is {fit.topology} ({fit.hbm_gib} GiB)"
+        if fit
+        else f"no {shape.machine_type.name} topology fits"
+    )
+    return (
+        f"{at}: {parameters_billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than "
+        f"one {shape.topology} slice has ({shape.hbm_gib} GiB); {hint}"
+    )
+
+
+def _jetstream_fit_problems(serving: "PathwaysServingConfig", shape: catalog.SliceShape) -> list[str]:
+    """Every slice of a group holds the whole model (interleaved replicas and both disaggregated halves)."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    if serving.model is not None:
+        size, precision, at = serving.model.parameters_billions, serving.model.precision, f"{key}.model"
+    else:
+        mt = serving.maxtext
+        known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
+        if known is None:
+            return [
+                f"{key}.model: required for the HBM fit check, since maxtext.modelName {json.dumps(mt.model_name)} "
+                f"is not a model the library knows; known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
+            ]
+        size, precision, at = known, maxtext_precision(mt.quantization, mt.weight_dtype), f"{key}.maxtext.modelName"
+    problem = hbm_fit_problem(at, size, precision, shape)
+    return [problem] if problem else []
 
 
 def _pathways_job_problems(cfg: StackConfig, job: PathwaysJobConfig, shape: catalog.SliceShape, pools: int) -> list[str]:
@@ -831,6 +1009,43 @@ def _pathways_job_problems(cfg: StackConfig, job: PathwaysJobConfig, shape: cata
     scratch = cfg.bucket("scratch")
     if scratch is None or scratch.workload_access != "readWrite":
         problems.append(f"{PROJECT_NAMESPACE}:buckets: pathways-job needs a `scratch` bucket with workloadAccess readWrite (pathwaysDir)")
+    if job.deployment_mode == "default":
+        problems += _head_fit_problems(cfg, job)
+    elif job.workload == "interactive":
+        problems.append(
+            f"{key}.deploymentMode = \"colocate_head_with_workers\": an interactive job has no pod template, so the "
+            "controller's head pod carries no toleration for the TPU nodes' google.com/tpu taint and cannot be "
+            "scheduled there; valid: default"
+        )
+    return problems
+
+
+def _head_fit_problems(cfg: StackConfig, job: "PathwaysJobConfig") -> list[str]:
+    """The head must fit its pool, and (interactive: it cannot be pinned) must not fit the CPU pool."""
+    key = f"{PROJECT_NAMESPACE}:serving.headPool.machineType"
+    user_cpu, user_memory = (LIMIT_RANGE_DEFAULT_CPU, LIMIT_RANGE_DEFAULT_MEMORY) if job.container else (0.0, 0.0)
+    cpu, memory = head_requests(user_cpu, user_memory)
+    need = f"{cpu:g} CPU and {memory / machines.GIB:.1f} GiB (pathways-rm and pathways-proxy as the PathwaysJob v0.1.4 controller sizes them)"
+    head = machines.machine(job.head_pool.machine_type)
+    problems = []
+    if head is None:
+        problems.append(
+            f"{key} = {json.dumps(job.head_pool.machine_type)}: unknown machine type; the head needs {need}; "
+            f"valid: {', '.join(machines.fitting_cpu_machines(cpu, memory)[:8])}"
+        )
+    elif not head.fits(cpu, memory):
+        problems.append(
+            f"{key} = {json.dumps(head.name)}: the head needs {need}; {head.name} has "
+            f"{head.allocatable_cpu:.2f} CPU and {head.allocatable_memory / machines.GIB:.1f} GiB allocatable; "
+            f"valid: {', '.join(machines.fitting_cpu_machines(cpu, memory)[:8])}"
+        )
+    cpu_pool = machines.machine(cfg.cluster.cpu_pool.machine_type)
+    if job.container is None and (cpu_pool is None or cpu_pool.fits(cpu, memory)):
+        problems.append(
+            f"{PROJECT_NAMESPACE}:cluster.cpuPool.machineType = {json.dumps(cfg.cluster.cpu_pool.machine_type)}: an "
+            "interactive Pathways head cannot be pinned to its pool, so the CPU pool must be too small for it "
+            "(its nodes hold no scratch bucket role for the head's host-network pods); choose a smaller known machine type"
+        )
     return problems
 
 
@@ -842,6 +1057,9 @@ def _saxml_problems(cfg: StackConfig, serving: SaxmlServingConfig, shape: catalo
         problems.append(f"{PROJECT_NAMESPACE}:buckets: saxml needs a `state` bucket with workloadAccess readWrite")
     names = [m.model for m in serving.models]
     for i, m in enumerate(serving.models):
+        fit = hbm_fit_problem(f"{key}.models[{i}]", m.parameters_billions, m.weight_precision, shape)
+        if fit:
+            problems.append(fit)
         at = f"{key}.models[{i}]"
         if not m.model.startswith(serving.cell + "/"):
             problems.append(f"{at}.model = {json.dumps(m.model)}: not in the cell {serving.cell}")
@@ -849,18 +1067,6 @@ def _saxml_problems(cfg: StackConfig, serving: SaxmlServingConfig, shape: catalo
             problems.append(f"{at}.model = {json.dumps(m.model)}: listed more than once")
         if m.replicas > pools:
             problems.append(f"{at}.replicas = {m.replicas}: only {pools} model server slice(s)")
-        if m.weight_gb > shape.hbm_gib:
-            fit = catalog.smallest_fitting_topology(shape.machine_type.name, m.weight_gb)
-            hint = (
-                f"the smallest {shape.machine_type.name} topology that fits is {fit.topology} ({fit.hbm_gib} GiB)"
-                if fit
-                else f"no {shape.machine_type.name} topology fits"
-            )
-            problems.append(
-                f"{at}: {m.parameters_billions:g}B parameters in {m.weight_precision} need about "
-                f"{m.weight_gb:g} GB of HBM, more than one replica's {shape.topology} slice has "
-                f"({shape.hbm_gib} GiB); {hint}"
-            )
     return problems
 
 
@@ -893,7 +1099,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         cfg = StackConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise ConfigError([_describe(e) for e in exc.errors()], source) from None
-    problems = derived_name_problems(cfg) + serving_problems(cfg)
+    problems = derived_name_problems(cfg) + cluster_problems(cfg) + serving_problems(cfg)
     if problems:
         raise ConfigError(problems, source)
     return cfg

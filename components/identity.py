@@ -8,32 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_gcp import serviceaccount, storage
+from pulumi_gcp import serviceaccount
+
+from .node_identity import BucketGrant, bucket_grants
+from .options import child_options
 
 GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
 """The KSA annotation that names the GCP service account it impersonates."""
-
-BUCKET_ROLES: dict[str, str] = {
-    "read": "roles/storage.objectViewer",
-    "readWrite": "roles/storage.objectUser",
-}
-"""Bucket-scoped roles by access level."""
-
-
-@dataclass(frozen=True)
-class BucketGrant:
-    """Access of the workloads to one bucket."""
-
-    key: str
-    """Short name for the grant's resource name (e.g. the bucket's purpose)."""
-    bucket: pulumi.Input[str]
-    """Bucket name (wiring)."""
-    access: Literal["read", "readWrite"]
-    """``read`` or ``readWrite``."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +84,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("tpu-serving:index:WorkloadIdentity", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        child = child_options(self, opts)
         self.namespace_name = args.namespace
         self.service_account_name = args.kubernetes_service_account
 
@@ -118,14 +103,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             member=workload_identity_member(args.project, args.namespace, args.kubernetes_service_account),
             opts=child,
         )
-        for grant in args.bucket_grants:
-            storage.BucketIAMMember(
-                f"{name}-{grant.key}-{grant.access.lower()}",
-                bucket=grant.bucket,
-                role=BUCKET_ROLES[grant.access],
-                member=self.gcp_service_account.member,
-                opts=child,
-            )
+        bucket_grants(name, self.gcp_service_account.member, args.bucket_grants, child)
         self.namespace = None
         ksa_opts = child
         if args.create_namespace:
@@ -134,7 +112,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=args.namespace, labels=dict(args.labels)),
                 opts=child,
             )
-            ksa_opts = pulumi.ResourceOptions(parent=self, depends_on=[self.namespace])
+            ksa_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.namespace]))
         self.service_account = k8s.core.v1.ServiceAccount(
             f"{name}-ksa", service_account_args(args, self.email), opts=ksa_opts
         )

@@ -3,19 +3,24 @@
 Machine type and node count come from the catalog (node count = VMs in the slice), never
 from the user, so a pool can only be created in a shape GKE accepts. The node selector
 that workloads use to land on the slice is derived here too, so pods and pools agree.
+
+Each component has its own node service account (see :mod:`components.node_identity`):
+host-network pods on these slices act as it, so it holds exactly the bucket roles they need.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Optional
 
 import pulumi
-from pulumi_gcp import container
+from pulumi_gcp import container, serviceaccount
 
 from .catalog import SliceShape
 from .cluster import node_config
+from .node_identity import BucketGrant, node_service_account
+from .options import child_options
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 """Node label GKE sets to the TPU generation's accelerator name."""
@@ -40,8 +45,8 @@ class TpuNodePoolArgs:
     """The one zone that holds every VM of the slice."""
     cluster: pulumi.Input[str]
     """The cluster's ID (wiring from :class:`~components.cluster.TpuCluster`)."""
-    node_service_account: pulumi.Input[str]
-    """Email of the nodes' service account (wiring)."""
+    service_account_id: str
+    """``account_id`` of the slices' own node service account (6 to 30 characters)."""
     shape: SliceShape
     """The slice shape from the catalog."""
     pool_names: tuple[str, ...]
@@ -56,6 +61,8 @@ class TpuNodePoolArgs:
     """GKE image streaming on the pool."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """GCP labels of the VMs."""
+    node_grants: Sequence[BucketGrant] = ()
+    """Bucket roles of the node service account, for the host-network pods on these slices."""
 
 
 def node_selector(shape: SliceShape) -> dict[str, str]:
@@ -63,11 +70,11 @@ def node_selector(shape: SliceShape) -> dict[str, str]:
     return {ACCELERATOR_LABEL: shape.generation.gke_accelerator, TOPOLOGY_LABEL: shape.topology}
 
 
-def node_pool_args(args: TpuNodePoolArgs, pool_name: str) -> container.NodePoolArgs:
-    """Arguments of one slice's ``gcp.container.NodePool``."""
+def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulumi.Input[str]) -> container.NodePoolArgs:
+    """Arguments of one slice's ``gcp.container.NodePool``, its nodes running as ``service_account``."""
     shape = args.shape
     cfg = node_config(
-        args.node_service_account,
+        service_account,
         machine_type=shape.machine_type.name,
         disk_size_gb=args.disk_size_gb,
         image_streaming=args.image_streaming,
@@ -112,17 +119,29 @@ class TpuNodePool(pulumi.ComponentResource):
     """Their GKE names (the ``cloud.google.com/gke-nodepool`` label values)."""
     node_selector: dict[str, str]
     """Node selector for pods that must run on these slices."""
+    node_service_account: serviceaccount.Account
+    """The slices' own node service account."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
+        child = child_options(self, opts)
         self.shape = args.shape
         self.pool_names = args.pool_names
         self.node_selector = node_selector(args.shape)
+        self.node_service_account, roles = node_service_account(
+            f"{name}-nodes",
+            project=args.project,
+            account_id=args.service_account_id,
+            display_name=f"GKE TPU nodes of {', '.join(args.pool_names)}",
+            grants=args.node_grants,
+            opts=child,
+        )
+        pool_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
         self.node_pools = [
             container.NodePool(
                 f"{name}-{i}" if len(args.pool_names) > 1 else f"{name}-pool",
-                node_pool_args(args, pool),
-                opts=pulumi.ResourceOptions(parent=self),
+                node_pool_args(args, pool, self.node_service_account.email),
+                opts=pool_opts,
             )
             for i, pool in enumerate(args.pool_names)
         ]

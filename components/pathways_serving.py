@@ -21,6 +21,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
+from .images import ImageRef
+from .pathways_workload import DEFAULT_PATHWAYS_VERSION
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from .podspec import requests, tcp_probe
 from .settings import described
@@ -45,15 +47,27 @@ DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
 
 Mode = Literal["interleaved", "disaggregated"]
 
+LWS_IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
+"""LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update
+(kubernetes-sigs/lws@v0.10.0 pkg/webhooks/leaderworkerset_webhook.go ``ValidateUpdate``:
+subGroupSize may not be added, removed or changed). A change there replaces the object."""
+
+PATHWAYS_REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
+PATHWAYS_TAG = DEFAULT_PATHWAYS_VERSION
+"""The seeds' Pathways images are ``:latest``; the defaults pin the Pathways release of
+:data:`components.pathways_workload.DEFAULT_PATHWAYS_VERSION` instead (the tag the
+PathwaysJob controller itself derives from ``pathwaysVersion``), so a redeploy never
+changes the server under a fixed JetStream client."""
+
 
 @dataclass(frozen=True)
 class PathwaysImages:
     """Container images of the Pathways and JetStream containers."""
 
-    proxy: str = described("IFRT proxy server image.", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/proxy_server:latest")
-    server: str = described("Pathways server image (resource manager and workers).", default="us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:latest")
-    jetstream: str = described("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
-    http: str = described("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
+    proxy: ImageRef = described("IFRT proxy server image.", default=f"{PATHWAYS_REGISTRY}/proxy_server:{PATHWAYS_TAG}")
+    server: ImageRef = described("Pathways server image (resource manager and workers).", default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}")
+    jetstream: ImageRef = described("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
+    http: ImageRef = described("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
 
 
 @dataclass(frozen=True)
@@ -379,7 +393,12 @@ class PathwaysServing(pulumi.ComponentResource):
                 annotations=topology_annotation(args),
             ),
             spec=leader_worker_set_spec(args),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=list(args.depends_on),
+                replace_on_changes=list(LWS_IMMUTABLE_PATHS),
+                delete_before_replace=True,
+            ),
         )
         self.service = k8s.core.v1.Service(
             f"{name}-svc",

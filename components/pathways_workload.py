@@ -17,6 +17,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
+from .settings import described
 
 PROXY_PORT = 29000
 """IFRT proxy server port of the Pathways head."""
@@ -35,6 +36,60 @@ PATHWAYS_JOB_MACHINE_TYPES: tuple[str, ...] = (
     "ct4p-hightpu-4t",
 )
 """``workers[].type`` values the PathwaysJob v0.1.4 CRD accepts (its enum)."""
+
+DEFAULT_PATHWAYS_VERSION = "jax-0.5.3"
+"""Pathways release the stacks pin (``spec.pathwaysVersion``). The v0.1.4 controller uses it
+as the tag of the server and proxy images (``makeImageTagUsingPathwaysVersion``:
+``<image>:<pathwaysVersion>``, ``latest`` when unset); ``jax-0.5.3`` is the version the
+Pathways on GKE guide (seed 003) names. The JAX client must match it: the batch container
+gets ``PATHWAYS_JAX_VERSION`` and the interactive client example pins the same JAX."""
+
+HEAD_CONTAINER_LIMITS: dict[str, tuple[float, float]] = {
+    "pathways-rm": (8, 32_000_000_000),
+    "pathways-proxy": (16, 100_000_000_000),
+}
+"""CPU and memory bytes of the head's containers, which the v0.1.4 controller sets as limits
+only (so requests equal them): ``MakeResourceManagerContainer`` (8 CPU, 32 GB) and
+``MakeProxyContainer`` (16 CPU, 100 GB) in google/pathways-job@v0.1.4
+internal/controller/pathwaysjob_controller.go."""
+
+HOST_NETWORK_BUCKETS: dict[str, str] = {"scratch": "readWrite"}
+"""Bucket access of the head and worker pods by bucket purpose. The controller forces
+``hostNetwork: true`` on both (``MakePathwaysHeadPodSpec``, ``MakeWorkerJob``), so they act
+as their nodes' service accounts and write Pathways data under ``pathwaysDir``."""
+
+HEAD_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""Node label that pins the batch head to its pool (GKE sets it to the node pool's name)."""
+
+
+def head_requests(user_cpu: float = 0.0, user_memory: float = 0.0) -> tuple[float, float]:
+    """CPU and memory bytes the head pod requests: the controller's containers plus the user's."""
+    return (
+        sum(c for c, _ in HEAD_CONTAINER_LIMITS.values()) + user_cpu,
+        sum(m for _, m in HEAD_CONTAINER_LIMITS.values()) + user_memory,
+    )
+
+
+def client_jax_version(pathways_version: str) -> str:
+    """``jax-0.5.3`` -> ``0.5.3``: the JAX release a client of that Pathways release uses."""
+    return pathways_version.removeprefix("jax-")
+
+
+@dataclass(frozen=True)
+class HeadPoolSettings:
+    """The CPU node pool of the Pathways head (``deploymentMode: default``).
+
+    The head (resource manager and IFRT proxy) runs on the host network of a CPU node and so
+    acts as that node's service account; this pool has its own, holding only the scratch
+    bucket's role. Its default machine type is the smallest general-purpose shape whose
+    allocatable resources hold the head's 24 CPU and 132 GB (n2-standard-32: 118.6 GiB
+    allocatable, too little; n2-highmem-32: 31.85 CPU and 244 GiB).
+    """
+
+    machine_type: str = described("GCE machine type of the head's node.", default="n2-highmem-32")
+    max_nodes: int = described("Autoscaling maximum (the pool scales from zero).", default=1)
+    disk_size_gb: int = described("Boot disk size, in GB.", default=100)
+
 
 DeploymentMode = Literal["default", "colocate_head_with_workers"]
 ComponentType = Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"]
@@ -88,8 +143,8 @@ class PathwaysWorkloadArgs:
     """The batch job's container; None for an interactive workload."""
     deployment_mode: DeploymentMode = "default"
     """``default`` (head on a CPU node) or ``colocate_head_with_workers``."""
-    pathways_version: Optional[str] = None
-    """Pathways version, e.g. ``jax-0.5.3``; unset takes the controller's default."""
+    pathways_version: str = DEFAULT_PATHWAYS_VERSION
+    """Pathways version (the server and proxy image tag), e.g. ``jax-0.5.3``."""
     max_restarts: int = 0
     """JobSet restarts before the job fails."""
     max_slice_restarts: int = 1
@@ -104,6 +159,8 @@ class PathwaysWorkloadArgs:
     """Component overrides."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the PathwaysJob and the user's pod."""
+    head_pool: Optional[str] = None
+    """Node pool the batch head is pinned to (``deploymentMode: default``); None: not pinned."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the PathwaysJob waits for: both controller installs, the slices, the bucket."""
 
@@ -134,17 +191,19 @@ def controller_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
         spec["elasticSlices"] = args.elastic_slices
     if args.container is not None:
         c = args.container
+        env = {**c.env, "PATHWAYS_JAX_VERSION": client_jax_version(args.pathways_version)}
         spec["template"] = k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
             spec=k8s.core.v1.PodSpecArgs(
                 service_account_name=args.service_account,
+                node_selector={HEAD_POOL_LABEL: args.head_pool} if args.head_pool else None,
                 containers=[
                     k8s.core.v1.ContainerArgs(
                         name=MAIN_CONTAINER,
                         image=c.image,
                         command=list(c.command) or None,
                         args=list(c.args) or None,
-                        env=_env(c.env),
+                        env=_env(env),
                     )
                 ],
             ),
@@ -157,11 +216,10 @@ def pathways_job_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
     spec: dict[str, object] = {
         "maxRestarts": args.max_restarts,
         "pathwaysDir": args.pathways_dir,
+        "pathwaysVersion": args.pathways_version,
         "workers": [worker_spec(args)],
         "controller": controller_spec(args),
     }
-    if args.pathways_version is not None:
-        spec["pathwaysVersion"] = args.pathways_version
     if args.custom_components:
         spec["customComponents"] = [
             {
@@ -196,6 +254,8 @@ class PathwaysWorkload(pulumi.ComponentResource):
     """Interactive only: the command that forwards the IFRT proxy to localhost:29000."""
     client_env: Optional[dict[str, str]]
     """Interactive only: environment of a local JAX client using the proxy."""
+    client_pip: str
+    """The client install that matches the Pathways release."""
 
     def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
@@ -205,10 +265,16 @@ class PathwaysWorkload(pulumi.ComponentResource):
             kind="PathwaysJob",
             metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
             spec=pathways_job_spec(args),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            # The CRD makes the spec immutable (x-kubernetes-validations `self == oldSelf` on
+            # maxRestarts, pathwaysDir, pathwaysVersion, workers, customComponents and the
+            # controller's fields): any change must replace the PathwaysJob.
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=list(args.depends_on), replace_on_changes=["spec"], delete_before_replace=True
+            ),
         )
         self.port_forward = self.client_env = None
         if args.container is None:
             self.port_forward = f"kubectl -n {args.namespace} port-forward $({head_pod_command(args)}) {PROXY_PORT}:{PROXY_PORT}"
             self.client_env = {"JAX_PLATFORMS": "proxy", "JAX_BACKEND_TARGET": f"grpc://127.0.0.1:{PROXY_PORT}"}
+        self.client_pip = f"pip install pathwaysutils jax=={client_jax_version(args.pathways_version)}"
         self.register_outputs({"portForward": self.port_forward, "clientEnv": self.client_env})

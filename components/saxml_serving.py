@@ -21,6 +21,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
+from .images import ImageRef
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from .podspec import requests, tcp_probe
 from .settings import described
@@ -34,6 +35,10 @@ MEGASCALE_PORT = 8471
 HTTP_PORT = 8888
 """sax-http port."""
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+MODEL_SERVER_BUCKETS: dict[str, str] = {"state": "read"}
+"""Bucket access of the model servers by bucket purpose. They run on the host network (as in
+the Saxml guide), so they act as their TPU nodes' service account, not the KSA's: they read
+the cell's location under ``SAX_ROOT`` in the state bucket to find the admin server."""
 INTERNAL_LB = {"networking.gke.io/load-balancer-type": "Internal"}
 """Annotation that makes a GKE LoadBalancer Service internal to the VPC."""
 PUBLISHER_SCRIPT = Path(__file__).with_name("saxml_publisher.py")
@@ -51,10 +56,10 @@ Exposure = Literal["internal", "public", "cluster"]
 class SaxmlImages:
     """Container images of the Saxml servers and the publisher."""
 
-    admin: str = described("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
-    model_server: str = described("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
-    http: str = described("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
-    publisher: str = described("Image of the publication Job (any Python 3).", default="python:3.12-slim")
+    admin: ImageRef = described("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
+    model_server: ImageRef = described("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
+    http: ImageRef = described("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
+    publisher: ImageRef = described("Image of the publication Job (any Python 3).", default="python:3.12-slim")
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,34 @@ def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
 def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
     """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888."""
     return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, {"SAX_ROOT": args.sax_root})
+
+
+def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """Lets the model servers join the cell: the admin server's port from any source.
+
+    The model servers run on the host network, so they connect from their node's address,
+    which the namespace's pod-only policy does not admit. On GKE Dataplane V2 (Cilium) an
+    ``ipBlock`` of the node range does not match node addresses either: Cilium gives them the
+    reserved ``host``/``remote-node`` identities and matches CIDR peers against nodes only with
+    ``--policy-cidr-match-mode=nodes``, off by default and not exposed by GKE
+    (cilium/cilium Documentation/security/policy/language.rst, "Selecting nodes with CIDR /
+    ipBlock"; cilium/cilium#12277, #10405). An ingress rule with ports and no ``from`` admits
+    every source, so this policy opens exactly one port of one pod, and nothing else. The VPC
+    firewall still admits only the cluster's node and pod ranges
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules).
+    """
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=_meta(args, f"{ADMIN}-from-model-servers"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": ADMIN}),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=ADMIN_PORT)]
+                )
+            ],
+        ),
+    )
 
 
 def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
@@ -279,6 +312,8 @@ class SaxmlServing(pulumi.ComponentResource):
 
     admin: k8s.apps.v1.Deployment
     """The admin server."""
+    admin_policy: k8s.networking.v1.NetworkPolicy
+    """Admits the host-network model servers to the admin port."""
     model_servers: k8s.apiextensions.CustomResource
     """The model-server JobSet."""
     http: k8s.apps.v1.Deployment
@@ -294,13 +329,24 @@ class SaxmlServing(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
         after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
         self.admin = k8s.apps.v1.Deployment(f"{name}-admin", admin_deployment(args), opts=after)
+        self.admin_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-admin-from-model-servers", admin_network_policy(args), opts=after
+        )
         self.model_servers = k8s.apiextensions.CustomResource(
             f"{name}-model-servers",
             api_version="jobset.x-k8s.io/v1alpha2",
             kind="JobSet",
             metadata=_meta(args, MODEL_SET, annotations={EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL}),
             spec=model_server_jobset_spec(args),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[*args.depends_on, self.admin]),
+            # JobSet's webhook refuses changes to replicatedJobs, and its CRD marks
+            # failurePolicy, successPolicy, network and startupPolicy immutable
+            # (kubernetes-sigs/jobset@v0.12.0): any spec change replaces the JobSet.
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=[*args.depends_on, self.admin, self.admin_policy],
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
+            ),
         )
         self.http = k8s.apps.v1.Deployment(f"{name}-http", http_deployment(args), opts=after)
         self.service = k8s.core.v1.Service(f"{name}-http-svc", http_service_args(args), opts=after)
@@ -355,5 +401,8 @@ class SaxmlServing(pulumi.ComponentResource):
                 parent=self,
                 depends_on=[self.http, self.service, self.model_servers, script, state, account, role, binding],
                 custom_timeouts=pulumi.CustomTimeouts(create=f"{args.publish_timeout_seconds // 60 + 10}m"),
+                # A Job's pod template is immutable: a changed Job is a new Job.
+                replace_on_changes=["spec"],
+                delete_before_replace=True,
             ),
         )

@@ -53,7 +53,10 @@ class TenancyArgs:
     namespace: str
     """The stack's namespace (created elsewhere)."""
     tpu_chips: int
-    """``requests.google.com/tpu`` quota: the chips of the stack's slices."""
+    """The chips of the stack's slices."""
+    tpu_headroom_chips: int = 0
+    """Extra ``requests.google.com/tpu`` quota for a restart: the chips of the largest unit that
+    restarts at once (its old and new pods briefly hold their TPU requests together)."""
     cpu: str = "256"
     """``requests.cpu`` quota."""
     memory: str = "2048Gi"
@@ -90,7 +93,7 @@ def quota_args(args: TenancyArgs) -> k8s.core.v1.ResourceQuotaInitArgs:
         metadata=_meta(args, "tpu-serving-quota"),
         spec=k8s.core.v1.ResourceQuotaSpecArgs(
             hard={
-                f"requests.{TPU_RESOURCE}": str(args.tpu_chips),
+                f"requests.{TPU_RESOURCE}": str(args.tpu_chips + args.tpu_headroom_chips),
                 "requests.cpu": args.cpu,
                 "requests.memory": args.memory,
             }
@@ -215,4 +218,4 @@ class Tenancy(pulumi.ComponentResource):
         binding = operator_binding(args)
         if binding is not None:
             k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", binding, opts=child)
-        self.register_outputs({"tpuQuota": args.tpu_chips})
+        self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips})

@@ -41,6 +41,9 @@ CASES: list[tuple[str, str, dict, str]] = (
         ("pathways-job-jobset-too-old", "pathways-job", test_pathways_job.with_serving(jobsetVersion="v0.7.0"), "tpu-serving:serving.jobsetVersion"),
         ("pathways-job-wrong-type", "pathways-job", test_pathways_job.with_serving(maxRestarts="many"), "tpu-serving:serving.maxRestarts"),
         ("pathways-job-name-too-long", "pathways-job", test_pathways_job.with_serving(name="p" * 64), "tpu-serving:serving.name"),
+        ("pathways-job-head-pool-too-small", "pathways-job", test_pathways_job.with_serving(headPool={"machineType": "n2-standard-8"}), "tpu-serving:serving.headPool.machineType"),
+        ("pathways-job-interactive-colocated-head", "pathways-job", test_pathways_job.with_serving(deploymentMode="colocate_head_with_workers"), "tpu-serving:serving.deploymentMode"),
+        ("saxml-model-server-image-malformed", "saxml", _serving(test_saxml.SAX_CONFIG, images={"modelServer": "sax model server"}), "tpu-serving:serving.images.modelServer"),
         ("tenancy-bad-cidr", "infrastructure", with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}), "tpu-serving:tenancy.allowedCidrs[0]"),
         ("tenancy-unknown-key", "infrastructure", with_change("tpu-serving:tenancy", {"operator": {}}), "tpu-serving:tenancy.operator"),
     ]

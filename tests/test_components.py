@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import pulumi
+
 from components import (
     BucketGrant,
     Buckets,
@@ -17,7 +19,8 @@ from components import (
     WorkloadIdentityArgs,
     catalog,
 )
-from components.cluster import NODE_ROLES, cluster_args
+from components.cluster import cluster_args
+from components.node_identity import NODE_ROLES
 from components.nodepool import node_pool_args
 from tools.offline import Plan, run_program
 
@@ -26,13 +29,16 @@ def run(program) -> Plan:
     return run_program(program, {}, project="tpu-serving", stack="test")
 
 
+SA = "nodes@p-123456.iam.gserviceaccount.com"
+
+
 def pool_args(**overrides) -> TpuNodePoolArgs:
     base = dict(
         project="p-123456",
         region="us-east5",
         zone="us-east5-b",
         cluster="cluster-id",
-        node_service_account="nodes@p-123456.iam.gserviceaccount.com",
+        service_account_id="c-a-nodes",
         shape=catalog.slice_shape("ct6e-standard-4t", "4x4"),
         pool_names=("c-a",),
     )
@@ -40,21 +46,21 @@ def pool_args(**overrides) -> TpuNodePoolArgs:
 
 
 def test_nodepool_builder_multi_host_is_compact_with_topology():
-    args = node_pool_args(pool_args(), "c-a")
+    args = node_pool_args(pool_args(), "c-a", SA)
     assert args.node_count == 4
     assert args.placement_policy == {"type": "COMPACT", "tpu_topology": "4x4"}
     assert args.node_locations == ["us-east5-b"]
 
 
 def test_nodepool_builder_single_host_has_no_placement():
-    args = node_pool_args(pool_args(shape=catalog.slice_shape("ct6e-standard-8t", "2x4")), "c-a")
+    args = node_pool_args(pool_args(shape=catalog.slice_shape("ct6e-standard-8t", "2x4")), "c-a", SA)
     assert args.node_count == 1 and args.placement_policy is None
 
 
 def test_nodepool_builder_spot_and_reservation():
-    spot = node_pool_args(pool_args(spot=True), "c-a").node_config
+    spot = node_pool_args(pool_args(spot=True), "c-a", SA).node_config
     assert spot["spot"] is True and "reservation_affinity" not in spot
-    res = node_pool_args(pool_args(reservation="tpu-res"), "c-a").node_config
+    res = node_pool_args(pool_args(reservation="tpu-res"), "c-a", SA).node_config
     assert res["reservation_affinity"] == {
         "consume_reservation_type": "SPECIFIC_RESERVATION",
         "key": "compute.googleapis.com/reservation-name",
@@ -113,6 +119,49 @@ def test_cluster_component_children_and_dependencies():
     (provider,) = plan.of_type("pulumi:providers:kubernetes")
     assert cluster.urn in provider.dependencies
     assert provider.inputs["enableServerSideApply"] == "true"
+
+
+def test_cluster_private_nodes_get_cloud_nat():
+    plan = run(lambda: TpuCluster("c", cluster_args_for_test(private_nodes=True)))
+    (router,) = plan.of_type("gcp:compute/router:Router")
+    (nat,) = plan.of_type("gcp:compute/routerNat:RouterNat")
+    assert router.inputs["network"] == "default" and router.inputs["region"] == "us-east5"
+    assert nat.inputs["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    assert nat.inputs["natIpAllocateOption"] == "AUTO_ONLY"
+    assert router.urn in nat.dependencies
+    (cpu,) = plan.of_type("gcp:container/nodePool:NodePool")
+    assert nat.urn in cpu.dependencies
+    public = run(lambda: TpuCluster("c", cluster_args_for_test()))
+    assert not public.of_type("gcp:compute/routerNat:RouterNat")
+
+
+def test_cluster_maintenance_exclusion_until_end_of_support():
+    from components.cluster import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+
+    policy = maintenance_policy(
+        MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
+    )
+    assert policy["maintenance_exclusions"] == [
+        {
+            "exclusion_name": "launch",
+            "start_time": "2026-12-01T00:00:00Z",
+            "exclusion_options": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "end_time_behavior": "UNTIL_END_OF_SUPPORT"},
+        }
+    ]
+
+
+def test_components_pass_their_depends_on_to_children():
+    from pulumi_gcp import projects
+
+    def program():
+        api = projects.Service("api", service="container.googleapis.com", project="p-123456")
+        TpuCluster("c", cluster_args_for_test(), opts=pulumi.ResourceOptions(depends_on=[api]))
+
+    plan = run(program)
+    (api,) = plan.of_type("gcp:projects/service:Service")
+    for r in plan.resources:
+        if r.custom and r.parent and r.type.startswith("gcp:") and r.type != "gcp:projects/service:Service":
+            assert api.urn in r.dependencies, r.name
 
 
 def test_cluster_kubeconfig_uses_auth_plugin():

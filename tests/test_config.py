@@ -125,6 +125,16 @@ BAD = [
     ("derived-pool-name-too-long", "tpu-serving:cluster/name", "a" * 36, "tpu-serving:tpuSlices[0].name", ["node pool name", "1 to 40"]),
     ("derived-service-account-too-long", "tpu-serving:cluster/name", "a" * 30, "tpu-serving:workloadIdentity.gcpServiceAccount", ["6 to 30"]),
     ("derived-bucket-name-too-long", "tpu-serving:cluster/name", "b" * 40, "tpu-serving:buckets[0].name", ["default bucket name", "3 to 63"]),
+    ("derived-node-account-too-long", "tpu-serving:cluster/name", "a" * 26, "tpu-serving:tpuSlices[0].name", ["node service account id", "6 to 30"]),
+    ("reserved-slice-name", "tpu-serving:tpuSlices/0/name", "cpu", "tpu-serving:tpuSlices[0].name", ["reserved", "head"]),
+    ("min-master-version-malformed", "tpu-serving:cluster/minMasterVersion", "1.x", "tpu-serving:cluster.minMasterVersion", ["`latest`", "1.31.1-gke"]),
+    ("security-group-not-gke-security-groups", "tpu-serving:cluster/securityGroup", "ops@example.com", "tpu-serving:cluster.securityGroup", ["gke-security-groups@"]),
+    ("group-subjects-without-security-group", "tpu-serving:tenancy", {"operators": {"groups": ["oncall@example.com"]}}, "tpu-serving:tenancy.operators.groups", ["grant nothing", "cluster.securityGroup"]),
+    ("maintenance-window-not-rfc3339", "tpu-serving:cluster/maintenance", {"windowStart": "2026-01-03 02:00"}, "tpu-serving:cluster.maintenance.windowStart", ["RFC 3339"]),
+    ("maintenance-recurrence-not-rrule", "tpu-serving:cluster/maintenance", {"recurrence": "weekends"}, "tpu-serving:cluster.maintenance.recurrence", ["RRULE"]),
+    ("no-upgrades-exclusion-without-end", "tpu-serving:cluster/maintenance", {"exclusions": [{"name": "freeze", "startTime": "2026-12-01T00:00:00Z", "scope": "NO_UPGRADES"}]}, "tpu-serving:cluster.maintenance.exclusions[0].endTime", ["NO_UPGRADES"]),
+    ("exclusion-ends-before-start", "tpu-serving:cluster/maintenance", {"exclusions": [{"name": "f", "startTime": "2026-12-02T00:00:00Z", "endTime": "2026-12-01T00:00:00Z"}]}, "tpu-serving:cluster.maintenance.exclusions[0].endTime", ["after startTime"]),
+    ("exclusion-unknown-scope", "tpu-serving:cluster/maintenance", {"exclusions": [{"name": "f", "startTime": "2026-12-01T00:00:00Z", "scope": "NO_PATCHES"}]}, "tpu-serving:cluster.maintenance.exclusions[0].scope", ["NO_MINOR_OR_NODE_UPGRADES"]),
 ]
 
 
@@ -178,6 +188,7 @@ SERVING = {
             "perDeviceBatchSize": 1,
             "iciAutoregressiveParallelism": 2,
             "iciTensorParallelism": 8,
+            "quantization": "int8",
         },
     },
 }
@@ -202,6 +213,11 @@ SERVING_BAD = [
     ("capability-not-allowed", "tpu-serving:serving/jaxTpu", {"capabilities": ["SYS_ADMIN"]}, "tpu-serving:serving.jaxTpu.capabilities[0]", ["SYS_PTRACE"]),
     ("no-scratch-bucket", "tpu-serving:buckets", [{"purpose": "checkpoints"}], "tpu-serving:buckets", ["`scratch` bucket"]),
     ("unknown-backend", "tpu-serving:serving/backend", "vllm", "tpu-serving:serving.backend", ["jetstream-pathways"]),
+    ("prefill-longer-than-target", "tpu-serving:serving/maxtext/maxPrefillPredictLength", 4096, "tpu-serving:serving", ["maxPrefillPredictLength (4096) must not exceed maxtext.maxTargetLength (2048)"]),
+    ("known-model-too-big-for-slice", "tpu-serving:serving/maxtext/quantization", ..., "tpu-serving:serving.maxtext.modelName", ["405B parameters in bf16", "754 GiB", "smallest ct6e-standard-4t topology that fits is 4x8"]),
+    ("declared-model-too-big-for-slice", "tpu-serving:serving/model", {"parametersBillions": 600, "precision": "int8"}, "tpu-serving:serving.model", ["600B parameters in int8", "4x8"]),
+    ("unknown-model-without-size", "tpu-serving:serving/maxtext/modelName", "my-llm", "tpu-serving:serving.model", ["required for the HBM fit check", "llama3.1-405b"]),
+    ("image-malformed", "tpu-serving:serving/images", {"jetstream": "Jetstream Server"}, "tpu-serving:serving.images.jetstream", ["not an image reference"]),
 ]
 
 
@@ -215,3 +231,22 @@ def test_config_serving_bad_input_is_reported_with_key_path(case):
     assert matching, f"no problem at {key}: {problems}"
     for fragment in fragments:
         assert any(fragment in p for p in matching), f"{fragment!r} not in {matching}"
+
+
+def test_config_min_master_version_accepts_what_gke_accepts():
+    for version in ("latest", "1.31", "1.31.1", "1.31.1-gke.1146000"):
+        assert load(with_change("tpu-serving:cluster/minMasterVersion", version)).cluster.min_master_version == version
+
+
+def test_config_model_size_is_derived_from_a_known_maxtext_model():
+    from components.config import _jetstream_fit_problems
+
+    cfg = load(SERVING)  # llama3.1-405b int8 (377 GiB) on one v6e 4x4 (512 GiB): fits, nothing declared
+    assert cfg.serving.model is None
+    assert _jetstream_fit_problems(cfg.serving, cfg.slices[0][1]) == []
+
+
+def test_config_maintenance_defaults_to_weekend_nights():
+    m = load(GOOD).cluster.maintenance
+    assert (m.window_start, m.window_end, m.recurrence) == ("2026-01-03T02:00:00Z", "2026-01-03T08:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")
+    assert m.exclusions == []

@@ -116,3 +116,15 @@ def test_diff_labels_single_host_tpu_pools_from_the_catalog():
     pool = {"type": NODE_POOL, "name": "p", "inputs": {"name": "p", "nodeConfig": {"machineType": "ct6e-standard-8t"}}}
     cpu = {"type": NODE_POOL, "name": "c", "inputs": {"name": "c", "nodeConfig": {"machineType": "n2-standard-8"}}}
     assert _label(pool) == "TPU node pool `p`" and _label(cpu) == "node pool `c`"
+
+
+def test_diff_webhook_immutable_field_warns_replacement_of_the_leaderworkerset():
+    stack = "llama2-70b-disagg-v6e8x2"
+    base = plan_of(stack).as_json()
+    head = plan_with(stack, lambda s: s.update(mode="interleaved", replicas=2)).as_json()
+    diff = diff_plans(stack, base, head)
+    lws = [w for w in diff.warnings if "LeaderWorkerSet `jetstream-pathways`" in w]
+    assert any("spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize" in w and "replaceOnChanges" in w for w in lws)
+    (change,) = [c for c in diff.changed if c.type.endswith(":LeaderWorkerSet")]
+    assert any(p.startswith("spec.leaderWorkerTemplate.subGroupPolicy") for p in change.recreates)
+    assert "⚠ recreate" in render_markdown(diff, "main")

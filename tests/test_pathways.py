@@ -85,6 +85,10 @@ DIFFERENCES: list[tuple[str, str]] = [
     (rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|jetstream-http|worker)\]\.readinessProbe\..*", "TCP readiness on each server's port"),
     (rf"({LEAD}|{WORK})\.spec\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
     (r"metadata\.name", "the Service keeps the seed's name; kept under test for renames"),
+    (
+        rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|worker)\]\.image",
+        "Pathways images pinned to the jax-0.5.3 release instead of the seed's mutable `latest`",
+    ),
 ]
 
 

@@ -121,6 +121,11 @@ def test_pathways_job_machine_type_outside_enum_rejected():
         ({"pathwaysVersion": "0.5.3"}, "tpu-serving:serving.pathwaysVersion", "jax-"),
         ({"deploymentMode": "colocated"}, "tpu-serving:serving.deploymentMode", "colocate_head_with_workers"),
         ({"customComponents": [{"componentType": "sidecar"}]}, "tpu-serving:serving.customComponents[0].componentType", "colocated_python_sidecar"),
+        ({"headPool": {"machineType": "n2-standard-8"}}, "tpu-serving:serving.headPool.machineType", "n2-standard-8 has 7.91 CPU and 28.3 GiB allocatable; valid: n2-highmem-32"),
+        ({"headPool": {"machineType": "n2-standard-32"}}, "tpu-serving:serving.headPool.machineType", "the head needs 24 CPU and 122.9 GiB"),
+        ({"headPool": {"machineType": "m9-huge"}}, "tpu-serving:serving.headPool.machineType", "unknown machine type"),
+        ({"deploymentMode": "colocate_head_with_workers"}, "tpu-serving:serving.deploymentMode", "no toleration"),
+        ({"container": {"image": "Python 3"}, "workload": "batch"}, "tpu-serving:serving.container.image", "not an image reference"),
     ],
 )
 def test_pathways_job_bad_input(changes, key, fragment):
@@ -146,3 +151,51 @@ def test_pathways_job_custom_components_render():
     ]
     assert spec["controller"] == {"deploymentMode": "default", "elasticSlices": 1}
     assert spec["workers"][0]["topology"] == "2x2x2" and spec["workers"][0]["numSlices"] == 2
+
+
+def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
+    cfg = with_serving()
+    cfg["tpu-serving:cluster"] = {"name": "pwjob", "cpuPool": {"machineType": "n2-highmem-32"}}
+    with pytest.raises(ConfigError) as exc:
+        load(cfg)
+    (problem,) = exc.value.problems
+    assert problem.startswith('tpu-serving:cluster.cpuPool.machineType = "n2-highmem-32": an interactive Pathways head')
+
+
+@pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
+def test_pathways_job_head_gets_a_pool_that_fits_it(stack):
+    from components import machines
+    from components.pathways_workload import head_requests
+
+    plan = plan_of(stack)
+    cluster = plan.outputs["clusterName"]
+    (head_pool,) = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if p.inputs["name"] == f"{cluster}-head"]
+    machine = machines.machine(head_pool.inputs["nodeConfig"]["machineType"])
+    assert machine is not None and machine.fits(*head_requests(0.25, 512 * 2**20))
+    assert head_pool.inputs["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 1}
+    (cpu_pool,) = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if p.inputs["name"] == f"{cluster}-cpu"]
+    assert not machines.machine(cpu_pool.inputs["nodeConfig"]["machineType"]).fits(*head_requests())
+    (job,) = plan.of_type(PJ_TYPE)
+    assert head_pool.urn in job.dependencies
+
+
+def test_pathways_job_batch_head_is_pinned_to_its_pool_with_the_matching_client():
+    spec = pathways_job(BATCH)["spec"]
+    pod = spec["controller"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "pwbatch-head"}
+    (main,) = pod["containers"]
+    assert {"name": "PATHWAYS_JAX_VERSION", "value": "0.5.3"} in main["env"]
+    assert spec["pathwaysVersion"] == "jax-0.5.3"
+    assert '"jax==${PATHWAYS_JAX_VERSION}"' in main["command"][-1]
+
+
+def test_pathways_job_interactive_client_matches_the_pathways_release():
+    outputs = plan_of(INTERACTIVE).outputs
+    assert pathways_job(INTERACTIVE)["spec"]["pathwaysVersion"] == "jax-0.5.3"
+    assert outputs["clientExample"].startswith("pip install pathwaysutils jax==0.5.3 && JAX_PLATFORMS=proxy")
+
+
+@pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
+def test_pathways_job_is_replaced_not_updated(stack):
+    (job,) = plan_of(stack).of_type(PJ_TYPE)
+    assert job.replace_on_changes == ["spec"] and job.delete_before_replace is True

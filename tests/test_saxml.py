@@ -166,6 +166,24 @@ def test_saxml_privileged_only_before_gke_1_28():
     assert pod["containers"][0]["securityContext"] == {"privileged": True}
 
 
+def test_saxml_privileged_auto_with_latest_gke_is_not_privileged():
+    plan = plan_with(edit_cluster=lambda c: c.update(minMasterVersion="latest"))
+    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert "securityContext" not in pod["containers"][0]
+
+
+def test_saxml_model_servers_on_the_host_network_may_reach_the_admin_port():
+    objs = objects(plan_of("saxml-175b-v5e32x2"))
+    policy = objs[("NetworkPolicy", "sax-admin-server-from-model-servers")]
+    assert policy["spec"]["podSelector"] == {"matchLabels": {"app": "sax-admin-server"}}
+    # No `from`: host-network sources are node addresses, which Dataplane V2 does not match
+    # with ipBlock; the rule admits exactly one port of the admin pod.
+    assert policy["spec"]["ingress"] == [{"ports": [{"protocol": "TCP", "port": 10000}]}]
+    (jobset,) = plan_of("saxml-175b-v5e32x2").of_type("kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
+    assert any(d.endswith("saxml175b-saxml-admin-from-model-servers") for d in jobset.dependencies)
+    assert jobset.replace_on_changes == ["spec"] and jobset.delete_before_replace is True
+
+
 @pytest.mark.parametrize("release", ["v0.2.3", "v0.10.1", "v0.12.0"])
 def test_saxml_jobset_valid_for_each_release(release, reference):
     plan = plan_with(lambda s: s.update(jobsetVersion=release))
@@ -195,14 +213,14 @@ def test_saxml_175b_bf16_rejected_on_one_4x4_v5e_slice():
     with pytest.raises(ConfigError) as exc:
         load(SAX_CONFIG)
     (problem,) = exc.value.problems
-    assert problem.startswith("tpu-serving:serving.models[0]: 175B parameters in bf16 need about 350 GB")
+    assert problem.startswith("tpu-serving:serving.models[0]: 175B parameters in bf16 need about 326 GiB")
     assert "4x4 slice has (256 GiB)" in problem and "smallest ct5lp-hightpu-4t topology that fits is 4x8" in problem
 
 
 def test_saxml_175b_int8_fits_on_4x4():
     cfg = {**SAX_CONFIG, "tpu-serving:serving": json.loads(json.dumps(SAX_CONFIG["tpu-serving:serving"]))}
     cfg["tpu-serving:serving"]["models"][0]["weightPrecision"] = "int8"
-    assert load(cfg).serving.models[0].weight_gb == 175
+    assert load(cfg).serving.models[0].weight_precision == "int8"  # 163 GiB: fits the 256 GiB of a v5e 4x4
 
 
 @pytest.mark.parametrize(

@@ -51,7 +51,10 @@ def test_stacks_buckets_are_private_and_checkpoints_protected(stack):
     for b in plan.of_type(BUCKET):
         assert b.inputs["uniformBucketLevelAccess"] is True
         assert b.inputs["publicAccessPrevention"] == "enforced"
-        assert b.dependencies == [], "buckets must not wait for the cluster"
+        waits_for = {d.split("::")[-2] for d in b.dependencies}
+        assert waits_for == {"tpu-serving:index:ProjectServices$gcp:projects/service:Service"}, (
+            "buckets wait for the project's APIs only, never for the cluster"
+        )
         assert b.protect == (b.inputs["labels"]["purpose"] == "checkpoints")
 
 
@@ -81,7 +84,10 @@ def test_stacks_llama405b_infrastructure():
     assert cluster.urn in cpu.dependencies
 
     for gsa in plan.of_type(GSA):
-        assert gsa.dependencies == [], "GCP service accounts must not wait for the cluster"
+        waits_for = {d.split("::")[-2] for d in gsa.dependencies}
+        assert waits_for == {"tpu-serving:index:ProjectServices$gcp:projects/service:Service"}, (
+            "GCP service accounts wait for the project's APIs only, never for the cluster"
+        )
 
     (wi,) = [r for r in plan.of_type(SA_IAM) if r.inputs["role"] == "roles/iam.workloadIdentityUser"]
     assert wi.inputs["member"] == "serviceAccount:tpu-serving-demo.svc.id.goog[llama405b/jetstream]"
@@ -109,3 +115,118 @@ def test_stacks_outputs_summarise_slices(stack):
     slices = plan.outputs["slices"]
     assert slices and all(s["vms"] * 4 == s["chips"] for s in slices)
     assert plan.outputs["getCredentials"].startswith("gcloud container clusters get-credentials")
+
+
+def _bucket_roles_of(plan, account_name: str) -> dict[str, str]:
+    """Bucket name -> role granted to the service account resource ``account_name``."""
+    (account,) = [a for a in plan.of_type(GSA) if a.name == account_name]
+    return {
+        g.inputs["bucket"]: g.inputs["role"]
+        for g in plan.of_type(BUCKET_IAM)
+        if g.property_dependencies.get("member") == [account.urn]
+    }
+
+
+def test_stacks_host_network_nodes_hold_exactly_their_bucket_roles():
+    # Sax model servers (host network) read SAX_ROOT in the state bucket as their TPU nodes' account.
+    sax = plan_of("saxml-175b-v5e32x2")
+    state = sax.outputs["buckets"]["state"]
+    assert _bucket_roles_of(sax, "saxml175b-v5e32-nodes") == {state: "roles/storage.objectViewer"}
+    assert _bucket_roles_of(sax, "saxml175b-nodes") == {}  # the CPU pool runs no host-network pod
+    # PathwaysJob head and workers (host network) write pathwaysDir as their nodes' accounts.
+    for stack, cluster, tpu in (
+        ("pathwaysjob-batch-v6e16", "pwbatch", "v6e16"),
+        ("pathwaysjob-interactive-v5e16", "pwinteractive", "v5e16"),
+    ):
+        plan = plan_of(stack)
+        scratch = plan.outputs["buckets"]["scratch"]
+        assert _bucket_roles_of(plan, f"{cluster}-{tpu}-nodes") == {scratch: "roles/storage.objectUser"}
+        assert _bucket_roles_of(plan, f"{cluster}-head-nodes") == {scratch: "roles/storage.objectUser"}
+        assert _bucket_roles_of(plan, f"{cluster}-nodes") == {}
+    # JetStream pods are not on the host network: their TPU nodes' account holds no bucket role.
+    jet = plan_of("llama31-405b-v6e16")
+    assert _bucket_roles_of(jet, "llama405b-v6e16-nodes") == {}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stacks_each_tpu_pool_runs_as_its_own_account(stack):
+    plan = plan_of(stack)
+    for pool in plan.of_type(NODE_POOL):
+        (account_urn,) = pool.property_dependencies["nodeConfig"]
+        account = next(r for r in plan.resources if r.urn == account_urn)
+        users = [p.name for p in plan.of_type(NODE_POOL) if p.property_dependencies["nodeConfig"] == [account_urn]]
+        machine = pool.inputs["nodeConfig"]["machineType"]
+        if machine.startswith("ct"):  # TPU pools: one account per slice kind, shared only by its own pools
+            assert all(u.rsplit("-", 1)[0] == pool.name.rsplit("-", 1)[0] or u == pool.name for u in users), users
+            assert account.name != f"{plan.outputs['clusterName']}-nodes"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
+    plan = plan_of(stack)
+    services = plan.of_type("gcp:projects/service:Service")
+    apis = {s.inputs["service"] for s in services}
+    assert {"container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "storage.googleapis.com"} <= apis
+    assert "containerfilesystem.googleapis.com" in apis  # image streaming is on in every stack
+    assert all(s.inputs["disableOnDestroy"] is False for s in services)
+    service_urns = {s.urn for s in services}
+    for r in plan.resources:
+        if r.custom and r.type.startswith("gcp:") and r.type != "gcp:projects/service:Service":
+            # Directly, or through a dependency that waits for them (e.g. a node pool through its cluster).
+            seen, todo = set(), list(r.dependencies)
+            while todo and not service_urns <= seen:
+                urn = todo.pop()
+                if urn not in seen:
+                    seen.add(urn)
+                    todo += next((d.dependencies for d in plan.resources if d.urn == urn), [])
+            assert service_urns <= seen, f"{r.type} {r.name} does not wait for the APIs"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stacks_cluster_ignores_its_removed_default_pool(stack):
+    (cluster,) = plan_of(stack).of_type(CLUSTER)
+    assert cluster.ignore_changes == ["nodeConfig", "initialNodeCount"]
+    assert cluster.inputs["removeDefaultNodePool"] is True
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stacks_maintenance_window_and_group_rbac(stack):
+    (cluster,) = plan_of(stack).of_type(CLUSTER)
+    assert cluster.inputs["maintenancePolicy"] == {
+        "recurringWindow": {
+            "startTime": "2026-01-03T02:00:00Z",
+            "endTime": "2026-01-03T08:00:00Z",
+            "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
+        }
+    }
+    assert cluster.inputs["authenticatorGroupsConfig"] == {"securityGroup": "gke-security-groups@example.com"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stacks_default_images_are_pinned(stack):
+    from components.images import image_problem
+    from tools.offline import kubernetes_objects
+
+    objects = kubernetes_objects(plan_of(stack))
+    images = {c["image"] for o in objects for c in _containers(o)}
+    # The PathwaysJob controller picks the server and proxy images itself, tagged with
+    # spec.pathwaysVersion, or `latest` when it is unset (pathwaysjob_controller.go v0.1.4).
+    images |= {
+        f"us-docker.pkg.dev/cloud-tpu-v2-images/pathways/{image}:{o['spec'].get('pathwaysVersion') or 'latest'}"
+        for o in objects
+        if o["kind"] == "PathwaysJob"
+        for image in ("server", "proxy_server")
+    }
+    assert images
+    assert {i: image_problem(i, pinned=True) for i in images if image_problem(i, pinned=True)} == {}
+
+
+def _containers(obj):
+    if isinstance(obj, dict):
+        if isinstance(obj.get("containers"), list):
+            yield from obj["containers"]
+        for v in obj.values():
+            yield from _containers(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _containers(v)

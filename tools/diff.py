@@ -93,10 +93,20 @@ def _recreate_reasons(resource: Mapping[str, Any], path: str) -> Optional[str]:
     rules = list(RECREATE_FIELDS.get(resource["type"], ()))
     if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
         rules.append(MULTI_HOST_NODE_COUNT)
-    return next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
+    why = next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
+    if why is None and any(_under(path, p) for p in resource.get("replaceOnChanges") or ()):
+        why = "replaceOnChanges: the controller's webhook or CRD refuses this change in place"
+    return why
+
+
+def _under(path: str, prefix: str) -> bool:
+    """Whether the flattened ``path`` is ``prefix`` or inside it."""
+    return path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
 def _label(r: Mapping[str, Any]) -> str:
+    if "kind" in r["inputs"]:
+        return f"{r['inputs']['kind']} `{r['inputs'].get('metadata', {}).get('name', r['name'])}`"
     if r["type"] == NODE_POOL:
         machine_type = r["inputs"].get("nodeConfig", {}).get("machineType")
         kind = "TPU node pool" if machine_type in MACHINE_TYPES else "node pool"
@@ -144,7 +154,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
     """The report of one stack."""
     lines = [f"### `{diff.stack}` (against `{base_ref}`)", ""]
     if diff.warnings:
-        lines += ["> [!WARNING]", "> **This change recreates or deletes TPU capacity or the cluster:**"]
+        lines += ["> [!WARNING]", "> **This change recreates or deletes TPU capacity, the cluster or a workload:**"]
         lines += [f"> - {w}" for w in diff.warnings]
         lines.append("")
     if not (diff.added or diff.removed or diff.changed):

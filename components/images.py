@@ -1,0 +1,48 @@
+"""Container image references: checked at the stack's edge, so a typo fails the preview, not the pod."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+_COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
+_REFERENCE = re.compile(
+    rf"^(?:(?P<registry>[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::\d+)?)/)?"
+    rf"(?P<path>{_COMPONENT}(?:/{_COMPONENT})*)"
+    r"(?::(?P<tag>[\w][\w.-]{0,127}))?"
+    r"(?:@(?P<digest>sha256:[a-f0-9]{64}))?$"
+)
+"""The image reference grammar of the OCI distribution reference
+(https://github.com/distribution/reference/blob/main/reference.go): optional registry host
+(with port), lower-case path components, optional tag of at most 128 word characters,
+optional sha256 digest. A first component without a dot or port is part of the path
+(Docker Hub)."""
+
+
+def image_problem(image: str, *, pinned: bool = False) -> str:
+    """Why ``image`` is not a valid image reference (``pinned``: or not pinned to a tag or digest), or ``""``."""
+    m = _REFERENCE.match(image)
+    if not m:
+        return "not an image reference such as registry.example.com/path/name:tag"
+    if not pinned:
+        return ""
+    if not m.group("tag") and not m.group("digest"):
+        return "has no tag or digest; pin a release tag or a sha256 digest"
+    if m.group("tag") == "latest" and not m.group("digest"):
+        return "uses the mutable tag `latest`; pin a release tag or a sha256 digest"
+    return ""
+
+
+def _check(image: str) -> str:
+    problem = image_problem(image)
+    if problem:
+        raise ValueError(problem)
+    return image
+
+
+ImageRef = Annotated[str, AfterValidator(_check)]
+"""A well-formed container image reference. (Whether it is pinned is a policy matter:
+``k8s-mutable-image-tags`` reports ``latest`` and untagged images; every default image of
+the library is pinned, which a test checks with ``image_problem(..., pinned=True)``.)"""

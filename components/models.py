@@ -1,0 +1,46 @@
+"""Model sizes: how much HBM the weights of a model need, for the slice-fit checks.
+
+A stack declares a model's size (parameters and precision), or the library derives it from
+an exact model name it knows (never from a substring of a name).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+
+BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+"""Weight bytes per parameter by precision (seed 002: N billion 16-bit parameters need about 2N GB)."""
+
+MAXTEXT_MODEL_PARAMETERS: dict[str, float] = {
+    "llama2-7b": 7,
+    "llama2-13b": 13,
+    "llama2-70b": 70,
+    "llama3-8b": 8,
+    "llama3-70b": 70,
+    "llama3.1-8b": 8,
+    "llama3.1-70b": 70,
+    "llama3.1-405b": 405,
+}
+"""Parameters (billions) of MaxText ``model_name`` values (MaxText ``configs/models/<name>.yml``),
+as the model cards state them (meta-llama/Llama-2-70b, meta-llama/Llama-3.1-405B on Hugging Face)."""
+
+
+def maxtext_precision(quantization: Optional[str], weight_dtype: str) -> Precision:
+    """The precision the served weights have: the quantization, else the weight dtype.
+
+    ``intmp`` (mixed int4/int8) is counted as int8, the larger of the two.
+    """
+    if quantization in ("int8", "intmp"):
+        return "int8"
+    if quantization == "int4":
+        return "int4"
+    if quantization == "fp8":
+        return "fp8"
+    return "fp32" if weight_dtype == "float32" else "bf16"
+
+
+def weight_gib(parameters_billions: float, precision: str) -> float:
+    """GiB of HBM the weights take."""
+    return parameters_billions * 1e9 * BYTES_PER_PARAMETER[precision] / 2**30

@@ -1,0 +1,74 @@
+"""``ProjectServices``: the Google Cloud APIs a stack uses, enabled before anything else.
+
+A new project has almost no API enabled; creating a cluster, a bucket or a service account
+there fails until its API is on. Each API is a ``gcp.projects.Service`` that the other
+components take in ``depends_on``. Destroying the stack leaves the APIs on
+(``disable_on_destroy=False``): other workloads in the project may use them, and turning
+an API off deletes its resources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+import pulumi
+from pulumi_gcp import projects
+
+BASE_APIS: tuple[str, ...] = (
+    "container.googleapis.com",
+    "compute.googleapis.com",
+    "iam.googleapis.com",
+    "iamcredentials.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
+    "storage.googleapis.com",
+    "logging.googleapis.com",
+    "monitoring.googleapis.com",
+)
+"""APIs of every stack: GKE and its VMs (container, compute), service accounts and workload
+identity token exchange (iam, iamcredentials), project IAM bindings (cloudresourcemanager),
+buckets (storage), and the cluster's logging and monitoring
+(https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity#before_you_begin,
+https://cloud.google.com/kubernetes-engine/docs/how-to/creating-a-zonal-cluster#before_you_begin)."""
+
+IMAGE_STREAMING_API = "containerfilesystem.googleapis.com"
+"""Container File System API, required by GKE image streaming
+(https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)."""
+
+
+def required_apis(image_streaming: bool) -> tuple[str, ...]:
+    """The APIs a stack needs, in a stable order."""
+    return BASE_APIS + ((IMAGE_STREAMING_API,) if image_streaming else ())
+
+
+@dataclass(frozen=True)
+class ProjectServicesArgs:
+    """Arguments of :class:`ProjectServices`."""
+
+    project: str
+    """GCP project ID."""
+    apis: Sequence[str]
+    """Service names, e.g. ``container.googleapis.com``."""
+
+
+class ProjectServices(pulumi.ComponentResource):
+    """The project's APIs, enabled and kept on when the stack is destroyed."""
+
+    services: list[projects.Service]
+    """One ``gcp.projects.Service`` per API."""
+
+    def __init__(self, name: str, args: ProjectServicesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:ProjectServices", name, None, opts)
+        self.services = [
+            projects.Service(
+                f"{name}-{api.split('.')[0]}",
+                project=args.project,
+                service=api,
+                disable_on_destroy=False,
+                disable_dependent_services=False,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            for api in args.apis
+        ]
+        self.register_outputs({"apis": list(args.apis)})

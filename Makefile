@@ -9,13 +9,14 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy diff test bench golden clean
+.PHONY: help venv policy-venv preview previews policy check diff test bench golden clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the test suite (what CI runs)"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
+	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
@@ -45,6 +46,9 @@ previews: $(VENV)/.installed
 
 policy: $(VENV)/.installed
 	$(PYTHON) -m policy.check
+
+check: $(VENV)/.installed
+	$(PYTHON) -m tools.check
 
 diff: $(VENV)/.installed
 	$(PYTHON) -m tools.diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))

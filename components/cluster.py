@@ -241,6 +241,12 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
     )
 
 
+CPU_POOL_IGNORE_CHANGES: tuple[str, ...] = ("initial_node_count",)
+"""An autoscaled pool's initial size only matters at creation, and it is force-new: without this,
+a changed ``minNodes`` would replace the pool and evict every pod on it. terraform-google-kubernetes-engine
+ignores ``initial_node_count`` of its node pools for the same reason (``cluster.tf``, v44.2.0)."""
+
+
 def cpu_node_pool_args(
     *,
     name: str,
@@ -377,7 +383,12 @@ class TpuCluster(pulumi.ComponentResource):
         self.cpu_pool = container.NodePool(
             f"{name}-cpu",
             cpu_pool_args(args, self.cluster.id, self.node_service_account.email),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.nat] if self.nat else [])),
+            opts=pulumi.ResourceOptions.merge(
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[self.nat] if self.nat else [], ignore_changes=list(CPU_POOL_IGNORE_CHANGES)
+                ),
+            ),
         )
         self.endpoint = self.cluster.endpoint
         self.kubeconfig = pulumi.Output.all(

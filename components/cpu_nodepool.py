@@ -13,7 +13,7 @@ from typing import Optional
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
-from .cluster import CpuPoolArgs, cpu_node_pool_args
+from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 
@@ -79,6 +79,8 @@ class CpuNodePool(pulumi.ComponentResource):
                 image_streaming=args.image_streaming,
                 labels=args.labels,
             ),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles)),
+            opts=pulumi.ResourceOptions.merge(
+                child, pulumi.ResourceOptions(depends_on=roles, ignore_changes=list(CPU_POOL_IGNORE_CHANGES))
+            ),
         )
         self.register_outputs({"poolName": args.pool_name})

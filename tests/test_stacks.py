@@ -187,6 +187,9 @@ def test_stacks_cluster_ignores_its_removed_default_pool(stack):
     (cluster,) = plan_of(stack).of_type(CLUSTER)
     assert cluster.ignore_changes == ["nodeConfig", "initialNodeCount"]
     assert cluster.inputs["removeDefaultNodePool"] is True
+    for pool in plan_of(stack).of_type(NODE_POOL):
+        if "autoscaling" in pool.inputs:  # a changed minNodes must not replace an autoscaled pool
+            assert pool.ignore_changes == ["initialNodeCount"], pool.name
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -1,0 +1,49 @@
+"""``python -m tools.check``: the summary line, failures, exit status (tools.check)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import check as cli
+from tools.runtime.planview import PlanView
+from tools.runtime.result import CategoryResult, Finding
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
+
+
+def test_check_cli_summary_line_and_failures():
+    results = [
+        CategoryResult("scheduling", [Finding("pod a", True), Finding("pod b", False, "too big"), Finding("quota q", True)]),
+        CategoryResult("network", [Finding("flow x", True)]),
+        CategoryResult("identity", [Finding("x", True)]),
+        CategoryResult("prerequisites", [Finding("api", False, "off")]),
+    ]
+    lines = cli.summary("s", results)
+    assert lines[0] == (
+        "s: pods scheduled 1/2, quota admits 1/1, flows allowed 1/1, identities with access 1/1, prerequisites met 0/1"
+    )
+    assert lines[1:] == ["  [scheduling] pod b: too big", "  [prerequisites] api: off"]
+
+
+def test_check_cli_runs_every_category():
+    results = cli.run_checks(PlanView({"stack": "t", "resources": []}))
+    assert [r.category for r in results] == ["scheduling", "network", "identity", "prerequisites"]
+
+
+def test_check_cli_plan_before_fix_fails(capsys: pytest.CaptureFixture[str]):
+    assert cli.main(["--plan", str(FIXTURES / "pathwaysjob-batch-before-fix.plan.json")]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("pathwaysjob-batch-v6e16: pods scheduled 4/5, quota admits 1/2, ")
+    assert "identities with access 0/2" in out
+    assert "[scheduling] pod pathways-batch/pathways-device-check-pathways-head-0-0: needs 24.25 CPU" in out
+
+
+def test_check_cli_passing_plan_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    plan = tmp_path / "p.json"
+    plan.write_text('{"stack": "empty", "resources": []}')
+    assert cli.main(["--plan", str(plan)]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "empty: pods scheduled 0/0, quota admits 0/0, flows allowed 0/0, identities with access 0/0, prerequisites met 0/0"
+    )

@@ -1,0 +1,77 @@
+"""The ``network`` runtime check: flows evaluated against NetworkPolicies as GKE Dataplane V2 applies them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.runtime import network
+from tools.runtime.pods import Container
+from tools.runtime.planview import PlanView
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
+ADMIN_FLOW = "flow demo/sax-model-server -> demo/sax-admin-server:10000/TCP"
+
+
+def _view(name: str) -> PlanView:
+    return PlanView(json.loads((FIXTURES / name).read_text()))
+
+
+def _finding(view: PlanView, subject: str):
+    return next(f for f in network.check(view).findings if f.subject == subject)
+
+
+def test_network_saxml_before_fix_denies_model_servers_to_admin() -> None:
+    result = network.check(_view("net-saxml-before-fix.plan.json"))
+    denied = {f.subject for f in result.failures()}
+    assert denied == {"flow saxml/sax-model-server -> saxml/sax-admin-server:10000/TCP"}
+    assert "same-namespace" in result.failures()[0].reason
+
+
+def test_network_saxml_before_fix_allows_the_pod_network_flows() -> None:
+    result = network.check(_view("net-saxml-before-fix.plan.json"))
+    ok = {f.subject for f in result.findings if f.ok}
+    assert "flow saxml/sax-http -> saxml/sax-admin-server:10000/TCP" in ok
+    assert "flow saxml/sax-publisher-6b08701d -> saxml/sax-http:8888/TCP" in ok
+    assert "flow clients 10.128.0.0/9 -> saxml/sax-http:8888/TCP" in ok
+
+
+def test_network_hostnet_source_denied_by_same_namespace_policy() -> None:
+    finding = _finding(_view("net-hostnet-denied.plan.json"), ADMIN_FLOW)
+    assert not finding.ok
+    assert "node address" in finding.reason
+
+
+def test_network_hostnet_source_allowed_by_rule_without_from() -> None:
+    finding = _finding(_view("net-hostnet-allowed.plan.json"), ADMIN_FLOW)
+    assert finding.ok
+    assert "sax-admin-port" in finding.reason
+
+
+def test_network_hostnet_source_not_matched_by_node_ipblock_on_dpv2() -> None:
+    assert not _finding(_view("net-hostnet-ipblock.plan.json"), ADMIN_FLOW).ok
+
+
+def test_network_hostnet_destination_not_subject_to_policy() -> None:
+    finding = _finding(_view("net-hostnet-denied.plan.json"), "flow demo/sax-admin-server -> demo/sax-model-server:10001/TCP")
+    assert finding.ok and "host network" in finding.reason
+
+
+def test_network_selector_match_expressions() -> None:
+    sel = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}, {"key": "x", "operator": "DoesNotExist"}]}
+    assert network.selector_matches(sel, {"app": "a"})
+    assert not network.selector_matches(sel, {"app": "a", "x": "1"})
+    assert not network.selector_matches(sel, {"app": "b"})
+
+
+def test_network_kubelet_probe_allowed_on_isolated_pod() -> None:
+    view = _view("net-saxml-before-fix.plan.json")
+    assert _finding(view, "flow kubelet -> saxml/sax-admin-server:10000/TCP").ok
+
+
+def test_network_leader_address_argument_becomes_a_flow() -> None:
+    arg = "--resource_manager_address=$(LWS_LEADER_ADDRESS):38677"
+    worker = network.Workload("w", "ns", "worker", {}, False, (Container("worker", args=(arg,)),), "L/x")
+    leader = network.Workload("l", "ns", "leader", {}, False, (), "L/x")
+    flows = list(network._arg_flows([leader, worker]))
+    assert [(f.src.label, f.dst.label, f.port) for f in flows] == [("ns/w", "ns/l", 38677)]

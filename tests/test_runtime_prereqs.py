@@ -1,0 +1,61 @@
+"""Project and cluster prerequisites: APIs, group RBAC, Cloud NAT, second apply."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tools.runtime import prereqs
+from tools.runtime.planview import PlanView
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
+
+
+def _view(name: str) -> PlanView:
+    return PlanView(json.loads((FIXTURES / name).read_text()))
+
+
+def _by_subject(name: str) -> dict:
+    return {f.subject: f for f in prereqs.check(_view(name)).findings}
+
+
+def test_prereqs_missing_plan_fails_every_prerequisite() -> None:
+    result = prereqs.check(_view("prereq-missing.plan.json"))
+    assert result.category == "prerequisites" and result.passed == 0
+    subjects = {f.subject for f in result.findings}
+    assert {"api container.googleapis.com", "api containerfilesystem.googleapis.com",
+            "group rbac saxml175b-cluster", "cloud nat saxml175b-cluster",
+            "second apply Cluster saxml175b-cluster"} <= subjects
+
+
+def test_prereqs_ok_plan_passes_every_prerequisite() -> None:
+    result = prereqs.check(_view("prereq-ok.plan.json"))
+    assert result.ok, result.failures()
+    assert "api compute.googleapis.com" in {f.subject for f in result.findings}
+
+
+def test_prereqs_api_must_be_a_dependency() -> None:
+    plan = json.loads((FIXTURES / "prereq-ok.plan.json").read_text())
+    for r in plan["resources"]:
+        if r["type"] == "gcp:container/cluster:Cluster":
+            r["dependencies"] = []
+    found = {f.subject: f for f in prereqs.check(PlanView(plan)).findings}
+    assert not found["api container.googleapis.com"].ok
+    assert "not a dependency" in found["api container.googleapis.com"].reason
+
+
+def test_prereqs_api_disable_on_destroy_must_be_false() -> None:
+    plan = json.loads((FIXTURES / "prereq-ok.plan.json").read_text())
+    plan["resources"][0]["inputs"]["disableOnDestroy"] = True
+    found = {f.subject: f for f in prereqs.check(PlanView(plan)).findings}
+    assert not found[f"api {plan['resources'][0]['inputs']['service']}"].ok
+
+
+def test_prereqs_group_rbac_needs_security_group() -> None:
+    assert not _by_subject("prereq-missing.plan.json")["group rbac saxml175b-cluster"].ok
+    assert _by_subject("prereq-ok.plan.json")["group rbac saxml175b-cluster"].ok
+
+
+def test_prereqs_private_nodes_need_router_nat() -> None:
+    assert not _by_subject("prereq-missing.plan.json")["cloud nat saxml175b-cluster"].ok
+    assert _by_subject("prereq-ok.plan.json")["cloud nat saxml175b-cluster"].ok

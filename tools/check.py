@@ -1,0 +1,98 @@
+"""Runtime model check: ``python -m tools.check [--stack NAME ...] [--plan FILE ...]``.
+
+Without arguments, previews every stack in-process (as ``make preview`` does) and asks of each
+plan: would the pods be scheduled and admitted by the quota, would the network flows be allowed,
+would each identity reach its buckets, are the prerequisites met? Prints one summary line per
+stack and every failure with its reason; exits 1 if any category fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tools.runtime import identity, network, prereqs, scheduling
+from tools.runtime.planview import PlanView
+from tools.runtime.result import CategoryResult, Finding
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (scheduling.check, network.check, identity.check, prereqs.check)
+"""Every category of the runtime model, in print order."""
+
+COUNTS: tuple[tuple[str, str, str], ...] = (
+    ("scheduling", "pod ", "pods scheduled"),
+    ("scheduling", "quota ", "quota admits"),
+    ("network", "", "flows allowed"),
+    ("identity", "", "identities with access"),
+    ("prerequisites", "", "prerequisites met"),
+)
+"""(category, subject prefix, label) of each count on the summary line."""
+
+
+def run_checks(view: PlanView) -> list[CategoryResult]:
+    """Every category's result for one plan."""
+    return [check(view) for check in CHECKS]
+
+
+def _count(result: CategoryResult, prefix: str) -> tuple[int, int]:
+    chosen = [f for f in result.findings if f.subject.startswith(prefix)]
+    return sum(f.ok for f in chosen), len(chosen)
+
+
+def summary(label: str, results: list[CategoryResult]) -> list[str]:
+    """The summary line and one indented line per failure."""
+    by_name = {r.category: r for r in results}
+    parts = []
+    for category, prefix, text in COUNTS:
+        passed, total = _count(by_name[category], prefix)
+        parts.append(f"{text} {passed}/{total}")
+    lines = [f"{label}: {', '.join(parts)}"]
+    for r in results:
+        lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
+    return lines
+
+
+def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | None:
+    plans: list[tuple[str, Mapping[str, Any]]] = []
+    for p in args.plan:
+        plan = json.loads(p.read_text())
+        plans.append((str(plan.get("stack") or p), plan))
+    if args.plan and not args.stack:
+        return plans
+    import pulumi
+
+    from tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
+
+    for stack in args.stack or load_project(ROOT).stacks():
+        try:
+            plans.append((stack, preview_stack(ROOT, stack).as_json()))
+        except (pulumi.RunError, StackConfigError) as err:
+            print(f"error: {stack}: {err}", file=sys.stderr)
+            return None
+    close_event_loop()
+    return plans
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
+    parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
+    args = parser.parse_args(argv)
+    plans = _plans(args)
+    if plans is None:
+        return 2
+    ok = True
+    for label, plan in plans:
+        results = run_checks(PlanView(plan))
+        print("\n".join(summary(label, results)))
+        ok = ok and all(r.ok for r in results)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,404 @@
+"""``network``: would the flows each backend needs get through the namespace's NetworkPolicies?
+
+Flows come from the rendered objects where they say so (a ``--resource_manager_address=$(X):port``
+argument, a ``SAX_HTTP`` URL, probes, a Service's target port, the ``serving-ingress`` policy's
+peers) and otherwise from :data:`FACT_FLOWS`. Each flow is evaluated with Kubernetes
+NetworkPolicy semantics as GKE Dataplane V2 (Cilium) applies them:
+
+- a pod is isolated for ingress (egress) when a policy of that type selects it; then a flow is
+  allowed only if some rule of some selecting policy matches the peer and the port;
+- destinations on the host network are not subject to NetworkPolicy;
+- sources on the host network are node addresses: no ``podSelector``/``namespaceSelector``
+  selects them and, on Dataplane V2, no ``ipBlock`` either
+  (:data:`~tools.runtime.gcp_facts.DPV2_IPBLOCK_MATCHES_NODES`); only a rule with no ``from``
+  admits them;
+- kubelet probes come from the pod's own node and are allowed
+  (:data:`~tools.runtime.gcp_facts.DPV2_LOCAL_HOST_ALLOWED`);
+- the VPC firewall admits node and pod sources inside the cluster (GKE's ``-vms``/``-all`` rules).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from components import pathways_serving as pathways
+from components import pathways_workload
+from components import saxml_serving as saxml
+from tools.runtime import gcp_facts as facts
+from tools.runtime.planview import PlanView
+from tools.runtime.pods import Container, Pod, pods_of
+from tools.runtime.result import CategoryResult, Finding
+
+POLICY_KIND = "NetworkPolicy"
+
+# --------------------------------------------------------------------------- endpoints
+
+
+@dataclass(frozen=True)
+class Workload:
+    """One kind of pod the plan's controllers create: the pods of one role of one object, which
+    share labels, network mode and containers (built from :func:`tools.runtime.pods.pods_of`)."""
+
+    name: str
+    namespace: str
+    role: str
+    """The pod's role in its object: ``leader``/``worker``, a replicated job, ``pathways-head``..."""
+    labels: Mapping[str, str]
+    host_network: bool
+    containers: tuple[Container, ...] = ()
+    owner: str = ""
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A flow's source or destination as policy sees it."""
+
+    label: str
+    namespace: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    kind: str = "pod"
+    """``pod`` (a pod-network pod), ``node`` (a node address: hostNetwork pod, kubelet), ``ip``."""
+    ip: str = ""
+    workload: Optional[Workload] = None
+
+
+@dataclass(frozen=True)
+class Flow:
+    """A connection a backend needs."""
+
+    src: Peer
+    dst: Peer
+    port: int
+    protocol: str = "TCP"
+    why: str = ""
+    local: bool = False
+    """Source is the destination's own node (kubelet probes)."""
+
+    @property
+    def subject(self) -> str:
+        return f"flow {self.src.label} -> {self.dst.label}:{self.port}/{self.protocol}"
+
+
+def peer_of(w: Workload) -> Peer:
+    """The peer a workload's pods appear as: a node address when on the host network."""
+    return Peer(f"{w.namespace}/{w.name}", w.namespace, w.labels, "node" if w.host_network else "pod", workload=w)
+
+
+# --------------------------------------------------------------------------- workloads from the plan
+
+
+def _workload_name(pod: Pod) -> str:
+    """``<object>-<role>`` for objects with several roles of their own (LWS, PathwaysJob), else the role."""
+    kind, name = pod.owner.split("/", 1)
+    return f"{name}-{pod.role}" if kind in ("LeaderWorkerSet", "PathwaysJob") else pod.role
+
+
+def workloads(view: PlanView) -> list[Workload]:
+    """One :class:`Workload` per (object, role) of the pods the plan's controllers create."""
+    seen: dict[tuple[str, str], Workload] = {}
+    for pod in pods_of(view):
+        key = (pod.owner, pod.role)
+        if key not in seen:
+            seen[key] = Workload(
+                _workload_name(pod), pod.namespace, pod.role, dict(pod.labels), pod.host_network,
+                pod.containers + tuple(c for c in pod.init_containers if c.sidecar), pod.owner,
+            )
+    return list(seen.values())
+
+
+# --------------------------------------------------------------------------- selectors and policies
+
+
+def selector_matches(selector: Optional[Mapping[str, Any]], labels: Mapping[str, str]) -> bool:
+    """Kubernetes label selector semantics (``{}`` selects everything)."""
+    if selector is None:
+        return False
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for expr in selector.get("matchExpressions") or ():
+        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        ok = {"In": lambda: labels.get(key) in values, "NotIn": lambda: labels.get(key) not in values,
+              "Exists": lambda: key in labels, "DoesNotExist": lambda: key not in labels}[op]()
+        if not ok:
+            return False
+    return True
+
+
+def _ns_labels(view: PlanView, namespace: str) -> dict[str, str]:
+    labels = {facts.NAMESPACE_NAME_LABEL: namespace}
+    for ns in view.kubernetes_objects("Namespace"):
+        if ns["metadata"].get("name") == namespace:
+            labels.update(ns["metadata"].get("labels") or {})
+    return labels
+
+
+def _in_cidr(ip: str, block: Mapping[str, Any]) -> bool:
+    addr = ipaddress.ip_address(ip)
+    if addr not in ipaddress.ip_network(block["cidr"], strict=False):
+        return False
+    return not any(addr in ipaddress.ip_network(e, strict=False) for e in block.get("except") or ())
+
+
+def _peer_matches(view: PlanView, rule_peer: Mapping[str, Any], policy_ns: str, peer: Peer) -> bool:
+    """Whether one ``from``/``to`` entry selects ``peer``."""
+    if "ipBlock" in rule_peer:
+        if peer.kind == "ip":
+            return _in_cidr(peer.ip, rule_peer["ipBlock"])
+        if peer.kind == "node":
+            return facts.DPV2_IPBLOCK_MATCHES_NODES and bool(peer.ip) and _in_cidr(peer.ip, rule_peer["ipBlock"])
+        return False  # Cilium never matches pod IPs by CIDR
+    if peer.kind != "pod":
+        return False  # node and external addresses carry no pod labels
+    if "namespaceSelector" in rule_peer:
+        if not selector_matches(rule_peer["namespaceSelector"], _ns_labels(view, peer.namespace)):
+            return False
+    elif peer.namespace != policy_ns:
+        return False
+    return selector_matches(rule_peer.get("podSelector", {}), peer.labels)
+
+
+def _port_matches(rule_ports: Optional[list[Mapping[str, Any]]], port: int, protocol: str,
+                  dst: Optional[Workload]) -> bool:
+    if not rule_ports:
+        return True
+    for p in rule_ports:
+        if (p.get("protocol") or "TCP") != protocol:
+            continue
+        want = p.get("port")
+        if want is None:
+            return True
+        if isinstance(want, str) and not want.isdigit():
+            want = _named_port(dst, want)
+        if want is not None and int(want) <= port <= int(p.get("endPort") or want):
+            return True
+    return False
+
+
+def _named_port(w: Optional[Workload], name: str) -> Optional[int]:
+    return next((c.named_ports[name] for c in (w.containers if w else ()) if name in c.named_ports), None)
+
+
+def _policies(view: PlanView, namespace: str, direction: str, target: Peer) -> list[Mapping[str, Any]]:
+    """Policies of ``direction`` (Ingress/Egress) in ``namespace`` that select ``target``."""
+    out = []
+    for pol in view.kubernetes_objects(POLICY_KIND):
+        spec = pol.get("spec") or {}
+        types = spec.get("policyTypes") or (["Ingress", "Egress"] if spec.get("egress") else ["Ingress"])
+        if pol["metadata"].get("namespace", "default") == namespace and direction in types \
+                and selector_matches(spec.get("podSelector", {}), target.labels):
+            out.append(pol)
+    return out
+
+
+def _side(view: PlanView, flow: Flow, direction: str) -> tuple[bool, str]:
+    """Verdict of one side: ingress at the destination or egress at the source."""
+    target, other = (flow.dst, flow.src) if direction == "Ingress" else (flow.src, flow.dst)
+    if target.kind == "node":
+        return True, f"{target.label} is on the host network (not subject to NetworkPolicy)"
+    if target.kind != "pod":
+        return True, f"{target.label} is outside the cluster's pods" if direction == "Ingress" else ""
+    if direction == "Ingress" and flow.local and facts.DPV2_LOCAL_HOST_ALLOWED:
+        return True, "from the pod's own node (kubelet; Cilium allows the local host)"
+    selecting = _policies(view, target.namespace, direction, target)
+    if not selecting:
+        return True, f"no {direction.lower()} policy selects {target.label}"
+    key, dst_w = ("from", flow.dst.workload) if direction == "Ingress" else ("to", flow.dst.workload)
+    for pol in selecting:
+        for rule in pol["spec"].get(direction.lower()) or ():
+            peers = rule.get(key)
+            if _port_matches(rule.get("ports"), flow.port, flow.protocol, dst_w) and (
+                    not peers or any(_peer_matches(view, p, target.namespace, other) for p in peers)):
+                return True, f"allowed by {direction.lower()} policy {pol['metadata']['name']}"
+    names = ", ".join(p["metadata"]["name"] for p in selecting)
+    hint = " (the source is a node address: hostNetwork sources match no podSelector, and no ipBlock on Dataplane V2)" \
+        if other.kind == "node" else ""
+    return False, f"denied: {direction.lower()} policies [{names}] select {target.label} and no rule admits it{hint}"
+
+
+def evaluate(view: PlanView, flow: Flow) -> Finding:
+    """The verdict of one flow: egress at the source, ingress at the destination, VPC firewall."""
+    reasons = []
+    for direction in ("Egress", "Ingress"):
+        ok, why = _side(view, flow, direction)
+        if not ok:
+            return Finding(flow.subject, False, f"{why} [{flow.why}]" if flow.why else why)
+        if why:
+            reasons.append(why)
+    if flow.src.kind in ("pod", "node") and flow.dst.kind in ("pod", "node"):
+        reasons.append("VPC firewall: GKE -vms/-all rules")
+    return Finding(flow.subject, True, "; ".join(reasons))
+
+
+# --------------------------------------------------------------------------- needed flows
+
+ADDRESS_ARG = re.compile(r"--(?P<flag>\w+_address)=\$\((?P<var>\w+)\):(?P<port>\d+)")
+"""A container argument naming a peer by an injected address variable and a port."""
+
+ADDRESS_VARS: dict[str, str] = {
+    # LWS injects LWS_LEADER_ADDRESS into every pod of a group (kubernetes-sigs/lws@v0.10.0 pkg/webhooks:
+    # the pod webhook adds env LWS_LEADER_ADDRESS = <leader pod>.<svc>.<ns>).
+    "LWS_LEADER_ADDRESS": "leader",
+    # PathwaysJob v0.1.4 sets PATHWAYS_HEAD to the head pod (google/pathways-job@v0.1.4:internal/controller/
+    # pathwaysjob_controller.go, "--resource_manager_address=$(PATHWAYS_HEAD):29001").
+    "PATHWAYS_HEAD": "pathways-head",
+}
+
+
+@dataclass(frozen=True)
+class FactFlow:
+    """A flow between two pod roles that the objects do not spell out."""
+
+    src_role: str
+    dst_role: str
+    port: int
+    source: str
+
+
+FACT_FLOWS: tuple[FactFlow, ...] = (
+    # Saxml (google/saxml@v1.1.0): model servers join the admin (saxml/common/location.go Join, admin
+    # --port default 10000); the admin polls them (saxml/admin/mgr.go GetStatus); clients such as sax-http
+    # ask the admin for replica addresses and then call the model servers directly on their --port
+    # (saxml/client/go/connection.go DialContext).
+    FactFlow(saxml.MODEL_JOB, saxml.ADMIN, saxml.ADMIN_PORT, "saxml/common/location.go: model servers join the admin"),
+    FactFlow(saxml.HTTP, saxml.ADMIN, saxml.ADMIN_PORT, "saxml client: replica addresses from the admin"),
+    FactFlow(saxml.HTTP, saxml.MODEL_JOB, saxml.MODEL_PORT, "saxml client: RPCs to the model server --port"),
+    FactFlow(saxml.ADMIN, saxml.MODEL_JOB, saxml.MODEL_PORT, "saxml/admin/mgr.go: admin polls model status"),
+    # JetStream + Pathways on LWS: the resource manager dials back each worker's --server_port
+    # (seed jetstream-pathways-llama31-405b-v6e16.yaml: worker --server_port=38679).
+    FactFlow("leader", "worker", pathways.WORKER_PORT, "Pathways RM -> worker --server_port"),
+    # PathwaysJob: the user's client (on the head, or port-forwarded to it) dials the IFRT proxy
+    # (google/pathways-job@v0.1.4 PathwaysProxyPort 29000).
+    FactFlow("pathways-head", "pathways-head", pathways_workload.PROXY_PORT, "JAX client -> pathways-proxy 29000"),
+)
+"""Flows between roles; a flow applies wherever the plan has pods of both roles in one namespace."""
+
+
+def _by_role(ws: list[Workload], role: str, owner: str = "") -> list[Workload]:
+    return [w for w in ws if w.role == role and (not owner or w.owner == owner)]
+
+
+def _arg_flows(ws: list[Workload]) -> Iterator[Flow]:
+    """Flows named by ``--x_address=$(VAR):port`` arguments."""
+    for w in ws:
+        for c in w.containers:
+            for arg in c.args + c.command:
+                m = ADDRESS_ARG.search(arg)
+                role = m and ADDRESS_VARS.get(m["var"])
+                for dst in (_by_role(ws, role, w.owner) if m and role else ()):
+                    yield Flow(peer_of(w), peer_of(dst), int(m["port"]), why=f"{c.name} {m['flag']}")
+
+
+def _fact_flows(ws: list[Workload]) -> Iterator[Flow]:
+    for fact in FACT_FLOWS:
+        for src in _by_role(ws, fact.src_role):
+            for dst in _by_role(ws, fact.dst_role):
+                if src.namespace == dst.namespace:
+                    yield Flow(peer_of(src), peer_of(dst), fact.port, why=fact.source)
+
+
+def _services(view: PlanView) -> list[Mapping[str, Any]]:
+    return list(view.kubernetes_objects("Service"))
+
+
+def _service_backends(ws: list[Workload], svc: Mapping[str, Any]) -> list[Workload]:
+    ns, sel = svc["metadata"].get("namespace", "default"), (svc.get("spec") or {}).get("selector") or {}
+    return [w for w in ws if w.namespace == ns and sel and selector_matches({"matchLabels": sel}, w.labels)]
+
+
+def _target_port(svc: Mapping[str, Any], port: int) -> int:
+    for p in (svc.get("spec") or {}).get("ports") or ():
+        if p.get("port") == port:
+            tp = p.get("targetPort", port)
+            return int(tp) if str(tp).isdigit() else port
+    return port
+
+
+URL = re.compile(r"^\w+://(?P<host>[^:/]+)(:(?P<port>\d+))?")
+
+
+def _env_url_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """Flows named by an env URL pointing at a Service of the plan (e.g. the publisher's SAX_HTTP)."""
+    for w in ws:
+        for c in w.containers:
+            for env_name, value in c.env.items():
+                m = URL.match(value)
+                if not m:
+                    continue
+                host = m["host"].split(".")
+                for svc in _services(view):
+                    meta = svc["metadata"]
+                    if host[0] == meta["name"] and (len(host) == 1 or host[1] == meta.get("namespace", "default")):
+                        port = int(m["port"] or 80)
+                        for dst in _service_backends(ws, svc):
+                            yield Flow(peer_of(w), peer_of(dst), _target_port(svc, port), why=f"{c.name} env {env_name}")
+
+
+def _client_peers(view: PlanView, pol: Mapping[str, Any]) -> Iterator[Peer]:
+    """One representative client per peer of a ``serving-ingress`` policy rule."""
+    for rule in pol["spec"].get("ingress") or ():
+        for p in rule.get("from") or ():
+            if "ipBlock" in p:
+                net = ipaddress.ip_network(p["ipBlock"]["cidr"], strict=False)
+                yield Peer(f"clients {net}", kind="ip", ip=str(net.network_address + 1))
+            elif "namespaceSelector" in p:
+                ns = (p["namespaceSelector"].get("matchLabels") or {}).get(facts.NAMESPACE_NAME_LABEL, "other")
+                yield Peer(f"clients in namespace {ns}", ns, dict((p.get("podSelector") or {}).get("matchLabels") or {}))
+
+
+def _client_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """Clients allowed by ``serving-ingress`` -> the serving Service's backends on its target port."""
+    for pol in view.kubernetes_objects(POLICY_KIND):
+        if pol["metadata"].get("name") != "serving-ingress":
+            continue
+        ns = pol["metadata"].get("namespace", "default")
+        for svc in _services(view):
+            if svc["metadata"].get("namespace", "default") != ns:
+                continue
+            for client in _client_peers(view, pol):
+                for sp in (svc.get("spec") or {}).get("ports") or ():
+                    for dst in _service_backends(ws, svc):
+                        yield Flow(client, peer_of(dst), _target_port(svc, sp["port"]),
+                                   why=f"Service {svc['metadata']['name']} port {sp['port']}")
+
+
+def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
+    for w in ws:
+        for c in w.containers:
+            for port in c.probe_ports:
+                number = port if isinstance(port, int) else c.named_ports.get(port)
+                if number is not None:
+                    yield Flow(Peer("kubelet", kind="node"), peer_of(w), number, why=f"{c.name} probe", local=True)
+
+
+def _egress_flows(ws: list[Workload]) -> Iterator[Flow]:
+    dns_ns, dns_labels, dns_port = facts.KUBE_DNS
+    dns = Peer(f"{dns_ns}/kube-dns", dns_ns, dns_labels, "pod")
+    mds = Peer("metadata-server", kind="ip", ip=facts.METADATA_SERVER[0])
+    for w in ws:
+        for proto in ("UDP", "TCP"):
+            yield Flow(peer_of(w), dns, dns_port, proto, why="name resolution")
+        yield Flow(peer_of(w), mds, facts.METADATA_SERVER[1], why="GKE metadata server (Workload Identity)")
+
+
+def needed_flows(view: PlanView, ws: Optional[list[Workload]] = None) -> list[Flow]:
+    """Every flow the plan's backend needs, de-duplicated by subject."""
+    ws = workloads(view) if ws is None else ws
+    seen: dict[str, Flow] = {}
+    for flow in _chain(_arg_flows(ws), _fact_flows(ws), _env_url_flows(view, ws), _client_flows(view, ws),
+                       _probe_flows(ws), _egress_flows(ws)):
+        seen.setdefault(flow.subject, flow)
+    return list(seen.values())
+
+
+def _chain(*its: Iterable[Flow]) -> Iterator[Flow]:
+    for it in its:
+        yield from it
+
+
+def check(view: PlanView) -> CategoryResult:
+    """One finding per needed flow."""
+    return CategoryResult("network", [evaluate(view, f) for f in needed_flows(view)])

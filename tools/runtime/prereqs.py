@@ -1,0 +1,140 @@
+"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes, second apply.
+
+Each needed API must be enabled by a ``gcp:projects/service:Service`` (``disableOnDestroy: false``)
+that every resource needing it depends on, directly or through other dependencies. A parent does
+not count: the engine does not make a component's children wait for the component's own
+``depends_on`` (which is why the components pass it on to their children).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tools.runtime import gcp_facts as facts
+from tools.runtime import second_apply
+from tools.runtime.planview import PlanView
+from tools.runtime.result import CategoryResult, Finding
+
+CLUSTER = "gcp:container/cluster:Cluster"
+ROUTER = "gcp:compute/router:Router"
+ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
+
+
+def _get(value: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(value, Mapping):
+            return None
+        value = value.get(key)
+    return value
+
+
+def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
+    """{api: source} a resource needs, by type and by the features its inputs turn on."""
+    out = {n.api: n.source for n in facts.API_BY_TYPE.get(resource["type"], ())}
+    if resource["type"] in (CLUSTER, "gcp:container/nodePool:NodePool"):
+        for feat in facts.FEATURE_APIS:
+            if _get(resource["inputs"], feat.path):
+                out.setdefault(feat.api, feat.source)
+    return out
+
+
+def _ancestors(view: PlanView, urn: str) -> set[str]:
+    """URNs ``urn`` waits for: its dependencies (property dependencies included), transitively."""
+    by_urn = {r["urn"]: r for r in view.resources}
+    seen: set[str] = set()
+    todo = [urn]
+    while todo:
+        r = by_urn.get(todo.pop())
+        if not r:
+            continue
+        nxt = list(r.get("dependencies") or ())
+        for p in (r.get("propertyDependencies") or {}).values():
+            nxt += list(p)
+        for u in nxt:
+            if u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return seen
+
+
+def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
+    return {str(r["inputs"].get("service")): r for r in view.of_type(facts.SERVICE_TYPE)}
+
+
+def api_findings(view: PlanView) -> Iterator[Finding]:
+    """One finding per needed API."""
+    needers: dict[str, list[Mapping[str, Any]]] = {}
+    sources: dict[str, str] = {}
+    for r in view.resources:
+        if r.get("custom"):
+            for api, src in needed_apis(r).items():
+                needers.setdefault(api, []).append(r)
+                sources.setdefault(api, src)
+    services = _api_services(view)
+    for api in sorted(needers):
+        svc = services.get(api)
+        subject = f"api {api}"
+        if svc is None:
+            yield Finding(subject, False, f"not enabled by any {facts.SERVICE_TYPE} "
+                          f"(needed by {len(needers[api])} resource(s), e.g. {needers[api][0]['name']}; {sources[api]})")
+            continue
+        if svc["inputs"].get("disableOnDestroy", True) is not False:
+            yield Finding(subject, False, f"{svc['name']} must set disableOnDestroy: false")
+            continue
+        missing = [r["name"] for r in needers[api] if svc["urn"] not in _ancestors(view, r["urn"])]
+        yield (Finding(subject, False, f"enabled by {svc['name']} but not a dependency of {', '.join(missing)}")
+               if missing else Finding(subject, True, f"enabled by {svc['name']}, a dependency of every user"))
+
+
+def _group_subjects(view: PlanView) -> list[str]:
+    out = []
+    for kind in ("RoleBinding", "ClusterRoleBinding"):
+        for b in view.kubernetes_objects(kind):
+            out += [s["name"] for s in b.get("subjects") or () if s.get("kind") == "Group"]
+    return out
+
+
+def group_rbac_findings(view: PlanView) -> Iterator[Finding]:
+    """Group subjects need the cluster's authenticatorGroupsConfig.securityGroup."""
+    groups = _group_subjects(view)
+    if not groups:
+        return
+    for c in view.of_type(CLUSTER):
+        sg = _get(c["inputs"], ("authenticatorGroupsConfig", "securityGroup"))
+        ok = isinstance(sg, str) and sg.startswith("gke-security-groups@")
+        yield Finding(f"group rbac {c['name']}", ok,
+                      f"securityGroup {sg}" if ok else
+                      f"RBAC binds Group(s) {', '.join(sorted(set(groups)))} but the cluster has no "
+                      f"authenticatorGroupsConfig.securityGroup gke-security-groups@<domain> ({facts.GROUPS_FOR_RBAC})")
+
+
+def _region(location: str) -> str:
+    parts = location.split("-")
+    return "-".join(parts[:2]) if len(parts) > 2 else location
+
+
+def nat_findings(view: PlanView) -> Iterator[Finding]:
+    """Private nodes need a RouterNat on a Router in the cluster's network and region."""
+    routers = {r["urn"]: r for r in view.of_type(ROUTER)}
+    for c in view.of_type(CLUSTER):
+        if not _get(c["inputs"], ("privateClusterConfig", "enablePrivateNodes")):
+            continue
+        network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
+        ok_nat = None
+        for nat in view.of_type(ROUTER_NAT):
+            router = next((routers[u] for u in (nat.get("propertyDependencies") or {}).get("router", ()) if u in routers), None)
+            router = router or next((r for r in routers.values() if r["inputs"].get("name") == nat["inputs"].get("router")), None)
+            if router and str(router["inputs"].get("network", "")).endswith(str(network)) \
+                    and router["inputs"].get("region", nat["inputs"].get("region")) == region:
+                ok_nat = nat
+        yield Finding(f"cloud nat {c['name']}", ok_nat is not None,
+                      f"{ok_nat['name']} on network {network} in {region}" if ok_nat else
+                      f"private nodes without a RouterNat on a Router in network {network}, region {region}: "
+                      f"images from outside Google cannot be pulled ({facts.CLOUD_NAT_FOR_PRIVATE_NODES})")
+
+
+def check(view: PlanView) -> CategoryResult:
+    """One finding per prerequisite, plus one per second-apply subject."""
+    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view), *second_apply.findings(view)]
+    return CategoryResult("prerequisites", found)

@@ -1,0 +1,387 @@
+"""Would every pod be scheduled, and would the namespace quota admit them?
+
+Node pools come from the plan's ``gcp:container/nodePool:NodePool`` resources, with GKE's node
+labels and taints (:mod:`tools.runtime.facts`) and allocatable (:mod:`components.machines`). Placement is a greedy
+first-fit: sets with exclusive topology (an LWS group or sub-group, a JobSet child Job) first,
+largest TPU demand first, each onto the first topology domain (node pool, or node for
+``kubernetes.io/hostname``) that holds all of it; then every other pod, largest CPU first. A real
+scheduler may find a placement the greedy one misses only in contrived cases; it never places a
+pod the model rejects for selector, taint, size or host-port reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components import machines
+from components.catalog import MACHINE_TYPES
+from tools.runtime import facts as F
+from tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
+from tools.runtime.planview import PlanView
+from tools.runtime.result import CategoryResult, Finding
+
+NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
+ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
+
+
+def allocatable(machine_type: str) -> Resources | None:
+    """What a node of ``machine_type`` offers pods: GKE's allocatable (see :mod:`components.machines`)
+    less the allowance for GKE's own DaemonSets, and its TPU chips; None for an unknown type."""
+    machine = machines.machine(machine_type)
+    if machine is None:
+        return None
+    tpu = MACHINE_TYPES[machine_type].chips_per_vm if machine_type in MACHINE_TYPES else 0
+    return Resources(
+        machine.allocatable_cpu - machines.SYSTEM_CPU,
+        machine.allocatable_memory - machines.SYSTEM_MEMORY_BYTES,
+        float(tpu),
+    )
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A node pool as GKE creates it."""
+
+    name: str
+    urn: str
+    machine_type: str
+    nodes: int
+    """Node count: nodeCount (or autoscaling max) per zone x zones."""
+    labels: Mapping[str, str]
+    taints: tuple[tuple[str, str, str], ...]
+    allocatable: Resources | None
+    service_account_urn: str | None
+    """The gcp:serviceaccount/account:Account the nodes run as (None: the Compute Engine default SA)."""
+
+
+def _service_account_urn(view: PlanView, resource: Mapping[str, Any]) -> str | None:
+    """The Account URN that flows into ``nodeConfig`` (the node service account)."""
+    config = resource["inputs"].get("nodeConfig") or {}
+    if not config.get("serviceAccount"):
+        return None
+    accounts = [r for r in view.input_source(resource, "nodeConfig") if r["type"] == ACCOUNT_TYPE]
+    if accounts:
+        return str(accounts[0]["urn"])
+    email = str(config["serviceAccount"])
+    for acc in view.of_type(ACCOUNT_TYPE):
+        if email.startswith(f"{acc['inputs'].get('accountId')}@"):
+            return str(acc["urn"])
+    return email
+
+
+def node_pools(view: PlanView) -> list[NodePool]:
+    """The plan's node pools with GKE's labels, taints, sizes and allocatable."""
+    pools = []
+    for r in view.of_type(NODEPOOL_TYPE):
+        inputs = r["inputs"]
+        config = inputs.get("nodeConfig") or {}
+        name = str(inputs.get("name") or r["name"])
+        mt = str(config.get("machineType", "e2-medium"))
+        zones = max(1, len(inputs.get("nodeLocations") or ()))
+        auto = inputs.get("autoscaling") or {}
+        if auto.get("totalMaxNodeCount"):
+            nodes = int(auto["totalMaxNodeCount"])
+        elif auto.get("maxNodeCount") is not None:
+            nodes = int(auto["maxNodeCount"]) * zones
+        else:
+            nodes = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 1))) * zones
+        labels = {**(config.get("labels") or {}), F.NODEPOOL_LABEL: name}
+        taints = [
+            (str(t.get("key")), str(t.get("value", "")), F.NODE_TAINT_EFFECTS.get(str(t.get("effect")), str(t.get("effect"))))
+            for t in config.get("taints") or ()
+        ]
+        if mt in MACHINE_TYPES:
+            catalog = MACHINE_TYPES[mt]
+            topology = (inputs.get("placementPolicy") or {}).get("tpuTopology") or catalog.topologies[0]
+            labels[F.TPU_ACCELERATOR_LABEL] = catalog.generation.gke_accelerator
+            labels[F.TPU_TOPOLOGY_LABEL] = topology
+            taints.append(F.TPU_TAINT)
+        if config.get("spot"):
+            labels[F.SPOT_LABEL] = "true"
+        pools.append(
+            NodePool(name, str(r["urn"]), mt, nodes, labels, tuple(taints), allocatable(mt), _service_account_urn(view, r))
+        )
+    return pools
+
+
+# --------------------------------------------------------------------------- pod/pool matching
+
+
+def tolerates_all(pod: Pod, taints: Iterable[tuple[str, str, str]]) -> bool:
+    """Whether the pod tolerates every NoSchedule/NoExecute taint (with GKE's injected TPU toleration)."""
+    for key, value, effect in taints:
+        if effect == "PreferNoSchedule":
+            continue
+        if F.EXTENDED_RESOURCE_TOLERATION and key == F.TPU_RESOURCE and pod.requests_tpu and effect == "NoSchedule":
+            continue
+        if not any(t.tolerates(key, value, effect) for t in pod.tolerations):
+            return False
+    return True
+
+
+def selector_matches(pod: Pod, pool: NodePool) -> bool:
+    """Whether the pool's node labels satisfy the pod's nodeSelector (hostname matches any node)."""
+    return all(
+        k == F.HOSTNAME_LABEL or pool.labels.get(k) == v for k, v in pod.node_selector.items()
+    )
+
+
+def candidate_pools(pod: Pod, pools: Sequence[NodePool]) -> list[NodePool]:
+    """Pools whose nodes the pod's nodeSelector and tolerations admit (resources not considered)."""
+    return [p for p in pools if selector_matches(pod, p) and tolerates_all(pod, p.taints)]
+
+
+def landing_pools(pod: Pod, pools: Sequence[NodePool]) -> list[NodePool]:
+    """Candidate pools with nodes big enough for the pod's requests (unknown machine types kept)."""
+    return [p for p in candidate_pools(pod, pools) if p.allocatable is None or pod.requests.fits_in(p.allocatable)]
+
+
+# --------------------------------------------------------------------------- placement
+
+
+@dataclass
+class _Node:
+    pool: NodePool
+    name: str
+    free: Resources
+    ports: set[int] = field(default_factory=set)
+    pods: list[Pod] = field(default_factory=list)
+
+
+@dataclass
+class Placement:
+    """Where each pod went, or why it could not go anywhere."""
+
+    node_of: dict[str, str] = field(default_factory=dict)
+    """Pod key -> ``pool/node``."""
+    pool_of: dict[str, NodePool] = field(default_factory=dict)
+    failure: dict[str, str] = field(default_factory=dict)
+    """Pod key -> reason."""
+
+
+class _Cluster:
+    """Mutable node state for the greedy placement."""
+
+    def __init__(self, pools: Sequence[NodePool]):
+        self.pools = list(pools)
+        self.nodes = {
+            p.name: [_Node(p, f"{p.name}-{i}", p.allocatable) for i in range(p.nodes)]
+            for p in pools
+            if p.allocatable is not None
+        }
+        self.owner: dict[tuple[str, str], tuple[str, str]] = {}
+        """(topology key, domain) -> (family, exclusive set) that took it."""
+
+    @staticmethod
+    def domain(node: _Node, key: str) -> str:
+        return node.name if key == F.HOSTNAME_LABEL else node.pool.labels.get(key, "")
+
+    def fits(self, pod: Pod, node: _Node) -> bool:
+        if not pod.requests.fits_in(node.free) or pod.host_ports & node.ports:
+            return False
+        for (key, dom), (family, owner_set) in self.owner.items():
+            if self.domain(node, key) == dom and family == pod.family and owner_set != pod.exclusive_set:
+                return False
+        return True
+
+    def put(self, pod: Pod, node: _Node) -> None:
+        node.free = node.free - pod.requests
+        node.ports |= pod.host_ports
+        node.pods.append(pod)
+
+    def domains(self, key: str, pools: Sequence[NodePool]) -> list[list[_Node]]:
+        """The topology domains (lists of nodes) of ``key`` within ``pools``."""
+        out: dict[str, list[_Node]] = {}
+        for pool in pools:
+            for node in self.nodes.get(pool.name, ()):
+                out.setdefault(self.domain(node, key), []).append(node)
+        return list(out.values())
+
+    def family_pods_in(self, nodes: Sequence[_Node], pod: Pod) -> bool:
+        return any(p.family == pod.family and p.exclusive_set != pod.exclusive_set for n in nodes for p in n.pods)
+
+
+def _place_one(cluster: _Cluster, pod: Pod, nodes: Sequence[_Node]) -> _Node | None:
+    for node in nodes:
+        if cluster.fits(pod, node):
+            cluster.put(pod, node)
+            return node
+    return None
+
+
+def _why(pod: Pod, pools: Sequence[NodePool]) -> str:
+    """The most precise reason a pod has no node."""
+    matching = [p for p in pools if selector_matches(pod, p)]
+    if not matching:
+        return f"no node pool has labels {dict(pod.node_selector)}"
+    tolerated = [p for p in matching if tolerates_all(pod, p.taints)]
+    if not tolerated:
+        taints = sorted({f"{k}={v}:{e}" for p in matching for k, v, e in p.taints})
+        return f"pools {', '.join(p.name for p in matching)} are tainted {', '.join(taints)} and the pod does not tolerate it"
+    unknown = [p for p in tolerated if p.allocatable is None]
+    known = [p for p in tolerated if p.allocatable is not None]
+    if not known:
+        return f"machine type {unknown[0].machine_type} of pool {unknown[0].name} is not in the allocatable fact table"
+    if not any(pod.requests.fits_in(p.allocatable) for p in known if p.allocatable):
+        biggest = max(known, key=lambda p: (p.allocatable.cpu, p.allocatable.memory))  # type: ignore[union-attr]
+        return (
+            f"needs {pod.requests.describe()}; largest node of pool {biggest.name} ({biggest.machine_type}) has "
+            f"{biggest.allocatable.describe()} allocatable"  # type: ignore[union-attr]
+        )
+    if pod.exclusive_topology:
+        return (
+            f"no free {pod.exclusive_topology} domain holds its whole set {pod.exclusive_set} "
+            f"(pools {', '.join(f'{p.name} x{p.nodes}' for p in known)}; taken or too small, or host ports clash)"
+        )
+    return "no node has room left (CPU/memory/TPU or host ports taken by other pods) in " + ", ".join(
+        p.name for p in known
+    )
+
+
+def place(pods: Sequence[Pod], pools: Sequence[NodePool]) -> Placement:
+    """Greedy placement of ``pods`` onto ``pools`` (see module docstring for the order)."""
+    cluster = _Cluster(pools)
+    result = Placement()
+    sets: dict[str, list[Pod]] = {}
+    singles: list[Pod] = []
+    for pod in pods:
+        if pod.exclusive_topology and pod.exclusive_set:
+            sets.setdefault(pod.exclusive_set, []).append(pod)
+        else:
+            singles.append(pod)
+
+    def record(pod: Pod, node: _Node | None) -> None:
+        if node is None:
+            result.failure[pod.key] = _why(pod, pools)
+        else:
+            result.node_of[pod.key] = f"{node.pool.name}/{node.name}"
+            result.pool_of[pod.key] = node.pool
+
+    for members in sorted(sets.values(), key=lambda m: -sum(p.requests.tpu for p in m)):
+        first = members[0]
+        key = first.exclusive_topology or ""
+        usable = [p for p in pools if all(p in candidate_pools(m, pools) for m in members)]
+        placed: list[tuple[Pod, _Node]] | None = None
+        for dom in cluster.domains(key, usable):
+            taken_by = cluster.owner.get((key, cluster.domain(dom[0], key)))
+            if cluster.family_pods_in(dom, first) or taken_by not in (None, (first.family, first.exclusive_set)):
+                continue
+            trial: list[tuple[Pod, _Node]] = []
+            snapshot = [(n, n.free, set(n.ports), list(n.pods)) for n in dom]
+            for pod in sorted(members, key=lambda p: -p.requests.tpu):
+                node = _place_one(cluster, pod, dom)
+                if node is None:
+                    break
+                trial.append((pod, node))
+            if len(trial) == len(members):
+                placed = trial
+                cluster.owner[(key, cluster.domain(dom[0], key))] = (first.family, first.exclusive_set or "")
+                break
+            for n, free, ports, npods in snapshot:
+                n.free, n.ports, n.pods = free, ports, npods
+        for pod in members:
+            record(pod, next((n for p, n in placed or () if p is pod), None))
+    for pod in sorted(singles, key=lambda p: (-p.requests.tpu, -p.requests.cpu)):
+        nodes = [n for pool in candidate_pools(pod, pools) for n in cluster.nodes.get(pool.name, ())]
+        record(pod, _place_one(cluster, pod, nodes))
+    return result
+
+
+# --------------------------------------------------------------------------- quota
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A ResourceQuota's hard request limits (cpu cores, memory bytes, TPU chips); None = not limited."""
+
+    namespace: str
+    name: str
+    cpu: float | None
+    memory: float | None
+    tpu: float | None
+
+
+def quotas(view: PlanView) -> list[Quota]:
+    """The plan's ResourceQuotas (requests.* and the bare cpu/memory spellings)."""
+    out = []
+    for q in view.kubernetes_objects("ResourceQuota"):
+        hard = (q.get("spec") or {}).get("hard") or {}
+
+        def get(*keys: str) -> float | None:
+            return next((parse_quantity(hard[k]) for k in keys if k in hard), None)
+
+        meta = q.get("metadata") or {}
+        out.append(Quota(meta.get("namespace", "default"), meta["name"], get("requests.cpu", "cpu"),
+                         get("requests.memory", "memory"), get(f"requests.{F.TPU_RESOURCE}")))
+    return out
+
+
+def _over(used: Resources, quota: Quota) -> list[str]:
+    out = []
+    for res, limit, fmt in (
+        ("cpu", quota.cpu, lambda x: f"{x:g} CPU"),
+        ("memory", quota.memory, lambda x: f"{x / F.GIB:.1f} GiB"),
+        ("tpu", quota.tpu, lambda x: f"{x:g} TPU"),
+    ):
+        value = getattr(used, res)
+        if limit is not None and value > limit + 1e-6:
+            out.append(f"{fmt(value)} > {fmt(limit)}")
+    return out
+
+
+def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Finding]:
+    """Per quota: do all pods fit and may each be admitted; is there headroom to recreate each restart unit."""
+    findings: list[Finding] = []
+    for q in quota_list:
+        mine = [p for p in pods if p.namespace == q.namespace]
+        total = sum((p.requests for p in mine), Resources())
+        subject = f"quota {q.namespace}/{q.name}"
+        missing = [
+            f"{p.name}/{c.name} ({res})"
+            for p in mine
+            for c in p.all_containers
+            for res, limit in (("cpu", q.cpu), ("memory", q.memory))
+            if limit is not None and res not in c.requested
+        ]
+        over = _over(total, q)
+        if missing:
+            findings.append(Finding(subject, False, "containers without a request the quota requires: " + ", ".join(missing)))
+        else:
+            findings.append(Finding(subject, not over, "; ".join(over) if over else f"uses {total.describe()}"))
+        units: dict[str, Resources] = {}
+        for p in mine:
+            units[p.restart_unit] = units.get(p.restart_unit, Resources()) + p.requests
+        # Quota is charged when a pod is created, and a terminating pod still counts
+        # (https://kubernetes.io/docs/concepts/policy/resource-quotas/: quota tracks pods in a
+        # non-terminal phase): while a restart unit is recreated, its old and new pods are both
+        # charged, TPU included. Without that headroom the controller's creates are refused and
+        # retried with back-off, delaying the restart.
+        worst = [(u, _over(total + r, q)) for u, r in units.items()]
+        bad = [(u, o) for u, o in worst if o]
+        findings.append(
+            Finding(
+                f"{subject} recreate headroom",
+                not bad,
+                "; ".join(f"recreating {u} holds old+new pods: {', '.join(o)}" for u, o in bad)
+                or f"largest restart unit fits twice ({len(units)} units)",
+            )
+        )
+    return findings
+
+
+# --------------------------------------------------------------------------- check
+
+
+def check(view: PlanView) -> CategoryResult:
+    """One finding per pod (scheduled or why not), plus the quota findings."""
+    pods = pods_of(view)
+    pools = node_pools(view)
+    placement = place(pods, pools)
+    findings = [
+        Finding(f"pod {p.key}", p.key in placement.node_of, placement.node_of.get(p.key) or placement.failure[p.key])
+        for p in pods
+    ]
+    findings += quota_findings(pods, quotas(view))
+    return CategoryResult("scheduling", findings)

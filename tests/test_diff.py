@@ -128,3 +128,15 @@ def test_diff_webhook_immutable_field_warns_replacement_of_the_leaderworkerset()
     (change,) = [c for c in diff.changed if c.type.endswith(":LeaderWorkerSet")]
     assert any(p.startswith("spec.leaderWorkerTemplate.subGroupPolicy") for p in change.recreates)
     assert "⚠ recreate" in render_markdown(diff, "main")
+
+
+def test_diff_ignored_paths_are_not_changes():
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    (cluster,) = [r for r in head["resources"] if r["type"] == CLUSTER]
+    cluster["inputs"]["nodeConfig"]["diskSizeGb"] = 500  # the removed default pool: ignored by the cluster
+    cluster["inputs"]["initialNodeCount"] = 3
+    diff = diff_plans(STACK, base, head)
+    assert diff.changed == [] and diff.warnings == []
+    cluster["ignoreChanges"] = []
+    assert any("default node pool settings" in w for w in diff_plans(STACK, base, head).warnings)

@@ -124,7 +124,12 @@ def diff_plans(stack: str, base: Optional[Mapping[str, Any]], head: Optional[Map
     for urn in sorted(set(old) & set(new)):
         a, b = old[urn], new[urn]
         fa, fb = flatten(a["inputs"]), flatten(b["inputs"])
-        fields = [(p, fa.get(p), fb.get(p)) for p in sorted(set(fa) | set(fb)) if fa.get(p) != fb.get(p)]
+        ignored = list(b.get("ignoreChanges") or ())  # Pulumi does not act on these paths
+        fields = [
+            (p, fa.get(p), fb.get(p))
+            for p in sorted(set(fa) | set(fb))
+            if fa.get(p) != fb.get(p) and not any(_under(p, i) for i in ignored)
+        ]
         if a.get("protect") != b.get("protect"):
             fields.append(("(option) protect", a.get("protect"), b.get("protect")))
         if fields:

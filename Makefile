@@ -2,6 +2,7 @@
 PY      ?= python3
 VENV    := .venv
 PYTHON  := $(VENV)/bin/python
+TOOL    := $(VENV)/bin/tpu-serving
 STACK   ?= llama31-405b-v6e16
 STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
@@ -22,7 +23,7 @@ help:
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
@@ -38,29 +39,29 @@ $(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
 policy-venv: $(POLICY_VENV)/.installed
 
 preview: $(VENV)/.installed
-	$(PYTHON) -m tools.preview $(STACK)
+	$(TOOL) preview $(STACK)
 
 previews: $(VENV)/.installed
-	@failed=""; for s in $(STACKS); do $(PYTHON) -m tools.preview $$s --quiet || failed="$$failed $$s"; done; \
+	@failed=""; for s in $(STACKS); do $(TOOL) preview $$s --quiet || failed="$$failed $$s"; done; \
 	if [ -n "$$failed" ]; then echo "failed:$$failed" >&2; exit 1; fi
 
 policy: $(VENV)/.installed
-	$(PYTHON) -m policy.check
+	$(TOOL) policy
 
 check: $(VENV)/.installed
-	$(PYTHON) -m tools.check
+	$(TOOL) check
 
 diff: $(VENV)/.installed
-	$(PYTHON) -m tools.diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
+	$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
 
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q
 
 golden: $(VENV)/.installed
-	$(PYTHON) -m tools.golden
+	$(PYTHON) -m tpu_serving_tools.golden
 
 bench: $(VENV)/.installed
-	$(PYTHON) -m tools.bench $(STACK)
+	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
 
 clean:
 	rm -rf build .pytest_cache

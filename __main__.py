@@ -7,7 +7,7 @@ import json
 
 import pulumi
 
-from components import (
+from tpu_serving import (
     BucketGrant,
     CpuNodePool,
     CpuNodePoolArgs,
@@ -34,9 +34,9 @@ from components import (
     WorkloadIdentity,
     WorkloadIdentityArgs,
 )
-from components.catalog import SliceShape
-from components.cluster import MaintenanceSettings
-from components.config import (
+from tpu_serving.catalog import SliceShape
+from tpu_serving.cluster import MaintenanceSettings
+from tpu_serving.config import (
     PathwaysJobConfig,
     PathwaysServingConfig,
     SaxmlServingConfig,
@@ -47,13 +47,13 @@ from components.config import (
     pool_name,
     to_settings,
 )
-from components.controllers import JOBSET, LWS, PATHWAYS_JOB, installs_by_group
-from components.naming import NameLimit, dns_name
-from components.pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
-from components.pathways_workload import HOST_NETWORK_BUCKETS, CustomComponent, HeadPoolSettings, UserContainer
-from components.saxml_serving import MODEL_SERVER_BUCKETS, SaxmlImages, SaxModel
-from components.services import required_apis
-from components.tenancy import BATCH_PRIORITY, SERVING_PRIORITY
+from tpu_serving.controllers import JOBSET, LWS, PATHWAYS_JOB, installs_by_group
+from tpu_serving.naming import NameLimit, dns_name
+from tpu_serving.pathways_serving import MaxTextSettings, PathwaysImages, PathwaysRequests, ProbeSettings
+from tpu_serving.pathways_workload import HOST_NETWORK_BUCKETS, CustomComponent, HeadPoolSettings, UserContainer
+from tpu_serving.saxml_serving import MODEL_SERVER_BUCKETS, SaxmlImages, SaxModel
+from tpu_serving.services import required_apis
+from tpu_serving.tenancy import BATCH_PRIORITY, SERVING_PRIORITY
 
 cfg = load_from_pulumi()
 name = cfg.cluster.name

@@ -2,7 +2,7 @@
 
 Import the components into your own Pulumi program::
 
-    from components import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
+    from tpu_serving import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
 """
 
 from . import catalog

@@ -1,4 +1,4 @@
-"""Offline policy check: ``python -m policy.check [--plan FILE ...] [--stack NAME ...]``.
+"""Offline policy check: ``tpu-serving policy [--plan FILE ...] [--stack NAME ...]``.
 
 Without arguments, previews every stack (as ``make preview`` does) and checks its plan.
 Prints every violation; exits 1 if any is mandatory.
@@ -11,9 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from policy.rules import RULES, Violation, evaluate, from_plan
+from tpu_serving_policy.rules import RULES, Violation, evaluate, from_plan
 
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def report(label: str, violations: list[Violation]) -> bool:
@@ -29,16 +28,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     args = parser.parse_args(argv)
     plans: list[tuple[str, dict]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
     if not args.plan:
         import pulumi
 
-        from tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
+        from tpu_serving_tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
 
-        for stack in args.stack or load_project(ROOT).stacks():
+        root = args.root.resolve()
+        for stack in args.stack or load_project(root).stacks():
             try:
-                plans.append((stack, preview_stack(ROOT, stack).as_json()))
+                plans.append((stack, preview_stack(root, stack).as_json()))
             except (pulumi.RunError, StackConfigError) as err:
                 print(f"error: {stack}: {err}", file=sys.stderr)
                 return 2

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.offline import Plan, load_project, preview_stack
+from tpu_serving_tools.offline import Plan, load_project, preview_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference"

@@ -9,14 +9,14 @@ import copy
 import pytest
 
 import pulumi
-from components.config import ConfigError
+from tpu_serving.config import ConfigError
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 from tests import test_config, test_pathways_job, test_saxml
 from tests.conftest import ROOT
 from tests.test_config import as_engine_config, with_change
-from tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
+from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
 
 
 def _serving(base: dict, **changes) -> dict:

@@ -2,8 +2,8 @@
 
 import pytest
 
-from components import catalog
-from components.catalog import CatalogError, resolve_slice_name, slice_shape
+from tpu_serving import catalog
+from tpu_serving.catalog import CatalogError, resolve_slice_name, slice_shape
 
 
 @pytest.mark.parametrize(

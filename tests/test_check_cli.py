@@ -1,4 +1,4 @@
-"""``python -m tools.check``: the summary line, failures, exit status (tools.check)."""
+"""``python -m tpu_serving_tools.check``: the summary line, failures, exit status (tools.check)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tools import check as cli
-from tools.runtime.planview import PlanView
-from tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools import check as cli
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 

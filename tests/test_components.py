@@ -6,7 +6,7 @@ import pytest
 
 import pulumi
 
-from components import (
+from tpu_serving import (
     BucketGrant,
     Buckets,
     BucketsArgs,
@@ -19,10 +19,10 @@ from components import (
     WorkloadIdentityArgs,
     catalog,
 )
-from components.cluster import cluster_args
-from components.node_identity import NODE_ROLES
-from components.nodepool import node_pool_args
-from tools.offline import Plan, run_program
+from tpu_serving.cluster import cluster_args
+from tpu_serving.node_identity import NODE_ROLES
+from tpu_serving.nodepool import node_pool_args
+from tpu_serving_tools.offline import Plan, run_program
 
 
 def run(program) -> Plan:
@@ -136,7 +136,7 @@ def test_cluster_private_nodes_get_cloud_nat():
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():
-    from components.cluster import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+    from tpu_serving.cluster import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
 
     policy = maintenance_policy(
         MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
@@ -167,7 +167,7 @@ def test_components_pass_their_depends_on_to_children():
 def test_cluster_kubeconfig_uses_auth_plugin():
     import json
 
-    from components.cluster import kubeconfig
+    from tpu_serving.cluster import kubeconfig
 
     cfg = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))
     assert cfg["clusters"][0]["cluster"]["server"] == "https://1.2.3.4"
@@ -263,7 +263,7 @@ def test_components_reject_resources_inside_apply():
 
 
 def serving_args(**overrides):
-    from components import MaxTextSettings, PathwaysServingArgs
+    from tpu_serving import MaxTextSettings, PathwaysServingArgs
 
     base = dict(
         namespace="ns",
@@ -281,7 +281,7 @@ def serving_args(**overrides):
 
 
 def test_pathways_builder_maxtext_args_order_and_omissions():
-    from components.pathways_serving import maxtext_args
+    from tpu_serving.pathways_serving import maxtext_args
 
     args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved")
     assert args[:3] == ["MaxText/configs/base.yml", "model_name=m", "load_parameters_path=gs://b/ckpt"]
@@ -292,7 +292,7 @@ def test_pathways_builder_maxtext_args_order_and_omissions():
 
 
 def test_pathways_builder_probe_maths():
-    from components import ProbeSettings
+    from tpu_serving import ProbeSettings
 
     p = ProbeSettings(max_startup_seconds=3601, startup_period_seconds=5)
     assert p.startup_failure_threshold == 721  # rounds up: never tolerates less than asked
@@ -300,7 +300,7 @@ def test_pathways_builder_probe_maths():
 
 
 def test_pathways_component_on_v5e_with_two_groups():
-    from components import PathwaysServing
+    from tpu_serving import PathwaysServing
 
     plan = run(lambda: PathwaysServing("s", serving_args(replicas=2)))
     (component,) = plan.of_type("tpu-serving:index:PathwaysServing")

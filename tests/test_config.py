@@ -8,7 +8,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from components.config import (
+from tpu_serving.config import (
     ConfigError,
     StackConfig,
     TpuSliceConfig,
@@ -70,7 +70,7 @@ def test_config_models_are_frozen():
 
 
 def test_config_every_field_is_described():
-    from components import config
+    from tpu_serving import config
 
     undescribed = [
         f"{model.__name__}.{name}"
@@ -239,7 +239,7 @@ def test_config_min_master_version_accepts_what_gke_accepts():
 
 
 def test_config_model_size_is_derived_from_a_known_maxtext_model():
-    from components.config import _jetstream_fit_problems
+    from tpu_serving.config import _jetstream_fit_problems
 
     cfg = load(SERVING)  # llama3.1-405b int8 (377 GiB) on one v6e 4x4 (512 GiB): fits, nothing declared
     assert cfg.serving.model is None

@@ -11,8 +11,8 @@ import yaml
 
 from tests.conftest import ROOT, plan_of
 from tests.test_pathways import plan_with
-from tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_plans, render_markdown
-from tools.offline import load_project, main_program, run_program, stack_config
+from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_plans, render_markdown
+from tpu_serving_tools.offline import load_project, main_program, run_program, stack_config
 
 STACK = "llama31-405b-v6e16"
 
@@ -101,7 +101,7 @@ def test_diff_cli_against_a_base_ref(tmp_path):
     to_v6e32(doc["config"]["tpuSlices"], doc["config"]["serving"])
     stack_file.write_text(yaml.safe_dump(doc))
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.diff", "--base", "HEAD", "--stack", STACK],
+        [sys.executable, "-m", "tpu_serving_tools.diff", "--base", "HEAD", "--stack", STACK],
         cwd=repo, capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
@@ -111,7 +111,7 @@ def test_diff_cli_against_a_base_ref(tmp_path):
 
 
 def test_diff_labels_single_host_tpu_pools_from_the_catalog():
-    from tools.diff import _label
+    from tpu_serving_tools.diff import _label
 
     pool = {"type": NODE_POOL, "name": "p", "inputs": {"name": "p", "nodeConfig": {"machineType": "ct6e-standard-8t"}}}
     cpu = {"type": NODE_POOL, "name": "c", "inputs": {"name": "c", "nodeConfig": {"machineType": "n2-standard-8"}}}

@@ -5,7 +5,7 @@ import difflib
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tools.golden import GOLDEN, render
+from tpu_serving_tools.golden import GOLDEN, render
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -8,10 +8,10 @@ import json
 import pytest
 import yaml
 
-from components import catalog
+from tpu_serving import catalog
 from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
-from tools import schema
-from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 PATHWAYS_STACKS = {

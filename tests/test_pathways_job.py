@@ -7,14 +7,14 @@ import copy
 import pytest
 import yaml
 
-from components import catalog
-from components.config import ConfigError
-from components.controllers import parse_version
-from components.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
+from tpu_serving import catalog
+from tpu_serving.config import ConfigError
+from tpu_serving.controllers import parse_version
+from tpu_serving.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
 from tests.conftest import CRDS, plan_of
 from tests.test_config import load
-from tools import schema
-from tools.offline import kubernetes_objects
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects
 
 BATCH, INTERACTIVE = "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"
 PJ_TYPE = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -135,8 +135,8 @@ def test_pathways_job_bad_input(changes, key, fragment):
 
 
 def test_pathways_job_custom_components_render():
-    from components import CustomComponent, PathwaysWorkloadArgs
-    from components.pathways_workload import pathways_job_spec
+    from tpu_serving import CustomComponent, PathwaysWorkloadArgs
+    from tpu_serving.pathways_workload import pathways_job_spec
 
     spec = pathways_job_spec(
         PathwaysWorkloadArgs(
@@ -164,8 +164,8 @@ def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
 
 @pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
 def test_pathways_job_head_gets_a_pool_that_fits_it(stack):
-    from components import machines
-    from components.pathways_workload import head_requests
+    from tpu_serving import machines
+    from tpu_serving.pathways_workload import head_requests
 
     plan = plan_of(stack)
     cluster = plan.outputs["clusterName"]

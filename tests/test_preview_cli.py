@@ -1,4 +1,4 @@
-"""The offline preview as a user runs it: ``python -m tools.preview <stack>``."""
+"""The offline preview as a user runs it: ``python -m tpu_serving_tools.preview <stack>``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 
 def run_preview(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tools.preview", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tpu_serving_tools.preview", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
 
 

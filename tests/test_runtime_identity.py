@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tools.runtime.identity import check, pod_needs
-from tools.runtime.planview import PlanView
-from tools.runtime.pods import pods_of
+from tpu_serving_tools.runtime.identity import check, pod_needs
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import pods_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 NODE_SA, WL_SA = "urn:acct:nodes", "urn:acct:wl"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tools.runtime import network
-from tools.runtime.pods import Container
-from tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime import network
+from tpu_serving_tools.runtime.pods import Container
+from tpu_serving_tools.runtime.planview import PlanView
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 ADMIN_FLOW = "flow demo/sax-model-server -> demo/sax-admin-server:10000/TCP"

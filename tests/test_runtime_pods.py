@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from tools.runtime.planview import PlanView
-from tools.runtime.pods import parse_quantity, pods_of
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import parse_quantity, pods_of
 
 GI = 2**30
 

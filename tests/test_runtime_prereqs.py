@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tools.runtime import prereqs
-from tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime import prereqs
+from tpu_serving_tools.runtime.planview import PlanView
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 

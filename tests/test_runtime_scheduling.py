@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from tools.runtime.planview import PlanView
-from tools.runtime.scheduling import allocatable, check, node_pools
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.scheduling import allocatable, check, node_pools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 

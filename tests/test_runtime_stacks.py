@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
-from tools.check import run_checks
-from tools.offline import preview_stack
-from tools.runtime.planview import PlanView
-from tools.runtime.second_apply import findings as second_apply_findings
+from tpu_serving_tools.check import run_checks
+from tpu_serving_tools.offline import preview_stack
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.second_apply import findings as second_apply_findings
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -9,12 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from components import saxml_publisher
-from components.config import ConfigError
+from tpu_serving import saxml_publisher
+from tpu_serving.config import ConfigError
 from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.test_config import load
-from tools import schema
-from tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
 
 STACK = "saxml-175b-v5e32x2"
 SEED = "saxml-lmcloudspmd175b-2xv5e-4x8.yaml"

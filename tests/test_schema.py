@@ -5,8 +5,8 @@ import copy
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tools import schema
-from tools.offline import kubernetes_objects
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects
 
 
 @pytest.mark.parametrize("stack", STACKS)

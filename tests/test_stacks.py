@@ -207,8 +207,8 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_default_images_are_pinned(stack):
-    from components.images import image_problem
-    from tools.offline import kubernetes_objects
+    from tpu_serving.images import image_problem
+    from tpu_serving_tools.offline import kubernetes_objects
 
     objects = kubernetes_objects(plan_of(stack))
     images = {c["image"] for o in objects for c in _containers(o)}

@@ -6,8 +6,8 @@ import pytest
 
 from tests.conftest import STACKS, plan_of
 from tests.test_config import GOOD, load, with_change
-from components.config import ConfigError
-from tools.offline import kubernetes_objects
+from tpu_serving.config import ConfigError
+from tpu_serving_tools.offline import kubernetes_objects
 
 
 def objects(stack: str, kind: str) -> list[dict]:

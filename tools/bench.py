@@ -1,6 +1,6 @@
 """Time the offline preview against the bare import of the Pulumi modules it uses.
 
-``python -m tools.bench <stack> [--runs N]``: runs the preview N times in fresh processes
+``python -m tpu_serving_tools.bench <stack> [--runs N]``: runs the preview N times in fresh processes
 and, as the baseline, a process that only imports the ``pulumi``, ``pulumi_gcp`` and
 ``pulumi_kubernetes`` modules that the preview process had loaded. Prints both medians and
 their ratio.
@@ -17,7 +17,6 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 
 _LIST_MODULES = """
@@ -33,13 +32,13 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {packages!r
 
 def _timed(cmd: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(cmd, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
 def used_modules(stack: str, out: str) -> list[str]:
     code = _LIST_MODULES.format(stack=stack, out=out, packages=set(PACKAGES))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -54,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         baseline, preview = [], []
         for _ in range(args.runs):  # interleaved, so drift in machine load hits both alike
             baseline.append(_timed([sys.executable, "-c", importer]))
-            preview.append(_timed([sys.executable, "-m", "tools.preview", args.stack, "--quiet", "--out", out]))
+            preview.append(_timed([sys.executable, "-m", "tpu_serving_tools.preview", args.stack, "--quiet", "--out", out]))
     b, p = statistics.median(baseline), statistics.median(preview)
     print(f"stack {args.stack}: {len(modules)} pulumi/pulumi_gcp/pulumi_kubernetes modules")
     print(f"import only: median {b:.2f} s over {args.runs} runs")

@@ -1,4 +1,4 @@
-"""Runtime model check: ``python -m tools.check [--stack NAME ...] [--plan FILE ...]``.
+"""Runtime model check: ``python -m tpu_serving_tools.check [--stack NAME ...] [--plan FILE ...]``.
 
 Without arguments, previews every stack in-process (as ``make preview`` does) and asks of each
 plan: would the pods be scheduled and admitted by the quota, would the network flows be allowed,
@@ -15,11 +15,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tools.runtime import identity, network, prereqs, scheduling
-from tools.runtime.planview import PlanView
-from tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime import identity, network, prereqs, scheduling
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
-ROOT = Path(__file__).resolve().parent.parent
 
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (scheduling.check, network.check, identity.check, prereqs.check)
 """Every category of the runtime model, in print order."""
@@ -66,11 +65,12 @@ def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | No
         return plans
     import pulumi
 
-    from tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
+    from tpu_serving_tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
 
-    for stack in args.stack or load_project(ROOT).stacks():
+    root = args.root.resolve()
+    for stack in args.stack or load_project(root).stacks():
         try:
-            plans.append((stack, preview_stack(ROOT, stack).as_json()))
+            plans.append((stack, preview_stack(root, stack).as_json()))
         except (pulumi.RunError, StackConfigError) as err:
             print(f"error: {stack}: {err}", file=sys.stderr)
             return None
@@ -82,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     args = parser.parse_args(argv)
     plans = _plans(args)
     if plans is None:

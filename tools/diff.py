@@ -1,4 +1,4 @@
-"""Preview diffs for review: ``python -m tools.diff --base <git ref> [--stack <stack>]``.
+"""Preview diffs for review: ``python -m tpu_serving_tools.diff --base <git ref> [--stack <stack>]``.
 
 Renders the offline plan of every stack (or one) at the base ref, in a temporary git
 worktree, and in the working tree, and prints a Markdown report per stack: resources added,
@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from components.catalog import MACHINE_TYPES
+from tpu_serving.catalog import MACHINE_TYPES
 
-ROOT = Path(__file__).resolve().parent.parent
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -188,8 +187,8 @@ def render_plan(root: Path, stack: str, out: Path) -> Optional[dict]:
     if not (root / "stacks" / f"Pulumi.{stack}.yaml").is_file():
         return None
     proc = subprocess.run(
-        [sys.executable, "-m", "tools.preview", stack, "--root", str(root), "--out", str(out), "--quiet"],
-        cwd=ROOT, capture_output=True, text=True,
+        [sys.executable, "-m", "tpu_serving_tools.preview", stack, "--root", str(root), "--out", str(out), "--quiet"],
+        capture_output=True, text=True,
     )
     if proc.returncode != 0:
         raise SystemExit(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
@@ -204,21 +203,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="git ref to compare the working tree with")
     parser.add_argument("--stack", help="one stack (default: every stack of either side)")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="git checkout of the project (default: .)")
     args = parser.parse_args(argv)
+    root = args.root.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         worktree = Path(tmp) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=ROOT, check=True)
+        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=root, check=True)
         try:
-            stacks = [args.stack] if args.stack else sorted(_stacks(worktree) | _stacks(ROOT))
+            stacks = [args.stack] if args.stack else sorted(_stacks(worktree) | _stacks(root))
             reports, warned = [], 0
             for stack in stacks:
                 base = render_plan(worktree, stack, Path(tmp) / "plans" / "base" / stack)
-                head = render_plan(ROOT, stack, Path(tmp) / "plans" / "head" / stack)
+                head = render_plan(root, stack, Path(tmp) / "plans" / "head" / stack)
                 diff = diff_plans(stack, base, head)
                 warned += bool(diff.warnings)
                 reports.append(render_markdown(diff, args.base))
         finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=ROOT, check=False)
+            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=root, check=False)
     print(f"## tpu-serving preview diff\n\n{len(stacks)} stack(s); {warned} with recreate warnings.\n")
     print("\n".join(reports))
     return 0

@@ -1,6 +1,6 @@
 """Golden files: the reviewed plan and manifests of every stack, kept under tests/golden.
 
-``python -m tools.golden`` (``make golden``) rewrites them from the current program; the
+``python -m tpu_serving_tools.golden`` (``make golden``) rewrites them from the current program; the
 tests fail on any difference, so every change to what a stack renders shows up as a diff
 of these files in review.
 """
@@ -11,16 +11,16 @@ import json
 import sys
 from pathlib import Path
 
-from tools.offline import close_event_loop, load_project, preview_stack
-from tools.preview import manifests_yaml
+from tpu_serving_tools.offline import close_event_loop, load_project, preview_stack
+from tpu_serving_tools.preview import manifests_yaml
 
-ROOT = Path(__file__).resolve().parent.parent
-GOLDEN = ROOT / "tests" / "golden"
+GOLDEN = Path("tests") / "golden"
+"""Where the golden files live, relative to the project root (the working directory)."""
 
 
 def render(stack: str, plan=None) -> dict[str, str]:
     """File name -> content of the golden files of ``stack``."""
-    plan = plan or preview_stack(ROOT, stack)
+    plan = plan or preview_stack(Path.cwd(), stack)
     return {
         f"{stack}.plan.json": json.dumps(plan.as_json(), indent=2) + "\n",
         f"{stack}.manifests.yaml": manifests_yaml(plan),
@@ -29,7 +29,7 @@ def render(stack: str, plan=None) -> dict[str, str]:
 
 def main() -> int:
     GOLDEN.mkdir(parents=True, exist_ok=True)
-    stacks = load_project(ROOT).stacks()
+    stacks = load_project(Path.cwd()).stacks()
     expected = set()
     for stack in stacks:
         for name, text in render(stack).items():
@@ -38,7 +38,7 @@ def main() -> int:
     for stale in set(p.name for p in GOLDEN.iterdir()) - expected:
         (GOLDEN / stale).unlink()
     close_event_loop()
-    print(f"wrote {len(expected)} golden files for {len(stacks)} stacks in {GOLDEN.relative_to(ROOT)}")
+    print(f"wrote {len(expected)} golden files for {len(stacks)} stacks in {GOLDEN}")
     return 0
 
 

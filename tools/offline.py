@@ -15,6 +15,7 @@ lists reach the program as JSON text, scalars as strings.
 from __future__ import annotations
 
 import contextvars
+import importlib.util
 import json
 import runpy
 import sys
@@ -306,6 +307,33 @@ def close_event_loop() -> None:
         loop.close()
 
 
+LIBRARY = "tpu_serving"
+"""The library's import name; its sources are the ``components/`` folder of a tpu-serving checkout."""
+
+
+def use_local_library(root: Path) -> None:
+    """Make ``import tpu_serving`` load ``root``'s own ``components/`` when ``root`` is a tpu-serving checkout.
+
+    ``make diff`` previews an older checkout of this repository with the installed tools; its
+    program must run against its own library, not the installed one. A user's project (no
+    ``components/`` of ours) keeps the installed library.
+    """
+    source = root / "components" / "__init__.py"
+    pyproject = root / "pyproject.toml"
+    if not (source.is_file() and pyproject.is_file() and f'{LIBRARY} = "components"' in pyproject.read_text()):
+        return
+    loaded = sys.modules.get(LIBRARY)
+    if loaded is not None and Path(loaded.__file__ or "").resolve() == source.resolve():
+        return
+    for name in [m for m in sys.modules if m == LIBRARY or m.startswith(LIBRARY + ".")]:
+        del sys.modules[name]
+    spec = importlib.util.spec_from_file_location(LIBRARY, source, submodule_search_locations=[str(source.parent)])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[LIBRARY] = module
+    spec.loader.exec_module(module)
+
+
 def main_program(project: Project) -> Callable[[], None]:
     """The project's ``__main__.py`` as a callable, run as the Python language host runs it."""
 
@@ -313,6 +341,7 @@ def main_program(project: Project) -> Callable[[], None]:
         root = str(project.root)
         if root not in sys.path:
             sys.path.insert(0, root)
+        use_local_library(project.root)
         runpy.run_path(str(project.main), run_name="__main__")
 
     return program

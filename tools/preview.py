@@ -1,4 +1,4 @@
-"""Offline ``pulumi preview`` of one stack: ``python -m tools.preview <stack>``.
+"""Offline ``pulumi preview`` of one stack: ``python -m tpu_serving_tools.preview <stack>``.
 
 Runs the real program for the stack through the recording monitor of
 :mod:`tools.offline`, prints the resource tree and a TPU summary, and writes
@@ -15,7 +15,9 @@ from pathlib import Path
 
 import yaml
 
-from tools.offline import (
+from typing import TYPE_CHECKING
+
+from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
     StackConfigError,
@@ -25,7 +27,9 @@ from tools.offline import (
     preview_stack,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+if TYPE_CHECKING:
+    from tpu_serving.catalog import SliceShape
+
 
 
 def tree(plan: Plan) -> str:
@@ -45,24 +49,46 @@ def tree(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def tpu_slices(plan: Plan) -> list[tuple[str, "SliceShape"]]:
+    """(node pool name, slice shape) of every TPU node pool the plan declares.
+
+    Read from the node pools themselves (machine type, and the placement policy's topology, or
+    the machine type's single-host topology), so any program's plan is summarised, not only
+    ones that export their slices.
+    """
+    from tpu_serving import catalog
+
+    slices = []
+    for r in plan.of_type(NODE_POOL):
+        machine = catalog.MACHINE_TYPES.get((r.inputs.get("nodeConfig") or {}).get("machineType", ""))
+        if machine is None:
+            continue
+        topology = (r.inputs.get("placementPolicy") or {}).get("tpuTopology")
+        if topology is None:
+            single = [t for t in machine.topologies if catalog.SliceShape(machine, t).vms == 1]
+            topology = single[0] if len(single) == 1 else None
+        if topology is not None:
+            slices.append((str(r.inputs.get("name", r.name)), catalog.SliceShape(machine, topology)))
+    return slices
+
+
 def summary(plan: Plan) -> str:
-    """Slices, chips and HBM of the stack."""
-    slices = plan.outputs.get("slices") or []
-    if slices == UNKNOWN:
-        return "slices: unknown"
-    chips = sum(s["chips"] for s in slices)
-    hbm = sum(s["hbmGib"] for s in slices)
+    """Resources, and the slices, chips and HBM of the plan's TPU node pools."""
+    slices = tpu_slices(plan)
     rows = [
-        f"  {s['nodePool']}: {s['machineType']} {s['topology']} "
-        f"({s['vms']} VMs, {s['chips']} chips, {s['hbmGib']} GiB HBM)"
-        for s in slices
+        f"  {pool}: {s.machine_type.name} {s.topology} ({s.vms} VMs, {s.chips} chips, {s.hbm_gib} GiB HBM)"
+        for pool, s in slices
     ]
     customs = sum(1 for r in plan.resources if r.custom)
     return "\n".join(
         [
             f"{len(plan.resources)} resources to create ({customs} custom, "
             f"{len(plan.resources) - customs} components)",
-            f"TPU: {len(slices)} slice(s), {chips} chips, {hbm} GiB HBM",
+            f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
+            f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
             *rows,
         ]
     )
@@ -95,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
-    parser.add_argument("--root", type=Path, default=ROOT, help="project root holding Pulumi.yaml")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     args = parser.parse_args(argv)
 
     import pulumi

@@ -16,6 +16,7 @@ how to fetch the same pinned files.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,9 @@ import yaml
 KUBERNETES_VERSION = "1.34.0"
 """Kubernetes minor whose built-in schemas the objects are checked against (GKE REGULAR channel)."""
 
-CRD_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "reference" / "crds"
+CRD_DIR = Path(os.environ.get("TPU_SERVING_CRDS", Path.cwd().parent / "shared" / "reference" / "crds"))
+"""Where the upstream CRD files are read: ``$TPU_SERVING_CRDS``, else ``../shared/reference/crds``
+beside the project (the README says how to fetch the same pinned files)."""
 
 CRD_FILES: dict[tuple[str, str], str] = {
     ("leaderworkerset.x-k8s.io", "v0.4.0"): "lws-v0.4.0-leaderworkersets-crd.yaml",

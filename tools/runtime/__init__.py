@@ -14,5 +14,5 @@ returns a :class:`~tools.runtime.result.CategoryResult`:
 - ``prerequisites``: project APIs, group RBAC, Cloud NAT for private nodes, and a second
   ``pulumi up`` of the unchanged stack that replaces nothing.
 
-``python -m tools.check`` (``make check``) runs every category over every stack.
+``python -m tpu_serving_tools.check`` (``make check``) runs every category over every stack.
 """

@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tools.runtime import facts as F
-from tools.runtime.planview import UNKNOWN, PlanView
-from tools.runtime.pods import Container, Pod, gs_uris, pods_of
-from tools.runtime.result import CategoryResult, Finding
-from tools.runtime.scheduling import ACCOUNT_TYPE, NodePool, landing_pools, node_pools
+from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+from tpu_serving_tools.runtime.pods import Container, Pod, gs_uris, pods_of
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime.scheduling import ACCOUNT_TYPE, NodePool, landing_pools, node_pools
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"

@@ -25,13 +25,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from components import pathways_serving as pathways
-from components import pathways_workload
-from components import saxml_serving as saxml
-from tools.runtime import gcp_facts as facts
-from tools.runtime.planview import PlanView
-from tools.runtime.pods import Container, Pod, pods_of
-from tools.runtime.result import CategoryResult, Finding
+from tpu_serving import pathways_serving as pathways
+from tpu_serving import pathways_workload
+from tpu_serving import saxml_serving as saxml
+from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 POLICY_KIND = "NetworkPolicy"
 

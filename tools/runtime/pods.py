@@ -15,8 +15,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tools.runtime import facts as F
-from tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.planview import PlanView
 
 # --------------------------------------------------------------------------- quantities
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tools.runtime import gcp_facts as facts
-from tools.runtime import second_apply
-from tools.runtime.planview import PlanView
-from tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime import second_apply
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 CLUSTER = "gcp:container/cluster:Cluster"
 ROUTER = "gcp:compute/router:Router"

@@ -15,12 +15,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components import machines
-from components.catalog import MACHINE_TYPES
-from tools.runtime import facts as F
-from tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
-from tools.runtime.planview import PlanView
-from tools.runtime.result import CategoryResult, Finding
+from tpu_serving import machines
+from tpu_serving.catalog import MACHINE_TYPES
+from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
 ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"

@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten
-from tools.runtime.planview import UNKNOWN, PlanView
-from tools.runtime.result import Finding
+from tpu_serving_tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten
+from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+from tpu_serving_tools.runtime.result import Finding
 
 Inputs = Mapping[str, Any]
 

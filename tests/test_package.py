@@ -1,0 +1,106 @@
+"""The installed package: import name, typing marker, console script on a user's own program."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+TOOL = Path(sys.executable).with_name("tpu-serving")
+
+USER_PROGRAM = """
+import pulumi
+from tpu_serving import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
+
+config = pulumi.Config()
+cluster = TpuCluster("mine", TpuClusterArgs(project="my-project-1", region="us-east5", zone="us-east5-b", name="mine"))
+pool = TpuNodePool(
+    "mine-v6e16",
+    TpuNodePoolArgs(
+        project="my-project-1", region="us-east5", zone="us-east5-b", cluster=cluster.cluster.id,
+        service_account_id="mine-v6e16", shape=catalog.resolve_slice_name(config.require("slice")),
+        pool_names=("mine-v6e16",),
+    ),
+)
+pulumi.export("nodeSelector", pool.node_selector)
+"""
+
+
+def test_package_import_name_and_typing_marker():
+    import tpu_serving
+
+    assert Path(tpu_serving.__file__).parent == ROOT / "components"
+    assert (Path(tpu_serving.__file__).parent / "py.typed").is_file()
+
+
+def test_package_console_script_previews_a_users_own_program(tmp_path):
+    project = tmp_path / "users-project"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: users-project\nruntime: python\nstackConfigDir: stacks\n")
+    (project / "__main__.py").write_text(textwrap.dedent(USER_PROGRAM))
+    (project / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  users-project:slice: v6e-16\n")
+    proc = subprocess.run(
+        [str(TOOL), "preview", "dev", "--root", str(project)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads((project / "build" / "dev" / "plan.json").read_text())
+    assert plan["outputs"]["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "4x4"
+    assert "TPU: 1 slice(s), 16 chips" in proc.stdout
+
+
+@pytest.mark.parametrize("command", ["check", "policy"])
+def test_package_console_script_runs_each_tool(command):
+    proc = subprocess.run(
+        [str(TOOL), command, "--stack", "llama31-405b-v6e16", "--root", str(ROOT)],
+        cwd=ROOT.parent, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "llama31-405b-v6e16" in proc.stdout
+
+
+def test_package_console_script_usage_lists_the_commands():
+    proc = subprocess.run([str(TOOL)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert all(c in proc.stderr for c in ("preview", "check", "policy", "diff"))
+
+
+def test_package_wheel_install_is_self_contained(tmp_path):
+    """``pip install .`` (not editable) into a fresh environment: every module, the typing marker,
+    the publisher script and the console script entry point are in the installed package."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python*/site-packages"))
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(site), str(ROOT)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    # Its dependencies come from this environment's site-packages (added as a plain path: the
+    # editable install's path hook there is not loaded, so tpu_serving can only be the wheel's).
+    deps = next(p for p in sys.path if p.endswith("site-packages"))
+    (site / "deps.pth").write_text(deps + "\n")
+    user = tmp_path / "users-project"
+    (user / "stacks").mkdir(parents=True)
+    (user / "Pulumi.yaml").write_text("name: users-project\nruntime: python\nstackConfigDir: stacks\n")
+    (user / "__main__.py").write_text(textwrap.dedent(USER_PROGRAM))
+    (user / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  users-project:slice: v6e-16\n")
+    run = subprocess.run(
+        [str(venv / "bin" / "python"), "-c",
+         "import sys, tpu_serving, tpu_serving.saxml_serving as s; print(tpu_serving.__file__); "
+         "s.publisher_script(); from tpu_serving_tools.cli import main; sys.exit(main(sys.argv[1:]))",
+         "preview", "dev", "--root", str(user), "--quiet"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines()[0].startswith(str(site))
+    assert "TPU: 1 slice(s), 16 chips" in run.stdout
+    assert (site / "tpu_serving" / "py.typed").is_file()
+    entry_points = next(site.glob("tpu_serving-*.dist-info")) / "entry_points.txt"
+    assert "tpu-serving = tpu_serving_tools.cli:main" in entry_points.read_text()

@@ -10,6 +10,7 @@ from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
@@ -50,6 +51,8 @@ __all__ = [
     "TpuClusterArgs",
     "TpuNodePool",
     "TpuNodePoolArgs",
+    "TpuServingDeployment",
+    "TpuServingDeploymentArgs",
     "WorkloadIdentity",
     "WorkloadIdentityArgs",
     "catalog",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Literal, Optional
 
+from . import catalog
+
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 
 BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
@@ -44,3 +46,20 @@ def maxtext_precision(quantization: Optional[str], weight_dtype: str) -> Precisi
 def weight_gib(parameters_billions: float, precision: str) -> float:
     """GiB of HBM the weights take."""
     return parameters_billions * 1e9 * BYTES_PER_PARAMETER[precision] / 2**30
+
+
+def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: catalog.SliceShape) -> str:
+    """Why the weights don't fit one slice of ``shape`` (naming the smallest topology that does), or ``""``."""
+    need = weight_gib(parameters_billions, precision)
+    if need <= shape.hbm_gib:
+        return ""
+    fit = catalog.smallest_fitting_topology(shape.machine_type.name, need)
+    hint = (
+        f"the smallest {shape.machine_type.name} topology that fits is {fit.topology} ({fit.hbm_gib} GiB)"
+        if fit
+        else f"no {shape.machine_type.name} topology fits"
+    )
+    return (
+        f"{at}: {parameters_billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than "
+        f"one {shape.topology} slice has ({shape.hbm_gib} GiB); {hint}"
+    )

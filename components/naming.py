@@ -1,10 +1,12 @@
 """The one place where GCP and Kubernetes names are made and checked.
 
-Every cloud or cluster name in the library comes from :func:`dns_name`, which enforces
-RFC 1123 label rules (lower-case alphanumerics and ``-``, starting with a letter, ending
-with an alphanumeric) and the length limit of the kind of object being named. Names are
-never silently truncated: a name that does not fit is a configuration error the user sees
-at preview time, because a truncated name would differ from the one they chose.
+Every name the library derives (node pools, service accounts, buckets) is made by a function
+here from the names the user chose, and checked by :func:`check_dns_name` against RFC 1123
+label rules (lower-case alphanumerics and ``-``, starting with a letter, ending with an
+alphanumeric) and the length limit of the kind of object being named. Names are never
+silently truncated: a name that does not fit is a configuration error the user sees at
+preview time, naming the key to change, because a truncated name would differ from the one
+they chose.
 """
 
 from __future__ import annotations
@@ -60,3 +62,43 @@ def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_len
             "and end with a letter or digit"
         )
     return ""
+
+
+def pool_name(cluster: str, pool: str) -> str:
+    """The GKE node pool of slice pool ``pool``: ``<cluster>-<pool>``."""
+    return f"{cluster}-{pool}"
+
+
+def cpu_pool_name(cluster: str) -> str:
+    """The cluster's CPU node pool: ``<cluster>-cpu``."""
+    return f"{cluster}-cpu"
+
+
+def head_pool_name(cluster: str) -> str:
+    """The Pathways head's CPU node pool: ``<cluster>-head``."""
+    return f"{cluster}-head"
+
+
+def bucket_name(project: str, cluster: str, purpose: str, chosen: str | None = None) -> str:
+    """A bucket's name: the one chosen, or ``<project>-<cluster>-<purpose>``."""
+    return chosen or f"{project}-{cluster}-{purpose}"
+
+
+def workload_service_account_id(cluster: str, chosen: str | None = None) -> str:
+    """The workloads' GCP service account id: the one chosen, or ``<cluster>-wl``."""
+    return chosen or f"{cluster}-wl"
+
+
+def node_service_account_id(cluster: str, slice_name: str) -> str:
+    """The node service account id of a slice kind's pools: ``<cluster>-<slice name>``."""
+    return f"{cluster}-{slice_name}"
+
+
+def cpu_service_account_id(cluster: str) -> str:
+    """The CPU pool's node service account id: ``<cluster>-nodes``."""
+    return f"{cluster}-nodes"
+
+
+def head_service_account_id(cluster: str) -> str:
+    """The Pathways head pool's node service account id: ``<cluster>-head``."""
+    return f"{cluster}-head"

@@ -1,11 +1,134 @@
-"""Helpers for the documented settings dataclasses that components take as arguments."""
+"""Settings declared once: the pydantic base, shared field types and the dataclass bridge.
+
+Every setting of the library is declared once, with its type, default, bounds and
+description. Stack files are validated against these models (camelCase keys, unknown keys
+refused); components take the same values in Python (snake_case).
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import ipaddress
+import typing
 from dataclasses import field
-from typing import Any
+from typing import Annotated, Any, Optional
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+from pydantic.alias_generators import to_camel
+
+from . import catalog
+from .controllers import Controller, parse_version
+from .naming import NameLimit, check_dns_name
+
+PROJECT_NAMESPACE = "tpu-serving"
+"""The Pulumi project name, and so the namespace of this package's stack config keys."""
 
 
 def described(text: str, **kwargs: Any) -> Any:
     """A dataclass field with a description, which the stack config models show and require."""
     return field(metadata={"description": text}, **kwargs)
+
+
+class Model(BaseModel):
+    """Base of every config model: frozen, unknown keys rejected, camelCase keys."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        validate_default=True,
+    )
+
+
+def catalog_message(err: catalog.CatalogError) -> str:
+    return f"{err}; valid: {', '.join(err.choices)}" if err.choices else str(err)
+
+
+def _dns_validator(limit: NameLimit, min_length: int = 1):
+    def check(value: Optional[str]) -> Optional[str]:
+        problem = value is not None and check_dns_name(value, limit=limit, min_length=min_length)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return AfterValidator(check)
+
+
+ClusterName = Annotated[str, _dns_validator(NameLimit.GKE_CLUSTER)]
+"""A GKE cluster name (DNS-1123, at most 40 characters)."""
+PoolName = Annotated[str, _dns_validator(NameLimit.GKE_NODE_POOL)]
+"""A node pool name (DNS-1123, at most 40 characters)."""
+K8sName = Annotated[str, _dns_validator(NameLimit.K8S_LABEL)]
+"""A Kubernetes object name that must be a DNS-1123 label (at most 63 characters)."""
+ServiceAccountId = Annotated[str, _dns_validator(NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)]
+"""A GCP service account id (6 to 30 characters)."""
+
+
+def settings_model(cls: type, name: str) -> type[Model]:
+    """A config model with the fields, types, defaults and descriptions of dataclass ``cls``.
+
+    The components define their settings once, as documented frozen dataclasses; the
+    stack files are validated against this generated model; :func:`to_settings` turns a
+    validated model back into the dataclass.
+    """
+    hints = typing.get_type_hints(cls, include_extras=True)
+    spec: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = ...
+        annotation = hints[f.name]
+        item = _tuple_item(annotation)
+        if item is not None and dataclasses.is_dataclass(item):
+            # A tuple of settings dataclasses is a list of their models in the stack file.
+            annotation = list[settings_model(item, item.__name__ + "Config")]  # type: ignore[misc]
+            default = list(default) if default is not ... else ...
+        spec[f.name] = (annotation, Field(default, description=f.metadata["description"]))
+    return create_model(name, __base__=Model, __doc__=cls.__doc__, **spec)
+
+
+def _tuple_item(annotation: Any) -> Optional[type]:
+    """``X`` for ``tuple[X, ...]``, else None."""
+    if typing.get_origin(annotation) is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis and isinstance(args[0], type):
+            return args[0]
+    return None
+
+
+def to_settings(model: BaseModel, cls: type):
+    """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`."""
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        value = getattr(model, f.name)
+        item = _tuple_item(hints[f.name])
+        if item is not None and dataclasses.is_dataclass(item):
+            value = tuple(to_settings(v, item) for v in value)
+        values[f.name] = value
+    return cls(**values)
+
+
+def _cidr(value: str) -> str:
+    try:
+        ipaddress.ip_network(value, strict=True)
+    except ValueError as err:
+        raise ValueError(f"not a CIDR block ({err})") from None
+    return value
+
+
+Cidr = Annotated[str, AfterValidator(_cidr)]
+"""A CIDR block such as 10.0.0.0/8."""
+
+
+def release_validator(controller: Controller):
+    def check(value: str) -> str:
+        if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
+            raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")
+        return value
+
+    return AfterValidator(check)

@@ -13,9 +13,9 @@ from tpu_serving.config import ConfigError
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
-from tests import test_config, test_pathways_job, test_saxml
+from tests.fixtures.bad_input import BAD, SERVING_BAD
+from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, as_engine_config, with_change, with_serving
 from tests.conftest import ROOT
-from tests.test_config import as_engine_config, with_change
 from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
 
 
@@ -27,23 +27,23 @@ def _serving(base: dict, **changes) -> dict:
 
 CASES: list[tuple[str, str, dict, str]] = (
     # (id, backend, stack config, key path of the expected problem)
-    [(f"infra-{c[0]}", "infrastructure", with_change(c[1], c[2]), c[3]) for c in test_config.BAD]
-    + [(f"pathways-{c[0]}", "jetstream-pathways", with_change(c[1], c[2], test_config.SERVING), c[3]) for c in test_config.SERVING_BAD]
+    [(f"infra-{c[0]}", "infrastructure", with_change(c[1], c[2]), c[3]) for c in BAD]
+    + [(f"pathways-{c[0]}", "jetstream-pathways", with_change(c[1], c[2], SERVING), c[3]) for c in SERVING_BAD]
     + [
-        ("saxml-model-too-big", "saxml", test_saxml.SAX_CONFIG, "tpu-serving:serving.models[0]"),
-        ("saxml-public-without-ranges", "saxml", _serving(test_saxml.SAX_CONFIG, http={"exposure": "public"}), "tpu-serving:serving.http"),
-        ("saxml-bad-cidr", "saxml", _serving(test_saxml.SAX_CONFIG, http={"exposure": "public", "sourceRanges": ["300.1.2.0/24"]}), "tpu-serving:serving.http.sourceRanges[0]"),
-        ("saxml-bad-cell", "saxml", _serving(test_saxml.SAX_CONFIG, cell="sax/test"), "tpu-serving:serving.cell"),
-        ("saxml-jobset-too-old", "saxml", _serving(test_saxml.SAX_CONFIG, jobsetVersion="v0.2.0"), "tpu-serving:serving.jobsetVersion"),
-        ("saxml-misspelt-key", "saxml", _serving(test_saxml.SAX_CONFIG, maxRestart=3), "tpu-serving:serving.maxRestart"),
-        ("pathways-job-machine-type-not-in-crd", "pathways-job", {**test_pathways_job.BASE, "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-1"}]}, "tpu-serving:serving.slices"),
-        ("pathways-job-batch-without-container", "pathways-job", test_pathways_job.with_serving(workload="batch"), "tpu-serving:serving.container"),
-        ("pathways-job-jobset-too-old", "pathways-job", test_pathways_job.with_serving(jobsetVersion="v0.7.0"), "tpu-serving:serving.jobsetVersion"),
-        ("pathways-job-wrong-type", "pathways-job", test_pathways_job.with_serving(maxRestarts="many"), "tpu-serving:serving.maxRestarts"),
-        ("pathways-job-name-too-long", "pathways-job", test_pathways_job.with_serving(name="p" * 64), "tpu-serving:serving.name"),
-        ("pathways-job-head-pool-too-small", "pathways-job", test_pathways_job.with_serving(headPool={"machineType": "n2-standard-8"}), "tpu-serving:serving.headPool.machineType"),
-        ("pathways-job-interactive-colocated-head", "pathways-job", test_pathways_job.with_serving(deploymentMode="colocate_head_with_workers"), "tpu-serving:serving.deploymentMode"),
-        ("saxml-model-server-image-malformed", "saxml", _serving(test_saxml.SAX_CONFIG, images={"modelServer": "sax model server"}), "tpu-serving:serving.images.modelServer"),
+        ("saxml-model-too-big", "saxml", SAX_CONFIG, "tpu-serving:serving.models[0]"),
+        ("saxml-public-without-ranges", "saxml", _serving(SAX_CONFIG, http={"exposure": "public"}), "tpu-serving:serving.http"),
+        ("saxml-bad-cidr", "saxml", _serving(SAX_CONFIG, http={"exposure": "public", "sourceRanges": ["300.1.2.0/24"]}), "tpu-serving:serving.http.sourceRanges[0]"),
+        ("saxml-bad-cell", "saxml", _serving(SAX_CONFIG, cell="sax/test"), "tpu-serving:serving.cell"),
+        ("saxml-jobset-too-old", "saxml", _serving(SAX_CONFIG, jobsetVersion="v0.2.0"), "tpu-serving:serving.jobsetVersion"),
+        ("saxml-misspelt-key", "saxml", _serving(SAX_CONFIG, maxRestart=3), "tpu-serving:serving.maxRestart"),
+        ("pathways-job-machine-type-not-in-crd", "pathways-job", {**PATHWAYS_JOB, "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-1"}]}, "tpu-serving:serving.slices"),
+        ("pathways-job-batch-without-container", "pathways-job", with_serving(workload="batch"), "tpu-serving:serving.container"),
+        ("pathways-job-jobset-too-old", "pathways-job", with_serving(jobsetVersion="v0.7.0"), "tpu-serving:serving.jobsetVersion"),
+        ("pathways-job-wrong-type", "pathways-job", with_serving(maxRestarts="many"), "tpu-serving:serving.maxRestarts"),
+        ("pathways-job-name-too-long", "pathways-job", with_serving(name="p" * 64), "tpu-serving:serving.name"),
+        ("pathways-job-head-pool-too-small", "pathways-job", with_serving(headPool={"machineType": "n2-standard-8"}), "tpu-serving:serving.headPool.machineType"),
+        ("pathways-job-interactive-colocated-head", "pathways-job", with_serving(deploymentMode="colocate_head_with_workers"), "tpu-serving:serving.deploymentMode"),
+        ("saxml-model-server-image-malformed", "saxml", _serving(SAX_CONFIG, images={"modelServer": "sax model server"}), "tpu-serving:serving.images.modelServer"),
         ("tenancy-bad-cidr", "infrastructure", with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}), "tpu-serving:tenancy.allowedCidrs[0]"),
         ("tenancy-unknown-key", "infrastructure", with_change("tpu-serving:tenancy", {"operator": {}}), "tpu-serving:tenancy.operator"),
     ]

@@ -6,26 +6,14 @@ import json
 import subprocess
 import sys
 
-import pytest
 import yaml
 
 from tests.conftest import ROOT, plan_of
-from tests.test_pathways import plan_with
+from tests.fixtures.configs import plan_edited
 from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_plans, render_markdown
-from tpu_serving_tools.offline import load_project, main_program, run_program, stack_config
 
 STACK = "llama31-405b-v6e16"
 
-
-def plan_edited(stack: str, **edits) -> dict:
-    """The plan of ``stack`` with config keys (``tpuSlices=...``) edited in place."""
-    project = load_project(ROOT)
-    config = stack_config(project, stack)
-    for key, edit in edits.items():
-        value = json.loads(config[f"tpu-serving:{key}"])
-        edit(value)
-        config[f"tpu-serving:{key}"] = json.dumps(value)
-    return run_program(main_program(project), config, project=project.name, stack=stack).as_json()
 
 
 def to_v6e32(tpu_slices=None, serving=None):
@@ -38,7 +26,7 @@ def to_v6e32(tpu_slices=None, serving=None):
 
 def test_diff_serving_setting_changes_only_the_workload():
     base = plan_of(STACK).as_json()
-    head = plan_with(STACK, lambda s: s["maxtext"].update(maxTargetLength=4096)).as_json()
+    head = plan_edited(STACK, serving=lambda s: s["maxtext"].update(maxTargetLength=4096)).as_json()
     diff = diff_plans(STACK, base, head)
     assert diff.warnings == [] and not diff.added and not diff.removed
     (change,) = diff.changed
@@ -52,7 +40,7 @@ def test_diff_serving_setting_changes_only_the_workload():
 
 def test_diff_topology_change_warns_recreate_of_the_node_pool():
     base = plan_of(STACK).as_json()
-    head = plan_edited(STACK, tpuSlices=lambda s: to_v6e32(tpu_slices=s), serving=lambda s: to_v6e32(serving=s))
+    head = plan_edited(STACK, tpuSlices=lambda s: to_v6e32(tpu_slices=s), serving=lambda s: to_v6e32(serving=s)).as_json()
     diff = diff_plans(STACK, base, head)
     pool_warnings = [w for w in diff.warnings if "TPU node pool `llama405b-v6e16`" in w]
     assert any("placementPolicy.tpuTopology" in w and '"4x4" → "4x8"' in w for w in pool_warnings)
@@ -121,7 +109,7 @@ def test_diff_labels_single_host_tpu_pools_from_the_catalog():
 def test_diff_webhook_immutable_field_warns_replacement_of_the_leaderworkerset():
     stack = "llama2-70b-disagg-v6e8x2"
     base = plan_of(stack).as_json()
-    head = plan_with(stack, lambda s: s.update(mode="interleaved", replicas=2)).as_json()
+    head = plan_edited(stack, serving=lambda s: s.update(mode="interleaved", replicas=2)).as_json()
     diff = diff_plans(stack, base, head)
     lws = [w for w in diff.warnings if "LeaderWorkerSet `jetstream-pathways`" in w]
     assert any("spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize" in w and "replaceOnChanges" in w for w in lws)

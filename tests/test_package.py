@@ -104,3 +104,79 @@ def test_package_wheel_install_is_self_contained(tmp_path):
     assert (site / "tpu_serving" / "py.typed").is_file()
     entry_points = next(site.glob("tpu_serving-*.dist-info")) / "entry_points.txt"
     assert "tpu-serving = tpu_serving_tools.cli:main" in entry_points.read_text()
+
+
+def test_package_lists_every_subpackage():
+    """A subpackage missing from pyproject's `packages` would be left out of the wheel."""
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    roots = {"tpu_serving": ROOT / "components", "tpu_serving_tools": ROOT / "tools", "tpu_serving_policy": ROOT / "policy"}
+    found = {
+        ".".join([name, *init.parent.relative_to(root).parts])
+        for name, root in roots.items()
+        for init in root.rglob("__init__.py")
+        if ".venv" not in init.parts
+    }
+    assert found == listed
+
+
+DEPLOYMENT_PROGRAM = """
+import pulumi
+from tpu_serving import TpuServingDeployment, TpuServingDeploymentArgs
+from tpu_serving.config import validate_stack
+
+config = pulumi.Config()
+settings = validate_stack({
+    "project": "my-project-1",
+    "region": "us-east5",
+    "zone": "us-east5-b",
+    "cluster": {"name": "mine"},
+    "tpuSlices": [{"name": "v6e16", "slice": config.require("slice")}],
+    "buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
+    "workloadIdentity": {"namespace": "serving"},
+    "serving": {"backend": "jetstream-pathways", "slices": ["v6e16"], "checkpointPath": "llama/int8",
+                "maxtext": {"configFile": "MaxText/configs/base.yml", "modelName": "llama3.1-405b",
+                            "quantization": "int8", "maxPrefillPredictLength": 1024, "maxTargetLength": 2048,
+                            "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8}},
+})
+deployment = TpuServingDeployment("mine", TpuServingDeploymentArgs(settings))
+pulumi.export("service", deployment.outputs["service"])
+"""
+
+
+def test_package_deployment_component_in_a_users_program(tmp_path):
+    project = tmp_path / "platform-team"
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text("name: platform-team\nruntime: python\nstackConfigDir: stacks\n")
+    (project / "__main__.py").write_text(textwrap.dedent(DEPLOYMENT_PROGRAM))
+    (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  platform-team:slice: v6e-16\n")
+    assert len(DEPLOYMENT_PROGRAM.strip().splitlines()) <= 22
+    proc = subprocess.run(
+        [str(TOOL), "preview", "prod", "--root", str(project), "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "TPU: 1 slice(s), 16 chips" in proc.stdout
+    plan = json.loads((project / "build" / "prod" / "plan.json").read_text())
+    assert plan["outputs"]["service"] == "jetstream-svc"
+    kinds = {r["inputs"].get("kind") for r in plan["resources"]}
+    assert {"LeaderWorkerSet", "Service", "ResourceQuota", "NetworkPolicy"} <= kinds
+    (deployment,) = [r for r in plan["resources"] if r["type"] == "tpu-serving:index:TpuServingDeployment"]
+    assert all(r["parent"] == deployment["urn"] for r in plan["resources"] if r["type"] == "tpu-serving:index:TpuCluster")
+
+
+def test_package_stack_program_is_short():
+    lines = [line for line in (ROOT / "__main__.py").read_text().splitlines() if line.strip()]
+    assert len(lines) < 40
+
+
+def test_package_backends_are_registered_in_one_place():
+    from tpu_serving.backends import BACKENDS, Serving
+    import typing
+
+    assert set(BACKENDS) == {"jetstream-pathways", "saxml", "pathways-job"}
+    union = typing.get_args(typing.get_args(Serving)[0])
+    assert {b.settings for b in BACKENDS.values()} == set(union)
+    for name, backend in BACKENDS.items():
+        assert typing.get_args(backend.settings.model_fields["backend"].annotation) == (name,)

@@ -9,9 +9,10 @@ import pytest
 import yaml
 
 from tpu_serving import catalog
-from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
+from tests.conftest import SEED_MANIFESTS, flatten, plan_of, seed_differences
+from tests.fixtures.configs import plan_edited
 from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+from tpu_serving_tools.offline import kubernetes_objects
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 PATHWAYS_STACKS = {
@@ -204,12 +205,7 @@ def test_pathways_service_and_outputs(stack):
 
 
 def plan_with(stack: str, edit):
-    project = load_project(ROOT)
-    config = stack_config(project, stack)
-    serving = json.loads(config["tpu-serving:serving"])
-    edit(serving)
-    config["tpu-serving:serving"] = json.dumps(serving)
-    return run_program(main_program(project), config, project=project.name, stack=stack)
+    return plan_edited(stack, serving=edit)
 
 
 @pytest.mark.parametrize("stack", PATHWAYS_STACKS)

@@ -12,7 +12,7 @@ from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
 from tpu_serving.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
 from tests.conftest import CRDS, plan_of
-from tests.test_config import load
+from tests.fixtures.configs import PATHWAYS_JOB, load, with_serving
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -83,26 +83,8 @@ def test_pathways_job_interactive_stack():
     assert "pathwaysutils.initialize()" in out["clientExample"]
 
 
-BASE = {
-    "gcp:project": "tpu-serving-demo",
-    "gcp:region": "us-east5",
-    "tpu-serving:zone": "us-east5-b",
-    "tpu-serving:cluster": {"name": "pwjob"},
-    "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-16"}],
-    "tpu-serving:buckets": [{"purpose": "scratch"}],
-    "tpu-serving:workloadIdentity": {"namespace": "pw"},
-    "tpu-serving:serving": {"backend": "pathways-job", "workload": "interactive", "slices": ["s"]},
-}
-
-
-def with_serving(**changes) -> dict:
-    cfg = copy.deepcopy(BASE)
-    cfg["tpu-serving:serving"].update(changes)
-    return cfg
-
-
 def test_pathways_job_machine_type_outside_enum_rejected():
-    cfg = copy.deepcopy(BASE)
+    cfg = copy.deepcopy(PATHWAYS_JOB)
     cfg["tpu-serving:tpuSlices"] = [{"name": "s", "slice": "v6e-1"}]
     with pytest.raises(ConfigError) as exc:
         load(cfg)

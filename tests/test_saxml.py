@@ -12,9 +12,9 @@ import yaml
 from tpu_serving import saxml_publisher
 from tpu_serving.config import ConfigError
 from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
-from tests.test_config import load
+from tests.fixtures.configs import SAX_CONFIG, load, plan_edited
 from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+from tpu_serving_tools.offline import kubernetes_objects
 
 STACK = "saxml-175b-v5e32x2"
 SEED = "saxml-lmcloudspmd175b-2xv5e-4x8.yaml"
@@ -141,14 +141,8 @@ def test_saxml_http_load_balancer_internal_by_default():
 
 
 def plan_with(edit_serving=None, edit_cluster=None):
-    project = load_project(ROOT)
-    config = stack_config(project, STACK)
-    for key, edit in (("tpu-serving:serving", edit_serving), ("tpu-serving:cluster", edit_cluster)):
-        if edit:
-            value = json.loads(config[key])
-            edit(value)
-            config[key] = json.dumps(value)
-    return run_program(main_program(project), config, project=project.name, stack=STACK)
+    edits = {k: v for k, v in (("serving", edit_serving), ("cluster", edit_cluster)) if v}
+    return plan_edited(STACK, **edits)
 
 
 def test_saxml_public_load_balancer_needs_source_ranges():
@@ -193,20 +187,6 @@ def test_saxml_jobset_valid_for_each_release(release, reference):
 
 # ------------------------------------------------------------------------------ sizing
 
-SAX_CONFIG = {
-    "gcp:project": "tpu-serving-demo",
-    "gcp:region": "us-west4",
-    "tpu-serving:zone": "us-west4-a",
-    "tpu-serving:cluster": {"name": "sax"},
-    "tpu-serving:tpuSlices": [{"name": "v5e", "machineType": "ct5lp-hightpu-4t", "topology": "4x4"}],
-    "tpu-serving:buckets": [{"purpose": "state"}],
-    "tpu-serving:workloadIdentity": {"namespace": "sax"},
-    "tpu-serving:serving": {
-        "backend": "saxml",
-        "slices": ["v5e"],
-        "models": [{"model": "/sax/test/spmd", "modelPath": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "parametersBillions": 175}],
-    },
-}
 
 
 def test_saxml_175b_bf16_rejected_on_one_4x4_v5e_slice():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tests.test_config import GOOD, load, with_change
+from tests.fixtures.configs import GOOD, load, with_change
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.offline import kubernetes_objects
 

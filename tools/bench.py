@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 PACKAGES = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import identity, network, prereqs, scheduling
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime.result import CategoryResult
 
 
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (scheduling.check, network.check, identity.check, prereqs.check)

@@ -1,0 +1,103 @@
+"""What a serving backend is, and the platform it builds on.
+
+A backend is one module holding its settings (a config model selected by ``backend:``), its
+checks against the rest of the stack, the resources it builds, its stack outputs and the
+ports its serving pods take clients on. :mod:`tpu_serving.backends` registers them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+
+from ..catalog import SliceShape
+from ..controllers import Controller, ControllerInstall
+
+if TYPE_CHECKING:
+    from ..buckets import Buckets
+    from ..config.models import StackConfig
+    from ..identity import WorkloadIdentity
+    from ..settings import Model
+    from ..cluster import TpuCluster
+    from ..node_identity import BucketGrant
+    from ..services import ProjectServices
+    from ..tenancy import Tenancy
+
+
+@dataclass(frozen=True)
+class ServingSlices:
+    """The serving slices of a stack: their one shape and their node pools."""
+
+    shape: SliceShape
+    pools: Sequence[pulumi.Resource]
+
+
+@dataclass(frozen=True)
+class Platform:
+    """What a backend builds on: the cluster, the identity, the buckets and the tenancy of the deployment."""
+
+    name: str
+    """The deployment's name (the cluster name): children are named ``<name>-<role>``."""
+    settings: "StackConfig"
+    """The validated settings of the deployment."""
+    parent: pulumi.Resource
+    """The deployment component: the backend's resources are its children."""
+    cluster: "TpuCluster"
+    apis: "ProjectServices"
+    buckets: "Buckets"
+    identity: "WorkloadIdentity"
+    tenancy: "Tenancy"
+    slices: ServingSlices
+    k8s_labels: Mapping[str, str]
+    labels: Mapping[str, str]
+    install: Callable[[Controller, str, Sequence[pulumi.Resource]], ControllerInstall]
+    """Installs a controller release on the cluster (after the CPU pool and ``after``)."""
+    node_grants: Callable[[Mapping[str, str]], list["BucketGrant"]]
+    """Bucket roles, by purpose -> access, on the stack's buckets (for node service accounts)."""
+
+    def options(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
+        """Options of a backend component: a child of the deployment on the cluster's Kubernetes provider."""
+        return pulumi.ResourceOptions(
+            parent=self.parent,
+            providers={"kubernetes": self.cluster.provider},
+            depends_on=list(depends_on),
+            aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)],
+        )
+
+    def gcp_options(self) -> pulumi.ResourceOptions:
+        """Options of a backend's GCP component: a child of the deployment that waits for the APIs."""
+        return pulumi.ResourceOptions(
+            parent=self.parent, depends_on=[self.apis], aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+        )
+
+
+@dataclass
+class Built:
+    """What a backend built: its controller installs and its stack outputs."""
+
+    installs: list[ControllerInstall] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    extra_pools: list[pulumi.Resource] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A serving backend: ``backend: <name>`` in the stack's ``serving``."""
+
+    name: str
+    """The value of ``serving.backend``."""
+    settings: type["Model"]
+    """Its config model (with ``backend: Literal[name]``)."""
+    problems: Callable[["StackConfig", Any, SliceShape, int], list[str]]
+    """Checks of its settings against the rest of the stack: ``(stack, serving, shape, pools)``."""
+    ingress: Callable[[Any], tuple[dict[str, str], list[int]]]
+    """Labels and ports of the pods that take clients from outside the namespace."""
+    host_network_buckets: Callable[[Any], Mapping[str, str]]
+    """Bucket purpose -> access of its host-network pods on the serving slices (they act as the nodes)."""
+    restart_unit_chips: Callable[[Any, int], int]
+    """TPU chips of what restarts at once, given the serving slices' chips."""
+    build: Callable[[Platform, Any], Built]
+    """Its resources, as children of the deployment."""

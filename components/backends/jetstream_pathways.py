@@ -1,0 +1,238 @@
+"""Backend ``jetstream-pathways``: JetStream + MaxText on Pathways, one LeaderWorkerSet (seeds 000, 001).
+
+Its settings, its checks against the rest of the stack, the resources it builds (the LWS
+install and :class:`~tpu_serving.pathways_serving.PathwaysServing`), its stack outputs and
+its serving port.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+
+from pydantic import Field, field_validator, model_validator
+
+from ..catalog import SliceShape
+from ..controllers import LWS
+from ..models import MAXTEXT_MODEL_PARAMETERS, Precision, hbm_fit_problem, maxtext_precision
+from ..pathways_serving import (
+    HTTP_PORT,
+    MaxTextSettings,
+    PathwaysImages,
+    PathwaysRequests,
+    PathwaysServing,
+    PathwaysServingArgs,
+    ProbeSettings,
+)
+from ..settings import PROJECT_NAMESPACE, K8sName, Model, release_validator, settings_model, to_settings
+from ..tenancy import SERVING_PRIORITY
+from .base import Backend, Built, Platform
+
+if TYPE_CHECKING:
+    from ..config.models import StackConfig
+
+NAME = "jetstream-pathways"
+
+MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
+PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
+ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
+PathwaysRequestsConfig = settings_model(PathwaysRequests, "PathwaysRequestsConfig")
+
+Capability = Literal["SYS_PTRACE", "NET_ADMIN", "SYS_TIME", "SYS_RESOURCE", "IPC_LOCK"]
+
+
+class JaxTpuConfig(Model):
+    """Extra settings of the ``jax-tpu`` container."""
+
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+    capabilities: list[Capability] = Field(
+        default_factory=list, description="Linux capabilities to add (the disaggregated server uses some)."
+    )
+
+
+class ModelSizeConfig(Model):
+    """The served model's size, for the HBM fit check."""
+
+    parameters_billions: float = Field(gt=0, description="Parameter count in billions.")
+    precision: Precision = Field(description="Precision of the served weights.")
+
+
+class PathwaysServingConfig(Model):
+    """JetStream + MaxText on Pathways, as one LeaderWorkerSet (seeds 000 and 001)."""
+
+    backend: Literal["jetstream-pathways"] = Field(description="Selects this serving backend.")
+    mode: Literal["interleaved", "disaggregated"] = Field(
+        "interleaved", description="`interleaved` over one or more slices, or `disaggregated` prefill/decode over two."
+    )
+    slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
+    replicas: int = Field(1, ge=1, le=16, description="Leader-worker groups; each takes its own share of the slices.")
+    name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
+    service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
+    lws_version: Annotated[str, release_validator(LWS)] = Field(
+        LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
+    )
+    checkpoint_path: str = Field(
+        description="Path of the MaxText checkpoint inside the stack's `checkpoints` bucket."
+    )
+    maxtext: MaxTextConfig = Field(description="MaxText/JetStream server settings.")  # type: ignore[valid-type]
+    images: PathwaysImagesConfig = Field(  # type: ignore[valid-type]
+        default_factory=PathwaysImagesConfig, description="Container images."
+    )
+    probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Health probe timing of `jax-tpu`.")  # type: ignore[valid-type]
+    requests: PathwaysRequestsConfig = Field(  # type: ignore[valid-type]
+        default_factory=PathwaysRequestsConfig, description="CPU and memory requests of the containers."
+    )
+    resource_manager_flags: list[str] = Field(
+        default_factory=list, description="Extra flags of the Pathways resource manager."
+    )
+    jax_tpu: JaxTpuConfig = Field(default_factory=JaxTpuConfig, description="Extra settings of `jax-tpu`.")
+    model: Optional[ModelSizeConfig] = Field(
+        None,
+        description="Size of the served model for the HBM fit check; unset derives it from `maxtext.modelName` "
+        "(a known MaxText model) and `maxtext.quantization`/`weightDtype`.",
+    )
+
+    @model_validator(mode="after")
+    def _prefill_within_target(self) -> "PathwaysServingConfig":
+        mt = self.maxtext
+        if mt.max_prefill_predict_length > mt.max_target_length:
+            raise ValueError(
+                f"maxtext.maxPrefillPredictLength ({mt.max_prefill_predict_length}) must not exceed "
+                f"maxtext.maxTargetLength ({mt.max_target_length}): the target length includes the prompt"
+            )
+        return self
+
+    @field_validator("checkpoint_path")
+    @classmethod
+    def _relative_path(cls, v: str) -> str:
+        if not v or v.startswith(("gs://", "/")) or ".." in v.split("/"):
+            raise ValueError("must be a path inside the stack's checkpoints bucket, e.g. llama3.1-405b/int8/0/items")
+        return v
+
+
+
+
+def problems(cfg: "StackConfig", serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
+    """Groups share the slices evenly; the buckets exist; parallelism and HBM fit the slice."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    found = []
+    if pools % serving.replicas:
+        found.append(f"{key}.replicas = {serving.replicas}: {pools} slice(s) cannot be shared evenly")
+    per_group = pools // serving.replicas
+    if serving.mode == "disaggregated" and per_group != 2:
+        found.append(
+            f"{key}.mode = \"disaggregated\": needs exactly 2 slices per group (prefill and decode), got {per_group}"
+        )
+    for purpose in ("checkpoints", "scratch"):
+        b = cfg.bucket(purpose)
+        if b is None or b.workload_access == "none":
+            found.append(f"{PROJECT_NAMESPACE}:buckets: {NAME} needs a `{purpose}` bucket the workloads can access")
+    return found + _parallelism_problems(key, serving.maxtext, shape) + _fit_problems(serving, shape)
+
+
+def _fit_problems(serving: PathwaysServingConfig, shape: SliceShape) -> list[str]:
+    """Every slice of a group holds the whole model (interleaved replicas and both disaggregated halves)."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    if serving.model is not None:
+        size, precision, at = serving.model.parameters_billions, serving.model.precision, f"{key}.model"
+    else:
+        mt = serving.maxtext
+        known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
+        if known is None:
+            return [
+                f"{key}.model: required for the HBM fit check, since maxtext.modelName {json.dumps(mt.model_name)} "
+                f"is not a model the library knows; known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
+            ]
+        size, precision, at = known, maxtext_precision(mt.quantization, mt.weight_dtype), f"{key}.maxtext.modelName"
+    problem = hbm_fit_problem(at, size, precision, shape)
+    return [problem] if problem else []
+
+
+def _parallelism_problems(key: str, mt: Any, shape: SliceShape) -> list[str]:
+    dims = {
+        "iciFsdpParallelism": mt.ici_fsdp_parallelism,
+        "iciAutoregressiveParallelism": mt.ici_autoregressive_parallelism,
+        "iciTensorParallelism": mt.ici_tensor_parallelism,
+    }
+    bad = [k for k, v in dims.items() if v == 0 or v < -1]
+    if bad:
+        return [f"{key}.maxtext.{k}: must be a positive integer or -1" for k in bad]
+    if list(dims.values()).count(-1) > 1:
+        return [f"{key}.maxtext: at most one ici parallelism may be -1"]
+    known = math.prod(v for v in dims.values() if v != -1)
+    if (-1 in dims.values() and shape.chips % known) or (-1 not in dims.values() and known != shape.chips):
+        return [
+            f"{key}.maxtext: ici parallelism {' x '.join(str(v) for v in dims.values())} does not "
+            f"match the {shape.chips} chips of a {shape.topology} slice"
+        ]
+    return []
+
+
+
+def ingress(serving: PathwaysServingConfig) -> tuple[dict[str, str], list[int]]:
+    """The leader pods take clients on the JetStream HTTP port."""
+    return {"app": serving.name}, [HTTP_PORT]
+
+
+def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, str]:
+    """None of its pods is on the host network."""
+    return {}
+
+
+def restart_unit_chips(serving: PathwaysServingConfig, chips: int) -> int:
+    """One leader-worker group restarts at once (RecreateGroupOnPodRestart)."""
+    return chips // serving.replicas
+
+
+def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
+    """The LWS install, the LeaderWorkerSet and its Service."""
+    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    lws = platform.install(LWS, serving.lws_version, ())
+    pools = list(platform.slices.pools)
+    workload = PathwaysServing(
+        f"{name}-serving",
+        PathwaysServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=platform.slices.shape,
+            num_slices=len(pools) // serving.replicas,
+            replicas=serving.replicas,
+            mode=serving.mode,
+            maxtext=to_settings(serving.maxtext, MaxTextSettings),
+            checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
+            scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
+            name=serving.name,
+            service_name=serving.service_name,
+            images=to_settings(serving.images, PathwaysImages),
+            probes=to_settings(serving.probes, ProbeSettings),
+            requests=to_settings(serving.requests, PathwaysRequests),
+            priority_class_name=SERVING_PRIORITY,
+            resource_manager_flags=tuple(serving.resource_manager_flags),
+            jax_env=serving.jax_tpu.env,
+            jax_capabilities=tuple(serving.jax_tpu.capabilities),
+            labels=platform.k8s_labels,
+            depends_on=[lws, identity.service_account, platform.tenancy, *pools],
+        ),
+        opts=platform.options(),
+    )
+    return Built(
+        installs=[lws],
+        outputs={
+            "service": workload.service.metadata.name,
+            "leaderPod": workload.leader_pod,
+            "portForward": workload.port_forward,
+            "generateExample": workload.generate_example,
+        },
+    )
+
+
+BACKEND = Backend(
+    name=NAME,
+    settings=PathwaysServingConfig,
+    problems=problems,
+    ingress=ingress,
+    host_network_buckets=host_network_buckets,
+    restart_unit_chips=restart_unit_chips,
+    build=build,
+)

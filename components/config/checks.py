@@ -1,0 +1,121 @@
+"""Checks across several settings, reported at the key to change."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..backends import BACKENDS
+from ..naming import (
+    NameLimit,
+    bucket_name,
+    check_dns_name,
+    head_pool_name,
+    head_service_account_id,
+    node_service_account_id,
+    pool_name,
+    workload_service_account_id,
+)
+from ..settings import PROJECT_NAMESPACE
+from .models import StackConfig
+
+
+def derived_name_problems(cfg: StackConfig) -> list[str]:
+    """Names derived from several keys that break a GCP limit, reported at the key to change."""
+    ns = PROJECT_NAMESPACE
+    cluster = cfg.cluster.name
+    problems = []
+    for i, s in enumerate(cfg.tpu_slices):
+        for pool in s.pool_names:
+            name = pool_name(cluster, pool)
+            problem = check_dns_name(name, limit=NameLimit.GKE_NODE_POOL)
+            if problem:
+                problems.append(
+                    f"{ns}:tpuSlices[{i}].name = {json.dumps(s.name)}: node pool name {name!r} "
+                    f"(<cluster.name>-<name>) {problem}; shorten cluster.name or this name"
+                )
+    for i, b in enumerate(cfg.buckets):
+        name = bucket_name(cfg.project, cluster, b.purpose, b.name)
+        problem = check_dns_name(name, limit=NameLimit.GCS_BUCKET, min_length=3)
+        if problem:
+            problems.append(
+                f"{ns}:buckets[{i}].name: the default bucket name {name!r} "
+                f"(<project>-<cluster.name>-<purpose>) {problem}; set buckets[{i}].name"
+            )
+    for i, s in enumerate(cfg.tpu_slices):
+        sa = node_service_account_id(cluster, s.name)
+        problem = check_dns_name(sa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+        if problem:
+            problems.append(
+                f"{ns}:tpuSlices[{i}].name = {json.dumps(s.name)}: node service account id {sa!r} "
+                f"(<cluster.name>-<name>) {problem}; shorten cluster.name or this name"
+            )
+    gsa = workload_service_account_id(cluster, cfg.workload_identity.gcp_service_account)
+    problem = check_dns_name(gsa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+    if problem:
+        problems.append(
+            f"{ns}:workloadIdentity.gcpServiceAccount: the default service account id {gsa!r} "
+            f"(<cluster.name>-wl) {problem}; set workloadIdentity.gcpServiceAccount"
+        )
+    if cfg.serving is not None and cfg.serving.backend == "pathways-job":
+        for name, limit in (
+            (head_pool_name(cluster), NameLimit.GKE_NODE_POOL),
+            (head_service_account_id(cluster), NameLimit.GCP_SERVICE_ACCOUNT_ID),
+        ):
+            problem = check_dns_name(name, limit=limit, min_length=6)
+            if problem:
+                problems.append(f"{ns}:cluster.name = {json.dumps(cluster)}: the Pathways head's {name!r} {problem}")
+    return problems
+
+
+_RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def cluster_problems(cfg: StackConfig) -> list[str]:
+    """Checks across the cluster and the rest of the stack, at the keys to change."""
+    key = f"{PROJECT_NAMESPACE}:cluster"
+    problems = []
+    groups = cfg.tenancy.operators.groups
+    if groups and cfg.cluster.security_group is None:
+        problems.append(
+            f"{PROJECT_NAMESPACE}:tenancy.operators.groups = {json.dumps(groups)}: RoleBindings to Google Groups "
+            f"grant nothing unless the cluster has Google Groups for RBAC; set {key}.securityGroup to "
+            "gke-security-groups@<your domain> (with these groups nested in it)"
+        )
+    m = cfg.cluster.maintenance
+    for field_name, value in (("windowStart", m.window_start), ("windowEnd", m.window_end)):
+        if not _RFC3339_UTC.match(value):
+            problems.append(f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z")
+    if not m.recurrence.startswith("FREQ="):
+        problems.append(f"{key}.maintenance.recurrence = {json.dumps(m.recurrence)}: must be an RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU")
+    for i, e in enumerate(m.exclusions):
+        at = f"{key}.maintenance.exclusions[{i}]"
+        for field_name, value in (("startTime", e.start_time), ("endTime", e.end_time)):
+            if value is not None and not _RFC3339_UTC.match(value):
+                problems.append(f"{at}.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z")
+        if e.scope == "NO_UPGRADES" and e.end_time is None:
+            problems.append(f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support")
+        if e.end_time is not None and e.end_time <= e.start_time:
+            problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    return problems
+
+
+def serving_problems(cfg: StackConfig) -> list[str]:
+    """Checks across the serving config and the rest of the stack, at the keys to change."""
+    serving = cfg.serving
+    if serving is None:
+        return []
+    key = f"{PROJECT_NAMESPACE}:serving"
+    kinds = {s.name: s for s in cfg.tpu_slices}
+    unknown = [n for n in serving.slices if n not in kinds]
+    if unknown:
+        return [f"{key}.slices = {json.dumps(unknown)}: not in tpuSlices; valid: {', '.join(kinds)}"]
+    chosen = [kinds[n] for n in serving.slices]
+    shapes = {(k.shape.machine_type.name, k.shape.topology) for k in chosen}
+    problems = []
+    if len(shapes) > 1:
+        problems.append(f"{key}.slices: the serving slices must share one shape; got {sorted(shapes)}")
+    if problems:
+        return problems
+    pools = sum(k.count for k in chosen)
+    return BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools)

@@ -1,0 +1,105 @@
+"""Rendering validation problems: every problem at once, at the key path the user wrote, no traceback."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi
+from pydantic import BaseModel
+
+from ..backends import BACKENDS
+from ..settings import PROJECT_NAMESPACE
+from .models import StackConfig
+
+GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
+"""Stack config fields read from the ``gcp`` provider namespace (shared with the provider)."""
+
+class ConfigError(pulumi.RunError):
+    """Invalid stack configuration: every problem, one per line, with its key path.
+
+    It subclasses :class:`pulumi.RunError`, so ``pulumi up``/``preview`` print the message
+    without a Python traceback.
+    """
+
+    def __init__(self, problems: list[str], source: str = "stack configuration"):
+        self.problems = problems
+        n = len(problems)
+        super().__init__(
+            f"invalid {source}: {n} problem{'s' if n != 1 else ''}\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
+
+
+_BACKENDS = tuple(BACKENDS)
+"""Discriminator values of the serving union (pydantic adds them to error locations)."""
+
+def _key_path(loc: tuple[Any, ...]) -> str:
+    if not loc:
+        return f"{PROJECT_NAMESPACE}:<stack>"
+    head, *rest = loc
+    # Fields are reported by their camelCase alias; map the top level to its config key.
+    path = GCP_KEYS.get(head, f"{PROJECT_NAMESPACE}:{head}")
+    for i, part in enumerate(rest):
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif part in _BACKENDS and i == 0 and head == "serving":
+            continue  # the union member's tag, not a key the user wrote
+        elif part in ("function-after", "function-plain") or "[" in str(part):
+            continue  # pydantic's internal validator tags
+        else:
+            path += f".{part}"
+    return path
+
+
+def _models_in(ann: Any) -> list[type[BaseModel]]:
+    if isinstance(ann, type) and issubclass(ann, BaseModel):
+        return [ann]
+    return [m for arg in (getattr(ann, "__args__", ()) or ()) for m in _models_in(arg)]
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
+    """The model class that a location path points into (for listing valid keys)."""
+    model: type[BaseModel] = StackConfig
+    parts = list(loc)
+    while parts:
+        part = parts.pop(0)
+        if isinstance(part, int):
+            continue
+        field = next((f for n, f in model.model_fields.items() if n == part or f.alias == part), None)
+        candidates = _models_in(field.annotation) if field is not None else []
+        if not candidates:
+            return model
+        if len(candidates) > 1 and parts and parts[0] in _BACKENDS:
+            tag = parts.pop(0)
+            candidates = [m for m in candidates if m.model_fields.get("backend") and tag in str(m.model_fields["backend"].annotation)]
+        model = candidates[0]
+    return model
+
+
+def describe(err: Mapping[str, Any]) -> str:
+    loc = tuple(err["loc"])
+    path = _key_path(loc)
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        model = _model_at(loc[:-1])
+        names = [f.alias or n for n, f in model.model_fields.items()]
+        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+        hint = f"did you mean `{close[0]}`? " if close else ""
+        if model is StackConfig:
+            names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
+        return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
+    if kind == "missing":
+        return f"{path}: required key is missing"
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        tag = (err.get("ctx") or {}).get("tag")
+        shown = f" = {json.dumps(tag)}" if tag else ""
+        return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
+    msg = err["msg"].removeprefix("Value error, ")
+    value = err.get("input")
+    shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
+    if shown is not None and len(shown) <= 80:
+        return f"{path} = {shown}: {msg}"
+    return f"{path}: {msg}"

@@ -1,0 +1,380 @@
+"""The stack's settings: one frozen model per part of a deployment, assembled in :class:`StackConfig`.
+
+The serving backends declare their own settings (:mod:`tpu_serving.backends`); the rest is
+here. Every field has its type, default, bounds and description, which the stack file, the
+component API and the README tables share.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, Optional
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from .. import catalog
+from ..backends import Serving
+from ..cluster import MaintenanceSettings
+from ..naming import NameLimit, check_dns_name
+from ..settings import (
+    Cidr,
+    ClusterName,
+    K8sName,
+    Model,
+    PoolName,
+    ServiceAccountId,
+    catalog_message,
+    settings_model,
+)
+
+# --------------------------------------------------------------------------- cluster
+
+
+class CpuPoolConfig(Model):
+    """The small CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends)."""
+
+    machine_type: str = Field("n2-standard-8", description="GCE machine type of the CPU nodes.")
+    min_nodes: int = Field(1, ge=0, le=100, description="Autoscaling minimum, per zone of the pool.")
+    max_nodes: int = Field(3, ge=1, le=100, description="Autoscaling maximum, per zone of the pool.")
+    disk_size_gb: int = Field(100, ge=30, le=2000, description="Boot disk size of each CPU node, in GB.")
+
+    @model_validator(mode="after")
+    def _min_le_max(self) -> "CpuPoolConfig":
+        if self.min_nodes > self.max_nodes:
+            raise ValueError(f"minNodes ({self.min_nodes}) must not exceed maxNodes ({self.max_nodes})")
+        return self
+
+
+_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
+"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
+
+MaintenanceConfig = settings_model(MaintenanceSettings, "MaintenanceConfig")
+
+
+class ClusterConfig(Model):
+    """The regional GKE Standard cluster."""
+
+    name: ClusterName = Field(description="GKE cluster name; also the prefix of the other cloud resource names.")
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
+        "REGULAR", description="GKE release channel that picks the control-plane and node versions."
+    )
+    min_master_version: Optional[str] = Field(
+        None, description="Minimum GKE version, e.g. 1.31; unset lets the release channel decide."
+    )
+    deletion_protection: bool = Field(
+        True, description="Refuse `pulumi destroy` of the cluster until this is set to false and applied."
+    )
+    network: str = Field("default", description="VPC network of the cluster.")
+    subnetwork: Optional[str] = Field(None, description="Subnetwork of the cluster; unset uses the network's default.")
+    cpu_pool: CpuPoolConfig = Field(
+        default_factory=CpuPoolConfig, description="The CPU node pool for non-TPU pods, in the TPU zone."
+    )
+    image_streaming: bool = Field(True, description="GKE image streaming (GCFS) on every node pool.")
+    gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
+    managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
+    private_nodes: bool = Field(
+        False, description="Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls."
+    )
+    master_authorized_networks: Optional[list[Cidr]] = Field(
+        None, description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients."
+    )
+    security_group: Optional[str] = Field(
+        None,
+        pattern=r"^gke-security-groups@[a-z0-9.-]+\.[a-z]{2,}$",
+        description="`gke-security-groups@<domain>` for Google Groups in RBAC; required when "
+        "`tenancy.operators.groups` is set.",
+    )
+    maintenance: MaintenanceConfig = Field(  # type: ignore[valid-type]
+        default_factory=MaintenanceConfig, description="When GKE may upgrade the cluster and the TPU slices."
+    )
+
+    @field_validator("min_master_version")
+    @classmethod
+    def _gke_version(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None and not _GKE_VERSION.match(v):
+            raise ValueError("must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000")
+        return v
+
+
+# --------------------------------------------------------------------------- TPU slices
+
+
+RESERVED_POOL_NAMES = ("cpu", "head", "nodes", "wl")
+"""Slice names that would collide with ``<cluster>-cpu`` / ``<cluster>-head`` pools or the
+``<cluster>-nodes`` / ``<cluster>-wl`` service accounts."""
+
+
+class TpuSliceConfig(Model):
+    """One kind of TPU slice; ``count`` identical slices make ``count`` node pools."""
+
+    name: PoolName = Field(
+        description="Short name of the slice kind, e.g. `v6e16` or `prefill`; names its node pools "
+        "and its node service account."
+    )
+    slice: Optional[str] = Field(
+        None, description="Cloud TPU slice name (`v6e-16`, `v5litepod-32`, `v5p-16`); or give machineType and topology."
+    )
+    machine_type: Optional[str] = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
+    topology: Optional[str] = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
+    count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    spot: bool = Field(False, description="Run the slice on Spot VMs.")
+    reservation: Optional[str] = Field(
+        None, description="Name of a specific Compute Engine reservation the slice consumes."
+    )
+    disk_size_gb: int = Field(200, ge=50, le=4000, description="Boot disk size of each TPU VM, in GB.")
+
+    @field_validator("name")
+    @classmethod
+    def _not_reserved(cls, v: str) -> str:
+        if v in RESERVED_POOL_NAMES:
+            raise ValueError(f"reserved for the stack's own pools and accounts: {', '.join(RESERVED_POOL_NAMES)}")
+        return v
+
+    @field_validator("slice")
+    @classmethod
+    def _known_slice(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            try:
+                catalog.resolve_slice_name(v)
+            except catalog.CatalogError as err:
+                raise ValueError(catalog_message(err)) from None
+        return v
+
+    @field_validator("machine_type")
+    @classmethod
+    def _known_machine_type(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            try:
+                catalog.machine_type(v)
+            except catalog.CatalogError as err:
+                raise ValueError(catalog_message(err)) from None
+        return v
+
+    @field_validator("topology")
+    @classmethod
+    def _supported_topology(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+        if v is None:
+            return v
+        try:
+            catalog.parse_topology(v)
+            mt = info.data.get("machine_type")
+            if mt is not None:
+                catalog.slice_shape(mt, v)
+        except catalog.CatalogError as err:
+            raise ValueError(catalog_message(err)) from None
+        return v
+
+    @model_validator(mode="after")
+    def _one_way_to_name_the_shape(self) -> "TpuSliceConfig":
+        by_name = self.slice is not None
+        by_shape = self.machine_type is not None or self.topology is not None
+        if by_name == by_shape or (by_shape and (self.machine_type is None or self.topology is None)):
+            raise ValueError(
+                "give either `slice` (e.g. v6e-16) or both `machineType` and `topology`"
+            )
+        if self.spot and self.reservation:
+            raise ValueError("`spot` and `reservation` are mutually exclusive")
+        return self
+
+    @property
+    def shape(self) -> catalog.SliceShape:
+        """The catalog shape of each slice of this kind."""
+        if self.slice is not None:
+            return catalog.resolve_slice_name(self.slice)
+        assert self.machine_type is not None and self.topology is not None
+        return catalog.slice_shape(self.machine_type, self.topology)
+
+    @property
+    def pool_names(self) -> tuple[str, ...]:
+        """Node pool names: ``name`` for one slice, ``name-0 … name-(count-1)`` otherwise."""
+        if self.count == 1:
+            return (self.name,)
+        return tuple(f"{self.name}-{i}" for i in range(self.count))
+
+
+# --------------------------------------------------------------------------- buckets & identity
+
+
+BucketPurpose = Literal["checkpoints", "state", "scratch"]
+
+
+class BucketConfig(Model):
+    """A GCS bucket of the stack, with uniform bucket-level access and public access prevention."""
+
+    purpose: BucketPurpose = Field(
+        description="What the bucket holds: `checkpoints` (model weights, protected from deletion), "
+        "`state` (serving state such as the Sax root) or `scratch` (Pathways compilation and temp data)."
+    )
+    name: Optional[str] = Field(
+        None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`."
+    )
+    location: Optional[str] = Field(None, description="Bucket location; default the stack's region.")
+    storage_class: Literal["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] = Field(
+        "STANDARD", description="Default storage class of new objects."
+    )
+    versioning: bool = Field(False, description="Keep non-current object versions.")
+    workload_access: Literal["read", "readWrite", "none"] = Field(
+        "readWrite",
+        description="What the serving workloads' service account may do with the objects "
+        "(`read`: roles/storage.objectViewer, `readWrite`: roles/storage.objectUser).",
+    )
+    scratch_ttl_days: Optional[int] = Field(
+        None, ge=1, le=3650, description="Delete objects older than this many days (scratch buckets)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _bucket_name(cls, v: Optional[str]) -> Optional[str]:
+        if v is not None:
+            problem = check_dns_name(v, limit=NameLimit.GCS_BUCKET, min_length=3)
+            if problem or v.startswith("goog"):
+                raise ValueError(problem or "bucket names must not start with 'goog'")
+        return v
+
+
+class WorkloadIdentityConfig(Model):
+    """The Kubernetes service account the workloads run as, mapped to a GCP service account."""
+
+    namespace: K8sName = Field(description="Kubernetes namespace of the workloads (created by the stack).")
+    kubernetes_service_account: K8sName = Field(
+        "tpu-serving", description="Kubernetes service account the workload pods run as."
+    )
+    gcp_service_account: Optional[ServiceAccountId] = Field(
+        None, description="account_id of the GCP service account; default `<cluster>-wl`."
+    )
+
+
+# --------------------------------------------------------------------------- tenancy
+
+
+class QuotaConfig(Model):
+    """CPU and memory quota of the namespace (its TPU quota is the chips of its slices)."""
+
+    cpu: str = Field("256", pattern=r"^\d+(\.\d+)?m?$", description="`requests.cpu` quota, e.g. 256.")
+    memory: str = Field("2048Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$", description="`requests.memory` quota, e.g. 2048Gi.")
+
+
+class OperatorsConfig(Model):
+    """Who operates the variant: bound to a namespaced Role (observe, port-forward, restart)."""
+
+    groups: list[str] = Field(default_factory=list, description="Groups, e.g. Google Groups for GKE RBAC.")
+    users: list[str] = Field(default_factory=list, description="Users (email addresses).")
+
+
+class TenancyConfig(Model):
+    """The stack's namespace as a tenant: quota, network policy, priorities, RBAC (seed 004)."""
+
+    quota: QuotaConfig = Field(default_factory=QuotaConfig, description="CPU and memory quota.")
+    allowed_namespaces: list[K8sName] = Field(
+        default_factory=list, description="Namespaces whose pods may reach the serving ports."
+    )
+    allowed_cidrs: list[Cidr] = Field(
+        default_factory=list, description="CIDR blocks that may reach the serving ports (load balancer clients)."
+    )
+    operators: OperatorsConfig = Field(default_factory=OperatorsConfig, description="The team operating the variant.")
+
+
+# --------------------------------------------------------------------------- stack
+
+
+_PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+
+
+class StackConfig(Model):
+    """Everything one stack file declares. Built by :func:`load_stack_config`."""
+
+    project: str = Field(description="GCP project ID (config key `gcp:project`).")
+    region: str = Field(description="GCP region of the regional cluster and the buckets (config key `gcp:region`).")
+    zone: str = Field(description="Zone of the region that holds the TPU slices and the CPU pool.")
+    labels: dict[str, str] = Field(
+        default_factory=dict, description="GCP labels added to every labelled resource."
+    )
+    cluster: ClusterConfig = Field(description="The GKE cluster.")
+    tpu_slices: list[TpuSliceConfig] = Field(min_length=1, description="The TPU slices, one node pool each.")
+    buckets: list[BucketConfig] = Field(
+        min_length=1, description="GCS buckets of the stack; at most one per purpose."
+    )
+    workload_identity: WorkloadIdentityConfig = Field(
+        description="The workloads' Kubernetes and GCP service accounts."
+    )
+    tenancy: TenancyConfig = Field(
+        default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
+    )
+    serving: Optional[Serving] = Field(
+        None, description="The serving workload; unset deploys the infrastructure only."
+    )
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, v: str) -> str:
+        if not _PROJECT_ID.match(v):
+            raise ValueError(
+                "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', "
+                "starting with a letter"
+            )
+        return v
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, v: str) -> str:
+        if not _REGION.match(v):
+            raise ValueError("must be a GCP region such as us-east5 or europe-west4")
+        return v
+
+    @field_validator("zone")
+    @classmethod
+    def _zone_in_region(cls, v: str, info: ValidationInfo) -> str:
+        m = _ZONE.match(v)
+        if not m:
+            raise ValueError("must be a GCP zone such as us-east5-b")
+        region = info.data.get("region")
+        if region is not None and m.group(1) != region:
+            raise ValueError(
+                f"zone is outside the region {region!r}; valid: zones of the form {region}-<letter>, "
+                f"e.g. {region}-a, {region}-b, {region}-c"
+            )
+        return v
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v: dict[str, str]) -> dict[str, str]:
+        label = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+        bad = [k for k in v if not label.match(k)] + [
+            val for val in v.values() if not re.match(r"^[a-z0-9_-]{0,63}$", val)
+        ]
+        if bad:
+            raise ValueError(
+                f"GCP labels must be lower-case letters, digits, '_' or '-' (at most 63); bad: {', '.join(bad)}"
+            )
+        return v
+
+    @field_validator("tpu_slices")
+    @classmethod
+    def _unique_pools(cls, v: list[TpuSliceConfig]) -> list[TpuSliceConfig]:
+        names = [p for s in v for p in s.pool_names]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"node pool names must be unique; repeated: {', '.join(dupes)}")
+        return v
+
+    @field_validator("buckets")
+    @classmethod
+    def _one_per_purpose(cls, v: list[BucketConfig]) -> list[BucketConfig]:
+        purposes = [b.purpose for b in v]
+        dupes = sorted({p for p in purposes if purposes.count(p) > 1})
+        if dupes:
+            raise ValueError(f"at most one bucket per purpose; repeated: {', '.join(dupes)}")
+        return v
+
+    # -- derived values used by the components ------------------------------------------
+
+    @property
+    def slices(self) -> tuple[tuple[str, catalog.SliceShape, TpuSliceConfig], ...]:
+        """Every slice as ``(node pool name, shape, its config)``, in config order."""
+        return tuple((p, s.shape, s) for s in self.tpu_slices for p in s.pool_names)
+
+    def bucket(self, purpose: str) -> Optional[BucketConfig]:
+        """The bucket of ``purpose``, if the stack declares one."""
+        return next((b for b in self.buckets if b.purpose == purpose), None)

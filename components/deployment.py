@@ -1,0 +1,262 @@
+"""``TpuServingDeployment``: one whole serving deployment from one validated settings object.
+
+It composes the project's APIs, the buckets, the regional cluster, the TPU slices, the
+workload identity, the namespace's tenancy, the controller installs and the chosen serving
+backend (:mod:`tpu_serving.backends`), and exposes the deployment's outputs. The stack
+program is then: load the settings, build one deployment, export its outputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional
+
+import pulumi
+
+from .backends import BACKENDS, Built, Platform, ServingSlices
+from .buckets import Buckets, BucketsArgs, BucketSpec
+from .cluster import CpuPoolArgs, MaintenanceSettings, TpuCluster, TpuClusterArgs
+from .config.models import StackConfig
+from .controllers import Controller, ControllerInstall, ControllerInstallArgs, installs_by_group
+from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .naming import bucket_name, node_service_account_id, pool_name, workload_service_account_id
+from .node_identity import BucketGrant
+from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .services import ProjectServices, ProjectServicesArgs, required_apis
+from .settings import to_settings
+from .tenancy import Tenancy, TenancyArgs
+
+PART_OF = "tpu-serving"
+
+MOVED_FROM_THE_STACK = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+"""Aliases of the deployment's direct children: before this component existed, the program
+created them at the top of the stack. With the alias (which Pulumi extends to their
+children), an existing stack keeps its resources instead of replacing them."""
+
+
+@dataclass(frozen=True)
+class TpuServingDeploymentArgs:
+    """Arguments of :class:`TpuServingDeployment`."""
+
+    settings: StackConfig
+    """The validated settings of the deployment (``tpu_serving.config.load_stack_config`` or
+    ``validate_stack``); every problem of them is reported before anything is created."""
+
+
+class TpuServingDeployment(pulumi.ComponentResource):
+    """A complete multi-host TPU serving deployment on GKE, from one settings object."""
+
+    apis: ProjectServices
+    """The project's APIs, enabled first."""
+    buckets: Buckets
+    """The GCS buckets, by purpose."""
+    cluster: TpuCluster
+    """The regional GKE cluster, its CPU pool and its Kubernetes provider."""
+    slices: dict[str, TpuNodePool]
+    """The TPU slices, by slice kind (``tpuSlices[].name``)."""
+    identity: WorkloadIdentity
+    """The namespace, its Kubernetes service account and the GCP service account it acts as."""
+    tenancy: Tenancy
+    """Quota, network policies, priority classes and RBAC of the namespace."""
+    installs: list[ControllerInstall]
+    """The controller releases the backend needs."""
+    outputs: dict[str, Any]
+    """The deployment's stack outputs (the program exports them as they are)."""
+
+    def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("tpu-serving:index:TpuServingDeployment", name, None, opts)
+        self._prefix = name
+        cfg = args.settings
+        cluster_name = cfg.cluster.name
+        labels = {"app": PART_OF, "deployment": cluster_name, "managed-by": "pulumi", **cfg.labels}
+        k8s_labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cluster_name}
+        backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
+
+        self.apis = ProjectServices(
+            f"{name}-apis",
+            ProjectServicesArgs(project=cfg.project, apis=required_apis(cfg.cluster.image_streaming)),
+            opts=pulumi.ResourceOptions(parent=self, aliases=MOVED_FROM_THE_STACK),
+        )
+        gcp = pulumi.ResourceOptions(parent=self, depends_on=[self.apis], aliases=MOVED_FROM_THE_STACK)
+        self.buckets = Buckets(name, self._buckets_args(cfg, labels), opts=gcp)
+        self.cluster = TpuCluster(name, self._cluster_args(cfg, labels), opts=gcp)
+        host_network = backend.host_network_buckets(cfg.serving) if backend else {}
+        self.slices = {
+            s.name: TpuNodePool(
+                f"{name}-{s.name}",
+                TpuNodePoolArgs(
+                    project=cfg.project,
+                    region=cfg.region,
+                    zone=cfg.zone,
+                    cluster=self.cluster.cluster.id,
+                    service_account_id=node_service_account_id(cluster_name, s.name),
+                    shape=s.shape,
+                    pool_names=tuple(pool_name(cluster_name, p) for p in s.pool_names),
+                    spot=s.spot,
+                    reservation=s.reservation,
+                    disk_size_gb=s.disk_size_gb,
+                    image_streaming=cfg.cluster.image_streaming,
+                    labels=labels,
+                    node_grants=self._grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
+                ),
+                opts=gcp,
+            )
+            for s in cfg.tpu_slices
+        }
+        kubernetes = {"kubernetes": self.cluster.provider}
+        self.identity = WorkloadIdentity(
+            f"{name}-wi",
+            WorkloadIdentityArgs(
+                project=cfg.project,
+                namespace=cfg.workload_identity.namespace,
+                kubernetes_service_account=cfg.workload_identity.kubernetes_service_account,
+                gcp_service_account_id=workload_service_account_id(
+                    cluster_name, cfg.workload_identity.gcp_service_account
+                ),
+                bucket_grants=self._grants({b.purpose: b.workload_access for b in cfg.buckets}),
+                labels=k8s_labels,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self, providers=kubernetes, depends_on=[self.apis], aliases=MOVED_FROM_THE_STACK
+            ),
+        )
+        serving_pods, serving_ports = backend.ingress(cfg.serving) if backend else ({}, [])
+        serving_chips = sum(s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices)
+        self.tenancy = Tenancy(
+            f"{name}-tenancy",
+            TenancyArgs(
+                namespace=self.identity.namespace_name,
+                tpu_chips=sum(shape.chips for _, shape, _ in cfg.slices),
+                tpu_headroom_chips=backend.restart_unit_chips(cfg.serving, serving_chips) if backend else 0,
+                cpu=cfg.tenancy.quota.cpu,
+                memory=cfg.tenancy.quota.memory,
+                serving_pods=serving_pods,
+                serving_ports=serving_ports,
+                allowed_namespaces=cfg.tenancy.allowed_namespaces,
+                allowed_cidrs=cfg.tenancy.allowed_cidrs,
+                operator_groups=cfg.tenancy.operators.groups,
+                operator_users=cfg.tenancy.operators.users,
+                labels=k8s_labels,
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                providers=kubernetes,
+                depends_on=[self.identity.namespace or self.identity.service_account],
+                aliases=MOVED_FROM_THE_STACK,
+            ),
+        )
+        built = Built()
+        if backend is not None and cfg.serving is not None:
+            chosen = [self.slices[n] for n in cfg.serving.slices]
+            platform = Platform(
+                name=name,
+                settings=cfg,
+                parent=self,
+                cluster=self.cluster,
+                apis=self.apis,
+                buckets=self.buckets,
+                identity=self.identity,
+                tenancy=self.tenancy,
+                slices=ServingSlices(chosen[0].shape, [p for c in chosen for p in c.node_pools]),
+                k8s_labels=k8s_labels,
+                labels=labels,
+                install=self._install,
+                node_grants=self._grants,
+            )
+            built = backend.build(platform, cfg.serving)
+        self.installs = built.installs
+        self.outputs = {**built.outputs, **self._infrastructure_outputs(cfg)}
+        self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
+
+    def _grants(self, needs: Mapping[str, str]) -> list[BucketGrant]:
+        """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing)."""
+        return [
+            BucketGrant(key=purpose, bucket=self.buckets.buckets[purpose].name, access=access)  # type: ignore[arg-type]
+            for purpose, access in needs.items()
+            if purpose in self.buckets.buckets and access != "none"
+        ]
+
+    def _install(self, controller: Controller, version: str, after: Sequence[pulumi.Resource]) -> ControllerInstall:
+        """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
+        return ControllerInstall(
+            f"{self._prefix}-{controller.name}",
+            ControllerInstallArgs(controller, version),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                aliases=MOVED_FROM_THE_STACK,
+                providers={"kubernetes": self.cluster.provider},
+                depends_on=[self.cluster.cpu_pool, *after],
+            ),
+        )
+
+    @staticmethod
+    def _buckets_args(cfg: StackConfig, labels: Mapping[str, str]) -> BucketsArgs:
+        return BucketsArgs(
+            project=cfg.project,
+            labels=labels,
+            buckets=[
+                BucketSpec(
+                    purpose=b.purpose,
+                    name=bucket_name(cfg.project, cfg.cluster.name, b.purpose, b.name),
+                    location=b.location or cfg.region,
+                    storage_class=b.storage_class,
+                    versioning=b.versioning,
+                    ttl_days=b.scratch_ttl_days,
+                )
+                for b in cfg.buckets
+            ],
+        )
+
+    @staticmethod
+    def _cluster_args(cfg: StackConfig, labels: Mapping[str, str]) -> TpuClusterArgs:
+        c = cfg.cluster
+        return TpuClusterArgs(
+            project=cfg.project,
+            region=cfg.region,
+            zone=cfg.zone,
+            name=c.name,
+            release_channel=c.release_channel,
+            min_master_version=c.min_master_version,
+            deletion_protection=c.deletion_protection,
+            network=c.network,
+            subnetwork=c.subnetwork,
+            cpu_pool=CpuPoolArgs(**c.cpu_pool.model_dump()),
+            image_streaming=c.image_streaming,
+            gcs_fuse_csi_driver=c.gcs_fuse_csi_driver,
+            managed_prometheus=c.managed_prometheus,
+            private_nodes=c.private_nodes,
+            master_authorized_networks=c.master_authorized_networks,
+            security_group=c.security_group,
+            maintenance=to_settings(c.maintenance, MaintenanceSettings),
+            labels=labels,
+        )
+
+    def _infrastructure_outputs(self, cfg: StackConfig) -> dict[str, Any]:
+        name = cfg.cluster.name
+        return {
+            "project": cfg.project,
+            "region": cfg.region,
+            "zone": cfg.zone,
+            "clusterName": self.cluster.cluster.name,
+            "getCredentials": f"gcloud container clusters get-credentials {name} --region {cfg.region} "
+            f"--project {cfg.project}",
+            "kubeconfig": self.cluster.kubeconfig,
+            "slices": [
+                {
+                    "nodePool": pool,
+                    "machineType": s.shape.machine_type.name,
+                    "topology": s.shape.topology,
+                    "vms": s.shape.vms,
+                    "chips": s.shape.chips,
+                    "hbmGib": s.shape.hbm_gib,
+                }
+                for s in self.slices.values()
+                for pool in s.pool_names
+            ],
+            "buckets": self.buckets.names,
+            "namespace": self.identity.namespace_name,
+            "kubernetesServiceAccount": self.identity.service_account_name,
+            "gcpServiceAccount": self.identity.email,
+            "controllers": installs_by_group(self.installs),
+        }

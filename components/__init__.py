@@ -14,11 +14,22 @@ from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
-from .pathways_serving import MaxTextSettings, PathwaysImages, PathwaysServing, PathwaysServingArgs, ProbeSettings
-from .pathways_workload import CustomComponent, PathwaysWorkload, PathwaysWorkloadArgs, UserContainer
+from .pathways_serving import (
+    MaxTextSettings,
+    PathwaysImages,
+    PathwaysServing,
+    PathwaysServingArgs,
+    ProbeSettings,
+)
+from .pathways_workload import (
+    CustomComponent,
+    PathwaysWorkload,
+    PathwaysWorkloadArgs,
+    UserContainer,
+)
+from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 from .services import ProjectServices, ProjectServicesArgs
 from .tenancy import Tenancy, TenancyArgs
-from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 
 __all__ = [
     "Buckets",

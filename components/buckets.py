@@ -14,6 +14,7 @@ from typing import Literal, Optional
 import pulumi
 from pulumi_gcp import storage
 
+from .arguments import check_arguments
 from .options import child_options
 
 Purpose = Literal["checkpoints", "state", "scratch"]
@@ -81,6 +82,7 @@ class Buckets(pulumi.ComponentResource):
     """Bucket names by purpose (known at preview time)."""
 
     def __init__(self, name: str, args: BucketsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("Buckets", args)
         super().__init__("tpu-serving:index:Buckets", name, None, opts)
         self.names = {b.purpose: b.name for b in args.buckets}
         self.buckets = {

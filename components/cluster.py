@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, serviceaccount
 
+from .arguments import check_arguments
 from .naming import NameLimit, dns_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -35,6 +36,12 @@ class CpuPoolArgs:
     """Autoscaling maximum per zone."""
     disk_size_gb: int = 100
     """Boot disk size in GB."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and not 0 <= self.min_nodes <= self.max_nodes:
+            return [f"min_nodes = {self.min_nodes}: must be 0 to max_nodes ({self.max_nodes})"]
+        return []
 
 
 ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
@@ -361,6 +368,7 @@ class TpuCluster(pulumi.ComponentResource):
     """The control plane's endpoint (known after creation)."""
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("TpuCluster", args)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)
 

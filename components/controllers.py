@@ -17,6 +17,8 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .arguments import check_arguments
+
 
 @dataclass(frozen=True)
 class Controller:
@@ -96,6 +98,7 @@ class ControllerInstall(pulumi.ComponentResource):
     """API group of the controller's custom resources."""
 
     def __init__(self, name: str, args: ControllerInstallArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("ControllerInstall", args)
         super().__init__("tpu-serving:index:ControllerInstall", name, None, opts)
         parse_version(args.version)
         self.version = args.version

@@ -13,6 +13,7 @@ from typing import Optional
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
+from .arguments import check_arguments
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -55,6 +56,7 @@ class CpuNodePool(pulumi.ComponentResource):
     """The GKE node pool name (the ``cloud.google.com/gke-nodepool`` label value)."""
 
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("CpuNodePool", args)
         super().__init__("tpu-serving:index:CpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.pool_name = args.pool_name

@@ -14,13 +14,24 @@ from typing import Any, Optional
 
 import pulumi
 
+from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, MaintenanceSettings, TpuCluster, TpuClusterArgs
 from .config.models import StackConfig
-from .controllers import Controller, ControllerInstall, ControllerInstallArgs, installs_by_group
+from .controllers import (
+    Controller,
+    ControllerInstall,
+    ControllerInstallArgs,
+    installs_by_group,
+)
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
-from .naming import bucket_name, node_service_account_id, pool_name, workload_service_account_id
+from .naming import (
+    bucket_name,
+    node_service_account_id,
+    pool_name,
+    workload_service_account_id,
+)
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .services import ProjectServices, ProjectServicesArgs, required_apis
@@ -65,6 +76,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
     """The deployment's stack outputs (the program exports them as they are)."""
 
     def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("TpuServingDeployment", args)
         super().__init__("tpu-serving:index:TpuServingDeployment", name, None, opts)
         self._prefix = name
         cfg = args.settings

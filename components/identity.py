@@ -14,6 +14,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import serviceaccount
 
+from .arguments import check_arguments
 from .node_identity import BucketGrant, bucket_grants
 from .options import child_options
 
@@ -83,6 +84,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
     """Email of the GCP service account."""
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("WorkloadIdentity", args)
         super().__init__("tpu-serving:index:WorkloadIdentity", name, None, opts)
         child = child_options(self, opts)
         self.namespace_name = args.namespace

@@ -17,9 +17,11 @@ from typing import Optional
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
+from .arguments import check_arguments
 from .catalog import SliceShape
 from .cluster import node_config
 from .node_identity import BucketGrant, node_service_account
+from .naming import NameLimit, check_dns_name
 from .options import child_options
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
@@ -63,6 +65,21 @@ class TpuNodePoolArgs:
     """GCP labels of the VMs."""
     node_grants: Sequence[BucketGrant] = ()
     """Bucket roles of the node service account, for the host-network pods on these slices."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        found = [] if self.pool_names else ["pool_names = (): at least one node pool (one slice) is needed"]
+        found += [
+            f"pool_names[{i}] = {p!r}: {problem}"
+            for i, p in enumerate(self.pool_names)
+            if isinstance(p, str) and (problem := check_dns_name(p, limit=NameLimit.GKE_NODE_POOL))
+        ]
+        problem = check_dns_name(self.service_account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+        if isinstance(self.service_account_id, str) and problem:
+            found.append(f"service_account_id = {self.service_account_id!r}: {problem}")
+        if isinstance(self.disk_size_gb, int) and not 50 <= self.disk_size_gb <= 4000:
+            found.append(f"disk_size_gb = {self.disk_size_gb}: must be 50 to 4000")
+        return found
 
 
 def node_selector(shape: SliceShape) -> dict[str, str]:
@@ -123,6 +140,7 @@ class TpuNodePool(pulumi.ComponentResource):
     """The slices' own node service account."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("TpuNodePool", args)
         super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.shape = args.shape

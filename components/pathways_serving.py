@@ -20,10 +20,11 @@ from typing import Literal, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .arguments import check_arguments
 from .catalog import SliceShape
 from .images import ImageRef
-from .pathways_workload import DEFAULT_PATHWAYS_VERSION
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .pathways_workload import DEFAULT_PATHWAYS_VERSION
 from .podspec import requests, tcp_probe
 from .settings import described
 
@@ -381,6 +382,7 @@ class PathwaysServing(pulumi.ComponentResource):
     """A ``curl`` request to ``/generate`` through that port-forward."""
 
     def __init__(self, name: str, args: PathwaysServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("PathwaysServing", args)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
         self.leader_worker_set = k8s.apiextensions.CustomResource(
             f"{name}-lws",

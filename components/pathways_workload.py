@@ -16,6 +16,7 @@ from typing import Literal, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .arguments import check_arguments
 from .catalog import SliceShape
 from .settings import described
 
@@ -258,6 +259,7 @@ class PathwaysWorkload(pulumi.ComponentResource):
     """The client install that matches the Pathways release."""
 
     def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("PathwaysWorkload", args)
         super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
         self.pathways_job = k8s.apiextensions.CustomResource(
             f"{name}-job",

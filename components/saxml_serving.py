@@ -20,6 +20,7 @@ from typing import Literal, Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .arguments import check_arguments
 from .catalog import SliceShape
 from .images import ImageRef
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
@@ -326,6 +327,7 @@ class SaxmlServing(pulumi.ComponentResource):
     """Address of sax-http: the load balancer IP, or the in-cluster DNS name for ``cluster``."""
 
     def __init__(self, name: str, args: SaxmlServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("SaxmlServing", args)
         super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
         after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
         self.admin = k8s.apps.v1.Deployment(f"{name}-admin", admin_deployment(args), opts=after)

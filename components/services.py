@@ -16,6 +16,8 @@ from typing import Optional
 import pulumi
 from pulumi_gcp import projects
 
+from .arguments import check_arguments
+
 BASE_APIS: tuple[str, ...] = (
     "container.googleapis.com",
     "compute.googleapis.com",
@@ -59,6 +61,7 @@ class ProjectServices(pulumi.ComponentResource):
     """One ``gcp.projects.Service`` per API."""
 
     def __init__(self, name: str, args: ProjectServicesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("ProjectServices", args)
         super().__init__("tpu-serving:index:ProjectServices", name, None, opts)
         self.services = [
             projects.Service(

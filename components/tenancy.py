@@ -20,6 +20,7 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .arguments import check_arguments
 from .nodepool import TPU_RESOURCE
 
 SERVING_PRIORITY = "tpu-serving-online"
@@ -196,6 +197,7 @@ class Tenancy(pulumi.ComponentResource):
     """The namespace's quota."""
 
     def __init__(self, name: str, args: TenancyArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        check_arguments("Tenancy", args)
         super().__init__("tpu-serving:index:Tenancy", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.priority_classes = [

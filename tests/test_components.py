@@ -319,3 +319,36 @@ def test_pathways_component_on_v5e_with_two_groups():
     assert lws.inputs["metadata"]["annotations"] == {
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }
+
+
+def test_components_check_their_own_arguments_and_report_every_problem():
+    from tpu_serving.arguments import ArgumentsError
+
+    def program():
+        TpuNodePool("tpu", pool_args(pool_names="c-a-pool", spot="yes", service_account_id="x", disk_size_gb=10))
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(program)
+    problems = exc.value.problems
+    assert problems[0].startswith("TpuNodePoolArgs.pool_names = 'c-a-pool': expected a tuple of str")
+    assert any(p.startswith("TpuNodePoolArgs.spot = 'yes': expected bool") for p in problems)
+    assert any(p.startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30") for p in problems)
+    assert any(p == "TpuNodePoolArgs.disk_size_gb = 10: must be 50 to 4000" for p in problems)
+    assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
+
+
+def test_components_check_nested_arguments():
+    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.cluster import CpuPoolArgs
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(min_nodes=4, max_nodes=2))))
+    assert exc.value.problems == ["TpuClusterArgs.cpu_pool.min_nodes = 4: must be 0 to max_nodes (2)"]
+
+
+def test_components_accept_outputs_as_wiring():
+    def program():
+        cluster = TpuCluster("c", cluster_args_for_test())
+        TpuNodePool("tpu", pool_args(cluster=cluster.cluster.id))
+
+    assert run(program).of_type("gcp:container/nodePool:NodePool")

@@ -18,12 +18,12 @@ from ..controllers import Controller, ControllerInstall
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
+    from ..cluster import TpuCluster
     from ..config.models import StackConfig
     from ..identity import WorkloadIdentity
-    from ..settings import Model
-    from ..cluster import TpuCluster
     from ..node_identity import BucketGrant
     from ..services import ProjectServices
+    from ..settings import Model
     from ..tenancy import Tenancy
 
 

@@ -15,7 +15,12 @@ from pydantic import Field, field_validator, model_validator
 
 from ..catalog import SliceShape
 from ..controllers import LWS
-from ..models import MAXTEXT_MODEL_PARAMETERS, Precision, hbm_fit_problem, maxtext_precision
+from ..models import (
+    MAXTEXT_MODEL_PARAMETERS,
+    Precision,
+    hbm_fit_problem,
+    maxtext_precision,
+)
 from ..pathways_serving import (
     HTTP_PORT,
     MaxTextSettings,
@@ -25,7 +30,14 @@ from ..pathways_serving import (
     PathwaysServingArgs,
     ProbeSettings,
 )
-from ..settings import PROJECT_NAMESPACE, K8sName, Model, release_validator, settings_model, to_settings
+from ..settings import (
+    PROJECT_NAMESPACE,
+    K8sName,
+    Model,
+    release_validator,
+    settings_model,
+    to_settings,
+)
 from ..tenancy import SERVING_PRIORITY
 from .base import Backend, Built, Platform
 

@@ -30,7 +30,13 @@ from ..pathways_workload import (
     UserContainer,
     head_requests,
 )
-from ..settings import PROJECT_NAMESPACE, K8sName, Model, release_validator, settings_model
+from ..settings import (
+    PROJECT_NAMESPACE,
+    K8sName,
+    Model,
+    release_validator,
+    settings_model,
+)
 from ..tenancy import BATCH_PRIORITY
 from .base import Backend, Built, Platform
 

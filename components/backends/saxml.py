@@ -17,8 +17,22 @@ from pydantic import Field, field_validator, model_validator
 from ..catalog import SliceShape
 from ..controllers import JOBSET
 from ..models import Precision, hbm_fit_problem
-from ..saxml_serving import HTTP_PORT, MODEL_SERVER_BUCKETS, SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
-from ..settings import PROJECT_NAMESPACE, Cidr, Model, release_validator, settings_model, to_settings
+from ..saxml_serving import (
+    HTTP_PORT,
+    MODEL_SERVER_BUCKETS,
+    SaxmlImages,
+    SaxmlServing,
+    SaxmlServingArgs,
+    SaxModel,
+)
+from ..settings import (
+    PROJECT_NAMESPACE,
+    Cidr,
+    Model,
+    release_validator,
+    settings_model,
+    to_settings,
+)
 from ..tenancy import SERVING_PRIORITY
 from .base import Backend, Built, Platform
 

@@ -10,12 +10,13 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff test bench golden clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test bench golden clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
-	@echo "make test                   the test suite (what CI runs)"
+	@echo "make test                   the test suite (what CI runs; includes the lint gate)"
+	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict on the library"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
@@ -53,6 +54,11 @@ check: $(VENV)/.installed
 
 diff: $(VENV)/.installed
 	$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
+
+lint: $(VENV)/.installed
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m ruff format --check .
+	$(PYTHON) -m mypy
 
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 from pulumi_gcp import storage
@@ -37,7 +37,7 @@ class BucketSpec:
     """Default storage class."""
     versioning: bool = False
     """Keep non-current object versions."""
-    ttl_days: Optional[int] = None
+    ttl_days: int | None = None
     """Delete objects older than this many days."""
 
 
@@ -55,6 +55,9 @@ class BucketsArgs:
 
 def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> storage.BucketArgs:
     """Arguments of one ``gcp.storage.Bucket``."""
+    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
+    # the provider takes the dict forms too (its *ArgsDict types, which the resource
+    # constructors accept), and these dicts are what the plan and the tests read.
     return storage.BucketArgs(
         name=spec.name,
         project=project,
@@ -63,11 +66,9 @@ def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> st
         uniform_bucket_level_access=True,
         public_access_prevention="enforced",
         force_destroy=False,
-        versioning={"enabled": spec.versioning},
+        versioning={"enabled": spec.versioning},  # type: ignore[arg-type]
         lifecycle_rules=(
-            [{"action": {"type": "Delete"}, "condition": {"age": spec.ttl_days}}]
-            if spec.ttl_days
-            else None
+            [{"action": {"type": "Delete"}, "condition": {"age": spec.ttl_days}}] if spec.ttl_days else None  # type: ignore[list-item]
         ),
         labels={**labels, "purpose": spec.purpose},
     )
@@ -81,7 +82,7 @@ class Buckets(pulumi.ComponentResource):
     names: dict[str, str]
     """Bucket names by purpose (known at preview time)."""
 
-    def __init__(self, name: str, args: BucketsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: BucketsArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("Buckets", args)
         super().__init__("tpu-serving:index:Buckets", name, None, opts)
         self.names = {b.purpose: b.name for b in args.buckets}

@@ -153,18 +153,102 @@ GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P)
 _PODSLICE_4T = ("2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
 # v5p: 3-D topologies, one per slice size, as GKE and xpk list them (2x2x1 is one host).
 _V5P_4T = (
-    "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x8x8", "4x4x20",
-    "4x8x12", "4x4x28", "8x8x8", "4x12x12", "4x8x20", "4x4x44", "8x8x12", "4x4x52", "4x8x28",
-    "4x12x20", "8x8x16", "4x4x68", "8x12x12", "4x4x76", "8x8x20", "4x12x28", "4x8x44",
-    "4x4x92", "8x12x16", "4x20x20", "4x8x52", "12x12x12", "8x8x28", "4x4x116", "8x12x20",
-    "4x4x124", "8x16x16", "4x12x44", "4x8x68", "4x20x28", "12x12x16", "4x4x148", "4x8x76",
-    "4x12x52", "8x16x20", "4x4x164", "8x12x28", "4x4x172", "8x8x44", "12x12x20", "4x8x92",
-    "4x4x188", "12x16x16", "4x28x28", "8x20x20", "4x12x68", "8x8x52", "4x4x212", "12x12x24",
-    "4x20x44", "8x16x28", "4x12x76", "4x8x116", "4x4x236", "12x16x20", "4x4x244", "4x8x124",
-    "12x12x28", "16x16x16", "4x20x52", "8x12x44", "8x8x68", "4x12x92", "8x20x28", "12x16x24",
-    "4x8x148", "12x20x20", "8x8x76", "4x28x44", "8x12x52", "16x16x20", "12x12x36", "4x8x164",
-    "12x16x28", "4x20x68", "4x8x172", "4x12x116", "8x16x44", "12x20x24", "4x28x52", "8x8x92",
-    "4x12x124", "4x8x188", "4x20x76", "16x16x24", "12x24x24", "16x20x28",
+    "2x2x1",
+    "2x2x2",
+    "2x2x4",
+    "2x4x4",
+    "4x4x4",
+    "4x4x8",
+    "4x4x12",
+    "4x8x8",
+    "4x4x20",
+    "4x8x12",
+    "4x4x28",
+    "8x8x8",
+    "4x12x12",
+    "4x8x20",
+    "4x4x44",
+    "8x8x12",
+    "4x4x52",
+    "4x8x28",
+    "4x12x20",
+    "8x8x16",
+    "4x4x68",
+    "8x12x12",
+    "4x4x76",
+    "8x8x20",
+    "4x12x28",
+    "4x8x44",
+    "4x4x92",
+    "8x12x16",
+    "4x20x20",
+    "4x8x52",
+    "12x12x12",
+    "8x8x28",
+    "4x4x116",
+    "8x12x20",
+    "4x4x124",
+    "8x16x16",
+    "4x12x44",
+    "4x8x68",
+    "4x20x28",
+    "12x12x16",
+    "4x4x148",
+    "4x8x76",
+    "4x12x52",
+    "8x16x20",
+    "4x4x164",
+    "8x12x28",
+    "4x4x172",
+    "8x8x44",
+    "12x12x20",
+    "4x8x92",
+    "4x4x188",
+    "12x16x16",
+    "4x28x28",
+    "8x20x20",
+    "4x12x68",
+    "8x8x52",
+    "4x4x212",
+    "12x12x24",
+    "4x20x44",
+    "8x16x28",
+    "4x12x76",
+    "4x8x116",
+    "4x4x236",
+    "12x16x20",
+    "4x4x244",
+    "4x8x124",
+    "12x12x28",
+    "16x16x16",
+    "4x20x52",
+    "8x12x44",
+    "8x8x68",
+    "4x12x92",
+    "8x20x28",
+    "12x16x24",
+    "4x8x148",
+    "12x20x20",
+    "8x8x76",
+    "4x28x44",
+    "8x12x52",
+    "16x16x20",
+    "12x12x36",
+    "4x8x164",
+    "12x16x28",
+    "4x20x68",
+    "4x8x172",
+    "4x12x116",
+    "8x16x44",
+    "12x20x24",
+    "4x28x52",
+    "8x8x92",
+    "4x12x124",
+    "4x8x188",
+    "4x20x76",
+    "16x16x24",
+    "12x24x24",
+    "16x20x28",
 )
 
 MACHINE_TYPES: dict[str, MachineType] = {
@@ -185,9 +269,7 @@ def parse_topology(topology: str) -> tuple[int, ...]:
     """Split ``"4x8"`` into ``(4, 8)``; raise :class:`CatalogError` for anything else."""
     parts = topology.split("x")
     if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise CatalogError(
-            f"topology {topology!r} is not of the form AxB or AxBxC with positive integers"
-        )
+        raise CatalogError(f"topology {topology!r} is not of the form AxB or AxBxC with positive integers")
     return tuple(int(p) for p in parts)
 
 
@@ -196,9 +278,7 @@ def machine_type(name: str) -> MachineType:
     try:
         return MACHINE_TYPES[name]
     except KeyError:
-        raise CatalogError(
-            f"unknown TPU machine type {name!r}", tuple(MACHINE_TYPES)
-        ) from None
+        raise CatalogError(f"unknown TPU machine type {name!r}", tuple(MACHINE_TYPES)) from None
 
 
 def slice_shape(machine_type_name: str, topology: str) -> SliceShape:
@@ -206,9 +286,7 @@ def slice_shape(machine_type_name: str, topology: str) -> SliceShape:
     mt = machine_type(machine_type_name)
     parse_topology(topology)
     if topology not in mt.topologies:
-        raise CatalogError(
-            f"topology {topology!r} is not supported by {mt.name}", mt.topologies
-        )
+        raise CatalogError(f"topology {topology!r} is not supported by {mt.name}", mt.topologies)
     return SliceShape(mt, topology)
 
 
@@ -243,16 +321,13 @@ def resolve_slice_name(name: str) -> SliceShape:
     canonical = f"{gen.slice_name_prefixes[0]}-{count}"
     if canonical not in shapes:
         raise CatalogError(
-            f"no {gen.name} slice has {count} "
-            f"{'TensorCores' if gen.cores_per_chip > 1 else 'chips'} ({name!r})",
+            f"no {gen.name} slice has {count} {'TensorCores' if gen.cores_per_chip > 1 else 'chips'} ({name!r})",
             tuple(n for n, s in shapes.items() if s.generation is gen),
         )
     return shapes[canonical]
 
 
-def smallest_fitting_topology(
-    machine_type_name: str, required_gib: float
-) -> SliceShape | None:
+def smallest_fitting_topology(machine_type_name: str, required_gib: float) -> SliceShape | None:
     """The smallest slice of ``machine_type_name`` whose HBM holds ``required_gib``, if any."""
     mt = machine_type(machine_type_name)
     fitting = [s for s in (SliceShape(mt, t) for t in mt.topologies) if s.hbm_gib >= required_gib]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -39,7 +39,11 @@ class CpuPoolArgs:
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
-        if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and not 0 <= self.min_nodes <= self.max_nodes:
+        if (
+            isinstance(self.min_nodes, int)
+            and isinstance(self.max_nodes, int)
+            and not 0 <= self.min_nodes <= self.max_nodes
+        ):
             return [f"min_nodes = {self.min_nodes}: must be 0 to max_nodes ({self.max_nodes})"]
         return []
 
@@ -53,7 +57,7 @@ class MaintenanceExclusion:
 
     name: str = described("Name of the exclusion, e.g. `launch-freeze`.")
     start_time: str = described("Start, RFC 3339 in UTC, e.g. `2026-12-01T00:00:00Z`.")
-    end_time: Optional[str] = described(
+    end_time: str | None = described(
         "End, RFC 3339 in UTC; unset with scope NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES "
         "lasts until the minor version's end of support.",
         default=None,
@@ -96,19 +100,23 @@ def maintenance_policy(m: MaintenanceSettings) -> container.ClusterMaintenancePo
         "recurring_window": {"start_time": m.window_start, "end_time": m.window_end, "recurrence": m.recurrence},
     }
     if m.exclusions:
-        policy["maintenance_exclusions"] = [
-            {
-                "exclusion_name": e.name,
-                "start_time": e.start_time,
-                **({"end_time": e.end_time} if e.end_time else {}),
-                "exclusion_options": {
-                    "scope": e.scope,
-                    **({} if e.end_time else {"end_time_behavior": "UNTIL_END_OF_SUPPORT"}),
-                },
-            }
-            for e in m.exclusions
-        ]
+        policy["maintenance_exclusions"] = [_maintenance_exclusion(e) for e in m.exclusions]
     return policy
+
+
+def _maintenance_exclusion(e: MaintenanceExclusion) -> container.ClusterMaintenancePolicyMaintenanceExclusionArgsDict:
+    """One maintenance exclusion; one without an end lasts until the end of support of the version."""
+    exclusion: container.ClusterMaintenancePolicyMaintenanceExclusionArgsDict = {
+        "exclusion_name": e.name,
+        "start_time": e.start_time,
+    }
+    options: container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgsDict = {"scope": e.scope}
+    if e.end_time:
+        exclusion["end_time"] = e.end_time
+    else:
+        options["end_time_behavior"] = "UNTIL_END_OF_SUPPORT"
+    exclusion["exclusion_options"] = options
+    return exclusion
 
 
 @dataclass(frozen=True)
@@ -125,13 +133,13 @@ class TpuClusterArgs:
     """GKE cluster name (at most 40 characters)."""
     release_channel: str = "REGULAR"
     """GKE release channel: RAPID, REGULAR or STABLE."""
-    min_master_version: Optional[str] = None
+    min_master_version: str | None = None
     """Minimum GKE version; unset lets the release channel decide."""
     deletion_protection: bool = True
     """Refuse to delete the cluster until this is turned off and applied."""
     network: str = "default"
     """VPC network."""
-    subnetwork: Optional[str] = None
+    subnetwork: str | None = None
     """Subnetwork; unset uses the network's default for the region."""
     cpu_pool: CpuPoolArgs = field(default_factory=CpuPoolArgs)
     """The CPU node pool."""
@@ -145,9 +153,9 @@ class TpuClusterArgs:
     """GCP labels on the cluster and its nodes."""
     private_nodes: bool = False
     """Nodes without external IP addresses."""
-    master_authorized_networks: Optional[Sequence[str]] = None
+    master_authorized_networks: Sequence[str] | None = None
     """CIDR blocks allowed to reach the control plane; None leaves it open to authenticated clients."""
-    security_group: Optional[str] = None
+    security_group: str | None = None
     """``gke-security-groups@<domain>``: the group whose member groups RBAC bindings may name
     (Google Groups for RBAC); None: Group subjects in RoleBindings grant nothing."""
     maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
@@ -164,8 +172,8 @@ class TpuClusterArgs:
 def node_config(
     service_account: pulumi.Input[str],
     *,
-    machine_type: Optional[str] = None,
-    disk_size_gb: Optional[int] = None,
+    machine_type: str | None = None,
+    disk_size_gb: int | None = None,
     image_streaming: bool = True,
     labels: Mapping[str, str] = {},
 ) -> container.NodePoolNodeConfigArgsDict:
@@ -206,6 +214,9 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
     node account, never the Compute Engine default; the cluster ignores later changes to it
     (:data:`CLUSTER_IGNORE_CHANGES`).
     """
+    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
+    # the provider takes the dict forms too (its *ArgsDict types, which the resource
+    # constructors accept), and these dicts are what the plan and the tests read.
     return container.ClusterArgs(
         name=args.name,
         project=args.project,
@@ -213,35 +224,35 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         network=args.network,
         subnetwork=args.subnetwork,
         networking_mode="VPC_NATIVE",
-        ip_allocation_policy={},
+        ip_allocation_policy={},  # type: ignore[arg-type]
         datapath_provider="ADVANCED_DATAPATH",
         remove_default_node_pool=True,
         initial_node_count=1,
-        node_config=node_config(node_service_account, image_streaming=args.image_streaming),
+        node_config=node_config(node_service_account, image_streaming=args.image_streaming),  # type: ignore[arg-type]
         deletion_protection=args.deletion_protection,
-        release_channel={"channel": args.release_channel},
+        release_channel={"channel": args.release_channel},  # type: ignore[arg-type]
         min_master_version=args.min_master_version,
-        workload_identity_config={"workload_pool": args.workload_pool},
+        workload_identity_config={"workload_pool": args.workload_pool},  # type: ignore[arg-type]
         enable_shielded_nodes=True,
-        addons_config={
+        addons_config={  # type: ignore[arg-type]
             "gcs_fuse_csi_driver_config": {"enabled": args.gcs_fuse_csi_driver},
             "http_load_balancing": {"disabled": False},
             "horizontal_pod_autoscaling": {"disabled": False},
         },
-        node_pool_defaults={
+        node_pool_defaults={  # type: ignore[arg-type]
             "node_config_defaults": {"gcfs_config": {"enabled": args.image_streaming}},
         },
-        monitoring_config={
+        monitoring_config={  # type: ignore[arg-type]
             "enable_components": ["SYSTEM_COMPONENTS"],
             "managed_prometheus": {"enabled": args.managed_prometheus},
         },
-        logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
+        logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},  # type: ignore[arg-type]
         resource_labels=dict(args.labels),
-        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
-        authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
-        maintenance_policy=maintenance_policy(args.maintenance),
+        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,  # type: ignore[arg-type]
+        authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,  # type: ignore[arg-type]
+        maintenance_policy=maintenance_policy(args.maintenance),  # type: ignore[arg-type]
         master_authorized_networks_config=(
-            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}
+            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}  # type: ignore[arg-type]
             if args.master_authorized_networks is not None
             else None
         ),
@@ -267,6 +278,9 @@ def cpu_node_pool_args(
     labels: Mapping[str, str],
 ) -> container.NodePoolArgs:
     """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zone``."""
+    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
+    # the provider takes the dict forms too (its *ArgsDict types, which the resource
+    # constructors accept), and these dicts are what the plan and the tests read.
     return container.NodePoolArgs(
         name=name,
         project=project,
@@ -274,9 +288,9 @@ def cpu_node_pool_args(
         location=region,
         node_locations=[zone],
         initial_node_count=pool.min_nodes,
-        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},
-        management={"auto_repair": True, "auto_upgrade": True},
-        node_config=node_config(
+        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},  # type: ignore[arg-type]
+        management={"auto_repair": True, "auto_upgrade": True},  # type: ignore[arg-type]
+        node_config=node_config(  # type: ignore[arg-type]
             service_account,
             machine_type=pool.machine_type,
             disk_size_gb=pool.disk_size_gb,
@@ -358,7 +372,7 @@ class TpuCluster(pulumi.ComponentResource):
     """The dedicated service account of every node (never the Compute Engine default)."""
     cpu_pool: container.NodePool
     """The CPU node pool for non-TPU pods."""
-    nat: Optional[compute.RouterNat]
+    nat: compute.RouterNat | None
     """Cloud NAT of the cluster's network and region (private nodes only)."""
     provider: k8s.Provider
     """A Kubernetes provider for this cluster; pass it to the workloads."""
@@ -367,7 +381,7 @@ class TpuCluster(pulumi.ComponentResource):
     endpoint: pulumi.Output[str]
     """The control plane's endpoint (known after creation)."""
 
-    def __init__(self, name: str, args: TpuClusterArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: TpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("TpuCluster", args)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)

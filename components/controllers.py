@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,7 +31,7 @@ class Controller:
     """Release manifest URL with ``{version}`` in place of the release tag."""
     default_version: str
     """The release installed when a stack names none."""
-    min_version: Optional[str] = None
+    min_version: str | None = None
     """Oldest release the library's objects are valid for."""
 
     def url(self, version: str) -> str:
@@ -97,7 +96,7 @@ class ControllerInstall(pulumi.ComponentResource):
     api_group: str
     """API group of the controller's custom resources."""
 
-    def __init__(self, name: str, args: ControllerInstallArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ControllerInstallArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("ControllerInstall", args)
         super().__init__("tpu-serving:index:ControllerInstall", name, None, opts)
         parse_version(args.version)

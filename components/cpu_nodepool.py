@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pulumi
 from pulumi_gcp import container, serviceaccount
@@ -55,7 +54,7 @@ class CpuNodePool(pulumi.ComponentResource):
     pool_name: str
     """The GKE node pool name (the ``cloud.google.com/gke-nodepool`` label value)."""
 
-    def __init__(self, name: str, args: CpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("CpuNodePool", args)
         super().__init__("tpu-serving:index:CpuNodePool", name, None, opts)
         child = child_options(self, opts)

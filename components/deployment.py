@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Literal
 
 import pulumi
 
@@ -32,7 +32,7 @@ from .naming import (
     pool_name,
     workload_service_account_id,
 )
-from .node_identity import BucketGrant
+from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
@@ -75,7 +75,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
     outputs: dict[str, Any]
     """The deployment's stack outputs (the program exports them as they are)."""
 
-    def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("TpuServingDeployment", args)
         super().__init__("tpu-serving:index:TpuServingDeployment", name, None, opts)
         self._prefix = name
@@ -134,7 +134,9 @@ class TpuServingDeployment(pulumi.ComponentResource):
             ),
         )
         serving_pods, serving_ports = backend.ingress(cfg.serving) if backend else ({}, [])
-        serving_chips = sum(s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices)
+        serving_chips = sum(
+            s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices
+        )
         self.tenancy = Tenancy(
             f"{name}-tenancy",
             TenancyArgs(
@@ -181,10 +183,10 @@ class TpuServingDeployment(pulumi.ComponentResource):
         self.outputs = {**built.outputs, **self._infrastructure_outputs(cfg)}
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
 
-    def _grants(self, needs: Mapping[str, str]) -> list[BucketGrant]:
+    def _grants(self, needs: Mapping[str, Access | Literal["none"]]) -> list[BucketGrant]:
         """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing)."""
         return [
-            BucketGrant(key=purpose, bucket=self.buckets.buckets[purpose].name, access=access)  # type: ignore[arg-type]
+            BucketGrant(key=purpose, bucket=self.buckets.buckets[purpose].name, access=access)
             for purpose, access in needs.items()
             if purpose in self.buckets.buckets and access != "none"
         ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -72,7 +71,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
 
     gcp_service_account: serviceaccount.Account
     """The GCP service account."""
-    namespace: Optional[k8s.core.v1.Namespace]
+    namespace: k8s.core.v1.Namespace | None
     """The namespace, when created here."""
     service_account: k8s.core.v1.ServiceAccount
     """The Kubernetes service account."""
@@ -83,7 +82,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
     email: pulumi.Output[str]
     """Email of the GCP service account."""
 
-    def __init__(self, name: str, args: WorkloadIdentityArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("WorkloadIdentity", args)
         super().__init__("tpu-serving:index:WorkloadIdentity", name, None, opts)
         child = child_options(self, opts)

@@ -41,7 +41,9 @@ class Machine:
 
     def fits(self, cpu: float, memory_bytes: float) -> bool:
         """Whether one pod requesting ``cpu`` and ``memory_bytes`` fits an empty node of this type."""
-        return cpu <= self.allocatable_cpu - SYSTEM_CPU and memory_bytes <= self.allocatable_memory - SYSTEM_MEMORY_BYTES
+        return (
+            cpu <= self.allocatable_cpu - SYSTEM_CPU and memory_bytes <= self.allocatable_memory - SYSTEM_MEMORY_BYTES
+        )
 
 
 EVICTION_THRESHOLD_BYTES = 100 * 2**20

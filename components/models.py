@@ -6,7 +6,7 @@ an exact model name it knows (never from a substring of a name).
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal
 
 from . import catalog
 
@@ -29,7 +29,7 @@ MAXTEXT_MODEL_PARAMETERS: dict[str, float] = {
 as the model cards state them (meta-llama/Llama-2-70b, meta-llama/Llama-3.1-405B on Hugging Face)."""
 
 
-def maxtext_precision(quantization: Optional[str], weight_dtype: str) -> Precision:
+def maxtext_precision(quantization: str | None, weight_dtype: str) -> Precision:
     """The precision the served weights have: the quantization, else the weight dtype.
 
     ``intmp`` (mixed int4/int8) is counted as int8, the larger of the two.

@@ -57,10 +57,7 @@ def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_len
             f"{limit.name.lower().replace('_', ' ')} name, got {len(name)}"
         )
     if not _LABEL.match(name):
-        return (
-            "must consist of lower-case letters, digits and '-', start with a letter "
-            "and end with a letter or digit"
-        )
+        return "must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit"
     return ""
 
 

@@ -78,9 +78,7 @@ def node_service_account(
     opts: pulumi.ResourceOptions,
 ) -> tuple[serviceaccount.Account, list[pulumi.Resource]]:
     """A node service account with :data:`NODE_ROLES` and ``grants``; returns it and its role bindings."""
-    account = serviceaccount.Account(
-        name, project=project, account_id=account_id, display_name=display_name, opts=opts
-    )
+    account = serviceaccount.Account(name, project=project, account_id=account_id, display_name=display_name, opts=opts)
     roles: list[pulumi.Resource] = [
         projects.IAMMember(f"{name}-{role_suffix(role)}", project=project, role=role, member=account.member, opts=opts)
         for role in NODE_ROLES

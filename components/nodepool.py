@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pulumi
 from pulumi_gcp import container, serviceaccount
@@ -20,8 +19,8 @@ from pulumi_gcp import container, serviceaccount
 from .arguments import check_arguments
 from .catalog import SliceShape
 from .cluster import node_config
-from .node_identity import BucketGrant, node_service_account
 from .naming import NameLimit, check_dns_name
+from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
@@ -55,7 +54,7 @@ class TpuNodePoolArgs:
     """GKE node pool names, one per slice; their number is the number of slices."""
     spot: bool = False
     """Run on Spot VMs."""
-    reservation: Optional[str] = None
+    reservation: str | None = None
     """Name of a specific reservation to consume."""
     disk_size_gb: int = 200
     """Boot disk size of each VM, in GB."""
@@ -105,6 +104,9 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
             "key": RESERVATION_KEY,
             "values": [args.reservation],
         }
+    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
+    # the provider takes the dict forms too (its *ArgsDict types, which the resource
+    # constructors accept), and these dicts are what the plan and the tests read.
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
@@ -113,11 +115,9 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         node_locations=[args.zone],
         node_count=shape.vms,
         # A multi-host slice is one unit: COMPACT placement with its topology, fixed size.
-        placement_policy=(
-            {"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None
-        ),
-        management={"auto_repair": True, "auto_upgrade": True},
-        node_config=cfg,
+        placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),  # type: ignore[arg-type]
+        management={"auto_repair": True, "auto_upgrade": True},  # type: ignore[arg-type]
+        node_config=cfg,  # type: ignore[arg-type]
     )
 
 
@@ -139,7 +139,7 @@ class TpuNodePool(pulumi.ComponentResource):
     node_service_account: serviceaccount.Account
     """The slices' own node service account."""
 
-    def __init__(self, name: str, args: TpuNodePoolArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("TpuNodePool", args)
         super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
         child = child_options(self, opts)
@@ -163,6 +163,4 @@ class TpuNodePool(pulumi.ComponentResource):
             )
             for i, pool in enumerate(args.pool_names)
         ]
-        self.register_outputs(
-            {"poolNames": list(args.pool_names), "slice": args.shape.describe()}
-        )
+        self.register_outputs({"poolNames": list(args.pool_names), "slice": args.shape.describe()})

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 import pulumi
 
 
-def child_options(parent: pulumi.Resource, opts: Optional[pulumi.ResourceOptions]) -> pulumi.ResourceOptions:
+def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None) -> pulumi.ResourceOptions:
     """Options of a component's children: ``parent`` and the component's own ``depends_on``.
 
     The SDK does not pass a component's ``depends_on`` on to the resources it creates, so a

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -66,9 +66,16 @@ class PathwaysImages:
     """Container images of the Pathways and JetStream containers."""
 
     proxy: ImageRef = described("IFRT proxy server image.", default=f"{PATHWAYS_REGISTRY}/proxy_server:{PATHWAYS_TAG}")
-    server: ImageRef = described("Pathways server image (resource manager and workers).", default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}")
-    jetstream: ImageRef = described("JetStream + MaxText server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0")
-    http: ImageRef = described("JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3")
+    server: ImageRef = described(
+        "Pathways server image (resource manager and workers).", default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}"
+    )
+    jetstream: ImageRef = described(
+        "JetStream + MaxText server image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0",
+    )
+    http: ImageRef = described(
+        "JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3"
+    )
 
 
 @dataclass(frozen=True)
@@ -85,21 +92,27 @@ class MaxTextSettings:
     per_device_batch_size: int = described("Decode batch size per TPU chip.")
     ici_fsdp_parallelism: int = described("FSDP parallelism within a slice.", default=1)
     ici_autoregressive_parallelism: int = described("Autoregressive (decode) parallelism within a slice.", default=1)
-    ici_tensor_parallelism: int = described("Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1)
+    ici_tensor_parallelism: int = described(
+        "Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1
+    )
     scan_layers: bool = described("Scan over layers (false for serving).", default=False)
     weight_dtype: Literal["bfloat16", "float32"] = described("Weight dtype.", default="bfloat16")
-    quantization: Optional[Literal["int8", "int4", "fp8", "intmp"]] = described("Weight quantization; unset for none.", default=None)
-    quantize_kvcache: Optional[bool] = described("Quantize the KV cache.", default=None)
-    checkpoint_is_quantized: Optional[bool] = described("The checkpoint is already quantized.", default=None)
-    enable_model_warmup: Optional[bool] = described("Compile and warm up before serving.", default=None)
-    enable_single_controller: Optional[bool] = described("Single-controller JAX (Pathways).", default=None)
-    async_checkpointing: Optional[bool] = described("Asynchronous checkpointing (false for serving).", default=None)
-    steps: Optional[int] = described("MaxText `steps`.", default=None)
-    tokenizer_path: Optional[str] = described("Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None)
-    compute_axis_order: Optional[str] = described("Compute axis order, e.g. `0,2,1,3`.", default=None)
-    ar_cache_axis_order: Optional[str] = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
-    stack_prefill_result_cache: Optional[bool] = described("Stack prefill results in the cache.", default=None)
-    inference_benchmark_test: Optional[bool] = described("MaxText `inference_benchmark_test`.", default=None)
+    quantization: Literal["int8", "int4", "fp8", "intmp"] | None = described(
+        "Weight quantization; unset for none.", default=None
+    )
+    quantize_kvcache: bool | None = described("Quantize the KV cache.", default=None)
+    checkpoint_is_quantized: bool | None = described("The checkpoint is already quantized.", default=None)
+    enable_model_warmup: bool | None = described("Compile and warm up before serving.", default=None)
+    enable_single_controller: bool | None = described("Single-controller JAX (Pathways).", default=None)
+    async_checkpointing: bool | None = described("Asynchronous checkpointing (false for serving).", default=None)
+    steps: int | None = described("MaxText `steps`.", default=None)
+    tokenizer_path: str | None = described(
+        "Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None
+    )
+    compute_axis_order: str | None = described("Compute axis order, e.g. `0,2,1,3`.", default=None)
+    ar_cache_axis_order: str | None = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
+    stack_prefill_result_cache: bool | None = described("Stack prefill results in the cache.", default=None)
+    inference_benchmark_test: bool | None = described("MaxText `inference_benchmark_test`.", default=None)
     extra_args: tuple[str, ...] = described("Further `key=value` MaxText arguments, appended as given.", default=())
 
 
@@ -182,7 +195,7 @@ class PathwaysServingArgs:
     """Health probe timing."""
     requests: PathwaysRequests = field(default_factory=PathwaysRequests)
     """CPU and memory requests."""
-    priority_class_name: Optional[str] = None
+    priority_class_name: str | None = None
     """PriorityClass of the group's pods."""
     resource_manager_flags: tuple[str, ...] = ()
     """Extra flags of the Pathways resource manager."""
@@ -236,9 +249,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
     img, p, r = args.images, args.probes, args.requests
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     jax_security = (
-        k8s.core.v1.SecurityContextArgs(
-            capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities))
-        )
+        k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))
         if args.jax_capabilities
         else None
     )
@@ -321,22 +332,28 @@ def selector_labels(args: PathwaysServingArgs) -> dict[str, str]:
 
 def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
-    pod = dict(
-        service_account_name=args.service_account,
-        priority_class_name=args.priority_class_name,
-        node_selector=node_selector(args.shape),
-        tolerations=_tpu_tolerations(),
-    )
+    selector = node_selector(args.shape)
+    tolerations = _tpu_tolerations()
+
+    def pod(containers: list[k8s.core.v1.ContainerArgs]) -> k8s.core.v1.PodSpecArgs:
+        return k8s.core.v1.PodSpecArgs(
+            containers=containers,
+            service_account_name=args.service_account,
+            priority_class_name=args.priority_class_name,
+            node_selector=selector,
+            tolerations=tolerations,
+        )
+
     template: dict[str, object] = {
         "size": args.group_size,
         "restartPolicy": "RecreateGroupOnPodRestart",
         "leaderTemplate": k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector_labels(args)}),
-            spec=k8s.core.v1.PodSpecArgs(containers=leader_containers(args), **pod),
+            spec=pod(leader_containers(args)),
         ),
         "workerTemplate": k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
-            spec=k8s.core.v1.PodSpecArgs(containers=[worker_container(args)], **pod),
+            spec=pod([worker_container(args)]),
         ),
     }
     if args.num_slices > 1:
@@ -358,7 +375,11 @@ def service_args(args: PathwaysServingArgs) -> k8s.core.v1.ServiceInitArgs:
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
             selector=selector_labels(args),
-            ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT)],
+            ports=[
+                k8s.core.v1.ServicePortArgs(
+                    protocol="TCP", name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT
+                )
+            ],
         ),
     )
 
@@ -381,7 +402,7 @@ class PathwaysServing(pulumi.ComponentResource):
     generate_example: str
     """A ``curl`` request to ``/generate`` through that port-forward."""
 
-    def __init__(self, name: str, args: PathwaysServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("PathwaysServing", args)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
         self.leader_worker_set = k8s.apiextensions.CustomResource(
@@ -411,7 +432,7 @@ class PathwaysServing(pulumi.ComponentResource):
         self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
         self.generate_example = (
             f"curl -s -X POST localhost:{HTTP_PORT}/generate -H 'Content-type: application/json' "
-            "-d '{\"prompt\": \"What are the top 5 programming languages\", \"max_tokens\": 200}'"
+            '-d \'{"prompt": "What are the top 5 programming languages", "max_tokens": 200}\''
         )
         self.register_outputs(
             {"leaderPod": self.leader_pod, "portForward": self.port_forward, "service": args.service_name}

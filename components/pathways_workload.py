@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
 from .arguments import check_arguments
 from .catalog import SliceShape
+from .node_identity import Access
 from .settings import described
 
 PROXY_PORT = 29000
@@ -54,7 +55,7 @@ only (so requests equal them): ``MakeResourceManagerContainer`` (8 CPU, 32 GB) a
 ``MakeProxyContainer`` (16 CPU, 100 GB) in google/pathways-job@v0.1.4
 internal/controller/pathwaysjob_controller.go."""
 
-HOST_NETWORK_BUCKETS: dict[str, str] = {"scratch": "readWrite"}
+HOST_NETWORK_BUCKETS: dict[str, Access] = {"scratch": "readWrite"}
 """Bucket access of the head and worker pods by bucket purpose. The controller forces
 ``hostNetwork: true`` on both (``MakePathwaysHeadPodSpec``, ``MakeWorkerJob``), so they act
 as their nodes' service accounts and write Pathways data under ``pathwaysDir``."""
@@ -116,7 +117,7 @@ class CustomComponent:
 
     component_type: ComponentType
     """``proxy_server``, ``pathways_server``, ``worker`` or ``colocated_python_sidecar``."""
-    image: Optional[str] = None
+    image: str | None = None
     """Image replacing the default."""
     flags: tuple[str, ...] = ()
     """Extra flags (``--name=value``)."""
@@ -140,7 +141,7 @@ class PathwaysWorkloadArgs:
     """Number of slices."""
     pathways_dir: str
     """``gs://`` location for Pathways artifacts; the bucket must exist first."""
-    container: Optional[UserContainer] = None
+    container: UserContainer | None = None
     """The batch job's container; None for an interactive workload."""
     deployment_mode: DeploymentMode = "default"
     """``default`` (head on a CPU node) or ``colocate_head_with_workers``."""
@@ -150,23 +151,23 @@ class PathwaysWorkloadArgs:
     """JobSet restarts before the job fails."""
     max_slice_restarts: int = 1
     """Restarts of a single slice."""
-    elastic_slices: Optional[int] = None
+    elastic_slices: int | None = None
     """Slices that may be missing at once (elastic training); unset disables."""
-    termination_grace_period_seconds: Optional[int] = None
+    termination_grace_period_seconds: int | None = None
     """Grace period of worker pods."""
-    priority_class_name: Optional[str] = None
+    priority_class_name: str | None = None
     """Priority class of the worker pods."""
     custom_components: Sequence[CustomComponent] = ()
     """Component overrides."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the PathwaysJob and the user's pod."""
-    head_pool: Optional[str] = None
+    head_pool: str | None = None
     """Node pool the batch head is pinned to (``deploymentMode: default``); None: not pinned."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the PathwaysJob waits for: both controller installs, the slices, the bucket."""
 
 
-def _env(env: Mapping[str, str]) -> Optional[list[k8s.core.v1.EnvVarArgs]]:
+def _env(env: Mapping[str, str]) -> list[k8s.core.v1.EnvVarArgs] | None:
     return [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()] or None
 
 
@@ -251,14 +252,14 @@ class PathwaysWorkload(pulumi.ComponentResource):
 
     pathways_job: k8s.apiextensions.CustomResource
     """The PathwaysJob."""
-    port_forward: Optional[str]
+    port_forward: str | None
     """Interactive only: the command that forwards the IFRT proxy to localhost:29000."""
-    client_env: Optional[dict[str, str]]
+    client_env: dict[str, str] | None
     """Interactive only: environment of a local JAX client using the proxy."""
     client_pip: str
     """The client install that matches the Pathways release."""
 
-    def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("PathwaysWorkload", args)
         super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
         self.pathways_job = k8s.apiextensions.CustomResource(
@@ -276,7 +277,9 @@ class PathwaysWorkload(pulumi.ComponentResource):
         )
         self.port_forward = self.client_env = None
         if args.container is None:
-            self.port_forward = f"kubectl -n {args.namespace} port-forward $({head_pod_command(args)}) {PROXY_PORT}:{PROXY_PORT}"
+            self.port_forward = (
+                f"kubectl -n {args.namespace} port-forward $({head_pod_command(args)}) {PROXY_PORT}:{PROXY_PORT}"
+            )
             self.client_env = {"JAX_PLATFORMS": "proxy", "JAX_BACKEND_TARGET": f"grpc://127.0.0.1:{PROXY_PORT}"}
         self.client_pip = f"pip install pathwaysutils jax=={client_jax_version(args.pathways_version)}"
         self.register_outputs({"portForward": self.port_forward, "clientEnv": self.client_env})

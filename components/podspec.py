@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Optional
 
 import pulumi_kubernetes as k8s
 
@@ -17,7 +16,7 @@ def tcp_probe(port: int, period_seconds: int = 10, failure_threshold: int = 3) -
     )
 
 
-def requests(cpu: str, memory: str, extended: Optional[Mapping[str, str]] = None) -> k8s.core.v1.ResourceRequirementsArgs:
+def requests(cpu: str, memory: str, extended: Mapping[str, str] | None = None) -> k8s.core.v1.ResourceRequirementsArgs:
     """CPU/memory requests; extended resources (``google.com/tpu``) are requested and limited alike."""
     return k8s.core.v1.ResourceRequirementsArgs(
         requests={"cpu": cpu, "memory": memory, **(extended or {})},

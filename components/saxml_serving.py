@@ -15,7 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -23,6 +23,7 @@ import pulumi_kubernetes as k8s
 from .arguments import check_arguments
 from .catalog import SliceShape
 from .images import ImageRef
+from .node_identity import Access
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from .podspec import requests, tcp_probe
 from .settings import described
@@ -36,7 +37,7 @@ MEGASCALE_PORT = 8471
 HTTP_PORT = 8888
 """sax-http port."""
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-MODEL_SERVER_BUCKETS: dict[str, str] = {"state": "read"}
+MODEL_SERVER_BUCKETS: dict[str, Access] = {"state": "read"}
 """Bucket access of the model servers by bucket purpose. They run on the host network (as in
 the Saxml guide), so they act as their TPU nodes' service account, not the KSA's: they read
 the cell's location under ``SAX_ROOT`` in the state bucket to find the admin server."""
@@ -50,6 +51,7 @@ def publisher_script() -> str:
     """Source of the publication reconciler, shipped to the Job in a ConfigMap."""
     return PUBLISHER_SCRIPT.read_text()
 
+
 Exposure = Literal["internal", "public", "cluster"]
 
 
@@ -57,9 +59,15 @@ Exposure = Literal["internal", "public", "cluster"]
 class SaxmlImages:
     """Container images of the Saxml servers and the publisher."""
 
-    admin: ImageRef = described("Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0")
-    model_server: ImageRef = described("Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0")
-    http: ImageRef = described("sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0")
+    admin: ImageRef = described(
+        "Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
+    )
+    model_server: ImageRef = described(
+        "Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
+    )
+    http: ImageRef = described(
+        "sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
+    )
     publisher: ImageRef = described("Image of the publication Job (any Python 3).", default="python:3.12-slim")
 
 
@@ -109,7 +117,7 @@ class SaxmlServingArgs:
     """How long the publication Job waits for sax-http and the replicas."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the objects and pods."""
-    priority_class_name: Optional[str] = None
+    priority_class_name: str | None = None
     """PriorityClass of the Sax pods."""
     depends_on: Sequence[pulumi.Resource] = ()
     """What the objects wait for: the JobSet install, the slices, the namespace and KSA."""
@@ -121,12 +129,21 @@ class SaxmlServingArgs:
 
 
 ADMIN, MODEL_SET, MODEL_JOB, HTTP, HTTP_SERVICE, PUBLISHER = (
-    "sax-admin-server", "sax-model-server-set", "sax-model-server", "sax-http", "sax-http-lb", "sax-publisher",
+    "sax-admin-server",
+    "sax-model-server-set",
+    "sax-model-server",
+    "sax-http",
+    "sax-http-lb",
+    "sax-publisher",
 )
 
 
-def _meta(args: SaxmlServingArgs, name: str, **extra) -> k8s.meta.v1.ObjectMetaArgs:
-    return k8s.meta.v1.ObjectMetaArgs(name=name, namespace=args.namespace, labels=dict(args.labels), **extra)
+def _meta(
+    args: SaxmlServingArgs, name: str, *, annotations: Mapping[str, str] | None = None
+) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name, namespace=args.namespace, labels=dict(args.labels), annotations=annotations
+    )
 
 
 def _server_deployment(
@@ -206,7 +223,10 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
         name=MODEL_JOB,
         image=args.images.model_server,
         args=[f"--port={MODEL_PORT}", f"--sax_cell={args.cell}", f"--platform_chip={args.shape.generation.chip_name}"],
-        ports=[k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT), k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT)],
+        ports=[
+            k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT),
+            k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT),
+        ],
         security_context=k8s.core.v1.SecurityContextArgs(privileged=True) if args.privileged else None,
         env=[
             k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root),
@@ -231,6 +251,13 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
         "failurePolicy": {"maxRestarts": args.max_restarts},
         "replicatedJobs": [{"name": MODEL_JOB, "replicas": args.num_slices, "template": {"spec": job}}],
     }
+
+
+def _load_balancer_ip(status: k8s.core.v1.outputs.ServiceStatus | None) -> str | None:
+    """The IP of the Service's load balancer (None if it reports only a hostname), or "" before it has one."""
+    if status and status.load_balancer and status.load_balancer.ingress:
+        return status.load_balancer.ingress[0].ip
+    return ""
 
 
 def http_service_args(args: SaxmlServingArgs) -> k8s.core.v1.ServiceInitArgs:
@@ -268,7 +295,9 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
         + [
             k8s.core.v1.EnvVarArgs(
                 name="POD_NAMESPACE",
-                value_from=k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")),
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")
+                ),
             )
         ],
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
@@ -321,12 +350,13 @@ class SaxmlServing(pulumi.ComponentResource):
     """sax-http."""
     service: k8s.core.v1.Service
     """The sax-http Service on port 8888."""
-    publisher: Optional[k8s.batch.v1.Job]
+    publisher: k8s.batch.v1.Job | None
     """The publication Job (None when no model is listed)."""
-    address: pulumi.Output[str]
-    """Address of sax-http: the load balancer IP, or the in-cluster DNS name for ``cluster``."""
+    address: pulumi.Output[str | None]
+    """Address of sax-http: the load balancer IP, or the in-cluster DNS name for ``cluster``
+    ("" until the load balancer has an address; None if it reports only a hostname)."""
 
-    def __init__(self, name: str, args: SaxmlServingArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: SaxmlServingArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("SaxmlServing", args)
         super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
         after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
@@ -355,9 +385,7 @@ class SaxmlServing(pulumi.ComponentResource):
         if args.exposure == "cluster":
             self.address = pulumi.Output.from_input(f"{HTTP_SERVICE}.{args.namespace}.svc")
         else:
-            self.address = self.service.status.apply(
-                lambda s: (s.load_balancer.ingress or [None])[0].ip if s and s.load_balancer and s.load_balancer.ingress else ""
-            )
+            self.address = self.service.status.apply(_load_balancer_ip)
         self.publisher = self._publisher(name, args) if args.models else None
         self.register_outputs({"address": self.address})
 

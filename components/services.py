@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 from pulumi_gcp import projects
@@ -60,7 +59,7 @@ class ProjectServices(pulumi.ComponentResource):
     services: list[projects.Service]
     """One ``gcp.projects.Service`` per API."""
 
-    def __init__(self, name: str, args: ProjectServicesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("ProjectServices", args)
         super().__init__("tpu-serving:index:ProjectServices", name, None, opts)
         self.services = [

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import ipaddress
+import types
 import typing
 from dataclasses import field
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic.alias_generators import to_camel
@@ -19,6 +20,11 @@ from pydantic.alias_generators import to_camel
 from . import catalog
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+_Settings = TypeVar("_Settings", bound="DataclassInstance")
 
 PROJECT_NAMESPACE = "tpu-serving"
 """The Pulumi project name, and so the namespace of this package's stack config keys."""
@@ -45,8 +51,8 @@ def catalog_message(err: catalog.CatalogError) -> str:
     return f"{err}; valid: {', '.join(err.choices)}" if err.choices else str(err)
 
 
-def _dns_validator(limit: NameLimit, min_length: int = 1):
-    def check(value: Optional[str]) -> Optional[str]:
+def _dns_validator(limit: NameLimit, min_length: int = 1) -> AfterValidator:
+    def check(value: str | None) -> str | None:
         problem = value is not None and check_dns_name(value, limit=limit, min_length=min_length)
         if problem:
             raise ValueError(problem)
@@ -85,13 +91,13 @@ def settings_model(cls: type, name: str) -> type[Model]:
         item = _tuple_item(annotation)
         if item is not None and dataclasses.is_dataclass(item):
             # A tuple of settings dataclasses is a list of their models in the stack file.
-            annotation = list[settings_model(item, item.__name__ + "Config")]  # type: ignore[misc]
+            annotation = types.GenericAlias(list, (settings_model(item, item.__name__ + "Config"),))
             default = list(default) if default is not ... else ...
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"]))
     return create_model(name, __base__=Model, __doc__=cls.__doc__, **spec)
 
 
-def _tuple_item(annotation: Any) -> Optional[type]:
+def _tuple_item(annotation: Any) -> type | None:
     """``X`` for ``tuple[X, ...]``, else None."""
     if typing.get_origin(annotation) is tuple:
         args = typing.get_args(annotation)
@@ -100,10 +106,10 @@ def _tuple_item(annotation: Any) -> Optional[type]:
     return None
 
 
-def to_settings(model: BaseModel, cls: type):
+def to_settings(model: object, cls: type[_Settings]) -> _Settings:
     """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`."""
     hints = typing.get_type_hints(cls)
-    values = {}
+    values: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         value = getattr(model, f.name)
         item = _tuple_item(hints[f.name])
@@ -125,7 +131,7 @@ Cidr = Annotated[str, AfterValidator(_cidr)]
 """A CIDR block such as 10.0.0.0/8."""
 
 
-def release_validator(controller: Controller):
+def release_validator(controller: Controller) -> AfterValidator:
     def check(value: str) -> str:
         if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
             raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")

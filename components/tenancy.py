@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -33,7 +32,11 @@ PRIORITIES: dict[str, tuple[int, str, str]] = {
 }
 
 OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
-    (("",), ("pods", "pods/log", "services", "endpoints", "configmaps", "events", "resourcequotas"), ("get", "list", "watch")),
+    (
+        ("",),
+        ("pods", "pods/log", "services", "endpoints", "configmaps", "events", "resourcequotas"),
+        ("get", "list", "watch"),
+    ),
     (("",), ("pods",), ("delete",)),
     (("",), ("pods/portforward",), ("create",)),
     (("apps",), ("deployments", "replicasets"), ("get", "list", "watch")),
@@ -134,12 +137,13 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
     policies = [same_namespace]
     peers = [
         k8s.networking.v1.NetworkPolicyPeerArgs(
-            namespace_selector=k8s.meta.v1.LabelSelectorArgs(
-                match_labels={"kubernetes.io/metadata.name": ns}
-            )
+            namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": ns})
         )
         for ns in args.allowed_namespaces
-    ] + [k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c)) for c in args.allowed_cidrs]
+    ] + [
+        k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c))
+        for c in args.allowed_cidrs
+    ]
     if args.serving_pods and args.serving_ports and peers:
         policies.append(
             k8s.networking.v1.NetworkPolicyInitArgs(
@@ -150,7 +154,10 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
                     ingress=[
                         k8s.networking.v1.NetworkPolicyIngressRuleArgs(
                             from_=peers,
-                            ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=p) for p in args.serving_ports],
+                            ports=[
+                                k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=p)
+                                for p in args.serving_ports
+                            ],
                         )
                     ],
                 ),
@@ -170,16 +177,21 @@ def operator_role(args: TenancyArgs) -> k8s.rbac.v1.RoleInitArgs:
     )
 
 
-def operator_binding(args: TenancyArgs) -> Optional[k8s.rbac.v1.RoleBindingInitArgs]:
+def operator_binding(args: TenancyArgs) -> k8s.rbac.v1.RoleBindingInitArgs | None:
     """Binds the operators' groups and users to their Role (None without any)."""
     subjects = [
-        k8s.rbac.v1.SubjectArgs(kind="Group", name=g, api_group="rbac.authorization.k8s.io") for g in args.operator_groups
-    ] + [k8s.rbac.v1.SubjectArgs(kind="User", name=u, api_group="rbac.authorization.k8s.io") for u in args.operator_users]
+        k8s.rbac.v1.SubjectArgs(kind="Group", name=g, api_group="rbac.authorization.k8s.io")
+        for g in args.operator_groups
+    ] + [
+        k8s.rbac.v1.SubjectArgs(kind="User", name=u, api_group="rbac.authorization.k8s.io") for u in args.operator_users
+    ]
     if not subjects:
         return None
     return k8s.rbac.v1.RoleBindingInitArgs(
         metadata=_meta(args, "tpu-serving-operator"),
-        role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name="tpu-serving-operator"),
+        role_ref=k8s.rbac.v1.RoleRefArgs(
+            api_group="rbac.authorization.k8s.io", kind="Role", name="tpu-serving-operator"
+        ),
         subjects=subjects,
     )
 
@@ -196,7 +208,7 @@ class Tenancy(pulumi.ComponentResource):
     quota: k8s.core.v1.ResourceQuota
     """The namespace's quota."""
 
-    def __init__(self, name: str, args: TenancyArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: TenancyArgs, opts: pulumi.ResourceOptions | None = None):
         check_arguments("Tenancy", args)
         super().__init__("tpu-serving:index:Tenancy", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
@@ -215,6 +227,8 @@ class Tenancy(pulumi.ComponentResource):
         self.quota = k8s.core.v1.ResourceQuota(f"{name}-quota", quota_args(args), opts=child)
         k8s.core.v1.LimitRange(f"{name}-defaults", limit_range_args(args), opts=child)
         for policy in network_policies(args):
+            # network_policies builds each metadata as ObjectMetaArgs (never an Output or None).
+            assert isinstance(policy.metadata, k8s.meta.v1.ObjectMetaArgs)
             k8s.networking.v1.NetworkPolicy(f"{name}-{policy.metadata.name}", policy, opts=child)
         k8s.rbac.v1.Role(f"{name}-operator", operator_role(args), opts=child)
         binding = operator_binding(args)

@@ -19,7 +19,6 @@ from pulumi_policy import (  # noqa: E402
     StackValidationArgs,
     StackValidationPolicy,
 )
-
 from rules import RULES, Resource, Rule  # noqa: E402
 
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
@@ -27,8 +26,12 @@ LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.
 
 def _resource(type_: str, props, urn: str, name: str, opts, dependencies=()) -> Resource:
     return Resource(
-        type=type_, name=name, inputs=dict(props or {}), urn=urn,
-        protect=bool(getattr(opts, "protect", False)), dependencies=tuple(dependencies or ()),
+        type=type_,
+        name=name,
+        inputs=dict(props or {}),
+        urn=urn,
+        protect=bool(getattr(opts, "protect", False)),
+        dependencies=tuple(dependencies or ()),
     )
 
 
@@ -61,4 +64,6 @@ def policies() -> list:
     return [resource_policy(r) if r.check is not None else stack_policy(r) for r in RULES]
 
 
-PolicyPack(name="tpu-serving", description="Least privilege and safe defaults for tpu-serving stacks.", policies=policies())
+PolicyPack(
+    name="tpu-serving", description="Least privilege and safe defaults for tpu-serving stacks.", policies=policies()
+)

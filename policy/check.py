@@ -14,7 +14,6 @@ from pathlib import Path
 from tpu_serving_policy.rules import RULES, Violation, evaluate, from_plan
 
 
-
 def report(label: str, violations: list[Violation]) -> bool:
     """Print a stack's violations; True when none is mandatory."""
     mandatory = [v for v in violations if v.enforcement == "mandatory"]

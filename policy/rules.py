@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 Enforcement = Literal["mandatory", "advisory"]
 
@@ -46,8 +46,16 @@ SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "JobS
 """Kinds whose containers serve: each needs probes and resource requests."""
 
 ALLOWLIST: dict[tuple[str, str, str], str] = {
-    ("JobSet", "sax-model-server-set", "hostNetwork"): "Saxml model servers reach each other over the TPU VM network (port 8471), as the Saxml guide requires",
-    ("JobSet", "sax-model-server-set", "privileged:sax-model-server"): "TPU access on GKE before 1.28 (only rendered when the stack's GKE version needs it)",
+    (
+        "JobSet",
+        "sax-model-server-set",
+        "hostNetwork",
+    ): "Saxml model servers reach each other over the TPU VM network (port 8471), as the Saxml guide requires",
+    (
+        "JobSet",
+        "sax-model-server-set",
+        "privileged:sax-model-server",
+    ): "TPU access on GKE before 1.28 (only rendered when the stack's GKE version needs it)",
     ("LeaderWorkerSet", "*", "capability:jax-tpu:SYS_PTRACE"): "disaggregated JetStream server (seed 001b)",
     ("LeaderWorkerSet", "*", "capability:jax-tpu:NET_ADMIN"): "disaggregated JetStream server (seed 001b)",
     ("LeaderWorkerSet", "*", "capability:jax-tpu:SYS_TIME"): "disaggregated JetStream server (seed 001b)",
@@ -75,8 +83,8 @@ class Rule:
     name: str
     description: str
     enforcement: Enforcement
-    check: Optional[Callable[[Resource], Iterable[str]]] = None
-    stack_check: Optional[Callable[[Sequence[Resource]], Iterable[str]]] = None
+    check: Callable[[Resource], Iterable[str]] | None = None
+    stack_check: Callable[[Sequence[Resource]], Iterable[str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,7 +140,9 @@ def _allowed(kind: str, name: str, finding: str) -> bool:
 
 
 def _gke_workload_identity(r: Resource) -> Iterator[str]:
-    if r.type == CLUSTER and not str(_get(r.inputs, "workloadIdentityConfig", "workloadPool", default="")).endswith(".svc.id.goog"):
+    if r.type == CLUSTER and not str(_get(r.inputs, "workloadIdentityConfig", "workloadPool", default="")).endswith(
+        ".svc.id.goog"
+    ):
         yield "workload identity is off: set workloadIdentityConfig.workloadPool to <project>.svc.id.goog"
 
 
@@ -245,7 +255,9 @@ def _k8s_privileges(r: Resource) -> Iterator[str]:
             sc = c.get("securityContext") or {}
             if sc.get("privileged"):
                 findings.append(f"privileged:{c.get('name')}")
-            findings += [f"capability:{c.get('name')}:{cap}" for cap in _get(sc, "capabilities", "add", default=[]) or []]
+            findings += [
+                f"capability:{c.get('name')}:{cap}" for cap in _get(sc, "capabilities", "add", default=[]) or []
+            ]
         for finding in findings:
             if not _allowed(kind, name, finding):
                 yield f"{finding} is not in the allowlist"
@@ -256,7 +268,11 @@ def _k8s_tpu_selectors(r: Resource) -> Iterator[str]:
         return
     for pod in pod_specs(r.inputs):
         selector = pod.get("nodeSelector") or {}
-        wants_tpu = any(TPU_RESOURCE in (_get(c, "resources", "limits", default={}) or {}) or TPU_RESOURCE in (_get(c, "resources", "requests", default={}) or {}) for c in _containers(pod))
+        wants_tpu = any(
+            TPU_RESOURCE in (_get(c, "resources", "limits", default={}) or {})
+            or TPU_RESOURCE in (_get(c, "resources", "requests", default={}) or {})
+            for c in _containers(pod)
+        )
         if (wants_tpu or ACCELERATOR_LABEL in selector) and not {ACCELERATOR_LABEL, TOPOLOGY_LABEL} <= set(selector):
             yield "a TPU pod must select both the accelerator and the topology of its slice"
 
@@ -285,23 +301,73 @@ def _k8s_mutable_tags(r: Resource) -> Iterator[str]:
 
 RULES: tuple[Rule, ...] = (
     Rule("gke-workload-identity", "GKE clusters have workload identity on.", "mandatory", _gke_workload_identity),
-    Rule("gke-metadata-server", "Every node pool uses the GKE metadata server (GKE_METADATA).", "mandatory", _gke_metadata),
+    Rule(
+        "gke-metadata-server",
+        "Every node pool uses the GKE metadata server (GKE_METADATA).",
+        "mandatory",
+        _gke_metadata,
+    ),
     Rule("gke-shielded-nodes", "Shielded nodes with secure boot.", "mandatory", _gke_shielded),
-    Rule("gke-node-service-account", "Nodes run as a dedicated service account, never the Compute Engine default.", "mandatory", _gke_node_sa),
-    Rule("gke-node-roles-only", "The only project roles are the node service account's logging, monitoring and Artifact Registry reader roles.", "mandatory", stack_check=_project_roles),
+    Rule(
+        "gke-node-service-account",
+        "Nodes run as a dedicated service account, never the Compute Engine default.",
+        "mandatory",
+        _gke_node_sa,
+    ),
+    Rule(
+        "gke-node-roles-only",
+        "The only project roles are the node service account's logging, monitoring and Artifact Registry reader roles.",
+        "mandatory",
+        stack_check=_project_roles,
+    ),
     Rule("gke-deletion-protection", "Clusters have deletion protection.", "mandatory", _gke_deletion_protection),
     Rule("gke-private-nodes", "Nodes without external IPs.", "advisory", _gke_private_nodes),
-    Rule("gke-authorized-networks", "The control plane accepts only authorized networks.", "advisory", _gke_authorized_networks),
+    Rule(
+        "gke-authorized-networks",
+        "The control plane accepts only authorized networks.",
+        "advisory",
+        _gke_authorized_networks,
+    ),
     Rule("iam-no-basic-roles", "No owner, editor or viewer grants.", "mandatory", _iam_basic_roles),
     Rule("iam-no-project-storage-roles", "No project-wide storage roles.", "mandatory", _iam_project_storage),
-    Rule("iam-storage-on-stack-buckets", "Storage roles only on the stack's own buckets.", "mandatory", stack_check=_iam_stack_buckets),
+    Rule(
+        "iam-storage-on-stack-buckets",
+        "Storage roles only on the stack's own buckets.",
+        "mandatory",
+        stack_check=_iam_stack_buckets,
+    ),
     Rule("gcs-uniform-access", "Buckets use uniform bucket-level access.", "mandatory", _gcs_ubla),
     Rule("gcs-public-access-prevention", "Buckets enforce public access prevention.", "mandatory", _gcs_pap),
-    Rule("gcs-checkpoints-protected", "The checkpoint bucket is protected from deletion.", "mandatory", _gcs_checkpoints_protected),
-    Rule("k8s-no-open-load-balancer", "No internet-facing LoadBalancer without loadBalancerSourceRanges.", "mandatory", _k8s_open_lb),
-    Rule("k8s-privileges-allowlisted", "No privileged container, host network or added capability outside the allowlist.", "mandatory", _k8s_privileges),
-    Rule("k8s-tpu-pod-selects-slice", "Every TPU pod selects an accelerator and a topology.", "mandatory", _k8s_tpu_selectors),
-    Rule("k8s-serving-probes-requests", "Every serving container has a readiness probe and resource requests.", "mandatory", _k8s_probes_requests),
+    Rule(
+        "gcs-checkpoints-protected",
+        "The checkpoint bucket is protected from deletion.",
+        "mandatory",
+        _gcs_checkpoints_protected,
+    ),
+    Rule(
+        "k8s-no-open-load-balancer",
+        "No internet-facing LoadBalancer without loadBalancerSourceRanges.",
+        "mandatory",
+        _k8s_open_lb,
+    ),
+    Rule(
+        "k8s-privileges-allowlisted",
+        "No privileged container, host network or added capability outside the allowlist.",
+        "mandatory",
+        _k8s_privileges,
+    ),
+    Rule(
+        "k8s-tpu-pod-selects-slice",
+        "Every TPU pod selects an accelerator and a topology.",
+        "mandatory",
+        _k8s_tpu_selectors,
+    ),
+    Rule(
+        "k8s-serving-probes-requests",
+        "Every serving container has a readiness probe and resource requests.",
+        "mandatory",
+        _k8s_probes_requests,
+    ),
     Rule("k8s-mutable-image-tags", "Images are pinned, not `latest` or untagged.", "advisory", _k8s_mutable_tags),
 )
 
@@ -322,10 +388,13 @@ def from_plan(plan: Mapping[str, Any]) -> list[Resource]:
     """The resources of an offline plan (``build/<stack>/plan.json``)."""
     return [
         Resource(
-            type=r["type"], name=r["name"], inputs=r["inputs"], urn=r["urn"],
-            protect=bool(r.get("protect")), dependencies=tuple(r.get("dependencies", ())),
+            type=r["type"],
+            name=r["name"],
+            inputs=r["inputs"],
+            urn=r["urn"],
+            protect=bool(r.get("protect")),
+            dependencies=tuple(r.get("dependencies", ())),
         )
         for r in plan["resources"]
         if r.get("custom")
     ]
-

@@ -6,16 +6,16 @@ from __future__ import annotations
 import contextvars
 import copy
 
-import pytest
-
 import pulumi
-from tpu_serving.config import ConfigError
+import pytest
 from pulumi.runtime import mocks, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
+from tests.conftest import ROOT
 from tests.fixtures.bad_input import BAD, SERVING_BAD
 from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, as_engine_config, with_change, with_serving
-from tests.conftest import ROOT
+from tpu_serving.config import ConfigError
 from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
 
 
@@ -31,21 +31,81 @@ CASES: list[tuple[str, str, dict, str]] = (
     + [(f"pathways-{c[0]}", "jetstream-pathways", with_change(c[1], c[2], SERVING), c[3]) for c in SERVING_BAD]
     + [
         ("saxml-model-too-big", "saxml", SAX_CONFIG, "tpu-serving:serving.models[0]"),
-        ("saxml-public-without-ranges", "saxml", _serving(SAX_CONFIG, http={"exposure": "public"}), "tpu-serving:serving.http"),
-        ("saxml-bad-cidr", "saxml", _serving(SAX_CONFIG, http={"exposure": "public", "sourceRanges": ["300.1.2.0/24"]}), "tpu-serving:serving.http.sourceRanges[0]"),
+        (
+            "saxml-public-without-ranges",
+            "saxml",
+            _serving(SAX_CONFIG, http={"exposure": "public"}),
+            "tpu-serving:serving.http",
+        ),
+        (
+            "saxml-bad-cidr",
+            "saxml",
+            _serving(SAX_CONFIG, http={"exposure": "public", "sourceRanges": ["300.1.2.0/24"]}),
+            "tpu-serving:serving.http.sourceRanges[0]",
+        ),
         ("saxml-bad-cell", "saxml", _serving(SAX_CONFIG, cell="sax/test"), "tpu-serving:serving.cell"),
-        ("saxml-jobset-too-old", "saxml", _serving(SAX_CONFIG, jobsetVersion="v0.2.0"), "tpu-serving:serving.jobsetVersion"),
+        (
+            "saxml-jobset-too-old",
+            "saxml",
+            _serving(SAX_CONFIG, jobsetVersion="v0.2.0"),
+            "tpu-serving:serving.jobsetVersion",
+        ),
         ("saxml-misspelt-key", "saxml", _serving(SAX_CONFIG, maxRestart=3), "tpu-serving:serving.maxRestart"),
-        ("pathways-job-machine-type-not-in-crd", "pathways-job", {**PATHWAYS_JOB, "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-1"}]}, "tpu-serving:serving.slices"),
-        ("pathways-job-batch-without-container", "pathways-job", with_serving(workload="batch"), "tpu-serving:serving.container"),
-        ("pathways-job-jobset-too-old", "pathways-job", with_serving(jobsetVersion="v0.7.0"), "tpu-serving:serving.jobsetVersion"),
-        ("pathways-job-wrong-type", "pathways-job", with_serving(maxRestarts="many"), "tpu-serving:serving.maxRestarts"),
+        (
+            "pathways-job-machine-type-not-in-crd",
+            "pathways-job",
+            {**PATHWAYS_JOB, "tpu-serving:tpuSlices": [{"name": "s", "slice": "v6e-1"}]},
+            "tpu-serving:serving.slices",
+        ),
+        (
+            "pathways-job-batch-without-container",
+            "pathways-job",
+            with_serving(workload="batch"),
+            "tpu-serving:serving.container",
+        ),
+        (
+            "pathways-job-jobset-too-old",
+            "pathways-job",
+            with_serving(jobsetVersion="v0.7.0"),
+            "tpu-serving:serving.jobsetVersion",
+        ),
+        (
+            "pathways-job-wrong-type",
+            "pathways-job",
+            with_serving(maxRestarts="many"),
+            "tpu-serving:serving.maxRestarts",
+        ),
         ("pathways-job-name-too-long", "pathways-job", with_serving(name="p" * 64), "tpu-serving:serving.name"),
-        ("pathways-job-head-pool-too-small", "pathways-job", with_serving(headPool={"machineType": "n2-standard-8"}), "tpu-serving:serving.headPool.machineType"),
-        ("pathways-job-interactive-colocated-head", "pathways-job", with_serving(deploymentMode="colocate_head_with_workers"), "tpu-serving:serving.deploymentMode"),
-        ("saxml-model-server-image-malformed", "saxml", _serving(SAX_CONFIG, images={"modelServer": "sax model server"}), "tpu-serving:serving.images.modelServer"),
-        ("tenancy-bad-cidr", "infrastructure", with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}), "tpu-serving:tenancy.allowedCidrs[0]"),
-        ("tenancy-unknown-key", "infrastructure", with_change("tpu-serving:tenancy", {"operator": {}}), "tpu-serving:tenancy.operator"),
+        (
+            "pathways-job-head-pool-too-small",
+            "pathways-job",
+            with_serving(headPool={"machineType": "n2-standard-8"}),
+            "tpu-serving:serving.headPool.machineType",
+        ),
+        (
+            "pathways-job-interactive-colocated-head",
+            "pathways-job",
+            with_serving(deploymentMode="colocate_head_with_workers"),
+            "tpu-serving:serving.deploymentMode",
+        ),
+        (
+            "saxml-model-server-image-malformed",
+            "saxml",
+            _serving(SAX_CONFIG, images={"modelServer": "sax model server"}),
+            "tpu-serving:serving.images.modelServer",
+        ),
+        (
+            "tenancy-bad-cidr",
+            "infrastructure",
+            with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}),
+            "tpu-serving:tenancy.allowedCidrs[0]",
+        ),
+        (
+            "tenancy-unknown-key",
+            "infrastructure",
+            with_change("tpu-serving:tenancy", {"operator": {}}),
+            "tpu-serving:tenancy.operator",
+        ),
     ]
 )
 

@@ -15,7 +15,9 @@ FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 
 def test_check_cli_summary_line_and_failures():
     results = [
-        CategoryResult("scheduling", [Finding("pod a", True), Finding("pod b", False, "too big"), Finding("quota q", True)]),
+        CategoryResult(
+            "scheduling", [Finding("pod a", True), Finding("pod b", False, "too big"), Finding("quota q", True)]
+        ),
         CategoryResult("network", [Finding("flow x", True)]),
         CategoryResult("identity", [Finding("x", True)]),
         CategoryResult("prerequisites", [Finding("api", False, "off")]),

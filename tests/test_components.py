@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import pulumi
+import pytest
 
 from tpu_serving import (
     BucketGrant,
@@ -210,8 +209,11 @@ def test_workload_identity_without_namespace():
         WorkloadIdentity(
             "wi",
             WorkloadIdentityArgs(
-                project="p-123456", namespace="shared", kubernetes_service_account="k",
-                gcp_service_account_id="shared-wl", create_namespace=False,
+                project="p-123456",
+                namespace="shared",
+                kubernetes_service_account="k",
+                gcp_service_account_id="shared-wl",
+                create_namespace=False,
             ),
         )
 
@@ -257,9 +259,12 @@ def test_components_reject_resources_inside_apply():
                     for inner in ast.walk(arg):
                         if isinstance(inner, ast.Call) and getattr(inner.func, "attr", "") == "apply":
                             pytest.fail(f"nested apply in {path}")
-                        name = getattr(inner.func, "attr", getattr(inner.func, "id", "")) if isinstance(inner, ast.Call) else ""
+                        name = (
+                            getattr(inner.func, "attr", getattr(inner.func, "id", ""))
+                            if isinstance(inner, ast.Call)
+                            else ""
+                        )
                         assert not (name[:1].isupper() and name not in {"Output"}), f"{path}: {name} inside apply"
-
 
 
 def serving_args(**overrides):
@@ -271,8 +276,11 @@ def serving_args(**overrides):
         shape=catalog.slice_shape("ct5lp-hightpu-4t", "4x8"),
         num_slices=1,
         maxtext=MaxTextSettings(
-            config_file="MaxText/configs/base.yml", model_name="m", max_prefill_predict_length=8,
-            max_target_length=16, per_device_batch_size=1,
+            config_file="MaxText/configs/base.yml",
+            model_name="m",
+            max_prefill_predict_length=8,
+            max_target_length=16,
+            per_device_batch_size=1,
         ),
         checkpoint_uri="gs://b/ckpt",
         scratch_uri="gs://s/tmp",

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-
 import pytest
 from pydantic import ValidationError
 
+from tests.fixtures.bad_input import BAD, SERVING_BAD
+from tests.fixtures.configs import GOOD, SERVING, load, with_change
 from tpu_serving.config import ConfigError, TpuSliceConfig
 from tpu_serving.naming import bucket_name, pool_name, workload_service_account_id
 
-from tests.fixtures.bad_input import BAD, SERVING_BAD
-from tests.fixtures.configs import GOOD, SERVING, load, with_change
 
 def test_config_loads_good_stack():
     cfg = load(GOOD)
@@ -50,12 +49,13 @@ def test_config_count_makes_one_pool_per_slice():
 
 
 def test_config_machine_type_and_topology_instead_of_slice_name():
-    cfg = load(with_change("tpu-serving:tpuSlices/0", {"name": "d", "machineType": "ct6e-standard-8t", "topology": "2x4"}))
+    cfg = load(
+        with_change("tpu-serving:tpuSlices/0", {"name": "d", "machineType": "ct6e-standard-8t", "topology": "2x4"})
+    )
     assert cfg.slices[0][1].vms == 1
 
 
 # ---------------------------------------------------------------------------------- bad input
-
 
 
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
@@ -73,7 +73,9 @@ def test_config_bad_input_is_reported_with_key_path(case):
 def test_config_reports_every_problem_at_once():
     data = with_change("tpu-serving:zone", "us-west4-a")
     data = with_change("tpu-serving:clusterr", {}, data)
-    data = with_change("tpu-serving:tpuSlices/0", {"name": "a", "machineType": "ct6e-standard-4t", "topology": "4x5"}, data)
+    data = with_change(
+        "tpu-serving:tpuSlices/0", {"name": "a", "machineType": "ct6e-standard-4t", "topology": "4x5"}, data
+    )
     with pytest.raises(ConfigError) as exc:
         load(data)
     assert len(exc.value.problems) == 3
@@ -93,12 +95,11 @@ def test_config_single_shape_model_directly():
 
 # ---------------------------------------------------------------------------------- serving
 
+
 def test_config_serving_loads():
     cfg = load(SERVING)
     assert cfg.serving.lws_version == "v0.10.0"
     assert cfg.serving.probes.max_startup_seconds == 3600
-
-
 
 
 @pytest.mark.parametrize("case", SERVING_BAD, ids=[c[0] for c in SERVING_BAD])
@@ -128,5 +129,9 @@ def test_config_model_size_is_derived_from_a_known_maxtext_model():
 
 def test_config_maintenance_defaults_to_weekend_nights():
     m = load(GOOD).cluster.maintenance
-    assert (m.window_start, m.window_end, m.recurrence) == ("2026-01-03T02:00:00Z", "2026-01-03T08:00:00Z", "FREQ=WEEKLY;BYDAY=SA,SU")
+    assert (m.window_start, m.window_end, m.recurrence) == (
+        "2026-01-03T02:00:00Z",
+        "2026-01-03T08:00:00Z",
+        "FREQ=WEEKLY;BYDAY=SA,SU",
+    )
     assert m.exclusions == []

@@ -15,7 +15,6 @@ from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_pla
 STACK = "llama31-405b-v6e16"
 
 
-
 def to_v6e32(tpu_slices=None, serving=None):
     """A v6e-16 -> v6e-32 change, with the parallelism that the 32 chips need."""
     if tpu_slices is not None:
@@ -40,7 +39,9 @@ def test_diff_serving_setting_changes_only_the_workload():
 
 def test_diff_topology_change_warns_recreate_of_the_node_pool():
     base = plan_of(STACK).as_json()
-    head = plan_edited(STACK, tpuSlices=lambda s: to_v6e32(tpu_slices=s), serving=lambda s: to_v6e32(serving=s)).as_json()
+    head = plan_edited(
+        STACK, tpuSlices=lambda s: to_v6e32(tpu_slices=s), serving=lambda s: to_v6e32(serving=s)
+    ).as_json()
     diff = diff_plans(STACK, base, head)
     pool_warnings = [w for w in diff.warnings if "TPU node pool `llama405b-v6e16`" in w]
     assert any("placementPolicy.tpuTopology" in w and '"4x4" → "4x8"' in w for w in pool_warnings)
@@ -90,7 +91,10 @@ def test_diff_cli_against_a_base_ref(tmp_path):
     stack_file.write_text(yaml.safe_dump(doc))
     proc = subprocess.run(
         [sys.executable, "-m", "tpu_serving_tools.diff", "--base", "HEAD", "--stack", STACK],
-        cwd=repo, capture_output=True, text=True, timeout=300,
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert f"### `{STACK}` (against `HEAD`)" in proc.stdout

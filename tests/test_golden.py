@@ -15,7 +15,9 @@ def test_golden_stack_renders_reviewed_files(stack):
         assert path.is_file(), f"no golden file {name}: run `make golden` and review it"
         golden = path.read_text()
         if text != golden:
-            diff = "".join(difflib.unified_diff(golden.splitlines(True), text.splitlines(True), f"golden/{name}", "rendered", n=2))
+            diff = "".join(
+                difflib.unified_diff(golden.splitlines(True), text.splitlines(True), f"golden/{name}", "rendered", n=2)
+            )
             pytest.fail(f"{name} differs from its golden file (review, then `make golden`):\n{diff[:6000]}")
 
 

@@ -58,7 +58,10 @@ def test_package_console_script_previews_a_users_own_program(tmp_path):
 def test_package_console_script_runs_each_tool(command):
     proc = subprocess.run(
         [str(TOOL), command, "--stack", "llama31-405b-v6e16", "--root", str(ROOT)],
-        cwd=ROOT.parent, capture_output=True, text=True, timeout=120,
+        cwd=ROOT.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "llama31-405b-v6e16" in proc.stdout
@@ -77,9 +80,23 @@ def test_package_wheel_install_is_self_contained(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next((venv / "lib").glob("python*/site-packages"))
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
-         "--target", str(site), str(ROOT)],
-        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--target",
+            str(site),
+            str(ROOT),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert build.returncode == 0, build.stderr
     # Its dependencies come from this environment's site-packages (added as a plain path: the
@@ -92,11 +109,21 @@ def test_package_wheel_install_is_self_contained(tmp_path):
     (user / "__main__.py").write_text(textwrap.dedent(USER_PROGRAM))
     (user / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  users-project:slice: v6e-16\n")
     run = subprocess.run(
-        [str(venv / "bin" / "python"), "-c",
-         "import sys, tpu_serving, tpu_serving.saxml_serving as s; print(tpu_serving.__file__); "
-         "s.publisher_script(); from tpu_serving_tools.cli import main; sys.exit(main(sys.argv[1:]))",
-         "preview", "dev", "--root", str(user), "--quiet"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import sys, tpu_serving, tpu_serving.saxml_serving as s; print(tpu_serving.__file__); "
+            "s.publisher_script(); from tpu_serving_tools.cli import main; sys.exit(main(sys.argv[1:]))",
+            "preview",
+            "dev",
+            "--root",
+            str(user),
+            "--quiet",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.splitlines()[0].startswith(str(site))
@@ -111,7 +138,11 @@ def test_package_lists_every_subpackage():
     import tomllib
 
     listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
-    roots = {"tpu_serving": ROOT / "components", "tpu_serving_tools": ROOT / "tools", "tpu_serving_policy": ROOT / "policy"}
+    roots = {
+        "tpu_serving": ROOT / "components",
+        "tpu_serving_tools": ROOT / "tools",
+        "tpu_serving_policy": ROOT / "policy",
+    }
     found = {
         ".".join([name, *init.parent.relative_to(root).parts])
         for name, root in roots.items()
@@ -153,7 +184,10 @@ def test_package_deployment_component_in_a_users_program(tmp_path):
     (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  platform-team:slice: v6e-16\n")
     assert len(DEPLOYMENT_PROGRAM.strip().splitlines()) <= 22
     proc = subprocess.run(
-        [str(TOOL), "preview", "prod", "--root", str(project), "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+        [str(TOOL), "preview", "prod", "--root", str(project), "--quiet"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
@@ -163,7 +197,9 @@ def test_package_deployment_component_in_a_users_program(tmp_path):
     kinds = {r["inputs"].get("kind") for r in plan["resources"]}
     assert {"LeaderWorkerSet", "Service", "ResourceQuota", "NetworkPolicy"} <= kinds
     (deployment,) = [r for r in plan["resources"] if r["type"] == "tpu-serving:index:TpuServingDeployment"]
-    assert all(r["parent"] == deployment["urn"] for r in plan["resources"] if r["type"] == "tpu-serving:index:TpuCluster")
+    assert all(
+        r["parent"] == deployment["urn"] for r in plan["resources"] if r["type"] == "tpu-serving:index:TpuCluster"
+    )
 
 
 def test_package_stack_program_is_short():
@@ -172,8 +208,9 @@ def test_package_stack_program_is_short():
 
 
 def test_package_backends_are_registered_in_one_place():
-    from tpu_serving.backends import BACKENDS, Serving
     import typing
+
+    from tpu_serving.backends import BACKENDS, Serving
 
     assert set(BACKENDS) == {"jetstream-pathways", "saxml", "pathways-job"}
     union = typing.get_args(typing.get_args(Serving)[0])

@@ -8,9 +8,9 @@ import json
 import pytest
 import yaml
 
-from tpu_serving import catalog
 from tests.conftest import SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import plan_edited
+from tpu_serving import catalog
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -20,7 +20,13 @@ PATHWAYS_STACKS = {
     "llama31-405b-v6e16": ("jetstream-pathways-llama31-405b-v6e16.yaml", "4x4", 1),
     "llama2-70b-disagg-v6e8x2": ("jetstream-pathways-disagg-llama2-70b-2xv6e8.yaml", "2x4", 2),
 }
-SEED_PLACEHOLDERS = ("TPU_ACCELERATOR_TYPE", "TPU_TOPOLOGY", "GCS_CHECKPOINT_PATH", "BUCKET_NAME", "cloud-pathways-staging")
+SEED_PLACEHOLDERS = (
+    "TPU_ACCELERATOR_TYPE",
+    "TPU_TOPOLOGY",
+    "GCS_CHECKPOINT_PATH",
+    "BUCKET_NAME",
+    "cloud-pathways-staging",
+)
 
 
 def rendered(stack: str, kind: str) -> dict:
@@ -75,15 +81,30 @@ DIFFERENCES: list[tuple[str, str]] = [
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (r"(metadata|.*\.metadata)\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
     (rf"{TEMPLATE}\.restartPolicy", "explicit RecreateGroupOnPodRestart (the LWS default, stated)"),
-    (rf"({LEAD}|{WORK})\.spec\.serviceAccountName", "pods run as the workload-identity KSA (checkpoint and scratch access)"),
+    (
+        rf"({LEAD}|{WORK})\.spec\.serviceAccountName",
+        "pods run as the workload-identity KSA (checkpoint and scratch access)",
+    ),
     (rf"{LEAD}\.spec\.containers\[(pathways-proxy|pathways-rm)\]\.args", SCRATCH),
     (rf"{WORK}\.spec\.containers\[worker\]\.args", SCRATCH),
-    (rf"{LEAD}\.spec\.containers\[jax-tpu\]\.args\.load_parameters_path", "checkpoint in the stack's checkpoints bucket (seed: placeholder)"),
-    (rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*", "probe timing: ready as soon as it answers, up to an hour of loading tolerated"),
+    (
+        rf"{LEAD}\.spec\.containers\[jax-tpu\]\.args\.load_parameters_path",
+        "checkpoint in the stack's checkpoints bucket (seed: placeholder)",
+    ),
+    (
+        rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*",
+        "probe timing: ready as soon as it answers, up to an hour of loading tolerated",
+    ),
     (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
     (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
-    (rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.resources\.requests\.(cpu|memory|google\.com/tpu)", "CPU/memory requests for scheduling and the namespace quota (TPU request = its limit)"),
-    (rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|jetstream-http|worker)\]\.readinessProbe\..*", "TCP readiness on each server's port"),
+    (
+        rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.resources\.requests\.(cpu|memory|google\.com/tpu)",
+        "CPU/memory requests for scheduling and the namespace quota (TPU request = its limit)",
+    ),
+    (
+        rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|jetstream-http|worker)\]\.readinessProbe\..*",
+        "TCP readiness on each server's port",
+    ),
     (rf"({LEAD}|{WORK})\.spec\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
     (r"metadata\.name", "the Service keeps the seed's name; kept under test for renames"),
     (
@@ -174,7 +195,9 @@ def probe_timing(jax: dict) -> tuple[int, int]:
     """(seconds the probes impose before Ready once the server answers, seconds of loading tolerated)."""
     s, r = jax["startupProbe"], jax["readinessProbe"]
     start_delay = s.get("initialDelaySeconds", 0)
-    imposed = max(start_delay, r.get("initialDelaySeconds", 0)) + s.get("periodSeconds", 10) + r.get("periodSeconds", 10)
+    imposed = (
+        max(start_delay, r.get("initialDelaySeconds", 0)) + s.get("periodSeconds", 10) + r.get("periodSeconds", 10)
+    )
     tolerated = start_delay + s.get("periodSeconds", 10) * s.get("failureThreshold", 3)
     return imposed, tolerated
 
@@ -193,7 +216,10 @@ def test_pathways_service_and_outputs(stack):
     svc = rendered(stack, "Service")
     assert svc["spec"]["ports"] == [{"name": "jetstream-http", "port": 8000, "protocol": "TCP", "targetPort": 8000}]
     lws = rendered(stack, "LeaderWorkerSet")
-    assert svc["spec"]["selector"].items() <= lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"].items()
+    assert (
+        svc["spec"]["selector"].items()
+        <= lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"]["labels"].items()
+    )
     out = plan.outputs
     assert out["leaderPod"] == "jetstream-pathways-0"
     assert out["portForward"] == f"kubectl -n {out['namespace']} port-forward svc/jetstream-svc 8000:8000"

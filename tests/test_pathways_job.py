@@ -7,12 +7,12 @@ import copy
 import pytest
 import yaml
 
+from tests.conftest import CRDS, plan_of
+from tests.fixtures.configs import PATHWAYS_JOB, load, with_serving
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
 from tpu_serving.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
-from tests.conftest import CRDS, plan_of
-from tests.fixtures.configs import PATHWAYS_JOB, load, with_serving
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -39,7 +39,13 @@ def test_pathways_job_validates_against_v0_1_4(stack, reference):
 def test_pathways_job_batch_stack():
     spec = pathways_job(BATCH)["spec"]
     assert spec["workers"] == [
-        {"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 1, "maxSliceRestarts": 1, "priorityClassName": "tpu-serving-batch"}
+        {
+            "type": "ct6e-standard-4t",
+            "topology": "4x4",
+            "numSlices": 1,
+            "maxSliceRestarts": 1,
+            "priorityClassName": "tpu-serving-batch",
+        }
     ]
     plan = plan_of(BATCH)
     buckets = set(plan.outputs["buckets"].values())
@@ -97,17 +103,37 @@ def test_pathways_job_machine_type_outside_enum_rejected():
     "changes, key, fragment",
     [
         ({"workload": "batch"}, "tpu-serving:serving.container", "required for a batch"),
-        ({"container": {"image": "python:3.11"}}, "tpu-serving:serving.container", "interactive workload has no container"),
+        (
+            {"container": {"image": "python:3.11"}},
+            "tpu-serving:serving.container",
+            "interactive workload has no container",
+        ),
         ({"jobsetVersion": "v0.7.0"}, "tpu-serving:serving.jobsetVersion", "v0.8.0 or later"),
         ({"elasticSlices": 1}, "tpu-serving:serving.elasticSlices", "fewer than the 1 slice"),
         ({"pathwaysVersion": "0.5.3"}, "tpu-serving:serving.pathwaysVersion", "jax-"),
         ({"deploymentMode": "colocated"}, "tpu-serving:serving.deploymentMode", "colocate_head_with_workers"),
-        ({"customComponents": [{"componentType": "sidecar"}]}, "tpu-serving:serving.customComponents[0].componentType", "colocated_python_sidecar"),
-        ({"headPool": {"machineType": "n2-standard-8"}}, "tpu-serving:serving.headPool.machineType", "n2-standard-8 has 7.91 CPU and 28.3 GiB allocatable; valid: n2-highmem-32"),
-        ({"headPool": {"machineType": "n2-standard-32"}}, "tpu-serving:serving.headPool.machineType", "the head needs 24 CPU and 122.9 GiB"),
+        (
+            {"customComponents": [{"componentType": "sidecar"}]},
+            "tpu-serving:serving.customComponents[0].componentType",
+            "colocated_python_sidecar",
+        ),
+        (
+            {"headPool": {"machineType": "n2-standard-8"}},
+            "tpu-serving:serving.headPool.machineType",
+            "n2-standard-8 has 7.91 CPU and 28.3 GiB allocatable; valid: n2-highmem-32",
+        ),
+        (
+            {"headPool": {"machineType": "n2-standard-32"}},
+            "tpu-serving:serving.headPool.machineType",
+            "the head needs 24 CPU and 122.9 GiB",
+        ),
         ({"headPool": {"machineType": "m9-huge"}}, "tpu-serving:serving.headPool.machineType", "unknown machine type"),
         ({"deploymentMode": "colocate_head_with_workers"}, "tpu-serving:serving.deploymentMode", "no toleration"),
-        ({"container": {"image": "Python 3"}, "workload": "batch"}, "tpu-serving:serving.container.image", "not an image reference"),
+        (
+            {"container": {"image": "Python 3"}, "workload": "batch"},
+            "tpu-serving:serving.container.image",
+            "not an image reference",
+        ),
     ],
 )
 def test_pathways_job_bad_input(changes, key, fragment):
@@ -122,13 +148,26 @@ def test_pathways_job_custom_components_render():
 
     spec = pathways_job_spec(
         PathwaysWorkloadArgs(
-            namespace="n", service_account="k", name="p", shape=catalog.slice_shape("ct5p-hightpu-4t", "2x2x2"),
-            num_slices=2, pathways_dir="gs://b/p", elastic_slices=1,
-            custom_components=[CustomComponent("worker", image="img", flags=("--a=1",), env={"K": "V"}), CustomComponent("proxy_server")],
+            namespace="n",
+            service_account="k",
+            name="p",
+            shape=catalog.slice_shape("ct5p-hightpu-4t", "2x2x2"),
+            num_slices=2,
+            pathways_dir="gs://b/p",
+            elastic_slices=1,
+            custom_components=[
+                CustomComponent("worker", image="img", flags=("--a=1",), env={"K": "V"}),
+                CustomComponent("proxy_server"),
+            ],
         )
     )
     assert spec["customComponents"] == [
-        {"componentType": "worker", "image": "img", "customFlags": ["--a=1"], "customEnv": [{"name": "K", "value": "V"}]},
+        {
+            "componentType": "worker",
+            "image": "img",
+            "customFlags": ["--a=1"],
+            "customEnv": [{"name": "K", "value": "V"}],
+        },
         {"componentType": "proxy_server"},
     ]
     assert spec["controller"] == {"deploymentMode": "default", "elasticSlices": 1}

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tpu_serving_policy.rules import RULES, evaluate, from_plan
 from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving_policy.rules import RULES, evaluate, from_plan
 
 POLICY_PYTHON = ROOT / "policy" / ".venv" / "bin" / "python"
 
@@ -25,7 +25,8 @@ def first(plan: dict, type_: str, where=lambda r: True) -> dict:
 
 def kind(plan: dict, k: str, name: str | None = None) -> dict:
     return next(
-        r for r in plan["resources"]
+        r
+        for r in plan["resources"]
         if r["inputs"].get("kind") == k and (name is None or r["inputs"]["metadata"]["name"] == name)
     )
 
@@ -43,13 +44,26 @@ def _set(path_fn, value):
             target.pop(key, None)
         else:
             target[key] = value
+
     return mutate
 
 
 def _add_resource(type_, name, inputs):
     def mutate(plan):
-        plan["resources"].append({"urn": f"urn:pulumi:x::tpu-serving::{type_}::{name}", "type": type_, "name": name,
-                                  "custom": True, "parent": None, "provider": None, "dependencies": [], "inputs": inputs, "protect": False})
+        plan["resources"].append(
+            {
+                "urn": f"urn:pulumi:x::tpu-serving::{type_}::{name}",
+                "type": type_,
+                "name": name,
+                "custom": True,
+                "parent": None,
+                "provider": None,
+                "dependencies": [],
+                "inputs": inputs,
+                "protect": False,
+            }
+        )
+
     return mutate
 
 
@@ -58,24 +72,75 @@ CLUSTER, POOL, BUCKET = "gcp:container/cluster:Cluster", "gcp:container/nodePool
 
 FIXTURES = {
     "gke-workload-identity": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "workloadIdentityConfig"), ...)),
-    "gke-metadata-server": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["workloadMetadataConfig"], "mode"), "GCE_METADATA")),
-    "gke-shielded-nodes": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["shieldedInstanceConfig"], "enableSecureBoot"), False)),
-    "gke-node-service-account": (LLAMA, _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"], "serviceAccount"), "123-compute@developer.gserviceaccount.com")),
-    "gke-node-roles-only": (LLAMA, _set(lambda p: (first(p, "gcp:projects/iAMMember:IAMMember")["inputs"], "role"), "roles/container.admin")),
+    "gke-metadata-server": (
+        LLAMA,
+        _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["workloadMetadataConfig"], "mode"), "GCE_METADATA"),
+    ),
+    "gke-shielded-nodes": (
+        LLAMA,
+        _set(lambda p: (first(p, POOL)["inputs"]["nodeConfig"]["shieldedInstanceConfig"], "enableSecureBoot"), False),
+    ),
+    "gke-node-service-account": (
+        LLAMA,
+        _set(
+            lambda p: (first(p, POOL)["inputs"]["nodeConfig"], "serviceAccount"),
+            "123-compute@developer.gserviceaccount.com",
+        ),
+    ),
+    "gke-node-roles-only": (
+        LLAMA,
+        _set(lambda p: (first(p, "gcp:projects/iAMMember:IAMMember")["inputs"], "role"), "roles/container.admin"),
+    ),
     "gke-deletion-protection": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "deletionProtection"), False)),
     "gke-private-nodes": (LLAMA, lambda p: None),
     "gke-authorized-networks": (LLAMA, lambda p: None),
-    "iam-no-basic-roles": (LLAMA, _add_resource("gcp:serviceaccount/iAMMember:IAMMember", "bad", {"role": "roles/editor", "member": "user:a@example.com"})),
-    "iam-no-project-storage-roles": (SAX, _add_resource("gcp:projects/iAMMember:IAMMember", "seed", {"role": "roles/storage.admin", "member": "serviceAccount:x"})),
-    "iam-storage-on-stack-buckets": (LLAMA, _set(lambda p: (first(p, "gcp:storage/bucketIAMMember:BucketIAMMember")["inputs"], "bucket"), "someone-elses-bucket")),
+    "iam-no-basic-roles": (
+        LLAMA,
+        _add_resource(
+            "gcp:serviceaccount/iAMMember:IAMMember", "bad", {"role": "roles/editor", "member": "user:a@example.com"}
+        ),
+    ),
+    "iam-no-project-storage-roles": (
+        SAX,
+        _add_resource(
+            "gcp:projects/iAMMember:IAMMember", "seed", {"role": "roles/storage.admin", "member": "serviceAccount:x"}
+        ),
+    ),
+    "iam-storage-on-stack-buckets": (
+        LLAMA,
+        _set(
+            lambda p: (first(p, "gcp:storage/bucketIAMMember:BucketIAMMember")["inputs"], "bucket"),
+            "someone-elses-bucket",
+        ),
+    ),
     "gcs-uniform-access": (LLAMA, _set(lambda p: (first(p, BUCKET)["inputs"], "uniformBucketLevelAccess"), False)),
-    "gcs-public-access-prevention": (LLAMA, _set(lambda p: (first(p, BUCKET)["inputs"], "publicAccessPrevention"), "inherited")),
-    "gcs-checkpoints-protected": (LLAMA, _set(lambda p: (first(p, BUCKET, lambda r: r["inputs"]["labels"]["purpose"] == "checkpoints"), "protect"), False)),
-    "k8s-no-open-load-balancer": (SAX, _set(lambda p: (kind(p, "Service", "sax-http-lb")["inputs"]["metadata"], "annotations"), ...)),
+    "gcs-public-access-prevention": (
+        LLAMA,
+        _set(lambda p: (first(p, BUCKET)["inputs"], "publicAccessPrevention"), "inherited"),
+    ),
+    "gcs-checkpoints-protected": (
+        LLAMA,
+        _set(
+            lambda p: (first(p, BUCKET, lambda r: r["inputs"]["labels"]["purpose"] == "checkpoints"), "protect"), False
+        ),
+    ),
+    "k8s-no-open-load-balancer": (
+        SAX,
+        _set(lambda p: (kind(p, "Service", "sax-http-lb")["inputs"]["metadata"], "annotations"), ...),
+    ),
     "k8s-privileges-allowlisted": (LLAMA, _set(lambda p: (pod(kind(p, "LeaderWorkerSet")), "hostNetwork"), True)),
-    "k8s-tpu-pod-selects-slice": (SAX, _set(lambda p: (pod(kind(p, "JobSet"))["nodeSelector"], "cloud.google.com/gke-tpu-topology"), ...)),
-    "k8s-serving-probes-requests": (SAX, _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "readinessProbe"), ...)),
-    "k8s-mutable-image-tags": (SAX, _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "image"), "example/sax-http")),
+    "k8s-tpu-pod-selects-slice": (
+        SAX,
+        _set(lambda p: (pod(kind(p, "JobSet"))["nodeSelector"], "cloud.google.com/gke-tpu-topology"), ...),
+    ),
+    "k8s-serving-probes-requests": (
+        SAX,
+        _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "readinessProbe"), ...),
+    ),
+    "k8s-mutable-image-tags": (
+        SAX,
+        _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "image"), "example/sax-http"),
+    ),
 }
 
 
@@ -112,7 +177,9 @@ def test_policy_allowlisted_privileges_pass_and_others_fail():
 
 
 def run_check(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tpu_serving_policy.check", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "tpu_serving_policy.check", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
 
 
 def test_policy_cli_fails_on_a_violating_plan(tmp_path):
@@ -153,7 +220,10 @@ def test_policy_pack_entry_point_registers_every_rule():
         pytest.fail("policy/.venv is missing: run `make policy-venv` (make test does)")
     proc = subprocess.run(
         [str(POLICY_PYTHON), "-c", ENTRY_POINT_PROBE, str(ROOT / "policy" / "__main__.py")],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     captured = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -16,7 +16,11 @@ from tests.conftest import ROOT
 
 def run_preview(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.preview", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tpu_serving_tools.preview", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -46,7 +50,14 @@ def test_preview_cli_records_resource_options_and_property_dependencies():
     assert job["customTimeouts"] == {"create": "40m"}
     ckpt_free = resource(plan, "gcp:storage/bucket:Bucket", "saxml175b-state").as_json()
     assert ckpt_free["protect"] is False and ckpt_free["retainOnDelete"] is False
-    options = {"ignoreChanges", "replaceOnChanges", "deleteBeforeReplace", "customTimeouts", "retainOnDelete", "protect"}
+    options = {
+        "ignoreChanges",
+        "replaceOnChanges",
+        "deleteBeforeReplace",
+        "customTimeouts",
+        "retainOnDelete",
+        "protect",
+    }
     assert all(options <= set(r.as_json()) for r in plan.resources)
     ksa = resource(plan, "kubernetes:core/v1:ServiceAccount", "saxml175b-wi-ksa").as_json()
     (gsa,) = ksa["propertyDependencies"]["metadata"]

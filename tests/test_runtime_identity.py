@@ -15,8 +15,14 @@ NODE_SA, WL_SA = "urn:acct:nodes", "urn:acct:wl"
 
 
 def _r(urn: str, type_: str, inputs: dict[str, Any], deps: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    return {"urn": urn, "type": type_, "name": urn.rsplit(":", 1)[1], "custom": True, "inputs": inputs,
-            "propertyDependencies": deps or {}}
+    return {
+        "urn": urn,
+        "type": type_,
+        "name": urn.rsplit(":", 1)[1],
+        "custom": True,
+        "inputs": inputs,
+        "propertyDependencies": deps or {},
+    }
 
 
 def _base(*, wi_binding: bool = True, annotated: bool = True) -> list[dict[str, Any]]:
@@ -24,32 +30,67 @@ def _base(*, wi_binding: bool = True, annotated: bool = True) -> list[dict[str, 
     if annotated:
         meta["annotations"] = {"iam.gke.io/gcp-service-account": "<unknown>"}
     res = [
-        _r("urn:cluster:c", "gcp:container/cluster:Cluster", {"workloadIdentityConfig": {"workloadPool": "p.svc.id.goog"}}),
+        _r(
+            "urn:cluster:c",
+            "gcp:container/cluster:Cluster",
+            {"workloadIdentityConfig": {"workloadPool": "p.svc.id.goog"}},
+        ),
         _r(NODE_SA, "gcp:serviceaccount/account:Account", {"accountId": "nodes"}),
         _r(WL_SA, "gcp:serviceaccount/account:Account", {"accountId": "wl"}),
-        _r("urn:pool:cpu", "gcp:container/nodePool:NodePool", {"name": "cpu", "nodeCount": 1, "nodeConfig": {
-            "machineType": "n2-standard-8", "serviceAccount": "<unknown>"}}, {"nodeConfig": [NODE_SA]}),
+        _r(
+            "urn:pool:cpu",
+            "gcp:container/nodePool:NodePool",
+            {
+                "name": "cpu",
+                "nodeCount": 1,
+                "nodeConfig": {"machineType": "n2-standard-8", "serviceAccount": "<unknown>"},
+            },
+            {"nodeConfig": [NODE_SA]},
+        ),
         _r("urn:bucket:b", "gcp:storage/bucket:Bucket", {"name": "bkt"}),
-        _r("urn:ksa:ksa", "kubernetes:core/v1:ServiceAccount", {"kind": "ServiceAccount", "metadata": meta},
-           {"metadata": [WL_SA]} if annotated else {}),
+        _r(
+            "urn:ksa:ksa",
+            "kubernetes:core/v1:ServiceAccount",
+            {"kind": "ServiceAccount", "metadata": meta},
+            {"metadata": [WL_SA]} if annotated else {},
+        ),
     ]
     if wi_binding:
-        res.append(_r("urn:wi:u", "gcp:serviceaccount/iAMMember:IAMMember", {
-            "role": "roles/iam.workloadIdentityUser", "member": "serviceAccount:p.svc.id.goog[ns/ksa]",
-            "serviceAccountId": "<unknown>"}, {"serviceAccountId": [WL_SA]}))
+        res.append(
+            _r(
+                "urn:wi:u",
+                "gcp:serviceaccount/iAMMember:IAMMember",
+                {
+                    "role": "roles/iam.workloadIdentityUser",
+                    "member": "serviceAccount:p.svc.id.goog[ns/ksa]",
+                    "serviceAccountId": "<unknown>",
+                },
+                {"serviceAccountId": [WL_SA]},
+            )
+        )
     return res
 
 
 def _grant(member_urn: str, role: str) -> dict[str, Any]:
-    return _r(f"urn:bim:{role}", "gcp:storage/bucketIAMMember:BucketIAMMember",
-              {"bucket": "<unknown>", "member": "<unknown>", "role": role},
-              {"bucket": ["urn:bucket:b"], "member": [member_urn]})
+    return _r(
+        f"urn:bim:{role}",
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        {"bucket": "<unknown>", "member": "<unknown>", "role": role},
+        {"bucket": ["urn:bucket:b"], "member": [member_urn]},
+    )
 
 
 def _pod(args: list[str], host_network: bool = False, env: dict[str, str] | None = None) -> dict[str, Any]:
     c = {"name": "c", "image": "i", "args": args, "env": [{"name": k, "value": v} for k, v in (env or {}).items()]}
-    return _r("urn:k8s:pod", "kubernetes:core/v1:Pod", {"kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},
-              "spec": {"serviceAccountName": "ksa", "hostNetwork": host_network, "containers": [c]}})
+    return _r(
+        "urn:k8s:pod",
+        "kubernetes:core/v1:Pod",
+        {
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "ns"},
+            "spec": {"serviceAccountName": "ksa", "hostNetwork": host_network, "containers": [c]},
+        },
+    )
 
 
 def _result(*resources: dict[str, Any]) -> dict[str, tuple[bool, str]]:
@@ -61,7 +102,9 @@ SUBJECT_R = "pod-role ns/p p -> gs://bkt (read)"
 
 
 def test_needs_classify_uses():
-    view = PlanView({"stack": "t", "resources": [_pod(["load_parameters_path=gs://bkt/x", "--gcs_scratch_location=gs://s/y"])]})
+    view = PlanView(
+        {"stack": "t", "resources": [_pod(["load_parameters_path=gs://bkt/x", "--gcs_scratch_location=gs://s/y"])]}
+    )
     needs = {n.bucket: n.access for n in pod_needs(pods_of(view)[0])}
     assert needs == {"bkt": "read", "s": "read/write"}
 
@@ -74,16 +117,22 @@ def test_identity_workload_identity_with_role():
 def test_identity_read_role_is_not_enough_for_write():
     res = _result(*_base(), _grant(WL_SA, "roles/storage.objectViewer"), _pod(["--gcs_scratch_location=gs://bkt/s"]))
     assert not res[SUBJECT_RW][0] and "holds read on gs://bkt" in res[SUBJECT_RW][1]
-    assert _result(*_base(), _grant(WL_SA, "roles/storage.objectViewer"), _pod(["load_parameters_path=gs://bkt/c"]))[SUBJECT_R][0]
+    assert _result(*_base(), _grant(WL_SA, "roles/storage.objectViewer"), _pod(["load_parameters_path=gs://bkt/c"]))[
+        SUBJECT_R
+    ][0]
 
 
 def test_identity_ksa_without_wi_binding_has_no_google_identity():
-    res = _result(*_base(wi_binding=False), _grant(WL_SA, "roles/storage.objectUser"), _pod(["--gcs_scratch_location=gs://bkt/s"]))
+    res = _result(
+        *_base(wi_binding=False), _grant(WL_SA, "roles/storage.objectUser"), _pod(["--gcs_scratch_location=gs://bkt/s"])
+    )
     assert not res[SUBJECT_RW][0] and "lacks roles/iam.workloadIdentityUser" in res[SUBJECT_RW][1]
 
 
 def test_identity_ksa_without_annotation_has_no_google_identity():
-    res = _result(*_base(annotated=False), _grant(WL_SA, "roles/storage.objectUser"), _pod(["--gcs_scratch_location=gs://bkt/s"]))
+    res = _result(
+        *_base(annotated=False), _grant(WL_SA, "roles/storage.objectUser"), _pod(["--gcs_scratch_location=gs://bkt/s"])
+    )
     assert not res[SUBJECT_RW][0] and "has no iam.gke.io/gcp-service-account annotation" in res[SUBJECT_RW][1]
 
 
@@ -95,14 +144,19 @@ def test_identity_host_network_acts_as_node_sa():
 
 
 def test_identity_project_level_storage_role_counts():
-    grant = _r("urn:pim:x", "gcp:projects/iAMMember:IAMMember", {"role": "roles/storage.objectAdmin", "member": "<unknown>"},
-               {"member": [WL_SA]})
+    grant = _r(
+        "urn:pim:x",
+        "gcp:projects/iAMMember:IAMMember",
+        {"role": "roles/storage.objectAdmin", "member": "<unknown>"},
+        {"member": [WL_SA]},
+    )
     assert _result(*_base(), grant, _pod(["--gcs_scratch_location=gs://bkt/s"]))[SUBJECT_RW][0]
 
 
 def test_identity_sax_env_uses():
-    res = _result(*_base(), _grant(WL_SA, "roles/storage.objectViewer"),
-                  _pod([], env={"SAX_ROOT": "gs://bkt/sax-root"}))
+    res = _result(
+        *_base(), _grant(WL_SA, "roles/storage.objectViewer"), _pod([], env={"SAX_ROOT": "gs://bkt/sax-root"})
+    )
     assert res[SUBJECT_R][0]
 
 

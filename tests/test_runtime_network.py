@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from tpu_serving_tools.runtime import network
-from tpu_serving_tools.runtime.pods import Container
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import Container
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 ADMIN_FLOW = "flow demo/sax-model-server -> demo/sax-admin-server:10000/TCP"
@@ -53,12 +53,19 @@ def test_network_hostnet_source_not_matched_by_node_ipblock_on_dpv2() -> None:
 
 
 def test_network_hostnet_destination_not_subject_to_policy() -> None:
-    finding = _finding(_view("net-hostnet-denied.plan.json"), "flow demo/sax-admin-server -> demo/sax-model-server:10001/TCP")
+    finding = _finding(
+        _view("net-hostnet-denied.plan.json"), "flow demo/sax-admin-server -> demo/sax-model-server:10001/TCP"
+    )
     assert finding.ok and "host network" in finding.reason
 
 
 def test_network_selector_match_expressions() -> None:
-    sel = {"matchExpressions": [{"key": "app", "operator": "In", "values": ["a"]}, {"key": "x", "operator": "DoesNotExist"}]}
+    sel = {
+        "matchExpressions": [
+            {"key": "app", "operator": "In", "values": ["a"]},
+            {"key": "x", "operator": "DoesNotExist"},
+        ]
+    }
     assert network.selector_matches(sel, {"app": "a"})
     assert not network.selector_matches(sel, {"app": "a", "x": "1"})
     assert not network.selector_matches(sel, {"app": "b"})

@@ -14,8 +14,14 @@ GI = 2**30
 
 def _plan(*objects: dict[str, Any]) -> PlanView:
     res = [
-        {"urn": f"urn:k8s:{i}", "type": f"kubernetes:x:{o['kind']}", "name": str(i), "custom": True,
-         "inputs": o, "propertyDependencies": {}}
+        {
+            "urn": f"urn:k8s:{i}",
+            "type": f"kubernetes:x:{o['kind']}",
+            "name": str(i),
+            "custom": True,
+            "inputs": o,
+            "propertyDependencies": {},
+        }
         for i, o in enumerate(objects)
     ]
     return PlanView({"stack": "t", "resources": res})
@@ -28,13 +34,18 @@ def _container(name: str, **extra: Any) -> dict[str, Any]:
 def _lws(size: int = 3, replicas: int = 1, annotations: dict[str, str] | None = None, **tmpl: Any) -> dict[str, Any]:
     tpu = {"resources": {"limits": {"google.com/tpu": "4"}}}
     return {
-        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
         "metadata": {"name": "lws", "namespace": "ns", "annotations": annotations or {}},
-        "spec": {"replicas": replicas, "leaderWorkerTemplate": {
-            "size": size,
-            "leaderTemplate": {"spec": {"containers": [_container("lead")]}},
-            "workerTemplate": {"spec": {"containers": [_container("w", **tpu)]}},
-            **tmpl}},
+        "spec": {
+            "replicas": replicas,
+            "leaderWorkerTemplate": {
+                "size": size,
+                "leaderTemplate": {"spec": {"containers": [_container("lead")]}},
+                "workerTemplate": {"spec": {"containers": [_container("w", **tpu)]}},
+                **tmpl,
+            },
+        },
     }
 
 
@@ -61,7 +72,9 @@ def test_lws_names_roles_groups_and_env():
 
 
 def test_lws_exclusive_topology_whole_group():
-    pods = pods_of(_plan(_lws(annotations={"leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"})))
+    pods = pods_of(
+        _plan(_lws(annotations={"leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}))
+    )
     assert {p.exclusive_set for p in pods} == {"LeaderWorkerSet/lws/0"}
     assert pods_of(_plan(_lws()))[0].exclusive_topology is None
 
@@ -75,10 +88,25 @@ def test_lws_subgroups_leader_in_subgroup_zero():
 
 
 def test_requests_default_from_limits_and_limitrange():
-    lr = {"kind": "LimitRange", "metadata": {"name": "d", "namespace": "ns"},
-          "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "250m", "memory": "512Mi"}}]}}
-    job = {"kind": "Job", "metadata": {"name": "j", "namespace": "ns"}, "spec": {"template": {"spec": {"containers": [
-        _container("a", resources={"limits": {"cpu": "2", "memory": "1Gi"}}), _container("b")]}}}}
+    lr = {
+        "kind": "LimitRange",
+        "metadata": {"name": "d", "namespace": "ns"},
+        "spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "250m", "memory": "512Mi"}}]},
+    }
+    job = {
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ns"},
+        "spec": {
+            "template": {
+                "spec": {
+                    "containers": [
+                        _container("a", resources={"limits": {"cpu": "2", "memory": "1Gi"}}),
+                        _container("b"),
+                    ]
+                }
+            }
+        },
+    }
     (pod,) = pods_of(_plan(lr, job))
     assert pod.containers[0].requests.cpu == 2 and pod.containers[0].requests.memory == GI
     assert pod.containers[1].requests.cpu == 0.25 and pod.containers[1].requests.memory == 512 * 2**20
@@ -86,11 +114,14 @@ def test_requests_default_from_limits_and_limitrange():
 
 
 def test_requests_sidecars_add_init_containers_peak():
-    spec = {"initContainers": [
-        _container("init-big", resources={"requests": {"cpu": "10"}}),
-        _container("side", restartPolicy="Always", resources={"requests": {"cpu": "1"}}),
-        _container("init-after", resources={"requests": {"cpu": "5"}})],
-        "containers": [_container("app", resources={"requests": {"cpu": "2"}})]}
+    spec = {
+        "initContainers": [
+            _container("init-big", resources={"requests": {"cpu": "10"}}),
+            _container("side", restartPolicy="Always", resources={"requests": {"cpu": "1"}}),
+            _container("init-after", resources={"requests": {"cpu": "5"}}),
+        ],
+        "containers": [_container("app", resources={"requests": {"cpu": "2"}})],
+    }
     (pod,) = pods_of(_plan({"kind": "Pod", "metadata": {"name": "p", "namespace": "ns"}, "spec": spec}))
     assert [c.sidecar for c in pod.init_containers] == [False, True, False]
     assert pod.requests.cpu == 10  # max(2 + 1, 10, 5 + 1)
@@ -100,11 +131,33 @@ def test_requests_sidecars_add_init_containers_peak():
 
 
 def test_jobset_jobs_pods_and_exclusive_per_job():
-    js = {"kind": "JobSet", "metadata": {"name": "js", "namespace": "ns",
-                                         "annotations": {"alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}},
-          "spec": {"replicatedJobs": [{"name": "slice", "replicas": 2, "template": {"spec": {
-              "parallelism": 3, "template": {"spec": {"hostNetwork": True, "containers": [
-                  _container("s", ports=[{"containerPort": 8471}])]}}}}}]}}
+    js = {
+        "kind": "JobSet",
+        "metadata": {
+            "name": "js",
+            "namespace": "ns",
+            "annotations": {"alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"},
+        },
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "slice",
+                    "replicas": 2,
+                    "template": {
+                        "spec": {
+                            "parallelism": 3,
+                            "template": {
+                                "spec": {
+                                    "hostNetwork": True,
+                                    "containers": [_container("s", ports=[{"containerPort": 8471}])],
+                                }
+                            },
+                        }
+                    },
+                }
+            ]
+        },
+    }
     pods = pods_of(_plan(js))
     assert len(pods) == 6 and pods[0].name == "js-slice-0-0" and pods[0].role == "slice"
     assert {p.exclusive_set for p in pods} == {"JobSet/js/slice-0", "JobSet/js/slice-1"}
@@ -116,9 +169,15 @@ def _pathwaysjob(mode: str = "default", template: bool = True) -> dict[str, Any]
     controller: dict[str, Any] = {"deploymentMode": mode}
     if template:
         controller["template"] = {"spec": {"serviceAccountName": "sa", "containers": [_container("main")]}}
-    return {"kind": "PathwaysJob", "metadata": {"name": "pw", "namespace": "ns"}, "spec": {
-        "controller": controller, "pathwaysDir": "gs://b/p",
-        "workers": [{"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 2}]}}
+    return {
+        "kind": "PathwaysJob",
+        "metadata": {"name": "pw", "namespace": "ns"},
+        "spec": {
+            "controller": controller,
+            "pathwaysDir": "gs://b/p",
+            "workers": [{"type": "ct6e-standard-4t", "topology": "4x4", "numSlices": 2}],
+        },
+    }
 
 
 def test_pathwaysjob_head_with_user_template():
@@ -138,19 +197,41 @@ def test_pathwaysjob_head_with_user_template():
 def test_pathwaysjob_workers_and_headless_and_colocate():
     pods = pods_of(_plan(_pathwaysjob(template=False)))
     workers = [p for p in pods if p.role == "pathways-worker"]
-    assert len(workers) == 8 and {p.exclusive_set for p in workers} == {"PathwaysJob/pw/worker-0", "PathwaysJob/pw/worker-1"}
+    assert len(workers) == 8 and {p.exclusive_set for p in workers} == {
+        "PathwaysJob/pw/worker-0",
+        "PathwaysJob/pw/worker-1",
+    }
     w = workers[0]
     assert w.containers[0].limits.tpu == 4 and w.host_ports == {29005, 29006, 8471, 8080}
-    assert w.node_selector == {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": "4x4"}
+    assert w.node_selector == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+        "cloud.google.com/gke-tpu-topology": "4x4",
+    }
     head = pods[0]
     assert [c.name for c in head.containers] == ["pathways-rm", "pathways-proxy"] and not head.init_containers
     colocated = pods_of(_plan(_pathwaysjob(mode="colocate_head_with_workers")))[0]
-    assert colocated.node_selector["cloud.google.com/gke-tpu-topology"] == "4x4" and colocated.exclusive_topology is None
+    assert (
+        colocated.node_selector["cloud.google.com/gke-tpu-topology"] == "4x4" and colocated.exclusive_topology is None
+    )
 
 
 def test_deployment_and_env_value_from():
-    dep = {"kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"}, "spec": {"replicas": 2, "template": {"spec": {
-        "containers": [_container("c", env=[{"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}])]}}}}
+    dep = {
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ns"},
+        "spec": {
+            "replicas": 2,
+            "template": {
+                "spec": {
+                    "containers": [
+                        _container(
+                            "c", env=[{"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}]
+                        )
+                    ]
+                }
+            },
+        },
+    }
     pods = pods_of(_plan(dep))
     assert len(pods) == 2 and pods[0].owner == "Deployment/d"
     assert pods[0].containers[0].env["NS"] == "<fieldRef:metadata.namespace>"

@@ -23,9 +23,13 @@ def test_prereqs_missing_plan_fails_every_prerequisite() -> None:
     result = prereqs.check(_view("prereq-missing.plan.json"))
     assert result.category == "prerequisites" and result.passed == 0
     subjects = {f.subject for f in result.findings}
-    assert {"api container.googleapis.com", "api containerfilesystem.googleapis.com",
-            "group rbac saxml175b-cluster", "cloud nat saxml175b-cluster",
-            "second apply Cluster saxml175b-cluster"} <= subjects
+    assert {
+        "api container.googleapis.com",
+        "api containerfilesystem.googleapis.com",
+        "group rbac saxml175b-cluster",
+        "cloud nat saxml175b-cluster",
+        "second apply Cluster saxml175b-cluster",
+    } <= subjects
 
 
 def test_prereqs_ok_plan_passes_every_prerequisite() -> None:

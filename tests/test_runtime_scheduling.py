@@ -15,34 +15,78 @@ FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 
 
 def _pool(name: str, machine: str, nodes: int = 1, topology: str | None = None, **config: Any) -> dict[str, Any]:
-    inputs: dict[str, Any] = {"name": name, "nodeCount": nodes, "nodeLocations": ["z-a"],
-                              "nodeConfig": {"machineType": machine, **config}}
+    inputs: dict[str, Any] = {
+        "name": name,
+        "nodeCount": nodes,
+        "nodeLocations": ["z-a"],
+        "nodeConfig": {"machineType": machine, **config},
+    }
     if topology:
         inputs["placementPolicy"] = {"tpuTopology": topology, "type": "COMPACT"}
-    return {"urn": f"urn:pool:{name}", "type": "gcp:container/nodePool:NodePool", "name": name, "custom": True,
-            "inputs": inputs, "propertyDependencies": {}}
+    return {
+        "urn": f"urn:pool:{name}",
+        "type": "gcp:container/nodePool:NodePool",
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "propertyDependencies": {},
+    }
 
 
 def _k8s(obj: dict[str, Any]) -> dict[str, Any]:
-    return {"urn": f"urn:k8s:{obj['kind']}:{obj['metadata']['name']}", "type": f"kubernetes:x:{obj['kind']}",
-            "name": obj["metadata"]["name"], "custom": True, "inputs": obj, "propertyDependencies": {}}
+    return {
+        "urn": f"urn:k8s:{obj['kind']}:{obj['metadata']['name']}",
+        "type": f"kubernetes:x:{obj['kind']}",
+        "name": obj["metadata"]["name"],
+        "custom": True,
+        "inputs": obj,
+        "propertyDependencies": {},
+    }
 
 
 def _deploy(name: str, cpu: str = "1", memory: str = "1Gi", replicas: int = 1, **spec: Any) -> dict[str, Any]:
     c = {"name": "c", "image": "i", "resources": {"requests": {"cpu": cpu, "memory": memory}}}
-    return _k8s({"kind": "Deployment", "metadata": {"name": name, "namespace": "ns"},
-                 "spec": {"replicas": replicas, "template": {"spec": {"containers": [c], **spec}}}})
+    return _k8s(
+        {
+            "kind": "Deployment",
+            "metadata": {"name": name, "namespace": "ns"},
+            "spec": {"replicas": replicas, "template": {"spec": {"containers": [c], **spec}}},
+        }
+    )
 
 
 def _slice_jobset(name: str, slices: int, vms: int, topology: str = "4x4") -> dict[str, Any]:
-    c = {"name": "w", "image": "i", "ports": [{"containerPort": 8471}],
-         "resources": {"limits": {"google.com/tpu": "4"}}}
-    pod = {"spec": {"hostNetwork": True, "containers": [c], "nodeSelector": {
-        "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice", "cloud.google.com/gke-tpu-topology": topology}}}
-    return _k8s({"kind": "JobSet", "metadata": {"name": name, "namespace": "ns", "annotations": {
-        "alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}},
-        "spec": {"replicatedJobs": [{"name": "s", "replicas": slices, "template": {"spec": {
-            "parallelism": vms, "template": pod}}}]}})
+    c = {
+        "name": "w",
+        "image": "i",
+        "ports": [{"containerPort": 8471}],
+        "resources": {"limits": {"google.com/tpu": "4"}},
+    }
+    pod = {
+        "spec": {
+            "hostNetwork": True,
+            "containers": [c],
+            "nodeSelector": {
+                "cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice",
+                "cloud.google.com/gke-tpu-topology": topology,
+            },
+        }
+    }
+    return _k8s(
+        {
+            "kind": "JobSet",
+            "metadata": {
+                "name": name,
+                "namespace": "ns",
+                "annotations": {"alpha.jobset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"},
+            },
+            "spec": {
+                "replicatedJobs": [
+                    {"name": "s", "replicas": slices, "template": {"spec": {"parallelism": vms, "template": pod}}}
+                ]
+            },
+        }
+    )
 
 
 def _quota(cpu: str, memory: str, tpu: str | None = None) -> dict[str, Any]:
@@ -102,7 +146,10 @@ def test_scheduling_node_selector_without_pool():
 def test_scheduling_tpu_taint_blocks_pods_without_tpu_or_toleration():
     sel = {"cloud.google.com/gke-tpu-accelerator": "tpu-v6e-slice"}
     tpu = _pool("tpu", "ct6e-standard-4t", 4, "4x4")
-    assert "tainted google.com/tpu=present:NoSchedule" in _failures(_view(tpu, _deploy("d", nodeSelector=sel)))["pod ns/d-0"]
+    assert (
+        "tainted google.com/tpu=present:NoSchedule"
+        in _failures(_view(tpu, _deploy("d", nodeSelector=sel)))["pod ns/d-0"]
+    )
     tol = [{"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"}]
     assert _failures(_view(tpu, _deploy("d", nodeSelector=sel, tolerations=tol))) == {}
 
@@ -121,7 +168,8 @@ def test_scheduling_host_ports_clash_on_shared_node():
     js["inputs"]["metadata"]["annotations"] = {}
     js["inputs"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["resources"] = {}
     js["inputs"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["tolerations"] = [
-        {"key": "google.com/tpu", "operator": "Exists"}]
+        {"key": "google.com/tpu", "operator": "Exists"}
+    ]
     failures = _failures(_view(_pool("tpu", "ct6e-standard-4t", 4, "4x4"), js))
     assert list(failures) == ["pod ns/js-s-0-4"]
 

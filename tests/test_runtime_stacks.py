@@ -25,6 +25,8 @@ def test_runtime_stacks_pass_every_category(stack):
 def test_runtime_stacks_second_up_replaces_nothing(stack):
     first = plan_of(stack).as_json()
     second = preview_stack(ROOT, stack).as_json()  # a fresh run of the unchanged stack
-    assert [(r["urn"], r["inputs"]) for r in second["resources"]] == [(r["urn"], r["inputs"]) for r in first["resources"]]
+    assert [(r["urn"], r["inputs"]) for r in second["resources"]] == [
+        (r["urn"], r["inputs"]) for r in first["resources"]
+    ]
     checked = second_apply_findings(PlanView(second))
     assert checked and all(f.ok for f in checked), [f"{f.subject}: {f.reason}" for f in checked if not f.ok]

@@ -9,10 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from tpu_serving import saxml_publisher
-from tpu_serving.config import ConfigError
 from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import SAX_CONFIG, load, plan_edited
+from tpu_serving import saxml_publisher
+from tpu_serving.config import ConfigError
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -37,15 +37,33 @@ MODEL_POD = r"spec\.replicatedJobs\[sax-model-server\]\.template\.spec\.template
 DIFFERENCES: list[tuple[str, str]] = [
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (r"(.*\.)?metadata\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
-    (rf"{POD}\.containers\[sax-admin-server\]\.securityContext\.privileged", "the admin server uses no TPU: never privileged"),
-    (rf"{POD}\.containers\[sax-(admin-server|http)\]\.(readinessProbe|livenessProbe)\..*", "health probes the seed lacks"),
+    (
+        rf"{POD}\.containers\[sax-admin-server\]\.securityContext\.privileged",
+        "the admin server uses no TPU: never privileged",
+    ),
+    (
+        rf"{POD}\.containers\[sax-(admin-server|http)\]\.(readinessProbe|livenessProbe)\..*",
+        "health probes the seed lacks",
+    ),
     (rf"{POD}\.containers\[sax-(admin-server|http)\]\.resources\.requests\..*", "CPU/memory requests the seed lacks"),
     (rf"{POD}\.containers\[sax-admin-server\]\.env\[GSBUCKET\]\.value", "the stack's state bucket (seed: placeholder)"),
-    (rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value", "SAX_ROOT in the stack's state bucket (seed: placeholder)"),
-    (rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.securityContext\.privileged", "privileged only where GKE needs it (before 1.28); the stack's GKE is newer"),
-    (r"metadata\.annotations\.networking\.gke\.io/load-balancer-type", "internal load balancer by default (the seed exposed sax-http publicly)"),
+    (
+        rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value",
+        "SAX_ROOT in the stack's state bucket (seed: placeholder)",
+    ),
+    (
+        rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.securityContext\.privileged",
+        "privileged only where GKE needs it (before 1.28); the stack's GKE is newer",
+    ),
+    (
+        r"metadata\.annotations\.networking\.gke\.io/load-balancer-type",
+        "internal load balancer by default (the seed exposed sax-http publicly)",
+    ),
     (rf"({POD}|{MODEL_POD}\.spec)\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
-    (rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.readinessProbe\..*", "TCP readiness on the model server port"),
+    (
+        rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.readinessProbe\..*",
+        "TCP readiness on the model server port",
+    ),
 ]
 
 
@@ -60,7 +78,12 @@ def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
 
 @pytest.mark.parametrize(
     "key",
-    [("Deployment", "sax-admin-server"), ("JobSet", "sax-model-server-set"), ("Deployment", "sax-http"), ("Service", "sax-http-lb")],
+    [
+        ("Deployment", "sax-admin-server"),
+        ("JobSet", "sax-model-server-set"),
+        ("Deployment", "sax-http"),
+        ("Service", "sax-http-lb"),
+    ],
 )
 def test_saxml_conforms_to_seed(key, reference):
     problems, _ = unexplained(seed_objects()[key], objects()[key])
@@ -81,7 +104,9 @@ def test_saxml_jobset_waits_for_install_and_slices():
     plan = plan_of(STACK)
     (jobset,) = plan.of_type("kubernetes:jobset.x-k8s.io/v1alpha2:JobSet")
     (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
-    assert group.inputs["files"] == ["https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"]
+    assert group.inputs["files"] == [
+        "https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"
+    ]
     assert group.urn in jobset.dependencies
     pools = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p.inputs]
     assert len(pools) == 2 and {p.urn for p in pools} <= set(jobset.dependencies)
@@ -120,14 +145,25 @@ def test_saxml_publication_job_for_the_stack_model():
     env = {e["name"]: e.get("value") for e in job["spec"]["template"]["spec"]["containers"][0]["env"]}
     models = json.loads(env["SAX_MODELS"])
     assert models == [
-        {"checkpoint": "None", "model": "/sax/test/spmd",
-         "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test", "replicas": 2}
+        {
+            "checkpoint": "None",
+            "model": "/sax/test/spmd",
+            "model_path": "saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test",
+            "replicas": 2,
+        }
     ]
     assert env["SAX_HTTP"] == "http://sax-http-lb.saxml.svc:8888"
     script = objs[("ConfigMap", "sax-publisher-script")]["data"]["saxml_publisher.py"]
     assert script == (ROOT / "components" / "saxml_publisher.py").read_text()
     role = objs[("Role", "sax-publisher")]
-    assert role["rules"] == [{"apiGroups": [""], "resourceNames": ["sax-publisher-state"], "resources": ["configmaps"], "verbs": ["get", "patch"]}]
+    assert role["rules"] == [
+        {
+            "apiGroups": [""],
+            "resourceNames": ["sax-publisher-state"],
+            "resources": ["configmaps"],
+            "verbs": ["get", "patch"],
+        }
+    ]
     plan = plan_of(STACK)
     (job_res,) = plan.of_type("kubernetes:batch/v1:Job")
     http = next(r for r in plan.of_type("kubernetes:apps/v1:Deployment") if r.inputs["metadata"]["name"] == "sax-http")
@@ -156,13 +192,17 @@ def test_saxml_public_load_balancer_needs_source_ranges():
 
 def test_saxml_privileged_only_before_gke_1_28():
     plan = plan_with(edit_cluster=lambda c: c.update(minMasterVersion="1.27.2-gke.2100"))
-    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"
+    ]["spec"]
     assert pod["containers"][0]["securityContext"] == {"privileged": True}
 
 
 def test_saxml_privileged_auto_with_latest_gke_is_not_privileged():
     plan = plan_with(edit_cluster=lambda c: c.update(minMasterVersion="latest"))
-    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"
+    ]["spec"]
     assert "securityContext" not in pod["containers"][0]
 
 
@@ -188,7 +228,6 @@ def test_saxml_jobset_valid_for_each_release(release, reference):
 # ------------------------------------------------------------------------------ sizing
 
 
-
 def test_saxml_175b_bf16_rejected_on_one_4x4_v5e_slice():
     with pytest.raises(ConfigError) as exc:
         load(SAX_CONFIG)
@@ -207,7 +246,10 @@ def test_saxml_175b_int8_fits_on_4x4():
     "models, fragment",
     [
         ([{"model": "/sax/other/m", "modelPath": "x", "parametersBillions": 1}], "not in the cell /sax/test"),
-        ([{"model": "/sax/test/m", "modelPath": "x", "parametersBillions": 1, "replicas": 3}], "only 1 model server slice"),
+        (
+            [{"model": "/sax/test/m", "modelPath": "x", "parametersBillions": 1, "replicas": 3}],
+            "only 1 model server slice",
+        ),
         ([{"model": "sax/test/m", "modelPath": "x", "parametersBillions": 1}], "/sax/<cell>/<model>"),
     ],
 )
@@ -253,8 +295,11 @@ class FakeSax:
                 fake.calls.append((self.path, body["model"]))
                 if self.path == "/publish":
                     fake.models[body["model"]] = {
-                        "model": body["model"], "model_path": body["model_path"], "checkpoint": body["checkpoint"],
-                        "max_replicas": body["replicas"], "active_replicas": body["replicas"],
+                        "model": body["model"],
+                        "model_path": body["model_path"],
+                        "checkpoint": body["checkpoint"],
+                        "max_replicas": body["replicas"],
+                        "active_replicas": body["replicas"],
                     }
                 elif self.path == "/unpublish":
                     fake.models.pop(body["model"], None)
@@ -306,7 +351,17 @@ def test_saxml_publisher_unpublishes_removed_and_republishes_changed(sax, tmp_pa
 
 
 def test_saxml_publisher_leaves_models_it_did_not_publish(sax, tmp_path):
-    fake = sax({"/sax/test/manual": {"model": "/sax/test/manual", "model_path": "m", "checkpoint": "None", "max_replicas": 1, "active_replicas": 1}})
+    fake = sax(
+        {
+            "/sax/test/manual": {
+                "model": "/sax/test/manual",
+                "model_path": "m",
+                "checkpoint": "None",
+                "max_replicas": 1,
+                "active_replicas": 1,
+            }
+        }
+    )
     state = saxml_publisher.FileState(str(tmp_path / "state.json"))
     saxml_publisher.reconcile(fake.url, [want("/sax/test/a")], state, wait_seconds=5, poll=0.01)
     assert "/sax/test/manual" in fake.models

@@ -25,7 +25,12 @@ def test_schema_builtin_rejects_unknown_field():
 
 
 def test_schema_builtin_rejects_wrong_type():
-    sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"}, "automountServiceAccountToken": "yes"}
+    sa = {
+        "apiVersion": "v1",
+        "kind": "ServiceAccount",
+        "metadata": {"name": "a"},
+        "automountServiceAccountToken": "yes",
+    }
     with pytest.raises(schema.SchemaError):
         schema.validate_builtin(sa)
 

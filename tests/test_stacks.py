@@ -13,7 +13,13 @@ BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
 SA_IAM = "gcp:serviceaccount/iAMMember:IAMMember"
 KSA = "kubernetes:core/v1:ServiceAccount"
 
-FORBIDDEN_PROJECT_ROLES = {"roles/owner", "roles/editor", "roles/viewer", "roles/storage.admin", "roles/storage.objectAdmin"}
+FORBIDDEN_PROJECT_ROLES = {
+    "roles/owner",
+    "roles/editor",
+    "roles/viewer",
+    "roles/storage.admin",
+    "roles/storage.objectAdmin",
+}
 
 
 def test_stacks_are_the_expected_ones():
@@ -166,7 +172,12 @@ def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
     plan = plan_of(stack)
     services = plan.of_type("gcp:projects/service:Service")
     apis = {s.inputs["service"] for s in services}
-    assert {"container.googleapis.com", "compute.googleapis.com", "iam.googleapis.com", "storage.googleapis.com"} <= apis
+    assert {
+        "container.googleapis.com",
+        "compute.googleapis.com",
+        "iam.googleapis.com",
+        "storage.googleapis.com",
+    } <= apis
     assert "containerfilesystem.googleapis.com" in apis  # image streaming is on in every stack
     assert all(s.inputs["disableOnDestroy"] is False for s in services)
     service_urns = {s.urn for s in services}

@@ -54,7 +54,9 @@ def pod_specs(obj: dict) -> list[dict]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_tenancy_workloads_use_the_priority_classes(stack):
-    serving = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] in ("LeaderWorkerSet", "JobSet", "Deployment")]
+    serving = [
+        o for o in kubernetes_objects(plan_of(stack)) if o["kind"] in ("LeaderWorkerSet", "JobSet", "Deployment")
+    ]
     for obj in serving:
         for pod in pod_specs(obj):
             assert pod.get("priorityClassName") == "tpu-serving-online", obj["metadata"]["name"]
@@ -64,7 +66,11 @@ def test_tenancy_workloads_use_the_priority_classes(stack):
     (tenancy,) = plan.of_type("tpu-serving:index:Tenancy")
     pcs = {r.urn for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")}
     for r in plan.resources:
-        if r.type.split(":")[1].split("/")[0] in ("leaderworkerset.x-k8s.io", "jobset.x-k8s.io", "pathways-job.pathways.domain"):
+        if r.type.split(":")[1].split("/")[0] in (
+            "leaderworkerset.x-k8s.io",
+            "jobset.x-k8s.io",
+            "pathways-job.pathways.domain",
+        ):
             assert pcs <= set(r.dependencies), r.name
 
 
@@ -92,7 +98,9 @@ def test_tenancy_operator_rbac():
     assert verbs[("", "pods/portforward")] == {"create"}
     assert "create" not in verbs[("leaderworkerset.x-k8s.io", "leaderworkersets")]
     assert not any(r == "secrets" for (_, r) in verbs)
-    (binding,) = [o for o in objects("llama31-405b-v6e16", "RoleBinding") if o["metadata"]["name"] == "tpu-serving-operator"]
+    (binding,) = [
+        o for o in objects("llama31-405b-v6e16", "RoleBinding") if o["metadata"]["name"] == "tpu-serving-operator"
+    ]
     assert binding["subjects"][0]["kind"] == "Group"
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
 
@@ -104,7 +112,11 @@ def test_tenancy_operator_rbac():
         ("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.1/8"]}, "tpu-serving:tenancy.allowedCidrs[0]"),
         ("tpu-serving:tenancy", {"allowedNamespaces": ["Gateway"]}, "tpu-serving:tenancy.allowedNamespaces[0]"),
         ("tpu-serving:tenancy", {"quota": {"cpu": "lots"}}, "tpu-serving:tenancy.quota.cpu"),
-        ("tpu-serving:cluster", {"name": "c1", "masterAuthorizedNetworks": ["office"]}, "tpu-serving:cluster.masterAuthorizedNetworks[0]"),
+        (
+            "tpu-serving:cluster",
+            {"name": "c1", "masterAuthorizedNetworks": ["office"]},
+            "tpu-serving:cluster.masterAuthorizedNetworks[0]",
+        ),
     ],
 )
 def test_tenancy_bad_input(path, value, key):

@@ -36,7 +36,9 @@ def test_workflows_pass_actionlint():
 def test_workflows_pass_zizmor_auditor():
     proc = subprocess.run(
         [tool("zizmor"), "--offline", "--persona=auditor", str(ROOT / ".github" / "workflows")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "No findings to report" in proc.stdout + proc.stderr

@@ -52,7 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         baseline, preview = [], []
         for _ in range(args.runs):  # interleaved, so drift in machine load hits both alike
             baseline.append(_timed([sys.executable, "-c", importer]))
-            preview.append(_timed([sys.executable, "-m", "tpu_serving_tools.preview", args.stack, "--quiet", "--out", out]))
+            preview.append(
+                _timed([sys.executable, "-m", "tpu_serving_tools.preview", args.stack, "--quiet", "--out", out])
+            )
     b, p = statistics.median(baseline), statistics.median(preview)
     print(f"stack {args.stack}: {len(modules)} pulumi/pulumi_gcp/pulumi_kubernetes modules")
     print(f"import only: median {b:.2f} s over {args.runs} runs")

@@ -19,8 +19,12 @@ from tpu_serving_tools.runtime import identity, network, prereqs, scheduling
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
-
-CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (scheduling.check, network.check, identity.check, prereqs.check)
+CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
+    scheduling.check,
+    network.check,
+    identity.check,
+    prereqs.check,
+)
 """Every category of the runtime model, in print order."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (

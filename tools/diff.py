@@ -17,10 +17,9 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -32,13 +31,19 @@ RECREATE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         (r"placementPolicy(\..*)?", "slice topology / placement (COMPACT with tpuTopology)"),
         (r"nodeLocations(\[\d+\])?", "zone of the slice"),
         (r"nodeConfig\.(spot|reservationAffinity(\..*)?)", "capacity type (spot, reservation)"),
-        (r"nodeConfig\.(serviceAccount|oauthScopes(\[\d+\])?|diskSizeGb|diskType|imageType)", "node identity or boot disk"),
+        (
+            r"nodeConfig\.(serviceAccount|oauthScopes(\[\d+\])?|diskSizeGb|diskType|imageType)",
+            "node identity or boot disk",
+        ),
     ),
     CLUSTER: (
         (r"name|location|project", "identity of the cluster"),
         (r"network|subnetwork|networkingMode|datapathProvider|ipAllocationPolicy(\..*)?", "cluster networking"),
         (r"privateClusterConfig\.(enablePrivateEndpoint|masterIpv4CidrBlock)", "private control plane"),
-        (r"nodeConfig(\..*)?|initialNodeCount|removeDefaultNodePool", "default node pool settings (force a new cluster)"),
+        (
+            r"nodeConfig(\..*)?|initialNodeCount|removeDefaultNodePool",
+            "default node pool settings (force a new cluster)",
+        ),
     ),
 }
 """Input paths whose change replaces the resource, by type, with the reason shown.
@@ -88,7 +93,7 @@ class StackDiff:
     total: int = 0
 
 
-def _recreate_reasons(resource: Mapping[str, Any], path: str) -> Optional[str]:
+def _recreate_reasons(resource: Mapping[str, Any], path: str) -> str | None:
     rules = list(RECREATE_FIELDS.get(resource["type"], ()))
     if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
         rules.append(MULTI_HOST_NODE_COUNT)
@@ -113,7 +118,7 @@ def _label(r: Mapping[str, Any]) -> str:
     return f"cluster `{r['inputs'].get('name', r['name'])}`"
 
 
-def diff_plans(stack: str, base: Optional[Mapping[str, Any]], head: Optional[Mapping[str, Any]]) -> StackDiff:
+def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> StackDiff:
     """Compare the base and head plans of ``stack`` (either may be None: no such stack)."""
     old = {r["urn"]: r for r in (base or {}).get("resources", [])}
     new = {r["urn"]: r for r in (head or {}).get("resources", [])}
@@ -163,7 +168,9 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
         lines.append("")
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
-    lines.append(f"**{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove** ({diff.total} resources)")
+    lines.append(
+        f"**{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove** ({diff.total} resources)"
+    )
     lines.append("")
     for verb, items in (("add", diff.added), ("remove", diff.removed)):
         if items:
@@ -172,7 +179,10 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
             lines.append("")
     for c in diff.changed:
         mark = " ⚠ recreate" if c.recreates else ""
-        lines += [f"<details><summary>~ <code>{c.type}</code> <code>{c.name}</code>{mark} ({len(c.fields)} field(s))</summary>", ""]
+        lines += [
+            f"<details><summary>~ <code>{c.type}</code> <code>{c.name}</code>{mark} ({len(c.fields)} field(s))</summary>",
+            "",
+        ]
         lines += ["| field | before | after |", "|---|---|---|"]
         lines += [f"| `{p}` | {_cell(before)} | {_cell(after)} |" for p, before, after in c.fields]
         lines += ["", "</details>", ""]
@@ -182,13 +192,14 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
 # --------------------------------------------------------------------------- rendering plans
 
 
-def render_plan(root: Path, stack: str, out: Path) -> Optional[dict]:
+def render_plan(root: Path, stack: str, out: Path) -> dict | None:
     """Preview ``stack`` of the project at ``root`` with this harness; None if it has no such stack."""
     if not (root / "stacks" / f"Pulumi.{stack}.yaml").is_file():
         return None
     proc = subprocess.run(
         [sys.executable, "-m", "tpu_serving_tools.preview", stack, "--root", str(root), "--out", str(out), "--quiet"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     if proc.returncode != 0:
         raise SystemExit(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
@@ -196,7 +207,7 @@ def render_plan(root: Path, stack: str, out: Path) -> Optional[dict]:
 
 
 def _stacks(root: Path) -> set[str]:
-    return {p.name[len("Pulumi."):-len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml")}
+    return {p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -208,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     root = args.root.resolve()
     with tempfile.TemporaryDirectory() as tmp:
         worktree = Path(tmp) / "base"
-        subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=root, check=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=root, check=True
+        )
         try:
             stacks = [args.stack] if args.stack else sorted(_stacks(worktree) | _stacks(root))
             reports, warned = [], 0

@@ -22,12 +22,11 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
-
-import yaml
-from google.protobuf import json_format
+from typing import Any
 
 import pulumi
+import yaml
+from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -71,9 +70,7 @@ class Project:
 
     def stacks(self) -> list[str]:
         """Every stack that has a stack file, sorted."""
-        return sorted(
-            p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml")
-        )
+        return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
 
 
 def load_project(root: Path) -> Project:
@@ -116,9 +113,7 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
     """The config map the CLI would hand the program for ``stack``: ``namespace:key`` -> text."""
     path = project.stack_file(stack)
     if not path.is_file():
-        raise StackConfigError(
-            f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}"
-        )
+        raise StackConfigError(f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}")
     try:
         doc = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as err:
@@ -144,8 +139,8 @@ class RecordedResource:
     type: str
     name: str
     custom: bool
-    parent: Optional[str]
-    provider: Optional[str]
+    parent: str | None
+    provider: str | None
     dependencies: list[str]
     inputs: dict[str, Any]
     property_dependencies: dict[str, list[str]] = field(default_factory=dict)
@@ -275,9 +270,7 @@ def _resolve(value: Any) -> Any:
     return plain(_sync_await(out.future())) if known else UNKNOWN
 
 
-def run_program(
-    program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str
-) -> Plan:
+def run_program(program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str) -> Plan:
     """Run ``program`` against a recording monitor with ``config``; return what it declared.
 
     Each run happens in a fresh ``contextvars`` context, so runs in one process do not
@@ -350,9 +343,7 @@ def main_program(project: Project) -> Callable[[], None]:
 def preview_stack(root: Path, stack: str) -> Plan:
     """Load ``stack``'s config as the CLI would and run the project's program for it."""
     project = load_project(root)
-    return run_program(
-        main_program(project), stack_config(project, stack), project=project.name, stack=stack
-    )
+    return run_program(main_program(project), stack_config(project, stack), project=project.name, stack=stack)
 
 
 def kubernetes_objects(plan: Plan) -> list[dict[str, Any]]:

@@ -12,10 +12,9 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
-
-from typing import TYPE_CHECKING
 
 from tpu_serving_tools.offline import (
     UNKNOWN,
@@ -29,7 +28,6 @@ from tpu_serving_tools.offline import (
 
 if TYPE_CHECKING:
     from tpu_serving.catalog import SliceShape
-
 
 
 def tree(plan: Plan) -> str:
@@ -52,7 +50,7 @@ def tree(plan: Plan) -> str:
 NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
-def tpu_slices(plan: Plan) -> list[tuple[str, "SliceShape"]]:
+def tpu_slices(plan: Plan) -> list[tuple[str, SliceShape]]:
     """(node pool name, slice shape) of every TPU node pool the plan declares.
 
     Read from the node pools themselves (machine type, and the placement policy's topology, or
@@ -85,8 +83,7 @@ def summary(plan: Plan) -> str:
     customs = sum(1 for r in plan.resources if r.custom)
     return "\n".join(
         [
-            f"{len(plan.resources)} resources to create ({customs} custom, "
-            f"{len(plan.resources) - customs} components)",
+            f"{len(plan.resources)} resources to create ({customs} custom, {len(plan.resources) - customs} components)",
             f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
             f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
             *rows,
@@ -98,7 +95,9 @@ def manifests_yaml(plan: Plan) -> str:
     """``manifests.yaml``: one YAML document per Kubernetes object."""
     header = [f"# Kubernetes objects of stack {plan.stack} (offline preview; {UNKNOWN} = computed at deploy time)."]
     for r in opaque_resources(plan):
-        header.append(f"# Expanded by the provider at deploy time: {r.type} {r.name} {json.dumps(r.inputs, sort_keys=True)}")
+        header.append(
+            f"# Expanded by the provider at deploy time: {r.type} {r.name} {json.dumps(r.inputs, sort_keys=True)}"
+        )
     docs = [yaml.safe_dump(o, sort_keys=False, default_flow_style=False) for o in kubernetes_objects(plan)]
     return "\n".join(header) + "\n" + "---\n".join(docs)
 

@@ -114,8 +114,7 @@ def validate_builtin(obj: dict[str, Any], kubernetes_version: str = KUBERNETES_V
         kubernetes_validate.validate(obj, kubernetes_version, strict=True)
     except kubernetes_validate.ValidationError as err:
         raise SchemaError(
-            f"{obj['kind']} {obj.get('metadata', {}).get('name')}: "
-            f"{'.'.join(map(str, err.path))}: {err.message}"
+            f"{obj['kind']} {obj.get('metadata', {}).get('name')}: {'.'.join(map(str, err.path))}: {err.message}"
         ) from None
 
 

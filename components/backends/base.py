@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..cluster import TpuCluster
     from ..config.models import StackConfig
     from ..identity import WorkloadIdentity
-    from ..node_identity import BucketGrant
+    from ..node_identity import Access, BucketGrant
     from ..services import ProjectServices
     from ..settings import Model
     from ..tenancy import Tenancy
@@ -41,21 +41,21 @@ class Platform:
 
     name: str
     """The deployment's name (the cluster name): children are named ``<name>-<role>``."""
-    settings: "StackConfig"
+    settings: StackConfig
     """The validated settings of the deployment."""
     parent: pulumi.Resource
     """The deployment component: the backend's resources are its children."""
-    cluster: "TpuCluster"
-    apis: "ProjectServices"
-    buckets: "Buckets"
-    identity: "WorkloadIdentity"
-    tenancy: "Tenancy"
+    cluster: TpuCluster
+    apis: ProjectServices
+    buckets: Buckets
+    identity: WorkloadIdentity
+    tenancy: Tenancy
     slices: ServingSlices
     k8s_labels: Mapping[str, str]
     labels: Mapping[str, str]
     install: Callable[[Controller, str, Sequence[pulumi.Resource]], ControllerInstall]
     """Installs a controller release on the cluster (after the CPU pool and ``after``)."""
-    node_grants: Callable[[Mapping[str, str]], list["BucketGrant"]]
+    node_grants: Callable[[Mapping[str, Access]], list[BucketGrant]]
     """Bucket roles, by purpose -> access, on the stack's buckets (for node service accounts)."""
 
     def options(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
@@ -89,13 +89,13 @@ class Backend:
 
     name: str
     """The value of ``serving.backend``."""
-    settings: type["Model"]
+    settings: type[Model]
     """Its config model (with ``backend: Literal[name]``)."""
-    problems: Callable[["StackConfig", Any, SliceShape, int], list[str]]
+    problems: Callable[[StackConfig, Any, SliceShape, int], list[str]]
     """Checks of its settings against the rest of the stack: ``(stack, serving, shape, pools)``."""
     ingress: Callable[[Any], tuple[dict[str, str], list[int]]]
     """Labels and ports of the pods that take clients from outside the namespace."""
-    host_network_buckets: Callable[[Any], Mapping[str, str]]
+    host_network_buckets: Callable[[Any], Mapping[str, Access]]
     """Bucket purpose -> access of its host-network pods on the serving slices (they act as the nodes)."""
     restart_unit_chips: Callable[[Any, int], int]
     """TPU chips of what restarts at once, given the serving slices' chips."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
@@ -21,6 +21,7 @@ from ..models import (
     hbm_fit_problem,
     maxtext_precision,
 )
+from ..node_identity import Access
 from ..pathways_serving import (
     HTTP_PORT,
     MaxTextSettings,
@@ -46,10 +47,18 @@ if TYPE_CHECKING:
 
 NAME = "jetstream-pathways"
 
-MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
-PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
-ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
-PathwaysRequestsConfig = settings_model(PathwaysRequests, "PathwaysRequestsConfig")
+# mypy cannot see a model made at runtime: to it, each generated config model is the
+# dataclass it mirrors (the same field names and types, which is all the code reads).
+if TYPE_CHECKING:
+    MaxTextConfig: TypeAlias = MaxTextSettings
+    PathwaysImagesConfig: TypeAlias = PathwaysImages
+    ProbesConfig: TypeAlias = ProbeSettings
+    PathwaysRequestsConfig: TypeAlias = PathwaysRequests
+else:
+    MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
+    PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
+    ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
+    PathwaysRequestsConfig = settings_model(PathwaysRequests, "PathwaysRequestsConfig")
 
 Capability = Literal["SYS_PTRACE", "NET_ADMIN", "SYS_TIME", "SYS_RESOURCE", "IPC_LOCK"]
 
@@ -84,29 +93,25 @@ class PathwaysServingConfig(Model):
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
     )
-    checkpoint_path: str = Field(
-        description="Path of the MaxText checkpoint inside the stack's `checkpoints` bucket."
-    )
-    maxtext: MaxTextConfig = Field(description="MaxText/JetStream server settings.")  # type: ignore[valid-type]
-    images: PathwaysImagesConfig = Field(  # type: ignore[valid-type]
-        default_factory=PathwaysImagesConfig, description="Container images."
-    )
-    probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Health probe timing of `jax-tpu`.")  # type: ignore[valid-type]
-    requests: PathwaysRequestsConfig = Field(  # type: ignore[valid-type]
+    checkpoint_path: str = Field(description="Path of the MaxText checkpoint inside the stack's `checkpoints` bucket.")
+    maxtext: MaxTextConfig = Field(description="MaxText/JetStream server settings.")
+    images: PathwaysImagesConfig = Field(default_factory=PathwaysImagesConfig, description="Container images.")
+    probes: ProbesConfig = Field(default_factory=ProbesConfig, description="Health probe timing of `jax-tpu`.")
+    requests: PathwaysRequestsConfig = Field(
         default_factory=PathwaysRequestsConfig, description="CPU and memory requests of the containers."
     )
     resource_manager_flags: list[str] = Field(
         default_factory=list, description="Extra flags of the Pathways resource manager."
     )
     jax_tpu: JaxTpuConfig = Field(default_factory=JaxTpuConfig, description="Extra settings of `jax-tpu`.")
-    model: Optional[ModelSizeConfig] = Field(
+    model: ModelSizeConfig | None = Field(
         None,
         description="Size of the served model for the HBM fit check; unset derives it from `maxtext.modelName` "
         "(a known MaxText model) and `maxtext.quantization`/`weightDtype`.",
     )
 
     @model_validator(mode="after")
-    def _prefill_within_target(self) -> "PathwaysServingConfig":
+    def _prefill_within_target(self) -> PathwaysServingConfig:
         mt = self.maxtext
         if mt.max_prefill_predict_length > mt.max_target_length:
             raise ValueError(
@@ -123,9 +128,7 @@ class PathwaysServingConfig(Model):
         return v
 
 
-
-
-def problems(cfg: "StackConfig", serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
+def problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """Groups share the slices evenly; the buckets exist; parallelism and HBM fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found = []
@@ -134,7 +137,7 @@ def problems(cfg: "StackConfig", serving: PathwaysServingConfig, shape: SliceSha
     per_group = pools // serving.replicas
     if serving.mode == "disaggregated" and per_group != 2:
         found.append(
-            f"{key}.mode = \"disaggregated\": needs exactly 2 slices per group (prefill and decode), got {per_group}"
+            f'{key}.mode = "disaggregated": needs exactly 2 slices per group (prefill and decode), got {per_group}'
         )
     for purpose in ("checkpoints", "scratch"):
         b = cfg.bucket(purpose)
@@ -181,13 +184,12 @@ def _parallelism_problems(key: str, mt: Any, shape: SliceShape) -> list[str]:
     return []
 
 
-
 def ingress(serving: PathwaysServingConfig) -> tuple[dict[str, str], list[int]]:
     """The leader pods take clients on the JetStream HTTP port."""
     return {"app": serving.name}, [HTTP_PORT]
 
 
-def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, str]:
+def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, Access]:
     """None of its pods is on the host network."""
     return {}
 

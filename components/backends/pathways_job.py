@@ -8,7 +8,7 @@ and PathwaysJob installs, the head's own CPU pool and
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Literal, Optional
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field
 
@@ -19,6 +19,7 @@ from ..controllers import JOBSET, PATHWAYS_JOB, parse_version
 from ..cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from ..images import ImageRef
 from ..naming import head_pool_name, head_service_account_id
+from ..node_identity import Access
 from ..pathways_workload import (
     DEFAULT_PATHWAYS_VERSION,
     HOST_NETWORK_BUCKETS,
@@ -45,7 +46,12 @@ if TYPE_CHECKING:
 
 NAME = "pathways-job"
 
-HeadPoolConfig = settings_model(HeadPoolSettings, "HeadPoolConfig")
+# mypy cannot see a model made at runtime: to it, each generated config model is the
+# dataclass it mirrors (the same field names and types, which is all the code reads).
+if TYPE_CHECKING:
+    HeadPoolConfig: TypeAlias = HeadPoolSettings
+else:
+    HeadPoolConfig = settings_model(HeadPoolSettings, "HeadPoolConfig")
 
 
 class UserContainerConfig(Model):
@@ -63,7 +69,7 @@ class CustomComponentConfig(Model):
     component_type: Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"] = Field(
         description="Which component."
     )
-    image: Optional[ImageRef] = Field(None, description="Image replacing the default.")
+    image: ImageRef | None = Field(None, description="Image replacing the default.")
     flags: list[str] = Field(default_factory=list, description="Extra flags, `--name=value`.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
 
@@ -98,25 +104,27 @@ class PathwaysJobConfig(Model):
         "gets the matching JAX version in `PATHWAYS_JAX_VERSION`.",
     )
     deployment_mode: Literal["default", "colocate_head_with_workers"] = Field(
-        "default", description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker."
+        "default",
+        description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker.",
     )
     max_restarts: int = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
     max_slice_restarts: int = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
-    elastic_slices: Optional[int] = Field(None, ge=1, description="Slices that may be missing at once; unset disables.")
-    termination_grace_period_seconds: Optional[int] = Field(None, ge=0, le=86400, description="Grace period of worker pods.")
-    priority_class_name: Optional[K8sName] = Field(None, description="Priority class of the worker pods.")
-    container: Optional[UserContainerConfig] = Field(None, description="The batch job's container (batch only).")
+    elastic_slices: int | None = Field(None, ge=1, description="Slices that may be missing at once; unset disables.")
+    termination_grace_period_seconds: int | None = Field(
+        None, ge=0, le=86400, description="Grace period of worker pods."
+    )
+    priority_class_name: K8sName | None = Field(None, description="Priority class of the worker pods.")
+    container: UserContainerConfig | None = Field(None, description="The batch job's container (batch only).")
     custom_components: list[CustomComponentConfig] = Field(
         default_factory=list, description="Component overrides (image, flags, env)."
     )
-    head_pool: HeadPoolConfig = Field(  # type: ignore[valid-type]
+    head_pool: HeadPoolConfig = Field(
         default_factory=HeadPoolConfig,
         description="The CPU node pool of the Pathways head in deploymentMode `default` (24 CPU, 132 GB, host network).",
     )
 
 
-
-def problems(cfg: "StackConfig", job: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
+def problems(cfg: StackConfig, job: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
     """The CRD accepts the machine type; batch has a container; JobSet is new enough; the head fits."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found: list[str] = []
@@ -137,19 +145,21 @@ def problems(cfg: "StackConfig", job: PathwaysJobConfig, shape: SliceShape, pool
         found.append(f"{key}.elasticSlices = {job.elastic_slices}: must be fewer than the {pools} slice(s)")
     scratch = cfg.bucket("scratch")
     if scratch is None or scratch.workload_access != "readWrite":
-        found.append(f"{PROJECT_NAMESPACE}:buckets: pathways-job needs a `scratch` bucket with workloadAccess readWrite (pathwaysDir)")
+        found.append(
+            f"{PROJECT_NAMESPACE}:buckets: pathways-job needs a `scratch` bucket with workloadAccess readWrite (pathwaysDir)"
+        )
     if job.deployment_mode == "default":
         found += _head_fit_problems(cfg, job)
     elif job.workload == "interactive":
         found.append(
-            f"{key}.deploymentMode = \"colocate_head_with_workers\": an interactive job has no pod template, so the "
+            f'{key}.deploymentMode = "colocate_head_with_workers": an interactive job has no pod template, so the '
             "controller's head pod carries no toleration for the TPU nodes' google.com/tpu taint and cannot be "
             "scheduled there; valid: default"
         )
     return found
 
 
-def _head_fit_problems(cfg: "StackConfig", job: PathwaysJobConfig) -> list[str]:
+def _head_fit_problems(cfg: StackConfig, job: PathwaysJobConfig) -> list[str]:
     """The head must fit its pool, and (interactive: it cannot be pinned) must not fit the CPU pool."""
     key = f"{PROJECT_NAMESPACE}:serving.headPool.machineType"
     user_cpu, user_memory = (LIMIT_RANGE_DEFAULT_CPU, LIMIT_RANGE_DEFAULT_MEMORY) if job.container else (0.0, 0.0)
@@ -178,13 +188,12 @@ def _head_fit_problems(cfg: "StackConfig", job: PathwaysJobConfig) -> list[str]:
     return problems
 
 
-
 def ingress(job: PathwaysJobConfig) -> tuple[dict[str, str], list[int]]:
     """No pod takes clients from other namespaces (an interactive client port-forwards)."""
     return {}, []
 
 
-def host_network_buckets(job: PathwaysJobConfig) -> dict[str, str]:
+def host_network_buckets(job: PathwaysJobConfig) -> dict[str, Access]:
     """The controller puts the workers on the host network; they write pathwaysDir."""
     return dict(HOST_NETWORK_BUCKETS)
 
@@ -207,7 +216,9 @@ def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePoo
             pool_name=head_pool_name(name),
             service_account_id=head_service_account_id(name),
             pool=CpuPoolArgs(
-                machine_type=settings.machine_type, min_nodes=0, max_nodes=settings.max_nodes,
+                machine_type=settings.machine_type,
+                min_nodes=0,
+                max_nodes=settings.max_nodes,
                 disk_size_gb=settings.disk_size_gb,
             ),
             node_grants=platform.node_grants(HOST_NETWORK_BUCKETS),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 import pulumi
 from pydantic import Field, field_validator, model_validator
@@ -17,6 +17,7 @@ from pydantic import Field, field_validator, model_validator
 from ..catalog import SliceShape
 from ..controllers import JOBSET
 from ..models import Precision, hbm_fit_problem
+from ..node_identity import Access
 from ..saxml_serving import (
     HTTP_PORT,
     MODEL_SERVER_BUCKETS,
@@ -44,13 +45,21 @@ NAME = "saxml"
 PRIVILEGED_BEFORE = (1, 28)
 """GKE minor below which TPU access needed privileged containers (``privileged: auto``)."""
 
-SaxmlImagesConfig = settings_model(SaxmlImages, "SaxmlImagesConfig")
+# mypy cannot see a model made at runtime: to it, each generated config model is the
+# dataclass it mirrors (the same field names and types, which is all the code reads).
+if TYPE_CHECKING:
+    SaxmlImagesConfig: TypeAlias = SaxmlImages
+else:
+    SaxmlImagesConfig = settings_model(SaxmlImages, "SaxmlImagesConfig")
+
 
 class SaxModelConfig(Model):
     """A model the Saxml cell serves; published by the stack, unpublished when removed."""
 
     model: str = Field(description="Model path in the cell, e.g. `/sax/test/spmd`.")
-    model_path: str = Field(description="Saxml model class, e.g. `saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test`.")
+    model_path: str = Field(
+        description="Saxml model class, e.g. `saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test`."
+    )
     checkpoint: str = Field("None", description="Checkpoint path, or `None` for random weights.")
     replicas: int = Field(1, ge=1, le=64, description="Model server replicas; each takes one slice.")
     parameters_billions: float = Field(gt=0, description="Parameter count in billions, for the HBM sizing check.")
@@ -78,7 +87,7 @@ class SaxmlHttpConfig(Model):
     )
 
     @model_validator(mode="after")
-    def _public_needs_ranges(self) -> "SaxmlHttpConfig":
+    def _public_needs_ranges(self) -> SaxmlHttpConfig:
         if self.exposure == "public" and not self.source_ranges:
             raise ValueError("a public load balancer needs sourceRanges (the CIDR blocks allowed in)")
         return self
@@ -93,7 +102,7 @@ class SaxmlServingConfig(Model):
     jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
         JOBSET.default_version, description="JobSet release installed by the stack (v0.2.3 or later)."
     )
-    images: SaxmlImagesConfig = Field(default_factory=SaxmlImagesConfig, description="Container images.")  # type: ignore[valid-type]
+    images: SaxmlImagesConfig = Field(default_factory=SaxmlImagesConfig, description="Container images.")
     max_restarts: int = Field(4, ge=0, le=100, description="JobSet failurePolicy.maxRestarts.")
     privileged: Literal["auto", "always", "never"] = Field(
         "auto",
@@ -107,9 +116,7 @@ class SaxmlServingConfig(Model):
     )
 
 
-
-
-def problems(cfg: "StackConfig", serving: SaxmlServingConfig, shape: SliceShape, pools: int) -> list[str]:
+def problems(cfg: StackConfig, serving: SaxmlServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """The state bucket exists; every model is in the cell, listed once, fits its slice and its replicas."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found: list[str] = []
@@ -129,7 +136,6 @@ def problems(cfg: "StackConfig", serving: SaxmlServingConfig, shape: SliceShape,
         if m.replicas > pools:
             found.append(f"{at}.replicas = {m.replicas}: only {pools} model server slice(s)")
     return found
-
 
 
 def privileged(serving: SaxmlServingConfig, min_master_version: str | None) -> bool:
@@ -152,7 +158,7 @@ def ingress(serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
     return {"app": "sax-http"}, [HTTP_PORT]
 
 
-def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, str]:
+def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
     """The model servers run on the host network and read the cell's location in the state bucket."""
     return dict(MODEL_SERVER_BUCKETS)
 
@@ -193,8 +199,10 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
 
     def curl(method: str, path: str, body: dict[str, str]) -> pulumi.Output[str]:
         return workload.address.apply(
-            lambda a: f"curl -s -X {method} http://{a}:{HTTP_PORT}{path} -H 'Content-type: application/json' "
-            f"-d '{json.dumps(body)}'"
+            lambda a: (
+                f"curl -s -X {method} http://{a}:{HTTP_PORT}{path} -H 'Content-type: application/json' "
+                f"-d '{json.dumps(body)}'"
+            )
         )
 
     return Built(

@@ -85,16 +85,24 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
     m = cfg.cluster.maintenance
     for field_name, value in (("windowStart", m.window_start), ("windowEnd", m.window_end)):
         if not _RFC3339_UTC.match(value):
-            problems.append(f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z")
+            problems.append(
+                f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z"
+            )
     if not m.recurrence.startswith("FREQ="):
-        problems.append(f"{key}.maintenance.recurrence = {json.dumps(m.recurrence)}: must be an RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU")
+        problems.append(
+            f"{key}.maintenance.recurrence = {json.dumps(m.recurrence)}: must be an RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU"
+        )
     for i, e in enumerate(m.exclusions):
         at = f"{key}.maintenance.exclusions[{i}]"
-        for field_name, value in (("startTime", e.start_time), ("endTime", e.end_time)):
-            if value is not None and not _RFC3339_UTC.match(value):
-                problems.append(f"{at}.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z")
+        for field_name, when in (("startTime", e.start_time), ("endTime", e.end_time)):
+            if when is not None and not _RFC3339_UTC.match(when):
+                problems.append(
+                    f"{at}.{field_name} = {json.dumps(when)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z"
+                )
         if e.scope == "NO_UPGRADES" and e.end_time is None:
-            problems.append(f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support")
+            problems.append(
+                f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support"
+            )
         if e.end_time is not None and e.end_time <= e.start_time:
             problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
     return problems

@@ -17,6 +17,7 @@ from .models import StackConfig
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
 """Stack config fields read from the ``gcp`` provider namespace (shared with the provider)."""
 
+
 class ConfigError(pulumi.RunError):
     """Invalid stack configuration: every problem, one per line, with its key path.
 
@@ -28,13 +29,13 @@ class ConfigError(pulumi.RunError):
         self.problems = problems
         n = len(problems)
         super().__init__(
-            f"invalid {source}: {n} problem{'s' if n != 1 else ''}\n"
-            + "\n".join(f"  - {p}" for p in problems)
+            f"invalid {source}: {n} problem{'s' if n != 1 else ''}\n" + "\n".join(f"  - {p}" for p in problems)
         )
 
 
 _BACKENDS = tuple(BACKENDS)
 """Discriminator values of the serving union (pydantic adds them to error locations)."""
+
 
 def _key_path(loc: tuple[Any, ...]) -> str:
     if not loc:
@@ -74,7 +75,11 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
             return model
         if len(candidates) > 1 and parts and parts[0] in _BACKENDS:
             tag = parts.pop(0)
-            candidates = [m for m in candidates if m.model_fields.get("backend") and tag in str(m.model_fields["backend"].annotation)]
+            candidates = [
+                m
+                for m in candidates
+                if m.model_fields.get("backend") and tag in str(m.model_fields["backend"].annotation)
+            ]
         model = candidates[0]
     return model
 
@@ -99,7 +104,7 @@ def describe(err: Mapping[str, Any]) -> str:
         return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
     msg = err["msg"].removeprefix("Value error, ")
     value = err.get("input")
-    shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
-    if shown is not None and len(shown) <= 80:
-        return f"{path} = {shown}: {msg}"
+    value_shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
+    if value_shown is not None and len(value_shown) <= 80:
+        return f"{path} = {value_shown}: {msg}"
     return f"{path}: {msg}"

@@ -40,9 +40,7 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def load_stack_config(
-    values: Mapping[str, Any], source: str = "stack configuration"
-) -> StackConfig:
+def load_stack_config(values: Mapping[str, Any], source: str = "stack configuration") -> StackConfig:
     """Build the stack config from a flat Pulumi config map (``namespace:key`` -> value).
 
     Keys in this project's namespace become fields; ``gcp:project`` and ``gcp:region`` are
@@ -55,7 +53,7 @@ def load_stack_config(
     prefix = f"{PROJECT_NAMESPACE}:"
     for key, value in values.items():
         if key.startswith(prefix):
-            data[key[len(prefix):]] = _decode(value)
+            data[key[len(prefix) :]] = _decode(value)
     return validate_stack(data, source)
 
 

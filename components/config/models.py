@@ -8,7 +8,7 @@ component API and the README tables share.
 from __future__ import annotations
 
 import re
-from typing import Literal, Optional
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
@@ -39,7 +39,7 @@ class CpuPoolConfig(Model):
     disk_size_gb: int = Field(100, ge=30, le=2000, description="Boot disk size of each CPU node, in GB.")
 
     @model_validator(mode="after")
-    def _min_le_max(self) -> "CpuPoolConfig":
+    def _min_le_max(self) -> CpuPoolConfig:
         if self.min_nodes > self.max_nodes:
             raise ValueError(f"minNodes ({self.min_nodes}) must not exceed maxNodes ({self.max_nodes})")
         return self
@@ -48,7 +48,12 @@ class CpuPoolConfig(Model):
 _GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
 """Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
 
-MaintenanceConfig = settings_model(MaintenanceSettings, "MaintenanceConfig")
+# mypy cannot see a model made at runtime: to it, each generated config model is the
+# dataclass it mirrors (the same field names and types, which is all the code reads).
+if TYPE_CHECKING:
+    MaintenanceConfig: TypeAlias = MaintenanceSettings
+else:
+    MaintenanceConfig = settings_model(MaintenanceSettings, "MaintenanceConfig")
 
 
 class ClusterConfig(Model):
@@ -58,14 +63,14 @@ class ClusterConfig(Model):
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
         "REGULAR", description="GKE release channel that picks the control-plane and node versions."
     )
-    min_master_version: Optional[str] = Field(
+    min_master_version: str | None = Field(
         None, description="Minimum GKE version, e.g. 1.31; unset lets the release channel decide."
     )
     deletion_protection: bool = Field(
         True, description="Refuse `pulumi destroy` of the cluster until this is set to false and applied."
     )
     network: str = Field("default", description="VPC network of the cluster.")
-    subnetwork: Optional[str] = Field(None, description="Subnetwork of the cluster; unset uses the network's default.")
+    subnetwork: str | None = Field(None, description="Subnetwork of the cluster; unset uses the network's default.")
     cpu_pool: CpuPoolConfig = Field(
         default_factory=CpuPoolConfig, description="The CPU node pool for non-TPU pods, in the TPU zone."
     )
@@ -73,24 +78,26 @@ class ClusterConfig(Model):
     gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
     managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
     private_nodes: bool = Field(
-        False, description="Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls."
+        False,
+        description="Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls.",
     )
-    master_authorized_networks: Optional[list[Cidr]] = Field(
-        None, description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients."
+    master_authorized_networks: list[Cidr] | None = Field(
+        None,
+        description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients.",
     )
-    security_group: Optional[str] = Field(
+    security_group: str | None = Field(
         None,
         pattern=r"^gke-security-groups@[a-z0-9.-]+\.[a-z]{2,}$",
         description="`gke-security-groups@<domain>` for Google Groups in RBAC; required when "
         "`tenancy.operators.groups` is set.",
     )
-    maintenance: MaintenanceConfig = Field(  # type: ignore[valid-type]
+    maintenance: MaintenanceConfig = Field(
         default_factory=MaintenanceConfig, description="When GKE may upgrade the cluster and the TPU slices."
     )
 
     @field_validator("min_master_version")
     @classmethod
-    def _gke_version(cls, v: Optional[str]) -> Optional[str]:
+    def _gke_version(cls, v: str | None) -> str | None:
         if v is not None and not _GKE_VERSION.match(v):
             raise ValueError("must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000")
         return v
@@ -111,14 +118,14 @@ class TpuSliceConfig(Model):
         description="Short name of the slice kind, e.g. `v6e16` or `prefill`; names its node pools "
         "and its node service account."
     )
-    slice: Optional[str] = Field(
+    slice: str | None = Field(
         None, description="Cloud TPU slice name (`v6e-16`, `v5litepod-32`, `v5p-16`); or give machineType and topology."
     )
-    machine_type: Optional[str] = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
-    topology: Optional[str] = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
+    machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
+    topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
     count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
     spot: bool = Field(False, description="Run the slice on Spot VMs.")
-    reservation: Optional[str] = Field(
+    reservation: str | None = Field(
         None, description="Name of a specific Compute Engine reservation the slice consumes."
     )
     disk_size_gb: int = Field(200, ge=50, le=4000, description="Boot disk size of each TPU VM, in GB.")
@@ -132,7 +139,7 @@ class TpuSliceConfig(Model):
 
     @field_validator("slice")
     @classmethod
-    def _known_slice(cls, v: Optional[str]) -> Optional[str]:
+    def _known_slice(cls, v: str | None) -> str | None:
         if v is not None:
             try:
                 catalog.resolve_slice_name(v)
@@ -142,7 +149,7 @@ class TpuSliceConfig(Model):
 
     @field_validator("machine_type")
     @classmethod
-    def _known_machine_type(cls, v: Optional[str]) -> Optional[str]:
+    def _known_machine_type(cls, v: str | None) -> str | None:
         if v is not None:
             try:
                 catalog.machine_type(v)
@@ -152,7 +159,7 @@ class TpuSliceConfig(Model):
 
     @field_validator("topology")
     @classmethod
-    def _supported_topology(cls, v: Optional[str], info: ValidationInfo) -> Optional[str]:
+    def _supported_topology(cls, v: str | None, info: ValidationInfo) -> str | None:
         if v is None:
             return v
         try:
@@ -165,13 +172,11 @@ class TpuSliceConfig(Model):
         return v
 
     @model_validator(mode="after")
-    def _one_way_to_name_the_shape(self) -> "TpuSliceConfig":
+    def _one_way_to_name_the_shape(self) -> TpuSliceConfig:
         by_name = self.slice is not None
         by_shape = self.machine_type is not None or self.topology is not None
         if by_name == by_shape or (by_shape and (self.machine_type is None or self.topology is None)):
-            raise ValueError(
-                "give either `slice` (e.g. v6e-16) or both `machineType` and `topology`"
-            )
+            raise ValueError("give either `slice` (e.g. v6e-16) or both `machineType` and `topology`")
         if self.spot and self.reservation:
             raise ValueError("`spot` and `reservation` are mutually exclusive")
         return self
@@ -205,10 +210,8 @@ class BucketConfig(Model):
         description="What the bucket holds: `checkpoints` (model weights, protected from deletion), "
         "`state` (serving state such as the Sax root) or `scratch` (Pathways compilation and temp data)."
     )
-    name: Optional[str] = Field(
-        None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`."
-    )
-    location: Optional[str] = Field(None, description="Bucket location; default the stack's region.")
+    name: str | None = Field(None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`.")
+    location: str | None = Field(None, description="Bucket location; default the stack's region.")
     storage_class: Literal["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] = Field(
         "STANDARD", description="Default storage class of new objects."
     )
@@ -218,13 +221,13 @@ class BucketConfig(Model):
         description="What the serving workloads' service account may do with the objects "
         "(`read`: roles/storage.objectViewer, `readWrite`: roles/storage.objectUser).",
     )
-    scratch_ttl_days: Optional[int] = Field(
+    scratch_ttl_days: int | None = Field(
         None, ge=1, le=3650, description="Delete objects older than this many days (scratch buckets)."
     )
 
     @field_validator("name")
     @classmethod
-    def _bucket_name(cls, v: Optional[str]) -> Optional[str]:
+    def _bucket_name(cls, v: str | None) -> str | None:
         if v is not None:
             problem = check_dns_name(v, limit=NameLimit.GCS_BUCKET, min_length=3)
             if problem or v.startswith("goog"):
@@ -239,7 +242,7 @@ class WorkloadIdentityConfig(Model):
     kubernetes_service_account: K8sName = Field(
         "tpu-serving", description="Kubernetes service account the workload pods run as."
     )
-    gcp_service_account: Optional[ServiceAccountId] = Field(
+    gcp_service_account: ServiceAccountId | None = Field(
         None, description="account_id of the GCP service account; default `<cluster>-wl`."
     )
 
@@ -288,31 +291,22 @@ class StackConfig(Model):
     project: str = Field(description="GCP project ID (config key `gcp:project`).")
     region: str = Field(description="GCP region of the regional cluster and the buckets (config key `gcp:region`).")
     zone: str = Field(description="Zone of the region that holds the TPU slices and the CPU pool.")
-    labels: dict[str, str] = Field(
-        default_factory=dict, description="GCP labels added to every labelled resource."
-    )
+    labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
     cluster: ClusterConfig = Field(description="The GKE cluster.")
     tpu_slices: list[TpuSliceConfig] = Field(min_length=1, description="The TPU slices, one node pool each.")
-    buckets: list[BucketConfig] = Field(
-        min_length=1, description="GCS buckets of the stack; at most one per purpose."
-    )
-    workload_identity: WorkloadIdentityConfig = Field(
-        description="The workloads' Kubernetes and GCP service accounts."
-    )
+    buckets: list[BucketConfig] = Field(min_length=1, description="GCS buckets of the stack; at most one per purpose.")
+    workload_identity: WorkloadIdentityConfig = Field(description="The workloads' Kubernetes and GCP service accounts.")
     tenancy: TenancyConfig = Field(
         default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
     )
-    serving: Optional[Serving] = Field(
-        None, description="The serving workload; unset deploys the infrastructure only."
-    )
+    serving: Serving | None = Field(None, description="The serving workload; unset deploys the infrastructure only.")
 
     @field_validator("project")
     @classmethod
     def _project_id(cls, v: str) -> str:
         if not _PROJECT_ID.match(v):
             raise ValueError(
-                "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', "
-                "starting with a letter"
+                "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"
             )
         return v
 
@@ -375,6 +369,6 @@ class StackConfig(Model):
         """Every slice as ``(node pool name, shape, its config)``, in config order."""
         return tuple((p, s.shape, s) for s in self.tpu_slices for p in s.pool_names)
 
-    def bucket(self, purpose: str) -> Optional[BucketConfig]:
+    def bucket(self, purpose: str) -> BucketConfig | None:
         """The bucket of ``purpose``, if the stack declares one."""
         return next((b for b in self.buckets if b.purpose == purpose), None)

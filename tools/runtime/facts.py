@@ -210,17 +210,32 @@ class BucketUse:
 
 
 BUCKET_USES: tuple[BucketUse, ...] = (
-    BucketUse("arg", "load_parameters_path=", "*", READ,
-              "google/maxtext: load_parameters_path is the checkpoint the server restores (read only)"),
-    BucketUse("arg", "--gcs_scratch_location=", "*", READ_WRITE,
-              "google/pathways-job@v0.1.4 controller:575,623,703 (pathwaysDir as Pathways scratch; written)"),
+    BucketUse(
+        "arg",
+        "load_parameters_path=",
+        "*",
+        READ,
+        "google/maxtext: load_parameters_path is the checkpoint the server restores (read only)",
+    ),
+    BucketUse(
+        "arg",
+        "--gcs_scratch_location=",
+        "*",
+        READ_WRITE,
+        "google/pathways-job@v0.1.4 controller:575,623,703 (pathwaysDir as Pathways scratch; written)",
+    ),
     # Saxml (google/saxml@v1.1.0): the admin image runs admin_config and admin_server with
     # --sax_root=gs://${GSBUCKET}/sax-root and --fs_root=gs://${GSBUCKET}/sax-fs-root
     # (saxml/tools/docker/Dockerfile.admin) and writes location.proto, config.proto and state.proto
     # there (saxml/common/addr.go SetAddr, saxml/common/state.go); model servers and clients only
     # read location.proto (saxml/common/location.go Join -> env.Get().Watch; addr.FetchAddr).
-    BucketUse("env", "GSBUCKET", "sax-admin-server", READ_WRITE,
-              "google/saxml@v1.1.0 Dockerfile.admin: sax_root and fs_root under gs://$GSBUCKET, written"),
+    BucketUse(
+        "env",
+        "GSBUCKET",
+        "sax-admin-server",
+        READ_WRITE,
+        "google/saxml@v1.1.0 Dockerfile.admin: sax_root and fs_root under gs://$GSBUCKET, written",
+    ),
     BucketUse("env", "SAX_ROOT", "sax-admin-server", READ_WRITE, "google/saxml@v1.1.0 saxml/common/addr.go SetAddr"),
     BucketUse("env", "SAX_ROOT", "*", READ, "google/saxml@v1.1.0 saxml/common/location.go Join (watch, read)"),
 )

@@ -56,8 +56,12 @@ class FirewallRule:
 
 GKE_CLUSTER_FIREWALL: tuple[FirewallRule, ...] = (
     # https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules ("GKE cluster firewall rules")
-    FirewallRule("gke-<cluster>-<hash>-vms", "node CIDR (10.128.0.0/9 on auto-mode networks)", "node tag",
-                 "TCP 1-65535, UDP 1-65535, ICMP"),
+    FirewallRule(
+        "gke-<cluster>-<hash>-vms",
+        "node CIDR (10.128.0.0/9 on auto-mode networks)",
+        "node tag",
+        "TCP 1-65535, UDP 1-65535, ICMP",
+    ),
     FirewallRule("gke-<cluster>-<hash>-all", "Pod CIDR", "node tag", "TCP, UDP, SCTP, ICMP, ESP, AH"),
 )
 """Node-to-node, node-to-pod and pod-to-anything in the cluster are open at the VPC firewall."""
@@ -127,15 +131,27 @@ class FeatureApi:
 
 
 FEATURE_APIS: tuple[FeatureApi, ...] = (
-    FeatureApi(("nodeConfig", "gcfsConfig", "enabled"), "containerfilesystem.googleapis.com",
-               "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming"
-               " (Requirements: enable the Container File System API)"),
-    FeatureApi(("nodePoolDefaults", "nodeConfigDefaults", "gcfsConfig", "enabled"), "containerfilesystem.googleapis.com",
-               "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming"),
-    FeatureApi(("monitoringConfig", "managedPrometheus", "enabled"), "monitoring.googleapis.com",
-               "https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed (Cloud Monitoring API)"),
-    FeatureApi(("loggingConfig", "enableComponents"), "logging.googleapis.com",
-               "https://cloud.google.com/kubernetes-engine/docs/concepts/about-logs (Cloud Logging API)"),
+    FeatureApi(
+        ("nodeConfig", "gcfsConfig", "enabled"),
+        "containerfilesystem.googleapis.com",
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming"
+        " (Requirements: enable the Container File System API)",
+    ),
+    FeatureApi(
+        ("nodePoolDefaults", "nodeConfigDefaults", "gcfsConfig", "enabled"),
+        "containerfilesystem.googleapis.com",
+        "https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming",
+    ),
+    FeatureApi(
+        ("monitoringConfig", "managedPrometheus", "enabled"),
+        "monitoring.googleapis.com",
+        "https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed (Cloud Monitoring API)",
+    ),
+    FeatureApi(
+        ("loggingConfig", "enableComponents"),
+        "logging.googleapis.com",
+        "https://cloud.google.com/kubernetes-engine/docs/concepts/about-logs (Cloud Logging API)",
+    ),
 )
 
 SERVICE_TYPE = "gcp:projects/service:Service"

@@ -45,7 +45,7 @@ class Identity:
 
 
 def _bucket_of(uri: str) -> str:
-    return uri[len("gs://"):].split("/", 1)[0]
+    return uri[len("gs://") :].split("/", 1)[0]
 
 
 def _use_access(kind: str, key: str, container: str) -> tuple[str, str]:
@@ -100,7 +100,7 @@ def _account_label(view: PlanView, urn: str) -> str:
 
 def _workload_pool(view: PlanView) -> str | None:
     for c in view.of_type(CLUSTER_TYPE):
-        pool = ((c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool"))
+        pool = (c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool")
         if pool:
             return str(pool)
     return None
@@ -142,12 +142,17 @@ def ksa_identity(view: PlanView, ns: str, ksa: str) -> Identity:
     member = f"serviceAccount:{_workload_pool(view)}[{ns}/{ksa}]"
     for b in view.of_type(SA_IAM_MEMBER):
         i = b["inputs"]
-        if i.get("role") == F.WI_USER_ROLE and i.get("member") == member and (
-            _resolve_account(view, b, "serviceAccountId", str(i.get("serviceAccountId", ""))) == gsa
+        if (
+            i.get("role") == F.WI_USER_ROLE
+            and i.get("member") == member
+            and (_resolve_account(view, b, "serviceAccountId", str(i.get("serviceAccountId", ""))) == gsa)
         ):
             return Identity(gsa, f"KSA {ns}/{ksa} -> {_account_label(view, gsa)} (Workload Identity)")
-    return Identity(None, f"KSA {ns}/{ksa} is annotated for {_account_label(view, gsa)} but {member} lacks "
-                          f"{F.WI_USER_ROLE} on it: no Google identity")
+    return Identity(
+        None,
+        f"KSA {ns}/{ksa} is annotated for {_account_label(view, gsa)} but {member} lacks "
+        f"{F.WI_USER_ROLE} on it: no Google identity",
+    )
 
 
 def pod_identities(view: PlanView, pod: Pod, pools: Sequence[NodePool]) -> list[Identity]:
@@ -157,9 +162,11 @@ def pod_identities(view: PlanView, pod: Pod, pools: Sequence[NodePool]) -> list[
         if not candidates:
             return [Identity(None, "host network, but no node pool admits the pod (see scheduling)")]
         return [
-            Identity(p.service_account_urn,
-                     f"host network: node SA of pool {p.name} "
-                     f"({_account_label(view, p.service_account_urn) if p.service_account_urn else 'Compute Engine default SA'})")
+            Identity(
+                p.service_account_urn,
+                f"host network: node SA of pool {p.name} "
+                f"({_account_label(view, p.service_account_urn) if p.service_account_urn else 'Compute Engine default SA'})",
+            )
             for p in candidates
         ]
     return [ksa_identity(view, pod.namespace, pod.service_account)]
@@ -171,7 +178,9 @@ def pod_identities(view: PlanView, pod: Pod, pools: Sequence[NodePool]) -> list[
 def _bucket_matches(view: PlanView, binding: Mapping[str, Any], bucket: str) -> bool:
     if str(binding["inputs"].get("bucket", "")) == bucket:
         return True
-    return any(str(b["inputs"].get("name")) == bucket for b in view.input_source(binding, "bucket") if b["type"] == BUCKET_TYPE)
+    return any(
+        str(b["inputs"].get("name")) == bucket for b in view.input_source(binding, "bucket") if b["type"] == BUCKET_TYPE
+    )
 
 
 def _member_is(view: PlanView, binding: Mapping[str, Any], prop: str, value: str, urn: str) -> bool:
@@ -183,15 +192,19 @@ def granted_access(view: PlanView, urn: str, bucket: str) -> set[str]:
     out: set[str] = set()
     for b in view.of_type(BUCKET_IAM_MEMBER):
         role = str(b["inputs"].get("role"))
-        if role in F.STORAGE_ROLE_ACCESS and _bucket_matches(view, b, bucket) and _member_is(
-            view, b, "member", str(b["inputs"].get("member", "")), urn
+        if (
+            role in F.STORAGE_ROLE_ACCESS
+            and _bucket_matches(view, b, bucket)
+            and _member_is(view, b, "member", str(b["inputs"].get("member", "")), urn)
         ):
             out.add(F.STORAGE_ROLE_ACCESS[role])
     for b in view.of_type(BUCKET_IAM_BINDING):
         role = str(b["inputs"].get("role"))
         members = [str(m) for m in b["inputs"].get("members") or ()]
-        if role in F.STORAGE_ROLE_ACCESS and _bucket_matches(view, b, bucket) and any(
-            _member_is(view, b, "members", m, urn) for m in members
+        if (
+            role in F.STORAGE_ROLE_ACCESS
+            and _bucket_matches(view, b, bucket)
+            and any(_member_is(view, b, "members", m, urn) for m in members)
         ):
             out.add(F.STORAGE_ROLE_ACCESS[role])
     for b in view.of_type(PROJECT_IAM_MEMBER):
@@ -216,9 +229,7 @@ def check(view: PlanView) -> CategoryResult:
     findings: dict[str, Finding] = {}
     for pod in pods_of(view):
         for need in pod_needs(pod):
-            subject = (
-                f"pod-role {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} -> gs://{need.bucket} ({need.access})"
-            )
+            subject = f"pod-role {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} -> gs://{need.bucket} ({need.access})"
             if subject in findings:
                 continue
             problems, ok_how = [], []

@@ -23,7 +23,7 @@ import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from tpu_serving import pathways_serving as pathways
 from tpu_serving import pathways_workload
@@ -63,7 +63,7 @@ class Peer:
     kind: str = "pod"
     """``pod`` (a pod-network pod), ``node`` (a node address: hostNetwork pod, kubelet), ``ip``."""
     ip: str = ""
-    workload: Optional[Workload] = None
+    workload: Workload | None = None
 
 
 @dataclass(frozen=True)
@@ -104,8 +104,13 @@ def workloads(view: PlanView) -> list[Workload]:
         key = (pod.owner, pod.role)
         if key not in seen:
             seen[key] = Workload(
-                _workload_name(pod), pod.namespace, pod.role, dict(pod.labels), pod.host_network,
-                pod.containers + tuple(c for c in pod.init_containers if c.sidecar), pod.owner,
+                _workload_name(pod),
+                pod.namespace,
+                pod.role,
+                dict(pod.labels),
+                pod.host_network,
+                pod.containers + tuple(c for c in pod.init_containers if c.sidecar),
+                pod.owner,
             )
     return list(seen.values())
 
@@ -113,7 +118,7 @@ def workloads(view: PlanView) -> list[Workload]:
 # --------------------------------------------------------------------------- selectors and policies
 
 
-def selector_matches(selector: Optional[Mapping[str, Any]], labels: Mapping[str, str]) -> bool:
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
     """Kubernetes label selector semantics (``{}`` selects everything)."""
     if selector is None:
         return False
@@ -121,8 +126,12 @@ def selector_matches(selector: Optional[Mapping[str, Any]], labels: Mapping[str,
         return False
     for expr in selector.get("matchExpressions") or ():
         key, op, values = expr["key"], expr["operator"], expr.get("values") or []
-        ok = {"In": lambda: labels.get(key) in values, "NotIn": lambda: labels.get(key) not in values,
-              "Exists": lambda: key in labels, "DoesNotExist": lambda: key not in labels}[op]()
+        ok = {
+            "In": lambda key=key, values=values: labels.get(key) in values,
+            "NotIn": lambda key=key, values=values: labels.get(key) not in values,
+            "Exists": lambda key=key: key in labels,
+            "DoesNotExist": lambda key=key: key not in labels,
+        }[op]()
         if not ok:
             return False
     return True
@@ -161,8 +170,7 @@ def _peer_matches(view: PlanView, rule_peer: Mapping[str, Any], policy_ns: str, 
     return selector_matches(rule_peer.get("podSelector", {}), peer.labels)
 
 
-def _port_matches(rule_ports: Optional[list[Mapping[str, Any]]], port: int, protocol: str,
-                  dst: Optional[Workload]) -> bool:
+def _port_matches(rule_ports: list[Mapping[str, Any]] | None, port: int, protocol: str, dst: Workload | None) -> bool:
     if not rule_ports:
         return True
     for p in rule_ports:
@@ -178,7 +186,7 @@ def _port_matches(rule_ports: Optional[list[Mapping[str, Any]]], port: int, prot
     return False
 
 
-def _named_port(w: Optional[Workload], name: str) -> Optional[int]:
+def _named_port(w: Workload | None, name: str) -> int | None:
     return next((c.named_ports[name] for c in (w.containers if w else ()) if name in c.named_ports), None)
 
 
@@ -188,8 +196,11 @@ def _policies(view: PlanView, namespace: str, direction: str, target: Peer) -> l
     for pol in view.kubernetes_objects(POLICY_KIND):
         spec = pol.get("spec") or {}
         types = spec.get("policyTypes") or (["Ingress", "Egress"] if spec.get("egress") else ["Ingress"])
-        if pol["metadata"].get("namespace", "default") == namespace and direction in types \
-                and selector_matches(spec.get("podSelector", {}), target.labels):
+        if (
+            pol["metadata"].get("namespace", "default") == namespace
+            and direction in types
+            and selector_matches(spec.get("podSelector", {}), target.labels)
+        ):
             out.append(pol)
     return out
 
@@ -211,11 +222,15 @@ def _side(view: PlanView, flow: Flow, direction: str) -> tuple[bool, str]:
         for rule in pol["spec"].get(direction.lower()) or ():
             peers = rule.get(key)
             if _port_matches(rule.get("ports"), flow.port, flow.protocol, dst_w) and (
-                    not peers or any(_peer_matches(view, p, target.namespace, other) for p in peers)):
+                not peers or any(_peer_matches(view, p, target.namespace, other) for p in peers)
+            ):
                 return True, f"allowed by {direction.lower()} policy {pol['metadata']['name']}"
     names = ", ".join(p["metadata"]["name"] for p in selecting)
-    hint = " (the source is a node address: hostNetwork sources match no podSelector, and no ipBlock on Dataplane V2)" \
-        if other.kind == "node" else ""
+    hint = (
+        " (the source is a node address: hostNetwork sources match no podSelector, and no ipBlock on Dataplane V2)"
+        if other.kind == "node"
+        else ""
+    )
     return False, f"denied: {direction.lower()} policies [{names}] select {target.label} and no rule admits it{hint}"
 
 
@@ -288,7 +303,7 @@ def _arg_flows(ws: list[Workload]) -> Iterator[Flow]:
             for arg in c.args + c.command:
                 m = ADDRESS_ARG.search(arg)
                 role = m and ADDRESS_VARS.get(m["var"])
-                for dst in (_by_role(ws, role, w.owner) if m and role else ()):
+                for dst in _by_role(ws, role, w.owner) if m and role else ():
                     yield Flow(peer_of(w), peer_of(dst), int(m["port"]), why=f"{c.name} {m['flag']}")
 
 
@@ -334,7 +349,9 @@ def _env_url_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
                     if host[0] == meta["name"] and (len(host) == 1 or host[1] == meta.get("namespace", "default")):
                         port = int(m["port"] or 80)
                         for dst in _service_backends(ws, svc):
-                            yield Flow(peer_of(w), peer_of(dst), _target_port(svc, port), why=f"{c.name} env {env_name}")
+                            yield Flow(
+                                peer_of(w), peer_of(dst), _target_port(svc, port), why=f"{c.name} env {env_name}"
+                            )
 
 
 def _client_peers(view: PlanView, pol: Mapping[str, Any]) -> Iterator[Peer]:
@@ -346,7 +363,9 @@ def _client_peers(view: PlanView, pol: Mapping[str, Any]) -> Iterator[Peer]:
                 yield Peer(f"clients {net}", kind="ip", ip=str(net.network_address + 1))
             elif "namespaceSelector" in p:
                 ns = (p["namespaceSelector"].get("matchLabels") or {}).get(facts.NAMESPACE_NAME_LABEL, "other")
-                yield Peer(f"clients in namespace {ns}", ns, dict((p.get("podSelector") or {}).get("matchLabels") or {}))
+                yield Peer(
+                    f"clients in namespace {ns}", ns, dict((p.get("podSelector") or {}).get("matchLabels") or {})
+                )
 
 
 def _client_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
@@ -361,8 +380,12 @@ def _client_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
             for client in _client_peers(view, pol):
                 for sp in (svc.get("spec") or {}).get("ports") or ():
                     for dst in _service_backends(ws, svc):
-                        yield Flow(client, peer_of(dst), _target_port(svc, sp["port"]),
-                                   why=f"Service {svc['metadata']['name']} port {sp['port']}")
+                        yield Flow(
+                            client,
+                            peer_of(dst),
+                            _target_port(svc, sp["port"]),
+                            why=f"Service {svc['metadata']['name']} port {sp['port']}",
+                        )
 
 
 def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
@@ -384,12 +407,18 @@ def _egress_flows(ws: list[Workload]) -> Iterator[Flow]:
         yield Flow(peer_of(w), mds, facts.METADATA_SERVER[1], why="GKE metadata server (Workload Identity)")
 
 
-def needed_flows(view: PlanView, ws: Optional[list[Workload]] = None) -> list[Flow]:
+def needed_flows(view: PlanView, ws: list[Workload] | None = None) -> list[Flow]:
     """Every flow the plan's backend needs, de-duplicated by subject."""
     ws = workloads(view) if ws is None else ws
     seen: dict[str, Flow] = {}
-    for flow in _chain(_arg_flows(ws), _fact_flows(ws), _env_url_flows(view, ws), _client_flows(view, ws),
-                       _probe_flows(ws), _egress_flows(ws)):
+    for flow in _chain(
+        _arg_flows(ws),
+        _fact_flows(ws),
+        _env_url_flows(view, ws),
+        _client_flows(view, ws),
+        _probe_flows(ws),
+        _egress_flows(ws),
+    ):
         seen.setdefault(flow.subject, flow)
     return list(seen.values())
 

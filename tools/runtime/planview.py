@@ -38,6 +38,10 @@ class PlanView:
     def kubernetes_objects(self, kind: str | None = None) -> Iterator[Mapping[str, Any]]:
         """Kubernetes objects the plan declares (``inputs`` with apiVersion/kind), optionally of one kind."""
         for r in self.resources:
-            if r["custom"] and r["type"].startswith("kubernetes:") and "kind" in r["inputs"]:
-                if kind is None or r["inputs"]["kind"] == kind:
-                    yield r["inputs"]
+            if (
+                r["custom"]
+                and r["type"].startswith("kubernetes:")
+                and "kind" in r["inputs"]
+                and (kind is None or r["inputs"]["kind"] == kind)
+            ):
+                yield r["inputs"]

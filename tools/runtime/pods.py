@@ -21,8 +21,20 @@ from tpu_serving_tools.runtime.planview import PlanView
 # --------------------------------------------------------------------------- quantities
 
 _SUFFIX = {
-    "m": 1e-3, "": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
+    "m": 1e-3,
+    "": 1.0,
+    "k": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
 }
 _QUANTITY = re.compile(r"^([+-]?[0-9.]+(?:[eE][+-]?[0-9]+)?)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$")
 
@@ -187,7 +199,9 @@ class Pod:
         """Ports bound on the node: every containerPort of a hostNetwork pod."""
         if not self.host_network:
             return frozenset()
-        return frozenset(p for c in self.containers + tuple(i for i in self.init_containers if i.sidecar) for p in c.ports)
+        return frozenset(
+            p for c in self.containers + tuple(i for i in self.init_containers if i.sidecar) for p in c.ports
+        )
 
     @property
     def requests_tpu(self) -> bool:
@@ -236,8 +250,10 @@ def _env_value(env: Mapping[str, Any]) -> str:
     source = env.get("valueFrom") or {}
     for kind, ref in source.items():
         if isinstance(ref, Mapping):
-            detail = ref.get("fieldPath") or ref.get("resource") or "/".join(
-                str(ref[k]) for k in ("name", "key") if k in ref
+            detail = (
+                ref.get("fieldPath")
+                or ref.get("resource")
+                or "/".join(str(ref[k]) for k in ("name", "key") if k in ref)
             )
             return f"<{kind}:{detail}>"
     return ""
@@ -347,7 +363,9 @@ def _with_env(pod: Pod, extra: Mapping[str, str], *, only: str | None = None, ov
                 env[k] = v
         return replace(c, env=env)
 
-    return replace(pod, containers=tuple(map(add, pod.containers)), init_containers=tuple(map(add, pod.init_containers)))
+    return replace(
+        pod, containers=tuple(map(add, pod.containers)), init_containers=tuple(map(add, pod.init_containers))
+    )
 
 
 # --------------------------------------------------------------------------- LeaderWorkerSet
@@ -366,9 +384,7 @@ def _lws_tpu_env(pod: Pod, lws: str, group: int, index: int, size: int, leader_t
     if tpu is None:
         return pod
     leader = f"{lws}-{group}"
-    hosts = ([f"{leader}.{lws}"] if leader_tpu or index == 0 else []) + [
-        f"{leader}-{i}.{lws}" for i in range(1, size)
-    ]
+    hosts = ([f"{leader}.{lws}"] if leader_tpu or index == 0 else []) + [f"{leader}-{i}.{lws}" for i in range(1, size)]
     worker_id = index if (leader_tpu or index == 0) else index - 1
     port = tpu.env.get("TPU_PROCESS_PORT", str(F.LWS_TPU_PROCESS_DEFAULT_PORT))
     env = {
@@ -414,7 +430,9 @@ def expand_leaderworkerset(obj: Mapping[str, Any], defaults: LimitDefaults) -> l
     leader_t = tmpl.get("leaderTemplate") or worker_t
     sg_policy = tmpl.get("subGroupPolicy") or {}
     sg_size = int(sg_policy["subGroupSize"]) if sg_policy.get("subGroupSize") else None
-    leader_excluded = sg_policy.get("subGroupPolicyType") == "LeaderExcluded" or sg_policy.get("type") == "LeaderExcluded"
+    leader_excluded = (
+        sg_policy.get("subGroupPolicyType") == "LeaderExcluded" or sg_policy.get("type") == "LeaderExcluded"
+    )
     group_excl = annotations.get(F.LWS_EXCLUSIVE_ANNOTATION)
     sg_excl = annotations.get(F.LWS_SUBGROUP_EXCLUSIVE_ANNOTATION) if sg_size else None
     recreate_group = tmpl.get("restartPolicy", "RecreateGroupOnPodRestart") != "None"
@@ -434,8 +452,15 @@ def expand_leaderworkerset(obj: Mapping[str, Any], defaults: LimitDefaults) -> l
             if group_excl:  # the group-level rule dominates placement when both are set
                 topo, excl_set = group_excl, group_key
             where = _Placement(
-                pod_name, ns, owner, role, group_key, group_key if recreate_group else f"{owner}/{pod_name}",
-                topo, excl_set, {F.LWS_NAME_LABEL: name, F.LWS_WORKER_INDEX_LABEL: str(index)},
+                pod_name,
+                ns,
+                owner,
+                role,
+                group_key,
+                group_key if recreate_group else f"{owner}/{pod_name}",
+                topo,
+                excl_set,
+                {F.LWS_NAME_LABEL: name, F.LWS_WORKER_INDEX_LABEL: str(index)},
             )
             pod = make_pod(template, where, defaults)
             lws_env = {
@@ -488,7 +513,9 @@ def expand_jobset(
             job_key = f"{owner}/{rjob['name']}-{j}"
             for p in range(_job_pod_count(job_t.get("spec") or {})):
                 labels = {F.JOBSET_NAME_LABEL: name, F.JOBSET_REPLICATED_JOB_LABEL: rjob["name"]}
-                where = _Placement(f"{name}-{rjob['name']}-{j}-{p}", ns, owner, role, job_key, owner, excl, job_key, labels)
+                where = _Placement(
+                    f"{name}-{rjob['name']}-{j}-{p}", ns, owner, role, job_key, owner, excl, job_key, labels
+                )
                 pods.append(make_pod(pod_t, where, defaults))
     return pods
 
@@ -520,8 +547,13 @@ def _pw_head_containers(pw: Mapping[str, Any], as_init: bool) -> list[dict[str, 
     rm = {
         "name": "pathways-rm",
         "image": f"{F.PW_RM_AND_WORKER_IMAGE}:{tag}",
-        "args": [f"--server_port={F.PW_RM_PORT}", f"--gcs_scratch_location={pdir}", "--node_type=resource_manager",
-                 f"--instance_count={int(worker.get('numSlices', 1))}", f"--instance_type={instance}"],
+        "args": [
+            f"--server_port={F.PW_RM_PORT}",
+            f"--gcs_scratch_location={pdir}",
+            "--node_type=resource_manager",
+            f"--instance_count={int(worker.get('numSlices', 1))}",
+            f"--instance_type={instance}",
+        ],
         "env": [{"name": "HOST_ADDRESS", "valueFrom": coordinator}, {"name": "TPU_SKIP_MDS_QUERY", "value": "true"}],
         "ports": [{"containerPort": F.PW_RM_PORT}, {"containerPort": F.PW_RM_EXTRA_PORT}],
         "resources": {"limits": dict(F.PW_RM_LIMITS)},
@@ -529,8 +561,11 @@ def _pw_head_containers(pw: Mapping[str, Any], as_init: bool) -> list[dict[str, 
     proxy = {
         "name": "pathways-proxy",
         "image": f"{F.PW_PROXY_IMAGE}:{tag}",
-        "args": [f"--server_port={F.PW_PROXY_PORT}", f"--resource_manager_address=$(PATHWAYS_HEAD):{F.PW_RM_PORT}",
-                 f"--gcs_scratch_location={pdir}"],
+        "args": [
+            f"--server_port={F.PW_PROXY_PORT}",
+            f"--resource_manager_address=$(PATHWAYS_HEAD):{F.PW_RM_PORT}",
+            f"--gcs_scratch_location={pdir}",
+        ],
         "env": [{"name": "PATHWAYS_HEAD", "valueFrom": coordinator}],
         "ports": [{"containerPort": F.PW_PROXY_PORT}],
         "resources": {"limits": dict(F.PW_PROXY_LIMITS)},
@@ -577,10 +612,15 @@ def pathwaysjob_to_jobset(pw: Mapping[str, Any]) -> dict[str, Any]:
     worker_container = {
         "name": "pathways-worker",
         "image": f"{F.PW_RM_AND_WORKER_IMAGE}:{tag}",
-        "args": [f"--server_port={F.PW_WORKER_PORT}", f"--resource_manager_address=$(PATHWAYS_HEAD):{F.PW_RM_PORT}",
-                 f"--gcs_scratch_location={pdir}"],
-        "env": [{"name": "PATHWAYS_HEAD", "valueFrom": coordinator},
-                {"name": "MEGASCALE_COORDINATOR_ADDRESS", "valueFrom": coordinator}],
+        "args": [
+            f"--server_port={F.PW_WORKER_PORT}",
+            f"--resource_manager_address=$(PATHWAYS_HEAD):{F.PW_RM_PORT}",
+            f"--gcs_scratch_location={pdir}",
+        ],
+        "env": [
+            {"name": "PATHWAYS_HEAD", "valueFrom": coordinator},
+            {"name": "MEGASCALE_COORDINATOR_ADDRESS", "valueFrom": coordinator},
+        ],
         "ports": [{"containerPort": p} for p in F.PW_WORKER_PORTS],
         "volumeMounts": [{"name": "shared-tmp", "mountPath": "/tmp"}],
         "resources": {"limits": {F.TPU_RESOURCE: str(chips)}},
@@ -599,16 +639,31 @@ def pathwaysjob_to_jobset(pw: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
-        "metadata": {"name": meta["name"], "namespace": meta.get("namespace", "default"),
-                     "labels": dict(meta.get("labels") or {}), "annotations": dict(meta.get("annotations") or {})},
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta.get("namespace", "default"),
+            "labels": dict(meta.get("labels") or {}),
+            "annotations": dict(meta.get("annotations") or {}),
+        },
         "spec": {
             "replicatedJobs": [
-                {"name": F.PW_HEAD_JOB_NAME, "replicas": 1, "template": {
-                    "metadata": {"annotations": head_annotations},
-                    "spec": {"parallelism": 1, "completions": 1, "template": {
-                        "metadata": {"annotations": head_annotations}, "spec": head_spec}}}},
-                {"name": F.PW_WORKER_JOB_NAME, "replicas": int(worker.get("numSlices", 1)), "template": {
-                    "spec": {"parallelism": vms, "completions": vms, "template": worker_pod}}},
+                {
+                    "name": F.PW_HEAD_JOB_NAME,
+                    "replicas": 1,
+                    "template": {
+                        "metadata": {"annotations": head_annotations},
+                        "spec": {
+                            "parallelism": 1,
+                            "completions": 1,
+                            "template": {"metadata": {"annotations": head_annotations}, "spec": head_spec},
+                        },
+                    },
+                },
+                {
+                    "name": F.PW_WORKER_JOB_NAME,
+                    "replicas": int(worker.get("numSlices", 1)),
+                    "template": {"spec": {"parallelism": vms, "completions": vms, "template": worker_pod}},
+                },
             ]
         },
     }
@@ -617,8 +672,9 @@ def pathwaysjob_to_jobset(pw: Mapping[str, Any]) -> dict[str, Any]:
 def expand_pathwaysjob(obj: Mapping[str, Any], defaults: LimitDefaults) -> list[Pod]:
     """Every pod of a PathwaysJob: the head and the workers of the JobSet its controller creates."""
     roles = {F.PW_HEAD_JOB_NAME: "pathways-head", F.PW_WORKER_JOB_NAME: "pathways-worker"}
-    return expand_jobset(pathwaysjob_to_jobset(obj), defaults, owner=f"PathwaysJob/{obj['metadata']['name']}",
-                         roles=roles)
+    return expand_jobset(
+        pathwaysjob_to_jobset(obj), defaults, owner=f"PathwaysJob/{obj['metadata']['name']}", roles=roles
+    )
 
 
 # --------------------------------------------------------------------------- Deployment, Job, Pod
@@ -629,8 +685,11 @@ def expand_deployment(obj: Mapping[str, Any], defaults: LimitDefaults) -> list[P
     meta, spec = obj["metadata"], obj.get("spec") or {}
     name, ns, owner = meta["name"], meta.get("namespace", "default"), f"Deployment/{meta['name']}"
     return [
-        make_pod(spec.get("template") or {}, _Placement(f"{name}-{i}", ns, owner, name, f"{owner}/{i}", f"{owner}/{i}"),
-                 defaults)
+        make_pod(
+            spec.get("template") or {},
+            _Placement(f"{name}-{i}", ns, owner, name, f"{owner}/{i}", f"{owner}/{i}"),
+            defaults,
+        )
         for i in range(int(spec.get("replicas", 1)))
     ]
 

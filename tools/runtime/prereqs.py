@@ -76,15 +76,22 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
         svc = services.get(api)
         subject = f"api {api}"
         if svc is None:
-            yield Finding(subject, False, f"not enabled by any {facts.SERVICE_TYPE} "
-                          f"(needed by {len(needers[api])} resource(s), e.g. {needers[api][0]['name']}; {sources[api]})")
+            yield Finding(
+                subject,
+                False,
+                f"not enabled by any {facts.SERVICE_TYPE} "
+                f"(needed by {len(needers[api])} resource(s), e.g. {needers[api][0]['name']}; {sources[api]})",
+            )
             continue
         if svc["inputs"].get("disableOnDestroy", True) is not False:
             yield Finding(subject, False, f"{svc['name']} must set disableOnDestroy: false")
             continue
         missing = [r["name"] for r in needers[api] if svc["urn"] not in _ancestors(view, r["urn"])]
-        yield (Finding(subject, False, f"enabled by {svc['name']} but not a dependency of {', '.join(missing)}")
-               if missing else Finding(subject, True, f"enabled by {svc['name']}, a dependency of every user"))
+        yield (
+            Finding(subject, False, f"enabled by {svc['name']} but not a dependency of {', '.join(missing)}")
+            if missing
+            else Finding(subject, True, f"enabled by {svc['name']}, a dependency of every user")
+        )
 
 
 def _group_subjects(view: PlanView) -> list[str]:
@@ -103,10 +110,14 @@ def group_rbac_findings(view: PlanView) -> Iterator[Finding]:
     for c in view.of_type(CLUSTER):
         sg = _get(c["inputs"], ("authenticatorGroupsConfig", "securityGroup"))
         ok = isinstance(sg, str) and sg.startswith("gke-security-groups@")
-        yield Finding(f"group rbac {c['name']}", ok,
-                      f"securityGroup {sg}" if ok else
-                      f"RBAC binds Group(s) {', '.join(sorted(set(groups)))} but the cluster has no "
-                      f"authenticatorGroupsConfig.securityGroup gke-security-groups@<domain> ({facts.GROUPS_FOR_RBAC})")
+        yield Finding(
+            f"group rbac {c['name']}",
+            ok,
+            f"securityGroup {sg}"
+            if ok
+            else f"RBAC binds Group(s) {', '.join(sorted(set(groups)))} but the cluster has no "
+            f"authenticatorGroupsConfig.securityGroup gke-security-groups@<domain> ({facts.GROUPS_FOR_RBAC})",
+        )
 
 
 def _region(location: str) -> str:
@@ -123,15 +134,26 @@ def nat_findings(view: PlanView) -> Iterator[Finding]:
         network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
         ok_nat = None
         for nat in view.of_type(ROUTER_NAT):
-            router = next((routers[u] for u in (nat.get("propertyDependencies") or {}).get("router", ()) if u in routers), None)
-            router = router or next((r for r in routers.values() if r["inputs"].get("name") == nat["inputs"].get("router")), None)
-            if router and str(router["inputs"].get("network", "")).endswith(str(network)) \
-                    and router["inputs"].get("region", nat["inputs"].get("region")) == region:
+            router = next(
+                (routers[u] for u in (nat.get("propertyDependencies") or {}).get("router", ()) if u in routers), None
+            )
+            router = router or next(
+                (r for r in routers.values() if r["inputs"].get("name") == nat["inputs"].get("router")), None
+            )
+            if (
+                router
+                and str(router["inputs"].get("network", "")).endswith(str(network))
+                and router["inputs"].get("region", nat["inputs"].get("region")) == region
+            ):
                 ok_nat = nat
-        yield Finding(f"cloud nat {c['name']}", ok_nat is not None,
-                      f"{ok_nat['name']} on network {network} in {region}" if ok_nat else
-                      f"private nodes without a RouterNat on a Router in network {network}, region {region}: "
-                      f"images from outside Google cannot be pulled ({facts.CLOUD_NAT_FOR_PRIVATE_NODES})")
+        yield Finding(
+            f"cloud nat {c['name']}",
+            ok_nat is not None,
+            f"{ok_nat['name']} on network {network} in {region}"
+            if ok_nat
+            else f"private nodes without a RouterNat on a Router in network {network}, region {region}: "
+            f"images from outside Google cannot be pulled ({facts.CLOUD_NAT_FOR_PRIVATE_NODES})",
+        )
 
 
 def check(view: PlanView) -> CategoryResult:

@@ -18,8 +18,8 @@ from typing import Any
 from tpu_serving import machines
 from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools.runtime import facts as F
-from tpu_serving_tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -89,7 +89,11 @@ def node_pools(view: PlanView) -> list[NodePool]:
             nodes = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 1))) * zones
         labels = {**(config.get("labels") or {}), F.NODEPOOL_LABEL: name}
         taints = [
-            (str(t.get("key")), str(t.get("value", "")), F.NODE_TAINT_EFFECTS.get(str(t.get("effect")), str(t.get("effect"))))
+            (
+                str(t.get("key")),
+                str(t.get("value", "")),
+                F.NODE_TAINT_EFFECTS.get(str(t.get("effect")), str(t.get("effect"))),
+            )
             for t in config.get("taints") or ()
         ]
         if mt in MACHINE_TYPES:
@@ -101,7 +105,9 @@ def node_pools(view: PlanView) -> list[NodePool]:
         if config.get("spot"):
             labels[F.SPOT_LABEL] = "true"
         pools.append(
-            NodePool(name, str(r["urn"]), mt, nodes, labels, tuple(taints), allocatable(mt), _service_account_urn(view, r))
+            NodePool(
+                name, str(r["urn"]), mt, nodes, labels, tuple(taints), allocatable(mt), _service_account_urn(view, r)
+            )
         )
     return pools
 
@@ -123,9 +129,7 @@ def tolerates_all(pod: Pod, taints: Iterable[tuple[str, str, str]]) -> bool:
 
 def selector_matches(pod: Pod, pool: NodePool) -> bool:
     """Whether the pool's node labels satisfy the pod's nodeSelector (hostname matches any node)."""
-    return all(
-        k == F.HOSTNAME_LABEL or pool.labels.get(k) == v for k, v in pod.node_selector.items()
-    )
+    return all(k == F.HOSTNAME_LABEL or pool.labels.get(k) == v for k, v in pod.node_selector.items())
 
 
 def candidate_pools(pod: Pod, pools: Sequence[NodePool]) -> list[NodePool]:
@@ -309,12 +313,19 @@ def quotas(view: PlanView) -> list[Quota]:
     for q in view.kubernetes_objects("ResourceQuota"):
         hard = (q.get("spec") or {}).get("hard") or {}
 
-        def get(*keys: str) -> float | None:
+        def get(*keys: str, hard: Mapping[str, Any] = hard) -> float | None:
             return next((parse_quantity(hard[k]) for k in keys if k in hard), None)
 
         meta = q.get("metadata") or {}
-        out.append(Quota(meta.get("namespace", "default"), meta["name"], get("requests.cpu", "cpu"),
-                         get("requests.memory", "memory"), get(f"requests.{F.TPU_RESOURCE}")))
+        out.append(
+            Quota(
+                meta.get("namespace", "default"),
+                meta["name"],
+                get("requests.cpu", "cpu"),
+                get("requests.memory", "memory"),
+                get(f"requests.{F.TPU_RESOURCE}"),
+            )
+        )
     return out
 
 
@@ -347,7 +358,9 @@ def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Fin
         ]
         over = _over(total, q)
         if missing:
-            findings.append(Finding(subject, False, "containers without a request the quota requires: " + ", ".join(missing)))
+            findings.append(
+                Finding(subject, False, "containers without a request the quota requires: " + ", ".join(missing))
+            )
         else:
             findings.append(Finding(subject, not over, "; ".join(over) if over else f"uses {total.describe()}"))
         units: dict[str, Resources] = {}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 from tpu_serving_tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
@@ -39,15 +39,25 @@ class ReadBack:
 
 
 READ_BACK: tuple[ReadBack, ...] = (
-    ReadBack(CLUSTER, "nodeConfig", _default_pool_removed, lambda v: {"<read back from the API>": "defaults / another pool"},
-             "With removeDefaultNodePool the API's cluster nodeConfig reflects defaults or another pool, so the "
-             "refreshed nodeConfig differs from the inputs (pulumi/pulumi-gcp#2247: GKE rewrote oauthScopes and "
-             "the cluster was replaced on every up; #1355: fresh clusters with removeDefaultNodePool drift; "
-             "terraform-google-kubernetes-engine v44.2.0 ignores the default pool in lifecycle.ignore_changes)"),
-    ReadBack(CLUSTER, "initialNodeCount", _default_pool_removed, lambda v: 0,
-             "After the default pool is removed the cluster reports no initial nodes; GKE modules set "
-             "lifecycle ignore_changes = [node_pool, initial_node_count] "
-             "(terraform-google-modules/terraform-google-kubernetes-engine, cluster.tf)"),
+    ReadBack(
+        CLUSTER,
+        "nodeConfig",
+        _default_pool_removed,
+        lambda v: {"<read back from the API>": "defaults / another pool"},
+        "With removeDefaultNodePool the API's cluster nodeConfig reflects defaults or another pool, so the "
+        "refreshed nodeConfig differs from the inputs (pulumi/pulumi-gcp#2247: GKE rewrote oauthScopes and "
+        "the cluster was replaced on every up; #1355: fresh clusters with removeDefaultNodePool drift; "
+        "terraform-google-kubernetes-engine v44.2.0 ignores the default pool in lifecycle.ignore_changes)",
+    ),
+    ReadBack(
+        CLUSTER,
+        "initialNodeCount",
+        _default_pool_removed,
+        lambda v: 0,
+        "After the default pool is removed the cluster reports no initial nodes; GKE modules set "
+        "lifecycle ignore_changes = [node_pool, initial_node_count] "
+        "(terraform-google-modules/terraform-google-kubernetes-engine, cluster.tf)",
+    ),
 )
 """What the provider reads back differently after the first apply."""
 
@@ -60,7 +70,7 @@ class Drift:
     """One path that differs between the second run's inputs and the recorded state."""
 
     path: str
-    replaces: Optional[str]
+    replaces: str | None
     """Why the path forces a replacement, or None for an in-place update."""
 
 
@@ -82,7 +92,7 @@ def _covered(path: str, patterns: list[str]) -> bool:
     return False
 
 
-def _replace_reason(resource: Mapping[str, Any], path: str) -> Optional[str]:
+def _replace_reason(resource: Mapping[str, Any], path: str) -> str | None:
     rules = list(RECREATE_FIELDS.get(resource["type"], ())) + list(EXTRA_RECREATE_FIELDS.get(resource["type"], ()))
     if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
         rules.append(MULTI_HOST_NODE_COUNT)
@@ -111,8 +121,12 @@ def _finding(resource: Mapping[str, Any]) -> Finding:
     replacing = [d for d in drifts if d.replaces]
     top = sorted({d.path.split(".")[0].split("[")[0] for d in (replacing or drifts)})
     if replacing:
-        return Finding(label, False, f"would REPLACE the {resource['type'].split(':')[-1].lower()}: "
-                       f"{', '.join(top)} differs ({replacing[0].replaces}); add them to ignoreChanges")
+        return Finding(
+            label,
+            False,
+            f"would REPLACE the {resource['type'].split(':')[-1].lower()}: "
+            f"{', '.join(top)} differs ({replacing[0].replaces}); add them to ignoreChanges",
+        )
     return Finding(label, False, f"would update {', '.join(top)}")
 
 

@@ -10,7 +10,7 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test bench golden clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test bench golden readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -21,6 +21,7 @@ help:
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
+	@echo "make readme                 regenerate the README's settings tables from the settings models"
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
 
@@ -62,6 +63,9 @@ lint: $(VENV)/.installed
 
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q
+
+readme: $(VENV)/.installed
+	$(PYTHON) -m tpu_serving_tools.settings_tables
 
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden

@@ -55,9 +55,6 @@ class BucketsArgs:
 
 def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> storage.BucketArgs:
     """Arguments of one ``gcp.storage.Bucket``."""
-    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
-    # the provider takes the dict forms too (its *ArgsDict types, which the resource
-    # constructors accept), and these dicts are what the plan and the tests read.
     return storage.BucketArgs(
         name=spec.name,
         project=project,
@@ -66,9 +63,9 @@ def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> st
         uniform_bucket_level_access=True,
         public_access_prevention="enforced",
         force_destroy=False,
-        versioning={"enabled": spec.versioning},  # type: ignore[arg-type]
+        versioning={"enabled": spec.versioning},
         lifecycle_rules=(
-            [{"action": {"type": "Delete"}, "condition": {"age": spec.ttl_days}}] if spec.ttl_days else None  # type: ignore[list-item]
+            [{"action": {"type": "Delete"}, "condition": {"age": spec.ttl_days}}] if spec.ttl_days else None
         ),
         labels={**labels, "purpose": spec.purpose},
     )

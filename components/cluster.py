@@ -214,9 +214,6 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
     node account, never the Compute Engine default; the cluster ignores later changes to it
     (:data:`CLUSTER_IGNORE_CHANGES`).
     """
-    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
-    # the provider takes the dict forms too (its *ArgsDict types, which the resource
-    # constructors accept), and these dicts are what the plan and the tests read.
     return container.ClusterArgs(
         name=args.name,
         project=args.project,
@@ -224,35 +221,35 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         network=args.network,
         subnetwork=args.subnetwork,
         networking_mode="VPC_NATIVE",
-        ip_allocation_policy={},  # type: ignore[arg-type]
+        ip_allocation_policy={},
         datapath_provider="ADVANCED_DATAPATH",
         remove_default_node_pool=True,
         initial_node_count=1,
-        node_config=node_config(node_service_account, image_streaming=args.image_streaming),  # type: ignore[arg-type]
+        node_config=node_config(node_service_account, image_streaming=args.image_streaming),
         deletion_protection=args.deletion_protection,
-        release_channel={"channel": args.release_channel},  # type: ignore[arg-type]
+        release_channel={"channel": args.release_channel},
         min_master_version=args.min_master_version,
-        workload_identity_config={"workload_pool": args.workload_pool},  # type: ignore[arg-type]
+        workload_identity_config={"workload_pool": args.workload_pool},
         enable_shielded_nodes=True,
-        addons_config={  # type: ignore[arg-type]
+        addons_config={
             "gcs_fuse_csi_driver_config": {"enabled": args.gcs_fuse_csi_driver},
             "http_load_balancing": {"disabled": False},
             "horizontal_pod_autoscaling": {"disabled": False},
         },
-        node_pool_defaults={  # type: ignore[arg-type]
+        node_pool_defaults={
             "node_config_defaults": {"gcfs_config": {"enabled": args.image_streaming}},
         },
-        monitoring_config={  # type: ignore[arg-type]
+        monitoring_config={
             "enable_components": ["SYSTEM_COMPONENTS"],
             "managed_prometheus": {"enabled": args.managed_prometheus},
         },
-        logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},  # type: ignore[arg-type]
+        logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         resource_labels=dict(args.labels),
-        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,  # type: ignore[arg-type]
-        authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,  # type: ignore[arg-type]
-        maintenance_policy=maintenance_policy(args.maintenance),  # type: ignore[arg-type]
+        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
+        authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
+        maintenance_policy=maintenance_policy(args.maintenance),
         master_authorized_networks_config=(
-            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}  # type: ignore[arg-type]
+            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}
             if args.master_authorized_networks is not None
             else None
         ),
@@ -278,9 +275,6 @@ def cpu_node_pool_args(
     labels: Mapping[str, str],
 ) -> container.NodePoolArgs:
     """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zone``."""
-    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
-    # the provider takes the dict forms too (its *ArgsDict types, which the resource
-    # constructors accept), and these dicts are what the plan and the tests read.
     return container.NodePoolArgs(
         name=name,
         project=project,
@@ -288,9 +282,9 @@ def cpu_node_pool_args(
         location=region,
         node_locations=[zone],
         initial_node_count=pool.min_nodes,
-        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},  # type: ignore[arg-type]
-        management={"auto_repair": True, "auto_upgrade": True},  # type: ignore[arg-type]
-        node_config=node_config(  # type: ignore[arg-type]
+        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},
+        management={"auto_repair": True, "auto_upgrade": True},
+        node_config=node_config(
             service_account,
             machine_type=pool.machine_type,
             disk_size_gb=pool.disk_size_gb,

@@ -104,9 +104,6 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
             "key": RESERVATION_KEY,
             "values": [args.reservation],
         }
-    # pulumi_gcp annotates the nested inputs of its *Args classes as those Args classes only;
-    # the provider takes the dict forms too (its *ArgsDict types, which the resource
-    # constructors accept), and these dicts are what the plan and the tests read.
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
@@ -115,9 +112,9 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         node_locations=[args.zone],
         node_count=shape.vms,
         # A multi-host slice is one unit: COMPACT placement with its topology, fixed size.
-        placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),  # type: ignore[arg-type]
-        management={"auto_repair": True, "auto_upgrade": True},  # type: ignore[arg-type]
-        node_config=cfg,  # type: ignore[arg-type]
+        placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),
+        management={"auto_repair": True, "auto_upgrade": True},
+        node_config=cfg,
     )
 
 

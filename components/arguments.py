@@ -16,9 +16,27 @@ import inspect
 import sys
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, Union
 
 import pulumi
+
+BOUNDS = ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
+"""Constraints a setting may declare once, for both the stack file and the component's arguments."""
+
+
+def bound_problems(value: Any, bounds: dict[str, Any]) -> str:
+    """Why ``value`` breaks ``bounds`` (as :func:`described` records them), or ``""``."""
+    checks: dict[str, tuple[Callable[[Any, Any], bool], str]] = {
+        "ge": (lambda v, b: v >= b, ">= {}"),
+        "gt": (lambda v, b: v > b, "> {}"),
+        "le": (lambda v, b: v <= b, "<= {}"),
+        "lt": (lambda v, b: v < b, "< {}"),
+        "min_length": (lambda v, b: len(v) >= b, "at least {} long"),
+        "max_length": (lambda v, b: len(v) <= b, "at most {} long"),
+    }
+    broken = [checks[k][1].format(b) for k, b in bounds.items() if k in checks and not checks[k][0](value, b)]
+    return "must be " + " and ".join(broken) if broken else ""
 
 
 class ArgumentsError(pulumi.RunError):
@@ -51,8 +69,11 @@ def argument_problems(args: Any, prefix: str = "") -> list[str]:
         value = getattr(args, f.name)
         at = f"{prefix}.{f.name}"
         expected = _mismatch(value, hints[f.name])
+        broken = "" if expected else bound_problems(value, f.metadata.get("bounds") or {})
         if expected:
             problems.append(f"{at} = {_shown(value)}: expected {expected}")
+        elif broken:
+            problems.append(f"{at} = {_shown(value)}: {broken}")
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             problems += argument_problems(value, at)
     rules = getattr(args, "problems", None)

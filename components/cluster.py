@@ -26,25 +26,20 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 @dataclass(frozen=True)
 class CpuPoolArgs:
-    """The CPU node pool that runs every non-TPU pod."""
+    """The CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends).
 
-    machine_type: str = "n2-standard-8"
-    """GCE machine type of the CPU nodes."""
-    min_nodes: int = 1
-    """Autoscaling minimum per zone."""
-    max_nodes: int = 3
-    """Autoscaling maximum per zone."""
-    disk_size_gb: int = 100
-    """Boot disk size in GB."""
+    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields.
+    """
+
+    machine_type: str = described("GCE machine type of the CPU nodes.", default="n2-standard-8")
+    min_nodes: int = described("Autoscaling minimum, per zone of the pool.", default=1, ge=0, le=100)
+    max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
+    disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
-        if (
-            isinstance(self.min_nodes, int)
-            and isinstance(self.max_nodes, int)
-            and not 0 <= self.min_nodes <= self.max_nodes
-        ):
-            return [f"min_nodes = {self.min_nodes}: must be 0 to max_nodes ({self.max_nodes})"]
+        """Rules across these arguments (see :mod:`tpu_serving.arguments`)."""
+        if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and self.min_nodes > self.max_nodes:
+            return [f"min_nodes ({self.min_nodes}) must not exceed max_nodes ({self.max_nodes})"]
         return []
 
 

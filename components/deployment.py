@@ -235,7 +235,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             deletion_protection=c.deletion_protection,
             network=c.network,
             subnetwork=c.subnetwork,
-            cpu_pool=CpuPoolArgs(**c.cpu_pool.model_dump()),
+            cpu_pool=to_settings(c.cpu_pool, CpuPoolArgs),
             image_streaming=c.image_streaming,
             gcs_fuse_csi_driver=c.gcs_fuse_csi_driver,
             managed_prometheus=c.managed_prometheus,

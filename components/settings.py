@@ -14,10 +14,11 @@ import typing
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
 from . import catalog
+from .arguments import BOUNDS
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
 
@@ -31,8 +32,13 @@ PROJECT_NAMESPACE = "tpu-serving"
 
 
 def described(text: str, **kwargs: Any) -> Any:
-    """A dataclass field with a description, which the stack config models show and require."""
-    return field(metadata={"description": text}, **kwargs)
+    """A dataclass field with a description and optional bounds (``ge``, ``le``, ``min_length``...).
+
+    The stack config model generated from the dataclass (:func:`settings_model`) takes both;
+    the component checks the same bounds on its arguments (:mod:`tpu_serving.arguments`).
+    """
+    bounds = {k: kwargs.pop(k) for k in BOUNDS if k in kwargs}
+    return field(metadata={"description": text, "bounds": bounds}, **kwargs)
 
 
 class Model(BaseModel):
@@ -93,8 +99,31 @@ def settings_model(cls: type, name: str) -> type[Model]:
             # A tuple of settings dataclasses is a list of their models in the stack file.
             annotation = types.GenericAlias(list, (settings_model(item, item.__name__ + "Config"),))
             default = list(default) if default is not ... else ...
-        spec[f.name] = (annotation, Field(default, description=f.metadata["description"]))
-    return create_model(name, __base__=Model, __doc__=cls.__doc__, **spec)
+        bounds = f.metadata.get("bounds") or {}
+        spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
+    validators: dict[str, Any] = (
+        {"_rules": model_validator(mode="after")(_rules_of(cls))} if hasattr(cls, "problems") else {}
+    )
+    return create_model(name, __base__=Model, __doc__=cls.__doc__, __validators__=validators, **spec)
+
+
+def _rules_of(cls: type) -> Any:
+    """A model validator running the dataclass's own ``problems()`` on the validated values."""
+
+    def check(model: Any) -> Any:
+        problems: list[str] = to_settings(model, cls).problems()
+        if problems:
+            # The rules name Python fields; the stack file spells them in camelCase.
+            raise ValueError("; ".join(_camel_keys(p, cls) for p in problems))
+        return model
+
+    return check
+
+
+def _camel_keys(text: str, cls: type) -> str:
+    for f in dataclasses.fields(cls):
+        text = text.replace(f.name, to_camel(f.name))
+    return text
 
 
 def _tuple_item(annotation: Any) -> type | None:

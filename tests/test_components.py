@@ -351,7 +351,24 @@ def test_components_check_nested_arguments():
 
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(min_nodes=4, max_nodes=2))))
-    assert exc.value.problems == ["TpuClusterArgs.cpu_pool.min_nodes = 4: must be 0 to max_nodes (2)"]
+    assert exc.value.problems == ["TpuClusterArgs.cpu_pool.min_nodes (4) must not exceed max_nodes (2)"]
+
+
+def test_components_check_the_bounds_declared_with_the_setting():
+    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.cluster import CpuPoolArgs
+    from tpu_serving.config import CpuPoolConfig
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(disk_size_gb=10, max_nodes=101))))
+    assert exc.value.problems == [
+        "TpuClusterArgs.cpu_pool.max_nodes = 101: must be <= 100",
+        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: must be >= 30",
+    ]
+    # The stack file's cluster.cpuPool is the same declaration: same defaults, bounds and descriptions.
+    field = CpuPoolConfig.model_fields["disk_size_gb"]
+    assert (field.default, field.description) == (100, "Boot disk size of each CPU node, in GB.")
+    assert CpuPoolConfig().model_dump() == vars(CpuPoolArgs())
 
 
 def test_components_accept_outputs_as_wiring():

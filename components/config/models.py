@@ -14,7 +14,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import catalog
 from ..backends import Serving
-from ..cluster import MaintenanceSettings
+from ..cluster import CpuPoolArgs, MaintenanceSettings
 from ..naming import NameLimit, check_dns_name
 from ..settings import (
     Cidr,
@@ -30,19 +30,11 @@ from ..settings import (
 # --------------------------------------------------------------------------- cluster
 
 
-class CpuPoolConfig(Model):
-    """The small CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends)."""
-
-    machine_type: str = Field("n2-standard-8", description="GCE machine type of the CPU nodes.")
-    min_nodes: int = Field(1, ge=0, le=100, description="Autoscaling minimum, per zone of the pool.")
-    max_nodes: int = Field(3, ge=1, le=100, description="Autoscaling maximum, per zone of the pool.")
-    disk_size_gb: int = Field(100, ge=30, le=2000, description="Boot disk size of each CPU node, in GB.")
-
-    @model_validator(mode="after")
-    def _min_le_max(self) -> CpuPoolConfig:
-        if self.min_nodes > self.max_nodes:
-            raise ValueError(f"minNodes ({self.min_nodes}) must not exceed maxNodes ({self.max_nodes})")
-        return self
+if TYPE_CHECKING:
+    CpuPoolConfig: TypeAlias = CpuPoolArgs
+else:
+    CpuPoolConfig = settings_model(CpuPoolArgs, "CpuPoolConfig")
+"""The CPU pool's settings: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
 
 
 _GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")

@@ -31,18 +31,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     plans: list[tuple[str, dict]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
     if not args.plan:
-        import pulumi
+        from tpu_serving_tools.offline import preview_stacks
 
-        from tpu_serving_tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
-
-        root = args.root.resolve()
-        for stack in args.stack or load_project(root).stacks():
-            try:
-                plans.append((stack, preview_stack(root, stack).as_json()))
-            except (pulumi.RunError, StackConfigError) as err:
-                print(f"error: {stack}: {err}", file=sys.stderr)
-                return 2
-        close_event_loop()
+        previewed = preview_stacks(args.root.resolve(), args.stack)
+        if previewed is None:
+            return 2
+        plans += previewed
     ok = all([report(label, evaluate(from_plan(plan))) for label, plan in plans])
     print(f"{len(RULES)} rules over {len(plans)} plan(s): {'pass' if ok else 'FAIL'}")
     return 0 if ok else 1

@@ -67,18 +67,12 @@ def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | No
         plans.append((str(plan.get("stack") or p), plan))
     if args.plan and not args.stack:
         return plans
-    import pulumi
+    from tpu_serving_tools.offline import preview_stacks
 
-    from tpu_serving_tools.offline import StackConfigError, close_event_loop, load_project, preview_stack
-
-    root = args.root.resolve()
-    for stack in args.stack or load_project(root).stacks():
-        try:
-            plans.append((stack, preview_stack(root, stack).as_json()))
-        except (pulumi.RunError, StackConfigError) as err:
-            print(f"error: {stack}: {err}", file=sys.stderr)
-            return None
-    close_event_loop()
+    previewed = preview_stacks(args.root.resolve(), args.stack)
+    if previewed is None:
+        return None
+    plans += previewed
     return plans
 
 

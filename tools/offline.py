@@ -346,6 +346,25 @@ def preview_stack(root: Path, stack: str) -> Plan:
     return run_program(main_program(project), stack_config(project, stack), project=project.name, stack=stack)
 
 
+def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, Any]]] | None:
+    """The plans of ``stacks`` (every stack of the project when empty) of the project at ``root``.
+
+    Prints each stack's problems without a traceback and returns None when one cannot be
+    previewed (an invalid stack, an unknown stack name).
+    """
+    plans = []
+    try:
+        for stack in stacks or load_project(root).stacks():
+            try:
+                plans.append((stack, preview_stack(root, stack).as_json()))
+            except (pulumi.RunError, StackConfigError) as err:
+                print(f"error: {stack}: {err}", file=sys.stderr)
+                return None
+    finally:
+        close_event_loop()
+    return plans
+
+
 def kubernetes_objects(plan: Plan) -> list[dict[str, Any]]:
     """Every Kubernetes object the plan declares, as it would be sent to the API server."""
     objects = []

@@ -16,7 +16,7 @@ import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, serviceaccount
 
 from .arguments import check_arguments
-from .naming import NameLimit, dns_name
+from .naming import NameLimit, cpu_pool_name, cpu_service_account_id, dns_name, nat_name, nat_router_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
@@ -294,7 +294,7 @@ def cpu_pool_args(
 ) -> container.NodePoolArgs:
     """Arguments of the cluster's CPU ``gcp.container.NodePool`` (autoscaled, in the TPU zone)."""
     return cpu_node_pool_args(
-        name=dns_name(args.name, "cpu", limit=NameLimit.GKE_NODE_POOL),
+        name=dns_name(cpu_pool_name(args.name), limit=NameLimit.GKE_NODE_POOL),
         project=args.project,
         region=args.region,
         zone=args.zone,
@@ -378,7 +378,7 @@ class TpuCluster(pulumi.ComponentResource):
         self.node_service_account, node_roles = node_service_account(
             f"{name}-nodes",
             project=args.project,
-            account_id=dns_name(args.name, "nodes", limit=NameLimit.GCP_SERVICE_ACCOUNT_ID),
+            account_id=dns_name(cpu_service_account_id(args.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID),
             display_name=f"GKE CPU nodes of {args.name}",
             grants=args.cpu_node_grants,
             opts=child,
@@ -423,7 +423,7 @@ class TpuCluster(pulumi.ComponentResource):
         """
         router = compute.Router(
             f"{name}-router",
-            name=dns_name(args.name, "nat-router", limit=NameLimit.K8S_LABEL),
+            name=dns_name(nat_router_name(args.name), limit=NameLimit.K8S_LABEL),
             project=args.project,
             region=args.region,
             network=args.network,
@@ -431,7 +431,7 @@ class TpuCluster(pulumi.ComponentResource):
         )
         return compute.RouterNat(
             f"{name}-nat",
-            name=dns_name(args.name, "nat", limit=NameLimit.K8S_LABEL),
+            name=dns_name(nat_name(args.name), limit=NameLimit.K8S_LABEL),
             project=args.project,
             region=args.region,
             router=router.name,

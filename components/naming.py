@@ -71,6 +71,16 @@ def cpu_pool_name(cluster: str) -> str:
     return f"{cluster}-cpu"
 
 
+def nat_router_name(cluster: str) -> str:
+    """The Cloud Router of a private cluster's NAT: ``<cluster>-nat-router``."""
+    return f"{cluster}-nat-router"
+
+
+def nat_name(cluster: str) -> str:
+    """The Cloud NAT of a private cluster: ``<cluster>-nat``."""
+    return f"{cluster}-nat"
+
+
 def head_pool_name(cluster: str) -> str:
     """The Pathways head's CPU node pool: ``<cluster>-head``."""
     return f"{cluster}-head"

@@ -350,18 +350,17 @@ def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, A
     """The plans of ``stacks`` (every stack of the project when empty) of the project at ``root``.
 
     Prints each stack's problems without a traceback and returns None when one cannot be
-    previewed (an invalid stack, an unknown stack name).
+    previewed (an invalid stack, an unknown stack name). After a full run the event loop is
+    closed, as a command ending its process does.
     """
     plans = []
-    try:
-        for stack in stacks or load_project(root).stacks():
-            try:
-                plans.append((stack, preview_stack(root, stack).as_json()))
-            except (pulumi.RunError, StackConfigError) as err:
-                print(f"error: {stack}: {err}", file=sys.stderr)
-                return None
-    finally:
-        close_event_loop()
+    for stack in stacks or load_project(root).stacks():
+        try:
+            plans.append((stack, preview_stack(root, stack).as_json()))
+        except (pulumi.RunError, StackConfigError) as err:
+            print(f"error: {stack}: {err}", file=sys.stderr)
+            return None
+    close_event_loop()
     return plans
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import enum
 import inspect
 import sys
 import types
@@ -39,6 +40,20 @@ def bound_problems(value: Any, bounds: dict[str, Any]) -> str:
     return "must be " + " and ".join(broken) if broken else ""
 
 
+class Choice(str, enum.Enum):
+    """A string setting with a fixed set of values: an enum in the multi-language schema.
+
+    Members are strings (``Mode.INTERLEAVED == "interleaved"``) that print as their value, and
+    components accept the plain strings too.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
 class ArgumentsError(pulumi.RunError):
     """Invalid component arguments: every problem, one per line (printed without a traceback)."""
 
@@ -51,25 +66,69 @@ class ArgumentsError(pulumi.RunError):
         )
 
 
-def check_arguments(component: str, args: Any) -> None:
-    """Raise :class:`ArgumentsError` if any field of dataclass ``args`` breaks its type or a rule."""
+_Args = typing.TypeVar("_Args")
+
+
+def check_arguments(component: str, args: Any, cls: type[_Args]) -> _Args:
+    """``args`` as a ``cls``, or :class:`ArgumentsError` if any field breaks its type or a rule.
+
+    From Python, ``args`` is a ``cls`` already. Through the component provider (TypeScript,
+    Go, YAML programs) it arrives as a mapping with the fields' names, which is rebuilt into
+    ``cls`` first (:func:`from_wire`).
+    """
+    if isinstance(args, collections.abc.Mapping):
+        args = from_wire(cls, args)
     problems = argument_problems(args)
     if problems:
         raise ArgumentsError(component, problems)
+    return typing.cast(_Args, args)
+
+
+def from_wire(annotation: Any, value: Any) -> Any:
+    """A value as the component provider passes it (mappings, lists, floats) rebuilt as ``annotation``."""
+    if value is None or isinstance(value, pulumi.Output):
+        return value
+    origin, params = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Union or origin is types.UnionType:
+        plain = [a for a in params if a is not type(None) and not _is_wiring(a)]
+        return from_wire(plain[0], value) if len(plain) == 1 else value
+    if (
+        isinstance(annotation, type)
+        and dataclasses.is_dataclass(annotation)
+        and isinstance(value, collections.abc.Mapping)
+    ):
+        hints = _hints(annotation)
+        names = {f.name for f in dataclasses.fields(annotation) if f.init}
+        return annotation(**{k: from_wire(hints[k], v) for k, v in value.items() if k in names and v is not None})
+    if annotation is int and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if origin in (tuple, collections.abc.Sequence, list) and isinstance(value, (list, tuple)):
+        item = params[0] if params else Any
+        return tuple(from_wire(item, v) for v in value)
+    if origin in (collections.abc.Mapping, dict) and isinstance(value, collections.abc.Mapping):
+        return {k: from_wire(params[1] if params else Any, v) for k, v in value.items()}
+    return value
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    # pulumi.Input[T] names "Output[T]" as a forward reference: resolve it in the SDK's own module.
+    return typing.get_type_hints(cls, globalns={**vars(pulumi.output), **vars(sys.modules[cls.__module__])})
 
 
 def argument_problems(args: Any, prefix: str = "") -> list[str]:
     """Every problem of dataclass ``args``: type mismatches (nested dataclasses too) and its own rules."""
     cls = type(args)
     prefix = prefix or cls.__name__
-    # pulumi.Input[T] names "Output[T]" as a forward reference: resolve it in the SDK's own module.
-    hints = typing.get_type_hints(cls, globalns={**vars(pulumi.output), **vars(sys.modules[cls.__module__])})
+    hints = _hints(cls)
     problems: list[str] = []
     for f in dataclasses.fields(args):
         value = getattr(args, f.name)
         at = f"{prefix}.{f.name}"
         expected = _mismatch(value, hints[f.name])
-        broken = "" if expected else bound_problems(value, f.metadata.get("bounds") or {})
+        check = f.metadata.get("check")
+        broken = (
+            "" if expected else bound_problems(value, f.metadata.get("bounds") or {}) or (check(value) if check else "")
+        )
         if expected:
             problems.append(f"{at} = {_shown(value)}: expected {expected}")
         elif broken:
@@ -127,6 +186,9 @@ def _mismatch(value: Any, annotation: Any) -> str:
         return _describe(annotation) if bad else ""
     if annotation is type(None):
         return "" if value is None else "None"
+    if inspect.isclass(annotation) and issubclass(annotation, enum.Enum):
+        values = [m.value for m in annotation]
+        return "" if value in values else "one of " + ", ".join(repr(v) for v in values)
     if inspect.isclass(annotation):
         if annotation is float:
             ok = isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -5,19 +5,23 @@ checkpoint bucket is protected from deletion (Pulumi ``protect`` and no force-de
 because re-creating a 405B checkpoint takes hours.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 from pulumi_gcp import storage
 
-from .arguments import check_arguments
+from .arguments import Choice, check_arguments
 from .options import child_options
 
-Purpose = Literal["checkpoints", "state", "scratch"]
+
+class Purpose(Choice):
+    """What a bucket holds."""
+
+    CHECKPOINTS = "checkpoints"
+    STATE = "state"
+    SCRATCH = "scratch"
+
 
 PROTECTED_PURPOSES: frozenset[str] = frozenset({"checkpoints"})
 """Bucket purposes whose buckets Pulumi refuses to delete."""
@@ -80,7 +84,7 @@ class Buckets(pulumi.ComponentResource):
     """Bucket names by purpose (known at preview time)."""
 
     def __init__(self, name: str, args: BucketsArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("Buckets", args)
+        args = check_arguments("Buckets", args, BucketsArgs)
         super().__init__("tpu-serving:index:Buckets", name, None, opts)
         self.names = {b.purpose: b.name for b in args.buckets}
         self.buckets = {

@@ -10,8 +10,7 @@ Sources: the GKE "Plan TPUs" documentation and the Cloud TPU system architecture
 (machine types, topologies, HBM per chip), cross-checked with xpk's system table.
 """
 
-from __future__ import annotations
-
+from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -39,7 +38,7 @@ class TpuGeneration:
     """Chip name used by Pathways ``--instance_type=<chip>:<topology>`` and Saxml ``--platform_chip``."""
     hbm_gib_per_chip: int
     """High-bandwidth memory per chip, in GiB."""
-    slice_name_prefixes: tuple[str, ...]
+    slice_name_prefixes: Sequence[str]
     """Prefixes of the Cloud TPU slice names (``v6e-16``, ``v5litepod-32``); the first is canonical."""
     cores_per_chip: int
     """TensorCores per chip; Cloud TPU slice names count cores for v5p and chips otherwise."""
@@ -57,7 +56,7 @@ class MachineType:
     """The TPU generation of its chips."""
     chips_per_vm: int
     """TPU chips attached to one VM (one Kubernetes node)."""
-    topologies: tuple[str, ...]
+    topologies: Sequence[str]
     """Valid ``tpu_topology`` values for this machine type, smallest first."""
 
 
@@ -286,7 +285,7 @@ def slice_shape(machine_type_name: str, topology: str) -> SliceShape:
     mt = machine_type(machine_type_name)
     parse_topology(topology)
     if topology not in mt.topologies:
-        raise CatalogError(f"topology {topology!r} is not supported by {mt.name}", mt.topologies)
+        raise CatalogError(f"topology {topology!r} is not supported by {mt.name}", tuple(mt.topologies))
     return SliceShape(mt, topology)
 
 

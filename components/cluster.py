@@ -4,18 +4,15 @@ The component is thin: every argument map comes from a pure builder function bel
 the cluster's shape can be unit-tested without the Pulumi engine.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, serviceaccount
 
-from .arguments import check_arguments
+from .arguments import Choice, check_arguments
 from .naming import NameLimit, cpu_pool_name, cpu_service_account_id, dns_name, nat_name, nat_router_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -43,7 +40,12 @@ class CpuPoolArgs:
         return []
 
 
-ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
+class ExclusionScope(Choice):
+    """What a maintenance exclusion holds back."""
+
+    NO_UPGRADES = "NO_UPGRADES"
+    NO_MINOR_UPGRADES = "NO_MINOR_UPGRADES"
+    NO_MINOR_OR_NODE_UPGRADES = "NO_MINOR_OR_NODE_UPGRADES"
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,7 @@ class MaintenanceSettings:
     recurrence: str = described(
         "RFC 5545 RRULE of the window, e.g. `FREQ=WEEKLY;BYDAY=SA,SU`.", default="FREQ=WEEKLY;BYDAY=SA,SU"
     )
-    exclusions: tuple[MaintenanceExclusion, ...] = described(
+    exclusions: Sequence[MaintenanceExclusion] = described(
         "Maintenance exclusions, e.g. a freeze around a launch.", default=()
     )
 
@@ -371,7 +373,7 @@ class TpuCluster(pulumi.ComponentResource):
     """The control plane's endpoint (known after creation)."""
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("TpuCluster", args)
+        args = check_arguments("TpuCluster", args, TpuClusterArgs)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)
 

@@ -7,8 +7,6 @@ Deployment. Custom resources of the controller take the install in ``depends_on`
 they are created only once the webhook answers.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -97,7 +95,7 @@ class ControllerInstall(pulumi.ComponentResource):
     """API group of the controller's custom resources."""
 
     def __init__(self, name: str, args: ControllerInstallArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("ControllerInstall", args)
+        args = check_arguments("ControllerInstall", args, ControllerInstallArgs)
         super().__init__("tpu-serving:index:ControllerInstall", name, None, opts)
         parse_version(args.version)
         self.version = args.version

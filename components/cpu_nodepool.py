@@ -4,8 +4,6 @@ For CPU pods that run on the host network and so act as their node's service acc
 Pathways head): a pool of their own keeps bucket roles off the cluster's general CPU pool.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -55,7 +53,7 @@ class CpuNodePool(pulumi.ComponentResource):
     """The GKE node pool name (the ``cloud.google.com/gke-nodepool`` label value)."""
 
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("CpuNodePool", args)
+        args = check_arguments("CpuNodePool", args, CpuNodePoolArgs)
         super().__init__("tpu-serving:index:CpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.pool_name = args.pool_name

@@ -6,8 +6,6 @@ backend (:mod:`tpu_serving.backends`), and exposes the deployment's outputs. The
 program is then: load the settings, build one deployment, export its outputs.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,8 +14,9 @@ import pulumi
 
 from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
-from .buckets import Buckets, BucketsArgs, BucketSpec
+from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import CpuPoolArgs, MaintenanceSettings, TpuCluster, TpuClusterArgs
+from .config.loading import validate_stack
 from .config.models import StackConfig
 from .controllers import (
     Controller,
@@ -50,36 +49,30 @@ children), an existing stack keeps its resources instead of replacing them."""
 class TpuServingDeploymentArgs:
     """Arguments of :class:`TpuServingDeployment`."""
 
-    settings: StackConfig
-    """The validated settings of the deployment (``tpu_serving.config.load_stack_config`` or
-    ``validate_stack``); every problem of them is reported before anything is created."""
+    settings: Any
+    """The deployment's settings: a validated :class:`~tpu_serving.config.StackConfig`
+    (``load_from_pulumi``, ``load_stack_config``, ``validate_stack``), or the same settings as a
+    mapping with the stack file's keys (``cluster``, ``tpuSlices``, ..., ``project`` and
+    ``region`` for ``gcp:project``/``gcp:region``), validated here; every problem is
+    reported before anything is created."""
 
 
 class TpuServingDeployment(pulumi.ComponentResource):
-    """A complete multi-host TPU serving deployment on GKE, from one settings object."""
+    """A complete multi-host TPU serving deployment on GKE, from one settings object.
 
-    apis: ProjectServices
-    """The project's APIs, enabled first."""
-    buckets: Buckets
-    """The GCS buckets, by purpose."""
-    cluster: TpuCluster
-    """The regional GKE cluster, its CPU pool and its Kubernetes provider."""
-    slices: dict[str, TpuNodePool]
-    """The TPU slices, by slice kind (``tpuSlices[].name``)."""
-    identity: WorkloadIdentity
-    """The namespace, its Kubernetes service account and the GCP service account it acts as."""
-    tenancy: Tenancy
-    """Quota, network policies, priority classes and RBAC of the namespace."""
-    installs: list[ControllerInstall]
-    """The controller releases the backend needs."""
+    Its parts are attributes: ``apis`` (:class:`ProjectServices`), ``buckets``, ``cluster``
+    (:class:`TpuCluster`), ``slices`` (:class:`TpuNodePool` by slice kind), ``identity``,
+    ``tenancy``, ``installs`` (the controller releases) and ``outputs`` (the stack outputs).
+    """
+
     outputs: dict[str, Any]
     """The deployment's stack outputs (the program exports them as they are)."""
 
     def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("TpuServingDeployment", args)
+        args = check_arguments("TpuServingDeployment", args, TpuServingDeploymentArgs)
         super().__init__("tpu-serving:index:TpuServingDeployment", name, None, opts)
         self._prefix = name
-        cfg = args.settings
+        cfg = args.settings if isinstance(args.settings, StackConfig) else validate_stack(args.settings)
         cluster_name = cfg.cluster.name
         labels = {"app": PART_OF, "deployment": cluster_name, "managed-by": "pulumi", **cfg.labels}
         k8s_labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cluster_name}
@@ -126,7 +119,9 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 gcp_service_account_id=workload_service_account_id(
                     cluster_name, cfg.workload_identity.gcp_service_account
                 ),
-                bucket_grants=self._grants({b.purpose: b.workload_access for b in cfg.buckets}),
+                bucket_grants=self._grants(
+                    {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"}
+                ),
                 labels=k8s_labels,
             ),
             opts=pulumi.ResourceOptions(
@@ -211,7 +206,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             labels=labels,
             buckets=[
                 BucketSpec(
-                    purpose=b.purpose,
+                    purpose=Purpose(b.purpose),
                     name=bucket_name(cfg.project, cfg.cluster.name, b.purpose, b.name),
                     location=b.location or cfg.region,
                     storage_class=b.storage_class,

@@ -4,8 +4,6 @@ Storage roles are granted on the stack's buckets only (``objectViewer`` or
 ``objectUser``), never project-wide.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -83,7 +81,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
     """Email of the GCP service account."""
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("WorkloadIdentity", args)
+        args = check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
         super().__init__("tpu-serving:index:WorkloadIdentity", name, None, opts)
         child = child_options(self, opts)
         self.namespace_name = args.namespace

@@ -10,14 +10,13 @@ with the project roles every GKE node needs (logs, metrics, image pulls) plus bu
 roles for its host-network pods, and nothing project-wide beyond that.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import pulumi
 from pulumi_gcp import projects, serviceaccount, storage
+
+from .arguments import Choice
 
 NODE_ROLES: tuple[str, ...] = (
     "roles/logging.logWriter",
@@ -36,7 +35,12 @@ BUCKET_ROLES: dict[str, str] = {
 }
 """Bucket-scoped roles by access level."""
 
-Access = Literal["read", "readWrite"]
+
+class Access(Choice):
+    """Access of an identity to a bucket's objects."""
+
+    READ = "read"
+    READ_WRITE = "readWrite"
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,6 @@ Each component has its own node service account (see :mod:`components.node_ident
 host-network pods on these slices act as it, so it holds exactly the bucket roles they need.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -50,7 +48,7 @@ class TpuNodePoolArgs:
     """``account_id`` of the slices' own node service account (6 to 30 characters)."""
     shape: SliceShape
     """The slice shape from the catalog."""
-    pool_names: tuple[str, ...]
+    pool_names: Sequence[str]
     """GKE node pool names, one per slice; their number is the number of slices."""
     spot: bool = False
     """Run on Spot VMs."""
@@ -129,7 +127,7 @@ class TpuNodePool(pulumi.ComponentResource):
     """The shape of every slice in this component."""
     node_pools: list[container.NodePool]
     """The GKE node pools, one per slice."""
-    pool_names: tuple[str, ...]
+    pool_names: Sequence[str]
     """Their GKE names (the ``cloud.google.com/gke-nodepool`` label values)."""
     node_selector: dict[str, str]
     """Node selector for pods that must run on these slices."""
@@ -137,7 +135,7 @@ class TpuNodePool(pulumi.ComponentResource):
     """The slices' own node service account."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("TpuNodePool", args)
+        args = check_arguments("TpuNodePool", args, TpuNodePoolArgs)
         super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.shape = args.shape

@@ -10,20 +10,18 @@ Everything that depends on the slices (group size, ``--instance_type``, node sel
 ``google.com/tpu`` per worker, subgroups) is derived from the catalog shape, never typed in.
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
+from .arguments import Choice, check_arguments
 from .catalog import SliceShape
-from .images import ImageRef
+from .images import image_problem
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .options import child_options
 from .pathways_workload import DEFAULT_PATHWAYS_VERSION
 from .podspec import requests, tcp_probe
 from .settings import described
@@ -46,7 +44,29 @@ SUBGROUP_EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-to
 DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
 """MaxText's inference server for disaggregated prefill/decode on two slices."""
 
-Mode = Literal["interleaved", "disaggregated"]
+
+class Mode(Choice):
+    """How the model is served over the group's slices."""
+
+    INTERLEAVED = "interleaved"
+    DISAGGREGATED = "disaggregated"
+
+
+class WeightDtype(Choice):
+    """MaxText ``weight_dtype``."""
+
+    BFLOAT16 = "bfloat16"
+    FLOAT32 = "float32"
+
+
+class Quantization(Choice):
+    """MaxText ``quantization``."""
+
+    INT8 = "int8"
+    INT4 = "int4"
+    FP8 = "fp8"
+    INTMP = "intmp"
+
 
 LWS_IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
 """LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update
@@ -65,16 +85,23 @@ changes the server under a fixed JetStream client."""
 class PathwaysImages:
     """Container images of the Pathways and JetStream containers."""
 
-    proxy: ImageRef = described("IFRT proxy server image.", default=f"{PATHWAYS_REGISTRY}/proxy_server:{PATHWAYS_TAG}")
-    server: ImageRef = described(
-        "Pathways server image (resource manager and workers).", default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}"
+    proxy: str = described(
+        "IFRT proxy server image.", default=f"{PATHWAYS_REGISTRY}/proxy_server:{PATHWAYS_TAG}", check=image_problem
     )
-    jetstream: ImageRef = described(
+    server: str = described(
+        "Pathways server image (resource manager and workers).",
+        default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}",
+        check=image_problem,
+    )
+    jetstream: str = described(
         "JetStream + MaxText server image.",
         default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0",
+        check=image_problem,
     )
-    http: ImageRef = described(
-        "JetStream HTTP front end image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3"
+    http: str = described(
+        "JetStream HTTP front end image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3",
+        check=image_problem,
     )
 
 
@@ -96,10 +123,8 @@ class MaxTextSettings:
         "Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1
     )
     scan_layers: bool = described("Scan over layers (false for serving).", default=False)
-    weight_dtype: Literal["bfloat16", "float32"] = described("Weight dtype.", default="bfloat16")
-    quantization: Literal["int8", "int4", "fp8", "intmp"] | None = described(
-        "Weight quantization; unset for none.", default=None
-    )
+    weight_dtype: WeightDtype = described("Weight dtype.", default=WeightDtype.BFLOAT16)
+    quantization: Quantization | None = described("Weight quantization; unset for none.", default=None)
     quantize_kvcache: bool | None = described("Quantize the KV cache.", default=None)
     checkpoint_is_quantized: bool | None = described("The checkpoint is already quantized.", default=None)
     enable_model_warmup: bool | None = described("Compile and warm up before serving.", default=None)
@@ -113,7 +138,7 @@ class MaxTextSettings:
     ar_cache_axis_order: str | None = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
     stack_prefill_result_cache: bool | None = described("Stack prefill results in the cache.", default=None)
     inference_benchmark_test: bool | None = described("MaxText `inference_benchmark_test`.", default=None)
-    extra_args: tuple[str, ...] = described("Further `key=value` MaxText arguments, appended as given.", default=())
+    extra_args: Sequence[str] = described("Further `key=value` MaxText arguments, appended as given.", default=())
 
 
 @dataclass(frozen=True)
@@ -181,7 +206,7 @@ class PathwaysServingArgs:
     """``gs://`` URI of the checkpoint (MaxText ``load_parameters_path``)."""
     scratch_uri: str
     """``gs://`` location for Pathways scratch data (``--gcs_scratch_location``)."""
-    mode: Mode = "interleaved"
+    mode: Mode = Mode.INTERLEAVED
     """``interleaved`` or ``disaggregated`` (prefill and decode on one slice each)."""
     name: str = "jetstream-pathways"
     """LeaderWorkerSet name; its leader pod is ``<name>-0``."""
@@ -197,16 +222,14 @@ class PathwaysServingArgs:
     """CPU and memory requests."""
     priority_class_name: str | None = None
     """PriorityClass of the group's pods."""
-    resource_manager_flags: tuple[str, ...] = ()
+    resource_manager_flags: Sequence[str] = ()
     """Extra flags of the Pathways resource manager."""
     jax_env: Mapping[str, str] = field(default_factory=dict)
     """Extra environment of ``jax-tpu``."""
-    jax_capabilities: tuple[str, ...] = ()
+    jax_capabilities: Sequence[str] = ()
     """Linux capabilities added to ``jax-tpu`` (the disaggregated server uses some)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the objects and pods."""
-    depends_on: Sequence[pulumi.Resource] = ()
-    """What the objects wait for: the LWS install (webhook), the slice node pools, the namespace."""
 
     @property
     def group_size(self) -> int:
@@ -388,11 +411,9 @@ class PathwaysServing(pulumi.ComponentResource):
     """JetStream + Pathways multi-host serving: a LeaderWorkerSet and a ClusterIP Service.
 
     Pass the cluster's Kubernetes provider in ``opts.providers``. The LeaderWorkerSet
-    waits for ``args.depends_on`` (the LWS install and the slice node pools).
+    waits for its ``opts.depends_on`` (the LWS install and the slice node pools).
     """
 
-    leader_worker_set: k8s.apiextensions.CustomResource
-    """The LeaderWorkerSet."""
     service: k8s.core.v1.Service
     """The ClusterIP Service on port 8000."""
     leader_pod: str
@@ -403,7 +424,7 @@ class PathwaysServing(pulumi.ComponentResource):
     """A ``curl`` request to ``/generate`` through that port-forward."""
 
     def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("PathwaysServing", args)
+        args = check_arguments("PathwaysServing", args, PathwaysServingArgs)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
         self.leader_worker_set = k8s.apiextensions.CustomResource(
             f"{name}-lws",
@@ -416,17 +437,15 @@ class PathwaysServing(pulumi.ComponentResource):
                 annotations=topology_annotation(args),
             ),
             spec=leader_worker_set_spec(args),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=list(args.depends_on),
-                replace_on_changes=list(LWS_IMMUTABLE_PATHS),
-                delete_before_replace=True,
+            opts=pulumi.ResourceOptions.merge(
+                child_options(self, opts),
+                pulumi.ResourceOptions(replace_on_changes=list(LWS_IMMUTABLE_PATHS), delete_before_replace=True),
             ),
         )
         self.service = k8s.core.v1.Service(
             f"{name}-svc",
             service_args(args),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on)),
+            opts=child_options(self, opts),
         )
         self.leader_pod = f"{args.name}-0"
         self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"

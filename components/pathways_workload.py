@@ -7,18 +7,16 @@ it; an **interactive** one has no template and waits for a JAX client to connect
 IFRT proxy (port 29000).
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
+from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .node_identity import Access
+from .options import child_options
 from .settings import described
 
 PROXY_PORT = 29000
@@ -55,7 +53,7 @@ only (so requests equal them): ``MakeResourceManagerContainer`` (8 CPU, 32 GB) a
 ``MakeProxyContainer`` (16 CPU, 100 GB) in google/pathways-job@v0.1.4
 internal/controller/pathwaysjob_controller.go."""
 
-HOST_NETWORK_BUCKETS: dict[str, Access] = {"scratch": "readWrite"}
+HOST_NETWORK_BUCKETS: dict[str, Access] = {"scratch": Access.READ_WRITE}
 """Bucket access of the head and worker pods by bucket purpose. The controller forces
 ``hostNetwork: true`` on both (``MakePathwaysHeadPodSpec``, ``MakeWorkerJob``), so they act
 as their nodes' service accounts and write Pathways data under ``pathwaysDir``."""
@@ -93,8 +91,20 @@ class HeadPoolSettings:
     disk_size_gb: int = described("Boot disk size, in GB.", default=100)
 
 
-DeploymentMode = Literal["default", "colocate_head_with_workers"]
-ComponentType = Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"]
+class DeploymentMode(Choice):
+    """Where the Pathways head runs."""
+
+    DEFAULT = "default"
+    COLOCATE_HEAD_WITH_WORKERS = "colocate_head_with_workers"
+
+
+class ComponentType(Choice):
+    """A Pathways component a custom image, flags or environment applies to."""
+
+    PROXY_SERVER = "proxy_server"
+    PATHWAYS_SERVER = "pathways_server"
+    WORKER = "worker"
+    COLOCATED_PYTHON_SIDECAR = "colocated_python_sidecar"
 
 
 @dataclass(frozen=True)
@@ -103,9 +113,9 @@ class UserContainer:
 
     image: str
     """Container image."""
-    command: tuple[str, ...] = ()
+    command: Sequence[str] = ()
     """Command (entrypoint override)."""
-    args: tuple[str, ...] = ()
+    args: Sequence[str] = ()
     """Arguments."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables."""
@@ -119,7 +129,7 @@ class CustomComponent:
     """``proxy_server``, ``pathways_server``, ``worker`` or ``colocated_python_sidecar``."""
     image: str | None = None
     """Image replacing the default."""
-    flags: tuple[str, ...] = ()
+    flags: Sequence[str] = ()
     """Extra flags (``--name=value``)."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Extra environment."""
@@ -143,7 +153,7 @@ class PathwaysWorkloadArgs:
     """``gs://`` location for Pathways artifacts; the bucket must exist first."""
     container: UserContainer | None = None
     """The batch job's container; None for an interactive workload."""
-    deployment_mode: DeploymentMode = "default"
+    deployment_mode: DeploymentMode = DeploymentMode.DEFAULT
     """``default`` (head on a CPU node) or ``colocate_head_with_workers``."""
     pathways_version: str = DEFAULT_PATHWAYS_VERSION
     """Pathways version (the server and proxy image tag), e.g. ``jax-0.5.3``."""
@@ -163,8 +173,6 @@ class PathwaysWorkloadArgs:
     """Labels on the PathwaysJob and the user's pod."""
     head_pool: str | None = None
     """Node pool the batch head is pinned to (``deploymentMode: default``); None: not pinned."""
-    depends_on: Sequence[pulumi.Resource] = ()
-    """What the PathwaysJob waits for: both controller installs, the slices, the bucket."""
 
 
 def _env(env: Mapping[str, str]) -> list[k8s.core.v1.EnvVarArgs] | None:
@@ -247,11 +255,9 @@ class PathwaysWorkload(pulumi.ComponentResource):
     """A Pathways batch or interactive workload: one PathwaysJob.
 
     Pass the cluster's Kubernetes provider in ``opts.providers``; the PathwaysJob waits for
-    ``args.depends_on`` (the PathwaysJob and JobSet installs, the slices, the bucket).
+    its ``opts.depends_on`` (the PathwaysJob and JobSet installs, the slices, the bucket).
     """
 
-    pathways_job: k8s.apiextensions.CustomResource
-    """The PathwaysJob."""
     port_forward: str | None
     """Interactive only: the command that forwards the IFRT proxy to localhost:29000."""
     client_env: dict[str, str] | None
@@ -260,7 +266,7 @@ class PathwaysWorkload(pulumi.ComponentResource):
     """The client install that matches the Pathways release."""
 
     def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("PathwaysWorkload", args)
+        args = check_arguments("PathwaysWorkload", args, PathwaysWorkloadArgs)
         super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
         self.pathways_job = k8s.apiextensions.CustomResource(
             f"{name}-job",
@@ -271,8 +277,9 @@ class PathwaysWorkload(pulumi.ComponentResource):
             # The CRD makes the spec immutable (x-kubernetes-validations `self == oldSelf` on
             # maxRestarts, pathwaysDir, pathwaysVersion, workers, customComponents and the
             # controller's fields): any change must replace the PathwaysJob.
-            opts=pulumi.ResourceOptions(
-                parent=self, depends_on=list(args.depends_on), replace_on_changes=["spec"], delete_before_replace=True
+            opts=pulumi.ResourceOptions.merge(
+                child_options(self, opts),
+                pulumi.ResourceOptions(replace_on_changes=["spec"], delete_before_replace=True),
             ),
         )
         self.port_forward = self.client_env = None

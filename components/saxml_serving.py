@@ -7,24 +7,22 @@ stack are published by a Job that reconciles the cell with the list (see
 :mod:`components.saxml_publisher`).
 """
 
-from __future__ import annotations
-
 import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Literal
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
+from .arguments import Choice, check_arguments
 from .catalog import SliceShape
-from .images import ImageRef
+from .images import image_problem
 from .node_identity import Access
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .options import child_options
 from .podspec import requests, tcp_probe
 from .settings import described
 
@@ -37,7 +35,7 @@ MEGASCALE_PORT = 8471
 HTTP_PORT = 8888
 """sax-http port."""
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-MODEL_SERVER_BUCKETS: dict[str, Access] = {"state": "read"}
+MODEL_SERVER_BUCKETS: dict[str, Access] = {"state": Access.READ}
 """Bucket access of the model servers by bucket purpose. They run on the host network (as in
 the Saxml guide), so they act as their TPU nodes' service account, not the KSA's: they read
 the cell's location under ``SAX_ROOT`` in the state bucket to find the admin server."""
@@ -52,23 +50,34 @@ def publisher_script() -> str:
     return PUBLISHER_SCRIPT.read_text()
 
 
-Exposure = Literal["internal", "public", "cluster"]
+class Exposure(Choice):
+    """How sax-http is exposed."""
+
+    INTERNAL = "internal"
+    PUBLIC = "public"
+    CLUSTER = "cluster"
 
 
 @dataclass(frozen=True)
 class SaxmlImages:
     """Container images of the Saxml servers and the publisher."""
 
-    admin: ImageRef = described(
-        "Sax admin server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0"
+    admin: str = described(
+        "Sax admin server image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0",
+        check=image_problem,
     )
-    model_server: ImageRef = described(
-        "Sax model server image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0"
+    model_server: str = described(
+        "Sax model server image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0",
+        check=image_problem,
     )
-    http: ImageRef = described(
-        "sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0"
+    http: str = described(
+        "sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0", check=image_problem
     )
-    publisher: ImageRef = described("Image of the publication Job (any Python 3).", default="python:3.12-slim")
+    publisher: str = described(
+        "Image of the publication Job (any Python 3).", default="python:3.12-slim", check=image_problem
+    )
 
 
 @dataclass(frozen=True)
@@ -109,7 +118,7 @@ class SaxmlServingArgs:
     """JobSet ``failurePolicy.maxRestarts``."""
     privileged: bool = False
     """Run the model servers privileged (TPU access on GKE before 1.28)."""
-    exposure: Exposure = "internal"
+    exposure: Exposure = Exposure.INTERNAL
     """sax-http Service: ``internal`` LoadBalancer, ``public`` LoadBalancer, or ``cluster`` (ClusterIP)."""
     source_ranges: Sequence[str] = ()
     """``loadBalancerSourceRanges`` (required for ``public``)."""
@@ -119,8 +128,6 @@ class SaxmlServingArgs:
     """Labels on the objects and pods."""
     priority_class_name: str | None = None
     """PriorityClass of the Sax pods."""
-    depends_on: Sequence[pulumi.Resource] = ()
-    """What the objects wait for: the JobSet install, the slices, the namespace and KSA."""
 
     @property
     def sax_root(self) -> str:
@@ -337,15 +344,13 @@ class SaxmlServing(pulumi.ComponentResource):
     and the Job that publishes the stack's models.
 
     Pass the cluster's Kubernetes provider in ``opts.providers``; the JobSet waits for
-    ``args.depends_on`` (the JobSet install and the slices).
+    its ``opts.depends_on`` (the JobSet install and the slices).
     """
 
     admin: k8s.apps.v1.Deployment
     """The admin server."""
     admin_policy: k8s.networking.v1.NetworkPolicy
     """Admits the host-network model servers to the admin port."""
-    model_servers: k8s.apiextensions.CustomResource
-    """The model-server JobSet."""
     http: k8s.apps.v1.Deployment
     """sax-http."""
     service: k8s.core.v1.Service
@@ -357,9 +362,9 @@ class SaxmlServing(pulumi.ComponentResource):
     ("" until the load balancer has an address; None if it reports only a hostname)."""
 
     def __init__(self, name: str, args: SaxmlServingArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("SaxmlServing", args)
+        args = check_arguments("SaxmlServing", args, SaxmlServingArgs)
         super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
-        after = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
+        after = child_options(self, opts)
         self.admin = k8s.apps.v1.Deployment(f"{name}-admin", admin_deployment(args), opts=after)
         self.admin_policy = k8s.networking.v1.NetworkPolicy(
             f"{name}-admin-from-model-servers", admin_network_policy(args), opts=after
@@ -373,11 +378,11 @@ class SaxmlServing(pulumi.ComponentResource):
             # JobSet's webhook refuses changes to replicatedJobs, and its CRD marks
             # failurePolicy, successPolicy, network and startupPolicy immutable
             # (kubernetes-sigs/jobset@v0.12.0): any spec change replaces the JobSet.
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=[*args.depends_on, self.admin, self.admin_policy],
-                replace_on_changes=["spec"],
-                delete_before_replace=True,
+            opts=pulumi.ResourceOptions.merge(
+                child_options(self, opts),
+                pulumi.ResourceOptions(
+                    depends_on=[self.admin, self.admin_policy], replace_on_changes=["spec"], delete_before_replace=True
+                ),
             ),
         )
         self.http = k8s.apps.v1.Deployment(f"{name}-http", http_deployment(args), opts=after)
@@ -386,12 +391,11 @@ class SaxmlServing(pulumi.ComponentResource):
             self.address = pulumi.Output.from_input(f"{HTTP_SERVICE}.{args.namespace}.svc")
         else:
             self.address = self.service.status.apply(_load_balancer_ip)
-        self.publisher = self._publisher(name, args) if args.models else None
+        self.publisher = self._publisher(name, args, after) if args.models else None
         self.register_outputs({"address": self.address})
 
-    def _publisher(self, name: str, args: SaxmlServingArgs) -> k8s.batch.v1.Job:
+    def _publisher(self, name: str, args: SaxmlServingArgs, child: pulumi.ResourceOptions) -> k8s.batch.v1.Job:
         """The publication Job with its script, state ConfigMap and least-privilege RBAC."""
-        child = pulumi.ResourceOptions(parent=self, depends_on=list(args.depends_on))
         state_name = f"{PUBLISHER}-state"
         script = k8s.core.v1.ConfigMap(
             f"{name}-publisher-script",

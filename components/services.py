@@ -7,8 +7,6 @@ components take in ``depends_on``. Destroying the stack leaves the APIs on
 an API off deletes its resources.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -60,7 +58,7 @@ class ProjectServices(pulumi.ComponentResource):
     """One ``gcp.projects.Service`` per API."""
 
     def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("ProjectServices", args)
+        args = check_arguments("ProjectServices", args, ProjectServicesArgs)
         super().__init__("tpu-serving:index:ProjectServices", name, None, opts)
         self.services = [
             projects.Service(

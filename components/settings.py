@@ -7,10 +7,12 @@ refused); components take the same values in Python (snake_case).
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import ipaddress
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -38,7 +40,8 @@ def described(text: str, **kwargs: Any) -> Any:
     the component checks the same bounds on its arguments (:mod:`tpu_serving.arguments`).
     """
     bounds = {k: kwargs.pop(k) for k in BOUNDS if k in kwargs}
-    return field(metadata={"description": text, "bounds": bounds}, **kwargs)
+    check = kwargs.pop("check", None)
+    return field(metadata={"description": text, "bounds": bounds, "check": check}, **kwargs)
 
 
 class Model(BaseModel):
@@ -100,11 +103,26 @@ def settings_model(cls: type, name: str) -> type[Model]:
             annotation = types.GenericAlias(list, (settings_model(item, item.__name__ + "Config"),))
             default = list(default) if default is not ... else ...
         bounds = f.metadata.get("bounds") or {}
+        check = f.metadata.get("check")
+        if check is not None:
+            annotation = Annotated[annotation, AfterValidator(_raising(check))]
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
     validators: dict[str, Any] = (
         {"_rules": model_validator(mode="after")(_rules_of(cls))} if hasattr(cls, "problems") else {}
     )
     return create_model(name, __base__=Model, __doc__=cls.__doc__, __validators__=validators, **spec)
+
+
+def _raising(check: Callable[[Any], str]) -> Callable[[Any], Any]:
+    """A pydantic validator from a ``check(value) -> problem or ""`` declared with the setting."""
+
+    def validate(value: Any) -> Any:
+        problem = check(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return validate
 
 
 def _rules_of(cls: type) -> Any:
@@ -127,11 +145,12 @@ def _camel_keys(text: str, cls: type) -> str:
 
 
 def _tuple_item(annotation: Any) -> type | None:
-    """``X`` for ``tuple[X, ...]``, else None."""
-    if typing.get_origin(annotation) is tuple:
-        args = typing.get_args(annotation)
-        if len(args) == 2 and args[1] is Ellipsis and isinstance(args[0], type):
-            return args[0]
+    """``X`` for ``tuple[X, ...]`` or ``Sequence[X]``, else None."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis and isinstance(args[0], type):
+        return args[0]
+    if origin is collections.abc.Sequence and len(args) == 1 and isinstance(args[0], type):
+        return args[0]
     return None
 
 

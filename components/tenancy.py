@@ -11,8 +11,6 @@
   users.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -209,7 +207,7 @@ class Tenancy(pulumi.ComponentResource):
     """The namespace's quota."""
 
     def __init__(self, name: str, args: TenancyArgs, opts: pulumi.ResourceOptions | None = None):
-        check_arguments("Tenancy", args)
+        args = check_arguments("Tenancy", args, TenancyArgs)
         super().__init__("tpu-serving:index:Tenancy", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.priority_classes = [

@@ -11,6 +11,8 @@ the README, and a test fails until it is regenerated.
 from __future__ import annotations
 
 import argparse
+import collections.abc
+import enum
 import json
 import re
 import sys
@@ -59,9 +61,11 @@ def type_text(annotation: Any) -> str:
         return type_text(args[0])
     if origin is Literal:
         return " / ".join(f"`{a}`" for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return " / ".join(f"`{m.value}`" for m in annotation)
     if origin in (Union, getattr(__import__("types"), "UnionType", Union)):
         return " or ".join(type_text(a) for a in args if a is not type(None))
-    if origin in (list, tuple):
+    if origin in (list, tuple, collections.abc.Sequence):
         return f"list of {type_text(args[0])}"
     if origin is dict:
         return "map"
@@ -82,6 +86,8 @@ def default_text(field: FieldInfo) -> str:
         return "unset"
     if isinstance(value, BaseModel):
         return "see below"
+    if isinstance(value, enum.Enum):
+        value = value.value
     return f"`{json.dumps(value)}`" if not isinstance(value, str) else f"`{value}`"
 
 

@@ -25,6 +25,7 @@ from ..node_identity import Access
 from ..pathways_serving import (
     HTTP_PORT,
     MaxTextSettings,
+    Mode,
     PathwaysImages,
     PathwaysRequests,
     PathwaysServing,
@@ -212,7 +213,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             shape=platform.slices.shape,
             num_slices=len(pools) // serving.replicas,
             replicas=serving.replicas,
-            mode=serving.mode,
+            mode=Mode(serving.mode),
             maxtext=to_settings(serving.maxtext, MaxTextSettings),
             checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
             scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
@@ -226,9 +227,8 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             jax_env=serving.jax_tpu.env,
             jax_capabilities=tuple(serving.jax_tpu.capabilities),
             labels=platform.k8s_labels,
-            depends_on=[lws, identity.service_account, platform.tenancy, *pools],
         ),
-        opts=platform.options(),
+        opts=platform.options(lws, identity.service_account, platform.tenancy, *pools),
     )
     return Built(
         installs=[lws],

@@ -24,7 +24,9 @@ from ..pathways_workload import (
     DEFAULT_PATHWAYS_VERSION,
     HOST_NETWORK_BUCKETS,
     PATHWAYS_JOB_MACHINE_TYPES,
+    ComponentType,
     CustomComponent,
+    DeploymentMode,
     HeadPoolSettings,
     PathwaysWorkload,
     PathwaysWorkloadArgs,
@@ -247,7 +249,7 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             num_slices=len(pools),
             pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
             container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env) if c else None,
-            deployment_mode=job.deployment_mode,
+            deployment_mode=DeploymentMode(job.deployment_mode),
             pathways_version=job.pathways_version,
             max_restarts=job.max_restarts,
             max_slice_restarts=job.max_slice_restarts,
@@ -255,21 +257,21 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             termination_grace_period_seconds=job.termination_grace_period_seconds,
             priority_class_name=job.priority_class_name or BATCH_PRIORITY,
             custom_components=[
-                CustomComponent(x.component_type, x.image, tuple(x.flags), x.env) for x in job.custom_components
+                CustomComponent(ComponentType(x.component_type), x.image, tuple(x.flags), x.env)
+                for x in job.custom_components
             ],
             labels=platform.k8s_labels,
             head_pool=head_pool.pool_name if head_pool and c else None,
-            depends_on=[
-                jobset,
-                controller,
-                identity.service_account,
-                platform.tenancy,
-                buckets.buckets["scratch"],
-                *pools,
-                *([head_pool.node_pool] if head_pool else []),
-            ],
         ),
-        opts=platform.options(),
+        opts=platform.options(
+            jobset,
+            controller,
+            identity.service_account,
+            platform.tenancy,
+            buckets.buckets["scratch"],
+            *pools,
+            *([head_pool.node_pool] if head_pool else []),
+        ),
     )
     outputs: dict[str, object] = {"pathwaysJob": job.name, "workload": job.workload}
     if workload.port_forward is not None:

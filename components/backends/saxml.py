@@ -21,6 +21,7 @@ from ..node_identity import Access
 from ..saxml_serving import (
     HTTP_PORT,
     MODEL_SERVER_BUCKETS,
+    Exposure,
     SaxmlImages,
     SaxmlServing,
     SaxmlServingArgs,
@@ -186,14 +187,13 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
             images=to_settings(serving.images, SaxmlImages),
             max_restarts=serving.max_restarts,
             privileged=privileged(serving, platform.settings.cluster.min_master_version),
-            exposure=serving.http.exposure,
+            exposure=Exposure(serving.http.exposure),
             source_ranges=tuple(serving.http.source_ranges),
             publish_timeout_seconds=serving.publish_timeout_seconds,
             labels=platform.k8s_labels,
             priority_class_name=SERVING_PRIORITY,
-            depends_on=[jobset, identity.service_account, platform.tenancy, *pools],
         ),
-        opts=platform.options(),
+        opts=platform.options(jobset, identity.service_account, platform.tenancy, *pools),
     )
     model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
 

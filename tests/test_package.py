@@ -32,6 +32,30 @@ pulumi.export("nodeSelector", pool.node_selector)
 """
 
 
+DEPLOYMENT_PROGRAM = """
+import pulumi
+from tpu_serving import TpuServingDeployment, TpuServingDeploymentArgs
+from tpu_serving.config import validate_stack
+
+config = pulumi.Config()
+settings = validate_stack({
+    "project": "my-project-1",
+    "region": "us-east5",
+    "zone": "us-east5-b",
+    "cluster": {"name": "mine"},
+    "tpuSlices": [{"name": "v6e16", "slice": config.require("slice")}],
+    "buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
+    "workloadIdentity": {"namespace": "serving"},
+    "serving": {"backend": "jetstream-pathways", "slices": ["v6e16"], "checkpointPath": "llama/int8",
+                "maxtext": {"configFile": "MaxText/configs/base.yml", "modelName": "llama3.1-405b",
+                            "quantization": "int8", "maxPrefillPredictLength": 1024, "maxTargetLength": 2048,
+                            "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8}},
+})
+deployment = TpuServingDeployment("mine", TpuServingDeploymentArgs(settings))
+pulumi.export("service", deployment.outputs["service"])
+"""
+
+
 def test_package_import_name_and_typing_marker():
     import tpu_serving
 
@@ -74,11 +98,14 @@ def test_package_console_script_usage_lists_the_commands():
 
 
 def test_package_wheel_install_is_self_contained(tmp_path):
-    """``pip install .`` (not editable) into a fresh environment: every module, the typing marker,
-    the publisher script and the console script entry point are in the installed package."""
+    """``pip install .`` (not editable) into a fresh environment, then, in another folder, a
+    20-line program using TpuServingDeployment previews offline with the installed console
+    script; the wheel carries every module, the typing marker and the publisher script."""
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     site = next((venv / "lib").glob("python*/site-packages"))
+    # --target: a plain install into that folder (pip would otherwise replace this environment's
+    # own editable install of the same distribution); its console script lands in <site>/bin.
     build = subprocess.run(
         [
             sys.executable,
@@ -99,23 +126,22 @@ def test_package_wheel_install_is_self_contained(tmp_path):
         timeout=300,
     )
     assert build.returncode == 0, build.stderr
-    # Its dependencies come from this environment's site-packages (added as a plain path: the
-    # editable install's path hook there is not loaded, so tpu_serving can only be the wheel's).
+    # Its dependencies come from this environment's site-packages, added as a plain path: the
+    # editable install's path hook there is not loaded, so tpu_serving can only be the wheel's.
     deps = next(p for p in sys.path if p.endswith("site-packages"))
     (site / "deps.pth").write_text(deps + "\n")
-    user = tmp_path / "users-project"
+    user = tmp_path / "platform-team"
     (user / "stacks").mkdir(parents=True)
-    (user / "Pulumi.yaml").write_text("name: users-project\nruntime: python\nstackConfigDir: stacks\n")
-    (user / "__main__.py").write_text(textwrap.dedent(USER_PROGRAM))
-    (user / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  users-project:slice: v6e-16\n")
+    (user / "Pulumi.yaml").write_text("name: platform-team\nruntime: python\nstackConfigDir: stacks\n")
+    (user / "__main__.py").write_text(textwrap.dedent(DEPLOYMENT_PROGRAM))
+    (user / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  platform-team:slice: v6e-16\n")
     run = subprocess.run(
+        # The installed console script, run by the fresh environment's interpreter.
         [
             str(venv / "bin" / "python"),
-            "-c",
-            "import sys, tpu_serving, tpu_serving.saxml_serving as s; print(tpu_serving.__file__); "
-            "s.publisher_script(); from tpu_serving_tools.cli import main; sys.exit(main(sys.argv[1:]))",
+            str(site / "bin" / "tpu-serving"),
             "preview",
-            "dev",
+            "prod",
             "--root",
             str(user),
             "--quiet",
@@ -126,11 +152,19 @@ def test_package_wheel_install_is_self_contained(tmp_path):
         timeout=120,
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.splitlines()[0].startswith(str(site))
     assert "TPU: 1 slice(s), 16 chips" in run.stdout
+    where = subprocess.run(
+        [
+            str(venv / "bin" / "python"),
+            "-c",
+            "import tpu_serving, tpu_serving.saxml_serving as s; s.publisher_script(); print(tpu_serving.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
     assert (site / "tpu_serving" / "py.typed").is_file()
-    entry_points = next(site.glob("tpu_serving-*.dist-info")) / "entry_points.txt"
-    assert "tpu-serving = tpu_serving_tools.cli:main" in entry_points.read_text()
 
 
 def test_package_lists_every_subpackage():
@@ -150,30 +184,6 @@ def test_package_lists_every_subpackage():
         if ".venv" not in init.parts
     }
     assert found == listed
-
-
-DEPLOYMENT_PROGRAM = """
-import pulumi
-from tpu_serving import TpuServingDeployment, TpuServingDeploymentArgs
-from tpu_serving.config import validate_stack
-
-config = pulumi.Config()
-settings = validate_stack({
-    "project": "my-project-1",
-    "region": "us-east5",
-    "zone": "us-east5-b",
-    "cluster": {"name": "mine"},
-    "tpuSlices": [{"name": "v6e16", "slice": config.require("slice")}],
-    "buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
-    "workloadIdentity": {"namespace": "serving"},
-    "serving": {"backend": "jetstream-pathways", "slices": ["v6e16"], "checkpointPath": "llama/int8",
-                "maxtext": {"configFile": "MaxText/configs/base.yml", "modelName": "llama3.1-405b",
-                            "quantization": "int8", "maxPrefillPredictLength": 1024, "maxTargetLength": 2048,
-                            "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8}},
-})
-deployment = TpuServingDeployment("mine", TpuServingDeploymentArgs(settings))
-pulumi.export("service", deployment.outputs["service"])
-"""
 
 
 def test_package_deployment_component_in_a_users_program(tmp_path):

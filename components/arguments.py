@@ -14,6 +14,7 @@ import collections.abc
 import dataclasses
 import enum
 import inspect
+import re
 import sys
 import types
 import typing
@@ -36,7 +37,12 @@ def bound_problems(value: Any, bounds: dict[str, Any]) -> str:
         "min_length": (lambda v, b: len(v) >= b, "at least {} long"),
         "max_length": (lambda v, b: len(v) <= b, "at most {} long"),
     }
+    if value is None:
+        return ""
     broken = [checks[k][1].format(b) for k, b in bounds.items() if k in checks and not checks[k][0](value, b)]
+    pattern = bounds.get("pattern")
+    if pattern is not None and isinstance(value, str) and not re.search(pattern, value):
+        broken.append(f"matching {pattern}")
     return "must be " + " and ".join(broken) if broken else ""
 
 

@@ -4,16 +4,26 @@ The component is thin: every argument map comes from a pure builder function bel
 the cluster's shape can be unit-tested without the Pulumi engine.
 """
 
+import ipaddress
 import json
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import compute, container, serviceaccount
 
 from .arguments import Choice, check_arguments
-from .naming import NameLimit, cpu_pool_name, cpu_service_account_id, dns_name, nat_name, nat_router_name
+from .naming import (
+    NameLimit,
+    check_dns_name,
+    cpu_pool_name,
+    cpu_service_account_id,
+    dns_name,
+    nat_name,
+    nat_router_name,
+)
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
@@ -116,49 +126,97 @@ def _maintenance_exclusion(e: MaintenanceExclusion) -> container.ClusterMaintena
     return exclusion
 
 
+class ReleaseChannel(Choice):
+    """GKE release channel."""
+
+    RAPID = "RAPID"
+    REGULAR = "REGULAR"
+    STABLE = "STABLE"
+
+
+_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
+"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
+
+
+def cluster_name_problem(name: str) -> str:
+    """Why ``name`` is not a GKE cluster name (DNS-1123, at most 40 characters), or ``""``."""
+    return check_dns_name(name, limit=NameLimit.GKE_CLUSTER) if isinstance(name, str) else ""
+
+
+def gke_version_problem(version: str | None) -> str:
+    """Why ``version`` is not a value GKE accepts for ``min_master_version``, or ``""``."""
+    if version is None or _GKE_VERSION.match(version):
+        return ""
+    return "must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000"
+
+
+def cidrs_problem(blocks: Sequence[str] | None) -> str:
+    """Why ``blocks`` are not all CIDR blocks, or ``""``."""
+    for block in blocks or ():
+        try:
+            ipaddress.ip_network(block, strict=True)
+        except ValueError as err:
+            return f"{block!r} is not a CIDR block ({err})"
+    return ""
+
+
+CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants")
+"""Arguments a stack file sets outside ``cluster`` (or that the deployment derives)."""
+
+
 @dataclass(frozen=True)
 class TpuClusterArgs:
-    """Arguments of :class:`TpuCluster`."""
+    """Arguments of :class:`TpuCluster`; declared once, they are also the stack file's ``cluster``
+    (all but :data:`CLUSTER_ARGS_FROM_THE_STACK`)."""
 
-    project: str
-    """GCP project ID."""
-    region: str
-    """Region of the regional cluster."""
-    zone: str
-    """Zone of the region where the CPU pool (and the TPU slices) run."""
-    name: str
-    """GKE cluster name (at most 40 characters)."""
-    release_channel: str = "REGULAR"
-    """GKE release channel: RAPID, REGULAR or STABLE."""
-    min_master_version: str | None = None
-    """Minimum GKE version; unset lets the release channel decide."""
-    deletion_protection: bool = True
-    """Refuse to delete the cluster until this is turned off and applied."""
-    network: str = "default"
-    """VPC network."""
-    subnetwork: str | None = None
-    """Subnetwork; unset uses the network's default for the region."""
-    cpu_pool: CpuPoolArgs = field(default_factory=CpuPoolArgs)
-    """The CPU node pool."""
-    image_streaming: bool = True
-    """GKE image streaming (GCFS) on every node pool."""
-    gcs_fuse_csi_driver: bool = True
-    """The Cloud Storage FUSE CSI driver add-on."""
-    managed_prometheus: bool = True
-    """Google Cloud Managed Service for Prometheus."""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """GCP labels on the cluster and its nodes."""
-    private_nodes: bool = False
-    """Nodes without external IP addresses."""
-    master_authorized_networks: Sequence[str] | None = None
-    """CIDR blocks allowed to reach the control plane; None leaves it open to authenticated clients."""
-    security_group: str | None = None
-    """``gke-security-groups@<domain>``: the group whose member groups RBAC bindings may name
-    (Google Groups for RBAC); None: Group subjects in RoleBindings grant nothing."""
-    maintenance: MaintenanceSettings = field(default_factory=MaintenanceSettings)
-    """When GKE may upgrade the cluster and its node pools."""
-    cpu_node_grants: Sequence[BucketGrant] = ()
-    """Bucket roles of the CPU pool's nodes, for host-network pods that run there (none by default)."""
+    project: str = described("GCP project ID.")
+    region: str = described("Region of the regional cluster.")
+    zone: str = described("Zone of the region where the CPU pool (and the TPU slices) run.")
+    name: str = described(
+        "GKE cluster name (at most 40 characters); also the prefix of the other cloud resource names.",
+        check=cluster_name_problem,
+    )
+    release_channel: ReleaseChannel = described(
+        "GKE release channel that picks the control-plane and node versions.", default=ReleaseChannel.REGULAR
+    )
+    min_master_version: str | None = described(
+        "Minimum GKE version, e.g. 1.31 or `latest`; unset lets the release channel decide.",
+        default=None,
+        check=gke_version_problem,
+    )
+    deletion_protection: bool = described(
+        "Refuse `pulumi destroy` of the cluster until this is set to false and applied.", default=True
+    )
+    network: str = described("VPC network of the cluster.", default="default")
+    subnetwork: str | None = described("Subnetwork of the cluster; unset uses the network's default.", default=None)
+    cpu_pool: CpuPoolArgs = described(
+        "The CPU node pool for non-TPU pods, in the TPU zone.", default_factory=CpuPoolArgs
+    )
+    image_streaming: bool = described("GKE image streaming (GCFS) on every node pool.", default=True)
+    gcs_fuse_csi_driver: bool = described("The Cloud Storage FUSE CSI driver add-on.", default=True)
+    managed_prometheus: bool = described("Google Cloud Managed Service for Prometheus.", default=True)
+    labels: Mapping[str, str] = described("GCP labels on the cluster and its nodes.", default_factory=dict)
+    private_nodes: bool = described(
+        "Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls.",
+        default=False,
+    )
+    master_authorized_networks: Sequence[str] | None = described(
+        "CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients.",
+        default=None,
+        check=cidrs_problem,
+    )
+    security_group: str | None = described(
+        "`gke-security-groups@<domain>` for Google Groups in RBAC; required when `tenancy.operators.groups` "
+        "is set (unset: Group subjects in RoleBindings grant nothing).",
+        default=None,
+        pattern=r"^gke-security-groups@[a-z0-9.-]+\.[a-z]{2,}$",
+    )
+    maintenance: MaintenanceSettings = described(
+        "When GKE may upgrade the cluster and the TPU slices.", default_factory=MaintenanceSettings
+    )
+    cpu_node_grants: Sequence[BucketGrant] = described(
+        "Bucket roles of the CPU pool's nodes, for host-network pods that run there (none by default).", default=()
+    )
 
     @property
     def workload_pool(self) -> str:

@@ -15,7 +15,7 @@ import pulumi
 from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
-from .cluster import CpuPoolArgs, MaintenanceSettings, TpuCluster, TpuClusterArgs
+from .cluster import TpuCluster, TpuClusterArgs
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .controllers import (
@@ -219,26 +219,14 @@ class TpuServingDeployment(pulumi.ComponentResource):
 
     @staticmethod
     def _cluster_args(cfg: StackConfig, labels: Mapping[str, str]) -> TpuClusterArgs:
-        c = cfg.cluster
-        return TpuClusterArgs(
+        return to_settings(
+            cfg.cluster,
+            TpuClusterArgs,
             project=cfg.project,
             region=cfg.region,
             zone=cfg.zone,
-            name=c.name,
-            release_channel=c.release_channel,
-            min_master_version=c.min_master_version,
-            deletion_protection=c.deletion_protection,
-            network=c.network,
-            subnetwork=c.subnetwork,
-            cpu_pool=to_settings(c.cpu_pool, CpuPoolArgs),
-            image_streaming=c.image_streaming,
-            gcs_fuse_csi_driver=c.gcs_fuse_csi_driver,
-            managed_prometheus=c.managed_prometheus,
-            private_nodes=c.private_nodes,
-            master_authorized_networks=c.master_authorized_networks,
-            security_group=c.security_group,
-            maintenance=to_settings(c.maintenance, MaintenanceSettings),
             labels=labels,
+            cpu_node_grants=(),
         )
 
     def _infrastructure_outputs(self, cfg: StackConfig) -> dict[str, Any]:

@@ -80,16 +80,19 @@ ServiceAccountId = Annotated[str, _dns_validator(NameLimit.GCP_SERVICE_ACCOUNT_I
 """A GCP service account id (6 to 30 characters)."""
 
 
-def settings_model(cls: type, name: str) -> type[Model]:
+def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[Model]:
     """A config model with the fields, types, defaults and descriptions of dataclass ``cls``.
 
     The components define their settings once, as documented frozen dataclasses; the
     stack files are validated against this generated model; :func:`to_settings` turns a
-    validated model back into the dataclass.
+    validated model back into the dataclass. Nested settings dataclasses become nested
+    models; ``exclude`` leaves out fields the stack file sets elsewhere.
     """
-    hints = typing.get_type_hints(cls, include_extras=True)
+    hints = typing.get_type_hints(cls, include_extras=True, globalns=_globals(cls))
     spec: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
+        if f.name in exclude:
+            continue
         if f.default is not dataclasses.MISSING:
             default = f.default
         elif f.default_factory is not dataclasses.MISSING:
@@ -102,6 +105,10 @@ def settings_model(cls: type, name: str) -> type[Model]:
             # A tuple of settings dataclasses is a list of their models in the stack file.
             annotation = types.GenericAlias(list, (settings_model(item, item.__name__ + "Config"),))
             default = list(default) if default is not ... else ...
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+            # A nested settings dataclass is a nested model, defaulting to its own defaults.
+            nested = settings_model(annotation, annotation.__name__ + "Config")
+            annotation, default = nested, (... if default is ... else nested())
         bounds = f.metadata.get("bounds") or {}
         check = f.metadata.get("check")
         if check is not None:
@@ -154,17 +161,32 @@ def _tuple_item(annotation: Any) -> type | None:
     return None
 
 
-def to_settings(model: object, cls: type[_Settings]) -> _Settings:
-    """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`."""
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
+def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings:
+    """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`
+    (and ``others`` for the fields it excluded)."""
+    hints = typing.get_type_hints(cls, globalns=_globals(cls))
+    values: dict[str, Any] = dict(others)
     for f in dataclasses.fields(cls):
+        if f.name in others:
+            continue
         value = getattr(model, f.name)
-        item = _tuple_item(hints[f.name])
+        annotation = hints[f.name]
+        item = _tuple_item(annotation)
         if item is not None and dataclasses.is_dataclass(item):
             value = tuple(to_settings(v, item) for v in value)
+        elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation) and value is not None:
+            value = to_settings(value, annotation)
         values[f.name] = value
     return cls(**values)
+
+
+def _globals(cls: type) -> dict[str, Any]:
+    """Names to resolve ``cls``'s annotations with (``pulumi.Input`` refers to ``Output[T]`` by name)."""
+    import sys
+
+    import pulumi.output
+
+    return {**vars(pulumi.output), **vars(sys.modules[cls.__module__])}
 
 
 def _cidr(value: str) -> str:

@@ -135,3 +135,24 @@ def test_config_maintenance_defaults_to_weekend_nights():
         "FREQ=WEEKLY;BYDAY=SA,SU",
     )
     assert m.exclusions == []
+
+
+def test_config_cluster_settings_are_the_cluster_components_arguments():
+    """Declared once: the stack file's `cluster` is generated from TpuClusterArgs."""
+    import dataclasses
+
+    from tpu_serving.cluster import CLUSTER_ARGS_FROM_THE_STACK, TpuClusterArgs
+    from tpu_serving.config import ClusterConfig
+
+    fields = {f.name: f for f in dataclasses.fields(TpuClusterArgs) if f.name not in CLUSTER_ARGS_FROM_THE_STACK}
+    assert set(ClusterConfig.model_fields) == set(fields)
+    for name, model_field in ClusterConfig.model_fields.items():
+        assert model_field.description == fields[name].metadata["description"], name
+    cfg = load(GOOD).cluster
+    args = TpuClusterArgs(project="p-123456", region="us-east5", zone="us-east5-b", name="llama405b")
+    assert (cfg.release_channel, cfg.network, cfg.deletion_protection) == (
+        args.release_channel,
+        args.network,
+        args.deletion_protection,
+    )
+    assert cfg.cpu_pool.machine_type == args.cpu_pool.machine_type

@@ -114,8 +114,8 @@ def test_tenancy_operator_rbac():
         ("tpu-serving:tenancy", {"quota": {"cpu": "lots"}}, "tpu-serving:tenancy.quota.cpu"),
         (
             "tpu-serving:cluster",
-            {"name": "c1", "masterAuthorizedNetworks": ["office"]},
-            "tpu-serving:cluster.masterAuthorizedNetworks[0]",
+            {"name": "c1", "masterAuthorizedNetworks": ["10.0.0.0/8", "office"]},
+            "tpu-serving:cluster.masterAuthorizedNetworks: 'office' is not a CIDR block",
         ),
     ],
 )

@@ -14,11 +14,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import catalog
 from ..backends import Serving
-from ..cluster import CpuPoolArgs, MaintenanceSettings
+from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..naming import NameLimit, check_dns_name
 from ..settings import (
     Cidr,
-    ClusterName,
     K8sName,
     Model,
     PoolName,
@@ -30,69 +29,20 @@ from ..settings import (
 # --------------------------------------------------------------------------- cluster
 
 
-if TYPE_CHECKING:
-    CpuPoolConfig: TypeAlias = CpuPoolArgs
-else:
-    CpuPoolConfig = settings_model(CpuPoolArgs, "CpuPoolConfig")
-"""The CPU pool's settings: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
-
-
-_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
-"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
-
 # mypy cannot see a model made at runtime: to it, each generated config model is the
 # dataclass it mirrors (the same field names and types, which is all the code reads).
 if TYPE_CHECKING:
-    MaintenanceConfig: TypeAlias = MaintenanceSettings
+    ClusterConfig: TypeAlias = TpuClusterArgs
 else:
-    MaintenanceConfig = settings_model(MaintenanceSettings, "MaintenanceConfig")
+    ClusterConfig = settings_model(TpuClusterArgs, "ClusterConfig", exclude=CLUSTER_ARGS_FROM_THE_STACK)
+"""The stack file's ``cluster``: the arguments of :class:`~tpu_serving.cluster.TpuCluster`, declared once
+there, less those set elsewhere in the stack file."""
 
-
-class ClusterConfig(Model):
-    """The regional GKE Standard cluster."""
-
-    name: ClusterName = Field(description="GKE cluster name; also the prefix of the other cloud resource names.")
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = Field(
-        "REGULAR", description="GKE release channel that picks the control-plane and node versions."
-    )
-    min_master_version: str | None = Field(
-        None, description="Minimum GKE version, e.g. 1.31; unset lets the release channel decide."
-    )
-    deletion_protection: bool = Field(
-        True, description="Refuse `pulumi destroy` of the cluster until this is set to false and applied."
-    )
-    network: str = Field("default", description="VPC network of the cluster.")
-    subnetwork: str | None = Field(None, description="Subnetwork of the cluster; unset uses the network's default.")
-    cpu_pool: CpuPoolConfig = Field(
-        default_factory=CpuPoolConfig, description="The CPU node pool for non-TPU pods, in the TPU zone."
-    )
-    image_streaming: bool = Field(True, description="GKE image streaming (GCFS) on every node pool.")
-    gcs_fuse_csi_driver: bool = Field(True, description="The Cloud Storage FUSE CSI driver add-on.")
-    managed_prometheus: bool = Field(True, description="Google Cloud Managed Service for Prometheus.")
-    private_nodes: bool = Field(
-        False,
-        description="Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls.",
-    )
-    master_authorized_networks: list[Cidr] | None = Field(
-        None,
-        description="CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients.",
-    )
-    security_group: str | None = Field(
-        None,
-        pattern=r"^gke-security-groups@[a-z0-9.-]+\.[a-z]{2,}$",
-        description="`gke-security-groups@<domain>` for Google Groups in RBAC; required when "
-        "`tenancy.operators.groups` is set.",
-    )
-    maintenance: MaintenanceConfig = Field(
-        default_factory=MaintenanceConfig, description="When GKE may upgrade the cluster and the TPU slices."
-    )
-
-    @field_validator("min_master_version")
-    @classmethod
-    def _gke_version(cls, v: str | None) -> str | None:
-        if v is not None and not _GKE_VERSION.match(v):
-            raise ValueError("must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000")
-        return v
+if TYPE_CHECKING:
+    CpuPoolConfig: TypeAlias = CpuPoolArgs
+else:
+    CpuPoolConfig = ClusterConfig.model_fields["cpu_pool"].annotation
+"""The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
 
 
 # --------------------------------------------------------------------------- TPU slices

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 
 from .arguments import check_arguments
 from .nodepool import TPU_RESOURCE
+from .settings import described
 
 SERVING_PRIORITY = "tpu-serving-online"
 """PriorityClass of serving workloads."""
@@ -48,6 +49,10 @@ OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], 
 and workloads. Creating or changing workloads stays with ``pulumi up``."""
 
 
+QUOTA_SETTINGS: tuple[str, ...] = ("cpu", "memory")
+"""The arguments a stack file sets as ``tenancy.quota`` (the TPU quota is derived from the slices)."""
+
+
 @dataclass(frozen=True)
 class TenancyArgs:
     """Arguments of :class:`Tenancy`."""
@@ -59,10 +64,8 @@ class TenancyArgs:
     tpu_headroom_chips: int = 0
     """Extra ``requests.google.com/tpu`` quota for a restart: the chips of the largest unit that
     restarts at once (its old and new pods briefly hold their TPU requests together)."""
-    cpu: str = "256"
-    """``requests.cpu`` quota."""
-    memory: str = "2048Gi"
-    """``requests.memory`` quota."""
+    cpu: str = described("`requests.cpu` quota, e.g. 256.", default="256", pattern=r"^\d+(\.\d+)?m?$")
+    memory: str = described("`requests.memory` quota, e.g. 2048Gi.", default="2048Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
     default_cpu_request: str = "250m"
     """CPU request given to containers that name none."""
     default_memory_request: str = "512Mi"

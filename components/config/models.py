@@ -7,6 +7,7 @@ component API and the README tables share.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
@@ -25,6 +26,7 @@ from ..settings import (
     catalog_message,
     settings_model,
 )
+from ..tenancy import QUOTA_SETTINGS, TenancyArgs
 
 # --------------------------------------------------------------------------- cluster
 
@@ -192,11 +194,21 @@ class WorkloadIdentityConfig(Model):
 # --------------------------------------------------------------------------- tenancy
 
 
-class QuotaConfig(Model):
-    """CPU and memory quota of the namespace (its TPU quota is the chips of its slices)."""
+if TYPE_CHECKING:
 
-    cpu: str = Field("256", pattern=r"^\d+(\.\d+)?m?$", description="`requests.cpu` quota, e.g. 256.")
-    memory: str = Field("2048Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$", description="`requests.memory` quota, e.g. 2048Gi.")
+    class QuotaConfig(Model):
+        """To mypy: the generated model's fields (TenancyArgs has required fields a quota has not)."""
+
+        cpu: str
+        memory: str
+
+else:
+    QuotaConfig = settings_model(
+        TenancyArgs,
+        "QuotaConfig",
+        exclude=tuple(f.name for f in dataclasses.fields(TenancyArgs) if f.name not in QUOTA_SETTINGS),
+    )
+"""The stack file's ``tenancy.quota``: the CPU and memory quota arguments of :class:`~tpu_serving.tenancy.Tenancy`."""
 
 
 class OperatorsConfig(Model):

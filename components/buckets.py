@@ -13,6 +13,7 @@ from pulumi_gcp import storage
 
 from .arguments import Choice, check_arguments
 from .options import child_options
+from .settings import described
 
 
 class Purpose(Choice):
@@ -27,6 +28,15 @@ PROTECTED_PURPOSES: frozenset[str] = frozenset({"checkpoints"})
 """Bucket purposes whose buckets Pulumi refuses to delete."""
 
 
+class StorageClass(Choice):
+    """Default storage class of a bucket's new objects."""
+
+    STANDARD = "STANDARD"
+    NEARLINE = "NEARLINE"
+    COLDLINE = "COLDLINE"
+    ARCHIVE = "ARCHIVE"
+
+
 @dataclass(frozen=True)
 class BucketSpec:
     """One bucket of the stack."""
@@ -37,10 +47,8 @@ class BucketSpec:
     """Globally unique bucket name."""
     location: str
     """Bucket location (region or multi-region)."""
-    storage_class: str = "STANDARD"
-    """Default storage class."""
-    versioning: bool = False
-    """Keep non-current object versions."""
+    storage_class: StorageClass = described("Default storage class of new objects.", default=StorageClass.STANDARD)
+    versioning: bool = described("Keep non-current object versions.", default=False)
     ttl_days: int | None = None
     """Delete objects older than this many days."""
 

@@ -20,6 +20,7 @@ from .cluster import node_config
 from .naming import NameLimit, check_dns_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
+from .settings import described
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 """Node label GKE sets to the TPU generation's accelerator name."""
@@ -50,12 +51,11 @@ class TpuNodePoolArgs:
     """The slice shape from the catalog."""
     pool_names: Sequence[str]
     """GKE node pool names, one per slice; their number is the number of slices."""
-    spot: bool = False
-    """Run on Spot VMs."""
-    reservation: str | None = None
-    """Name of a specific reservation to consume."""
-    disk_size_gb: int = 200
-    """Boot disk size of each VM, in GB."""
+    spot: bool = described("Run the slice on Spot VMs.", default=False)
+    reservation: str | None = described(
+        "Name of a specific Compute Engine reservation the slice consumes.", default=None
+    )
+    disk_size_gb: int = described("Boot disk size of each TPU VM, in GB.", default=200, ge=50, le=4000)
     image_streaming: bool = True
     """GKE image streaming on the pool."""
     labels: Mapping[str, str] = field(default_factory=dict)
@@ -74,8 +74,8 @@ class TpuNodePoolArgs:
         problem = check_dns_name(self.service_account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
         if isinstance(self.service_account_id, str) and problem:
             found.append(f"service_account_id = {self.service_account_id!r}: {problem}")
-        if isinstance(self.disk_size_gb, int) and not 50 <= self.disk_size_gb <= 4000:
-            found.append(f"disk_size_gb = {self.disk_size_gb}: must be 50 to 4000")
+        if self.spot and self.reservation:
+            found.append("spot and reservation are mutually exclusive")
         return found
 
 

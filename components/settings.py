@@ -161,6 +161,19 @@ def _tuple_item(annotation: Any) -> type | None:
     return None
 
 
+def declared(cls: type, name: str) -> Any:
+    """The pydantic ``Field`` of setting ``name`` of dataclass ``cls``: its default, bounds and
+    description, declared once there, for a hand-written config model that shares the setting."""
+    f = next(f for f in dataclasses.fields(cls) if f.name == name)
+    if f.default is not dataclasses.MISSING:
+        default: Any = f.default
+    elif f.default_factory is not dataclasses.MISSING:
+        default = f.default_factory()
+    else:
+        default = ...
+    return Field(default, description=f.metadata["description"], **(f.metadata.get("bounds") or {}))
+
+
 def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings:
     """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`
     (and ``others`` for the fields it excluded)."""

@@ -156,3 +156,25 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
         args.deletion_protection,
     )
     assert cfg.cpu_pool.machine_type == args.cpu_pool.machine_type
+
+
+@pytest.mark.parametrize(
+    "model, key, source, name",
+    [
+        ("TpuSliceConfig", "spot", "TpuNodePoolArgs", "spot"),
+        ("TpuSliceConfig", "reservation", "TpuNodePoolArgs", "reservation"),
+        ("TpuSliceConfig", "disk_size_gb", "TpuNodePoolArgs", "disk_size_gb"),
+        ("BucketConfig", "storage_class", "BucketSpec", "storage_class"),
+        ("BucketConfig", "versioning", "BucketSpec", "versioning"),
+    ],
+)
+def test_config_shared_settings_come_from_the_components_declaration(model, key, source, name):
+    import dataclasses
+
+    import tpu_serving
+    from tpu_serving.config import models
+
+    config_field = getattr(models, model).model_fields[key]
+    declaration = next(f for f in dataclasses.fields(getattr(tpu_serving, source)) if f.name == name)
+    assert config_field.default == declaration.default
+    assert config_field.description == declaration.metadata["description"]

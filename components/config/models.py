@@ -15,8 +15,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from .. import catalog
 from ..backends import Serving
+from ..buckets import BucketSpec, StorageClass
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..naming import NameLimit, check_dns_name
+from ..nodepool import TpuNodePoolArgs
 from ..settings import (
     Cidr,
     K8sName,
@@ -24,6 +26,7 @@ from ..settings import (
     PoolName,
     ServiceAccountId,
     catalog_message,
+    declared,
     settings_model,
 )
 from ..tenancy import QUOTA_SETTINGS, TenancyArgs
@@ -68,11 +71,9 @@ class TpuSliceConfig(Model):
     machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
     topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
     count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
-    spot: bool = Field(False, description="Run the slice on Spot VMs.")
-    reservation: str | None = Field(
-        None, description="Name of a specific Compute Engine reservation the slice consumes."
-    )
-    disk_size_gb: int = Field(200, ge=50, le=4000, description="Boot disk size of each TPU VM, in GB.")
+    spot: bool = declared(TpuNodePoolArgs, "spot")
+    reservation: str | None = declared(TpuNodePoolArgs, "reservation")
+    disk_size_gb: int = declared(TpuNodePoolArgs, "disk_size_gb")
 
     @field_validator("name")
     @classmethod
@@ -156,10 +157,8 @@ class BucketConfig(Model):
     )
     name: str | None = Field(None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`.")
     location: str | None = Field(None, description="Bucket location; default the stack's region.")
-    storage_class: Literal["STANDARD", "NEARLINE", "COLDLINE", "ARCHIVE"] = Field(
-        "STANDARD", description="Default storage class of new objects."
-    )
-    versioning: bool = Field(False, description="Keep non-current object versions.")
+    storage_class: StorageClass = declared(BucketSpec, "storage_class")
+    versioning: bool = declared(BucketSpec, "versioning")
     workload_access: Literal["read", "readWrite", "none"] = Field(
         "readWrite",
         description="What the serving workloads' service account may do with the objects "

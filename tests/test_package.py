@@ -56,6 +56,16 @@ pulumi.export("service", deployment.outputs["service"])
 """
 
 
+def users_project(where: Path, name: str, program: str, stack: str) -> Path:
+    """A Pulumi project of a user's own in ``where/name`` with ``program`` and one stack setting ``slice``."""
+    project = where / name
+    (project / "stacks").mkdir(parents=True)
+    (project / "Pulumi.yaml").write_text(f"name: {name}\nruntime: python\nstackConfigDir: stacks\n")
+    (project / "__main__.py").write_text(textwrap.dedent(program))
+    (project / "stacks" / f"Pulumi.{stack}.yaml").write_text(f"config:\n  {name}:slice: v6e-16\n")
+    return project
+
+
 def test_package_import_name_and_typing_marker():
     import tpu_serving
 
@@ -64,11 +74,7 @@ def test_package_import_name_and_typing_marker():
 
 
 def test_package_console_script_previews_a_users_own_program(tmp_path):
-    project = tmp_path / "users-project"
-    (project / "stacks").mkdir(parents=True)
-    (project / "Pulumi.yaml").write_text("name: users-project\nruntime: python\nstackConfigDir: stacks\n")
-    (project / "__main__.py").write_text(textwrap.dedent(USER_PROGRAM))
-    (project / "stacks" / "Pulumi.dev.yaml").write_text("config:\n  users-project:slice: v6e-16\n")
+    project = users_project(tmp_path, "users-project", USER_PROGRAM, "dev")
     proc = subprocess.run(
         [str(TOOL), "preview", "dev", "--root", str(project)], cwd=tmp_path, capture_output=True, text=True, timeout=120
     )
@@ -130,11 +136,7 @@ def test_package_wheel_install_is_self_contained(tmp_path):
     # editable install's path hook there is not loaded, so tpu_serving can only be the wheel's.
     deps = next(p for p in sys.path if p.endswith("site-packages"))
     (site / "deps.pth").write_text(deps + "\n")
-    user = tmp_path / "platform-team"
-    (user / "stacks").mkdir(parents=True)
-    (user / "Pulumi.yaml").write_text("name: platform-team\nruntime: python\nstackConfigDir: stacks\n")
-    (user / "__main__.py").write_text(textwrap.dedent(DEPLOYMENT_PROGRAM))
-    (user / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  platform-team:slice: v6e-16\n")
+    user = users_project(tmp_path, "platform-team", DEPLOYMENT_PROGRAM, "prod")
     run = subprocess.run(
         # The installed console script, run by the fresh environment's interpreter.
         [
@@ -187,11 +189,7 @@ def test_package_lists_every_subpackage():
 
 
 def test_package_deployment_component_in_a_users_program(tmp_path):
-    project = tmp_path / "platform-team"
-    (project / "stacks").mkdir(parents=True)
-    (project / "Pulumi.yaml").write_text("name: platform-team\nruntime: python\nstackConfigDir: stacks\n")
-    (project / "__main__.py").write_text(textwrap.dedent(DEPLOYMENT_PROGRAM))
-    (project / "stacks" / "Pulumi.prod.yaml").write_text("config:\n  platform-team:slice: v6e-16\n")
+    project = users_project(tmp_path, "platform-team", DEPLOYMENT_PROGRAM, "prod")
     assert len(DEPLOYMENT_PROGRAM.strip().splitlines()) <= 22
     proc = subprocess.run(
         [str(TOOL), "preview", "prod", "--root", str(project), "--quiet"],

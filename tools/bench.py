@@ -20,9 +20,9 @@ PACKAGES = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 
 _LIST_MODULES = """
 import json, sys, runpy
-sys.argv = ["tools.preview", {stack!r}, "--quiet", "--out", {out!r}]
+sys.argv = ["tpu_serving_tools.preview", {stack!r}, "--quiet", "--out", {out!r}]
 try:
-    runpy.run_module("tools.preview", run_name="__main__")
+    runpy.run_module("tpu_serving_tools.preview", run_name="__main__")
 except SystemExit:
     pass
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in {packages!r})))

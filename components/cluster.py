@@ -9,10 +9,11 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pulumi_gcp import compute, container, serviceaccount
+from pulumi_gcp import container, serviceaccount
 
 from .arguments import Choice, check_arguments
 from .naming import (
@@ -27,6 +28,11 @@ from .naming import (
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
+
+if TYPE_CHECKING:
+    # pulumi_gcp.compute is several hundred modules (about a second to import); only private
+    # clusters need it, so it is imported where the NAT is made.
+    from pulumi_gcp import compute
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
@@ -421,8 +427,6 @@ class TpuCluster(pulumi.ComponentResource):
     """The dedicated service account of every node (never the Compute Engine default)."""
     cpu_pool: container.NodePool
     """The CPU node pool for non-TPU pods."""
-    nat: compute.RouterNat | None
-    """Cloud NAT of the cluster's network and region (private nodes only)."""
     provider: k8s.Provider
     """A Kubernetes provider for this cluster; pass it to the workloads."""
     kubeconfig: pulumi.Output[str]
@@ -450,7 +454,9 @@ class TpuCluster(pulumi.ComponentResource):
                 child, pulumi.ResourceOptions(depends_on=node_roles, ignore_changes=list(CLUSTER_IGNORE_CHANGES))
             ),
         )
-        self.nat = self._cloud_nat(name, args, child) if args.private_nodes else None
+        # Cloud NAT of the cluster's network and region (private nodes only; not a schema output,
+        # so that pulumi_gcp.compute is imported only when it is needed).
+        self.nat: compute.RouterNat | None = self._cloud_nat(name, args, child) if args.private_nodes else None
         self.cpu_pool = container.NodePool(
             f"{name}-cpu",
             cpu_pool_args(args, self.cluster.id, self.node_service_account.email),
@@ -475,12 +481,14 @@ class TpuCluster(pulumi.ComponentResource):
             {"clusterName": self.cluster.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
         )
 
-    def _cloud_nat(self, name: str, args: TpuClusterArgs, child: pulumi.ResourceOptions) -> compute.RouterNat:
+    def _cloud_nat(self, name: str, args: TpuClusterArgs, child: pulumi.ResourceOptions) -> "compute.RouterNat":
         """Cloud NAT for nodes without external IPs, so they can pull images from outside Google.
 
         Private nodes reach Google APIs and Artifact Registry through Private Google Access,
         but not Docker Hub or registry.k8s.io (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
         """
+        from pulumi_gcp import compute
+
         router = compute.Router(
             f"{name}-router",
             name=dns_name(nat_router_name(args.name), limit=NameLimit.K8S_LABEL),

@@ -103,7 +103,7 @@ def from_wire(annotation: Any, value: Any) -> Any:
         and dataclasses.is_dataclass(annotation)
         and isinstance(value, collections.abc.Mapping)
     ):
-        hints = _hints(annotation)
+        hints = type_hints(annotation)
         names = {f.name for f in dataclasses.fields(annotation) if f.init}
         return annotation(**{k: from_wire(hints[k], v) for k, v in value.items() if k in names and v is not None})
     if annotation is int and isinstance(value, float) and value.is_integer():
@@ -116,16 +116,19 @@ def from_wire(annotation: Any, value: Any) -> Any:
     return value
 
 
-def _hints(cls: type) -> dict[str, Any]:
-    # pulumi.Input[T] names "Output[T]" as a forward reference: resolve it in the SDK's own module.
-    return typing.get_type_hints(cls, globalns={**vars(pulumi.output), **vars(sys.modules[cls.__module__])})
+def type_hints(cls: type, *, include_extras: bool = False) -> dict[str, Any]:
+    """``cls``'s resolved annotations; ``pulumi.Input[T]`` names ``Output[T]`` as a forward reference,
+    which is resolved in the SDK's own module."""
+    return typing.get_type_hints(
+        cls, globalns={**vars(pulumi.output), **vars(sys.modules[cls.__module__])}, include_extras=include_extras
+    )
 
 
 def argument_problems(args: Any, prefix: str = "") -> list[str]:
     """Every problem of dataclass ``args``: type mismatches (nested dataclasses too) and its own rules."""
     cls = type(args)
     prefix = prefix or cls.__name__
-    hints = _hints(cls)
+    hints = type_hints(cls)
     problems: list[str] = []
     for f in dataclasses.fields(args):
         value = getattr(args, f.name)

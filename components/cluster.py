@@ -4,7 +4,6 @@ The component is thin: every argument map comes from a pure builder function bel
 the cluster's shape can be unit-tested without the Pulumi engine.
 """
 
-import ipaddress
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -27,7 +26,7 @@ from .naming import (
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
-from .settings import described
+from .settings import cidr_problem, described
 
 if TYPE_CHECKING:
     # pulumi_gcp.compute is several hundred modules (about a second to import); only private
@@ -158,12 +157,7 @@ def gke_version_problem(version: str | None) -> str:
 
 def cidrs_problem(blocks: Sequence[str] | None) -> str:
     """Why ``blocks`` are not all CIDR blocks, or ``""``."""
-    for block in blocks or ():
-        try:
-            ipaddress.ip_network(block, strict=True)
-        except ValueError as err:
-            return f"{block!r} is not a CIDR block ({err})"
-    return ""
+    return next((f"{block!r} is {problem}" for block in blocks or () if (problem := cidr_problem(block))), "")
 
 
 CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants")

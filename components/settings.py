@@ -20,7 +20,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model,
 from pydantic.alias_generators import to_camel
 
 from . import catalog
-from .arguments import BOUNDS
+from .arguments import BOUNDS, type_hints
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
 
@@ -88,7 +88,7 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
     validated model back into the dataclass. Nested settings dataclasses become nested
     models; ``exclude`` leaves out fields the stack file sets elsewhere.
     """
-    hints = typing.get_type_hints(cls, include_extras=True, globalns=_globals(cls))
+    hints = type_hints(cls, include_extras=True)
     spec: dict[str, Any] = {}
     for f in dataclasses.fields(cls):
         if f.name in exclude:
@@ -177,7 +177,7 @@ def declared(cls: type, name: str) -> Any:
 def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings:
     """The dataclass ``cls`` holding the values of a model made by :func:`settings_model`
     (and ``others`` for the fields it excluded)."""
-    hints = typing.get_type_hints(cls, globalns=_globals(cls))
+    hints = type_hints(cls)
     values: dict[str, Any] = dict(others)
     for f in dataclasses.fields(cls):
         if f.name in others:
@@ -193,20 +193,19 @@ def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings
     return cls(**values)
 
 
-def _globals(cls: type) -> dict[str, Any]:
-    """Names to resolve ``cls``'s annotations with (``pulumi.Input`` refers to ``Output[T]`` by name)."""
-    import sys
-
-    import pulumi.output
-
-    return {**vars(pulumi.output), **vars(sys.modules[cls.__module__])}
+def cidr_problem(block: str) -> str:
+    """Why ``block`` is not a CIDR block such as 10.0.0.0/8, or ``""``."""
+    try:
+        ipaddress.ip_network(block, strict=True)
+    except ValueError as err:
+        return f"not a CIDR block ({err})"
+    return ""
 
 
 def _cidr(value: str) -> str:
-    try:
-        ipaddress.ip_network(value, strict=True)
-    except ValueError as err:
-        raise ValueError(f"not a CIDR block ({err})") from None
+    problem = cidr_problem(value)
+    if problem:
+        raise ValueError(problem)
     return value
 
 

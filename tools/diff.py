@@ -98,12 +98,12 @@ def _recreate_reasons(resource: Mapping[str, Any], path: str) -> str | None:
     if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
         rules.append(MULTI_HOST_NODE_COUNT)
     why = next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
-    if why is None and any(_under(path, p) for p in resource.get("replaceOnChanges") or ()):
+    if why is None and any(under(path, p) for p in resource.get("replaceOnChanges") or ()):
         why = "replaceOnChanges: the controller's webhook or CRD refuses this change in place"
     return why
 
 
-def _under(path: str, prefix: str) -> bool:
+def under(path: str, prefix: str) -> bool:
     """Whether the flattened ``path`` is ``prefix`` or inside it."""
     return path == prefix or path.startswith((prefix + ".", prefix + "["))
 
@@ -132,7 +132,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
         fields = [
             (p, fa.get(p), fb.get(p))
             for p in sorted(set(fa) | set(fb))
-            if fa.get(p) != fb.get(p) and not any(_under(p, i) for i in ignored)
+            if fa.get(p) != fb.get(p) and not any(under(p, i) for i in ignored)
         ]
         if a.get("protect") != b.get("protect"):
             fields.append(("(option) protect", a.get("protect"), b.get("protect")))

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten
+from tpu_serving_tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten, under
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.result import Finding
 
@@ -85,11 +85,7 @@ def recorded_state(resource: Mapping[str, Any]) -> dict[str, Any]:
 
 def _covered(path: str, patterns: list[str]) -> bool:
     """Whether ``path`` is under one of Pulumi's ``ignoreChanges``/``replaceOnChanges`` paths."""
-    for p in patterns:
-        p = p.replace("[*]", "")
-        if path == p or path.startswith(p + ".") or path.startswith(p + "["):
-            return True
-    return False
+    return any(under(path, p.replace("[*]", "")) for p in patterns)
 
 
 def _replace_reason(resource: Mapping[str, Any], path: str) -> str | None:

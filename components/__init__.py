@@ -19,7 +19,6 @@ from .pathways_serving import (
     PathwaysImages,
     PathwaysServing,
     PathwaysServingArgs,
-    ProbeSettings,
 )
 from .pathways_workload import (
     CustomComponent,
@@ -27,11 +26,18 @@ from .pathways_workload import (
     PathwaysWorkloadArgs,
     UserContainer,
 )
+from .podspec import ProbeSettings
 from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 from .services import ProjectServices, ProjectServicesArgs
 from .tenancy import Tenancy, TenancyArgs
+from .vllm_serving import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
 
 __all__ = [
+    "VllmEngineSettings",
+    "VllmImages",
+    "VllmServing",
+    "VllmServingArgs",
+    "WeightsLoader",
     "Buckets",
     "BucketsArgs",
     "BucketSpec",

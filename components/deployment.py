@@ -101,6 +101,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                     spot=s.spot,
                     reservation=s.reservation,
                     disk_size_gb=s.disk_size_gb,
+                    image_cache_disk=s.image_cache_disk,
                     image_streaming=cfg.cluster.image_streaming,
                     labels=labels,
                     node_grants=self._grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),

@@ -35,6 +35,11 @@ def image_problem(image: str, *, pinned: bool = False) -> str:
     return ""
 
 
+def pinned_image_problem(image: str) -> str:
+    """Why ``image`` is not a reference pinned to a release tag or digest (``latest`` is not), or ``""``."""
+    return image_problem(image, pinned=True)
+
+
 def _check(image: str) -> str:
     problem = image_problem(image)
     if problem:

@@ -6,6 +6,7 @@ an exact model name it knows (never from a substring of a name).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from . import catalog
@@ -27,6 +28,35 @@ MAXTEXT_MODEL_PARAMETERS: dict[str, float] = {
 }
 """Parameters (billions) of MaxText ``model_name`` values (MaxText ``configs/models/<name>.yml``),
 as the model cards state them (meta-llama/Llama-2-70b, meta-llama/Llama-3.1-405B on Hugging Face)."""
+
+
+@dataclass(frozen=True)
+class ModelCard:
+    """A published model's size and the precision of its released weights."""
+
+    parameters_billions: float
+    precision: Precision
+
+
+HUGGING_FACE_MODELS: dict[str, ModelCard] = {
+    # https://huggingface.co/meta-llama/Llama-3.1-8B-Instruct ("8B"; BF16 weights).
+    "meta-llama/Llama-3.1-8B-Instruct": ModelCard(8, "bf16"),
+    # https://huggingface.co/meta-llama/Llama-3.1-70B-Instruct ("70B").
+    "meta-llama/Llama-3.1-70B-Instruct": ModelCard(70, "bf16"),
+    # https://huggingface.co/meta-llama/Llama-3.3-70B-Instruct ("70B", BF16).
+    "meta-llama/Llama-3.3-70B-Instruct": ModelCard(70, "bf16"),
+    # https://huggingface.co/meta-llama/Llama-3.1-405B-Instruct ("405B").
+    "meta-llama/Llama-3.1-405B-Instruct": ModelCard(405, "bf16"),
+    # https://huggingface.co/meta-llama/Llama-3.1-405B-Instruct-FP8 (the 405B model quantized to FP8).
+    "meta-llama/Llama-3.1-405B-Instruct-FP8": ModelCard(405, "fp8"),
+    # https://huggingface.co/RedHatAI/Meta-Llama-3.1-405B-Instruct-quantized.w8a8 (Llama 3.1 405B
+    # Instruct with INT8 weights and activations, a compressed-tensors checkpoint).
+    "RedHatAI/Meta-Llama-3.1-405B-Instruct-quantized.w8a8": ModelCard(405, "int8"),
+    # https://huggingface.co/Qwen/Qwen3-235B-A22B ("Number of Parameters: 235B in total", BF16).
+    "Qwen/Qwen3-235B-A22B": ModelCard(235, "bf16"),
+}
+"""Hugging Face repository ids -> size and released precision, as their model cards state them.
+Matched exactly (never by substring) against the name a stack serves."""
 
 
 def maxtext_precision(quantization: str | None, weight_dtype: str) -> Precision:

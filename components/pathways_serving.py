@@ -10,7 +10,6 @@ Everything that depends on the slices (group size, ``--instance_type``, node sel
 ``google.com/tpu`` per worker, subgroups) is derived from the catalog shape, never typed in.
 """
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
@@ -23,7 +22,7 @@ from .images import image_problem
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from .options import child_options
 from .pathways_workload import DEFAULT_PATHWAYS_VERSION
-from .podspec import requests, tcp_probe
+from .podspec import ProbeSettings, http_probes, requests, tcp_probe
 from .settings import described
 
 RM_PORT = 38677
@@ -162,33 +161,6 @@ class PathwaysRequests:
 
 
 @dataclass(frozen=True)
-class ProbeSettings:
-    """Health probes of ``jax-tpu`` (``GET /healthcheck`` on the HTTP port).
-
-    The startup probe starts at once and keeps trying for ``max_startup_seconds``, so a
-    server that loads in 5 minutes is Ready after about 5 minutes, and a slow checkpoint
-    load is still tolerated for an hour.
-    """
-
-    max_startup_seconds: int = described("Longest tolerated checkpoint load and warm-up, in seconds.", default=3600)
-    startup_period_seconds: int = described("Seconds between startup checks (the readiness granularity).", default=5)
-    readiness_period_seconds: int = described("Seconds between readiness checks once started.", default=10)
-    readiness_failure_threshold: int = described("Failed readiness checks before leaving the Service.", default=3)
-    liveness_period_seconds: int = described("Seconds between liveness checks once started.", default=60)
-    liveness_failure_threshold: int = described("Failed liveness checks before a restart.", default=10)
-
-    @property
-    def startup_failure_threshold(self) -> int:
-        """Startup checks allowed: enough to cover ``max_startup_seconds``."""
-        return math.ceil(self.max_startup_seconds / self.startup_period_seconds)
-
-    @property
-    def imposed_seconds_to_ready(self) -> int:
-        """Worst-case delay the probes add after the server first answers."""
-        return self.startup_period_seconds + self.readiness_period_seconds
-
-
-@dataclass(frozen=True)
 class PathwaysServingArgs:
     """Arguments of :class:`PathwaysServing`."""
 
@@ -255,21 +227,14 @@ def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode) -> 
     return args + list(settings.extra_args)
 
 
-def _http_probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
-    return k8s.core.v1.ProbeArgs(
-        http_get=k8s.core.v1.HTTPGetActionArgs(path="/healthcheck", port=HTTP_PORT, scheme="HTTP"),
-        period_seconds=period,
-        failure_threshold=failures,
-    )
-
-
 def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
     return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
 
 
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
     """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
-    img, p, r = args.images, args.probes, args.requests
+    img, r = args.images, args.requests
+    startup, readiness, liveness = http_probes("/healthcheck", HTTP_PORT, args.probes)
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     jax_security = (
         k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))
@@ -315,9 +280,9 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             security_context=jax_security,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)],
             resources=requests(r.jax_cpu, r.jax_memory),
-            startup_probe=_http_probe(p.startup_period_seconds, p.startup_failure_threshold),
-            readiness_probe=_http_probe(p.readiness_period_seconds, p.readiness_failure_threshold),
-            liveness_probe=_http_probe(p.liveness_period_seconds, p.liveness_failure_threshold),
+            startup_probe=startup,
+            readiness_probe=readiness,
+            liveness_probe=liveness,
         ),
         k8s.core.v1.ContainerArgs(
             name="jetstream-http",

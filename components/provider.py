@@ -35,6 +35,7 @@ from .pathways_workload import PathwaysWorkload
 from .saxml_serving import SaxmlServing
 from .services import ProjectServices
 from .tenancy import Tenancy
+from .vllm_serving import VllmServing
 
 NAME = "tpu-serving"
 """The package name: resource types are ``tpu-serving:index:<Component>``."""
@@ -52,6 +53,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     PathwaysServing,
     SaxmlServing,
     PathwaysWorkload,
+    VllmServing,
 )
 """Every public component the provider serves."""
 

@@ -14,7 +14,15 @@ from pulumi.runtime.sync_await import _sync_await
 
 from tests.conftest import ROOT
 from tests.fixtures.bad_input import BAD, SERVING_BAD
-from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, as_engine_config, with_change, with_serving
+from tests.fixtures.configs import (
+    PATHWAYS_JOB,
+    SAX_CONFIG,
+    SERVING,
+    VLLM,
+    as_engine_config,
+    with_change,
+    with_serving,
+)
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
 
@@ -95,6 +103,94 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:serving.images.modelServer",
         ),
         (
+            "vllm-tensor-parallelism-mismatch",
+            "vllm",
+            with_serving(VLLM, engine={"tensorParallelSize": 8}),
+            "tpu-serving:serving.engine.tensorParallelSize",
+        ),
+        (
+            "vllm-model-too-big-for-the-slice",
+            "vllm",
+            with_serving(VLLM, servedModelName="meta-llama/Llama-3.1-405B-Instruct"),
+            "tpu-serving:serving.servedModelName",
+        ),
+        (
+            "vllm-unknown-model-needs-its-size",
+            "vllm",
+            with_serving(VLLM, servedModelName="acme/house-model"),
+            "tpu-serving:serving.modelSize",
+        ),
+        (
+            "vllm-declared-size-too-big",
+            "vllm",
+            with_serving(VLLM, modelSize={"parametersBillions": 300, "precision": "bf16"}),
+            "tpu-serving:serving.modelSize",
+        ),
+        (
+            "vllm-extra-arg-not-a-flag",
+            "vllm",
+            with_serving(VLLM, engine={"extraArgs": ["enable-prefix-caching"]}),
+            "tpu-serving:serving.engine.extraArgs",
+        ),
+        (
+            "vllm-extra-arg-owned-by-the-library",
+            "vllm",
+            with_serving(VLLM, engine={"extraArgs": ["--tensor-parallel-size=4"]}),
+            "tpu-serving:serving.engine.extraArgs",
+        ),
+        (
+            "vllm-token-as-a-value",
+            "vllm",
+            with_serving(VLLM, loader="hugging-face", hfToken="hf_abc"),
+            "tpu-serving:serving.hfToken",
+        ),
+        (
+            "vllm-token-secret-without-hub-loader",
+            "vllm",
+            with_serving(VLLM, hfTokenSecret={"name": "hf"}),
+            "tpu-serving:serving.hfTokenSecret",
+        ),
+        (
+            "vllm-memory-utilization-out-of-bounds",
+            "vllm",
+            with_serving(VLLM, engine={"memoryUtilization": 1.5}),
+            "tpu-serving:serving.engine.memoryUtilization",
+        ),
+        (
+            "vllm-replicas-beyond-the-slices",
+            "vllm",
+            with_serving(VLLM, replicas=2),
+            "tpu-serving:serving.replicas",
+        ),
+        (
+            "vllm-file-cache-larger-than-the-boot-disk",
+            "vllm",
+            with_change("tpu-serving:tpuSlices/0/diskSizeGb", 150, VLLM),
+            "tpu-serving:tpuSlices[0].diskSizeGb",
+        ),
+        (
+            "vllm-image-latest",
+            "vllm",
+            with_serving(VLLM, images={"vllm": "vllm/vllm-tpu:latest"}),
+            "tpu-serving:serving.images.vllm",
+        ),
+        (
+            "vllm-image-cache-disk-without-image-streaming",
+            "vllm",
+            with_change(
+                "tpu-serving:cluster",
+                {"name": "vllm", "imageStreaming": False},
+                with_change("tpu-serving:tpuSlices/0/imageCacheDisk", "global/images/vllm-tpu-cache", VLLM),
+            ),
+            "tpu-serving:tpuSlices[0].imageCacheDisk",
+        ),
+        (
+            "vllm-image-cache-disk-not-an-image-path",
+            "vllm",
+            with_change("tpu-serving:tpuSlices/0/imageCacheDisk", "vllm-tpu-cache", VLLM),
+            "tpu-serving:tpuSlices[0].imageCacheDisk",
+        ),
+        (
             "tenancy-bad-cidr",
             "infrastructure",
             with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}),
@@ -112,7 +208,7 @@ CASES: list[tuple[str, str, dict, str]] = (
 
 def test_bad_input_table_covers_every_backend():
     assert len(CASES) >= 30
-    assert {c[1] for c in CASES} == {"infrastructure", "jetstream-pathways", "saxml", "pathways-job"}
+    assert {c[1] for c in CASES} == {"infrastructure", "jetstream-pathways", "saxml", "pathways-job", "vllm"}
     assert len({c[0] for c in CASES}) == len(CASES)
 
 

@@ -220,7 +220,7 @@ def test_package_backends_are_registered_in_one_place():
 
     from tpu_serving.backends import BACKENDS, Serving
 
-    assert set(BACKENDS) == {"jetstream-pathways", "saxml", "pathways-job"}
+    assert set(BACKENDS) == {"jetstream-pathways", "saxml", "pathways-job", "vllm"}
     union = typing.get_args(typing.get_args(Serving)[0])
     assert {b.settings for b in BACKENDS.values()} == set(union)
     for name, backend in BACKENDS.items():

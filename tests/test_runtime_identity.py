@@ -170,3 +170,41 @@ def test_identity_finds_host_network_defects_before_fix():
         "pod-role pathways-batch/pathways-device-check pathways-head",
         "pod-role pathways-batch/pathways-device-check pathways-worker",
     }
+
+
+def test_identity_ray_workers_read_what_their_leaders_engine_names():
+    def container(name: str, script: str) -> dict[str, Any]:
+        return {"name": name, "image": "i", "command": ["/bin/sh", "-c"], "args": [script]}
+
+    lws = _r(
+        "urn:k8s:lws",
+        "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
+        {
+            "kind": "LeaderWorkerSet",
+            "metadata": {"name": "vllm", "namespace": "ns"},
+            "spec": {
+                "leaderWorkerTemplate": {
+                    "size": 2,
+                    "leaderTemplate": {
+                        "spec": {
+                            "serviceAccountName": "ksa",
+                            "containers": [
+                                container("l", "exec vllm serve gs://bkt/model --load-format=runai_streamer")
+                            ],
+                        }
+                    },
+                    "workerTemplate": {
+                        "spec": {
+                            "serviceAccountName": "ksa",
+                            "containers": [container("w", "exec bash s.sh worker --ray_address=$(LWS_LEADER_ADDRESS)")],
+                        }
+                    },
+                }
+            },
+        },
+    )
+    res = _result(*_base(), _grant(WL_SA, "roles/storage.objectViewer"), lws)
+    worker = res["pod-role ns/vllm worker -> gs://bkt (read)"]
+    assert worker[0] and "Ray worker of vllm-0" in worker[1]
+    no_grant = _result(*_base(), lws)
+    assert not no_grant["pod-role ns/vllm worker -> gs://bkt (read)"][0]

@@ -82,3 +82,15 @@ def test_network_leader_address_argument_becomes_a_flow() -> None:
     leader = network.Workload("l", "ns", "leader", {}, False, (), "L/x")
     flows = list(network._arg_flows([leader, worker]))
     assert [(f.src.label, f.dst.label, f.port) for f in flows] == [("ns/w", "ns/l", 38677)]
+
+
+def test_network_ray_address_without_port_flows_to_the_gcs_port() -> None:
+    arg = "S=x; exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS)"
+    worker = network.Workload("w", "ns", "worker", {}, False, (Container("vllm-worker", args=(arg,)),), "L/x")
+    leader = network.Workload("l", "ns", "leader", {}, False, (), "L/x")
+    flows = list(network._arg_flows([leader, worker]))
+    assert [(f.src.label, f.dst.label, f.port) for f in flows] == [("ns/w", "ns/l", 6379)]
+    unknown = network.Workload(
+        "u", "ns", "worker", {}, False, (Container("c", args=("--foo_address=$(LWS_LEADER_ADDRESS)",)),), "L/x"
+    )
+    assert list(network._arg_flows([leader, unknown])) == []

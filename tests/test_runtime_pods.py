@@ -235,3 +235,13 @@ def test_deployment_and_env_value_from():
     pods = pods_of(_plan(dep))
     assert len(pods) == 2 and pods[0].owner == "Deployment/d"
     assert pods[0].containers[0].env["NS"] == "<fieldRef:metadata.namespace>"
+
+
+def test_pods_gcs_fuse_annotation_injects_the_sidecar_request():
+    annotated = {"metadata": {"annotations": {"gke-gcsfuse/volumes": "true", "gke-gcsfuse/cpu-request": "2"}}}
+    lws = _lws(size=2, leaderTemplate={**annotated, "spec": {"containers": [_container("lead")]}})
+    leader, worker = pods_of(_plan(lws))
+    (sidecar,) = leader.init_containers
+    assert sidecar.name == "gke-gcsfuse-sidecar" and sidecar.sidecar
+    assert sidecar.requests.cpu == 2 and sidecar.requests.memory == 256 * 2**20
+    assert leader.requests.cpu == 2 and worker.init_containers == ()

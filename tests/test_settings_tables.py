@@ -13,7 +13,7 @@ from tpu_serving_tools import settings_tables
 
 def test_settings_tables_readme_is_current():
     readme = (ROOT / "README.md").read_text()
-    assert readme.count("<!-- generated: settings ") == 4
+    assert readme.count("<!-- generated: settings ") == 5
     assert settings_tables.render(readme) == readme, "README settings tables are stale: run `make readme`"
 
 

@@ -10,17 +10,22 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias, Union
 
 from pydantic import Field
 
-from . import jetstream_pathways, pathways_job, saxml
+from . import jetstream_pathways, pathways_job, saxml, vllm
 from .base import Backend, Built, Platform, ServingSlices
 
-BACKENDS: dict[str, Backend] = {b.name: b for b in (jetstream_pathways.BACKEND, saxml.BACKEND, pathways_job.BACKEND)}
+BACKENDS: dict[str, Backend] = {
+    b.name: b for b in (jetstream_pathways.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
+}
 """Every serving backend, by its ``serving.backend`` value."""
 
 if TYPE_CHECKING:
     # mypy cannot evaluate the union built from BACKENDS below: it sees the same union spelled
     # out (keep it in step with BACKENDS).
     Serving: TypeAlias = Annotated[
-        jetstream_pathways.PathwaysServingConfig | saxml.SaxmlServingConfig | pathways_job.PathwaysJobConfig,
+        jetstream_pathways.PathwaysServingConfig
+        | saxml.SaxmlServingConfig
+        | pathways_job.PathwaysJobConfig
+        | vllm.VllmServingConfig,
         Field(discriminator="backend"),
     ]
 else:

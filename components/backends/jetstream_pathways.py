@@ -30,8 +30,8 @@ from ..pathways_serving import (
     PathwaysRequests,
     PathwaysServing,
     PathwaysServingArgs,
-    ProbeSettings,
 )
+from ..podspec import ProbeSettings
 from ..settings import (
     PROJECT_NAMESPACE,
     K8sName,

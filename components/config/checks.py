@@ -105,6 +105,12 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
             )
         if e.end_time is not None and e.end_time <= e.start_time:
             problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    for i, s in enumerate(cfg.tpu_slices):
+        if s.image_cache_disk and not cfg.cluster.image_streaming:
+            problems.append(
+                f"{PROJECT_NAMESPACE}:tpuSlices[{i}].imageCacheDisk = {json.dumps(s.image_cache_disk)}: a secondary "
+                f"boot disk of container images needs image streaming; set {key}.imageStreaming to true"
+            )
     return problems
 
 

@@ -74,6 +74,7 @@ class TpuSliceConfig(Model):
     spot: bool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
     disk_size_gb: int = declared(TpuNodePoolArgs, "disk_size_gb")
+    image_cache_disk: str | None = declared(TpuNodePoolArgs, "image_cache_disk")
 
     @field_validator("name")
     @classmethod

@@ -242,5 +242,28 @@ BUCKET_USES: tuple[BucketUse, ...] = (
 """How a gs:// location is used -> the access it needs (first match wins). Unmatched uses need read."""
 
 GCS_FUSE_CSI_DRIVER = "gcsfuse.csi.storage.gke.io"
+GCS_FUSE_INJECT_ANNOTATION = "gke-gcsfuse/volumes"
+GCS_FUSE_SIDECAR = "gke-gcsfuse-sidecar"
+GCS_FUSE_SIDECAR_REQUESTS: dict[str, str] = {"cpu": "250m", "memory": "256Mi"}
+GCS_FUSE_REQUEST_ANNOTATIONS: dict[str, str] = {
+    "cpu": "gke-gcsfuse/cpu-request",
+    "memory": "gke-gcsfuse/memory-request",
+}
+# A pod annotated gke-gcsfuse/volumes: "true" gets the driver's sidecar from GKE's mutating webhook,
+# as a native sidecar (an init container with restartPolicy Always) on GKE 1.29 and later, with
+# requests of 250m CPU and 256 MiB memory (5 GiB ephemeral storage) unless the pod's
+# gke-gcsfuse/<resource>-request annotations say otherwise; gke-gcsfuse/<resource>-limit "0" lifts
+# the limit. Source: https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/
+# cloud-storage-fuse-csi-driver-sidecar ("Configure resources for the sidecar container") and
+# GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook (sidecar injection).
 # Source: https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver
 # (csi.driver gcsfuse.csi.storage.gke.io, volumeAttributes.bucketName; readOnly mounts need read).
+
+# --------------------------------------------------------------------------- vLLM on Ray
+
+RAY_WORKER_ARG = "--ray_address="
+"""A container that joins a Ray cluster (vllm examples multi-node-serving.sh ``worker --ray_address=``).
+Its Ray workers run the engine the group's leader started, so they read what the leader's
+engine arguments name: vllm-project/tpu-inference@v0.27.0 tpu_inference/executors/
+ray_distributed_executor.py restores the ``gs://`` model URI on remote Ray workers so each
+"can independently ... stream the model from GCS" with the Run:ai streamer."""

@@ -223,12 +223,28 @@ def satisfies(granted: set[str], needed: str) -> bool:
 # --------------------------------------------------------------------------- check
 
 
+def ray_worker_needs(pod: Pod, pods: Sequence[Pod]) -> list[BucketNeed]:
+    """What a Ray worker pod reads for its group's engine: the ``gs://`` locations its leader's
+    engine arguments name (:data:`facts.RAY_WORKER_ARG`)."""
+    if not any(F.RAY_WORKER_ARG in a for c in pod.all_containers for a in c.args + c.command):
+        return []
+    leader = next((p for p in pods if p.group == pod.group and p.role == "leader"), None)
+    if leader is None:
+        return []
+    return [
+        BucketNeed(n.bucket, n.access, f"Ray worker of {leader.name}: {n.how}")
+        for c in leader.all_containers
+        for n in container_needs(c)
+    ]
+
+
 def check(view: PlanView) -> CategoryResult:
     """One finding per (pod role, bucket, access), deduplicated across identical pods."""
     pools = node_pools(view)
     findings: dict[str, Finding] = {}
-    for pod in pods_of(view):
-        for need in pod_needs(pod):
+    pods = pods_of(view)
+    for pod in pods:
+        for need in pod_needs(pod) + ray_worker_needs(pod, pods):
             subject = f"pod-role {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} -> gs://{need.bucket} ({need.access})"
             if subject in findings:
                 continue

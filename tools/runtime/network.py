@@ -250,8 +250,15 @@ def evaluate(view: PlanView, flow: Flow) -> Finding:
 
 # --------------------------------------------------------------------------- needed flows
 
-ADDRESS_ARG = re.compile(r"--(?P<flag>\w+_address)=\$\((?P<var>\w+)\):(?P<port>\d+)")
-"""A container argument naming a peer by an injected address variable and a port."""
+ADDRESS_ARG = re.compile(r"--(?P<flag>\w+_address)=\$\((?P<var>\w+)\)(?::(?P<port>\d+))?")
+"""A container argument naming a peer by an injected address variable (and a port, unless implied)."""
+
+IMPLIED_PORTS: dict[str, int] = {
+    # vllm-project/vllm examples/online_serving/multi-node-serving.sh: `worker --ray_address=<leader>`
+    # runs `ray start --address=<leader>:6379` (the head's GCS port, `ray start --head --port=6379`).
+    "ray_address": 6379,
+}
+"""Ports of address arguments that name only the host."""
 
 ADDRESS_VARS: dict[str, str] = {
     # LWS injects LWS_LEADER_ADDRESS into every pod of a group (kubernetes-sigs/lws@v0.10.0 pkg/webhooks:
@@ -303,8 +310,9 @@ def _arg_flows(ws: list[Workload]) -> Iterator[Flow]:
             for arg in c.args + c.command:
                 m = ADDRESS_ARG.search(arg)
                 role = m and ADDRESS_VARS.get(m["var"])
-                for dst in _by_role(ws, role, w.owner) if m and role else ():
-                    yield Flow(peer_of(w), peer_of(dst), int(m["port"]), why=f"{c.name} {m['flag']}")
+                port = m and (int(m["port"]) if m["port"] else IMPLIED_PORTS.get(m["flag"]))
+                for dst in _by_role(ws, role, w.owner) if m and role and port else ():
+                    yield Flow(peer_of(w), peer_of(dst), port, why=f"{c.name} {m['flag']}")
 
 
 def _fact_flows(ws: list[Workload]) -> Iterator[Flow]:

@@ -324,9 +324,21 @@ class _Placement:
     """Labels the controller adds to the template's (LWS and JobSet name their pods' set and role)."""
 
 
+def injected_sidecars(annotations: Mapping[str, str], defaults: LimitDefaults) -> tuple[Container, ...]:
+    """Containers that GKE's webhooks add to a pod with these annotations (the GCS FUSE sidecar, see facts)."""
+    if str(annotations.get(F.GCS_FUSE_INJECT_ANNOTATION, "")).lower() != "true":
+        return ()
+    requests = {
+        k: annotations.get(a, F.GCS_FUSE_SIDECAR_REQUESTS[k]) for k, a in F.GCS_FUSE_REQUEST_ANNOTATIONS.items()
+    }
+    spec = {"name": F.GCS_FUSE_SIDECAR, "restartPolicy": F.SIDECAR_RESTART_POLICY, "resources": {"requests": requests}}
+    return (make_container(spec, LimitDefaults(), init=True),)
+
+
 def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefaults) -> Pod:
-    """A pod from a pod template (``{metadata, spec}``)."""
+    """A pod from a pod template (``{metadata, spec}``), with the containers GKE injects."""
     spec = template.get("spec") or {}
+    annotations = (template.get("metadata") or {}).get("annotations") or {}
     return Pod(
         name=where.name,
         namespace=where.namespace,
@@ -343,7 +355,8 @@ def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefa
             for t in spec.get("tolerations") or ()
         ),
         containers=tuple(make_container(c, defaults) for c in spec.get("containers") or ()),
-        init_containers=tuple(make_container(c, defaults, init=True) for c in spec.get("initContainers") or ()),
+        init_containers=injected_sidecars(annotations, defaults)
+        + tuple(make_container(c, defaults, init=True) for c in spec.get("initContainers") or ()),
         volumes=tuple(_volume(v) for v in spec.get("volumes") or ()),
         priority_class=str(spec.get("priorityClassName") or ""),
         exclusive_topology=where.exclusive_topology,

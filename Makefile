@@ -21,7 +21,7 @@ help:
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
-	@echo "make readme                 regenerate the README's settings tables from the settings models"
+	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
 	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
 	@echo "stacks: $(STACKS)"
 
@@ -66,6 +66,7 @@ test: $(VENV)/.installed $(POLICY_VENV)/.installed
 
 readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.settings_tables
+	$(PYTHON) -m tpu_serving_tools.cost_table
 
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden

@@ -31,7 +31,7 @@ class TpuGeneration:
     """One TPU generation as GKE and the serving stacks name it."""
 
     name: str
-    """Short generation name: ``v5e``, ``v6e`` or ``v5p``."""
+    """Short generation name: ``v5e``, ``v6e``, ``v5p`` or ``tpu7x``."""
     gke_accelerator: str
     """Value of the ``cloud.google.com/gke-tpu-accelerator`` node label."""
     chip_name: str
@@ -146,7 +146,22 @@ V5P = TpuGeneration(
     cores_per_chip=2,
     dimensions=3,
 )
-GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P)
+TPU7X = TpuGeneration(
+    # Ironwood. HBM per chip: https://docs.cloud.google.com/tpu/docs/tpu7x (192 GiB, two
+    # TensorCores per chip); GKE accelerator label, machine types and the Pathways chip name:
+    # Google's xpk (AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py:
+    # gke_accelerator='tpu7x', tensorcores_per_chip=2, pathways_tpu_version='tpu7x').
+    # GKE Standard 1.34.0-gke.2201000 or later
+    # (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood).
+    name="tpu7x",
+    gke_accelerator="tpu7x",
+    chip_name="tpu7x",
+    hbm_gib_per_chip=192,
+    slice_name_prefixes=("tpu7x",),
+    cores_per_chip=2,
+    dimensions=3,
+)
+GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P, TPU7X)
 
 # Multi-host topologies of the 4-chip v5e/v6e machine types; 2x2 is a single 4-chip host.
 _PODSLICE_4T = ("2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -260,6 +275,12 @@ MACHINE_TYPES: dict[str, MachineType] = {
         MachineType("ct6e-standard-4t", V6E, 4, _PODSLICE_4T),
         MachineType("ct6e-standard-8t", V6E, 8, ("2x4",)),
         MachineType("ct5p-hightpu-4t", V5P, 4, _V5P_4T),
+        # TPU7x single-host slices only: a multi-host TPU7x node pool takes a workload policy
+        # (--placement-policy, a compute resource policy) instead of tpu_topology
+        # (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood), which
+        # TpuNodePool does not create yet. Topologies as xpk lists them (1x1x1, 2x2x1).
+        MachineType("tpu7x-standard-1t", TPU7X, 1, ("1x1x1",)),
+        MachineType("tpu7x-standard-4t", TPU7X, 4, ("2x2x1",)),
     )
 }
 

@@ -12,6 +12,8 @@ from typing import Any, Literal
 
 import pulumi
 
+from . import cost
+from .allocation import Allocation, allocation
 from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
@@ -33,6 +35,7 @@ from .naming import (
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .prices import PriceOverrides
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
 from .tenancy import Tenancy, TenancyArgs
@@ -98,8 +101,10 @@ class TpuServingDeployment(pulumi.ComponentResource):
                     service_account_id=node_service_account_id(cluster_name, s.name),
                     shape=s.shape,
                     pool_names=tuple(pool_name(cluster_name, p) for p in s.pool_names),
+                    capacity=s.capacity,
                     spot=s.spot,
                     reservation=s.reservation,
+                    max_run_duration_hours=s.max_run_duration_hours,
                     disk_size_gb=s.disk_size_gb,
                     image_cache_disk=s.image_cache_disk,
                     image_streaming=cfg.cluster.image_streaming,
@@ -176,8 +181,50 @@ class TpuServingDeployment(pulumi.ComponentResource):
             )
             built = backend.build(platform, cfg.serving)
         self.installs = built.installs
-        self.outputs = {**built.outputs, **self._infrastructure_outputs(cfg)}
+        self.allocation = self._allocation(cfg)
+        self.cost = self._cost(cfg, self.allocation)
+        self.outputs = {
+            **built.outputs,
+            **self._infrastructure_outputs(cfg),
+            "capacity": allocation_output(self.allocation),
+            "cost": cost_output(self.cost),
+        }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
+
+    @staticmethod
+    def _allocation(cfg: StackConfig) -> Allocation:
+        """Chips, VMs and HBM of the slices, against what the served model needs."""
+        serving = [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
+        backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
+        return allocation(
+            [(s.shape, s.count) for s in cfg.tpu_slices],
+            serving[0].shape if serving else None,
+            sum(s.count for s in serving),
+            backend.model_size(cfg.serving) if backend is not None else None,
+        )
+
+    @staticmethod
+    def _cost(cfg: StackConfig, sized: Allocation) -> cost.CostEstimate:
+        """The estimate: the slices, the CPU pool at its minimum, boot disks and the buckets' expected sizes."""
+        pool = cfg.cluster.cpu_pool
+        weights_gb = sized.model.gib * 2**30 / 1e9 if sized.model is not None else 0.0
+        return cost.estimate(
+            slices=[
+                cost.SliceUsage(s.name, s.shape, s.count, s.effective_capacity, s.disk_size_gb) for s in cfg.tpu_slices
+            ],
+            nodes=[cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)],
+            buckets=[
+                cost.BucketUsage(
+                    b.purpose,
+                    str(b.storage_class),
+                    b.expected_size_gb
+                    if b.expected_size_gb is not None
+                    else (weights_gb if b.purpose == "checkpoints" else 0.0),
+                )
+                for b in cfg.buckets
+            ],
+            overrides=to_settings(cfg.prices, PriceOverrides),
+        )
 
     def _grants(self, needs: Mapping[str, Access | Literal["none"]]) -> list[BucketGrant]:
         """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing)."""
@@ -258,3 +305,39 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "gcpServiceAccount": self.identity.email,
             "controllers": installs_by_group(self.installs),
         }
+
+
+def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
+    """The ``cost`` stack output: USD per hour and per month by part, and how each item was priced."""
+    per_hour: dict[str, float] = {p: round(estimate.per_hour(p), 2) for p in cost.PARTS}
+    per_month: dict[str, float] = {p: round(estimate.per_month(p), 2) for p in cost.PARTS}
+    return {
+        "currency": "USD",
+        "perHour": {**per_hour, "total": round(estimate.per_hour(), 2)},
+        "perMonth": {**per_month, "total": round(estimate.per_month(), 2)},
+        "items": [
+            {
+                "part": x.part,
+                "what": x.what,
+                "perHour": None if x.usd_per_hour is None else round(x.usd_per_hour, 4),
+                "basis": x.basis,
+            }
+            for x in estimate.lines
+        ],
+        "unpriced": [x.what for x in estimate.unpriced],
+    }
+
+
+def allocation_output(sized: Allocation) -> dict[str, object]:
+    """The ``capacity`` stack output: chips, VMs, HBM and the allocation against the model's need."""
+    fit = sized.smallest_fit
+    return {
+        "chips": sized.chips,
+        "vms": sized.vms,
+        "hbmGib": sized.hbm_gib,
+        "modelGib": None if sized.model is None else round(sized.model.gib, 1),
+        "smallestFittingSlice": None if fit is None else f"{fit.machine_type.name} {fit.topology} ({fit.chips} chips)",
+        "servingSlices": sized.serving_slices,
+        "chipsNeeded": sized.chips_needed,
+        "allocatedToNeeded": None if sized.ratio is None else round(sized.ratio, 2),
+    }

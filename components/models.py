@@ -93,3 +93,16 @@ def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: 
         f"{at}: {parameters_billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than "
         f"one {shape.topology} slice has ({shape.hbm_gib} GiB); {hint}"
     )
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    """What a served model's weights take: its parameters and the precision they are served in."""
+
+    parameters_billions: float
+    precision: Precision
+
+    @property
+    def gib(self) -> float:
+        """GiB of HBM the weights take (one copy)."""
+        return weight_gib(self.parameters_billions, self.precision)

@@ -14,7 +14,9 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
+from . import capacity as capacity_rules
 from .arguments import check_arguments
+from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import node_config
 from .naming import NameLimit, check_dns_name
@@ -58,9 +60,24 @@ class TpuNodePoolArgs:
     """The slice shape from the catalog."""
     pool_names: Sequence[str]
     """GKE node pool names, one per slice; their number is the number of slices."""
-    spot: bool = described("Run the slice on Spot VMs.", default=False)
+    capacity: Capacity = described(
+        "How the slice's VMs are obtained: `on-demand`, `spot`, `reservation` (the one named by "
+        "`reservation`), `any-reservation`, `flex-start` (Dynamic Workload Scheduler: the pool scales "
+        "from zero and its VMs run at most `maxRunDurationHours`) or `queued` (refused for TPU slices: "
+        "GKE documents queued provisioning for GPUs only).",
+        default=Capacity.ON_DEMAND,
+    )
+    spot: bool = described("Run the slice on Spot VMs (older spelling of `capacity: spot`).", default=False)
     reservation: str | None = described(
-        "Name of a specific Compute Engine reservation the slice consumes.", default=None
+        "Name of the specific Compute Engine reservation the slice consumes (with `capacity: reservation`; "
+        "alone, it implies it).",
+        default=None,
+    )
+    max_run_duration_hours: int | None = described(
+        "Flex-start only: hours each VM may run before GKE deletes it (at most 7 days).",
+        default=None,
+        ge=1,
+        le=capacity_rules.FLEX_START_MAX_HOURS,
     )
     disk_size_gb: int = described("Boot disk size of each TPU VM, in GB.", default=200, ge=50, le=4000)
     image_cache_disk: str | None = described(
@@ -88,11 +105,15 @@ class TpuNodePoolArgs:
         problem = check_dns_name(self.service_account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
         if isinstance(self.service_account_id, str) and problem:
             found.append(f"service_account_id = {self.service_account_id!r}: {problem}")
-        if self.spot and self.reservation:
-            found.append("spot and reservation are mutually exclusive")
+        found += capacity_rules.problems(self.capacity, self.spot, self.reservation, self.max_run_duration_hours)
         if self.image_cache_disk and not self.image_streaming:
             found.append("image_cache_disk: a secondary boot disk of container images needs image_streaming")
         return found
+
+    @property
+    def effective_capacity(self) -> Capacity:
+        """The capacity type, with ``spot`` / ``reservation`` alone honoured as before ``capacity`` existed."""
+        return capacity_rules.effective(self.capacity, self.spot, self.reservation)
 
 
 def node_selector(shape: SliceShape) -> dict[str, str]:
@@ -110,28 +131,55 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         image_streaming=args.image_streaming,
         labels=args.labels,
     )
-    if args.spot:
-        cfg["spot"] = True
+    capacity = args.effective_capacity
+    _capacity_fields(cfg, capacity, args.reservation, args.max_run_duration_hours)
     if args.image_cache_disk is not None:
         cfg["secondary_boot_disks"] = [{"disk_image": args.image_cache_disk, "mode": IMAGE_CACHE_MODE}]
-    if args.reservation is not None:
-        cfg["reservation_affinity"] = {
-            "consume_reservation_type": "SPECIFIC_RESERVATION",
-            "key": RESERVATION_KEY,
-            "values": [args.reservation],
-        }
+    flex = capacity_rules.scales_from_zero(capacity)
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
         cluster=args.cluster,
         location=args.region,
         node_locations=[args.zone],
-        node_count=shape.vms,
-        # A multi-host slice is one unit: COMPACT placement with its topology, fixed size.
+        # A multi-host slice is one unit: COMPACT placement with its topology, fixed size. A
+        # flex-start slice starts empty and the autoscaler adds all its VMs at once (GKE's
+        # flex-start TPU guide: --enable-autoscaling --num-nodes=0 --max-nodes=<VMs>).
+        node_count=None if flex else shape.vms,
+        initial_node_count=0 if flex else None,
+        autoscaling=(
+            {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"} if flex else None
+        ),
         placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),
-        management={"auto_repair": True, "auto_upgrade": True},
+        # Flex-start pools run without auto-repair (xpk: --no-enable-autorepair): a repaired VM
+        # would be a new flex-start request.
+        management={"auto_repair": not flex, "auto_upgrade": True},
         node_config=cfg,
     )
+
+
+def _capacity_fields(
+    cfg: container.NodePoolNodeConfigArgsDict,
+    capacity: Capacity,
+    reservation: str | None,
+    max_run_duration_hours: int | None,
+) -> None:
+    """Set the ``node_config`` fields of ``capacity`` (pulumi-gcp 10.x ``NodePoolNodeConfigArgs``)."""
+    if capacity is Capacity.SPOT:
+        cfg["spot"] = True
+    elif capacity is Capacity.RESERVATION:
+        cfg["reservation_affinity"] = {
+            "consume_reservation_type": "SPECIFIC_RESERVATION",
+            "key": RESERVATION_KEY,
+            "values": [reservation or ""],
+        }
+    elif capacity is Capacity.ANY_RESERVATION:
+        cfg["reservation_affinity"] = {"consume_reservation_type": "ANY_RESERVATION"}
+    elif capacity is Capacity.FLEX_START:
+        cfg["flex_start"] = True
+        cfg["reservation_affinity"] = {"consume_reservation_type": "NO_RESERVATION"}
+        if max_run_duration_hours is not None:
+            cfg["max_run_duration"] = f"{max_run_duration_hours * 3600}s"
 
 
 class TpuNodePool(pulumi.ComponentResource):

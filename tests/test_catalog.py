@@ -18,6 +18,8 @@ from tpu_serving.catalog import CatalogError, resolve_slice_name, slice_shape
         ("ct5lp-hightpu-4t", "16x16", 64, 256, True),
         ("ct5p-hightpu-4t", "2x2x1", 1, 4, False),
         ("ct5p-hightpu-4t", "2x4x4", 8, 32, True),
+        ("tpu7x-standard-4t", "2x2x1", 1, 4, False),
+        ("tpu7x-standard-1t", "1x1x1", 1, 1, False),
     ],
 )
 def test_catalog_shape_maths(machine_type, topology, vms, chips, multi_host):
@@ -38,6 +40,7 @@ def test_catalog_same_topology_differs_by_machine_type():
         (catalog.V5E, "tpu-v5-lite-podslice", 16, "tpuv5e"),
         (catalog.V6E, "tpu-v6e-slice", 32, "tpuv6e"),
         (catalog.V5P, "tpu-v5p-slice", 95, "tpuv5"),
+        (catalog.TPU7X, "tpu7x", 192, "tpu7x"),
     ],
 )
 def test_catalog_generation_facts(generation, accelerator, hbm, chip):
@@ -55,6 +58,7 @@ def test_catalog_generation_facts(generation, accelerator, hbm, chip):
         ("v5e-32", "ct5lp-hightpu-4t", "4x8"),
         ("v5p-8", "ct5p-hightpu-4t", "2x2x1"),
         ("v5p-128", "ct5p-hightpu-4t", "4x4x4"),
+        ("tpu7x-8", "tpu7x-standard-4t", "2x2x1"),
     ],
 )
 def test_catalog_resolves_slice_names(name, machine_type, topology):
@@ -99,3 +103,10 @@ def test_catalog_smallest_fitting_topology():
     # Seed 002's sizing: 175B parameters x 2 bytes = 350 GB -> 4x8 of v5e (512 GiB).
     assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", 350).topology == "4x8"
     assert catalog.smallest_fitting_topology("ct5lp-hightpu-8t", 350) is None
+
+
+def test_catalog_tpu7x_is_single_host_only():
+    # Multi-host TPU7x pools need a workload policy instead of tpu_topology (not rendered yet).
+    with pytest.raises(CatalogError) as exc:
+        slice_shape("tpu7x-standard-4t", "2x2x2")
+    assert exc.value.choices == ("2x2x1",)

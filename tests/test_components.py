@@ -5,6 +5,7 @@ from __future__ import annotations
 import pulumi
 import pytest
 
+from tests.fixtures.pools import SA, pool_args
 from tpu_serving import (
     BucketGrant,
     Buckets,
@@ -13,7 +14,6 @@ from tpu_serving import (
     TpuCluster,
     TpuClusterArgs,
     TpuNodePool,
-    TpuNodePoolArgs,
     WorkloadIdentity,
     WorkloadIdentityArgs,
     catalog,
@@ -26,22 +26,6 @@ from tpu_serving_tools.offline import Plan, run_program
 
 def run(program) -> Plan:
     return run_program(program, {}, project="tpu-serving", stack="test")
-
-
-SA = "nodes@p-123456.iam.gserviceaccount.com"
-
-
-def pool_args(**overrides) -> TpuNodePoolArgs:
-    base = dict(
-        project="p-123456",
-        region="us-east5",
-        zone="us-east5-b",
-        cluster="cluster-id",
-        service_account_id="c-a-nodes",
-        shape=catalog.slice_shape("ct6e-standard-4t", "4x4"),
-        pool_names=("c-a",),
-    )
-    return TpuNodePoolArgs(**{**base, **overrides})
 
 
 def test_nodepool_builder_multi_host_is_compact_with_topology():

@@ -161,7 +161,9 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
 @pytest.mark.parametrize(
     "model, key, source, name",
     [
+        ("TpuSliceConfig", "capacity", "TpuNodePoolArgs", "capacity"),
         ("TpuSliceConfig", "spot", "TpuNodePoolArgs", "spot"),
+        ("TpuSliceConfig", "max_run_duration_hours", "TpuNodePoolArgs", "max_run_duration_hours"),
         ("TpuSliceConfig", "reservation", "TpuNodePoolArgs", "reservation"),
         ("TpuSliceConfig", "disk_size_gb", "TpuNodePoolArgs", "disk_size_gb"),
         ("BucketConfig", "storage_class", "BucketSpec", "storage_class"),

@@ -30,7 +30,10 @@ RECREATE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
         (r"nodeConfig\.machineType", "machine type of the slice's VMs"),
         (r"placementPolicy(\..*)?", "slice topology / placement (COMPACT with tpuTopology)"),
         (r"nodeLocations(\[\d+\])?", "zone of the slice"),
-        (r"nodeConfig\.(spot|reservationAffinity(\..*)?)", "capacity type (spot, reservation)"),
+        (
+            r"nodeConfig\.(spot|flexStart|maxRunDuration|reservationAffinity(\..*)?)",
+            "capacity type (spot, reservation, flex-start)",
+        ),
         (
             r"nodeConfig\.(serviceAccount|oauthScopes(\[\d+\])?|diskSizeGb|diskType|imageType)",
             "node identity or boot disk",
@@ -91,6 +94,8 @@ class StackDiff:
     changed: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     total: int = 0
+    cost: str | None = None
+    """The change of chips and estimated cost, when the head plan exports a cost estimate."""
 
 
 def _recreate_reasons(resource: Mapping[str, Any], path: str) -> str | None:
@@ -146,11 +151,37 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
                         f"Recreates {_label(b)}: `{path}` {json.dumps(before)} → {json.dumps(after)} ({why})"
                     )
             out.changed.append(change)
+    out.cost = cost_change((base or {}).get("outputs") or {}, (head or {}).get("outputs") or {})
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
     return out
+
+
+def _signed(value: float, money: bool = False) -> str:
+    sign = "+" if value >= 0 else "-"
+    return f"{sign}${abs(value):,.2f}" if money else f"{sign}{abs(value):g}"
+
+
+def cost_change(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
+    """``+32 chips, +$86.40/hour (+$63,072.00/month): $43.82 → $130.22/hour`` from the plans' ``capacity`` and ``cost`` outputs."""
+    new_cost, new_capacity = head.get("cost"), head.get("capacity")
+    if not isinstance(new_cost, Mapping) or not isinstance(new_capacity, Mapping):
+        return None
+    after = new_cost["perHour"]["total"]
+    old_cost, old_capacity = base.get("cost"), base.get("capacity")
+    if not isinstance(old_cost, Mapping) or not isinstance(old_capacity, Mapping):
+        return f"{new_capacity['chips']} chips, ${after:,.2f}/hour (the base has no cost estimate)"
+    before = old_cost["perHour"]["total"]
+    chips = new_capacity["chips"] - old_capacity["chips"]
+    if chips == 0 and round(after - before, 2) == 0:
+        return f"unchanged: {new_capacity['chips']} chips, ${after:,.2f}/hour"
+    month = new_cost["perMonth"]["total"] - old_cost["perMonth"]["total"]
+    return (
+        f"{_signed(chips)} chips, {_signed(after - before, money=True)}/hour ({_signed(month, money=True)}/month): "
+        f"${before:,.2f} → ${after:,.2f}/hour"
+    )
 
 
 def _cell(value: Any) -> str:
@@ -166,6 +197,8 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
         lines += ["> [!WARNING]", "> **This change recreates or deletes TPU capacity, the cluster or a workload:**"]
         lines += [f"> - {w}" for w in diff.warnings]
         lines.append("")
+    if diff.cost:
+        lines += [f"**Capacity and cost (estimate):** {diff.cost}", ""]
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
     lines.append(

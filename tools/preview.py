@@ -87,8 +87,47 @@ def summary(plan: Plan) -> str:
             f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
             f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
             *rows,
+            *capacity_summary(plan.outputs),
+            *cost_summary(plan.outputs),
         ]
     )
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def capacity_summary(outputs: dict) -> list[str]:
+    """The capacity report of a plan whose program exports ``capacity`` (a TpuServingDeployment does)."""
+    c = outputs.get("capacity")
+    if not isinstance(c, dict):
+        return []
+    line = f"Capacity: {c['chips']} chips, {c['vms']} VMs, {c['hbmGib']} GiB HBM"
+    if c.get("allocatedToNeeded") is not None:
+        line += (
+            f"; model weights {c['modelGib']} GiB fit {c['smallestFittingSlice']}, x {c['servingSlices']} serving "
+            f"slice(s) = {c['chipsNeeded']} chips needed; allocated/needed {c['allocatedToNeeded']:.2f}x"
+        )
+    else:
+        line += "; the model's size is unknown, so no allocated/needed ratio"
+    return [line]
+
+
+def cost_summary(outputs: dict) -> list[str]:
+    """The cost estimate of a plan whose program exports ``cost``: per hour and month, by part."""
+    c = outputs.get("cost")
+    if not isinstance(c, dict):
+        return []
+    hour, month = c["perHour"], c["perMonth"]
+    lines = [f"Cost (estimate, {c['currency']}): {_usd(hour['total'])}/hour, {_usd(month['total'])}/month"]
+    lines += [
+        f"  {part:<8} {_usd(hour[part]):>12}/hour {_usd(month[part]):>14}/month"
+        for part in ("tpu", "cpu", "storage", "cluster")
+        if part in hour
+    ]
+    if c.get("unpriced"):
+        lines.append(f"  unpriced (no price found; set prices): {', '.join(c['unpriced'])}")
+    return lines
 
 
 def manifests_yaml(plan: Plan) -> str:

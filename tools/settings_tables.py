@@ -158,15 +158,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
     parser.add_argument("--readme", type=Path, default=Path("README.md"))
     args = parser.parse_args(argv)
-    text = args.readme.read_text()
-    new = render(text)
-    if args.check:
-        if new != text:
-            print(f"{args.readme}: settings tables are stale; run `make readme`", file=sys.stderr)
+    new = render(args.readme.read_text())
+    return rewrite(args.readme, new, check=args.check, what=f"{len(BLOCK.findall(new))} settings table(s)")
+
+
+def rewrite(readme: Path, new: str, *, check: bool, what: str) -> int:
+    """Write ``new`` to ``readme`` (or, with ``check``, exit status 1 if it differs); ``what`` names the blocks."""
+    if check:
+        if new != readme.read_text():
+            print(f"{readme}: {what} stale; run `make readme`", file=sys.stderr)
             return 1
         return 0
-    args.readme.write_text(new)
-    print(f"wrote {len(BLOCK.findall(new))} settings table(s) in {args.readme}")
+    readme.write_text(new)
+    print(f"wrote {what} in {readme}")
     return 0
 
 

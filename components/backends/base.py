@@ -15,6 +15,7 @@ import pulumi
 
 from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
+from ..models import ModelSize
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
@@ -101,3 +102,6 @@ class Backend:
     """TPU chips of what restarts at once, given the serving slices' chips."""
     build: Callable[[Platform, Any], Built]
     """Its resources, as children of the deployment."""
+    model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
+    """The size of the largest model it serves (one copy per serving slice), or None when unknown;
+    the capacity report compares the slices with it."""

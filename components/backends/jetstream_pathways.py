@@ -17,6 +17,7 @@ from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import (
     MAXTEXT_MODEL_PARAMETERS,
+    ModelSize,
     Precision,
     hbm_fit_problem,
     maxtext_precision,
@@ -147,21 +148,27 @@ def problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape
     return found + _parallelism_problems(key, serving.maxtext, shape) + _fit_problems(serving, shape)
 
 
+def model_size(serving: PathwaysServingConfig) -> ModelSize | None:
+    """The declared size, else the size of a MaxText model name the library knows, else None."""
+    if serving.model is not None:
+        return ModelSize(serving.model.parameters_billions, serving.model.precision)
+    mt = serving.maxtext
+    known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
+    return None if known is None else ModelSize(known, maxtext_precision(mt.quantization, mt.weight_dtype))
+
+
 def _fit_problems(serving: PathwaysServingConfig, shape: SliceShape) -> list[str]:
     """Every slice of a group holds the whole model (interleaved replicas and both disaggregated halves)."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    if serving.model is not None:
-        size, precision, at = serving.model.parameters_billions, serving.model.precision, f"{key}.model"
-    else:
-        mt = serving.maxtext
-        known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
-        if known is None:
-            return [
-                f"{key}.model: required for the HBM fit check, since maxtext.modelName {json.dumps(mt.model_name)} "
-                f"is not a model the library knows; known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
-            ]
-        size, precision, at = known, maxtext_precision(mt.quantization, mt.weight_dtype), f"{key}.maxtext.modelName"
-    problem = hbm_fit_problem(at, size, precision, shape)
+    size = model_size(serving)
+    if size is None:
+        return [
+            f"{key}.model: required for the HBM fit check, since maxtext.modelName "
+            f"{json.dumps(serving.maxtext.model_name)} is not a model the library knows; "
+            f"known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
+        ]
+    at = f"{key}.model" if serving.model is not None else f"{key}.maxtext.modelName"
+    problem = hbm_fit_problem(at, size.parameters_billions, size.precision, shape)
     return [problem] if problem else []
 
 
@@ -249,4 +256,5 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    model_size=model_size,
 )

@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ..catalog import SliceShape
 from ..controllers import JOBSET
-from ..models import Precision, hbm_fit_problem
+from ..models import ModelSize, Precision, hbm_fit_problem
 from ..node_identity import Access
 from ..saxml_serving import (
     HTTP_PORT,
@@ -115,6 +115,12 @@ class SaxmlServingConfig(Model):
     publish_timeout_seconds: int = Field(
         1800, ge=60, le=7200, description="How long publication waits for sax-http and the model replicas."
     )
+
+
+def model_size(serving: SaxmlServingConfig) -> ModelSize | None:
+    """The largest of the published models (each replica holds one copy on its slice)."""
+    sizes = [ModelSize(m.parameters_billions, m.weight_precision) for m in serving.models]
+    return max(sizes, key=lambda m: m.gib, default=None)
 
 
 def problems(cfg: StackConfig, serving: SaxmlServingConfig, shape: SliceShape, pools: int) -> list[str]:
@@ -224,4 +230,5 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    model_size=model_size,
 )

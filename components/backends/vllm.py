@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 
 from ..catalog import SliceShape
 from ..controllers import LWS
-from ..models import HUGGING_FACE_MODELS, Precision, weight_gib
+from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
 from ..node_identity import Access
 from ..podspec import ProbeSettings
 from ..settings import (
@@ -162,6 +162,12 @@ def model_size(serving: VllmServingConfig) -> tuple[float, Precision, str] | str
     return known.parameters_billions, precision, f"{key}.servedModelName"
 
 
+def served_model_size(serving: VllmServingConfig) -> ModelSize | None:
+    """The served model's size for the capacity report, or None when unknown."""
+    size = model_size(serving)
+    return None if isinstance(size, str) else ModelSize(size[0], size[1])
+
+
 def problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
@@ -293,4 +299,5 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    model_size=served_model_size,
 )

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+from pydantic.alias_generators import to_camel
+
+from .. import capacity as capacity_rules
 from ..backends import BACKENDS
 from ..naming import (
     NameLimit,
@@ -66,6 +69,17 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
             if problem:
                 problems.append(f"{ns}:cluster.name = {json.dumps(cluster)}: the Pathways head's {name!r} {problem}")
     return problems
+
+
+def capacity_problems(cfg: StackConfig) -> list[str]:
+    """Capacity combinations GKE refuses, at the slice, naming its keys as the stack file spells them."""
+    found = []
+    for i, s in enumerate(cfg.tpu_slices):
+        for problem in capacity_rules.problems(s.capacity, s.spot, s.reservation, s.max_run_duration_hours):
+            for name in ("max_run_duration_hours",):
+                problem = problem.replace(name, to_camel(name))
+            found.append(f"{PROJECT_NAMESPACE}:tpuSlices[{i}] ({json.dumps(s.name)}): {problem}")
+    return found
 
 
 _RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")

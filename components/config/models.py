@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from .. import capacity as capacity_rules
 from .. import catalog
 from ..backends import Serving
 from ..buckets import BucketSpec, StorageClass
+from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..naming import NameLimit, check_dns_name
 from ..nodepool import TpuNodePoolArgs
+from ..prices import PriceOverrides
 from ..settings import (
     Cidr,
     K8sName,
@@ -50,6 +53,14 @@ else:
 """The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
 
 
+if TYPE_CHECKING:
+    PricesConfig: TypeAlias = PriceOverrides
+else:
+    PricesConfig = settings_model(PriceOverrides, "PricesConfig")
+"""The stack file's ``prices``: negotiated rates replacing list prices in the cost estimate
+(:class:`~tpu_serving.prices.PriceOverrides`, declared once there)."""
+
+
 # --------------------------------------------------------------------------- TPU slices
 
 
@@ -71,8 +82,10 @@ class TpuSliceConfig(Model):
     machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
     topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
     count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
     spot: bool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
+    max_run_duration_hours: int | None = declared(TpuNodePoolArgs, "max_run_duration_hours")
     disk_size_gb: int = declared(TpuNodePoolArgs, "disk_size_gb")
     image_cache_disk: str | None = declared(TpuNodePoolArgs, "image_cache_disk")
 
@@ -123,9 +136,12 @@ class TpuSliceConfig(Model):
         by_shape = self.machine_type is not None or self.topology is not None
         if by_name == by_shape or (by_shape and (self.machine_type is None or self.topology is None)):
             raise ValueError("give either `slice` (e.g. v6e-16) or both `machineType` and `topology`")
-        if self.spot and self.reservation:
-            raise ValueError("`spot` and `reservation` are mutually exclusive")
         return self
+
+    @property
+    def effective_capacity(self) -> Capacity:
+        """The capacity type, with ``spot`` / ``reservation`` alone honoured as before ``capacity`` existed."""
+        return capacity_rules.effective(self.capacity, self.spot, self.reservation)
 
     @property
     def shape(self) -> catalog.SliceShape:
@@ -167,6 +183,12 @@ class BucketConfig(Model):
     )
     scratch_ttl_days: int | None = Field(
         None, ge=1, le=3650, description="Delete objects older than this many days (scratch buckets)."
+    )
+    expected_size_gb: float | None = Field(
+        None,
+        ge=0,
+        description="Data the bucket is expected to hold, in GB, for the storage cost estimate; unset: the "
+        "checkpoints bucket counts the served model's weights (when its size is known), other buckets 0.",
     )
 
     @field_validator("name")
@@ -254,6 +276,9 @@ class StackConfig(Model):
         default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
     )
     serving: Serving | None = Field(None, description="The serving workload; unset deploys the infrastructure only.")
+    prices: PricesConfig = Field(
+        default_factory=PricesConfig, description="Negotiated prices for the cost estimate (USD)."
+    )
 
     @field_validator("project")
     @classmethod

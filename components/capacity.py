@@ -1,0 +1,98 @@
+"""How a TPU slice obtains its VMs: the capacity types GKE sells, their rules and their node pool fields.
+
+Pure data plus rules; :mod:`tpu_serving.nodepool` renders the fields, the stack file and the
+component arguments check the rules. Sources, each where its rule is used:
+
+- Spot VMs and reservations in GKE, specific or any:
+  https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations
+  (consuming any reservation is a GKE Standard feature; a specific one names the reservation).
+- TPU reservations are billed through a committed use discount, capacity only with one:
+  https://cloud.google.com/tpu/docs/consumption-options
+- Flex-start (Dynamic Workload Scheduler) for TPU slice node pools: the pool has
+  autoscaling with no initial nodes, consumes no reservation, and its VMs run for at most
+  seven days (https://cloud.google.com/kubernetes-engine/docs/how-to/dws-flex-start-training-tpu,
+  https://cloud.google.com/kubernetes-engine/docs/concepts/dws). Google's own xpk creates
+  flex-start TPU pools with ``--flex-start --enable-autoscaling --location-policy=ANY
+  --reservation-affinity=none --no-enable-autorepair --max-nodes=<VMs>``
+  (AI-Hypercomputer/xpk ``src/xpk/core/capacity.py``), which is what is rendered here.
+- Queued provisioning (``--enable-queued-provisioning``, nodes only through a
+  ProvisioningRequest): GKE documents it for GPUs
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest: "optimize GPU
+  obtainability ... with GPUs"); xpk enables it for GPU clusters only
+  (``src/xpk/utils/kueue.py``: ``is_queued_cluster`` is true for ``AcceleratorType.GPU``
+  alone). No GKE page documents it for TPU slices, and the serving workloads create no
+  ProvisioningRequest, so it is refused for TPU slices.
+"""
+
+from __future__ import annotations
+
+from .arguments import Choice
+
+FLEX_START_MAX_HOURS = 7 * 24
+"""Flex-start VMs run for at most seven days (https://cloud.google.com/kubernetes-engine/docs/concepts/dws)."""
+
+
+class Capacity(Choice):
+    """How the VMs of a slice are obtained and billed."""
+
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVATION = "reservation"
+    ANY_RESERVATION = "any-reservation"
+    FLEX_START = "flex-start"
+    QUEUED = "queued"
+
+
+def effective(capacity: str, spot: bool, reservation: str | None) -> Capacity:
+    """The capacity a slice gets, with the older ``spot: true`` / ``reservation: x`` spellings still honoured.
+
+    Before ``capacity`` existed a slice said ``spot: true`` for Spot VMs or named a
+    ``reservation`` to consume it; with ``capacity`` left at ``on-demand`` they still mean that.
+    """
+    chosen = Capacity(capacity)
+    if chosen is Capacity.ON_DEMAND and spot:
+        return Capacity.SPOT
+    if chosen is Capacity.ON_DEMAND and reservation is not None:
+        return Capacity.RESERVATION
+    return chosen
+
+
+def problems(capacity: str, spot: bool, reservation: str | None, max_run_duration_hours: int | None) -> list[str]:
+    """Combinations GKE (or this library, where it says so) refuses, each naming the fields involved.
+
+    The field names are the Python ones (``max_run_duration_hours``); the stack file's
+    checks spell them in camelCase.
+    """
+    try:
+        chosen = Capacity(capacity)
+    except ValueError:
+        return []  # the type check reports the value itself
+    found = []
+    if spot and reservation is not None:
+        found.append("spot and reservation are mutually exclusive: Spot VMs consume no reservation")
+    elif spot and chosen not in (Capacity.ON_DEMAND, Capacity.SPOT):
+        found.append(f"spot = true and capacity = {chosen} are two capacity types; set capacity alone")
+    if reservation is not None and chosen not in (Capacity.ON_DEMAND, Capacity.RESERVATION):
+        what = "consumes any matching reservation" if chosen is Capacity.ANY_RESERVATION else "consumes no reservation"
+        found.append(
+            f"reservation = {reservation!r} with capacity = {chosen}: {chosen} {what}; "
+            "a named reservation needs capacity = reservation"
+        )
+    if chosen is Capacity.RESERVATION and reservation is None:
+        found.append("capacity = reservation needs reservation (the name of the specific reservation to consume)")
+    if max_run_duration_hours is not None and chosen is not Capacity.FLEX_START:
+        found.append(
+            f"max_run_duration_hours = {max_run_duration_hours} with capacity = {chosen}: "
+            "the maximum run duration belongs to flex-start VMs"
+        )
+    if chosen is Capacity.QUEUED:
+        found.append(
+            "capacity = queued: GKE documents queued provisioning (ProvisioningRequest) for GPU node pools only, "
+            "and the serving workloads create no ProvisioningRequest; use flex-start for TPU slices"
+        )
+    return found
+
+
+def scales_from_zero(capacity: Capacity) -> bool:
+    """Whether the slice's pool starts empty and the autoscaler adds the whole slice on demand (flex-start)."""
+    return capacity is Capacity.FLEX_START

@@ -1,0 +1,188 @@
+"""The cost estimate of a deployment: pure arithmetic over what it runs and the price table.
+
+Per hour and per month (730 hours), split into TPU, CPU, storage and the GKE cluster fee.
+What is counted, and how:
+
+- TPU: every slice's chips at the chip-hour price of its generation and capacity type,
+  while the slice runs (a flex-start slice costs nothing while its pool is empty);
+- CPU: the CPU pool at its autoscaling minimum, each node's vCPUs and memory at its
+  machine family's prices (other pools that scale from zero are not counted);
+- storage: every node's boot disk (``pd-balanced``) and every bucket's expected size at
+  its storage class, as an estimate;
+- the GKE Standard cluster management fee.
+
+A figure with no price is listed as unpriced, never guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from . import machines
+from .capacity import Capacity
+from .catalog import SliceShape
+from .prices import (
+    BOOT_DISK,
+    GKE_CLUSTER_HOUR,
+    HOURS_PER_MONTH,
+    MEMORY_GIB_HOUR,
+    STORAGE_GIB_MONTH,
+    TPU_CHIP_HOUR,
+    VCPU_HOUR,
+    Price,
+    PriceOverrides,
+    overridden,
+    tpu_key,
+)
+
+Part = Literal["tpu", "cpu", "storage", "cluster"]
+PARTS: tuple[Part, ...] = ("tpu", "cpu", "storage", "cluster")
+
+
+@dataclass(frozen=True)
+class SliceUsage:
+    """``count`` identical TPU slices of one kind."""
+
+    name: str
+    shape: SliceShape
+    count: int
+    capacity: Capacity
+    disk_size_gb: int
+
+
+@dataclass(frozen=True)
+class NodeUsage:
+    """CPU nodes of one pool, as many as are counted (the pool's minimum)."""
+
+    name: str
+    machine_type: str
+    nodes: int
+    disk_size_gb: int
+
+
+@dataclass(frozen=True)
+class BucketUsage:
+    """A bucket's expected size, in GB, and its storage class."""
+
+    name: str
+    storage_class: str
+    size_gb: float
+
+
+@dataclass(frozen=True)
+class Line:
+    """One priced item: its part, what it is, its cost per hour (None: unpriced) and how it was priced."""
+
+    part: Part
+    what: str
+    usd_per_hour: float | None
+    basis: str
+
+
+@dataclass(frozen=True)
+class CostEstimate:
+    """The priced items of a deployment and their sums."""
+
+    lines: tuple[Line, ...]
+
+    def per_hour(self, part: Part | None = None) -> float:
+        """USD per hour of ``part`` (every part when None), unpriced items left out."""
+        return sum(x.usd_per_hour or 0.0 for x in self.lines if part is None or x.part == part)
+
+    def per_month(self, part: Part | None = None) -> float:
+        """USD per month (730 hours) of ``part``."""
+        return self.per_hour(part) * HOURS_PER_MONTH
+
+    @property
+    def unpriced(self) -> tuple[Line, ...]:
+        """Items with no price: the sums leave them out."""
+        return tuple(x for x in self.lines if x.usd_per_hour is None)
+
+
+def _basis(price: Price, quantity: float, unit: str) -> str:
+    figure = "no price" if price.usd is None else f"${price.usd:g}/{price.unit}"
+    note = f"; {price.note}" if price.note else ""
+    return f"{quantity:g} {unit} x {figure} ({price.source}, {price.as_of}{note})"
+
+
+def _times(price: Price, quantity: float, per_month: bool = False) -> float | None:
+    if price.usd is None:
+        return None
+    return price.usd * quantity / (HOURS_PER_MONTH if per_month else 1)
+
+
+def tpu_lines(slices: Sequence[SliceUsage], overrides: PriceOverrides) -> list[Line]:
+    """Each slice kind's chips at its generation's and capacity type's chip-hour price."""
+    lines = []
+    for s in slices:
+        gen = s.shape.generation.name
+        price = overridden(
+            TPU_CHIP_HOUR[(gen, s.capacity)],
+            tpu_key(gen, s.capacity),
+            tpu_key(gen),
+            overrides=overrides.tpu_chip_hour,
+        )
+        chips = s.count * s.shape.chips
+        what = f"{s.name}: {s.count} x {s.shape.slice_name} {s.capacity}"
+        lines.append(Line("tpu", what, _times(price, chips), _basis(price, chips, "chips")))
+    return lines
+
+
+def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Line]:
+    """Each CPU pool's counted nodes at their family's vCPU-hour and GiB-hour prices."""
+    lines = []
+    for n in nodes:
+        machine = machines.machine(n.machine_type)
+        family = n.machine_type.split("-")[0]
+        what = f"{n.name}: {n.nodes} x {n.machine_type}"
+        vcpu = VCPU_HOUR.get(family)
+        memory = MEMORY_GIB_HOUR.get(family)
+        if machine is None or vcpu is None or memory is None:
+            lines.append(Line("cpu", what, None, f"no price for machine type {n.machine_type!r}; set prices.vcpuHour"))
+            continue
+        vcpu = overridden(vcpu, family, overrides=overrides.vcpu_hour)
+        memory = overridden(memory, family, overrides=overrides.memory_gib_hour)
+        vcpus, gib = n.nodes * machine.vcpus, n.nodes * machine.memory_gib
+        cpu_cost, memory_cost = _times(vcpu, vcpus), _times(memory, gib)
+        cost = None if cpu_cost is None or memory_cost is None else cpu_cost + memory_cost
+        lines.append(Line("cpu", what, cost, f"{_basis(vcpu, vcpus, 'vCPUs')} + {_basis(memory, gib, 'GiB')}"))
+    return lines
+
+
+def storage_lines(
+    slices: Sequence[SliceUsage], nodes: Sequence[NodeUsage], buckets: Sequence[BucketUsage], overrides: PriceOverrides
+) -> list[Line]:
+    """Boot disks of every counted node and TPU VM, and the buckets' expected sizes."""
+    disk = overridden(STORAGE_GIB_MONTH[BOOT_DISK], BOOT_DISK, overrides=overrides.storage_gb_month)
+    gb = sum(s.count * s.shape.vms * s.disk_size_gb for s in slices) + sum(n.nodes * n.disk_size_gb for n in nodes)
+    lines = [Line("storage", f"boot disks ({BOOT_DISK})", _times(disk, gb, per_month=True), _basis(disk, gb, "GB"))]
+    for b in buckets:
+        price = overridden(
+            STORAGE_GIB_MONTH.get(b.storage_class, Price(None, "GB-month", "none", "")),
+            b.storage_class,
+            overrides=overrides.storage_gb_month,
+        )
+        what = f"bucket {b.name} ({b.storage_class})"
+        lines.append(Line("storage", what, _times(price, b.size_gb, per_month=True), _basis(price, b.size_gb, "GB")))
+    return lines
+
+
+def estimate(
+    slices: Sequence[SliceUsage],
+    nodes: Sequence[NodeUsage],
+    buckets: Sequence[BucketUsage],
+    overrides: PriceOverrides | None = None,
+) -> CostEstimate:
+    """The cost of running ``slices``, ``nodes`` and ``buckets`` in one GKE Standard cluster."""
+    overrides = overrides or PriceOverrides()
+    fee = GKE_CLUSTER_HOUR
+    return CostEstimate(
+        tuple(
+            tpu_lines(slices, overrides)
+            + cpu_lines(nodes, overrides)
+            + storage_lines(slices, nodes, buckets, overrides)
+            + [Line("cluster", "GKE cluster management fee", fee.usd, _basis(fee, 1, "cluster"))]
+        )
+    )

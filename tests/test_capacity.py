@@ -1,0 +1,81 @@
+"""Capacity types of a TPU slice: the rules GKE imposes and the node pool fields each renders."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.pools import SA, pool_args
+from tpu_serving import capacity
+from tpu_serving.capacity import Capacity
+from tpu_serving.nodepool import node_pool_args
+
+
+def test_capacity_on_demand_renders_a_fixed_slice():
+    args = node_pool_args(pool_args(), "c-a", SA)
+    assert args.node_count == 4 and args.autoscaling is None
+    assert "reservation_affinity" not in args.node_config and "flex_start" not in args.node_config
+    assert args.management == {"auto_repair": True, "auto_upgrade": True}
+
+
+def test_capacity_spot_renders_spot_vms():
+    assert node_pool_args(pool_args(capacity="spot"), "c-a", SA).node_config["spot"] is True
+
+
+def test_capacity_specific_reservation_names_it():
+    cfg = node_pool_args(pool_args(capacity="reservation", reservation="tpu-res"), "c-a", SA).node_config
+    assert cfg["reservation_affinity"] == {
+        "consume_reservation_type": "SPECIFIC_RESERVATION",
+        "key": "compute.googleapis.com/reservation-name",
+        "values": ["tpu-res"],
+    }
+
+
+def test_capacity_any_reservation_names_none():
+    cfg = node_pool_args(pool_args(capacity="any-reservation"), "c-a", SA).node_config
+    assert cfg["reservation_affinity"] == {"consume_reservation_type": "ANY_RESERVATION"}
+
+
+def test_capacity_flex_start_scales_the_whole_slice_from_zero():
+    args = node_pool_args(pool_args(capacity="flex-start", max_run_duration_hours=24), "c-a", SA)
+    assert args.node_config["flex_start"] is True
+    assert args.node_config["max_run_duration"] == "86400s"
+    assert args.node_config["reservation_affinity"] == {"consume_reservation_type": "NO_RESERVATION"}
+    assert args.node_count is None and args.initial_node_count == 0
+    assert args.autoscaling == {"total_min_node_count": 0, "total_max_node_count": 4, "location_policy": "ANY"}
+    assert args.placement_policy == {"type": "COMPACT", "tpu_topology": "4x4"}
+    assert args.management["auto_repair"] is False
+
+
+@pytest.mark.parametrize(
+    "capacity_, spot, reservation, expected",
+    [
+        ("on-demand", True, None, Capacity.SPOT),
+        ("on-demand", False, "r", Capacity.RESERVATION),
+        ("on-demand", False, None, Capacity.ON_DEMAND),
+        ("flex-start", False, None, Capacity.FLEX_START),
+    ],
+)
+def test_capacity_older_spellings_still_mean_what_they_meant(capacity_, spot, reservation, expected):
+    assert capacity.effective(capacity_, spot, reservation) is expected
+
+
+@pytest.mark.parametrize(
+    "kwargs, fragments",
+    [
+        (dict(spot=True, reservation="r"), ["spot and reservation are mutually exclusive"]),
+        (dict(capacity="flex-start", spot=True), ["spot = true and capacity = flex-start"]),
+        (dict(capacity="flex-start", reservation="r"), ["reservation = 'r' with capacity = flex-start"]),
+        (dict(capacity="any-reservation", reservation="r"), ["consumes any matching reservation"]),
+        (dict(capacity="reservation"), ["capacity = reservation needs reservation"]),
+        (dict(max_run_duration_hours=24), ["max_run_duration_hours = 24 with capacity = on-demand"]),
+        (dict(capacity="queued"), ["GPU node pools only"]),
+    ],
+)
+def test_capacity_refused_combinations_name_the_fields(kwargs, fragments):
+    found = pool_args(**kwargs).problems()
+    assert len(found) == 1 and all(f in found[0] for f in fragments), found
+
+
+def test_capacity_refused_combinations_pass_no_further():
+    assert pool_args(capacity="flex-start", max_run_duration_hours=168).problems() == []
+    assert pool_args(capacity="reservation", reservation="r").problems() == []

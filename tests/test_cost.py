@@ -1,0 +1,121 @@
+"""The cost model, the price table and the capacity report (pure), and what every stack exports."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving import catalog, cost, prices
+from tpu_serving.allocation import allocation
+from tpu_serving.capacity import Capacity
+from tpu_serving.models import ModelSize
+from tpu_serving.prices import PriceOverrides
+from tpu_serving_tools import cost_table
+from tpu_serving_tools.preview import summary
+
+V6E16 = catalog.resolve_slice_name("v6e-16")
+
+
+def slices(capacity: Capacity = Capacity.ON_DEMAND, shape=V6E16, count: int = 1) -> list[cost.SliceUsage]:
+    return [cost.SliceUsage("s", shape, count, capacity, 200)]
+
+
+def test_cost_tpu_is_chips_times_the_chip_hour_price():
+    estimate = cost.estimate(slices(count=2), [], [])
+    assert estimate.per_hour("tpu") == pytest.approx(2 * 16 * 2.70)
+    assert estimate.per_month("tpu") == pytest.approx(2 * 16 * 2.70 * 730)
+
+
+def test_cost_flex_start_v6e_uses_the_dws_price():
+    assert cost.estimate(slices(Capacity.FLEX_START), [], []).per_hour("tpu") == pytest.approx(16 * 1.35)
+
+
+def test_cost_spot_without_a_figure_says_it_used_on_demand():
+    (line,) = cost.estimate(slices(Capacity.SPOT), [], []).lines[:1]
+    assert line.usd_per_hour == pytest.approx(16 * 2.70)
+    assert "no spot figure found" in line.basis
+
+
+def test_cost_override_specific_key_wins_over_generation_key():
+    overrides = PriceOverrides(tpu_chip_hour={"v6e": 2.0, "v6e/spot": 1.0})
+    assert cost.estimate(slices(Capacity.SPOT), [], [], overrides).per_hour("tpu") == pytest.approx(16.0)
+    assert cost.estimate(slices(), [], [], overrides).per_hour("tpu") == pytest.approx(32.0)
+    assert "stack setting prices (v6e)" in cost.estimate(slices(), [], [], overrides).lines[0].basis
+
+
+def test_cost_unpriced_generation_is_listed_not_guessed():
+    estimate = cost.estimate(slices(shape=catalog.resolve_slice_name("tpu7x-8")), [], [])
+    assert [x.what for x in estimate.unpriced] == ["s: 1 x tpu7x-8 on-demand"]
+    assert estimate.per_hour("tpu") == 0
+    priced = cost.estimate(
+        slices(shape=catalog.resolve_slice_name("tpu7x-8")), [], [], PriceOverrides(tpu_chip_hour={"tpu7x": 5.0})
+    )
+    assert priced.unpriced == () and priced.per_hour("tpu") == pytest.approx(20.0)
+
+
+def test_cost_cpu_nodes_are_vcpus_and_memory_at_family_prices():
+    estimate = cost.estimate([], [cost.NodeUsage("cpu", "n2-standard-8", 2, 100)], [])
+    assert estimate.per_hour("cpu") == pytest.approx(2 * (8 * 0.031611 + 32 * 0.004237))
+    unknown = cost.estimate([], [cost.NodeUsage("cpu", "c4-standard-8", 1, 100)], [])
+    assert unknown.unpriced and unknown.per_hour("cpu") == 0
+
+
+def test_cost_storage_counts_boot_disks_and_bucket_estimates():
+    estimate = cost.estimate(
+        slices(), [cost.NodeUsage("cpu", "n2-standard-8", 1, 100)], [cost.BucketUsage("ckpt", "STANDARD", 500)]
+    )
+    # 4 TPU VMs x 200 GB + 1 x 100 GB of pd-balanced, 500 GB in Standard storage, per month.
+    assert estimate.per_month("storage") == pytest.approx(900 * 0.10 + 500 * 0.020)
+    assert estimate.per_hour("cluster") == pytest.approx(0.10)
+
+
+def test_cost_price_table_entries_carry_source_and_date():
+    for table in (prices.TPU_CHIP_HOUR, prices.VCPU_HOUR, prices.MEMORY_GIB_HOUR, prices.STORAGE_GIB_MONTH):
+        for key, price in table.items():
+            assert price.source.startswith("https://") and price.as_of, key
+            assert price.usd is not None or price.note, key
+    for generation in catalog.GENERATIONS:
+        for capacity in set(Capacity) - {Capacity.QUEUED}:  # refused for TPU slices
+            assert (generation.name, capacity) in prices.TPU_CHIP_HOUR
+
+
+def test_cost_price_overrides_refuse_unknown_keys_and_negative_prices():
+    assert PriceOverrides(tpu_chip_hour={"v6e/flex-start": 1.2}, vcpu_hour={"n2": 0.03}).problems() == []
+    (problem,) = PriceOverrides(storage_gb_month={"hdd": 0.1}).problems()
+    assert "unknown key(s) hdd" in problem and "pd-balanced" in problem
+
+
+def test_allocation_ratio_shows_over_provisioning():
+    # Llama 2 70B in int8 (65 GiB) fits one v6e 2x2 (128 GiB); two 2x4 slices hold it twice.
+    sized = allocation(
+        [(catalog.slice_shape("ct6e-standard-4t", "2x4"), 2)],
+        catalog.slice_shape("ct6e-standard-4t", "2x4"),
+        2,
+        ModelSize(70, "int8"),
+    )
+    assert (sized.chips, sized.vms, sized.hbm_gib) == (16, 4, 512)
+    assert sized.smallest_fit.topology == "2x2" and sized.chips_needed == 8 and sized.ratio == 2.0
+
+
+def test_allocation_without_a_model_size_has_no_ratio():
+    sized = allocation([(V6E16, 1)], V6E16, 1, None)
+    assert sized.chips == 16 and sized.chips_needed is None and sized.ratio is None
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_cost_every_stack_exports_and_previews_its_cost(stack):
+    plan = plan_of(stack)
+    c = plan.outputs["cost"]
+    assert c["perHour"]["tpu"] > 0 and c["perHour"]["total"] == pytest.approx(
+        sum(c["perHour"][p] for p in cost.PARTS), abs=0.02
+    )
+    assert c["unpriced"] == []
+    text = summary(plan)
+    assert f"${c['perHour']['total']:,.2f}/hour" in text and "Capacity: " in text
+
+
+def test_cost_table_readme_is_current():
+    readme = (ROOT / "README.md").read_text()
+    assert readme.count("<!-- generated: cost -->") == 1
+    outputs = {stack: plan_of(stack).outputs for stack in STACKS}
+    assert cost_table.render(readme, outputs) == readme, "README cost table is stale: run `make readme`"

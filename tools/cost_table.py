@@ -1,0 +1,64 @@
+"""The README's cost table: each stack's capacity and estimated cost, from its offline plan.
+
+``python -m tpu_serving_tools.cost_table [--check]`` rewrites (or checks) the README block
+between ``<!-- generated: cost -->`` and ``<!-- end generated -->`` from the ``capacity`` and
+``cost`` outputs of every stack's preview, so a price or a slice changed in the code changes
+the README, and a test fails until it is regenerated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+BLOCK = re.compile(r"(<!-- generated: cost -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+
+
+def _usd(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
+    """A Markdown table: stack -> chips, allocated/needed, and cost per hour by part, total per month."""
+    lines = [
+        "| stack | chips (VMs) | allocated / needed | TPU $/h | CPU $/h | storage $/h | GKE fee $/h | total $/h | total $/month |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for stack, out in outputs.items():
+        cap, hour = out["capacity"], out["cost"]["perHour"]
+        ratio = cap.get("allocatedToNeeded")
+        fit = f"{ratio:.2f}x ({cap['chipsNeeded']} chips needed)" if ratio is not None else "model size unknown"
+        lines.append(
+            f"| `{stack}` | {cap['chips']} ({cap['vms']}) | {fit} | {_usd(hour['tpu'])} | {_usd(hour['cpu'])} | "
+            f"{_usd(hour['storage'])} | {_usd(hour['cluster'])} | **{_usd(hour['total'])}** | "
+            f"{_usd(out['cost']['perMonth']['total'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def render(readme: str, outputs: Mapping[str, Mapping[str, Any]]) -> str:
+    """``readme`` with the cost block replaced by the table of ``outputs`` (stack -> plan outputs)."""
+    return BLOCK.sub(lambda m: m.group(1) + table(outputs) + m.group(3), readme)
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tpu_serving_tools.offline import close_event_loop, load_project, preview_stack
+    from tpu_serving_tools.settings_tables import rewrite
+
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
+    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    args = parser.parse_args(argv)
+    root = Path.cwd()
+    outputs = {stack: preview_stack(root, stack).outputs for stack in load_project(root).stacks()}
+    close_event_loop()
+    new = render(args.readme.read_text(), outputs)
+    return rewrite(args.readme, new, check=args.check, what=f"the cost table of {len(outputs)} stack(s)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -41,7 +41,21 @@ multi-node-serving.sh)."""
 HEALTH_PATH = "/health"
 """vLLM's health endpoint: 200 once the engine is up (vllm/entrypoints/openai/api_server.py)."""
 METRICS_PATH = "/metrics"
-"""vLLM's Prometheus endpoint, on the serving port."""
+"""vLLM's Prometheus endpoint, on the serving port ("exposed via the /metrics endpoint on the vLLM
+OpenAI compatible API server", docs.vllm.ai usage/metrics; GKE's vLLM TPU tutorial scrapes
+``path: /metrics, port: 8000``)."""
+
+
+class VllmMetric(Choice):
+    """vLLM's Prometheus metrics the stacks watch (vllm/v1/metrics/loggers.py, vLLM 0.11 and later)."""
+
+    REQUESTS_RUNNING = "vllm:num_requests_running"
+    REQUESTS_WAITING = "vllm:num_requests_waiting"
+    TIME_TO_FIRST_TOKEN = "vllm:time_to_first_token_seconds"
+    INTER_TOKEN_LATENCY = "vllm:inter_token_latency_seconds"
+    """Replaces ``vllm:time_per_output_token_seconds`` (deprecated in 0.11, removed: vllm PR #32661)."""
+    KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
+    """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",

@@ -361,3 +361,24 @@ def test_components_accept_outputs_as_wiring():
         TpuNodePool("tpu", pool_args(cluster=cluster.cluster.id))
 
     assert run(program).of_type("gcp:container/nodePool:NodePool")
+
+
+def test_nodepool_builder_image_cache_disk_is_a_container_image_secondary_boot_disk():
+    plain = node_pool_args(pool_args(), "c-a", SA).node_config
+    assert "secondary_boot_disks" not in plain
+    cfg = node_pool_args(pool_args(image_cache_disk="global/images/vllm-tpu-v0-21-0"), "c-a", SA).node_config
+    assert cfg["secondary_boot_disks"] == [
+        {"disk_image": "global/images/vllm-tpu-v0-21-0", "mode": "CONTAINER_IMAGE_CACHE"}
+    ]
+    assert cfg["gcfs_config"] == {"enabled": True}
+
+
+def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming():
+    from tpu_serving.arguments import ArgumentsError
+
+    with pytest.raises(ArgumentsError) as err:
+        TpuNodePool("tpu", pool_args(image_cache_disk="global/images/cache", image_streaming=False))
+    assert "image_cache_disk" in str(err.value) and "image_streaming" in str(err.value)
+    with pytest.raises(ArgumentsError) as err:
+        TpuNodePool("tpu", pool_args(image_cache_disk="cache"))
+    assert "image_cache_disk" in str(err.value)

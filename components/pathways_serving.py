@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, fields
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import lws
 from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .images import image_problem
@@ -36,10 +37,6 @@ JAX_PORT = 9000
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
 
-LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
-"""LWS injects the leader's address into every pod of the group."""
-EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
-SUBGROUP_EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
 """MaxText's inference server for disaggregated prefill/decode on two slices."""
 
@@ -66,11 +63,6 @@ class Quantization(Choice):
     FP8 = "fp8"
     INTMP = "intmp"
 
-
-LWS_IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
-"""LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update
-(kubernetes-sigs/lws@v0.10.0 pkg/webhooks/leaderworkerset_webhook.go ``ValidateUpdate``:
-subGroupSize may not be added, removed or changed). A change there replaces the object."""
 
 PATHWAYS_REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
 PATHWAYS_TAG = DEFAULT_PATHWAYS_VERSION
@@ -246,7 +238,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             name="pathways-proxy",
             image=img.proxy,
             image_pull_policy="Always",
-            args=[f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
+            args=[f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
             resources=requests(r.proxy_cpu, r.proxy_memory),
             readiness_probe=tcp_probe(PROXY_PORT),
@@ -256,7 +248,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image=img.server,
             image_pull_policy="Always",
             env=[
-                k8s.core.v1.EnvVarArgs(name="HOST_ADDRESS", value=LEADER_ADDRESS),
+                k8s.core.v1.EnvVarArgs(name="HOST_ADDRESS", value=lws.LEADER_ADDRESS),
                 k8s.core.v1.EnvVarArgs(name="TPU_SKIP_MDS_QUERY", value="true"),
             ],
             args=[
@@ -304,7 +296,7 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
         image_pull_policy="Always",
         args=[
             f"--server_port={WORKER_PORT}",
-            f"--resource_manager_address={LEADER_ADDRESS}:{RM_PORT}",
+            f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}",
             f"--gcs_scratch_location={args.scratch_uri}",
         ],
         ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
@@ -352,7 +344,7 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
 
 def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:
     """One node pool per group, or per subgroup when the group spans several slices."""
-    key = SUBGROUP_EXCLUSIVE_TOPOLOGY if args.num_slices > 1 else EXCLUSIVE_TOPOLOGY
+    key = lws.SUBGROUP_EXCLUSIVE_TOPOLOGY if args.num_slices > 1 else lws.EXCLUSIVE_TOPOLOGY
     return {key: NODEPOOL_LABEL}
 
 
@@ -391,21 +383,16 @@ class PathwaysServing(pulumi.ComponentResource):
     def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("PathwaysServing", args, PathwaysServingArgs)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
-        self.leader_worker_set = k8s.apiextensions.CustomResource(
+        self.leader_worker_set = lws.leader_worker_set(
             f"{name}-lws",
-            api_version="leaderworkerset.x-k8s.io/v1",
-            kind="LeaderWorkerSet",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
+            k8s.meta.v1.ObjectMetaArgs(
                 name=args.name,
                 namespace=args.namespace,
                 labels=dict(args.labels),
                 annotations=topology_annotation(args),
             ),
-            spec=leader_worker_set_spec(args),
-            opts=pulumi.ResourceOptions.merge(
-                child_options(self, opts),
-                pulumi.ResourceOptions(replace_on_changes=list(LWS_IMMUTABLE_PATHS), delete_before_replace=True),
-            ),
+            leader_worker_set_spec(args),
+            child_options(self, opts),
         )
         self.service = k8s.core.v1.Service(
             f"{name}-svc",

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import lws
 from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .images import pinned_image_problem
-from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from .nodepool import TPU_RESOURCE, node_selector
 from .options import child_options
 from .podspec import ProbeSettings, http_probes, requests
 from .settings import described
@@ -68,11 +69,6 @@ vllm-project/tpu-inference@v0.27.0 docker/Dockerfile). vLLM moved it from ``onli
 (tpu-inference@v0.27.0 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml); the
 pods run the first that exists, so an image from either side of the move works."""
 
-LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
-"""Label the LWS controller puts on every pod of a LeaderWorkerSet."""
-LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
-"""Label of a pod's group (kubernetes-sigs/lws@v0.10.0 api/leaderworkerset/v1 GroupIndexLabelKey)."""
-EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 ROLE_LABEL = "role"
 """The leader template's ``role: leader`` label, which the serving Service selects (as upstream)."""
 
@@ -463,7 +459,7 @@ def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
     group = k8s.core.v1.EnvVarArgs(
         name="LWS_GROUP_INDEX",
         value_from=k8s.core.v1.EnvVarSourceArgs(
-            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=f"metadata.labels['{LWS_GROUP_INDEX_LABEL}']")
+            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=f"metadata.labels['{lws.GROUP_INDEX_LABEL}']")
         ),
     )
     # $(VAR) refers to variables defined before it in the list (LWS_WORKER_INDEX is injected by
@@ -552,7 +548,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
 
 def leader_labels(args: VllmServingArgs) -> dict[str, str]:
     """Labels that pick the leaders out: the LWS name label and ``role: leader`` (as upstream)."""
-    return {LWS_NAME_LABEL: args.name, ROLE_LABEL: "leader"}
+    return {lws.NAME_LABEL: args.name, ROLE_LABEL: "leader"}
 
 
 def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
@@ -603,10 +599,6 @@ def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
     )
 
 
-LWS_IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
-"""See :data:`tpu_serving.pathways_serving.LWS_IMMUTABLE_PATHS` (the LWS webhook's immutable fields)."""
-
-
 class VllmServing(pulumi.ComponentResource):
     """vLLM TPU serving: a LeaderWorkerSet (one group per slice) and a ClusterIP Service on its leaders.
 
@@ -626,21 +618,16 @@ class VllmServing(pulumi.ComponentResource):
     def __init__(self, name: str, args: VllmServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("VllmServing", args, VllmServingArgs)
         super().__init__("tpu-serving:index:VllmServing", name, None, opts)
-        self.leader_worker_set = k8s.apiextensions.CustomResource(
+        self.leader_worker_set = lws.leader_worker_set(
             f"{name}-lws",
-            api_version="leaderworkerset.x-k8s.io/v1",
-            kind="LeaderWorkerSet",
-            metadata=k8s.meta.v1.ObjectMetaArgs(
+            k8s.meta.v1.ObjectMetaArgs(
                 name=args.name,
                 namespace=args.namespace,
                 labels=dict(args.labels),
-                annotations={EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL},
+                annotations=dict(lws.ONE_GROUP_PER_NODE_POOL),
             ),
-            spec=leader_worker_set_spec(args),
-            opts=pulumi.ResourceOptions.merge(
-                child_options(self, opts),
-                pulumi.ResourceOptions(replace_on_changes=list(LWS_IMMUTABLE_PATHS), delete_before_replace=True),
-            ),
+            leader_worker_set_spec(args),
+            child_options(self, opts),
         )
         self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
         self.leader_pod = f"{args.name}-0"

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator
 
+from .. import lws
 from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
@@ -28,7 +29,6 @@ from ..settings import (
 from ..tenancy import SERVING_PRIORITY
 from ..vllm_serving import (
     HTTP_PORT,
-    LWS_NAME_LABEL,
     ROLE_LABEL,
     Dtype,
     SecretKey,
@@ -236,7 +236,7 @@ def _disk_problems(cfg: StackConfig, serving: VllmServingConfig, weights: float)
 
 def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
     """The leader pods take clients on the serving port."""
-    return {LWS_NAME_LABEL: serving.name, ROLE_LABEL: "leader"}, [HTTP_PORT]
+    return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}, [HTTP_PORT]
 
 
 def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
@@ -252,7 +252,7 @@ def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
-    lws = platform.install(LWS, serving.lws_version, ())
+    lws_install = platform.install(LWS, serving.lws_version, ())
     pools = list(platform.slices.pools)
     hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
@@ -278,10 +278,10 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             priority_class_name=SERVING_PRIORITY,
             labels=platform.k8s_labels,
         ),
-        opts=platform.options(lws, identity.service_account, platform.tenancy, *pools),
+        opts=platform.options(lws_install, identity.service_account, platform.tenancy, *pools),
     )
     return Built(
-        installs=[lws],
+        installs=[lws_install],
         outputs={
             "service": workload.service.metadata.name,
             "leaderPod": workload.leader_pod,

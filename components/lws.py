@@ -1,0 +1,52 @@
+"""The LeaderWorkerSet API as the serving components use it: names, labels, and the object itself.
+
+Facts from kubernetes-sigs/lws@v0.10.0 (api/leaderworkerset/v1 leaderworkerset_types.go and
+pkg/webhooks/leaderworkerset_webhook.go).
+"""
+
+from collections.abc import Mapping
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .nodepool import NODEPOOL_LABEL
+
+API_VERSION = "leaderworkerset.x-k8s.io/v1"
+KIND = "LeaderWorkerSet"
+NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+"""Label the controller puts on every pod of a LeaderWorkerSet (SetNameLabelKey)."""
+GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+"""Label of a pod's group (GroupIndexLabelKey)."""
+EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/exclusive-topology"
+"""Annotation: each group takes a whole domain of this topology key."""
+SUBGROUP_EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
+"""Annotation: each subgroup takes a whole domain of this topology key."""
+LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+"""LWS injects the leader's address into every container of the group (the kubelet expands it)."""
+
+IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
+"""LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update
+(``ValidateUpdate``: subGroupSize may not be added, removed or changed). A change there
+replaces the object."""
+
+ONE_GROUP_PER_NODE_POOL: Mapping[str, str] = {EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL}
+"""Each group takes one whole node pool (one slice)."""
+
+
+def leader_worker_set(
+    name: str,
+    metadata: k8s.meta.v1.ObjectMetaArgs,
+    spec: Mapping[str, object],
+    opts: pulumi.ResourceOptions,
+) -> k8s.apiextensions.CustomResource:
+    """The LeaderWorkerSet object, replaced (old one deleted first) when an immutable field changes."""
+    return k8s.apiextensions.CustomResource(
+        name,
+        api_version=API_VERSION,
+        kind=KIND,
+        metadata=metadata,
+        spec=dict(spec),
+        opts=pulumi.ResourceOptions.merge(
+            opts, pulumi.ResourceOptions(replace_on_changes=list(IMMUTABLE_PATHS), delete_before_replace=True)
+        ),
+    )

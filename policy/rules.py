@@ -11,6 +11,7 @@ reported.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -288,6 +289,20 @@ def _k8s_probes_requests(r: Resource) -> Iterator[str]:
                 yield f"container {c.get('name')} has no resource requests"
 
 
+CREDENTIAL_ENV = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY)($|_)")
+"""Environment variable names that hold credentials (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD...)."""
+
+
+def _k8s_no_literal_credentials(r: Resource) -> Iterator[str]:
+    if not is_kubernetes(r):
+        return
+    for pod in pod_specs(r.inputs):
+        for c in _containers(pod):
+            for e in c.get("env") or []:
+                if CREDENTIAL_ENV.search(str(e.get("name", ""))) and e.get("value"):
+                    yield f"container {c.get('name')} sets {e.get('name')} to a literal value; reference a Secret"
+
+
 def _k8s_mutable_tags(r: Resource) -> Iterator[str]:
     if not is_kubernetes(r):
         return
@@ -367,6 +382,12 @@ RULES: tuple[Rule, ...] = (
         "Every serving container has a readiness probe and resource requests.",
         "mandatory",
         _k8s_probes_requests,
+    ),
+    Rule(
+        "k8s-no-literal-credentials",
+        "Credentials (tokens, secrets, passwords) come from Secrets, never literal env values.",
+        "mandatory",
+        _k8s_no_literal_credentials,
     ),
     Rule("k8s-mutable-image-tags", "Images are pinned, not `latest` or untagged.", "advisory", _k8s_mutable_tags),
 )

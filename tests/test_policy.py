@@ -68,6 +68,7 @@ def _add_resource(type_, name, inputs):
 
 
 LLAMA, SAX, DISAGG = "llama31-405b-v6e16", "saxml-175b-v5e32x2", "llama2-70b-disagg-v6e8x2"
+VLLM = "vllm-llama33-70b-v5e16"
 CLUSTER, POOL, BUCKET = "gcp:container/cluster:Cluster", "gcp:container/nodePool:NodePool", "gcp:storage/bucket:Bucket"
 
 FIXTURES = {
@@ -136,6 +137,10 @@ FIXTURES = {
     "k8s-serving-probes-requests": (
         SAX,
         _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "readinessProbe"), ...),
+    ),
+    "k8s-no-literal-credentials": (
+        VLLM,
+        lambda p: pod(kind(p, "LeaderWorkerSet"))["containers"][0]["env"].append({"name": "HF_TOKEN", "value": "hf_x"}),
     ),
     "k8s-mutable-image-tags": (
         SAX,

@@ -57,6 +57,7 @@ class VllmMetric(Choice):
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
 
+
 MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",
     "/workspace/vllm/examples/online_serving/multi-node-serving.sh",

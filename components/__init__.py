@@ -14,6 +14,14 @@ from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
+from .observability import (
+    Observability,
+    ObservabilityArgs,
+    ObservabilitySettings,
+    ScrapeTarget,
+    ServingMetrics,
+    ServingSignals,
+)
 from .pathways_serving import (
     MaxTextSettings,
     PathwaysImages,
@@ -50,6 +58,12 @@ __all__ = [
     "ProjectServices",
     "ProjectServicesArgs",
     "MaxTextSettings",
+    "Observability",
+    "ObservabilityArgs",
+    "ObservabilitySettings",
+    "ScrapeTarget",
+    "ServingMetrics",
+    "ServingSignals",
     "PathwaysImages",
     "PathwaysServing",
     "PathwaysServingArgs",

@@ -262,6 +262,20 @@ on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
 ``lifecycle.ignore_changes`` for the same reason."""
 
 
+MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD")
+"""GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among
+them the TPU containers' ``kubernetes.io/container/accelerator/*``) and the ``POD`` kube state
+metrics package, whose ``kube_pod_status_ready`` the not-ready alert reads
+(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics; pulumi-gcp
+``monitoringConfig.enableComponents`` takes ``POD``). Kube state metrics are collected through
+Managed Prometheus, so ``POD`` comes only with it."""
+
+
+def monitoring_components(managed_prometheus: bool) -> tuple[str, ...]:
+    """``monitoringConfig.enableComponents``: :data:`MONITORING_COMPONENTS` (``POD`` needs Managed Prometheus)."""
+    return MONITORING_COMPONENTS if managed_prometheus else MONITORING_COMPONENTS[:1]
+
+
 def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) -> container.ClusterArgs:
     """Arguments of the ``gcp.container.Cluster`` (the default pool is removed).
 
@@ -295,7 +309,7 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
             "node_config_defaults": {"gcfs_config": {"enabled": args.image_streaming}},
         },
         monitoring_config={
-            "enable_components": ["SYSTEM_COMPONENTS"],
+            "enable_components": list(monitoring_components(args.managed_prometheus)),
             "managed_prometheus": {"enabled": args.managed_prometheus},
         },
         logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},

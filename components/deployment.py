@@ -35,6 +35,7 @@ from .naming import (
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .observability import Observability, ObservabilityArgs, ObservabilitySettings, ServingMetrics
 from .prices import PriceOverrides
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
@@ -65,7 +66,8 @@ class TpuServingDeployment(pulumi.ComponentResource):
 
     Its parts are attributes: ``apis`` (:class:`ProjectServices`), ``buckets``, ``cluster``
     (:class:`TpuCluster`), ``slices`` (:class:`TpuNodePool` by slice kind), ``identity``,
-    ``tenancy``, ``installs`` (the controller releases) and ``outputs`` (the stack outputs).
+    ``tenancy``, ``installs`` (the controller releases), ``observability`` (:class:`Observability`,
+    None without serving or with ``observability.enabled`` false) and ``outputs`` (the stack outputs).
     """
 
     outputs: dict[str, Any]
@@ -135,6 +137,8 @@ class TpuServingDeployment(pulumi.ComponentResource):
             ),
         )
         serving_pods, serving_ports = backend.ingress(cfg.serving) if backend else ({}, [])
+        watched = cfg.observability.enabled and backend is not None
+        metrics = backend.metrics(cfg.serving) if backend is not None and watched else ServingMetrics(serves=False)
         serving_chips = sum(
             s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices
         )
@@ -150,6 +154,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 serving_ports=serving_ports,
                 allowed_namespaces=cfg.tenancy.allowed_namespaces,
                 allowed_cidrs=cfg.tenancy.allowed_cidrs,
+                scrape_targets=metrics.scrape,
                 operator_groups=cfg.tenancy.operators.groups,
                 operator_users=cfg.tenancy.operators.users,
                 labels=k8s_labels,
@@ -181,6 +186,24 @@ class TpuServingDeployment(pulumi.ComponentResource):
             )
             built = backend.build(platform, cfg.serving)
         self.installs = built.installs
+        self.observability = (
+            Observability(
+                f"{name}-observability",
+                ObservabilityArgs(
+                    project=cfg.project,
+                    cluster=cluster_name,
+                    namespace=cfg.workload_identity.namespace,
+                    metrics=metrics,
+                    settings=to_settings(cfg.observability, ObservabilitySettings),
+                    labels=k8s_labels,
+                ),
+                # The dashboard and the alerts wait for the project's APIs (monitoring.googleapis.com);
+                # the PodMonitorings are applied once the serving namespace's policies exist.
+                opts=pulumi.ResourceOptions(parent=self, providers=kubernetes, depends_on=[self.apis, self.tenancy]),
+            )
+            if watched
+            else None
+        )
         self.allocation = self._allocation(cfg)
         self.cost = self._cost(cfg, self.allocation)
         self.outputs = {
@@ -304,6 +327,11 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "kubernetesServiceAccount": self.identity.service_account_name,
             "gcpServiceAccount": self.identity.email,
             "controllers": installs_by_group(self.installs),
+            **(
+                {"dashboard": self.observability.dashboard_name, "alertPolicies": self.observability.alert_policies}
+                if self.observability is not None
+                else {}
+            ),
         }
 
 

@@ -36,6 +36,45 @@ JAX_PORT = 9000
 """JetStream gRPC port of the MaxText server."""
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+METRICS_PORT = 9090
+"""Default port of JetStream's Prometheus metrics server in ``jax-tpu``: MaxText's
+``prometheus_port`` (MaxText/maxengine_server.py: ``if config.prometheus_port != 0:
+metrics_server_config = config_lib.MetricsServerConfig(port=config.prometheus_port)``, passed to
+JetStream's ``server_lib.run``); 9090 is the example of AI-Hypercomputer/JetStream
+docs/observability-prometheus-metrics-in-jetstream-server.md ("Metrics are not exported by
+default"), free among the leader's ports."""
+METRICS_PATH = "/"
+"""Path the metrics are scraped on: JetStream serves them with prometheus_client's HTTP server, and
+both JetStream's guide and GKE's "Configure autoscaling for LLM workloads on TPUs"
+(https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling-tpu)
+scrape ``path: "/"``."""
+
+
+class JetStreamMetric(Choice):
+    """JetStream's Prometheus metrics the stacks watch (AI-Hypercomputer/JetStream
+    jetstream/core/metrics/prometheus.py ``JetstreamMetricsCollector``). JetStream has no gauge of
+    running requests; its decode slots in use stand in for the KV cache."""
+
+    PREFILL_BACKLOG = "jetstream_prefill_backlog_size"
+    """Gauge: "Size of prefill queue" (requests waiting)."""
+    SLOTS_USED = "jetstream_slots_used_percentage"
+    """Gauge: "The percentage of decode slots currently being used" (0 to 1, per generate engine)."""
+    TIME_TO_FIRST_TOKEN = "jetstream_time_to_first_token"
+    """Histogram: "Time to first token per request in seconds"."""
+    TIME_PER_OUTPUT_TOKEN = "jetstream_time_per_output_token"
+    """Histogram: "Average time per output token per request in seconds"."""
+
+
+def metrics_port_problem(port: int | None) -> str:
+    """Why ``port`` cannot be the metrics port of the leader pod (its containers share one network), or ``""``."""
+    taken = {
+        RM_PORT: "pathways-rm",
+        PROXY_PORT: "pathways-proxy",
+        JAX_PORT: "jax-tpu gRPC",
+        HTTP_PORT: "jetstream-http",
+    }
+    return f"taken by {taken[port]} on the leader pod" if port in taken else ""
+
 
 DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
 """MaxText's inference server for disaggregated prefill/decode on two slices."""
@@ -129,6 +168,13 @@ class MaxTextSettings:
     ar_cache_axis_order: str | None = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
     stack_prefill_result_cache: bool | None = described("Stack prefill results in the cache.", default=None)
     inference_benchmark_test: bool | None = described("MaxText `inference_benchmark_test`.", default=None)
+    prometheus_port: int | None = described(
+        "Port of JetStream's Prometheus metrics (MaxText `prometheus_port`), scraped by the stack; unset: no metrics.",
+        default=METRICS_PORT,
+        ge=1024,
+        le=65535,
+        check=metrics_port_problem,
+    )
     extra_args: Sequence[str] = described("Further `key=value` MaxText arguments, appended as given.", default=())
 
 
@@ -270,7 +316,12 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode),
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=jax_security,
-            ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)],
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)]
+            + (
+                [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=args.maxtext.prometheus_port)]
+                if args.maxtext.prometheus_port
+                else []
+            ),
             resources=requests(r.jax_cpu, r.jax_memory),
             startup_probe=startup,
             readiness_probe=readiness,

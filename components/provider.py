@@ -30,6 +30,7 @@ from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
 from .identity import WorkloadIdentity
 from .nodepool import TpuNodePool
+from .observability import Observability
 from .pathways_serving import PathwaysServing
 from .pathways_workload import PathwaysWorkload
 from .saxml_serving import SaxmlServing
@@ -54,6 +55,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     SaxmlServing,
     PathwaysWorkload,
     VllmServing,
+    Observability,
 )
 """Every public component the provider serves."""
 

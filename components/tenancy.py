@@ -5,7 +5,8 @@
   as the ones controllers create), so the quota never rejects them;
 - NetworkPolicies: every pod accepts traffic from its own namespace (leader-worker,
   Pathways and Sax traffic keep working); the serving pods also accept their serving
-  ports from the configured namespaces and CIDR blocks; nothing else gets in;
+  ports from the configured namespaces and CIDR blocks, and their metrics ports from Managed
+  Prometheus' collectors; nothing else gets in;
 - PriorityClasses: serving above batch, so batch work never preempts a serving group;
 - RBAC: a namespaced Role for the team that operates the variant, bound to its groups and
   users.
@@ -19,6 +20,7 @@ import pulumi_kubernetes as k8s
 
 from .arguments import check_arguments
 from .nodepool import TPU_RESOURCE
+from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .settings import described
 
 SERVING_PRIORITY = "tpu-serving-online"
@@ -78,6 +80,8 @@ class TenancyArgs:
     """Namespaces whose pods may reach the serving ports."""
     allowed_cidrs: Sequence[str] = ()
     """CIDR blocks that may reach the serving ports (load balancer clients)."""
+    scrape_targets: Sequence[ScrapeTarget] = ()
+    """Metrics endpoints that Managed Prometheus' collectors (in ``gmp-system``) may reach."""
     operator_groups: Sequence[str] = ()
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()
@@ -145,6 +149,7 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
         k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c))
         for c in args.allowed_cidrs
     ]
+    policies += [scrape_policy(args, t) for t in args.scrape_targets]
     if args.serving_pods and args.serving_ports and peers:
         policies.append(
             k8s.networking.v1.NetworkPolicyInitArgs(
@@ -165,6 +170,30 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
             )
         )
     return policies
+
+
+def scrape_policy(args: TenancyArgs, target: ScrapeTarget) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """The scraped pods accept their metrics port from the managed collectors' pods in ``gmp-system``
+    (pod-network pods, so a namespace and pod selector admits them)."""
+    collectors = k8s.networking.v1.NetworkPolicyPeerArgs(
+        namespace_selector=k8s.meta.v1.LabelSelectorArgs(
+            match_labels={"kubernetes.io/metadata.name": GMP_COLLECTOR_NAMESPACE}
+        ),
+        pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(GMP_COLLECTOR_LABELS)),
+    )
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=_meta(args, f"scrape-{target.name}"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(target.pods)),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[collectors],
+                    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=target.port)],
+                )
+            ],
+        ),
+    )
 
 
 def operator_role(args: TenancyArgs) -> k8s.rbac.v1.RoleInitArgs:

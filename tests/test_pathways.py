@@ -95,6 +95,10 @@ DIFFERENCES: list[tuple[str, str]] = [
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*",
         "probe timing: ready as soon as it answers, up to an hour of loading tolerated",
     ),
+    (
+        rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(args\.prometheus_port|ports)",
+        "JetStream's Prometheus metrics on (MaxText prometheus_port, off by default), for the stack's PodMonitoring",
+    ),
     (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
     (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
     (

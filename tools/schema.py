@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from tpu_serving.observability import GMP_RELEASE, POD_MONITORING_API
+
 KUBERNETES_VERSION = "1.34.0"
 """Kubernetes minor whose built-in schemas the objects are checked against (GKE REGULAR channel)."""
 
@@ -37,8 +39,14 @@ CRD_FILES: dict[tuple[str, str], str] = {
     ("jobset.x-k8s.io", "v0.10.1"): "jobset-v0.10.1-jobsets-crd.yaml",
     ("jobset.x-k8s.io", "v0.12.0"): "jobset-v0.12.0-jobsets-crd.yaml",
     ("pathways-job.pathways.domain", "v0.1.4"): "pathwaysjob-v0.1.4-crd.yaml",
+    ("monitoring.googleapis.com", "v0.17.2"): "gmp-v0.17.2-podmonitorings-crd.yaml",
 }
 """Upstream CRD file of each (API group, controller release)."""
+
+PLATFORM_RELEASES: dict[str, str] = {POD_MONITORING_API.partition("/")[0]: GMP_RELEASE}
+"""API groups whose CRDs the platform installs rather than the stack: GKE installs Managed
+Prometheus' PodMonitoring CRD when the cluster has it on. Objects of these groups are checked
+against the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above)."""
 
 
 class SchemaError(AssertionError):
@@ -134,9 +142,10 @@ def validate_all(objects: Iterable[dict[str, Any]], releases: dict[str, str]) ->
         try:
             if is_custom(obj):
                 group = obj["apiVersion"].partition("/")[0]
-                if group not in releases:
+                release = releases.get(group) or PLATFORM_RELEASES.get(group)
+                if release is None:
                     raise SchemaError(f"{obj['kind']}: the stack installs no controller for {group}")
-                validate_custom(obj, releases[group])
+                validate_custom(obj, release)
             else:
                 validate_builtin(obj)
         except SchemaError as err:

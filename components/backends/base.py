@@ -16,6 +16,7 @@ import pulumi
 from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
 from ..models import ModelSize
+from ..observability import ServingMetrics
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
@@ -102,6 +103,9 @@ class Backend:
     """TPU chips of what restarts at once, given the serving slices' chips."""
     build: Callable[[Platform, Any], Built]
     """Its resources, as children of the deployment."""
+    metrics: Callable[[Any], ServingMetrics]
+    """What its pods export for Managed Prometheus to scrape, and the serving signals among them
+    (the stack's PodMonitorings, dashboard panels and alerts follow from it)."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

@@ -23,8 +23,11 @@ from ..models import (
     maxtext_precision,
 )
 from ..node_identity import Access
+from ..observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ..pathways_serving import (
     HTTP_PORT,
+    METRICS_PATH,
+    JetStreamMetric,
     MaxTextSettings,
     Mode,
     PathwaysImages,
@@ -197,6 +200,28 @@ def ingress(serving: PathwaysServingConfig) -> tuple[dict[str, str], list[int]]:
     return {"app": serving.name}, [HTTP_PORT]
 
 
+def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
+    """JetStream's metrics from ``jax-tpu`` on the leaders, when ``maxtext.prometheusPort`` is set.
+
+    The Pathways containers (resource manager, IFRT proxy, workers) are closed-source images that
+    document no Prometheus endpoint (GKE "Serve an LLM using multi-host TPUs on GKE with JetStream
+    and Pathways" and the seeds name none), so nothing else is scraped.
+    """
+    port = serving.maxtext.prometheus_port
+    if not port:
+        return ServingMetrics()
+    return ServingMetrics(
+        scrape=[ScrapeTarget(f"{serving.name}-leaders", ingress(serving)[0], port, METRICS_PATH)],
+        signals=ServingSignals(
+            requests_waiting=JetStreamMetric.PREFILL_BACKLOG.value,
+            time_to_first_token=JetStreamMetric.TIME_TO_FIRST_TOKEN.value,
+            time_per_output_token=JetStreamMetric.TIME_PER_OUTPUT_TOKEN.value,
+            cache_usage=JetStreamMetric.SLOTS_USED.value,
+            cache_title="Decode slots in use",
+        ),
+    )
+
+
 def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, Access]:
     """None of its pods is on the host network."""
     return {}
@@ -256,5 +281,6 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    metrics=metrics,
     model_size=model_size,
 )

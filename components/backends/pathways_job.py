@@ -20,6 +20,7 @@ from ..cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from ..images import ImageRef
 from ..naming import head_pool_name, head_service_account_id
 from ..node_identity import Access
+from ..observability import ServingMetrics
 from ..pathways_workload import (
     DEFAULT_PATHWAYS_VERSION,
     HOST_NETWORK_BUCKETS,
@@ -205,6 +206,17 @@ def restart_unit_chips(job: PathwaysJobConfig, chips: int) -> int:
     return chips
 
 
+def metrics(job: PathwaysJobConfig) -> ServingMetrics:
+    """Nothing to scrape and no serving: a batch or interactive JAX program, not a server.
+
+    The Pathways components the controller runs (resource manager, IFRT proxy, workers;
+    google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
+    documented Prometheus endpoint; what the user's program exports is its own. The dashboard
+    shows the TPU signals only, and no alert applies.
+    """
+    return ServingMetrics(serves=False)
+
+
 def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool:
     """The Pathways head's own CPU pool; its node account may use the scratch bucket (host network)."""
     cfg, name = platform.settings, platform.name
@@ -299,4 +311,5 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    metrics=metrics,
 )

@@ -18,6 +18,7 @@ from ..catalog import SliceShape
 from ..controllers import JOBSET
 from ..models import ModelSize, Precision, hbm_fit_problem
 from ..node_identity import Access
+from ..observability import ServingMetrics
 from ..saxml_serving import (
     HTTP_PORT,
     MODEL_SERVER_BUCKETS,
@@ -165,6 +166,17 @@ def ingress(serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
     return {"app": "sax-http"}, [HTTP_PORT]
 
 
+def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
+    """Nothing to scrape: Saxml exports no Prometheus metrics.
+
+    google/saxml@v1.1.0 has no Prometheus exporter (``prometheus`` appears in no source file of the
+    tag, only as a pinned package in its requirements files); the admin's status page is HTML on ``localhost:8080`` (saxml/common/platform/cloud.go
+    ``httpPort = 8080``, ``http.ListenAndServe(fmt.Sprintf("localhost:%v", httpPort), nil)``;
+    saxml/admin/admin_status.go). The dashboard shows the TPU signals; the not-ready alert applies.
+    """
+    return ServingMetrics()
+
+
 def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
     """The model servers run on the host network and read the cell's location in the state bucket."""
     return dict(MODEL_SERVER_BUCKETS)
@@ -230,5 +242,6 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    metrics=metrics,
     model_size=model_size,
 )

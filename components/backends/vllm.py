@@ -17,6 +17,7 @@ from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
 from ..node_identity import Access
+from ..observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ..podspec import ProbeSettings
 from ..settings import (
     PROJECT_NAMESPACE,
@@ -29,11 +30,13 @@ from ..settings import (
 from ..tenancy import SERVING_PRIORITY
 from ..vllm_serving import (
     HTTP_PORT,
+    METRICS_PATH,
     ROLE_LABEL,
     Dtype,
     SecretKey,
     VllmEngineSettings,
     VllmImages,
+    VllmMetric,
     VllmQuantization,
     VllmRequests,
     VllmServing,
@@ -234,9 +237,28 @@ def _disk_problems(cfg: StackConfig, serving: VllmServingConfig, weights: float)
     return found
 
 
+def leaders(serving: VllmServingConfig) -> dict[str, str]:
+    """Labels of the leader pods, which run the OpenAI-compatible server."""
+    return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
+
+
 def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
     """The leader pods take clients on the serving port."""
-    return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}, [HTTP_PORT]
+    return leaders(serving), [HTTP_PORT]
+
+
+def metrics(serving: VllmServingConfig) -> ServingMetrics:
+    """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only."""
+    return ServingMetrics(
+        scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
+        signals=ServingSignals(
+            requests_running=VllmMetric.REQUESTS_RUNNING.value,
+            requests_waiting=VllmMetric.REQUESTS_WAITING.value,
+            time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
+            time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
+            cache_usage=VllmMetric.KV_CACHE_USAGE.value,
+        ),
+    )
 
 
 def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
@@ -299,5 +321,6 @@ BACKEND = Backend(
     host_network_buckets=host_network_buckets,
     restart_unit_chips=restart_unit_chips,
     build=build,
+    metrics=metrics,
     model_size=served_model_size,
 )

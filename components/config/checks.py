@@ -119,6 +119,12 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
             )
         if e.end_time is not None and e.end_time <= e.start_time:
             problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    if cfg.serving is not None and cfg.observability.enabled and not cfg.cluster.managed_prometheus:
+        problems.append(
+            f"{PROJECT_NAMESPACE}:observability.enabled = true: scraping the serving pods (PodMonitoring) and "
+            f"the kube state metrics of the not-ready alert need Managed Prometheus; set {key}.managedPrometheus "
+            "to true or observability.enabled to false"
+        )
     for i, s in enumerate(cfg.tpu_slices):
         if s.image_cache_disk and not cfg.cluster.image_streaming:
             problems.append(

@@ -21,6 +21,7 @@ from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..naming import NameLimit, check_dns_name
 from ..nodepool import TpuNodePoolArgs
+from ..observability import ObservabilitySettings
 from ..prices import PriceOverrides
 from ..settings import (
     Cidr,
@@ -59,6 +60,14 @@ else:
     PricesConfig = settings_model(PriceOverrides, "PricesConfig")
 """The stack file's ``prices``: negotiated rates replacing list prices in the cost estimate
 (:class:`~tpu_serving.prices.PriceOverrides`, declared once there)."""
+
+
+if TYPE_CHECKING:
+    ObservabilityConfig: TypeAlias = ObservabilitySettings
+else:
+    ObservabilityConfig = settings_model(ObservabilitySettings, "ObservabilityConfig")
+"""The stack file's ``observability``: scraping, the dashboard and the alerts
+(:class:`~tpu_serving.observability.ObservabilitySettings`, declared once there)."""
 
 
 # --------------------------------------------------------------------------- TPU slices
@@ -278,6 +287,10 @@ class StackConfig(Model):
     serving: Serving | None = Field(None, description="The serving workload; unset deploys the infrastructure only.")
     prices: PricesConfig = Field(
         default_factory=PricesConfig, description="Negotiated prices for the cost estimate (USD)."
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Metrics scraping, the dashboard and the alert policies of the serving workload.",
     )
 
     @field_validator("project")

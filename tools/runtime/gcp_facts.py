@@ -99,6 +99,8 @@ _VPC = "https://cloud.google.com/vpc/docs/create-modify-vpc-networks"
 _IAM_SA = "https://cloud.google.com/iam/docs/service-accounts-create"
 _GCS = "https://cloud.google.com/storage/docs/creating-buckets"
 _CRM = "https://cloud.google.com/resource-manager/reference/rest/v1/projects/setIamPolicy"
+_DASHBOARDS = "https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards (Cloud Monitoring API)"
+_ALERTS = "https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies (Cloud Monitoring API)"
 
 API_BY_TYPE: dict[str, tuple[ApiNeed, ...]] = {
     "gcp:container/cluster:Cluster": (
@@ -117,6 +119,8 @@ API_BY_TYPE: dict[str, tuple[ApiNeed, ...]] = {
     "gcp:storage/bucket:Bucket": (ApiNeed("storage.googleapis.com", _GCS),),
     "gcp:storage/bucketIAMMember:BucketIAMMember": (ApiNeed("storage.googleapis.com", _GCS),),
     "gcp:projects/iAMMember:IAMMember": (ApiNeed("cloudresourcemanager.googleapis.com", _CRM),),
+    "gcp:monitoring/dashboard:Dashboard": (ApiNeed("monitoring.googleapis.com", _DASHBOARDS),),
+    "gcp:monitoring/alertPolicy:AlertPolicy": (ApiNeed("monitoring.googleapis.com", _ALERTS),),
 }
 """API each GCP resource type needs (the REST API that serves it)."""
 

@@ -2,7 +2,8 @@
 
 Flows come from the rendered objects where they say so (a ``--resource_manager_address=$(X):port``
 argument, a ``SAX_HTTP`` URL, probes, a Service's target port, the ``serving-ingress`` policy's
-peers) and otherwise from :data:`FACT_FLOWS`. Each flow is evaluated with Kubernetes
+peers, the pods a PodMonitoring has Managed Prometheus' collectors scrape) and otherwise from
+:data:`FACT_FLOWS`. Each flow is evaluated with Kubernetes
 NetworkPolicy semantics as GKE Dataplane V2 (Cilium) applies them:
 
 - a pod is isolated for ingress (egress) when a policy of that type selects it; then a flow is
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpu_serving import observability as gmp
 from tpu_serving import pathways_serving as pathways
 from tpu_serving import pathways_workload
 from tpu_serving import saxml_serving as saxml
@@ -405,6 +407,27 @@ def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
                     yield Flow(Peer("kubelet", kind="node"), peer_of(w), number, why=f"{c.name} probe", local=True)
 
 
+COLLECTOR = Peer(
+    f"{gmp.GMP_COLLECTOR_NAMESPACE}/collector", gmp.GMP_COLLECTOR_NAMESPACE, gmp.GMP_COLLECTOR_LABELS, "pod"
+)
+"""Managed Prometheus' collector pods: on the pod network in ``gmp-system``
+(:data:`tpu_serving.observability.GMP_COLLECTOR_LABELS`, from prometheus-engine v0.17.2's DaemonSet)."""
+
+
+def _scrape_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """The collectors -> every pod a PodMonitoring of the plan selects, on each endpoint's port."""
+    for pm in view.kubernetes_objects("PodMonitoring"):
+        ns = pm["metadata"].get("namespace", "default")
+        spec = pm.get("spec") or {}
+        for w in ws:
+            if w.namespace != ns or not selector_matches(spec.get("selector") or {}, w.labels):
+                continue
+            for ep in spec.get("endpoints") or ():
+                port = ep["port"] if isinstance(ep["port"], int) else _named_port(w, str(ep["port"]))
+                if port is not None:
+                    yield Flow(COLLECTOR, peer_of(w), int(port), why=f"PodMonitoring {pm['metadata']['name']}")
+
+
 def _egress_flows(ws: list[Workload]) -> Iterator[Flow]:
     dns_ns, dns_labels, dns_port = facts.KUBE_DNS
     dns = Peer(f"{dns_ns}/kube-dns", dns_ns, dns_labels, "pod")
@@ -424,6 +447,7 @@ def needed_flows(view: PlanView, ws: list[Workload] | None = None) -> list[Flow]
         _fact_flows(ws),
         _env_url_flows(view, ws),
         _client_flows(view, ws),
+        _scrape_flows(view, ws),
         _probe_flows(ws),
         _egress_flows(ws),
     ):

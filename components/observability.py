@@ -1,0 +1,454 @@
+"""``Observability``: what a serving stack is watched with: scraping, a dashboard and alerts.
+
+- a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``)
+  per scrape target its backend declares (:class:`ScrapeTarget`), so managed collection
+  scrapes the servers' Prometheus endpoints;
+- one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests
+  running and waiting, time to first token, time per output token, KV-cache use) and the
+  TPU signals GKE exports for every container holding chips (duty cycle, HBM use), all in
+  PromQL;
+- alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays
+  high, TPUs idle while requests wait. Each is rendered only where its signals exist.
+
+Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of
+dataclasses turned into dicts, never a template). Pass the cluster's Kubernetes provider in
+``opts.providers`` and the project's APIs in ``opts.depends_on``: the children pass the
+dependency on, so the dashboard and the alerts wait for ``monitoring.googleapis.com``.
+"""
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from .arguments import check_arguments
+from .options import child_options
+from .settings import described
+
+# --------------------------------------------------------------------------- facts
+
+POD_MONITORING_API = "monitoring.googleapis.com/v1"
+"""PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2
+charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
+GMP_RELEASE = "v0.17.2"
+"""The prometheus-engine release whose PodMonitoring CRD the objects are validated against.
+GKE installs the CRD itself when Managed Prometheus is on; the stack installs nothing."""
+
+GMP_COLLECTOR_NAMESPACE = "gmp-system"
+GMP_COLLECTOR_LABELS: Mapping[str, str] = {"app.kubernetes.io/name": "collector", "app": "managed-prometheus-collector"}
+"""Where managed collection scrapes from: the ``collector`` DaemonSet in ``gmp-system``, its pods
+labelled ``app.kubernetes.io/name: collector`` and ``app: managed-prometheus-collector``, on the
+pod network (no ``hostNetwork`` in its pod spec), each scraping the targets on its own node
+(GoogleCloudPlatform/prometheus-engine@v0.17.2 manifests/operator.yaml, "Source:
+operator/templates/collector.yaml", and charts/operator/templates/_helpers.tpl
+``collector.templateLabels``; "Managed collection runs Prometheus-based collectors as a
+Daemonset", https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed). A
+namespace whose NetworkPolicies isolate the scraped pods must admit these pods."""
+
+TPU_DUTY_CYCLE = "kubernetes_io:container_accelerator_duty_cycle"
+TPU_MEMORY_USED = "kubernetes_io:container_accelerator_memory_used"
+TPU_MEMORY_TOTAL = "kubernetes_io:container_accelerator_memory_total"
+"""The accelerator metrics GKE system metrics export per container holding accelerators
+(``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the
+accelerator was processing; ``.../memory_used`` and ``.../memory_total``: bytes;
+https://cloud.google.com/monitoring/api/metrics_kubernetes; the kubelet's AcceleratorStats
+``dutyCycle``, ``memoryUsed``, ``memoryTotal``, kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1).
+Their PromQL names follow "replace the first / with :, every other special character with _"
+(https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
+``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
+
+POD_NOT_READY = "kube_pod_status_ready"
+"""kube-state-metrics' pod readiness (``condition="false"`` is 1 for a pod whose Ready condition
+is false: kubernetes.io/docs/concepts/cluster-administration/kube-state-metrics, "count(
+kube_pod_status_ready{condition="false"}) by (namespace, pod)"). GKE sends it with the ``POD``
+kube state metrics package, under the open-source name, queryable in PromQL
+(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics); the cluster turns
+the package on (:data:`tpu_serving.cluster.MONITORING_COMPONENTS`)."""
+
+CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
+"""A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
+https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels)."""
+
+DASHBOARD_COLUMNS = 48
+"""Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
+https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
+
+
+def channels_problem(channels: Sequence[str]) -> str:
+    """Why ``channels`` are not notification channel resource names, or ``""``."""
+    bad = [c for c in channels if not isinstance(c, str) or not CHANNEL.match(c)]
+    if not bad:
+        return ""
+    return (
+        f"{', '.join(map(repr, bad))}: each must be a notification channel resource name "
+        "projects/<project>/notificationChannels/<numeric id> (gcloud beta monitoring channels list)"
+    )
+
+
+# --------------------------------------------------------------------------- settings
+
+
+@dataclass(frozen=True)
+class ObservabilitySettings:
+    """How a serving stack is watched: scraping, the dashboard and the alerts."""
+
+    enabled: bool = described(
+        "Scrape the serving pods (PodMonitoring) and create the stack's dashboard and alert policies; "
+        "needs `cluster.managedPrometheus`.",
+        default=True,
+    )
+    scrape_interval_seconds: int = described(
+        "How often managed collection scrapes each server's metrics.", default=15, ge=5, le=300
+    )
+    notification_channels: Sequence[str] = described(
+        "Notification channels the alerts notify, each `projects/<project>/notificationChannels/<id>`; "
+        "empty: the alerts only show in Cloud Monitoring.",
+        default=(),
+        check=channels_problem,
+    )
+    not_ready_minutes: int = described(
+        "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires.",
+        default=10,
+        ge=1,
+        le=1440,
+    )
+    backlog_threshold: float = described(
+        "Requests waiting, summed over the serving replicas, above which the queue-backlog alert counts.",
+        default=20,
+        gt=0,
+        le=1000000,
+    )
+    backlog_minutes: int = described(
+        "Minutes the backlog must stay above the threshold before the alert fires.", default=5, ge=1, le=1440
+    )
+    idle_duty_cycle_percent: float = described(
+        "Average TPU duty cycle of the serving containers, in percent, below which the TPUs count as idle.",
+        default=10,
+        gt=0,
+        le=100,
+    )
+    idle_minutes: int = described(
+        "Minutes the TPUs must stay idle while requests wait before the idle alert fires.",
+        default=10,
+        ge=1,
+        le=1440,
+    )
+
+
+# --------------------------------------------------------------------------- what a backend declares
+
+
+@dataclass(frozen=True)
+class ScrapeTarget:
+    """A Prometheus endpoint of the serving pods: the pods (labels), the port and the path."""
+
+    name: str
+    """Name of the PodMonitoring (its ``job`` label in the scraped series)."""
+    pods: Mapping[str, str]
+    """Labels selecting the pods to scrape."""
+    port: int
+    """Port of the endpoint."""
+    path: str = "/metrics"
+    """HTTP path of the endpoint."""
+
+
+@dataclass(frozen=True)
+class ServingSignals:
+    """PromQL metric names of a server's serving signals (``None``: the server exports none)."""
+
+    requests_running: str | None = None
+    """Gauge of requests being processed."""
+    requests_waiting: str | None = None
+    """Gauge of requests waiting to be processed (the queue)."""
+    time_to_first_token: str | None = None
+    """Histogram (base name) of the time to the first token, in seconds."""
+    time_per_output_token: str | None = None
+    """Histogram (base name) of the time between output tokens, in seconds."""
+    cache_usage: str | None = None
+    """Gauge of the KV cache (or decode slots) in use, 0 to 1."""
+    cache_title: str = "KV-cache use"
+    """Title of the cache panel (a server may only report its decode slots)."""
+
+
+@dataclass(frozen=True)
+class ServingMetrics:
+    """What a backend declares to be watched: its scrape targets and its serving signals."""
+
+    scrape: Sequence[ScrapeTarget] = ()
+    """Endpoints to scrape (none: the backend's components export no Prometheus metrics)."""
+    signals: ServingSignals | None = None
+    """The scraped serving signals (none: no serving panels, no queue or idle alerts)."""
+    serves: bool = True
+    """Whether the backend serves clients (a batch workload gets no not-ready alert)."""
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def pod_monitoring(
+    target: ScrapeTarget, namespace: str, interval_seconds: int, labels: Mapping[str, str]
+) -> dict[str, Any]:
+    """The PodMonitoring object scraping ``target`` (its ``spec`` per the v0.17.2 CRD)."""
+    return {
+        "apiVersion": POD_MONITORING_API,
+        "kind": "PodMonitoring",
+        "metadata": {"name": target.name, "namespace": namespace, "labels": dict(labels)},
+        "spec": {
+            "selector": {"matchLabels": dict(target.pods)},
+            "endpoints": [{"port": target.port, "path": target.path, "interval": f"{interval_seconds}s"}],
+        },
+    }
+
+
+def _matchers(labels: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The series of one stack: its cluster and serving namespace."""
+
+    cluster: str
+    namespace: str
+
+    @property
+    def scraped(self) -> str:
+        """Matchers of series managed collection scraped (target labels ``cluster``, ``namespace``)."""
+        return _matchers({"cluster": self.cluster, "namespace": self.namespace})
+
+    @property
+    def containers(self) -> str:
+        """Matchers of GKE system metrics of the namespace's containers."""
+        return _matchers(
+            {"monitored_resource": "k8s_container", "cluster_name": self.cluster, "namespace_name": self.namespace}
+        )
+
+
+def tpu_duty_cycle(scope: Scope, by: str = "pod_name") -> str:
+    return f"avg by ({by}) ({TPU_DUTY_CYCLE}{scope.containers})" if by else f"avg({TPU_DUTY_CYCLE}{scope.containers})"
+
+
+def tpu_memory_share(scope: Scope) -> str:
+    used, total = f"{TPU_MEMORY_USED}{scope.containers}", f"{TPU_MEMORY_TOTAL}{scope.containers}"
+    return f"sum by (pod_name) ({used}) / sum by (pod_name) ({total})"
+
+
+def quantile(metric: str, q: float, scope: Scope) -> str:
+    return f"histogram_quantile({q:g}, sum by (le) (rate({metric}_bucket{scope.scraped}[5m])))"
+
+
+@dataclass(frozen=True)
+class Chart:
+    """One line chart of the dashboard: its title, its PromQL queries and the y axis label."""
+
+    title: str
+    queries: Sequence[str]
+    y_label: str
+
+
+def charts(scope: Scope, signals: ServingSignals | None) -> list[Chart]:
+    """The dashboard's charts: the serving signals the server exports, then the TPU signals."""
+    out = []
+    s = signals or ServingSignals()
+    if s.requests_running or s.requests_waiting:
+        queries = [f"sum({m}{scope.scraped})" for m in (s.requests_running, s.requests_waiting) if m]
+        out.append(Chart("Requests running and waiting", queries, "requests"))
+    for metric, title in (
+        (s.time_to_first_token, "Time to first token"),
+        (s.time_per_output_token, "Time per output token"),
+    ):
+        if metric:
+            out.append(Chart(f"{title} (p50, p99)", [quantile(metric, q, scope) for q in (0.5, 0.99)], "seconds"))
+    if s.cache_usage:
+        out.append(Chart(s.cache_title, [f"avg({s.cache_usage}{scope.scraped})"], "share in use"))
+    out.append(Chart("TPU duty cycle by pod", [tpu_duty_cycle(scope)], "percent"))
+    out.append(Chart("TPU HBM in use by pod", [tpu_memory_share(scope)], "share of HBM"))
+    return out
+
+
+def dashboard_json(title: str, items: Sequence[Chart]) -> str:
+    """The dashboard as the Cloud Monitoring API takes it: a mosaic of two charts per row
+    (https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards; a chart's
+    ``TimeSeriesQuery.prometheusQuery`` holds PromQL)."""
+    width, height = DASHBOARD_COLUMNS // 2, 16
+    tiles = [
+        {
+            "xPos": (i % 2) * width,
+            "yPos": (i // 2) * height,
+            "width": width,
+            "height": height,
+            "widget": {
+                "title": chart.title,
+                "xyChart": {
+                    "dataSets": [
+                        {"timeSeriesQuery": {"prometheusQuery": q}, "plotType": "LINE"} for q in chart.queries
+                    ],
+                    "yAxis": {"label": chart.y_label, "scale": "LINEAR"},
+                },
+            },
+        }
+        for i, chart in enumerate(items)
+    ]
+    return json.dumps(
+        {"displayName": title, "mosaicLayout": {"columns": DASHBOARD_COLUMNS, "tiles": tiles}},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+
+
+@dataclass(frozen=True)
+class Alert:
+    """An alert policy with one PromQL condition, and what to do when it fires."""
+
+    key: str
+    """Short name: the policy's resource name suffix and its ``alert_rule``."""
+    title: str
+    query: str
+    minutes: int
+    runbook: str
+
+
+def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
+    """The alert policies whose signals the backend has."""
+    out = []
+    if metrics.serves:
+        out.append(
+            Alert(
+                "not-ready",
+                "Serving pods not ready",
+                f"sum({POD_NOT_READY}{_matchers({'cluster': scope.cluster, 'namespace': scope.namespace, 'condition': 'false'})}) > 0",
+                settings.not_ready_minutes,
+                f"A pod of namespace {scope.namespace} has not been ready for {settings.not_ready_minutes} minutes. "
+                f"Find it (kubectl -n {scope.namespace} get pods), read its events and logs; a pending group waits "
+                "for a whole slice, a failing probe for the model to load.",
+            )
+        )
+    waiting = metrics.signals.requests_waiting if metrics.signals else None
+    if waiting:
+        backlog = f"sum({waiting}{scope.scraped})"
+        out.append(
+            Alert(
+                "backlog",
+                "Serving queue backlog high",
+                f"{backlog} > {settings.backlog_threshold:g}",
+                settings.backlog_minutes,
+                f"More than {settings.backlog_threshold:g} requests have waited for {settings.backlog_minutes} "
+                "minutes: the replicas are saturated. Add replicas (slices) or shed load; check the dashboard's "
+                "time to first token.",
+            )
+        )
+        out.append(
+            Alert(
+                "tpu-idle",
+                "TPUs idle while requests wait",
+                f"({tpu_duty_cycle(scope, by='')} < {settings.idle_duty_cycle_percent:g}) and on() ({backlog} > 0)",
+                settings.idle_minutes,
+                f"Requests wait but the serving TPUs ran under {settings.idle_duty_cycle_percent:g}% of the time for "
+                f"{settings.idle_minutes} minutes: the engine is stuck (compiling, a hung Ray or Pathways worker). "
+                "Read the leader's logs; restart the group (delete its leader pod).",
+            )
+        )
+    return out
+
+
+def alert_policy_args(
+    alert: Alert, stack: str, settings: ObservabilitySettings, project: str
+) -> gcp.monitoring.AlertPolicyArgs:
+    """One alert policy: its PromQL condition held for the alert's minutes, its runbook, its channels."""
+    return gcp.monitoring.AlertPolicyArgs(
+        project=project,
+        display_name=f"{stack}: {alert.title}",
+        combiner="OR",
+        conditions=[
+            gcp.monitoring.AlertPolicyConditionArgs(
+                display_name=alert.title,
+                condition_prometheus_query_language=gcp.monitoring.AlertPolicyConditionConditionPrometheusQueryLanguageArgs(
+                    query=alert.query,
+                    duration=f"{alert.minutes * 60}s",
+                    evaluation_interval="60s",
+                    alert_rule=alert.key,
+                    rule_group=stack,
+                ),
+            )
+        ],
+        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=alert.runbook, mime_type="text/markdown"),
+        notification_channels=list(settings.notification_channels),
+    )
+
+
+# --------------------------------------------------------------------------- component
+
+
+@dataclass(frozen=True)
+class ObservabilityArgs:
+    """Arguments of :class:`Observability`."""
+
+    project: str
+    """GCP project of the dashboard and the alert policies."""
+    cluster: str
+    """Name of the GKE cluster (the ``cluster`` label of the series)."""
+    namespace: str
+    """The serving namespace (the PodMonitorings' namespace)."""
+    metrics: ServingMetrics = field(default_factory=ServingMetrics)
+    """What the backend declares to be scraped and watched."""
+    settings: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    """Scrape interval, alert thresholds and notification channels."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the PodMonitorings."""
+
+
+class Observability(pulumi.ComponentResource):
+    """PodMonitorings of a serving namespace, its Cloud Monitoring dashboard and alert policies.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs in
+    ``opts.depends_on``.
+    """
+
+    dashboard_name: pulumi.Output[str]
+    """Resource name of the dashboard (``projects/<number>/dashboards/<id>``)."""
+    alert_policies: list[str]
+    """Display names of the alert policies."""
+    pod_monitorings: list[str]
+    """Names of the PodMonitorings."""
+
+    def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("Observability", args, ObservabilityArgs)
+        super().__init__("tpu-serving:index:Observability", name, None, opts)
+        child = child_options(self, opts)
+        scope = Scope(args.cluster, args.namespace)
+        for target in args.metrics.scrape:
+            obj = pod_monitoring(target, args.namespace, args.settings.scrape_interval_seconds, args.labels)
+            k8s.apiextensions.CustomResource(
+                f"{name}-{target.name}",
+                api_version=obj["apiVersion"],
+                kind=obj["kind"],
+                metadata=obj["metadata"],
+                spec=obj["spec"],
+                opts=child,
+            )
+        dashboard = gcp.monitoring.Dashboard(
+            f"{name}-dashboard",
+            dashboard_json=dashboard_json(f"{args.cluster} serving", charts(scope, args.metrics.signals)),
+            project=args.project,
+            opts=child,
+        )
+        policies = alerts(scope, args.metrics, args.settings)
+        for alert in policies:
+            gcp.monitoring.AlertPolicy(
+                f"{name}-{alert.key}", alert_policy_args(alert, args.cluster, args.settings, args.project), opts=child
+            )
+        self.dashboard_name = dashboard.id
+        self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+        self.pod_monitorings = [t.name for t in args.metrics.scrape]
+        self.register_outputs(
+            {
+                "dashboard": self.dashboard_name,
+                "alertPolicies": self.alert_policies,
+                "podMonitorings": self.pod_monitorings,
+            }
+        )

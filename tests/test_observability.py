@@ -1,0 +1,235 @@
+"""Observability: what each backend has scraped, the dashboard's panels, the alert policies,
+their settings and their dependencies, and the NetworkPolicy that lets the collectors in."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import ROOT, plan_of, resource
+from tests.fixtures.configs import VLLM, load, plan_edited
+from tpu_serving.backends import BACKENDS
+from tpu_serving.config import StackConfig, load_stack_config
+from tpu_serving.observability import (
+    GMP_COLLECTOR_LABELS,
+    ObservabilitySettings,
+    Scope,
+    ScrapeTarget,
+    ServingMetrics,
+    alert_policy_args,
+    alerts,
+    charts,
+    dashboard_json,
+    pod_monitoring,
+)
+from tpu_serving.settings import to_settings
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects, load_project, stack_config
+from tpu_serving_tools.runtime import network, prereqs
+from tpu_serving_tools.runtime.planview import PlanView
+
+VLLM_STACK = "vllm-llama33-70b-v5e16"
+JETSTREAM_STACK = "llama31-405b-v6e16"
+SAX_STACK = "saxml-175b-v5e32x2"
+BATCH_STACK = "pathwaysjob-batch-v6e16"
+SCOPE = Scope("c", "ns")
+POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+
+
+def _metrics(stack: str) -> ServingMetrics:
+    serving = load_stack(stack).serving
+    return BACKENDS[serving.backend].metrics(serving)
+
+
+def load_stack(stack: str) -> StackConfig:
+    return load_stack_config(stack_config(load_project(ROOT), stack))
+
+
+def _objects(stack: str, kind: str) -> list[dict]:
+    return [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind]
+
+
+def _tiles(plan) -> list[dict]:
+    (dash,) = plan.of_type(DASHBOARD)
+    return json.loads(dash.inputs["dashboardJson"])["mosaicLayout"]["tiles"]
+
+
+# ------------------------------------------------------------------------- what is scraped
+
+
+def test_observability_vllm_scrapes_the_leaders_metrics_path_on_8000():
+    (pm,) = _objects(VLLM_STACK, "PodMonitoring")
+    assert pm["spec"]["selector"]["matchLabels"] == {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}
+    assert pm["spec"]["endpoints"] == [{"port": 8000, "path": "/metrics", "interval": "15s"}]
+    assert pm["metadata"]["namespace"] == load_stack(VLLM_STACK).workload_identity.namespace
+
+
+def test_observability_jetstream_enables_and_scrapes_the_prometheus_port():
+    (pm,) = _objects(JETSTREAM_STACK, "PodMonitoring")
+    assert pm["spec"]["endpoints"][0]["port"] == 9090 and pm["spec"]["endpoints"][0]["path"] == "/"
+    (lws,) = _objects(JETSTREAM_STACK, "LeaderWorkerSet")
+    leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+    assert pm["spec"]["selector"]["matchLabels"].items() <= leader["metadata"]["labels"].items()
+    (jax,) = [c for c in leader["spec"]["containers"] if c["name"] == "jax-tpu"]
+    assert "prometheus_port=9090" in jax["args"]
+    assert {"name": "metrics", "containerPort": 9090} in jax["ports"]
+
+
+def test_observability_jetstream_without_prometheus_port_scrapes_nothing():
+    plan = plan_edited(JETSTREAM_STACK, serving=lambda s: s["maxtext"].update(prometheusPort=None))
+    assert not [r for r in plan.resources if r.type.endswith(":PodMonitoring")]
+    assert "prometheus_port=9090" not in json.dumps([r.inputs for r in plan.resources])
+
+
+@pytest.mark.parametrize("stack", [SAX_STACK, BATCH_STACK])
+def test_observability_backends_without_an_exporter_scrape_nothing(stack):
+    assert _objects(stack, "PodMonitoring") == []
+    assert _metrics(stack).scrape == () and _metrics(stack).signals is None
+
+
+def test_observability_pod_monitoring_validates_against_the_crd_and_rejects_unknown_fields(reference):
+    obj = pod_monitoring(ScrapeTarget("x", {"a": "b"}, 8000), "ns", 15, {})
+    schema.validate_custom(obj, schema.PLATFORM_RELEASES["monitoring.googleapis.com"])
+    obj["spec"]["endpoints"][0]["intervall"] = "15s"
+    with pytest.raises(schema.SchemaError, match="intervall"):
+        schema.validate_custom(obj, "v0.17.2")
+
+
+# ------------------------------------------------------------------------- dashboard
+
+
+def test_observability_dashboard_vllm_has_serving_and_tpu_panels():
+    tiles = _tiles(plan_of(VLLM_STACK))
+    titles = [t["widget"]["title"] for t in tiles]
+    assert titles == [
+        "Requests running and waiting",
+        "Time to first token (p50, p99)",
+        "Time per output token (p50, p99)",
+        "KV-cache use",
+        "TPU duty cycle by pod",
+        "TPU HBM in use by pod",
+    ]
+    queries = [d["timeSeriesQuery"]["prometheusQuery"] for t in tiles for d in t["widget"]["xyChart"]["dataSets"]]
+    assert 'sum(vllm:num_requests_waiting{cluster="vllm70b", namespace="vllm-llama70b"})' in queries
+    assert any("vllm:inter_token_latency_seconds_bucket" in q for q in queries)
+    assert any(q.startswith("avg by (pod_name) (kubernetes_io:container_accelerator_duty_cycle{") for q in queries)
+    assert all(t["xPos"] + t["width"] <= 48 for t in tiles)
+
+
+@pytest.mark.parametrize("stack", [SAX_STACK, BATCH_STACK])
+def test_observability_dashboard_without_serving_metrics_shows_only_tpu_panels(stack):
+    assert [t["widget"]["title"] for t in _tiles(plan_of(stack))] == ["TPU duty cycle by pod", "TPU HBM in use by pod"]
+
+
+def test_observability_dashboard_json_is_built_from_the_charts():
+    text = dashboard_json("t", charts(SCOPE, None))
+    data = json.loads(text)
+    assert data["displayName"] == "t" and data["mosaicLayout"]["columns"] == 48
+    assert [t["yPos"] for t in data["mosaicLayout"]["tiles"]] == [0, 0]
+    assert [t["xPos"] for t in data["mosaicLayout"]["tiles"]] == [0, 24]
+
+
+# ------------------------------------------------------------------------- alerts
+
+
+@pytest.mark.parametrize(
+    ("stack", "keys"),
+    [
+        (VLLM_STACK, ["backlog", "not-ready", "tpu-idle"]),
+        (JETSTREAM_STACK, ["backlog", "not-ready", "tpu-idle"]),
+        (SAX_STACK, ["not-ready"]),
+        (BATCH_STACK, []),
+    ],
+)
+def test_observability_alerts_render_only_where_their_signals_exist(stack, keys):
+    rendered = sorted(
+        r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["alertRule"]
+        for r in plan_of(stack).of_type(POLICY)
+    )
+    assert rendered == keys
+
+
+def test_observability_alert_settings_reach_the_conditions():
+    def edit(o: dict) -> None:
+        o.update(backlogThreshold=7, backlogMinutes=3, idleDutyCyclePercent=2.5, idleMinutes=20)
+
+    plan = plan_edited(VLLM_STACK, observability=edit)
+    by_rule = {
+        r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["alertRule"]: r.inputs["conditions"][0][
+            "conditionPrometheusQueryLanguage"
+        ]
+        for r in plan.of_type(POLICY)
+    }
+    assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
+    assert " < 2.5) and on() (" in by_rule["tpu-idle"]["query"] and by_rule["tpu-idle"]["duration"] == "1200s"
+    assert 'condition="false"' in by_rule["not-ready"]["query"] and by_rule["not-ready"]["duration"] == "600s"
+
+
+def test_observability_notification_channels_reach_every_policy():
+    channel = "projects/tpu-serving-demo/notificationChannels/42"
+    plan = plan_edited(VLLM_STACK, observability=lambda o: o.update(notificationChannels=[channel]))
+    policies = plan.of_type(POLICY)
+    assert policies and all(r.inputs["notificationChannels"] == [channel] for r in policies)
+    assert all(not r.inputs.get("notificationChannels") for r in plan_of(VLLM_STACK).of_type(POLICY))
+
+
+def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
+    plan = plan_edited(VLLM_STACK, observability=lambda o: o.update(enabled=False))
+    assert not plan.of_type(POLICY) and not plan.of_type(DASHBOARD)
+    names = [o["metadata"]["name"] for o in kubernetes_objects(plan) if o["kind"] in ("PodMonitoring", "NetworkPolicy")]
+    assert sorted(names) == ["same-namespace", "serving-ingress"]
+
+
+def test_observability_alert_policy_args_carry_runbook_and_rule_group():
+    cfg = load({**VLLM, "tpu-serving:observability": {"notificationChannels": []}})
+    settings = to_settings(cfg.observability, ObservabilitySettings)
+    (not_ready,) = alerts(SCOPE, ServingMetrics(), settings)
+    args = alert_policy_args(not_ready, "c", settings, "p")
+    assert args.display_name == "c: Serving pods not ready" and args.combiner == "OR"
+    assert "kubectl -n ns get pods" in args.documentation.content
+
+
+def test_observability_dashboard_and_alerts_wait_for_the_monitoring_api():
+    plan = plan_of(VLLM_STACK)
+    (service,) = [
+        r for r in plan.of_type("gcp:projects/service:Service") if r.inputs["service"] == "monitoring.googleapis.com"
+    ]
+    for r in plan.of_type(POLICY) + plan.of_type(DASHBOARD):
+        assert service.urn in r.dependencies, r.name
+    data = plan.as_json()
+    for r in data["resources"]:
+        if r["type"] == DASHBOARD:
+            r["dependencies"] = []
+    finding = {f.subject: f for f in prereqs.check(PlanView(data)).findings}["api monitoring.googleapis.com"]
+    assert not finding.ok and "not a dependency of vllm70b-observability-dashboard" in finding.reason
+
+
+# ------------------------------------------------------------------------- the scrape flow
+
+
+@pytest.mark.parametrize("stack", [VLLM_STACK, JETSTREAM_STACK])
+def test_observability_scrape_flow_allowed_only_by_the_scrape_policy(stack):
+    data = plan_of(stack).as_json()
+    scrape = [f for f in network.check(PlanView(data)).findings if f.subject.startswith("flow gmp-system/collector")]
+    assert len(scrape) == 1 and scrape[0].ok and "allowed by ingress policy scrape-" in scrape[0].reason
+    data["resources"] = [
+        r for r in data["resources"] if not (r["type"].endswith("NetworkPolicy") and "-scrape-" in r["name"])
+    ]
+    (denied,) = [f for f in network.check(PlanView(data)).findings if f.subject == scrape[0].subject]
+    assert not denied.ok and "PodMonitoring" in denied.reason
+
+
+def test_observability_scrape_policy_admits_the_collector_pods_only():
+    (policy,) = [o for o in _objects(VLLM_STACK, "NetworkPolicy") if o["metadata"]["name"].startswith("scrape-")]
+    (rule,) = policy["spec"]["ingress"]
+    (peer,) = rule["from"]
+    assert peer["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "gmp-system"}
+    assert peer["podSelector"]["matchLabels"] == dict(GMP_COLLECTOR_LABELS)
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+
+
+def test_observability_cluster_sends_pod_state_metrics():
+    cluster = resource(plan_of(VLLM_STACK), "gcp:container/cluster:Cluster", "vllm70b-cluster")
+    assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD"]

@@ -6,6 +6,7 @@ Import the components into your own Pulumi program::
 """
 
 from . import catalog
+from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
@@ -33,6 +34,9 @@ from .tenancy import Tenancy, TenancyArgs
 from .vllm_serving import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
 
 __all__ = [
+    "AutoscalingSettings",
+    "ServingAutoscaler",
+    "ServingAutoscalerArgs",
     "VllmEngineSettings",
     "VllmImages",
     "VllmServing",

@@ -90,6 +90,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
         self.buckets = Buckets(name, self._buckets_args(cfg, labels), opts=gcp)
         self.cluster = TpuCluster(name, self._cluster_args(cfg, labels), opts=gcp)
         host_network = backend.host_network_buckets(cfg.serving) if backend else {}
+        from_zero = self._scale_from_zero(cfg)
         self.slices = {
             s.name: TpuNodePool(
                 f"{name}-{s.name}",
@@ -110,6 +111,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                     image_streaming=cfg.cluster.image_streaming,
                     labels=labels,
                     node_grants=self._grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
+                    scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
                 ),
                 opts=gcp,
             )
@@ -190,6 +192,15 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "cost": cost_output(self.cost),
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
+
+    @staticmethod
+    def _scale_from_zero(cfg: StackConfig) -> set[str]:
+        """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
+        if cfg.serving is None:
+            return set()
+        serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
+        keep = BACKENDS[cfg.serving.backend].always_on_slices(cfg.serving, len(serving))
+        return set(serving[keep:])
 
     @staticmethod
     def _allocation(cfg: StackConfig) -> Allocation:

@@ -23,6 +23,7 @@ import pulumi
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
+from .autoscaling import ServingAutoscaler
 from .buckets import Buckets
 from .cluster import TpuCluster
 from .controllers import ControllerInstall
@@ -54,6 +55,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     SaxmlServing,
     PathwaysWorkload,
     VllmServing,
+    ServingAutoscaler,
 )
 """Every public component the provider serves."""
 

@@ -57,6 +57,7 @@ class VllmMetric(Choice):
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
 
+
 MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",
     "/workspace/vllm/examples/online_serving/multi-node-serving.sh",
@@ -316,6 +317,9 @@ class VllmServingArgs:
     """Secret holding a Hugging Face token (``hugging-face`` loader only)."""
     replicas: int = 1
     """Groups, one slice each."""
+    autoscaled: bool = False
+    """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
+    never resets what the HPA chose)."""
     name: str = "vllm"
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
     service_name: str = "vllm"
@@ -579,8 +583,9 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
         template["workerTemplate"] = pod(worker_container(args, mounts), args.labels)
     else:
         template["workerTemplate"] = leader  # a group of one: the leader is built from the worker template
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
     return {
-        "replicas": args.replicas,
+        **replicas,
         # No surge: a surge group would need a slice the stack does not have and would stall the rollout.
         "rolloutStrategy": {
             "type": "RollingUpdate",

@@ -163,6 +163,52 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:serving.replicas",
         ),
         (
+            "vllm-autoscaling-max-beyond-the-slices",
+            "vllm",
+            with_serving(VLLM, autoscaling={"maxReplicas": 3}),
+            "tpu-serving:serving.autoscaling.maxReplicas",
+        ),
+        (
+            "vllm-autoscaling-max-below-the-slices",
+            "vllm",
+            with_change("tpu-serving:tpuSlices/0/count", 3, with_serving(VLLM, autoscaling={"maxReplicas": 2})),
+            "tpu-serving:serving.autoscaling.maxReplicas",
+        ),
+        (
+            "vllm-autoscaling-min-above-max",
+            "vllm",
+            with_serving(VLLM, autoscaling={"minReplicas": 2, "maxReplicas": 1}),
+            "tpu-serving:serving.autoscaling",
+        ),
+        (
+            "vllm-autoscaling-and-fixed-replicas",
+            "vllm",
+            with_serving(VLLM, replicas=1, autoscaling={"maxReplicas": 1}),
+            "tpu-serving:serving.replicas",
+        ),
+        (
+            "vllm-autoscaling-without-managed-prometheus",
+            "vllm",
+            with_change(
+                "tpu-serving:cluster",
+                {"name": "vllm", "managedPrometheus": False},
+                with_serving(VLLM, autoscaling={"maxReplicas": 1}),
+            ),
+            "tpu-serving:serving.autoscaling",
+        ),
+        (
+            "vllm-autoscaling-metric-not-a-prometheus-name",
+            "vllm",
+            with_serving(VLLM, autoscaling={"maxReplicas": 1, "metric": "num requests"}),
+            "tpu-serving:serving.autoscaling.metric",
+        ),
+        (
+            "vllm-autoscaling-target-not-positive",
+            "vllm",
+            with_serving(VLLM, autoscaling={"maxReplicas": 1, "target": 0}),
+            "tpu-serving:serving.autoscaling.target",
+        ),
+        (
             "vllm-file-cache-larger-than-the-boot-disk",
             "vllm",
             with_change("tpu-serving:tpuSlices/0/diskSizeGb", 150, VLLM),

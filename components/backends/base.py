@@ -102,6 +102,9 @@ class Backend:
     """TPU chips of what restarts at once, given the serving slices' chips."""
     build: Callable[[Platform, Any], Built]
     """Its resources, as children of the deployment."""
+    always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
+    """How many of its serving slices keep their VMs, given how many there are; the others start empty
+    and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

@@ -97,7 +97,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 TpuNodePoolArgs(
                     project=cfg.project,
                     region=cfg.region,
-                    zone=cfg.zone,
+                    zone=cfg.zone_of(s),
                     cluster=self.cluster.cluster.id,
                     service_account_id=node_service_account_id(cluster_name, s.name),
                     shape=s.shape,

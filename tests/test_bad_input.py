@@ -209,6 +209,18 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:serving.autoscaling.target",
         ),
         (
+            "vllm-slice-zone-outside-the-region",
+            "vllm",
+            with_change("tpu-serving:tpuSlices/0/zone", "us-east5-b", VLLM),
+            "tpu-serving:tpuSlices[0].zone",
+        ),
+        (
+            "vllm-slice-zone-malformed",
+            "vllm",
+            with_change("tpu-serving:tpuSlices/0/zone", "us-west4", VLLM),
+            "tpu-serving:tpuSlices[0].zone",
+        ),
+        (
             "vllm-file-cache-larger-than-the-boot-disk",
             "vllm",
             with_change("tpu-serving:tpuSlices/0/diskSizeGb", 150, VLLM),

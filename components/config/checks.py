@@ -20,7 +20,7 @@ from ..naming import (
     workload_service_account_id,
 )
 from ..settings import PROJECT_NAMESPACE
-from .models import StackConfig
+from .models import ZONE, StackConfig
 
 
 def derived_name_problems(cfg: StackConfig) -> list[str]:
@@ -83,6 +83,20 @@ def capacity_problems(cfg: StackConfig) -> list[str]:
 
 
 _RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
+
+
+def zone_problems(cfg: StackConfig) -> list[str]:
+    """A slice kind's own zone must be a zone of the stack's region (a slice never spans zones)."""
+    found = []
+    for i, s in enumerate(cfg.tpu_slices):
+        m = ZONE.match(s.zone) if s.zone is not None else None
+        if s.zone is not None and (m is None or m.group(1) != cfg.region):
+            found.append(
+                f"{PROJECT_NAMESPACE}:tpuSlices[{i}].zone = {json.dumps(s.zone)}: not a zone of the region "
+                f"{cfg.region!r}; valid: zones of the form {cfg.region}-<letter>, e.g. {cfg.region}-a, "
+                f"{cfg.region}-b, {cfg.region}-c"
+            )
+    return found
 
 
 def cluster_problems(cfg: StackConfig) -> list[str]:

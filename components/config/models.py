@@ -82,6 +82,11 @@ class TpuSliceConfig(Model):
     machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
     topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
     count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    zone: str | None = Field(
+        None,
+        description="Zone of the region that holds these slices (each slice stays in one zone); unset: the "
+        "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails.",
+    )
     capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
     spot: bool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
@@ -258,7 +263,9 @@ class TenancyConfig(Model):
 
 _PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+"""A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
+are the region followed by a letter)."""
 
 
 class StackConfig(Model):
@@ -299,7 +306,7 @@ class StackConfig(Model):
     @field_validator("zone")
     @classmethod
     def _zone_in_region(cls, v: str, info: ValidationInfo) -> str:
-        m = _ZONE.match(v)
+        m = ZONE.match(v)
         if not m:
             raise ValueError("must be a GCP zone such as us-east5-b")
         region = info.data.get("region")
@@ -342,6 +349,10 @@ class StackConfig(Model):
         return v
 
     # -- derived values used by the components ------------------------------------------
+
+    def zone_of(self, s: TpuSliceConfig) -> str:
+        """The zone of a slice kind: its own, else the stack's."""
+        return s.zone or self.zone
 
     @property
     def slices(self) -> tuple[tuple[str, catalog.SliceShape, TpuSliceConfig], ...]:

@@ -12,6 +12,7 @@ from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
+from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
@@ -37,6 +38,9 @@ __all__ = [
     "AutoscalingSettings",
     "ServingAutoscaler",
     "ServingAutoscalerArgs",
+    "GatewaySettings",
+    "ServingGateway",
+    "ServingGatewayArgs",
     "VllmEngineSettings",
     "VllmImages",
     "VllmServing",

@@ -21,14 +21,18 @@ from .cluster import TpuCluster, TpuClusterArgs
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .controllers import (
+    INFERENCE_POOL_CRD,
     Controller,
     ControllerInstall,
     ControllerInstallArgs,
     installs_by_group,
 )
+from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .naming import (
+    NameLimit,
     bucket_name,
+    dns_name,
     node_service_account_id,
     pool_name,
     workload_service_account_id,
@@ -38,7 +42,7 @@ from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .prices import PriceOverrides
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
-from .tenancy import Tenancy, TenancyArgs
+from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
 
 PART_OF = "tpu-serving"
 
@@ -152,6 +156,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 serving_ports=serving_ports,
                 allowed_namespaces=cfg.tenancy.allowed_namespaces,
                 allowed_cidrs=cfg.tenancy.allowed_cidrs,
+                load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
                 operator_groups=cfg.tenancy.operators.groups,
                 operator_users=cfg.tenancy.operators.users,
                 labels=k8s_labels,
@@ -164,6 +169,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             ),
         )
         built = Built()
+        self.gateway: ServingGateway | None = None
         if backend is not None and cfg.serving is not None:
             chosen = [self.slices[n] for n in cfg.serving.slices]
             platform = Platform(
@@ -182,6 +188,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 node_grants=self._grants,
             )
             built = backend.build(platform, cfg.serving)
+            self.gateway = self._gateway(cfg, built, platform)
         self.installs = built.installs
         self.allocation = self._allocation(cfg)
         self.cost = self._cost(cfg, self.allocation)
@@ -192,6 +199,38 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "cost": cost_output(self.cost),
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
+
+    def _gateway(self, cfg: StackConfig, built: Built, platform: Platform) -> ServingGateway | None:
+        """The internal Gateway in front of the backend's Service (and the InferencePool CRD it may need)."""
+        if cfg.gateway is None or built.endpoint is None:
+            return None
+        after: list[pulumi.Resource] = [self.apis]
+        if cfg.gateway.inference_pool:
+            crd = self._install(INFERENCE_POOL_CRD, INFERENCE_POOL_CRD.default_version, ())
+            built.installs.append(crd)
+            after.append(crd)
+        endpoint = built.endpoint
+        gateway = ServingGateway(
+            f"{self._prefix}-gateway",
+            ServingGatewayArgs(
+                project=cfg.project,
+                region=cfg.region,
+                network=cfg.cluster.network,
+                namespace=self.identity.namespace_name,
+                name=f"{endpoint.service}-gateway",
+                service=endpoint.service,
+                port=endpoint.port,
+                health_path=endpoint.health_path,
+                settings=to_settings(cfg.gateway, GatewaySettings),
+                pool_selector=endpoint.pods,
+                subnet_name=dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL),
+                priority_class_name=SERVING_PRIORITY,
+                labels=platform.k8s_labels,
+            ),
+            opts=platform.options(*after, self.tenancy),
+        )
+        built.outputs["gateway"] = {"addressCommand": gateway.address_command, "port": LISTENER_PORT}
+        return gateway
 
     @staticmethod
     def _scale_from_zero(cfg: StackConfig) -> set[str]:
@@ -286,6 +325,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             zone=cfg.zone,
             labels=labels,
             cpu_node_grants=(),
+            gateway_api=cfg.gateway is not None,
         )
 
     def _infrastructure_outputs(self, cfg: StackConfig) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from .cluster import TpuCluster
 from .controllers import ControllerInstall
 from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
+from .gateway import ServingGateway
 from .identity import WorkloadIdentity
 from .nodepool import TpuNodePool
 from .pathways_serving import PathwaysServing
@@ -56,6 +57,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     PathwaysWorkload,
     VllmServing,
     ServingAutoscaler,
+    ServingGateway,
 )
 """Every public component the provider serves."""
 

@@ -78,6 +78,9 @@ class TenancyArgs:
     """Namespaces whose pods may reach the serving ports."""
     allowed_cidrs: Sequence[str] = ()
     """CIDR blocks that may reach the serving ports (load balancer clients)."""
+    load_balancer_cidrs: Sequence[str] = ()
+    """Sources of a proxy load balancer in front of the serving ports: its proxy-only subnet and its
+    health check ranges (:mod:`tpu_serving.gateway`)."""
     operator_groups: Sequence[str] = ()
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()
@@ -143,7 +146,7 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
         for ns in args.allowed_namespaces
     ] + [
         k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c))
-        for c in args.allowed_cidrs
+        for c in (*args.allowed_cidrs, *args.load_balancer_cidrs)
     ]
     if args.serving_pods and args.serving_ports and peers:
         policies.append(

@@ -249,6 +249,30 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:tpuSlices[0].imageCacheDisk",
         ),
         (
+            "gateway-in-front-of-a-backend-it-cannot-route",
+            "saxml",
+            {**SAX_CONFIG, "tpu-serving:gateway": {}},
+            "tpu-serving:gateway",
+        ),
+        (
+            "gateway-proxy-only-range-not-a-cidr",
+            "vllm",
+            {**VLLM, "tpu-serving:gateway": {"proxyOnlyCidr": "192.168.0.0/33"}},
+            "tpu-serving:gateway.proxyOnlyCidr",
+        ),
+        (
+            "gateway-epp-image-latest",
+            "vllm",
+            {**VLLM, "tpu-serving:gateway": {"inferencePool": True, "eppImage": "epp:latest"}},
+            "tpu-serving:gateway.eppImage",
+        ),
+        (
+            "gateway-misspelt-key",
+            "vllm",
+            {**VLLM, "tpu-serving:gateway": {"inferencepool": True}},
+            "tpu-serving:gateway.inferencepool",
+        ),
+        (
             "tenancy-bad-cidr",
             "infrastructure",
             with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}),

@@ -58,7 +58,7 @@ def test_scaling_leaderworkerset_leaves_replicas_to_the_hpa():
 
 def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
     pools = {r.name: r.inputs for r in plan_of(STACK).of_type(NODEPOOL)}
-    always_on, from_zero = pools["vllm70b-v5e16-0"], pools["vllm70b-v5e16-1"]
+    always_on, from_zero = pools["vllm70b-v5e16-pool"], pools["vllm70b-v5e16b-pool"]
     assert always_on["nodeCount"] == 4 and "autoscaling" not in always_on
     assert "nodeCount" not in from_zero and from_zero["initialNodeCount"] == 0
     assert from_zero["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
@@ -149,8 +149,8 @@ def test_scaling_runtime_shows_a_pending_group_a_slice_provisioned_and_the_group
     step = found["scale vllm-llama70b/vllm 1 -> 2"]
     assert start.ok and step.ok
     assert step.reason == (
-        "group 1 pending; slice vllm70b-v5e16-1 provisioned (0 -> 4 ct5lp-hightpu-4t VMs at once); "
-        "group scheduled on vllm70b-v5e16-1"
+        "group 1 pending; slice vllm70b-v5e16b provisioned (0 -> 4 ct5lp-hightpu-4t VMs at once); "
+        "group scheduled on vllm70b-v5e16b"
     )
 
 
@@ -165,7 +165,7 @@ def test_scaling_runtime_refuses_a_step_beyond_the_slices():
 
 def test_scaling_runtime_refuses_half_a_slice():
     def half(plan):
-        _inputs(plan, "vllm70b-v5e16-1")["autoscaling"]["totalMaxNodeCount"] = 2
+        _inputs(plan, "vllm70b-v5e16b-pool")["autoscaling"]["totalMaxNodeCount"] = 2
 
     step = {f.subject: f for f in scale_findings(_view(half))}["scale vllm-llama70b/vllm 1 -> 2"]
     assert not step.ok
@@ -174,7 +174,7 @@ def test_scaling_runtime_refuses_half_a_slice():
 
 def test_scaling_runtime_minimum_needs_always_on_slices():
     def everything_from_zero(plan):
-        pool = _inputs(plan, "vllm70b-v5e16-0")
+        pool = _inputs(plan, "vllm70b-v5e16-pool")
         del pool["nodeCount"]
         pool["autoscaling"] = {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
 

@@ -10,18 +10,12 @@ from tpu_serving.config import ConfigError
 STACK = "vllm-llama33-70b-v5e16"
 
 
-def _two_zones(slices: list) -> None:
-    first = slices[0]
-    first["count"] = 1
-    slices.append({**first, "name": "v5e16b", "zone": "us-west4-b"})
-
-
-def _serve_both(serving: dict) -> None:
-    serving["slices"] = ["v5e16", "v5e16b"]
+def _second_zone(slices: list) -> None:
+    slices[1]["zone"] = "us-west4-b"
 
 
 def test_zones_each_slice_stays_in_its_one_zone():
-    plan = plan_edited(STACK, tpuSlices=_two_zones, serving=_serve_both)
+    plan = plan_edited(STACK, tpuSlices=_second_zone)
     pools = {r.name: r.inputs for r in plan.of_type("gcp:container/nodePool:NodePool") if "v5e16" in r.name}
     assert pools["vllm70b-v5e16-pool"]["nodeLocations"] == ["us-west4-a"]
     assert pools["vllm70b-v5e16b-pool"]["nodeLocations"] == ["us-west4-b"]

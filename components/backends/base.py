@@ -75,6 +75,20 @@ class Platform:
         )
 
 
+@dataclass(frozen=True)
+class ServingEndpoint:
+    """The HTTP entry of a backend's serving pods, for a gateway in front of them."""
+
+    service: str
+    """The ClusterIP Service."""
+    port: int
+    """Its port, equal to the pods' target port."""
+    health_path: str
+    """A path that answers 200 when a backend is ready (the load balancer's health check)."""
+    pods: Mapping[str, str]
+    """Labels of the serving pods (what an InferencePool selects)."""
+
+
 @dataclass
 class Built:
     """What a backend built: its controller installs and its stack outputs."""
@@ -82,6 +96,8 @@ class Built:
     installs: list[ControllerInstall] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     extra_pools: list[pulumi.Resource] = field(default_factory=list)
+    endpoint: ServingEndpoint | None = None
+    """Its HTTP entry, when a gateway may front it."""
 
 
 @dataclass(frozen=True)

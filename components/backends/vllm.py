@@ -28,6 +28,7 @@ from ..settings import (
 )
 from ..tenancy import SERVING_PRIORITY
 from ..vllm_serving import (
+    HEALTH_PATH,
     HTTP_PORT,
     LWS_NAME_LABEL,
     ROLE_LABEL,
@@ -42,7 +43,7 @@ from ..vllm_serving import (
     WeightsLoader,
     parallelism_problems,
 )
-from .base import Backend, Built, Platform
+from .base import Backend, Built, Platform, ServingEndpoint
 
 if TYPE_CHECKING:
     from ..config.models import StackConfig
@@ -341,6 +342,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
         },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
     if auto is not None:
         adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())

@@ -142,6 +142,25 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
     return problems
 
 
+GATEWAY_BACKENDS = ("vllm",)
+"""Backends whose serving Service a gateway may front (an HTTP server with a health path)."""
+
+
+def gateway_problems(cfg: StackConfig) -> list[str]:
+    """A gateway needs an HTTP serving backend; an InferencePool needs vLLM's metrics."""
+    g = cfg.gateway
+    if g is None:
+        return []
+    key = f"{PROJECT_NAMESPACE}:gateway"
+    backend = cfg.serving.backend if cfg.serving is not None else None
+    if backend not in GATEWAY_BACKENDS:
+        return [
+            f"{key}: fronts the serving Service of backend {json.dumps(backend)}, which the library does not "
+            f"route yet; valid backends: {', '.join(GATEWAY_BACKENDS)} (serving.backend)"
+        ]
+    return []
+
+
 def serving_problems(cfg: StackConfig) -> list[str]:
     """Checks across the serving config and the rest of the stack, at the keys to change."""
     serving = cfg.serving

@@ -19,6 +19,7 @@ from ..backends import Serving
 from ..buckets import BucketSpec, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
+from ..gateway import GatewaySettings
 from ..naming import NameLimit, check_dns_name
 from ..nodepool import TpuNodePoolArgs
 from ..prices import PriceOverrides
@@ -52,6 +53,12 @@ else:
     CpuPoolConfig = ClusterConfig.model_fields["cpu_pool"].annotation
 """The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
 
+
+if TYPE_CHECKING:
+    GatewayConfig: TypeAlias = GatewaySettings
+else:
+    GatewayConfig = settings_model(GatewaySettings, "GatewayConfig")
+"""The stack file's ``gateway``: :class:`~tpu_serving.gateway.GatewaySettings`, declared once there."""
 
 if TYPE_CHECKING:
     PricesConfig: TypeAlias = PriceOverrides
@@ -283,6 +290,11 @@ class StackConfig(Model):
         default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
     )
     serving: Serving | None = Field(None, description="The serving workload; unset deploys the infrastructure only.")
+    gateway: GatewayConfig | None = Field(
+        None,
+        description="An internal GKE Gateway (regional internal Application Load Balancer) with an HTTPRoute to "
+        "the serving Service; unset: no gateway.",
+    )
     prices: PricesConfig = Field(
         default_factory=PricesConfig, description="Negotiated prices for the cost estimate (USD)."
     )

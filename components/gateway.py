@@ -167,17 +167,20 @@ def _meta(args: ServingGatewayArgs, name: str, annotations: Mapping[str, str] | 
     return meta
 
 
+def _custom(
+    args: ServingGatewayArgs, api: str, kind: str, spec: dict[str, Any], annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A custom object named after the gateway, in the serving namespace."""
+    return {"apiVersion": api, "kind": kind, "metadata": _meta(args, args.name, annotations), "spec": spec}
+
+
 def gateway(args: ServingGatewayArgs) -> dict[str, Any]:
     """The Gateway: one HTTP listener on the regional internal load balancer."""
-    return {
-        "apiVersion": GATEWAY_API,
-        "kind": "Gateway",
-        "metadata": _meta(args, args.name, {PROXY_SUBNET_ANNOTATION: args.settings.proxy_only_cidr}),
-        "spec": {
-            "gatewayClassName": GATEWAY_CLASS,
-            "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
-        },
+    spec = {
+        "gatewayClassName": GATEWAY_CLASS,
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
     }
+    return _custom(args, GATEWAY_API, "Gateway", spec, {PROXY_SUBNET_ANNOTATION: args.settings.proxy_only_cidr})
 
 
 def backend_ref(args: ServingGatewayArgs) -> dict[str, Any]:
@@ -189,51 +192,27 @@ def backend_ref(args: ServingGatewayArgs) -> dict[str, Any]:
 
 def http_route(args: ServingGatewayArgs) -> dict[str, Any]:
     """Every path of the Gateway's listener to the backend."""
-    return {
-        "apiVersion": GATEWAY_API,
-        "kind": "HTTPRoute",
-        "metadata": _meta(args, args.name),
-        "spec": {
-            "parentRefs": [{"name": args.name}],
-            "rules": [
-                {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [backend_ref(args)]}
-            ],
-        },
-    }
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [backend_ref(args)]}
+    return _custom(args, GATEWAY_API, "HTTPRoute", {"parentRefs": [{"name": args.name}], "rules": [rule]})
 
 
 def health_check_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     """The load balancer's health check on the server's health path (GKE does not infer it for Gateways)."""
     target = backend_ref(args)
-    return {
-        "apiVersion": GKE_POLICY_API,
-        "kind": "HealthCheckPolicy",
-        "metadata": _meta(args, args.name),
-        "spec": {
-            "default": {
-                "config": {"type": "HTTP", "httpHealthCheck": {"requestPath": args.health_path, "port": args.port}}
-            },
-            "targetRef": {
-                "group": target.get("group", ""),
-                "kind": target.get("kind", "Service"),
-                "name": target["name"],
-            },
-        },
-    }
+    check = {"type": "HTTP", "httpHealthCheck": {"requestPath": args.health_path, "port": args.port}}
+    ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
+    return _custom(args, GKE_POLICY_API, "HealthCheckPolicy", {"default": {"config": check}, "targetRef": ref})
 
 
 def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     """The InferencePool over the leaders, with its endpoint picker."""
-    return {
-        "apiVersion": INFERENCE_API,
-        "kind": "InferencePool",
-        "metadata": _meta(args, args.name),
-        "spec": {
-            "selector": {"matchLabels": dict(args.pool_selector)},
-            "targetPorts": [{"number": args.port}],
-            "endpointPickerRef": {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailClose"},
-        },
+    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailClose"}
+    spec = {
+        "selector": {"matchLabels": dict(args.pool_selector)},
+        "targetPorts": [{"number": args.port}],
+        "endpointPickerRef": picker,
     }
+    return _custom(args, INFERENCE_API, "InferencePool", spec)
 
 
 def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:

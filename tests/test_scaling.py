@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import plan_of, resource
 from tests.fixtures.configs import plan_edited
+from tests.fixtures.pools import pool_args
 from tpu_serving.arguments import ArgumentsError
 from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
-from tpu_serving.catalog import resolve_slice_name
-from tpu_serving.nodepool import TpuNodePool, TpuNodePoolArgs
+from tpu_serving.nodepool import TpuNodePool
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.scheduling import scale_findings
 
@@ -115,16 +115,7 @@ def test_scaling_settings_refuse_a_minimum_above_the_maximum():
 
 
 def test_scaling_node_pool_refuses_a_from_zero_pool_it_does_not_have():
-    args = TpuNodePoolArgs(
-        project="tpu-serving-demo",
-        region="us-west4",
-        zone="us-west4-a",
-        cluster="c",
-        service_account_id="pool-nodes",
-        shape=resolve_slice_name("v5litepod-16"),
-        pool_names=("a-0", "a-1"),
-        scale_from_zero=("b-1",),
-    )
+    args = pool_args(pool_names=("a-0", "a-1"), scale_from_zero=("b-1",))
     with pytest.raises(ArgumentsError, match=r"scale_from_zero\[0\] = 'b-1': not one of pool_names"):
         TpuNodePool("x", args)
 

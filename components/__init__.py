@@ -6,11 +6,13 @@ Import the components into your own Pulumi program::
 """
 
 from . import catalog
+from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
+from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
@@ -41,6 +43,12 @@ from .tenancy import Tenancy, TenancyArgs
 from .vllm_serving import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
 
 __all__ = [
+    "AutoscalingSettings",
+    "ServingAutoscaler",
+    "ServingAutoscalerArgs",
+    "GatewaySettings",
+    "ServingGateway",
+    "ServingGatewayArgs",
     "VllmEngineSettings",
     "VllmImages",
     "VllmServing",

@@ -160,7 +160,7 @@ def cidrs_problem(blocks: Sequence[str] | None) -> str:
     return next((f"{block!r} is {problem}" for block in blocks or () if (problem := cidr_problem(block))), "")
 
 
-CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants")
+CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants", "gateway_api")
 """Arguments a stack file sets outside ``cluster`` (or that the deployment derives)."""
 
 
@@ -216,6 +216,10 @@ class TpuClusterArgs:
     )
     cpu_node_grants: Sequence[BucketGrant] = described(
         "Bucket roles of the CPU pool's nodes, for host-network pods that run there (none by default).", default=()
+    )
+    gateway_api: bool = described(
+        "The GKE Gateway controller with the Gateway API's standard channel (on when the stack has a `gateway`).",
+        default=False,
     )
 
     @property
@@ -314,6 +318,9 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         },
         logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
         resource_labels=dict(args.labels),
+        # The GKE Gateway controller and the Gateway API CRDs it serves (pulumi-gcp 10.2.0
+        # ClusterGatewayApiConfig: channel CHANNEL_STANDARD).
+        gateway_api_config={"channel": "CHANNEL_STANDARD"} if args.gateway_api else None,
         private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
         authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
         maintenance_policy=maintenance_policy(args.maintenance),

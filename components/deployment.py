@@ -21,14 +21,18 @@ from .cluster import TpuCluster, TpuClusterArgs
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .controllers import (
+    INFERENCE_POOL_CRD,
     Controller,
     ControllerInstall,
     ControllerInstallArgs,
     installs_by_group,
 )
+from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .naming import (
+    NameLimit,
     bucket_name,
+    dns_name,
     node_service_account_id,
     pool_name,
     workload_service_account_id,
@@ -39,7 +43,7 @@ from .observability import Observability, ObservabilityArgs, ObservabilitySettin
 from .prices import PriceOverrides
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
-from .tenancy import Tenancy, TenancyArgs
+from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
 
 PART_OF = "tpu-serving"
 
@@ -92,13 +96,14 @@ class TpuServingDeployment(pulumi.ComponentResource):
         self.buckets = Buckets(name, self._buckets_args(cfg, labels), opts=gcp)
         self.cluster = TpuCluster(name, self._cluster_args(cfg, labels), opts=gcp)
         host_network = backend.host_network_buckets(cfg.serving) if backend else {}
+        from_zero = self._scale_from_zero(cfg)
         self.slices = {
             s.name: TpuNodePool(
                 f"{name}-{s.name}",
                 TpuNodePoolArgs(
                     project=cfg.project,
                     region=cfg.region,
-                    zone=cfg.zone,
+                    zone=cfg.zone_of(s),
                     cluster=self.cluster.cluster.id,
                     service_account_id=node_service_account_id(cluster_name, s.name),
                     shape=s.shape,
@@ -112,6 +117,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                     image_streaming=cfg.cluster.image_streaming,
                     labels=labels,
                     node_grants=self._grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
+                    scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
                 ),
                 opts=gcp,
             )
@@ -155,6 +161,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 allowed_namespaces=cfg.tenancy.allowed_namespaces,
                 allowed_cidrs=cfg.tenancy.allowed_cidrs,
                 scrape_targets=metrics.scrape,
+                load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
                 operator_groups=cfg.tenancy.operators.groups,
                 operator_users=cfg.tenancy.operators.users,
                 labels=k8s_labels,
@@ -167,6 +174,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             ),
         )
         built = Built()
+        self.gateway: ServingGateway | None = None
         if backend is not None and cfg.serving is not None:
             chosen = [self.slices[n] for n in cfg.serving.slices]
             platform = Platform(
@@ -185,6 +193,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 node_grants=self._grants,
             )
             built = backend.build(platform, cfg.serving)
+            self.gateway = self._gateway(cfg, built, platform)
         self.installs = built.installs
         self.observability = (
             Observability(
@@ -213,6 +222,47 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "cost": cost_output(self.cost),
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
+
+    def _gateway(self, cfg: StackConfig, built: Built, platform: Platform) -> ServingGateway | None:
+        """The internal Gateway in front of the backend's Service (and the InferencePool CRD it may need)."""
+        if cfg.gateway is None or built.endpoint is None:
+            return None
+        after: list[pulumi.Resource] = [self.apis]
+        if cfg.gateway.inference_pool:
+            crd = self._install(INFERENCE_POOL_CRD, INFERENCE_POOL_CRD.default_version, ())
+            built.installs.append(crd)
+            after.append(crd)
+        endpoint = built.endpoint
+        gateway = ServingGateway(
+            f"{self._prefix}-gateway",
+            ServingGatewayArgs(
+                project=cfg.project,
+                region=cfg.region,
+                network=cfg.cluster.network,
+                namespace=self.identity.namespace_name,
+                name=f"{endpoint.service}-gateway",
+                service=endpoint.service,
+                port=endpoint.port,
+                health_path=endpoint.health_path,
+                settings=to_settings(cfg.gateway, GatewaySettings),
+                pool_selector=endpoint.pods,
+                subnet_name=dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL),
+                priority_class_name=SERVING_PRIORITY,
+                labels=platform.k8s_labels,
+            ),
+            opts=platform.options(*after, self.tenancy),
+        )
+        built.outputs["gateway"] = {"addressCommand": gateway.address_command, "port": LISTENER_PORT}
+        return gateway
+
+    @staticmethod
+    def _scale_from_zero(cfg: StackConfig) -> set[str]:
+        """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
+        if cfg.serving is None:
+            return set()
+        serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
+        keep = BACKENDS[cfg.serving.backend].always_on_slices(cfg.serving, len(serving))
+        return set(serving[keep:])
 
     @staticmethod
     def _allocation(cfg: StackConfig) -> Allocation:
@@ -298,6 +348,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             zone=cfg.zone,
             labels=labels,
             cpu_node_grants=(),
+            gateway_api=cfg.gateway is not None,
         )
 
     def _infrastructure_outputs(self, cfg: StackConfig) -> dict[str, Any]:

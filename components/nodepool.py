@@ -18,7 +18,7 @@ from . import capacity as capacity_rules
 from .arguments import check_arguments
 from .capacity import Capacity
 from .catalog import SliceShape
-from .cluster import node_config
+from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
 from .naming import NameLimit, check_dns_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -93,6 +93,9 @@ class TpuNodePoolArgs:
     """GCP labels of the VMs."""
     node_grants: Sequence[BucketGrant] = ()
     """Bucket roles of the node service account, for the host-network pods on these slices."""
+    scale_from_zero: Sequence[str] = ()
+    """Pools (of ``pool_names``) that start empty and autoscale to the whole slice when a pod needs it
+    (the slices of replicas above an autoscaled workload's minimum)."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
@@ -106,6 +109,11 @@ class TpuNodePoolArgs:
         if isinstance(self.service_account_id, str) and problem:
             found.append(f"service_account_id = {self.service_account_id!r}: {problem}")
         found += capacity_rules.problems(self.capacity, self.spot, self.reservation, self.max_run_duration_hours)
+        found += [
+            f"scale_from_zero[{i}] = {p!r}: not one of pool_names"
+            for i, p in enumerate(self.scale_from_zero)
+            if p not in self.pool_names
+        ]
         if self.image_cache_disk and not self.image_streaming:
             found.append("image_cache_disk: a secondary boot disk of container images needs image_streaming")
         return found
@@ -119,6 +127,12 @@ class TpuNodePoolArgs:
 def node_selector(shape: SliceShape) -> dict[str, str]:
     """The node selector that lands a pod on a slice of ``shape``."""
     return {ACCELERATOR_LABEL: shape.generation.gke_accelerator, TOPOLOGY_LABEL: shape.topology}
+
+
+def starts_empty(args: TpuNodePoolArgs, pool_name: str) -> bool:
+    """Whether pool ``pool_name`` starts empty and autoscales to its whole slice (flex-start, or a replica's
+    slice above an autoscaled workload's minimum)."""
+    return capacity_rules.scales_from_zero(args.effective_capacity) or pool_name in args.scale_from_zero
 
 
 def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulumi.Input[str]) -> container.NodePoolArgs:
@@ -136,6 +150,12 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
     if args.image_cache_disk is not None:
         cfg["secondary_boot_disks"] = [{"disk_image": args.image_cache_disk, "mode": IMAGE_CACHE_MODE}]
     flex = capacity_rules.scales_from_zero(capacity)
+    # A pool of a replica above an autoscaled workload's minimum starts empty too. GKE treats the VMs of
+    # a multi-host slice pool as one atomic unit: "If GKE is unable to deploy one node in the slice, no
+    # nodes in the TPU slice node are deployed", and scaling acts on the whole set of nodes
+    # (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus, "Atomicity" and "Multi-host TPU slice
+    # node pools"), so the autoscaler adds a whole slice, never part of one.
+    from_zero = starts_empty(args, pool_name)
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
@@ -145,10 +165,12 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         # A multi-host slice is one unit: COMPACT placement with its topology, fixed size. A
         # flex-start slice starts empty and the autoscaler adds all its VMs at once (GKE's
         # flex-start TPU guide: --enable-autoscaling --num-nodes=0 --max-nodes=<VMs>).
-        node_count=None if flex else shape.vms,
-        initial_node_count=0 if flex else None,
+        node_count=None if from_zero else shape.vms,
+        initial_node_count=0 if from_zero else None,
         autoscaling=(
-            {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"} if flex else None
+            {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"}
+            if from_zero
+            else None
         ),
         placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),
         # Flex-start pools run without auto-repair (xpk: --no-enable-autorepair): a repaired VM
@@ -220,7 +242,13 @@ class TpuNodePool(pulumi.ComponentResource):
             container.NodePool(
                 f"{name}-{i}" if len(args.pool_names) > 1 else f"{name}-pool",
                 node_pool_args(args, pool, self.node_service_account.email),
-                opts=pool_opts,
+                opts=pulumi.ResourceOptions.merge(
+                    pool_opts,
+                    # An autoscaled pool's initial size matters only at creation (as for the CPU pool).
+                    pulumi.ResourceOptions(
+                        ignore_changes=list(CPU_POOL_IGNORE_CHANGES) if starts_empty(args, pool) else None
+                    ),
+                ),
             )
             for i, pool in enumerate(args.pool_names)
         ]

@@ -23,11 +23,13 @@ import pulumi
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
+from .autoscaling import ServingAutoscaler
 from .buckets import Buckets
 from .cluster import TpuCluster
 from .controllers import ControllerInstall
 from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
+from .gateway import ServingGateway
 from .identity import WorkloadIdentity
 from .nodepool import TpuNodePool
 from .observability import Observability
@@ -56,6 +58,8 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     PathwaysWorkload,
     VllmServing,
     Observability,
+    ServingAutoscaler,
+    ServingGateway,
 )
 """Every public component the provider serves."""
 

@@ -82,6 +82,9 @@ class TenancyArgs:
     """CIDR blocks that may reach the serving ports (load balancer clients)."""
     scrape_targets: Sequence[ScrapeTarget] = ()
     """Metrics endpoints that Managed Prometheus' collectors (in ``gmp-system``) may reach."""
+    load_balancer_cidrs: Sequence[str] = ()
+    """Sources of a proxy load balancer in front of the serving ports: its proxy-only subnet and its
+    health check ranges (:mod:`tpu_serving.gateway`)."""
     operator_groups: Sequence[str] = ()
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()
@@ -147,7 +150,7 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
         for ns in args.allowed_namespaces
     ] + [
         k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c))
-        for c in args.allowed_cidrs
+        for c in (*args.allowed_cidrs, *args.load_balancer_cidrs)
     ]
     policies += [scrape_policy(args, t) for t in args.scrape_targets]
     if args.serving_pods and args.serving_ports and peers:

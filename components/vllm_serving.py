@@ -313,6 +313,9 @@ class VllmServingArgs:
     """Secret holding a Hugging Face token (``hugging-face`` loader only)."""
     replicas: int = 1
     """Groups, one slice each."""
+    autoscaled: bool = False
+    """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
+    never resets what the HPA chose)."""
     name: str = "vllm"
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
     service_name: str = "vllm"
@@ -576,8 +579,9 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
         template["workerTemplate"] = pod(worker_container(args, mounts), args.labels)
     else:
         template["workerTemplate"] = leader  # a group of one: the leader is built from the worker template
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
     return {
-        "replicas": args.replicas,
+        **replicas,
         # No surge: a surge group would need a slice the stack does not have and would stall the rollout.
         "rolloutStrategy": {
             "type": "RollingUpdate",

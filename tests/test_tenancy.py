@@ -18,9 +18,11 @@ def objects(stack: str, kind: str) -> list[dict]:
 def test_tenancy_quota_sized_to_slices(stack):
     (quota,) = objects(stack, "ResourceQuota")
     chips = sum(s["chips"] for s in plan_of(stack).outputs["slices"])
-    # Headroom: every stack's serving unit restarts as a whole (one LWS group holding every
-    # slice, a JobSet, a PathwaysJob), so the quota holds the slices' chips twice.
-    assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(2 * chips)
+    # Headroom: a stack's serving unit restarts as a whole (one LWS group holding every slice, a
+    # JobSet, a PathwaysJob), so the quota holds the slices' chips twice; an autoscaled vLLM stack's
+    # unit is one group on one slice of its maxReplicas.
+    groups = plan_of(stack).outputs.get("autoscaling", {}).get("maxReplicas", 1)
+    assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(chips + chips // groups)
     assert {"requests.cpu", "requests.memory"} <= set(quota["spec"]["hard"])
     assert quota["metadata"]["namespace"] == plan_of(stack).outputs["namespace"]
     (limits,) = objects(stack, "LimitRange")

@@ -36,7 +36,7 @@ V5E16 = catalog.resolve_slice_name("v5litepod-16")
 
 
 def rendered(stack: str, kind: str) -> dict:
-    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind and "vllm" in str(o)]
+    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind and o["metadata"]["name"] == "vllm"]
     return obj
 
 

@@ -30,6 +30,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
 COUNTS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
+    ("scheduling", "scale ", "scale steps"),
     ("network", "", "flows allowed"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
@@ -53,7 +54,8 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
     parts = []
     for category, prefix, text in COUNTS:
         passed, total = _count(by_name[category], prefix)
-        parts.append(f"{text} {passed}/{total}")
+        if total or prefix != "scale ":  # only stacks that autoscale have a scale path
+            parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:
         lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]

@@ -237,6 +237,9 @@ class PreviewMocks(mocks.Mocks):
         return "", dict(args.inputs)
 
     def call(self, args: mocks.MockCallArgs):
+        # Data sources answer only against the cloud; what the program reads of them is unknown here.
+        if args.token == "gcp:organizations/getProject:getProject":
+            return {"number": UNKNOWN, "projectId": args.args.get("projectId")}
         return {}
 
 

@@ -32,7 +32,7 @@ CRD_DIR = Path(os.environ.get("TPU_SERVING_CRDS", Path.cwd().parent / "shared" /
 """Where the upstream CRD files are read: ``$TPU_SERVING_CRDS``, else ``../shared/reference/crds``
 beside the project (the README says how to fetch the same pinned files)."""
 
-CRD_FILES: dict[tuple[str, str], str] = {
+CRD_FILES: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("leaderworkerset.x-k8s.io", "v0.4.0"): "lws-v0.4.0-leaderworkersets-crd.yaml",
     ("leaderworkerset.x-k8s.io", "v0.10.0"): "lws-v0.10.0-leaderworkersets-crd.yaml",
     ("jobset.x-k8s.io", "v0.2.3"): "jobset-v0.2.3-jobsets-crd.yaml",
@@ -40,13 +40,85 @@ CRD_FILES: dict[tuple[str, str], str] = {
     ("jobset.x-k8s.io", "v0.12.0"): "jobset-v0.12.0-jobsets-crd.yaml",
     ("pathways-job.pathways.domain", "v0.1.4"): "pathwaysjob-v0.1.4-crd.yaml",
     ("monitoring.googleapis.com", "v0.17.2"): "gmp-v0.17.2-podmonitorings-crd.yaml",
+    ("inference.networking.k8s.io", "v1.6.0"): "inference-extension-v1.6.0-inferencepools-crd.yaml",
+    ("gateway.networking.k8s.io", "v1.3.0"): (
+        "gateway-api-v1.3.0-gatewayclasses-crd.yaml",
+        "gateway-api-v1.3.0-gateways-crd.yaml",
+        "gateway-api-v1.3.0-httproutes-crd.yaml",
+    ),
 }
-"""Upstream CRD file of each (API group, controller release)."""
+"""Upstream CRD file(s) of each (API group, controller release); a group with several kinds lists one file each."""
 
-PLATFORM_RELEASES: dict[str, str] = {POD_MONITORING_API.partition("/")[0]: GMP_RELEASE}
-"""API groups whose CRDs the platform installs rather than the stack: GKE installs Managed
-Prometheus' PodMonitoring CRD when the cluster has it on. Objects of these groups are checked
-against the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above)."""
+PLATFORM_RELEASES: dict[str, str] = {
+    # GKE's Gateway controller installs the Gateway API CRDs itself (cluster gateway_api_config
+    # CHANNEL_STANDARD); the version depends on the GKE version, so the objects are checked against the
+    # standard channel of v1.3.0, the release in ../shared/reference/crds.
+    "gateway.networking.k8s.io": "v1.3.0",
+    "networking.gke.io": "gke",
+    # GKE installs Managed Prometheus' PodMonitoring CRD when the cluster has it on; checked against
+    # the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above).
+    POD_MONITORING_API.partition("/")[0]: GMP_RELEASE,
+}
+"""Releases of API groups GKE itself serves on the cluster (the stack installs no controller for them)."""
+
+HEALTH_CHECK_POLICY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"enum": ["networking.gke.io/v1"]},
+        "kind": {"enum": ["HealthCheckPolicy"]},
+        "metadata": {"type": "object"},
+        "spec": {
+            "type": "object",
+            "required": ["default", "targetRef"],
+            "properties": {
+                "default": {
+                    "type": "object",
+                    "properties": {
+                        "checkIntervalSec": {"type": "integer", "minimum": 1, "maximum": 300},
+                        "timeoutSec": {"type": "integer", "minimum": 1, "maximum": 300},
+                        "healthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "unhealthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "logConfig": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
+                        "config": {
+                            "type": "object",
+                            "required": ["type"],
+                            "properties": {
+                                "type": {"enum": ["TCP", "HTTP", "HTTPS", "HTTP2", "GRPC"]},
+                                "httpHealthCheck": {
+                                    "type": "object",
+                                    "properties": {
+                                        "portSpecification": {
+                                            "enum": ["USE_FIXED_PORT", "USE_NAMED_PORT", "USE_SERVING_PORT"]
+                                        },
+                                        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                                        "portName": {"type": "string"},
+                                        "host": {"type": "string"},
+                                        "requestPath": {"type": "string", "pattern": "^/"},
+                                        "response": {"type": "string"},
+                                        "proxyHeader": {"enum": ["NONE", "PROXY_V1"]},
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+                "targetRef": {
+                    "type": "object",
+                    "required": ["group", "kind", "name"],
+                    "properties": {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
+                },
+            },
+        },
+    },
+}
+"""GKE's HealthCheckPolicy, written from its documentation, since GKE publishes no CRD file to read in place
+(https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure health
+check": spec.default.{checkIntervalSec, timeoutSec, healthyThreshold, unhealthyThreshold, logConfig,
+config.{type, httpHealthCheck.{portSpecification, port, portName, host, requestPath, response,
+proxyHeader}}} and spec.targetRef.{group, kind, name}; as gateway-api-inference-extension@v1.3.1
+config/charts/inferencepool/templates/gke.yaml uses it). Closed like the CRD schemas: weaker than an
+upstream CRD, it still refuses unknown and misspelt fields."""
 
 
 class SchemaError(AssertionError):
@@ -78,18 +150,28 @@ def closed(schema: Any) -> Any:
 
 
 @functools.cache
-def crd_schema(group: str, release: str, version: str, crd_dir: Path = CRD_DIR) -> dict[str, Any]:
-    """The closed ``openAPIV3Schema`` of API ``version`` in the CRD of ``group`` at ``release``."""
+def crd_schema(
+    group: str, release: str, version: str, crd_dir: Path = CRD_DIR, kind: str | None = None
+) -> dict[str, Any]:
+    """The closed ``openAPIV3Schema`` of API ``version`` in the CRD of ``kind`` (default: the only one) of
+    ``group`` at ``release``."""
     try:
         filename = CRD_FILES[(group, release)]
     except KeyError:
         known = sorted(r for g, r in CRD_FILES if g == group)
         raise SchemaError(f"no CRD of {group} at {release}; have: {known}") from None
-    path = crd_dir / filename
-    if not path.is_file():
-        raise SchemaError(f"CRD file missing: {path}")
-    docs = [d for d in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
-    crd = next(d for d in docs if d.get("kind") == "CustomResourceDefinition")
+    crds = []
+    for name in (filename,) if isinstance(filename, str) else filename:
+        path = crd_dir / name
+        if not path.is_file():
+            raise SchemaError(f"CRD file missing: {path}")
+        docs = [d for d in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if d]
+        crds += [d for d in docs if d.get("kind") == "CustomResourceDefinition"]
+    crd = next((c for c in crds if kind is None or c["spec"]["names"]["kind"] == kind), None)
+    if crd is None:
+        raise SchemaError(
+            f"no {kind} in the {group} {release} CRDs; have: {[c['spec']['names']['kind'] for c in crds]}"
+        )
     for v in crd["spec"]["versions"]:
         if v["name"] == version:
             if not v.get("served", True):
@@ -105,7 +187,10 @@ def validate_custom(obj: dict[str, Any], release: str, crd_dir: Path = CRD_DIR) 
     import jsonschema
 
     group, _, version = obj["apiVersion"].partition("/")
-    schema = crd_schema(group, release, version, crd_dir)
+    if (group, obj.get("kind")) == ("networking.gke.io", "HealthCheckPolicy"):
+        schema: dict[str, Any] = closed(HEALTH_CHECK_POLICY_SCHEMA)
+    else:
+        schema = crd_schema(group, release, version, crd_dir, obj.get("kind"))
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))
     if errors:
         raise SchemaError(
@@ -129,7 +214,7 @@ def validate_builtin(obj: dict[str, Any], kubernetes_version: str = KUBERNETES_V
 def is_custom(obj: dict[str, Any]) -> bool:
     """Whether ``obj`` is of a kind the CRD table covers."""
     group = obj["apiVersion"].partition("/")[0]
-    return any(g == group for g, _ in CRD_FILES)
+    return any(g == group for g, _ in CRD_FILES) or group in PLATFORM_RELEASES
 
 
 def validate_all(objects: Iterable[dict[str, Any]], releases: dict[str, str]) -> list[str]:

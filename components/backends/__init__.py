@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias, Union
 from pydantic import Field
 
 from . import jetstream_pathways, pathways_job, saxml, vllm
-from .base import Backend, Built, Platform, ServingSlices
+from .base import Backend, Built, Platform, ServingEndpoint, ServingSlices
 
 BACKENDS: dict[str, Backend] = {
     b.name: b for b in (jetstream_pathways.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
@@ -35,4 +35,4 @@ else:
     ]
 """The serving settings of a stack: the backend's own model, chosen by ``backend``."""
 
-__all__ = ["BACKENDS", "Backend", "Built", "Platform", "Serving", "ServingSlices"]
+__all__ = ["BACKENDS", "Backend", "Built", "Platform", "Serving", "ServingEndpoint", "ServingSlices"]

@@ -76,6 +76,20 @@ class Platform:
         )
 
 
+@dataclass(frozen=True)
+class ServingEndpoint:
+    """The HTTP entry of a backend's serving pods, for a gateway in front of them."""
+
+    service: str
+    """The ClusterIP Service."""
+    port: int
+    """Its port, equal to the pods' target port."""
+    health_path: str
+    """A path that answers 200 when a backend is ready (the load balancer's health check)."""
+    pods: Mapping[str, str]
+    """Labels of the serving pods (what an InferencePool selects)."""
+
+
 @dataclass
 class Built:
     """What a backend built: its controller installs and its stack outputs."""
@@ -83,6 +97,8 @@ class Built:
     installs: list[ControllerInstall] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     extra_pools: list[pulumi.Resource] = field(default_factory=list)
+    endpoint: ServingEndpoint | None = None
+    """Its HTTP entry, when a gateway may front it."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,9 @@ class Backend:
     metrics: Callable[[Any], ServingMetrics]
     """What its pods export for Managed Prometheus to scrape, and the serving signals among them
     (the stack's PodMonitorings, dashboard panels and alerts follow from it)."""
+    always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
+    """How many of its serving slices keep their VMs, given how many there are; the others start empty
+    and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import Field, field_validator
 
 from .. import lws
+from ..autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
@@ -29,6 +30,7 @@ from ..settings import (
 )
 from ..tenancy import SERVING_PRIORITY
 from ..vllm_serving import (
+    HEALTH_PATH,
     HTTP_PORT,
     METRICS_PATH,
     ROLE_LABEL,
@@ -44,7 +46,7 @@ from ..vllm_serving import (
     WeightsLoader,
     parallelism_problems,
 )
-from .base import Backend, Built, Platform
+from .base import Backend, Built, Platform, ServingEndpoint
 
 if TYPE_CHECKING:
     from ..config.models import StackConfig
@@ -65,12 +67,14 @@ if TYPE_CHECKING:
     VllmRequestsConfig: TypeAlias = VllmRequests
     VllmProbesConfig: TypeAlias = ProbeSettings
     SecretKeyConfig: TypeAlias = SecretKey
+    AutoscalingConfig: TypeAlias = AutoscalingSettings
 else:
     EngineConfig = settings_model(VllmEngineSettings, "VllmEngineConfig")
     VllmImagesConfig = settings_model(VllmImages, "VllmImagesConfig")
     VllmRequestsConfig = settings_model(VllmRequests, "VllmRequestsConfig")
     VllmProbesConfig = settings_model(ProbeSettings, "VllmProbesConfig")
     SecretKeyConfig = settings_model(SecretKey, "SecretKeyConfig")
+    AutoscalingConfig = settings_model(AutoscalingSettings, "AutoscalingConfig")
 
 
 class VllmModelSizeConfig(Model):
@@ -85,7 +89,17 @@ class VllmServingConfig(Model):
 
     backend: Literal["vllm"] = Field(description="Selects this serving backend.")
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
-    replicas: int = Field(1, ge=1, le=64, description="Leader-worker groups; each takes one whole slice.")
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Leader-worker groups; each takes one whole slice. Leave unset with `autoscaling`.",
+    )
+    autoscaling: AutoscalingConfig | None = Field(
+        None,
+        description="Scale the groups on the leaders' queue through an HPA, a whole slice per group: the first "
+        "`minReplicas` serving slices keep their VMs, the others scale from zero when a group needs one.",
+    )
     name: K8sName = Field("vllm", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
     service_name: K8sName = Field("vllm", description="Name of the ClusterIP Service on port 8000.")
     lws_version: Annotated[str, release_validator(LWS)] = Field(
@@ -174,12 +188,7 @@ def served_model_size(serving: VllmServingConfig) -> ModelSize | None:
 def problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = []
-    if serving.replicas != pools:
-        found.append(
-            f"{key}.replicas = {serving.replicas}: each vLLM group takes one whole slice, and serving.slices "
-            f"provide {pools}; set replicas to {pools} or change the slices' count"
-        )
+    found = replica_problems(cfg, serving, shape, pools)
     if serving.loader != WeightsLoader.HUGGING_FACE:
         b = cfg.bucket("checkpoints")
         if b is None or b.workload_access == "none":
@@ -204,6 +213,48 @@ def problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, po
     if serving.loader == WeightsLoader.GCSFUSE:
         found += _disk_problems(cfg, serving, weight_gib(billions, precision))
     return found
+
+
+def replica_problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
+    """Each group takes one whole slice: the fixed count, or the autoscaled maximum, equals the serving slices."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    auto = serving.autoscaling
+    if auto is None:
+        if serving.replicas == pools:
+            return []
+        return [
+            f"{key}.replicas = {serving.replicas}: each vLLM group takes one whole slice, and serving.slices "
+            f"provide {pools}; set replicas to {pools} or change the slices' count"
+        ]
+    found = []
+    if "replicas" in serving.model_fields_set:
+        found.append(
+            f"{key}.replicas = {serving.replicas}: the HPA sets the group count with autoscaling; "
+            "remove replicas and use autoscaling.minReplicas and autoscaling.maxReplicas"
+        )
+    slices = f"{pools} {shape.topology} slice{'s' if pools != 1 else ''} ({', '.join(serving.slices)})"
+    if auto.max_replicas > pools:
+        found.append(
+            f"{key}.autoscaling.maxReplicas = {auto.max_replicas}: each replica needs a whole {shape.topology} "
+            f"slice and serving.slices provide {slices}; lower maxReplicas to {pools} or add slices "
+            "(tpuSlices[].count)"
+        )
+    elif auto.max_replicas < pools:
+        found.append(
+            f"{key}.autoscaling.maxReplicas = {auto.max_replicas}: serving.slices provide {slices}, and "
+            f"{pools - auto.max_replicas} would never hold a replica; raise maxReplicas to {pools} or remove slices"
+        )
+    if not cfg.cluster.managed_prometheus:
+        found.append(
+            f"{key}.autoscaling: the HPA reads {auto.metric} from Managed Service for Prometheus; set "
+            f"{PROJECT_NAMESPACE}:cluster.managedPrometheus to true"
+        )
+    return found
+
+
+def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
+    """The slices of the minimum replicas keep their VMs (all of them without autoscaling)."""
+    return pools if serving.autoscaling is None else min(serving.autoscaling.min_replicas, pools)
 
 
 def _fit_problems(at: str, billions: float, precision: str, utilization: float, shape: SliceShape) -> list[str]:
@@ -268,13 +319,15 @@ def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
 
 def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
     """One group, one slice, restarts at once (RecreateGroupOnPodRestart)."""
-    return chips // serving.replicas
+    groups = serving.autoscaling.max_replicas if serving.autoscaling else serving.replicas
+    return chips // groups
 
 
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
-    """The LWS install, the LeaderWorkerSet and its Service."""
+    """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws_install = platform.install(LWS, serving.lws_version, ())
+    auto = to_settings(serving.autoscaling, AutoscalingSettings) if serving.autoscaling else None
     pools = list(platform.slices.pools)
     hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
@@ -291,6 +344,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             cache_path=f"{CACHE_FOLDER}/{serving.name}",
             hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
             replicas=serving.replicas,
+            autoscaled=auto is not None,
             name=serving.name,
             service_name=serving.service_name,
             engine=to_settings(serving.engine, VllmEngineSettings),
@@ -302,7 +356,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
         ),
         opts=platform.options(lws_install, identity.service_account, platform.tenancy, *pools),
     )
-    return Built(
+    built = Built(
         installs=[lws_install],
         outputs={
             "service": workload.service.metadata.name,
@@ -310,7 +364,29 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
         },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
+    if auto is not None:
+        adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
+        scaler = ServingAutoscaler(
+            f"{name}-autoscaler",
+            ServingAutoscalerArgs(
+                project=platform.settings.project,
+                namespace=identity.namespace_name,
+                target=serving.name,
+                settings=auto,
+                labels=platform.k8s_labels,
+            ),
+            opts=platform.options(adapter, workload, platform.apis),
+        )
+        built.installs.append(adapter)
+        built.outputs["autoscaling"] = {
+            "minReplicas": auto.min_replicas,
+            "maxReplicas": auto.max_replicas,
+            "metric": scaler.metric,
+            "targetPerReplica": auto.target,
+        }
+    return built
 
 
 BACKEND = Backend(
@@ -322,5 +398,6 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
+    always_on_slices=always_on_slices,
     model_size=served_model_size,
 )

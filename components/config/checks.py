@@ -20,7 +20,7 @@ from ..naming import (
     workload_service_account_id,
 )
 from ..settings import PROJECT_NAMESPACE
-from .models import StackConfig
+from .models import ZONE, StackConfig
 
 
 def derived_name_problems(cfg: StackConfig) -> list[str]:
@@ -85,6 +85,20 @@ def capacity_problems(cfg: StackConfig) -> list[str]:
 _RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
+def zone_problems(cfg: StackConfig) -> list[str]:
+    """A slice kind's own zone must be a zone of the stack's region (a slice never spans zones)."""
+    found = []
+    for i, s in enumerate(cfg.tpu_slices):
+        m = ZONE.match(s.zone) if s.zone is not None else None
+        if s.zone is not None and (m is None or m.group(1) != cfg.region):
+            found.append(
+                f"{PROJECT_NAMESPACE}:tpuSlices[{i}].zone = {json.dumps(s.zone)}: not a zone of the region "
+                f"{cfg.region!r}; valid: zones of the form {cfg.region}-<letter>, e.g. {cfg.region}-a, "
+                f"{cfg.region}-b, {cfg.region}-c"
+            )
+    return found
+
+
 def cluster_problems(cfg: StackConfig) -> list[str]:
     """Checks across the cluster and the rest of the stack, at the keys to change."""
     key = f"{PROJECT_NAMESPACE}:cluster"
@@ -132,6 +146,25 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
                 f"boot disk of container images needs image streaming; set {key}.imageStreaming to true"
             )
     return problems
+
+
+GATEWAY_BACKENDS = ("vllm",)
+"""Backends whose serving Service a gateway may front (an HTTP server with a health path)."""
+
+
+def gateway_problems(cfg: StackConfig) -> list[str]:
+    """A gateway needs an HTTP serving backend; an InferencePool needs vLLM's metrics."""
+    g = cfg.gateway
+    if g is None:
+        return []
+    key = f"{PROJECT_NAMESPACE}:gateway"
+    backend = cfg.serving.backend if cfg.serving is not None else None
+    if backend not in GATEWAY_BACKENDS:
+        return [
+            f"{key}: fronts the serving Service of backend {json.dumps(backend)}, which the library does not "
+            f"route yet; valid backends: {', '.join(GATEWAY_BACKENDS)} (serving.backend)"
+        ]
+    return []
 
 
 def serving_problems(cfg: StackConfig) -> list[str]:

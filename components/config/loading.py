@@ -10,7 +10,14 @@ import pulumi
 from pydantic import ValidationError
 
 from ..settings import PROJECT_NAMESPACE
-from .checks import capacity_problems, cluster_problems, derived_name_problems, serving_problems
+from .checks import (
+    capacity_problems,
+    cluster_problems,
+    derived_name_problems,
+    gateway_problems,
+    serving_problems,
+    zone_problems,
+)
 from .errors import GCP_KEYS, ConfigError, describe
 from .models import StackConfig
 
@@ -24,7 +31,14 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         cfg = StackConfig.model_validate(dict(data))
     except ValidationError as exc:
         raise ConfigError([describe(e) for e in exc.errors()], source) from None
-    problems = derived_name_problems(cfg) + capacity_problems(cfg) + cluster_problems(cfg) + serving_problems(cfg)
+    problems = (
+        derived_name_problems(cfg)
+        + capacity_problems(cfg)
+        + zone_problems(cfg)
+        + cluster_problems(cfg)
+        + serving_problems(cfg)
+        + gateway_problems(cfg)
+    )
     if problems:
         raise ConfigError(problems, source)
     return cfg

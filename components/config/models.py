@@ -19,6 +19,7 @@ from ..backends import Serving
 from ..buckets import BucketSpec, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
+from ..gateway import GatewaySettings
 from ..naming import NameLimit, check_dns_name
 from ..nodepool import TpuNodePoolArgs
 from ..observability import ObservabilitySettings
@@ -53,6 +54,12 @@ else:
     CpuPoolConfig = ClusterConfig.model_fields["cpu_pool"].annotation
 """The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
 
+
+if TYPE_CHECKING:
+    GatewayConfig: TypeAlias = GatewaySettings
+else:
+    GatewayConfig = settings_model(GatewaySettings, "GatewayConfig")
+"""The stack file's ``gateway``: :class:`~tpu_serving.gateway.GatewaySettings`, declared once there."""
 
 if TYPE_CHECKING:
     PricesConfig: TypeAlias = PriceOverrides
@@ -91,6 +98,11 @@ class TpuSliceConfig(Model):
     machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
     topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
     count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    zone: str | None = Field(
+        None,
+        description="Zone of the region that holds these slices (each slice stays in one zone); unset: the "
+        "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails.",
+    )
     capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
     spot: bool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
@@ -267,7 +279,9 @@ class TenancyConfig(Model):
 
 _PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+"""A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
+are the region followed by a letter)."""
 
 
 class StackConfig(Model):
@@ -285,6 +299,11 @@ class StackConfig(Model):
         default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
     )
     serving: Serving | None = Field(None, description="The serving workload; unset deploys the infrastructure only.")
+    gateway: GatewayConfig | None = Field(
+        None,
+        description="An internal GKE Gateway (regional internal Application Load Balancer) with an HTTPRoute to "
+        "the serving Service; unset: no gateway.",
+    )
     prices: PricesConfig = Field(
         default_factory=PricesConfig, description="Negotiated prices for the cost estimate (USD)."
     )
@@ -312,7 +331,7 @@ class StackConfig(Model):
     @field_validator("zone")
     @classmethod
     def _zone_in_region(cls, v: str, info: ValidationInfo) -> str:
-        m = _ZONE.match(v)
+        m = ZONE.match(v)
         if not m:
             raise ValueError("must be a GCP zone such as us-east5-b")
         region = info.data.get("region")
@@ -355,6 +374,10 @@ class StackConfig(Model):
         return v
 
     # -- derived values used by the components ------------------------------------------
+
+    def zone_of(self, s: TpuSliceConfig) -> str:
+        """The zone of a slice kind: its own, else the stack's."""
+        return s.zone or self.zone
 
     @property
     def slices(self) -> tuple[tuple[str, catalog.SliceShape, TpuSliceConfig], ...]:

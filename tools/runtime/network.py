@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from tpu_serving import gateway as gke_gateway
 from tpu_serving import observability as gmp
 from tpu_serving import pathways_serving as pathways
 from tpu_serving import pathways_workload
@@ -389,13 +390,103 @@ def _client_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
                 continue
             for client in _client_peers(view, pol):
                 for sp in (svc.get("spec") or {}).get("ports") or ():
-                    for dst in _service_backends(ws, svc):
+                    # Only the Services in front of the pods the policy opens (not, say, an endpoint picker's).
+                    selected = pol["spec"].get("podSelector") or {}
+                    for dst in (w for w in _service_backends(ws, svc) if selector_matches(selected, w.labels)):
                         yield Flow(
                             client,
                             peer_of(dst),
                             _target_port(svc, sp["port"]),
                             why=f"Service {svc['metadata']['name']} port {sp['port']}",
                         )
+
+
+SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
+
+
+def _ip_peer(label: str, cidr: str) -> Peer:
+    """A representative address of ``cidr`` (its first host)."""
+    return Peer(label, kind="ip", ip=str(ipaddress.ip_network(cidr, strict=False).network_address + 1))
+
+
+def _proxy_cidrs(view: PlanView, gw: Mapping[str, Any]) -> list[str]:
+    """Where a regional Gateway's proxies connect from: the plan's active proxy-only subnets, else the
+    range the Gateway's annotation names (a subnet the stack does not create)."""
+    made = [
+        str(r["inputs"]["ipCidrRange"])
+        for r in view.of_type(SUBNETWORK_TYPE)
+        if r["inputs"].get("purpose") == gke_gateway.PROXY_ONLY_PURPOSE and r["inputs"].get("role") == "ACTIVE"
+    ]
+    named = (gw["metadata"].get("annotations") or {}).get(gke_gateway.PROXY_SUBNET_ANNOTATION)
+    return made or ([named] if named else [])
+
+
+def _named(view: PlanView, kind: str, ns: str, name: str) -> Mapping[str, Any] | None:
+    return next(
+        (
+            o
+            for o in view.kubernetes_objects(kind)
+            if o["metadata"].get("namespace", "default") == ns and o["metadata"].get("name") == name
+        ),
+        None,
+    )
+
+
+def _route_backends(
+    view: PlanView, ws: list[Workload], ns: str, ref: Mapping[str, Any]
+) -> Iterator[tuple[Workload, int, str]]:
+    """(pod workload, port, why) each backendRef of a route reaches: a Service's backends on its target
+    port, or an InferencePool's selected pods on each target port."""
+    if ref.get("kind", "Service") == "Service":
+        svc = _named(view, "Service", ns, ref["name"])
+        for dst in _service_backends(ws, svc) if svc else ():
+            yield dst, _target_port(svc or {}, int(ref.get("port", 0))), f"Service {ref['name']}"
+    elif ref.get("kind") == "InferencePool":
+        pool = _named(view, "InferencePool", ns, ref["name"])
+        spec = (pool or {}).get("spec") or {}
+        for dst in (w for w in ws if w.namespace == ns and selector_matches(spec.get("selector"), w.labels)):
+            for tp in spec.get("targetPorts") or ():
+                yield dst, int(tp["number"]), f"InferencePool {ref['name']}"
+
+
+def _gateway_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """A regional internal Gateway's proxies (from the proxy-only subnet) and the load balancer's health
+    checks to every backend of its routes; with an InferencePool, the proxies to its endpoint picker
+    and the picker to the pool's pods (it reads their metrics)."""
+    for route in view.kubernetes_objects("HTTPRoute"):
+        ns = route["metadata"].get("namespace", "default")
+        for parent in (route.get("spec") or {}).get("parentRefs") or ():
+            gw = _named(view, "Gateway", ns, parent["name"])
+            if gw is None or (gw.get("spec") or {}).get("gatewayClassName") != gke_gateway.GATEWAY_CLASS:
+                continue
+            sources = [_ip_peer(f"gateway {parent['name']} proxies {c}", c) for c in _proxy_cidrs(view, gw)]
+            checks = [_ip_peer(f"load balancer health checks {c}", c) for c in gke_gateway.HEALTH_CHECK_RANGES]
+            for rule in route["spec"].get("rules") or ():
+                for ref in rule.get("backendRefs") or ():
+                    for dst, port, why in _route_backends(view, ws, ns, ref):
+                        for src in sources + checks:
+                            yield Flow(src, peer_of(dst), port, why=f"HTTPRoute {route['metadata']['name']} -> {why}")
+                    yield from _picker_flows(view, ws, ns, ref, sources)
+
+
+def _picker_flows(
+    view: PlanView, ws: list[Workload], ns: str, ref: Mapping[str, Any], proxies: list[Peer]
+) -> Iterator[Flow]:
+    """An InferencePool's endpoint picker: called by the proxies (ext-proc), reading the pool's pods."""
+    if ref.get("kind") != "InferencePool":
+        return
+    pool = _named(view, "InferencePool", ns, ref["name"]) or {}
+    picker = (pool.get("spec") or {}).get("endpointPickerRef") or {}
+    svc = _named(view, "Service", ns, picker.get("name", ""))
+    if svc is None:
+        return
+    port = _target_port(svc, int((picker.get("port") or {}).get("number", 0)))
+    pods = list(_route_backends(view, ws, ns, ref))
+    for epp in _service_backends(ws, svc):
+        for src in proxies:
+            yield Flow(src, peer_of(epp), port, why=f"InferencePool {ref['name']} endpointPickerRef (ext-proc)")
+        for dst, target, _ in pods:
+            yield Flow(peer_of(epp), peer_of(dst), target, why="endpoint picker reads the model servers' metrics")
 
 
 def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
@@ -448,6 +539,7 @@ def needed_flows(view: PlanView, ws: list[Workload] | None = None) -> list[Flow]
         _env_url_flows(view, ws),
         _client_flows(view, ws),
         _scrape_flows(view, ws),
+        _gateway_flows(view, ws),
         _probe_flows(ws),
         _egress_flows(ws),
     ):

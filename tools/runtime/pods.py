@@ -734,15 +734,39 @@ _EXPANDERS = {
 }
 
 
-def pods_of(view: PlanView) -> list[Pod]:
-    """Every pod the plan's workload objects make, in plan order."""
+def hpa_bounds(view: PlanView) -> dict[tuple[str, str, str], tuple[int, int]]:
+    """``(namespace, kind, name)`` of each HPA's scale target -> its ``(minReplicas, maxReplicas)``."""
+    out = {}
+    for hpa in view.kubernetes_objects("HorizontalPodAutoscaler"):
+        meta, spec = hpa.get("metadata") or {}, hpa.get("spec") or {}
+        ref = spec.get("scaleTargetRef") or {}
+        key = (meta.get("namespace", "default"), str(ref.get("kind")), str(ref.get("name")))
+        out[key] = (int(spec.get("minReplicas", 1)), int(spec["maxReplicas"]))
+    return out
+
+
+def with_replicas(obj: Mapping[str, Any], replicas: int) -> dict[str, Any]:
+    """``obj`` with ``spec.replicas`` set, as a scale subresource update (an HPA's) leaves it."""
+    return {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}
+
+
+def pods_of(view: PlanView, replicas: Mapping[tuple[str, str, str], int] | None = None) -> list[Pod]:
+    """Every pod the plan's workload objects make, in plan order.
+
+    An object an HPA scales runs its ``minReplicas`` (the HPA raises it there at once) unless
+    ``replicas`` (``(namespace, kind, name)`` -> count) says otherwise.
+    """
     defaults = limit_defaults(view)
+    counts = {k: lo for k, (lo, _) in hpa_bounds(view).items()}
+    counts.update(replicas or {})
     out: list[Pod] = []
     for obj in view.kubernetes_objects():
         expand = _EXPANDERS.get(str(obj.get("kind")))
         if expand is not None:
-            ns = (obj.get("metadata") or {}).get("namespace", "default")
-            out.extend(expand(obj, defaults.get(ns, LimitDefaults())))
+            meta = obj.get("metadata") or {}
+            ns = meta.get("namespace", "default")
+            count = counts.get((ns, str(obj.get("kind")), str(meta.get("name"))))
+            out.extend(expand(obj if count is None else with_replicas(obj, count), defaults.get(ns, LimitDefaults())))
     return out
 
 

@@ -12,14 +12,14 @@ pod the model rejects for selector, taint, size or host-port reasons.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tpu_serving import machines
 from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import Pod, Resources, parse_quantity, pods_of
+from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, parse_quantity, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -54,6 +54,11 @@ class NodePool:
     allocatable: Resources | None
     service_account_urn: str | None
     """The gcp:serviceaccount/account:Account the nodes run as (None: the Compute Engine default SA)."""
+    min_nodes: int | None = None
+    """Autoscaled pools: the size they start at (0 for a slice that scales from zero); None: fixed size."""
+    slice_vms: int | None = None
+    """Multi-host TPU slice pools (a COMPACT placement with a topology): VMs of the one slice, which GKE
+    creates and removes as one atomic unit."""
 
 
 def _service_account_urn(view: PlanView, resource: Mapping[str, Any]) -> str | None:
@@ -81,10 +86,13 @@ def node_pools(view: PlanView) -> list[NodePool]:
         mt = str(config.get("machineType", "e2-medium"))
         zones = max(1, len(inputs.get("nodeLocations") or ()))
         auto = inputs.get("autoscaling") or {}
+        min_nodes: int | None = None
         if auto.get("totalMaxNodeCount"):
             nodes = int(auto["totalMaxNodeCount"])
+            min_nodes = int(auto.get("totalMinNodeCount", 0))
         elif auto.get("maxNodeCount") is not None:
             nodes = int(auto["maxNodeCount"]) * zones
+            min_nodes = int(auto.get("minNodeCount", 0)) * zones
         else:
             nodes = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 1))) * zones
         labels = {**(config.get("labels") or {}), F.NODEPOOL_LABEL: name}
@@ -104,9 +112,20 @@ def node_pools(view: PlanView) -> list[NodePool]:
             taints.append(F.TPU_TAINT)
         if config.get("spot"):
             labels[F.SPOT_LABEL] = "true"
+        placement = inputs.get("placementPolicy") or {}
+        slice_vms = nodes if mt in MACHINE_TYPES and placement.get("tpuTopology") else None
         pools.append(
             NodePool(
-                name, str(r["urn"]), mt, nodes, labels, tuple(taints), allocatable(mt), _service_account_urn(view, r)
+                name,
+                str(r["urn"]),
+                mt,
+                nodes,
+                labels,
+                tuple(taints),
+                allocatable(mt),
+                _service_account_urn(view, r),
+                min_nodes,
+                slice_vms,
             )
         )
     return pools
@@ -384,6 +403,84 @@ def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Fin
     return findings
 
 
+# --------------------------------------------------------------------------- scale path
+
+
+def _at_minimum(pool: NodePool) -> NodePool:
+    return pool if pool.min_nodes is None else replace(pool, nodes=pool.min_nodes)
+
+
+def _group_pods(pods: Sequence[Pod], owner: str, group: int) -> list[Pod]:
+    return [p for p in pods if p.owner == owner and p.group == f"{owner}/{group}"]
+
+
+def _provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[str, NodePool]) -> tuple[str, bool]:
+    """Scale up the first empty autoscaled pool that takes the whole pending group; (what happened, ok)."""
+    tpu_pods = [p for p in group if p.requests.tpu]
+    empty = [p for p in pools if p.min_nodes is not None and p.nodes == 0]
+    fitting = [p for p in empty if all(p in landing_pools(m, [p]) for m in group)]
+    if not fitting:
+        names = ", ".join(p.name for p in empty) or "none"
+        return f"no node pool that scales from zero takes the group (empty autoscaled pools: {names})", False
+    pool = originals[fitting[0].name]
+    if tpu_pods and pool.slice_vms != len(tpu_pods):
+        adds = "its VMs one by one (no TPU topology)" if pool.slice_vms is None else f"{pool.slice_vms} VMs at once"
+        return f"pool {pool.name} adds {adds}, the group needs {len(tpu_pods)}: not exactly one whole slice", False
+    pools[pools.index(fitting[0])] = pool
+    return f"slice {pool.name} provisioned ({pool.min_nodes} -> {pool.nodes} {pool.machine_type} VMs at once)", True
+
+
+def scale_findings(view: PlanView) -> list[Finding]:
+    """For each HPA on a LeaderWorkerSet: its minimum scheduled on the pools as they start, then each step up
+    to its maximum: the new group pending, one whole slice provisioned (a pool scaling 0 -> its VMs), the
+    group scheduled on it."""
+    findings = []
+    originals = {p.name: p for p in node_pools(view)}
+    for (ns, kind, name), (lo, hi) in hpa_bounds(view).items():
+        if kind != "LeaderWorkerSet":
+            continue
+        owner, target = f"{kind}/{name}", f"scale {ns}/{name}"
+        pools = [_at_minimum(p) for p in originals.values()]
+        start = place(pods_of(view, {(ns, kind, name): lo}), pools)
+        unplaced = [k for k in start.failure if k.startswith(f"{ns}/{name}-")]
+        findings.append(
+            Finding(
+                f"{target} at minReplicas {lo}",
+                not unplaced,
+                f"{lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
+                if not unplaced
+                else f"pods pending before any scale-up: {', '.join(unplaced)}",
+            )
+        )
+        for replicas in range(lo + 1, hi + 1):
+            pods = pods_of(view, {(ns, kind, name): replicas})
+            group = _group_pods(pods, owner, replicas - 1)
+            subject = f"{target} {replicas - 1} -> {replicas}"
+            before = place(pods, pools)
+            if all(p.key in before.node_of for p in group):
+                findings.append(Finding(subject, True, f"group {replicas - 1} fits on nodes already up"))
+                continue
+            what, ok = _provision(group, pools, originals)
+            if not ok:
+                findings.append(Finding(subject, False, f"group {replicas - 1} pending; {what}"))
+                continue
+            after = place(pods, pools)
+            pending = [p.key for p in group if p.key not in after.node_of]
+            findings.append(
+                Finding(
+                    subject,
+                    not pending,
+                    f"group {replicas - 1} pending; {what}; "
+                    + (
+                        f"group scheduled on {after.pool_of[group[0].key].name}"
+                        if not pending
+                        else f"still pending: {after.failure[pending[0]]}"
+                    ),
+                )
+            )
+    return findings
+
+
 # --------------------------------------------------------------------------- check
 
 
@@ -397,4 +494,5 @@ def check(view: PlanView) -> CategoryResult:
         for p in pods
     ]
     findings += quota_findings(pods, quotas(view))
+    findings += scale_findings(view)
     return CategoryResult("scheduling", findings)

@@ -1,0 +1,211 @@
+"""``ServingAutoscaler``: a HorizontalPodAutoscaler on a LeaderWorkerSet, one replica = one whole slice.
+
+The HPA (``autoscaling/v2``) scales the LeaderWorkerSet through its scale subresource
+(LWS v0.10.0 CRD: ``subresources.scale`` with ``specReplicasPath: .spec.replicas`` and
+``labelSelectorPath: .status.hpaPodSelector``, which "only select[s] the leader pods"), so
+a ``Pods`` metric is averaged over the groups' leaders, where the server exports it.
+
+The metric comes from Google Cloud Managed Service for Prometheus through the Custom Metrics
+Stackdriver Adapter, installed from its pinned release manifest (:data:`METRICS_ADAPTER`):
+"The Custom Metrics Stackdriver Adapter supports querying metrics from Managed Service for
+Prometheus starting with version v0.13.1 of the adapter"; with Workload Identity Federation
+for GKE its service account needs ``roles/monitoring.viewer``, granted to
+``principal://iam.googleapis.com/projects/PROJECT_NUMBER/locations/global/workloadIdentityPools/PROJECT_ID.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter``
+(https://cloud.google.com/stackdriver/docs/managed-prometheus/hpa, "Use the Custom Metrics
+Stackdriver Adapter", steps 2 and 4). A Managed Prometheus metric is named
+``prometheus.googleapis.com|<metric>|<kind>`` to the HPA
+(GoogleCloudPlatform/k8s-stackdriver@cm-sd-adapter-v0.16.9
+custom-metrics-stackdriver-adapter/examples/prometheus-to-sd/README.md: "in this case, it
+will be ``prometheus.googleapis.com|foo|gauge``").
+
+A new replica needs a whole slice: the node side (pools that scale from zero atomically)
+is :mod:`tpu_serving.nodepool`'s; this component only scales the workload.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_gcp import organizations, projects
+
+from .arguments import check_arguments
+from .controllers import Controller
+from .options import child_options
+from .settings import described
+from .vllm_serving import VllmMetric
+
+METRICS_ADAPTER = Controller(
+    name="metrics-adapter",
+    api_group="custom.metrics.k8s.io",
+    # The release tag's production manifest (Namespace custom-metrics, its ServiceAccount, RBAC,
+    # the adapter Deployment with image gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.7-gke.0
+    # and --use-new-resource-model=true, and the custom/external metrics APIServices).
+    manifest_url="https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-{version}/"
+    "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml",
+    default_version="v0.16.9",
+    min_version="v0.16.9",
+)
+"""The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-v0.16.9``
+at f32cd9c, the newest release tag)."""
+
+ADAPTER_NAMESPACE = "custom-metrics"
+ADAPTER_SERVICE_ACCOUNT = "custom-metrics-stackdriver-adapter"
+"""Namespace and Kubernetes service account of the adapter, as its release manifest creates them."""
+MONITORING_VIEWER = "roles/monitoring.viewer"
+
+LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
+MANAGED_PROMETHEUS_PREFIX = "prometheus.googleapis.com"
+
+
+def managed_prometheus_metric(metric: str, kind: str = "gauge") -> str:
+    """The HPA's name for a Prometheus metric in Managed Service for Prometheus:
+    ``prometheus.googleapis.com|<metric>|<kind>`` (see the module docstring)."""
+    return f"{MANAGED_PROMETHEUS_PREFIX}|{metric}|{kind}"
+
+
+def adapter_member(project: str, project_number: str) -> str:
+    """The IAM principal of the adapter's Kubernetes service account (Workload Identity Federation for GKE)."""
+    return (
+        f"principal://iam.googleapis.com/projects/{project_number}/locations/global/workloadIdentityPools/"
+        f"{project}.svc.id.goog/subject/ns/{ADAPTER_NAMESPACE}/sa/{ADAPTER_SERVICE_ACCOUNT}"
+    )
+
+
+@dataclass(frozen=True)
+class AutoscalingSettings:
+    """Autoscaling of the serving groups by whole slices: the HPA's bounds, metric and target."""
+
+    max_replicas: int = described(
+        "Most replicas (groups) the HPA may run; each takes one whole slice, so the serving slices must provide "
+        "exactly this many.",
+        ge=1,
+        le=64,
+    )
+    min_replicas: int = described(
+        "Fewest replicas; their slices keep their VMs, the others scale from zero when a replica needs one.",
+        default=1,
+        ge=1,
+        le=64,
+    )
+    metric: str = described(
+        "Prometheus gauge the leaders export, read through Managed Service for Prometheus; the HPA averages "
+        "it over the leaders.",
+        default=VllmMetric.REQUESTS_WAITING.value,
+        pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
+    )
+    target: float = described(
+        "Average of the metric per replica above which the HPA adds a replica (HPA `averageValue`); "
+        "a starting point to tune against the latency goal.",
+        default=5.0,
+        gt=0,
+        le=100000,
+    )
+    scale_down_stabilization_seconds: int = described(
+        "How long the metric must stay low before a replica (and its slice) is removed; a new slice takes "
+        "minutes to provision and load the weights.",
+        default=900,
+        ge=0,
+        le=3600,
+    )
+    adapter_version: str = described(
+        "Release of the Custom Metrics Stackdriver Adapter installed by the stack (tag `cm-sd-adapter-<version>`).",
+        default=METRICS_ADAPTER.default_version,
+        pattern=r"^v\d+\.\d+\.\d+$",
+    )
+
+    def problems(self) -> list[str]:
+        """Rules across these settings (see :mod:`tpu_serving.arguments`)."""
+        if (
+            isinstance(self.min_replicas, int)
+            and isinstance(self.max_replicas, int)
+            and self.min_replicas > self.max_replicas
+        ):
+            return [f"min_replicas ({self.min_replicas}) must not exceed max_replicas ({self.max_replicas})"]
+        return []
+
+
+@dataclass(frozen=True)
+class ServingAutoscalerArgs:
+    """Arguments of :class:`ServingAutoscaler`."""
+
+    project: str
+    """GCP project ID (the adapter's workload identity pool is ``<project>.svc.id.goog``)."""
+    namespace: str
+    """Namespace of the LeaderWorkerSet."""
+    target: str
+    """Name of the LeaderWorkerSet to scale."""
+    settings: AutoscalingSettings
+    """Bounds, metric and target."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the HPA."""
+
+
+def quantity(value: float) -> str:
+    """A Kubernetes quantity for ``value``: ``5`` or ``2500m``."""
+    return str(int(value)) if float(value).is_integer() else f"{round(value * 1000)}m"
+
+
+def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAutoscalerInitArgs:
+    """The HPA on the LeaderWorkerSet's scale subresource, driven by the leaders' metric."""
+    s = args.settings
+    return k8s.autoscaling.v2.HorizontalPodAutoscalerInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.target, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
+            scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
+                api_version=LWS_API_VERSION, kind="LeaderWorkerSet", name=args.target
+            ),
+            min_replicas=s.min_replicas,
+            max_replicas=s.max_replicas,
+            metrics=[
+                k8s.autoscaling.v2.MetricSpecArgs(
+                    type="Pods",
+                    pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
+                        metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=managed_prometheus_metric(s.metric)),
+                        target=k8s.autoscaling.v2.MetricTargetArgs(
+                            type="AverageValue", average_value=quantity(s.target)
+                        ),
+                    ),
+                )
+            ],
+            behavior=k8s.autoscaling.v2.HorizontalPodAutoscalerBehaviorArgs(
+                # One group (one slice) at a time: each step provisions a whole slice.
+                scale_up=k8s.autoscaling.v2.HPAScalingRulesArgs(
+                    policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=60)]
+                ),
+                scale_down=k8s.autoscaling.v2.HPAScalingRulesArgs(
+                    stabilization_window_seconds=s.scale_down_stabilization_seconds,
+                    policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=60)],
+                ),
+            ),
+        ),
+    )
+
+
+class ServingAutoscaler(pulumi.ComponentResource):
+    """An HPA on a LeaderWorkerSet, and the metrics adapter's read access to Cloud Monitoring.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers`` and, in ``opts.depends_on``,
+    the adapter's install (:data:`METRICS_ADAPTER`), the LeaderWorkerSet and the project's APIs.
+    """
+
+    hpa: k8s.autoscaling.v2.HorizontalPodAutoscaler
+    """The HorizontalPodAutoscaler."""
+    metric: str
+    """The metric as the HPA names it."""
+
+    def __init__(self, name: str, args: ServingAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("ServingAutoscaler", args, ServingAutoscalerArgs)
+        super().__init__("tpu-serving:index:ServingAutoscaler", name, None, opts)
+        child = child_options(self, opts)
+        number = organizations.get_project_output(project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self))
+        projects.IAMMember(
+            f"{name}-adapter-viewer",
+            project=args.project,
+            role=MONITORING_VIEWER,
+            member=number.number.apply(lambda n: adapter_member(args.project, str(n))),
+            opts=child,
+        )
+        self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", hpa_args(args), opts=child)
+        self.metric = managed_prometheus_metric(args.settings.metric)
+        self.register_outputs({"metric": self.metric})

@@ -1,0 +1,410 @@
+"""``ServingGateway``: an internal GKE Gateway in front of the serving Service, optionally through an InferencePool.
+
+- GatewayClass ``gke-l7-rilb``: the regional internal Application Load Balancer, Envoy proxies
+  that connect to the backends from the region's proxy-only subnet. "If you are using a
+  regional or cross-region GatewayClass, you must enable a proxy-only subnet", the cluster must
+  be VPC-native with the HttpLoadBalancing add-on, and "GKE Gateway doesn't infer health check
+  parameters": a Service that does not answer ``GET /`` with 200 needs a HealthCheckPolicy
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways, "GKE Gateway
+  controller requirements" and "Restrictions and limitations").
+- The proxy-only subnet (``purpose: REGIONAL_MANAGED_PROXY``, ``role: ACTIVE``; one per region
+  and network, shared by every regional Envoy-based load balancer there): "Packets sent from a
+  proxy to a backend VM or endpoint have a source IP address from the proxy-only subnet"
+  (https://cloud.google.com/load-balancing/docs/proxy-only-subnets).
+- Backends are reached from the proxy-only subnet and probed from the health check ranges
+  35.191.0.0/16 and 130.211.0.0/22 (https://cloud.google.com/load-balancing/docs/firewall-rules,
+  regional internal Application Load Balancer): :data:`HEALTH_CHECK_RANGES`, which the
+  namespace's ``serving-ingress`` policy admits with the proxy-only subnet.
+- With an InferencePool (``inference.networking.k8s.io/v1``), the Gateway asks the endpoint
+  picker (EPP) which leader takes each request, by queue and KV-cache load. The EPP is
+  kubernetes-sigs/gateway-api-inference-extension@v1.3.1 as its ``inferencepool`` Helm chart
+  deploys it (config/charts/inferencepool/templates: epp-deployment.yaml, epp-service.yaml,
+  epp-config.yaml, rbac.yaml, gke.yaml): image ``registry.k8s.io/gateway-api-inference-extension/epp``,
+  flags ``--pool-name``, ``--pool-namespace``, ``--zap-encoder json``, ``--config-file``,
+  ``--tracing=false``; ext-proc gRPC on 9002, gRPC health on 9003 (service ``inference-extension``),
+  metrics on 9090; the queue, KV-cache and prefix-cache scorers. v1.3.1 is the last release
+  whose chart deploys the EPP from that repository (from v1.4.0 the EPP moved to llm-d).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .arguments import check_arguments
+from .images import pinned_image_problem
+from .options import child_options
+from .podspec import requests
+from .settings import cidr_problem, described
+
+if TYPE_CHECKING:
+    from pulumi_gcp import compute
+
+GATEWAY_CLASS = "gke-l7-rilb"
+"""GKE's regional internal Application Load Balancer GatewayClass."""
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+INFERENCE_API = "inference.networking.k8s.io/v1"
+GKE_POLICY_API = "networking.gke.io/v1"
+LISTENER_PORT = 80
+PROXY_ONLY_PURPOSE = "REGIONAL_MANAGED_PROXY"
+PROXY_SUBNET_ANNOTATION = "tpu-serving.dev/proxy-only-subnet"
+"""Annotation on the Gateway naming the proxy-only subnet's range its proxies connect from (for readers
+of the plan, such as the runtime model, when the stack does not create the subnet itself)."""
+HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
+"""Google Cloud health check probe ranges of the regional internal Application Load Balancer
+(https://cloud.google.com/load-balancing/docs/firewall-rules)."""
+
+EPP_IMAGE = "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
+EPP_GRPC_PORT = 9002
+EPP_HEALTH_PORT = 9003
+EPP_METRICS_PORT = 9090
+EPP_HEALTH_SERVICE = "inference-extension"
+EPP_CONFIG_FILE = "default-plugins.yaml"
+EPP_PLUGINS = """apiVersion: inference.networking.x-k8s.io/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: queue-scorer
+- type: kv-cache-utilization-scorer
+- type: prefix-cache-scorer
+schedulingProfiles:
+- name: default
+  plugins:
+  - pluginRef: queue-scorer
+    weight: 2
+  - pluginRef: kv-cache-utilization-scorer
+    weight: 2
+  - pluginRef: prefix-cache-scorer
+    weight: 3
+"""
+"""The chart's default plugin configuration (gateway-api-inference-extension@v1.3.1 epp-config.yaml)."""
+
+
+def _cidr_check(value: str) -> str:
+    return cidr_problem(value) if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """An internal GKE Gateway (regional internal Application Load Balancer) in front of the serving Service."""
+
+    proxy_only_cidr: str = described(
+        "Range of the region's proxy-only subnet, whose addresses the load balancer's proxies connect from "
+        "(a /23 or larger is recommended); must not overlap other subnets of the network.",
+        default="192.168.0.0/23",
+        check=_cidr_check,
+    )
+    create_proxy_only_subnet: bool = described(
+        "Create the proxy-only subnet; set false when the network already has one in the region (one per "
+        "region and network) and give its range in proxyOnlyCidr.",
+        default=True,
+    )
+    inference_pool: bool = described(
+        "vLLM only: route through an InferencePool whose endpoint picker sends each request to the leader "
+        "with the least queue and KV-cache load.",
+        default=False,
+    )
+    epp_image: str = described(
+        "Endpoint picker image, pinned (gateway-api-inference-extension).",
+        default=EPP_IMAGE,
+        check=pinned_image_problem,
+    )
+    epp_cpu: str = described(
+        "CPU request of the endpoint picker (the upstream chart sets none; the namespace quota needs one).",
+        default="1",
+        pattern=r"^\d+(\.\d+)?m?$",
+    )
+    epp_memory: str = described("Memory request of the endpoint picker.", default="2Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
+
+
+@dataclass(frozen=True)
+class ServingGatewayArgs:
+    """Arguments of :class:`ServingGateway`."""
+
+    project: str
+    """GCP project ID."""
+    region: str
+    """Region of the cluster (and of the proxy-only subnet)."""
+    network: str
+    """VPC network of the cluster."""
+    namespace: str
+    """Namespace of the serving Service."""
+    name: str
+    """Name of the Gateway, its HTTPRoute and (with an InferencePool) the pool and its EPP."""
+    service: str
+    """The serving Service."""
+    port: int
+    """Its port (and the pods' target port)."""
+    health_path: str
+    """Path that answers 200 when a backend is ready."""
+    settings: GatewaySettings = field(default_factory=GatewaySettings)
+    """The stack's gateway settings."""
+    pool_selector: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the pods an InferencePool selects (the leaders); required with ``settings.inference_pool``."""
+    subnet_name: str = "proxy-only"
+    """Name of the proxy-only subnet when created."""
+    priority_class_name: str | None = None
+    """PriorityClass of the endpoint picker (it is on every request's path)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the Kubernetes objects."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types."""
+        if self.settings.inference_pool and not self.pool_selector:
+            return ["pool_selector: an InferencePool needs the labels of the pods it selects"]
+        return []
+
+    @property
+    def epp(self) -> str:
+        return f"{self.name}-epp"
+
+
+def _meta(args: ServingGatewayArgs, name: str, annotations: Mapping[str, str] | None = None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": args.namespace, "labels": dict(args.labels)}
+    if annotations:
+        meta["annotations"] = dict(annotations)
+    return meta
+
+
+def _custom(
+    args: ServingGatewayArgs, api: str, kind: str, spec: dict[str, Any], annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """A custom object named after the gateway, in the serving namespace."""
+    return {"apiVersion": api, "kind": kind, "metadata": _meta(args, args.name, annotations), "spec": spec}
+
+
+def gateway(args: ServingGatewayArgs) -> dict[str, Any]:
+    """The Gateway: one HTTP listener on the regional internal load balancer."""
+    spec = {
+        "gatewayClassName": GATEWAY_CLASS,
+        "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
+    }
+    return _custom(args, GATEWAY_API, "Gateway", spec, {PROXY_SUBNET_ANNOTATION: args.settings.proxy_only_cidr})
+
+
+def backend_ref(args: ServingGatewayArgs) -> dict[str, Any]:
+    """The route's backend: the InferencePool, or the serving Service."""
+    if args.settings.inference_pool:
+        return {"group": INFERENCE_API.split("/")[0], "kind": "InferencePool", "name": args.name}
+    return {"name": args.service, "port": args.port}
+
+
+def http_route(args: ServingGatewayArgs) -> dict[str, Any]:
+    """Every path of the Gateway's listener to the backend."""
+    rule = {"matches": [{"path": {"type": "PathPrefix", "value": "/"}}], "backendRefs": [backend_ref(args)]}
+    return _custom(args, GATEWAY_API, "HTTPRoute", {"parentRefs": [{"name": args.name}], "rules": [rule]})
+
+
+def health_check_policy(args: ServingGatewayArgs) -> dict[str, Any]:
+    """The load balancer's health check on the server's health path (GKE does not infer it for Gateways)."""
+    target = backend_ref(args)
+    check = {"type": "HTTP", "httpHealthCheck": {"requestPath": args.health_path, "port": args.port}}
+    ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
+    return _custom(args, GKE_POLICY_API, "HealthCheckPolicy", {"default": {"config": check}, "targetRef": ref})
+
+
+def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
+    """The InferencePool over the leaders, with its endpoint picker."""
+    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailClose"}
+    spec = {
+        "selector": {"matchLabels": dict(args.pool_selector)},
+        "targetPorts": [{"number": args.port}],
+        "endpointPickerRef": picker,
+    }
+    return _custom(args, INFERENCE_API, "InferencePool", spec)
+
+
+def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:
+    return {"app": args.epp}
+
+
+def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
+    """What the EPP reads: its InferencePool, the pods, the objectives (chart rbac.yaml)."""
+    return k8s.rbac.v1.RoleInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(
+                api_groups=["inference.networking.x-k8s.io"],
+                resources=["inferenceobjectives", "inferencemodelrewrites"],
+                verbs=["get", "watch", "list"],
+            ),
+            k8s.rbac.v1.PolicyRuleArgs(
+                api_groups=[INFERENCE_API.split("/")[0]], resources=["inferencepools"], verbs=["get", "watch", "list"]
+            ),
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["get", "watch", "list"]),
+        ],
+    )
+
+
+def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    """The endpoint picker, one replica (the chart's default, Recreate strategy)."""
+    field_env = [
+        k8s.core.v1.EnvVarArgs(
+            name=n,
+            value_from=k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=p)),
+        )
+        for n, p in (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
+    ]
+    health = k8s.core.v1.GRPCActionArgs(port=EPP_HEALTH_PORT, service=EPP_HEALTH_SERVICE)
+    container = k8s.core.v1.ContainerArgs(
+        name="epp",
+        image=args.settings.epp_image,
+        args=[
+            "--pool-name",
+            args.name,
+            "--pool-namespace",
+            args.namespace,
+            "--zap-encoder",
+            "json",
+            "--config-file",
+            f"/config/{EPP_CONFIG_FILE}",
+            "--tracing=false",
+        ],
+        ports=[
+            k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EPP_GRPC_PORT),
+            k8s.core.v1.ContainerPortArgs(name="grpc-health", container_port=EPP_HEALTH_PORT),
+            k8s.core.v1.ContainerPortArgs(name="metrics", container_port=EPP_METRICS_PORT),
+        ],
+        liveness_probe=k8s.core.v1.ProbeArgs(grpc=health, initial_delay_seconds=5, period_seconds=10),
+        readiness_probe=k8s.core.v1.ProbeArgs(grpc=health, period_seconds=2),
+        env=field_env,
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="plugins-config", mount_path="/config")],
+        resources=requests(args.settings.epp_cpu, args.settings.epp_memory),
+    )
+    return k8s.apps.v1.DeploymentInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=1,
+            strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),
+                spec=k8s.core.v1.PodSpecArgs(
+                    service_account_name=args.epp,
+                    priority_class_name=args.priority_class_name,
+                    termination_grace_period_seconds=130,
+                    containers=[container],
+                    volumes=[
+                        k8s.core.v1.VolumeArgs(
+                            name="plugins-config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=args.epp)
+                        )
+                    ],
+                ),
+            ),
+        ),
+    )
+
+
+def epp_service(args: ServingGatewayArgs) -> k8s.core.v1.ServiceInitArgs:
+    """The EPP's ext-proc and metrics ports (chart epp-service.yaml)."""
+    return k8s.core.v1.ServiceInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",
+            selector=epp_labels(args),
+            ports=[
+                k8s.core.v1.ServicePortArgs(name="grpc-ext-proc", protocol="TCP", port=EPP_GRPC_PORT),
+                k8s.core.v1.ServicePortArgs(name="http-metrics", protocol="TCP", port=EPP_METRICS_PORT),
+            ],
+        ),
+    )
+
+
+def epp_network_policy(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """The load balancer's proxies call the EPP's ext-proc port from the proxy-only subnet."""
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=f"{args.epp}-from-gateway", namespace=args.namespace, labels=dict(args.labels)
+        ),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[
+                        k8s.networking.v1.NetworkPolicyPeerArgs(
+                            ip_block=k8s.networking.v1.IPBlockArgs(cidr=args.settings.proxy_only_cidr)
+                        )
+                    ],
+                    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=EPP_GRPC_PORT)],
+                )
+            ],
+        ),
+    )
+
+
+class ServingGateway(pulumi.ComponentResource):
+    """An internal GKE Gateway and HTTPRoute to the serving Service (or an InferencePool and its EPP).
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``; the cluster must have the Gateway
+    API on (``gateway_api_config``), and, with an InferencePool, its CRD installed (``opts.depends_on``).
+    """
+
+    address_command: str
+    """``kubectl`` command that prints the Gateway's internal address (GKE fills ``status.addresses``)."""
+
+    def __init__(self, name: str, args: ServingGatewayArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("ServingGateway", args, ServingGatewayArgs)
+        super().__init__("tpu-serving:index:ServingGateway", name, None, opts)
+        child = child_options(self, opts)
+        # The proxy-only subnet, when created here (not a schema output, so that pulumi_gcp.compute is
+        # imported only when it is needed, as for the cluster's NAT).
+        self.proxy_only_subnet: compute.Subnetwork | None = None
+        k8s_child = child
+        if args.settings.create_proxy_only_subnet:
+            from pulumi_gcp import compute as gcp_compute
+
+            self.proxy_only_subnet = gcp_compute.Subnetwork(
+                f"{name}-proxy-only",
+                name=args.subnet_name,
+                project=args.project,
+                region=args.region,
+                network=args.network,
+                ip_cidr_range=args.settings.proxy_only_cidr,
+                purpose=PROXY_ONLY_PURPOSE,
+                role="ACTIVE",
+                opts=child,
+            )
+            k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
+        objects = [gateway(args), http_route(args), health_check_policy(args)]
+        if args.settings.inference_pool:
+            objects.append(inference_pool(args))
+            self._epp(name, args, child)
+        for obj in objects:
+            kind = str(obj["kind"])
+            k8s.apiextensions.CustomResource(
+                f"{name}-{kind.lower()}",
+                api_version=str(obj["apiVersion"]),
+                kind=kind,
+                metadata=obj["metadata"],
+                spec=obj["spec"],
+                opts=k8s_child,
+            )
+        self.address_command = (
+            f"kubectl -n {args.namespace} get gateway {args.name} -o jsonpath='{{.status.addresses[0].value}}'"
+        )
+        self.register_outputs({"addressCommand": self.address_command})
+
+    @staticmethod
+    def _epp(name: str, args: ServingGatewayArgs, child: pulumi.ResourceOptions) -> None:
+        meta = k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels))
+        sa = k8s.core.v1.ServiceAccount(f"{name}-epp-sa", metadata=meta, opts=child)
+        role = k8s.rbac.v1.Role(f"{name}-epp-role", epp_role(args), opts=child)
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-epp-binding",
+            metadata=meta,
+            role_ref=k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=args.epp),
+            subjects=[k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=args.epp, namespace=args.namespace)],
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[role])),
+        )
+        config = k8s.core.v1.ConfigMap(
+            f"{name}-epp-config", metadata=meta, data={EPP_CONFIG_FILE: EPP_PLUGINS}, opts=child
+        )
+        k8s.apps.v1.Deployment(
+            f"{name}-epp",
+            epp_deployment(args),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[sa, config])),
+        )
+        k8s.core.v1.Service(f"{name}-epp-svc", epp_service(args), opts=child)
+        k8s.networking.v1.NetworkPolicy(f"{name}-epp-from-gateway", epp_network_policy(args), opts=child)

@@ -1,0 +1,175 @@
+"""Autoscaling by whole slices: the HPA, the slices that scale from zero, the adapter's identity, the scale path."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.conftest import plan_of, resource
+from tests.fixtures.configs import plan_edited
+from tests.fixtures.pools import pool_args
+from tpu_serving.arguments import ArgumentsError
+from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
+from tpu_serving.nodepool import TpuNodePool
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.scheduling import scale_findings
+
+STACK = "vllm-llama33-70b-v5e16"
+NODEPOOL = "gcp:container/nodePool:NodePool"
+
+
+def _hpa(plan) -> dict:
+    return resource(plan, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "vllm70b-autoscaler-hpa").inputs
+
+
+def test_scaling_hpa_scales_the_leaderworkerset_on_the_leaders_queue():
+    spec = _hpa(plan_of(STACK))["spec"]
+    assert spec["scaleTargetRef"] == {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "name": "vllm",
+    }
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (1, 2)
+    assert spec["metrics"] == [
+        {
+            "type": "Pods",
+            "pods": {
+                "metric": {"name": "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"},
+                "target": {"type": "AverageValue", "averageValue": "5"},
+            },
+        }
+    ]
+    # One group (one slice) per step, and a slow scale-down.
+    assert spec["behavior"]["scaleUp"]["policies"] == [{"type": "Pods", "value": 1, "periodSeconds": 60}]
+    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 900
+
+
+def test_scaling_leaderworkerset_leaves_replicas_to_the_hpa():
+    lws = resource(plan_of(STACK), "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", "vllm70b-serving-lws")
+    assert "replicas" not in lws.inputs["spec"]
+    fixed = resource(
+        plan_of("vllm-llama31-405b-v6e16"),
+        "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
+        "vllm405b-serving-lws",
+    )
+    assert fixed.inputs["spec"]["replicas"] == 1
+
+
+def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
+    pools = {r.name: r.inputs for r in plan_of(STACK).of_type(NODEPOOL)}
+    always_on, from_zero = pools["vllm70b-v5e16-pool"], pools["vllm70b-v5e16b-pool"]
+    assert always_on["nodeCount"] == 4 and "autoscaling" not in always_on
+    assert "nodeCount" not in from_zero and from_zero["initialNodeCount"] == 0
+    assert from_zero["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
+    assert from_zero["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
+    assert from_zero["management"]["autoRepair"] is True  # on-demand, not flex-start
+
+
+def test_scaling_minimum_moves_the_always_on_slices():
+    plan = plan_edited(STACK, serving=lambda s: s["autoscaling"].update(minReplicas=2))
+    pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v5e16" in r.name}
+    assert all(p["nodeCount"] == 4 and "autoscaling" not in p for p in pools.values())
+
+
+def test_scaling_adapter_is_installed_and_reads_monitoring_as_its_own_principal():
+    plan = plan_of(STACK)
+    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.9"
+    group = resource(plan, "kubernetes:yaml/v2:ConfigGroup", "vllm70b-metrics-adapter-manifests")
+    assert group.inputs["files"] == [
+        "https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-v0.16.9/"
+        "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml"
+    ]
+    viewer = resource(plan, "gcp:projects/iAMMember:IAMMember", "vllm70b-autoscaler-adapter-viewer")
+    assert viewer.inputs["role"] == "roles/monitoring.viewer"
+    assert viewer.inputs["member"] == (
+        "principal://iam.googleapis.com/projects/<unknown>/locations/global/workloadIdentityPools/"
+        "tpu-serving-demo.svc.id.goog/subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter"
+    )
+    hpa = resource(plan, "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", "vllm70b-autoscaler-hpa")
+    waits_for = {u.rsplit("::", 1)[1] for u in hpa.dependencies}
+    # The adapter's objects, the LeaderWorkerSet it scales, the APIs (the engine expands components to children).
+    assert {"vllm70b-metrics-adapter-manifests", "vllm70b-serving-lws", "vllm70b-apis-monitoring"} <= waits_for
+
+
+def test_scaling_stacks_without_autoscaling_have_no_hpa_and_no_adapter():
+    plan = plan_of("vllm-llama31-405b-v6e16")
+    assert not plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
+    assert "custom.metrics.k8s.io" not in plan.outputs["controllers"]
+    assert all("autoscaling" not in r.inputs for r in plan.of_type(NODEPOOL) if "v6e" in r.name)
+
+
+def test_scaling_quantity_renders_fractions_in_milli_units():
+    assert quantity(5.0) == "5"
+    assert quantity(2.5) == "2500m"
+
+
+def test_scaling_settings_refuse_a_minimum_above_the_maximum():
+    assert AutoscalingSettings(max_replicas=2, min_replicas=3).problems() == [
+        "min_replicas (3) must not exceed max_replicas (2)"
+    ]
+    args = ServingAutoscalerArgs(
+        project="p", namespace="n", target="vllm", settings=AutoscalingSettings(max_replicas=4)
+    )
+    assert hpa_args(args).spec.max_replicas == 4
+
+
+def test_scaling_node_pool_refuses_a_from_zero_pool_it_does_not_have():
+    args = pool_args(pool_names=("a-0", "a-1"), scale_from_zero=("b-1",))
+    with pytest.raises(ArgumentsError, match=r"scale_from_zero\[0\] = 'b-1': not one of pool_names"):
+        TpuNodePool("x", args)
+
+
+# --------------------------------------------------------------------------- the runtime model's scale path
+
+
+def _view(edit=None) -> PlanView:
+    plan = copy.deepcopy(plan_of(STACK).as_json())
+    if edit:
+        edit(plan)
+    return PlanView(plan)
+
+
+def _inputs(plan: dict, name: str) -> dict:
+    return next(r for r in plan["resources"] if r["name"] == name)["inputs"]
+
+
+def test_scaling_runtime_shows_a_pending_group_a_slice_provisioned_and_the_group_scheduled():
+    found = {f.subject: f for f in scale_findings(_view())}
+    start = found["scale vllm-llama70b/vllm at minReplicas 1"]
+    step = found["scale vllm-llama70b/vllm 1 -> 2"]
+    assert start.ok and step.ok
+    assert step.reason == (
+        "group 1 pending; slice vllm70b-v5e16b provisioned (0 -> 4 ct5lp-hightpu-4t VMs at once); "
+        "group scheduled on vllm70b-v5e16b"
+    )
+
+
+def test_scaling_runtime_refuses_a_step_beyond_the_slices():
+    def more(plan):
+        _inputs(plan, "vllm70b-autoscaler-hpa")["spec"]["maxReplicas"] = 3
+
+    step = {f.subject: f for f in scale_findings(_view(more))}["scale vllm-llama70b/vllm 2 -> 3"]
+    assert not step.ok
+    assert "group 2 pending; no node pool that scales from zero takes the group" in step.reason
+
+
+def test_scaling_runtime_refuses_half_a_slice():
+    def half(plan):
+        _inputs(plan, "vllm70b-v5e16b-pool")["autoscaling"]["totalMaxNodeCount"] = 2
+
+    step = {f.subject: f for f in scale_findings(_view(half))}["scale vllm-llama70b/vllm 1 -> 2"]
+    assert not step.ok
+    assert "adds 2 VMs at once, the group needs 4: not exactly one whole slice" in step.reason
+
+
+def test_scaling_runtime_minimum_needs_always_on_slices():
+    def everything_from_zero(plan):
+        pool = _inputs(plan, "vllm70b-v5e16-pool")
+        del pool["nodeCount"]
+        pool["autoscaling"] = {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
+
+    start = {f.subject: f for f in scale_findings(_view(everything_from_zero))}[
+        "scale vllm-llama70b/vllm at minReplicas 1"
+    ]
+    assert not start.ok and "pods pending before any scale-up" in start.reason

@@ -3,8 +3,10 @@
 Per hour and per month (730 hours), split into TPU, CPU, storage and the GKE cluster fee.
 What is counted, and how:
 
-- TPU: every slice's chips at the chip-hour price of its generation and capacity type,
-  while the slice runs (a flex-start slice costs nothing while its pool is empty);
+- TPU: the chips of the slices that keep their VMs at the chip-hour price of their generation
+  and capacity type; slices whose pools start empty and scale from zero (flex-start, and an
+  autoscaled workload's slices above its minimum) cost nothing while empty and count only in
+  the peak figure, every slice running;
 - CPU: the CPU pool at its autoscaling minimum, each node's vCPUs and memory at its
   machine family's prices (other pools that scale from zero are not counted);
 - storage: every node's boot disk (``pd-balanced``) and every bucket's expected size at
@@ -50,6 +52,13 @@ class SliceUsage:
     count: int
     capacity: Capacity
     disk_size_gb: int
+    running: int | None = None
+    """How many of the ``count`` keep their VMs (the others start empty and scale from zero); None: all."""
+
+    @property
+    def always_on(self) -> int:
+        """Slices that run (and bill) without demand."""
+        return self.count if self.running is None else self.running
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,8 @@ class Line:
     what: str
     usd_per_hour: float | None
     basis: str
+    peak_usd_per_hour: float | None = None
+    """With every slice running, when that costs more than ``usd_per_hour`` (slices that scale from zero)."""
 
 
 @dataclass(frozen=True)
@@ -87,9 +98,13 @@ class CostEstimate:
 
     lines: tuple[Line, ...]
 
-    def per_hour(self, part: Part | None = None) -> float:
-        """USD per hour of ``part`` (every part when None), unpriced items left out."""
-        return sum(x.usd_per_hour or 0.0 for x in self.lines if part is None or x.part == part)
+    def per_hour(self, part: Part | None = None, *, peak: bool = False) -> float:
+        """USD per hour of ``part`` (every part when None), unpriced items left out; ``peak``: every slice running."""
+        return sum(
+            ((x.peak_usd_per_hour if peak and x.peak_usd_per_hour is not None else x.usd_per_hour) or 0.0)
+            for x in self.lines
+            if part is None or x.part == part
+        )
 
     def per_month(self, part: Part | None = None) -> float:
         """USD per month (730 hours) of ``part``."""
@@ -124,9 +139,13 @@ def tpu_lines(slices: Sequence[SliceUsage], overrides: PriceOverrides) -> list[L
             tpu_key(gen),
             overrides=overrides.tpu_chip_hour,
         )
-        chips = s.count * s.shape.chips
+        chips, all_chips = s.always_on * s.shape.chips, s.count * s.shape.chips
         what = f"{s.name}: {s.count} x {s.shape.slice_name} {s.capacity}"
-        lines.append(Line("tpu", what, _times(price, chips), _basis(price, chips, "chips")))
+        peak = None
+        if s.always_on < s.count:
+            what += f" ({s.count - s.always_on} from zero)"
+            peak = _times(price, all_chips)
+        lines.append(Line("tpu", what, _times(price, chips), _basis(price, chips, "chips"), peak))
     return lines
 
 
@@ -154,10 +173,15 @@ def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Lin
 def storage_lines(
     slices: Sequence[SliceUsage], nodes: Sequence[NodeUsage], buckets: Sequence[BucketUsage], overrides: PriceOverrides
 ) -> list[Line]:
-    """Boot disks of every counted node and TPU VM, and the buckets' expected sizes."""
+    """Boot disks of every counted node and running TPU VM, and the buckets' expected sizes."""
     disk = overridden(STORAGE_GIB_MONTH[BOOT_DISK], BOOT_DISK, overrides=overrides.storage_gb_month)
-    gb = sum(s.count * s.shape.vms * s.disk_size_gb for s in slices) + sum(n.nodes * n.disk_size_gb for n in nodes)
-    lines = [Line("storage", f"boot disks ({BOOT_DISK})", _times(disk, gb, per_month=True), _basis(disk, gb, "GB"))]
+    nodes_gb = sum(n.nodes * n.disk_size_gb for n in nodes)
+    gb = sum(s.always_on * s.shape.vms * s.disk_size_gb for s in slices) + nodes_gb
+    all_gb = sum(s.count * s.shape.vms * s.disk_size_gb for s in slices) + nodes_gb
+    peak = _times(disk, all_gb, per_month=True) if all_gb > gb else None
+    lines = [
+        Line("storage", f"boot disks ({BOOT_DISK})", _times(disk, gb, per_month=True), _basis(disk, gb, "GB"), peak)
+    ]
     for b in buckets:
         price = overridden(
             STORAGE_GIB_MONTH.get(b.storage_class, Price(None, "GB-month", "none", "")),

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 import pulumi
 
-from . import cost
+from . import capacity, cost
 from .allocation import Allocation, allocation
 from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
@@ -280,10 +280,21 @@ class TpuServingDeployment(pulumi.ComponentResource):
     def _cost(cfg: StackConfig, sized: Allocation) -> cost.CostEstimate:
         """The estimate: the slices, the CPU pool at its minimum, boot disks and the buckets' expected sizes."""
         pool = cfg.cluster.cpu_pool
+        from_zero = TpuServingDeployment._scale_from_zero(cfg) | {
+            p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
+        }
         weights_gb = sized.model.gib * 2**30 / 1e9 if sized.model is not None else 0.0
         return cost.estimate(
             slices=[
-                cost.SliceUsage(s.name, s.shape, s.count, s.effective_capacity, s.disk_size_gb) for s in cfg.tpu_slices
+                cost.SliceUsage(
+                    s.name,
+                    s.shape,
+                    s.count,
+                    s.effective_capacity,
+                    s.disk_size_gb,
+                    running=sum(p not in from_zero for p in s.pool_names),
+                )
+                for s in cfg.tpu_slices
             ],
             nodes=[cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)],
             buckets=[
@@ -394,11 +405,13 @@ def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
         "currency": "USD",
         "perHour": {**per_hour, "total": round(estimate.per_hour(), 2)},
         "perMonth": {**per_month, "total": round(estimate.per_month(), 2)},
+        "peakPerHour": round(estimate.per_hour(peak=True), 2),
         "items": [
             {
                 "part": x.part,
                 "what": x.what,
                 "perHour": None if x.usd_per_hour is None else round(x.usd_per_hour, 4),
+                **({"peakPerHour": round(x.peak_usd_per_hour, 4)} if x.peak_usd_per_hour is not None else {}),
                 "basis": x.basis,
             }
             for x in estimate.lines

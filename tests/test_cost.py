@@ -119,3 +119,22 @@ def test_cost_table_readme_is_current():
     assert readme.count("<!-- generated: cost -->") == 1
     outputs = {stack: plan_of(stack).outputs for stack in STACKS}
     assert cost_table.render(readme, outputs) == readme, "README cost table is stale: run `make readme`"
+
+
+def test_cost_slices_that_scale_from_zero_count_only_at_peak():
+    usage = [cost.SliceUsage("s", V6E16, 2, Capacity.ON_DEMAND, 200, running=1)]
+    estimate = cost.estimate(usage, [], [])
+    assert estimate.per_hour("tpu") == pytest.approx(16 * 2.70)
+    assert estimate.per_hour("tpu", peak=True) == pytest.approx(2 * 16 * 2.70)
+    disks = estimate.lines[1]
+    assert disks.usd_per_hour == pytest.approx(4 * 200 * 0.10 / 730)
+    assert disks.peak_usd_per_hour == pytest.approx(8 * 200 * 0.10 / 730)
+    assert "(1 from zero)" in estimate.lines[0].what
+
+
+def test_cost_autoscaled_stack_bills_its_minimum_and_shows_its_peak():
+    out = plan_of("vllm-llama33-70b-v5e16").outputs["cost"]
+    assert out["perHour"]["tpu"] == pytest.approx(16 * 1.20)
+    # the second v5e-16 slice starts empty: its 16 chips and its 4 VMs' 300 GB boot disks count at peak only
+    assert out["peakPerHour"] == pytest.approx(out["perHour"]["total"] + 16 * 1.20 + 4 * 300 * 0.10 / 730, abs=0.01)
+    assert "up to $" in summary(plan_of("vllm-llama33-70b-v5e16"))

@@ -10,7 +10,7 @@ import yaml
 
 from tests.conftest import ROOT, plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, diff_plans, render_markdown
+from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, cost_change, diff_plans, render_markdown
 
 STACK = "llama31-405b-v6e16"
 
@@ -135,3 +135,18 @@ def test_diff_ignored_paths_are_not_changes():
     assert diff.changed == [] and diff.warnings == []
     cluster["ignoreChanges"] = []
     assert any("default node pool settings" in w for w in diff_plans(STACK, base, head).warnings)
+
+
+def test_diff_cost_change_reports_the_peak_when_slices_scale_from_zero():
+    def outputs(chips: int, hour: float, peak: float) -> dict:
+        return {
+            "capacity": {"chips": chips},
+            "cost": {"perHour": {"total": hour}, "perMonth": {"total": hour * 730}, "peakPerHour": peak},
+        }
+
+    grown = cost_change(outputs(16, 20.0, 20.0), outputs(32, 20.0, 39.2))
+    assert (
+        grown
+        == "+16 chips, +$0.00/hour (+$0.00/month): $20.00 → $20.00/hour (with every slice up: $20.00 → $39.20/hour)"
+    )
+    assert "every slice up" not in cost_change(outputs(16, 20.0, 20.0), outputs(32, 40.0, 40.0))

@@ -25,8 +25,9 @@ def _usd(value: float) -> str:
 def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
     """A Markdown table: stack -> chips, allocated/needed, and cost per hour by part, total per month."""
     lines = [
-        "| stack | chips (VMs) | allocated / needed | TPU $/h | CPU $/h | storage $/h | GKE fee $/h | total $/h | total $/month |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| stack | chips (VMs) | allocated / needed | TPU $/h | CPU $/h | storage $/h | GKE fee $/h | total $/h | total $/month "
+        "| every slice up $/h |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for stack, out in outputs.items():
         cap, hour = out["capacity"], out["cost"]["perHour"]
@@ -35,7 +36,7 @@ def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
         lines.append(
             f"| `{stack}` | {cap['chips']} ({cap['vms']}) | {fit} | {_usd(hour['tpu'])} | {_usd(hour['cpu'])} | "
             f"{_usd(hour['storage'])} | {_usd(hour['cluster'])} | **{_usd(hour['total'])}** | "
-            f"{_usd(out['cost']['perMonth']['total'])} |"
+            f"{_usd(out['cost']['perMonth']['total'])} | {_usd(out['cost'].get('peakPerHour', hour['total']))} |"
         )
     return "\n".join(lines) + "\n"
 

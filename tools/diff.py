@@ -178,10 +178,14 @@ def cost_change(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
     if chips == 0 and round(after - before, 2) == 0:
         return f"unchanged: {new_capacity['chips']} chips, ${after:,.2f}/hour"
     month = new_cost["perMonth"]["total"] - old_cost["perMonth"]["total"]
-    return (
+    change = (
         f"{_signed(chips)} chips, {_signed(after - before, money=True)}/hour ({_signed(month, money=True)}/month): "
         f"${before:,.2f} → ${after:,.2f}/hour"
     )
+    peak_before, peak_after = old_cost.get("peakPerHour", before), new_cost.get("peakPerHour", after)
+    if round(peak_after - after, 2) or round(peak_before - before, 2):
+        change += f" (with every slice up: ${peak_before:,.2f} → ${peak_after:,.2f}/hour)"
+    return change
 
 
 def _cell(value: Any) -> str:

@@ -125,6 +125,11 @@ def cost_summary(outputs: dict) -> list[str]:
         for part in ("tpu", "cpu", "storage", "cluster")
         if part in hour
     ]
+    peak = c.get("peakPerHour")
+    if isinstance(peak, (int, float)) and round(peak - hour["total"], 2) > 0:
+        lines.append(
+            f"  up to {_usd(peak)}/hour with every slice up (slices that scale from zero cost nothing while empty)"
+        )
     if c.get("unpriced"):
         lines.append(f"  unpriced (no price found; set prices): {', '.join(c['unpriced'])}")
     return lines

@@ -36,6 +36,9 @@ JAX_PORT = 9000
 """JetStream gRPC port of the MaxText server."""
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+HEALTH_PATH = "/healthcheck"
+"""Path that answers 200 once the server is ready: the seed manifests probe ``GET /healthcheck`` on
+port 8000 (seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml, ``jax-tpu`` probes)."""
 METRICS_PORT = 9090
 """Default port of JetStream's Prometheus metrics server in ``jax-tpu``: MaxText's
 ``prometheus_port`` (MaxText/maxengine_server.py: ``if config.prometheus_port != 0:
@@ -272,7 +275,7 @@ def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
     """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
     img, r = args.images, args.requests
-    startup, readiness, liveness = http_probes("/healthcheck", HTTP_PORT, args.probes)
+    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     jax_security = (
         k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))

@@ -255,6 +255,12 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:gateway",
         ),
         (
+            "gateway-inference-pool-in-front-of-jetstream",
+            "jetstream-pathways",
+            {**SERVING, "tpu-serving:gateway": {"inferencePool": True}},
+            "tpu-serving:gateway.inferencePool",
+        ),
+        (
             "gateway-proxy-only-range-not-a-cidr",
             "vllm",
             {**VLLM, "tpu-serving:gateway": {"proxyOnlyCidr": "192.168.0.0/33"}},

@@ -25,6 +25,7 @@ from ..models import (
 from ..node_identity import Access
 from ..observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ..pathways_serving import (
+    HEALTH_PATH,
     HTTP_PORT,
     METRICS_PATH,
     JetStreamMetric,
@@ -45,7 +46,7 @@ from ..settings import (
     to_settings,
 )
 from ..tenancy import SERVING_PRIORITY
-from .base import Backend, Built, Platform
+from .base import Backend, Built, Platform, ServingEndpoint
 
 if TYPE_CHECKING:
     from ..config.models import StackConfig
@@ -233,7 +234,7 @@ def restart_unit_chips(serving: PathwaysServingConfig, chips: int) -> int:
 
 
 def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
-    """The LWS install, the LeaderWorkerSet and its Service."""
+    """The LWS install, the LeaderWorkerSet and its Service (the HTTP entry a gateway may front)."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws = platform.install(LWS, serving.lws_version, ())
     pools = list(platform.slices.pools)
@@ -270,6 +271,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             "portForward": workload.port_forward,
             "generateExample": workload.generate_example,
         },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
 
 

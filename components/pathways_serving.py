@@ -59,7 +59,12 @@ class JetStreamMetric(Choice):
     running requests; its decode slots in use stand in for the KV cache."""
 
     PREFILL_BACKLOG = "jetstream_prefill_backlog_size"
-    """Gauge: "Size of prefill queue" (requests waiting)."""
+    """Gauge: "Size of prefill queue" (requests waiting). The default autoscaling metric: GKE's "Best practices
+    for autoscaling large language model (LLM) inference workloads with TPUs" recommends it for JetStream's
+    HPA, as the requests waiting in the server's queue, which correlates strongly with latency
+    (https://cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/inference/autoscaling-tpu,
+    "Server metrics"; its examples are on "Configure autoscaling for LLM workloads on TPUs",
+    https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling-tpu)."""
     SLOTS_USED = "jetstream_slots_used_percentage"
     """Gauge: "The percentage of decode slots currently being used" (0 to 1, per generate engine)."""
     TIME_TO_FIRST_TOKEN = "jetstream_time_to_first_token"
@@ -227,6 +232,9 @@ class PathwaysServingArgs:
     """Name of the ClusterIP Service in front of ``jetstream-http``."""
     replicas: int = 1
     """Number of leader-worker groups (each needs its own slices)."""
+    autoscaled: bool = False
+    """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
+    never resets what the HPA chose)."""
     images: PathwaysImages = field(default_factory=PathwaysImages)
     """Container images."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)
@@ -393,7 +401,8 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     if args.num_slices > 1:
         # One subgroup per slice; the leader (size - 1 divisible) is the extra pod.
         template["subGroupPolicy"] = {"subGroupSize": args.shape.vms}
-    return {"replicas": args.replicas, "leaderWorkerTemplate": template}
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
+    return {**replicas, "leaderWorkerTemplate": template}
 
 
 def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:

@@ -29,11 +29,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import organizations, projects
 
+from . import lws
 from .arguments import check_arguments
 from .controllers import Controller
 from .options import child_options
 from .settings import described
-from .vllm_serving import VllmMetric
 
 METRICS_ADAPTER = Controller(
     name="metrics-adapter",
@@ -54,8 +54,10 @@ ADAPTER_SERVICE_ACCOUNT = "custom-metrics-stackdriver-adapter"
 """Namespace and Kubernetes service account of the adapter, as its release manifest creates them."""
 MONITORING_VIEWER = "roles/monitoring.viewer"
 
-LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 MANAGED_PROMETHEUS_PREFIX = "prometheus.googleapis.com"
+PROMETHEUS_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
+"""A Prometheus metric name: "Metric names SHOULD match the regex [a-zA-Z_:][a-zA-Z0-9_:]* for the best
+experience and compatibility" (https://prometheus.io/docs/concepts/data_model/)."""
 
 
 def managed_prometheus_metric(metric: str, kind: str = "gauge") -> str:
@@ -88,11 +90,12 @@ class AutoscalingSettings:
         ge=1,
         le=64,
     )
-    metric: str = described(
+    metric: str | None = described(
         "Prometheus gauge the leaders export, read through Managed Service for Prometheus; the HPA averages "
-        "it over the leaders.",
-        default=VllmMetric.REQUESTS_WAITING.value,
-        pattern=r"^[a-zA-Z_:][a-zA-Z0-9_:]*$",
+        "it over the leaders. Unset: the server's gauge of waiting requests (vLLM `vllm:num_requests_waiting`, "
+        "JetStream `jetstream_prefill_backlog_size`).",
+        default=None,
+        pattern=PROMETHEUS_NAME,
     )
     target: float = described(
         "Average of the metric per replica above which the HPA adds a replica (HPA `averageValue`); "
@@ -136,7 +139,12 @@ class ServingAutoscalerArgs:
     target: str
     """Name of the LeaderWorkerSet to scale."""
     settings: AutoscalingSettings
-    """Bounds, metric and target."""
+    """Bounds and target (its ``metric`` is resolved into :attr:`metric`)."""
+    metric: str = described(
+        "Prometheus gauge the HPA averages over the leaders: `settings.metric`, or the backend's own.",
+        pattern=PROMETHEUS_NAME,
+    )
+    """Prometheus gauge the HPA averages over the leaders: ``settings.metric``, or the backend's own."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the HPA."""
 
@@ -153,7 +161,7 @@ def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAut
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.target, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
             scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
-                api_version=LWS_API_VERSION, kind="LeaderWorkerSet", name=args.target
+                api_version=lws.API_VERSION, kind=lws.KIND, name=args.target
             ),
             min_replicas=s.min_replicas,
             max_replicas=s.max_replicas,
@@ -161,7 +169,7 @@ def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAut
                 k8s.autoscaling.v2.MetricSpecArgs(
                     type="Pods",
                     pods=k8s.autoscaling.v2.PodsMetricSourceArgs(
-                        metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=managed_prometheus_metric(s.metric)),
+                        metric=k8s.autoscaling.v2.MetricIdentifierArgs(name=managed_prometheus_metric(args.metric)),
                         target=k8s.autoscaling.v2.MetricTargetArgs(
                             type="AverageValue", average_value=quantity(s.target)
                         ),
@@ -207,5 +215,5 @@ class ServingAutoscaler(pulumi.ComponentResource):
             opts=child,
         )
         self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", hpa_args(args), opts=child)
-        self.metric = managed_prometheus_metric(args.settings.metric)
+        self.metric = managed_prometheus_metric(args.metric)
         self.register_outputs({"metric": self.metric})

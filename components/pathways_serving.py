@@ -36,6 +36,9 @@ JAX_PORT = 9000
 """JetStream gRPC port of the MaxText server."""
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+HEALTH_PATH = "/healthcheck"
+"""Path that answers 200 once the server is ready: the seed manifests probe ``GET /healthcheck`` on
+port 8000 (seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml, ``jax-tpu`` probes)."""
 METRICS_PORT = 9090
 """Default port of JetStream's Prometheus metrics server in ``jax-tpu``: MaxText's
 ``prometheus_port`` (MaxText/maxengine_server.py: ``if config.prometheus_port != 0:
@@ -56,7 +59,12 @@ class JetStreamMetric(Choice):
     running requests; its decode slots in use stand in for the KV cache."""
 
     PREFILL_BACKLOG = "jetstream_prefill_backlog_size"
-    """Gauge: "Size of prefill queue" (requests waiting)."""
+    """Gauge: "Size of prefill queue" (requests waiting). The default autoscaling metric: GKE's "Best practices
+    for autoscaling large language model (LLM) inference workloads with TPUs" recommends it for JetStream's
+    HPA, as the requests waiting in the server's queue, which correlates strongly with latency
+    (https://cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/inference/autoscaling-tpu,
+    "Server metrics"; its examples are on "Configure autoscaling for LLM workloads on TPUs",
+    https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling-tpu)."""
     SLOTS_USED = "jetstream_slots_used_percentage"
     """Gauge: "The percentage of decode slots currently being used" (0 to 1, per generate engine)."""
     TIME_TO_FIRST_TOKEN = "jetstream_time_to_first_token"
@@ -224,6 +232,9 @@ class PathwaysServingArgs:
     """Name of the ClusterIP Service in front of ``jetstream-http``."""
     replicas: int = 1
     """Number of leader-worker groups (each needs its own slices)."""
+    autoscaled: bool = False
+    """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
+    never resets what the HPA chose)."""
     images: PathwaysImages = field(default_factory=PathwaysImages)
     """Container images."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)
@@ -272,7 +283,7 @@ def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
     """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
     img, r = args.images, args.requests
-    startup, readiness, liveness = http_probes("/healthcheck", HTTP_PORT, args.probes)
+    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     jax_security = (
         k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))
@@ -390,7 +401,8 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     if args.num_slices > 1:
         # One subgroup per slice; the leader (size - 1 divisible) is the extra pod.
         template["subGroupPolicy"] = {"subGroupSize": args.shape.vms}
-    return {"replicas": args.replicas, "leaderWorkerTemplate": template}
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
+    return {**replicas, "leaderWorkerTemplate": template}
 
 
 def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:

@@ -313,6 +313,13 @@ def test_pathways_component_on_v5e_with_two_groups():
     }
 
 
+def test_pathways_component_autoscaled_leaves_replicas_to_the_hpa():
+    from tpu_serving.pathways_serving import leader_worker_set_spec
+
+    assert "replicas" not in leader_worker_set_spec(serving_args(replicas=2, autoscaled=True))
+    assert leader_worker_set_spec(serving_args(replicas=2))["replicas"] == 2
+
+
 def test_components_check_their_own_arguments_and_report_every_problem():
     from tpu_serving.arguments import ArgumentsError
 

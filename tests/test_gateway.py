@@ -15,6 +15,7 @@ from tpu_serving_tools.runtime.planview import PlanView
 
 POOLED = "vllm-llama33-70b-v5e16"
 PLAIN = "vllm-llama31-405b-v6e16"
+JETSTREAM = "llama31-405b-v6e16"
 
 
 def _objects(plan, kind: str) -> list[dict]:
@@ -31,7 +32,8 @@ def test_gateway_is_an_internal_regional_gateway_with_the_api_on_the_cluster():
     }
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
-    assert "gatewayApiConfig" not in plan_of("llama31-405b-v6e16").of_type("gcp:container/cluster:Cluster")[0].inputs
+    without = plan_of("llama2-70b-disagg-v6e8x2")
+    assert "gatewayApiConfig" not in without.of_type("gcp:container/cluster:Cluster")[0].inputs
 
 
 def test_gateway_creates_the_regions_proxy_only_subnet():
@@ -115,6 +117,30 @@ def test_gateway_existing_proxy_only_subnet_is_not_created_but_still_known():
     assert flows["flow gateway vllm-gateway proxies 192.168.2.0/23 -> vllm-llama405b/vllm-leader:8000/TCP"].ok
 
 
+def test_gateway_jetstream_routes_to_jetstream_http_with_a_health_check_on_healthcheck():
+    plan = plan_of(JETSTREAM)
+    (gw,) = _objects(plan, "Gateway")
+    assert gw["metadata"]["name"] == "jetstream-svc-gateway"
+    (route,) = _objects(plan, "HTTPRoute")
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "jetstream-svc", "port": 8000}]
+    (hc,) = _objects(plan, "HealthCheckPolicy")
+    assert hc["spec"]["targetRef"] == {"group": "", "kind": "Service", "name": "jetstream-svc"}
+    # The probe path of the seed's jax-tpu container, answered by the server once it is ready.
+    assert hc["spec"]["default"]["config"]["httpHealthCheck"] == {"requestPath": "/healthcheck", "port": 8000}
+    (lws,) = _objects(plan, "LeaderWorkerSet")
+    (jax,) = [
+        c for c in lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"] if c["name"] == "jax-tpu"
+    ]
+    assert (jax["readinessProbe"]["httpGet"]["path"], jax["readinessProbe"]["httpGet"]["port"]) == (
+        "/healthcheck",
+        8000,
+    )
+    assert not _objects(plan, "InferencePool")
+    assert plan.outputs["gateway"]["port"] == 80
+    releases = plan.outputs["controllers"]
+    assert schema.validate_all([gw, route, hc], releases) == []
+
+
 # --------------------------------------------------------------------------- the runtime model
 
 
@@ -130,6 +156,16 @@ def test_gateway_runtime_evaluates_proxy_health_check_and_picker_flows():
         "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-leader:8000/TCP",
         "flow gateway vllm-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-gateway-epp:9002/TCP",
         "flow vllm-llama70b/vllm-gateway-epp -> vllm-llama70b/vllm-leader:8000/TCP",
+    ):
+        assert flows[subject].ok, (subject, flows[subject].reason)
+
+
+def test_gateway_runtime_admits_the_proxies_and_health_checks_to_the_jetstream_leaders():
+    flows = _flows(plan_of(JETSTREAM).as_json())
+    for subject in (
+        "flow gateway jetstream-svc-gateway proxies 192.168.4.0/23 -> llama405b/jetstream-pathways-leader:8000/TCP",
+        "flow load balancer health checks 35.191.0.0/16 -> llama405b/jetstream-pathways-leader:8000/TCP",
+        "flow load balancer health checks 130.211.0.0/22 -> llama405b/jetstream-pathways-leader:8000/TCP",
     ):
         assert flows[subject].ok, (subject, flows[subject].reason)
 

@@ -176,7 +176,12 @@ def test_observability_notification_channels_reach_every_policy():
 
 
 def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
-    plan = plan_edited(VLLM_STACK, observability=lambda o: o.update(enabled=False))
+    # Without autoscaling, whose HPA reads the scraped queue (refused with observability off).
+    plan = plan_edited(
+        VLLM_STACK,
+        observability=lambda o: o.update(enabled=False),
+        serving=lambda s: (s.pop("autoscaling"), s.update(replicas=2)),
+    )
     assert not plan.of_type(POLICY) and not plan.of_type(DASHBOARD)
     objects = kubernetes_objects(plan)
     assert not [o for o in objects if o["kind"] == "PodMonitoring"]

@@ -7,11 +7,13 @@ import copy
 import pytest
 
 from tests.conftest import plan_of, resource
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import SERVING_AUTOSCALED, autoscaled_jetstream, load, plan_edited, two_slices
 from tests.fixtures.pools import pool_args
 from tpu_serving.arguments import ArgumentsError
 from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
 from tpu_serving.nodepool import TpuNodePool
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.scheduling import scale_findings
 
@@ -43,6 +45,13 @@ def test_scaling_hpa_scales_the_leaderworkerset_on_the_leaders_queue():
     # One group (one slice) per step, and a slow scale-down.
     assert spec["behavior"]["scaleUp"]["policies"] == [{"type": "Pods", "value": 1, "periodSeconds": 60}]
     assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 900
+
+
+def test_scaling_vllm_metric_unset_reads_the_waiting_requests():
+    plan = plan_edited(STACK, serving=lambda s: s["autoscaling"].pop("metric"))
+    assert _hpa(plan)["spec"]["metrics"][0]["pods"]["metric"]["name"] == (
+        "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
+    )
 
 
 def test_scaling_leaderworkerset_leaves_replicas_to_the_hpa():
@@ -109,7 +118,7 @@ def test_scaling_settings_refuse_a_minimum_above_the_maximum():
         "min_replicas (3) must not exceed max_replicas (2)"
     ]
     args = ServingAutoscalerArgs(
-        project="p", namespace="n", target="vllm", settings=AutoscalingSettings(max_replicas=4)
+        project="p", namespace="n", target="vllm", settings=AutoscalingSettings(max_replicas=4), metric="m"
     )
     assert hpa_args(args).spec.max_replicas == 4
 
@@ -173,3 +182,86 @@ def test_scaling_runtime_minimum_needs_always_on_slices():
         "scale vllm-llama70b/vllm at minReplicas 1"
     ]
     assert not start.ok and "pods pending before any scale-up" in start.reason
+
+
+# --------------------------------------------------------------------------- JetStream: one slice per group
+
+JETSTREAM = "llama31-405b-v6e16"
+
+
+def _jetstream_autoscaled():
+    return plan_edited(JETSTREAM, tpuSlices=two_slices, serving=autoscaled_jetstream)
+
+
+def test_scaling_jetstream_hpa_reads_the_prefill_backlog_by_default():
+    plan = _jetstream_autoscaled()
+    (hpa,) = [o for o in kubernetes_objects(plan) if o["kind"] == "HorizontalPodAutoscaler"]
+    assert hpa["spec"]["scaleTargetRef"] == {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "name": "jetstream-pathways",
+    }
+    assert (hpa["spec"]["minReplicas"], hpa["spec"]["maxReplicas"]) == (1, 2)
+    (metric,) = hpa["spec"]["metrics"]
+    assert metric["pods"]["metric"] == {"name": "prometheus.googleapis.com|jetstream_prefill_backlog_size|gauge"}
+    assert schema.validate_all([hpa], plan.outputs["controllers"]) == []
+    assert plan.outputs["autoscaling"]["metric"] == "prometheus.googleapis.com|jetstream_prefill_backlog_size|gauge"
+    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.9"
+
+
+def test_scaling_jetstream_metric_setting_overrides_the_backlog():
+    plan = plan_edited(
+        JETSTREAM,
+        tpuSlices=two_slices,
+        serving=lambda s: s.update(autoscaling={"maxReplicas": 2, "metric": "jetstream_slots_used_percentage"}),
+    )
+    (hpa,) = [o for o in kubernetes_objects(plan) if o["kind"] == "HorizontalPodAutoscaler"]
+    assert hpa["spec"]["metrics"][0]["pods"]["metric"]["name"] == (
+        "prometheus.googleapis.com|jetstream_slots_used_percentage|gauge"
+    )
+
+
+def test_scaling_jetstream_groups_take_one_slice_and_leave_replicas_to_the_hpa():
+    plan = _jetstream_autoscaled()
+    (lws,) = [o for o in kubernetes_objects(plan) if o["kind"] == "LeaderWorkerSet"]
+    assert "replicas" not in lws["spec"]
+    template = lws["spec"]["leaderWorkerTemplate"]
+    assert template["size"] == 5 and "subGroupPolicy" not in template  # one slice's 4 VMs + the leader
+    rm = next(c for c in template["leaderTemplate"]["spec"]["containers"] if c["name"] == "pathways-rm")
+    assert "--instance_count=1" in rm["args"]
+    assert lws["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }
+    pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v6e16" in r.name}
+    assert sorted(("autoscaling" in p, p.get("initialNodeCount")) for p in pools.values()) == [(False, None), (True, 0)]
+
+
+def test_scaling_jetstream_runtime_shows_the_scale_path():
+    found = {f.subject: f for f in scale_findings(PlanView(_jetstream_autoscaled().as_json()))}
+    start = found["scale llama405b/jetstream-pathways at minReplicas 1"]
+    step = found["scale llama405b/jetstream-pathways 1 -> 2"]
+    assert start.ok and step.ok, (start.reason, step.reason)
+    assert step.reason.startswith("group 1 pending; slice llama405b-v6e16-1 provisioned (0 -> 4 ct6e-standard-4t")
+    assert step.reason.endswith("group scheduled on llama405b-v6e16-1")
+
+
+def test_scaling_jetstream_config_with_two_slices_is_accepted():
+    cfg = load(SERVING_AUTOSCALED)
+    assert cfg.serving.autoscaling.max_replicas == 2 and cfg.serving.autoscaling.metric is None
+
+
+def test_scaling_jetstream_refuses_groups_over_several_slices_naming_why():
+    from tpu_serving.config import ConfigError
+
+    data = copy.deepcopy(SERVING_AUTOSCALED)
+    data["tpu-serving:serving"].update(mode="disaggregated", autoscaling={"maxReplicas": 1})
+    data["tpu-serving:serving"]["maxtext"]["prometheusPort"] = None
+    with pytest.raises(ConfigError) as err:
+        load(data)
+    problems = [p for p in err.value.problems if p.startswith("tpu-serving:serving.autoscaling")]
+    assert len(problems) == 3  # every problem at once: the maximum, the mode, the metrics
+    maximum, mode, metrics = problems
+    assert maximum.startswith("tpu-serving:serving.autoscaling.maxReplicas = 1: serving.slices provide 2 4x4 slices")
+    assert "GKE provisions each slice's node pool on its own" in maximum and "set maxReplicas to 2" in maximum
+    assert mode.startswith('tpu-serving:serving.autoscaling: mode "disaggregated" spreads each group over two slices')
+    assert "maxtext.prometheusPort (unset)" in metrics and "9090" in metrics

@@ -25,8 +25,10 @@ from ..models import (
 from ..node_identity import Access
 from ..observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ..pathways_serving import (
+    HEALTH_PATH,
     HTTP_PORT,
     METRICS_PATH,
+    METRICS_PORT,
     JetStreamMetric,
     MaxTextSettings,
     Mode,
@@ -45,7 +47,9 @@ from ..settings import (
     to_settings,
 )
 from ..tenancy import SERVING_PRIORITY
-from .base import Backend, Built, Platform
+from . import scaling
+from .base import Backend, Built, Platform, ServingEndpoint
+from .scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
     from ..config.models import StackConfig
@@ -92,7 +96,18 @@ class PathwaysServingConfig(Model):
         "interleaved", description="`interleaved` over one or more slices, or `disaggregated` prefill/decode over two."
     )
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
-    replicas: int = Field(1, ge=1, le=16, description="Leader-worker groups; each takes its own share of the slices.")
+    replicas: int = Field(
+        1,
+        ge=1,
+        le=16,
+        description="Leader-worker groups; each takes its own share of the slices. Leave unset with `autoscaling`.",
+    )
+    autoscaling: AutoscalingConfig | None = Field(
+        None,
+        description="Scale the groups on the leaders' prefill backlog through an HPA, one whole slice per group "
+        "(interleaved, `maxReplicas` equal to the serving slices): the first `minReplicas` serving slices keep "
+        "their VMs, the others scale from zero when a group needs one. Needs `maxtext.prometheusPort`.",
+    )
     name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
     service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
     lws_version: Annotated[str, release_validator(LWS)] = Field(
@@ -133,9 +148,48 @@ class PathwaysServingConfig(Model):
         return v
 
 
+SPANNING = (
+    "GKE provisions each slice's node pool on its own, so a group spanning several slices could hold one "
+    "slice while it waits for the other"
+)
+"""Why an autoscaled group takes exactly one slice: a multi-host slice pool scales atomically on its own
+("If GKE is unable to deploy one node in the slice, no nodes in the TPU slice node are deployed",
+https://cloud.google.com/kubernetes-engine/docs/concepts/tpus), but nothing provisions two pools together."""
+
+
 def problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
-    """Groups share the slices evenly; the buckets exist; parallelism and HBM fit the slice."""
+    """Groups share the slices evenly (one slice each when autoscaled); the buckets exist; parallelism and
+    HBM fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
+    found = replica_problems(cfg, serving, shape, pools)
+    for purpose in ("checkpoints", "scratch"):
+        b = cfg.bucket(purpose)
+        if b is None or b.workload_access == "none":
+            found.append(f"{PROJECT_NAMESPACE}:buckets: {NAME} needs a `{purpose}` bucket the workloads can access")
+    return found + _parallelism_problems(key, serving.maxtext, shape) + _fit_problems(serving, shape)
+
+
+def replica_problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
+    """Fixed groups share the slices evenly (two per group when disaggregated); autoscaled groups take one
+    slice each, in interleaved mode, and the HPA needs JetStream's metrics."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    if serving.autoscaling is not None:
+        found = scaling.autoscaling_problems(
+            cfg, serving, shape, pools, JetStreamMetric.PREFILL_BACKLOG.value, spanning=SPANNING
+        )
+        if serving.mode == "disaggregated":
+            found.append(
+                f'{key}.autoscaling: mode "disaggregated" spreads each group over two slices (prefill and '
+                f"decode), and an autoscaled group takes exactly one slice ({SPANNING}); use mode "
+                '"interleaved" or remove autoscaling'
+            )
+        if not serving.maxtext.prometheus_port:
+            found.append(
+                f"{key}.autoscaling: the HPA reads JetStream's metrics, which the server exports only on "
+                f"maxtext.prometheusPort (unset); set maxtext.prometheusPort (e.g. {METRICS_PORT}) or remove "
+                "autoscaling"
+            )
+        return found
     found = []
     if pools % serving.replicas:
         found.append(f"{key}.replicas = {serving.replicas}: {pools} slice(s) cannot be shared evenly")
@@ -144,11 +198,7 @@ def problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape
         found.append(
             f'{key}.mode = "disaggregated": needs exactly 2 slices per group (prefill and decode), got {per_group}'
         )
-    for purpose in ("checkpoints", "scratch"):
-        b = cfg.bucket(purpose)
-        if b is None or b.workload_access == "none":
-            found.append(f"{PROJECT_NAMESPACE}:buckets: {NAME} needs a `{purpose}` bucket the workloads can access")
-    return found + _parallelism_problems(key, serving.maxtext, shape) + _fit_problems(serving, shape)
+    return found
 
 
 def model_size(serving: PathwaysServingConfig) -> ModelSize | None:
@@ -229,11 +279,12 @@ def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, Access]:
 
 def restart_unit_chips(serving: PathwaysServingConfig, chips: int) -> int:
     """One leader-worker group restarts at once (RecreateGroupOnPodRestart)."""
-    return chips // serving.replicas
+    return chips // scaling.groups(serving)
 
 
 def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
-    """The LWS install, the LeaderWorkerSet and its Service."""
+    """The LWS install, the LeaderWorkerSet and its Service (the HTTP entry a gateway may front), and with
+    autoscaling the metrics adapter and the HPA."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws = platform.install(LWS, serving.lws_version, ())
     pools = list(platform.slices.pools)
@@ -243,8 +294,9 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
             shape=platform.slices.shape,
-            num_slices=len(pools) // serving.replicas,
+            num_slices=len(pools) // scaling.groups(serving),
             replicas=serving.replicas,
+            autoscaled=serving.autoscaling is not None,
             mode=Mode(serving.mode),
             maxtext=to_settings(serving.maxtext, MaxTextSettings),
             checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
@@ -262,7 +314,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
         ),
         opts=platform.options(lws, identity.service_account, platform.tenancy, *pools),
     )
-    return Built(
+    built = Built(
         installs=[lws],
         outputs={
             "service": workload.service.metadata.name,
@@ -270,7 +322,11 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             "portForward": workload.port_forward,
             "generateExample": workload.generate_example,
         },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
+    if serving.autoscaling is not None:
+        scaling.add_autoscaler(platform, built, serving, JetStreamMetric.PREFILL_BACKLOG.value, workload)
+    return built
 
 
 BACKEND = Backend(
@@ -282,5 +338,6 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
+    always_on_slices=scaling.always_on_slices,
     model_size=model_size,
 )

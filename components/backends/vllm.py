@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import Field, field_validator
 
 from .. import lws
-from ..autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
@@ -46,7 +45,9 @@ from ..vllm_serving import (
     WeightsLoader,
     parallelism_problems,
 )
+from . import scaling
 from .base import Backend, Built, Platform, ServingEndpoint
+from .scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
     from ..config.models import StackConfig
@@ -67,14 +68,12 @@ if TYPE_CHECKING:
     VllmRequestsConfig: TypeAlias = VllmRequests
     VllmProbesConfig: TypeAlias = ProbeSettings
     SecretKeyConfig: TypeAlias = SecretKey
-    AutoscalingConfig: TypeAlias = AutoscalingSettings
 else:
     EngineConfig = settings_model(VllmEngineSettings, "VllmEngineConfig")
     VllmImagesConfig = settings_model(VllmImages, "VllmImagesConfig")
     VllmRequestsConfig = settings_model(VllmRequests, "VllmRequestsConfig")
     VllmProbesConfig = settings_model(ProbeSettings, "VllmProbesConfig")
     SecretKeyConfig = settings_model(SecretKey, "SecretKeyConfig")
-    AutoscalingConfig = settings_model(AutoscalingSettings, "AutoscalingConfig")
 
 
 class VllmModelSizeConfig(Model):
@@ -217,44 +216,14 @@ def problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, po
 
 def replica_problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """Each group takes one whole slice: the fixed count, or the autoscaled maximum, equals the serving slices."""
-    key = f"{PROJECT_NAMESPACE}:serving"
-    auto = serving.autoscaling
-    if auto is None:
-        if serving.replicas == pools:
-            return []
-        return [
-            f"{key}.replicas = {serving.replicas}: each vLLM group takes one whole slice, and serving.slices "
-            f"provide {pools}; set replicas to {pools} or change the slices' count"
-        ]
-    found = []
-    if "replicas" in serving.model_fields_set:
-        found.append(
-            f"{key}.replicas = {serving.replicas}: the HPA sets the group count with autoscaling; "
-            "remove replicas and use autoscaling.minReplicas and autoscaling.maxReplicas"
-        )
-    slices = f"{pools} {shape.topology} slice{'s' if pools != 1 else ''} ({', '.join(serving.slices)})"
-    if auto.max_replicas > pools:
-        found.append(
-            f"{key}.autoscaling.maxReplicas = {auto.max_replicas}: each replica needs a whole {shape.topology} "
-            f"slice and serving.slices provide {slices}; lower maxReplicas to {pools} or add slices "
-            "(tpuSlices[].count)"
-        )
-    elif auto.max_replicas < pools:
-        found.append(
-            f"{key}.autoscaling.maxReplicas = {auto.max_replicas}: serving.slices provide {slices}, and "
-            f"{pools - auto.max_replicas} would never hold a replica; raise maxReplicas to {pools} or remove slices"
-        )
-    if not cfg.cluster.managed_prometheus:
-        found.append(
-            f"{key}.autoscaling: the HPA reads {auto.metric} from Managed Service for Prometheus; set "
-            f"{PROJECT_NAMESPACE}:cluster.managedPrometheus to true"
-        )
-    return found
-
-
-def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
-    """The slices of the minimum replicas keep their VMs (all of them without autoscaling)."""
-    return pools if serving.autoscaling is None else min(serving.autoscaling.min_replicas, pools)
+    if serving.autoscaling is not None:
+        return scaling.autoscaling_problems(cfg, serving, shape, pools, VllmMetric.REQUESTS_WAITING.value)
+    if serving.replicas == pools:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:serving.replicas = {serving.replicas}: each vLLM group takes one whole slice, and "
+        f"serving.slices provide {pools}; set replicas to {pools} or change the slices' count"
+    ]
 
 
 def _fit_problems(at: str, billions: float, precision: str, utilization: float, shape: SliceShape) -> list[str]:
@@ -319,15 +288,13 @@ def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
 
 def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
     """One group, one slice, restarts at once (RecreateGroupOnPodRestart)."""
-    groups = serving.autoscaling.max_replicas if serving.autoscaling else serving.replicas
-    return chips // groups
+    return chips // scaling.groups(serving)
 
 
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws_install = platform.install(LWS, serving.lws_version, ())
-    auto = to_settings(serving.autoscaling, AutoscalingSettings) if serving.autoscaling else None
     pools = list(platform.slices.pools)
     hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
@@ -344,7 +311,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             cache_path=f"{CACHE_FOLDER}/{serving.name}",
             hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
             replicas=serving.replicas,
-            autoscaled=auto is not None,
+            autoscaled=serving.autoscaling is not None,
             name=serving.name,
             service_name=serving.service_name,
             engine=to_settings(serving.engine, VllmEngineSettings),
@@ -366,26 +333,8 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
-    if auto is not None:
-        adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
-        scaler = ServingAutoscaler(
-            f"{name}-autoscaler",
-            ServingAutoscalerArgs(
-                project=platform.settings.project,
-                namespace=identity.namespace_name,
-                target=serving.name,
-                settings=auto,
-                labels=platform.k8s_labels,
-            ),
-            opts=platform.options(adapter, workload, platform.apis),
-        )
-        built.installs.append(adapter)
-        built.outputs["autoscaling"] = {
-            "minReplicas": auto.min_replicas,
-            "maxReplicas": auto.max_replicas,
-            "metric": scaler.metric,
-            "targetPerReplica": auto.target,
-        }
+    if serving.autoscaling is not None:
+        scaling.add_autoscaler(platform, built, serving, VllmMetric.REQUESTS_WAITING.value, workload)
     return built
 
 
@@ -398,6 +347,6 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
-    always_on_slices=always_on_slices,
+    always_on_slices=scaling.always_on_slices,
     model_size=served_model_size,
 )

@@ -148,8 +148,14 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
     return problems
 
 
-GATEWAY_BACKENDS = ("vllm",)
+GATEWAY_BACKENDS = ("vllm", "jetstream-pathways")
 """Backends whose serving Service a gateway may front (an HTTP server with a health path)."""
+INFERENCE_POOL_BACKENDS = ("vllm",)
+"""Backends an InferencePool's endpoint picker can serve. Its model server protocol: "The model server
+MUST implement OpenAI's Completions and Chat APIs" and export a queue gauge and KV-cache use, named
+for vLLM, Triton TensorRT-LLM, trtllm-serve and SGLang (kubernetes-sigs/gateway-api-inference-extension
+docs/proposals/003-model-server-protocol/README.md); JetStream's HTTP server has ``/generate`` and
+neither metric."""
 
 
 def gateway_problems(cfg: StackConfig) -> list[str]:
@@ -163,6 +169,12 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
         return [
             f"{key}: fronts the serving Service of backend {json.dumps(backend)}, which the library does not "
             f"route yet; valid backends: {', '.join(GATEWAY_BACKENDS)} (serving.backend)"
+        ]
+    if g.inference_pool and backend not in INFERENCE_POOL_BACKENDS:
+        return [
+            f"{key}.inferencePool = true: its endpoint picker needs an OpenAI API and the model server "
+            f"protocol's queue and KV-cache metrics, which backend {json.dumps(backend)} does not serve; valid backends: "
+            f"{', '.join(INFERENCE_POOL_BACKENDS)} (serving.backend), or set inferencePool to false"
         ]
     return []
 

@@ -1,0 +1,146 @@
+"""Autoscaling by whole slices, shared by the backends that scale a LeaderWorkerSet with an HPA.
+
+A backend's ``serving.autoscaling`` (:data:`AutoscalingConfig`) makes each group take one whole
+slice: the autoscaled maximum must equal the serving slices, the first ``minReplicas`` slices keep
+their VMs and the others scale from zero (:func:`always_on_slices`), and the stack installs the
+Custom Metrics Stackdriver Adapter and a :class:`~tpu_serving.autoscaling.ServingAutoscaler` on the
+group count (:func:`add_autoscaler`). The HPA reads the leaders' queue gauge from Managed Service
+for Prometheus, through the PodMonitoring of the stack's observability.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, TypeAlias
+
+import pulumi
+
+from ..autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ..catalog import SliceShape
+from ..settings import PROJECT_NAMESPACE, settings_model, to_settings
+
+if TYPE_CHECKING:
+    from ..config.models import StackConfig
+    from .base import Built, Platform
+
+if TYPE_CHECKING:
+    AutoscalingConfig: TypeAlias = AutoscalingSettings
+else:
+    AutoscalingConfig = settings_model(AutoscalingSettings, "AutoscalingConfig")
+
+KEY = f"{PROJECT_NAMESPACE}:serving"
+
+
+class Scaled(Protocol):
+    """The serving settings an autoscaled backend shares: its groups, its slices and its LeaderWorkerSet's name."""
+
+    @property
+    def replicas(self) -> int: ...
+    @property
+    def autoscaling(self) -> AutoscalingConfig | None: ...
+    @property
+    def slices(self) -> Sequence[str]: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def model_fields_set(self) -> set[str]: ...
+
+
+def groups(serving: Scaled) -> int:
+    """Leader-worker groups at most: the autoscaled maximum, else the fixed count."""
+    return serving.autoscaling.max_replicas if serving.autoscaling is not None else serving.replicas
+
+
+def always_on_slices(serving: Scaled, pools: int) -> int:
+    """The slices of the minimum replicas keep their VMs (all of them without autoscaling)."""
+    return pools if serving.autoscaling is None else min(serving.autoscaling.min_replicas, pools)
+
+
+def resolved_metric(serving: Scaled, waiting: str) -> str:
+    """The HPA's Prometheus gauge: ``autoscaling.metric``, else ``waiting``, the server's gauge of waiting requests."""
+    auto = serving.autoscaling
+    return auto.metric if auto is not None and auto.metric else waiting
+
+
+def autoscaling_problems(
+    cfg: StackConfig,
+    serving: Scaled,
+    shape: SliceShape,
+    pools: int,
+    waiting: str,
+    spanning: str | None = None,
+) -> list[str]:
+    """With ``serving.autoscaling`` (none without it): no fixed ``replicas``, a maximum equal to the serving slices (one whole
+    slice per group), the metric scraped into Managed Service for Prometheus.
+
+    ``waiting`` is the server's gauge of waiting requests, the metric unless ``autoscaling.metric`` is set;
+    ``spanning``, when the backend could
+    otherwise spread a group over several slices, says why an autoscaled group may not.
+    """
+    auto = serving.autoscaling
+    if auto is None:
+        return []
+    metric = resolved_metric(serving, waiting)
+    found = []
+    if "replicas" in serving.model_fields_set:
+        found.append(
+            f"{KEY}.replicas = {serving.replicas}: the HPA sets the group count with autoscaling; "
+            "remove replicas and use autoscaling.minReplicas and autoscaling.maxReplicas"
+        )
+    slices = f"{pools} {shape.topology} slice{'s' if pools != 1 else ''} ({', '.join(serving.slices)})"
+    if auto.max_replicas > pools:
+        found.append(
+            f"{KEY}.autoscaling.maxReplicas = {auto.max_replicas}: each replica needs a whole {shape.topology} "
+            f"slice and serving.slices provide {slices}; lower maxReplicas to {pools} or add slices "
+            "(tpuSlices[].count)"
+        )
+    elif auto.max_replicas < pools and spanning is not None:
+        found.append(
+            f"{KEY}.autoscaling.maxReplicas = {auto.max_replicas}: serving.slices provide {slices}, and an "
+            f"autoscaled group takes exactly one slice ({spanning}); set maxReplicas to {pools} or remove slices"
+        )
+    elif auto.max_replicas < pools:
+        found.append(
+            f"{KEY}.autoscaling.maxReplicas = {auto.max_replicas}: serving.slices provide {slices}, and "
+            f"{pools - auto.max_replicas} would never hold a replica; raise maxReplicas to {pools} or remove slices"
+        )
+    if not cfg.cluster.managed_prometheus:
+        found.append(
+            f"{KEY}.autoscaling: the HPA reads {metric} from Managed Service for Prometheus; set "
+            f"{PROJECT_NAMESPACE}:cluster.managedPrometheus to true"
+        )
+    if not cfg.observability.enabled:
+        found.append(
+            f"{KEY}.autoscaling: the HPA reads {metric} as the stack's PodMonitoring scrapes it from the leaders; "
+            f"set {PROJECT_NAMESPACE}:observability.enabled to true"
+        )
+    return found
+
+
+def add_autoscaler(
+    platform: Platform, built: Built, serving: Scaled, waiting: str, workload: pulumi.Resource
+) -> ServingAutoscaler:
+    """The metrics adapter's install and the HPA on LeaderWorkerSet ``serving.name`` (``workload``), with their
+    stack output; the HPA reads ``autoscaling.metric``, else ``waiting``."""
+    auto = to_settings(serving.autoscaling, AutoscalingSettings)
+    adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
+    scaler = ServingAutoscaler(
+        f"{platform.name}-autoscaler",
+        ServingAutoscalerArgs(
+            project=platform.settings.project,
+            namespace=platform.identity.namespace_name,
+            target=serving.name,
+            settings=auto,
+            metric=resolved_metric(serving, waiting),
+            labels=platform.k8s_labels,
+        ),
+        opts=platform.options(adapter, workload, platform.apis),
+    )
+    built.installs.append(adapter)
+    built.outputs["autoscaling"] = {
+        "minReplicas": auto.min_replicas,
+        "maxReplicas": auto.max_replicas,
+        "metric": scaler.metric,
+        "targetPerReplica": auto.target,
+    }
+    return scaler

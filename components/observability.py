@@ -112,8 +112,9 @@ class ObservabilitySettings:
         check=channels_problem,
     )
     not_ready_minutes: int = described(
-        "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires.",
-        default=10,
+        "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires; must exceed "
+        "the serving pods' startup window (`serving.probes.maxStartupSeconds`), or every cold start pages.",
+        default=75,
         ge=1,
         le=1440,
     )

@@ -316,6 +316,12 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:gateway.inferencepool",
         ),
         (
+            "vllm-not-ready-alert-inside-the-startup-window",
+            "vllm",
+            {**VLLM, "tpu-serving:observability": {"notReadyMinutes": 30}},
+            "tpu-serving:observability.notReadyMinutes",
+        ),
+        (
             "tenancy-bad-cidr",
             "infrastructure",
             with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}),

@@ -153,7 +153,7 @@ def test_observability_alerts_render_only_where_their_signals_exist(stack, keys)
 
 def test_observability_alert_settings_reach_the_conditions():
     def edit(o: dict) -> None:
-        o.update(backlogThreshold=7, backlogMinutes=3, idleDutyCyclePercent=2.5, idleMinutes=20)
+        o.update(backlogThreshold=7, backlogMinutes=3, idleDutyCyclePercent=2.5, idleMinutes=20, notReadyMinutes=90)
 
     plan = plan_edited(VLLM_STACK, observability=edit)
     by_rule = {
@@ -164,7 +164,7 @@ def test_observability_alert_settings_reach_the_conditions():
     }
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
     assert " < 2.5) and on() (" in by_rule["tpu-idle"]["query"] and by_rule["tpu-idle"]["duration"] == "1200s"
-    assert 'condition="false"' in by_rule["not-ready"]["query"] and by_rule["not-ready"]["duration"] == "600s"
+    assert 'condition="false"' in by_rule["not-ready"]["query"] and by_rule["not-ready"]["duration"] == "5400s"
 
 
 def test_observability_notification_channels_reach_every_policy():

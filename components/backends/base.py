@@ -122,6 +122,8 @@ class Backend:
     metrics: Callable[[Any], ServingMetrics]
     """What its pods export for Managed Prometheus to scrape, and the serving signals among them
     (the stack's PodMonitorings, dashboard panels and alerts follow from it)."""
+    startup_seconds: Callable[[Any], int] = lambda _serving: 0
+    """How long its serving pods may take to become ready (their startup probes' window), in seconds."""
     always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
     """How many of its serving slices keep their VMs, given how many there are; the others start empty
     and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""

@@ -329,6 +329,11 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
     return built
 
 
+def startup_seconds(serving: Any) -> int:
+    """The startup probe's window: the server may load and compile for this long."""
+    return int(serving.probes.max_startup_seconds)
+
+
 BACKEND = Backend(
     name=NAME,
     settings=PathwaysServingConfig,
@@ -338,6 +343,7 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
+    startup_seconds=startup_seconds,
     always_on_slices=scaling.always_on_slices,
     model_size=model_size,
 )

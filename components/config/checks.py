@@ -133,6 +133,14 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
             )
         if e.end_time is not None and e.end_time <= e.start_time:
             problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    window = BACKENDS[cfg.serving.backend].startup_seconds(cfg.serving) if cfg.serving is not None else 0
+    minutes = cfg.observability.not_ready_minutes
+    if cfg.observability.enabled and minutes * 60 <= window:
+        problems.append(
+            f"{PROJECT_NAMESPACE}:observability.notReadyMinutes = {minutes}: the serving pods may take "
+            f"{window // 60} minutes to start (serving.probes.maxStartupSeconds = {window}), so the not-ready alert "
+            f"would fire on every cold start and scale-up; set it above {window // 60}"
+        )
     if cfg.serving is not None and cfg.observability.enabled and not cfg.cluster.managed_prometheus:
         problems.append(
             f"{PROJECT_NAMESPACE}:observability.enabled = true: scraping the serving pods (PodMonitoring) and "

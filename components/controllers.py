@@ -59,18 +59,6 @@ PATHWAYS_JOB = Controller(
     min_version="v0.1.4",
 )
 
-INFERENCE_POOL_CRD = Controller(
-    name="inference-pool",
-    api_group="inference.networking.k8s.io",
-    # The release's CRDs (`make artifacts`: kustomize build config/crd -> manifests.yaml,
-    # kubernetes-sigs/gateway-api-inference-extension@v1.6.0 Makefile); v1.6.0's InferencePool v1 is
-    # the schema the plans are validated against (../shared/reference/crds).
-    manifest_url="https://github.com/kubernetes-sigs/gateway-api-inference-extension/releases/download/{version}/"
-    "manifests.yaml",
-    default_version="v1.6.0",
-    min_version="v1.0.0",
-)
-
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
 

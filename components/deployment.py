@@ -21,7 +21,6 @@ from .cluster import TpuCluster, TpuClusterArgs
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .controllers import (
-    INFERENCE_POOL_CRD,
     Controller,
     ControllerInstall,
     ControllerInstallArgs,
@@ -224,14 +223,11 @@ class TpuServingDeployment(pulumi.ComponentResource):
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})
 
     def _gateway(self, cfg: StackConfig, built: Built, platform: Platform) -> ServingGateway | None:
-        """The internal Gateway in front of the backend's Service (and the InferencePool CRD it may need)."""
+        """The internal Gateway in front of the backend's Service (GKE serves the Gateway API and, from
+        1.34.0-gke.1626000, the InferencePool CRD itself: :data:`tpu_serving.gateway.INFERENCE_POOL_MIN_GKE`)."""
         if cfg.gateway is None or built.endpoint is None:
             return None
         after: list[pulumi.Resource] = [self.apis]
-        if cfg.gateway.inference_pool:
-            crd = self._install(INFERENCE_POOL_CRD, INFERENCE_POOL_CRD.default_version, ())
-            built.installs.append(crd)
-            after.append(crd)
         endpoint = built.endpoint
         gateway = ServingGateway(
             f"{self._prefix}-gateway",

@@ -52,6 +52,15 @@ PROXY_ONLY_PURPOSE = "REGIONAL_MANAGED_PROXY"
 PROXY_SUBNET_ANNOTATION = "tpu-serving.dev/proxy-only-subnet"
 """Annotation on the Gateway naming the proxy-only subnet's range its proxies connect from (for readers
 of the plan, such as the runtime model, when the stack does not create the subnet itself)."""
+INFERENCE_POOL_MIN_GKE = (1, 34, 0, 1626000)
+"""GKE installs and manages the GA CRDs of the Gateway API and of the Gateway API Inference Extension
+(InferencePool ``inference.networking.k8s.io/v1``) from 1.34.0-gke.1626000 ("GKE automatically installs
+all GA CRDs for Gateway API and Gateway API Inference Extension on GKE versions 1.34.0-gke.1626000 or
+later", llm-d.ai docs "Installing Gateway API CRDs", after GKE's Inference Gateway guide). The stack
+therefore installs no InferencePool CRD (applying one would fight GKE for it, and destroying the stack
+would delete GKE's CRD with every InferencePool of the cluster); the objects are validated against the
+v1.6.0 release's CRD."""
+
 HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud health check probe ranges of the regional internal Application Load Balancer
 (https://cloud.google.com/load-balancing/docs/firewall-rules)."""
@@ -116,6 +125,13 @@ class GatewaySettings:
         pattern=r"^\d+(\.\d+)?m?$",
     )
     epp_memory: str = described("Memory request of the endpoint picker.", default="2Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
+    request_timeout_seconds: int = described(
+        "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "
+        "service default of 30 s would cut off long completions and streams).",
+        default=300,
+        ge=1,
+        le=86400,
+    )
 
 
 @dataclass(frozen=True)
@@ -202,6 +218,17 @@ def health_check_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     check = {"type": "HTTP", "httpHealthCheck": {"requestPath": args.health_path, "port": args.port}}
     ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
     return _custom(args, GKE_POLICY_API, "HealthCheckPolicy", {"default": {"config": check}, "targetRef": ref})
+
+
+def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
+    """The backend service's request timeout and request logging. A regional internal Application Load
+    Balancer's backend service times requests out after 30 s unless told otherwise (Compute Engine
+    backendServices ``timeoutSec`` default); gateway-api-inference-extension's GKE chart
+    (config/charts/inferencepool/templates/gke.yaml) sets 300 s and logging for the same reason."""
+    target = backend_ref(args)
+    ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
+    default = {"timeoutSec": args.settings.request_timeout_seconds, "logging": {"enabled": True}}
+    return _custom(args, GKE_POLICY_API, "GCPBackendPolicy", {"default": default, "targetRef": ref})
 
 
 def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
@@ -367,7 +394,7 @@ class ServingGateway(pulumi.ComponentResource):
                 opts=child,
             )
             k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
-        objects = [gateway(args), http_route(args), health_check_policy(args)]
+        objects = [gateway(args), http_route(args), health_check_policy(args), backend_policy(args)]
         if args.settings.inference_pool:
             objects.append(inference_pool(args))
             self._epp(name, args, child)

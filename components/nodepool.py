@@ -39,7 +39,8 @@ IMAGE_CACHE_MODE = "CONTAINER_IMAGE_CACHE"
 """Secondary boot disk mode that serves container images from the disk (GKE "Use secondary boot
 disks to preload data or container images": the disk image is built with the gke-disk-image-builder,
 and image streaming (``gcfs_config``) must be on; pulumi-gcp 10.2.0 ``NodePoolNodeConfigSecondaryBootDisk``:
-"`gcfs_config` must be `enabled=true` for this feature to work", GKE 1.28.3-gke.106700 or later)."""
+"`gcfs_config` must be `enabled=true` for this feature to work"; GKE "Starting in GKE version
+1.28.3-gke.1067000 in Standard clusters", https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading)."""
 
 
 @dataclass(frozen=True)

@@ -322,6 +322,16 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:observability.notReadyMinutes",
         ),
         (
+            "vllm-inference-pool-on-a-gke-without-its-crd",
+            "vllm",
+            {
+                **VLLM,
+                "tpu-serving:cluster": {"name": "vllm", "minMasterVersion": "1.33.5-gke.1000"},
+                "tpu-serving:gateway": {"inferencePool": True},
+            },
+            "tpu-serving:cluster.minMasterVersion",
+        ),
+        (
             "tenancy-bad-cidr",
             "infrastructure",
             with_change("tpu-serving:tenancy", {"allowedCidrs": ["10.0.0.0/33"]}),

@@ -76,7 +76,9 @@ def test_gateway_inference_pool_selects_the_leaders_and_names_its_endpoint_picke
     ]
     (hc,) = _objects(plan, "HealthCheckPolicy")
     assert hc["spec"]["targetRef"]["kind"] == "InferencePool"
-    assert plan.outputs["controllers"]["inference.networking.k8s.io"] == "v1.6.0"
+    # GKE serves the InferencePool CRD itself: the stack installs none.
+    assert "inference.networking.k8s.io" not in plan.outputs["controllers"]
+    assert not [r for r in plan.resources if "inference-pool" in r.name]
 
 
 def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
@@ -204,6 +206,7 @@ def test_gateway_runtime_denies_the_picker_without_its_policy():
         ("Gateway", ("spec",), "gatewayClass"),
         ("InferencePool", ("spec",), "targetPort"),
         ("HealthCheckPolicy", ("spec", "default", "config", "httpHealthCheck"), "requestpath"),
+        ("GCPBackendPolicy", ("spec", "default"), "timeoutSecs"),
     ],
 )
 def test_gateway_schemas_refuse_misspelt_fields(kind, path, bad, reference):
@@ -218,3 +221,13 @@ def test_gateway_schemas_refuse_misspelt_fields(kind, path, bad, reference):
     node[bad] = "x"
     (problem,) = schema.validate_all([wrong], releases)
     assert bad in problem
+
+
+def test_gateway_backend_policy_lifts_the_30_second_timeout():
+    plan = plan_of(POOLED)
+    (policy,) = _objects(plan, "GCPBackendPolicy")
+    assert policy["spec"]["default"] == {"timeoutSec": 300, "logging": {"enabled": True}}
+    (route,) = _objects(plan, "HTTPRoute")
+    backend = route["spec"]["rules"][0]["backendRefs"][0]
+    assert policy["spec"]["targetRef"]["kind"] == backend.get("kind", "Service")
+    assert policy["spec"]["targetRef"]["name"] == backend["name"]

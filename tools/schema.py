@@ -55,11 +55,20 @@ PLATFORM_RELEASES: dict[str, str] = {
     # standard channel of v1.3.0, the release in ../shared/reference/crds.
     "gateway.networking.k8s.io": "v1.3.0",
     "networking.gke.io": "gke",
+    # GKE serves the InferencePool v1 CRD itself from 1.34.0-gke.1626000 (tpu_serving.gateway.INFERENCE_POOL_MIN_GKE);
+    # checked against gateway-api-inference-extension v1.6.0's CRD (../shared/reference/crds).
+    "inference.networking.k8s.io": "v1.6.0",
     # GKE installs Managed Prometheus' PodMonitoring CRD when the cluster has it on; checked against
     # the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above).
     POD_MONITORING_API.partition("/")[0]: GMP_RELEASE,
 }
 """Releases of API groups GKE itself serves on the cluster (the stack installs no controller for them)."""
+
+_TARGET_REF: dict[str, Any] = {
+    "type": "object",
+    "required": ["group", "kind", "name"],
+    "properties": {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
+}
 
 HEALTH_CHECK_POLICY_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -103,11 +112,7 @@ HEALTH_CHECK_POLICY_SCHEMA: dict[str, Any] = {
                         },
                     },
                 },
-                "targetRef": {
-                    "type": "object",
-                    "required": ["group", "kind", "name"],
-                    "properties": {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
-                },
+                "targetRef": _TARGET_REF,
             },
         },
     },
@@ -119,6 +124,51 @@ config.{type, httpHealthCheck.{portSpecification, port, portName, host, requestP
 proxyHeader}}} and spec.targetRef.{group, kind, name}; as gateway-api-inference-extension@v1.3.1
 config/charts/inferencepool/templates/gke.yaml uses it). Closed like the CRD schemas: weaker than an
 upstream CRD, it still refuses unknown and misspelt fields."""
+
+
+GCP_BACKEND_POLICY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "properties": {
+        "apiVersion": {"enum": ["networking.gke.io/v1"]},
+        "kind": {"enum": ["GCPBackendPolicy"]},
+        "metadata": {"type": "object"},
+        "spec": {
+            "type": "object",
+            "required": ["default", "targetRef"],
+            "properties": {
+                "default": {
+                    "type": "object",
+                    "properties": {
+                        "timeoutSec": {"type": "integer", "minimum": 1},
+                        "logging": {
+                            "type": "object",
+                            "properties": {"enabled": {"type": "boolean"}, "sampleRate": {"type": "integer"}},
+                        },
+                        "connectionDraining": {
+                            "type": "object",
+                            "properties": {"drainingTimeoutSec": {"type": "integer", "minimum": 0}},
+                        },
+                        "securityPolicy": {"type": "string"},
+                    },
+                },
+                "targetRef": _TARGET_REF,
+            },
+        },
+    },
+}
+"""GKE's GCPBackendPolicy, written from its documentation (no CRD file is published to read in place:
+https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure backend
+service timeout", "access logging", "connection draining", "Cloud Armor": spec.default.{timeoutSec,
+logging.{enabled, sampleRate}, connectionDraining.drainingTimeoutSec, securityPolicy} and spec.targetRef;
+gateway-api-inference-extension config/charts/inferencepool/templates/gke.yaml sets timeoutSec 300 and
+logging on an InferencePool). Closed: unknown and misspelt fields are refused."""
+
+LOCAL_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
+    ("networking.gke.io", "HealthCheckPolicy"): HEALTH_CHECK_POLICY_SCHEMA,
+    ("networking.gke.io", "GCPBackendPolicy"): GCP_BACKEND_POLICY_SCHEMA,
+}
+"""Kinds with no published CRD file, by (API group, kind): checked against the schemas written here."""
 
 
 class SchemaError(AssertionError):
@@ -187,8 +237,9 @@ def validate_custom(obj: dict[str, Any], release: str, crd_dir: Path = CRD_DIR) 
     import jsonschema
 
     group, _, version = obj["apiVersion"].partition("/")
-    if (group, obj.get("kind")) == ("networking.gke.io", "HealthCheckPolicy"):
-        schema: dict[str, Any] = closed(HEALTH_CHECK_POLICY_SCHEMA)
+    local = LOCAL_SCHEMAS.get((group, str(obj.get("kind"))))
+    if local is not None:
+        schema: dict[str, Any] = closed(local)
     else:
         schema = crd_schema(group, release, version, crd_dir, obj.get("kind"))
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))

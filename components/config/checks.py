@@ -9,6 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from .. import capacity as capacity_rules
 from ..backends import BACKENDS
+from ..gateway import INFERENCE_POOL_MIN_GKE
 from ..naming import (
     NameLimit,
     bucket_name,
@@ -184,7 +185,22 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
             f"protocol's queue and KV-cache metrics, which backend {json.dumps(backend)} does not serve; valid backends: "
             f"{', '.join(INFERENCE_POOL_BACKENDS)} (serving.backend), or set inferencePool to false"
         ]
+    version = cfg.cluster.min_master_version
+    if g.inference_pool and version not in (None, "latest") and gke_version(version) < INFERENCE_POOL_MIN_GKE:
+        need = "{}.{}.{}-gke.{}".format(*INFERENCE_POOL_MIN_GKE)
+        return [
+            f"{PROJECT_NAMESPACE}:cluster.minMasterVersion = {json.dumps(version)}: gateway.inferencePool needs GKE "
+            f"{need} or later, which serves the InferencePool CRD (the stack installs none); set it to {need} "
+            "or later, or leave it unset on a release channel"
+        ]
     return []
+
+
+def gke_version(version: str) -> tuple[int, ...]:
+    """``"1.34.0-gke.1626000"`` -> ``(1, 34, 0, 1626000)``; a minor or patch alone counts its first build."""
+    base, _, build = version.partition("-gke.")
+    parts = [int(x) for x in base.split(".")] + [0] * (3 - len(base.split(".")))
+    return (*parts[:3], int(build) if build.isdigit() else 0)
 
 
 def serving_problems(cfg: StackConfig) -> list[str]:

@@ -70,53 +70,57 @@ _TARGET_REF: dict[str, Any] = {
     "properties": {"group": {"type": "string"}, "kind": {"type": "string"}, "name": {"type": "string"}},
 }
 
-HEALTH_CHECK_POLICY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"enum": ["networking.gke.io/v1"]},
-        "kind": {"enum": ["HealthCheckPolicy"]},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "required": ["default", "targetRef"],
-            "properties": {
-                "default": {
-                    "type": "object",
-                    "properties": {
-                        "checkIntervalSec": {"type": "integer", "minimum": 1, "maximum": 300},
-                        "timeoutSec": {"type": "integer", "minimum": 1, "maximum": 300},
-                        "healthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
-                        "unhealthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
-                        "logConfig": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
-                        "config": {
-                            "type": "object",
-                            "required": ["type"],
-                            "properties": {
-                                "type": {"enum": ["TCP", "HTTP", "HTTPS", "HTTP2", "GRPC"]},
-                                "httpHealthCheck": {
-                                    "type": "object",
-                                    "properties": {
-                                        "portSpecification": {
-                                            "enum": ["USE_FIXED_PORT", "USE_NAMED_PORT", "USE_SERVING_PORT"]
-                                        },
-                                        "port": {"type": "integer", "minimum": 1, "maximum": 65535},
-                                        "portName": {"type": "string"},
-                                        "host": {"type": "string"},
-                                        "requestPath": {"type": "string", "pattern": "^/"},
-                                        "response": {"type": "string"},
-                                        "proxyHeader": {"enum": ["NONE", "PROXY_V1"]},
-                                    },
-                                },
-                            },
+
+def _gke_policy(kind: str, default: dict[str, Any]) -> dict[str, Any]:
+    """A GKE policy object (``networking.gke.io/v1``): ``spec.default`` settings for ``spec.targetRef``."""
+    return {
+        "type": "object",
+        "required": ["apiVersion", "kind", "metadata", "spec"],
+        "properties": {
+            "apiVersion": {"enum": ["networking.gke.io/v1"]},
+            "kind": {"enum": [kind]},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "required": ["default", "targetRef"],
+                "properties": {"default": default, "targetRef": _TARGET_REF},
+            },
+        },
+    }
+
+
+HEALTH_CHECK_POLICY_SCHEMA: dict[str, Any] = _gke_policy(
+    "HealthCheckPolicy",
+    {
+        "type": "object",
+        "properties": {
+            "checkIntervalSec": {"type": "integer", "minimum": 1, "maximum": 300},
+            "timeoutSec": {"type": "integer", "minimum": 1, "maximum": 300},
+            "healthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
+            "unhealthyThreshold": {"type": "integer", "minimum": 1, "maximum": 10},
+            "logConfig": {"type": "object", "properties": {"enabled": {"type": "boolean"}}},
+            "config": {
+                "type": "object",
+                "required": ["type"],
+                "properties": {
+                    "type": {"enum": ["TCP", "HTTP", "HTTPS", "HTTP2", "GRPC"]},
+                    "httpHealthCheck": {
+                        "type": "object",
+                        "properties": {
+                            "portSpecification": {"enum": ["USE_FIXED_PORT", "USE_NAMED_PORT", "USE_SERVING_PORT"]},
+                            "port": {"type": "integer", "minimum": 1, "maximum": 65535},
+                            "portName": {"type": "string"},
+                            "host": {"type": "string"},
+                            "requestPath": {"type": "string", "pattern": "^/"},
+                            "response": {"type": "string"},
+                            "proxyHeader": {"enum": ["NONE", "PROXY_V1"]},
                         },
                     },
                 },
-                "targetRef": _TARGET_REF,
             },
         },
     },
-}
+)
 """GKE's HealthCheckPolicy, written from its documentation, since GKE publishes no CRD file to read in place
 (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure health
 check": spec.default.{checkIntervalSec, timeoutSec, healthyThreshold, unhealthyThreshold, logConfig,
@@ -126,37 +130,24 @@ config/charts/inferencepool/templates/gke.yaml uses it). Closed like the CRD sch
 upstream CRD, it still refuses unknown and misspelt fields."""
 
 
-GCP_BACKEND_POLICY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["apiVersion", "kind", "metadata", "spec"],
-    "properties": {
-        "apiVersion": {"enum": ["networking.gke.io/v1"]},
-        "kind": {"enum": ["GCPBackendPolicy"]},
-        "metadata": {"type": "object"},
-        "spec": {
-            "type": "object",
-            "required": ["default", "targetRef"],
-            "properties": {
-                "default": {
-                    "type": "object",
-                    "properties": {
-                        "timeoutSec": {"type": "integer", "minimum": 1},
-                        "logging": {
-                            "type": "object",
-                            "properties": {"enabled": {"type": "boolean"}, "sampleRate": {"type": "integer"}},
-                        },
-                        "connectionDraining": {
-                            "type": "object",
-                            "properties": {"drainingTimeoutSec": {"type": "integer", "minimum": 0}},
-                        },
-                        "securityPolicy": {"type": "string"},
-                    },
-                },
-                "targetRef": _TARGET_REF,
+GCP_BACKEND_POLICY_SCHEMA: dict[str, Any] = _gke_policy(
+    "GCPBackendPolicy",
+    {
+        "type": "object",
+        "properties": {
+            "timeoutSec": {"type": "integer", "minimum": 1},
+            "logging": {
+                "type": "object",
+                "properties": {"enabled": {"type": "boolean"}, "sampleRate": {"type": "integer"}},
             },
+            "connectionDraining": {
+                "type": "object",
+                "properties": {"drainingTimeoutSec": {"type": "integer", "minimum": 0}},
+            },
+            "securityPolicy": {"type": "string"},
         },
     },
-}
+)
 """GKE's GCPBackendPolicy, written from its documentation (no CRD file is published to read in place:
 https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources, "Configure backend
 service timeout", "access logging", "connection draining", "Cloud Armor": spec.default.{timeoutSec,

@@ -101,6 +101,11 @@ class Built:
     """Its HTTP entry, when a gateway may front it."""
 
 
+def probes_startup_seconds(serving: Any) -> int:
+    """The startup window of a backend whose settings have ``probes`` (:class:`~tpu_serving.podspec.ProbeSettings`)."""
+    return int(serving.probes.max_startup_seconds)
+
+
 @dataclass(frozen=True)
 class Backend:
     """A serving backend: ``backend: <name>`` in the stack's ``serving``."""

@@ -48,7 +48,7 @@ from ..settings import (
 )
 from ..tenancy import SERVING_PRIORITY
 from . import scaling
-from .base import Backend, Built, Platform, ServingEndpoint
+from .base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
 from .scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
@@ -329,11 +329,6 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
     return built
 
 
-def startup_seconds(serving: Any) -> int:
-    """The startup probe's window: the server may load and compile for this long."""
-    return int(serving.probes.max_startup_seconds)
-
-
 BACKEND = Backend(
     name=NAME,
     settings=PathwaysServingConfig,
@@ -343,7 +338,7 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
-    startup_seconds=startup_seconds,
+    startup_seconds=probes_startup_seconds,
     always_on_slices=scaling.always_on_slices,
     model_size=model_size,
 )

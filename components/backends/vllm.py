@@ -8,7 +8,7 @@ serving port.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator
 
@@ -46,7 +46,7 @@ from ..vllm_serving import (
     parallelism_problems,
 )
 from . import scaling
-from .base import Backend, Built, Platform, ServingEndpoint
+from .base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
 from .scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
@@ -338,11 +338,6 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
     return built
 
 
-def startup_seconds(serving: Any) -> int:
-    """The startup probe's window: the server may load and compile for this long."""
-    return int(serving.probes.max_startup_seconds)
-
-
 BACKEND = Backend(
     name=NAME,
     settings=VllmServingConfig,
@@ -352,7 +347,7 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
-    startup_seconds=startup_seconds,
+    startup_seconds=probes_startup_seconds,
     always_on_slices=scaling.always_on_slices,
     model_size=served_model_size,
 )

@@ -16,6 +16,11 @@ from .options import child_options
 from .settings import described
 
 
+def is_object_path(path: str) -> bool:
+    """Whether ``path`` names objects inside a bucket: relative (no ``gs://``, no leading ``/``), no ``..``."""
+    return bool(path) and not path.startswith(("gs://", "/")) and ".." not in path.split("/")
+
+
 class Purpose(Choice):
     """What a bucket holds."""
 

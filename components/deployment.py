@@ -213,7 +213,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             else None
         )
         self.allocation = self._allocation(cfg)
-        self.cost = self._cost(cfg, self.allocation)
+        self.cost = self._cost(cfg, self.allocation, from_zero)
         self.outputs = {
             **built.outputs,
             **self._infrastructure_outputs(cfg),
@@ -273,10 +273,11 @@ class TpuServingDeployment(pulumi.ComponentResource):
         )
 
     @staticmethod
-    def _cost(cfg: StackConfig, sized: Allocation) -> cost.CostEstimate:
-        """The estimate: the slices, the CPU pool at its minimum, boot disks and the buckets' expected sizes."""
+    def _cost(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: set[str]) -> cost.CostEstimate:
+        """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
+        pool at its minimum, boot disks and the buckets' expected sizes."""
         pool = cfg.cluster.cpu_pool
-        from_zero = TpuServingDeployment._scale_from_zero(cfg) | {
+        from_zero = autoscaled_from_zero | {
             p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
         }
         weights_gb = sized.model.gib * 2**30 / 1e9 if sized.model is not None else 0.0

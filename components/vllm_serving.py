@@ -26,6 +26,7 @@ import pulumi_kubernetes as k8s
 
 from . import lws
 from .arguments import Choice, check_arguments
+from .buckets import is_object_path
 from .catalog import SliceShape
 from .images import pinned_image_problem
 from .nodepool import TPU_RESOURCE, node_selector
@@ -338,9 +339,7 @@ class VllmServingArgs:
         found = []
         if self.loader != WeightsLoader.HUGGING_FACE and not self.weights_bucket:
             found.append(f"weights_bucket: required with loader {self.loader.value!r}")
-        if self.loader != WeightsLoader.HUGGING_FACE and (
-            self.model.startswith(("gs://", "/")) or ".." in self.model.split("/")
-        ):
+        if self.loader != WeightsLoader.HUGGING_FACE and (not is_object_path(self.model)):
             found.append(f"model = {self.model!r}: must be a path inside the weights bucket, e.g. llama-3.3-70b")
         if self.hf_token_secret is not None and self.loader != WeightsLoader.HUGGING_FACE:
             found.append("hf_token_secret: only the hugging-face loader reads a token")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
+from ..buckets import is_object_path
 from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import (
@@ -143,7 +144,7 @@ class PathwaysServingConfig(Model):
     @field_validator("checkpoint_path")
     @classmethod
     def _relative_path(cls, v: str) -> str:
-        if not v or v.startswith(("gs://", "/")) or ".." in v.split("/"):
+        if not is_object_path(v):
             raise ValueError("must be a path inside the stack's checkpoints bucket, e.g. llama3.1-405b/int8/0/items")
         return v
 
@@ -277,11 +278,6 @@ def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, Access]:
     return {}
 
 
-def restart_unit_chips(serving: PathwaysServingConfig, chips: int) -> int:
-    """One leader-worker group restarts at once (RecreateGroupOnPodRestart)."""
-    return chips // scaling.groups(serving)
-
-
 def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service (the HTTP entry a gateway may front), and with
     autoscaling the metrics adapter and the HPA."""
@@ -335,7 +331,7 @@ BACKEND = Backend(
     problems=problems,
     ingress=ingress,
     host_network_buckets=host_network_buckets,
-    restart_unit_chips=restart_unit_chips,
+    restart_unit_chips=scaling.restart_unit_chips,
     build=build,
     metrics=metrics,
     startup_seconds=probes_startup_seconds,

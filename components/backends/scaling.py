@@ -51,6 +51,11 @@ def groups(serving: Scaled) -> int:
     return serving.autoscaling.max_replicas if serving.autoscaling is not None else serving.replicas
 
 
+def restart_unit_chips(serving: Scaled, chips: int) -> int:
+    """One leader-worker group restarts at once (RecreateGroupOnPodRestart): the chips of its share of the slices."""
+    return chips // groups(serving)
+
+
 def always_on_slices(serving: Scaled, pools: int) -> int:
     """The slices of the minimum replicas keep their VMs (all of them without autoscaling)."""
     return pools if serving.autoscaling is None else min(serving.autoscaling.min_replicas, pools)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import Field, field_validator
 
 from .. import lws
+from ..buckets import is_object_path
 from ..catalog import SliceShape
 from ..controllers import LWS
 from ..models import HUGGING_FACE_MODELS, ModelSize, Precision, weight_gib
@@ -144,7 +145,7 @@ class VllmServingConfig(Model):
     @field_validator("model")
     @classmethod
     def _model(cls, v: str) -> str:
-        if not v or v.startswith(("gs://", "/")) or ".." in v.split("/"):
+        if not is_object_path(v):
             raise ValueError(
                 "must be a folder inside the stack's checkpoints bucket (e.g. llama-3.3-70b-instruct) "
                 "or, with loader hugging-face, a repository id"
@@ -286,11 +287,6 @@ def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
     return {}
 
 
-def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
-    """One group, one slice, restarts at once (RecreateGroupOnPodRestart)."""
-    return chips // scaling.groups(serving)
-
-
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
@@ -344,7 +340,7 @@ BACKEND = Backend(
     problems=problems,
     ingress=ingress,
     host_network_buckets=host_network_buckets,
-    restart_unit_chips=restart_unit_chips,
+    restart_unit_chips=scaling.restart_unit_chips,
     build=build,
     metrics=metrics,
     startup_seconds=probes_startup_seconds,

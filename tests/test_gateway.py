@@ -106,8 +106,60 @@ def test_gateway_tenancy_admits_the_proxies_and_health_checks_to_the_serving_por
     assert policy["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 8000}]
     (epp,) = [p for p in _objects(plan_of(POOLED), "NetworkPolicy") if p["metadata"]["name"].endswith("-from-gateway")]
     assert epp["spec"]["ingress"] == [
-        {"from": [{"ipBlock": {"cidr": "192.168.0.0/23"}}], "ports": [{"protocol": "TCP", "port": 9002}]}
+        {"from": [{"ipBlock": {"cidr": "192.168.0.0/23"}}], "ports": [{"protocol": "TCP", "port": 9002}]},
+        # Google's health checkers probe the EPP backend from their own ranges, not the proxy-only subnet.
+        {
+            "from": [{"ipBlock": {"cidr": "35.191.0.0/16"}}, {"ipBlock": {"cidr": "130.211.0.0/22"}}],
+            "ports": [{"protocol": "TCP", "port": 9002}, {"protocol": "TCP", "port": 9003}],
+        },
     ]
+
+
+def test_gateway_inference_pool_enables_the_network_services_api():
+    def apis(plan):
+        return {r.inputs["service"] for r in plan.of_type("gcp:projects/service:Service")}
+
+    assert "networkservices.googleapis.com" in apis(plan_of(POOLED))
+    # A plain Gateway needs no Network Services API; nor does a stack without a gateway.
+    assert "networkservices.googleapis.com" not in apis(plan_of(PLAIN))
+    assert "networkservices.googleapis.com" not in apis(plan_of("saxml-175b-v5e32x2"))
+    # The InferencePool waits for the API (through the deployment's APIs component).
+    plan = plan_of(POOLED)
+    (api,) = [
+        r for r in plan.of_type("gcp:projects/service:Service") if r.inputs["service"].startswith("networkservices")
+    ]
+    (pool,) = [r for r in plan.resources if r.type == "kubernetes:inference.networking.k8s.io/v1:InferencePool"]
+    assert api.urn in _transitive_dependencies(plan, pool)
+
+
+def _transitive_dependencies(plan, res) -> set[str]:
+    """URNs ``res`` waits for: its recorded dependencies, theirs, and the children of a component it
+    waits for. Not its parents' dependencies: a component's depends_on does not reach its children."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = list(res.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn in seen or urn not in by_urn:
+            continue
+        seen.add(urn)
+        todo += list(by_urn[urn].dependencies) + [c.urn for c in plan.resources if c.parent == urn]
+    return seen
+
+
+def test_gateway_shipped_stacks_create_one_proxy_only_subnet_per_region_and_network():
+    """A region and network hold one active proxy-only subnet; two shipped stacks creating one in the
+    same project, region and network would make the second `pulumi up` fail."""
+    from tests.conftest import STACKS
+
+    creators: dict[tuple[str, str, str], list[str]] = {}
+    for stack in STACKS:
+        for subnet in plan_of(stack).of_type("gcp:compute/subnetwork:Subnetwork"):
+            if subnet.inputs.get("purpose") == "REGIONAL_MANAGED_PROXY":
+                key = (subnet.inputs["project"], subnet.inputs["region"], subnet.inputs["network"])
+                creators.setdefault(key, []).append(stack)
+    assert creators, "no shipped stack creates a proxy-only subnet"
+    assert all(len(stacks) == 1 for stacks in creators.values()), creators
 
 
 def test_gateway_existing_proxy_only_subnet_is_not_created_but_still_known():
@@ -165,7 +217,7 @@ def test_gateway_runtime_evaluates_proxy_health_check_and_picker_flows():
 def test_gateway_runtime_admits_the_proxies_and_health_checks_to_the_jetstream_leaders():
     flows = _flows(plan_of(JETSTREAM).as_json())
     for subject in (
-        "flow gateway jetstream-svc-gateway proxies 192.168.4.0/23 -> llama405b/jetstream-pathways-leader:8000/TCP",
+        "flow gateway jetstream-svc-gateway proxies 192.168.2.0/23 -> llama405b/jetstream-pathways-leader:8000/TCP",
         "flow load balancer health checks 35.191.0.0/16 -> llama405b/jetstream-pathways-leader:8000/TCP",
         "flow load balancer health checks 130.211.0.0/22 -> llama405b/jetstream-pathways-leader:8000/TCP",
     ):

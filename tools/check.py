@@ -2,8 +2,10 @@
 
 Without arguments, previews every stack in-process (as ``make preview`` does) and asks of each
 plan: would the pods be scheduled and admitted by the quota, would the network flows be allowed,
-would each identity reach its buckets, are the prerequisites met? Prints one summary line per
-stack and every failure with its reason; exits 1 if any category fails.
+would each identity reach its buckets, are the prerequisites met, would the cloud APIs admit each
+GCP resource? Then, over all the stacks together: does any resource the cloud allows once per scope
+(an active proxy-only subnet per region and network, a service account ID per project...) appear
+twice? Prints one summary line per stack and every failure with its reason; exits 1 if any fails.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tpu_serving_tools.runtime import identity, network, prereqs, scheduling
+from tpu_serving_tools.runtime import admission, identity, network, prereqs, scheduling, scope
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
@@ -24,6 +26,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     network.check,
     identity.check,
     prereqs.check,
+    admission.check,
 )
 """Every category of the runtime model, in print order."""
 
@@ -34,6 +37,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("network", "", "flows allowed"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
+    ("admission", "", "GCP resources admitted"),
 )
 """(category, subject prefix, label) of each count on the summary line."""
 
@@ -90,9 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for label, plan in plans:
         results = run_checks(PlanView(plan))
-        print("\n".join(summary(label, results)))
+        print("\n".join(summary(label, results)), flush=True)
         ok = ok and all(r.ok for r in results)
-    return 0 if ok else 1
+    shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
+    print(f"across the {len(plans)} stack(s): one-per-scope resources unique {shared.passed}/{shared.total}")
+    for f in shared.failures():
+        print(f"  [scope] {f.subject}: {f.reason}")
+    return 0 if ok and shared.ok else 1
 
 
 if __name__ == "__main__":

@@ -319,7 +319,7 @@ class VllmServingArgs:
     never resets what the HPA chose)."""
     name: str = "vllm"
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
-    service_name: str = "vllm"
+    service_name: str = "vllm-api"
     """Name of the ClusterIP Service on the leaders' serving port."""
     engine: VllmEngineSettings = field(default_factory=VllmEngineSettings)
     """Engine settings."""
@@ -344,6 +344,8 @@ class VllmServingArgs:
         if self.hf_token_secret is not None and self.loader != WeightsLoader.HUGGING_FACE:
             found.append("hf_token_secret: only the hugging-face loader reads a token")
         found += parallelism_problems("engine", self.engine, self.shape)
+        if clash := lws.service_name_problem(self.name, self.service_name):
+            found.append(f"service_name = {self.service_name!r}: {clash}")
         return found
 
     @property

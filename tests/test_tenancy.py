@@ -125,3 +125,35 @@ def test_tenancy_bad_input(path, value, key):
     with pytest.raises(ConfigError) as exc:
         load(with_change(path, value, GOOD))
     assert any(p.startswith(key) for p in exc.value.problems), exc.value.problems
+
+
+def _waits_for(plan, res) -> set[str]:
+    """URNs ``res`` waits for through recorded dependencies, and the children of components it waits for
+    (not through its parents: a component's depends_on does not reach its children)."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = list(res.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn in seen or urn not in by_urn:
+            continue
+        seen.add(urn)
+        todo += list(by_urn[urn].dependencies) + [c.urn for c in plan.resources if c.parent == urn]
+    return seen
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
+    plan = plan_of(stack)
+    namespaces = {r.inputs["metadata"]["name"]: r.urn for r in plan.of_type("kubernetes:core/v1:Namespace")}
+    assert namespaces
+    namespaced = [
+        r
+        for r in plan.resources
+        if r.custom
+        and r.type.startswith("kubernetes:")
+        and r.inputs.get("metadata", {}).get("namespace") in namespaces
+    ]
+    assert namespaced
+    late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in _waits_for(plan, r)]
+    assert late == []

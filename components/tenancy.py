@@ -19,9 +19,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .arguments import check_arguments
-from .options import child_options
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
+from .options import child_options
 from .settings import described
 
 SERVING_PRIORITY = "tpu-serving-online"

@@ -150,9 +150,7 @@ def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
     namespaced = [
         r
         for r in plan.resources
-        if r.custom
-        and r.type.startswith("kubernetes:")
-        and r.inputs.get("metadata", {}).get("namespace") in namespaces
+        if r.custom and r.type.startswith("kubernetes:") and r.inputs.get("metadata", {}).get("namespace") in namespaces
     ]
     assert namespaced
     late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in _waits_for(plan, r)]

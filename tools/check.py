@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tpu_serving_tools.conformance import category as engines
 from tpu_serving_tools.runtime import admission, identity, network, prereqs, scheduling, scope
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
@@ -27,6 +28,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     identity.check,
     prereqs.check,
     admission.check,
+    engines.check,
 )
 """Every category of the runtime model, in print order."""
 
@@ -38,6 +40,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
     ("admission", "", "GCP resources admitted"),
+    ("engines", "", "engine containers conform"),
 )
 """(category, subject prefix, label) of each count on the summary line."""
 
@@ -58,7 +61,8 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
     parts = []
     for category, prefix, text in COUNTS:
         passed, total = _count(by_name[category], prefix)
-        if total or prefix != "scale ":  # only stacks that autoscale have a scale path
+        # only stacks that autoscale have a scale path, only some engines have release tables
+        if total or (category, prefix) not in (("scheduling", "scale "), ("engines", "")):
             parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:

@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving_tools.conformance import category as engines
-from tpu_serving_tools.runtime import admission, identity, network, prereqs, scheduling, scope
+from tpu_serving_tools.runtime import admission, coverage, identity, network, objects, prereqs, scheduling, scope
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
+    objects.check,
     scheduling.check,
     network.check,
     identity.check,
@@ -33,6 +34,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
 """Every category of the runtime model, in print order."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (
+    ("objects", "", "controller objects created"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "scale ", "scale steps"),
@@ -46,8 +48,9 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
 
 
 def run_checks(view: PlanView) -> list[CategoryResult]:
-    """Every category's result for one plan."""
-    return [check(view) for check in CHECKS]
+    """Every category's result for one plan, then whether they examined anything at all (``coverage``)."""
+    results = [check(view) for check in CHECKS]
+    return [*results, coverage.check(view, results)]
 
 
 def _count(result: CategoryResult, prefix: str) -> tuple[int, int]:
@@ -60,6 +63,8 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
     by_name = {r.category: r for r in results}
     parts = []
     for category, prefix, text in COUNTS:
+        if category not in by_name:
+            continue
         passed, total = _count(by_name[category], prefix)
         # only stacks that autoscale have a scale path, only some engines have release tables
         if total or (category, prefix) not in (("scheduling", "scale "), ("engines", "")):

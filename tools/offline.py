@@ -255,11 +255,15 @@ class Plan:
     project: str
     resources: list[RecordedResource]
     outputs: dict[str, Any]
+    config: dict[str, str] = field(default_factory=dict)
+    """The stack's configuration as the program read it (``<namespace>:<key>`` -> its JSON or string value):
+    what the stack asks for, which the runtime model compares the objects with."""
 
     def as_json(self) -> dict[str, Any]:
         return {
             "stack": self.stack,
             "project": self.project,
+            "config": self.config,
             "resources": [r.as_json() for r in self.resources],
             "outputs": self.outputs,
         }
@@ -290,7 +294,9 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         root = settings.get_root_resource()
         outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
         resources = sorted(monitor.recorded, key=lambda r: r.urn)
-        return Plan(stack=stack, project=project, resources=resources, outputs=outputs)
+        return Plan(
+            stack=stack, project=project, resources=resources, outputs=outputs, config=dict(sorted(config.items()))
+        )
 
     return contextvars.Context().run(run)
 

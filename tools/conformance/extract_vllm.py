@@ -71,11 +71,14 @@ def _source(wheel: Path, files: list[str]) -> dict[str, str]:
 def _dict_keys(source: str, variable: str) -> set[str]:
     """String keys of the module-level dict literal assigned to ``variable``."""
     for node in ast.walk(ast.parse(source)):
-        target = node.target if isinstance(node, ast.AnnAssign) else None
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-        if isinstance(target, ast.Name) and target.id == variable and isinstance(node.value, ast.Dict):  # type: ignore[union-attr]
-            return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}  # type: ignore[union-attr]
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id == variable and isinstance(value, ast.Dict):
+            return {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     raise ValueError(f"no dict literal {variable}")
 
 
@@ -84,7 +87,7 @@ def _cli_flags(source: str) -> set[str]:
     flags: set[str] = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
-            flags |= {a.value for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
+            flags |= {str(a.value) for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
         if isinstance(node, ast.ClassDef) and node.name.endswith("FrontendArgs"):
             for item in node.body:
                 if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):

@@ -348,12 +348,24 @@ def quotas(view: PlanView) -> list[Quota]:
     return out
 
 
+def _fmt_cpu(x: float) -> str:
+    return f"{x:g} CPU"
+
+
+def _fmt_memory(x: float) -> str:
+    return f"{x / F.GIB:.1f} GiB"
+
+
+def _fmt_tpu(x: float) -> str:
+    return f"{x:g} TPU"
+
+
 def _over(used: Resources, quota: Quota) -> list[str]:
     out = []
     for res, limit, fmt in (
-        ("cpu", quota.cpu, lambda x: f"{x:g} CPU"),
-        ("memory", quota.memory, lambda x: f"{x / F.GIB:.1f} GiB"),
-        ("tpu", quota.tpu, lambda x: f"{x:g} TPU"),
+        ("cpu", quota.cpu, _fmt_cpu),
+        ("memory", quota.memory, _fmt_memory),
+        ("tpu", quota.tpu, _fmt_tpu),
     ):
         value = getattr(used, res)
         if limit is not None and value > limit + 1e-6:

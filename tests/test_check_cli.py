@@ -35,6 +35,7 @@ def test_check_cli_runs_every_category():
         "objects",
         "scheduling",
         "network",
+        "ports",
         "identity",
         "prerequisites",
         "admission",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving_tools.conformance import category as engines
-from tpu_serving_tools.runtime import admission, coverage, identity, network, objects, prereqs, scheduling, scope
+from tpu_serving_tools.runtime import admission, coverage, identity, network, objects, ports, prereqs, scheduling, scope
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
@@ -26,6 +26,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     objects.check,
     scheduling.check,
     network.check,
+    ports.check,
     identity.check,
     prereqs.check,
     admission.check,
@@ -39,6 +40,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "scale ", "scale steps"),
     ("network", "", "flows allowed"),
+    ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
     ("admission", "", "GCP resources admitted"),

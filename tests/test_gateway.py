@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from tests.conftest import plan_of, resource
+from tests.conftest import plan_of, resource, waits_for
 from tests.fixtures.configs import plan_edited
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
@@ -129,22 +129,7 @@ def test_gateway_inference_pool_enables_the_network_services_api():
         r for r in plan.of_type("gcp:projects/service:Service") if r.inputs["service"].startswith("networkservices")
     ]
     (pool,) = [r for r in plan.resources if r.type == "kubernetes:inference.networking.k8s.io/v1:InferencePool"]
-    assert api.urn in _transitive_dependencies(plan, pool)
-
-
-def _transitive_dependencies(plan, res) -> set[str]:
-    """URNs ``res`` waits for: its recorded dependencies, theirs, and the children of a component it
-    waits for. Not its parents' dependencies: a component's depends_on does not reach its children."""
-    by_urn = {r.urn: r for r in plan.resources}
-    seen: set[str] = set()
-    todo = list(res.dependencies)
-    while todo:
-        urn = todo.pop()
-        if urn in seen or urn not in by_urn:
-            continue
-        seen.add(urn)
-        todo += list(by_urn[urn].dependencies) + [c.urn for c in plan.resources if c.parent == urn]
-    return seen
+    assert api.urn in waits_for(plan, pool)
 
 
 def test_gateway_shipped_stacks_create_one_proxy_only_subnet_per_region_and_network():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import STACKS, plan_of, waits_for
 from tests.fixtures.configs import GOOD, load, with_change
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.offline import kubernetes_objects
@@ -127,21 +127,6 @@ def test_tenancy_bad_input(path, value, key):
     assert any(p.startswith(key) for p in exc.value.problems), exc.value.problems
 
 
-def _waits_for(plan, res) -> set[str]:
-    """URNs ``res`` waits for through recorded dependencies, and the children of components it waits for
-    (not through its parents: a component's depends_on does not reach its children)."""
-    by_urn = {r.urn: r for r in plan.resources}
-    seen: set[str] = set()
-    todo = list(res.dependencies)
-    while todo:
-        urn = todo.pop()
-        if urn in seen or urn not in by_urn:
-            continue
-        seen.add(urn)
-        todo += list(by_urn[urn].dependencies) + [c.urn for c in plan.resources if c.parent == urn]
-    return seen
-
-
 @pytest.mark.parametrize("stack", STACKS)
 def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
     plan = plan_of(stack)
@@ -153,5 +138,5 @@ def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
         if r.custom and r.type.startswith("kubernetes:") and r.inputs.get("metadata", {}).get("namespace") in namespaces
     ]
     assert namespaced
-    late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in _waits_for(plan, r)]
+    late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in waits_for(plan, r)]
     assert late == []

@@ -88,7 +88,12 @@ class TpuServingDeployment(pulumi.ComponentResource):
 
         self.apis = ProjectServices(
             f"{name}-apis",
-            ProjectServicesArgs(project=cfg.project, apis=required_apis(cfg.cluster.image_streaming)),
+            ProjectServicesArgs(
+                project=cfg.project,
+                apis=required_apis(
+                    cfg.cluster.image_streaming, inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool
+                ),
+            ),
             opts=pulumi.ResourceOptions(parent=self, aliases=MOVED_FROM_THE_STACK),
         )
         gcp = pulumi.ResourceOptions(parent=self, depends_on=[self.apis], aliases=MOVED_FROM_THE_STACK)
@@ -293,7 +298,10 @@ class TpuServingDeployment(pulumi.ComponentResource):
                 )
                 for s in cfg.tpu_slices
             ],
-            nodes=[cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)],
+            nodes=[
+                cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb),
+                *(BACKENDS[cfg.serving.backend].cpu_nodes(cfg.serving) if cfg.serving is not None else ()),
+            ],
             buckets=[
                 cost.BucketUsage(
                     b.purpose,

@@ -339,7 +339,16 @@ def epp_service(args: ServingGatewayArgs) -> k8s.core.v1.ServiceInitArgs:
 
 
 def epp_network_policy(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
-    """The load balancer's proxies call the EPP's ext-proc port from the proxy-only subnet."""
+    """The load balancer's proxies call the EPP's ext-proc port from the proxy-only subnet; Google's health
+    checkers probe the EPP's backend from :data:`HEALTH_CHECK_RANGES`.
+
+    GKE programs the EPP as a Service Extension backend of the load balancer, health-checked like any
+    backend: from 35.191.0.0/16 and 130.211.0.0/22, not from the proxy-only subnet
+    (https://cloud.google.com/load-balancing/docs/firewall-rules;
+    kubernetes-sigs/gateway-api-inference-extension#2884: a policy admitting only the proxy-only subnet
+    leaves the EPP unhealthy, and with ``failureMode: FailClose`` every request fails). Which of the EPP's
+    ports GKE probes is not documented where we could read it, so the checkers may reach the ext-proc port
+    and the gRPC health port, and nothing else."""
     return k8s.networking.v1.NetworkPolicyInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(
             name=f"{args.epp}-from-gateway", namespace=args.namespace, labels=dict(args.labels)
@@ -355,7 +364,17 @@ def epp_network_policy(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPol
                         )
                     ],
                     ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=EPP_GRPC_PORT)],
-                )
+                ),
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[
+                        k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=cidr))
+                        for cidr in HEALTH_CHECK_RANGES
+                    ],
+                    ports=[
+                        k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=port)
+                        for port in (EPP_GRPC_PORT, EPP_HEALTH_PORT)
+                    ],
+                ),
             ],
         ),
     )

@@ -29,6 +29,25 @@ IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
 (``ValidateUpdate``: subGroupSize may not be added, removed or changed). A change there
 replaces the object."""
 
+HEADLESS_SERVICE = (
+    "kubernetes-sigs/lws@v0.10.0 pkg/utils/controller/controller_utils.go:33-60 (CreateHeadlessServiceIfNotExists)"
+)
+"""The LWS controller creates a headless Service named after the LeaderWorkerSet, which gives the pods their
+DNS names (``<lws>-<group>.<lws>.<namespace>``, what ``LWS_LEADER_ADDRESS`` holds), and only when no Service
+of that name exists in the namespace: a Service of ours with that name keeps it from being created."""
+
+
+def service_name_problem(lws_name: str, service_name: str) -> str:
+    """Why a Service named ``service_name`` beside the LeaderWorkerSet ``lws_name`` breaks it, or ``""``."""
+    if service_name != lws_name:
+        return ""
+    return (
+        f"the LeaderWorkerSet {lws_name!r} needs a headless Service of that name, which its controller creates only "
+        f"when none exists ({HEADLESS_SERVICE}); with ours in its place {lws_name}-0.{lws_name}.<namespace> never "
+        "resolves and the workers never reach the leader: choose another name"
+    )
+
+
 ONE_GROUP_PER_NODE_POOL: Mapping[str, str] = {EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL}
 """Each group takes one whole node pool (one slice)."""
 

@@ -70,6 +70,28 @@ kube state metrics package, under the open-source name, queryable in PromQL
 (https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics); the cluster turns
 the package on (:data:`tpu_serving.cluster.MONITORING_COMPONENTS`)."""
 
+POD_PHASE = "kube_pod_status_phase"
+"""kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed,
+Unknown; kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod
+(Succeeded, Failed: a completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert
+counts only pods that should become ready: those Pending or Running
+(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
+
+SHOULD_BE_READY_PHASES = "Pending|Running"
+
+PROMETHEUS_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels):
+Cloud Monitoring takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then
+it must be a valid Prometheus label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
+AlertPolicyConditionConditionPrometheusQueryLanguageArgs.alert_rule), and ``ruleGroup`` alike."""
+
+
+def label_name(text: str) -> str:
+    """``text`` as a Prometheus label name: every other character becomes ``_``, and a leading digit gets one."""
+    name = re.sub(r"[^a-zA-Z0-9_]", "_", text)
+    return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"
+
+
 CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
 """A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
 https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels)."""
@@ -307,11 +329,19 @@ class Alert:
     """An alert policy with one PromQL condition, and what to do when it fires."""
 
     key: str
-    """Short name: the policy's resource name suffix and its ``alert_rule``."""
+    """Short name: the policy's resource name suffix; its ``alert_rule`` is the same as a label name."""
     title: str
     query: str
     minutes: int
     runbook: str
+
+
+def _not_ready_query(scope: Scope) -> str:
+    """Pods of the namespace that are not ready although Pending or Running (not finished Job pods)."""
+    where = {"cluster": scope.cluster, "namespace": scope.namespace}
+    not_ready = f"{POD_NOT_READY}{_matchers({**where, 'condition': 'false'})}"
+    live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
+    return f"sum({not_ready} and on(namespace, pod) ({live} == 1)) > 0"
 
 
 def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
@@ -322,7 +352,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             Alert(
                 "not-ready",
                 "Serving pods not ready",
-                f"sum({POD_NOT_READY}{_matchers({'cluster': scope.cluster, 'namespace': scope.namespace, 'condition': 'false'})}) > 0",
+                _not_ready_query(scope),
                 settings.not_ready_minutes,
                 f"A pod of namespace {scope.namespace} has not been ready for {settings.not_ready_minutes} minutes. "
                 f"Find it (kubectl -n {scope.namespace} get pods), read its events and logs; a pending group waits "
@@ -372,8 +402,14 @@ def alert_policy_args(
                     query=alert.query,
                     duration=f"{alert.minutes * 60}s",
                     evaluation_interval="60s",
-                    alert_rule=alert.key,
-                    rule_group=stack,
+                    alert_rule=label_name(alert.key),
+                    rule_group=label_name(stack),
+                    # Cloud Monitoring refuses a PromQL condition on a metric the project has not
+                    # ingested yet (400), and a new project has none of these: the engines' and
+                    # kube-state-metrics' series appear only once the workloads run and are scraped.
+                    # pulumi-gcp 10.2.0 monitoring/_inputs.py: disable_metric_validation "allows
+                    # alerting policies to be defined on metrics that do not yet exist".
+                    disable_metric_validation=True,
                 ),
             )
         ],

@@ -252,6 +252,11 @@ class PathwaysServingArgs:
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the objects and pods."""
 
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        clash = lws.service_name_problem(self.name, self.service_name)
+        return [f"service_name = {self.service_name!r}: {clash}"] if clash else []
+
     @property
     def group_size(self) -> int:
         """Pods per group: one Pathways worker per VM of every slice, plus the leader."""

@@ -284,6 +284,10 @@ def models_json(args: SaxmlServingArgs) -> str:
     return json.dumps([asdict(m) for m in sorted(args.models, key=lambda m: m.model)], sort_keys=True)
 
 
+PUBLISHER_TTL_SECONDS = 3600
+"""How long the finished publication Job (and its pods, with their logs) stays before it is deleted."""
+
+
 def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
     """The publication Job; its name changes with the model list, so any change runs it again."""
     digest = hashlib.sha256((models_json(args) + publisher_script()).encode()).hexdigest()[:8]
@@ -322,6 +326,12 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
         spec=k8s.batch.v1.JobSpecArgs(
             backoff_limit=2,
             active_deadline_seconds=args.publish_timeout_seconds + 300,
+            # A finished Job's pods stay (Ready=False) until the Job goes: the TTL controller deletes it an
+            # hour after it finishes, time enough to read its logs
+            # (https://kubernetes.io/docs/concepts/workloads/controllers/ttlafterfinished/). A `pulumi up
+            # --refresh` then finds it gone and creates it again; the reconciler is idempotent, so a rerun
+            # publishes nothing new.
+            ttl_seconds_after_finished=PUBLISHER_TTL_SECONDS,
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": PUBLISHER}),
                 spec=k8s.core.v1.PodSpecArgs(

@@ -36,9 +36,22 @@ IMAGE_STREAMING_API = "containerfilesystem.googleapis.com"
 (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)."""
 
 
-def required_apis(image_streaming: bool) -> tuple[str, ...]:
-    """The APIs a stack needs, in a stable order."""
-    return BASE_APIS + ((IMAGE_STREAMING_API,) if image_streaming else ())
+NETWORK_SERVICES_API = "networkservices.googleapis.com"
+"""Network Services API, required by GKE Inference Gateway (an InferencePool and its endpoint picker,
+which GKE programs as a Service Extension of the load balancer): "Enable the Compute Engine API, the
+Network Services API, and the Model Armor API if needed"
+(https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway, "Before you begin").
+A plain Gateway needs no more than the base APIs
+(https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways, "Before you begin")."""
+
+
+def required_apis(image_streaming: bool, inference_pool: bool = False) -> tuple[str, ...]:
+    """The APIs a stack needs, in a stable order: the base set, then one per feature that needs its own."""
+    return (
+        BASE_APIS
+        + ((IMAGE_STREAMING_API,) if image_streaming else ())
+        + ((NETWORK_SERVICES_API,) if inference_pool else ())
+    )
 
 
 @dataclass(frozen=True)

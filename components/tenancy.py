@@ -21,6 +21,7 @@ import pulumi_kubernetes as k8s
 from .arguments import check_arguments
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
+from .options import child_options
 from .settings import described
 
 SERVING_PRIORITY = "tpu-serving-online"
@@ -244,7 +245,9 @@ class Tenancy(pulumi.ComponentResource):
     def __init__(self, name: str, args: TenancyArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("Tenancy", args, TenancyArgs)
         super().__init__("tpu-serving:index:Tenancy", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
+        # Its children wait for what the component waits for (the namespace): the engine does not pass a
+        # component's depends_on on, and a namespaced object applied before its namespace exists fails.
+        child = child_options(self, opts)
         self.priority_classes = [
             k8s.scheduling.v1.PriorityClass(
                 f"{name}-{pc}",

@@ -75,23 +75,26 @@ ROLE_LABEL = "role"
 
 MULTI_HOST_ENV: Mapping[str, str] = {
     "TPU_MULTIHOST_BACKEND": "ray",
-    "TPU_BACKEND_TYPE": "jax",
     "MODEL_IMPL_TYPE": "vllm",
-    "RAY_RESERVE_CPU_FOR_RAYLET": "1",
     "RAY_health_check_failure_threshold": "100",
     "RAY_health_check_timeout_ms": "20000",
     "RAY_health_check_period_ms": "10000",
-    "RAY_num_heartbeats_timeout": "300000",
-    "RAY_raylet_heartbeat_timeout_milliseconds": "3000000",
     "RAY_grpc_keepalive_timeout_ms": "3000000",
     "RAY_CGRAPH_get_timeout": "30000",
     "RAY_CGRAPH_submit_timeout": "30000",
 }
-"""Environment of every pod of a multi-host group, as vllm-project/tpu-inference@v0.27.0
-examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml sets it: the Ray multi-host
-backend, the vLLM (torchax) model implementation, and Ray health checks and heartbeats that
-tolerate hosts busy loading weights or compiling (100 missed 10 s GCS pings; Ray's defaults
-give up after a few)."""
+"""Environment of every pod of a multi-host group, after vllm-project/tpu-inference@v0.27.0
+examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml, keeping only what the image's release
+reads: the Ray multi-host backend and the vLLM (torchax) model implementation (tpu-inference 0.21.0
+``tpu_inference/envs.py``: ``TPU_MULTIHOST_BACKEND`` in ["ray"], ``MODEL_IMPL_TYPE`` in auto/vllm/flax_nnx/
+jetpack), Ray health checks that tolerate hosts busy loading weights or compiling (100 missed 10 s GCS
+pings; RayConfig ``health_check_*`` and ``grpc_keepalive_timeout_ms``, named in Ray 2.60.0's
+``_raylet.so``) and compiled-graph timeouts (``ray/dag/context.py`` reads ``RAY_CGRAPH_get_timeout``,
+``RAY_CGRAPH_submit_timeout``). The example's ``TPU_BACKEND_TYPE`` (only forwarded, read by nothing in
+tpu-inference 0.21.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_heartbeats_timeout`` and
+``RAY_raylet_heartbeat_timeout_milliseconds`` (named nowhere in Ray 2.60.0: the heartbeat configs gave way
+to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
+release tables in tools/conformance/tables."""
 
 DSHM_VOLUME = "dshm"
 WEIGHTS_VOLUME = "model-weights"
@@ -319,7 +322,7 @@ class VllmServingArgs:
     never resets what the HPA chose)."""
     name: str = "vllm"
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
-    service_name: str = "vllm"
+    service_name: str = "vllm-api"
     """Name of the ClusterIP Service on the leaders' serving port."""
     engine: VllmEngineSettings = field(default_factory=VllmEngineSettings)
     """Engine settings."""
@@ -344,6 +347,8 @@ class VllmServingArgs:
         if self.hf_token_secret is not None and self.loader != WeightsLoader.HUGGING_FACE:
             found.append("hf_token_secret: only the hugging-face loader reads a token")
         found += parallelism_problems("engine", self.engine, self.shape)
+        if clash := lws.service_name_problem(self.name, self.service_name):
+            found.append(f"service_name = {self.service_name!r}: {clash}")
         return found
 
     @property
@@ -409,18 +414,35 @@ def _find_script() -> str:
     return f"S={first}; [ -f $S ] || S={second}; "
 
 
+def ray_init_timeout(args: VllmServingArgs) -> int:
+    """Seconds the Ray bootstrap waits for the group: the leader for every worker to join, a worker for the head.
+
+    ``multi-node-serving.sh`` gives up after ``ray_init_timeout`` (300 s unless ``--ray_init_timeout=`` says
+    otherwise, for ``leader`` and ``worker`` alike: vllm-project/vllm examples/online_serving/
+    multi-node-serving.sh), and the leader then exits before ``vllm serve`` starts: the group restarts, and a
+    worker still pulling a multi-GB image makes it restart again. The group's pods may take the whole startup
+    window (``probes.max_startup_seconds``) to come up, so the bootstrap waits as long."""
+    return int(args.probes.max_startup_seconds)
+
+
 def leader_script(args: VllmServingArgs) -> str:
     """The leader's shell: the Ray head of the group (multi-host), then the server in the foreground."""
     serve = shlex.join(["vllm", "serve", model_location(args), *engine_args(args)])
     if not args.multi_host:
         return f"exec {serve}"
     # $(LWS_GROUP_SIZE) is expanded by the kubelet (LWS sets it on every pod of the group).
-    return f"{_find_script()}bash $S leader --ray_cluster_size=$(LWS_GROUP_SIZE) && exec {serve}"
+    return (
+        f"{_find_script()}bash $S leader --ray_cluster_size=$(LWS_GROUP_SIZE) "
+        f"--ray_init_timeout={ray_init_timeout(args)} && exec {serve}"
+    )
 
 
-def worker_script() -> str:
-    """A worker joins the leader's Ray cluster and blocks."""
-    return f"{_find_script()}exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS)"
+def worker_script(args: VllmServingArgs) -> str:
+    """A worker joins the leader's Ray cluster and blocks (retrying for the group's startup window)."""
+    return (
+        f"{_find_script()}exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS) "
+        f"--ray_init_timeout={ray_init_timeout(args)}"
+    )
 
 
 def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
@@ -532,7 +554,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         name="vllm-worker",
         image=args.images.vllm,
         command=["/bin/sh", "-c"],
-        args=[worker_script()],
+        args=[worker_script(args)],
         env=environment(args),
         resources=requests(r.worker_cpu, r.worker_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         readiness_probe=k8s.core.v1.ProbeArgs(

@@ -7,7 +7,9 @@ offline plans) to CrossGuard resource and stack validation policies.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -19,12 +21,18 @@ from pulumi_policy import (  # noqa: E402
     StackValidationArgs,
     StackValidationPolicy,
 )
-from rules import RULES, Resource, Rule  # noqa: E402
+
+if TYPE_CHECKING:  # the pack runs as a script beside rules.py; mypy sees it as tpu_serving_policy
+    from tpu_serving_policy.rules import RULES, Resource, Rule
+else:
+    from rules import RULES, Resource, Rule
+
+ReportViolation = Callable[[str, "str | None"], None]
 
 LEVELS = {"mandatory": EnforcementLevel.MANDATORY, "advisory": EnforcementLevel.ADVISORY}
 
 
-def _resource(type_: str, props, urn: str, name: str, opts, dependencies=()) -> Resource:
+def _resource(type_: str, props: Any, urn: str, name: str, opts: Any, dependencies: Iterable[str] = ()) -> Resource:
     return Resource(
         type=type_,
         name=name,
@@ -36,8 +44,11 @@ def _resource(type_: str, props, urn: str, name: str, opts, dependencies=()) -> 
 
 
 def resource_policy(rule: Rule) -> ResourceValidationPolicy:
-    def validate(args: ResourceValidationArgs, report_violation) -> None:
-        for message in rule.check(_resource(args.resource_type, args.props, args.urn, args.name, args.opts)):
+    check = rule.check
+    assert check is not None
+
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        for message in check(_resource(args.resource_type, args.props, args.urn, args.name, args.opts)):
             report_violation(message, args.urn)
 
     return ResourceValidationPolicy(
@@ -46,12 +57,15 @@ def resource_policy(rule: Rule) -> ResourceValidationPolicy:
 
 
 def stack_policy(rule: Rule) -> StackValidationPolicy:
-    def validate(args: StackValidationArgs, report_violation) -> None:
+    stack_check = rule.stack_check
+    assert stack_check is not None
+
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [
             _resource(r.resource_type, r.props, r.urn, r.name, r.opts, [d.urn for d in (r.dependencies or [])])
             for r in args.resources
         ]
-        for message in rule.stack_check(resources):
+        for message in stack_check(resources):
             report_violation(message, None)
 
     return StackValidationPolicy(
@@ -59,7 +73,7 @@ def stack_policy(rule: Rule) -> StackValidationPolicy:
     )
 
 
-def policies() -> list:
+def policies() -> list[ResourceValidationPolicy | StackValidationPolicy]:
     """One CrossGuard policy per rule."""
     return [resource_policy(r) if r.check is not None else stack_policy(r) for r in RULES]
 

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from tpu_serving_policy.rules import RULES, Violation, evaluate, from_plan
 
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     args = parser.parse_args(argv)
-    plans: list[tuple[str, dict]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
+    plans: list[tuple[str, dict[str, Any]]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
     if not args.plan:
         from tpu_serving_tools.offline import preview_stacks
 

@@ -85,3 +85,18 @@ def seed_differences(seed: dict, ours: dict, differences, normalise=flatten) -> 
         else:
             used.add(reason)
     return problems, used
+
+
+def waits_for(plan: Plan, res) -> set[str]:
+    """URNs ``res`` waits for: its recorded dependencies, theirs, and the children of a component it waits for.
+    Not its parents' dependencies: a component's depends_on does not reach its children."""
+    by_urn = {r.urn: r for r in plan.resources}
+    seen: set[str] = set()
+    todo = list(res.dependencies)
+    while todo:
+        urn = todo.pop()
+        if urn in seen or urn not in by_urn:
+            continue
+        seen.add(urn)
+        todo += list(by_urn[urn].dependencies) + [r.urn for r in plan.resources if r.parent == urn]
+    return seen

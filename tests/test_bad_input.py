@@ -316,6 +316,18 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:gateway.inferencepool",
         ),
         (
+            "vllm-service-named-like-its-leaderworkerset",
+            "vllm",
+            with_serving(VLLM, serviceName="vllm"),
+            "tpu-serving:serving.serviceName",
+        ),
+        (
+            "jetstream-service-named-like-its-leaderworkerset",
+            "jetstream-pathways",
+            with_serving(SERVING, serviceName="jetstream-pathways"),
+            "tpu-serving:serving.serviceName",
+        ),
+        (
             "vllm-not-ready-alert-inside-the-startup-window",
             "vllm",
             {**VLLM, "tpu-serving:observability": {"notReadyMinutes": 30}},

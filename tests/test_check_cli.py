@@ -31,21 +31,42 @@ def test_check_cli_summary_line_and_failures():
 
 def test_check_cli_runs_every_category():
     results = cli.run_checks(PlanView({"stack": "t", "resources": []}))
-    assert [r.category for r in results] == ["scheduling", "network", "identity", "prerequisites"]
+    assert [r.category for r in results] == [
+        "objects",
+        "scheduling",
+        "network",
+        "ports",
+        "identity",
+        "prerequisites",
+        "admission",
+        "engines",
+        "coverage",
+    ]
 
 
 def test_check_cli_plan_before_fix_fails(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["--plan", str(FIXTURES / "pathwaysjob-batch-before-fix.plan.json")]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("pathwaysjob-batch-v6e16: pods scheduled 4/5, quota admits 1/2, ")
+    assert out.startswith(
+        "pathwaysjob-batch-v6e16: controller objects created 2/2, pods scheduled 4/5, quota admits 1/2, "
+    )
     assert "identities with access 0/2" in out
     assert "[scheduling] pod pathways-batch/pathways-device-check-pathways-head-0-0: needs 24.25 CPU" in out
 
 
-def test_check_cli_passing_plan_exits_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+def test_check_cli_empty_plan_fails_rather_than_passing_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
     plan = tmp_path / "p.json"
     plan.write_text('{"stack": "empty", "resources": []}')
-    assert cli.main(["--plan", str(plan)]) == 0
-    assert capsys.readouterr().out.strip() == (
-        "empty: pods scheduled 0/0, quota admits 0/0, flows allowed 0/0, identities with access 0/0, prerequisites met 0/0"
-    )
+    assert cli.main(["--plan", str(plan)]) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("empty: controller objects created 0/0, pods scheduled 0/0, ")
+    assert "  [coverage] coverage resources: 0 resource(s) in the plan" in out
+    assert "  [coverage] coverage scheduling: examined nothing" in out
+
+
+def test_check_cli_passing_plan_exits_zero(capsys: pytest.CaptureFixture[str]):
+    golden = Path(__file__).parent / "golden" / "pathwaysjob-batch-v6e16.plan.json"
+    assert cli.main(["--plan", str(golden)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pathwaysjob-batch-v6e16: controller objects created 2/2, pods scheduled 5/5, ")
+    assert "one-per-scope resources unique" in out and "[" not in out

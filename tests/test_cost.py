@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
-from tpu_serving import catalog, cost, prices
+from tpu_serving import catalog, cost, machines, prices
 from tpu_serving.allocation import allocation
 from tpu_serving.capacity import Capacity
 from tpu_serving.models import ModelSize
@@ -138,3 +138,38 @@ def test_cost_autoscaled_stack_bills_its_minimum_and_shows_its_peak():
     # the second v5e-16 slice starts empty: its 16 chips and its 4 VMs' 300 GB boot disks count at peak only
     assert out["peakPerHour"] == pytest.approx(out["perHour"]["total"] + 16 * 1.20 + 4 * 300 * 0.10 / 730, abs=0.01)
     assert "up to $" in summary(plan_of("vllm-llama33-70b-v5e16"))
+
+
+@pytest.mark.parametrize("stack", ["pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"])
+def test_cost_pathways_job_bills_the_head_pool_node_while_the_job_runs(stack):
+    """The PathwaysJob head (resource manager and IFRT proxy) holds one node of its own CPU pool
+    (`<cluster>-head`, scaled from zero to it) for as long as the job runs."""
+    plan = plan_of(stack)
+    (pool,) = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if p.inputs["name"].endswith("-head")]
+    machine_type = pool.inputs["nodeConfig"]["machineType"]
+    items = plan.outputs["cost"]["items"]
+    (head,) = [x for x in items if x["what"].startswith("pathways head pool")]
+    assert head["what"] == f"pathways head pool (while the job runs): 1 x {machine_type}"
+    m = machines.machine(machine_type)
+    family = machine_type.split("-")[0]
+    expected = m.vcpus * prices.VCPU_HOUR[family].usd + m.memory_gib * prices.MEMORY_GIB_HOUR[family].usd
+    assert head["perHour"] == pytest.approx(expected, abs=1e-3)
+    # its boot disk is billed with the other boot disks
+    (disks,) = [x for x in items if x["what"].startswith("boot disks")]
+    assert disks["basis"].startswith(f"{_boot_disk_gb(plan)} GB")
+
+
+def _boot_disk_gb(plan) -> int:
+    """Boot-disk GB the estimate should bill: the running TPU VMs, the CPU pool's minimum and the head node."""
+    total = 0
+    for pool in plan.of_type("gcp:container/nodePool:NodePool"):
+        nodes = pool.inputs.get("nodeCount", pool.inputs.get("autoscaling", {}).get("minNodeCount", 0))
+        if pool.inputs["name"].endswith("-head"):
+            nodes = 1
+        total += int(nodes) * int(pool.inputs["nodeConfig"]["diskSizeGb"])
+    return total
+
+
+def test_cost_other_backends_bill_no_head_pool():
+    for stack in ("llama31-405b-v6e16", "vllm-llama33-70b-v5e16", "saxml-175b-v5e32x2"):
+        assert not [x for x in plan_of(stack).outputs["cost"]["items"] if x["what"].startswith("pathways head")]

@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from tests.conftest import plan_of, resource
+from tests.conftest import plan_of, resource, waits_for
 from tests.fixtures.configs import plan_edited
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
@@ -51,10 +51,10 @@ def test_gateway_creates_the_regions_proxy_only_subnet():
 def test_gateway_routes_to_the_service_with_a_health_check_on_its_health_path():
     plan = plan_of(PLAIN)
     (route,) = _objects(plan, "HTTPRoute")
-    assert route["spec"]["parentRefs"] == [{"name": "vllm-gateway"}]
-    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "vllm", "port": 8000}]
+    assert route["spec"]["parentRefs"] == [{"name": "vllm-api-gateway"}]
+    assert route["spec"]["rules"][0]["backendRefs"] == [{"name": "vllm-api", "port": 8000}]
     (hc,) = _objects(plan, "HealthCheckPolicy")
-    assert hc["spec"]["targetRef"] == {"group": "", "kind": "Service", "name": "vllm"}
+    assert hc["spec"]["targetRef"] == {"group": "", "kind": "Service", "name": "vllm-api"}
     assert hc["spec"]["default"]["config"] == {
         "type": "HTTP",
         "httpHealthCheck": {"requestPath": "/health", "port": 8000},
@@ -68,11 +68,11 @@ def test_gateway_inference_pool_selects_the_leaders_and_names_its_endpoint_picke
     assert pool["spec"] == {
         "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
         "targetPorts": [{"number": 8000}],
-        "endpointPickerRef": {"name": "vllm-gateway-epp", "port": {"number": 9002}, "failureMode": "FailClose"},
+        "endpointPickerRef": {"name": "vllm-api-gateway-epp", "port": {"number": 9002}, "failureMode": "FailClose"},
     }
     (route,) = _objects(plan, "HTTPRoute")
     assert route["spec"]["rules"][0]["backendRefs"] == [
-        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "vllm-gateway"}
+        {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "vllm-api-gateway"}
     ]
     (hc,) = _objects(plan, "HealthCheckPolicy")
     assert hc["spec"]["targetRef"]["kind"] == "InferencePool"
@@ -83,19 +83,19 @@ def test_gateway_inference_pool_selects_the_leaders_and_names_its_endpoint_picke
 
 def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
     plan = plan_of(POOLED)
-    (epp,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"] == "vllm-gateway-epp"]
+    (epp,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"] == "vllm-api-gateway-epp"]
     (c,) = epp["spec"]["template"]["spec"]["containers"]
     assert c["image"] == "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
-    assert c["args"][:4] == ["--pool-name", "vllm-gateway", "--pool-namespace", "vllm-llama70b"]
+    assert c["args"][:4] == ["--pool-name", "vllm-api-gateway", "--pool-namespace", "vllm-llama70b"]
     assert "/config/default-plugins.yaml" in c["args"]
     assert {p["containerPort"] for p in c["ports"]} == {9002, 9003, 9090}
     assert c["readinessProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
-    (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == "vllm-gateway-epp"]
+    (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == "vllm-api-gateway-epp"]
     assert (
         "queue-scorer" in cm["data"]["default-plugins.yaml"]
         and "kv-cache-utilization-scorer" in cm["data"]["default-plugins.yaml"]
     )
-    (role,) = [r for r in _objects(plan, "Role") if r["metadata"]["name"] == "vllm-gateway-epp"]
+    (role,) = [r for r in _objects(plan, "Role") if r["metadata"]["name"] == "vllm-api-gateway-epp"]
     assert {"inferencepools", "pods"} <= {res for rule in role["rules"] for res in rule["resources"]}
 
 
@@ -106,8 +106,45 @@ def test_gateway_tenancy_admits_the_proxies_and_health_checks_to_the_serving_por
     assert policy["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": 8000}]
     (epp,) = [p for p in _objects(plan_of(POOLED), "NetworkPolicy") if p["metadata"]["name"].endswith("-from-gateway")]
     assert epp["spec"]["ingress"] == [
-        {"from": [{"ipBlock": {"cidr": "192.168.0.0/23"}}], "ports": [{"protocol": "TCP", "port": 9002}]}
+        {"from": [{"ipBlock": {"cidr": "192.168.0.0/23"}}], "ports": [{"protocol": "TCP", "port": 9002}]},
+        # Google's health checkers probe the EPP backend from their own ranges, not the proxy-only subnet.
+        {
+            "from": [{"ipBlock": {"cidr": "35.191.0.0/16"}}, {"ipBlock": {"cidr": "130.211.0.0/22"}}],
+            "ports": [{"protocol": "TCP", "port": 9002}, {"protocol": "TCP", "port": 9003}],
+        },
     ]
+
+
+def test_gateway_inference_pool_enables_the_network_services_api():
+    def apis(plan):
+        return {r.inputs["service"] for r in plan.of_type("gcp:projects/service:Service")}
+
+    assert "networkservices.googleapis.com" in apis(plan_of(POOLED))
+    # A plain Gateway needs no Network Services API; nor does a stack without a gateway.
+    assert "networkservices.googleapis.com" not in apis(plan_of(PLAIN))
+    assert "networkservices.googleapis.com" not in apis(plan_of("saxml-175b-v5e32x2"))
+    # The InferencePool waits for the API (through the deployment's APIs component).
+    plan = plan_of(POOLED)
+    (api,) = [
+        r for r in plan.of_type("gcp:projects/service:Service") if r.inputs["service"].startswith("networkservices")
+    ]
+    (pool,) = [r for r in plan.resources if r.type == "kubernetes:inference.networking.k8s.io/v1:InferencePool"]
+    assert api.urn in waits_for(plan, pool)
+
+
+def test_gateway_shipped_stacks_create_one_proxy_only_subnet_per_region_and_network():
+    """A region and network hold one active proxy-only subnet; two shipped stacks creating one in the
+    same project, region and network would make the second `pulumi up` fail."""
+    from tests.conftest import STACKS
+
+    creators: dict[tuple[str, str, str], list[str]] = {}
+    for stack in STACKS:
+        for subnet in plan_of(stack).of_type("gcp:compute/subnetwork:Subnetwork"):
+            if subnet.inputs.get("purpose") == "REGIONAL_MANAGED_PROXY":
+                key = (subnet.inputs["project"], subnet.inputs["region"], subnet.inputs["network"])
+                creators.setdefault(key, []).append(stack)
+    assert creators, "no shipped stack creates a proxy-only subnet"
+    assert all(len(stacks) == 1 for stacks in creators.values()), creators
 
 
 def test_gateway_existing_proxy_only_subnet_is_not_created_but_still_known():
@@ -116,7 +153,7 @@ def test_gateway_existing_proxy_only_subnet_is_not_created_but_still_known():
     (gw,) = _objects(plan, "Gateway")
     assert gw["metadata"]["annotations"] == {"tpu-serving.dev/proxy-only-subnet": "192.168.2.0/23"}
     flows = {f.subject: f for f in network_check(PlanView(plan.as_json())).findings}
-    assert flows["flow gateway vllm-gateway proxies 192.168.2.0/23 -> vllm-llama405b/vllm-leader:8000/TCP"].ok
+    assert flows["flow gateway vllm-api-gateway proxies 192.168.2.0/23 -> vllm-llama405b/vllm-leader:8000/TCP"].ok
 
 
 def test_gateway_jetstream_routes_to_jetstream_http_with_a_health_check_on_healthcheck():
@@ -153,11 +190,11 @@ def _flows(plan_json: dict) -> dict:
 def test_gateway_runtime_evaluates_proxy_health_check_and_picker_flows():
     flows = _flows(plan_of(POOLED).as_json())
     for subject in (
-        "flow gateway vllm-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-leader:8000/TCP",
+        "flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-leader:8000/TCP",
         "flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-leader:8000/TCP",
         "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-leader:8000/TCP",
-        "flow gateway vllm-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-gateway-epp:9002/TCP",
-        "flow vllm-llama70b/vllm-gateway-epp -> vllm-llama70b/vllm-leader:8000/TCP",
+        "flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-api-gateway-epp:9002/TCP",
+        "flow vllm-llama70b/vllm-api-gateway-epp -> vllm-llama70b/vllm-leader:8000/TCP",
     ):
         assert flows[subject].ok, (subject, flows[subject].reason)
 
@@ -165,7 +202,7 @@ def test_gateway_runtime_evaluates_proxy_health_check_and_picker_flows():
 def test_gateway_runtime_admits_the_proxies_and_health_checks_to_the_jetstream_leaders():
     flows = _flows(plan_of(JETSTREAM).as_json())
     for subject in (
-        "flow gateway jetstream-svc-gateway proxies 192.168.4.0/23 -> llama405b/jetstream-pathways-leader:8000/TCP",
+        "flow gateway jetstream-svc-gateway proxies 192.168.2.0/23 -> llama405b/jetstream-pathways-leader:8000/TCP",
         "flow load balancer health checks 35.191.0.0/16 -> llama405b/jetstream-pathways-leader:8000/TCP",
         "flow load balancer health checks 130.211.0.0/22 -> llama405b/jetstream-pathways-leader:8000/TCP",
     ):
@@ -186,14 +223,16 @@ def _without_peer(plan: dict, policy: str, cidr: str) -> dict:
 
 def test_gateway_runtime_denies_the_proxies_without_the_proxy_only_range():
     flows = _flows(_without_peer(plan_of(POOLED).as_json(), "serving-ingress", "192.168.0.0/23"))
-    proxies = flows["flow gateway vllm-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-leader:8000/TCP"]
+    proxies = flows["flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-leader:8000/TCP"]
     assert not proxies.ok and "serving-ingress" in proxies.reason
     assert flows["flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-leader:8000/TCP"].ok
 
 
 def test_gateway_runtime_denies_the_picker_without_its_policy():
-    flows = _flows(_without_peer(plan_of(POOLED).as_json(), "vllm-gateway-epp-from-gateway", "192.168.0.0/23"))
-    assert not flows["flow gateway vllm-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-gateway-epp:9002/TCP"].ok
+    flows = _flows(_without_peer(plan_of(POOLED).as_json(), "vllm-api-gateway-epp-from-gateway", "192.168.0.0/23"))
+    assert not flows[
+        "flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-api-gateway-epp:9002/TCP"
+    ].ok
 
 
 # --------------------------------------------------------------------------- strict schemas

@@ -1,4 +1,5 @@
-"""The lint gate: ruff (lint and format) over the tree and mypy strict on the library report nothing.
+"""The lint gate: ruff (lint and format) over the tree, and mypy strict over the library, the tools
+and the policy rules, report nothing.
 
 The same commands as ``make lint``, run from the repository root with the settings in
 pyproject.toml (mypy keeps its cache in .mypy_cache, so a rerun takes about a second).
@@ -26,6 +27,6 @@ def test_lint_ruff_format():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_lint_mypy_strict_library():
+def test_lint_mypy_strict():
     result = run("mypy")
     assert result.returncode == 0, result.stdout + result.stderr

@@ -4,6 +4,7 @@ their settings and their dependencies, and the NetworkPolicy that lets the colle
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -137,9 +138,9 @@ def test_observability_dashboard_json_is_built_from_the_charts():
 @pytest.mark.parametrize(
     ("stack", "keys"),
     [
-        (VLLM_STACK, ["backlog", "not-ready", "tpu-idle"]),
-        (JETSTREAM_STACK, ["backlog", "not-ready", "tpu-idle"]),
-        (SAX_STACK, ["not-ready"]),
+        (VLLM_STACK, ["backlog", "not_ready", "tpu_idle"]),
+        (JETSTREAM_STACK, ["backlog", "not_ready", "tpu_idle"]),
+        (SAX_STACK, ["not_ready"]),
         (BATCH_STACK, []),
     ],
 )
@@ -163,8 +164,8 @@ def test_observability_alert_settings_reach_the_conditions():
         for r in plan.of_type(POLICY)
     }
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
-    assert " < 2.5) and on() (" in by_rule["tpu-idle"]["query"] and by_rule["tpu-idle"]["duration"] == "1200s"
-    assert 'condition="false"' in by_rule["not-ready"]["query"] and by_rule["not-ready"]["duration"] == "5400s"
+    assert " < 2.5) and on() (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
+    assert 'condition="false"' in by_rule["not_ready"]["query"] and by_rule["not_ready"]["duration"] == "5400s"
 
 
 def test_observability_notification_channels_reach_every_policy():
@@ -240,3 +241,34 @@ def test_observability_scrape_policy_admits_the_collector_pods_only():
 def test_observability_cluster_sends_pod_state_metrics():
     cluster = resource(plan_of(VLLM_STACK), "gcp:container/cluster:Cluster", "vllm70b-cluster")
     assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD"]
+
+
+@pytest.mark.parametrize("stack", [VLLM_STACK, JETSTREAM_STACK, SAX_STACK])
+def test_observability_alerts_are_admitted_on_a_new_project(stack):
+    """Cloud Monitoring refuses a PromQL condition whose alertRule or ruleGroup is not a Prometheus label name,
+    or whose metrics the project has not ingested yet unless disableMetricValidation is set."""
+    conditions = [r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"] for r in plan_of(stack).of_type(POLICY)]
+    assert conditions
+    label = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+    for c in conditions:
+        assert label.fullmatch(c["alertRule"]) and label.fullmatch(c["ruleGroup"]), c
+        assert c["disableMetricValidation"] is True
+
+
+def test_observability_not_ready_counts_only_pods_that_should_be_ready():
+    """A finished Job's pods keep Ready=False: the query keeps only Pending and Running pods."""
+    (query,) = [
+        r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+        for r in plan_of(SAX_STACK).of_type(POLICY)
+        if r.name.endswith("-not-ready")
+    ]
+    assert query == (
+        'sum(kube_pod_status_ready{cluster="saxml175b", namespace="saxml", condition="false"} '
+        'and on(namespace, pod) (kube_pod_status_phase{cluster="saxml175b", namespace="saxml", '
+        'phase=~"Pending|Running"} == 1)) > 0'
+    )
+
+
+def test_observability_saxml_publisher_job_is_cleaned_up_after_it_finishes():
+    (job,) = [o for o in kubernetes_objects(plan_of(SAX_STACK)) if o["kind"] == "Job"]
+    assert job["spec"]["ttlSecondsAfterFinished"] == 3600

@@ -210,8 +210,15 @@ def probe_timing(jax: dict) -> tuple[int, int]:
 def test_pathways_probes_ready_fast_and_tolerate_an_hour(stack, reference):
     imposed, tolerated = probe_timing(container(leader(rendered(stack, "LeaderWorkerSet")), "jax-tpu"))
     assert imposed <= 60 and tolerated >= 3600
-    seed_imposed, _ = probe_timing(container(leader(seed_docs(stack)["LeaderWorkerSet"]), "jax-tpu"))
+    seed_imposed, seed_tolerated = probe_timing(container(leader(seed_docs(stack)["LeaderWorkerSet"]), "jax-tpu"))
     assert seed_imposed >= 240  # the seeds' 900 s and 240 s waits, measured the same way
+    # Loading is tolerated as long as the seed allows for the 405B int8 checkpoint (900 s + 10000 x 1 s, about
+    # 3 h). The 70B disaggregated stack deliberately keeps the one-hour default: the seed's 240 s + 10000 x 1 s
+    # is a catch-all, and a three-hour window would hold the not-ready alert back as long.
+    if stack == "llama31-405b-v6e16":
+        assert tolerated >= seed_tolerated, (tolerated, seed_tolerated)
+    else:
+        assert tolerated < seed_tolerated
 
 
 @pytest.mark.parametrize("stack", PATHWAYS_STACKS)

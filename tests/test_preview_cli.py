@@ -31,7 +31,8 @@ def test_preview_cli_writes_plan_and_manifests(tmp_path):
     assert "tpu-serving:index:TpuCluster  llama405b" in proc.stdout
     assert "TPU: 1 slice(s), 16 chips, 512 GiB HBM" in proc.stdout
     plan = json.loads((out / "plan.json").read_text())
-    assert set(plan) == {"stack", "project", "resources", "outputs"}
+    assert set(plan) == {"stack", "project", "config", "resources", "outputs"}
+    assert plan["config"]["gcp:region"] == "us-east5"
     keys = {"urn", "type", "name", "custom", "parent", "provider", "dependencies", "inputs"}
     assert all(keys <= set(r) for r in plan["resources"])
     pool = next(r for r in plan["resources"] if r["name"] == "llama405b-v6e16-pool")

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tpu_serving_tools.runtime.identity import check, pod_needs
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
@@ -208,3 +210,32 @@ def test_identity_ray_workers_read_what_their_leaders_engine_names():
     assert worker[0] and "Ray worker of vllm-0" in worker[1]
     no_grant = _result(*_base(), lws)
     assert not no_grant["pod-role ns/vllm worker -> gs://bkt (read)"][0]
+
+
+def _conditioned(expression: str) -> dict[str, Any]:
+    grant = _grant(WL_SA, "roles/storage.objectUser")
+    grant["inputs"]["condition"] = {"title": "t", "expression": expression}
+    return grant
+
+
+@pytest.mark.parametrize(
+    ("expression", "granted"),
+    [
+        ('resource.name.startsWith("projects/_/buckets/bkt")', True),
+        ('resource.name.startsWith("projects/_/buckets/bkt/")', True),
+        # only some objects: the pod's bucket-wide use (and listing) is refused
+        ('resource.name.startsWith("projects/_/buckets/bkt/objects/checkpoints/")', False),
+        ('resource.name.startsWith("projects/_/buckets/other")', False),
+        ('request.time < timestamp("2020-01-01T00:00:00Z")', False),
+        ('request.time < timestamp("2999-01-01T00:00:00Z")', True),
+        (
+            'resource.name.startsWith("projects/_/buckets/bkt") && request.time < timestamp("2020-01-01T00:00:00Z")',
+            False,
+        ),
+        # a condition the model cannot read never counts as access
+        ('resource.type == "storage.googleapis.com/Object"', False),
+    ],
+)
+def test_identity_iam_conditions_are_honoured(expression, granted):
+    res = _result(*_base(), _conditioned(expression), _pod(["--gcs_scratch_location=gs://bkt/s"]))
+    assert res[SUBJECT_RW][0] is granted, res[SUBJECT_RW][1]

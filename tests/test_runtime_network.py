@@ -33,7 +33,11 @@ def test_network_saxml_before_fix_allows_the_pod_network_flows() -> None:
     ok = {f.subject for f in result.findings if f.ok}
     assert "flow saxml/sax-http -> saxml/sax-admin-server:10000/TCP" in ok
     assert "flow saxml/sax-publisher-6b08701d -> saxml/sax-http:8888/TCP" in ok
-    assert "flow clients 10.128.0.0/9 -> saxml/sax-http:8888/TCP" in ok
+    # client flows come from the stack's settings, which plans recorded since carry (tenancy.allowedCidrs)
+    from tests.conftest import plan_of
+
+    current = {f.subject for f in network.check(PlanView(plan_of("saxml-175b-v5e32x2").as_json())).findings if f.ok}
+    assert "flow clients 10.128.0.0/9 -> saxml/sax-http:8888/TCP" in current
 
 
 def test_network_hostnet_source_denied_by_same_namespace_policy() -> None:
@@ -94,3 +98,34 @@ def test_network_ray_address_without_port_flows_to_the_gcs_port() -> None:
         "u", "ns", "worker", {}, False, (Container("c", args=("--foo_address=$(LWS_LEADER_ADDRESS)",)),), "L/x"
     )
     assert list(network._arg_flows([leader, unknown])) == []
+
+
+def test_network_client_flows_come_from_the_settings_not_the_policy_under_test():
+    """The stack's allowed namespaces must reach its serving Service; without the serving-ingress policy the
+    namespace's default deny refuses them, and the check fails instead of losing the flows."""
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.network import check as network_check
+
+    plan = plan_of("vllm-llama33-70b-v5e16").as_json()
+    flows = {f.subject: f for f in network_check(PlanView(plan)).findings}
+    client = "flow clients in namespace llm-gateway -> vllm-llama70b/vllm-leader:8000/TCP"
+    assert flows[client].ok
+    plan["resources"] = [
+        r for r in plan["resources"] if (r["inputs"].get("metadata") or {}).get("name") != "serving-ingress"
+    ]
+    after = {f.subject: f for f in network_check(PlanView(plan)).findings}
+    assert not after[client].ok
+
+
+def test_network_a_serving_service_missing_from_the_plan_fails_the_client_flows():
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.network import check as network_check
+
+    plan = plan_of("vllm-llama33-70b-v5e16").as_json()
+    plan["resources"] = [
+        r
+        for r in plan["resources"]
+        if r["type"] != "kubernetes:core/v1:Service" or r["inputs"]["metadata"]["name"] != "vllm-api"
+    ]
+    failed = [f for f in network_check(PlanView(plan)).failures() if "no such Service" in f.subject]
+    assert failed and "the serving Service the settings name is not in the plan" in failed[0].reason

@@ -204,3 +204,21 @@ def test_scheduling_finds_pathways_head_too_big_before_fix():
     assert "needs 24.25 CPU / 132.54 GB; largest node of pool pwbatch-cpu (n2-standard-8)" in failures[head]
     # Before the fix the TPU quota equalled the slice's 16 chips: a restart could not create its pods.
     assert "google.com/tpu" in failures[headroom] or "TPU" in failures[headroom]
+
+
+def test_scheduling_a_domain_an_exclusive_job_took_is_closed_to_other_jobset_pods():
+    """JobSet's exclusive placement is a required pod anti-affinity to every other JobSet job's pods, and the
+    scheduler honours an existing pod's anti-affinity too: a non-exclusive JobSet pod cannot join the node pool
+    an exclusive job took, even with nodes free in it."""
+    pool = _pool("a", "ct6e-standard-4t", 8, "4x4")
+    other = _slice_jobset("other", slices=1, vms=1)
+    other["inputs"]["metadata"]["annotations"] = {}
+    failures = _failures(_view(pool, _slice_jobset("js", slices=1, vms=4), other))
+    assert list(failures) == ["pod ns/other-s-0-0"]
+    assert _failures(_view(pool, other)) == {}  # alone, it fits
+
+
+def test_quota_rejects_a_total_just_over_the_limit():
+    pool = _pool("cpu", "n2-standard-32", 2)
+    failures = _failures(_view(pool, _deploy("d", "3250m", "1Gi", replicas=2), _quota("6", "8Gi")))
+    assert failures["quota ns/q"] == "6.5 CPU > 6 CPU"

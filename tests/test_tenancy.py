@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import STACKS, plan_of, waits_for
 from tests.fixtures.configs import GOOD, load, with_change
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.offline import kubernetes_objects
@@ -125,3 +125,18 @@ def test_tenancy_bad_input(path, value, key):
     with pytest.raises(ConfigError) as exc:
         load(with_change(path, value, GOOD))
     assert any(p.startswith(key) for p in exc.value.problems), exc.value.problems
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
+    plan = plan_of(stack)
+    namespaces = {r.inputs["metadata"]["name"]: r.urn for r in plan.of_type("kubernetes:core/v1:Namespace")}
+    assert namespaces
+    namespaced = [
+        r
+        for r in plan.resources
+        if r.custom and r.type.startswith("kubernetes:") and r.inputs.get("metadata", {}).get("namespace") in namespaces
+    ]
+    assert namespaced
+    late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in waits_for(plan, r)]
+    assert late == []

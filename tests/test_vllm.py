@@ -36,7 +36,8 @@ V5E16 = catalog.resolve_slice_name("v5litepod-16")
 
 
 def rendered(stack: str, kind: str) -> dict:
-    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind and o["metadata"]["name"] == "vllm"]
+    name = {"LeaderWorkerSet": "vllm", "Service": "vllm-api"}[kind]
+    (obj,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind and o["metadata"]["name"] == name]
     return obj
 
 
@@ -321,6 +322,21 @@ def test_vllm_component_refuses_inconsistent_arguments():
         VllmServing("x", args_of(engine=VllmEngineSettings(tensor_parallel_size=3), weights_bucket=None))
     text = str(err.value)
     assert "weights_bucket" in text and "tensorParallelSize" in text
+
+
+def test_vllm_service_is_not_named_like_the_leaderworkerset():
+    """LWS creates the headless Service that gives the group's pods their DNS names, named after the
+    LeaderWorkerSet, only when no Service of that name exists (lws v0.10.0 controller_utils.go)."""
+    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.vllm_serving import VllmServing
+
+    objects = kubernetes_objects(plan_of(STACK))
+    (lws_obj,) = [o for o in objects if o["kind"] == "LeaderWorkerSet"]
+    services = {o["metadata"]["name"] for o in objects if o["kind"] == "Service"}
+    assert lws_obj["metadata"]["name"] not in services and "vllm-api" in services
+    with pytest.raises(ArgumentsError) as err:
+        VllmServing("x", args_of(name="serve", service_name="serve"))
+    assert "service_name = 'serve'" in str(err.value) and "headless Service" in str(err.value)
 
 
 # ------------------------------------------------------------------------- diffs

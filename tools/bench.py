@@ -38,7 +38,8 @@ def _timed(cmd: list[str]) -> float:
 def used_modules(stack: str, out: str) -> list[str]:
     code = _LIST_MODULES.format(stack=stack, out=out, packages=set(PACKAGES))
     proc = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    modules: list[str] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return modules
 
 
 def main(argv: list[str] | None = None) -> int:

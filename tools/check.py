@@ -2,8 +2,10 @@
 
 Without arguments, previews every stack in-process (as ``make preview`` does) and asks of each
 plan: would the pods be scheduled and admitted by the quota, would the network flows be allowed,
-would each identity reach its buckets, are the prerequisites met? Prints one summary line per
-stack and every failure with its reason; exits 1 if any category fails.
+would each identity reach its buckets, are the prerequisites met, would the cloud APIs admit each
+GCP resource? Then, over all the stacks together: does any resource the cloud allows once per scope
+(an active proxy-only subnet per region and network, a service account ID per project...) appear
+twice? Prints one summary line per stack and every failure with its reason; exits 1 if any fails.
 """
 
 from __future__ import annotations
@@ -15,32 +17,42 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tpu_serving_tools.runtime import identity, network, prereqs, scheduling
+from tpu_serving_tools.conformance import category as engines
+from tpu_serving_tools.runtime import admission, coverage, identity, network, objects, ports, prereqs, scheduling, scope
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
+    objects.check,
     scheduling.check,
     network.check,
+    ports.check,
     identity.check,
     prereqs.check,
+    admission.check,
+    engines.check,
 )
 """Every category of the runtime model, in print order."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (
+    ("objects", "", "controller objects created"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "scale ", "scale steps"),
     ("network", "", "flows allowed"),
+    ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
+    ("admission", "", "GCP resources admitted"),
+    ("engines", "", "engine containers conform"),
 )
 """(category, subject prefix, label) of each count on the summary line."""
 
 
 def run_checks(view: PlanView) -> list[CategoryResult]:
-    """Every category's result for one plan."""
-    return [check(view) for check in CHECKS]
+    """Every category's result for one plan, then whether they examined anything at all (``coverage``)."""
+    results = [check(view) for check in CHECKS]
+    return [*results, coverage.check(view, results)]
 
 
 def _count(result: CategoryResult, prefix: str) -> tuple[int, int]:
@@ -53,8 +65,11 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
     by_name = {r.category: r for r in results}
     parts = []
     for category, prefix, text in COUNTS:
+        if category not in by_name:
+            continue
         passed, total = _count(by_name[category], prefix)
-        if total or prefix != "scale ":  # only stacks that autoscale have a scale path
+        # only stacks that autoscale have a scale path, only some engines have release tables
+        if total or (category, prefix) not in (("scheduling", "scale "), ("engines", "")):
             parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:
@@ -90,9 +105,13 @@ def main(argv: list[str] | None = None) -> int:
     ok = True
     for label, plan in plans:
         results = run_checks(PlanView(plan))
-        print("\n".join(summary(label, results)))
+        print("\n".join(summary(label, results)), flush=True)
         ok = ok and all(r.ok for r in results)
-    return 0 if ok else 1
+    shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
+    print(f"across the {len(plans)} stack(s): one-per-scope resources unique {shared.passed}/{shared.total}")
+    for f in shared.failures():
+        print(f"  [scope] {f.subject}: {f.reason}")
+    return 0 if ok and shared.ok else 1
 
 
 if __name__ == "__main__":

@@ -89,8 +89,8 @@ class StackDiff:
     """What a change does to one stack."""
 
     stack: str
-    added: list[dict] = field(default_factory=list)
-    removed: list[dict] = field(default_factory=list)
+    added: list[dict[str, Any]] = field(default_factory=list)
+    removed: list[dict[str, Any]] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     total: int = 0
@@ -229,7 +229,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
 # --------------------------------------------------------------------------- rendering plans
 
 
-def render_plan(root: Path, stack: str, out: Path) -> dict | None:
+def render_plan(root: Path, stack: str, out: Path) -> dict[str, Any] | None:
     """Preview ``stack`` of the project at ``root`` with this harness; None if it has no such stack."""
     if not (root / "stacks" / f"Pulumi.{stack}.yaml").is_file():
         return None
@@ -240,7 +240,8 @@ def render_plan(root: Path, stack: str, out: Path) -> dict | None:
     )
     if proc.returncode != 0:
         raise SystemExit(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
-    return json.loads((out / "plan.json").read_text())
+    plan: dict[str, Any] = json.loads((out / "plan.json").read_text())
+    return plan
 
 
 def _stacks(root: Path) -> set[str]:

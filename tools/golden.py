@@ -11,14 +11,14 @@ import json
 import sys
 from pathlib import Path
 
-from tpu_serving_tools.offline import close_event_loop, load_project, preview_stack
+from tpu_serving_tools.offline import Plan, close_event_loop, load_project, preview_stack
 from tpu_serving_tools.preview import manifests_yaml
 
 GOLDEN = Path("tests") / "golden"
 """Where the golden files live, relative to the project root (the working directory)."""
 
 
-def render(stack: str, plan=None) -> dict[str, str]:
+def render(stack: str, plan: Plan | None = None) -> dict[str, str]:
     """File name -> content of the golden files of ``stack``."""
     plan = plan or preview_stack(Path.cwd(), stack)
     return {

@@ -197,8 +197,8 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(mocks_)
         self.recorded: list[RecordedResource] = []
 
-    def RegisterResource(self, request):
-        response = super().RegisterResource(request)
+    def RegisterResource(self, request: Any) -> Any:  # a resource_pb2.RegisterResourceRequest
+        response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
         if request.type != "pulumi:pulumi:Stack":
             deps = set(request.dependencies)
             prop_deps = {k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
@@ -233,14 +233,15 @@ class RecordingMonitor(mocks.MockMonitor):
 class PreviewMocks(mocks.Mocks):
     """Providers that compute nothing: outputs are the inputs, IDs unknown."""
 
-    def new_resource(self, args: mocks.MockResourceArgs):
+    def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         return "", dict(args.inputs)
 
-    def call(self, args: mocks.MockCallArgs):
+    def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         # Data sources answer only against the cloud; what the program reads of them is unknown here.
+        # The second item: no check failures.
         if args.token == "gcp:organizations/getProject:getProject":
-            return {"number": UNKNOWN, "projectId": args.args.get("projectId")}
-        return {}
+            return {"number": UNKNOWN, "projectId": args.args.get("projectId")}, []
+        return {}, []
 
 
 # --------------------------------------------------------------------------- running
@@ -254,11 +255,15 @@ class Plan:
     project: str
     resources: list[RecordedResource]
     outputs: dict[str, Any]
+    config: dict[str, str] = field(default_factory=dict)
+    """The stack's configuration as the program read it (``<namespace>:<key>`` -> its JSON or string value):
+    what the stack asks for, which the runtime model compares the objects with."""
 
     def as_json(self) -> dict[str, Any]:
         return {
             "stack": self.stack,
             "project": self.project,
+            "config": self.config,
             "resources": [r.as_json() for r in self.resources],
             "outputs": self.outputs,
         }
@@ -289,7 +294,9 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         root = settings.get_root_resource()
         outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
         resources = sorted(monitor.recorded, key=lambda r: r.urn)
-        return Plan(stack=stack, project=project, resources=resources, outputs=outputs)
+        return Plan(
+            stack=stack, project=project, resources=resources, outputs=outputs, config=dict(sorted(config.items()))
+        )
 
     return contextvars.Context().run(run)
 
@@ -369,14 +376,14 @@ def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, A
 
 def kubernetes_objects(plan: Plan) -> list[dict[str, Any]]:
     """Every Kubernetes object the plan declares, as it would be sent to the API server."""
-    objects = []
+    objects: list[dict[str, Any]] = []
     for r in plan.resources:
         if not r.custom or not r.type.startswith("kubernetes:") or r.type in OPAQUE_KUBERNETES_TYPES:
             continue
         if r.type.startswith("pulumi:providers:"):
             continue
         doc = dict(r.inputs)
-        ordered = {k: doc.pop(k) for k in ("apiVersion", "kind", "metadata") if k in doc}
+        ordered: dict[str, Any] = {k: doc.pop(k) for k in ("apiVersion", "kind", "metadata") if k in doc}
         objects.append({**ordered, **doc})
     return objects
 

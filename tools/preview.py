@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 def tree(plan: Plan) -> str:
     """The resource tree, children under their parents, as ``pulumi preview`` lists it."""
-    children: dict[str | None, list] = {}
+    children: dict[str | None, list[Any]] = {}
     for r in plan.resources:
         children.setdefault(r.parent, []).append(r)
     stack_urn = next((p for p in children if p and p.split("::")[2] == "pulumi:pulumi:Stack"), None)
@@ -97,7 +97,7 @@ def _usd(value: float) -> str:
     return f"${value:,.2f}"
 
 
-def capacity_summary(outputs: dict) -> list[str]:
+def capacity_summary(outputs: dict[str, Any]) -> list[str]:
     """The capacity report of a plan whose program exports ``capacity`` (a TpuServingDeployment does)."""
     c = outputs.get("capacity")
     if not isinstance(c, dict):
@@ -113,7 +113,7 @@ def capacity_summary(outputs: dict) -> list[str]:
     return [line]
 
 
-def cost_summary(outputs: dict) -> list[str]:
+def cost_summary(outputs: dict[str, Any]) -> list[str]:
     """The cost estimate of a plan whose program exports ``cost``: per hour and month, by part."""
     c = outputs.get("cost")
     if not isinstance(c, dict):

@@ -217,7 +217,8 @@ def crd_schema(
         if v["name"] == version:
             if not v.get("served", True):
                 raise SchemaError(f"{group}/{version} is not served by the {release} CRD")
-            return closed(v["schema"]["openAPIV3Schema"])
+            schema: dict[str, Any] = closed(v["schema"]["openAPIV3Schema"])
+            return schema
     raise SchemaError(
         f"{group}/{version} not in the {release} CRD; versions: {[v['name'] for v in crd['spec']['versions']]}"
     )

@@ -15,6 +15,7 @@ import pulumi
 
 from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
+from ..cost import NodeUsage
 from ..models import ModelSize
 from ..observability import ServingMetrics
 
@@ -132,6 +133,9 @@ class Backend:
     always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
     """How many of its serving slices keep their VMs, given how many there are; the others start empty
     and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""
+    cpu_nodes: Callable[[Any], Sequence[NodeUsage]] = lambda _serving: ()
+    """CPU nodes of its own pools (beyond the cluster's CPU pool) that run while it serves: the cost
+    estimate bills them."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

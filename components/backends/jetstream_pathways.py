@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
+from .. import lws
 from ..buckets import is_object_path
 from ..catalog import SliceShape
 from ..controllers import LWS
@@ -163,6 +164,8 @@ def problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: SliceShape
     HBM fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found = replica_problems(cfg, serving, shape, pools)
+    if clash := lws.service_name_problem(serving.name, serving.service_name):
+        found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
     for purpose in ("checkpoints", "scratch"):
         b = cfg.bucket(purpose)
         if b is None or b.workload_access == "none":

@@ -16,6 +16,7 @@ from .. import machines
 from ..catalog import SliceShape
 from ..cluster import CpuPoolArgs
 from ..controllers import JOBSET, PATHWAYS_JOB, parse_version
+from ..cost import NodeUsage
 from ..cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from ..images import ImageRef
 from ..naming import head_pool_name, head_service_account_id
@@ -297,6 +298,16 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
     return Built(installs=[jobset, controller], outputs=outputs)
 
 
+def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
+    """In ``default`` mode the head pod (resource manager and IFRT proxy) holds one node of the head pool for
+    as long as the PathwaysJob runs; the pool scales from zero to it (min 0), so the estimate bills one
+    node. ``colocate_head_with_workers`` puts the head on a TPU VM, which the slices already bill."""
+    if job.deployment_mode != "default":
+        return []
+    h = job.head_pool
+    return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb)]
+
+
 def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
     """The head pool settings as the component takes them."""
     h = job.head_pool
@@ -312,4 +323,5 @@ BACKEND = Backend(
     restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
+    cpu_nodes=cpu_nodes,
 )

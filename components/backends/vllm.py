@@ -101,7 +101,11 @@ class VllmServingConfig(Model):
         "`minReplicas` serving slices keep their VMs, the others scale from zero when a group needs one.",
     )
     name: K8sName = Field("vllm", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
-    service_name: K8sName = Field("vllm", description="Name of the ClusterIP Service on port 8000.")
+    service_name: K8sName = Field(
+        "vllm-api",
+        description="Name of the ClusterIP Service on port 8000; not the LeaderWorkerSet's name, whose headless "
+        "Service the LWS controller creates.",
+    )
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
     )
@@ -205,6 +209,8 @@ def problems(cfg: StackConfig, serving: VllmServingConfig, shape: SliceShape, po
             f"{key}.hfTokenSecret: only read with loader hugging-face (loader is {json.dumps(serving.loader.value)})"
         )
     found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape)
+    if clash := lws.service_name_problem(serving.name, serving.service_name):
+        found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
     size = model_size(serving)
     if isinstance(size, str):
         return [*found, size]

@@ -167,3 +167,112 @@ GROUPS_FOR_RBAC = "https://cloud.google.com/kubernetes-engine/docs/how-to/google
 
 CLOUD_NAT_FOR_PRIVATE_NODES = "https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub"
 """Private nodes have no external IP: pulling images from outside Google (e.g. docker.io) needs Cloud NAT."""
+
+# --------------------------------------------------------------------------- admission rules of the cloud APIs
+
+_PG = "pulumi-gcp 10.2.0 (the pinned provider's API documentation, bridged from terraform-provider-google)"
+
+GKE_NAMES = (
+    "GKE API Cluster.name: 'up to 40 characters: lowercase letters, numbers, and hyphens only; must start "
+    "with a letter; must end with a number or a letter' (google-cloud-container container_v1.types.Cluster; "
+    "node pool names alike, https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools)"
+)
+RELEASE_CHANNELS = frozenset({"UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"})
+GKE_RELEASE_CHANNEL = f"{_PG} pulumi_gcp/container/_inputs.py:22931-22935 (ClusterReleaseChannel.channel)"
+GKE_TPU_PLACEMENT = (
+    "GKE API NodePool.PlacementPolicy.Type: TYPE_UNSPECIFIED or COMPACT; a TPU topology needs COMPACT "
+    "(https://cloud.google.com/kubernetes-engine/docs/how-to/tpus, multi-host TPU slice node pools)"
+)
+GCS_BUCKET_NAMES = (
+    "https://cloud.google.com/storage/docs/buckets#naming: 3-63 characters (up to 222 with dots, each "
+    "dot-separated part up to 63); lowercase letters, numbers, dashes, underscores and dots; start and end "
+    "with a number or letter; not beginning with 'goog' nor containing 'google'"
+)
+GCS_STORAGE_CLASSES = frozenset({"STANDARD", "MULTI_REGIONAL", "REGIONAL", "NEARLINE", "COLDLINE", "ARCHIVE"})
+GCS_STORAGE_CLASS_DOC = f"{_PG} pulumi_gcp/storage/bucket.py:81 (storage_class: supported values)"
+IAM_ACCOUNT_ID = (
+    "https://cloud.google.com/iam/docs/reference/rest/v1/projects.serviceAccounts/create (accountId: "
+    "'must be 6-30 characters long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])')"
+)
+SERVICE_USAGE = (
+    "https://cloud.google.com/service-usage/docs/reference/rest/v1/services (service names: <api>.googleapis.com)"
+)
+IAM_POLICY = (
+    "https://cloud.google.com/iam/docs/reference/rest/v1/Policy#Binding (role: roles/<name> or a custom role "
+    "path; member: user:, serviceAccount:, group:, domain:, principal:, principalSet:, deleted:...; a "
+    "condition has a title and an expression, https://cloud.google.com/iam/docs/conditions-overview)"
+)
+IAM_MEMBER_PREFIXES = frozenset({"user", "serviceAccount", "group", "domain", "principal", "principalSet", "deleted"})
+COMPUTE_NAMES = (
+    "https://cloud.google.com/compute/docs/naming-resources: 1-63 characters, RFC 1035, [a-z]([-a-z0-9]*[a-z0-9])?"
+)
+PROXY_ONLY_PURPOSES = frozenset({"REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY"})
+PROXY_ONLY_MAX_PREFIX = 26
+PROXY_ONLY_SUBNETS = (
+    "https://cloud.google.com/load-balancing/docs/proxy-only-subnets ('A proxy-only subnet must provide 64 "
+    "or more IP addresses. This corresponds to a prefix length of /26 or shorter'; 'In a given VPC network "
+    f"and region, only a single proxy-only subnet with purpose REGIONAL_MANAGED_PROXY can be active'); {_PG} "
+    "pulumi_gcp/compute/subnetwork.py:122-127 (role: 'only used when purpose is REGIONAL_MANAGED_PROXY', "
+    "ACTIVE or BACKUP)"
+)
+ALERT_POLICY_API = (
+    f"{_PG} pulumi_gcp/monitoring/alert_policy.py (combiner: AND, OR, AND_WITH_MATCHING_RESOURCE; severity: "
+    "CRITICAL, ERROR, WARNING); https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies "
+    "(displayName required; 'A policy can have from one to six conditions')"
+)
+ALERT_RULE_NAMES = (
+    f"{_PG} pulumi_gcp/monitoring/_inputs.py:1496-1504 (alertRule: 'If this field is not empty, then it must be a "
+    "valid Prometheus label name'; ruleGroup alike, :1575); Prometheus label names match [a-zA-Z_][a-zA-Z0-9_]* "
+    "(https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels)"
+)
+ALERT_METRIC_VALIDATION = (
+    f"{_PG} pulumi_gcp/monitoring/_inputs.py:1505-1510 (disableMetricValidation: 'allows alerting policies to be "
+    "defined on metrics that do not yet exist'); without it the API validates that every metric of the query "
+    "exists in the project and refuses the policy otherwise (https://cloud.google.com/monitoring/promql/create-promql-alerts-console)"
+)
+ALERT_PROMQL_FIELDS = (
+    f"{_PG} pulumi_gcp/monitoring/_inputs.py:1493-1517 (query 'must not be empty'; duration 'must be zero or "
+    "positive'; evaluationInterval 'must be a positive multiple of 30 seconds or missing')"
+)
+DASHBOARD_API = (
+    "https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards (displayName required; "
+    "MosaicLayout.columns 1 to 48, default 12; a tile lies within the columns)"
+)
+LABEL_RULES = (
+    "https://cloud.google.com/resource-manager/docs/labels-overview#requirements (at most 64 labels; keys 1-63 "
+    "characters, starting with a lowercase letter, of lowercase letters, digits, _ and -; values up to 63 of "
+    "the same characters)"
+)
+
+PROMQL_BUILTIN_DOMAINS = frozenset({"kubernetes_io", "compute_googleapis_com", "tpu_googleapis_com"})
+"""Cloud Monitoring built-in metrics as PromQL reads them: ``<domain with _ for .>:<path with _ for />``, e.g.
+``kubernetes_io:container_accelerator_duty_cycle`` for kubernetes.io/container/accelerator/duty_cycle
+(https://cloud.google.com/monitoring/promql/promql-mapping, "Mapping Cloud Monitoring metric names to PromQL").
+Their descriptors exist in every project; any other name is a Prometheus metric
+(prometheus.googleapis.com/<name>/<kind>) that exists only once Managed Prometheus has ingested it."""
+
+KIND_APIS: dict[str, tuple[ApiNeed, ...]] = {
+    "InferencePool": (
+        ApiNeed(
+            "networkservices.googleapis.com",
+            "https://cloud.google.com/kubernetes-engine/docs/how-to/deploy-gke-inference-gateway (Before you begin: "
+            "'Enable the Compute Engine API, the Network Services API, and the Model Armor API if needed'; GKE "
+            "programs the endpoint picker as a Service Extension, a Network Services resource)",
+        ),
+    ),
+    "Gateway": (
+        ApiNeed(
+            "compute.googleapis.com",
+            "https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways (the GKE Gateway controller "
+            "creates Compute Engine load balancers)",
+        ),
+    ),
+    "PodMonitoring": (
+        ApiNeed(
+            "monitoring.googleapis.com",
+            "https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed (Managed Prometheus writes "
+            "to Cloud Monitoring)",
+        ),
+    ),
+}
+"""APIs a Kubernetes kind needs on GKE: GKE's controllers act on the project when the object exists."""

@@ -8,6 +8,8 @@ needs (read, read/write) comes from :data:`tools.runtime.facts.BUCKET_USES`.
 
 from __future__ import annotations
 
+import datetime
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -187,8 +189,45 @@ def _member_is(view: PlanView, binding: Mapping[str, Any], prop: str, value: str
     return _resolve_account(view, binding, prop, value) == urn
 
 
+_STARTS_WITH = re.compile(r'^resource\.name\.startsWith\(\s*"([^"]+)"\s*\)$')
+_BEFORE = re.compile(r'^request\.time\s*<\s*timestamp\(\s*"([^"]+)"\s*\)$')
+
+
+def condition_admits(binding: Mapping[str, Any], bucket: str, now: datetime.datetime | None = None) -> bool:
+    """Whether a binding's IAM condition lets its role act on every object of ``bucket`` (no condition: yes).
+
+    The model evaluates the forms a bucket grant takes and refuses the rest, so that a condition it cannot
+    read never counts as access (https://cloud.google.com/iam/docs/conditions-overview; Cloud Storage resource
+    names ``projects/_/buckets/<bucket>/objects/<object>``,
+    https://cloud.google.com/iam/docs/conditions-resource-attributes#resource-name):
+    ``resource.name.startsWith("projects/_/buckets/<bucket>")`` (optionally with ``/``) admits the bucket's
+    objects; a prefix inside ``/objects/`` admits only some objects (and listing, checked on the bucket, fails);
+    ``request.time < timestamp("...")`` admits until then
+    (https://cloud.google.com/iam/docs/conditions-attribute-reference#request-time); ``&&`` of these admits
+    when each does."""
+    condition = binding["inputs"].get("condition")
+    if not isinstance(condition, Mapping):
+        return True
+    now = now or datetime.datetime.now(datetime.timezone.utc)
+    for term in str(condition.get("expression", "")).split("&&"):
+        term = term.strip()
+        if term.startswith("(") and term.endswith(")") and term.count("(") == term.count(")"):
+            term = term[1:-1].strip()
+        if m := _STARTS_WITH.match(term):
+            if m.group(1).rstrip("/") != f"projects/_/buckets/{bucket}":
+                return False
+        elif m := _BEFORE.match(term):
+            until = datetime.datetime.fromisoformat(m.group(1).replace("Z", "+00:00"))
+            if now >= until:
+                return False
+        else:
+            return False
+    return True
+
+
 def granted_access(view: PlanView, urn: str, bucket: str) -> set[str]:
-    """The accesses ``urn`` holds on ``bucket`` (bucket-level and project-level storage roles)."""
+    """The accesses ``urn`` holds on ``bucket`` (bucket-level and project-level storage roles whose
+    conditions, if any, admit the whole bucket)."""
     out: set[str] = set()
     for b in view.of_type(BUCKET_IAM_MEMBER):
         role = str(b["inputs"].get("role"))
@@ -196,6 +235,7 @@ def granted_access(view: PlanView, urn: str, bucket: str) -> set[str]:
             role in F.STORAGE_ROLE_ACCESS
             and _bucket_matches(view, b, bucket)
             and _member_is(view, b, "member", str(b["inputs"].get("member", "")), urn)
+            and condition_admits(b, bucket)
         ):
             out.add(F.STORAGE_ROLE_ACCESS[role])
     for b in view.of_type(BUCKET_IAM_BINDING):
@@ -205,11 +245,16 @@ def granted_access(view: PlanView, urn: str, bucket: str) -> set[str]:
             role in F.STORAGE_ROLE_ACCESS
             and _bucket_matches(view, b, bucket)
             and any(_member_is(view, b, "members", m, urn) for m in members)
+            and condition_admits(b, bucket)
         ):
             out.add(F.STORAGE_ROLE_ACCESS[role])
     for b in view.of_type(PROJECT_IAM_MEMBER):
         role = str(b["inputs"].get("role"))
-        if role in F.STORAGE_ROLE_ACCESS and _member_is(view, b, "member", str(b["inputs"].get("member", "")), urn):
+        if (
+            role in F.STORAGE_ROLE_ACCESS
+            and _member_is(view, b, "member", str(b["inputs"].get("member", "")), urn)
+            and condition_admits(b, bucket)
+        ):
             out.add(F.STORAGE_ROLE_ACCESS[role])
     return out
 

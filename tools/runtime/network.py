@@ -26,11 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from tpu_serving import gateway as gke_gateway
-from tpu_serving import observability as gmp
-from tpu_serving import pathways_serving as pathways
-from tpu_serving import pathways_workload
-from tpu_serving import saxml_serving as saxml
+from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
@@ -128,13 +124,13 @@ def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, st
     if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
         return False
     for expr in selector.get("matchExpressions") or ():
-        key, op, values = expr["key"], expr["operator"], expr.get("values") or []
+        key, op, values = str(expr["key"]), str(expr["operator"]), list(expr.get("values") or [])
         ok = {
-            "In": lambda key=key, values=values: labels.get(key) in values,
-            "NotIn": lambda key=key, values=values: labels.get(key) not in values,
-            "Exists": lambda key=key: key in labels,
-            "DoesNotExist": lambda key=key: key not in labels,
-        }[op]()
+            "In": labels.get(key) in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[op]
         if not ok:
             return False
     return True
@@ -239,6 +235,8 @@ def _side(view: PlanView, flow: Flow, direction: str) -> tuple[bool, str]:
 
 def evaluate(view: PlanView, flow: Flow) -> Finding:
     """The verdict of one flow: egress at the source, ingress at the destination, VPC firewall."""
+    if flow.dst.kind == "pod" and flow.dst.workload is None and flow.port == 0:
+        return Finding(flow.subject, False, flow.why)  # a destination the plan lacks (see _client_flows)
     reasons = []
     for direction in ("Egress", "Ingress"):
         ok, why = _side(view, flow, direction)
@@ -288,16 +286,16 @@ FACT_FLOWS: tuple[FactFlow, ...] = (
     # --port default 10000); the admin polls them (saxml/admin/mgr.go GetStatus); clients such as sax-http
     # ask the admin for replica addresses and then call the model servers directly on their --port
     # (saxml/client/go/connection.go DialContext).
-    FactFlow(saxml.MODEL_JOB, saxml.ADMIN, saxml.ADMIN_PORT, "saxml/common/location.go: model servers join the admin"),
-    FactFlow(saxml.HTTP, saxml.ADMIN, saxml.ADMIN_PORT, "saxml client: replica addresses from the admin"),
-    FactFlow(saxml.HTTP, saxml.MODEL_JOB, saxml.MODEL_PORT, "saxml client: RPCs to the model server --port"),
-    FactFlow(saxml.ADMIN, saxml.MODEL_JOB, saxml.MODEL_PORT, "saxml/admin/mgr.go: admin polls model status"),
+    FactFlow(ef.SAX_MODEL, ef.SAX_ADMIN, ef.SAX_ADMIN_PORT, "saxml/common/location.go: model servers join the admin"),
+    FactFlow(ef.SAX_HTTP, ef.SAX_ADMIN, ef.SAX_ADMIN_PORT, "saxml client: replica addresses from the admin"),
+    FactFlow(ef.SAX_HTTP, ef.SAX_MODEL, ef.SAX_MODEL_PORT, "saxml client: RPCs to the model server --port"),
+    FactFlow(ef.SAX_ADMIN, ef.SAX_MODEL, ef.SAX_MODEL_PORT, "saxml/admin/mgr.go: admin polls model status"),
     # JetStream + Pathways on LWS: the resource manager dials back each worker's --server_port
     # (seed jetstream-pathways-llama31-405b-v6e16.yaml: worker --server_port=38679).
-    FactFlow("leader", "worker", pathways.WORKER_PORT, "Pathways RM -> worker --server_port"),
+    FactFlow("leader", "worker", ef.PATHWAYS_WORKER_PORT, "Pathways RM -> worker --server_port"),
     # PathwaysJob: the user's client (on the head, or port-forwarded to it) dials the IFRT proxy
     # (google/pathways-job@v0.1.4 PathwaysProxyPort 29000).
-    FactFlow("pathways-head", "pathways-head", pathways_workload.PROXY_PORT, "JAX client -> pathways-proxy 29000"),
+    FactFlow("pathways-head", "pathways-head", ef.PATHWAYS_PROXY_PORT, "JAX client -> pathways-proxy 29000"),
 )
 """Flows between roles; a flow applies wherever the plan has pods of both roles in one namespace."""
 
@@ -312,10 +310,12 @@ def _arg_flows(ws: list[Workload]) -> Iterator[Flow]:
         for c in w.containers:
             for arg in c.args + c.command:
                 m = ADDRESS_ARG.search(arg)
-                role = m and ADDRESS_VARS.get(m["var"])
-                port = m and (int(m["port"]) if m["port"] else IMPLIED_PORTS.get(m["flag"]))
-                for dst in _by_role(ws, role, w.owner) if m and role and port else ():
-                    yield Flow(peer_of(w), peer_of(dst), port, why=f"{c.name} {m['flag']}")
+                if m is None:
+                    continue
+                role = ADDRESS_VARS.get(m["var"])
+                port = int(m["port"]) if m["port"] else IMPLIED_PORTS.get(m["flag"])
+                for dst in _by_role(ws, role, w.owner) if role and port else ():
+                    yield Flow(peer_of(w), peer_of(dst), int(port or 0), why=f"{c.name} {m['flag']}")
 
 
 def _fact_flows(ws: list[Workload]) -> Iterator[Flow]:
@@ -365,40 +365,42 @@ def _env_url_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
                             )
 
 
-def _client_peers(view: PlanView, pol: Mapping[str, Any]) -> Iterator[Peer]:
-    """One representative client per peer of a ``serving-ingress`` policy rule."""
-    for rule in pol["spec"].get("ingress") or ():
-        for p in rule.get("from") or ():
-            if "ipBlock" in p:
-                net = ipaddress.ip_network(p["ipBlock"]["cidr"], strict=False)
-                yield Peer(f"clients {net}", kind="ip", ip=str(net.network_address + 1))
-            elif "namespaceSelector" in p:
-                ns = (p["namespaceSelector"].get("matchLabels") or {}).get(facts.NAMESPACE_NAME_LABEL, "other")
-                yield Peer(
-                    f"clients in namespace {ns}", ns, dict((p.get("podSelector") or {}).get("matchLabels") or {})
-                )
+def _client_peers(view: PlanView) -> list[Peer]:
+    """Who the stack says may call its endpoint: ``tenancy.allowedNamespaces`` (a pod of each) and
+    ``tenancy.allowedCidrs`` (an address of each)."""
+    tenancy = view.setting("tenancy") or {}
+    peers = [Peer(f"clients in namespace {ns}", ns) for ns in tenancy.get("allowedNamespaces") or ()]
+    for cidr in tenancy.get("allowedCidrs") or ():
+        net = ipaddress.ip_network(cidr, strict=False)
+        peers.append(Peer(f"clients {net}", kind="ip", ip=str(net.network_address + 1)))
+    return peers
+
+
+def serving_service(view: PlanView) -> tuple[str, str] | None:
+    """(namespace, name) of the Service the stack's clients call, from its settings (None: no clients)."""
+    serving = view.setting("serving") or {}
+    name = serving.get("serviceName") or ef.SERVING_SERVICE.get(str(serving.get("backend")))
+    namespace = (view.setting("workloadIdentity") or {}).get("namespace")
+    return (str(namespace), str(name)) if name and namespace else None
 
 
 def _client_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
-    """Clients allowed by ``serving-ingress`` -> the serving Service's backends on its target port."""
-    for pol in view.kubernetes_objects(POLICY_KIND):
-        if pol["metadata"].get("name") != "serving-ingress":
+    """The stack's allowed clients -> its serving Service's backends, on each port's target port. The flows
+    come from the settings, so a policy missing from the plan fails them rather than making them vanish."""
+    target = serving_service(view)
+    if target is None:
+        return
+    svc = _named(view, "Service", *target)
+    for client in _client_peers(view):
+        if svc is None:
+            missing = Peer(f"{target[0]}/{target[1]} (no such Service)", target[0])
+            yield Flow(client, missing, 0, why="the serving Service the settings name is not in the plan")
             continue
-        ns = pol["metadata"].get("namespace", "default")
-        for svc in _services(view):
-            if svc["metadata"].get("namespace", "default") != ns:
-                continue
-            for client in _client_peers(view, pol):
-                for sp in (svc.get("spec") or {}).get("ports") or ():
-                    # Only the Services in front of the pods the policy opens (not, say, an endpoint picker's).
-                    selected = pol["spec"].get("podSelector") or {}
-                    for dst in (w for w in _service_backends(ws, svc) if selector_matches(selected, w.labels)):
-                        yield Flow(
-                            client,
-                            peer_of(dst),
-                            _target_port(svc, sp["port"]),
-                            why=f"Service {svc['metadata']['name']} port {sp['port']}",
-                        )
+        for sp in (svc.get("spec") or {}).get("ports") or ():
+            for dst in _service_backends(ws, svc):
+                yield Flow(
+                    client, peer_of(dst), _target_port(svc, sp["port"]), why=f"Service {target[1]} port {sp['port']}"
+                )
 
 
 SUBNETWORK_TYPE = "gcp:compute/subnetwork:Subnetwork"
@@ -411,14 +413,14 @@ def _ip_peer(label: str, cidr: str) -> Peer:
 
 def _proxy_cidrs(view: PlanView, gw: Mapping[str, Any]) -> list[str]:
     """Where a regional Gateway's proxies connect from: the plan's active proxy-only subnets, else the
-    range the Gateway's annotation names (a subnet the stack does not create)."""
+    range the stack's settings give for the region's existing one (``gateway.proxyOnlyCidr``)."""
     made = [
         str(r["inputs"]["ipCidrRange"])
         for r in view.of_type(SUBNETWORK_TYPE)
-        if r["inputs"].get("purpose") == gke_gateway.PROXY_ONLY_PURPOSE and r["inputs"].get("role") == "ACTIVE"
+        if r["inputs"].get("purpose") == ef.PROXY_ONLY_PURPOSE and r["inputs"].get("role") == "ACTIVE"
     ]
-    named = (gw["metadata"].get("annotations") or {}).get(gke_gateway.PROXY_SUBNET_ANNOTATION)
-    return made or ([named] if named else [])
+    named = (view.setting("gateway") or {}).get("proxyOnlyCidr")
+    return made or ([str(named)] if named else [])
 
 
 def _named(view: PlanView, kind: str, ns: str, name: str) -> Mapping[str, Any] | None:
@@ -457,10 +459,10 @@ def _gateway_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
         ns = route["metadata"].get("namespace", "default")
         for parent in (route.get("spec") or {}).get("parentRefs") or ():
             gw = _named(view, "Gateway", ns, parent["name"])
-            if gw is None or (gw.get("spec") or {}).get("gatewayClassName") != gke_gateway.GATEWAY_CLASS:
+            if gw is None or (gw.get("spec") or {}).get("gatewayClassName") != ef.GATEWAY_CLASS_REGIONAL_INTERNAL:
                 continue
             sources = [_ip_peer(f"gateway {parent['name']} proxies {c}", c) for c in _proxy_cidrs(view, gw)]
-            checks = [_ip_peer(f"load balancer health checks {c}", c) for c in gke_gateway.HEALTH_CHECK_RANGES]
+            checks = [_ip_peer(f"load balancer health checks {c}", c) for c in ef.HEALTH_CHECK_RANGES]
             for rule in route["spec"].get("rules") or ():
                 for ref in rule.get("backendRefs") or ():
                     for dst, port, why in _route_backends(view, ws, ns, ref):
@@ -498,9 +500,7 @@ def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
                     yield Flow(Peer("kubelet", kind="node"), peer_of(w), number, why=f"{c.name} probe", local=True)
 
 
-COLLECTOR = Peer(
-    f"{gmp.GMP_COLLECTOR_NAMESPACE}/collector", gmp.GMP_COLLECTOR_NAMESPACE, gmp.GMP_COLLECTOR_LABELS, "pod"
-)
+COLLECTOR = Peer(f"{ef.GMP_COLLECTOR_NAMESPACE}/collector", ef.GMP_COLLECTOR_NAMESPACE, ef.GMP_COLLECTOR_LABELS, "pod")
 """Managed Prometheus' collector pods: on the pod network in ``gmp-system``
 (:data:`tpu_serving.observability.GMP_COLLECTOR_LABELS`, from prometheus-engine v0.17.2's DaemonSet)."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,17 @@ class PlanView:
     @property
     def stack(self) -> str:
         return str(self.plan["stack"])
+
+    def setting(self, key: str) -> Any:
+        """The stack's setting ``key`` (``<namespace>:<key>`` in the plan's ``config``, any namespace), parsed as
+        JSON where it is JSON; None when the plan has no such setting."""
+        for name, value in (self.plan.get("config") or {}).items():
+            if str(name).split(":", 1)[-1] == key:
+                try:
+                    return json.loads(value)
+                except (TypeError, ValueError):
+                    return value
+        return None
 
     @property
     def resources(self) -> list[Mapping[str, Any]]:

@@ -30,8 +30,10 @@ def _get(value: Any, path: tuple[str, ...]) -> Any:
 
 
 def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
-    """{api: source} a resource needs, by type and by the features its inputs turn on."""
+    """{api: source} a resource needs, by type, by its Kubernetes kind and by the features its inputs turn on."""
     out = {n.api: n.source for n in facts.API_BY_TYPE.get(resource["type"], ())}
+    if str(resource["type"]).startswith("kubernetes:"):
+        out.update({n.api: n.source for n in facts.KIND_APIS.get(str(resource["inputs"].get("kind", "")), ())})
     if resource["type"] in (CLUSTER, "gcp:container/nodePool:NodePool"):
         for feat in facts.FEATURE_APIS:
             if _get(resource["inputs"], feat.path):

@@ -15,9 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from tpu_serving import machines
-from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, parse_quantity, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -27,17 +26,14 @@ ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
 
 
 def allocatable(machine_type: str) -> Resources | None:
-    """What a node of ``machine_type`` offers pods: GKE's allocatable (see :mod:`components.machines`)
-    less the allowance for GKE's own DaemonSets, and its TPU chips; None for an unknown type."""
-    machine = machines.machine(machine_type)
-    if machine is None:
+    """What a node of ``machine_type`` offers pods: GKE's allocatable (see :mod:`.machine_facts`) less the
+    allowance for GKE's own DaemonSets, and its TPU chips; None for an unknown type."""
+    known = M.allocatable(machine_type)
+    if known is None:
         return None
-    tpu = MACHINE_TYPES[machine_type].chips_per_vm if machine_type in MACHINE_TYPES else 0
-    return Resources(
-        machine.allocatable_cpu - machines.SYSTEM_CPU,
-        machine.allocatable_memory - machines.SYSTEM_MEMORY_BYTES,
-        float(tpu),
-    )
+    cpu, memory = known
+    tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
+    return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
 
 
 @dataclass(frozen=True)
@@ -104,16 +100,16 @@ def node_pools(view: PlanView) -> list[NodePool]:
             )
             for t in config.get("taints") or ()
         ]
-        if mt in MACHINE_TYPES:
-            catalog = MACHINE_TYPES[mt]
-            topology = (inputs.get("placementPolicy") or {}).get("tpuTopology") or catalog.topologies[0]
-            labels[F.TPU_ACCELERATOR_LABEL] = catalog.generation.gke_accelerator
+        if mt in M.TPU_MACHINES:
+            tpu_vm = M.TPU_MACHINES[mt]
+            topology = (inputs.get("placementPolicy") or {}).get("tpuTopology") or tpu_vm.single_host_topology
+            labels[F.TPU_ACCELERATOR_LABEL] = tpu_vm.accelerator
             labels[F.TPU_TOPOLOGY_LABEL] = topology
             taints.append(F.TPU_TAINT)
         if config.get("spot"):
             labels[F.SPOT_LABEL] = "true"
         placement = inputs.get("placementPolicy") or {}
-        slice_vms = nodes if mt in MACHINE_TYPES and placement.get("tpuTopology") else None
+        slice_vms = nodes if mt in M.TPU_MACHINES and placement.get("tpuTopology") else None
         pools.append(
             NodePool(
                 name,
@@ -348,12 +344,24 @@ def quotas(view: PlanView) -> list[Quota]:
     return out
 
 
+def _fmt_cpu(x: float) -> str:
+    return f"{x:g} CPU"
+
+
+def _fmt_memory(x: float) -> str:
+    return f"{x / F.GIB:.1f} GiB"
+
+
+def _fmt_tpu(x: float) -> str:
+    return f"{x:g} TPU"
+
+
 def _over(used: Resources, quota: Quota) -> list[str]:
     out = []
     for res, limit, fmt in (
-        ("cpu", quota.cpu, lambda x: f"{x:g} CPU"),
-        ("memory", quota.memory, lambda x: f"{x / F.GIB:.1f} GiB"),
-        ("tpu", quota.tpu, lambda x: f"{x:g} TPU"),
+        ("cpu", quota.cpu, _fmt_cpu),
+        ("memory", quota.memory, _fmt_memory),
+        ("tpu", quota.tpu, _fmt_tpu),
     ):
         value = getattr(used, res)
         if limit is not None and value > limit + 1e-6:

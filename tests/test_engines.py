@@ -1,0 +1,83 @@
+"""Engine conformance (``make check``'s ``engines``): vLLM TPU containers against the image's release tables."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.conftest import plan_of
+from tpu_serving_tools.conformance import category, table
+from tpu_serving_tools.conformance import vllm as conformance
+from tpu_serving_tools.runtime.planview import PlanView
+
+VLLM_STACKS = ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16"]
+
+
+def _view(stack: str) -> PlanView:
+    return PlanView(copy.deepcopy(plan_of(stack).as_json()))
+
+
+def _containers(view: PlanView) -> list[dict]:
+    (lws,) = [r["inputs"] for r in view.resources if r["type"].endswith(":LeaderWorkerSet")]
+    t = lws["spec"]["leaderWorkerTemplate"]
+    return [c for role in ("leaderTemplate", "workerTemplate") for c in t[role]["spec"]["containers"]]
+
+
+@pytest.mark.parametrize("stack", VLLM_STACKS)
+def test_engines_every_vllm_container_sets_only_what_its_release_reads(stack):
+    result = category.check(_view(stack))
+    assert result.total == 2  # leader and worker
+    assert result.failures() == []
+
+
+def test_engines_a_variable_nothing_reads_fails():
+    view = _view(VLLM_STACKS[0])
+    for c in _containers(view):
+        c["env"].append({"name": "TPU_BACKEND_TYPE", "value": "jax"})
+        c["env"].append({"name": "RAY_num_heartbeats_timeout", "value": "300000"})
+    reasons = [f.reason for f in category.check(view).failures()]
+    assert len(reasons) == 2 and all("env TPU_BACKEND_TYPE: read by nothing" in r for r in reasons)
+    assert all("env RAY_num_heartbeats_timeout: read by nothing" in r for r in reasons)
+
+
+def test_engines_a_misspelt_serve_flag_and_a_foreign_image_fail():
+    view = _view(VLLM_STACKS[0])
+    leader = _containers(view)[0]
+    leader["args"][0] = leader["args"][0].replace("--max-model-len=", "--max-model-length=")
+    leader["image"] = "docker.io/vllm/vllm-tpu:v0.32.0"
+    (failure,) = category.check(view).failures()
+    assert "vllm serve --max-model-length: no such flag in vllm 0.21.0" in failure.reason
+    assert "is not vllm/vllm-tpu:v0.21.0" in failure.reason
+
+
+def test_engines_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_takes():
+    """multi-node-serving.sh gives up after ray_init_timeout (300 s by default); the group may take its whole
+    startup window to come up, so leader and worker wait that long."""
+    plan = plan_of(VLLM_STACKS[0])
+    leader, worker = _containers(PlanView(plan.as_json()))
+    (lws,) = [r for r in plan.resources if r.type.endswith(":LeaderWorkerSet")]
+    window = lws.inputs["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]["startupProbe"]
+    seconds = window["periodSeconds"] * window["failureThreshold"]
+    assert f"--ray_init_timeout={seconds}" in leader["args"][0] and f"--ray_init_timeout={seconds}" in worker["args"][0]
+    assert "--ray_init_timeout" in conformance.RAY_BOOTSTRAP_FLAGS
+
+
+@pytest.mark.parametrize("name", ["vllm-0.21.0", "tpu-inference-0.21.0", "ray-2.60.0"])
+def test_engines_tables_carry_their_provenance(name):
+    t = table.load(name)
+    assert t.source["artefact"].startswith("PyPI ") and len(t.source["sha256"]) == 64
+    assert t.source["by"] == "tools/conformance/extract_vllm.py" and t.source["extracted"]
+    assert t.flags or t.env
+
+
+def test_engines_versions_that_must_agree_do_agree():
+    """The image tag, the vllm-tpu wheel, the tpu-inference release it requires and the tables are one chain;
+    the library's default image is that image."""
+    from tpu_serving.vllm_serving import DEFAULT_IMAGE
+
+    pins = conformance.PINS
+    assert pins.image.endswith(f":v{pins.vllm_tpu}")
+    t = conformance.tables()
+    assert (t.vllm.version, t.tpu_inference.version, t.ray.version) == (pins.vllm_tpu, pins.tpu_inference, pins.ray)
+    assert DEFAULT_IMAGE.endswith(pins.image), (DEFAULT_IMAGE, pins.image)

@@ -1,0 +1,95 @@
+"""The runtime model keeps its own facts (tools/runtime: machine_facts, engine_facts), never imported from the
+library. These tests hold the two apart: they agree entry by entry, and a library constant changed alone
+makes ``make check`` fail."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.conftest import ROOT
+from tpu_serving import catalog, machines, observability, pathways_serving, pathways_workload, saxml_serving
+from tpu_serving import gateway as library_gateway
+from tpu_serving.backends import jetstream_pathways
+from tpu_serving.backends import vllm as vllm_backend
+from tpu_serving_tools.check import run_checks
+from tpu_serving_tools.offline import preview_stack
+from tpu_serving_tools.runtime import engine_facts as ef
+from tpu_serving_tools.runtime import machine_facts as mf
+from tpu_serving_tools.runtime.planview import PlanView
+
+
+@pytest.mark.parametrize("name", sorted(mf.TPU_MACHINES))
+def test_facts_agree_tpu_machines(name):
+    fact, lib, mt = mf.TPU_MACHINES[name], machines.machine(name), catalog.MACHINE_TYPES[name]
+    assert lib is not None
+    assert (fact.vcpus, fact.memory_gib) == (lib.vcpus, lib.memory_gib)
+    assert (fact.chips, fact.accelerator) == (mt.chips_per_vm, mt.generation.gke_accelerator)
+    assert fact.single_host_topology in mt.topologies
+
+
+def test_facts_agree_general_machines_and_allocatable():
+    names = [f"{family}-{n}" for family, (_, sizes) in mf.GENERAL_FAMILIES.items() for n in sizes]
+    names += sorted(mf.TPU_MACHINES)
+    for name in names:
+        lib = machines.machine(name)
+        assert lib is not None, name
+        cpu, memory = mf.allocatable(name) or (0.0, 0.0)
+        assert cpu == pytest.approx(lib.allocatable_cpu) and memory == pytest.approx(lib.allocatable_memory), name
+    assert (mf.SYSTEM_CPU, mf.SYSTEM_MEMORY_BYTES) == (machines.SYSTEM_CPU, machines.SYSTEM_MEMORY_BYTES)
+    # what the library knows beyond the model's table is a machine type the model cannot place pods on
+    assert mf.shape("n2-standard-3") is None and mf.allocatable("x1-made-up-8") is None
+
+
+def test_facts_agree_engine_ports_roles_and_gke_constants():
+    assert (ef.SAX_ADMIN, ef.SAX_MODEL, ef.SAX_HTTP) == (
+        saxml_serving.ADMIN,
+        saxml_serving.MODEL_JOB,
+        saxml_serving.HTTP,
+    )
+    assert (ef.SAX_ADMIN_PORT, ef.SAX_MODEL_PORT) == (saxml_serving.ADMIN_PORT, saxml_serving.MODEL_PORT)
+    assert ef.PATHWAYS_WORKER_PORT == pathways_serving.WORKER_PORT
+    assert ef.PATHWAYS_PROXY_PORT == pathways_workload.PROXY_PORT
+    assert ef.GMP_COLLECTOR_NAMESPACE == observability.GMP_COLLECTOR_NAMESPACE
+    assert dict(ef.GMP_COLLECTOR_LABELS) == dict(observability.GMP_COLLECTOR_LABELS)
+    assert ef.GATEWAY_CLASS_REGIONAL_INTERNAL == library_gateway.GATEWAY_CLASS
+    assert ef.PROXY_ONLY_PURPOSE == library_gateway.PROXY_ONLY_PURPOSE
+    assert tuple(ef.HEALTH_CHECK_RANGES) == tuple(library_gateway.HEALTH_CHECK_RANGES)
+    assert ef.SERVING_SERVICE["vllm"] == vllm_backend.VllmServingConfig.model_fields["service_name"].default
+    assert ef.SERVING_SERVICE["jetstream-pathways"] == (
+        jetstream_pathways.PathwaysServingConfig.model_fields["service_name"].default
+    )
+    assert ef.SERVING_SERVICE["saxml"] == saxml_serving.HTTP_SERVICE
+
+
+def _failures(stack: str) -> list[str]:
+    plan = preview_stack(ROOT, stack).as_json()
+    return [f"[{r.category}] {f.subject}: {f.reason}" for r in run_checks(PlanView(plan)) for f in r.failures()]
+
+
+def test_facts_a_library_accelerator_label_changed_alone_fails_make_check(monkeypatch):
+    for name, mt in list(catalog.MACHINE_TYPES.items()):
+        if mt.generation.gke_accelerator == "tpu-v6e-slice":
+            wrong = dataclasses.replace(mt.generation, gke_accelerator="tpu-v6e-podslice")
+            monkeypatch.setitem(catalog.MACHINE_TYPES, name, dataclasses.replace(mt, generation=wrong))
+    failures = _failures("vllm-llama31-405b-v6e16")
+    assert failures and all(f.startswith("[scheduling] pod ") for f in failures)
+    assert "no node pool has labels {'cloud.google.com/gke-tpu-accelerator': 'tpu-v6e-podslice'" in failures[0]
+
+
+def test_facts_library_collector_labels_changed_alone_fail_make_check(monkeypatch):
+    from tpu_serving import tenancy
+
+    monkeypatch.setattr(tenancy, "GMP_COLLECTOR_LABELS", {"app": "prometheus-collector"})
+    failures = _failures("vllm-llama33-70b-v5e16")
+    assert failures and all(f.startswith("[network] flow gmp-system/collector -> ") for f in failures)
+
+
+def test_facts_library_health_check_ranges_changed_alone_fail_make_check(monkeypatch):
+    from tpu_serving import deployment
+
+    monkeypatch.setattr(deployment, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
+    monkeypatch.setattr(library_gateway, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
+    failures = _failures("vllm-llama33-70b-v5e16")
+    assert failures and all("load balancer health checks 130.211.0.0/22" in f for f in failures)

@@ -1,0 +1,91 @@
+"""The runtime model's ``objects`` (what controllers create) and ``coverage`` (no empty pass) categories, and a
+plan from before the fixes failing every category it should."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import plan_of
+from tpu_serving_tools.check import run_checks
+from tpu_serving_tools.runtime import coverage, objects
+from tpu_serving_tools.runtime.planview import PlanView
+
+FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
+
+
+def _view(stack: str) -> PlanView:
+    return PlanView(copy.deepcopy(plan_of(stack).as_json()))
+
+
+def _failures(view: PlanView) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for r in run_checks(view):
+        for f in r.failures():
+            out.setdefault(r.category, []).append(f"{f.subject}: {f.reason}")
+    return out
+
+
+def test_objects_vllm_plan_before_the_fix_fails_where_a_real_cluster_would():
+    """vllm-llama33-70b-v5e16 as it was: its Service took the LeaderWorkerSet's name, the InferencePool's API was
+    off, the alert policies would be refused, and the pods set variables nothing reads."""
+    view = PlanView(json.loads((FIXTURES / "vllm-llama33-70b-before-fix.plan.json").read_text()))
+    failed = _failures(view)
+    (collision,) = failed["objects"]
+    assert collision.startswith("object Service vllm-llama70b/vllm of LeaderWorkerSet/vllm")
+    assert "per-pod DNS" in collision
+    assert any("networkservices.googleapis.com" in f for f in failed["prerequisites"])
+    assert len(failed["admission"]) == 3 and len(failed["engines"]) == 2
+
+
+def test_objects_lws_headless_service_is_created_when_nothing_takes_its_name():
+    view = _view("vllm-llama33-70b-v5e16")
+    (created,) = objects.created_objects(view)
+    assert (created.kind, created.namespace, created.name) == ("Service", "vllm-llama70b", "vllm")
+    assert objects.check(view).failures() == []
+
+
+def test_objects_a_service_named_like_a_jobset_or_a_jobset_like_a_pathwaysjob_collides():
+    view = _view("saxml-175b-v5e32x2")
+    (js,) = [r for r in view.resources if r["type"].endswith(":JobSet")]
+    svc = copy.deepcopy(next(r for r in view.resources if r["type"] == "kubernetes:core/v1:Service"))
+    svc["inputs"]["metadata"] = {**svc["inputs"]["metadata"], "name": js["inputs"]["metadata"]["name"]}
+    view.plan["resources"].append(svc)
+    (failure,) = objects.check(view).failures()
+    assert failure.subject.startswith("object Service") and "jobset_controller.go" in failure.reason
+
+    view = _view("pathwaysjob-batch-v6e16")
+    (pw,) = [r for r in view.resources if r["type"].endswith(":PathwaysJob")]
+    twin = copy.deepcopy(pw)
+    twin["type"] = "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"
+    twin["inputs"] = {**twin["inputs"], "kind": "JobSet", "apiVersion": "jobset.x-k8s.io/v1alpha2"}
+    view.plan["resources"].append(twin)
+    failures = objects.check(view).failures()
+    assert any(f.subject.startswith("object JobSet") and "pathwaysjob_controller.go" in f.reason for f in failures)
+
+
+def test_coverage_an_empty_plan_fails_every_category_it_examines():
+    failed = _failures(PlanView({"stack": "empty", "resources": [], "outputs": {}}))
+    assert {f.split(":")[0] for f in failed["coverage"]} == {
+        "coverage resources",
+        *(f"coverage {c}" for c in coverage.EXAMINING),
+    }
+
+
+def test_coverage_tpu_slices_without_a_pod_using_them_fail():
+    view = _view("vllm-llama31-405b-v6e16")
+    (lws,) = [r for r in view.resources if r["type"].endswith(":LeaderWorkerSet")]
+    lws["inputs"]["spec"]["replicas"] = 0
+    failures = {f.subject: f.reason for f in coverage.check(view, run_checks(view)[:-1]).failures()}
+    assert "no pod requests google.com/tpu" in failures["coverage tpu pods"]
+    # with no pods, no flow or identity is examined either: each says so instead of passing empty
+    assert failures["coverage network"] == failures["coverage identity"] == "examined nothing"
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama33-70b-v5e16", "pathwaysjob-batch-v6e16"])
+def test_coverage_shipped_stacks_examine_something_in_every_category(stack):
+    result = coverage.check(_view(stack), run_checks(_view(stack))[:-1])
+    assert result.failures() == [] and result.total >= 7

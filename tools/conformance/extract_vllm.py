@@ -1,0 +1,149 @@
+"""Extract the vLLM TPU image's engine tables from the published wheels: ``python -m tpu_serving_tools.conformance.extract_vllm``.
+
+Downloads (``pip download --no-deps``) the wheels of :data:`tpu_serving_tools.conformance.vllm.PINS` and
+writes ``tables/vllm-<v>.json``, ``tables/tpu-inference-<v>.json`` and ``tables/ray-<v>.json``:
+
+- vLLM: the ``--flags`` of ``vllm serve`` (every string literal given to an ``add_argument`` call in
+  ``vllm/engine/arg_utils.py`` and ``vllm/entrypoints/openai/cli_args.py``, and the fields of the
+  ``*FrontendArgs`` config classes, which vLLM turns into ``--kebab-case`` flags) and the environment
+  variables of ``vllm/envs.py`` (the keys of ``environment_variables``);
+- tpu-inference: the keys of ``environment_variables`` in ``tpu_inference/envs.py``;
+- Ray: the ``RAY_*`` variables its Python reads (``os.environ``/``os.getenv`` string literals) and, for the
+  ``RAY_<name>`` overrides of its C++ ``RayConfig``, every snake_case identifier in ``ray/_raylet.so``: a
+  config the binary does not name is certainly not read (presence is necessary, not sufficient).
+
+Files are parsed, never imported (vLLM needs torch and a TPU to import). Each table records the wheel's
+file name, sha256, the files read and the date.
+"""
+
+from __future__ import annotations
+
+import ast
+import datetime
+import hashlib
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from tpu_serving_tools.conformance.table import TABLES, Table, dump
+from tpu_serving_tools.conformance.vllm import PINS
+
+SNAKE = re.compile(rb"(?<=\x00)[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?=\x00)")
+"""A whole NUL-terminated snake_case string literal of the binary."""
+
+
+def download(requirement: str, dest: Path, *extra: str) -> Path:
+    """The wheel of ``requirement`` (``name==version``), fetched from PyPI by pip."""
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            *extra,
+            "-d",
+            str(dest),
+            requirement,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    name = requirement.split("==")[0].replace("-", "_")
+    (wheel,) = [p for p in dest.glob("*.whl") if p.name.lower().startswith(name.lower())]
+    return wheel
+
+
+def _source(wheel: Path, files: list[str]) -> dict[str, str]:
+    return {
+        "artefact": f"PyPI {wheel.name}",
+        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        "files": ", ".join(files),
+        "extracted": datetime.date.today().isoformat(),
+        "by": "tools/conformance/extract_vllm.py",
+    }
+
+
+def _dict_keys(source: str, variable: str) -> set[str]:
+    """String keys of the module-level dict literal assigned to ``variable``."""
+    for node in ast.walk(ast.parse(source)):
+        target: ast.expr | None = None
+        value: ast.expr | None = None
+        if isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        if isinstance(target, ast.Name) and target.id == variable and isinstance(value, ast.Dict):
+            return {k.value for k in value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    raise ValueError(f"no dict literal {variable}")
+
+
+def _cli_flags(source: str) -> set[str]:
+    """``--flags`` given to ``add_argument`` and the fields of ``*FrontendArgs`` classes, as flags."""
+    flags: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "add_argument":
+            flags |= {str(a.value) for a in node.args if isinstance(a, ast.Constant) and str(a.value).startswith("-")}
+        if isinstance(node, ast.ClassDef) and node.name.endswith("FrontendArgs"):
+            for item in node.body:
+                if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+                    flags.add("--" + item.target.id.replace("_", "-"))
+    return flags
+
+
+def vllm_table(wheel: Path, version: str) -> Table:
+    files = ["vllm/engine/arg_utils.py", "vllm/entrypoints/openai/cli_args.py", "vllm/envs.py"]
+    with zipfile.ZipFile(wheel) as z:
+        text = {f: z.read(f).decode() for f in files}
+    flags = _cli_flags(text[files[0]]) | _cli_flags(text[files[1]])
+    env = _dict_keys(text[files[2]], "environment_variables")
+    return Table("vllm", version, _source(wheel, files), frozenset(flags), frozenset(env), frozenset())
+
+
+def tpu_inference_table(wheel: Path, version: str) -> Table:
+    files = ["tpu_inference/envs.py"]
+    with zipfile.ZipFile(wheel) as z:
+        env = _dict_keys(z.read(files[0]).decode(), "environment_variables")
+    return Table("tpu-inference", version, _source(wheel, files), frozenset(), frozenset(env), frozenset())
+
+
+def ray_table(wheel: Path, version: str) -> Table:
+    env: set[str] = set()
+    configs: set[str] = set()
+    read = re.compile(r"""(?:environ\.get|getenv|environ\[)\(?\s*["'](RAY_[A-Za-z0-9_]+)["']""")
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.startswith("ray/") and name.endswith(".py"):
+                env |= set(read.findall(z.read(name).decode(errors="replace")))
+        configs = {m.decode() for m in SNAKE.findall(z.read("ray/_raylet.so"))}
+    files = ["ray/**/*.py (RAY_* reads)", "ray/_raylet.so (RayConfig names)"]
+    return Table("ray", version, _source(wheel, files), frozenset(), frozenset(env), frozenset(configs))
+
+
+def main() -> int:
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp)
+        tables = [
+            vllm_table(download(f"vllm-tpu=={PINS.vllm_tpu}", d), PINS.vllm_tpu),
+            tpu_inference_table(download(f"tpu-inference=={PINS.tpu_inference}", d), PINS.tpu_inference),
+            ray_table(
+                download(f"ray=={PINS.ray}", d, "--python-version", "3.11", "--platform", "manylinux2014_x86_64"),
+                PINS.ray,
+            ),
+        ]
+    for t in tables:
+        path = TABLES / f"{t.program}-{t.version}.json"
+        path.write_text(dump(t))
+        print(
+            f"wrote {path.relative_to(TABLES.parent.parent.parent)}: {len(t.flags)} flags, {len(t.env)} env, "
+            f"{len(t.config_keys)} config names"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""One program's settings at one release, as extracted from its published artefact."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+TABLES = Path(__file__).resolve().parent / "tables"
+
+
+@dataclass(frozen=True)
+class Table:
+    """The flags, environment variables and config keys a program reads, at one release."""
+
+    program: str
+    version: str
+    source: dict[str, str]
+    """Where the table was extracted from: artefact, its sha256, the files read, and when."""
+    flags: frozenset[str]
+    env: frozenset[str]
+    config_keys: frozenset[str]
+
+
+def load(name: str) -> Table:
+    """The table ``tables/<name>.json``."""
+    doc = json.loads((TABLES / f"{name}.json").read_text())
+    return Table(
+        program=str(doc["program"]),
+        version=str(doc["version"]),
+        source={str(k): str(v) for k, v in doc["source"].items()},
+        flags=frozenset(doc.get("flags", ())),
+        env=frozenset(doc.get("env", ())),
+        config_keys=frozenset(doc.get("config_keys", ())),
+    )
+
+
+def dump(table: Table) -> str:
+    """The JSON of ``table``, sorted, as the extraction scripts write it."""
+    doc = {
+        "program": table.program,
+        "version": table.version,
+        "source": table.source,
+        "flags": sorted(table.flags),
+        "env": sorted(table.env),
+        "config_keys": sorted(table.config_keys),
+    }
+    return json.dumps(doc, indent=1) + "\n"

@@ -1,0 +1,122 @@
+"""vLLM TPU containers: their ``vllm serve`` flags, Ray bootstrap flags and environment, against the image's release."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving_tools.conformance.table import Table, load
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import Finding
+
+
+@dataclass(frozen=True)
+class Pins:
+    """What the vLLM TPU image of a tag carries, and where that is written."""
+
+    image: str
+    vllm_tpu: str
+    tpu_inference: str
+    ray: str
+    source: str
+
+
+PINS = Pins(
+    image="vllm/vllm-tpu:v0.21.0",
+    vllm_tpu="0.21.0",
+    tpu_inference="0.21.0",
+    ray="2.60.0",
+    source=(
+        "the image is vLLM TPU's release v0.21.0 (tag = the vllm-tpu wheel's version); PyPI vllm_tpu-0.21.0 METADATA: "
+        "Requires-Dist tpu-inference==0.21.0 and ray[default] without a version, so the image's Ray is the release "
+        "current when it was built: the table is Ray 2.60.0, the newest on PyPI when extracted (2026-11-23), and a "
+        "name it lacks was not read by the Ray releases before it either"
+    ),
+)
+"""The release chain of the vLLM TPU image the model checks against (tables/*-<version>.json)."""
+
+RAY_BOOTSTRAP_FLAGS = frozenset({"--ray_port", "--ray_cluster_size", "--ray_address", "--ray_init_timeout"})
+"""Flags of vLLM's ``multi-node-serving.sh`` (``leader`` and ``worker``): vllm-project/vllm
+examples/online_serving/multi-node-serving.sh (the ``case "$1"`` arms of both subcommands); others are
+passed on to ``ray start``."""
+
+OTHER_ENV: Mapping[str, str] = {
+    "HF_HUB_OFFLINE": "huggingface_hub reads it (src/huggingface_hub/constants.py; docs: package_reference/environment_variables)",
+    "HF_TOKEN": "huggingface_hub reads it (src/huggingface_hub/constants.py; docs: package_reference/environment_variables)",
+    "LWS_GROUP_INDEX": (
+        "not read by a program: the kubelet expands $(LWS_GROUP_INDEX) in later variables of the container "
+        "(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables)"
+    ),
+}
+"""Variables of vLLM containers read by something other than vLLM, tpu-inference or Ray, with the reader."""
+
+
+@dataclass(frozen=True)
+class Tables:
+    vllm: Table
+    tpu_inference: Table
+    ray: Table
+
+
+def tables() -> Tables:
+    return Tables(load(f"vllm-{PINS.vllm_tpu}"), load(f"tpu-inference-{PINS.tpu_inference}"), load(f"ray-{PINS.ray}"))
+
+
+def _containers(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(label, container) of every vLLM TPU container in the plan's LeaderWorkerSets."""
+    for lws in view.kubernetes_objects("LeaderWorkerSet"):
+        template = lws["spec"]["leaderWorkerTemplate"]
+        for role in ("leaderTemplate", "workerTemplate"):
+            for c in (template.get(role) or {}).get("spec", {}).get("containers", ()):
+                if "vllm/vllm-tpu:" in str(c.get("image", "")):
+                    yield f"{lws['metadata']['name']} {role[: -len('Template')]} {c['name']}", c
+
+
+def reader(name: str, t: Tables) -> str | None:
+    """Which program of the image reads environment variable ``name`` (None: nothing known does)."""
+    if name in t.vllm.env:
+        return f"vllm {t.vllm.version}"
+    if name in t.tpu_inference.env:
+        return f"tpu-inference {t.tpu_inference.version}"
+    if name.startswith("RAY_") and (name in t.ray.env or name[4:] in t.ray.config_keys):
+        return f"ray {t.ray.version}"
+    return OTHER_ENV.get(name)
+
+
+def _serve_flags(script: str) -> tuple[list[str], list[str]]:
+    """(``vllm serve`` flags, Ray bootstrap flags) of a container's shell script."""
+    serve, bootstrap = [], []
+    for part in script.split("&&"):
+        words = shlex.split(part.replace("$(", "(").replace(";", " ; "))
+        flags = [w.split("=", 1)[0] for w in words if w.startswith("--")]
+        if "serve" in words and "vllm" in words:
+            serve += flags
+        elif any(w in ("leader", "worker") for w in words):
+            bootstrap += flags
+    return serve, bootstrap
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """Per vLLM container: its image is the pinned release, and every flag and variable it sets is read."""
+    t = tables()
+    out = []
+    for label, c in _containers(view):
+        subject = f"engine {label}"
+        problems = []
+        tag = str(c["image"]).rsplit("/", 2)[-2:]
+        if "/".join(tag) != PINS.image:
+            problems.append(f"image {c['image']} is not {PINS.image}, the release the tables describe")
+        for e in c.get("env") or ():
+            if reader(str(e["name"]), t) is None:
+                problems.append(f"env {e['name']}: read by nothing in vllm, tpu-inference or ray of {PINS.image}")
+        script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])
+        serve, bootstrap = _serve_flags(script)
+        problems += [f"vllm serve {f}: no such flag in vllm {t.vllm.version}" for f in serve if f not in t.vllm.flags]
+        problems += [f"{f}: not a flag of multi-node-serving.sh" for f in bootstrap if f not in RAY_BOOTSTRAP_FLAGS]
+        n = len(c.get("env") or ()) + len(serve) + len(bootstrap)
+        out.append(
+            Finding(subject, not problems, "; ".join(problems) or f"{n} flags and variables, each read by the image")
+        )
+    return out

@@ -1,0 +1,52 @@
+"""``coverage``: a plan that gives the other categories nothing to examine fails, rather than passing empty.
+
+An empty plan, a serving stack whose TPU slices no pod would use (no serving pods, zero replicas), or a
+category that examined nothing would otherwise report "all passed" over zero subjects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import pods_of
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
+
+EXAMINING: tuple[str, ...] = ("scheduling", "network", "ports", "identity", "prerequisites", "admission")
+"""Categories that must examine at least one subject in any plan that declares resources."""
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def _tpu_pools(view: PlanView) -> list[str]:
+    """Node pools of TPU machine types (``ct*``: the Cloud TPU VM families) in the plan."""
+    return [
+        str(r["name"])
+        for r in view.of_type(NODE_POOL)
+        if str((r["inputs"].get("nodeConfig") or {}).get("machineType", "")).startswith("ct")
+    ]
+
+
+def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
+    """What the other categories examined, judged: nothing examined is a failure."""
+    found = [Finding("coverage resources", bool(view.resources), f"{len(view.resources)} resource(s) in the plan")]
+    by_name = {r.category: r for r in results}
+    for name in EXAMINING:
+        total = by_name[name].total if name in by_name else 0
+        found.append(
+            Finding(f"coverage {name}", total > 0, f"{total} subject(s) examined" if total else "examined nothing")
+        )
+    tpu_pools = _tpu_pools(view)
+    if tpu_pools:
+        tpu_pods = [p for p in pods_of(view) if any(c.requests.tpu > 0 for c in p.containers)]
+        found.append(
+            Finding(
+                "coverage tpu pods",
+                bool(tpu_pods),
+                f"{len(tpu_pods)} pod(s) use the TPU slices"
+                if tpu_pods
+                else f"{len(tpu_pools)} TPU node pool(s) ({', '.join(tpu_pools)}) but no pod requests google.com/tpu "
+                "(no serving workload, or zero replicas)",
+            )
+        )
+    return CategoryResult("coverage", found)

@@ -1,0 +1,107 @@
+"""``objects``: the objects the controllers create that the plan never declares, and what collides with them.
+
+A controller that finds an object of the name it wants already there does not create its own: a
+Service of ours named like a LeaderWorkerSet takes the place of the headless Service that gives the
+group's pods their DNS names. Each controller-created object is modelled from the controller's source,
+and a declared object of the same kind, namespace and name fails.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
+
+LWS_HEADLESS = (
+    "kubernetes-sigs/lws@v0.10.0 pkg/utils/controller/controller_utils.go:33-60 (CreateHeadlessServiceIfNotExists: "
+    "a headless Service named after the LeaderWorkerSet, created only when no Service of that name exists)"
+)
+JOBSET_HEADLESS = (
+    "kubernetes-sigs/jobset@v0.12.0 pkg/controllers/jobset_controller.go:790-813 (createHeadlessSvcIfNecessary: "
+    "a headless Service named GetSubdomain(js), :1090-1098 spec.network.subdomain or the JobSet's name, when "
+    "enableDNSHostnames, which pkg/webhooks/jobset_webhook.go:133-134 defaults to true; created only when none exists)"
+)
+PATHWAYSJOB_JOBSET = (
+    "google/pathways-job@v0.1.4 internal/controller/pathwaysjob_controller.go:228-280 (createJobSet: a JobSet "
+    "named after the PathwaysJob, pw.GetName(), in its namespace)"
+)
+
+
+@dataclass(frozen=True)
+class Created:
+    """An object a controller creates for a declared owner."""
+
+    kind: str
+    namespace: str
+    name: str
+    owner: str
+    source: str
+    why: str
+    """What breaks when it is not created."""
+
+
+def _jobset_service(js: Mapping[str, Any], owner: str, source: str) -> Iterator[Created]:
+    network = js.get("spec", {}).get("network") or {}
+    if network.get("enableDNSHostnames", True) is False:
+        return
+    name = network.get("subdomain") or js["metadata"]["name"]
+    why = "the JobSet's pods lose their DNS hostnames (<job>-<index>.<subdomain>)"
+    yield Created("Service", js["metadata"].get("namespace", "default"), name, owner, source, why)
+
+
+def created_objects(view: PlanView) -> list[Created]:
+    """Every object the LeaderWorkerSet, JobSet and PathwaysJob controllers create for the plan's objects."""
+    out: list[Created] = []
+    for lws in view.kubernetes_objects("LeaderWorkerSet"):
+        meta = lws["metadata"]
+        why = f"per-pod DNS ({meta['name']}-0.{meta['name']}.<namespace>, LWS_LEADER_ADDRESS) never resolves"
+        out.append(
+            Created(
+                "Service",
+                meta.get("namespace", "default"),
+                meta["name"],
+                f"LeaderWorkerSet/{meta['name']}",
+                LWS_HEADLESS,
+                why,
+            )
+        )
+    for js in view.kubernetes_objects("JobSet"):
+        out += _jobset_service(js, f"JobSet/{js['metadata']['name']}", JOBSET_HEADLESS)
+    for pw in view.kubernetes_objects("PathwaysJob"):
+        meta = pw["metadata"]
+        owner, ns = f"PathwaysJob/{meta['name']}", meta.get("namespace", "default")
+        out.append(Created("JobSet", ns, meta["name"], owner, PATHWAYSJOB_JOBSET, "the PathwaysJob never runs"))
+        generated = {"metadata": {"name": meta["name"], "namespace": ns}, "spec": {}}
+        out += _jobset_service(generated, f"{owner} (its JobSet)", JOBSET_HEADLESS)
+    return out
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """One finding per controller-created object: created, or kept from being created by a declared one."""
+    declared = {
+        (str(o["kind"]), str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
+        for o in view.kubernetes_objects()
+        if isinstance(o.get("metadata"), Mapping) and "name" in o["metadata"]
+    }
+    out = []
+    for c in created_objects(view):
+        subject = f"object {c.kind} {c.namespace}/{c.name} of {c.owner}"
+        if (c.kind, c.namespace, c.name) in declared:
+            out.append(
+                Finding(
+                    subject,
+                    False,
+                    f"the plan declares a {c.kind} of that name, so the controller does not "
+                    f"create its own: {c.why} ({c.source})",
+                )
+            )
+        else:
+            out.append(Finding(subject, True, "created by its controller; nothing declared in its place"))
+    return out
+
+
+def check(view: PlanView) -> CategoryResult:
+    return CategoryResult("objects", findings(view))

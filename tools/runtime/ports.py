@@ -1,0 +1,119 @@
+"""``ports``: does every port the plan points at land on a port a container declares?
+
+A probe, a Service's ``targetPort``, a NetworkPolicy rule's port and a ``--*_port=`` argument each name a port
+that some container must serve; one that no container of the pods concerned declares is a typo or a drift
+between two places, and on a real cluster a probe or Service aimed at it fails. Named ports resolve against
+the destination container's ``ports[].name`` (https://kubernetes.io/docs/concepts/services-networking/service/
+#field-spec-ports, NetworkPolicy ``port`` "a numerical or named port on a pod").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+from tpu_serving_tools.runtime.network import selector_matches
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
+
+PORT_ARG = re.compile(r"--(?P<flag>[a-z_]*port)=(?P<port>\d+)\b")
+"""A ``--x_port=N`` / ``--port=N`` argument: the program listens on (or serves) N."""
+
+
+def _declared(containers: Iterable[Container]) -> set[int]:
+    return {p for c in containers for p in c.ports}
+
+
+def _resolve(port: int | str, containers: Iterable[Container]) -> int | None:
+    """A numeric port, or a named one resolved against the containers' named ports (None: no such name)."""
+    if isinstance(port, int) or str(port).isdigit():
+        return int(port)
+    return next((c.named_ports[str(port)] for c in containers if str(port) in c.named_ports), None)
+
+
+def _unique_pods(view: PlanView) -> list[Pod]:
+    seen: dict[tuple[str, str], Pod] = {}
+    for pod in pods_of(view):
+        seen.setdefault((pod.owner, pod.role), pod)
+    return list(seen.values())
+
+
+def _probe_findings(pods: list[Pod]) -> Iterator[Finding]:
+    for pod in pods:
+        for c in pod.containers:
+            for port in c.probe_ports:
+                # The kubelet probes the pod's IP: any container of the pod may serve the port (the pod's
+                # containers share one network namespace), as JetStream's HTTP server does for jax-tpu.
+                at = _resolve(port, pod.containers)
+                ok = at is not None and at in _declared(pod.containers)
+                subject = f"ports probe {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} {c.name}:{port}"
+                yield Finding(subject, ok, "declared in the pod" if ok else "no container of the pod declares it")
+
+
+def _arg_findings(pods: list[Pod]) -> Iterator[Finding]:
+    for pod in pods:
+        for c in pod.containers:
+            for arg in (*c.command, *c.args):
+                for m in PORT_ARG.finditer(arg):
+                    port = int(m["port"])
+                    if m["flag"] in ("ray_port",):
+                        continue  # the Ray head's port, served by the leader (network: --ray_address flows)
+                    ok = port in c.ports or port in _declared(pod.containers)
+                    subject = f"ports arg {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} {c.name} --{m['flag']}={port}"
+                    yield Finding(subject, ok, "declared" if ok else "listened on, but no container declares it")
+
+
+def _service_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
+    for svc in view.kubernetes_objects("Service"):
+        meta, spec = svc["metadata"], svc.get("spec") or {}
+        ns, sel = meta.get("namespace", "default"), spec.get("selector") or {}
+        if not sel:
+            continue
+        backends = [p for p in pods if p.namespace == ns and selector_matches({"matchLabels": sel}, p.labels)]
+        for sp in spec.get("ports") or ():
+            target = sp.get("targetPort", sp.get("port"))
+            subject = f"ports service {ns}/{meta['name']}:{sp.get('port')} -> {target}"
+            if not backends:
+                yield Finding(subject, False, "selects no pod of the plan")
+                continue
+            missing = [p.role for p in backends if _resolve(target, p.containers) not in _declared(p.containers)]
+            yield Finding(
+                subject,
+                not missing,
+                f"no container of {', '.join(sorted(set(missing)))} declares it"
+                if missing
+                else f"declared by {len(backends)} backend role(s)",
+            )
+
+
+def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
+    for pol in view.kubernetes_objects("NetworkPolicy"):
+        meta, spec = pol["metadata"], pol.get("spec") or {}
+        ns = meta.get("namespace", "default")
+        selected = [p for p in pods if p.namespace == ns and selector_matches(spec.get("podSelector") or {}, p.labels)]
+        for rule in spec.get("ingress") or ():
+            for rp in rule.get("ports") or ():
+                if "port" not in rp or not selected:
+                    continue
+                port, end = rp["port"], rp.get("endPort")
+                subject = f"ports policy {ns}/{meta['name']} ingress {port}{'-' + str(end) if end else ''}"
+                hits = []
+                for p in selected:
+                    at = _resolve(port, p.containers)
+                    hi = int(end) if end and at is not None else at
+                    hits += [x for x in _declared(p.containers) if at is not None and hi is not None and at <= x <= hi]
+                yield Finding(
+                    subject,
+                    bool(hits),
+                    f"opens {sorted(set(hits))}" if hits else "no pod the policy selects declares that port",
+                )
+
+
+def findings(view: PlanView) -> list[Finding]:
+    pods = _unique_pods(view)
+    return [*_probe_findings(pods), *_arg_findings(pods), *_service_findings(view, pods), *_policy_findings(view, pods)]
+
+
+def check(view: PlanView) -> CategoryResult:
+    return CategoryResult("ports", findings(view))

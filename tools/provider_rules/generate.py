@@ -67,26 +67,35 @@ def git_ls(git_dir: Path, ref: str, directory: str) -> list[str]:
     return [f"{directory}/{n}" for n in out.split() if n.endswith(".go") and not n.endswith("_test.go")]
 
 
+def skip_literal(text: str, i: int) -> int:
+    """The index of the last character of the string, rune or comment starting at ``i`` (``i`` itself when
+    none starts there)."""
+    c = text[i]
+    if c == '"':
+        i += 1
+        while text[i] != '"':
+            i += 2 if text[i] == "\\" else 1
+        return i
+    if c == "`":
+        return text.index("`", i + 1)
+    if c == "'":
+        return text.index("'", i + 2)  # a rune literal such as '"' or '\''
+    if text.startswith("//", i):
+        end = text.find("\n", i)
+        return (end if end >= 0 else len(text)) - 1
+    if text.startswith("/*", i):
+        return text.index("*/", i) + 1
+    return i
+
+
 def matching(text: str, open_at: int) -> int:
     """Index of the brace closing the one at ``open_at`` (strings and comments skipped)."""
-    depth, i, n = 0, open_at, len(text)
-    while i < n:
-        c = text[i]
-        if c == '"':
-            i += 1
-            while text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-        elif c == "`":
-            i = text.index("`", i + 1)
-        elif c == "'":
-            i = text.index("'", i + 2)  # a rune literal such as '"' or '\''
-        elif text.startswith("//", i):
-            i = text.index("\n", i)
-        elif text.startswith("/*", i):
-            i = text.index("*/", i) + 1
-        elif c in "{(":
+    depth, i = 0, open_at
+    while i < len(text):
+        i = skip_literal(text, i)
+        if text[i] in "{(":
             depth += 1
-        elif c in "})":
+        elif text[i] in "})":
             depth -= 1
             if depth == 0:
                 return i
@@ -99,29 +108,17 @@ def top_level_items(body: str) -> list[tuple[str, str]]:
     items, i, depth, start = [], 0, 0, 0
     parts: list[str] = []
     while i < len(body):
-        c = body[i]
-        if c == '"':
-            i += 1
-            while body[i] != '"':
-                i += 2 if body[i] == "\\" else 1
-        elif c == "`":
-            i = body.index("`", i + 1)
-        elif c == "'":
-            i = body.index("'", i + 2)
-        elif body.startswith("//", i):
-            i = body.index("\n", i) if "\n" in body[i:] else len(body)
-            continue
-        elif body.startswith("/*", i):
-            i = body.index("*/", i) + 2
-            continue
-        elif c in "{([":
-            depth += 1
-        elif c in "})]":
-            depth -= 1
-        elif c == "," and depth == 0:
-            parts.append(body[start:i])
-            start = i + 1
-        i += 1
+        j = skip_literal(body, i)
+        if j == i:
+            c = body[i]
+            if c in "{([":
+                depth += 1
+            elif c in "})]":
+                depth -= 1
+            elif c == "," and depth == 0:
+                parts.append(body[start:i])
+                start = i + 1
+        i = j + 1
     parts.append(body[start:])
     for part in parts:
         part = re.sub(r"^(\s*//[^\n]*\n)+", "", part).strip()  # leading comment lines only

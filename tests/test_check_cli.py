@@ -38,6 +38,7 @@ def test_check_cli_runs_every_category():
         "ports",
         "identity",
         "prerequisites",
+        "second apply",
         "admission",
         "engines",
         "coverage",

@@ -8,9 +8,10 @@ import sys
 
 import yaml
 
-from tests.conftest import ROOT, plan_of
+from tests.conftest import ROOT, STACKS, plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving_tools.diff import CLUSTER, NODE_POOL, RECREATE_FIELDS, cost_change, diff_plans, render_markdown
+from tpu_serving_tools import provider_rules
+from tpu_serving_tools.diff import CLUSTER, NODE_POOL, cost_change, diff_plans, recreate_reason, render_markdown
 
 STACK = "llama31-405b-v6e16"
 
@@ -80,9 +81,29 @@ def test_diff_renamed_pool_and_new_stack():
     assert len(new.added) == len(base["resources"]) and new.warnings == []
 
 
-def test_diff_recreate_table_is_documented():
-    for type_, rules in RECREATE_FIELDS.items():
-        assert rules and all(reason for _, reason in rules), type_
+def test_diff_recreate_rules_come_from_the_provider_schema_for_every_gcp_type_of_every_stack():
+    prov = provider_rules.provenance()
+    assert prov["repository"] == "hashicorp/terraform-provider-google" and len(prov["commit"]) == 40
+    assert prov["by"] == "tools/provider_rules/generate.py" and prov["files"]
+    types = {r.type for s in STACKS for r in plan_of(s).resources if r.custom and r.type.startswith("gcp:")}
+    assert types and all(provider_rules.known(t) for t in types), sorted(
+        t for t in types if not provider_rules.known(t)
+    )
+
+
+def test_diff_recreate_reasons_follow_the_schema():
+    pool = {"type": NODE_POOL, "inputs": {"placementPolicy": {"type": "COMPACT"}}}
+    assert recreate_reason(pool, "placementPolicy.tpuTopology") == (
+        "slice topology (a TPU slice's topology cannot change in place)"
+    )
+    assert "nodeConfig.spot is ForceNew" in (recreate_reason(pool, "nodeConfig.spot") or "")
+    assert recreate_reason(pool, "nodeCount") == "VMs of a multi-host slice (a slice cannot be resized)"
+    single = {"type": NODE_POOL, "inputs": {}}
+    assert recreate_reason(single, "nodeCount") is None  # a single-host pool resizes in place
+    # a node pool's taints update in place; the nodeConfig block is ForceNew only when added or removed
+    assert recreate_reason(single, "nodeConfig.taints[0].key") is None
+    assert "nodeConfig is ForceNew" in (recreate_reason(single, "nodeConfig") or "")
+    assert "name is ForceNew" in (recreate_reason({"type": CLUSTER, "inputs": {}}, "name") or "")
 
 
 def test_diff_cli_against_a_base_ref(tmp_path):
@@ -134,7 +155,7 @@ def test_diff_ignored_paths_are_not_changes():
     diff = diff_plans(STACK, base, head)
     assert diff.changed == [] and diff.warnings == []
     cluster["ignoreChanges"] = []
-    assert any("default node pool settings" in w for w in diff_plans(STACK, base, head).warnings)
+    assert any("initialNodeCount is ForceNew" in w for w in diff_plans(STACK, base, head).warnings)
 
 
 def test_diff_cost_change_reports_the_peak_when_slices_scale_from_zero():

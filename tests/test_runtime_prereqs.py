@@ -28,8 +28,13 @@ def test_prereqs_missing_plan_fails_every_prerequisite() -> None:
         "api containerfilesystem.googleapis.com",
         "group rbac saxml175b-cluster",
         "cloud nat saxml175b-cluster",
-        "second apply Cluster saxml175b-cluster",
     } <= subjects
+    # the second apply is a category of its own now, over every resource of the plan
+    from tpu_serving_tools.runtime import second_apply
+
+    assert "second apply Cluster saxml175b-cluster" in {
+        f.subject for f in second_apply.check(_view("prereq-missing.plan.json")).failures()
+    }
 
 
 def test_prereqs_ok_plan_passes_every_prerequisite() -> None:

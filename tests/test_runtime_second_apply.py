@@ -35,7 +35,9 @@ def test_second_apply_update_only_when_path_not_force_new() -> None:
 
 def test_second_apply_replace_on_changes_forces_replacement() -> None:
     resource = {"type": "x:y:Z", "inputs": {"a": 1}, "replaceOnChanges": ["a"]}
-    assert second_apply._replace_reason(resource, "a") == "listed in replaceOnChanges"
+    assert second_apply._replace_reason(resource, "a") == (
+        "replaceOnChanges: the controller's webhook or CRD refuses this change in place"
+    )
     assert second_apply._replace_reason({**resource, "replaceOnChanges": []}, "a") is None
 
 

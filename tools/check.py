@@ -18,7 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving_tools.conformance import category as engines
-from tpu_serving_tools.runtime import admission, coverage, identity, network, objects, ports, prereqs, scheduling, scope
+from tpu_serving_tools.runtime import (
+    admission,
+    coverage,
+    identity,
+    network,
+    objects,
+    ports,
+    prereqs,
+    scheduling,
+    scope,
+    second_apply,
+)
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
@@ -29,6 +40,7 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     ports.check,
     identity.check,
     prereqs.check,
+    second_apply.check,
     admission.check,
     engines.check,
 )
@@ -43,6 +55,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
+    ("second apply", "", "unchanged on a second up"),
     ("admission", "", "GCP resources admitted"),
     ("engines", "", "engine containers conform"),
 )

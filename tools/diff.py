@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 import tempfile
@@ -20,42 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
+from tpu_serving_tools import provider_rules
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 
-RECREATE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {
-    NODE_POOL: (
-        (r"name|cluster|location|project", "identity of the node pool"),
-        (r"nodeConfig\.machineType", "machine type of the slice's VMs"),
-        (r"placementPolicy(\..*)?", "slice topology / placement (COMPACT with tpuTopology)"),
-        (r"nodeLocations(\[\d+\])?", "zone of the slice"),
-        (
-            r"nodeConfig\.(spot|flexStart|maxRunDuration|reservationAffinity(\..*)?)",
-            "capacity type (spot, reservation, flex-start)",
-        ),
-        (
-            r"nodeConfig\.(serviceAccount|oauthScopes(\[\d+\])?|diskSizeGb|diskType|imageType)",
-            "node identity or boot disk",
-        ),
-    ),
-    CLUSTER: (
-        (r"name|location|project", "identity of the cluster"),
-        (r"network|subnetwork|networkingMode|datapathProvider|ipAllocationPolicy(\..*)?", "cluster networking"),
-        (r"privateClusterConfig\.(enablePrivateEndpoint|masterIpv4CidrBlock)", "private control plane"),
-        (
-            r"nodeConfig(\..*)?|initialNodeCount|removeDefaultNodePool",
-            "default node pool settings (force a new cluster)",
-        ),
-    ),
-}
-"""Input paths whose change replaces the resource, by type, with the reason shown.
-
-For multi-host TPU node pools (those with a placement policy) ``nodeCount`` is in the list
-too: a slice cannot be resized, only recreated. Renaming a node pool or the cluster (a new
-URN) is reported as a recreate as well.
-"""
-MULTI_HOST_NODE_COUNT = (r"nodeCount", "VMs of a multi-host slice (a slice cannot be resized)")
+MULTI_HOST_NODE_COUNT = ("nodeCount", "VMs of a multi-host slice (a slice cannot be resized)")
+"""Beyond the provider's schema, for a pool with a placement policy (a multi-host TPU slice): "After a multi-host
+slice node pool is created, you can't add nodes to it" (https://cloud.google.com/tpu/docs/tpus-in-gke)."""
+SLICE_TOPOLOGY = ("placementPolicy", "slice topology (a TPU slice's topology cannot change in place)")
+"""GKE re-creates a node pool for a topology change ("you don't need to delete and re-create node pools for
+topology changes, which would be necessary without dynamic slicing",
+https://cloud.google.com/kubernetes-engine/docs/how-to/use-gke-dynamic-slicing); the provider's schema marks only
+the placement policy block itself (its presence) ForceNew."""
 
 
 def flatten(value: Any, path: str = "") -> dict[str, Any]:
@@ -98,14 +74,21 @@ class StackDiff:
     """The change of chips and estimated cost, when the head plan exports a cost estimate."""
 
 
-def _recreate_reasons(resource: Mapping[str, Any], path: str) -> str | None:
-    rules = list(RECREATE_FIELDS.get(resource["type"], ()))
+def recreate_reason(resource: Mapping[str, Any], path: str) -> str | None:
+    """Why a change of ``path`` replaces ``resource``: ForceNew in the provider's schema
+    (:mod:`tpu_serving_tools.provider_rules`), a multi-host slice's size, or ``replaceOnChanges``."""
+    field = provider_rules.force_new(resource["type"], path)
+    if field is not None:
+        prov = provider_rules.provenance()
+        return f"{field} is ForceNew ({prov['repository']} {prov['ref']})"
     if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
-        rules.append(MULTI_HOST_NODE_COUNT)
-    why = next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
-    if why is None and any(under(path, p) for p in resource.get("replaceOnChanges") or ()):
-        why = "replaceOnChanges: the controller's webhook or CRD refuses this change in place"
-    return why
+        if path == MULTI_HOST_NODE_COUNT[0]:
+            return MULTI_HOST_NODE_COUNT[1]
+        if under(path, SLICE_TOPOLOGY[0]):
+            return SLICE_TOPOLOGY[1]
+    if any(under(path, p) for p in resource.get("replaceOnChanges") or ()):
+        return "replaceOnChanges: the controller's webhook or CRD refuses this change in place"
+    return None
 
 
 def under(path: str, prefix: str) -> bool:
@@ -144,7 +127,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
         if fields:
             change = Change(urn, b["type"], b["name"], fields)
             for path, before, after in fields:
-                why = _recreate_reasons(b, path)
+                why = recreate_reason(b, path)
                 if why:
                     change.recreates.append(path)
                     out.warnings.append(

@@ -12,7 +12,15 @@ from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
-EXAMINING: tuple[str, ...] = ("scheduling", "network", "ports", "identity", "prerequisites", "admission")
+EXAMINING: tuple[str, ...] = (
+    "scheduling",
+    "network",
+    "ports",
+    "identity",
+    "prerequisites",
+    "second apply",
+    "admission",
+)
 """Categories that must examine at least one subject in any plan that declares resources."""
 
 NODE_POOL = "gcp:container/nodePool:NodePool"

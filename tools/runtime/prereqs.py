@@ -1,4 +1,4 @@
-"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes, second apply.
+"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes.
 
 Each needed API must be enabled by a ``gcp:projects/service:Service`` (``disableOnDestroy: false``)
 that every resource needing it depends on, directly or through other dependencies. A parent does
@@ -12,7 +12,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
-from tpu_serving_tools.runtime import second_apply
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -159,6 +158,6 @@ def nat_findings(view: PlanView) -> Iterator[Finding]:
 
 
 def check(view: PlanView) -> CategoryResult:
-    """One finding per prerequisite, plus one per second-apply subject."""
-    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view), *second_apply.findings(view)]
+    """One finding per prerequisite."""
+    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view)]
     return CategoryResult("prerequisites", found)

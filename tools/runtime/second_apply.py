@@ -4,20 +4,22 @@ The first ``pulumi up`` records each resource's state: its inputs as the provide
 For most fields that is the input; :data:`READ_BACK` lists the fields where GKE/the provider
 reads back something else. The second run sends the same inputs (the same plan), so every
 difference between those inputs and the recorded state that ``ignoreChanges`` does not cover is
-a diff: a replacement when the path is force-new (:data:`tools.diff.RECREATE_FIELDS`, or listed
-in the resource's ``replaceOnChanges``), an update otherwise.
+a diff: a replacement when the path is ForceNew in the provider's schema (``tools/provider_rules``, the
+same rules ``make diff`` reports), a multi-host slice's size, or listed in the resource's
+``replaceOnChanges``; an update otherwise. Every custom resource of the plan is examined: Kubernetes
+objects are diffed by pulumi-kubernetes against the inputs it recorded, so only a read-back rule could
+make them differ, and none is known.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.diff import CLUSTER, MULTI_HOST_NODE_COUNT, NODE_POOL, RECREATE_FIELDS, flatten, under
+from tpu_serving_tools.diff import CLUSTER, flatten, recreate_reason, under
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
-from tpu_serving_tools.runtime.result import Finding
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 Inputs = Mapping[str, Any]
 
@@ -61,9 +63,6 @@ READ_BACK: tuple[ReadBack, ...] = (
 )
 """What the provider reads back differently after the first apply."""
 
-EXTRA_RECREATE_FIELDS: dict[str, tuple[tuple[str, str], ...]] = {}
-"""Force-new paths beyond :data:`tools.diff.RECREATE_FIELDS` (none needed yet)."""
-
 
 @dataclass(frozen=True)
 class Drift:
@@ -89,12 +88,7 @@ def _covered(path: str, patterns: list[str]) -> bool:
 
 
 def _replace_reason(resource: Mapping[str, Any], path: str) -> str | None:
-    rules = list(RECREATE_FIELDS.get(resource["type"], ())) + list(EXTRA_RECREATE_FIELDS.get(resource["type"], ()))
-    if resource["type"] == NODE_POOL and "placementPolicy" in resource["inputs"]:
-        rules.append(MULTI_HOST_NODE_COUNT)
-    if _covered(path, list(resource.get("replaceOnChanges") or ())):
-        return "listed in replaceOnChanges"
-    return next((why for pattern, why in rules if re.fullmatch(pattern, path)), None)
+    return recreate_reason(resource, path)
 
 
 def drift(resource: Mapping[str, Any]) -> list[Drift]:
@@ -127,6 +121,10 @@ def _finding(resource: Mapping[str, Any]) -> Finding:
 
 
 def findings(view: PlanView) -> list[Finding]:
-    """One finding per custom resource with a read-back rule (the others record their inputs unchanged)."""
-    types = {rb.type for rb in READ_BACK}
-    return [_finding(r) for r in view.resources if r.get("custom") and r["type"] in types]
+    """One finding per custom resource of the plan (providers aside)."""
+    return [_finding(r) for r in view.resources if r.get("custom") and not str(r["type"]).startswith("pulumi:")]
+
+
+def check(view: PlanView) -> CategoryResult:
+    """The ``second apply`` category: would ``pulumi up`` of the unchanged stack change or replace anything?"""
+    return CategoryResult("second apply", findings(view))

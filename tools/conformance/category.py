@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tpu_serving_tools.conformance import epp, vllm
+from tpu_serving_tools.conformance import epp, saxml, vllm
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
-MODULES = (vllm, epp)
-"""Engines with release tables. JetStream/MaxText, Saxml, Pathways and GCS FUSE have none yet: their
+MODULES = (vllm, epp, saxml)
+"""Engines with release tables. JetStream/MaxText, Pathways and GCS FUSE have none yet: their
 containers are not examined (README, "What it cannot know")."""
 
 

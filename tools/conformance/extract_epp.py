@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from tpu_serving_tools.conformance.epp import CONTROLLER_RUNTIME_TAG, EPP_TAG
-from tpu_serving_tools.conformance.table import TABLES, Table, dump
+from tpu_serving_tools.conformance.table import Table, save
 
 FLAG = re.compile(r'\bfs\.\w*Var\w*\(\s*&[^,]+,\s*"([a-z][a-z0-9-]*)"')
 
@@ -52,10 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         "extracted": datetime.date.today().isoformat(),
         "by": "tools/conformance/extract_epp.py",
     }
-    table = Table("epp", EPP_TAG, source, frozenset(flags(epp) | flags(zap)), frozenset(), frozenset())
-    path = TABLES / f"epp-{EPP_TAG}.json"
-    path.write_text(dump(table))
-    print(f"wrote {path}: {len(table.flags)} flags")
+    print(save(Table("epp", EPP_TAG, source, frozenset(flags(epp) | flags(zap)), frozenset(), frozenset())))
     return 0
 
 

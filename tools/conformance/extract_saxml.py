@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 from tpu_serving_tools.conformance.saxml import RELEASES
-from tpu_serving_tools.conformance.table import TABLES, Table, dump
+from tpu_serving_tools.conformance.table import Table, save
 
 PY_FLAG = re.compile(r"""flags\.DEFINE_\w+\(\s*['"](\w+)['"]""")
 GO_FLAG = re.compile(r"""\bflag\.\w+\(\s*"(\w+)\"""")
@@ -60,10 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--git-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     for tag in sorted(set(RELEASES.values())):
-        t = table(args.git_dir, tag)
-        path = TABLES / f"saxml-{tag}.json"
-        path.write_text(dump(t))
-        print(f"wrote {path}: {len(t.flags)} flags, {len(t.env)} env")
+        print(save(table(args.git_dir, tag)))
     return 0
 
 

@@ -26,9 +26,10 @@ def _containers(view: PlanView) -> list[dict]:
 
 @pytest.mark.parametrize("stack", VLLM_STACKS)
 def test_engines_every_vllm_container_sets_only_what_its_release_reads(stack):
-    result = category.check(_view(stack))
-    assert result.total == 2  # leader and worker
-    assert result.failures() == []
+    result = conformance.findings(_view(stack))
+    assert len(result) == 2  # leader and worker
+    assert [f for f in result if not f.ok] == []
+    assert category.check(_view(stack)).failures() == []
 
 
 def test_engines_a_variable_nothing_reads_fails():
@@ -81,3 +82,40 @@ def test_engines_versions_that_must_agree_do_agree():
     t = conformance.tables()
     assert (t.vllm.version, t.tpu_inference.version, t.ray.version) == (pins.vllm_tpu, pins.tpu_inference, pins.ray)
     assert DEFAULT_IMAGE.endswith(pins.image), (DEFAULT_IMAGE, pins.image)
+
+
+def _epp(view: PlanView) -> dict:
+    (dep,) = [
+        r["inputs"] for r in view.resources if r["inputs"].get("kind") == "Deployment" and "epp" in str(r["inputs"])
+    ]
+    return dep["spec"]["template"]["spec"]["containers"][0]
+
+
+def test_engines_the_endpoint_picker_passes_only_its_release_flags():
+    from tpu_serving.gateway import EPP_IMAGE
+    from tpu_serving_tools.conformance import epp
+
+    assert EPP_IMAGE == epp.EPP_IMAGE  # the library's pin is the release the table describes
+    view = _view("vllm-llama33-70b-v5e16")
+    (finding,) = epp.findings(view)
+    assert finding.ok and "flags, each the EPP's" in finding.reason
+    _epp(view)["args"].append("--pool-group-name=x")
+    (finding,) = epp.findings(view)
+    assert not finding.ok and "--pool-group-name: no such flag in the EPP v1.3.1" in finding.reason
+    t = table.load("epp-v1.3.1")
+    assert "pkg/epp/server/options.go" in t.source["artefact"] and "--zap-encoder" in t.flags
+
+
+def test_engines_saxml_containers_use_their_release_flags_and_environment():
+    from tpu_serving_tools.conformance import saxml
+
+    view = _view("saxml-175b-v5e32x2")
+    found = saxml.findings(view)
+    assert len(found) == 3 and all(f.ok for f in found), [f.reason for f in found]
+    (js,) = [r["inputs"] for r in view.resources if r["inputs"].get("kind") == "JobSet"]
+    server = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
+    server["args"].append("--sax_cells=/sax/x")
+    server["env"].append({"name": "SAX_CELL_ROOT", "value": "x"})
+    (bad,) = [f for f in saxml.findings(view) if not f.ok]
+    assert "--sax_cells: no such flag in saxml v1.1.0" in bad.reason and "env SAX_CELL_ROOT" in bad.reason
+    assert table.load("saxml-v1.1.0").source["artefact"].startswith("google/saxml@v1.1.0 (")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tpu_serving_tools.conformance import vllm
+from tpu_serving_tools.conformance import epp, saxml, vllm
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
-MODULES = (vllm,)
-"""Engines with release tables. JetStream/MaxText, Saxml, Pathways, gcsfuse and the endpoint picker have
-none yet: their containers are not examined (README, "What it cannot know")."""
+MODULES = (vllm, epp, saxml)
+"""Engines with release tables. JetStream/MaxText, Pathways and GCS FUSE have none yet: their
+containers are not examined (README, "What it cannot know")."""
 
 
 def check(view: PlanView) -> CategoryResult:

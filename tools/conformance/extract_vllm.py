@@ -28,7 +28,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from tpu_serving_tools.conformance.table import TABLES, Table, dump
+from tpu_serving_tools.conformance.table import Table, save
 from tpu_serving_tools.conformance.vllm import PINS
 
 SNAKE = re.compile(rb"(?<=\x00)[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?=\x00)")
@@ -136,12 +136,7 @@ def main() -> int:
             ),
         ]
     for t in tables:
-        path = TABLES / f"{t.program}-{t.version}.json"
-        path.write_text(dump(t))
-        print(
-            f"wrote {path.relative_to(TABLES.parent.parent.parent)}: {len(t.flags)} flags, {len(t.env)} env, "
-            f"{len(t.config_keys)} config names"
-        )
+        print(save(t))
     return 0
 
 

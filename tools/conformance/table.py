@@ -46,3 +46,10 @@ def dump(table: Table) -> str:
         "config_keys": sorted(table.config_keys),
     }
     return json.dumps(doc, indent=1) + "\n"
+
+
+def save(table: Table) -> str:
+    """Write ``tables/<program>-<version>.json`` and say what it holds (the extraction scripts' last step)."""
+    path = TABLES / f"{table.program}-{table.version}.json"
+    path.write_text(dump(table))
+    return f"wrote {path}: {len(table.flags)} flags, {len(table.env)} env, {len(table.config_keys)} config names"

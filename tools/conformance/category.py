@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from tpu_serving_tools.conformance import epp, saxml, vllm
+from tpu_serving_tools.conformance import epp, gcsfuse, saxml, vllm
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
-MODULES = (vllm, epp, saxml)
-"""Engines with release tables. JetStream/MaxText, Pathways and GCS FUSE have none yet: their
+MODULES = (vllm, epp, saxml, gcsfuse)
+"""Engines with release tables. JetStream/MaxText and Pathways have none yet: their
 containers are not examined (README, "What it cannot know")."""
 
 

@@ -84,8 +84,30 @@ def metrics_port_problem(port: int | None) -> str:
     return f"taken by {taken[port]} on the leader pod" if port in taken else ""
 
 
-DISAGGREGATED_SERVER = "ExperimentalMaxtextDisaggregatedServer_8"
-"""MaxText's inference server for disaggregated prefill/decode on two slices."""
+DISAGGREGATED_SERVERS: Mapping[str, str] = {
+    "v6e-8": "ExperimentalMaxtextDisaggregatedServer_8",
+    "v5e-16": "ExperimentalMaxtextDisaggregatedServer_16",
+}
+"""Slice (``<generation>-<chips>``) -> MaxText's inference server for disaggregated prefill/decode on two such
+slices. Each server hard-codes its slices: AI-Hypercomputer/maxtext ``MaxText/maxengine_config.py``
+``get_server_config`` at tpu-recipes-v0.1.2 (14b5876, lines 48-70): ``prefill_slices=("v6e-8",)`` and
+``generate_slices=("v6e-8",)`` for ``_8``, ``("v5e-16",)`` for ``_16``; MaxText of the jetstream-pathways:v0.2.0
+image is bounded to those tags by the seeds (tools/conformance/extract_maxtext.py)."""
+
+
+def disaggregated_server(shape: SliceShape) -> str | None:
+    """MaxText's disaggregated server for two slices of ``shape``, or None when MaxText has none for it."""
+    return DISAGGREGATED_SERVERS.get(f"{shape.generation.name}-{shape.chips}")
+
+
+def disaggregation_problem(shape: SliceShape) -> str:
+    """Why slices of ``shape`` cannot serve disaggregated, or ``""``."""
+    if disaggregated_server(shape) is not None:
+        return ""
+    return (
+        f"MaxText's disaggregated servers run only on {' or '.join(DISAGGREGATED_SERVERS)} slices, "
+        f"not {shape.generation.name}-{shape.chips} ({shape.machine_type.name}, topology {shape.topology})"
+    )
 
 
 class Mode(Choice):
@@ -255,7 +277,10 @@ class PathwaysServingArgs:
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
         clash = lws.service_name_problem(self.name, self.service_name)
-        return [f"service_name = {self.service_name!r}: {clash}"] if clash else []
+        found = [f"service_name = {self.service_name!r}: {clash}"] if clash else []
+        if self.mode == "disaggregated" and (why := disaggregation_problem(self.shape)):
+            found.append(f"mode = 'disaggregated': {why}")
+        return found
 
     @property
     def group_size(self) -> int:
@@ -263,8 +288,9 @@ class PathwaysServingArgs:
         return self.num_slices * self.shape.vms + 1
 
 
-def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode) -> list[str]:
-    """The ``jax-tpu`` arguments: the config file, then ``key=value`` settings."""
+def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode, shape: SliceShape) -> list[str]:
+    """The ``jax-tpu`` arguments: the config file, then ``key=value`` settings, then the disaggregated server
+    for ``shape`` (validated first: :func:`disaggregation_problem`)."""
 
     def text(v: object) -> str:
         return str(v).lower() if isinstance(v, bool) else str(v)
@@ -276,8 +302,9 @@ def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode) -> 
         value = getattr(settings, f.name)
         if value is not None:
             args.append(f"{f.name}={text(value)}")
-    if mode == "disaggregated":
-        args.append(f"inference_server={DISAGGREGATED_SERVER}")
+    server = disaggregated_server(shape)
+    if mode == "disaggregated" and server is not None:
+        args.append(f"inference_server={server}")
     return args + list(settings.extra_args)
 
 
@@ -329,7 +356,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             name="jax-tpu",
             image=img.jetstream,
             image_pull_policy="Always",
-            args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode),
+            args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode, args.shape),
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=jax_security,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)]

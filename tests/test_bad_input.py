@@ -316,6 +316,17 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:gateway.inferencepool",
         ),
         (
+            # MaxText's disaggregated servers hard-code v6e-8 or v5e-16 slices (maxengine_config.py).
+            "jetstream-disaggregated-on-slices-maxtext-has-no-server-for",
+            "jetstream-pathways",
+            {
+                **SERVING,
+                "tpu-serving:tpuSlices": [{"name": "v6e16", "slice": "v6e-16", "count": 2}],
+                "tpu-serving:serving": {**SERVING["tpu-serving:serving"], "mode": "disaggregated"},
+            },
+            "tpu-serving:serving.mode",
+        ),
+        (
             "vllm-service-named-like-its-leaderworkerset",
             "vllm",
             with_serving(VLLM, serviceName="vllm"),

@@ -273,14 +273,33 @@ def serving_args(**overrides):
 
 
 def test_pathways_builder_maxtext_args_order_and_omissions():
+    from tpu_serving.catalog import slice_shape
     from tpu_serving.pathways_serving import maxtext_args
 
-    args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved")
+    v6e8, v5e16 = slice_shape("ct6e-standard-4t", "2x4"), slice_shape("ct5lp-hightpu-4t", "4x4")
+    args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved", v6e8)
     assert args[:3] == ["MaxText/configs/base.yml", "model_name=m", "load_parameters_path=gs://b/ckpt"]
-    assert "scan_layers=false" in args and not any(a.startswith("quantization=") for a in args)
+    assert "scan_layers=false" in args and not any(a.startswith(("quantization=", "inference_server=")) for a in args)
+    # MaxText's disaggregated servers hard-code their slices (maxengine_config.py get_server_config).
     assert "inference_server=ExperimentalMaxtextDisaggregatedServer_8" in maxtext_args(
-        serving_args().maxtext, "gs://b/ckpt", "disaggregated"
+        serving_args().maxtext, "gs://b/ckpt", "disaggregated", v6e8
     )
+    assert "inference_server=ExperimentalMaxtextDisaggregatedServer_16" in maxtext_args(
+        serving_args().maxtext, "gs://b/ckpt", "disaggregated", v5e16
+    )
+
+
+def test_pathways_disaggregated_on_a_slice_maxtext_has_no_server_for_is_refused():
+    from tpu_serving.arguments import argument_problems
+    from tpu_serving.catalog import slice_shape
+
+    v6e16 = slice_shape("ct6e-standard-4t", "4x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e16, num_slices=2)) == [
+        "PathwaysServingArgs.mode = 'disaggregated': MaxText's disaggregated servers run only on v6e-8 or v5e-16 "
+        "slices, not v6e-16 (ct6e-standard-4t, topology 4x4)"
+    ]
+    v6e8 = slice_shape("ct6e-standard-4t", "2x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e8, num_slices=2)) == []
 
 
 def test_pathways_builder_probe_maths():

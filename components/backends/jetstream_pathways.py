@@ -38,6 +38,7 @@ from ..pathways_serving import (
     PathwaysRequests,
     PathwaysServing,
     PathwaysServingArgs,
+    disaggregation_problem,
 )
 from ..podspec import ProbeSettings
 from ..settings import (
@@ -202,6 +203,8 @@ def replica_problems(cfg: StackConfig, serving: PathwaysServingConfig, shape: Sl
         found.append(
             f'{key}.mode = "disaggregated": needs exactly 2 slices per group (prefill and decode), got {per_group}'
         )
+    if serving.mode == "disaggregated" and (why := disaggregation_problem(shape)):
+        found.append(f'{key}.mode = "disaggregated": {why}')
     return found
 
 

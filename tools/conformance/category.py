@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from tpu_serving_tools.conformance import epp, gcsfuse, saxml, vllm
+from tpu_serving_tools.conformance import epp, gcsfuse, jetstream, saxml, vllm
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult
 
-MODULES = (vllm, epp, saxml, gcsfuse)
-"""Engines with release tables. JetStream/MaxText and Pathways have none yet: their
-containers are not examined (README, "What it cannot know")."""
+MODULES = (vllm, epp, saxml, gcsfuse, jetstream)
+"""Engines with release tables: vLLM TPU (vllm, tpu-inference, Ray), the endpoint picker, Saxml, GCS FUSE, and
+JetStream + Pathways (MaxText's config, the Pathways flags as the PathwaysJob controller passes them)."""
 
 
 def check(view: PlanView) -> CategoryResult:

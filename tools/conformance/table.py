@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 TABLES = Path(__file__).resolve().parent / "tables"
@@ -20,6 +21,12 @@ class Table:
     flags: frozenset[str]
     env: frozenset[str]
     config_keys: frozenset[str]
+    types: Mapping[str, str] = field(default_factory=dict)
+    """Config key -> the type its value must parse as (for programs that type their settings by a default)."""
+    choices: Mapping[str, list[str]] = field(default_factory=dict)
+    """Config key or flag -> the values the program accepts, where it enumerates them."""
+    facts: Mapping[str, str] = field(default_factory=dict)
+    """Further facts of the release a check needs, each keyed by what it is about."""
 
 
 def load(name: str) -> Table:
@@ -32,12 +39,15 @@ def load(name: str) -> Table:
         flags=frozenset(doc.get("flags", ())),
         env=frozenset(doc.get("env", ())),
         config_keys=frozenset(doc.get("config_keys", ())),
+        types={str(k): str(v) for k, v in doc.get("types", {}).items()},
+        choices={str(k): [str(x) for x in v] for k, v in doc.get("choices", {}).items()},
+        facts={str(k): str(v) for k, v in doc.get("facts", {}).items()},
     )
 
 
 def dump(table: Table) -> str:
     """The JSON of ``table``, sorted, as the extraction scripts write it."""
-    doc = {
+    doc: dict[str, object] = {
         "program": table.program,
         "version": table.version,
         "source": table.source,
@@ -45,6 +55,9 @@ def dump(table: Table) -> str:
         "env": sorted(table.env),
         "config_keys": sorted(table.config_keys),
     }
+    for name, part in (("types", table.types), ("choices", table.choices), ("facts", table.facts)):
+        if part:
+            doc[name] = dict(sorted(part.items()))
     return json.dumps(doc, indent=1) + "\n"
 
 

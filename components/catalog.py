@@ -14,15 +14,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
 
+import pulumi
 
-class CatalogError(ValueError):
+
+class CatalogError(pulumi.RunError, ValueError):
     """A machine type, topology or slice name that the catalog does not know.
 
-    ``choices`` lists the valid values, so callers can report them to the user.
+    Its message names the valid values (also in ``choices``). It is a ``pulumi.RunError``, so a program
+    that asks the catalog for a slice that does not exist stops with this message and no traceback.
     """
 
     def __init__(self, message: str, choices: tuple[str, ...] = ()):
-        super().__init__(message)
+        super().__init__(f"{message}; valid: {', '.join(choices)}" if choices else message)
         self.choices = choices
 
 

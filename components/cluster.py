@@ -23,6 +23,7 @@ from .naming import (
     dns_name,
     nat_name,
     nat_router_name,
+    zone_problem,
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -221,6 +222,17 @@ class TpuClusterArgs:
         "The GKE Gateway controller with the Gateway API's standard channel (on when the stack has a `gateway`).",
         default=False,
     )
+
+    def problems(self) -> list[str]:
+        """Rules across these arguments (see :mod:`tpu_serving.arguments`): the CPU pool's zone is one of the
+        cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
+        if (
+            isinstance(self.zone, str)
+            and isinstance(self.region, str)
+            and (problem := zone_problem(self.zone, self.region))
+        ):
+            return [f"zone = {self.zone!r}: {problem}"]
+        return []
 
     @property
     def workload_pool(self) -> str:

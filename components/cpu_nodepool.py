@@ -12,6 +12,7 @@ from pulumi_gcp import container, serviceaccount
 
 from .arguments import check_arguments
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
+from .naming import zone_problem
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 
@@ -40,6 +41,16 @@ class CpuNodePoolArgs:
     """GKE image streaming on the pool."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """GCP labels of the VMs."""
+
+    def problems(self) -> list[str]:
+        """Rules across these arguments (see :mod:`tpu_serving.arguments`): the pool's zone is one of the region."""
+        if (
+            isinstance(self.zone, str)
+            and isinstance(self.region, str)
+            and (problem := zone_problem(self.zone, self.region))
+        ):
+            return [f"zone = {self.zone!r}: {problem}"]
+        return []
 
 
 class CpuNodePool(pulumi.ComponentResource):

@@ -16,6 +16,28 @@ from enum import IntEnum
 
 _LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
+REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
+"""A GCP region, e.g. ``us-east5`` (https://cloud.google.com/compute/docs/regions-zones)."""
+ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+"""A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
+are the region followed by a letter)."""
+
+
+def zone_problem(zone: str, region: str) -> str:
+    """Why ``zone`` is not a zone of ``region``, or ``""``. A regional cluster's node pools run only in
+    zones of the cluster's region (``node_locations``: "The list of zones in which the node pool's nodes
+    should be located. Nodes must be in the region of their regional cluster", terraform-provider-google
+    google_container_node_pool; https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters)."""
+    m = ZONE.match(zone)
+    if not m:
+        return "must be a GCP zone such as us-east5-b"
+    if m.group(1) != region:
+        return (
+            f"zone is outside the region {region!r}; valid: zones of the form {region}-<letter>, "
+            f"e.g. {region}-a, {region}-b, {region}-c"
+        )
+    return ""
+
 
 class NameLimit(IntEnum):
     """Length limits of the names the library makes, by kind of object."""

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
-from . import catalog
 from .arguments import BOUNDS, type_hints
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
@@ -54,10 +53,6 @@ class Model(BaseModel):
         populate_by_name=True,
         validate_default=True,
     )
-
-
-def catalog_message(err: catalog.CatalogError) -> str:
-    return f"{err}; valid: {', '.join(err.choices)}" if err.choices else str(err)
 
 
 def _dns_validator(limit: NameLimit, min_length: int = 1) -> AfterValidator:
@@ -115,7 +110,7 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
             annotation = Annotated[annotation, AfterValidator(_raising(check))]
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
     validators: dict[str, Any] = (
-        {"_rules": model_validator(mode="after")(_rules_of(cls))} if hasattr(cls, "problems") else {}
+        {"_rules": model_validator(mode="after")(_rules_of(cls, exclude))} if hasattr(cls, "problems") else {}
     )
     return create_model(name, __base__=Model, __doc__=cls.__doc__, __validators__=validators, **spec)
 
@@ -132,11 +127,13 @@ def _raising(check: Callable[[Any], str]) -> Callable[[Any], Any]:
     return validate
 
 
-def _rules_of(cls: type) -> Any:
-    """A model validator running the dataclass's own ``problems()`` on the validated values."""
+def _rules_of(cls: type, exclude: tuple[str, ...]) -> Any:
+    """A model validator running the dataclass's own ``problems()`` on the validated values. Fields the
+    stack file sets elsewhere (``exclude``) are None here: rules skip what they cannot see, and the
+    stack checks those fields where it sets them."""
 
     def check(model: Any) -> Any:
-        problems: list[str] = to_settings(model, cls).problems()
+        problems: list[str] = to_settings(model, cls, **dict.fromkeys(exclude)).problems()
         if problems:
             # The rules name Python fields; the stack file spells them in camelCase.
             raise ValueError("; ".join(_camel_keys(p, cls) for p in problems))

@@ -1,5 +1,6 @@
 """Unit tests of the TPU catalog (pure data plus maths)."""
 
+import pulumi
 import pytest
 
 from tpu_serving import catalog
@@ -91,6 +92,8 @@ def test_catalog_errors_list_valid_choices(call, choice):
     with pytest.raises(CatalogError) as exc:
         call()
     assert choice in exc.value.choices
+    assert f"; valid: {', '.join(exc.value.choices)}" in str(exc.value)
+    assert isinstance(exc.value, pulumi.RunError)  # a program stops with the message, no traceback
 
 
 @pytest.mark.parametrize("topology", ["4", "4x", "x4", "4by4", "0x4", "4x4x4x4"])

@@ -408,3 +408,30 @@ def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming(
     with pytest.raises(ArgumentsError) as err:
         TpuNodePool("tpu", pool_args(image_cache_disk="cache"))
     assert "image_cache_disk" in str(err.value)
+
+
+def test_components_refuse_a_cpu_pool_zone_outside_the_region():
+    from tpu_serving import CpuNodePool, CpuNodePoolArgs
+    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.cluster import CpuPoolArgs
+
+    def program():
+        CpuNodePool(
+            "head",
+            CpuNodePoolArgs(
+                project="p-123456",
+                region="us-east5",
+                zone="us-central1-a",
+                cluster="cluster-id",
+                pool_name="head",
+                service_account_id="head-nodes",
+                pool=CpuPoolArgs(),
+            ),
+        )
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(program)
+    assert exc.value.problems == [
+        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: zones of the form "
+        "us-east5-<letter>, e.g. us-east5-a, us-east5-b, us-east5-c"
+    ]

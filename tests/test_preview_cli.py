@@ -127,3 +127,57 @@ def test_preview_cli_unknown_stack_lists_stacks():
     proc = run_preview("no-such-stack", "--out", "/nonexistent")
     assert proc.returncode == 2
     assert "llama31-405b-v6e16" in proc.stderr and "Traceback" not in proc.stderr
+
+
+USER_PROGRAM = """
+import pulumi
+from tpu_serving import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
+
+cluster = TpuCluster("c", TpuClusterArgs(project="my-project-123", region="us-east5", zone="{cluster_zone}", name="c"))
+TpuNodePool(
+    "s",
+    TpuNodePoolArgs(
+        project="my-project-123", region="us-east5", zone="{pool_zone}", cluster=cluster.cluster.id,
+        service_account_id="s-nodes", shape=catalog.resolve_slice_name("{slice}"), pool_names=("s",),
+    ),
+)
+"""
+
+
+def user_program(
+    tmp_path: Path, *, slice_: str = "v6e-16", cluster_zone: str = "us-east5-b", pool_zone: str = "us-east5-b"
+):
+    """A user's own Pulumi program in its own folder, using the library's building blocks."""
+    (tmp_path / "Pulumi.yaml").write_text("name: myinfra\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(
+        USER_PROGRAM.format(slice=slice_, cluster_zone=cluster_zone, pool_zone=pool_zone)
+    )
+    return run_preview("dev", "--root", str(tmp_path), "--quiet")
+
+
+def test_preview_cli_user_program_runs(tmp_path):
+    proc = user_program(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "build" / "dev" / "plan.json").exists()
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (dict(slice_="v6e-15"), "no v6e slice has 15 chips ('v6e-15'); valid: v6e-1, v6e-4, v6e-8, v6e-16"),
+        (
+            dict(pool_zone="europe-west4-a"),
+            "TpuNodePoolArgs.zone = 'europe-west4-a': zone is outside the region 'us-east5'",
+        ),
+        (dict(cluster_zone="us-west4-a"), "TpuClusterArgs.zone = 'us-west4-a': zone is outside the region 'us-east5'"),
+    ],
+    ids=["unknown-slice", "pool-zone-outside-region", "cluster-zone-outside-region"],
+)
+def test_preview_cli_user_program_mistakes_fail_without_traceback(tmp_path, edit, expected):
+    """A user's program that asks for a slice that does not exist, or puts a pool outside the cluster's
+    region, stops with one message naming the value and the valid choices: no traceback."""
+    proc = user_program(tmp_path, **edit)
+    assert proc.returncode != 0
+    assert expected in proc.stderr + proc.stdout
+    assert "Traceback" not in proc.stderr + proc.stdout

@@ -11,6 +11,7 @@ from .. import capacity as capacity_rules
 from ..backends import BACKENDS
 from ..gateway import INFERENCE_POOL_MIN_GKE
 from ..naming import (
+    ZONE,
     NameLimit,
     bucket_name,
     check_dns_name,
@@ -21,7 +22,7 @@ from ..naming import (
     workload_service_account_id,
 )
 from ..settings import PROJECT_NAMESPACE
-from .models import ZONE, StackConfig
+from .models import StackConfig
 
 
 def derived_name_problems(cfg: StackConfig) -> list[str]:

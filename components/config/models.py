@@ -20,7 +20,7 @@ from ..buckets import BucketSpec, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
-from ..naming import NameLimit, check_dns_name
+from ..naming import REGION, ZONE, NameLimit, check_dns_name, zone_problem
 from ..nodepool import TpuNodePoolArgs
 from ..observability import ObservabilitySettings
 from ..prices import PriceOverrides
@@ -30,7 +30,6 @@ from ..settings import (
     Model,
     PoolName,
     ServiceAccountId,
-    catalog_message,
     declared,
     settings_model,
 )
@@ -124,7 +123,7 @@ class TpuSliceConfig(Model):
             try:
                 catalog.resolve_slice_name(v)
             except catalog.CatalogError as err:
-                raise ValueError(catalog_message(err)) from None
+                raise ValueError(str(err)) from None
         return v
 
     @field_validator("machine_type")
@@ -134,7 +133,7 @@ class TpuSliceConfig(Model):
             try:
                 catalog.machine_type(v)
             except catalog.CatalogError as err:
-                raise ValueError(catalog_message(err)) from None
+                raise ValueError(str(err)) from None
         return v
 
     @field_validator("topology")
@@ -148,7 +147,7 @@ class TpuSliceConfig(Model):
             if mt is not None:
                 catalog.slice_shape(mt, v)
         except catalog.CatalogError as err:
-            raise ValueError(catalog_message(err)) from None
+            raise ValueError(str(err)) from None
         return v
 
     @model_validator(mode="after")
@@ -278,10 +277,6 @@ class TenancyConfig(Model):
 
 
 _PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
-"""A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
-are the region followed by a letter)."""
 
 
 class StackConfig(Model):
@@ -324,22 +319,18 @@ class StackConfig(Model):
     @field_validator("region")
     @classmethod
     def _region(cls, v: str) -> str:
-        if not _REGION.match(v):
+        if not REGION.match(v):
             raise ValueError("must be a GCP region such as us-east5 or europe-west4")
         return v
 
     @field_validator("zone")
     @classmethod
     def _zone_in_region(cls, v: str, info: ValidationInfo) -> str:
-        m = ZONE.match(v)
-        if not m:
+        if not ZONE.match(v):
             raise ValueError("must be a GCP zone such as us-east5-b")
         region = info.data.get("region")
-        if region is not None and m.group(1) != region:
-            raise ValueError(
-                f"zone is outside the region {region!r}; valid: zones of the form {region}-<letter>, "
-                f"e.g. {region}-a, {region}-b, {region}-c"
-            )
+        if region is not None and (problem := zone_problem(v, region)):
+            raise ValueError(problem)
         return v
 
     @field_validator("labels")

@@ -14,7 +14,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import container, serviceaccount
 
-from .arguments import Choice, check_arguments
 from .naming import (
     NameLimit,
     check_dns_name,
@@ -27,6 +26,7 @@ from .naming import (
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import cidr_problem, described
+from .validation import Choice, check_arguments
 
 if TYPE_CHECKING:
     # pulumi_gcp.compute is several hundred modules (about a second to import); only private
@@ -49,7 +49,7 @@ class CpuPoolArgs:
     disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
 
     def problems(self) -> list[str]:
-        """Rules across these arguments (see :mod:`tpu_serving.arguments`)."""
+        """Rules across these arguments (see :mod:`tpu_serving.validation`)."""
         if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and self.min_nodes > self.max_nodes:
             return [f"min_nodes ({self.min_nodes}) must not exceed max_nodes ({self.max_nodes})"]
         return []

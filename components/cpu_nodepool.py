@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
-from .arguments import check_arguments
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
+from .validation import check_arguments
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ import pulumi
 
 from . import capacity, cost
 from .allocation import Allocation, allocation
-from .arguments import check_arguments
 from .backends import BACKENDS, Built, Platform, ServingSlices
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import TpuCluster, TpuClusterArgs
@@ -43,6 +42,7 @@ from .prices import PriceOverrides
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
+from .validation import check_arguments
 
 PART_OF = "tpu-serving"
 

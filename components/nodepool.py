@@ -15,7 +15,6 @@ import pulumi
 from pulumi_gcp import container, serviceaccount
 
 from . import capacity as capacity_rules
-from .arguments import check_arguments
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
@@ -23,6 +22,7 @@ from .naming import NameLimit, check_dns_name
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
+from .validation import check_arguments
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 """Node label GKE sets to the TPU generation's accelerator name."""
@@ -104,7 +104,7 @@ class TpuNodePoolArgs:
     (the slices of replicas above an autoscaled workload's minimum)."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         found = [] if self.pool_names else ["pool_names = (): at least one node pool (one slice) is needed"]
         found += [
             f"pool_names[{i}] = {p!r}: {problem}"

@@ -17,7 +17,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import lws
-from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .images import image_problem
 from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
@@ -25,6 +24,7 @@ from .options import child_options
 from .pathways_workload import DEFAULT_PATHWAYS_VERSION
 from .podspec import ProbeSettings, http_probes, requests, tcp_probe
 from .settings import described
+from .validation import Choice, check_arguments
 
 RM_PORT = 38677
 """Pathways resource manager gRPC port."""
@@ -275,7 +275,7 @@ class PathwaysServingArgs:
     """Labels on the objects and pods."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         clash = lws.service_name_problem(self.name, self.service_name)
         found = [f"service_name = {self.service_name!r}: {clash}"] if clash else []
         if self.mode == "disaggregated" and (why := disaggregation_problem(self.shape)):

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .node_identity import Access
 from .options import child_options
 from .settings import described
+from .validation import Choice, check_arguments
 
 PROXY_PORT = 29000
 """IFRT proxy server port of the Pathways head."""

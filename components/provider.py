@@ -8,7 +8,7 @@ Python SDK's analyzer (``pulumi.provider.experimental``). :func:`schema` builds 
 One adaptation of the SDK's provider: the analyzer makes every input required unless it is
 ``Optional``; here an argument with a default in its dataclass is optional too, as it is in
 Python. The components rebuild their dataclass arguments from what the provider passes
-(:func:`tpu_serving.arguments.check_arguments`).
+(:func:`tpu_serving.validation.check_arguments`).
 """
 
 from __future__ import annotations

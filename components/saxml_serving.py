@@ -17,7 +17,6 @@ from pathlib import Path
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import Choice, check_arguments
 from .catalog import SliceShape
 from .images import image_problem
 from .node_identity import Access
@@ -25,6 +24,7 @@ from .nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from .options import child_options
 from .podspec import requests, tcp_probe
 from .settings import described
+from .validation import Choice, check_arguments
 
 ADMIN_PORT = 10000
 """Sax admin server port."""

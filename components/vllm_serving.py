@@ -25,7 +25,6 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import lws
-from .arguments import Choice, check_arguments
 from .buckets import is_object_path
 from .catalog import SliceShape
 from .images import pinned_image_problem
@@ -33,6 +32,7 @@ from .nodepool import TPU_RESOURCE, node_selector
 from .options import child_options
 from .podspec import ProbeSettings, http_probes, requests
 from .settings import described
+from .validation import Choice, check_arguments
 
 HTTP_PORT = 8000
 """The OpenAI-compatible server's port (``vllm serve --port``; 8000 is vLLM's default)."""
@@ -338,7 +338,7 @@ class VllmServingArgs:
     """Labels on the objects and pods."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         found = []
         if self.loader != WeightsLoader.HUGGING_FACE and not self.weights_bucket:
             found.append(f"weights_bucket: required with loader {self.loader.value!r}")

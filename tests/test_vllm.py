@@ -315,7 +315,7 @@ def test_vllm_extra_args_are_flags_the_library_does_not_own():
 
 
 def test_vllm_component_refuses_inconsistent_arguments():
-    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.validation import ArgumentsError
     from tpu_serving.vllm_serving import VllmServing
 
     with pytest.raises(ArgumentsError) as err:
@@ -327,7 +327,7 @@ def test_vllm_component_refuses_inconsistent_arguments():
 def test_vllm_service_is_not_named_like_the_leaderworkerset():
     """LWS creates the headless Service that gives the group's pods their DNS names, named after the
     LeaderWorkerSet, only when no Service of that name exists (lws v0.10.0 controller_utils.go)."""
-    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.validation import ArgumentsError
     from tpu_serving.vllm_serving import VllmServing
 
     objects = kubernetes_objects(plan_of(STACK))

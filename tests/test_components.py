@@ -119,7 +119,7 @@ def test_cluster_private_nodes_get_cloud_nat():
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():
-    from tpu_serving.cluster import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+    from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
 
     policy = maintenance_policy(
         MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))

@@ -11,8 +11,8 @@ path, its value and what it must be.
 Two adaptations of pydantic's defaults, written once in :func:`_validated_as`: ``str``, ``bool``,
 ``int`` and ``float`` are strict (``"yes"`` is no boolean, ``"8"`` no integer), except that an
 integral float is an integer (numbers come back from the component provider as floats); and a
-``pulumi.Input`` field takes another resource's ``pulumi.Output`` unvalidated (wiring). A string
-is never taken for a sequence of names. Arguments arrive as the dataclass (from Python) or as a
+``pulumi.Input`` field takes another resource's ``pulumi.Output`` unvalidated (wiring). A
+``Sequence`` is held as a tuple, and a string is never taken for a sequence of names. Arguments arrive as the dataclass (from Python) or as a
 mapping of its fields (from the component provider for TypeScript, Go and YAML programs), nested
 dataclasses likewise; either way the component gets the dataclass back.
 """
@@ -206,7 +206,8 @@ def _is_wiring(annotation: Any) -> bool:
 
 def _validated_as(annotation: Any) -> Any:
     """The annotation pydantic validates for a field annotated ``annotation``: nested dataclasses as
-    :func:`_dataclass`, scalars as :data:`_STRICT`, ``pulumi.Input[T]`` as ``T`` or any output."""
+    :func:`_dataclass`, scalars as :data:`_STRICT`, ``pulumi.Input[T]`` as ``T`` or any output,
+    ``Sequence[T]`` as ``tuple[T, ...]``."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if isinstance(annotation, type) and annotation in _STRICT:
         return _STRICT[annotation]
@@ -218,6 +219,10 @@ def _validated_as(annotation: Any) -> Any:
         return Annotated[union, WrapValidator(_wiring)] if len(plain) < len(args) else union
     if origin is Annotated:
         return Annotated[(_validated_as(args[0]), *annotation.__metadata__)]
+    if origin is collections.abc.Sequence and args:
+        # A tuple whatever sequence is given: the frozen dataclass is then hashable, and equal to one
+        # built in Python however its sequences arrive (the component provider sends lists).
+        return types.GenericAlias(tuple, (_validated_as(args[0]), ...))
     if origin is not None and origin is not typing.Literal and args:
         return origin[tuple(_validated_as(a) for a in args)]
     return annotation
@@ -249,8 +254,10 @@ def _step(part: int | str) -> str:
 
 
 def _message(e: Any) -> str:
-    if e["type"] == "sequence_str":
-        return "Input should be a sequence, not a string"
+    if e["type"] == "tuple_type":
+        return "Input should be a sequence (a list or a tuple)" + (
+            ", not a string" if isinstance(e["input"], str) else ""
+        )
     return str(e["msg"]).removeprefix("Value error, ")
 
 

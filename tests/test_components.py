@@ -351,7 +351,9 @@ def test_components_check_their_own_arguments_and_report_every_problem():
     # In field order: the field, the value given and what it must be.
     assert len(problems) == 4
     assert problems[0].startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30")
-    assert problems[1] == "TpuNodePoolArgs.pool_names = 'c-a-pool': Input should be a sequence, not a string"
+    assert problems[1] == (
+        "TpuNodePoolArgs.pool_names = 'c-a-pool': Input should be a sequence (a list or a tuple), not a string"
+    )
     assert problems[2] == "TpuNodePoolArgs.spot = 'yes': Input should be a valid boolean"
     assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: Input should be greater than or equal to 50"
     assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback

@@ -209,23 +209,35 @@ def _validated_as(annotation: Any) -> Any:
     :func:`_dataclass`, scalars as :data:`_STRICT`, ``pulumi.Input[T]`` as ``T`` or any output,
     ``Sequence[T]`` as ``tuple[T, ...]``."""
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if isinstance(annotation, type) and annotation in _STRICT:
-        return _STRICT[annotation]
-    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        return _dataclass(annotation)
+    if origin is None:
+        return _class(annotation)
     if origin is Union or origin is types.UnionType:
-        plain = tuple(_validated_as(a) for a in args if not _is_wiring(a))
-        union = _Union[plain]
-        return Annotated[union, WrapValidator(_wiring)] if len(plain) < len(args) else union
+        return _union(args)
     if origin is Annotated:
         return Annotated[(_validated_as(args[0]), *annotation.__metadata__)]
-    if origin is collections.abc.Sequence and args:
+    if origin is collections.abc.Sequence:
         # A tuple whatever sequence is given: the frozen dataclass is then hashable, and equal to one
         # built in Python however its sequences arrive (the component provider sends lists).
-        return types.GenericAlias(tuple, (_validated_as(args[0]), ...))
-    if origin is not None and origin is not typing.Literal and args:
-        return origin[tuple(_validated_as(a) for a in args)]
-    return annotation
+        return types.GenericAlias(tuple, (_validated_as(args[0]) if args else Any, ...))
+    if origin is typing.Literal or not args:
+        return annotation
+    return origin[tuple(_validated_as(a) for a in args)]
+
+
+def _class(annotation: Any) -> Any:
+    if not isinstance(annotation, type):
+        return annotation  # Any
+    if annotation in _STRICT:
+        return _STRICT[annotation]
+    return _dataclass(annotation) if dataclasses.is_dataclass(annotation) else annotation
+
+
+def _union(members: tuple[Any, ...]) -> Any:
+    """A union of its members as validated; one with ``pulumi.Output`` members (``pulumi.Input[T]``)
+    takes any output as it is."""
+    plain = tuple(_validated_as(a) for a in members if not _is_wiring(a))
+    union = _Union[plain]
+    return Annotated[union, WrapValidator(_wiring)] if len(plain) < len(members) else union
 
 
 # --------------------------------------------------------------------------- the messages

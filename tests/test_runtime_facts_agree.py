@@ -87,9 +87,9 @@ def test_facts_library_collector_labels_changed_alone_fail_make_check(monkeypatc
 
 
 def test_facts_library_health_check_ranges_changed_alone_fail_make_check(monkeypatch):
-    from tpu_serving import deployment
+    from tpu_serving import phases
 
-    monkeypatch.setattr(deployment, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
+    monkeypatch.setattr(phases, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     monkeypatch.setattr(library_gateway, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     failures = _failures("vllm-llama33-70b-v5e16")
     assert failures and all("load balancer health checks 130.211.0.0/22" in f for f in failures)

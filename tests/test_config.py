@@ -120,7 +120,7 @@ def test_config_min_master_version_accepts_what_gke_accepts():
 
 
 def test_config_model_size_is_derived_from_a_known_maxtext_model():
-    from tpu_serving.backends.jetstream_pathways import _fit_problems
+    from tpu_serving.backends.jetstream_pathways.checks import _fit_problems
 
     cfg = load(SERVING)  # llama3.1-405b int8 (377 GiB) on one v6e 4x4 (512 GiB): fits, nothing declared
     assert cfg.serving.model is None

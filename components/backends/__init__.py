@@ -1,7 +1,8 @@
 """The serving backends, registered in one place.
 
-A backend is one module (settings, checks, build, outputs, ports; see :mod:`.base`). Adding
-one is a new module and one line in :data:`BACKENDS`.
+A backend is one package (facts, args, pods, component, settings, checks, backend and its
+``policy_allowlist.json``; what the deployment asks of it is :class:`.base.Backend`). Adding
+one is a new package and one line in :data:`BACKENDS`.
 """
 
 from __future__ import annotations

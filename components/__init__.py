@@ -7,7 +7,7 @@ Import the components into your own Pulumi program::
 
 from . import catalog
 from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
-from .backends.jetstream_pathways import (
+from .backends.jetstream import (
     MaxTextSettings,
     PathwaysImages,
     PathwaysServing,

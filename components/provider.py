@@ -24,7 +24,7 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
 from .autoscaling import ServingAutoscaler
-from .backends.jetstream_pathways import PathwaysServing
+from .backends.jetstream import PathwaysServing
 from .backends.pathways_job import PathwaysWorkload
 from .backends.saxml import SaxmlServing
 from .backends.vllm import VllmServing

@@ -273,7 +273,7 @@ def serving_args(**overrides):
 
 
 def test_pathways_builder_maxtext_args_order_and_omissions():
-    from tpu_serving.backends.jetstream_pathways.pods import maxtext_args
+    from tpu_serving.backends.jetstream.pods import maxtext_args
     from tpu_serving.catalog import slice_shape
 
     v6e8, v5e16 = slice_shape("ct6e-standard-4t", "2x4"), slice_shape("ct5lp-hightpu-4t", "4x4")
@@ -333,7 +333,7 @@ def test_pathways_component_on_v5e_with_two_groups():
 
 
 def test_pathways_component_autoscaled_leaves_replicas_to_the_hpa():
-    from tpu_serving.backends.jetstream_pathways.pods import leader_worker_set_spec
+    from tpu_serving.backends.jetstream.pods import leader_worker_set_spec
 
     assert "replicas" not in leader_worker_set_spec(serving_args(replicas=2, autoscaled=True))
     assert leader_worker_set_spec(serving_args(replicas=2))["replicas"] == 2

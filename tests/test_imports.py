@@ -123,7 +123,7 @@ def upward_imports(graph: Mapping[str, set[str]]) -> list[str]:
 def test_imports_graph_is_the_whole_library():
     graph = import_graph()
     assert len(graph) == len(list(LIBRARY.rglob("*.py")))
-    for backend in ("jetstream_pathways", "pathways_job", "saxml", "vllm"):
+    for backend in ("jetstream", "pathways_job", "saxml", "vllm"):
         assert f"{BACKENDS}.{backend}.component" in graph[f"{BACKENDS}.{backend}"] or any(
             m.startswith(f"{BACKENDS}.{backend}.") for m in graph[f"{BACKENDS}.{backend}"]
         )

@@ -185,7 +185,7 @@ def test_policy_allowlist_is_each_backends_own_file():
     """The allowlist is the union of the backend packages' files, each entry tagged with its backend."""
     backends = ROOT / "components" / "backends"
     files = sorted(backends.glob(f"*/{ALLOWLIST_FILE}"))
-    assert {f.parent.name for f in files} == {"jetstream_pathways", "pathways_job", "saxml", "vllm"}
+    assert {f.parent.name for f in files} == {"jetstream", "pathways_job", "saxml", "vllm"}
     entries = [(f.parent.name, e) for f in files for e in json.loads(f.read_text())]
     assert len(entries) == len(ALLOWLIST) == 5
     for backend, e in entries:

@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import ROOT
 from tpu_serving import catalog, machines, observability
 from tpu_serving import gateway as library_gateway
-from tpu_serving.backends.jetstream_pathways import facts as jetstream_facts
-from tpu_serving.backends.jetstream_pathways import settings as jetstream_settings
+from tpu_serving.backends.jetstream import facts as jetstream_facts
+from tpu_serving.backends.jetstream import settings as jetstream_settings
 from tpu_serving.backends.pathways_job import facts as pathways_job_facts
 from tpu_serving.backends.saxml import facts as saxml_facts
 from tpu_serving.backends.vllm import settings as vllm_settings

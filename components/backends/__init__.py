@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias, Union
 
 from pydantic import Field
 
-from . import jetstream_pathways, pathways_job, saxml, vllm
+from . import jetstream, pathways_job, saxml, vllm
 from .base import Backend, Built, Platform, ServingEndpoint, ServingSlices
 
 BACKENDS: dict[str, Backend] = {
-    b.name: b for b in (jetstream_pathways.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
+    b.name: b for b in (jetstream.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
 }
 """Every serving backend, by its ``serving.backend`` value."""
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     # mypy cannot evaluate the union built from BACKENDS below: it sees the same union spelled
     # out (keep it in step with BACKENDS).
     Serving: TypeAlias = Annotated[
-        jetstream_pathways.PathwaysServingConfig
+        jetstream.PathwaysServingConfig
         | saxml.SaxmlServingConfig
         | pathways_job.PathwaysJobConfig
         | vllm.VllmServingConfig,

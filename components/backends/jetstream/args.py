@@ -1,4 +1,4 @@
-"""The typed arguments of :class:`~tpu_serving.backends.jetstream_pathways.component.PathwaysServing`:
+"""The typed arguments of :class:`~tpu_serving.backends.jetstream.component.PathwaysServing`:
 the MaxText settings, the Pathways images and requests, and their checks."""
 
 from collections.abc import Mapping, Sequence

@@ -159,7 +159,7 @@ def test_package_wheel_install_is_self_contained(tmp_path):
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import tpu_serving, tpu_serving.saxml_serving as s; s.publisher_script(); print(tpu_serving.__file__)",
+            "import tpu_serving, tpu_serving.backends.saxml.pods as s; s.publisher_script(); print(tpu_serving.__file__)",
         ],
         capture_output=True,
         text=True,

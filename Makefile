@@ -10,12 +10,13 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test bench golden readme clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
-	@echo "make test                   the test suite (what CI runs; includes the lint gate)"
+	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
+	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
@@ -61,8 +62,12 @@ lint: $(VENV)/.installed
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
 
+# pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n auto -m "not slow"
+
+test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed
+	$(PYTHON) -m pytest -q -n auto -m slow
 
 readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.settings_tables

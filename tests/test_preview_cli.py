@@ -161,12 +161,14 @@ def user_program(
     return run_preview("dev", "--root", str(tmp_path), "--quiet")
 
 
+@pytest.mark.slow
 def test_preview_cli_user_program_runs(tmp_path):
     proc = user_program(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "build" / "dev" / "plan.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "edit, expected",
     [

@@ -10,7 +10,7 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden readme clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden golden-review readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -23,7 +23,8 @@ help:
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
-	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
+	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
+	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -75,6 +76,10 @@ readme: $(VENV)/.installed
 
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden
+
+GOLDEN_BASE ?= main
+golden-review: $(VENV)/.installed
+	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE)
 
 bench: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.bench $(STACK)

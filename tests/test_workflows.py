@@ -83,3 +83,13 @@ def test_workflows_preview_is_least_privilege_and_concurrent():
             if "uses" in step:
                 ref = step["uses"].split("@", 1)[1]
                 assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), step["uses"]
+
+
+def test_workflows_ci_compares_goldens_with_main():
+    """The golden-change test needs the base branch: a full-history checkout and GOLDEN_BASE=origin/main."""
+    ci = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    steps = ci["jobs"]["test"]["steps"]
+    own = next(s for s in steps if s.get("with", {}).get("path") == "tpu-serving")
+    assert own["with"]["fetch-depth"] == 0
+    test = next(s for s in steps if s.get("run") == "make test")
+    assert test["env"]["GOLDEN_BASE"] == "origin/main"

@@ -54,7 +54,7 @@ ALLOWLIST_FILE = "policy_allowlist.json"
 needs in this file: a list of ``{"kind", "name", "finding", "why"}``."""
 
 
-def _backend_folders() -> Path:
+def backend_folders() -> Path:
     """``components/backends`` of this checkout, or of the installed library when this pack is installed.
 
     The policy pack runs in its own virtualenv without the library (pulumi-policy pins protobuf and
@@ -72,7 +72,7 @@ def _backend_folders() -> Path:
 
 def load_allowlist(backends: Path | None = None) -> dict[tuple[str, str, str], str]:
     """Every backend's allowlist entries, as (kind, object name or *, finding) -> why it is allowed."""
-    folders = sorted(p for p in (backends or _backend_folders()).iterdir() if (p / "__init__.py").is_file())
+    folders = sorted(p for p in (backends or backend_folders()).iterdir() if (p / "__init__.py").is_file())
     allowed: dict[tuple[str, str, str], str] = {}
     for folder in folders:
         path = folder / ALLOWLIST_FILE

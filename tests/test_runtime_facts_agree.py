@@ -96,3 +96,46 @@ def test_facts_library_health_check_ranges_changed_alone_fail_make_check(monkeyp
     monkeypatch.setattr(library_gateway, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     failures = _failures("vllm-llama33-70b-v5e16")
     assert failures and all("load balancer health checks 130.211.0.0/22" in f for f in failures)
+
+
+def test_facts_each_backend_holds_its_runtime_facts_which_the_library_never_reads():
+    """A backend is one folder, its runtime facts included, but they stay the model's: no library module
+    reads them, and the model reads them as files (it imports nothing from the library)."""
+    from tpu_serving_tools.runtime import backend_facts as bf
+
+    backends = ROOT / "components" / "backends"
+    assert {p.parent.name for p in backends.glob(f"*/{bf.FACTS_FILE}")} == {
+        "jetstream",
+        "pathways_job",
+        "saxml",
+        "vllm",
+    }
+    readers = [p for p in (ROOT / "components").rglob("*.py") if bf.FACTS_FILE in p.read_text()]
+    assert readers == []
+    assert set(bf.BACKENDS) == {"jetstream-pathways", "pathways-job", "saxml", "vllm"}
+    assert len(bf.FACT_FLOWS) == 6 and all(f.source for f in bf.FACT_FLOWS)
+
+
+def test_facts_runtime_facts_refuse_an_unsourced_entry_or_a_missing_file(tmp_path):
+    import json
+    import shutil
+
+    from tpu_serving_tools.runtime import backend_facts as bf
+
+    copy = tmp_path / "backends"
+    shutil.copytree(ROOT / "components" / "backends", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert set(bf.load(copy)) == set(bf.BACKENDS)
+    saxml = copy / "saxml" / bf.FACTS_FILE
+    doc = json.loads(saxml.read_text())
+    doc["ports"]["admin"]["source"] = " "
+    saxml.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="ports.admin: needs a value and its source"):
+        bf.load(copy)
+    doc["ports"]["admin"]["source"] = "x"
+    doc["flows"][0]["to"] = "nobody"
+    saxml.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"flows\[0\]: `from` and `to` must be roles"):
+        bf.load(copy)
+    saxml.unlink()
+    with pytest.raises(RuntimeError, match=f"saxml has no {bf.FACTS_FILE}"):
+        bf.load(copy)

@@ -6,15 +6,14 @@ joins them into the category and re-exports their public names.
 
 from __future__ import annotations
 
+from tpu_serving_tools.runtime.backend_facts import FACT_FLOWS, FactFlow
 from tpu_serving_tools.runtime.network_flows import (
     ADDRESS_ARG,
     ADDRESS_VARS,
     COLLECTOR,
-    FACT_FLOWS,
     IMPLIED_PORTS,
     SUBNETWORK_TYPE,
     URL,
-    FactFlow,
     needed_flows,
     serving_service,
 )

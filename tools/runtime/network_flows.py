@@ -3,7 +3,7 @@
 Flows come from the rendered objects where they say so (a ``--resource_manager_address=$(X):port``
 argument, a ``SAX_HTTP`` URL, probes, a Service's target port, the ``serving-ingress`` policy's
 peers, the pods a PodMonitoring has Managed Prometheus' collectors scrape) and otherwise from
-:data:`FACT_FLOWS`. :mod:`.network_policy` evaluates them.
+:data:`~.backend_facts.FACT_FLOWS` (each backend's ``runtime_facts.json``). :mod:`.network_policy` evaluates them.
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime.backend_facts import FACT_FLOWS
 from tpu_serving_tools.runtime.network_policy import (
     Flow,
     Peer,
@@ -47,35 +47,6 @@ ADDRESS_VARS: dict[str, str] = {
     # pathwaysjob_controller.go, "--resource_manager_address=$(PATHWAYS_HEAD):29001").
     "PATHWAYS_HEAD": "pathways-head",
 }
-
-
-@dataclass(frozen=True)
-class FactFlow:
-    """A flow between two pod roles that the objects do not spell out."""
-
-    src_role: str
-    dst_role: str
-    port: int
-    source: str
-
-
-FACT_FLOWS: tuple[FactFlow, ...] = (
-    # Saxml (google/saxml@v1.1.0): model servers join the admin (saxml/common/location.go Join, admin
-    # --port default 10000); the admin polls them (saxml/admin/mgr.go GetStatus); clients such as sax-http
-    # ask the admin for replica addresses and then call the model servers directly on their --port
-    # (saxml/client/go/connection.go DialContext).
-    FactFlow(ef.SAX_MODEL, ef.SAX_ADMIN, ef.SAX_ADMIN_PORT, "saxml/common/location.go: model servers join the admin"),
-    FactFlow(ef.SAX_HTTP, ef.SAX_ADMIN, ef.SAX_ADMIN_PORT, "saxml client: replica addresses from the admin"),
-    FactFlow(ef.SAX_HTTP, ef.SAX_MODEL, ef.SAX_MODEL_PORT, "saxml client: RPCs to the model server --port"),
-    FactFlow(ef.SAX_ADMIN, ef.SAX_MODEL, ef.SAX_MODEL_PORT, "saxml/admin/mgr.go: admin polls model status"),
-    # JetStream + Pathways on LWS: the resource manager dials back each worker's --server_port
-    # (seed jetstream-pathways-llama31-405b-v6e16.yaml: worker --server_port=38679).
-    FactFlow("leader", "worker", ef.PATHWAYS_WORKER_PORT, "Pathways RM -> worker --server_port"),
-    # PathwaysJob: the user's client (on the head, or port-forwarded to it) dials the IFRT proxy
-    # (google/pathways-job@v0.1.4 PathwaysProxyPort 29000).
-    FactFlow("pathways-head", "pathways-head", ef.PATHWAYS_PROXY_PORT, "JAX client -> pathways-proxy 29000"),
-)
-"""Flows between roles; a flow applies wherever the plan has pods of both roles in one namespace."""
 
 
 def _by_role(ws: list[Workload], role: str, owner: str = "") -> list[Workload]:

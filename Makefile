@@ -10,7 +10,7 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden golden-review readme clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden golden-review mutate readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -24,6 +24,7 @@ help:
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
+	@echo "make mutate [MUTANTS=<glob>]   mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
 	@echo "stacks: $(STACKS)"
 
@@ -81,8 +82,22 @@ GOLDEN_BASE ?= main
 golden-review: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE)
 
+# Mutation testing of the library with mutmut (requirements-dev.txt). mutmut names a module by its path, so
+# it mutates components/ through the link tpu_serving -> components (the import name); in its copy of the
+# tree, mutants/components links to the mutated tpu_serving/, which the offline preview loads. The copy
+# reads ../shared as the checkout does, through the link shared -> ../shared. MUTANTS narrows the run to
+# mutant names (fnmatch), e.g. MUTANTS='tpu_serving.catalog.*'; the default is the whole library.
+MUTANTS ?=
+mutate: $(VENV)/.installed
+	ln -sfn components tpu_serving
+	test -e shared || ln -sfn ../shared shared
+	mkdir -p mutants && ln -sfn tpu_serving mutants/components
+	$(PYTHON) -m mutmut run $(MUTANTS)
+	$(PYTHON) -m mutmut export-cicd-stats
+	$(PYTHON) -m tpu_serving_tools.mutation mutants/mutmut-cicd-stats.json
+
 bench: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache mutants

@@ -10,19 +10,22 @@ POLICY_VENV := policy/.venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test bench golden readme clean
+.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden golden-review mutate readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
-	@echo "make test                   the test suite (what CI runs; includes the lint gate)"
+	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
+	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
-	@echo "make golden                 rewrite tests/golden from the current program (review the diff)"
+	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
+	@echo "make mutate [MUTANTS=<glob>]   mutation testing of components/ (mutmut); fails under a 90% kill ratio"
+	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -61,8 +64,12 @@ lint: $(VENV)/.installed
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
 
+# pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n auto -m "not slow"
+
+test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed
+	$(PYTHON) -m pytest -q -n auto -m slow
 
 readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.settings_tables
@@ -71,8 +78,26 @@ readme: $(VENV)/.installed
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden
 
+GOLDEN_BASE ?= main
+golden-review: $(VENV)/.installed
+	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE)
+
+# Mutation testing of the library with mutmut (requirements-dev.txt). mutmut names a module by its path, so
+# it mutates components/ through the link tpu_serving -> components (the import name); in its copy of the
+# tree, mutants/components links to the mutated tpu_serving/, which the offline preview loads. The copy
+# reads ../shared as the checkout does, through the link shared -> ../shared. MUTANTS narrows the run to
+# mutant names (fnmatch), e.g. MUTANTS='tpu_serving.catalog.*'; the default is the whole library.
+MUTANTS ?=
+mutate: $(VENV)/.installed
+	ln -sfn components tpu_serving
+	test -e shared || ln -sfn ../shared shared
+	mkdir -p mutants && ln -sfn tpu_serving mutants/components
+	$(PYTHON) -m mutmut run $(MUTANTS)
+	$(PYTHON) -m mutmut export-cicd-stats
+	$(PYTHON) -m tpu_serving_tools.mutation mutants/mutmut-cicd-stats.json
+
 bench: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
 
 clean:
-	rm -rf build .pytest_cache
+	rm -rf build .pytest_cache mutants

@@ -7,6 +7,20 @@ Import the components into your own Pulumi program::
 
 from . import catalog
 from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from .backends.jetstream import (
+    MaxTextSettings,
+    PathwaysImages,
+    PathwaysServing,
+    PathwaysServingArgs,
+)
+from .backends.pathways_job import (
+    CustomComponent,
+    PathwaysWorkload,
+    PathwaysWorkloadArgs,
+    UserContainer,
+)
+from .backends.saxml import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
+from .backends.vllm import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
 from .buckets import Buckets, BucketsArgs, BucketSpec
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
@@ -24,23 +38,9 @@ from .observability import (
     ServingMetrics,
     ServingSignals,
 )
-from .pathways_serving import (
-    MaxTextSettings,
-    PathwaysImages,
-    PathwaysServing,
-    PathwaysServingArgs,
-)
-from .pathways_workload import (
-    CustomComponent,
-    PathwaysWorkload,
-    PathwaysWorkloadArgs,
-    UserContainer,
-)
 from .podspec import ProbeSettings
-from .saxml_serving import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 from .services import ProjectServices, ProjectServicesArgs
 from .tenancy import Tenancy, TenancyArgs
-from .vllm_serving import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
 
 __all__ = [
     "AutoscalingSettings",

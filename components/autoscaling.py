@@ -30,10 +30,10 @@ import pulumi_kubernetes as k8s
 from pulumi_gcp import organizations, projects
 
 from . import lws
-from .arguments import check_arguments
 from .controllers import Controller
 from .options import child_options
 from .settings import described
+from .validation import check_arguments
 
 METRICS_ADAPTER = Controller(
     name="metrics-adapter",
@@ -118,7 +118,7 @@ class AutoscalingSettings:
     )
 
     def problems(self) -> list[str]:
-        """Rules across these settings (see :mod:`tpu_serving.arguments`)."""
+        """Rules across these settings (see :mod:`tpu_serving.validation`)."""
         if (
             isinstance(self.min_replicas, int)
             and isinstance(self.max_replicas, int)

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_gcp import storage
 
-from .arguments import Choice, check_arguments
 from .options import child_options
 from .settings import described
+from .validation import Choice, check_arguments
 
 
 def is_object_path(path: str) -> bool:

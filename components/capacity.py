@@ -26,7 +26,7 @@ component arguments check the rules. Sources, each where its rule is used:
 
 from __future__ import annotations
 
-from .arguments import Choice
+from .validation import Choice
 
 FLEX_START_MAX_HOURS = 7 * 24
 """Flex-start VMs run for at most seven days (https://cloud.google.com/kubernetes-engine/docs/concepts/dws)."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
+from .validation import check_arguments
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_gcp import container, serviceaccount
 
-from .arguments import check_arguments
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
 from .naming import zone_problem
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
+from .validation import check_arguments
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class CpuNodePoolArgs:
     """GCP labels of the VMs."""
 
     def problems(self) -> list[str]:
-        """Rules across these arguments (see :mod:`tpu_serving.arguments`): the pool's zone is one of the region."""
+        """Rules across these arguments (see :mod:`tpu_serving.validation`): the pool's zone is one of the region."""
         if (
             isinstance(self.zone, str)
             and isinstance(self.region, str)

@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
 from .images import pinned_image_problem
 from .options import child_options
 from .podspec import requests
 from .settings import cidr_problem, described
+from .validation import check_arguments
 
 if TYPE_CHECKING:
     from pulumi_gcp import compute

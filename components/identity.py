@@ -11,9 +11,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import serviceaccount
 
-from .arguments import check_arguments
 from .node_identity import BucketGrant, bucket_grants
 from .options import child_options
+from .validation import check_arguments
 
 GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
 """The KSA annotation that names the GCP service account it impersonates."""

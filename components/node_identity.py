@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_gcp import projects, serviceaccount, storage
 
-from .arguments import Choice
+from .validation import Choice
 
 NODE_ROLES: tuple[str, ...] = (
     "roles/logging.logWriter",

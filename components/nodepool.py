@@ -15,7 +15,6 @@ import pulumi
 from pulumi_gcp import container, serviceaccount
 
 from . import capacity as capacity_rules
-from .arguments import check_arguments
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
@@ -23,6 +22,7 @@ from .naming import NameLimit, check_dns_name, zone_problem
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
+from .validation import check_arguments
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 """Node label GKE sets to the TPU generation's accelerator name."""
@@ -43,6 +43,11 @@ and image streaming (``gcfs_config``) must be on; pulumi-gcp 10.2.0 ``NodePoolNo
 1.28.3-gke.1067000 in Standard clusters", https://cloud.google.com/kubernetes-engine/docs/how-to/data-container-image-preloading)."""
 
 
+def service_account_id_problem(account_id: str) -> str:
+    """Why ``account_id`` is not a GCP service account id (6 to 30 characters), or ``""``."""
+    return check_dns_name(account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+
+
 @dataclass(frozen=True)
 class TpuNodePoolArgs:
     """Arguments of :class:`TpuNodePool`."""
@@ -55,7 +60,7 @@ class TpuNodePoolArgs:
     """The one zone that holds every VM of the slice."""
     cluster: pulumi.Input[str]
     """The cluster's ID (wiring from :class:`~components.cluster.TpuCluster`)."""
-    service_account_id: str
+    service_account_id: str = field(metadata={"check": service_account_id_problem})
     """``account_id`` of the slices' own node service account (6 to 30 characters)."""
     shape: SliceShape
     """The slice shape from the catalog."""
@@ -99,7 +104,7 @@ class TpuNodePoolArgs:
     (the slices of replicas above an autoscaled workload's minimum)."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.arguments`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         found = [] if self.pool_names else ["pool_names = (): at least one node pool (one slice) is needed"]
         if (
             isinstance(self.zone, str)
@@ -112,9 +117,6 @@ class TpuNodePoolArgs:
             for i, p in enumerate(self.pool_names)
             if isinstance(p, str) and (problem := check_dns_name(p, limit=NameLimit.GKE_NODE_POOL))
         ]
-        problem = check_dns_name(self.service_account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
-        if isinstance(self.service_account_id, str) and problem:
-            found.append(f"service_account_id = {self.service_account_id!r}: {problem}")
         found += capacity_rules.problems(self.capacity, self.spot, self.reservation, self.max_run_duration_hours)
         found += [
             f"scale_from_zero[{i}] = {p!r}: not one of pool_names"

@@ -26,9 +26,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
 from .options import child_options
 from .settings import described
+from .validation import check_arguments
 
 # --------------------------------------------------------------------------- facts
 

@@ -8,7 +8,7 @@ Python SDK's analyzer (``pulumi.provider.experimental``). :func:`schema` builds 
 One adaptation of the SDK's provider: the analyzer makes every input required unless it is
 ``Optional``; here an argument with a default in its dataclass is optional too, as it is in
 Python. The components rebuild their dataclass arguments from what the provider passes
-(:func:`tpu_serving.arguments.check_arguments`).
+(:func:`tpu_serving.validation.check_arguments`).
 """
 
 from __future__ import annotations
@@ -24,6 +24,10 @@ from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
 from .autoscaling import ServingAutoscaler
+from .backends.jetstream import PathwaysServing
+from .backends.pathways_job import PathwaysWorkload
+from .backends.saxml import SaxmlServing
+from .backends.vllm import VllmServing
 from .buckets import Buckets
 from .cluster import TpuCluster
 from .controllers import ControllerInstall
@@ -33,12 +37,8 @@ from .gateway import ServingGateway
 from .identity import WorkloadIdentity
 from .nodepool import TpuNodePool
 from .observability import Observability
-from .pathways_serving import PathwaysServing
-from .pathways_workload import PathwaysWorkload
-from .saxml_serving import SaxmlServing
 from .services import ProjectServices
 from .tenancy import Tenancy
-from .vllm_serving import VllmServing
 
 NAME = "tpu-serving"
 """The package name: resource types are ``tpu-serving:index:<Component>``."""

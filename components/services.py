@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_gcp import projects
 
-from .arguments import check_arguments
+from .validation import check_arguments
 
 BASE_APIS: tuple[str, ...] = (
     "container.googleapis.com",

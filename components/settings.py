@@ -12,16 +12,15 @@ import dataclasses
 import ipaddress
 import types
 import typing
-from collections.abc import Callable
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 from pydantic.alias_generators import to_camel
 
-from .arguments import BOUNDS, type_hints
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
+from .validation import BOUNDS, raising, type_hints
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -36,7 +35,7 @@ def described(text: str, **kwargs: Any) -> Any:
     """A dataclass field with a description and optional bounds (``ge``, ``le``, ``min_length``...).
 
     The stack config model generated from the dataclass (:func:`settings_model`) takes both;
-    the component checks the same bounds on its arguments (:mod:`tpu_serving.arguments`).
+    the component checks the same bounds on its arguments (:mod:`tpu_serving.validation`).
     """
     bounds = {k: kwargs.pop(k) for k in BOUNDS if k in kwargs}
     check = kwargs.pop("check", None)
@@ -107,24 +106,12 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
         bounds = f.metadata.get("bounds") or {}
         check = f.metadata.get("check")
         if check is not None:
-            annotation = Annotated[annotation, AfterValidator(_raising(check))]
+            annotation = Annotated[annotation, AfterValidator(raising(check))]
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
     validators: dict[str, Any] = (
         {"_rules": model_validator(mode="after")(_rules_of(cls, exclude))} if hasattr(cls, "problems") else {}
     )
     return create_model(name, __base__=Model, __doc__=cls.__doc__, __validators__=validators, **spec)
-
-
-def _raising(check: Callable[[Any], str]) -> Callable[[Any], Any]:
-    """A pydantic validator from a ``check(value) -> problem or ""`` declared with the setting."""
-
-    def validate(value: Any) -> Any:
-        problem = check(value)
-        if problem:
-            raise ValueError(problem)
-        return value
-
-    return validate
 
 
 def _rules_of(cls: type, exclude: tuple[str, ...]) -> Any:

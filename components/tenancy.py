@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .arguments import check_arguments
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .options import child_options
 from .settings import described
+from .validation import check_arguments
 
 SERVING_PRIORITY = "tpu-serving-online"
 """PriorityClass of serving workloads."""

@@ -11,9 +11,12 @@ reported.
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 Enforcement = Literal["mandatory", "advisory"]
@@ -46,23 +49,46 @@ INTERNAL_LB_ANNOTATIONS = {
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "JobSet"})
 """Kinds whose containers serve: each needs probes and resource requests."""
 
-ALLOWLIST: dict[tuple[str, str, str], str] = {
-    (
-        "JobSet",
-        "sax-model-server-set",
-        "hostNetwork",
-    ): "Saxml model servers reach each other over the TPU VM network (port 8471), as the Saxml guide requires",
-    (
-        "JobSet",
-        "sax-model-server-set",
-        "privileged:sax-model-server",
-    ): "TPU access on GKE before 1.28 (only rendered when the stack's GKE version needs it)",
-    ("LeaderWorkerSet", "*", "capability:jax-tpu:SYS_PTRACE"): "disaggregated JetStream server (seed 001b)",
-    ("LeaderWorkerSet", "*", "capability:jax-tpu:NET_ADMIN"): "disaggregated JetStream server (seed 001b)",
-    ("LeaderWorkerSet", "*", "capability:jax-tpu:SYS_TIME"): "disaggregated JetStream server (seed 001b)",
-}
-"""(kind, object name or *, finding) -> why it is allowed. Findings: ``hostNetwork``,
-``privileged:<container>``, ``capability:<container>:<CAP>``."""
+ALLOWLIST_FILE = "policy_allowlist.json"
+"""Each serving backend's package (``components/backends/<backend>/``) holds the policy exceptions it
+needs in this file: a list of ``{"kind", "name", "finding", "why"}``."""
+
+
+def backend_folders() -> Path:
+    """``components/backends`` of this checkout, or of the installed library when this pack is installed.
+
+    The policy pack runs in its own virtualenv without the library (pulumi-policy pins protobuf and
+    grpcio differently), so the allowlists are read as files, never imported.
+    """
+    here = Path(__file__).resolve().parent.parent / "components" / "backends"
+    if here.is_dir():
+        return here
+    spec = importlib.util.find_spec("tpu_serving")  # locates the package without importing it
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(location) / "backends").is_dir():
+            return Path(location) / "backends"
+    raise RuntimeError(f"no serving backends found next to {Path(__file__).resolve().parent} nor installed")
+
+
+def load_allowlist(backends: Path | None = None) -> dict[tuple[str, str, str], str]:
+    """Every backend's allowlist entries, as (kind, object name or *, finding) -> why it is allowed."""
+    folders = sorted(p for p in (backends or backend_folders()).iterdir() if (p / "__init__.py").is_file())
+    allowed: dict[tuple[str, str, str], str] = {}
+    for folder in folders:
+        path = folder / ALLOWLIST_FILE
+        if not path.is_file():
+            raise RuntimeError(f"backend {folder.name} has no {ALLOWLIST_FILE}")
+        for entry in json.loads(path.read_text()):
+            key = (str(entry["kind"]), str(entry["name"]), str(entry["finding"]))
+            if key in allowed or not str(entry.get("why", "")).strip():
+                raise RuntimeError(f"{path}: {key} is listed twice or has no reason")
+            allowed[key] = f"{entry['why']} ({folder.name})"
+    return allowed
+
+
+ALLOWLIST: dict[tuple[str, str, str], str] = load_allowlist()
+"""(kind, object name or *, finding) -> why it is allowed, from every backend's ``policy_allowlist.json``.
+Findings: ``hostNetwork``, ``privileged:<container>``, ``capability:<container>:<CAP>``."""
 
 
 @dataclass(frozen=True)

@@ -79,3 +79,18 @@ def test_capacity_refused_combinations_name_the_fields(kwargs, fragments):
 def test_capacity_refused_combinations_pass_no_further():
     assert pool_args(capacity="flex-start", max_run_duration_hours=168).problems() == []
     assert pool_args(capacity="reservation", reservation="r").problems() == []
+
+
+def test_capacity_refusals_read_exactly():
+    """The whole message, not a fragment: it is what a user reads at preview."""
+    assert pool_args(spot=True, reservation="r").problems() == [
+        "spot and reservation are mutually exclusive: Spot VMs consume no reservation"
+    ]
+    assert pool_args(capacity="any-reservation", reservation="r").problems() == [
+        "reservation = 'r' with capacity = any-reservation: any-reservation consumes any matching reservation; "
+        "a named reservation needs capacity = reservation"
+    ]
+    assert pool_args(capacity="spot", reservation="r").problems() == [
+        "reservation = 'r' with capacity = spot: spot consumes no reservation; "
+        "a named reservation needs capacity = reservation"
+    ]

@@ -113,3 +113,33 @@ def test_catalog_tpu7x_is_single_host_only():
     with pytest.raises(CatalogError) as exc:
         slice_shape("tpu7x-standard-4t", "2x2x2")
     assert exc.value.choices == ("2x2x1",)
+
+
+def test_catalog_slice_names_mean_the_four_chip_machine_type():
+    """``v6e-8`` is two 4-chip VMs (ct6e-standard-4t 2x4), as GKE multi-host slices and xpk name it; the
+    single-host 8-chip 2x4 is chosen by its machine type."""
+    shape = resolve_slice_name("v6e-8")
+    assert (shape.machine_type.name, shape.topology, shape.vms) == ("ct6e-standard-4t", "2x4", 2)
+    single = slice_shape("ct6e-standard-8t", "2x4")
+    assert single.describe() == "v6e-8 (ct6e-standard-8t 2x4: 1 VM x 8 chips, 256 GiB HBM)"
+    assert "4 VMs x 4 chips" in shape.__class__(shape.machine_type, "4x4").describe()
+
+
+def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():
+    with pytest.raises(CatalogError) as exc:
+        resolve_slice_name("v6e-15")
+    assert str(exc.value) == (
+        "no v6e slice has 15 chips ('v6e-15'); valid: v6e-1, v6e-4, v6e-8, v6e-16, v6e-32, v6e-64, v6e-128, v6e-256"
+    )
+    with pytest.raises(CatalogError, match=r"^no v5p slice has 12 TensorCores \('v5p-12'\); valid: v5p-8, v5p-16, "):
+        resolve_slice_name("v5p-12")
+    with pytest.raises(CatalogError, match=r"^unknown TPU slice name 'x9-4'; valid: tpu7x-2, tpu7x-8, v5litepod-1, "):
+        resolve_slice_name("x9-4")
+    with pytest.raises(CatalogError, match=r"^unknown TPU machine type 'ct9-x'; valid: ct5lp-hightpu-1t, "):
+        catalog.machine_type("ct9-x")
+
+
+def test_catalog_smallest_fitting_topology_takes_an_exact_fit():
+    exact = slice_shape("ct5lp-hightpu-4t", "4x8").hbm_gib
+    assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", exact).topology == "4x8"
+    assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", exact + 0.5).topology != "4x8"

@@ -119,7 +119,7 @@ def test_cluster_private_nodes_get_cloud_nat():
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():
-    from tpu_serving.cluster import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+    from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
 
     policy = maintenance_policy(
         MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
@@ -273,8 +273,8 @@ def serving_args(**overrides):
 
 
 def test_pathways_builder_maxtext_args_order_and_omissions():
+    from tpu_serving.backends.jetstream.pods import maxtext_args
     from tpu_serving.catalog import slice_shape
-    from tpu_serving.pathways_serving import maxtext_args
 
     v6e8, v5e16 = slice_shape("ct6e-standard-4t", "2x4"), slice_shape("ct5lp-hightpu-4t", "4x4")
     args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved", v6e8)
@@ -290,8 +290,8 @@ def test_pathways_builder_maxtext_args_order_and_omissions():
 
 
 def test_pathways_disaggregated_on_a_slice_maxtext_has_no_server_for_is_refused():
-    from tpu_serving.arguments import argument_problems
     from tpu_serving.catalog import slice_shape
+    from tpu_serving.validation import argument_problems
 
     v6e16 = slice_shape("ct6e-standard-4t", "4x4")
     assert argument_problems(serving_args(mode="disaggregated", shape=v6e16, num_slices=2)) == [
@@ -333,14 +333,14 @@ def test_pathways_component_on_v5e_with_two_groups():
 
 
 def test_pathways_component_autoscaled_leaves_replicas_to_the_hpa():
-    from tpu_serving.pathways_serving import leader_worker_set_spec
+    from tpu_serving.backends.jetstream.pods import leader_worker_set_spec
 
     assert "replicas" not in leader_worker_set_spec(serving_args(replicas=2, autoscaled=True))
     assert leader_worker_set_spec(serving_args(replicas=2))["replicas"] == 2
 
 
 def test_components_check_their_own_arguments_and_report_every_problem():
-    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.validation import ArgumentsError
 
     def program():
         TpuNodePool("tpu", pool_args(pool_names="c-a-pool", spot="yes", service_account_id="x", disk_size_gb=10))
@@ -348,16 +348,20 @@ def test_components_check_their_own_arguments_and_report_every_problem():
     with pytest.raises(ArgumentsError) as exc:
         run(program)
     problems = exc.value.problems
-    assert problems[0].startswith("TpuNodePoolArgs.pool_names = 'c-a-pool': expected a sequence (not a string) of str")
-    assert any(p.startswith("TpuNodePoolArgs.spot = 'yes': expected bool") for p in problems)
-    assert any(p.startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30") for p in problems)
-    assert any(p == "TpuNodePoolArgs.disk_size_gb = 10: must be >= 50" for p in problems)
+    # In field order: the field, the value given and what it must be.
+    assert len(problems) == 4
+    assert problems[0].startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30")
+    assert problems[1] == (
+        "TpuNodePoolArgs.pool_names = 'c-a-pool': Input should be a sequence (a list or a tuple), not a string"
+    )
+    assert problems[2] == "TpuNodePoolArgs.spot = 'yes': Input should be a valid boolean"
+    assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: Input should be greater than or equal to 50"
     assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
 
 
 def test_components_check_nested_arguments():
-    from tpu_serving.arguments import ArgumentsError
     from tpu_serving.cluster import CpuPoolArgs
+    from tpu_serving.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(min_nodes=4, max_nodes=2))))
@@ -365,15 +369,15 @@ def test_components_check_nested_arguments():
 
 
 def test_components_check_the_bounds_declared_with_the_setting():
-    from tpu_serving.arguments import ArgumentsError
     from tpu_serving.cluster import CpuPoolArgs
     from tpu_serving.config import CpuPoolConfig
+    from tpu_serving.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(disk_size_gb=10, max_nodes=101))))
     assert exc.value.problems == [
-        "TpuClusterArgs.cpu_pool.max_nodes = 101: must be <= 100",
-        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: must be >= 30",
+        "TpuClusterArgs.cpu_pool.max_nodes = 101: Input should be less than or equal to 100",
+        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: Input should be greater than or equal to 30",
     ]
     # The stack file's cluster.cpuPool is the same declaration: same defaults, bounds and descriptions.
     field = CpuPoolConfig.model_fields["disk_size_gb"]
@@ -389,6 +393,25 @@ def test_components_accept_outputs_as_wiring():
     assert run(program).of_type("gcp:container/nodePool:NodePool")
 
 
+def test_components_take_outputs_only_where_wired_and_integral_floats_as_integers():
+    from tpu_serving.capacity import Capacity
+    from tpu_serving.nodepool import TpuNodePoolArgs
+    from tpu_serving.validation import argument_problems, check_arguments
+
+    def program():
+        cluster = TpuCluster("c", cluster_args_for_test())
+        assert argument_problems(pool_args(project=cluster.cluster.id, disk_size_gb=200.5, spot=1)) == [
+            f"TpuNodePoolArgs.project = {cluster.cluster.id!r}: Input should be a valid string",
+            "TpuNodePoolArgs.spot = 1: Input should be a valid boolean",
+            "TpuNodePoolArgs.disk_size_gb = 200.5: Input should be a valid integer",
+        ]
+        # The component provider sends numbers as floats, choices as their values and nested arguments as mappings.
+        args = check_arguments("TpuNodePool", pool_args(disk_size_gb=300.0, capacity="spot"), TpuNodePoolArgs)
+        assert args.disk_size_gb == 300 and isinstance(args.disk_size_gb, int) and args.capacity is Capacity.SPOT
+
+    run(program)
+
+
 def test_nodepool_builder_image_cache_disk_is_a_container_image_secondary_boot_disk():
     plain = node_pool_args(pool_args(), "c-a", SA).node_config
     assert "secondary_boot_disks" not in plain
@@ -400,7 +423,7 @@ def test_nodepool_builder_image_cache_disk_is_a_container_image_secondary_boot_d
 
 
 def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming():
-    from tpu_serving.arguments import ArgumentsError
+    from tpu_serving.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         TpuNodePool("tpu", pool_args(image_cache_disk="global/images/cache", image_streaming=False))
@@ -412,8 +435,8 @@ def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming(
 
 def test_components_refuse_a_cpu_pool_zone_outside_the_region():
     from tpu_serving import CpuNodePool, CpuNodePoolArgs
-    from tpu_serving.arguments import ArgumentsError
     from tpu_serving.cluster import CpuPoolArgs
+    from tpu_serving.validation import ArgumentsError
 
     def program():
         CpuNodePool(

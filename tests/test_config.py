@@ -34,7 +34,7 @@ def test_config_every_field_is_described():
 
     undescribed = [
         f"{model.__name__}.{name}"
-        for module in (models, backends.jetstream_pathways, backends.saxml, backends.pathways_job)
+        for module in (models, backends.jetstream, backends.saxml, backends.pathways_job)
         for model in vars(module).values()
         if isinstance(model, type) and issubclass(model, models.Model) and model is not models.Model
         for name, field in model.model_fields.items()
@@ -120,7 +120,7 @@ def test_config_min_master_version_accepts_what_gke_accepts():
 
 
 def test_config_model_size_is_derived_from_a_known_maxtext_model():
-    from tpu_serving.backends.jetstream_pathways import _fit_problems
+    from tpu_serving.backends.jetstream.checks import _fit_problems
 
     cfg = load(SERVING)  # llama3.1-405b int8 (377 GiB) on one v6e 4x4 (512 GiB): fits, nothing declared
     assert cfg.serving.model is None

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT, STACKS, plan_of
@@ -106,6 +107,7 @@ def test_diff_recreate_reasons_follow_the_schema():
     assert "name is ForceNew" in (recreate_reason({"type": CLUSTER, "inputs": {}}, "name") or "")
 
 
+@pytest.mark.slow
 def test_diff_cli_against_a_base_ref(tmp_path):
     repo = tmp_path / "repo"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(repo)], check=True)

@@ -75,7 +75,7 @@ def test_engines_tables_carry_their_provenance(name):
 def test_engines_versions_that_must_agree_do_agree():
     """The image tag, the vllm-tpu wheel, the tpu-inference release it requires and the tables are one chain;
     the library's default image is that image."""
-    from tpu_serving.vllm_serving import DEFAULT_IMAGE
+    from tpu_serving.backends.vllm.facts import DEFAULT_IMAGE
 
     pins = conformance.PINS
     assert pins.image.endswith(f":v{pins.vllm_tpu}")

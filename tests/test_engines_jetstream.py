@@ -120,7 +120,7 @@ def test_engines_jetstream_tables_carry_their_provenance(name, by):
 
 def test_engines_library_disaggregated_servers_are_maxtexts():
     """The library's slice -> server table against the one extracted from MaxText's source."""
-    from tpu_serving.pathways_serving import DISAGGREGATED_SERVERS
+    from tpu_serving.backends.jetstream.facts import DISAGGREGATED_SERVERS
 
     facts = table.load(MAXTEXT).facts
     extracted = {v: k.split("=", 1)[1] for k, v in facts.items() if k.startswith("inference_server=")}

@@ -1,10 +1,13 @@
 """Every stack renders exactly its reviewed golden plan and manifests (``make golden`` updates them)."""
 
 import difflib
+import json
+import os
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving_tools import golden_review
 from tpu_serving_tools.golden import GOLDEN, render
 
 
@@ -25,3 +28,66 @@ def test_golden_no_file_without_a_stack():
     names = {p.name for p in GOLDEN.iterdir()}
     expected = {f"{s}.{kind}" for s in STACKS for kind in ("plan.json", "manifests.yaml")}
     assert names == expected
+
+
+# --------------------------------------------------------------------------- review of a regeneration
+
+
+def _plan(*resources: dict, outputs: dict | None = None) -> str:
+    return json.dumps({"resources": list(resources), "outputs": outputs or {}})
+
+
+def _res(name: str, replicas: int = 1, image: str = "a:1", urn: str = "") -> dict:
+    return {
+        "urn": urn or f"urn:pulumi:s::p::k8s:LeaderWorkerSet::{name}",
+        "type": "k8s:LeaderWorkerSet",
+        "name": name,
+        "inputs": {"spec": {"replicas": replicas, "containers": [{"image": image}]}},
+    }
+
+
+def test_golden_review_names_added_removed_and_changed_fields():
+    old = {"s.plan.json": _plan(_res("keep"), _res("gone"), outputs={"endpoint": "x"})}
+    new = {"s.plan.json": _plan(_res("keep", replicas=2, image="a:2"), _res("new"), outputs={"endpoint": "y"})}
+    changes = golden_review.tree_changes(old, new)
+    assert [c.key for c in changes] == [
+        "s (stack) output.endpoint",
+        "s gone -",
+        "s keep inputs.spec.containers[0].image",
+        "s keep inputs.spec.replicas",
+        "s new +",
+    ]
+    replicas = next(c for c in changes if c.field == "inputs.spec.replicas")
+    assert (replicas.old, replicas.new) == ("1", "2")
+    assert "golden plans: 5 change(s) in 4 resource(s)" in golden_review.report(changes)
+
+
+def test_golden_review_a_renamed_resource_is_removed_and_added():
+    old = {"s.plan.json": _plan(_res("x", urn="urn:a::x"))}
+    new = {"s.plan.json": _plan(_res("x", urn="urn:b::x"))}
+    assert sorted(c.field for c in golden_review.tree_changes(old, new)) == ["+", "-"]
+    assert golden_review.tree_changes(old, old) == []
+
+
+def test_golden_review_an_unlisted_change_is_reported():
+    changes = golden_review.tree_changes(
+        {"s.plan.json": _plan(_res("a"))}, {"s.plan.json": _plan(_res("a", replicas=3))}
+    )
+    assert golden_review.unacknowledged(changes, set()) == changes
+    assert golden_review.unacknowledged(changes, {"s a inputs.spec.replicas"}) == []
+
+
+def test_golden_every_change_against_the_base_is_acknowledged():
+    """The committed goldens against the base branch (``GOLDEN_BASE``, default ``main``): every changed resource
+    field is listed in tests/golden_changes.txt, so a regeneration is never silent."""
+    base = os.environ.get("GOLDEN_BASE", "main")
+    try:
+        old = golden_review.at_ref(ROOT, base)
+    except golden_review.BaseUnavailable as err:
+        pytest.fail(f"{err}: fetch the base branch or set GOLDEN_BASE to a ref that has it")
+    assert old, f"no golden plans at {base}"
+    changes = golden_review.tree_changes(old, golden_review.working_tree(ROOT))
+    missing = golden_review.unacknowledged(changes, golden_review.acknowledged(ROOT))
+    assert not missing, "golden changes not listed in tests/golden_changes.txt:\n" + "\n".join(
+        str(c) for c in missing[:50]
+    )

@@ -73,6 +73,7 @@ def test_package_import_name_and_typing_marker():
     assert (Path(tpu_serving.__file__).parent / "py.typed").is_file()
 
 
+@pytest.mark.slow
 def test_package_console_script_previews_a_users_own_program(tmp_path):
     project = users_project(tmp_path, "users-project", USER_PROGRAM, "dev")
     proc = subprocess.run(
@@ -84,6 +85,7 @@ def test_package_console_script_previews_a_users_own_program(tmp_path):
     assert "TPU: 1 slice(s), 16 chips" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["check", "policy"])
 def test_package_console_script_runs_each_tool(command):
     proc = subprocess.run(
@@ -97,12 +99,14 @@ def test_package_console_script_runs_each_tool(command):
     assert "llama31-405b-v6e16" in proc.stdout
 
 
+@pytest.mark.slow
 def test_package_console_script_usage_lists_the_commands():
     proc = subprocess.run([str(TOOL)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert all(c in proc.stderr for c in ("preview", "check", "policy", "diff"))
 
 
+@pytest.mark.slow
 def test_package_wheel_install_is_self_contained(tmp_path):
     """``pip install .`` (not editable) into a fresh environment, then, in another folder, a
     20-line program using TpuServingDeployment previews offline with the installed console
@@ -159,7 +163,7 @@ def test_package_wheel_install_is_self_contained(tmp_path):
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import tpu_serving, tpu_serving.saxml_serving as s; s.publisher_script(); print(tpu_serving.__file__)",
+            "import tpu_serving, tpu_serving.backends.saxml.pods as s; s.publisher_script(); print(tpu_serving.__file__)",
         ],
         capture_output=True,
         text=True,
@@ -188,6 +192,7 @@ def test_package_lists_every_subpackage():
     assert found == listed
 
 
+@pytest.mark.slow
 def test_package_deployment_component_in_a_users_program(tmp_path):
     project = users_project(tmp_path, "platform-team", DEPLOYMENT_PROGRAM, "prod")
     assert len(DEPLOYMENT_PROGRAM.strip().splitlines()) <= 22

@@ -10,9 +10,9 @@ import yaml
 from tests.conftest import CRDS, plan_of
 from tests.fixtures.configs import PATHWAYS_JOB, load, with_serving
 from tpu_serving import catalog
+from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
 from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
-from tpu_serving.pathways_workload import PATHWAYS_JOB_MACHINE_TYPES
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -144,7 +144,7 @@ def test_pathways_job_bad_input(changes, key, fragment):
 
 def test_pathways_job_custom_components_render():
     from tpu_serving import CustomComponent, PathwaysWorkloadArgs
-    from tpu_serving.pathways_workload import pathways_job_spec
+    from tpu_serving.backends.pathways_job.pods import pathways_job_spec
 
     spec = pathways_job_spec(
         PathwaysWorkloadArgs(
@@ -186,7 +186,7 @@ def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
 @pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
 def test_pathways_job_head_gets_a_pool_that_fits_it(stack):
     from tpu_serving import machines
-    from tpu_serving.pathways_workload import head_requests
+    from tpu_serving.backends.pathways_job.args import head_requests
 
     plan = plan_of(stack)
     cluster = plan.outputs["clusterName"]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
-from tpu_serving_policy.rules import RULES, evaluate, from_plan
+from tpu_serving_policy.rules import ALLOWLIST, ALLOWLIST_FILE, RULES, evaluate, from_plan, load_allowlist
 
 POLICY_PYTHON = ROOT / "policy" / ".venv" / "bin" / "python"
 
@@ -179,6 +179,35 @@ def test_policy_allowlisted_privileges_pass_and_others_fail():
     jax["securityContext"]["capabilities"]["add"].append("SYS_ADMIN")
     (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-privileges-allowlisted"]
     assert "capability:jax-tpu:SYS_ADMIN" in v.message
+
+
+def test_policy_allowlist_is_each_backends_own_file():
+    """The allowlist is the union of the backend packages' files, each entry tagged with its backend."""
+    backends = ROOT / "components" / "backends"
+    files = sorted(backends.glob(f"*/{ALLOWLIST_FILE}"))
+    assert {f.parent.name for f in files} == {"jetstream", "pathways_job", "saxml", "vllm"}
+    entries = [(f.parent.name, e) for f in files for e in json.loads(f.read_text())]
+    assert len(entries) == len(ALLOWLIST) == 5
+    for backend, e in entries:
+        assert ALLOWLIST[(e["kind"], e["name"], e["finding"])].endswith(f"({backend})")
+    # the saxml model servers' host network is allowed only through saxml's file
+    assert ("JobSet", "sax-model-server-set", "hostNetwork") in ALLOWLIST
+
+
+def test_policy_allowlist_refuses_a_backend_without_its_file_or_a_doubled_entry(tmp_path):
+    import shutil
+
+    copy_ = tmp_path / "backends"
+    shutil.copytree(ROOT / "components" / "backends", copy_, ignore=shutil.ignore_patterns("__pycache__"))
+    assert len(load_allowlist(copy_)) == len(ALLOWLIST)
+    saxml = copy_ / "saxml" / ALLOWLIST_FILE
+    doubled = json.loads(saxml.read_text())
+    saxml.write_text(json.dumps(doubled + doubled[:1]))
+    with pytest.raises(RuntimeError, match="listed twice"):
+        load_allowlist(copy_)
+    saxml.unlink()
+    with pytest.raises(RuntimeError, match=f"saxml has no {ALLOWLIST_FILE}"):
+        load_allowlist(copy_)
 
 
 def run_check(*args: str) -> subprocess.CompletedProcess:

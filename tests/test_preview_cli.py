@@ -24,6 +24,7 @@ def run_preview(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_preview_cli_writes_plan_and_manifests(tmp_path):
     out = tmp_path / "out"
     proc = run_preview("llama31-405b-v6e16", "--out", str(out))
@@ -81,6 +82,7 @@ def write_stack(root: Path, name: str, edit) -> None:
     (root / "stacks" / f"Pulumi.{name}.yaml").write_text(yaml.safe_dump(doc))
 
 
+@pytest.mark.slow
 def test_preview_cli_yaml_syntax_error_is_reported_without_traceback(project_copy):
     (project_copy / "stacks" / "Pulumi.broken.yaml").write_text("config:\n  tpuSlices: [a, b\n")
     proc = run_preview("broken", "--root", str(project_copy))
@@ -88,6 +90,7 @@ def test_preview_cli_yaml_syntax_error_is_reported_without_traceback(project_cop
     assert "Pulumi.broken.yaml is not valid YAML" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_preview_cli_failure_removes_a_stale_plan(project_copy):
     write_stack(project_copy, "s", lambda cfg: None)
     assert run_preview("s", "--root", str(project_copy)).returncode == 0
@@ -113,6 +116,7 @@ def bad_topology(cfg):
     ],
     ids=["misspelt-key", "invalid-topology"],
 )
+@pytest.mark.slow
 def test_preview_cli_bad_stack_fails_cleanly(project_copy, edit, expected):
     write_stack(project_copy, "bad", edit)
     proc = run_preview("bad", "--root", str(project_copy))
@@ -123,6 +127,7 @@ def test_preview_cli_bad_stack_fails_cleanly(project_copy, edit, expected):
     assert not (project_copy / "build").exists()
 
 
+@pytest.mark.slow
 def test_preview_cli_unknown_stack_lists_stacks():
     proc = run_preview("no-such-stack", "--out", "/nonexistent")
     assert proc.returncode == 2
@@ -156,12 +161,14 @@ def user_program(
     return run_preview("dev", "--root", str(tmp_path), "--quiet")
 
 
+@pytest.mark.slow
 def test_preview_cli_user_program_runs(tmp_path):
     proc = user_program(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "build" / "dev" / "plan.json").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "edit, expected",
     [

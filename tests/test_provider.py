@@ -94,6 +94,7 @@ def test_provider_components_accept_arguments_as_the_provider_passes_them():
     def program():
         pool = tpu_serving.TpuNodePool("tpu", wire)  # type: ignore[arg-type]
         assert pool.shape.vms == 4
+        assert pool.shape == shape and hash(pool.shape) == hash(shape)  # the lists arrive as tuples
 
     plan = run_program(program, {}, project="tpu-serving", stack="test")
     pools = plan.of_type("gcp:container/nodePool:NodePool")

@@ -9,10 +9,13 @@ import dataclasses
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving import catalog, machines, observability, pathways_serving, pathways_workload, saxml_serving
+from tpu_serving import catalog, machines, observability
 from tpu_serving import gateway as library_gateway
-from tpu_serving.backends import jetstream_pathways
-from tpu_serving.backends import vllm as vllm_backend
+from tpu_serving.backends.jetstream import facts as jetstream_facts
+from tpu_serving.backends.jetstream import settings as jetstream_settings
+from tpu_serving.backends.pathways_job import facts as pathways_job_facts
+from tpu_serving.backends.saxml import facts as saxml_facts
+from tpu_serving.backends.vllm import settings as vllm_settings
 from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.offline import preview_stack
 from tpu_serving_tools.runtime import engine_facts as ef
@@ -44,23 +47,23 @@ def test_facts_agree_general_machines_and_allocatable():
 
 def test_facts_agree_engine_ports_roles_and_gke_constants():
     assert (ef.SAX_ADMIN, ef.SAX_MODEL, ef.SAX_HTTP) == (
-        saxml_serving.ADMIN,
-        saxml_serving.MODEL_JOB,
-        saxml_serving.HTTP,
+        saxml_facts.ADMIN,
+        saxml_facts.MODEL_JOB,
+        saxml_facts.HTTP,
     )
-    assert (ef.SAX_ADMIN_PORT, ef.SAX_MODEL_PORT) == (saxml_serving.ADMIN_PORT, saxml_serving.MODEL_PORT)
-    assert ef.PATHWAYS_WORKER_PORT == pathways_serving.WORKER_PORT
-    assert ef.PATHWAYS_PROXY_PORT == pathways_workload.PROXY_PORT
+    assert (ef.SAX_ADMIN_PORT, ef.SAX_MODEL_PORT) == (saxml_facts.ADMIN_PORT, saxml_facts.MODEL_PORT)
+    assert ef.PATHWAYS_WORKER_PORT == jetstream_facts.WORKER_PORT
+    assert ef.PATHWAYS_PROXY_PORT == pathways_job_facts.PROXY_PORT
     assert ef.GMP_COLLECTOR_NAMESPACE == observability.GMP_COLLECTOR_NAMESPACE
     assert dict(ef.GMP_COLLECTOR_LABELS) == dict(observability.GMP_COLLECTOR_LABELS)
     assert ef.GATEWAY_CLASS_REGIONAL_INTERNAL == library_gateway.GATEWAY_CLASS
     assert ef.PROXY_ONLY_PURPOSE == library_gateway.PROXY_ONLY_PURPOSE
     assert tuple(ef.HEALTH_CHECK_RANGES) == tuple(library_gateway.HEALTH_CHECK_RANGES)
-    assert ef.SERVING_SERVICE["vllm"] == vllm_backend.VllmServingConfig.model_fields["service_name"].default
+    assert ef.SERVING_SERVICE["vllm"] == vllm_settings.VllmServingConfig.model_fields["service_name"].default
     assert ef.SERVING_SERVICE["jetstream-pathways"] == (
-        jetstream_pathways.PathwaysServingConfig.model_fields["service_name"].default
+        jetstream_settings.PathwaysServingConfig.model_fields["service_name"].default
     )
-    assert ef.SERVING_SERVICE["saxml"] == saxml_serving.HTTP_SERVICE
+    assert ef.SERVING_SERVICE["saxml"] == saxml_facts.HTTP_SERVICE
 
 
 def _failures(stack: str) -> list[str]:
@@ -87,9 +90,52 @@ def test_facts_library_collector_labels_changed_alone_fail_make_check(monkeypatc
 
 
 def test_facts_library_health_check_ranges_changed_alone_fail_make_check(monkeypatch):
-    from tpu_serving import deployment
+    from tpu_serving import phases
 
-    monkeypatch.setattr(deployment, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
+    monkeypatch.setattr(phases, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     monkeypatch.setattr(library_gateway, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     failures = _failures("vllm-llama33-70b-v5e16")
     assert failures and all("load balancer health checks 130.211.0.0/22" in f for f in failures)
+
+
+def test_facts_each_backend_holds_its_runtime_facts_which_the_library_never_reads():
+    """A backend is one folder, its runtime facts included, but they stay the model's: no library module
+    reads them, and the model reads them as files (it imports nothing from the library)."""
+    from tpu_serving_tools.runtime import backend_facts as bf
+
+    backends = ROOT / "components" / "backends"
+    assert {p.parent.name for p in backends.glob(f"*/{bf.FACTS_FILE}")} == {
+        "jetstream",
+        "pathways_job",
+        "saxml",
+        "vllm",
+    }
+    readers = [p for p in (ROOT / "components").rglob("*.py") if bf.FACTS_FILE in p.read_text()]
+    assert readers == []
+    assert set(bf.BACKENDS) == {"jetstream-pathways", "pathways-job", "saxml", "vllm"}
+    assert len(bf.FACT_FLOWS) == 6 and all(f.source for f in bf.FACT_FLOWS)
+
+
+def test_facts_runtime_facts_refuse_an_unsourced_entry_or_a_missing_file(tmp_path):
+    import json
+    import shutil
+
+    from tpu_serving_tools.runtime import backend_facts as bf
+
+    copy = tmp_path / "backends"
+    shutil.copytree(ROOT / "components" / "backends", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert set(bf.load(copy)) == set(bf.BACKENDS)
+    saxml = copy / "saxml" / bf.FACTS_FILE
+    doc = json.loads(saxml.read_text())
+    doc["ports"]["admin"]["source"] = " "
+    saxml.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match="ports.admin: needs a value and its source"):
+        bf.load(copy)
+    doc["ports"]["admin"]["source"] = "x"
+    doc["flows"][0]["to"] = "nobody"
+    saxml.write_text(json.dumps(doc))
+    with pytest.raises(ValueError, match=r"flows\[0\]: `from` and `to` must be roles"):
+        bf.load(copy)
+    saxml.unlink()
+    with pytest.raises(RuntimeError, match=f"saxml has no {bf.FACTS_FILE}"):
+        bf.load(copy)

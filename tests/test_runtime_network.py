@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tpu_serving_tools.runtime import network
+from tpu_serving_tools.runtime import network, network_flows
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container
 
@@ -84,7 +84,7 @@ def test_network_leader_address_argument_becomes_a_flow() -> None:
     arg = "--resource_manager_address=$(LWS_LEADER_ADDRESS):38677"
     worker = network.Workload("w", "ns", "worker", {}, False, (Container("worker", args=(arg,)),), "L/x")
     leader = network.Workload("l", "ns", "leader", {}, False, (), "L/x")
-    flows = list(network._arg_flows([leader, worker]))
+    flows = list(network_flows._arg_flows([leader, worker]))
     assert [(f.src.label, f.dst.label, f.port) for f in flows] == [("ns/w", "ns/l", 38677)]
 
 
@@ -92,12 +92,12 @@ def test_network_ray_address_without_port_flows_to_the_gcs_port() -> None:
     arg = "S=x; exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS)"
     worker = network.Workload("w", "ns", "worker", {}, False, (Container("vllm-worker", args=(arg,)),), "L/x")
     leader = network.Workload("l", "ns", "leader", {}, False, (), "L/x")
-    flows = list(network._arg_flows([leader, worker]))
+    flows = list(network_flows._arg_flows([leader, worker]))
     assert [(f.src.label, f.dst.label, f.port) for f in flows] == [("ns/w", "ns/l", 6379)]
     unknown = network.Workload(
         "u", "ns", "worker", {}, False, (Container("c", args=("--foo_address=$(LWS_LEADER_ADDRESS)",)),), "L/x"
     )
-    assert list(network._arg_flows([leader, unknown])) == []
+    assert list(network_flows._arg_flows([leader, unknown])) == []
 
 
 def test_network_client_flows_come_from_the_settings_not_the_policy_under_test():

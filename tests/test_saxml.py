@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import SAX_CONFIG, load, plan_edited
-from tpu_serving import saxml_publisher
+from tpu_serving.backends.saxml import publisher as saxml_publisher
 from tpu_serving.config import ConfigError
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
@@ -154,7 +154,7 @@ def test_saxml_publication_job_for_the_stack_model():
     ]
     assert env["SAX_HTTP"] == "http://sax-http-lb.saxml.svc:8888"
     script = objs[("ConfigMap", "sax-publisher-script")]["data"]["saxml_publisher.py"]
-    assert script == (ROOT / "components" / "saxml_publisher.py").read_text()
+    assert script == (ROOT / "components" / "backends" / "saxml" / "publisher.py").read_text()
     role = objs[("Role", "sax-publisher")]
     assert role["rules"] == [
         {

@@ -9,9 +9,9 @@ import pytest
 from tests.conftest import plan_of, resource
 from tests.fixtures.configs import SERVING_AUTOSCALED, autoscaled_jetstream, load, plan_edited, two_slices
 from tests.fixtures.pools import pool_args
-from tpu_serving.arguments import ArgumentsError
 from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
 from tpu_serving.nodepool import TpuNodePool
+from tpu_serving.validation import ArgumentsError
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView

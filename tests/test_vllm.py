@@ -13,15 +13,15 @@ import yaml
 from tests.conftest import REFERENCE, flatten, plan_of, seed_differences
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
-from tpu_serving.vllm_serving import (
-    LIBRARY_FLAGS,
+from tpu_serving.backends.vllm.args import (
     VllmEngineSettings,
     VllmServingArgs,
     WeightsLoader,
     extra_args_problem,
-    leader_worker_set_spec,
     parallelism_problems,
 )
+from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
+from tpu_serving.backends.vllm.pods import leader_worker_set_spec
 from tpu_serving_tools.diff import diff_plans
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -278,7 +278,8 @@ def test_vllm_hugging_face_token_is_only_a_secret_reference():
         )
     )
     assert cfg.serving.hf_token_secret.key == "token"
-    from tpu_serving.vllm_serving import SecretKey, environment
+    from tpu_serving.backends.vllm.args import SecretKey
+    from tpu_serving.backends.vllm.pods import environment
 
     env = environment(
         args_of(loader=WeightsLoader.HUGGING_FACE, weights_bucket=None, hf_token_secret=SecretKey("hf", "token"))
@@ -315,8 +316,8 @@ def test_vllm_extra_args_are_flags_the_library_does_not_own():
 
 
 def test_vllm_component_refuses_inconsistent_arguments():
-    from tpu_serving.arguments import ArgumentsError
-    from tpu_serving.vllm_serving import VllmServing
+    from tpu_serving.backends.vllm import VllmServing
+    from tpu_serving.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         VllmServing("x", args_of(engine=VllmEngineSettings(tensor_parallel_size=3), weights_bucket=None))
@@ -327,8 +328,8 @@ def test_vllm_component_refuses_inconsistent_arguments():
 def test_vllm_service_is_not_named_like_the_leaderworkerset():
     """LWS creates the headless Service that gives the group's pods their DNS names, named after the
     LeaderWorkerSet, only when no Service of that name exists (lws v0.10.0 controller_utils.go)."""
-    from tpu_serving.arguments import ArgumentsError
-    from tpu_serving.vllm_serving import VllmServing
+    from tpu_serving.backends.vllm import VllmServing
+    from tpu_serving.validation import ArgumentsError
 
     objects = kubernetes_objects(plan_of(STACK))
     (lws_obj,) = [o for o in objects if o["kind"] == "LeaderWorkerSet"]

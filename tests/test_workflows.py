@@ -58,11 +58,14 @@ def load(name: str) -> dict:
     return yaml.load((ROOT / ".github" / "workflows" / name).read_text(), Loader=yaml.BaseLoader)
 
 
-def test_workflows_ci_runs_make_test():
+def test_workflows_ci_runs_lint_test_and_slow_tests_as_steps():
     ci = load("ci.yml")
     assert set(ci["on"]) == {"push", "pull_request"}
-    steps = ci["jobs"]["test"]["steps"]
-    assert any(s.get("run") == "make test" for s in steps)
+    runs = [s.get("run") for s in ci["jobs"]["test"]["steps"] if s.get("run", "").startswith("make ")]
+    assert runs == ["make lint", "make test", "make test-slow"]
+    local = (ROOT / ".ci" / "run").read_text()
+    assert [line.split("&& ")[-1] for line in local.splitlines() if "&& make " in line] == runs
+    assert "set -euo pipefail" in local
 
 
 def test_workflows_preview_is_least_privilege_and_concurrent():
@@ -80,3 +83,13 @@ def test_workflows_preview_is_least_privilege_and_concurrent():
             if "uses" in step:
                 ref = step["uses"].split("@", 1)[1]
                 assert len(ref) == 40 and all(c in "0123456789abcdef" for c in ref), step["uses"]
+
+
+def test_workflows_ci_compares_goldens_with_main():
+    """The golden-change test needs the base branch: a full-history checkout and GOLDEN_BASE=origin/main."""
+    ci = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    steps = ci["jobs"]["test"]["steps"]
+    own = next(s for s in steps if s.get("with", {}).get("path") == "tpu-serving")
+    assert own["with"]["fetch-depth"] == 0
+    test = next(s for s in steps if s.get("run") == "make test")
+    assert test["env"]["GOLDEN_BASE"] == "origin/main"

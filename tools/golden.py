@@ -2,7 +2,9 @@
 
 ``python -m tpu_serving_tools.golden`` (``make golden``) rewrites them from the current program; the
 tests fail on any difference, so every change to what a stack renders shows up as a diff
-of these files in review.
+of these files in review. It prints which resources and fields the rewrite changed
+(:mod:`tpu_serving_tools.golden_review`), and ``tests/test_golden.py`` fails until each change
+against ``main`` is listed in ``tests/golden_changes.txt``.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 import sys
 from pathlib import Path
 
+from tpu_serving_tools.golden_review import report, tree_changes, working_tree
 from tpu_serving_tools.offline import Plan, close_event_loop, load_project, preview_stack
 from tpu_serving_tools.preview import manifests_yaml
 
@@ -29,6 +32,7 @@ def render(stack: str, plan: Plan | None = None) -> dict[str, str]:
 
 def main() -> int:
     GOLDEN.mkdir(parents=True, exist_ok=True)
+    before = working_tree(Path.cwd())
     stacks = load_project(Path.cwd()).stacks()
     expected = set()
     for stack in stacks:
@@ -39,6 +43,7 @@ def main() -> int:
         (GOLDEN / stale).unlink()
     close_event_loop()
     print(f"wrote {len(expected)} golden files for {len(stacks)} stacks in {GOLDEN}")
+    print(report(tree_changes(before, working_tree(Path.cwd()))))
     return 0
 
 

@@ -1,7 +1,8 @@
 """The serving backends, registered in one place.
 
-A backend is one module (settings, checks, build, outputs, ports; see :mod:`.base`). Adding
-one is a new module and one line in :data:`BACKENDS`.
+A backend is one package (facts, args, pods, component, settings, checks, backend and its
+``policy_allowlist.json``; what the deployment asks of it is :class:`.base.Backend`). Adding
+one is a new package and one line in :data:`BACKENDS`.
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias, Union
 
 from pydantic import Field
 
-from . import jetstream_pathways, pathways_job, saxml, vllm
+from . import jetstream, pathways_job, saxml, vllm
 from .base import Backend, Built, Platform, ServingEndpoint, ServingSlices
 
 BACKENDS: dict[str, Backend] = {
-    b.name: b for b in (jetstream_pathways.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
+    b.name: b for b in (jetstream.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
 }
 """Every serving backend, by its ``serving.backend`` value."""
 
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     # mypy cannot evaluate the union built from BACKENDS below: it sees the same union spelled
     # out (keep it in step with BACKENDS).
     Serving: TypeAlias = Annotated[
-        jetstream_pathways.PathwaysServingConfig
+        jetstream.PathwaysServingConfig
         | saxml.SaxmlServingConfig
         | pathways_job.PathwaysJobConfig
         | vllm.VllmServingConfig,

@@ -1,15 +1,16 @@
 """What a serving backend is, and the platform it builds on.
 
-A backend is one module holding its settings (a config model selected by ``backend:``), its
+A backend is one package holding its settings (a config model selected by ``backend:``), its
 checks against the rest of the stack, the resources it builds, its stack outputs and the
-ports its serving pods take clients on. :mod:`tpu_serving.backends` registers them.
+ports its serving pods take clients on. :mod:`tpu_serving.backends` registers them. A backend
+reads the stack through :class:`Stack`, so it never imports the config edge above it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pulumi
 
@@ -17,17 +18,56 @@ from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
 from ..models import ModelSize
-from ..observability import ServingMetrics
+from ..observability import ObservabilitySettings, ServingMetrics
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
-    from ..cluster import TpuCluster
-    from ..config.models import StackConfig
+    from ..cluster import TpuCluster, TpuClusterArgs
     from ..identity import WorkloadIdentity
     from ..node_identity import Access, BucketGrant
     from ..services import ProjectServices
     from ..settings import Model
     from ..tenancy import Tenancy
+
+
+class StackBucket(Protocol):
+    """What a backend reads of one of the stack's buckets."""
+
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def workload_access(self) -> str: ...
+
+
+class StackSlice(Protocol):
+    """What a backend reads of one of the stack's TPU slices."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def disk_size_gb(self) -> int: ...
+
+
+class Stack(Protocol):
+    """What a backend reads of the validated stack (``tpu_serving.config.StackConfig`` is one).
+
+    Backends see the stack through this view, so ``backends`` never imports ``config`` (which
+    imports ``backends`` for the ``serving`` union): the layers stay one-way.
+    """
+
+    @property
+    def project(self) -> str: ...
+    @property
+    def region(self) -> str: ...
+    @property
+    def zone(self) -> str: ...
+    @property
+    def cluster(self) -> TpuClusterArgs: ...
+    @property
+    def observability(self) -> ObservabilitySettings: ...
+    @property
+    def tpu_slices(self) -> Sequence[StackSlice]: ...
+    def bucket(self, purpose: str) -> StackBucket | None: ...
 
 
 @dataclass(frozen=True)
@@ -44,7 +84,7 @@ class Platform:
 
     name: str
     """The deployment's name (the cluster name): children are named ``<name>-<role>``."""
-    settings: StackConfig
+    settings: Stack
     """The validated settings of the deployment."""
     parent: pulumi.Resource
     """The deployment component: the backend's resources are its children."""
@@ -115,7 +155,7 @@ class Backend:
     """The value of ``serving.backend``."""
     settings: type[Model]
     """Its config model (with ``backend: Literal[name]``)."""
-    problems: Callable[[StackConfig, Any, SliceShape, int], list[str]]
+    problems: Callable[[Stack, Any, SliceShape, int], list[str]]
     """Checks of its settings against the rest of the stack: ``(stack, serving, shape, pools)``."""
     ingress: Callable[[Any], tuple[dict[str, str], list[int]]]
     """Labels and ports of the pods that take clients from outside the namespace."""

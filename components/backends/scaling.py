@@ -20,8 +20,7 @@ from ..catalog import SliceShape
 from ..settings import PROJECT_NAMESPACE, settings_model, to_settings
 
 if TYPE_CHECKING:
-    from ..config.models import StackConfig
-    from .base import Built, Platform
+    from .base import Built, Platform, Stack
 
 if TYPE_CHECKING:
     AutoscalingConfig: TypeAlias = AutoscalingSettings
@@ -68,7 +67,7 @@ def resolved_metric(serving: Scaled, waiting: str) -> str:
 
 
 def autoscaling_problems(
-    cfg: StackConfig,
+    cfg: Stack,
     serving: Scaled,
     shape: SliceShape,
     pools: int,

@@ -8,8 +8,6 @@ components intend. Each fact cites where it was read: a documentation URL, or
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 # Machine shapes and GKE's node allocatable live in components.machines (one table for the
 # library's fit checks and this model).
 
@@ -195,51 +193,7 @@ STORAGE_ROLE_ACCESS: dict[str, str] = {
 """Role -> the object access it grants. Source: https://cloud.google.com/storage/docs/access-control/iam-roles"""
 
 
-@dataclass(frozen=True)
-class BucketUse:
-    """How a container uses a gs:// location, and the access that use needs."""
-
-    kind: str
-    """``arg`` (``--flag=`` or ``key=`` prefix), ``env`` (variable name)."""
-    key: str
-    """The flag prefix or the variable name."""
-    container: str
-    """Container name it applies to, or ``*``."""
-    access: str
-    source: str
-
-
-BUCKET_USES: tuple[BucketUse, ...] = (
-    BucketUse(
-        "arg",
-        "load_parameters_path=",
-        "*",
-        READ,
-        "google/maxtext: load_parameters_path is the checkpoint the server restores (read only)",
-    ),
-    BucketUse(
-        "arg",
-        "--gcs_scratch_location=",
-        "*",
-        READ_WRITE,
-        "google/pathways-job@v0.1.4 controller:575,623,703 (pathwaysDir as Pathways scratch; written)",
-    ),
-    # Saxml (google/saxml@v1.1.0): the admin image runs admin_config and admin_server with
-    # --sax_root=gs://${GSBUCKET}/sax-root and --fs_root=gs://${GSBUCKET}/sax-fs-root
-    # (saxml/tools/docker/Dockerfile.admin) and writes location.proto, config.proto and state.proto
-    # there (saxml/common/addr.go SetAddr, saxml/common/state.go); model servers and clients only
-    # read location.proto (saxml/common/location.go Join -> env.Get().Watch; addr.FetchAddr).
-    BucketUse(
-        "env",
-        "GSBUCKET",
-        "sax-admin-server",
-        READ_WRITE,
-        "google/saxml@v1.1.0 Dockerfile.admin: sax_root and fs_root under gs://$GSBUCKET, written",
-    ),
-    BucketUse("env", "SAX_ROOT", "sax-admin-server", READ_WRITE, "google/saxml@v1.1.0 saxml/common/addr.go SetAddr"),
-    BucketUse("env", "SAX_ROOT", "*", READ, "google/saxml@v1.1.0 saxml/common/location.go Join (watch, read)"),
-)
-"""How a gs:// location is used -> the access it needs (first match wins). Unmatched uses need read."""
+# How containers use gs:// locations is each backend's fact: BUCKET_USES in .backend_facts.
 
 GCS_FUSE_CSI_DRIVER = "gcsfuse.csi.storage.gke.io"
 GCS_FUSE_INJECT_ANNOTATION = "gke-gcsfuse/volumes"

@@ -3,7 +3,7 @@
 Host-network pods act as the node service account of every pool they may land on; other pods
 act as the GSA their Kubernetes service account is mapped to by Workload Identity (annotation AND
 ``roles/iam.workloadIdentityUser`` binding), or have no Google identity at all. The access a use
-needs (read, read/write) comes from :data:`tools.runtime.facts.BUCKET_USES`.
+needs (read, read/write) comes from :data:`tools.runtime.backend_facts.BUCKET_USES` (each backend's ``runtime_facts.json``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.backend_facts import BUCKET_USES
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, gs_uris, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -51,8 +52,8 @@ def _bucket_of(uri: str) -> str:
 
 
 def _use_access(kind: str, key: str, container: str) -> tuple[str, str]:
-    """The access a use needs and its source (first match of :data:`facts.BUCKET_USES`)."""
-    for use in F.BUCKET_USES:
+    """The access a use needs and its source (first match of :data:`backend_facts.BUCKET_USES`)."""
+    for use in BUCKET_USES:
         if use.kind != kind or use.container not in ("*", container):
             continue
         if (kind == "arg" and key.startswith(use.key)) or (kind == "env" and key == use.key):
@@ -71,7 +72,7 @@ def container_needs(c: Container) -> Iterator[BucketNeed]:
         if uris:
             for uri in uris:
                 yield BucketNeed(_bucket_of(uri), _use_access("env", name, c.name)[0], f"{c.name} env {name}")
-        elif any(u.kind == "env" and u.key == name and u.container in ("*", c.name) for u in F.BUCKET_USES) and value:
+        elif any(u.kind == "env" and u.key == name and u.container in ("*", c.name) for u in BUCKET_USES) and value:
             yield BucketNeed(value, _use_access("env", name, c.name)[0], f"{c.name} env {name}")
 
 

@@ -1,0 +1,218 @@
+"""The typed arguments of :class:`~tpu_serving.backends.jetstream.component.PathwaysServing`:
+the MaxText settings, the Pathways images and requests, and their checks."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ... import lws
+from ...catalog import SliceShape
+from ...images import image_problem
+from ...podspec import ProbeSettings
+from ...settings import described
+from ...validation import Choice
+from .facts import (
+    DISAGGREGATED_SERVERS,
+    HTTP_PORT,
+    JAX_PORT,
+    METRICS_PORT,
+    PATHWAYS_REGISTRY,
+    PATHWAYS_TAG,
+    PROXY_PORT,
+    RM_PORT,
+)
+
+
+def metrics_port_problem(port: int | None) -> str:
+    """Why ``port`` cannot be the metrics port of the leader pod (its containers share one network), or ``""``."""
+    taken = {
+        RM_PORT: "pathways-rm",
+        PROXY_PORT: "pathways-proxy",
+        JAX_PORT: "jax-tpu gRPC",
+        HTTP_PORT: "jetstream-http",
+    }
+    return f"taken by {taken[port]} on the leader pod" if port in taken else ""
+
+
+def disaggregated_server(shape: SliceShape) -> str | None:
+    """MaxText's disaggregated server for two slices of ``shape``, or None when MaxText has none for it."""
+    return DISAGGREGATED_SERVERS.get(f"{shape.generation.name}-{shape.chips}")
+
+
+def disaggregation_problem(shape: SliceShape) -> str:
+    """Why slices of ``shape`` cannot serve disaggregated, or ``""``."""
+    if disaggregated_server(shape) is not None:
+        return ""
+    return (
+        f"MaxText's disaggregated servers run only on {' or '.join(DISAGGREGATED_SERVERS)} slices, "
+        f"not {shape.generation.name}-{shape.chips} ({shape.machine_type.name}, topology {shape.topology})"
+    )
+
+
+class Mode(Choice):
+    """How the model is served over the group's slices."""
+
+    INTERLEAVED = "interleaved"
+    DISAGGREGATED = "disaggregated"
+
+
+class WeightDtype(Choice):
+    """MaxText ``weight_dtype``."""
+
+    BFLOAT16 = "bfloat16"
+    FLOAT32 = "float32"
+
+
+class Quantization(Choice):
+    """MaxText ``quantization``."""
+
+    INT8 = "int8"
+    INT4 = "int4"
+    FP8 = "fp8"
+    INTMP = "intmp"
+
+
+@dataclass(frozen=True)
+class PathwaysImages:
+    """Container images of the Pathways and JetStream containers."""
+
+    proxy: str = described(
+        "IFRT proxy server image.", default=f"{PATHWAYS_REGISTRY}/proxy_server:{PATHWAYS_TAG}", check=image_problem
+    )
+    server: str = described(
+        "Pathways server image (resource manager and workers).",
+        default=f"{PATHWAYS_REGISTRY}/server:{PATHWAYS_TAG}",
+        check=image_problem,
+    )
+    jetstream: str = described(
+        "JetStream + MaxText server image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0",
+        check=image_problem,
+    )
+    http: str = described(
+        "JetStream HTTP front end image.",
+        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3",
+        check=image_problem,
+    )
+
+
+@dataclass(frozen=True)
+class MaxTextSettings:
+    """The MaxText/JetStream server settings, passed to ``jax-tpu`` as ``key=value`` arguments.
+
+    Unset optional settings are left out, so MaxText's config file decides them.
+    """
+
+    config_file: str = described("MaxText config file, the first argument (e.g. `MaxText/configs/base.yml`).")
+    model_name: str = described("MaxText model name, e.g. `llama3.1-405b`.")
+    max_prefill_predict_length: int = described("Longest prompt (prefill) in tokens.")
+    max_target_length: int = described("Longest prompt plus generated text in tokens.")
+    per_device_batch_size: int = described("Decode batch size per TPU chip.")
+    ici_fsdp_parallelism: int = described("FSDP parallelism within a slice.", default=1)
+    ici_autoregressive_parallelism: int = described("Autoregressive (decode) parallelism within a slice.", default=1)
+    ici_tensor_parallelism: int = described(
+        "Tensor parallelism within a slice; -1 uses every remaining chip.", default=-1
+    )
+    scan_layers: bool = described("Scan over layers (false for serving).", default=False)
+    weight_dtype: WeightDtype = described("Weight dtype.", default=WeightDtype.BFLOAT16)
+    quantization: Quantization | None = described("Weight quantization; unset for none.", default=None)
+    quantize_kvcache: bool | None = described("Quantize the KV cache.", default=None)
+    checkpoint_is_quantized: bool | None = described("The checkpoint is already quantized.", default=None)
+    enable_model_warmup: bool | None = described("Compile and warm up before serving.", default=None)
+    enable_single_controller: bool | None = described("Single-controller JAX (Pathways).", default=None)
+    async_checkpointing: bool | None = described("Asynchronous checkpointing (false for serving).", default=None)
+    steps: int | None = described("MaxText `steps`.", default=None)
+    tokenizer_path: str | None = described(
+        "Tokenizer path inside the image, e.g. `assets/tokenizer.llama2`.", default=None
+    )
+    compute_axis_order: str | None = described("Compute axis order, e.g. `0,2,1,3`.", default=None)
+    ar_cache_axis_order: str | None = described("Autoregressive cache axis order, e.g. `0,2,1,3`.", default=None)
+    stack_prefill_result_cache: bool | None = described("Stack prefill results in the cache.", default=None)
+    inference_benchmark_test: bool | None = described("MaxText `inference_benchmark_test`.", default=None)
+    prometheus_port: int | None = described(
+        "Port of JetStream's Prometheus metrics (MaxText `prometheus_port`), scraped by the stack; unset: no metrics.",
+        default=METRICS_PORT,
+        ge=1024,
+        le=65535,
+        check=metrics_port_problem,
+    )
+    extra_args: Sequence[str] = described("Further `key=value` MaxText arguments, appended as given.", default=())
+
+
+@dataclass(frozen=True)
+class PathwaysRequests:
+    """CPU and memory requests of the Pathways and JetStream containers.
+
+    The leader shares a TPU VM with one worker, so leader plus worker must fit the smallest
+    TPU VM (ct5lp-hightpu-4t: 112 vCPUs, 192 GB).
+    """
+
+    proxy_cpu: str = described("`pathways-proxy` CPU request.", default="1")
+    proxy_memory: str = described("`pathways-proxy` memory request.", default="4Gi")
+    resource_manager_cpu: str = described("`pathways-rm` CPU request.", default="2")
+    resource_manager_memory: str = described("`pathways-rm` memory request.", default="8Gi")
+    jax_cpu: str = described("`jax-tpu` CPU request.", default="8")
+    jax_memory: str = described("`jax-tpu` memory request.", default="32Gi")
+    http_cpu: str = described("`jetstream-http` CPU request.", default="1")
+    http_memory: str = described("`jetstream-http` memory request.", default="2Gi")
+    worker_cpu: str = described("Pathways worker CPU request (per TPU VM).", default="16")
+    worker_memory: str = described("Pathways worker memory request (per TPU VM).", default="64Gi")
+
+
+@dataclass(frozen=True)
+class PathwaysServingArgs:
+    """Arguments of :class:`PathwaysServing`."""
+
+    namespace: str
+    """Namespace of the workload."""
+    service_account: str
+    """Kubernetes service account of every pod (workload identity: checkpoint and scratch access)."""
+    shape: SliceShape
+    """Shape of each serving slice."""
+    num_slices: int
+    """Number of slices (node pools) the group spans; ``--instance_count``."""
+    maxtext: MaxTextSettings
+    """MaxText/JetStream settings."""
+    checkpoint_uri: str
+    """``gs://`` URI of the checkpoint (MaxText ``load_parameters_path``)."""
+    scratch_uri: str
+    """``gs://`` location for Pathways scratch data (``--gcs_scratch_location``)."""
+    mode: Mode = Mode.INTERLEAVED
+    """``interleaved`` or ``disaggregated`` (prefill and decode on one slice each)."""
+    name: str = "jetstream-pathways"
+    """LeaderWorkerSet name; its leader pod is ``<name>-0``."""
+    service_name: str = "jetstream-svc"
+    """Name of the ClusterIP Service in front of ``jetstream-http``."""
+    replicas: int = 1
+    """Number of leader-worker groups (each needs its own slices)."""
+    autoscaled: bool = False
+    """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
+    never resets what the HPA chose)."""
+    images: PathwaysImages = field(default_factory=PathwaysImages)
+    """Container images."""
+    probes: ProbeSettings = field(default_factory=ProbeSettings)
+    """Health probe timing."""
+    requests: PathwaysRequests = field(default_factory=PathwaysRequests)
+    """CPU and memory requests."""
+    priority_class_name: str | None = None
+    """PriorityClass of the group's pods."""
+    resource_manager_flags: Sequence[str] = ()
+    """Extra flags of the Pathways resource manager."""
+    jax_env: Mapping[str, str] = field(default_factory=dict)
+    """Extra environment of ``jax-tpu``."""
+    jax_capabilities: Sequence[str] = ()
+    """Linux capabilities added to ``jax-tpu`` (the disaggregated server uses some)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the objects and pods."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        clash = lws.service_name_problem(self.name, self.service_name)
+        found = [f"service_name = {self.service_name!r}: {clash}"] if clash else []
+        if self.mode == "disaggregated" and (why := disaggregation_problem(self.shape)):
+            found.append(f"mode = 'disaggregated': {why}")
+        return found
+
+    @property
+    def group_size(self) -> int:
+        """Pods per group: one Pathways worker per VM of every slice, plus the leader."""
+        return self.num_slices * self.shape.vms + 1

@@ -1,0 +1,124 @@
+"""What the deployment asks of the ``jetstream-pathways`` backend: build, ingress, metrics, bucket access, outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...controllers import LWS
+from ...node_identity import Access
+from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...podspec import ProbeSettings
+from ...settings import (
+    to_settings,
+)
+from ...tenancy import SERVING_PRIORITY
+from .. import scaling
+from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+
+if TYPE_CHECKING:
+    pass
+from .args import (
+    MaxTextSettings,
+    Mode,
+    PathwaysImages,
+    PathwaysRequests,
+    PathwaysServingArgs,
+)
+from .checks import model_size, problems
+from .component import PathwaysServing
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, JetStreamMetric
+from .settings import NAME, PathwaysServingConfig
+
+
+def ingress(serving: PathwaysServingConfig) -> tuple[dict[str, str], list[int]]:
+    """The leader pods take clients on the JetStream HTTP port."""
+    return {"app": serving.name}, [HTTP_PORT]
+
+
+def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
+    """JetStream's metrics from ``jax-tpu`` on the leaders, when ``maxtext.prometheusPort`` is set.
+
+    The Pathways containers (resource manager, IFRT proxy, workers) are closed-source images that
+    document no Prometheus endpoint (GKE "Serve an LLM using multi-host TPUs on GKE with JetStream
+    and Pathways" and the seeds name none), so nothing else is scraped.
+    """
+    port = serving.maxtext.prometheus_port
+    if not port:
+        return ServingMetrics()
+    return ServingMetrics(
+        scrape=[ScrapeTarget(f"{serving.name}-leaders", ingress(serving)[0], port, METRICS_PATH)],
+        signals=ServingSignals(
+            requests_waiting=JetStreamMetric.PREFILL_BACKLOG.value,
+            time_to_first_token=JetStreamMetric.TIME_TO_FIRST_TOKEN.value,
+            time_per_output_token=JetStreamMetric.TIME_PER_OUTPUT_TOKEN.value,
+            cache_usage=JetStreamMetric.SLOTS_USED.value,
+            cache_title="Decode slots in use",
+        ),
+    )
+
+
+def host_network_buckets(serving: PathwaysServingConfig) -> dict[str, Access]:
+    """None of its pods is on the host network."""
+    return {}
+
+
+def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
+    """The LWS install, the LeaderWorkerSet and its Service (the HTTP entry a gateway may front), and with
+    autoscaling the metrics adapter and the HPA."""
+    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    lws = platform.install(LWS, serving.lws_version, ())
+    pools = list(platform.slices.pools)
+    workload = PathwaysServing(
+        f"{name}-serving",
+        PathwaysServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=platform.slices.shape,
+            num_slices=len(pools) // scaling.groups(serving),
+            replicas=serving.replicas,
+            autoscaled=serving.autoscaling is not None,
+            mode=Mode(serving.mode),
+            maxtext=to_settings(serving.maxtext, MaxTextSettings),
+            checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
+            scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
+            name=serving.name,
+            service_name=serving.service_name,
+            images=to_settings(serving.images, PathwaysImages),
+            probes=to_settings(serving.probes, ProbeSettings),
+            requests=to_settings(serving.requests, PathwaysRequests),
+            priority_class_name=SERVING_PRIORITY,
+            resource_manager_flags=tuple(serving.resource_manager_flags),
+            jax_env=serving.jax_tpu.env,
+            jax_capabilities=tuple(serving.jax_tpu.capabilities),
+            labels=platform.k8s_labels,
+        ),
+        opts=platform.options(lws, identity.service_account, platform.tenancy, *pools),
+    )
+    built = Built(
+        installs=[lws],
+        outputs={
+            "service": workload.service.metadata.name,
+            "leaderPod": workload.leader_pod,
+            "portForward": workload.port_forward,
+            "generateExample": workload.generate_example,
+        },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
+    )
+    if serving.autoscaling is not None:
+        scaling.add_autoscaler(platform, built, serving, JetStreamMetric.PREFILL_BACKLOG.value, workload)
+    return built
+
+
+BACKEND = Backend(
+    name=NAME,
+    settings=PathwaysServingConfig,
+    problems=problems,
+    ingress=ingress,
+    host_network_buckets=host_network_buckets,
+    restart_unit_chips=scaling.restart_unit_chips,
+    build=build,
+    metrics=metrics,
+    startup_seconds=probes_startup_seconds,
+    always_on_slices=scaling.always_on_slices,
+    model_size=model_size,
+)

@@ -1,0 +1,72 @@
+"""What JetStream, MaxText and Pathways are, as the ``jetstream-pathways`` backend relies on them:
+ports, health and metrics paths, the metrics it watches, the disaggregated servers and the
+Pathways images. Each fact names its upstream source."""
+
+from collections.abc import Mapping
+
+from ...pathways import DEFAULT_PATHWAYS_VERSION
+from ...validation import Choice
+
+RM_PORT = 38677
+"""Pathways resource manager gRPC port."""
+PROXY_PORT = 38681
+"""IFRT proxy server port."""
+WORKER_PORT = 38679
+"""Pathways worker (server) port."""
+JAX_PORT = 9000
+"""JetStream gRPC port of the MaxText server."""
+HTTP_PORT = 8000
+"""JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+HEALTH_PATH = "/healthcheck"
+"""Path that answers 200 once the server is ready: the seed manifests probe ``GET /healthcheck`` on
+port 8000 (seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml, ``jax-tpu`` probes)."""
+METRICS_PORT = 9090
+"""Default port of JetStream's Prometheus metrics server in ``jax-tpu``: MaxText's
+``prometheus_port`` (MaxText/maxengine_server.py: ``if config.prometheus_port != 0:
+metrics_server_config = config_lib.MetricsServerConfig(port=config.prometheus_port)``, passed to
+JetStream's ``server_lib.run``); 9090 is the example of AI-Hypercomputer/JetStream
+docs/observability-prometheus-metrics-in-jetstream-server.md ("Metrics are not exported by
+default"), free among the leader's ports."""
+METRICS_PATH = "/"
+"""Path the metrics are scraped on: JetStream serves them with prometheus_client's HTTP server, and
+both JetStream's guide and GKE's "Configure autoscaling for LLM workloads on TPUs"
+(https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling-tpu)
+scrape ``path: "/"``."""
+
+
+class JetStreamMetric(Choice):
+    """JetStream's Prometheus metrics the stacks watch (AI-Hypercomputer/JetStream
+    jetstream/core/metrics/prometheus.py ``JetstreamMetricsCollector``). JetStream has no gauge of
+    running requests; its decode slots in use stand in for the KV cache."""
+
+    PREFILL_BACKLOG = "jetstream_prefill_backlog_size"
+    """Gauge: "Size of prefill queue" (requests waiting). The default autoscaling metric: GKE's "Best practices
+    for autoscaling large language model (LLM) inference workloads with TPUs" recommends it for JetStream's
+    HPA, as the requests waiting in the server's queue, which correlates strongly with latency
+    (https://cloud.google.com/kubernetes-engine/docs/best-practices/machine-learning/inference/autoscaling-tpu,
+    "Server metrics"; its examples are on "Configure autoscaling for LLM workloads on TPUs",
+    https://cloud.google.com/kubernetes-engine/docs/how-to/machine-learning/inference/autoscaling-tpu)."""
+    SLOTS_USED = "jetstream_slots_used_percentage"
+    """Gauge: "The percentage of decode slots currently being used" (0 to 1, per generate engine)."""
+    TIME_TO_FIRST_TOKEN = "jetstream_time_to_first_token"
+    """Histogram: "Time to first token per request in seconds"."""
+    TIME_PER_OUTPUT_TOKEN = "jetstream_time_per_output_token"
+    """Histogram: "Average time per output token per request in seconds"."""
+
+
+DISAGGREGATED_SERVERS: Mapping[str, str] = {
+    "v6e-8": "ExperimentalMaxtextDisaggregatedServer_8",
+    "v5e-16": "ExperimentalMaxtextDisaggregatedServer_16",
+}
+"""Slice (``<generation>-<chips>``) -> MaxText's inference server for disaggregated prefill/decode on two such
+slices. Each server hard-codes its slices: AI-Hypercomputer/maxtext ``MaxText/maxengine_config.py``
+``get_server_config`` at tpu-recipes-v0.1.2 (14b5876, lines 48-70): ``prefill_slices=("v6e-8",)`` and
+``generate_slices=("v6e-8",)`` for ``_8``, ``("v5e-16",)`` for ``_16``; MaxText of the jetstream-pathways:v0.2.0
+image is bounded to those tags by the seeds (tools/conformance/extract_maxtext.py)."""
+
+PATHWAYS_REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
+PATHWAYS_TAG = DEFAULT_PATHWAYS_VERSION
+"""The seeds' Pathways images are ``:latest``; the defaults pin the Pathways release of
+:data:`tpu_serving.pathways.DEFAULT_PATHWAYS_VERSION` instead (the tag the
+PathwaysJob controller itself derives from ``pathwaysVersion``), so a redeploy never
+changes the server under a fixed JetStream client."""

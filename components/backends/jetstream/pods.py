@@ -1,0 +1,193 @@
+"""Pure builders of the JetStream + Pathways LeaderWorkerSet and Service.
+
+The leader pod holds the Pathways resource manager (``pathways-rm``), the IFRT proxy
+(``pathways-proxy``), the JetStream/MaxText server (``jax-tpu``) and its HTTP front end
+(``jetstream-http``); each worker pod is a Pathways server on one TPU VM. Interleaved
+serving spreads one model over one or more slices; disaggregated serving runs prefill and
+decode on two slices (``ExperimentalMaxtextDisaggregatedServer_8``).
+
+Everything that depends on the slices (group size, ``--instance_type``, node selectors,
+``google.com/tpu`` per worker, subgroups) is derived from the catalog shape, never typed in.
+"""
+
+from dataclasses import fields
+
+import pulumi_kubernetes as k8s
+
+from ... import lws
+from ...catalog import SliceShape
+from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from ...podspec import http_probes, requests, tcp_probe
+from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
+from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
+
+
+def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode, shape: SliceShape) -> list[str]:
+    """The ``jax-tpu`` arguments: the config file, then ``key=value`` settings, then the disaggregated server
+    for ``shape`` (validated first: :func:`disaggregation_problem`)."""
+
+    def text(v: object) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
+    args = [settings.config_file, f"model_name={settings.model_name}", f"load_parameters_path={checkpoint_uri}"]
+    for f in fields(settings):
+        if f.name in {"config_file", "model_name", "extra_args"}:
+            continue
+        value = getattr(settings, f.name)
+        if value is not None:
+            args.append(f"{f.name}={text(value)}")
+    server = disaggregated_server(shape)
+    if mode == "disaggregated" and server is not None:
+        args.append(f"inference_server={server}")
+    return args + list(settings.extra_args)
+
+
+def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
+    return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
+
+
+def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
+    """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
+    img, r = args.images, args.requests
+    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
+    scratch = f"--gcs_scratch_location={args.scratch_uri}"
+    jax_security = (
+        k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))
+        if args.jax_capabilities
+        else None
+    )
+    return [
+        k8s.core.v1.ContainerArgs(
+            name="pathways-proxy",
+            image=img.proxy,
+            image_pull_policy="Always",
+            args=[f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
+            resources=requests(r.proxy_cpu, r.proxy_memory),
+            readiness_probe=tcp_probe(PROXY_PORT),
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="pathways-rm",
+            image=img.server,
+            image_pull_policy="Always",
+            env=[
+                k8s.core.v1.EnvVarArgs(name="HOST_ADDRESS", value=lws.LEADER_ADDRESS),
+                k8s.core.v1.EnvVarArgs(name="TPU_SKIP_MDS_QUERY", value="true"),
+            ],
+            args=[
+                f"--server_port={RM_PORT}",
+                scratch,
+                "--node_type=resource_manager",
+                f"--instance_count={args.num_slices}",
+                f"--instance_type={args.shape.instance_type}",
+                *args.resource_manager_flags,
+            ],
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
+            resources=requests(r.resource_manager_cpu, r.resource_manager_memory),
+            readiness_probe=tcp_probe(RM_PORT),
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="jax-tpu",
+            image=img.jetstream,
+            image_pull_policy="Always",
+            args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode, args.shape),
+            env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
+            security_context=jax_security,
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)]
+            + (
+                [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=args.maxtext.prometheus_port)]
+                if args.maxtext.prometheus_port
+                else []
+            ),
+            resources=requests(r.jax_cpu, r.jax_memory),
+            startup_probe=startup,
+            readiness_probe=readiness,
+            liveness_probe=liveness,
+        ),
+        k8s.core.v1.ContainerArgs(
+            name="jetstream-http",
+            image=img.http,
+            image_pull_policy="Always",
+            ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
+            resources=requests(r.http_cpu, r.http_memory),
+            readiness_probe=tcp_probe(HTTP_PORT),
+        ),
+    ]
+
+
+def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
+    """The Pathways server on one TPU VM, holding all of its chips."""
+    chips = str(args.shape.chips_per_vm)
+    return k8s.core.v1.ContainerArgs(
+        name="worker",
+        image=args.images.server,
+        image_pull_policy="Always",
+        args=[
+            f"--server_port={WORKER_PORT}",
+            f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}",
+            f"--gcs_scratch_location={args.scratch_uri}",
+        ],
+        ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
+        resources=requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
+        readiness_probe=tcp_probe(WORKER_PORT),
+    )
+
+
+def selector_labels(args: PathwaysServingArgs) -> dict[str, str]:
+    """Labels of the leader pods, selected by the Service."""
+    return {"app": args.name}
+
+
+def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
+    """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
+    selector = node_selector(args.shape)
+    tolerations = _tpu_tolerations()
+
+    def pod(containers: list[k8s.core.v1.ContainerArgs]) -> k8s.core.v1.PodSpecArgs:
+        return k8s.core.v1.PodSpecArgs(
+            containers=containers,
+            service_account_name=args.service_account,
+            priority_class_name=args.priority_class_name,
+            node_selector=selector,
+            tolerations=tolerations,
+        )
+
+    template: dict[str, object] = {
+        "size": args.group_size,
+        "restartPolicy": "RecreateGroupOnPodRestart",
+        "leaderTemplate": k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector_labels(args)}),
+            spec=pod(leader_containers(args)),
+        ),
+        "workerTemplate": k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+            spec=pod([worker_container(args)]),
+        ),
+    }
+    if args.num_slices > 1:
+        # One subgroup per slice; the leader (size - 1 divisible) is the extra pod.
+        template["subGroupPolicy"] = {"subGroupSize": args.shape.vms}
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
+    return {**replicas, "leaderWorkerTemplate": template}
+
+
+def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:
+    """One node pool per group, or per subgroup when the group spans several slices."""
+    key = lws.SUBGROUP_EXCLUSIVE_TOPOLOGY if args.num_slices > 1 else lws.EXCLUSIVE_TOPOLOGY
+    return {key: NODEPOOL_LABEL}
+
+
+def service_args(args: PathwaysServingArgs) -> k8s.core.v1.ServiceInitArgs:
+    """ClusterIP Service on the HTTP port of the leader pods."""
+    return k8s.core.v1.ServiceInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",
+            selector=selector_labels(args),
+            ports=[
+                k8s.core.v1.ServicePortArgs(
+                    protocol="TCP", name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT
+                )
+            ],
+        ),
+    )

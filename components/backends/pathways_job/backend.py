@@ -1,0 +1,166 @@
+"""What the deployment asks of the ``pathways-job`` backend: the JobSet and PathwaysJob installs,
+the head's own CPU pool, the workload, its cost and outputs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...cluster import CpuPoolArgs
+from ...controllers import JOBSET, PATHWAYS_JOB
+from ...cost import NodeUsage
+from ...cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from ...naming import head_pool_name, head_service_account_id
+from ...node_identity import Access
+from ...observability import ServingMetrics
+from ...tenancy import BATCH_PRIORITY
+from ..base import Backend, Built, Platform
+
+if TYPE_CHECKING:
+    pass
+from .args import (
+    ComponentType,
+    CustomComponent,
+    DeploymentMode,
+    HeadPoolSettings,
+    PathwaysWorkloadArgs,
+    UserContainer,
+)
+from .checks import problems
+from .component import PathwaysWorkload
+from .facts import HOST_NETWORK_BUCKETS
+from .settings import NAME, PathwaysJobConfig
+
+
+def ingress(job: PathwaysJobConfig) -> tuple[dict[str, str], list[int]]:
+    """No pod takes clients from other namespaces (an interactive client port-forwards)."""
+    return {}, []
+
+
+def host_network_buckets(job: PathwaysJobConfig) -> dict[str, Access]:
+    """The controller puts the workers on the host network; they write pathwaysDir."""
+    return dict(HOST_NETWORK_BUCKETS)
+
+
+def restart_unit_chips(job: PathwaysJobConfig, chips: int) -> int:
+    """A JobSet restart recreates every worker."""
+    return chips
+
+
+def metrics(job: PathwaysJobConfig) -> ServingMetrics:
+    """Nothing to scrape and no serving: a batch or interactive JAX program, not a server.
+
+    The Pathways components the controller runs (resource manager, IFRT proxy, workers;
+    google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
+    documented Prometheus endpoint; what the user's program exports is its own. The dashboard
+    shows the TPU signals only, and no alert applies.
+    """
+    return ServingMetrics(serves=False)
+
+
+def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool:
+    """The Pathways head's own CPU pool; its node account may use the scratch bucket (host network)."""
+    cfg, name = platform.settings, platform.name
+    return CpuNodePool(
+        f"{name}-head",
+        CpuNodePoolArgs(
+            project=cfg.project,
+            region=cfg.region,
+            zone=cfg.zone,
+            cluster=platform.cluster.cluster.id,
+            pool_name=head_pool_name(name),
+            service_account_id=head_service_account_id(name),
+            pool=CpuPoolArgs(
+                machine_type=settings.machine_type,
+                min_nodes=0,
+                max_nodes=settings.max_nodes,
+                disk_size_gb=settings.disk_size_gb,
+            ),
+            node_grants=platform.node_grants(HOST_NETWORK_BUCKETS),
+            image_streaming=cfg.cluster.image_streaming,
+            labels=platform.labels,
+        ),
+        opts=platform.gcp_options(),
+    )
+
+
+def build(platform: Platform, job: PathwaysJobConfig) -> Built:
+    """The JobSet and PathwaysJob installs, the head pool and the PathwaysJob."""
+    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    jobset = platform.install(JOBSET, job.jobset_version, ())
+    controller = platform.install(PATHWAYS_JOB, job.pathways_job_version, (jobset,))
+    pools = list(platform.slices.pools)
+    c = job.container
+    head_pool = head_node_pool(platform, to_head_settings(job)) if job.deployment_mode == "default" else None
+    workload = PathwaysWorkload(
+        f"{name}-pathways",
+        PathwaysWorkloadArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            name=job.name,
+            shape=platform.slices.shape,
+            num_slices=len(pools),
+            pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
+            container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env) if c else None,
+            deployment_mode=DeploymentMode(job.deployment_mode),
+            pathways_version=job.pathways_version,
+            max_restarts=job.max_restarts,
+            max_slice_restarts=job.max_slice_restarts,
+            elastic_slices=job.elastic_slices,
+            termination_grace_period_seconds=job.termination_grace_period_seconds,
+            priority_class_name=job.priority_class_name or BATCH_PRIORITY,
+            custom_components=[
+                CustomComponent(ComponentType(x.component_type), x.image, tuple(x.flags), x.env)
+                for x in job.custom_components
+            ],
+            labels=platform.k8s_labels,
+            head_pool=head_pool.pool_name if head_pool and c else None,
+        ),
+        opts=platform.options(
+            jobset,
+            controller,
+            identity.service_account,
+            platform.tenancy,
+            buckets.buckets["scratch"],
+            *pools,
+            *([head_pool.node_pool] if head_pool else []),
+        ),
+    )
+    outputs: dict[str, object] = {"pathwaysJob": job.name, "workload": job.workload}
+    if workload.port_forward is not None:
+        env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
+        outputs.update(
+            portForward=workload.port_forward,
+            clientEnv=workload.client_env,
+            clientExample=f"{workload.client_pip} && {env} python3 -c "
+            "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
+        )
+    return Built(installs=[jobset, controller], outputs=outputs)
+
+
+def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
+    """In ``default`` mode the head pod (resource manager and IFRT proxy) holds one node of the head pool for
+    as long as the PathwaysJob runs; the pool scales from zero to it (min 0), so the estimate bills one
+    node. ``colocate_head_with_workers`` puts the head on a TPU VM, which the slices already bill."""
+    if job.deployment_mode != "default":
+        return []
+    h = job.head_pool
+    return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb)]
+
+
+def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
+    """The head pool settings as the component takes them."""
+    h = job.head_pool
+    return HeadPoolSettings(machine_type=h.machine_type, max_nodes=h.max_nodes, disk_size_gb=h.disk_size_gb)
+
+
+BACKEND = Backend(
+    name=NAME,
+    settings=PathwaysJobConfig,
+    problems=problems,
+    ingress=ingress,
+    host_network_buckets=host_network_buckets,
+    restart_unit_chips=restart_unit_chips,
+    build=build,
+    metrics=metrics,
+    cpu_nodes=cpu_nodes,
+)

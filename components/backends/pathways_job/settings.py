@@ -1,0 +1,103 @@
+"""The stack file's ``serving`` block for backend ``pathways-job``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
+
+from pydantic import Field
+
+from ...controllers import JOBSET, PATHWAYS_JOB
+from ...images import ImageRef
+from ...pathways import DEFAULT_PATHWAYS_VERSION
+from ...settings import (
+    K8sName,
+    Model,
+    release_validator,
+    settings_model,
+)
+
+if TYPE_CHECKING:
+    pass
+from .args import HeadPoolSettings
+
+if TYPE_CHECKING:
+    pass
+
+NAME = "pathways-job"
+
+# mypy cannot see a model made at runtime: to it, each generated config model is the
+# dataclass it mirrors (the same field names and types, which is all the code reads).
+if TYPE_CHECKING:
+    HeadPoolConfig: TypeAlias = HeadPoolSettings
+else:
+    HeadPoolConfig = settings_model(HeadPoolSettings, "HeadPoolConfig")
+
+
+class UserContainerConfig(Model):
+    """The user's batch container."""
+
+    image: ImageRef = Field(description="Container image.")
+    command: list[str] = Field(default_factory=list, description="Command (entrypoint override).")
+    args: list[str] = Field(default_factory=list, description="Arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="Environment variables.")
+
+
+class CustomComponentConfig(Model):
+    """Override of one Pathways component."""
+
+    component_type: Literal["proxy_server", "pathways_server", "worker", "colocated_python_sidecar"] = Field(
+        description="Which component."
+    )
+    image: ImageRef | None = Field(None, description="Image replacing the default.")
+    flags: list[str] = Field(default_factory=list, description="Extra flags, `--name=value`.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment variables.")
+
+
+LIMIT_RANGE_DEFAULT_CPU = 0.25
+LIMIT_RANGE_DEFAULT_MEMORY = 512 * 2**20
+"""The namespace's default container requests (the Tenancy LimitRange: 250m, 512Mi)."""
+
+JOBSET_FOR_PATHWAYS_JOB = "v0.8.0"
+"""Oldest JobSet release the PathwaysJob controller works with."""
+
+
+class PathwaysJobConfig(Model):
+    """A Pathways batch or interactive workload through the PathwaysJob API (seed 003)."""
+
+    backend: Literal["pathways-job"] = Field(description="Selects this backend.")
+    workload: Literal["batch", "interactive"] = Field(
+        description="`batch`: runs `container` to completion; `interactive`: a JAX client connects to the IFRT proxy."
+    )
+    name: K8sName = Field("pathways", description="PathwaysJob name.")
+    slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the workers run on.")
+    pathways_job_version: Annotated[str, release_validator(PATHWAYS_JOB)] = Field(
+        PATHWAYS_JOB.default_version, description="PathwaysJob controller release installed by the stack."
+    )
+    jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
+        JOBSET.default_version, description="JobSet release installed by the stack (v0.8.0 or later here)."
+    )
+    pathways_version: str = Field(
+        DEFAULT_PATHWAYS_VERSION,
+        pattern=r"^jax-\d+\.\d+\.\d+$",
+        description="Pathways release (the server and proxy image tag), e.g. `jax-0.5.3`; the batch container "
+        "gets the matching JAX version in `PATHWAYS_JAX_VERSION`.",
+    )
+    deployment_mode: Literal["default", "colocate_head_with_workers"] = Field(
+        "default",
+        description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker.",
+    )
+    max_restarts: int = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
+    max_slice_restarts: int = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
+    elastic_slices: int | None = Field(None, ge=1, description="Slices that may be missing at once; unset disables.")
+    termination_grace_period_seconds: int | None = Field(
+        None, ge=0, le=86400, description="Grace period of worker pods."
+    )
+    priority_class_name: K8sName | None = Field(None, description="Priority class of the worker pods.")
+    container: UserContainerConfig | None = Field(None, description="The batch job's container (batch only).")
+    custom_components: list[CustomComponentConfig] = Field(
+        default_factory=list, description="Component overrides (image, flags, env)."
+    )
+    head_pool: HeadPoolConfig = Field(
+        default_factory=HeadPoolConfig,
+        description="The CPU node pool of the Pathways head in deploymentMode `default` (24 CPU, 132 GB, host network).",
+    )

@@ -1,0 +1,111 @@
+"""What the deployment asks of the ``saxml`` backend: build, ingress, metrics, bucket access, outputs."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pulumi
+
+from ...controllers import JOBSET
+from ...node_identity import Access
+from ...observability import ServingMetrics
+from ...settings import (
+    to_settings,
+)
+from ...tenancy import SERVING_PRIORITY
+from ..base import Backend, Built, Platform
+
+if TYPE_CHECKING:
+    pass
+from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
+from .checks import privileged, problems
+from .component import SaxmlServing
+from .facts import HTTP_PORT, MODEL_SERVER_BUCKETS
+from .settings import NAME, SaxmlServingConfig, model_size
+
+
+def ingress(serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
+    """sax-http takes clients on its HTTP port."""
+    return {"app": "sax-http"}, [HTTP_PORT]
+
+
+def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
+    """Nothing to scrape: Saxml exports no Prometheus metrics.
+
+    google/saxml@v1.1.0 has no Prometheus exporter (``prometheus`` appears in no source file of the
+    tag, only as a pinned package in its requirements files); the admin's status page is HTML on ``localhost:8080`` (saxml/common/platform/cloud.go
+    ``httpPort = 8080``, ``http.ListenAndServe(fmt.Sprintf("localhost:%v", httpPort), nil)``;
+    saxml/admin/admin_status.go). The dashboard shows the TPU signals; the not-ready alert applies.
+    """
+    return ServingMetrics()
+
+
+def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
+    """The model servers run on the host network and read the cell's location in the state bucket."""
+    return dict(MODEL_SERVER_BUCKETS)
+
+
+def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
+    """A JobSet restart recreates every model server."""
+    return chips
+
+
+def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
+    """The JobSet install and the Sax servers, with the publication Job."""
+    name, identity = platform.name, platform.identity
+    jobset = platform.install(JOBSET, serving.jobset_version, ())
+    pools = list(platform.slices.pools)
+    workload = SaxmlServing(
+        f"{name}-saxml",
+        SaxmlServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=platform.slices.shape,
+            num_slices=len(pools),
+            state_bucket=platform.buckets.names["state"],
+            cell=serving.cell,
+            models=[SaxModel(m.model, m.model_path, m.checkpoint, m.replicas) for m in serving.models],
+            images=to_settings(serving.images, SaxmlImages),
+            max_restarts=serving.max_restarts,
+            privileged=privileged(serving, platform.settings.cluster.min_master_version),
+            exposure=Exposure(serving.http.exposure),
+            source_ranges=tuple(serving.http.source_ranges),
+            publish_timeout_seconds=serving.publish_timeout_seconds,
+            labels=platform.k8s_labels,
+            priority_class_name=SERVING_PRIORITY,
+        ),
+        opts=platform.options(jobset, identity.service_account, platform.tenancy, *pools),
+    )
+    model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
+
+    def curl(method: str, path: str, body: dict[str, str]) -> pulumi.Output[str]:
+        return workload.address.apply(
+            lambda a: (
+                f"curl -s -X {method} http://{a}:{HTTP_PORT}{path} -H 'Content-type: application/json' "
+                f"-d '{json.dumps(body)}'"
+            )
+        )
+
+    return Built(
+        installs=[jobset],
+        outputs={
+            "saxHttpAddress": workload.address,
+            "saxModels": [m.model for m in serving.models],
+            "generateExample": curl("POST", "/generate", {"model": model, "query": "How many days are in a week?"}),
+            "listcellExample": curl("GET", "/listcell", {"model": model}),
+        },
+    )
+
+
+BACKEND = Backend(
+    name=NAME,
+    settings=SaxmlServingConfig,
+    problems=problems,
+    ingress=ingress,
+    host_network_buckets=host_network_buckets,
+    restart_unit_chips=restart_unit_chips,
+    build=build,
+    metrics=metrics,
+    model_size=model_size,
+)

@@ -1,0 +1,236 @@
+"""Pure builders of the Saxml objects: the admin and HTTP Deployments, the model servers' JobSet,
+the admin NetworkPolicy, the HTTP Service and the publication Job (its script is :mod:`.publisher`)."""
+
+import functools
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import asdict
+from pathlib import Path
+
+import pulumi_kubernetes as k8s
+
+from ...nodepool import TPU_RESOURCE, node_selector
+from ...podspec import requests, tcp_probe
+from .args import SaxmlServingArgs
+from .facts import (
+    ADMIN,
+    ADMIN_PORT,
+    HTTP,
+    HTTP_PORT,
+    HTTP_SERVICE,
+    INTERNAL_LB,
+    MEGASCALE_PORT,
+    MODEL_JOB,
+    MODEL_PORT,
+    PUBLISHER,
+    PUBLISHER_TTL_SECONDS,
+)
+
+PUBLISHER_SCRIPT = Path(__file__).with_name("publisher.py")
+
+
+@functools.cache
+def publisher_script() -> str:
+    """Source of the publication reconciler, shipped to the Job in a ConfigMap."""
+    return PUBLISHER_SCRIPT.read_text()
+
+
+def _meta(
+    args: SaxmlServingArgs, name: str, *, annotations: Mapping[str, str] | None = None
+) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name, namespace=args.namespace, labels=dict(args.labels), annotations=annotations
+    )
+
+
+def _server_deployment(
+    args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str]
+) -> k8s.apps.v1.DeploymentInitArgs:
+    """One Sax server on the CPU pool: one replica, TCP probes on its port, CPU/memory requests."""
+    container = k8s.core.v1.ContainerArgs(
+        name=name,
+        image=image,
+        ports=[k8s.core.v1.ContainerPortArgs(container_port=port)],
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
+        resources=requests("500m", "1Gi"),
+        readiness_probe=tcp_probe(port, 10, 3),
+        liveness_probe=tcp_probe(port, 30, 5),
+    )
+    return k8s.apps.v1.DeploymentInitArgs(
+        metadata=_meta(args, name),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=1,
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": name}),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": name}),
+                spec=k8s.core.v1.PodSpecArgs(
+                    host_network=False,
+                    service_account_name=args.service_account,
+                    priority_class_name=args.priority_class_name,
+                    containers=[container],
+                ),
+            ),
+        ),
+    )
+
+
+def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    """The admin server: cell state in the stack's bucket, on the CPU pool, never privileged."""
+    return _server_deployment(args, ADMIN, args.images.admin, ADMIN_PORT, {"GSBUCKET": args.state_bucket})
+
+
+def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
+    """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888."""
+    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, {"SAX_ROOT": args.sax_root})
+
+
+def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """Lets the model servers join the cell: the admin server's port from any source.
+
+    The model servers run on the host network, so they connect from their node's address,
+    which the namespace's pod-only policy does not admit. On GKE Dataplane V2 (Cilium) an
+    ``ipBlock`` of the node range does not match node addresses either: Cilium gives them the
+    reserved ``host``/``remote-node`` identities and matches CIDR peers against nodes only with
+    ``--policy-cidr-match-mode=nodes``, off by default and not exposed by GKE
+    (cilium/cilium Documentation/security/policy/language.rst, "Selecting nodes with CIDR /
+    ipBlock"; cilium/cilium#12277, #10405). An ingress rule with ports and no ``from`` admits
+    every source, so this policy opens exactly one port of one pod, and nothing else. The VPC
+    firewall still admits only the cluster's node and pod ranges
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules).
+    """
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=_meta(args, f"{ADMIN}-from-model-servers"),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": ADMIN}),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=ADMIN_PORT)]
+                )
+            ],
+        ),
+    )
+
+
+def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
+    """``spec`` of the model-server JobSet: one replicated job per slice, one pod per VM."""
+    chips = str(args.shape.chips_per_vm)
+    vms = args.shape.vms
+    container = k8s.core.v1.ContainerArgs(
+        name=MODEL_JOB,
+        image=args.images.model_server,
+        args=[f"--port={MODEL_PORT}", f"--sax_cell={args.cell}", f"--platform_chip={args.shape.generation.chip_name}"],
+        ports=[
+            k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT),
+            k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT),
+        ],
+        security_context=k8s.core.v1.SecurityContextArgs(privileged=True) if args.privileged else None,
+        env=[
+            k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root),
+            k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=""),  # each slice is its own server
+        ],
+        resources=k8s.core.v1.ResourceRequirementsArgs(requests={TPU_RESOURCE: chips}, limits={TPU_RESOURCE: chips}),
+        readiness_probe=tcp_probe(MODEL_PORT, 10, 3),
+    )
+    pod = k8s.core.v1.PodTemplateSpecArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+        spec=k8s.core.v1.PodSpecArgs(
+            service_account_name=args.service_account,
+            priority_class_name=args.priority_class_name,
+            host_network=True,
+            dns_policy="ClusterFirstWithHostNet",
+            node_selector=node_selector(args.shape),
+            containers=[container],
+        ),
+    )
+    job = k8s.batch.v1.JobSpecArgs(parallelism=vms, completions=vms, backoff_limit=0, template=pod)
+    return {
+        "failurePolicy": {"maxRestarts": args.max_restarts},
+        "replicatedJobs": [{"name": MODEL_JOB, "replicas": args.num_slices, "template": {"spec": job}}],
+    }
+
+
+def _load_balancer_ip(status: k8s.core.v1.outputs.ServiceStatus | None) -> str | None:
+    """The IP of the Service's load balancer (None if it reports only a hostname), or "" before it has one."""
+    if status and status.load_balancer and status.load_balancer.ingress:
+        return status.load_balancer.ingress[0].ip
+    return ""
+
+
+def http_service_args(args: SaxmlServingArgs) -> k8s.core.v1.ServiceInitArgs:
+    """The sax-http Service: internal LoadBalancer unless the stack asks otherwise."""
+    annotations = INTERNAL_LB if args.exposure == "internal" else None
+    spec = k8s.core.v1.ServiceSpecArgs(
+        type="ClusterIP" if args.exposure == "cluster" else "LoadBalancer",
+        selector={"app": HTTP},
+        ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", port=HTTP_PORT, target_port=HTTP_PORT)],
+        load_balancer_source_ranges=list(args.source_ranges) or None if args.exposure != "cluster" else None,
+    )
+    return k8s.core.v1.ServiceInitArgs(metadata=_meta(args, HTTP_SERVICE, annotations=annotations), spec=spec)
+
+
+def models_json(args: SaxmlServingArgs) -> str:
+    """The models as ``/publish`` bodies, in a stable order."""
+    return json.dumps([asdict(m) for m in sorted(args.models, key=lambda m: m.model)], sort_keys=True)
+
+
+def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
+    """The publication Job; its name changes with the model list, so any change runs it again."""
+    digest = hashlib.sha256((models_json(args) + publisher_script()).encode()).hexdigest()[:8]
+    env = {
+        "SAX_HTTP": f"http://{HTTP_SERVICE}.{args.namespace}.svc:{HTTP_PORT}",
+        "SAX_MODELS": models_json(args),
+        "STATE_CONFIGMAP": f"{PUBLISHER}-state",
+        "WAIT_SECONDS": str(args.publish_timeout_seconds),
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
+    container = k8s.core.v1.ContainerArgs(
+        name="publish",
+        image=args.images.publisher,
+        command=["python3", "/scripts/saxml_publisher.py"],
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()]
+        + [
+            k8s.core.v1.EnvVarArgs(
+                name="POD_NAMESPACE",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace")
+                ),
+            )
+        ],
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
+        resources=requests("100m", "128Mi"),
+        security_context=k8s.core.v1.SecurityContextArgs(
+            run_as_non_root=True,
+            run_as_user=65534,
+            allow_privilege_escalation=False,
+            read_only_root_filesystem=True,
+            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
+        ),
+    )
+    return k8s.batch.v1.JobInitArgs(
+        metadata=_meta(args, f"{PUBLISHER}-{digest}"),
+        spec=k8s.batch.v1.JobSpecArgs(
+            backoff_limit=2,
+            active_deadline_seconds=args.publish_timeout_seconds + 300,
+            # A finished Job's pods stay (Ready=False) until the Job goes: the TTL controller deletes it an
+            # hour after it finishes, time enough to read its logs
+            # (https://kubernetes.io/docs/concepts/workloads/controllers/ttlafterfinished/). A `pulumi up
+            # --refresh` then finds it gone and creates it again; the reconciler is idempotent, so a rerun
+            # publishes nothing new.
+            ttl_seconds_after_finished=PUBLISHER_TTL_SECONDS,
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": PUBLISHER}),
+                spec=k8s.core.v1.PodSpecArgs(
+                    restart_policy="Never",
+                    service_account_name=PUBLISHER,
+                    containers=[container],
+                    volumes=[
+                        k8s.core.v1.VolumeArgs(
+                            name="scripts", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=f"{PUBLISHER}-script")
+                        )
+                    ],
+                ),
+            ),
+        ),
+    )

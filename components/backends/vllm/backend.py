@@ -1,0 +1,123 @@
+"""What the deployment asks of the ``vllm`` backend: its build, ingress, metrics, bucket access and outputs."""
+
+from __future__ import annotations
+
+from ... import lws
+from ...controllers import LWS
+from ...node_identity import Access
+from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...podspec import ProbeSettings
+from ...settings import (
+    to_settings,
+)
+from ...tenancy import SERVING_PRIORITY
+from .. import scaling
+from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+from .args import (
+    SecretKey,
+    VllmEngineSettings,
+    VllmImages,
+    VllmRequests,
+    VllmServingArgs,
+    WeightsLoader,
+)
+from .checks import problems
+from .component import VllmServing
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric
+from .settings import (
+    CACHE_FOLDER,
+    NAME,
+    VllmServingConfig,
+    served_model_size,
+)
+
+
+def leaders(serving: VllmServingConfig) -> dict[str, str]:
+    """Labels of the leader pods, which run the OpenAI-compatible server."""
+    return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
+
+
+def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
+    """The leader pods take clients on the serving port."""
+    return leaders(serving), [HTTP_PORT]
+
+
+def metrics(serving: VllmServingConfig) -> ServingMetrics:
+    """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only."""
+    return ServingMetrics(
+        scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
+        signals=ServingSignals(
+            requests_running=VllmMetric.REQUESTS_RUNNING.value,
+            requests_waiting=VllmMetric.REQUESTS_WAITING.value,
+            time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
+            time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
+            cache_usage=VllmMetric.KV_CACHE_USAGE.value,
+        ),
+    )
+
+
+def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
+    """None of its pods is on the host network."""
+    return {}
+
+
+def build(platform: Platform, serving: VllmServingConfig) -> Built:
+    """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
+    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    lws_install = platform.install(LWS, serving.lws_version, ())
+    pools = list(platform.slices.pools)
+    hf = serving.loader == WeightsLoader.HUGGING_FACE
+    workload = VllmServing(
+        f"{name}-serving",
+        VllmServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=platform.slices.shape,
+            model=serving.model,
+            served_model_name=serving.served_model_name,
+            loader=serving.loader,
+            weights_bucket=None if hf else buckets.names["checkpoints"],
+            cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
+            cache_path=f"{CACHE_FOLDER}/{serving.name}",
+            hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
+            replicas=serving.replicas,
+            autoscaled=serving.autoscaling is not None,
+            name=serving.name,
+            service_name=serving.service_name,
+            engine=to_settings(serving.engine, VllmEngineSettings),
+            images=to_settings(serving.images, VllmImages),
+            probes=to_settings(serving.probes, ProbeSettings),
+            requests=to_settings(serving.requests, VllmRequests),
+            priority_class_name=SERVING_PRIORITY,
+            labels=platform.k8s_labels,
+        ),
+        opts=platform.options(lws_install, identity.service_account, platform.tenancy, *pools),
+    )
+    built = Built(
+        installs=[lws_install],
+        outputs={
+            "service": workload.service.metadata.name,
+            "leaderPod": workload.leader_pod,
+            "portForward": workload.port_forward,
+            "completionExample": workload.completion_example,
+        },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
+    )
+    if serving.autoscaling is not None:
+        scaling.add_autoscaler(platform, built, serving, VllmMetric.REQUESTS_WAITING.value, workload)
+    return built
+
+
+BACKEND = Backend(
+    name=NAME,
+    settings=VllmServingConfig,
+    problems=problems,
+    ingress=ingress,
+    host_network_buckets=host_network_buckets,
+    restart_unit_chips=scaling.restart_unit_chips,
+    build=build,
+    metrics=metrics,
+    startup_seconds=probes_startup_seconds,
+    always_on_slices=scaling.always_on_slices,
+    model_size=served_model_size,
+)

@@ -1,0 +1,96 @@
+"""Checks of the ``vllm`` settings against the rest of the stack (slices, disks, replicas)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from ... import lws
+from ...catalog import SliceShape
+from ...models import weight_gib
+from ...settings import (
+    PROJECT_NAMESPACE,
+    to_settings,
+)
+from .. import scaling
+
+if TYPE_CHECKING:
+    from ..base import Stack
+from .args import VllmEngineSettings, WeightsLoader, parallelism_problems
+from .facts import VllmMetric
+from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
+
+
+def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
+    """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
+    key = f"{PROJECT_NAMESPACE}:serving"
+    found = replica_problems(cfg, serving, shape, pools)
+    if serving.loader != WeightsLoader.HUGGING_FACE:
+        b = cfg.bucket("checkpoints")
+        if b is None or b.workload_access == "none":
+            found.append(f"{PROJECT_NAMESPACE}:buckets: {NAME} needs a `checkpoints` bucket the workloads can read")
+    if serving.compilation_cache:
+        b = cfg.bucket("scratch")
+        if b is None or b.workload_access != "readWrite":
+            found.append(
+                f"{key}.compilationCache = true: needs a `scratch` bucket with workloadAccess readWrite "
+                f"({PROJECT_NAMESPACE}:buckets)"
+            )
+    if serving.hf_token_secret is not None and serving.loader != WeightsLoader.HUGGING_FACE:
+        found.append(
+            f"{key}.hfTokenSecret: only read with loader hugging-face (loader is {json.dumps(serving.loader.value)})"
+        )
+    found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape)
+    if clash := lws.service_name_problem(serving.name, serving.service_name):
+        found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
+    size = model_size(serving)
+    if isinstance(size, str):
+        return [*found, size]
+    billions, precision, at = size
+    found += _fit_problems(at, billions, precision, serving.engine.memory_utilization, shape)
+    if serving.loader == WeightsLoader.GCSFUSE:
+        found += _disk_problems(cfg, serving, weight_gib(billions, precision))
+    return found
+
+
+def replica_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
+    """Each group takes one whole slice: the fixed count, or the autoscaled maximum, equals the serving slices."""
+    if serving.autoscaling is not None:
+        return scaling.autoscaling_problems(cfg, serving, shape, pools, VllmMetric.REQUESTS_WAITING.value)
+    if serving.replicas == pools:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:serving.replicas = {serving.replicas}: each vLLM group takes one whole slice, and "
+        f"serving.slices provide {pools}; set replicas to {pools} or change the slices' count"
+    ]
+
+
+def _fit_problems(at: str, billions: float, precision: str, utilization: float, shape: SliceShape) -> list[str]:
+    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache."""
+    need = weight_gib(billions, precision)
+    usable = shape.hbm_gib * utilization
+    if need <= usable:
+        return []
+    return [
+        f"{at}: {billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than the "
+        f"{usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
+        f"engine.memoryUtilization {utilization:g}); use a larger slice, quantize "
+        f"(engine.quantization) or declare the real size"
+    ]
+
+
+def _disk_problems(cfg: Stack, serving: VllmServingConfig, weights: float) -> list[str]:
+    """The FUSE file cache holds the whole model on each VM's boot disk."""
+    found = []
+    for i, s in enumerate(cfg.tpu_slices):
+        if s.name not in serving.slices:
+            continue
+        have = s.disk_size_gb * 1e9 / 2**30
+        need = weights + DISK_ALLOWANCE_GIB
+        if have < need:
+            found.append(
+                f"{PROJECT_NAMESPACE}:tpuSlices[{i}].diskSizeGb = {s.disk_size_gb}: loader gcsfuse caches the "
+                f"weights ({weights:.0f} GiB) on each VM's boot disk next to the images ({DISK_ALLOWANCE_GIB} GiB); "
+                f"needs at least {int(need * 2**30 / 1e9) + 1} GB"
+            )
+    return found

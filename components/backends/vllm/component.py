@@ -1,0 +1,54 @@
+"""``VllmServing``: vLLM TPU (vllm-project/tpu-inference) serving on a LeaderWorkerSet."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ... import lws
+from ...options import child_options
+from ...validation import check_arguments
+from .args import VllmServingArgs
+from .facts import HTTP_PORT
+from .pods import leader_worker_set_spec, service_args
+
+
+class VllmServing(pulumi.ComponentResource):
+    """vLLM TPU serving: a LeaderWorkerSet (one group per slice) and a ClusterIP Service on its leaders.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``. The LeaderWorkerSet waits
+    for its ``opts.depends_on`` (the LWS install and the slice node pools).
+    """
+
+    service: k8s.core.v1.Service
+    """The ClusterIP Service on port 8000."""
+    leader_pod: str
+    """Name of the first group's leader pod."""
+    port_forward: str
+    """``kubectl port-forward`` command to reach the server from a workstation."""
+    completion_example: str
+    """A ``curl`` request to ``/v1/completions`` through that port-forward."""
+
+    def __init__(self, name: str, args: VllmServingArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("VllmServing", args, VllmServingArgs)
+        super().__init__("tpu-serving:index:VllmServing", name, None, opts)
+        self.leader_worker_set = lws.leader_worker_set(
+            f"{name}-lws",
+            k8s.meta.v1.ObjectMetaArgs(
+                name=args.name,
+                namespace=args.namespace,
+                labels=dict(args.labels),
+                annotations=dict(lws.ONE_GROUP_PER_NODE_POOL),
+            ),
+            leader_worker_set_spec(args),
+            child_options(self, opts),
+        )
+        self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
+        self.leader_pod = f"{args.name}-0"
+        self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
+        self.completion_example = (
+            f"curl -s localhost:{HTTP_PORT}/v1/completions -H 'Content-Type: application/json' "
+            f'-d \'{{"model": "{args.served_model_name}", "prompt": "What are the top 5 programming languages", '
+            '"max_tokens": 200}\''
+        )
+        self.register_outputs(
+            {"leaderPod": self.leader_pod, "portForward": self.port_forward, "service": args.service_name}
+        )

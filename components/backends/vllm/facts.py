@@ -1,0 +1,149 @@
+"""What vLLM TPU and its image are, as the library relies on them: ports, paths, metrics,
+the multi-node script, the environment of a multi-host group, the Cloud Storage FUSE mounts and
+the flags the library writes itself. Each fact names its upstream source.
+
+Upstream references: kubernetes-sigs/lws@v0.10.0 docs/examples/vllm/TPU/lws.yaml (Ray over a
+group, v5e 4x4, TP 16) and vllm-project/tpu-inference@v0.27.0
+examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml (Ray health-check environment,
+the Run:ai streamer).
+"""
+
+from collections.abc import Mapping, Sequence
+
+from ...validation import Choice
+
+HTTP_PORT = 8000
+"""The OpenAI-compatible server's port (``vllm serve --port``; 8000 is vLLM's default)."""
+RAY_GCS_PORT = 6379
+"""The Ray head's GCS port: ``multi-node-serving.sh leader`` runs ``ray start --head --port=6379``
+and workers ``ray start --address=<leader>:6379`` (vllm-project/vllm examples/online_serving/
+multi-node-serving.sh)."""
+HEALTH_PATH = "/health"
+"""vLLM's health endpoint: 200 once the engine is up (vllm/entrypoints/openai/api_server.py)."""
+METRICS_PATH = "/metrics"
+"""vLLM's Prometheus endpoint, on the serving port ("exposed via the /metrics endpoint on the vLLM
+OpenAI compatible API server", docs.vllm.ai usage/metrics; GKE's vLLM TPU tutorial scrapes
+``path: /metrics, port: 8000``)."""
+
+
+class VllmMetric(Choice):
+    """vLLM's Prometheus metrics the stacks watch (vllm/v1/metrics/loggers.py, vLLM 0.11 and later)."""
+
+    REQUESTS_RUNNING = "vllm:num_requests_running"
+    REQUESTS_WAITING = "vllm:num_requests_waiting"
+    TIME_TO_FIRST_TOKEN = "vllm:time_to_first_token_seconds"
+    INTER_TOKEN_LATENCY = "vllm:inter_token_latency_seconds"
+    """Replaces ``vllm:time_per_output_token_seconds`` (deprecated in 0.11, removed: vllm PR #32661)."""
+    KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
+    """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
+
+
+MULTI_NODE_SCRIPTS: Sequence[str] = (
+    "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",
+    "/workspace/vllm/examples/online_serving/multi-node-serving.sh",
+)
+"""Ray bootstrap script of the vLLM TPU image (the image clones vLLM into /workspace/vllm:
+vllm-project/tpu-inference@v0.27.0 docker/Dockerfile). vLLM moved it from ``online_serving``
+(kubernetes-sigs/lws@v0.10.0 docs/examples/vllm/TPU/lws.yaml) to ``ray_serving``
+(tpu-inference@v0.27.0 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml); the
+pods run the first that exists, so an image from either side of the move works."""
+
+ROLE_LABEL = "role"
+"""The leader template's ``role: leader`` label, which the serving Service selects (as upstream)."""
+
+MULTI_HOST_ENV: Mapping[str, str] = {
+    "TPU_MULTIHOST_BACKEND": "ray",
+    "MODEL_IMPL_TYPE": "vllm",
+    "RAY_health_check_failure_threshold": "100",
+    "RAY_health_check_timeout_ms": "20000",
+    "RAY_health_check_period_ms": "10000",
+    "RAY_grpc_keepalive_timeout_ms": "3000000",
+    "RAY_CGRAPH_get_timeout": "30000",
+    "RAY_CGRAPH_submit_timeout": "30000",
+}
+"""Environment of every pod of a multi-host group, after vllm-project/tpu-inference@v0.27.0
+examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml, keeping only what the image's release
+reads: the Ray multi-host backend and the vLLM (torchax) model implementation (tpu-inference 0.21.0
+``tpu_inference/envs.py``: ``TPU_MULTIHOST_BACKEND`` in ["ray"], ``MODEL_IMPL_TYPE`` in auto/vllm/flax_nnx/
+jetpack), Ray health checks that tolerate hosts busy loading weights or compiling (100 missed 10 s GCS
+pings; RayConfig ``health_check_*`` and ``grpc_keepalive_timeout_ms``, named in Ray 2.60.0's
+``_raylet.so``) and compiled-graph timeouts (``ray/dag/context.py`` reads ``RAY_CGRAPH_get_timeout``,
+``RAY_CGRAPH_submit_timeout``). The example's ``TPU_BACKEND_TYPE`` (only forwarded, read by nothing in
+tpu-inference 0.21.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_heartbeats_timeout`` and
+``RAY_raylet_heartbeat_timeout_milliseconds`` (named nowhere in Ray 2.60.0: the heartbeat configs gave way
+to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
+release tables in tools/conformance/tables."""
+
+DSHM_VOLUME = "dshm"
+WEIGHTS_VOLUME = "model-weights"
+CACHE_VOLUME = "compilation-cache"
+WEIGHTS_MOUNT = "/model"
+"""Where the model's folder of the weights bucket is mounted (``only-dir``): ``vllm serve /model``."""
+CACHE_MOUNT = "/compilation-cache"
+
+GCSFUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+GCSFUSE_ANNOTATIONS: Mapping[str, str] = {
+    "gke-gcsfuse/volumes": "true",
+    "gke-gcsfuse/cpu-limit": "0",
+    "gke-gcsfuse/memory-limit": "0",
+    "gke-gcsfuse/ephemeral-storage-limit": "0",
+}
+"""Pod annotations of the Cloud Storage FUSE CSI driver: inject its sidecar, and lift the
+sidecar's limits (``0`` = unlimited) so the parallel download of large weights is not
+throttled, and the file cache (an emptyDir on the node's boot disk by default) may hold the
+whole model. Source: GKE "Serve an LLM using TPUs on GKE with vLLM"
+(https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-vllm-tpu, the same four
+annotations) and "Optimize the Cloud Storage FUSE CSI driver for performance"
+(https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-perf:
+with the default emptyDir cache, ``ephemeral-storage-limit`` must exceed ``file-cache:max-size-mb``)."""
+
+WEIGHTS_MOUNT_OPTIONS: Sequence[str] = (
+    "implicit-dirs",
+    "metadata-cache:ttl-secs:-1",
+    "metadata-cache:stat-cache-max-size-mb:-1",
+    "metadata-cache:type-cache-max-size-mb:-1",
+    "file-cache:max-size-mb:-1",
+    "file-cache:cache-file-for-range-read:true",
+    "file-cache:enable-parallel-downloads:true",
+    "file-cache:parallel-downloads-per-file:100",
+    "file-cache:max-parallel-downloads:-1",
+    "file-cache:download-chunk-size-mb:10",
+)
+"""Mount options of the read-only weights volume: metadata cached for the pod's life (the
+weights never change under a running server) and the file cache with parallel downloads.
+Sources: the metadata and file cache options of GKE's model-serving example in "Optimize the
+Cloud Storage FUSE CSI driver for performance" (cloud-storage-fuse-csi-driver-perf), and the
+parallel-download options of GKE's vLLM TPU tutorial (serve-vllm-tpu). Parallel downloads need
+the file cache ("Parallel downloads require the file cache to be enabled") and GKE
+1.29.6-gke.1254000 / 1.30.2-gke.1394000 or later (GoogleCloudPlatform/gcs-fuse-csi-driver
+docs/releases.md); metadata prefetch needs 1.32.1-gke.1357001 or later (same page)."""
+
+CACHE_MOUNT_OPTIONS: Sequence[str] = ("implicit-dirs",)
+"""Mount options of the read-write compilation cache volume."""
+
+LIBRARY_FLAGS: frozenset[str] = frozenset(
+    {
+        "--model",
+        "--port",
+        "--host",
+        "--served-model-name",
+        "--tensor-parallel-size",
+        "-tp",
+        "--pipeline-parallel-size",
+        "-pp",
+        "--max-model-len",
+        "--dtype",
+        "--quantization",
+        "-q",
+        "--gpu-memory-utilization",
+        "--load-format",
+        "--distributed-executor-backend",
+        "--download-dir",
+    }
+)
+"""Engine flags the component sets from its own settings; ``extra_args`` may not repeat them."""
+
+DEFAULT_IMAGE = "docker.io/vllm/vllm-tpu:v0.21.0"
+"""The newest vLLM TPU release tag an upstream document pins (ray-project/ray
+doc/source/serve/llm/user-guides/tpu.md: ``FROM vllm/vllm-tpu:v0.21.0``); GKE's tutorial and
+the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""

@@ -1,0 +1,284 @@
+"""Pure builders of vLLM's LeaderWorkerSet and Service, from :class:`~.args.VllmServingArgs`.
+
+One group per slice: every TPU VM of the slice runs one pod holding all of its chips. On a
+multi-host slice the leader starts the Ray head and then the OpenAI-compatible server; the
+workers join the leader's Ray cluster, and vLLM spreads the model over every chip of the
+slice (tensor parallelism times pipeline parallelism = the slice's chips). A single-host
+slice runs the server alone, without Ray.
+"""
+
+import shlex
+from collections.abc import Mapping, Sequence
+
+import pulumi_kubernetes as k8s
+
+from ... import lws
+from ...nodepool import TPU_RESOURCE, node_selector
+from ...podspec import http_probes, requests
+from .args import VllmServingArgs, WeightsLoader
+from .facts import (
+    CACHE_MOUNT,
+    CACHE_MOUNT_OPTIONS,
+    CACHE_VOLUME,
+    DSHM_VOLUME,
+    GCSFUSE_ANNOTATIONS,
+    GCSFUSE_DRIVER,
+    HEALTH_PATH,
+    HTTP_PORT,
+    MULTI_HOST_ENV,
+    MULTI_NODE_SCRIPTS,
+    RAY_GCS_PORT,
+    ROLE_LABEL,
+    WEIGHTS_MOUNT,
+    WEIGHTS_MOUNT_OPTIONS,
+    WEIGHTS_VOLUME,
+)
+
+# --------------------------------------------------------------------------- builders
+
+
+def model_location(args: VllmServingArgs) -> str:
+    """What ``vllm serve`` is given as the model: a mount path, a ``gs://`` URI or a repository id."""
+    if args.loader == WeightsLoader.GCSFUSE:
+        return WEIGHTS_MOUNT
+    if args.loader == WeightsLoader.RUNAI_STREAMER:
+        return f"gs://{args.weights_bucket}/{args.model}"
+    return args.model
+
+
+def engine_args(args: VllmServingArgs) -> list[str]:
+    """The arguments of ``vllm serve``, after the model."""
+    e = args.engine
+    tp, pp = e.parallelism(args.shape.chips)
+    out = [
+        f"--port={HTTP_PORT}",
+        f"--served-model-name={args.served_model_name}",
+        f"--tensor-parallel-size={tp}",
+        f"--max-model-len={e.max_model_len}",
+        f"--dtype={e.dtype.value}",
+        f"--gpu-memory-utilization={e.memory_utilization:g}",
+    ]
+    if pp > 1:
+        out.append(f"--pipeline-parallel-size={pp}")
+    if e.quantization is not None:
+        out.append(f"--quantization={e.quantization.value}")
+    if args.loader == WeightsLoader.RUNAI_STREAMER:
+        out.append("--load-format=runai_streamer")
+    if args.multi_host:
+        out.append("--distributed-executor-backend=ray")
+    return out + list(e.extra_args)
+
+
+def _find_script() -> str:
+    first, second = MULTI_NODE_SCRIPTS
+    return f"S={first}; [ -f $S ] || S={second}; "
+
+
+def ray_init_timeout(args: VllmServingArgs) -> int:
+    """Seconds the Ray bootstrap waits for the group: the leader for every worker to join, a worker for the head.
+
+    ``multi-node-serving.sh`` gives up after ``ray_init_timeout`` (300 s unless ``--ray_init_timeout=`` says
+    otherwise, for ``leader`` and ``worker`` alike: vllm-project/vllm examples/online_serving/
+    multi-node-serving.sh), and the leader then exits before ``vllm serve`` starts: the group restarts, and a
+    worker still pulling a multi-GB image makes it restart again. The group's pods may take the whole startup
+    window (``probes.max_startup_seconds``) to come up, so the bootstrap waits as long."""
+    return int(args.probes.max_startup_seconds)
+
+
+def leader_script(args: VllmServingArgs) -> str:
+    """The leader's shell: the Ray head of the group (multi-host), then the server in the foreground."""
+    serve = shlex.join(["vllm", "serve", model_location(args), *engine_args(args)])
+    if not args.multi_host:
+        return f"exec {serve}"
+    # $(LWS_GROUP_SIZE) is expanded by the kubelet (LWS sets it on every pod of the group).
+    return (
+        f"{_find_script()}bash $S leader --ray_cluster_size=$(LWS_GROUP_SIZE) "
+        f"--ray_init_timeout={ray_init_timeout(args)} && exec {serve}"
+    )
+
+
+def worker_script(args: VllmServingArgs) -> str:
+    """A worker joins the leader's Ray cluster and blocks (retrying for the group's startup window)."""
+    return (
+        f"{_find_script()}exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS) "
+        f"--ray_init_timeout={ray_init_timeout(args)}"
+    )
+
+
+def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
+    """Environment of every pod: Ray health checks, the compilation cache, Hub access."""
+    out = [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (MULTI_HOST_ENV if args.multi_host else {}).items()]
+    if args.cache_bucket:
+        out += cache_environment()
+    if args.loader != WeightsLoader.HUGGING_FACE:
+        # Nothing comes from the Hub at runtime: huggingface_hub refuses every download.
+        out.append(k8s.core.v1.EnvVarArgs(name="HF_HUB_OFFLINE", value="1"))
+    if args.hf_token_secret is not None:
+        out.append(
+            k8s.core.v1.EnvVarArgs(
+                name="HF_TOKEN",
+                value_from=k8s.core.v1.EnvVarSourceArgs(
+                    secret_key_ref=k8s.core.v1.SecretKeySelectorArgs(
+                        name=args.hf_token_secret.name, key=args.hf_token_secret.key
+                    )
+                ),
+            )
+        )
+    return out
+
+
+def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
+    """The persistent XLA compilation cache: one folder per group and host of the cache volume.
+
+    tpu-inference points JAX's persistent cache at ``VLLM_XLA_CACHE_PATH``
+    (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py:
+    ``jax.config.update("jax_compilation_cache_dir", VLLM_XLA_CACHE_PATH)``). Concurrent writers
+    to one cache folder fail ("concurrent writes to the VLLM_XLA_CACHE_PATH will cause the error:
+    RuntimeError: filesystem error: cannot create directories", GKE serve-vllm-tpu), and whether
+    the hosts of a Ray group form one JAX process group whose rank 0 alone writes (JAX
+    docs/persistent_compilation_cache.md) is not documented for tpu-inference. So each pod
+    writes only its own folder, ``<group index>/<worker index>``: the same host of the same group
+    finds its programs again after a restart, and no two pods ever write the same path.
+    """
+    group = k8s.core.v1.EnvVarArgs(
+        name="LWS_GROUP_INDEX",
+        value_from=k8s.core.v1.EnvVarSourceArgs(
+            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=f"metadata.labels['{lws.GROUP_INDEX_LABEL}']")
+        ),
+    )
+    # $(VAR) refers to variables defined before it in the list (LWS_WORKER_INDEX is injected by
+    # the LWS pod webhook into every container).
+    path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
+    return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
+
+
+def volumes(args: VllmServingArgs) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:
+    """``/dev/shm``, the weights (``gcsfuse``) and the compilation cache, with their mounts."""
+    vols = [
+        k8s.core.v1.VolumeArgs(
+            name=DSHM_VOLUME,
+            empty_dir=k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=args.requests.shm_size),
+        )
+    ]
+    mounts = [k8s.core.v1.VolumeMountArgs(name=DSHM_VOLUME, mount_path="/dev/shm")]
+    if args.loader == WeightsLoader.GCSFUSE:
+        options = (*WEIGHTS_MOUNT_OPTIONS, f"only-dir={args.model}")
+        vols.append(_gcsfuse_volume(WEIGHTS_VOLUME, str(args.weights_bucket), options, read_only=True))
+        mounts.append(k8s.core.v1.VolumeMountArgs(name=WEIGHTS_VOLUME, mount_path=WEIGHTS_MOUNT, read_only=True))
+    if args.cache_bucket:
+        options = (*CACHE_MOUNT_OPTIONS, f"only-dir={args.cache_path}")
+        vols.append(_gcsfuse_volume(CACHE_VOLUME, args.cache_bucket, options, read_only=False))
+        mounts.append(k8s.core.v1.VolumeMountArgs(name=CACHE_VOLUME, mount_path=CACHE_MOUNT))
+    return vols, mounts
+
+
+def _gcsfuse_volume(name: str, bucket: str, options: Sequence[str], *, read_only: bool) -> k8s.core.v1.VolumeArgs:
+    attributes = {"bucketName": bucket, "mountOptions": ",".join(options)}
+    if read_only:
+        # Lists the bucket's objects at mount time, so the first reads need no metadata round trips.
+        attributes["gcsfuseMetadataPrefetchOnMount"] = "true"
+    return k8s.core.v1.VolumeArgs(
+        name=name,
+        csi=k8s.core.v1.CSIVolumeSourceArgs(driver=GCSFUSE_DRIVER, read_only=read_only, volume_attributes=attributes),
+    )
+
+
+def uses_gcsfuse(args: VllmServingArgs) -> bool:
+    return args.loader == WeightsLoader.GCSFUSE or bool(args.cache_bucket)
+
+
+def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMountArgs]) -> k8s.core.v1.ContainerArgs:
+    """The server (and, multi-host, the Ray head): probes on ``/health``, TPU chips of its VM."""
+    p, r = args.probes, args.requests
+    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, p)
+    return k8s.core.v1.ContainerArgs(
+        name="vllm-leader",
+        image=args.images.vllm,
+        command=["/bin/sh", "-c"],
+        args=[leader_script(args)],
+        env=environment(args),
+        ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)]
+        + ([k8s.core.v1.ContainerPortArgs(name="ray-gcs", container_port=RAY_GCS_PORT)] if args.multi_host else []),
+        resources=requests(r.leader_cpu, r.leader_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
+        startup_probe=startup,
+        readiness_probe=readiness,
+        liveness_probe=liveness,
+        volume_mounts=mounts,
+    )
+
+
+def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMountArgs]) -> k8s.core.v1.ContainerArgs:
+    """A Ray worker on one TPU VM, holding all of its chips."""
+    r = args.requests
+    return k8s.core.v1.ContainerArgs(
+        name="vllm-worker",
+        image=args.images.vllm,
+        command=["/bin/sh", "-c"],
+        args=[worker_script(args)],
+        env=environment(args),
+        resources=requests(r.worker_cpu, r.worker_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
+        readiness_probe=k8s.core.v1.ProbeArgs(
+            # Ready once the group's Ray head answers: `ray health-check` exits 0 when the GCS at
+            # --address is healthy (Ray CLI, ray/scripts/scripts.py `health_check`).
+            exec_=k8s.core.v1.ExecActionArgs(
+                command=["/bin/sh", "-c", f"ray health-check --address=${{LWS_LEADER_ADDRESS}}:{RAY_GCS_PORT}"]
+            ),
+            period_seconds=args.probes.readiness_period_seconds,
+            failure_threshold=args.probes.readiness_failure_threshold,
+        ),
+        volume_mounts=mounts,
+    )
+
+
+def leader_labels(args: VllmServingArgs) -> dict[str, str]:
+    """Labels that pick the leaders out: the LWS name label and ``role: leader`` (as upstream)."""
+    return {lws.NAME_LABEL: args.name, ROLE_LABEL: "leader"}
+
+
+def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
+    """``spec`` of the LeaderWorkerSet (LWS v0.10.0)."""
+    vols, mounts = volumes(args)
+    annotations = dict(GCSFUSE_ANNOTATIONS) if uses_gcsfuse(args) else None
+
+    def pod(container: k8s.core.v1.ContainerArgs, labels: Mapping[str, str]) -> k8s.core.v1.PodTemplateSpecArgs:
+        return k8s.core.v1.PodTemplateSpecArgs(
+            metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels) or None, annotations=annotations),
+            spec=k8s.core.v1.PodSpecArgs(
+                containers=[container],
+                service_account_name=args.service_account,
+                priority_class_name=args.priority_class_name,
+                node_selector=node_selector(args.shape),
+                tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
+                volumes=vols,
+            ),
+        )
+
+    leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"})
+    template: dict[str, object] = {"size": args.group_size, "restartPolicy": "RecreateGroupOnPodRestart"}
+    if args.multi_host:
+        template["leaderTemplate"] = leader
+        template["workerTemplate"] = pod(worker_container(args, mounts), args.labels)
+    else:
+        template["workerTemplate"] = leader  # a group of one: the leader is built from the worker template
+    replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
+    return {
+        **replicas,
+        # No surge: a surge group would need a slice the stack does not have and would stall the rollout.
+        "rolloutStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
+        },
+        "leaderWorkerTemplate": template,
+    }
+
+
+def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
+    """ClusterIP Service on the leaders' serving port."""
+    return k8s.core.v1.ServiceInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.core.v1.ServiceSpecArgs(
+            type="ClusterIP",
+            selector=leader_labels(args),
+            ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="http", port=HTTP_PORT, target_port=HTTP_PORT)],
+        ),
+    )

@@ -1,0 +1,159 @@
+"""What the deployment derives from its settings alone: arguments of its parts, the slices that
+scale from zero, the allocation, the cost estimate and the stack outputs that report them.
+
+Pure functions of the validated settings (and of built parts' names for :func:`bucket_grants`);
+:mod:`tpu_serving.phases` calls them.
+"""
+
+from collections.abc import Mapping
+from typing import Literal
+
+from . import capacity, cost
+from .allocation import Allocation, allocation
+from .backends import BACKENDS
+from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
+from .cluster import TpuClusterArgs
+from .config.models import StackConfig
+from .naming import (
+    bucket_name,
+)
+from .node_identity import Access, BucketGrant
+from .prices import PriceOverrides
+from .settings import to_settings
+
+
+def bucket_grants(buckets: Buckets, needs: Mapping[str, Access | Literal["none"]]) -> list[BucketGrant]:
+    """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing) on ``buckets``."""
+    return [
+        BucketGrant(key=purpose, bucket=buckets.buckets[purpose].name, access=access)
+        for purpose, access in needs.items()
+        if purpose in buckets.buckets and access != "none"
+    ]
+
+
+def scale_from_zero(cfg: StackConfig) -> set[str]:
+    """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
+    if cfg.serving is None:
+        return set()
+    serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
+    keep = BACKENDS[cfg.serving.backend].always_on_slices(cfg.serving, len(serving))
+    return set(serving[keep:])
+
+
+def slice_allocation(cfg: StackConfig) -> Allocation:
+    """Chips, VMs and HBM of the slices, against what the served model needs."""
+    serving = [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
+    backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
+    return allocation(
+        [(s.shape, s.count) for s in cfg.tpu_slices],
+        serving[0].shape if serving else None,
+        sum(s.count for s in serving),
+        backend.model_size(cfg.serving) if backend is not None else None,
+    )
+
+
+def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:
+    """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
+    pool at its minimum, boot disks and the buckets' expected sizes."""
+    pool = cfg.cluster.cpu_pool
+    from_zero = autoscaled_from_zero | {
+        p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
+    }
+    weights_gb = sized.model.gib * 2**30 / 1e9 if sized.model is not None else 0.0
+    return cost.estimate(
+        slices=[
+            cost.SliceUsage(
+                s.name,
+                s.shape,
+                s.count,
+                s.effective_capacity,
+                s.disk_size_gb,
+                running=sum(p not in from_zero for p in s.pool_names),
+            )
+            for s in cfg.tpu_slices
+        ],
+        nodes=[
+            cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb),
+            *(BACKENDS[cfg.serving.backend].cpu_nodes(cfg.serving) if cfg.serving is not None else ()),
+        ],
+        buckets=[
+            cost.BucketUsage(
+                b.purpose,
+                str(b.storage_class),
+                b.expected_size_gb
+                if b.expected_size_gb is not None
+                else (weights_gb if b.purpose == "checkpoints" else 0.0),
+            )
+            for b in cfg.buckets
+        ],
+        overrides=to_settings(cfg.prices, PriceOverrides),
+    )
+
+
+def buckets_args(cfg: StackConfig, labels: Mapping[str, str]) -> BucketsArgs:
+    return BucketsArgs(
+        project=cfg.project,
+        labels=labels,
+        buckets=[
+            BucketSpec(
+                purpose=Purpose(b.purpose),
+                name=bucket_name(cfg.project, cfg.cluster.name, b.purpose, b.name),
+                location=b.location or cfg.region,
+                storage_class=b.storage_class,
+                versioning=b.versioning,
+                ttl_days=b.scratch_ttl_days,
+            )
+            for b in cfg.buckets
+        ],
+    )
+
+
+def cluster_args(cfg: StackConfig, labels: Mapping[str, str]) -> TpuClusterArgs:
+    return to_settings(
+        cfg.cluster,
+        TpuClusterArgs,
+        project=cfg.project,
+        region=cfg.region,
+        zone=cfg.zone,
+        labels=labels,
+        cpu_node_grants=(),
+        gateway_api=cfg.gateway is not None,
+    )
+
+
+def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
+    """The ``cost`` stack output: USD per hour and per month by part, and how each item was priced."""
+    per_hour: dict[str, float] = {p: round(estimate.per_hour(p), 2) for p in cost.PARTS}
+    per_month: dict[str, float] = {p: round(estimate.per_month(p), 2) for p in cost.PARTS}
+    return {
+        "currency": "USD",
+        "perHour": {**per_hour, "total": round(estimate.per_hour(), 2)},
+        "perMonth": {**per_month, "total": round(estimate.per_month(), 2)},
+        "peakPerHour": round(estimate.per_hour(peak=True), 2),
+        "items": [
+            {
+                "part": x.part,
+                "what": x.what,
+                "perHour": None if x.usd_per_hour is None else round(x.usd_per_hour, 4),
+                **({"peakPerHour": round(x.peak_usd_per_hour, 4)} if x.peak_usd_per_hour is not None else {}),
+                "basis": x.basis,
+            }
+            for x in estimate.lines
+        ],
+        "unpriced": [x.what for x in estimate.unpriced],
+    }
+
+
+def allocation_output(sized: Allocation) -> dict[str, object]:
+    """The ``capacity`` stack output: chips, VMs, HBM and the allocation against the model's need."""
+    fit = sized.smallest_fit
+    return {
+        "chips": sized.chips,
+        "vms": sized.vms,
+        "hbmGib": sized.hbm_gib,
+        "modelGib": None if sized.model is None else round(sized.model.gib, 1),
+        "smallestFittingSlice": None if fit is None else f"{fit.machine_type.name} {fit.topology} ({fit.chips} chips)",
+        "servingSlices": sized.serving_slices,
+        "chipsNeeded": sized.chips_needed,
+        "allocatedToNeeded": None if sized.ratio is None else round(sized.ratio, 2),
+    }

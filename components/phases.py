@@ -1,0 +1,427 @@
+"""The phases of :class:`~tpu_serving.deployment.TpuServingDeployment`, in the order it calls them.
+
+The platform (:func:`build_platform`: APIs, buckets, cluster), the TPU node pools, the workload
+identity, the namespace's tenancy, the serving backend, the traffic in front of it (the gateway),
+operations (observability) and the cost estimate. A phase takes the :class:`Context` and the
+results of the phases it builds on, and returns a typed result; every resource it creates is a
+child of the deployment. What the phases derive from the settings alone is in
+:mod:`tpu_serving.derived`.
+"""
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from . import cost
+from .allocation import Allocation
+from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
+from .buckets import Buckets
+from .cluster import TpuCluster
+from .config.models import StackConfig
+from .controllers import (
+    Controller,
+    ControllerInstall,
+    ControllerInstallArgs,
+    installs_by_group,
+)
+from .derived import bucket_grants, buckets_args, cluster_args, cost_estimate, scale_from_zero, slice_allocation
+from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
+from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .naming import (
+    NameLimit,
+    dns_name,
+    node_service_account_id,
+    pool_name,
+    workload_service_account_id,
+)
+from .node_identity import Access
+from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .observability import Observability, ObservabilityArgs, ObservabilitySettings, ServingMetrics
+from .services import ProjectServices, ProjectServicesArgs, required_apis
+from .settings import to_settings
+from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
+
+PART_OF = "tpu-serving"
+
+MOVED_FROM_THE_STACK = [pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+"""Aliases of the deployment's direct children: before this component existed, the program
+created them at the top of the stack. With the alias (which Pulumi extends to their
+children), an existing stack keeps its resources instead of replacing them."""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every phase reads: the deployment (the parent of every child), its name and settings."""
+
+    name: str
+    """The deployment's name: children are named ``<name>-<role>``."""
+    parent: pulumi.ComponentResource
+    """The deployment component."""
+    cfg: StackConfig
+    backend: Backend | None
+    """The serving backend, None without ``serving``."""
+    labels: dict[str, str]
+    """GCP labels of every labelled resource."""
+    k8s_labels: dict[str, str]
+    """Labels of the Kubernetes objects."""
+    metrics: ServingMetrics
+    """What the serving pods export, when they are watched (the tenancy lets the collectors in)."""
+    watched: bool
+    """Whether the deployment has observability: serving, with ``observability.enabled``."""
+
+
+def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Context:
+    """The context of the phases of deployment ``parent`` named ``name``."""
+    cluster_name = cfg.cluster.name
+    backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
+    watched = cfg.observability.enabled and backend is not None
+    return Context(
+        name=name,
+        parent=parent,
+        cfg=cfg,
+        backend=backend,
+        labels={"app": PART_OF, "deployment": cluster_name, "managed-by": "pulumi", **cfg.labels},
+        k8s_labels={"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cluster_name},
+        metrics=backend.metrics(cfg.serving) if backend is not None and watched else ServingMetrics(serves=False),
+        watched=watched,
+    )
+
+
+@dataclass(frozen=True)
+class PlatformParts:
+    """The platform: the project's APIs, the buckets and the cluster."""
+
+    apis: ProjectServices
+    buckets: Buckets
+    cluster: TpuCluster
+
+    def gcp_options(self, ctx: Context) -> pulumi.ResourceOptions:
+        """Options of a GCP child of the deployment: it waits for the project's APIs."""
+        return pulumi.ResourceOptions(parent=ctx.parent, depends_on=[self.apis], aliases=MOVED_FROM_THE_STACK)
+
+    @property
+    def kubernetes(self) -> dict[str, pulumi.ProviderResource]:
+        """The providers of a Kubernetes child: the cluster's."""
+        return {"kubernetes": self.cluster.provider}
+
+
+def build_platform(ctx: Context) -> PlatformParts:
+    """The project's APIs, then the buckets and the cluster (which wait for them)."""
+    cfg = ctx.cfg
+    apis = ProjectServices(
+        f"{ctx.name}-apis",
+        ProjectServicesArgs(
+            project=cfg.project,
+            apis=required_apis(
+                cfg.cluster.image_streaming, inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool
+            ),
+        ),
+        opts=pulumi.ResourceOptions(parent=ctx.parent, aliases=MOVED_FROM_THE_STACK),
+    )
+    gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis], aliases=MOVED_FROM_THE_STACK)
+    buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
+    cluster = TpuCluster(ctx.name, cluster_args(cfg, ctx.labels), opts=gcp)
+    return PlatformParts(apis, buckets, cluster)
+
+
+@dataclass(frozen=True)
+class PoolParts:
+    """The TPU node pools, by slice kind, and the pools that start empty and scale from zero."""
+
+    slices: dict[str, TpuNodePool]
+    scale_from_zero: frozenset[str]
+
+
+def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
+    """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
+    backend's host-network pods."""
+    cfg, backend = ctx.cfg, ctx.backend
+    cluster_name = cfg.cluster.name
+    host_network = backend.host_network_buckets(cfg.serving) if backend else {}
+    from_zero = scale_from_zero(cfg)
+    slices = {
+        s.name: TpuNodePool(
+            f"{ctx.name}-{s.name}",
+            TpuNodePoolArgs(
+                project=cfg.project,
+                region=cfg.region,
+                zone=cfg.zone_of(s),
+                cluster=platform.cluster.cluster.id,
+                service_account_id=node_service_account_id(cluster_name, s.name),
+                shape=s.shape,
+                pool_names=tuple(pool_name(cluster_name, p) for p in s.pool_names),
+                capacity=s.capacity,
+                spot=s.spot,
+                reservation=s.reservation,
+                max_run_duration_hours=s.max_run_duration_hours,
+                disk_size_gb=s.disk_size_gb,
+                image_cache_disk=s.image_cache_disk,
+                image_streaming=cfg.cluster.image_streaming,
+                labels=ctx.labels,
+                node_grants=bucket_grants(
+                    platform.buckets, host_network if cfg.serving and s.name in cfg.serving.slices else {}
+                ),
+                scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
+            ),
+            opts=platform.gcp_options(ctx),
+        )
+        for s in cfg.tpu_slices
+    }
+    return PoolParts(slices, frozenset(from_zero))
+
+
+@dataclass(frozen=True)
+class IdentityParts:
+    """The workloads' identity: their namespace, Kubernetes service account and GCP service account."""
+
+    identity: WorkloadIdentity
+
+
+def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
+    """The workload identity, with the bucket roles the stack's buckets grant the workloads."""
+    cfg = ctx.cfg
+    identity = WorkloadIdentity(
+        f"{ctx.name}-wi",
+        WorkloadIdentityArgs(
+            project=cfg.project,
+            namespace=cfg.workload_identity.namespace,
+            kubernetes_service_account=cfg.workload_identity.kubernetes_service_account,
+            gcp_service_account_id=workload_service_account_id(
+                cfg.cluster.name, cfg.workload_identity.gcp_service_account
+            ),
+            bucket_grants=bucket_grants(
+                platform.buckets,
+                {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"},
+            ),
+            labels=ctx.k8s_labels,
+        ),
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis], aliases=MOVED_FROM_THE_STACK
+        ),
+    )
+    return IdentityParts(identity)
+
+
+@dataclass(frozen=True)
+class TenancyParts:
+    """The namespace as a tenant: quota, network policy, priorities and RBAC."""
+
+    tenancy: Tenancy
+
+
+def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts) -> TenancyParts:
+    """The tenancy of the workloads' namespace: the TPU quota of the slices (with the backend's restart
+    headroom), the ports that take clients, the collectors and load balancers let in."""
+    cfg, backend = ctx.cfg, ctx.backend
+    serving_pods, serving_ports = backend.ingress(cfg.serving) if backend else ({}, [])
+    serving_chips = sum(s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices)
+    tenancy = Tenancy(
+        f"{ctx.name}-tenancy",
+        TenancyArgs(
+            namespace=identity.identity.namespace_name,
+            tpu_chips=sum(shape.chips for _, shape, _ in cfg.slices),
+            tpu_headroom_chips=backend.restart_unit_chips(cfg.serving, serving_chips) if backend else 0,
+            cpu=cfg.tenancy.quota.cpu,
+            memory=cfg.tenancy.quota.memory,
+            serving_pods=serving_pods,
+            serving_ports=serving_ports,
+            allowed_namespaces=cfg.tenancy.allowed_namespaces,
+            allowed_cidrs=cfg.tenancy.allowed_cidrs,
+            scrape_targets=ctx.metrics.scrape,
+            load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
+            operator_groups=cfg.tenancy.operators.groups,
+            operator_users=cfg.tenancy.operators.users,
+            labels=ctx.k8s_labels,
+        ),
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent,
+            providers=platform.kubernetes,
+            depends_on=[identity.identity.namespace or identity.identity.service_account],
+            aliases=MOVED_FROM_THE_STACK,
+        ),
+    )
+    return TenancyParts(tenancy)
+
+
+@dataclass(frozen=True)
+class ServingParts:
+    """What the serving backend built (nothing without ``serving``) on its view of the platform."""
+
+    built: Built
+    platform: Platform | None
+    """What the backend built on; None without ``serving``."""
+
+
+def build_serving(
+    ctx: Context, platform: PlatformParts, pools: PoolParts, identity: IdentityParts, tenancy: TenancyParts
+) -> ServingParts:
+    """The backend's resources, on its serving slices (their pools: ``serving.slices``)."""
+    cfg, backend = ctx.cfg, ctx.backend
+    if backend is None or cfg.serving is None:
+        return ServingParts(Built(), None)
+    chosen = [pools.slices[n] for n in cfg.serving.slices]
+    view = Platform(
+        name=ctx.name,
+        settings=cfg,
+        parent=ctx.parent,
+        cluster=platform.cluster,
+        apis=platform.apis,
+        buckets=platform.buckets,
+        identity=identity.identity,
+        tenancy=tenancy.tenancy,
+        slices=ServingSlices(chosen[0].shape, [p for c in chosen for p in c.node_pools]),
+        k8s_labels=ctx.k8s_labels,
+        labels=ctx.labels,
+        install=functools.partial(install_controller, ctx, platform),
+        node_grants=functools.partial(bucket_grants, platform.buckets),
+    )
+    return ServingParts(backend.build(view, cfg.serving), view)
+
+
+@dataclass(frozen=True)
+class TrafficParts:
+    """The internal Gateway in front of the serving Service (when the stack has a ``gateway``), and its outputs."""
+
+    gateway: ServingGateway | None
+    outputs: dict[str, Any]
+
+
+def build_traffic(
+    ctx: Context, platform: PlatformParts, identity: IdentityParts, tenancy: TenancyParts, serving: ServingParts
+) -> TrafficParts:
+    """The internal Gateway in front of the backend's Service (GKE serves the Gateway API and, from
+    1.34.0-gke.1626000, the InferencePool CRD itself: :data:`tpu_serving.gateway.INFERENCE_POOL_MIN_GKE`)."""
+    cfg, endpoint = ctx.cfg, serving.built.endpoint
+    if cfg.gateway is None or endpoint is None or serving.platform is None:
+        return TrafficParts(None, {})
+    gateway = ServingGateway(
+        f"{ctx.name}-gateway",
+        ServingGatewayArgs(
+            project=cfg.project,
+            region=cfg.region,
+            network=cfg.cluster.network,
+            namespace=identity.identity.namespace_name,
+            name=f"{endpoint.service}-gateway",
+            service=endpoint.service,
+            port=endpoint.port,
+            health_path=endpoint.health_path,
+            settings=to_settings(cfg.gateway, GatewaySettings),
+            pool_selector=endpoint.pods,
+            subnet_name=dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL),
+            priority_class_name=SERVING_PRIORITY,
+            labels=serving.platform.k8s_labels,
+        ),
+        opts=serving.platform.options(platform.apis, tenancy.tenancy),
+    )
+    return TrafficParts(gateway, {"gateway": {"addressCommand": gateway.address_command, "port": LISTENER_PORT}})
+
+
+@dataclass(frozen=True)
+class OperationsParts:
+    """Observability of the serving workload: scraping, the dashboard and the alerts (None when not watched)."""
+
+    observability: Observability | None
+
+
+def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyParts) -> OperationsParts:
+    """The serving workload's observability, when it is watched (:attr:`Context.watched`)."""
+    if not ctx.watched:
+        return OperationsParts(None)
+    cfg = ctx.cfg
+    observability = Observability(
+        f"{ctx.name}-observability",
+        ObservabilityArgs(
+            project=cfg.project,
+            cluster=cfg.cluster.name,
+            namespace=cfg.workload_identity.namespace,
+            metrics=ctx.metrics,
+            settings=to_settings(cfg.observability, ObservabilitySettings),
+            labels=ctx.k8s_labels,
+        ),
+        # The dashboard and the alerts wait for the project's APIs (monitoring.googleapis.com);
+        # the PodMonitorings are applied once the serving namespace's policies exist.
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis, tenancy.tenancy]
+        ),
+    )
+    return OperationsParts(observability)
+
+
+@dataclass(frozen=True)
+class CostParts:
+    """The slices' allocation against the served model's need, and the cost estimate."""
+
+    allocation: Allocation
+    estimate: cost.CostEstimate
+
+
+def estimate_costs(ctx: Context, pools: PoolParts) -> CostParts:
+    """Chips, VMs and HBM of the slices against the model, and what the deployment costs."""
+    sized = slice_allocation(ctx.cfg)
+    return CostParts(sized, cost_estimate(ctx.cfg, sized, pools.scale_from_zero))
+
+
+def install_controller(
+    ctx: Context, platform: PlatformParts, controller: Controller, version: str, after: Sequence[pulumi.Resource]
+) -> ControllerInstall:
+    """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
+    return ControllerInstall(
+        f"{ctx.name}-{controller.name}",
+        ControllerInstallArgs(controller, version),
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent,
+            aliases=MOVED_FROM_THE_STACK,
+            providers=platform.kubernetes,
+            depends_on=[platform.cluster.cpu_pool, *after],
+        ),
+    )
+
+
+# --------------------------------------------------------------------------- the stack outputs
+
+
+def infrastructure_outputs(
+    ctx: Context,
+    platform: PlatformParts,
+    pools: PoolParts,
+    identity: IdentityParts,
+    serving: ServingParts,
+    operations: OperationsParts,
+) -> dict[str, Any]:
+    """The stack outputs of the infrastructure: the cluster, the slices, the buckets, the identity, the
+    controllers and the observability."""
+    cfg, workloads, observability = ctx.cfg, identity.identity, operations.observability
+    return {
+        "project": cfg.project,
+        "region": cfg.region,
+        "zone": cfg.zone,
+        "clusterName": platform.cluster.cluster.name,
+        "getCredentials": f"gcloud container clusters get-credentials {cfg.cluster.name} --region {cfg.region} "
+        f"--project {cfg.project}",
+        "kubeconfig": platform.cluster.kubeconfig,
+        "slices": [
+            {
+                "nodePool": pool,
+                "machineType": s.shape.machine_type.name,
+                "topology": s.shape.topology,
+                "vms": s.shape.vms,
+                "chips": s.shape.chips,
+                "hbmGib": s.shape.hbm_gib,
+            }
+            for s in pools.slices.values()
+            for pool in s.pool_names
+        ],
+        "buckets": platform.buckets.names,
+        "namespace": workloads.namespace_name,
+        "kubernetesServiceAccount": workloads.service_account_name,
+        "gcpServiceAccount": workloads.email,
+        "controllers": installs_by_group(serving.built.installs),
+        **(
+            {"dashboard": observability.dashboard_name, "alertPolicies": observability.alert_policies}
+            if observability is not None
+            else {}
+        ),
+    }

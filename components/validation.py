@@ -1,0 +1,278 @@
+"""Components check their own arguments with pydantic, the engine of the stack settings, and
+report every problem at once.
+
+Each component's arguments are a frozen dataclass. :func:`check_arguments` validates it with a
+``pydantic.TypeAdapter`` built from the dataclass's fields (:func:`adapter`): each field against
+its annotation, with the bounds and ``check`` it declares (:func:`tpu_serving.settings.described`),
+nested dataclasses too, then the rules of the class itself (its ``problems()``) once its fields
+are valid. It raises one :class:`ArgumentsError` naming each bad argument by its Python field
+path, its value and what it must be.
+
+Two adaptations of pydantic's defaults, written once in :func:`_validated_as`: ``str``, ``bool``,
+``int`` and ``float`` are strict (``"yes"`` is no boolean, ``"8"`` no integer), except that an
+integral float is an integer (numbers come back from the component provider as floats); and a
+``pulumi.Input`` field takes another resource's ``pulumi.Output`` unvalidated (wiring). A
+``Sequence`` is held as a tuple, and a string is never taken for a sequence of names. Arguments arrive as the dataclass (from Python) or as a
+mapping of its fields (from the component provider for TypeScript, Go and YAML programs), nested
+dataclasses likewise; either way the component gets the dataclass back.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+import dataclasses
+import enum
+import functools
+import inspect
+import sys
+import types
+import typing
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar, Union
+
+import pulumi
+import typing_extensions
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    TypeAdapter,
+    ValidationError,
+    WrapValidator,
+)
+from pydantic_core import PydanticCustomError
+
+BOUNDS = ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
+"""Constraints a setting may declare once, for both the stack file and the component's arguments."""
+
+
+class Choice(str, enum.Enum):
+    """A string setting with a fixed set of values: an enum in the multi-language schema.
+
+    Members are strings (``Mode.INTERLEAVED == "interleaved"``) that print as their value, and
+    components accept the plain strings too.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self.value), spec)
+
+
+class ArgumentsError(pulumi.RunError):
+    """Invalid component arguments: every problem, one per line (printed without a traceback)."""
+
+    def __init__(self, component: str, problems: list[str]):
+        self.problems = problems
+        n = len(problems)
+        super().__init__(
+            f"invalid arguments of {component}: {n} problem{'s' if n != 1 else ''}\n"
+            + "\n".join(f"  - {p}" for p in problems)
+        )
+
+
+_Args = TypeVar("_Args")
+
+
+def check_arguments(component: str, args: Any, cls: type[_Args]) -> _Args:
+    """``args`` (a ``cls``, or a mapping of its fields) as a valid ``cls``, or :class:`ArgumentsError`."""
+    try:
+        return typing.cast(_Args, adapter(cls).validate_python(args))
+    except ValidationError as err:
+        raise ArgumentsError(component, problems_of(err, cls.__name__)) from None
+
+
+def argument_problems(args: Any) -> list[str]:
+    """Every problem of the dataclass ``args``, as :func:`check_arguments` reports them (none: ``[]``)."""
+    try:
+        adapter(type(args)).validate_python(args)
+    except ValidationError as err:
+        return problems_of(err, type(args).__name__)
+    return []
+
+
+def adapter(cls: type) -> TypeAdapter[Any]:
+    """The pydantic validator of dataclass ``cls`` as a component's arguments (built once per class)."""
+    if cls not in _ADAPTERS:
+        _ADAPTERS[cls] = TypeAdapter(_dataclass(cls))
+    return _ADAPTERS[cls]
+
+
+_ADAPTERS: dict[type, TypeAdapter[Any]] = {}
+
+
+def type_hints(cls: type, *, include_extras: bool = False) -> dict[str, Any]:
+    """``cls``'s resolved annotations; ``pulumi.Input[T]`` names ``Output[T]`` as a forward reference,
+    which is resolved in the SDK's own module."""
+    return typing.get_type_hints(
+        cls, globalns={**vars(pulumi.output), **vars(sys.modules[cls.__module__])}, include_extras=include_extras
+    )
+
+
+def declared_checks(f: dataclasses.Field[Any]) -> list[Any]:
+    """The pydantic constraints a dataclass field declares with :func:`~tpu_serving.settings.described`:
+    its bounds and its ``check(value) -> problem or ""``."""
+    bounds = f.metadata.get("bounds") or {}
+    check = f.metadata.get("check")
+    return [*([Field(**bounds)] if bounds else []), *([AfterValidator(raising(check))] if check else [])]
+
+
+def raising(check: Callable[[Any], str]) -> Callable[[Any], Any]:
+    """A pydantic validator from a ``check(value) -> problem or ""`` declared with the setting."""
+
+    def validate(value: Any) -> Any:
+        problem = check(value)
+        if problem:
+            raise ValueError(problem)
+        return value
+
+    return validate
+
+
+# --------------------------------------------------------------------------- the validator of a dataclass
+
+# Built at runtime from the dataclasses' fields, which mypy does not follow.
+_TypedDict: Any = typing_extensions.TypedDict
+_NotRequired: Any = typing_extensions.NotRequired
+_Union: Any = Union
+
+
+def _dataclass(cls: type) -> Any:
+    """What pydantic validates for dataclass ``cls``: a ``cls`` or a mapping of its fields, each field
+    as :func:`_validated_as` its annotation with its declared checks, then ``cls`` built and its rules
+    run. Fields left out of a mapping keep the dataclass's defaults."""
+    hints = type_hints(cls, include_extras=True)
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init:
+            continue
+        checks = declared_checks(f)
+        annotation = _validated_as(hints[f.name])
+        annotation = Annotated[(annotation, *checks)] if checks else annotation
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        fields[f.name] = annotation if required else _NotRequired[annotation]
+    typed = _TypedDict(cls.__name__, fields)
+    typed.__pydantic_config__ = ConfigDict(extra="forbid")
+    return Annotated[typed, BeforeValidator(functools.partial(_fields_of, cls)), AfterValidator(_built(cls))]
+
+
+def _fields_of(cls: type, value: Any) -> Any:
+    if isinstance(value, cls):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(cls) if f.init}
+    if isinstance(value, collections.abc.Mapping):
+        return value
+    raise PydanticCustomError(
+        "dataclass_type", "Input should be a {name} or a mapping of its fields", {"name": cls.__name__}
+    )
+
+
+def _built(cls: type) -> Callable[[dict[str, Any]], Any]:
+    def build(fields: dict[str, Any]) -> Any:
+        built = cls(**fields)
+        rules = getattr(built, "problems", None)
+        found: list[str] = rules() if callable(rules) else []
+        if found:
+            raise PydanticCustomError("rules", "{rules}", {"rules": "\n".join(found)})
+        return built
+
+    return build
+
+
+def _integral(value: Any) -> Any:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+_STRICT: dict[Any, Any] = {
+    str: Annotated[str, Strict()],
+    bool: Annotated[bool, Strict()],
+    float: Annotated[float, Strict()],
+    int: Annotated[int, BeforeValidator(_integral), Strict()],
+}
+"""Scalars as the components take them: no ``"yes"`` for a bool, no ``"8"`` for an int; an integral
+float for an int (the component provider sends every number as a float); an int for a float."""
+
+
+def _wiring(value: Any, handler: Callable[[Any], Any]) -> Any:
+    return value if isinstance(value, pulumi.Output) else handler(value)
+
+
+def _is_wiring(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation) or annotation
+    return origin is collections.abc.Awaitable or (inspect.isclass(origin) and issubclass(origin, pulumi.Output))
+
+
+def _validated_as(annotation: Any) -> Any:
+    """The annotation pydantic validates for a field annotated ``annotation``: nested dataclasses as
+    :func:`_dataclass`, scalars as :data:`_STRICT`, ``pulumi.Input[T]`` as ``T`` or any output,
+    ``Sequence[T]`` as ``tuple[T, ...]``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is None:
+        return _class(annotation)
+    if origin is Union or origin is types.UnionType:
+        return _union(args)
+    if origin is Annotated:
+        return Annotated[(_validated_as(args[0]), *annotation.__metadata__)]
+    if origin is collections.abc.Sequence:
+        # A tuple whatever sequence is given: the frozen dataclass is then hashable, and equal to one
+        # built in Python however its sequences arrive (the component provider sends lists).
+        return types.GenericAlias(tuple, (_validated_as(args[0]) if args else Any, ...))
+    if origin is typing.Literal or not args:
+        return annotation
+    return origin[tuple(_validated_as(a) for a in args)]
+
+
+def _class(annotation: Any) -> Any:
+    if not isinstance(annotation, type):
+        return annotation  # Any
+    if annotation in _STRICT:
+        return _STRICT[annotation]
+    return _dataclass(annotation) if dataclasses.is_dataclass(annotation) else annotation
+
+
+def _union(members: tuple[Any, ...]) -> Any:
+    """A union of its members as validated; one with ``pulumi.Output`` members (``pulumi.Input[T]``)
+    takes any output as it is."""
+    plain = tuple(_validated_as(a) for a in members if not _is_wiring(a))
+    union = _Union[plain]
+    return Annotated[union, WrapValidator(_wiring)] if len(plain) < len(members) else union
+
+
+# --------------------------------------------------------------------------- the messages
+
+
+def problems_of(err: ValidationError, prefix: str) -> list[str]:
+    """One line per problem: the Python field path from ``prefix``, the value given and what it must be."""
+    problems: list[str] = []
+    for e in err.errors(include_url=False):
+        at = prefix + "".join(_step(p) for p in e["loc"])
+        kind = e["type"]
+        if kind == "rules":
+            problems += [f"{at}.{rule}" for rule in str(e["ctx"]["rules"]).split("\n")]
+        elif kind == "missing":
+            problems.append(f"{at}: required argument is missing")
+        elif kind == "extra_forbidden":
+            problems.append(f"{at}: unknown argument")
+        else:
+            problems.append(f"{at} = {_shown(e['input'])}: {_message(e)}")
+    return problems
+
+
+def _step(part: int | str) -> str:
+    """A step of a field path: ``[2]`` (an item), ``.name`` (a field or a mapping's key), ``[key]`` (the key itself)."""
+    return f"[{part}]" if isinstance(part, int) else part if part == "[key]" else f".{part}"
+
+
+def _message(e: Any) -> str:
+    if e["type"] == "tuple_type":
+        return "Input should be a sequence (a list or a tuple)" + (
+            ", not a string" if isinstance(e["input"], str) else ""
+        )
+    return str(e["msg"]).removeprefix("Value error, ")
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -26,7 +26,7 @@ from .naming import (
     dns_name,
     nat_name,
     nat_router_name,
-    zone_problem,
+    zone_problems,
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -154,13 +154,7 @@ class TpuClusterArgs:
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the CPU pool's zone is one of the
         cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
-        if (
-            isinstance(self.zone, str)
-            and isinstance(self.region, str)
-            and (problem := zone_problem(self.zone, self.region))
-        ):
-            return [f"zone = {self.zone!r}: {problem}"]
-        return []
+        return zone_problems(self.zone, self.region)
 
     @property
     def workload_pool(self) -> str:

@@ -39,6 +39,14 @@ def zone_problem(zone: str, region: str) -> str:
     return ""
 
 
+def zone_problems(zone: object, region: object) -> list[str]:
+    """The rule of an arguments class with ``zone`` and ``region``, as its ``problems()`` reports it: nothing
+    while either is not a string (the type check reports that)."""
+    if isinstance(zone, str) and isinstance(region, str) and (problem := zone_problem(zone, region)):
+        return [f"zone = {zone!r}: {problem}"]
+    return []
+
+
 class NameLimit(IntEnum):
     """Length limits of the names the library makes, by kind of object."""
 

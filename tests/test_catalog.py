@@ -123,6 +123,7 @@ def test_catalog_slice_names_mean_the_four_chip_machine_type():
     single = slice_shape("ct6e-standard-8t", "2x4")
     assert single.describe() == "v6e-8 (ct6e-standard-8t 2x4: 1 VM x 8 chips, 256 GiB HBM)"
     assert "4 VMs x 4 chips" in shape.__class__(shape.machine_type, "4x4").describe()
+    assert "2 VMs x 4 chips" in shape.describe()
 
 
 def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():
@@ -137,6 +138,9 @@ def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():
         resolve_slice_name("x9-4")
     with pytest.raises(CatalogError, match=r"^unknown TPU machine type 'ct9-x'; valid: ct5lp-hightpu-1t, "):
         catalog.machine_type("ct9-x")
+    with pytest.raises(CatalogError) as exc:
+        catalog.parse_topology("4by4")
+    assert str(exc.value) == "topology '4by4' is not of the form AxB or AxBxC with positive integers"  # no choices
 
 
 def test_catalog_smallest_fitting_topology_takes_an_exact_fit():

@@ -24,7 +24,7 @@ help:
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
-	@echo "make mutate [MUTANTS=<glob>]   mutation testing of components/ (mutmut); fails under a 90% kill ratio"
+	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
 	@echo "stacks: $(STACKS)"
 
@@ -87,12 +87,22 @@ golden-review: $(VENV)/.installed
 # tree, mutants/components links to the mutated tpu_serving/, which the offline preview loads. The copy
 # reads ../shared as the checkout does, through the link shared -> ../shared. MUTANTS narrows the run to
 # mutant names (fnmatch), e.g. MUTANTS='tpu_serving.catalog.*'; the default is the whole library.
+# SAMPLE=<n> runs a seeded (SEED) uniform sample of n mutants instead, held to the lower end of its 95%
+# interval (tools/mutation.py): the first `mutmut run` only generates the mutants (its filter matches none,
+# so it stops there with an error, which is ignored).
 MUTANTS ?=
+SAMPLE  ?=
+SEED    ?= 23
 mutate: $(VENV)/.installed
 	ln -sfn components tpu_serving
 	test -e shared || ln -sfn ../shared shared
 	mkdir -p mutants && ln -sfn tpu_serving mutants/components
+ifneq ($(SAMPLE),)
+	-$(PYTHON) -m mutmut run 'tpu_serving.generate-only' > mutants/generate.log 2>&1
+	$(PYTHON) -m mutmut run $$($(PYTHON) -m tpu_serving_tools.mutation sample $(SAMPLE) $(SEED))
+else
 	$(PYTHON) -m mutmut run $(MUTANTS)
+endif
 	$(PYTHON) -m mutmut export-cicd-stats
 	$(PYTHON) -m tpu_serving_tools.mutation mutants/mutmut-cicd-stats.json
 

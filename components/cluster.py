@@ -14,6 +14,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import container, serviceaccount
 
+from .cloud_nat import cloud_nat
+
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
 from .maintenance import MaintenanceExclusion as MaintenanceExclusion
@@ -24,8 +26,6 @@ from .naming import (
     cpu_pool_name,
     cpu_service_account_id,
     dns_name,
-    nat_name,
-    nat_router_name,
     zone_problems,
 )
 from .node_identity import BucketGrant, node_service_account
@@ -58,6 +58,13 @@ class CpuPoolArgs:
         if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and self.min_nodes > self.max_nodes:
             return [f"min_nodes ({self.min_nodes}) must not exceed max_nodes ({self.max_nodes})"]
         return []
+
+
+class CloudNat(Choice):
+    """Where private nodes get their way out of Google's network."""
+
+    CREATE = "create"
+    EXISTING = "existing"
 
 
 class ReleaseChannel(Choice):
@@ -126,13 +133,32 @@ class TpuClusterArgs:
     managed_prometheus: bool = described("Google Cloud Managed Service for Prometheus.", default=True)
     labels: Mapping[str, str] = described("GCP labels on the cluster and its nodes.", default_factory=dict)
     private_nodes: bool = described(
-        "Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls.",
-        default=False,
+        "Nodes without external IPs (CKV_GCP_25, CKV_GCP_64); they reach images outside Google through Cloud NAT "
+        "(`cloud_nat`). False gives every node an external IP.",
+        default=True,
+    )
+    cloud_nat: CloudNat = described(
+        "`create`: a Cloud Router and Cloud NAT for the private nodes, serving every subnet range of the network "
+        "in the region; `existing`: the network already has one there (one NAT gateway serves a subnet range, so "
+        "clusters that share a region and network share one NAT).",
+        default=CloudNat.CREATE,
     )
     master_authorized_networks: Sequence[str] | None = described(
-        "CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients.",
+        "CIDR blocks allowed to reach the control plane (CKV_GCP_20), the machine running `pulumi up` among them. "
+        "Set it, or opt out with `public_control_plane`.",
         default=None,
         check=cidrs_problem,
+    )
+    public_control_plane: bool = described(
+        "Opt out of `master_authorized_networks`: the control plane accepts any source address (clients still "
+        "authenticate). The preview prints the opt-out.",
+        default=False,
+    )
+    binary_authorization: bool = described(
+        "Binary Authorization (CKV_GCP_66): admit only images the project's policy allows "
+        "(`PROJECT_SINGLETON_POLICY_ENFORCE`); the stack enables binaryauthorization.googleapis.com. The "
+        "project's policy must allow the serving images first.",
+        default=False,
     )
     security_group: str | None = described(
         "`gke-security-groups@<domain>` for Google Groups in RBAC; required when `tenancy.operators.groups` "
@@ -154,12 +180,26 @@ class TpuClusterArgs:
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the CPU pool's zone is one of the
         cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
-        return zone_problems(self.zone, self.region)
+        return zone_problems(self.zone, self.region) + control_plane_problems(
+            self.master_authorized_networks, self.public_control_plane
+        )
 
     @property
     def workload_pool(self) -> str:
         """The cluster's workload identity pool, ``<project>.svc.id.goog``."""
         return f"{self.project}.svc.id.goog"
+
+
+def control_plane_problems(networks: object, public: object) -> list[str]:
+    """Control-plane access is chosen explicitly: authorized networks, or the named opt-out, not both."""
+    if networks is None and public is False:
+        return [
+            "master_authorized_networks is unset: name the CIDR blocks that may reach the control plane "
+            "(the machine running `pulumi up` among them), or opt out with public_control_plane = true"
+        ]
+    if networks is not None and public is True:
+        return [f"public_control_plane = true beside master_authorized_networks = {networks!r}: choose one"]
+    return []
 
 
 def node_config(
@@ -256,6 +296,9 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         # ClusterGatewayApiConfig: channel CHANNEL_STANDARD).
         gateway_api_config={"channel": "CHANNEL_STANDARD"} if args.gateway_api else None,
         private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
+        binary_authorization=(
+            {"evaluation_mode": "PROJECT_SINGLETON_POLICY_ENFORCE"} if args.binary_authorization else None
+        ),
         authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
         maintenance_policy=maintenance_policy(args.maintenance),
         master_authorized_networks_config=(
@@ -405,7 +448,13 @@ class TpuCluster(pulumi.ComponentResource):
         )
         # Cloud NAT of the cluster's network and region (private nodes only; not a schema output,
         # so that pulumi_gcp.compute is imported only when it is needed).
-        self.nat: compute.RouterNat | None = self._cloud_nat(name, args, child) if args.private_nodes else None
+        self.nat: compute.RouterNat | None = (
+            cloud_nat(
+                name, cluster=args.name, project=args.project, region=args.region, network=args.network, child=child
+            )
+            if args.private_nodes and args.cloud_nat == CloudNat.CREATE
+            else None
+        )
         self.cpu_pool = container.NodePool(
             f"{name}-cpu",
             cpu_pool_args(args, self.cluster.id, self.node_service_account.email),
@@ -428,32 +477,4 @@ class TpuCluster(pulumi.ComponentResource):
         )
         self.register_outputs(
             {"clusterName": self.cluster.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
-        )
-
-    def _cloud_nat(self, name: str, args: TpuClusterArgs, child: pulumi.ResourceOptions) -> "compute.RouterNat":
-        """Cloud NAT for nodes without external IPs, so they can pull images from outside Google.
-
-        Private nodes reach Google APIs and Artifact Registry through Private Google Access,
-        but not Docker Hub or registry.k8s.io (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
-        """
-        from pulumi_gcp import compute
-
-        router = compute.Router(
-            f"{name}-router",
-            name=dns_name(nat_router_name(args.name), limit=NameLimit.K8S_LABEL),
-            project=args.project,
-            region=args.region,
-            network=args.network,
-            opts=child,
-        )
-        return compute.RouterNat(
-            f"{name}-nat",
-            name=dns_name(nat_name(args.name), limit=NameLimit.K8S_LABEL),
-            project=args.project,
-            region=args.region,
-            router=router.name,
-            nat_ip_allocate_option="AUTO_ONLY",
-            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-            log_config={"enable": True, "filter": "ERRORS_ONLY"},
-            opts=child,
         )

@@ -18,7 +18,7 @@ import pulumi
 from . import cost
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
-from .buckets import Buckets
+from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import TpuCluster
 from .config.models import StackConfig
 from .controllers import (
@@ -37,7 +37,7 @@ from .naming import (
     pool_name,
     workload_service_account_id,
 )
-from .node_identity import Access
+from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import Observability, ObservabilityArgs, ObservabilitySettings, ServingMetrics
 from .services import ProjectServices, ProjectServicesArgs, required_apis
@@ -116,7 +116,9 @@ def build_platform(ctx: Context) -> PlatformParts:
         ProjectServicesArgs(
             project=cfg.project,
             apis=required_apis(
-                cfg.cluster.image_streaming, inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool
+                cfg.cluster.image_streaming,
+                inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool,
+                binary_authorization=cfg.cluster.binary_authorization,
             ),
         ),
         opts=pulumi.ResourceOptions(parent=ctx.parent, aliases=MOVED_FROM_THE_STACK),
@@ -181,8 +183,22 @@ class IdentityParts:
 
 
 def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
-    """The workload identity, with the bucket roles the stack's buckets grant the workloads."""
+    """The workload identity, with the bucket roles the stack's buckets grant the workloads, and read access
+    to each declared shared bucket."""
     cfg = ctx.cfg
+    shared = (
+        SharedBuckets(
+            f"{ctx.name}-shared",
+            SharedBucketsArgs(tuple(SharedBucket(b.name, b.key) for b in cfg.shared_buckets)),
+            opts=pulumi.ResourceOptions(parent=ctx.parent),
+        )
+        if cfg.shared_buckets
+        else None
+    )
+    shared_grants = [
+        BucketGrant(key=f"shared-{key}", bucket=bucket, access=Access.READ)
+        for key, bucket in (shared.names.items() if shared else ())
+    ]
     identity = WorkloadIdentity(
         f"{ctx.name}-wi",
         WorkloadIdentityArgs(
@@ -195,7 +211,8 @@ def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
             bucket_grants=bucket_grants(
                 platform.buckets,
                 {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"},
-            ),
+            )
+            + shared_grants,
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(

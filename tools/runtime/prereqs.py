@@ -126,13 +126,28 @@ def _region(location: str) -> str:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
+def _declared_existing_nat(view: PlanView) -> bool:
+    """The stack file says the network already has a Cloud NAT in the region (``cluster.cloudNat: existing``)."""
+    cluster = view.setting("cluster")
+    return isinstance(cluster, dict) and cluster.get("cloudNat") == "existing"
+
+
 def nat_findings(view: PlanView) -> Iterator[Finding]:
-    """Private nodes need a RouterNat on a Router in the cluster's network and region."""
+    """Private nodes need a RouterNat on a Router in the cluster's network and region, or a stack file that
+    declares the network's existing one (made by another stack or by the network's owners)."""
     routers = {r["urn"]: r for r in view.of_type(ROUTER)}
     for c in view.of_type(CLUSTER):
         if not _get(c["inputs"], ("privateClusterConfig", "enablePrivateNodes")):
             continue
         network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
+        if _declared_existing_nat(view) and not view.of_type(ROUTER_NAT):
+            yield Finding(
+                f"cloud nat {c['name']}",
+                True,
+                f"the stack declares the existing Cloud NAT of network {network} in {region} (cluster.cloudNat: "
+                "existing); `make check` over the stacks finds whether one of them makes it",
+            )
+            continue
         ok_nat = None
         for nat in view.of_type(ROUTER_NAT):
             router = next(

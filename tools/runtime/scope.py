@@ -24,22 +24,39 @@ class OnePerScope:
 
     what: str
     type: str
-    key: Callable[[Mapping[str, Any]], Key | None]
+    key: Callable[[Mapping[str, Any], PlanView], Key | None]
     source: str
 
 
-def _fields(*names: str) -> Callable[[Mapping[str, Any]], Key | None]:
-    def key(inputs: Mapping[str, Any]) -> Key | None:
+def _fields(*names: str) -> Callable[[Mapping[str, Any], PlanView], Key | None]:
+    def key(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
         values = tuple(str(inputs.get(n, "")) for n in names)
         return None if any(v in ("", UNKNOWN) for v in values) else values
 
     return key
 
 
-def _active_proxy_only(inputs: Mapping[str, Any]) -> Key | None:
+def _active_proxy_only(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
     if inputs.get("purpose") not in facts.PROXY_ONLY_PURPOSES or inputs.get("role", "ACTIVE") != "ACTIVE":
         return None
-    return _fields("project", "region", "network", "purpose")(inputs)
+    return _fields("project", "region", "network", "purpose")(inputs, view)
+
+
+def _nat_of_every_range(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
+    """(project, region, network) of a Cloud NAT serving every subnet range, its network read off its Router."""
+    if inputs.get("sourceSubnetworkIpRangesToNat") != "ALL_SUBNETWORKS_ALL_IP_RANGES":
+        return None
+    router = next((r for r in view.of_type(ROUTER) if r["inputs"].get("name") == inputs.get("router")), None)
+    network = str(router["inputs"].get("network", "")).rsplit("/", 1)[-1] if router else ""
+    project, region = str(inputs.get("project", "")), str(inputs.get("region", ""))
+    return (
+        None
+        if UNKNOWN in (project, region, network) or "" in (project, region, network)
+        else (project, region, network)
+    )
+
+
+ROUTER = "gcp:compute/router:Router"
 
 
 SCOPED: tuple[OnePerScope, ...] = (
@@ -48,6 +65,12 @@ SCOPED: tuple[OnePerScope, ...] = (
         "gcp:compute/subnetwork:Subnetwork",
         _active_proxy_only,
         facts.PROXY_ONLY_SUBNETS,
+    ),
+    OnePerScope(
+        "Cloud NAT of every subnet range per (project, region, network)",
+        "gcp:compute/routerNat:RouterNat",
+        _nat_of_every_range,
+        facts.NAT_PER_SUBNET_RANGE,
     ),
     OnePerScope(
         "subnetwork name per (project, region)",
@@ -84,7 +107,7 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
         owners: dict[Key, list[str]] = {}
         for label, view in plans:
             for r in view.of_type(rule.type):
-                key = rule.key(r["inputs"])
+                key = rule.key(r["inputs"], view)
                 if key is not None:
                     owners.setdefault(key, []).append(f"{label}/{r['name']}")
         for key, who in sorted(owners.items()):

@@ -5,6 +5,7 @@ checkpoint bucket is protected from deletion (Pulumi ``protect`` and no force-de
 because re-creating a 405B checkpoint takes hours.
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -113,16 +114,26 @@ class Buckets(pulumi.ComponentResource):
         self.register_outputs({"names": self.names})
 
 
-BUCKET_NAME = r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$"
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
 """A bucket name: 3 to 63 lower-case letters, digits, dashes, underscores and dots, starting and ending with a
 letter or digit (https://cloud.google.com/storage/docs/buckets#naming; dotted names up to 222 are left out)."""
+
+
+def bucket_name_problem(name: str) -> str:
+    """Why ``name`` is not a bucket name, or ``""``."""
+    if BUCKET_NAME.match(name):
+        return ""
+    return (
+        "is not a bucket name: 3 to 63 lower-case letters, digits, '-', '_' and '.', starting and ending with a "
+        "letter or digit"
+    )
 
 
 @dataclass(frozen=True)
 class SharedBucket:
     """An existing bucket the stack reads but does not own, e.g. a team's shared weights bucket."""
 
-    name: str = described("Name of the existing bucket.", pattern=BUCKET_NAME)
+    name: str = described("Name of the existing bucket.", check=bucket_name_problem)
     key: str = described(
         "Short name for the grants' resource names, e.g. `weights`.", pattern=r"^[a-z][a-z0-9-]{0,19}$"
     )

@@ -41,3 +41,26 @@ def cloud_nat(
         log_config={"enable": True, "filter": "ERRORS_ONLY"},
         opts=child,
     )
+
+
+def existing_nat_problems(mode: object, router: object, nat: object, private_nodes: object) -> list[str]:
+    """The existing NAT is named (router and NAT) exactly when the stack uses one."""
+    existing = str(mode) == "existing" and private_nodes is True
+    if existing and not (router and nat):
+        return [
+            "cloud_nat = existing: name the NAT's Cloud Router and the NAT (existing_nat_router, existing_nat), "
+            "which the stack looks up when it deploys"
+        ]
+    if not existing and (router or nat):
+        return ["existing_nat_router and existing_nat name an existing NAT: they need cloud_nat = existing"]
+    return []
+
+
+def look_up_existing_nat(*, project: str, region: str, router: str, nat: str, parent: pulumi.Resource) -> None:
+    """Read the existing Cloud NAT (``gcp.compute.getRouterNat``, the provider's ``google_compute_router_nat``
+    data source); GCP answers not found for a missing one, and the program fails there."""
+    from pulumi_gcp import compute
+
+    compute.get_router_nat(
+        project=project, region=region, router=router, name=nat, opts=pulumi.InvokeOptions(parent=parent)
+    )

@@ -14,7 +14,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import container, serviceaccount
 
-from .cloud_nat import cloud_nat
+from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
+from .control_plane import cidrs_problem, control_plane_problems
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
@@ -30,7 +31,7 @@ from .naming import (
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
-from .settings import cidr_problem, described
+from .settings import described
 from .validation import Choice, check_arguments
 
 if TYPE_CHECKING:
@@ -91,11 +92,6 @@ def gke_version_problem(version: str | None) -> str:
     return "must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000"
 
 
-def cidrs_problem(blocks: Sequence[str] | None) -> str:
-    """Why ``blocks`` are not all CIDR blocks, or ``""``."""
-    return next((f"{block!r} is {problem}" for block in blocks or () if (problem := cidr_problem(block))), "")
-
-
 CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants", "gateway_api")
 """Arguments a stack file sets outside ``cluster`` (or that the deployment derives)."""
 
@@ -134,7 +130,7 @@ class TpuClusterArgs:
     labels: Mapping[str, str] = described("GCP labels on the cluster and its nodes.", default_factory=dict)
     private_nodes: bool = described(
         "Nodes without external IPs (CKV_GCP_25, CKV_GCP_64); they reach images outside Google through Cloud NAT "
-        "(`cloud_nat`). False gives every node an external IP.",
+        "(see the Cloud NAT setting). False gives every node an external IP.",
         default=True,
     )
     cloud_nat: CloudNat = described(
@@ -143,14 +139,23 @@ class TpuClusterArgs:
         "clusters that share a region and network share one NAT).",
         default=CloudNat.CREATE,
     )
+    existing_nat_router: str | None = described(
+        "With the existing Cloud NAT: the Cloud Router that holds it, in the cluster's network and region.",
+        default=None,
+    )
+    existing_nat: str | None = described(
+        "With the existing Cloud NAT: its name. The stack looks it up when it deploys, so a missing NAT stops "
+        "`pulumi up` before anything is created.",
+        default=None,
+    )
     master_authorized_networks: Sequence[str] | None = described(
         "CIDR blocks allowed to reach the control plane (CKV_GCP_20), the machine running `pulumi up` among them. "
-        "Set it, or opt out with `public_control_plane`.",
+        "Set it, or opt out with the public control plane setting below.",
         default=None,
         check=cidrs_problem,
     )
     public_control_plane: bool = described(
-        "Opt out of `master_authorized_networks`: the control plane accepts any source address (clients still "
+        "Opt out of master authorized networks: the control plane accepts any source address (clients still "
         "authenticate). The preview prints the opt-out.",
         default=False,
     )
@@ -180,26 +185,16 @@ class TpuClusterArgs:
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the CPU pool's zone is one of the
         cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
-        return zone_problems(self.zone, self.region) + control_plane_problems(
-            self.master_authorized_networks, self.public_control_plane
+        return (
+            zone_problems(self.zone, self.region)
+            + control_plane_problems(self.master_authorized_networks, self.public_control_plane)
+            + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
         )
 
     @property
     def workload_pool(self) -> str:
         """The cluster's workload identity pool, ``<project>.svc.id.goog``."""
         return f"{self.project}.svc.id.goog"
-
-
-def control_plane_problems(networks: object, public: object) -> list[str]:
-    """Control-plane access is chosen explicitly: authorized networks, or the named opt-out, not both."""
-    if networks is None and public is False:
-        return [
-            "master_authorized_networks is unset: name the CIDR blocks that may reach the control plane "
-            "(the machine running `pulumi up` among them), or opt out with public_control_plane = true"
-        ]
-    if networks is not None and public is True:
-        return [f"public_control_plane = true beside master_authorized_networks = {networks!r}: choose one"]
-    return []
 
 
 def node_config(
@@ -430,6 +425,20 @@ class TpuCluster(pulumi.ComponentResource):
         args = check_arguments("TpuCluster", args, TpuClusterArgs)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)
+        if (
+            args.private_nodes
+            and args.cloud_nat == CloudNat.EXISTING
+            and args.existing_nat
+            and args.existing_nat_router
+        ):
+            # Blocks until GCP answers: a missing NAT fails the program here, before any resource is created.
+            look_up_existing_nat(
+                project=args.project,
+                region=args.region,
+                router=args.existing_nat_router,
+                nat=args.existing_nat,
+                parent=self,
+            )
 
         self.node_service_account, node_roles = node_service_account(
             f"{name}-nodes",

@@ -9,7 +9,7 @@ child of the deployment. What the phases derive from the settings alone is in
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,17 @@ class PlatformParts:
     apis: ProjectServices
     buckets: Buckets
     cluster: TpuCluster
+    shared: SharedBuckets | None = None
+
+    def node_grants(self, needs: Mapping[str, Access]) -> list[BucketGrant]:
+        """The bucket roles of a pool whose host-network pods need ``needs`` (purpose -> access): they act as
+        the node's account, which then reads the shared buckets too."""
+        return bucket_grants(self.buckets, needs) + (self.shared_grants() if needs else [])
+
+    def shared_grants(self) -> list[BucketGrant]:
+        """Read access to each declared shared bucket (``shared-<key>``)."""
+        names = self.shared.names if self.shared else {}
+        return [BucketGrant(key=f"shared-{key}", bucket=bucket, access=Access.READ) for key, bucket in names.items()]
 
     def gcp_options(self, ctx: Context) -> pulumi.ResourceOptions:
         """Options of a GCP child of the deployment: it waits for the project's APIs."""
@@ -126,7 +137,16 @@ def build_platform(ctx: Context) -> PlatformParts:
     gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
     cluster = TpuCluster(ctx.name, cluster_args(cfg, ctx.labels), opts=gcp)
-    return PlatformParts(apis, buckets, cluster)
+    shared = (
+        SharedBuckets(
+            f"{ctx.name}-shared",
+            SharedBucketsArgs(tuple(SharedBucket(b.name, b.key) for b in cfg.shared_buckets)),
+            opts=pulumi.ResourceOptions(parent=ctx.parent),
+        )
+        if cfg.shared_buckets
+        else None
+    )
+    return PlatformParts(apis, buckets, cluster, shared)
 
 
 @dataclass(frozen=True)
@@ -139,7 +159,7 @@ class PoolParts:
 
 def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
-    backend's host-network pods."""
+    backend's host-network pods, and read the shared buckets when the backend has such pods."""
     cfg, backend = ctx.cfg, ctx.backend
     cluster_name = cfg.cluster.name
     host_network = backend.host_network_buckets(cfg.serving) if backend else {}
@@ -163,9 +183,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 image_cache_disk=s.image_cache_disk,
                 image_streaming=cfg.cluster.image_streaming,
                 labels=ctx.labels,
-                node_grants=bucket_grants(
-                    platform.buckets, host_network if cfg.serving and s.name in cfg.serving.slices else {}
-                ),
+                node_grants=platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
                 scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
             ),
             opts=platform.gcp_options(ctx),
@@ -186,19 +204,6 @@ def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
     """The workload identity, with the bucket roles the stack's buckets grant the workloads, and read access
     to each declared shared bucket."""
     cfg = ctx.cfg
-    shared = (
-        SharedBuckets(
-            f"{ctx.name}-shared",
-            SharedBucketsArgs(tuple(SharedBucket(b.name, b.key) for b in cfg.shared_buckets)),
-            opts=pulumi.ResourceOptions(parent=ctx.parent),
-        )
-        if cfg.shared_buckets
-        else None
-    )
-    shared_grants = [
-        BucketGrant(key=f"shared-{key}", bucket=bucket, access=Access.READ)
-        for key, bucket in (shared.names.items() if shared else ())
-    ]
     identity = WorkloadIdentity(
         f"{ctx.name}-wi",
         WorkloadIdentityArgs(
@@ -212,7 +217,7 @@ def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
                 platform.buckets,
                 {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"},
             )
-            + shared_grants,
+            + platform.shared_grants(),
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(
@@ -293,7 +298,7 @@ def build_serving(
         k8s_labels=ctx.k8s_labels,
         labels=ctx.labels,
         install=functools.partial(install_controller, ctx, platform),
-        node_grants=functools.partial(bucket_grants, platform.buckets),
+        node_grants=platform.node_grants,
     )
     return ServingParts(backend.build(view, cfg.serving), view)
 

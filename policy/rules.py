@@ -196,16 +196,24 @@ def _iam_project_storage(r: Resource) -> Iterator[str]:
         yield f"project-wide storage role {r.inputs['role']}; grant it on the stack's buckets instead"
 
 
-SHARED_BUCKETS = "tpu-serving:index:SharedBuckets"
-"""The component that declares the existing buckets a stack reads (its input ``bucketNames``)."""
+SHARED_BUCKETS = "tpu-serving:index:SharedBuckets"  # declares existing buckets a stack reads (input bucketNames)
+
+
+SHARED_READ_ROLE = "roles/storage.objectViewer"
+PUBLIC_PRINCIPALS = frozenset({"allUsers", "allAuthenticatedUsers"})
 
 
 def _iam_stack_buckets(resources: Sequence[Resource]) -> Iterator[str]:
     buckets = {r.inputs.get("name") for r in resources if r.type == BUCKET}
     shared = {n for r in resources if r.type == SHARED_BUCKETS for n in r.inputs.get("bucketNames") or ()}
-    for r in resources:
-        bucket = r.inputs.get("bucket")
-        if r.type in BUCKET_IAM and bucket not in buckets | shared:
+    for r in (r for r in resources if r.type in BUCKET_IAM):
+        bucket, role = r.inputs.get("bucket"), r.inputs.get("role")
+        members = [r.inputs.get("member"), *(r.inputs.get("members") or ())]
+        if PUBLIC_PRINCIPALS & set(members):
+            yield f"{r.name}: bucket {bucket!r} granted to the public ({', '.join(sorted(PUBLIC_PRINCIPALS & set(members)))})"
+        if bucket in shared and bucket not in buckets and role != SHARED_READ_ROLE:
+            yield f"{r.name}: {role} on the shared bucket {bucket!r}; a declared shared bucket is read only ({SHARED_READ_ROLE})"
+        elif bucket not in buckets | shared:
             yield (
                 f"{r.name}: storage role on bucket {bucket!r}, which is neither one of the stack's buckets nor a "
                 "declared shared bucket (sharedBuckets in the stack file, or a SharedBuckets component)"
@@ -289,8 +297,7 @@ SECCOMP_CONFINED = frozenset({"RuntimeDefault", "Localhost"})  # Unconfined and 
 
 
 def _k8s_hardened_pods(r: Resource) -> Iterator[str]:
-    """Every pod: a confining seccomp profile, no mounted token unless allowlisted; every container not
-    privileged (that is ``k8s-privileges-allowlisted``'s): no privilege escalation, every capability dropped."""
+    """Pods: seccomp, no token unless allowlisted; unprivileged containers: no escalation, drop ALL."""
     if not is_kubernetes(r):
         return
     kind, name = r.inputs["kind"], _get(r.inputs, "metadata", "name", default="")
@@ -313,11 +320,11 @@ def _k8s_hardened_pods(r: Resource) -> Iterator[str]:
 
 
 def _cpu_pods(r: Resource) -> Iterator[Mapping[str, Any]]:
-    """The pods of ``r`` that hold no TPU: they share the CPU pool's nodes."""
-    if is_kubernetes(r):
-        for pod in pod_specs(r.inputs):
-            if not any(TPU_RESOURCE in (_get(c, "resources", "limits", default={}) or {}) for c in _containers(pod)):
-                yield pod
+    """The pods of ``r`` that neither hold TPU chips nor select a TPU node: they share the CPU pool's nodes."""
+    for pod in pod_specs(r.inputs) if is_kubernetes(r) else ():
+        tpu = any(TPU_RESOURCE in (_get(c, "resources", "limits", default={}) or {}) for c in _containers(pod))
+        if not tpu and ACCELERATOR_LABEL not in (pod.get("nodeSelector") or {}):
+            yield pod
 
 
 def _k8s_cpu_pool_memory_limits(r: Resource) -> Iterator[str]:

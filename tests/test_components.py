@@ -128,7 +128,8 @@ def test_cluster_private_nodes_get_cloud_nat():
     assert nat.urn in cpu.dependencies
     public = run(lambda: TpuCluster("c", cluster_args_for_test(private_nodes=False)))
     assert not public.of_type("gcp:compute/routerNat:RouterNat")
-    shared = run(lambda: TpuCluster("c", cluster_args_for_test(cloud_nat="existing")))
+    existing = {"cloud_nat": "existing", "existing_nat_router": "net-router", "existing_nat": "net-nat"}
+    shared = run(lambda: TpuCluster("c", cluster_args_for_test(**existing)))
     assert not shared.of_type("gcp:compute/routerNat:RouterNat") and not shared.of_type("gcp:compute/router:Router")
     (private,) = shared.of_type("gcp:container/cluster:Cluster")
     assert private.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}

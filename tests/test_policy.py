@@ -195,7 +195,7 @@ def test_policy_allowlist_is_each_backends_own_file():
     assert {f.parent.name for f in files} == {"jetstream", "pathways_job", "saxml", "vllm"}
     entries = [(f.parent.name, e) for f in files for e in json.loads(f.read_text())]
     shared = json.loads((ROOT / "components" / ALLOWLIST_FILE).read_text())
-    assert len(entries) + len(shared) == len(ALLOWLIST) == 11
+    assert len(entries) + len(shared) == len(ALLOWLIST) == 7
     for backend, e in entries:
         assert ALLOWLIST[(e["kind"], e["name"], e["finding"])].endswith(f"({backend})")
     assert [ALLOWLIST[(e["kind"], e["name"], e["finding"])][-12:] for e in shared] == ["(components)"]
@@ -330,4 +330,12 @@ def test_policy_shared_buckets_are_accepted_and_others_named():
     assert "'team-weights'" in v.message and v.resource == f"stack {LLAMA}"
     _add_resource("tpu-serving:index:SharedBuckets", "llama405b-shared", {"bucketNames": ["team-weights"]})(plan)
     plan["resources"][-1]["custom"] = False
+    grant["inputs"]["role"] = "roles/storage.objectViewer"
     assert not [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    # a shared bucket is read only, and no bucket is granted to the public
+    grant["inputs"]["role"] = "roles/storage.objectUser"
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    assert "roles/storage.objectUser on the shared bucket 'team-weights'" in v.message
+    grant["inputs"].update(role="roles/storage.objectViewer", member="allUsers")
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    assert "granted to the public (allUsers)" in v.message

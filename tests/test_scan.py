@@ -52,7 +52,7 @@ def test_scan_terraform_plan_of_a_stack_has_blocks_as_lists_and_maps_as_maps():
     cluster = values(doc, "google_container_cluster")
     assert cluster["private_cluster_config"] == [{"enable_private_nodes": True}]
     assert cluster["master_authorized_networks_config"] == [
-        {"cidr_blocks": [{"cidr_block": "10.0.0.0/8", "display_name": "10.0.0.0/8"}]}
+        {"cidr_blocks": [{"cidr_block": "203.0.113.0/24", "display_name": "203.0.113.0/24"}]}
     ]
     assert cluster["resource_labels"]["app"] == "tpu-serving"  # a map stays a map
     assert cluster["node_config"][0]["workload_metadata_config"] == [{"mode": "GKE_METADATA"}]

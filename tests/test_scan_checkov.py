@@ -174,7 +174,8 @@ def test_scan_every_stack_passes_with_only_baselined_findings_and_no_stale_entry
     assert done.returncode == 0, done.stdout + done.stderr
     # the README's security section lists these very results
     assert readme.read_text() == (ROOT / "README.md").read_text(), "README scan results are stale: make scan-readme"
-    lines = done.stdout.splitlines()
+    baseline, *lines = done.stdout.splitlines()
+    assert baseline.startswith("baseline: ") and baseline.endswith("tools/scan/baseline.yaml (37 entries)")
     assert len(lines) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
     assert all(line.endswith(", 0 failed outside the baseline") for line in lines)
 
@@ -201,7 +202,7 @@ def test_scan_a_users_program_from_another_folder(tmp_path):
     # the shipped baseline accepts the library's own findings, not this program's choices: its control-plane
     # opt-out and its RBAC without Google Groups (no cluster.securityGroup)
     assert refused.returncode == 1, refused.stdout + refused.stderr
-    lines = refused.stdout.splitlines()
+    lines = refused.stdout.splitlines()[1:]
     assert lines[0].startswith("dev: ") and lines[0].endswith(", 2 failed outside the baseline")
     assert [line.split(":")[0] for line in lines[1:3]] == [
         "  CKV_GCP_20 google_container_cluster.mine-cluster",

@@ -152,3 +152,61 @@ def test_security_shared_buckets_refuse_bad_names_and_twice_declared_keys(shared
     with pytest.raises(ConfigError) as err:
         load({**VLLM, "tpu-serving:sharedBuckets": shared})
     assert problem in str(err.value)
+
+
+def test_security_host_network_pods_read_shared_buckets_as_their_nodes():
+    from tpu_serving_tools.runtime import identity
+
+    project = load_project(ROOT)
+    config = stack_config(project, "saxml-175b-v5e32x2")
+    config["tpu-serving:sharedBuckets"] = json.dumps([{"name": "team-weights", "key": "weights"}])
+    plan = run_program(main_program(project), config, project=project.name, stack="saxml-175b-v5e32x2").as_json()
+    grants = [
+        r
+        for r in plan["resources"]
+        if r["type"] == "gcp:storage/bucketIAMMember:BucketIAMMember" and r["inputs"]["bucket"] == "team-weights"
+    ]
+    # the workload identity's account, and the node account of the model servers' slices (host network)
+    assert len(grants) == 2 and all(r["inputs"]["role"] == "roles/storage.objectViewer" for r in grants)
+    assert len({r["parent"] for r in grants}) == 2
+    (need,) = [f for f in identity.check(PlanView(plan)).findings if "team-weights" in f.subject]
+    assert need.ok and "sax-model-server" in need.subject
+    # without the node account's grant the model servers could not read it, and make check says so
+    node_grant = next(r for r in grants if "-wi-" not in r["name"])
+    plan["resources"].remove(node_grant)
+    (need,) = [f for f in identity.check(PlanView(plan)).findings if "team-weights" in f.subject]
+    assert not need.ok and "no storage role" in need.reason
+
+
+def test_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_stacks():
+    views = [(s, PlanView(copy.deepcopy(plan_of(s).as_json()))) for s in STACKS]
+    named = {f.subject.split(": ")[0]: f for f in scope.existing_nat_findings(views)}
+    assert len(named) == 5 and all(f.ok and "deploy it first" in f.reason for f in named.values())
+    vllm = dict(views)["vllm-llama31-405b-v6e16"]
+    key = next(k for k in vllm.plan["config"] if k.endswith(":cluster"))
+    cluster = json.loads(vllm.plan["config"][key])
+    vllm.plan["config"][key] = json.dumps({**cluster, "existingNat": "typo-nat"})
+    (wrong,) = [f for f in scope.existing_nat_findings(views) if not f.ok]
+    assert (
+        "vllm-llama31-405b-v6e16" in wrong.subject
+        and "llama31-405b-v6e16 makes llama405b-nat-router/llama405b-nat" in wrong.reason
+    )
+    # without the stack that makes it, the NAT must exist already (pulumi up looks it up)
+    alone = [(s, v) for s, v in views if s == "pathwaysjob-batch-v6e16"]
+    (f,) = scope.existing_nat_findings(alone)
+    assert f.ok and "must exist already" in f.reason
+
+
+@pytest.mark.parametrize(
+    "cluster, problem",
+    [
+        ({"cloudNat": "existing"}, "name the NAT's Cloud Router and the NAT"),
+        ({"existingNat": "n", "existingNatRouter": "r"}, "they need cloudNat = existing"),
+    ],
+)
+def test_security_an_existing_nat_is_named_exactly_when_used(cluster, problem):
+    from tpu_serving.config import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:cluster": {"name": "vllm", "publicControlPlane": True, **cluster}})
+    assert problem in str(err.value)

@@ -126,10 +126,12 @@ def _region(location: str) -> str:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
-def _declared_existing_nat(view: PlanView) -> bool:
-    """The stack file says the network already has a Cloud NAT in the region (``cluster.cloudNat: existing``)."""
+def _declared_existing_nat(view: PlanView) -> str | None:
+    """``<router>/<nat>`` of the existing Cloud NAT the stack file names (``cluster.cloudNat: existing``)."""
     cluster = view.setting("cluster")
-    return isinstance(cluster, dict) and cluster.get("cloudNat") == "existing"
+    if isinstance(cluster, dict) and cluster.get("cloudNat") == "existing":
+        return f"{cluster.get('existingNatRouter')}/{cluster.get('existingNat')}"
+    return None
 
 
 def nat_findings(view: PlanView) -> Iterator[Finding]:
@@ -140,12 +142,13 @@ def nat_findings(view: PlanView) -> Iterator[Finding]:
         if not _get(c["inputs"], ("privateClusterConfig", "enablePrivateNodes")):
             continue
         network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
-        if _declared_existing_nat(view) and not view.of_type(ROUTER_NAT):
+        existing = _declared_existing_nat(view)
+        if existing and not view.of_type(ROUTER_NAT):
             yield Finding(
                 f"cloud nat {c['name']}",
                 True,
-                f"the stack declares the existing Cloud NAT of network {network} in {region} (cluster.cloudNat: "
-                "existing); `make check` over the stacks finds whether one of them makes it",
+                f"the existing Cloud NAT {existing} of network {network} in {region} (cluster.cloudNat: existing), "
+                "which pulumi up looks up before creating anything",
             )
             continue
         ok_nat = None

@@ -100,9 +100,51 @@ SCOPED: tuple[OnePerScope, ...] = (
 """What the cloud holds once per scope, with the source that says so."""
 
 
+def _nats_made(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[tuple[str, str, str]]]:
+    """(project, region, network) -> (stack, router, NAT) of each Cloud NAT serving every range a stack makes."""
+    made: dict[Key, list[tuple[str, str, str]]] = {}
+    for label, view in plans:
+        for r in view.of_type("gcp:compute/routerNat:RouterNat"):
+            key = _nat_of_every_range(r["inputs"], view)
+            if key is not None:
+                made.setdefault(key, []).append((label, str(r["inputs"].get("router")), str(r["inputs"].get("name"))))
+    return made
+
+
+def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
+    """Each stack that names an existing Cloud NAT (``cluster.cloudNat: existing``) against the NATs the checked
+    stacks make in its project, region and network: the one it names (deploy that stack first), none (it must
+    exist already), or others only (it names the wrong one, and its nodes would have no way out)."""
+    made, found = _nats_made(plans), []
+    for label, view in plans:
+        cluster = view.setting("cluster")
+        if not isinstance(cluster, dict) or cluster.get("cloudNat") != "existing":
+            continue
+        key = (
+            str(view.setting("project")),
+            str(view.setting("region")),
+            str(cluster.get("network", "default")),
+        )
+        named = (str(cluster.get("existingNatRouter")), str(cluster.get("existingNat")))
+        makers = made.get(key, [])
+        subject = f"scope existing Cloud NAT of {label}: {'/'.join(named)}"
+        owner = next((m[0] for m in makers if (m[1], m[2]) == named), None)
+        if owner:
+            found.append(Finding(subject, True, f"made by stack {owner}: deploy it first"))
+        elif makers:
+            others = ", ".join(f"{m[0]} makes {m[1]}/{m[2]}" for m in makers)
+            found.append(
+                Finding(subject, False, f"not the NAT of {'/'.join(key)}: {others} ({facts.NAT_PER_SUBNET_RANGE})")
+            )
+        else:
+            found.append(Finding(subject, True, "made by none of the checked stacks: it must exist already"))
+    return found
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
-    """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash."""
-    found: list[Finding] = []
+    """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
+    named existing Cloud NAT against the NATs the stacks make."""
+    found: list[Finding] = existing_nat_findings(plans)
     for rule in SCOPED:
         owners: dict[Key, list[str]] = {}
         for label, view in plans:

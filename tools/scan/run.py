@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.readme:
         write_readme(args.readme, found, entries)
+    print(f"baseline: {args.baseline} ({len(entries)} entries)")
     return verdict(found, entries, stale_fails=args.stale_fails)
 
 

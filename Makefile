@@ -7,10 +7,11 @@ STACK   ?= llama31-405b-v6e16
 STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
 POLICY_VENV := policy/.venv
+SCAN_VENV   := .scan-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv preview previews policy check diff lint test test-slow bench golden golden-review mutate readme clean
+.PHONY: help venv policy-venv scan-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review mutate readme clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -20,11 +21,12 @@ help:
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
+	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
-	@echo "make mutate [MUTANTS=<glob>]   mutation testing of components/ (mutmut); fails under a 90% kill ratio"
+	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
 	@echo "stacks: $(STACKS)"
 
@@ -43,6 +45,14 @@ $(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
 
 policy-venv: $(POLICY_VENV)/.installed
 
+# Checkov's own environment: its pins do not resolve beside the program's (requirements-scan.txt).
+$(SCAN_VENV)/.installed: requirements-scan.txt constraints-scan.txt
+	test -x $(SCAN_VENV)/bin/python || $(PY) -m venv $(SCAN_VENV)
+	$(SCAN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt -c constraints-scan.txt
+	touch $@
+
+scan-venv: $(SCAN_VENV)/.installed
+
 preview: $(VENV)/.installed
 	$(TOOL) preview $(STACK)
 
@@ -56,6 +66,13 @@ policy: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(TOOL) check
 
+scan: $(VENV)/.installed $(SCAN_VENV)/.installed
+	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --stale-fails
+
+# The README's per-stack scan results (a slow test fails while they are stale).
+scan-readme: $(VENV)/.installed $(SCAN_VENV)/.installed
+	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --readme README.md
+
 diff: $(VENV)/.installed
 	$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
 
@@ -68,7 +85,7 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m "not slow"
 
-test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed
+test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
 
 readme: $(VENV)/.installed
@@ -87,12 +104,22 @@ golden-review: $(VENV)/.installed
 # tree, mutants/components links to the mutated tpu_serving/, which the offline preview loads. The copy
 # reads ../shared as the checkout does, through the link shared -> ../shared. MUTANTS narrows the run to
 # mutant names (fnmatch), e.g. MUTANTS='tpu_serving.catalog.*'; the default is the whole library.
+# SAMPLE=<n> runs a seeded (SEED) uniform sample of n mutants instead, held to the lower end of its 95%
+# interval (tools/mutation.py): the first `mutmut run` only generates the mutants (its filter matches none,
+# so it stops there with an error, which is ignored).
 MUTANTS ?=
+SAMPLE  ?=
+SEED    ?= 23
 mutate: $(VENV)/.installed
 	ln -sfn components tpu_serving
 	test -e shared || ln -sfn ../shared shared
 	mkdir -p mutants && ln -sfn tpu_serving mutants/components
+ifneq ($(SAMPLE),)
+	-$(PYTHON) -m mutmut run 'tpu_serving.generate-only' > mutants/generate.log 2>&1
+	$(PYTHON) -m mutmut run $$($(PYTHON) -m tpu_serving_tools.mutation sample $(SAMPLE) $(SEED))
+else
 	$(PYTHON) -m mutmut run $(MUTANTS)
+endif
 	$(PYTHON) -m mutmut export-cicd-stats
 	$(PYTHON) -m tpu_serving_tools.mutation mutants/mutmut-cicd-stats.json
 

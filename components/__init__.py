@@ -21,7 +21,7 @@ from .backends.pathways_job import (
 )
 from .backends.saxml import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 from .backends.vllm import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
-from .buckets import Buckets, BucketsArgs, BucketSpec
+from .buckets import Buckets, BucketsArgs, BucketSpec, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
@@ -56,6 +56,9 @@ __all__ = [
     "WeightsLoader",
     "Buckets",
     "BucketsArgs",
+    "SharedBucket",
+    "SharedBuckets",
+    "SharedBucketsArgs",
     "BucketSpec",
     "BucketGrant",
     "ControllerInstall",

@@ -5,6 +5,7 @@ checkpoint bucket is protected from deletion (Pulumi ``protect`` and no force-de
 because re-creating a 405B checkpoint takes hours.
 """
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -111,3 +112,62 @@ class Buckets(pulumi.ComponentResource):
             for b in args.buckets
         }
         self.register_outputs({"names": self.names})
+
+
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")
+"""A bucket name: 3 to 63 lower-case letters, digits, dashes, underscores and dots, starting and ending with a
+letter or digit (https://cloud.google.com/storage/docs/buckets#naming; dotted names up to 222 are left out)."""
+
+
+def bucket_name_problem(name: str) -> str:
+    """Why ``name`` is not a bucket name, or ``""``."""
+    if BUCKET_NAME.match(name):
+        return ""
+    return (
+        "is not a bucket name: 3 to 63 lower-case letters, digits, '-', '_' and '.', starting and ending with a "
+        "letter or digit"
+    )
+
+
+@dataclass(frozen=True)
+class SharedBucket:
+    """An existing bucket the stack reads but does not own, e.g. a team's shared weights bucket."""
+
+    name: str = described("Name of the existing bucket.", check=bucket_name_problem)
+    key: str = described(
+        "Short name for the grants' resource names, e.g. `weights`.", pattern=r"^[a-z][a-z0-9-]{0,19}$"
+    )
+
+
+@dataclass(frozen=True)
+class SharedBucketsArgs:
+    """Arguments of :class:`SharedBuckets`."""
+
+    buckets: Sequence[SharedBucket] = described("The existing buckets.", min_length=1)
+
+    def problems(self) -> list[str]:
+        """Each key and each name once."""
+        found = []
+        for attr in ("key", "name"):
+            values = [getattr(b, attr) for b in self.buckets]
+            found += [f"buckets: {attr} {v!r} is declared twice" for v in sorted(set(values)) if values.count(v) > 1]
+        return found
+
+
+class SharedBuckets(pulumi.ComponentResource):
+    """Existing buckets the stack reads: declared, never created, changed or deleted by the stack.
+
+    Their names are the component's inputs (``bucketNames``), so the policy pack's
+    ``iam-storage-on-stack-buckets`` accepts bucket-scoped grants on them, and on nothing else outside the
+    stack. Grant them with :class:`~tpu_serving.node_identity.BucketGrant` (read) on an identity.
+    """
+
+    names: dict[str, str]
+    """Bucket names by key."""
+
+    def __init__(self, name: str, args: SharedBucketsArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("SharedBuckets", args, SharedBucketsArgs)
+        names = [b.name for b in args.buckets]
+        super().__init__("tpu-serving:index:SharedBuckets", name, {"bucketNames": names}, opts)
+        self.names = {b.key: b.name for b in args.buckets}
+        self.register_outputs({"bucketNames": names})

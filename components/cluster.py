@@ -14,6 +14,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import container, serviceaccount
 
+from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
+from .control_plane import cidrs_problem, control_plane_problems
+
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
 from .maintenance import MaintenanceExclusion as MaintenanceExclusion
@@ -24,13 +27,11 @@ from .naming import (
     cpu_pool_name,
     cpu_service_account_id,
     dns_name,
-    nat_name,
-    nat_router_name,
     zone_problems,
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
-from .settings import cidr_problem, described
+from .settings import described
 from .validation import Choice, check_arguments
 
 if TYPE_CHECKING:
@@ -60,6 +61,13 @@ class CpuPoolArgs:
         return []
 
 
+class CloudNat(Choice):
+    """Where private nodes get their way out of Google's network."""
+
+    CREATE = "create"
+    EXISTING = "existing"
+
+
 class ReleaseChannel(Choice):
     """GKE release channel."""
 
@@ -82,11 +90,6 @@ def gke_version_problem(version: str | None) -> str:
     if version is None or _GKE_VERSION.match(version):
         return ""
     return "must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000"
-
-
-def cidrs_problem(blocks: Sequence[str] | None) -> str:
-    """Why ``blocks`` are not all CIDR blocks, or ``""``."""
-    return next((f"{block!r} is {problem}" for block in blocks or () if (problem := cidr_problem(block))), "")
 
 
 CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants", "gateway_api")
@@ -126,13 +129,41 @@ class TpuClusterArgs:
     managed_prometheus: bool = described("Google Cloud Managed Service for Prometheus.", default=True)
     labels: Mapping[str, str] = described("GCP labels on the cluster and its nodes.", default_factory=dict)
     private_nodes: bool = described(
-        "Nodes without external IPs; the stack then adds a Cloud Router and Cloud NAT for image pulls.",
-        default=False,
+        "Nodes without external IPs (CKV_GCP_25, CKV_GCP_64); they reach images outside Google through Cloud NAT "
+        "(see the Cloud NAT setting). False gives every node an external IP.",
+        default=True,
+    )
+    cloud_nat: CloudNat = described(
+        "`create`: a Cloud Router and Cloud NAT for the private nodes, serving every subnet range of the network "
+        "in the region; `existing`: the network already has one there (one NAT gateway serves a subnet range, so "
+        "clusters that share a region and network share one NAT).",
+        default=CloudNat.CREATE,
+    )
+    existing_nat_router: str | None = described(
+        "With the existing Cloud NAT: the Cloud Router that holds it, in the cluster's network and region.",
+        default=None,
+    )
+    existing_nat: str | None = described(
+        "With the existing Cloud NAT: its name. The stack looks it up when it deploys, so a missing NAT stops "
+        "`pulumi up` before anything is created.",
+        default=None,
     )
     master_authorized_networks: Sequence[str] | None = described(
-        "CIDR blocks allowed to reach the control plane; unset leaves it open to authenticated clients.",
+        "CIDR blocks allowed to reach the control plane (CKV_GCP_20), the machine running `pulumi up` among them. "
+        "Set it, or opt out with the public control plane setting below.",
         default=None,
         check=cidrs_problem,
+    )
+    public_control_plane: bool = described(
+        "Opt out of master authorized networks: the control plane accepts any source address (clients still "
+        "authenticate). The preview prints the opt-out.",
+        default=False,
+    )
+    binary_authorization: bool = described(
+        "Binary Authorization (CKV_GCP_66): admit only images the project's policy allows "
+        "(`PROJECT_SINGLETON_POLICY_ENFORCE`); the stack enables binaryauthorization.googleapis.com. The "
+        "project's policy must allow the serving images first.",
+        default=False,
     )
     security_group: str | None = described(
         "`gke-security-groups@<domain>` for Google Groups in RBAC; required when `tenancy.operators.groups` "
@@ -154,7 +185,11 @@ class TpuClusterArgs:
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the CPU pool's zone is one of the
         cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
-        return zone_problems(self.zone, self.region)
+        return (
+            zone_problems(self.zone, self.region)
+            + control_plane_problems(self.master_authorized_networks, self.public_control_plane)
+            + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
+        )
 
     @property
     def workload_pool(self) -> str:
@@ -256,6 +291,9 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         # ClusterGatewayApiConfig: channel CHANNEL_STANDARD).
         gateway_api_config={"channel": "CHANNEL_STANDARD"} if args.gateway_api else None,
         private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
+        binary_authorization=(
+            {"evaluation_mode": "PROJECT_SINGLETON_POLICY_ENFORCE"} if args.binary_authorization else None
+        ),
         authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
         maintenance_policy=maintenance_policy(args.maintenance),
         master_authorized_networks_config=(
@@ -387,6 +425,20 @@ class TpuCluster(pulumi.ComponentResource):
         args = check_arguments("TpuCluster", args, TpuClusterArgs)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)
+        if (
+            args.private_nodes
+            and args.cloud_nat == CloudNat.EXISTING
+            and args.existing_nat
+            and args.existing_nat_router
+        ):
+            # Blocks until GCP answers: a missing NAT fails the program here, before any resource is created.
+            look_up_existing_nat(
+                project=args.project,
+                region=args.region,
+                router=args.existing_nat_router,
+                nat=args.existing_nat,
+                parent=self,
+            )
 
         self.node_service_account, node_roles = node_service_account(
             f"{name}-nodes",
@@ -405,7 +457,13 @@ class TpuCluster(pulumi.ComponentResource):
         )
         # Cloud NAT of the cluster's network and region (private nodes only; not a schema output,
         # so that pulumi_gcp.compute is imported only when it is needed).
-        self.nat: compute.RouterNat | None = self._cloud_nat(name, args, child) if args.private_nodes else None
+        self.nat: compute.RouterNat | None = (
+            cloud_nat(
+                name, cluster=args.name, project=args.project, region=args.region, network=args.network, child=child
+            )
+            if args.private_nodes and args.cloud_nat == CloudNat.CREATE
+            else None
+        )
         self.cpu_pool = container.NodePool(
             f"{name}-cpu",
             cpu_pool_args(args, self.cluster.id, self.node_service_account.email),
@@ -428,32 +486,4 @@ class TpuCluster(pulumi.ComponentResource):
         )
         self.register_outputs(
             {"clusterName": self.cluster.name, "endpoint": self.endpoint, "kubeconfig": self.kubeconfig}
-        )
-
-    def _cloud_nat(self, name: str, args: TpuClusterArgs, child: pulumi.ResourceOptions) -> "compute.RouterNat":
-        """Cloud NAT for nodes without external IPs, so they can pull images from outside Google.
-
-        Private nodes reach Google APIs and Artifact Registry through Private Google Access,
-        but not Docker Hub or registry.k8s.io (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
-        """
-        from pulumi_gcp import compute
-
-        router = compute.Router(
-            f"{name}-router",
-            name=dns_name(nat_router_name(args.name), limit=NameLimit.K8S_LABEL),
-            project=args.project,
-            region=args.region,
-            network=args.network,
-            opts=child,
-        )
-        return compute.RouterNat(
-            f"{name}-nat",
-            name=dns_name(nat_name(args.name), limit=NameLimit.K8S_LABEL),
-            project=args.project,
-            region=args.region,
-            router=router.name,
-            nat_ip_allocate_option="AUTO_ONLY",
-            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
-            log_config={"enable": True, "filter": "ERRORS_ONLY"},
-            opts=child,
         )

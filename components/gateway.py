@@ -35,7 +35,7 @@ import pulumi_kubernetes as k8s
 
 from .images import pinned_image_problem
 from .options import child_options
-from .podspec import requests
+from .podspec import container_security, pod_security, requests
 from .settings import cidr_problem, described
 from .validation import check_arguments
 
@@ -66,6 +66,9 @@ HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 (https://cloud.google.com/load-balancing/docs/firewall-rules)."""
 
 EPP_IMAGE = "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
+EPP_USER = 65532
+"""The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image (uid and gid 65532:
+GoogleContainerTools/distroless#443, which names them for the ``:nonroot`` images)."""
 EPP_GRPC_PORT = 9002
 EPP_HEALTH_PORT = 9003
 EPP_METRICS_PORT = 9090
@@ -297,7 +300,11 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
         readiness_probe=k8s.core.v1.ProbeArgs(grpc=health, period_seconds=2),
         env=field_env,
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="plugins-config", mount_path="/config")],
-        resources=requests(args.settings.epp_cpu, args.settings.epp_memory),
+        resources=requests(args.settings.epp_cpu, args.settings.epp_memory, memory_limit=True),
+        # The image is distroless/static:nonroot (gateway-api-inference-extension v1.3.1 Dockerfile,
+        # `ARG BASE_IMAGE=gcr.io/distroless/static:nonroot`), whose user is nonroot, 65532; one static
+        # binary reading its config from the mounted ConfigMap, so the root filesystem is read-only.
+        security_context=container_security(run_as_user=EPP_USER, read_only_root=True),
     )
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
@@ -309,6 +316,9 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),
                 spec=k8s.core.v1.PodSpecArgs(
                     service_account_name=args.epp,
+                    # The endpoint picker watches the InferencePool and its pods: it needs its token.
+                    automount_service_account_token=True,
+                    security_context=pod_security(),
                     priority_class_name=args.priority_class_name,
                     termination_grace_period_seconds=130,
                     containers=[container],

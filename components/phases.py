@@ -9,7 +9,7 @@ child of the deployment. What the phases derive from the settings alone is in
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +18,7 @@ import pulumi
 from . import cost
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
-from .buckets import Buckets
+from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import TpuCluster
 from .config.models import StackConfig
 from .controllers import (
@@ -37,7 +37,7 @@ from .naming import (
     pool_name,
     workload_service_account_id,
 )
-from .node_identity import Access
+from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import Observability, ObservabilityArgs, ObservabilitySettings, ServingMetrics
 from .services import ProjectServices, ProjectServicesArgs, required_apis
@@ -97,6 +97,17 @@ class PlatformParts:
     apis: ProjectServices
     buckets: Buckets
     cluster: TpuCluster
+    shared: SharedBuckets | None = None
+
+    def node_grants(self, needs: Mapping[str, Access]) -> list[BucketGrant]:
+        """The bucket roles of a pool whose host-network pods need ``needs`` (purpose -> access): they act as
+        the node's account, which then reads the shared buckets too."""
+        return bucket_grants(self.buckets, needs) + (self.shared_grants() if needs else [])
+
+    def shared_grants(self) -> list[BucketGrant]:
+        """Read access to each declared shared bucket (``shared-<key>``)."""
+        names = self.shared.names if self.shared else {}
+        return [BucketGrant(key=f"shared-{key}", bucket=bucket, access=Access.READ) for key, bucket in names.items()]
 
     def gcp_options(self, ctx: Context) -> pulumi.ResourceOptions:
         """Options of a GCP child of the deployment: it waits for the project's APIs."""
@@ -116,7 +127,9 @@ def build_platform(ctx: Context) -> PlatformParts:
         ProjectServicesArgs(
             project=cfg.project,
             apis=required_apis(
-                cfg.cluster.image_streaming, inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool
+                cfg.cluster.image_streaming,
+                inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool,
+                binary_authorization=cfg.cluster.binary_authorization,
             ),
         ),
         opts=pulumi.ResourceOptions(parent=ctx.parent, aliases=MOVED_FROM_THE_STACK),
@@ -124,7 +137,16 @@ def build_platform(ctx: Context) -> PlatformParts:
     gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
     cluster = TpuCluster(ctx.name, cluster_args(cfg, ctx.labels), opts=gcp)
-    return PlatformParts(apis, buckets, cluster)
+    shared = (
+        SharedBuckets(
+            f"{ctx.name}-shared",
+            SharedBucketsArgs(tuple(SharedBucket(b.name, b.key) for b in cfg.shared_buckets)),
+            opts=pulumi.ResourceOptions(parent=ctx.parent),
+        )
+        if cfg.shared_buckets
+        else None
+    )
+    return PlatformParts(apis, buckets, cluster, shared)
 
 
 @dataclass(frozen=True)
@@ -137,7 +159,7 @@ class PoolParts:
 
 def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
-    backend's host-network pods."""
+    backend's host-network pods, and read the shared buckets when the backend has such pods."""
     cfg, backend = ctx.cfg, ctx.backend
     cluster_name = cfg.cluster.name
     host_network = backend.host_network_buckets(cfg.serving) if backend else {}
@@ -161,9 +183,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 image_cache_disk=s.image_cache_disk,
                 image_streaming=cfg.cluster.image_streaming,
                 labels=ctx.labels,
-                node_grants=bucket_grants(
-                    platform.buckets, host_network if cfg.serving and s.name in cfg.serving.slices else {}
-                ),
+                node_grants=platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
                 scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
             ),
             opts=platform.gcp_options(ctx),
@@ -181,7 +201,8 @@ class IdentityParts:
 
 
 def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
-    """The workload identity, with the bucket roles the stack's buckets grant the workloads."""
+    """The workload identity, with the bucket roles the stack's buckets grant the workloads, and read access
+    to each declared shared bucket."""
     cfg = ctx.cfg
     identity = WorkloadIdentity(
         f"{ctx.name}-wi",
@@ -195,7 +216,8 @@ def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
             bucket_grants=bucket_grants(
                 platform.buckets,
                 {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"},
-            ),
+            )
+            + platform.shared_grants(),
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(
@@ -276,7 +298,7 @@ def build_serving(
         k8s_labels=ctx.k8s_labels,
         labels=ctx.labels,
         install=functools.partial(install_controller, ctx, platform),
-        node_grants=functools.partial(bucket_grants, platform.buckets),
+        node_grants=platform.node_grants,
     )
     return ServingParts(backend.build(view, cfg.serving), view)
 

@@ -1,7 +1,7 @@
-"""Small pod-spec builders shared by the workload components."""
+"""Small pod-spec builders shared by the workload components, the hardened security contexts among them."""
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
@@ -18,11 +18,56 @@ def tcp_probe(port: int, period_seconds: int = 10, failure_threshold: int = 3) -
     )
 
 
-def requests(cpu: str, memory: str, extended: Mapping[str, str] | None = None) -> k8s.core.v1.ResourceRequirementsArgs:
-    """CPU/memory requests; extended resources (``google.com/tpu``) are requested and limited alike."""
+def requests(
+    cpu: str, memory: str, extended: Mapping[str, str] | None = None, *, memory_limit: bool = False
+) -> k8s.core.v1.ResourceRequirementsArgs:
+    """CPU/memory requests; extended resources (``google.com/tpu``) are requested and limited alike.
+
+    ``memory_limit`` limits memory to the request: the CPU pool's pods share their nodes, and one that
+    leaks is OOM-killed alone instead of pressing its neighbours out. TPU pods own their VM (one pod per
+    host) and take no limit there: the node's allocatable already bounds them, and a limit would only kill
+    a weight load that briefly needs more.
+    """
+    limits = {**({"memory": memory} if memory_limit else {}), **(extended or {})}
     return k8s.core.v1.ResourceRequirementsArgs(
-        requests={"cpu": cpu, "memory": memory, **(extended or {})},
-        limits=dict(extended) if extended else None,
+        requests={"cpu": cpu, "memory": memory, **(extended or {})}, limits=limits or None
+    )
+
+
+RUNTIME_DEFAULT_SECCOMP = "RuntimeDefault"
+"""The container runtime's default seccomp profile. GKE Standard does not apply it unless asked
+(https://cloud.google.com/kubernetes-engine/docs/concepts/seccomp-in-gke: "GKE Standard ... doesn't apply a
+seccomp profile by default"; Autopilot does, TPU workloads included)."""
+
+
+def container_security(
+    *, add: Sequence[str] = (), run_as_user: int | None = None, read_only_root: bool = False
+) -> k8s.core.v1.SecurityContextArgs:
+    """A container's hardened context: no privilege escalation, every capability dropped but ``add``, and,
+    with ``run_as_user``, a fixed non-root user.
+
+    TPU chips need no capability: GKE's TPU device plugin hands the container its ``/dev/vfio/*``
+    (v5e, v6e) or ``/dev/accel*`` device nodes, so from GKE 1.28 TPU pods run unprivileged
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/tpus, "Run your workload on TPU slice
+    nodes": privileged mode only before 1.28). The runtime's default capability set, which ``drop: [ALL]``
+    removes, never held ``IPC_LOCK`` or ``SYS_ADMIN`` (containerd ``oci/spec.go``
+    ``defaultUnixCaps``), so a TPU runtime that ran under the default set needs none of it back; each
+    engine's documented additions are passed as ``add``.
+    """
+    return k8s.core.v1.SecurityContextArgs(
+        allow_privilege_escalation=False,
+        capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"], add=list(add) or None),
+        run_as_non_root=True if run_as_user is not None else None,
+        run_as_user=run_as_user,
+        run_as_group=run_as_user,
+        read_only_root_filesystem=True if read_only_root else None,
+    )
+
+
+def pod_security() -> k8s.core.v1.PodSecurityContextArgs:
+    """A pod's hardened context: the runtime's default seccomp profile."""
+    return k8s.core.v1.PodSecurityContextArgs(
+        seccomp_profile=k8s.core.v1.SeccompProfileArgs(type=RUNTIME_DEFAULT_SECCOMP)
     )
 
 

@@ -28,7 +28,7 @@ from .backends.jetstream import PathwaysServing
 from .backends.pathways_job import PathwaysWorkload
 from .backends.saxml import SaxmlServing
 from .backends.vllm import VllmServing
-from .buckets import Buckets
+from .buckets import Buckets, SharedBuckets
 from .cluster import TpuCluster
 from .controllers import ControllerInstall
 from .cpu_nodepool import CpuNodePool
@@ -50,6 +50,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     CpuNodePool,
     WorkloadIdentity,
     Buckets,
+    SharedBuckets,
     ProjectServices,
     Tenancy,
     ControllerInstall,

@@ -45,12 +45,21 @@ A plain Gateway needs no more than the base APIs
 (https://cloud.google.com/kubernetes-engine/docs/how-to/deploying-gateways, "Before you begin")."""
 
 
-def required_apis(image_streaming: bool, inference_pool: bool = False) -> tuple[str, ...]:
+BINARY_AUTHORIZATION_API = "binaryauthorization.googleapis.com"
+"""Binary Authorization API, required before a cluster enforces Binary Authorization: "Enable the Binary
+Authorization API" (https://cloud.google.com/binary-authorization/docs/setting-up, "Enable Binary
+Authorization")."""
+
+
+def required_apis(
+    image_streaming: bool, inference_pool: bool = False, binary_authorization: bool = False
+) -> tuple[str, ...]:
     """The APIs a stack needs, in a stable order: the base set, then one per feature that needs its own."""
     return (
         BASE_APIS
         + ((IMAGE_STREAMING_API,) if image_streaming else ())
         + ((NETWORK_SERVICES_API,) if inference_pool else ())
+        + ((BINARY_AUTHORIZATION_API,) if binary_authorization else ())
     )
 
 

@@ -11,13 +11,10 @@ reported.
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 Enforcement = Literal["mandatory", "advisory"]
 
@@ -49,46 +46,14 @@ INTERNAL_LB_ANNOTATIONS = {
 SERVING_KINDS = frozenset({"Deployment", "StatefulSet", "LeaderWorkerSet", "JobSet"})
 """Kinds whose containers serve: each needs probes and resource requests."""
 
-ALLOWLIST_FILE = "policy_allowlist.json"
-"""Each serving backend's package (``components/backends/<backend>/``) holds the policy exceptions it
-needs in this file: a list of ``{"kind", "name", "finding", "why"}``."""
-
-
-def backend_folders() -> Path:
-    """``components/backends`` of this checkout, or of the installed library when this pack is installed.
-
-    The policy pack runs in its own virtualenv without the library (pulumi-policy pins protobuf and
-    grpcio differently), so the allowlists are read as files, never imported.
-    """
-    here = Path(__file__).resolve().parent.parent / "components" / "backends"
-    if here.is_dir():
-        return here
-    spec = importlib.util.find_spec("tpu_serving")  # locates the package without importing it
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        if (Path(location) / "backends").is_dir():
-            return Path(location) / "backends"
-    raise RuntimeError(f"no serving backends found next to {Path(__file__).resolve().parent} nor installed")
-
-
-def load_allowlist(backends: Path | None = None) -> dict[tuple[str, str, str], str]:
-    """Every backend's allowlist entries, as (kind, object name or *, finding) -> why it is allowed."""
-    folders = sorted(p for p in (backends or backend_folders()).iterdir() if (p / "__init__.py").is_file())
-    allowed: dict[tuple[str, str, str], str] = {}
-    for folder in folders:
-        path = folder / ALLOWLIST_FILE
-        if not path.is_file():
-            raise RuntimeError(f"backend {folder.name} has no {ALLOWLIST_FILE}")
-        for entry in json.loads(path.read_text()):
-            key = (str(entry["kind"]), str(entry["name"]), str(entry["finding"]))
-            if key in allowed or not str(entry.get("why", "")).strip():
-                raise RuntimeError(f"{path}: {key} is listed twice or has no reason")
-            allowed[key] = f"{entry['why']} ({folder.name})"
-    return allowed
-
-
-ALLOWLIST: dict[tuple[str, str, str], str] = load_allowlist()
-"""(kind, object name or *, finding) -> why it is allowed, from every backend's ``policy_allowlist.json``.
-Findings: ``hostNetwork``, ``privileged:<container>``, ``capability:<container>:<CAP>``."""
+if TYPE_CHECKING or __package__:  # tpu_serving_policy.rules (the tests, mypy, the offline check)
+    from .allowlist import ALLOWLIST as ALLOWLIST
+    from .allowlist import ALLOWLIST_FILE as ALLOWLIST_FILE
+    from .allowlist import allowed as _allowed
+    from .allowlist import backend_folders as backend_folders
+    from .allowlist import load_allowlist as load_allowlist
+else:  # rules, beside the pack's __main__.py in CrossGuard
+    from allowlist import allowed as _allowed
 
 
 @dataclass(frozen=True)
@@ -159,10 +124,6 @@ def _containers(pod: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return list(pod.get("containers") or []) + list(pod.get("initContainers") or [])
 
 
-def _allowed(kind: str, name: str, finding: str) -> bool:
-    return (kind, name, finding) in ALLOWLIST or (kind, "*", finding) in ALLOWLIST
-
-
 # --------------------------------------------------------------------------- GKE
 
 
@@ -214,7 +175,7 @@ def _gke_deletion_protection(r: Resource) -> Iterator[str]:
 
 def _gke_private_nodes(r: Resource) -> Iterator[str]:
     if r.type == CLUSTER and _get(r.inputs, "privateClusterConfig", "enablePrivateNodes") is not True:
-        yield "nodes have external IPs; consider cluster.privateNodes"
+        yield "nodes have external IPs (cluster.privateNodes is false)"
 
 
 def _gke_authorized_networks(r: Resource) -> Iterator[str]:
@@ -235,11 +196,28 @@ def _iam_project_storage(r: Resource) -> Iterator[str]:
         yield f"project-wide storage role {r.inputs['role']}; grant it on the stack's buckets instead"
 
 
+SHARED_BUCKETS = "tpu-serving:index:SharedBuckets"  # declares existing buckets a stack reads (input bucketNames)
+
+
+SHARED_READ_ROLE = "roles/storage.objectViewer"
+PUBLIC_PRINCIPALS = frozenset({"allUsers", "allAuthenticatedUsers"})
+
+
 def _iam_stack_buckets(resources: Sequence[Resource]) -> Iterator[str]:
     buckets = {r.inputs.get("name") for r in resources if r.type == BUCKET}
-    for r in resources:
-        if r.type in BUCKET_IAM and r.inputs.get("bucket") not in buckets:
-            yield f"{r.name}: storage role on bucket {r.inputs.get('bucket')!r}, which is not one of the stack's"
+    shared = {n for r in resources if r.type == SHARED_BUCKETS for n in r.inputs.get("bucketNames") or ()}
+    for r in (r for r in resources if r.type in BUCKET_IAM):
+        bucket, role = r.inputs.get("bucket"), r.inputs.get("role")
+        members = [r.inputs.get("member"), *(r.inputs.get("members") or ())]
+        if PUBLIC_PRINCIPALS & set(members):
+            yield f"{r.name}: bucket {bucket!r} granted to the public ({', '.join(sorted(PUBLIC_PRINCIPALS & set(members)))})"
+        if bucket in shared and bucket not in buckets and role != SHARED_READ_ROLE:
+            yield f"{r.name}: {role} on the shared bucket {bucket!r}; a declared shared bucket is read only ({SHARED_READ_ROLE})"
+        elif bucket not in buckets | shared:
+            yield (
+                f"{r.name}: storage role on bucket {bucket!r}, which is neither one of the stack's buckets nor a "
+                "declared shared bucket (sharedBuckets in the stack file, or a SharedBuckets component)"
+            )
 
 
 def _gcs_ubla(r: Resource) -> Iterator[str]:
@@ -315,6 +293,59 @@ def _k8s_probes_requests(r: Resource) -> Iterator[str]:
                 yield f"container {c.get('name')} has no resource requests"
 
 
+SECCOMP_CONFINED = frozenset({"RuntimeDefault", "Localhost"})  # Unconfined and unset do not, on GKE Standard
+
+
+def _k8s_hardened_pods(r: Resource) -> Iterator[str]:
+    """Pods: seccomp, no token unless allowlisted; unprivileged containers: no escalation, drop ALL."""
+    if not is_kubernetes(r):
+        return
+    kind, name = r.inputs["kind"], _get(r.inputs, "metadata", "name", default="")
+    for pod in pod_specs(r.inputs):
+        if _get(pod, "securityContext", "seccompProfile", "type") not in SECCOMP_CONFINED:
+            yield "pod without seccompProfile RuntimeDefault"
+        containers = _containers(pod)
+        if pod.get("automountServiceAccountToken") is not False and not any(
+            _allowed(kind, name, f"serviceAccountToken:{c.get('name')}") for c in containers
+        ):
+            yield "pod mounts a service account token (automountServiceAccountToken is not false) it is not allowed"
+        for c in containers:
+            sc = c.get("securityContext") or {}
+            if sc.get("privileged"):
+                continue
+            if sc.get("allowPrivilegeEscalation") is not False:
+                yield f"container {c.get('name')}: allowPrivilegeEscalation is not false"
+            if "ALL" not in (_get(sc, "capabilities", "drop", default=[]) or []):
+                yield f"container {c.get('name')}: capabilities are not dropped (drop: [ALL])"
+
+
+def _cpu_pods(r: Resource) -> Iterator[Mapping[str, Any]]:
+    """The pods of ``r`` that neither hold TPU chips nor select a TPU node: they share the CPU pool's nodes."""
+    for pod in pod_specs(r.inputs) if is_kubernetes(r) else ():
+        tpu = any(TPU_RESOURCE in (_get(c, "resources", "limits", default={}) or {}) for c in _containers(pod))
+        if not tpu and ACCELERATOR_LABEL not in (pod.get("nodeSelector") or {}):
+            yield pod
+
+
+def _k8s_cpu_pool_memory_limits(r: Resource) -> Iterator[str]:
+    kind, name = r.inputs.get("kind", ""), _get(r.inputs, "metadata", "name", default="")
+    for pod in _cpu_pods(r):
+        for c in _containers(pod):
+            if not _get(c, "resources", "limits", "memory") and not _allowed(
+                kind, name, f"memoryLimit:{c.get('name')}"
+            ):
+                yield f"container {c.get('name')} on the CPU pool has no memory limit"
+
+
+def _k8s_cpu_pool_non_root(r: Resource) -> Iterator[str]:
+    for pod in _cpu_pods(r):
+        yield from (
+            f"container {c.get('name')} on the CPU pool may run as root (runAsNonRoot is not set)"
+            for c in _containers(pod)
+            if not (_get(c, "securityContext", "runAsNonRoot") or _get(pod, "securityContext", "runAsNonRoot"))
+        )
+
+
 CREDENTIAL_ENV = re.compile(r"(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_KEY|ACCESS_KEY|PRIVATE_KEY)($|_)")
 """Environment variable names that hold credentials (HF_TOKEN, AWS_SECRET_ACCESS_KEY, DB_PASSWORD...)."""
 
@@ -362,7 +393,7 @@ RULES: tuple[Rule, ...] = (
         stack_check=_project_roles,
     ),
     Rule("gke-deletion-protection", "Clusters have deletion protection.", "mandatory", _gke_deletion_protection),
-    Rule("gke-private-nodes", "Nodes without external IPs.", "advisory", _gke_private_nodes),
+    Rule("gke-private-nodes", "Nodes without external IPs.", "mandatory", _gke_private_nodes),
     Rule(
         "gke-authorized-networks",
         "The control plane accepts only authorized networks.",
@@ -415,6 +446,15 @@ RULES: tuple[Rule, ...] = (
         "mandatory",
         _k8s_no_literal_credentials,
     ),
+    Rule(
+        "k8s-hardened-pods",
+        "Pods confined by seccomp RuntimeDefault, with no service account token unless allowlisted; containers "
+        "without privilege escalation and with every capability dropped (added back only as allowlisted).",
+        "mandatory",
+        _k8s_hardened_pods,
+    ),
+    Rule("k8s-cpu-pool-memory-limits", "CPU-pool pods have memory limits.", "mandatory", _k8s_cpu_pool_memory_limits),
+    Rule("k8s-cpu-pool-non-root", "CPU-pool pods run as non-root users.", "advisory", _k8s_cpu_pool_non_root),
     Rule("k8s-mutable-image-tags", "Images are pinned, not `latest` or untagged.", "advisory", _k8s_mutable_tags),
 )
 
@@ -427,12 +467,25 @@ def evaluate(resources: Sequence[Resource], rules: Sequence[Rule] = RULES) -> li
             for r in resources:
                 found += [Violation(rule.name, rule.enforcement, r.urn or r.name, m) for m in rule.check(r)]
         if rule.stack_check is not None:
-            found += [Violation(rule.name, rule.enforcement, "<stack>", m) for m in rule.stack_check(resources)]
+            found += [
+                Violation(rule.name, rule.enforcement, stack_label(resources), m) for m in rule.stack_check(resources)
+            ]
     return found
 
 
+def stack_label(resources: Sequence[Resource]) -> str:
+    """``stack <name>``, read off the resources' URNs (``urn:pulumi:<stack>::<project>::...``), for the
+    findings of a rule over the whole stack."""
+    for r in resources:
+        if r.urn and r.urn.startswith("urn:pulumi:"):
+            return f"stack {r.urn.removeprefix('urn:pulumi:').split('::', 1)[0]}"
+    return "the stack"
+
+
 def from_plan(plan: Mapping[str, Any]) -> list[Resource]:
-    """The resources of an offline plan (``build/<stack>/plan.json``)."""
+    """The resources of an offline plan (``build/<stack>/plan.json``): the custom ones, and the components
+    that declare shared buckets (CrossGuard's stack policies see components too: a ``PolicyResource``'s
+    ``parent`` is one, pulumi/pulumi-policy#364)."""
     return [
         Resource(
             type=r["type"],
@@ -443,5 +496,5 @@ def from_plan(plan: Mapping[str, Any]) -> list[Resource]:
             dependencies=tuple(r.get("dependencies", ())),
         )
         for r in plan["resources"]
-        if r.get("custom")
+        if r.get("custom") or r["type"] == SHARED_BUCKETS
     ]

@@ -100,3 +100,18 @@ def waits_for(plan: Plan, res) -> set[str]:
         seen.add(urn)
         todo += list(by_urn[urn].dependencies) + [r.urn for r in plan.resources if r.parent == urn]
     return seen
+
+
+HARDENED_DIFFERENCES: list[tuple[str, str]] = [
+    (
+        r"(.*\.)?spec\.automountServiceAccountToken",
+        "no service account token in pods that never call the Kubernetes API (Checkov CKV_K8S_38)",
+    ),
+    (
+        r"(.*\.)?spec\.securityContext\.seccompProfile\.type",
+        "seccomp RuntimeDefault, which GKE Standard does not apply by itself (CKV_K8S_31)",
+    ),
+    (r".*\.securityContext\.allowPrivilegeEscalation", "no privilege escalation (CKV_K8S_20)"),
+    (r".*\.securityContext\.capabilities\.drop", "every capability dropped, NET_RAW with them (CKV_K8S_28, _37)"),
+]
+"""The hardened pod defaults (issue: security baseline), a deliberate difference from every seed and example."""

@@ -192,7 +192,7 @@ CASES: list[tuple[str, str, dict, str]] = (
             "vllm",
             with_change(
                 "tpu-serving:cluster",
-                {"name": "vllm", "managedPrometheus": False},
+                {"name": "vllm", "publicControlPlane": True, "managedPrometheus": False},
                 with_serving(VLLM, autoscaling={"maxReplicas": 1}),
             ),
             "tpu-serving:serving.autoscaling",
@@ -238,7 +238,7 @@ CASES: list[tuple[str, str, dict, str]] = (
             "vllm",
             with_change(
                 "tpu-serving:cluster",
-                {"name": "vllm", "imageStreaming": False},
+                {"name": "vllm", "publicControlPlane": True, "imageStreaming": False},
                 with_change("tpu-serving:tpuSlices/0/imageCacheDisk", "global/images/vllm-tpu-cache", VLLM),
             ),
             "tpu-serving:tpuSlices[0].imageCacheDisk",
@@ -349,7 +349,11 @@ CASES: list[tuple[str, str, dict, str]] = (
             "vllm",
             {
                 **VLLM,
-                "tpu-serving:cluster": {"name": "vllm", "minMasterVersion": "1.33.5-gke.1000"},
+                "tpu-serving:cluster": {
+                    "name": "vllm",
+                    "publicControlPlane": True,
+                    "minMasterVersion": "1.33.5-gke.1000",
+                },
                 "tpu-serving:gateway": {"inferencePool": True},
             },
             "tpu-serving:cluster.minMasterVersion",

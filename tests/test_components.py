@@ -69,7 +69,14 @@ def test_nodepool_component_one_pool_per_slice():
 
 def cluster_args_for_test(**overrides) -> TpuClusterArgs:
     return TpuClusterArgs(
-        **{"project": "p-123456", "region": "us-east5", "zone": "us-east5-b", "name": "c", **overrides}
+        **{
+            "project": "p-123456",
+            "region": "us-east5",
+            "zone": "us-east5-b",
+            "name": "c",
+            "public_control_plane": True,
+            **overrides,
+        }
     )
 
 
@@ -92,9 +99,14 @@ def test_cluster_component_children_and_dependencies():
         "gcp:container/cluster:Cluster",
         "gcp:container/nodePool:NodePool",
         "pulumi:providers:kubernetes",
+        "gcp:compute/router:Router",  # private nodes by default, with their Cloud NAT
+        "gcp:compute/routerNat:RouterNat",
     }
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["deletionProtection"] is False
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert "masterAuth" not in cluster.inputs  # force-new: declaring GKE's default could replace a cluster
+    assert "binaryAuthorization" not in cluster.inputs
     roles = plan.of_type("gcp:projects/iAMMember:IAMMember")
     assert sorted(r.inputs["role"] for r in roles) == sorted(NODE_ROLES)
     # The cluster's nodes start only once their service account may write logs and metrics.
@@ -114,8 +126,13 @@ def test_cluster_private_nodes_get_cloud_nat():
     assert router.urn in nat.dependencies
     (cpu,) = plan.of_type("gcp:container/nodePool:NodePool")
     assert nat.urn in cpu.dependencies
-    public = run(lambda: TpuCluster("c", cluster_args_for_test()))
+    public = run(lambda: TpuCluster("c", cluster_args_for_test(private_nodes=False)))
     assert not public.of_type("gcp:compute/routerNat:RouterNat")
+    existing = {"cloud_nat": "existing", "existing_nat_router": "net-router", "existing_nat": "net-nat"}
+    shared = run(lambda: TpuCluster("c", cluster_args_for_test(**existing)))
+    assert not shared.of_type("gcp:compute/routerNat:RouterNat") and not shared.of_type("gcp:compute/router:Router")
+    (private,) = shared.of_type("gcp:container/cluster:Cluster")
+    assert private.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():

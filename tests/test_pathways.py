@@ -8,7 +8,7 @@ import json
 import pytest
 import yaml
 
-from tests.conftest import SEED_MANIFESTS, flatten, plan_of, seed_differences
+from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import plan_edited
 from tpu_serving import catalog
 from tpu_serving_tools import schema
@@ -77,6 +77,7 @@ LEAD = f"{TEMPLATE}.leaderTemplate"
 WORK = f"{TEMPLATE}.workerTemplate"
 SCRATCH = "stack's own scratch bucket instead of gs://cloud-pathways-staging"
 DIFFERENCES: list[tuple[str, str]] = [
+    *HARDENED_DIFFERENCES,
     # (regular expression over the flattened path, reason)
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (r"(metadata|.*\.metadata)\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),

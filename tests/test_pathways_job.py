@@ -176,7 +176,11 @@ def test_pathways_job_custom_components_render():
 
 def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
     cfg = with_serving()
-    cfg["tpu-serving:cluster"] = {"name": "pwjob", "cpuPool": {"machineType": "n2-highmem-32"}}
+    cfg["tpu-serving:cluster"] = {
+        "name": "pwjob",
+        "publicControlPlane": True,
+        "cpuPool": {"machineType": "n2-highmem-32"},
+    }
     with pytest.raises(ConfigError) as exc:
         load(cfg)
     (problem,) = exc.value.problems

@@ -93,7 +93,7 @@ FIXTURES = {
         _set(lambda p: (first(p, "gcp:projects/iAMMember:IAMMember")["inputs"], "role"), "roles/container.admin"),
     ),
     "gke-deletion-protection": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "deletionProtection"), False)),
-    "gke-private-nodes": (LLAMA, lambda p: None),
+    "gke-private-nodes": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "privateClusterConfig"), ...)),
     "gke-authorized-networks": (LLAMA, lambda p: None),
     "iam-no-basic-roles": (
         LLAMA,
@@ -142,6 +142,12 @@ FIXTURES = {
         VLLM,
         lambda p: pod(kind(p, "LeaderWorkerSet"))["containers"][0]["env"].append({"name": "HF_TOKEN", "value": "hf_x"}),
     ),
+    "k8s-hardened-pods": (VLLM, _set(lambda p: (pod(kind(p, "LeaderWorkerSet")), "securityContext"), ...)),
+    "k8s-cpu-pool-memory-limits": (
+        VLLM,
+        _set(lambda p: (pod(kind(p, "Deployment"))["containers"][0]["resources"], "limits"), ...),
+    ),
+    "k8s-cpu-pool-non-root": (SAX, lambda p: None),  # sax-http keeps its image's user
     "k8s-mutable-image-tags": (
         SAX,
         _set(lambda p: (pod(kind(p, "Deployment", "sax-http"))["containers"][0], "image"), "example/sax-http"),
@@ -182,14 +188,17 @@ def test_policy_allowlisted_privileges_pass_and_others_fail():
 
 
 def test_policy_allowlist_is_each_backends_own_file():
-    """The allowlist is the union of the backend packages' files, each entry tagged with its backend."""
+    """The allowlist is the union of the backend packages' files, each entry tagged with its backend, and of
+    the shared components' file (the gateway's endpoint picker)."""
     backends = ROOT / "components" / "backends"
     files = sorted(backends.glob(f"*/{ALLOWLIST_FILE}"))
     assert {f.parent.name for f in files} == {"jetstream", "pathways_job", "saxml", "vllm"}
     entries = [(f.parent.name, e) for f in files for e in json.loads(f.read_text())]
-    assert len(entries) == len(ALLOWLIST) == 5
+    shared = json.loads((ROOT / "components" / ALLOWLIST_FILE).read_text())
+    assert len(entries) + len(shared) == len(ALLOWLIST) == 7
     for backend, e in entries:
         assert ALLOWLIST[(e["kind"], e["name"], e["finding"])].endswith(f"({backend})")
+    assert [ALLOWLIST[(e["kind"], e["name"], e["finding"])][-12:] for e in shared] == ["(components)"]
     # the saxml model servers' host network is allowed only through saxml's file
     assert ("JobSet", "sax-model-server-set", "hostNetwork") in ALLOWLIST
 
@@ -197,8 +206,9 @@ def test_policy_allowlist_is_each_backends_own_file():
 def test_policy_allowlist_refuses_a_backend_without_its_file_or_a_doubled_entry(tmp_path):
     import shutil
 
-    copy_ = tmp_path / "backends"
+    copy_ = tmp_path / "components" / "backends"
     shutil.copytree(ROOT / "components" / "backends", copy_, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "components" / ALLOWLIST_FILE, copy_.parent / ALLOWLIST_FILE)
     assert len(load_allowlist(copy_)) == len(ALLOWLIST)
     saxml = copy_ / "saxml" / ALLOWLIST_FILE
     doubled = json.loads(saxml.read_text())
@@ -281,3 +291,51 @@ def test_policy_cli_reports_an_invalid_stack_without_traceback(tmp_path):
     bad = root / "stacks" / "Pulumi.llama31-405b-v6e16.yaml"
     bad.write_text(bad.read_text().replace("slice: v6e-16", "slice: v6e-12"))
     assert check.main(["--stack", "llama31-405b-v6e16", "--root", str(root)]) == 2
+
+
+@pytest.mark.parametrize(
+    "weaken, finding",
+    [
+        (lambda c, p: c["securityContext"].pop("allowPrivilegeEscalation"), "allowPrivilegeEscalation is not false"),
+        (lambda c, p: c["securityContext"]["capabilities"].pop("drop"), "capabilities are not dropped"),
+        (lambda c, p: p.pop("automountServiceAccountToken"), "mounts a service account token"),
+        (lambda c, p: p["securityContext"]["seccompProfile"].update(type="Unconfined"), "seccompProfile"),
+    ],
+    ids=["escalation", "drop", "token", "seccomp"],
+)
+def test_policy_hardened_pods_each_default_is_checked(weaken, finding):
+    plan = plan_json(VLLM)
+    assert not [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-hardened-pods"]
+    p = pod(kind(plan, "LeaderWorkerSet"))
+    weaken(p["containers"][0], p)
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-hardened-pods"]
+    assert finding in v.message and v.enforcement == "mandatory"
+
+
+def test_policy_token_is_allowed_only_to_the_allowlisted_api_callers():
+    plan = plan_json(SAX)
+    publisher = pod(kind(plan, "Job"))
+    assert publisher["automountServiceAccountToken"] is True  # allowlisted: it patches its state ConfigMap
+    assert not [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-hardened-pods"]
+    publisher["containers"][0]["name"] = "other"
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "k8s-hardened-pods"]
+    assert "service account token" in v.message
+
+
+def test_policy_shared_buckets_are_accepted_and_others_named():
+    plan = plan_json(LLAMA)
+    grant = first(plan, "gcp:storage/bucketIAMMember:BucketIAMMember")
+    grant["inputs"]["bucket"] = "team-weights"
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    assert "'team-weights'" in v.message and v.resource == f"stack {LLAMA}"
+    _add_resource("tpu-serving:index:SharedBuckets", "llama405b-shared", {"bucketNames": ["team-weights"]})(plan)
+    plan["resources"][-1]["custom"] = False
+    grant["inputs"]["role"] = "roles/storage.objectViewer"
+    assert not [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    # a shared bucket is read only, and no bucket is granted to the public
+    grant["inputs"]["role"] = "roles/storage.objectUser"
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    assert "roles/storage.objectUser on the shared bucket 'team-weights'" in v.message
+    grant["inputs"].update(role="roles/storage.objectViewer", member="allUsers")
+    (v,) = [v for v in evaluate(from_plan(plan)) if v.rule == "iam-storage-on-stack-buckets"]
+    assert "granted to the public (allUsers)" in v.message

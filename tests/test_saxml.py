@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 import yaml
 
-from tests.conftest import ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
+from tests.conftest import HARDENED_DIFFERENCES, ROOT, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import SAX_CONFIG, load, plan_edited
 from tpu_serving.backends.saxml import publisher as saxml_publisher
 from tpu_serving.config import ConfigError
@@ -35,6 +35,7 @@ def seed_objects() -> dict[tuple[str, str], dict]:
 POD = r"spec\.template\.spec"
 MODEL_POD = r"spec\.replicatedJobs\[sax-model-server\]\.template\.spec\.template"
 DIFFERENCES: list[tuple[str, str]] = [
+    *HARDENED_DIFFERENCES,
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (r"(.*\.)?metadata\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
     (
@@ -46,6 +47,14 @@ DIFFERENCES: list[tuple[str, str]] = [
         "health probes the seed lacks",
     ),
     (rf"{POD}\.containers\[sax-(admin-server|http)\]\.resources\.requests\..*", "CPU/memory requests the seed lacks"),
+    (
+        rf"{POD}\.containers\[sax-(admin-server|http)\]\.resources\.limits\.memory",
+        "memory limited to the request on the shared CPU pool (CKV_K8S_13)",
+    ),
+    (
+        rf"{POD}\.containers\[sax-admin-server\]\.securityContext\.(runAsNonRoot|runAsUser|runAsGroup)",
+        "the admin server runs as nobody: its image needs no root (google/saxml Dockerfile.admin)",
+    ),
     (rf"{POD}\.containers\[sax-admin-server\]\.env\[GSBUCKET\]\.value", "the stack's state bucket (seed: placeholder)"),
     (
         rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value",
@@ -136,7 +145,10 @@ def test_saxml_model_servers_from_pools():
     assert "--platform_chip=tpuv5e" in c["args"] and "--sax_cell=/sax/test" in c["args"]
     assert c["resources"]["limits"] == {"google.com/tpu": "4"}
     assert {"name": "MEGASCALE_NUM_SLICES", "value": ""} in c["env"]
-    assert "securityContext" not in c
+    # not privileged: hardened, as every TPU container from GKE 1.28
+    assert c["securityContext"] == {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}
+    assert pod["securityContext"] == {"seccompProfile": {"type": "RuntimeDefault"}}
+    assert pod["automountServiceAccountToken"] is False
 
 
 def test_saxml_publication_job_for_the_stack_model():
@@ -203,7 +215,7 @@ def test_saxml_privileged_auto_with_latest_gke_is_not_privileged():
     pod = objects(plan)[("JobSet", "sax-model-server-set")]["spec"]["replicatedJobs"][0]["template"]["spec"][
         "template"
     ]["spec"]
-    assert "securityContext" not in pod["containers"][0]
+    assert "privileged" not in pod["containers"][0]["securityContext"]
 
 
 def test_saxml_model_servers_on_the_host_network_may_reach_the_admin_port():

@@ -10,7 +10,7 @@ import shlex
 import pytest
 import yaml
 
-from tests.conftest import REFERENCE, flatten, plan_of, seed_differences
+from tests.conftest import HARDENED_DIFFERENCES, REFERENCE, flatten, plan_of, seed_differences
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import (
@@ -100,6 +100,7 @@ def normalise(obj: dict) -> dict[str, object]:
 
 
 DIFFERENCES: list[tuple[str, str]] = [
+    *HARDENED_DIFFERENCES,
     (r"metadata\.(namespace|labels\..*|annotations\..*)", "own namespace, ownership labels, exclusive topology"),
     (r"metadata\.name", "the Service is named by the stack (serviceName)"),
     (

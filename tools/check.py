@@ -121,7 +121,9 @@ def main(argv: list[str] | None = None) -> int:
         print("\n".join(summary(label, results)), flush=True)
         ok = ok and all(r.ok for r in results)
     shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
-    print(f"across the {len(plans)} stack(s): one-per-scope resources unique {shared.passed}/{shared.total}")
+    print(
+        f"across the {len(plans)} stack(s): one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
+    )
     for f in shared.failures():
         print(f"  [scope] {f.subject}: {f.reason}")
     return 0 if ok and shared.ok else 1

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("tpu_serving_tools.check", "runtime model over the stacks"),
     "policy": ("tpu_serving_policy.check", "policy rules over the stacks"),
     "diff": ("tpu_serving_tools.diff", "preview diff against a git ref"),
+    "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
 }
 
 

@@ -25,6 +25,7 @@ from tpu_serving_tools.offline import (
     opaque_resources,
     preview_stack,
 )
+from tpu_serving_tools.security_notes import security_summary
 
 if TYPE_CHECKING:
     from tpu_serving.catalog import SliceShape
@@ -89,6 +90,7 @@ def summary(plan: Plan) -> str:
             *rows,
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
+            *security_summary(plan.resources),
         ]
     )
 

@@ -16,7 +16,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from .. import capacity as capacity_rules
 from .. import catalog
 from ..backends import Serving
-from ..buckets import BucketSpec, StorageClass
+from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
@@ -52,6 +52,13 @@ if TYPE_CHECKING:
 else:
     CpuPoolConfig = ClusterConfig.model_fields["cpu_pool"].annotation
 """The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
+
+
+if TYPE_CHECKING:
+    SharedBucketConfig: TypeAlias = SharedBucket
+else:
+    SharedBucketConfig = settings_model(SharedBucket, "SharedBucketConfig")
+"""An entry of the stack file's ``sharedBuckets``: the fields of :class:`~tpu_serving.buckets.SharedBucket`."""
 
 
 if TYPE_CHECKING:
@@ -289,6 +296,11 @@ class StackConfig(Model):
     cluster: ClusterConfig = Field(description="The GKE cluster.")
     tpu_slices: list[TpuSliceConfig] = Field(min_length=1, description="The TPU slices, one node pool each.")
     buckets: list[BucketConfig] = Field(min_length=1, description="GCS buckets of the stack; at most one per purpose.")
+    shared_buckets: list[SharedBucketConfig] = Field(
+        default_factory=list,
+        description="Existing buckets the serving workloads read (a shared weights bucket, say): read access "
+        "(roles/storage.objectViewer) on each bucket alone; the stack never creates, changes or deletes them.",
+    )
     workload_identity: WorkloadIdentityConfig = Field(description="The workloads' Kubernetes and GCP service accounts.")
     tenancy: TenancyConfig = Field(
         default_factory=TenancyConfig, description="Quota, network policy, priorities and RBAC of the namespace."
@@ -306,6 +318,14 @@ class StackConfig(Model):
         default_factory=ObservabilityConfig,
         description="Metrics scraping, the dashboard and the alert policies of the serving workload.",
     )
+
+    @field_validator("shared_buckets")
+    @classmethod
+    def _shared_once(cls, v: list[SharedBucketConfig]) -> list[SharedBucketConfig]:
+        problems = SharedBucketsArgs(tuple(v)).problems() if v else []
+        if problems:
+            raise ValueError("; ".join(p.removeprefix("buckets: ") for p in problems))
+        return v
 
     @field_validator("project")
     @classmethod

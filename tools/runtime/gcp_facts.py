@@ -165,6 +165,14 @@ GROUPS_FOR_RBAC = "https://cloud.google.com/kubernetes-engine/docs/how-to/google
 """Google Groups for RBAC: the cluster needs ``authenticatorGroupsConfig.securityGroup`` =
 ``gke-security-groups@<domain>`` for Group subjects to be recognised."""
 
+NAT_PER_SUBNET_RANGE = (
+    "https://cloud.google.com/python/docs/reference/compute/latest/google.cloud.compute_v1.types.RouterNat."
+    "SourceSubnetworkIpRangesToNat"
+)
+"""A Cloud NAT that serves every subnet range of its network and region (``ALL_SUBNETWORKS_ALL_IP_RANGES``)
+must be the only one there: "if this field contains ALL_SUBNETWORKS_ALL_IP_RANGES then there should not be any
+other Router.Nat section in any Router for this network in this region" (Compute API ``RouterNat``)."""
+
 CLOUD_NAT_FOR_PRIVATE_NODES = "https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub"
 """Private nodes have no external IP: pulling images from outside Google (e.g. docker.io) needs Cloud NAT."""
 

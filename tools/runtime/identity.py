@@ -284,13 +284,22 @@ def ray_worker_needs(pod: Pod, pods: Sequence[Pod]) -> list[BucketNeed]:
     ]
 
 
+def shared_needs(view: PlanView, pod: Pod) -> list[BucketNeed]:
+    """Read access to each shared bucket the stack file declares (``sharedBuckets``), for every pod that holds
+    TPU chips: the model servers are what such a bucket is declared for."""
+    if not any("tpu" in c.requested for c in pod.containers):
+        return []
+    declared = view.setting("sharedBuckets") or []
+    return [BucketNeed(str(b["name"]), "read", "declared shared bucket (sharedBuckets)") for b in declared]
+
+
 def check(view: PlanView) -> CategoryResult:
     """One finding per (pod role, bucket, access), deduplicated across identical pods."""
     pools = node_pools(view)
     findings: dict[str, Finding] = {}
     pods = pods_of(view)
     for pod in pods:
-        for need in pod_needs(pod) + ray_worker_needs(pod, pods):
+        for need in pod_needs(pod) + ray_worker_needs(pod, pods) + shared_needs(view, pod):
             subject = f"pod-role {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} -> gs://{need.bucket} ({need.access})"
             if subject in findings:
                 continue

@@ -126,13 +126,31 @@ def _region(location: str) -> str:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
+def _declared_existing_nat(view: PlanView) -> str | None:
+    """``<router>/<nat>`` of the existing Cloud NAT the stack file names (``cluster.cloudNat: existing``)."""
+    cluster = view.setting("cluster")
+    if isinstance(cluster, dict) and cluster.get("cloudNat") == "existing":
+        return f"{cluster.get('existingNatRouter')}/{cluster.get('existingNat')}"
+    return None
+
+
 def nat_findings(view: PlanView) -> Iterator[Finding]:
-    """Private nodes need a RouterNat on a Router in the cluster's network and region."""
+    """Private nodes need a RouterNat on a Router in the cluster's network and region, or a stack file that
+    declares the network's existing one (made by another stack or by the network's owners)."""
     routers = {r["urn"]: r for r in view.of_type(ROUTER)}
     for c in view.of_type(CLUSTER):
         if not _get(c["inputs"], ("privateClusterConfig", "enablePrivateNodes")):
             continue
         network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
+        existing = _declared_existing_nat(view)
+        if existing and not view.of_type(ROUTER_NAT):
+            yield Finding(
+                f"cloud nat {c['name']}",
+                True,
+                f"the existing Cloud NAT {existing} of network {network} in {region} (cluster.cloudNat: existing), "
+                "which pulumi up looks up before creating anything",
+            )
+            continue
         ok_nat = None
         for nat in view.of_type(ROUTER_NAT):
             router = next(

@@ -24,22 +24,39 @@ class OnePerScope:
 
     what: str
     type: str
-    key: Callable[[Mapping[str, Any]], Key | None]
+    key: Callable[[Mapping[str, Any], PlanView], Key | None]
     source: str
 
 
-def _fields(*names: str) -> Callable[[Mapping[str, Any]], Key | None]:
-    def key(inputs: Mapping[str, Any]) -> Key | None:
+def _fields(*names: str) -> Callable[[Mapping[str, Any], PlanView], Key | None]:
+    def key(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
         values = tuple(str(inputs.get(n, "")) for n in names)
         return None if any(v in ("", UNKNOWN) for v in values) else values
 
     return key
 
 
-def _active_proxy_only(inputs: Mapping[str, Any]) -> Key | None:
+def _active_proxy_only(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
     if inputs.get("purpose") not in facts.PROXY_ONLY_PURPOSES or inputs.get("role", "ACTIVE") != "ACTIVE":
         return None
-    return _fields("project", "region", "network", "purpose")(inputs)
+    return _fields("project", "region", "network", "purpose")(inputs, view)
+
+
+def _nat_of_every_range(inputs: Mapping[str, Any], view: PlanView) -> Key | None:
+    """(project, region, network) of a Cloud NAT serving every subnet range, its network read off its Router."""
+    if inputs.get("sourceSubnetworkIpRangesToNat") != "ALL_SUBNETWORKS_ALL_IP_RANGES":
+        return None
+    router = next((r for r in view.of_type(ROUTER) if r["inputs"].get("name") == inputs.get("router")), None)
+    network = str(router["inputs"].get("network", "")).rsplit("/", 1)[-1] if router else ""
+    project, region = str(inputs.get("project", "")), str(inputs.get("region", ""))
+    return (
+        None
+        if UNKNOWN in (project, region, network) or "" in (project, region, network)
+        else (project, region, network)
+    )
+
+
+ROUTER = "gcp:compute/router:Router"
 
 
 SCOPED: tuple[OnePerScope, ...] = (
@@ -48,6 +65,12 @@ SCOPED: tuple[OnePerScope, ...] = (
         "gcp:compute/subnetwork:Subnetwork",
         _active_proxy_only,
         facts.PROXY_ONLY_SUBNETS,
+    ),
+    OnePerScope(
+        "Cloud NAT of every subnet range per (project, region, network)",
+        "gcp:compute/routerNat:RouterNat",
+        _nat_of_every_range,
+        facts.NAT_PER_SUBNET_RANGE,
     ),
     OnePerScope(
         "subnetwork name per (project, region)",
@@ -77,14 +100,56 @@ SCOPED: tuple[OnePerScope, ...] = (
 """What the cloud holds once per scope, with the source that says so."""
 
 
+def _nats_made(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[tuple[str, str, str]]]:
+    """(project, region, network) -> (stack, router, NAT) of each Cloud NAT serving every range a stack makes."""
+    made: dict[Key, list[tuple[str, str, str]]] = {}
+    for label, view in plans:
+        for r in view.of_type("gcp:compute/routerNat:RouterNat"):
+            key = _nat_of_every_range(r["inputs"], view)
+            if key is not None:
+                made.setdefault(key, []).append((label, str(r["inputs"].get("router")), str(r["inputs"].get("name"))))
+    return made
+
+
+def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
+    """Each stack that names an existing Cloud NAT (``cluster.cloudNat: existing``) against the NATs the checked
+    stacks make in its project, region and network: the one it names (deploy that stack first), none (it must
+    exist already), or others only (it names the wrong one, and its nodes would have no way out)."""
+    made, found = _nats_made(plans), []
+    for label, view in plans:
+        cluster = view.setting("cluster")
+        if not isinstance(cluster, dict) or cluster.get("cloudNat") != "existing":
+            continue
+        key = (
+            str(view.setting("project")),
+            str(view.setting("region")),
+            str(cluster.get("network", "default")),
+        )
+        named = (str(cluster.get("existingNatRouter")), str(cluster.get("existingNat")))
+        makers = made.get(key, [])
+        subject = f"scope existing Cloud NAT of {label}: {'/'.join(named)}"
+        owner = next((m[0] for m in makers if (m[1], m[2]) == named), None)
+        if owner:
+            found.append(Finding(subject, True, f"made by stack {owner}: deploy it first"))
+        elif makers:
+            others = ", ".join(f"{m[0]} makes {m[1]}/{m[2]}" for m in makers)
+            found.append(
+                Finding(subject, False, f"not the NAT of {'/'.join(key)}: {others} ({facts.NAT_PER_SUBNET_RANGE})")
+            )
+        else:
+            found.append(Finding(subject, True, "made by none of the checked stacks: it must exist already"))
+    return found
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
-    """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash."""
-    found: list[Finding] = []
+    """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
+    named existing Cloud NAT against the NATs the stacks make."""
+    found: list[Finding] = existing_nat_findings(plans)
     for rule in SCOPED:
         owners: dict[Key, list[str]] = {}
         for label, view in plans:
             for r in view.of_type(rule.type):
-                key = rule.key(r["inputs"])
+                key = rule.key(r["inputs"], view)
                 if key is not None:
                     owners.setdefault(key, []).append(f"{label}/{r['name']}")
         for key, who in sorted(owners.items()):

@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from ...catalog import SliceShape
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
-from ...podspec import http_probes, requests, tcp_probe
+from ...podspec import container_security, http_probes, pod_security, requests, tcp_probe
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
 
@@ -51,11 +51,9 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
     img, r = args.images, args.requests
     startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
-    jax_security = (
-        k8s.core.v1.SecurityContextArgs(capabilities=k8s.core.v1.CapabilitiesArgs(add=list(args.jax_capabilities)))
-        if args.jax_capabilities
-        else None
-    )
+    # Hardened (podspec.container_security); jax-tpu gets back only the capabilities the stack adds (the
+    # disaggregated seed's SYS_PTRACE, NET_ADMIN and SYS_TIME).
+    hardened = container_security()
     return [
         k8s.core.v1.ContainerArgs(
             name="pathways-proxy",
@@ -64,6 +62,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             args=[f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
             resources=requests(r.proxy_cpu, r.proxy_memory),
+            security_context=hardened,
             readiness_probe=tcp_probe(PROXY_PORT),
         ),
         k8s.core.v1.ContainerArgs(
@@ -84,6 +83,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             ],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
             resources=requests(r.resource_manager_cpu, r.resource_manager_memory),
+            security_context=hardened,
             readiness_probe=tcp_probe(RM_PORT),
         ),
         k8s.core.v1.ContainerArgs(
@@ -92,7 +92,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image_pull_policy="Always",
             args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode, args.shape),
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
-            security_context=jax_security,
+            security_context=container_security(add=args.jax_capabilities),
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)]
             + (
                 [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=args.maxtext.prometheus_port)]
@@ -110,6 +110,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             image_pull_policy="Always",
             ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
             resources=requests(r.http_cpu, r.http_memory),
+            security_context=hardened,
             readiness_probe=tcp_probe(HTTP_PORT),
         ),
     ]
@@ -130,6 +131,7 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
         ports=[k8s.core.v1.ContainerPortArgs(container_port=WORKER_PORT)],
         resources=requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
         readiness_probe=tcp_probe(WORKER_PORT),
+        security_context=container_security(),
     )
 
 
@@ -150,6 +152,10 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
             priority_class_name=args.priority_class_name,
             node_selector=selector,
             tolerations=tolerations,
+            security_context=pod_security(),
+            # No container calls the Kubernetes API; Workload Identity needs no mounted token (the GKE
+            # metadata server asks for the pod's own), so none is mounted.
+            automount_service_account_token=False,
         )
 
     template: dict[str, object] = {

@@ -67,6 +67,10 @@ class UserContainer:
     """Arguments."""
     env: Mapping[str, str] = field(default_factory=dict)
     """Environment variables."""
+    cpu: str = "1"
+    """CPU request."""
+    memory: str = "4Gi"
+    """Memory request and limit."""
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             shape=platform.slices.shape,
             num_slices=len(pools),
             pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
-            container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env) if c else None,
+            container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env, c.cpu, c.memory) if c else None,
             deployment_mode=DeploymentMode(job.deployment_mode),
             pathways_version=job.pathways_version,
             max_restarts=job.max_restarts,

@@ -4,6 +4,7 @@ from collections.abc import Mapping
 
 import pulumi_kubernetes as k8s
 
+from ...podspec import container_security, pod_security, requests
 from .args import PathwaysWorkloadArgs, client_jax_version
 from .facts import HEAD_JOB, HEAD_POOL_LABEL, MAIN_CONTAINER
 
@@ -40,6 +41,9 @@ def controller_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
             spec=k8s.core.v1.PodSpecArgs(
                 service_account_name=args.service_account,
                 node_selector={HEAD_POOL_LABEL: args.head_pool} if args.head_pool else None,
+                security_context=pod_security(),
+                # A JAX client of the Pathways proxy: it never calls the Kubernetes API.
+                automount_service_account_token=False,
                 containers=[
                     k8s.core.v1.ContainerArgs(
                         name=MAIN_CONTAINER,
@@ -47,6 +51,9 @@ def controller_spec(args: PathwaysWorkloadArgs) -> dict[str, object]:
                         command=list(c.command) or None,
                         args=list(c.args) or None,
                         env=_env(env),
+                        # On the CPU head pool beside other pods: memory limited to the request.
+                        resources=requests(c.cpu, c.memory, memory_limit=True),
+                        security_context=container_security(),
                     )
                 ],
             ),

@@ -40,6 +40,8 @@ class UserContainerConfig(Model):
     command: list[str] = Field(default_factory=list, description="Command (entrypoint override).")
     args: list[str] = Field(default_factory=list, description="Arguments.")
     env: dict[str, str] = Field(default_factory=dict, description="Environment variables.")
+    cpu: str = Field("1", pattern=r"^\d+(\.\d+)?m?$", description="CPU request, e.g. `1` or `500m`.")
+    memory: str = Field("4Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$", description="Memory request and limit, e.g. `4Gi`.")
 
 
 class CustomComponentConfig(Model):

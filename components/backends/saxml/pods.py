@@ -11,7 +11,7 @@ from pathlib import Path
 import pulumi_kubernetes as k8s
 
 from ...nodepool import TPU_RESOURCE, node_selector
-from ...podspec import requests, tcp_probe
+from ...podspec import container_security, pod_security, requests, tcp_probe
 from .args import SaxmlServingArgs
 from .facts import (
     ADMIN,
@@ -29,6 +29,9 @@ from .facts import (
 
 PUBLISHER_SCRIPT = Path(__file__).with_name("publisher.py")
 
+NOBODY = 65534
+"""The ``nobody`` user, for the images that need no user of their own."""
+
 
 @functools.cache
 def publisher_script() -> str:
@@ -45,17 +48,19 @@ def _meta(
 
 
 def _server_deployment(
-    args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str]
+    args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str], *, run_as_user: int | None
 ) -> k8s.apps.v1.DeploymentInitArgs:
-    """One Sax server on the CPU pool: one replica, TCP probes on its port, CPU/memory requests."""
+    """One Sax server on the CPU pool: one replica, TCP probes on its port, CPU/memory requests, memory
+    limited, hardened (``run_as_user``: a fixed non-root user where the image allows it)."""
     container = k8s.core.v1.ContainerArgs(
         name=name,
         image=image,
         ports=[k8s.core.v1.ContainerPortArgs(container_port=port)],
         env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
-        resources=requests("500m", "1Gi"),
+        resources=requests("500m", "1Gi", memory_limit=True),
         readiness_probe=tcp_probe(port, 10, 3),
         liveness_probe=tcp_probe(port, 30, 5),
+        security_context=container_security(run_as_user=run_as_user),
     )
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=_meta(args, name),
@@ -69,6 +74,8 @@ def _server_deployment(
                     service_account_name=args.service_account,
                     priority_class_name=args.priority_class_name,
                     containers=[container],
+                    security_context=pod_security(),
+                    automount_service_account_token=False,  # the Sax servers never call the Kubernetes API
                 ),
             ),
         ),
@@ -76,13 +83,25 @@ def _server_deployment(
 
 
 def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
-    """The admin server: cell state in the stack's bucket, on the CPU pool, never privileged."""
-    return _server_deployment(args, ADMIN, args.images.admin, ADMIN_PORT, {"GSBUCKET": args.state_bucket})
+    """The admin server: cell state in the stack's bucket, on the CPU pool, never privileged, not root.
+
+    Its image (google/saxml ``saxml/tools/docker/Dockerfile.admin`` @ 61b7b4c) is an Ubuntu base with the
+    Go binaries in ``/usr/bin`` and an entrypoint script that writes state only to Cloud Storage and logs to
+    stderr (``--alsologtostderr``; glog's files go to ``/tmp``, writable by all), serving on port 10000:
+    nothing needs root, so it runs as ``nobody`` (65534).
+    """
+    env = {"GSBUCKET": args.state_bucket}
+    return _server_deployment(args, ADMIN, args.images.admin, ADMIN_PORT, env, run_as_user=NOBODY)
 
 
 def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
-    """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888."""
-    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, {"SAX_ROOT": args.sax_root})
+    """sax-http, the HTTP API (publish, listcell, generate, unpublish) on port 8888.
+
+    It keeps the image's user: google/saxml publishes no Dockerfile for the HTTP server image, so nothing
+    shows that it runs without root (the scan baseline says so).
+    """
+    env = {"SAX_ROOT": args.sax_root}
+    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, env, run_as_user=None)
 
 
 def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
@@ -125,7 +144,10 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
             k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT),
             k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT),
         ],
-        security_context=k8s.core.v1.SecurityContextArgs(privileged=True) if args.privileged else None,
+        # Privileged only on request (GKE before 1.28); the API refuses allowPrivilegeEscalation false beside it.
+        security_context=(
+            k8s.core.v1.SecurityContextArgs(privileged=True) if args.privileged else container_security()
+        ),
         env=[
             k8s.core.v1.EnvVarArgs(name="SAX_ROOT", value=args.sax_root),
             k8s.core.v1.EnvVarArgs(name="MEGASCALE_NUM_SLICES", value=""),  # each slice is its own server
@@ -142,6 +164,8 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
             dns_policy="ClusterFirstWithHostNet",
             node_selector=node_selector(args.shape),
             containers=[container],
+            security_context=pod_security(),
+            automount_service_account_token=False,  # the model servers never call the Kubernetes API
         ),
     )
     job = k8s.batch.v1.JobSpecArgs(parallelism=vms, completions=vms, backoff_limit=0, template=pod)
@@ -199,14 +223,8 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
             )
         ],
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
-        resources=requests("100m", "128Mi"),
-        security_context=k8s.core.v1.SecurityContextArgs(
-            run_as_non_root=True,
-            run_as_user=65534,
-            allow_privilege_escalation=False,
-            read_only_root_filesystem=True,
-            capabilities=k8s.core.v1.CapabilitiesArgs(drop=["ALL"]),
-        ),
+        resources=requests("100m", "128Mi", memory_limit=True),
+        security_context=container_security(run_as_user=NOBODY, read_only_root=True),
     )
     return k8s.batch.v1.JobInitArgs(
         metadata=_meta(args, f"{PUBLISHER}-{digest}"),
@@ -223,6 +241,9 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": PUBLISHER}),
                 spec=k8s.core.v1.PodSpecArgs(
                     restart_policy="Never",
+                    security_context=pod_security(),
+                    # It reads and writes its state ConfigMap through the API: the one pod with a token.
+                    automount_service_account_token=True,
                     service_account_name=PUBLISHER,
                     containers=[container],
                     volumes=[

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from ... import lws
 from ...nodepool import TPU_RESOURCE, node_selector
-from ...podspec import http_probes, requests
+from ...podspec import container_security, http_probes, pod_security, requests
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
     CACHE_MOUNT,
@@ -204,6 +204,7 @@ def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         readiness_probe=readiness,
         liveness_probe=liveness,
         volume_mounts=mounts,
+        security_context=container_security(),
     )
 
 
@@ -227,6 +228,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
             failure_threshold=args.probes.readiness_failure_threshold,
         ),
         volume_mounts=mounts,
+        security_context=container_security(),
     )
 
 
@@ -250,6 +252,11 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 node_selector=node_selector(args.shape),
                 tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
                 volumes=vols,
+                security_context=pod_security(),
+                # Neither vLLM nor Ray calls the Kubernetes API. The GCS FUSE driver gets its token through
+                # the CSI token request (its CSIDriver's tokenRequests, GoogleCloudPlatform/gcs-fuse-csi-driver
+                # deploy/base/setup/csi_driver.yaml), not through the pod's mounted one.
+                automount_service_account_token=False,
             ),
         )
 

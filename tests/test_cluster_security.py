@@ -1,0 +1,52 @@
+"""The cluster's hardened defaults: explicit control-plane access, opt-in Binary Authorization."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_components import cluster_args_for_test
+from tpu_serving.cluster import cluster_args
+
+
+def test_cluster_control_plane_access_is_chosen_explicitly():
+    from tpu_serving.cluster import TpuClusterArgs
+    from tpu_serving.validation import ArgumentsError, check_arguments
+
+    with pytest.raises(ArgumentsError, match="master_authorized_networks is unset"):
+        check_arguments("TpuCluster", cluster_args_for_test(public_control_plane=False), TpuClusterArgs)
+    with pytest.raises(ArgumentsError, match="choose one"):
+        check_arguments(
+            "TpuCluster", cluster_args_for_test(master_authorized_networks=["203.0.113.0/24"]), TpuClusterArgs
+        )
+    closed = cluster_args(
+        cluster_args_for_test(public_control_plane=False, master_authorized_networks=["203.0.113.0/24"]), "n@x"
+    )
+    assert closed.master_authorized_networks_config == {
+        "cidr_blocks": [{"cidr_block": "203.0.113.0/24", "display_name": "203.0.113.0/24"}]
+    }
+    assert cluster_args(cluster_args_for_test(), "n@x").master_authorized_networks_config is None
+
+
+def test_cluster_binary_authorization_is_opt_in_and_enables_its_api():
+    from tpu_serving.services import BINARY_AUTHORIZATION_API, required_apis
+
+    on = cluster_args(cluster_args_for_test(binary_authorization=True), "n@x")
+    assert on.binary_authorization == {"evaluation_mode": "PROJECT_SINGLETON_POLICY_ENFORCE"}
+    assert cluster_args(cluster_args_for_test(), "n@x").binary_authorization is None
+    assert BINARY_AUTHORIZATION_API in required_apis(True, binary_authorization=True)
+    assert BINARY_AUTHORIZATION_API not in required_apis(True)
+
+
+def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
+    from tpu_serving.cluster import TpuClusterArgs
+    from tpu_serving.validation import ArgumentsError, check_arguments
+
+    def problems(networks):
+        args = cluster_args_for_test(public_control_plane=False, master_authorized_networks=networks)
+        with pytest.raises(ArgumentsError) as err:
+            check_arguments("TpuCluster", args, TpuClusterArgs)
+        return str(err.value)
+
+    assert "is empty, which would shut every client out" in problems([])
+    assert "'10.0.0.0/8' is an internal range" in problems(["203.0.113.0/24", "10.0.0.0/8"])
+    assert "'office' is not a CIDR block" in problems(["office"])

@@ -1,0 +1,58 @@
+"""What the preview says about a plan's exposure: the named opt-outs of the hardened defaults, and the
+images pinned by tag only. Read off the plan's resources, so any program's plan is described."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+CLUSTER = "gcp:container/cluster:Cluster"
+DIGEST = "@sha256:"
+
+
+def _containers(spec: Any) -> Iterator[Mapping[str, Any]]:
+    """Every container and init container anywhere under ``spec`` (pod templates nest at any depth)."""
+    if isinstance(spec, Mapping):
+        for key, value in spec.items():
+            if key in ("containers", "initContainers") and isinstance(value, list):
+                yield from (c for c in value if isinstance(c, Mapping))
+            else:
+                yield from _containers(value)
+    elif isinstance(spec, list):
+        for item in spec:
+            yield from _containers(item)
+
+
+def tag_only_images(resources: list[Any]) -> list[str]:
+    """The container images of the plan's Kubernetes objects that carry no ``@sha256:`` digest, sorted."""
+    images = {
+        str(c["image"])
+        for r in resources
+        if r.custom and r.type.startswith("kubernetes:")
+        for c in _containers(r.inputs.get("spec"))
+        if c.get("image")
+    }
+    return sorted(i for i in images if DIGEST not in i)
+
+
+def cluster_notes(resources: list[Any]) -> list[str]:
+    """One line per opt-out of a cluster's hardened defaults."""
+    notes = []
+    for r in resources:
+        if r.type != CLUSTER:
+            continue
+        name = r.inputs.get("name", r.name)
+        if not (r.inputs.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks"):
+            notes.append(f"cluster {name}: control plane open to any source address (opt-out: publicControlPlane)")
+        if not (r.inputs.get("privateClusterConfig") or {}).get("enablePrivateNodes"):
+            notes.append(f"cluster {name}: nodes have external IPs (opt-out: privateNodes false)")
+    return notes
+
+
+def security_summary(resources: list[Any]) -> list[str]:
+    """The preview's security lines."""
+    lines = cluster_notes(resources)
+    tags = tag_only_images(resources)
+    if tags:
+        lines.append(f"images pinned by tag only, no digest ({len(tags)}): {', '.join(tags)}")
+    return lines

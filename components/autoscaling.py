@@ -34,6 +34,7 @@ from .controllers import Controller
 from .options import child_options
 from .settings import described
 from .validation import check_arguments
+from .versions import PINS
 
 METRICS_ADAPTER = Controller(
     name="metrics-adapter",
@@ -43,7 +44,7 @@ METRICS_ADAPTER = Controller(
     # and --use-new-resource-model=true, and the custom/external metrics APIServices).
     manifest_url="https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-{version}/"
     "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml",
-    default_version="v0.16.9",
+    default_version=PINS["metrics-adapter"].value,
     min_version="v0.16.9",
 )
 """The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-v0.16.9``

@@ -15,6 +15,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .validation import check_arguments
+from .versions import PINS
 
 
 @dataclass(frozen=True)
@@ -41,21 +42,21 @@ LWS = Controller(
     name="lws",
     api_group="leaderworkerset.x-k8s.io",
     manifest_url="https://github.com/kubernetes-sigs/lws/releases/download/{version}/manifests.yaml",
-    default_version="v0.10.0",
+    default_version=PINS["lws"].value,
     min_version="v0.4.0",
 )
 JOBSET = Controller(
     name="jobset",
     api_group="jobset.x-k8s.io",
     manifest_url="https://github.com/kubernetes-sigs/jobset/releases/download/{version}/manifests.yaml",
-    default_version="v0.12.0",
+    default_version=PINS["jobset"].value,
     min_version="v0.2.3",
 )
 PATHWAYS_JOB = Controller(
     name="pathways-job",
     api_group="pathways-job.pathways.domain",
     manifest_url="https://github.com/google/pathways-job/releases/download/{version}/install.yaml",
-    default_version="v0.1.4",
+    default_version=PINS["pathways-job"].value,
     min_version="v0.1.4",
 )
 

@@ -38,6 +38,7 @@ from .options import child_options
 from .podspec import container_security, pod_security, requests
 from .settings import cidr_problem, described
 from .validation import check_arguments
+from .versions import PINS
 
 if TYPE_CHECKING:
     from pulumi_gcp import compute
@@ -65,7 +66,7 @@ HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud health check probe ranges of the regional internal Application Load Balancer
 (https://cloud.google.com/load-balancing/docs/firewall-rules)."""
 
-EPP_IMAGE = "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
+EPP_IMAGE = PINS["epp"].value
 EPP_USER = 65532
 """The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image (uid and gid 65532:
 GoogleContainerTools/distroless#443, which names them for the ``:nonroot`` images)."""

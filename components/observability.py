@@ -29,13 +29,14 @@ import pulumi_kubernetes as k8s
 from .options import child_options
 from .settings import described
 from .validation import check_arguments
+from .versions import PINS
 
 # --------------------------------------------------------------------------- facts
 
 POD_MONITORING_API = "monitoring.googleapis.com/v1"
 """PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2
 charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
-GMP_RELEASE = "v0.17.2"
+GMP_RELEASE = PINS["gmp"].value
 """The prometheus-engine release whose PodMonitoring CRD the objects are validated against.
 GKE installs the CRD itself when Managed Prometheus is on; the stack installs nothing."""
 

@@ -4,6 +4,8 @@
 ``tpu-serving check [--stack S] [--root DIR]``  runtime model: scheduling, network, identity, prerequisites
 ``tpu-serving policy [--stack S] [--root DIR]`` the policy rules over the stacks' plans
 ``tpu-serving diff --base REF [--root DIR]``    Markdown preview diff against a git ref
+``tpu-serving scan [--stack S] [--root DIR]``   Checkov over the stacks, against the reviewed baseline
+``tpu-serving versions [--stale]``              the version set
 
 ``--root`` is the directory holding ``Pulumi.yaml`` (default: the working directory).
 """
@@ -19,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "policy": ("tpu_serving_policy.check", "policy rules over the stacks"),
     "diff": ("tpu_serving_tools.diff", "preview diff against a git ref"),
     "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
+    "versions": ("tpu_serving_tools.versions", "the version set: every pin, its date, the newest known"),
 }
 
 

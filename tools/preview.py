@@ -26,6 +26,7 @@ from tpu_serving_tools.offline import (
     preview_stack,
 )
 from tpu_serving_tools.security_notes import security_summary
+from tpu_serving_tools.versions import plan_notes
 
 if TYPE_CHECKING:
     from tpu_serving.catalog import SliceShape
@@ -91,6 +92,7 @@ def summary(plan: Plan) -> str:
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *security_summary(plan.resources),
+            *plan_notes(plan.resources),
         ]
     )
 

@@ -10,6 +10,7 @@ from ...images import image_problem
 from ...podspec import ProbeSettings
 from ...settings import described
 from ...validation import Choice
+from ...versions import PINS
 from .facts import (
     DISAGGREGATED_SERVERS,
     HTTP_PORT,
@@ -85,12 +86,12 @@ class PathwaysImages:
     )
     jetstream: str = described(
         "JetStream + MaxText server image.",
-        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0",
+        default=PINS["jetstream"].value,
         check=image_problem,
     )
     http: str = described(
         "JetStream HTTP front end image.",
-        default="us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3",
+        default=PINS["jetstream-http"].value,
         check=image_problem,
     )
 

@@ -7,6 +7,7 @@ from ...catalog import SliceShape
 from ...images import image_problem
 from ...settings import described
 from ...validation import Choice
+from ...versions import PINS
 
 
 class Exposure(Choice):
@@ -23,17 +24,15 @@ class SaxmlImages:
 
     admin: str = described(
         "Sax admin server image.",
-        default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-admin-server:v1.1.0",
+        default=PINS["sax-admin-server"].value,
         check=image_problem,
     )
     model_server: str = described(
         "Sax model server image.",
-        default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-model-server:v1.1.0",
+        default=PINS["sax-model-server"].value,
         check=image_problem,
     )
-    http: str = described(
-        "sax-http image.", default="us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0", check=image_problem
-    )
+    http: str = described("sax-http image.", default=PINS["sax-http"].value, check=image_problem)
     publisher: str = described(
         "Image of the publication Job (any Python 3).", default="python:3.12-slim", check=image_problem
     )

@@ -11,6 +11,7 @@ the Run:ai streamer).
 from collections.abc import Mapping, Sequence
 
 from ...validation import Choice
+from ...versions import PINS
 
 HTTP_PORT = 8000
 """The OpenAI-compatible server's port (``vllm serve --port``; 8000 is vLLM's default)."""
@@ -143,7 +144,7 @@ LIBRARY_FLAGS: frozenset[str] = frozenset(
 )
 """Engine flags the component sets from its own settings; ``extra_args`` may not repeat them."""
 
-DEFAULT_IMAGE = "docker.io/vllm/vllm-tpu:v0.21.0"
+DEFAULT_IMAGE = PINS["vllm-tpu"].value
 """The newest vLLM TPU release tag an upstream document pins (ray-project/ray
 doc/source/serve/llm/user-guides/tpu.md: ``FROM vllm/vllm-tpu:v0.21.0``); GKE's tutorial and
 the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""

@@ -1,0 +1,135 @@
+"""The version set: every pin in one place, and the agreements that can be checked offline."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CRDS, ROOT
+from tpu_serving.versions import PINS, Pin, stale, version_of
+
+TABLES = ROOT / "tools" / "conformance" / "tables"
+IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
+RELEASE = re.compile(r"^(v\d+\.\d+\.\d+|jax-\d+\.\d+\.\d+)$")
+FLOORS = {("components/settings.py", "v0.0.0"), ("components/backends/pathways_job/settings.py", "v0.8.0")}
+"""Version literals that are compatibility floors, not pins: no release at all, and the oldest JobSet the
+PathwaysJob controller works with."""
+
+
+def _literals(path: Path) -> list[tuple[int, str]]:
+    """Image references and release tags written as code (not docstrings, not ``min_version=`` floors)."""
+    tree = ast.parse(path.read_text())
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list):
+            skip |= {id(s.value) for s in body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant)}
+        if isinstance(node, ast.keyword) and node.arg == "min_version":
+            skip.add(id(node.value))
+    return [
+        (n.lineno, n.value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in skip
+        if IMAGE.match(n.value) or RELEASE.match(n.value)
+    ]
+
+
+def test_versions_every_pin_lives_in_the_version_set():
+    found = [
+        f"{p.relative_to(ROOT)}:{line}: {value}"
+        for p in sorted((ROOT / "components").rglob("*.py"))
+        if p.name != "versions.py"
+        for line, value in _literals(p)
+        if (str(p.relative_to(ROOT)), value) not in FLOORS
+    ]
+    assert found == [], "pins outside components/versions.py:\n" + "\n".join(found)
+
+
+def test_versions_the_check_finds_a_pin_written_elsewhere(tmp_path):
+    module = tmp_path / "m.py"
+    module.write_text('"""doc v1.2.3"""\nIMAGE = "registry.k8s.io/x/epp:v1.3.1"\nX = f(min_version="v0.4.0")\n')
+    assert _literals(module) == [(2, "registry.k8s.io/x/epp:v1.3.1")]
+
+
+def test_versions_each_entry_is_sourced_and_dated_where_public():
+    for p in PINS.values():
+        assert p.source and p.newest_source and p.what, p.key
+        assert p.released is None or re.fullmatch(r"20\d\d-\d\d-\d\d", p.released), p.key
+
+
+@pytest.mark.parametrize(
+    "key, crd",
+    [
+        ("lws", "lws-{v}-leaderworkersets-crd.yaml"),
+        ("jobset", "jobset-{v}-jobsets-crd.yaml"),
+        ("pathways-job", "pathwaysjob-{v}-crd.yaml"),
+        ("gmp", "gmp-{v}-podmonitorings-crd.yaml"),
+    ],
+)
+def test_versions_controllers_agree_with_the_crd_the_objects_are_validated_against(reference, key, crd):
+    assert (CRDS / crd.format(v=PINS[key].version)).is_file(), f"{key} {PINS[key].value}: no CRD {crd}"
+
+
+@pytest.mark.parametrize(
+    "key, tables",
+    [
+        ("vllm-tpu", ["vllm-{n}.json", "tpu-inference-{n}.json"]),
+        ("epp", ["epp-{v}.json"]),
+        ("pathways-job", ["pathways-rm-{v}.json", "pathways-proxy-{v}.json", "pathways-worker-{v}.json"]),
+        ("jetstream", ["maxtext-jetstream-pathways-{v}.json"]),
+        ("sax-model-server", ["saxml-{v}.json"]),
+        ("sax-admin-server", ["saxml-{v}.json"]),
+        ("sax-http", ["saxml-{v}.json"]),
+    ],
+)
+def test_versions_engine_images_agree_with_their_conformance_tables(key, tables):
+    v = PINS[key].version
+    for name in tables:
+        table = TABLES / name.format(v=v, n=v.removeprefix("v"))
+        assert table.is_file(), f"{key} {PINS[key].value}: no conformance table {table.name}"
+        assert json.loads(table.read_text())["version"] in (v, v.removeprefix("v"), f"jetstream-pathways-{v}")
+
+
+def test_versions_vllm_wheel_and_tpu_inference_agree():
+    # the vllm-tpu wheel requires tpu-inference of its own version (PyPI vllm-tpu 0.21.0 requires_dist)
+    n = PINS["vllm-tpu"].version.removeprefix("v")
+    tpu = json.loads((TABLES / f"tpu-inference-{n}.json").read_text())
+    assert tpu["version"] == n and f"tpu_inference-{n}-" in tpu["source"]["artefact"]
+
+
+def test_versions_stale_pins_are_those_behind_the_newest_known():
+    assert {p.key for p in stale()} == {"epp", "vllm-tpu", "sax-admin-server", "sax-model-server", "sax-http"}
+    assert version_of("docker.io/vllm/vllm-tpu:v0.21.0") == "v0.21.0" and version_of("jax-0.5.3") == "jax-0.5.3"
+    assert version_of("r.io/a/b:v1@sha256:" + "a" * 64) == "v1"
+    assert Pin("k", "w", "v2", None, "s", "v2", "s").current
+
+
+def test_versions_preview_names_the_plans_stale_and_archived_pins():
+    from tests.conftest import plan_of
+    from tpu_serving_tools.versions import plan_notes, used_pins
+
+    vllm = plan_of("vllm-llama33-70b-v5e16").resources
+    assert plan_notes(vllm) == [
+        "epp v1.3.1 is behind the newest release known, v1.5.0 (tpu-serving versions)",
+        "epp: " + PINS["epp"].status,
+        "vllm-tpu v0.21.0 is behind the newest release known, v0.32.0 (tpu-serving versions)",
+    ]
+    jetstream = plan_of("llama31-405b-v6e16").resources
+    text = json.dumps([r.inputs for r in jetstream])
+    assert {p.key for p in used_pins(text)} == {"lws", "pathways", "jetstream", "jetstream-http"}
+    assert any(line.startswith("jetstream: archived upstream on 2026-02-01") for line in plan_notes(jetstream))
+
+
+def test_versions_cli_prints_the_set_and_the_stale_ones(capsys):
+    from tpu_serving_tools.cli import main
+
+    assert main(["versions"]) == 0
+    every = capsys.readouterr().out.splitlines()
+    assert len(every) == len(PINS) + 2
+    assert main(["versions", "--stale"]) == 0
+    behind = capsys.readouterr().out.splitlines()[1:-1]
+    assert [line.split()[0] for line in behind] == [p.key for p in stale()]

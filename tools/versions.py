@@ -1,0 +1,72 @@
+"""``tpu-serving versions``: the version set (``tpu_serving.versions``), and what the preview says of a plan's pins.
+
+Prints every pin: its version, release date, the newest release known to the table, whether it is behind,
+upstream's status, and what it must agree with. ``--stale`` prints only the pins behind the newest known.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from tpu_serving.versions import PINS, Pin
+
+USED_AS: dict[str, str] = {
+    "lws": "kubernetes-sigs/lws/releases/download/{v}/",
+    "jobset": "kubernetes-sigs/jobset/releases/download/{v}/",
+    "pathways-job": "google/pathways-job/releases/download/{v}/",
+    "metrics-adapter": "cm-sd-adapter-{v}/",
+    "pathways": "{v}",
+}
+"""How a plan shows it uses a pin that is not an image reference: the controller's release manifest URL,
+the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are found as themselves."""
+
+
+def used_pins(plan_text: str) -> list[Pin]:
+    """The pins a plan (its JSON text) uses."""
+    used = []
+    for pin in PINS.values():
+        mark = USED_AS.get(pin.key, "{value}").format(v=pin.value, value=pin.value)
+        if mark in plan_text:
+            used.append(pin)
+    return used
+
+
+def plan_notes(resources: Sequence[Any]) -> list[str]:
+    """The preview's lines on the plan's pins: behind the newest release known, or archived/unmaintained."""
+    text = json.dumps([r.inputs for r in resources])
+    lines = []
+    for pin in used_pins(text):
+        if not pin.current:
+            lines.append(
+                f"{pin.key} {pin.version} is behind the newest release known, {pin.newest} (tpu-serving versions)"
+            )
+        if pin.status:
+            lines.append(f"{pin.key}: {pin.status}")
+    return lines
+
+
+def table(pins: Sequence[Pin]) -> str:
+    rows = ["pin               version       released    newest      what it must agree with / status"]
+    for p in pins:
+        note = "; ".join(x for x in (p.agrees_with, p.status) if x)
+        flag = "" if p.current else " *"
+        rows.append(f"{p.key:17} {p.version:13} {p.released or '-':11} {p.newest + flag:11} {note}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--stale", action="store_true", help="only the pins behind the newest release known")
+    args = parser.parse_args(argv)
+    pins = [p for p in PINS.values() if not (args.stale and p.current)]
+    print(table(pins))
+    print("* behind the newest release known to the table; sources: components/versions.py")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

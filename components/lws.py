@@ -4,6 +4,7 @@ Facts from kubernetes-sigs/lws@v0.10.0 (api/leaderworkerset/v1 leaderworkerset_t
 pkg/webhooks/leaderworkerset_webhook.go).
 """
 
+import re
 from collections.abc import Mapping
 
 import pulumi
@@ -23,6 +24,27 @@ SUBGROUP_EXCLUSIVE_TOPOLOGY = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-to
 """Annotation: each subgroup takes a whole domain of this topology key."""
 LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
 """LWS injects the leader's address into every container of the group (the kubelet expands it)."""
+
+RECREATE_AFTER_START_SINCE = (0, 9, 0)
+"""The first LWS release with ``restartPolicy: RecreateGroupAfterStart`` (kubernetes-sigs/lws v0.9.0
+api/leaderworkerset/v1/leaderworkerset_types.go:338; absent from v0.8.0)."""
+
+
+def version_problem(version: str) -> str:
+    """Why ``version`` is not an LWS release such as v0.10.0, or ``""``."""
+    return "" if re.fullmatch(r"v\d+\.\d+\.\d+", version) else "is not an LWS release such as v0.10.0"
+
+
+def restart_policy(lws_version: str) -> str:
+    """The group restart policy for an LWS release: ``RecreateGroupAfterStart`` from v0.9.0, which recreates
+    the group when a pod or container restarts, as ``RecreateGroupOnPodRestart`` does, but not while a pod of
+    the group is still Pending (v0.10.0 pkg/controllers/pod_controller.go ``handleRestartPolicy``: "Skipping
+    group recreation because there is a pod pending"). A slice whose VMs come up one by one (a scale from
+    zero, a node repair) then starts once, instead of being recreated each time an early pod restarts."""
+    major, minor, patch = (int(x) for x in lws_version.removeprefix("v").split(".")[:3])
+    new = (major, minor, patch) >= RECREATE_AFTER_START_SINCE
+    return "RecreateGroupAfterStart" if new else "RecreateGroupOnPodRestart"
+
 
 IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
 """LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update

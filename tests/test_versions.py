@@ -133,3 +133,11 @@ def test_versions_cli_prints_the_set_and_the_stale_ones(capsys):
     assert main(["versions", "--stale"]) == 0
     behind = capsys.readouterr().out.splitlines()[1:-1]
     assert [line.split()[0] for line in behind] == [p.key for p in stale()]
+
+
+def test_versions_lws_restart_policy_follows_the_release():
+    from tpu_serving import lws
+
+    assert lws.restart_policy("v0.8.0") == lws.restart_policy("v0.4.0") == "RecreateGroupOnPodRestart"
+    assert lws.restart_policy("v0.9.0") == lws.restart_policy(PINS["lws"].value) == "RecreateGroupAfterStart"
+    assert lws.version_problem("v0.10.0") == "" and "not an LWS release" in lws.version_problem("latest")

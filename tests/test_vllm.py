@@ -159,6 +159,10 @@ DIFFERENCES: list[tuple[str, str]] = [
     (r"spec\.ports\[http\]\.(port|targetPort)", "vLLM's default port 8000"),
     (r"spec\.type", "ClusterIP, as upstream"),
     (r"spec\.replicas", "one group per slice the stack declares (upstream: 2 groups)"),
+    (
+        r"spec\.leaderWorkerTemplate\.restartPolicy",
+        "RecreateGroupAfterStart (LWS v0.9+): the group restarts together, but not while a pod is still pending",
+    ),
 ]
 
 
@@ -204,7 +208,8 @@ def test_vllm_tensor_parallelism_spans_every_chip_of_the_slice():
 
 def test_vllm_group_restarts_together_on_its_own_slice():
     lws = rendered(STACK, "LeaderWorkerSet")
-    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupOnPodRestart"
+    # the whole group restarts together (LWS v0.9+: not while one of its pods is still pending)
+    assert lws["spec"]["leaderWorkerTemplate"]["restartPolicy"] == "RecreateGroupAfterStart"
     assert lws["metadata"]["annotations"] == {
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }

@@ -188,6 +188,11 @@ class PathwaysServingArgs:
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
     never resets what the HPA chose)."""
+    lws_version: str = described(
+        "The LeaderWorkerSet release the cluster runs; it picks the group restart policy.",
+        default=PINS["lws"].value,
+        check=lws.version_problem,
+    )
     images: PathwaysImages = field(default_factory=PathwaysImages)
     """Container images."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)

@@ -77,6 +77,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             num_slices=len(pools) // scaling.groups(serving),
             replicas=serving.replicas,
             autoscaled=serving.autoscaling is not None,
+            lws_version=serving.lws_version,
             mode=Mode(serving.mode),
             maxtext=to_settings(serving.maxtext, MaxTextSettings),
             checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",

@@ -160,7 +160,7 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
 
     template: dict[str, object] = {
         "size": args.group_size,
-        "restartPolicy": "RecreateGroupOnPodRestart",
+        "restartPolicy": lws.restart_policy(args.lws_version),
         "leaderTemplate": k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector_labels(args)}),
             spec=pod(leader_containers(args)),

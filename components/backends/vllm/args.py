@@ -16,6 +16,7 @@ from ...images import pinned_image_problem
 from ...podspec import ProbeSettings
 from ...settings import described
 from ...validation import Choice
+from ...versions import PINS
 from .facts import DEFAULT_IMAGE, LIBRARY_FLAGS
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
@@ -167,6 +168,11 @@ class VllmServingArgs:
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
     never resets what the HPA chose)."""
+    lws_version: str = described(
+        "The LeaderWorkerSet release the cluster runs; it picks the group restart policy.",
+        default=PINS["lws"].value,
+        check=lws.version_problem,
+    )
     name: str = "vllm"
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
     service_name: str = "vllm-api"

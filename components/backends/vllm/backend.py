@@ -82,6 +82,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
             replicas=serving.replicas,
             autoscaled=serving.autoscaling is not None,
+            lws_version=serving.lws_version,
             name=serving.name,
             service_name=serving.service_name,
             engine=to_settings(serving.engine, VllmEngineSettings),

@@ -261,7 +261,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
         )
 
     leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"})
-    template: dict[str, object] = {"size": args.group_size, "restartPolicy": "RecreateGroupOnPodRestart"}
+    template: dict[str, object] = {"size": args.group_size, "restartPolicy": lws.restart_policy(args.lws_version)}
     if args.multi_host:
         template["leaderTemplate"] = leader
         template["workerTemplate"] = pod(worker_container(args, mounts), args.labels)

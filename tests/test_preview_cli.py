@@ -188,3 +188,19 @@ def test_preview_cli_user_program_mistakes_fail_without_traceback(tmp_path, edit
     assert proc.returncode != 0
     assert expected in proc.stderr + proc.stdout
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.slow
+def test_preview_cli_user_program_python_mistake_names_the_users_line(tmp_path):
+    """A misspelled keyword in a user's program: one line with its file and line, no traceback (the
+    `--traceback` option shows it)."""
+    (tmp_path / "Pulumi.yaml").write_text("name: myinfra\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    program = USER_PROGRAM.format(slice="v6e-16", cluster_zone="us-east5-b", pool_zone="us-east5-b")
+    (tmp_path / "__main__.py").write_text(program.replace('name="c",', 'nme="c",'))
+    proc = run_preview("dev", "--root", str(tmp_path), "--quiet")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == (
+        "error: __main__.py:5: TypeError: TpuClusterArgs.__init__() got an unexpected keyword argument 'nme'"
+    )
+    assert "Traceback" in run_preview("dev", "--root", str(tmp_path), "--traceback").stderr

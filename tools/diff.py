@@ -212,9 +212,19 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
 # --------------------------------------------------------------------------- rendering plans
 
 
+def project_stacks(root: Path) -> set[str]:
+    """The stacks of the project at ``root`` (its ``Pulumi.yaml``'s ``stackConfigDir``, as ``pulumi`` reads
+    them); none where there is no project (a base ref from before the project existed)."""
+    from tpu_serving_tools.offline import load_project
+
+    if not (root / "Pulumi.yaml").is_file():
+        return set()
+    return set(load_project(root).stacks())
+
+
 def render_plan(root: Path, stack: str, out: Path) -> dict[str, Any] | None:
     """Preview ``stack`` of the project at ``root`` with this harness; None if it has no such stack."""
-    if not (root / "stacks" / f"Pulumi.{stack}.yaml").is_file():
+    if stack not in project_stacks(root):
         return None
     proc = subprocess.run(
         [sys.executable, "-m", "tpu_serving_tools.preview", stack, "--root", str(root), "--out", str(out), "--quiet"],
@@ -222,40 +232,72 @@ def render_plan(root: Path, stack: str, out: Path) -> dict[str, Any] | None:
         text=True,
     )
     if proc.returncode != 0:
-        raise SystemExit(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
+        raise DiffError(f"preview of {stack} at {root} failed:\n{proc.stderr.strip()}")
     plan: dict[str, Any] = json.loads((out / "plan.json").read_text())
     return plan
 
 
-def _stacks(root: Path) -> set[str]:
-    return {p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml")}
+class DiffError(Exception):
+    """Why the diff cannot be made: no git checkout, an unknown ref or stack, a stack that does not preview."""
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise DiffError(f"git {' '.join(args)} in {root}: {done.stderr.strip() or done.stdout.strip()}")
+    return done.stdout.strip()
+
+
+def _check_out(root: Path, base: str, worktree: Path) -> Path:
+    """Check ``base`` out at ``worktree``; the project's folder in it (the same place as ``root`` in its repository)."""
+    top = Path(_git(root, "rev-parse", "--show-toplevel")).resolve()
+    try:
+        _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+    except DiffError:
+        raise DiffError(f"unknown git ref {base!r} in {top} (fetch it, or name a branch, tag or commit)") from None
+    _git(root, "worktree", "add", "--detach", "--quiet", str(worktree), base)
+    return worktree / root.relative_to(top)
+
+
+def report(root: Path, base: str, stack: str | None, tmp: Path) -> str:
+    """The Markdown report of every stack of either side (or ``stack``)."""
+    worktree = tmp / "base"
+    base_root = _check_out(root, base, worktree)
+    try:
+        known = project_stacks(base_root) | project_stacks(root)
+        if stack is not None and stack not in known:
+            choices = ", ".join(sorted(known)) or "none"
+            raise DiffError(f"no stack {stack!r} at {base} or in the working tree; stacks: {choices}")
+        if not known:
+            raise DiffError(f"no stack files for the project at {root} (Pulumi.yaml's stackConfigDir)")
+        stacks = [stack] if stack else sorted(known)
+        reports, warned = [], 0
+        for s in stacks:
+            before = render_plan(base_root, s, tmp / "plans" / "base" / s)
+            after = render_plan(root, s, tmp / "plans" / "head" / s)
+            diff = diff_plans(s, before, after)
+            warned += bool(diff.warnings)
+            reports.append(render_markdown(diff, base))
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=root, check=False)
+    return f"## tpu-serving preview diff\n\n{len(stacks)} stack(s); {warned} with recreate warnings.\n\n" + "\n".join(
+        reports
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", required=True, help="git ref to compare the working tree with")
     parser.add_argument("--stack", help="one stack (default: every stack of either side)")
-    parser.add_argument("--root", type=Path, default=Path.cwd(), help="git checkout of the project (default: .)")
+    parser.add_argument("--root", type=Path, default=Path.cwd(), help="the project, in a git checkout (default: .)")
     args = parser.parse_args(argv)
-    root = args.root.resolve()
     with tempfile.TemporaryDirectory() as tmp:
-        worktree = Path(tmp) / "base"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", "--quiet", str(worktree), args.base], cwd=root, check=True
-        )
         try:
-            stacks = [args.stack] if args.stack else sorted(_stacks(worktree) | _stacks(root))
-            reports, warned = [], 0
-            for stack in stacks:
-                base = render_plan(worktree, stack, Path(tmp) / "plans" / "base" / stack)
-                head = render_plan(root, stack, Path(tmp) / "plans" / "head" / stack)
-                diff = diff_plans(stack, base, head)
-                warned += bool(diff.warnings)
-                reports.append(render_markdown(diff, args.base))
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(worktree)], cwd=root, check=False)
-    print(f"## tpu-serving preview diff\n\n{len(stacks)} stack(s); {warned} with recreate warnings.\n")
-    print("\n".join(reports))
+            text = report(args.root.resolve(), args.base, args.stack, Path(tmp))
+        except DiffError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
+    print(text)
     return 0
 
 

@@ -163,12 +163,30 @@ def _shown(path: Path) -> Path:
     return path.relative_to(Path.cwd()) if path.is_relative_to(Path.cwd()) else path
 
 
+def _failed(args: argparse.Namespace) -> int:
+    """Leave no plan of an earlier run behind (it would no longer describe this stack); exit status 2."""
+    stale = args.out or args.root.resolve() / "build" / args.stack
+    for name in ("plan.json", "manifests.yaml"):
+        (stale / name).unlink(missing_ok=True)
+    return 2
+
+
+def program_frame(err: BaseException, root: Path) -> str:
+    """``<file>:<line>: `` of the innermost frame of the traceback inside the project at ``root`` (the user's
+    own line), or ``""``."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).resolve().is_relative_to(root)]
+    return f"{Path(frames[-1].filename).resolve().relative_to(root)}:{frames[-1].lineno}: " if frames else ""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
+    parser.add_argument("--traceback", action="store_true", help="show the program's traceback on an error")
     args = parser.parse_args(argv)
 
     import pulumi
@@ -180,11 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     # own modules before the program does (a diff previews another checkout with it).
     except (pulumi.RunError, StackConfigError) as err:
         print(f"error: {err}", file=sys.stderr)
-        # Leave no plan of an earlier run behind: it would no longer describe this stack.
-        stale = args.out or args.root.resolve() / "build" / args.stack
-        for name in ("plan.json", "manifests.yaml"):
-            (stale / name).unlink(missing_ok=True)
-        return 2
+        return _failed(args)
+    except Exception as err:  # the program's own mistake (a misspelled keyword, a missing argument)
+        if args.traceback:
+            raise
+        print(f"error: {program_frame(err, args.root.resolve())}{type(err).__name__}: {err}", file=sys.stderr)
+        return _failed(args)
     finally:
         close_event_loop()
     out = args.out or args.root.resolve() / "build" / args.stack

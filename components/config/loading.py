@@ -54,21 +54,32 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def load_stack_config(values: Mapping[str, Any], source: str = "stack configuration") -> StackConfig:
+def load_stack_config(
+    values: Mapping[str, Any], source: str = "stack configuration", namespace: str = PROJECT_NAMESPACE
+) -> StackConfig:
     """Build the stack config from a flat Pulumi config map (``namespace:key`` -> value).
 
-    Keys in this project's namespace become fields; ``gcp:project`` and ``gcp:region`` are
-    shared with the Google provider; keys of other namespaces are left to their providers.
+    Keys in ``namespace`` become fields: the Pulumi project's own name, under which ``pulumi config`` and a stack
+    file's bare keys put them (this repository's project is ``tpu-serving``; a program of another name reads its
+    own, and keys written ``tpu-serving:...`` too, which its own override). ``gcp:project`` and ``gcp:region``
+    are shared with the Google provider; keys of other namespaces are left to their providers. Problems name
+    the keys as the stack file holds them.
     """
     data: dict[str, Any] = {}
     for field, key in GCP_KEYS.items():
         if key in values:
             data[field] = _decode(values[key])
-    prefix = f"{PROJECT_NAMESPACE}:"
-    for key, value in values.items():
-        if key.startswith(prefix):
-            data[key[len(prefix) :]] = _decode(value)
-    return validate_stack(data, source)
+    for prefix in dict.fromkeys((f"{PROJECT_NAMESPACE}:", f"{namespace}:")):
+        for key, value in values.items():
+            if key.startswith(prefix):
+                data[key[len(prefix) :]] = _decode(value)
+    try:
+        return validate_stack(data, source)
+    except ConfigError as err:
+        if namespace == PROJECT_NAMESPACE:
+            raise
+        own = [p.replace(f"{PROJECT_NAMESPACE}:", f"{namespace}:") for p in err.problems]
+        raise ConfigError(own, source) from None
 
 
 def load_from_pulumi() -> StackConfig:
@@ -76,4 +87,4 @@ def load_from_pulumi() -> StackConfig:
     from pulumi.runtime import config as runtime_config
 
     values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    return load_stack_config(values, f"configuration of stack {pulumi.get_stack()!r}")
+    return load_stack_config(values, f"configuration of stack {pulumi.get_stack()!r}", pulumi.get_project())

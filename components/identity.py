@@ -11,8 +11,10 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import serviceaccount
 
+from .naming import check_dns_name
 from .node_identity import BucketGrant, bucket_grants
 from .options import child_options
+from .settings import described
 from .validation import check_arguments
 
 GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
@@ -25,12 +27,11 @@ class WorkloadIdentityArgs:
 
     project: str
     """GCP project ID (its ``<project>.svc.id.goog`` is the workload pool)."""
-    namespace: str
-    """Kubernetes namespace of the workloads."""
-    kubernetes_service_account: str
-    """Kubernetes service account name."""
-    gcp_service_account_id: str
-    """``account_id`` of the GCP service account."""
+    namespace: str = described("Kubernetes namespace of the workloads (a DNS-1123 label).", check=check_dns_name)
+    kubernetes_service_account: str = described(
+        "Kubernetes service account name (a DNS-1123 label).", check=check_dns_name
+    )
+    gcp_service_account_id: str = described("``account_id`` of the GCP service account.")
     bucket_grants: Sequence[BucketGrant] = ()
     """Bucket-scoped storage access."""
     create_namespace: bool = True

@@ -475,3 +475,14 @@ def test_components_refuse_a_cpu_pool_zone_outside_the_region():
         "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: zones of the form "
         "us-east5-<letter>, e.g. us-east5-a, us-east5-b, us-east5-c"
     ]
+
+
+def test_workload_identity_refuses_a_namespace_kubernetes_would_refuse():
+    from tpu_serving.validation import ArgumentsError, check_arguments
+
+    args = WorkloadIdentityArgs(
+        project="p-123456", namespace="Serving_NS", kubernetes_service_account="k", gcp_service_account_id="gsa-123"
+    )
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
+    assert "WorkloadIdentityArgs.namespace = 'Serving_NS': must consist of lower-case letters" in str(err.value)

@@ -101,7 +101,7 @@ def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
     views = [(s, PlanView(plan_of(s).as_json())) for s in STACKS]
     assert scope.check(views).failures() == []
     nats = [(s, len(v.of_type("gcp:compute/routerNat:RouterNat"))) for s, v in views]
-    assert sorted(s for s, n in nats if n) == ["llama31-405b-v6e16", "saxml-175b-v5e32x2"]
+    assert {"llama31-405b-v6e16", "saxml-175b-v5e32x2"} <= {s for s, n in nats if n}
     # a second stack in us-east5 that makes its own NAT for every subnet range of `default`
     twin = copy.deepcopy(dict(views)["llama31-405b-v6e16"])
     for r in twin.resources:
@@ -181,7 +181,8 @@ def test_security_host_network_pods_read_shared_buckets_as_their_nodes():
 def test_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_stacks():
     views = [(s, PlanView(copy.deepcopy(plan_of(s).as_json()))) for s in STACKS]
     named = {f.subject.split(": ")[0]: f for f in scope.existing_nat_findings(views)}
-    assert len(named) == 5 and all(f.ok and "deploy it first" in f.reason for f in named.values())
+    existing = [s for s, v in views if (v.setting("cluster") or {}).get("cloudNat") == "existing"]
+    assert len(named) == len(existing) >= 5 and all(f.ok and "deploy it first" in f.reason for f in named.values())
     vllm = dict(views)["vllm-llama31-405b-v6e16"]
     key = next(k for k in vllm.plan["config"] if k.endswith(":cluster"))
     cluster = json.loads(vllm.plan["config"][key])

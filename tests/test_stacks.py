@@ -1,8 +1,10 @@
 """Every stack previews cleanly, and the plans hold what the stacks promise."""
 
+import re
+
 import pytest
 
-from tests.conftest import STACKS, plan_of, resource
+from tests.conftest import ROOT, STACKS, plan_of, resource
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -119,7 +121,8 @@ def test_stacks_saxml_two_v5e_4x8_slices():
 def test_stacks_outputs_summarise_slices(stack):
     plan = plan_of(stack)
     slices = plan.outputs["slices"]
-    assert slices and all(s["vms"] * 4 == s["chips"] for s in slices)
+    # chips = VMs x the chips of the machine type, which GKE names `...-<chips>t` (ct6e-standard-8t: 8 per VM)
+    assert slices and all(s["vms"] * int(re.search(r"-(\d+)t$", s["machineType"])[1]) == s["chips"] for s in slices)
     assert plan.outputs["getCredentials"].startswith("gcloud container clusters get-credentials")
 
 
@@ -205,15 +208,32 @@ def test_stacks_cluster_ignores_its_removed_default_pool(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_maintenance_window_and_group_rbac(stack):
+    """The cluster's maintenance window and Google Groups security group are the stack file's (the defaults
+    where it sets none), so a stack of your own domain or window passes too."""
+    from tpu_serving.config import load_stack_config
+    from tpu_serving_tools.offline import load_project, stack_config
+
+    cfg = load_stack_config(stack_config(load_project(ROOT), stack))
+    m = cfg.cluster.maintenance
     (cluster,) = plan_of(stack).of_type(CLUSTER)
-    assert cluster.inputs["maintenancePolicy"] == {
-        "recurringWindow": {
-            "startTime": "2026-01-03T02:00:00Z",
-            "endTime": "2026-01-03T08:00:00Z",
-            "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU",
-        }
+    assert cluster.inputs["maintenancePolicy"]["recurringWindow"] == {
+        "startTime": m.window_start,
+        "endTime": m.window_end,
+        "recurrence": m.recurrence,
     }
-    assert cluster.inputs["authenticatorGroupsConfig"] == {"securityGroup": "gke-security-groups@example.com"}
+    groups = cluster.inputs.get("authenticatorGroupsConfig")
+    assert groups == ({"securityGroup": cfg.cluster.security_group} if cfg.cluster.security_group else None)
+
+
+def test_stacks_maintenance_defaults_are_weekend_nights():
+    from tpu_serving.maintenance import MaintenanceSettings
+
+    m = MaintenanceSettings()
+    assert (m.window_start, m.window_end, m.recurrence) == (
+        "2026-01-03T02:00:00Z",
+        "2026-01-03T08:00:00Z",
+        "FREQ=WEEKLY;BYDAY=SA,SU",
+    )
 
 
 @pytest.mark.parametrize("stack", STACKS)

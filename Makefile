@@ -31,6 +31,7 @@ help:
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
+	@echo "installing the development environment into $(VENV) (once; about a minute with a warm pip cache, a few without)"
 	test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
@@ -47,6 +48,7 @@ policy-venv: $(POLICY_VENV)/.installed
 
 # Checkov's own environment: its pins do not resolve beside the program's (requirements-scan.txt).
 $(SCAN_VENV)/.installed: requirements-scan.txt constraints-scan.txt
+	@echo "installing Checkov into $(SCAN_VENV) (once)"
 	test -x $(SCAN_VENV)/bin/python || $(PY) -m venv $(SCAN_VENV)
 	$(SCAN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt -c constraints-scan.txt
 	touch $@

@@ -173,3 +173,24 @@ def _boot_disk_gb(plan) -> int:
 def test_cost_other_backends_bill_no_head_pool():
     for stack in ("llama31-405b-v6e16", "vllm-llama33-70b-v5e16", "saxml-175b-v5e32x2"):
         assert not [x for x in plan_of(stack).outputs["cost"]["items"] if x["what"].startswith("pathways head")]
+
+
+def test_cost_summary_says_what_is_an_upper_bound_and_what_is_left_out():
+    from tpu_serving_tools.preview import COST_LEFT_OUT, cost_summary
+
+    cost = {
+        "currency": "USD",
+        "perHour": {"tpu": 10.0, "total": 10.0},
+        "perMonth": {"tpu": 7300.0, "total": 7300.0},
+        "items": [
+            {
+                "what": "v6e16: 1 x v6e-16 spot",
+                "basis": "16 chips x $2.7 (...; no spot figure found; the on-demand price is used as an upper bound)",
+            },
+            {"what": "v5e16: 1 x v5litepod-16 on-demand", "basis": "16 chips x $1.2 (...)"},
+        ],
+    }
+    lines = cost_summary({"cost": cost})
+    assert "  upper bound, priced on demand for want of a figure: v6e16: 1 x v6e-16 spot" in lines
+    assert lines[-1] == f"  {COST_LEFT_OUT}" and "Cloud NAT" in COST_LEFT_OUT
+    assert not any("upper bound" in line for line in cost_summary({"cost": {**cost, "items": cost["items"][1:]}}))

@@ -272,7 +272,8 @@ def report(root: Path, base: str, stack: str | None, tmp: Path) -> str:
             raise DiffError(f"no stack files for the project at {root} (Pulumi.yaml's stackConfigDir)")
         stacks = [stack] if stack else sorted(known)
         reports, warned = [], 0
-        for s in stacks:
+        for i, s in enumerate(stacks, 1):
+            print(f"previewing {s} at {base} and in the working tree ({i}/{len(stacks)})", file=sys.stderr, flush=True)
             before = render_plan(base_root, s, tmp / "plans" / "base" / s)
             after = render_plan(root, s, tmp / "plans" / "head" / s)
             diff = diff_plans(s, before, after)

@@ -364,7 +364,9 @@ def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, A
     closed, as a command ending its process does.
     """
     plans = []
-    for stack in stacks or load_project(root).stacks():
+    names = stacks or load_project(root).stacks()
+    for i, stack in enumerate(names, 1):
+        print(f"previewing {stack} ({i}/{len(names)})", file=sys.stderr, flush=True)
         try:
             plans.append((stack, preview_stack(root, stack).as_json()))
         except (pulumi.RunError, StackConfigError) as err:

@@ -136,7 +136,19 @@ def cost_summary(outputs: dict[str, Any]) -> list[str]:
         )
     if c.get("unpriced"):
         lines.append(f"  unpriced (no price found; set prices): {', '.join(c['unpriced'])}")
+    bounds = [str(i["what"]) for i in c.get("items", []) if "upper bound" in str(i.get("basis", ""))]
+    if bounds:
+        lines.append(f"  upper bound, priced on demand for want of a figure: {'; '.join(bounds)}")
+    lines.append(f"  {COST_LEFT_OUT}")
     return lines
+
+
+COST_LEFT_OUT = (
+    "not included: the load balancer, Cloud NAT, Managed Prometheus samples, logging and network egress; "
+    "CPU, disk and bucket prices are us-central1 list prices in every region (set prices to yours)"
+)
+"""What the estimate leaves out (components/cost.py prices TPU chips, CPU nodes, disks, buckets and the
+cluster fee; components/prices.py quotes us-central1 for the CPU and storage figures)."""
 
 
 def manifests_yaml(plan: Plan) -> str:

@@ -55,3 +55,17 @@ def test_settings_tables_a_changed_default_changes_the_readme(monkeypatch):
     changed = settings_tables.render(readme)
     assert "| `cluster.cpuPool.machineType` | string | `n2-standard-16` |" in changed
     assert changed != readme
+
+
+def test_readme_contents_links_every_section():
+    import re
+
+    text = (ROOT / "README.md").read_text()
+    contents = next(line for line in text.split("\n\n") if line.startswith("Contents:"))
+    anchors = set(re.findall(r"\]\(#([a-z0-9-]+)\)", contents))
+    headings = re.findall(r"^## (.+)$", text, re.M)
+
+    def anchor(title: str) -> str:  # GitHub's: lower case, punctuation dropped, spaces to '-'
+        return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+    assert {anchor(h) for h in headings} == anchors

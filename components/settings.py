@@ -10,6 +10,7 @@ from __future__ import annotations
 import collections.abc
 import dataclasses
 import ipaddress
+import re
 import types
 import typing
 from dataclasses import field
@@ -175,6 +176,19 @@ def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings
             value = to_settings(value, annotation)
         values[f.name] = value
     return cls(**values)
+
+
+_QUANTITY = re.compile(r"^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]|[KMGTPE]i)?$")
+"""A non-negative Kubernetes resource quantity: a decimal number and one suffix, binary SI (``Ki``..``Ei``),
+decimal SI (``n u m k M G T P E``) or a decimal exponent (kubernetes/apimachinery
+pkg/api/resource/quantity.go, the ``<quantity>`` grammar of ``ParseQuantity``)."""
+
+
+def quantity_problem(value: str) -> str:
+    """Why ``value`` is not a Kubernetes resource quantity such as ``500m`` or ``4Gi``, or ``""``."""
+    if _QUANTITY.match(value):
+        return ""
+    return "is not a Kubernetes quantity such as 2, 500m (CPU) or 4Gi (memory)"
 
 
 def cidr_problem(block: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,21 @@ SEED_MANIFESTS = REFERENCE / "seed-manifests"
 STACKS = load_project(ROOT).stacks()
 
 
-@functools.cache
 def plan_of(stack: str) -> Plan:
-    """The offline plan of ``stack`` (computed once per test session)."""
+    """The offline plan of ``stack``, computed once per test session (once per mutant under mutmut).
+
+    While mutmut collects which tests reach which functions (``MUTANT_UNDER_TEST=stats``), every call
+    previews afresh: a plan cached by the first test would credit the library's builders to that test
+    alone, and mutmut would then run only it against their mutants (a mutant the golden test kills was
+    reported as surviving)."""
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    if mutant == "stats":
+        return preview_stack(ROOT, stack)
+    return _cached_plan(stack, mutant)
+
+
+@functools.cache
+def _cached_plan(stack: str, mutant: str) -> Plan:
     return preview_stack(ROOT, stack)
 
 

@@ -4,12 +4,12 @@ Facts from kubernetes-sigs/lws@v0.10.0 (api/leaderworkerset/v1 leaderworkerset_t
 pkg/webhooks/leaderworkerset_webhook.go).
 """
 
-import re
 from collections.abc import Mapping
 
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .controllers import parse_version
 from .nodepool import NODEPOOL_LABEL
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
@@ -31,8 +31,12 @@ api/leaderworkerset/v1/leaderworkerset_types.go:338; absent from v0.8.0)."""
 
 
 def version_problem(version: str) -> str:
-    """Why ``version`` is not an LWS release such as v0.10.0, or ``""``."""
-    return "" if re.fullmatch(r"v\d+\.\d+\.\d+", version) else "is not an LWS release such as v0.10.0"
+    """Why ``version`` is not an LWS release such as v0.10.0 (:func:`controllers.parse_version`), or ``""``."""
+    try:
+        parse_version(version)
+    except ValueError:
+        return "is not an LWS release such as v0.10.0"
+    return ""
 
 
 def restart_policy(lws_version: str) -> str:
@@ -41,8 +45,7 @@ def restart_policy(lws_version: str) -> str:
     the group is still Pending (v0.10.0 pkg/controllers/pod_controller.go ``handleRestartPolicy``: "Skipping
     group recreation because there is a pod pending"). A slice whose VMs come up one by one (a scale from
     zero, a node repair) then starts once, instead of being recreated each time an early pod restarts."""
-    major, minor, patch = (int(x) for x in lws_version.removeprefix("v").split(".")[:3])
-    new = (major, minor, patch) >= RECREATE_AFTER_START_SINCE
+    new = parse_version(lws_version) >= RECREATE_AFTER_START_SINCE
     return "RecreateGroupAfterStart" if new else "RecreateGroupOnPodRestart"
 
 

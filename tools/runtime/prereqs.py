@@ -126,11 +126,15 @@ def _region(location: str) -> str:
     return "-".join(parts[:2]) if len(parts) > 2 else location
 
 
-def _declared_existing_nat(view: PlanView) -> str | None:
-    """``<router>/<nat>`` of the existing Cloud NAT the stack file names (``cluster.cloudNat: existing``)."""
+def declared_existing_nat(view: PlanView) -> tuple[str, str, str] | None:
+    """(network, router, NAT) of the existing Cloud NAT the stack file names (``cluster.cloudNat: existing``)."""
     cluster = view.setting("cluster")
     if isinstance(cluster, dict) and cluster.get("cloudNat") == "existing":
-        return f"{cluster.get('existingNatRouter')}/{cluster.get('existingNat')}"
+        return (
+            str(cluster.get("network", "default")),
+            str(cluster.get("existingNatRouter")),
+            str(cluster.get("existingNat")),
+        )
     return None
 
 
@@ -142,12 +146,13 @@ def nat_findings(view: PlanView) -> Iterator[Finding]:
         if not _get(c["inputs"], ("privateClusterConfig", "enablePrivateNodes")):
             continue
         network, region = c["inputs"].get("network", "default"), _region(str(c["inputs"].get("location", "")))
-        existing = _declared_existing_nat(view)
+        existing = declared_existing_nat(view)
         if existing and not view.of_type(ROUTER_NAT):
             yield Finding(
                 f"cloud nat {c['name']}",
                 True,
-                f"the existing Cloud NAT {existing} of network {network} in {region} (cluster.cloudNat: existing), "
+                f"the existing Cloud NAT {existing[1]}/{existing[2]} of network {network} in {region} "
+                "(cluster.cloudNat: existing), "
                 "which pulumi up looks up before creating anything",
             )
             continue

@@ -13,6 +13,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+from tpu_serving_tools.runtime.prereqs import declared_existing_nat
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 Key = tuple[str, ...]
@@ -117,15 +118,12 @@ def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding
     exist already), or others only (it names the wrong one, and its nodes would have no way out)."""
     made, found = _nats_made(plans), []
     for label, view in plans:
-        cluster = view.setting("cluster")
-        if not isinstance(cluster, dict) or cluster.get("cloudNat") != "existing":
+        existing = declared_existing_nat(view)
+        if existing is None:
             continue
-        key = (
-            str(view.setting("project")),
-            str(view.setting("region")),
-            str(cluster.get("network", "default")),
-        )
-        named = (str(cluster.get("existingNatRouter")), str(cluster.get("existingNat")))
+        network, *named_nat = existing
+        key = (str(view.setting("project")), str(view.setting("region")), network)
+        named = tuple(named_nat)
         makers = made.get(key, [])
         subject = f"scope existing Cloud NAT of {label}: {'/'.join(named)}"
         owner = next((m[0] for m in makers if (m[1], m[2]) == named), None)

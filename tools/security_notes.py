@@ -3,24 +3,12 @@ images pinned by tag only. Read off the plan's resources, so any program's plan 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Any
+
+from tpu_serving_policy.rules import pod_specs
 
 CLUSTER = "gcp:container/cluster:Cluster"
 DIGEST = "@sha256:"
-
-
-def _containers(spec: Any) -> Iterator[Mapping[str, Any]]:
-    """Every container and init container anywhere under ``spec`` (pod templates nest at any depth)."""
-    if isinstance(spec, Mapping):
-        for key, value in spec.items():
-            if key in ("containers", "initContainers") and isinstance(value, list):
-                yield from (c for c in value if isinstance(c, Mapping))
-            else:
-                yield from _containers(value)
-    elif isinstance(spec, list):
-        for item in spec:
-            yield from _containers(item)
 
 
 def tag_only_images(resources: list[Any]) -> list[str]:
@@ -29,7 +17,8 @@ def tag_only_images(resources: list[Any]) -> list[str]:
         str(c["image"])
         for r in resources
         if r.custom and r.type.startswith("kubernetes:")
-        for c in _containers(r.inputs.get("spec"))
+        for pod in pod_specs(r.inputs)
+        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
         if c.get("image")
     }
     return sorted(i for i in images if DIGEST not in i)

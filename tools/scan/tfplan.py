@@ -137,8 +137,3 @@ def terraform_plan(plan: Mapping[str, Any]) -> dict[str, Any]:
         "resource_changes": changes,
         "configuration": {"root_module": {}},
     }
-
-
-def addresses(plan: Mapping[str, Any]) -> dict[str, str]:
-    """Terraform address -> Pulumi resource name, for messages and the baseline."""
-    return {c["address"]: c["name"] for c in terraform_plan(plan)["resource_changes"]}

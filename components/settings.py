@@ -191,6 +191,11 @@ def quantity_problem(value: str) -> str:
     return "is not a Kubernetes quantity such as 2, 500m (CPU) or 4Gi (memory)"
 
 
+def quantity(text: str, default: str) -> Any:
+    """A described field holding a Kubernetes resource quantity (checked by :func:`quantity_problem`)."""
+    return described(text, default=default, check=quantity_problem)
+
+
 def cidr_problem(block: str) -> str:
     """Why ``block`` is not a CIDR block such as 10.0.0.0/8, or ``""``."""
     try:

@@ -8,7 +8,7 @@ from ... import lws
 from ...catalog import SliceShape
 from ...images import image_problem
 from ...podspec import ProbeSettings
-from ...settings import described, quantity_problem
+from ...settings import described, quantity
 from ...validation import Choice
 from ...versions import PINS
 from .facts import (
@@ -147,18 +147,16 @@ class PathwaysRequests:
     TPU VM (ct5lp-hightpu-4t: 112 vCPUs, 192 GB).
     """
 
-    proxy_cpu: str = described("`pathways-proxy` CPU request.", default="1", check=quantity_problem)
-    proxy_memory: str = described("`pathways-proxy` memory request.", default="4Gi", check=quantity_problem)
-    resource_manager_cpu: str = described("`pathways-rm` CPU request.", default="2", check=quantity_problem)
-    resource_manager_memory: str = described("`pathways-rm` memory request.", default="8Gi", check=quantity_problem)
-    jax_cpu: str = described("`jax-tpu` CPU request.", default="8", check=quantity_problem)
-    jax_memory: str = described("`jax-tpu` memory request.", default="32Gi", check=quantity_problem)
-    http_cpu: str = described("`jetstream-http` CPU request.", default="1", check=quantity_problem)
-    http_memory: str = described("`jetstream-http` memory request.", default="2Gi", check=quantity_problem)
-    worker_cpu: str = described("Pathways worker CPU request (per TPU VM).", default="16", check=quantity_problem)
-    worker_memory: str = described(
-        "Pathways worker memory request (per TPU VM).", default="64Gi", check=quantity_problem
-    )
+    proxy_cpu: str = quantity("`pathways-proxy` CPU request.", "1")
+    proxy_memory: str = quantity("`pathways-proxy` memory request.", "4Gi")
+    resource_manager_cpu: str = quantity("`pathways-rm` CPU request.", "2")
+    resource_manager_memory: str = quantity("`pathways-rm` memory request.", "8Gi")
+    jax_cpu: str = quantity("`jax-tpu` CPU request.", "8")
+    jax_memory: str = quantity("`jax-tpu` memory request.", "32Gi")
+    http_cpu: str = quantity("`jetstream-http` CPU request.", "1")
+    http_memory: str = quantity("`jetstream-http` memory request.", "2Gi")
+    worker_cpu: str = quantity("Pathways worker CPU request (per TPU VM).", "16")
+    worker_memory: str = quantity("Pathways worker memory request (per TPU VM).", "64Gi")
 
 
 @dataclass(frozen=True)

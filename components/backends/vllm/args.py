@@ -14,7 +14,7 @@ from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import pinned_image_problem
 from ...podspec import ProbeSettings
-from ...settings import described, quantity_problem
+from ...settings import described, quantity
 from ...validation import Choice
 from ...versions import PINS
 from .facts import DEFAULT_IMAGE, LIBRARY_FLAGS
@@ -123,13 +123,11 @@ class VllmImages:
 class VllmRequests:
     """CPU, memory and shared memory of the pods; each pod has a TPU VM to itself."""
 
-    leader_cpu: str = described("Leader CPU request.", default="24", check=quantity_problem)
-    leader_memory: str = described("Leader memory request.", default="96Gi", check=quantity_problem)
-    worker_cpu: str = described("Worker CPU request (per TPU VM).", default="24", check=quantity_problem)
-    worker_memory: str = described("Worker memory request (per TPU VM).", default="96Gi", check=quantity_problem)
-    shm_size: str = described(
-        "Size of the memory-backed `/dev/shm` of every pod.", default="30Gi", check=quantity_problem
-    )
+    leader_cpu: str = quantity("Leader CPU request.", "24")
+    leader_memory: str = quantity("Leader memory request.", "96Gi")
+    worker_cpu: str = quantity("Worker CPU request (per TPU VM).", "24")
+    worker_memory: str = quantity("Worker memory request (per TPU VM).", "96Gi")
+    shm_size: str = quantity("Size of the memory-backed `/dev/shm` of every pod.", "30Gi")
 
 
 @dataclass(frozen=True)

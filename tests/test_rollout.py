@@ -109,7 +109,7 @@ def test_rollout_summary_of_one_group_in_place_says_the_service_stops():
         Rollout.IN_PLACE, groups=2, autoscaled=True, fewest=1, slices_per_group=2, startup_minutes=30, spare_pools=()
     )
     assert two.summary == (
-        "rolling update of up to 2 groups, 2 slices at a time, in place: about 30 minutes of 2 slices's capacity "
+        "rolling update of up to 2 groups, 2 slices at a time, in place: about 30 minutes of 2 slices' capacity "
         "lost per group (its startup window), up to 60 minutes in all; at 1 group (the minimum) the service "
         "stops meanwhile"
     )

@@ -76,8 +76,9 @@ class RolloutPlan:
                 'startup window); rollout "surge" with a spare slice keeps it serving'
             )
         alone = f"; at {self.fewest} group (the minimum) the service stops meanwhile" if self.fewest == 1 else ""
+        owned = f"{unit}'s" if k == 1 else f"{unit}'"
         return (
-            f"rolling update of {n}, {unit} at a time, in place: about {m} minutes of {unit}'s capacity lost per "
+            f"rolling update of {n}, {unit} at a time, in place: about {m} minutes of {owned} capacity lost per "
             f"group (its startup window), up to {m * self.groups} minutes in all{alone}"
         )
 

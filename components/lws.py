@@ -5,6 +5,7 @@ pkg/webhooks/leaderworkerset_webhook.go).
 """
 
 from collections.abc import Mapping
+from enum import Enum
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -47,6 +48,38 @@ def restart_policy(lws_version: str) -> str:
     zero, a node repair) then starts once, instead of being recreated each time an early pod restarts."""
     new = parse_version(lws_version) >= RECREATE_AFTER_START_SINCE
     return "RecreateGroupAfterStart" if new else "RecreateGroupOnPodRestart"
+
+
+class Rollout(str, Enum):
+    """How a LeaderWorkerSet replaces its groups when their template changes (an engine bump, a new flag)."""
+
+    IN_PLACE = "in-place"
+    """One group down at a time: it is deleted and recreated on the slice it frees; its slice's capacity is lost
+    until the new group is ready."""
+    SURGE = "surge"
+    """One extra group first, on a spare slice; each old group is then recreated while the extra one serves, and
+    the extra group goes when all are done: no capacity lost, a spare slice needed."""
+
+
+ROLLOUT_DESCRIPTION = (
+    "How the groups are replaced when their template changes (an engine bump, a flag): `in-place`, one group "
+    "down at a time, its slices' capacity lost until it is ready again; or `surge`, one extra group first on a "
+    "spare share of `slices` (one group's worth beyond the groups', scaling from zero), no capacity lost."
+)
+"""The ``rollout`` setting's description, for the stack file and the components alike."""
+
+
+def rollout_strategy(rollout: Rollout) -> dict[str, object]:
+    """``spec.rolloutStrategy`` for ``rollout``. LWS v0.10.0 rolls groups from the highest index down, holding
+    ``replicas + maxSurge`` groups while it updates, and deletes the surge group once the others are updated and
+    ready (pkg/controllers/leaderworkerset_controller.go:282-380 ``rollingUpdateParameters``, :691
+    ``calculateRollingUpdateReplicas``); its webhook defaults are maxUnavailable 1, maxSurge 0
+    (pkg/webhooks/leaderworkerset_webhook.go:64-70), which ``in-place`` states."""
+    surge = rollout == Rollout.SURGE
+    return {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"maxUnavailable": 0 if surge else 1, "maxSurge": 1 if surge else 0},
+    }
 
 
 IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)

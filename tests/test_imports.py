@@ -22,7 +22,7 @@ DEPLOYMENT = {f"{PACKAGE}.deployment", f"{PACKAGE}.phases", f"{PACKAGE}.derived"
 """The one deployment component, its phases and the settings it derives."""
 CONFIG = f"{PACKAGE}.config"
 BACKENDS = f"{PACKAGE}.backends"
-SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.scaling"}
+SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.scaling", f"{BACKENDS}.rollout"}
 """The registry and what every backend builds on; everything else under ``backends`` is one backend's package."""
 CATALOG = f"{PACKAGE}.catalog"
 

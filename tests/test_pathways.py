@@ -82,6 +82,11 @@ DIFFERENCES: list[tuple[str, str]] = [
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (r"(metadata|.*\.metadata)\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
     (
+        r"spec\.rolloutStrategy\..*",
+        "the stack's `rollout` stated (in-place: the LWS webhook's defaults, maxUnavailable 1 and maxSurge 0; "
+        "surge: one spare group), so that a preview says how the groups are replaced",
+    ),
+    (
         rf"{TEMPLATE}\.restartPolicy",
         "RecreateGroupAfterStart (LWS v0.9+): the group restarts together, but not while a pod is still pending",
     ),

@@ -78,7 +78,9 @@ def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
 def test_scaling_minimum_moves_the_always_on_slices():
     plan = plan_edited(STACK, serving=lambda s: s["autoscaling"].update(minReplicas=2))
     pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v5e16" in r.name}
-    assert all(p["nodeCount"] == 4 and "autoscaling" not in p for p in pools.values())
+    spare = pools.pop("vllm70b-v5e16s-pool")  # the surge rollout's spare slice stays empty until a rollout
+    assert len(pools) == 2 and all(p["nodeCount"] == 4 and "autoscaling" not in p for p in pools.values())
+    assert "nodeCount" not in spare and spare["autoscaling"]["totalMinNodeCount"] == 0
 
 
 def test_scaling_adapter_is_installed_and_reads_monitoring_as_its_own_principal():
@@ -155,12 +157,12 @@ def test_scaling_runtime_shows_a_pending_group_a_slice_provisioned_and_the_group
 
 
 def test_scaling_runtime_refuses_a_step_beyond_the_slices():
-    def more(plan):
-        _inputs(plan, "vllm70b-autoscaler-hpa")["spec"]["maxReplicas"] = 3
+    def more(plan):  # three slices: two for the groups, the surge rollout's spare; a fourth group has none
+        _inputs(plan, "vllm70b-autoscaler-hpa")["spec"]["maxReplicas"] = 4
 
-    step = {f.subject: f for f in scale_findings(_view(more))}["scale vllm-llama70b/vllm 2 -> 3"]
+    step = {f.subject: f for f in scale_findings(_view(more))}["scale vllm-llama70b/vllm 3 -> 4"]
     assert not step.ok
-    assert "group 2 pending; no node pool that scales from zero takes the group" in step.reason
+    assert "group 3 pending; no node pool that scales from zero takes the group" in step.reason
 
 
 def test_scaling_runtime_refuses_half_a_slice():

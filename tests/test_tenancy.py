@@ -20,8 +20,10 @@ def test_tenancy_quota_sized_to_slices(stack):
     chips = sum(s["chips"] for s in plan_of(stack).outputs["slices"])
     # Headroom: a stack's serving unit restarts as a whole (one LWS group holding every slice, a
     # JobSet, a PathwaysJob), so the quota holds the slices' chips twice; an autoscaled vLLM stack's
-    # unit is one group on one slice of its maxReplicas.
-    groups = plan_of(stack).outputs.get("autoscaling", {}).get("maxReplicas", 1)
+    # unit is one group on one slice of its maxReplicas (and of a surge rollout's spare slice).
+    outputs = plan_of(stack).outputs
+    groups = outputs.get("autoscaling", {}).get("maxReplicas", 1)
+    groups += outputs.get("rollout", {}).get("strategy") == "surge"
     assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(chips + chips // groups)
     assert {"requests.cpu", "requests.memory"} <= set(quota["spec"]["hard"])
     assert quota["metadata"]["namespace"] == plan_of(stack).outputs["namespace"]

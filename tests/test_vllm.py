@@ -108,8 +108,8 @@ DIFFERENCES: list[tuple[str, str]] = [
         "ownership labels, GCS FUSE sidecar",
     ),
     (
-        r"spec\.rolloutStrategy\.rollingUpdateConfiguration\.maxSurge",
-        "no surge: a surge group would need a slice the stack lacks",
+        r"spec\.rolloutStrategy\.rollingUpdateConfiguration\.(maxSurge|maxUnavailable)",
+        "the stack's `rollout`: surge, one group at a time onto the spare slice the stack declares",
     ),
     (
         rf"({LEAD}|{WORK})\.spec\.containers\[vllm-(leader|worker)\]\.image",
@@ -213,7 +213,8 @@ def test_vllm_group_restarts_together_on_its_own_slice():
     assert lws["metadata"]["annotations"] == {
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }
-    assert lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {"maxUnavailable": 1, "maxSurge": 0}
+    # the stack rolls with surge onto its spare slice (tests/test_rollout.py)
+    assert lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {"maxUnavailable": 0, "maxSurge": 1}
 
 
 def test_vllm_probes_tolerate_long_loads_without_a_fixed_delay():

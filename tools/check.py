@@ -26,6 +26,7 @@ from tpu_serving_tools.runtime import (
     objects,
     ports,
     prereqs,
+    rollout,
     scheduling,
     scope,
     second_apply,
@@ -36,6 +37,7 @@ from tpu_serving_tools.runtime.result import CategoryResult
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     objects.check,
     scheduling.check,
+    rollout.check,
     network.check,
     ports.check,
     identity.check,
@@ -51,6 +53,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "scale ", "scale steps"),
+    ("rollout", "", "rollout paths"),
     ("network", "", "flows allowed"),
     ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
@@ -82,9 +85,11 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
             continue
         passed, total = _count(by_name[category], prefix)
         # only stacks that autoscale have a scale path, only some engines have release tables
-        if total or (category, prefix) not in (("scheduling", "scale "), ("engines", "")):
+        if total or (category, prefix) not in (("scheduling", "scale "), ("rollout", ""), ("engines", "")):
             parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
+    # the rollout path is shown whether it holds or not: a reviewer reads what an engine bump does
+    lines += [f"  {f.subject}: {f.reason}" for r in results if r.category == "rollout" for f in r.findings if f.ok]
     for r in results:
         lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
     return lines

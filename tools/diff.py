@@ -72,6 +72,8 @@ class StackDiff:
     total: int = 0
     cost: str | None = None
     """The change of chips and estimated cost, when the head plan exports a cost estimate."""
+    rollouts: list[str] = field(default_factory=list)
+    """How each LeaderWorkerSet whose groups' template changes (in place, not replaced) rolls its groups."""
 
 
 def recreate_reason(resource: Mapping[str, Any], path: str) -> str | None:
@@ -135,10 +137,31 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
                     )
             out.changed.append(change)
     out.cost = cost_change((base or {}).get("outputs") or {}, (head or {}).get("outputs") or {})
+    out.rollouts = rollouts(out.changed, new, (head or {}).get("outputs") or {})
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
+    return out
+
+
+LWS_TEMPLATE = "spec.leaderWorkerTemplate"
+"""A change under it makes the LWS controller replace every group, by its rolloutStrategy."""
+
+
+def rollouts(changed: list[Change], new: Mapping[str, Mapping[str, Any]], outputs: Mapping[str, Any]) -> list[str]:
+    """For each LeaderWorkerSet updated in place with a new group template: what its rollout does, from the head
+    plan's ``rollout`` output (a TpuServingDeployment exports it)."""
+    out = []
+    for c in changed:
+        inputs = new[c.urn]["inputs"]
+        if inputs.get("kind") != "LeaderWorkerSet" or c.recreates:
+            continue
+        if not any(under(path, LWS_TEMPLATE) for path, _, _ in c.fields):
+            continue
+        plan = outputs.get("rollout")
+        how = plan["summary"] if isinstance(plan, Mapping) else "every group is replaced, by its rolloutStrategy"
+        out.append(f"{_label(new[c.urn])}: {how}")
     return out
 
 
@@ -186,6 +209,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
         lines.append("")
     if diff.cost:
         lines += [f"**Capacity and cost (estimate):** {diff.cost}", ""]
+    lines += [f"**Rollout:** {r}" for r in diff.rollouts] + ([""] if diff.rollouts else [])
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
     lines.append(

@@ -91,6 +91,7 @@ def summary(plan: Plan) -> str:
             *rows,
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
+            *rollout_summary(plan.outputs),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
         ]
@@ -115,6 +116,12 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
     else:
         line += "; the model's size is unknown, so no allocated/needed ratio"
     return [line]
+
+
+def rollout_summary(outputs: dict[str, Any]) -> list[str]:
+    """How the serving groups are replaced when their template changes (``rollout``, LeaderWorkerSet backends)."""
+    r = outputs.get("rollout")
+    return [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
 
 
 def cost_summary(outputs: dict[str, Any]) -> list[str]:

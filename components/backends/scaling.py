@@ -17,6 +17,7 @@ import pulumi
 
 from ..autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ..catalog import SliceShape
+from ..lws import Rollout
 from ..settings import PROJECT_NAMESPACE, settings_model, to_settings
 
 if TYPE_CHECKING:
@@ -42,6 +43,8 @@ class Scaled(Protocol):
     @property
     def name(self) -> str: ...
     @property
+    def rollout(self) -> Rollout: ...
+    @property
     def model_fields_set(self) -> set[str]: ...
 
 
@@ -50,14 +53,28 @@ def groups(serving: Scaled) -> int:
     return serving.autoscaling.max_replicas if serving.autoscaling is not None else serving.replicas
 
 
+def spare_slices(serving: Scaled, pools: int) -> int:
+    """Serving slices held for the surge group of a ``surge`` rollout: one group's share of ``pools`` (the groups
+    and the surge group share them evenly); none in place."""
+    return pools // (groups(serving) + 1) if serving.rollout == Rollout.SURGE else 0
+
+
+def group_slices(serving: Scaled, pools: int) -> int:
+    """Serving slices the groups hold between rollouts: ``pools`` but the surge group's spare share."""
+    return pools - spare_slices(serving, pools)
+
+
 def restart_unit_chips(serving: Scaled, chips: int) -> int:
-    """One leader-worker group restarts at once (RecreateGroupOnPodRestart): the chips of its share of the slices."""
-    return chips // groups(serving)
+    """One leader-worker group restarts at once (RecreateGroupOnPodRestart): the chips of its share of the slices
+    (the surge group's spare share counts as one more group's)."""
+    return chips // (groups(serving) + (1 if serving.rollout == Rollout.SURGE else 0))
 
 
 def always_on_slices(serving: Scaled, pools: int) -> int:
-    """The slices of the minimum replicas keep their VMs (all of them without autoscaling)."""
-    return pools if serving.autoscaling is None else min(serving.autoscaling.min_replicas, pools)
+    """The slices of the minimum replicas keep their VMs (all the groups' without autoscaling); a surge rollout's
+    spare share scales from zero."""
+    held = group_slices(serving, pools)
+    return held if serving.autoscaling is None else min(serving.autoscaling.min_replicas, held)
 
 
 def resolved_metric(serving: Scaled, waiting: str) -> str:

@@ -97,6 +97,16 @@ LWS_ENV_WORKER_INDEX = "LWS_WORKER_INDEX"  # types.go:75
 # Source: kubernetes-sigs/lws@v0.10.0:pkg/utils/accelerators/tpu.go (AddTPUVariables,
 # addTPUVariablesSubGroup).
 LWS_TPU_PROCESS_DEFAULT_PORT = 8476
+# Rollouts: with no rolloutStrategy the webhook sets maxUnavailable 1, maxSurge 0
+# (kubernetes-sigs/lws@v0.10.0:pkg/webhooks/leaderworkerset_webhook.go:64-70). While it updates, the
+# controller holds replicas + maxSurge groups (maxSurge capped at replicas; a percentage rounds up, of
+# maxUnavailable down), the surge groups taking the next indexes with the new template; it updates the
+# others from the highest index down, at most maxUnavailable + (surge groups up) at a time, and deletes the
+# surge groups once the rest are updated and ready
+# (pkg/controllers/leaderworkerset_controller.go:282-380 rollingUpdateParameters, :691-703
+# calculateRollingUpdateReplicas).
+LWS_DEFAULT_MAX_UNAVAILABLE = 1
+LWS_DEFAULT_MAX_SURGE = 0
 # Sub-groups: a worker's sub-group is (index-1)//size when the leader is an extra pod
 # ((size-1) % subGroupSize == 0 and size % subGroupSize != 0), else index//size; the leader is
 # always in sub-group 0 (unless subGroupPolicy.type LeaderExcluded).

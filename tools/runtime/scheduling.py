@@ -312,15 +312,15 @@ def place(pods: Sequence[Pod], pools: Sequence[NodePool]) -> Placement:
 # --------------------------------------------------------------------------- scale path
 
 
-def _at_minimum(pool: NodePool) -> NodePool:
+def at_minimum(pool: NodePool) -> NodePool:
     return pool if pool.min_nodes is None else replace(pool, nodes=pool.min_nodes)
 
 
-def _group_pods(pods: Sequence[Pod], owner: str, group: int) -> list[Pod]:
+def group_pods(pods: Sequence[Pod], owner: str, group: int) -> list[Pod]:
     return [p for p in pods if p.owner == owner and p.group == f"{owner}/{group}"]
 
 
-def _provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[str, NodePool]) -> tuple[str, bool]:
+def provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[str, NodePool]) -> tuple[str, bool]:
     """Scale up the first empty autoscaled pool that takes the whole pending group; (what happened, ok)."""
     tpu_pods = [p for p in group if p.requests.tpu]
     empty = [p for p in pools if p.min_nodes is not None and p.nodes == 0]
@@ -346,7 +346,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
         if kind != "LeaderWorkerSet":
             continue
         owner, target = f"{kind}/{name}", f"scale {ns}/{name}"
-        pools = [_at_minimum(p) for p in originals.values()]
+        pools = [at_minimum(p) for p in originals.values()]
         start = place(pods_of(view, {(ns, kind, name): lo}), pools)
         unplaced = [k for k in start.failure if k.startswith(f"{ns}/{name}-")]
         findings.append(
@@ -360,13 +360,13 @@ def scale_findings(view: PlanView) -> list[Finding]:
         )
         for replicas in range(lo + 1, hi + 1):
             pods = pods_of(view, {(ns, kind, name): replicas})
-            group = _group_pods(pods, owner, replicas - 1)
+            group = group_pods(pods, owner, replicas - 1)
             subject = f"{target} {replicas - 1} -> {replicas}"
             before = place(pods, pools)
             if all(p.key in before.node_of for p in group):
                 findings.append(Finding(subject, True, f"group {replicas - 1} fits on nodes already up"))
                 continue
-            what, ok = _provision(group, pools, originals)
+            what, ok = provision(group, pools, originals)
             if not ok:
                 findings.append(Finding(subject, False, f"group {replicas - 1} pending; {what}"))
                 continue

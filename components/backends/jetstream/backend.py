@@ -12,7 +12,7 @@ from ...settings import (
     to_settings,
 )
 from ...tenancy import SERVING_PRIORITY
-from .. import scaling
+from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
 
 if TYPE_CHECKING:
@@ -77,6 +77,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             num_slices=len(pools) // scaling.groups(serving),
             replicas=serving.replicas,
             autoscaled=serving.autoscaling is not None,
+            rollout=serving.rollout,
             lws_version=serving.lws_version,
             mode=Mode(serving.mode),
             maxtext=to_settings(serving.maxtext, MaxTextSettings),
@@ -102,6 +103,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "generateExample": workload.generate_example,
+            "rollout": rollout.plan(platform.settings, serving, probes_startup_seconds(serving)).output(),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )

@@ -17,7 +17,7 @@ from ...models import (
 from ...settings import (
     PROJECT_NAMESPACE,
 )
-from .. import scaling
+from .. import rollout, scaling
 
 if TYPE_CHECKING:
     from ..base import Stack
@@ -38,7 +38,9 @@ def problems(cfg: Stack, serving: PathwaysServingConfig, shape: SliceShape, pool
     """Groups share the slices evenly (one slice each when autoscaled); the buckets exist; parallelism and
     HBM fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = replica_problems(cfg, serving, shape, pools)
+    found = rollout.problems(serving, pools) or replica_problems(
+        cfg, serving, shape, scaling.group_slices(serving, pools)
+    )
     if clash := lws.service_name_problem(serving.name, serving.service_name):
         found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
     for purpose in ("checkpoints", "scratch"):

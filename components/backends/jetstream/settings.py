@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from ...buckets import is_object_path
 from ...controllers import LWS
+from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import (
     Precision,
 )
@@ -83,6 +84,7 @@ class PathwaysServingConfig(Model):
     )
     name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
     service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
+    rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
     )

@@ -168,6 +168,7 @@ class VllmServingArgs:
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
     never resets what the HPA chose)."""
+    rollout: lws.Rollout = described(lws.ROLLOUT_DESCRIPTION, default=lws.Rollout.IN_PLACE)
     lws_version: str = described(
         "The LeaderWorkerSet release the cluster runs; it picks the group restart policy.",
         default=PINS["lws"].value,

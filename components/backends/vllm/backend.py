@@ -11,7 +11,7 @@ from ...settings import (
     to_settings,
 )
 from ...tenancy import SERVING_PRIORITY
-from .. import scaling
+from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
 from .args import (
     SecretKey,
@@ -82,6 +82,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
             replicas=serving.replicas,
             autoscaled=serving.autoscaling is not None,
+            rollout=serving.rollout,
             lws_version=serving.lws_version,
             name=serving.name,
             service_name=serving.service_name,
@@ -101,6 +102,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
+            "rollout": rollout.plan(platform.settings, serving, probes_startup_seconds(serving)).output(),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )

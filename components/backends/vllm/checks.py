@@ -12,7 +12,7 @@ from ...settings import (
     PROJECT_NAMESPACE,
     to_settings,
 )
-from .. import scaling
+from .. import rollout, scaling
 
 if TYPE_CHECKING:
     from ..base import Stack
@@ -24,7 +24,9 @@ from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = replica_problems(cfg, serving, shape, pools)
+    found = rollout.problems(serving, pools) or replica_problems(
+        cfg, serving, shape, scaling.group_slices(serving, pools)
+    )
     if serving.loader != WeightsLoader.HUGGING_FACE:
         b = cfg.bucket("checkpoints")
         if b is None or b.workload_access == "none":

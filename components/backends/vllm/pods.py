@@ -270,11 +270,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
     return {
         **replicas,
-        # No surge: a surge group would need a slice the stack does not have and would stall the rollout.
-        "rolloutStrategy": {
-            "type": "RollingUpdate",
-            "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
-        },
+        "rolloutStrategy": lws.rollout_strategy(args.rollout),
         "leaderWorkerTemplate": template,
     }
 

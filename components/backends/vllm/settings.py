@@ -9,6 +9,7 @@ from pydantic import Field, field_validator
 
 from ...buckets import is_object_path
 from ...controllers import LWS
+from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import HUGGING_FACE_MODELS, ModelSize, Precision
 from ...podspec import ProbeSettings
 from ...settings import (
@@ -89,6 +90,7 @@ class VllmServingConfig(Model):
         description="Name of the ClusterIP Service on port 8000; not the LeaderWorkerSet's name, whose headless "
         "Service the LWS controller creates.",
     )
+    rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
     )

@@ -1,0 +1,115 @@
+"""How a LeaderWorkerSet backend's groups are replaced, by whole slices: ``serving.rollout``.
+
+``in-place`` (the default) takes one group down at a time: LWS deletes it and recreates it from the new
+template on the slices it freed, so those slices serve nothing until the new group is ready. ``surge``
+first starts one extra group from the new template on a spare share of the serving slices (one group's
+worth beyond the groups' own, which scales from zero and is billed only while a rollout runs), then
+recreates the old groups one at a time while it serves, and removes it at the end: no serving capacity is
+lost (:func:`~tpu_serving.lws.rollout_strategy` cites the LWS controller code). The plan's ``rollout``
+output says which, for how many groups and for how long, so that a preview or a diff of an engine bump
+shows what the update costs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..lws import Rollout
+from ..naming import pool_name
+from . import scaling
+from .base import Stack
+
+KEY = scaling.KEY
+
+
+def problems(serving: scaling.Scaled, pools: int) -> list[str]:
+    """A surge needs the serving slices to hold the groups and one more group's share, evenly."""
+    if serving.rollout != Rollout.SURGE:
+        return []
+    most = scaling.groups(serving)
+    if pools % (most + 1) == 0:
+        return []
+    held = "the autoscaled maximum" if serving.autoscaling is not None else "replicas"
+    return [
+        f'{KEY}.rollout = "surge": the surge group needs a spare share of the serving slices as large as one '
+        f"group's, beside the {most} group(s) of {held}; serving.slices provide {pools} "
+        f"({', '.join(serving.slices)}), not a multiple of {most + 1}. Add slices for one more group (tpuSlices, "
+        'serving.slices), or use rollout "in-place"'
+    ]
+
+
+@dataclass(frozen=True)
+class RolloutPlan:
+    """What replacing every group costs: how many, by how many slices each, for how long."""
+
+    rollout: Rollout
+    groups: int
+    """Groups at most (an HPA's maximum, else the fixed count)."""
+    autoscaled: bool
+    fewest: int
+    """Groups at least (an HPA's minimum, else the fixed count)."""
+    slices_per_group: int
+    startup_minutes: int
+    """The startup window of a group: how long its slices may serve nothing (in place), or the surge runs."""
+    spare_pools: tuple[str, ...]
+    """Node pools of the surge group's spare share (none in place)."""
+
+    @property
+    def summary(self) -> str:
+        """One line for the preview and for a diff that changes the groups' template."""
+        n = f"{'up to ' if self.autoscaled else ''}{self.groups} group{'s' if self.groups != 1 else ''}"
+        k = self.slices_per_group
+        unit = "one slice" if k == 1 else f"{k} slices"
+        m = self.startup_minutes
+        if self.rollout == Rollout.SURGE:
+            return (
+                f"rolling update of {n}, {unit} at a time, with surge: a new group starts first on the spare "
+                f"{'slice' if k == 1 else 'slices'} {', '.join(self.spare_pools)}, then each old group is recreated "
+                f"while it serves; no serving capacity lost; the spare runs up to about "
+                f"{m * (self.groups + 1)} minutes (a startup window of {m} minutes per group, one group more)"
+            )
+        if self.groups == 1:
+            return (
+                f"rolling update of the only group, in place: the service stops for up to about {m} minutes (its "
+                'startup window); rollout "surge" with a spare slice keeps it serving'
+            )
+        alone = f"; at {self.fewest} group (the minimum) the service stops meanwhile" if self.fewest == 1 else ""
+        owned = f"{unit}'s" if k == 1 else f"{unit}'"
+        return (
+            f"rolling update of {n}, {unit} at a time, in place: about {m} minutes of {owned} capacity lost per "
+            f"group (its startup window), up to {m * self.groups} minutes in all{alone}"
+        )
+
+    def output(self) -> dict[str, object]:
+        """The stack output ``rollout``."""
+        return {
+            "strategy": self.rollout.value,
+            "groups": self.groups,
+            "slicesPerGroup": self.slices_per_group,
+            "startupMinutes": self.startup_minutes,
+            "sparePools": list(self.spare_pools),
+            "summary": self.summary,
+        }
+
+
+def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
+    """The node pools of the serving slices, in the stack file's order (the spare share is the last)."""
+    return [pool_name(cfg.cluster.name, p) for s in cfg.tpu_slices if s.name in slices for p in s.pool_names]
+
+
+def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPlan:
+    """The rollout of ``serving``'s groups on the stack's serving slices."""
+    pools = serving_pools(cfg, serving.slices)
+    spare = scaling.spare_slices(serving, len(pools))
+    groups = scaling.groups(serving)
+    return RolloutPlan(
+        rollout=serving.rollout,
+        groups=groups,
+        autoscaled=serving.autoscaling is not None,
+        fewest=serving.autoscaling.min_replicas if serving.autoscaling is not None else groups,
+        slices_per_group=max(1, scaling.group_slices(serving, len(pools)) // groups),
+        startup_minutes=math.ceil(startup_seconds / 60),
+        spare_pools=tuple(pools[len(pools) - spare :]) if spare else (),
+    )

@@ -1,0 +1,183 @@
+"""Rollouts of serving groups by whole slices: ``serving.rollout`` (in-place or surge), the LeaderWorkerSet's
+rolloutStrategy, the spare slice, the runtime model's rollout path and what a diff of an engine bump says."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from tests.conftest import plan_of
+from tests.fixtures.configs import VLLM, load, plan_edited
+from tpu_serving.backends.rollout import RolloutPlan
+from tpu_serving.config import ConfigError
+from tpu_serving.derived import scale_from_zero
+from tpu_serving.lws import Rollout
+from tpu_serving_tools.diff import diff_plans, render_markdown
+from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.rollout import rollout_findings, scaled, strategy
+
+SURGE = "vllm-llama33-70b-v5e16"
+"""The shipped stack that rolls with surge: two groups on v5e16 and v5e16b, spare slice v5e16s."""
+IN_PLACE = "llama31-405b-v6e16"
+"""One JetStream group on one slice, rolled in place."""
+
+
+def lws_of(stack: str) -> dict:
+    (lws,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "LeaderWorkerSet"]
+    return lws
+
+
+def vllm(**serving: object) -> dict:
+    """The VLLM fixture on ``slices`` v5e16 slices (named s0, s1, ...) with serving keys changed."""
+    cfg = copy.deepcopy(VLLM)
+    count = int(serving.pop("pools", 1))  # type: ignore[call-overload]
+    cfg["tpu-serving:tpuSlices"] = [{"name": f"s{i}", "slice": "v5litepod-16", "diskSizeGb": 300} for i in range(count)]
+    cfg["tpu-serving:serving"].update(slices=[f"s{i}" for i in range(count)], **serving)
+    return cfg
+
+
+def problems(cfg: dict) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return [p for p in err.value.problems if p.startswith("tpu-serving:serving")]
+
+
+# --------------------------------------------------------------------------- settings
+
+
+def test_rollout_defaults_to_in_place_with_the_lws_webhook_defaults():
+    lws = lws_of(IN_PLACE)
+    assert lws["spec"]["rolloutStrategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdateConfiguration": {"maxUnavailable": 1, "maxSurge": 0},
+    }
+
+
+def test_rollout_surge_adds_one_group_and_keeps_every_group_serving():
+    lws = lws_of(SURGE)
+    assert lws["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"] == {"maxUnavailable": 0, "maxSurge": 1}
+
+
+def test_rollout_surge_without_a_spare_slice_is_refused_naming_the_key_and_the_way_out():
+    (problem,) = problems(vllm(pools=2, replicas=2, rollout="surge"))
+    assert problem.startswith('tpu-serving:serving.rollout = "surge": the surge group needs a spare share')
+    assert "serving.slices provide 2 (s0, s1), not a multiple of 3" in problem
+    assert 'use rollout "in-place"' in problem
+
+
+def test_rollout_surge_with_one_spare_slice_is_accepted_and_the_spare_scales_from_zero():
+    cfg = load(vllm(pools=3, replicas=2, rollout="surge"))
+    assert cfg.serving.rollout == Rollout.SURGE
+    assert scale_from_zero(cfg) == {"s2"}
+    # in place, the same three slices would be one too many for two groups
+    (problem,) = problems(vllm(pools=3, replicas=2))
+    assert problem.startswith("tpu-serving:serving.replicas = 2:") and "serving.slices provide 3" in problem
+
+
+def test_rollout_surge_with_autoscaling_leaves_the_spare_out_of_the_hpa_maximum():
+    cfg = load(vllm(pools=3, rollout="surge", autoscaling={"minReplicas": 1, "maxReplicas": 2}))
+    assert scale_from_zero(cfg) == {"s1", "s2"}
+    (problem,) = problems(vllm(pools=3, rollout="surge", autoscaling={"minReplicas": 1, "maxReplicas": 3}))
+    assert "not a multiple of 4" in problem
+
+
+def test_rollout_unknown_value_names_the_choices():
+    (problem,) = problems(vllm(rollout="blue-green"))
+    assert "tpu-serving:serving.rollout" in problem and "'in-place'" in problem and "'surge'" in problem
+
+
+# --------------------------------------------------------------------------- the plan's rollout output
+
+
+def test_rollout_output_of_the_surge_stack_names_the_spare_slice_and_its_time():
+    out = plan_of(SURGE).as_json()["outputs"]["rollout"]
+    assert out["strategy"] == "surge" and out["groups"] == 2 and out["sparePools"] == ["vllm70b-v5e16s"]
+    # 3600 s startup window (probes.maxStartupSeconds default) -> 60 minutes per group, three groups' starts
+    assert out["startupMinutes"] == 60
+    assert "no serving capacity lost" in out["summary"] and "about 180 minutes" in out["summary"]
+
+
+def test_rollout_summary_of_one_group_in_place_says_the_service_stops():
+    one = RolloutPlan(
+        Rollout.IN_PLACE, groups=1, autoscaled=False, fewest=1, slices_per_group=1, startup_minutes=182, spare_pools=()
+    )
+    assert one.summary.startswith("rolling update of the only group, in place: the service stops for up to about 182")
+    two = RolloutPlan(
+        Rollout.IN_PLACE, groups=2, autoscaled=True, fewest=1, slices_per_group=2, startup_minutes=30, spare_pools=()
+    )
+    assert two.summary == (
+        "rolling update of up to 2 groups, 2 slices at a time, in place: about 30 minutes of 2 slices' capacity "
+        "lost per group (its startup window), up to 60 minutes in all; at 1 group (the minimum) the service "
+        "stops meanwhile"
+    )
+
+
+# --------------------------------------------------------------------------- runtime model
+
+
+def test_rollout_path_of_the_surge_stack_lands_the_new_group_on_the_spare_slice():
+    (finding,) = rollout_findings(PlanView(plan_of(SURGE).as_json()))
+    assert finding.ok, finding.reason
+    assert finding.subject == "rollout vllm-llama70b/vllm"
+    assert finding.reason.startswith("surge group vllm-2 (new template) lands on vllm70b-v5e16s")
+    assert "vllm-1 on vllm70b-v5e16b, vllm-0 on vllm70b-v5e16" in finding.reason
+
+
+def test_rollout_path_refuses_a_surge_when_no_slice_is_spare():
+    plan = plan_of(SURGE).as_json()
+    plan["resources"] = [
+        r
+        for r in plan["resources"]
+        if not (r["type"] == "gcp:container/nodePool:NodePool" and r["inputs"].get("name") == "vllm70b-v5e16s")
+    ]
+    (finding,) = rollout_findings(PlanView(plan))
+    assert not finding.ok
+    assert finding.reason.startswith("surge group vllm-2 finds no slice (group 2 pending: no node pool that scales")
+    assert "the rollout stalls" in finding.reason
+
+
+def test_rollout_path_in_place_shows_the_outage_of_a_single_group():
+    (finding,) = rollout_findings(PlanView(plan_of(IN_PLACE).as_json()))
+    assert finding.ok
+    assert finding.reason == (
+        "in place, 1 group(s) at a time, each recreated on the slice it frees: jetstream-pathways-0 on "
+        "llama405b-v6e16; 0 of 1 group(s) serve meanwhile"
+    )
+
+
+def test_rollout_path_of_a_group_over_two_slices_names_both():
+    (finding,) = rollout_findings(PlanView(plan_of("llama2-70b-disagg-v6e8x2").as_json()))
+    assert "jetstream-pathways-0 on llama70b-v6e8-0 + llama70b-v6e8-1" in finding.reason
+
+
+def test_rollout_strategy_reads_percentages_as_lws_scales_them():
+    assert scaled("50%", 3, round_up=True) == 2 and scaled("50%", 3, round_up=False) == 1
+    assert strategy({"spec": {}}, 4) == (1, 0)  # the webhook's defaults
+    assert strategy({"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": 9}}}}, 2) == (1, 2)
+
+
+# --------------------------------------------------------------------------- diff of an engine bump
+
+
+def bump_image(serving: dict) -> None:
+    serving["images"] = {"vllm": "docker.io/vllm/vllm-tpu:v0.21.1"}
+
+
+def test_rollout_diff_of_an_engine_bump_says_how_the_groups_roll():
+    base = plan_of(SURGE).as_json()
+    head = plan_edited(SURGE, serving=bump_image).as_json()
+    diff = diff_plans(SURGE, base, head)
+    (line,) = diff.rollouts
+    assert line.startswith("LeaderWorkerSet `vllm`: rolling update of up to 2 groups, one slice at a time, with surge")
+    assert f"**Rollout:** {line}" in render_markdown(diff, "main").splitlines()
+
+
+def test_rollout_diff_of_a_change_outside_the_groups_says_nothing():
+    base = plan_of(SURGE).as_json()
+    head = json.loads(json.dumps(base))
+    lws = next(r for r in head["resources"] if r["inputs"].get("kind") == "LeaderWorkerSet")
+    lws["inputs"]["metadata"].setdefault("labels", {})["team"] = "a"
+    assert diff_plans(SURGE, base, head).rollouts == []

@@ -89,6 +89,7 @@ def summary(plan: Plan) -> str:
             f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
             f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
             *rows,
+            *sizing_notes(slices),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
@@ -96,6 +97,27 @@ def summary(plan: Plan) -> str:
             *plan_notes(plan.resources),
         ]
     )
+
+
+def sizing_notes(slices: list[tuple[str, SliceShape]]) -> list[str]:
+    """A hint for each multi-host slice shape whose chips one VM of the generation holds (a slice name such as
+    ``v6e-8`` means the multi-host machine type; ``machineType`` and ``topology`` choose the single-host one)."""
+    from tpu_serving import catalog
+
+    pools: dict[SliceShape, list[str]] = {}
+    for pool, s in slices:
+        pools.setdefault(s, []).append(pool)
+    notes = []
+    for s, names in pools.items():
+        one = catalog.single_host_equivalent(s)
+        if one is not None:
+            each = "is" if len(names) == 1 else "are each"
+            notes.append(
+                f"  note: {', '.join(names)} {each} {s.vms} {s.machine_type.name} VMs (multi-host); one "
+                f"{one.machine_type.name} VM holds the same {s.chips} chips (tpuSlices: machineType: "
+                f"{one.machine_type.name}, topology: {one.topology}) if the workload wants one host"
+            )
+    return notes
 
 
 def _usd(value: float) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ... import lws
+from ... import catalog, lws
 from ...catalog import SliceShape
 from ...models import weight_gib
 from ...settings import (
@@ -49,7 +49,9 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
     if isinstance(size, str):
         return [*found, size]
     billions, precision, at = size
-    found += _fit_problems(at, billions, precision, serving.engine.memory_utilization, shape)
+    found += _fit_problems(
+        at, billions, precision, serving.engine.memory_utilization, shape, serving.engine.quantization is not None
+    )
     if serving.loader == WeightsLoader.GCSFUSE:
         found += _disk_problems(cfg, serving, weight_gib(billions, precision))
     return found
@@ -67,17 +69,29 @@ def replica_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, 
     ]
 
 
-def _fit_problems(at: str, billions: float, precision: str, utilization: float, shape: SliceShape) -> list[str]:
-    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache."""
+def _fit_problems(
+    at: str, billions: float, precision: str, utilization: float, shape: SliceShape, quantized: bool
+) -> list[str]:
+    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache; the
+    message names the smallest slice of the machine type that would hold them, and suggests quantizing only
+    when the engine does not already (``quantized``)."""
     need = weight_gib(billions, precision)
     usable = shape.hbm_gib * utilization
     if need <= usable:
         return []
+    mt = shape.machine_type.name
+    fit = catalog.smallest_fitting_topology(mt, need / utilization)
+    larger = (
+        f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
+        f"{fit.topology}: {fit.hbm_gib} GiB)"
+        if fit
+        else f"no {mt} slice holds them"
+    )
+    quantize = "" if quantized else ", quantize (engine.quantization)"
     return [
         f"{at}: {billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than the "
         f"{usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
-        f"engine.memoryUtilization {utilization:g}); use a larger slice, quantize "
-        f"(engine.quantization) or declare the real size"
+        f"engine.memoryUtilization {utilization:g}); {larger}{quantize} or declare the real size"
     ]
 
 

@@ -36,7 +36,7 @@ import pulumi_kubernetes as k8s
 from .images import pinned_image_problem
 from .options import child_options
 from .podspec import container_security, pod_security, requests
-from .settings import cidr_problem, described
+from .settings import described, proxy_only_subnet_problem
 from .validation import check_arguments
 from .versions import PINS
 
@@ -95,7 +95,7 @@ schedulingProfiles:
 
 
 def _cidr_check(value: str) -> str:
-    return cidr_problem(value) if isinstance(value, str) else ""
+    return proxy_only_subnet_problem(value) if isinstance(value, str) else ""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,13 @@ def zone_problems(zone: object, region: object) -> list[str]:
     return []
 
 
+GCP_LABELS_MAX = 64
+"""Labels one GCP resource may carry ("Each resource can have up to 64 labels",
+https://cloud.google.com/resource-manager/docs/labels-overview#requirements)."""
+LIBRARY_LABEL_KEYS = ("app", "deployment", "managed-by")
+"""The GCP labels the deployment puts on every labelled resource, besides the stack's ``labels``."""
+
+
 class NameLimit(IntEnum):
     """Length limits of the names the library makes, by kind of object."""
 

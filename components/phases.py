@@ -31,6 +31,7 @@ from .derived import bucket_grants, buckets_args, cluster_args, cost_estimate, s
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .naming import (
+    LIBRARY_LABEL_KEYS,
     NameLimit,
     dns_name,
     node_service_account_id,
@@ -83,7 +84,7 @@ def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Co
         parent=parent,
         cfg=cfg,
         backend=backend,
-        labels={"app": PART_OF, "deployment": cluster_name, "managed-by": "pulumi", **cfg.labels},
+        labels={**dict(zip(LIBRARY_LABEL_KEYS, (PART_OF, cluster_name, "pulumi"), strict=True)), **cfg.labels},
         k8s_labels={"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cluster_name},
         metrics=backend.metrics(cfg.serving) if backend is not None and watched else ServingMetrics(serves=False),
         watched=watched,

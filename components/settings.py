@@ -205,6 +205,22 @@ def cidr_problem(block: str) -> str:
     return ""
 
 
+PROXY_ONLY_LONGEST_PREFIX = 26
+"""A proxy-only subnet needs 64 addresses or more: a /26 or shorter prefix
+(https://cloud.google.com/load-balancing/docs/l7-internal/proxy-only-subnets; /23 recommended)."""
+
+
+def proxy_only_subnet_problem(block: str) -> str:
+    """Why ``block`` cannot be a proxy-only subnet (not a CIDR block, or fewer than 64 addresses), or ``""``."""
+    problem = cidr_problem(block)
+    if problem:
+        return problem
+    prefix = ipaddress.ip_network(block).prefixlen
+    if prefix > PROXY_ONLY_LONGEST_PREFIX:
+        return f"a proxy-only subnet needs at least 64 addresses (a /{PROXY_ONLY_LONGEST_PREFIX} or larger; /23 recommended), /{prefix} has {2 ** (32 - prefix)}"
+    return ""
+
+
 def _cidr(value: str) -> str:
     problem = cidr_problem(value)
     if problem:

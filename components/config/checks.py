@@ -118,10 +118,6 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
             problems.append(
                 f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z"
             )
-    if not m.recurrence.startswith("FREQ="):
-        problems.append(
-            f"{key}.maintenance.recurrence = {json.dumps(m.recurrence)}: must be an RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU"
-        )
     for i, e in enumerate(m.exclusions):
         at = f"{key}.maintenance.exclusions[{i}]"
         for field_name, when in (("startTime", e.start_time), ("endTime", e.end_time)):

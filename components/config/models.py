@@ -20,7 +20,7 @@ from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
-from ..naming import REGION, ZONE, NameLimit, check_dns_name, zone_problem
+from ..naming import GCP_LABELS_MAX, LIBRARY_LABEL_KEYS, REGION, ZONE, NameLimit, check_dns_name, zone_problem
 from ..nodepool import TpuNodePoolArgs
 from ..observability import ObservabilitySettings
 from ..prices import PriceOverrides
@@ -363,6 +363,12 @@ class StackConfig(Model):
         if bad:
             raise ValueError(
                 f"GCP labels must be lower-case letters, digits, '_' or '-' (at most 63); bad: {', '.join(bad)}"
+            )
+        own = [k for k in LIBRARY_LABEL_KEYS if k not in v]
+        if len(v) + len(own) > GCP_LABELS_MAX:
+            raise ValueError(
+                f"{len(v)} labels and the deployment's own {len(own)} ({', '.join(own)}) make {len(v) + len(own)}; "
+                f"a GCP resource carries at most {GCP_LABELS_MAX}"
             )
         return v
 

@@ -6,7 +6,9 @@ preview names each pin of the plan that is older than the newest release known, 
 ``tests/test_versions.py`` checks the agreements that can be checked offline (a CRD file for each controller
 release, the engine conformance tables for the engine images). Dates: a PyPI upload date, or the date of the
 commit a git tag points at (``git log -1 --format=%cs <tag>``) in the repository mirrored on the date the
-entry gives; an image tag without a public source has no date. Nothing here imports the rest of the library.
+entry gives, or, for a closed-source image, the date of the commit that first names its tag in a public
+Google source (a bound: the image is at least that old); an image tag without a public source has no date.
+Nothing here imports the rest of the library.
 """
 
 from __future__ import annotations
@@ -109,13 +111,34 @@ PINS: dict[str, Pin] = {
         ),
         Pin(
             "pathways",
-            "Pathways server and proxy images (spec.pathwaysVersion)",
+            "Pathways server and proxy images of the pathways-job backend (spec.pathwaysVersion)",
+            "jax-0.9.0",
+            "2026-04-13",
+            "AI-Hypercomputer/pathways-utils pathwaysutils/experimental/shared_pathways_service/"
+            "deploy_pathways_service.py: flag jax_version defaults to 0.9.0 and the server image is "
+            "us-docker.pkg.dev/cloud-tpu-v2-images/pathways/server:jax-{jax_version} (l.22-23 and 256 at 8950a34); "
+            "the proxy of a server image is the same tag of proxy_server (gke_utils.py "
+            "get_compatible_proxy_server_image, pathwaysutils 0.1.13 on PyPI). Dated by the commit that first "
+            "names it (c2a9fe0, 2026-04-13): the images are closed source, their build dates not public",
+            "jax-0.9.0",
+            "the newest tag a Google source names, read 2026-11-25: still the default of pathwaysutils 0.1.13 "
+            "(PyPI, 2026-10-19) and of the pathways-utils mirror of 2026-08-05 (8950a34); AI-Hypercomputer/xpk "
+            "(367c838, 2026-06-25) and maxtext (e591f30, 2026-08-22) name only `latest`; jax-0.10.x and dated "
+            "tags appear only in public files of unidentified repositories, not verified",
+            "the JAX of every pathways-job client: the batch container's PATHWAYS_JAX_VERSION and the interactive "
+            "example (jax==0.9.0; pathwaysutils 0.1.11 to 0.1.12 admit it, 0.1.13 needs jax>=0.10.0); not the "
+            "jetstream-pathways backend, whose Pathways images stay at pathways-jetstream",
+        ),
+        Pin(
+            "pathways-jetstream",
+            "Pathways server and proxy images of the jetstream-pathways backend",
             "jax-0.5.3",
             None,
-            "the Pathways on GKE guide (seed 003); the images are closed source, with no public release dates",
-            "jax-0.5.3",
-            "no newer tag verified here: the issue reports newer tags in public manifests, not yet read",
-            "the JAX of every client: the batch container's PATHWAYS_JAX_VERSION and the interactive example",
+            "the Pathways on GKE guide (seed 003); the JetStream seeds themselves use `latest`",
+            "jax-0.9.0",
+            "the newest Pathways release known, the pathways pin's (read 2026-11-25)",
+            "the JAX of the jetstream-pathways:v0.2.0 image, the client of these servers (not verified here)",
+            "held, not moved with the pathways pin: JetStream was archived upstream on 2026-02-01",
         ),
         Pin(
             "gmp",

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import copy
+import re
 
 import pytest
 import yaml
 
 from tests.conftest import CRDS, plan_of
-from tests.fixtures.configs import PATHWAYS_JOB, load, with_serving
+from tests.fixtures.configs import PATHWAYS_JOB, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
 from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
+from tpu_serving.versions import PINS
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -209,15 +211,48 @@ def test_pathways_job_batch_head_is_pinned_to_its_pool_with_the_matching_client(
     pod = spec["controller"]["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-nodepool": "pwbatch-head"}
     (main,) = pod["containers"]
-    assert {"name": "PATHWAYS_JAX_VERSION", "value": "0.5.3"} in main["env"]
-    assert spec["pathwaysVersion"] == "jax-0.5.3"
+    assert {"name": "PATHWAYS_JAX_VERSION", "value": "0.9.0"} in main["env"]
+    assert spec["pathwaysVersion"] == "jax-0.9.0" == PINS["pathways"].value
     assert '"jax==${PATHWAYS_JAX_VERSION}"' in main["command"][-1]
+
+
+PATHWAYSUTILS_JAX_FLOOR = {"0.1.0": "0.4.26", "0.1.11": "0.8.3", "0.1.12": "0.8.3", "0.1.13": "0.10.0"}
+"""pathwaysutils release -> the oldest JAX it installs with (PyPI requires_dist `jax>=`, read 2026-11-25)."""
+
+
+def test_pathways_job_batch_stack_pins_a_pathwaysutils_that_admits_the_client_jax():
+    (main,) = pathways_job(BATCH)["spec"]["controller"]["template"]["spec"]["containers"]
+    (pinned,) = re.findall(r'"pathwaysutils==([\d.]+)"', main["command"][-1])
+    client = next(e["value"] for e in main["env"] if e["name"] == "PATHWAYS_JAX_VERSION")
+    assert _jax(PATHWAYSUTILS_JAX_FLOOR[pinned]) <= _jax(client), (pinned, client)
+    # the newest release does not: it needs a newer Pathways release first
+    assert _jax(PATHWAYSUTILS_JAX_FLOOR["0.1.13"]) > _jax(client)
+
+
+def _jax(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
 
 
 def test_pathways_job_interactive_client_matches_the_pathways_release():
     outputs = plan_of(INTERACTIVE).outputs
-    assert pathways_job(INTERACTIVE)["spec"]["pathwaysVersion"] == "jax-0.5.3"
-    assert outputs["clientExample"].startswith("pip install pathwaysutils jax==0.5.3 && JAX_PLATFORMS=proxy")
+    assert pathways_job(INTERACTIVE)["spec"]["pathwaysVersion"] == "jax-0.9.0"
+    assert outputs["clientExample"].startswith("pip install pathwaysutils jax==0.9.0 && JAX_PLATFORMS=proxy")
+
+
+def test_pathways_job_client_jax_follows_the_release_whatever_the_container_says():
+    # The client's JAX is derived from pathwaysVersion, the one place a stack names it: a batch container
+    # that sets another PATHWAYS_JAX_VERSION gets the release's, and the interactive example follows it.
+    def older(serving):
+        serving.update(pathwaysVersion="jax-0.5.3")
+        serving["container"]["env"] = {"PATHWAYS_JAX_VERSION": "0.9.0", "K": "V"}
+
+    plan = plan_edited(BATCH, serving=older)
+    (obj,) = [o for o in kubernetes_objects(plan) if o["kind"] == "PathwaysJob"]
+    (main,) = obj["spec"]["controller"]["template"]["spec"]["containers"]
+    assert obj["spec"]["pathwaysVersion"] == "jax-0.5.3"
+    assert main["env"] == [{"name": "PATHWAYS_JAX_VERSION", "value": "0.5.3"}, {"name": "K", "value": "V"}]
+    newer = plan_edited(INTERACTIVE, serving=lambda s: s.update(pathwaysVersion="jax-0.10.2"))
+    assert newer.outputs["clientExample"].startswith("pip install pathwaysutils jax==0.10.2 && ")
 
 
 @pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])

@@ -102,7 +102,14 @@ def test_versions_vllm_wheel_and_tpu_inference_agree():
 
 
 def test_versions_stale_pins_are_those_behind_the_newest_known():
-    assert {p.key for p in stale()} == {"epp", "vllm-tpu", "sax-admin-server", "sax-model-server", "sax-http"}
+    assert {p.key for p in stale()} == {
+        "epp",
+        "vllm-tpu",
+        "pathways-jetstream",
+        "sax-admin-server",
+        "sax-model-server",
+        "sax-http",
+    }
     assert version_of("docker.io/vllm/vllm-tpu:v0.21.0") == "v0.21.0" and version_of("jax-0.5.3") == "jax-0.5.3"
     assert version_of("r.io/a/b:v1@sha256:" + "a" * 64) == "v1"
     assert Pin("k", "w", "v2", None, "s", "v2", "s").current
@@ -120,8 +127,29 @@ def test_versions_preview_names_the_plans_stale_and_archived_pins():
     ]
     jetstream = plan_of("llama31-405b-v6e16").resources
     text = json.dumps([r.inputs for r in jetstream])
-    assert {p.key for p in used_pins(text)} == {"lws", "pathways", "jetstream", "jetstream-http"}
+    assert {p.key for p in used_pins(text)} == {"lws", "pathways-jetstream", "jetstream", "jetstream-http"}
     assert any(line.startswith("jetstream: archived upstream on 2026-02-01") for line in plan_notes(jetstream))
+    assert "pathways-jetstream jax-0.5.3 is behind the newest release known, jax-0.9.0" in " ".join(
+        plan_notes(jetstream)
+    )
+    batch = json.dumps([r.inputs for r in plan_of("pathwaysjob-batch-v6e16").resources])
+    assert "pathways" in {p.key for p in used_pins(batch)} and "pathways-jetstream" not in {
+        p.key for p in used_pins(batch)
+    }
+
+
+def test_versions_each_pathways_backend_has_its_own_release():
+    from tpu_serving.backends.jetstream.args import PathwaysImages
+    from tpu_serving.backends.pathways_job.args import PathwaysWorkloadArgs
+    from tpu_serving.backends.pathways_job.settings import PathwaysJobConfig
+
+    # pathways-job follows the newest release known; jetstream-pathways holds the one its image was pinned with
+    assert PINS["pathways"].current and PINS["pathways"].value == PINS["pathways"].newest
+    assert PathwaysJobConfig.model_fields["pathways_version"].default == PINS["pathways"].value
+    assert PathwaysWorkloadArgs.__dataclass_fields__["pathways_version"].default == PINS["pathways"].value
+    images = PathwaysImages()
+    assert version_of(images.server) == version_of(images.proxy) == PINS["pathways-jetstream"].value
+    assert "jetstream-pathways" in PINS["pathways"].agrees_with
 
 
 def test_versions_cli_prints_the_set_and_the_stale_ones(capsys):

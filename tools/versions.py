@@ -20,6 +20,7 @@ USED_AS: dict[str, str] = {
     "pathways-job": "google/pathways-job/releases/download/{v}/",
     "metrics-adapter": "cm-sd-adapter-{v}/",
     "pathways": "{v}",
+    "pathways-jetstream": "{v}",
 }
 """How a plan shows it uses a pin that is not an image reference: the controller's release manifest URL,
 the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are found as themselves."""
@@ -50,11 +51,11 @@ def plan_notes(resources: Sequence[Any]) -> list[str]:
 
 
 def table(pins: Sequence[Pin]) -> str:
-    rows = ["pin               version       released    newest      what it must agree with / status"]
+    rows = ["pin                version       released    newest      what it must agree with / status"]
     for p in pins:
         note = "; ".join(x for x in (p.agrees_with, p.status) if x)
         flag = "" if p.current else " *"
-        rows.append(f"{p.key:17} {p.version:13} {p.released or '-':11} {p.newest + flag:11} {note}")
+        rows.append(f"{p.key:18} {p.version:13} {p.released or '-':11} {p.newest + flag:11} {note}")
     return "\n".join(rows)
 
 

@@ -4,7 +4,7 @@ Pathways images. Each fact names its upstream source."""
 
 from collections.abc import Mapping
 
-from ...pathways import DEFAULT_PATHWAYS_VERSION
+from ...pathways import JETSTREAM_PATHWAYS_VERSION
 from ...validation import Choice
 
 RM_PORT = 38677
@@ -65,8 +65,9 @@ slices. Each server hard-codes its slices: AI-Hypercomputer/maxtext ``MaxText/ma
 image is bounded to those tags by the seeds (tools/conformance/extract_maxtext.py)."""
 
 PATHWAYS_REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
-PATHWAYS_TAG = DEFAULT_PATHWAYS_VERSION
+PATHWAYS_TAG = JETSTREAM_PATHWAYS_VERSION
 """The seeds' Pathways images are ``:latest``; the defaults pin the Pathways release of
-:data:`tpu_serving.pathways.DEFAULT_PATHWAYS_VERSION` instead (the tag the
-PathwaysJob controller itself derives from ``pathwaysVersion``), so a redeploy never
-changes the server under a fixed JetStream client."""
+:data:`tpu_serving.pathways.JETSTREAM_PATHWAYS_VERSION` instead (a tag of the form the
+PathwaysJob controller derives from ``pathwaysVersion``), so a redeploy never changes the
+server under a fixed JetStream client. It stays at that release when the ``pathways-job``
+backend's release moves: the JetStream image, the client, no longer changes."""

@@ -19,7 +19,7 @@ def head_requests(user_cpu: float = 0.0, user_memory: float = 0.0) -> tuple[floa
 
 
 def client_jax_version(pathways_version: str) -> str:
-    """``jax-0.5.3`` -> ``0.5.3``: the JAX release a client of that Pathways release uses."""
+    """``jax-0.9.0`` -> ``0.9.0``: the JAX release a client of that Pathways release uses."""
     return pathways_version.removeprefix("jax-")
 
 
@@ -108,7 +108,7 @@ class PathwaysWorkloadArgs:
     deployment_mode: DeploymentMode = DeploymentMode.DEFAULT
     """``default`` (head on a CPU node) or ``colocate_head_with_workers``."""
     pathways_version: str = DEFAULT_PATHWAYS_VERSION
-    """Pathways version (the server and proxy image tag), e.g. ``jax-0.5.3``."""
+    """Pathways version (the server and proxy image tag), e.g. ``jax-0.9.0``."""
     max_restarts: int = 0
     """JobSet restarts before the job fails."""
     max_slice_restarts: int = 1

@@ -81,7 +81,7 @@ class PathwaysJobConfig(Model):
     pathways_version: str = Field(
         DEFAULT_PATHWAYS_VERSION,
         pattern=r"^jax-\d+\.\d+\.\d+$",
-        description="Pathways release (the server and proxy image tag), e.g. `jax-0.5.3`; the batch container "
+        description="Pathways release (the server and proxy image tag), e.g. `jax-0.9.0`; the batch container "
         "gets the matching JAX version in `PATHWAYS_JAX_VERSION`.",
     )
     deployment_mode: Literal["default", "colocate_head_with_workers"] = Field(

@@ -173,16 +173,26 @@ PINS: dict[str, Pin] = {
             "moved to llm-d/llm-d-router after v1.5.0 (gateway-api-inference-extension v1.6.0 README); its "
             "releases are not read here",
         ),
+        # v0.29.0: the newest vllm-tpu release with both a wheel on PyPI and a public reference to its image
+        # tag (no registry was queried). Its flags and environment were read from the 0.29.0 wheels (vllm-tpu,
+        # tpu-inference); the pod shape (multi-host Ray group, its environment, the bootstrap script's path)
+        # still follows tpu-inference v0.27.0's examples and Dockerfile, the newest tag of the tpu-inference
+        # git mirror (the wheels carry neither examples/ nor docker/). The Ray table is not the image's own
+        # Ray (unpinned by the wheel, unpublished for the image): tools/conformance/vllm.py PINS says why.
         Pin(
             "vllm-tpu",
             "vLLM TPU image",
-            "docker.io/vllm/vllm-tpu:v0.21.0",
-            "2026-06-05",
-            f"vllm-tpu 0.21.0, {_PYPI}; image tag pinned by ray-project/ray doc/source/serve/llm/user-guides/tpu.md",
+            "docker.io/vllm/vllm-tpu:v0.29.0",
+            "2026-09-10",
+            f"vllm-tpu 0.29.0, {_PYPI}; image tag referenced by AI-Hypercomputer/tpu-recipes "
+            "inference/ironwood/vLLM/Qwen3-32B/llm-d/README.md @88193151 (line 17), not checked against a registry",
             "v0.32.0",
-            f"vllm-tpu 0.32.0 (2026-10-22), {_PYPI}; its image tag not verified here",
-            "the vllm and tpu-inference conformance tables (vllm-0.21.0.json, tpu-inference-0.21.0.json: the "
-            "wheel requires tpu-inference==0.21.0) and the Ray table the image ships (ray-2.60.0.json)",
+            f"vllm-tpu 0.32.0 (2026-10-22), {_PYPI}; no public reference to its image tag found (v0.30.0 and "
+            "v0.31.0 neither), so not pinned",
+            "the vllm and tpu-inference conformance tables (vllm-0.29.0.json, tpu-inference-0.29.0.json: the "
+            "wheel requires tpu-inference==0.29.0, and nixl==0.3.0 as 0.21.0 already did) and a Ray table "
+            "(ray-2.60.0.json): the wheel leaves Ray unpinned and the image's Ray release is published nowhere, "
+            "so the table stays the newest Ray on PyPI when extracted",
         ),
         Pin(
             "jetstream",

@@ -48,8 +48,27 @@ def test_engines_a_misspelt_serve_flag_and_a_foreign_image_fail():
     leader["args"][0] = leader["args"][0].replace("--max-model-len=", "--max-model-length=")
     leader["image"] = "docker.io/vllm/vllm-tpu:v0.32.0"
     (failure,) = category.check(view).failures()
-    assert "vllm serve --max-model-length: no such flag in vllm 0.21.0" in failure.reason
-    assert "is not vllm/vllm-tpu:v0.21.0" in failure.reason
+    assert "vllm serve --max-model-length: no such flag in vllm 0.29.0" in failure.reason
+    assert "is not vllm/vllm-tpu:v0.29.0" in failure.reason
+
+
+@pytest.mark.parametrize("removed", ["--max-num-partial-prefills=2", "--calculate-kv-scales"])
+def test_engines_an_extra_arg_vllm_removed_since_the_last_pin_fails(removed):
+    """A stack's ``engine.extraArgs`` with a flag vLLM had at 0.21.0 (the previous pin) and dropped by 0.29.0:
+    the preview accepts it (the library does not own it), the engine conformance refuses it, as ``vllm serve``
+    would at start."""
+    from tests.fixtures.configs import plan_edited
+
+    flag = removed.split("=", 1)[0]
+    assert flag in table.load("vllm-0.21.0").flags and flag not in conformance.tables().vllm.flags
+
+    def add(serving: dict) -> None:
+        serving["engine"]["extraArgs"].append(removed)
+
+    view = PlanView(plan_edited(VLLM_STACKS[1], serving=add).as_json())
+    failures = category.check(view).failures()
+    assert [f.subject for f in failures] == ["engine vllm leader vllm-leader"]  # the worker runs no vllm serve
+    assert failures[0].reason == f"vllm serve {flag}: no such flag in vllm {conformance.PINS.vllm_tpu}"
 
 
 def test_engines_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_takes():
@@ -64,12 +83,29 @@ def test_engines_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_t
     assert "--ray_init_timeout" in conformance.RAY_BOOTSTRAP_FLAGS
 
 
-@pytest.mark.parametrize("name", ["vllm-0.21.0", "tpu-inference-0.21.0", "ray-2.60.0"])
+@pytest.mark.parametrize(
+    "name", ["vllm-0.29.0", "tpu-inference-0.29.0", "ray-2.60.0", "vllm-0.21.0", "tpu-inference-0.21.0"]
+)
 def test_engines_tables_carry_their_provenance(name):
     t = table.load(name)
     assert t.source["artefact"].startswith("PyPI ") and len(t.source["sha256"]) == 64
     assert t.source["by"] == "tools/conformance/extract_vllm.py" and t.source["extracted"]
     assert t.flags or t.env
+
+
+def test_engines_vllm_tables_name_the_front_end_file_they_read():
+    """vLLM moved the front end's flags (``FrontendArgs``) from ``entrypoints/openai/`` to ``entrypoints/launchers/``
+    between vllm-tpu 0.27.0 and 0.29.0; the extractor reads whichever the wheel has and the table says which."""
+    from tpu_serving_tools.conformance.extract_vllm import CLI_ARGS, cli_args_files
+
+    old, new = table.load("vllm-0.21.0"), table.load("vllm-0.29.0")
+    assert "vllm/entrypoints/openai/cli_args.py" in old.source["files"].split(", ")
+    assert "vllm/entrypoints/launchers/cli_args.py" in new.source["files"].split(", ")
+    assert {"--port", "--allowed-origins", "--api-key"} <= new.flags  # FrontendArgs fields, read from launchers/
+    assert cli_args_files(["vllm/envs.py", *CLI_ARGS[1:]]) == list(CLI_ARGS[1:])
+    assert cli_args_files(["vllm/envs.py", *CLI_ARGS]) == list(CLI_ARGS)
+    with pytest.raises(ValueError, match="front end's flags"):
+        cli_args_files(["vllm/envs.py"])
 
 
 def test_engines_versions_that_must_agree_do_agree():

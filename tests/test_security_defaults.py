@@ -83,7 +83,7 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == []
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
-        "images pinned by tag only, no digest (2): docker.io/vllm/vllm-tpu:v0.21.0, "
+        "images pinned by tag only, no digest (2): docker.io/vllm/vllm-tpu:v0.29.0, "
         "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
     ]
 
@@ -91,7 +91,7 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
 def test_security_a_digest_pinned_image_is_not_listed():
     resources = copy.deepcopy(plan_of("vllm-llama33-70b-v5e16").resources)
     lws = next(r for r in resources if r.inputs.get("kind") == "LeaderWorkerSet")
-    digest = "docker.io/vllm/vllm-tpu:v0.21.0@sha256:" + "a" * 64
+    digest = "docker.io/vllm/vllm-tpu:v0.29.0@sha256:" + "a" * 64
     for pod in pod_specs(lws.inputs):
         pod["containers"][0]["image"] = digest
     assert tag_only_images(resources) == ["registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"]

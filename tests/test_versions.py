@@ -95,7 +95,7 @@ def test_versions_engine_images_agree_with_their_conformance_tables(key, tables)
 
 
 def test_versions_vllm_wheel_and_tpu_inference_agree():
-    # the vllm-tpu wheel requires tpu-inference of its own version (PyPI vllm-tpu 0.21.0 requires_dist)
+    # the vllm-tpu wheel requires tpu-inference of its own version (PyPI vllm-tpu 0.21.0 and 0.29.0 requires_dist)
     n = PINS["vllm-tpu"].version.removeprefix("v")
     tpu = json.loads((TABLES / f"tpu-inference-{n}.json").read_text())
     assert tpu["version"] == n and f"tpu_inference-{n}-" in tpu["source"]["artefact"]
@@ -110,7 +110,7 @@ def test_versions_stale_pins_are_those_behind_the_newest_known():
         "sax-model-server",
         "sax-http",
     }
-    assert version_of("docker.io/vllm/vllm-tpu:v0.21.0") == "v0.21.0" and version_of("jax-0.5.3") == "jax-0.5.3"
+    assert version_of("docker.io/vllm/vllm-tpu:v0.29.0") == "v0.29.0" and version_of("jax-0.5.3") == "jax-0.5.3"
     assert version_of("r.io/a/b:v1@sha256:" + "a" * 64) == "v1"
     assert Pin("k", "w", "v2", None, "s", "v2", "s").current
 
@@ -123,7 +123,7 @@ def test_versions_preview_names_the_plans_stale_and_archived_pins():
     assert plan_notes(vllm) == [
         "epp v1.3.1 is behind the newest release known, v1.5.0 (tpu-serving versions)",
         "epp: " + PINS["epp"].status,
-        "vllm-tpu v0.21.0 is behind the newest release known, v0.32.0 (tpu-serving versions)",
+        "vllm-tpu v0.29.0 is behind the newest release known, v0.32.0 (tpu-serving versions)",
     ]
     jetstream = plan_of("llama31-405b-v6e16").resources
     text = json.dumps([r.inputs for r in jetstream])

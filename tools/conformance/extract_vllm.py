@@ -4,9 +4,11 @@ Downloads (``pip download --no-deps``) the wheels of :data:`tpu_serving_tools.co
 writes ``tables/vllm-<v>.json``, ``tables/tpu-inference-<v>.json`` and ``tables/ray-<v>.json``:
 
 - vLLM: the ``--flags`` of ``vllm serve`` (every string literal given to an ``add_argument`` call in
-  ``vllm/engine/arg_utils.py`` and ``vllm/entrypoints/openai/cli_args.py``, and the fields of the
+  ``vllm/engine/arg_utils.py`` and the front end's ``cli_args.py``, and the fields of the
   ``*FrontendArgs`` config classes, which vLLM turns into ``--kebab-case`` flags) and the environment
-  variables of ``vllm/envs.py`` (the keys of ``environment_variables``);
+  variables of ``vllm/envs.py`` (the keys of ``environment_variables``). The front end's file is
+  ``vllm/entrypoints/openai/cli_args.py`` up to vllm-tpu 0.27.0 and ``vllm/entrypoints/launchers/cli_args.py``
+  from 0.29.0 (:data:`CLI_ARGS`); the table's ``files`` names the one read;
 - tpu-inference: the keys of ``environment_variables`` in ``tpu_inference/envs.py``;
 - Ray: the ``RAY_*`` variables its Python reads (``os.environ``/``os.getenv`` string literals) and, for the
   ``RAY_<name>`` overrides of its C++ ``RayConfig``, every snake_case identifier in ``ray/_raylet.so``: a
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from tpu_serving_tools.conformance.table import Table, save
@@ -33,6 +36,12 @@ from tpu_serving_tools.conformance.vllm import PINS
 
 SNAKE = re.compile(rb"(?<=\x00)[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?=\x00)")
 """A whole NUL-terminated snake_case string literal of the binary."""
+
+
+IMAGE_PYTHON = ("--python-version", "3.12", "--platform", "manylinux_2_24_x86_64")
+"""The image's interpreter (tpu-inference@v0.27.0 docker/Dockerfile: ``python:3.12-slim-bookworm``): vllm-tpu
+wheels are ``cp312-cp312-manylinux_2_24_x86_64`` from 0.25.0 on (``py3-none-any`` before), so pip must fetch them
+for that platform whatever Python runs the extractor."""
 
 
 def download(requirement: str, dest: Path, *extra: str) -> Path:
@@ -95,12 +104,28 @@ def _cli_flags(source: str) -> set[str]:
     return flags
 
 
+CLI_ARGS = ("vllm/entrypoints/openai/cli_args.py", "vllm/entrypoints/launchers/cli_args.py")
+"""Where the front end's flags (``FrontendArgs``) live: ``openai/`` up to vllm-tpu 0.27.0, ``launchers/`` from
+0.29.0 (the vllm_tpu-0.29.0 wheel has no ``openai/cli_args.py``; 0.28.0 was not read)."""
+
+
+def cli_args_files(names: Iterable[str]) -> list[str]:
+    """The front-end flag files of :data:`CLI_ARGS` a wheel holds (every one, should a release carry both)."""
+    present = set(names)
+    found = [f for f in CLI_ARGS if f in present]
+    if not found:
+        raise ValueError(f"none of {', '.join(CLI_ARGS)} in the wheel: where do the front end's flags live now?")
+    return found
+
+
 def vllm_table(wheel: Path, version: str) -> Table:
-    files = ["vllm/engine/arg_utils.py", "vllm/entrypoints/openai/cli_args.py", "vllm/envs.py"]
     with zipfile.ZipFile(wheel) as z:
+        files = ["vllm/engine/arg_utils.py", *cli_args_files(z.namelist()), "vllm/envs.py"]
         text = {f: z.read(f).decode() for f in files}
-    flags = _cli_flags(text[files[0]]) | _cli_flags(text[files[1]])
-    env = _dict_keys(text[files[2]], "environment_variables")
+    flags: set[str] = set()
+    for f in files[:-1]:
+        flags |= _cli_flags(text[f])
+    env = _dict_keys(text[files[-1]], "environment_variables")
     return Table("vllm", version, _source(wheel, files), frozenset(flags), frozenset(env), frozenset())
 
 
@@ -128,7 +153,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         tables = [
-            vllm_table(download(f"vllm-tpu=={PINS.vllm_tpu}", d), PINS.vllm_tpu),
+            vllm_table(download(f"vllm-tpu=={PINS.vllm_tpu}", d, *IMAGE_PYTHON), PINS.vllm_tpu),
             tpu_inference_table(download(f"tpu-inference=={PINS.tpu_inference}", d), PINS.tpu_inference),
             ray_table(
                 download(f"ray=={PINS.ray}", d, "--python-version", "3.11", "--platform", "manylinux2014_x86_64"),

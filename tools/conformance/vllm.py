@@ -24,15 +24,21 @@ class Pins:
 
 
 PINS = Pins(
-    image="vllm/vllm-tpu:v0.21.0",
-    vllm_tpu="0.21.0",
-    tpu_inference="0.21.0",
+    image="vllm/vllm-tpu:v0.29.0",
+    vllm_tpu="0.29.0",
+    tpu_inference="0.29.0",
     ray="2.60.0",
     source=(
-        "the image is vLLM TPU's release v0.21.0 (tag = the vllm-tpu wheel's version); PyPI vllm_tpu-0.21.0 METADATA: "
-        "Requires-Dist tpu-inference==0.21.0 and ray[default] without a version, so the image's Ray is the release "
-        "current when it was built: the table is Ray 2.60.0, the newest on PyPI when extracted (2026-11-23), and a "
-        "name it lacks was not read by the Ray releases before it either"
+        "the image is vLLM TPU's release v0.29.0 (tag = the vllm-tpu wheel's version; the tag is referenced by "
+        "AI-Hypercomputer/tpu-recipes inference/ironwood/vLLM/Qwen3-32B/llm-d/README.md @88193151, not read from a "
+        "registry); PyPI vllm_tpu-0.29.0 METADATA: Requires-Dist tpu-inference==0.29.0, nixl==0.3.0 and "
+        "ray[default] without a version, so the image's Ray is whatever pip resolved when the image was built, "
+        "which no public source states (no Dockerfile in the wheels, no v0.29.0 tag in the tpu-inference mirror). "
+        "The table stays Ray 2.60.0, the newest on PyPI when extracted (2026-11-23); Ray 2.58.0, the newest on "
+        "PyPI when the wheel was uploaded (2026-09-10), names every RAY_* variable the pods set as well (checked "
+        "2026-11-25), but reads two variables 2.60.0 does not (RAY_DATA_EAGER_FREE, "
+        "RAY_SERVE_HAPROXY_TIMEOUT_CONNECT_S): a RAY_* name outside the table is refused even if the image's "
+        "Ray reads it"
     ),
 )
 """The release chain of the vLLM TPU image the model checks against (tables/*-<version>.json)."""

@@ -229,5 +229,6 @@ RAY_WORKER_ARG = "--ray_address="
 """A container that joins a Ray cluster (vllm examples multi-node-serving.sh ``worker --ray_address=``).
 Its Ray workers run the engine the group's leader started, so they read what the leader's
 engine arguments name: vllm-project/tpu-inference@v0.27.0 tpu_inference/executors/
-ray_distributed_executor.py restores the ``gs://`` model URI on remote Ray workers so each
-"can independently ... stream the model from GCS" with the Run:ai streamer."""
+ray_distributed_executor.py (the same passage in the tpu-inference 0.29.0 wheel the pinned image requires)
+restores the ``gs://`` model URI on remote Ray workers so each "can independently ... stream the model from
+GCS" with the Run:ai streamer."""

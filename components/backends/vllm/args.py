@@ -43,7 +43,8 @@ class Dtype(Choice):
 
 class VllmQuantization(Choice):
     """``--quantization`` methods vLLM TPU serves (vllm-project/tpu-inference@v0.27.0
-    tpu_inference/platforms/tpu_platform.py ``supported_quantization``)."""
+    tpu_inference/platforms/tpu_platform.py ``supported_quantization``; the same list in the tpu-inference
+    0.29.0 wheel the pinned image requires)."""
 
     COMPRESSED_TENSORS = "compressed-tensors"
     """A pre-quantized checkpoint (INT8 W8A8 on v5e/v6e: tpu-inference docs/includes/quantization.md)."""

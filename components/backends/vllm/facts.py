@@ -5,7 +5,10 @@ the flags the library writes itself. Each fact names its upstream source.
 Upstream references: kubernetes-sigs/lws@v0.10.0 docs/examples/vllm/TPU/lws.yaml (Ray over a
 group, v5e 4x4, TP 16) and vllm-project/tpu-inference@v0.27.0
 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml (Ray health-check environment,
-the Run:ai streamer).
+the Run:ai streamer). The image is vLLM TPU v0.29.0 (versions.py): its flags and environment were
+checked against the 0.29.0 wheels (vllm-tpu, tpu-inference), but the pod shape stays referenced to
+tpu-inference v0.27.0's examples and Dockerfile, the newest tag of the tpu-inference git mirror; the
+wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example manifests were not read.
 """
 
 from collections.abc import Mapping, Sequence
@@ -44,7 +47,8 @@ MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/online_serving/multi-node-serving.sh",
 )
 """Ray bootstrap script of the vLLM TPU image (the image clones vLLM into /workspace/vllm:
-vllm-project/tpu-inference@v0.27.0 docker/Dockerfile). vLLM moved it from ``online_serving``
+vllm-project/tpu-inference@v0.27.0 docker/Dockerfile; 0.29.0's Dockerfile is not in its wheels, and the
+vllm-tpu 0.32.0 sdist still has the script under ``examples/ray_serving/``). vLLM moved it from ``online_serving``
 (kubernetes-sigs/lws@v0.10.0 docs/examples/vllm/TPU/lws.yaml) to ``ray_serving``
 (tpu-inference@v0.27.0 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml); the
 pods run the first that exists, so an image from either side of the move works."""
@@ -64,14 +68,14 @@ MULTI_HOST_ENV: Mapping[str, str] = {
 }
 """Environment of every pod of a multi-host group, after vllm-project/tpu-inference@v0.27.0
 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml, keeping only what the image's release
-reads: the Ray multi-host backend and the vLLM (torchax) model implementation (tpu-inference 0.21.0
+reads: the Ray multi-host backend and the vLLM (torchax) model implementation (tpu-inference 0.29.0
 ``tpu_inference/envs.py``: ``TPU_MULTIHOST_BACKEND`` in ["ray"], ``MODEL_IMPL_TYPE`` in auto/vllm/flax_nnx/
 jetpack), Ray health checks that tolerate hosts busy loading weights or compiling (100 missed 10 s GCS
-pings; RayConfig ``health_check_*`` and ``grpc_keepalive_timeout_ms``, named in Ray 2.60.0's
-``_raylet.so``) and compiled-graph timeouts (``ray/dag/context.py`` reads ``RAY_CGRAPH_get_timeout``,
-``RAY_CGRAPH_submit_timeout``). The example's ``TPU_BACKEND_TYPE`` (only forwarded, read by nothing in
-tpu-inference 0.21.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_heartbeats_timeout`` and
-``RAY_raylet_heartbeat_timeout_milliseconds`` (named nowhere in Ray 2.60.0: the heartbeat configs gave way
+pings; RayConfig ``health_check_*`` and ``grpc_keepalive_timeout_ms``, named in Ray 2.60.0's and
+2.58.0's ``_raylet.so``) and compiled-graph timeouts (``ray/dag/context.py`` reads ``RAY_CGRAPH_get_timeout``,
+``RAY_CGRAPH_submit_timeout``). The example's ``TPU_BACKEND_TYPE`` (only forwarded to Ray workers, read by
+nothing in tpu-inference 0.29.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_heartbeats_timeout`` and
+``RAY_raylet_heartbeat_timeout_milliseconds`` (named nowhere in Ray 2.60.0 or 2.58.0: the heartbeat configs gave way
 to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
 release tables in tools/conformance/tables."""
 
@@ -145,6 +149,7 @@ LIBRARY_FLAGS: frozenset[str] = frozenset(
 """Engine flags the component sets from its own settings; ``extra_args`` may not repeat them."""
 
 DEFAULT_IMAGE = PINS["vllm-tpu"].value
-"""The newest vLLM TPU release tag an upstream document pins (ray-project/ray
-doc/source/serve/llm/user-guides/tpu.md: ``FROM vllm/vllm-tpu:v0.21.0``); GKE's tutorial and
+"""The newest vLLM TPU release whose wheel is on PyPI and whose image tag a public document names
+(AI-Hypercomputer/tpu-recipes inference/ironwood/vLLM/Qwen3-32B/llm-d/README.md:
+``docker.io/vllm/vllm-tpu:v0.29.0``; the tag was not checked against a registry); GKE's tutorial and
 the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""

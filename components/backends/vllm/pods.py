@@ -131,7 +131,8 @@ def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
     """The persistent XLA compilation cache: one folder per group and host of the cache volume.
 
     tpu-inference points JAX's persistent cache at ``VLLM_XLA_CACHE_PATH``
-    (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py:
+    (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py, unchanged in the
+    tpu-inference 0.29.0 wheel the pinned image requires:
     ``jax.config.update("jax_compilation_cache_dir", VLLM_XLA_CACHE_PATH)``). Concurrent writers
     to one cache folder fail ("concurrent writes to the VLLM_XLA_CACHE_PATH will cause the error:
     RuntimeError: filesystem error: cannot create directories", GKE serve-vllm-tpu), and whether

@@ -17,13 +17,15 @@
   namespace's ``serving-ingress`` policy admits with the proxy-only subnet.
 - With an InferencePool (``inference.networking.k8s.io/v1``), the Gateway asks the endpoint
   picker (EPP) which leader takes each request, by queue and KV-cache load. The EPP is
-  kubernetes-sigs/gateway-api-inference-extension@v1.3.1 as its ``inferencepool`` Helm chart
-  deploys it (config/charts/inferencepool/templates: epp-deployment.yaml, epp-service.yaml,
-  epp-config.yaml, rbac.yaml, gke.yaml): image ``registry.k8s.io/gateway-api-inference-extension/epp``,
-  flags ``--pool-name``, ``--pool-namespace``, ``--zap-encoder json``, ``--config-file``,
-  ``--tracing=false``; ext-proc gRPC on 9002, gRPC health on 9003 (service ``inference-extension``),
-  metrics on 9090; the queue, KV-cache and prefix-cache scorers. v1.3.1 is the last release
-  whose chart deploys the EPP from that repository (from v1.4.0 the EPP moved to llm-d).
+  llm-d/llm-d-router@v0.10.0's (gateway-api-inference-extension v1.6.0 moved it there: that release's
+  README l.16-23), deployed as that release's ``llm-d-router-gateway`` Helm chart deploys it with
+  ``provider.name: gke`` (config/charts/llm-d-router-gateway/templates: epp.yaml, rbac.yaml, gke.yaml, over
+  config/charts/routerlib/templates: _deployment.yaml, _service.yaml, _config.yaml, _rbac.yaml): image
+  ``ghcr.io/llm-d/llm-d-router-endpoint-picker``, flags ``--pool-name``, ``--pool-namespace``, ``--pool-group``,
+  ``--zap-encoder json``, ``--config-file``, ``--grpc-health-port``, ``--tracing=false``; ext-proc gRPC on 9002,
+  gRPC health on 9003, metrics on 9090; the queue, KV-cache and prefix-cache scorers over the model servers'
+  metrics, configured in the ``llm-d.ai/v1alpha1`` EndpointPickerConfig. The file and line of each are cited
+  where they are used; ``tools/conformance/epp.py`` checks the flags and the configuration against the release.
 """
 
 from collections.abc import Mapping, Sequence
@@ -60,7 +62,12 @@ all GA CRDs for Gateway API and Gateway API Inference Extension on GKE versions 
 later", llm-d.ai docs "Installing Gateway API CRDs", after GKE's Inference Gateway guide). The stack
 therefore installs no InferencePool CRD (applying one would fight GKE for it, and destroying the stack
 would delete GKE's CRD with every InferencePool of the cluster); the objects are validated against the
-v1.6.0 release's CRD."""
+gateway-api-inference-extension v1.6.0 release's CRD. The endpoint picker reads InferencePool
+``inference.networking.k8s.io/v1`` ("Only `inference.networking.k8s.io/v1` is currently supported",
+llm-d/llm-d-router@v0.10.0 pkg/epp/server/options.go l.173-174), built against gateway-api-inference-extension
+v1.5.0 (its go.mod l.61), whose CRD differs from v1.6.0's only in also requiring ``spec.endpointPickerRef``
+(config/crd/bases/inference.networking.k8s.io_inferencepools.yaml, v1.5.0 l.197-200 against v1.6.0), which
+:func:`inference_pool` always sets: the objects are valid under both."""
 
 HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud health check probe ranges of the regional internal Application Load Balancer
@@ -68,19 +75,46 @@ HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 
 EPP_IMAGE = PINS["epp"].value
 EPP_USER = 65532
-"""The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image (uid and gid 65532:
-GoogleContainerTools/distroless#443, which names them for the ``:nonroot`` images)."""
+"""The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image
+(llm-d/llm-d-router@v0.10.0 Dockerfile.epp l.6 ``ARG BASE_IMAGE=gcr.io/distroless/static:nonroot``, l.50
+``USER 65532:65532``; uid and gid 65532: GoogleContainerTools/distroless#443, which names them for the
+``:nonroot`` images)."""
 EPP_GRPC_PORT = 9002
+"""The picker's ext-proc gRPC port: its default (llm-d/llm-d-router@v0.10.0 pkg/epp/server/options.go l.41
+``DefaultGrpcPort = 9002``, flag ``--grpc-port`` l.164), which the chart leaves as it is and names in the Service
+and the InferencePool (config/charts/routerlib/templates/_deployment.yaml l.134-135, _service.yaml l.56-59,
+_inferencepool.yaml l.35-36; values.yaml l.13 ``extProcPort: 9002``)."""
 EPP_HEALTH_PORT = 9003
+"""Its gRPC health port (options.go l.151 default, ``--grpc-health-port`` l.214; the chart passes it,
+_deployment.yaml l.113-115, and probes it, l.143-165). GKE's Gateway controller health-checks the picker on gRPC
+9003 unless a HealthCheckPolicy on its Service names another port (config/charts/llm-d-router-gateway/templates/
+gke.yaml l.38-41)."""
 EPP_METRICS_PORT = 9090
+"""Its metrics port (options.go l.150 default, ``--metrics-port`` l.213; _deployment.yaml l.138-139,
+_service.yaml l.60-62)."""
 EPP_HEALTH_SERVICE = "inference-extension"
+"""The gRPC health service the chart's probes name for a single replica (_deployment.yaml l.149-151, l.161-163);
+without leader election the picker answers every service name alike (cmd/epp/runner/health.go l.66-74)."""
+EPP_POOL_GROUP = INFERENCE_API.split("/")[0]
+"""``--pool-group``, as the chart passes it (_deployment.yaml l.102-103); the picker's default too
+(pkg/common/routing/common.go l.28, options.go l.136)."""
+EPP_OBJECTIVE_GROUPS: Sequence[str] = ("inference.networking.x-k8s.io", "llm-d.ai")
+"""API groups of the InferenceObjective and InferenceModelRewrite kinds the picker watches: ``llm-d.ai`` first,
+else the legacy ``inference.networking.x-k8s.io``, whichever the cluster serves (pkg/epp/server/controller_config.go
+l.35-42, l.71-88); the chart's Role grants both (config/charts/llm-d-router-gateway/templates/rbac.yaml l.9-14)."""
 EPP_CONFIG_FILE = "default-plugins.yaml"
-EPP_PLUGINS = """apiVersion: inference.networking.x-k8s.io/v1alpha1
+EPP_PLUGINS = """apiVersion: llm-d.ai/v1alpha1
 kind: EndpointPickerConfig
 plugins:
 - type: queue-scorer
 - type: kv-cache-utilization-scorer
 - type: prefix-cache-scorer
+- type: metrics-data-source
+  parameters:
+    scheme: "http"
+    path: "/metrics"
+    insecureSkipVerify: true
+- type: core-metrics-extractor
 schedulingProfiles:
 - name: default
   plugins:
@@ -91,7 +125,13 @@ schedulingProfiles:
   - pluginRef: prefix-cache-scorer
     weight: 3
 """
-"""The chart's default plugin configuration (gateway-api-inference-extension@v1.3.1 epp-config.yaml)."""
+"""The chart's default plugin configuration for vLLM over HTTP without the latency predictor
+(llm-d/llm-d-router@v0.10.0 config/charts/routerlib/templates/_config.yaml l.8-81 with values.yaml l.21-27,
+l.162-164): apiVersion ``llm-d.ai/v1alpha1`` (apix/config/v1alpha1/zz_generated.register.go l.15-18; the
+``inference.networking.x-k8s.io/v1alpha1`` of gateway-api-inference-extension still loads but is deprecated,
+pkg/epp/config/loader/configloader.go l.53, l.91-93); each plugin type a beta one of the release
+(cmd/epp/runner/runner.go l.611, l.624-625, l.692-693). The metrics source scrapes each model server's
+InferencePool target port (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go l.47-52)."""
 
 
 def _cidr_check(value: str) -> str:
@@ -119,12 +159,13 @@ class GatewaySettings:
         default=False,
     )
     epp_image: str = described(
-        "Endpoint picker image, pinned (gateway-api-inference-extension).",
+        "Endpoint picker image, pinned (llm-d/llm-d-router).",
         default=EPP_IMAGE,
         check=pinned_image_problem,
     )
     epp_cpu: str = described(
-        "CPU request of the endpoint picker (the upstream chart sets none; the namespace quota needs one).",
+        "CPU request of the endpoint picker (the namespace quota needs one; the llm-d-router v0.10.0 chart "
+        "requests 8 CPUs and 8Gi, while this default is the stack's own, kept from the earlier picker).",
         default="1",
         pattern=r"^\d+(\.\d+)?m?$",
     )
@@ -227,8 +268,9 @@ def health_check_policy(args: ServingGatewayArgs) -> dict[str, Any]:
 def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     """The backend service's request timeout and request logging. A regional internal Application Load
     Balancer's backend service times requests out after 30 s unless told otherwise (Compute Engine
-    backendServices ``timeoutSec`` default); gateway-api-inference-extension's GKE chart
-    (config/charts/inferencepool/templates/gke.yaml) sets 300 s and logging for the same reason."""
+    backendServices ``timeoutSec`` default); the endpoint picker's GKE chart sets 300 s and logging on its
+    InferencePool for the same reason (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/
+    gke.yaml l.98-115, as gateway-api-inference-extension's inferencepool chart did before)."""
     target = backend_ref(args)
     ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
     default = {"timeoutSec": args.settings.request_timeout_seconds, "logging": {"enabled": True}}
@@ -251,25 +293,38 @@ def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:
 
 
 def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """What the EPP reads: its InferencePool, the pods, the objectives (chart rbac.yaml)."""
+    """What the EPP reads, in its namespace: the objectives and model rewrites (in either group it may find them
+    in), its InferencePool and the pods (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/
+    rbac.yaml l.8-17 and config/charts/routerlib/templates/_rbac.yaml l.49-52, one Role here; the manager caches
+    exactly these kinds, pkg/epp/server/controller_manager.go l.65-101). The stack creates no objective or rewrite
+    and installs neither group's CRDs (llm-d-router ships the ``llm-d.ai`` ones, config/crd/bases): the picker
+    skips a kind the cluster does not serve (controller_manager.go l.84-93). The chart's ClusterRole for
+    TokenReviews and SubjectAccessReviews comes only with its Prometheus monitoring (_rbac.yaml l.2-40), which
+    the stack does not deploy: nothing scrapes the picker's metrics port."""
+    read = ["get", "watch", "list"]
     return k8s.rbac.v1.RoleInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
         rules=[
-            k8s.rbac.v1.PolicyRuleArgs(
-                api_groups=["inference.networking.x-k8s.io"],
-                resources=["inferenceobjectives", "inferencemodelrewrites"],
-                verbs=["get", "watch", "list"],
+            *(
+                k8s.rbac.v1.PolicyRuleArgs(
+                    api_groups=[group], resources=["inferenceobjectives", "inferencemodelrewrites"], verbs=read
+                )
+                for group in EPP_OBJECTIVE_GROUPS
             ),
-            k8s.rbac.v1.PolicyRuleArgs(
-                api_groups=[INFERENCE_API.split("/")[0]], resources=["inferencepools"], verbs=["get", "watch", "list"]
-            ),
-            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["get", "watch", "list"]),
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[EPP_POOL_GROUP], resources=["inferencepools"], verbs=read),
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=read),
         ],
     )
 
 
 def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
-    """The endpoint picker, one replica (the chart's default, Recreate strategy)."""
+    """The endpoint picker, one replica, Recreate strategy, a grace period of 130 s, ``NAMESPACE`` and ``POD_NAME``
+    from the downward API and the plugin configuration mounted at /config (llm-d/llm-d-router@v0.10.0
+    config/charts/routerlib/templates/_deployment.yaml l.14, l.166-174, l.203-205, l.280-282, l.337-345;
+    values.yaml l.7 ``replicas: 1``). Its arguments are the chart's for an InferencePool (l.96-128) with the
+    chart's defaults: no leader election (one replica, l.110-112), no tracing (``tracing.enabled: false``,
+    values.yaml l.145-146), and no ``--metrics-endpoint-auth=false`` (``monitoring.prometheus.auth.enabled: true``,
+    values.yaml l.136-139)."""
     field_env = [
         k8s.core.v1.EnvVarArgs(
             name=n,
@@ -286,10 +341,14 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             args.name,
             "--pool-namespace",
             args.namespace,
+            "--pool-group",
+            EPP_POOL_GROUP,
             "--zap-encoder",
             "json",
             "--config-file",
             f"/config/{EPP_CONFIG_FILE}",
+            "--grpc-health-port",
+            str(EPP_HEALTH_PORT),
             "--tracing=false",
         ],
         ports=[
@@ -302,9 +361,11 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
         env=field_env,
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="plugins-config", mount_path="/config")],
         resources=requests(args.settings.epp_cpu, args.settings.epp_memory, memory_limit=True),
-        # The image is distroless/static:nonroot (gateway-api-inference-extension v1.3.1 Dockerfile,
-        # `ARG BASE_IMAGE=gcr.io/distroless/static:nonroot`), whose user is nonroot, 65532; one static
-        # binary reading its config from the mounted ConfigMap, so the root filesystem is read-only.
+        # The image is distroless/static:nonroot running as 65532 (llm-d/llm-d-router@v0.10.0 Dockerfile.epp
+        # l.6, l.50): one static binary (/app/epp, l.48, l.59) reading its config from the mounted ConfigMap, so
+        # the root filesystem is read-only. It writes no file: the ext-proc server's self-signed certificate
+        # (--secure-serving, on by default, options.go l.153) is made in memory (pkg/epp/server/runserver.go
+        # l.182, internal/tls/tls.go l.34-73).
         security_context=container_security(run_as_user=EPP_USER, read_only_root=True),
     )
     return k8s.apps.v1.DeploymentInitArgs(
@@ -335,7 +396,16 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
 
 
 def epp_service(args: ServingGatewayArgs) -> k8s.core.v1.ServiceInitArgs:
-    """The EPP's ext-proc and metrics ports (chart epp-service.yaml)."""
+    """The EPP's ext-proc and metrics ports (llm-d/llm-d-router@v0.10.0 config/charts/routerlib/templates/
+    _service.yaml l.45-66).
+
+    The chart also declares ``appProtocol: kubernetes.io/h2c`` (cleartext HTTP/2) on the ext-proc port (l.59,
+    since llm-d/llm-d-router#1681), while the picker serves ext-proc over TLS unless ``--secure-serving=false``
+    (pkg/epp/server/options.go l.153, l.226), and GKE reads a Service port's ``appProtocol`` as the protocol its
+    load balancer speaks to the backend (https://cloud.google.com/kubernetes-engine/docs/how-to/secure-gateway
+    #load-balancer-tls, as quoted in openbao/openbao-helm#151; not read here). How GKE's InferencePool
+    controller uses it for the picker is not written in the release's sources, so the port keeps none, as
+    before the move to llm-d-router."""
     return k8s.core.v1.ServiceInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.core.v1.ServiceSpecArgs(
@@ -357,9 +427,11 @@ def epp_network_policy(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPol
     backend: from 35.191.0.0/16 and 130.211.0.0/22, not from the proxy-only subnet
     (https://cloud.google.com/load-balancing/docs/firewall-rules;
     kubernetes-sigs/gateway-api-inference-extension#2884: a policy admitting only the proxy-only subnet
-    leaves the EPP unhealthy, and with ``failureMode: FailClose`` every request fails). Which of the EPP's
-    ports GKE probes is not documented where we could read it, so the checkers may reach the ext-proc port
-    and the gRPC health port, and nothing else."""
+    leaves the EPP unhealthy, and with ``failureMode: FailClose`` every request fails). GKE's Gateway
+    controller checks the picker on gRPC port 9003 unless a HealthCheckPolicy on its Service names another
+    (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/gke.yaml l.38-41, a comment of
+    the chart, not GKE's documentation); that no check reaches the ext-proc port is written nowhere we could
+    read, so the checkers may still reach both the gRPC health port and the ext-proc port, and nothing else."""
     return k8s.networking.v1.NetworkPolicyInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(
             name=f"{args.epp}-from-gateway", namespace=args.namespace, labels=dict(args.labels)

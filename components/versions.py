@@ -56,7 +56,7 @@ def version_of(value: str) -> str:
 
 _LWS_MIRROR = "kubernetes-sigs/lws tags, mirror of 2026-08-21"
 _JOBSET_MIRROR = "kubernetes-sigs/jobset tags, mirror of 2026-08-18"
-_GIE_MIRROR = "kubernetes-sigs/gateway-api-inference-extension tags, mirror of 2026-08-18"
+_LLMD_ROUTER_MIRROR = "llm-d/llm-d-router tags, mirror of 2026-08-22"
 _SAXML_TAGS = "google/saxml tag v1.2.0 (2024-02-20), mirror of 2026-07-14; its image tags not verified here"
 _PYPI = "PyPI upload dates (https://pypi.org/pypi/<name>/json), read 2026-11-25"
 
@@ -161,17 +161,20 @@ PINS: dict[str, Pin] = {
         ),
         Pin(
             "epp",
-            "Inference Gateway endpoint picker image",
-            "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1",
-            "2026-02-19",
-            _GIE_MIRROR,
-            "v1.5.0",
-            f"{_GIE_MIRROR}: v1.5.0 (2026-04-18) is the last release with cmd/epp; v1.6.0 holds only the lightweight "
-            "lwepp",
-            "its conformance table (epp-v1.3.1.json); upstream pairs an EPP with the InferencePool CRD it was "
-            "built against, while the objects are validated against the v1.6.0 CRD",
-            "moved to llm-d/llm-d-router after v1.5.0 (gateway-api-inference-extension v1.6.0 README); its "
-            "releases are not read here",
+            "Inference Gateway endpoint picker image (llm-d router)",
+            "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0",
+            "2026-08-17",
+            f"{_LLMD_ROUTER_MIRROR}: tag v0.10.0 (71f4f09); image name and registry from its Makefile l.21, l.26 and "
+            ".github/workflows/ci-release.yaml l.29, l.37-39 (the release tag is the image tag)",
+            "v0.10.0",
+            f"{_LLMD_ROUTER_MIRROR} (v0.10.0-rc.1 2026-08-11, v0.9.0 2026-06-23); a newer release reported elsewhere "
+            "was not read here",
+            "its conformance table (epp-v0.10.0.json); the InferencePool API it reads, inference.networking.k8s.io/v1 "
+            "(pkg/epp/server/options.go l.173-174) of gateway-api-inference-extension v1.5.0 (go.mod l.61): the stack "
+            "installs no InferencePool CRD (GKE serves it) and validates the objects against the v1.6.0 CRD, whose "
+            "schema differs from v1.5.0's only in no longer requiring endpointPickerRef, which the stack always sets",
+            "the endpoint picker moved from gateway-api-inference-extension to llm-d/llm-d-router after v1.5.0 (v1.6.0 "
+            "README l.16-23); llm-d-router is pre-1.0 and its EndpointPickerConfig API llm-d.ai/v1alpha1",
         ),
         # v0.29.0: the newest vllm-tpu release with both a wheel on PyPI and a public reference to its image
         # tag (no registry was queried). Its flags and environment were read from the 0.29.0 wheels (vllm-tpu,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+import yaml
 
 from tests.conftest import plan_of, resource, waits_for
 from tests.fixtures.configs import plan_edited
@@ -12,6 +13,7 @@ from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.network import check as network_check
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.ports import check as ports_check
 
 POOLED = "vllm-llama33-70b-v5e16"
 PLAIN = "vllm-llama31-405b-v6e16"
@@ -82,21 +84,52 @@ def test_gateway_inference_pool_selects_the_leaders_and_names_its_endpoint_picke
 
 
 def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
+    """llm-d/llm-d-router v0.10.0's chart (config/charts/routerlib/templates/_deployment.yaml, _config.yaml and
+    the llm-d-router-gateway chart's rbac.yaml)."""
     plan = plan_of(POOLED)
     (epp,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"] == "vllm-api-gateway-epp"]
     (c,) = epp["spec"]["template"]["spec"]["containers"]
-    assert c["image"] == "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
-    assert c["args"][:4] == ["--pool-name", "vllm-api-gateway", "--pool-namespace", "vllm-llama70b"]
-    assert "/config/default-plugins.yaml" in c["args"]
+    assert c["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+    assert c["args"] == [
+        "--pool-name",
+        "vllm-api-gateway",
+        "--pool-namespace",
+        "vllm-llama70b",
+        "--pool-group",
+        "inference.networking.k8s.io",
+        "--zap-encoder",
+        "json",
+        "--config-file",
+        "/config/default-plugins.yaml",
+        "--grpc-health-port",
+        "9003",
+        "--tracing=false",
+    ]
     assert {p["containerPort"] for p in c["ports"]} == {9002, 9003, 9090}
     assert c["readinessProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
     (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == "vllm-api-gateway-epp"]
-    assert (
-        "queue-scorer" in cm["data"]["default-plugins.yaml"]
-        and "kv-cache-utilization-scorer" in cm["data"]["default-plugins.yaml"]
-    )
+    config = yaml.safe_load(cm["data"]["default-plugins.yaml"])
+    # the current API group: inference.networking.x-k8s.io/v1alpha1 still loads, but is deprecated
+    assert (config["apiVersion"], config["kind"]) == ("llm-d.ai/v1alpha1", "EndpointPickerConfig")
+    assert [p["type"] for p in config["plugins"]] == [
+        "queue-scorer",
+        "kv-cache-utilization-scorer",
+        "prefix-cache-scorer",
+        "metrics-data-source",
+        "core-metrics-extractor",
+    ]
     (role,) = [r for r in _objects(plan, "Role") if r["metadata"]["name"] == "vllm-api-gateway-epp"]
-    assert {"inferencepools", "pods"} <= {res for rule in role["rules"] for res in rule["resources"]}
+    assert [(rule["apiGroups"], rule["resources"]) for rule in role["rules"]] == [
+        (["inference.networking.x-k8s.io"], ["inferenceobjectives", "inferencemodelrewrites"]),
+        (["llm-d.ai"], ["inferenceobjectives", "inferencemodelrewrites"]),
+        (["inference.networking.k8s.io"], ["inferencepools"]),
+        ([""], ["pods"]),
+    ]
+    assert all(rule["verbs"] == ["get", "watch", "list"] for rule in role["rules"])
+    (svc,) = [s for s in _objects(plan, "Service") if s["metadata"]["name"] == "vllm-api-gateway-epp"]
+    assert [(p["name"], p["port"]) for p in svc["spec"]["ports"]] == [("grpc-ext-proc", 9002), ("http-metrics", 9090)]
+    # the picker watches its pool and pods through the API: its token is mounted
+    assert epp["spec"]["template"]["spec"]["automountServiceAccountToken"] is True
 
 
 def test_gateway_tenancy_admits_the_proxies_and_health_checks_to_the_serving_port():
@@ -194,6 +227,9 @@ def test_gateway_runtime_evaluates_proxy_health_check_and_picker_flows():
         "flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-leader:8000/TCP",
         "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-leader:8000/TCP",
         "flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-api-gateway-epp:9002/TCP",
+        # GKE health-checks the picker on gRPC 9003 (llm-d-router v0.10.0 llm-d-router-gateway chart, gke.yaml)
+        "flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-api-gateway-epp:9003/TCP",
+        "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-api-gateway-epp:9003/TCP",
         "flow vllm-llama70b/vllm-api-gateway-epp -> vllm-llama70b/vllm-leader:8000/TCP",
     ):
         assert flows[subject].ok, (subject, flows[subject].reason)
@@ -226,6 +262,30 @@ def test_gateway_runtime_denies_the_proxies_without_the_proxy_only_range():
     proxies = flows["flow gateway vllm-api-gateway proxies 192.168.0.0/23 -> vllm-llama70b/vllm-leader:8000/TCP"]
     assert not proxies.ok and "serving-ingress" in proxies.reason
     assert flows["flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-leader:8000/TCP"].ok
+
+
+def test_gateway_runtime_health_checks_of_the_picker_follow_a_health_check_policy_on_its_service():
+    plan = copy.deepcopy(plan_of(POOLED).as_json())
+    (hc,) = [r for r in plan["resources"] if r["inputs"].get("kind") == "HealthCheckPolicy"]
+    policy = copy.deepcopy(hc)
+    policy["urn"] += "-epp"
+    policy["inputs"]["metadata"]["name"] = "vllm-api-gateway-epp"
+    policy["inputs"]["spec"] = {
+        "targetRef": {"group": "", "kind": "Service", "name": "vllm-api-gateway-epp"},
+        "default": {
+            "config": {"type": "GRPC", "grpcHealthCheck": {"portSpecification": "USE_FIXED_PORT", "port": 9002}}
+        },
+    }
+    plan["resources"].append(policy)
+    flows = _flows(plan)
+    assert flows["flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-api-gateway-epp:9002/TCP"].ok
+    assert "flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-api-gateway-epp:9003/TCP" not in flows
+    # ... where the picker serves no gRPC health: the ports category says so
+    failed = {f.subject: f.reason for f in ports_check(PlanView(plan)).failures()}
+    assert failed == {
+        "ports picker vllm-llama70b/vllm-api-gateway health check 9002": "epp serves gRPC health on 9003 "
+        "(--grpc-health-port); GKE health-checks 9002 (HealthCheckPolicy vllm-api-gateway-epp)"
+    }
 
 
 def test_gateway_runtime_denies_the_picker_without_its_policy():

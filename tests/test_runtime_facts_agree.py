@@ -66,6 +66,43 @@ def test_facts_agree_engine_ports_roles_and_gke_constants():
     assert ef.SERVING_SERVICE["saxml"] == saxml_facts.HTTP_SERVICE
 
 
+def test_facts_agree_endpoint_picker_ports():
+    """The library's picker ports are the release's defaults, as the model knows them (llm-d-router v0.10.0
+    options.go), and the health port is the one GKE checks (the llm-d-router-gateway chart's gke.yaml)."""
+    listens = {what: default for what, (_, default) in ef.EPP_PORTS.items()}
+    assert listens == {
+        "ext-proc": library_gateway.EPP_GRPC_PORT,
+        "health": library_gateway.EPP_HEALTH_PORT,
+        "metrics": library_gateway.EPP_METRICS_PORT,
+    }
+    assert ef.GKE_EPP_HEALTH_CHECK_PORT == library_gateway.EPP_HEALTH_PORT
+    assert ef.EPP_PORTS["health"][0] == "--grpc-health-port" and ef.EPP_POOL_FLAG == "--pool-name"
+
+
+def test_facts_a_library_picker_port_changed_alone_fails_make_check(monkeypatch):
+    # the pool, its Service, the container port and the policy all follow; the picker still listens on 9002
+    monkeypatch.setattr(library_gateway, "EPP_GRPC_PORT", 9102)
+    assert _failures("vllm-llama33-70b-v5e16") == [
+        "[ports] ports picker vllm-llama70b/vllm-api-gateway ext-proc 9102: epp listens for ext-proc on 9002 "
+        "(default, no --grpc-port); the pool's calls land on 9102"
+    ]
+    # the picker is told its health port, but GKE still health-checks 9003, which the policy no longer admits
+    monkeypatch.setattr(library_gateway, "EPP_GRPC_PORT", 9002)
+    monkeypatch.setattr(library_gateway, "EPP_HEALTH_PORT", 9103)
+    failures = _failures("vllm-llama33-70b-v5e16")
+    assert (
+        "[ports] ports picker vllm-llama70b/vllm-api-gateway health check 9003: epp serves gRPC health on 9103 "
+        "(--grpc-health-port); GKE health-checks 9003 (GKE's default: no HealthCheckPolicy on Service "
+        "vllm-api-gateway-epp)"
+    ) in failures
+    assert any(
+        f.startswith(
+            "[network] flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-api-gateway-epp:9003"
+        )
+        for f in failures
+    )
+
+
 def _failures(stack: str) -> list[str]:
     plan = preview_stack(ROOT, stack).as_json()
     return [f"[{r.category}] {f.subject}: {f.reason}" for r in run_checks(PlanView(plan)) for f in r.failures()]

@@ -31,14 +31,24 @@ def _failures(view: PlanView) -> dict[str, list[str]]:
 
 def test_objects_vllm_plan_before_the_fix_fails_where_a_real_cluster_would():
     """vllm-llama33-70b-v5e16 as it was: its Service took the LeaderWorkerSet's name, the InferencePool's API was
-    off, the alert policies would be refused, and the pods set variables nothing reads."""
+    off, the alert policies would be refused, the pods set variables nothing reads, its endpoint picker's policy
+    kept GKE's health checks out, and the picker is gateway-api-inference-extension v1.3.1's, not the tabled
+    llm-d-router release."""
     view = PlanView(json.loads((FIXTURES / "vllm-llama33-70b-before-fix.plan.json").read_text()))
     failed = _failures(view)
     (collision,) = failed["objects"]
     assert collision.startswith("object Service vllm-llama70b/vllm of LeaderWorkerSet/vllm")
     assert "per-pod DNS" in collision
     assert any("networkservices.googleapis.com" in f for f in failed["prerequisites"])
-    assert len(failed["admission"]) == 3 and len(failed["engines"]) == 2
+    assert len(failed["admission"]) == 3 and len(failed["engines"]) == 3
+    # its picker's policy admitted only the proxies: GKE's health checks (gRPC 9003) never reached it
+    assert [f.split(":")[0] for f in failed["network"]] == [
+        "flow load balancer health checks 35.191.0.0/16 -> vllm-llama70b/vllm-gateway-epp",
+        "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-gateway-epp",
+    ]
+    assert all(":9003/TCP: denied" in f for f in failed["network"])
+    (epp,) = [f for f in failed["engines"] if f.startswith("engine vllm-gateway-epp epp:")]
+    assert "image registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1 is not" in epp
 
 
 def test_objects_lws_headless_service_is_created_when_nothing_takes_its_name():

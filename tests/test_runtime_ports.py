@@ -62,3 +62,26 @@ def test_ports_policy_ports_match_numbers_names_and_ranges():
     assert not [s for s in _failed(view) if "serving-ingress" in s]  # 8000 lies in the range
     rule["ports"] = [{"protocol": "TCP", "port": 7000}]
     assert "ports policy vllm-llama70b/serving-ingress ingress 7000" in _failed(view)
+
+
+def test_ports_the_pools_picker_serves_that_pool_on_the_ports_the_pool_and_gke_use():
+    view = _view()
+    (c,) = _object(view, "Deployment", "vllm-api-gateway-epp")["spec"]["template"]["spec"]["containers"]
+    at = c["args"].index("--pool-name")
+    c["args"][at + 1] = "another-pool"
+    assert _failed(view) == {
+        "ports picker vllm-llama70b/vllm-api-gateway serves": "epp picks for vllm-llama70b/another-pool"
+    }
+    del c["args"][at : at + 2]
+    assert _failed(view) == {
+        "ports picker vllm-llama70b/vllm-api-gateway": "no container behind its endpointPickerRef Service is a "
+        "picker (none is given --pool-name)"
+    }
+    # the picker told to listen elsewhere than the pool calls it
+    view = _view()
+    (c,) = _object(view, "Deployment", "vllm-api-gateway-epp")["spec"]["template"]["spec"]["containers"]
+    c["args"].append("--grpc-port=9102")
+    assert _failed(view) == {
+        "ports picker vllm-llama70b/vllm-api-gateway ext-proc 9002": "epp listens for ext-proc on 9102 (--grpc-port); "
+        "the pool's calls land on 9002"
+    }

@@ -84,7 +84,7 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
         "images pinned by tag only, no digest (2): docker.io/vllm/vllm-tpu:v0.29.0, "
-        "registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"
+        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
     ]
 
 
@@ -94,7 +94,7 @@ def test_security_a_digest_pinned_image_is_not_listed():
     digest = "docker.io/vllm/vllm-tpu:v0.29.0@sha256:" + "a" * 64
     for pod in pod_specs(lws.inputs):
         pod["containers"][0]["image"] = digest
-    assert tag_only_images(resources) == ["registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1"]
+    assert tag_only_images(resources) == ["ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"]
 
 
 def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():

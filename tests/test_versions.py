@@ -74,6 +74,31 @@ def test_versions_controllers_agree_with_the_crd_the_objects_are_validated_again
     assert (CRDS / crd.format(v=PINS[key].version)).is_file(), f"{key} {PINS[key].value}: no CRD {crd}"
 
 
+def test_versions_the_endpoint_picker_agrees_with_the_inference_pool_crd(reference):
+    """llm-d-router v0.10.0 reads InferencePool inference.networking.k8s.io/v1 of gateway-api-inference-extension
+    v1.5.0; the stack validates its pool against the v1.6.0 CRD (GKE serves the CRD, the stack installs none). The
+    two schemas differ only in v1.5.0 also requiring endpointPickerRef (read from the two releases' CRD files), so
+    a pool valid under v1.6.0 that sets endpointPickerRef is valid under both."""
+    import yaml
+
+    from tests.conftest import plan_of
+    from tpu_serving.gateway import INFERENCE_API
+    from tpu_serving_tools.offline import kubernetes_objects
+    from tpu_serving_tools.schema import PLATFORM_RELEASES
+
+    agrees = PINS["epp"].agrees_with
+    assert all(x in agrees for x in ("inference.networking.k8s.io/v1", "extension v1.5.0", "the v1.6.0 CRD"))
+    group, version = INFERENCE_API.split("/")
+    assert PLATFORM_RELEASES[group] == "v1.6.0"
+    crd = yaml.safe_load((CRDS / "inference-extension-v1.6.0-inferencepools-crd.yaml").read_text())
+    (served,) = [v for v in crd["spec"]["versions"] if v["name"] == version]
+    assert served["schema"]["openAPIV3Schema"]["properties"]["spec"]["required"] == ["selector", "targetPorts"]
+    plan = plan_of("vllm-llama33-70b-v5e16")
+    (pool,) = [o for o in kubernetes_objects(plan) if o["kind"] == "InferencePool"]
+    assert pool["apiVersion"] == INFERENCE_API and pool["spec"]["endpointPickerRef"]["name"]
+    assert "inference.networking.k8s.io" not in plan.outputs["controllers"]
+
+
 @pytest.mark.parametrize(
     "key, tables",
     [
@@ -102,14 +127,7 @@ def test_versions_vllm_wheel_and_tpu_inference_agree():
 
 
 def test_versions_stale_pins_are_those_behind_the_newest_known():
-    assert {p.key for p in stale()} == {
-        "epp",
-        "vllm-tpu",
-        "pathways-jetstream",
-        "sax-admin-server",
-        "sax-model-server",
-        "sax-http",
-    }
+    assert {p.key for p in stale()} == {"vllm-tpu", "pathways-jetstream", "sax-admin-server", "sax-model-server", "sax-http"}
     assert version_of("docker.io/vllm/vllm-tpu:v0.29.0") == "v0.29.0" and version_of("jax-0.5.3") == "jax-0.5.3"
     assert version_of("r.io/a/b:v1@sha256:" + "a" * 64) == "v1"
     assert Pin("k", "w", "v2", None, "s", "v2", "s").current
@@ -121,7 +139,6 @@ def test_versions_preview_names_the_plans_stale_and_archived_pins():
 
     vllm = plan_of("vllm-llama33-70b-v5e16").resources
     assert plan_notes(vllm) == [
-        "epp v1.3.1 is behind the newest release known, v1.5.0 (tpu-serving versions)",
         "epp: " + PINS["epp"].status,
         "vllm-tpu v0.29.0 is behind the newest release known, v0.32.0 (tpu-serving versions)",
     ]

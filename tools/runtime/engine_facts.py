@@ -37,3 +37,21 @@ HEALTH_CHECK_RANGES: tuple[str, ...] = ("35.191.0.0/16", "130.211.0.0/22")
 SERVING_SERVICE: Mapping[str, str] = bf.SERVING_SERVICE
 """The Service clients of a backend call when ``serving.serviceName`` does not name another (each backend's
 ``runtime_facts.json``). The PathwaysJob backend serves no clients."""
+
+EPP_PORTS: Mapping[str, tuple[str, int]] = {
+    "ext-proc": ("--grpc-port", 9002),
+    "health": ("--grpc-health-port", 9003),
+    "metrics": ("--metrics-port", 9090),
+}
+"""What an endpoint picker listens on: its flag for each port, and the port when the flag is not given
+(llm-d/llm-d-router@v0.10.0 pkg/epp/server/options.go: ``DefaultGrpcPort = 9002`` l.41, ``MetricsPort: 9090`` and
+``GRPCHealthPort: 9003`` l.150-151, the flags l.164, l.213-215)."""
+EPP_POOL_FLAG = "--pool-name"
+"""The flag naming the InferencePool a picker serves (options.go l.177): a container given it is that pool's
+picker. ``--pool-namespace`` (l.175) names the pool's namespace; when it is not given, the ``NAMESPACE`` variable
+does, else ``default`` (cmd/epp/runner/runner.go l.915-923)."""
+GKE_EPP_HEALTH_CHECK_PORT = 9003
+"""GKE's Gateway controller health-checks an InferencePool's endpoint picker on gRPC port 9003, unless a
+HealthCheckPolicy on the picker's Service names another port ("The GKE gateway controller health-checks the EPP
+backend on gRPC port 9003 by default, so an explicit HealthCheckPolicy is only needed for other ports",
+llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/gke.yaml l.38-61)."""

@@ -15,6 +15,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime import picker
 from tpu_serving_tools.runtime.backend_facts import FACT_FLOWS
 from tpu_serving_tools.runtime.network_policy import (
     Flow,
@@ -217,25 +218,29 @@ def _gateway_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
                     for dst, port, why in _route_backends(view, ws, ns, ref):
                         for src in sources + checks:
                             yield Flow(src, peer_of(dst), port, why=f"HTTPRoute {route['metadata']['name']} -> {why}")
-                    yield from _picker_flows(view, ws, ns, ref, sources)
+                    yield from _picker_flows(view, ws, ns, ref, sources, checks)
 
 
 def _picker_flows(
-    view: PlanView, ws: list[Workload], ns: str, ref: Mapping[str, Any], proxies: list[Peer]
+    view: PlanView, ws: list[Workload], ns: str, ref: Mapping[str, Any], proxies: list[Peer], checks: list[Peer]
 ) -> Iterator[Flow]:
-    """An InferencePool's endpoint picker: called by the proxies (ext-proc), reading the pool's pods."""
+    """An InferencePool's endpoint picker: called by the proxies (ext-proc), health-checked by the load balancer
+    on its gRPC health port (:func:`.picker.health_check_port`), reading the pool's pods."""
     if ref.get("kind") != "InferencePool":
         return
     pool = _named(view, "InferencePool", ns, ref["name"]) or {}
-    picker = (pool.get("spec") or {}).get("endpointPickerRef") or {}
-    svc = _named(view, "Service", ns, picker.get("name", ""))
+    picker_ref = (pool.get("spec") or {}).get("endpointPickerRef") or {}
+    svc = _named(view, "Service", ns, picker_ref.get("name", ""))
     if svc is None:
         return
-    port = _target_port(svc, int((picker.get("port") or {}).get("number", 0)))
+    port = _target_port(svc, int((picker_ref.get("port") or {}).get("number", 0)))
     pods = list(_route_backends(view, ws, ns, ref))
+    checked, why = picker.health_check_port(view, ns, svc["metadata"]["name"])
     for epp in _service_backends(ws, svc):
         for src in proxies:
             yield Flow(src, peer_of(epp), port, why=f"InferencePool {ref['name']} endpointPickerRef (ext-proc)")
+        for src in checks:
+            yield Flow(src, peer_of(epp), checked, why=f"health check of InferencePool {ref['name']}'s picker ({why})")
         for dst, target, _ in pods:
             yield Flow(peer_of(epp), peer_of(dst), target, why="endpoint picker reads the model servers' metrics")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
+from tpu_serving_tools.runtime import picker
 from tpu_serving_tools.runtime.network import selector_matches
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
@@ -110,9 +111,52 @@ def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
                 )
 
 
+def _picker_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
+    """Each InferencePool's endpoint picker (:mod:`.picker`): a container of the pods behind the pool's
+    ``endpointPickerRef`` Service picks for that pool, listens for ext-proc where the pool's calls land, and
+    serves gRPC health where GKE health-checks it."""
+    for pp in picker.pool_pickers(view):
+        where = f"ports picker {pp.namespace}/{pp.pool}"
+        selector = ((pp.service or {}).get("spec") or {}).get("selector") or {}
+        behind = [
+            p
+            for p in pods
+            if selector and p.namespace == pp.namespace and selector_matches({"matchLabels": selector}, p.labels)
+        ]
+        found = [(p, c) for p in behind for c in p.containers if picker.served_pool(c, p.namespace) is not None]
+        if not found:
+            why = "no container behind its endpointPickerRef Service is a picker (none is given --pool-name)"
+            yield Finding(where, False, why)
+            continue
+        for p, c in found:
+            ns, name = picker.served_pool(c, p.namespace) or ("", "")
+            yield Finding(f"{where} serves", (ns, name) == (pp.namespace, pp.pool), f"{c.name} picks for {ns}/{name}")
+            ext, health = picker.listens(c)["ext-proc"], picker.listens(c)["health"]
+            lands = _resolve(pp.port, p.containers)
+            says = f"{c.name} listens for ext-proc on {ext} ({picker.said(c, 'ext-proc')})"
+            yield Finding(
+                f"{where} ext-proc {lands}",
+                lands == ext,
+                says if lands == ext else f"{says}; the pool's calls land on {lands}",
+            )
+            says = f"{c.name} serves gRPC health on {health} ({picker.said(c, 'health')})"
+            checked = pp.health_check_port
+            yield Finding(
+                f"{where} health check {checked}",
+                checked == health,
+                says if checked == health else f"{says}; GKE health-checks {checked} ({pp.health_check_why})",
+            )
+
+
 def findings(view: PlanView) -> list[Finding]:
     pods = _unique_pods(view)
-    return [*_probe_findings(pods), *_arg_findings(pods), *_service_findings(view, pods), *_policy_findings(view, pods)]
+    return [
+        *_probe_findings(pods),
+        *_arg_findings(pods),
+        *_service_findings(view, pods),
+        *_policy_findings(view, pods),
+        *_picker_findings(view, pods),
+    ]
 
 
 def check(view: PlanView) -> CategoryResult:

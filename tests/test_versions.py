@@ -127,7 +127,13 @@ def test_versions_vllm_wheel_and_tpu_inference_agree():
 
 
 def test_versions_stale_pins_are_those_behind_the_newest_known():
-    assert {p.key for p in stale()} == {"vllm-tpu", "pathways-jetstream", "sax-admin-server", "sax-model-server", "sax-http"}
+    assert {p.key for p in stale()} == {
+        "vllm-tpu",
+        "pathways-jetstream",
+        "sax-admin-server",
+        "sax-model-server",
+        "sax-http",
+    }
     assert version_of("docker.io/vllm/vllm-tpu:v0.29.0") == "v0.29.0" and version_of("jax-0.5.3") == "jax-0.5.3"
     assert version_of("r.io/a/b:v1@sha256:" + "a" * 64) == "v1"
     assert Pin("k", "w", "v2", None, "s", "v2", "s").current

@@ -33,11 +33,11 @@ from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .observability import (
     Observability,
     ObservabilityArgs,
-    ObservabilitySettings,
     ScrapeTarget,
     ServingMetrics,
     ServingSignals,
 )
+from .observability_settings import ObservabilitySettings
 from .podspec import ProbeSettings
 from .services import ProjectServices, ProjectServicesArgs
 from .tenancy import Tenancy, TenancyArgs

@@ -146,3 +146,9 @@ def cpu_service_account_id(cluster: str) -> str:
 def head_service_account_id(cluster: str) -> str:
     """The Pathways head pool's node service account id: ``<cluster>-head``."""
     return f"{cluster}-head"
+
+
+def group_recreations_metric(cluster: str) -> str:
+    """The log-based metric counting a cluster's leader-worker group recreations: ``<cluster>-lws-group-recreations``
+    (a GKE cluster name, at most 40 characters, fits a metric name's 100)."""
+    return f"{cluster}-lws-group-recreations"

@@ -8,7 +8,9 @@
   TPU signals GKE exports for every container holding chips (duty cycle, HBM use), all in
   PromQL;
 - alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays
-  high, TPUs idle while requests wait. Each is rendered only where its signals exist.
+  high, TPUs idle while requests wait. Each is rendered only where its signals exist;
+- for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations,
+  its chart and its restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
 Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of
 dataclasses turned into dicts, never a template). Pass the cluster's Kubernetes provider in
@@ -26,8 +28,9 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from . import group_recreations as recreations
+from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
-from .settings import described
 from .validation import check_arguments
 from .versions import PINS
 
@@ -93,75 +96,9 @@ def label_name(text: str) -> str:
     return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"
 
 
-CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
-"""A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
-https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels)."""
-
 DASHBOARD_COLUMNS = 48
 """Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
 https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
-
-
-def channels_problem(channels: Sequence[str]) -> str:
-    """Why ``channels`` are not notification channel resource names, or ``""``."""
-    bad = [c for c in channels if not isinstance(c, str) or not CHANNEL.match(c)]
-    if not bad:
-        return ""
-    return (
-        f"{', '.join(map(repr, bad))}: each must be a notification channel resource name "
-        "projects/<project>/notificationChannels/<numeric id> (gcloud beta monitoring channels list)"
-    )
-
-
-# --------------------------------------------------------------------------- settings
-
-
-@dataclass(frozen=True)
-class ObservabilitySettings:
-    """How a serving stack is watched: scraping, the dashboard and the alerts."""
-
-    enabled: bool = described(
-        "Scrape the serving pods (PodMonitoring) and create the stack's dashboard and alert policies; "
-        "needs `cluster.managedPrometheus`.",
-        default=True,
-    )
-    scrape_interval_seconds: int = described(
-        "How often managed collection scrapes each server's metrics.", default=15, ge=5, le=300
-    )
-    notification_channels: Sequence[str] = described(
-        "Notification channels the alerts notify, each `projects/<project>/notificationChannels/<id>`; "
-        "empty: the alerts only show in Cloud Monitoring.",
-        default=(),
-        check=channels_problem,
-    )
-    not_ready_minutes: int = described(
-        "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires; must exceed "
-        "the serving pods' startup window (`serving.probes.maxStartupSeconds`), or every cold start pages.",
-        default=75,
-        ge=1,
-        le=1440,
-    )
-    backlog_threshold: float = described(
-        "Requests waiting, summed over the serving replicas, above which the queue-backlog alert counts.",
-        default=20,
-        gt=0,
-        le=1000000,
-    )
-    backlog_minutes: int = described(
-        "Minutes the backlog must stay above the threshold before the alert fires.", default=5, ge=1, le=1440
-    )
-    idle_duty_cycle_percent: float = described(
-        "Average TPU duty cycle of the serving containers, in percent, below which the TPUs count as idle.",
-        default=10,
-        gt=0,
-        le=100,
-    )
-    idle_minutes: int = described(
-        "Minutes the TPUs must stay idle while requests wait before the idle alert fires.",
-        default=10,
-        ge=1,
-        le=1440,
-    )
 
 
 # --------------------------------------------------------------------------- what a backend declares
@@ -209,6 +146,9 @@ class ServingMetrics:
     """The scraped serving signals (none: no serving panels, no queue or idle alerts)."""
     serves: bool = True
     """Whether the backend serves clients (a batch workload gets no not-ready alert)."""
+    leader_worker_sets: Sequence[str] = ()
+    """Names of the LeaderWorkerSets it runs, whose group recreations are counted, charted and alerted on
+    (none: it runs none; JobSets restart within a budget of their own)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -268,15 +208,17 @@ def quantile(metric: str, q: float, scope: Scope) -> str:
 
 @dataclass(frozen=True)
 class Chart:
-    """One line chart of the dashboard: its title, its PromQL queries and the y axis label."""
+    """One line chart of the dashboard: its title, its queries and the y axis label."""
 
     title: str
-    queries: Sequence[str]
+    queries: Sequence[str | Mapping[str, Any]]
+    """PromQL, or a ``TimeSeriesQuery`` as the API takes it (a Cloud Monitoring filter of a metric the stack creates)."""
     y_label: str
 
 
-def charts(scope: Scope, signals: ServingSignals | None) -> list[Chart]:
-    """The dashboard's charts: the serving signals the server exports, then the TPU signals."""
+def charts(scope: Scope, signals: ServingSignals | None, groups: recreations.Groups | None = None) -> list[Chart]:
+    """The dashboard's charts: the serving signals the server exports, the TPU signals, then the recreations of
+    the leader-worker ``groups``."""
     out = []
     s = signals or ServingSignals()
     if s.requests_running or s.requests_waiting:
@@ -292,13 +234,19 @@ def charts(scope: Scope, signals: ServingSignals | None) -> list[Chart]:
         out.append(Chart(s.cache_title, [f"avg({s.cache_usage}{scope.scraped})"], "share in use"))
     out.append(Chart("TPU duty cycle by pod", [tpu_duty_cycle(scope)], "percent"))
     out.append(Chart("TPU HBM in use by pod", [tpu_memory_share(scope)], "share of HBM"))
+    if groups is not None:
+        out.append(Chart(recreations.PANEL_TITLE, [recreations.dashboard_query(groups)], "recreations"))
     return out
+
+
+def _query(query: str | Mapping[str, Any]) -> dict[str, Any]:
+    return {"prometheusQuery": query} if isinstance(query, str) else dict(query)
 
 
 def dashboard_json(title: str, items: Sequence[Chart]) -> str:
     """The dashboard as the Cloud Monitoring API takes it: a mosaic of two charts per row
     (https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards; a chart's
-    ``TimeSeriesQuery.prometheusQuery`` holds PromQL)."""
+    ``TimeSeriesQuery.prometheusQuery`` holds PromQL, its ``timeSeriesFilter`` a Monitoring filter)."""
     width, height = DASHBOARD_COLUMNS // 2, 16
     tiles = [
         {
@@ -309,9 +257,7 @@ def dashboard_json(title: str, items: Sequence[Chart]) -> str:
             "widget": {
                 "title": chart.title,
                 "xyChart": {
-                    "dataSets": [
-                        {"timeSeriesQuery": {"prometheusQuery": q}, "plotType": "LINE"} for q in chart.queries
-                    ],
+                    "dataSets": [{"timeSeriesQuery": _query(q), "plotType": "LINE"} for q in chart.queries],
                     "yAxis": {"label": chart.y_label, "scale": "LINEAR"},
                 },
             },
@@ -427,7 +373,7 @@ class ObservabilityArgs:
     """Arguments of :class:`Observability`."""
 
     project: str
-    """GCP project of the dashboard and the alert policies."""
+    """GCP project of the dashboard, the alert policies and the log-based metric."""
     cluster: str
     """Name of the GKE cluster (the ``cluster`` label of the series)."""
     namespace: str
@@ -441,7 +387,8 @@ class ObservabilityArgs:
 
 
 class Observability(pulumi.ComponentResource):
-    """PodMonitorings of a serving namespace, its Cloud Monitoring dashboard and alert policies.
+    """PodMonitorings of a serving namespace, its Cloud Monitoring dashboard and alert policies, and for
+    LeaderWorkerSets the log-based metric of their group recreations.
 
     Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs in
     ``opts.depends_on``.
@@ -459,6 +406,8 @@ class Observability(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:Observability", name, None, opts)
         child = child_options(self, opts)
         scope = Scope(args.cluster, args.namespace)
+        lws_names = tuple(args.metrics.leader_worker_sets)
+        groups = recreations.Groups(args.project, args.cluster, args.namespace, lws_names) if lws_names else None
         for target in args.metrics.scrape:
             obj = pod_monitoring(target, args.namespace, args.settings.scrape_interval_seconds, args.labels)
             k8s.apiextensions.CustomResource(
@@ -471,7 +420,7 @@ class Observability(pulumi.ComponentResource):
             )
         dashboard = gcp.monitoring.Dashboard(
             f"{name}-dashboard",
-            dashboard_json=dashboard_json(f"{args.cluster} serving", charts(scope, args.metrics.signals)),
+            dashboard_json=dashboard_json(f"{args.cluster} serving", charts(scope, args.metrics.signals, groups)),
             project=args.project,
             opts=child,
         )
@@ -482,6 +431,8 @@ class Observability(pulumi.ComponentResource):
             )
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+        if groups is not None:
+            self.alert_policies.append(self._watch_recreations(name, groups, args.settings, child))
         self.pod_monitorings = [t.name for t in args.metrics.scrape]
         self.register_outputs(
             {
@@ -490,3 +441,15 @@ class Observability(pulumi.ComponentResource):
                 "podMonitorings": self.pod_monitorings,
             }
         )
+
+    @staticmethod
+    def _watch_recreations(
+        name: str, groups: recreations.Groups, settings: ObservabilitySettings, child: pulumi.ResourceOptions
+    ) -> str:
+        """The log-based metric counting the groups' recreations, and its alert policy, created after it (the
+        policy's filter names the metric, which must exist); the policy's display name."""
+        metric = gcp.logging.Metric(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), opts=child)
+        policy = recreations.alert_policy_args(groups, settings)
+        after_metric = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[metric]))
+        gcp.monitoring.AlertPolicy(f"{name}-{recreations.KEY}", policy, opts=after_metric)
+        return str(policy.display_name)

@@ -40,7 +40,8 @@ from .naming import (
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
-from .observability import Observability, ObservabilityArgs, ObservabilitySettings, ServingMetrics
+from .observability import Observability, ObservabilityArgs, ServingMetrics
+from .observability_settings import ObservabilitySettings
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
@@ -364,8 +365,8 @@ def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyPart
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
         ),
-        # The dashboard and the alerts wait for the project's APIs (monitoring.googleapis.com);
-        # the PodMonitorings are applied once the serving namespace's policies exist.
+        # The dashboard, the alerts and the log-based metric wait for the project's APIs (monitoring and
+        # logging.googleapis.com); the PodMonitorings are applied once the serving namespace's policies exist.
         opts=pulumi.ResourceOptions(
             parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis, tenancy.tenancy]
         ),

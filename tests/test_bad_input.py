@@ -345,6 +345,12 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:observability.notReadyMinutes",
         ),
         (
+            "vllm-group-recreation-alert-on-every-recreation",
+            "vllm",
+            {**VLLM, "tpu-serving:observability": {"groupRecreationsPerHour": 0}},
+            "tpu-serving:observability.groupRecreationsPerHour",
+        ),
+        (
             "vllm-inference-pool-on-a-gke-without-its-crd",
             "vllm",
             {

@@ -14,7 +14,6 @@ from tpu_serving.backends import BACKENDS
 from tpu_serving.config import StackConfig, load_stack_config
 from tpu_serving.observability import (
     GMP_COLLECTOR_LABELS,
-    ObservabilitySettings,
     Scope,
     ScrapeTarget,
     ServingMetrics,
@@ -24,6 +23,7 @@ from tpu_serving.observability import (
     dashboard_json,
     pod_monitoring,
 )
+from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving.settings import to_settings
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects, load_project, stack_config
@@ -50,6 +50,12 @@ def load_stack(stack: str) -> StackConfig:
 
 def _objects(stack: str, kind: str) -> list[dict]:
     return [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind]
+
+
+def _promql_conditions(plan) -> list[dict]:
+    """The PromQL conditions of the plan's alert policies (the group-recreation alert has a threshold condition)."""
+    conditions = [c for r in plan.of_type(POLICY) for c in r.inputs["conditions"]]
+    return [c["conditionPrometheusQueryLanguage"] for c in conditions if "conditionPrometheusQueryLanguage" in c]
 
 
 def _tiles(plan) -> list[dict]:
@@ -111,8 +117,11 @@ def test_observability_dashboard_vllm_has_serving_and_tpu_panels():
         "KV-cache use",
         "TPU duty cycle by pod",
         "TPU HBM in use by pod",
+        "Leader-worker group recreations per hour",
     ]
-    queries = [d["timeSeriesQuery"]["prometheusQuery"] for t in tiles for d in t["widget"]["xyChart"]["dataSets"]]
+    data_sets = [d["timeSeriesQuery"] for t in tiles for d in t["widget"]["xyChart"]["dataSets"]]
+    queries = [q["prometheusQuery"] for q in data_sets if "prometheusQuery" in q]
+    assert len(queries) == len(data_sets) - 1  # the recreations' chart reads the stack's log-based metric
     assert 'sum(vllm:num_requests_waiting{cluster="vllm70b", namespace="vllm-llama70b"})' in queries
     assert any("vllm:inter_token_latency_seconds_bucket" in q for q in queries)
     assert any(q.startswith("avg by (pod_name) (kubernetes_io:container_accelerator_duty_cycle{") for q in queries)
@@ -145,10 +154,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
     ],
 )
 def test_observability_alerts_render_only_where_their_signals_exist(stack, keys):
-    rendered = sorted(
-        r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["alertRule"]
-        for r in plan_of(stack).of_type(POLICY)
-    )
+    rendered = sorted(c["alertRule"] for c in _promql_conditions(plan_of(stack)))
     assert rendered == keys
 
 
@@ -157,12 +163,7 @@ def test_observability_alert_settings_reach_the_conditions():
         o.update(backlogThreshold=7, backlogMinutes=3, idleDutyCyclePercent=2.5, idleMinutes=20, notReadyMinutes=90)
 
     plan = plan_edited(VLLM_STACK, observability=edit)
-    by_rule = {
-        r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["alertRule"]: r.inputs["conditions"][0][
-            "conditionPrometheusQueryLanguage"
-        ]
-        for r in plan.of_type(POLICY)
-    }
+    by_rule = {c["alertRule"]: c for c in _promql_conditions(plan)}
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
     assert " < 2.5) and on() (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
     assert 'condition="false"' in by_rule["not_ready"]["query"] and by_rule["not_ready"]["duration"] == "5400s"
@@ -247,7 +248,7 @@ def test_observability_cluster_sends_pod_state_metrics():
 def test_observability_alerts_are_admitted_on_a_new_project(stack):
     """Cloud Monitoring refuses a PromQL condition whose alertRule or ruleGroup is not a Prometheus label name,
     or whose metrics the project has not ingested yet unless disableMetricValidation is set."""
-    conditions = [r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"] for r in plan_of(stack).of_type(POLICY)]
+    conditions = _promql_conditions(plan_of(stack))
     assert conditions
     label = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
     for c in conditions:

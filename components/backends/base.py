@@ -18,7 +18,8 @@ from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
 from ..models import ModelSize
-from ..observability import ObservabilitySettings, ServingMetrics
+from ..observability import ServingMetrics
+from ..observability_settings import ObservabilitySettings
 
 if TYPE_CHECKING:
     from ..buckets import Buckets

@@ -22,7 +22,7 @@ from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
 from ..naming import GCP_LABELS_MAX, LIBRARY_LABEL_KEYS, REGION, ZONE, NameLimit, check_dns_name, zone_problem
 from ..nodepool import TpuNodePoolArgs
-from ..observability import ObservabilitySettings
+from ..observability_settings import ObservabilitySettings
 from ..prices import PriceOverrides
 from ..settings import (
     Cidr,
@@ -80,7 +80,7 @@ if TYPE_CHECKING:
 else:
     ObservabilityConfig = settings_model(ObservabilitySettings, "ObservabilityConfig")
 """The stack file's ``observability``: scraping, the dashboard and the alerts
-(:class:`~tpu_serving.observability.ObservabilitySettings`, declared once there)."""
+(:class:`~tpu_serving.observability_settings.ObservabilitySettings`, declared once there)."""
 
 
 # --------------------------------------------------------------------------- TPU slices

@@ -32,6 +32,7 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "gcp:compute/routerNat:RouterNat": ("google/services/compute", "ResourceComputeRouterNat"),
     "gcp:monitoring/alertPolicy:AlertPolicy": ("google/services/monitoring", "ResourceMonitoringAlertPolicy"),
     "gcp:monitoring/dashboard:Dashboard": ("google/services/monitoring", "ResourceMonitoringDashboard"),
+    "gcp:logging/metric:Metric": ("google/services/logging", "ResourceLoggingMetric"),
 }
 """Pulumi type -> (package directory, resource function) of the Terraform provider."""
 

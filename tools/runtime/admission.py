@@ -218,6 +218,70 @@ def _conditions_count(inputs: Inputs) -> Iterator[str]:
         yield "displayName is required"
 
 
+def _threshold_conditions(inputs: Inputs) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    for i, c in enumerate(inputs.get("conditions") or ()):
+        t = c.get("conditionThreshold") if isinstance(c, Mapping) else None
+        if isinstance(t, Mapping):
+            yield i, t
+
+
+_FILTER_TYPES = re.compile(r'\b(metric|resource)\.type\s*=\s*"[^"]+"')
+
+
+def _threshold_filters(inputs: Inputs) -> Iterator[str]:
+    for i, t in _threshold_conditions(inputs):
+        text = _text(t.get("filter"))
+        if text is None:
+            continue
+        named = {m.group(1) for m in _FILTER_TYPES.finditer(text)}
+        for kind in ("metric", "resource"):
+            if kind not in named:
+                yield f"conditions[{i}].conditionThreshold.filter names no {kind}.type"
+        if len(text) > 2048:
+            yield f"conditions[{i}].conditionThreshold.filter is {len(text)} characters; at most 2048"
+
+
+def _seconds(value: str | None) -> int | None:
+    m = re.fullmatch(r"(\d+)s", value or "")
+    return int(m.group(1)) if m else None
+
+
+def _threshold_fields(inputs: Inputs) -> Iterator[str]:
+    for i, t in _threshold_conditions(inputs):
+        at = f"conditions[{i}].conditionThreshold"
+        comparison = _text(t.get("comparison"))
+        if comparison is not None and comparison not in facts.THRESHOLD_COMPARISONS:
+            yield f"{at}.comparison {comparison!r}; the API takes {', '.join(sorted(facts.THRESHOLD_COMPARISONS))}"
+        duration = _text(t.get("duration"))
+        seconds = _seconds(duration)
+        if duration is not None and (seconds is None or seconds % 60):
+            yield f"{at}.duration {duration!r} is not a multiple of a minute in seconds"
+        if _text(t.get("evaluationMissingData")) and duration is not None and (seconds or 0) < 60:
+            yield f"{at}.evaluationMissingData needs a duration of 60s or more, not {duration!r}"
+        for j, a in enumerate(t.get("aggregations") or ()):
+            aligner, period = _text(a.get("perSeriesAligner")), _text(a.get("alignmentPeriod"))
+            if aligner and aligner != "ALIGN_NONE" and ((_seconds(period) or 0) < 60):
+                yield f"{at}.aggregations[{j}] aligns with {aligner} over {period!r}; the period must be 60s or more"
+
+
+def _log_metric(inputs: Inputs) -> Iterator[str]:
+    if not inputs.get("filter"):
+        yield "filter is required and not empty"
+    descriptor = inputs.get("metricDescriptor")
+    labels = descriptor.get("labels") if isinstance(descriptor, Mapping) else None
+    keys = {str(label.get("key")) for label in labels or () if isinstance(label, Mapping)}
+    for label in labels or ():
+        value_type = _text(label.get("valueType")) if isinstance(label, Mapping) else None
+        if value_type is not None and value_type not in facts.LABEL_VALUE_TYPES:
+            yield f"label {label.get('key')!r} valueType {value_type!r}; the API takes {sorted(facts.LABEL_VALUE_TYPES)}"
+    extractors = inputs.get("labelExtractors")
+    extracted = set(extractors) if isinstance(extractors, Mapping) else set()
+    for key in sorted(keys - extracted):
+        yield f"metricDescriptor label {key!r} has no labelExtractors entry"
+    for key in sorted(extracted - keys):
+        yield f"labelExtractors[{key!r}] extracts a label the metricDescriptor does not declare"
+
+
 def _dashboard_json(inputs: Inputs) -> Iterator[str]:
     raw = _text(inputs.get("dashboardJson"))
     if raw is None:
@@ -321,6 +385,14 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule("query, duration, evaluation interval", _promql_durations, facts.ALERT_PROMQL_FIELDS),
         _enum_rule(("combiner",), frozenset({"AND", "OR", "AND_WITH_MATCHING_RESOURCE"}), facts.ALERT_POLICY_API),
         _enum_rule(("severity",), frozenset({"CRITICAL", "ERROR", "WARNING"}), facts.ALERT_POLICY_API),
+        Rule("threshold filters name the metric and resource types", _threshold_filters, facts.ALERT_THRESHOLD_FILTER),
+        Rule("threshold comparison, duration, aggregations", _threshold_fields, facts.ALERT_THRESHOLD_FIELDS),
+    ),
+    "gcp:logging/metric:Metric": (
+        _name_rule("name", r"[A-Za-z0-9_.,+!*'()%-][A-Za-z0-9_.,+!*'()%/-]*", 1, 100, facts.LOG_METRIC_NAME),
+        _enum_rule(("metricDescriptor", "metricKind"), facts.METRIC_KINDS, facts.LOG_METRIC_DESCRIPTOR),
+        _enum_rule(("metricDescriptor", "valueType"), facts.METRIC_VALUE_TYPES, facts.LOG_METRIC_DESCRIPTOR),
+        Rule("filter, label types and label extractors", _log_metric, facts.LOG_METRIC_DESCRIPTOR),
     ),
     "gcp:monitoring/dashboard:Dashboard": (Rule("dashboardJson", _dashboard_json, facts.DASHBOARD_API),),
 }

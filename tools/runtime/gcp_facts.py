@@ -101,6 +101,7 @@ _GCS = "https://cloud.google.com/storage/docs/creating-buckets"
 _CRM = "https://cloud.google.com/resource-manager/reference/rest/v1/projects/setIamPolicy"
 _DASHBOARDS = "https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards (Cloud Monitoring API)"
 _ALERTS = "https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies (Cloud Monitoring API)"
+_LOG_METRICS = "https://cloud.google.com/logging/docs/reference/v2/rest/v2/projects.metrics (Cloud Logging API)"
 
 API_BY_TYPE: dict[str, tuple[ApiNeed, ...]] = {
     "gcp:container/cluster:Cluster": (
@@ -121,6 +122,7 @@ API_BY_TYPE: dict[str, tuple[ApiNeed, ...]] = {
     "gcp:projects/iAMMember:IAMMember": (ApiNeed("cloudresourcemanager.googleapis.com", _CRM),),
     "gcp:monitoring/dashboard:Dashboard": (ApiNeed("monitoring.googleapis.com", _DASHBOARDS),),
     "gcp:monitoring/alertPolicy:AlertPolicy": (ApiNeed("monitoring.googleapis.com", _ALERTS),),
+    "gcp:logging/metric:Metric": (ApiNeed("logging.googleapis.com", _LOG_METRICS),),
 }
 """API each GCP resource type needs (the REST API that serves it)."""
 
@@ -242,6 +244,45 @@ ALERT_PROMQL_FIELDS = (
     f"{_PG} pulumi_gcp/monitoring/_inputs.py:1493-1517 (query 'must not be empty'; duration 'must be zero or "
     "positive'; evaluationInterval 'must be a positive multiple of 30 seconds or missing')"
 )
+ALERT_THRESHOLD_FILTER = (
+    f"{_PG} pulumi_gcp/monitoring/_inputs.py:2430-2441 (AlertPolicyConditionConditionThresholdArgs.filter: 'must "
+    "specify the metric type'; 'may not exceed 2048 Unicode characters'); the API also refuses a threshold filter "
+    "that names no resource type: 'must specify a restriction on \"resource.type\" in the filter' "
+    "(hashicorp/terraform-provider-google#4165, #7179)"
+)
+ALERT_THRESHOLD_FIELDS = (
+    f"{_PG} pulumi_gcp/monitoring/_inputs.py:2352-2371 (comparison: 'The Cloud Monitoring API only supports "
+    "COMPARISON_LT and COMPARISON_GT for metric-threshold conditions'; duration: 'only values that are a multiple "
+    "of a minute'), :2789-2803 (aggregations[].alignmentPeriod: 'must be at least 60 seconds', required when "
+    "perSeriesAligner is set and not ALIGN_NONE); evaluationMissingData: 'To use this control, the value of the "
+    "duration field must be greater than or equal to 60 seconds' (Cloud Monitoring API MetricThreshold, "
+    "https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies#MetricThreshold)"
+)
+THRESHOLD_COMPARISONS = frozenset({"COMPARISON_GT", "COMPARISON_LT"})
+LOG_METRIC_NAME = (
+    f"{_PG} pulumi_gcp/logging/metric.py:63-67 (MetricArgs.name: 'limited to 100 characters and can include only "
+    "the following characters A-Z, a-z, 0-9, and the special characters _-.,+!*',()%/ ... (/) ... cannot be the "
+    "first character of the name')"
+)
+LOG_METRIC_DESCRIPTOR = (
+    f"{_PG} pulumi_gcp/logging/_inputs.py:1158-1173 (MetricMetricDescriptorArgs: metricKind DELTA, GAUGE, "
+    "CUMULATIVE; valueType BOOL, INT64, DOUBLE, STRING, DISTRIBUTION, MONEY), :1287-1297 (labels[].valueType BOOL, "
+    "INT64, STRING), logging/metric.py:54-57 (labelExtractors: 'Each label key specified in the LabelDescriptor "
+    "must have an associated extractor expression in this map'); filter is required (MetricArgs.filter)"
+)
+METRIC_KINDS = frozenset({"DELTA", "GAUGE", "CUMULATIVE"})
+METRIC_VALUE_TYPES = frozenset({"BOOL", "INT64", "DOUBLE", "STRING", "DISTRIBUTION", "MONEY"})
+LABEL_VALUE_TYPES = frozenset({"BOOL", "INT64", "STRING"})
+LOG_METRIC_BEFORE_POLICY = (
+    "a condition on a user-defined log-based metric (logging.googleapis.com/user/<name>) is refused while the "
+    "metric does not exist (404 'The metric referenced by the provided filter is unknown', "
+    "hashicorp/terraform-provider-google#10325), so the plan must create the metric before the policy; even then "
+    "a metric created moments before may be refused for up to 10 minutes ('Cannot find metric(s) that match "
+    "type ... it could take up to 10 minutes to become available', #11102), which no plan shows"
+)
+USER_METRIC_PREFIX = "logging.googleapis.com/user/"
+"""Type prefix of a user-defined log-based metric in Cloud Monitoring
+(https://cloud.google.com/logging/docs/logs-based-metrics#user-metrics)."""
 DASHBOARD_API = (
     "https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards (displayName required; "
     "MosaicLayout.columns 1 to 48, default 12; a tile lies within the columns)"

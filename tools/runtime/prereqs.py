@@ -1,4 +1,4 @@
-"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes.
+"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes, log-based metrics.
 
 Each needed API must be enabled by a ``gcp:projects/service:Service`` (``disableOnDestroy: false``)
 that every resource needing it depends on, directly or through other dependencies. A parent does
@@ -8,6 +8,7 @@ not count: the engine does not make a component's children wait for the componen
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -18,6 +19,9 @@ from tpu_serving_tools.runtime.result import CategoryResult, Finding
 CLUSTER = "gcp:container/cluster:Cluster"
 ROUTER = "gcp:compute/router:Router"
 ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+LOG_METRIC = "gcp:logging/metric:Metric"
+_USER_METRIC = re.compile(r'metric\.type\s*=\s*"' + re.escape(facts.USER_METRIC_PREFIX) + r'([^"]+)"')
 
 
 def _get(value: Any, path: tuple[str, ...]) -> Any:
@@ -180,7 +184,37 @@ def nat_findings(view: PlanView) -> Iterator[Finding]:
         )
 
 
+def _condition_filters(policy: Mapping[str, Any]) -> Iterator[str]:
+    for c in policy["inputs"].get("conditions") or ():
+        for kind in ("conditionThreshold", "conditionAbsent"):
+            body = c.get(kind) if isinstance(c, Mapping) else None
+            if isinstance(body, Mapping) and isinstance(body.get("filter"), str):
+                yield body["filter"]
+
+
+def log_metric_findings(view: PlanView) -> Iterator[Finding]:
+    """Each log-based metric an alert condition reads must be created by the plan, before the policy."""
+    metrics = {str(m["inputs"].get("name")): m for m in view.of_type(LOG_METRIC)}
+    for policy in view.of_type(ALERT_POLICY):
+        for name in sorted({n for f in _condition_filters(policy) for n in _USER_METRIC.findall(f)}):
+            metric = metrics.get(name)
+            subject = f"log metric {name} of {policy['name']}"
+            if metric is None:
+                yield Finding(
+                    subject, False, f"no {LOG_METRIC} of the plan creates it ({facts.LOG_METRIC_BEFORE_POLICY})"
+                )
+            elif metric["urn"] not in _ancestors(view, policy["urn"]):
+                yield Finding(
+                    subject,
+                    False,
+                    f"created by {metric['name']}, which the policy does not depend on "
+                    f"({facts.LOG_METRIC_BEFORE_POLICY})",
+                )
+            else:
+                yield Finding(subject, True, f"created by {metric['name']} before the policy")
+
+
 def check(view: PlanView) -> CategoryResult:
     """One finding per prerequisite."""
-    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view)]
+    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view), *log_metric_findings(view)]
     return CategoryResult("prerequisites", found)

@@ -25,6 +25,7 @@ TOKENS: tuple[str, ...] = (
     "gcp:compute/subnetwork:Subnetwork",
     "gcp:container/cluster:Cluster",
     "gcp:container/nodePool:NodePool",
+    "gcp:logging/metric:Metric",
     "gcp:monitoring/alertPolicy:AlertPolicy",
     "gcp:monitoring/dashboard:Dashboard",
     "gcp:projects/iAMMember:IAMMember",

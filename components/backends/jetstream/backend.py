@@ -40,11 +40,13 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
 
     The Pathways containers (resource manager, IFRT proxy, workers) are closed-source images that
     document no Prometheus endpoint (GKE "Serve an LLM using multi-host TPUs on GKE with JetStream
-    and Pathways" and the seeds name none), so nothing else is scraped.
+    and Pathways" and the seeds name none), so nothing else is scraped. The group recreations of its one
+    LeaderWorkerSet are watched, with or without the port.
     """
     port = serving.maxtext.prometheus_port
+    groups = (serving.name,)
     if not port:
-        return ServingMetrics()
+        return ServingMetrics(leader_worker_sets=groups)
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", ingress(serving)[0], port, METRICS_PATH)],
         signals=ServingSignals(
@@ -54,6 +56,7 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
             cache_usage=JetStreamMetric.SLOTS_USED.value,
             cache_title="Decode slots in use",
         ),
+        leader_worker_sets=groups,
     )
 
 

@@ -43,7 +43,8 @@ def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
 
 
 def metrics(serving: VllmServingConfig) -> ServingMetrics:
-    """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only."""
+    """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only. Its one
+    LeaderWorkerSet's group recreations are watched."""
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
         signals=ServingSignals(
@@ -53,6 +54,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
             time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
             cache_usage=VllmMetric.KV_CACHE_USAGE.value,
         ),
+        leader_worker_sets=(serving.name,),
     )
 
 

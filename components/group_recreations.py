@@ -1,0 +1,224 @@
+"""Leader-worker group recreations: counted from the cluster's Kubernetes events, charted, alerted on.
+
+The LWS controller recreates a whole group (it deletes the leader pod, and the group's workers go
+with it) when a pod of the group fails or a container restarts; with ``RecreateGroupAfterStart``
+(:func:`tpu_serving.lws.restart_policy`) only once every pod of the group has left Pending. LWS
+has no restart budget (kubernetes-sigs/lws issues #877 and #1048): a pod that keeps failing
+recreates its group again and again, and each time the group reloads the model on a whole slice.
+The stack watches for that storm with three pieces, built here from :class:`Groups`:
+
+- a log-based counter metric (:func:`metric_args`) of the controller's ``RecreateGroup`` events
+  about the stack's LeaderWorkerSets, as GKE sends them to Cloud Logging, labelled with the
+  LeaderWorkerSet's name;
+- an alert policy (:func:`alert_policy_args`) on that counter summed over an hour, above
+  ``observability.groupRecreationsPerHour``;
+- a dashboard chart's query (:func:`dashboard_query`): the same hourly sums.
+
+JobSets (the Saxml and PathwaysJob backends) are not watched here: their controller restarts
+within a budget of its own (``failurePolicy.maxRestarts``).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi_gcp as gcp
+
+from . import lws
+from .naming import group_recreations_metric
+from .observability_settings import ObservabilitySettings
+
+# --------------------------------------------------------------------------- facts
+
+RECREATE_GROUP_REASON = "RecreateGroup"
+"""The reason of the Event the LWS controller records when it recreates a group: kubernetes-sigs/lws
+v0.10.0 (and v0.9.0, the same line) pkg/controllers/pod_controller.go:264, ``handleRestartPolicy``:
+``r.Record.Eventf(&leaderWorkerSet, &leader, corev1.EventTypeNormal, "RecreateGroup", Delete, "Worker pod
+%s failed, deleted leader pod %s to recreate group %s")``. The recorder is client-go's events.k8s.io/v1
+one (``mgr.GetEventRecorder``, cmd/main.go:228): the Event is *regarding* the LeaderWorkerSet, *related* to
+the leader pod, in the LeaderWorkerSet's namespace. Read as a core/v1 Event, ``regarding`` is
+``involvedObject`` (kubernetes/kubernetes pkg/apis/events/v1/conversion.go ``Convert_v1_Event_To_core_Event``)."""
+
+EVENTS_LOG = "events"
+"""The log GKE writes the cluster's Kubernetes events to, ``projects/<project>/logs/events``: "For events,
+GKE uses a deployment in the kube-system namespace which automatically collects events and sends them to
+Logging" (https://cloud.google.com/kubernetes-engine/docs/concepts/about-logs), the event exporter of
+GoogleCloudPlatform/k8s-stackdriver (event-exporter-v0.5.9 event-exporter/sinks/stackdriver/sink_config.go:34
+and :57). It writes one entry per Event created or updated (sinks/stackdriver/sink.go:70-82), the Event as
+``jsonPayload`` (log_entry_factory.go ``FromEvent``). The cluster logs system components
+(:class:`tpu_serving.cluster.TpuCluster`, ``loggingConfig`` ``SYSTEM_COMPONENTS``).
+
+client-go's events.k8s.io recorder folds an Event identical to one it recorded minutes before (same
+object, related object, reason, action and note) into a series: the second occurrence updates the Event,
+later ones reach it only when the series is refreshed (every 30 minutes) or ends (6 minutes without a
+repeat; tools/events/event_broadcaster.go ``recordToSink``, ``finishSeries``). A group recreated again and
+again for the same worker pod within minutes is so logged fewer times than it happened (at least twice in
+its first half hour); recreations further apart than the recorder remembers, as a reload of a large model
+is, are each logged."""
+
+EVENT_RESOURCE = "k8s_cluster"
+"""The monitored resource of the log entry of an Event about anything but a Pod or a Node, a
+LeaderWorkerSet among them: event-exporter-v0.5.9 event-exporter/sinks/stackdriver/monitored_resource_factory.go:68-84
+``resourceFromEvent`` (Pod: ``k8s_pod``, Node: ``k8s_node``, any other kind: the default resource,
+``k8s_cluster`` with labels ``project_id``, ``location`` and ``cluster_name``, :46-57). The metric's time
+series carry that resource, which the alert's filter names."""
+
+USER_METRIC = "logging.googleapis.com/user/"
+"""Prefix of a user-defined log-based metric's type in Cloud Monitoring
+(https://cloud.google.com/logging/docs/logs-based-metrics#user-metrics)."""
+
+NAME_LABEL = "leaderworkerset"
+"""The metric's label: the name of the LeaderWorkerSet whose group was recreated."""
+
+WINDOW_SECONDS = 3600
+"""The alert and the chart count recreations per hour."""
+
+ALIGNER = "ALIGN_SUM"
+"""Per-series aligner of the hourly counts. The metric is DELTA (each point counts the matching entries of its
+interval), so the recreations of an hour are the sum of its points: ``ALIGN_SUM`` sums the values of each
+alignment period and is valid for GAUGE and DELTA metrics. ``ALIGN_DELTA`` is valid for DELTA too, but "If the
+selected alignment period results in periods with no data, then the aligned value for such a period is created
+by interpolation": an hour without a recreation would get one made up (google.monitoring.v3.Aggregation.Aligner,
+https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies#Aligner)."""
+
+KEY = "group-recreations"
+"""Suffix of the alert policy's resource name (the metric's is ``<KEY>-metric``)."""
+TITLE = "Leader-worker groups recreated repeatedly"
+"""The alert's title."""
+METRIC_TITLE = "Leader-worker group recreations"
+PANEL_TITLE = f"{METRIC_TITLE} per hour"
+
+
+@dataclass(frozen=True)
+class Groups:
+    """The leader-worker groups of a stack: where their LeaderWorkerSets run, and their names."""
+
+    project: str
+    cluster: str
+    namespace: str
+    leader_worker_sets: Sequence[str]
+
+    @property
+    def metric_type(self) -> str:
+        """The metric's type in Cloud Monitoring."""
+        return USER_METRIC + group_recreations_metric(self.cluster)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def event_filter(groups: Groups) -> str:
+    """The Logging query of the ``RecreateGroup`` events of the stack's LeaderWorkerSets (the events log, this
+    cluster, this namespace; https://cloud.google.com/logging/docs/view/logging-query-language)."""
+    names = " OR ".join(f'jsonPayload.involvedObject.name="{n}"' for n in groups.leader_worker_sets)
+    return " AND ".join(
+        [
+            f'logName="projects/{groups.project}/logs/{EVENTS_LOG}"',
+            f'resource.type="{EVENT_RESOURCE}"',
+            f'resource.labels.cluster_name="{groups.cluster}"',
+            f'jsonPayload.reason="{RECREATE_GROUP_REASON}"',
+            f'jsonPayload.involvedObject.kind="{lws.KIND}"',
+            f'jsonPayload.involvedObject.namespace="{groups.namespace}"',
+            f"({names})",
+        ]
+    )
+
+
+def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
+    """The counter of the recreations: one point per matching log entry (DELTA, INT64, unit ``1``), labelled
+    with the LeaderWorkerSet's name, which the filter already restricts to the stack's own."""
+    return gcp.logging.MetricArgs(
+        project=groups.project,
+        name=group_recreations_metric(groups.cluster),
+        description=f"Leader-worker group recreations (LWS RecreateGroup events) in namespace {groups.namespace} "
+        f"of cluster {groups.cluster}.",
+        filter=event_filter(groups),
+        metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+            metric_kind="DELTA",
+            value_type="INT64",
+            unit="1",
+            display_name=METRIC_TITLE,
+            labels=[
+                gcp.logging.MetricMetricDescriptorLabelArgs(
+                    key=NAME_LABEL, value_type="STRING", description="The LeaderWorkerSet whose group was recreated."
+                )
+            ],
+        ),
+        label_extractors={NAME_LABEL: "EXTRACT(jsonPayload.involvedObject.name)"},
+    )
+
+
+def series_filter(groups: Groups) -> str:
+    """The Monitoring filter of the metric's time series. A threshold condition's filter must name the resource
+    type as well as the metric type: the API refuses it otherwise ('must specify a restriction on
+    "resource.type" in the filter', hashicorp/terraform-provider-google#4165 and #7179)."""
+    return f'metric.type="{groups.metric_type}" AND resource.type="{EVENT_RESOURCE}"'
+
+
+def _hourly() -> gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs:
+    return gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs(
+        alignment_period=f"{WINDOW_SECONDS}s", per_series_aligner=ALIGNER
+    )
+
+
+def runbook(groups: Groups, settings: ObservabilitySettings) -> str:
+    """What to do when the alert fires."""
+    ns, names = groups.namespace, ", ".join(groups.leader_worker_sets)
+    return (
+        f"The groups of LeaderWorkerSet {names} in namespace {ns} were recreated more than "
+        f"{settings.group_recreations_per_hour} times within an hour: a pod keeps failing, and LWS has no restart "
+        "budget, so its group is recreated until the cause is fixed. Each recreation names the worker pod that "
+        f"failed: `kubectl -n {ns} get events --field-selector reason={RECREATE_GROUP_REASON}` (the cluster keeps "
+        f'events an hour; Logs Explorer longer: `logName="projects/{groups.project}/logs/{EVENTS_LOG}" '
+        f'jsonPayload.reason="{RECREATE_GROUP_REASON}"`). Read that pod\'s previous logs '
+        f"(`kubectl -n {ns} logs <pod> --previous`) and the leader's: an out-of-memory kill, a TPU or network error, "
+        "an engine crash. A startup probe that kills a model still loading recreates the group too: compare the "
+        "time to ready with `serving.probes.maxStartupSeconds`. With `serving.lwsVersion` v0.9.0 or later the "
+        "restart policy is RecreateGroupAfterStart: a group whose pods are still Pending is not recreated."
+    )
+
+
+def alert_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.monitoring.AlertPolicyArgs:
+    """The restart-storm alert: the hourly count of a LeaderWorkerSet's recreations above the threshold.
+
+    Unlike the PromQL alerts, the condition reads a metric the stack itself creates, so the policy must be
+    created after the metric (the caller passes it in ``depends_on``). Even then, Cloud Monitoring may refuse
+    a policy on a log-based metric created moments before (404 "Cannot find metric(s) that match type ... it
+    could take up to 10 minutes to become available", hashicorp/terraform-provider-google#11102, open): a
+    first ``pulumi up`` that fails so succeeds when run again.
+    """
+    return gcp.monitoring.AlertPolicyArgs(
+        project=groups.project,
+        display_name=f"{groups.cluster}: {TITLE}",
+        combiner="OR",
+        conditions=[
+            gcp.monitoring.AlertPolicyConditionArgs(
+                display_name=TITLE,
+                condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
+                    filter=series_filter(groups),
+                    aggregations=[_hourly()],
+                    # The API takes only COMPARISON_GT and COMPARISON_LT for a metric threshold
+                    # (pulumi-gcp 10.2.0 monitoring/_inputs.py AlertPolicyConditionConditionThresholdArgs.comparison).
+                    comparison="COMPARISON_GT",
+                    threshold_value=float(settings.group_recreations_per_hour),
+                    # An hour without a recreation has no point: the condition then counts as false, which
+                    # closes the incident; the API takes this control only with a duration of 60s or more
+                    # (google.monitoring.v3 AlertPolicy.Condition.MetricThreshold.evaluation_missing_data).
+                    evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
+                    duration="60s",
+                ),
+            )
+        ],
+        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
+            content=runbook(groups, settings), mime_type="text/markdown"
+        ),
+        notification_channels=list(settings.notification_channels),
+    )
+
+
+def dashboard_query(groups: Groups) -> dict[str, Any]:
+    """A dashboard chart's ``TimeSeriesQuery``: the recreations per hour, one line per LeaderWorkerSet
+    (``timeSeriesFilter`` with its aggregation,
+    https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#timeseriesfilter)."""
+    aggregation = {"alignmentPeriod": f"{WINDOW_SECONDS}s", "perSeriesAligner": ALIGNER}
+    return {"timeSeriesFilter": {"filter": series_filter(groups), "aggregation": aggregation}}

@@ -1,0 +1,83 @@
+"""``ObservabilitySettings``: the stack file's ``observability``, declared once.
+
+How a serving stack is watched: the scrape interval, the alert thresholds and the notification
+channels. :mod:`tpu_serving.observability` builds the scraping, the dashboard and the PromQL alerts
+from them, :mod:`tpu_serving.group_recreations` the leader-worker group recreation alert.
+"""
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .settings import described
+
+CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
+"""A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
+https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.notificationChannels)."""
+
+
+def channels_problem(channels: Sequence[str]) -> str:
+    """Why ``channels`` are not notification channel resource names, or ``""``."""
+    bad = [c for c in channels if not isinstance(c, str) or not CHANNEL.match(c)]
+    if not bad:
+        return ""
+    return (
+        f"{', '.join(map(repr, bad))}: each must be a notification channel resource name "
+        "projects/<project>/notificationChannels/<numeric id> (gcloud beta monitoring channels list)"
+    )
+
+
+@dataclass(frozen=True)
+class ObservabilitySettings:
+    """How a serving stack is watched: scraping, the dashboard and the alerts."""
+
+    enabled: bool = described(
+        "Scrape the serving pods (PodMonitoring) and create the stack's dashboard and alert policies; "
+        "needs `cluster.managedPrometheus`.",
+        default=True,
+    )
+    scrape_interval_seconds: int = described(
+        "How often managed collection scrapes each server's metrics.", default=15, ge=5, le=300
+    )
+    notification_channels: Sequence[str] = described(
+        "Notification channels the alerts notify, each `projects/<project>/notificationChannels/<id>`; "
+        "empty: the alerts only show in Cloud Monitoring.",
+        default=(),
+        check=channels_problem,
+    )
+    not_ready_minutes: int = described(
+        "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires; must exceed "
+        "the serving pods' startup window (`serving.probes.maxStartupSeconds`), or every cold start pages.",
+        default=75,
+        ge=1,
+        le=1440,
+    )
+    backlog_threshold: float = described(
+        "Requests waiting, summed over the serving replicas, above which the queue-backlog alert counts.",
+        default=20,
+        gt=0,
+        le=1000000,
+    )
+    backlog_minutes: int = described(
+        "Minutes the backlog must stay above the threshold before the alert fires.", default=5, ge=1, le=1440
+    )
+    idle_duty_cycle_percent: float = described(
+        "Average TPU duty cycle of the serving containers, in percent, below which the TPUs count as idle.",
+        default=10,
+        gt=0,
+        le=100,
+    )
+    idle_minutes: int = described(
+        "Minutes the TPUs must stay idle while requests wait before the idle alert fires.",
+        default=10,
+        ge=1,
+        le=1440,
+    )
+    group_recreations_per_hour: int = described(
+        "Leader-worker group recreations of one LeaderWorkerSet within an hour above which the restart-storm "
+        "alert fires (vLLM and JetStream backends). One or two an hour follow a node repair or a preemption; a "
+        "pod that keeps failing recreates its group for ever, since LWS has no restart budget.",
+        default=2,
+        ge=1,
+        le=1000,
+    )

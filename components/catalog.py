@@ -355,18 +355,3 @@ def smallest_fitting_topology(machine_type_name: str, required_gib: float) -> Sl
     mt = machine_type(machine_type_name)
     fitting = [s for s in (SliceShape(mt, t) for t in mt.topologies) if s.hbm_gib >= required_gib]
     return min(fitting, key=lambda s: s.chips, default=None)
-
-
-def single_host_equivalent(shape: SliceShape) -> SliceShape | None:
-    """One VM of the same generation with all of a multi-host ``shape``'s chips, in the same topology, if GKE has
-    such a machine type (``v6e-8``, two ``ct6e-standard-4t`` VMs, is one ``ct6e-standard-8t``); None otherwise."""
-    if not shape.multi_host:
-        return None
-    return next(
-        (
-            SliceShape(mt, shape.topology)
-            for mt in MACHINE_TYPES.values()
-            if mt.generation is shape.generation and mt.chips_per_vm == shape.chips and shape.topology in mt.topologies
-        ),
-        None,
-    )

@@ -10,7 +10,7 @@ import pytest
 from tests.fixtures.configs import VLLM, load
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.preview import sizing_notes
+from tpu_serving_tools.preview import single_host_equivalent, sizing_notes
 
 
 def vllm_on(slice_name: str, **engine: object) -> dict:
@@ -47,11 +47,11 @@ def test_sizing_vllm_does_not_suggest_quantizing_a_quantized_engine():
 def test_sizing_single_host_equivalent_of_a_multi_host_slice_name():
     v6e8 = catalog.resolve_slice_name("v6e-8")
     assert (v6e8.machine_type.name, v6e8.vms) == ("ct6e-standard-4t", 2)
-    one = catalog.single_host_equivalent(v6e8)
+    one = single_host_equivalent(v6e8)
     assert one is not None and (one.machine_type.name, one.topology, one.vms) == ("ct6e-standard-8t", "2x4", 1)
     # a slice no single VM holds, and a slice that is one VM already, have none
-    assert catalog.single_host_equivalent(catalog.resolve_slice_name("v6e-16")) is None
-    assert catalog.single_host_equivalent(catalog.slice_shape("ct6e-standard-8t", "2x4")) is None
+    assert single_host_equivalent(catalog.resolve_slice_name("v6e-16")) is None
+    assert single_host_equivalent(catalog.slice_shape("ct6e-standard-8t", "2x4")) is None
 
 
 def test_sizing_preview_note_names_the_single_host_machine_type_once_per_shape():

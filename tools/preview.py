@@ -99,17 +99,35 @@ def summary(plan: Plan) -> str:
     )
 
 
+def single_host_equivalent(shape: SliceShape) -> SliceShape | None:
+    """One VM of the same generation with all of a multi-host ``shape``'s chips, in the same topology, if GKE has
+    such a machine type (``v6e-8``, two ``ct6e-standard-4t`` VMs, is one ``ct6e-standard-8t``); None otherwise.
+
+    Read from the catalog's machine types, which every release of the library has: a diff previews an older
+    checkout with this harness, and its library is that checkout's."""
+    from tpu_serving import catalog
+
+    if shape.vms == 1:
+        return None
+    return next(
+        (
+            catalog.SliceShape(mt, shape.topology)
+            for mt in catalog.MACHINE_TYPES.values()
+            if mt.generation == shape.generation and mt.chips_per_vm == shape.chips and shape.topology in mt.topologies
+        ),
+        None,
+    )
+
+
 def sizing_notes(slices: list[tuple[str, SliceShape]]) -> list[str]:
     """A hint for each multi-host slice shape whose chips one VM of the generation holds (a slice name such as
     ``v6e-8`` means the multi-host machine type; ``machineType`` and ``topology`` choose the single-host one)."""
-    from tpu_serving import catalog
-
     pools: dict[SliceShape, list[str]] = {}
     for pool, s in slices:
         pools.setdefault(s, []).append(pool)
     notes = []
     for s, names in pools.items():
-        one = catalog.single_host_equivalent(s)
+        one = single_host_equivalent(s)
         if one is not None:
             each = "is" if len(names) == 1 else "are each"
             notes.append(

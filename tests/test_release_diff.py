@@ -1,0 +1,90 @@
+"""The changelog against the plans: each shipped stack previewed at the previous release (its code and its stack
+files, in a git worktree of the tag) and at this checkout; every change the diff shows is one the changelog's
+"What a deployed stack sees" table lists, and every row of that table shows in some stack's diff."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tpu_serving_tools.diff import DiffError, _check_out, diff_plans, project_stacks, render_plan
+
+PREVIOUS = "v0.2.0"
+"""The previous release's git tag."""
+SECTION = "### What a deployed stack sees"
+ROW = re.compile(r"^\| `([^`]+)` \| (.+?) \| (.+) \|$")
+
+
+def changelog_rows(text: str) -> list[tuple[str, list[str], str]]:
+    """(resource type pattern, field patterns, why) of the unreleased version's table of plan changes."""
+    unreleased = text.split("\n## ")[1]
+    section = unreleased.split(SECTION, 1)[1].split("\n### ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        m = ROW.match(line)
+        if m:
+            rows.append((m.group(1), re.findall(r"`([^`]+)`", m.group(2)), m.group(3)))
+    return rows
+
+
+def plan_changes(base: dict | None, head: dict | None, stack: str) -> set[tuple[str, str]]:
+    """(resource type, field path) of every change; ``+``/``-`` for a resource added or removed."""
+    diff = diff_plans(stack, base, head)
+    found = {(r["type"], "+") for r in diff.added} | {(r["type"], "-") for r in diff.removed}
+    found |= {(c.type, path) for c in diff.changed for path, _, _ in c.fields}
+    return found
+
+
+def matches(value: str, pattern: str) -> bool:
+    """``pattern`` with ``*`` for any run of characters; everything else literal (``[`` too)."""
+    return re.fullmatch(re.escape(pattern).replace(r"\*", ".*"), value) is not None
+
+
+def covered(change: tuple[str, str], row: tuple[str, list[str], str]) -> bool:
+    type_, path = change
+    return matches(type_, row[0]) and any(matches(path, p) for p in row[1])
+
+
+def test_release_diff_changelog_table_parses():
+    rows = changelog_rows((ROOT / "CHANGELOG.md").read_text())
+    assert rows and all(fields for _, fields, _ in rows)
+
+
+@pytest.mark.slow
+def test_release_diff_of_every_shipped_stack_is_what_the_changelog_says(tmp_path: Path):
+    try:
+        base_root = _check_out(ROOT, PREVIOUS, tmp_path / "base")
+    except DiffError as err:
+        pytest.fail(f"{err}: the previous release's tag must be in the clone (git fetch --tags)")
+    try:
+        changes: dict[tuple[str, str], set[str]] = {}
+        for stack in sorted(project_stacks(base_root) | project_stacks(ROOT)):
+            before = render_plan(base_root, stack, tmp_path / "plans" / "base" / stack)
+            after = render_plan(ROOT, stack, tmp_path / "plans" / "head" / stack)
+            for change in plan_changes(before, after, stack):
+                changes.setdefault(change, set()).add(stack)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(tmp_path / "base")], cwd=ROOT, check=False)
+    rows = changelog_rows((ROOT / "CHANGELOG.md").read_text())
+    assert changes, "no change at all against the previous release: the comparison ran on nothing"
+    unlisted = sorted(
+        f"{t} {p} ({', '.join(sorted(s))})"
+        for (t, p), s in changes.items()
+        if not any(covered((t, p), r) for r in rows)
+    )
+    assert not unlisted, "plan changes the changelog's table does not list:\n" + "\n".join(unlisted)
+    stale = [f"{r[0]} {r[1]}" for r in rows if not any(covered(c, r) for c in changes)]
+    assert not stale, "changelog rows no stack's diff shows:\n" + "\n".join(stale)
+
+
+def test_release_diff_matching_is_literal_but_for_the_star():
+    row = ("kubernetes:*:PathwaysJob", ["*containers[main].command*"], "why")
+    assert covered(
+        ("kubernetes:pathways-job.pathways.domain/v1:PathwaysJob", "spec.x.containers[main].command[2]"), row
+    )
+    assert not covered(("kubernetes:pathways-job.pathways.domain/v1:PathwaysJob", "spec.x.containers[m].command"), row)
+    assert not covered(("kubernetes:apps/v1:Deployment", "spec.x.containers[main].command[2]"), row)

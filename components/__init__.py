@@ -20,7 +20,15 @@ from .backends.pathways_job import (
     UserContainer,
 )
 from .backends.saxml import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
-from .backends.vllm import VllmEngineSettings, VllmImages, VllmServing, VllmServingArgs, WeightsLoader
+from .backends.vllm import (
+    SecretKey,
+    VllmEngineSettings,
+    VllmImages,
+    VllmRequests,
+    VllmServing,
+    VllmServingArgs,
+    WeightsLoader,
+)
 from .buckets import Buckets, BucketsArgs, BucketSpec, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs
@@ -28,6 +36,7 @@ from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .lws import Rollout
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .observability import (
@@ -53,6 +62,9 @@ __all__ = [
     "VllmImages",
     "VllmServing",
     "VllmServingArgs",
+    "VllmRequests",
+    "SecretKey",
+    "Rollout",
     "WeightsLoader",
     "Buckets",
     "BucketsArgs",

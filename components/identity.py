@@ -38,11 +38,11 @@ class WorkloadIdentityArgs:
     """Create the namespace (turn off when it is managed elsewhere)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Kubernetes labels on the namespace and service account."""
-
-
-def workload_identity_member(project: str, namespace: str, ksa: str) -> str:
-    """The IAM member of a Kubernetes service account: ``serviceAccount:<pool>[<ns>/<ksa>]``."""
-    return f"serviceAccount:{project}.svc.id.goog[{namespace}/{ksa}]"
+    workload_pool: pulumi.Input[str] | None = None
+    """The cluster's workload pool, as its output (``TpuCluster.cluster.workload_identity_config.workload_pool``):
+    the Workload Identity binding then waits for the cluster, which creates the project's pool; IAM refuses the
+    binding before (400 "Identity Pool does not exist", terraform-google-kubernetes-engine#916). None: the
+    pool ``<project>.svc.id.goog`` exists already."""
 
 
 def service_account_args(
@@ -100,7 +100,9 @@ class WorkloadIdentity(pulumi.ComponentResource):
             f"{name}-wi-user",
             service_account_id=self.gcp_service_account.name,
             role="roles/iam.workloadIdentityUser",
-            member=workload_identity_member(args.project, args.namespace, args.kubernetes_service_account),
+            member=pulumi.Output.from_input(args.workload_pool or f"{args.project}.svc.id.goog").apply(
+                lambda pool: f"serviceAccount:{pool}[{args.namespace}/{args.kubernetes_service_account}]"
+            ),
             opts=child,
         )
         bucket_grants(name, self.gcp_service_account.member, args.bucket_grants, child)

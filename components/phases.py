@@ -221,6 +221,8 @@ def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
             )
             + platform.shared_grants(),
             labels=ctx.k8s_labels,
+            # the binding waits for the cluster, which creates the project's identity pool
+            workload_pool=platform.cluster.cluster.workload_identity_config.workload_pool,
         ),
         opts=pulumi.ResourceOptions(
             parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis], aliases=MOVED_FROM_THE_STACK

@@ -173,3 +173,13 @@ def test_diff_cost_change_reports_the_peak_when_slices_scale_from_zero():
         == "+16 chips, +$0.00/hour (+$0.00/month): $20.00 → $20.00/hour (with every slice up: $20.00 → $39.20/hour)"
     )
     assert "every slice up" not in cost_change(outputs(16, 20.0, 20.0), outputs(32, 40.0, 40.0))
+
+
+def test_diff_long_values_are_shown_around_their_first_difference():
+    from tpu_serving_tools.diff import CELL, _cells
+
+    before = "vllm serve /model " + "--flag=1 " * 30 + "--max-model-len=8192"
+    after = before.replace("8192", "4096")
+    a, b = _cells(before, after)
+    assert "8192" in a and "4096" in b and a.startswith("`...") and len(a) <= CELL + 2
+    assert _cells("short", "shorter") == ("`short`", "`shorter`")

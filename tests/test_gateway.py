@@ -39,14 +39,18 @@ def test_gateway_is_an_internal_regional_gateway_with_the_api_on_the_cluster():
 
 
 def test_gateway_creates_the_regions_proxy_only_subnet():
-    subnet = resource(plan_of(PLAIN), "gcp:compute/subnetwork:Subnetwork", "vllm405b-gateway-proxy-only")
+    # us-east5's is made by llama31-405b-v6e16, beside the region's Cloud NAT; vllm-llama31-405b-v6e16 uses it
+    assert plan_of(PLAIN).of_type("gcp:compute/subnetwork:Subnetwork") == []
+    subnet = resource(
+        plan_of("llama31-405b-v6e16"), "gcp:compute/subnetwork:Subnetwork", "llama405b-gateway-proxy-only"
+    )
     assert {k: subnet.inputs[k] for k in ("purpose", "role", "ipCidrRange", "region", "network", "name")} == {
         "purpose": "REGIONAL_MANAGED_PROXY",
         "role": "ACTIVE",
         "ipCidrRange": "192.168.2.0/23",
         "region": "us-east5",
         "network": "default",
-        "name": "vllm405b-proxy-only",
+        "name": "llama405b-proxy-only",
     }
 
 

@@ -63,9 +63,26 @@ def test_rollout_surge_adds_one_group_and_keeps_every_group_serving():
 
 def test_rollout_surge_without_a_spare_slice_is_refused_naming_the_key_and_the_way_out():
     (problem,) = problems(vllm(pools=2, replicas=2, rollout="surge"))
-    assert problem.startswith('tpu-serving:serving.rollout = "surge": the surge group needs a spare share')
-    assert "serving.slices provide 2 (s0, s1), not a multiple of 3" in problem
-    assert 'use rollout "in-place"' in problem
+    assert problem == (
+        'tpu-serving:serving.rollout = "surge": each group and the surge group take 1 whole slice(s), so 2 group(s) '
+        "of replicas need 3 serving slices; serving.slices provide 2 (s0, s1). List 3, or set replicas to 1, or use "
+        'rollout "in-place"'
+    )
+    # one slice too many is not "add slices": the message gives the count, or the replicas that fit
+    (extra,) = problems(vllm(pools=6, replicas=2, rollout="surge"))
+    assert "need 3 serving slices; serving.slices provide 6" in extra and "set replicas to 5" in extra
+
+
+def test_rollout_surge_of_groups_over_several_slices_names_the_multiples():
+    from tests.fixtures.configs import SERVING
+
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:tpuSlices"][0]["count"] = 4
+    cfg["tpu-serving:serving"].update(replicas=1, rollout="surge")
+    assert load(cfg).serving.rollout == Rollout.SURGE  # 4 slices: the group's two and the surge group's two
+    cfg["tpu-serving:tpuSlices"][0]["count"] = 5
+    (problem,) = problems(cfg)
+    assert "serving.slices provide 5" in problem and "not a multiple of 2. List 4 or 6 slices" in problem
 
 
 def test_rollout_surge_with_one_spare_slice_is_accepted_and_the_spare_scales_from_zero():
@@ -81,7 +98,7 @@ def test_rollout_surge_with_autoscaling_leaves_the_spare_out_of_the_hpa_maximum(
     cfg = load(vllm(pools=3, rollout="surge", autoscaling={"minReplicas": 1, "maxReplicas": 2}))
     assert scale_from_zero(cfg) == {"s1", "s2"}
     (problem,) = problems(vllm(pools=3, rollout="surge", autoscaling={"minReplicas": 1, "maxReplicas": 3}))
-    assert "not a multiple of 4" in problem
+    assert "3 group(s) of autoscaling.maxReplicas need 4 serving slices; serving.slices provide 3" in problem
 
 
 def test_rollout_unknown_value_names_the_choices():
@@ -181,3 +198,12 @@ def test_rollout_diff_of_a_change_outside_the_groups_says_nothing():
     lws = next(r for r in head["resources"] if r["inputs"].get("kind") == "LeaderWorkerSet")
     lws["inputs"]["metadata"].setdefault("labels", {})["team"] = "a"
     assert diff_plans(SURGE, base, head).rollouts == []
+
+
+def test_rollout_path_refuses_a_surge_the_namespace_quota_cannot_hold():
+    plan = copy.deepcopy(plan_of(SURGE).as_json())  # the session's plan is shared: edit a copy
+    quota = next(r for r in plan["resources"] if r["inputs"].get("kind") == "ResourceQuota")
+    quota["inputs"]["spec"]["hard"]["requests.cpu"] = "256"  # the default: two groups, not three
+    (finding,) = rollout_findings(PlanView(plan))
+    assert not finding.ok
+    assert "but at 3 groups the namespace quota refuses pods" in finding.reason and "> 256 CPU" in finding.reason

@@ -85,7 +85,7 @@ def test_admission_refuses_names_and_enums_the_api_refuses(type_, field, bad, ex
 
 
 def test_admission_refuses_a_proxy_only_subnet_below_64_addresses():
-    view = _view("vllm-llama31-405b-v6e16")
+    view = _view("llama31-405b-v6e16")
     (subnet,) = view.of_type("gcp:compute/subnetwork:Subnetwork")
     subnet["inputs"]["ipCidrRange"] = "192.168.2.0/27"
     assert "smaller than /26" in _failures(view)[f"admission Subnetwork {subnet['name']}"]
@@ -117,7 +117,7 @@ def test_scope_two_stacks_creating_one_proxy_only_subnet_clash():
     views = [(s, _view(s)) for s in STACKS]
     assert scope.check(views).failures() == []
     # a second stack in us-east5 on `default` that creates its own active proxy-only subnet
-    (label, view) = next((s, v) for s, v in views if s == "vllm-llama31-405b-v6e16")
+    (label, view) = next((s, v) for s, v in views if s == "llama31-405b-v6e16")
     twin = copy.deepcopy(view)
     (subnet,) = twin.of_type("gcp:compute/subnetwork:Subnetwork")
     subnet["inputs"]["name"] = "another-proxy-only"

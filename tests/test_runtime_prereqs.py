@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -68,3 +69,18 @@ def test_prereqs_group_rbac_needs_security_group() -> None:
 def test_prereqs_private_nodes_need_router_nat() -> None:
     assert not _by_subject("prereq-missing.plan.json")["cloud nat saxml175b-cluster"].ok
     assert _by_subject("prereq-ok.plan.json")["cloud nat saxml175b-cluster"].ok
+
+
+def test_prereqs_workload_identity_binding_waits_for_the_cluster_that_makes_the_pool():
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.prereqs import workload_pool_findings
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v5e16").as_json())  # the session's plan is shared
+    (ok,) = workload_pool_findings(PlanView(plan))
+    assert ok.ok and ok.reason == "waits for the cluster that makes tpu-serving-demo.svc.id.goog"
+    binding = next(r for r in plan["resources"] if r["name"] == "vllm70b-wi-wi-user")
+    cluster = next(r["urn"] for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster")
+    binding["dependencies"] = [d for d in binding["dependencies"] if d != cluster]
+    binding["propertyDependencies"] = {}
+    (bad,) = workload_pool_findings(PlanView(plan))
+    assert not bad.ok and "Identity Pool does not exist" in bad.reason

@@ -194,10 +194,30 @@ def cost_change(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
     return change
 
 
-def _cell(value: Any) -> str:
-    text = "—" if value is None else json.dumps(value) if not isinstance(value, str) else value
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return f"`{text[:117] + '...' if len(text) > 120 else text}`"
+CELL = 120
+"""Characters of a value a table cell shows."""
+
+
+def _text(value: Any) -> str:
+    return "—" if value is None else json.dumps(value) if not isinstance(value, str) else value
+
+
+def _cell(value: Any, start: int = 0) -> str:
+    """``value`` in a cell, from ``start`` (``...`` marks what is cut off on either side)."""
+    text = _text(value).replace("\n", " ")
+    head = "..." if start > 0 else ""
+    shown = text[start : start + CELL - len(head)]
+    tail = "..." if start + len(shown) < len(text) else ""
+    shown = (head + shown)[: CELL - len(tail)] + tail
+    return f"`{shown.replace('|', chr(92) + '|')}`"
+
+
+def _cells(before: Any, after: Any) -> tuple[str, str]:
+    """Both values, cut alike around where they first differ: a long command line shows its change."""
+    a, b = _text(before).replace("\n", " "), _text(after).replace("\n", " ")
+    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    start = max(0, first - CELL // 3) if max(len(a), len(b)) > CELL else 0
+    return _cell(before, start), _cell(after, start)
 
 
 def render_markdown(diff: StackDiff, base_ref: str) -> str:
@@ -228,7 +248,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
             "",
         ]
         lines += ["| field | before | after |", "|---|---|---|"]
-        lines += [f"| `{p}` | {_cell(before)} | {_cell(after)} |" for p, before, after in c.fields]
+        lines += ["| `{}` | {} | {} |".format(p, *_cells(before, after)) for p, before, after in c.fields]
         lines += ["", "</details>", ""]
     return "\n".join(lines)
 

@@ -24,19 +24,32 @@ from .base import Stack
 KEY = scaling.KEY
 
 
-def problems(serving: scaling.Scaled, pools: int) -> list[str]:
-    """A surge needs the serving slices to hold the groups and one more group's share, evenly."""
+def problems(serving: scaling.Scaled, pools: int, per_group: int | None = None) -> list[str]:
+    """A surge needs the serving slices to hold the groups and one more group's share: exactly ``per_group``
+    slices each when the backend fixes it (vLLM: one), else an even share each."""
     if serving.rollout != Rollout.SURGE:
         return []
     most = scaling.groups(serving)
+    held = "autoscaling.maxReplicas" if serving.autoscaling is not None else "replicas"
+    given = f"serving.slices provide {pools} ({', '.join(serving.slices)})"
+    if per_group is not None:
+        need = (most + 1) * per_group
+        if pools == need:
+            return []
+        other = f", or set {held} to {pools // per_group - 1}" if pools // per_group > 1 else ""
+        return [
+            f'{KEY}.rollout = "surge": each group and the surge group take {per_group} whole slice(s), so {most} '
+            f"group(s) of {held} need {need} serving slices; {given}. List {need}{other}, or use rollout "
+            '"in-place"'
+        ]
     if pools % (most + 1) == 0:
         return []
-    held = "the autoscaled maximum" if serving.autoscaling is not None else "replicas"
+    fewer, more = pools - pools % (most + 1), pools + (most + 1) - pools % (most + 1)
+    choices = f"{fewer} or {more}" if fewer else f"{more}"
     return [
         f'{KEY}.rollout = "surge": the surge group needs a spare share of the serving slices as large as one '
-        f"group's, beside the {most} group(s) of {held}; serving.slices provide {pools} "
-        f"({', '.join(serving.slices)}), not a multiple of {most + 1}. Add slices for one more group (tpuSlices, "
-        'serving.slices), or use rollout "in-place"'
+        f"group's, beside the {most} group(s) of {held}, all shares equal; {given}, not a multiple of "
+        f'{most + 1}. List {choices} slices, or use rollout "in-place"'
     ]
 
 
@@ -65,8 +78,9 @@ class RolloutPlan:
         m = self.startup_minutes
         if self.rollout == Rollout.SURGE:
             return (
-                f"rolling update of {n}, {unit} at a time, with surge: a new group starts first on the spare "
-                f"{'slice' if k == 1 else 'slices'} {', '.join(self.spare_pools)}, then each old group is recreated "
+                f"rolling update of {n}, {unit} at a time, with surge: a new group starts first on empty serving "
+                f"{'slice' if k == 1 else 'slices'} (with every group up, the spare {', '.join(self.spare_pools)}), "
+                "then each old group is recreated "
                 f"while it serves; no serving capacity lost; the spare runs up to about "
                 f"{m * (self.groups + 1)} minutes (a startup window of {m} minutes per group, one group more)"
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 # --------------------------------------------------------------------------- Dataplane V2 (Cilium)
@@ -280,6 +281,14 @@ LOG_METRIC_BEFORE_POLICY = (
     "a metric created moments before may be refused for up to 10 minutes ('Cannot find metric(s) that match "
     "type ... it could take up to 10 minutes to become available', #11102), which no plan shows"
 )
+WORKLOAD_POOL_BEFORE_BINDING = (
+    "a binding to serviceAccount:<project>.svc.id.goog[<namespace>/<ksa>] is refused (400 'Identity Pool does not "
+    "exist') until a cluster with Workload Identity has created the project's pool "
+    "(terraform-google-modules/terraform-google-kubernetes-engine#916; googleforgames/global-multiplayer-demo#39), "
+    "so in a project that has none the binding must wait for the cluster"
+)
+WORKLOAD_POOL_MEMBER = re.compile(r"^serviceAccount:([^\[]+\.svc\.id\.goog)\[")
+"""A Workload Identity principal and its pool (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity)."""
 USER_METRIC_PREFIX = "logging.googleapis.com/user/"
 """Type prefix of a user-defined log-based metric in Cloud Monitoring
 (https://cloud.google.com/logging/docs/logs-based-metrics#user-metrics)."""

@@ -214,7 +214,35 @@ def log_metric_findings(view: PlanView) -> Iterator[Finding]:
                 yield Finding(subject, True, f"created by {metric['name']} before the policy")
 
 
+def workload_pool_findings(view: PlanView) -> Iterator[Finding]:
+    """A binding to a Workload Identity principal waits for the plan's cluster that creates its pool."""
+    makers = {
+        str((c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool")): c["urn"]
+        for c in view.of_type(CLUSTER)
+    }
+    for binding in view.resources:
+        match = facts.WORKLOAD_POOL_MEMBER.match(str(binding["inputs"].get("member", "")))
+        if not binding["type"].endswith(":IAMMember") or match is None:
+            continue
+        pool, subject = match.group(1), f"workload pool of {binding['name']}"
+        cluster = makers.get(pool)
+        if cluster is None:
+            yield Finding(subject, True, f"no cluster of the plan makes {pool}: it must exist already")
+        elif cluster in _ancestors(view, binding["urn"]):
+            yield Finding(subject, True, f"waits for the cluster that makes {pool}")
+        else:
+            yield Finding(
+                subject, False, f"does not wait for the cluster that makes {pool}: {facts.WORKLOAD_POOL_BEFORE_BINDING}"
+            )
+
+
 def check(view: PlanView) -> CategoryResult:
     """One finding per prerequisite."""
-    found = [*api_findings(view), *group_rbac_findings(view), *nat_findings(view), *log_metric_findings(view)]
+    found = [
+        *api_findings(view),
+        *group_rbac_findings(view),
+        *nat_findings(view),
+        *log_metric_findings(view),
+        *workload_pool_findings(view),
+    ]
     return CategoryResult("prerequisites", found)

@@ -17,6 +17,7 @@ from typing import Any
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of
+from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 from tpu_serving_tools.runtime.scheduling import NodePool, at_minimum, group_pods, node_pools, place, provision
 
@@ -108,6 +109,24 @@ def rollout_findings(view: PlanView) -> list[Finding]:
         if not ok:
             findings.append(
                 Finding(subject, False, f"{spare} finds no slice ({what}): the rollout stalls, the old groups serving")
+            )
+            continue
+        # While the surge groups serve, the namespace quota charges every group, and an old group recreated
+        # meanwhile holds its old and new pods together (quota_findings' headroom).
+        refused = [
+            f"{f.subject}: {f.reason}"
+            for f in quota_findings(pods_of(view, {key: groups + surge}), quotas(view))
+            if not f.ok
+        ]
+        if refused:
+            findings.append(
+                Finding(
+                    subject,
+                    False,
+                    f"{spare} lands {what}, but at {groups + surge} groups the namespace quota refuses pods: "
+                    + "; ".join(refused)
+                    + ": the surge group never becomes ready and the rollout stalls",
+                )
             )
             continue
         findings.append(

@@ -14,15 +14,17 @@ The package holds everything of the backend:
 - ``policy_allowlist.json``: the policy pack's exceptions this backend needs (none).
 """
 
-from .args import VllmEngineSettings, VllmImages, VllmServingArgs, WeightsLoader
+from .args import SecretKey, VllmEngineSettings, VllmImages, VllmRequests, VllmServingArgs, WeightsLoader
 from .backend import BACKEND
 from .component import VllmServing
 from .settings import VllmServingConfig
 
 __all__ = [
     "BACKEND",
+    "SecretKey",
     "VllmEngineSettings",
     "VllmImages",
+    "VllmRequests",
     "VllmServing",
     "VllmServingArgs",
     "VllmServingConfig",

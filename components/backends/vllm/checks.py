@@ -24,7 +24,7 @@ from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = rollout.problems(serving, pools) or replica_problems(
+    found = rollout.problems(serving, pools, per_group=1) or replica_problems(
         cfg, serving, shape, scaling.group_slices(serving, pools)
     )
     if serving.loader != WeightsLoader.HUGGING_FACE:

@@ -44,10 +44,12 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
     """Chips, VMs and HBM of the slices, against what the served model needs."""
     serving = [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
     backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
+    pools = sum(s.count for s in serving)
+    spare = backend.spare_slices(cfg.serving, pools) if backend is not None else 0
     return allocation(
         [(s.shape, s.count) for s in cfg.tpu_slices],
         serving[0].shape if serving else None,
-        sum(s.count for s in serving),
+        pools - spare,
         backend.model_size(cfg.serving) if backend is not None else None,
     )
 

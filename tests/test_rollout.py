@@ -207,3 +207,10 @@ def test_rollout_path_refuses_a_surge_the_namespace_quota_cannot_hold():
     (finding,) = rollout_findings(PlanView(plan))
     assert not finding.ok
     assert "but at 3 groups the namespace quota refuses pods" in finding.reason and "> 256 CPU" in finding.reason
+
+
+def test_rollout_spare_slice_is_not_counted_as_needed():
+    capacity = plan_of(SURGE).outputs["capacity"]
+    # three v5e-16 slices, of which two hold groups; the model fits one each
+    assert (capacity["chips"], capacity["servingSlices"], capacity["chipsNeeded"]) == (48, 2, 32)
+    assert capacity["allocatedToNeeded"] == pytest.approx(1.5)

@@ -176,6 +176,9 @@ class Backend:
     always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
     """How many of its serving slices keep their VMs, given how many there are; the others start empty
     and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""
+    spare_slices: Callable[[Any, int], int] = lambda _serving, _pools: 0
+    """How many of its serving slices are spares that no group holds between rollouts (a surge rollout's),
+    given how many there are: the capacity report does not count them as needed."""
     cpu_nodes: Callable[[Any], Sequence[NodeUsage]] = lambda _serving: ()
     """CPU nodes of its own pools (beyond the cluster's CPU pool) that run while it serves: the cost
     estimate bills them."""

@@ -126,5 +126,6 @@ BACKEND = Backend(
     metrics=metrics,
     startup_seconds=probes_startup_seconds,
     always_on_slices=scaling.always_on_slices,
+    spare_slices=scaling.spare_slices,
     model_size=model_size,
 )

@@ -124,5 +124,6 @@ BACKEND = Backend(
     metrics=metrics,
     startup_seconds=probes_startup_seconds,
     always_on_slices=scaling.always_on_slices,
+    spare_slices=scaling.spare_slices,
     model_size=served_model_size,
 )

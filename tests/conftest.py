@@ -35,6 +35,30 @@ def _cached_plan(stack: str, mutant: str) -> Plan:
     return preview_stack(ROOT, stack)
 
 
+_IMPORT_TIME: set[str] = set()
+"""Library functions the test modules' imports ran (mutmut's names), while mutmut collects its stats."""
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Under mutmut's stats run: note the functions that ran while the suite was imported (the settings models
+    built from dataclasses, the price and version tables). mutmut would credit them to the first test alone."""
+    if os.environ.get("MUTANT_UNDER_TEST") == "stats":
+        from mutmut.state import state  # the dev requirements' mutmut, only under mutmut
+
+        _IMPORT_TIME.update(state()._stats)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    """Under mutmut's stats run: every test relies on what the imports built, so each is credited with the
+    import-time functions (mutmut runs them all against such a mutant; pyproject's ``forkserver_warmup = "none"``
+    makes each mutant's process import the library afresh, so the mutant takes effect at import)."""
+    if _IMPORT_TIME:
+        from mutmut.state import state
+
+        state()._stats.update(_IMPORT_TIME)
+
+
 @pytest.fixture(scope="session")
 def reference() -> Path:
     missing = [d for d in (CRDS, SEED_MANIFESTS) if not d.is_dir()]

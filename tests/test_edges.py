@@ -8,7 +8,6 @@ import json
 
 import pytest
 
-from tests.conftest import plan_of
 from tests.fixtures.configs import SERVING, VLLM, load
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError

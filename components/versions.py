@@ -157,7 +157,11 @@ PINS: dict[str, Pin] = {
             "2026-08-11",
             "GoogleCloudPlatform/k8s-stackdriver tag cm-sd-adapter-v0.16.9, mirror of 2026-08-18",
             "v0.16.9",
-            "k8s-stackdriver mirror of 2026-08-18 (a v0.16.10 is reported upstream since, not read here)",
+            "k8s-stackdriver mirror of 2026-08-18, fetched again 2026-11-25: no cm-sd-adapter tag after v0.16.9. "
+            "Merged PRs #1245 and #1252 move the manifests to images v0.16.10-gke.0 and v0.16.11, but the stack "
+            "installs the manifest of a git tag, and none names those images yet: the pin stays",
+            "the manifest at the tag (deploy/production/adapter_new_resource_model.yaml), which at v0.16.9 still "
+            "names image v0.16.7-gke.0",
         ),
         Pin(
             "epp",

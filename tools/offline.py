@@ -25,11 +25,12 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
-import yaml
 from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
+
+from tpu_serving_tools import strict_yaml
 
 UNKNOWN = "<unknown>"
 """How a value that only the provider can compute is shown in plans and manifests."""
@@ -75,7 +76,10 @@ class Project:
 
 def load_project(root: Path) -> Project:
     """Read ``Pulumi.yaml`` at ``root``."""
-    doc = yaml.safe_load((root / "Pulumi.yaml").read_text())
+    try:
+        doc = strict_yaml.load(root / "Pulumi.yaml", "Pulumi.yaml")
+    except strict_yaml.StrictYamlError as err:
+        raise StackConfigError(str(err)) from None
     defaults: dict[str, Any] = {}
     for key, spec in (doc.get("config") or {}).items():
         value = spec.get("default") if isinstance(spec, dict) else spec
@@ -115,9 +119,9 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
     if not path.is_file():
         raise StackConfigError(f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}")
     try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as err:
-        raise StackConfigError(f"{path.relative_to(project.root)} is not valid YAML: {err}") from None
+        doc = strict_yaml.load(path, str(path.relative_to(project.root))) or {}
+    except strict_yaml.StrictYamlError as err:
+        raise StackConfigError(str(err)) from None
     if not isinstance(doc, dict):
         raise StackConfigError(f"{path.relative_to(project.root)}: expected a mapping with a `config:` key")
     unknown = set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}

@@ -1,0 +1,64 @@
+"""Stack files read as the Pulumi CLI reads them: UTF-8, every key once, aliases bounded (issue "A platform team
+adopts it", item 9: "YAML is strict")."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tpu_serving_tools import strict_yaml
+from tpu_serving_tools.offline import StackConfigError, load_project, stack_config
+
+STACK = "vllm-llama33-70b-v5e16"
+
+
+def test_strict_yaml_every_shipped_stack_reads_as_before():
+    import yaml
+
+    project = load_project(ROOT)
+    for stack in project.stacks():
+        path = project.stack_file(stack)
+        assert strict_yaml.load(path) == yaml.safe_load(path.read_text())
+
+
+def test_strict_yaml_refuses_a_repeated_key_naming_both_lines(tmp_path: Path):
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("config:\n  zone: us-west4-a\n  labels: {}\n  zone: us-west4-b\n")
+    with pytest.raises(strict_yaml.StrictYamlError) as err:
+        strict_yaml.load(path, "Pulumi.x.yaml")
+    assert "key 'zone' appears twice (lines 2 and 4)" in str(err.value)
+
+
+def test_strict_yaml_refuses_text_that_is_not_utf8(tmp_path: Path):
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_bytes("config:\n  labels:\n    team: caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(strict_yaml.StrictYamlError) as err:
+        strict_yaml.load(path, "Pulumi.x.yaml")
+    assert str(err.value) == "Pulumi.x.yaml: not UTF-8 text (byte 0xe9 on line 3)"
+
+
+def test_strict_yaml_refuses_a_billion_laughs(tmp_path: Path):
+    lines = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        prev, cur = chr(ord("a") + i - 1), chr(ord("a") + i)
+        lines.append(f"{cur}: &{cur} [{', '.join(['*' + prev] * 9)}]")
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(strict_yaml.StrictYamlError) as err:
+        strict_yaml.load(path)
+    assert "expands to more than 100000 values through its aliases" in str(err.value)
+
+
+def test_strict_yaml_a_stack_file_with_a_repeated_key_is_one_message(tmp_path: Path):
+    root = tmp_path / "project"
+    shutil.copytree(ROOT / "stacks", root / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
+    path = root / "stacks" / f"Pulumi.{STACK}.yaml"
+    path.write_text(path.read_text() + "  zone: us-west4-b\n")
+    with pytest.raises(StackConfigError) as err:
+        stack_config(load_project(root), STACK)
+    assert str(err.value).startswith(f"stacks/Pulumi.{STACK}.yaml is not valid YAML:")
+    assert "key 'zone' appears twice" in str(err.value)

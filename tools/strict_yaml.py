@@ -1,0 +1,78 @@
+"""Stack and project files read strictly: UTF-8, unique keys, bounded aliases.
+
+PyYAML's ``safe_load`` keeps the last of two equal keys (a stack file with ``serving:`` twice silently loses
+the first), reads any encoding Python guesses, and builds an alias-heavy document ("billion laughs") by
+reference, which the config map then writes out in full. The rules here are YAML's and Pulumi's:
+
+- "each of the keys is unique" in a mapping (YAML 1.2.2, 3.2.1.1, https://yaml.org/spec/1.2.2/); Go's
+  gopkg.in/yaml.v3, which the Pulumi CLI reads stack files with, refuses a repeated key ("mapping key ...
+  already defined at line ...");
+- a stack file is UTF-8 text (YAML 1.2.2, 5.2: UTF-8, UTF-16 or UTF-32, and Pulumi writes UTF-8);
+- yaml.v3 refuses "excessive aliasing"; here, a document that expands to more than :data:`MAX_NODES`
+  nodes is refused.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_NODES = 100_000
+"""Nodes a document may expand to, aliases followed: far above any stack file, far below a billion laughs."""
+
+
+class StrictYamlError(ValueError):
+    """Why a file is not read: its path, the line, the rule."""
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses a mapping with a repeated key."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} appears twice (lines {seen[key]} and {line}); a key is unique",
+                    key_node.start_mark,
+                )
+            seen[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def _size(value: Any, budget: int) -> int:
+    """Nodes of ``value`` with shared (aliased) parts counted each time, stopping past ``budget``."""
+    count, todo = 0, [value]
+    while todo and count <= budget:
+        item = todo.pop()
+        count += 1
+        if isinstance(item, dict):
+            todo.extend(item.keys())
+            todo.extend(item.values())
+        elif isinstance(item, list):
+            todo.extend(item)
+    return count
+
+
+def load(path: Path, shown: str | None = None) -> Any:
+    """The YAML document in ``path``, or :class:`StrictYamlError` naming ``shown`` (default: the path)."""
+    name = shown or str(path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = raw[: err.start].count(b"\n") + 1
+        raise StrictYamlError(f"{name}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line})") from None
+    try:
+        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as err:
+        raise StrictYamlError(f"{name} is not valid YAML: {err}") from None
+    if _size(doc, MAX_NODES) > MAX_NODES:
+        raise StrictYamlError(f"{name}: expands to more than {MAX_NODES} values through its aliases")
+    return doc

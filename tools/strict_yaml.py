@@ -4,12 +4,11 @@ PyYAML's ``safe_load`` keeps the last of two equal keys (a stack file with ``ser
 the first), reads any encoding Python guesses, and builds an alias-heavy document ("billion laughs") by
 reference, which the config map then writes out in full. The rules here are YAML's and Pulumi's:
 
-- "each of the keys is unique" in a mapping (YAML 1.2.2, 3.2.1.1, https://yaml.org/spec/1.2.2/); Go's
-  gopkg.in/yaml.v3, which the Pulumi CLI reads stack files with, refuses a repeated key ("mapping key ...
-  already defined at line ...");
+- "each of the keys is unique" in a mapping (YAML 1.2.2, 3.2.1.1, https://yaml.org/spec/1.2.2/); which YAML
+  library the Pulumi CLI reads stack files with, and what it does with a repeated key, is not read here:
+  refusing is the answer that never loses a setting;
 - a stack file is UTF-8 text (YAML 1.2.2, 5.2: UTF-8, UTF-16 or UTF-32, and Pulumi writes UTF-8);
-- yaml.v3 refuses "excessive aliasing"; here, a document that expands to more than :data:`MAX_NODES`
-  nodes is refused.
+- a document that expands to more than :data:`MAX_NODES` nodes through its aliases is refused.
 """
 
 from __future__ import annotations

@@ -2,12 +2,12 @@
 
 PyYAML's ``safe_load`` keeps the last of two equal keys (a stack file with ``serving:`` twice silently loses
 the first), reads any encoding Python guesses, and builds an alias-heavy document ("billion laughs") by
-reference, which the config map then writes out in full. The rules here are YAML's and Pulumi's:
+reference, which the config map then writes out in full. The rules here are YAML's:
 
 - "each of the keys is unique" in a mapping (YAML 1.2.2, 3.2.1.1, https://yaml.org/spec/1.2.2/); which YAML
   library the Pulumi CLI reads stack files with, and what it does with a repeated key, is not read here:
   refusing is the answer that never loses a setting;
-- a stack file is UTF-8 text (YAML 1.2.2, 5.2: UTF-8, UTF-16 or UTF-32, and Pulumi writes UTF-8);
+- a stack file is UTF-8 text (YAML 1.2.2, 5.2 allows UTF-8, UTF-16 and UTF-32; the files here are UTF-8);
 - a document that expands to more than :data:`MAX_NODES` nodes through its aliases is refused.
 """
 

@@ -12,9 +12,12 @@ from tpu_serving_tools.offline import Plan, load_project, preview_stack
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference"
+STACKS_ROOT = Path(os.environ.get("TPU_SERVING_STACKS_ROOT") or ROOT)
+"""The project whose stacks the stack tests preview: this one, or (``TPU_SERVING_STACKS_ROOT``) a copy with a stack
+of its own, as tests/test_new_stack.py runs them: the stack tests hold for any valid stack."""
 CRDS = REFERENCE / "crds"
 SEED_MANIFESTS = REFERENCE / "seed-manifests"
-STACKS = load_project(ROOT).stacks()
+STACKS = load_project(STACKS_ROOT).stacks()
 
 
 def plan_of(stack: str) -> Plan:
@@ -26,13 +29,13 @@ def plan_of(stack: str) -> Plan:
     reported as surviving)."""
     mutant = os.environ.get("MUTANT_UNDER_TEST", "")
     if mutant == "stats":
-        return preview_stack(ROOT, stack)
+        return preview_stack(STACKS_ROOT, stack)
     return _cached_plan(stack, mutant)
 
 
 @functools.cache
 def _cached_plan(stack: str, mutant: str) -> Plan:
-    return preview_stack(ROOT, stack)
+    return preview_stack(STACKS_ROOT, stack)
 
 
 _IMPORT_TIME: set[str] = set()

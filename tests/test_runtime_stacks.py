@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.offline import preview_stack
 from tpu_serving_tools.runtime.planview import PlanView
@@ -24,7 +24,7 @@ def test_runtime_stacks_pass_every_category(stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_runtime_stacks_second_up_replaces_nothing(stack):
     first = plan_of(stack).as_json()
-    second = preview_stack(ROOT, stack).as_json()  # a fresh run of the unchanged stack
+    second = preview_stack(STACKS_ROOT, stack).as_json()  # a fresh run of the unchanged stack
     assert [(r["urn"], r["inputs"]) for r in second["resources"]] == [
         (r["urn"], r["inputs"]) for r in first["resources"]
     ]

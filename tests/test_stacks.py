@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of, resource
+from tests.conftest import STACKS, STACKS_ROOT, plan_of, resource
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -213,7 +213,7 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
     from tpu_serving.config import load_stack_config
     from tpu_serving_tools.offline import load_project, stack_config
 
-    cfg = load_stack_config(stack_config(load_project(ROOT), stack))
+    cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
     m = cfg.cluster.maintenance
     (cluster,) = plan_of(stack).of_type(CLUSTER)
     assert cluster.inputs["maintenancePolicy"]["recurringWindow"] == {

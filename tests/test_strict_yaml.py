@@ -62,3 +62,9 @@ def test_strict_yaml_a_stack_file_with_a_repeated_key_is_one_message(tmp_path: P
         stack_config(load_project(root), STACK)
     assert str(err.value).startswith(f"stacks/Pulumi.{STACK}.yaml is not valid YAML:")
     assert "key 'zone' appears twice" in str(err.value)
+
+
+def test_strict_yaml_merge_keys_are_yaml_not_repeats(tmp_path: Path):
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("base: &b\n  a: 1\n  b: 2\nx:\n  <<: *b\n  b: 3\n")
+    assert strict_yaml.load(path)["x"] == {"a": 1, "b": 3}

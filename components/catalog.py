@@ -47,6 +47,8 @@ class TpuGeneration:
     """TensorCores per chip; Cloud TPU slice names count cores for v5p and chips otherwise."""
     dimensions: int
     """Topology dimensions: 2 (``4x8``) or 3 (``2x2x4``)."""
+    min_gke: str | None = None
+    """The first GKE version with node pools of this generation, where a source gives it; None: not read here."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,9 @@ V6E = TpuGeneration(
     slice_name_prefixes=("v6e",),
     cores_per_chip=1,
     dimensions=2,
+    # "TPU v6e is supported in GKE versions 1.31.2-gke.1115000 or later" (Ray's KubeRay guide for GKE TPUs,
+    # docs.ray.io cluster/kubernetes/user-guides/gcp-gke-tpu-cluster, after GKE's table of TPU versions).
+    min_gke="1.31.2-gke.1115000",
 )
 V5P = TpuGeneration(
     name="v5p",

@@ -130,3 +130,16 @@ def test_api_rules_proxy_only_subnet_needs_64_addresses():
         'tpu-serving:gateway.proxyOnlyCidr = "192.168.0.0/28": a proxy-only subnet needs at least 64 addresses (a /26 '
         "or larger; /23 recommended), /28 has 16"
     ]
+
+
+def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
+    old = with_change("tpu-serving:cluster/minMasterVersion", "1.30.5-gke.1000")
+    (problem,) = [p for p in problems(old) if "minMasterVersion" in p]
+    assert problem == (
+        'tpu-serving:cluster.minMasterVersion = "1.30.5-gke.1000": tpuSlices[0] (v6e-16) needs GKE '
+        "1.31.2-gke.1115000 or later for v6e node pools; set it to 1.31.2-gke.1115000 or later, or leave it unset "
+        "on a release channel"
+    )
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31.2-gke.1115000")).cluster.min_master_version
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31")).cluster.min_master_version  # any 1.31
+    assert problems(with_change("tpu-serving:cluster/minMasterVersion", "1.31.1"))  # every 1.31.1 build is older

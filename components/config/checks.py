@@ -131,6 +131,7 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
             )
         if e.end_time is not None and e.end_time <= e.start_time:
             problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    problems += _tpu_version_problems(cfg)
     window = BACKENDS[cfg.serving.backend].startup_seconds(cfg.serving) if cfg.serving is not None else 0
     minutes = cfg.observability.not_ready_minutes
     if cfg.observability.enabled and minutes * 60 <= window:
@@ -191,6 +192,25 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
             "or later, or leave it unset on a release channel"
         ]
     return []
+
+
+def _tpu_version_problems(cfg: StackConfig) -> list[str]:
+    """A pinned control plane older than the first GKE version of a slice's TPU generation is refused."""
+    version = cfg.cluster.min_master_version
+    if version in (None, "latest"):
+        return []
+    found = []
+    # a version names as much as it gives: "1.31" is any 1.31 GKE picks, "1.31.1" any build of 1.31.1
+    given = len(version.partition("-gke.")[0].split(".")) + (1 if "-gke." in version else 0)
+    for i, s in enumerate(cfg.tpu_slices):
+        need = s.shape.generation.min_gke
+        if need is not None and gke_version(version)[:given] < gke_version(need)[:given]:
+            found.append(
+                f"{PROJECT_NAMESPACE}:cluster.minMasterVersion = {json.dumps(version)}: tpuSlices[{i}] "
+                f"({s.shape.slice_name}) needs GKE {need} or later for {s.shape.generation.name} node pools; set it to "
+                f"{need} or later, or leave it unset on a release channel"
+            )
+    return found
 
 
 def gke_version(version: str) -> tuple[int, ...]:

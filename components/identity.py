@@ -100,8 +100,11 @@ class WorkloadIdentity(pulumi.ComponentResource):
             f"{name}-wi-user",
             service_account_id=self.gcp_service_account.name,
             role="roles/iam.workloadIdentityUser",
-            member=pulumi.Output.from_input(args.workload_pool or f"{args.project}.svc.id.goog").apply(
-                lambda pool: f"serviceAccount:{pool}[{args.namespace}/{args.kubernetes_service_account}]"
+            member=pulumi.Output.from_input(args.workload_pool).apply(
+                lambda pool: (
+                    f"serviceAccount:{pool or f'{args.project}.svc.id.goog'}"
+                    f"[{args.namespace}/{args.kubernetes_service_account}]"
+                )
             ),
             opts=child,
         )

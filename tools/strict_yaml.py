@@ -27,7 +27,13 @@ class StrictYamlError(ValueError):
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """``SafeLoader`` that refuses a mapping with a repeated key."""
+    """``SafeLoader`` that refuses a mapping with a repeated key, and reads a timestamp as the text it is (a
+    stack file's ``2026-12-01T00:00:00Z`` is a string to the settings, not a ``datetime``)."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -36,6 +42,10 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 continue
             key = self.construct_object(key_node, deep=deep)
             line = key_node.start_mark.line + 1
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a mapping key must be a scalar, not {type(key).__name__}", key_node.start_mark
+                )
             if key in seen:
                 raise yaml.constructor.ConstructorError(
                     None,
@@ -75,5 +85,5 @@ def load(path: Path, shown: str | None = None) -> Any:
     except yaml.YAMLError as err:
         raise StrictYamlError(f"{name} is not valid YAML: {err}") from None
     if _size(doc, MAX_NODES) > MAX_NODES:
-        raise StrictYamlError(f"{name}: expands to more than {MAX_NODES} values through its aliases")
+        raise StrictYamlError(f"{name}: more than {MAX_NODES} values, aliases followed (a stack file holds far fewer)")
     return doc

@@ -245,3 +245,27 @@ def test_pods_gcs_fuse_annotation_injects_the_sidecar_request():
     assert sidecar.name == "gke-gcsfuse-sidecar" and sidecar.sidecar
     assert sidecar.requests.cpu == 2 and sidecar.requests.memory == 256 * 2**20
     assert leader.requests.cpu == 2 and worker.init_containers == ()
+
+
+def test_pods_gcs_fuse_metadata_prefetch_volume_adds_its_sidecar():
+    volume = {
+        "name": "model",
+        "csi": {"driver": "gcsfuse.csi.storage.gke.io", "volumeAttributes": {"bucketName": "b"}},
+    }
+    prefetching = {
+        **volume,
+        "csi": {**volume["csi"], "volumeAttributes": {"bucketName": "b", "gcsfuseMetadataPrefetchOnMount": "true"}},
+    }
+    annotated = {"metadata": {"annotations": {"gke-gcsfuse/volumes": "true"}}}
+    plain = _lws(
+        size=1, leaderTemplate={**annotated, "spec": {"containers": [_container("lead")], "volumes": [volume]}}
+    )
+    (pod,) = pods_of(_plan(plain))
+    assert [c.name for c in pod.init_containers] == ["gke-gcsfuse-sidecar"]
+    asked = _lws(
+        size=1, leaderTemplate={**annotated, "spec": {"containers": [_container("lead")], "volumes": [prefetching]}}
+    )
+    (pod,) = pods_of(_plan(asked))
+    fuse, prefetch = pod.init_containers
+    assert prefetch.name == "gke-gcsfuse-metadata-prefetch" and prefetch.sidecar
+    assert prefetch.requests.cpu == pytest.approx(0.01) and prefetch.requests.memory == 10 * 2**20

@@ -222,6 +222,13 @@ GCS_FUSE_REQUEST_ANNOTATIONS: dict[str, str] = {
 # GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook (sidecar injection).
 # Source: https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver
 # (csi.driver gcsfuse.csi.storage.gke.io, volumeAttributes.bucketName; readOnly mounts need read).
+GCS_FUSE_PREFETCH_SIDECAR = "gke-gcsfuse-metadata-prefetch"
+GCS_FUSE_PREFETCH_ATTRIBUTE = "gcsfuseMetadataPrefetchOnMount"
+GCS_FUSE_PREFETCH_REQUESTS: dict[str, str] = {"cpu": "10m", "memory": "10Mi"}
+# A GCS FUSE volume with volumeAttributes gcsfuseMetadataPrefetchOnMount "true" also gets the metadata
+# prefetch sidecar, injected the same way as the FUSE sidecar, requesting 10m CPU and 10Mi memory.
+# Source: GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.4 (2026-08-12) pkg/webhook/sidecar_spec.go:31, :45,
+# :259 (the name, the attribute, its reading) and cmd/webhook/main.go:64-67 (the default requests).
 
 # --------------------------------------------------------------------------- vLLM on Ray
 

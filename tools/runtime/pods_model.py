@@ -7,7 +7,7 @@ Deployment/Job/Pod ones in :mod:`tools.runtime.pods`) build their pods with :fun
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -246,15 +246,31 @@ class _Placement:
     """Labels the controller adds to the template's (LWS and JobSet name their pods' set and role)."""
 
 
-def injected_sidecars(annotations: Mapping[str, str], defaults: LimitDefaults) -> tuple[Container, ...]:
-    """Containers that GKE's webhooks add to a pod with these annotations (the GCS FUSE sidecar, see facts)."""
+def injected_sidecars(
+    annotations: Mapping[str, str], defaults: LimitDefaults, volumes: Sequence[Mapping[str, Any]] = ()
+) -> tuple[Container, ...]:
+    """Containers that GKE's webhooks add to a pod with these annotations and volumes (the GCS FUSE sidecar, and
+    the metadata prefetch sidecar for a volume that asks for it; see facts)."""
     if str(annotations.get(F.GCS_FUSE_INJECT_ANNOTATION, "")).lower() != "true":
         return ()
     requests = {
         k: annotations.get(a, F.GCS_FUSE_SIDECAR_REQUESTS[k]) for k, a in F.GCS_FUSE_REQUEST_ANNOTATIONS.items()
     }
     spec = {"name": F.GCS_FUSE_SIDECAR, "restartPolicy": F.SIDECAR_RESTART_POLICY, "resources": {"requests": requests}}
-    return (make_container(spec, LimitDefaults(), init=True),)
+    out = [make_container(spec, LimitDefaults(), init=True)]
+    prefetch = any(
+        str(((v.get("csi") or {}).get("volumeAttributes") or {}).get(F.GCS_FUSE_PREFETCH_ATTRIBUTE, "")).lower()
+        == "true"
+        for v in volumes
+    )
+    if prefetch:
+        extra = {
+            "name": F.GCS_FUSE_PREFETCH_SIDECAR,
+            "restartPolicy": F.SIDECAR_RESTART_POLICY,
+            "resources": {"requests": dict(F.GCS_FUSE_PREFETCH_REQUESTS)},
+        }
+        out.append(make_container(extra, LimitDefaults(), init=True))
+    return tuple(out)
 
 
 def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefaults) -> Pod:
@@ -277,7 +293,7 @@ def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefa
             for t in spec.get("tolerations") or ()
         ),
         containers=tuple(make_container(c, defaults) for c in spec.get("containers") or ()),
-        init_containers=injected_sidecars(annotations, defaults)
+        init_containers=injected_sidecars(annotations, defaults, spec.get("volumes") or ())
         + tuple(make_container(c, defaults, init=True) for c in spec.get("initContainers") or ()),
         volumes=tuple(_volume(v) for v in spec.get("volumes") or ()),
         priority_class=str(spec.get("priorityClassName") or ""),

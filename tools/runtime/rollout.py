@@ -19,7 +19,7 @@ from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
-from tpu_serving_tools.runtime.scheduling import NodePool, at_minimum, group_pods, node_pools, place, provision
+from tpu_serving_tools.runtime.scheduling import NodePool, at_minimum, group_pods, node_pools, place, step_up
 
 
 def scaled(value: object, replicas: int, *, round_up: bool) -> int:
@@ -42,20 +42,12 @@ def _bring_up(view: PlanView, key: tuple[str, str, str], upto: int, pools: list[
     """Groups ``0 .. upto - 1`` up, each provisioning a slice that scales from zero when none is free;
     ``pools`` follows. (ok, what the last group did, or why it could not come up)."""
     originals = {p.name: p for p in node_pools(view)}
-    owner = f"{key[1]}/{key[2]}"
     what = "no group"
     for count in range(1, upto + 1):
-        pods = pods_of(view, {key: count})
-        group = group_pods(pods, owner, count - 1)
-        before = place(pods, pools)
-        if all(p.key in before.node_of for p in group):
-            what = f"on {before.pool_of[group[0].key].name}"
-            continue
-        why, ok = provision(group, pools, originals)
-        after = place(pods, pools)
-        if not ok or any(p.key not in after.node_of for p in group):
-            return False, f"group {count - 1} pending: {why}"
-        what = f"on {after.pool_of[group[0].key].name} ({why})"
+        step = step_up(view, key, count, pools, originals)
+        if not step.ok:
+            return False, f"group {count - 1} pending: {step.provisioned}"
+        what = f"on {step.pool}" if step.provisioned is None else f"on {step.pool} ({step.provisioned})"
     return True, what
 
 

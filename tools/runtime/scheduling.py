@@ -336,6 +336,39 @@ def provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[st
     return f"slice {pool.name} provisioned ({pool.min_nodes} -> {pool.nodes} {pool.machine_type} VMs at once)", True
 
 
+@dataclass(frozen=True)
+class Step:
+    """One group added to those already up: where it landed, after which provisioning."""
+
+    ok: bool
+    provisioned: str | None
+    """What :func:`provision` did (or why it could not), None when the group fit on nodes already up."""
+    pool: str | None
+    """The pool of the group's first pod, once scheduled."""
+    pending: str | None
+    """Why a pod of the group is still pending after a slice was provisioned."""
+
+
+def step_up(
+    view: PlanView, key: tuple[str, str, str], count: int, pools: list[NodePool], originals: Mapping[str, NodePool]
+) -> Step:
+    """Group ``count - 1`` of workload ``key`` beside the groups before it: on nodes already up, else on the first
+    empty autoscaled pool that takes it whole (``pools`` is updated with the slice provisioned)."""
+    pods = pods_of(view, {key: count})
+    group = group_pods(pods, f"{key[1]}/{key[2]}", count - 1)
+    before = place(pods, pools)
+    if all(p.key in before.node_of for p in group):
+        return Step(True, None, before.pool_of[group[0].key].name if group else None, None)
+    what, ok = provision(group, pools, originals)
+    if not ok:
+        return Step(False, what, None, None)
+    after = place(pods, pools)
+    pending = [p.key for p in group if p.key not in after.node_of]
+    if pending:
+        return Step(False, what, None, after.failure[pending[0]])
+    return Step(True, what, after.pool_of[group[0].key].name, None)
+
+
 def scale_findings(view: PlanView) -> list[Finding]:
     """For each HPA on a LeaderWorkerSet: its minimum scheduled on the pools as they start, then each step up
     to its maximum: the new group pending, one whole slice provisioned (a pool scaling 0 -> its VMs), the
@@ -345,7 +378,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
     for (ns, kind, name), (lo, hi) in hpa_bounds(view).items():
         if kind != "LeaderWorkerSet":
             continue
-        owner, target = f"{kind}/{name}", f"scale {ns}/{name}"
+        target = f"scale {ns}/{name}"
         pools = [at_minimum(p) for p in originals.values()]
         start = place(pods_of(view, {(ns, kind, name): lo}), pools)
         unplaced = [k for k in start.failure if k.startswith(f"{ns}/{name}-")]
@@ -359,31 +392,15 @@ def scale_findings(view: PlanView) -> list[Finding]:
             )
         )
         for replicas in range(lo + 1, hi + 1):
-            pods = pods_of(view, {(ns, kind, name): replicas})
-            group = group_pods(pods, owner, replicas - 1)
-            subject = f"{target} {replicas - 1} -> {replicas}"
-            before = place(pods, pools)
-            if all(p.key in before.node_of for p in group):
-                findings.append(Finding(subject, True, f"group {replicas - 1} fits on nodes already up"))
-                continue
-            what, ok = provision(group, pools, originals)
-            if not ok:
-                findings.append(Finding(subject, False, f"group {replicas - 1} pending; {what}"))
-                continue
-            after = place(pods, pools)
-            pending = [p.key for p in group if p.key not in after.node_of]
-            findings.append(
-                Finding(
-                    subject,
-                    not pending,
-                    f"group {replicas - 1} pending; {what}; "
-                    + (
-                        f"group scheduled on {after.pool_of[group[0].key].name}"
-                        if not pending
-                        else f"still pending: {after.failure[pending[0]]}"
-                    ),
-                )
-            )
+            step = step_up(view, (ns, kind, name), replicas, pools, originals)
+            subject, g = f"{target} {replicas - 1} -> {replicas}", replicas - 1
+            if step.provisioned is None:
+                findings.append(Finding(subject, True, f"group {g} fits on nodes already up"))
+            elif step.pool is None and step.pending is None:
+                findings.append(Finding(subject, False, f"group {g} pending; {step.provisioned}"))
+            else:
+                where = f"group scheduled on {step.pool}" if step.ok else f"still pending: {step.pending}"
+                findings.append(Finding(subject, step.ok, f"group {g} pending; {step.provisioned}; {where}"))
     return findings
 
 

@@ -164,18 +164,6 @@ def test_recreations_jetstream_without_metrics_port_is_still_watched():
     assert len(plan.of_type(METRIC)) == 1 and len(_recreation_policies(plan)) == 1
 
 
-def test_recreations_observability_off_creates_no_metric():
-    plan = plan_edited(
-        VLLM_STACK,
-        observability=lambda o: o.update(enabled=False),
-        serving=lambda s: (s.pop("autoscaling"), s.update(replicas=2)),
-    )
-    assert not plan.of_type(METRIC) and not plan.of_type(POLICY)
-
-
-# ------------------------------------------------------------------------- the runtime model
-
-
 def _view(stack: str = VLLM_STACK) -> PlanView:
     return PlanView(copy.deepcopy(plan_of(stack).as_json()))
 

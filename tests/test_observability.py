@@ -185,6 +185,7 @@ def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
         serving=lambda s: (s.pop("autoscaling"), s.update(replicas=2)),
     )
     assert not plan.of_type(POLICY) and not plan.of_type(DASHBOARD)
+    assert not plan.of_type("gcp:logging/metric:Metric")  # nor the group recreations' log-based metric
     objects = kubernetes_objects(plan)
     assert not [o for o in objects if o["kind"] == "PodMonitoring"]
     policies = [o["metadata"]["name"] for o in objects if o["kind"] == "NetworkPolicy"]

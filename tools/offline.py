@@ -155,8 +155,15 @@ class RecordedResource:
     delete_before_replace: bool = False
     custom_timeouts: dict[str, str] = field(default_factory=dict)
     retain_on_delete: bool = False
+    aliases: list[dict[str, Any]] = field(default_factory=list)
+    """The alias specs as the engine receives them (``parent`` or ``noParent``, ``name``, ``type``...)."""
+    registered_outputs: dict[str, Any] | None = None
+    """A component's ``register_outputs``, as the engine receives them (``None``: never registered)."""
 
     def as_json(self) -> dict[str, Any]:
+        extra: dict[str, Any] = {"aliases": self.aliases} if self.aliases else {}
+        if self.registered_outputs is not None:
+            extra["registeredOutputs"] = self.registered_outputs
         return {
             "urn": self.urn,
             "type": self.type,
@@ -173,6 +180,7 @@ class RecordedResource:
             "deleteBeforeReplace": self.delete_before_replace,
             "customTimeouts": self.custom_timeouts,
             "retainOnDelete": self.retain_on_delete,
+            **extra,
         }
 
 
@@ -229,9 +237,17 @@ class RecordingMonitor(mocks.MockMonitor):
                         k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
                     },
                     retain_on_delete=bool(request.retainOnDelete),
+                    aliases=[plain(json_format.MessageToDict(a)) for a in request.aliases],
                 )
             )
         return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # a resource_pb2.RegisterResourceOutputsRequest
+        """A component's outputs (the stack's own are read from the root resource instead)."""
+        for r in self.recorded:
+            if r.urn == request.urn:
+                r.registered_outputs = plain(json_format.MessageToDict(request.outputs))
+        return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
 
 class PreviewMocks(mocks.Mocks):

@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import TYPE_CHECKING
-
-import pulumi
 
 from ...controllers import JOBSET
 from ...node_identity import Access
 from ...observability import ServingMetrics
-from ...settings import (
-    to_settings,
-)
+from ...settings import to_settings
 from ...tenancy import SERVING_PRIORITY
 from ..base import Backend, Built, Platform
-
-if TYPE_CHECKING:
-    pass
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
 from .facts import HTTP_PORT, MODEL_SERVER_BUCKETS
 from .settings import NAME, SaxmlServingConfig, model_size
+
+
+def http_examples(model: str) -> dict[str, tuple[str, str, dict[str, str]]]:
+    """Output name -> (method, path, JSON body) of the sax-http calls the stack prints for ``model``: the
+    model lifecycle over the sax-http API of the seed (its manifest's comment: ``GET /listcell {"model": ...}``,
+    ``POST /generate {"model": ..., "query": ...}``)."""
+    return {
+        "generateExample": ("POST", "/generate", {"model": model, "query": "How many days are in a week?"}),
+        "listcellExample": ("GET", "/listcell", {"model": model}),
+    }
+
+
+def curl_command(address: str, *, method: str, path: str, body: dict[str, str]) -> str:
+    """The curl command of one sax-http call at ``address``."""
+    return (
+        f"curl -s -X {method} http://{address}:{HTTP_PORT}{path} -H 'Content-type: application/json' "
+        f"-d '{json.dumps(body)}'"
+    )
 
 
 def ingress(serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
@@ -78,22 +89,17 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
         opts=platform.options(jobset, identity.service_account, platform.tenancy, *pools),
     )
     model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
-
-    def curl(method: str, path: str, body: dict[str, str]) -> pulumi.Output[str]:
-        return workload.address.apply(
-            lambda a: (
-                f"curl -s -X {method} http://{a}:{HTTP_PORT}{path} -H 'Content-type: application/json' "
-                f"-d '{json.dumps(body)}'"
-            )
-        )
+    examples = {
+        key: workload.address.apply(functools.partial(curl_command, method=method, path=path, body=body))
+        for key, (method, path, body) in http_examples(model).items()
+    }
 
     return Built(
         installs=[jobset],
         outputs={
             "saxHttpAddress": workload.address,
             "saxModels": [m.model for m in serving.models],
-            "generateExample": curl("POST", "/generate", {"model": model, "query": "How many days are in a week?"}),
-            "listcellExample": curl("GET", "/listcell", {"model": model}),
+            **examples,
         },
     )
 

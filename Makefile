@@ -24,7 +24,7 @@ help:
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
-	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
+	@echo "make readme                 regenerate the README's settings tables and cost table, and docs/reference/components.md, from the code"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
@@ -92,6 +92,7 @@ test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed
 
 readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.settings_tables
+	$(PYTHON) -m tpu_serving_tools.api_reference
 	$(PYTHON) -m tpu_serving_tools.cost_table
 
 golden: $(VENV)/.installed

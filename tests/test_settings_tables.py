@@ -57,6 +57,11 @@ def test_settings_tables_a_changed_default_changes_the_readme(monkeypatch):
     assert changed != readme
 
 
+def test_settings_tables_a_pipe_in_code_is_html_and_elsewhere_escaped():
+    row = settings_tables.table_row(["`a|b`", "x | y", "`<t>`"])
+    assert row == "| <code>a&#124;b</code> | x \\| y | `<t>` |"
+
+
 def test_readme_contents_links_every_section():
     import re
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import collections.abc
 import enum
+import html
 import json
 import re
 import sys
@@ -120,13 +121,25 @@ def rows(
         yield Row(key, type_text(field.annotation), default_text(field), bounds_text(field), field.description or "")
 
 
-def table(model_rows: Iterator[Row]) -> str:
-    """A Markdown table of the rows."""
-    lines = ["| key | type | default | bounds | meaning |", "|---|---|---|---|---|"]
+def table(model_rows: Iterator[Row], first: str = "key") -> str:
+    """A Markdown table of the rows; ``first`` heads the column of their keys."""
+    lines = [f"| {first} | type | default | bounds | meaning |", "|---|---|---|---|---|"]
     for r in model_rows:
-        cells = [f"`{r.key}`", r.type, r.default, r.bounds, r.description]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        lines.append(table_row([f"`{r.key}`", r.type, r.default, r.bounds, r.description]))
     return "\n".join(lines) + "\n"
+
+
+_CODE_WITH_PIPE = re.compile(r"`([^`]*\|[^`]*)`")
+
+
+def table_row(cells: list[str]) -> str:
+    """One Markdown table row. A pipe in a cell is escaped; inside a code span it is written as HTML
+    (``<code>a &#124; b</code>``), since a backslash there would be shown by MkDocs' Markdown as it is."""
+
+    def code(m: re.Match[str]) -> str:
+        return "<code>" + html.escape(m.group(1), quote=False).replace("|", "&#124;") + "</code>"
+
+    return "| " + " | ".join(_CODE_WITH_PIPE.sub(code, c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def tables() -> dict[str, str]:

@@ -1,11 +1,11 @@
-"""The README's settings tables, generated from the settings models (declared once).
+"""The stack file's settings reference, generated from the settings models (declared once).
 
 ``python -m tpu_serving_tools.settings_tables [--check]`` rewrites (or checks) every block of
-README.md between ``<!-- generated: settings <name> -->`` and ``<!-- end generated -->``:
+``docs/reference/settings.md`` between ``<!-- generated: settings <name> -->`` and ``<!-- end generated -->``:
 ``stack`` (the stack file's keys outside ``serving``) and one per serving backend. Each row
 is a key path as the stack file spells it, its type, its default, its bounds and its
 description, all read from the pydantic models, so a default changed in the code changes
-the README, and a test fails until it is regenerated.
+the page, and a test fails until it is regenerated (``make readme``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+PAGE = Path("docs/reference/settings.md")
+"""The page that holds the settings tables, from the repository's root."""
 
 BLOCK = re.compile(r"(<!-- generated: settings (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
@@ -153,37 +156,37 @@ def tables() -> dict[str, str]:
     return out
 
 
-def render(readme: str) -> str:
-    """``readme`` with every generated block replaced by its current table."""
+def render(page: str) -> str:
+    """``page`` with every generated block replaced by its current table."""
     current = tables()
 
     def replace(m: re.Match[str]) -> str:
         name = m.group("name")
         if name not in current:
-            raise SystemExit(f"README block `settings {name}` names no settings table; have: {', '.join(current)}")
+            raise SystemExit(f"block `settings {name}` names no settings table; have: {', '.join(current)}")
         return m.group(1) + current[name] + m.group(4)
 
-    return BLOCK.sub(replace, readme)
+    return BLOCK.sub(replace, page)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
+    parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
-    new = render(args.readme.read_text())
-    return rewrite(args.readme, new, check=args.check, what=f"{len(BLOCK.findall(new))} settings table(s)")
+    new = render(args.page.read_text())
+    return rewrite(args.page, new, check=args.check, what=f"{len(BLOCK.findall(new))} settings table(s)")
 
 
-def rewrite(readme: Path, new: str, *, check: bool, what: str) -> int:
-    """Write ``new`` to ``readme`` (or, with ``check``, exit status 1 if it differs); ``what`` names the blocks."""
+def rewrite(page: Path, new: str, *, check: bool, what: str) -> int:
+    """Write ``new`` to ``page`` (or, with ``check``, exit status 1 if it differs); ``what`` names the blocks."""
     if check:
-        if new != readme.read_text():
-            print(f"{readme}: {what} stale; run `make readme`", file=sys.stderr)
+        if new != page.read_text():
+            print(f"{page}: {what} stale; run `make readme`", file=sys.stderr)
             return 1
         return 0
-    readme.write_text(new)
-    print(f"wrote {what} in {readme}")
+    page.write_text(new)
+    print(f"wrote {what} in {page}")
     return 0
 
 

@@ -98,7 +98,7 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m "not slow"
 
-test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed
+test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed $(DOCS_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
 
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the

@@ -1,18 +1,25 @@
 """The documentation site: every page of ``mkdocs.yml``'s nav exists and every page of docs/ is in it, the README
-links to each, the README's parts the site includes are there, and the example stack the pages show is the one the
-tests run."""
+links to each, the README's parts the site includes are there, the examples the pages show are the ones the tests
+run, and (slow) the site builds strictly and the Library API page's program previews and passes the checks."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 from tests.conftest import ROOT
 
 DOCS = ROOT / "docs"
+MKDOCS = ROOT / ".docs-venv" / "bin" / "mkdocs"
+"""The site's toolchain, which make test-slow installs (make docs-venv)."""
 
 
 def nav_pages(nav: Any) -> Iterator[str]:
@@ -106,3 +113,37 @@ def test_docs_new_stack_example_is_the_one_the_suite_runs():
 
     page = (DOCS / "add-your-own-model.md").read_text()
     assert f"`stacks/Pulumi.{NEW}.yaml`:\n\n```yaml\n{STACK_FILE}```" in page
+
+
+@pytest.mark.slow
+def test_docs_site_builds_strictly(tmp_path: Path):
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [str(MKDOCS), "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (site / "reference" / "components" / "index.html").is_file()
+    home = (site / "index.html").read_text()
+    assert "Platform teams use it two ways" in home and "--8&lt;--" not in home
+
+
+@pytest.mark.slow
+def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
+    page = (DOCS / "library-api.md").read_text()
+    example = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "TpuNodePool(" in b)
+    (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(example)
+    cli = [sys.executable, "-m", "tpu_serving_tools.cli"]
+    preview = subprocess.run([*cli, "preview", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    line = next(x for x in check.stdout.splitlines() if x.startswith("dev: "))
+    found = dict(re.findall(r"(prerequisites met|unchanged on a second up) (\d+/\d+)", line))
+    assert set(found) == {"prerequisites met", "unchanged on a second up"}, line
+    assert all(a == b for a, b in (v.split("/") for v in found.values())), line

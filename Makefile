@@ -109,9 +109,10 @@ readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.cost_table
 
 # The documentation site, built strictly (a warning, such as a link to a missing page or anchor, fails) into
-# build/site. README.md and CHANGELOG.md are included into it from the repository's root.
+# build/site. README.md and CHANGELOG.md are included into it from the repository's root. NO_MKDOCS_2_WARNING
+# silences Material's banner on its end of life (docs/development.md says what it says).
 docs: $(DOCS_VENV)/.installed
-	$(DOCS_VENV)/bin/mkdocs build --strict --site-dir build/site
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir build/site
 
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden

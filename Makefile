@@ -48,21 +48,25 @@ $(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
 
 policy-venv: $(POLICY_VENV)/.installed
 
+# A tool's own environment: $(call tool-venv,<venv>,<requirements>,<constraints>) makes the venv and installs the
+# pinned requirements into it (the recipe of <venv>/.installed).
+define tool-venv
+test -x $(1)/bin/python || $(PY) -m venv $(1)
+$(1)/bin/python -m pip install --quiet --disable-pip-version-check -r $(2) -c $(3)
+touch $(1)/.installed
+endef
+
 # Checkov's own environment: its pins do not resolve beside the program's (requirements-scan.txt).
 $(SCAN_VENV)/.installed: requirements-scan.txt constraints-scan.txt
 	@echo "installing Checkov into $(SCAN_VENV) (once)"
-	test -x $(SCAN_VENV)/bin/python || $(PY) -m venv $(SCAN_VENV)
-	$(SCAN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt -c constraints-scan.txt
-	touch $@
+	$(call tool-venv,$(SCAN_VENV),requirements-scan.txt,constraints-scan.txt)
 
 scan-venv: $(SCAN_VENV)/.installed
 
 # The documentation site's environment: MkDocs and the Material theme (requirements-docs.txt).
 $(DOCS_VENV)/.installed: requirements-docs.txt constraints-docs.txt
 	@echo "installing MkDocs into $(DOCS_VENV) (once)"
-	test -x $(DOCS_VENV)/bin/python || $(PY) -m venv $(DOCS_VENV)
-	$(DOCS_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-docs.txt -c constraints-docs.txt
-	touch $@
+	$(call tool-venv,$(DOCS_VENV),requirements-docs.txt,constraints-docs.txt)
 
 docs-venv: $(DOCS_VENV)/.installed
 

@@ -12,7 +12,6 @@ changes the page, and a test fails until it is regenerated (``make readme``).
 
 from __future__ import annotations
 
-import argparse
 import collections.abc
 import dataclasses
 import enum
@@ -27,7 +26,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field
 
-from tpu_serving_tools.settings_tables import Row, bounds_text, rewrite, table, table_row
+from tpu_serving_tools.settings_tables import Row, bounds_text, page_command, table, table_row
 
 BLOCK = re.compile(r"(<!-- generated: api -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 PAGE = Path("docs/reference/components.md")
@@ -216,12 +215,7 @@ def render(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
-    parser.add_argument("--page", type=Path, default=PAGE)
-    args = parser.parse_args(argv)
-    new = render(args.page.read_text())
-    return rewrite(args.page, new, check=args.check, what="the components' API reference")
+    return page_command(argv, __doc__, PAGE, render, lambda new: "the components' API reference")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ import json
 import re
 import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -170,12 +170,20 @@ def render(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    return page_command(argv, __doc__, PAGE, render, lambda new: f"{len(BLOCK.findall(new))} settings table(s)")
+
+
+def page_command(
+    argv: list[str] | None, doc: str | None, page: Path, render: Callable[[str], str], what: Callable[[str], str]
+) -> int:
+    """The command line of a generated page: ``render`` the page (``--page``, default ``page``) and write it, or
+    with ``--check`` exit 1 if it is not current; ``what(new text)`` names its generated blocks."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
-    parser.add_argument("--page", type=Path, default=PAGE)
+    parser.add_argument("--page", type=Path, default=page)
     args = parser.parse_args(argv)
     new = render(args.page.read_text())
-    return rewrite(args.page, new, check=args.check, what=f"{len(BLOCK.findall(new))} settings table(s)")
+    return rewrite(args.page, new, check=args.check, what=what(new))
 
 
 def rewrite(page: Path, new: str, *, check: bool, what: str) -> int:

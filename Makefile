@@ -8,10 +8,11 @@ STACKS  := $(patsubst stacks/Pulumi.%.yaml,%,$(wildcard stacks/Pulumi.*.yaml))
 
 POLICY_VENV := policy/.venv
 SCAN_VENV   := .scan-venv
+DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv scan-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review mutate readme clean
+.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review mutate readme docs clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -24,7 +25,8 @@ help:
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
-	@echo "make readme                 regenerate the README's settings tables and cost table from the code"
+	@echo "make readme                 regenerate the docs' generated parts from the code: settings and components reference, cost table"
+	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
@@ -46,14 +48,27 @@ $(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
 
 policy-venv: $(POLICY_VENV)/.installed
 
+# A tool's own environment: $(call tool-venv,<venv>,<requirements>,<constraints>) makes the venv and installs the
+# pinned requirements into it (the recipe of <venv>/.installed).
+define tool-venv
+test -x $(1)/bin/python || $(PY) -m venv $(1)
+$(1)/bin/python -m pip install --quiet --disable-pip-version-check -r $(2) -c $(3)
+touch $(1)/.installed
+endef
+
 # Checkov's own environment: its pins do not resolve beside the program's (requirements-scan.txt).
 $(SCAN_VENV)/.installed: requirements-scan.txt constraints-scan.txt
 	@echo "installing Checkov into $(SCAN_VENV) (once)"
-	test -x $(SCAN_VENV)/bin/python || $(PY) -m venv $(SCAN_VENV)
-	$(SCAN_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r requirements-scan.txt -c constraints-scan.txt
-	touch $@
+	$(call tool-venv,$(SCAN_VENV),requirements-scan.txt,constraints-scan.txt)
 
 scan-venv: $(SCAN_VENV)/.installed
+
+# The documentation site's environment: MkDocs and the Material theme (requirements-docs.txt).
+$(DOCS_VENV)/.installed: requirements-docs.txt constraints-docs.txt
+	@echo "installing MkDocs into $(DOCS_VENV) (once)"
+	$(call tool-venv,$(DOCS_VENV),requirements-docs.txt,constraints-docs.txt)
+
+docs-venv: $(DOCS_VENV)/.installed
 
 preview: $(VENV)/.installed
 	$(TOOL) preview $(STACK)
@@ -71,9 +86,9 @@ check: $(VENV)/.installed
 scan: $(VENV)/.installed $(SCAN_VENV)/.installed
 	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --stale-fails
 
-# The README's per-stack scan results (a slow test fails while they are stale).
+# The per-stack scan results on the Security page (a slow test fails while they are stale).
 scan-readme: $(VENV)/.installed $(SCAN_VENV)/.installed
-	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --readme README.md
+	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --readme docs/security.md
 
 diff: $(VENV)/.installed
 	$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
@@ -87,12 +102,21 @@ lint: $(VENV)/.installed
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m "not slow"
 
-test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed
+test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed $(DOCS_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
 
+# The generated parts of the documentation (tests fail while they are stale): the settings reference and the
+# components' API reference from the code, and the cost table from the stacks' previews.
 readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.settings_tables
+	$(PYTHON) -m tpu_serving_tools.api_reference
 	$(PYTHON) -m tpu_serving_tools.cost_table
+
+# The documentation site, built strictly (a warning, such as a link to a missing page or anchor, fails) into
+# build/site. README.md and CHANGELOG.md are included into it from the repository's root. NO_MKDOCS_2_WARNING
+# silences Material's banner on its end of life (docs/development.md says what it says).
+docs: $(DOCS_VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir build/site
 
 golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden

@@ -68,7 +68,7 @@ def reference() -> Path:
     if missing:
         pytest.fail(
             f"reference material missing: {', '.join(map(str, missing))}; the checkout needs "
-            "../shared/reference/crds and ../shared/reference/seed-manifests beside it (README: Reference schemas)"
+            "../shared/reference/crds and ../shared/reference/seed-manifests beside it (docs/development.md: Reference schemas)"
         )
     return REFERENCE
 

@@ -114,11 +114,11 @@ def test_cost_every_stack_exports_and_previews_its_cost(stack):
     assert f"${c['perHour']['total']:,.2f}/hour" in text and "Capacity: " in text
 
 
-def test_cost_table_readme_is_current():
-    readme = (ROOT / "README.md").read_text()
-    assert readme.count("<!-- generated: cost -->") == 1
+def test_cost_table_page_is_current():
+    page = (ROOT / cost_table.PAGE).read_text()
+    assert page.count("<!-- generated: cost -->") == 1
     outputs = {stack: plan_of(stack).outputs for stack in STACKS}
-    assert cost_table.render(readme, outputs) == readme, "README cost table is stale: run `make readme`"
+    assert cost_table.render(page, outputs) == page, f"{cost_table.PAGE} cost table is stale: run `make readme`"
 
 
 def test_cost_slices_that_scale_from_zero_count_only_at_peak():

@@ -1,5 +1,5 @@
 """The stack tests guard the product, not the shipped examples: a new single-host stack, added to a scratch copy
-of the project as the README's "Adding a stack" says, passes every stack test of the suite (issue "A platform
+of the project as docs/add-your-own-model.md says, passes every stack test of the suite (issue "A platform
 team adopts it", item 2)."""
 
 from __future__ import annotations

@@ -168,12 +168,14 @@ def tool(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_scan_every_stack_passes_with_only_baselined_findings_and_no_stale_entry(tmp_path):
-    readme = tmp_path / "README.md"
-    readme.write_text((ROOT / "README.md").read_text())
-    done = tool("--stale-fails", "--readme", str(readme))
+    page = tmp_path / "security.md"
+    page.write_text((ROOT / "docs" / "security.md").read_text())
+    done = tool("--stale-fails", "--readme", str(page))
     assert done.returncode == 0, done.stdout + done.stderr
-    # the README's security section lists these very results
-    assert readme.read_text() == (ROOT / "README.md").read_text(), "README scan results are stale: make scan-readme"
+    # the Security page lists these very results
+    assert page.read_text() == (ROOT / "docs" / "security.md").read_text(), (
+        "docs/security.md scan results are stale: make scan-readme"
+    )
     baseline, *lines = done.stdout.splitlines()
     assert baseline.startswith("baseline: ") and baseline.endswith("tools/scan/baseline.yaml (37 entries)")
     assert len(lines) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))

@@ -1,4 +1,4 @@
-"""The README's settings tables are generated from the settings models and kept current."""
+"""The settings reference (docs/reference/settings.md) is generated from the settings models and kept current."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ from tpu_serving.settings import Model
 from tpu_serving_tools import settings_tables
 
 
-def test_settings_tables_readme_is_current():
-    readme = (ROOT / "README.md").read_text()
-    assert readme.count("<!-- generated: settings ") == 5
-    assert settings_tables.render(readme) == readme, "README settings tables are stale: run `make readme`"
+def test_settings_tables_page_is_current():
+    page = (ROOT / settings_tables.PAGE).read_text()
+    assert page.count("<!-- generated: settings ") == 5
+    assert settings_tables.render(page) == page, f"{settings_tables.PAGE} settings tables are stale: run `make readme`"
 
 
 class _Inner(Model):
@@ -46,26 +46,17 @@ def test_settings_tables_rows_come_from_the_model():
     assert (rows["x.inner.size"].default, rows["x.inner.size"].bounds) == ("`3`", ">= 1, <= 9")
 
 
-def test_settings_tables_a_changed_default_changes_the_readme(monkeypatch):
+def test_settings_tables_a_changed_default_changes_the_page(monkeypatch):
     from tpu_serving.config.models import CpuPoolConfig
 
-    readme = (ROOT / "README.md").read_text()
+    page = (ROOT / settings_tables.PAGE).read_text()
     field = CpuPoolConfig.model_fields["machine_type"]
     monkeypatch.setattr(field, "default", "n2-standard-16")
-    changed = settings_tables.render(readme)
+    changed = settings_tables.render(page)
     assert "| `cluster.cpuPool.machineType` | string | `n2-standard-16` |" in changed
-    assert changed != readme
+    assert changed != page
 
 
-def test_readme_contents_links_every_section():
-    import re
-
-    text = (ROOT / "README.md").read_text()
-    contents = next(line for line in text.split("\n\n") if line.startswith("Contents:"))
-    anchors = set(re.findall(r"\]\(#([a-z0-9-]+)\)", contents))
-    headings = re.findall(r"^## (.+)$", text, re.M)
-
-    def anchor(title: str) -> str:  # GitHub's: lower case, punctuation dropped, spaces to '-'
-        return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
-
-    assert {anchor(h) for h in headings} == anchors
+def test_settings_tables_a_pipe_in_code_is_html_and_elsewhere_escaped():
+    row = settings_tables.table_row(["`a|b`", "x | y", "`<t>`"])
+    assert row == "| <code>a&#124;b</code> | x \\| y | `<t>` |"

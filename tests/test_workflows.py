@@ -58,11 +58,11 @@ def load(name: str) -> dict:
     return yaml.load((ROOT / ".github" / "workflows" / name).read_text(), Loader=yaml.BaseLoader)
 
 
-def test_workflows_ci_runs_lint_test_slow_tests_and_scan_as_steps():
+def test_workflows_ci_runs_lint_test_slow_tests_scan_and_docs_as_steps():
     ci = load("ci.yml")
     assert set(ci["on"]) == {"push", "pull_request"}
     runs = [s.get("run") for s in ci["jobs"]["test"]["steps"] if s.get("run", "").startswith("make ")]
-    assert runs == ["make lint", "make test", "make test-slow", "make scan"]
+    assert runs == ["make lint", "make test", "make test-slow", "make scan", "make docs"]
     local = (ROOT / ".ci" / "run").read_text()
     assert [line.split("&& ")[-1] for line in local.splitlines() if "&& make " in line] == runs
     assert "set -euo pipefail" in local

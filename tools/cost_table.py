@@ -1,9 +1,9 @@
-"""The README's cost table: each stack's capacity and estimated cost, from its offline plan.
+"""The cost table of the Cost page: each stack's capacity and estimated cost, from its offline plan.
 
-``python -m tpu_serving_tools.cost_table [--check]`` rewrites (or checks) the README block
+``python -m tpu_serving_tools.cost_table [--check]`` rewrites (or checks) the block of ``docs/cost.md``
 between ``<!-- generated: cost -->`` and ``<!-- end generated -->`` from the ``capacity`` and
 ``cost`` outputs of every stack's preview, so a price or a slice changed in the code changes
-the README, and a test fails until it is regenerated.
+the page, and a test fails until it is regenerated (``make readme``).
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+PAGE = Path("docs/cost.md")
+"""The page that holds the cost table, from the repository's root."""
 
 BLOCK = re.compile(r"(<!-- generated: cost -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
@@ -41,9 +44,9 @@ def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(readme: str, outputs: Mapping[str, Mapping[str, Any]]) -> str:
-    """``readme`` with the cost block replaced by the table of ``outputs`` (stack -> plan outputs)."""
-    return BLOCK.sub(lambda m: m.group(1) + table(outputs) + m.group(3), readme)
+def render(page: str, outputs: Mapping[str, Mapping[str, Any]]) -> str:
+    """``page`` with the cost block replaced by the table of ``outputs`` (stack -> plan outputs)."""
+    return BLOCK.sub(lambda m: m.group(1) + table(outputs) + m.group(3), page)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -51,14 +54,14 @@ def main(argv: list[str] | None = None) -> int:
     from tpu_serving_tools.settings_tables import rewrite
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
+    parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)
     root = Path.cwd()
     outputs = {stack: preview_stack(root, stack).outputs for stack in load_project(root).stacks()}
     close_event_loop()
-    new = render(args.readme.read_text(), outputs)
-    return rewrite(args.readme, new, check=args.check, what=f"the cost table of {len(outputs)} stack(s)")
+    new = render(args.page.read_text(), outputs)
+    return rewrite(args.page, new, check=args.check, what=f"the cost table of {len(outputs)} stack(s)")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
   ``x-kubernetes-preserve-unknown-fields``. ``x-kubernetes-int-or-string`` becomes
   ``integer | string``, as the API server treats it.
 
-The CRD files are read in place (``../shared/reference/crds`` by default); the README says
+The CRD files are read in place (``../shared/reference/crds`` by default); docs/development.md says
 how to fetch the same pinned files.
 """
 
@@ -30,7 +30,7 @@ KUBERNETES_VERSION = "1.34.0"
 
 CRD_DIR = Path(os.environ.get("TPU_SERVING_CRDS", Path.cwd().parent / "shared" / "reference" / "crds"))
 """Where the upstream CRD files are read: ``$TPU_SERVING_CRDS``, else ``../shared/reference/crds``
-beside the project (the README says how to fetch the same pinned files)."""
+beside the project (docs/development.md, Reference schemas, says how to fetch the same pinned files)."""
 
 CRD_FILES: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("leaderworkerset.x-k8s.io", "v0.4.0"): "lws-v0.4.0-leaderworkersets-crd.yaml",

@@ -1,11 +1,11 @@
-"""The README's settings tables, generated from the settings models (declared once).
+"""The stack file's settings reference, generated from the settings models (declared once).
 
 ``python -m tpu_serving_tools.settings_tables [--check]`` rewrites (or checks) every block of
-README.md between ``<!-- generated: settings <name> -->`` and ``<!-- end generated -->``:
+``docs/reference/settings.md`` between ``<!-- generated: settings <name> -->`` and ``<!-- end generated -->``:
 ``stack`` (the stack file's keys outside ``serving``) and one per serving backend. Each row
 is a key path as the stack file spells it, its type, its default, its bounds and its
 description, all read from the pydantic models, so a default changed in the code changes
-the README, and a test fails until it is regenerated.
+the page, and a test fails until it is regenerated (``make readme``).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ from __future__ import annotations
 import argparse
 import collections.abc
 import enum
+import html
 import json
 import re
 import sys
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Union
@@ -26,6 +27,9 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+PAGE = Path("docs/reference/settings.md")
+"""The page that holds the settings tables, from the repository's root."""
 
 BLOCK = re.compile(r"(<!-- generated: settings (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
@@ -120,13 +124,25 @@ def rows(
         yield Row(key, type_text(field.annotation), default_text(field), bounds_text(field), field.description or "")
 
 
-def table(model_rows: Iterator[Row]) -> str:
-    """A Markdown table of the rows."""
-    lines = ["| key | type | default | bounds | meaning |", "|---|---|---|---|---|"]
+def table(model_rows: Iterator[Row], first: str = "key") -> str:
+    """A Markdown table of the rows; ``first`` heads the column of their keys."""
+    lines = [f"| {first} | type | default | bounds | meaning |", "|---|---|---|---|---|"]
     for r in model_rows:
-        cells = [f"`{r.key}`", r.type, r.default, r.bounds, r.description]
-        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+        lines.append(table_row([f"`{r.key}`", r.type, r.default, r.bounds, r.description]))
     return "\n".join(lines) + "\n"
+
+
+_CODE_WITH_PIPE = re.compile(r"`([^`]*\|[^`]*)`")
+
+
+def table_row(cells: list[str]) -> str:
+    """One Markdown table row. A pipe in a cell is escaped; inside a code span it is written as HTML
+    (``<code>a &#124; b</code>``), since a backslash there would be shown by MkDocs' Markdown as it is."""
+
+    def code(m: re.Match[str]) -> str:
+        return "<code>" + html.escape(m.group(1), quote=False).replace("|", "&#124;") + "</code>"
+
+    return "| " + " | ".join(_CODE_WITH_PIPE.sub(code, c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def tables() -> dict[str, str]:
@@ -140,37 +156,45 @@ def tables() -> dict[str, str]:
     return out
 
 
-def render(readme: str) -> str:
-    """``readme`` with every generated block replaced by its current table."""
+def render(page: str) -> str:
+    """``page`` with every generated block replaced by its current table."""
     current = tables()
 
     def replace(m: re.Match[str]) -> str:
         name = m.group("name")
         if name not in current:
-            raise SystemExit(f"README block `settings {name}` names no settings table; have: {', '.join(current)}")
+            raise SystemExit(f"block `settings {name}` names no settings table; have: {', '.join(current)}")
         return m.group(1) + current[name] + m.group(4)
 
-    return BLOCK.sub(replace, readme)
+    return BLOCK.sub(replace, page)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 if README.md is not current")
-    parser.add_argument("--readme", type=Path, default=Path("README.md"))
+    return page_command(argv, __doc__, PAGE, render, lambda new: f"{len(BLOCK.findall(new))} settings table(s)")
+
+
+def page_command(
+    argv: list[str] | None, doc: str | None, page: Path, render: Callable[[str], str], what: Callable[[str], str]
+) -> int:
+    """The command line of a generated page: ``render`` the page (``--page``, default ``page``) and write it, or
+    with ``--check`` exit 1 if it is not current; ``what(new text)`` names its generated blocks."""
+    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
+    parser.add_argument("--page", type=Path, default=page)
     args = parser.parse_args(argv)
-    new = render(args.readme.read_text())
-    return rewrite(args.readme, new, check=args.check, what=f"{len(BLOCK.findall(new))} settings table(s)")
+    new = render(args.page.read_text())
+    return rewrite(args.page, new, check=args.check, what=what(new))
 
 
-def rewrite(readme: Path, new: str, *, check: bool, what: str) -> int:
-    """Write ``new`` to ``readme`` (or, with ``check``, exit status 1 if it differs); ``what`` names the blocks."""
+def rewrite(page: Path, new: str, *, check: bool, what: str) -> int:
+    """Write ``new`` to ``page`` (or, with ``check``, exit status 1 if it differs); ``what`` names the blocks."""
     if check:
-        if new != readme.read_text():
-            print(f"{readme}: {what} stale; run `make readme`", file=sys.stderr)
+        if new != page.read_text():
+            print(f"{page}: {what} stale; run `make readme`", file=sys.stderr)
             return 1
         return 0
-    readme.write_text(new)
-    print(f"wrote {what} in {readme}")
+    page.write_text(new)
+    print(f"wrote {what} in {page}")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 The serving backends declare their own settings (:mod:`tpu_serving.backends`); the rest is
 here. Every field has its type, default, bounds and description, which the stack file, the
-component API and the README tables share.
+component API and the settings reference (docs/reference/settings.md) share.
 """
 
 from __future__ import annotations

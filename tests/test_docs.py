@@ -1,0 +1,149 @@
+"""The documentation site: every page of ``mkdocs.yml``'s nav exists and every page of docs/ is in it, the README
+links to each, the README's parts the site includes are there, the examples the pages show are the ones the tests
+run, and (slow) the site builds strictly and the Library API page's program previews and passes the checks."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+DOCS = ROOT / "docs"
+MKDOCS = ROOT / ".docs-venv" / "bin" / "mkdocs"
+"""The site's toolchain, which make test-slow installs (make docs-venv)."""
+
+
+def nav_pages(nav: Any) -> Iterator[str]:
+    """Every page path of an MkDocs ``nav`` (nested sections included)."""
+    if isinstance(nav, str):
+        yield nav
+    elif isinstance(nav, list):
+        for item in nav:
+            yield from nav_pages(item)
+    elif isinstance(nav, dict):
+        for value in nav.values():
+            yield from nav_pages(value)
+
+
+def config() -> dict[str, Any]:
+    return dict(yaml.safe_load((ROOT / "mkdocs.yml").read_text()))
+
+
+def test_docs_nav_pages_exist_and_every_page_is_in_the_nav():
+    listed = list(nav_pages(config()["nav"]))
+    assert len(listed) == len(set(listed)), "a page is listed twice in mkdocs.yml"
+    missing = [p for p in listed if not (DOCS / p).is_file()]
+    assert not missing, f"mkdocs.yml lists pages that do not exist: {missing}"
+    on_disk = {p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md")}
+    assert on_disk == set(listed), f"pages of docs/ missing from mkdocs.yml's nav: {sorted(on_disk - set(listed))}"
+
+
+def test_docs_nav_test_fails_on_a_page_outside_the_nav():
+    pages = {"index.md", "deploy.md"}
+    nav = [{"Home": "index.md"}, {"Guides": [{"Deploy": "deploy.md"}]}]
+    assert set(nav_pages(nav)) == pages
+    assert set(nav_pages(nav[:1])) != pages
+
+
+def test_docs_build_is_strict_about_links():
+    cfg = config()
+    assert cfg["strict"] is True and cfg["docs_dir"] == "docs" and cfg["site_dir"] == "build/site"
+    assert cfg["validation"]["links"] == {
+        "not_found": "warn",
+        "anchors": "warn",
+        "absolute_links": "warn",
+        "unrecognized_links": "warn",
+    }
+    assert cfg["validation"]["nav"]["omitted_files"] == "warn"
+    assert "mkdocs build --strict" in (ROOT / "Makefile").read_text()
+
+
+def test_readme_contents_links_every_section():
+    text = (ROOT / "README.md").read_text()
+    contents = next(line for line in text.split("\n\n") if line.startswith("Contents:"))
+    anchors = set(re.findall(r"\]\(#([a-z0-9-]+)\)", contents))
+    headings = re.findall(r"^## (.+)$", text, re.M)
+
+    def anchor(title: str) -> str:  # GitHub's: lower case, punctuation dropped, spaces to '-'
+        return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+    assert {anchor(h) for h in headings} == anchors
+
+
+def test_readme_links_every_docs_page():
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Documentation\n", 1)[1]
+    linked = set(re.findall(r"\]\(docs/([^)#]+)\)", section))
+    assert linked == set(nav_pages(config()["nav"]))
+    assert all((ROOT / "docs" / p).is_file() for p in re.findall(r"\]\(docs/([^)#]+)[^)]*\)", text))
+
+
+SNIPPET = re.compile(r'^--8<-- "(?P<file>[^":]+)(?::(?P<section>[\w-]+))?"$', re.M)
+
+
+def test_docs_included_readme_sections_exist():
+    included = [(p, m) for p in DOCS.rglob("*.md") for m in SNIPPET.finditer(p.read_text())]
+    assert {m.group("section") for _, m in included if m.group("file") == "README.md"} == {
+        "intro",
+        "two-commands",
+        "stacks",
+    }
+    for page, m in included:
+        source = (ROOT / m.group("file")).read_text()
+        if m.group("section"):
+            name = m.group("section")
+            start, end = f"--8<-- [start:{name}]", f"--8<-- [end:{name}]"
+            assert source.count(start) == 1 and source.count(end) == 1, (page, name)
+            part = source.split(start, 1)[1].split(end, 1)[0]
+            # an included part is read on the site, where the README's relative links would not resolve
+            assert "](" not in part.replace("](https://", ""), (page, name)
+
+
+def test_docs_new_stack_example_is_the_one_the_suite_runs():
+    from tests.test_new_stack import NEW, STACK_FILE
+
+    page = (DOCS / "add-your-own-model.md").read_text()
+    assert f"`stacks/Pulumi.{NEW}.yaml`:\n\n```yaml\n{STACK_FILE}```" in page
+
+
+@pytest.mark.slow
+def test_docs_site_builds_strictly(tmp_path: Path):
+    site = tmp_path / "site"
+    done = subprocess.run(
+        [str(MKDOCS), "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (site / "reference" / "components" / "index.html").is_file()
+    home = (site / "index.html").read_text()
+    assert "Platform teams use it two ways" in home and "--8&lt;--" not in home
+
+
+@pytest.mark.slow
+def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
+    page = (DOCS / "library-api.md").read_text()
+    example = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "TpuNodePool(" in b)
+    (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(example)
+    cli = [sys.executable, "-m", "tpu_serving_tools.cli"]
+    preview = subprocess.run([*cli, "preview", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    line = next(x for x in check.stdout.splitlines() if x.startswith("dev: "))
+    found = dict(re.findall(r"(prerequisites met|unchanged on a second up) (\d+/\d+)", line))
+    assert set(found) == {"prerequisites met", "unchanged on a second up"}, line
+    assert all(a == b for a, b in (v.split("/") for v in found.values())), line

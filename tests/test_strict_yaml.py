@@ -115,3 +115,13 @@ def test_strict_yaml_the_projects_config_must_be_a_mapping_too(tmp_path: Path):
     (root / "Pulumi.yaml").write_text("- name: mine\n")
     with pytest.raises(StackConfigError, match="Pulumi.yaml: expected a mapping with the project's `name:`"):
         load_project(root)
+
+
+def test_strict_yaml_a_syntax_error_names_the_stack_file_at_each_mark(tmp_path: Path):
+    root = tiny_project(tmp_path, "config:\n  a: [\n  b: 1\n")
+    with pytest.raises(StackConfigError) as err:
+        stack_config(load_project(root), "lst")
+    text = str(err.value)
+    assert text.startswith("stacks/Pulumi.lst.yaml is not valid YAML: while parsing a flow sequence")
+    assert 'in "stacks/Pulumi.lst.yaml", line 2, column 6' in text
+    assert "<unicode string>" not in text

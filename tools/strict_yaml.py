@@ -80,10 +80,14 @@ def load(path: Path, shown: str | None = None) -> Any:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise StrictYamlError(f"{name}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line})") from None
+    loader = _UniqueKeyLoader(text)
+    loader.name = name  # the marks of its messages name the file, not "<unicode string>"
     try:
-        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = loader.get_single_data()
     except yaml.YAMLError as err:
         raise StrictYamlError(f"{name} is not valid YAML: {err}") from None
+    finally:
+        loader.dispose()
     if _size(doc, MAX_NODES) > MAX_NODES:
         raise StrictYamlError(f"{name}: more than {MAX_NODES} values, aliases followed (a stack file holds far fewer)")
     return doc

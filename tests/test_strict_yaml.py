@@ -125,3 +125,35 @@ def test_strict_yaml_a_syntax_error_names_the_stack_file_at_each_mark(tmp_path: 
     assert text.startswith("stacks/Pulumi.lst.yaml is not valid YAML: while parsing a flow sequence")
     assert 'in "stacks/Pulumi.lst.yaml", line 2, column 6' in text
     assert "<unicode string>" not in text
+
+
+def test_strict_yaml_plain_scalars_mean_what_the_pulumi_cli_reads(tmp_path: Path):
+    """yaml.v3, the CLI's reader, resolves YAML 1.2's core schema: only true/false are booleans."""
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text(
+        "config:\n  a: yes\n  b: no\n  c: on\n  d: off\n  e: y\n  f: true\n  g: FALSE\n  h: 1:30\n  i: 1e3\n"
+        "  j: 0o17\n  k: ~\n  l: 1_000\n  m: 010\n  n: 0x1F\n"
+    )
+    assert strict_yaml.load(path)["config"] == {
+        "a": "yes",
+        "b": "no",
+        "c": "on",
+        "d": "off",
+        "e": "y",
+        "f": True,
+        "g": False,
+        "h": "1:30",
+        "i": 1000.0,
+        "j": 15,
+        "k": None,
+        "l": 1000,
+        "m": 8,
+        "n": 31,
+    }
+
+
+def test_strict_yaml_a_yes_in_a_stack_file_reaches_the_program_as_text(tmp_path: Path):
+    root = tiny_project(tmp_path, "config:\n  labels:\n    sandbox: yes\n  zone: no\n")
+    config = stack_config(load_project(root), "lst")
+    assert config["mine:labels"] == '{"sandbox": "yes"}'
+    assert config["mine:zone"] == "no"

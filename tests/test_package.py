@@ -105,6 +105,11 @@ def test_package_console_script_usage_lists_the_commands():
     proc = subprocess.run([str(TOOL)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert all(c in proc.stderr for c in ("preview", "check", "policy", "diff"))
+    helped = subprocess.run([str(TOOL), "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and helped.stderr == ""
+    assert all(c in helped.stdout for c in ("preview", "check", "policy", "diff"))
+    version = subprocess.run([str(TOOL), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("tpu-serving 0.")
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""Offline ``pulumi preview`` of one stack: ``python -m tpu_serving_tools.preview <stack>``.
+"""Offline ``pulumi preview`` of one stack.
 
 Runs the real program for the stack through the recording monitor of
 :mod:`tools.offline`, prints the resource tree and a TPU summary, and writes
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
@@ -240,7 +241,7 @@ def program_frame(err: BaseException, root: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")

@@ -246,10 +246,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
     parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
-    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary, under a line naming the stack")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     parser.add_argument("--traceback", action="store_true", help="show the program's traceback on an error")
     args = parser.parse_args(argv)
+    if args.quiet:
+        # The summary has no stack name: `make previews` prints one block per stack, each under its header.
+        print(f"== {args.stack}", flush=True)
 
     import pulumi
 

@@ -13,6 +13,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 
 from collections.abc import Mapping, Sequence
 
+from ...autoscaling import MetricKind
 from ...validation import Choice
 from ...versions import PINS
 
@@ -41,6 +42,40 @@ class VllmMetric(Choice):
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
 
+
+METRIC_KINDS: Mapping[str, MetricKind] = {
+    **dict.fromkeys(
+        (
+            VllmMetric.REQUESTS_RUNNING,
+            VllmMetric.REQUESTS_WAITING,
+            VllmMetric.KV_CACHE_USAGE,
+            "vllm:gpu_cache_usage_perc",
+        ),
+        MetricKind.GAUGE,
+    ),
+    **dict.fromkeys(
+        (
+            VllmMetric.TIME_TO_FIRST_TOKEN,
+            VllmMetric.INTER_TOKEN_LATENCY,
+            "vllm:time_per_output_token_seconds",
+            "vllm:e2e_request_latency_seconds",
+            "vllm:request_queue_time_seconds",
+            "vllm:request_inference_time_seconds",
+            "vllm:request_prefill_time_seconds",
+            "vllm:request_decode_time_seconds",
+            "vllm:request_prompt_tokens",
+            "vllm:request_generation_tokens",
+            "vllm:request_max_num_generation_tokens",
+            "vllm:request_params_n",
+            "vllm:request_params_max_tokens",
+        ),
+        MetricKind.HISTOGRAM,
+    ),
+    **dict.fromkeys(("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"), MetricKind.COUNTER),
+}
+"""The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
+``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series
+gain ``_total``): the HPA can read only a gauge."""
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",

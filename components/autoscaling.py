@@ -31,6 +31,7 @@ from pulumi_gcp import organizations, projects
 
 from . import lws
 from .controllers import Controller
+from .naming import project_id_problem
 from .options import child_options
 from .settings import described
 from .validation import Choice, check_arguments
@@ -199,6 +200,11 @@ class ServingAutoscalerArgs:
     """Prometheus gauge the HPA averages over the leaders: ``settings.metric``, or the backend's own."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the HPA."""
+
+    def problems(self) -> list[str]:
+        """The project is a GCP project ID (its workload identity pool names the adapter's principal)."""
+        problem = project_id_problem(self.project)
+        return [f"project = {self.project!r}: {problem}"] if problem else []
 
 
 def quantity(value: float) -> str:

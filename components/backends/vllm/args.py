@@ -14,6 +14,7 @@ from ... import lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import pinned_image_problem
+from ...naming import check_dns_name
 from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
@@ -209,16 +210,24 @@ class SecretKey:
 class VllmServingArgs:
     """Arguments of :class:`VllmServing`."""
 
-    namespace: str
+    namespace: str = described("Namespace of the workload.", check=check_dns_name)
     """Namespace of the workload."""
-    service_account: str
+    service_account: str = described(
+        "Kubernetes service account of every pod (workload identity: weights and cache buckets).",
+        check=check_dns_name,
+    )
     """Kubernetes service account of every pod (workload identity: weights and cache buckets)."""
-    shape: SliceShape
+    shape: SliceShape = described("Shape of each serving slice; one group per slice.")
     """Shape of each serving slice; one group per slice."""
-    model: str
+    model: str = described(
+        "The weights: a path inside `weights_bucket` (a Hugging Face snapshot: config, tokenizer, safetensors), "
+        "or a Hugging Face repository id when `loader` is `hugging-face`."
+    )
     """The weights: a path inside ``weights_bucket`` (a Hugging Face snapshot: config, tokenizer,
     safetensors), or a Hugging Face repository id when ``loader`` is ``hugging-face``."""
-    served_model_name: str
+    served_model_name: str = described(
+        "The model name clients send, e.g. `meta-llama/Llama-3.3-70B-Instruct`.", min_length=1, max_length=256
+    )
     """The model name clients send (``--served-model-name``)."""
     loader: WeightsLoader = WeightsLoader.GCSFUSE
     """How the weights are read."""
@@ -230,7 +239,9 @@ class VllmServingArgs:
     """Folder of the compilation cache inside ``cache_bucket``."""
     hf_token_secret: SecretKey | None = None
     """Secret holding a Hugging Face token (``hugging-face`` loader only)."""
-    replicas: int = 1
+    replicas: int = described(
+        "Leader-worker groups; each takes one whole slice. Leave unset with `autoscaling`.", default=1, ge=1, le=64
+    )
     """Groups, one slice each."""
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
@@ -241,9 +252,16 @@ class VllmServingArgs:
         default=PINS["lws"].value,
         check=lws.version_problem,
     )
-    name: str = "vllm"
+    name: str = described(
+        "LeaderWorkerSet name; the first leader pod is `<name>-0`.", default="vllm", check=check_dns_name
+    )
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
-    service_name: str = "vllm-api"
+    service_name: str = described(
+        "Name of the ClusterIP Service on port 8000; not the LeaderWorkerSet's name, whose headless Service the LWS "
+        "controller creates.",
+        default="vllm-api",
+        check=check_dns_name,
+    )
     """Name of the ClusterIP Service on the leaders' serving port."""
     engine: VllmEngineSettings = field(default_factory=VllmEngineSettings)
     """Engine settings."""

@@ -1,14 +1,17 @@
-"""vLLM's ``extraArgs`` cannot change what the library derives nor carry a secret, and no message repeats a refused
-secret (issue "A platform team adopts it", item 9): the same rules for a stack file and a Python caller."""
+"""vLLM's ``extraArgs`` (and MaxText's) cannot change what the library derives nor carry a secret, and no message
+repeats a refused secret (issue "A platform team adopts it", item 9): the same rules for a stack file and a Python
+caller."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 from pydantic.alias_generators import to_camel
 
-from tests.fixtures.configs import VLLM, load
+from tests.fixtures.configs import SERVING, VLLM, load
+from tpu_serving.backends.jetstream import MaxTextSettings
 from tpu_serving.backends.vllm import SecretKey, VllmEngineSettings
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.config import ConfigError
@@ -128,3 +131,21 @@ def test_engine_flags_a_token_pasted_as_the_secrets_name_is_not_shown():
     assert SECRET not in problem and "the value is not shown" in problem
     (python,) = python_problems(SecretKey(name=SECRET), SecretKey)
     assert python.startswith("SecretKey.name: String should match pattern") and SECRET not in python
+
+
+def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
+    cfg = copy.deepcopy(SERVING)
+    extra = ["enable_jax_profiler=true", f"hf_access_token={SECRET}", "ici_data_parallelism=2", "model_name=x"]
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = extra
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: modelName: set by the component")
+    assert "ici_data_parallelism: would change the mesh" in problem
+    assert "hf_access_token: a secret on the command line" in problem
+    assert SECRET not in problem and "the value is not shown" in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = python_problems(dataclasses.replace(settings, extra_args=tuple(extra)), MaxTextSettings)
+    assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
+    assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]

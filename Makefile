@@ -153,4 +153,4 @@ bench: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
 
 clean:
-	rm -rf build .pytest_cache mutants
+	rm -rf build .pytest_cache mutants .setuptools-build

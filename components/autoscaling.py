@@ -31,9 +31,10 @@ from pulumi_gcp import organizations, projects
 
 from . import lws
 from .controllers import Controller
+from .naming import project_id_problem
 from .options import child_options
 from .settings import described
-from .validation import check_arguments
+from .validation import Choice, check_arguments
 from .versions import PINS
 
 METRICS_ADAPTER = Controller(
@@ -59,6 +60,55 @@ MANAGED_PROMETHEUS_PREFIX = "prometheus.googleapis.com"
 PROMETHEUS_NAME = r"^[a-zA-Z_:][a-zA-Z0-9_:]*$"
 """A Prometheus metric name: "Metric names SHOULD match the regex [a-zA-Z_:][a-zA-Z0-9_:]* for the best
 experience and compatibility" (https://prometheus.io/docs/concepts/data_model/)."""
+
+
+class MetricKind(Choice):
+    """The type of a Prometheus metric (OpenMetrics 1.0, "Metric Types")."""
+
+    GAUGE = "gauge"
+    COUNTER = "counter"
+    HISTOGRAM = "histogram"
+    SUMMARY = "summary"
+
+
+NOT_GAUGE_SUFFIXES: Mapping[str, tuple[MetricKind, ...]] = {
+    "_total": (MetricKind.COUNTER,),
+    "_created": (MetricKind.COUNTER, MetricKind.HISTOGRAM, MetricKind.SUMMARY),
+    "_bucket": (MetricKind.HISTOGRAM,),
+    "_count": (MetricKind.HISTOGRAM, MetricKind.SUMMARY),
+    "_sum": (MetricKind.HISTOGRAM, MetricKind.SUMMARY),
+}
+"""The suffixes of the series that counters, histograms and summaries expose (OpenMetrics 1.0,
+https://github.com/OpenObservability/OpenMetrics/blob/main/specification/OpenMetrics.md: a Counter's
+MetricPoint "MUST have" a ``_total`` sample and may have ``_created``; a Histogram's ``_bucket``, ``_count``,
+``_sum`` and ``_created``; a Summary's ``_count``, ``_sum`` and ``_created``; the Prometheus text format names the
+same samples, https://prometheus.io/docs/instrumenting/exposition_formats/). Managed Service for Prometheus stores
+each under its own kind, never ``gauge``: a counter as ``prometheus.googleapis.com/<name>/counter``, a histogram as
+``<name>/histogram``, a summary's as ``<name>_sum/summary:counter``, ``<name>_count/summary`` and
+``<name>/summary`` (GoogleCloudPlatform/opentelemetry-operations-go
+exporter/collector/googlemanagedprometheus/naming.go, ``GetMetricName``), so the HPA's
+``prometheus.googleapis.com|<name>|gauge`` finds none of them."""
+
+
+def gauge_problem(metric: str | None) -> str:
+    """Why ``metric`` is not a gauge the HPA can read through the adapter (its name ends like a counter's, a
+    histogram's or a summary's series: :data:`NOT_GAUGE_SUFFIXES`), or ``""``."""
+    suffix = next((s for s in NOT_GAUGE_SUFFIXES if metric and metric.endswith(s)), None)
+    if suffix is None:
+        return ""
+    return (
+        f"ends in {suffix}, a series of a {' or '.join(NOT_GAUGE_SUFFIXES[suffix])}; the HPA reads a gauge "
+        f"({managed_prometheus_metric('<metric>')}), such as the server's gauge of waiting requests (leave metric unset)"
+    )
+
+
+def kind_problem(metric: str, kinds: Mapping[str, MetricKind], server: str) -> str:
+    """Why ``metric`` is no gauge by ``kinds``, the table of ``server``'s metrics (a backend's facts), or ``""``."""
+    kind = kinds.get(metric)
+    if kind is None or kind == MetricKind.GAUGE:
+        return ""
+    gauges = ", ".join(sorted(m for m, k in kinds.items() if k == MetricKind.GAUGE))
+    return f"{metric} is a {kind} of {server}; the HPA reads a gauge: {gauges}"
 
 
 def managed_prometheus_metric(metric: str, kind: str = "gauge") -> str:
@@ -97,6 +147,7 @@ class AutoscalingSettings:
         "JetStream `jetstream_prefill_backlog_size`).",
         default=None,
         pattern=PROMETHEUS_NAME,
+        check=gauge_problem,
     )
     target: float = described(
         "Average of the metric per replica above which the HPA adds a replica (HPA `averageValue`); "
@@ -144,10 +195,16 @@ class ServingAutoscalerArgs:
     metric: str = described(
         "Prometheus gauge the HPA averages over the leaders: `settings.metric`, or the backend's own.",
         pattern=PROMETHEUS_NAME,
+        check=gauge_problem,
     )
     """Prometheus gauge the HPA averages over the leaders: ``settings.metric``, or the backend's own."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the HPA."""
+
+    def problems(self) -> list[str]:
+        """The project is a GCP project ID (its workload identity pool names the adapter's principal)."""
+        problem = project_id_problem(self.project)
+        return [f"project = {self.project!r}: {problem}"] if problem else []
 
 
 def quantity(value: float) -> str:

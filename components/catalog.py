@@ -117,11 +117,11 @@ class SliceShape:
 
     def describe(self) -> str:
         """One line for humans: ``v6e-16 (ct6e-standard-4t 4x4: 4 VMs x 4 chips, 512 GiB HBM)``."""
-        return (
-            f"{self.slice_name} ({self.machine_type.name} {self.topology}: "
-            f"{self.vms} VM{'s' if self.vms > 1 else ''} x {self.chips_per_vm} chips, "
-            f"{self.hbm_gib} GiB HBM)"
+        vms, chips = (
+            f"{self.vms} VM{'s' if self.vms != 1 else ''}",
+            f"{self.chips_per_vm} chip{'s' if self.chips_per_vm != 1 else ''}",
         )
+        return f"{self.slice_name} ({self.machine_type.name} {self.topology}: {vms} x {chips}, {self.hbm_gib} GiB HBM)"
 
 
 V5E = TpuGeneration(

@@ -27,6 +27,7 @@ from .naming import (
     cpu_pool_name,
     cpu_service_account_id,
     dns_name,
+    project_id_problem,
     zone_problems,
 )
 from .node_identity import BucketGrant, node_service_account
@@ -101,7 +102,7 @@ class TpuClusterArgs:
     """Arguments of :class:`TpuCluster`; declared once, they are also the stack file's ``cluster``
     (all but :data:`CLUSTER_ARGS_FROM_THE_STACK`)."""
 
-    project: str = described("GCP project ID.")
+    project: str = described("GCP project ID.", check=project_id_problem)
     region: str = described("Region of the regional cluster.")
     zone: str = described("Zone of the region where the CPU pool (and the TPU slices) run.")
     name: str = described(

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import serviceaccount
 
-from .naming import check_dns_name
+from .naming import check_dns_name, project_id_problem, service_account_id_problem
 from .node_identity import BucketGrant, bucket_grants
 from .options import child_options
 from .settings import described
@@ -25,13 +25,18 @@ GSA_ANNOTATION = "iam.gke.io/gcp-service-account"
 class WorkloadIdentityArgs:
     """Arguments of :class:`WorkloadIdentity`."""
 
-    project: str
+    project: str = described(
+        "GCP project ID (its `<project>.svc.id.goog` is the workload pool).", check=project_id_problem
+    )
     """GCP project ID (its ``<project>.svc.id.goog`` is the workload pool)."""
     namespace: str = described("Kubernetes namespace of the workloads (a DNS-1123 label).", check=check_dns_name)
     kubernetes_service_account: str = described(
         "Kubernetes service account name (a DNS-1123 label).", check=check_dns_name
     )
-    gcp_service_account_id: str = described("``account_id`` of the GCP service account.")
+    gcp_service_account_id: str = described(
+        "``account_id`` of the GCP service account (6 to 30 characters, a DNS-1123 label).",
+        check=service_account_id_problem,
+    )
     bucket_grants: Sequence[BucketGrant] = ()
     """Bucket-scoped storage access."""
     create_namespace: bool = True

@@ -40,6 +40,16 @@ def instant(value: str | None) -> datetime | None:
         return None
 
 
+def instant_problem(value: str | None) -> str:
+    """Why ``value`` is not an RFC 3339 instant in UTC such as ``2026-01-03T02:00:00Z`` (None: unset), or ``""``:
+    the maintenance policy's times are RFC 3339 ("startTime ... in RFC3339 format", GKE API
+    ``projects.locations.clusters`` ``MaintenancePolicy.window.recurringWindow.window`` and
+    ``maintenanceExclusions``), and the rules here read them in UTC."""
+    if value is None or instant(value) is not None:
+        return ""
+    return "must be an RFC 3339 instant in UTC such as 2026-01-03T02:00:00Z"
+
+
 def _pair(part: str) -> tuple[str, str]:
     key, _, value = part.partition("=")
     return key, value
@@ -81,11 +91,12 @@ class MaintenanceExclusion:
     """A period in which GKE does not upgrade the cluster (or only patches it)."""
 
     name: str = described("Name of the exclusion, e.g. `launch-freeze`.")
-    start_time: str = described("Start, RFC 3339 in UTC, e.g. `2026-12-01T00:00:00Z`.")
+    start_time: str = described("Start, RFC 3339 in UTC, e.g. `2026-12-01T00:00:00Z`.", check=instant_problem)
     end_time: str | None = described(
         "End, RFC 3339 in UTC; unset with scope NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES "
         "lasts until the minor version's end of support.",
         default=None,
+        check=instant_problem,
     )
     scope: ExclusionScope = described(
         "What is held back: NO_UPGRADES (at most 30 days), NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES.",
@@ -116,10 +127,12 @@ class MaintenanceSettings:
     window_start: str = described(
         "Start of the first recurring maintenance window, RFC 3339 in UTC (its time of day is the daily start).",
         default="2026-01-03T02:00:00Z",
+        check=instant_problem,
     )
     window_end: str = described(
         "End of the first recurring maintenance window, RFC 3339 in UTC (its time of day is the daily end).",
         default="2026-01-03T08:00:00Z",
+        check=instant_problem,
     )
     recurrence: str = described(
         "RFC 5545 RRULE of the window, e.g. `FREQ=WEEKLY;BYDAY=SA,SU` or `FREQ=DAILY`.",

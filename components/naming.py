@@ -39,6 +39,23 @@ def zone_problem(zone: str, region: str) -> str:
     return ""
 
 
+PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+"""A GCP project ID: 6 to 30 lower-case letters, digits or hyphens, starting with a letter and not ending with a
+hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects#identifying_projects)."""
+
+
+def project_id_problem(project: str) -> str:
+    """Why ``project`` is not a GCP project ID (:data:`PROJECT_ID`), or ``""``."""
+    if PROJECT_ID.match(project):
+        return ""
+    return "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"
+
+
+def service_account_id_problem(account_id: str) -> str:
+    """Why ``account_id`` is not the ``account_id`` of a GCP service account (6 to 30 characters, DNS-1123), or ``""``."""
+    return check_dns_name(account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+
+
 def zone_problems(zone: object, region: object) -> list[str]:
     """The rule of an arguments class with ``zone`` and ``region``, as its ``problems()`` reports it: nothing
     while either is not a string (the type check reports that)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections.abc
 import dataclasses
+import functools
 import ipaddress
 import re
 import types
@@ -21,7 +22,7 @@ from pydantic.alias_generators import to_camel
 
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
-from .validation import BOUNDS, raising, type_hints
+from .validation import BOUNDS, declared_checks, raising, type_hints
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -36,11 +37,13 @@ def described(text: str, **kwargs: Any) -> Any:
     """A dataclass field with a description and optional bounds (``ge``, ``le``, ``min_length``...).
 
     The stack config model generated from the dataclass (:func:`settings_model`) takes both;
-    the component checks the same bounds on its arguments (:mod:`tpu_serving.validation`).
+    the component checks the same bounds on its arguments (:mod:`tpu_serving.validation`). With
+    ``unshown=True`` no message repeats a refused value (it may hold a secret).
     """
     bounds = {k: kwargs.pop(k) for k in BOUNDS if k in kwargs}
     check = kwargs.pop("check", None)
-    return field(metadata={"description": text, "bounds": bounds, "check": check}, **kwargs)
+    unshown = kwargs.pop("unshown", False)
+    return field(metadata={"description": text, "bounds": bounds, "check": check, "unshown": unshown}, **kwargs)
 
 
 class Model(BaseModel):
@@ -106,8 +109,12 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
             annotation, default = nested, (... if default is ... else nested())
         bounds = f.metadata.get("bounds") or {}
         check = f.metadata.get("check")
-        if check is not None:
-            annotation = Annotated[annotation, AfterValidator(raising(check))]
+        spelled = functools.partial(_camel_keys, cls=cls)  # a check's problem names fields as the stack file does
+        if f.metadata.get("unshown"):
+            # the bounds too inside the validator that keeps the value out of every message
+            annotation, bounds = Annotated[(annotation, *declared_checks(f, spelled))], {}
+        elif check is not None:
+            annotation = Annotated[annotation, AfterValidator(raising(check, spelled))]
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
     validators: dict[str, Any] = (
         {"_rules": model_validator(mode="after")(_rules_of(cls, exclude))} if hasattr(cls, "problems") else {}
@@ -176,6 +183,20 @@ def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings
             value = to_settings(value, annotation)
         values[f.name] = value
     return cls(**values)
+
+
+SECRET_WORDS = frozenset({"token", "key", "apikey", "secret", "password", "passwd", "credential", "credentials"})
+"""Words that name a secret: a flag or key ending in one (``--hf-token``, ``--api-key``, MaxText's
+``hf_access_token``) carries a secret, and so does one with ``secret``, ``password`` or ``credentials`` anywhere."""
+
+
+def names_a_secret(name: str) -> bool:
+    """Whether a flag or key ``name`` says it holds a secret (:data:`SECRET_WORDS`), its words split at ``-``,
+    ``_`` and ``.``; ``--max-num-batched-tokens``, ``--ssl-keyfile`` and ``tokenizer_path`` name none."""
+    words = [w for w in re.split(r"[-_.]+", name.lower()) if w]
+    return bool(words) and (
+        words[-1] in SECRET_WORDS or bool({"secret", "password", "passwd", "credentials"} & set(words))
+    )
 
 
 _QUANTITY = re.compile(r"^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|[numkMGTPE]|[KMGTPE]i)?$")

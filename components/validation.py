@@ -45,6 +45,9 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 BOUNDS = ("ge", "gt", "le", "lt", "min_length", "max_length", "pattern")
+
+UNSHOWN = "the value is not shown: it may hold a secret"
+"""What a message says in place of a refused value it never repeats (:func:`_unshown`)."""
 """Constraints a setting may declare once, for both the stack file and the component's arguments."""
 
 
@@ -112,21 +115,38 @@ def type_hints(cls: type, *, include_extras: bool = False) -> dict[str, Any]:
     )
 
 
-def declared_checks(f: dataclasses.Field[Any]) -> list[Any]:
+def declared_checks(f: dataclasses.Field[Any], spelled: Callable[[str], str] = str) -> list[Any]:
     """The pydantic constraints a dataclass field declares with :func:`~tpu_serving.settings.described`:
-    its bounds and its ``check(value) -> problem or ""``."""
+    its bounds and its ``check(value) -> problem or ""`` (its problem passed through ``spelled``), inside
+    :func:`_unshown` when its value is never shown."""
     bounds = f.metadata.get("bounds") or {}
     check = f.metadata.get("check")
-    return [*([Field(**bounds)] if bounds else []), *([AfterValidator(raising(check))] if check else [])]
+    checks = [*([Field(**bounds)] if bounds else []), *([AfterValidator(raising(check, spelled))] if check else [])]
+    return [*checks, WrapValidator(_unshown)] if f.metadata.get("unshown") else checks
 
 
-def raising(check: Callable[[Any], str]) -> Callable[[Any], Any]:
-    """A pydantic validator from a ``check(value) -> problem or ""`` declared with the setting."""
+def _unshown(value: Any, handler: Callable[[Any], Any]) -> Any:
+    """Validation of a setting whose refused value no message repeats (``described(..., unshown=True)``): it may
+    hold a secret (a ``--api-key=...`` among engine flags, a token pasted where a Secret's name goes). Its problems
+    become one ``unshown`` error, which :func:`problems_of` and the stack file's messages print without the value."""
+    try:
+        return handler(value)
+    except ValidationError as err:
+        found = [
+            "".join(_step(p) for p in e["loc"]) + (": " if e["loc"] else "") + _message(e)
+            for e in err.errors(include_url=False)
+        ]
+        raise PydanticCustomError("unshown", "{problems}", {"problems": "; ".join(found)}) from None
+
+
+def raising(check: Callable[[Any], str], spelled: Callable[[str], str] = str) -> Callable[[Any], Any]:
+    """A pydantic validator from a ``check(value) -> problem or ""`` declared with the setting; ``spelled``
+    rewrites the problem for its reader (the stack file spells the fields it names in camelCase)."""
 
     def validate(value: Any) -> Any:
         problem = check(value)
         if problem:
-            raise ValueError(problem)
+            raise ValueError(spelled(problem))
         return value
 
     return validate
@@ -255,6 +275,8 @@ def problems_of(err: ValidationError, prefix: str) -> list[str]:
             problems.append(f"{at}: required argument is missing")
         elif kind == "extra_forbidden":
             problems.append(f"{at}: unknown argument")
+        elif kind == "unshown":
+            problems.append(f"{at}: {e['msg']} ({UNSHOWN})")
         else:
             problems.append(f"{at} = {_shown(e['input'])}: {_message(e)}")
     return problems

@@ -1,4 +1,4 @@
-"""Offline policy check: ``tpu-serving policy [--plan FILE ...] [--stack NAME ...]``.
+"""Offline policy check of every stack, or of the given stacks and plans.
 
 Without arguments, previews every stack (as ``make preview`` does) and checks its plan.
 Prints every violation; exits 1 if any is mandatory.
@@ -6,13 +6,13 @@ Prints every violation; exits 1 if any is mandatory.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from tpu_serving_policy.rules import RULES, Violation, evaluate, from_plan
+from tpu_serving_tools.cli import command_parser
 
 
 def report(label: str, violations: list[Violation]) -> bool:
@@ -25,7 +25,7 @@ def report(label: str, violations: list[Violation]) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")

@@ -105,6 +105,11 @@ def test_package_console_script_usage_lists_the_commands():
     proc = subprocess.run([str(TOOL)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert all(c in proc.stderr for c in ("preview", "check", "policy", "diff"))
+    helped = subprocess.run([str(TOOL), "--help"], capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and helped.stderr == ""
+    assert all(c in helped.stdout for c in ("preview", "check", "policy", "diff"))
+    version = subprocess.run([str(TOOL), "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("tpu-serving 0.")
 
 
 @pytest.mark.slow
@@ -231,3 +236,34 @@ def test_package_backends_are_registered_in_one_place():
     assert {b.settings for b in BACKENDS.values()} == set(union)
     for name, backend in BACKENDS.items():
         assert typing.get_args(backend.settings.model_fields["backend"].annotation) == (name,)
+
+
+@pytest.mark.slow
+def test_package_build_leaves_the_previews_folder_alone(tmp_path):
+    """``pip install .`` builds under .setuptools-build/ (setup.cfg): build/ holds only the previews'
+    build/<stack>/, and a package build put build/lib and build/bdist.<platform> there."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.split("\0")
+    copy = tmp_path / "checkout"
+    for name in filter(None, listed):
+        if (ROOT / name).is_file():
+            (copy / name).parent.mkdir(parents=True, exist_ok=True)
+            (copy / name).write_bytes((ROOT / name).read_bytes())
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index"]
+        + ["--target", str(tmp_path / "site"), str(copy)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    assert (tmp_path / "site" / "tpu_serving" / "py.typed").is_file()
+    assert not (copy / "build").exists()
+    assert (copy / ".setuptools-build" / "lib" / "tpu_serving" / "catalog.py").is_file()

@@ -166,6 +166,7 @@ def test_preview_cli_user_program_runs(tmp_path):
     proc = user_program(tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "build" / "dev" / "plan.json").exists()
+    assert proc.stdout.startswith("== dev\n")  # --quiet: the summary under a line naming the stack
 
 
 @pytest.mark.slow

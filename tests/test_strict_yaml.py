@@ -78,3 +78,82 @@ def test_strict_yaml_reads_a_timestamp_as_text_and_refuses_a_mapping_key(tmp_pat
     with pytest.raises(strict_yaml.StrictYamlError) as err:
         strict_yaml.load(path)
     assert "a mapping key must be a scalar, not list" in str(err.value)
+
+
+def tiny_project(tmp_path: Path, stack_text: str, project_config: str = "") -> Path:
+    """A project root with a Pulumi.yaml (and ``project_config`` as its ``config:``) and one stack file ``lst``."""
+    root = tmp_path / "project"
+    (root / "stacks").mkdir(parents=True)
+    (root / "Pulumi.yaml").write_text(f"name: mine\nruntime: python\nstackConfigDir: stacks\n{project_config}")
+    (root / "stacks" / "Pulumi.lst.yaml").write_text(stack_text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [("config:\n  - a\n  - b\n", "a list"), ("config: hello\n", "a string"), ("config: 3\n", "a number")],
+    ids=["list", "string", "number"],
+)
+def test_strict_yaml_a_config_that_is_no_mapping_is_one_message(tmp_path: Path, capsys, monkeypatch, text, kind):
+    from tpu_serving_tools import preview
+
+    monkeypatch.setattr(preview, "close_event_loop", lambda: None)  # this worker's loop runs further programs
+    root = tiny_project(tmp_path, text)
+    with pytest.raises(StackConfigError) as err:
+        stack_config(load_project(root), "lst")
+    assert str(err.value).startswith(f"stacks/Pulumi.lst.yaml: `config` is {kind}; it must be a mapping of keys")
+    assert preview.main(["lst", "--root", str(root)]) == 2
+    printed = capsys.readouterr().err
+    assert printed.startswith("error: stacks/Pulumi.lst.yaml: `config` is") and "AttributeError" not in printed
+
+
+def test_strict_yaml_the_projects_config_must_be_a_mapping_too(tmp_path: Path):
+    root = tiny_project(tmp_path, "config: {}\n", "config:\n  - a\n")
+    with pytest.raises(StackConfigError) as err:
+        load_project(root)
+    assert str(err.value).startswith("Pulumi.yaml: `config` is a list; it must be a mapping")
+    (root / "Pulumi.yaml").write_text("- name: mine\n")
+    with pytest.raises(StackConfigError, match="Pulumi.yaml: expected a mapping with the project's `name:`"):
+        load_project(root)
+
+
+def test_strict_yaml_a_syntax_error_names_the_stack_file_at_each_mark(tmp_path: Path):
+    root = tiny_project(tmp_path, "config:\n  a: [\n  b: 1\n")
+    with pytest.raises(StackConfigError) as err:
+        stack_config(load_project(root), "lst")
+    text = str(err.value)
+    assert text.startswith("stacks/Pulumi.lst.yaml is not valid YAML: while parsing a flow sequence")
+    assert 'in "stacks/Pulumi.lst.yaml", line 2, column 6' in text
+    assert "<unicode string>" not in text
+
+
+def test_strict_yaml_plain_scalars_mean_what_the_pulumi_cli_reads(tmp_path: Path):
+    """yaml.v3, the CLI's reader, resolves YAML 1.2's core schema: only true/false are booleans."""
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text(
+        "config:\n  a: yes\n  b: no\n  c: on\n  d: off\n  e: y\n  f: true\n  g: FALSE\n  h: 1:30\n  i: 1e3\n"
+        "  j: 0o17\n  k: ~\n  l: 1_000\n  m: 010\n  n: 0x1F\n"
+    )
+    assert strict_yaml.load(path)["config"] == {
+        "a": "yes",
+        "b": "no",
+        "c": "on",
+        "d": "off",
+        "e": "y",
+        "f": True,
+        "g": False,
+        "h": "1:30",
+        "i": 1000.0,
+        "j": 15,
+        "k": None,
+        "l": 1000,
+        "m": 8,
+        "n": 31,
+    }
+
+
+def test_strict_yaml_a_yes_in_a_stack_file_reaches_the_program_as_text(tmp_path: Path):
+    root = tiny_project(tmp_path, "config:\n  labels:\n    sandbox: yes\n  zone: no\n")
+    config = stack_config(load_project(root), "lst")
+    assert config["mine:labels"] == '{"sandbox": "yes"}'
+    assert config["mine:zone"] == "no"

@@ -8,13 +8,14 @@ their ratio.
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from tpu_serving_tools.cli import command_parser
 
 PACKAGES = ("pulumi", "pulumi_gcp", "pulumi_kubernetes")
 
@@ -43,7 +44,7 @@ def used_modules(stack: str, out: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("stack")
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args(argv)

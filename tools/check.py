@@ -1,4 +1,4 @@
-"""Runtime model check: ``python -m tpu_serving_tools.check [--stack NAME ...] [--plan FILE ...]``.
+"""Runtime model check of every stack, or of the given stacks and plans.
 
 Without arguments, previews every stack in-process (as ``make preview`` does) and asks of each
 plan: would the pods be scheduled and admitted by the quota, would the network flows be allowed,
@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import category as engines
 from tpu_serving_tools.runtime import (
     admission,
@@ -112,7 +113,7 @@ def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | No
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")

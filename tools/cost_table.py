@@ -8,12 +8,13 @@ the page, and a test fails until it is regenerated (``make readme``).
 
 from __future__ import annotations
 
-import argparse
 import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from tpu_serving_tools.cli import command_parser
 
 PAGE = Path("docs/cost.md")
 """The page that holds the cost table, from the repository's root."""
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     from tpu_serving_tools.offline import close_event_loop, load_project, preview_stack
     from tpu_serving_tools.settings_tables import rewrite
 
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
     parser.add_argument("--page", type=Path, default=PAGE)
     args = parser.parse_args(argv)

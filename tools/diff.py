@@ -1,4 +1,4 @@
-"""Preview diffs for review: ``python -m tpu_serving_tools.diff --base <git ref> [--stack <stack>]``.
+"""Preview diffs for review, each stack against a git ref.
 
 Renders the offline plan of every stack (or one) at the base ref, in a temporary git
 worktree, and in the working tree, and prints a Markdown report per stack: resources added,
@@ -8,7 +8,6 @@ every change that recreates a TPU node pool or the cluster.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools import provider_rules
+from tpu_serving_tools.cli import command_parser
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -331,7 +331,7 @@ def report(root: Path, base: str, stack: str | None, tmp: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--base", required=True, help="git ref to compare the working tree with")
     parser.add_argument("--stack", help="one stack (default: every stack of either side)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the project, in a git checkout (default: .)")

@@ -80,8 +80,10 @@ def load_project(root: Path) -> Project:
         doc = strict_yaml.load(root / "Pulumi.yaml", "Pulumi.yaml")
     except strict_yaml.StrictYamlError as err:
         raise StackConfigError(str(err)) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
+        raise StackConfigError("Pulumi.yaml: expected a mapping with the project's `name:` (a string)")
     defaults: dict[str, Any] = {}
-    for key, spec in (doc.get("config") or {}).items():
+    for key, spec in _config_section(doc, "Pulumi.yaml").items():
         value = spec.get("default") if isinstance(spec, dict) else spec
         if value is not None:
             defaults[key] = value
@@ -92,6 +94,27 @@ def load_project(root: Path) -> Project:
         main=root / doc.get("main", "__main__.py"),
         config_defaults=defaults,
     )
+
+
+def _config_section(doc: Mapping[str, Any], shown: str) -> Mapping[str, Any]:
+    """The ``config:`` of a project or stack file: a mapping of keys to values (absent or empty: none)."""
+    config = doc.get("config")
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        raise StackConfigError(
+            f"{shown}: `config` is {_KINDS.get(type(config), 'a ' + type(config).__name__)}; it must be a mapping "
+            "of keys to values (`config:`, then `  gcp:project: my-project` on the next line)"
+        )
+    for key in config:
+        if not isinstance(key, str):
+            raise StackConfigError(
+                f"{shown}: config key {key!r} is {_KINDS.get(type(key), 'no string')}; a key is text"
+            )
+    return config
+
+
+_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
 
 
 def _namespaced(project: str, key: str) -> str:
@@ -128,7 +151,8 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
     if unknown:
         raise StackConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
     merged = {_namespaced(project.name, k): v for k, v in project.config_defaults.items()}
-    merged.update({_namespaced(project.name, k): v for k, v in (doc.get("config") or {}).items()})
+    config = _config_section(doc, str(path.relative_to(project.root)))
+    merged.update({_namespaced(project.name, k): v for k, v in config.items()})
     return {k: _as_config_text(k, v) for k, v in merged.items()}
 
 

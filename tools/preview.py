@@ -1,4 +1,4 @@
-"""Offline ``pulumi preview`` of one stack: ``python -m tpu_serving_tools.preview <stack>``.
+"""Offline ``pulumi preview`` of one stack.
 
 Runs the real program for the stack through the recording monitor of
 :mod:`tools.offline`, prints the resource tree and a TPU summary, and writes
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
@@ -26,6 +27,7 @@ from tpu_serving_tools.offline import (
     preview_stack,
 )
 from tpu_serving_tools.security_notes import security_summary
+from tpu_serving_tools.text import counted, plural
 from tpu_serving_tools.versions import plan_notes
 
 if TYPE_CHECKING:
@@ -79,7 +81,8 @@ def summary(plan: Plan) -> str:
     """Resources, and the slices, chips and HBM of the plan's TPU node pools."""
     slices = tpu_slices(plan)
     rows = [
-        f"  {pool}: {s.machine_type.name} {s.topology} ({s.vms} VMs, {s.chips} chips, {s.hbm_gib} GiB HBM)"
+        f"  {pool}: {s.machine_type.name} {s.topology} ({counted(s.vms, 'VM')}, {counted(s.chips, 'chip')}, "
+        f"{s.hbm_gib} GiB HBM)"
         for pool, s in slices
     ]
     customs = sum(1 for r in plan.resources if r.custom)
@@ -131,7 +134,7 @@ def sizing_notes(slices: list[tuple[str, SliceShape]]) -> list[str]:
         if one is not None:
             each = "is" if len(names) == 1 else "are each"
             notes.append(
-                f"  note: {', '.join(names)} {each} {s.vms} {s.machine_type.name} VMs (multi-host); one "
+                f"  note: {', '.join(names)} {each} {s.vms} {s.machine_type.name} {plural('VM', s.vms)} (multi-host); one "
                 f"{one.machine_type.name} VM holds the same {s.chips} chips (tpuSlices: machineType: "
                 f"{one.machine_type.name}, topology: {one.topology}) if the workload wants one host"
             )
@@ -147,7 +150,7 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
     c = outputs.get("capacity")
     if not isinstance(c, dict):
         return []
-    line = f"Capacity: {c['chips']} chips, {c['vms']} VMs, {c['hbmGib']} GiB HBM"
+    line = f"Capacity: {counted(c['chips'], 'chip')}, {counted(c['vms'], 'VM')}, {c['hbmGib']} GiB HBM"
     if c.get("allocatedToNeeded") is not None:
         line += (
             f"; model weights {c['modelGib']} GiB fit {c['smallestFittingSlice']}, x {c['servingSlices']} serving "
@@ -240,13 +243,16 @@ def program_frame(err: BaseException, root: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
-    parser.add_argument("--quiet", action="store_true", help="print only the summary")
+    parser.add_argument("--quiet", action="store_true", help="print only the summary, under a line naming the stack")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     parser.add_argument("--traceback", action="store_true", help="show the program's traceback on an error")
     args = parser.parse_args(argv)
+    if args.quiet:
+        # The summary has no stack name: `make previews` prints one block per stack, each under its header.
+        print(f"== {args.stack}", flush=True)
 
     import pulumi
 

@@ -10,7 +10,6 @@ the page, and a test fails until it is regenerated (``make readme``).
 
 from __future__ import annotations
 
-import argparse
 import collections.abc
 import enum
 import html
@@ -27,6 +26,8 @@ import annotated_types
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
+
+from tpu_serving_tools.cli import command_parser
 
 PAGE = Path("docs/reference/settings.md")
 """The page that holds the settings tables, from the repository's root."""
@@ -178,7 +179,7 @@ def page_command(
 ) -> int:
     """The command line of a generated page: ``render`` the page (``--page``, default ``page``) and write it, or
     with ``--check`` exit 1 if it is not current; ``what(new text)`` names its generated blocks."""
-    parser = argparse.ArgumentParser(description=(doc or "").splitlines()[0])
+    parser = command_parser(__name__, doc)
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")
     parser.add_argument("--page", type=Path, default=page)
     args = parser.parse_args(argv)

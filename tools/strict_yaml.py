@@ -9,10 +9,19 @@ reference, which the config map then writes out in full. The rules here are YAML
   refusing is the answer that never loses a setting;
 - a stack file is UTF-8 text (YAML 1.2.2, 5.2 allows UTF-8, UTF-16 and UTF-32; the files here are UTF-8);
 - a document that expands to more than :data:`MAX_NODES` nodes through its aliases is refused.
+
+Plain scalars resolve as the Pulumi CLI resolves them (:data:`RESOLVERS`): it reads stack files with
+gopkg.in/yaml.v3 (pulumi/pulumi sdk/go/common/encoding), whose ``resolve.go`` follows YAML 1.2's core schema
+(YAML 1.2.2, 10.3.2): only ``true`` and ``false`` (and their ``True``/``TRUE`` spellings) are booleans, so
+``yes``, ``no``, ``on``, ``off``, ``y`` and ``n`` are text, as is a base-60 ``1:30``, while ``1e3`` is a
+number. PyYAML's ``SafeLoader`` resolves YAML 1.1's: ``sandbox: yes`` reached the program as ``true`` in an
+offline preview and as ``"yes"`` under ``pulumi up``. A timestamp stays text, the string the settings want
+(yaml.v3 would decode ``2026-12-01`` as a time).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +35,29 @@ class StrictYamlError(ValueError):
     """Why a file is not read: its path, the line, the rule."""
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """``SafeLoader`` that refuses a mapping with a repeated key, and reads a timestamp as the text it is (a
-    stack file's ``2026-12-01T00:00:00Z`` is a string to the settings, not a ``datetime``)."""
+RESOLVERS: tuple[tuple[str, str, str], ...] = (
+    ("bool", r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    ("null", r"~|null|Null|NULL|", "~nN"),
+    ("int", r"[-+]?(?:0b[01_]+|0o[0-7_]+|0x[0-9a-fA-F_]+|0[0-7_]*|[1-9][0-9_]*)", "-+0123456789"),
+    (
+        "float",
+        r"[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        "-+0123456789.",
+    ),
+    ("merge", r"<<", "<"),
+)
+"""(tag, plain scalar, first characters) of the implicit tags, after yaml.v3's ``resolve``: its map of
+``true``/``false``/``null`` spellings, then an integer as Go's ``strconv.ParseInt(text, 0, 64)`` reads it once
+``_`` are dropped (``0b``, ``0o``, ``0x`` and a leading-zero octal), then a float matching its
+``yamlStyleFloat``; anything else is a string. PyYAML's constructors then build the value (they read these
+spellings alike)."""
 
-    yaml_implicit_resolvers = {
-        first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """``SafeLoader`` that refuses a mapping with a repeated key and resolves plain scalars as the Pulumi CLI
+    does (:data:`RESOLVERS`; a timestamp is text)."""
+
+    yaml_implicit_resolvers: dict[Any, list[tuple[str, re.Pattern[str]]]] = {}
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -55,6 +79,12 @@ class _UniqueKeyLoader(yaml.SafeLoader):
                 )
             seen[key] = line
         return super().construct_mapping(node, deep=deep)
+
+
+for _tag, _plain, _first in RESOLVERS:
+    _UniqueKeyLoader.add_implicit_resolver(
+        f"tag:yaml.org,2002:{_tag}", re.compile(f"^(?:{_plain})$"), [*_first, *([""] if _tag == "null" else [])]
+    )
 
 
 def _size(value: Any, budget: int) -> int:
@@ -80,10 +110,14 @@ def load(path: Path, shown: str | None = None) -> Any:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise StrictYamlError(f"{name}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line})") from None
+    loader = _UniqueKeyLoader(text)
+    loader.name = name  # the marks of its messages name the file, not "<unicode string>"
     try:
-        doc = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        doc = loader.get_single_data()
     except yaml.YAMLError as err:
         raise StrictYamlError(f"{name} is not valid YAML: {err}") from None
+    finally:
+        loader.dispose()
     if _size(doc, MAX_NODES) > MAX_NODES:
         raise StrictYamlError(f"{name}: more than {MAX_NODES} values, aliases followed (a stack file holds far fewer)")
     return doc

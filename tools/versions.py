@@ -1,4 +1,4 @@
-"""``tpu-serving versions``: the version set (``tpu_serving.versions``), and what the preview says of a plan's pins.
+"""The version set (``tpu_serving.versions``), and what the preview says of a plan's pins.
 
 Prints every pin: its version, release date, the newest release known to the table, whether it is behind,
 upstream's status, and what it must agree with. ``--stale`` prints only the pins behind the newest known.
@@ -6,13 +6,13 @@ upstream's status, and what it must agree with. ``--stale`` prints only the pins
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
 from tpu_serving.versions import PINS, Pin
+from tpu_serving_tools.cli import command_parser
 
 USED_AS: dict[str, str] = {
     "lws": "kubernetes-sigs/lws/releases/download/{v}/",
@@ -60,7 +60,7 @@ def table(pins: Sequence[Pin]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--stale", action="store_true", help="only the pins behind the newest release known")
     args = parser.parse_args(argv)
     pins = [p for p in PINS.values() if not (args.stale and p.current)]

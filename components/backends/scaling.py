@@ -10,12 +10,20 @@ for Prometheus, through the PodMonitoring of the stack's observability.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import pulumi
 
-from ..autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ..autoscaling import (
+    METRICS_ADAPTER,
+    AutoscalingSettings,
+    MetricKind,
+    ServingAutoscaler,
+    ServingAutoscalerArgs,
+    kind_problem,
+)
 from ..catalog import SliceShape
 from ..lws import Rollout
 from ..settings import PROJECT_NAMESPACE, settings_model, to_settings
@@ -89,20 +97,24 @@ def autoscaling_problems(
     shape: SliceShape,
     pools: int,
     waiting: str,
+    server: tuple[str, Mapping[str, MetricKind]],
     spanning: str | None = None,
 ) -> list[str]:
     """With ``serving.autoscaling`` (none without it): no fixed ``replicas``, a maximum equal to the serving slices (one whole
-    slice per group), the metric scraped into Managed Service for Prometheus.
+    slice per group), a gauge scraped into Managed Service for Prometheus.
 
     ``waiting`` is the server's gauge of waiting requests, the metric unless ``autoscaling.metric`` is set;
-    ``spanning``, when the backend could
-    otherwise spread a group over several slices, says why an autoscaled group may not.
+    ``server`` names the server and the kinds of the metrics it is known to export (its facts), which refuse a
+    known counter or histogram; ``spanning``, when the backend could otherwise spread a group over several slices,
+    says why an autoscaled group may not.
     """
     auto = serving.autoscaling
     if auto is None:
         return []
     metric = resolved_metric(serving, waiting)
     found = []
+    if not_gauge := kind_problem(metric, server[1], server[0]):
+        found.append(f"{KEY}.autoscaling.metric = {json.dumps(metric)}: {not_gauge}")
     if "replicas" in serving.model_fields_set:
         found.append(
             f"{KEY}.replicas = {serving.replicas}: the HPA sets the group count with autoscaling; "

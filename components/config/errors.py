@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
+from ..validation import UNSHOWN
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -102,6 +103,8 @@ def describe(err: Mapping[str, Any]) -> str:
         tag = (err.get("ctx") or {}).get("tag")
         shown = f" = {json.dumps(tag)}" if tag else ""
         return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
+    if kind == "unshown":
+        return f"{path}: {err['msg']} ({UNSHOWN})"
     msg = err["msg"].removeprefix("Value error, ")
     value = err.get("input")
     value_shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None

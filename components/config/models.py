@@ -20,7 +20,16 @@ from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
-from ..naming import GCP_LABELS_MAX, LIBRARY_LABEL_KEYS, REGION, ZONE, NameLimit, check_dns_name, zone_problem
+from ..naming import (
+    GCP_LABELS_MAX,
+    LIBRARY_LABEL_KEYS,
+    REGION,
+    ZONE,
+    NameLimit,
+    check_dns_name,
+    project_id_problem,
+    zone_problem,
+)
 from ..nodepool import TpuNodePoolArgs
 from ..observability_settings import ObservabilitySettings
 from ..prices import PriceOverrides
@@ -283,9 +292,6 @@ class TenancyConfig(Model):
 # --------------------------------------------------------------------------- stack
 
 
-_PROJECT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-
-
 class StackConfig(Model):
     """Everything one stack file declares. Built by :func:`load_stack_config`."""
 
@@ -330,10 +336,8 @@ class StackConfig(Model):
     @field_validator("project")
     @classmethod
     def _project_id(cls, v: str) -> str:
-        if not _PROJECT_ID.match(v):
-            raise ValueError(
-                "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"
-            )
+        if problem := project_id_problem(v):
+            raise ValueError(problem)
         return v
 
     @field_validator("region")

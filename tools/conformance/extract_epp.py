@@ -20,13 +20,13 @@ controller-runtime release its ``go.mod`` requires; the table records the tags, 
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance.epp import CONTROLLER_RUNTIME_TAG, EPP_TAG
 from tpu_serving_tools.conformance.table import Table, save
 
@@ -116,7 +116,7 @@ def plugin_types(git_dir: Path, tag: str) -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--epp-git-dir", type=Path, required=True, help="a git directory of llm-d/llm-d-router")
     parser.add_argument("--runtime-git-dir", type=Path, required=True, help="one of kubernetes-sigs/controller-runtime")
     args = parser.parse_args(argv)

@@ -9,13 +9,13 @@ volume's ``mountOptions`` to gcsfuse as flags (``implicit-dirs``, ``only-dir=...
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance.gcsfuse import GCSFUSE_TAG
 from tpu_serving_tools.conformance.table import Table, save
 
@@ -29,7 +29,7 @@ def _git(git_dir: Path, *args: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--git-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     params = _git(args.git_dir, "show", f"{GCSFUSE_TAG}:{PARAMS}")

@@ -20,7 +20,6 @@ every tag of the repository that satisfies both; the table keeps what holds at *
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import re
 import subprocess
@@ -30,6 +29,7 @@ from typing import Any
 
 import yaml
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance.table import Table, save
 
 BASE = "MaxText/configs/base.yml"
@@ -143,7 +143,7 @@ def table(git_dir: Path) -> Table:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--git-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     print(save(table(args.git_dir)))

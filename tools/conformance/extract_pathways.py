@@ -11,7 +11,6 @@ Pathways tutorials). A flag neither passes is not known to exist.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import re
 import subprocess
@@ -22,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance.table import Table, save
 
 RELEASE = "v0.1.4"
@@ -123,7 +123,7 @@ def tables(git_dir: Path, seeds: Path) -> list[Table]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--git-dir", type=Path, required=True)
     parser.add_argument(
         "--seeds", type=Path, required=True, help="the seeds' manifests (../shared/reference/seed-manifests)"

@@ -11,13 +11,13 @@ binary (the Python model server imports most of ``saxml/server``).
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance.saxml import RELEASES
 from tpu_serving_tools.conformance.table import Table, save
 
@@ -56,7 +56,7 @@ def table(git_dir: Path, tag: str) -> Table:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--git-dir", type=Path, required=True)
     args = parser.parse_args(argv)
     for tag in sorted(set(RELEASES.values())):

@@ -12,7 +12,6 @@ nested ``Elem: &schema.Resource{Schema: ...}``.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import json
 import re
@@ -20,6 +19,8 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from tpu_serving_tools.cli import command_parser
 
 RESOURCES: dict[str, tuple[str, str]] = {
     "gcp:container/cluster:Cluster": ("google/services/container", "ResourceContainerCluster"),
@@ -266,7 +267,7 @@ def resource_rules(src: Source, directory: str, function: str) -> dict[str, set[
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument(
         "--git-dir", type=Path, required=True, help="a git directory of hashicorp/terraform-provider-google"
     )

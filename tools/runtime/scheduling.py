@@ -21,6 +21,7 @@ from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.text import counted, plural
 
 NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
 ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
@@ -330,10 +331,17 @@ def provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[st
         return f"no node pool that scales from zero takes the group (empty autoscaled pools: {names})", False
     pool = originals[fitting[0].name]
     if tpu_pods and pool.slice_vms != len(tpu_pods):
-        adds = "its VMs one by one (no TPU topology)" if pool.slice_vms is None else f"{pool.slice_vms} VMs at once"
+        adds = (
+            "its VMs one by one (no TPU topology)"
+            if pool.slice_vms is None
+            else f"{counted(pool.slice_vms, 'VM')} at once"
+        )
         return f"pool {pool.name} adds {adds}, the group needs {len(tpu_pods)}: not exactly one whole slice", False
     pools[pools.index(fitting[0])] = pool
-    return f"slice {pool.name} provisioned ({pool.min_nodes} -> {pool.nodes} {pool.machine_type} VMs at once)", True
+    return (
+        f"slice {pool.name} provisioned ({pool.min_nodes} -> {pool.nodes} {pool.machine_type} {plural('VM', pool.nodes)} at once)",
+        True,
+    )
 
 
 @dataclass(frozen=True)

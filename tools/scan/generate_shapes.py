@@ -12,12 +12,13 @@ plan value Checkov reads.
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from tpu_serving_tools.cli import command_parser
 
 TOKENS: tuple[str, ...] = (
     "gcp:compute/router:Router",
@@ -58,7 +59,7 @@ def shapes(metadata: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--git-dir", type=Path, required=True, help="a git directory of pulumi/pulumi-gcp")
     parser.add_argument("--ref", default="HEAD", help="the commit or tag to read")
     args = parser.parse_args(argv)

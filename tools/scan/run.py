@@ -1,4 +1,4 @@
-"""``tpu-serving scan [--stack S ...] [--root DIR]``: Checkov over every stack, against the reviewed baseline.
+"""Checkov over every stack, against the reviewed baseline.
 
 For each stack, previews the program in-process (as ``tpu-serving preview`` does) and writes under
 ``build/<stack>/scan/``: ``kubernetes.yaml``, the stack's Kubernetes objects plus a Pod for each pod
@@ -14,7 +14,6 @@ by the provider at deploy time: they are not in the plan and are not scanned.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
@@ -27,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 from tpu_serving_tools.scan import baseline as bl
 from tpu_serving_tools.scan.pods import extracted_pods
@@ -110,7 +110,7 @@ def reports(raw: list[dict[str, Any]], files: Mapping[Path, str]) -> dict[str, R
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = command_parser(__name__, __doc__)
     parser.add_argument("--stack", action="append", default=[], help="a stack to scan (default: every stack)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     parser.add_argument("--checkov", help="the checkov executable (default: $CHECKOV, the PATH, .scan-venv)")

@@ -1,14 +1,15 @@
 """The typed arguments of :class:`~tpu_serving.backends.jetstream.component.PathwaysServing`:
 the MaxText settings, the Pathways images and requests, and their checks."""
 
+import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from ... import lws
 from ...catalog import SliceShape
 from ...images import image_problem
 from ...podspec import ProbeSettings
-from ...settings import described, quantity
+from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
 from .facts import (
@@ -32,6 +33,38 @@ def metrics_port_problem(port: int | None) -> str:
         HTTP_PORT: "jetstream-http",
     }
     return f"taken by {taken[port]} on the leader pod" if port in taken else ""
+
+
+MAXTEXT_KEY = re.compile(r"^[a-z_][a-z0-9_]*=")
+LIBRARY_KEYS = frozenset({"model_name", "load_parameters_path", "inference_server"})
+"""MaxText keys the component writes besides its settings: the model, the checkpoint and the disaggregated
+server (:func:`~tpu_serving.backends.jetstream.pods.maxtext_args`)."""
+
+
+def maxtext_extra_args_problem(args: Sequence[str]) -> str:
+    """Why ``args`` are not ``key=value`` MaxText arguments the library leaves to the user, or ``""``: a key of
+    :class:`MaxTextSettings` or one the component writes (:data:`LIBRARY_KEYS`), a ``*_parallelism`` key (the mesh
+    over the slice's chips, which the ``ici_*`` settings set) and a key that names a secret (MaxText's
+    ``hf_access_token``...: :func:`names_a_secret`) are refused. A message shows keys, never values."""
+    keys = [a.split("=", 1)[0] for a in args if isinstance(a, str) and MAXTEXT_KEY.match(a)]
+    owned = {f.name for f in fields(MaxTextSettings)} | LIBRARY_KEYS
+    rules = [
+        (
+            [f"[{i}]" for i, a in enumerate(args) if not isinstance(a, str) or not MAXTEXT_KEY.match(a)],
+            "each must be `key=value` (a lower-case MaxText config key)",
+        ),
+        ([k for k in keys if k in owned], "set by the component from the maxtext settings; set those instead"),
+        (
+            [k for k in keys if k not in owned and k.endswith("_parallelism")],
+            "would change the mesh over the slice's chips, which the ici_* maxtext settings set",
+        ),
+        (
+            [k for k in keys if names_a_secret(k)],
+            "a secret on the command line is readable by anyone who can read the pod spec or the plan; the library "
+            "passes no secret to MaxText",
+        ),
+    ]
+    return "; ".join(f"{', '.join(sorted(set(which)))}: {why}" for which, why in rules if which)
 
 
 def disaggregated_server(shape: SliceShape) -> str | None:
@@ -136,7 +169,12 @@ class MaxTextSettings:
         le=65535,
         check=metrics_port_problem,
     )
-    extra_args: Sequence[str] = described("Further `key=value` MaxText arguments, appended as given.", default=())
+    extra_args: Sequence[str] = described(
+        "Further `key=value` MaxText arguments, appended as given.",
+        default=(),
+        check=maxtext_extra_args_problem,
+        unshown=True,
+    )
 
 
 @dataclass(frozen=True)

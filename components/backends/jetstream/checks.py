@@ -22,7 +22,7 @@ from .. import rollout, scaling
 if TYPE_CHECKING:
     from ..base import Stack
 from .args import disaggregation_problem
-from .facts import METRICS_PORT, JetStreamMetric
+from .facts import METRIC_KINDS, METRICS_PORT, JetStreamMetric
 from .settings import NAME, PathwaysServingConfig
 
 SPANNING = (
@@ -56,7 +56,13 @@ def replica_problems(cfg: Stack, serving: PathwaysServingConfig, shape: SliceSha
     key = f"{PROJECT_NAMESPACE}:serving"
     if serving.autoscaling is not None:
         found = scaling.autoscaling_problems(
-            cfg, serving, shape, pools, JetStreamMetric.PREFILL_BACKLOG.value, spanning=SPANNING
+            cfg,
+            serving,
+            shape,
+            pools,
+            JetStreamMetric.PREFILL_BACKLOG.value,
+            ("JetStream", METRIC_KINDS),
+            spanning=SPANNING,
         )
         if serving.mode == "disaggregated":
             found.append(

@@ -4,6 +4,7 @@ Pathways images. Each fact names its upstream source."""
 
 from collections.abc import Mapping
 
+from ...autoscaling import MetricKind
 from ...pathways import JETSTREAM_PATHWAYS_VERSION
 from ...validation import Choice
 
@@ -53,6 +54,14 @@ class JetStreamMetric(Choice):
     TIME_PER_OUTPUT_TOKEN = "jetstream_time_per_output_token"
     """Histogram: "Average time per output token per request in seconds"."""
 
+
+METRIC_KINDS: Mapping[str, MetricKind] = {
+    JetStreamMetric.PREFILL_BACKLOG: MetricKind.GAUGE,
+    JetStreamMetric.SLOTS_USED: MetricKind.GAUGE,
+    JetStreamMetric.TIME_TO_FIRST_TOKEN: MetricKind.HISTOGRAM,
+    JetStreamMetric.TIME_PER_OUTPUT_TOKEN: MetricKind.HISTOGRAM,
+}
+"""The kinds of the JetStream metrics above (``JetstreamMetricsCollector``): the HPA can read only a gauge."""
 
 DISAGGREGATED_SERVERS: Mapping[str, str] = {
     "v6e-8": "ExperimentalMaxtextDisaggregatedServer_8",

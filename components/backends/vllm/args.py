@@ -8,16 +8,26 @@ Run:ai model streamer straight from ``gs://``. The XLA compilation cache persist
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ... import lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import pinned_image_problem
+from ...naming import check_dns_name
 from ...podspec import ProbeSettings
-from ...settings import described, quantity
+from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
-from .facts import DEFAULT_IMAGE, LIBRARY_FLAGS
+from .facts import (
+    CONFIG_FILE_FLAG,
+    DEFAULT_IMAGE,
+    ENGINE_FLAGS,
+    LIBRARY_FLAGS,
+    PARALLEL_FLAGS_ALLOWED,
+    SERVING_FLAGS,
+    TOPOLOGY_FLAGS,
+)
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
 
@@ -55,15 +65,71 @@ class VllmQuantization(Choice):
 
 
 def extra_args_problem(args: Sequence[str]) -> str:
-    """Why ``args`` are not engine flags ``--flag`` / ``--flag=value`` the library leaves to the user, or ``""``."""
-    found = []
-    bad = [a for a in args if not isinstance(a, str) or not _FLAG.match(a)]
-    if bad:
-        found.append(f"{', '.join(map(repr, bad))}: each must be `--flag` or `--flag=value` (lower-case flag name)")
-    owned = sorted({a.split("=", 1)[0] for a in args if isinstance(a, str)} & LIBRARY_FLAGS)
-    if owned:
-        found.append(f"{', '.join(owned)}: set by the component from its own settings; use those instead")
-    return "; ".join(found)
+    """Why ``args`` are not engine flags ``--flag`` / ``--flag=value`` the library leaves to the user, or ``""``.
+
+    Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
+    ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
+    (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`).
+    A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one).
+    """
+    names = [a.split("=", 1)[0] for a in args if isinstance(a, str) and a.startswith("-")]
+    bad = [_shown_item(args, i) for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
+    engine = {n: ENGINE_FLAGS[_flag(n, LIBRARY_FLAGS)] for n in names if _flag(n, LIBRARY_FLAGS) in ENGINE_FLAGS}
+    rules = [
+        (bad, "each must be `--flag` or `--flag=value` (lower-case flag name)"),
+        (
+            engine,
+            f"set by the component from the engine settings ({', '.join(dict.fromkeys(engine.values()))}); "
+            "set those instead",
+        ),
+        (
+            [n for n in names if _flag(n, LIBRARY_FLAGS) in SERVING_FLAGS],
+            "set by the component from the serving settings (the model, its name, the loader, the port the Service "
+            "and probes use, Ray across a multi-host group)",
+        ),
+        (
+            [n for n in names if _flag(n, LIBRARY_FLAGS) not in LIBRARY_FLAGS and _changes_topology(n)],
+            "would change the chips or hosts one engine spans; the library runs one engine per slice over all its "
+            "chips (tensor x pipeline parallelism), so serve more copies with more slices",
+        ),
+        (
+            [n for n in names if n == CONFIG_FILE_FLAG],
+            "a config file may set any flag, those the component sets too; pass the flags here",
+        ),
+        (
+            [n for n in names if names_a_secret(n)],
+            "a secret on the command line is readable by anyone who can read the pod spec or the plan; the "
+            "Hugging Face token comes from a Kubernetes Secret (hf_token_secret, hfTokenSecret in a stack file), "
+            "and the library passes no other secret",
+        ),
+    ]
+    return "; ".join(f"{', '.join(sorted(set(which)))}: {why}" for which, why in rules if which)
+
+
+def _changes_topology(name: str) -> bool:
+    """A flag of :data:`~.facts.TOPOLOGY_FLAGS` (or its abbreviation), or any ``-parallel`` flag but the allowed."""
+    return _flag(name, TOPOLOGY_FLAGS) in TOPOLOGY_FLAGS or (
+        "-parallel" in name and _flag(name, PARALLEL_FLAGS_ALLOWED) not in PARALLEL_FLAGS_ALLOWED
+    )
+
+
+def _flag(name: str, flags: frozenset[str]) -> str:
+    """The flag of ``flags`` that ``name`` is, or abbreviates (``vllm serve`` keeps argparse's ``allow_abbrev``:
+    ``--tensor-parallel`` is ``--tensor-parallel-size``), else ``name``."""
+    if name in flags:
+        return name
+    return next((f for f in sorted(flags) if len(name) > 2 and f.startswith(name)), name)
+
+
+def _shown_item(args: Sequence[Any], i: int) -> str:
+    """Item ``i`` of ``args`` for a message: its flag name when it has a value, "not shown" after a secret's flag."""
+    item, before = args[i], args[i - 1] if i else None
+    flag = before.split("=", 1)[0] if isinstance(before, str) and before.startswith("-") else ""
+    if names_a_secret(flag):
+        return f"[{i}] (not shown: it follows {flag})"
+    if isinstance(item, str) and "=" in item:
+        return f"[{i}] {item.split('=', 1)[0]}=..."
+    return f"[{i}] {item!r}"
 
 
 @dataclass(frozen=True)
@@ -101,6 +167,7 @@ class VllmEngineSettings:
         "Further engine arguments, each `--flag` or `--flag=value`, appended as given.",
         default=(),
         check=extra_args_problem,
+        unshown=True,
     )
 
     def parallelism(self, chips: int) -> tuple[int, int]:
@@ -135,24 +202,32 @@ class VllmRequests:
 class SecretKey:
     """A key of a Kubernetes Secret in the serving namespace."""
 
-    name: str = described("Secret name.", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-    key: str = described("Key inside the Secret.", default="token", pattern=r"^[-._a-zA-Z0-9]+$")
+    name: str = described("Secret name.", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", unshown=True)
+    key: str = described("Key inside the Secret.", default="token", pattern=r"^[-._a-zA-Z0-9]+$", unshown=True)
 
 
 @dataclass(frozen=True)
 class VllmServingArgs:
     """Arguments of :class:`VllmServing`."""
 
-    namespace: str
+    namespace: str = described("Namespace of the workload.", check=check_dns_name)
     """Namespace of the workload."""
-    service_account: str
+    service_account: str = described(
+        "Kubernetes service account of every pod (workload identity: weights and cache buckets).",
+        check=check_dns_name,
+    )
     """Kubernetes service account of every pod (workload identity: weights and cache buckets)."""
-    shape: SliceShape
+    shape: SliceShape = described("Shape of each serving slice; one group per slice.")
     """Shape of each serving slice; one group per slice."""
-    model: str
+    model: str = described(
+        "The weights: a path inside `weights_bucket` (a Hugging Face snapshot: config, tokenizer, safetensors), "
+        "or a Hugging Face repository id when `loader` is `hugging-face`."
+    )
     """The weights: a path inside ``weights_bucket`` (a Hugging Face snapshot: config, tokenizer,
     safetensors), or a Hugging Face repository id when ``loader`` is ``hugging-face``."""
-    served_model_name: str
+    served_model_name: str = described(
+        "The model name clients send, e.g. `meta-llama/Llama-3.3-70B-Instruct`.", min_length=1, max_length=256
+    )
     """The model name clients send (``--served-model-name``)."""
     loader: WeightsLoader = WeightsLoader.GCSFUSE
     """How the weights are read."""
@@ -164,7 +239,9 @@ class VllmServingArgs:
     """Folder of the compilation cache inside ``cache_bucket``."""
     hf_token_secret: SecretKey | None = None
     """Secret holding a Hugging Face token (``hugging-face`` loader only)."""
-    replicas: int = 1
+    replicas: int = described(
+        "Leader-worker groups; each takes one whole slice. Leave unset with `autoscaling`.", default=1, ge=1, le=64
+    )
     """Groups, one slice each."""
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
@@ -175,9 +252,16 @@ class VllmServingArgs:
         default=PINS["lws"].value,
         check=lws.version_problem,
     )
-    name: str = "vllm"
+    name: str = described(
+        "LeaderWorkerSet name; the first leader pod is `<name>-0`.", default="vllm", check=check_dns_name
+    )
     """LeaderWorkerSet name; its first leader pod is ``<name>-0``."""
-    service_name: str = "vllm-api"
+    service_name: str = described(
+        "Name of the ClusterIP Service on port 8000; not the LeaderWorkerSet's name, whose headless Service the LWS "
+        "controller creates.",
+        default="vllm-api",
+        check=check_dns_name,
+    )
     """Name of the ClusterIP Service on the leaders' serving port."""
     engine: VllmEngineSettings = field(default_factory=VllmEngineSettings)
     """Engine settings."""

@@ -17,7 +17,7 @@ from .. import rollout, scaling
 if TYPE_CHECKING:
     from ..base import Stack
 from .args import VllmEngineSettings, WeightsLoader, parallelism_problems
-from .facts import VllmMetric
+from .facts import METRIC_KINDS, VllmMetric
 from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
 
 
@@ -60,7 +60,9 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
 def replica_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """Each group takes one whole slice: the fixed count, or the autoscaled maximum, equals the serving slices."""
     if serving.autoscaling is not None:
-        return scaling.autoscaling_problems(cfg, serving, shape, pools, VllmMetric.REQUESTS_WAITING.value)
+        return scaling.autoscaling_problems(
+            cfg, serving, shape, pools, VllmMetric.REQUESTS_WAITING.value, ("vLLM", METRIC_KINDS)
+        )
     if serving.replicas == pools:
         return []
     return [

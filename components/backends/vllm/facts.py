@@ -13,6 +13,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 
 from collections.abc import Mapping, Sequence
 
+from ...autoscaling import MetricKind
 from ...validation import Choice
 from ...versions import PINS
 
@@ -41,6 +42,40 @@ class VllmMetric(Choice):
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
 
+
+METRIC_KINDS: Mapping[str, MetricKind] = {
+    **dict.fromkeys(
+        (
+            VllmMetric.REQUESTS_RUNNING,
+            VllmMetric.REQUESTS_WAITING,
+            VllmMetric.KV_CACHE_USAGE,
+            "vllm:gpu_cache_usage_perc",
+        ),
+        MetricKind.GAUGE,
+    ),
+    **dict.fromkeys(
+        (
+            VllmMetric.TIME_TO_FIRST_TOKEN,
+            VllmMetric.INTER_TOKEN_LATENCY,
+            "vllm:time_per_output_token_seconds",
+            "vllm:e2e_request_latency_seconds",
+            "vllm:request_queue_time_seconds",
+            "vllm:request_inference_time_seconds",
+            "vllm:request_prefill_time_seconds",
+            "vllm:request_decode_time_seconds",
+            "vllm:request_prompt_tokens",
+            "vllm:request_generation_tokens",
+            "vllm:request_max_num_generation_tokens",
+            "vllm:request_params_n",
+            "vllm:request_params_max_tokens",
+        ),
+        MetricKind.HISTOGRAM,
+    ),
+    **dict.fromkeys(("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"), MetricKind.COUNTER),
+}
+"""The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
+``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series
+gain ``_total``): the HPA can read only a gauge."""
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (
     "/workspace/vllm/examples/ray_serving/multi-node-serving.sh",
@@ -126,27 +161,66 @@ docs/releases.md); metadata prefetch needs 1.32.1-gke.1357001 or later (same pag
 CACHE_MOUNT_OPTIONS: Sequence[str] = ("implicit-dirs",)
 """Mount options of the read-write compilation cache volume."""
 
-LIBRARY_FLAGS: frozenset[str] = frozenset(
+ENGINE_FLAGS: Mapping[str, str] = {
+    "--tensor-parallel-size": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size",
+    "--max-model-len": "max_model_len",
+    "--dtype": "dtype",
+    "--quantization": "quantization",
+    "--gpu-memory-utilization": "memory_utilization",
+    "--kv-cache-memory-bytes": "memory_utilization",
+    "--num-gpu-blocks-override": "memory_utilization",
+}
+"""Engine flags -> the engine setting (:class:`~tpu_serving.backends.vllm.args.VllmEngineSettings`) that decides
+them. ``--kv-cache-memory-bytes`` sizes the KV cache in bytes ("kv_cache_memory_bytes (when not-None) ignores
+gpu_memory_utilization"), and
+``--num-gpu-blocks-override`` replaces the profiled count of KV-cache blocks: both take HBM beyond the share
+``memory_utilization`` sets (vllm-project/vllm vllm/config/cache.py, ``kv_cache_memory_bytes`` and
+``num_gpu_blocks_override``; vllm/engine/arg_utils.py ``EngineArgs.add_cli_args``)."""
+
+SERVING_FLAGS: frozenset[str] = frozenset(
     {
         "--model",
+        "--served-model-name",
         "--port",
         "--host",
-        "--served-model-name",
-        "--tensor-parallel-size",
-        "-tp",
-        "--pipeline-parallel-size",
-        "-pp",
-        "--max-model-len",
-        "--dtype",
-        "--quantization",
-        "-q",
-        "--gpu-memory-utilization",
         "--load-format",
         "--distributed-executor-backend",
         "--download-dir",
     }
 )
-"""Engine flags the component sets from its own settings; ``extra_args`` may not repeat them."""
+"""Flags the component writes from the serving arguments: the model and its name, the port the Service and the
+probes use, the weights loader and the executor (Ray across a multi-host group)."""
+
+TOPOLOGY_FLAGS: frozenset[str] = frozenset(
+    {
+        "--headless",
+        "--nnodes",
+        "--node-rank",
+        "--master-addr",
+        "--master-port",
+    }
+)
+"""Flags that change how many chips or hosts one engine spans, or which process serves: the library runs one
+engine per slice over exactly its chips, the API server on the leader (vllm/entrypoints/cli/serve.py: ``--headless``
+runs no API server; ``--nnodes``, ``--node-rank``, ``--master-addr`` and ``--master-port`` place a multi-node
+engine without Ray). So is every flag with ``-parallel`` in its name but :data:`PARALLEL_FLAGS_ALLOWED`: data
+parallelism multiplies the chips an engine needs, context parallelism splits the group the library derives
+(vllm/engine/arg_utils.py ``parallel_group``: ``--data-parallel-size``, ``--data-parallel-rank``...,
+``--decode-context-parallel-size``)."""
+
+PARALLEL_FLAGS_ALLOWED: frozenset[str] = frozenset({"--enable-expert-parallel", "--max-parallel-loading-workers"})
+"""``-parallel`` flags that leave the chips alone: expert parallelism spreads a MoE model's experts over the same
+tensor-parallel ranks, and loading workers are processes."""
+
+CONFIG_FILE_FLAG = "--config"
+"""``vllm serve --config <file>``: its YAML keys become flags (vllm/utils/argparse_utils.py
+``FlexibleArgumentParser._pull_args_from_config``), those above too, out of the component's sight."""
+
+LIBRARY_FLAGS: frozenset[str] = frozenset(ENGINE_FLAGS) | SERVING_FLAGS
+"""Engine flags the component sets from its own settings; ``extra_args`` may not repeat them, nor abbreviate
+them: ``vllm serve``'s parser (vLLM's ``FlexibleArgumentParser``) keeps argparse's ``allow_abbrev``, so
+``--tensor-parallel`` sets ``--tensor-parallel-size``."""
 
 DEFAULT_IMAGE = PINS["vllm-tpu"].value
 """The newest vLLM TPU release whose wheel is on PyPI and whose image tag a public document names

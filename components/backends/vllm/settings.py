@@ -16,6 +16,7 @@ from ...settings import (
     PROJECT_NAMESPACE,
     K8sName,
     Model,
+    declared,
     release_validator,
     settings_model,
     to_settings,
@@ -31,6 +32,7 @@ from .args import (
     VllmImages,
     VllmQuantization,
     VllmRequests,
+    VllmServingArgs,
     WeightsLoader,
 )
 
@@ -73,23 +75,14 @@ class VllmServingConfig(Model):
 
     backend: Literal["vllm"] = Field(description="Selects this serving backend.")
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
-    replicas: int = Field(
-        1,
-        ge=1,
-        le=64,
-        description="Leader-worker groups; each takes one whole slice. Leave unset with `autoscaling`.",
-    )
+    replicas: int = declared(VllmServingArgs, "replicas")
     autoscaling: AutoscalingConfig | None = Field(
         None,
         description="Scale the groups on the leaders' queue through an HPA, a whole slice per group: the first "
         "`minReplicas` serving slices keep their VMs, the others scale from zero when a group needs one.",
     )
-    name: K8sName = Field("vllm", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
-    service_name: K8sName = Field(
-        "vllm-api",
-        description="Name of the ClusterIP Service on port 8000; not the LeaderWorkerSet's name, whose headless "
-        "Service the LWS controller creates.",
-    )
+    name: K8sName = declared(VllmServingArgs, "name")
+    service_name: K8sName = declared(VllmServingArgs, "service_name")
     rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
@@ -98,11 +91,7 @@ class VllmServingConfig(Model):
         description="The weights: a folder in the stack's `checkpoints` bucket holding a Hugging Face snapshot "
         "(config, tokenizer, safetensors), or a Hugging Face repository id with `loader: hugging-face`."
     )
-    served_model_name: str = Field(
-        min_length=1,
-        max_length=256,
-        description="The model name clients send, e.g. `meta-llama/Llama-3.3-70B-Instruct`.",
-    )
+    served_model_name: str = declared(VllmServingArgs, "served_model_name")
     loader: WeightsLoader = Field(
         WeightsLoader.GCSFUSE,
         description="`gcsfuse` (read-only Cloud Storage FUSE volume with parallel downloads), `runai-streamer` "

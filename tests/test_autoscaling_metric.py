@@ -1,0 +1,77 @@
+"""The HPA reads a gauge: an autoscaling metric named like a counter's, a histogram's or a summary's series, or one
+the backend's metrics table knows as no gauge, is refused, in the stack file and the components alike (issue
+"A platform team adopts it", item 9)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.fixtures.configs import SERVING_AUTOSCALED, VLLM, load
+from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs
+from tpu_serving.config import ConfigError
+from tpu_serving.validation import ArgumentsError, check_arguments
+
+
+def autoscaled_vllm(metric: str) -> dict:
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:serving"]["autoscaling"] = {"maxReplicas": 1, "metric": metric}
+    return cfg
+
+
+def autoscaled_jetstream(metric: str) -> dict:
+    cfg = copy.deepcopy(SERVING_AUTOSCALED)
+    cfg["tpu-serving:serving"]["autoscaling"] = {"maxReplicas": 2, "metric": metric}
+    return cfg
+
+
+def problems(cfg: dict) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return err.value.problems
+
+
+@pytest.mark.parametrize(
+    ("metric", "suffix"),
+    [
+        ("vllm:request_success_total", "_total"),
+        ("vllm:e2e_request_latency_seconds_bucket", "_bucket"),
+        ("vllm:e2e_request_latency_seconds_count", "_count"),
+        ("vllm:e2e_request_latency_seconds_sum", "_sum"),
+        ("vllm:request_success_created", "_created"),
+    ],
+)
+def test_autoscaling_metric_a_counter_histogram_or_summary_series_is_refused(metric, suffix):
+    (problem,) = problems(autoscaled_vllm(metric))
+    assert problem.startswith(f'tpu-serving:serving.autoscaling.metric = "{metric}": ends in {suffix}, a series of a ')
+    assert "the HPA reads a gauge (prometheus.googleapis.com|<metric>|gauge)" in problem
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("AutoscalingSettings", AutoscalingSettings(max_replicas=2, metric=metric), AutoscalingSettings)
+    assert err.value.problems[0].startswith(f"AutoscalingSettings.metric = '{metric}': ends in {suffix}")
+    scaler = ServingAutoscalerArgs(
+        project="p", namespace="n", target="t", settings=AutoscalingSettings(1), metric=metric
+    )
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("ServingAutoscaler", scaler, ServingAutoscalerArgs)
+    assert err.value.problems[0].startswith(f"ServingAutoscalerArgs.metric = '{metric}': ends in {suffix}")
+
+
+@pytest.mark.parametrize(
+    ("cfg", "metric", "server"),
+    [
+        (autoscaled_vllm, "vllm:time_to_first_token_seconds", "vLLM"),
+        (autoscaled_vllm, "vllm:gpu_prefix_cache_hits", "vLLM"),
+        (autoscaled_jetstream, "jetstream_time_to_first_token", "JetStream"),
+    ],
+)
+def test_autoscaling_metric_a_known_non_gauge_is_refused_by_the_backends_table(cfg, metric, server):
+    (problem,) = [p for p in problems(cfg(metric)) if "autoscaling.metric" in p]
+    assert problem.startswith(f'tpu-serving:serving.autoscaling.metric = "{metric}": {metric} is a ')
+    assert f"of {server}; the HPA reads a gauge: " in problem
+
+
+def test_autoscaling_metric_gauges_are_accepted():
+    assert load(autoscaled_vllm("vllm:kv_cache_usage_perc")).serving.autoscaling.metric == "vllm:kv_cache_usage_perc"
+    assert load(autoscaled_vllm("my_queue_depth")).serving.autoscaling.metric == "my_queue_depth"
+    assert load(autoscaled_jetstream("jetstream_slots_used_percentage")).serving.autoscaling is not None

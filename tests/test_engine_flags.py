@@ -1,0 +1,151 @@
+"""vLLM's ``extraArgs`` (and MaxText's) cannot change what the library derives nor carry a secret, and no message
+repeats a refused secret (issue "A platform team adopts it", item 9): the same rules for a stack file and a Python
+caller."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+from pydantic.alias_generators import to_camel
+
+from tests.fixtures.configs import SERVING, VLLM, load
+from tpu_serving.backends.jetstream import MaxTextSettings
+from tpu_serving.backends.vllm import SecretKey, VllmEngineSettings
+from tpu_serving.backends.vllm.args import extra_args_problem
+from tpu_serving.config import ConfigError
+from tpu_serving.validation import ArgumentsError, check_arguments
+
+SECRET = "hf_SeCrEtVaLuE0123456789"
+
+
+def vllm_with(**serving: object) -> dict:
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:serving"].update(serving)
+    return cfg
+
+
+def stack_problems(cfg: dict) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return err.value.problems
+
+
+def python_problems(args: object, cls: type) -> list[str]:
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments(cls.__name__, args, cls)
+    return err.value.problems
+
+
+def test_engine_flags_tuning_the_engine_is_left_to_the_user():
+    flags = [
+        "--enable-prefix-caching",
+        "--max-num-seqs=256",
+        "--max-num-batched-tokens=8192",
+        "--long-prefill-token-threshold=512",
+        "--enable-expert-parallel",
+        "--max-parallel-loading-workers=2",
+        "--ssl-keyfile=/etc/tls/key.pem",
+    ]
+    assert extra_args_problem(flags) == ""
+    assert list(load(vllm_with(engine={"extraArgs": flags})).serving.engine.extra_args) == flags
+
+
+@pytest.mark.parametrize(
+    ("flag", "field"),
+    [
+        ("--tensor-parallel-size=32", "tensor_parallel_size"),
+        ("--tensor-parallel=32", "tensor_parallel_size"),  # vllm serve keeps argparse's abbreviations
+        ("--pipeline-parallel-size=2", "pipeline_parallel_size"),
+        ("--max-model-len=131072", "max_model_len"),
+        ("--gpu-memory-utilization=0.99", "memory_utilization"),
+        ("--kv-cache-memory-bytes=20G", "memory_utilization"),
+        ("--num-gpu-blocks-override=100000", "memory_utilization"),
+        ("--dtype=float32", "dtype"),
+        ("--quantization=fp8", "quantization"),
+    ],
+)
+def test_engine_flags_a_flag_of_an_engine_setting_names_the_setting(flag, field):
+    """The stack file names the setting as it spells it, a Python caller as Python does."""
+    name = flag.split("=")[0]
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": ["--enable-prefix-caching", flag]}))
+    assert problem.startswith(f"tpu-serving:serving.engine.extraArgs: {name}: set by the component from the engine")
+    assert f"({to_camel(field)}); set those instead" in problem
+    (python,) = python_problems(VllmEngineSettings(extra_args=(flag,)), VllmEngineSettings)
+    assert python.startswith(f"VllmEngineSettings.extra_args: {name}: set by the component from the engine")
+    assert f"({field}); set those instead" in python
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--data-parallel-size=2",
+        "--data-parallel-size-local=2",
+        "--decode-context-parallel-size=2",
+        "--prefill-context-parallel-size=2",
+        "--nnodes=2",
+        "--node-rank=1",
+        "--headless",
+    ],
+)
+def test_engine_flags_a_flag_that_changes_the_chips_an_engine_spans_is_refused(flag):
+    name = flag.split("=")[0]
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": [flag]}))
+    assert problem.startswith(f"tpu-serving:serving.engine.extraArgs: {name}: would change the chips or hosts")
+    assert "one engine per slice" in problem
+    assert python_problems(VllmEngineSettings(extra_args=(flag,)), VllmEngineSettings)
+
+
+def test_engine_flags_a_config_file_and_the_serving_flags_are_refused():
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": ["--config=/model/serve.yaml", "--port=9000"]}))
+    assert "--port: set by the component from the serving settings" in problem
+    assert "--config: a config file may set any flag" in problem
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [f"--hf-token={SECRET}"],
+        [f"--api-key={SECRET}"],
+        ["--api-key", SECRET],
+        [f"--API-KEY={SECRET}"],
+        [f"--hf_token={SECRET}"],
+    ],
+    ids=["hf-token", "api-key", "api-key-value-apart", "upper-case", "underscore"],
+)
+def test_engine_flags_a_secret_is_refused_and_never_shown(args):
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": args}))
+    assert problem.startswith("tpu-serving:serving.engine.extraArgs: ")
+    assert "a secret on the command line" in problem and "hfTokenSecret" in problem
+    assert "the value is not shown" in problem
+    assert SECRET not in problem
+    (python,) = python_problems(VllmEngineSettings(extra_args=tuple(args)), VllmEngineSettings)
+    assert "hf_token_secret" in python and SECRET not in python
+
+
+def test_engine_flags_a_token_pasted_as_the_secrets_name_is_not_shown():
+    cfg = vllm_with(loader="hugging-face", model="meta-llama/Llama-3.3-70B-Instruct", hfTokenSecret={"name": SECRET})
+    (problem,) = [p for p in stack_problems(cfg) if "hfTokenSecret" in p]
+    assert problem.startswith("tpu-serving:serving.hfTokenSecret.name: String should match pattern")
+    assert SECRET not in problem and "the value is not shown" in problem
+    (python,) = python_problems(SecretKey(name=SECRET), SecretKey)
+    assert python.startswith("SecretKey.name: String should match pattern") and SECRET not in python
+
+
+def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
+    cfg = copy.deepcopy(SERVING)
+    extra = ["enable_jax_profiler=true", f"hf_access_token={SECRET}", "ici_data_parallelism=2", "model_name=x"]
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = extra
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: modelName: set by the component")
+    assert "ici_data_parallelism: would change the mesh" in problem
+    assert "hf_access_token: a secret on the command line" in problem
+    assert SECRET not in problem and "the value is not shown" in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = python_problems(dataclasses.replace(settings, extra_args=tuple(extra)), MaxTextSettings)
+    assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
+    assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]

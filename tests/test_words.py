@@ -1,0 +1,43 @@
+"""A count's noun agrees with it wherever the tools print one: "1 VM", never "1 VMs" (issue "A platform team adopts
+it", item 10)."""
+
+from __future__ import annotations
+
+from tpu_serving import catalog
+from tpu_serving_tools.offline import Plan, RecordedResource
+from tpu_serving_tools.preview import NODE_POOL, capacity_summary, summary
+from tpu_serving_tools.text import counted
+
+
+def one_pool_plan(machine_type: str) -> Plan:
+    pool = RecordedResource(
+        urn=f"urn:pulumi:s::p::{NODE_POOL}::one",
+        type=NODE_POOL,
+        name="one",
+        custom=True,
+        parent=None,
+        provider=None,
+        dependencies=[],
+        inputs={"name": "one", "nodeConfig": {"machineType": machine_type}},
+    )
+    return Plan(stack="s", project="p", resources=[pool], outputs={})
+
+
+def test_words_a_single_host_slice_is_one_vm_in_the_preview_summary():
+    text = summary(one_pool_plan("ct6e-standard-8t"))
+    assert "  one: ct6e-standard-8t 2x4 (1 VM, 8 chips, 256 GiB HBM)" in text
+    assert "1 VMs" not in text
+    assert "(1 VM, 1 chip, 32 GiB HBM)" in summary(one_pool_plan("ct6e-standard-1t"))
+
+
+def test_words_the_capacity_line_counts_one_vm_and_one_chip():
+    (line,) = capacity_summary({"capacity": {"chips": 1, "vms": 1, "hbmGib": 32, "allocatedToNeeded": None}})
+    assert line.startswith("Capacity: 1 chip, 1 VM, 32 GiB HBM;")
+    (line,) = capacity_summary({"capacity": {"chips": 16, "vms": 4, "hbmGib": 512, "allocatedToNeeded": None}})
+    assert line.startswith("Capacity: 16 chips, 4 VMs, 512 GiB HBM;")
+
+
+def test_words_a_slice_description_and_the_helper():
+    assert "1 VM x 1 chip, 32 GiB HBM" in catalog.slice_shape("ct6e-standard-1t", "1x1").describe()
+    assert "4 VMs x 4 chips" in catalog.slice_shape("ct6e-standard-4t", "4x4").describe()
+    assert (counted(1, "VM"), counted(2, "VM"), counted(0, "VM")) == ("1 VM", "2 VMs", "0 VMs")

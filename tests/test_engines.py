@@ -288,3 +288,13 @@ def test_engines_gcsfuse_mount_options_are_options_of_the_release():
     weights = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["volumes"][1]["csi"]["volumeAttributes"]
     weights["mountOptions"] += ",metadata-cache:ttl:-1"
     assert any("metadata-cache:ttl: no such config entry" in f.reason for f in gcsfuse.findings(view) if not f.ok)
+
+
+def test_engines_flags_the_library_refuses_in_extra_args_exist_in_the_pinned_release():
+    """Every flag vLLM's extraArgs refuse by name is one `vllm serve` of the pinned release registers (its
+    conformance table, read from the wheels): a refusal names a real flag, not a guess."""
+    from tpu_serving.backends.vllm.facts import ENGINE_FLAGS, PARALLEL_FLAGS_ALLOWED, SERVING_FLAGS, TOPOLOGY_FLAGS
+
+    flags = conformance.tables().vllm.flags
+    named = set(ENGINE_FLAGS) | SERVING_FLAGS | TOPOLOGY_FLAGS | PARALLEL_FLAGS_ALLOWED
+    assert named and not named - flags, sorted(named - flags)

@@ -68,7 +68,7 @@ def _saxml(key: str, what: str, tag: str) -> Pin:
         what,
         f"us-docker.pkg.dev/cloud-tpu-images/inference/{key}:{tag}",
         None,
-        "the Saxml seed",
+        "the Saxml seed's manifest (seed-manifests/saxml-lmcloudspmd175b-2xv5e-4x8.yaml)",
         "v1.2.0",
         _SAXML_TAGS,
         f"the Saxml conformance table (saxml-{tag}.json)",

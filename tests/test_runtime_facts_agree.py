@@ -10,7 +10,9 @@ import pytest
 
 from tests.conftest import ROOT
 from tpu_serving import catalog, machines, observability
+from tpu_serving import epp as library_epp
 from tpu_serving import gateway as library_gateway
+from tpu_serving import gateway_settings as library_gateway_settings
 from tpu_serving.backends.jetstream import facts as jetstream_facts
 from tpu_serving.backends.jetstream import settings as jetstream_settings
 from tpu_serving.backends.pathways_job import facts as pathways_job_facts
@@ -56,9 +58,9 @@ def test_facts_agree_engine_ports_roles_and_gke_constants():
     assert ef.PATHWAYS_PROXY_PORT == pathways_job_facts.PROXY_PORT
     assert ef.GMP_COLLECTOR_NAMESPACE == observability.GMP_COLLECTOR_NAMESPACE
     assert dict(ef.GMP_COLLECTOR_LABELS) == dict(observability.GMP_COLLECTOR_LABELS)
-    assert ef.GATEWAY_CLASS_REGIONAL_INTERNAL == library_gateway.GATEWAY_CLASS
-    assert ef.PROXY_ONLY_PURPOSE == library_gateway.PROXY_ONLY_PURPOSE
-    assert tuple(ef.HEALTH_CHECK_RANGES) == tuple(library_gateway.HEALTH_CHECK_RANGES)
+    assert ef.GATEWAY_CLASS_REGIONAL_INTERNAL == library_gateway_settings.GATEWAY_CLASS
+    assert ef.PROXY_ONLY_PURPOSE == library_gateway_settings.PROXY_ONLY_PURPOSE
+    assert tuple(ef.HEALTH_CHECK_RANGES) == tuple(library_gateway_settings.HEALTH_CHECK_RANGES)
     assert ef.SERVING_SERVICE["vllm"] == vllm_settings.VllmServingConfig.model_fields["service_name"].default
     assert ef.SERVING_SERVICE["jetstream-pathways"] == (
         jetstream_settings.PathwaysServingConfig.model_fields["service_name"].default
@@ -71,24 +73,26 @@ def test_facts_agree_endpoint_picker_ports():
     options.go), and the health port is the one GKE checks (the llm-d-router-gateway chart's gke.yaml)."""
     listens = {what: default for what, (_, default) in ef.EPP_PORTS.items()}
     assert listens == {
-        "ext-proc": library_gateway.EPP_GRPC_PORT,
-        "health": library_gateway.EPP_HEALTH_PORT,
-        "metrics": library_gateway.EPP_METRICS_PORT,
+        "ext-proc": library_epp.EPP_GRPC_PORT,
+        "health": library_epp.EPP_HEALTH_PORT,
+        "metrics": library_epp.EPP_METRICS_PORT,
     }
-    assert ef.GKE_EPP_HEALTH_CHECK_PORT == library_gateway.EPP_HEALTH_PORT
+    assert ef.GKE_EPP_HEALTH_CHECK_PORT == library_epp.EPP_HEALTH_PORT
     assert ef.EPP_PORTS["health"][0] == "--grpc-health-port" and ef.EPP_POOL_FLAG == "--pool-name"
 
 
 def test_facts_a_library_picker_port_changed_alone_fails_make_check(monkeypatch):
     # the pool, its Service, the container port and the policy all follow; the picker still listens on 9002
-    monkeypatch.setattr(library_gateway, "EPP_GRPC_PORT", 9102)
+    monkeypatch.setattr(library_gateway, "EPP_GRPC_PORT", 9102)  # the InferencePool's picker port
+    monkeypatch.setattr(library_epp, "EPP_GRPC_PORT", 9102)  # the picker's container, Service and policy
     assert _failures("vllm-llama33-70b-v5e16") == [
         "[ports] ports picker vllm-llama70b/vllm-api-gateway ext-proc 9102: epp listens for ext-proc on 9002 "
         "(default, no --grpc-port); the pool's calls land on 9102"
     ]
     # the picker is told its health port, but GKE still health-checks 9003, which the policy no longer admits
     monkeypatch.setattr(library_gateway, "EPP_GRPC_PORT", 9002)
-    monkeypatch.setattr(library_gateway, "EPP_HEALTH_PORT", 9103)
+    monkeypatch.setattr(library_epp, "EPP_GRPC_PORT", 9002)
+    monkeypatch.setattr(library_epp, "EPP_HEALTH_PORT", 9103)
     failures = _failures("vllm-llama33-70b-v5e16")
     assert (
         "[ports] ports picker vllm-llama70b/vllm-api-gateway health check 9003: epp serves gRPC health on 9103 "
@@ -131,7 +135,7 @@ def test_facts_library_health_check_ranges_changed_alone_fail_make_check(monkeyp
     from tpu_serving import phases
 
     monkeypatch.setattr(phases, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
-    monkeypatch.setattr(library_gateway, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
+    monkeypatch.setattr(library_epp, "HEALTH_CHECK_RANGES", ("35.191.0.0/16",))
     failures = _failures("vllm-llama33-70b-v5e16")
     assert failures and all("load balancer health checks 130.211.0.0/22" in f for f in failures)
 

@@ -1,0 +1,127 @@
+"""Settings and arguments of the serving gateway (:mod:`tpu_serving.gateway`), and the API facts both it and the
+endpoint picker (:mod:`tpu_serving.epp`) name: the Gateway and InferencePool APIs, the load balancer's ranges."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from .images import pinned_image_problem
+from .settings import described, proxy_only_subnet_problem
+from .versions import PINS
+
+GATEWAY_CLASS = "gke-l7-rilb"
+"""GKE's regional internal Application Load Balancer GatewayClass."""
+GATEWAY_API = "gateway.networking.k8s.io/v1"
+INFERENCE_API = "inference.networking.k8s.io/v1"
+GKE_POLICY_API = "networking.gke.io/v1"
+LISTENER_PORT = 80
+PROXY_ONLY_PURPOSE = "REGIONAL_MANAGED_PROXY"
+PROXY_SUBNET_ANNOTATION = "tpu-serving.dev/proxy-only-subnet"
+"""Annotation on the Gateway naming the proxy-only subnet's range its proxies connect from (for readers
+of the plan, such as the runtime model, when the stack does not create the subnet itself)."""
+INFERENCE_POOL_MIN_GKE = (1, 34, 0, 1626000)
+"""GKE installs and manages the GA CRDs of the Gateway API and of the Gateway API Inference Extension
+(InferencePool ``inference.networking.k8s.io/v1``) from 1.34.0-gke.1626000 ("GKE automatically installs
+all GA CRDs for Gateway API and Gateway API Inference Extension on GKE versions 1.34.0-gke.1626000 or
+later", llm-d.ai docs "Installing Gateway API CRDs", after GKE's Inference Gateway guide). The stack
+therefore installs no InferencePool CRD (applying one would fight GKE for it, and destroying the stack
+would delete GKE's CRD with every InferencePool of the cluster); the objects are validated against the
+gateway-api-inference-extension v1.6.0 release's CRD. The endpoint picker reads InferencePool
+``inference.networking.k8s.io/v1`` ("Only `inference.networking.k8s.io/v1` is currently supported",
+llm-d/llm-d-router@v0.10.0 pkg/epp/server/options.go l.173-174), built against gateway-api-inference-extension
+v1.5.0 (its go.mod l.61), whose CRD differs from v1.6.0's only in also requiring ``spec.endpointPickerRef``
+(config/crd/bases/inference.networking.k8s.io_inferencepools.yaml, v1.5.0 l.197-200 against v1.6.0), which
+:func:`inference_pool` always sets: the objects are valid under both."""
+
+HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
+"""Google Cloud health check probe ranges of the regional internal Application Load Balancer
+(https://cloud.google.com/load-balancing/docs/firewall-rules)."""
+
+EPP_IMAGE = PINS["epp"].value
+"""The endpoint picker image the version set pins (llm-d/llm-d-router)."""
+
+
+def _cidr_check(value: str) -> str:
+    return proxy_only_subnet_problem(value) if isinstance(value, str) else ""
+
+
+@dataclass(frozen=True)
+class GatewaySettings:
+    """An internal GKE Gateway (regional internal Application Load Balancer) in front of the serving Service."""
+
+    proxy_only_cidr: str = described(
+        "Range of the region's proxy-only subnet, whose addresses the load balancer's proxies connect from "
+        "(a /23 or larger is recommended); must not overlap other subnets of the network.",
+        default="192.168.0.0/23",
+        check=_cidr_check,
+    )
+    create_proxy_only_subnet: bool = described(
+        "Create the proxy-only subnet; set false when the network already has one in the region (one per "
+        "region and network) and give its range in proxyOnlyCidr.",
+        default=True,
+    )
+    inference_pool: bool = described(
+        "vLLM only: route through an InferencePool whose endpoint picker sends each request to the leader "
+        "with the least queue and KV-cache load.",
+        default=False,
+    )
+    epp_image: str = described(
+        "Endpoint picker image, pinned (llm-d/llm-d-router).",
+        default=EPP_IMAGE,
+        check=pinned_image_problem,
+    )
+    epp_cpu: str = described(
+        "CPU request of the endpoint picker (the namespace quota needs one; the llm-d-router v0.10.0 chart "
+        "requests 8 CPUs and 8Gi, while this default is the stack's own, kept from the earlier picker).",
+        default="1",
+        pattern=r"^\d+(\.\d+)?m?$",
+    )
+    epp_memory: str = described("Memory request of the endpoint picker.", default="2Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
+    request_timeout_seconds: int = described(
+        "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "
+        "service default of 30 s would cut off long completions and streams).",
+        default=300,
+        ge=1,
+        le=86400,
+    )
+
+
+@dataclass(frozen=True)
+class ServingGatewayArgs:
+    """Arguments of :class:`ServingGateway`."""
+
+    project: str
+    """GCP project ID."""
+    region: str
+    """Region of the cluster (and of the proxy-only subnet)."""
+    network: str
+    """VPC network of the cluster."""
+    namespace: str
+    """Namespace of the serving Service."""
+    name: str
+    """Name of the Gateway, its HTTPRoute and (with an InferencePool) the pool and its EPP."""
+    service: str
+    """The serving Service."""
+    port: int
+    """Its port (and the pods' target port)."""
+    health_path: str
+    """Path that answers 200 when a backend is ready."""
+    settings: GatewaySettings = field(default_factory=GatewaySettings)
+    """The stack's gateway settings."""
+    pool_selector: Mapping[str, str] = field(default_factory=dict)
+    """Labels of the pods an InferencePool selects (the leaders); required with ``settings.inference_pool``."""
+    subnet_name: str = "proxy-only"
+    """Name of the proxy-only subnet when created."""
+    priority_class_name: str | None = None
+    """PriorityClass of the endpoint picker (it is on every request's path)."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    """Labels on the Kubernetes objects."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types."""
+        if self.settings.inference_pool and not self.pool_selector:
+            return ["pool_selector: an InferencePool needs the labels of the pods it selects"]
+        return []
+
+    @property
+    def epp(self) -> str:
+        return f"{self.name}-epp"

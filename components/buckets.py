@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pulumi
 from pulumi_gcp import storage
 
+from .naming import project_problems
 from .options import child_options
 from .settings import described
 from .validation import Choice, check_arguments
@@ -69,6 +70,10 @@ class BucketsArgs:
     """The buckets."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """GCP labels on every bucket."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        return project_problems(self.project)
 
 
 def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> storage.BucketArgs:

@@ -11,7 +11,7 @@ import pulumi
 from pulumi_gcp import container, serviceaccount
 
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
-from .naming import zone_problems
+from .naming import project_problems, zone_problems
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .validation import check_arguments
@@ -44,7 +44,7 @@ class CpuNodePoolArgs:
 
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the pool's zone is one of the region."""
-        return zone_problems(self.zone, self.region)
+        return project_problems(self.project) + zone_problems(self.zone, self.region)
 
 
 class CpuNodePool(pulumi.ComponentResource):

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .images import pinned_image_problem
+from .naming import project_problems
 from .settings import described, proxy_only_subnet_problem
 from .versions import PINS
 
@@ -118,9 +119,10 @@ class ServingGatewayArgs:
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types."""
+        found = project_problems(self.project)
         if self.settings.inference_pool and not self.pool_selector:
-            return ["pool_selector: an InferencePool needs the labels of the pods it selects"]
-        return []
+            found.append("pool_selector: an InferencePool needs the labels of the pods it selects")
+        return found
 
     @property
     def epp(self) -> str:

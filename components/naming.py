@@ -56,6 +56,14 @@ def service_account_id_problem(account_id: str) -> str:
     return check_dns_name(account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
 
 
+def project_problems(project: object) -> list[str]:
+    """The rule of an arguments class with ``project``, as its ``problems()`` reports it (a field that is not a
+    string is the type check's to report)."""
+    if isinstance(project, str) and (problem := project_id_problem(project)):
+        return [f"project = {project!r}: {problem}"]
+    return []
+
+
 def zone_problems(zone: object, region: object) -> list[str]:
     """The rule of an arguments class with ``zone`` and ``region``, as its ``problems()`` reports it: nothing
     while either is not a string (the type check reports that)."""

@@ -18,7 +18,7 @@ from . import capacity as capacity_rules
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
-from .naming import NameLimit, check_dns_name, zone_problems
+from .naming import NameLimit, check_dns_name, project_problems, zone_problems
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
@@ -106,7 +106,7 @@ class TpuNodePoolArgs:
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         found = [] if self.pool_names else ["pool_names = (): at least one node pool (one slice) is needed"]
-        found += zone_problems(self.zone, self.region)
+        found += project_problems(self.project) + zone_problems(self.zone, self.region)
         found += [
             f"pool_names[{i}] = {p!r}: {problem}"
             for i, p in enumerate(self.pool_names)

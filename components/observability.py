@@ -29,6 +29,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
+from .naming import project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
 from .validation import check_arguments
@@ -384,6 +385,10 @@ class ObservabilityArgs:
     """Scrape interval, alert thresholds and notification channels."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the PodMonitorings."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        return project_problems(self.project)
 
 
 class Observability(pulumi.ComponentResource):

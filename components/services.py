@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_gcp import projects
 
+from .naming import project_problems
 from .validation import check_arguments
 
 BASE_APIS: tuple[str, ...] = (
@@ -71,6 +72,10 @@ class ProjectServicesArgs:
     """GCP project ID."""
     apis: Sequence[str]
     """Service names, e.g. ``container.googleapis.com``."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        return project_problems(self.project)
 
 
 class ProjectServices(pulumi.ComponentResource):

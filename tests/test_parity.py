@@ -16,11 +16,21 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 from tests.fixtures.configs import VLLM, load, with_change
-from tpu_serving import catalog, lws
+from tpu_serving import (
+    BucketsArgs,
+    CpuNodePoolArgs,
+    ObservabilityArgs,
+    ProjectServicesArgs,
+    ServingGatewayArgs,
+    TpuNodePoolArgs,
+    catalog,
+    lws,
+)
 from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, gauge_problem
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import extra_args_problem
-from tpu_serving.cluster import TpuClusterArgs
+from tpu_serving.buckets import BucketSpec
+from tpu_serving.cluster import CpuPoolArgs, TpuClusterArgs
 from tpu_serving.config import ConfigError
 from tpu_serving.identity import WorkloadIdentityArgs
 from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, instant_problem, recurrence_problem
@@ -151,6 +161,44 @@ cluster_args = valid(
     TpuClusterArgs, project="my-project-1", region="us-east5", zone="us-east5-b", name="c", public_control_plane=True
 )
 
+buckets_args = valid(
+    BucketsArgs,
+    project="my-project-1",
+    buckets=[BucketSpec(purpose="scratch", name="my-project-1-scratch", location="US-EAST5")],
+)
+cpu_pool_args = valid(
+    CpuNodePoolArgs,
+    project="my-project-1",
+    region="us-east5",
+    zone="us-east5-b",
+    cluster="c",
+    pool_name="c-head",
+    service_account_id="c-head-nodes",
+    pool=CpuPoolArgs(),
+)
+gateway_args = valid(
+    ServingGatewayArgs,
+    project="my-project-1",
+    region="us-east5",
+    network="default",
+    namespace="ns",
+    name="gw",
+    service="vllm-api",
+    port=8000,
+    health_path="/health",
+)
+tpu_pool_args = valid(
+    TpuNodePoolArgs,
+    project="my-project-1",
+    region="us-east5",
+    zone="us-east5-b",
+    cluster="c",
+    service_account_id="c-tpu-nodes",
+    shape=catalog.resolve_slice_name("v6e-16"),
+    pool_names=["c-v6e16"],
+)
+observability_args = valid(ObservabilityArgs, project="my-project-1", cluster="c", namespace="ns")
+services_args = valid(ProjectServicesArgs, project="my-project-1", apis=["container.googleapis.com"])
 
 WORKLOAD_IDENTITY = "tpu-serving:workloadIdentity"
 MIRRORED: dict[Callable[..., Any], dict[str, tuple[str, Any, ...]]] = {
@@ -173,6 +221,11 @@ MIRRORED: dict[Callable[..., Any], dict[str, tuple[str, Any, ...]]] = {
     },
     autoscaler_args: {"project": ("gcp:project", "My_Project")},
     cluster_args: {"project": ("gcp:project", "My_Project")},
+    # Every other component that takes the project: the stack's gcp:project reaches each of them.
+    **{
+        args: {"project": ("gcp:project", "My_Project")}
+        for args in (buckets_args, cpu_pool_args, gateway_args, tpu_pool_args, observability_args, services_args)
+    },
 }
 MIRRORED_CASES = [
     pytest.param(path, value, args, field, id=f"{type(args()).__name__}.{field}={value!r:.20}")

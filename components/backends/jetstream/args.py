@@ -170,7 +170,8 @@ class MaxTextSettings:
         check=metrics_port_problem,
     )
     extra_args: Sequence[str] = described(
-        "Further `key=value` MaxText arguments, appended as given.",
+        "Further `key=value` MaxText arguments, appended as given; a key of the maxtext settings, one the "
+        "component writes, a `*_parallelism` key or a secret is refused.",
         default=(),
         check=maxtext_extra_args_problem,
         unshown=True,

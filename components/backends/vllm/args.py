@@ -164,7 +164,8 @@ class VllmEngineSettings:
         le=0.98,
     )
     extra_args: Sequence[str] = described(
-        "Further engine arguments, each `--flag` or `--flag=value`, appended as given.",
+        "Further engine arguments, each `--flag` or `--flag=value`, appended as given; a flag the library sets or "
+        "derives (the engine settings, serving, parallelism and topology flags) or one that names a secret is refused.",
         default=(),
         check=extra_args_problem,
         unshown=True,

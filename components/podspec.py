@@ -102,6 +102,11 @@ class ProbeSettings:
         return self.startup_period_seconds + self.readiness_period_seconds
 
 
+EXEC_PROBE_TIMEOUT_SECONDS = 10
+"""Timeout of an exec probe that runs a command-line tool (Kubernetes' default, 1 s, is too short for one that starts
+an interpreter); at most the readiness period's default, so that checks do not overlap."""
+
+
 def http_probes(
     path: str, port: int, p: ProbeSettings
 ) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:

@@ -57,6 +57,10 @@ DIFFERENCES: list[tuple[str, str]] = [
     ),
     (rf"{POD}\.containers\[sax-admin-server\]\.env\[GSBUCKET\]\.value", "the stack's state bucket (seed: placeholder)"),
     (
+        rf"{POD}\.containers\[sax-admin-server\]\.env\[SAX_CELL\]\.(name|value)",
+        "the stack's cell, which the image would default to /sax/test (google/saxml Dockerfile.admin l.41)",
+    ),
+    (
         rf"({POD}\.containers\[sax-http\]|{MODEL_POD}\.spec\.containers\[sax-model-server\])\.env\[SAX_ROOT\]\.value",
         "SAX_ROOT in the stack's state bucket (seed: placeholder)",
     ),
@@ -383,3 +387,15 @@ def test_saxml_publisher_times_out_when_sax_http_is_down(tmp_path):
     state = saxml_publisher.FileState(str(tmp_path / "state.json"))
     with pytest.raises(SystemExit, match="did not answer"):
         saxml_publisher.reconcile("http://127.0.0.1:9", [want("/sax/test/a")], state, wait_seconds=0.2, poll=0.05)
+
+
+def test_saxml_admin_server_serves_the_cell_the_model_servers_join():
+    """The admin server's cell is the one the model servers and the publisher name (a cell other than the image's
+    default /sax/test left the model servers with no admin server to join)."""
+    plan = plan_with(lambda s: s.update(cell="/sax/prod", models=[dict(s["models"][0], model="/sax/prod/spmd")]))
+    objs = objects(plan)
+    (admin,) = objs[("Deployment", "sax-admin-server")]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e.get("value") for e in admin["env"]}
+    assert env["SAX_CELL"] == "/sax/prod"
+    model_servers = json.dumps([o for (kind, _), o in objs.items() if kind == "JobSet"])
+    assert "--sax_cell=/sax/prod" in model_servers and "--sax_cell=/sax/test" not in model_servers

@@ -90,7 +90,10 @@ def admin_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
     stderr (``--alsologtostderr``; glog's files go to ``/tmp``, writable by all), serving on port 10000:
     nothing needs root, so it runs as ``nobody`` (65534).
     """
-    env = {"GSBUCKET": args.state_bucket}
+    # The image defaults SAX_CELL to /sax/test (Dockerfile.admin l.41 at v1.1.0 and v1.2.0; its entrypoint passes
+    # --sax_cell=${SAX_CELL} to admin_config and admin_server, l.46-56): the stack's cell is set, or a cell other
+    # than /sax/test would have no admin server for the model servers to join.
+    env = {"GSBUCKET": args.state_bucket, "SAX_CELL": args.cell}
     return _server_deployment(args, ADMIN, args.images.admin, ADMIN_PORT, env, run_as_user=NOBODY)
 
 
@@ -114,9 +117,10 @@ def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPol
     ``--policy-cidr-match-mode=nodes``, off by default and not exposed by GKE
     (cilium/cilium Documentation/security/policy/language.rst, "Selecting nodes with CIDR /
     ipBlock"; cilium/cilium#12277, #10405). An ingress rule with ports and no ``from`` admits
-    every source, so this policy opens exactly one port of one pod, and nothing else. The VPC
-    firewall still admits only the cluster's node and pod ranges
-    (https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules).
+    every source, so this policy opens exactly one port of one pod, and nothing else. The VPC firewall
+    admits to it every pod of the cluster and the node range (10.128.0.0/9 on an auto-mode network:
+    GKE's ``gke-<cluster>-<hash>-vms`` and ``-all`` rules,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/firewall-rules); docs/security.md says so.
     """
     return k8s.networking.v1.NetworkPolicyInitArgs(
         metadata=_meta(args, f"{ADMIN}-from-model-servers"),

@@ -14,7 +14,7 @@ import pulumi_kubernetes as k8s
 
 from ... import lws
 from ...nodepool import TPU_RESOURCE, node_selector
-from ...podspec import container_security, http_probes, pod_security, requests
+from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, container_security, http_probes, pod_security, requests
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
     CACHE_MOUNT,
@@ -227,6 +227,11 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
             ),
             period_seconds=args.probes.readiness_period_seconds,
             failure_threshold=args.probes.readiness_failure_threshold,
+            # An exec probe gets 1 s unless told otherwise (Kubernetes Probe.timeoutSeconds, "Defaults to 1
+            # second"); `ray health-check` starts a Python interpreter and took 0.5-1.0 s against an idle head
+            # (Ray 2.60.0, measured in review). A worker that times out leaves its whole group not ready
+            # (lws v0.10.0 leaderworkerset_controller.go l.627-641), which stalls a rolling update.
+            timeout_seconds=EXEC_PROBE_TIMEOUT_SECONDS,
         ),
         volume_mounts=mounts,
         security_context=container_security(),

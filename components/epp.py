@@ -208,7 +208,7 @@ def epp_network_policy(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPol
     backend: from 35.191.0.0/16 and 130.211.0.0/22, not from the proxy-only subnet
     (https://cloud.google.com/load-balancing/docs/firewall-rules;
     kubernetes-sigs/gateway-api-inference-extension#2884: a policy admitting only the proxy-only subnet
-    leaves the EPP unhealthy, and with ``failureMode: FailClose`` every request fails). GKE's Gateway
+    leaves the EPP unhealthy, and then every request goes unpicked, or fails under ``failureMode: FailClose``). GKE's Gateway
     controller checks the picker on gRPC port 9003 unless a HealthCheckPolicy on its Service names another
     (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/gke.yaml l.38-41, a comment of
     the chart, not GKE's documentation); that no check reaches the ext-proc port is written nowhere we could

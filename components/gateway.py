@@ -132,8 +132,13 @@ def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
 
 
 def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
-    """The InferencePool over the leaders, with its endpoint picker."""
-    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailClose"}
+    """The InferencePool over the leaders, with its endpoint picker.
+
+    ``failureMode: FailOpen``, the llm-d-router v0.10.0 chart's default (config/charts/routerlib/templates/
+    _inferencepool.yaml l.37, values.yaml l.154-156): the picker runs as one replica, so while it is rescheduled
+    (an upgrade, an autoscaler scale-down or a repair of its node) the Gateway still sends requests to the pool's
+    leaders, unpicked, instead of failing every one of them (``FailClose``)."""
+    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailOpen"}
     spec = {
         "selector": {"matchLabels": dict(args.pool_selector)},
         "targetPorts": [{"number": args.port}],

@@ -74,7 +74,7 @@ def test_gateway_inference_pool_selects_the_leaders_and_names_its_endpoint_picke
     assert pool["spec"] == {
         "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
         "targetPorts": [{"number": 8000}],
-        "endpointPickerRef": {"name": "vllm-api-gateway-epp", "port": {"number": 9002}, "failureMode": "FailClose"},
+        "endpointPickerRef": {"name": "vllm-api-gateway-epp", "port": {"number": 9002}, "failureMode": "FailOpen"},
     }
     (route,) = _objects(plan, "HTTPRoute")
     assert route["spec"]["rules"][0]["backendRefs"] == [

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 
 import pytest
 import yaml
 
-from tests.conftest import CRDS, plan_of
+from tests.conftest import CRDS, ROOT, plan_of
 from tests.fixtures.configs import PATHWAYS_JOB, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
@@ -259,3 +260,30 @@ def test_pathways_job_client_jax_follows_the_release_whatever_the_container_says
 def test_pathways_job_is_replaced_not_updated(stack):
     (job,) = plan_of(stack).of_type(PJ_TYPE)
     assert job.replace_on_changes == ["spec"] and job.delete_before_replace is True
+
+
+def test_pathways_job_batch_slices_bill_only_while_the_job_runs():
+    """A batch job's slices start empty and autoscale to the whole slice (its VMs) when the workers wait, so the
+    cluster autoscaler removes them once the job has finished; an interactive job's slices keep their VMs for the
+    clients that attach. The slice's VMs come from the stack file's tpuSlices and the catalog."""
+    from tpu_serving_tools.offline import load_project, stack_config
+
+    project = load_project(ROOT)
+    for stack, from_zero in (("pathwaysjob-batch-v6e16", True), ("pathwaysjob-interactive-v5e16", False)):
+        (declared,) = json.loads(stack_config(project, stack)["tpu-serving:tpuSlices"])
+        shape = (
+            catalog.resolve_slice_name(declared["slice"])
+            if "slice" in declared
+            else catalog.slice_shape(declared["machineType"], declared["topology"])
+        )
+        vms = shape.vms
+        (pool,) = [
+            r
+            for r in plan_of(stack).resources
+            if r.type == "gcp:container/nodePool:NodePool" and r.inputs["nodeConfig"]["machineType"].startswith("ct")
+        ]
+        if from_zero:
+            assert pool.inputs["initialNodeCount"] == 0 and "nodeCount" not in pool.inputs, stack
+            assert pool.inputs["autoscaling"]["totalMaxNodeCount"] == vms, stack
+        else:
+            assert pool.inputs["nodeCount"] == vms and "autoscaling" not in pool.inputs, stack

@@ -147,6 +147,13 @@ def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
     return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb)]
 
 
+def always_on_slices(job: PathwaysJobConfig, pools: int) -> int:
+    """A batch job's slices start empty: the cluster autoscaler adds each whole slice when the job's workers wait
+    for it and removes it once they have finished (about 10 minutes unneeded), so the TPUs bill while the job
+    runs, not until the stack is destroyed. An interactive job's slices stay on for the clients that attach."""
+    return 0 if job.workload == "batch" else pools
+
+
 def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
     """The head pool settings as the component takes them."""
     h = job.head_pool
@@ -163,4 +170,5 @@ BACKEND = Backend(
     build=build,
     metrics=metrics,
     cpu_nodes=cpu_nodes,
+    always_on_slices=always_on_slices,
 )

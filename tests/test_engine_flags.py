@@ -193,3 +193,59 @@ def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(ar
     )
     (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
     assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [f"--hf-tok={SECRET}"],
+        [f"--api-k={SECRET}"],
+        [f"--hf-t={SECRET}"],
+        [f"--api={SECRET}"],
+        ["--enable-prefix-caching", "--hf-toke", SECRET],
+    ],
+    ids=["hf-tok", "api-k", "hf-t", "api", "value-apart"],
+)
+def test_engine_flags_an_abbreviated_secret_flag_is_refused_and_never_shown(args):
+    """`vllm serve` keeps argparse's abbreviations: `--hf-tok=...` is `--hf-token`, `--api-k=...` is `--api-key`."""
+    name = next(a for a in args if a.startswith(("--hf-t", "--api"))).split("=")[0]
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": args}))
+    assert f"{name}: a secret on the command line" in problem and "hfTokenSecret" in problem
+    assert SECRET not in problem and "SeCrEt" not in problem
+    (python,) = python_problems(VllmEngineSettings(extra_args=tuple(args)), VllmEngineSettings)
+    assert f"{name}: a secret on the command line" in python and SECRET not in python
+    assert f"{name}: a secret on the command line" in extra_args_problem(args)
+
+
+def test_engine_flags_the_secret_flags_are_those_of_the_pinned_release():
+    """The secret flags the library declares are flags of vLLM 0.29.0 (its conformance table, read from the wheel),
+    and every other flag of the release whose name holds token, key, secret or password was reviewed as carrying
+    none: a release adding a secret flag fails here until facts.SECRET_FLAGS declares it."""
+    from tpu_serving.backends.vllm.facts import SECRET_FLAGS
+    from tpu_serving.versions import PINS
+    from tpu_serving_tools.conformance.table import load as load_table
+
+    assert PINS["vllm-tpu"].value.endswith(":v0.29.0")
+    flags = load_table("vllm-0.29.0").flags
+    assert {"--hf-token", "--api-key"} == SECRET_FLAGS
+    assert not SECRET_FLAGS - flags, sorted(SECRET_FLAGS - flags)
+    worded = {f for f in flags if any(w in f for w in ("token", "key", "secret", "passw"))}
+    no_secret = {
+        "--dbo-decode-token-threshold",
+        "--dbo-prefill-token-threshold",
+        "--enable-prompt-tokens-details",
+        "--enable-tokenizer-info-endpoint",
+        "--long-prefill-token-threshold",
+        "--max-num-batched-tokens",
+        "--max-num-queued-tokens",
+        "--max-num-scheduled-tokens",
+        "--return-tokens-as-token-ids",
+        "--skip-tokenizer-init",
+        "--spec-tokens",
+        "--ssl-keyfile",
+        "--tokenizer",
+        "--tokenizer-mode",
+        "--tokenizer-revision",
+        "--tokens-only",
+    }
+    assert worded - SECRET_FLAGS == no_secret, sorted(worded - SECRET_FLAGS ^ no_secret)

@@ -24,6 +24,7 @@ from .facts import (
     ENGINE_FLAGS,
     LIBRARY_FLAGS,
     PARALLEL_FLAGS_ALLOWED,
+    SECRET_FLAGS,
     SERVING_FLAGS,
     TOPOLOGY_FLAGS,
 )
@@ -70,13 +71,14 @@ class VllmQuantization(Choice):
 def extra_args_problem(args: Sequence[str]) -> str:
     """Why ``args`` are not engine flags ``--flag`` / ``--flag=value`` the library leaves to the user, or ``""``.
 
-    Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
-    ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
-    (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`).
-    A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one). It names
-    flags by their names (the part before any ``=``, when it has a flag's shape), and an entry that is no ``--flag`` / ``--flag=value`` by
-    its position only: it may be a token pasted as it is, or a flag and its value in one string (``--hf-token hf_...``,
-    ``--api-key:...``).
+        Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
+        ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
+        (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`) or carries
+    one (:data:`~.facts.SECRET_FLAGS`, or an abbreviation: ``--hf-tok=...`` is ``--hf-token``).
+        A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one). It names
+        flags by their names (the part before any ``=``, when it has a flag's shape), and an entry that is no ``--flag`` / ``--flag=value`` by
+        its position only: it may be a token pasted as it is, or a flag and its value in one string (``--hf-token hf_...``,
+        ``--api-key:...``).
     """
     names = [n for a in args if isinstance(a, str) and _NAME.match(n := a.split("=", 1)[0])]
     malformed = [f"[{i}]" for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
@@ -108,7 +110,7 @@ def extra_args_problem(args: Sequence[str]) -> str:
             "a config file may set any flag, those the component sets too; pass the flags here",
         ),
         (
-            [n for n in names if names_a_secret(n)],
+            [n for n in names if names_a_secret(n) or _flag(n, SECRET_FLAGS) in SECRET_FLAGS],
             "a secret on the command line is readable by anyone who can read the pod spec or the plan; the "
             "Hugging Face token comes from a Kubernetes Secret (hf_token_secret, hfTokenSecret in a stack file), "
             "and the library passes no other secret",

@@ -17,7 +17,16 @@ import typing
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    create_model,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from .controllers import Controller, parse_version
@@ -56,6 +65,41 @@ class Model(BaseModel):
         populate_by_name=True,
         validate_default=True,
     )
+
+
+def _whole(value: Any) -> Any:
+    """An integral float as the int it is (``diskSizeGb: 300.0``); anything else as given, for the strict int."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+StackBool = Annotated[bool, Strict()]
+"""A boolean of a stack file: only ``true`` or ``false``. pydantic's lax mode would take the strings ``"yes"``,
+``"no"``, ``"on"``, ``"off"``, ``"true"``, ``"1"``... for one, and the Pulumi CLI reads ``yes``, ``no``, ``on`` and
+``off`` as text (YAML 1.2), so ``imageStreaming: no`` would turn the feature off as a string."""
+StackInt = Annotated[int, BeforeValidator(_whole), Strict()]
+"""An integer of a stack file: a number, never ``true`` or ``false`` (lax mode reads ``count: true`` as 1) nor text
+(``"2"``); an integral float is its integer, as before."""
+StackFloat = Annotated[float, Strict()]
+"""A number of a stack file: an integer or a float, never ``true``/``false`` nor text."""
+
+_STACK_SCALARS: dict[type, Any] = {bool: StackBool, int: StackInt, float: StackFloat}
+
+
+def strict_scalars(annotation: Any) -> Any:
+    """``annotation`` with every ``bool``, ``int`` and ``float`` in it (inside ``X | None``, ``list[X]``,
+    ``Mapping[str, X]``, ``Annotated[X, ...]``...) as :data:`StackBool`, :data:`StackInt`, :data:`StackFloat`: the
+    types of a setting as a stack file may write it."""
+    if isinstance(annotation, type) and annotation in _STACK_SCALARS:
+        return _STACK_SCALARS[annotation]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is Annotated:
+        return Annotated[(strict_scalars(args[0]), *annotation.__metadata__)]
+    if not args or origin is typing.Literal:
+        return annotation
+    inner = tuple(a if a is Ellipsis else strict_scalars(a) for a in args)
+    if origin is typing.Union or origin is types.UnionType:
+        return typing.Union[inner]  # noqa: UP007 - built from a tuple
+    return origin[inner]
 
 
 def _dns_validator(limit: NameLimit, min_length: int = 1) -> AfterValidator:
@@ -97,7 +141,7 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
             default = f.default_factory()
         else:
             default = ...
-        annotation = hints[f.name]
+        annotation = strict_scalars(hints[f.name])  # no "yes" for a bool, no true for an int
         item = _tuple_item(annotation)
         if item is not None and dataclasses.is_dataclass(item):
             # A tuple of settings dataclasses is a list of their models in the stack file.
@@ -175,7 +219,7 @@ def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings
         if f.name in others:
             continue
         value = getattr(model, f.name)
-        annotation = hints[f.name]
+        annotation = strict_scalars(hints[f.name])  # no "yes" for a bool, no true for an int
         item = _tuple_item(annotation)
         if item is not None and dataclasses.is_dataclass(item):
             value = tuple(to_settings(v, item) for v in value)

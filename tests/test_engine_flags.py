@@ -15,7 +15,7 @@ from tpu_serving.backends.jetstream import MaxTextSettings
 from tpu_serving.backends.vllm import SecretKey, VllmEngineSettings
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.validation import ArgumentsError, argument_problems, check_arguments
 
 SECRET = "hf_SeCrEtVaLuE0123456789"
 
@@ -149,3 +149,103 @@ def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
     assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
     cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
     assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]
+
+
+@pytest.mark.parametrize(
+    ("args", "positions"),
+    [
+        ([SECRET], "[0]"),
+        ([f"--hf-token {SECRET}"], "[0]"),
+        (["-t", SECRET], "[0], [1]"),
+        ([f"--api-key:{SECRET}"], "[0]"),
+        (["--enable-prefix-caching", f"--data-parallel-size {SECRET}"], "[1]"),
+        (["--max-num-seqs=8", "--hf-tok", SECRET], "[2]"),
+        ([f"-{SECRET}"], "[0]"),
+    ],
+    ids=["bare-token", "flag-and-value-in-one", "short-flag", "colon", "parallel-with-a-space", "after-abbrev", "dash"],
+)
+def test_engine_flags_a_malformed_entry_is_named_by_its_position_only(args, positions):
+    """An entry that is not `--flag` / `--flag=value` may be a token pasted as it is, or a flag and its value in one
+    string: no message shows any part of it, only where it is in the list."""
+    fragments = (SECRET, "SeCrEt", "VaLuE", "0123456789")
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": args}))
+    assert problem.startswith(f"tpu-serving:serving.engine.extraArgs: {positions}: each must be `--flag`")
+    assert "the value is not shown" in problem
+    assert not [f for f in fragments if f in problem], problem
+    cases = {"python": python_problems(VllmEngineSettings(extra_args=tuple(args)), VllmEngineSettings)}
+    cases["argument_problems"] = argument_problems(VllmEngineSettings(extra_args=tuple(args)))
+    cases["extra_args_problem"] = [extra_args_problem(args)]
+    for how, found in cases.items():
+        assert found and not [f for f in fragments for p in found if f in p], (how, found)
+    (python,) = cases["python"]
+    assert python.startswith(f"VllmEngineSettings.extra_args: {positions}: each must be `--flag`")
+
+
+@pytest.mark.parametrize("args", [[SECRET], [f"hf_access_token {SECRET}"], [f"HF_ACCESS_TOKEN={SECRET}"], ["x=1", 5]])
+def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(args):
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = args
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: [")
+    assert SECRET not in problem and "SeCrEt" not in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
+    assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [f"--hf-tok={SECRET}"],
+        [f"--api-k={SECRET}"],
+        [f"--hf-t={SECRET}"],
+        [f"--api={SECRET}"],
+        ["--enable-prefix-caching", "--hf-toke", SECRET],
+    ],
+    ids=["hf-tok", "api-k", "hf-t", "api", "value-apart"],
+)
+def test_engine_flags_an_abbreviated_secret_flag_is_refused_and_never_shown(args):
+    """`vllm serve` keeps argparse's abbreviations: `--hf-tok=...` is `--hf-token`, `--api-k=...` is `--api-key`."""
+    name = next(a for a in args if a.startswith(("--hf-t", "--api"))).split("=")[0]
+    (problem,) = stack_problems(vllm_with(engine={"extraArgs": args}))
+    assert f"{name}: a secret on the command line" in problem and "hfTokenSecret" in problem
+    assert SECRET not in problem and "SeCrEt" not in problem
+    (python,) = python_problems(VllmEngineSettings(extra_args=tuple(args)), VllmEngineSettings)
+    assert f"{name}: a secret on the command line" in python and SECRET not in python
+    assert f"{name}: a secret on the command line" in extra_args_problem(args)
+
+
+def test_engine_flags_the_secret_flags_are_those_of_the_pinned_release():
+    """The secret flags the library declares are flags of vLLM 0.29.0 (its conformance table, read from the wheel),
+    and every other flag of the release whose name holds token, key, secret or password was reviewed as carrying
+    none: a release adding a secret flag fails here until facts.SECRET_FLAGS declares it."""
+    from tpu_serving.backends.vllm.facts import SECRET_FLAGS
+    from tpu_serving.versions import PINS
+    from tpu_serving_tools.conformance.table import load as load_table
+
+    assert PINS["vllm-tpu"].value.endswith(":v0.29.0")
+    flags = load_table("vllm-0.29.0").flags
+    assert {"--hf-token", "--api-key"} == SECRET_FLAGS
+    assert not SECRET_FLAGS - flags, sorted(SECRET_FLAGS - flags)
+    worded = {f for f in flags if any(w in f for w in ("token", "key", "secret", "passw"))}
+    no_secret = {
+        "--dbo-decode-token-threshold",
+        "--dbo-prefill-token-threshold",
+        "--enable-prompt-tokens-details",
+        "--enable-tokenizer-info-endpoint",
+        "--long-prefill-token-threshold",
+        "--max-num-batched-tokens",
+        "--max-num-queued-tokens",
+        "--max-num-scheduled-tokens",
+        "--return-tokens-as-token-ids",
+        "--skip-tokenizer-init",
+        "--spec-tokens",
+        "--ssl-keyfile",
+        "--tokenizer",
+        "--tokenizer-mode",
+        "--tokenizer-revision",
+        "--tokens-only",
+    }
+    assert worded - SECRET_FLAGS == no_secret, sorted(worded - SECRET_FLAGS ^ no_secret)

@@ -49,7 +49,7 @@ def _key_path(loc: tuple[Any, ...]) -> str:
             path += f"[{part}]"
         elif part in _BACKENDS and i == 0 and head == "serving":
             continue  # the union member's tag, not a key the user wrote
-        elif part in ("function-after", "function-plain") or "[" in str(part):
+        elif part in ("function-after", "function-before", "function-plain", "function-wrap") or "[" in str(part):
             continue  # pydantic's internal validator tags
         else:
             path += f".{part}"
@@ -85,6 +85,15 @@ def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
     return model
 
 
+_SCALAR_MESSAGES = {
+    "bool_type": "must be true or false (unquoted; the Pulumi CLI reads yes, no, on and off as text)",
+    "int_type": "must be an integer such as 2 (unquoted; not true, false or text)",
+    "float_type": "must be a number such as 0.5 or 2 (unquoted; not true, false or text)",
+}
+"""What a stack file's boolean, integer and number must be (:data:`~tpu_serving.settings.StackBool`...): pydantic's
+"Input should be a valid boolean" names no valid value."""
+
+
 def describe(err: Mapping[str, Any]) -> str:
     loc = tuple(err["loc"])
     path = _key_path(loc)
@@ -105,8 +114,8 @@ def describe(err: Mapping[str, Any]) -> str:
         return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    msg = err["msg"].removeprefix("Value error, ")
     value = err.get("input")
+    msg = _SCALAR_MESSAGES.get(kind) or err["msg"].removeprefix("Value error, ")
     value_shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
     if value_shown is not None and len(value_shown) <= 80:
         return f"{path} = {value_shown}: {msg}"

@@ -39,6 +39,9 @@ from ..settings import (
     Model,
     PoolName,
     ServiceAccountId,
+    StackBool,
+    StackFloat,
+    StackInt,
     declared,
     settings_model,
 )
@@ -112,17 +115,17 @@ class TpuSliceConfig(Model):
     )
     machine_type: str | None = Field(None, description="GKE TPU machine type, e.g. `ct6e-standard-4t`.")
     topology: str | None = Field(None, description="TPU topology for machineType, e.g. `4x4`.")
-    count: int = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
+    count: StackInt = Field(1, ge=1, le=64, description="Number of identical slices, one node pool each.")
     zone: str | None = Field(
         None,
         description="Zone of the region that holds these slices (each slice stays in one zone); unset: the "
         "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails.",
     )
     capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
-    spot: bool = declared(TpuNodePoolArgs, "spot")
+    spot: StackBool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
-    max_run_duration_hours: int | None = declared(TpuNodePoolArgs, "max_run_duration_hours")
-    disk_size_gb: int = declared(TpuNodePoolArgs, "disk_size_gb")
+    max_run_duration_hours: StackInt | None = declared(TpuNodePoolArgs, "max_run_duration_hours")
+    disk_size_gb: StackInt = declared(TpuNodePoolArgs, "disk_size_gb")
     image_cache_disk: str | None = declared(TpuNodePoolArgs, "image_cache_disk")
 
     @field_validator("name")
@@ -211,16 +214,16 @@ class BucketConfig(Model):
     name: str | None = Field(None, description="Globally unique bucket name; default `<project>-<cluster>-<purpose>`.")
     location: str | None = Field(None, description="Bucket location; default the stack's region.")
     storage_class: StorageClass = declared(BucketSpec, "storage_class")
-    versioning: bool = declared(BucketSpec, "versioning")
+    versioning: StackBool = declared(BucketSpec, "versioning")
     workload_access: Literal["read", "readWrite", "none"] = Field(
         "readWrite",
         description="What the serving workloads' service account may do with the objects "
         "(`read`: roles/storage.objectViewer, `readWrite`: roles/storage.objectUser).",
     )
-    scratch_ttl_days: int | None = Field(
+    scratch_ttl_days: StackInt | None = Field(
         None, ge=1, le=3650, description="Delete objects older than this many days (scratch buckets)."
     )
-    expected_size_gb: float | None = Field(
+    expected_size_gb: StackFloat | None = Field(
         None,
         ge=0,
         description="Data the bucket is expected to hold, in GB, for the storage cost estimate; unset: the "

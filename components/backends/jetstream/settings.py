@@ -16,6 +16,8 @@ from ...podspec import ProbeSettings
 from ...settings import (
     K8sName,
     Model,
+    StackFloat,
+    StackInt,
     release_validator,
     settings_model,
 )
@@ -58,7 +60,7 @@ class JaxTpuConfig(Model):
 class ModelSizeConfig(Model):
     """The served model's size, for the HBM fit check."""
 
-    parameters_billions: float = Field(gt=0, description="Parameter count in billions.")
+    parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions.")
     precision: Precision = Field(description="Precision of the served weights.")
 
 
@@ -70,7 +72,7 @@ class PathwaysServingConfig(Model):
         "interleaved", description="`interleaved` over one or more slices, or `disaggregated` prefill/decode over two."
     )
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
-    replicas: int = Field(
+    replicas: StackInt = Field(
         1,
         ge=1,
         le=16,

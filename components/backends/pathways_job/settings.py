@@ -12,6 +12,7 @@ from ...pathways import DEFAULT_PATHWAYS_VERSION
 from ...settings import (
     K8sName,
     Model,
+    StackInt,
     release_validator,
     settings_model,
 )
@@ -88,10 +89,12 @@ class PathwaysJobConfig(Model):
         "default",
         description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker.",
     )
-    max_restarts: int = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
-    max_slice_restarts: int = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
-    elastic_slices: int | None = Field(None, ge=1, description="Slices that may be missing at once; unset disables.")
-    termination_grace_period_seconds: int | None = Field(
+    max_restarts: StackInt = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
+    max_slice_restarts: StackInt = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
+    elastic_slices: StackInt | None = Field(
+        None, ge=1, description="Slices that may be missing at once; unset disables."
+    )
+    termination_grace_period_seconds: StackInt | None = Field(
         None, ge=0, le=86400, description="Grace period of worker pods."
     )
     priority_class_name: K8sName | None = Field(None, description="Priority class of the worker pods.")

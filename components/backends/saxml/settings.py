@@ -12,6 +12,8 @@ from ...models import ModelSize, Precision
 from ...settings import (
     Cidr,
     Model,
+    StackFloat,
+    StackInt,
     release_validator,
     settings_model,
 )
@@ -44,8 +46,8 @@ class SaxModelConfig(Model):
         description="Saxml model class, e.g. `saxml.server.pax.lm.params.lm_cloud.LmCloudSpmd175B32Test`."
     )
     checkpoint: str = Field("None", description="Checkpoint path, or `None` for random weights.")
-    replicas: int = Field(1, ge=1, le=64, description="Model server replicas; each takes one slice.")
-    parameters_billions: float = Field(gt=0, description="Parameter count in billions, for the HBM sizing check.")
+    replicas: StackInt = Field(1, ge=1, le=64, description="Model server replicas; each takes one slice.")
+    parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions, for the HBM sizing check.")
     weight_precision: Precision = Field(
         "bf16", description="Precision of the served weights, for the HBM sizing check."
     )
@@ -86,7 +88,7 @@ class SaxmlServingConfig(Model):
         JOBSET.default_version, description="JobSet release installed by the stack (v0.2.3 or later)."
     )
     images: SaxmlImagesConfig = Field(default_factory=SaxmlImagesConfig, description="Container images.")
-    max_restarts: int = Field(4, ge=0, le=100, description="JobSet failurePolicy.maxRestarts.")
+    max_restarts: StackInt = Field(4, ge=0, le=100, description="JobSet failurePolicy.maxRestarts.")
     privileged: Literal["auto", "always", "never"] = Field(
         "auto",
         description="Privileged model servers: `auto` only when cluster.minMasterVersion is below 1.28 "
@@ -94,7 +96,7 @@ class SaxmlServingConfig(Model):
     )
     http: SaxmlHttpConfig = Field(default_factory=SaxmlHttpConfig, description="Exposure of sax-http.")
     models: list[SaxModelConfig] = Field(default_factory=list, description="Models to publish (declarative).")
-    publish_timeout_seconds: int = Field(
+    publish_timeout_seconds: StackInt = Field(
         1800, ge=60, le=7200, description="How long publication waits for sax-http and the model replicas."
     )
 

@@ -8,7 +8,6 @@ Run:ai model streamer straight from ``gs://``. The XLA compilation cache persist
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ... import lws
 from ...buckets import is_object_path
@@ -25,11 +24,16 @@ from .facts import (
     ENGINE_FLAGS,
     LIBRARY_FLAGS,
     PARALLEL_FLAGS_ALLOWED,
+    SECRET_FLAGS,
     SERVING_FLAGS,
     TOPOLOGY_FLAGS,
 )
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
+_NAME = re.compile(r"^--[A-Za-z0-9][A-Za-z0-9_-]*$")
+"""A flag's name as a message may show it (the part of an entry before any ``=``), in either case and with ``_``
+too, so that ``--API-KEY=...`` and ``--hf_token=...`` are refused as secrets by name; a name with a space, a ``:``
+or a single dash is no flag's (``--hf-token hf_...``) and is never shown."""
 
 
 class WeightsLoader(Choice):
@@ -67,16 +71,25 @@ class VllmQuantization(Choice):
 def extra_args_problem(args: Sequence[str]) -> str:
     """Why ``args`` are not engine flags ``--flag`` / ``--flag=value`` the library leaves to the user, or ``""``.
 
-    Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
-    ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
-    (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`).
-    A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one).
+        Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
+        ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
+        (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`) or carries
+    one (:data:`~.facts.SECRET_FLAGS`, or an abbreviation: ``--hf-tok=...`` is ``--hf-token``).
+        A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one). It names
+        flags by their names (the part before any ``=``, when it has a flag's shape), and an entry that is no ``--flag`` / ``--flag=value`` by
+        its position only: it may be a token pasted as it is, or a flag and its value in one string (``--hf-token hf_...``,
+        ``--api-key:...``).
     """
-    names = [a.split("=", 1)[0] for a in args if isinstance(a, str) and a.startswith("-")]
-    bad = [_shown_item(args, i) for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
+    names = [n for a in args if isinstance(a, str) and _NAME.match(n := a.split("=", 1)[0])]
+    malformed = [f"[{i}]" for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
+    bad = [", ".join(malformed)] if malformed else []  # by position, in order
     engine = {n: ENGINE_FLAGS[_flag(n, LIBRARY_FLAGS)] for n in names if _flag(n, LIBRARY_FLAGS) in ENGINE_FLAGS}
     rules = [
-        (bad, "each must be `--flag` or `--flag=value` (lower-case flag name)"),
+        (
+            bad,
+            "each must be `--flag` or `--flag=value` with a lower-case flag name (named by position: the entry is "
+            "not shown)",
+        ),
         (
             engine,
             f"set by the component from the engine settings ({', '.join(dict.fromkeys(engine.values()))}); "
@@ -97,7 +110,7 @@ def extra_args_problem(args: Sequence[str]) -> str:
             "a config file may set any flag, those the component sets too; pass the flags here",
         ),
         (
-            [n for n in names if names_a_secret(n)],
+            [n for n in names if names_a_secret(n) or _flag(n, SECRET_FLAGS) in SECRET_FLAGS],
             "a secret on the command line is readable by anyone who can read the pod spec or the plan; the "
             "Hugging Face token comes from a Kubernetes Secret (hf_token_secret, hfTokenSecret in a stack file), "
             "and the library passes no other secret",
@@ -119,17 +132,6 @@ def _flag(name: str, flags: frozenset[str]) -> str:
     if name in flags:
         return name
     return next((f for f in sorted(flags) if len(name) > 2 and f.startswith(name)), name)
-
-
-def _shown_item(args: Sequence[Any], i: int) -> str:
-    """Item ``i`` of ``args`` for a message: its flag name when it has a value, "not shown" after a secret's flag."""
-    item, before = args[i], args[i - 1] if i else None
-    flag = before.split("=", 1)[0] if isinstance(before, str) and before.startswith("-") else ""
-    if names_a_secret(flag):
-        return f"[{i}] (not shown: it follows {flag})"
-    if isinstance(item, str) and "=" in item:
-        return f"[{i}] {item.split('=', 1)[0]}=..."
-    return f"[{i}] {item!r}"
 
 
 @dataclass(frozen=True)

@@ -217,6 +217,16 @@ CONFIG_FILE_FLAG = "--config"
 """``vllm serve --config <file>``: its YAML keys become flags (vllm/utils/argparse_utils.py
 ``FlexibleArgumentParser._pull_args_from_config``), those above too, out of the component's sight."""
 
+SECRET_FLAGS: frozenset[str] = frozenset({"--hf-token", "--api-key"})
+"""The flags of ``vllm serve`` that carry a secret, at vLLM 0.29.0: ``--hf-token`` (the bearer token for the Hugging
+Face Hub, vllm/engine/arg_utils.py ``EngineArgs.hf_token``) and ``--api-key`` (the keys the server requires of its
+clients, the front end's vllm/entrypoints/launchers/cli_args.py in the 0.29.0 wheel). Of the release's flags whose
+name holds ``token``, ``key``, ``secret`` or ``password`` (tools/conformance/tables/vllm-0.29.0.json) the others carry
+none: token counts and thresholds (``--max-num-batched-tokens``...), the tokenizer's (``--tokenizer``,
+``--skip-tokenizer-init``...) and the path of the TLS key file (``--ssl-keyfile``). ``extra_args`` refuses these and
+their abbreviations, which ``vllm serve`` takes for them (argparse's ``allow_abbrev``: ``--hf-tok=...`` is
+``--hf-token``)."""
+
 LIBRARY_FLAGS: frozenset[str] = frozenset(ENGINE_FLAGS) | SERVING_FLAGS
 """Engine flags the component sets from its own settings; ``extra_args`` may not repeat them, nor abbreviate
 them: ``vllm serve``'s parser (vLLM's ``FlexibleArgumentParser``) keeps argparse's ``allow_abbrev``, so

@@ -16,6 +16,9 @@ from ...settings import (
     PROJECT_NAMESPACE,
     K8sName,
     Model,
+    StackBool,
+    StackFloat,
+    StackInt,
     declared,
     release_validator,
     settings_model,
@@ -66,7 +69,7 @@ else:
 class VllmModelSizeConfig(Model):
     """The served model's size, for the HBM fit check."""
 
-    parameters_billions: float = Field(gt=0, description="Parameter count in billions.")
+    parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions.")
     precision: Precision = Field(description="Precision of the served weights.")
 
 
@@ -75,7 +78,7 @@ class VllmServingConfig(Model):
 
     backend: Literal["vllm"] = Field(description="Selects this serving backend.")
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries the model is served on.")
-    replicas: int = declared(VllmServingArgs, "replicas")
+    replicas: StackInt = declared(VllmServingArgs, "replicas")
     autoscaling: AutoscalingConfig | None = Field(
         None,
         description="Scale the groups on the leaders' queue through an HPA, a whole slice per group: the first "
@@ -101,7 +104,7 @@ class VllmServingConfig(Model):
         None,
         description="Kubernetes Secret (name, key) holding a Hugging Face token; only with `loader: hugging-face`.",
     )
-    compilation_cache: bool = Field(
+    compilation_cache: StackBool = Field(
         True,
         description=f"Persist the XLA compilation cache in the `scratch` bucket (`{CACHE_FOLDER}/<name>`), so a "
         "restarted group loads its compiled programs instead of recompiling.",

@@ -206,11 +206,15 @@ def group_recreations_metric(cluster: str) -> str:
 RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "gmp-system", "gmp-public")
 """Namespaces a workload must not use. ``kube-*``: Kubernetes' own ("Avoid creating namespaces with the prefix
 ``kube-``, since it is reserved for Kubernetes system namespaces",
-https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces); ``gmp-system`` and
-``gmp-public``: Managed Service for Prometheus' ("Don't modify or deploy anything in this namespace",
-https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed); ``gke-managed-*``: GKE's managed
-namespaces, where GKE Warden denies writes ("GKE Warden authz [denied by managed-namespaces-limitation]",
-https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-security#built-in-security)."""
+https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces); in GKE, writes to
+``kube-system`` are denied by GKE Warden ("the namespace "kube-system" is managed and the request's verb "create" is
+denied", the error quoted in gitlab-org/charts/gitlab issue 5007). ``gmp-system`` and ``gmp-public``: Managed Service
+for Prometheus creates both when managed collection is on, "Don't modify or deploy anything in" ``gmp-system``, and
+``gmp-public`` holds its OperatorConfig
+(https://cloud.google.com/kubernetes-engine/multi-cloud/docs/azure/how-to/managed-service-prometheus; the same setup
+on GKE: https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed); a stack that creates either
+namespace collides with the one GKE made. ``gke-managed-*``: the prefix of the namespaces GKE makes for its managed
+components; the GKE documentation searched for this rule does not list them, so it rests on that naming."""
 RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-managed-")
 """Prefixes of the reserved namespaces (:data:`RESERVED_NAMESPACES`)."""
 

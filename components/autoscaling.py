@@ -22,6 +22,7 @@ A new replica needs a whole slice: the node side (pools that scale from zero ato
 is :mod:`tpu_serving.nodepool`'s; this component only scales the workload.
 """
 
+import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -31,7 +32,7 @@ from pulumi_gcp import organizations, projects
 
 from . import lws
 from .controllers import Controller
-from .naming import project_id_problem
+from .naming import namespace_problem, project_id_problem
 from .options import child_options
 from .settings import described
 from .validation import Choice, check_arguments
@@ -111,6 +112,38 @@ def kind_problem(metric: str, kinds: Mapping[str, MetricKind], server: str) -> s
     return f"{metric} is a {kind} of {server}; the HPA reads a gauge: {gauges}"
 
 
+ENGINE_METRICS: dict[str, tuple[str, Mapping[str, MetricKind]]] = {}
+"""Metric prefix of an engine -> the engine and the table of the metrics it exports (its facts' ``METRIC_KINDS``),
+registered by each backend's facts with :func:`register_engine_metrics` (this module knows no backend)."""
+
+
+def register_engine_metrics(prefix: str, server: str, kinds: Mapping[str, MetricKind]) -> None:
+    """Let :func:`metric_problem` refuse a name with ``prefix`` that ``server``'s table ``kinds`` does not know."""
+    ENGINE_METRICS[prefix] = (server, kinds)
+
+
+def engine_metric_problem(metric: str | None) -> str:
+    """Why ``metric``, named with an engine's prefix (``vllm:``, ``jetstream_``), is none of the metrics that engine
+    exports (:data:`ENGINE_METRICS`), or ``""``: the HPA would wait for a series that never comes. A name without an
+    engine's prefix is the user's own and stays allowed."""
+    for prefix, (server, kinds) in ENGINE_METRICS.items():
+        if metric and metric.startswith(prefix) and metric not in kinds:
+            close = difflib.get_close_matches(metric, list(kinds), n=3, cutoff=0.6)
+            gauges = ", ".join(sorted(m for m, k in kinds.items() if k == MetricKind.GAUGE))
+            hint = f"did you mean {', '.join(close)}? " if close else ""
+            return (
+                f"{server} exports no metric {metric}; {hint}its gauges: {gauges} "
+                f"(a metric named without the {prefix} prefix is taken as your own)"
+            )
+    return ""
+
+
+def metric_problem(metric: str | None) -> str:
+    """Why ``metric`` cannot drive the HPA: not a gauge (:func:`gauge_problem`) or an engine's metric that engine
+    does not export (:func:`engine_metric_problem`); or ``""``."""
+    return gauge_problem(metric) or engine_metric_problem(metric)
+
+
 def managed_prometheus_metric(metric: str, kind: str = "gauge") -> str:
     """The HPA's name for a Prometheus metric in Managed Service for Prometheus:
     ``prometheus.googleapis.com|<metric>|<kind>`` (see the module docstring)."""
@@ -147,7 +180,7 @@ class AutoscalingSettings:
         "JetStream `jetstream_prefill_backlog_size`).",
         default=None,
         pattern=PROMETHEUS_NAME,
-        check=gauge_problem,
+        check=metric_problem,
     )
     target: float = described(
         "Average of the metric per replica above which the HPA adds a replica (HPA `averageValue`); "
@@ -186,7 +219,7 @@ class ServingAutoscalerArgs:
 
     project: str
     """GCP project ID (the adapter's workload identity pool is ``<project>.svc.id.goog``)."""
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the LeaderWorkerSet."""
     target: str
     """Name of the LeaderWorkerSet to scale."""
@@ -195,7 +228,7 @@ class ServingAutoscalerArgs:
     metric: str = described(
         "Prometheus gauge the HPA averages over the leaders: `settings.metric`, or the backend's own.",
         pattern=PROMETHEUS_NAME,
-        check=gauge_problem,
+        check=metric_problem,
     )
     """Prometheus gauge the HPA averages over the leaders: ``settings.metric``, or the backend's own."""
     labels: Mapping[str, str] = field(default_factory=dict)

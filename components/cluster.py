@@ -16,6 +16,7 @@ from pulumi_gcp import container, serviceaccount
 
 from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
 from .control_plane import cidrs_problem, control_plane_problems
+from .machines import machine_type_problem
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
@@ -27,6 +28,7 @@ from .naming import (
     cpu_pool_name,
     cpu_service_account_id,
     dns_name,
+    labels_problem,
     project_id_problem,
     zone_problems,
 )
@@ -50,7 +52,9 @@ class CpuPoolArgs:
     Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields.
     """
 
-    machine_type: str = described("GCE machine type of the CPU nodes.", default="n2-standard-8")
+    machine_type: str = described(
+        "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
+    )
     min_nodes: int = described("Autoscaling minimum, per zone of the pool.", default=1, ge=0, le=100)
     max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
     disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
@@ -128,7 +132,9 @@ class TpuClusterArgs:
     image_streaming: bool = described("GKE image streaming (GCFS) on every node pool.", default=True)
     gcs_fuse_csi_driver: bool = described("The Cloud Storage FUSE CSI driver add-on.", default=True)
     managed_prometheus: bool = described("Google Cloud Managed Service for Prometheus.", default=True)
-    labels: Mapping[str, str] = described("GCP labels on the cluster and its nodes.", default_factory=dict)
+    labels: Mapping[str, str] = described(
+        "GCP labels on the cluster and its nodes.", default_factory=dict, check=labels_problem
+    )
     private_nodes: bool = described(
         "Nodes without external IPs (CKV_GCP_25, CKV_GCP_64); they reach images outside Google through Cloud NAT "
         "(see the Cloud NAT setting). False gives every node an external IP.",

@@ -11,7 +11,7 @@ import pulumi
 from pulumi_gcp import container, serviceaccount
 
 from .cluster import CPU_POOL_IGNORE_CHANGES, CpuPoolArgs, cpu_node_pool_args
-from .naming import project_problems, zone_problems
+from .naming import labels_problem, project_problems, zone_problems
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .validation import check_arguments
@@ -39,8 +39,8 @@ class CpuNodePoolArgs:
     """Bucket roles of the node service account."""
     image_streaming: bool = True
     """GKE image streaming on the pool."""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """GCP labels of the VMs."""
+    labels: Mapping[str, str] = field(default_factory=dict, metadata={"check": labels_problem})
+    """GCP labels of the VMs (lower-case keys and values: :func:`~tpu_serving.naming.labels_problem`)."""
 
     def problems(self) -> list[str]:
         """Rules across these arguments (see :mod:`tpu_serving.validation`): the pool's zone is one of the region."""

@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .images import pinned_image_problem
-from .naming import project_problems
+from .naming import namespace_problem, project_problems, region_problems
 from .settings import described, proxy_only_subnet_problem
 from .versions import PINS
 
@@ -96,7 +96,7 @@ class ServingGatewayArgs:
     """Region of the cluster (and of the proxy-only subnet)."""
     network: str
     """VPC network of the cluster."""
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the serving Service."""
     name: str
     """Name of the Gateway, its HTTPRoute and (with an InferencePool) the pool and its EPP."""
@@ -119,7 +119,7 @@ class ServingGatewayArgs:
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types."""
-        found = project_problems(self.project)
+        found = project_problems(self.project) + region_problems(self.region)
         if self.settings.inference_pool and not self.pool_selector:
             found.append("pool_selector: an InferencePool needs the labels of the pods it selects")
         return found

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_gcp import serviceaccount
 
-from .naming import check_dns_name, project_id_problem, service_account_id_problem
+from .naming import check_dns_name, namespace_problem, project_id_problem, service_account_id_problem
 from .node_identity import BucketGrant, bucket_grants
 from .options import child_options
 from .settings import described
@@ -29,7 +29,11 @@ class WorkloadIdentityArgs:
         "GCP project ID (its `<project>.svc.id.goog` is the workload pool).", check=project_id_problem
     )
     """GCP project ID (its ``<project>.svc.id.goog`` is the workload pool)."""
-    namespace: str = described("Kubernetes namespace of the workloads (a DNS-1123 label).", check=check_dns_name)
+    namespace: str = described(
+        "Kubernetes namespace of the workloads (a DNS-1123 label; not kube-system or another namespace Kubernetes "
+        "or GKE reserves).",
+        check=namespace_problem,
+    )
     kubernetes_service_account: str = described(
         "Kubernetes service account name (a DNS-1123 label).", check=check_dns_name
     )

@@ -16,6 +16,8 @@ Sources:
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 GIB = 2**30
@@ -124,3 +126,50 @@ def fitting_cpu_machines(cpu: float, memory_bytes: float) -> list[str]:
         (m.name for m in MACHINES.values() if not m.name.startswith("ct") and m.fits(cpu, memory_bytes)),
         key=lambda n: (MACHINES[n].vcpus, MACHINES[n].memory_gib),
     )
+
+
+_MACHINE_TYPE = re.compile(r"^[a-z][a-z0-9]*-([a-z]+)-[0-9]+(-[a-z]+)?$")
+"""A predefined machine type, ``<family>-<type>-<vCPUs>`` with an optional suffix (``c3-standard-8-lssd``,
+``c3-highcpu-192-metal``); https://cloud.google.com/compute/docs/machine-resource#machine_type_terminology."""
+_CUSTOM = re.compile(r"^([a-z][a-z0-9]*-)?custom-[0-9]+-[0-9]+(-ext)?$")
+"""A custom machine type, ``[<family>-]custom-<vCPUs>-<MiB>[-ext]``
+(https://cloud.google.com/compute/docs/instances/creating-instance-with-custom-machine-type#gcloud)."""
+SHARED_CORE = ("e2-micro", "e2-small", "e2-medium", "f1-micro", "g1-small")
+"""Shared-core machine types, named without a vCPU count
+(https://cloud.google.com/compute/docs/general-purpose-machines#sharedcore)."""
+MACHINE_TYPE_WORDS = frozenset(
+    {"standard", "highmem", "highcpu", "megamem", "ultramem", "hypermem", "highgpu", "megagpu", "ultragpu"}
+    | {"edgegpu", "hightpu"}
+)
+"""The ``<type>`` of a predefined machine type, across Compute Engine's families
+(https://cloud.google.com/compute/docs/machine-resource#machine_type_terminology; the accelerator-optimized
+families' gpu types, https://cloud.google.com/compute/docs/accelerator-optimized-machines; TPU VMs' hightpu)."""
+
+
+def machine_type_problem(name: str) -> str:
+    """Why ``name`` is no Compute Engine machine type, or ``""``. A family the catalog does not hold is allowed (its
+    nodes are priced with ``prices.vcpuHour``) when the name follows the grammar (:data:`_MACHINE_TYPE`,
+    :data:`_CUSTOM`, :data:`SHARED_CORE`) with a known type (:data:`MACHINE_TYPE_WORDS`); a name of a catalog family
+    with a vCPU count it does not offer, or with a misspelt type, is refused with the close names the catalog knows."""
+    if name in MACHINES or name in SHARED_CORE or _CUSTOM.match(name):
+        return ""
+    close = difflib.get_close_matches(name, [*MACHINES, *SHARED_CORE], n=3, cutoff=0.8)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    m = _MACHINE_TYPE.match(name)
+    if not m:
+        return (
+            "unknown machine type, not a Compute Engine machine type name: valid are <family>-<type>-<vCPUs> "
+            "(e.g. n2-standard-8), "
+            f"<family>-custom-<vCPUs>-<MiB> or a shared-core type ({', '.join(SHARED_CORE)}){hint}"
+        )
+    family_type = name.rsplit("-", 1)[0] if m.group(2) is None else name.rsplit("-", 2)[0]
+    if family_type in _FAMILIES:
+        sizes = ", ".join(str(n) for n in _FAMILIES[family_type][1])
+        return f"{family_type} offers {sizes} vCPUs, not {name.removeprefix(family_type + '-')}{hint}"
+    if m.group(1) not in MACHINE_TYPE_WORDS:
+        return (
+            f"{m.group(1)!r} is no Compute Engine machine type; valid types: "
+            f"{', '.join(sorted(MACHINE_TYPE_WORDS))} (a family the catalog lacks is accepted, priced by "
+            f"prices.vcpuHour){hint}"
+        )
+    return ""

@@ -12,15 +12,37 @@ they chose.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from enum import IntEnum
 
 _LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
-REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-"""A GCP region, e.g. ``us-east5`` (https://cloud.google.com/compute/docs/regions-zones)."""
-ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
+_CONTINENTS = "africa|asia|australia|europe|me|northamerica|southamerica|us"
+_DIRECTIONS = "central|east|west|north|south|northeast|northwest|southeast|southwest"
+REGION = re.compile(rf"^(?:{_CONTINENTS})-(?:{_DIRECTIONS})[0-9]+$")
+"""A GCP region, ``<continent>-<direction><n>``, e.g. ``us-east5``: every region of the published list is named so
+(https://cloud.google.com/compute/docs/regions-zones#available: africa-south1, asia-northeast3, europe-west4,
+me-central2, northamerica-northeast1, southamerica-west1, us-west4, ...). A name such as ``us-westt4`` is none."""
+ZONE = re.compile(rf"^((?:{_CONTINENTS})-(?:{_DIRECTIONS})[0-9]+)-[a-z]$")
 """A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
-are the region followed by a letter)."""
+are the region followed by a letter). Which letters a region has is not checked: the library holds no zone table."""
+
+REGION_PROBLEM = (
+    "must be a GCP region, <continent>-<direction><n> such as us-east5 or europe-west4 "
+    f"(continents: {_CONTINENTS.replace('|', ', ')}; directions: {_DIRECTIONS.replace('|', ', ')})"
+)
+
+
+def region_problem(region: str) -> str:
+    """Why ``region`` is not a GCP region name (:data:`REGION`), or ``""``."""
+    return "" if REGION.match(region) else REGION_PROBLEM
+
+
+def region_problems(region: object) -> list[str]:
+    """The rule of an arguments class with ``region``, as its ``problems()`` reports it."""
+    if isinstance(region, str) and (problem := region_problem(region)):
+        return [f"region = {region!r}: {problem}"]
+    return []
 
 
 def zone_problem(zone: str, region: str) -> str:
@@ -67,6 +89,8 @@ def project_problems(project: object) -> list[str]:
 def zone_problems(zone: object, region: object) -> list[str]:
     """The rule of an arguments class with ``zone`` and ``region``, as its ``problems()`` reports it: nothing
     while either is not a string (the type check reports that)."""
+    if isinstance(region, str) and region_problem(region):
+        return region_problems(region)
     if isinstance(zone, str) and isinstance(region, str) and (problem := zone_problem(zone, region)):
         return [f"zone = {zone!r}: {problem}"]
     return []
@@ -177,3 +201,74 @@ def group_recreations_metric(cluster: str) -> str:
     """The log-based metric counting a cluster's leader-worker group recreations: ``<cluster>-lws-group-recreations``
     (a GKE cluster name, at most 40 characters, fits a metric name's 100)."""
     return f"{cluster}-lws-group-recreations"
+
+
+RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "gmp-system", "gmp-public")
+"""Namespaces a workload must not use. ``kube-*``: Kubernetes' own ("Avoid creating namespaces with the prefix
+``kube-``, since it is reserved for Kubernetes system namespaces",
+https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces); in GKE, writes to
+``kube-system`` are denied by GKE Warden ("the namespace "kube-system" is managed and the request's verb "create" is
+denied", the error quoted in gitlab-org/charts/gitlab issue 5007). ``gmp-system`` and ``gmp-public``: Managed Service
+for Prometheus creates both when managed collection is on, "Don't modify or deploy anything in" ``gmp-system``, and
+``gmp-public`` holds its OperatorConfig
+(https://cloud.google.com/kubernetes-engine/multi-cloud/docs/azure/how-to/managed-service-prometheus; the same setup
+on GKE: https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed); a stack that creates either
+namespace collides with the one GKE made. ``gke-managed-*``: the prefix of the namespaces GKE makes for its managed
+components; the GKE documentation searched for this rule does not list them, so it rests on that naming."""
+RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-managed-")
+"""Prefixes of the reserved namespaces (:data:`RESERVED_NAMESPACES`)."""
+
+
+def namespace_problem(namespace: str) -> str:
+    """Why ``namespace`` cannot be a workload's namespace (not a DNS-1123 label, or a namespace Kubernetes or GKE
+    reserves: :data:`RESERVED_NAMESPACES`), or ``""``."""
+    if problem := check_dns_name(namespace):
+        return problem
+    if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
+        return (
+            f"{namespace!r} is a namespace Kubernetes or GKE reserves for its own components; valid: any other "
+            f"DNS-1123 label (not {', '.join(RESERVED_NAMESPACES)}, nor kube-* or gke-managed-*)"
+        )
+    return ""
+
+
+EMAIL = re.compile(r"^[A-Za-z0-9._%+'-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
+"""An email address, as GKE names a Google account or a Google Group in an RBAC subject: "the user's email address"
+(kind User) and "the Google Group's email address" (kind Group; the group must be a member of
+gke-security-groups@<domain>): https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control and
+https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac."""
+
+
+def email_problem(address: str) -> str:
+    """Why ``address`` is not an email address (:data:`EMAIL`), or ``""``."""
+    if EMAIL.match(address):
+        return ""
+    return "must be an email address such as alice@example.com (GKE maps Google accounts and Google Groups by email)"
+
+
+_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{0,63}$")
+"""GCP label keys and values: lower-case letters, digits, ``_`` and ``-``, at most 63 characters; a key starts with a
+lower-case letter, a value may be empty (https://cloud.google.com/compute/docs/labeling-resources#requirements)."""
+
+
+def labels_problem(labels: object) -> str:
+    """Why ``labels`` are not GCP labels (:data:`_LABEL_KEY`, :data:`_LABEL_VALUE`, :data:`GCP_LABELS_MAX` with the
+    deployment's own :data:`LIBRARY_LABEL_KEYS`), or ``""``: the rule of the stack's ``labels`` and the components'."""
+    if not isinstance(labels, Mapping):
+        return ""  # the type check's to report
+    bad = [k for k in labels if not (isinstance(k, str) and _LABEL_KEY.match(k))] + [
+        v for v in labels.values() if not (isinstance(v, str) and _LABEL_VALUE.match(v))
+    ]
+    if bad:
+        return (
+            "GCP labels must be lower-case letters, digits, '_' or '-' (at most 63; a key starts with a letter); "
+            f"bad: {', '.join(map(str, bad))}"
+        )
+    own = [k for k in LIBRARY_LABEL_KEYS if k not in labels]
+    if len(labels) + len(own) > GCP_LABELS_MAX:
+        return (
+            f"{len(labels)} labels and the deployment's own {len(own)} ({', '.join(own)}) make "
+            f"{len(labels) + len(own)}; a GCP resource carries at most {GCP_LABELS_MAX}"
+        )
+    return ""

@@ -18,7 +18,7 @@ from . import capacity as capacity_rules
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
-from .naming import NameLimit, check_dns_name, project_problems, zone_problems
+from .naming import NameLimit, check_dns_name, labels_problem, project_problems, zone_problems
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
@@ -95,8 +95,8 @@ class TpuNodePoolArgs:
     )
     image_streaming: bool = True
     """GKE image streaming on the pool."""
-    labels: Mapping[str, str] = field(default_factory=dict)
-    """GCP labels of the VMs."""
+    labels: Mapping[str, str] = field(default_factory=dict, metadata={"check": labels_problem})
+    """GCP labels of the VMs (lower-case keys and values: :func:`~tpu_serving.naming.labels_problem`)."""
     node_grants: Sequence[BucketGrant] = ()
     """Bucket roles of the node service account, for the host-network pods on these slices."""
     scale_from_zero: Sequence[str] = ()

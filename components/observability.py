@@ -29,7 +29,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
-from .naming import project_problems
+from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
 from .validation import check_arguments
@@ -377,7 +377,7 @@ class ObservabilityArgs:
     """GCP project of the dashboard, the alert policies and the log-based metric."""
     cluster: str
     """Name of the GKE cluster (the ``cluster`` label of the series)."""
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """The serving namespace (the PodMonitorings' namespace)."""
     metrics: ServingMetrics = field(default_factory=ServingMetrics)
     """What the backend declares to be scraped and watched."""

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .naming import email_problem, namespace_problem
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .options import child_options
@@ -60,8 +61,8 @@ QUOTA_SETTINGS: tuple[str, ...] = ("cpu", "memory")
 class TenancyArgs:
     """Arguments of :class:`Tenancy`."""
 
-    namespace: str
-    """The stack's namespace (created elsewhere)."""
+    namespace: str = field(metadata={"check": namespace_problem})
+    """The stack's namespace (created elsewhere; not one Kubernetes or GKE reserves, :func:`~tpu_serving.naming.namespace_problem`)."""
     tpu_chips: int
     """The chips of the stack's slices."""
     tpu_headroom_chips: int = 0
@@ -92,6 +93,25 @@ class TenancyArgs:
     """Users that operate the variant."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on every object."""
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`): operators are named by
+        email (fields the stack file sets elsewhere are None here)."""
+        return operator_problems(self.operator_groups, "operator_groups") + operator_problems(
+            self.operator_users, "operator_users"
+        )
+
+
+def operator_problems(subjects: object, key: str) -> list[str]:
+    """The operators of ``key`` (groups or users) that are not email addresses, one problem each: a GKE RBAC subject
+    names a Google account or a Google Group by its email address (:data:`tpu_serving.naming.EMAIL`)."""
+    if not isinstance(subjects, (list, tuple)):
+        return []
+    return [
+        f"{key}[{i}] = {s!r}: {problem}"
+        for i, s in enumerate(subjects)
+        if isinstance(s, str) and (problem := email_problem(s))
+    ]
 
 
 def _meta(args: TenancyArgs, name: str, namespaced: bool = True) -> k8s.meta.v1.ObjectMetaArgs:

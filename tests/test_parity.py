@@ -26,19 +26,23 @@ from tpu_serving import (
     catalog,
     lws,
 )
-from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, gauge_problem
+from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, gauge_problem, metric_problem
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.buckets import BucketSpec
 from tpu_serving.cluster import CpuPoolArgs, TpuClusterArgs
 from tpu_serving.config import ConfigError
 from tpu_serving.identity import WorkloadIdentityArgs
+from tpu_serving.machines import machine_type_problem
 from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, instant_problem, recurrence_problem
+from tpu_serving.tenancy import TenancyArgs
 from tpu_serving.validation import argument_problems, type_hints
 
 BAD_FOR_CHECK: dict[Callable[..., str], Any] = {
     extra_args_problem: ["--tensor-parallel-size=4"],
     gauge_problem: "vllm:request_success_total",
+    metric_problem: "vllm:num_request_waiting",
+    machine_type_problem: "n2-standrd-8",
     recurrence_problem: "FREQ=HOURLY",
     instant_problem: "next saturday",
     lws.version_problem: "latest",
@@ -52,6 +56,7 @@ SHARED: list[tuple[type, dict, str, dict[str, Any]]] = [
     (VllmEngineSettings, with_change("tpu-serving:serving/engine", {}, VLLM), "tpu-serving:serving/engine", {}),
     (AutoscalingSettings, VLLM_AUTOSCALED, "tpu-serving:serving/autoscaling", {"max_replicas": 1}),
     (MaintenanceSettings, with_change("tpu-serving:cluster/maintenance", {}), "tpu-serving:cluster/maintenance", {}),
+    (CpuPoolArgs, with_change("tpu-serving:cluster/cpuPool", {}), "tpu-serving:cluster/cpuPool", {}),
 ]
 
 
@@ -198,19 +203,22 @@ tpu_pool_args = valid(
     pool_names=["c-v6e16"],
 )
 observability_args = valid(ObservabilityArgs, project="my-project-1", cluster="c", namespace="ns")
+tenancy_args = valid(TenancyArgs, namespace="ns", tpu_chips=16)
 services_args = valid(ProjectServicesArgs, project="my-project-1", apis=["container.googleapis.com"])
 
 WORKLOAD_IDENTITY = "tpu-serving:workloadIdentity"
+RESERVED = ("kube-system", "kube-public", "kube-node-lease", "gke-managed-system", "gmp-system", "gmp-public")
+"""Namespaces a workload must not use (tpu_serving.naming.RESERVED_NAMESPACES and its prefixes)."""
 MIRRORED: dict[Callable[..., Any], dict[str, tuple[str, Any, ...]]] = {
     # Python arguments -> their field -> (the stack key that sets it, values both must refuse...)
     identity_args: {
-        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "Serving_NS"),
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "Serving_NS", *RESERVED),
         "kubernetes_service_account": (f"{WORKLOAD_IDENTITY}/kubernetesServiceAccount", "Vllm"),
         "gcp_service_account_id": (f"{WORKLOAD_IDENTITY}/gcpServiceAccount", "wl", "Bad_Account"),
         "project": ("gcp:project", "My_Project"),
     },
     vllm_args: {
-        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "Serving_NS"),
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "Serving_NS", "kube-system"),
         "service_account": (f"{WORKLOAD_IDENTITY}/kubernetesServiceAccount", "Vllm"),
         "name": ("tpu-serving:serving/name", "Vllm_Set"),
         "service_name": ("tpu-serving:serving/serviceName", "Vllm_Api"),
@@ -219,12 +227,40 @@ MIRRORED: dict[Callable[..., Any], dict[str, tuple[str, Any, ...]]] = {
         "lws_version": ("tpu-serving:serving/lwsVersion", "latest"),
         "model": ("tpu-serving:serving/model", "/abs/path"),
     },
-    autoscaler_args: {"project": ("gcp:project", "My_Project")},
-    cluster_args: {"project": ("gcp:project", "My_Project")},
+    autoscaler_args: {
+        "project": ("gcp:project", "My_Project"),
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", *RESERVED),
+    },
+    cluster_args: {
+        "project": ("gcp:project", "My_Project"),
+        "region": ("gcp:region", "us-westt4", "uswest4"),
+        "labels": ("tpu-serving:labels", {"Team": "ml"}, {"team": "ML"}, {"9team": "ml"}),
+    },
     # Every other component that takes the project: the stack's gcp:project reaches each of them.
-    **{
-        args: {"project": ("gcp:project", "My_Project")}
-        for args in (buckets_args, cpu_pool_args, gateway_args, tpu_pool_args, observability_args, services_args)
+    **{args: {"project": ("gcp:project", "My_Project")} for args in (buckets_args, services_args)},
+    # Issue 22 (new-user review): the serving namespace is none Kubernetes or GKE reserves, wherever it is taken;
+    # node pool labels follow GCP's label rules; operators are emails; regions follow GCP's region names.
+    cpu_pool_args: {
+        "project": ("gcp:project", "My_Project"),
+        "labels": ("tpu-serving:labels", {"Team": "ml"}),
+        "region": ("gcp:region", "us-westt4"),
+    },
+    tpu_pool_args: {
+        "project": ("gcp:project", "My_Project"),
+        "labels": ("tpu-serving:labels", {"Team": "ml"}, {"team": "ML"}),
+        "region": ("gcp:region", "us-westt4"),
+    },
+    gateway_args: {
+        "project": ("gcp:project", "My_Project"),
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "kube-system"),
+        "region": ("gcp:region", "us-westt4"),
+    },
+    observability_args: {
+        "project": ("gcp:project", "My_Project"),
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", "kube-system"),
+    },
+    tenancy_args: {
+        "namespace": (f"{WORKLOAD_IDENTITY}/namespace", *RESERVED),
     },
 }
 MIRRORED_CASES = [
@@ -243,3 +279,24 @@ def test_parity_a_mirrored_settings_bad_value_is_refused_by_both(path, value, ar
     python = argument_problems(args(**{field: value}))
     name = type(args()).__name__
     assert any(p.startswith(f"{name}.{field}") for p in python), python
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "value"),
+    [
+        ("users", "operator_users", ["alice"]),
+        ("users", "operator_users", ["alice@example.com", "bob@"]),
+        ("groups", "operator_groups", ["ml-platform-oncall"]),
+    ],
+)
+def test_parity_operators_are_email_addresses_for_both(key, field, value):
+    """GKE names a Google account or a Google Group in an RBAC subject by its email address
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control,
+    https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)."""
+    bad = value[-1]
+    refused = stack_problems(with_change("tpu-serving:tenancy", {"operators": {key: value}}, copy.deepcopy(VLLM)))
+    assert any(p.startswith(f"tpu-serving:tenancy.operators.{key}") and repr(bad) in p for p in refused), refused
+    assert any("email address" in p for p in refused), refused
+    python = argument_problems(tenancy_args(**{field: value}))
+    assert any(p.startswith(f"TenancyArgs.{field}[{len(value) - 1}] = {bad!r}") for p in python), python
+    assert not argument_problems(tenancy_args(**{field: ["alice@example.com"]}))

@@ -8,7 +8,6 @@ component API and the settings reference (docs/reference/settings.md) share.
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -21,13 +20,13 @@ from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..gateway import GatewaySettings
 from ..naming import (
-    GCP_LABELS_MAX,
-    LIBRARY_LABEL_KEYS,
-    REGION,
     ZONE,
     NameLimit,
     check_dns_name,
+    labels_problem,
+    namespace_problem,
     project_id_problem,
+    region_problem,
     zone_problem,
 )
 from ..nodepool import TpuNodePoolArgs
@@ -45,7 +44,7 @@ from ..settings import (
     declared,
     settings_model,
 )
-from ..tenancy import QUOTA_SETTINGS, TenancyArgs
+from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
 
 # --------------------------------------------------------------------------- cluster
 
@@ -243,13 +242,20 @@ class BucketConfig(Model):
 class WorkloadIdentityConfig(Model):
     """The Kubernetes service account the workloads run as, mapped to a GCP service account."""
 
-    namespace: K8sName = Field(description="Kubernetes namespace of the workloads (created by the stack).")
+    namespace: str = Field(description="Kubernetes namespace of the workloads (created by the stack).")
     kubernetes_service_account: K8sName = Field(
         "tpu-serving", description="Kubernetes service account the workload pods run as."
     )
     gcp_service_account: ServiceAccountId | None = Field(
         None, description="account_id of the GCP service account; default `<cluster>-wl`."
     )
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        if problem := namespace_problem(v):
+            raise ValueError(problem)
+        return v
 
 
 # --------------------------------------------------------------------------- tenancy
@@ -277,6 +283,14 @@ class OperatorsConfig(Model):
 
     groups: list[str] = Field(default_factory=list, description="Groups, e.g. Google Groups for GKE RBAC.")
     users: list[str] = Field(default_factory=list, description="Users (email addresses).")
+
+    @field_validator("groups", "users")
+    @classmethod
+    def _emails(cls, v: list[str], info: ValidationInfo) -> list[str]:
+        problems = operator_problems(v, "")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return v
 
 
 class TenancyConfig(Model):
@@ -346,8 +360,8 @@ class StackConfig(Model):
     @field_validator("region")
     @classmethod
     def _region(cls, v: str) -> str:
-        if not REGION.match(v):
-            raise ValueError("must be a GCP region such as us-east5 or europe-west4")
+        if problem := region_problem(v):
+            raise ValueError(problem)
         return v
 
     @field_validator("zone")
@@ -363,20 +377,8 @@ class StackConfig(Model):
     @field_validator("labels")
     @classmethod
     def _labels(cls, v: dict[str, str]) -> dict[str, str]:
-        label = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-        bad = [k for k in v if not label.match(k)] + [
-            val for val in v.values() if not re.match(r"^[a-z0-9_-]{0,63}$", val)
-        ]
-        if bad:
-            raise ValueError(
-                f"GCP labels must be lower-case letters, digits, '_' or '-' (at most 63); bad: {', '.join(bad)}"
-            )
-        own = [k for k in LIBRARY_LABEL_KEYS if k not in v]
-        if len(v) + len(own) > GCP_LABELS_MAX:
-            raise ValueError(
-                f"{len(v)} labels and the deployment's own {len(own)} ({', '.join(own)}) make {len(v) + len(own)}; "
-                f"a GCP resource carries at most {GCP_LABELS_MAX}"
-            )
+        if problem := labels_problem(v):
+            raise ValueError(problem)
         return v
 
     @field_validator("tpu_slices")

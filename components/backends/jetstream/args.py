@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from ... import lws
 from ...catalog import SliceShape
 from ...images import image_problem
+from ...naming import namespace_problem
 from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
@@ -202,7 +203,7 @@ class PathwaysRequests:
 class PathwaysServingArgs:
     """Arguments of :class:`PathwaysServing`."""
 
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the workload."""
     service_account: str
     """Kubernetes service account of every pod (workload identity: checkpoint and scratch access)."""

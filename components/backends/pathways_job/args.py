@@ -4,6 +4,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
+from ...machines import machine_type_problem
+from ...naming import namespace_problem
 from ...pathways import DEFAULT_PATHWAYS_VERSION
 from ...settings import described
 from ...validation import Choice
@@ -34,7 +36,9 @@ class HeadPoolSettings:
     allocatable, too little; n2-highmem-32: 31.85 CPU and 244 GiB).
     """
 
-    machine_type: str = described("GCE machine type of the head's node.", default="n2-highmem-32")
+    machine_type: str = described(
+        "GCE machine type of the head's node.", default="n2-highmem-32", check=machine_type_problem
+    )
     max_nodes: int = described("Autoscaling maximum (the pool scales from zero).", default=1)
     disk_size_gb: int = described("Boot disk size, in GB.", default=100)
 
@@ -91,7 +95,7 @@ class CustomComponent:
 class PathwaysWorkloadArgs:
     """Arguments of :class:`PathwaysWorkload`."""
 
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the PathwaysJob."""
     service_account: str
     """Kubernetes service account of the user's container (workload identity)."""

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
 from ...images import image_problem
+from ...naming import namespace_problem
 from ...settings import described
 from ...validation import Choice
 from ...versions import PINS
@@ -56,7 +57,7 @@ class SaxModel:
 class SaxmlServingArgs:
     """Arguments of :class:`SaxmlServing`."""
 
-    namespace: str
+    namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the workload."""
     service_account: str
     """Kubernetes service account of every Sax pod (workload identity, bucket-scoped roles)."""

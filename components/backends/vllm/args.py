@@ -13,7 +13,7 @@ from ... import lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import pinned_image_problem
-from ...naming import check_dns_name
+from ...naming import check_dns_name, namespace_problem
 from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
@@ -213,7 +213,7 @@ class SecretKey:
 class VllmServingArgs:
     """Arguments of :class:`VllmServing`."""
 
-    namespace: str = described("Namespace of the workload.", check=check_dns_name)
+    namespace: str = described("Namespace of the workload.", check=namespace_problem)
     """Namespace of the workload."""
     service_account: str = described(
         "Kubernetes service account of every pod (workload identity: weights and cache buckets).",

@@ -1,0 +1,188 @@
+"""Issue 22, a new user's review: inputs GKE, GCP or Kubernetes would refuse (or that silently break) are refused at
+preview, by the stack file and by the components' Python arguments alike, each message naming the key (camelCase in
+the stack file, the Python field for a caller), the bad value and what is valid."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.fixtures.configs import VLLM, load, with_change, with_serving
+from tpu_serving import CpuNodePoolArgs, TpuNodePoolArgs, catalog
+from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs
+from tpu_serving.backends.pathways_job.args import HeadPoolSettings
+from tpu_serving.cluster import CpuPoolArgs
+from tpu_serving.config import ConfigError
+from tpu_serving.identity import WorkloadIdentityArgs
+from tpu_serving.validation import argument_problems
+
+
+def stack_problems(cfg: dict) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return err.value.problems
+
+
+def one(problems: list[str], start: str) -> str:
+    found = [p for p in problems if p.startswith(start)]
+    assert found, problems
+    return found[0]
+
+
+# --------------------------------------------------------------------------- 1. reserved namespaces
+
+
+@pytest.mark.parametrize(
+    "namespace", ["kube-system", "kube-public", "kube-node-lease", "gke-managed-cim", "gmp-system"]
+)
+def test_review_a_reserved_namespace_is_refused_naming_the_valid_ones(namespace):
+    msg = one(
+        stack_problems(with_change("tpu-serving:workloadIdentity/namespace", namespace, copy.deepcopy(VLLM))),
+        "tpu-serving:workloadIdentity.namespace",
+    )
+    assert namespace in msg and "reserves" in msg and "kube-*" in msg and "gke-managed-*" in msg, msg
+    args = WorkloadIdentityArgs(
+        project="my-project-1",
+        namespace=namespace,
+        kubernetes_service_account="ksa",
+        gcp_service_account_id="ns-workloads",
+    )
+    msg = one(argument_problems(args), f"WorkloadIdentityArgs.namespace = {namespace!r}")
+    assert "reserves" in msg, msg
+
+
+def test_review_an_ordinary_namespace_is_accepted():
+    args = WorkloadIdentityArgs(
+        project="my-project-1",
+        namespace="kube-team",
+        kubernetes_service_account="ksa",
+        gcp_service_account_id="ns-workloads",
+    )
+    assert argument_problems(args)  # kube-* is Kubernetes' prefix
+    assert not argument_problems(
+        WorkloadIdentityArgs(
+            project="my-project-1",
+            namespace="serving",
+            kubernetes_service_account="ksa",
+            gcp_service_account_id="ns-workloads",
+        )
+    )
+
+
+# --------------------------------------------------------------------------- 3. CPU machine types
+
+
+def test_review_a_cpu_pool_machine_type_typo_lists_close_names():
+    msg = one(
+        stack_problems(
+            with_change("tpu-serving:cluster/cpuPool", {"machineType": "n2-standrd-8"}, copy.deepcopy(VLLM))
+        ),
+        'tpu-serving:cluster.cpuPool.machineType = "n2-standrd-8"',
+    )
+    assert "did you mean n2-standard-8" in msg and "standard" in msg, msg
+    msg = one(argument_problems(CpuPoolArgs(machine_type="n2-standrd-8")), "CpuPoolArgs.machine_type = 'n2-standrd-8'")
+    assert "did you mean n2-standard-8" in msg, msg
+
+
+@pytest.mark.parametrize("name", ["n2-standard-7", "n2standard8", "N2-standard-8"])
+def test_review_a_machine_type_outside_the_catalog_family_or_grammar_is_refused(name):
+    assert argument_problems(CpuPoolArgs(machine_type=name))
+
+
+@pytest.mark.parametrize(
+    "name", ["c3-standard-8", "n2d-highmem-16", "e2-medium", "n2-custom-8-32768", "c3-standard-8-lssd"]
+)
+def test_review_a_machine_type_of_another_family_stays_allowed(name):
+    assert not argument_problems(CpuPoolArgs(machine_type=name))
+
+
+def test_review_the_pathways_head_pool_machine_type_typo_is_refused():
+    msg = one(
+        stack_problems(with_serving(headPool={"machineType": "n2-highmme-32"})),
+        'tpu-serving:serving.headPool.machineType = "n2-highmme-32"',
+    )
+    assert "did you mean n2-highmem-32" in msg, msg
+    msg = one(argument_problems(HeadPoolSettings(machine_type="n2-highmme-32")), "HeadPoolSettings.machine_type")
+    assert "n2-highmem-32" in msg, msg
+
+
+# --------------------------------------------------------------------------- 4. node pool labels
+
+
+TPU_POOL = dict(
+    project="my-project-1",
+    region="us-east5",
+    zone="us-east5-b",
+    cluster="c",
+    service_account_id="c-tpu-nodes",
+    pool_names=["c-v6e16"],
+)
+
+
+@pytest.mark.parametrize("labels", [{"Team": "ml"}, {"team": "ML"}, {"team": "a" * 64}, {"-team": "ml"}])
+def test_review_tpu_and_cpu_pool_labels_follow_gcp_label_rules(labels):
+    shape = catalog.resolve_slice_name("v6e-16")
+    msg = one(argument_problems(TpuNodePoolArgs(shape=shape, labels=labels, **TPU_POOL)), "TpuNodePoolArgs.labels")
+    assert "lower-case letters, digits, '_' or '-'" in msg, msg
+    cpu = CpuNodePoolArgs(
+        project="my-project-1",
+        region="us-east5",
+        zone="us-east5-b",
+        cluster="c",
+        pool_name="c-head",
+        service_account_id="c-head-nodes",
+        pool=CpuPoolArgs(),
+        labels=labels,
+    )
+    one(argument_problems(cpu), "CpuNodePoolArgs.labels")
+    assert not argument_problems(TpuNodePoolArgs(shape=shape, labels={"team": "ml_1"}, **TPU_POOL))
+
+
+# --------------------------------------------------------------------------- 5. regions
+
+
+@pytest.mark.parametrize("region", ["us-westt4", "us-west", "usa-west4"])
+def test_review_a_region_that_is_no_gcp_region_name_is_refused(region):
+    msg = one(stack_problems(with_change("gcp:region", region, copy.deepcopy(VLLM))), "gcp:region")
+    assert "<continent>-<direction><n>" in msg, msg
+    shape = catalog.resolve_slice_name("v6e-16")
+    pool = {**TPU_POOL, "region": region, "zone": f"{region}-b"}
+    one(argument_problems(TpuNodePoolArgs(shape=shape, **pool)), f"TpuNodePoolArgs.region = {region!r}")
+
+
+# --------------------------------------------------------------------------- 6. autoscaling metrics
+
+
+@pytest.mark.parametrize(
+    ("metric", "close"),
+    [
+        ("vllm:num_request_waiting", "vllm:num_requests_waiting"),
+        ("jetstream_prefill_backlog", "jetstream_prefill_backlog_size"),
+    ],
+)
+def test_review_an_engine_metric_typo_is_refused_listing_close_names(metric, close):
+    auto = {"maxReplicas": 1, "metric": metric}
+    msg = one(
+        stack_problems(with_change("tpu-serving:serving/autoscaling", auto, copy.deepcopy(VLLM))),
+        f'tpu-serving:serving.autoscaling.metric = "{metric}"',
+    )
+    assert f"did you mean {close}" in msg, msg
+    msg = one(
+        argument_problems(AutoscalingSettings(max_replicas=1, metric=metric)),
+        f"AutoscalingSettings.metric = {metric!r}",
+    )
+    assert close in msg, msg
+    args = ServingAutoscalerArgs(
+        project="my-project-1",
+        namespace="ns",
+        target="vllm",
+        settings=AutoscalingSettings(max_replicas=1),
+        metric=metric,
+    )
+    one(argument_problems(args), "ServingAutoscalerArgs.metric")
+
+
+def test_review_a_metric_without_an_engine_prefix_stays_the_users_own():
+    assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="my_queue_depth"))
+    assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="vllm:num_requests_waiting"))

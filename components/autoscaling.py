@@ -22,7 +22,6 @@ A new replica needs a whole slice: the node side (pools that scale from zero ato
 is :mod:`tpu_serving.nodepool`'s; this component only scales the workload.
 """
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -112,36 +111,12 @@ def kind_problem(metric: str, kinds: Mapping[str, MetricKind], server: str) -> s
     return f"{metric} is a {kind} of {server}; the HPA reads a gauge: {gauges}"
 
 
-ENGINE_METRICS: dict[str, tuple[str, Mapping[str, MetricKind]]] = {}
-"""Metric prefix of an engine -> the engine and the table of the metrics it exports (its facts' ``METRIC_KINDS``),
-registered by each backend's facts with :func:`register_engine_metrics` (this module knows no backend)."""
-
-
-def register_engine_metrics(prefix: str, server: str, kinds: Mapping[str, MetricKind]) -> None:
-    """Let :func:`metric_problem` refuse a name with ``prefix`` that ``server``'s table ``kinds`` does not know."""
-    ENGINE_METRICS[prefix] = (server, kinds)
-
-
-def engine_metric_problem(metric: str | None) -> str:
-    """Why ``metric``, named with an engine's prefix (``vllm:``, ``jetstream_``), is none of the metrics that engine
-    exports (:data:`ENGINE_METRICS`), or ``""``: the HPA would wait for a series that never comes. A name without an
-    engine's prefix is the user's own and stays allowed."""
-    for prefix, (server, kinds) in ENGINE_METRICS.items():
-        if metric and metric.startswith(prefix) and metric not in kinds:
-            close = difflib.get_close_matches(metric, list(kinds), n=3, cutoff=0.6)
-            gauges = ", ".join(sorted(m for m, k in kinds.items() if k == MetricKind.GAUGE))
-            hint = f"did you mean {', '.join(close)}? " if close else ""
-            return (
-                f"{server} exports no metric {metric}; {hint}its gauges: {gauges} "
-                f"(a metric named without the {prefix} prefix is taken as your own)"
-            )
-    return ""
-
-
 def metric_problem(metric: str | None) -> str:
-    """Why ``metric`` cannot drive the HPA: not a gauge (:func:`gauge_problem`) or an engine's metric that engine
-    does not export (:func:`engine_metric_problem`); or ``""``."""
-    return gauge_problem(metric) or engine_metric_problem(metric)
+    """Why ``metric`` cannot drive the HPA (:func:`gauge_problem`), or ``""``. A name the engine does not export is
+    not refused here: the library holds no complete list of an engine's metrics (vLLM 0.29.0 registers some sixty,
+    its connectors more), and refusing a real gauge would be worse than a typo, which the HPA shows as a metric
+    it cannot read."""
+    return gauge_problem(metric)
 
 
 def managed_prometheus_metric(metric: str, kind: str = "gauge") -> str:

@@ -41,7 +41,7 @@ from tpu_serving.validation import argument_problems, type_hints
 BAD_FOR_CHECK: dict[Callable[..., str], Any] = {
     extra_args_problem: ["--tensor-parallel-size=4"],
     gauge_problem: "vllm:request_success_total",
-    metric_problem: "vllm:num_request_waiting",
+    metric_problem: "vllm:request_success_total",
     machine_type_problem: "n2-standrd-8",
     recurrence_problem: "FREQ=HOURLY",
     instant_problem: "next saturday",

@@ -4,7 +4,7 @@ Pathways images. Each fact names its upstream source."""
 
 from collections.abc import Mapping
 
-from ...autoscaling import MetricKind, register_engine_metrics
+from ...autoscaling import MetricKind
 from ...pathways import JETSTREAM_PATHWAYS_VERSION
 from ...validation import Choice
 
@@ -62,7 +62,6 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
     JetStreamMetric.TIME_PER_OUTPUT_TOKEN: MetricKind.HISTOGRAM,
 }
 """The kinds of the JetStream metrics above (``JetstreamMetricsCollector``): the HPA can read only a gauge."""
-register_engine_metrics("jetstream_", "JetStream", METRIC_KINDS)
 
 
 DISAGGREGATED_SERVERS: Mapping[str, str] = {

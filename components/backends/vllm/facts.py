@@ -13,7 +13,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 
 from collections.abc import Mapping, Sequence
 
-from ...autoscaling import MetricKind, register_engine_metrics
+from ...autoscaling import MetricKind
 from ...validation import Choice
 from ...versions import PINS
 
@@ -49,7 +49,6 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
             VllmMetric.REQUESTS_RUNNING,
             VllmMetric.REQUESTS_WAITING,
             VllmMetric.KV_CACHE_USAGE,
-            "vllm:gpu_cache_usage_perc",
         ),
         MetricKind.GAUGE,
     ),
@@ -76,7 +75,6 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
 """The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
 ``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series
 gain ``_total``): the HPA can read only a gauge."""
-register_engine_metrics("vllm:", "vLLM", METRIC_KINDS)
 
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (

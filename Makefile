@@ -29,7 +29,7 @@ help:
 	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
-	@echo "make golden-review [GOLDEN_BASE=<ref>]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt"
+	@echo "make golden-review [GOLDEN_BASE=<ref>] [VERBOSE=1]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt (VERBOSE=1: also each listed one unchanged)"
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -123,7 +123,7 @@ golden: $(VENV)/.installed
 
 GOLDEN_BASE ?= main
 golden-review: $(VENV)/.installed
-	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE)
+	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE) $(if $(VERBOSE),--verbose)
 
 # Mutation testing of the library with mutmut (requirements-dev.txt). mutmut names a module by its path, so
 # it mutates components/ through the link tpu_serving -> components (the import name); in its copy of the

@@ -87,7 +87,7 @@ PINS: dict[str, Pin] = {
             _LWS_MIRROR,
             "v0.10.0",
             _LWS_MIRROR,
-            "the CRD the objects are validated against (../shared/reference/crds/lws-v0.10.0-*)",
+            "the CRD the objects are validated against (lws v0.10.0's, in the project's reference material)",
         ),
         Pin(
             "jobset",
@@ -206,7 +206,7 @@ PINS: dict[str, Pin] = {
             "JetStream + MaxText server image",
             "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-pathways:v0.2.0",
             None,
-            "the JetStream + Pathways seeds (../shared/reference/seed-manifests)",
+            "the JetStream + Pathways seed manifests (the project's reference material)",
             "v0.2.0",
             "no newer image verified here",
             "the MaxText conformance table (maxtext-jetstream-pathways-v0.2.0.json)",

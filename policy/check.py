@@ -6,7 +6,6 @@ Prints every violation; exits 1 if any is mandatory.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     args = parser.parse_args(argv)
-    plans: list[tuple[str, dict[str, Any]]] = [(str(p), json.loads(p.read_text())) for p in args.plan]
+    from tpu_serving_tools.check import PlanFileError, read_plan
+
+    plans: list[tuple[str, dict[str, Any]]] = []
+    for p in args.plan:
+        try:
+            plans.append((str(p), read_plan(p)))
+        except PlanFileError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
     if not args.plan:
         from tpu_serving_tools.offline import preview_stacks
 

@@ -177,7 +177,10 @@ def test_scan_every_stack_passes_with_only_baselined_findings_and_no_stale_entry
         "docs/security.md scan results are stale: make scan-readme"
     )
     baseline, *lines = done.stdout.splitlines()
-    assert baseline.startswith("baseline: ") and baseline.endswith("tools/scan/baseline.yaml (37 entries)")
+    # what matters is above (no finding outside the baseline, no stale entry: --stale-fails); the count is the
+    # file's own, so a stack whose findings need new entries passes once they are reviewed and added
+    entries = yaml.safe_load((ROOT / "tools/scan/baseline.yaml").read_text())["accepted"]
+    assert baseline.startswith("baseline: ") and baseline.endswith(f"tools/scan/baseline.yaml ({len(entries)} entries)")
     assert len(lines) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
     assert all(line.endswith(", 0 failed outside the baseline") for line in lines)
 

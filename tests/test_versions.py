@@ -192,3 +192,16 @@ def test_versions_lws_restart_policy_follows_the_release():
     assert lws.restart_policy("v0.8.0") == lws.restart_policy("v0.4.0") == "RecreateGroupOnPodRestart"
     assert lws.restart_policy("v0.9.0") == lws.restart_policy(PINS["lws"].value) == "RecreateGroupAfterStart"
     assert lws.version_problem("v0.10.0") == "" and "not an LWS release" in lws.version_problem("latest")
+
+
+def test_versions_output_names_no_local_path_a_pip_user_lacks(capsys):
+    """A pip user has no ``../shared`` beside the package, nor this repository's ``components/``: the output names
+    the package's own module and the project's reference material instead."""
+    from dataclasses import astuple
+
+    from tpu_serving_tools.versions import main
+
+    assert main([]) == 0
+    out = capsys.readouterr().out
+    assert "../shared" not in out and "components/" not in out and "tpu_serving/versions.py" in out
+    assert not [p.key for p in PINS.values() if any("../shared" in str(v) for v in astuple(p))]

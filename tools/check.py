@@ -96,10 +96,36 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
     return lines
 
 
+class PlanFileError(Exception):
+    """A ``--plan`` file that cannot be read as a plan."""
+
+
+def read_plan(path: Path) -> dict[str, Any]:
+    """The plan in ``path`` (a ``plan.json`` written by ``tpu-serving preview``), or :class:`PlanFileError`."""
+    hint = "pass the plan.json that `tpu-serving preview <stack>` writes (build/<stack>/plan.json)"
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise PlanFileError(f"cannot read plan {path}: {err.strerror or err}; {hint}") from None
+    except UnicodeDecodeError:
+        raise PlanFileError(f"plan {path} is not text; {hint}") from None
+    try:
+        plan = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise PlanFileError(f"plan {path} is not JSON ({err.msg}, line {err.lineno}); {hint}") from None
+    if not isinstance(plan, dict) or not isinstance(plan.get("resources"), list):
+        raise PlanFileError(f"plan {path} holds no `resources` list, so it is no plan; {hint}")
+    return plan
+
+
 def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | None:
     plans: list[tuple[str, Mapping[str, Any]]] = []
     for p in args.plan:
-        plan = json.loads(p.read_text())
+        try:
+            plan = read_plan(p)
+        except PlanFileError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return None
         plans.append((str(plan.get("stack") or p), plan))
     if args.plan and not args.stack:
         return plans

@@ -154,9 +154,22 @@ def report(changes: list[Change]) -> str:
     return "\n".join([head, *(f"  {c}" for c in changes)])
 
 
+def stale_lines(stale: list[str], ref: str, verbose: bool) -> list[str]:
+    """The listed keys that no longer change against ``ref``: a one-line count, each key under it if ``verbose``
+    (on a clean main every entry of the release's list is such a key)."""
+    if not stale:
+        return []
+    head = f"listed in {ACKNOWLEDGED} but unchanged against {ref}: {len(stale)}"
+    if verbose:
+        return [f"{head}:", *(f"  {k}" for k in stale)]
+    return [f"{head} (--verbose lists them; `make golden-review VERBOSE=1`)"]
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    ref = args[0] if args else "main"
+    verbose = "--verbose" in args
+    positional = [a for a in args if a != "--verbose"]
+    ref = positional[0] if positional else "main"
     root = Path.cwd()
     try:
         changes = tree_changes(at_ref(root, ref), working_tree(root))
@@ -168,13 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     missing = unacknowledged(changes, listed)
     if missing:
         print(f"not listed in {ACKNOWLEDGED} ({len(missing)}):", *(f"  {c.key}" for c in missing), sep="\n")
-    stale = sorted(listed - {c.key for c in changes})
-    if stale:
-        print(
-            f"listed in {ACKNOWLEDGED} but unchanged against {ref} ({len(stale)}):",
-            *(f"  {k}" for k in stale),
-            sep="\n",
-        )
+    for line in stale_lines(sorted(listed - {c.key for c in changes}), ref, verbose):
+        print(line)
     return 0
 
 

@@ -76,6 +76,8 @@ class Project:
 
 def load_project(root: Path) -> Project:
     """Read ``Pulumi.yaml`` at ``root``."""
+    if not (root / "Pulumi.yaml").is_file():
+        raise StackConfigError(f"no Pulumi.yaml in {root}: run in the project's folder or pass --root")
     try:
         doc = strict_yaml.load(root / "Pulumi.yaml", "Pulumi.yaml")
     except strict_yaml.StrictYamlError as err:
@@ -408,7 +410,11 @@ def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, A
     closed, as a command ending its process does.
     """
     plans = []
-    names = stacks or load_project(root).stacks()
+    try:
+        names = stacks or load_project(root).stacks()
+    except StackConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return None
     for i, stack in enumerate(names, 1):
         print(f"previewing {stack} ({i}/{len(names)})", file=sys.stderr, flush=True)
         try:

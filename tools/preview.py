@@ -9,6 +9,7 @@ the configuration problems, writes nothing and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -229,7 +230,8 @@ def _failed(args: argparse.Namespace) -> int:
     """Leave no plan of an earlier run behind (it would no longer describe this stack); exit status 2."""
     stale = args.out or args.root.resolve() / "build" / args.stack
     for name in ("plan.json", "manifests.yaml"):
-        (stale / name).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # an unwritable --out: nothing of this run is there either
+            (stale / name).unlink(missing_ok=True)
     return 2
 
 
@@ -272,7 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         close_event_loop()
     out = args.out or args.root.resolve() / "build" / args.stack
-    plan_path, manifests_path = write(plan, out)
+    try:
+        plan_path, manifests_path = write(plan, out)
+    except OSError as err:
+        where = err.filename or out
+        print(f"error: cannot write the plan to {where}: {err.strerror or err}; pass a writable --out", file=sys.stderr)
+        return 2
     if not args.quiet:
         print(tree(plan))
         print()

@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     pins = [p for p in PINS.values() if not (args.stale and p.current)]
     print(table(pins))
-    print("* behind the newest release known to the table; sources: components/versions.py")
+    print("* behind the newest release known to the table; sources: the package's tpu_serving/versions.py")
     return 0
 
 

@@ -102,18 +102,27 @@ def test_edges_unknown_vllm_model_is_named():
 
 def test_edges_vllm_token_without_hugging_face_loader_is_refused_in_python():
     """vllm.args.VllmServingArgs.problems: a token secret with another loader, in Python's spelling."""
-    from tpu_serving.backends.vllm.args import SecretKey, VllmServingArgs
+    from tpu_serving.backends.vllm.args import SecretKey
 
-    args = VllmServingArgs(
+    args = _vllm_args(
+        hf_token_secret=SecretKey(name="hf", key="token"),
+    )
+    assert "hf_token_secret: only the hugging-face loader reads a token" in args.problems()
+
+
+def _vllm_args(**changes: object):
+    """Valid vLLM serving arguments for a v5e-16 slice, with ``changes``."""
+    from tpu_serving.backends.vllm.args import VllmServingArgs
+
+    base: dict[str, object] = dict(
         namespace="ns",
         service_account="sa",
         shape=catalog.resolve_slice_name("v5litepod-16"),
         model="m",
         served_model_name="x",
         weights_bucket="b",
-        hf_token_secret=SecretKey(name="hf", key="token"),
     )
-    assert "hf_token_secret: only the hugging-face loader reads a token" in args.problems()
+    return VllmServingArgs(**{**base, **changes})  # type: ignore[arg-type]
 
 
 # Survivors of the second sample (make mutate SAMPLE=100 SEED=26, at b9dcd64).
@@ -159,14 +168,7 @@ def test_edges_declared_checks_hold_for_python_arguments():
     from tpu_serving.backends.vllm.args import VllmEngineSettings, VllmServingArgs
     from tpu_serving.validation import ArgumentsError, check_arguments
 
-    args = VllmServingArgs(
-        namespace="ns",
-        service_account="sa",
-        shape=catalog.resolve_slice_name("v5litepod-16"),
-        model="m",
-        served_model_name="x",
-        weights_bucket="b",
-    )
+    args = _vllm_args()
     check_arguments("VllmServing", args, VllmServingArgs)
     bad = dataclasses.replace(args, engine=VllmEngineSettings(extra_args=("-x",)))
     with pytest.raises(ArgumentsError) as err:
@@ -203,16 +205,10 @@ def test_edges_saxml_privileged_always_and_never():
 
 def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
     """vllm.pods.environment (mutmut_29): HF_TOKEN reads the secret's key the settings name."""
-    from tpu_serving.backends.vllm.args import SecretKey, VllmServingArgs, WeightsLoader
+    from tpu_serving.backends.vllm.args import SecretKey, WeightsLoader
     from tpu_serving.backends.vllm.pods import environment
 
-    args = VllmServingArgs(
-        namespace="ns",
-        service_account="sa",
-        shape=catalog.resolve_slice_name("v5litepod-16"),
-        model="m",
-        served_model_name="x",
-        weights_bucket="b",
+    args = _vllm_args(
         loader=WeightsLoader.HUGGING_FACE,
         hf_token_secret=SecretKey(name="hf", key="token"),
     )

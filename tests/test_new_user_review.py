@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from tests.fixtures.configs import VLLM, load, with_change, with_serving
-from tpu_serving import CpuNodePoolArgs, TpuNodePoolArgs, catalog
+from tests.fixtures.pools import cpu_pool_args, pool_args
 from tpu_serving.autoscaling import AutoscalingSettings
 from tpu_serving.backends.pathways_job.args import HeadPoolSettings
 from tpu_serving.cluster import CpuPoolArgs
@@ -110,33 +110,12 @@ def test_review_the_pathways_head_pool_machine_type_typo_is_refused():
 # --------------------------------------------------------------------------- 4. node pool labels
 
 
-TPU_POOL = dict(
-    project="my-project-1",
-    region="us-east5",
-    zone="us-east5-b",
-    cluster="c",
-    service_account_id="c-tpu-nodes",
-    pool_names=["c-v6e16"],
-)
-
-
 @pytest.mark.parametrize("labels", [{"Team": "ml"}, {"team": "ML"}, {"team": "a" * 64}, {"-team": "ml"}])
 def test_review_tpu_and_cpu_pool_labels_follow_gcp_label_rules(labels):
-    shape = catalog.resolve_slice_name("v6e-16")
-    msg = one(argument_problems(TpuNodePoolArgs(shape=shape, labels=labels, **TPU_POOL)), "TpuNodePoolArgs.labels")
+    msg = one(argument_problems(pool_args(labels=labels)), "TpuNodePoolArgs.labels")
     assert "lower-case letters, digits, '_' or '-'" in msg, msg
-    cpu = CpuNodePoolArgs(
-        project="my-project-1",
-        region="us-east5",
-        zone="us-east5-b",
-        cluster="c",
-        pool_name="c-head",
-        service_account_id="c-head-nodes",
-        pool=CpuPoolArgs(),
-        labels=labels,
-    )
-    one(argument_problems(cpu), "CpuNodePoolArgs.labels")
-    assert not argument_problems(TpuNodePoolArgs(shape=shape, labels={"team": "ml_1"}, **TPU_POOL))
+    one(argument_problems(cpu_pool_args(labels=labels)), "CpuNodePoolArgs.labels")
+    assert not argument_problems(pool_args(labels={"team": "ml_1"}))
 
 
 # --------------------------------------------------------------------------- 5. regions
@@ -146,9 +125,8 @@ def test_review_tpu_and_cpu_pool_labels_follow_gcp_label_rules(labels):
 def test_review_a_region_that_is_no_gcp_region_name_is_refused(region):
     msg = one(stack_problems(with_change("gcp:region", region, copy.deepcopy(VLLM))), "gcp:region")
     assert "<continent>-<direction><n>" in msg, msg
-    shape = catalog.resolve_slice_name("v6e-16")
-    pool = {**TPU_POOL, "region": region, "zone": f"{region}-b"}
-    one(argument_problems(TpuNodePoolArgs(shape=shape, **pool)), f"TpuNodePoolArgs.region = {region!r}")
+    pool = pool_args(region=region, zone=f"{region}-b")
+    one(argument_problems(pool), f"TpuNodePoolArgs.region = {region!r}")
 
 
 # --------------------------------------------------------------------------- 6. autoscaling metrics

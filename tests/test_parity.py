@@ -16,13 +16,13 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 from tests.fixtures.configs import VLLM, load, with_change
+from tests.fixtures.pools import cpu_pool_args
+from tests.fixtures.pools import pool_args as tpu_pool_args
 from tpu_serving import (
     BucketsArgs,
-    CpuNodePoolArgs,
     ObservabilityArgs,
     ProjectServicesArgs,
     ServingGatewayArgs,
-    TpuNodePoolArgs,
     catalog,
     lws,
 )
@@ -171,16 +171,6 @@ buckets_args = valid(
     project="my-project-1",
     buckets=[BucketSpec(purpose="scratch", name="my-project-1-scratch", location="US-EAST5")],
 )
-cpu_pool_args = valid(
-    CpuNodePoolArgs,
-    project="my-project-1",
-    region="us-east5",
-    zone="us-east5-b",
-    cluster="c",
-    pool_name="c-head",
-    service_account_id="c-head-nodes",
-    pool=CpuPoolArgs(),
-)
 gateway_args = valid(
     ServingGatewayArgs,
     project="my-project-1",
@@ -191,16 +181,6 @@ gateway_args = valid(
     service="vllm-api",
     port=8000,
     health_path="/health",
-)
-tpu_pool_args = valid(
-    TpuNodePoolArgs,
-    project="my-project-1",
-    region="us-east5",
-    zone="us-east5-b",
-    cluster="c",
-    service_account_id="c-tpu-nodes",
-    shape=catalog.resolve_slice_name("v6e-16"),
-    pool_names=["c-v6e16"],
 )
 observability_args = valid(ObservabilityArgs, project="my-project-1", cluster="c", namespace="ns")
 tenancy_args = valid(TenancyArgs, namespace="ns", tpu_chips=16)

@@ -40,16 +40,18 @@ from .versions import PINS
 METRICS_ADAPTER = Controller(
     name="metrics-adapter",
     api_group="custom.metrics.k8s.io",
-    # The release tag's production manifest (Namespace custom-metrics, its ServiceAccount, RBAC,
-    # the adapter Deployment with image gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.7-gke.0
-    # and --use-new-resource-model=true, and the custom/external metrics APIServices).
+    # The release tag's production manifest (at cm-sd-adapter-v0.16.9: Namespace custom-metrics, its
+    # ServiceAccount, RBAC, the adapter Deployment with image
+    # gcr.io/gke-release/custom-metrics-stackdriver-adapter:v0.16.7-gke.0 and --use-new-resource-model=true, and
+    # the custom/external metrics APIServices; v0.16.10's was not read here, see the version set).
     manifest_url="https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-{version}/"
     "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml",
     default_version=PINS["metrics-adapter"].value,
     min_version="v0.16.9",
 )
-"""The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-v0.16.9``
-at f32cd9c, the newest release tag)."""
+"""The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-<version>``;
+the pin and its sources: :data:`tpu_serving.versions.PINS` ``metrics-adapter``). The oldest release accepted,
+v0.16.9 (tag at f32cd9c), is the newest whose manifest was read here."""
 
 ADAPTER_NAMESPACE = "custom-metrics"
 ADAPTER_SERVICE_ACCOUNT = "custom-metrics-stackdriver-adapter"

@@ -153,15 +153,19 @@ PINS: dict[str, Pin] = {
         Pin(
             "metrics-adapter",
             "Custom Metrics Stackdriver Adapter",
-            "v0.16.9",
-            "2026-08-11",
-            "GoogleCloudPlatform/k8s-stackdriver tag cm-sd-adapter-v0.16.9, mirror of 2026-08-18",
-            "v0.16.9",
-            "k8s-stackdriver mirror of 2026-08-18, fetched again 2026-11-25: no cm-sd-adapter tag after v0.16.9. "
-            "Merged PRs #1245 and #1252 move the manifests to images v0.16.10-gke.0 and v0.16.11, but the stack "
-            "installs the manifest of a git tag, and none names those images yet: the pin stays",
-            "the manifest at the tag (deploy/production/adapter_new_resource_model.yaml), which at v0.16.9 still "
-            "names image v0.16.7-gke.0",
+            "v0.16.10",
+            None,
+            "GoogleCloudPlatform/k8s-stackdriver tag cm-sd-adapter-v0.16.10: newer than the mirror read (2026-08-21, "
+            "newest tag cm-sd-adapter-v0.16.9), so read from what names it: PR #1245 (merged, 2026-08-25) moves "
+            "deploy/production/adapter_new_resource_model.yaml to image v0.16.10-gke.0, and a public deployment guide "
+            "(read 2026-11-27) applies raw.githubusercontent.com/.../cm-sd-adapter-v0.16.10/custom-metrics-stackdriver-"
+            "adapter/deploy/production/adapter_new_resource_model.yaml. The tag's date and manifest were not read here",
+            "v0.16.10",
+            "PR #1252 (merged) prepares v0.16.11; no public reference to a cm-sd-adapter-v0.16.11 tag found "
+            "(2026-11-27), so it is not known as a release",
+            "the manifest at the tag (deploy/production/adapter_new_resource_model.yaml), installed as the stack's "
+            "ConfigGroup; at v0.16.9 it named image v0.16.7-gke.0, at v0.16.10 not read here (v0.16.9-gke.0 or "
+            "v0.16.10-gke.0, by the order of PRs #1242 and #1245)",
         ),
         Pin(
             "epp",

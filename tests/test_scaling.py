@@ -85,10 +85,10 @@ def test_scaling_minimum_moves_the_always_on_slices():
 
 def test_scaling_adapter_is_installed_and_reads_monitoring_as_its_own_principal():
     plan = plan_of(STACK)
-    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.9"
+    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.10"
     group = resource(plan, "kubernetes:yaml/v2:ConfigGroup", "vllm70b-metrics-adapter-manifests")
     assert group.inputs["files"] == [
-        "https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-v0.16.9/"
+        "https://raw.githubusercontent.com/GoogleCloudPlatform/k8s-stackdriver/cm-sd-adapter-v0.16.10/"
         "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml"
     ]
     viewer = resource(plan, "gcp:projects/iAMMember:IAMMember", "vllm70b-autoscaler-adapter-viewer")
@@ -208,7 +208,7 @@ def test_scaling_jetstream_hpa_reads_the_prefill_backlog_by_default():
     assert metric["pods"]["metric"] == {"name": "prometheus.googleapis.com|jetstream_prefill_backlog_size|gauge"}
     assert schema.validate_all([hpa], plan.outputs["controllers"]) == []
     assert plan.outputs["autoscaling"]["metric"] == "prometheus.googleapis.com|jetstream_prefill_backlog_size|gauge"
-    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.9"
+    assert plan.outputs["controllers"]["custom.metrics.k8s.io"] == "v0.16.10"
 
 
 def test_scaling_jetstream_metric_setting_overrides_the_backlog():

@@ -96,6 +96,7 @@ def test_docs_included_readme_sections_exist():
         "intro",
         "two-commands",
         "stacks",
+        "which-backend",
     }
     for page, m in included:
         source = (ROOT / m.group("file")).read_text()

@@ -205,3 +205,32 @@ def test_versions_output_names_no_local_path_a_pip_user_lacks(capsys):
     out = capsys.readouterr().out
     assert "../shared" not in out and "components/" not in out and "tpu_serving/versions.py" in out
     assert not [p.key for p in PINS.values() if any("../shared" in str(v) for v in astuple(p))]
+
+
+def _which_backend_rows() -> dict[str, str]:
+    """The README's "Which backend" table (the docs site includes the same lines), by backend."""
+    text = (ROOT / "README.md").read_text()
+    part = text.split("<!-- --8<-- [start:which-backend] -->", 1)[1].split("<!-- --8<-- [end:which-backend] -->")[0]
+    rows = [line for line in part.strip().splitlines() if line.startswith("| `")]
+    return {row.split("`", 2)[1]: row for row in rows}
+
+
+# Which pin speaks for each backend's engine in the table (each status from the version set).
+BACKEND_ENGINE_PIN = {"vllm": "vllm-tpu", "jetstream-pathways": "jetstream", "saxml": "sax-model-server"}
+STATUS_WORD = {"archived": "**archived**", "no Saxml release": "**unmaintained**"}
+
+
+def test_versions_readme_which_backend_table_agrees_with_the_version_set():
+    from tpu_serving.backends import BACKENDS
+
+    rows = _which_backend_rows()
+    assert set(rows) == set(BACKENDS), "the table lists every backend, and only those"
+    assert "[Upgrading](#upgrading)" in (ROOT / "README.md").read_text()
+    for backend, key in BACKEND_ENGINE_PIN.items():
+        pin, row = PINS[key], rows[backend]
+        words = [w for status, w in STATUS_WORD.items() if pin.status.startswith(status)]
+        if words:  # an archived or unmaintained engine says so and names what to move to
+            assert words[0] in row and row.rstrip(" |").split("|")[-1].strip() not in ("", "-"), row
+        else:
+            assert "**" not in row and f"{pin.version} pinned" in row and version_of(pin.newest) in row, row
+    assert f"Pathways `{PINS['pathways'].value}`" in rows["pathways-job"]

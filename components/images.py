@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import AfterValidator
+
+from .versions import PINS
 
 _COMPONENT = r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*"
 _REFERENCE = re.compile(
@@ -38,6 +41,37 @@ def image_problem(image: str, *, pinned: bool = False) -> str:
 def pinned_image_problem(image: str) -> str:
     """Why ``image`` is not a reference pinned to a release tag or digest (``latest`` is not), or ``""``."""
     return image_problem(image, pinned=True)
+
+
+def release_image_problem(pin_key: str) -> Callable[[str], str]:
+    """The check of an engine image whose pods the library builds for one release, the version set's
+    ``pin_key``: the image must be pinned, and its tag must name that release (a digest may follow it, and
+    the registry and path may be a mirror's). The pods' flags and environment, and the engine tables that
+    ``make check`` holds them to, are those of the pinned release: another release, or a digest alone (whose
+    release cannot be read), would run flags the engine may not have."""
+    pin = PINS[pin_key]
+
+    def problem(image: str) -> str:
+        m = _REFERENCE.match(image)
+        if not m:
+            return image_problem(image)
+        tag, digest = m.group("tag"), m.group("digest")
+        if tag == pin.version:
+            return ""
+        if tag == "latest":
+            which = "uses the mutable tag `latest`"
+        elif tag:
+            which = f"is release {tag}"
+        else:
+            which = "names no release (a digest alone)" if digest else "has no tag"
+        return (
+            f"{which}, but the pods' flags and environment are built for {pin.version} (`{pin.key}` in the "
+            f"version set, `tpu-serving versions`); valid: an image tagged {pin.version}, optionally with its "
+            f"digest ({pin.value.rsplit(':', 1)[0]}:{pin.version}@sha256:...). Another release needs the "
+            "tpu-serving release that pins it"
+        )
+
+    return problem
 
 
 def _check(image: str) -> str:

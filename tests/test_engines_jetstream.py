@@ -133,3 +133,16 @@ def test_engines_runtime_pathways_instance_types_are_the_controllers():
 
     rm = table.load("pathways-rm-v0.1.4").facts
     assert {k.removeprefix("instance_type:"): v for k, v in rm.items()} == facts.PW_TPU_VERSION
+
+
+def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key():
+    from tests.fixtures.configs import SERVING, load, with_serving
+    from tpu_serving.config import ConfigError
+    from tpu_serving.versions import PINS
+
+    pin = PINS["jetstream"]
+    other = pin.value.replace(pin.version, "v0.2.2")
+    with pytest.raises(ConfigError) as err:
+        load(with_serving(SERVING, images={"jetstream": other}))
+    assert f'serving.images.jetstream = "{other}": is release v0.2.2' in str(err.value)
+    assert load(with_serving(SERVING, images={"jetstream": pin.value})).serving.images.jetstream == pin.value

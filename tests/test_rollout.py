@@ -9,11 +9,12 @@ import json
 import pytest
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import VLLM, load, plan_edited
+from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends.rollout import RolloutPlan
 from tpu_serving.config import ConfigError
 from tpu_serving.derived import scale_from_zero
 from tpu_serving.lws import Rollout
+from tpu_serving.versions import PINS
 from tpu_serving_tools.diff import diff_plans, render_markdown
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
@@ -179,13 +180,13 @@ def test_rollout_strategy_reads_percentages_as_lws_scales_them():
 # --------------------------------------------------------------------------- diff of an engine bump
 
 
-def bump_image(serving: dict) -> None:
-    serving["images"] = {"vllm": "docker.io/vllm/vllm-tpu:v0.21.1"}
-
-
 def test_rollout_diff_of_an_engine_bump_says_how_the_groups_roll():
-    base = plan_of(SURGE).as_json()
-    head = plan_edited(SURGE, serving=bump_image).as_json()
+    # An engine bump comes with a release of the package (a stack's image must be the pinned release): the base
+    # is the stack as a release pinning vLLM TPU v0.21.0 rendered it, the head the stack as it is now.
+    head = plan_of(SURGE).as_json()
+    pinned = PINS["vllm-tpu"].value
+    base = json.loads(json.dumps(head).replace(pinned, pinned.replace(PINS["vllm-tpu"].version, "v0.21.0")))
+    assert base != head
     diff = diff_plans(SURGE, base, head)
     (line,) = diff.rollouts
     assert line.startswith("LeaderWorkerSet `vllm`: rolling update of up to 2 groups, one slice at a time, with surge")

@@ -22,6 +22,8 @@ from tpu_serving.backends.vllm.args import (
 )
 from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
 from tpu_serving.backends.vllm.pods import leader_worker_set_spec
+from tpu_serving.config import ConfigError
+from tpu_serving.versions import PINS
 from tpu_serving_tools.diff import diff_plans
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -359,3 +361,32 @@ def test_vllm_diff_one_setting_changes_only_the_leaderworkerset():
     assert change.type == LWS_TYPE
     assert {f[0].split(".")[-1] for f in change.fields} == {"args[0]"}
     assert any("--max-model-len=16384" in str(f[2]) for f in change.fields)
+
+
+@pytest.mark.parametrize(
+    ("image", "says"),
+    [
+        ("docker.io/vllm/vllm-tpu:v0.21.0", "is release v0.21.0, but the pods' flags and environment are built for"),
+        ("docker.io/vllm/vllm-tpu@sha256:" + "a" * 64, "names no release (a digest alone)"),
+        ("docker.io/vllm/vllm-tpu:latest", "uses the mutable tag `latest`, but the pods' flags"),
+        ("docker.io/vllm/vllm-tpu", "has no tag, but the pods' flags"),
+    ],
+)
+def test_vllm_an_image_of_another_release_is_refused_naming_the_key_and_the_pinned_release(image, says):
+    pin = PINS["vllm-tpu"]
+    with pytest.raises(ConfigError) as err:
+        load(with_serving(VLLM, images={"vllm": image}))
+    assert "serving.images.vllm" in str(err.value) and says in str(err.value)
+    assert f"valid: an image tagged {pin.version}" in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "us-docker.pkg.dev/my-project/mirror/vllm-tpu:{v}",  # a registry mirror of the pinned release
+        "docker.io/vllm/vllm-tpu:{v}@sha256:" + "b" * 64,  # the release with its digest
+    ],
+)
+def test_vllm_an_image_of_the_pinned_release_is_accepted_from_a_mirror_or_with_its_digest(image):
+    image = image.format(v=PINS["vllm-tpu"].version)
+    assert load(with_serving(VLLM, images={"vllm": image})).serving.images.vllm == image

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 
 from ... import lws
 from ...catalog import SliceShape
-from ...images import image_problem
+from ...images import image_problem, release_image_problem
 from ...naming import namespace_problem
 from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
@@ -119,9 +119,10 @@ class PathwaysImages:
         check=image_problem,
     )
     jetstream: str = described(
-        "JetStream + MaxText server image.",
+        "JetStream + MaxText server image, tagged with the release the pods are built for (a digest may follow;"
+        " a registry mirror may serve it).",
         default=PINS["jetstream"].value,
-        check=image_problem,
+        check=release_image_problem("jetstream"),
     )
     http: str = described(
         "JetStream HTTP front end image.",

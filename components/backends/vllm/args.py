@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from ... import lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
-from ...images import pinned_image_problem
+from ...images import release_image_problem
 from ...naming import check_dns_name, namespace_problem
 from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
@@ -184,9 +184,10 @@ class VllmImages:
     """Container image of the engine."""
 
     vllm: str = described(
-        "vLLM TPU image (leader and workers), pinned to a release tag or digest (`latest` is refused).",
+        "vLLM TPU image (leader and workers), tagged with the release the pods are built for (a digest may follow;"
+        " a registry mirror may serve it).",
         default=DEFAULT_IMAGE,
-        check=pinned_image_problem,
+        check=release_image_problem("vllm-tpu"),
     )
 
 

@@ -8,7 +8,8 @@ What is counted, and how:
   autoscaled workload's slices above its minimum) cost nothing while empty and count only in
   the peak figure, every slice running;
 - CPU: the CPU pool at its autoscaling minimum, each node's vCPUs and memory at its
-  machine family's prices (other pools that scale from zero are not counted);
+  machine family's prices; a backend's own CPU nodes that scale from zero (a batch PathwaysJob's
+  head) count only in the peak figure;
 - storage: every node's boot disk (``pd-balanced``) and every bucket's expected size at
   its storage class, as an estimate;
 - the GKE Standard cluster management fee.
@@ -69,6 +70,13 @@ class NodeUsage:
     machine_type: str
     nodes: int
     disk_size_gb: int
+    running: int | None = None
+    """How many of the ``nodes`` run without demand (the others start empty and scale from zero); None: all."""
+
+    @property
+    def always_on(self) -> int:
+        """Nodes that run (and bill) without demand."""
+        return self.nodes if self.running is None else min(self.running, self.nodes)
 
 
 @dataclass(frozen=True)
@@ -155,7 +163,9 @@ def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Lin
     for n in nodes:
         machine = machines.machine(n.machine_type)
         family = n.machine_type.split("-")[0]
-        what = f"{n.name}: {n.nodes} x {n.machine_type}"
+        what = f"{n.name}: {n.nodes} x {n.machine_type}" + (
+            f" ({n.nodes - n.always_on} from zero)" if n.always_on < n.nodes else ""
+        )
         vcpu = VCPU_HOUR.get(family)
         memory = MEMORY_GIB_HOUR.get(family)
         if machine is None or vcpu is None or memory is None:
@@ -163,10 +173,14 @@ def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Lin
             continue
         vcpu = overridden(vcpu, family, overrides=overrides.vcpu_hour)
         memory = overridden(memory, family, overrides=overrides.memory_gib_hour)
-        vcpus, gib = n.nodes * machine.vcpus, n.nodes * machine.memory_gib
-        cpu_cost, memory_cost = _times(vcpu, vcpus), _times(memory, gib)
-        cost = None if cpu_cost is None or memory_cost is None else cpu_cost + memory_cost
-        lines.append(Line("cpu", what, cost, f"{_basis(vcpu, vcpus, 'vCPUs')} + {_basis(memory, gib, 'GiB')}"))
+        def hourly(count: int) -> float | None:
+            cpu_cost, memory_cost = _times(vcpu, count * machine.vcpus), _times(memory, count * machine.memory_gib)
+            return None if cpu_cost is None or memory_cost is None else cpu_cost + memory_cost
+
+        vcpus, gib = n.always_on * machine.vcpus, n.always_on * machine.memory_gib
+        peak = hourly(n.nodes) if n.always_on < n.nodes else None
+        basis = f"{_basis(vcpu, vcpus, 'vCPUs')} + {_basis(memory, gib, 'GiB')}"
+        lines.append(Line("cpu", what, hourly(n.always_on), basis, peak))
     return lines
 
 
@@ -175,9 +189,10 @@ def storage_lines(
 ) -> list[Line]:
     """Boot disks of every counted node and running TPU VM, and the buckets' expected sizes."""
     disk = overridden(STORAGE_GIB_MONTH[BOOT_DISK], BOOT_DISK, overrides=overrides.storage_gb_month)
-    nodes_gb = sum(n.nodes * n.disk_size_gb for n in nodes)
-    gb = sum(s.always_on * s.shape.vms * s.disk_size_gb for s in slices) + nodes_gb
-    all_gb = sum(s.count * s.shape.vms * s.disk_size_gb for s in slices) + nodes_gb
+    gb = sum(s.always_on * s.shape.vms * s.disk_size_gb for s in slices) + sum(
+        n.always_on * n.disk_size_gb for n in nodes
+    )
+    all_gb = sum(s.count * s.shape.vms * s.disk_size_gb for s in slices) + sum(n.nodes * n.disk_size_gb for n in nodes)
     peak = _times(disk, all_gb, per_month=True) if all_gb > gb else None
     lines = [
         Line("storage", f"boot disks ({BOOT_DISK})", _times(disk, gb, per_month=True), _basis(disk, gb, "GB"), peak)

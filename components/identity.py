@@ -105,7 +105,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             opts=child,
         )
         self.email = self.gcp_service_account.email
-        serviceaccount.IAMMember(
+        self.workload_identity_user = serviceaccount.IAMMember(
             f"{name}-wi-user",
             service_account_id=self.gcp_service_account.name,
             role="roles/iam.workloadIdentityUser",
@@ -117,7 +117,11 @@ class WorkloadIdentity(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        bucket_grants(name, self.gcp_service_account.member, args.bucket_grants, child)
+        self.bucket_grants = bucket_grants(name, self.gcp_service_account.member, args.bucket_grants, child)
+        self.access: list[pulumi.Resource] = [self.workload_identity_user, *self.bucket_grants]
+        """The grants a pod of the service account needs when it starts: workloads list them in ``depends_on``,
+        or a first ``pulumi up`` can start a pod before its identity may read the buckets (a model server
+        that reads ``gs://`` at start then fails, and its LeaderWorkerSet group is recreated)."""
         self.namespace = None
         ksa_opts = child
         if args.create_namespace:

@@ -127,3 +127,14 @@ def leader_worker_set(
             opts, pulumi.ResourceOptions(replace_on_changes=list(IMMUTABLE_PATHS), delete_before_replace=True)
         ),
     )
+
+
+SKIP_SERVICE_AWAIT = {"pulumi.com/skipAwait": "true"}
+"""The annotation of a Service in front of a LeaderWorkerSet's model servers. pulumi-kubernetes waits on a new
+Service with a selector until its endpoints have settled with no not-ready address, for 10 minutes by default,
+then fails the update (v4.32.0 provider/pkg/await/service.go: ``DefaultServiceTimeoutMins = 10``,
+``processEndpointEvent`` sets ``endpointsPending`` on ``NotReadyAddresses``, ``checkAndLogStatus`` succeeds only
+when ``!endpointsPending``; ``pulumi.com/skipAwait`` bypasses the await, provider/pkg/metadata/overrides.go). A
+model server is not ready for its whole startup window (an hour by default), so a first ``pulumi up`` whose
+leader pod is scheduled within the settle window fails on the Service. Readiness is the startup probes' and the
+alerts' business, not the update's."""

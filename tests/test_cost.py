@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ROOT, STACKS, STACKS_ROOT, plan_of
 from tpu_serving import catalog, cost, machines, prices
 from tpu_serving.allocation import allocation
 from tpu_serving.capacity import Capacity
@@ -146,29 +147,42 @@ def test_cost_autoscaled_stack_bills_its_minimum_and_shows_its_peak():
 @pytest.mark.parametrize("stack", ["pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"])
 def test_cost_pathways_job_bills_the_head_pool_node_while_the_job_runs(stack):
     """The PathwaysJob head (resource manager and IFRT proxy) holds one node of its own CPU pool
-    (`<cluster>-head`, scaled from zero to it) for as long as the job runs."""
+    (`<cluster>-head`, scaled from zero to it) for as long as the job runs: all along for an interactive job,
+    which runs until it is deleted; only at peak for a batch job, whose head node goes with the job."""
     plan = plan_of(stack)
+    batch = stack_settings(stack)["serving"]["workload"] == "batch"
     (pool,) = [p for p in plan.of_type("gcp:container/nodePool:NodePool") if p.inputs["name"].endswith("-head")]
+    assert pool.inputs["autoscaling"]["minNodeCount"] == 0 and pool.inputs["initialNodeCount"] == 0
     machine_type = pool.inputs["nodeConfig"]["machineType"]
     items = plan.outputs["cost"]["items"]
     (head,) = [x for x in items if x["what"].startswith("pathways head pool")]
-    assert head["what"] == f"pathways head pool (while the job runs): 1 x {machine_type}"
+    assert head["what"] == f"pathways head pool (while the job runs): 1 x {machine_type}" + (
+        " (1 from zero)" if batch else ""
+    )
     m = machines.machine(machine_type)
     family = machine_type.split("-")[0]
     expected = m.vcpus * prices.VCPU_HOUR[family].usd + m.memory_gib * prices.MEMORY_GIB_HOUR[family].usd
-    assert head["perHour"] == pytest.approx(expected, abs=1e-3)
-    # its boot disk is billed with the other boot disks
+    if batch:
+        assert head["perHour"] == 0 and head["peakPerHour"] == pytest.approx(expected, abs=1e-3)
+    else:
+        assert head["perHour"] == pytest.approx(expected, abs=1e-3) and head.get("peakPerHour") is None
+    # its boot disk is billed with the other boot disks, while it runs
     (disks,) = [x for x in items if x["what"].startswith("boot disks")]
-    assert disks["basis"].startswith(f"{_boot_disk_gb(plan)} GB")
+    assert disks["basis"].startswith(f"{_boot_disk_gb(plan, head_nodes=0 if batch else 1)} GB")
 
 
-def _boot_disk_gb(plan) -> int:
+def stack_settings(stack: str) -> dict:
+    """The stack file's config, as written (not as the library reads it)."""
+    return dict(yaml.safe_load((STACKS_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"])
+
+
+def _boot_disk_gb(plan, head_nodes: int) -> int:
     """Boot-disk GB the estimate should bill: the running TPU VMs, the CPU pool's minimum and the head node."""
     total = 0
     for pool in plan.of_type("gcp:container/nodePool:NodePool"):
         nodes = pool.inputs.get("nodeCount", pool.inputs.get("autoscaling", {}).get("minNodeCount", 0))
         if pool.inputs["name"].endswith("-head"):
-            nodes = 1
+            nodes = head_nodes
         total += int(nodes) * int(pool.inputs["nodeConfig"]["diskSizeGb"])
     return total
 

@@ -80,6 +80,10 @@ DIFFERENCES: list[tuple[str, str]] = [
     *HARDENED_DIFFERENCES,
     # (regular expression over the flattened path, reason)
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
+    (
+        r"metadata\.annotations\.pulumi\.com/skipAwait",
+        "the Service does not hold `pulumi up` until the model servers are ready (pulumi-kubernetes' Service await)",
+    ),
     (r"(metadata|.*\.metadata)\.labels\.app\.kubernetes\.io/.*", "standard part-of/instance labels for ownership"),
     (
         r"spec\.rolloutStrategy\..*",

@@ -97,7 +97,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             jax_capabilities=tuple(serving.jax_tpu.capabilities),
             labels=platform.k8s_labels,
         ),
-        opts=platform.options(lws, identity.service_account, platform.tenancy, *pools),
+        opts=platform.options(lws, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(
         installs=[lws],

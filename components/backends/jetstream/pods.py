@@ -186,7 +186,12 @@ def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:
 def service_args(args: PathwaysServingArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the HTTP port of the leader pods."""
     return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=args.service_name,
+            namespace=args.namespace,
+            labels=dict(args.labels),
+            annotations=dict(lws.SKIP_SERVICE_AWAIT),
+        ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
             selector=selector_labels(args),

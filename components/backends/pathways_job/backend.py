@@ -119,6 +119,7 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             jobset,
             controller,
             identity.service_account,
+            *identity.access,
             platform.tenancy,
             buckets.buckets["scratch"],
             *pools,
@@ -139,12 +140,15 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
 
 def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
     """In ``default`` mode the head pod (resource manager and IFRT proxy) holds one node of the head pool for
-    as long as the PathwaysJob runs; the pool scales from zero to it (min 0), so the estimate bills one
-    node. ``colocate_head_with_workers`` puts the head on a TPU VM, which the slices already bill."""
+    as long as the PathwaysJob runs; the pool scales from zero to it (min 0). An interactive job runs until it
+    is deleted, so its head node bills all along; a batch job's head node goes with the job, as its slices do
+    (:func:`always_on_slices`), so it counts only in the peak figure. ``colocate_head_with_workers`` puts the
+    head on a TPU VM, which the slices already bill."""
     if job.deployment_mode != "default":
         return []
     h = job.head_pool
-    return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb)]
+    running = 0 if job.workload == "batch" else 1
+    return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb, running)]
 
 
 def always_on_slices(job: PathwaysJobConfig, pools: int) -> int:

@@ -86,7 +86,7 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
             labels=platform.k8s_labels,
             priority_class_name=SERVING_PRIORITY,
         ),
-        opts=platform.options(jobset, identity.service_account, platform.tenancy, *pools),
+        opts=platform.options(jobset, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
     examples = {

@@ -95,7 +95,7 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             priority_class_name=SERVING_PRIORITY,
             labels=platform.k8s_labels,
         ),
-        opts=platform.options(lws_install, identity.service_account, platform.tenancy, *pools),
+        opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(
         installs=[lws_install],

@@ -284,7 +284,12 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
 def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the leaders' serving port."""
     return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=args.service_name,
+            namespace=args.namespace,
+            labels=dict(args.labels),
+            annotations=dict(lws.SKIP_SERVICE_AWAIT),
+        ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
             selector=leader_labels(args),

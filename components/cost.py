@@ -157,6 +157,12 @@ def tpu_lines(slices: Sequence[SliceUsage], overrides: PriceOverrides) -> list[L
     return lines
 
 
+def _node_hour(vcpu: Price, memory: Price, machine: machines.Machine, count: int) -> float | None:
+    """``count`` nodes of ``machine``: its vCPUs and memory at their prices (None: unpriced)."""
+    cpu_cost, memory_cost = _times(vcpu, count * machine.vcpus), _times(memory, count * machine.memory_gib)
+    return None if cpu_cost is None or memory_cost is None else cpu_cost + memory_cost
+
+
 def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Line]:
     """Each CPU pool's counted nodes at their family's vCPU-hour and GiB-hour prices."""
     lines = []
@@ -173,14 +179,10 @@ def cpu_lines(nodes: Sequence[NodeUsage], overrides: PriceOverrides) -> list[Lin
             continue
         vcpu = overridden(vcpu, family, overrides=overrides.vcpu_hour)
         memory = overridden(memory, family, overrides=overrides.memory_gib_hour)
-        def hourly(count: int) -> float | None:
-            cpu_cost, memory_cost = _times(vcpu, count * machine.vcpus), _times(memory, count * machine.memory_gib)
-            return None if cpu_cost is None or memory_cost is None else cpu_cost + memory_cost
-
         vcpus, gib = n.always_on * machine.vcpus, n.always_on * machine.memory_gib
-        peak = hourly(n.nodes) if n.always_on < n.nodes else None
+        peak = _node_hour(vcpu, memory, machine, n.nodes) if n.always_on < n.nodes else None
         basis = f"{_basis(vcpu, vcpus, 'vCPUs')} + {_basis(memory, gib, 'GiB')}"
-        lines.append(Line("cpu", what, hourly(n.always_on), basis, peak))
+        lines.append(Line("cpu", what, _node_hour(vcpu, memory, machine, n.always_on), basis, peak))
     return lines
 
 

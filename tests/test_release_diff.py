@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving_tools.diff import DiffError, _check_out, diff_plans, project_stacks, render_plan
+from tpu_serving_tools.diff import RELEASES, DiffError, _check_out, diff_plans, project_stacks, render_plan
 
-PREVIOUS = "31cd050d12c5428ea9a147908c65d9753804ec19"
+PREVIOUS_TAG = "v0.2.0"
+PREVIOUS = RELEASES[PREVIOUS_TAG]
 """The previous release, 0.2.0, by its commit: an ancestor of main, so every clone of main has it. The git tag
 ``v0.2.0`` names the same commit, but a clone of one branch carries no tag (CI's clone has none)."""
-PREVIOUS_TAG = "v0.2.0"
 SECTION = "### What a deployed stack sees"
 ROW = re.compile(r"^\| `([^`]+)` \| (.+?) \| (.+) \|$")
 
@@ -79,6 +79,19 @@ def test_release_diff_previous_release_is_the_tagged_commit_where_the_tag_exists
     if tagged.returncode == 0:
         assert tagged.stdout.strip() == PREVIOUS
     assert f"git tag `{PREVIOUS_TAG}`" in (ROOT / "CHANGELOG.md").read_text()
+
+
+@pytest.mark.slow
+def test_release_diff_a_release_name_works_without_its_tag(tmp_path: Path):
+    """``make diff BASE=v0.2.0`` in a clone that has the release's commit but not its tag (CI's, a branch clone)."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--no-tags", str(ROOT), str(clone)], check=True)
+    assert subprocess.run(["git", "tag"], cwd=clone, capture_output=True, text=True, check=True).stdout == ""
+    worktree = _check_out(clone, PREVIOUS_TAG, tmp_path / "base")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=worktree, capture_output=True, text=True, check=True)
+    assert head.stdout.strip() == PREVIOUS
+    with pytest.raises(DiffError, match="or a release: v0.2.0"):
+        _check_out(clone, "v0.1.9", tmp_path / "other")
 
 
 def test_release_diff_changelog_table_parses():

@@ -21,6 +21,11 @@ from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools import provider_rules
 from tpu_serving_tools.cli import command_parser
 
+RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec19"}
+"""This package's releases by their commits: ``BASE=v0.2.0`` works in a clone without tags (a clone of one
+branch, CI's), since each release's commit is an ancestor of main. The tags, where present, name the same
+commits (tests/test_release_diff.py)."""
+
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 
@@ -298,7 +303,17 @@ def _check_out(root: Path, base: str, worktree: Path) -> Path:
     try:
         _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
     except DiffError:
-        raise DiffError(f"unknown git ref {base!r} in {top} (fetch it, or name a branch, tag or commit)") from None
+        if base not in RELEASES:
+            releases = ", ".join(RELEASES)
+            raise DiffError(
+                f"unknown git ref {base!r} in {top} (fetch it, or name a branch, tag or commit, or a release: {releases})"
+            ) from None
+        print(f"{base}: no such tag here, using the release's commit {RELEASES[base][:7]}", file=sys.stderr)
+        base = RELEASES[base]
+        try:
+            _git(root, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}")
+        except DiffError:
+            raise DiffError(f"the release's commit {base[:7]} is not in {top} (a shallow clone: fetch it)") from None
     _git(root, "worktree", "add", "--detach", "--quiet", str(worktree), base)
     return worktree / root.relative_to(top)
 

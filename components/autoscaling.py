@@ -48,10 +48,21 @@ METRICS_ADAPTER = Controller(
     "custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml",
     default_version=PINS["metrics-adapter"].value,
     min_version="v0.16.9",
+    newest_version=PINS["metrics-adapter"].newest,
 )
 """The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-<version>``;
 the pin and its sources: :data:`tpu_serving.versions.PINS` ``metrics-adapter``). The oldest release accepted,
 v0.16.9 (tag at f32cd9c), is the newest whose manifest was read here."""
+
+
+def adapter_version_problem(version: str) -> str:
+    """Why ``version`` is an adapter release the version set does not know (newer than its newest), or ``""``
+    (its form is the field's pattern)."""
+    try:
+        return METRICS_ADAPTER.newer_problem(version)
+    except ValueError:
+        return ""  # not vMAJOR.MINOR.PATCH: the pattern says so
+
 
 ADAPTER_NAMESPACE = "custom-metrics"
 ADAPTER_SERVICE_ACCOUNT = "custom-metrics-stackdriver-adapter"
@@ -177,6 +188,7 @@ class AutoscalingSettings:
         "Release of the Custom Metrics Stackdriver Adapter installed by the stack (tag `cm-sd-adapter-<version>`).",
         default=METRICS_ADAPTER.default_version,
         pattern=r"^v\d+\.\d+\.\d+$",
+        check=adapter_version_problem,
     )
 
     def problems(self) -> list[str]:

@@ -32,6 +32,18 @@ class Controller:
     """The release installed when a stack names none."""
     min_version: str | None = None
     """Oldest release the library's objects are valid for."""
+    newest_version: str | None = None
+    """Newest release known to the version set: a newer one's manifest and CRDs were not read, so the library's
+    objects are not known to be valid for it (and its manifest URL may not exist)."""
+
+    def newer_problem(self, version: str) -> str:
+        """Why ``version`` (a well-formed release) is newer than the version set knows, or ``""``."""
+        if self.newest_version and parse_version(version) > parse_version(self.newest_version):
+            return (
+                f"{self.name} {version} is newer than the newest release known to the version set, "
+                f"{self.newest_version} (tpu-serving versions --sources): its manifest and CRDs were not read here"
+            )
+        return ""
 
     def url(self, version: str) -> str:
         """The release manifest of ``version``."""
@@ -43,6 +55,7 @@ LWS = Controller(
     api_group="leaderworkerset.x-k8s.io",
     manifest_url="https://github.com/kubernetes-sigs/lws/releases/download/{version}/manifests.yaml",
     default_version=PINS["lws"].value,
+    newest_version=PINS["lws"].newest,
     min_version="v0.4.0",
 )
 JOBSET = Controller(
@@ -50,6 +63,7 @@ JOBSET = Controller(
     api_group="jobset.x-k8s.io",
     manifest_url="https://github.com/kubernetes-sigs/jobset/releases/download/{version}/manifests.yaml",
     default_version=PINS["jobset"].value,
+    newest_version=PINS["jobset"].newest,
     min_version="v0.2.3",
 )
 PATHWAYS_JOB = Controller(
@@ -57,6 +71,7 @@ PATHWAYS_JOB = Controller(
     api_group="pathways-job.pathways.domain",
     manifest_url="https://github.com/google/pathways-job/releases/download/{version}/install.yaml",
     default_version=PINS["pathways-job"].value,
+    newest_version=PINS["pathways-job"].newest,
     min_version="v0.1.4",
 )
 

@@ -10,7 +10,7 @@ from enum import Enum
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .controllers import parse_version
+from .controllers import LWS, parse_version
 from .nodepool import NODEPOOL_LABEL
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
@@ -37,7 +37,7 @@ def version_problem(version: str) -> str:
         parse_version(version)
     except ValueError:
         return "is not an LWS release such as v0.10.0"
-    return ""
+    return LWS.newer_problem(version)
 
 
 def restart_policy(lws_version: str) -> str:

@@ -301,6 +301,9 @@ def release_validator(controller: Controller) -> AfterValidator:
     def check(value: str) -> str:
         if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
             raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")
+        newer = controller.newer_problem(value)
+        if newer:
+            raise ValueError(newer)
         return value
 
     return AfterValidator(check)

@@ -38,6 +38,8 @@ class Pin:
     """What the pin must agree with."""
     status: str = ""
     """Upstream's state when it matters to a user: archived, unmaintained."""
+    held: str = ""
+    """Why the pin stays behind the newest release known, when that is deliberate (nothing to act on)."""
 
     @property
     def current(self) -> bool:
@@ -73,6 +75,7 @@ def _saxml(key: str, what: str, tag: str) -> Pin:
         _SAXML_TAGS,
         f"the Saxml conformance table (saxml-{tag}.json)",
         "no Saxml release since v1.2.0 (2024-02-20)",
+        "the Saxml seed's tags, whose flags the conformance table holds; v1.2.0's images were not verified here",
     )
 
 
@@ -138,7 +141,8 @@ PINS: dict[str, Pin] = {
             "jax-0.9.0",
             "the newest Pathways release known, the pathways pin's (read 2026-11-25)",
             "the JAX of the jetstream-pathways:v0.2.0 image, the client of these servers (not verified here)",
-            "held, not moved with the pathways pin: JetStream was archived upstream on 2026-02-01",
+            "archived with JetStream (2026-02-01)",
+            "its client is MaxText in the archived jetstream-pathways:v0.2.0 image, whose JAX it must match",
         ),
         Pin(
             "gmp",
@@ -204,6 +208,7 @@ PINS: dict[str, Pin] = {
             "wheel requires tpu-inference==0.29.0, and nixl==0.3.0 as 0.21.0 already did) and a Ray table "
             "(ray-2.60.0.json): the wheel leaves Ray unpinned and the image's Ray release is published nowhere, "
             "so the table stays the newest Ray on PyPI when extracted",
+            held="v0.30.0 to v0.32.0 have wheels on PyPI but no public reference to an image (read 2026-11-25)",
         ),
         Pin(
             "jetstream",

@@ -26,7 +26,13 @@ from tpu_serving import (
     catalog,
     lws,
 )
-from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, gauge_problem, metric_problem
+from tpu_serving.autoscaling import (
+    AutoscalingSettings,
+    ServingAutoscalerArgs,
+    adapter_version_problem,
+    gauge_problem,
+    metric_problem,
+)
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.buckets import BucketSpec
@@ -46,6 +52,7 @@ BAD_FOR_CHECK: dict[Callable[..., str], Any] = {
     recurrence_problem: "FREQ=HOURLY",
     instant_problem: "next saturday",
     lws.version_problem: "latest",
+    adapter_version_problem: "v9.0.0",
 }
 """A value each declared check refuses (a check missing here fails the test that reads it)."""
 

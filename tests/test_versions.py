@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -146,15 +147,21 @@ def test_versions_preview_names_the_plans_stale_and_archived_pins():
     vllm = plan_of("vllm-llama33-70b-v5e16").resources
     assert plan_notes(vllm) == [
         "epp: " + PINS["epp"].status,
-        "vllm-tpu v0.29.0 is behind the newest release known, v0.32.0 (tpu-serving versions)",
+        f"vllm-tpu v0.29.0: v0.32.0 is known, held: {PINS['vllm-tpu'].held}",
     ]
+    assert "no public reference to an image" in PINS["vllm-tpu"].held
     jetstream = plan_of("llama31-405b-v6e16").resources
     text = json.dumps([r.inputs for r in jetstream])
     assert {p.key for p in used_pins(text)} == {"lws", "pathways-jetstream", "jetstream", "jetstream-http"}
     assert any(line.startswith("jetstream: archived upstream on 2026-02-01") for line in plan_notes(jetstream))
-    assert "pathways-jetstream jax-0.5.3 is behind the newest release known, jax-0.9.0" in " ".join(
+    assert "pathways-jetstream jax-0.5.3: jax-0.9.0 is known, held: its client is MaxText" in " ".join(
         plan_notes(jetstream)
     )
+    # a pin behind with nothing holding it says so as a lag to act on
+    lagging = [dataclasses.replace(PINS["vllm-tpu"], held="")]
+    assert _notes_of(vllm, lagging) == [
+        "vllm-tpu v0.29.0 is behind the newest release known, v0.32.0 (tpu-serving versions)"
+    ]
     batch = json.dumps([r.inputs for r in plan_of("pathwaysjob-batch-v6e16").resources])
     assert "pathways" in {p.key for p in used_pins(batch)} and "pathways-jetstream" not in {
         p.key for p in used_pins(batch)
@@ -234,3 +241,51 @@ def test_versions_readme_which_backend_table_agrees_with_the_version_set():
         else:
             assert "**" not in row and f"{pin.version} pinned" in row and version_of(pin.newest) in row, row
     assert f"Pathways `{PINS['pathways'].value}`" in rows["pathways-job"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "name"),
+    [
+        ("lwsVersion", "v0.11.0", "lws"),
+        ("lwsVersion", "v1.0.0", "lws"),
+    ],
+)
+def test_versions_a_controller_newer_than_the_version_set_knows_is_refused(key, value, name):
+    from tests.fixtures.configs import VLLM, load, with_serving
+    from tpu_serving.config import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        load(with_serving(VLLM, **{key: value}))
+    newest = PINS[name].newest
+    assert f"{name} {value} is newer than the newest release known to the version set, {newest}" in str(err.value)
+    assert f"serving.{key}" in str(err.value)
+    assert load(with_serving(VLLM, **{key: newest})).serving.lws_version == newest
+
+
+def test_versions_components_refuse_a_controller_newer_than_the_version_set_knows():
+    from tests.test_edges import _vllm_args
+    from tpu_serving.autoscaling import AutoscalingSettings
+    from tpu_serving.backends.vllm.args import VllmServingArgs
+    from tpu_serving.validation import check_arguments
+
+    with pytest.raises(Exception, match="lws v0.11.0 is newer than the newest release known to the version set"):
+        check_arguments("VllmServing", _vllm_args(lws_version="v0.11.0"), VllmServingArgs)
+    with pytest.raises(Exception, match="metrics-adapter v0.17.0 is newer than the newest release known"):
+        check_arguments(
+            "ServingAutoscaler", AutoscalingSettings(max_replicas=2, adapter_version="v0.17.0"), AutoscalingSettings
+        )
+    newest = AutoscalingSettings(max_replicas=2, adapter_version=PINS["metrics-adapter"].newest)
+    assert check_arguments("ServingAutoscaler", newest, AutoscalingSettings) == newest
+
+
+def _notes_of(resources, pins):
+    """plan_notes with the version set's pins replaced by ``pins`` (by key), status lines left out."""
+    from unittest import mock
+
+    from tpu_serving_tools import versions as tool
+
+    replaced = {**PINS, **{p.key: p for p in pins}}
+    with mock.patch.object(tool, "PINS", replaced):
+        notes = tool.plan_notes(resources)
+    status_lines = {f"{p.key}: {p.status}" for p in replaced.values() if p.status}
+    return [line for line in notes if line not in status_lines]

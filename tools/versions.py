@@ -41,7 +41,9 @@ def plan_notes(resources: Sequence[Any]) -> list[str]:
     text = json.dumps([r.inputs for r in resources])
     lines = []
     for pin in used_pins(text):
-        if not pin.current:
+        if not pin.current and pin.held:
+            lines.append(f"{pin.key} {pin.version}: {pin.newest} is known, held: {pin.held}")
+        elif not pin.current:
             lines.append(
                 f"{pin.key} {pin.version} is behind the newest release known, {pin.newest} (tpu-serving versions)"
             )
@@ -50,22 +52,30 @@ def plan_notes(resources: Sequence[Any]) -> list[str]:
     return lines
 
 
-def table(pins: Sequence[Pin]) -> str:
+def table(pins: Sequence[Pin], sources: bool = False) -> str:
     rows = ["pin                version       released    newest      what it must agree with / status"]
     for p in pins:
-        note = "; ".join(x for x in (p.agrees_with, p.status) if x)
+        note = "; ".join(x for x in (p.agrees_with, p.status, f"held: {p.held}" if p.held else "") if x)
         flag = "" if p.current else " *"
         rows.append(f"{p.key:18} {p.version:13} {p.released or '-':11} {p.newest + flag:11} {note}")
+        if sources:
+            rows += [f"{'':18} pinned from: {p.source}", f"{'':18} newest as read: {p.newest_source}"]
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
     parser.add_argument("--stale", action="store_true", help="only the pins behind the newest release known")
+    parser.add_argument(
+        "--sources", action="store_true", help="where each pin and its newest release were read, and when"
+    )
     args = parser.parse_args(argv)
     pins = [p for p in PINS.values() if not (args.stale and p.current)]
-    print(table(pins))
-    print("* behind the newest release known to the table; sources: the package's tpu_serving/versions.py")
+    print(table(pins, sources=args.sources))
+    print(
+        "* behind the newest release known to the table (newest as read on the dates --sources gives; "
+        "held: on purpose); sources: the package's tpu_serving/versions.py"
+    )
     return 0
 
 

@@ -18,6 +18,7 @@ from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
+from .kv import KvTransfer
 from .facts import (
     CONFIG_FILE_FLAG,
     DEFAULT_IMAGE,
@@ -159,6 +160,12 @@ class VllmEngineSettings:
         ge=1,
         le=64,
     )
+    block_size: int | None = described(
+        "Tokens per KV-cache block (`--block-size`); unset takes the engine's. Disaggregated roles must agree.",
+        default=None,
+        ge=1,
+        le=4096,
+    )
     memory_utilization: float = described(
         "Share of each chip's HBM the engine may use for weights, activations and KV cache (`--gpu-memory-utilization`).",
         default=0.9,
@@ -275,6 +282,9 @@ class VllmServingArgs:
     """Health probe timing of the server."""
     requests: VllmRequests = field(default_factory=VllmRequests)
     """CPU, memory and shared memory."""
+    kv_transfer: KvTransfer | None = None
+    """The engine's part in a disaggregated prefill/decode pair (:class:`~.disagg_args.VllmDisaggregatedArgs`
+    sets it); None serves alone."""
     priority_class_name: str | None = None
     """PriorityClass of the group's pods."""
     labels: Mapping[str, str] = field(default_factory=dict)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ... import lws
 from ...controllers import LWS
 from ...node_identity import Access
@@ -10,7 +12,7 @@ from ...podspec import ProbeSettings
 from ...settings import (
     to_settings,
 )
-from ...tenancy import SERVING_PRIORITY
+from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
 from .args import (
@@ -21,6 +23,7 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
 )
+from . import disagg_backend
 from .checks import problems
 from .component import VllmServing
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric
@@ -39,12 +42,16 @@ def leaders(serving: VllmServingConfig) -> dict[str, str]:
 
 def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
     """The leader pods take clients on the serving port."""
+    if serving.disaggregation is not None:
+        return disagg_backend.ingress(serving)
     return leaders(serving), [HTTP_PORT]
 
 
 def metrics(serving: VllmServingConfig) -> ServingMetrics:
     """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only. Its one
     LeaderWorkerSet's group recreations are watched."""
+    if serving.disaggregation is not None:
+        return disagg_backend.metrics(serving)
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
         signals=ServingSignals(
@@ -67,6 +74,10 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws_install = platform.install(LWS, serving.lws_version, ())
+    if serving.disaggregation is not None:
+        built = disagg_backend.build(platform, serving, lws_install)
+        built.installs.insert(0, lws_install)
+        return built
     pools = list(platform.slices.pools)
     hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
@@ -113,17 +124,40 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
     return built
 
 
+def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
+    """One group restarts at once: the chips of its share of the slices."""
+    if serving.disaggregation is not None:
+        return disagg_backend.restart_unit_chips(serving, chips)
+    return scaling.restart_unit_chips(serving, chips)
+
+
+def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
+    return scaling.always_on_slices(serving, pools)
+
+
+def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
+    """Per role in the disaggregated mode; else None (the slices after :func:`always_on_slices`)."""
+    return disagg_backend.from_zero_pools(serving, by_kind) if serving.disaggregation is not None else None
+
+
+def isolation(serving: VllmServingConfig) -> IsolatedPods | None:
+    """The disaggregated roles' pods accept only the flows between them (:func:`.disagg_backend.isolation`)."""
+    return disagg_backend.isolation(serving) if serving.disaggregation is not None else None
+
+
 BACKEND = Backend(
     name=NAME,
     settings=VllmServingConfig,
     problems=problems,
     ingress=ingress,
     host_network_buckets=host_network_buckets,
-    restart_unit_chips=scaling.restart_unit_chips,
+    restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
     startup_seconds=probes_startup_seconds,
-    always_on_slices=scaling.always_on_slices,
+    always_on_slices=always_on_slices,
+    isolation=isolation,
+    from_zero_pools=from_zero_pools,
     spare_slices=scaling.spare_slices,
     model_size=served_model_size,
 )

@@ -168,6 +168,7 @@ ENGINE_FLAGS: Mapping[str, str] = {
     "--dtype": "dtype",
     "--quantization": "quantization",
     "--gpu-memory-utilization": "memory_utilization",
+    "--block-size": "block_size",
     "--kv-cache-memory-bytes": "memory_utilization",
     "--num-gpu-blocks-override": "memory_utilization",
 }
@@ -187,10 +188,12 @@ SERVING_FLAGS: frozenset[str] = frozenset(
         "--load-format",
         "--distributed-executor-backend",
         "--download-dir",
+        "--kv-transfer-config",
     }
 )
 """Flags the component writes from the serving arguments: the model and its name, the port the Service and the
-probes use, the weights loader and the executor (Ray across a multi-host group)."""
+probes use, the weights loader, the executor (Ray across a multi-host group) and, in a disaggregated pair, the KV
+connector (:mod:`.kv`)."""
 
 TOPOLOGY_FLAGS: frozenset[str] = frozenset(
     {

@@ -343,7 +343,9 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             )
         )
     kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
-    return out + [Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)]
+    return out + [
+        Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)
+    ]
 
 
 def alert_policy_args(

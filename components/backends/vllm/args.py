@@ -18,7 +18,6 @@ from ...podspec import ProbeSettings
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
-from .kv import KvTransfer
 from .facts import (
     CONFIG_FILE_FLAG,
     DEFAULT_IMAGE,
@@ -29,6 +28,7 @@ from .facts import (
     SERVING_FLAGS,
     TOPOLOGY_FLAGS,
 )
+from .kv import KvTransfer
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
 _NAME = re.compile(r"^--[A-Za-z0-9][A-Za-z0-9_-]*$")

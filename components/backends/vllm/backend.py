@@ -15,6 +15,7 @@ from ...settings import (
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+from . import disagg_backend
 from .args import (
     SecretKey,
     VllmEngineSettings,
@@ -23,7 +24,6 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
 )
-from . import disagg_backend
 from .checks import problems
 from .component import VllmServing
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric

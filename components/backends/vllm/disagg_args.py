@@ -62,7 +62,7 @@ def kv_layout_problems(
     the keys do)."""
     (p_at, p, p_shape), (d_at, d, d_shape) = roles
     found = []
-    for at, e, shape in roles:
+    for at, e, _shape in roles:
         if e.pipeline_parallel_size > 1:
             found.append(
                 f"{at}.{spell('pipeline_parallel_size')} = {e.pipeline_parallel_size}: a disaggregated role runs "

@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from ...controllers import ControllerInstall
 from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ...controllers import ControllerInstall
 from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ...observability_roles import RoleSignals
 from ...podspec import ProbeSettings
@@ -206,9 +206,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "service": workload.service.metadata.name,
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
-            "roles": {
-                r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)
-            },
+            "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, leaders(serving), disaggregated=True),
     )

@@ -16,18 +16,6 @@ from ... import lws
 from ...nodepool import TPU_RESOURCE, node_selector
 from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, container_security, http_probes, pod_security, requests
 from .args import VllmServingArgs, WeightsLoader
-from .kv import (
-    HOST_IP_ENV,
-    KEEP_ALIVE_ENV,
-    KV_TRANSFER_PORT,
-    KV_TRANSFER_PORT_ENV,
-    PD_FLAGS,
-    SIDE_CHANNEL_PORT,
-    SIDE_CHANNEL_PORT_ENV,
-    KvRole,
-    kv_transfer_config,
-    sidecar_args,
-)
 from .facts import (
     CACHE_MOUNT,
     CACHE_MOUNT_OPTIONS,
@@ -44,6 +32,18 @@ from .facts import (
     WEIGHTS_MOUNT,
     WEIGHTS_MOUNT_OPTIONS,
     WEIGHTS_VOLUME,
+)
+from .kv import (
+    HOST_IP_ENV,
+    KEEP_ALIVE_ENV,
+    KV_TRANSFER_PORT,
+    KV_TRANSFER_PORT_ENV,
+    PD_FLAGS,
+    SIDE_CHANNEL_PORT,
+    SIDE_CHANNEL_PORT_ENV,
+    KvRole,
+    kv_transfer_config,
+    sidecar_args,
 )
 
 # --------------------------------------------------------------------------- builders

@@ -28,7 +28,6 @@ from ..scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
     pass
-from .kv import KvTransfer
 from .args import (
     Dtype,
     SecretKey,
@@ -39,6 +38,7 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
 )
+from .kv import KvTransfer
 
 if TYPE_CHECKING:
     pass

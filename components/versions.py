@@ -196,10 +196,10 @@ PINS: dict[str, Pin] = {
             f"{_LLMD_ROUTER_MIRROR} (v0.10.0-rc.1 2026-08-11, v0.9.0 2026-06-23)",
             "the endpoint picker's release (epp): the picker sets the x-prefiller-host-port header the sidecar "
             "reads (pkg/common/routing/common.go l.14), and its flags (pkg/sidecar/proxy/options.go l.71, l.91-92, "
-            "l.164-170) are the ones components/backends/vllm/kv.py passes",
+            "l.164-170) are the ones the disaggregated vLLM mode passes",
             "pre-1.0; the sidecar has no TPU KV connector (--kv-connector: nixlv2, shared-storage, sglang, mooncake, "
             "offloading; constants.go l.21-33): the disaggregated mode uses nixlv2, whose READ mode passes the TPU "
-            "connector's kv_transfer_params through (docs/design/disaggregated-vllm.md section 4)",
+            "connector's kv_transfer_params through (llm-d-router connector_nixlv2.go l.161-179, l.405)",
         ),
         # v0.29.0: the newest vllm-tpu release with both a wheel on PyPI and a public reference to its image
         # tag (no registry was queried). Its flags and environment were read from the 0.29.0 wheels (vllm-tpu,

@@ -10,7 +10,6 @@ from tpu_serving_tools.offline import preview_stack
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.second_apply import findings as second_apply_findings
 
-
 AWAITING_RUNTIME_MODEL = {
     "vllm-llama33-70b-disagg-v6e8x2": (
         "the runtime model does not yet create the DisaggregatedSet's pods (issue 21, item 6, tools/runtime/: "

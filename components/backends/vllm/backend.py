@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from ... import lws
 from ...controllers import LWS
 from ...node_identity import Access
-from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...observability import ScrapeTarget, ServingMetrics
 from ...podspec import ProbeSettings
 from ...settings import (
     to_settings,
@@ -26,7 +26,7 @@ from .args import (
 )
 from .checks import problems
 from .component import VllmServing
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .settings import (
     CACHE_FOLDER,
     NAME,
@@ -54,13 +54,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
         return disagg_backend.metrics(serving)
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
-        signals=ServingSignals(
-            requests_running=VllmMetric.REQUESTS_RUNNING.value,
-            requests_waiting=VllmMetric.REQUESTS_WAITING.value,
-            time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
-            time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
-            cache_usage=VllmMetric.KV_CACHE_USAGE.value,
-        ),
+        signals=SIGNALS,
         leader_worker_sets=(serving.name,),
     )
 
@@ -70,42 +64,49 @@ def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
     return {}
 
 
+def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingArgs:
+    """The engine's arguments from the settings (a disaggregated role's start from them,
+    :func:`.disagg_backend.arguments`)."""
+    identity, buckets = platform.identity, platform.buckets
+    hf = serving.loader == WeightsLoader.HUGGING_FACE
+    return VllmServingArgs(
+        namespace=identity.namespace_name,
+        service_account=identity.service_account_name,
+        shape=platform.slices.shape,
+        model=serving.model,
+        served_model_name=serving.served_model_name,
+        loader=serving.loader,
+        weights_bucket=None if hf else buckets.names["checkpoints"],
+        cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
+        cache_path=f"{CACHE_FOLDER}/{serving.name}",
+        hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
+        replicas=serving.replicas,
+        autoscaled=serving.autoscaling is not None,
+        rollout=serving.rollout,
+        lws_version=serving.lws_version,
+        name=serving.name,
+        service_name=serving.service_name,
+        engine=to_settings(serving.engine, VllmEngineSettings),
+        images=to_settings(serving.images, VllmImages),
+        probes=to_settings(serving.probes, ProbeSettings),
+        requests=to_settings(serving.requests, VllmRequests),
+        priority_class_name=SERVING_PRIORITY,
+        labels=platform.k8s_labels,
+    )
+
+
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
-    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    name, identity = platform.name, platform.identity
     lws_install = platform.install(LWS, serving.lws_version, ())
     if serving.disaggregation is not None:
-        built = disagg_backend.build(platform, serving, lws_install)
+        built = disagg_backend.build(platform, serving, lws_install, serving_args(platform, serving))
         built.installs.insert(0, lws_install)
         return built
     pools = list(platform.slices.pools)
-    hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
         f"{name}-serving",
-        VllmServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
-            model=serving.model,
-            served_model_name=serving.served_model_name,
-            loader=serving.loader,
-            weights_bucket=None if hf else buckets.names["checkpoints"],
-            cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
-            cache_path=f"{CACHE_FOLDER}/{serving.name}",
-            hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-            replicas=serving.replicas,
-            autoscaled=serving.autoscaling is not None,
-            rollout=serving.rollout,
-            lws_version=serving.lws_version,
-            name=serving.name,
-            service_name=serving.service_name,
-            engine=to_settings(serving.engine, VllmEngineSettings),
-            images=to_settings(serving.images, VllmImages),
-            probes=to_settings(serving.probes, ProbeSettings),
-            requests=to_settings(serving.requests, VllmRequests),
-            priority_class_name=SERVING_PRIORITY,
-            labels=platform.k8s_labels,
-        ),
+        serving_args(platform, serving),
         opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(

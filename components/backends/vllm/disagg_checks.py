@@ -12,6 +12,7 @@ from ...autoscaling import kind_problem
 from ...catalog import SliceShape
 from ...lws import Rollout
 from ...settings import PROJECT_NAMESPACE, to_settings
+from ..scaling import metric_reader_problems
 from .args import VllmEngineSettings, parallelism_problems
 from .disagg_args import ds_name_problem, kv_layout_problems
 from .facts import METRIC_KINDS, VllmMetric
@@ -121,14 +122,4 @@ def _group_problems(cfg: Stack, at: str, role: KvRole, r: VllmRoleConfig, count:
     metric = role_metric(role, r)
     if not_gauge := kind_problem(metric, METRIC_KINDS, "vLLM"):
         found.append(f"{at}.autoscaling.metric = {json.dumps(metric)}: {not_gauge}")
-    if not cfg.cluster.managed_prometheus:
-        found.append(
-            f"{at}.autoscaling: the HPA reads {metric} from Managed Service for Prometheus; set "
-            f"{PROJECT_NAMESPACE}:cluster.managedPrometheus to true"
-        )
-    if not cfg.observability.enabled:
-        found.append(
-            f"{at}.autoscaling: the HPA reads {metric} as the stack's PodMonitoring scrapes it from the role's "
-            f"leaders; set {PROJECT_NAMESPACE}:observability.enabled to true"
-        )
-    return found
+    return found + metric_reader_problems(cfg, f"{at}.autoscaling", metric, "the role's leaders")

@@ -5,9 +5,9 @@ import pulumi_kubernetes as k8s
 
 from ...options import child_options
 from ...validation import check_arguments
+from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_pods import disaggregated_set_spec, service_args
-from .facts import HTTP_PORT
 from .kv import DS_API_VERSION, DS_KIND, KvRole
 
 
@@ -47,11 +47,8 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
             for r, e in ((KvRole.PREFILL, args.prefill), (KvRole.DECODE, args.decode))
             if e.autoscaled
         }
-        self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
-        self.completion_example = (
-            f"curl -s localhost:{HTTP_PORT}/v1/completions -H 'Content-Type: application/json' "
-            f'-d \'{{"model": "{args.prefill.served_model_name}", "prompt": "What are the top 5 programming '
-            'languages", "max_tokens": 200}\''
+        self.port_forward, self.completion_example = client_examples(
+            args.namespace, args.service_name, args.prefill.served_model_name
         )
         self.register_outputs(
             {"disaggregatedSet": args.name, "service": args.service_name, "roleScalers": self.role_scalers}

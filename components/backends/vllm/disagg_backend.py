@@ -9,18 +9,17 @@ from collections.abc import Mapping, Sequence
 
 from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
-from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
-from ...podspec import ProbeSettings
 from ...settings import to_settings
-from ...tenancy import SERVING_PRIORITY, IsolatedPods, PodFlow, PortRange
+from ...tenancy import IsolatedPods, PodFlow, PortRange
 from ..base import Built, Platform, ServingEndpoint
-from .args import SecretKey, VllmEngineSettings, VllmImages, VllmRequests, VllmServingArgs, WeightsLoader
+from .args import VllmEngineSettings, VllmServingArgs
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
 from .disagg_component import VllmDisaggregatedServing
 from .disagg_pods import role_leaders
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .kv import (
     BULK_PORTS,
     DECODE_SERVER_PORT,
@@ -33,7 +32,7 @@ from .kv import (
     KvRole,
     KvTransfer,
 )
-from .settings import CACHE_FOLDER, VllmServingConfig
+from .settings import VllmServingConfig
 
 TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"
 """Histogram of the KV pulls, recorded on decode (tpu-inference 0.29.0 tpu_connector_stats.py l.155-260, recorded in
@@ -71,16 +70,9 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
     on decode the KV transfer time. The roles' LeaderWorkerSets are named by the controller, so their group
     recreations are not watched by name."""
     targets = scrape_targets(serving)
-    signals = ServingSignals(
-        requests_running=VllmMetric.REQUESTS_RUNNING.value,
-        requests_waiting=VllmMetric.REQUESTS_WAITING.value,
-        time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
-        time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
-        cache_usage=VllmMetric.KV_CACHE_USAGE.value,
-    )
     return ServingMetrics(
         scrape=targets,
-        signals=signals,
+        signals=SIGNALS,
         roles=[
             RoleSignals(
                 role=r.value,
@@ -144,29 +136,10 @@ def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
     return chips // max(groups, 1)
 
 
-def arguments(platform: Platform, serving: VllmServingConfig) -> VllmDisaggregatedArgs:
-    """The component's arguments: both roles' engines from the shared settings and each role's own."""
-    identity, buckets = platform.identity, platform.buckets
-    hf = serving.loader == WeightsLoader.HUGGING_FACE
+def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingArgs) -> VllmDisaggregatedArgs:
+    """The component's arguments: both roles' engines from the shared settings (``base``, the single-engine mode's
+    arguments) and each role's own."""
     assert serving.disaggregation is not None
-    base = VllmServingArgs(
-        namespace=identity.namespace_name,
-        service_account=identity.service_account_name,
-        shape=platform.slices.shape,
-        model=serving.model,
-        served_model_name=serving.served_model_name,
-        loader=serving.loader,
-        weights_bucket=None if hf else buckets.names["checkpoints"],
-        cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
-        cache_path=f"{CACHE_FOLDER}/{serving.name}",
-        hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-        lws_version=serving.lws_version,
-        images=to_settings(serving.images, VllmImages),
-        probes=to_settings(serving.probes, ProbeSettings),
-        requests=to_settings(serving.requests, VllmRequests),
-        priority_class_name=SERVING_PRIORITY,
-        labels=platform.k8s_labels,
-    )
     sidecar = serving.disaggregation.sidecar_image
 
     def role(r: KvRole) -> VllmServingArgs:
@@ -175,7 +148,7 @@ def arguments(platform: Platform, serving: VllmServingConfig) -> VllmDisaggregat
             base,
             name=f"{serving.name}-{r.value}",
             # a role's cache folders: <name>/<role>/<group>/<worker>, so no two pods of either role share one
-            cache_path=f"{CACHE_FOLDER}/{serving.name}/{r.value}",
+            cache_path=f"{base.cache_path}/{r.value}",
             replicas=cfg.replicas,
             autoscaled=cfg.autoscaling is not None,
             engine=to_settings(cfg.engine, VllmEngineSettings),
@@ -187,18 +160,21 @@ def arguments(platform: Platform, serving: VllmServingConfig) -> VllmDisaggregat
         decode=role(KvRole.DECODE),
         name=serving.name,
         service_name=serving.service_name,
-        namespace=identity.namespace_name,
+        namespace=base.namespace,
         labels=platform.k8s_labels,
     )
 
 
-def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall) -> Built:
-    """The DisaggregatedSet and its Service on both roles' node pools, and an HPA per autoscaled role."""
+def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
+    """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
+    settings), and an HPA per autoscaled role."""
     pools = list(platform.slices.pools)
     workload = VllmDisaggregatedServing(
         f"{platform.name}-serving",
-        arguments(platform, serving),
-        opts=platform.options(install, platform.identity.service_account, platform.tenancy, *pools),
+        arguments(platform, serving, base),
+        opts=platform.options(
+            install, platform.identity.service_account, *platform.identity.access, platform.tenancy, *pools
+        ),
     )
     built = Built(
         outputs={

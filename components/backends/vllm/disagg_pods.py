@@ -76,7 +76,12 @@ def service_args(args: VllmDisaggregatedArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the decode leaders' sidecars: a request without the picker's prefill header is decoded
     (and prefilled) by the decode server alone (llm-d-router@v0.10.0 docs/disaggregation.md l.96-115)."""
     return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.service_name, namespace=args.namespace, labels=dict(args.labels)),
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=args.service_name,
+            namespace=args.namespace,
+            labels=dict(args.labels),
+            annotations=dict(lws.SKIP_SERVICE_AWAIT),
+        ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
             selector=role_leaders(args.name, KvRole.DECODE),

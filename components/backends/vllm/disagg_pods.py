@@ -27,9 +27,9 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from .args import VllmServingArgs
 from .disagg_args import VllmDisaggregatedArgs
-from .facts import HTTP_PORT, ROLE_LABEL
+from .facts import ROLE_LABEL
 from .kv import DS_NAME_LABEL, DS_ROLE_LABEL, PD_ROLE_LABEL, KvRole
-from .pods import leader_worker_set_spec
+from .pods import leader_service, leader_worker_set_spec
 
 
 def role_labels(name: str, role: KvRole) -> dict[str, str]:
@@ -75,16 +75,4 @@ def disaggregated_set_spec(args: VllmDisaggregatedArgs) -> dict[str, object]:
 def service_args(args: VllmDisaggregatedArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the decode leaders' sidecars: a request without the picker's prefill header is decoded
     (and prefilled) by the decode server alone (llm-d-router@v0.10.0 docs/disaggregation.md l.96-115)."""
-    return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=args.service_name,
-            namespace=args.namespace,
-            labels=dict(args.labels),
-            annotations=dict(lws.SKIP_SERVICE_AWAIT),
-        ),
-        spec=k8s.core.v1.ServiceSpecArgs(
-            type="ClusterIP",
-            selector=role_leaders(args.name, KvRole.DECODE),
-            ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="http", port=HTTP_PORT, target_port=HTTP_PORT)],
-        ),
-    )
+    return leader_service(args.service_name, args.namespace, args.labels, role_leaders(args.name, KvRole.DECODE))

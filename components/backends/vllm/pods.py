@@ -359,16 +359,24 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
 
 def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the leaders' serving port."""
+    return leader_service(args.service_name, args.namespace, args.labels, leader_labels(args))
+
+
+def leader_service(
+    name: str, namespace: str, labels: Mapping[str, str], leaders: Mapping[str, str]
+) -> k8s.core.v1.ServiceInitArgs:
+    """ClusterIP Service ``name`` on the serving port of the pods labelled ``leaders``; it skips Pulumi's await
+    (:data:`~tpu_serving.lws.SKIP_SERVICE_AWAIT`: the model servers take far longer to be ready)."""
     return k8s.core.v1.ServiceInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=args.service_name,
-            namespace=args.namespace,
-            labels=dict(args.labels),
+            name=name,
+            namespace=namespace,
+            labels=dict(labels),
             annotations=dict(lws.SKIP_SERVICE_AWAIT),
         ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
-            selector=leader_labels(args),
+            selector=dict(leaders),
             ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="http", port=HTTP_PORT, target_port=HTTP_PORT)],
         ),
     )

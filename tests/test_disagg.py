@@ -201,6 +201,12 @@ def test_disagg_every_pod_has_the_connector_env_and_ports(name):
         assert env["TPU_MULTIHOST_BACKEND"]["value"] == "ray", which
         assert env["VLLM_HOST_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP", which
         assert {9100, 9600} <= {p["containerPort"] for p in c["ports"]}, which
+        (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ]
+        (pools,) = term["matchExpressions"]
+        assert pools["key"] == "cloud.google.com/gke-nodepool", which
+        assert pools["values"] == [f"vllmpd70b-{name}-0", f"vllmpd70b-{name}-1"], which
 
 
 def test_disagg_kv_roles_and_the_decode_sidecar():

@@ -282,6 +282,9 @@ class VllmServingArgs:
     """Health probe timing of the server."""
     requests: VllmRequests = field(default_factory=VllmRequests)
     """CPU, memory and shared memory."""
+    node_pools: Sequence[str] = ()
+    """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
+    A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
     kv_transfer: KvTransfer | None = None
     """The engine's part in a disaggregated prefill/decode pair (:class:`~.disagg_args.VllmDisaggregatedArgs`
     sets it); None serves alone."""

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
+from ...naming import pool_name
 from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
 from ...settings import to_settings
@@ -141,6 +142,8 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
     arguments) and each role's own."""
     assert serving.disaggregation is not None
     sidecar = serving.disaggregation.sidecar_image
+    cluster = platform.settings.cluster.name
+    pools = {s.name: [pool_name(cluster, p) for p in s.pool_names] for s in platform.settings.tpu_slices}
 
     def role(r: KvRole) -> VllmServingArgs:
         cfg = dict(roles(serving))[r]
@@ -153,6 +156,7 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
             autoscaled=cfg.autoscaling is not None,
             engine=to_settings(cfg.engine, VllmEngineSettings),
             kv_transfer=KvTransfer(r, sidecar),
+            node_pools=pools[cfg.slice],
         )
 
     return VllmDisaggregatedArgs(

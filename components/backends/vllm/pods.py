@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from ... import lws
-from ...nodepool import TPU_RESOURCE, node_selector
+from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, container_security, http_probes, pod_security, requests
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -311,6 +311,24 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
     )
 
 
+def pool_affinity(pools: Sequence[str]) -> k8s.core.v1.AffinityArgs | None:
+    """Required node affinity to the node pools ``pools`` (GKE labels each node with its pool,
+    ``cloud.google.com/gke-nodepool``); None for any pool. The cluster autoscaler scales up only a pool whose
+    nodes would match the pending pod, so a role's groups start its own pools from zero, never the other's."""
+    if not pools:
+        return None
+    term = k8s.core.v1.NodeSelectorTermArgs(
+        match_expressions=[
+            k8s.core.v1.NodeSelectorRequirementArgs(key=NODEPOOL_LABEL, operator="In", values=list(pools))
+        ]
+    )
+    return k8s.core.v1.AffinityArgs(
+        node_affinity=k8s.core.v1.NodeAffinityArgs(
+            required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(node_selector_terms=[term])
+        )
+    )
+
+
 def leader_labels(args: VllmServingArgs) -> dict[str, str]:
     """Labels that pick the leaders out: the LWS name label and ``role: leader`` (as upstream)."""
     return {lws.NAME_LABEL: args.name, ROLE_LABEL: "leader"}
@@ -332,6 +350,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 service_account_name=args.service_account,
                 priority_class_name=args.priority_class_name,
                 node_selector=node_selector(args.shape),
+                affinity=pool_affinity(args.node_pools),
                 tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
                 volumes=vols,
                 security_context=pod_security(),

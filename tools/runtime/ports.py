@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from tpu_serving_tools.runtime import picker
-from tpu_serving_tools.runtime.network import selector_matches
+from tpu_serving_tools.runtime import network_kv, picker
+from tpu_serving_tools.runtime.network import selector_matches, workloads
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -104,10 +104,15 @@ def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
                     at = _resolve(port, p.containers)
                     hi = int(end) if end and at is not None else at
                     hits += [x for x in _declared(p.containers) if at is not None and hi is not None and at <= x <= hi]
+                served = (
+                    network_kv.ephemeral_served(view, spec.get("podSelector") or {}, ns, int(port), int(end))
+                    if (end and not hits and str(port).isdigit())
+                    else None
+                )
                 yield Finding(
                     subject,
-                    bool(hits),
-                    f"opens {sorted(set(hits))}" if hits else "no pod the policy selects declares that port",
+                    bool(hits) or served is not None,
+                    f"opens {sorted(set(hits))}" if hits else served or "no pod the policy selects declares that port",
                 )
 
 
@@ -156,6 +161,7 @@ def findings(view: PlanView) -> list[Finding]:
         *_service_findings(view, pods),
         *_policy_findings(view, pods),
         *_picker_findings(view, pods),
+        *network_kv.port_findings(view, workloads(view)),
     ]
 
 

@@ -80,7 +80,8 @@ FACTS = load()
 # --------------------------------------------------------------------------- who takes part
 
 
-def _words(c: Container) -> list[str]:
+def words(c: Container) -> list[str]:
+    """A container's command and arguments as words, shell scripts split as the shell would."""
     out: list[str] = []
     for item in (*c.command, *c.args):
         try:
@@ -92,8 +93,7 @@ def _words(c: Container) -> list[str]:
 
 def kv_config(c: Container) -> Mapping[str, Any] | None:
     """The ``--kv-transfer-config`` JSON a container's ``vllm serve`` is given (None: none, or not JSON)."""
-    words = [*c.command, *c.args]
-    for seq in (words, _words(c)):
+    for seq in ([*c.command, *c.args], words(c)):
         for i, w in enumerate(seq):
             text = seq[i + 1] if w == CONFIG_FLAG and i + 1 < len(seq) else None
             if w.startswith(CONFIG_FLAG + "="):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from tpu_serving_tools.runtime import network_kv, picker
+from tpu_serving_tools.runtime import network_kv, network_pd, picker
 from tpu_serving_tools.runtime.network import selector_matches, workloads
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
@@ -155,13 +155,15 @@ def _picker_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
 
 def findings(view: PlanView) -> list[Finding]:
     pods = _unique_pods(view)
+    ws = workloads(view)
     return [
         *_probe_findings(pods),
         *_arg_findings(pods),
         *_service_findings(view, pods),
         *_policy_findings(view, pods),
         *_picker_findings(view, pods),
-        *network_kv.port_findings(view, workloads(view)),
+        *network_kv.port_findings(view, ws),
+        *network_pd.port_findings(view, ws),
     ]
 
 

@@ -106,6 +106,24 @@ def test_disagg_unschedulable_role_fails_naming_the_role(edit: str, expected: st
     assert "[scheduling] role pd/llama-pd prefill" not in failures
 
 
+def test_disagg_roles_that_may_take_each_others_slices_fail():
+    def unpin(ds: dict[str, Any]) -> None:
+        for role in ds["spec"]["roles"]:
+            for t in role["spec"]["leaderWorkerTemplate"].values():
+                if isinstance(t, dict):
+                    t["spec"]["nodeSelector"].pop(F.ROLE_NODE_LABEL)
+
+    failures = _failures(F.edited_ds(F.plan(), unpin))
+    reason = failures["[scheduling] role pd/llama-pd prefill"]
+    assert "may land on decode-a, decode-b, prefill-a, prefill-b, which role decode's pods select too" in reason
+    # when the settings put both roles on one slice kind, sharing its pools is what they ask for
+    shared = F.edited_ds(F.plan(), unpin)
+    shared["config"]["tpu-serving:serving"] = (
+        '{"disaggregation": {"prefill": {"slice": "s"}, "decode": {"slice": "s"}}}'
+    )
+    assert not [f for f in _failures(shared) if f.startswith("[scheduling] role")]
+
+
 def test_disagg_group_on_part_of_a_slice_fails():
     plan = F.plan()
     for r in plan["resources"]:

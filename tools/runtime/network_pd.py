@@ -31,7 +31,9 @@ def prefill_accepts(labels: Mapping[str, str]) -> bool:
     return labels.get(D.LLMD_ROLE_LABEL) in D.PREFILL_ROLES
 
 
-def _pd_pools(view: PlanView, ws: Sequence[Workload]) -> Iterator[tuple[Mapping[str, Any], list[Workload], dict]]:
+def _pd_pools(
+    view: PlanView, ws: Sequence[Workload]
+) -> Iterator[tuple[Mapping[str, Any], list[Workload], dict[str, str]]]:
     """(pool, its pods, owner -> KV role) of every InferencePool selecting a KV producer or consumer."""
     kinds = {r.owner: r.kind for r in network_kv.kv_roles(ws)}
     for pool in view.kubernetes_objects("InferencePool"):

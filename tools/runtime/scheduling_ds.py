@@ -28,6 +28,7 @@ from tpu_serving_tools.runtime.scheduling import (
     NodePool,
     Placement,
     at_minimum,
+    candidate_pools,
     group_pods,
     node_pools,
     place,
@@ -63,11 +64,42 @@ def _whole_slice(group: Sequence[Pod], placement: Placement) -> str | None:
     return None
 
 
+def _own_pools(
+    view: PlanView, pods: Sequence[Pod], roles: Sequence[tuple[Any, str, list[pods_ds.Child]]]
+) -> dict[tuple[str, str], list[str]]:
+    """Per (ds, role): the pools its TPU pods may land on, and the roles that may land there too although the
+    settings give them other slices (``serving.disaggregation.<role>.slice``; roles without settings count as apart)."""
+    pools = node_pools(view)
+    wanted = ((view.setting("serving") or {}).get("disaggregation") or {}) if view.setting("serving") else {}
+    may: dict[tuple[str, str], set[str]] = {}
+    for ds, role, kids in roles:
+        owners = {f"LeaderWorkerSet/{c.name}" for c in kids}
+        tpu = [p for p in pods if p.owner in owners and p.requests_tpu]
+        may[(ds["metadata"]["name"], role)] = {
+            pool.name for pool in pools if tpu and all(pool in candidate_pools(p, pools) for p in tpu)
+        }
+    out: dict[tuple[str, str], list[str]] = {}
+    for (ds, a), mine in may.items():
+        for (other_ds, b), theirs in may.items():
+            slices = [(wanted.get(r) or {}).get("slice") for r in (a, b)]
+            if (ds, a) == (other_ds, b) or (slices[0] is not None and slices[0] == slices[1]):
+                continue
+            shared = sorted(mine & theirs)
+            if shared:
+                out.setdefault((ds, a), []).append(
+                    f"its pods may land on {', '.join(shared)}, which role {b}'s pods select too: nothing in its "
+                    f"selectors or affinity keeps it on slices of its own (settings: {a} on slice {slices[0]!r}, "
+                    f"{b} on {slices[1]!r}); on a cluster either role may take the other's slices"
+                )
+    return out
+
+
 def role_findings(view: PlanView, pods: Sequence[Pod], placement: Placement) -> list[Finding]:
     """One finding per DisaggregatedSet role: all its groups on whole slices of pools of its own."""
     out = []
     used: dict[str, str] = {}
     roles = list(_role_children(view))
+    shared = _own_pools(view, pods, roles)
     for ds, role, kids in roles:
         ns, name = ds["metadata"].get("namespace", "default"), ds["metadata"]["name"]
         for c in kids:
@@ -86,7 +118,7 @@ def role_findings(view: PlanView, pods: Sequence[Pod], placement: Placement) -> 
             why = placement.failure[pending[0].key]
             out.append(Finding(subject, False, f"role {role} cannot be scheduled: pod {pending[0].name}: {why}"))
             continue
-        problems, where = [], []
+        problems, where = list(shared.get((name, role), [])), []
         for c in kids:
             owner = f"LeaderWorkerSet/{c.name}"
             for g in range(c.replicas):

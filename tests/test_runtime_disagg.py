@@ -38,6 +38,10 @@ def test_disagg_good_plan_passes_and_examines_each_part():
 
 def test_disagg_children_named_and_labelled_as_the_controller_does():
     (prefill, decode) = pods_ds.children(F.disaggregated_set())
+    ds = F.disaggregated_set()
+    ds["spec"]["roles"][0]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]["app"] = "mine"
+    worker = pods_ds.children(ds)[0].lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]
+    assert worker["metadata"]["labels"]["app"] == "llama-pd-0-prefill"  # the controller's label wins
     assert (prefill.name, decode.name) == ("llama-pd-0-<rev8>-prefill", "llama-pd-0-<rev8>-decode")
     pods = pods_of(PlanView(F.plan()))
     assert [p.name for p in pods] == [f"{n}{s}" for n in (prefill.name, decode.name) for s in ("-0", "-0-1")]
@@ -122,6 +126,25 @@ def test_disagg_roles_that_may_take_each_others_slices_fail():
         '{"disaggregation": {"prefill": {"slice": "s"}, "decode": {"slice": "s"}}}'
     )
     assert not [f for f in _failures(shared) if f.startswith("[scheduling] role")]
+
+
+def test_disagg_roles_pinned_by_node_affinity_keep_to_their_pools():
+    def pin(ds: dict[str, Any]) -> None:
+        for role in ds["spec"]["roles"]:
+            pools = [f"{role['name']}-a", f"{role['name']}-b"]
+            term = {"matchExpressions": [{"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": pools}]}
+            for t in (role["spec"]["leaderWorkerTemplate"][k] for k in ("leaderTemplate", "workerTemplate")):
+                t["spec"]["nodeSelector"].pop(F.ROLE_NODE_LABEL)
+                t["spec"]["affinity"] = {
+                    "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}
+                }
+
+    assert _failures(F.edited_ds(F.plan(), pin)) == {}
+    view = PlanView(F.edited_ds(F.plan(), pin))
+    assert {f.reason for f in scheduling.check(view).findings if f.subject == "scale pd/llama-pd-decode 1 -> 2"} == {
+        "role decode: group 1 pending; slice decode-b provisioned (0 -> 2 ct6e-standard-4t VMs at once); group "
+        "scheduled on decode-b"
+    }
 
 
 def test_disagg_group_on_part_of_a_slice_fails():

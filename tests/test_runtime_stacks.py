@@ -10,25 +10,8 @@ from tpu_serving_tools.offline import preview_stack
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.second_apply import findings as second_apply_findings
 
-AWAITING_RUNTIME_MODEL = {
-    "vllm-llama33-70b-disagg-v6e8x2": (
-        "the runtime model does not yet create the DisaggregatedSet's pods (issue 21, item 6, tools/runtime/: "
-        "another change); until it does, the Service on the decode leaders selects no pod of the plan and no pod "
-        "requests google.com/tpu. Strict: this fails once the model covers the stack, and the mark goes"
-    )
-}
-"""Stacks the runtime model cannot evaluate yet, and why."""
 
-
-@pytest.mark.parametrize(
-    "stack",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(reason=AWAITING_RUNTIME_MODEL[s], strict=True))
-        if s in AWAITING_RUNTIME_MODEL
-        else s
-        for s in STACKS
-    ],
-)
+@pytest.mark.parametrize("stack", STACKS)
 def test_runtime_stacks_pass_every_category(stack):
     results = run_checks(PlanView(plan_of(stack).as_json()))
     failures = [f"[{r.category}] {f.subject}: {f.reason}" for r in results for f in r.failures()]

@@ -238,6 +238,16 @@ def test_disagg_a_rule_opening_kv_ports_from_prefill_to_decode_is_reported():
         for a in ("leader", "worker")
         for b in ("leader", "worker")
     }
+    inside = F.policy(
+        "bulk-back",
+        back["inputs"]["spec"]["podSelector"],
+        back["inputs"]["spec"]["ingress"][0]["from"],
+        [{"port": 40000, "endPort": 40100, "protocol": "TCP"}],
+    )
+    assert (
+        "admitted by bulk-back (port 40000)"
+        in _failures(F.plan(inside))[f"[network] excess flow {PREFILL[3:]}-leader -> {DECODE[3:]}-worker (KV ports)"]
+    )
 
 
 def test_disagg_kv_config_read_from_the_shell_script_and_from_argv():

@@ -177,34 +177,36 @@ def _why(key: str, src: str, dst: str) -> str:
     return f"KV transfer {src} -> {dst}: {FACTS.sources[key].split(';')[0]}"
 
 
+def host_pairs(ws: Sequence[Workload], src_kind: str, dst_kind: str) -> Iterator[tuple[Workload, Workload]]:
+    """Every host of a ``src_kind`` role with every host of a ``dst_kind`` role in its namespace."""
+    roles = kv_roles(ws)
+    for a in (r for r in roles if r.kind == src_kind):
+        for b in (r for r in roles if r.kind == dst_kind):
+            yield from ((x, y) for x in a.hosts for y in b.hosts if x.namespace == y.namespace)
+
+
 def flow_findings(view: PlanView, ws: Sequence[Workload]) -> Iterator[Finding]:
     """Every consumer host -> every producer host in its namespace: transfer port, side channel, bulk range."""
-    roles = kv_roles(ws)
-    for con in (r for r in roles if r.kind == "consumer"):
-        for pro in (r for r in roles if r.kind == "producer"):
-            for d in con.hosts:
-                for p in pro.hosts:
-                    if d.namespace != p.namespace:
-                        continue
-                    src, dst = peer_of(d), peer_of(p)
-                    names = (d.name, p.name)
-                    transfer = _env_port(p, FACTS.transfer)
-                    side, bound = _env_port(d, FACTS.side_channel), _env_port(p, FACTS.side_channel)
-                    for key, port in (("transfer_port", transfer), ("side_channel_port", side)):
-                        if not isinstance(port, int):
-                            yield Finding(f"flow {src.label} -> {dst.label}:{port}/TCP", False, f"{port!r} is no port")
-                            continue
-                        verdict = evaluate(view, Flow(src, dst, port, why=_why(key, *names)))
-                        if key == "side_channel_port" and bound != side:
-                            verdict = Finding(
-                                verdict.subject,
-                                False,
-                                f"{d.name} connects to its own {FACTS.side_channel[0]}={side}, {p.name} binds {bound}: "
-                                f"nothing listens ({FACTS.sources[key]})",
-                            )
-                        yield verdict
-                    lo, hi = FACTS.ephemeral
-                    yield range_finding(view, Flow(src, dst, lo, why=_why("bulk_channels", *names)), lo, hi)
+    for d, p in host_pairs(ws, "consumer", "producer"):
+        src, dst = peer_of(d), peer_of(p)
+        names = (d.name, p.name)
+        transfer = _env_port(p, FACTS.transfer)
+        side, bound = _env_port(d, FACTS.side_channel), _env_port(p, FACTS.side_channel)
+        for key, port in (("transfer_port", transfer), ("side_channel_port", side)):
+            if not isinstance(port, int):
+                yield Finding(f"flow {src.label} -> {dst.label}:{port}/TCP", False, f"{port!r} is no port")
+                continue
+            verdict = evaluate(view, Flow(src, dst, port, why=_why(key, *names)))
+            if key == "side_channel_port" and bound != side:
+                verdict = Finding(
+                    verdict.subject,
+                    False,
+                    f"{d.name} connects to its own {FACTS.side_channel[0]}={side}, {p.name} binds {bound}: "
+                    f"nothing listens ({FACTS.sources[key]})",
+                )
+            yield verdict
+        lo, hi = FACTS.ephemeral
+        yield range_finding(view, Flow(src, dst, lo, why=_why("bulk_channels", *names)), lo, hi)
 
 
 def pairing_findings(ws: Sequence[Workload], view: PlanView) -> Iterator[Finding]:
@@ -233,24 +235,18 @@ def excess_findings(view: PlanView, ws: Sequence[Workload]) -> Iterator[Finding]
     """Producer -> consumer on a KV port is a connection TPUConnector never makes: a policy rule that names such a
     port and admits it opens more than the mode needs. (A rule without ports, such as a namespace-wide allow, is
     the tenancy's choice and not reported.)"""
-    roles = kv_roles(ws)
-    for pro in (r for r in roles if r.kind == "producer"):
-        for con in (r for r in roles if r.kind == "consumer"):
-            for p in pro.hosts:
-                for d in con.hosts:
-                    if p.namespace != d.namespace:
-                        continue
-                    ports = {_env_port(d, FACTS.transfer), _env_port(d, FACTS.side_channel), *FACTS.ephemeral}
-                    opened = _port_rules_admitting(view, p, d, {x for x in ports if isinstance(x, int)})
-                    subject = f"excess flow {p.name} -> {d.name} (KV ports)"
-                    yield Finding(
-                        subject,
-                        not opened,
-                        f"admitted by {', '.join(opened)}, but only the consumer connects (tpu_connector.py:795-810, "
-                        ":882-899)"
-                        if opened
-                        else "no rule naming a KV port admits it",
-                    )
+    for p, d in host_pairs(ws, "producer", "consumer"):
+        # the ends of the ephemeral range and every rule port inside it: a rule opening any part of it is found
+        ports = {_env_port(d, FACTS.transfer), _env_port(d, FACTS.side_channel), *breakpoints(view, *FACTS.ephemeral)}
+        opened = _port_rules_admitting(view, p, d, {x for x in ports if isinstance(x, int)})
+        subject = f"excess flow {p.name} -> {d.name} (KV ports)"
+        yield Finding(
+            subject,
+            not opened,
+            f"admitted by {', '.join(opened)}, but only the consumer connects (tpu_connector.py:795-810, :882-899)"
+            if opened
+            else "no rule naming a KV port admits it",
+        )
 
 
 def _port_rules_admitting(view: PlanView, src: Workload, dst: Workload, ports: set[int]) -> list[str]:

@@ -397,6 +397,28 @@ def step_up(
     return Step(True, what, after.pool_of[group[0].key].name, None)
 
 
+def minimum_finding(
+    view: PlanView,
+    key: tuple[str, str, str],
+    lo: int,
+    pools: Sequence[NodePool],
+    pods_named: str,
+    subject: str,
+    say: str = "",
+) -> Finding:
+    """The HPA's minimum of workload ``key`` on the pools as they start: its pods (names starting ``pods_named``)
+    all scheduled."""
+    start = place(pods_of(view, {key: lo}), pools)
+    unplaced = [k for k in start.failure if k.startswith(pods_named)]
+    return Finding(
+        f"{subject} at minReplicas {lo}",
+        not unplaced,
+        f"{say}{lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
+        if not unplaced
+        else f"{say}pods pending before any scale-up: {', '.join(unplaced)}",
+    )
+
+
 def scale_findings(view: PlanView) -> list[Finding]:
     """For each HPA on a LeaderWorkerSet: its minimum scheduled on the pools as they start, then each step up
     to its maximum: the new group pending, one whole slice provisioned (a pool scaling 0 -> its VMs), the
@@ -408,17 +430,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
             continue
         target = f"scale {ns}/{name}"
         pools = [at_minimum(p) for p in originals.values()]
-        start = place(pods_of(view, {(ns, kind, name): lo}), pools)
-        unplaced = [k for k in start.failure if k.startswith(f"{ns}/{name}-")]
-        findings.append(
-            Finding(
-                f"{target} at minReplicas {lo}",
-                not unplaced,
-                f"{lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
-                if not unplaced
-                else f"pods pending before any scale-up: {', '.join(unplaced)}",
-            )
-        )
+        findings.append(minimum_finding(view, (ns, kind, name), lo, pools, f"{ns}/{name}-", target))
         for replicas in range(lo + 1, hi + 1):
             step = step_up(view, (ns, kind, name), replicas, pools, originals)
             subject, g = f"{target} {replicas - 1} -> {replicas}", replicas - 1

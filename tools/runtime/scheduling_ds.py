@@ -30,6 +30,7 @@ from tpu_serving_tools.runtime.scheduling import (
     at_minimum,
     candidate_pools,
     group_pods,
+    minimum_finding,
     node_pools,
     place,
     provision,
@@ -300,17 +301,8 @@ def scale_findings(view: PlanView) -> list[Finding]:
         out.append(metric_finding(view, hpas[(ns, scaler)], ns, ds, role))
         owner = f"LeaderWorkerSet/{pods_ds.child_name(ds, 0, role)}"
         pools = [at_minimum(p) for p in originals.values()]
-        start = place(pods_of(view, {key: lo}), pools)
-        pending = [k for k, _ in start.failure.items() if k.startswith(f"{ns}/{owner.split('/', 1)[1]}-")]
-        out.append(
-            Finding(
-                f"scale {ns}/{scaler} at minReplicas {lo}",
-                not pending,
-                f"role {role}: {lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
-                if not pending
-                else f"role {role}: pods pending before any scale-up: {', '.join(pending)}",
-            )
-        )
+        prefix = f"{ns}/{owner.split('/', 1)[1]}-"
+        out.append(minimum_finding(view, key, lo, pools, prefix, f"scale {ns}/{scaler}", f"role {role}: "))
         for replicas in range(lo + 1, hi + 1):
             ok, what = _step(view, key, owner, replicas, pools, originals)
             out.append(Finding(f"scale {ns}/{scaler} {replicas - 1} -> {replicas}", ok, f"role {role}: {what}"))

@@ -4,10 +4,12 @@ cannot be scheduled, a broken scale path or picker routing fail, naming what; an
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
+from tests.conftest import plan_of
 from tests.fixtures import disagg as F
 from tpu_serving_tools.check import run_checks, summary
 from tpu_serving_tools.runtime import network, network_kv, objects, pods_ds, ports, scheduling
@@ -264,3 +266,37 @@ def test_disagg_summary_line_counts_roles_and_scale_steps():
     line = summary("pd", run_checks(PlanView(F.plan())))[0]
     assert "roles on whole slices 2/2" in line and "scale steps 6/6" in line
     assert "KV flows not opened the other way 4/4" in line
+
+
+STACK = "vllm-llama33-70b-disagg-v6e8x2"
+
+
+def _stack_failures(edit: Any = None) -> dict[str, str]:
+    """The model's failures on the disaggregated stack's plan, once ``edit`` changed each of its objects."""
+    plan = copy.deepcopy(plan_of(STACK).as_json())
+    for r in plan["resources"] if edit else ():
+        edit(r["inputs"])
+    return _failures(plan)
+
+
+def test_disagg_stack_fails_when_a_kv_flow_is_blocked():
+    def drop_side_channel(obj: dict[str, Any]) -> None:
+        if obj.get("kind") == "NetworkPolicy" and obj["metadata"]["name"] == "vllm-kv-from-decode":
+            obj["spec"]["ingress"][0]["ports"] = [p for p in obj["spec"]["ingress"][0]["ports"] if p["port"] != 9600]
+
+    before = _stack_failures()
+    failures = {k: v for k, v in _stack_failures(drop_side_channel).items() if k not in before}
+    assert failures and all(":9600/TCP" in k and "denied" in v for k, v in failures.items()), failures
+    worker = "[network] flow vllm-pd70b/vllm-0-<rev8>-decode-worker -> vllm-pd70b/vllm-0-<rev8>-prefill-leader:9600/TCP"
+    assert worker in failures
+
+
+def test_disagg_stack_fails_when_a_role_cannot_be_scheduled():
+    def decode_on_4x4(obj: dict[str, Any]) -> None:
+        if obj.get("kind") == "DisaggregatedSet":
+            tmpl = next(r for r in obj["spec"]["roles"] if r["name"] == "decode")["spec"]["leaderWorkerTemplate"]
+            for t in (tmpl["leaderTemplate"], tmpl["workerTemplate"]):
+                t["spec"]["nodeSelector"]["cloud.google.com/gke-tpu-topology"] = "4x4"
+
+    reason = _stack_failures(decode_on_4x4)["[scheduling] role vllm-pd70b/vllm decode"]
+    assert reason.startswith("role decode cannot be scheduled: pod vllm-0-<rev8>-decode-0: no node pool has labels")

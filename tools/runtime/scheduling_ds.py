@@ -261,18 +261,21 @@ def _step(
     view: PlanView, key: tuple[str, str, str], owner: str, count: int, pools: list[NodePool], originals: Any
 ) -> tuple[bool, str]:
     """Group ``count - 1`` of the role up: on nodes already up, else on a slice provisioned from zero. The groups up
-    before it keep their nodes (it is placed last), and every pod must stay placed."""
+    before it keep their nodes (it is placed last): the pods placed before the step must stay placed (a pod pending
+    already, of another role, is that role's failure, not this step's)."""
     every = pods_of(view, {key: count})
     group = group_pods(every, owner, count - 1)
     pods = [p for p in every if p not in group] + group
+    up = set(place(pods_of(view, {key: count - 1}), pools).node_of)
+    watched = [p for p in pods if p in group or p.key in up]
     before = place(pods, pools)
-    if all(p.key in before.node_of for p in pods):
+    if all(p.key in before.node_of for p in watched):
         return True, f"group {count - 1} fits on nodes already up"
     what, ok = provision(group, pools, originals)
     if not ok:
         return False, f"group {count - 1} pending; {what}"
     after = place(pods, pools)
-    pending = [p for p in pods if p.key not in after.node_of]
+    pending = [p for p in watched if p.key not in after.node_of]
     if pending:
         return False, f"group {count - 1} pending; {what}; still pending: {after.failure[pending[0].key]}"
     return True, f"group {count - 1} pending; {what}; group scheduled on {after.pool_of[group[0].key].name}"

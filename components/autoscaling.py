@@ -222,6 +222,11 @@ class ServingAutoscalerArgs:
     """Prometheus gauge the HPA averages over the leaders: ``settings.metric``, or the backend's own."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the HPA."""
+    target_api_version: str = lws.API_VERSION
+    """API version of the scaled object (a LeaderWorkerSet unless told otherwise)."""
+    target_kind: str = lws.KIND
+    """Its kind: ``LeaderWorkerSet``, or a DisaggregatedSet role's ``DisaggregatedSetRoleScaler``, whose ``/scale``
+    counts the role's groups by their leaders (kubernetes-sigs/lws@v0.10.0 scaler_manager.go l.177-187)."""
 
     def problems(self) -> list[str]:
         """The project is a GCP project ID (its workload identity pool names the adapter's principal)."""
@@ -241,7 +246,7 @@ def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAut
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.target, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
             scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
-                api_version=lws.API_VERSION, kind=lws.KIND, name=args.target
+                api_version=args.target_api_version, kind=args.target_kind, name=args.target
             ),
             min_replicas=s.min_replicas,
             max_replicas=s.max_replicas,

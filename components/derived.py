@@ -35,8 +35,13 @@ def scale_from_zero(cfg: StackConfig) -> set[str]:
     """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
     if cfg.serving is None:
         return set()
+    backend = BACKENDS[cfg.serving.backend]
     serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
-    keep = BACKENDS[cfg.serving.backend].always_on_slices(cfg.serving, len(serving))
+    by_kind = {n: [p for p, _, s in cfg.slices if s.name == n] for n in cfg.serving.slices}
+    per_kind = backend.from_zero_pools(cfg.serving, by_kind)
+    if per_kind is not None:
+        return per_kind
+    keep = backend.always_on_slices(cfg.serving, len(serving))
     return set(serving[keep:])
 
 

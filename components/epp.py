@@ -38,19 +38,25 @@ EPP_OBJECTIVE_GROUPS: Sequence[str] = ("inference.networking.x-k8s.io", "llm-d.a
 else the legacy ``inference.networking.x-k8s.io``, whichever the cluster serves (pkg/epp/server/controller_config.go
 l.35-42, l.71-88); the chart's Role grants both (config/charts/llm-d-router-gateway/templates/rbac.yaml l.9-14)."""
 EPP_CONFIG_FILE = "default-plugins.yaml"
-EPP_PLUGINS = """apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: queue-scorer
-- type: kv-cache-utilization-scorer
-- type: prefix-cache-scorer
-- type: metrics-data-source
+EPP_METRICS_PLUGINS = """- type: metrics-data-source
   parameters:
     scheme: "http"
     path: "/metrics"
     insecureSkipVerify: true
 - type: core-metrics-extractor
-schedulingProfiles:
+"""
+"""The data layer of every configuration: the model servers' metrics scraped over HTTP from each one's target port
+(pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go l.47-52) and the core metrics extracted."""
+EPP_PLUGINS = (
+    """apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: queue-scorer
+- type: kv-cache-utilization-scorer
+- type: prefix-cache-scorer
+"""
+    + EPP_METRICS_PLUGINS
+    + """schedulingProfiles:
 - name: default
   plugins:
   - pluginRef: queue-scorer
@@ -60,6 +66,7 @@ schedulingProfiles:
   - pluginRef: prefix-cache-scorer
     weight: 3
 """
+)
 """The chart's default plugin configuration for vLLM over HTTP without the latency predictor
 (llm-d/llm-d-router@v0.10.0 config/charts/routerlib/templates/_config.yaml l.8-81 with values.yaml l.21-27,
 l.162-164): apiVersion ``llm-d.ai/v1alpha1`` (apix/config/v1alpha1/zz_generated.register.go l.15-18; the
@@ -67,6 +74,54 @@ l.162-164): apiVersion ``llm-d.ai/v1alpha1`` (apix/config/v1alpha1/zz_generated.
 pkg/epp/config/loader/configloader.go l.53, l.91-93); each plugin type a beta one of the release
 (cmd/epp/runner/runner.go l.611, l.624-625, l.692-693). The metrics source scrapes each model server's
 InferencePool target port (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go l.47-52)."""
+
+EPP_PD_PLUGINS = (
+    """apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: approx-prefix-cache-producer
+  parameters:
+    maxPrefixTokensToMatch: 16384
+    lruCapacityPerServer: 31250
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: prefill-filter
+- type: decode-filter
+- type: max-score-picker
+- type: prefix-based-pd-decider
+  parameters:
+    nonCachedTokens: 16
+- type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: prefix-based-pd-decider
+"""
+    + EPP_METRICS_PLUGINS
+    + """schedulingProfiles:
+"""
+    + "".join(
+        f"""- name: {role}
+  plugins:
+  - pluginRef: {role}-filter
+  - pluginRef: max-score-picker
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: queue-scorer
+    weight: 1
+"""
+        for role in ("prefill", "decode")
+    )
+)
+"""The picker's prefill/decode configuration, for a pool of prefill and decode servers (the disaggregated vLLM
+mode): llm-d/llm-d-router@v0.10.0 deploy/config/pd-epp-config.yaml l.1-37 as it is, with the metrics source and
+extractor of :data:`EPP_PLUGINS` (the chart adds them to any configuration). The ``disagg-profile-handler`` runs the
+``decode`` profile first, then the decider; disaggregating, it sets ``x-prefiller-host-port`` to the prefill pod
+chosen (docs/disaggregation.md l.48-57, l.96-115; pkg/common/routing/common.go l.14), which the decode pod's sidecar
+sends the prefill leg to. The profiles' filters read the pods' ``llm-d.ai/role`` label
+(pkg/epp/framework/plugins/filter/bylabel/roles.go l.11, l.33-60). The ``disaggregatedset-rollout-screener``, which
+pairs prefill and decode of one DisaggregatedSet revision during a rollout, is alpha in v0.10.0 (refused without
+``--allow-experimental-plugins``: tools/conformance/tables/epp-v0.10.0.json), so it is left out: during a rollout a
+request may pair an old prefill with a new decode server, whose KV layouts the stack keeps equal."""
 
 
 def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:

@@ -37,6 +37,7 @@ import pulumi_kubernetes as k8s
 from .epp import (
     EPP_CONFIG_FILE,
     EPP_GRPC_PORT,
+    EPP_PD_PLUGINS,
     EPP_PLUGINS,
     epp_deployment,
     epp_network_policy,
@@ -212,7 +213,10 @@ class ServingGateway(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[role])),
         )
         config = k8s.core.v1.ConfigMap(
-            f"{name}-epp-config", metadata=meta, data={EPP_CONFIG_FILE: EPP_PLUGINS}, opts=child
+            f"{name}-epp-config",
+            metadata=meta,
+            data={EPP_CONFIG_FILE: EPP_PD_PLUGINS if args.disaggregated else EPP_PLUGINS},
+            opts=child,
         )
         k8s.apps.v1.Deployment(
             f"{name}-epp",

@@ -114,6 +114,9 @@ class ServingGatewayArgs:
     """Name of the proxy-only subnet when created."""
     priority_class_name: str | None = None
     """PriorityClass of the endpoint picker (it is on every request's path)."""
+    disaggregated: bool = False
+    """The pool's pods are prefill and decode servers (labelled ``llm-d.ai/role``): the picker runs its
+    prefill/decode profiles (:data:`~tpu_serving.epp.EPP_PD_PLUGINS`)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the Kubernetes objects."""
 
@@ -122,6 +125,8 @@ class ServingGatewayArgs:
         found = project_problems(self.project) + region_problems(self.region)
         if self.settings.inference_pool and not self.pool_selector:
             found.append("pool_selector: an InferencePool needs the labels of the pods it selects")
+        if self.disaggregated and not self.settings.inference_pool:
+            found.append("disaggregated: prefill/decode routing is the endpoint picker's; set settings.inference_pool")
         return found
 
     @property

@@ -29,6 +29,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
+from . import observability_roles as roles_
 from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
@@ -147,6 +148,8 @@ class ServingMetrics:
     """The scraped serving signals (none: no serving panels, no queue or idle alerts)."""
     serves: bool = True
     """Whether the backend serves clients (a batch workload gets no not-ready alert)."""
+    roles: Sequence[roles_.RoleSignals] = ()
+    """Its serving roles (disaggregated prefill and decode), each with panels and alerts of its own."""
     leader_worker_sets: Sequence[str] = ()
     """Names of the LeaderWorkerSets it runs, whose group recreations are counted, charted and alerted on
     (none: it runs none; JobSets restart within a budget of their own)."""
@@ -217,7 +220,12 @@ class Chart:
     y_label: str
 
 
-def charts(scope: Scope, signals: ServingSignals | None, groups: recreations.Groups | None = None) -> list[Chart]:
+def charts(
+    scope: Scope,
+    signals: ServingSignals | None,
+    groups: recreations.Groups | None = None,
+    roles: Sequence[roles_.RoleSignals] = (),
+) -> list[Chart]:
     """The dashboard's charts: the serving signals the server exports, the TPU signals, then the recreations of
     the leader-worker ``groups``."""
     out = []
@@ -235,6 +243,8 @@ def charts(scope: Scope, signals: ServingSignals | None, groups: recreations.Gro
         out.append(Chart(s.cache_title, [f"avg({s.cache_usage}{scope.scraped})"], "share in use"))
     out.append(Chart("TPU duty cycle by pod", [tpu_duty_cycle(scope)], "percent"))
     out.append(Chart("TPU HBM in use by pod", [tpu_memory_share(scope)], "share of HBM"))
+    for role in roles:
+        out += [Chart(t, q, y) for t, q, y in roles_.charts(scope.cluster, scope.namespace, role)]
     if groups is not None:
         out.append(Chart(recreations.PANEL_TITLE, [recreations.dashboard_query(groups)], "recreations"))
     return out
@@ -332,7 +342,10 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
                 "Read the leader's logs; restart the group (delete its leader pod).",
             )
         )
-    return out
+    kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
+    return out + [
+        Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)
+    ]
 
 
 def alert_policy_args(
@@ -425,7 +438,9 @@ class Observability(pulumi.ComponentResource):
             )
         dashboard = gcp.monitoring.Dashboard(
             f"{name}-dashboard",
-            dashboard_json=dashboard_json(f"{args.cluster} serving", charts(scope, args.metrics.signals, groups)),
+            dashboard_json=dashboard_json(
+                f"{args.cluster} serving", charts(scope, args.metrics.signals, groups, args.metrics.roles)
+            ),
             project=args.project,
             opts=child,
         )

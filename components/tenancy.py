@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .naming import email_problem, namespace_problem
+from .naming import check_dns_name, email_problem, namespace_problem
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .options import child_options
@@ -53,6 +53,38 @@ OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], 
 and workloads. Creating or changing workloads stays with ``pulumi up``."""
 
 
+@dataclass(frozen=True)
+class PortRange:
+    """A TCP port, or with ``end_port`` the range ``port``..``end_port`` (NetworkPolicy ``endPort``, GA in
+    Kubernetes 1.25)."""
+
+    port: int = described("First (or only) port.", ge=1, le=65535)
+    end_port: int | None = described("Last port of the range; unset: `port` alone.", default=None, ge=1, le=65535)
+
+
+@dataclass(frozen=True)
+class PodFlow:
+    """Traffic one set of the namespace's pods accepts from another: one NetworkPolicy."""
+
+    name: str = described("Name of the NetworkPolicy.", check=check_dns_name)
+    pods: Mapping[str, str] = described("Labels of the pods that accept the traffic.")
+    sources: Mapping[str, str] | None = described(
+        "Labels of the namespace's pods it comes from; unset: every pod of the namespace outside the isolated set.",
+        default=None,
+    )
+    ports: Sequence[PortRange] = described("Ports it may reach; empty: every port.", default=())
+
+
+@dataclass(frozen=True)
+class IsolatedPods:
+    """Pods left out of the blanket ``same-namespace`` policy: they accept only their own :class:`PodFlow` s (and
+    the serving, scrape and load balancer policies), so each flow between them is stated, and can be blocked."""
+
+    label: str = described("Label key that marks the isolated pods.")
+    value: str = described("Its value on them.")
+    flows: Sequence[PodFlow] = described("What the isolated pods accept from the namespace.", default=())
+
+
 QUOTA_SETTINGS: tuple[str, ...] = ("cpu", "memory")
 """The arguments a stack file sets as ``tenancy.quota`` (the TPU quota is derived from the slices)."""
 
@@ -84,6 +116,8 @@ class TenancyArgs:
     """CIDR blocks that may reach the serving ports (load balancer clients)."""
     scrape_targets: Sequence[ScrapeTarget] = ()
     """Metrics endpoints that Managed Prometheus' collectors (in ``gmp-system``) may reach."""
+    isolated: IsolatedPods | None = None
+    """Pods outside the ``same-namespace`` policy, and the flows they accept (none: every pod is inside it)."""
     load_balancer_cidrs: Sequence[str] = ()
     """Sources of a proxy load balancer in front of the serving ports: its proxy-only subnet and its
     health check ranges (:mod:`tpu_serving.gateway`)."""
@@ -154,7 +188,7 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
     same_namespace = k8s.networking.v1.NetworkPolicyInitArgs(
         metadata=_meta(args, "same-namespace"),
         spec=k8s.networking.v1.NetworkPolicySpecArgs(
-            pod_selector=k8s.meta.v1.LabelSelectorArgs(),
+            pod_selector=_outside(args.isolated),
             policy_types=["Ingress"],
             ingress=[
                 k8s.networking.v1.NetworkPolicyIngressRuleArgs(
@@ -163,7 +197,7 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
             ],
         ),
     )
-    policies = [same_namespace]
+    policies = [same_namespace, *(flow_policy(args, f) for f in (args.isolated.flows if args.isolated else ()))]
     peers = [
         k8s.networking.v1.NetworkPolicyPeerArgs(
             namespace_selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"kubernetes.io/metadata.name": ns})
@@ -194,6 +228,44 @@ def network_policies(args: TenancyArgs) -> list[k8s.networking.v1.NetworkPolicyI
             )
         )
     return policies
+
+
+def _outside(isolated: IsolatedPods | None) -> k8s.meta.v1.LabelSelectorArgs:
+    """Every pod but the isolated ones (``NotIn`` also selects pods without the label)."""
+    if isolated is None:
+        return k8s.meta.v1.LabelSelectorArgs()
+    return k8s.meta.v1.LabelSelectorArgs(
+        match_expressions=[
+            k8s.meta.v1.LabelSelectorRequirementArgs(key=isolated.label, operator="NotIn", values=[isolated.value])
+        ]
+    )
+
+
+def flow_policy(args: TenancyArgs, flow: PodFlow) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """The pods of ``flow`` accept its ports from its sources in the namespace (a pod selector alone selects in the
+    policy's own namespace)."""
+    source = (
+        k8s.meta.v1.LabelSelectorArgs(match_labels=dict(flow.sources))
+        if flow.sources is not None
+        else _outside(args.isolated)
+    )
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=_meta(args, flow.name),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(flow.pods)),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[k8s.networking.v1.NetworkPolicyPeerArgs(pod_selector=source)],
+                    ports=[
+                        k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=p.port, end_port=p.end_port)
+                        for p in flow.ports
+                    ]
+                    or None,
+                )
+            ],
+        ),
+    )
 
 
 def scrape_policy(args: TenancyArgs, target: ScrapeTarget) -> k8s.networking.v1.NetworkPolicyInitArgs:

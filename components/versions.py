@@ -188,6 +188,23 @@ PINS: dict[str, Pin] = {
             "the endpoint picker moved from gateway-api-inference-extension to llm-d/llm-d-router after v1.5.0 (v1.6.0 "
             "README l.16-23); llm-d-router is pre-1.0 and its EndpointPickerConfig API llm-d.ai/v1alpha1",
         ),
+        Pin(
+            "llm-d-disagg-sidecar",
+            "llm-d router's prefill/decode sidecar image (decode pods of the disaggregated vLLM mode)",
+            "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0",
+            "2026-08-17",
+            f"{_LLMD_ROUTER_MIRROR}: tag v0.10.0 (71f4f09), cmd/pd-sidecar; image name and registry from "
+            ".github/workflows/ci-release.yaml l.28-31 and ci-build-images.yaml l.101-108 (the release tag is the "
+            "image tag, as for the endpoint picker); the tag was not checked against the registry",
+            "v0.10.0",
+            f"{_LLMD_ROUTER_MIRROR} (v0.10.0-rc.1 2026-08-11, v0.9.0 2026-06-23)",
+            "the endpoint picker's release (epp): the picker sets the x-prefiller-host-port header the sidecar "
+            "reads (pkg/common/routing/common.go l.14), and its flags (pkg/sidecar/proxy/options.go l.71, l.91-92, "
+            "l.164-170) are the ones the disaggregated vLLM mode passes",
+            "pre-1.0; the sidecar has no TPU KV connector (--kv-connector: nixlv2, shared-storage, sglang, mooncake, "
+            "offloading; constants.go l.21-33): the disaggregated mode uses nixlv2, whose READ mode passes the TPU "
+            "connector's kv_transfer_params through (llm-d-router connector_nixlv2.go l.161-179, l.405)",
+        ),
         # v0.29.0: the newest vllm-tpu release with both a wheel on PyPI and a public reference to its image
         # tag (no registry was queried). Its flags and environment were read from the 0.29.0 wheels (vllm-tpu,
         # tpu-inference); the pod shape (multi-host Ray group, its environment, the bootstrap script's path)

@@ -10,7 +10,7 @@ import pytest
 from tests.conftest import STACKS, plan_of, waits_for
 from tpu_serving_policy.rules import pod_specs
 
-WORKLOAD_KINDS = {"LeaderWorkerSet", "JobSet", "PathwaysJob", "Deployment", "StatefulSet", "Job"}
+WORKLOAD_KINDS = {"LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob", "Deployment", "StatefulSet", "Job"}
 WI_USER = "roles/iam.workloadIdentityUser"
 SERVICE_AWAIT_SECONDS = 600
 """pulumi-kubernetes waits on a new Service with a selector until its endpoints have settled with no not-ready
@@ -77,6 +77,16 @@ def _fronted(plan) -> list[tuple[dict[str, str], bool]]:
             lwt = spec["leaderWorkerTemplate"]
             extra = {"leaderworkerset.sigs.k8s.io/name": w.inputs["metadata"]["name"]}
             templates = [t for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate")) if t]
+        elif w.inputs["kind"] == "DisaggregatedSet":
+            # each role an inline LeaderWorkerSet spec, whose pods carry the set's and the role's labels (lws
+            # v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-111, l.144-169; the templates carry them too)
+            extra = {}
+            templates = [
+                t
+                for r in spec["roles"]
+                for t in (r["spec"]["leaderWorkerTemplate"].get(k) for k in ("leaderTemplate", "workerTemplate"))
+                if t
+            ]
         else:
             extra, templates = {}, [spec["template"]] if "template" in spec else []
         out += [({**t["metadata"].get("labels", {}), **extra}, _slow_to_ready(t["spec"])) for t in templates]

@@ -22,7 +22,9 @@ def test_tenancy_quota_sized_to_slices(stack):
     # JobSet, a PathwaysJob), so the quota holds the slices' chips twice; an autoscaled vLLM stack's
     # unit is one group on one slice of its maxReplicas (and of a surge rollout's spare slice).
     outputs = plan_of(stack).outputs
-    groups = outputs.get("autoscaling", {}).get("maxReplicas", 1)
+    # a disaggregated stack's autoscaling output is per role: its groups are both roles' maxima
+    auto = outputs.get("autoscaling", {})
+    groups = auto.get("maxReplicas") or sum(r["maxReplicas"] for r in auto.values() if isinstance(r, dict)) or 1
     groups += outputs.get("rollout", {}).get("strategy") == "surge"
     assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(chips + chips // groups)
     assert {"requests.cpu", "requests.memory"} <= set(quota["spec"]["hard"])

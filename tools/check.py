@@ -53,9 +53,11 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("objects", "", "controller objects created"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
+    ("scheduling", "role ", "roles on whole slices"),
     ("scheduling", "scale ", "scale steps"),
     ("rollout", "", "rollout paths"),
-    ("network", "", "flows allowed"),
+    ("network", "flow ", "flows allowed"),
+    ("network", "excess ", "KV flows not opened the other way"),
     ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
@@ -85,8 +87,15 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
         if category not in by_name:
             continue
         passed, total = _count(by_name[category], prefix)
-        # only stacks that autoscale have a scale path, only some engines have release tables
-        if total or (category, prefix) not in (("scheduling", "scale "), ("rollout", ""), ("engines", "")):
+        # only stacks that autoscale have a scale path, only disaggregated ones roles, only some engines have tables
+        optional = (
+            ("scheduling", "role "),
+            ("scheduling", "scale "),
+            ("network", "excess "),
+            ("rollout", ""),
+            ("engines", ""),
+        )
+        if total or (category, prefix) not in optional:
             parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
     # the rollout path is shown whether it holds or not: a reviewer reads what an engine bump does

@@ -38,6 +38,10 @@ CRD_FILES: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("jobset.x-k8s.io", "v0.2.3"): "jobset-v0.2.3-jobsets-crd.yaml",
     ("jobset.x-k8s.io", "v0.10.1"): "jobset-v0.10.1-jobsets-crd.yaml",
     ("jobset.x-k8s.io", "v0.12.0"): "jobset-v0.12.0-jobsets-crd.yaml",
+    ("disaggregatedset.x-k8s.io", "v0.10.0"): (
+        "lws-v0.10.0-disaggregatedsets-crd.yaml",
+        "lws-v0.10.0-disaggregatedsetrolescalers-crd.yaml",
+    ),
     ("pathways-job.pathways.domain", "v0.1.4"): "pathwaysjob-v0.1.4-crd.yaml",
     ("monitoring.googleapis.com", "v0.17.2"): "gmp-v0.17.2-podmonitorings-crd.yaml",
     ("inference.networking.k8s.io", "v1.6.0"): "inference-extension-v1.6.0-inferencepools-crd.yaml",
@@ -63,6 +67,14 @@ PLATFORM_RELEASES: dict[str, str] = {
     POD_MONITORING_API.partition("/")[0]: GMP_RELEASE,
 }
 """Releases of API groups GKE itself serves on the cluster (the stack installs no controller for them)."""
+
+BUNDLED_WITH: dict[str, str] = {
+    # LeaderWorkerSet's release manifest (manifests.yaml) installs the DisaggregatedSet CRDs, RBAC and webhook
+    # since v0.9.0 (kubernetes-sigs/lws@v0.10.0 site/content/en/docs/installation/_index.md l.198-204): its objects
+    # are checked against the LWS release the stack installs.
+    "disaggregatedset.x-k8s.io": "leaderworkerset.x-k8s.io",
+}
+"""API group -> the group of the controller whose release installs it."""
 
 _TARGET_REF: dict[str, Any] = {
     "type": "object",
@@ -270,7 +282,9 @@ def validate_all(objects: Iterable[dict[str, Any]], releases: dict[str, str]) ->
         try:
             if is_custom(obj):
                 group = obj["apiVersion"].partition("/")[0]
-                release = releases.get(group) or PLATFORM_RELEASES.get(group)
+                release = (
+                    releases.get(group) or releases.get(BUNDLED_WITH.get(group, "")) or PLATFORM_RELEASES.get(group)
+                )
                 if release is None:
                     raise SchemaError(f"{obj['kind']}: the stack installs no controller for {group}")
                 validate_custom(obj, release)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ..node_identity import Access, BucketGrant
     from ..services import ProjectServices
     from ..settings import Model
-    from ..tenancy import Tenancy
+    from ..tenancy import IsolatedPods, Tenancy
 
 
 class StackBucket(Protocol):
@@ -79,6 +79,9 @@ class ServingSlices:
 
     shape: SliceShape
     pools: Sequence[pulumi.Resource]
+    by_kind: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
+    """The node pools of each serving slice kind (``tpuSlices[].name``), for a backend whose parts take different
+    kinds (the disaggregated vLLM roles)."""
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class ServingEndpoint:
     """A path that answers 200 when a backend is ready (the load balancer's health check)."""
     pods: Mapping[str, str]
     """Labels of the serving pods (what an InferencePool selects)."""
+    disaggregated: bool = False
+    """The pods are prefill and decode servers: the endpoint picker routes between them."""
 
 
 @dataclass
@@ -182,6 +187,13 @@ class Backend:
     cpu_nodes: Callable[[Any], Sequence[NodeUsage]] = lambda _serving: ()
     """CPU nodes of its own pools (beyond the cluster's CPU pool) that run while it serves: the cost
     estimate bills them."""
+    isolation: Callable[[Any], IsolatedPods | None] = lambda _serving: None
+    """Its pods that stay out of the namespace's blanket ``same-namespace`` policy, with each flow they accept
+    (None: its pods accept any traffic from the namespace)."""
+    from_zero_pools: Callable[[Any, Mapping[str, Sequence[str]]], set[str] | None] = lambda _serving, _kinds: None
+    """Which of its serving node pools (given by slice kind) start empty and scale from zero, when its settings
+    decide that per slice kind; None: the pools after :attr:`always_on_slices` of them, in the order of
+    ``tpuSlices``."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

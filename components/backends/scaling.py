@@ -137,14 +137,21 @@ def autoscaling_problems(
             f"{KEY}.autoscaling.maxReplicas = {auto.max_replicas}: serving.slices provide {slices}, and "
             f"{pools - auto.max_replicas} would never hold a replica; raise maxReplicas to {pools} or remove slices"
         )
+    return found + metric_reader_problems(cfg, f"{KEY}.autoscaling", metric, "the leaders")
+
+
+def metric_reader_problems(cfg: Stack, at: str, metric: str, scraped: str) -> list[str]:
+    """The HPA at key ``at`` reads ``metric`` through Managed Service for Prometheus, as the stack's PodMonitoring
+    scrapes it from ``scraped``: both must be on."""
+    found = []
     if not cfg.cluster.managed_prometheus:
         found.append(
-            f"{KEY}.autoscaling: the HPA reads {metric} from Managed Service for Prometheus; set "
+            f"{at}: the HPA reads {metric} from Managed Service for Prometheus; set "
             f"{PROJECT_NAMESPACE}:cluster.managedPrometheus to true"
         )
     if not cfg.observability.enabled:
         found.append(
-            f"{KEY}.autoscaling: the HPA reads {metric} as the stack's PodMonitoring scrapes it from the leaders; "
+            f"{at}: the HPA reads {metric} as the stack's PodMonitoring scrapes it from {scraped}; "
             f"set {PROJECT_NAMESPACE}:observability.enabled to true"
         )
     return found

@@ -9,6 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from .. import capacity as capacity_rules
 from ..backends import BACKENDS
+from ..backends.vllm import VllmServingConfig
 from ..gateway import INFERENCE_POOL_MIN_GKE
 from ..naming import (
     ZONE,
@@ -165,10 +166,21 @@ docs/proposals/003-model-server-protocol/README.md); JetStream's HTTP server has
 neither metric."""
 
 
+def disaggregated(cfg: StackConfig) -> bool:
+    """Whether the stack serves vLLM disaggregated (``serving.disaggregation``)."""
+    return isinstance(cfg.serving, VllmServingConfig) and cfg.serving.disaggregation is not None
+
+
 def gateway_problems(cfg: StackConfig) -> list[str]:
-    """A gateway needs an HTTP serving backend; an InferencePool needs vLLM's metrics."""
+    """A gateway needs an HTTP serving backend; an InferencePool needs vLLM's metrics; the disaggregated mode needs
+    both (nothing else sends a request's prefill leg to a prefill server)."""
     g = cfg.gateway
     if g is None:
+        if disaggregated(cfg):
+            return [
+                f"{PROJECT_NAMESPACE}:serving.disaggregation: requests reach prefill only through the endpoint "
+                f"picker's prefill/decode profiles; add {PROJECT_NAMESPACE}:gateway with inferencePool: true"
+            ]
         return []
     key = f"{PROJECT_NAMESPACE}:gateway"
     backend = cfg.serving.backend if cfg.serving is not None else None
@@ -182,6 +194,11 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
             f"{key}.inferencePool = true: its endpoint picker needs an OpenAI API and the model server "
             f"protocol's queue and KV-cache metrics, which backend {json.dumps(backend)} does not serve; valid backends: "
             f"{', '.join(INFERENCE_POOL_BACKENDS)} (serving.backend), or set inferencePool to false"
+        ]
+    if disaggregated(cfg) and not g.inference_pool:
+        return [
+            f"{key}.inferencePool = false: the disaggregated vLLM mode routes through the endpoint picker's "
+            "prefill/decode profiles (serving.disaggregation); set inferencePool to true"
         ]
     version = cfg.cluster.min_master_version
     if g.inference_pool and version not in (None, "latest") and gke_version(version) < INFERENCE_POOL_MIN_GKE:

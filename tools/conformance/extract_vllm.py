@@ -129,11 +129,38 @@ def vllm_table(wheel: Path, version: str) -> Table:
     return Table("vllm", version, _source(wheel, files), frozenset(flags), frozenset(env), frozenset())
 
 
+GETENV_FILES = ("tpu_inference/distributed/utils.py",)
+"""tpu-inference modules that read variables with ``os.getenv`` outside ``envs.py``: the TPU KV connector's ports,
+channels, timeouts and switches (``TPU_KV_TRANSFER_PORT``, ``TPU_SIDE_CHANNEL_PORT``...), which the disaggregated
+vLLM mode sets (docs/design/disaggregated-vllm.md section 1.2)."""
+_GETENV = re.compile(r"""os\.getenv\(\s*["']([A-Z][A-Z0-9_]*)["']\s*(?:,\s*([^)]*?))?\s*\)""")
+
+
+def getenv_reads(source: str, path: str) -> dict[str, str]:
+    """Variable -> where ``source`` (the file ``path``) reads it with ``os.getenv``: its line and default."""
+    out: dict[str, str] = {}
+    for number, line in enumerate(source.splitlines(), start=1):
+        for m in _GETENV.finditer(line):
+            default = f", default {m.group(2)}" if m.group(2) else ""
+            out.setdefault(m.group(1), f"{path} l.{number} (os.getenv{default})")
+    return out
+
+
 def tpu_inference_table(wheel: Path, version: str) -> Table:
-    files = ["tpu_inference/envs.py"]
+    files = ["tpu_inference/envs.py", *GETENV_FILES]
     with zipfile.ZipFile(wheel) as z:
         env = _dict_keys(z.read(files[0]).decode(), "environment_variables")
-    return Table("tpu-inference", version, _source(wheel, files), frozenset(), frozenset(env), frozenset())
+        read = {k: v for f in GETENV_FILES for k, v in getenv_reads(z.read(f).decode(), f).items()}
+    facts = {f"env {k}": v for k, v in read.items()}
+    return Table(
+        "tpu-inference",
+        version,
+        _source(wheel, files),
+        frozenset(),
+        frozenset(env) | frozenset(read),
+        frozenset(),
+        facts=facts,
+    )
 
 
 def ray_table(wheel: Path, version: str) -> Table:

@@ -70,14 +70,33 @@ def tables() -> Tables:
     return Tables(load(f"vllm-{PINS.vllm_tpu}"), load(f"tpu-inference-{PINS.tpu_inference}"), load(f"ray-{PINS.ray}"))
 
 
-def _containers(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """(label, container) of every vLLM TPU container in the plan's LeaderWorkerSets."""
+def _templates(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(name, LeaderWorkerSet spec) of the plan's LeaderWorkerSets and of each DisaggregatedSet role (an inline
+    LeaderWorkerSet spec, kubernetes-sigs/lws@v0.10.0 api/disaggregatedset/v1/disaggregatedset_types.go l.46-94)."""
     for lws in view.kubernetes_objects("LeaderWorkerSet"):
-        template = lws["spec"]["leaderWorkerTemplate"]
+        yield lws["metadata"]["name"], lws["spec"]
+    for ds in view.kubernetes_objects("DisaggregatedSet"):
+        for role in ds["spec"].get("roles") or ():
+            yield f"{ds['metadata']['name']}/{role['name']}", role.get("spec") or {}
+
+
+def _containers(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(label, container) of every vLLM TPU container in the plan's LeaderWorkerSets and DisaggregatedSet roles."""
+    for name, spec in _templates(view):
+        template = spec["leaderWorkerTemplate"]
         for role in ("leaderTemplate", "workerTemplate"):
             for c in (template.get(role) or {}).get("spec", {}).get("containers", ()):
                 if "vllm/vllm-tpu:" in str(c.get("image", "")):
-                    yield f"{lws['metadata']['name']} {role[: -len('Template')]} {c['name']}", c
+                    yield f"{name} {role[: -len('Template')]} {c['name']}", c
+
+
+def known_flag(flag: str, flags: frozenset[str]) -> bool:
+    """Whether ``vllm serve`` takes ``flag``: a flag of the table, or ``--no-<flag>`` of one. vLLM gives every bool
+    engine setting ``argparse.BooleanOptionalAction``, which "Creates --no-<name> and --<name> flags" (vllm-tpu 0.29.0
+    vllm/engine/arg_utils.py l.352-354; ``--no-enable-prefix-caching`` is the ``enable_prefix_caching: bool`` of
+    vllm/config/cache.py l.139). The table lists the ``--<name>`` only; a ``--no-`` form of a flag that is no bool
+    passes too (the table does not hold the flags' types)."""
+    return flag in flags or (flag.startswith("--no-") and f"--{flag[len('--no-') :]}" in flags)
 
 
 def reader(name: str, t: Tables) -> str | None:
@@ -119,7 +138,9 @@ def findings(view: PlanView) -> list[Finding]:
                 problems.append(f"env {e['name']}: read by nothing in vllm, tpu-inference or ray of {PINS.image}")
         script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])
         serve, bootstrap = _serve_flags(script)
-        problems += [f"vllm serve {f}: no such flag in vllm {t.vllm.version}" for f in serve if f not in t.vllm.flags]
+        problems += [
+            f"vllm serve {f}: no such flag in vllm {t.vllm.version}" for f in serve if not known_flag(f, t.vllm.flags)
+        ]
         problems += [f"{f}: not a flag of multi-node-serving.sh" for f in bootstrap if f not in RAY_BOOTSTRAP_FLAGS]
         n = len(c.get("env") or ()) + len(serve) + len(bootstrap)
         out.append(

@@ -6,6 +6,7 @@ joins them into the category and re-exports their public names.
 
 from __future__ import annotations
 
+from tpu_serving_tools.runtime import network_kv, network_pd
 from tpu_serving_tools.runtime.backend_facts import FACT_FLOWS, FactFlow
 from tpu_serving_tools.runtime.network_flows import (
     ADDRESS_ARG,
@@ -54,5 +55,8 @@ __all__ = [
 
 
 def check(view: PlanView) -> CategoryResult:
-    """One finding per needed flow."""
-    return CategoryResult("network", [evaluate(view, f) for f in needed_flows(view)])
+    """One finding per needed flow, then the KV transfer between disaggregated roles (:mod:`.network_kv`) and the
+    picker's prefill/decode routing (:mod:`.network_pd`)."""
+    ws = workloads(view)
+    needed = [evaluate(view, f) for f in needed_flows(view, ws)]
+    return CategoryResult("network", [*needed, *network_kv.findings(view, ws), *network_pd.findings(view, ws)])

@@ -16,7 +16,7 @@ from typing import Any
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import picker
-from tpu_serving_tools.runtime.backend_facts import FACT_FLOWS
+from tpu_serving_tools.runtime.backend_facts import BACKENDS, FACT_FLOWS
 from tpu_serving_tools.runtime.network_policy import (
     Flow,
     Peer,
@@ -68,8 +68,11 @@ def _arg_flows(ws: list[Workload]) -> Iterator[Flow]:
                     yield Flow(peer_of(w), peer_of(dst), int(port or 0), why=f"{c.name} {m['flag']}")
 
 
-def _fact_flows(ws: list[Workload]) -> Iterator[Flow]:
-    for fact in FACT_FLOWS:
+def _fact_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """The flows of the stack's backend (``serving.backend``; every backend's for a plan that records no settings):
+    another backend's roles may share a role name (an LWS ``leader`` and ``worker``) but not its flows."""
+    backend = (view.setting("serving") or {}).get("backend")
+    for fact in BACKENDS[backend].flows if backend in BACKENDS else FACT_FLOWS:
         for src in _by_role(ws, fact.src_role):
             for dst in _by_role(ws, fact.dst_role):
                 if src.namespace == dst.namespace:
@@ -289,7 +292,7 @@ def needed_flows(view: PlanView, ws: list[Workload] | None = None) -> list[Flow]
     seen: dict[str, Flow] = {}
     for flow in _chain(
         _arg_flows(ws),
-        _fact_flows(ws),
+        _fact_flows(view, ws),
         _env_url_flows(view, ws),
         _client_flows(view, ws),
         _scrape_flows(view, ws),

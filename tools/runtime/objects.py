@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.runtime import ds_facts as D
+from tpu_serving_tools.runtime import pods_ds
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -23,6 +25,14 @@ JOBSET_HEADLESS = (
     "kubernetes-sigs/jobset@v0.12.0 pkg/controllers/jobset_controller.go:790-813 (createHeadlessSvcIfNecessary: "
     "a headless Service named GetSubdomain(js), :1090-1098 spec.network.subdomain or the JobSet's name, when "
     "enableDNSHostnames, which pkg/webhooks/jobset_webhook.go:133-134 defaults to true; created only when none exists)"
+)
+DS_PRV = (
+    "kubernetes-sigs/lws@v0.10.0 pkg/controllers/disaggregatedset/service_manager.go:106-162 (a headless Service "
+    "<child LWS>-prv per role once the revision is ready on every role; an existing one is kept, :115-119)"
+)
+DS_SCALER = (
+    "kubernetes-sigs/lws@v0.10.0 pkg/controllers/disaggregatedset/scaler_manager.go:57, :103-161 (a "
+    "DisaggregatedSetRoleScaler <ds>-<role> per External role; one of that name it does not control is not adopted)"
 )
 PATHWAYSJOB_JOBSET = (
     "google/pathways-job@v0.1.4 internal/controller/pathwaysjob_controller.go:228-280 (createJobSet: a JobSet "
@@ -52,8 +62,29 @@ def _jobset_service(js: Mapping[str, Any], owner: str, source: str) -> Iterator[
     yield Created("Service", js["metadata"].get("namespace", "default"), name, owner, source, why)
 
 
+def _disaggregatedset_objects(view: PlanView) -> list[Created]:
+    """Per child LeaderWorkerSet its headless Service (LWS) and its ``-prv`` Service (DisaggregatedSet controller),
+    per External role its scaler."""
+    out = []
+    for ds in view.kubernetes_objects(D.DS_KIND):
+        name = ds["metadata"]["name"]
+        for c in pods_ds.children(ds):
+            why = f"per-pod DNS of role {c.role} ({c.name}-0.{c.name}.<namespace>, LWS_LEADER_ADDRESS) never resolves"
+            owner = f"LeaderWorkerSet/{c.name} (of DisaggregatedSet/{name})"
+            out.append(Created("Service", c.namespace, c.name, owner, LWS_HEADLESS, why))
+            why = f"the plan's Service stands in for role {c.role}'s revision Service, with its own selector"
+            out.append(Created("Service", c.namespace, c.name + D.PRV_SUFFIX, f"DisaggregatedSet/{name}", DS_PRV, why))
+        for role in (ds.get("spec") or {}).get("roles") or ():
+            if pods_ds.is_external(role):
+                ns, scaler = ds["metadata"].get("namespace", "default"), pods_ds.scaler_name(name, role["name"])
+                why = f"role {role['name']} gets no scaler: its LeaderWorkerSet is created with 0 replicas"
+                out.append(Created(D.SCALER_KIND, ns, scaler, f"DisaggregatedSet/{name}", DS_SCALER, why))
+    return out
+
+
 def created_objects(view: PlanView) -> list[Created]:
-    """Every object the LeaderWorkerSet, JobSet and PathwaysJob controllers create for the plan's objects."""
+    """Every object the LeaderWorkerSet, DisaggregatedSet, JobSet and PathwaysJob controllers create for the plan's
+    objects."""
     out: list[Created] = []
     for lws in view.kubernetes_objects("LeaderWorkerSet"):
         meta = lws["metadata"]
@@ -68,6 +99,7 @@ def created_objects(view: PlanView) -> list[Created]:
                 why,
             )
         )
+    out += _disaggregatedset_objects(view)
     for js in view.kubernetes_objects("JobSet"):
         out += _jobset_service(js, f"JobSet/{js['metadata']['name']}", JOBSET_HEADLESS)
     for pw in view.kubernetes_objects("PathwaysJob"):
@@ -100,7 +132,7 @@ def findings(view: PlanView) -> list[Finding]:
             )
         else:
             out.append(Finding(subject, True, "created by its controller; nothing declared in its place"))
-    return out
+    return out + pods_ds.admission_findings(list(view.kubernetes_objects(D.DS_KIND)))
 
 
 def check(view: PlanView) -> CategoryResult:

@@ -1,7 +1,7 @@
 """The pods the controllers create from a plan's Kubernetes objects.
 
-Expands LeaderWorkerSets, JobSets, PathwaysJobs (through the JobSet their controller creates),
-Deployments, Jobs and bare Pods into :class:`Pod` values, applying what the API server and the
+Expands LeaderWorkerSets, DisaggregatedSets (through the LeaderWorkerSets their controller creates,
+:mod:`.pods_ds`), JobSets, PathwaysJobs (through the JobSet their controller creates), Deployments, Jobs and bare Pods into :class:`Pod` values, applying what the API server and the
 controllers add on the way: LWS environment variables, Kubernetes request defaulting
 (limits -> requests, LimitRange defaults), PathwaysJob head and worker containers. The facts used
 are in :mod:`tools.runtime.facts` with their sources.
@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods_ds import expand_disaggregatedset
 from tpu_serving_tools.runtime.pods_jobset import _job_pod_count, expand_jobset
 from tpu_serving_tools.runtime.pods_lws import expand_leaderworkerset
 from tpu_serving_tools.runtime.pods_model import (
@@ -124,17 +125,21 @@ def pods_of(view: PlanView, replicas: Mapping[tuple[str, str, str], int] | None 
     """Every pod the plan's workload objects make, in plan order.
 
     An object an HPA scales runs its ``minReplicas`` (the HPA raises it there at once) unless
-    ``replicas`` (``(namespace, kind, name)`` -> count) says otherwise.
+    ``replicas`` (``(namespace, kind, name)`` -> count) says otherwise; a DisaggregatedSet's External roles are
+    scaled through their DisaggregatedSetRoleScaler's key (:mod:`.pods_ds`).
     """
     defaults = limit_defaults(view)
     counts = {k: lo for k, (lo, _) in hpa_bounds(view).items()}
     counts.update(replicas or {})
     out: list[Pod] = []
     for obj in view.kubernetes_objects():
+        meta = obj.get("metadata") or {}
+        ns = meta.get("namespace", "default")
+        if obj.get("kind") == "DisaggregatedSet":  # its roles' replicas are keyed by their scalers
+            out.extend(expand_disaggregatedset(obj, defaults.get(ns, LimitDefaults()), counts))
+            continue
         expand = _EXPANDERS.get(str(obj.get("kind")))
         if expand is not None:
-            meta = obj.get("metadata") or {}
-            ns = meta.get("namespace", "default")
             count = counts.get((ns, str(obj.get("kind")), str(meta.get("name"))))
             out.extend(expand(obj if count is None else with_replicas(obj, count), defaults.get(ns, LimitDefaults())))
     return out

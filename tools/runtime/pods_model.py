@@ -97,6 +97,9 @@ class Pod:
     """Topology key whose domain this pod's exclusive set takes whole (e.g. ``cloud.google.com/gke-nodepool``)."""
     exclusive_set: str | None = None
     """The set that takes the domain: the LWS group or sub-group, or the JobSet child Job."""
+    node_affinity: tuple[tuple[Mapping[str, Any], ...], ...] = ()
+    """``requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``: each term's ``matchExpressions``; a node
+    must match one term (https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#node-affinity)."""
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
@@ -299,7 +302,15 @@ def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefa
         priority_class=str(spec.get("priorityClassName") or ""),
         exclusive_topology=where.exclusive_topology,
         exclusive_set=where.exclusive_set if where.exclusive_topology else None,
+        node_affinity=_node_affinity(spec),
     )
+
+
+def _node_affinity(spec: Mapping[str, Any]) -> tuple[tuple[Mapping[str, Any], ...], ...]:
+    required = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ) or {}
+    return tuple(tuple(t.get("matchExpressions") or ()) for t in required.get("nodeSelectorTerms") or ())
 
 
 def _with_env(pod: Pod, extra: Mapping[str, str], *, only: str | None = None, overwrite: bool = False) -> Pod:

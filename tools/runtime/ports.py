@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-from tpu_serving_tools.runtime import picker
-from tpu_serving_tools.runtime.network import selector_matches
+from tpu_serving_tools.runtime import network_kv, network_pd, picker
+from tpu_serving_tools.runtime.network import selector_matches, workloads
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -33,6 +33,12 @@ def _resolve(port: int | str, containers: Iterable[Container]) -> int | None:
     return next((c.named_ports[str(port)] for c in containers if str(port) in c.named_ports), None)
 
 
+def _serving(pod: Pod) -> tuple[Container, ...]:
+    """The containers that run beside each other and serve the pod's ports: the regular ones and the native sidecars
+    (init containers with ``restartPolicy: Always``, https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/)."""
+    return pod.containers + tuple(c for c in pod.init_containers if c.sidecar)
+
+
 def _unique_pods(view: PlanView) -> list[Pod]:
     seen: dict[tuple[str, str], Pod] = {}
     for pod in pods_of(view):
@@ -46,8 +52,8 @@ def _probe_findings(pods: list[Pod]) -> Iterator[Finding]:
             for port in c.probe_ports:
                 # The kubelet probes the pod's IP: any container of the pod may serve the port (the pod's
                 # containers share one network namespace), as JetStream's HTTP server does for jax-tpu.
-                at = _resolve(port, pod.containers)
-                ok = at is not None and at in _declared(pod.containers)
+                at = _resolve(port, _serving(pod))
+                ok = at is not None and at in _declared(_serving(pod))
                 subject = f"ports probe {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} {c.name}:{port}"
                 yield Finding(subject, ok, "declared in the pod" if ok else "no container of the pod declares it")
 
@@ -60,7 +66,7 @@ def _arg_findings(pods: list[Pod]) -> Iterator[Finding]:
                     port = int(m["port"])
                     if m["flag"] in ("ray_port",):
                         continue  # the Ray head's port, served by the leader (network: --ray_address flows)
-                    ok = port in c.ports or port in _declared(pod.containers)
+                    ok = port in c.ports or port in _declared(_serving(pod))
                     subject = f"ports arg {pod.namespace}/{pod.owner.split('/', 1)[1]} {pod.role} {c.name} --{m['flag']}={port}"
                     yield Finding(subject, ok, "declared" if ok else "listened on, but no container declares it")
 
@@ -78,7 +84,7 @@ def _service_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
             if not backends:
                 yield Finding(subject, False, "selects no pod of the plan")
                 continue
-            missing = [p.role for p in backends if _resolve(target, p.containers) not in _declared(p.containers)]
+            missing = [p.role for p in backends if _resolve(target, _serving(p)) not in _declared(_serving(p))]
             yield Finding(
                 subject,
                 not missing,
@@ -101,13 +107,18 @@ def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
                 subject = f"ports policy {ns}/{meta['name']} ingress {port}{'-' + str(end) if end else ''}"
                 hits = []
                 for p in selected:
-                    at = _resolve(port, p.containers)
+                    at = _resolve(port, _serving(p))
                     hi = int(end) if end and at is not None else at
-                    hits += [x for x in _declared(p.containers) if at is not None and hi is not None and at <= x <= hi]
+                    hits += [x for x in _declared(_serving(p)) if at is not None and hi is not None and at <= x <= hi]
+                served = (
+                    network_kv.ephemeral_served(view, spec.get("podSelector") or {}, ns, int(port), int(end))
+                    if (end and not hits and str(port).isdigit())
+                    else None
+                )
                 yield Finding(
                     subject,
-                    bool(hits),
-                    f"opens {sorted(set(hits))}" if hits else "no pod the policy selects declares that port",
+                    bool(hits) or served is not None,
+                    f"opens {sorted(set(hits))}" if hits else served or "no pod the policy selects declares that port",
                 )
 
 
@@ -150,12 +161,15 @@ def _picker_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
 
 def findings(view: PlanView) -> list[Finding]:
     pods = _unique_pods(view)
+    ws = workloads(view)
     return [
         *_probe_findings(pods),
         *_arg_findings(pods),
         *_service_findings(view, pods),
         *_policy_findings(view, pods),
         *_picker_findings(view, pods),
+        *network_kv.port_findings(view, ws),
+        *network_pd.port_findings(view, ws),
     ]
 
 

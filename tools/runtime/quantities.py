@@ -6,6 +6,7 @@ Parses quantities (``"500m"``, ``"32Gi"``) and sums, compares and describes :cla
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -86,3 +87,11 @@ def _resources(values: Mapping[str, Any] | None) -> dict[str, float]:
 
 def _as_resources(values: Mapping[str, float]) -> Resources:
     return Resources(values.get("cpu", 0.0), values.get("memory", 0.0), values.get("tpu", 0.0))
+
+
+def scaled(value: object, replicas: int, *, round_up: bool) -> int:
+    """An int-or-percent of ``replicas``, as LWS scales it (``intstr.GetScaledValueFromIntOrPercent``)."""
+    if isinstance(value, str) and value.endswith("%"):
+        share = replicas * float(value[:-1]) / 100
+        return math.ceil(share) if round_up else math.floor(share)
+    return int(float(str(value)))

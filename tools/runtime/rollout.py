@@ -10,24 +10,16 @@ no slice can take stalls the rollout: the check fails.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of
+from tpu_serving_tools.runtime.quantities import scaled
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 from tpu_serving_tools.runtime.scheduling import NodePool, at_minimum, group_pods, node_pools, place, step_up
-
-
-def scaled(value: object, replicas: int, *, round_up: bool) -> int:
-    """An int-or-percent of ``replicas``, as LWS scales it (``intstr.GetScaledValueFromIntOrPercent``)."""
-    if isinstance(value, str) and value.endswith("%"):
-        share = replicas * float(value[:-1]) / 100
-        return math.ceil(share) if round_up else math.floor(share)
-    return int(float(str(value)))
 
 
 def strategy(obj: Mapping[str, Any], replicas: int) -> tuple[int, int]:

@@ -144,9 +144,28 @@ def tolerates_all(pod: Pod, taints: Iterable[tuple[str, str, str]]) -> bool:
     return True
 
 
+def _expression_matches(expr: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    key, op, values = str(expr.get("key")), str(expr.get("operator")), [str(v) for v in expr.get("values") or ()]
+    if key == F.HOSTNAME_LABEL and op in ("In", "Exists"):
+        return True  # some node of the pool has each hostname
+    value = labels.get(key)
+    return {
+        "In": value in values,
+        "NotIn": value not in values,
+        "Exists": value is not None,
+        "DoesNotExist": value is None,
+        "Gt": value is not None and value.isdigit() and bool(values) and int(value) > int(values[0]),
+        "Lt": value is not None and value.isdigit() and bool(values) and int(value) < int(values[0]),
+    }.get(op, False)
+
+
 def selector_matches(pod: Pod, pool: NodePool) -> bool:
-    """Whether the pool's node labels satisfy the pod's nodeSelector (hostname matches any node)."""
-    return all(k == F.HOSTNAME_LABEL or pool.labels.get(k) == v for k, v in pod.node_selector.items())
+    """Whether the pool's node labels satisfy the pod's nodeSelector (hostname matches any node) and one of its
+    required node affinity terms, if any."""
+    if not all(k == F.HOSTNAME_LABEL or pool.labels.get(k) == v for k, v in pod.node_selector.items()):
+        return False
+    terms = pod.node_affinity
+    return not terms or any(all(_expression_matches(e, pool.labels) for e in term) for term in terms)
 
 
 def candidate_pools(pod: Pod, pools: Sequence[NodePool]) -> list[NodePool]:
@@ -236,7 +255,8 @@ def _why(pod: Pod, pools: Sequence[NodePool]) -> str:
     """The most precise reason a pod has no node."""
     matching = [p for p in pools if selector_matches(pod, p)]
     if not matching:
-        return f"no node pool has labels {dict(pod.node_selector)}"
+        affinity = f" and node affinity {[list(t) for t in pod.node_affinity]}" if pod.node_affinity else ""
+        return f"no node pool has labels {dict(pod.node_selector)}{affinity}"
     tolerated = [p for p in matching if tolerates_all(pod, p.taints)]
     if not tolerated:
         taints = sorted({f"{k}={v}:{e}" for p in matching for k, v, e in p.taints})
@@ -377,6 +397,28 @@ def step_up(
     return Step(True, what, after.pool_of[group[0].key].name, None)
 
 
+def minimum_finding(
+    view: PlanView,
+    key: tuple[str, str, str],
+    lo: int,
+    pools: Sequence[NodePool],
+    pods_named: str,
+    subject: str,
+    say: str = "",
+) -> Finding:
+    """The HPA's minimum of workload ``key`` on the pools as they start: its pods (names starting ``pods_named``)
+    all scheduled."""
+    start = place(pods_of(view, {key: lo}), pools)
+    unplaced = [k for k in start.failure if k.startswith(pods_named)]
+    return Finding(
+        f"{subject} at minReplicas {lo}",
+        not unplaced,
+        f"{say}{lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
+        if not unplaced
+        else f"{say}pods pending before any scale-up: {', '.join(unplaced)}",
+    )
+
+
 def scale_findings(view: PlanView) -> list[Finding]:
     """For each HPA on a LeaderWorkerSet: its minimum scheduled on the pools as they start, then each step up
     to its maximum: the new group pending, one whole slice provisioned (a pool scaling 0 -> its VMs), the
@@ -388,17 +430,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
             continue
         target = f"scale {ns}/{name}"
         pools = [at_minimum(p) for p in originals.values()]
-        start = place(pods_of(view, {(ns, kind, name): lo}), pools)
-        unplaced = [k for k in start.failure if k.startswith(f"{ns}/{name}-")]
-        findings.append(
-            Finding(
-                f"{target} at minReplicas {lo}",
-                not unplaced,
-                f"{lo} group(s) on the pools as they start (autoscaled pools at their minimum)"
-                if not unplaced
-                else f"pods pending before any scale-up: {', '.join(unplaced)}",
-            )
-        )
+        findings.append(minimum_finding(view, (ns, kind, name), lo, pools, f"{ns}/{name}-", target))
         for replicas in range(lo + 1, hi + 1):
             step = step_up(view, (ns, kind, name), replicas, pools, originals)
             subject, g = f"{target} {replicas - 1} -> {replicas}", replicas - 1
@@ -426,4 +458,9 @@ def check(view: PlanView) -> CategoryResult:
     ]
     findings += quota_findings(pods, quotas(view))
     findings += scale_findings(view)
+    # DisaggregatedSet roles and their scale paths (imported here: that module builds on this one)
+    from tpu_serving_tools.runtime import scheduling_ds
+
+    findings += scheduling_ds.role_findings(view, pods, placement)
+    findings += scheduling_ds.scale_findings(view)
     return CategoryResult("scheduling", findings)

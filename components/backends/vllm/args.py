@@ -28,6 +28,7 @@ from .facts import (
     SERVING_FLAGS,
     TOPOLOGY_FLAGS,
 )
+from .kv import KvTransfer
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
 _NAME = re.compile(r"^--[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -159,6 +160,12 @@ class VllmEngineSettings:
         ge=1,
         le=64,
     )
+    block_size: int | None = described(
+        "Tokens per KV-cache block (`--block-size`); unset takes the engine's. Disaggregated roles must agree.",
+        default=None,
+        ge=1,
+        le=4096,
+    )
     memory_utilization: float = described(
         "Share of each chip's HBM the engine may use for weights, activations and KV cache (`--gpu-memory-utilization`).",
         default=0.9,
@@ -275,6 +282,12 @@ class VllmServingArgs:
     """Health probe timing of the server."""
     requests: VllmRequests = field(default_factory=VllmRequests)
     """CPU, memory and shared memory."""
+    node_pools: Sequence[str] = ()
+    """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
+    A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
+    kv_transfer: KvTransfer | None = None
+    """The engine's part in a disaggregated prefill/decode pair (:class:`~.disagg_args.VllmDisaggregatedArgs`
+    sets it); None serves alone."""
     priority_class_name: str | None = None
     """PriorityClass of the group's pods."""
     labels: Mapping[str, str] = field(default_factory=dict)

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
 from ... import lws
 from ...controllers import LWS
 from ...node_identity import Access
-from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...observability import ScrapeTarget, ServingMetrics
 from ...podspec import ProbeSettings
 from ...settings import (
     to_settings,
 )
-from ...tenancy import SERVING_PRIORITY
+from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+from . import disagg_backend
 from .args import (
     SecretKey,
     VllmEngineSettings,
@@ -23,7 +26,7 @@ from .args import (
 )
 from .checks import problems
 from .component import VllmServing
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, VllmMetric
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .settings import (
     CACHE_FOLDER,
     NAME,
@@ -39,21 +42,19 @@ def leaders(serving: VllmServingConfig) -> dict[str, str]:
 
 def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
     """The leader pods take clients on the serving port."""
+    if serving.disaggregation is not None:
+        return disagg_backend.ingress(serving)
     return leaders(serving), [HTTP_PORT]
 
 
 def metrics(serving: VllmServingConfig) -> ServingMetrics:
     """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only. Its one
     LeaderWorkerSet's group recreations are watched."""
+    if serving.disaggregation is not None:
+        return disagg_backend.metrics(serving)
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
-        signals=ServingSignals(
-            requests_running=VllmMetric.REQUESTS_RUNNING.value,
-            requests_waiting=VllmMetric.REQUESTS_WAITING.value,
-            time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
-            time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
-            cache_usage=VllmMetric.KV_CACHE_USAGE.value,
-        ),
+        signals=SIGNALS,
         leader_worker_sets=(serving.name,),
     )
 
@@ -63,38 +64,49 @@ def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
     return {}
 
 
+def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingArgs:
+    """The engine's arguments from the settings (a disaggregated role's start from them,
+    :func:`.disagg_backend.arguments`)."""
+    identity, buckets = platform.identity, platform.buckets
+    hf = serving.loader == WeightsLoader.HUGGING_FACE
+    return VllmServingArgs(
+        namespace=identity.namespace_name,
+        service_account=identity.service_account_name,
+        shape=platform.slices.shape,
+        model=serving.model,
+        served_model_name=serving.served_model_name,
+        loader=serving.loader,
+        weights_bucket=None if hf else buckets.names["checkpoints"],
+        cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
+        cache_path=f"{CACHE_FOLDER}/{serving.name}",
+        hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
+        replicas=serving.replicas,
+        autoscaled=serving.autoscaling is not None,
+        rollout=serving.rollout,
+        lws_version=serving.lws_version,
+        name=serving.name,
+        service_name=serving.service_name,
+        engine=to_settings(serving.engine, VllmEngineSettings),
+        images=to_settings(serving.images, VllmImages),
+        probes=to_settings(serving.probes, ProbeSettings),
+        requests=to_settings(serving.requests, VllmRequests),
+        priority_class_name=SERVING_PRIORITY,
+        labels=platform.k8s_labels,
+    )
+
+
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
-    name, identity, buckets = platform.name, platform.identity, platform.buckets
+    name, identity = platform.name, platform.identity
     lws_install = platform.install(LWS, serving.lws_version, ())
+    if serving.disaggregation is not None:
+        built = disagg_backend.build(platform, serving, lws_install, serving_args(platform, serving))
+        built.installs.insert(0, lws_install)
+        return built
     pools = list(platform.slices.pools)
-    hf = serving.loader == WeightsLoader.HUGGING_FACE
     workload = VllmServing(
         f"{name}-serving",
-        VllmServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
-            model=serving.model,
-            served_model_name=serving.served_model_name,
-            loader=serving.loader,
-            weights_bucket=None if hf else buckets.names["checkpoints"],
-            cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
-            cache_path=f"{CACHE_FOLDER}/{serving.name}",
-            hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-            replicas=serving.replicas,
-            autoscaled=serving.autoscaling is not None,
-            rollout=serving.rollout,
-            lws_version=serving.lws_version,
-            name=serving.name,
-            service_name=serving.service_name,
-            engine=to_settings(serving.engine, VllmEngineSettings),
-            images=to_settings(serving.images, VllmImages),
-            probes=to_settings(serving.probes, ProbeSettings),
-            requests=to_settings(serving.requests, VllmRequests),
-            priority_class_name=SERVING_PRIORITY,
-            labels=platform.k8s_labels,
-        ),
+        serving_args(platform, serving),
         opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(
@@ -113,17 +125,40 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
     return built
 
 
+def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
+    """One group restarts at once: the chips of its share of the slices."""
+    if serving.disaggregation is not None:
+        return disagg_backend.restart_unit_chips(serving, chips)
+    return scaling.restart_unit_chips(serving, chips)
+
+
+def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
+    return scaling.always_on_slices(serving, pools)
+
+
+def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
+    """Per role in the disaggregated mode; else None (the slices after :func:`always_on_slices`)."""
+    return disagg_backend.from_zero_pools(serving, by_kind) if serving.disaggregation is not None else None
+
+
+def isolation(serving: VllmServingConfig) -> IsolatedPods | None:
+    """The disaggregated roles' pods accept only the flows between them (:func:`.disagg_backend.isolation`)."""
+    return disagg_backend.isolation(serving) if serving.disaggregation is not None else None
+
+
 BACKEND = Backend(
     name=NAME,
     settings=VllmServingConfig,
     problems=problems,
     ingress=ingress,
     host_network_buckets=host_network_buckets,
-    restart_unit_chips=scaling.restart_unit_chips,
+    restart_unit_chips=restart_unit_chips,
     build=build,
     metrics=metrics,
     startup_seconds=probes_startup_seconds,
-    always_on_slices=scaling.always_on_slices,
+    always_on_slices=always_on_slices,
+    isolation=isolation,
+    from_zero_pools=from_zero_pools,
     spare_slices=scaling.spare_slices,
     model_size=served_model_size,
 )

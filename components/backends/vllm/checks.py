@@ -16,6 +16,7 @@ from .. import rollout, scaling
 
 if TYPE_CHECKING:
     from ..base import Stack
+from . import disagg_checks
 from .args import VllmEngineSettings, WeightsLoader, parallelism_problems
 from .facts import METRIC_KINDS, VllmMetric
 from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
@@ -24,9 +25,13 @@ from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = rollout.problems(serving, pools, per_group=1) or replica_problems(
-        cfg, serving, shape, scaling.group_slices(serving, pools)
-    )
+    if serving.disaggregation is not None:
+        found = disagg_checks.problems(cfg, serving, shape)
+    else:
+        found = rollout.problems(serving, pools, per_group=1) or replica_problems(
+            cfg, serving, shape, scaling.group_slices(serving, pools)
+        )
+        found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape)
     if serving.loader != WeightsLoader.HUGGING_FACE:
         b = cfg.bucket("checkpoints")
         if b is None or b.workload_access == "none":
@@ -42,16 +47,20 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
         found.append(
             f"{key}.hfTokenSecret: only read with loader hugging-face (loader is {json.dumps(serving.loader.value)})"
         )
-    found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape)
     if clash := lws.service_name_problem(serving.name, serving.service_name):
         found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
     size = model_size(serving)
     if isinstance(size, str):
         return [*found, size]
     billions, precision, at = size
-    found += _fit_problems(
-        at, billions, precision, serving.engine.memory_utilization, shape, serving.engine.quantization is not None
-    )
+    # each disaggregated role holds the whole model on its own slice, within its own memoryUtilization
+    engines = [(at, serving.engine)] + [
+        (f"{at} ({disagg_checks.AT}.{role.value}.engine)", r.engine) for role, r in disagg_checks.roles(serving)
+    ]
+    for where, engine in engines[1:] if serving.disaggregation is not None else engines:
+        found += _fit_problems(
+            where, billions, precision, engine.memory_utilization, shape, engine.quantization is not None
+        )
     if serving.loader == WeightsLoader.GCSFUSE:
         found += _disk_problems(cfg, serving, weight_gib(billions, precision))
     return found

@@ -11,6 +11,17 @@ from .facts import HTTP_PORT
 from .pods import leader_worker_set_spec, service_args
 
 
+def client_examples(namespace: str, service: str, model: str) -> tuple[str, str]:
+    """``kubectl port-forward`` to ``service``'s serving port, and a ``curl`` completion of ``model`` through it."""
+    forward = f"kubectl -n {namespace} port-forward svc/{service} {HTTP_PORT}:{HTTP_PORT}"
+    completion = (
+        f"curl -s localhost:{HTTP_PORT}/v1/completions -H 'Content-Type: application/json' "
+        f'-d \'{{"model": "{model}", "prompt": "What are the top 5 programming languages", '
+        '"max_tokens": 200}\''
+    )
+    return forward, completion
+
+
 class VllmServing(pulumi.ComponentResource):
     """vLLM TPU serving: a LeaderWorkerSet (one group per slice) and a ClusterIP Service on its leaders.
 
@@ -43,11 +54,8 @@ class VllmServing(pulumi.ComponentResource):
         )
         self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
         self.leader_pod = f"{args.name}-0"
-        self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
-        self.completion_example = (
-            f"curl -s localhost:{HTTP_PORT}/v1/completions -H 'Content-Type: application/json' "
-            f'-d \'{{"model": "{args.served_model_name}", "prompt": "What are the top 5 programming languages", '
-            '"max_tokens": 200}\''
+        self.port_forward, self.completion_example = client_examples(
+            args.namespace, args.service_name, args.served_model_name
         )
         self.register_outputs(
             {"leaderPod": self.leader_pod, "portForward": self.port_forward, "service": args.service_name}

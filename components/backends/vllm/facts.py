@@ -14,6 +14,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 from collections.abc import Mapping, Sequence
 
 from ...autoscaling import MetricKind
+from ...observability import ServingSignals
 from ...validation import Choice
 from ...versions import PINS
 
@@ -75,6 +76,16 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
 """The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
 ``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series
 gain ``_total``): the HPA can read only a gauge."""
+
+
+SIGNALS = ServingSignals(
+    requests_running=VllmMetric.REQUESTS_RUNNING.value,
+    requests_waiting=VllmMetric.REQUESTS_WAITING.value,
+    time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
+    time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
+    cache_usage=VllmMetric.KV_CACHE_USAGE.value,
+)
+"""vLLM's serving signals, for the dashboard and the alerts (the metrics above)."""
 
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (
@@ -168,6 +179,7 @@ ENGINE_FLAGS: Mapping[str, str] = {
     "--dtype": "dtype",
     "--quantization": "quantization",
     "--gpu-memory-utilization": "memory_utilization",
+    "--block-size": "block_size",
     "--kv-cache-memory-bytes": "memory_utilization",
     "--num-gpu-blocks-override": "memory_utilization",
 }
@@ -187,10 +199,12 @@ SERVING_FLAGS: frozenset[str] = frozenset(
         "--load-format",
         "--distributed-executor-backend",
         "--download-dir",
+        "--kv-transfer-config",
     }
 )
 """Flags the component writes from the serving arguments: the model and its name, the port the Service and the
-probes use, the weights loader and the executor (Ray across a multi-host group)."""
+probes use, the weights loader, the executor (Ray across a multi-host group) and, in a disaggregated pair, the KV
+connector (:mod:`.kv`)."""
 
 TOPOLOGY_FLAGS: frozenset[str] = frozenset(
     {

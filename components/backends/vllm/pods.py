@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from ... import lws
-from ...nodepool import TPU_RESOURCE, node_selector
+from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, container_security, http_probes, pod_security, requests
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -33,6 +33,18 @@ from .facts import (
     WEIGHTS_MOUNT_OPTIONS,
     WEIGHTS_VOLUME,
 )
+from .kv import (
+    HOST_IP_ENV,
+    KEEP_ALIVE_ENV,
+    KV_TRANSFER_PORT,
+    KV_TRANSFER_PORT_ENV,
+    PD_FLAGS,
+    SIDE_CHANNEL_PORT,
+    SIDE_CHANNEL_PORT_ENV,
+    KvRole,
+    kv_transfer_config,
+    sidecar_args,
+)
 
 # --------------------------------------------------------------------------- builders
 
@@ -51,7 +63,7 @@ def engine_args(args: VllmServingArgs) -> list[str]:
     e = args.engine
     tp, pp = e.parallelism(args.shape.chips)
     out = [
-        f"--port={HTTP_PORT}",
+        f"--port={server_port(args)}",
         f"--served-model-name={args.served_model_name}",
         f"--tensor-parallel-size={tp}",
         f"--max-model-len={e.max_model_len}",
@@ -62,11 +74,20 @@ def engine_args(args: VllmServingArgs) -> list[str]:
         out.append(f"--pipeline-parallel-size={pp}")
     if e.quantization is not None:
         out.append(f"--quantization={e.quantization.value}")
+    if e.block_size is not None:
+        out.append(f"--block-size={e.block_size}")
     if args.loader == WeightsLoader.RUNAI_STREAMER:
         out.append("--load-format=runai_streamer")
     if args.multi_host:
         out.append("--distributed-executor-backend=ray")
+    if args.kv_transfer is not None:
+        out += [*PD_FLAGS, f"--kv-transfer-config={kv_transfer_config(args.kv_transfer.role)}"]
     return out + list(e.extra_args)
+
+
+def server_port(args: VllmServingArgs) -> int:
+    """The port vLLM listens on: the serving port, but behind the sidecar on a decode server."""
+    return args.kv_transfer.server_port if args.kv_transfer is not None else HTTP_PORT
 
 
 def _find_script() -> str:
@@ -113,6 +134,8 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
     if args.loader != WeightsLoader.HUGGING_FACE:
         # Nothing comes from the Hub at runtime: huggingface_hub refuses every download.
         out.append(k8s.core.v1.EnvVarArgs(name="HF_HUB_OFFLINE", value="1"))
+    if args.kv_transfer is not None:
+        out += kv_environment()
     if args.hf_token_secret is not None:
         out.append(
             k8s.core.v1.EnvVarArgs(
@@ -125,6 +148,53 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
             )
         )
     return out
+
+
+def kv_environment() -> list[k8s.core.v1.EnvVarArgs]:
+    """The TPU KV connector's ports and address, on every pod of both roles: Ray hands neither the ports nor
+    ``VLLM_HOST_IP`` to its workers, which read the environment of their own pod's ``ray start``
+    (docs/design/disaggregated-vllm.md section 1.4: V29 vllm/ray/ray_env.py l.36-48, vllm/v1/executor/ray_utils.py
+    l.33-41; tpu-inference examples/disagg/run_disagg_multi_host.sh l.221-234, l.294-307 sets them on every
+    process that runs ``ray start``). ``TPU_MULTIHOST_BACKEND=ray`` comes with the multi-host environment."""
+    pod_ip = k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="status.podIP"))
+    return [
+        k8s.core.v1.EnvVarArgs(name=KV_TRANSFER_PORT_ENV, value=str(KV_TRANSFER_PORT)),
+        k8s.core.v1.EnvVarArgs(name=SIDE_CHANNEL_PORT_ENV, value=str(SIDE_CHANNEL_PORT)),
+        k8s.core.v1.EnvVarArgs(name=HOST_IP_ENV, value_from=pod_ip),
+        *(k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in KEEP_ALIVE_ENV.items()),
+    ]
+
+
+def kv_ports(args: VllmServingArgs) -> list[k8s.core.v1.ContainerPortArgs]:
+    """The connector's transfer and side-channel ports, declared on every pod of both roles (llm-d's TPU guides name
+    them ``tpu-kv-transfer`` and ``tpu-pd-coord``: guides/pd-disaggregation/modelserver/tpu/base/vllm/
+    patch-prefill.yaml @663f3f2). The bulk transfer's ephemeral ports (:data:`~.kv.BULK_PORTS`) cannot be declared."""
+    if args.kv_transfer is None:
+        return []
+    return [
+        k8s.core.v1.ContainerPortArgs(name="tpu-kv-transfer", container_port=KV_TRANSFER_PORT),
+        k8s.core.v1.ContainerPortArgs(name="tpu-pd-coord", container_port=SIDE_CHANNEL_PORT),
+    ]
+
+
+def sidecar_container(args: VllmServingArgs) -> k8s.core.v1.ContainerArgs | None:
+    """The llm-d router's prefill/decode sidecar on a decode leader, a native sidecar (an init container that keeps
+    running, ``restartPolicy: Always``, Kubernetes 1.29 and later) as llm-d's TPU DisaggregatedSet guide runs it
+    (guides/pd-disaggregation/modelserver/tpu/v7-dynamic-slice/vllm/base/disaggregatedset.yaml @33a21d7). It takes
+    the clients on the serving port, sends the prefill leg to the prefill server the endpoint picker named in
+    ``x-prefiller-host-port`` and decode to the local vLLM (llm-d-router@v0.10.0 docs/disaggregation.md l.48-57)."""
+    kv = args.kv_transfer
+    if kv is None or kv.role != KvRole.DECODE:
+        return None
+    return k8s.core.v1.ContainerArgs(
+        name="routing-sidecar",
+        image=kv.sidecar_image,
+        args=sidecar_args(),
+        restart_policy="Always",
+        ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)],
+        resources=requests("1", "1Gi"),
+        security_context=container_security(),
+    )
 
 
 def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
@@ -191,15 +261,17 @@ def uses_gcsfuse(args: VllmServingArgs) -> bool:
 def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMountArgs]) -> k8s.core.v1.ContainerArgs:
     """The server (and, multi-host, the Ray head): probes on ``/health``, TPU chips of its VM."""
     p, r = args.probes, args.requests
-    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, p)
+    startup, readiness, liveness = http_probes(HEALTH_PATH, server_port(args), p)
+    serving = "vllm" if server_port(args) != HTTP_PORT else "http"
     return k8s.core.v1.ContainerArgs(
         name="vllm-leader",
         image=args.images.vllm,
         command=["/bin/sh", "-c"],
         args=[leader_script(args)],
         env=environment(args),
-        ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)]
-        + ([k8s.core.v1.ContainerPortArgs(name="ray-gcs", container_port=RAY_GCS_PORT)] if args.multi_host else []),
+        ports=[k8s.core.v1.ContainerPortArgs(name=serving, container_port=server_port(args))]
+        + ([k8s.core.v1.ContainerPortArgs(name="ray-gcs", container_port=RAY_GCS_PORT)] if args.multi_host else [])
+        + kv_ports(args),
         resources=requests(r.leader_cpu, r.leader_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         startup_probe=startup,
         readiness_probe=readiness,
@@ -218,6 +290,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         command=["/bin/sh", "-c"],
         args=[worker_script(args)],
         env=environment(args),
+        ports=kv_ports(args) or None,
         resources=requests(r.worker_cpu, r.worker_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         readiness_probe=k8s.core.v1.ProbeArgs(
             # Ready once the group's Ray head answers: `ray health-check` exits 0 when the GCS at
@@ -238,6 +311,24 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
     )
 
 
+def pool_affinity(pools: Sequence[str]) -> k8s.core.v1.AffinityArgs | None:
+    """Required node affinity to the node pools ``pools`` (GKE labels each node with its pool,
+    ``cloud.google.com/gke-nodepool``); None for any pool. The cluster autoscaler scales up only a pool whose
+    nodes would match the pending pod, so a role's groups start its own pools from zero, never the other's."""
+    if not pools:
+        return None
+    term = k8s.core.v1.NodeSelectorTermArgs(
+        match_expressions=[
+            k8s.core.v1.NodeSelectorRequirementArgs(key=NODEPOOL_LABEL, operator="In", values=list(pools))
+        ]
+    )
+    return k8s.core.v1.AffinityArgs(
+        node_affinity=k8s.core.v1.NodeAffinityArgs(
+            required_during_scheduling_ignored_during_execution=k8s.core.v1.NodeSelectorArgs(node_selector_terms=[term])
+        )
+    )
+
+
 def leader_labels(args: VllmServingArgs) -> dict[str, str]:
     """Labels that pick the leaders out: the LWS name label and ``role: leader`` (as upstream)."""
     return {lws.NAME_LABEL: args.name, ROLE_LABEL: "leader"}
@@ -248,14 +339,18 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     vols, mounts = volumes(args)
     annotations = dict(GCSFUSE_ANNOTATIONS) if uses_gcsfuse(args) else None
 
-    def pod(container: k8s.core.v1.ContainerArgs, labels: Mapping[str, str]) -> k8s.core.v1.PodTemplateSpecArgs:
+    def pod(
+        container: k8s.core.v1.ContainerArgs, labels: Mapping[str, str], sidecar: k8s.core.v1.ContainerArgs | None
+    ) -> k8s.core.v1.PodTemplateSpecArgs:
         return k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels) or None, annotations=annotations),
             spec=k8s.core.v1.PodSpecArgs(
+                init_containers=[sidecar] if sidecar is not None else None,
                 containers=[container],
                 service_account_name=args.service_account,
                 priority_class_name=args.priority_class_name,
                 node_selector=node_selector(args.shape),
+                affinity=pool_affinity(args.node_pools),
                 tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
                 volumes=vols,
                 security_context=pod_security(),
@@ -266,11 +361,11 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
             ),
         )
 
-    leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"})
+    leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"}, sidecar_container(args))
     template: dict[str, object] = {"size": args.group_size, "restartPolicy": lws.restart_policy(args.lws_version)}
     if args.multi_host:
         template["leaderTemplate"] = leader
-        template["workerTemplate"] = pod(worker_container(args, mounts), args.labels)
+        template["workerTemplate"] = pod(worker_container(args, mounts), args.labels, None)
     else:
         template["workerTemplate"] = leader  # a group of one: the leader is built from the worker template
     replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
@@ -283,16 +378,24 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
 
 def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the leaders' serving port."""
+    return leader_service(args.service_name, args.namespace, args.labels, leader_labels(args))
+
+
+def leader_service(
+    name: str, namespace: str, labels: Mapping[str, str], leaders: Mapping[str, str]
+) -> k8s.core.v1.ServiceInitArgs:
+    """ClusterIP Service ``name`` on the serving port of the pods labelled ``leaders``; it skips Pulumi's await
+    (:data:`~tpu_serving.lws.SKIP_SERVICE_AWAIT`: the model servers take far longer to be ready)."""
     return k8s.core.v1.ServiceInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=args.service_name,
-            namespace=args.namespace,
-            labels=dict(args.labels),
+            name=name,
+            namespace=namespace,
+            labels=dict(labels),
             annotations=dict(lws.SKIP_SERVICE_AWAIT),
         ),
         spec=k8s.core.v1.ServiceSpecArgs(
             type="ClusterIP",
-            selector=leader_labels(args),
+            selector=dict(leaders),
             ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="http", port=HTTP_PORT, target_port=HTTP_PORT)],
         ),
     )

@@ -38,6 +38,7 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
 )
+from .kv import KvTransfer
 
 if TYPE_CHECKING:
     pass
@@ -71,6 +72,36 @@ class VllmModelSizeConfig(Model):
 
     parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions.")
     precision: Precision = Field(description="Precision of the served weights.")
+
+
+class VllmRoleConfig(Model):
+    """One role of the disaggregated mode: its slices, its groups and its engine."""
+
+    slice: str = Field(
+        description="The `tpuSlices` entry (slice kind) whose slices the role's groups take, one whole slice each; "
+        "each role has a kind of its own, listed in `serving.slices`."
+    )
+    replicas: StackInt = declared(VllmServingArgs, "replicas")
+    autoscaling: AutoscalingConfig | None = Field(
+        None,
+        description="Scale the role's groups through an HPA on its DisaggregatedSetRoleScaler, a whole slice per "
+        "group, on the role's own gauge (prefill: `vllm:num_requests_waiting`; decode: `vllm:kv_cache_usage_perc` "
+        "unless `metric` says otherwise): the first `minReplicas` of its slices keep their VMs, the others scale "
+        "from zero.",
+    )
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig,
+        description="Engine settings of the role's `vllm serve`. The KV cache layout (dtype, quantization, "
+        "blockSize, tensor parallelism) must be the other role's; memoryUtilization may differ.",
+    )
+
+
+class DisaggregationConfig(Model):
+    """Prefill and decode on separate slices, the KV cache moving between them over the data-centre network."""
+
+    prefill: VllmRoleConfig = Field(description="The prefill role (KV producer).")
+    decode: VllmRoleConfig = Field(description="The decode role (KV consumer, behind the llm-d router's sidecar).")
+    sidecar_image: str = declared(KvTransfer, "sidecar_image")
 
 
 class VllmServingConfig(Model):
@@ -117,6 +148,13 @@ class VllmServingConfig(Model):
     requests: VllmRequestsConfig = Field(
         default_factory=VllmRequestsConfig, description="CPU, memory and `/dev/shm` of the pods."
     )
+    disaggregation: DisaggregationConfig | None = Field(
+        None,
+        description="Serve prefill and decode on separate slices (a LeaderWorkerSet DisaggregatedSet, tpu-inference's "
+        "TPU KV connector, the llm-d router's prefill/decode endpoint picker): each role names its slice kind, "
+        "replicas or autoscaling and engine; `replicas`, `autoscaling`, `engine` and a `surge` rollout are then the "
+        "roles' and refused here.",
+    )
     model_size: VllmModelSizeConfig | None = Field(
         None,
         description="Size of the served model for the HBM fit check; unset derives it from `servedModelName` "
@@ -156,7 +194,9 @@ def model_size(serving: VllmServingConfig) -> tuple[float, Precision, str] | str
             f"{json.dumps(serving.served_model_name)} is not a model the library knows; "
             f"known: {', '.join(HUGGING_FACE_MODELS)}"
         )
-    precision = served_precision(to_settings(serving.engine, VllmEngineSettings), known.precision)
+    # disaggregated roles share the dtype and quantization (disagg_args.kv_layout_problems): prefill's stands for both
+    engine = serving.disaggregation.prefill.engine if serving.disaggregation is not None else serving.engine
+    precision = served_precision(to_settings(engine, VllmEngineSettings), known.precision)
     return known.parameters_billions, precision, f"{key}.servedModelName"
 
 

@@ -1,0 +1,224 @@
+"""What the deployment asks of the ``vllm`` backend in its disaggregated mode (``serving.disaggregation``): the
+DisaggregatedSet and its Service, an HPA per autoscaled role, the roles' metrics, the pods' ingress and the
+flows between the roles."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+
+from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ...controllers import ControllerInstall
+from ...naming import pool_name
+from ...observability import ScrapeTarget, ServingMetrics
+from ...observability_roles import RoleSignals
+from ...settings import to_settings
+from ...tenancy import IsolatedPods, PodFlow, PortRange
+from ..base import Built, Platform, ServingEndpoint
+from .args import VllmEngineSettings, VllmServingArgs
+from .disagg_args import VllmDisaggregatedArgs
+from .disagg_checks import role_metric, roles
+from .disagg_component import VllmDisaggregatedServing
+from .disagg_pods import role_leaders
+from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .kv import (
+    BULK_PORTS,
+    DECODE_SERVER_PORT,
+    DS_API_VERSION,
+    DS_NAME_LABEL,
+    DS_ROLE_LABEL,
+    KV_TRANSFER_PORT,
+    ROLE_SCALER_KIND,
+    SIDE_CHANNEL_PORT,
+    KvRole,
+    KvTransfer,
+)
+from .settings import VllmServingConfig
+
+TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"
+"""Histogram of the KV pulls, recorded on decode (tpu-inference 0.29.0 tpu_connector_stats.py l.155-260, recorded in
+``TPUConnectorWorker._pull_kv``, tpu_connector.py l.857-871; wired into vLLM's Prometheus logger, vllm 0.29.0
+kv_connector/v1/metrics.py l.154-175, loggers.py l.483-485). Whether the Ray workers of the other hosts report
+theirs through the leader's ``/metrics`` was not verified."""
+
+
+def leaders(serving: VllmServingConfig) -> dict[str, str]:
+    """Labels of both roles' leaders: the InferencePool's endpoints, which the picker sorts by ``llm-d.ai/role``."""
+    return {DS_NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
+
+
+def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
+    """Both roles' leaders take the Gateway's proxies and health checks on the serving port (prefill's vLLM, decode's
+    sidecar): the InferencePool holds both roles."""
+    return leaders(serving), [HTTP_PORT]
+
+
+def scrape_targets(serving: VllmServingConfig) -> list[ScrapeTarget]:
+    """Each role's leaders, on vLLM's own port (decode's behind the sidecar, :data:`~.kv.DECODE_SERVER_PORT`)."""
+    return [
+        ScrapeTarget(
+            f"{serving.name}-{r.value}-leaders",
+            role_leaders(serving.name, r),
+            DECODE_SERVER_PORT if r == KvRole.DECODE else HTTP_PORT,
+            METRICS_PATH,
+        )
+        for r, _ in roles(serving)
+    ]
+
+
+def metrics(serving: VllmServingConfig) -> ServingMetrics:
+    """vLLM's signals over both roles, and per role (its PodMonitoring's ``job``): time to first token, the queue, and
+    on decode the KV transfer time. The roles' LeaderWorkerSets are named by the controller, so their group
+    recreations are not watched by name."""
+    targets = scrape_targets(serving)
+    return ServingMetrics(
+        scrape=targets,
+        signals=SIGNALS,
+        roles=[
+            RoleSignals(
+                role=r.value,
+                job=t.name,
+                pod_pattern=f"{serving.name}-[0-9]+-[0-9a-f]+-{r.value}-.+",
+                requests_waiting=VllmMetric.REQUESTS_WAITING.value,
+                requests_running=VllmMetric.REQUESTS_RUNNING.value,
+                time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
+                transfer_time=TRANSFER_TIME if r == KvRole.DECODE else None,
+            )
+            for (r, _), t in zip(roles(serving), targets, strict=True)
+        ],
+    )
+
+
+def isolation(serving: VllmServingConfig) -> IsolatedPods:
+    """The roles' pods leave the ``same-namespace`` policy; they accept (tpu-inference 0.29.0 tpu_connector.py, read
+    in docs/design/disaggregated-vllm.md sections 1.3 and 4):
+
+    - within a role, any port from the role's pods: Ray between a group's leader and workers (GCS 6379 and Ray's
+      dynamic ports, as the single-engine mode's groups have from ``same-namespace``);
+    - on prefill, from decode's pods: the transfer server's control port, the side channel and the bulk transfer's
+      ephemeral ports (decode connects to each; prefill never connects to decode, l.570-582, l.882-905);
+    - on prefill's leaders, the serving port from decode's leaders (the sidecar's prefill leg);
+    - on every leader, the serving port (and decode's vLLM port) from the namespace's other pods: the endpoint
+      picker reads ``/metrics`` there and clients in the namespace call it.
+    """
+    name = serving.name
+    pods = {r: {DS_NAME_LABEL: name, DS_ROLE_LABEL: r.value} for r in KvRole}
+    p, d = KvRole.PREFILL, KvRole.DECODE
+    flows = [PodFlow(f"{name}-{r.value}-within-role", pods[r], pods[r]) for r in KvRole]
+    flows += [
+        PodFlow(
+            f"{name}-kv-from-decode",
+            pods[p],
+            pods[d],
+            [PortRange(KV_TRANSFER_PORT), PortRange(SIDE_CHANNEL_PORT), PortRange(*BULK_PORTS)],
+        ),
+        PodFlow(f"{name}-prefill-leg", role_leaders(name, p), role_leaders(name, d), [PortRange(HTTP_PORT)]),
+        PodFlow(
+            f"{name}-from-namespace", leaders(serving), None, [PortRange(HTTP_PORT), PortRange(DECODE_SERVER_PORT)]
+        ),
+    ]
+    return IsolatedPods(DS_NAME_LABEL, name, flows)
+
+
+def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str]:
+    """Each role's node pools beyond its minimum replicas start empty and scale from zero (all kept without
+    autoscaling)."""
+    out: set[str] = set()
+    for _, r in roles(serving):
+        pools = list(by_kind.get(r.slice, ()))
+        keep = r.autoscaling.min_replicas if r.autoscaling is not None else len(pools)
+        out |= set(pools[keep:])
+    return out
+
+
+def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
+    """One group (one slice of its role) restarts at once."""
+    groups = sum(r.autoscaling.max_replicas if r.autoscaling else r.replicas for _, r in roles(serving))
+    return chips // max(groups, 1)
+
+
+def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingArgs) -> VllmDisaggregatedArgs:
+    """The component's arguments: both roles' engines from the shared settings (``base``, the single-engine mode's
+    arguments) and each role's own."""
+    assert serving.disaggregation is not None
+    sidecar = serving.disaggregation.sidecar_image
+    cluster = platform.settings.cluster.name
+    pools = {s.name: [pool_name(cluster, p) for p in s.pool_names] for s in platform.settings.tpu_slices}
+
+    def role(r: KvRole) -> VllmServingArgs:
+        cfg = dict(roles(serving))[r]
+        return dataclasses.replace(
+            base,
+            name=f"{serving.name}-{r.value}",
+            # a role's cache folders: <name>/<role>/<group>/<worker>, so no two pods of either role share one
+            cache_path=f"{base.cache_path}/{r.value}",
+            replicas=cfg.replicas,
+            autoscaled=cfg.autoscaling is not None,
+            engine=to_settings(cfg.engine, VllmEngineSettings),
+            kv_transfer=KvTransfer(r, sidecar),
+            node_pools=pools[cfg.slice],
+        )
+
+    return VllmDisaggregatedArgs(
+        prefill=role(KvRole.PREFILL),
+        decode=role(KvRole.DECODE),
+        name=serving.name,
+        service_name=serving.service_name,
+        namespace=base.namespace,
+        labels=platform.k8s_labels,
+    )
+
+
+def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
+    """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
+    settings), and an HPA per autoscaled role."""
+    pools = list(platform.slices.pools)
+    workload = VllmDisaggregatedServing(
+        f"{platform.name}-serving",
+        arguments(platform, serving, base),
+        opts=platform.options(
+            install, platform.identity.service_account, *platform.identity.access, platform.tenancy, *pools
+        ),
+    )
+    built = Built(
+        outputs={
+            "disaggregatedSet": serving.name,
+            "service": workload.service.metadata.name,
+            "portForward": workload.port_forward,
+            "completionExample": workload.completion_example,
+            "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
+        },
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, leaders(serving), disaggregated=True),
+    )
+    scaled = [(r, c) for r, c in roles(serving) if c.autoscaling is not None]
+    if not scaled:
+        return built
+    first = to_settings(scaled[0][1].autoscaling, AutoscalingSettings)
+    adapter = platform.install(METRICS_ADAPTER, first.adapter_version, ())
+    built.installs.append(adapter)
+    out = {}
+    for r, c in scaled:
+        auto = to_settings(c.autoscaling, AutoscalingSettings)
+        scaler = ServingAutoscaler(
+            f"{platform.name}-{r.value}-autoscaler",
+            ServingAutoscalerArgs(
+                project=platform.settings.project,
+                namespace=platform.identity.namespace_name,
+                target=workload.role_scalers[r.value],
+                settings=auto,
+                metric=role_metric(r, c),
+                labels=platform.k8s_labels,
+                target_api_version=DS_API_VERSION,
+                target_kind=ROLE_SCALER_KIND,
+            ),
+            opts=platform.options(adapter, workload, platform.apis),
+        )
+        out[r.value] = {
+            "roleScaler": workload.role_scalers[r.value],
+            "minReplicas": auto.min_replicas,
+            "maxReplicas": auto.max_replicas,
+            "metric": scaler.metric,
+            "targetPerReplica": auto.target,
+        }
+    built.outputs["autoscaling"] = out
+    return built

@@ -1,0 +1,125 @@
+"""Checks of ``serving.disaggregation`` against the rest of the stack: each role's slices, groups, parallelism and
+HBM fit, and one KV cache layout for both (:func:`~.disagg_args.kv_layout_problems`)."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from pydantic.alias_generators import to_camel
+
+from ...autoscaling import kind_problem
+from ...catalog import SliceShape
+from ...lws import Rollout
+from ...settings import PROJECT_NAMESPACE, to_settings
+from ..scaling import metric_reader_problems
+from .args import VllmEngineSettings, parallelism_problems
+from .disagg_args import ds_name_problem, kv_layout_problems
+from .facts import METRIC_KINDS, VllmMetric
+from .kv import KvRole
+from .settings import VllmRoleConfig, VllmServingConfig
+
+if TYPE_CHECKING:
+    from ..base import Stack
+
+KEY = f"{PROJECT_NAMESPACE}:serving"
+AT = f"{KEY}.disaggregation"
+
+ROLE_METRICS: dict[KvRole, str] = {
+    KvRole.PREFILL: VllmMetric.REQUESTS_WAITING.value,
+    KvRole.DECODE: VllmMetric.KV_CACHE_USAGE.value,
+}
+"""Each role's default autoscaling gauge: prefill on its queue, decode on its KV cache in use (vLLM 0.29.0
+vllm/v1/metrics/loggers.py l.504, l.562). A role's ``autoscaling.metric`` may name another gauge (decode:
+``vllm:num_requests_running``, l.494)."""
+
+REPLACED_BY_ROLES: tuple[str, ...] = ("replicas", "autoscaling", "engine")
+"""The single-engine settings each role sets for itself in the disaggregated mode."""
+
+
+def roles(serving: VllmServingConfig) -> list[tuple[KvRole, VllmRoleConfig]]:
+    """``(role, its settings)``, prefill first; empty without ``disaggregation``."""
+    d = serving.disaggregation
+    return [] if d is None else [(KvRole.PREFILL, d.prefill), (KvRole.DECODE, d.decode)]
+
+
+def role_metric(role: KvRole, cfg: VllmRoleConfig) -> str:
+    """The gauge a role's HPA reads: its ``autoscaling.metric``, else :data:`ROLE_METRICS`."""
+    return cfg.autoscaling.metric if cfg.autoscaling is not None and cfg.autoscaling.metric else ROLE_METRICS[role]
+
+
+def slice_counts(cfg: Stack) -> dict[str, int]:
+    """Slices of each slice kind (its node pools)."""
+    return {s.name: len(s.pool_names) for s in cfg.tpu_slices}
+
+
+def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[str]:
+    """Every problem of the disaggregated settings at once, each at its key."""
+    found = [
+        f"{KEY}.{to_camel(name)}: set per role in the disaggregated mode (disaggregation.prefill.{to_camel(name)}, "
+        f"disaggregation.decode.{to_camel(name)}); remove it here"
+        for name in REPLACED_BY_ROLES
+        if name in serving.model_fields_set
+    ]
+    if serving.rollout != Rollout.IN_PLACE:
+        found.append(
+            f"{KEY}.rollout = {json.dumps(serving.rollout.value)}: a DisaggregatedSet rolls a new revision out role by "
+            "role itself; valid: in-place"
+        )
+    if problem := ds_name_problem(serving.name):
+        found.append(f"{KEY}.name = {json.dumps(serving.name)}: {problem}")
+    counts = slice_counts(cfg)
+    pair = roles(serving)
+    kinds = [r.slice for _, r in pair]
+    if kinds[0] == kinds[1]:
+        found.append(
+            f"{AT}.decode.slice = {json.dumps(kinds[1])}: prefill's slice kind too; each role takes slices of its own "
+            f"kind (its node pools); valid: a tpuSlices entry other than {json.dumps(kinds[0])}"
+        )
+    if sorted(set(serving.slices)) != sorted(set(kinds)):
+        found.append(
+            f"{KEY}.slices = {json.dumps(list(serving.slices))}: lists the roles' slice kinds and no other; valid: "
+            f"{json.dumps(sorted(set(kinds)))}"
+        )
+    for role, r in pair:
+        at = f"{AT}.{role.value}"
+        if r.slice not in serving.slices or r.slice not in counts:
+            valid = ", ".join(n for n in serving.slices if n in counts)
+            found.append(f"{at}.slice = {json.dumps(r.slice)}: not one of serving.slices; valid: {valid}")
+            continue
+        found += _group_problems(cfg, at, role, r, counts[r.slice], shape)
+        found += parallelism_problems(f"{at}.engine", to_settings(r.engine, VllmEngineSettings), shape)
+    found += kv_layout_problems(
+        [(f"{AT}.{role.value}.engine", to_settings(r.engine, VllmEngineSettings), shape) for role, r in pair],
+        to_camel,
+    )
+    return found
+
+
+def _group_problems(cfg: Stack, at: str, role: KvRole, r: VllmRoleConfig, count: int, shape: SliceShape) -> list[str]:
+    """A role's groups take its slice kind's slices, one each: the fixed count, or the autoscaled maximum, equals
+    them; an autoscaled role reads a gauge through Managed Prometheus."""
+    auto = r.autoscaling
+    slices = f"tpuSlices {json.dumps(r.slice)} provides {count} {shape.topology} slice{'s' if count != 1 else ''}"
+    if auto is None:
+        if r.replicas == count:
+            return []
+        return [
+            f"{at}.replicas = {r.replicas}: each group takes one whole slice and {slices}; set replicas to {count} "
+            "or change that slice kind's count"
+        ]
+    found = []
+    if "replicas" in r.model_fields_set:
+        found.append(
+            f"{at}.replicas = {r.replicas}: the HPA sets the role's group count with autoscaling; remove replicas "
+            "and use autoscaling.minReplicas and autoscaling.maxReplicas"
+        )
+    if auto.max_replicas != count:
+        found.append(
+            f"{at}.autoscaling.maxReplicas = {auto.max_replicas}: each group takes one whole slice and {slices}; "
+            f"set maxReplicas to {count} or change that slice kind's count"
+        )
+    metric = role_metric(role, r)
+    if not_gauge := kind_problem(metric, METRIC_KINDS, "vLLM"):
+        found.append(f"{at}.autoscaling.metric = {json.dumps(metric)}: {not_gauge}")
+    return found + metric_reader_problems(cfg, f"{at}.autoscaling", metric, "the role's leaders")

@@ -1,0 +1,55 @@
+"""``VllmDisaggregatedServing``: vLLM TPU prefill and decode engines in one LeaderWorkerSet DisaggregatedSet."""
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from ...options import child_options
+from ...validation import check_arguments
+from .component import client_examples
+from .disagg_args import VllmDisaggregatedArgs
+from .disagg_pods import disaggregated_set_spec, service_args
+from .kv import DS_API_VERSION, DS_KIND, KvRole
+
+
+class VllmDisaggregatedServing(pulumi.ComponentResource):
+    """Disaggregated vLLM TPU serving: a DisaggregatedSet of a prefill and a decode role (one LeaderWorkerSet group
+    per slice each, the TPU KV connector between them) and a ClusterIP Service on the decode leaders' sidecars.
+
+    Pass the cluster's Kubernetes provider in ``opts.providers``; the DisaggregatedSet waits for its
+    ``opts.depends_on`` (the LWS install, which serves the DisaggregatedSet API since v0.9.0, and the node pools).
+    """
+
+    disaggregated_set: k8s.apiextensions.CustomResource
+    """The DisaggregatedSet."""
+    service: k8s.core.v1.Service
+    """The ClusterIP Service on the decode leaders' port 8000."""
+    role_scalers: dict[str, str]
+    """Role -> the DisaggregatedSetRoleScaler its controller creates for an autoscaled role (``<name>-<role>``)."""
+    port_forward: str
+    """``kubectl port-forward`` command to reach a decode server from a workstation."""
+    completion_example: str
+    """A ``curl`` request to ``/v1/completions`` through that port-forward."""
+
+    def __init__(self, name: str, args: VllmDisaggregatedArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("VllmDisaggregatedServing", args, VllmDisaggregatedArgs)
+        super().__init__("tpu-serving:index:VllmDisaggregatedServing", name, None, opts)
+        self.disaggregated_set = k8s.apiextensions.CustomResource(
+            f"{name}-ds",
+            api_version=DS_API_VERSION,
+            kind=DS_KIND,
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
+            spec=disaggregated_set_spec(args),
+            opts=child_options(self, opts),
+        )
+        self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
+        self.role_scalers = {
+            r.value: f"{args.name}-{r.value}"
+            for r, e in ((KvRole.PREFILL, args.prefill), (KvRole.DECODE, args.decode))
+            if e.autoscaled
+        }
+        self.port_forward, self.completion_example = client_examples(
+            args.namespace, args.service_name, args.prefill.served_model_name
+        )
+        self.register_outputs(
+            {"disaggregatedSet": args.name, "service": args.service_name, "roleScalers": self.role_scalers}
+        )

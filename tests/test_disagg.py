@@ -1,0 +1,301 @@
+"""The disaggregated vLLM mode (issue 21): its settings and refusals (stack file and component alike), the
+DisaggregatedSet and its pods, the flows the roles accept, the prefill/decode endpoint picker, an HPA per role on its
+role scaler, scale from zero per role, cost, panels and alerts per role."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+import pytest
+import yaml
+
+from tests.conftest import plan_of
+from tests.fixtures.configs import load
+from tpu_serving import catalog
+from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
+from tpu_serving.backends.vllm.args import Dtype
+from tpu_serving.backends.vllm.disagg_args import VllmDisaggregatedArgs
+from tpu_serving.backends.vllm.disagg_pods import disaggregated_set_spec
+from tpu_serving.backends.vllm.kv import KvRole, KvTransfer
+from tpu_serving.config import ConfigError
+from tpu_serving.validation import argument_problems
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects
+
+STACK = "vllm-llama33-70b-disagg-v6e8x2"
+AT = "tpu-serving:serving.disaggregation"
+
+DISAGG = {
+    "gcp:project": "tpu-serving-demo",
+    "gcp:region": "us-east5",
+    "tpu-serving:zone": "us-east5-b",
+    "tpu-serving:cluster": {"name": "pdserve", "publicControlPlane": True},
+    "tpu-serving:tpuSlices": [
+        {"name": "prefill", "machineType": "ct6e-standard-4t", "topology": "2x4", "diskSizeGb": 300},
+        {"name": "decode", "machineType": "ct6e-standard-4t", "topology": "2x4", "diskSizeGb": 300},
+    ],
+    "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
+    "tpu-serving:workloadIdentity": {"namespace": "pd"},
+    "tpu-serving:serving": {
+        "backend": "vllm",
+        "slices": ["prefill", "decode"],
+        "model": "llama-3.3-70b-instruct",
+        "servedModelName": "meta-llama/Llama-3.3-70B-Instruct",
+        "disaggregation": {"prefill": {"slice": "prefill"}, "decode": {"slice": "decode"}},
+    },
+    "tpu-serving:gateway": {"inferencePool": True},
+}
+
+
+def problems_of(edit) -> list[str]:
+    cfg = copy.deepcopy(DISAGG)
+    edit(cfg["tpu-serving:serving"]["disaggregation"], cfg)
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return err.value.problems
+
+
+def test_disagg_minimal_stack_loads():
+    assert load(DISAGG).serving.disaggregation.decode.slice == "decode"
+
+
+def test_disagg_mismatched_kv_layout_is_refused_at_decodes_keys_all_at_once():
+    def edit(d, _cfg):
+        d["prefill"]["engine"] = {"dtype": "bfloat16", "blockSize": 64}
+        d["decode"]["engine"] = {"dtype": "float32", "blockSize": 32}
+
+    found = problems_of(edit)
+    dtype = next(p for p in found if p.startswith(f"{AT}.decode.engine.dtype"))
+    assert '"float32"' in dtype and '"bfloat16"' in dtype and f"{AT}.prefill.engine.dtype" in dtype
+    assert any(p.startswith(f"{AT}.decode.engine.blockSize = 32") and "64" in p for p in found), found
+
+
+def test_disagg_parallelism_that_does_not_match_the_slice_is_refused_per_role():
+    found = problems_of(lambda d, _c: d["decode"].update(engine={"tensorParallelSize": 3}))
+    assert any(p.startswith(f"{AT}.decode.engine.tensorParallelSize: tensor 3") and "valid" in p for p in found)
+
+
+def test_disagg_model_that_does_not_fit_a_role_names_the_role():
+    found = problems_of(lambda d, _c: d["prefill"].update(engine={"memoryUtilization": 0.3}))
+    assert any(f"({AT}.prefill.engine)" in p and "HBM" in p for p in found), found
+    assert not any(f"({AT}.decode.engine)" in p for p in found)
+
+
+def test_disagg_roles_need_their_own_listed_slice_kinds():
+    def edit(d, cfg):
+        d["decode"]["slice"] = "prefill"
+
+    found = problems_of(edit)
+    assert any(p.startswith(f'{AT}.decode.slice = "prefill"') for p in found), found
+    assert any(p.startswith("tpu-serving:serving.slices") for p in found), found
+
+
+def test_disagg_single_engine_keys_are_refused():
+    def edit(d, cfg):
+        cfg["tpu-serving:serving"]["replicas"] = 1
+        cfg["tpu-serving:serving"]["engine"] = {"maxModelLen": 4096}
+
+    found = problems_of(edit)
+    assert any(p.startswith("tpu-serving:serving.replicas: set per role") for p in found), found
+    assert any(p.startswith("tpu-serving:serving.engine: set per role") for p in found), found
+
+
+def test_disagg_a_role_cannot_set_its_own_kv_transfer_config():
+    found = problems_of(lambda d, _c: d["decode"].update(engine={"extraArgs": ['--kv-transfer-config={"a":1}']}))
+    assert any(p.startswith(f"{AT}.decode.engine.extraArgs: --kv-transfer-config: set by the component") for p in found)
+
+
+def test_disagg_without_the_endpoint_picker_is_refused():
+    cfg = copy.deepcopy(DISAGG)
+    cfg["tpu-serving:gateway"] = {"inferencePool": False}
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert any(p.startswith("tpu-serving:gateway.inferencePool = false") for p in err.value.problems)
+
+
+def test_disagg_role_autoscaling_must_span_its_slices():
+    def edit(d, _c):
+        d["prefill"]["autoscaling"] = {"maxReplicas": 2}
+
+    found = problems_of(edit)
+    assert any(p.startswith(f"{AT}.prefill.autoscaling.maxReplicas = 2") for p in found), found
+
+
+# --------------------------------------------------------------------------- the component's own checks (parity)
+
+
+def role(kv: KvRole | None, **engine) -> VllmServingArgs:
+    return VllmServingArgs(
+        namespace="pd",
+        service_account="vllm",
+        shape=catalog.slice_shape("ct6e-standard-4t", "2x4"),
+        model="llama-3.3-70b-instruct",
+        served_model_name="meta-llama/Llama-3.3-70B-Instruct",
+        weights_bucket="b",
+        engine=VllmEngineSettings(**engine),
+        kv_transfer=KvTransfer(kv) if kv is not None else None,
+    )
+
+
+def pair(**changes) -> VllmDisaggregatedArgs:
+    base = VllmDisaggregatedArgs(prefill=role(KvRole.PREFILL), decode=role(KvRole.DECODE), namespace="pd")
+    return dataclasses.replace(base, **changes)
+
+
+def test_disagg_component_refuses_what_the_stack_refuses():
+    assert argument_problems(pair()) == []
+    found = argument_problems(pair(decode=role(KvRole.DECODE, dtype=Dtype.FLOAT32, block_size=32)))
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.dtype") for p in found), found
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.block_size") for p in found), found
+    found = argument_problems(pair(decode=role(KvRole.DECODE, tensor_parallel_size=3)))
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.tensorParallelSize") for p in found), found
+
+
+def test_disagg_component_refuses_swapped_roles_and_different_models():
+    found = argument_problems(pair(prefill=role(KvRole.DECODE), decode=role(None)))
+    assert any(p.startswith("VllmDisaggregatedArgs.prefill.kv_transfer") for p in found), found
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.kv_transfer") for p in found), found
+    other = dataclasses.replace(role(KvRole.DECODE), model="other-model")
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.model") for p in argument_problems(pair(decode=other)))
+
+
+def test_disagg_set_spec_scales_external_roles_only():
+    spec = disaggregated_set_spec(pair(decode=dataclasses.replace(role(KvRole.DECODE), autoscaled=True)))
+    prefill, decode = spec["roles"]
+    assert "scaling" not in prefill and prefill["spec"]["replicas"] == 1
+    assert decode["scaling"] == {"mode": "External"} and "replicas" not in decode["spec"]
+
+
+# --------------------------------------------------------------------------- the stack's plan
+
+
+def objects(kind: str) -> list[dict]:
+    return [o for o in kubernetes_objects(plan_of(STACK)) if o["kind"] == kind]
+
+
+def ds_roles() -> dict[str, dict]:
+    (ds,) = objects("DisaggregatedSet")
+    return {r["name"]: r for r in ds["spec"]["roles"]}
+
+
+def pods_of(r: dict) -> dict[str, dict]:
+    t = r["spec"]["leaderWorkerTemplate"]
+    return {k: t[k]["spec"] for k in ("leaderTemplate", "workerTemplate")}
+
+
+def test_disagg_plan_is_one_disaggregated_set_and_no_leader_worker_set():
+    assert objects("LeaderWorkerSet") == []
+    (ds,) = objects("DisaggregatedSet")
+    assert ds["spec"]["slices"] == 1 and set(ds_roles()) == {"prefill", "decode"}
+    assert all(r["scaling"] == {"mode": "External"} for r in ds_roles().values())
+
+
+@pytest.mark.parametrize("name", ["prefill", "decode"])
+def test_disagg_every_pod_has_the_connector_env_and_ports(name):
+    for which, spec in pods_of(ds_roles()[name]).items():
+        (c,) = spec["containers"]
+        env = {e["name"]: e for e in c["env"]}
+        assert env["TPU_KV_TRANSFER_PORT"]["value"] == "9100", which
+        assert env["TPU_SIDE_CHANNEL_PORT"]["value"] == "9600", which
+        assert env["TPU_MULTIHOST_BACKEND"]["value"] == "ray", which
+        assert env["VLLM_HOST_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.podIP", which
+        assert {9100, 9600} <= {p["containerPort"] for p in c["ports"]}, which
+        (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"
+        ]
+        (pools,) = term["matchExpressions"]
+        assert pools["key"] == "cloud.google.com/gke-nodepool", which
+        assert pools["values"] == [f"vllmpd70b-{name}-0", f"vllmpd70b-{name}-1"], which
+
+
+def test_disagg_kv_roles_and_the_decode_sidecar():
+    leaders = {n: pods_of(r)["leaderTemplate"] for n, r in ds_roles().items()}
+    serve = {n: " ".join(s["containers"][0]["args"]) for n, s in leaders.items()}
+    assert '"kv_role":"kv_producer"' in serve["prefill"] and '"kv_role":"kv_consumer"' in serve["decode"]
+    assert "tpu_inference.distributed.tpu_connector" in serve["decode"]
+    assert "--port=8000" in serve["prefill"] and "--port=8200" in serve["decode"]
+    assert "initContainers" not in leaders["prefill"]
+    (sidecar,) = leaders["decode"]["initContainers"]
+    assert sidecar["restartPolicy"] == "Always" and "--model-server-port=8200" in sidecar["args"]
+    assert sidecar["image"].startswith("ghcr.io/llm-d/llm-d-router-disagg-sidecar:")
+
+
+def test_disagg_network_policies_admit_exactly_the_role_flows():
+    pol = {p["metadata"]["name"]: p["spec"] for p in objects("NetworkPolicy")}
+    (outside,) = pol["same-namespace"]["podSelector"]["matchExpressions"]
+    assert outside == {"key": "disaggregatedset.x-k8s.io/name", "operator": "NotIn", "values": ["vllm"]}
+    kv = pol["vllm-kv-from-decode"]
+    assert kv["podSelector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"] == "prefill"
+    (rule,) = kv["ingress"]
+    assert rule["from"][0]["podSelector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"] == "decode"
+    ports = [(p["port"], p.get("endPort")) for p in rule["ports"]]
+    assert ports == [(9100, None), (9600, None), (32768, 60999)]
+    # decode pods accept their own role, and the collectors on the metrics port: nothing from prefill
+    into_decode = {
+        n
+        for n, s in pol.items()
+        if s["podSelector"].get("matchLabels", {}).get("disaggregatedset.x-k8s.io/role") == "decode"
+    }
+    assert into_decode == {"vllm-decode-within-role", "scrape-vllm-decode-leaders"}
+    scrape = pol["scrape-vllm-decode-leaders"]["ingress"][0]
+    assert scrape["from"][0]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "gmp-system"}
+
+
+def test_disagg_endpoint_picker_runs_the_prefill_decode_profiles():
+    (cm,) = [c for c in objects("ConfigMap") if c["metadata"]["name"].endswith("-epp")]
+    config = yaml.safe_load(next(iter(cm["data"].values())))
+    assert {p["name"] for p in config["schedulingProfiles"]} == {"prefill", "decode"}
+    assert "disagg-profile-handler" in {p["type"] for p in config["plugins"]}
+    (pool,) = objects("InferencePool")
+    assert pool["spec"]["selector"]["matchLabels"] == {"disaggregatedset.x-k8s.io/name": "vllm", "role": "leader"}
+
+
+def test_disagg_an_hpa_per_role_on_its_role_scaler():
+    hpas = {h["metadata"]["name"]: h["spec"] for h in objects("HorizontalPodAutoscaler")}
+    assert set(hpas) == {"vllm-prefill", "vllm-decode"}
+    for name, spec in hpas.items():
+        ref = spec["scaleTargetRef"]
+        assert (ref["apiVersion"], ref["kind"], ref["name"]) == (
+            "disaggregatedset.x-k8s.io/v1",
+            "DisaggregatedSetRoleScaler",
+            name,
+        )
+    metric = {n: s["metrics"][0]["pods"]["metric"]["name"] for n, s in hpas.items()}
+    assert metric["vllm-prefill"].endswith("|vllm:num_requests_waiting|gauge")
+    assert metric["vllm-decode"].endswith("|vllm:kv_cache_usage_perc|gauge")
+
+
+def test_disagg_each_roles_second_slice_scales_from_zero_and_is_billed_so():
+    pools = {
+        r.inputs["name"]: r.inputs
+        for r in plan_of(STACK).resources
+        if r.type == "gcp:container/nodePool:NodePool" and r.name.startswith("vllmpd70b-")
+    }
+    for role_name in ("prefill", "decode"):
+        assert pools[f"vllmpd70b-{role_name}-0"]["nodeCount"] == 2
+        assert pools[f"vllmpd70b-{role_name}-1"]["autoscaling"]["totalMinNodeCount"] == 0
+    tpu = {i["what"]: i for i in plan_of(STACK).outputs["cost"]["items"] if i["part"] == "tpu"}
+    assert {w.split(":")[0] for w in tpu} == {"prefill", "decode"}
+    assert all("(1 from zero)" in w for w in tpu), list(tpu)
+
+
+def test_disagg_panels_and_alerts_per_role():
+    outputs = plan_of(STACK).outputs
+    for r in ("prefill", "decode"):
+        assert f"vllmpd70b: {r} pods not ready" in outputs["alertPolicies"]
+        assert f"vllmpd70b: {r} queue backlog high" in outputs["alertPolicies"]
+    (dash,) = [r for r in plan_of(STACK).resources if r.type == "gcp:monitoring/dashboard:Dashboard"]
+    text = dash.inputs["dashboardJson"]
+    assert "decode: KV transfer time" in text and "vllm:tpu_kv_transfer_time_ms_bucket" in text
+    assert "prefill: time to first token" in text and "prefill: KV transfer time" not in text
+
+
+def test_disagg_set_is_validated_strictly_against_its_crd(reference):
+    (ds,) = objects("DisaggregatedSet")
+    releases = plan_of(STACK).outputs["controllers"]
+    assert schema.validate_all([ds], releases) == []
+    bad = copy.deepcopy(ds)
+    bad["spec"]["roles"][0]["replicaz"] = 1
+    (problem,) = schema.validate_all([bad], releases)
+    assert "replicaz" in problem

@@ -42,3 +42,21 @@ def test_disagg_facts_each_kv_fact_needs_its_source(tmp_path):
     path.write_text(json.dumps(doc))
     with pytest.raises(ValueError, match="kv_transfer.side_channel_port: needs a value and its source"):
         network_kv.load(path)
+
+
+@pytest.mark.parametrize("role", ["prefill", "decode"])
+def test_disagg_facts_the_librarys_name_limit_is_the_longest_the_controllers_can_create(role):
+    """The library's DS_NAME_MAX against the model's own name rules (webhook and StatefulSet limits): a name of
+    that length runs with two-digit group indexes, one more character does not."""
+    from tpu_serving.backends.vllm.disagg_args import ds_name_problem
+    from tpu_serving_tools.runtime.pods_ds import Child, child_name, name_problems
+
+    def problems(ds: str) -> list[str]:
+        child = Child(ds, "ns", role, 0, child_name(ds, 0, role), {}, True, 100)
+        return name_problems(child)
+
+    longest = "d" * kv.DS_NAME_MAX
+    assert ds_name_problem(longest) == "" and (role == "decode" or problems(longest) == [])
+    assert ds_name_problem(longest + "d") != ""
+    if role == "prefill":  # the longer role name sets the limit
+        assert problems(longest + "d") != []

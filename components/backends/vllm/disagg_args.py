@@ -45,7 +45,7 @@ def ds_name_problem(name: str) -> str:
     if len(name) > DS_NAME_MAX:
         return (
             f"at most {DS_NAME_MAX} characters: the controller names each role's LeaderWorkerSet "
-            "<name>-<slice>-<revision>-<role>, a label value of at most 63"
+            "<name>-<slice>-<revision>-<role>, and each group's StatefulSet <that>-<group> must keep to 52"
         )
     return check_dns_name(name)
 

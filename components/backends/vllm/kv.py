@@ -130,10 +130,13 @@ selector of the plan and of the cluster agree."""
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
 """Set by the LWS pod webhook: ``"0"`` on a group's leader. The role scaler's selector is
 ``<name>,<role>,worker-index=0`` (LWS scaler_manager.go l.177-187), so one replica counts one group's leader."""
-DS_NAME_MAX = 44
+DS_NAME_MAX = 30
 """Child LeaderWorkerSets are named ``<ds>-<slice>-<rev8>-<role>`` (LWS lws_manager.go l.59-99, utils.go
-l.93-111), and a LeaderWorkerSet name is a label value (63 characters): ``<ds>`` keeps 44 for slice ``0``, an
-8-hex revision and ``prefill``."""
+l.93-111); each group's workers are the StatefulSet ``<lws>-<group>`` (pod_controller.go l.438), and a
+StatefulSet's name must leave room for the ``controller-revision-hash`` label value ``<name>-<10-char hash>``
+(63 characters, so 52 for the name: kubernetes/kubernetes#64023; the pods of a longer one are never created).
+``<ds>`` keeps 30 for slice ``0``, an 8-hex revision, ``prefill`` and a two-digit group index:
+52 - len("-0-") - 8 - len("-prefill") - len("-99")."""
 
 
 @dataclass(frozen=True)

@@ -129,3 +129,15 @@ def test_scope_two_stacks_creating_one_proxy_only_subnet_clash():
     # a BACKUP subnet beside the ACTIVE one is allowed
     subnet["inputs"]["role"] = "BACKUP"
     assert not [f for f in scope.check([*views, ("another", twin)]).failures() if "proxy-only" in f.subject]
+
+
+def test_admission_refuses_a_node_pool_outside_its_clusters_location():
+    """A library program's TpuNodePool given another region than its TpuCluster (new-user review)."""
+    view = _view(POOLED)
+    pools = view.of_type("gcp:container/nodePool:NodePool")
+    assert pools and all(p["propertyDependencies"].get("cluster") for p in pools)
+    pools[0]["inputs"]["location"] = "us-central1"
+    failures = _failures(view)
+    (reason,) = [r for s, r in failures.items() if s.endswith(f" {pools[0]['name']}")]
+    assert "location 'us-central1' is not its cluster" in reason and "nodePools/create" in reason
+    assert len(failures) == 1

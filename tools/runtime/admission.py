@@ -399,6 +399,19 @@ RULES: dict[str, tuple[Rule, ...]] = {
 """Admission rules per GCP resource type (Pulumi type token)."""
 
 
+def _pool_location(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
+    """A node pool's location against the cluster it names (by the resource its ``cluster`` input comes from)."""
+    if r["type"] != "gcp:container/nodePool:NodePool":
+        return
+    for urn in (r.get("propertyDependencies") or {}).get("cluster", []):
+        cluster = next((c for c in view.resources if c["urn"] == urn), None)
+        if cluster is None or cluster["type"] != "gcp:container/cluster:Cluster":
+            continue
+        pool_at, cluster_at = _text(r["inputs"].get("location")), _text(cluster["inputs"].get("location"))
+        if pool_at and cluster_at and pool_at != cluster_at:
+            yield f"location {pool_at!r} is not its cluster {cluster['name']}'s location {cluster_at!r}"
+
+
 def findings(view: PlanView) -> list[Finding]:
     """One finding per GCP resource: every problem its type's rules find, or none."""
     out = []
@@ -411,6 +424,7 @@ def findings(view: PlanView) -> list[Finding]:
             out.append(Finding(subject, False, f"no admission rules known for {r['type']}: add them, with sources"))
             continue
         problems = [f"{p} ({rule.source})" for rule in rules for p in rule.check(r["inputs"])]
+        problems += [f"{p} ({facts.GKE_NODE_POOL_LOCATION})" for p in _pool_location(view, r)]
         out.append(Finding(subject, not problems, "; ".join(problems) or f"{len(rules)} rule(s) of {r['type']} hold"))
     return out
 

@@ -183,6 +183,13 @@ CLOUD_NAT_FOR_PRIVATE_NODES = "https://cloud.google.com/kubernetes-engine/docs/h
 
 _PG = "pulumi-gcp 10.2.0 (the pinned provider's API documentation, bridged from terraform-provider-google)"
 
+GKE_NODE_POOL_LOCATION = (
+    "GKE API projects.locations.clusters.nodePools.create: the node pool is created under its cluster's "
+    "parent 'projects/*/locations/*/clusters/*' (https://cloud.google.com/kubernetes-engine/docs/reference/rest/"
+    "v1/projects.locations.clusters.nodePools/create); a pool's location other than its cluster's names no "
+    "cluster (terraform-provider-google google_container_node_pool 'location: The location (region or zone) of "
+    "the cluster')"
+)
 GKE_NAMES = (
     "GKE API Cluster.name: 'up to 40 characters: lowercase letters, numbers, and hyphens only; must start "
     "with a letter; must end with a number or a letter' (google-cloud-container container_v1.types.Cluster; "

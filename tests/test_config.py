@@ -181,3 +181,16 @@ def test_config_shared_settings_come_from_the_components_declaration(model, key,
     declaration = next(f for f in dataclasses.fields(getattr(tpu_serving, source)) if f.name == name)
     assert config_field.default == declaration.default
     assert config_field.description == declaration.metadata["description"]
+
+
+@pytest.mark.parametrize("key", ["region", "project"])
+def test_config_a_bare_region_or_project_is_refused_naming_the_provider_key(key):
+    """A stack file's bare `region:` became tpu-serving:region and overrode gcp:region (new-user review)."""
+    from tests.fixtures.configs import GOOD
+    from tpu_serving.config import ConfigError
+    from tpu_serving.config.loading import load_stack_config
+
+    values = {**GOOD, f"tpu-serving:{key}": "us-east5" if key == "region" else "other-project"}
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(values)
+    assert f"tpu-serving:{key}: the {key} is `gcp:{key}`" in str(err.value)

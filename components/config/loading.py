@@ -69,10 +69,20 @@ def load_stack_config(
     for field, key in GCP_KEYS.items():
         if key in values:
             data[field] = _decode(values[key])
+    shadowing = []
     for prefix in dict.fromkeys((f"{PROJECT_NAMESPACE}:", f"{namespace}:")):
         for key, value in values.items():
             if key.startswith(prefix):
-                data[key[len(prefix) :]] = _decode(value)
+                field = key[len(prefix) :]
+                if field in GCP_KEYS:  # a bare `region:` would set the cluster's region behind gcp:region's back
+                    shadowing.append(
+                        f"{key}: the {field} is `{GCP_KEYS[field]}`, which the Google provider reads too; "
+                        f"write `{GCP_KEYS[field]}: ...` instead"
+                    )
+                    continue
+                data[field] = _decode(value)
+    if shadowing:
+        raise ConfigError(shadowing, source)
     try:
         return validate_stack(data, source)
     except ConfigError as err:

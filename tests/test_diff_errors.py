@@ -69,3 +69,27 @@ def test_config_of_a_project_with_another_name_is_read_from_its_namespace():
     # the library's own namespace still reads, and the project's overrides it
     both = {**as_engine, "tpu-serving:zone": "us-east5-a"}
     assert load_stack_config(both, namespace="myserving").zone == as_engine["myserving:zone"]
+
+
+def test_diff_of_two_plan_files_reports_their_changes_and_refuses_what_it_cannot_compare(tmp_path, capsys):
+    """A library user's upgrade: the same stack previewed with two releases of the package (two plan.json)."""
+    import json
+
+    from tests.conftest import plan_of
+    from tpu_serving_tools import diff
+
+    head = plan_of("vllm-llama31-405b-v6e16").as_json()
+    base = json.loads(json.dumps(head).replace("vllm/vllm-tpu:v0.29.0", "vllm/vllm-tpu:v0.21.0"))
+    (tmp_path / "base.json").write_text(json.dumps(base))
+    (tmp_path / "head.json").write_text(json.dumps(head))
+    assert diff.main(["--plans", str(tmp_path / "base.json"), str(tmp_path / "head.json")]) == 0
+    out = capsys.readouterr().out
+    assert "v0.21.0" in out and "v0.29.0" in out and "LeaderWorkerSet" in out
+
+    other = plan_of("llama31-405b-v6e16").as_json()
+    (tmp_path / "other.json").write_text(json.dumps(other))
+    assert diff.main(["--plans", str(tmp_path / "base.json"), str(tmp_path / "other.json")]) == 2
+    assert "different stacks" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text("{")
+    assert diff.main(["--plans", str(tmp_path / "bad.json"), str(tmp_path / "head.json")]) == 2
+    assert "not a readable plan.json" in capsys.readouterr().err

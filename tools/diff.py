@@ -345,12 +345,43 @@ def report(root: Path, base: str, stack: str | None, tmp: Path) -> str:
     )
 
 
+def _compare_plan_files(base: Path, head: Path) -> int:
+    """The report of two plan files of one stack (``tpu-serving preview`` writes them)."""
+    plans = []
+    for path in (base, head):
+        try:
+            plan = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            print(f"error: {path}: not a readable plan.json ({err.__class__.__name__})", file=sys.stderr)
+            return 2
+        if not isinstance(plan, dict) or "resources" not in plan:
+            print(f"error: {path}: not a plan.json (no resources); `tpu-serving preview` writes one", file=sys.stderr)
+            return 2
+        plans.append(plan)
+    stacks = {str(p.get("stack")) for p in plans}
+    if len(stacks) != 1:
+        print(f"error: the plans are of different stacks: {', '.join(sorted(stacks))}", file=sys.stderr)
+        return 2
+    print(render_markdown(diff_plans(stacks.pop(), plans[0], plans[1]), str(base)))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
-    parser.add_argument("--base", required=True, help="git ref to compare the working tree with")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--base", help="git ref to compare the working tree with")
+    which.add_argument(
+        "--plans",
+        nargs=2,
+        type=Path,
+        metavar=("BASE_PLAN", "HEAD_PLAN"),
+        help="compare two plan.json files instead (e.g. one stack previewed with two releases of the package)",
+    )
     parser.add_argument("--stack", help="one stack (default: every stack of either side)")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="the project, in a git checkout (default: .)")
     args = parser.parse_args(argv)
+    if args.plans:
+        return _compare_plan_files(*args.plans)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             text = report(args.root.resolve(), args.base, args.stack, Path(tmp))

@@ -10,6 +10,8 @@ Sources: the GKE "Plan TPUs" documentation and the Cloud TPU system architecture
 (machine types, topologies, HBM per chip), cross-checked with xpk's system table.
 """
 
+import difflib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import prod
@@ -339,13 +341,24 @@ def _canonical_shapes() -> dict[str, SliceShape]:
     return dict(sorted(shapes.items(), key=lambda kv: (kv[1].generation.name, kv[1].chips)))
 
 
+def _known(name: str) -> bool:
+    try:
+        resolve_slice_name(name)
+    except CatalogError:
+        return False
+    return True
+
+
 def resolve_slice_name(name: str) -> SliceShape:
     """Resolve a Cloud TPU slice name (``v6e-16``, ``v5litepod-32``, ``v5e-32``, ``v5p-16``)."""
     prefix, _, count = name.rpartition("-")
     gen = next((g for g in GENERATIONS if prefix in g.slice_name_prefixes), None)
     shapes = _canonical_shapes()
     if gen is None or not count.isdigit():
-        raise CatalogError(f"unknown TPU slice name {name!r}", tuple(shapes))
+        dashed = re.sub(r"(?<=[a-z])(\d+)$", r"-\1", name)  # v6e16 -> v6e-16, v5e16 -> v5e-16
+        close = [dashed] if dashed != name and _known(dashed) else difflib.get_close_matches(name, list(shapes), 1, 0.8)
+        hint = f"; did you mean {close[0]!r}" if close else ""
+        raise CatalogError(f"unknown TPU slice name {name!r}{hint}", tuple(shapes))
     canonical = f"{gen.slice_name_prefixes[0]}-{count}"
     if canonical not in shapes:
         raise CatalogError(

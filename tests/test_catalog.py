@@ -147,3 +147,10 @@ def test_catalog_smallest_fitting_topology_takes_an_exact_fit():
     exact = slice_shape("ct5lp-hightpu-4t", "4x8").hbm_gib
     assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", exact).topology == "4x8"
     assert catalog.smallest_fitting_topology("ct5lp-hightpu-4t", exact + 0.5).topology != "4x8"
+
+
+@pytest.mark.parametrize(("typo", "meant"), [("v6e8", "v6e-8"), ("v5e16", "v5e-16"), ("v5litepod16", "v5litepod-16")])
+def test_catalog_a_slice_name_without_its_dash_names_the_one_meant(typo, meant):
+    with pytest.raises(catalog.CatalogError, match=f"did you mean '{meant}'"):
+        catalog.resolve_slice_name(typo)
+    assert catalog.resolve_slice_name(meant).chips == int(meant.rsplit("-", 1)[1])

@@ -183,3 +183,11 @@ def test_diff_long_values_are_shown_around_their_first_difference():
     a, b = _cells(before, after)
     assert "8192" in a and "4096" in b and a.startswith("`...") and len(a) <= CELL + 2
     assert _cells("short", "shorter") == ("`short`", "`shorter`")
+
+
+def test_diff_cost_of_a_new_stack_says_so():
+    from tpu_serving_tools.diff import cost_change
+
+    head = {"cost": {"perHour": {"total": 22.19}, "perMonth": {"total": 16198.7}}, "capacity": {"chips": 8}}
+    assert cost_change({}, head) == "8 chips, $22.19/hour (a new stack)"
+    assert cost_change({"region": "us-east5"}, head) == "8 chips, $22.19/hour (the base has no cost estimate)"

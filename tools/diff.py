@@ -183,7 +183,8 @@ def cost_change(base: Mapping[str, Any], head: Mapping[str, Any]) -> str | None:
     after = new_cost["perHour"]["total"]
     old_cost, old_capacity = base.get("cost"), base.get("capacity")
     if not isinstance(old_cost, Mapping) or not isinstance(old_capacity, Mapping):
-        return f"{new_capacity['chips']} chips, ${after:,.2f}/hour (the base has no cost estimate)"
+        what = "a new stack" if not base else "the base has no cost estimate"
+        return f"{new_capacity['chips']} chips, ${after:,.2f}/hour ({what})"
     before = old_cost["perHour"]["total"]
     chips = new_capacity["chips"] - old_capacity["chips"]
     if chips == 0 and round(after - before, 2) == 0:

@@ -194,3 +194,16 @@ def test_config_a_bare_region_or_project_is_refused_naming_the_provider_key(key)
     with pytest.raises(ConfigError) as err:
         load_stack_config(values)
     assert f"tpu-serving:{key}: the {key} is `gcp:{key}`" in str(err.value)
+
+
+def test_config_structured_settings_with_the_stack_files_gcp_keys_name_the_field():
+    """validate_stack({'gcp:project': ...}) said gcp:project was missing and suggested `project` (new-user review)."""
+    from tpu_serving.config import ConfigError
+    from tpu_serving.config.loading import validate_stack
+
+    with pytest.raises(ConfigError) as err:
+        validate_stack({"gcp:project": "p", "gcp:region": "us-east5"})
+    text = str(err.value)
+    assert "gcp:project: a stack file's key; structured settings" in text and "name it `project`" in text
+    assert "gcp:project: required key is missing (`project` in structured settings)" in text
+    assert "tpu-serving:gcp:project" not in text

@@ -142,7 +142,9 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
     """The config map the CLI would hand the program for ``stack``: ``namespace:key`` -> text."""
     path = project.stack_file(stack)
     if not path.is_file():
-        raise StackConfigError(f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks())}")
+        raise StackConfigError(
+            f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks()) or 'none'}"
+        )
     try:
         doc = strict_yaml.load(path, str(path.relative_to(project.root))) or {}
     except strict_yaml.StrictYamlError as err:

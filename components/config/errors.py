@@ -98,6 +98,12 @@ def describe(err: Mapping[str, Any]) -> str:
     loc = tuple(err["loc"])
     path = _key_path(loc)
     kind = err["type"]
+    if kind == "extra_forbidden" and len(loc) == 1 and loc[0] in GCP_KEYS.values():
+        field = next(f for f, key in GCP_KEYS.items() if key == loc[0])
+        return (
+            f"{loc[0]}: a stack file's key; structured settings (validate_stack, the provider's `config`) "
+            f"name it `{field}`"
+        )
     if kind == "extra_forbidden":
         model = _model_at(loc[:-1])
         names = [f.alias or n for n, f in model.model_fields.items()]
@@ -107,7 +113,8 @@ def describe(err: Mapping[str, Any]) -> str:
             names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
         return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
     if kind == "missing":
-        return f"{path}: required key is missing"
+        structured = f" (`{loc[0]}` in structured settings)" if len(loc) == 1 and loc[0] in GCP_KEYS else ""
+        return f"{path}: required key is missing{structured}"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         tag = (err.get("ctx") or {}).get("tag")
         shown = f" = {json.dumps(tag)}" if tag else ""

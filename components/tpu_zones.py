@@ -52,10 +52,17 @@ def listed_zones(generation: str, region: str) -> tuple[str, ...]:
     return tuple(z for z in TPU_ZONES.get(generation, ()) if region_of(z) == region)
 
 
+def covered(generation: str, region: str) -> bool:
+    """Whether the table holds the page's section for ``region`` and ``generation`` (:data:`COVERAGE`): elsewhere
+    a zone it does not list says nothing, so no note is printed."""
+    return region.startswith(("us-", "northamerica-")) or (generation == "v6e" and region.startswith("europe-"))
+
+
 def zone_note(slices: str, zone: str, generation: str) -> str | None:
     """The preview's note for TPU node pools ``slices`` (their names) of ``generation`` in ``zone``, or None when
-    the table lists that zone for the generation. A note, never a refusal: the table may be out of date."""
-    if zone in TPU_ZONES.get(generation, ()):
+    the table lists that zone for the generation or does not cover its region. A note, never a refusal: the table
+    may be out of date."""
+    if zone in TPU_ZONES.get(generation, ()) or not covered(generation, region_of(zone)):
         return None
     region = region_of(zone)
     listed = listed_zones(generation, region)

@@ -78,6 +78,23 @@ def tpu_slices(plan: Plan) -> list[tuple[str, SliceShape]]:
     return slices
 
 
+def zone_notes(plan: Plan) -> list[str]:
+    """A note for each zone and TPU generation of the plan's TPU node pools that the catalog's zone table
+    (``tpu_zones``) does not list, naming the pools: read off the node pools' ``nodeLocations``, so any
+    program's plan is described. A note, not a refusal: the table may be out of date or partial."""
+    from tpu_serving import catalog, tpu_zones
+
+    pools: dict[tuple[str, str], list[str]] = {}
+    for r in plan.of_type(NODE_POOL):
+        machine = catalog.MACHINE_TYPES.get((r.inputs.get("nodeConfig") or {}).get("machineType", ""))
+        if machine is None:
+            continue
+        for zone in r.inputs.get("nodeLocations") or []:
+            pools.setdefault((str(zone), machine.generation.name), []).append(str(r.inputs.get("name", r.name)))
+    notes = (tpu_zones.zone_note(", ".join(names), zone, gen) for (zone, gen), names in pools.items())
+    return [f"  {n}" for n in notes if n is not None]
+
+
 def summary(plan: Plan) -> str:
     """Resources, and the slices, chips and HBM of the plan's TPU node pools."""
     slices = tpu_slices(plan)
@@ -94,6 +111,7 @@ def summary(plan: Plan) -> str:
             f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
             *rows,
             *sizing_notes(slices),
+            *zone_notes(plan),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),

@@ -118,7 +118,8 @@ class TpuSliceConfig(Model):
     zone: str | None = Field(
         None,
         description="Zone of the region that holds these slices (each slice stays in one zone); unset: the "
-        "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails.",
+        "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails. "
+        "The preview notes a zone the TPU zone table does not list for the slice's generation.",
     )
     capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
     spot: StackBool = declared(TpuNodePoolArgs, "spot")
@@ -314,7 +315,11 @@ class StackConfig(Model):
 
     project: str = Field(description="GCP project ID (config key `gcp:project`).")
     region: str = Field(description="GCP region of the regional cluster and the buckets (config key `gcp:region`).")
-    zone: str = Field(description="Zone of the region that holds the TPU slices and the CPU pool.")
+    zone: str = Field(
+        description="Zone of the region that holds the TPU slices and the CPU pool. A zone that Google's TPU zone "
+        "page does not list for a slice's generation (the catalog's copy, `tpu_zones`) is not refused: the preview "
+        "notes it, with the zones listed in the region."
+    )
     labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
     cluster: ClusterConfig = Field(description="The GKE cluster.")
     tpu_slices: list[TpuSliceConfig] = Field(min_length=1, description="The TPU slices, one node pool each.")

@@ -1,0 +1,72 @@
+"""The TPU zone table (tpu_zones) and the preview's note for a slice in a zone it does not list."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.configs import GOOD, plan_of_config, with_change
+from tpu_serving import catalog, naming, tpu_zones
+from tpu_serving_tools.preview import summary, zone_notes
+
+SOURCE = "source: https://docs.cloud.google.com/tpu/docs/regions-zones, read 2026-11-27"
+
+
+def in_zone(region: str, zone: str, base: dict = GOOD) -> dict:
+    return with_change("tpu-serving:zone", zone, with_change("gcp:region", region, base))
+
+
+def test_tpu_zones_note_names_the_slice_zone_generation_and_the_listed_zones_of_the_region():
+    plan = plan_of_config(in_zone("europe-west4", "europe-west4-b"))
+    (note,) = zone_notes(plan)
+    assert note.startswith(
+        "  note: llama405b-v6e16 in europe-west4-b (v6e): the TPU zone table does not list europe-west4-b for v6e; "
+        "it lists v6e in europe-west4 at europe-west4-a ("
+    )
+    assert SOURCE in note and tpu_zones.COVERAGE in note
+    assert note in summary(plan).splitlines()
+
+
+def test_tpu_zones_no_note_where_the_table_does_not_cover_the_region():
+    # a region whose section of the page the table does not hold: nothing to say
+    assert zone_notes(plan_of_config(in_zone("southamerica-east1", "southamerica-east1-c"))) == []
+    assert tpu_zones.zone_note("p", "europe-west4-b", "v5e") is None  # Europe's v5e row was not read
+    assert tpu_zones.zone_note("p", "us-central1-f", "v5e") is not None  # North America is read whole
+
+
+def test_tpu_zones_a_listed_zone_of_another_generation_still_gets_the_note():
+    # us-west4-a offers v5e, not v6e (per the table): the stack's v6e slice there is noted
+    (note,) = zone_notes(plan_of_config(in_zone("us-west4", "us-west4-a")))
+    assert "(v6e)" in note and "it lists v6e in us-west4 in no zone" in note
+
+
+def test_tpu_zones_a_slice_in_its_own_zone_is_read_from_its_node_pool():
+    cfg = with_change("tpu-serving:tpuSlices", [{"name": "v6e16", "slice": "v6e-16", "zone": "us-east5-c"}])
+    (note,) = zone_notes(plan_of_config(cfg))
+    assert "llama405b-v6e16 in us-east5-c (v6e)" in note and "at us-east5-a, us-east5-b" in note
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_tpu_zones_no_shipped_stack_is_in_a_zone_the_table_does_not_list(stack):
+    plan = plan_of(stack)
+    assert zone_notes(plan) == []
+    assert "TPU zone table" not in summary(plan)
+
+
+def test_tpu_zones_table_covers_the_catalog_generations_and_names_zones():
+    assert set(tpu_zones.TPU_ZONES) == {g.name for g in catalog.GENERATIONS}
+    for zones in tpu_zones.TPU_ZONES.values():
+        assert zones and len(set(zones)) == len(zones)
+        for zone in zones:
+            region = tpu_zones.region_of(zone)
+            assert not naming.region_problem(region), zone
+            # a zone is <region>-<letter>, or an AI zone <region>-ai<n><letter> (us-central1-ai1a)
+            assert not naming.zone_problem(zone, region) or zone.split("-")[-1].startswith("ai"), zone
+
+
+def test_tpu_zones_listed_zone_gets_no_note():
+    assert tpu_zones.zone_note("p", "us-east5-b", "v6e") is None
+    assert tpu_zones.zone_note("p", "us-west4-a", "v5e") is None
+    assert tpu_zones.zone_note("p", "us-east5-b", "v5e") is not None
+    assert tpu_zones.listed_zones("v6e", "us-central1") == ("us-central1-b",)
+    assert tpu_zones.region_of("us-central1-ai1a") == "us-central1"

@@ -227,6 +227,9 @@ class ServingAutoscalerArgs:
     target_kind: str = lws.KIND
     """Its kind: ``LeaderWorkerSet``, or a DisaggregatedSet role's ``DisaggregatedSetRoleScaler``, whose ``/scale``
     counts the role's groups by their leaders (kubernetes-sigs/lws@v0.10.0 scaler_manager.go l.177-187)."""
+    grant_adapter_viewer: bool = True
+    """Grant the adapter's principal ``roles/monitoring.viewer`` here: once per deployment (a second autoscaler of
+    the same deployment passes False, or two resources would hold one binding)."""
 
     def problems(self) -> list[str]:
         """The project is a GCP project ID (its workload identity pool names the adapter's principal)."""
@@ -291,14 +294,21 @@ class ServingAutoscaler(pulumi.ComponentResource):
         args = check_arguments("ServingAutoscaler", args, ServingAutoscalerArgs)
         super().__init__("tpu-serving:index:ServingAutoscaler", name, None, opts)
         child = child_options(self, opts)
-        number = organizations.get_project_output(project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self))
-        projects.IAMMember(
-            f"{name}-adapter-viewer",
-            project=args.project,
-            role=MONITORING_VIEWER,
-            member=number.number.apply(lambda n: adapter_member(args.project, str(n))),
-            opts=child,
-        )
+        if args.grant_adapter_viewer:
+            number = organizations.get_project_output(
+                project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
+            )
+            # The principal is the project's (its workload identity pool): every cluster's adapter in the project
+            # is the same member, and deleting an IAMMember removes the member from the role whoever else holds it
+            # (terraform-provider-google resourceIamMemberDelete -> subtractFromBindings). So the grant outlives
+            # this stack: destroying one deployment does not stop another's autoscaling.
+            projects.IAMMember(
+                f"{name}-adapter-viewer",
+                project=args.project,
+                role=MONITORING_VIEWER,
+                member=number.number.apply(lambda n: adapter_member(args.project, str(n))),
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True)),
+            )
         self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", hpa_args(args), opts=child)
         self.metric = managed_prometheus_metric(args.metric)
         self.register_outputs({"metric": self.metric})

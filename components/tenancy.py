@@ -46,6 +46,9 @@ OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], 
     (("apps",), ("deployments",), ("patch",)),
     (("batch",), ("jobs",), ("get", "list", "watch")),
     (("leaderworkerset.x-k8s.io",), ("leaderworkersets",), ("get", "list", "watch", "patch")),
+    # A DisaggregatedSet and the role scalers its HPAs drive (LWS v0.10.0 config/crd: plural names
+    # disaggregatedsets, disaggregatedsetrolescalers), read only: a change goes through pulumi up.
+    (("disaggregatedset.x-k8s.io",), ("disaggregatedsets", "disaggregatedsetrolescalers"), ("get", "list", "watch")),
     (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch")),
     (("pathways-job.pathways.domain",), ("pathwaysjobs",), ("get", "list", "watch", "delete")),
 )

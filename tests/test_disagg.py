@@ -19,6 +19,7 @@ from tpu_serving.backends.vllm.disagg_args import VllmDisaggregatedArgs
 from tpu_serving.backends.vllm.disagg_pods import disaggregated_set_spec
 from tpu_serving.backends.vllm.kv import KvRole, KvTransfer
 from tpu_serving.config import ConfigError
+from tpu_serving.lws import Rollout
 from tpu_serving.validation import argument_problems
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
@@ -135,6 +136,7 @@ def role(kv: KvRole | None, **engine) -> VllmServingArgs:
         weights_bucket="b",
         engine=VllmEngineSettings(**engine),
         kv_transfer=KvTransfer(kv) if kv is not None else None,
+        rollout=Rollout.SURGE,
     )
 
 
@@ -299,3 +301,53 @@ def test_disagg_set_is_validated_strictly_against_its_crd(reference):
     bad["spec"]["roles"][0]["replicaz"] = 1
     (problem,) = schema.validate_all([bad], releases)
     assert "replicaz" in problem
+
+
+def test_disagg_roles_roll_out_with_surge_and_keep_each_revisions_cache_apart():
+    """In place, a role of one group stopped serving on every change (GKE review): the DisaggregatedSet's own
+    default is maxSurge 1, maxUnavailable 0 (LWS v0.10.0 planner.go DefaultRollingUpdateConfig)."""
+    found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), rollout=Rollout.IN_PLACE)))
+    assert any(
+        p.startswith("VllmDisaggregatedArgs.decode.rollout = 'in-place': a role rolls out with surge") for p in found
+    )
+    (ds,) = objects("DisaggregatedSet")
+    for r in ds["spec"]["roles"]:
+        strategy = r["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
+        assert (strategy["maxSurge"], strategy["maxUnavailable"]) == (1, 0), r["name"]
+        for template in ("leaderTemplate", "workerTemplate"):
+            (container,) = [
+                c
+                for c in r["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"]
+                if c["name"].startswith("vllm")
+            ]
+            env = {e["name"]: e for e in container["env"]}
+            # the old and new revision's group 0 run side by side: their LeaderWorkerSets' names set them apart
+            assert (
+                env["LWS_NAME"]["valueFrom"]["fieldRef"]["fieldPath"]
+                == "metadata.labels['leaderworkerset.sigs.k8s.io/name']"
+            )
+            assert "/$(LWS_NAME)/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)" in env["VLLM_XLA_CACHE_PATH"]["value"]
+            names = [e["name"] for e in container["env"]]
+            assert names.index("LWS_NAME") < names.index("VLLM_XLA_CACHE_PATH")
+
+
+def test_disagg_a_stack_rollout_is_refused_in_the_disaggregated_mode():
+    def edit(_disaggregation, cfg):
+        cfg["tpu-serving:serving"]["rollout"] = "in-place"
+
+    (problem,) = problems_of(edit)
+    assert problem.startswith('tpu-serving:serving.rollout = "in-place": the disaggregated mode\'s roles roll out')
+    assert load(DISAGG).serving.disaggregation is not None  # and without it, the stack loads
+
+
+def test_disagg_the_adapters_viewer_grant_is_made_once_and_outlives_the_stack():
+    """Two grants of one project binding (one per role) and a delete that removes it for every cluster of the
+    project (GKE review): one grant, kept on destroy."""
+    plan = plan_of(STACK)
+    grants = [
+        r
+        for r in plan.of_type("gcp:projects/iAMMember:IAMMember")
+        if r.inputs.get("role") == "roles/monitoring.viewer" and "autoscaler" in r.urn
+    ]
+    assert len(grants) == 1 and grants[0].retain_on_delete is True
+    assert len(plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")) == 2

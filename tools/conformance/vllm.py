@@ -55,6 +55,10 @@ OTHER_ENV: Mapping[str, str] = {
         "not read by a program: the kubelet expands $(LWS_GROUP_INDEX) in later variables of the container "
         "(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables)"
     ),
+    "LWS_NAME": (
+        "not read by a program: the kubelet expands $(LWS_NAME) in later variables of the container "
+        "(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables)"
+    ),
 }
 """Variables of vLLM containers read by something other than vLLM, tpu-inference or Ray, with the reader."""
 

@@ -133,7 +133,7 @@ class VllmDisaggregatedArgs:
 
     def problems(self) -> list[str]:
         """The roles are prefill then decode, share the model and what loads it, keep one KV cache layout, and roll
-        out in place (a DisaggregatedSet rolls each role's LeaderWorkerSet as a whole)."""
+        out with surge (a DisaggregatedSet brings a revision's new LeaderWorkerSets up before the old go)."""
         found = []
         for at, role, want in (("prefill", self.prefill, KvRole.PREFILL), ("decode", self.decode, KvRole.DECODE)):
             have = role.kv_transfer.role if role.kv_transfer is not None else None
@@ -141,10 +141,12 @@ class VllmDisaggregatedArgs:
                 found.append(f"{at}.kv_transfer = {json.dumps(have and have.value)}: must be role {want.value!r}")
             if role.namespace != self.namespace:
                 found.append(f"{at}.namespace = {role.namespace!r}: must be the DisaggregatedSet's, {self.namespace!r}")
-            if role.rollout != Rollout.IN_PLACE:
+            if role.rollout != Rollout.SURGE:
                 found.append(
-                    f"{at}.rollout = {role.rollout.value!r}: a role rolls out in place (its DisaggregatedSet replaces "
-                    "a revision's LeaderWorkerSets itself); valid: in-place"
+                    f"{at}.rollout = {role.rollout.value!r}: a role rolls out with surge, a revision's new group up "
+                    "before the old one goes, as its DisaggregatedSet does by default (LWS v0.10.0 "
+                    "pkg/controllers/disaggregatedset/planner.go DefaultRollingUpdateConfig: maxSurge 1, "
+                    "maxUnavailable 0); in place, a role of one group stops serving; valid: surge"
                 )
         for name in SHARED_ARGUMENTS:
             mine, theirs = getattr(self.prefill, name), getattr(self.decode, name)

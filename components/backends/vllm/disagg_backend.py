@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 
 from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
+from ...lws import Rollout
 from ...naming import pool_name
 from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
@@ -157,6 +158,9 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
             engine=to_settings(cfg.engine, VllmEngineSettings),
             kv_transfer=KvTransfer(r, sidecar),
             node_pools=pools[cfg.slice],
+            # a revision's new group comes up before the old one goes (the DisaggregatedSet's default), on the
+            # role's slice that scales from zero
+            rollout=Rollout.SURGE,
         )
 
     return VllmDisaggregatedArgs(
@@ -210,6 +214,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 labels=platform.k8s_labels,
                 target_api_version=DS_API_VERSION,
                 target_kind=ROLE_SCALER_KIND,
+                grant_adapter_viewer=(r, c) == scaled[0],
             ),
             opts=platform.options(adapter, workload, platform.apis),
         )

@@ -10,7 +10,6 @@ from pydantic.alias_generators import to_camel
 
 from ...autoscaling import kind_problem
 from ...catalog import SliceShape
-from ...lws import Rollout
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ..scaling import metric_reader_problems
 from .args import VllmEngineSettings, parallelism_problems
@@ -61,10 +60,10 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
         for name in REPLACED_BY_ROLES
         if name in serving.model_fields_set
     ]
-    if serving.rollout != Rollout.IN_PLACE:
+    if "rollout" in serving.model_fields_set:
         found.append(
-            f"{KEY}.rollout = {json.dumps(serving.rollout.value)}: a DisaggregatedSet rolls a new revision out role by "
-            "role itself; valid: in-place"
+            f"{KEY}.rollout = {json.dumps(serving.rollout.value)}: the disaggregated mode's roles roll out with surge, "
+            "each onto its slice that scales from zero (the DisaggregatedSet's default); remove it"
         )
     if problem := ds_name_problem(serving.name):
         found.append(f"{KEY}.name = {json.dumps(serving.name)}: {problem}")

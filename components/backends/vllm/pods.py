@@ -130,7 +130,7 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
     """Environment of every pod: Ray health checks, the compilation cache, Hub access."""
     out = [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (MULTI_HOST_ENV if args.multi_host else {}).items()]
     if args.cache_bucket:
-        out += cache_environment()
+        out += cache_environment(per_lws=args.kv_transfer is not None)
     if args.loader != WeightsLoader.HUGGING_FACE:
         # Nothing comes from the Hub at runtime: huggingface_hub refuses every download.
         out.append(k8s.core.v1.EnvVarArgs(name="HF_HUB_OFFLINE", value="1"))
@@ -197,8 +197,11 @@ def sidecar_container(args: VllmServingArgs) -> k8s.core.v1.ContainerArgs | None
     )
 
 
-def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
-    """The persistent XLA compilation cache: one folder per group and host of the cache volume.
+def cache_environment(per_lws: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
+    """The persistent XLA compilation cache: one folder per group and host of the cache volume (``per_lws``:
+    per LeaderWorkerSet too, for a DisaggregatedSet's roles, whose old and new revisions run side by side
+    during a surge rollout as two LeaderWorkerSets with the same group indexes, LWS v0.10.0
+    pkg/controllers/disaggregatedset/lws_manager.go l.59-99).
 
     tpu-inference points JAX's persistent cache at ``VLLM_XLA_CACHE_PATH``
     (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py, unchanged in the
@@ -219,8 +222,17 @@ def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
     )
     # $(VAR) refers to variables defined before it in the list (LWS_WORKER_INDEX is injected by
     # the LWS pod webhook into every container).
-    path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
-    return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
+    if not per_lws:
+        path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
+        return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
+    name = k8s.core.v1.EnvVarArgs(
+        name="LWS_NAME",
+        value_from=k8s.core.v1.EnvVarSourceArgs(
+            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=f"metadata.labels['{lws.NAME_LABEL}']")
+        ),
+    )
+    path = f"{CACHE_MOUNT}/$(LWS_NAME)/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
+    return [group, name, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
 
 
 def volumes(args: VllmServingArgs) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:

@@ -351,3 +351,51 @@ def test_disagg_the_adapters_viewer_grant_is_made_once_and_outlives_the_stack():
     ]
     assert len(grants) == 1 and grants[0].retain_on_delete is True
     assert len(plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")) == 2
+
+
+def test_disagg_a_kv_cache_target_above_one_is_refused():
+    """vllm:kv_cache_usage_perc is a fraction (1 means 100 percent): the default target 5 never scales (user review)."""
+
+    def edit(disaggregation, _cfg):
+        disaggregation["decode"]["autoscaling"] = {"maxReplicas": 1}
+
+    (problem,) = problems_of(edit)
+    assert problem.startswith(
+        "tpu-serving:serving.disaggregation.decode.autoscaling.target = 5: vllm:kv_cache_usage_perc"
+    )
+    assert "valid: a target in (0, 1]" in problem
+
+    def fine(disaggregation, cfg):
+        disaggregation["decode"]["autoscaling"] = {"maxReplicas": 1, "target": 0.8}
+
+    cfg = copy.deepcopy(DISAGG)
+    fine(cfg["tpu-serving:serving"]["disaggregation"], cfg)
+    assert load(cfg).serving.disaggregation.decode.autoscaling.target == 0.8
+
+
+def test_disagg_roles_share_one_context_length():
+    def edit(disaggregation, _cfg):
+        disaggregation["decode"]["engine"] = {"maxModelLen": 4096}
+
+    (problem,) = problems_of(edit)
+    assert problem.startswith("tpu-serving:serving.disaggregation.decode.engine.maxModelLen = 4096: prefill computes")
+    found = argument_problems(pair(decode=role(KvRole.DECODE, max_model_len=4096)))
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.max_model_len = 4096") for p in found), found
+
+
+def test_disagg_preview_and_diff_say_how_a_change_rolls_out_and_what_upstream_has_not_shown():
+    import json as _json
+
+    from tpu_serving_tools.diff import diff_plans
+    from tpu_serving_tools.preview import summary
+
+    plan = plan_of(STACK)
+    lines = summary(plan).splitlines()
+    assert any(line.startswith("Rollout: a change to either role's template is a new revision") for line in lines)
+    assert any("shown working nowhere upstream" in line and line.startswith("note: ") for line in lines)
+    head = plan.as_json()
+    base = _json.loads(_json.dumps(head))
+    ds = next(r for r in base["resources"] if r["inputs"].get("kind") == "DisaggregatedSet")
+    ds["inputs"]["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["size"] = 3
+    (line,) = diff_plans(STACK, base, head).rollouts
+    assert "DisaggregatedSet" in line and "rolls both roles with surge" in line

@@ -9,6 +9,7 @@ every change that recreates a TPU node pool or the cluster.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -152,6 +153,9 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
 
 LWS_TEMPLATE = "spec.leaderWorkerTemplate"
 """A change under it makes the LWS controller replace every group, by its rolloutStrategy."""
+DS_ROLE_TEMPLATE = re.compile(r"^spec\.roles\[[^\]]+\]\.spec\.leaderWorkerTemplate(\.|$)")
+"""A DisaggregatedSet role's group template: a change makes a new revision, whose LeaderWorkerSets replace the
+old ones role by role (LWS v0.10.0 pkg/controllers/disaggregatedset: the revision hash covers every role)."""
 
 
 def rollouts(changed: list[Change], new: Mapping[str, Mapping[str, Any]], outputs: Mapping[str, Any]) -> list[str]:
@@ -160,9 +164,9 @@ def rollouts(changed: list[Change], new: Mapping[str, Mapping[str, Any]], output
     out = []
     for c in changed:
         inputs = new[c.urn]["inputs"]
-        if inputs.get("kind") != "LeaderWorkerSet" or c.recreates:
+        if inputs.get("kind") not in ("LeaderWorkerSet", "DisaggregatedSet") or c.recreates:
             continue
-        if not any(under(path, LWS_TEMPLATE) for path, _, _ in c.fields):
+        if not any(under(path, LWS_TEMPLATE) or DS_ROLE_TEMPLATE.match(path) for path, _, _ in c.fields):
             continue
         plan = outputs.get("rollout")
         how = plan["summary"] if isinstance(plan, Mapping) else "every group is replaced, by its rolloutStrategy"

@@ -181,9 +181,11 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
 
 
 def rollout_summary(outputs: dict[str, Any]) -> list[str]:
-    """How the serving groups are replaced when their template changes (``rollout``, LeaderWorkerSet backends)."""
-    r = outputs.get("rollout")
-    return [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
+    """How the serving groups are replaced when their template changes (``rollout``, LeaderWorkerSet backends),
+    and what upstream has not shown of the serving mode (``caveats``)."""
+    r, caveats = outputs.get("rollout"), outputs.get("caveats")
+    lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
+    return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
 
 
 def cost_summary(outputs: dict[str, Any]) -> list[str]:

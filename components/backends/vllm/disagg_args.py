@@ -77,11 +77,17 @@ def kv_layout_problems(
     ]
     for name, mine, theirs in pairs:
         if mine != theirs:
+            valid = json.dumps(mine) if mine is not None else "unset, as on prefill"
             found.append(
                 f"{d_at}.{spell(name)} = {json.dumps(theirs)}: decode pulls prefill's KV cache in its own layout, so "
-                f"the roles must agree; prefill's is {json.dumps(mine)} ({p_at}.{spell(name)}); valid: "
-                f"{json.dumps(mine)}"
+                f"the roles must agree; prefill's is {json.dumps(mine)} ({p_at}.{spell(name)}); valid: {valid}"
             )
+    if p.max_model_len != d.max_model_len:
+        found.append(
+            f"{d_at}.{spell('max_model_len')} = {json.dumps(d.max_model_len)}: prefill computes a request's prompt and "
+            f"decode continues it, so one context length serves both; prefill's is {json.dumps(p.max_model_len)} "
+            f"({p_at}.{spell('max_model_len')}); valid: {json.dumps(p.max_model_len)}"
+        )
     for flag in KV_LAYOUT_FLAGS:
         mine, theirs = _extra_flag(p, flag), _extra_flag(d, flag)
         if mine != theirs:

@@ -173,6 +173,22 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
     )
 
 
+ROLLOUT_SUMMARY = (
+    "a change to either role's template is a new revision of the DisaggregatedSet, which rolls both roles with "
+    "surge: each role's new group comes up on a slice of its kind (one that scales from zero, or it waits for "
+    "one) and loads the model before the role's old group goes; the service keeps serving from the old groups"
+)
+"""What a rollout of the disaggregated mode does (LWS v0.10.0 pkg/controllers/disaggregatedset planner.go
+DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash covers every role, utils.go l.93-111)."""
+CAVEATS: tuple[str, ...] = (
+    "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
+    "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
+    "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull and holds an aborted "
+    "request's prefill blocks for 180 s (fixed in 0.32.0, which this release does not pin): docs/backends.md",
+)
+"""What the preview says of the mode's upstream status (docs/backends.md, "Upstream status")."""
+
+
 def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
@@ -191,6 +207,8 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
             "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
+            "rollout": {"summary": ROLLOUT_SUMMARY},
+            "caveats": list(CAVEATS),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, leaders(serving), disaggregated=True),
     )

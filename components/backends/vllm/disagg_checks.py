@@ -42,6 +42,12 @@ def roles(serving: VllmServingConfig) -> list[tuple[KvRole, VllmRoleConfig]]:
     return [] if d is None else [(KvRole.PREFILL, d.prefill), (KvRole.DECODE, d.decode)]
 
 
+FRACTION_GAUGES: dict[str, str] = {
+    VllmMetric.KV_CACHE_USAGE.value: "vLLM 0.29.0 vllm/v1/metrics/loggers.py l.562-563: 'KV-cache usage. 1 means 100 percent usage.'"
+}
+"""Gauges whose value is a fraction of one: an HPA target above 1 never triggers."""
+
+
 def role_metric(role: KvRole, cfg: VllmRoleConfig) -> str:
     """The gauge a role's HPA reads: its ``autoscaling.metric``, else :data:`ROLE_METRICS`."""
     return cfg.autoscaling.metric if cfg.autoscaling is not None and cfg.autoscaling.metric else ROLE_METRICS[role]
@@ -67,6 +73,13 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
         )
     if problem := ds_name_problem(serving.name):
         found.append(f"{KEY}.name = {json.dumps(serving.name)}: {problem}")
+    for role, c in roles(serving):
+        if c.autoscaling is not None and role_metric(role, c) in FRACTION_GAUGES and c.autoscaling.target > 1:
+            found.append(
+                f"{AT}.{role.value}.autoscaling.target = {c.autoscaling.target:g}: "
+                f"{role_metric(role, c)} is a fraction from 0 to 1 ({FRACTION_GAUGES[role_metric(role, c)]}), so "
+                "the HPA would never add a group; valid: a target in (0, 1], e.g. 0.8"
+            )
     counts = slice_counts(cfg)
     pair = roles(serving)
     kinds = [r.slice for _, r in pair]

@@ -86,8 +86,8 @@ class VllmRoleConfig(Model):
         None,
         description="Scale the role's groups through an HPA on its DisaggregatedSetRoleScaler, a whole slice per "
         "group, on the role's own gauge (prefill: `vllm:num_requests_waiting`; decode: `vllm:kv_cache_usage_perc` "
-        "unless `metric` says otherwise): the first `minReplicas` of its slices keep their VMs, the others scale "
-        "from zero.",
+        "unless `metric` says otherwise, a fraction of one: set `target` below 1, e.g. 0.8): the first `minReplicas` "
+        "of its slices keep their VMs, the others scale from zero.",
     )
     engine: EngineConfig = Field(
         default_factory=EngineConfig,

@@ -300,3 +300,24 @@ def test_disagg_stack_fails_when_a_role_cannot_be_scheduled():
 
     reason = _stack_failures(decode_on_4x4)["[scheduling] role vllm-pd70b/vllm decode"]
     assert reason.startswith("role decode cannot be scheduled: pod vllm-0-<rev8>-decode-0: no node pool has labels")
+
+
+def test_runtime_single_host_roles_take_whole_slices():
+    """Roles on single-host slices (one ct6e-standard-8t VM each, the layout upstream shows working) passed the
+    preview and failed make check ('no multi-host slice', 'adds its VMs one by one'): user review."""
+    import copy
+
+    from tests.fixtures.configs import plan_of_config
+    from tests.test_disagg import DISAGG
+    from tpu_serving_tools.check import run_checks
+
+    cfg = copy.deepcopy(DISAGG)
+    for s in cfg["tpu-serving:tpuSlices"]:
+        s["machineType"] = "ct6e-standard-8t"
+    cfg["tpu-serving:serving"]["disaggregation"]["decode"]["autoscaling"] = {"maxReplicas": 1, "target": 0.8}
+    results = run_checks(PlanView(plan_of_config(cfg).as_json()))
+    failures = [f"[{r.category}] {f.subject}: {f.reason}" for r in results for f in r.failures()]
+    assert failures == []
+    (scheduling,) = [r for r in results if r.category == "scheduling"]
+    roles = [f for f in scheduling.findings if f.subject.startswith("role ")]
+    assert len(roles) == 2 and all(f.ok for f in roles), [f.subject for f in scheduling.findings]

@@ -350,7 +350,8 @@ def provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[st
         names = ", ".join(p.name for p in empty) or "none"
         return f"no node pool that scales from zero takes the group (empty autoscaled pools: {names})", False
     pool = originals[fitting[0].name]
-    if tpu_pods and pool.slice_vms != len(tpu_pods):
+    single_host = pool.slice_vms is None and len(tpu_pods) == 1  # one VM, a single-host slice of its own
+    if tpu_pods and not single_host and pool.slice_vms != len(tpu_pods):
         adds = (
             "its VMs one by one (no TPU topology)"
             if pool.slice_vms is None

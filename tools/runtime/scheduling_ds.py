@@ -54,9 +54,11 @@ def _whole_slice(group: Sequence[Pod], placement: Placement) -> str | None:
     if len(pools) != 1:
         return f"its TPU pods span pools {', '.join(sorted(pools))}"
     (pool,) = pools.values()
-    if pool.slice_vms is None:
+    if pool.slice_vms is None and len(tpu) != 1:
         return f"pool {pool.name} is no multi-host slice (no TPU topology): its VMs are not one ICI domain"
-    if pool.slice_vms != len(tpu):
+    # A pool without a TPU topology is of single-host slices, each VM a slice of its own (GKE "TPUs in GKE":
+    # single-host TPU slice node pools need no placement policy): one pod on one of its VMs takes a whole slice.
+    if pool.slice_vms is not None and pool.slice_vms != len(tpu):
         return f"{len(tpu)} TPU pod(s) on slice {pool.name} of {pool.slice_vms} VMs: not the whole slice"
     chips = pool.allocatable.tpu if pool.allocatable else 0
     short = [p.name for p in tpu if p.requests.tpu != chips]

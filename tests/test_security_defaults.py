@@ -182,7 +182,16 @@ def test_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_st
     views = [(s, PlanView(copy.deepcopy(plan_of(s).as_json()))) for s in STACKS]
     named = {f.subject.split(": ")[0]: f for f in scope.existing_nat_findings(views)}
     existing = [s for s, v in views if (v.setting("cluster") or {}).get("cloudNat") == "existing"]
-    assert len(named) == len(existing) >= 5 and all(f.ok and "deploy it first" in f.reason for f in named.values())
+    assert len(named) == len(existing) >= 5 and all(f.ok for f in named.values())
+    # a stack whose project and region hold a stack making a NAT is told to deploy that one first; a stack of a
+    # project of its own (a user's new stack) needs its NAT to exist already
+    makers = {(v.setting("project"), v.setting("region")) for s, v in views if s not in existing}
+    for s, v in views:
+        if s in existing:
+            first = (v.setting("project"), v.setting("region")) in makers
+            (f,) = [f for key, f in named.items() if key.endswith(f" of {s}")]
+            assert ("deploy it first" if first else "must exist already") in f.reason, (s, f.reason)
+    assert sum("deploy it first" in f.reason for f in named.values()) >= 5
     vllm = dict(views)["vllm-llama31-405b-v6e16"]
     key = next(k for k in vllm.plan["config"] if k.endswith(":cluster"))
     cluster = json.loads(vllm.plan["config"][key])

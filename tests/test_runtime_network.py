@@ -129,3 +129,21 @@ def test_network_a_serving_service_missing_from_the_plan_fails_the_client_flows(
     ]
     failed = [f for f in network_check(PlanView(plan)).failures() if "no such Service" in f.subject]
     assert failed and "the serving Service the settings name is not in the plan" in failed[0].reason
+
+
+def test_network_a_plan_without_settings_gets_only_the_flows_of_the_backends_its_pods_run() -> None:
+    """A library program records no serving settings: JetStream's leader -> worker flow (38679) was required of
+    its vLLM pods, which share the role names (new-user review)."""
+    import copy
+
+    from tests.conftest import plan_of
+
+    def flows_without_settings(stack: str) -> set[int]:
+        plan = copy.deepcopy(plan_of(stack).as_json())
+        plan["config"] = {k: v for k, v in plan["config"].items() if not k.endswith(":serving")}
+        view = PlanView(plan)
+        assert not view.setting("serving")
+        return {f.port for f in network_flows.needed_flows(view)}
+
+    assert 38679 not in flows_without_settings("vllm-llama31-405b-v6e16")
+    assert 38679 in flows_without_settings("llama31-405b-v6e16")

@@ -56,6 +56,9 @@ class BackendFacts:
     service: str | None
     flows: tuple[FactFlow, ...]
     bucket_uses: tuple[BucketUse, ...]
+    images: tuple[str, ...] = ()
+    """Image names (registry paths, no tag) its pods run: in a plan that records no settings (a library program),
+    its flows apply only between pods that run one of them."""
 
 
 def _sourced(entry: Any, where: str) -> Any:
@@ -84,7 +87,8 @@ def parse(doc: Mapping[str, Any], where: str) -> BackendFacts:
         if u.get("kind") not in ("arg", "env") or u.get("access") not in ACCESS or not str(u.get("source", "")).strip():
             raise ValueError(f"{at}: kind arg|env, access {'|'.join(ACCESS)} and a source")
         uses.append(BucketUse(u["kind"], u["key"], u["container"], u["access"], u["source"]))
-    return BackendFacts(str(doc["backend"]), roles, ports, service, tuple(flows), tuple(uses))
+    images = tuple(str(i) for i in _sourced(doc["images"], f"{where} images")) if "images" in doc else ()
+    return BackendFacts(str(doc["backend"]), roles, ports, service, tuple(flows), tuple(uses), images)
 
 
 def load(backends: Path | None = None) -> dict[str, BackendFacts]:

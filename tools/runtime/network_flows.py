@@ -16,7 +16,7 @@ from typing import Any
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import picker
-from tpu_serving_tools.runtime.backend_facts import BACKENDS, FACT_FLOWS
+from tpu_serving_tools.runtime.backend_facts import BACKENDS, FactFlow
 from tpu_serving_tools.runtime.network_policy import (
     Flow,
     Peer,
@@ -72,11 +72,20 @@ def _fact_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
     """The flows of the stack's backend (``serving.backend``; every backend's for a plan that records no settings):
     another backend's roles may share a role name (an LWS ``leader`` and ``worker``) but not its flows."""
     backend = (view.setting("serving") or {}).get("backend")
-    for fact in BACKENDS[backend].flows if backend in BACKENDS else FACT_FLOWS:
+    facts: list[tuple[FactFlow, tuple[str, ...]]]
+    if backend in BACKENDS:
+        facts = [(fact, ()) for fact in BACKENDS[backend].flows]
+    else:  # no settings (a library program): each backend's flows between pods running its images
+        facts = [(fact, b.images) for b in BACKENDS.values() for fact in b.flows]
+    for fact, images in facts:
         for src in _by_role(ws, fact.src_role):
             for dst in _by_role(ws, fact.dst_role):
-                if src.namespace == dst.namespace:
+                if src.namespace == dst.namespace and (not images or (_runs(src, images) and _runs(dst, images))):
                     yield Flow(peer_of(src), peer_of(dst), fact.port, why=fact.source)
+
+
+def _runs(w: Workload, images: tuple[str, ...]) -> bool:
+    return any(name in c.image for c in w.containers for name in images)
 
 
 def _services(view: PlanView) -> list[Mapping[str, Any]]:

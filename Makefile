@@ -12,7 +12,7 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review mutate readme docs clean
+.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -29,6 +29,7 @@ help:
 	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
+	@echo "make messages               record the library's error messages the suite creates into tests/golden_messages.txt (the suite fails on one not listed)"
 	@echo "make golden-review [GOLDEN_BASE=<ref>] [VERBOSE=1]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt (VERBOSE=1: also each listed one unchanged)"
 	@echo "stacks: $(STACKS)"
 
@@ -122,6 +123,12 @@ golden: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden
 
 GOLDEN_BASE ?= main
+# The library's error messages that the fast suite creates, recorded afresh into tests/golden_messages.txt.
+messages: $(VENV)/.installed $(POLICY_VENV)/.installed
+	rm -rf build/messages
+	TPU_SERVING_RECORD_MESSAGES=$(CURDIR)/build/messages $(PYTHON) -m pytest -q -n auto -m "not slow" -p no:cacheprovider
+	$(PYTHON) -m tests.messages build/messages
+
 golden-review: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE) $(if $(VERBOSE),--verbose)
 

@@ -41,10 +41,6 @@ EPP_IMAGE = PINS["epp"].value
 """The endpoint picker image the version set pins (llm-d/llm-d-router)."""
 
 
-def _cidr_check(value: str) -> str:
-    return proxy_only_subnet_problem(value) if isinstance(value, str) else ""
-
-
 @dataclass(frozen=True)
 class GatewaySettings:
     """An internal GKE Gateway (regional internal Application Load Balancer) in front of the serving Service."""
@@ -53,7 +49,7 @@ class GatewaySettings:
         "Range of the region's proxy-only subnet, whose addresses the load balancer's proxies connect from "
         "(a /23 or larger is recommended); must not overlap other subnets of the network.",
         default="192.168.0.0/23",
-        check=_cidr_check,
+        check=proxy_only_subnet_problem,
     )
     create_proxy_only_subnet: bool = described(
         "Create the proxy-only subnet; set false when the network already has one in the region (one per "

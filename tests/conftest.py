@@ -10,6 +10,9 @@ import pytest
 
 from tpu_serving_tools.offline import Plan, load_project, preview_stack
 
+pytest_plugins = ["tests.messages"]
+"""Every error message of the library that a test creates is held to tests/golden_messages.txt."""
+
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = ROOT.parent / "shared" / "reference"
 STACKS_ROOT = Path(os.environ.get("TPU_SERVING_STACKS_ROOT") or ROOT)

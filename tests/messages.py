@@ -4,7 +4,8 @@ A refusal's wording is what a user reads: the key path, the bad value, the valid
 message by a fragment (``"serving.slice" in str(err)``), so a rewording, a dropped value or a wrong plural
 passes them. This plugin records the full text of each error of the library (every ``pulumi.RunError``
 raised from a ``tpu_serving`` module: ``ConfigError``, ``ArgumentsError``, ``CatalogError``) that a test
-creates, and fails the test when the text is not in ``tests/golden_messages.txt``.
+creates, and each problem that ``validation.argument_problems`` returns (the component checks' own answer, which
+tests read without raising), and fails the test when the text is not in ``tests/golden_messages.txt``.
 
 ``make messages`` runs the suite recording instead, and rewrites the list: a changed message shows up as a
 diff of that file in review, the old line beside the new. Texts are normalised first (temporary paths, the
@@ -61,6 +62,15 @@ def _recording_init(self: BaseException, *args: Any) -> None:
         _seen.append(normalise(args[0]))
 
 
+_original_argument_problems: Any = None
+
+
+def _recording_argument_problems(args: Any) -> list[str]:
+    found: list[str] = _original_argument_problems(args)
+    _seen.extend(normalise(p) for p in found)
+    return found
+
+
 def known() -> frozenset[str]:
     if not GOLDEN_MESSAGES.exists():
         return frozenset()
@@ -68,11 +78,20 @@ def known() -> frozenset[str]:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Record from here on; the test modules, imported later, get the recording ``argument_problems``."""
+    global _original_argument_problems
+    from tpu_serving import validation
+
     pulumi.RunError.__init__ = _recording_init  # type: ignore[method-assign]
+    _original_argument_problems = validation.argument_problems
+    validation.argument_problems = _recording_argument_problems
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    from tpu_serving import validation
+
     pulumi.RunError.__init__ = _original_init  # type: ignore[method-assign]
+    validation.argument_problems = _original_argument_problems
 
 
 @pytest.fixture(autouse=True)

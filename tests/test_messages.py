@@ -54,3 +54,15 @@ def test_messages_are_recorded_from_the_librarys_errors_only():
 )
 def test_messages_normalise_what_differs_between_checkouts(text, normal):
     assert messages.normalise(text) == normal
+
+
+def test_messages_argument_problems_are_recorded():
+    import dataclasses
+
+    from tests.test_disagg import pair, role
+    from tpu_serving.backends.vllm.kv import KvRole
+    from tpu_serving.validation import argument_problems
+
+    before = len(messages._seen)
+    found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), namespace="elsewhere")))
+    assert found and messages._seen[before:] == found

@@ -33,8 +33,9 @@ DISAGG = {
     "tpu-serving:zone": "us-east5-b",
     "tpu-serving:cluster": {"name": "pdserve", "publicControlPlane": True},
     "tpu-serving:tpuSlices": [
-        {"name": "prefill", "machineType": "ct6e-standard-4t", "topology": "2x4", "diskSizeGb": 300},
-        {"name": "decode", "machineType": "ct6e-standard-4t", "topology": "2x4", "diskSizeGb": 300},
+        # one group per role and a spare slice for a rollout's surge group
+        {"name": "prefill", "machineType": "ct6e-standard-4t", "topology": "2x4", "count": 2, "diskSizeGb": 300},
+        {"name": "decode", "machineType": "ct6e-standard-4t", "topology": "2x4", "count": 2, "diskSizeGb": 300},
     ],
     "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "tpu-serving:workloadIdentity": {"namespace": "pd"},
@@ -123,6 +124,35 @@ def test_disagg_role_autoscaling_must_span_its_slices():
     assert any(p.startswith(f"{AT}.prefill.autoscaling.maxReplicas = 2") for p in found), found
 
 
+def test_disagg_each_role_keeps_a_spare_slice_for_its_surge_group():
+    """A DisaggregatedSet rolls each role with surge and removes an old group only once the new revision is ready
+    (LWS v0.10.0 planner.go l.195-215, executor.go l.148-149): a role whose slices its groups fill would stop the
+    rollout of both roles, so its kind's count is the groups plus one."""
+
+    def full(d, cfg):
+        cfg["tpu-serving:tpuSlices"][1]["count"] = 1
+        d["prefill"]["autoscaling"] = {"maxReplicas": 2}
+
+    found = problems_of(full)
+    assert (
+        f"{AT}.decode.replicas = 1: each group takes one whole slice and a rollout's surge group one more (the "
+        'spare), and tpuSlices "decode" provides 1 2x4 slice; set that slice kind\'s count to 2'
+    ) in found, found
+    assert (
+        f"{AT}.prefill.autoscaling.maxReplicas = 2: each group takes one whole slice and a rollout's surge group one "
+        'more (the spare), and tpuSlices "prefill" provides 2 2x4 slices; set that slice kind\'s count to 3 or '
+        "maxReplicas to 1"
+    ) in found, found
+
+    def spare(d, cfg):
+        cfg["tpu-serving:tpuSlices"][0]["count"] = 3
+        d["prefill"]["autoscaling"] = {"maxReplicas": 2}
+
+    cfg = copy.deepcopy(DISAGG)
+    spare(cfg["tpu-serving:serving"]["disaggregation"], cfg)
+    assert load(cfg).serving is not None
+
+
 # --------------------------------------------------------------------------- the component's own checks (parity)
 
 
@@ -208,7 +238,7 @@ def test_disagg_every_pod_has_the_connector_env_and_ports(name):
         ]
         (pools,) = term["matchExpressions"]
         assert pools["key"] == "cloud.google.com/gke-nodepool", which
-        assert pools["values"] == [f"vllmpd70b-{name}-0", f"vllmpd70b-{name}-1"], which
+        assert pools["values"] == [f"vllmpd70b-{name}-{i}" for i in range(3)], which
 
 
 def test_disagg_kv_roles_and_the_decode_sidecar():
@@ -268,7 +298,9 @@ def test_disagg_an_hpa_per_role_on_its_role_scaler():
     assert metric["vllm-decode"].endswith("|vllm:kv_cache_usage_perc|gauge")
 
 
-def test_disagg_each_roles_second_slice_scales_from_zero_and_is_billed_so():
+def test_disagg_each_roles_second_slice_and_its_spare_scale_from_zero_and_are_billed_so():
+    """The first slice of a role keeps its VMs; the HPA's second group and a rollout's surge group (the spare) come
+    up on slices that scale from zero."""
     pools = {
         r.inputs["name"]: r.inputs
         for r in plan_of(STACK).resources
@@ -276,10 +308,11 @@ def test_disagg_each_roles_second_slice_scales_from_zero_and_is_billed_so():
     }
     for role_name in ("prefill", "decode"):
         assert pools[f"vllmpd70b-{role_name}-0"]["nodeCount"] == 2
-        assert pools[f"vllmpd70b-{role_name}-1"]["autoscaling"]["totalMinNodeCount"] == 0
+        for spare in (1, 2):
+            assert pools[f"vllmpd70b-{role_name}-{spare}"]["autoscaling"]["totalMinNodeCount"] == 0
     tpu = {i["what"]: i for i in plan_of(STACK).outputs["cost"]["items"] if i["part"] == "tpu"}
     assert {w.split(":")[0] for w in tpu} == {"prefill", "decode"}
-    assert all("(1 from zero)" in w for w in tpu), list(tpu)
+    assert all("3 x v6e-8 on-demand (2 from zero)" in w for w in tpu), list(tpu)
 
 
 def test_disagg_panels_and_alerts_per_role():
@@ -399,3 +432,12 @@ def test_disagg_preview_and_diff_say_how_a_change_rolls_out_and_what_upstream_ha
     ds["inputs"]["spec"]["roles"][1]["spec"]["leaderWorkerTemplate"]["size"] = 3
     (line,) = diff_plans(STACK, base, head).rollouts
     assert "DisaggregatedSet" in line and "rolls both roles with surge" in line
+
+
+def test_disagg_component_role_pools_hold_a_spare_for_the_surge_group():
+    assert argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), node_pools=("d-0", "d-1")))) == []
+    found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), node_pools=("d-0",))))
+    assert found == [
+        "VllmDisaggregatedArgs.decode.node_pools = ['d-0']: the role's 1 group(s) take a slice each and a rollout's "
+        "surge group one more (LWS v0.10.0 disaggregatedset planner.go l.195-215); list 2 node pools"
+    ], found

@@ -121,7 +121,9 @@ def test_disagg_roles_that_may_take_each_others_slices_fail():
 
     failures = _failures(F.edited_ds(F.plan(), unpin))
     reason = failures["[scheduling] role pd/llama-pd prefill"]
-    assert "may land on decode-a, decode-b, prefill-a, prefill-b, which role decode's pods select too" in reason
+    assert (
+        "may land on decode-a, decode-b, decode-c, prefill-a, prefill-b, prefill-c, which role decode's pods" in reason
+    )
     # when the settings put both roles on one slice kind, sharing its pools is what they ask for
     shared = F.edited_ds(F.plan(), unpin)
     shared["config"]["tpu-serving:serving"] = (
@@ -133,7 +135,7 @@ def test_disagg_roles_that_may_take_each_others_slices_fail():
 def test_disagg_roles_pinned_by_node_affinity_keep_to_their_pools():
     def pin(ds: dict[str, Any]) -> None:
         for role in ds["spec"]["roles"]:
-            pools = [f"{role['name']}-a", f"{role['name']}-b"]
+            pools = [f"{role['name']}-{x}" for x in "abc"]
             term = {"matchExpressions": [{"key": "cloud.google.com/gke-nodepool", "operator": "In", "values": pools}]}
             for t in (role["spec"]["leaderWorkerTemplate"][k] for k in ("leaderTemplate", "workerTemplate")):
                 t["spec"]["nodeSelector"].pop(F.ROLE_NODE_LABEL)
@@ -178,8 +180,25 @@ def test_disagg_empty_plan_does_not_pass():
     assert "runs no group" in failures["[scheduling] role pd/llama-pd prefill"]
 
 
+def test_disagg_rollout_at_the_hpas_maximum_needs_a_spare_slice():
+    """A role whose slices its groups fill at the HPA's maximum has no slice for a rollout's surge group: the new
+    revision never gets ready and the DisaggregatedSet removes no old group (LWS v0.10.0 planner.go:195-215)."""
+    failures = _failures(F.without(F.plan(), "decode-c"))
+    assert list(failures) == ["[scheduling] scale pd/llama-pd-decode rollout surge 1 at 2"], failures
+    reason = failures["[scheduling] scale pd/llama-pd-decode rollout surge 1 at 2"]
+    assert reason.startswith("role decode: a rollout at the HPA's maximum, the new revision's surge group: group 2")
+    assert reason.endswith("the new revision never gets ready, so no old group goes: every role's rollout stops")
+    no_surge = F.edited_ds(
+        F.without(F.plan(), "decode-c"),
+        lambda ds: ds["spec"]["roles"][1]["spec"].update(
+            rolloutStrategy={"rollingUpdateConfiguration": {"maxSurge": 0, "maxUnavailable": 1}}
+        ),
+    )
+    assert not [k for k in _failures(no_surge) if "rollout surge" in k]
+
+
 def test_disagg_scale_paths_fail_without_a_slice_from_zero_or_a_scaler_or_the_adapter():
-    failures = _failures(F.without(F.plan(), "decode-b"))
+    failures = _failures(F.without(F.without(F.plan(), "decode-b"), "decode-c"))
     assert "no node pool that scales from zero" in failures["[scheduling] scale pd/llama-pd-decode 1 -> 2"]
     static = F.edited_ds(F.plan(), lambda ds: ds["spec"]["roles"][0].update(scaling={"mode": "Static"}))
     assert "no /scale target" in _failures(static)["[scheduling] scale pd/llama-pd-prefill"]
@@ -264,7 +283,7 @@ def test_disagg_kv_config_read_from_the_shell_script_and_from_argv():
 
 def test_disagg_summary_line_counts_roles_and_scale_steps():
     line = summary("pd", run_checks(PlanView(F.plan())))[0]
-    assert "roles on whole slices 2/2" in line and "scale steps 6/6" in line
+    assert "roles on whole slices 2/2" in line and "scale steps 8/8" in line
     assert "KV flows not opened the other way 4/4" in line
 
 

@@ -20,12 +20,15 @@ def test_tenancy_quota_sized_to_slices(stack):
     chips = sum(s["chips"] for s in plan_of(stack).outputs["slices"])
     # Headroom: a stack's serving unit restarts as a whole (one LWS group holding every slice, a
     # JobSet, a PathwaysJob), so the quota holds the slices' chips twice; an autoscaled vLLM stack's
-    # unit is one group on one slice of its maxReplicas (and of a surge rollout's spare slice).
+    # unit is one group on one slice of its maxReplicas (and of a surge rollout's spare slice, one per role in the
+    # disaggregated mode).
     outputs = plan_of(stack).outputs
     # a disaggregated stack's autoscaling output is per role: its groups are both roles' maxima
     auto = outputs.get("autoscaling", {})
-    groups = auto.get("maxReplicas") or sum(r["maxReplicas"] for r in auto.values() if isinstance(r, dict)) or 1
+    roles = [r for r in auto.values() if isinstance(r, dict)]
+    groups = auto.get("maxReplicas") or sum(r["maxReplicas"] for r in roles) or 1
     groups += outputs.get("rollout", {}).get("strategy") == "surge"
+    groups += len(roles)  # each role of the disaggregated mode keeps a spare slice for its surge group
     assert quota["spec"]["hard"]["requests.google.com/tpu"] == str(chips + chips // groups)
     assert {"requests.cpu", "requests.memory"} <= set(quota["spec"]["hard"])
     assert quota["metadata"]["namespace"] == plan_of(stack).outputs["namespace"]

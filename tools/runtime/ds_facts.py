@@ -42,6 +42,12 @@ SCALER_NAME = "{ds}-{role}"
 (scaler_manager.go:57 ScalerName, :103-118). A scaler of that name it does not control is not adopted (:151-161): the
 role then has no scaler and runs the replicas its LWS has, 0 for a new one (executor.go:240-250
 getTargetReplicas returns currentNew)."""
+DEFAULT_MAX_SURGE = 1
+"""A role's surge groups in a rollout without its own rollingUpdateConfiguration (v0.10.0
+pkg/controllers/disaggregatedset/planner.go:52-59 DefaultRollingUpdateConfig); a role's own maxSurge is scaled against
+its replicas, rounded up (executor.go:281-295). Old groups go only once the new revision's groups are ready, while
+old + new <= target + maxSurge (planner.go:32, :195-215; executor.go:130, :152): a surge group that no slice takes stops
+the rollout of every role."""
 SCALER_SEED = 1
 """A new role's scaler starts at 1 replica (disaggregatedset_controller.go:147-178 seedForRole: 'For a fresh role (no
 LWS yet) the seed is 1 rather than 0 so vanilla HPA can bootstrap via minReplicas')."""

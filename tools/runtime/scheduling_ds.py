@@ -8,7 +8,8 @@ other role's groups use; a placementPolicy other than None puts a slice's roles 
 Per HPA on a DisaggregatedSetRoleScaler: the scaler exists (the controller makes ``<ds>-<role>`` for External roles
 only), the metric reaches the HPA (the Custom Metrics Stackdriver Adapter installed and allowed to read Cloud
 Monitoring, a PodMonitoring scraping the leaders the scaler selects, the collectors let in), then the role's groups
-from ``minReplicas`` to ``maxReplicas``, each new group on a slice provisioned from zero.
+from ``minReplicas`` to ``maxReplicas``, each new group on a slice provisioned from zero, and at ``maxReplicas`` a
+rollout's surge groups (:data:`.ds_facts.DEFAULT_MAX_SURGE`): one that no slice takes stops every role's rollout.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tpu_serving_tools.runtime.network_policy import Flow, _named_port, evaluate
 from tpu_serving_tools.runtime.network_policy import workloads as all_workloads
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, hpa_bounds, pods_of
+from tpu_serving_tools.runtime.quantities import scaled
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling import (
     NodePool,
@@ -311,4 +313,33 @@ def scale_findings(view: PlanView) -> list[Finding]:
         for replicas in range(lo + 1, hi + 1):
             ok, what = _step(view, key, owner, replicas, pools, originals)
             out.append(Finding(f"scale {ns}/{scaler} {replicas - 1} -> {replicas}", ok, f"role {role}: {what}"))
+        for extra in range(1, _surge(view, ns, ds, role, hi) + 1):
+            ok, what = _step(view, key, owner, hi + extra, pools, originals)
+            stalls = (
+                "" if ok else "; the new revision never gets ready, so no old group goes: every role's rollout stops"
+            )
+            out.append(
+                Finding(
+                    f"scale {ns}/{scaler} rollout surge {extra} at {hi}",
+                    ok,
+                    f"role {role}: a rollout at the HPA's maximum, the new revision's surge group: {what}{stalls}",
+                )
+            )
     return out
+
+
+def _surge(view: PlanView, ns: str, ds: str, role: str, replicas: int) -> int:
+    """The surge groups of a rollout of ``role`` at ``replicas`` (:data:`.ds_facts.DEFAULT_MAX_SURGE`)."""
+    for obj in view.kubernetes_objects(D.DS_KIND):
+        if (obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]) != (ns, ds):
+            continue
+        for r in (obj.get("spec") or {}).get("roles") or ():
+            if r.get("name") != role:
+                continue
+            conf = ((r.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+            if conf is None:
+                return D.DEFAULT_MAX_SURGE
+            surge = scaled(conf.get("maxSurge", 0), replicas, round_up=True)
+            unavailable = scaled(conf.get("maxUnavailable", 0), replicas, round_up=False)
+            return surge if unavailable > 0 or surge > 0 else D.DEFAULT_MAX_SURGE
+    return D.DEFAULT_MAX_SURGE

@@ -26,6 +26,7 @@ from .args import (
 )
 from .checks import problems
 from .component import VllmServing
+from .disagg_checks import roles
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .settings import (
     CACHE_FOLDER,
@@ -125,6 +126,14 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
     return built
 
 
+def spare_slices(serving: VllmServingConfig, pools: int) -> int:
+    """The surge group's spare slices: one per role in the disaggregated mode (its rollouts surge by the
+    DisaggregatedSet's default), else the single engine's (none in place)."""
+    if serving.disaggregation is not None:
+        return len(roles(serving))
+    return scaling.spare_slices(serving, pools)
+
+
 def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
     """One group restarts at once: the chips of its share of the slices."""
     if serving.disaggregation is not None:
@@ -159,6 +168,6 @@ BACKEND = Backend(
     always_on_slices=always_on_slices,
     isolation=isolation,
     from_zero_pools=from_zero_pools,
-    spare_slices=scaling.spare_slices,
+    spare_slices=spare_slices,
     model_size=served_model_size,
 )

@@ -147,6 +147,12 @@ class VllmDisaggregatedArgs:
                 found.append(f"{at}.kv_transfer = {json.dumps(have and have.value)}: must be role {want.value!r}")
             if role.namespace != self.namespace:
                 found.append(f"{at}.namespace = {role.namespace!r}: must be the DisaggregatedSet's, {self.namespace!r}")
+            if role.node_pools and not role.autoscaled and len(role.node_pools) != role.replicas + 1:
+                found.append(
+                    f"{at}.node_pools = {list(role.node_pools)!r}: the role's {role.replicas} group(s) take a slice "
+                    "each and a rollout's surge group one more (LWS v0.10.0 disaggregatedset planner.go l.195-215); "
+                    f"list {role.replicas + 1} node pools"
+                )
             if role.rollout != Rollout.SURGE:
                 found.append(
                     f"{at}.rollout = {role.rollout.value!r}: a role rolls out with surge, a revision's new group up "

@@ -122,19 +122,19 @@ def isolation(serving: VllmServingConfig) -> IsolatedPods:
 
 
 def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str]:
-    """Each role's node pools beyond its minimum replicas start empty and scale from zero (all kept without
-    autoscaling)."""
+    """Each role's node pools beyond its minimum replicas (its fixed replicas, without autoscaling) start empty and
+    scale from zero: the HPA's further groups and the rollout's surge group, on the role's spare slice."""
     out: set[str] = set()
     for _, r in roles(serving):
         pools = list(by_kind.get(r.slice, ()))
-        keep = r.autoscaling.min_replicas if r.autoscaling is not None else len(pools)
+        keep = r.autoscaling.min_replicas if r.autoscaling is not None else r.replicas
         out |= set(pools[keep:])
     return out
 
 
 def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
-    """One group (one slice of its role) restarts at once."""
-    groups = sum(r.autoscaling.max_replicas if r.autoscaling else r.replicas for _, r in roles(serving))
+    """One group (one slice of its role) restarts at once (each role's spare slice counts as one more group's)."""
+    groups = sum((r.autoscaling.max_replicas if r.autoscaling else r.replicas) + 1 for _, r in roles(serving))
     return chips // max(groups, 1)
 
 
@@ -159,7 +159,7 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
             kv_transfer=KvTransfer(r, sidecar),
             node_pools=pools[cfg.slice],
             # a revision's new group comes up before the old one goes (the DisaggregatedSet's default), on the
-            # role's slice that scales from zero
+            # role's spare slice, which scales from zero
             rollout=Rollout.SURGE,
         )
 
@@ -175,8 +175,9 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
 
 ROLLOUT_SUMMARY = (
     "a change to either role's template is a new revision of the DisaggregatedSet, which rolls both roles with "
-    "surge: each role's new group comes up on a slice of its kind (one that scales from zero, or it waits for "
-    "one) and loads the model before the role's old group goes; the service keeps serving from the old groups"
+    "surge: each role's new group comes up on a free slice of its kind (with every group up, the role's spare, which "
+    "scales from zero) and loads the model before the role's old group goes; the service keeps serving from the "
+    "old groups"
 )
 """What a rollout of the disaggregated mode does (LWS v0.10.0 pkg/controllers/disaggregatedset planner.go
 DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash covers every role, utils.go l.93-111)."""

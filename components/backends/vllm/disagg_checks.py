@@ -109,28 +109,32 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
 
 
 def _group_problems(cfg: Stack, at: str, role: KvRole, r: VllmRoleConfig, count: int, shape: SliceShape) -> list[str]:
-    """A role's groups take its slice kind's slices, one each: the fixed count, or the autoscaled maximum, equals
-    them; an autoscaled role reads a gauge through Managed Prometheus."""
+    """A role's groups take its slice kind's slices, one each, and a rollout's surge group one more: the kind's count
+    is the fixed group count, or the autoscaled maximum, plus the spare, which scales from zero (a DisaggregatedSet
+    rolls every role with surge, maxSurge 1, and removes an old group only once the new revision's groups are all
+    ready: LWS v0.10.0 pkg/controllers/disaggregatedset/planner.go l.32, l.195-215, executor.go l.148-149; without
+    a spare slice the surge group stays pending and the rollout of both roles stops). An autoscaled role reads a
+    gauge through Managed Prometheus."""
     auto = r.autoscaling
     slices = f"tpuSlices {json.dumps(r.slice)} provides {count} {shape.topology} slice{'s' if count != 1 else ''}"
+    spare = "each group takes one whole slice and a rollout's surge group one more (the spare)"
+
+    def fix(key: str, groups: int) -> str:
+        other = f" or {key} to {count - 1}" if count > 1 else ""
+        return f"{spare}, and {slices}; set that slice kind's count to {groups + 1}{other}"
+
     if auto is None:
-        if r.replicas == count:
+        if r.replicas + 1 == count:
             return []
-        return [
-            f"{at}.replicas = {r.replicas}: each group takes one whole slice and {slices}; set replicas to {count} "
-            "or change that slice kind's count"
-        ]
+        return [f"{at}.replicas = {r.replicas}: {fix('replicas', r.replicas)}"]
     found = []
     if "replicas" in r.model_fields_set:
         found.append(
             f"{at}.replicas = {r.replicas}: the HPA sets the role's group count with autoscaling; remove replicas "
             "and use autoscaling.minReplicas and autoscaling.maxReplicas"
         )
-    if auto.max_replicas != count:
-        found.append(
-            f"{at}.autoscaling.maxReplicas = {auto.max_replicas}: each group takes one whole slice and {slices}; "
-            f"set maxReplicas to {count} or change that slice kind's count"
-        )
+    if auto.max_replicas + 1 != count:
+        found.append(f"{at}.autoscaling.maxReplicas = {auto.max_replicas}: {fix('maxReplicas', auto.max_replicas)}")
     metric = role_metric(role, r)
     if not_gauge := kind_problem(metric, METRIC_KINDS, "vLLM"):
         found.append(f"{at}.autoscaling.metric = {json.dumps(metric)}: {not_gauge}")

@@ -159,7 +159,9 @@ def allocation_output(sized: Allocation) -> dict[str, object]:
         "vms": sized.vms,
         "hbmGib": sized.hbm_gib,
         "modelGib": None if sized.model is None else round(sized.model.gib, 1),
-        "smallestFittingSlice": None if fit is None else f"{fit.machine_type.name} {fit.topology} ({fit.chips} chips)",
+        "smallestFittingSlice": None
+        if fit is None
+        else f"{fit.machine_type.name} {fit.topology} ({fit.chips} chip{'s' if fit.chips != 1 else ''})",
         "servingSlices": sized.serving_slices,
         "chipsNeeded": sized.chips_needed,
         "allocatedToNeeded": None if sized.ratio is None else round(sized.ratio, 2),

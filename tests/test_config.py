@@ -205,5 +205,12 @@ def test_config_structured_settings_with_the_stack_files_gcp_keys_name_the_field
         validate_stack({"gcp:project": "p", "gcp:region": "us-east5"})
     text = str(err.value)
     assert "gcp:project: a stack file's key; structured settings" in text and "name it `project`" in text
-    assert "gcp:project: required key is missing (`project` in structured settings)" in text
+    assert "gcp:project: required key is missing" not in text  # one problem, said once (new-user review 3)
+    assert len(err.value.problems) == len(set(err.value.problems))
     assert "tpu-serving:gcp:project" not in text
+    with pytest.raises(ConfigError) as err:
+        validate_stack({"gcp:region": "us-east5"})
+    assert (
+        "gcp:project: required key is missing; in a stack file: `pulumi config set gcp:project <value>` "
+        "(validate_stack and the provider's `config` name it `project`)"
+    ) in err.value.problems

@@ -136,7 +136,9 @@ def test_docs_site_builds_strictly(tmp_path: Path):
 @pytest.mark.slow
 def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     page = (DOCS / "library-api.md").read_text()
-    example = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "TpuNodePool(" in b)
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    example = next(b for b in blocks if "TpuNodePool(" in b)
+    serving = next(b for b in blocks if "VllmServing(" in b)
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     (tmp_path / "__main__.py").write_text(example)
@@ -148,3 +150,8 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     found = dict(re.findall(r"(prerequisites met|unchanged on a second up) (\d+/\d+)", line))
     assert set(found) == {"prerequisites met", "unchanged on a second up"}, line
     assert all(a == b for a, b in (v.split("/") for v in found.values())), line
+    # with the page's serving component after it, every line of the check passes
+    (tmp_path / "__main__.py").write_text(example + serving)
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "engine containers conform" in check.stdout and "prerequisites met 12/12" in check.stdout, check.stdout

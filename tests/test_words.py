@@ -41,3 +41,19 @@ def test_words_a_slice_description_and_the_helper():
     assert "1 VM x 1 chip, 32 GiB HBM" in catalog.slice_shape("ct6e-standard-1t", "1x1").describe()
     assert "4 VMs x 4 chips" in catalog.slice_shape("ct6e-standard-4t", "4x4").describe()
     assert (counted(1, "VM"), counted(2, "VM"), counted(0, "VM")) == ("1 VM", "2 VMs", "0 VMs")
+
+
+def test_capacity_notes_a_machine_type_of_the_generation_that_holds_the_weights_on_fewer_chips():
+    """allocated/needed counts slices of the chosen machine type; the note names a smaller fit (new-user review 3)."""
+    one_host = {
+        "chips": 8, "vms": 1, "hbmGib": 256, "modelGib": 14.9, "smallestFittingSlice": "ct6e-standard-8t 2x4 (8 chips)",
+        "servingSlices": 1, "chipsNeeded": 8, "allocatedToNeeded": 1.0,
+    }  # fmt: skip
+    line, note = capacity_summary({"capacity": one_host})
+    assert line.endswith("x 1 serving slice(s) = 8 chips needed; allocated/needed 1.00x")
+    assert note == (
+        "  note: the weights also fit ct6e-standard-1t 1x1 (1 chip), another v6e machine type; allocated/needed "
+        "counts slices of ct6e-standard-8t only (KV cache and throughput may still call for more)"
+    )
+    big = {**one_host, "modelGib": 130.4, "smallestFittingSlice": "ct5lp-hightpu-4t 4x4 (16 chips)", "chipsNeeded": 16}
+    assert len(capacity_summary({"capacity": big})) == 1  # no v5e machine type holds 130 GiB on fewer chips

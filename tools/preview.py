@@ -170,14 +170,35 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
     if not isinstance(c, dict):
         return []
     line = f"Capacity: {counted(c['chips'], 'chip')}, {counted(c['vms'], 'VM')}, {c['hbmGib']} GiB HBM"
-    if c.get("allocatedToNeeded") is not None:
-        line += (
-            f"; model weights {c['modelGib']} GiB fit {c['smallestFittingSlice']}, x {c['servingSlices']} serving "
-            f"slice(s) = {c['chipsNeeded']} chips needed; allocated/needed {c['allocatedToNeeded']:.2f}x"
-        )
-    else:
-        line += "; the model's size is unknown, so no allocated/needed ratio"
-    return [line]
+    if c.get("allocatedToNeeded") is None:
+        return [line + "; the model's size is unknown, so no allocated/needed ratio"]
+    line += (
+        f"; model weights {c['modelGib']} GiB fit {c['smallestFittingSlice']}, x {c['servingSlices']} serving "
+        f"slice(s) = {counted(c['chipsNeeded'], 'chip')} needed; allocated/needed {c['allocatedToNeeded']:.2f}x"
+    )
+    return [line, *_fewer_chips(str(c["smallestFittingSlice"]), float(c["modelGib"]))]
+
+
+def _fewer_chips(fit: str, model_gib: float) -> list[str]:
+    """A note when another machine type of the generation holds the weights on fewer chips than the chosen one's
+    smallest fitting slice (``allocated/needed`` counts slices of the chosen machine type only)."""
+    from tpu_serving import catalog
+
+    chosen = catalog.machine_type(fit.split()[0])
+    fits = [
+        shape
+        for mt in catalog.MACHINE_TYPES.values()
+        if mt.generation == chosen.generation
+        and (shape := catalog.smallest_fitting_topology(mt.name, model_gib)) is not None
+    ]
+    best = min(fits, key=lambda s: (s.chips, s.machine_type.name), default=None)
+    if best is None or best.chips >= int(fit.rsplit("(", 1)[1].split()[0]):
+        return []
+    return [
+        f"  note: the weights also fit {best.machine_type.name} {best.topology} ({counted(best.chips, 'chip')}), "
+        f"another {chosen.generation.name} machine type; allocated/needed counts slices of {chosen.name} only "
+        "(KV cache and throughput may still call for more)"
+    ]
 
 
 def rollout_summary(outputs: dict[str, Any]) -> list[str]:

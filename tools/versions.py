@@ -53,13 +53,16 @@ def plan_notes(resources: Sequence[Any]) -> list[str]:
 
 
 def table(pins: Sequence[Pin], sources: bool = False) -> str:
-    rows = ["pin                version       released    newest      what it must agree with / status"]
+    key = max([len("pin"), *(len(p.key) for p in pins)])
+    version = max([len("version"), *(len(p.version) for p in pins)])
+    newest = max([len("newest"), *(len(p.newest) + 2 for p in pins)])
+    rows = [f"{'pin':{key}} {'version':{version}} {'released':11} {'newest':{newest}} what it must agree with / status"]
     for p in pins:
         note = "; ".join(x for x in (p.agrees_with, p.status, f"held: {p.held}" if p.held else "") if x)
         flag = "" if p.current else " *"
-        rows.append(f"{p.key:18} {p.version:13} {p.released or '-':11} {p.newest + flag:11} {note}")
+        rows.append(f"{p.key:{key}} {p.version:{version}} {p.released or '-':11} {p.newest + flag:{newest}} {note}")
         if sources:
-            rows += [f"{'':18} pinned from: {p.source}", f"{'':18} newest as read: {p.newest_source}"]
+            rows += [f"{'':{key}} pinned from: {p.source}", f"{'':{key}} newest as read: {p.newest_source}"]
     return "\n".join(rows)
 
 

@@ -94,6 +94,17 @@ _SCALAR_MESSAGES = {
 "Input should be a valid boolean" names no valid value."""
 
 
+def describe_all(errors: list[Any]) -> list[str]:
+    """Each of pydantic's ``errors`` described (:func:`describe`), but a structured key reported missing while its
+    stack-file spelling (``gcp:project``) is there: that one problem is said once, by the stack-file key."""
+    misspelt = {e["loc"][0] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
+    return [
+        describe(e)
+        for e in errors
+        if not (e["type"] == "missing" and len(e["loc"]) == 1 and GCP_KEYS.get(str(e["loc"][0])) in misspelt)
+    ]
+
+
 def describe(err: Mapping[str, Any]) -> str:
     loc = tuple(err["loc"])
     path = _key_path(loc)
@@ -113,8 +124,12 @@ def describe(err: Mapping[str, Any]) -> str:
             names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
         return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
     if kind == "missing":
-        structured = f" (`{loc[0]}` in structured settings)" if len(loc) == 1 and loc[0] in GCP_KEYS else ""
-        return f"{path}: required key is missing{structured}"
+        if len(loc) == 1 and loc[0] in GCP_KEYS:
+            return (
+                f"{path}: required key is missing; in a stack file: `pulumi config set {path} <value>` (validate_stack "
+                f"and the provider's `config` name it `{loc[0]}`)"
+            )
+        return f"{path}: required key is missing"
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         tag = (err.get("ctx") or {}).get("tag")
         shown = f" = {json.dumps(tag)}" if tag else ""

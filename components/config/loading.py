@@ -18,7 +18,7 @@ from .checks import (
     serving_problems,
     zone_problems,
 )
-from .errors import GCP_KEYS, ConfigError, describe
+from .errors import GCP_KEYS, ConfigError, describe_all
 from .models import StackConfig
 
 
@@ -30,7 +30,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
     try:
         cfg = StackConfig.model_validate(dict(data))
     except ValidationError as exc:
-        raise ConfigError([describe(e) for e in exc.errors()], source) from None
+        raise ConfigError(describe_all(exc.errors()), source) from None
     problems = (
         derived_name_problems(cfg)
         + capacity_problems(cfg)

@@ -1,4 +1,6 @@
-"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes, log-based metrics.
+"""``prerequisites``: project APIs, Google Groups for RBAC, Cloud NAT for private nodes, log-based metrics, and the
+Kubernetes ones (:mod:`.k8s_prereqs`: each custom resource's controller release installed, new enough and applied
+first; each object after its Namespace).
 
 Each needed API must be enabled by a ``gcp:projects/service:Service`` (``disableOnDestroy: false``)
 that every resource needing it depends on, directly or through other dependencies. A parent does
@@ -13,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime import k8s_prereqs
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -244,5 +247,7 @@ def check(view: PlanView) -> CategoryResult:
         *nat_findings(view),
         *log_metric_findings(view),
         *workload_pool_findings(view),
+        *k8s_prereqs.kind_findings(view),
+        *k8s_prereqs.namespace_findings(view),
     ]
     return CategoryResult("prerequisites", found)

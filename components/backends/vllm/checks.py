@@ -99,10 +99,11 @@ def _fit_problems(
         else f"no {mt} slice holds them"
     )
     quantize = "" if quantized else ", quantize (engine.quantization)"
+    declare = "" if ".modelSize" in at else " or, for a smaller checkpoint, declare its size (serving.modelSize)"
     return [
         f"{at}: {billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than the "
         f"{usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
-        f"engine.memoryUtilization {utilization:g}); {larger}{quantize} or declare the real size"
+        f"engine.memoryUtilization {utilization:g}); {larger}{quantize}{declare}"
     ]
 
 

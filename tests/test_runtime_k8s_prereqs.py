@@ -1,0 +1,107 @@
+"""Kubernetes prerequisites in the runtime model (tools/runtime/k8s_prereqs.py): a custom resource needs its
+controller's release installed by the plan, new enough, applied first; an object waits for its Namespace. On a small
+plan built by hand, as a program that builds the components itself might declare it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tpu_serving_tools.runtime import k8s_prereqs, prereqs
+from tpu_serving_tools.runtime.planview import PlanView
+
+LWS_URL = "https://github.com/kubernetes-sigs/lws/releases/download/{v}/manifests.yaml"
+
+
+def _r(urn: str, type_: str, inputs: dict[str, Any], deps: tuple[str, ...] = (), parent: str = "") -> dict[str, Any]:
+    return {
+        "urn": urn,
+        "type": type_,
+        "name": urn,
+        "custom": True,
+        "parent": parent or None,
+        "inputs": inputs,
+        "dependencies": list(deps),
+    }
+
+
+def plan(version: str = "v0.10.0", *, lws_deps: tuple[str, ...] = ("install", "ns")) -> dict[str, Any]:
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "vllm", "namespace": "llm"},
+        "spec": {"leaderWorkerTemplate": {"restartPolicy": "RecreateGroupAfterStart"}},
+    }
+    return {
+        "stack": "s",
+        "project": "p",
+        "config": {},
+        "outputs": {},
+        "resources": [
+            _r("ns", "kubernetes:core/v1:Namespace", {"metadata": {"name": "llm"}}),
+            _r("controller", "tpu-serving:index:ControllerInstall", {}),
+            _r(
+                "install", "kubernetes:yaml/v2:ConfigGroup", {"files": [LWS_URL.format(v=version)]}, parent="controller"
+            ),
+            _r("lws", "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet", lws, lws_deps),
+            _r("svc", "kubernetes:core/v1:Service", {"metadata": {"name": "vllm-api", "namespace": "llm"}}, ("lws",)),
+        ],
+    }
+
+
+def _findings(p: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+    view = PlanView(p)
+    return {
+        f.subject: (f.ok, f.reason) for f in [*k8s_prereqs.kind_findings(view), *k8s_prereqs.namespace_findings(view)]
+    }
+
+
+def test_k8s_prereqs_a_wired_plan_passes():
+    assert _findings(plan()) == {
+        "kind LeaderWorkerSet lws": (True, "served by LeaderWorkerSet v0.10.0 (install), created after it"),
+        "namespace llm": (True, "2 object(s) in it wait for ns"),
+    }
+    # a dependency on the ControllerInstall component stands for the release it applies
+    assert _findings(plan(lws_deps=("controller", "ns")))["kind LeaderWorkerSet lws"][0]
+
+
+def test_k8s_prereqs_a_custom_resource_without_its_controller_fails():
+    p = plan()
+    p["resources"] = [r for r in p["resources"] if r["urn"] != "install"]
+    ok, reason = _findings(p)["kind LeaderWorkerSet lws"]
+    assert not ok and reason.startswith("no controller release in the plan serves leaderworkerset.x-k8s.io")
+
+
+@pytest.mark.parametrize("version, ok", [("v0.4.0", False), ("v0.8.0", False), ("v0.9.0", True), ("v0.10.0", True)])
+def test_k8s_prereqs_a_field_value_newer_than_the_installed_release_fails(version, ok):
+    found = _findings(plan(version))["kind LeaderWorkerSet lws"]
+    assert found[0] is ok, found
+    if not ok:
+        assert found[1].startswith(
+            "spec.leaderWorkerTemplate.restartPolicy: RecreateGroupAfterStart needs LeaderWorkerSet v0.9.0 or later, "
+            f"the plan installs {version}"
+        )
+
+
+def test_k8s_prereqs_a_kind_newer_than_the_installed_release_fails():
+    p = plan("v0.9.0")
+    scaler = _r("scaler", "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSetRoleScaler", {}, ("install",))
+    p["resources"].append(scaler)
+    ok, reason = _findings(p)["kind DisaggregatedSetRoleScaler scaler"]
+    assert not ok and reason.startswith("kind DisaggregatedSetRoleScaler needs LeaderWorkerSet v0.10.0 or later")
+
+
+def test_k8s_prereqs_an_object_created_before_its_crd_or_namespace_fails():
+    found = _findings(plan(lws_deps=()))
+    ok, reason = found["kind LeaderWorkerSet lws"]
+    assert not ok and reason.startswith("does not wait for install, which installs LeaderWorkerSet v0.10.0")
+    ok, reason = found["namespace llm"]
+    assert not ok and reason.startswith("lws, svc do(es) not wait for Namespace llm (ns)")
+
+
+def test_k8s_prereqs_are_part_of_the_prerequisites_category():
+    p = copy.deepcopy(plan(lws_deps=()))
+    subjects = {f.subject: f.ok for f in prereqs.check(PlanView(p)).findings}
+    assert subjects["kind LeaderWorkerSet lws"] is False and subjects["namespace llm"] is False

@@ -1,0 +1,223 @@
+"""Kubernetes prerequisites: a custom resource needs the controller release that serves its kind installed by the plan,
+new enough for the fields it sets, and created after it; a namespaced object waits for the Namespace the plan makes.
+
+A stack file's deployment wires these itself; a program that builds the components by hand can leave out the
+``ControllerInstall``, pin an older release than the object needs, or forget ``depends_on``, and the first
+``pulumi up`` then fails: the API server has no such kind yet (``no matches for kind``), refuses a field value its
+CRD does not list, or the object is created before its namespace exists. The releases and what they serve are this
+module's own table, read from each controller's source at the tags named; a release manifest is recognised by its
+download address.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import Finding
+
+
+@dataclass(frozen=True)
+class Release:
+    """A controller whose release manifest installs the CRDs of some API groups."""
+
+    controller: str
+    address: re.Pattern[str]
+    """The release manifest's download address; group ``v`` is the release."""
+    groups: tuple[str, ...]
+
+
+RELEASES: tuple[Release, ...] = (
+    Release(
+        "LeaderWorkerSet",
+        re.compile(r"^https://github\.com/kubernetes-sigs/lws/releases/download/(?P<v>v[\d.]+)/manifests\.yaml$"),
+        ("leaderworkerset.x-k8s.io", "disaggregatedset.x-k8s.io"),
+    ),
+    Release(
+        "JobSet",
+        re.compile(r"^https://github\.com/kubernetes-sigs/jobset/releases/download/(?P<v>v[\d.]+)/manifests\.yaml$"),
+        ("jobset.x-k8s.io",),
+    ),
+    Release(
+        "PathwaysJob",
+        re.compile(r"^https://github\.com/google/pathways-job/releases/download/(?P<v>v[\d.]+)/install\.yaml$"),
+        ("pathways-job.pathways.domain",),
+    ),
+)
+"""Release manifests by address (kubernetes-sigs/lws and jobset: the ``manifests.yaml`` asset of each GitHub
+release, as their install docs apply it; google/pathways-job: ``install.yaml``, ../shared/reference/crds/
+pathwaysjob-v0.1.4-install.yaml)."""
+
+
+@dataclass(frozen=True)
+class Since:
+    """What a release serves from ``version`` on: a kind, or a field value (``path`` = ``value``) of a kind."""
+
+    group: str
+    kind: str
+    version: str
+    source: str
+    path: tuple[str, ...] = ()
+    value: str = ""
+
+
+SINCE: tuple[Since, ...] = (
+    Since(
+        "disaggregatedset.x-k8s.io",
+        "DisaggregatedSet",
+        "v0.9.0",
+        "kubernetes-sigs/lws v0.9.0 config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsets.yaml (none in v0.8.0)",
+    ),
+    Since(
+        "disaggregatedset.x-k8s.io",
+        "DisaggregatedSetRoleScaler",
+        "v0.10.0",
+        "kubernetes-sigs/lws v0.10.0 config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsetrolescalers.yaml "
+        "(none in v0.9.0)",
+    ),
+    Since(
+        "leaderworkerset.x-k8s.io",
+        "LeaderWorkerSet",
+        "v0.9.0",
+        "kubernetes-sigs/lws v0.9.0 api/leaderworkerset/v1/leaderworkerset_types.go l.169 (the restartPolicy enum; "
+        "v0.8.0 has RecreateGroupAfterStart only as an experimental annotation, l.98)",
+        ("spec", "leaderWorkerTemplate", "restartPolicy"),
+        "RecreateGroupAfterStart",
+    ),
+)
+"""Kinds and field values and the first release that serves them (the lws mirror at each tag)."""
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.lstrip("v").split(".") if x.isdigit())
+
+
+def _group_kind(resource: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(API group, kind) of a Kubernetes object of a custom API group, else None."""
+    type_ = str(resource["type"])
+    if not type_.startswith("kubernetes:") or type_.count(":") != 2:
+        return None
+    api, kind = type_.split(":")[1:]
+    group = api.rsplit("/", 1)[0] if "/" in api else ""
+    return (group, kind) if group in {g for r in RELEASES for g in r.groups} else None
+
+
+def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
+    """API group -> (controller, release, the resource that applies the release manifest)."""
+    out: dict[str, tuple[str, str, Mapping[str, Any]]] = {}
+    for r in view.resources:
+        if not str(r["type"]).startswith("kubernetes:yaml/"):
+            continue
+        files = r["inputs"].get("files") or [r["inputs"].get("file")]
+        for address in files:
+            for release in RELEASES:
+                if isinstance(address, str) and (m := release.address.match(address)):
+                    out.update({g: (release.controller, m.group("v"), r) for g in release.groups})
+    return out
+
+
+def ancestors(view: PlanView, urn: str) -> set[str]:
+    """URNs ``urn`` waits for: its dependencies (property dependencies included), transitively; a component among
+    them stands for its children too."""
+    by_urn = {r["urn"]: r for r in view.resources}
+    children: dict[str, list[str]] = {}
+    for r in view.resources:
+        if r.get("parent"):
+            children.setdefault(str(r["parent"]), []).append(str(r["urn"]))
+    seen: set[str] = set()
+    todo = [urn]
+    while todo:
+        found = by_urn.get(todo.pop())
+        if not found:
+            continue
+        nxt = list(found.get("dependencies") or ())
+        for p in (found.get("propertyDependencies") or {}).values():
+            nxt += list(p)
+        for u in nxt:
+            for w in (u, *children.get(u, ())):
+                if w not in seen:
+                    seen.add(w)
+                    todo.append(w)
+    return seen
+
+
+def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    value: Any = obj
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def kind_findings(view: PlanView) -> Iterator[Finding]:
+    """One finding per custom resource of a controller's group: served, new enough, created after the install."""
+    served = installs(view)
+    for r in view.resources:
+        gk = _group_kind(r)
+        if gk is None:
+            continue
+        group, kind = gk
+        subject = f"kind {kind} {r['name']}"
+        install = served.get(group)
+        if install is None:
+            yield Finding(
+                subject,
+                False,
+                f"no controller release in the plan serves {group} (the first pulumi up fails: no matches for kind "
+                f"{kind}); install it (ControllerInstall) and make the object depend on it",
+            )
+            continue
+        controller, release, applier = install
+        late = [
+            s
+            for s in SINCE
+            if (s.group, s.kind) == gk
+            and _version(release) < _version(s.version)
+            and (not s.path or _field(r["inputs"], s.path) == s.value)
+        ]
+        if late:
+            s = late[0]
+            what = f"{'.'.join(s.path)}: {s.value}" if s.path else f"kind {kind}"
+            yield Finding(
+                subject,
+                False,
+                f"{what} needs {controller} {s.version} or later, the plan installs {release} ({s.source})",
+            )
+            continue
+        if applier["urn"] not in ancestors(view, str(r["urn"])):
+            yield Finding(
+                subject,
+                False,
+                f"does not wait for {applier['name']}, which installs {controller} {release}: without that dependency "
+                "the first pulumi up may create it before its CRD exists",
+            )
+            continue
+        yield Finding(subject, True, f"served by {controller} {release} ({applier['name']}), created after it")
+
+
+def namespace_findings(view: PlanView) -> Iterator[Finding]:
+    """Per Namespace the plan creates: every object in it waits for it."""
+    namespaces = {
+        str((r["inputs"].get("metadata") or {}).get("name")): r for r in view.of_type("kubernetes:core/v1:Namespace")
+    }
+    inside: dict[str, list[Mapping[str, Any]]] = {ns: [] for ns in namespaces}
+    for r in view.resources:
+        if str(r["type"]).startswith("kubernetes:") and r["type"] != "kubernetes:core/v1:Namespace":
+            ns = (r["inputs"].get("metadata") or {}).get("namespace")
+            if isinstance(ns, str) and ns in inside:
+                inside[ns].append(r)
+    for ns, objects in sorted(inside.items()):
+        made = namespaces[ns]
+        early = [o["name"] for o in objects if made["urn"] not in ancestors(view, str(o["urn"]))]
+        yield (
+            Finding(
+                f"namespace {ns}",
+                False,
+                f"{', '.join(early)} do(es) not wait for Namespace {ns} ({made['name']}): the first pulumi up may "
+                "create them before the namespace exists",
+            )
+            if early
+            else Finding(f"namespace {ns}", True, f"{len(objects)} object(s) in it wait for {made['name']}")
+        )

@@ -336,7 +336,7 @@ def test_disagg_set_is_validated_strictly_against_its_crd(reference):
     assert "replicaz" in problem
 
 
-def test_disagg_roles_roll_out_with_surge_and_keep_each_revisions_cache_apart():
+def test_disagg_roles_roll_out_with_surge_and_cache_per_node():
     """In place, a role of one group stopped serving on every change (GKE review): the DisaggregatedSet's own
     default is maxSurge 1, maxUnavailable 0 (LWS v0.10.0 planner.go DefaultRollingUpdateConfig)."""
     found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), rollout=Rollout.IN_PLACE)))
@@ -354,14 +354,14 @@ def test_disagg_roles_roll_out_with_surge_and_keep_each_revisions_cache_apart():
                 if c["name"].startswith("vllm")
             ]
             env = {e["name"]: e for e in container["env"]}
-            # the old and new revision's group 0 run side by side: their LeaderWorkerSets' names set them apart
-            assert (
-                env["LWS_NAME"]["valueFrom"]["fieldRef"]["fieldPath"]
-                == "metadata.labels['leaderworkerset.sigs.k8s.io/name']"
-            )
-            assert "/$(LWS_NAME)/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)" in env["VLLM_XLA_CACHE_PATH"]["value"]
+            # the old and new revision's group 0 run side by side, each pod on TPU VMs of its own: a folder per node
+            # is written by one pod at a time and found again by the next revision's group on that node (a folder
+            # per child LeaderWorkerSet, whose name holds the revision, started every rollout cold: GKE/TPU review)
+            assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
+            assert env["VLLM_XLA_CACHE_PATH"]["value"] == "/compilation-cache/$(NODE_NAME)"
             names = [e["name"] for e in container["env"]]
-            assert names.index("LWS_NAME") < names.index("VLLM_XLA_CACHE_PATH")
+            assert names.index("NODE_NAME") < names.index("VLLM_XLA_CACHE_PATH")
+            assert "LWS_NAME" not in names and "LWS_GROUP_INDEX" not in names
 
 
 def test_disagg_a_stack_rollout_is_refused_in_the_disaggregated_mode():

@@ -55,8 +55,8 @@ OTHER_ENV: Mapping[str, str] = {
         "not read by a program: the kubelet expands $(LWS_GROUP_INDEX) in later variables of the container "
         "(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables)"
     ),
-    "LWS_NAME": (
-        "not read by a program: the kubelet expands $(LWS_NAME) in later variables of the container "
+    "NODE_NAME": (
+        "not read by a program: the kubelet expands $(NODE_NAME) in later variables of the container "
         "(kubernetes.io/docs/tasks/inject-data-application/define-interdependent-environment-variables)"
     ),
 }

@@ -130,7 +130,7 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
     """Environment of every pod: Ray health checks, the compilation cache, Hub access."""
     out = [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (MULTI_HOST_ENV if args.multi_host else {}).items()]
     if args.cache_bucket:
-        out += cache_environment(per_lws=args.kv_transfer is not None)
+        out += cache_environment(per_node=args.kv_transfer is not None)
     if args.loader != WeightsLoader.HUGGING_FACE:
         # Nothing comes from the Hub at runtime: huggingface_hub refuses every download.
         out.append(k8s.core.v1.EnvVarArgs(name="HF_HUB_OFFLINE", value="1"))
@@ -197,11 +197,11 @@ def sidecar_container(args: VllmServingArgs) -> k8s.core.v1.ContainerArgs | None
     )
 
 
-def cache_environment(per_lws: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
-    """The persistent XLA compilation cache: one folder per group and host of the cache volume (``per_lws``:
-    per LeaderWorkerSet too, for a DisaggregatedSet's roles, whose old and new revisions run side by side
-    during a surge rollout as two LeaderWorkerSets with the same group indexes, LWS v0.10.0
-    pkg/controllers/disaggregatedset/lws_manager.go l.59-99).
+def cache_environment(per_node: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
+    """The persistent XLA compilation cache: one folder per group and host of the cache volume (``per_node``: one
+    per node instead, for a DisaggregatedSet's roles, whose old and new revisions run side by side during a surge
+    rollout as two LeaderWorkerSets with the same group indexes and with names that change with each revision,
+    LWS v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-95 GenerateName, lws_manager.go l.59-99).
 
     tpu-inference points JAX's persistent cache at ``VLLM_XLA_CACHE_PATH``
     (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py, unchanged in the
@@ -212,8 +212,21 @@ def cache_environment(per_lws: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
     the hosts of a Ray group form one JAX process group whose rank 0 alone writes (JAX
     docs/persistent_compilation_cache.md) is not documented for tpu-inference. So each pod
     writes only its own folder, ``<group index>/<worker index>``: the same host of the same group
-    finds its programs again after a restart, and no two pods ever write the same path.
+    finds its programs again after a restart, and no two pods ever write the same path. A role's pod takes
+    every TPU chip of its VM, so no two of its pods share a node: the node's name keys a folder that one pod
+    writes at a time, and that a later revision's group on the same node finds warm (a folder keyed by the
+    revision's LeaderWorkerSet would start every rollout cold). JAX keys each entry by the program, its compile
+    options and the JAX and XLA versions, so a folder may hold several revisions' programs.
     """
+    if per_node:
+        node = k8s.core.v1.EnvVarArgs(
+            name="NODE_NAME",
+            value_from=k8s.core.v1.EnvVarSourceArgs(
+                field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="spec.nodeName")
+            ),
+        )
+        # $(VAR) refers to variables defined before it in the list
+        return [node, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=f"{CACHE_MOUNT}/$(NODE_NAME)")]
     group = k8s.core.v1.EnvVarArgs(
         name="LWS_GROUP_INDEX",
         value_from=k8s.core.v1.EnvVarSourceArgs(
@@ -222,17 +235,8 @@ def cache_environment(per_lws: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
     )
     # $(VAR) refers to variables defined before it in the list (LWS_WORKER_INDEX is injected by
     # the LWS pod webhook into every container).
-    if not per_lws:
-        path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
-        return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
-    name = k8s.core.v1.EnvVarArgs(
-        name="LWS_NAME",
-        value_from=k8s.core.v1.EnvVarSourceArgs(
-            field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path=f"metadata.labels['{lws.NAME_LABEL}']")
-        ),
-    )
-    path = f"{CACHE_MOUNT}/$(LWS_NAME)/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
-    return [group, name, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
+    path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
+    return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
 
 
 def volumes(args: VllmServingArgs) -> tuple[list[k8s.core.v1.VolumeArgs], list[k8s.core.v1.VolumeMountArgs]]:

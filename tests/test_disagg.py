@@ -181,7 +181,7 @@ def test_disagg_component_refuses_what_the_stack_refuses():
     assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.dtype") for p in found), found
     assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.block_size") for p in found), found
     found = argument_problems(pair(decode=role(KvRole.DECODE, tensor_parallel_size=3)))
-    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.tensorParallelSize") for p in found), found
+    assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.tensor_parallel_size") for p in found), found
 
 
 def test_disagg_component_refuses_swapped_roles_and_different_models():

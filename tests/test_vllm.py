@@ -313,8 +313,12 @@ def test_vllm_parallelism_must_use_the_slice_exactly():
         == []
     )
     (problem,) = parallelism_problems("engine", VllmEngineSettings(pipeline_parallel_size=3), V5E16)
-    assert problem.startswith("engine.pipelineParallelSize: tensor 5 x pipeline 3 = 15 chips")
+    assert problem.startswith("engine.pipeline_parallel_size: tensor 5 x pipeline 3 = 15 chips")  # Python's names
     assert "4 x 4" in problem
+    from pydantic.alias_generators import to_camel
+
+    (stack,) = parallelism_problems("engine", VllmEngineSettings(tensor_parallel_size=3), V5E16, to_camel)
+    assert stack.startswith("engine.tensorParallelSize: tensor 3 x pipeline 1 = 3 chips")  # a stack file's keys
 
 
 def test_vllm_extra_args_are_flags_the_library_does_not_own():
@@ -331,7 +335,7 @@ def test_vllm_component_refuses_inconsistent_arguments():
     with pytest.raises(ArgumentsError) as err:
         VllmServing("x", args_of(engine=VllmEngineSettings(tensor_parallel_size=3), weights_bucket=None))
     text = str(err.value)
-    assert "weights_bucket" in text and "tensorParallelSize" in text
+    assert "weights_bucket" in text and "engine.tensor_parallel_size: tensor 3" in text  # Python names for Python callers
 
 
 def test_vllm_service_is_not_named_like_the_leaderworkerset():

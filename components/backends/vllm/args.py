@@ -6,7 +6,7 @@ Run:ai model streamer straight from ``gs://``. The XLA compilation cache persist
 """
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ... import lws
@@ -317,12 +317,15 @@ class VllmServingArgs:
         return self.shape.vms > 1
 
 
-def parallelism_problems(at: str, engine: VllmEngineSettings, shape: SliceShape) -> list[str]:
-    """Tensor x pipeline parallelism must use exactly the chips of one slice."""
+def parallelism_problems(
+    at: str, engine: VllmEngineSettings, shape: SliceShape, spell: Callable[[str], str] = str
+) -> list[str]:
+    """Tensor x pipeline parallelism must use exactly the chips of one slice (``spell`` writes a field's name as the
+    keys do: Python's for arguments, camelCase for a stack file)."""
     tp, pp = engine.parallelism(shape.chips)
     if tp * pp == shape.chips:
         return []
-    given = "tensorParallelSize" if engine.tensor_parallel_size else "pipelineParallelSize"
+    given = spell("tensor_parallel_size" if engine.tensor_parallel_size else "pipeline_parallel_size")
     valid = [f"{t} x {shape.chips // t}" for t in range(1, shape.chips + 1) if shape.chips % t == 0]
     return [
         f"{at}.{given}: tensor {tp} x pipeline {pp} = {tp * pp} chips, but a {shape.topology} slice "

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
+from pydantic.alias_generators import to_camel
+
 from ... import catalog, lws
 from ...catalog import SliceShape
 from ...models import weight_gib
@@ -31,7 +33,7 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
         found = rollout.problems(serving, pools, per_group=1) or replica_problems(
             cfg, serving, shape, scaling.group_slices(serving, pools)
         )
-        found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape)
+        found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape, to_camel)
     if serving.loader != WeightsLoader.HUGGING_FACE:
         b = cfg.bucket("checkpoints")
         if b is None or b.workload_access == "none":

@@ -100,7 +100,7 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
             found.append(f"{at}.slice = {json.dumps(r.slice)}: not one of serving.slices; valid: {valid}")
             continue
         found += _group_problems(cfg, at, role, r, counts[r.slice], shape)
-        found += parallelism_problems(f"{at}.engine", to_settings(r.engine, VllmEngineSettings), shape)
+        found += parallelism_problems(f"{at}.engine", to_settings(r.engine, VllmEngineSettings), shape, to_camel)
     found += kv_layout_problems(
         [(f"{AT}.{role.value}.engine", to_settings(r.engine, VllmEngineSettings), shape) for role, r in pair],
         to_camel,

@@ -335,7 +335,9 @@ def test_vllm_component_refuses_inconsistent_arguments():
     with pytest.raises(ArgumentsError) as err:
         VllmServing("x", args_of(engine=VllmEngineSettings(tensor_parallel_size=3), weights_bucket=None))
     text = str(err.value)
-    assert "weights_bucket" in text and "engine.tensor_parallel_size: tensor 3" in text  # Python names for Python callers
+    assert (
+        "weights_bucket" in text and "engine.tensor_parallel_size: tensor 3" in text
+    )  # Python names for Python callers
 
 
 def test_vllm_service_is_not_named_like_the_leaderworkerset():

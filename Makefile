@@ -43,6 +43,7 @@ venv: $(VENV)/.installed
 
 # The policy pack's own environment: pulumi-policy pins protobuf/grpcio differently.
 $(POLICY_VENV)/.installed: policy/requirements.txt policy/constraints.txt
+	@echo "installing the policy pack's environment into $(POLICY_VENV) (once)"
 	test -x $(POLICY_VENV)/bin/python || $(PY) -m venv $(POLICY_VENV)
 	$(POLICY_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r policy/requirements.txt -c policy/constraints.txt
 	touch $@

@@ -39,6 +39,7 @@ def test_diff_of_an_unknown_stack_names_the_stacks(tmp_path):
     assert str(tmp_path) not in listed  # the base worktree is removed again
 
 
+@pytest.mark.slow  # git and a worktree: a CLI test (make test-slow)
 def test_diff_of_a_project_in_a_subfolder_reads_the_same_folder_at_the_base(tmp_path):
     repo = tmp_path / "repo"
     project = repo / "infra"

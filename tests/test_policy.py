@@ -226,6 +226,7 @@ def run_check(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # the policy pack in its own venv, twice: a CLI test (make test-slow)
 def test_policy_cli_fails_on_a_violating_plan(tmp_path):
     good, bad = tmp_path / "good.json", tmp_path / "bad.json"
     plan = plan_json(LLAMA)

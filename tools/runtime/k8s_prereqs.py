@@ -119,29 +119,38 @@ def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
     return out
 
 
-def ancestors(view: PlanView, urn: str) -> set[str]:
-    """URNs ``urn`` waits for: its dependencies (property dependencies included), transitively; a component among
-    them stands for its children too."""
-    by_urn = {r["urn"]: r for r in view.resources}
-    children: dict[str, list[str]] = {}
-    for r in view.resources:
-        if r.get("parent"):
-            children.setdefault(str(r["parent"]), []).append(str(r["urn"]))
-    seen: set[str] = set()
-    todo = [urn]
-    while todo:
-        found = by_urn.get(todo.pop())
-        if not found:
-            continue
-        nxt = list(found.get("dependencies") or ())
-        for p in (found.get("propertyDependencies") or {}).values():
-            nxt += list(p)
-        for u in nxt:
-            for w in (u, *children.get(u, ())):
-                if w not in seen:
-                    seen.add(w)
-                    todo.append(w)
-    return seen
+@dataclass(frozen=True)
+class Graph:
+    """What each resource waits for: its dependencies (property dependencies included), and each component's
+    children (a dependency on a component stands for them too)."""
+
+    waits_for: Mapping[str, tuple[str, ...]]
+    children: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, view: PlanView) -> Graph:
+        waits: dict[str, tuple[str, ...]] = {}
+        children: dict[str, list[str]] = {}
+        for r in view.resources:
+            deps = list(r.get("dependencies") or ())
+            for p in (r.get("propertyDependencies") or {}).values():
+                deps += list(p)
+            waits[str(r["urn"])] = tuple(deps)
+            if r.get("parent"):
+                children.setdefault(str(r["parent"]), []).append(str(r["urn"]))
+        return cls(waits, {k: tuple(v) for k, v in children.items()})
+
+    def ancestors(self, urn: str) -> set[str]:
+        """URNs ``urn`` waits for, transitively."""
+        seen: set[str] = set()
+        todo = [urn]
+        while todo:
+            for u in self.waits_for.get(todo.pop(), ()):
+                for w in (u, *self.children.get(u, ())):
+                    if w not in seen:
+                        seen.add(w)
+                        todo.append(w)
+        return seen
 
 
 def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -154,6 +163,7 @@ def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 def kind_findings(view: PlanView) -> Iterator[Finding]:
     """One finding per custom resource of a controller's group: served, new enough, created after the install."""
     served = installs(view)
+    graph = Graph.of(view)
     for r in view.resources:
         gk = _group_kind(r)
         if gk is None:
@@ -186,7 +196,7 @@ def kind_findings(view: PlanView) -> Iterator[Finding]:
                 f"{what} needs {controller} {s.version} or later, the plan installs {release} ({s.source})",
             )
             continue
-        if applier["urn"] not in ancestors(view, str(r["urn"])):
+        if applier["urn"] not in graph.ancestors(str(r["urn"])):
             yield Finding(
                 subject,
                 False,
@@ -208,9 +218,10 @@ def namespace_findings(view: PlanView) -> Iterator[Finding]:
             ns = (r["inputs"].get("metadata") or {}).get("namespace")
             if isinstance(ns, str) and ns in inside:
                 inside[ns].append(r)
+    graph = Graph.of(view)
     for ns, objects in sorted(inside.items()):
         made = namespaces[ns]
-        early = [o["name"] for o in objects if made["urn"] not in ancestors(view, str(o["urn"]))]
+        early = [o["name"] for o in objects if made["urn"] not in graph.ancestors(str(o["urn"]))]
         yield (
             Finding(
                 f"namespace {ns}",

@@ -403,9 +403,8 @@ def _pool_location(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
     """A node pool's location against the cluster it names (by the resource its ``cluster`` input comes from)."""
     if r["type"] != "gcp:container/nodePool:NodePool":
         return
-    for urn in (r.get("propertyDependencies") or {}).get("cluster", []):
-        cluster = next((c for c in view.resources if c["urn"] == urn), None)
-        if cluster is None or cluster["type"] != "gcp:container/cluster:Cluster":
+    for cluster in view.input_source(r, "cluster"):
+        if cluster["type"] != "gcp:container/cluster:Cluster":
             continue
         pool_at, cluster_at = _text(r["inputs"].get("location")), _text(cluster["inputs"].get("location"))
         if pool_at and cluster_at and pool_at != cluster_at:

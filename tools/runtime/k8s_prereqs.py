@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import Dependencies, PlanView
 from tpu_serving_tools.runtime.result import Finding
 
 
@@ -119,40 +119,6 @@ def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
     return out
 
 
-@dataclass(frozen=True)
-class Graph:
-    """What each resource waits for: its dependencies (property dependencies included), and each component's
-    children (a dependency on a component stands for them too)."""
-
-    waits_for: Mapping[str, tuple[str, ...]]
-    children: Mapping[str, tuple[str, ...]]
-
-    @classmethod
-    def of(cls, view: PlanView) -> Graph:
-        waits: dict[str, tuple[str, ...]] = {}
-        children: dict[str, list[str]] = {}
-        for r in view.resources:
-            deps = list(r.get("dependencies") or ())
-            for p in (r.get("propertyDependencies") or {}).values():
-                deps += list(p)
-            waits[str(r["urn"])] = tuple(deps)
-            if r.get("parent"):
-                children.setdefault(str(r["parent"]), []).append(str(r["urn"]))
-        return cls(waits, {k: tuple(v) for k, v in children.items()})
-
-    def ancestors(self, urn: str) -> set[str]:
-        """URNs ``urn`` waits for, transitively."""
-        seen: set[str] = set()
-        todo = [urn]
-        while todo:
-            for u in self.waits_for.get(todo.pop(), ()):
-                for w in (u, *self.children.get(u, ())):
-                    if w not in seen:
-                        seen.add(w)
-                        todo.append(w)
-        return seen
-
-
 def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     value: Any = obj
     for key in path:
@@ -163,7 +129,7 @@ def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 def kind_findings(view: PlanView) -> Iterator[Finding]:
     """One finding per custom resource of a controller's group: served, new enough, created after the install."""
     served = installs(view)
-    graph = Graph.of(view)
+    graph = Dependencies.of(view, through_components=True)
     for r in view.resources:
         gk = _group_kind(r)
         if gk is None:
@@ -218,7 +184,7 @@ def namespace_findings(view: PlanView) -> Iterator[Finding]:
             ns = (r["inputs"].get("metadata") or {}).get("namespace")
             if isinstance(ns, str) and ns in inside:
                 inside[ns].append(r)
-    graph = Graph.of(view)
+    graph = Dependencies.of(view, through_components=True)
     for ns, objects in sorted(inside.items()):
         made = namespaces[ns]
         early = [o["name"] for o in objects if made["urn"] not in graph.ancestors(str(o["urn"]))]

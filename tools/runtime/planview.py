@@ -57,3 +57,38 @@ class PlanView:
                 and (kind is None or r["inputs"]["kind"] == kind)
             ):
                 yield r["inputs"]
+
+
+@dataclass(frozen=True)
+class Dependencies:
+    """What each resource of a plan waits for: its dependencies, property dependencies included, transitively."""
+
+    waits_for: Mapping[str, tuple[str, ...]]
+
+    @classmethod
+    def of(cls, view: PlanView, *, through_components: bool = False) -> Dependencies:
+        """The plan's dependencies; ``through_components``: a dependency on a component stands for its children too
+        (the engine waits for them), for plans that record a component's URN as a dependency."""
+        children: dict[str, list[str]] = {}
+        if through_components:
+            for r in view.resources:
+                if r.get("parent"):
+                    children.setdefault(str(r["parent"]), []).append(str(r["urn"]))
+        waits: dict[str, tuple[str, ...]] = {}
+        for r in view.resources:
+            deps = list(r.get("dependencies") or ())
+            for p in (r.get("propertyDependencies") or {}).values():
+                deps += list(p)
+            waits[str(r["urn"])] = tuple(w for u in deps for w in (u, *children.get(u, ())))
+        return cls(waits)
+
+    def ancestors(self, urn: str) -> set[str]:
+        """URNs ``urn`` waits for, transitively."""
+        seen: set[str] = set()
+        todo = [urn]
+        while todo:
+            for u in self.waits_for.get(todo.pop(), ()):
+                if u not in seen:
+                    seen.add(u)
+                    todo.append(u)
+        return seen

@@ -16,7 +16,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import Dependencies, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -47,25 +47,6 @@ def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def _ancestors(view: PlanView, urn: str) -> set[str]:
-    """URNs ``urn`` waits for: its dependencies (property dependencies included), transitively."""
-    by_urn = {r["urn"]: r for r in view.resources}
-    seen: set[str] = set()
-    todo = [urn]
-    while todo:
-        r = by_urn.get(todo.pop())
-        if not r:
-            continue
-        nxt = list(r.get("dependencies") or ())
-        for p in (r.get("propertyDependencies") or {}).values():
-            nxt += list(p)
-        for u in nxt:
-            if u not in seen:
-                seen.add(u)
-                todo.append(u)
-    return seen
-
-
 def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
     return {str(r["inputs"].get("service")): r for r in view.of_type(facts.SERVICE_TYPE)}
 
@@ -80,6 +61,7 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
                 needers.setdefault(api, []).append(r)
                 sources.setdefault(api, src)
     services = _api_services(view)
+    graph = Dependencies.of(view)
     for api in sorted(needers):
         svc = services.get(api)
         subject = f"api {api}"
@@ -94,7 +76,7 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
         if svc["inputs"].get("disableOnDestroy", True) is not False:
             yield Finding(subject, False, f"{svc['name']} must set disableOnDestroy: false")
             continue
-        missing = [r["name"] for r in needers[api] if svc["urn"] not in _ancestors(view, r["urn"])]
+        missing = [r["name"] for r in needers[api] if svc["urn"] not in graph.ancestors(r["urn"])]
         yield (
             Finding(subject, False, f"enabled by {svc['name']} but not a dependency of {', '.join(missing)}")
             if missing
@@ -198,6 +180,7 @@ def _condition_filters(policy: Mapping[str, Any]) -> Iterator[str]:
 def log_metric_findings(view: PlanView) -> Iterator[Finding]:
     """Each log-based metric an alert condition reads must be created by the plan, before the policy."""
     metrics = {str(m["inputs"].get("name")): m for m in view.of_type(LOG_METRIC)}
+    graph = Dependencies.of(view)
     for policy in view.of_type(ALERT_POLICY):
         for name in sorted({n for f in _condition_filters(policy) for n in _USER_METRIC.findall(f)}):
             metric = metrics.get(name)
@@ -206,7 +189,7 @@ def log_metric_findings(view: PlanView) -> Iterator[Finding]:
                 yield Finding(
                     subject, False, f"no {LOG_METRIC} of the plan creates it ({facts.LOG_METRIC_BEFORE_POLICY})"
                 )
-            elif metric["urn"] not in _ancestors(view, policy["urn"]):
+            elif metric["urn"] not in graph.ancestors(policy["urn"]):
                 yield Finding(
                     subject,
                     False,
@@ -223,6 +206,7 @@ def workload_pool_findings(view: PlanView) -> Iterator[Finding]:
         str((c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool")): c["urn"]
         for c in view.of_type(CLUSTER)
     }
+    graph = Dependencies.of(view)
     for binding in view.resources:
         match = facts.WORKLOAD_POOL_MEMBER.match(str(binding["inputs"].get("member", "")))
         if not binding["type"].endswith(":IAMMember") or match is None:
@@ -231,7 +215,7 @@ def workload_pool_findings(view: PlanView) -> Iterator[Finding]:
         cluster = makers.get(pool)
         if cluster is None:
             yield Finding(subject, True, f"no cluster of the plan makes {pool}: it must exist already")
-        elif cluster in _ancestors(view, binding["urn"]):
+        elif cluster in graph.ancestors(binding["urn"]):
             yield Finding(subject, True, f"waits for the cluster that makes {pool}")
         else:
             yield Finding(

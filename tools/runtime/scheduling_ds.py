@@ -251,13 +251,14 @@ def metric_finding(view: PlanView, hpa: Mapping[str, Any], ns: str, ds: str, rol
     )
 
 
-def _scaler_role(view: PlanView, ns: str, scaler: str) -> tuple[str, str] | None:
+def _scaler_role(view: PlanView, ns: str, scaler: str) -> tuple[str, Mapping[str, Any]] | None:
+    """The DisaggregatedSet (its name) and the role whose scaler ``scaler`` is, if any."""
     for ds in view.kubernetes_objects(D.DS_KIND):
         if ds["metadata"].get("namespace", "default") != ns:
             continue
         for role in (ds.get("spec") or {}).get("roles") or ():
             if pods_ds.is_external(role) and pods_ds.scaler_name(ds["metadata"]["name"], role["name"]) == scaler:
-                return str(ds["metadata"]["name"]), str(role["name"])
+                return str(ds["metadata"]["name"]), role
     return None
 
 
@@ -304,7 +305,8 @@ def scale_findings(view: PlanView) -> list[Finding]:
             )
             out.append(Finding(f"scale {ns}/{scaler}", False, f"{why}: the HPA has no /scale target"))
             continue
-        ds, role = found
+        ds, spec = found
+        role = str(spec["name"])
         out.append(metric_finding(view, hpas[(ns, scaler)], ns, ds, role))
         owner = f"LeaderWorkerSet/{pods_ds.child_name(ds, 0, role)}"
         pools = [at_minimum(p) for p in originals.values()]
@@ -313,7 +315,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
         for replicas in range(lo + 1, hi + 1):
             ok, what = _step(view, key, owner, replicas, pools, originals)
             out.append(Finding(f"scale {ns}/{scaler} {replicas - 1} -> {replicas}", ok, f"role {role}: {what}"))
-        for extra in range(1, _surge(view, ns, ds, role, hi) + 1):
+        for extra in range(1, _surge(spec, hi) + 1):
             ok, what = _step(view, key, owner, hi + extra, pools, originals)
             stalls = (
                 "" if ok else "; the new revision never gets ready, so no old group goes: every role's rollout stops"
@@ -328,18 +330,11 @@ def scale_findings(view: PlanView) -> list[Finding]:
     return out
 
 
-def _surge(view: PlanView, ns: str, ds: str, role: str, replicas: int) -> int:
+def _surge(role: Mapping[str, Any], replicas: int) -> int:
     """The surge groups of a rollout of ``role`` at ``replicas`` (:data:`.ds_facts.DEFAULT_MAX_SURGE`)."""
-    for obj in view.kubernetes_objects(D.DS_KIND):
-        if (obj["metadata"].get("namespace", "default"), obj["metadata"]["name"]) != (ns, ds):
-            continue
-        for r in (obj.get("spec") or {}).get("roles") or ():
-            if r.get("name") != role:
-                continue
-            conf = ((r.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
-            if conf is None:
-                return D.DEFAULT_MAX_SURGE
-            surge = scaled(conf.get("maxSurge", 0), replicas, round_up=True)
-            unavailable = scaled(conf.get("maxUnavailable", 0), replicas, round_up=False)
-            return surge if unavailable > 0 or surge > 0 else D.DEFAULT_MAX_SURGE
-    return D.DEFAULT_MAX_SURGE
+    conf = ((role.get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration")
+    if conf is None:
+        return D.DEFAULT_MAX_SURGE
+    surge = scaled(conf.get("maxSurge", 0), replicas, round_up=True)
+    unavailable = scaled(conf.get("maxUnavailable", 0), replicas, round_up=False)
+    return surge if unavailable > 0 or surge > 0 else D.DEFAULT_MAX_SURGE

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "policy": ("tpu_serving_policy.check", "policy rules over the stacks"),
     "diff": ("tpu_serving_tools.diff", "preview diff against a git ref"),
     "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
+    "verify": ("tpu_serving_tools.verify", "a deployed stack on its cluster, read-only"),
     "versions": ("tpu_serving_tools.versions", "the version set: every pin, its date, the newest known"),
 }
 

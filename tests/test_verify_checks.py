@@ -1,0 +1,169 @@
+"""tpu_serving_tools.verify.checks: each check passes on a healthy snapshot and fails on each planted break."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tpu_serving_tools.verify.checks import Pool, declared, placement, pods_ready, selectors, selects, workloads
+from tpu_serving_tools.verify.snapshot import Snapshot, descendants
+
+NS = "serving"
+POOLS = {"c-v5e16": Pool("c-v5e16", "tpu-v5-lite-podslice", "4x4", 4, 4)}
+
+
+def _obj(kind: str, name: str, uid: str, owner: str | None = None, **rest: Any) -> dict[str, Any]:
+    metadata: dict[str, Any] = {"name": name, "namespace": NS, "uid": uid, "labels": rest.pop("labels", {})}
+    if owner:
+        metadata["ownerReferences"] = [{"uid": owner}]
+    return {"kind": kind, "metadata": metadata, **rest}
+
+
+def _pod(i: int, node: str, chips: int = 4, ready: bool = True) -> dict[str, Any]:
+    labels = {"app": "vllm", "leaderworkerset.sigs.k8s.io/name": "vllm", "leaderworkerset.sigs.k8s.io/group-index": "0"}
+    return _obj(
+        "Pod",
+        f"vllm-0-{i}",
+        f"pod{i}",
+        owner="sts",
+        labels=labels,
+        spec={"nodeName": node, "containers": [{"resources": {"requests": {"google.com/tpu": str(chips)}}}]},
+        status={"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    )
+
+
+def _node(i: int, pool: str = "c-v5e16", topology: str = "4x4") -> dict[str, Any]:
+    labels = {
+        "cloud.google.com/gke-nodepool": pool,
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": topology,
+    }
+    return {
+        "kind": "Node",
+        "metadata": {"name": f"n{i}", "uid": f"node{i}", "labels": labels},
+        "status": {"allocatable": {"google.com/tpu": "4"}},
+    }
+
+
+def healthy() -> dict[str, list[dict[str, Any]]]:
+    lws = _obj("LeaderWorkerSet", "vllm", "lws", spec={"replicas": 1, "leaderWorkerTemplate": {"size": 4}})
+    return {
+        "LeaderWorkerSet": [lws],
+        "StatefulSet": [_obj("StatefulSet", "vllm", "sts", owner="lws")],
+        "Service": [
+            _obj("Service", "vllm", "hsvc", owner="lws", spec={"clusterIP": "None"}),
+            _obj("Service", "vllm-api", "svc", spec={"selector": {"app": "vllm"}}),
+        ],
+        "Pod": [_pod(i, f"n{i}") for i in range(4)],
+        "Node": [_node(i) for i in range(4)],
+        "InferencePool": [_obj("InferencePool", "pool", "ip", spec={"selector": {"matchLabels": {"app": "vllm"}}})],
+        "HorizontalPodAutoscaler": [
+            _obj(
+                "HorizontalPodAutoscaler",
+                "vllm",
+                "hpa",
+                spec={"scaleTargetRef": {"kind": "LeaderWorkerSet", "name": "vllm"}},
+                status={"currentReplicas": 1},
+            )
+        ],
+    }
+
+
+def failed(findings: list[Any]) -> list[str]:
+    return [f.line() for f in findings if not f.ok]
+
+
+def test_descendants_follow_the_owner_chain_through_the_statefulset() -> None:
+    snap = Snapshot(healthy())
+    assert [p["metadata"]["name"] for p in descendants(snap, snap.of("LeaderWorkerSet")[0], "Pod")] == [
+        f"vllm-0-{i}" for i in range(4)
+    ]
+
+
+def test_workloads_healthy_then_service_named_like_the_leaderworkerset() -> None:
+    objects = healthy()
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == []
+    objects["Service"][0] = _obj("Service", "vllm", "user-svc", spec={"clusterIP": "10.0.0.9"})
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == [
+        "FAIL controller Service serving/vllm: not owned by the LeaderWorkerSet (another object took its name); "
+        "clusterIP '10.0.0.9', not headless"
+    ]
+
+
+def test_workloads_fail_on_missing_pods_and_on_no_workload() -> None:
+    objects = healthy()
+    objects["Pod"] = objects["Pod"][:3]
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == [
+        "FAIL controller LeaderWorkerSet serving/vllm: 3 pods of 4"
+    ]
+    assert failed(workloads(Snapshot({}), [NS], serving=True)) == [
+        "FAIL controller serving: no LeaderWorkerSet, DisaggregatedSet, JobSet or PathwaysJob"
+    ]
+
+
+def test_placement_healthy_then_half_the_chips() -> None:
+    objects = healthy()
+    assert failed(placement(Snapshot(objects), [NS], POOLS)) == []
+    objects["Pod"] = [_pod(i, f"n{i // 2}", chips=2) for i in range(4)]
+    lines = failed(placement(Snapshot(objects), [NS], POOLS))
+    assert "FAIL placement  Pod serving/vllm-0-0: asks for 2 of the VM's 4 chips" in lines
+    assert "FAIL placement  group serving/vllm/0: two pods share a VM" in lines
+
+
+def test_placement_fails_off_the_pools_and_on_another_topology_and_without_tpu_pods() -> None:
+    objects = healthy()
+    objects["Node"][3] = _node(3, pool="other")
+    objects["Node"][2] = _node(2, topology="2x4")
+    lines = failed(placement(Snapshot(objects), [NS], POOLS))
+    assert "FAIL placement  Pod serving/vllm-0-3: on pool 'other', not one of ['c-v5e16']" in lines
+    assert "FAIL placement  Pod serving/vllm-0-2: node is tpu-v5-lite-podslice 2x4" in lines
+    assert "FAIL placement  group serving/vllm/0: spans pools ['c-v5e16', 'other']" in lines
+    assert failed(placement(Snapshot({}), [NS], POOLS)) == ["FAIL placement  TPU pods: no pod requests google.com/tpu"]
+
+
+def test_pods_ready_fails_on_an_unready_and_an_unscheduled_pod_and_an_empty_namespace() -> None:
+    objects = healthy()
+    assert failed(pods_ready(Snapshot(objects), [NS])) == []
+    objects["Pod"][0] = _pod(0, "n0", ready=False)
+    pending = copy.deepcopy(objects["Pod"][1])
+    pending["spec"].pop("nodeName")
+    pending["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "message": "0/4 nodes are available: 4 node(s) didn't match"}
+    ]
+    objects["Pod"][1] = pending
+    assert failed(pods_ready(Snapshot(objects), [NS])) == [
+        "FAIL ready      Pod serving/vllm-0-0: on n0, not Ready",
+        "FAIL ready      Pod serving/vllm-0-1: not scheduled: 0/4 nodes are available: 4 node(s) didn't match",
+    ]
+    assert failed(pods_ready(Snapshot({}), [NS])) == ["FAIL ready      namespace serving: no pods"]
+
+
+def test_selectors_fail_on_a_selector_that_selects_nothing_and_a_missing_hpa_target() -> None:
+    objects = healthy()
+    assert failed(selectors(Snapshot(objects), [NS])) == []
+    objects["Service"][1]["spec"]["selector"] = {"app": "vlm"}
+    objects["InferencePool"][0]["spec"]["selector"]["matchLabels"] = {"app": "vlm"}
+    objects["HorizontalPodAutoscaler"][0]["spec"]["scaleTargetRef"]["name"] = "gone"
+    assert failed(selectors(Snapshot(objects), [NS])) == [
+        "FAIL selects    Service serving/vllm-api: 0 pods",
+        "FAIL selects    InferencePool serving/pool: 0 pods",
+        "FAIL selects    HorizontalPodAutoscaler serving/vllm: target LeaderWorkerSet gone does not exist",
+    ]
+
+
+def test_selects_match_expressions() -> None:
+    labels = {"role": "decode", "app": "vllm"}
+    assert selects({"matchExpressions": [{"key": "role", "operator": "In", "values": ["decode"]}]}, labels)
+    assert not selects({"matchExpressions": [{"key": "role", "operator": "NotIn", "values": ["decode"]}]}, labels)
+    assert selects({"matchExpressions": [{"key": "app", "operator": "Exists"}]}, labels)
+    assert not selects({"matchExpressions": [{"key": "app", "operator": "DoesNotExist"}]}, labels)
+    assert not selects(None, labels)
+
+
+def test_declared_fails_on_an_absent_object_and_on_an_empty_plan() -> None:
+    key = ("apps/v1", "Deployment", NS, "epp")
+    assert failed(declared(Snapshot(present={key: True}), [key])) == []
+    assert failed(declared(Snapshot(present={key: False}), [key])) == [
+        "FAIL declared   Deployment serving/epp: not found on the API server"
+    ]
+    assert failed(declared(Snapshot(), [])) == ["FAIL declared   plan: the plan declares no Kubernetes object"]

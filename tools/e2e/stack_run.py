@@ -1,0 +1,123 @@
+"""``pulumi up``, ``preview`` and ``destroy`` of one stack by the real Pulumi engine, against a local backend.
+
+The engine is the Pulumi CLI built from its Go module (``make e2e-tools``), and the Kubernetes provider is
+``pulumi-resource-kubernetes`` built from its Go module, found by the engine as an ambient plugin on ``PATH``.
+The program is the project's own ``__main__.py``, unchanged.
+
+One piece is not the one ``pulumi up`` starts: the Python language host (``pulumi-language-python``, a Go
+module of its own that the module proxy does not serve). In its place the program runs as an Automation API
+inline program: the Python SDK serves the LanguageRuntime itself (``pulumi.automation._server.LanguageServer``)
+and the CLI reaches it with ``--client`` (the SDK's ``Stack.up``), so the engine, the resource monitor, the
+provider and the SDK are the ones a user runs.
+
+Nothing here reaches a cloud: state lives in a ``file://`` backend in the run's folder, secrets use a
+passphrase, plugin downloads and update checks are off.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pulumi import automation as auto
+
+PASSPHRASE = "tpu-serving-e2e"
+"""The local secrets provider's passphrase: the run's state holds no real secret."""
+
+
+@dataclass(frozen=True)
+class Engine:
+    """Where the engine and the Kubernetes provider are."""
+
+    pulumi: Path
+    """The ``pulumi`` binary."""
+    kubernetes_provider: Path
+    """The ``pulumi-resource-kubernetes`` binary."""
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one ``up``, ``preview`` or ``destroy`` reported, by operation (``same``, ``create``, ``update``...)."""
+
+    counts: Mapping[str, int]
+    stdout: str
+
+    @property
+    def changed(self) -> dict[str, int]:
+        """The operations other than ``same``, with their counts."""
+        return {op: n for op, n in self.counts.items() if op != "same" and n}
+
+
+def project_dir(root: Path, name: str, stack: str, config: Mapping[str, Any]) -> Path:
+    """A project folder ``root`` holding ``Pulumi.yaml`` (project ``name``, Python runtime) and the stack file of
+    ``stack`` with ``config`` (keys without a namespace belong to the project, as in the shipped stack files)."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "Pulumi.yaml").write_text(yaml.safe_dump({"name": name, "runtime": "python"}, sort_keys=False))
+    (root / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": dict(config)}, sort_keys=False))
+    return root
+
+
+def engine_env(engine: Engine, home: Path, backend: Path) -> dict[str, str]:
+    """The engine's environment: a private PULUMI_HOME, a file backend, the provider on PATH, no downloads."""
+    backend.mkdir(parents=True, exist_ok=True)
+    home.mkdir(parents=True, exist_ok=True)
+    return {
+        "PULUMI_HOME": str(home),
+        "PULUMI_BACKEND_URL": backend.resolve().as_uri(),
+        "PULUMI_CONFIG_PASSPHRASE": PASSPHRASE,
+        "PULUMI_SKIP_UPDATE_CHECK": "true",
+        "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION": "true",
+        "PULUMI_AUTOMATION_API_SKIP_VERSION_CHECK": "true",
+        "PATH": os.pathsep.join((str(engine.kubernetes_provider.parent), os.environ.get("PATH", ""))),
+    }
+
+
+def _counts(changes: Mapping[Any, int] | None) -> dict[str, int]:
+    return {str(getattr(op, "value", op)): n for op, n in (changes or {}).items()}
+
+
+class StackRun:
+    """One stack of a project folder, driven through the engine."""
+
+    def __init__(self, engine: Engine, project: Path, stack: str, main: Path, work: Path) -> None:
+        self._main = main
+        env = engine_env(engine, work / "pulumi-home", work / "state")
+        for key, value in env.items():
+            # The inline program's LanguageServer runs in this process: the provider lookup and the SDK read
+            # the same environment as the CLI.
+            os.environ[key] = value
+        workspace = auto.LocalWorkspace(
+            work_dir=str(project),
+            pulumi_command=auto.PulumiCommand(root=str(engine.pulumi.parent.parent), skip_version_check=True),
+            env_vars=env,
+            program=self._program,
+        )
+        self.stack = auto.Stack.create_or_select(stack, workspace)
+
+    def _program(self) -> None:
+        runpy.run_path(str(self._main), run_name="__main__")
+
+    def up(self, message: str = "") -> Change:
+        result = self.stack.up(message=message or None, color="never")
+        return Change(_counts(result.summary.resource_changes), result.stdout)
+
+    def preview(self) -> Change:
+        result = self.stack.preview(color="never", diff=True)
+        return Change(_counts(result.change_summary), result.stdout)
+
+    def destroy(self) -> Change:
+        result = self.stack.destroy(color="never")
+        return Change(_counts(result.summary.resource_changes), result.stdout)
+
+    def resources(self) -> list[dict[str, Any]]:
+        """The stack's state: every resource with its URN, type and outputs."""
+        deployment = self.stack.export_stack().deployment
+        return list(deployment.get("resources", []) if deployment else [])
+
+    def set_config(self, key: str, value: str) -> None:
+        self.stack.set_config(key, auto.ConfigValue(value))

@@ -1,0 +1,93 @@
+"""Check a deployed stack on its cluster, read-only: every object the plan declares exists, the controllers made
+their objects (a LeaderWorkerSet's headless Service and pods, a JobSet's Jobs, a DisaggregatedSet's
+LeaderWorkerSets), every pod is scheduled and Ready, every TPU pod fills a VM of one of the stack's pools and every
+multi-host group one slice, and every Service, InferencePool, PodMonitoring, PodDisruptionBudget, NetworkPolicy and
+HorizontalPodAutoscaler selects or resolves something.
+
+``tpu-serving verify --stack S --kubeconfig K``: after ``pulumi up`` on GKE, or against the local control plane of
+``make e2e``. It previews the stack offline for its plan (or reads ``--plan``), then reads the cluster with ``get``
+and ``list`` calls only. Exit status 1 when a check fails, 2 when the stack, plan or cluster cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .checks import Finding, run_all
+from .expect import Expectations, expectations
+from .snapshot import read
+
+
+def verify(api_client: Any, plan: Mapping[str, Any]) -> list[Finding]:
+    """Every check of ``plan``'s stack against the cluster of ``api_client`` (a ``kubernetes.client.ApiClient``)."""
+    expect = expectations(plan)
+    return verify_expected(api_client, expect)
+
+
+def verify_expected(api_client: Any, expect: Expectations) -> list[Finding]:
+    snapshot = read(api_client, expect.namespaces, expect.declared)
+    return run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+
+
+def report(findings: Sequence[Finding], verbose: bool) -> tuple[list[str], bool]:
+    """The lines to print (failures always; passes with ``verbose``) and whether everything passed."""
+    failed = [f for f in findings if not f.ok]
+    lines = [f.line() for f in findings if verbose or not f.ok]
+    by_check: dict[str, list[int]] = {}
+    for f in findings:
+        counts = by_check.setdefault(f.check, [0, 0])
+        counts[0] += f.ok
+        counts[1] += 1
+    lines.append("  ".join(f"{check} {ok}/{n}" for check, (ok, n) in by_check.items()))
+    return lines, not failed and bool(findings)
+
+
+def _plan(args: argparse.Namespace) -> Mapping[str, Any] | None:
+    from tpu_serving_tools.check import PlanFileError, read_plan
+
+    if args.plan is not None:
+        try:
+            return read_plan(args.plan)
+        except PlanFileError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return None
+    from tpu_serving_tools.offline import preview_stacks
+
+    previewed = preview_stacks(args.root.resolve(), [args.stack])
+    return previewed[0][1] if previewed else None
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tpu_serving_tools.cli import command_parser
+
+    parser = command_parser(__name__, __doc__)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--stack", help="the stack (stacks/Pulumi.<stack>.yaml), previewed offline for its plan")
+    which.add_argument("--plan", type=Path, help="a plan.json written by `tpu-serving preview`")
+    parser.add_argument(
+        "--kubeconfig", type=Path, help="the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config)"
+    )
+    parser.add_argument("--context", help="the kubeconfig context (default: its current context)")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the project folder (default: .)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print the checks that pass too")
+    args = parser.parse_args(argv)
+    plan = _plan(args)
+    if plan is None:
+        return 2
+    from kubernetes import config as kube_config
+    from kubernetes.config.config_exception import ConfigException
+
+    try:
+        api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
+            config_file=str(args.kubeconfig) if args.kubeconfig else None, context=args.context
+        )
+    except (ConfigException, OSError) as err:
+        print(f"error: cannot read the kubeconfig: {err}", file=sys.stderr)
+        return 2
+    lines, ok = report(verify(api_client, plan), args.verbose)
+    print("\n".join(lines))
+    return 0 if ok else 1

@@ -1,0 +1,347 @@
+"""The checks of ``tpu-serving verify``: pure functions from a :class:`~.snapshot.Snapshot` to findings.
+
+Each check fails on what is missing rather than counting what is there: a workload with no pods, a selector
+that selects nothing, a declared object that is absent, a plan that declares nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .snapshot import Obj, Snapshot, descendants, meta
+
+TPU = "google.com/tpu"
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+# LeaderWorkerSet's pod labels (sigs.k8s.io/lws v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go:
+# SetNameLabelKey "leaderworkerset.sigs.k8s.io/name", GroupIndexLabelKey "leaderworkerset.sigs.k8s.io/group-index").
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+LWS_GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+
+WORKLOAD_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob", "Deployment")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One verdict on one subject."""
+
+    check: str
+    subject: str
+    ok: bool
+    detail: str = ""
+
+    def line(self) -> str:
+        mark = "ok  " if self.ok else "FAIL"
+        return f"{mark} {self.check:<10} {self.subject}" + (f": {self.detail}" if self.detail else "")
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A node pool the stack's TPU pods may use: its name and the node labels GKE gives its nodes."""
+
+    name: str
+    accelerator: str
+    topology: str
+    vms: int
+    chips_per_vm: int
+
+
+def _name(obj: Obj) -> str:
+    m = meta(obj)
+    return f"{m.get('namespace')}/{m['name']}" if m.get("namespace") else str(m["name"])
+
+
+def _subject(kind: str, obj: Obj) -> str:
+    return f"{kind} {_name(obj)}"
+
+
+# --------------------------------------------------------------------------- declared objects
+
+
+def declared(snapshot: Snapshot, expected: Sequence[tuple[str, str, str | None, str]]) -> list[Finding]:
+    """Every object of ``expected`` (apiVersion, kind, namespace, name) exists. Nothing declared fails."""
+    if not expected:
+        return [Finding("declared", "plan", False, "the plan declares no Kubernetes object")]
+    out = []
+    for key in expected:
+        _, kind, namespace, name = key
+        found = snapshot.present.get(key, False)
+        subject = f"{kind} {namespace}/{name}" if namespace else f"{kind} {name}"
+        out.append(Finding("declared", subject, found, "" if found else "not found on the API server"))
+    return out
+
+
+# --------------------------------------------------------------------------- what the controllers made
+
+
+def _int(value: Any, default: int = 1) -> int:
+    return int(value) if value is not None else default
+
+
+def expected_pods(kind: str, obj: Obj) -> int:
+    """The pods a workload of ``kind`` runs at rest, from its spec."""
+    spec = obj.get("spec", {})
+    if kind == "LeaderWorkerSet":
+        return _int(spec.get("replicas")) * _int(spec.get("leaderWorkerTemplate", {}).get("size"))
+    if kind == "DisaggregatedSet":
+        return sum(
+            _int(r.get("replicas")) * _int(r.get("leaderWorkerTemplate", {}).get("size")) for r in spec.get("roles", [])
+        )
+    if kind == "JobSet":
+        return sum(
+            _int(j.get("replicas")) * _int(j.get("template", {}).get("spec", {}).get("parallelism"))
+            for j in spec.get("replicatedJobs", [])
+        )
+    if kind == "Deployment":
+        return _int(spec.get("replicas"))
+    return 0
+
+
+def _headless_service(snapshot: Snapshot, lws: Obj) -> Finding:
+    """The LWS controller's headless Service, named after the LeaderWorkerSet and owned by it (lws v0.10.0
+    pkg/controllers/controller_utils.go: it creates the Service only when none of that name exists)."""
+    m = meta(lws)
+    svc = snapshot.get("Service", m.get("namespace"), m["name"])
+    subject = f"Service {_name(lws)}"
+    if svc is None:
+        return Finding("controller", subject, False, "the LeaderWorkerSet's headless Service does not exist")
+    owned = m["uid"] in [r["uid"] for r in meta(svc).get("ownerReferences", []) or []]
+    headless = svc.get("spec", {}).get("clusterIP") == "None"
+    if owned and headless:
+        return Finding("controller", subject, True, "headless, owned by the LeaderWorkerSet")
+    why = [] if owned else ["not owned by the LeaderWorkerSet (another object took its name)"]
+    why += [] if headless else [f"clusterIP {svc.get('spec', {}).get('clusterIP')!r}, not headless"]
+    return Finding("controller", subject, False, "; ".join(why))
+
+
+def workloads(snapshot: Snapshot, namespaces: Iterable[str], serving: bool) -> list[Finding]:
+    """Each workload's controller made its objects: the pods its spec asks for (through the owner chain), and
+    a LeaderWorkerSet's headless Service. A serving stack without a workload fails."""
+    out: list[Finding] = []
+    found = 0
+    for namespace in namespaces:
+        for kind in WORKLOAD_KINDS:
+            for obj in snapshot.of(kind, namespace):
+                found += kind != "Deployment"
+                out.extend(_workload(snapshot, kind, obj))
+    if serving and not found:
+        out.append(
+            Finding("controller", "serving", False, "no LeaderWorkerSet, DisaggregatedSet, JobSet or PathwaysJob")
+        )
+    return out
+
+
+def _workload(snapshot: Snapshot, kind: str, obj: Obj) -> list[Finding]:
+    out: list[Finding] = []
+    if kind == "PathwaysJob":
+        jobsets = descendants(snapshot, obj, "JobSet")
+        out.append(
+            Finding(
+                "controller",
+                _subject(kind, obj),
+                bool(jobsets),
+                f"JobSet {', '.join(meta(j)['name'] for j in jobsets)}" if jobsets else "its controller made no JobSet",
+            )
+        )
+        return out
+    if kind == "LeaderWorkerSet":
+        out.append(_headless_service(snapshot, obj))
+    want = expected_pods(kind, obj)
+    pods = descendants(snapshot, obj, "Pod")
+    live = [p for p in pods if not meta(p).get("deletionTimestamp")]
+    ok = want > 0 and len(live) == want
+    out.append(Finding("controller", _subject(kind, obj), ok, f"{len(live)} pods of {want}"))
+    return out
+
+
+# --------------------------------------------------------------------------- pods
+
+
+def _ready(pod: Obj) -> bool:
+    conditions = pod.get("status", {}).get("conditions", []) or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def pods_ready(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
+    """Every pod of the namespaces is scheduled and Ready; a pod that is not says why, in the scheduler's words
+    when it has spoken (the pod's PodScheduled condition)."""
+    out: list[Finding] = []
+    for namespace in namespaces:
+        pods = snapshot.of("Pod", namespace)
+        if not pods:
+            out.append(Finding("ready", f"namespace {namespace}", False, "no pods"))
+        for pod in pods:
+            node = pod.get("spec", {}).get("nodeName")
+            if not node:
+                out.append(Finding("ready", _subject("Pod", pod), False, "not scheduled: " + _unscheduled(pod)))
+            else:
+                ok = _ready(pod)
+                out.append(Finding("ready", _subject("Pod", pod), ok, f"on {node}" + ("" if ok else ", not Ready")))
+    return out
+
+
+def _unscheduled(pod: Obj) -> str:
+    for c in pod.get("status", {}).get("conditions", []) or []:
+        if c.get("type") == "PodScheduled" and c.get("status") != "True":
+            return str(c.get("message") or c.get("reason") or "pending")
+    return "pending"
+
+
+def _tpu_request(pod: Obj) -> int:
+    total = 0
+    for c in pod.get("spec", {}).get("containers", []) or []:
+        resources = c.get("resources", {}) or {}
+        value = (resources.get("requests") or {}).get(TPU) or (resources.get("limits") or {}).get(TPU)
+        total += int(value or 0)
+    return total
+
+
+def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str, Pool]) -> list[Finding]:
+    """Every TPU pod sits on a node of one of the stack's pools whose accelerator and topology labels are the
+    pool's slice, asks for all of its VM's chips, and a multi-host group's pods fill one slice: distinct nodes
+    of one pool, as many as the slice has VMs. Without a TPU pod, a stack with pools fails."""
+    nodes = {meta(n)["name"]: n for n in snapshot.of("Node")}
+    out: list[Finding] = []
+    groups: dict[tuple[str, str, str], list[Obj]] = {}
+    for namespace in namespaces:
+        for pod in snapshot.of("Pod", namespace):
+            chips = _tpu_request(pod)
+            if not chips:
+                continue
+            out.append(_placed(pod, chips, nodes.get(pod.get("spec", {}).get("nodeName", "")), pools))
+            labels = meta(pod).get("labels", {}) or {}
+            if LWS_NAME_LABEL in labels:
+                key = (namespace, labels[LWS_NAME_LABEL], labels.get(LWS_GROUP_LABEL, ""))
+                groups.setdefault(key, []).append(pod)
+    if pools and not out:
+        out.append(Finding("placement", "TPU pods", False, "no pod requests google.com/tpu"))
+    out.extend(_group(key, members, nodes, pools) for key, members in sorted(groups.items()))
+    return out
+
+
+def _placed(pod: Obj, chips: int, node: Obj | None, pools: Mapping[str, Pool]) -> Finding:
+    subject = _subject("Pod", pod)
+    if node is None:
+        return Finding("placement", subject, False, "not on a node")
+    labels = meta(node).get("labels", {}) or {}
+    pool = pools.get(labels.get(POOL_LABEL, ""))
+    if pool is None:
+        return Finding("placement", subject, False, f"on pool {labels.get(POOL_LABEL)!r}, not one of {sorted(pools)}")
+    problems = []
+    if labels.get(ACCELERATOR_LABEL) != pool.accelerator or labels.get(TOPOLOGY_LABEL) != pool.topology:
+        problems.append(f"node is {labels.get(ACCELERATOR_LABEL)} {labels.get(TOPOLOGY_LABEL)}")
+    allocatable = int(node.get("status", {}).get("allocatable", {}).get(TPU, 0))
+    if chips != allocatable:
+        problems.append(f"asks for {chips} of the VM's {allocatable} chips")
+    return Finding("placement", subject, not problems, "; ".join(problems) or f"pool {pool.name}")
+
+
+def _group(
+    key: tuple[str, str, str], members: list[Obj], nodes: Mapping[str, Obj], pools: Mapping[str, Pool]
+) -> Finding:
+    namespace, lws, index = key
+    subject = f"group {namespace}/{lws}/{index}"
+    names = [m.get("spec", {}).get("nodeName") for m in members]
+    pool_names = {meta(nodes[n]).get("labels", {}).get(POOL_LABEL) for n in names if n in nodes}
+    problems = []
+    if len(set(names)) != len(names):
+        problems.append("two pods share a VM")
+    if len(pool_names) != 1:
+        problems.append(f"spans pools {sorted(str(p) for p in pool_names)}")
+    else:
+        pool = pools.get(str(next(iter(pool_names))))
+        if pool is not None and len(members) != pool.vms:
+            problems.append(f"{len(members)} pods for a slice of {pool.vms} VMs")
+    return Finding("placement", subject, not problems, "; ".join(problems) or f"{len(members)} VMs of one slice")
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+def selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """Whether a label selector (``matchLabels``/``matchExpressions``, or a plain map) selects ``labels``."""
+    if selector is None:
+        return False
+    if "matchLabels" not in selector and "matchExpressions" not in selector:
+        return all(labels.get(k) == v for k, v in selector.items())
+    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
+        return False
+    for e in selector.get("matchExpressions") or []:
+        key, op, values = e["key"], e["operator"], e.get("values") or []
+        if (
+            (op == "In" and labels.get(key) not in values)
+            or (op == "NotIn" and labels.get(key) in values)
+            or (op == "Exists" and key not in labels)
+            or (op == "DoesNotExist" and key in labels)
+        ):
+            return False
+    return True
+
+
+def _selected(snapshot: Snapshot, namespace: str, selector: Mapping[str, Any] | None) -> list[Obj]:
+    return [p for p in snapshot.of("Pod", namespace) if selects(selector, meta(p).get("labels", {}) or {})]
+
+
+_SELECTORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Service", ("spec", "selector")),
+    ("InferencePool", ("spec", "selector")),
+    ("PodMonitoring", ("spec", "selector")),
+    ("PodDisruptionBudget", ("spec", "selector")),
+    ("NetworkPolicy", ("spec", "podSelector")),
+)
+
+
+def _at(obj: Obj, path: Sequence[str]) -> Any:
+    value: Any = obj
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def selectors(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
+    """Every Service (with a selector), InferencePool, PodMonitoring, PodDisruptionBudget and NetworkPolicy
+    selects at least one pod, and every HorizontalPodAutoscaler's target exists and has replicas."""
+    out: list[Finding] = []
+    for namespace in namespaces:
+        for kind, path in _SELECTORS:
+            for obj in snapshot.of(kind, namespace):
+                selector = _at(obj, path)
+                if kind == "Service" and not selector:
+                    continue  # a Service without a selector has its endpoints managed by someone else
+                if kind == "NetworkPolicy" and selector == {}:
+                    selector = {"matchLabels": {}}
+                n = len(_selected(snapshot, namespace, selector))
+                out.append(Finding("selects", _subject(kind, obj), n > 0, f"{n} pods"))
+        out.extend(_hpa(snapshot, namespace, hpa) for hpa in snapshot.of("HorizontalPodAutoscaler", namespace))
+    return out
+
+
+def _hpa(snapshot: Snapshot, namespace: str, hpa: Obj) -> Finding:
+    ref = hpa.get("spec", {}).get("scaleTargetRef", {})
+    target = snapshot.get(str(ref.get("kind")), namespace, str(ref.get("name")))
+    subject = _subject("HorizontalPodAutoscaler", hpa)
+    if target is None:
+        return Finding("selects", subject, False, f"target {ref.get('kind')} {ref.get('name')} does not exist")
+    current = hpa.get("status", {}).get("currentReplicas")
+    ok = current is not None and int(current) >= 1
+    return Finding("selects", subject, ok, f"{ref.get('kind')} {ref.get('name')}, currentReplicas {current}")
+
+
+def run_all(
+    snapshot: Snapshot,
+    namespaces: Sequence[str],
+    pools: Mapping[str, Pool],
+    declared_objects: Sequence[tuple[str, str, str | None, str]],
+    serving: bool,
+) -> list[Finding]:
+    """Every check, in order."""
+    return [
+        *declared(snapshot, declared_objects),
+        *workloads(snapshot, namespaces, serving),
+        *pods_ready(snapshot, namespaces),
+        *placement(snapshot, namespaces, pools),
+        *selectors(snapshot, namespaces),
+    ]

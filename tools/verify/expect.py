@@ -1,0 +1,80 @@
+"""What a stack's plan says the cluster should hold: its Kubernetes objects, its namespaces and its TPU pools.
+
+Read from a plan (``plan.json`` of ``tpu-serving preview``, or a Pulumi state's resources, which have the same
+``type`` and ``inputs``/``outputs`` fields) and the stack's settings, never from the cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving.config.loading import load_stack_config
+from tpu_serving.config.models import StackConfig
+from tpu_serving.naming import pool_name
+
+from .checks import Pool
+
+EXPANDED_TYPES = frozenset(
+    {
+        "kubernetes:yaml/v2:ConfigGroup",
+        "kubernetes:yaml/v2:ConfigFile",
+        "kubernetes:helm.sh/v4:Chart",
+        "kubernetes:kustomize/v2:Directory",
+    }
+)
+"""Resource types the provider expands into objects of its own: no object of that type exists."""
+
+Declared = tuple[str, str, str | None, str]
+"""An object the plan declares: apiVersion, kind, namespace (None when cluster-scoped) and name."""
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What the checks compare the cluster with."""
+
+    declared: Sequence[Declared]
+    namespaces: Sequence[str]
+    pools: Mapping[str, Pool]
+    serving: bool
+
+
+def api_version(type_token: str) -> tuple[str, str]:
+    """``kubernetes:apps/v1:Deployment`` -> (``apps/v1``, ``Deployment``); the core group is ``v1``."""
+    _, group_version, kind = type_token.split(":", 2)
+    return (group_version.removeprefix("core/"), kind)
+
+
+def declared_objects(resources: Sequence[Mapping[str, Any]]) -> list[Declared]:
+    """The Kubernetes objects of a plan's (or a state's) resources, in order."""
+    out: list[Declared] = []
+    for r in resources:
+        token = str(r.get("type", ""))
+        if not token.startswith("kubernetes:") or token in EXPANDED_TYPES or token.startswith("pulumi:providers:"):
+            continue
+        metadata = (r.get("outputs") or r.get("inputs") or {}).get("metadata") or {}
+        name = metadata.get("name")
+        if not isinstance(name, str):
+            continue
+        version, kind = api_version(token)
+        namespace = metadata.get("namespace")
+        out.append((version, kind, namespace if isinstance(namespace, str) and kind != "Namespace" else None, name))
+    return out
+
+
+def pools(cfg: StackConfig) -> dict[str, Pool]:
+    """The stack's TPU pools by their GKE name, with the labels GKE gives their nodes."""
+    out = {}
+    for pool, shape, _ in cfg.slices:
+        name = pool_name(cfg.cluster.name, pool)
+        out[name] = Pool(name, shape.generation.gke_accelerator, shape.topology, shape.vms, shape.chips_per_vm)
+    return out
+
+
+def expectations(plan: Mapping[str, Any]) -> Expectations:
+    """The expectations of a plan that holds its stack's settings (``config``)."""
+    cfg = load_stack_config(plan.get("config") or {}, source=f"the plan of stack {plan.get('stack')}")
+    objects = declared_objects(plan.get("resources") or [])
+    namespaces = sorted({ns for _, kind, ns, _ in objects if ns} | {cfg.workload_identity.namespace})
+    return Expectations(objects, namespaces, pools(cfg), cfg.serving is not None)

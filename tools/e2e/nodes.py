@@ -185,17 +185,23 @@ def node_object(pool: Pool, index: int, pod_cidr: str) -> Obj:
     }
 
 
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
 def _ready(node: Obj) -> bool:
+    """Ready, and the node lifecycle controller has lifted its not-ready taint (the scheduler waits for that)."""
     conditions = (node.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    taints = (node.get("spec") or {}).get("taints") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return ready and not any(t.get("key") == NOT_READY_TAINT for t in taints)
 
 
 def create_nodes(cp: ControlPlane, pool: Pool, count: int | None = None, *, timeout: float = 60.0) -> list[Obj]:
-    """Create ``count`` Nodes of ``pool`` (default: its nodes at creation; a TPU pool whose nodes are a slice gets
-    whole slices), set their capacity, allocatable and address, and wait until kwok has them Ready."""
+    """Create ``count`` Nodes of ``pool`` (default: its node count at creation), set their capacity, allocatable and
+    address, and wait until kwok has them Ready and untainted by the node lifecycle controller."""
     wanted = pool.initial_nodes if count is None else count
-    made = [_create_node(cp, pool, len(cp.kube.list("v1", "Node", label_selector=f"{NODEPOOL_LABEL}={pool.name}")))
-            for _ in range(wanted)]  # fmt: skip
+    start = len(cp.kube.list("v1", "Node", label_selector=f"{NODEPOOL_LABEL}={pool.name}"))
+    made = [_create_node(cp, pool, start + i) for i in range(wanted)]
     return [_await_ready(cp, node["metadata"]["name"], timeout) for node in made]
 
 

@@ -11,18 +11,22 @@ Addresses (all in 127.0.0.0/8, so every one of them is this machine):
 - the control plane listens on 127.0.0.1;
 - Services take ClusterIPs from :data:`SERVICE_CIDR`;
 - Node ``n`` (the n-th created through :meth:`ControlPlane.node_addresses`) has InternalIP ``127.3.0.<n+1>`` and
-  ``spec.podCIDR`` ``127.1.<n>.0/24``. kwok v0.7.0 gives a pod the next free address of its node's
-  ``spec.podCIDR`` (falling back to ``--cidr``): ``pkg/kwok/controllers/pod_controller.go`` 591-621
-  (``funcPodIPWith``), its pool starting at the CIDR's own address (``utils.go`` 64-77; ``pkg/utils/net/ip.go``
-  109-116 keeps the address as written). The default pod Stage asks for it: ``kustomize/stage/pod/fast/
-  pod-ready.yaml`` (``podIP: {{ PodIPWith .spec.nodeName ... }}``). So a process can listen on its pod's IP.
+  ``spec.podCIDR`` ``127.1.<n>.0/24``. kwok gives a pod the next free address of its node's ``spec.podCIDRs`` or
+  ``spec.podCIDR`` (``--cidr`` when the node has none): v0.7.0 ``pkg/kwok/controllers/pod_controller.go`` 591-621
+  (``funcPodIPWith``; its pool starts at the CIDR's own address, ``utils.go`` 64-77, so ``127.1.<n>.0`` first),
+  v0.8.0 ``pod_controller.go`` 745-815 (``funcPodIPWith``, ``funcPodIPsWith``; ``utils.go`` 56-68 starts at the
+  next address, ``127.1.<n>.1``). The default pod Stage asks for it (``kustomize/stage/pod/fast/pod-ready.yaml``:
+  ``PodIPWith`` in v0.7.0, ``PodIPsWith`` in v0.8.0). So a process can listen on its pod's IP.
+
+The Stages are read from the kwok module of the binary's own version (``kwok --version``), in the Go module cache.
 
 Webhooks: the brief was to dial webhooks at the Service's endpoint (``--enable-aggregator-routing=true``). In
 k8s.io/kubernetes v1.36.3 that flag does switch the admission webhooks' service resolver
 (``cmd/kube-apiserver/app/server.go`` 221 and 283-303: ``NewEndpointServiceResolver`` instead of
-``NewClusterIPServiceResolver``, handed to the webhook plugins through ``pkg/controlplane/apiserver/config.go``
-369 and ``pkg/controlplane/apiserver/admission/config.go`` 45; k8s.io/apiserver v0.36.3
-``pkg/util/proxy/proxy.go`` 59-127 picks a ready address of the Service's EndpointSlices). But an EndpointSlice
+``NewClusterIPServiceResolver``, k8s.io/kube-aggregator v0.36.3 ``pkg/apiserver/resolvers.go`` 33-47; handed to
+the webhook plugins through ``pkg/controlplane/apiserver/config.go`` 369 and
+``pkg/controlplane/apiserver/admission/config.go`` 45; k8s.io/apiserver v0.36.3 ``pkg/util/proxy/proxy.go`` 59-127
+picks a ready address of the Service's EndpointSlices). But an EndpointSlice
 may not hold a loopback address (``pkg/apis/core/validation/validation.go`` 8433-8434, applied to slices by
 ``pkg/apis/discovery/validation/validation.go`` 123), so with 127.x pod IPs no endpoint ever exists. The harness
 keeps the default ClusterIP resolver (``proxy.go`` 129-156: ``https://<clusterIP>:<service port>``) with the
@@ -36,6 +40,7 @@ import atexit
 import http.client
 import json
 import os
+import re
 import shutil
 import ssl
 import subprocess
@@ -57,8 +62,8 @@ KUBERNETES_SERVICE_IP = "127.2.0.1"
 """The first address of :data:`SERVICE_CIDR`: the ``kubernetes`` Service's ClusterIP."""
 KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 """The annotation that hands a Node to kwok (``--manage-nodes-with-annotation-selector``)."""
-KWOK_VERSION = "v0.7.0"
-"""The kwok module whose Stages are loaded (the toolchain builds kwok from the same module)."""
+KWOK_VERSION = re.compile(r"\bversion (v\d+\.\d+\.\d+\S*)")
+"""The version in ``kwok --version`` (``kwok version v0.7.0 go1.26.8 (linux/amd64)``)."""
 KWOK_STAGES = (
     "kustomize/stage/node/fast/node-initialize.yaml",
     "kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
@@ -167,7 +172,8 @@ class ControlPlane:
     keep: bool = False
     run_timeout: float = 1800.0
     ready_timeout: float = 90.0
-    kwok_version: str = KWOK_VERSION
+    kwok_version: str = ""
+    """The kwok module whose Stages are loaded; default: the kwok binary's own version."""
     directory: Path = field(init=False)
     ports: Ports = field(init=False)
     pki: Pki = field(init=False)
@@ -299,6 +305,7 @@ class ControlPlane:
             # No aggregated API server here; the request-header CA only keeps the components' authentication quiet.
             f"--requestheader-client-ca-file={p.ca.cert}", "--requestheader-username-headers=X-Remote-User",
             "--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            "--requestheader-allowed-names=front-proxy-client",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p.service_account_pub}",
             f"--service-account-signing-key-file={p.service_account_key}",
@@ -345,6 +352,12 @@ class ControlPlane:
 
     def kwok_config(self) -> Path:
         """kwok's configuration: its default Stages, read from the kwok module's own files (Go module cache)."""
+        if not self.kwok_version:
+            out = subprocess.run([self._tool("kwok"), "--version"], capture_output=True, text=True, check=False)
+            found = KWOK_VERSION.search(out.stdout + out.stderr)
+            if not found:
+                raise ComponentError("kwok", f"no version in `kwok --version`: {out.stdout + out.stderr!r}")
+            self.kwok_version = found.group(1)
         module = go_mod_dir("sigs.k8s.io/kwok", self.kwok_version)
         docs = [(module / stage).read_text().strip() for stage in KWOK_STAGES]
         path = self.directory / "kwok.yaml"

@@ -6,7 +6,8 @@ IP. :func:`run_controller` waits for that pod, then starts the binary the toolch
 arguments and environment, as the pod would:
 
 - in its own mount namespace (``unshare --mount``, root), with a private ``/tmp`` and the pod's service account
-  volume at ``/var/run/secrets/kubernetes.io/serviceaccount``: JobSet v0.12.0 hard-codes its webhook certificate
+  volume at ``/var/run/secrets/kubernetes.io/serviceaccount`` (the host's ``/tmp``, where the run's directory and
+  maybe the binary are, is seen at :data:`HOST_TMP`): JobSet v0.12.0 hard-codes its webhook certificate
   directory (``pkg/util/cert/cert.go`` 30 and 61: ``/tmp/k8s-webhook-server/serving-certs``) and reads its
   namespace from that volume (``cert.go`` 37-44), and LWS v0.10.0 defaults to the same directory
   (``api/config/v1alpha1/defaults.go`` 25 and 46-47); two controllers never share it;
@@ -43,12 +44,19 @@ from .podfs import SA_DIR, PodFiles, environment
 from .processes import ComponentError, Process, check_loopback
 from .serviceproxy import Forwarder, target_port
 
+HOST_TMP = "/run/e2e-host-tmp"
+"""Where the host's /tmp is seen inside the controller's mount namespace (its own /tmp is the pod's)."""
 MOUNT_SCRIPT = (
-    'mount -t tmpfs tmpfs /run && mkdir -p "$1" && mount --bind "$E2E_SERVICE_ACCOUNT" "$1" '
-    '&& mount --bind "$E2E_TMP" /tmp && shift && exec "$@"'
+    f'mount -t tmpfs tmpfs /run && mkdir -p "$1" {HOST_TMP} && mount --bind "$E2E_SERVICE_ACCOUNT" "$1" '
+    f'&& mount --rbind /tmp {HOST_TMP} && mount --bind "$E2E_TMP" /tmp && shift && exec "$@"'
 )
-"""Run inside ``unshare --mount``: a private /run holding the service account volume, the pod's /tmp over /tmp
-(bound last: the pod's directories are under the host's /tmp), then the controller."""
+"""Run inside ``unshare --mount``: a private /run holding the service account volume and the host's /tmp, then the
+pod's /tmp over /tmp (bound last: the pod's directories are under the host's /tmp), then the controller."""
+
+
+def inside(path: str) -> str:
+    """A host path as the controller sees it: the host's /tmp is at :data:`HOST_TMP`."""
+    return f"{HOST_TMP}/{path.removeprefix('/tmp/')}" if path.startswith("/tmp/") else path
 
 
 @dataclass(frozen=True)
@@ -156,15 +164,16 @@ def _config_arg(args: Sequence[str]) -> int | None:
 
 def _arguments(files: PodFiles, container: Obj, pod_ip: str, ports: Mapping[str, int]) -> list[str]:
     """The container's arguments: mount paths rewritten, addresses bound to the pod IP, the config configured."""
-    args = [files.rewrite(str(a)) for a in container.get("args") or ()]
+    original = [str(a) for a in container.get("args") or ()]
+    args = [files.rewrite(a, inside) for a in original]
     args = [_ADDRESS_ARG.sub(lambda m: f"{m.group(1)}{pod_ip}{m.group(2)}", a) for a in args]
-    index = _config_arg(args)
+    index = _config_arg(original)
     if index is not None:
-        path = Path(args[index].partition("=")[2])
+        path = files.host_path_of(original[index].partition("=")[2])
         config = configure(yaml.safe_load(path.read_text()) or {}, pod_ip, ports)
         configured = path.with_name(f"{path.name}.e2e.yaml")
         configured.write_text(yaml.safe_dump(config, sort_keys=False))
-        args[index] = f"--config={configured}"
+        args[index] = f"--config={inside(str(configured))}"
     return args
 
 
@@ -176,17 +185,18 @@ def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) ->
     files = PodFiles(cp.kube, pod, container, cp.directory / "pods" / f"{spec.namespace}_{name}", cp.pki.ca.cert)
     files.prepare()
     files.keep_in_sync()
-    kubeconfig = write_kubeconfig(files.root / "kubeconfig", cp.server, cp.pki.ca.cert,
+    # The CA as the pod sees it, in its service account volume.
+    kubeconfig = write_kubeconfig(files.root / "kubeconfig", cp.server, Path(SA_DIR) / "ca.crt",
                                   token=(files.service_account / "token").read_text())  # fmt: skip
     env = {
         **environment(cp.kube, pod, container),
-        "KUBECONFIG": str(kubeconfig),
+        "KUBECONFIG": inside(str(kubeconfig)),
         "E2E_TMP": str(files.tmp),
         "E2E_SERVICE_ACCOUNT": str(files.service_account),
     }
     args = _arguments(files, container, pod_ip, container_ports(container))
     argv = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", MOUNT_SCRIPT, "sh", SA_DIR,
-            str(binary), *args]  # fmt: skip
+            inside(str(binary)), *args]  # fmt: skip
     return PodProcess(pod, files, cp.spawn(f"{spec.tool}-{name}", argv, env))
 
 

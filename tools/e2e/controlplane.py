@@ -208,9 +208,7 @@ class ControlPlane:
             raise ComponentError(missing[0], f"no binary for {', '.join(missing)} in the toolchain ({self.tools})")
         self.directory = Path(tempfile.mkdtemp(prefix="tpu-serving-e2e-"))
         atexit.register(self.stop)
-        self._timer = threading.Timer(self.run_timeout, self._run_timed_out)
-        self._timer.daemon = True
-        self._timer.start()
+        self.arm_timer()
         try:
             self._start_all()
         except BaseException:
@@ -229,6 +227,12 @@ class ControlPlane:
         self._start_controller_manager()
         self._start_scheduler()
         self._start_kwok()
+
+    def arm_timer(self) -> None:
+        """Stop every process once ``run_timeout`` seconds have passed (a ``TIMED-OUT`` file says so)."""
+        self._timer = threading.Timer(self.run_timeout, self._run_timed_out)
+        self._timer.daemon = True
+        self._timer.start()
 
     def _run_timed_out(self) -> None:
         (self.directory / "TIMED-OUT").write_text(f"the run passed its {self.run_timeout:.0f} s; stopped\n")

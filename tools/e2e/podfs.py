@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,11 +183,19 @@ class PodFiles:
         _write(self.service_account / "namespace", str(meta["namespace"]).encode())
         return token
 
-    def rewrite(self, arg: str) -> str:
-        """``arg`` with every mount path outside ``/tmp`` replaced by where its files are."""
+    def rewrite(self, arg: str, seen_as: Callable[[str], str] = str) -> str:
+        """``arg`` with every mount path outside ``/tmp`` replaced by where its files are (``seen_as``: how the
+        process sees a host path)."""
         for mount_path, host in self.rewrites.items():
-            arg = arg.replace(mount_path, host)
+            arg = arg.replace(mount_path, seen_as(host))
         return arg
+
+    def host_path_of(self, path: str) -> Path:
+        """Where the container's file ``path`` is on this machine."""
+        for mount_path, host in self.rewrites.items():
+            if path == mount_path or path.startswith(mount_path + "/"):
+                return Path(host + path.removeprefix(mount_path))
+        return self.host_path(path)
 
     def keep_in_sync(self, interval: float = 1.0) -> None:
         """Re-project the volumes mounted whole every ``interval`` seconds until :meth:`stop`."""

@@ -23,7 +23,7 @@ def test_e2e_nodes_plan_pools_size_each_pool_from_the_catalog():
     assert pools["vllm70b-cpu"].shape is None
 
 
-def test_e2e_nodes_tpu_node_labels_taint_and_allocatable():
+def test_e2e_nodes_tpu_node_labels_and_taint():
     pool = nodes.plan_pools(GOLDEN / "saxml-175b-v5e32x2.plan.json")[1]
     node = nodes.node_object(pool, 3, "127.1.7.0/24")
     labels = node["metadata"]["labels"]
@@ -35,6 +35,10 @@ def test_e2e_nodes_tpu_node_labels_taint_and_allocatable():
     assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
     assert node["spec"]["taints"] == [{"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"}]
     assert node["spec"]["podCIDR"] == "127.1.7.0/24"
+
+
+def test_e2e_nodes_tpu_node_capacity_and_allocatable():
+    pool = nodes.plan_pools(GOLDEN / "saxml-175b-v5e32x2.plan.json")[1]
     capacity, allocatable = nodes.resources(pool)
     machine = machines.machine("ct5lp-hightpu-4t")
     assert machine is not None

@@ -232,5 +232,6 @@ def _await_ready(cp: ControlPlane, name: str, timeout: float) -> Obj:
 
 
 def create_plan_nodes(cp: ControlPlane, plan: Mapping[str, Any] | Path, *, timeout: float = 120.0) -> list[Obj]:
-    """The Nodes of every pool of a plan, at each pool's node count at creation."""
-    return [node for pool in plan_pools(plan) for node in create_nodes(cp, pool, timeout=timeout)]
+    """The Nodes of every pool of a plan, at each pool's node count at creation (all created, then awaited)."""
+    made = [_create_node(cp, pool, i) for pool in plan_pools(plan) for i in range(pool.initial_nodes)]
+    return [_await_ready(cp, node["metadata"]["name"], timeout) for node in made]

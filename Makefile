@@ -102,7 +102,7 @@ lint: $(VENV)/.installed
 
 # pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
-	$(PYTHON) -m pytest -q -n auto -m "not slow"
+	$(PYTHON) -m pytest -q -n auto -m "not slow and not e2e"
 
 test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed $(DOCS_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
@@ -127,7 +127,7 @@ GOLDEN_BASE ?= main
 # The library's error messages that the fast suite creates, recorded afresh into tests/golden_messages.txt.
 messages: $(VENV)/.installed $(POLICY_VENV)/.installed
 	rm -rf build/messages
-	TPU_SERVING_RECORD_MESSAGES=$(CURDIR)/build/messages $(PYTHON) -m pytest -q -n auto -m "not slow" -p no:cacheprovider
+	TPU_SERVING_RECORD_MESSAGES=$(CURDIR)/build/messages $(PYTHON) -m pytest -q -n auto -m "not slow and not e2e" -p no:cacheprovider
 	$(PYTHON) -m tests.messages build/messages
 
 golden-review: $(VENV)/.installed

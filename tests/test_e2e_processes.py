@@ -1,0 +1,60 @@
+"""The e2e harness's processes: a process group is stopped whole, a failure quotes the log, the run's timeout stops
+everything. These spawn processes (``sleep``), hence ``slow``; they need no toolchain."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tpu_serving_tools.e2e.controlplane import ControlPlane
+from tpu_serving_tools.e2e.processes import ComponentError, Process
+
+pytestmark = pytest.mark.slow
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its reaper does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_e2e_process_group_is_stopped_whole(tmp_path):
+    child_file = tmp_path / "child"
+    script = f"sleep 30 & echo $! > {child_file}; wait"
+    proc = Process("pair", ["sh", "-c", script], tmp_path / "pair.log").start()
+    deadline = time.monotonic() + 5
+    while not child_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    child = int(child_file.read_text())
+    proc.stop(grace=2)
+    assert not proc.running()
+    deadline = time.monotonic() + 5
+    while alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(child), "the group's other process outlived the stop"
+
+
+def test_e2e_exited_component_error_quotes_its_log(tmp_path):
+    proc = Process("broken", ["sh", "-c", "echo flag --frobnicate unknown; exit 3"], tmp_path / "broken.log").start()
+    assert proc.popen is not None
+    proc.popen.wait(timeout=5)
+    with pytest.raises(ComponentError) as err:
+        proc.check_running()
+    assert str(err.value).startswith("broken: exited with code 3\n--- last lines of")
+    assert "flag --frobnicate unknown" in str(err.value)
+
+
+def test_e2e_run_timeout_stops_every_process(tmp_path):
+    cp = ControlPlane(tools={}, run_timeout=0.5)
+    cp.directory = tmp_path
+    cp.arm_timer()
+    proc = cp.spawn("sleeper", ["sleep", "30"])
+    deadline = time.monotonic() + 5
+    while proc.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not proc.running()
+    assert (tmp_path / "TIMED-OUT").read_text() == "the run passed its 0 s; stopped\n"

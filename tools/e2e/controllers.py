@@ -1,0 +1,262 @@
+"""A real controller (the LWS or JobSet manager binary) run as a local process in place of its Deployment's pod.
+
+The stack installs the controller itself (its release manifest: Deployment, webhook Service, webhook
+configurations, the Secret for the webhook certificate, RBAC); kwok runs that Deployment's pod, which gets a 127.x
+IP. :func:`run_controller` waits for that pod, then starts the binary the toolchain built with the container's own
+arguments and environment, as the pod would:
+
+- in its own mount namespace (``unshare --mount``, root), with a private ``/tmp`` and the pod's service account
+  volume at ``/var/run/secrets/kubernetes.io/serviceaccount`` (the host's ``/tmp``, where the run's directory and
+  maybe the binary are, is seen at :data:`HOST_TMP`): JobSet v0.12.0 hard-codes its webhook certificate
+  directory (``pkg/util/cert/cert.go`` 30 and 61: ``/tmp/k8s-webhook-server/serving-certs``) and reads its
+  namespace from that volume (``cert.go`` 37-44), and LWS v0.10.0 defaults to the same directory
+  (``api/config/v1alpha1/defaults.go`` 25 and 46-47); two controllers never share it;
+- authenticated as the pod's service account (``KUBECONFIG``: a token bound to the pod), so the release's RBAC is
+  what it has;
+- its configuration file materialised from the ConfigMap the container mounts (:mod:`.podfs`), with the webhook
+  server, metrics and health probes bound to the pod's IP: the ``webhook.host``/``port``/``certDir``,
+  ``metrics.bindAddress`` and ``health.healthProbeBindAddress`` fields of both controllers' Configuration (LWS
+  v0.10.0 ``api/config/v1alpha1/configuration_types.go`` 73-85 and 94-103, applied in ``pkg/config/config.go``
+  53-58 and 77-93; JobSet v0.12.0 ``pkg/config/config.go`` 65-74 and ``main.go`` 125-132); an argument binding
+  ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
+- the Services that select the pod get their ClusterIP ports forwarded to it (:mod:`.serviceproxy`), which is how
+  the API server reaches the webhooks.
+
+Leader election stays as configured (on, in both releases). The process logs to ``logs/<controller>-<pod>.log``
+and stops with the control plane. Nothing about the workloads is asserted here.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.client
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .controlplane import ControlPlane, write_kubeconfig
+from .kube import Obj, wait_for
+from .podfs import SA_DIR, PodFiles, environment
+from .processes import ComponentError, Process, check_loopback
+from .serviceproxy import Forwarder, target_port
+
+HOST_TMP = "/run/e2e-host-tmp"
+"""Where the host's /tmp is seen inside the controller's mount namespace (its own /tmp is the pod's)."""
+MOUNT_SCRIPT = (
+    f'mount -t tmpfs tmpfs /run && mkdir -p "$1" {HOST_TMP} && mount --bind "$E2E_SERVICE_ACCOUNT" "$1" '
+    f'&& mount --rbind /tmp {HOST_TMP} && mount --bind "$E2E_TMP" /tmp && shift && exec "$@"'
+)
+"""Run inside ``unshare --mount``: a private /run holding the service account volume and the host's /tmp, then the
+pod's /tmp over /tmp (bound last: the pod's directories are under the host's /tmp), then the controller."""
+
+
+def inside(path: str) -> str:
+    """A host path as the controller sees it: the host's /tmp is at :data:`HOST_TMP`."""
+    return f"{HOST_TMP}/{path.removeprefix('/tmp/')}" if path.startswith("/tmp/") else path
+
+
+@dataclass(frozen=True)
+class ControllerSpec:
+    """Which Deployment a controller binary stands in for."""
+
+    tool: str
+    """The binary's name in the toolchain."""
+    namespace: str
+    deployment: str
+    container: str = "manager"
+
+
+LWS = ControllerSpec("lws", "lws-system", "lws-controller-manager")
+"""LeaderWorkerSet v0.10.0's release manifest: namespace lws-system, Deployment lws-controller-manager."""
+JOBSET = ControllerSpec("jobset", "jobset-system", "jobset-controller-manager")
+"""JobSet v0.12.0's release manifest: namespace jobset-system, Deployment jobset-controller-manager."""
+
+_ADDRESS_ARG = re.compile(r"^(--[a-z-]*(?:address|addr)=)(?:0\.0\.0\.0)?(:\d+)$")
+
+
+def bind_to(pod_ip: str, address: str, default_port: int) -> str:
+    """``address`` (``:8443``, ``0.0.0.0:8443`` or empty) bound to ``pod_ip``; ``"0"`` (off) is kept."""
+    if address == "0":
+        return address
+    port = address.rpartition(":")[2] if address else ""
+    return f"{pod_ip}:{port or default_port}"
+
+
+def configure(config: Mapping[str, Any], pod_ip: str, ports: Mapping[str, int]) -> dict[str, Any]:
+    """A controller Configuration with its webhook server, metrics and health probes on ``pod_ip``."""
+    out = dict(config)
+    webhook = dict(out.get("webhook") or {})
+    webhook["host"] = pod_ip
+    out["webhook"] = webhook
+    metrics = dict(out.get("metrics") or {})
+    metrics["bindAddress"] = bind_to(pod_ip, str(metrics.get("bindAddress", "")), ports.get("metrics", 8443))
+    out["metrics"] = metrics
+    health = dict(out.get("health") or {})
+    probe = str(health.get("healthProbeBindAddress", ""))
+    health["healthProbeBindAddress"] = bind_to(pod_ip, probe, ports.get("health", 8081))
+    out["health"] = health
+    return out
+
+
+def container_ports(container: Mapping[str, Any]) -> dict[str, int]:
+    """The container's named ports, and ``health``: its readiness probe's port."""
+    ports = {str(p["name"]): int(p["containerPort"]) for p in container.get("ports") or () if p.get("name")}
+    probe = ((container.get("readinessProbe") or {}).get("httpGet") or {}).get("port")
+    if isinstance(probe, int):
+        ports["health"] = probe
+    elif isinstance(probe, str) and probe in ports:
+        ports["health"] = ports[probe]
+    return ports
+
+
+def _selector(match_labels: Mapping[str, str]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(match_labels.items()))
+
+
+@dataclass
+class PodProcess:
+    """One controller process standing in for one pod."""
+
+    pod: Obj
+    files: PodFiles
+    process: Process
+
+    @property
+    def pod_ip(self) -> str:
+        return str(self.pod["status"]["podIP"])
+
+
+@dataclass
+class Controller:
+    """The running stand-ins of a Deployment's pods and the forwarders of its Services."""
+
+    spec: ControllerSpec
+    pods: list[PodProcess] = field(default_factory=list)
+    forwarders: list[Forwarder] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for forwarder in self.forwarders:
+            forwarder.stop()
+        for pod in self.pods:
+            pod.files.stop()
+            pod.process.stop()
+
+
+def _pod_container(pod: Obj, name: str) -> Obj:
+    containers = pod["spec"]["containers"]
+    found: Obj = next((c for c in containers if c["name"] == name), containers[0])
+    return found
+
+
+def _running_pods(cp: ControlPlane, spec: ControllerSpec, deployment: Obj) -> list[Obj]:
+    selector = _selector(deployment["spec"]["selector"].get("matchLabels") or {})
+    pods = cp.kube.list("v1", "Pod", spec.namespace, label_selector=selector)
+    return [p for p in pods if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")]
+
+
+def _config_arg(args: Sequence[str]) -> int | None:
+    return next((i for i, a in enumerate(args) if a.startswith("--config=")), None)
+
+
+def _arguments(files: PodFiles, container: Obj, pod_ip: str, ports: Mapping[str, int]) -> list[str]:
+    """The container's arguments: mount paths rewritten, addresses bound to the pod IP, the config configured."""
+    original = [str(a) for a in container.get("args") or ()]
+    args = [files.rewrite(a, inside) for a in original]
+    args = [_ADDRESS_ARG.sub(lambda m: f"{m.group(1)}{pod_ip}{m.group(2)}", a) for a in args]
+    index = _config_arg(original)
+    if index is not None:
+        path = files.host_path_of(original[index].partition("=")[2])
+        config = configure(yaml.safe_load(path.read_text()) or {}, pod_ip, ports)
+        configured = path.with_name(f"{path.name}.e2e.yaml")
+        configured.write_text(yaml.safe_dump(config, sort_keys=False))
+        args[index] = f"--config={inside(str(configured))}"
+    return args
+
+
+def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) -> PodProcess:
+    """Start the controller for ``pod`` (its container ``spec.container``): files, environment, mount namespace."""
+    container = _pod_container(pod, spec.container)
+    pod_ip = check_loopback(str(pod["status"]["podIP"]))
+    name = str(pod["metadata"]["name"])
+    files = PodFiles(cp.kube, pod, container, cp.directory / "pods" / f"{spec.namespace}_{name}", cp.pki.ca.cert)
+    files.prepare()
+    files.keep_in_sync()
+    # The CA as the pod sees it, in its service account volume.
+    kubeconfig = write_kubeconfig(files.root / "kubeconfig", cp.server, Path(SA_DIR) / "ca.crt",
+                                  token=(files.service_account / "token").read_text())  # fmt: skip
+    env = {
+        **environment(cp.kube, pod, container),
+        "KUBECONFIG": inside(str(kubeconfig)),
+        "E2E_TMP": str(files.tmp),
+        "E2E_SERVICE_ACCOUNT": str(files.service_account),
+    }
+    args = _arguments(files, container, pod_ip, container_ports(container))
+    argv = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", MOUNT_SCRIPT, "sh", SA_DIR,
+            inside(str(binary)), *args]  # fmt: skip
+    return PodProcess(pod, files, cp.spawn(f"{spec.tool}-{name}", argv, env))
+
+
+def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Controller, container: Obj) -> None:
+    """Forward the ClusterIP ports of every Service in the namespace that selects the controller's pods."""
+    labels = controller.pods[0].pod["metadata"].get("labels") or {}
+    for service in cp.kube.list("v1", "Service", spec.namespace):
+        selector = service["spec"].get("selector") or {}
+        cluster_ip = service["spec"].get("clusterIP", "None")
+        if not selector or cluster_ip == "None" or any(labels.get(k) != v for k, v in selector.items()):
+            continue
+        for port in service["spec"].get("ports") or ():
+            target = target_port(port, [container])
+            backends = functools.partial(_live_backends, controller.pods, target)
+            controller.forwarders.append(Forwarder((cluster_ip, int(port["port"])), backends).start())
+
+
+def _live_backends(pods: Sequence[PodProcess], port: int) -> list[tuple[str, int]]:
+    return [(p.pod_ip, port) for p in pods if p.process.running()]
+
+
+def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int]) -> bool:
+    pod.process.check_running()
+    probe = (container.get("readinessProbe") or {}).get("httpGet")
+    if not probe:
+        return True
+    conn = http.client.HTTPConnection(pod.pod_ip, ports.get("health", 8081), timeout=3)
+    try:
+        conn.request("GET", str(probe.get("path", "/readyz")))
+        return conn.getresponse().status == 200
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def run_controller(
+    cp: ControlPlane, spec: ControllerSpec, *, binary: Path | None = None, timeout: float = 180.0
+) -> Controller:
+    """Wait for the Deployment's pods to have their IPs under kwok, run the controller for each of them, forward
+    its Services, and wait until each passes its readiness probe. Stopped with ``cp``."""
+    assert cp.tools is not None
+    found = binary or cp.tools.get(spec.tool)
+    if found is None or not Path(found).is_file():
+        raise ComponentError(spec.tool, f"no binary for {spec.tool} in the toolchain ({dict(cp.tools)})")
+    what = f"Deployment {spec.namespace}/{spec.deployment}"
+    deployment: Obj = wait_for(what, lambda: cp.kube.find("apps/v1", "Deployment", spec.deployment, spec.namespace),
+                               timeout=timeout)  # fmt: skip
+    pods: list[Obj] = wait_for(f"a pod of {what} with its IP", lambda: _running_pods(cp, spec, deployment),
+                               timeout=timeout)  # fmt: skip
+    container = _pod_container(pods[0], spec.container)
+    controller = Controller(spec)
+    cp.at_stop(controller.stop)
+    controller.pods = [start_pod(cp, spec, Path(found), pod) for pod in pods]
+    forward_services(cp, spec, controller, container)
+    ports = container_ports(container)
+    for pod in controller.pods:
+        try:
+            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports),
+                     timeout=timeout)  # fmt: skip
+        except (TimeoutError, ComponentError) as err:
+            raise ComponentError(pod.process.name, str(err), pod.process.log) from err
+    return controller

@@ -1,0 +1,237 @@
+"""kwok Nodes for a stack's node pools, labelled, tainted and sized as GKE makes them.
+
+The pools come from the stack's offline plan (``build/<stack>/plan.json``, ``make preview STACK=<stack>``): each
+``gcp:container/nodePool:NodePool`` with its machine type, zone, TPU topology, node count and the pool's own labels
+and taints. Machine sizes and slice shapes are the library's (:mod:`tpu_serving.machines`,
+:mod:`tpu_serving.catalog`). One Node per VM: a v5e 4x4 pool of ``ct5lp-hightpu-4t`` is 4 Nodes with 4 chips each.
+
+Where each label, taint and figure comes from:
+
+- ``cloud.google.com/gke-nodepool``, ``cloud.google.com/gke-tpu-accelerator``, ``cloud.google.com/gke-tpu-topology``:
+  GKE "Plan TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus: the accelerator and
+  topology labels a TPU workload selects) and "Deploy TPU workloads in GKE Standard"
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/tpus); the library's own constants
+  (:mod:`tpu_serving.nodepool`) name them.
+- the ``google.com/tpu`` extended resource (chips per VM) and the ``google.com/tpu=present:NoSchedule`` taint of
+  TPU slice nodes: GKE "About TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus,
+  "How TPUs work"; SkyPilot's GKE provisioner cites the same section for that taint's toleration).
+- ``cloud.google.com/gke-spot``: GKE "Spot VMs" (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms).
+- ``topology.kubernetes.io/zone``/``region``, ``node.kubernetes.io/instance-type``, ``kubernetes.io/hostname``,
+  ``kubernetes.io/os``, ``kubernetes.io/arch``: Kubernetes "Well-Known Labels, Annotations and Taints"
+  (https://kubernetes.io/docs/reference/labels-annotations-taints/), set by the kubelet and the cloud provider.
+- ``cloud.google.com/gke-placement-group`` is not set: GKE documents it as a nodeSelector key of Autopilot's
+  compact placement (https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement), and xpk puts it in
+  a workload's nodeSelector only for non-TPU machines; no source here shows GKE labelling Standard TPU slice nodes
+  with it, and no stack selects on it.
+- capacity and allocatable CPU and memory: the machine type's vCPUs and memory and GKE's reservations
+  (:class:`tpu_serving.machines.Machine`, which cites https://cloud.google.com/compute/docs/general-purpose-machines,
+  the Cloud TPU pages of each generation and
+  https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_and_cpu_reservations).
+- 110 pods per node: GKE Standard's default maximum
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/flexible-pod-cidr).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tpu_serving import catalog, machines
+from tpu_serving.nodepool import ACCELERATOR_LABEL, NODEPOOL_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
+
+from .controlplane import KWOK_ANNOTATION, ControlPlane
+from .kube import Obj, wait_for
+
+NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+TPU_TAINT = {"key": TPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
+SPOT_LABEL = "cloud.google.com/gke-spot"
+MAX_PODS = 110
+_EFFECTS = {"NO_SCHEDULE": "NoSchedule", "PREFER_NO_SCHEDULE": "PreferNoSchedule", "NO_EXECUTE": "NoExecute"}
+
+
+class NodePoolError(ValueError):
+    """A pool the library's catalog cannot size, or a plan without the pool asked for."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    """One GKE node pool as the Nodes need it."""
+
+    name: str
+    machine_type: str
+    zone: str
+    topology: str | None = None
+    initial_nodes: int = 1
+    max_nodes: int = 1
+    spot: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: Sequence[Mapping[str, str]] = ()
+
+    @property
+    def shape(self) -> catalog.SliceShape | None:
+        """The TPU slice of a TPU pool (None for a CPU pool)."""
+        if self.topology is None:
+            return None
+        return catalog.slice_shape(self.machine_type, self.topology)
+
+    @property
+    def machine(self) -> machines.Machine:
+        found = machines.machine(self.machine_type)
+        if found is None:
+            raise NodePoolError(f"pool {self.name}: the library's machine table does not know {self.machine_type}")
+        return found
+
+
+def _count(inputs: Mapping[str, Any]) -> tuple[int, int]:
+    """(nodes at creation, most nodes) of a node pool's inputs."""
+    scaling = inputs.get("autoscaling") or {}
+    initial = inputs.get("nodeCount", inputs.get("initialNodeCount", 1))
+    most = scaling.get("totalMaxNodeCount", scaling.get("maxNodeCount", initial))
+    return int(initial), int(most)
+
+
+def pool_from_inputs(inputs: Mapping[str, Any]) -> Pool:
+    """A :class:`Pool` from a ``NodePool`` resource's inputs in a plan."""
+    config = inputs.get("nodeConfig") or {}
+    locations = inputs.get("nodeLocations") or [inputs.get("location", "")]
+    initial, most = _count(inputs)
+    taints = [
+        {"key": t["key"], "value": t.get("value", ""), "effect": _EFFECTS.get(t["effect"], t["effect"])}
+        for t in config.get("taints") or ()
+    ]
+    return Pool(
+        name=str(inputs["name"]),
+        machine_type=str(config["machineType"]),
+        zone=str(locations[0]),
+        topology=(inputs.get("placementPolicy") or {}).get("tpuTopology"),
+        initial_nodes=initial,
+        max_nodes=most,
+        spot=bool(config.get("spot")),
+        labels=dict(config.get("labels") or {}),
+        taints=taints,
+    )
+
+
+def plan_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
+    """Every node pool of a plan (the plan's JSON, or the path of ``plan.json``)."""
+    data = json.loads(plan.read_text()) if isinstance(plan, Path) else plan
+    return [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+
+
+def stack_plan(stack: str, root: Path = Path(".")) -> Path:
+    """``build/<stack>/plan.json`` under ``root``; FileNotFoundError naming the command that writes it."""
+    path = root / "build" / stack / "plan.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: run `make preview STACK={stack}` first")
+    return path
+
+
+def _millicores(cores: float) -> str:
+    return f"{round(cores * 1000)}m"
+
+
+def resources(pool: Pool) -> tuple[dict[str, str], dict[str, str]]:
+    """(capacity, allocatable) of one Node of ``pool``."""
+    m = pool.machine
+    capacity = {"cpu": str(m.vcpus), "memory": str(round(m.memory_gib * machines.GIB)), "pods": str(MAX_PODS)}
+    allocatable = {
+        "cpu": _millicores(m.allocatable_cpu),
+        "memory": str(round(m.allocatable_memory)),
+        "pods": str(MAX_PODS),
+    }
+    shape = pool.shape
+    if shape is not None:
+        capacity[TPU_RESOURCE] = allocatable[TPU_RESOURCE] = str(shape.chips_per_vm)
+    return capacity, allocatable
+
+
+def labels(pool: Pool, node_name: str) -> dict[str, str]:
+    """The labels GKE and the kubelet put on a Node of ``pool``."""
+    region = pool.zone.rsplit("-", 1)[0]
+    found = {
+        **pool.labels,
+        NODEPOOL_LABEL: pool.name,
+        "kubernetes.io/hostname": node_name,
+        "kubernetes.io/os": "linux",
+        "kubernetes.io/arch": "amd64",
+        "node.kubernetes.io/instance-type": pool.machine_type,
+        "topology.kubernetes.io/zone": pool.zone,
+        "topology.kubernetes.io/region": region,
+    }
+    shape = pool.shape
+    if shape is not None:
+        found[ACCELERATOR_LABEL] = shape.generation.gke_accelerator
+        found[TOPOLOGY_LABEL] = shape.topology
+    if pool.spot:
+        found[SPOT_LABEL] = "true"
+    return found
+
+
+def node_object(pool: Pool, index: int, pod_cidr: str) -> Obj:
+    """The Node of VM ``index`` of ``pool`` (kwok plays its kubelet)."""
+    name = f"gke-{pool.name}-{index:04d}"
+    taints = [dict(t) for t in pool.taints]
+    if pool.shape is not None:
+        taints.append(dict(TPU_TAINT))
+    key, value = KWOK_ANNOTATION
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels(pool, name), "annotations": {key: value}},
+        "spec": {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr], "taints": taints},
+    }
+
+
+NOT_READY_TAINT = "node.kubernetes.io/not-ready"
+
+
+def _ready(node: Obj) -> bool:
+    """Ready, and the node lifecycle controller has lifted its not-ready taint (the scheduler waits for that)."""
+    conditions = (node.get("status") or {}).get("conditions") or []
+    taints = (node.get("spec") or {}).get("taints") or []
+    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+    return ready and not any(t.get("key") == NOT_READY_TAINT for t in taints)
+
+
+def create_nodes(cp: ControlPlane, pool: Pool, count: int | None = None, *, timeout: float = 60.0) -> list[Obj]:
+    """Create ``count`` Nodes of ``pool`` (default: its node count at creation), set their capacity, allocatable and
+    address, and wait until kwok has them Ready and untainted by the node lifecycle controller."""
+    wanted = pool.initial_nodes if count is None else count
+    start = len(cp.kube.list("v1", "Node", label_selector=f"{NODEPOOL_LABEL}={pool.name}"))
+    made = [_create_node(cp, pool, start + i) for i in range(wanted)]
+    return [_await_ready(cp, node["metadata"]["name"], timeout) for node in made]
+
+
+def _create_node(cp: ControlPlane, pool: Pool, index: int) -> Obj:
+    internal_ip, pod_cidr = cp.node_addresses()
+    node = cp.kube.create(node_object(pool, index, pod_cidr))
+    capacity, allocatable = resources(pool)
+    status = {
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable,
+            "addresses": [
+                {"type": "InternalIP", "address": internal_ip},
+                {"type": "Hostname", "address": node["metadata"]["name"]},
+            ],
+        }
+    }
+    return cp.kube.patch(node, status, subresource="status")
+
+
+def _await_ready(cp: ControlPlane, name: str, timeout: float) -> Obj:
+    def ready() -> Obj | None:
+        node = cp.kube.get("v1", "Node", name)
+        return node if _ready(node) else None
+
+    node: Obj = wait_for(f"Node {name} Ready under kwok", ready, timeout=timeout)
+    return node
+
+
+def create_plan_nodes(cp: ControlPlane, plan: Mapping[str, Any] | Path, *, timeout: float = 120.0) -> list[Obj]:
+    """The Nodes of every pool of a plan, at each pool's node count at creation (all created, then awaited)."""
+    made = [_create_node(cp, pool, i) for pool in plan_pools(plan) for i in range(pool.initial_nodes)]
+    return [_await_ready(cp, node["metadata"]["name"], timeout) for node in made]

@@ -12,13 +12,14 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs clean
+.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs clean e2e
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
+	@echo "make e2e                    the e2e tests (marker e2e): a real control plane on loopback from the e2e toolchain's binaries (root; skipped without them)"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
@@ -106,6 +107,12 @@ test: $(VENV)/.installed $(POLICY_VENV)/.installed
 
 test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed $(DOCS_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
+
+# The e2e tests: a real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) on
+# loopback, from the binaries the e2e toolchain built (their JSON: $$TPU_SERVING_E2E_TOOLCHAIN, default
+# ~/.cache/tpu-serving/e2e/toolchain.json); the tests skip, saying so, without it. Root: controllers run under unshare.
+e2e: $(VENV)/.installed
+	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider
 
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the
 # components' API reference from the code, and the cost table from the stacks' previews.

@@ -32,7 +32,7 @@ def test_e2e_nodes_tpu_node_labels_and_taint():
     assert labels["cloud.google.com/gke-tpu-topology"] == "4x8"
     assert labels["topology.kubernetes.io/zone"] == "us-west4-a"
     assert labels["topology.kubernetes.io/region"] == "us-west4"
-    assert node["metadata"]["annotations"] == {"kwok.x-k8s.io/node": "fake"}
+    assert labels["kwok.x-k8s.io/node"] == "fake"
     assert node["spec"]["taints"] == [{"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"}]
     assert node["spec"]["podCIDR"] == "127.1.7.0/24"
 

@@ -7,10 +7,12 @@ arguments and environment, as the pod would:
 
 - in its own mount namespace (``unshare --mount``, root), with a private ``/tmp`` and the pod's service account
   volume at ``/var/run/secrets/kubernetes.io/serviceaccount`` (the host's ``/tmp``, where the run's directory and
-  maybe the binary are, is seen at :data:`HOST_TMP`): JobSet v0.12.0 hard-codes its webhook certificate
-  directory (``pkg/util/cert/cert.go`` 30 and 61: ``/tmp/k8s-webhook-server/serving-certs``) and reads its
-  namespace from that volume (``cert.go`` 37-44), and LWS v0.10.0 defaults to the same directory
-  (``api/config/v1alpha1/defaults.go`` 25 and 46-47); two controllers never share it;
+  maybe the binary are, is seen at :data:`HOST_TMP`): JobSet v0.12.0 hard-codes its webhook certificate directory
+  (``pkg/util/cert/cert.go`` 30 and 61: ``/tmp/k8s-webhook-server/serving-certs``) and reads its namespace from
+  that volume (``cert.go`` 37-44); LWS v0.10.0 defaults to the same directory (``api/config/v1alpha1/defaults.go``
+  25 and 46-47, handed to its certificate manager in ``cmd/main.go`` 166) and reads its namespace from the same file
+  (``pkg/utils/utils.go`` 74-75, ``cmd/main.go`` 273 and 349); so two controllers never share a certificate
+  directory, and each finds its namespace;
 - authenticated as the pod's service account (``KUBECONFIG``: a token bound to the pod), so the release's RBAC is
   what it has;
 - its configuration file materialised from the ConfigMap the container mounts (:mod:`.podfs`), with the webhook
@@ -21,6 +23,9 @@ arguments and environment, as the pod would:
   ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
 - the Services that select the pod get their ClusterIP ports forwarded to it (:mod:`.serviceproxy`), which is how
   the API server reaches the webhooks.
+
+JobSet's lines are of its module in the Go module cache; LWS's of the kubernetes-sigs/lws repository at tag v0.10.0
+(commit 5666259), since the module proxy does not serve ``sigs.k8s.io/lws@v0.10.0``.
 
 Leader election stays as configured (on, in both releases). The process logs to ``logs/<controller>-<pod>.log``
 and stops with the control plane. Nothing about the workloads is asserted here.

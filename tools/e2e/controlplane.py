@@ -1,7 +1,7 @@
 """A real Kubernetes control plane on loopback, from the binaries of the pinned Go modules (``make e2e``).
 
 ``ControlPlane`` starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kwok (its in-cluster
-controller mode: it plays the kubelets of the Nodes that carry :data:`KWOK_ANNOTATION`) in a fresh temporary
+controller mode: it plays the kubelets of the Nodes that carry :data:`KWOK_LABEL`) in a fresh temporary
 directory, on 127.x addresses and free ports only, waits for each to be ready, writes an admin kubeconfig, logs
 each process to ``<dir>/logs/<component>.log``, and stops them all (process groups) on exit, on a timeout of the
 whole run, or when the interpreter exits; the directory is removed unless ``keep``.
@@ -60,8 +60,9 @@ SERVICE_CIDR = "127.2.0.0/16"
 """Service ClusterIPs: loopback, so the API server reaches a webhook Service's ClusterIP on this machine."""
 KUBERNETES_SERVICE_IP = "127.2.0.1"
 """The first address of :data:`SERVICE_CIDR`: the ``kubernetes`` Service's ClusterIP."""
-KWOK_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
-"""The annotation that hands a Node to kwok (``--manage-nodes-with-annotation-selector``)."""
+KWOK_LABEL = ("kwok.x-k8s.io/node", "fake")
+"""The label that hands a Node to kwok (``--manage-nodes-with-label-selector``: a label selector is the API server's
+to apply, so a Node labelled after its creation enters kwok's watch then)."""
 KWOK_VERSION = re.compile(r"\bversion (v\d+\.\d+\.\d+\S*)")
 """The version in ``kwok --version`` (``kwok version v0.7.0 go1.26.8 (linux/amd64)``)."""
 KWOK_STAGES = (
@@ -369,11 +370,11 @@ class ControlPlane:
         return path
 
     def _start_kwok(self) -> None:
-        key, value = KWOK_ANNOTATION
+        key, value = KWOK_LABEL
         kubeconfig = self._component_kubeconfig("kwok", self.pki.admin)
         argv = [
             self._tool("kwok"), f"--kubeconfig={kubeconfig}", f"--config={self.kwok_config()}",
-            f"--manage-nodes-with-annotation-selector={key}={value}",
+            f"--manage-nodes-with-label-selector={key}={value}",
             f"--node-ip={LOOPBACK}", "--cidr=127.1.255.0/24", "--node-lease-duration-seconds=40",
             f"--server-address={LOOPBACK}:{self.ports.kwok}",
         ]  # fmt: skip

@@ -70,12 +70,15 @@ class Kube:
     token: str | None = None
     timeout: float = 30.0
     _resources: dict[tuple[str, str], Resource] = field(default_factory=dict)
+    _ssl: ssl.SSLContext | None = None
 
     def _context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(cafile=str(self.ca_file))
-        if self.cert_file and self.key_file:
-            ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
-        return ctx
+        if self._ssl is None:
+            ctx = ssl.create_default_context(cafile=str(self.ca_file))
+            if self.cert_file and self.key_file:
+                ctx.load_cert_chain(str(self.cert_file), str(self.key_file))
+            self._ssl = ctx
+        return self._ssl
 
     def request(
         self, method: str, path: str, body: Any = None, *, content_type: str = "application/json", query: str = ""

@@ -42,7 +42,7 @@ from typing import Any
 from tpu_serving import catalog, machines
 from tpu_serving.nodepool import ACCELERATOR_LABEL, NODEPOOL_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
 
-from .controlplane import KWOK_ANNOTATION, ControlPlane
+from .controlplane import KWOK_LABEL, ControlPlane
 from .kube import Obj, wait_for
 
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
@@ -176,11 +176,11 @@ def node_object(pool: Pool, index: int, pod_cidr: str) -> Obj:
     taints = [dict(t) for t in pool.taints]
     if pool.shape is not None:
         taints.append(dict(TPU_TAINT))
-    key, value = KWOK_ANNOTATION
+    key, value = KWOK_LABEL
     return {
         "apiVersion": "v1",
         "kind": "Node",
-        "metadata": {"name": name, "labels": labels(pool, name), "annotations": {key: value}},
+        "metadata": {"name": name, "labels": {**labels(pool, name), key: value}},
         "spec": {"podCIDR": pod_cidr, "podCIDRs": [pod_cidr], "taints": taints},
     }
 
@@ -206,20 +206,22 @@ def create_nodes(cp: ControlPlane, pool: Pool, count: int | None = None, *, time
 
 
 def _create_node(cp: ControlPlane, pool: Pool, index: int) -> Obj:
+    """Create the Node without kwok's label, give it its status (capacity, allocatable, addresses), then hand it
+    to kwok: kwok's first sight of it has that status, which its Stages keep (a Node handed over at creation could be
+    initialised with kwok's own ``--node-ip`` after the status was written, and its pods get that host IP)."""
     internal_ip, pod_cidr = cp.node_addresses()
-    node = cp.kube.create(node_object(pool, index, pod_cidr))
+    body = node_object(pool, index, pod_cidr)
+    key, value = KWOK_LABEL
+    del body["metadata"]["labels"][key]
+    node = cp.kube.create(body)
     capacity, allocatable = resources(pool)
-    status = {
-        "status": {
-            "capacity": capacity,
-            "allocatable": allocatable,
-            "addresses": [
-                {"type": "InternalIP", "address": internal_ip},
-                {"type": "Hostname", "address": node["metadata"]["name"]},
-            ],
-        }
-    }
-    return cp.kube.patch(node, status, subresource="status")
+    addresses = [
+        {"type": "InternalIP", "address": internal_ip},
+        {"type": "Hostname", "address": body["metadata"]["name"]},
+    ]
+    status = {"status": {"capacity": capacity, "allocatable": allocatable, "addresses": addresses}}
+    cp.kube.patch(node, status, subresource="status")
+    return cp.kube.patch(node, {"metadata": {"labels": {key: value}}})
 
 
 def _await_ready(cp: ControlPlane, name: str, timeout: float) -> Obj:

@@ -73,7 +73,8 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
 
 def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:
     """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
-    pool at its minimum, boot disks and the buckets' expected sizes."""
+    pool at its minimum, boot disks and the buckets' expected sizes; on an existing cluster, neither its CPU pool
+    nor its fee (its owner's)."""
     pool = cfg.cluster.cpu_pool
     from_zero = autoscaled_from_zero | {
         p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
@@ -92,7 +93,12 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
             for s in cfg.tpu_slices
         ],
         nodes=[
-            cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb),
+            # an existing cluster's CPU nodes are its owner's, shared by its tenants (as is its fee)
+            *(
+                []
+                if cfg.existing
+                else [cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)]
+            ),
             *(BACKENDS[cfg.serving.backend].cpu_nodes(cfg.serving) if cfg.serving is not None else ()),
         ],
         buckets=[
@@ -106,6 +112,7 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
             for b in cfg.buckets
         ],
         overrides=to_settings(cfg.prices, PriceOverrides),
+        cluster_fee=not cfg.existing,
     )
 
 

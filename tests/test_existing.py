@@ -328,3 +328,15 @@ def test_existing_make_check_recognises_a_mirrored_release_by_its_upstream_addre
     view = PlanView(plan.as_json())
     assert {g: v for g, (_, v, _) in k8s_prereqs.installs(view).items()}["leaderworkerset.x-k8s.io"] == "v0.10.0"
     assert all(f.ok for f in k8s_prereqs.kind_findings(view))
+
+
+def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
+    """The existing cluster's management fee and CPU nodes are its owner's; its TPU slices run the stack's work."""
+    from tpu_serving_tools.preview import cost_summary
+
+    existing, created = plan_of_config(EXISTING).outputs["cost"], plan_of_config(VLLM).outputs["cost"]
+    assert existing["perHour"]["cluster"] == 0 and existing["perHour"]["cpu"] == 0
+    assert created["perHour"]["cluster"] > 0 and created["perHour"]["cpu"] > 0
+    assert existing["perHour"]["tpu"] > 0
+    lines = cost_summary(plan_of_config(EXISTING).outputs)
+    assert lines[-1] == "  nor, on an existing cluster, its management fee and CPU nodes (its owner's)"

@@ -241,6 +241,8 @@ def cost_summary(outputs: dict[str, Any]) -> list[str]:
     if bounds:
         lines.append(f"  upper bound, priced on demand for want of a figure: {'; '.join(bounds)}")
     lines.append(f"  {COST_LEFT_OUT}")
+    if outputs.get("cloudResources"):
+        lines.append("  nor, on an existing cluster, its management fee and CPU nodes (its owner's)")
     return lines
 
 

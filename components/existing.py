@@ -17,8 +17,6 @@ and shapes the workloads are built for. Each records what the deployment assumes
 inputs, so readers of the plan (the preview, ``make check``) see them as a created pool is seen.
 """
 
-from __future__ import annotations
-
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -290,8 +288,6 @@ class ExistingTpuNodePool(pulumi.ComponentResource):
     """The shape of every slice."""
     pool_names: Sequence[str]
     """The GKE node pools (the ``cloud.google.com/gke-nodepool`` label values)."""
-    node_pools: list[pulumi.Resource]
-    """No pool resource: empty (``TpuNodePool.node_pools`` holds the created ones)."""
     node_selector: dict[str, str]
     """Node selector for pods that must run on these slices."""
 
@@ -307,7 +303,9 @@ class ExistingTpuNodePool(pulumi.ComponentResource):
             "nodeGrants": _grants(args.node_grants),
         }
         super().__init__("tpu-serving:index:ExistingTpuNodePool", name, props, opts)
-        self.shape, self.pool_names, self.node_pools = args.shape, tuple(args.pool_names), []
+        self.shape, self.pool_names = args.shape, tuple(args.pool_names)
+        self.node_pools: list[pulumi.Resource] = []
+        """No pool resource: empty (``TpuNodePool.node_pools`` holds the created ones)."""
         self.node_selector = node_selector(args.shape)
         self.register_outputs({"poolNames": list(args.pool_names), "slice": args.shape.describe()})
 

@@ -31,9 +31,18 @@ from .backends.vllm import (
 )
 from .buckets import Buckets, BucketsArgs, BucketSpec, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
-from .controllers import ControllerInstall, ControllerInstallArgs
+from .controllers import ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
+from .existing import (
+    ExistingCluster,
+    ExistingClusterArgs,
+    ExistingCpuNodePool,
+    ExistingCpuNodePoolArgs,
+    ExistingTpuNodePool,
+    ExistingTpuNodePoolArgs,
+    GkeCluster,
+)
 from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .lws import Rollout
@@ -49,6 +58,7 @@ from .observability import (
 from .observability_settings import ObservabilitySettings
 from .podspec import ProbeSettings
 from .services import ProjectServices, ProjectServicesArgs
+from .settings import CreateOrExisting
 from .tenancy import Tenancy, TenancyArgs
 
 __all__ = [
@@ -75,6 +85,15 @@ __all__ = [
     "BucketGrant",
     "ControllerInstall",
     "ControllerInstallArgs",
+    "ControllerManifests",
+    "CreateOrExisting",
+    "ExistingCluster",
+    "ExistingClusterArgs",
+    "ExistingCpuNodePool",
+    "ExistingCpuNodePoolArgs",
+    "ExistingTpuNodePool",
+    "ExistingTpuNodePoolArgs",
+    "GkeCluster",
     "CpuNodePool",
     "CpuNodePoolArgs",
     "CpuPoolArgs",

@@ -33,7 +33,7 @@ from . import lws
 from .controllers import Controller
 from .naming import namespace_problem, project_id_problem
 from .options import child_options
-from .settings import described
+from .settings import CreateOrExisting, described
 from .validation import Choice, check_arguments
 from .versions import PINS
 
@@ -190,6 +190,12 @@ class AutoscalingSettings:
         pattern=r"^v\d+\.\d+\.\d+$",
         check=adapter_version_problem,
     )
+    adapter_iam: CreateOrExisting = described(
+        "`create`: the stack grants the adapter's Workload Identity principal roles/monitoring.viewer on the "
+        "project (kept when the stack is destroyed); `existing`: the grant exists already (the cluster's owner "
+        "made it), and the stack makes no GCP call for it.",
+        default=CreateOrExisting.CREATE,
+    )
 
     def problems(self) -> list[str]:
         """Rules across these settings (see :mod:`tpu_serving.validation`)."""
@@ -228,8 +234,9 @@ class ServingAutoscalerArgs:
     """Its kind: ``LeaderWorkerSet``, or a DisaggregatedSet role's ``DisaggregatedSetRoleScaler``, whose ``/scale``
     counts the role's groups by their leaders (kubernetes-sigs/lws@v0.10.0 scaler_manager.go l.177-187)."""
     grant_adapter_viewer: bool = True
-    """Grant the adapter's principal ``roles/monitoring.viewer`` here: once per deployment (a second autoscaler of
-    the same deployment passes False, or two resources would hold one binding)."""
+    """Grant the adapter's principal ``roles/monitoring.viewer`` here (unless ``settings.adapter_iam`` names the grant
+    existing): once per deployment (a second autoscaler of the same deployment passes False, or two resources would
+    hold one binding)."""
 
     def problems(self) -> list[str]:
         """The project is a GCP project ID (its workload identity pool names the adapter's principal)."""
@@ -294,7 +301,7 @@ class ServingAutoscaler(pulumi.ComponentResource):
         args = check_arguments("ServingAutoscaler", args, ServingAutoscalerArgs)
         super().__init__("tpu-serving:index:ServingAutoscaler", name, None, opts)
         child = child_options(self, opts)
-        if args.grant_adapter_viewer:
+        if args.grant_adapter_viewer and args.settings.adapter_iam == CreateOrExisting.CREATE:
             number = organizations.get_project_output(
                 project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
             )

@@ -58,6 +58,11 @@ class BucketSpec:
     versioning: bool = described("Keep non-current object versions.", default=False)
     ttl_days: int | None = None
     """Delete objects older than this many days."""
+    existing: bool = described(
+        "The bucket `name` exists already: nothing creates, changes or deletes it (its own settings stay as they "
+        "are; the stack only grants roles on it, where it grants any).",
+        default=False,
+    )
 
 
 @dataclass(frozen=True)
@@ -95,16 +100,20 @@ def bucket_args(project: str, spec: BucketSpec, labels: Mapping[str, str]) -> st
 
 
 class Buckets(pulumi.ComponentResource):
-    """The stack's GCS buckets, keyed by purpose."""
+    """The stack's GCS buckets, keyed by purpose: those it creates, and those that exist already (``existing``),
+    which it never creates, changes or deletes. The existing ones' names are the component's inputs
+    (``existingBucketNames``), so the policy pack's ``iam-storage-on-stack-buckets`` accepts grants on them."""
 
     buckets: dict[str, storage.Bucket]
-    """Bucket resources by purpose (``checkpoints``, ``state``, ``scratch``)."""
+    """Bucket resources by purpose (``checkpoints``, ``state``, ``scratch``): the created ones."""
     names: dict[str, str]
-    """Bucket names by purpose (known at preview time)."""
+    """Bucket names by purpose (known at preview time), created and existing."""
 
     def __init__(self, name: str, args: BucketsArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("Buckets", args, BucketsArgs)
-        super().__init__("tpu-serving:index:Buckets", name, None, opts)
+        existing = [b.name for b in args.buckets if b.existing]
+        props = {"existingBucketNames": existing} if existing else None
+        super().__init__("tpu-serving:index:Buckets", name, props, opts)
         self.names = {b.purpose: b.name for b in args.buckets}
         self.buckets = {
             b.purpose: storage.Bucket(
@@ -115,8 +124,13 @@ class Buckets(pulumi.ComponentResource):
                 ),
             )
             for b in args.buckets
+            if not b.existing
         }
         self.register_outputs({"names": self.names})
+
+    def depends_on(self, purpose: str) -> list[pulumi.Resource]:
+        """What a user of bucket ``purpose`` waits for: the bucket, when the stack creates it (none when it exists)."""
+        return [self.buckets[purpose]] if purpose in self.buckets else []
 
 
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{1,61}[a-z0-9]$")

@@ -5,16 +5,24 @@ RBAC, the controller Deployment and its webhook) with the Kubernetes provider's
 ``yaml/v2.ConfigGroup``, which applies with server-side apply and waits for the
 Deployment. Custom resources of the controller take the install in ``depends_on``, so
 they are created only once the webhook answers.
+
+A release manifest is read from the controller's upstream release URL, or from a source the caller names
+(:attr:`ControllerInstallArgs.manifest`, the stack file's ``controllerManifests``): a local file or an
+``https://`` mirror, for clusters that cannot reach GitHub. The provider reads an absolute URL over the network
+and anything else as a file path, expanding glob patterns (pulumi/pulumi-kubernetes
+provider/pkg/provider/yaml/v2/yaml.go ``Parse``), so a source is refused with a glob character or a leading ``~``,
+which nothing expands.
 """
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .validation import check_arguments
+from .validation import Choice, check_arguments
 from .versions import PINS
 
 
@@ -86,6 +94,40 @@ def parse_version(version: str) -> tuple[int, int, int]:
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
+_GLOB = re.compile(r"[*?\[]")
+
+
+def manifest_problem(source: str | None) -> str:
+    """Why ``source`` cannot name a release manifest (an ``https://`` URL or a local file path), or ``""``."""
+    if source is None:
+        return ""
+    if not source.strip() or "\n" in source:
+        return "must be an https:// URL or the path of a local file holding the release manifest"
+    if _SCHEME.match(source):
+        return "" if source.startswith("https://") else "a URL must be https:// (or give the path of a local file)"
+    if source.startswith("~"):
+        return "~ is not expanded here: give the file's absolute path, or a path relative to the program's folder"
+    if _GLOB.search(source):
+        return "holds a glob character (*, ? or [), which the Kubernetes provider would expand to several files"
+    return ""
+
+
+class ManifestSource(Choice):
+    """Where a release manifest is read from, as the preview and the plan name it."""
+
+    UPSTREAM = "upstream"
+    MIRROR = "mirror"
+    LOCAL_FILE = "local file"
+
+
+def manifest_source(manifest: str | None) -> ManifestSource:
+    """``upstream`` (no source named), ``mirror`` (an https:// URL) or ``local file``."""
+    if manifest is None:
+        return ManifestSource.UPSTREAM
+    return ManifestSource.MIRROR if manifest.startswith("https://") else ManifestSource.LOCAL_FILE
+
+
 @dataclass(frozen=True)
 class ControllerInstallArgs:
     """Arguments of :class:`ControllerInstall`."""
@@ -94,6 +136,39 @@ class ControllerInstallArgs:
     """Which controller."""
     version: str
     """Its release tag, e.g. ``v0.10.0``."""
+    manifest: str | None = field(default=None, metadata={"check": manifest_problem})
+    """Where the release manifest of ``version`` is read from: an ``https://`` mirror or a local file (absolute, or
+    relative to the program's folder); None: the controller's upstream release URL. It must hold that release."""
+
+
+def _source(controller: str) -> Any:
+    """A field naming where ``controller``'s release manifest is read from (declared as ``described`` declares a
+    setting, which this module cannot import)."""
+    text = (
+        f"Where the {controller} release manifest is read from: an `https://` mirror or a local file (absolute, or "
+        "relative to the program's folder), holding the release the stack names; unset: the upstream release URL."
+    )
+    return field(default=None, metadata={"description": text, "check": manifest_problem})
+
+
+@dataclass(frozen=True)
+class ControllerManifests:
+    """Where each controller's release manifest is read from, for mirrors and clusters without internet access
+    (a controller left unset: its upstream release URL). The preview names the source of each install."""
+
+    lws: str | None = _source("LeaderWorkerSet")
+    jobset: str | None = _source("JobSet")
+    pathways_job: str | None = _source("PathwaysJob")
+    metrics_adapter: str | None = _source("Custom Metrics Stackdriver Adapter")
+
+    def of(self, controller: Controller) -> str | None:
+        """The source named for ``controller`` (None: its upstream release URL)."""
+        return {
+            "lws": self.lws,
+            "jobset": self.jobset,
+            "pathways-job": self.pathways_job,
+            "metrics-adapter": self.metrics_adapter,
+        }.get(controller.name)
 
 
 class ControllerInstall(pulumi.ComponentResource):
@@ -116,12 +191,18 @@ class ControllerInstall(pulumi.ComponentResource):
         parse_version(args.version)
         self.version = args.version
         self.api_group = args.controller.api_group
+        upstream = args.controller.url(args.version)
+        self.source = manifest_source(args.manifest)
+        """Where the manifest is read from: ``upstream``, ``mirror`` or ``local file``."""
         self.manifests = k8s.yaml.v2.ConfigGroup(
             f"{name}-manifests",
-            files=[args.controller.url(args.version)],
+            files=[args.manifest or upstream],
             opts=pulumi.ResourceOptions(parent=self),
         )
-        self.register_outputs({"version": args.version, "url": args.controller.url(args.version)})
+        # A named source records the upstream release it stands for (readers of the plan recognise the release
+        # by its upstream address); the upstream install records its URL alone, as before.
+        named = {"source": self.source, "upstream": upstream} if args.manifest else {}
+        self.register_outputs({"version": args.version, "url": args.manifest or upstream, **named})
 
 
 def installs_by_group(installs: Sequence[ControllerInstall]) -> dict[str, str]:

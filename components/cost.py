@@ -215,8 +215,10 @@ def estimate(
     nodes: Sequence[NodeUsage],
     buckets: Sequence[BucketUsage],
     overrides: PriceOverrides | None = None,
+    cluster_fee: bool = True,
 ) -> CostEstimate:
-    """The cost of running ``slices``, ``nodes`` and ``buckets`` in one GKE Standard cluster."""
+    """The cost of running ``slices``, ``nodes`` and ``buckets`` in one GKE Standard cluster (and its management fee,
+    unless ``cluster_fee`` is false: an existing cluster's, which its owner pays)."""
     overrides = overrides or PriceOverrides()
     fee = GKE_CLUSTER_HOUR
     return CostEstimate(
@@ -224,6 +226,10 @@ def estimate(
             tpu_lines(slices, overrides)
             + cpu_lines(nodes, overrides)
             + storage_lines(slices, nodes, buckets, overrides)
-            + [Line("cluster", "GKE cluster management fee", fee.usd, _basis(fee, 1, "cluster"))]
+            + (
+                [Line("cluster", "GKE cluster management fee", fee.usd, _basis(fee, 1, "cluster"))]
+                if cluster_fee
+                else []
+            )
         )
     )

@@ -21,6 +21,7 @@ import pulumi
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .derived import allocation_output, cost_output
+from .inventory import cloud_resources
 from .phases import (
     build_identity,
     build_operations,
@@ -31,8 +32,8 @@ from .phases import (
     build_traffic,
     context,
     estimate_costs,
-    infrastructure_outputs,
 )
+from .stack_outputs import infrastructure_outputs
 from .validation import check_arguments
 
 
@@ -51,8 +52,9 @@ class TpuServingDeploymentArgs:
 class TpuServingDeployment(pulumi.ComponentResource):
     """A complete multi-host TPU serving deployment on GKE, from one settings object.
 
-    Its parts are attributes: ``apis`` (:class:`ProjectServices`), ``buckets``, ``cluster``
-    (:class:`TpuCluster`), ``slices`` (:class:`TpuNodePool` by slice kind), ``identity``,
+    Its parts are attributes: ``apis`` (:class:`ProjectServices`, None when the stack names the APIs existing),
+    ``buckets``, ``cluster`` (:class:`TpuCluster`, or :class:`ExistingCluster` on an existing cluster), ``slices``
+    (:class:`TpuNodePool`, or :class:`ExistingTpuNodePool`, by slice kind), ``identity``,
     ``tenancy``, ``installs`` (the controller releases), ``observability`` (:class:`Observability`,
     None without serving or with ``observability.enabled`` false) and ``outputs`` (the stack outputs).
     """
@@ -89,4 +91,8 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "capacity": allocation_output(costs.allocation),
             "cost": cost_output(costs.estimate),
         }
+        if cfg.existing:
+            # what the stack creates and what it names existing, each cloud resource with its key
+            inventory = cloud_resources(ctx, platform, pools, identity, serving)
+            self.outputs["cloudResources"] = [r.output() for r in inventory]
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})

@@ -12,22 +12,34 @@ from . import capacity, cost
 from .allocation import Allocation, allocation
 from .backends import BACKENDS
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
-from .cluster import TpuClusterArgs
+from .cluster import CpuPoolArgs, TpuClusterArgs
 from .config.models import StackConfig
+from .existing import ExistingClusterArgs
 from .naming import (
     bucket_name,
 )
 from .node_identity import Access, BucketGrant
 from .prices import PriceOverrides
+from .services import required_apis
 from .settings import to_settings
 
 
-def bucket_grants(buckets: Buckets, needs: Mapping[str, Access | Literal["none"]]) -> list[BucketGrant]:
-    """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing) on ``buckets``."""
+def bucket_grants(
+    buckets: Buckets, needs: Mapping[str, Access | Literal["none"]], *, by_name: bool = False
+) -> list[BucketGrant]:
+    """Bucket roles by purpose -> access (``read``, ``readWrite``; ``none`` grants nothing) on ``buckets``: a created
+    bucket by its resource's name (the grant waits for it), an existing one by its name; ``by_name``: each by its
+    name (roles an existing account must hold, which nothing grants)."""
     return [
-        BucketGrant(key=purpose, bucket=buckets.buckets[purpose].name, access=access)
+        BucketGrant(
+            key=purpose,
+            bucket=buckets.buckets[purpose].name
+            if purpose in buckets.buckets and not by_name
+            else buckets.names[purpose],
+            access=access,
+        )
         for purpose, access in needs.items()
-        if purpose in buckets.buckets and access != "none"
+        if purpose in buckets.names and access != "none"
     ]
 
 
@@ -61,7 +73,8 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
 
 def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:
     """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
-    pool at its minimum, boot disks and the buckets' expected sizes."""
+    pool at its minimum, boot disks and the buckets' expected sizes; on an existing cluster, neither its CPU pool
+    nor its fee (its owner's)."""
     pool = cfg.cluster.cpu_pool
     from_zero = autoscaled_from_zero | {
         p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
@@ -80,7 +93,12 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
             for s in cfg.tpu_slices
         ],
         nodes=[
-            cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb),
+            # an existing cluster's CPU nodes are its owner's, shared by its tenants (as is its fee)
+            *(
+                []
+                if cfg.existing
+                else [cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)]
+            ),
             *(BACKENDS[cfg.serving.backend].cpu_nodes(cfg.serving) if cfg.serving is not None else ()),
         ],
         buckets=[
@@ -94,6 +112,7 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
             for b in cfg.buckets
         ],
         overrides=to_settings(cfg.prices, PriceOverrides),
+        cluster_fee=not cfg.existing,
     )
 
 
@@ -109,6 +128,7 @@ def buckets_args(cfg: StackConfig, labels: Mapping[str, str]) -> BucketsArgs:
                 storage_class=b.storage_class,
                 versioning=b.versioning,
                 ttl_days=b.scratch_ttl_days,
+                existing=b.existing,
             )
             for b in cfg.buckets
         ],
@@ -125,6 +145,30 @@ def cluster_args(cfg: StackConfig, labels: Mapping[str, str]) -> TpuClusterArgs:
         labels=labels,
         cpu_node_grants=(),
         gateway_api=cfg.gateway is not None,
+    )
+
+
+def stack_apis(cfg: StackConfig) -> tuple[str, ...]:
+    """The Google Cloud APIs the stack uses: the base set and one per feature that needs its own."""
+    return required_apis(
+        cfg.cluster.image_streaming,
+        inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool,
+        binary_authorization=cfg.cluster.binary_authorization,
+    )
+
+
+def existing_cluster_args(cfg: StackConfig) -> ExistingClusterArgs:
+    """The arguments of the existing cluster (``cluster.existing``): how it is reached, and what the stack's CPU pods
+    and RBAC assume of it (``cluster.cpuPool``, ``cluster.securityGroup``)."""
+    assert cfg.cluster.existing is not None
+    return to_settings(
+        cfg.cluster.existing,
+        ExistingClusterArgs,
+        project=cfg.project,
+        name=cfg.cluster.name,
+        region=cfg.region,
+        cpu_pool=to_settings(cfg.cluster.cpu_pool, CpuPoolArgs),
+        security_group=cfg.cluster.security_group,
     )
 
 

@@ -33,6 +33,7 @@ from . import observability_roles as roles_
 from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
+from .settings import CreateOrExisting
 from .validation import check_arguments
 from .versions import PINS
 
@@ -412,10 +413,11 @@ class Observability(pulumi.ComponentResource):
     ``opts.depends_on``.
     """
 
-    dashboard_name: pulumi.Output[str]
-    """Resource name of the dashboard (``projects/<number>/dashboards/<id>``)."""
+    dashboard_name: pulumi.Output[str] | None
+    """Resource name of the dashboard (``projects/<number>/dashboards/<id>``); None when the settings name the
+    Cloud Monitoring resources existing (``cloud_resources``)."""
     alert_policies: list[str]
-    """Display names of the alert policies."""
+    """Display names of the alert policies (none when they are existing)."""
     pod_monitorings: list[str]
     """Names of the PodMonitorings."""
 
@@ -436,6 +438,27 @@ class Observability(pulumi.ComponentResource):
                 spec=obj["spec"],
                 opts=child,
             )
+        self.dashboard_name, self.alert_policies = None, []
+        if args.settings.cloud_resources == CreateOrExisting.CREATE:
+            self._cloud_resources(name, args, scope, groups, child)
+        self.pod_monitorings = [t.name for t in args.metrics.scrape]
+        self.register_outputs(
+            {
+                "dashboard": self.dashboard_name,
+                "alertPolicies": self.alert_policies,
+                "podMonitorings": self.pod_monitorings,
+            }
+        )
+
+    def _cloud_resources(
+        self,
+        name: str,
+        args: ObservabilityArgs,
+        scope: Scope,
+        groups: recreations.Groups | None,
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """The dashboard, the alert policies and, for LeaderWorkerSets, the log-based metric of their recreations."""
         dashboard = gcp.monitoring.Dashboard(
             f"{name}-dashboard",
             dashboard_json=dashboard_json(
@@ -453,14 +476,6 @@ class Observability(pulumi.ComponentResource):
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if groups is not None:
             self.alert_policies.append(self._watch_recreations(name, groups, args.settings, child))
-        self.pod_monitorings = [t.name for t in args.metrics.scrape]
-        self.register_outputs(
-            {
-                "dashboard": self.dashboard_name,
-                "alertPolicies": self.alert_policies,
-                "podMonitorings": self.pod_monitorings,
-            }
-        )
 
     @staticmethod
     def _watch_recreations(

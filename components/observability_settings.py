@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .settings import described
+from .settings import CreateOrExisting, described
 
 CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
 """A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
@@ -35,6 +35,12 @@ class ObservabilitySettings:
         "Scrape the serving pods (PodMonitoring) and create the stack's dashboard and alert policies; "
         "needs `cluster.managedPrometheus`.",
         default=True,
+    )
+    cloud_resources: CreateOrExisting = described(
+        "`create`: the stack's Cloud Monitoring dashboard, alert policies and log-based metric; `existing`: they "
+        "are managed elsewhere (e.g. with the cluster's Terraform) and the stack creates none of them (the "
+        "PodMonitorings are still applied: the scraping is the cluster's).",
+        default=CreateOrExisting.CREATE,
     )
     scrape_interval_seconds: int = described(
         "How often managed collection scrapes each server's metrics.", default=15, ge=5, le=300

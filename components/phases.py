@@ -19,15 +19,26 @@ from . import cost
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
-from .cluster import TpuCluster
+from .cloud_nat import cloud_nat, look_up_existing_nat
+from .cluster import CloudNat, TpuCluster
 from .config.models import StackConfig
 from .controllers import (
     Controller,
     ControllerInstall,
     ControllerInstallArgs,
-    installs_by_group,
+    ControllerManifests,
 )
-from .derived import bucket_grants, buckets_args, cluster_args, cost_estimate, scale_from_zero, slice_allocation
+from .derived import (
+    bucket_grants,
+    buckets_args,
+    cluster_args,
+    cost_estimate,
+    existing_cluster_args,
+    scale_from_zero,
+    slice_allocation,
+    stack_apis,
+)
+from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .naming import (
@@ -35,15 +46,15 @@ from .naming import (
     NameLimit,
     dns_name,
     node_service_account_id,
-    pool_name,
     workload_service_account_id,
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import Observability, ObservabilityArgs, ServingMetrics
 from .observability_settings import ObservabilitySettings
-from .services import ProjectServices, ProjectServicesArgs, required_apis
-from .settings import to_settings
+from .options import child_options
+from .services import ProjectServices, ProjectServicesArgs
+from .settings import CreateOrExisting, to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
 
 PART_OF = "tpu-serving"
@@ -94,11 +105,12 @@ def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Co
 
 @dataclass(frozen=True)
 class PlatformParts:
-    """The platform: the project's APIs, the buckets and the cluster."""
+    """The platform: the project's APIs (None when they are enabled already), the buckets and the cluster (created,
+    or an existing one)."""
 
-    apis: ProjectServices
+    apis: ProjectServices | None
     buckets: Buckets
-    cluster: TpuCluster
+    cluster: TpuCluster | ExistingCluster
     shared: SharedBuckets | None = None
 
     def node_grants(self, needs: Mapping[str, Access]) -> list[BucketGrant]:
@@ -113,32 +125,44 @@ class PlatformParts:
 
     def gcp_options(self, ctx: Context) -> pulumi.ResourceOptions:
         """Options of a GCP child of the deployment: it waits for the project's APIs."""
-        return pulumi.ResourceOptions(parent=ctx.parent, depends_on=[self.apis], aliases=MOVED_FROM_THE_STACK)
+        return pulumi.ResourceOptions(parent=ctx.parent, depends_on=self.after_apis(), aliases=MOVED_FROM_THE_STACK)
+
+    def after_apis(self, *others: pulumi.Resource) -> list[pulumi.Resource]:
+        """What a child waits for: the project's APIs (when the deployment enables them), then ``others``."""
+        return [*([self.apis] if self.apis is not None else []), *others]
 
     @property
     def kubernetes(self) -> dict[str, pulumi.ProviderResource]:
         """The providers of a Kubernetes child: the cluster's."""
         return {"kubernetes": self.cluster.provider}
 
+    @property
+    def cpu_pools(self) -> list[pulumi.Resource]:
+        """The CPU node pool the controllers run on, when the deployment creates it (an existing cluster's exist)."""
+        return [self.cluster.cpu_pool] if isinstance(self.cluster, TpuCluster) else []
+
 
 def build_platform(ctx: Context) -> PlatformParts:
-    """The project's APIs, then the buckets and the cluster (which wait for them)."""
+    """The project's APIs, then the buckets and the cluster (which wait for them); on an existing cluster
+    (``cluster.existing``) its Kubernetes provider, and the Cloud NAT when the stack creates it."""
     cfg = ctx.cfg
-    apis = ProjectServices(
-        f"{ctx.name}-apis",
-        ProjectServicesArgs(
-            project=cfg.project,
-            apis=required_apis(
-                cfg.cluster.image_streaming,
-                inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool,
-                binary_authorization=cfg.cluster.binary_authorization,
-            ),
-        ),
-        opts=pulumi.ResourceOptions(parent=ctx.parent, aliases=MOVED_FROM_THE_STACK),
+    apis = (
+        ProjectServices(
+            f"{ctx.name}-apis",
+            ProjectServicesArgs(project=cfg.project, apis=stack_apis(cfg)),
+            opts=pulumi.ResourceOptions(parent=ctx.parent, aliases=MOVED_FROM_THE_STACK),
+        )
+        if cfg.project_apis == CreateOrExisting.CREATE
+        else None
     )
-    gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis], aliases=MOVED_FROM_THE_STACK)
+    gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis] if apis else [], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
-    cluster = TpuCluster(ctx.name, cluster_args(cfg, ctx.labels), opts=gcp)
+    cluster: TpuCluster | ExistingCluster
+    if cfg.existing:
+        cluster = ExistingCluster(ctx.name, existing_cluster_args(cfg), opts=pulumi.ResourceOptions(parent=ctx.parent))
+        existing_cluster_nat(cfg, cluster, gcp)
+    else:
+        cluster = TpuCluster(ctx.name, cluster_args(cfg, ctx.labels), opts=gcp)
     shared = (
         SharedBuckets(
             f"{ctx.name}-shared",
@@ -151,11 +175,32 @@ def build_platform(ctx: Context) -> PlatformParts:
     return PlatformParts(apis, buckets, cluster, shared)
 
 
+def existing_cluster_nat(cfg: StackConfig, cluster: ExistingCluster, gcp: pulumi.ResourceOptions) -> None:
+    """An existing cluster's Cloud NAT: its owner's unless the stack file says otherwise (``cluster.cloudNat``:
+    ``create`` makes one for the network, ``existing`` with its router and name looks it up)."""
+    c = cfg.cluster
+    if "cloud_nat" not in c.model_fields_set:
+        return
+    if c.cloud_nat == CloudNat.CREATE:
+        cloud_nat(
+            cfg.cluster.name,
+            cluster=cfg.cluster.name,
+            project=cfg.project,
+            region=cfg.region,
+            network=c.network,
+            child=child_options(cluster, gcp),
+        )
+    elif c.existing_nat_router and c.existing_nat:
+        look_up_existing_nat(
+            project=cfg.project, region=cfg.region, router=c.existing_nat_router, nat=c.existing_nat, parent=cluster
+        )
+
+
 @dataclass(frozen=True)
 class PoolParts:
     """The TPU node pools, by slice kind, and the pools that start empty and scale from zero."""
 
-    slices: dict[str, TpuNodePool]
+    slices: dict[str, TpuNodePool | ExistingTpuNodePool]
     scale_from_zero: frozenset[str]
 
 
@@ -163,20 +208,30 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
     backend's host-network pods, and read the shared buckets when the backend has such pods."""
     cfg, backend = ctx.cfg, ctx.backend
-    cluster_name = cfg.cluster.name
     host_network = backend.host_network_buckets(cfg.serving) if backend else {}
     from_zero = scale_from_zero(cfg)
-    slices = {
-        s.name: TpuNodePool(
+    slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
+    for s in cfg.tpu_slices:
+        names = cfg.node_pool_names(s)
+        grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
+        empty = tuple(name for pool, name in zip(s.pool_names, names, strict=True) if pool in from_zero)
+        if not isinstance(platform.cluster, TpuCluster):
+            slices[s.name] = ExistingTpuNodePool(
+                f"{ctx.name}-{s.name}",
+                ExistingTpuNodePoolArgs(s.shape, names, cfg.zone_of(s), cfg.region, empty, grants),
+                opts=pulumi.ResourceOptions(parent=ctx.parent),
+            )
+            continue
+        slices[s.name] = TpuNodePool(
             f"{ctx.name}-{s.name}",
             TpuNodePoolArgs(
                 project=cfg.project,
                 region=cfg.region,
                 zone=cfg.zone_of(s),
                 cluster=platform.cluster.cluster.id,
-                service_account_id=node_service_account_id(cluster_name, s.name),
+                service_account_id=node_service_account_id(cfg.cluster.name, s.name),
                 shape=s.shape,
-                pool_names=tuple(pool_name(cluster_name, p) for p in s.pool_names),
+                pool_names=names,
                 capacity=s.capacity,
                 spot=s.spot,
                 reservation=s.reservation,
@@ -185,13 +240,11 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 image_cache_disk=s.image_cache_disk,
                 image_streaming=cfg.cluster.image_streaming,
                 labels=ctx.labels,
-                node_grants=platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {}),
-                scale_from_zero=tuple(pool_name(cluster_name, p) for p in s.pool_names if p in from_zero),
+                node_grants=grants,
+                scale_from_zero=empty,
             ),
             opts=platform.gcp_options(ctx),
         )
-        for s in cfg.tpu_slices
-    }
     return PoolParts(slices, frozenset(from_zero))
 
 
@@ -205,27 +258,34 @@ class IdentityParts:
 def build_identity(ctx: Context, platform: PlatformParts) -> IdentityParts:
     """The workload identity, with the bucket roles the stack's buckets grant the workloads, and read access
     to each declared shared bucket."""
-    cfg = ctx.cfg
+    cfg, wi, cluster = ctx.cfg, ctx.cfg.workload_identity, platform.cluster
     identity = WorkloadIdentity(
         f"{ctx.name}-wi",
         WorkloadIdentityArgs(
             project=cfg.project,
-            namespace=cfg.workload_identity.namespace,
-            kubernetes_service_account=cfg.workload_identity.kubernetes_service_account,
-            gcp_service_account_id=workload_service_account_id(
-                cfg.cluster.name, cfg.workload_identity.gcp_service_account
-            ),
+            namespace=wi.namespace,
+            kubernetes_service_account=wi.kubernetes_service_account,
+            gcp_service_account_id=None
+            if wi.existing_gcp_service_account
+            else workload_service_account_id(cfg.cluster.name, wi.gcp_service_account),
             bucket_grants=bucket_grants(
                 platform.buckets,
                 {b.purpose: Access(b.workload_access) for b in cfg.buckets if b.workload_access != "none"},
+                by_name=wi.existing_gcp_service_account is not None,  # roles it must hold: nothing grants them
             )
             + platform.shared_grants(),
             labels=ctx.k8s_labels,
-            # the binding waits for the cluster, which creates the project's identity pool
-            workload_pool=platform.cluster.cluster.workload_identity_config.workload_pool,
+            # the binding waits for a created cluster, which creates the project's identity pool
+            workload_pool=cluster.cluster.workload_identity_config.workload_pool
+            if isinstance(cluster, TpuCluster)
+            else None,
+            existing_gcp_service_account=wi.existing_gcp_service_account,
         ),
         opts=pulumi.ResourceOptions(
-            parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis], aliases=MOVED_FROM_THE_STACK
+            parent=ctx.parent,
+            providers=platform.kubernetes,
+            depends_on=platform.after_apis(),
+            aliases=MOVED_FROM_THE_STACK,
         ),
     )
     return IdentityParts(identity)
@@ -303,6 +363,7 @@ def build_serving(
             chosen[0].shape,
             [p for c in chosen for p in c.node_pools],
             {n: list(pools.slices[n].node_pools) for n in cfg.serving.slices},
+            [name for c in chosen for name in c.pool_names],
         ),
         k8s_labels=ctx.k8s_labels,
         labels=ctx.labels,
@@ -376,7 +437,7 @@ def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyPart
         # The dashboard, the alerts and the log-based metric wait for the project's APIs (monitoring and
         # logging.googleapis.com); the PodMonitorings are applied once the serving namespace's policies exist.
         opts=pulumi.ResourceOptions(
-            parent=ctx.parent, providers=platform.kubernetes, depends_on=[platform.apis, tenancy.tenancy]
+            parent=ctx.parent, providers=platform.kubernetes, depends_on=platform.after_apis(tenancy.tenancy)
         ),
     )
     return OperationsParts(observability)
@@ -400,60 +461,14 @@ def install_controller(
     ctx: Context, platform: PlatformParts, controller: Controller, version: str, after: Sequence[pulumi.Resource]
 ) -> ControllerInstall:
     """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
+    manifest = to_settings(ctx.cfg.controller_manifests, ControllerManifests).of(controller)
     return ControllerInstall(
         f"{ctx.name}-{controller.name}",
-        ControllerInstallArgs(controller, version),
+        ControllerInstallArgs(controller, version, manifest),
         opts=pulumi.ResourceOptions(
             parent=ctx.parent,
             aliases=MOVED_FROM_THE_STACK,
             providers=platform.kubernetes,
-            depends_on=[platform.cluster.cpu_pool, *after],
+            depends_on=[*platform.cpu_pools, *after],
         ),
     )
-
-
-# --------------------------------------------------------------------------- the stack outputs
-
-
-def infrastructure_outputs(
-    ctx: Context,
-    platform: PlatformParts,
-    pools: PoolParts,
-    identity: IdentityParts,
-    serving: ServingParts,
-    operations: OperationsParts,
-) -> dict[str, Any]:
-    """The stack outputs of the infrastructure: the cluster, the slices, the buckets, the identity, the
-    controllers and the observability."""
-    cfg, workloads, observability = ctx.cfg, identity.identity, operations.observability
-    return {
-        "project": cfg.project,
-        "region": cfg.region,
-        "zone": cfg.zone,
-        "clusterName": platform.cluster.cluster.name,
-        "getCredentials": f"gcloud container clusters get-credentials {cfg.cluster.name} --region {cfg.region} "
-        f"--project {cfg.project}",
-        "kubeconfig": platform.cluster.kubeconfig,
-        "slices": [
-            {
-                "nodePool": pool,
-                "machineType": s.shape.machine_type.name,
-                "topology": s.shape.topology,
-                "vms": s.shape.vms,
-                "chips": s.shape.chips,
-                "hbmGib": s.shape.hbm_gib,
-            }
-            for s in pools.slices.values()
-            for pool in s.pool_names
-        ],
-        "buckets": platform.buckets.names,
-        "namespace": workloads.namespace_name,
-        "kubernetesServiceAccount": workloads.service_account_name,
-        "gcpServiceAccount": workloads.email,
-        "controllers": installs_by_group(serving.built.installs),
-        **(
-            {"dashboard": observability.dashboard_name, "alertPolicies": observability.alert_policies}
-            if observability is not None
-            else {}
-        ),
-    }

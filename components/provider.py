@@ -33,6 +33,7 @@ from .cluster import TpuCluster
 from .controllers import ControllerInstall
 from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
+from .existing import ExistingCluster, ExistingCpuNodePool, ExistingTpuNodePool
 from .gateway import ServingGateway
 from .identity import WorkloadIdentity
 from .nodepool import TpuNodePool
@@ -48,6 +49,9 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     TpuCluster,
     TpuNodePool,
     CpuNodePool,
+    ExistingCluster,
+    ExistingTpuNodePool,
+    ExistingCpuNodePool,
     WorkloadIdentity,
     Buckets,
     SharedBuckets,

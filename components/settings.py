@@ -31,7 +31,7 @@ from pydantic.alias_generators import to_camel
 
 from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
-from .validation import BOUNDS, declared_checks, raising, type_hints
+from .validation import BOUNDS, Choice, declared_checks, raising, type_hints
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -40,6 +40,14 @@ _Settings = TypeVar("_Settings", bound="DataclassInstance")
 
 PROJECT_NAMESPACE = "tpu-serving"
 """The Pulumi project name, and so the namespace of this package's stack config keys."""
+
+
+class CreateOrExisting(Choice):
+    """Whether the stack creates a cloud resource, or it exists already (made and kept by someone else, never
+    changed by the stack)."""
+
+    CREATE = "create"
+    EXISTING = "existing"
 
 
 def described(text: str, **kwargs: Any) -> Any:
@@ -151,6 +159,9 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
             # A nested settings dataclass is a nested model, defaulting to its own defaults.
             nested = settings_model(annotation, annotation.__name__ + "Config")
             annotation, default = nested, (... if default is ... else nested())
+        elif (optional := _optional_item(annotation)) is not None and dataclasses.is_dataclass(optional):
+            # An optional nested settings dataclass is an optional nested model (unset: None).
+            annotation = settings_model(optional, optional.__name__ + "Config") | None
         bounds = f.metadata.get("bounds") or {}
         check = f.metadata.get("check")
         spelled = functools.partial(_camel_keys, cls=cls)  # a check's problem names fields as the stack file does
@@ -161,12 +172,12 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
             annotation = Annotated[annotation, AfterValidator(raising(check, spelled))]
         spec[f.name] = (annotation, Field(default, description=f.metadata["description"], **bounds))
     validators: dict[str, Any] = (
-        {"_rules": model_validator(mode="after")(_rules_of(cls, exclude))} if hasattr(cls, "problems") else {}
+        {"_rules": model_validator(mode="after")(rules_of(cls, exclude))} if hasattr(cls, "problems") else {}
     )
     return create_model(name, __base__=Model, __doc__=cls.__doc__, __validators__=validators, **spec)
 
 
-def _rules_of(cls: type, exclude: tuple[str, ...]) -> Any:
+def rules_of(cls: type, exclude: tuple[str, ...]) -> Any:
     """A model validator running the dataclass's own ``problems()`` on the validated values. Fields the
     stack file sets elsewhere (``exclude``) are None here: rules skip what they cannot see, and the
     stack checks those fields where it sets them."""
@@ -185,6 +196,16 @@ def _camel_keys(text: str, cls: type) -> str:
     for f in dataclasses.fields(cls):
         text = text.replace(f.name, to_camel(f.name))
     return text
+
+
+def _optional_item(annotation: Any) -> type | None:
+    """``X`` for ``X | None`` (a class ``X``), else None."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Union or origin is types.UnionType:
+        members = [a for a in args if a is not type(None)]
+        if len(members) == 1 and len(args) == 2 and isinstance(members[0], type):
+            return members[0]
+    return None
 
 
 def _tuple_item(annotation: Any) -> type | None:
@@ -225,6 +246,8 @@ def to_settings(model: object, cls: type[_Settings], **others: Any) -> _Settings
             value = tuple(to_settings(v, item) for v in value)
         elif isinstance(annotation, type) and dataclasses.is_dataclass(annotation) and value is not None:
             value = to_settings(value, annotation)
+        elif (optional := _optional_item(annotation)) is not None and dataclasses.is_dataclass(optional):
+            value = None if value is None else to_settings(value, optional)
         values[f.name] = value
     return cls(**values)
 

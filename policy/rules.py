@@ -197,14 +197,15 @@ def _iam_project_storage(r: Resource) -> Iterator[str]:
 
 
 SHARED_BUCKETS = "tpu-serving:index:SharedBuckets"  # declares existing buckets a stack reads (input bucketNames)
-
-
+STACK_BUCKETS = "tpu-serving:index:Buckets"  # the stack's buckets; those that exist already: input existingBucketNames
 SHARED_READ_ROLE = "roles/storage.objectViewer"
 PUBLIC_PRINCIPALS = frozenset({"allUsers", "allAuthenticatedUsers"})
 
 
 def _iam_stack_buckets(resources: Sequence[Resource]) -> Iterator[str]:
-    buckets = {r.inputs.get("name") for r in resources if r.type == BUCKET}
+    buckets = {r.inputs.get("name") for r in resources if r.type == BUCKET} | {
+        n for r in resources if r.type == STACK_BUCKETS for n in r.inputs.get("existingBucketNames") or ()
+    }
     shared = {n for r in resources if r.type == SHARED_BUCKETS for n in r.inputs.get("bucketNames") or ()}
     for r in (r for r in resources if r.type in BUCKET_IAM):
         bucket, role = r.inputs.get("bucket"), r.inputs.get("role")
@@ -483,9 +484,8 @@ def stack_label(resources: Sequence[Resource]) -> str:
 
 
 def from_plan(plan: Mapping[str, Any]) -> list[Resource]:
-    """The resources of an offline plan (``build/<stack>/plan.json``): the custom ones, and the components
-    that declare shared buckets (CrossGuard's stack policies see components too: a ``PolicyResource``'s
-    ``parent`` is one, pulumi/pulumi-policy#364)."""
+    """The resources of an offline plan (``build/<stack>/plan.json``): the custom ones, and the components declaring
+    shared or existing buckets (CrossGuard's stack policies see components: pulumi/pulumi-policy#364)."""
     return [
         Resource(
             type=r["type"],
@@ -496,5 +496,5 @@ def from_plan(plan: Mapping[str, Any]) -> list[Resource]:
             dependencies=tuple(r.get("dependencies", ())),
         )
         for r in plan["resources"]
-        if r.get("custom") or r["type"] == SHARED_BUCKETS
+        if r.get("custom") or r["type"] in (SHARED_BUCKETS, STACK_BUCKETS)
     ]

@@ -10,8 +10,14 @@ from tests.conftest import STACKS, plan_of
 from tpu_serving_tools.offline import Plan, RecordedResource
 
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
-BORN_UNDER_THE_DEPLOYMENT = {"tpu-serving:index:Observability"}
-"""Direct children of the deployment that the program never created at the top of the stack."""
+BORN_UNDER_THE_DEPLOYMENT = {
+    "tpu-serving:index:Observability",
+    "tpu-serving:index:ExistingCluster",
+    "tpu-serving:index:ExistingTpuNodePool",
+    "tpu-serving:index:ExistingCpuNodePool",
+}
+"""Direct children of the deployment that the program never created at the top of the stack (those of an existing
+cluster came after the deployment component)."""
 
 
 def _children(plan: Plan, parent: RecordedResource, type_: str | None = None) -> list[RecordedResource]:

@@ -146,9 +146,20 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
     from tpu_serving.config import ClusterConfig
 
     fields = {f.name: f for f in dataclasses.fields(TpuClusterArgs) if f.name not in CLUSTER_ARGS_FROM_THE_STACK}
-    assert set(ClusterConfig.model_fields) == set(fields)
+    # and `existing`: the existing cluster's arguments, less those the stack file sets elsewhere
+    assert set(ClusterConfig.model_fields) == set(fields) | {"existing"}
     for name, model_field in ClusterConfig.model_fields.items():
-        assert model_field.description == fields[name].metadata["description"], name
+        if name != "existing":
+            assert model_field.description == fields[name].metadata["description"], name
+    from tpu_serving.config.models import ExistingClusterConfig
+    from tpu_serving.existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
+
+    existing = {
+        f.name: f for f in dataclasses.fields(ExistingClusterArgs) if f.name not in EXISTING_ARGS_FROM_THE_STACK
+    }
+    assert set(ExistingClusterConfig.model_fields) == set(existing) == {"kubeconfig", "context", "gke"}
+    for name, model_field in ExistingClusterConfig.model_fields.items():
+        assert model_field.description == existing[name].metadata["description"], name
     cfg = load(GOOD).cluster
     args = TpuClusterArgs(project="p-123456", region="us-east5", zone="us-east5-b", name="llama405b")
     assert (cfg.release_channel, cfg.network, cfg.deletion_protection) == (

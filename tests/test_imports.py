@@ -18,8 +18,15 @@ PACKAGE = "tpu_serving"
 
 EDGE = {PACKAGE, f"{PACKAGE}.provider"}
 """What a program imports: the package's exports and the component provider for other languages."""
-DEPLOYMENT = {f"{PACKAGE}.deployment", f"{PACKAGE}.phases", f"{PACKAGE}.derived"}
-"""The one deployment component, its phases and the settings it derives."""
+DEPLOYMENT = {
+    f"{PACKAGE}.deployment",
+    f"{PACKAGE}.phases",
+    f"{PACKAGE}.derived",
+    f"{PACKAGE}.stack_outputs",
+    f"{PACKAGE}.inventory",
+}
+"""The one deployment component, its phases, the settings it derives, its stack outputs and its list of cloud
+resources (created or existing)."""
 CONFIG = f"{PACKAGE}.config"
 BACKENDS = f"{PACKAGE}.backends"
 SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.scaling", f"{BACKENDS}.rollout"}

@@ -14,6 +14,15 @@ PROJECT_IAM = "gcp:projects/iAMMember:IAMMember"
 BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
 SA_IAM = "gcp:serviceaccount/iAMMember:IAMMember"
 KSA = "kubernetes:core/v1:ServiceAccount"
+EXISTING_CLUSTER = "tpu-serving:index:ExistingCluster"
+EXISTING_TPU_POOLS = "tpu-serving:index:ExistingTpuNodePool"
+SERVICE = "gcp:projects/service:Service"
+
+
+def on_existing_cluster(plan) -> bool:
+    """Whether the stack deploys on an existing cluster (``cluster.existing``): no cluster, no node pool of its own."""
+    return bool(plan.of_type(EXISTING_CLUSTER))
+
 
 FORBIDDEN_PROJECT_ROLES = {
     "roles/owner",
@@ -31,7 +40,10 @@ def test_stacks_are_the_expected_ones():
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_preview_cleanly(stack):
     plan = plan_of(stack)
-    assert plan.of_type(CLUSTER) and plan.of_type(NODE_POOL)
+    if on_existing_cluster(plan):
+        assert plan.of_type(EXISTING_TPU_POOLS) and not plan.of_type(CLUSTER) and not plan.of_type(NODE_POOL)
+    else:
+        assert plan.of_type(CLUSTER) and plan.of_type(NODE_POOL)
     root = f"urn:pulumi:{stack}::tpu-serving::pulumi:pulumi:Stack::tpu-serving-{stack}"
     urns = {r.urn for r in plan.resources}
     for r in plan.resources:
@@ -45,7 +57,9 @@ def test_stacks_least_privilege_iam(stack):
     roles = {r.inputs["role"] for r in plan.of_type(PROJECT_IAM)}
     assert not roles & FORBIDDEN_PROJECT_ROLES
     assert not any(r.startswith("roles/storage.") for r in roles)
-    bucket_names = {b.inputs["name"] for b in plan.of_type(BUCKET)}
+    bucket_names = {b.inputs["name"] for b in plan.of_type(BUCKET)} | {
+        name for b in plan.of_type("tpu-serving:index:Buckets") for name in b.inputs.get("existingBucketNames", ())
+    }
     grants = plan.of_type(BUCKET_IAM)
     assert grants
     for grant in grants:
@@ -56,13 +70,12 @@ def test_stacks_least_privilege_iam(stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_buckets_are_private_and_checkpoints_protected(stack):
     plan = plan_of(stack)
+    apis = {"tpu-serving:index:ProjectServices$gcp:projects/service:Service"} if plan.of_type(SERVICE) else set()
     for b in plan.of_type(BUCKET):
         assert b.inputs["uniformBucketLevelAccess"] is True
         assert b.inputs["publicAccessPrevention"] == "enforced"
         waits_for = {d.split("::")[-2] for d in b.dependencies}
-        assert waits_for == {"tpu-serving:index:ProjectServices$gcp:projects/service:Service"}, (
-            "buckets wait for the project's APIs only, never for the cluster"
-        )
+        assert waits_for == apis, "buckets wait for the project's APIs only (when the stack enables them)"
         assert b.protect == (b.inputs["labels"]["purpose"] == "checkpoints")
 
 
@@ -123,7 +136,10 @@ def test_stacks_outputs_summarise_slices(stack):
     slices = plan.outputs["slices"]
     # chips = VMs x the chips of the machine type, which GKE names `...-<chips>t` (ct6e-standard-8t: 8 per VM)
     assert slices and all(s["vms"] * int(re.search(r"-(\d+)t$", s["machineType"])[1]) == s["chips"] for s in slices)
-    assert plan.outputs["getCredentials"].startswith("gcloud container clusters get-credentials")
+    if "kubeconfigFile" in plan.outputs:  # an existing cluster reached through a kubeconfig file of the user's
+        assert "getCredentials" not in plan.outputs and on_existing_cluster(plan)
+    else:
+        assert plan.outputs["getCredentials"].startswith("gcloud container clusters get-credentials")
 
 
 def _bucket_roles_of(plan, account_name: str) -> dict[str, str]:
@@ -174,6 +190,10 @@ def test_stacks_each_tpu_pool_runs_as_its_own_account(stack):
 def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
     plan = plan_of(stack)
     services = plan.of_type("gcp:projects/service:Service")
+    if not services:  # the stack names its APIs existing (projectApis): the preview lists them, each one it uses
+        (named,) = [e for e in plan.outputs["cloudResources"] if e["kind"] == "project APIs"]
+        assert named["status"] == "existing" and "container.googleapis.com" in named["name"]
+        return
     apis = {s.inputs["service"] for s in services}
     assert {
         "container.googleapis.com",
@@ -198,6 +218,8 @@ def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_cluster_ignores_its_removed_default_pool(stack):
+    if on_existing_cluster(plan_of(stack)):
+        pytest.skip("an existing cluster: the stack creates no cluster and no node pool")
     (cluster,) = plan_of(stack).of_type(CLUSTER)
     assert cluster.ignore_changes == ["nodeConfig", "initialNodeCount"]
     assert cluster.inputs["removeDefaultNodePool"] is True
@@ -215,6 +237,10 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
 
     cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
     m = cfg.cluster.maintenance
+    if cfg.existing:  # the cluster's maintenance is its owner's; the plan records its Google Groups security group
+        (existing,) = plan_of(stack).of_type(EXISTING_CLUSTER)
+        assert existing.inputs.get("securityGroup") == cfg.cluster.security_group
+        return
     (cluster,) = plan_of(stack).of_type(CLUSTER)
     assert cluster.inputs["maintenancePolicy"]["recurringWindow"] == {
         "startTime": m.window_start,

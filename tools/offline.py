@@ -140,6 +140,11 @@ def _as_config_text(key: str, value: Any) -> str:
 
 def stack_config(project: Project, stack: str) -> dict[str, str]:
     """The config map the CLI would hand the program for ``stack``: ``namespace:key`` -> text."""
+    return config_map(project, stack_file_config(project, stack))
+
+
+def stack_file_config(project: Project, stack: str) -> Mapping[str, Any]:
+    """The ``config:`` mapping of ``stack``'s stack file, as loaded (its keys as the file writes them)."""
     path = project.stack_file(stack)
     if not path.is_file():
         raise StackConfigError(
@@ -154,8 +159,13 @@ def stack_config(project: Project, stack: str) -> dict[str, str]:
     unknown = set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
     if unknown:
         raise StackConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    return _config_section(doc, str(path.relative_to(project.root)))
+
+
+def config_map(project: Project, config: Mapping[str, Any]) -> dict[str, str]:
+    """The config map the CLI would hand the program for a stack file whose ``config:`` is ``config``:
+    ``namespace:key`` -> text, over the project's defaults."""
     merged = {_namespaced(project.name, k): v for k, v in project.config_defaults.items()}
-    config = _config_section(doc, str(path.relative_to(project.root)))
     merged.update({_namespaced(project.name, k): v for k, v in config.items()})
     return {k: _as_config_text(k, v) for k, v in merged.items()}
 
@@ -236,6 +246,18 @@ class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, mocks_: mocks.Mocks):
         super().__init__(mocks_)
         self.recorded: list[RecordedResource] = []
+        self.invokes: list[str] = []
+        """Tokens of the provider functions (data sources) the program called, and the types of the resources it
+        read (``.get``), in order: what a deploy would ask the providers before creating anything."""
+
+    def Invoke(self, request: Any) -> Any:  # a resource_pb2.ResourceInvokeRequest
+        if request.tok != "pulumi:pulumi:getResource":
+            self.invokes.append(str(request.tok))
+        return super().Invoke(request)  # type: ignore[no-untyped-call]
+
+    def ReadResource(self, request: Any) -> Any:  # a resource_pb2.ReadResourceRequest
+        self.invokes.append(str(request.type))
+        return super().ReadResource(request)  # type: ignore[no-untyped-call]
 
     def RegisterResource(self, request: Any) -> Any:  # a resource_pb2.RegisterResourceRequest
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
@@ -289,6 +311,9 @@ class PreviewMocks(mocks.Mocks):
         # The second item: no check failures.
         if args.token == "gcp:organizations/getProject:getProject":
             return {"number": UNKNOWN, "projectId": args.args.get("projectId")}, []
+        if args.token == "gcp:container/getCluster:getCluster":
+            found = {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": UNKNOWN}
+            return {**found, "masterAuths": [{"clusterCaCertificate": UNKNOWN}]}, []
         return {}, []
 
 
@@ -306,6 +331,10 @@ class Plan:
     config: dict[str, str] = field(default_factory=dict)
     """The stack's configuration as the program read it (``<namespace>:<key>`` -> its JSON or string value):
     what the stack asks for, which the runtime model compares the objects with."""
+    invokes: list[str] = field(default_factory=list)
+    """Tokens of the provider functions the program called and types of the resources it read, in order (not in
+    ``plan.json``): a plan with no ``gcp:`` among them, nor among its resources, deploys with the Kubernetes
+    provider alone."""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -343,7 +372,12 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
         resources = sorted(monitor.recorded, key=lambda r: r.urn)
         return Plan(
-            stack=stack, project=project, resources=resources, outputs=outputs, config=dict(sorted(config.items()))
+            stack=stack,
+            project=project,
+            resources=resources,
+            outputs=outputs,
+            config=dict(sorted(config.items())),
+            invokes=list(monitor.invokes),
         )
 
     return contextvars.Context().run(run)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
 from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
@@ -75,6 +76,9 @@ def tpu_slices(plan: Plan) -> list[tuple[str, SliceShape]]:
             topology = single[0] if len(single) == 1 else None
         if topology is not None:
             slices.append((str(r.inputs.get("name", r.name)), catalog.SliceShape(machine, topology)))
+    for pool, machine_type, topology, _ in existing_tpu_pools(plan.resources):
+        if machine_type in catalog.MACHINE_TYPES:
+            slices.append((f"{pool} (existing)", catalog.SliceShape(catalog.MACHINE_TYPES[machine_type], topology)))
     return slices
 
 
@@ -91,6 +95,9 @@ def zone_notes(plan: Plan) -> list[str]:
             continue
         for zone in r.inputs.get("nodeLocations") or []:
             pools.setdefault((str(zone), machine.generation.name), []).append(str(r.inputs.get("name", r.name)))
+    for pool, machine_type, _, zone in existing_tpu_pools(plan.resources):
+        if machine_type in catalog.MACHINE_TYPES:
+            pools.setdefault((zone, catalog.MACHINE_TYPES[machine_type].generation.name), []).append(pool)
     notes = (tpu_zones.zone_note(", ".join(names), zone, gen) for (zone, gen), names in pools.items())
     return [f"  {n}" for n in notes if n is not None]
 
@@ -117,6 +124,8 @@ def summary(plan: Plan) -> str:
             *rollout_summary(plan.outputs),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
+            *manifest_lines(plan.resources),
+            *cloud_resource_lines(plan.outputs),
         ]
     )
 
@@ -232,6 +241,8 @@ def cost_summary(outputs: dict[str, Any]) -> list[str]:
     if bounds:
         lines.append(f"  upper bound, priced on demand for want of a figure: {'; '.join(bounds)}")
     lines.append(f"  {COST_LEFT_OUT}")
+    if outputs.get("cloudResources"):
+        lines.append("  nor, on an existing cluster, its management fee and CPU nodes (its owner's)")
     return lines
 
 

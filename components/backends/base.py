@@ -17,6 +17,7 @@ import pulumi
 from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
+from ..existing import CloudResource
 from ..models import ModelSize
 from ..observability import ServingMetrics
 from ..observability_settings import ObservabilitySettings
@@ -24,6 +25,7 @@ from ..observability_settings import ObservabilitySettings
 if TYPE_CHECKING:
     from ..buckets import Buckets
     from ..cluster import TpuCluster, TpuClusterArgs
+    from ..existing import ExistingCluster
     from ..identity import WorkloadIdentity
     from ..node_identity import Access, BucketGrant
     from ..services import ProjectServices
@@ -49,6 +51,8 @@ class StackSlice(Protocol):
     def disk_size_gb(self) -> int: ...
     @property
     def pool_names(self) -> tuple[str, ...]: ...
+    @property
+    def existing_node_pools(self) -> Sequence[str] | None: ...
 
 
 class Stack(Protocol):
@@ -71,6 +75,9 @@ class Stack(Protocol):
     @property
     def tpu_slices(self) -> Sequence[StackSlice]: ...
     def bucket(self, purpose: str) -> StackBucket | None: ...
+    def node_pool_names(self, s: StackSlice) -> tuple[str, ...]:
+        """The GKE node pools of slice kind ``s``: ``<cluster>-<pool>``, or the existing pools it names."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -79,9 +86,12 @@ class ServingSlices:
 
     shape: SliceShape
     pools: Sequence[pulumi.Resource]
+    """The node pools the workloads wait for: those the deployment creates (none on an existing cluster)."""
     by_kind: Mapping[str, Sequence[pulumi.Resource]] = field(default_factory=dict)
     """The node pools of each serving slice kind (``tpuSlices[].name``), for a backend whose parts take different
     kinds (the disaggregated vLLM roles)."""
+    names: Sequence[str] = ()
+    """The GKE node pools of the serving slices, one per slice, created or existing: how many slices there are."""
 
 
 @dataclass(frozen=True)
@@ -94,8 +104,11 @@ class Platform:
     """The validated settings of the deployment."""
     parent: pulumi.Resource
     """The deployment component: the backend's resources are its children."""
-    cluster: TpuCluster
-    apis: ProjectServices
+    cluster: TpuCluster | ExistingCluster
+    """The cluster: created by the deployment, or an existing one (``cluster.existing``), on which the backend creates
+    no cloud resource of the cluster's (its node pools exist too)."""
+    apis: ProjectServices | None
+    """The project's APIs, when the deployment enables them (None: they are enabled already)."""
     buckets: Buckets
     identity: WorkloadIdentity
     tenancy: Tenancy
@@ -107,19 +120,22 @@ class Platform:
     node_grants: Callable[[Mapping[str, Access]], list[BucketGrant]]
     """Bucket roles, by purpose -> access, on the stack's buckets (for node service accounts)."""
 
-    def options(self, *depends_on: pulumi.Resource) -> pulumi.ResourceOptions:
-        """Options of a backend component: a child of the deployment on the cluster's Kubernetes provider."""
+    def options(self, *depends_on: pulumi.Resource | None) -> pulumi.ResourceOptions:
+        """Options of a backend component: a child of the deployment on the cluster's Kubernetes provider, after
+        ``depends_on`` (a None among them, such as :attr:`apis` when they exist already, is left out)."""
         return pulumi.ResourceOptions(
             parent=self.parent,
             providers={"kubernetes": self.cluster.provider},
-            depends_on=list(depends_on),
+            depends_on=[d for d in depends_on if d is not None],
             aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)],
         )
 
     def gcp_options(self) -> pulumi.ResourceOptions:
         """Options of a backend's GCP component: a child of the deployment that waits for the APIs."""
         return pulumi.ResourceOptions(
-            parent=self.parent, depends_on=[self.apis], aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+            parent=self.parent,
+            depends_on=[self.apis] if self.apis is not None else [],
+            aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)],
         )
 
 
@@ -148,6 +164,9 @@ class Built:
     extra_pools: list[pulumi.Resource] = field(default_factory=list)
     endpoint: ServingEndpoint | None = None
     """Its HTTP entry, when a gateway may front it."""
+    cloud: list[CloudResource] = field(default_factory=list)
+    """Cloud resources of its own it creates or names existing (the metrics adapter's grant, the Pathways head's
+    pool), for the deployment's list of them (the ``cloudResources`` output on an existing cluster)."""
 
 
 def probes_startup_seconds(serving: Any) -> int:

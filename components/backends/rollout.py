@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..lws import Rollout
-from ..naming import pool_name
 from . import scaling
 from .base import Stack
 
@@ -110,7 +109,7 @@ class RolloutPlan:
 
 def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
     """The node pools of the serving slices, in the stack file's order (the spare share is the last)."""
-    return [pool_name(cfg.cluster.name, p) for s in cfg.tpu_slices if s.name in slices for p in s.pool_names]
+    return [p for s in cfg.tpu_slices if s.name in slices for p in cfg.node_pool_names(s)]
 
 
 def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPlan:

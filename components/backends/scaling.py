@@ -18,15 +18,18 @@ import pulumi
 
 from ..autoscaling import (
     METRICS_ADAPTER,
+    MONITORING_VIEWER,
     AutoscalingSettings,
     MetricKind,
     ServingAutoscaler,
     ServingAutoscalerArgs,
+    adapter_member,
     kind_problem,
 )
 from ..catalog import SliceShape
+from ..existing import CloudResource
 from ..lws import Rollout
-from ..settings import PROJECT_NAMESPACE, settings_model, to_settings
+from ..settings import PROJECT_NAMESPACE, CreateOrExisting, settings_model, to_settings
 
 if TYPE_CHECKING:
     from .base import Built, Platform, Stack
@@ -157,6 +160,13 @@ def metric_reader_problems(cfg: Stack, at: str, metric: str, scraped: str) -> li
     return found
 
 
+def adapter_grant(project: str, iam: CreateOrExisting, key: str) -> CloudResource:
+    """The metrics adapter's ``roles/monitoring.viewer`` grant, created or existing (``key``)."""
+    member = adapter_member(project, "<project number>")
+    held = f"{member} holds {MONITORING_VIEWER} on project {project}"
+    return CloudResource("IAM grant", f"{MONITORING_VIEWER} for the metrics adapter", iam, key, (held,))
+
+
 def add_autoscaler(
     platform: Platform, built: Built, serving: Scaled, waiting: str, workload: pulumi.Resource
 ) -> ServingAutoscaler:
@@ -177,6 +187,7 @@ def add_autoscaler(
         opts=platform.options(adapter, workload, platform.apis),
     )
     built.installs.append(adapter)
+    built.cloud.append(adapter_grant(platform.settings.project, auto.adapter_iam, f"{KEY}.autoscaling.adapterIam"))
     built.outputs["autoscaling"] = {
         "minReplicas": auto.min_replicas,
         "maxReplicas": auto.max_replicas,

@@ -32,7 +32,7 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
     cluster = cfg.cluster.name
     problems = []
     for i, s in enumerate(cfg.tpu_slices):
-        for pool in s.pool_names:
+        for pool in s.pool_names if s.existing_node_pools is None else ():
             name = pool_name(cluster, pool)
             problem = check_dns_name(name, limit=NameLimit.GKE_NODE_POOL)
             if problem:
@@ -48,7 +48,7 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
                 f"{ns}:buckets[{i}].name: the default bucket name {name!r} "
                 f"(<project>-<cluster.name>-<purpose>) {problem}; set buckets[{i}].name"
             )
-    for i, s in enumerate(cfg.tpu_slices):
+    for i, s in enumerate(cfg.tpu_slices if not cfg.existing else ()):  # an existing cluster's pools have theirs
         sa = node_service_account_id(cluster, s.name)
         problem = check_dns_name(sa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
         if problem:
@@ -58,12 +58,12 @@ def derived_name_problems(cfg: StackConfig) -> list[str]:
             )
     gsa = workload_service_account_id(cluster, cfg.workload_identity.gcp_service_account)
     problem = check_dns_name(gsa, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
-    if problem:
+    if problem and cfg.workload_identity.existing_gcp_service_account is None:
         problems.append(
             f"{ns}:workloadIdentity.gcpServiceAccount: the default service account id {gsa!r} "
             f"(<cluster.name>-wl) {problem}; set workloadIdentity.gcpServiceAccount"
         )
-    if cfg.serving is not None and cfg.serving.backend == "pathways-job":
+    if cfg.serving is not None and cfg.serving.backend == "pathways-job" and not cfg.existing:
         for name, limit in (
             (head_pool_name(cluster), NameLimit.GKE_NODE_POOL),
             (head_service_account_id(cluster), NameLimit.GCP_SERVICE_ACCOUNT_ID),

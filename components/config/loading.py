@@ -19,6 +19,7 @@ from .checks import (
     zone_problems,
 )
 from .errors import GCP_KEYS, ConfigError, describe_all
+from .existing_checks import existing_problems
 from .models import StackConfig
 
 
@@ -38,6 +39,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         + cluster_problems(cfg)
         + serving_problems(cfg)
         + gateway_problems(cfg)
+        + existing_problems(cfg)
     )
     if problems:
         raise ConfigError(problems, source)

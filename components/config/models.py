@@ -15,16 +15,21 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 from .. import capacity as capacity_rules
 from .. import catalog
 from ..backends import Serving
+from ..backends.base import StackSlice
 from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
+from ..controllers import ControllerManifests
+from ..existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
 from ..gateway import GatewaySettings
+from ..identity import WorkloadIdentityArgs, service_account_email_problem
 from ..naming import (
     ZONE,
     NameLimit,
     check_dns_name,
     labels_problem,
     namespace_problem,
+    pool_name,
     project_id_problem,
     region_problem,
     zone_problem,
@@ -34,6 +39,7 @@ from ..observability_settings import ObservabilitySettings
 from ..prices import PriceOverrides
 from ..settings import (
     Cidr,
+    CreateOrExisting,
     K8sName,
     Model,
     PoolName,
@@ -42,21 +48,51 @@ from ..settings import (
     StackFloat,
     StackInt,
     declared,
+    rules_of,
     settings_model,
 )
 from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
 
 # --------------------------------------------------------------------------- cluster
 
+_CLUSTER_RULES = rules_of(TpuClusterArgs, CLUSTER_ARGS_FROM_THE_STACK)
+
 
 # mypy cannot see a model made at runtime: to it, each generated config model is the
 # dataclass it mirrors (the same field names and types, which is all the code reads).
 if TYPE_CHECKING:
-    ClusterConfig: TypeAlias = TpuClusterArgs
+    ExistingClusterConfig: TypeAlias = ExistingClusterArgs
+
+    class ClusterConfig(TpuClusterArgs):
+        """To mypy: the cluster's arguments and ``existing``."""
+
+        existing: ExistingClusterArgs | None
+        model_fields_set: set[str]
+
 else:
-    ClusterConfig = settings_model(TpuClusterArgs, "ClusterConfig", exclude=CLUSTER_ARGS_FROM_THE_STACK)
+    ExistingClusterConfig = settings_model(
+        ExistingClusterArgs, "ExistingClusterConfig", exclude=EXISTING_ARGS_FROM_THE_STACK
+    )
+
+    class ClusterConfig(settings_model(TpuClusterArgs, "ClusterConfig", exclude=CLUSTER_ARGS_FROM_THE_STACK)):
+        __doc__ = TpuClusterArgs.__doc__
+        existing: ExistingClusterConfig | None = Field(
+            None,
+            description="The cluster exists (existing-cluster mode): the kubeconfig file that reaches it, or the GKE "
+            "cluster by name and location. The stack then creates only the in-cluster half, and every cloud resource "
+            "it needs is named existing or created (docs/existing-cluster.md); the keys that shape a created cluster "
+            "are refused.",
+        )
+
+        @model_validator(mode="after")
+        def _rules(self) -> ClusterConfig:
+            # The cluster's own rules (a control plane named, the NAT named) are those of a cluster the stack creates.
+            return self if self.existing is not None else _CLUSTER_RULES(self)
+
+
 """The stack file's ``cluster``: the arguments of :class:`~tpu_serving.cluster.TpuCluster`, declared once
-there, less those set elsewhere in the stack file."""
+there, less those set elsewhere in the stack file; and ``existing`` (:class:`~tpu_serving.existing.ExistingClusterArgs`,
+less those the stack sets elsewhere)."""
 
 if TYPE_CHECKING:
     CpuPoolConfig: TypeAlias = CpuPoolArgs
@@ -84,6 +120,13 @@ else:
     PricesConfig = settings_model(PriceOverrides, "PricesConfig")
 """The stack file's ``prices``: negotiated rates replacing list prices in the cost estimate
 (:class:`~tpu_serving.prices.PriceOverrides`, declared once there)."""
+
+
+if TYPE_CHECKING:
+    ControllerManifestsConfig: TypeAlias = ControllerManifests
+else:
+    ControllerManifestsConfig = settings_model(ControllerManifests, "ControllerManifestsConfig")
+"""The stack file's ``controllerManifests`` (:class:`~tpu_serving.controllers.ControllerManifests`)."""
 
 
 if TYPE_CHECKING:
@@ -127,6 +170,13 @@ class TpuSliceConfig(Model):
     max_run_duration_hours: StackInt | None = declared(TpuNodePoolArgs, "max_run_duration_hours")
     disk_size_gb: StackInt = declared(TpuNodePoolArgs, "disk_size_gb")
     image_cache_disk: str | None = declared(TpuNodePoolArgs, "image_cache_disk")
+    existing_node_pools: list[PoolName] | None = Field(
+        None,
+        description="With an existing cluster (`cluster.existing`): the existing node pools of these slices, one per "
+        "slice (`count` of them), which the stack never creates nor changes; unset: the names the stack would give "
+        "them, `<cluster.name>-<name>` (or `-<i>`), which must then exist. The keys above describe them for the "
+        "checks and the cost estimate.",
+    )
 
     @field_validator("name")
     @classmethod
@@ -215,6 +265,7 @@ class BucketConfig(Model):
     location: str | None = Field(None, description="Bucket location; default the stack's region.")
     storage_class: StorageClass = declared(BucketSpec, "storage_class")
     versioning: StackBool = declared(BucketSpec, "versioning")
+    existing: StackBool = declared(BucketSpec, "existing")
     workload_access: Literal["read", "readWrite", "none"] = Field(
         "readWrite",
         description="What the serving workloads' service account may do with the objects "
@@ -250,6 +301,14 @@ class WorkloadIdentityConfig(Model):
     gcp_service_account: ServiceAccountId | None = Field(
         None, description="account_id of the GCP service account; default `<cluster>-wl`."
     )
+    existing_gcp_service_account: str | None = declared(WorkloadIdentityArgs, "existing_gcp_service_account")
+
+    @field_validator("existing_gcp_service_account")
+    @classmethod
+    def _email(cls, v: str | None) -> str | None:
+        if problem := service_account_email_problem(v):
+            raise ValueError(problem)
+        return v
 
     @field_validator("namespace")
     @classmethod
@@ -346,6 +405,17 @@ class StackConfig(Model):
         default_factory=ObservabilityConfig,
         description="Metrics scraping, the dashboard and the alert policies of the serving workload.",
     )
+    project_apis: CreateOrExisting = Field(
+        CreateOrExisting.CREATE,
+        description="`create`: the stack enables the Google Cloud APIs it uses (and keeps them on when it is "
+        "destroyed); `existing`: they are enabled already, and the stack makes no call for them (the preview "
+        "lists them).",
+    )
+    controller_manifests: ControllerManifestsConfig = Field(
+        default_factory=ControllerManifestsConfig,
+        description="Where each controller's release manifest is read from (mirrors, clusters without internet "
+        "access); unset: the upstream release URL.",
+    )
 
     @field_validator("shared_buckets")
     @classmethod
@@ -418,3 +488,13 @@ class StackConfig(Model):
     def bucket(self, purpose: str) -> BucketConfig | None:
         """The bucket of ``purpose``, if the stack declares one."""
         return next((b for b in self.buckets if b.purpose == purpose), None)
+
+    @property
+    def existing(self) -> bool:
+        """Whether the cluster exists (``cluster.existing``): the stack creates only the in-cluster half."""
+        return self.cluster.existing is not None
+
+    def node_pool_names(self, s: StackSlice) -> tuple[str, ...]:
+        """The GKE node pools of slice kind ``s``, one per slice: the existing pools it names, else
+        ``<cluster.name>-<pool>``."""
+        return tuple(s.existing_node_pools or (pool_name(self.cluster.name, p) for p in s.pool_names))

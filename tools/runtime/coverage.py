@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tpu_serving_tools.runtime.existing import EXISTING_TPU_POOLS
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -27,12 +28,12 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
 def _tpu_pools(view: PlanView) -> list[str]:
-    """Node pools of TPU machine types (``ct*``: the Cloud TPU VM families) in the plan."""
+    """Node pools of TPU machine types (``ct*``: the Cloud TPU VM families) in the plan, created or existing."""
     return [
         str(r["name"])
         for r in view.of_type(NODE_POOL)
         if str((r["inputs"].get("nodeConfig") or {}).get("machineType", "")).startswith("ct")
-    ]
+    ] + [str(p) for r in view.of_type(EXISTING_TPU_POOLS) for p in r["inputs"].get("poolNames") or ()]
 
 
 def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:

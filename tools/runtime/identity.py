@@ -16,10 +16,12 @@ from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.backend_facts import BUCKET_USES
+from tpu_serving_tools.runtime.existing import existing_accounts, existing_cluster
+from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.pods import Container, Pod, gs_uris, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
-from tpu_serving_tools.runtime.scheduling import ACCOUNT_TYPE, NodePool, landing_pools, node_pools
+from tpu_serving_tools.runtime.scheduling import ACCOUNT_TYPE, landing_pools, node_pools
 
 BUCKET_IAM_MEMBER = "gcp:storage/bucketIAMMember:BucketIAMMember"
 BUCKET_IAM_BINDING = "gcp:storage/bucketIAMBinding:BucketIAMBinding"
@@ -45,6 +47,8 @@ class Identity:
 
     urn: str | None
     description: str
+    declared: Mapping[str, tuple[str, ...]] | None = None
+    """An existing node account's roles as the plan declares them (bucket -> accesses); None: read the plan's IAM."""
 
 
 def _bucket_of(uri: str) -> str:
@@ -106,7 +110,8 @@ def _workload_pool(view: PlanView) -> str | None:
         pool = (c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool")
         if pool:
             return str(pool)
-    return None
+    existing = existing_cluster(view)
+    return str(existing["workloadPool"]) if existing and existing.get("workloadPool") else None
 
 
 def _ksa_resource(view: PlanView, ns: str, name: str) -> Mapping[str, Any] | None:
@@ -143,6 +148,11 @@ def ksa_identity(view: PlanView, ns: str, ksa: str) -> Identity:
     if gsa is None:
         return Identity(None, f"KSA {ns}/{ksa}: annotation {annotation} resolves to no service account")
     member = f"serviceAccount:{_workload_pool(view)}[{ns}/{ksa}]"
+    declared = existing_accounts(view).get(gsa)
+    if declared is not None and declared[0] == member:
+        return Identity(
+            gsa, f"KSA {ns}/{ksa} -> existing GSA {gsa} (its binding and roles as the stack declares them)", declared[1]
+        )
     for b in view.of_type(SA_IAM_MEMBER):
         i = b["inputs"]
         if (
@@ -169,6 +179,12 @@ def pod_identities(view: PlanView, pod: Pod, pools: Sequence[NodePool]) -> list[
                 p.service_account_urn,
                 f"host network: node SA of pool {p.name} "
                 f"({_account_label(view, p.service_account_urn) if p.service_account_urn else 'Compute Engine default SA'})",
+            )
+            if p.declared_grants is None
+            else Identity(
+                p.service_account_urn,
+                f"host network: node SA of existing pool {p.name}, holding the roles the stack declares for it",
+                p.declared_grants,
             )
             for p in candidates
         ]
@@ -308,7 +324,11 @@ def check(view: PlanView) -> CategoryResult:
                 if ident.urn is None:
                     problems.append(ident.description)
                     continue
-                granted = granted_access(view, ident.urn, need.bucket)
+                granted = (
+                    set(ident.declared.get(need.bucket, ()))
+                    if ident.declared is not None
+                    else granted_access(view, ident.urn, need.bucket)
+                )
                 if satisfies(granted, need.access):
                     ok_how.append(ident.description)
                 else:

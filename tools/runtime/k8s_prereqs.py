@@ -106,13 +106,16 @@ def _group_kind(resource: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
-    """API group -> (controller, release, the resource that applies the release manifest)."""
+    """API group -> (controller, release, the resource that applies the release manifest). A manifest read from a
+    mirror or a local file is recognised by the upstream address its ``ControllerInstall`` records (``upstream``)."""
     out: dict[str, tuple[str, str, Mapping[str, Any]]] = {}
+    parents = {str(r["urn"]): r for r in view.resources if not r.get("custom")}
     for r in view.resources:
         if not str(r["type"]).startswith("kubernetes:yaml/"):
             continue
         files = r["inputs"].get("files") or [r["inputs"].get("file")]
-        for address in files:
+        upstream = (parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}
+        for address in [*files, upstream.get("upstream")]:
             for release in RELEASES:
                 if isinstance(address, str) and (m := release.address.match(address)):
                     out.update({g: (release.controller, m.group("v"), r) for g in release.groups})

@@ -16,6 +16,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs
+from tpu_serving_tools.runtime.existing import existing_cluster
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -47,6 +48,17 @@ def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
+def existing_apis(view: PlanView) -> set[str]:
+    """The APIs a plan on an existing cluster names existing (its ``cloudResources`` output's project APIs entry)."""
+    entries = (view.plan.get("outputs") or {}).get("cloudResources") or ()
+    return {
+        api.strip()
+        for e in entries
+        if isinstance(e, Mapping) and e.get("kind") == "project APIs" and e.get("status") == "existing"
+        for api in str(e.get("name", "")).split(",")
+    }
+
+
 def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
     return {str(r["inputs"].get("service")): r for r in view.of_type(facts.SERVICE_TYPE)}
 
@@ -61,10 +73,16 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
                 needers.setdefault(api, []).append(r)
                 sources.setdefault(api, src)
     services = _api_services(view)
+    named = existing_apis(view)
     graph = Dependencies.of(view)
     for api in sorted(needers):
         svc = services.get(api)
         subject = f"api {api}"
+        if svc is None and api in named:
+            yield Finding(
+                subject, True, "named existing (projectApis: existing): enabled already, as the preview lists"
+            )
+            continue
         if svc is None:
             yield Finding(
                 subject,
@@ -93,15 +111,21 @@ def _group_subjects(view: PlanView) -> list[str]:
 
 
 def group_rbac_findings(view: PlanView) -> Iterator[Finding]:
-    """Group subjects need the cluster's authenticatorGroupsConfig.securityGroup."""
+    """Group subjects need the cluster's authenticatorGroupsConfig.securityGroup (an existing cluster's, as the plan
+    records it)."""
     groups = _group_subjects(view)
     if not groups:
         return
-    for c in view.of_type(CLUSTER):
-        sg = _get(c["inputs"], ("authenticatorGroupsConfig", "securityGroup"))
+    clusters = [
+        (c["name"], _get(c["inputs"], ("authenticatorGroupsConfig", "securityGroup"))) for c in view.of_type(CLUSTER)
+    ]
+    existing = existing_cluster(view)
+    if existing is not None:
+        clusters.append((str(existing.get("clusterName")), existing.get("securityGroup")))
+    for name, sg in clusters:
         ok = isinstance(sg, str) and sg.startswith("gke-security-groups@")
         yield Finding(
-            f"group rbac {c['name']}",
+            f"group rbac {name}",
             ok,
             f"securityGroup {sg}"
             if ok
@@ -207,13 +231,16 @@ def workload_pool_findings(view: PlanView) -> Iterator[Finding]:
         for c in view.of_type(CLUSTER)
     }
     graph = Dependencies.of(view)
+    existing_pool = (existing_cluster(view) or {}).get("workloadPool")
     for binding in view.resources:
         match = facts.WORKLOAD_POOL_MEMBER.match(str(binding["inputs"].get("member", "")))
         if not binding["type"].endswith(":IAMMember") or match is None:
             continue
         pool, subject = match.group(1), f"workload pool of {binding['name']}"
         cluster = makers.get(pool)
-        if cluster is None:
+        if cluster is None and existing_pool == pool:
+            yield Finding(subject, True, f"{pool} is the existing cluster's")
+        elif cluster is None:
             yield Finding(subject, True, f"no cluster of the plan makes {pool}: it must exist already")
         elif cluster in graph.ancestors(binding["urn"]):
             yield Finding(subject, True, f"waits for the cluster that makes {pool}")

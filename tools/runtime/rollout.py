@@ -14,12 +14,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quantities import scaled
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
-from tpu_serving_tools.runtime.scheduling import NodePool, at_minimum, group_pods, node_pools, place, step_up
+from tpu_serving_tools.runtime.scheduling import at_minimum, group_pods, node_pools, place, step_up
 
 
 def strategy(obj: Mapping[str, Any], replicas: int) -> tuple[int, int]:

@@ -1,6 +1,7 @@
 """Would every pod be scheduled, and would the namespace quota admit them?
 
-Node pools come from the plan's ``gcp:container/nodePool:NodePool`` resources, with GKE's node
+Node pools come from the plan's ``gcp:container/nodePool:NodePool`` resources, and on an existing cluster from the
+pools the plan records as existing (:mod:`tools.runtime.existing`), with GKE's node
 labels and taints (:mod:`tools.runtime.facts`) and allocatable (:mod:`components.machines`). Placement is a greedy
 first-fit: sets with exclusive topology (an LWS group or sub-group, a JobSet child Job) first,
 largest TPU demand first, each onto the first topology domain (node pool, or node for
@@ -17,6 +18,8 @@ from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
+from tpu_serving_tools.runtime.existing import existing_node_pools
+from tpu_serving_tools.runtime.node_pool import NodePool, allocatable
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
@@ -25,38 +28,6 @@ from tpu_serving_tools.text import counted, plural
 
 NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
 ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
-
-
-def allocatable(machine_type: str) -> Resources | None:
-    """What a node of ``machine_type`` offers pods: GKE's allocatable (see :mod:`.machine_facts`) less the
-    allowance for GKE's own DaemonSets, and its TPU chips; None for an unknown type."""
-    known = M.allocatable(machine_type)
-    if known is None:
-        return None
-    cpu, memory = known
-    tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
-    return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
-
-
-@dataclass(frozen=True)
-class NodePool:
-    """A node pool as GKE creates it."""
-
-    name: str
-    urn: str
-    machine_type: str
-    nodes: int
-    """Node count: nodeCount (or autoscaling max) per zone x zones."""
-    labels: Mapping[str, str]
-    taints: tuple[tuple[str, str, str], ...]
-    allocatable: Resources | None
-    service_account_urn: str | None
-    """The gcp:serviceaccount/account:Account the nodes run as (None: the Compute Engine default SA)."""
-    min_nodes: int | None = None
-    """Autoscaled pools: the size they start at (0 for a slice that scales from zero); None: fixed size."""
-    slice_vms: int | None = None
-    """Multi-host TPU slice pools (a COMPACT placement with a topology): VMs of the one slice, which GKE
-    creates and removes as one atomic unit."""
 
 
 def _service_account_urn(view: PlanView, resource: Mapping[str, Any]) -> str | None:
@@ -126,7 +97,7 @@ def node_pools(view: PlanView) -> list[NodePool]:
                 slice_vms,
             )
         )
-    return pools
+    return pools + existing_node_pools(view)
 
 
 # --------------------------------------------------------------------------- pod/pool matching

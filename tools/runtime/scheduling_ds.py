@@ -22,12 +22,12 @@ from tpu_serving_tools.runtime import pods_ds
 from tpu_serving_tools.runtime.network_flows import COLLECTOR
 from tpu_serving_tools.runtime.network_policy import Flow, _named_port, evaluate, peer_of, selector_matches
 from tpu_serving_tools.runtime.network_policy import workloads as all_workloads
+from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quantities import scaled
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling import (
-    NodePool,
     Placement,
     at_minimum,
     candidate_pools,

@@ -77,7 +77,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
             shape=platform.slices.shape,
-            num_slices=len(pools) // scaling.groups(serving),
+            num_slices=len(platform.slices.names) // scaling.groups(serving),
             replicas=serving.replicas,
             autoscaled=serving.autoscaling is not None,
             rollout=serving.rollout,

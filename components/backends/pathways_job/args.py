@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
 from ...machines import machine_type_problem
-from ...naming import namespace_problem
+from ...naming import NameLimit, check_dns_name, namespace_problem
 from ...pathways import DEFAULT_PATHWAYS_VERSION
 from ...settings import described
 from ...validation import Choice
@@ -25,6 +25,11 @@ def client_jax_version(pathways_version: str) -> str:
     return pathways_version.removeprefix("jax-")
 
 
+def existing_pool_problem(name: str | None) -> str:
+    """Why ``name`` is not a GKE node pool name, or ``""`` (also when none is given)."""
+    return "" if name is None else check_dns_name(name, limit=NameLimit.GKE_NODE_POOL)
+
+
 @dataclass(frozen=True)
 class HeadPoolSettings:
     """The CPU node pool of the Pathways head (``deploymentMode: default``).
@@ -41,6 +46,13 @@ class HeadPoolSettings:
     )
     max_nodes: int = described("Autoscaling maximum (the pool scales from zero).", default=1)
     disk_size_gb: int = described("Boot disk size, in GB.", default=100)
+    existing_node_pool: str | None = described(
+        "With an existing cluster (`cluster.existing`): the existing CPU node pool the head runs on (its node "
+        "account must hold the scratch bucket's role); unset: `<cluster.name>-head`, which must then exist. The "
+        "settings above describe it for the checks and the estimate.",
+        default=None,
+        check=existing_pool_problem,
+    )
 
 
 class DeploymentMode(Choice):

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import pulumi
+
 from ...cluster import CpuPoolArgs
 from ...controllers import JOBSET, PATHWAYS_JOB
 from ...cost import NodeUsage
 from ...cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from ...existing import CloudResource, ExistingCluster, ExistingCpuNodePool, ExistingCpuNodePoolArgs
 from ...naming import head_pool_name, head_service_account_id
-from ...node_identity import Access
+from ...node_identity import BUCKET_ROLES, Access
 from ...observability import ServingMetrics
+from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY
 from ..base import Backend, Built, Platform
 
@@ -29,6 +33,8 @@ from .checks import problems
 from .component import PathwaysWorkload
 from .facts import HOST_NETWORK_BUCKETS
 from .settings import NAME, PathwaysJobConfig
+
+KEY = f"{PROJECT_NAMESPACE}:serving"
 
 
 def ingress(job: PathwaysJobConfig) -> tuple[dict[str, str], list[int]]:
@@ -57,9 +63,27 @@ def metrics(job: PathwaysJobConfig) -> ServingMetrics:
     return ServingMetrics(serves=False)
 
 
-def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool:
-    """The Pathways head's own CPU pool; its node account may use the scratch bucket (host network)."""
+def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool | ExistingCpuNodePool:
+    """The Pathways head's own CPU pool; its node account may use the scratch bucket (host network). On an existing
+    cluster the pool exists (``existing_node_pool``, else ``<cluster>-head``) and its account holds that role."""
     cfg, name = platform.settings, platform.name
+    pool = CpuPoolArgs(
+        machine_type=settings.machine_type,
+        min_nodes=0,
+        max_nodes=settings.max_nodes,
+        disk_size_gb=settings.disk_size_gb,
+    )
+    if isinstance(platform.cluster, ExistingCluster):
+        return ExistingCpuNodePool(
+            f"{name}-head",
+            ExistingCpuNodePoolArgs(
+                pool_name=settings.existing_node_pool or head_pool_name(name),
+                pool=pool,
+                zone=cfg.zone,
+                node_grants=platform.node_grants(HOST_NETWORK_BUCKETS),
+            ),
+            opts=pulumi.ResourceOptions(parent=platform.parent),
+        )
     return CpuNodePool(
         f"{name}-head",
         CpuNodePoolArgs(
@@ -69,12 +93,7 @@ def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePoo
             cluster=platform.cluster.cluster.id,
             pool_name=head_pool_name(name),
             service_account_id=head_service_account_id(name),
-            pool=CpuPoolArgs(
-                machine_type=settings.machine_type,
-                min_nodes=0,
-                max_nodes=settings.max_nodes,
-                disk_size_gb=settings.disk_size_gb,
-            ),
+            pool=pool,
             node_grants=platform.node_grants(HOST_NETWORK_BUCKETS),
             image_streaming=cfg.cluster.image_streaming,
             labels=platform.labels,
@@ -98,7 +117,7 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             service_account=identity.service_account_name,
             name=job.name,
             shape=platform.slices.shape,
-            num_slices=len(pools),
+            num_slices=len(platform.slices.names),
             pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
             container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env, c.cpu, c.memory) if c else None,
             deployment_mode=DeploymentMode(job.deployment_mode),
@@ -121,9 +140,9 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             identity.service_account,
             *identity.access,
             platform.tenancy,
-            buckets.buckets["scratch"],
+            *buckets.depends_on("scratch"),
             *pools,
-            *([head_pool.node_pool] if head_pool else []),
+            *([head_pool.node_pool] if isinstance(head_pool, CpuNodePool) else []),
         ),
     )
     outputs: dict[str, object] = {"pathwaysJob": job.name, "workload": job.workload}
@@ -135,7 +154,25 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             clientExample=f"{workload.client_pip} && {env} python3 -c "
             "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
         )
-    return Built(installs=[jobset, controller], outputs=outputs)
+    built = Built(installs=[jobset, controller], outputs=outputs)
+    if isinstance(head_pool, ExistingCpuNodePool):
+        built.cloud.append(existing_head_pool(head_pool, job, platform.buckets.names.get("scratch")))
+    return built
+
+
+def existing_head_pool(pool: ExistingCpuNodePool, job: PathwaysJobConfig, scratch: str | None) -> CloudResource:
+    """The existing CPU pool of the Pathways head, with what the head needs of it."""
+    h = job.head_pool
+    needs = [f"{h.machine_type} nodes, autoscaled 0..{h.max_nodes}"]
+    if scratch:
+        needs.append(f"its node service account holds {BUCKET_ROLES['readWrite']} on gs://{scratch} (host network)")
+    return CloudResource(
+        "CPU node pool (Pathways head)",
+        pool.pool_name,
+        CreateOrExisting.EXISTING,
+        f"{KEY}.headPool.existingNodePool",
+        needs,
+    )
 
 
 def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
@@ -161,7 +198,12 @@ def always_on_slices(job: PathwaysJobConfig, pools: int) -> int:
 def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
     """The head pool settings as the component takes them."""
     h = job.head_pool
-    return HeadPoolSettings(machine_type=h.machine_type, max_nodes=h.max_nodes, disk_size_gb=h.disk_size_gb)
+    return HeadPoolSettings(
+        machine_type=h.machine_type,
+        max_nodes=h.max_nodes,
+        disk_size_gb=h.disk_size_gb,
+        existing_node_pool=h.existing_node_pool,
+    )
 
 
 BACKEND = Backend(

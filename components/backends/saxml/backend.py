@@ -73,7 +73,7 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
             namespace=identity.namespace_name,
             service_account=identity.service_account_name,
             shape=platform.slices.shape,
-            num_slices=len(pools),
+            num_slices=len(platform.slices.names),
             state_bucket=platform.buckets.names["state"],
             cell=serving.cell,
             models=[SaxModel(m.model, m.model_path, m.checkpoint, m.replicas) for m in serving.models],

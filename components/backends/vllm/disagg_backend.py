@@ -10,11 +10,11 @@ from collections.abc import Mapping, Sequence
 from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
 from ...lws import Rollout
-from ...naming import pool_name
 from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
-from ...settings import to_settings
+from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
+from .. import scaling
 from ..base import Built, Platform, ServingEndpoint
 from .args import VllmEngineSettings, VllmServingArgs
 from .disagg_args import VllmDisaggregatedArgs
@@ -143,8 +143,7 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
     arguments) and each role's own."""
     assert serving.disaggregation is not None
     sidecar = serving.disaggregation.sidecar_image
-    cluster = platform.settings.cluster.name
-    pools = {s.name: [pool_name(cluster, p) for p in s.pool_names] for s in platform.settings.tpu_slices}
+    pools = {s.name: list(platform.settings.node_pool_names(s)) for s in platform.settings.tpu_slices}
 
     def role(r: KvRole) -> VllmServingArgs:
         cfg = dict(roles(serving))[r]
@@ -219,6 +218,8 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
     first = to_settings(scaled[0][1].autoscaling, AutoscalingSettings)
     adapter = platform.install(METRICS_ADAPTER, first.adapter_version, ())
     built.installs.append(adapter)
+    key = f"{PROJECT_NAMESPACE}:serving.disaggregation.{scaled[0][0].value}.autoscaling.adapterIam"
+    built.cloud.append(scaling.adapter_grant(platform.settings.project, first.adapter_iam, key))
     out = {}
     for r, c in scaled:
         auto = to_settings(c.autoscaling, AutoscalingSettings)

@@ -80,6 +80,13 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
                 f"{role_metric(role, c)} is a fraction from 0 to 1 ({FRACTION_GAUGES[role_metric(role, c)]}), so "
                 "the HPA would never add a group; valid: a target in (0, 1], e.g. 0.8"
             )
+    scaled = [(role, c.autoscaling) for role, c in roles(serving) if c.autoscaling is not None]
+    if len(scaled) == 2 and scaled[0][1].adapter_iam != scaled[1][1].adapter_iam:
+        found.append(
+            f"{AT}.decode.autoscaling.adapterIam = {json.dumps(scaled[1][1].adapter_iam.value)}: the roles share one "
+            f"metrics adapter and its one grant; prefill's says {json.dumps(scaled[0][1].adapter_iam.value)}: make them "
+            "agree"
+        )
     counts = slice_counts(cfg)
     pair = roles(serving)
     kinds = [r.slice for _, r in pair]

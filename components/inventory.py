@@ -1,0 +1,191 @@
+"""Which cloud resources a deployment on an existing cluster creates, and which it names existing.
+
+On an existing cluster (``cluster.existing``) every cloud resource the in-cluster half needs is either named existing
+(the stack creates nothing for it and never changes it) or created, each decided by one key of the stack file. This
+module lists them, with what an existing one must be or hold: the ``cloudResources`` stack output, which the preview
+prints. It reads the settings and the built parts; it creates nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .cluster import CloudNat
+from .config.models import StackConfig
+from .derived import existing_cluster_args, stack_apis
+from .existing import CloudResource
+from .gateway import INFERENCE_POOL_MIN_GKE
+from .naming import (
+    NameLimit,
+    dns_name,
+    group_recreations_metric,
+    nat_name,
+    nat_router_name,
+    workload_service_account_id,
+)
+from .node_identity import BUCKET_ROLES, Access
+from .phases import Context, IdentityParts, PlatformParts, PoolParts, ServingParts
+from .settings import PROJECT_NAMESPACE, CreateOrExisting
+
+CREATE, EXISTING = CreateOrExisting.CREATE, CreateOrExisting.EXISTING
+NS = PROJECT_NAMESPACE
+
+
+def cloud_resources(
+    ctx: Context, platform: PlatformParts, pools: PoolParts, identity: IdentityParts, serving: ServingParts
+) -> list[CloudResource]:
+    """Every cloud resource of the deployment on an existing cluster, created or existing, in the order of the phases."""
+    cfg = ctx.cfg
+    return [
+        cluster(cfg),
+        CloudResource(
+            "CPU nodes",
+            "the cluster's CPU node pools",
+            EXISTING,
+            f"{NS}:cluster.cpuPool",
+            (
+                f"room for the stack's CPU pods (controllers, endpoint picker); described as {cfg.cluster.cpu_pool.machine_type}, "
+                f"{cfg.cluster.cpu_pool.min_nodes}..{cfg.cluster.cpu_pool.max_nodes} nodes",
+            ),
+        ),
+        cloud_nat(cfg),
+        CloudResource(
+            "project APIs",
+            ", ".join(stack_apis(cfg)),
+            cfg.project_apis,
+            f"{NS}:projectApis",
+            () if cfg.project_apis == CREATE else (f"enabled in project {cfg.project}",),
+        ),
+        *node_pools(cfg, platform, pools, ctx),
+        *buckets(cfg, platform),
+        workload_account(cfg, identity),
+        *serving.built.cloud,
+        *gateway_subnet(cfg),
+        *observability(ctx),
+    ]
+
+
+def cluster(cfg: StackConfig) -> CloudResource:
+    """The existing cluster, how it is reached and the features the stack relies on."""
+    args = existing_cluster_args(cfg)
+    how = (
+        f"reached through the kubeconfig file {args.kubeconfig}" + (f", context {args.context}" if args.context else "")
+        if args.kubeconfig is not None
+        else f"read with container.getCluster in {args.location}, reached with gke-gcloud-auth-plugin"
+    )
+    needs = [how, f"Workload Identity, pool {args.workload_pool}"]
+    if cfg.serving is not None and cfg.observability.enabled:
+        needs.append("Managed Service for Prometheus (managed collection), for the PodMonitorings")
+    if cfg.gateway is not None:
+        needs.append("the Gateway API (GKE Gateway controller, standard channel)")
+        if cfg.gateway.inference_pool:
+            needs.append(
+                "GKE {}.{}.{}-gke.{} or later, which serves the InferencePool CRD".format(*INFERENCE_POOL_MIN_GKE)
+            )
+    if cfg.tenancy.operators.groups:
+        needs.append(f"Google Groups for RBAC ({cfg.cluster.security_group})")
+    return CloudResource("cluster", args.gke_name, EXISTING, f"{NS}:cluster.existing", needs)
+
+
+def cloud_nat(cfg: StackConfig) -> CloudResource:
+    """The network's Cloud NAT: the cluster owner's (not looked up), a named one (looked up), or created."""
+    c, key = cfg.cluster, f"{NS}:cluster.cloudNat"
+    if "cloud_nat" not in c.model_fields_set:
+        owners = "the cluster owner's, not looked up (private nodes pull images from outside Google through it)"
+        return CloudResource("Cloud NAT", f"network {c.network}'s in {cfg.region}", EXISTING, key, (owners,))
+    if c.cloud_nat == CloudNat.CREATE:
+        router = dns_name(nat_router_name(c.name), limit=NameLimit.K8S_LABEL)
+        return CloudResource("Cloud NAT", f"{dns_name(nat_name(c.name))} on router {router}", CREATE, key)
+    named = f"{c.existing_nat} on router {c.existing_nat_router}" if c.existing_nat else f"network {c.network}'s"
+    looked_up = "looked up when the stack deploys" if c.existing_nat else "not looked up"
+    return CloudResource("Cloud NAT", named, EXISTING, key, (looked_up,))
+
+
+def node_pools(cfg: StackConfig, platform: PlatformParts, pools: PoolParts, ctx: Context) -> list[CloudResource]:
+    """Each slice kind's existing TPU node pools, with the shape, size and roles the workloads expect of them."""
+    host = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend is not None else {}
+    out = []
+    for i, s in enumerate(cfg.tpu_slices):
+        names = cfg.node_pool_names(s)
+        shape = s.shape
+        needs = [f"{shape.machine_type.name} {shape.topology}: {shape.vms} VM(s) per pool, in {cfg.zone_of(s)}"]
+        if s.existing_node_pools is None:
+            needs.append(
+                "named as the stack would name them (<cluster.name>-<name>): they must exist under these names"
+            )
+        empty = [n for p, n in zip(s.pool_names, names, strict=True) if p in pools.scale_from_zero]
+        if empty:
+            needs.append(f"autoscaled from 0 to {shape.vms} nodes (a whole slice at once): {', '.join(empty)}")
+        if cfg.serving is not None and s.name in cfg.serving.slices:
+            needs += node_roles(host, platform)
+        out.append(
+            CloudResource("TPU node pools", ", ".join(names), EXISTING, f"{NS}:tpuSlices[{i}].existingNodePools", needs)
+        )
+    return out
+
+
+def node_roles(host: Mapping[str, Access], platform: PlatformParts) -> list[str]:
+    """The bucket roles the serving pools' node service account must hold for the backend's host-network pods."""
+    if not host:
+        return []
+    names = platform.buckets.names
+    roles = [
+        f"their node service account holds {BUCKET_ROLES[access]} on gs://{names[purpose]} (host-network pods)"
+        for purpose, access in host.items()
+        if purpose in names
+    ]
+    shared = platform.shared.names.values() if platform.shared else ()
+    return roles + [f"their node service account holds {BUCKET_ROLES['read']} on gs://{b} (shared)" for b in shared]
+
+
+def buckets(cfg: StackConfig, platform: PlatformParts) -> list[CloudResource]:
+    """The stack's buckets (created, or existing), then the shared buckets it reads (always existing)."""
+    names = platform.buckets.names
+    out = [
+        CloudResource("bucket", names[b.purpose], EXISTING if b.existing else CREATE, f"{NS}:buckets[{i}].existing")
+        for i, b in enumerate(cfg.buckets)
+    ]
+    return out + [
+        CloudResource("bucket (shared)", b.name, EXISTING, f"{NS}:sharedBuckets[{i}]")
+        for i, b in enumerate(cfg.shared_buckets)
+    ]
+
+
+def workload_account(cfg: StackConfig, identity: IdentityParts) -> CloudResource:
+    """The workloads' GCP service account: created with its binding and roles, or existing with what it must hold."""
+    wi, key = cfg.workload_identity, f"{NS}:workloadIdentity.existingGcpServiceAccount"
+    if wi.existing_gcp_service_account is not None:
+        return CloudResource(
+            "GCP service account", wi.existing_gcp_service_account, EXISTING, key, identity.identity.required_grants
+        )
+    account = workload_service_account_id(cfg.cluster.name, wi.gcp_service_account)
+    comes_with = ["its Workload Identity binding and bucket roles (created with it)"]
+    return CloudResource(
+        "GCP service account", f"{account}@{cfg.project}.iam.gserviceaccount.com", CREATE, key, comes_with
+    )
+
+
+def gateway_subnet(cfg: StackConfig) -> list[CloudResource]:
+    """The region's proxy-only subnet of the gateway, created or existing."""
+    g = cfg.gateway
+    if g is None:
+        return []
+    key = f"{NS}:gateway.createProxyOnlySubnet"
+    if g.create_proxy_only_subnet:
+        name = dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL)
+        return [CloudResource("proxy-only subnet", f"{name} ({g.proxy_only_cidr})", CREATE, key)]
+    needs = (
+        f"the active proxy-only subnet of network {cfg.cluster.network} in {cfg.region}, range {g.proxy_only_cidr}",
+    )
+    return [CloudResource("proxy-only subnet", g.proxy_only_cidr, EXISTING, key, needs)]
+
+
+def observability(ctx: Context) -> list[CloudResource]:
+    """The Cloud Monitoring dashboard, alert policies and log-based metric of a watched deployment."""
+    if not ctx.watched:
+        return []
+    o = ctx.cfg.observability
+    what = "dashboard, alert policies"
+    if ctx.metrics.leader_worker_sets:
+        what += f", log-based metric {group_recreations_metric(ctx.cfg.cluster.name)}"
+    return [CloudResource("Cloud Monitoring", what, o.cloud_resources, f"{NS}:observability.cloudResources")]

@@ -1,0 +1,193 @@
+"""The end-to-end overlay: every shipped stack in existing-cluster mode with every cloud resource named existing.
+
+Each converted stack validates, previews offline with no ``gcp:`` resource and no GCP call (so ``pulumi up`` needs
+only the Kubernetes provider), and declares the same Kubernetes objects as the stack itself. The checks are plain
+functions, and each is shown failing on a plan that breaks it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from tests.conftest import STACKS, STACKS_ROOT, plan_of
+from tpu_serving_tools.e2e.overlay import OverlayError, existing_cluster_overlay
+from tpu_serving_tools.offline import Plan, config_map, load_project, main_program, run_program, stack_file_config
+
+KUBECONFIG = "~/.kube/tpu-serving-e2e.yaml"
+MANIFESTS = {
+    "lws": "/srv/e2e/manifests/lws-v0.10.0.yaml",
+    "jobset": "/srv/e2e/manifests/jobset-v0.12.0.yaml",
+    "pathways-job": "/srv/e2e/manifests/pathways-job-v0.1.4.yaml",
+    "metrics-adapter": "/srv/e2e/manifests/metrics-adapter-v0.16.10.yaml",
+}
+
+DIFFERENT_OBJECTS: Mapping[str, frozenset[tuple[str, str | None, str]]] = {}
+"""Kubernetes objects (type, namespace, name) that the design makes differ between a stack and its existing-cluster
+form: none. The in-cluster half is the same objects on either cluster; only their inputs may differ (the Kubernetes
+service account's annotation names the existing account, a release manifest is read from its local file)."""
+
+Obj = tuple[str, str | None, str]
+
+
+def converted(stack: str, **changes: Any) -> dict[str, Any]:
+    """``stack``'s config through the overlay, then ``changes`` (top-level keys) on top."""
+    project = load_project(STACKS_ROOT)
+    config = existing_cluster_overlay(stack_file_config(project, stack), KUBECONFIG, MANIFESTS)
+    return {**config, **changes}
+
+
+def preview(stack: str, config: Mapping[str, Any]) -> Plan:
+    """The offline preview of ``stack`` with ``config`` as its stack file's ``config:``."""
+    project = load_project(STACKS_ROOT)
+    return run_program(main_program(project), config_map(project, config), project=project.name, stack=stack)
+
+
+@functools.cache
+def converted_plan(stack: str) -> Plan:
+    """The offline preview of ``stack`` through the overlay (once per test process)."""
+    return preview(stack, converted(stack))
+
+
+def gcp_parts(plan: Plan) -> list[str]:
+    """Every ``gcp:`` resource the plan declares and every GCP function or read it made: what a deploy would need the
+    Google provider for."""
+    resources = [f"{r.type} {r.name}" for r in plan.resources if r.type.startswith("gcp:")]
+    return resources + [f"invoke {t}" for t in plan.invokes if t.startswith("gcp:")]
+
+
+def kubernetes_objects(plan: Plan) -> set[Obj]:
+    """(type, namespace, name) of every Kubernetes object the plan declares (custom resources of kubernetes: types)."""
+    out = set()
+    for r in plan.resources:
+        if r.custom and r.type.startswith("kubernetes:"):
+            meta = r.inputs.get("metadata") or {}
+            out.add((r.type, meta.get("namespace"), str(meta.get("name") or r.name)))
+    return out
+
+
+def object_differences(normal: Plan, existing: Plan, allowed: frozenset[Obj] = frozenset()) -> set[Obj]:
+    """Objects of one plan and not the other, beyond those ``allowed`` to differ."""
+    return (kubernetes_objects(normal) ^ kubernetes_objects(existing)) - allowed
+
+
+DIFFERENT_INPUTS = frozenset(
+    {("kubernetes:core/v1:ServiceAccount", ".metadata.annotations.iam.gke.io/gcp-service-account")}
+)
+"""(type, field) of the objects' inputs that differ by design: the workloads' Kubernetes service account names the
+existing GCP service account (an email) where a created one's is known only once it exists."""
+
+
+def input_differences(normal: Plan, existing: Plan) -> set[tuple[str, str]]:
+    """(type, field path) of every input that differs between an object of one plan and the same object of the
+    other: a slice count, a bucket, a pool name the existing-cluster form got wrong shows here."""
+
+    def fields(value: Any, path: str = "") -> dict[str, Any]:
+        if isinstance(value, dict):
+            return {p: v for k, item in value.items() for p, v in fields(item, f"{path}.{k}").items()}
+        if isinstance(value, list):
+            return {p: v for i, item in enumerate(value) for p, v in fields(item, f"{path}[{i}]").items()}
+        return {path: value}
+
+    def by_object(plan: Plan) -> dict[Obj, dict[str, Any]]:
+        out = {}
+        for r in plan.resources:
+            if r.custom and r.type.startswith("kubernetes:"):
+                meta = r.inputs.get("metadata") or {}
+                out[(r.type, meta.get("namespace"), str(meta.get("name") or r.name))] = fields(r.inputs)
+        return out
+
+    a, b = by_object(normal), by_object(existing)
+    return {(o[0], f) for o in a.keys() & b.keys() for f in a[o].keys() | b[o].keys() if a[o].get(f) != b[o].get(f)}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_e2e_overlay_stack_previews_with_no_gcp_resource_nor_call(stack):
+    from tpu_serving.config import load_stack_config
+
+    config = converted(stack)
+    project = load_project(STACKS_ROOT)
+    cfg = load_stack_config(config_map(project, config))  # validates, every problem at once
+    assert cfg.existing and cfg.cluster.existing is not None and cfg.cluster.existing.kubeconfig == KUBECONFIG
+    plan = converted_plan(stack)
+    assert gcp_parts(plan) == []
+    assert kubernetes_objects(plan)
+    assert object_differences(plan_of(stack), plan, DIFFERENT_OBJECTS.get(stack, frozenset())) == set()
+    assert input_differences(plan_of(stack), plan) <= DIFFERENT_INPUTS
+    # every controller install reads its manifest from the local file
+    installs = [r for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup"]
+    assert installs and all(r.inputs["files"][0] in MANIFESTS.values() for r in installs)
+    # the preview's list: every cloud resource named existing
+    statuses = {e["status"] for e in plan.outputs["cloudResources"]}
+    assert statuses == {"existing"}
+
+
+def test_e2e_overlay_the_check_fails_when_a_gcp_resource_slips_in():
+    """A key left to create puts GCP resources (or a GCP call) in the plan, and the check names each of them."""
+    stack = "vllm-llama33-70b-v5e16"
+    config = converted(stack, projectApis="create")
+    config["observability"] = {**config["observability"], "cloudResources": "create"}
+    config["serving"] = {
+        **config["serving"],
+        "autoscaling": {**config["serving"]["autoscaling"], "adapterIam": "create"},
+    }
+    found = gcp_parts(preview(stack, config))
+    assert "gcp:projects/service:Service vllm70b-apis-container" in found
+    assert "gcp:monitoring/dashboard:Dashboard vllm70b-observability-dashboard" in found
+    assert "gcp:projects/iAMMember:IAMMember vllm70b-autoscaler-adapter-viewer" in found
+    assert "invoke gcp:organizations/getProject:getProject" in found
+    config = converted(stack)
+    config["cluster"] = {**config["cluster"], "existing": {"gke": {}}}  # a GKE cluster read by name: a GCP call
+    assert gcp_parts(preview(stack, config)) == ["invoke gcp:container/getCluster:getCluster"]
+    one = next(r for r in plan_of(stack).resources if r.type == "gcp:storage/bucket:Bucket")
+    slipped = dataclasses.replace(converted_plan(stack), resources=[*converted_plan(stack).resources, one])
+    assert gcp_parts(slipped) == [f"gcp:storage/bucket:Bucket {one.name}"]
+
+
+def test_e2e_overlay_the_object_comparison_fails_on_a_missing_object():
+    stack = "vllm-llama33-70b-v5e16"
+    plan = converted_plan(stack)
+    kept = [r for r in plan.resources if r.type != "kubernetes:gateway.networking.k8s.io/v1:Gateway"]
+    missing = object_differences(plan_of(stack), dataclasses.replace(plan, resources=kept))
+    assert missing == {("kubernetes:gateway.networking.k8s.io/v1:Gateway", "vllm-llama70b", "vllm-api-gateway")}
+
+
+def test_e2e_overlay_the_input_comparison_fails_on_a_changed_field():
+    """An existing-cluster form that counted its slices from the pools it creates (none) would run no model server."""
+    stack = "saxml-175b-v5e32x2"
+    plan = converted_plan(stack)
+    jobset = next(r for r in plan.resources if r.type.endswith(":JobSet"))
+    jobs = [{**job, "replicas": 0} for job in jobset.inputs["spec"]["replicatedJobs"]]
+    emptied = dataclasses.replace(
+        jobset, inputs={**jobset.inputs, "spec": {**jobset.inputs["spec"], "replicatedJobs": jobs}}
+    )
+    broken = dataclasses.replace(plan, resources=[emptied if r is jobset else r for r in plan.resources])
+    assert ("kubernetes:jobset.x-k8s.io/v1alpha2:JobSet", ".spec.replicatedJobs[0].replicas") in input_differences(
+        plan_of(stack), broken
+    )
+
+
+def test_e2e_overlay_is_pure_and_keeps_the_stack_file_keys():
+    project = load_project(STACKS_ROOT)
+    original = stack_file_config(project, "llama31-405b-v6e16")
+    before = repr(original)
+    config = existing_cluster_overlay(original, KUBECONFIG, {"lws": "/m/lws.yaml"}, context="kind-e2e")
+    assert repr(original) == before  # not changed in place
+    assert config["cluster"]["existing"] == {"kubeconfig": KUBECONFIG, "context": "kind-e2e"}
+    assert not {"masterAuthorizedNetworks", "publicControlPlane", "cloudNat", "releaseChannel"} & set(config["cluster"])
+    assert (
+        config["workloadIdentity"]["existingGcpServiceAccount"]
+        == "llama405b-wl@tpu-serving-demo.iam.gserviceaccount.com"
+    )
+    assert config["controllerManifests"] == {"lws": "/m/lws.yaml"}
+    assert all(b["existing"] is True and "storageClass" not in b for b in config["buckets"])
+
+
+def test_e2e_overlay_refuses_an_unknown_controller():
+    project = load_project(STACKS_ROOT)
+    with pytest.raises(OverlayError, match="unknown controller"):
+        existing_cluster_overlay(stack_file_config(project, "llama31-405b-v6e16"), KUBECONFIG, {"kueue": "/m.yaml"})

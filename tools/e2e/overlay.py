@@ -1,0 +1,111 @@
+"""A shipped stack in existing-cluster mode, with every cloud resource named existing: for the local end-to-end run.
+
+:func:`existing_cluster_overlay` takes one stack file's ``config:`` mapping (as loaded from
+``stacks/Pulumi.<stack>.yaml``), a kubeconfig path and a local release manifest per controller, and returns the
+same stack on an existing cluster reached through that kubeconfig: the cluster, its node pools (under the names the
+stack would give them), the project's APIs, the buckets, the workloads' GCP service account, the Cloud Monitoring
+resources, the metrics adapter's grant and the gateway's proxy-only subnet all named existing, and each controller's
+manifest read from its local file. Such a stack previews with no ``gcp:`` resource and no GCP call, so ``pulumi up``
+needs only the Kubernetes provider. Pure: it reads nothing and writes nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic.alias_generators import to_camel
+
+from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
+from tpu_serving.naming import workload_service_account_id
+from tpu_serving.settings import PROJECT_NAMESPACE
+
+CONTROLLER_KEYS: Mapping[str, str] = {
+    "lws": "lws",
+    "jobset": "jobset",
+    "pathways-job": "pathwaysJob",
+    "metrics-adapter": "metricsAdapter",
+}
+"""Controller (``Controller.name``) -> its key under ``controllerManifests``."""
+
+CLUSTER_NAT_KEYS = ("cloudNat", "existingNatRouter", "existingNat")
+"""The Cloud NAT keys: left out, an existing cluster's NAT is its owner's and is not looked up."""
+
+EXISTING = "existing"
+
+
+class OverlayError(ValueError):
+    """A stack config the overlay cannot convert (a controller it does not know, a config without a cluster)."""
+
+
+def _key(config: Mapping[str, Any], name: str) -> str:
+    """The key under which ``config`` holds setting ``name`` of the project: bare, or ``tpu-serving:<name>``."""
+    namespaced = f"{PROJECT_NAMESPACE}:{name}"
+    return namespaced if namespaced in config else name
+
+
+def existing_cluster_overlay(
+    config: Mapping[str, Any], kubeconfig: str, manifests: Mapping[str, str], context: str | None = None
+) -> dict[str, Any]:
+    """``config`` (a stack file's ``config:``) in existing-cluster mode with every cloud resource named existing.
+
+    ``kubeconfig`` is the path the Kubernetes provider reads (and ``context`` one of its contexts); ``manifests``
+    maps a controller (``lws``, ``jobset``, ``pathways-job``, ``metrics-adapter``) to the local file holding the
+    release manifest the stack installs.
+    """
+    unknown = sorted(set(manifests) - set(CONTROLLER_KEYS))
+    if unknown:
+        raise OverlayError(
+            f"manifests: unknown controller(s) {', '.join(unknown)}; valid: {', '.join(CONTROLLER_KEYS)}"
+        )
+    out = copy.deepcopy(dict(config))
+    cluster_key = _key(out, "cluster")
+    cluster = out.get(cluster_key)
+    if not isinstance(cluster, dict) or "name" not in cluster:
+        raise OverlayError("the stack config has no cluster with a name")
+    dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
+    existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
+    out[cluster_key] = {**{k: v for k, v in cluster.items() if k not in dropped}, "existing": existing}
+
+    bucket_keys = {to_camel(k) for k in CREATE_ONLY_BUCKET_KEYS}
+    buckets_key = _key(out, "buckets")
+    out[buckets_key] = [
+        {**{k: v for k, v in b.items() if k not in bucket_keys}, "existing": True} for b in out.get(buckets_key) or []
+    ]
+
+    wi_key = _key(out, "workloadIdentity")
+    wi = dict(out.get(wi_key) or {})
+    account = workload_service_account_id(str(cluster["name"]), wi.pop("gcpServiceAccount", None))
+    wi["existingGcpServiceAccount"] = f"{account}@{out['gcp:project']}.iam.gserviceaccount.com"
+    out[wi_key] = wi
+
+    out[_key(out, "projectApis")] = EXISTING
+    obs_key = _key(out, "observability")
+    out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
+    gateway_key = _key(out, "gateway")
+    if isinstance(out.get(gateway_key), dict):
+        out[gateway_key] = {**out[gateway_key], "createProxyOnlySubnet": False}
+    serving_key = _key(out, "serving")
+    if isinstance(out.get(serving_key), dict):
+        out[serving_key] = _adapter_grant_existing(out[serving_key])
+    if manifests:
+        out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in sorted(manifests.items())}
+    return out
+
+
+def _adapter_grant_existing(serving: Mapping[str, Any]) -> dict[str, Any]:
+    """``serving`` with the metrics adapter's grant named existing wherever it autoscales (the engine, or each
+    disaggregated role)."""
+    out = dict(serving)
+    if isinstance(out.get("autoscaling"), dict):
+        out["autoscaling"] = {**out["autoscaling"], "adapterIam": EXISTING}
+    roles = out.get("disaggregation")
+    if isinstance(roles, dict):
+        out["disaggregation"] = {
+            name: {**role, "autoscaling": {**role["autoscaling"], "adapterIam": EXISTING}}
+            if isinstance(role, dict) and isinstance(role.get("autoscaling"), dict)
+            else role
+            for name, role in roles.items()
+        }
+    return out

@@ -1,0 +1,44 @@
+"""A node pool as the runtime model sees it: as GKE creates it, or as an existing one is declared."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tpu_serving_tools.runtime import machine_facts as M
+from tpu_serving_tools.runtime.pods import Resources
+
+
+def allocatable(machine_type: str) -> Resources | None:
+    """What a node of ``machine_type`` offers pods: GKE's allocatable (see :mod:`.machine_facts`) less the
+    allowance for GKE's own DaemonSets, and its TPU chips; None for an unknown type."""
+    known = M.allocatable(machine_type)
+    if known is None:
+        return None
+    cpu, memory = known
+    tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
+    return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """A node pool as GKE creates it."""
+
+    name: str
+    urn: str
+    machine_type: str
+    nodes: int
+    """Node count: nodeCount (or autoscaling max) per zone x zones."""
+    labels: Mapping[str, str]
+    taints: tuple[tuple[str, str, str], ...]
+    allocatable: Resources | None
+    service_account_urn: str | None
+    """The gcp:serviceaccount/account:Account the nodes run as (None: the Compute Engine default SA)."""
+    min_nodes: int | None = None
+    """Autoscaled pools: the size they start at (0 for a slice that scales from zero); None: fixed size."""
+    slice_vms: int | None = None
+    """Multi-host TPU slice pools (a COMPACT placement with a topology): VMs of the one slice, which GKE
+    creates and removes as one atomic unit."""
+    declared_grants: Mapping[str, tuple[str, ...]] | None = None
+    """An existing pool's node service account, outside the plan: the roles the plan declares it holds (bucket ->
+    storage roles), which the model takes as given; None: a created pool, whose account's roles the plan holds."""

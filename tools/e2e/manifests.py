@@ -48,11 +48,10 @@ def render(release: Release, kustomize: Path, out: Path) -> Path:
     shutil.rmtree(tree, ignore_errors=True)
     shutil.copytree(source, tree, ignore=shutil.ignore_patterns("*.go", "test", "docs", "site", "keps"))
     _writable(tree)
-    run = {"check": True, "capture_output": True, "text": True}
-    subprocess.run(
-        [str(kustomize), "edit", "set", "image", f"controller={release.image}"], cwd=tree / release.manager_dir, **run
-    )
+    edit = [str(kustomize), "edit", "set", "image", f"controller={release.image}"]
+    subprocess.run(edit, cwd=tree / release.manager_dir, check=True, capture_output=True, text=True)
     target = out / f"{release.controller}-{release.version}.yaml"
-    subprocess.run([str(kustomize), "build", "config/default", "-o", str(target)], cwd=tree, **run)
+    build = [str(kustomize), "build", "config/default", "-o", str(target)]
+    subprocess.run(build, cwd=tree, check=True, capture_output=True, text=True)
     shutil.rmtree(tree, ignore_errors=True)
     return target

@@ -18,9 +18,7 @@ Every step's findings are printed; the run fails on any failed finding. Nothing 
 
 from __future__ import annotations
 
-import argparse
-import json
-import sys
+import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -32,8 +30,9 @@ from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import Expectations, declared_objects, pools
 from tpu_serving_tools.verify.snapshot import read
 
+from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, run_controller
-from .controlplane import ControlPlane, load_toolchain
+from .controlplane import ControlPlane
 from .crds import install_crds
 from .lifecycle import inventory, second_preview
 from .nodes import create_plan_nodes
@@ -119,7 +118,11 @@ the proxy serves (``go mod download sigs.k8s.io/lws@v0.10.0`` answers 403 "This 
 the stacks are run with ``serving.lwsVersion: v0.9.0``."""
 
 CONTROLLER_SPECS = {"lws": LWS, "jobset": JOBSET}
-MANIFEST_HOSTS = {"kubernetes-sigs/lws/": "lws", "kubernetes-sigs/jobset/": "jobset", "google/pathways-job/": "pathways-job"}
+MANIFEST_HOSTS = {
+    "kubernetes-sigs/lws/": "lws",
+    "kubernetes-sigs/jobset/": "jobset",
+    "google/pathways-job/": "pathways-job",
+}
 
 
 def installed_controllers(plan: Mapping[str, Any]) -> list[str]:
@@ -131,3 +134,98 @@ def installed_controllers(plan: Mapping[str, Any]) -> list[str]:
         for url in (r.get("inputs") or {}).get("files") or []:
             found += [name for host, name in MANIFEST_HOSTS.items() if host in str(url)]
     return sorted(set(found))
+
+
+def stack_config(root: Path, stack: str) -> dict[str, Any]:
+    """The ``config:`` mapping of ``stacks/Pulumi.<stack>.yaml``."""
+    from tpu_serving_tools import strict_yaml
+
+    data = strict_yaml.load(root / "stacks" / f"Pulumi.{stack}.yaml")
+    return dict(data.get("config") or {})
+
+
+def e2e_config(config: Mapping[str, Any], kubeconfig: Path, manifests: Mapping[str, str]) -> dict[str, Any]:
+    """The stack in existing-cluster mode against the local control plane, with the releases the run has."""
+    from .overlay import existing_cluster_overlay
+
+    out = existing_cluster_overlay(config, str(kubeconfig), manifests)
+    serving = out.get("serving")
+    if isinstance(serving, dict) and "lwsVersion" in serving:
+        out["serving"] = {**serving, "lwsVersion": RELEASES["lws"][1]}
+    return out
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every stack's run shares: the project, the toolchain, the rendered manifests, a working folder."""
+
+    root: Path
+    tools: Mapping[str, Path]
+    manifests: Mapping[str, str]
+    work: Path
+
+    @property
+    def engine(self) -> Engine:
+        return Engine(self.tools["pulumi"], self.tools["pulumi-kubernetes"])
+
+
+def run_stack(setup: Setup, stack: str) -> StackReport:
+    """One stack, start to end, in a control plane of its own."""
+    from tpu_serving_tools.offline import preview_stacks
+
+    report = StackReport(stack)
+    previewed = preview_stacks(setup.root, [stack])
+    if not previewed:
+        report.error = f"the offline preview of {stack} failed"
+        return report
+    plan = previewed[0][1]
+    wanted = installed_controllers(plan)
+    missing = [c for c in wanted if c not in setup.manifests]
+    if missing:
+        report.error = f"no release manifest for {', '.join(missing)} (see .manifests)"
+        return report
+    work = setup.work / stack
+    shutil.rmtree(work, ignore_errors=True)  # a state of an earlier run names objects of an earlier cluster
+    with ControlPlane(tools=setup.tools) as cp:
+        report.step("crds", lambda: install_crds(cp.kube))
+        report.step("nodes", lambda: create_plan_nodes(cp, plan))
+        config = e2e_config(stack_config(setup.root, stack), cp.kubeconfig, {c: setup.manifests[c] for c in wanted})
+        project = project_dir(work / "project", "tpu-serving", stack, config)
+        api = api_client(cp.kubeconfig)
+        before = report.step("inventory", lambda: inventory(api))
+        controllers = [Background(CONTROLLER_SPECS[c], cp).start() for c in wanted if c in CONTROLLER_SPECS]
+        cp.at_stop(LoadBalancers(cp.kube).start().stop)
+        run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
+        _lifecycle(report, run, api, config, before, controllers)
+    return report
+
+
+def _lifecycle(
+    report: StackReport, run: StackRun, api: Any, config: Mapping[str, Any], before: set[Any], bg: list[Background]
+) -> None:
+    from .lifecycle import left_behind
+
+    try:
+        up = report.step("up", run.up)
+    except Exception as err:  # the engine's own message is the finding
+        (run.work / "up.log").write_text(str(err))
+        report.findings.append(Finding("up", "pulumi up", False, _errors(str(err))))
+        report.findings += [Finding("controller", b.spec.tool, False, b.error) for b in bg if b.error]
+        return
+    report.findings.append(
+        Finding("up", "pulumi up", True, ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items())))
+    )
+    expect = expectations_of(config, run.resources())
+    snapshot = report.step("verify", lambda: read(api, expect.namespaces, expect.declared))
+    from tpu_serving_tools.verify.checks import run_all
+
+    report.findings += run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+    report.findings.append(report.step("preview", lambda: second_preview(run)))
+    report.step("destroy", run.destroy)
+    report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
+
+
+def _errors(text: str) -> str:
+    """The engine's error lines (``error:``, and the lines of a list of errors), without the progress lines."""
+    keep = [line.strip() for line in text.splitlines() if "error" in line.lower() or line.strip().startswith("* ")]
+    return "\n".join(dict.fromkeys(keep))

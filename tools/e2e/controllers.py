@@ -19,8 +19,8 @@ arguments and environment, as the pod would:
   server, metrics and health probes bound to the pod's IP: the ``webhook.host``/``port``/``certDir``,
   ``metrics.bindAddress`` and ``health.healthProbeBindAddress`` fields of both controllers' Configuration (LWS
   v0.10.0 ``api/config/v1alpha1/configuration_types.go`` 73-85 and 94-103, applied in ``pkg/config/config.go``
-  53-58 and 77-93; JobSet v0.12.0 ``pkg/config/config.go`` 65-74 and ``main.go`` 125-132); an argument binding
-  ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
+  53-58 and 77-93 and ``cmd/main.go`` 284, 333 and 356; JobSet v0.12.0 ``pkg/config/config.go`` 65-74 and
+  ``main.go`` 125-132); an argument binding ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
 - the Services that select the pod get their ClusterIP ports forwarded to it (:mod:`.serviceproxy`), which is how
   the API server reaches the webhooks.
 

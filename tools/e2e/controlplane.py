@@ -37,6 +37,7 @@ kube-proxy would.
 from __future__ import annotations
 
 import atexit
+import functools
 import http.client
 import json
 import os
@@ -99,7 +100,17 @@ def load_toolchain(path: Path | None = None) -> dict[str, Path]:
 
 
 def go_mod_dir(module: str, version: str) -> Path:
-    """The module's directory in the Go module cache (``go mod download -json``: fetched when missing)."""
+    """The module's directory in the Go module cache (``go mod download -json``: fetched when missing; once a
+    process, failures included: a module the proxy refuses is not asked for again). FileNotFoundError when it
+    cannot be had."""
+    where, problem = _go_mod_download(module, version)
+    if where is None:
+        raise FileNotFoundError(f"go mod download {module}@{version}: {problem}")
+    return where
+
+
+@functools.cache
+def _go_mod_download(module: str, version: str) -> tuple[Path | None, str]:
     proc = subprocess.run(
         ["go", "mod", "download", "-json", f"{module}@{version}"],
         capture_output=True,
@@ -109,8 +120,8 @@ def go_mod_dir(module: str, version: str) -> Path:
     )
     info = json.loads(proc.stdout or "{}")
     if proc.returncode != 0 or "Dir" not in info:
-        raise FileNotFoundError(f"go mod download {module}@{version}: {info.get('Error') or proc.stderr.strip()}")
-    return Path(info["Dir"])
+        return None, str(info.get("Error") or proc.stderr.strip())
+    return Path(info["Dir"]), ""
 
 
 def write_kubeconfig(path: Path, server: str, ca: Path, user: KeyPair | None = None, token: str | None = None) -> Path:

@@ -75,9 +75,9 @@ class ControllerSpec:
     container: str = "manager"
 
 
-LWS = ControllerSpec("lws", "lws-system", "lws-controller-manager")
+LWS = ControllerSpec("lws-manager", "lws-system", "lws-controller-manager")
 """LeaderWorkerSet v0.10.0's release manifest: namespace lws-system, Deployment lws-controller-manager."""
-JOBSET = ControllerSpec("jobset", "jobset-system", "jobset-controller-manager")
+JOBSET = ControllerSpec("jobset-manager", "jobset-system", "jobset-controller-manager")
 """JobSet v0.12.0's release manifest: namespace jobset-system, Deployment jobset-controller-manager."""
 
 _ADDRESS_ARG = re.compile(r"^(--[a-z-]*(?:address|addr)=)(?:0\.0\.0\.0)?(:\d+)$")

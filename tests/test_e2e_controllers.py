@@ -1,11 +1,12 @@
-"""A real controller standing in for its pod: JobSet v0.12.0's manager from the toolchain, with the install manifest
-the toolchain built (kustomize over the JobSet module's ``config/default``, as its release does), applied as a stack
-would apply it. Its webhooks answer through the harness's
-route; without the stand-in (the planted break) the API server cannot call them. Marked ``e2e``."""
+"""Real controllers standing in for their pods: the JobSet v0.12.0 and LWS v0.10.0 managers from the toolchain,
+with the install manifests the toolchain built (kustomize over each module's ``config/default``, as their releases
+do), applied as a stack would apply them. Their webhooks answer through the harness's route; without the stand-in
+(the planted break) the API server cannot call them. Marked ``e2e``; a controller the toolchain lacks is skipped."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,23 +19,81 @@ from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 pytestmark = pytest.mark.e2e
 
 APPLY_FIRST = {"Namespace": 0}
+POD = {"containers": [{"name": "c", "image": "example.invalid/c:1"}]}
 
 
-@pytest.fixture(scope="module")
-def manifest() -> Path:
+def jobset(name: str, job: str) -> Obj:
+    template = {"spec": {"parallelism": 1, "completions": 1, "template": {"spec": {**POD, "restartPolicy": "Never"}}}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "work"},
+        "spec": {"replicatedJobs": [{"name": job, "replicas": 1, "template": template}]},
+    }
+
+
+def leaderworkerset(name: str, annotations: dict[str, str]) -> Obj:
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": "work", "annotations": annotations},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": POD}}},
+    }
+
+
+@dataclass(frozen=True)
+class Case:
+    spec: controllers.ControllerSpec
+    manifest: str
+    """The toolchain's file of the controller's install manifest."""
+    good: Obj
+    bad: Obj
+    refusal: str
+    """The start of the controller's webhook's refusal of ``bad``."""
+    creates: tuple[str, str, str]
+    """(apiVersion, kind, name) of what the controller makes of ``good``."""
+    mutating: str
+    """The mutating webhook the API server calls first for ``good``."""
+
+
+CASES = {
+    "jobset": Case(
+        controllers.JOBSET,
+        "jobset-manifests",
+        jobset("good", "rj"),
+        jobset("bad", "Bad_Name"),
+        'admission webhook "vjobset.kb.io" denied the request: JobSet.jobset.x-k8s.io "bad" is invalid',
+        ("batch/v1", "Job", "good-rj-0"),
+        "mjobset.kb.io",
+    ),
+    "lws": Case(
+        controllers.LWS,
+        "lws-manifests",
+        leaderworkerset("good", {}),
+        leaderworkerset("bad", {"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology": "kubernetes.io/hostname"}),
+        'admission webhook "vleaderworkerset.kb.io" denied the request:',
+        ("apps/v1", "StatefulSet", "good"),
+        "mleaderworkerset.kb.io",
+    ),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest) -> Case:
+    found: Case = CASES[request.param]
     if not toolchain_file().is_file():
         pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
-    found = toolchain_files().get("jobset-manifests")
-    if controllers.JOBSET.tool not in load_toolchain() or not found:
-        pytest.skip(f"the e2e toolchain has no {controllers.JOBSET.tool} or no jobset-manifests")
-    return Path(found)
+    if found.spec.tool not in load_toolchain() or not toolchain_files().get(found.manifest):
+        pytest.skip(f"the e2e toolchain has no {found.spec.tool} or no {found.manifest}")
+    return found
 
 
 @pytest.fixture
-def cp(manifest: Path) -> Iterator[ControlPlane]:
+def cp(case: Case) -> Iterator[ControlPlane]:
     with ControlPlane(run_timeout=600) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
-        install_release(plane, manifest)
+        install_release(plane, Path(toolchain_files()[case.manifest]))
+        plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
         yield plane
 
 
@@ -48,17 +107,6 @@ def install_release(cp: ControlPlane, manifest: Path) -> None:
             cp.kube.apply(doc)
 
 
-def jobset(name: str, job: str) -> Obj:
-    pod = {"restartPolicy": "Never", "containers": [{"name": "c", "image": "example.invalid/c:1"}]}
-    template = {"spec": {"parallelism": 1, "completions": 1, "template": {"spec": pod}}}
-    return {
-        "apiVersion": "jobset.x-k8s.io/v1alpha2",
-        "kind": "JobSet",
-        "metadata": {"name": name, "namespace": "work"},
-        "spec": {"replicatedJobs": [{"name": job, "replicas": 1, "template": template}]},
-    }
-
-
 def create(cp: ControlPlane, obj: Obj) -> str:
     """ "" once ``obj`` is created, else the API server's refusal."""
     try:
@@ -68,20 +116,17 @@ def create(cp: ControlPlane, obj: Obj) -> str:
     return ""
 
 
-def test_e2e_jobset_manager_stands_in_for_its_pod(cp: ControlPlane):
-    controller = controllers.run_controller(cp, controllers.JOBSET, timeout=120)
-    pod_ip = controller.pods[0].pod_ip
-    assert pod_ip.startswith(cp.addresses.prefix)
-    cp.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
-    refusal = create(cp, jobset("bad", "Bad_Name"))
-    assert refusal.startswith('admission webhook "vjobset.kb.io" denied the request: JobSet.jobset.x-k8s.io "bad" is')
-    assert create(cp, jobset("good", "rj")) == ""
-    jobs = wait_for("the JobSet's Job", lambda: cp.kube.list("batch/v1", "Job", "work"), timeout=60)
-    assert [j["metadata"]["name"] for j in jobs] == ["good-rj-0"]
+def test_e2e_controller_stands_in_for_its_pods(cp: ControlPlane, case: Case):
+    controller = controllers.run_controller(cp, case.spec, timeout=120)
+    assert all(pod.pod_ip.startswith(cp.addresses.prefix) for pod in controller.pods)
+    assert create(cp, case.bad).startswith(case.refusal)
+    assert create(cp, case.good) == ""
+    api_version, kind, name = case.creates
+    made = wait_for(f"{kind} {name}", lambda: cp.kube.find(api_version, kind, name, "work"), timeout=60)
+    assert made["metadata"]["ownerReferences"][0]["kind"] == case.good["kind"]
 
 
-def test_e2e_planted_jobset_webhook_without_its_stand_in(cp: ControlPlane):
-    cp.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
-    refusal = create(cp, jobset("good", "rj"))
-    assert refusal.startswith('Internal error occurred: failed calling webhook "mjobset.kb.io"')
+def test_e2e_planted_webhook_without_its_stand_in(cp: ControlPlane, case: Case):
+    refusal = create(cp, case.good)
+    assert refusal.startswith(f'Internal error occurred: failed calling webhook "{case.mutating}"')
     assert "connection refused" in refusal

@@ -158,9 +158,11 @@ def _pod_container(pod: Obj, name: str) -> Obj:
 
 
 def _running_pods(cp: ControlPlane, spec: ControllerSpec, deployment: Obj) -> list[Obj]:
+    """The Deployment's pods with their IPs, once every replica has one (else [])."""
     selector = _selector(deployment["spec"]["selector"].get("matchLabels") or {})
     pods = cp.kube.list("v1", "Pod", spec.namespace, label_selector=selector)
-    return [p for p in pods if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")]
+    live = [p for p in pods if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")]
+    return live if len(live) >= int(deployment["spec"].get("replicas", 1)) else []
 
 
 def _config_arg(args: Sequence[str]) -> int | None:
@@ -250,7 +252,7 @@ def run_controller(
     what = f"Deployment {spec.namespace}/{spec.deployment}"
     deployment: Obj = wait_for(what, lambda: cp.kube.find("apps/v1", "Deployment", spec.deployment, spec.namespace),
                                timeout=timeout)  # fmt: skip
-    pods: list[Obj] = wait_for(f"a pod of {what} with its IP", lambda: _running_pods(cp, spec, deployment),
+    pods: list[Obj] = wait_for(f"the pods of {what} with their IPs", lambda: _running_pods(cp, spec, deployment),
                                timeout=timeout)  # fmt: skip
     container = _pod_container(pods[0], spec.container)
     controller = Controller(spec)

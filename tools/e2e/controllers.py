@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import http.client
 import re
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,8 @@ class Controller:
     spec: ControllerSpec
     pods: list[PodProcess] = field(default_factory=list)
     forwarders: list[Forwarder] = field(default_factory=list)
+    targets: set[int] = field(default_factory=set)
+    """The pods' ports its Services forward to (its webhook server's among them)."""
 
     def stop(self) -> None:
         for forwarder in self.forwarders:
@@ -217,6 +220,7 @@ def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Control
             continue
         for port in service["spec"].get("ports") or ():
             target = target_port(port, [container])
+            controller.targets.add(target)
             backends = functools.partial(_live_backends, controller.pods, target)
             controller.forwarders.append(Forwarder((cluster_ip, int(port["port"])), backends).start())
 
@@ -225,8 +229,20 @@ def _live_backends(pods: Sequence[PodProcess], port: int) -> list[tuple[str, int
     return [(p.pod_ip, port) for p in pods if p.process.running()]
 
 
-def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int]) -> bool:
+def _listening(ip: str, port: int) -> bool:
+    try:
+        socket.create_connection((ip, port), timeout=2).close()
+    except OSError:
+        return False
+    return True
+
+
+def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int], targets: set[int]) -> bool:
+    """The pod's readiness probe passes and every port its Services forward to accepts connections (the probe of
+    LWS v0.10.0 passes once its certificates are in place, before its webhook server listens)."""
     pod.process.check_running()
+    if not all(_listening(pod.pod_ip, port) for port in targets):
+        return False
     probe = (container.get("readinessProbe") or {}).get("httpGet")
     if not probe:
         return True
@@ -262,7 +278,7 @@ def run_controller(
     ports = container_ports(container)
     for pod in controller.pods:
         try:
-            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports),
+            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports, controller.targets),
                      timeout=timeout)  # fmt: skip
         except (TimeoutError, ComponentError) as err:
             raise ComponentError(pod.process.name, str(err), pod.process.log) from err

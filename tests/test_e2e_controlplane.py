@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from tpu_serving_tools.e2e import nodes
-from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, Kube, Obj, WaitTimeout, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -28,11 +28,9 @@ _names = (f"smoke-{n}" for n in itertools.count())
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    try:
-        tools = load_toolchain()
-    except FileNotFoundError:
+    if not toolchain_file().is_file():
         pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
-    with ControlPlane(tools=tools, run_timeout=600) as plane:
+    with ControlPlane(run_timeout=600) as plane:
         nodes.create_nodes(plane, TPU_POOL)
         yield plane
 
@@ -131,8 +129,8 @@ def test_e2e_tpu_pod_scheduled_to_the_tpu_node_running_and_ready(cp: ControlPlan
     cp.kube.create(deployment(ns, selector=TPU_SELECTOR, tolerations=[TPU_TOLERATION]))
     found = running_and_ready(cp.kube, ns)
     assert found["spec"]["nodeName"] == "gke-smoke-v5e4-0000"
-    assert found["status"]["podIP"].startswith("127.1.")
-    assert found["status"]["hostIP"].startswith("127.3.0.")
+    assert found["status"]["podIP"].startswith(cp.addresses.prefix)
+    assert found["status"]["hostIP"] == f"{cp.addresses.prefix}250.1"
 
 
 def test_e2e_resource_quota_refuses_a_pod_over_quota(cp: ControlPlane):

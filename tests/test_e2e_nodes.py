@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import CRDS, ROOT
 from tpu_serving import catalog, machines
-from tpu_serving_tools.e2e import controllers, crds, nodes
+from tpu_serving_tools.e2e import addresses, controllers, crds, nodes
 from tpu_serving_tools.e2e.processes import check_loopback
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -101,3 +101,19 @@ def test_e2e_loopback_only():
     for address in ("10.0.0.1", "0.0.0.0", "127.1.2", "localhost"):
         with pytest.raises(ValueError, match="not a 127.x loopback address"):
             check_loopback(address)
+
+
+def test_e2e_address_blocks_are_not_shared(tmp_path):
+    first = addresses.claim(tmp_path)
+    second = addresses.claim(tmp_path)
+    try:
+        assert first.block != second.block
+        ip, cidr = first.next_node()
+        assert (ip, cidr) == (f"127.{first.block}.250.1", f"127.{first.block}.0.0/24")
+        assert first.service_cidr == f"127.{first.block}.208.0/20"
+        assert first.kubernetes_service_ip == f"127.{first.block}.208.1"
+    finally:
+        first.release()
+        second.release()
+    with pytest.raises(ValueError, match="at most 200 kwok Nodes"):
+        first.node(200)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import pytest
 
 from tpu_serving_tools.e2e import nodes, pki
-from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 from tpu_serving_tools.e2e.serviceproxy import Forwarder, target_port
 
@@ -27,11 +27,9 @@ CONTAINER = {"name": "hook", "image": "example.invalid/hook:1", "ports": [{"name
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    try:
-        tools = load_toolchain()
-    except FileNotFoundError:
+    if not toolchain_file().is_file():
         pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
-    with ControlPlane(tools=tools, run_timeout=600) as plane:
+    with ControlPlane(run_timeout=600) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
         yield plane
 
@@ -126,6 +124,7 @@ def test_e2e_webhook_on_a_pod_ip_is_called_through_its_service(cp: ControlPlane)
     finally:
         forwarder.stop()
         server.shutdown()
+        server.server_close()
     assert message == f'admission webhook "hook.e2e.example.com" denied the request: refused by the webhook on {ip}'
 
 
@@ -137,6 +136,7 @@ def test_e2e_planted_webhook_without_forwarder_cannot_be_called(cp: ControlPlane
         message = create_config_map(cp, "hook-unforwarded")
     finally:
         server.shutdown()
+        server.server_close()
     assert message.startswith('Internal error occurred: failed calling webhook "hook-unforwarded.e2e.example.com"')
     assert f"{service['spec']['clusterIP']}:443" in message and "connection refused" in message
 

@@ -19,8 +19,8 @@ arguments and environment, as the pod would:
   server, metrics and health probes bound to the pod's IP: the ``webhook.host``/``port``/``certDir``,
   ``metrics.bindAddress`` and ``health.healthProbeBindAddress`` fields of both controllers' Configuration (LWS
   v0.10.0 ``api/config/v1alpha1/configuration_types.go`` 73-85 and 94-103, applied in ``pkg/config/config.go``
-  53-58 and 77-93; JobSet v0.12.0 ``pkg/config/config.go`` 65-74 and ``main.go`` 125-132); an argument binding
-  ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
+  53-58 and 77-93 and ``cmd/main.go`` 284, 333 and 356; JobSet v0.12.0 ``pkg/config/config.go`` 65-74 and
+  ``main.go`` 125-132); an argument binding ``:<port>`` or ``0.0.0.0:<port>`` is bound to the pod's IP as well;
 - the Services that select the pod get their ClusterIP ports forwarded to it (:mod:`.serviceproxy`), which is how
   the API server reaches the webhooks.
 
@@ -36,6 +36,7 @@ from __future__ import annotations
 import functools
 import http.client
 import re
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,9 +76,9 @@ class ControllerSpec:
     container: str = "manager"
 
 
-LWS = ControllerSpec("lws", "lws-system", "lws-controller-manager")
+LWS = ControllerSpec("lws-manager", "lws-system", "lws-controller-manager")
 """LeaderWorkerSet v0.10.0's release manifest: namespace lws-system, Deployment lws-controller-manager."""
-JOBSET = ControllerSpec("jobset", "jobset-system", "jobset-controller-manager")
+JOBSET = ControllerSpec("jobset-manager", "jobset-system", "jobset-controller-manager")
 """JobSet v0.12.0's release manifest: namespace jobset-system, Deployment jobset-controller-manager."""
 
 _ADDRESS_ARG = re.compile(r"^(--[a-z-]*(?:address|addr)=)(?:0\.0\.0\.0)?(:\d+)$")
@@ -142,6 +143,8 @@ class Controller:
     spec: ControllerSpec
     pods: list[PodProcess] = field(default_factory=list)
     forwarders: list[Forwarder] = field(default_factory=list)
+    targets: set[int] = field(default_factory=set)
+    """The pods' ports its Services forward to (its webhook server's among them)."""
 
     def stop(self) -> None:
         for forwarder in self.forwarders:
@@ -158,9 +161,11 @@ def _pod_container(pod: Obj, name: str) -> Obj:
 
 
 def _running_pods(cp: ControlPlane, spec: ControllerSpec, deployment: Obj) -> list[Obj]:
+    """The Deployment's pods with their IPs, once every replica has one (else [])."""
     selector = _selector(deployment["spec"]["selector"].get("matchLabels") or {})
     pods = cp.kube.list("v1", "Pod", spec.namespace, label_selector=selector)
-    return [p for p in pods if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")]
+    live = [p for p in pods if (p.get("status") or {}).get("podIP") and not p["metadata"].get("deletionTimestamp")]
+    return live if len(live) >= int(deployment["spec"].get("replicas", 1)) else []
 
 
 def _config_arg(args: Sequence[str]) -> int | None:
@@ -215,6 +220,7 @@ def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Control
             continue
         for port in service["spec"].get("ports") or ():
             target = target_port(port, [container])
+            controller.targets.add(target)
             backends = functools.partial(_live_backends, controller.pods, target)
             controller.forwarders.append(Forwarder((cluster_ip, int(port["port"])), backends).start())
 
@@ -223,8 +229,20 @@ def _live_backends(pods: Sequence[PodProcess], port: int) -> list[tuple[str, int
     return [(p.pod_ip, port) for p in pods if p.process.running()]
 
 
-def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int]) -> bool:
+def _listening(ip: str, port: int) -> bool:
+    try:
+        socket.create_connection((ip, port), timeout=2).close()
+    except OSError:
+        return False
+    return True
+
+
+def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int], targets: set[int]) -> bool:
+    """The pod's readiness probe passes and every port its Services forward to accepts connections (the probe of
+    LWS v0.10.0 passes once its certificates are in place, before its webhook server listens)."""
     pod.process.check_running()
+    if not all(_listening(pod.pod_ip, port) for port in targets):
+        return False
     probe = (container.get("readinessProbe") or {}).get("httpGet")
     if not probe:
         return True
@@ -250,7 +268,7 @@ def run_controller(
     what = f"Deployment {spec.namespace}/{spec.deployment}"
     deployment: Obj = wait_for(what, lambda: cp.kube.find("apps/v1", "Deployment", spec.deployment, spec.namespace),
                                timeout=timeout)  # fmt: skip
-    pods: list[Obj] = wait_for(f"a pod of {what} with its IP", lambda: _running_pods(cp, spec, deployment),
+    pods: list[Obj] = wait_for(f"the pods of {what} with their IPs", lambda: _running_pods(cp, spec, deployment),
                                timeout=timeout)  # fmt: skip
     container = _pod_container(pods[0], spec.container)
     controller = Controller(spec)
@@ -260,7 +278,7 @@ def run_controller(
     ports = container_ports(container)
     for pod in controller.pods:
         try:
-            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports),
+            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports, controller.targets),
                      timeout=timeout)  # fmt: skip
         except (TimeoutError, ComponentError) as err:
             raise ComponentError(pod.process.name, str(err), pod.process.log) from err

@@ -6,17 +6,14 @@ directory, on 127.x addresses and free ports only, waits for each to be ready, w
 each process to ``<dir>/logs/<component>.log``, and stops them all (process groups) on exit, on a timeout of the
 whole run, or when the interpreter exits; the directory is removed unless ``keep``.
 
-Addresses (all in 127.0.0.0/8, so every one of them is this machine):
-
-- the control plane listens on 127.0.0.1;
-- Services take ClusterIPs from :data:`SERVICE_CIDR`;
-- Node ``n`` (the n-th created through :meth:`ControlPlane.node_addresses`) has InternalIP ``127.3.0.<n+1>`` and
-  ``spec.podCIDR`` ``127.1.<n>.0/24``. kwok gives a pod the next free address of its node's ``spec.podCIDRs`` or
-  ``spec.podCIDR`` (``--cidr`` when the node has none): v0.7.0 ``pkg/kwok/controllers/pod_controller.go`` 591-621
-  (``funcPodIPWith``; its pool starts at the CIDR's own address, ``utils.go`` 64-77, so ``127.1.<n>.0`` first),
-  v0.8.0 ``pod_controller.go`` 745-815 (``funcPodIPWith``, ``funcPodIPsWith``; ``utils.go`` 56-68 starts at the
-  next address, ``127.1.<n>.1``). The default pod Stage asks for it (``kustomize/stage/pod/fast/pod-ready.yaml``:
-  ``PodIPWith`` in v0.7.0, ``PodIPsWith`` in v0.8.0). So a process can listen on its pod's IP.
+Addresses: all in 127.0.0.0/8, so every one of them is this machine; each run claims its own block
+``127.<b>.0.0/16`` (:mod:`.addresses`): Services take ClusterIPs from ``127.<b>.208.0/20``, Node ``n`` has
+InternalIP ``127.<b>.250.<n+1>`` and ``spec.podCIDR`` ``127.<b>.<n>.0/24``. kwok gives a pod the next free address
+of its node's ``spec.podCIDRs`` or ``spec.podCIDR`` (``--cidr`` when the node has none): v0.7.0
+``pkg/kwok/controllers/pod_controller.go`` 591-621 (``funcPodIPWith``; its pool starts at the CIDR's own address,
+``utils.go`` 64-77), v0.8.0 ``pod_controller.go`` 745-815 (``funcPodIPWith``, ``funcPodIPsWith``; ``utils.go``
+56-68 starts at the next address). The default pod Stage asks for it (``kustomize/stage/pod/fast/pod-ready.yaml``:
+``PodIPWith`` in v0.7.0, ``PodIPsWith`` in v0.8.0). So a process can listen on its pod's IP.
 
 The Stages are read from the kwok module of the binary's own version (``kwok --version``), in the Go module cache.
 
@@ -37,6 +34,7 @@ kube-proxy would.
 from __future__ import annotations
 
 import atexit
+import functools
 import http.client
 import json
 import os
@@ -51,15 +49,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
+from .addresses import AddressBlock, claim
 from .kube import Kube, wait_for
 from .pki import KeyPair, Pki, make_pki
 from .processes import LOOPBACK, ComponentError, Process, free_port
 
-SERVICE_CIDR = "127.2.0.0/16"
-"""Service ClusterIPs: loopback, so the API server reaches a webhook Service's ClusterIP on this machine."""
-KUBERNETES_SERVICE_IP = "127.2.0.1"
-"""The first address of :data:`SERVICE_CIDR`: the ``kubernetes`` Service's ClusterIP."""
 KWOK_LABEL = ("kwok.x-k8s.io/node", "fake")
 """The label that hands a Node to kwok (``--manage-nodes-with-label-selector``: a label selector is the API server's
 to apply, so a Node labelled after its creation enters kwok's watch then)."""
@@ -76,30 +72,54 @@ KWOK_STAGES = (
 pod fast): a Node becomes Ready, keeps its Lease; a pod becomes Running and Ready with an IP, a pod whose
 containers all end completes, a deleted pod goes."""
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
-DEFAULT_TOOLCHAIN = Path.home() / ".cache" / "tpu-serving" / "e2e" / "toolchain.json"
+DEFAULT_TOOLCHAIN = Path("build") / "e2e" / "toolchain.json"
+"""What ``make e2e-tools`` writes (``python -m tpu_serving_tools.e2e.toolchain``), under the repository's root."""
 TOOLCHAIN_ENV = "TPU_SERVING_E2E_TOOLCHAIN"
 
 
 def toolchain_file() -> Path:
-    """Where the toolchain's JSON (tool name -> binary) is: ``$TPU_SERVING_E2E_TOOLCHAIN`` or the cache's."""
-    return Path(os.environ.get(TOOLCHAIN_ENV, str(DEFAULT_TOOLCHAIN)))
+    """Where the toolchain's JSON is: ``$TPU_SERVING_E2E_TOOLCHAIN``, or ``build/e2e/toolchain.json`` under the
+    working directory."""
+    return Path(os.environ.get(TOOLCHAIN_ENV) or DEFAULT_TOOLCHAIN)
+
+
+def _toolchain(path: Path | None) -> dict[str, Any]:
+    data = json.loads((path or toolchain_file()).read_text())
+    return data if isinstance(data, dict) else {}
 
 
 def load_toolchain(path: Path | None = None) -> dict[str, Path]:
-    """Tool name -> binary path, from the toolchain's JSON (``{"tool": "/path"}`` or ``{"tool": {"path": ...}}``,
-    optionally under a ``"tools"`` key). FileNotFoundError when it does not exist."""
-    data = json.loads((path or toolchain_file()).read_text())
-    tools = data.get("tools", data) if isinstance(data, dict) else {}
-    found: dict[str, Path] = {}
-    for name, entry in tools.items():
-        where = entry.get("path") if isinstance(entry, dict) else entry
-        if isinstance(where, str):
-            found[name] = Path(where)
-    return found
+    """Binary name -> path, from the toolchain's JSON (its ``binaries``; a flat ``{"name": "/path"}`` is read too).
+    FileNotFoundError when the file does not exist."""
+    data = _toolchain(path)
+    binaries = data.get("binaries", data)
+    return {name: Path(where) for name, where in binaries.items() if isinstance(where, str)}
+
+
+def toolchain_files(path: Path | None = None) -> dict[str, Any]:
+    """The toolchain's other files (its ``files``: ``kwok-stages``, ``jobset-manifests``, ...); {} without."""
+    files = _toolchain(path).get("files", {})
+    return files if isinstance(files, dict) else {}
+
+
+def toolchain_stages(path: Path | None = None) -> list[Path]:
+    """The kwok Stage files the toolchain copied from kwok's module (node Stages, then pod Stages)."""
+    stages = toolchain_files(path).get("kwok-stages") or {}
+    return [Path(f) for kind in ("node", "pod") for f in stages.get(kind, ())]
 
 
 def go_mod_dir(module: str, version: str) -> Path:
-    """The module's directory in the Go module cache (``go mod download -json``: fetched when missing)."""
+    """The module's directory in the Go module cache (``go mod download -json``: fetched when missing; once a
+    process, failures included: a module the proxy refuses is not asked for again). FileNotFoundError when it
+    cannot be had."""
+    where, problem = _go_mod_download(module, version)
+    if where is None:
+        raise FileNotFoundError(f"go mod download {module}@{version}: {problem}")
+    return where
+
+
+@functools.cache
+def _go_mod_download(module: str, version: str) -> tuple[Path | None, str]:
     proc = subprocess.run(
         ["go", "mod", "download", "-json", f"{module}@{version}"],
         capture_output=True,
@@ -109,8 +129,8 @@ def go_mod_dir(module: str, version: str) -> Path:
     )
     info = json.loads(proc.stdout or "{}")
     if proc.returncode != 0 or "Dir" not in info:
-        raise FileNotFoundError(f"go mod download {module}@{version}: {info.get('Error') or proc.stderr.strip()}")
-    return Path(info["Dir"])
+        return None, str(info.get("Error") or proc.stderr.strip())
+    return Path(info["Dir"]), ""
 
 
 def write_kubeconfig(path: Path, server: str, ca: Path, user: KeyPair | None = None, token: str | None = None) -> Path:
@@ -173,8 +193,11 @@ class ControlPlane:
     keep: bool = False
     run_timeout: float = 1800.0
     ready_timeout: float = 90.0
+    stages: Sequence[Path] = ()
+    """kwok's Stage files; default: the toolchain's (``kwok-stages``) when ``tools`` come from it, else the files
+    of :data:`KWOK_STAGES` in the kwok module of :attr:`kwok_version`."""
     kwok_version: str = ""
-    """The kwok module whose Stages are loaded; default: the kwok binary's own version."""
+    """The kwok module whose Stages are read when no Stage files are given; default: the kwok binary's version."""
     directory: Path = field(init=False)
     ports: Ports = field(init=False)
     pki: Pki = field(init=False)
@@ -182,7 +205,7 @@ class ControlPlane:
     kubeconfig: Path = field(init=False)
     processes: list[Process] = field(init=False, default_factory=list)
     stop_hooks: list[Callable[[], None]] = field(init=False, default_factory=list)
-    nodes_made: int = field(init=False, default=0)
+    addresses: AddressBlock = field(init=False)
     _timer: threading.Timer | None = field(init=False, default=None)
     _lock: threading.RLock = field(init=False, default_factory=threading.RLock)
     started_in: float = field(init=False, default=0.0)
@@ -203,11 +226,15 @@ class ControlPlane:
 
     def start(self) -> None:
         began = time.monotonic()
-        self.tools = dict(self.tools) if self.tools is not None else load_toolchain()
+        if self.tools is None:
+            self.tools = load_toolchain()
+            self.stages = self.stages or toolchain_stages()
+        self.tools = dict(self.tools)
         missing = [c for c in COMPONENTS if c not in self.tools or not Path(self.tools[c]).is_file()]
         if missing:
             raise ComponentError(missing[0], f"no binary for {', '.join(missing)} in the toolchain ({self.tools})")
         self.directory = Path(tempfile.mkdtemp(prefix="tpu-serving-e2e-"))
+        self.addresses = claim()
         atexit.register(self.stop)
         self.arm_timer()
         try:
@@ -219,7 +246,7 @@ class ControlPlane:
 
     def _start_all(self) -> None:
         self.ports = Ports.pick()
-        self.pki = make_pki(self.directory / "pki", apiserver_ips=(LOOPBACK, KUBERNETES_SERVICE_IP))
+        self.pki = make_pki(self.directory / "pki", apiserver_ips=(LOOPBACK, self.addresses.kubernetes_service_ip))
         self.kubeconfig = write_kubeconfig(self.directory / "admin.kubeconfig", self.server, self.pki.ca.cert,
                                            self.pki.admin)  # fmt: skip
         self.kube = Kube(self.server, self.pki.ca.cert, self.pki.admin.cert, self.pki.admin.key)
@@ -253,6 +280,8 @@ class ControlPlane:
         if self._timer:
             self._timer.cancel()
         self.stop_processes()
+        if getattr(self, "addresses", None):
+            self.addresses.release()
         keep = self.keep or os.environ.get("TPU_SERVING_E2E_KEEP") == "1"
         if not keep and getattr(self, "directory", None) and self.directory.exists():
             shutil.rmtree(self.directory, ignore_errors=True)
@@ -314,7 +343,7 @@ class ControlPlane:
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={p.service_account_pub}",
             f"--service-account-signing-key-file={p.service_account_key}",
-            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            f"--service-cluster-ip-range={self.addresses.service_cidr}",
             # The kubernetes Service's endpoint would be 127.0.0.1, which an EndpointSlice may not hold.
             "--endpoint-reconciler-type=none",
             "--authorization-mode=Node,RBAC", "--allow-privileged=true", "--profiling=false",
@@ -356,7 +385,14 @@ class ControlPlane:
         self._await(proc, "/readyz", lambda: _http_ok(url, tls=True))
 
     def kwok_config(self) -> Path:
-        """kwok's configuration: its default Stages, read from the kwok module's own files (Go module cache)."""
+        """kwok's configuration: its default Stages, read from the kwok module's own files (the toolchain's copies,
+        or the Go module cache's)."""
+        path = self.directory / "kwok.yaml"
+        files = list(self.stages) or self._module_stages()
+        path.write_text("\n---\n".join(f.read_text().strip() for f in files) + "\n")
+        return path
+
+    def _module_stages(self) -> list[Path]:
         if not self.kwok_version:
             out = subprocess.run([self._tool("kwok"), "--version"], capture_output=True, text=True, check=False)
             found = KWOK_VERSION.search(out.stdout + out.stderr)
@@ -364,10 +400,7 @@ class ControlPlane:
                 raise ComponentError("kwok", f"no version in `kwok --version`: {out.stdout + out.stderr!r}")
             self.kwok_version = found.group(1)
         module = go_mod_dir("sigs.k8s.io/kwok", self.kwok_version)
-        docs = [(module / stage).read_text().strip() for stage in KWOK_STAGES]
-        path = self.directory / "kwok.yaml"
-        path.write_text("\n---\n".join(docs) + "\n")
-        return path
+        return [module / stage for stage in KWOK_STAGES]
 
     def _start_kwok(self) -> None:
         key, value = KWOK_LABEL
@@ -375,7 +408,7 @@ class ControlPlane:
         argv = [
             self._tool("kwok"), f"--kubeconfig={kubeconfig}", f"--config={self.kwok_config()}",
             f"--manage-nodes-with-label-selector={key}={value}",
-            f"--node-ip={LOOPBACK}", "--cidr=127.1.255.0/24", "--node-lease-duration-seconds=40",
+            f"--node-ip={LOOPBACK}", f"--cidr={self.addresses.kwok_cidr}", "--node-lease-duration-seconds=40",
             f"--server-address={LOOPBACK}:{self.ports.kwok}",
         ]  # fmt: skip
         proc = self.spawn("kwok", argv)
@@ -383,10 +416,6 @@ class ControlPlane:
 
     # Nodes' addresses ----------------------------------------------------------------------------------------
     def node_addresses(self) -> tuple[str, str]:
-        """The next Node's InternalIP and pod CIDR (both loopback; up to 254 Nodes a run)."""
+        """The next Node's InternalIP and pod CIDR (in the run's own block, :mod:`.addresses`)."""
         with self._lock:
-            n = self.nodes_made
-            self.nodes_made += 1
-        if n >= 254:
-            raise ValueError("a run holds at most 254 kwok Nodes (one /24 of 127.1.0.0/16 each)")
-        return f"127.3.0.{n + 1}", f"127.1.{n}.0/24"
+            return self.addresses.next_node()

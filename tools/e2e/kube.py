@@ -118,7 +118,13 @@ class Kube:
         key = (api_version, kind)
         if key not in self._resources:
             base = "/api/v1" if api_version == "v1" else f"/apis/{api_version}"
-            for r in self.request("GET", base).get("resources", []):
+            try:
+                served = self.request("GET", base)
+            except ApiError as err:
+                if err.status != 404:
+                    raise
+                raise ApiError("GET", base, 404, f"{api_version} is not served (its CRD not yet Established?)") from err
+            for r in served.get("resources", []):
                 if "/" not in r["name"]:
                     self._resources[(api_version, r["kind"])] = Resource(api_version, r["name"], r["namespaced"])
         if key not in self._resources:

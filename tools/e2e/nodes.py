@@ -14,7 +14,10 @@ Where each label, taint and figure comes from:
   (:mod:`tpu_serving.nodepool`) name them.
 - the ``google.com/tpu`` extended resource (chips per VM) and the ``google.com/tpu=present:NoSchedule`` taint of
   TPU slice nodes: GKE "About TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus,
-  "How TPUs work"; SkyPilot's GKE provisioner cites the same section for that taint's toleration).
+  "How TPUs work"; SkyPilot's GKE provisioner cites that section for the taint ``google.com/tpu=present``), and
+  ``../shared/README.md``'s facts for the catalog ("TPU nodes carry the ``google.com/tpu`` NoSchedule taint"; the
+  accelerator label of each generation). The stored copies of the GKE pages read here did not reach the label and
+  taint text itself.
 - ``cloud.google.com/gke-spot``: GKE "Spot VMs" (https://cloud.google.com/kubernetes-engine/docs/concepts/spot-vms).
 - ``topology.kubernetes.io/zone``/``region``, ``node.kubernetes.io/instance-type``, ``kubernetes.io/hostname``,
   ``kubernetes.io/os``, ``kubernetes.io/arch``: Kubernetes "Well-Known Labels, Annotations and Taints"

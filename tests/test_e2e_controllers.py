@@ -1,0 +1,132 @@
+"""Real controllers standing in for their pods: the JobSet v0.12.0 and LWS v0.10.0 managers from the toolchain,
+with the install manifests the toolchain built (kustomize over each module's ``config/default``, as their releases
+do), applied as a stack would apply them. Their webhooks answer through the harness's route; without the stand-in
+(the planted break) the API server cannot call them. Marked ``e2e``; a controller the toolchain lacks is skipped."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tpu_serving_tools.e2e import controllers, crds, nodes
+from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file, toolchain_files
+from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
+
+pytestmark = pytest.mark.e2e
+
+APPLY_FIRST = {"Namespace": 0}
+POD = {"containers": [{"name": "c", "image": "example.invalid/c:1"}]}
+
+
+def jobset(name: str, job: str) -> Obj:
+    template = {"spec": {"parallelism": 1, "completions": 1, "template": {"spec": {**POD, "restartPolicy": "Never"}}}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": "work"},
+        "spec": {"replicatedJobs": [{"name": job, "replicas": 1, "template": template}]},
+    }
+
+
+def leaderworkerset(name: str, annotations: dict[str, str]) -> Obj:
+    return {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": name, "namespace": "work", "annotations": annotations},
+        "spec": {"replicas": 1, "leaderWorkerTemplate": {"size": 2, "workerTemplate": {"spec": POD}}},
+    }
+
+
+@dataclass(frozen=True)
+class Case:
+    spec: controllers.ControllerSpec
+    manifest: str
+    """The toolchain's file of the controller's install manifest."""
+    good: Obj
+    bad: Obj
+    refusal: str
+    """The start of the controller's webhook's refusal of ``bad``."""
+    creates: tuple[str, str, str]
+    """(apiVersion, kind, name) of what the controller makes of ``good``."""
+    mutating: str
+    """The mutating webhook the API server calls first for ``good``."""
+
+
+CASES = {
+    "jobset": Case(
+        controllers.JOBSET,
+        "jobset-manifests",
+        jobset("good", "rj"),
+        jobset("bad", "Bad_Name"),
+        'admission webhook "vjobset.kb.io" denied the request: JobSet.jobset.x-k8s.io "bad" is invalid',
+        ("batch/v1", "Job", "good-rj-0"),
+        "mjobset.kb.io",
+    ),
+    "lws": Case(
+        controllers.LWS,
+        "lws-manifests",
+        leaderworkerset("good", {}),
+        leaderworkerset("bad", {"leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology": "kubernetes.io/hostname"}),
+        'admission webhook "vleaderworkerset.kb.io" denied the request:',
+        ("apps/v1", "StatefulSet", "good"),
+        "mleaderworkerset.kb.io",
+    ),
+}
+
+
+@pytest.fixture(params=sorted(CASES))
+def case(request: pytest.FixtureRequest) -> Case:
+    found: Case = CASES[request.param]
+    if not toolchain_file().is_file():
+        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    if found.spec.tool not in load_toolchain() or not toolchain_files().get(found.manifest):
+        pytest.skip(f"the e2e toolchain has no {found.spec.tool} or no {found.manifest}")
+    return found
+
+
+@pytest.fixture
+def cp(case: Case) -> Iterator[ControlPlane]:
+    with ControlPlane(run_timeout=600) as plane:
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        install_release(plane, Path(toolchain_files()[case.manifest]))
+        plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
+        yield plane
+
+
+def install_release(cp: ControlPlane, manifest: Path) -> None:
+    """The release's objects, server-side applied as a stack applies them: its CRDs first (until Established),
+    then its Namespace, then the rest."""
+    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    crds.install(cp.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
+    for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 1)):
+        if doc["kind"] != "CustomResourceDefinition":
+            cp.kube.apply(doc)
+
+
+def create(cp: ControlPlane, obj: Obj) -> str:
+    """ "" once ``obj`` is created, else the API server's refusal."""
+    try:
+        cp.kube.create(obj)
+    except ApiError as err:
+        return err.message
+    return ""
+
+
+def test_e2e_controller_stands_in_for_its_pods(cp: ControlPlane, case: Case):
+    controller = controllers.run_controller(cp, case.spec, timeout=120)
+    assert all(pod.pod_ip.startswith(cp.addresses.prefix) for pod in controller.pods)
+    assert create(cp, case.bad).startswith(case.refusal)
+    assert create(cp, case.good) == ""
+    api_version, kind, name = case.creates
+    made = wait_for(f"{kind} {name}", lambda: cp.kube.find(api_version, kind, name, "work"), timeout=60)
+    assert made["metadata"]["ownerReferences"][0]["kind"] == case.good["kind"]
+
+
+def test_e2e_planted_webhook_without_its_stand_in(cp: ControlPlane, case: Case):
+    refusal = create(cp, case.good)
+    assert refusal.startswith(f'Internal error occurred: failed calling webhook "{case.mutating}"')
+    assert "connection refused" in refusal

@@ -46,6 +46,7 @@ from .naming import (
     NameLimit,
     dns_name,
     node_service_account_id,
+    proxy_only_subnet_name,
     workload_service_account_id,
 )
 from .node_identity import Access, BucketGrant
@@ -403,7 +404,7 @@ def build_traffic(
             settings=to_settings(cfg.gateway, GatewaySettings),
             pool_selector=endpoint.pods,
             disaggregated=endpoint.disaggregated,
-            subnet_name=dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL),
+            subnet_name=dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL),
             priority_class_name=SERVING_PRIORITY,
             labels=serving.platform.k8s_labels,
         ),

@@ -53,9 +53,9 @@ def test_existing_create_only_cluster_keys_are_refused_at_their_keys_all_at_once
     )
     found = problems(cfg)
     assert found == [
-        "tpu-serving:cluster.releaseChannel: shapes a cluster the stack creates; with tpu-serving:cluster.existing the "
-        "cluster is its owner's and the stack never changes it: remove this key",
-        "tpu-serving:cluster.masterAuthorizedNetworks: shapes a cluster the stack creates; with "
+        'tpu-serving:cluster.releaseChannel = "RAPID": shapes a cluster the stack creates; with '
+        "tpu-serving:cluster.existing the cluster is its owner's and the stack never changes it: remove this key",
+        'tpu-serving:cluster.masterAuthorizedNetworks = ["203.0.113.0/24"]: shapes a cluster the stack creates; with '
         "tpu-serving:cluster.existing the cluster is its owner's and the stack never changes it: remove this key",
         "tpu-serving:cluster.existingNatRouter, tpu-serving:cluster.existingNat: name the network's Cloud NAT to look "
         "it up; give both, with tpu-serving:cluster.cloudNat: existing (or leave all three out: the cluster's NAT is "
@@ -115,8 +115,8 @@ def test_existing_bucket_keeps_its_settings_and_one_workload_account():
         "existingGcpServiceAccount": "serving@tpu-serving-demo.iam.gserviceaccount.com",
     }
     assert problems(cfg) == [
-        "tpu-serving:buckets[0].versioning: shapes a bucket the stack creates; an existing bucket (existing: true) "
-        "keeps its own settings: remove this key",
+        "tpu-serving:buckets[0].versioning = true: shapes a bucket the stack creates; an existing bucket (existing: "
+        "true) keeps its own settings: remove this key",
         'tpu-serving:workloadIdentity.gcpServiceAccount = "vllm-workloads": names the account the stack would create; '
         "with workloadIdentity.existingGcpServiceAccount it creates none: remove one of the two",
     ]

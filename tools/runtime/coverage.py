@@ -42,6 +42,9 @@ def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
     by_name = {r.category: r for r in results}
     for name in EXAMINING:
         total = by_name[name].total if name in by_name else 0
+        if name == "admission" and not any(str(r["type"]).startswith("gcp:") for r in view.resources):
+            found.append(Finding(f"coverage {name}", True, "no GCP resource in the plan: nothing to admit"))
+            continue
         found.append(
             Finding(f"coverage {name}", total > 0, f"{total} subject(s) examined" if total else "examined nothing")
         )

@@ -169,7 +169,7 @@ class ExistingClusterArgs:
         return (self.gke.location if self.gke else None) or self.region
 
 
-def described_cluster(args: ExistingClusterArgs) -> dict[str, Any]:
+def _plan_inputs(args: ExistingClusterArgs) -> dict[str, Any]:
     """What the deployment assumes of the existing cluster, as the component's inputs in the plan."""
     pool = args.cpu_pool
     return {
@@ -202,7 +202,7 @@ class ExistingCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("ExistingCluster", args, ExistingClusterArgs)
-        super().__init__("tpu-serving:index:ExistingCluster", name, described_cluster(args), opts)
+        super().__init__("tpu-serving:index:ExistingCluster", name, _plan_inputs(args), opts)
         child = child_options(self, opts)
         self.name, self.workload_pool = args.gke_name, args.workload_pool
         self.kubeconfig = None

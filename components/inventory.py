@@ -21,6 +21,8 @@ from .naming import (
     group_recreations_metric,
     nat_name,
     nat_router_name,
+    proxy_only_subnet_name,
+    service_account_email,
     workload_service_account_id,
 )
 from .node_identity import BUCKET_ROLES, Access
@@ -160,9 +162,7 @@ def workload_account(cfg: StackConfig, identity: IdentityParts) -> CloudResource
         )
     account = workload_service_account_id(cfg.cluster.name, wi.gcp_service_account)
     comes_with = ["its Workload Identity binding and bucket roles (created with it)"]
-    return CloudResource(
-        "GCP service account", f"{account}@{cfg.project}.iam.gserviceaccount.com", CREATE, key, comes_with
-    )
+    return CloudResource("GCP service account", service_account_email(account, cfg.project), CREATE, key, comes_with)
 
 
 def gateway_subnet(cfg: StackConfig) -> list[CloudResource]:
@@ -172,7 +172,7 @@ def gateway_subnet(cfg: StackConfig) -> list[CloudResource]:
         return []
     key = f"{NS}:gateway.createProxyOnlySubnet"
     if g.create_proxy_only_subnet:
-        name = dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL)
+        name = dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL)
         return [CloudResource("proxy-only subnet", f"{name} ({g.proxy_only_cidr})", CREATE, key)]
     needs = (
         f"the active proxy-only subnet of network {cfg.cluster.network} in {cfg.region}, range {g.proxy_only_cidr}",

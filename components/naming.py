@@ -197,6 +197,16 @@ def head_service_account_id(cluster: str) -> str:
     return f"{cluster}-head"
 
 
+def proxy_only_subnet_name(cluster: str) -> str:
+    """The proxy-only subnet a cluster's gateway creates: ``<cluster>-proxy-only``."""
+    return f"{cluster}-proxy-only"
+
+
+def service_account_email(account_id: str, project: str) -> str:
+    """A user-managed service account's email: ``<account id>@<project>.iam.gserviceaccount.com``."""
+    return f"{account_id}@{project}.iam.gserviceaccount.com"
+
+
 def group_recreations_metric(cluster: str) -> str:
     """The log-based metric counting a cluster's leader-worker group recreations: ``<cluster>-lws-group-recreations``
     (a GKE cluster name, at most 40 characters, fits a metric name's 100)."""

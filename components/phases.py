@@ -46,6 +46,7 @@ from .naming import (
     NameLimit,
     dns_name,
     node_service_account_id,
+    proxy_only_subnet_name,
     workload_service_account_id,
 )
 from .node_identity import Access, BucketGrant
@@ -183,8 +184,8 @@ def existing_cluster_nat(cfg: StackConfig, cluster: ExistingCluster, gcp: pulumi
         return
     if c.cloud_nat == CloudNat.CREATE:
         cloud_nat(
-            cfg.cluster.name,
-            cluster=cfg.cluster.name,
+            c.name,
+            cluster=c.name,
             project=cfg.project,
             region=cfg.region,
             network=c.network,
@@ -206,7 +207,9 @@ class PoolParts:
 
 def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
-    backend's host-network pods, and read the shared buckets when the backend has such pods."""
+    backend's host-network pods, and read the shared buckets when the backend has such pods. On an existing cluster
+    an :class:`ExistingTpuNodePool` per slice kind instead: its pools (``existingNodePools``, else the names the stack
+    would give) exist, and their node account must hold those roles."""
     cfg, backend = ctx.cfg, ctx.backend
     host_network = backend.host_network_buckets(cfg.serving) if backend else {}
     from_zero = scale_from_zero(cfg)
@@ -403,7 +406,7 @@ def build_traffic(
             settings=to_settings(cfg.gateway, GatewaySettings),
             pool_selector=endpoint.pods,
             disaggregated=endpoint.disaggregated,
-            subnet_name=dns_name(f"{cfg.cluster.name}-proxy-only", limit=NameLimit.K8S_LABEL),
+            subnet_name=dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL),
             priority_class_name=SERVING_PRIORITY,
             labels=serving.platform.k8s_labels,
         ),

@@ -1,7 +1,8 @@
 """The end-to-end overlay: every shipped stack in existing-cluster mode with every cloud resource named existing.
 
 Each converted stack validates, previews offline with no ``gcp:`` resource and no GCP call (so ``pulumi up`` needs
-only the Kubernetes provider), and declares the same Kubernetes objects as the stack itself. The checks are plain
+only the Kubernetes provider), declares the same Kubernetes objects as the stack itself, and passes the runtime
+model (``make check``). The checks are plain
 functions, and each is shown failing on a plan that breaks it.
 """
 
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
+from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.e2e.overlay import OverlayError, existing_cluster_overlay
 from tpu_serving_tools.offline import Plan, config_map, load_project, main_program, run_program, stack_file_config
+from tpu_serving_tools.runtime.planview import PlanView
 
 KUBECONFIG = "~/.kube/tpu-serving-e2e.yaml"
 MANIFESTS = {
@@ -124,6 +127,11 @@ def test_e2e_overlay_stack_previews_with_no_gcp_resource_nor_call(stack):
     # the preview's list: every cloud resource named existing
     statuses = {e["status"] for e in plan.outputs["cloudResources"]}
     assert statuses == {"existing"}
+    # and it would run (make check): pods on the existing pools, identities, prerequisites, the scale paths
+    failures = [
+        f"[{r.category}] {f.subject}: {f.reason}" for r in run_checks(PlanView(plan.as_json())) for f in r.failures()
+    ]
+    assert failures == []
 
 
 def test_e2e_overlay_the_check_fails_when_a_gcp_resource_slips_in():

@@ -8,6 +8,7 @@ the same choices from Python. Release manifests are read from a named source.
 from __future__ import annotations
 
 import copy
+import functools
 
 import pytest
 
@@ -24,6 +25,12 @@ EXISTING = {
     "tpu-serving:tpuSlices": [{"name": "v5e16", "slice": "v5litepod-16", "count": 2}],
 }
 """A vLLM stack on an existing cluster reached through a kubeconfig file: two TPU pools, autoscaled."""
+
+
+@functools.cache
+def existing_plan():
+    """The plan of :data:`EXISTING` (once per test process)."""
+    return plan_of_config(EXISTING)
 
 
 def problems(cfg: dict) -> list[str]:
@@ -53,9 +60,9 @@ def test_existing_create_only_cluster_keys_are_refused_at_their_keys_all_at_once
     )
     found = problems(cfg)
     assert found == [
-        "tpu-serving:cluster.releaseChannel: shapes a cluster the stack creates; with tpu-serving:cluster.existing the "
-        "cluster is its owner's and the stack never changes it: remove this key",
-        "tpu-serving:cluster.masterAuthorizedNetworks: shapes a cluster the stack creates; with "
+        'tpu-serving:cluster.releaseChannel = "RAPID": shapes a cluster the stack creates; with '
+        "tpu-serving:cluster.existing the cluster is its owner's and the stack never changes it: remove this key",
+        'tpu-serving:cluster.masterAuthorizedNetworks = ["203.0.113.0/24"]: shapes a cluster the stack creates; with '
         "tpu-serving:cluster.existing the cluster is its owner's and the stack never changes it: remove this key",
         "tpu-serving:cluster.existingNatRouter, tpu-serving:cluster.existingNat: name the network's Cloud NAT to look "
         "it up; give both, with tpu-serving:cluster.cloudNat: existing (or leave all three out: the cluster's NAT is "
@@ -115,8 +122,8 @@ def test_existing_bucket_keeps_its_settings_and_one_workload_account():
         "existingGcpServiceAccount": "serving@tpu-serving-demo.iam.gserviceaccount.com",
     }
     assert problems(cfg) == [
-        "tpu-serving:buckets[0].versioning: shapes a bucket the stack creates; an existing bucket (existing: true) "
-        "keeps its own settings: remove this key",
+        "tpu-serving:buckets[0].versioning = true: shapes a bucket the stack creates; an existing bucket (existing: "
+        "true) keeps its own settings: remove this key",
         'tpu-serving:workloadIdentity.gcpServiceAccount = "vllm-workloads": names the account the stack would create; '
         "with workloadIdentity.existingGcpServiceAccount it creates none: remove one of the two",
     ]
@@ -144,7 +151,7 @@ def test_existing_controller_manifest_sources_are_https_or_a_plain_file(source, 
 
 
 def test_existing_cluster_through_a_kubeconfig_makes_no_gcp_resource_but_those_left_to_create():
-    plan = plan_of_config(EXISTING)
+    plan = existing_plan()
     assert plan.invokes == []
     # the APIs, the buckets, the workload account and its roles, the Cloud Monitoring resources: still created
     assert "gcp:projects/service:Service vllm-apis-container" in gcp(plan)
@@ -334,9 +341,9 @@ def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
     """The existing cluster's management fee and CPU nodes are its owner's; its TPU slices run the stack's work."""
     from tpu_serving_tools.preview import cost_summary
 
-    existing, created = plan_of_config(EXISTING).outputs["cost"], plan_of_config(VLLM).outputs["cost"]
+    existing, created = existing_plan().outputs["cost"], plan_of_config(VLLM).outputs["cost"]
     assert existing["perHour"]["cluster"] == 0 and existing["perHour"]["cpu"] == 0
     assert created["perHour"]["cluster"] > 0 and created["perHour"]["cpu"] > 0
     assert existing["perHour"]["tpu"] > 0
-    lines = cost_summary(plan_of_config(EXISTING).outputs)
+    lines = cost_summary(existing_plan().outputs)
     assert lines[-1] == "  nor, on an existing cluster, its management fee and CPU nodes (its owner's)"

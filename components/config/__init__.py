@@ -6,7 +6,7 @@ is registered. Every problem is collected and reported together in one
 (``tpu-serving:tpuSlices[0].topology``), the bad value and the valid choices.
 
 - :mod:`.models`: the settings models (the backends' own are in :mod:`tpu_serving.backends`);
-- :mod:`.checks`: checks across several settings;
+- :mod:`.checks`: checks across several settings; :mod:`.existing_checks`: those of existing-cluster mode;
 - :mod:`.errors`: rendering problems at their key paths;
 - :mod:`.loading`: loading from data, a Pulumi config map or the running engine.
 """

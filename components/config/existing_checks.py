@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from ..backends.pathways_job import PathwaysJobConfig
@@ -36,6 +37,13 @@ CREATE_ONLY_BUCKET_KEYS: tuple[str, ...] = ("location", "storage_class", "versio
 """``buckets[]`` keys that shape a bucket the stack creates: refused with ``existing: true``."""
 
 
+def _shown(value: object) -> str:
+    """`` = <value>`` as the stack file writes it, when short; ``""`` for a long one (a whole block)."""
+    plain = value.model_dump(mode="json", by_alias=True) if isinstance(value, BaseModel) else value
+    text = json.dumps(plain, default=str)
+    return f" = {text}" if len(text) <= 80 else ""
+
+
 def existing_problems(cfg: StackConfig) -> list[str]:
     """Every problem of the existing-cluster keys, at their keys."""
     return _cluster(cfg) + _node_pools(cfg) + _buckets(cfg) + _identity(cfg) + _head_pool(cfg)
@@ -46,8 +54,8 @@ def _cluster(cfg: StackConfig) -> list[str]:
     if c.existing is None:
         return []
     found = [
-        f"{key}.{to_camel(name)}: shapes a cluster the stack creates; with {key}.existing the cluster is its owner's "
-        "and the stack never changes it: remove this key"
+        f"{key}.{to_camel(name)}{_shown(getattr(c, name))}: shapes a cluster the stack creates; with {key}.existing the "
+        "cluster is its owner's and the stack never changes it: remove this key"
         for name in CREATE_ONLY_CLUSTER_KEYS
         if name in c.model_fields_set
     ]
@@ -88,8 +96,8 @@ def _node_pools(cfg: StackConfig) -> list[str]:
 
 def _buckets(cfg: StackConfig) -> list[str]:
     return [
-        f"{NS}:buckets[{i}].{to_camel(name)}: shapes a bucket the stack creates; an existing bucket (existing: true) "
-        "keeps its own settings: remove this key"
+        f"{NS}:buckets[{i}].{to_camel(name)}{_shown(getattr(b, name))}: shapes a bucket the stack creates; an existing "
+        "bucket (existing: true) keeps its own settings: remove this key"
         for i, b in enumerate(cfg.buckets)
         if b.existing
         for name in CREATE_ONLY_BUCKET_KEYS

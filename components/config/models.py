@@ -8,9 +8,9 @@ component API and the settings reference (docs/reference/settings.md) share.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from .. import capacity as capacity_rules
 from .. import catalog
@@ -52,6 +52,7 @@ from ..settings import (
     settings_model,
 )
 from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
+from ..validation import raising
 
 # --------------------------------------------------------------------------- cluster
 
@@ -301,14 +302,9 @@ class WorkloadIdentityConfig(Model):
     gcp_service_account: ServiceAccountId | None = Field(
         None, description="account_id of the GCP service account; default `<cluster>-wl`."
     )
-    existing_gcp_service_account: str | None = declared(WorkloadIdentityArgs, "existing_gcp_service_account")
-
-    @field_validator("existing_gcp_service_account")
-    @classmethod
-    def _email(cls, v: str | None) -> str | None:
-        if problem := service_account_email_problem(v):
-            raise ValueError(problem)
-        return v
+    existing_gcp_service_account: Annotated[str | None, AfterValidator(raising(service_account_email_problem))] = (
+        declared(WorkloadIdentityArgs, "existing_gcp_service_account")
+    )
 
     @field_validator("namespace")
     @classmethod

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
-from tpu_serving.naming import workload_service_account_id
+from tpu_serving.naming import service_account_email, workload_service_account_id
 from tpu_serving.settings import PROJECT_NAMESPACE
 
 CONTROLLER_KEYS: Mapping[str, str] = {
@@ -62,8 +62,8 @@ def existing_cluster_overlay(
     out = copy.deepcopy(dict(config))
     cluster_key = _key(out, "cluster")
     cluster = out.get(cluster_key)
-    if not isinstance(cluster, dict) or "name" not in cluster:
-        raise OverlayError("the stack config has no cluster with a name")
+    if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
+        raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
     dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
     existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
     out[cluster_key] = {**{k: v for k, v in cluster.items() if k not in dropped}, "existing": existing}
@@ -77,7 +77,7 @@ def existing_cluster_overlay(
     wi_key = _key(out, "workloadIdentity")
     wi = dict(out.get(wi_key) or {})
     account = workload_service_account_id(str(cluster["name"]), wi.pop("gcpServiceAccount", None))
-    wi["existingGcpServiceAccount"] = f"{account}@{out['gcp:project']}.iam.gserviceaccount.com"
+    wi["existingGcpServiceAccount"] = service_account_email(account, str(out["gcp:project"]))
     out[wi_key] = wi
 
     out[_key(out, "projectApis")] = EXISTING

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tpu_serving_tools.runtime.existing import EXISTING_TPU_POOLS
+from tpu_serving_tools.runtime.existing import EXISTING_CLUSTER, EXISTING_TPU_POOLS
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -36,12 +36,21 @@ def _tpu_pools(view: PlanView) -> list[str]:
     ] + [str(p) for r in view.of_type(EXISTING_TPU_POOLS) for p in r["inputs"].get("poolNames") or ()]
 
 
+def _all_existing(view: PlanView) -> bool:
+    """Whether the plan deploys onto an existing cluster and names every cloud resource existing: no GCP resource to
+    admit (an empty plan is no such plan)."""
+    return bool(view.of_type(EXISTING_CLUSTER)) and not any(str(r["type"]).startswith("gcp:") for r in view.resources)
+
+
 def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
     """What the other categories examined, judged: nothing examined is a failure."""
     found = [Finding("coverage resources", bool(view.resources), f"{len(view.resources)} resource(s) in the plan")]
     by_name = {r.category: r for r in results}
     for name in EXAMINING:
         total = by_name[name].total if name in by_name else 0
+        if name == "admission" and _all_existing(view):
+            found.append(Finding(f"coverage {name}", True, "an existing cluster, every cloud resource existing"))
+            continue
         found.append(
             Finding(f"coverage {name}", total > 0, f"{total} subject(s) examined" if total else "examined nothing")
         )

@@ -109,3 +109,23 @@ def existing_node_pools(view: PlanView) -> list[NodePool]:
     for r in view.of_type(EXISTING_CPU_POOL):
         pools.append(_cpu_pool(str(r["inputs"].get("poolName")), str(r["urn"]), r["inputs"]))
     return pools
+
+
+def declared_existing(view: PlanView, kind: str) -> list[Mapping[str, Any]]:
+    """The cloud resources of ``kind`` the plan names existing (its ``cloudResources`` output: each must exist
+    already, as the preview lists it)."""
+    entries = (view.plan.get("outputs") or {}).get("cloudResources") or ()
+    return [e for e in entries if isinstance(e, Mapping) and e.get("kind") == kind and e.get("status") == "existing"]
+
+
+def manifest_addresses(view: PlanView) -> list[str]:
+    """Where the plan's release manifests come from: each file a ``yaml/v2`` group reads and, for one read from a mirror
+    or a local file, the upstream address its ``ControllerInstall`` records (``upstream``)."""
+    parents = {str(r["urn"]): r for r in view.resources if not r.get("custom")}
+    out = []
+    for r in view.resources:
+        if str(r["type"]).startswith("kubernetes:yaml"):
+            out += [str(f) for f in r["inputs"].get("files") or ()]
+            upstream = ((parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}).get("upstream")
+            out += [str(upstream)] if upstream else []
+    return out

@@ -114,8 +114,8 @@ def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
         if not str(r["type"]).startswith("kubernetes:yaml/"):
             continue
         files = r["inputs"].get("files") or [r["inputs"].get("file")]
-        upstream = (parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}
-        for address in [*files, upstream.get("upstream")]:
+        upstream = ((parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}).get("upstream")
+        for address in [*files, upstream]:
             for release in RELEASES:
                 if isinstance(address, str) and (m := release.address.match(address)):
                     out.update({g: (release.controller, m.group("v"), r) for g in release.groups})

@@ -16,7 +16,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs
-from tpu_serving_tools.runtime.existing import existing_cluster
+from tpu_serving_tools.runtime.existing import declared_existing, existing_cluster
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -50,13 +50,7 @@ def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
 
 def existing_apis(view: PlanView) -> set[str]:
     """The APIs a plan on an existing cluster names existing (its ``cloudResources`` output's project APIs entry)."""
-    entries = (view.plan.get("outputs") or {}).get("cloudResources") or ()
-    return {
-        api.strip()
-        for e in entries
-        if isinstance(e, Mapping) and e.get("kind") == "project APIs" and e.get("status") == "existing"
-        for api in str(e.get("name", "")).split(",")
-    }
+    return {api.strip() for e in declared_existing(view, "project APIs") for api in str(e.get("name", "")).split(",")}
 
 
 def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:

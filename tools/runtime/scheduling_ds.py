@@ -19,6 +19,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime import pods_ds
+from tpu_serving_tools.runtime.existing import declared_existing, manifest_addresses
 from tpu_serving_tools.runtime.network_flows import COLLECTOR
 from tpu_serving_tools.runtime.network_policy import Flow, _named_port, evaluate, peer_of, selector_matches
 from tpu_serving_tools.runtime.network_policy import workloads as all_workloads
@@ -194,18 +195,17 @@ custom-metrics-stackdriver-adapter/examples/prometheus-to-sd/README.md)."""
 
 def _adapter(view: PlanView) -> str | None:
     """Why no adapter serves the metric (None: one is installed and may read Cloud Monitoring)."""
-    installed = any(
-        ADAPTER_MANIFEST in str(f)
-        for r in view.resources
-        if r["type"].startswith("kubernetes:yaml")
-        for f in r["inputs"].get("files") or ()
-    )
+    installed = any(ADAPTER_MANIFEST in address for address in manifest_addresses(view))
     if not installed:
         return "no Custom Metrics Stackdriver Adapter in the plan: the HPA's metric is never served"
     viewer = any(
         r["inputs"].get("role") == MONITORING_VIEWER and ADAPTER_PRINCIPAL in str(r["inputs"].get("member"))
         for r in view.resources
         if r["type"].startswith("gcp:projects/iAM")
+    ) or any(  # named existing by the stack (serving...autoscaling.adapterIam: existing), as the preview lists it
+        ADAPTER_PRINCIPAL in need and MONITORING_VIEWER in need
+        for e in declared_existing(view, "IAM grant")
+        for need in e.get("needs") or ()
     )
     return None if viewer else f"the adapter's service account holds no {MONITORING_VIEWER}: it reads no metric"
 

@@ -109,7 +109,9 @@ def test_e2e_address_blocks_are_not_shared(tmp_path):
     try:
         assert first.block != second.block
         ip, cidr = first.next_node()
-        assert (ip, cidr) == (f"127.{first.block}.250.1", f"127.{first.block}.0.0/24")
+        assert (ip, cidr) == (f"127.{first.block}.250.1", "198.18.0.0/24")
+        assert first.stand_in("198.18.0.7") == f"127.{first.block}.0.7"
+        assert second.stand_in("198.18.0.7") == f"127.{second.block}.0.7"
         assert first.service_cidr == f"127.{first.block}.208.0/20"
         assert first.kubernetes_service_ip == f"127.{first.block}.208.1"
     finally:
@@ -117,3 +119,5 @@ def test_e2e_address_blocks_are_not_shared(tmp_path):
         second.release()
     with pytest.raises(ValueError, match="at most 200 kwok Nodes"):
         first.node(200)
+    with pytest.raises(ValueError, match="not in 198.18.0.0/16"):
+        first.stand_in("127.1.0.7")

@@ -4,10 +4,17 @@ Runs on one machine (two developers' sessions, a test and a runner) must not sha
 its pod's IP with the same ports. A run claims a free block with an exclusive lock on a file of
 ``<tmp>/tpu-serving-e2e-blocks/`` (released when the run stops or its process dies) and lays out in it:
 
-- pod CIDRs: Node ``n`` gets ``127.<b>.<n>.0/24`` (``n`` below :data:`MAX_NODES`);
+- pod CIDRs: Node ``n`` gets ``198.18.<n>.0/24`` (``n`` below :data:`MAX_NODES`), in the benchmarking range of
+  RFC 2544 (198.18.0.0/15), which nothing on this machine routes and nothing ever dials: a pod IP must be an address
+  an EndpointSlice may hold, and a loopback one may not (k8s.io/kubernetes v1.36.3
+  ``pkg/apis/core/validation/validation.go`` 8433-8434, applied to slices by ``pkg/apis/discovery/validation/
+  validation.go`` 123), so a Service selecting 127.x pods never gets an endpoint, and the Pulumi Kubernetes
+  provider's await of such a Service never ends;
+- stand-in addresses: the process that stands in for pod ``198.18.<n>.<m>`` listens on ``127.<b>.<n>.<m>``
+  (:meth:`AddressBlock.stand_in`), where the Service forwarder sends that pod's traffic;
 - Node InternalIPs: ``127.<b>.250.<n+1>``;
 - Service ClusterIPs: ``127.<b>.208.0/20`` (the ``kubernetes`` Service takes its first address);
-- kwok's ``--cidr`` (pods of a Node without a pod CIDR): ``127.<b>.240.0/24``.
+- kwok's ``--cidr`` (pods of a Node without a pod CIDR): ``198.18.240.0/24``.
 
 The control plane itself listens on 127.0.0.1, on ports the OS hands out.
 """
@@ -24,6 +31,8 @@ from typing import IO
 BLOCKS = range(16, 255)
 """Second octets a run may take (127.0.x.x, where the control plane listens, and low blocks are left alone)."""
 MAX_NODES = 200
+POD_PREFIX = "198.18."
+"""Every pod IP of a run starts so (RFC 2544's benchmarking range: routed nowhere here, dialed by nothing)."""
 LOCKS = Path(tempfile.gettempdir()) / "tpu-serving-e2e-blocks"
 
 
@@ -49,7 +58,13 @@ class AddressBlock:
 
     @property
     def kwok_cidr(self) -> str:
-        return f"127.{self.block}.240.0/24"
+        return f"{POD_PREFIX}240.0/24"
+
+    def stand_in(self, pod_ip: str) -> str:
+        """The loopback address where the process standing in for the pod of ``pod_ip`` listens."""
+        if not pod_ip.startswith(POD_PREFIX):
+            raise ValueError(f"pod IP {pod_ip} is not in {POD_PREFIX}0.0/16, the run's pod range")
+        return f"127.{self.block}.{pod_ip.removeprefix(POD_PREFIX)}"
 
     @property
     def prefix(self) -> str:
@@ -60,7 +75,7 @@ class AddressBlock:
         """Node ``n``'s InternalIP and pod CIDR."""
         if not 0 <= n < MAX_NODES:
             raise ValueError(f"a run holds at most {MAX_NODES} kwok Nodes (one /24 of 127.{self.block}.0.0/16 each)")
-        return f"127.{self.block}.250.{n + 1}", f"127.{self.block}.{n}.0/24"
+        return f"127.{self.block}.250.{n + 1}", f"{POD_PREFIX}{n}.0/24"
 
     def next_node(self) -> tuple[str, str]:
         """The next Node's InternalIP and pod CIDR."""

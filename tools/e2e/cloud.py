@@ -49,4 +49,5 @@ class LoadBalancers:
                 continue
             key = f"{svc['metadata']['namespace']}/{svc['metadata']['name']}"
             address = self.given.setdefault(key, f"{LB_CIDR_PREFIX}{len(self.given) + 1}")
-            self.kube.patch(svc, {"status": {"loadBalancer": {"ingress": [{"ip": address}]}}}, subresource="status")
+            ref = {"apiVersion": "v1", "kind": "Service", "metadata": svc["metadata"]}
+            self.kube.patch(ref, {"status": {"loadBalancer": {"ingress": [{"ip": address}]}}}, subresource="status")

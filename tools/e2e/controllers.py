@@ -130,10 +130,13 @@ class PodProcess:
     pod: Obj
     files: PodFiles
     process: Process
+    address: str
+    """Where the process listens: the stand-in address of the pod's IP (:meth:`.addresses.AddressBlock.stand_in`)."""
 
     @property
     def pod_ip(self) -> str:
-        return str(self.pod["status"]["podIP"])
+        """The address the pod's traffic goes to here: its stand-in's."""
+        return self.address
 
 
 @dataclass
@@ -187,13 +190,22 @@ def _arguments(files: PodFiles, container: Obj, pod_ip: str, ports: Mapping[str,
     return args
 
 
+def _prepared(files: PodFiles) -> bool:
+    try:
+        files.prepare()
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) -> PodProcess:
     """Start the controller for ``pod`` (its container ``spec.container``): files, environment, mount namespace."""
     container = _pod_container(pod, spec.container)
-    pod_ip = check_loopback(str(pod["status"]["podIP"]))
+    pod_ip = check_loopback(cp.addresses.stand_in(str(pod["status"]["podIP"])))
     name = str(pod["metadata"]["name"])
     files = PodFiles(cp.kube, pod, container, cp.directory / "pods" / f"{spec.namespace}_{name}", cp.pki.ca.cert)
-    files.prepare()
+    # The kubelet keeps a pod in ContainerCreating until its ConfigMap and Secret volumes exist; so does this.
+    wait_for(f"the volumes of pod {spec.namespace}/{name}", functools.partial(_prepared, files), timeout=300)
     files.keep_in_sync()
     # The CA as the pod sees it, in its service account volume.
     kubeconfig = write_kubeconfig(files.root / "kubeconfig", cp.server, Path(SA_DIR) / "ca.crt",
@@ -207,7 +219,7 @@ def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) ->
     args = _arguments(files, container, pod_ip, container_ports(container))
     argv = ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", MOUNT_SCRIPT, "sh", SA_DIR,
             inside(str(binary)), *args]  # fmt: skip
-    return PodProcess(pod, files, cp.spawn(f"{spec.tool}-{name}", argv, env))
+    return PodProcess(pod, files, cp.spawn(f"{spec.tool}-{name}", argv, env), pod_ip)
 
 
 def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Controller, container: Obj) -> None:

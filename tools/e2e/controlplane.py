@@ -71,6 +71,8 @@ KWOK_STAGES = (
 """kwok's default Stages (``kustomize/stage/fast/kustomization.yaml``: node fast, node heartbeat-with-lease,
 pod fast): a Node becomes Ready, keeps its Lease; a pod becomes Running and Ready with an IP, a pod whose
 containers all end completes, a deleted pod goes."""
+GKE_ADMISSION_PLUGINS = "ExtendedResourceToleration"
+"""Admission plugins GKE enables beyond kube-apiserver's defaults, as far as a source here shows."""
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 DEFAULT_TOOLCHAIN = Path("build") / "e2e" / "toolchain.json"
 """What ``make e2e-tools`` writes (``python -m tpu_serving_tools.e2e.toolchain``), under the repository's root."""
@@ -347,6 +349,12 @@ class ControlPlane:
             # The kubernetes Service's endpoint would be 127.0.0.1, which an EndpointSlice may not hold.
             "--endpoint-reconciler-type=none",
             "--authorization-mode=Node,RBAC", "--allow-privileged=true", "--profiling=false",
+            # GKE runs the ExtendedResourceToleration admission plugin: a pod that requests google.com/tpu gets the
+            # toleration of the TPU nodes' google.com/tpu NoSchedule taint ("GKE will automatically apply
+            # corresponding tolerations to Pods requesting GPUs by running the ExtendedResourceToleration admission
+            # controller", KServe's docs/samples/accelerators after GKE's GPU page; the plugin: kubernetes/kubernetes
+            # PR 55839, k8s.io/kubernetes v1.36.3 plugin/pkg/admission/extendedresourcetoleration/admission.go).
+            f"--enable-admission-plugins={GKE_ADMISSION_PLUGINS}",
         ]  # fmt: skip
         proc = self.spawn("kube-apiserver", argv)
         self._await(proc, "/readyz", lambda: self.kube.get_raw("/readyz") == "ok")

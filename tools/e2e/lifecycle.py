@@ -49,15 +49,21 @@ def second_preview(run: StackRun) -> Finding:
 def inventory(api_client: Any) -> set[Key]:
     """Every object the API server lists, by (apiVersion, kind, namespace, name), but :data:`SKIPPED_KINDS`."""
     from kubernetes.dynamic import DynamicClient
+    from kubernetes.dynamic.exceptions import NotFoundError
 
     client = DynamicClient(api_client)  # type: ignore[no-untyped-call]
+    client.resources.invalidate_cache()  # a CRD deleted since the last discovery serves nothing now
     out: set[Key] = set()
     for resource in client.resources.search():
         if resource.kind in SKIPPED_KINDS or resource.kind.endswith("List") or "list" not in resource.verbs:
             continue
         if "/" in resource.name:  # a subresource
             continue
-        for item in resource.get().items:
+        try:
+            items = resource.get().items
+        except NotFoundError:
+            continue  # discovered, then its CRD went away: it holds nothing
+        for item in items:
             m = item.metadata
             out.add((resource.group_version, resource.kind, m.namespace, m.name))
     return out

@@ -12,7 +12,7 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs clean e2e
+.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -32,6 +32,7 @@ help:
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make messages               record the library's error messages the suite creates into tests/golden_messages.txt (the suite fails on one not listed)"
 	@echo "make golden-review [GOLDEN_BASE=<ref>] [VERBOSE=1]  the golden plans' changes against a git ref (default main), and those not yet listed in tests/golden_changes.txt (VERBOSE=1: also each listed one unchanged)"
+	@echo "make e2e-tools              build the e2e test's pinned Go tools (Kubernetes, etcd, kwok, JobSet, Pulumi CLI and provider, kustomize) from the Go module proxy into a cache (TPU_SERVING_E2E_CACHE); writes build/e2e/toolchain.json"
 	@echo "stacks: $(STACKS)"
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
@@ -166,6 +167,13 @@ endif
 
 bench: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
+
+# The e2e test's Go tools, built from the Go module proxy with their pins from the version set (e2e/tools/<tool>/go.mod
+# and go.sum) into $(TPU_SERVING_E2E_CACHE) (default ~/.cache/tpu-serving/e2e), reused while their recipe is unchanged;
+# build/e2e/toolchain.json maps each binary to its path. A cold build takes about half an hour on 2 cores
+# (docs/development.md); a warm one seconds.
+e2e-tools: $(VENV)/.installed
+	$(PYTHON) -m tpu_serving_tools.e2e.toolchain
 
 clean:
 	rm -rf build .pytest_cache mutants .setuptools-build

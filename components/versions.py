@@ -7,7 +7,12 @@ preview names each pin of the plan that is older than the newest release known, 
 release, the engine conformance tables for the engine images). Dates: a PyPI upload date, or the date of the
 commit a git tag points at (``git log -1 --format=%cs <tag>``) in the repository mirrored on the date the
 entry gives, or, for a closed-source image, the date of the commit that first names its tag in a public
-Google source (a bound: the image is at least that old); an image tag without a public source has no date.
+Google source (a bound: the image is at least that old); an image tag without a public source has no date;
+for a Go module, the ``Time`` of its ``.info`` on the Go module proxy.
+
+The pins with a :attr:`Pin.module` are the e2e toolchain's (``make e2e-tools``, ``tpu_serving_tools.e2e.toolchain``
+builds them from the Go module proxy), not releases a plan deploys; ``tests/test_e2e_toolchain.py`` checks each
+against its ``e2e/tools/<tool>/go.mod``.
 Nothing here imports the rest of the library.
 """
 
@@ -40,6 +45,8 @@ class Pin:
     """Upstream's state when it matters to a user: archived, unmaintained."""
     held: str = ""
     """Why the pin stays behind the newest release known, when that is deliberate (nothing to act on)."""
+    module: str = ""
+    """The Go module the e2e toolchain builds the pin from (``make e2e-tools``); empty for a release a plan uses."""
 
     @property
     def current(self) -> bool:
@@ -61,6 +68,128 @@ _JOBSET_MIRROR = "kubernetes-sigs/jobset tags, mirror of 2026-08-18"
 _LLMD_ROUTER_MIRROR = "llm-d/llm-d-router tags, mirror of 2026-08-22"
 _SAXML_TAGS = "google/saxml tag v1.2.0 (2024-02-20), mirror of 2026-07-14; its image tags not verified here"
 _PYPI = "PyPI upload dates (https://pypi.org/pypi/<name>/json), read 2026-11-25"
+_PROXY = "proxy.golang.org, read 2026-11-28"
+_LWS_RELEASE = "v0.10.0"
+_JOBSET_RELEASE = "v0.12.0"
+
+
+# The e2e toolchain (make e2e-tools): Go programs built from the Go module proxy, each in its own module under
+# e2e/tools/ (one go.mod could not hold them: their k8s.io and controller-runtime requirements differ).
+_GO_TOOLS = (
+    Pin(
+        "go-kubernetes",
+        "kube-apiserver, kube-controller-manager, kube-scheduler of the e2e toolchain",
+        "v1.36.3",
+        "2026-07-22",
+        f"{_PROXY}: k8s.io/kubernetes/@v/list ends v1.36.1 v1.36.3 v1.37.2 v1.38.0-beta.0 (no v1.36.4); "
+        "v1.36.3 is the newest 1.36 patch served, the minor of GKE's Rapid channel default 1.36.4-gke.1391000 "
+        "(GKE rapid-channel release notes of 2026-09-23)",
+        "v1.37.2",
+        f"{_PROXY} (v1.38.0-beta.0 is a pre-release)",
+        "the minor of the GKE the stacks run on (releaseChannel RAPID in six of the eight stacks); its k8s.io "
+        "staging modules at v0.36.3 (the replace lines of e2e/tools/kubernetes/go.mod, one per replace of "
+        "k8s.io/kubernetes v1.36.3's own go.mod)",
+        held="GKE's Rapid channel default is 1.36 (1.36.4-gke.1391000); v1.37 is no GKE default yet",
+        module="k8s.io/kubernetes",
+    ),
+    Pin(
+        "go-etcd",
+        "etcd of the e2e toolchain",
+        "v3.6.16",
+        "2026-10-22",
+        f"{_PROXY}: go.etcd.io/etcd/server/v3/@v/list, the newest v3.6.x (v3.6.16)",
+        "v3.7.3",
+        _PROXY,
+        "the etcd minor Kubernetes v1.36.3 is built with: its go.mod requires go.etcd.io/etcd/client/v3 v3.6.8 "
+        "and kubeadm's DefaultEtcdVersion is 3.6.8-0 (cmd/kubeadm/app/constants/constants.go l.334)",
+        held="Kubernetes 1.36 runs etcd 3.6; v3.6.16 is the newest 3.6 patch served",
+        module="go.etcd.io/etcd/server/v3",
+    ),
+    Pin(
+        "go-kwok",
+        "kwok (fake nodes and pods) of the e2e toolchain",
+        "v0.8.0",
+        "2026-06-23",
+        f"{_PROXY}: sigs.k8s.io/kwok/@v/list v0.6.1 v0.7.0 v0.8.0",
+        "v0.8.0",
+        _PROXY,
+        "Go 1.26.8 (its go.mod says go 1.26.0); its default Stages (kustomize/stage/node/fast, "
+        "node/heartbeat-with-lease, pod/fast in the module zip) are the ones kwokctl loads",
+        module="sigs.k8s.io/kwok",
+    ),
+    Pin(
+        "go-lws",
+        "LeaderWorkerSet controller of the e2e toolchain",
+        _LWS_RELEASE,
+        "2026-08-11",
+        f"{_PROXY}: sigs.k8s.io/lws/@v/v0.10.0.info and .mod are served (commit 2161f38f), but its @v/list and "
+        "@v/v0.10.0.zip answer 403 'This module version is not available.': make e2e-tools cannot build it",
+        _LWS_RELEASE,
+        _LWS_MIRROR,
+        "the lws pin, the controller release the stacks install (equal)",
+        module="sigs.k8s.io/lws",
+    ),
+    Pin(
+        "go-jobset",
+        "JobSet controller of the e2e toolchain",
+        _JOBSET_RELEASE,
+        "2026-05-08",
+        f"{_PROXY}: sigs.k8s.io/jobset/@v/v0.12.0.info (commit 09e9a3bb) and its zip are served; the @v/list "
+        "answers 403",
+        _JOBSET_RELEASE,
+        _JOBSET_MIRROR,
+        "the jobset pin, the controller release the stacks install (equal)",
+        module="sigs.k8s.io/jobset",
+    ),
+    Pin(
+        "go-pulumi",
+        "Pulumi CLI (engine) of the e2e toolchain",
+        "v3.274.1",
+        "2026-11-05",
+        f"{_PROXY}: github.com/pulumi/pulumi/pkg/v3/@v/list ... v3.252.0 v3.260.0 v3.274.0 v3.274.1 v3.275.0 "
+        "v3.276.0; v3.272.0 answers 403. The nearest release at or above the Python SDK, at its newest patch",
+        "v3.276.0",
+        _PROXY,
+        "the Python SDK pulumi==3.272.0 (constraints.txt): the CLI is two minor releases newer (3.274.1), never "
+        "older; pkg/v3 v3.272.0 is not served",
+        held="the nearest served release at or above the Python SDK's 3.272.0; newer CLIs drift further from it",
+        module="github.com/pulumi/pulumi/pkg/v3",
+    ),
+    Pin(
+        "go-pulumi-kubernetes",
+        "Pulumi Kubernetes provider (pulumi-resource-kubernetes) of the e2e toolchain",
+        "v4.0.0-20260115033456-f47bc2d6f199",
+        "2026-01-15",
+        f"{_PROXY}: github.com/pulumi/pulumi-kubernetes/provider/v4/@v/list holds only this pseudo-version (the "
+        "provider module has no tags of its own); its commit f47bc2d6f199 is the tag v4.25.0 (pulumi/pulumi-kubernetes "
+        "mirror of 2026-07-01; its CHANGELOG has no 4.25.0 section, the commit's Unreleased items are listed under "
+        "4.26.0; pulumi-kubernetes 4.25.0 on PyPI 2026-01-16)",
+        "v4.34.2",
+        "pulumi-kubernetes 4.34.2 on PyPI (2026-09-21), the Python SDK of constraints.txt; no provider module "
+        f"version for it on the Go proxy ({_PROXY})",
+        "the Python SDK pulumi_kubernetes==4.34.2 (constraints.txt): the provider is release v4.25.0, nine minor "
+        "releases older than the SDK",
+        held="the only provider module version the Go proxy serves",
+        module="github.com/pulumi/pulumi-kubernetes/provider/v4",
+    ),
+    Pin(
+        "go-kustomize",
+        "kustomize of the e2e toolchain (builds the controllers' release manifests)",
+        "v5.8.2",
+        "2026-09-30",
+        f"{_PROXY}: sigs.k8s.io/kustomize/kustomize/v5/@v/list ends v5.8.1 v5.8.2 v5.8.3",
+        "v5.8.3",
+        _PROXY,
+        "Go 1.26.8: v5.8.2's go.mod says go 1.26.0; the controllers' own Makefiles download kustomize v5.2.1 "
+        "(JobSet v0.12.0 Makefile l.347)",
+        held="v5.8.3's go.mod says go 1.27.0, newer than the toolchain's Go 1.26.8",
+        module="sigs.k8s.io/kustomize/kustomize/v5",
+    ),
+)
+
+GO_MODULE_RELEASES: dict[str, str] = {"go-pulumi-kubernetes": "v4.25.0"}
+"""The release a Go pin's pseudo-version is, when its module has no tag of its own (the tag at the commit): the
+version the toolchain stamps into the binary."""
 
 
 def _saxml(key: str, what: str, tag: str) -> Pin:
@@ -85,7 +214,7 @@ PINS: dict[str, Pin] = {
         Pin(
             "lws",
             "LeaderWorkerSet controller",
-            "v0.10.0",
+            _LWS_RELEASE,
             "2026-08-11",
             _LWS_MIRROR,
             "v0.10.0",
@@ -95,7 +224,7 @@ PINS: dict[str, Pin] = {
         Pin(
             "jobset",
             "JobSet controller",
-            "v0.12.0",
+            _JOBSET_RELEASE,
             "2026-05-08",
             _JOBSET_MIRROR,
             "v0.12.0",
@@ -252,6 +381,7 @@ PINS: dict[str, Pin] = {
         _saxml("sax-admin-server", "Saxml admin server image", "v1.1.0"),
         _saxml("sax-model-server", "Saxml model server image", "v1.1.0"),
         _saxml("sax-http", "Saxml HTTP server image", "v1.0.0"),
+        *_GO_TOOLS,
     )
 }
 """Every pin, by key."""

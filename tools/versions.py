@@ -27,9 +27,11 @@ the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are fou
 
 
 def used_pins(plan_text: str) -> list[Pin]:
-    """The pins a plan (its JSON text) uses."""
+    """The pins a plan (its JSON text) uses; never the e2e toolchain's (a Go module's), which no plan deploys."""
     used = []
     for pin in PINS.values():
+        if pin.module:
+            continue
         mark = USED_AS.get(pin.key, "{value}").format(v=pin.value, value=pin.value)
         if mark in plan_text:
             used.append(pin)

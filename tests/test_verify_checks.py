@@ -28,7 +28,7 @@ def _pod(i: int, node: str, chips: int = 4, ready: bool = True) -> dict[str, Any
         owner="sts",
         labels=labels,
         spec={"nodeName": node, "containers": [{"resources": {"requests": {"google.com/tpu": str(chips)}}}]},
-        status={"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+        status={"phase": "Running", "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     )
 
 
@@ -136,6 +136,16 @@ def test_pods_ready_fails_on_an_unready_and_an_unscheduled_pod_and_an_empty_name
         "FAIL ready      Pod serving/vllm-0-1: not scheduled: 0/4 nodes are available: 4 node(s) didn't match",
     ]
     assert failed(pods_ready(Snapshot({}), [NS])) == ["FAIL ready      namespace serving: no pods"]
+    done = healthy()
+    done["Pod"][2]["status"]["phase"] = "Succeeded"
+    assert failed(pods_ready(Snapshot(done), [NS])) == ["FAIL ready      Pod serving/vllm-0-2: on n2, phase Succeeded"]
+    one_off = _obj("Pod", "publish", "pub", spec={"nodeName": "n0"}, status={"phase": "Succeeded"})
+    one_off["metadata"]["ownerReferences"] = [{"uid": "job", "kind": "Job"}]
+    assert failed(pods_ready(Snapshot({"Pod": [one_off]}), [NS])) == []
+    one_off["metadata"]["labels"] = {"jobset.sigs.k8s.io/jobset-name": "servers"}
+    assert failed(pods_ready(Snapshot({"Pod": [one_off]}), [NS])) == [
+        "FAIL ready      Pod serving/publish: on n0, phase Succeeded"
+    ]
 
 
 def test_selectors_fail_on_a_selector_that_selects_nothing_and_a_missing_hpa_target() -> None:

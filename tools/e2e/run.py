@@ -26,13 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tpu_serving_tools.verify.checks import Finding
+import yaml
+
+from tpu_serving_tools.verify.checks import JOBSET_NAME_LABEL, Finding
 from tpu_serving_tools.verify.expect import Expectations, declared_objects, pools
 from tpu_serving_tools.verify.snapshot import read
 
 from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, run_controller
-from .controlplane import ControlPlane
+from .controlplane import ControlPlane, toolchain_stages
 from .crds import install_crds
 from .lifecycle import inventory, second_preview
 from .nodes import create_plan_nodes
@@ -136,6 +138,26 @@ def installed_controllers(plan: Mapping[str, Any]) -> list[str]:
     return sorted(set(found))
 
 
+def serving_stages(folder: Path) -> list[Path]:
+    """kwok's default Stages, with ``pod-complete`` kept from a JobSet's pods: kwok's default completes every pod a
+    Job owns at once (``kustomize/stage/pod/fast/pod-complete.yaml``: Running pods owned by a Job), which is right
+    for a one-off Job (the Saxml publisher, whose completion ``pulumi up`` waits for) but would end a Saxml or
+    Pathways model server, which serves until it is stopped, and free its VM for the next pod."""
+    out = []
+    for stage in toolchain_stages():
+        if stage.name != "pod-complete.yaml":
+            out.append(stage)
+            continue
+        doc = yaml.safe_load(stage.read_text())
+        doc["spec"]["selector"]["matchExpressions"].append(
+            {"key": f'.metadata.labels["{JOBSET_NAME_LABEL}"]', "operator": "DoesNotExist"}
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        out.append(folder / stage.name)
+        out[-1].write_text(yaml.safe_dump(doc, sort_keys=False))
+    return out
+
+
 def stack_config(root: Path, stack: str) -> dict[str, Any]:
     """The ``config:`` mapping of ``stacks/Pulumi.<stack>.yaml``."""
     from tpu_serving_tools import strict_yaml
@@ -186,7 +208,7 @@ def run_stack(setup: Setup, stack: str) -> StackReport:
         return report
     work = setup.work / stack
     shutil.rmtree(work, ignore_errors=True)  # a state of an earlier run names objects of an earlier cluster
-    with ControlPlane(tools=setup.tools) as cp:
+    with ControlPlane(tools=setup.tools, stages=serving_stages(work / "stages")) as cp:
         report.step("crds", lambda: install_crds(cp.kube))
         report.step("nodes", lambda: create_plan_nodes(cp, plan))
         config = e2e_config(stack_config(setup.root, stack), cp.kubeconfig, {c: setup.manifests[c] for c in wanted})

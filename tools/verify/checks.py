@@ -20,6 +20,9 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 # SetNameLabelKey "leaderworkerset.sigs.k8s.io/name", GroupIndexLabelKey "leaderworkerset.sigs.k8s.io/group-index").
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+"""The label JobSet puts on its Jobs' pods (sigs.k8s.io/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go
+JobSetNameKey)."""
 
 WORKLOAD_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob", "Deployment")
 
@@ -178,9 +181,24 @@ def pods_ready(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
             if not node:
                 out.append(Finding("ready", _subject("Pod", pod), False, "not scheduled: " + _unscheduled(pod)))
             else:
-                ok = _ready(pod)
-                out.append(Finding("ready", _subject("Pod", pod), ok, f"on {node}" + ("" if ok else ", not Ready")))
+                out.append(_pod_ready(pod, node))
     return out
+
+
+def _one_off(pod: Obj) -> bool:
+    """A pod of a plain Job (not of a JobSet's, which serve until stopped): it may end."""
+    m = meta(pod)
+    owned = any(ref.get("kind") == "Job" for ref in m.get("ownerReferences", []) or [])
+    return owned and JOBSET_NAME_LABEL not in (m.get("labels") or {})
+
+
+def _pod_ready(pod: Obj, node: str) -> Finding:
+    phase = pod.get("status", {}).get("phase")
+    if phase == "Succeeded" and _one_off(pod):
+        return Finding("ready", _subject("Pod", pod), True, f"on {node}, completed (a one-off Job)")
+    ok = phase == "Running" and _ready(pod)
+    why = "" if ok else (", not Ready" if phase == "Running" else f", phase {phase}")
+    return Finding("ready", _subject("Pod", pod), ok, f"on {node}{why}")
 
 
 def _unscheduled(pod: Obj) -> str:

@@ -251,3 +251,55 @@ def _errors(text: str) -> str:
     """The engine's error lines (``error:``, and the lines of a list of errors), without the progress lines."""
     keep = [line.strip() for line in text.splitlines() if "error" in line.lower() or line.strip().startswith("* ")]
     return "\n".join(dict.fromkeys(keep))
+
+
+SHARED_PATHWAYS_JOB = Path("..") / "shared" / "reference" / "crds" / "pathwaysjob-v0.1.4-install.yaml"
+"""PathwaysJob v0.1.4's release install manifest, from the project's reference material (its module, named
+``pathways-job``, is not served by the Go module proxy)."""
+
+
+def release_manifests(root: Path) -> dict[str, str]:
+    """Controller -> local release manifest: JobSet's as the toolchain rendered it; PathwaysJob's from the reference
+    material when it is there. LeaderWorkerSet has none: its module is not served (see :data:`RELEASES`)."""
+    from .controlplane import toolchain_files
+
+    out = {}
+    jobset = toolchain_files().get("jobset-manifests")
+    if isinstance(jobset, str):
+        out["jobset"] = jobset
+    pathways = (root / SHARED_PATHWAYS_JOB).resolve()
+    if pathways.is_file():
+        out["pathways-job"] = str(pathways)
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tpu_serving_tools.e2e.run STACK...``: each stack's run, its findings, and a summary line."""
+    import argparse
+
+    from .controlplane import load_toolchain
+
+    parser = argparse.ArgumentParser(prog="make e2e", description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("stacks", nargs="+", help="the stacks to run (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the project folder (default: .)")
+    parser.add_argument("--work", type=Path, default=Path("build") / "e2e" / "runs", help="where each run's state goes")
+    parser.add_argument("-v", "--verbose", action="store_true", help="print the findings that pass too")
+    args = parser.parse_args(argv)
+    tools = dict(load_toolchain())
+    tools.setdefault("pulumi-kubernetes", tools.get("pulumi-resource-kubernetes", Path("pulumi-resource-kubernetes")))
+    setup = Setup(args.root.resolve(), tools, release_manifests(args.root.resolve()), args.work.resolve())
+    failed = []
+    for stack in args.stacks:
+        report = run_stack(setup, stack)
+        lines = [f.line() for f in report.findings if args.verbose or not f.ok]
+        print(f"== {stack}: {'passed' if report.ok else 'FAILED'} {report.timings}")
+        print("\n".join([*lines, *([f"error: {report.error}"] if report.error else [])]))
+        if not report.ok:
+            failed.append(stack)
+    passed = len(args.stacks) - len(failed)
+    print(f"e2e: {passed} passed, {len(failed)} failed" + (f" ({', '.join(failed)})" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

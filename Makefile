@@ -19,7 +19,7 @@ help:
 	@echo "make previews               offline preview of every stack"
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
-	@echo "make e2e                    the e2e tests (marker e2e): a real control plane on loopback from the e2e toolchain's binaries (root; skipped without them)"
+	@echo "make e2e [E2E_STACKS=<s>]   the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
@@ -112,8 +112,13 @@ test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed 
 # The e2e tests: a real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) on
 # loopback, from the binaries the e2e toolchain built (their JSON: $$TPU_SERVING_E2E_TOOLCHAIN, default
 # ~/.cache/tpu-serving/e2e/toolchain.json); the tests skip, saying so, without it. Root: controllers run under unshare.
+# The stacks make e2e deploys. The others cannot run their controllers from the Go module proxy yet: every
+# LeaderWorkerSet stack (sigs.k8s.io/lws v0.10.0's zip answers 403) and the PathwaysJob stacks (module
+# `pathways-job` is not a proxy path); docs/development.md says what each lacks. E2E_STACKS=<stack> runs another.
+E2E_STACKS ?= saxml-175b-v5e32x2
 e2e: $(VENV)/.installed
 	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider
+	$(PYTHON) -m tpu_serving_tools.e2e.run $(E2E_STACKS)
 
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the
 # components' API reference from the code, and the cost table from the stacks' previews.

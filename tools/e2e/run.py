@@ -218,6 +218,7 @@ def run_stack(setup: Setup, stack: str) -> StackReport:
         controllers = [Background(CONTROLLER_SPECS[c], cp).start() for c in wanted if c in CONTROLLER_SPECS]
         cp.at_stop(LoadBalancers(cp.kube).start().stop)
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
+        run.kubeconfig = cp.kubeconfig
         _lifecycle(report, run, api, config, before, controllers)
     return report
 
@@ -237,14 +238,35 @@ def _lifecycle(
     report.findings.append(
         Finding("up", "pulumi up", True, ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items())))
     )
-    expect = expectations_of(config, run.resources())
+    state = run.resources()
+    expect = expectations_of(config, state)
     snapshot = report.step("verify", lambda: read(api, expect.namespaces, expect.declared))
     from tpu_serving_tools.verify.checks import run_all
 
     report.findings += run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+    report.findings.append(_verify_command(run, config, state))
     report.findings.append(report.step("preview", lambda: second_preview(run)))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
+
+
+def _verify_command(run: StackRun, config: Mapping[str, Any], state: Sequence[Mapping[str, Any]]) -> Finding:
+    """``tpu-serving verify --plan P --kubeconfig K`` as a user runs it, with the deployed state as its plan: its
+    exit status is a finding of its own (the checks above are its checks, run in this process)."""
+    import contextlib
+    import io
+    import json
+
+    from tpu_serving_tools.verify import main as verify_main
+
+    flat = {(k if ":" in k else f"tpu-serving:{k}"): v for k, v in config.items()}
+    plan = run.work / "deployed-plan.json"
+    plan.write_text(json.dumps({"stack": run.stack.name, "config": flat, "resources": list(state)}, default=str))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = verify_main(["--plan", str(plan), "--kubeconfig", str(run.kubeconfig)])
+    summary = out.getvalue().strip().splitlines()[-1:] or ["no output"]
+    return Finding("verify", "tpu-serving verify", status == 0, f"exit {status}: {summary[0]}")
 
 
 def _errors(text: str) -> str:

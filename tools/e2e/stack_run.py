@@ -87,6 +87,8 @@ class StackRun:
     def __init__(self, engine: Engine, project: Path, stack: str, main: Path, work: Path) -> None:
         self._main = main
         self.work = work
+        self.kubeconfig: Path | None = None
+        """The cluster's kubeconfig, where the caller knows it (for ``tpu-serving verify``)."""
         env = engine_env(engine, work / "pulumi-home", work / "state")
         for key, value in env.items():
             # The inline program's LanguageServer runs in this process: the provider lookup and the SDK read

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tpu_serving_tools.e2e import nodes
+from tpu_serving_tools.e2e import addresses, nodes
 from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, Kube, Obj, WaitTimeout, wait_for
 
@@ -44,7 +44,7 @@ def namespace(kube: Kube) -> str:
 
 
 def deployment(ns: str, *, selector: dict[str, str], tolerations: list[dict[str, str]], chips: int = 4) -> Obj:
-    tpu = {"google.com/tpu": str(chips)}
+    tpu = {"google.com/tpu": str(chips)} if chips else {"cpu": "1"}
     return {
         "apiVersion": "apps/v1",
         "kind": "Deployment",
@@ -108,7 +108,7 @@ def quota(kube: Kube, ns: str, chips: int) -> None:
 
 
 def pod(ns: str, chips: int) -> Obj:
-    tpu = {"google.com/tpu": str(chips)}
+    tpu = {"google.com/tpu": str(chips)} if chips else {"cpu": "1"}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"want-{chips}", "namespace": ns},
             "spec": {"tolerations": [TPU_TOLERATION], "containers": [
                 {"name": "c", "image": "example.invalid/c:1", "resources": {"requests": tpu, "limits": tpu}}]}}  # fmt: skip
@@ -129,7 +129,7 @@ def test_e2e_tpu_pod_scheduled_to_the_tpu_node_running_and_ready(cp: ControlPlan
     cp.kube.create(deployment(ns, selector=TPU_SELECTOR, tolerations=[TPU_TOLERATION]))
     found = running_and_ready(cp.kube, ns)
     assert found["spec"]["nodeName"] == "gke-smoke-v5e4-0000"
-    assert found["status"]["podIP"].startswith(cp.addresses.prefix)
+    assert found["status"]["podIP"].startswith(addresses.POD_PREFIX)
     assert found["status"]["hostIP"] == f"{cp.addresses.prefix}250.1"
 
 
@@ -155,9 +155,22 @@ def test_e2e_planted_selector_matching_no_node_stays_pending(cp: ControlPlane):
     )
 
 
-def test_e2e_planted_missing_toleration_stays_pending(cp: ControlPlane):
+def test_e2e_tpu_request_tolerates_the_tpu_taint_as_on_gke(cp: ControlPlane):
+    """GKE's ExtendedResourceToleration admission plugin: a pod that asks for google.com/tpu tolerates the taint."""
+    for d in cp.kube.list("apps/v1", "Deployment"):  # the one TPU node's chips, free for this test's pod
+        if d["metadata"]["name"] == "server":
+            cp.kube.delete("apps/v1", "Deployment", "server", d["metadata"]["namespace"])
+    wait_for("the other tests' TPU pods gone", lambda: not cp.kube.list("v1", "Pod", label_selector="app=server"),
+             timeout=60)  # fmt: skip
     ns = namespace(cp.kube)
     cp.kube.create(deployment(ns, selector=TPU_SELECTOR, tolerations=[]))
+    found = running_and_ready(cp.kube, ns)
+    assert {"key": "google.com/tpu", "operator": "Exists", "effect": "NoSchedule"} in found["spec"]["tolerations"]
+
+
+def test_e2e_planted_pod_without_tpu_request_stays_off_the_tpu_node(cp: ControlPlane):
+    ns = namespace(cp.kube)
+    cp.kube.create(deployment(ns, selector=TPU_SELECTOR, tolerations=[], chips=0))
     with pytest.raises(WaitTimeout):
         running_and_ready(cp.kube, ns, timeout=10)
     assert failed_scheduling(cp.kube, ns).startswith("0/1 nodes are available: 1 node(s) had untolerated taint(s).")

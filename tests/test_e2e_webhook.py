@@ -1,8 +1,8 @@
 """The route by which the API server reaches a controller's webhook in the e2e harness: a process listening on its
-kwok pod's 127.x IP, a Service whose ClusterIP is loopback, the harness's forwarder from the ClusterIP port to the
-pod's port. A ValidatingWebhookConfiguration naming the Service is called and its refusal reaches the client; without
-the forwarder (the planted break) the API server cannot call it. Also shows why aggregator routing cannot be used:
-the endpointslice controller cannot write a loopback pod IP into an EndpointSlice. Marked ``e2e``."""
+kwok pod's stand-in address (127.x; the pod's own IP is in 198.18.0.0/15), a Service whose ClusterIP is loopback,
+the harness's forwarder from the ClusterIP port to the stand-in. A ValidatingWebhookConfiguration naming the Service
+is called and its refusal reaches the client; without the forwarder (the planted break) the API server cannot call
+it. The pods' IPs are their Service's endpoints. Marked ``e2e``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tpu_serving_tools.e2e import nodes, pki
+from tpu_serving_tools.e2e import addresses, nodes, pki
 from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 from tpu_serving_tools.e2e.serviceproxy import Forwarder, target_port
@@ -114,7 +114,7 @@ def create_config_map(cp: ControlPlane, ns: str) -> str:
 
 def test_e2e_webhook_on_a_pod_ip_is_called_through_its_service(cp: ControlPlane):
     pod, service = webhook_pod(cp, "hook")
-    ip = pod["status"]["podIP"]
+    ip = cp.addresses.stand_in(pod["status"]["podIP"])
     server = serve_webhook(cp, ip, "hook")
     port = target_port(service["spec"]["ports"][0], [CONTAINER])
     forwarder = Forwarder((service["spec"]["clusterIP"], 443), lambda: [(ip, port)]).start()
@@ -130,7 +130,7 @@ def test_e2e_webhook_on_a_pod_ip_is_called_through_its_service(cp: ControlPlane)
 
 def test_e2e_planted_webhook_without_forwarder_cannot_be_called(cp: ControlPlane):
     pod, service = webhook_pod(cp, "hook-unforwarded")
-    server = serve_webhook(cp, pod["status"]["podIP"], "hook-unforwarded")
+    server = serve_webhook(cp, cp.addresses.stand_in(pod["status"]["podIP"]), "hook-unforwarded")
     try:
         register(cp, "hook-unforwarded")
         message = create_config_map(cp, "hook-unforwarded")
@@ -141,11 +141,15 @@ def test_e2e_planted_webhook_without_forwarder_cannot_be_called(cp: ControlPlane
     assert f"{service['spec']['clusterIP']}:443" in message and "connection refused" in message
 
 
-def test_e2e_endpoint_slices_refuse_loopback_pod_ips(cp: ControlPlane):
-    """Why the API server's aggregator routing (--enable-aggregator-routing) cannot find these pods."""
+def test_e2e_endpoint_slices_hold_the_pod_ips(cp: ControlPlane):
+    """Pod IPs are not loopback (an EndpointSlice may not hold one), so a Service's pods are its endpoints, which the
+    Pulumi provider's Service await needs."""
     pod, _ = webhook_pod(cp, "hook-slices")
-    log = cp.log("kube-controller-manager")
-    refusal = f'Invalid value: \\"{pod["status"]["podIP"]}\\": may not be in the loopback range (127.0.0.0/8, ::1/128)'
-    wait_for("the endpointslice controller's refusal", lambda: refusal in log.read_text(), timeout=30)
-    slices = cp.kube.list("discovery.k8s.io/v1", "EndpointSlice", "hook-slices")
-    assert all(not s.get("endpoints") for s in slices)
+    ip = pod["status"]["podIP"]
+    assert ip.startswith(addresses.POD_PREFIX)
+
+    def addresses_of_slices() -> list[str]:
+        slices = cp.kube.list("discovery.k8s.io/v1", "EndpointSlice", "hook-slices")
+        return [a for s in slices for e in s.get("endpoints") or [] for a in e.get("addresses") or []]
+
+    assert wait_for("the Service's EndpointSlice", addresses_of_slices, timeout=30) == [ip]

@@ -110,15 +110,6 @@ def controllers_for(config: Mapping[str, Any]) -> list[ControllerSpec]:
     return [LWS] if backend else []
 
 
-RELEASES: dict[str, tuple[str, str, str, str]] = {
-    # controller -> (module, version, kustomize manager folder, image): see .manifests
-    "lws": ("sigs.k8s.io/lws", "v0.9.0", "config/manager", "registry.k8s.io/lws/lws:v0.9.0"),
-    "jobset": ("sigs.k8s.io/jobset", "v0.12.0", "config/components/manager", "registry.k8s.io/jobset/jobset:v0.12.0"),
-}
-"""The controller releases the run renders and runs. LeaderWorkerSet runs v0.9.0, the newest release whose module
-the proxy serves (``go mod download sigs.k8s.io/lws@v0.10.0`` answers 403 "This module version is not available"):
-the stacks are run with ``serving.lwsVersion: v0.9.0``."""
-
 CONTROLLER_SPECS = {"lws": LWS, "jobset": JOBSET}
 MANIFEST_HOSTS = {
     "kubernetes-sigs/lws/": "lws",
@@ -167,14 +158,10 @@ def stack_config(root: Path, stack: str) -> dict[str, Any]:
 
 
 def e2e_config(config: Mapping[str, Any], kubeconfig: Path, manifests: Mapping[str, str]) -> dict[str, Any]:
-    """The stack in existing-cluster mode against the local control plane, with the releases the run has."""
+    """The stack in existing-cluster mode against the local control plane, with the release manifests the run has."""
     from .overlay import existing_cluster_overlay
 
-    out = existing_cluster_overlay(config, str(kubeconfig), manifests)
-    serving = out.get("serving")
-    if isinstance(serving, dict) and "lwsVersion" in serving:
-        out["serving"] = {**serving, "lwsVersion": RELEASES["lws"][1]}
-    return out
+    return existing_cluster_overlay(config, str(kubeconfig), manifests)
 
 
 @dataclass(frozen=True)
@@ -204,7 +191,7 @@ def run_stack(setup: Setup, stack: str) -> StackReport:
     wanted = installed_controllers(plan)
     missing = [c for c in wanted if c not in setup.manifests]
     if missing:
-        report.error = f"no release manifest for {', '.join(missing)} (see .manifests)"
+        report.error = f"no release manifest for {', '.join(missing)}: its module is not served (docs/development.md)"
         return report
     work = setup.work / stack
     shutil.rmtree(work, ignore_errors=True)  # a state of an earlier run names objects of an earlier cluster
@@ -282,7 +269,7 @@ SHARED_PATHWAYS_JOB = Path("..") / "shared" / "reference" / "crds" / "pathwaysjo
 
 def release_manifests(root: Path) -> dict[str, str]:
     """Controller -> local release manifest: JobSet's as the toolchain rendered it; PathwaysJob's from the reference
-    material when it is there. LeaderWorkerSet has none: its module is not served (see :data:`RELEASES`)."""
+    material when it is there. LeaderWorkerSet has none: its v0.10.0 module is not served (docs/development.md)."""
     from .controlplane import toolchain_files
 
     out = {}

@@ -19,6 +19,7 @@ Every step's findings are printed; the run fails on any failed finding. Nothing 
 from __future__ import annotations
 
 import shutil
+import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -282,6 +283,10 @@ def release_manifests(root: Path) -> dict[str, str]:
     return out
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tpu_serving_tools.e2e.run STACK...``: each stack's run, its findings, and a summary line."""
     import argparse
@@ -294,6 +299,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path("build") / "e2e" / "runs", help="where each run's state goes")
     parser.add_argument("-v", "--verbose", action="store_true", help="print the findings that pass too")
     args = parser.parse_args(argv)
+    # SIGTERM (CI's timeout, a `kill`) unwinds like Ctrl-C, so each control plane's context manager stops its
+    # processes instead of leaving them behind.
+    signal.signal(signal.SIGTERM, _terminated)
     tools = dict(load_toolchain())
     tools.setdefault("pulumi-kubernetes", tools.get("pulumi-resource-kubernetes", Path("pulumi-resource-kubernetes")))
     setup = Setup(args.root.resolve(), tools, release_manifests(args.root.resolve()), args.work.resolve())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpu_serving_tools.e2e.lifecycle import floor_held, left_behind, wait_for
+from tpu_serving_tools.e2e.lifecycle import floor_held, left_behind
 
 
 def test_floor_held_passes_at_the_floor_and_fails_below_it_or_without_samples() -> None:
@@ -19,8 +19,3 @@ def test_left_behind_names_what_destroy_left() -> None:
     finding = left_behind(before, after)
     assert not finding.ok
     assert finding.detail == "2 objects left: Deployment lws-system/lws; Namespace serving"
-
-
-def test_wait_for_returns_false_after_its_timeout() -> None:
-    assert not wait_for(lambda: False, timeout=0.05, interval=0.01)
-    assert wait_for(lambda: True, timeout=0.05)

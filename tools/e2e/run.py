@@ -30,7 +30,7 @@ from typing import Any
 import yaml
 
 from tpu_serving_tools.verify.checks import JOBSET_NAME_LABEL, Finding
-from tpu_serving_tools.verify.expect import Expectations, declared_objects, pools
+from tpu_serving_tools.verify.expect import expectations_from
 from tpu_serving_tools.verify.snapshot import read
 
 from .cloud import LoadBalancers
@@ -84,15 +84,9 @@ class Background:
             self.error = f"{type(err).__name__}: {err}"
 
 
-def expectations_of(config: Mapping[str, Any], state: Sequence[Mapping[str, Any]]) -> Expectations:
-    """What the checks compare the cluster with: the objects in the stack's state, its namespaces and pools."""
-    from tpu_serving.config.loading import load_stack_config
-
-    flat = {(k if ":" in k else f"tpu-serving:{k}"): v for k, v in config.items()}
-    cfg = load_stack_config(flat, source="the e2e stack configuration")
-    objects = declared_objects(state)
-    namespaces = sorted({ns for _, _, ns, _ in objects if ns} | {cfg.workload_identity.namespace})
-    return Expectations(objects, namespaces, pools(cfg), cfg.serving is not None)
+def flat_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A stack file's ``config:`` as Pulumi hands it to the program: bare keys belong to the project."""
+    return {(k if ":" in k else f"tpu-serving:{k}"): v for k, v in config.items()}
 
 
 def api_client(kubeconfig: Path) -> Any:
@@ -227,18 +221,19 @@ def _lifecycle(
         Finding("up", "pulumi up", True, ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items())))
     )
     state = run.resources()
-    expect = expectations_of(config, state)
+    flat = flat_config(config)
+    expect = expectations_from(flat, state, "the e2e stack configuration")
     snapshot = report.step("verify", lambda: read(api, expect.namespaces, expect.declared))
     from tpu_serving_tools.verify.checks import run_all
 
     report.findings += run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
-    report.findings.append(_verify_command(run, config, state))
+    report.findings.append(_verify_command(run, flat, state))
     report.findings.append(report.step("preview", lambda: second_preview(run)))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
 
 
-def _verify_command(run: StackRun, config: Mapping[str, Any], state: Sequence[Mapping[str, Any]]) -> Finding:
+def _verify_command(run: StackRun, flat: Mapping[str, Any], state: Sequence[Mapping[str, Any]]) -> Finding:
     """``tpu-serving verify --plan P --kubeconfig K`` as a user runs it, with the deployed state as its plan: its
     exit status is a finding of its own (the checks above are its checks, run in this process)."""
     import contextlib
@@ -247,7 +242,6 @@ def _verify_command(run: StackRun, config: Mapping[str, Any], state: Sequence[Ma
 
     from tpu_serving_tools.verify import main as verify_main
 
-    flat = {(k if ":" in k else f"tpu-serving:{k}"): v for k, v in config.items()}
     plan = run.work / "deployed-plan.json"
     plan.write_text(json.dumps({"stack": run.stack.name, "config": flat, "resources": list(state)}, default=str))
     out = io.StringIO()

@@ -13,18 +13,9 @@ from typing import Any
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
 from tpu_serving.naming import pool_name
+from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 
 from .checks import Pool
-
-EXPANDED_TYPES = frozenset(
-    {
-        "kubernetes:yaml/v2:ConfigGroup",
-        "kubernetes:yaml/v2:ConfigFile",
-        "kubernetes:helm.sh/v4:Chart",
-        "kubernetes:kustomize/v2:Directory",
-    }
-)
-"""Resource types the provider expands into objects of its own: no object of that type exists."""
 
 Declared = tuple[str, str, str | None, str]
 """An object the plan declares: apiVersion, kind, namespace (None when cluster-scoped) and name."""
@@ -51,7 +42,11 @@ def declared_objects(resources: Sequence[Mapping[str, Any]]) -> list[Declared]:
     out: list[Declared] = []
     for r in resources:
         token = str(r.get("type", ""))
-        if not token.startswith("kubernetes:") or token in EXPANDED_TYPES or token.startswith("pulumi:providers:"):
+        if (
+            not token.startswith("kubernetes:")
+            or token in OPAQUE_KUBERNETES_TYPES
+            or token.startswith("pulumi:providers:")
+        ):
             continue
         metadata = (r.get("outputs") or r.get("inputs") or {}).get("metadata") or {}
         name = metadata.get("name")
@@ -74,7 +69,15 @@ def pools(cfg: StackConfig) -> dict[str, Pool]:
 
 def expectations(plan: Mapping[str, Any]) -> Expectations:
     """The expectations of a plan that holds its stack's settings (``config``)."""
-    cfg = load_stack_config(plan.get("config") or {}, source=f"the plan of stack {plan.get('stack')}")
-    objects = declared_objects(plan.get("resources") or [])
+    return expectations_from(
+        plan.get("config") or {}, plan.get("resources") or [], f"the plan of stack {plan.get('stack')}"
+    )
+
+
+def expectations_from(config: Mapping[str, Any], resources: Sequence[Mapping[str, Any]], source: str) -> Expectations:
+    """The expectations of a stack's flat config (``namespace:key`` -> value) and its resources (a plan's, or a
+    deployed state's)."""
+    cfg = load_stack_config(config, source=source)
+    objects = declared_objects(resources)
     namespaces = sorted({ns for _, kind, ns, _ in objects if ns} | {cfg.workload_identity.namespace})
     return Expectations(objects, namespaces, pools(cfg), cfg.serving is not None)

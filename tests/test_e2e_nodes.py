@@ -61,7 +61,7 @@ def test_e2e_nodes_unknown_machine_is_refused():
         nodes.resources(pool)
 
 
-def test_e2e_crds_gke_schema_becomes_a_structural_crd():
+def test_e2e_crds_gke_schema_becomes_a_structural_crd(reference):
     spec = next(s for s in crds.GKE_SCHEMAS if s.kind == "GCPBackendPolicy")
     crd = crds.schema_crd(spec, CRDS)
     assert crd["metadata"]["name"] == "gcpbackendpolicies.networking.gke.io"

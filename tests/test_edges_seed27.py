@@ -33,7 +33,7 @@ def test_edges_bucket_name_rule_is_spelled_out():
     assert bucket_name_problem("Bad_Bucket").endswith("starting and ending with a letter or digit")
 
 
-def test_edges_saxml_pins_are_the_images_their_source_names():
+def test_edges_saxml_pins_are_the_images_their_source_names(reference):
     """versions._saxml (mutmut_20): each Saxml pin's source is a seed manifest that holds that very image."""
     from tpu_serving.versions import PINS
 

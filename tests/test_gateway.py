@@ -193,7 +193,7 @@ def test_gateway_existing_proxy_only_subnet_is_not_created_but_still_known():
     assert flows["flow gateway vllm-api-gateway proxies 192.168.2.0/23 -> vllm-llama405b/vllm-leader:8000/TCP"].ok
 
 
-def test_gateway_jetstream_routes_to_jetstream_http_with_a_health_check_on_healthcheck():
+def test_gateway_jetstream_routes_to_jetstream_http_with_a_health_check_on_healthcheck(reference):
     plan = plan_of(JETSTREAM)
     (gw,) = _objects(plan, "Gateway")
     assert gw["metadata"]["name"] == "jetstream-svc-gateway"

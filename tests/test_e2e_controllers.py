@@ -13,7 +13,13 @@ import pytest
 import yaml
 
 from tpu_serving_tools.e2e import controllers, crds, nodes
-from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file, toolchain_files
+from tpu_serving_tools.e2e.controlplane import (
+    ControlPlane,
+    load_toolchain,
+    toolchain_file,
+    toolchain_files,
+    toolchain_stages,
+)
 from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -89,8 +95,9 @@ def case(request: pytest.FixtureRequest) -> Case:
 
 
 @pytest.fixture
-def cp(case: Case) -> Iterator[ControlPlane]:
-    with ControlPlane(run_timeout=600) as plane:
+def cp(case: Case, tmp_path: Path) -> Iterator[ControlPlane]:
+    stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
+    with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
         install_release(plane, Path(toolchain_files()[case.manifest]))
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
@@ -130,3 +137,31 @@ def test_e2e_planted_webhook_without_its_stand_in(cp: ControlPlane, case: Case):
     refusal = create(cp, case.good)
     assert refusal.startswith(f'Internal error occurred: failed calling webhook "{case.mutating}"')
     assert "connection refused" in refusal
+
+
+def _condition(pod: Obj, kind: str) -> str:
+    return next((c["status"] for c in pod["status"].get("conditions") or () if c["type"] == kind), "")
+
+
+def _pods(cp: ControlPlane, case: Case) -> list[Obj]:
+    return [p for p in cp.kube.list("v1", "Pod", case.spec.namespace) if p["status"].get("phase") == "Running"]
+
+
+def _available(cp: ControlPlane, case: Case) -> int:
+    found = cp.kube.get("apps/v1", "Deployment", case.spec.deployment, case.spec.namespace)
+    return int(found.get("status", {}).get("availableReplicas") or 0)
+
+
+def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, case: Case):
+    """As a kubelet: kwok starts the controller's pod, which is not Ready until the binary's readiness probe passes,
+    so its Deployment is not available before (what ``pulumi up`` waits for before it creates a custom resource);
+    once the process is gone (planted), the pod is reported unready again."""
+    pods = wait_for("the controller's pod Running", lambda: _pods(cp, case), timeout=60)
+    assert [_condition(p, "Ready") for p in pods] == ["False"]
+    assert _available(cp, case) == 0
+    controller = controllers.run_controller(cp, case.spec, timeout=120)
+    assert wait_for("the Deployment available", lambda: _available(cp, case) == 1, timeout=60)
+    assert [_condition(p, "Ready") for p in _pods(cp, case)] == ["True"]
+    controller.pods[0].process.stop()
+    assert wait_for("the pod unready", lambda: _condition(_pods(cp, case)[0], "Ready") == "False", timeout=60)
+    assert _available(cp, case) == 0

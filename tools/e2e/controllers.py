@@ -37,6 +37,9 @@ import functools
 import http.client
 import re
 import socket
+import ssl
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +48,7 @@ from typing import Any
 import yaml
 
 from .controlplane import ControlPlane, write_kubeconfig
-from .kube import Obj, wait_for
+from .kube import ApiError, Kube, Obj, wait_for
 from .podfs import SA_DIR, PodFiles, environment
 from .processes import ComponentError, Process, check_loopback
 from .serviceproxy import Forwarder, target_port
@@ -80,6 +83,45 @@ LWS = ControllerSpec("lws-manager", "lws-system", "lws-controller-manager")
 """LeaderWorkerSet v0.10.0's release manifest: namespace lws-system, Deployment lws-controller-manager."""
 JOBSET = ControllerSpec("jobset-manager", "jobset-system", "jobset-controller-manager")
 """JobSet v0.12.0's release manifest: namespace jobset-system, Deployment jobset-controller-manager."""
+
+STARTED_STAGE = "pod-started"
+_READY_TRUE = re.compile(r'status: "True"(\n\s+)type: (Ready|ContainersReady)\n')
+
+
+def kubelet_stages(stages: Sequence[Path], folder: Path, namespaces: Sequence[str]) -> list[Path]:
+    """kwok's Stages (``stages``), with the pods of ``namespaces`` (the controllers', whose pods a real binary stands
+    in for) started but not Ready: kwok's ``pod-ready`` makes every pod Ready at once, which no kubelet does for a
+    container with a readiness probe. Their readiness is then the binary's own probe, reported by :class:`Prober`.
+    The new Stage is ``pod-ready`` for those namespaces, with its ``Ready``/``ContainersReady`` conditions and its
+    containers' ``ready`` false; written to ``folder``."""
+    out = []
+    for stage in stages:
+        if stage.name != "pod-ready.yaml" or not namespaces:
+            out.append(stage)
+            continue
+        doc = yaml.safe_load(stage.read_text())
+        started = yaml.safe_load(stage.read_text())
+        doc["spec"]["selector"]["matchExpressions"].append(
+            {"key": ".metadata.namespace", "operator": "NotIn", "values": list(namespaces)}
+        )
+        started["metadata"]["name"] = STARTED_STAGE
+        started["spec"]["selector"]["matchExpressions"].append(
+            {"key": ".metadata.namespace", "operator": "In", "values": list(namespaces)}
+        )
+        template = str(started["spec"]["next"]["statusTemplate"])
+        template, conditions = _READY_TRUE.subn(r'status: "False"\1type: \2\n', template)
+        head, sep, tail = template.partition("initContainerStatuses:")
+        head, containers = re.subn(r"\bready: true\b", "ready: false", head)
+        if conditions != 2 or containers != 1 or not sep:
+            raise ValueError(f"{stage}: kwok's pod-ready Stage no longer has the Ready fields this rewrites")
+        started["spec"]["next"]["statusTemplate"] = head + sep + tail
+        folder.mkdir(parents=True, exist_ok=True)
+        for written in (doc, started):
+            path = folder / f"{written['metadata']['name']}.yaml"
+            path.write_text(yaml.safe_dump(written, sort_keys=False))
+            out.append(path)
+    return out
+
 
 _ADDRESS_ARG = re.compile(r"^(--[a-z-]*(?:address|addr)=)(?:0\.0\.0\.0)?(:\d+)$")
 
@@ -148,8 +190,11 @@ class Controller:
     forwarders: list[Forwarder] = field(default_factory=list)
     targets: set[int] = field(default_factory=set)
     """The pods' ports its Services forward to (its webhook server's among them)."""
+    probers: list[Prober] = field(default_factory=list)
 
     def stop(self) -> None:
+        for prober in self.probers:
+            prober.stop()
         for forwarder in self.forwarders:
             forwarder.stop()
         for pod in self.pods:
@@ -249,23 +294,98 @@ def _listening(ip: str, port: int) -> bool:
     return True
 
 
-def _ready(pod: PodProcess, container: Obj, ports: Mapping[str, int], targets: set[int]) -> bool:
-    """The pod's readiness probe passes and every port its Services forward to accepts connections (the probe of
-    LWS v0.10.0 passes once its certificates are in place, before its webhook server listens)."""
-    pod.process.check_running()
-    if not all(_listening(pod.pod_ip, port) for port in targets):
-        return False
-    probe = (container.get("readinessProbe") or {}).get("httpGet")
-    if not probe:
+def probe_passes(ip: str, container: Mapping[str, Any]) -> bool:
+    """The container's readiness probe, as the kubelet runs an ``httpGet`` one (``pkg/probe/http``: a status from 200
+    to 399 passes; ``scheme: HTTPS`` does not verify the certificate): ``port`` a number or the name of a container
+    port, ``path`` default ``/``. A ``tcpSocket`` probe connects; a container without a readiness probe is ready."""
+    probe = container.get("readinessProbe") or {}
+    check = probe.get("httpGet") or probe.get("tcpSocket")
+    if not check:
         return True
-    conn = http.client.HTTPConnection(pod.pod_ip, ports.get("health", 8081), timeout=3)
+    named = {str(p.get("name")): int(p["containerPort"]) for p in container.get("ports") or () if p.get("name")}
+    port = check.get("port")
+    number = named.get(port, 0) if isinstance(port, str) else int(port or 0)
+    if "tcpSocket" in probe:
+        return _listening(ip, number)
+    if str(check.get("scheme", "HTTP")).upper() == "HTTPS":
+        conn: http.client.HTTPConnection = http.client.HTTPSConnection(
+            ip, number, timeout=3, context=ssl._create_unverified_context()
+        )
+    else:
+        conn = http.client.HTTPConnection(ip, number, timeout=3)
     try:
-        conn.request("GET", str(probe.get("path", "/readyz")))
-        return conn.getresponse().status == 200
+        conn.request("GET", str(check.get("path", "/")))
+        return 200 <= conn.getresponse().status < 400
     except OSError:
         return False
     finally:
         conn.close()
+
+
+def report_ready(kube: Kube, pod: Obj, ready: bool) -> None:
+    """As the kubelet reports a readiness result: the pod's ``Ready`` and ``ContainersReady`` conditions and its
+    containers' ``ready``, in its status. The EndpointSlice controller and the Deployment's availability follow."""
+    current = kube.get("v1", "Pod", pod["metadata"]["name"], pod["metadata"]["namespace"])
+    status = current.get("status") or {}
+    word = "True" if ready else "False"
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conditions = [
+        {**c, "status": word, "lastTransitionTime": now} if c.get("type") in READINESS_CONDITIONS and c.get("status") != word else c
+        for c in status.get("conditions") or ()
+    ]  # fmt: skip
+    containers = [{**c, "ready": ready} for c in status.get("containerStatuses") or ()]
+    kube.patch(current, {"status": {"conditions": conditions, "containerStatuses": containers}}, subresource="status")
+
+
+READINESS_CONDITIONS = ("Ready", "ContainersReady")
+
+
+@dataclass
+class Prober:
+    """The kubelet's prober for a stand-in pod: its readiness probe every ``periodSeconds`` (default 10), ready after
+    ``successThreshold`` passes (default 1), unready after ``failureThreshold`` failures (default 3), or at once when
+    the process has exited (``k8s.io/api`` core/v1 ``Probe``)."""
+
+    kube: Kube
+    pod: PodProcess
+    container: Obj
+    ready: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def probe(self) -> bool:
+        return self.pod.process.running() and probe_passes(self.pod.pod_ip, self.container)
+
+    def run(self) -> None:
+        spec = self.container.get("readinessProbe") or {}
+        period = float(spec.get("periodSeconds", 10))
+        needed = {True: int(spec.get("successThreshold", 1)), False: int(spec.get("failureThreshold", 3))}
+        streak: tuple[bool, int] = (self.ready, 0)
+        while not self._stop.wait(period):
+            result = self.probe()
+            streak = (result, streak[1] + 1 if streak[0] == result else 1)
+            exited = not self.pod.process.running()
+            if result != self.ready and (streak[1] >= needed[result] or exited):
+                self.ready = result
+                try:
+                    report_ready(self.kube, self.pod.pod, result)
+                except (ApiError, OSError):
+                    self.ready = not result  # reported again on the next probe
+
+    def start(self) -> Prober:
+        threading.Thread(target=self.run, daemon=True, name=f"prober-{self.pod.process.name}").start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+
+def _first_ready(kube: Kube, pod: PodProcess, container: Obj) -> bool:
+    """Until the first readiness probe passes (the process must keep running): then the pod is reported Ready."""
+    pod.process.check_running()
+    if not probe_passes(pod.pod_ip, container):
+        return False
+    report_ready(kube, pod.pod, True)
+    return True
 
 
 def run_controller(
@@ -287,11 +407,11 @@ def run_controller(
     cp.at_stop(controller.stop)
     controller.pods = [start_pod(cp, spec, Path(found), pod) for pod in pods]
     forward_services(cp, spec, controller, container)
-    ports = container_ports(container)
     for pod in controller.pods:
         try:
-            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_ready, pod, container, ports, controller.targets),
+            wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_first_ready, cp.kube, pod, container),
                      timeout=timeout)  # fmt: skip
         except (TimeoutError, ComponentError) as err:
             raise ComponentError(pod.process.name, str(err), pod.process.log) from err
+        controller.probers.append(Prober(cp.kube, pod, container, ready=True).start())
     return controller

@@ -34,7 +34,7 @@ from tpu_serving_tools.verify.expect import expectations_from
 from tpu_serving_tools.verify.snapshot import read
 
 from .cloud import LoadBalancers
-from .controllers import JOBSET, LWS, ControllerSpec, run_controller
+from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
 from .crds import install_crds
 from .lifecycle import inventory, second_preview
@@ -124,13 +124,14 @@ def installed_controllers(plan: Mapping[str, Any]) -> list[str]:
     return sorted(set(found))
 
 
-def serving_stages(folder: Path) -> list[Path]:
+def serving_stages(folder: Path, probed: Sequence[str] = ()) -> list[Path]:
     """kwok's default Stages, with ``pod-complete`` kept from a JobSet's pods: kwok's default completes every pod a
     Job owns at once (``kustomize/stage/pod/fast/pod-complete.yaml``: Running pods owned by a Job), which is right
     for a one-off Job (the Saxml publisher, whose completion ``pulumi up`` waits for) but would end a Saxml or
-    Pathways model server, which serves until it is stopped, and free its VM for the next pod."""
+    Pathways model server, which serves until it is stopped, and free its VM for the next pod. The pods of the
+    ``probed`` namespaces are Ready when their controller's probe passes (:func:`.controllers.kubelet_stages`)."""
     out = []
-    for stage in toolchain_stages():
+    for stage in kubelet_stages(toolchain_stages(), folder, probed):
         if stage.name != "pod-complete.yaml":
             out.append(stage)
             continue
@@ -190,7 +191,8 @@ def run_stack(setup: Setup, stack: str) -> StackReport:
         return report
     work = setup.work / stack
     shutil.rmtree(work, ignore_errors=True)  # a state of an earlier run names objects of an earlier cluster
-    with ControlPlane(tools=setup.tools, stages=serving_stages(work / "stages")) as cp:
+    probed = [CONTROLLER_SPECS[c].namespace for c in wanted if c in CONTROLLER_SPECS]
+    with ControlPlane(tools=setup.tools, stages=serving_stages(work / "stages", probed)) as cp:
         report.step("crds", lambda: install_crds(cp.kube))
         report.step("nodes", lambda: create_plan_nodes(cp, plan))
         config = e2e_config(stack_config(setup.root, stack), cp.kubeconfig, {c: setup.manifests[c] for c in wanted})

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tpu_serving import controllers as library_controllers
 from tpu_serving_tools.e2e import controllers, crds, nodes
 from tpu_serving_tools.e2e.controlplane import (
     ControlPlane,
@@ -60,6 +61,8 @@ class Case:
     """(apiVersion, kind, name) of what the controller makes of ``good``."""
     mutating: str
     """The mutating webhook the API server calls first for ``good``."""
+    library: library_controllers.Controller
+    """The library's install of it."""
 
 
 CASES = {
@@ -71,6 +74,7 @@ CASES = {
         'admission webhook "vjobset.kb.io" denied the request: JobSet.jobset.x-k8s.io "bad" is invalid',
         ("batch/v1", "Job", "good-rj-0"),
         "mjobset.kb.io",
+        library_controllers.JOBSET,
     ),
     "lws": Case(
         controllers.LWS,
@@ -80,6 +84,7 @@ CASES = {
         'admission webhook "vleaderworkerset.kb.io" denied the request:',
         ("apps/v1", "StatefulSet", "good"),
         "mleaderworkerset.kb.io",
+        library_controllers.LWS,
     ),
 }
 
@@ -99,15 +104,23 @@ def cp(case: Case, tmp_path: Path) -> Iterator[ControlPlane]:
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
-        install_release(plane, Path(toolchain_files()[case.manifest]))
+        install_release(plane, Path(toolchain_files()[case.manifest]), case)
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
         yield plane
 
 
-def install_release(cp: ControlPlane, manifest: Path) -> None:
+def as_the_stack_installs(doc: Obj, case: Case) -> Obj:
+    """``doc`` as the library's install changes it: LWS's Deployment with the probe of its webhook."""
+    readiness = case.library.webhook_readiness
+    if readiness is None or doc["kind"] != "Deployment" or doc["metadata"]["name"] != readiness.deployment:
+        return doc
+    return readiness.deployment_props(doc, case.library.default_version)
+
+
+def install_release(cp: ControlPlane, manifest: Path, case: Case) -> None:
     """The release's objects, server-side applied as a stack applies them: its CRDs first (until Established),
     then its Namespace, then the rest."""
-    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    docs = [as_the_stack_installs(d, case) for d in yaml.safe_load_all(manifest.read_text()) if d]
     crds.install(cp.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
     for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 1)):
         if doc["kind"] != "CustomResourceDefinition":
@@ -156,12 +169,17 @@ def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, 
     """As a kubelet: kwok starts the controller's pod, which is not Ready until the binary's readiness probe passes,
     so its Deployment is not available before (what ``pulumi up`` waits for before it creates a custom resource);
     once the process is gone (planted), the pod is reported unready again."""
-    pods = wait_for("the controller's pod Running", lambda: _pods(cp, case), timeout=60)
-    assert [_condition(p, "Ready") for p in pods] == ["False"]
+    pods = wait_for("the controller's pods Running", lambda: _pods(cp, case), timeout=60)
+    assert {_condition(p, "Ready") for p in pods} == {"False"}
     assert _available(cp, case) == 0
     controller = controllers.run_controller(cp, case.spec, timeout=120)
-    assert wait_for("the Deployment available", lambda: _available(cp, case) == 1, timeout=60)
-    assert [_condition(p, "Ready") for p in _pods(cp, case)] == ["True"]
-    controller.pods[0].process.stop()
-    assert wait_for("the pod unready", lambda: _condition(_pods(cp, case)[0], "Ready") == "False", timeout=60)
+    assert wait_for("the Deployment available", lambda: _available(cp, case) == len(pods), timeout=60)
+    assert {_condition(p, "Ready") for p in _pods(cp, case)} == {"True"}
+    # available means serving: the webhooks answer at once (LWS: through the library's probe)
+    assert create(cp, case.bad).startswith(case.refusal)
+    for pod in controller.pods:
+        pod.process.stop()
+    assert wait_for(
+        "the pods unready", lambda: {_condition(p, "Ready") for p in _pods(cp, case)} == {"False"}, timeout=60
+    )
     assert _available(cp, case) == 0

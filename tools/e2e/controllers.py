@@ -151,13 +151,15 @@ def configure(config: Mapping[str, Any], pod_ip: str, ports: Mapping[str, int]) 
 
 
 def container_ports(container: Mapping[str, Any]) -> dict[str, int]:
-    """The container's named ports, and ``health``: its readiness probe's port."""
+    """The container's named ports, and ``health``: the port of its health probes server (its liveness probe's,
+    ``/healthz``; else its readiness probe's: a stack may point the readiness probe at the webhook server)."""
     ports = {str(p["name"]): int(p["containerPort"]) for p in container.get("ports") or () if p.get("name")}
-    probe = ((container.get("readinessProbe") or {}).get("httpGet") or {}).get("port")
-    if isinstance(probe, int):
-        ports["health"] = probe
-    elif isinstance(probe, str) and probe in ports:
-        ports["health"] = ports[probe]
+    for kind in ("readinessProbe", "livenessProbe"):
+        probe = ((container.get(kind) or {}).get("httpGet") or {}).get("port")
+        if isinstance(probe, int):
+            ports["health"] = probe
+        elif isinstance(probe, str) and probe in ports:
+            ports["health"] = ports[probe]
     return ports
 
 
@@ -174,6 +176,7 @@ class PodProcess:
     process: Process
     address: str
     """Where the process listens: the stand-in address of the pod's IP (:meth:`.addresses.AddressBlock.stand_in`)."""
+    started: float = field(default_factory=time.monotonic)
 
     @property
     def pod_ip(self) -> str:
@@ -191,8 +194,12 @@ class Controller:
     targets: set[int] = field(default_factory=set)
     """The pods' ports its Services forward to (its webhook server's among them)."""
     probers: list[Prober] = field(default_factory=list)
+    forwarded: set[tuple[str, int]] = field(default_factory=set)
+    """The (ClusterIP, port) pairs forwarded."""
+    stopped: threading.Event = field(default_factory=threading.Event)
 
     def stop(self) -> None:
+        self.stopped.set()
         for prober in self.probers:
             prober.stop()
         for forwarder in self.forwarders:
@@ -268,7 +275,8 @@ def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) ->
 
 
 def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Controller, container: Obj) -> None:
-    """Forward the ClusterIP ports of every Service in the namespace that selects the controller's pods."""
+    """Forward the ClusterIP ports of every Service in the namespace that selects the controller's pods (each
+    once: called again, it adds the Services created since)."""
     labels = controller.pods[0].pod["metadata"].get("labels") or {}
     for service in cp.kube.list("v1", "Service", spec.namespace):
         selector = service["spec"].get("selector") or {}
@@ -276,10 +284,24 @@ def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Control
         if not selector or cluster_ip == "None" or any(labels.get(k) != v for k, v in selector.items()):
             continue
         for port in service["spec"].get("ports") or ():
+            key = (cluster_ip, int(port["port"]))
+            if key in controller.forwarded:
+                continue
             target = target_port(port, [container])
             controller.targets.add(target)
             backends = functools.partial(_live_backends, controller.pods, target)
-            controller.forwarders.append(Forwarder((cluster_ip, int(port["port"])), backends).start())
+            controller.forwarders.append(Forwarder(key, backends).start())
+            controller.forwarded.add(key)
+
+
+def follow_services(cp: ControlPlane, spec: ControllerSpec, controller: Controller, container: Obj) -> None:
+    """As kube-proxy does: the Services that select the pods are forwarded as they are created (``pulumi up``
+    creates a release's Services and its Deployment in parallel, in no fixed order), until the controller stops."""
+    while not controller.stopped.wait(0.5):
+        try:
+            forward_services(cp, spec, controller, container)
+        except (ApiError, OSError):
+            continue  # the API server is stopping, or busy: the next round retries
 
 
 def _live_backends(pods: Sequence[PodProcess], port: int) -> list[tuple[str, int]]:
@@ -380,9 +402,11 @@ class Prober:
 
 
 def _first_ready(kube: Kube, pod: PodProcess, container: Obj) -> bool:
-    """Until the first readiness probe passes (the process must keep running): then the pod is reported Ready."""
+    """Until the first readiness probe passes (the process must keep running), not before the probe's
+    ``initialDelaySeconds`` from the container's start: then the pod is reported Ready."""
     pod.process.check_running()
-    if not probe_passes(pod.pod_ip, container):
+    delay = float((container.get("readinessProbe") or {}).get("initialDelaySeconds", 0))
+    if time.monotonic() < pod.started + delay or not probe_passes(pod.pod_ip, container):
         return False
     report_ready(kube, pod.pod, True)
     return True
@@ -407,6 +431,9 @@ def run_controller(
     cp.at_stop(controller.stop)
     controller.pods = [start_pod(cp, spec, Path(found), pod) for pod in pods]
     forward_services(cp, spec, controller, container)
+    threading.Thread(
+        target=follow_services, args=(cp, spec, controller, container), daemon=True, name=f"services-{spec.tool}"
+    ).start()
     for pod in controller.pods:
         try:
             wait_for(f"{spec.tool} on {pod.pod_ip} ready", functools.partial(_first_ready, cp.kube, pod, container),

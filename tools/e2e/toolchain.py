@@ -112,8 +112,6 @@ TOOLS: tuple[GoTool, ...] = (
             "sigs.k8s.io/lws/pkg/version.GitVersion={version}",
             "sigs.k8s.io/lws/pkg/version.GitCommit={commit}",
         ),
-        unavailable="go get sigs.k8s.io/lws@v0.10.0: reading https://proxy.golang.org/sigs.k8s.io/lws/@v/v0.10.0.zip: "
-        "403 Forbidden (server response: This module version is not available.); its .info and .mod are served",
     ),
     GoTool(
         "jobset",
@@ -195,6 +193,9 @@ MANIFESTS: tuple[Manifest, ...] = (
         "config/components/manager",
         "config/default",
     ),
+    # Makefile `artifacts` (v0.9.0 l.348-352): IMG is registry.k8s.io/lws/lws:<tag> for a release (the v0.10.0
+    # manifest the stacks install names registry.k8s.io/lws/lws:v0.10.0)
+    Manifest("lws-manifests", "lws", "registry.k8s.io/lws/lws:{version}", "config/manager", "config/default"),
 )
 
 
@@ -408,7 +409,6 @@ class Toolchain:
                 files[manifest.name] = str(
                     self.manifest(manifest, by_name[manifest.tool], bins["kustomize"] / "kustomize")
                 )
-        unavailable["lws-manifests"] = f"needs the lws module's config/default; {by_name['lws'].unavailable}"
         return {
             "go": go_version,
             "cache": str(self.cache),

@@ -3,8 +3,17 @@
 LeaderWorkerSet, JobSet and PathwaysJob are installed from their release manifests (CRDs,
 RBAC, the controller Deployment and its webhook) with the Kubernetes provider's
 ``yaml/v2.ConfigGroup``, which applies with server-side apply and waits for the
-Deployment. Custom resources of the controller take the install in ``depends_on``, so
-they are created only once the webhook answers.
+Deployment to be available. Custom resources of the controller take the install in ``depends_on``.
+
+Available is not serving: the webhooks fail closed (``failurePolicy: Fail``), so a custom resource created
+before the webhook server serves is refused. JobSet's readiness check waits for its webhook server
+(sigs.k8s.io/jobset@v0.12.0 main.go l.258-280: ``readyz`` is the webhook server's ``StartedChecker`` once the
+certificates are ready); LeaderWorkerSet's is a ping (sigs.k8s.io/lws@v0.9.0 and v0.10.0 cmd/main.go l.258:
+``AddReadyzCheck("readyz", healthz.Ping)``), which passes before the certificates are in place and the webhooks
+registered (``setupControllers``, l.192-248, after ``<-certsReady``). So the LWS Deployment's readiness probe is
+replaced (:class:`WebhookReadiness`): an HTTPS GET of the webhook path its release registers last. Seen in
+``make e2e`` with the real LWS manager: without it, the first ``pulumi up`` fails with ``failed calling webhook
+"mleaderworkerset.kb.io"``. PathwaysJob v0.1.4's manifest has no webhook.
 
 A release manifest is read from the controller's upstream release URL, or from a source the caller names
 (:attr:`ControllerInstallArgs.manifest`, the stack file's ``controllerManifests``): a local file or an
@@ -15,7 +24,7 @@ which nothing expands.
 """
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +33,72 @@ import pulumi_kubernetes as k8s
 
 from .validation import Choice, check_arguments
 from .versions import PINS
+
+
+@dataclass(frozen=True)
+class WebhookReadiness:
+    """A readiness probe that passes once the controller's webhook server serves its last-registered path.
+
+    controller-runtime's webhook server answers a GET of a registered webhook path with 200 and an AdmissionReview
+    that says the body is empty (sigs.k8s.io/controller-runtime@v0.24.1 pkg/webhook/admission/http.go l.64-75 and
+    l.123-125: the error goes into the review, not the HTTP status), a path not yet registered with 404, and
+    nothing before it listens; the kubelet's HTTPS probe does not verify the certificate (a status of 200-399
+    passes). Each probe logs the empty body as an error in the controller's log ("bad request"), once per period.
+    """
+
+    deployment: str
+    """The Deployment's name in the release manifest."""
+    container: str
+    port: int
+    """The webhook server's container port."""
+    last_path: str
+    """The webhook path the releases from :attr:`since` on register last."""
+    since: str
+    earlier_path: str
+    """The path the releases before :attr:`since` register last."""
+
+    def path(self, version: str) -> str:
+        """The path ``version`` registers last."""
+        return self.last_path if parse_version(version) >= parse_version(self.since) else self.earlier_path
+
+    def probe(self, version: str, period: int = 10) -> dict[str, Any]:
+        """The container's readiness probe for ``version``."""
+        return {
+            "httpGet": {"path": self.path(version), "port": self.port, "scheme": "HTTPS"},
+            "initialDelaySeconds": 5,
+            "periodSeconds": period,
+        }
+
+    def transform(
+        self, version: str
+    ) -> Callable[[pulumi.ResourceTransformArgs], pulumi.ResourceTransformResult | None]:
+        """A Pulumi transform giving the release's Deployment this probe (its other children unchanged)."""
+
+        def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+            # a ConfigGroup's children arrive with plain values (the provider expanded the manifest)
+            metadata = args.props.get("metadata")
+            if args.type_ != "kubernetes:apps/v1:Deployment" or not isinstance(metadata, Mapping):
+                return None
+            if metadata.get("name") != self.deployment:
+                return None
+            return pulumi.ResourceTransformResult(props=self.deployment_props(args.props, version), opts=args.opts)
+
+        return transform
+
+    def deployment_props(self, props: Mapping[str, Any], version: str) -> dict[str, Any]:
+        """``props`` (a Deployment) with the probe on its container :attr:`container`."""
+        spec = dict(props["spec"])
+        template = dict(spec["template"])
+        pod = dict(template["spec"])
+        pod["containers"] = [
+            {**c, "readinessProbe": self.probe(version)} if c.get("name") == self.container else c
+            for c in pod["containers"]
+        ]
+        if not any(c.get("name") == self.container for c in pod["containers"]):
+            raise ValueError(f"Deployment {self.deployment} has no container {self.container!r}")
+        template["spec"] = pod
+        spec["template"] = template
+        return {**props, "spec": spec}
 
 
 @dataclass(frozen=True)
@@ -43,6 +118,8 @@ class Controller:
     newest_version: str | None = None
     """Newest release known to the version set: a newer one's manifest and CRDs were not read, so the library's
     objects are not known to be valid for it (and its manifest URL may not exist)."""
+    webhook_readiness: WebhookReadiness | None = None
+    """When its own readiness check passes before its webhooks serve: the probe that passes once they do."""
 
     def newer_problem(self, version: str) -> str:
         """Why ``version`` (a well-formed release) is newer than the version set knows, or ``""``."""
@@ -65,6 +142,19 @@ LWS = Controller(
     default_version=PINS["lws"].value,
     newest_version=PINS["lws"].newest,
     min_version="v0.4.0",
+    # The release manifest (config/default, namePrefix lws-) names the Deployment lws-controller-manager and its
+    # container manager, webhook port 9443 (config/default/manager_webhook_patch.yaml, v0.4.0 to v0.10.0).
+    # cmd/main.go setupControllers registers the LWS webhooks, then the pod webhook (mutating, then validating),
+    # then from v0.9.0 the DisaggregatedSet one (v0.4.0 l.185-189, v0.9.0 and v0.10.0 l.235-244); the paths are
+    # config/webhook/manifests.yaml's.
+    webhook_readiness=WebhookReadiness(
+        "lws-controller-manager",
+        "manager",
+        9443,
+        last_path="/validate-disaggregatedset-x-k8s-io-v1-disaggregatedset",
+        since="v0.9.0",
+        earlier_path="/validate--v1-pod",
+    ),
 )
 JOBSET = Controller(
     name="jobset",
@@ -194,15 +284,19 @@ class ControllerInstall(pulumi.ComponentResource):
         upstream = args.controller.url(args.version)
         self.source = manifest_source(args.manifest)
         """Where the manifest is read from: ``upstream``, ``mirror`` or ``local file``."""
+        readiness = args.controller.webhook_readiness
         self.manifests = k8s.yaml.v2.ConfigGroup(
             f"{name}-manifests",
             files=[args.manifest or upstream],
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(
+                parent=self, transforms=[readiness.transform(args.version)] if readiness else None
+            ),
         )
         # A named source records the upstream release it stands for (readers of the plan recognise the release
         # by its upstream address); the upstream install records its URL alone, as before.
         named = {"source": self.source, "upstream": upstream} if args.manifest else {}
-        self.register_outputs({"version": args.version, "url": args.manifest or upstream, **named})
+        ready = {"readyWhenServing": readiness.path(args.version)} if readiness else {}
+        self.register_outputs({"version": args.version, "url": args.manifest or upstream, **named, **ready})
 
 
 def installs_by_group(installs: Sequence[ControllerInstall]) -> dict[str, str]:

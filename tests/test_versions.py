@@ -16,9 +16,14 @@ from tpu_serving.versions import PINS, Pin, stale, version_of
 TABLES = ROOT / "tools" / "conformance" / "tables"
 IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
 RELEASE = re.compile(r"^(v\d+\.\d+\.\d+|jax-\d+\.\d+\.\d+)$")
-FLOORS = {("components/settings.py", "v0.0.0"), ("components/backends/pathways_job/settings.py", "v0.8.0")}
-"""Version literals that are compatibility floors, not pins: no release at all, and the oldest JobSet the
-PathwaysJob controller works with."""
+FLOORS = {
+    ("components/settings.py", "v0.0.0"),
+    ("components/backends/pathways_job/settings.py", "v0.8.0"),
+    ("components/controllers.py", "v0.9.0"),
+}
+"""Version literals that are compatibility floors, not pins: no release at all, the oldest JobSet the
+PathwaysJob controller works with, and the LWS releases from which its last-registered webhook path changes
+(``WebhookReadiness.since``)."""
 
 
 def _literals(path: Path) -> list[tuple[int, str]]:
@@ -140,6 +145,7 @@ def test_versions_stale_pins_are_those_behind_the_newest_known():
         "go-pulumi",
         "go-pulumi-kubernetes",
         "go-kustomize",
+        "go-lws",  # the newest LWS the module proxy serves
     }
     assert all(p.held for p in stale() if p.module)
     assert version_of("docker.io/vllm/vllm-tpu:v0.29.0") == "v0.29.0" and version_of("jax-0.5.3") == "jax-0.5.3"

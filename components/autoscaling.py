@@ -190,6 +190,14 @@ class AutoscalingSettings:
         pattern=r"^v\d+\.\d+\.\d+$",
         check=adapter_version_problem,
     )
+    adapter_install: CreateOrExisting = described(
+        "`create`: the stack installs the Custom Metrics Stackdriver Adapter (release `adapterVersion`); "
+        "`existing`: the cluster runs one already and the stack installs none. One adapter serves a cluster: its "
+        "APIServices v1beta1.custom.metrics.k8s.io and v1beta1.external.metrics.k8s.io and its namespace "
+        "custom-metrics are cluster-wide, so every stack after the first on a cluster (or a cluster whose owner "
+        "installs the adapter) says `existing`.",
+        default=CreateOrExisting.CREATE,
+    )
     adapter_iam: CreateOrExisting = described(
         "`create`: the stack grants the adapter's Workload Identity principal roles/monitoring.viewer on the "
         "project (kept when the stack is destroyed); `existing`: the grant exists already (the cluster's owner "

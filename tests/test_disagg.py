@@ -441,3 +441,23 @@ def test_disagg_component_role_pools_hold_a_spare_for_the_surge_group():
         "VllmDisaggregatedArgs.decode.node_pools = ['d-0']: the role's 1 group(s) take a slice each and a rollout's "
         "surge group one more (LWS v0.10.0 disaggregatedset planner.go l.195-215); list 2 node pools"
     ], found
+
+
+def test_disagg_shared_adapter_settings_must_agree_between_the_roles():
+    """One metrics adapter serves both roles: its install and its grant are said once, so the roles agree."""
+
+    def edit(disaggregation, _cfg):
+        disaggregation["prefill"]["autoscaling"] = {"maxReplicas": 1}
+        disaggregation["decode"]["autoscaling"] = {
+            "maxReplicas": 1,
+            "target": 0.8,
+            "adapterInstall": "existing",
+            "adapterIam": "existing",
+        }
+
+    found = problems_of(edit)
+    assert [p.split(" = ")[0] for p in found] == [
+        "tpu-serving:serving.disaggregation.decode.autoscaling.adapterInstall",
+        "tpu-serving:serving.disaggregation.decode.autoscaling.adapterIam",
+    ]
+    assert all('prefill\'s says "create"' in p for p in found)

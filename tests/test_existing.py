@@ -262,6 +262,7 @@ def test_existing_controller_manifest_from_a_local_file_and_the_preview_says_so(
         "url": "/srv/manifests/lws.yaml",
         "source": "local file",
         "upstream": "https://github.com/kubernetes-sigs/lws/releases/download/v0.10.0/manifests.yaml",
+        "readyWhenServing": "/validate-disaggregatedset-x-k8s-io-v1-disaggregatedset",
     }
     assert manifest_lines(plan.resources) == [
         "Controller manifests:",
@@ -347,3 +348,19 @@ def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
     assert existing["perHour"]["tpu"] > 0
     lines = cost_summary(existing_plan().outputs)
     assert lines[-1] == "  nor, on an existing cluster, its management fee and CPU nodes (its owner's)"
+
+
+# --------------------------------------------------------------------------- the metrics adapter
+
+
+def _installs(plan) -> list[str]:
+    return sorted(r.name for r in plan.of_type("tpu-serving:index:ControllerInstall"))
+
+
+def test_adapter_install_existing_installs_no_metrics_adapter():
+    assert "vllm-metrics-adapter" in _installs(existing_plan())
+    serving = EXISTING["tpu-serving:serving"]
+    auto = {**serving["autoscaling"], "adapterInstall": "existing"}
+    plan = plan_of_config({**EXISTING, "tpu-serving:serving": {**serving, "autoscaling": auto}})
+    assert _installs(plan) == ["vllm-lws"]
+    assert plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler"), "the HPA stays"

@@ -167,13 +167,23 @@ def adapter_grant(project: str, iam: CreateOrExisting, key: str) -> CloudResourc
     return CloudResource("IAM grant", f"{MONITORING_VIEWER} for the metrics adapter", iam, key, (held,))
 
 
+def install_adapter(platform: Platform, built: Built, auto: AutoscalingSettings) -> pulumi.Resource | None:
+    """The metrics adapter's install (in ``built.installs``), or None when the cluster runs one already
+    (``adapterInstall: existing``)."""
+    if auto.adapter_install == CreateOrExisting.EXISTING:
+        return None
+    adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
+    built.installs.append(adapter)
+    return adapter
+
+
 def add_autoscaler(
     platform: Platform, built: Built, serving: Scaled, waiting: str, workload: pulumi.Resource
 ) -> ServingAutoscaler:
     """The metrics adapter's install and the HPA on LeaderWorkerSet ``serving.name`` (``workload``), with their
     stack output; the HPA reads ``autoscaling.metric``, else ``waiting``."""
     auto = to_settings(serving.autoscaling, AutoscalingSettings)
-    adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
+    adapter = install_adapter(platform, built, auto)
     scaler = ServingAutoscaler(
         f"{platform.name}-autoscaler",
         ServingAutoscalerArgs(
@@ -186,7 +196,6 @@ def add_autoscaler(
         ),
         opts=platform.options(adapter, workload, platform.apis),
     )
-    built.installs.append(adapter)
     built.cloud.append(adapter_grant(platform.settings.project, auto.adapter_iam, f"{KEY}.autoscaling.adapterIam"))
     built.outputs["autoscaling"] = {
         "minReplicas": auto.min_replicas,

@@ -193,10 +193,17 @@ Stackdriver Adapter', steps 2 and 4); the metric is named ``prometheus.googleapi
 custom-metrics-stackdriver-adapter/examples/prometheus-to-sd/README.md)."""
 
 
+def _adapter_existing(view: PlanView) -> bool:
+    """Whether the stack says the cluster runs the adapter already (``autoscaling.adapterInstall: existing``, on a
+    disaggregated role: both roles agree, the library refuses them otherwise)."""
+    roles = (view.setting("serving") or {}).get("disaggregation") or {}
+    return any(((role or {}).get("autoscaling") or {}).get("adapterInstall") == "existing" for role in roles.values())
+
+
 def _adapter(view: PlanView) -> str | None:
     """Why no adapter serves the metric (None: one is installed and may read Cloud Monitoring)."""
     installed = any(ADAPTER_MANIFEST in address for address in manifest_addresses(view))
-    if not installed:
+    if not installed and not _adapter_existing(view):
         return "no Custom Metrics Stackdriver Adapter in the plan: the HPA's metric is never served"
     viewer = any(
         r["inputs"].get("role") == MONITORING_VIEWER and ADAPTER_PRINCIPAL in str(r["inputs"].get("member"))

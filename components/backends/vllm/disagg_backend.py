@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from ...autoscaling import METRICS_ADAPTER, AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ...autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
 from ...lws import Rollout
 from ...observability import ScrapeTarget, ServingMetrics
@@ -216,8 +216,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
     if not scaled:
         return built
     first = to_settings(scaled[0][1].autoscaling, AutoscalingSettings)
-    adapter = platform.install(METRICS_ADAPTER, first.adapter_version, ())
-    built.installs.append(adapter)
+    adapter = scaling.install_adapter(platform, built, first)
     key = f"{PROJECT_NAMESPACE}:serving.disaggregation.{scaled[0][0].value}.autoscaling.adapterIam"
     built.cloud.append(scaling.adapter_grant(platform.settings.project, first.adapter_iam, key))
     out = {}

@@ -11,7 +11,7 @@ from pydantic.alias_generators import to_camel
 from ...autoscaling import kind_problem
 from ...catalog import SliceShape
 from ...settings import PROJECT_NAMESPACE, to_settings
-from ..scaling import metric_reader_problems
+from ..scaling import AutoscalingConfig, metric_reader_problems
 from .args import VllmEngineSettings, parallelism_problems
 from .disagg_args import ds_name_problem, kv_layout_problems
 from .facts import METRIC_KINDS, VllmMetric
@@ -58,6 +58,20 @@ def slice_counts(cfg: Stack) -> dict[str, int]:
     return {s.name: len(s.pool_names) for s in cfg.tpu_slices}
 
 
+def shared_adapter_problems(scaled: list[AutoscalingConfig]) -> list[str]:
+    """The two roles share one metrics adapter, its install and its one grant: their settings of it must agree."""
+    if len(scaled) != 2:
+        return []
+    prefill, decode = scaled
+    return [
+        f"{AT}.decode.autoscaling.{key} = {json.dumps(getattr(decode, name).value)}: the roles share one metrics "
+        f"adapter, its install and its one grant; prefill's says {json.dumps(getattr(prefill, name).value)}: make "
+        "them agree"
+        for name, key in (("adapter_install", "adapterInstall"), ("adapter_iam", "adapterIam"))
+        if getattr(prefill, name) != getattr(decode, name)
+    ]
+
+
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[str]:
     """Every problem of the disaggregated settings at once, each at its key."""
     found = [
@@ -81,12 +95,7 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
                 "the HPA would never add a group; valid: a target in (0, 1], e.g. 0.8"
             )
     scaled = [(role, c.autoscaling) for role, c in roles(serving) if c.autoscaling is not None]
-    if len(scaled) == 2 and scaled[0][1].adapter_iam != scaled[1][1].adapter_iam:
-        found.append(
-            f"{AT}.decode.autoscaling.adapterIam = {json.dumps(scaled[1][1].adapter_iam.value)}: the roles share one "
-            f"metrics adapter and its one grant; prefill's says {json.dumps(scaled[0][1].adapter_iam.value)}: make them "
-            "agree"
-        )
+    found += shared_adapter_problems([a for _, a in scaled])
     counts = slice_counts(cfg)
     pair = roles(serving)
     kinds = [r.slice for _, r in pair]

@@ -117,8 +117,28 @@ def test_placement_fails_off_the_pools_and_on_another_topology_and_without_tpu_p
     lines = failed(placement(Snapshot(objects), [NS], POOLS))
     assert "FAIL placement  Pod serving/vllm-0-3: on pool 'other', not one of ['c-v5e16']" in lines
     assert "FAIL placement  Pod serving/vllm-0-2: node is tpu-v5-lite-podslice 2x4" in lines
-    assert "FAIL placement  group serving/vllm/0: spans pools ['c-v5e16', 'other']" in lines
+    assert (
+        "FAIL placement  group serving/vllm/0: 3 pods on pool c-v5e16, a slice of 4 VMs; "
+        "1 pods on 'other', not a pool of the stack"
+    ) in lines
     assert failed(placement(Snapshot({}), [NS], POOLS)) == ["FAIL placement  TPU pods: no pod requests google.com/tpu"]
+
+
+def test_placement_group_over_two_whole_slices_passes_and_over_a_half_slice_fails() -> None:
+    """A Pathways group holds several slices: whole slices pass, a part of one fails."""
+    objects = healthy()
+    pools = {**POOLS, "c-v5e16-b": Pool("c-v5e16-b", "tpu-v5-lite-podslice", "4x4", 4, 4)}
+    objects["Node"] += [_node(i, pool="c-v5e16-b") for i in range(4, 8)]
+    objects["Pod"] = [_pod(i, f"n{i}") for i in range(8)]
+    findings = placement(Snapshot(objects), [NS], pools)
+    assert failed(findings) == []
+    assert [f.line() for f in findings if "group" in f.subject] == [
+        "ok   placement  group serving/vllm/0: 8 VMs of 2 whole slices"
+    ]
+    objects["Pod"] = [_pod(i, f"n{i}") for i in range(6)]
+    assert "FAIL placement  group serving/vllm/0: 2 pods on pool c-v5e16-b, a slice of 4 VMs" in failed(
+        placement(Snapshot(objects), [NS], pools)
+    )
 
 
 def test_pods_ready_fails_on_an_unready_and_an_unscheduled_pod_and_an_empty_namespace() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,15 +23,25 @@ from .expect import Expectations, expectations
 from .snapshot import read
 
 
-def verify(api_client: Any, plan: Mapping[str, Any]) -> list[Finding]:
-    """Every check of ``plan``'s stack against the cluster of ``api_client`` (a ``kubernetes.client.ApiClient``)."""
+def verify(api_client: Any, plan: Mapping[str, Any], wait: float = 0.0) -> list[Finding]:
+    """Every check of ``plan``'s stack against the cluster of ``api_client`` (a ``kubernetes.client.ApiClient``),
+    read again until they pass or ``wait`` seconds have passed."""
     expect = expectations(plan)
-    return verify_expected(api_client, expect)
+    return verify_expected(api_client, expect, wait)
 
 
-def verify_expected(api_client: Any, expect: Expectations) -> list[Finding]:
-    snapshot = read(api_client, expect.namespaces, expect.declared)
-    return run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+def verify_expected(api_client: Any, expect: Expectations, wait: float = 0.0, interval: float = 5.0) -> list[Finding]:
+    """The checks, read again every ``interval`` seconds until they all pass or ``wait`` seconds have passed (the
+    last read's findings): right after ``pulumi up`` the controllers are still at work, e.g. an HPA reports its
+    target's replicas at its first sync, up to 15 s later (kube-controller-manager
+    ``--horizontal-pod-autoscaler-sync-period``, default 15s)."""
+    deadline = time.monotonic() + wait
+    while True:
+        snapshot = read(api_client, expect.namespaces, expect.declared)
+        findings = run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+        if all(f.ok for f in findings) or time.monotonic() + interval > deadline:
+            return findings
+        time.sleep(interval)
 
 
 def report(findings: Sequence[Finding], verbose: bool) -> tuple[list[str], bool]:
@@ -73,6 +84,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--context", help="the kubeconfig context (default: its current context)")
     parser.add_argument("--root", type=Path, default=Path("."), help="the project folder (default: .)")
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="read again every 5 s until every check passes, for at most this long (default: 60; 0: read once)",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="print the checks that pass too")
     args = parser.parse_args(argv)
     plan = _plan(args)
@@ -88,6 +106,6 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigException, OSError) as err:
         print(f"error: cannot read the kubeconfig: {err}", file=sys.stderr)
         return 2
-    lines, ok = report(verify(api_client, plan), args.verbose)
+    lines, ok = report(verify(api_client, plan, max(0.0, args.wait)), args.verbose)
     print("\n".join(lines))
     return 0 if ok else 1

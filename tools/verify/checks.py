@@ -260,20 +260,25 @@ def _placed(pod: Obj, chips: int, node: Obj | None, pools: Mapping[str, Pool]) -
 def _group(
     key: tuple[str, str, str], members: list[Obj], nodes: Mapping[str, Obj], pools: Mapping[str, Pool]
 ) -> Finding:
+    """A multi-host group's TPU pods fill whole slices, one VM each: every VM of each pool they are on (a GKE
+    multi-host TPU pool is one slice). A vLLM or JetStream group is one slice; a Pathways group holds several (the
+    disaggregated JetStream-Pathways group: its prefill slice and its decode slice)."""
     namespace, lws, index = key
     subject = f"group {namespace}/{lws}/{index}"
     names = [m.get("spec", {}).get("nodeName") for m in members]
-    pool_names = {meta(nodes[n]).get("labels", {}).get(POOL_LABEL) for n in names if n in nodes}
-    problems = []
-    if len(set(names)) != len(names):
-        problems.append("two pods share a VM")
-    if len(pool_names) != 1:
-        problems.append(f"spans pools {sorted(str(p) for p in pool_names)}")
-    else:
-        pool = pools.get(str(next(iter(pool_names))))
-        if pool is not None and len(members) != pool.vms:
-            problems.append(f"{len(members)} pods for a slice of {pool.vms} VMs")
-    return Finding("placement", subject, not problems, "; ".join(problems) or f"{len(members)} VMs of one slice")
+    by_pool: dict[str, int] = {}
+    for name in names:
+        pool_name = str(meta(nodes[name]).get("labels", {}).get(POOL_LABEL)) if name in nodes else "no node"
+        by_pool[pool_name] = by_pool.get(pool_name, 0) + 1
+    problems = ["two pods share a VM"] if len(set(names)) != len(names) else []
+    for pool_name, count in sorted(by_pool.items()):
+        pool = pools.get(pool_name)
+        if pool is None:
+            problems.append(f"{count} pods on {pool_name!r}, not a pool of the stack")
+        elif count != pool.vms:
+            problems.append(f"{count} pods on pool {pool_name}, a slice of {pool.vms} VMs")
+    whole = f"{len(members)} VMs of {len(by_pool)} whole slice{'s' if len(by_pool) > 1 else ''}"
+    return Finding("placement", subject, not problems, "; ".join(problems) or whole)
 
 
 # --------------------------------------------------------------------------- selectors

@@ -12,7 +12,6 @@ from typing import Any
 
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
-from tpu_serving.naming import pool_name
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 
 from .checks import Pool
@@ -59,11 +58,13 @@ def declared_objects(resources: Sequence[Mapping[str, Any]]) -> list[Declared]:
 
 
 def pools(cfg: StackConfig) -> dict[str, Pool]:
-    """The stack's TPU pools by their GKE name, with the labels GKE gives their nodes."""
+    """The stack's TPU pools by their GKE name (an existing pool's own name, else the name the stack gives it), with
+    the labels GKE gives their nodes."""
     out = {}
-    for pool, shape, _ in cfg.slices:
-        name = pool_name(cfg.cluster.name, pool)
-        out[name] = Pool(name, shape.generation.gke_accelerator, shape.topology, shape.vms, shape.chips_per_vm)
+    for kind in cfg.tpu_slices:
+        shape = kind.shape
+        for name in cfg.node_pool_names(kind):
+            out[name] = Pool(name, shape.generation.gke_accelerator, shape.topology, shape.vms, shape.chips_per_vm)
     return out
 
 

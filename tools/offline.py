@@ -14,6 +14,7 @@ lists reach the program as JSON text, scalars as strings.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import importlib.util
 import json
@@ -355,6 +356,17 @@ def _resolve(value: Any) -> Any:
     return plain(_sync_await(out.future())) if known else UNKNOWN
 
 
+def _open_event_loop() -> None:
+    """A usable event loop for the mocks: a ``pulumi up`` through the Automation API in this process (``make e2e``
+    runs one per stack) leaves the thread's loop closed, and ``set_mocks`` schedules on the current loop."""
+    try:
+        loop = asyncio.get_event_loop_policy().get_event_loop()
+    except RuntimeError:
+        loop = None
+    if loop is None or loop.is_closed():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+
+
 def run_program(program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str) -> Plan:
     """Run ``program`` against a recording monitor with ``config``; return what it declared.
 
@@ -363,6 +375,7 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
     """
 
     def run() -> Plan:
+        _open_event_loop()
         settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(config))
         monitor = RecordingMonitor(PreviewMocks())

@@ -49,6 +49,8 @@ from .controlplane import KWOK_LABEL, ControlPlane
 from .kube import Obj, wait_for
 
 NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+EXISTING_CLUSTER_TYPE = "tpu-serving:index:ExistingCluster"
+EXISTING_TYPES = (EXISTING_CLUSTER_TYPE, "tpu-serving:index:ExistingTpuNodePool")
 TPU_TAINT = {"key": TPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
 SPOT_LABEL = "cloud.google.com/gke-spot"
 MAX_PODS = 110
@@ -118,10 +120,38 @@ def pool_from_inputs(inputs: Mapping[str, Any]) -> Pool:
     )
 
 
+def existing_pools(resource: Mapping[str, Any]) -> list[Pool]:
+    """The pools an existing cluster has for a plan's ``ExistingCluster`` (its CPU pool, named as GKE names a
+    cluster's first pool, ``default-pool``, at its ``minNodes``) or ``ExistingTpuNodePool`` (each of its
+    ``poolNames``: a slice's VMs, none while the pool is in ``scaleFromZero``)."""
+    inputs = resource["inputs"]
+    if resource["type"] == EXISTING_CLUSTER_TYPE:
+        cpu = inputs.get("cpuPool") or {}
+        zone = f"{inputs['location']}-a" if inputs["location"].count("-") == 1 else inputs["location"]
+        return [
+            Pool("default-pool", str(cpu["machineType"]), zone, None, int(cpu["minNodes"]), int(cpu["maxNodes"]))
+        ] if cpu else []  # fmt: skip
+    vms, cold = int(inputs["vms"]), set(inputs.get("scaleFromZero") or ())
+    return [
+        Pool(
+            str(name),
+            str(inputs["machineType"]),
+            str(inputs["zone"]),
+            str(inputs["topology"]),
+            0 if name in cold else vms,
+            vms,
+        )  # fmt: skip
+        for name in inputs["poolNames"]
+    ]
+
+
 def plan_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
-    """Every node pool of a plan (the plan's JSON, or the path of ``plan.json``)."""
+    """Every node pool of a plan (the plan's JSON, or the path of ``plan.json``): those it creates, and those of
+    an existing cluster it names."""
     data = json.loads(plan.read_text()) if isinstance(plan, Path) else plan
-    return [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+    created = [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+    named = [p for r in data["resources"] if r["type"] in EXISTING_TYPES for p in existing_pools(r)]
+    return created + named
 
 
 def stack_plan(stack: str, root: Path = Path(".")) -> Path:

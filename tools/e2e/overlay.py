@@ -94,16 +94,22 @@ def existing_cluster_overlay(
     return out
 
 
+ADAPTER_EXISTING = {"adapterIam": EXISTING, "adapterInstall": EXISTING}
+"""The metrics adapter's grant and its install named existing: its release manifest has no source the e2e run can
+read (its module, github.com/GoogleCloudPlatform/k8s-stackdriver, is not served by the Go module proxy), and it
+serves Cloud Monitoring's metrics, which no local run has."""
+
+
 def _adapter_grant_existing(serving: Mapping[str, Any]) -> dict[str, Any]:
-    """``serving`` with the metrics adapter's grant named existing wherever it autoscales (the engine, or each
-    disaggregated role)."""
+    """``serving`` with the metrics adapter's grant and install named existing wherever it autoscales (the engine,
+    or each disaggregated role)."""
     out = dict(serving)
     if isinstance(out.get("autoscaling"), dict):
-        out["autoscaling"] = {**out["autoscaling"], "adapterIam": EXISTING}
+        out["autoscaling"] = {**out["autoscaling"], **ADAPTER_EXISTING}
     roles = out.get("disaggregation")
     if isinstance(roles, dict):
         out["disaggregation"] = {
-            name: {**role, "autoscaling": {**role["autoscaling"], "adapterIam": EXISTING}}
+            name: {**role, "autoscaling": {**role["autoscaling"], **ADAPTER_EXISTING}}
             if isinstance(role, dict) and isinstance(role.get("autoscaling"), dict)
             else role
             for name, role in roles.items()

@@ -1,0 +1,37 @@
+"""``make e2e``'s choice of stacks (tools/e2e/run.py): every stack but those it names, with the reason, as not
+runnable here; a name that matches no stack fails, so the list cannot hide a renamed stack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tpu_serving_tools.e2e.run import NOT_RUNNABLE, _errors, default_stacks
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_not_runnable_names_stacks_that_exist_with_a_reason():
+    stacks = {p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (ROOT / "stacks").glob("Pulumi.*.yaml")}
+    assert set(NOT_RUNNABLE) <= stacks
+    assert all(len(why) > 40 for why in NOT_RUNNABLE.values())
+
+
+def test_default_stacks_are_every_stack_but_the_not_runnable():
+    chosen = default_stacks(ROOT)
+    assert chosen and not set(chosen) & set(NOT_RUNNABLE)
+    assert len(chosen) + len(NOT_RUNNABLE) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
+
+
+def test_errors_keep_the_engine_diagnostics_without_warnings():
+    text = (
+        " +  progress line\nDiagnostics:\n  kubernetes:x (y):\n    error: refused: errors:\n"
+        "      .spec.a: field not declared in schema\n  pulumi:pulumi:Stack (s):\n    warning: plugin\n"
+        "    error: update failed\n\nResources:\n    + 3 created\n"
+    )
+    assert _errors(text).splitlines() == [
+        "  kubernetes:x (y):",
+        "    error: refused: errors:",
+        "      .spec.a: field not declared in schema",
+        "  pulumi:pulumi:Stack (s):",
+        "    error: update failed",
+    ]

@@ -183,3 +183,41 @@ def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, 
         "the pods unready", lambda: {_condition(p, "Ready") for p in _pods(cp, case)} == {"False"}, timeout=60
     )
     assert _available(cp, case) == 0
+
+
+@pytest.fixture
+def lws_plane(tmp_path: Path) -> Iterator[ControlPlane]:
+    """A control plane with the LWS release applied as its upstream manifest is (its own readiness probe)."""
+    case = CASES["lws"]
+    if not toolchain_file().is_file() or case.spec.tool not in load_toolchain():
+        pytest.skip("the e2e toolchain has no lws-manager")
+    stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
+    with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
+        yield plane
+
+
+@pytest.mark.parametrize("probe", ["upstream ping", "library"])
+def test_e2e_lws_webhook_serves_when_its_deployment_is_available(lws_plane: ControlPlane, probe: str):
+    """The certificate reaches the pod's volume at the kubelet's next sync (20 s here; a minute by default): until
+    then LWS's webhooks do not serve. Its own readiness probe (a ping) makes the pod Ready before that, so a
+    LeaderWorkerSet created once the Deployment is available (what ``pulumi up`` does) is refused (planted); with
+    the library's probe the pod is Ready only once the webhook serves, and the same create is admitted."""
+    case = CASES["lws"]
+    manifest = Path(toolchain_files()[case.manifest])
+    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    if probe == "library":
+        docs = [as_the_stack_installs(d, case) for d in docs]
+    crds.install(lws_plane.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
+    for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 1)):
+        if doc["kind"] != "CustomResourceDefinition":
+            lws_plane.kube.apply(doc)
+    controllers.run_controller(lws_plane, case.spec, timeout=180, volume_sync=20.0)
+    assert wait_for("the Deployment available", lambda: _available(lws_plane, case) >= 1, timeout=60)
+    refusal = create(lws_plane, case.good)
+    print(f"{probe}: {refusal or 'admitted'}")
+    if probe == "library":
+        assert refusal == ""
+    else:
+        assert refusal.startswith('Internal error occurred: failed calling webhook "mleaderworkerset.kb.io"'), refusal

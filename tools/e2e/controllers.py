@@ -250,7 +250,7 @@ def _prepared(files: PodFiles) -> bool:
     return True
 
 
-def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) -> PodProcess:
+def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj, volume_sync: float = 1.0) -> PodProcess:
     """Start the controller for ``pod`` (its container ``spec.container``): files, environment, mount namespace."""
     container = _pod_container(pod, spec.container)
     pod_ip = check_loopback(cp.addresses.stand_in(str(pod["status"]["podIP"])))
@@ -258,7 +258,7 @@ def start_pod(cp: ControlPlane, spec: ControllerSpec, binary: Path, pod: Obj) ->
     files = PodFiles(cp.kube, pod, container, cp.directory / "pods" / f"{spec.namespace}_{name}", cp.pki.ca.cert)
     # The kubelet keeps a pod in ContainerCreating until its ConfigMap and Secret volumes exist; so does this.
     wait_for(f"the volumes of pod {spec.namespace}/{name}", functools.partial(_prepared, files), timeout=300)
-    files.keep_in_sync()
+    files.keep_in_sync(volume_sync)
     # The CA as the pod sees it, in its service account volume.
     kubeconfig = write_kubeconfig(files.root / "kubeconfig", cp.server, Path(SA_DIR) / "ca.crt",
                                   token=(files.service_account / "token").read_text())  # fmt: skip
@@ -413,10 +413,17 @@ def _first_ready(kube: Kube, pod: PodProcess, container: Obj) -> bool:
 
 
 def run_controller(
-    cp: ControlPlane, spec: ControllerSpec, *, binary: Path | None = None, timeout: float = 180.0
+    cp: ControlPlane,
+    spec: ControllerSpec,
+    *,
+    binary: Path | None = None,
+    timeout: float = 180.0,
+    volume_sync: float = 1.0,
 ) -> Controller:
     """Wait for the Deployment's pods to have their IPs under kwok, run the controller for each of them, forward
-    its Services, and wait until each passes its readiness probe. Stopped with ``cp``."""
+    its Services, and wait until each passes its readiness probe. Stopped with ``cp``. ``volume_sync``: how often a
+    changed ConfigMap or Secret reaches the pod's files (the kubelet's is its sync period, ``syncFrequency``, 1 min
+    by default, plus its cache's delay; the run's default, 1 s, is faster than any kubelet)."""
     assert cp.tools is not None
     found = binary or cp.tools.get(spec.tool)
     if found is None or not Path(found).is_file():
@@ -429,7 +436,7 @@ def run_controller(
     container = _pod_container(pods[0], spec.container)
     controller = Controller(spec)
     cp.at_stop(controller.stop)
-    controller.pods = [start_pod(cp, spec, Path(found), pod) for pod in pods]
+    controller.pods = [start_pod(cp, spec, Path(found), pod, volume_sync) for pod in pods]
     forward_services(cp, spec, controller, container)
     threading.Thread(
         target=follow_services, args=(cp, spec, controller, container), daemon=True, name=f"services-{spec.tool}"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpu_serving_tools.e2e.run import NOT_RUNNABLE, _errors, default_stacks
+from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
+from tpu_serving_tools.e2e.stack_run import engine_errors
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,13 +23,13 @@ def test_default_stacks_are_every_stack_but_the_not_runnable():
     assert len(chosen) + len(NOT_RUNNABLE) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
 
 
-def test_errors_keep_the_engine_diagnostics_without_warnings():
+def test_engine_errors_keep_the_engine_diagnostics_without_warnings():
     text = (
         " +  progress line\nDiagnostics:\n  kubernetes:x (y):\n    error: refused: errors:\n"
         "      .spec.a: field not declared in schema\n  pulumi:pulumi:Stack (s):\n    warning: plugin\n"
         "    error: update failed\n\nResources:\n    + 3 created\n"
     )
-    assert _errors(text).splitlines() == [
+    assert engine_errors(text).splitlines() == [
         "  kubernetes:x (y):",
         "    error: refused: errors:",
         "      .spec.a: field not declared in schema",

@@ -1,17 +1,18 @@
 """What ``make e2e`` does to a deployed stack after ``pulumi up``, each step judged from the API server: a second
-preview, and ``pulumi destroy`` that leaves nothing behind; and the verdict of a rollout's floor (:func:`floor_held`),
+preview, a scale from 1 to 2 through the scale subresource followed by a preview and an ``up`` (:func:`scale_and_up`),
+and ``pulumi destroy`` that leaves nothing behind; and the verdict of a rollout's floor (:func:`floor_held`),
 for the rollout step still to be wired (an image bump through ``pulumi up``, sampled from the LeaderWorkerSet's
 status).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, cast
 
 from tpu_serving_tools.verify.checks import Finding
 
-from .stack_run import StackRun
+from .stack_run import StackRun, engine_errors
 
 SKIPPED_KINDS = frozenset({"Event", "Lease", "EndpointSlice", "Endpoints", "ControllerRevision", "ComponentStatus"})
 """Kinds that come and go with the control plane's own work (leases, events, endpoints): not stack objects."""
@@ -21,7 +22,7 @@ Key = tuple[str, str, str | None, str]
 
 def second_preview(run: StackRun) -> Finding:
     """A preview right after ``up`` proposes no change."""
-    change = run.preview()
+    change = run.preview(refresh=True)
     if not change.counts:
         return Finding("preview", "second preview", False, "the preview reported no resources at all")
     changed = change.changed
@@ -66,3 +67,71 @@ def floor_held(samples: Iterable[int], floor: int, subject: str) -> Finding:
         return Finding("rollout", subject, False, "no sample of the Ready groups was taken")
     low = min(seen)
     return Finding("rollout", subject, low >= floor, f"lowest Ready groups {low}, floor {floor}, {len(seen)} samples")
+
+
+LWS_GROUP, LWS_VERSION, LWS_PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
+HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+
+
+def hpa_targets(state: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(namespace, name) of each LeaderWorkerSet an HPA of the stack's state scales."""
+    out = []
+    for r in state:
+        if r.get("type") != HPA_TYPE:
+            continue
+        obj = r.get("outputs") or r.get("inputs") or {}
+        ref = (obj.get("spec") or {}).get("scaleTargetRef") or {}
+        if ref.get("kind") == "LeaderWorkerSet":
+            out.append((str((obj.get("metadata") or {}).get("namespace")), str(ref.get("name"))))
+    return out
+
+
+def _replicas(api_client: Any, namespace: str, name: str) -> tuple[int, int]:
+    """(the LeaderWorkerSet's spec.replicas, its leader StatefulSet's spec.replicas: what its controller made)."""
+    from kubernetes import client
+
+    lws = cast(
+        "dict[str, Any]",
+        client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+            LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name
+        ),
+    )
+    sts = client.AppsV1Api(api_client).read_namespaced_stateful_set(name, namespace)
+    return int(lws["spec"].get("replicas", 1)), int(sts.spec.replicas or 0)
+
+
+def scale_and_up(run: StackRun, api_client: Any, target: tuple[str, str], timeout: float = 60.0) -> list[Finding]:
+    """The HPA's path: the LeaderWorkerSet scaled from 1 to 2 through its scale subresource, its controller making
+    the second group's leader; then ``pulumi preview --refresh`` proposes no change, and ``pulumi up --refresh``
+    leaves the replicas at 2 (the stack does not own ``spec.replicas`` of an autoscaled workload, so it and the HPA
+    do not fight). Without ``--refresh`` the engine compares the program with its own state only and never sees
+    what the HPA did; a later update of the workload would apply the stack's replicas again."""
+    import time
+
+    from kubernetes import client
+
+    namespace, name = target
+    subject = f"LeaderWorkerSet {namespace}/{name}"
+    api = client.CustomObjectsApi(api_client)
+    api.patch_namespaced_custom_object_scale(
+        LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name, {"spec": {"replicas": 2}}
+    )
+    deadline = time.monotonic() + timeout
+    while (seen := _replicas(api_client, namespace, name)) != (2, 2) and time.monotonic() < deadline:
+        time.sleep(1)
+    out = [Finding("scale", subject, seen == (2, 2), f"scaled to 2: spec {seen[0]}, leader StatefulSet {seen[1]}")]
+    preview = f"{subject}: preview --refresh after the scale"
+    try:
+        change = run.preview(refresh=True)
+    except Exception as err:  # the engine's own refusal is the finding
+        return [*out, Finding("scale", preview, False, engine_errors(str(err)))]
+    same = f"{change.counts.get('same', 0)} same"
+    detail = ", ".join(f"{op} {n}" for op, n in sorted(change.changed.items())) or same
+    out.append(Finding("scale", preview, bool(change.counts) and not change.changed, detail))
+    try:
+        run.up(refresh=True)
+    except Exception as err:
+        return [*out, Finding("scale", f"{subject}: up --refresh after the scale", False, engine_errors(str(err)))]
+    kept = _replicas(api_client, namespace, name)[0]
+    out.append(Finding("scale", f"{subject}: up --refresh after the scale", kept == 2, f"spec.replicas {kept}"))
+    return out

@@ -18,6 +18,7 @@ Every step's findings are printed; the run fails on any failed finding. Nothing 
 
 from __future__ import annotations
 
+import functools
 import shutil
 import signal
 import sys
@@ -37,9 +38,9 @@ from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
 from .crds import install_crds
-from .lifecycle import inventory, second_preview
+from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
 from .nodes import create_plan_nodes
-from .stack_run import Engine, StackRun, project_dir
+from .stack_run import Engine, StackRun, engine_errors, project_dir
 
 
 @dataclass
@@ -216,7 +217,7 @@ def _lifecycle(
         up = report.step("up", run.up)
     except Exception as err:  # the engine's own message is the finding
         (run.work / "up.log").write_text(str(err))
-        report.findings.append(Finding("up", "pulumi up", False, _errors(str(err))))
+        report.findings.append(Finding("up", "pulumi up", False, engine_errors(str(err))))
         report.findings += [Finding("controller", b.spec.tool, False, b.error) for b in bg if b.error]
         return
     report.findings.append(
@@ -230,6 +231,9 @@ def _lifecycle(
     report.findings += report.step("verify", lambda: verify_expected(api, expect, wait=VERIFY_WAIT))
     report.findings.append(_verify_command(run, flat, state))
     report.findings.append(report.step("preview", lambda: second_preview(run)))
+    targets = hpa_targets(state)
+    if targets:  # the first HPA's: each scale is a preview and an up more
+        report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
 
@@ -255,16 +259,6 @@ def _verify_command(run: StackRun, flat: Mapping[str, Any], state: Sequence[Mapp
         status = verify_main(["--plan", str(plan), "--kubeconfig", str(run.kubeconfig), "--wait", "0"])
     summary = out.getvalue().strip().splitlines()[-1:] or ["no output"]
     return Finding("verify", "tpu-serving verify", status == 0, f"exit {status}: {summary[0]}")
-
-
-def _errors(text: str) -> str:
-    """The engine's diagnostics (its ``Diagnostics:`` block without the warnings), else its error lines."""
-    if "Diagnostics:" in text:
-        block = text.split("Diagnostics:", 1)[1].split("\nResources:", 1)[0]
-        keep = [line.rstrip() for line in block.splitlines() if line.strip() and "warning:" not in line]
-        return "\n".join(keep)
-    keep = [line.strip() for line in text.splitlines() if "error" in line.lower() or line.strip().startswith("* ")]
-    return "\n".join(dict.fromkeys(keep))
 
 
 NOT_RUNNABLE: Mapping[str, str] = {

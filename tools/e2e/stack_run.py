@@ -105,12 +105,14 @@ class StackRun:
     def _program(self) -> None:
         runpy.run_path(str(self._main), run_name="__main__")
 
-    def up(self, message: str = "") -> Change:
-        result = self.stack.up(message=message or None, color="never")
+    def up(self, message: str = "", *, refresh: bool = False) -> Change:
+        """``pulumi up``; with ``refresh``, ``pulumi up --refresh`` (the live objects read first)."""
+        result = self.stack.up(message=message or None, color="never", refresh=refresh)
         return Change(_counts(result.summary.resource_changes), result.stdout)
 
-    def preview(self) -> Change:
-        result = self.stack.preview(color="never", diff=True)
+    def preview(self, *, refresh: bool = False) -> Change:
+        """``pulumi preview --diff``; with ``refresh``, against the live objects."""
+        result = self.stack.preview(color="never", diff=True, refresh=refresh)
         return Change(_counts(result.change_summary), result.stdout)
 
     def destroy(self) -> Change:
@@ -124,3 +126,13 @@ class StackRun:
 
     def set_config(self, key: str, value: str) -> None:
         self.stack.set_config(key, auto.ConfigValue(value))
+
+
+def engine_errors(text: str) -> str:
+    """The engine's diagnostics (its ``Diagnostics:`` block without the warnings), else its error lines."""
+    if "Diagnostics:" in text:
+        block = text.split("Diagnostics:", 1)[1].split("\nResources:", 1)[0]
+        keep = [line.rstrip() for line in block.splitlines() if line.strip() and "warning:" not in line]
+        return "\n".join(keep)
+    keep = [line.strip() for line in text.splitlines() if "error" in line.lower() or line.strip().startswith("* ")]
+    return "\n".join(dict.fromkeys(keep))

@@ -75,15 +75,22 @@ class WebhookReadiness:
         """A Pulumi transform giving the release's Deployment this probe (its other children unchanged)."""
 
         def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
-            # a ConfigGroup's children arrive with plain values (the provider expanded the manifest)
-            metadata = args.props.get("metadata")
-            if args.type_ != "kubernetes:apps/v1:Deployment" or not isinstance(metadata, Mapping):
-                return None
-            if metadata.get("name") != self.deployment:
+            if args.type_ != "kubernetes:apps/v1:Deployment" or not self.names(args.props):
                 return None
             return pulumi.ResourceTransformResult(props=self.deployment_props(args.props, version), opts=args.opts)
 
         return transform
+
+    def names(self, props: Mapping[str, Any]) -> bool:
+        """Whether a Deployment's ``props`` are the controller's (a ConfigGroup's children arrive with plain values:
+        the provider expanded the manifest)."""
+        metadata = props.get("metadata")
+        return isinstance(metadata, Mapping) and metadata.get("name") == self.deployment
+
+    def installed(self, obj: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+        """One object of the release manifest as the install applies it: the controller's Deployment with this
+        probe (what :meth:`transform` does to the ConfigGroup's child), anything else unchanged."""
+        return self.deployment_props(obj, version) if obj.get("kind") == "Deployment" and self.names(obj) else obj
 
     def deployment_props(self, props: Mapping[str, Any], version: str) -> dict[str, Any]:
         """``props`` (a Deployment) with the probe on its container :attr:`container`."""

@@ -84,3 +84,12 @@ def test_webhook_readiness_transform_changes_only_the_controller_deployment():
     assert probe["httpGet"]["scheme"] == "HTTPS"
     assert transform(_args("kubernetes:apps/v1:Deployment", deployment("another"))) is None
     assert transform(_args("kubernetes:core/v1:Service", {"metadata": {"name": "lws-controller-manager"}})) is None
+
+
+def test_webhook_readiness_installed_changes_the_manifest_as_the_transform_does():
+    via_transform = readiness().transform("v0.10.0")(_args("kubernetes:apps/v1:Deployment", deployment()))
+    assert via_transform is not None
+    assert readiness().installed(deployment(), "v0.10.0") == via_transform.props
+    service = {"kind": "Service", "metadata": {"name": "lws-controller-manager"}}
+    assert readiness().installed(service, "v0.10.0") is service
+    assert readiness().installed(deployment("another"), "v0.10.0") == deployment("another")

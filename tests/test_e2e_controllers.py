@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tpu_serving import controllers as library_controllers
-from tpu_serving_tools.e2e import controllers, crds, nodes
+from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
     ControlPlane,
     load_toolchain,
@@ -25,7 +24,6 @@ from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 
 pytestmark = pytest.mark.e2e
 
-APPLY_FIRST = {"Namespace": 0}
 POD = {"containers": [{"name": "c", "image": "example.invalid/c:1"}]}
 
 
@@ -104,27 +102,9 @@ def cp(case: Case, tmp_path: Path) -> Iterator[ControlPlane]:
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
-        install_release(plane, Path(toolchain_files()[case.manifest]), case)
+        controllers.install_release(plane, Path(toolchain_files()[case.manifest]), case.library)
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
         yield plane
-
-
-def as_the_stack_installs(doc: Obj, case: Case) -> Obj:
-    """``doc`` as the library's install changes it: LWS's Deployment with the probe of its webhook."""
-    readiness = case.library.webhook_readiness
-    if readiness is None or doc["kind"] != "Deployment" or doc["metadata"]["name"] != readiness.deployment:
-        return doc
-    return readiness.deployment_props(doc, case.library.default_version)
-
-
-def install_release(cp: ControlPlane, manifest: Path, case: Case) -> None:
-    """The release's objects, server-side applied as a stack applies them: its CRDs first (until Established),
-    then its Namespace, then the rest."""
-    docs = [as_the_stack_installs(d, case) for d in yaml.safe_load_all(manifest.read_text()) if d]
-    crds.install(cp.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
-    for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 1)):
-        if doc["kind"] != "CustomResourceDefinition":
-            cp.kube.apply(doc)
 
 
 def create(cp: ControlPlane, obj: Obj) -> str:
@@ -206,13 +186,7 @@ def test_e2e_lws_webhook_serves_when_its_deployment_is_available(lws_plane: Cont
     the library's probe the pod is Ready only once the webhook serves, and the same create is admitted."""
     case = CASES["lws"]
     manifest = Path(toolchain_files()[case.manifest])
-    docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
-    if probe == "library":
-        docs = [as_the_stack_installs(d, case) for d in docs]
-    crds.install(lws_plane.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
-    for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 1)):
-        if doc["kind"] != "CustomResourceDefinition":
-            lws_plane.kube.apply(doc)
+    controllers.install_release(lws_plane, manifest, case.library if probe == "library" else None)
     controllers.run_controller(lws_plane, case.spec, timeout=180, volume_sync=20.0)
     assert wait_for("the Deployment available", lambda: _available(lws_plane, case) >= 1, timeout=60)
     refusal = create(lws_plane, case.good)

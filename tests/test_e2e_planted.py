@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 from tpu_serving import controllers as library_controllers
 from tpu_serving.lws import ONE_GROUP_PER_NODE_POOL
-from tpu_serving_tools.e2e import controllers, crds, nodes
+from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
     ControlPlane,
     load_toolchain,
@@ -42,20 +41,7 @@ def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     with ControlPlane(run_timeout=900, tools=load_toolchain(), stages=stages) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
         nodes.create_nodes(plane, POOL)
-        manifest = Path(toolchain_files()["lws-manifests"])
-        readiness = library_controllers.LWS.webhook_readiness
-        assert readiness is not None
-        docs = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
-        docs = [
-            readiness.deployment_props(d, "v0.10.0")
-            if d["kind"] == "Deployment" and d["metadata"]["name"] == readiness.deployment
-            else d
-            for d in docs
-        ]
-        crds.install(plane.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
-        for doc in sorted(docs, key=lambda d: d["kind"] != "Namespace"):
-            if doc["kind"] != "CustomResourceDefinition":
-                plane.kube.apply(doc)
+        controllers.install_release(plane, Path(toolchain_files()["lws-manifests"]), library_controllers.LWS)
         controllers.run_controller(plane, controllers.LWS, timeout=180)
         yield plane
 

@@ -47,6 +47,9 @@ from typing import Any
 
 import yaml
 
+from tpu_serving import controllers as library
+
+from . import crds
 from .controlplane import ControlPlane, write_kubeconfig
 from .kube import ApiError, Kube, Obj, wait_for
 from .podfs import SA_DIR, PodFiles, environment
@@ -86,6 +89,25 @@ JOBSET = ControllerSpec("jobset-manager", "jobset-system", "jobset-controller-ma
 
 STARTED_STAGE = "pod-started"
 _READY_TRUE = re.compile(r'status: "True"(\n\s+)type: (Ready|ContainersReady)\n')
+
+
+APPLY_FIRST = {"CustomResourceDefinition": 0, "Namespace": 1}
+
+
+def install_release(
+    cp: ControlPlane, manifest: Path, controller: library.Controller | None = None, version: str = ""
+) -> None:
+    """A release manifest's objects, server-side applied as a stack applies them: as the library's install of
+    ``controller`` at ``version`` changes them (its :class:`~tpu_serving.controllers.WebhookReadiness`; None: as
+    upstream ships them), its CRDs first (until Established), then its Namespace, then the rest."""
+    docs: list[Obj] = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
+    if controller is not None and controller.webhook_readiness is not None:
+        readiness, release = controller.webhook_readiness, version or controller.default_version
+        docs = [dict(readiness.installed(d, release)) for d in docs]
+    crds.install(cp.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
+    for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 2)):
+        if doc["kind"] != "CustomResourceDefinition":
+            cp.kube.apply(doc)
 
 
 def kubelet_stages(stages: Sequence[Path], folder: Path, namespaces: Sequence[str]) -> list[Path]:
@@ -191,8 +213,6 @@ class Controller:
     spec: ControllerSpec
     pods: list[PodProcess] = field(default_factory=list)
     forwarders: list[Forwarder] = field(default_factory=list)
-    targets: set[int] = field(default_factory=set)
-    """The pods' ports its Services forward to (its webhook server's among them)."""
     probers: list[Prober] = field(default_factory=list)
     forwarded: set[tuple[str, int]] = field(default_factory=set)
     """The (ClusterIP, port) pairs forwarded."""
@@ -288,7 +308,6 @@ def forward_services(cp: ControlPlane, spec: ControllerSpec, controller: Control
             if key in controller.forwarded:
                 continue
             target = target_port(port, [container])
-            controller.targets.add(target)
             backends = functools.partial(_live_backends, controller.pods, target)
             controller.forwarders.append(Forwarder(key, backends).start())
             controller.forwarded.add(key)

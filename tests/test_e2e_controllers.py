@@ -162,7 +162,8 @@ def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, 
     assert wait_for(
         "the pods unready", lambda: {_condition(p, "Ready") for p in _pods(cp, case)} == {"False"}, timeout=60
     )
-    assert _available(cp, case) == 0
+    # the Deployment controller counts the pods after the kubelet reports them: its status follows, not at once
+    assert wait_for("the Deployment unavailable", lambda: _available(cp, case) == 0, timeout=30)
 
 
 @pytest.fixture

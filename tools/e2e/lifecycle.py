@@ -1,8 +1,6 @@
 """What ``make e2e`` does to a deployed stack after ``pulumi up``, each step judged from the API server: a second
 preview, a scale from 1 to 2 through the scale subresource followed by a preview and an ``up`` (:func:`scale_and_up`),
-and ``pulumi destroy`` that leaves nothing behind; and the verdict of a rollout's floor (:func:`floor_held`),
-for the rollout step still to be wired (an image bump through ``pulumi up``, sampled from the LeaderWorkerSet's
-status).
+and ``pulumi destroy`` that leaves nothing behind. The image bump's rollout is :mod:`.rollout`'s.
 """
 
 from __future__ import annotations
@@ -12,6 +10,7 @@ from typing import Any, cast
 
 from tpu_serving_tools.verify.checks import Finding
 
+from .rollout import LWS_NAME, serving_groups
 from .stack_run import StackRun, engine_errors
 
 SKIPPED_KINDS = frozenset({"Event", "Lease", "EndpointSlice", "Endpoints", "ControllerRevision", "ComponentStatus"})
@@ -60,15 +59,6 @@ def left_behind(before: set[Key], after: set[Key]) -> Finding:
     return Finding("destroy", "nothing left", not extra, f"{len(extra)} objects left: {detail}" if extra else "")
 
 
-def floor_held(samples: Iterable[int], floor: int, subject: str) -> Finding:
-    """The Ready groups never fell below ``floor`` while the rollout ran."""
-    seen = list(samples)
-    if not seen:
-        return Finding("rollout", subject, False, "no sample of the Ready groups was taken")
-    low = min(seen)
-    return Finding("rollout", subject, low >= floor, f"lowest Ready groups {low}, floor {floor}, {len(seen)} samples")
-
-
 LWS_GROUP, LWS_VERSION, LWS_PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 
@@ -86,8 +76,9 @@ def hpa_targets(state: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
     return out
 
 
-def _replicas(api_client: Any, namespace: str, name: str) -> tuple[int, int]:
-    """(the LeaderWorkerSet's spec.replicas, its leader StatefulSet's spec.replicas: what its controller made)."""
+def _replicas(api_client: Any, namespace: str, name: str) -> tuple[int, int, int]:
+    """(the LeaderWorkerSet's spec.replicas, its leader StatefulSet's spec.replicas: what its controller made, the
+    groups that serve: whole, Ready, on one revision)."""
     from kubernetes import client
 
     lws = cast(
@@ -97,12 +88,15 @@ def _replicas(api_client: Any, namespace: str, name: str) -> tuple[int, int]:
         ),
     )
     sts = client.AppsV1Api(api_client).read_namespaced_stateful_set(name, namespace)
-    return int(lws["spec"].get("replicas", 1)), int(sts.spec.replicas or 0)
+    size = int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
+    pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace, label_selector=f"{LWS_NAME}={name}").items
+    serving = serving_groups([api_client.sanitize_for_serialization(p) for p in pods], size)
+    return int(lws["spec"].get("replicas", 1)), int(sts.spec.replicas or 0), serving
 
 
 def scale_and_up(run: StackRun, api_client: Any, target: tuple[str, str], timeout: float = 60.0) -> list[Finding]:
     """The HPA's path: the LeaderWorkerSet scaled from 1 to 2 through its scale subresource, its controller making
-    the second group's leader; then ``pulumi preview --refresh`` proposes no change, and ``pulumi up --refresh``
+    the second group, which the scheduler places and which serves (every pod Ready); then ``pulumi preview --refresh`` proposes no change, and ``pulumi up --refresh``
     leaves the replicas at 2 (the stack does not own ``spec.replicas`` of an autoscaled workload, so it and the HPA
     do not fight). Without ``--refresh`` the engine compares the program with its own state only and never sees
     what the HPA did; a later update of the workload would apply the stack's replicas again."""
@@ -117,9 +111,10 @@ def scale_and_up(run: StackRun, api_client: Any, target: tuple[str, str], timeou
         LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name, {"spec": {"replicas": 2}}
     )
     deadline = time.monotonic() + timeout
-    while (seen := _replicas(api_client, namespace, name)) != (2, 2) and time.monotonic() < deadline:
+    while (seen := _replicas(api_client, namespace, name)) != (2, 2, 2) and time.monotonic() < deadline:
         time.sleep(1)
-    out = [Finding("scale", subject, seen == (2, 2), f"scaled to 2: spec {seen[0]}, leader StatefulSet {seen[1]}")]
+    detail = f"scaled to 2: spec {seen[0]}, leader StatefulSet {seen[1]}, serving groups {seen[2]}"
+    out = [Finding("scale", subject, seen == (2, 2, 2), detail)]
     preview = f"{subject}: preview --refresh after the scale"
     try:
         change = run.preview(refresh=True)

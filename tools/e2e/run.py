@@ -4,7 +4,10 @@ real controllers, then judged from the API server.
 Per stack, in a control plane of its own (:class:`~.controlplane.ControlPlane`):
 
 1. GKE's built-in CRDs, and kwok Nodes for the stack's node pools as GKE labels, taints and sizes them (from the
-   stack's own offline plan: the pools an existing cluster would have);
+   stack's own offline plan: the pools an existing cluster would have), each pool at its autoscaling maximum. On GKE
+   the cluster autoscaler adds a pool's slice when a group is Pending; it is not served by the Go module proxy
+   (``k8s.io/autoscaler/cluster-autoscaler``: 403 on its version list and on v1.30.0 to v1.34.0, 2026-11-28), so
+   the cluster starts as it is once every slice was added. A scale from zero is not exercised here;
 2. the stack in existing-cluster mode (:mod:`.overlay`: every cloud resource named existing, the cluster reached
    with the control plane's kubeconfig, each controller's release manifest read from a local file rendered from
    its pinned Go module), ``pulumi up`` through the engine (:mod:`.stack_run`), while the real controller binaries
@@ -12,7 +15,8 @@ Per stack, in a control plane of its own (:class:`~.controlplane.ControlPlane`):
 3. ``tpu-serving verify``'s checks (:mod:`tpu_serving_tools.verify`) against the API server;
 4. the lifecycle (:mod:`.lifecycle`): a second ``preview --refresh`` with no change; for a stack with an HPA, a scale
    from one group to two through the scale subresource, then ``preview --refresh`` and ``up --refresh`` that keep
-   it; and ``pulumi destroy`` leaving nothing behind.
+   it; an engine image bump through ``pulumi up`` that every LeaderWorkerSet rolls to completion above the floor
+   its ``rollout`` output promises (:mod:`.rollout`); and ``pulumi destroy`` leaving nothing behind.
 
 Every step's findings are printed; the run fails on any failed finding. Nothing reaches a cloud.
 """
@@ -41,6 +45,7 @@ from .controlplane import ControlPlane, toolchain_stages
 from .crds import install_crds
 from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
 from .nodes import create_plan_nodes
+from .rollout import image_rollout
 from .stack_run import Engine, StackRun, engine_errors, project_dir
 
 
@@ -176,8 +181,9 @@ class Setup:
         return Engine(self.tools["pulumi"], self.tools["pulumi-kubernetes"])
 
 
-def run_stack(setup: Setup, stack: str) -> StackReport:
-    """One stack, start to end, in a control plane of its own."""
+def run_stack(setup: Setup, stack: str, edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> StackReport:
+    """One stack, start to end, in a control plane of its own; ``edit`` changes its stack file's ``config:`` first
+    (a planted break: the offline plan, and so the Nodes, stay the shipped stack's)."""
     from tpu_serving_tools.offline import preview_stacks
 
     report = StackReport(stack)
@@ -196,8 +202,9 @@ def run_stack(setup: Setup, stack: str) -> StackReport:
     probed = [CONTROLLER_SPECS[c].namespace for c in wanted if c in CONTROLLER_SPECS]
     with ControlPlane(tools=setup.tools, stages=serving_stages(work / "stages", probed)) as cp:
         report.step("crds", lambda: install_crds(cp.kube))
-        report.step("nodes", lambda: create_plan_nodes(cp, plan))
-        config = e2e_config(stack_config(setup.root, stack), cp.kubeconfig, {c: setup.manifests[c] for c in wanted})
+        report.step("nodes", lambda: create_plan_nodes(cp, plan, scaled_up=True))
+        shipped = stack_config(setup.root, stack)
+        config = e2e_config(edit(shipped) if edit else shipped, cp.kubeconfig, {c: setup.manifests[c] for c in wanted})
         project = project_dir(work / "project", "tpu-serving", stack, config)
         api = api_client(cp.kubeconfig)
         before = report.step("inventory", lambda: inventory(api))
@@ -235,6 +242,7 @@ def _lifecycle(
     targets = hpa_targets(state)
     if targets:  # the first HPA's: each scale is a preview and an up more
         report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
+    report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
 

@@ -124,6 +124,13 @@ class StackRun:
         deployment = self.stack.export_stack().deployment
         return list(deployment.get("resources", []) if deployment else [])
 
+    def write_stack_file(self, config: Mapping[str, Any]) -> None:
+        """Replace the stack file's ``config:`` (as a user edits ``Pulumi.<stack>.yaml`` before ``pulumi up``)."""
+        folder = Path(self.stack.workspace.work_dir or ".")
+        (folder / f"Pulumi.{self.stack.name}.yaml").write_text(
+            yaml.safe_dump({"config": dict(config)}, sort_keys=False)
+        )
+
     def set_config(self, key: str, value: str) -> None:
         self.stack.set_config(key, auto.ConfigValue(value))
 

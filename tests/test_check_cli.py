@@ -34,7 +34,6 @@ def test_check_cli_runs_every_category():
     assert [r.category for r in results] == [
         "objects",
         "scheduling",
-        "rollout",
         "network",
         "ports",
         "identity",

@@ -1,5 +1,6 @@
 """Rollouts of serving groups by whole slices: ``serving.rollout`` (in-place or surge), the LeaderWorkerSet's
-rolloutStrategy, the spare slice, the runtime model's rollout path and what a diff of an engine bump says."""
+rolloutStrategy, the spare slice and what a diff of an engine bump says (``make e2e`` rolls each LeaderWorkerSet
+stack for real: tests/test_e2e_image_rollout.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,6 @@ from tpu_serving.lws import Rollout
 from tpu_serving.versions import PINS
 from tpu_serving_tools.diff import diff_plans, render_markdown
 from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.rollout import rollout_findings, scaled, strategy
 
 SURGE = "vllm-llama33-70b-v5e16"
 """The shipped stack that rolls with surge: two groups on v5e16 and v5e16b, spare slice v5e16s."""
@@ -133,50 +132,6 @@ def test_rollout_summary_of_one_group_in_place_says_the_service_stops():
     )
 
 
-# --------------------------------------------------------------------------- runtime model
-
-
-def test_rollout_path_of_the_surge_stack_lands_the_new_group_on_the_spare_slice():
-    (finding,) = rollout_findings(PlanView(plan_of(SURGE).as_json()))
-    assert finding.ok, finding.reason
-    assert finding.subject == "rollout vllm-llama70b/vllm"
-    assert finding.reason.startswith("surge group vllm-2 (new template) lands on vllm70b-v5e16s")
-    assert "vllm-1 on vllm70b-v5e16b, vllm-0 on vllm70b-v5e16" in finding.reason
-
-
-def test_rollout_path_refuses_a_surge_when_no_slice_is_spare():
-    plan = plan_of(SURGE).as_json()
-    plan["resources"] = [
-        r
-        for r in plan["resources"]
-        if not (r["type"] == "gcp:container/nodePool:NodePool" and r["inputs"].get("name") == "vllm70b-v5e16s")
-    ]
-    (finding,) = rollout_findings(PlanView(plan))
-    assert not finding.ok
-    assert finding.reason.startswith("surge group vllm-2 finds no slice (group 2 pending: no node pool that scales")
-    assert "the rollout stalls" in finding.reason
-
-
-def test_rollout_path_in_place_shows_the_outage_of_a_single_group():
-    (finding,) = rollout_findings(PlanView(plan_of(IN_PLACE).as_json()))
-    assert finding.ok
-    assert finding.reason == (
-        "in place, 1 group(s) at a time, each recreated on the slice it frees: jetstream-pathways-0 on "
-        "llama405b-v6e16; 0 of 1 group(s) serve meanwhile"
-    )
-
-
-def test_rollout_path_of_a_group_over_two_slices_names_both():
-    (finding,) = rollout_findings(PlanView(plan_of("llama2-70b-disagg-v6e8x2").as_json()))
-    assert "jetstream-pathways-0 on llama70b-v6e8-0 + llama70b-v6e8-1" in finding.reason
-
-
-def test_rollout_strategy_reads_percentages_as_lws_scales_them():
-    assert scaled("50%", 3, round_up=True) == 2 and scaled("50%", 3, round_up=False) == 1
-    assert strategy({"spec": {}}, 4) == (1, 0)  # the webhook's defaults
-    assert strategy({"spec": {"rolloutStrategy": {"rollingUpdateConfiguration": {"maxSurge": 9}}}}, 2) == (1, 2)
-
-
 # --------------------------------------------------------------------------- diff of an engine bump
 
 
@@ -199,15 +154,6 @@ def test_rollout_diff_of_a_change_outside_the_groups_says_nothing():
     lws = next(r for r in head["resources"] if r["inputs"].get("kind") == "LeaderWorkerSet")
     lws["inputs"]["metadata"].setdefault("labels", {})["team"] = "a"
     assert diff_plans(SURGE, base, head).rollouts == []
-
-
-def test_rollout_path_refuses_a_surge_the_namespace_quota_cannot_hold():
-    plan = copy.deepcopy(plan_of(SURGE).as_json())  # the session's plan is shared: edit a copy
-    quota = next(r for r in plan["resources"] if r["inputs"].get("kind") == "ResourceQuota")
-    quota["inputs"]["spec"]["hard"]["requests.cpu"] = "256"  # the default: two groups, not three
-    (finding,) = rollout_findings(PlanView(plan))
-    assert not finding.ok
-    assert "but at 3 groups the namespace quota refuses pods" in finding.reason and "> 256 CPU" in finding.reason
 
 
 def test_rollout_spare_slice_is_not_counted_as_needed():

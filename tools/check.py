@@ -27,7 +27,6 @@ from tpu_serving_tools.runtime import (
     objects,
     ports,
     prereqs,
-    rollout,
     scheduling,
     scope,
     second_apply,
@@ -38,7 +37,6 @@ from tpu_serving_tools.runtime.result import CategoryResult
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     objects.check,
     scheduling.check,
-    rollout.check,
     network.check,
     ports.check,
     identity.check,
@@ -55,7 +53,6 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),
     ("scheduling", "scale ", "scale steps"),
-    ("rollout", "", "rollout paths"),
     ("network", "flow ", "flows allowed"),
     ("network", "excess ", "KV flows not opened the other way"),
     ("ports", "", "ports served"),
@@ -92,14 +89,11 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
             ("scheduling", "role "),
             ("scheduling", "scale "),
             ("network", "excess "),
-            ("rollout", ""),
             ("engines", ""),
         )
         if total or (category, prefix) not in optional:
             parts.append(f"{text} {passed}/{total}")
     lines = [f"{label}: {', '.join(parts)}"]
-    # the rollout path is shown whether it holds or not: a reviewer reads what an engine bump does
-    lines += [f"  {f.subject}: {f.reason}" for r in results if r.category == "rollout" for f in r.findings if f.ok]
     for r in results:
         lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
     return lines

@@ -79,10 +79,20 @@ def test_objects_a_service_named_like_a_jobset_or_a_jobset_like_a_pathwaysjob_co
 
 def test_coverage_an_empty_plan_fails_every_category_it_examines():
     failed = _failures(PlanView({"stack": "empty", "resources": [], "outputs": {}}))
+    # the second apply examines the resources a read-back rule is about: an empty plan has none to examine
     assert {f.split(":")[0] for f in failed["coverage"]} == {
         "coverage resources",
-        *(f"coverage {c}" for c in coverage.EXAMINING),
+        *(f"coverage {c}" for c in coverage.EXAMINING if c != "second apply"),
     }
+
+
+def test_coverage_a_cluster_the_second_apply_did_not_examine_fails():
+    view = _view("vllm-llama33-70b-v5e16")
+    results = [r for r in run_checks(view)[:-1] if r.category != "second apply"]
+    failures = {f.subject: f.reason for f in coverage.check(view, results).failures()}
+    assert failures == {"coverage second apply": "examined nothing"}
+    existing = _view("vllm-llama33-70b-existing")  # no cluster of its own: nothing to read back
+    assert coverage.check(existing, [r for r in run_checks(existing)[:-1] if r.category != "second apply"]).ok
 
 
 def test_coverage_tpu_slices_without_a_pod_using_them_fail():

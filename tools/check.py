@@ -58,7 +58,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("ports", "", "ports served"),
     ("identity", "", "identities with access"),
     ("prerequisites", "", "prerequisites met"),
-    ("second apply", "", "unchanged on a second up"),
+    ("second apply", "", "cloud read-backs unchanged on a second up"),
     ("admission", "", "GCP resources admitted"),
     ("engines", "", "engine containers conform"),
 )
@@ -89,6 +89,7 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
             ("scheduling", "role "),
             ("scheduling", "scale "),
             ("network", "excess "),
+            ("second apply", ""),
             ("engines", ""),
         )
         if total or (category, prefix) not in optional:

@@ -11,8 +11,9 @@ returns a :class:`~tools.runtime.result.CategoryResult`:
   whether that identity holds the role it needs on that bucket;
 - ``network``: the flows each backend needs, evaluated against the namespace's
   NetworkPolicies;
-- ``prerequisites``: project APIs, group RBAC, Cloud NAT for private nodes, and a second
-  ``pulumi up`` of the unchanged stack that replaces nothing.
+- ``prerequisites``: project APIs, group RBAC, Cloud NAT for private nodes;
+- ``second apply``: the resources whose fields the cloud reads back differently (the GKE cluster's), which a
+  second ``pulumi up`` of the unchanged stack must not replace.
 
 ``python -m tpu_serving_tools.check`` (``make check``) runs every category over every stack.
 """

@@ -12,6 +12,7 @@ from tpu_serving_tools.runtime.existing import EXISTING_CLUSTER, EXISTING_TPU_PO
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime.second_apply import READ_BACK_TYPES
 
 EXAMINING: tuple[str, ...] = (
     "scheduling",
@@ -50,6 +51,9 @@ def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
         total = by_name[name].total if name in by_name else 0
         if name == "admission" and _all_existing(view):
             found.append(Finding(f"coverage {name}", True, "an existing cluster, every cloud resource existing"))
+            continue
+        if name == "second apply" and not any(r["type"] in READ_BACK_TYPES for r in view.resources):
+            found.append(Finding(f"coverage {name}", True, "no resource of a type with a known read-back"))
             continue
         found.append(
             Finding(f"coverage {name}", total > 0, f"{total} subject(s) examined" if total else "examined nothing")

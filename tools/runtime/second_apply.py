@@ -1,14 +1,14 @@
-"""Would a second ``pulumi up`` of the unchanged stack change nothing?
+"""Would a second ``pulumi up`` of the unchanged stack change nothing, where the cloud reads back a field differently?
 
-The first ``pulumi up`` records each resource's state: its inputs as the provider reads them back.
-For most fields that is the input; :data:`READ_BACK` lists the fields where GKE/the provider
-reads back something else. The second run sends the same inputs (the same plan), so every
-difference between those inputs and the recorded state that ``ignoreChanges`` does not cover is
-a diff: a replacement when the path is ForceNew in the provider's schema (``tools/provider_rules``, the
-same rules ``make diff`` reports), a multi-host slice's size, or listed in the resource's
-``replaceOnChanges``; an update otherwise. Every custom resource of the plan is examined: Kubernetes
-objects are diffed by pulumi-kubernetes against the inputs it recorded, so only a read-back rule could
-make them differ, and none is known.
+The first ``pulumi up`` records each resource's state: its inputs as the provider reads them back. For most fields
+that is the input, so a model that compares inputs with inputs finds nothing by construction; only the fields that
+:data:`READ_BACK` lists (where GKE or the provider reads back something else, each with its source) can differ.
+This category examines exactly the resources one of those rules is about, and nothing else: every difference
+between their inputs and the recorded state that ``ignoreChanges`` does not cover is a diff, a replacement when the
+path is ForceNew in the provider's schema (``tools/provider_rules``, the same rules ``make diff`` reports) or listed
+in the resource's ``replaceOnChanges``, an update otherwise. Kubernetes objects are not examined: ``make e2e``
+applies them with the real provider and previews again against the live objects (``preview --refresh``), which is
+what this model could only assume.
 """
 
 from __future__ import annotations
@@ -120,9 +120,13 @@ def _finding(resource: Mapping[str, Any]) -> Finding:
     return Finding(label, False, f"would update {', '.join(top)}")
 
 
+READ_BACK_TYPES = frozenset(rb.type for rb in READ_BACK)
+"""The resource types a read-back rule is about: the only ones a second apply can find changed."""
+
+
 def findings(view: PlanView) -> list[Finding]:
-    """One finding per custom resource of the plan (providers aside)."""
-    return [_finding(r) for r in view.resources if r.get("custom") and not str(r["type"]).startswith("pulumi:")]
+    """One finding per resource of a type that :data:`READ_BACK` knows (none in a plan without such a resource)."""
+    return [_finding(r) for r in view.resources if r.get("custom") and r["type"] in READ_BACK_TYPES]
 
 
 def check(view: PlanView) -> CategoryResult:

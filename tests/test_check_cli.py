@@ -60,7 +60,7 @@ def test_check_cli_empty_plan_fails_rather_than_passing_empty(tmp_path: Path, ca
     plan.write_text('{"stack": "empty", "resources": []}')
     assert cli.main(["--plan", str(plan)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("empty: controller objects created 0/0, pods scheduled 0/0, ")
+    assert out.startswith("empty: pods scheduled 0/0, ")
     assert "  [coverage] coverage resources: 0 resource(s) in the plan" in out
     assert "  [coverage] coverage scheduling: examined nothing" in out
 

@@ -90,6 +90,22 @@ def test_workloads_healthy_then_service_named_like_the_leaderworkerset() -> None
     ]
 
 
+def test_headless_services_of_a_jobset_by_its_subdomain_only_with_dns_hostnames() -> None:
+    job_spec = {"replicas": 1, "template": {"spec": {"parallelism": 1}}}
+    network = {"enableDNSHostnames": True, "subdomain": "sax"}
+    js = _obj("JobSet", "sax-set", "js", spec={"network": network, "replicatedJobs": [job_spec]})
+    pod = _obj("Pod", "sax-set-0-0", "p0", owner="job", status={"phase": "Running"})
+    objects = {"JobSet": [js], "Job": [_obj("Job", "sax-set-0", "job", owner="js")], "Pod": [pod]}
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == [
+        "FAIL controller Service serving/sax: the JobSet's headless Service does not exist"
+    ]
+    objects["Service"] = [_obj("Service", "sax", "hsvc", owner="js", spec={"clusterIP": "None"})]
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == []
+    network["enableDNSHostnames"] = False  # no Service is made, none is asked for
+    del objects["Service"]
+    assert failed(workloads(Snapshot(objects), [NS], serving=True)) == []
+
+
 def test_workloads_fail_on_missing_pods_and_on_no_workload() -> None:
     objects = healthy()
     objects["Pod"] = objects["Pod"][:3]

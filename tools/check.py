@@ -84,8 +84,10 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
         if category not in by_name:
             continue
         passed, total = _count(by_name[category], prefix)
-        # only stacks that autoscale have a scale path, only disaggregated ones roles, only some engines have tables
+        # only stacks that autoscale have a scale path, only disaggregated ones roles, only some engines have tables,
+        # only DisaggregatedSet and PathwaysJob stacks controller objects the model knows
         optional = (
+            ("objects", ""),
             ("scheduling", "role "),
             ("scheduling", "scale "),
             ("network", "excess "),

@@ -1,5 +1,5 @@
 """Check a deployed stack on its cluster, read-only: every object the plan declares exists, the controllers made
-their objects (a LeaderWorkerSet's headless Service and pods, a JobSet's Jobs, a DisaggregatedSet's
+their objects (a LeaderWorkerSet's headless Service and pods, a JobSet's Jobs and headless Service, a DisaggregatedSet's
 LeaderWorkerSets), every pod is scheduled and Ready, every TPU pod fills a VM of one of the stack's pools and every
 multi-host group whole slices, and every Service, InferencePool, PodMonitoring, PodDisruptionBudget, NetworkPolicy and
 HorizontalPodAutoscaler selects or resolves something.

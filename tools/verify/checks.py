@@ -103,26 +103,43 @@ def expected_pods(kind: str, obj: Obj) -> int:
     return 0
 
 
-def _headless_service(snapshot: Snapshot, lws: Obj) -> Finding:
-    """The LWS controller's headless Service, named after the LeaderWorkerSet and owned by it (lws v0.10.0
-    pkg/controllers/controller_utils.go: it creates the Service only when none of that name exists)."""
-    m = meta(lws)
-    svc = snapshot.get("Service", m.get("namespace"), m["name"])
-    subject = f"Service {_name(lws)}"
+def _headless_service(snapshot: Snapshot, owner: Obj, name: str) -> Finding:
+    """A controller's headless Service ``name`` for ``owner``: it exists, is headless and is owned by ``owner`` (the
+    controller creates it only when no Service of that name exists, so another object of that name takes its place).
+    """
+    m = meta(owner)
+    kind = str(owner.get("kind"))
+    svc = snapshot.get("Service", m.get("namespace"), name)
+    subject = f"Service {m.get('namespace')}/{name}"
     if svc is None:
-        return Finding("controller", subject, False, "the LeaderWorkerSet's headless Service does not exist")
+        return Finding("controller", subject, False, f"the {kind}'s headless Service does not exist")
     owned = m["uid"] in [r["uid"] for r in meta(svc).get("ownerReferences", []) or []]
     headless = svc.get("spec", {}).get("clusterIP") == "None"
     if owned and headless:
-        return Finding("controller", subject, True, "headless, owned by the LeaderWorkerSet")
-    why = [] if owned else ["not owned by the LeaderWorkerSet (another object took its name)"]
+        return Finding("controller", subject, True, f"headless, owned by the {kind}")
+    why = [] if owned else [f"not owned by the {kind} (another object took its name)"]
     why += [] if headless else [f"clusterIP {svc.get('spec', {}).get('clusterIP')!r}, not headless"]
     return Finding("controller", subject, False, "; ".join(why))
 
 
+def headless_services(snapshot: Snapshot, kind: str, obj: Obj) -> list[Finding]:
+    """The headless Service a workload's controller makes: a LeaderWorkerSet's, named after it (lws v0.9.0
+    pkg/utils/controller/controller_utils.go ``CreateHeadlessServiceIfNotExists``); a JobSet's with DNS hostnames
+    on, named ``spec.network.subdomain`` or after the JobSet (jobset v0.12.0 pkg/controllers/jobset_controller.go
+    l.788-833 ``createHeadlessSvcIfNecessary``, l.1090-1098 ``GetSubdomain``, l.1154-1156: only when
+    ``enableDNSHostnames`` is true, which its webhook defaults)."""
+    if kind == "LeaderWorkerSet":
+        return [_headless_service(snapshot, obj, meta(obj)["name"])]
+    if kind == "JobSet":
+        network = obj.get("spec", {}).get("network") or {}
+        if network.get("enableDNSHostnames") is True:
+            return [_headless_service(snapshot, obj, network.get("subdomain") or meta(obj)["name"])]
+    return []
+
+
 def workloads(snapshot: Snapshot, namespaces: Iterable[str], serving: bool) -> list[Finding]:
     """Each workload's controller made its objects: the pods its spec asks for (through the owner chain), and
-    a LeaderWorkerSet's headless Service. A serving stack without a workload fails."""
+    a LeaderWorkerSet's or JobSet's headless Service. A serving stack without a workload fails."""
     out: list[Finding] = []
     found = 0
     for namespace in namespaces:
@@ -150,8 +167,7 @@ def _workload(snapshot: Snapshot, kind: str, obj: Obj) -> list[Finding]:
             )
         )
         return out
-    if kind == "LeaderWorkerSet":
-        out.append(_headless_service(snapshot, obj))
+    out += headless_services(snapshot, kind, obj)
     want = expected_pods(kind, obj)
     pods = descendants(snapshot, obj, "Pod")
     live = [p for p in pods if not meta(p).get("deletionTimestamp")]

@@ -140,6 +140,32 @@ def test_placement_fails_off_the_pools_and_on_another_topology_and_without_tpu_p
     assert failed(placement(Snapshot({}), [NS], POOLS)) == ["FAIL placement  TPU pods: no pod requests google.com/tpu"]
 
 
+def test_placement_jobset_jobs_each_fill_a_slice_and_fail_split_across_two() -> None:
+    """Two child Jobs of a JobSet, four VMs each, on two 4-VM pools: one Job per pool passes; each split 2+2 fails."""
+    pools = {p: Pool(p, "tpu-v5-lite-podslice", "4x4", 4, 4) for p in ("a", "b")}
+
+    def job_pod(job: int, i: int, node: str) -> dict[str, Any]:
+        labels = {
+            "jobset.sigs.k8s.io/jobset-name": "sax",
+            "jobset.sigs.k8s.io/replicatedjob-name": "server",
+            "jobset.sigs.k8s.io/job-index": str(job),
+        }
+        spec = {"nodeName": node, "containers": [{"resources": {"requests": {"google.com/tpu": "4"}}}]}
+        return _obj("Pod", f"sax-server-{job}-{i}", f"p{job}{i}", labels=labels, spec=spec)
+
+    nodes = [_node(i, pool="a") for i in range(4)] + [_node(i, pool="b") for i in range(4, 8)]
+    whole = [job_pod(j, i, f"n{4 * j + i}") for j in (0, 1) for i in range(4)]
+    assert failed(placement(Snapshot({"Pod": whole, "Node": nodes}), [NS], pools)) == []
+    halves = {0: ("n0", "n1", "n4", "n5"), 1: ("n2", "n3", "n6", "n7")}
+    split = [job_pod(j, i, node) for j, on in halves.items() for i, node in enumerate(on)]
+    assert failed(placement(Snapshot({"Pod": split, "Node": nodes}), [NS], pools)) == [
+        "FAIL placement  group serving/sax/server/0: 2 pods on pool a, a slice of 4 VMs; 2 pods on pool b, a slice "
+        "of 4 VMs",
+        "FAIL placement  group serving/sax/server/1: 2 pods on pool a, a slice of 4 VMs; 2 pods on pool b, a slice "
+        "of 4 VMs",
+    ]
+
+
 def test_placement_group_over_two_whole_slices_passes_and_over_a_half_slice_fails() -> None:
     """A Pathways group holds several slices: whole slices pass, a part of one fails."""
     objects = healthy()

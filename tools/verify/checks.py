@@ -21,6 +21,9 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+JOBSET_JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+"""JobSet's labels on its child Jobs' pods (jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go l.32-36)."""
 """The label JobSet puts on its Jobs' pods (sigs.k8s.io/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go
 JobSetNameKey)."""
 
@@ -235,8 +238,8 @@ def _tpu_request(pod: Obj) -> int:
 
 def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str, Pool]) -> list[Finding]:
     """Every TPU pod sits on a node of one of the stack's pools whose accelerator and topology labels are the
-    pool's slice, asks for all of its VM's chips, and a multi-host group's pods fill one slice: distinct nodes
-    of one pool, as many as the slice has VMs. Without a TPU pod, a stack with pools fails."""
+    pool's slice, asks for all of its VM's chips, and a multi-host group's pods (a LeaderWorkerSet group, a JobSet's
+    child Job) fill whole slices: distinct nodes of each pool, as many as the slice has VMs. Without a TPU pod, a stack with pools fails."""
     nodes = {meta(n)["name"]: n for n in snapshot.of("Node")}
     out: list[Finding] = []
     groups: dict[tuple[str, str, str], list[Obj]] = {}
@@ -250,6 +253,9 @@ def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str,
             if LWS_NAME_LABEL in labels:
                 key = (namespace, labels[LWS_NAME_LABEL], labels.get(LWS_GROUP_LABEL, ""))
                 groups.setdefault(key, []).append(pod)
+            elif JOBSET_NAME_LABEL in labels:  # a JobSet's child Job is one slice (the Saxml model servers)
+                name = f"{labels[JOBSET_NAME_LABEL]}/{labels.get(JOBSET_REPLICATED_JOB_LABEL, '')}"
+                groups.setdefault((namespace, name, labels.get(JOBSET_JOB_INDEX_LABEL, "")), []).append(pod)
     if pools and not out:
         out.append(Finding("placement", "TPU pods", False, "no pod requests google.com/tpu"))
     out.extend(_group(key, members, nodes, pools) for key, members in sorted(groups.items()))

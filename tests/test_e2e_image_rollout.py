@@ -30,10 +30,7 @@ def quota_below_the_surge(config: dict[str, Any]) -> dict[str, Any]:
 def test_image_rollout_stalls_on_a_quota_below_the_surge(tmp_path: Path) -> None:
     if not toolchain_file().is_file() or not {"pulumi", "lws-manager"} <= set(load_toolchain()):
         pytest.skip("the e2e toolchain has no Pulumi CLI or LWS manager (make e2e-tools)")
-    tools = dict(load_toolchain())
-    tools.setdefault("pulumi-kubernetes", tools.get("pulumi-resource-kubernetes", Path("pulumi-resource-kubernetes")))
-    setup = run.Setup(ROOT, tools, run.release_manifests(ROOT), tmp_path)
-    report = run.run_stack(setup, STACK, quota_below_the_surge)
+    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK, quota_below_the_surge)
     failed = {f.subject: f.detail for f in report.findings if not f.ok}
     # everything else passes: the two groups fit, so up, verify, the scale to two and destroy do
     assert list(failed) == ["LeaderWorkerSet vllm-llama70b/vllm: to completion"], failed

@@ -7,7 +7,6 @@ from typing import Any
 
 from tpu_serving.backends.vllm.args import VllmImages
 from tpu_serving_tools.e2e.rollout import (
-    GROUP_INDEX,
     REVISION,
     bumped,
     floor_held,
@@ -16,10 +15,11 @@ from tpu_serving_tools.e2e.rollout import (
     rolled_out,
     serving_groups,
 )
+from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL
 
 
 def pod(group: int, revision: str, *, ready: bool = True, deleting: bool = False, image: str = "a/b:1") -> Any:
-    meta: dict[str, Any] = {"labels": {GROUP_INDEX: str(group), REVISION: revision}}
+    meta: dict[str, Any] = {"labels": {LWS_GROUP_LABEL: str(group), REVISION: revision}}
     if deleting:
         meta["deletionTimestamp"] = "2026-11-28T00:00:00Z"
     status = {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}

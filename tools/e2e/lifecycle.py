@@ -6,11 +6,11 @@ and ``pulumi destroy`` that leaves nothing behind. The image bump's rollout is :
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from tpu_serving_tools.verify.checks import Finding
 
-from .rollout import LWS_NAME, serving_groups
+from .rollout import LWS_GROUP, LWS_PLURAL, LWS_VERSION, live_lws, lws_pods, serving_groups
 from .stack_run import StackRun, engine_errors
 
 SKIPPED_KINDS = frozenset({"Event", "Lease", "EndpointSlice", "Endpoints", "ControllerRevision", "ComponentStatus"})
@@ -59,7 +59,6 @@ def left_behind(before: set[Key], after: set[Key]) -> Finding:
     return Finding("destroy", "nothing left", not extra, f"{len(extra)} objects left: {detail}" if extra else "")
 
 
-LWS_GROUP, LWS_VERSION, LWS_PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
 HPA_TYPE = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 
 
@@ -81,16 +80,9 @@ def _replicas(api_client: Any, namespace: str, name: str) -> tuple[int, int, int
     groups that serve: whole, Ready, on one revision)."""
     from kubernetes import client
 
-    lws = cast(
-        "dict[str, Any]",
-        client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-            LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name
-        ),
-    )
+    lws, size = live_lws(api_client, namespace, name)
     sts = client.AppsV1Api(api_client).read_namespaced_stateful_set(name, namespace)
-    size = int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
-    pods = client.CoreV1Api(api_client).list_namespaced_pod(namespace, label_selector=f"{LWS_NAME}={name}").items
-    serving = serving_groups([api_client.sanitize_for_serialization(p) for p in pods], size)
+    serving = serving_groups(lws_pods(api_client, namespace, name), size)
     return int(lws["spec"].get("replicas", 1)), int(sts.spec.replicas or 0), serving
 
 

@@ -266,14 +266,8 @@ def _await_ready(cp: ControlPlane, name: str, timeout: float) -> Obj:
     return node
 
 
-def create_plan_nodes(
-    cp: ControlPlane, plan: Mapping[str, Any] | Path, *, scaled_up: bool = False, timeout: float = 120.0
-) -> list[Obj]:
-    """The Nodes of every pool of a plan, at each pool's node count at creation, or with ``scaled_up`` at its
-    autoscaling maximum (all created, then awaited)."""
-    made = [
-        _create_node(cp, pool, i)
-        for pool in plan_pools(plan)
-        for i in range(pool.max_nodes if scaled_up else pool.initial_nodes)
-    ]
+def create_plan_nodes(cp: ControlPlane, plan: Mapping[str, Any] | Path, *, timeout: float = 120.0) -> list[Obj]:
+    """The Nodes of every pool of a plan at its autoscaling maximum, as the cluster autoscaler leaves a pool once it
+    added every slice (the autoscaler itself is not run: :mod:`.run`); all created, then awaited."""
+    made = [_create_node(cp, pool, i) for pool in plan_pools(plan) for i in range(pool.max_nodes)]
     return [_await_ready(cp, node["metadata"]["name"], timeout) for node in made]

@@ -23,15 +23,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from tpu_serving_tools.verify.checks import Finding
+from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, LWS_NAME_LABEL, Finding, pod_is_ready
 
 from .stack_run import StackRun, engine_errors
 
 Obj = Mapping[str, Any]
 
-LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
-GROUP_INDEX = "leaderworkerset.sigs.k8s.io/group-index"
 REVISION = "leaderworkerset.sigs.k8s.io/template-revision-hash"
+LWS_GROUP, LWS_VERSION, LWS_PLURAL = "leaderworkerset.x-k8s.io", "v1", "leaderworkersets"
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 ENGINE_IMAGE: Mapping[str, str] = {"vllm": "vllm", "jetstream-pathways": "jetstream"}
@@ -84,21 +83,16 @@ def _labels(pod: Obj) -> Mapping[str, str]:
     return pod.get("metadata", {}).get("labels") or {}
 
 
-def _ready(pod: Obj) -> bool:
-    conditions = (pod.get("status") or {}).get("conditions") or ()
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
-
-
 def serving_groups(pods: Iterable[Obj], size: int) -> int:
     """How many groups serve: ``size`` pods each, all Ready, none being deleted, one template revision."""
     groups: dict[str, list[Obj]] = {}
     for pod in pods:
-        groups.setdefault(_labels(pod).get(GROUP_INDEX, ""), []).append(pod)
+        groups.setdefault(_labels(pod).get(LWS_GROUP_LABEL, ""), []).append(pod)
     return sum(
         1
         for members in groups.values()
         if len(members) == size
-        and all(_ready(p) and not p.get("metadata", {}).get("deletionTimestamp") for p in members)
+        and all(pod_is_ready(p) and not p.get("metadata", {}).get("deletionTimestamp") for p in members)
         and len({_labels(p).get(REVISION) for p in members}) == 1
     )
 
@@ -154,34 +148,41 @@ class Watched:
         return f"LeaderWorkerSet {self.namespace}/{self.name}"
 
 
-def _pods(api_client: Any, watched: Watched) -> list[Obj]:
+def lws_pods(api_client: Any, namespace: str, name: str) -> list[Obj]:
+    """The pods of the LeaderWorkerSet ``namespace/name`` (its controller's name label), as plain objects."""
     from kubernetes import client
 
-    found = client.CoreV1Api(api_client).list_namespaced_pod(
-        watched.namespace, label_selector=f"{LWS_NAME}={watched.name}"
-    )
+    found = client.CoreV1Api(api_client).list_namespaced_pod(namespace, label_selector=f"{LWS_NAME_LABEL}={name}")
     return [api_client.sanitize_for_serialization(p) for p in found.items]
+
+
+def live_lws(api_client: Any, namespace: str, name: str) -> tuple[dict[str, Any], int]:
+    """The live LeaderWorkerSet ``namespace/name`` and its group size (``leaderWorkerTemplate.size``, 1 unset)."""
+    from kubernetes import client
+
+    lws = cast(
+        "dict[str, Any]",
+        client.CustomObjectsApi(api_client).get_namespaced_custom_object(
+            LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name
+        ),
+    )
+    return lws, int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
+
+
+def _pods(api_client: Any, watched: Watched) -> list[Obj]:
+    return lws_pods(api_client, watched.namespace, watched.name)
 
 
 def watched_sets(api_client: Any, state: Iterable[Obj]) -> list[Watched]:
     """Each LeaderWorkerSet of the stack's state as it is now: size, replicas and the pods' revisions."""
-    from kubernetes import client
-
     out = []
     for r in state:
         if r.get("type") != LWS_TYPE:
             continue
         meta = (r.get("outputs") or {}).get("metadata") or {}
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
-        live = cast(
-            "dict[str, Any]",
-            client.CustomObjectsApi(api_client).get_namespaced_custom_object(
-                "leaderworkerset.x-k8s.io", "v1", namespace, "leaderworkersets", name
-            ),
-        )
-        spec = live["spec"]
-        size = int((spec.get("leaderWorkerTemplate") or {}).get("size", 1))
-        w = Watched(namespace, name, size, int(spec.get("replicas", 1)), set())
+        live, size = live_lws(api_client, namespace, name)
+        w = Watched(namespace, name, size, int(live["spec"].get("replicas", 1)), set())
         w.old = {str(_labels(p).get(REVISION)) for p in _pods(api_client, w)}
         out.append(w)
     return out
@@ -204,8 +205,8 @@ def stalled(api_client: Any, w: Watched) -> str:
 
     pods = sorted(_pods(api_client, w), key=lambda p: str(p["metadata"]["name"]))
     lines = [
-        f"pod {p['metadata']['name']} group {_labels(p).get(GROUP_INDEX)} revision {_labels(p).get(REVISION)} "
-        f"{(p.get('status') or {}).get('phase')} ready {_ready(p)}"
+        f"pod {p['metadata']['name']} group {_labels(p).get(LWS_GROUP_LABEL)} revision {_labels(p).get(REVISION)} "
+        f"{(p.get('status') or {}).get('phase')} ready {pod_is_ready(p)}"
         + (" deleting" if p["metadata"].get("deletionTimestamp") else "")
         for p in pods
     ]

@@ -180,6 +180,17 @@ class Setup:
     def engine(self) -> Engine:
         return Engine(self.tools["pulumi"], self.tools["pulumi-kubernetes"])
 
+    @classmethod
+    def load(cls, root: Path, work: Path) -> Setup:
+        """The toolchain's binaries (:func:`~.controlplane.load_toolchain`) and release manifests for ``root``."""
+        from .controlplane import load_toolchain
+
+        tools = dict(load_toolchain())
+        tools.setdefault(
+            "pulumi-kubernetes", tools.get("pulumi-resource-kubernetes", Path("pulumi-resource-kubernetes"))
+        )
+        return cls(root, tools, release_manifests(root), work)
+
 
 def run_stack(setup: Setup, stack: str, edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> StackReport:
     """One stack, start to end, in a control plane of its own; ``edit`` changes its stack file's ``config:`` first
@@ -202,7 +213,7 @@ def run_stack(setup: Setup, stack: str, edit: Callable[[dict[str, Any]], dict[st
     probed = [CONTROLLER_SPECS[c].namespace for c in wanted if c in CONTROLLER_SPECS]
     with ControlPlane(tools=setup.tools, stages=serving_stages(work / "stages", probed)) as cp:
         report.step("crds", lambda: install_crds(cp.kube))
-        report.step("nodes", lambda: create_plan_nodes(cp, plan, scaled_up=True))
+        report.step("nodes", lambda: create_plan_nodes(cp, plan))
         shipped = stack_config(setup.root, stack)
         config = e2e_config(edit(shipped) if edit else shipped, cp.kubeconfig, {c: setup.manifests[c] for c in wanted})
         project = project_dir(work / "project", "tpu-serving", stack, config)
@@ -319,8 +330,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tpu_serving_tools.e2e.run STACK...``: each stack's run, its findings, and a summary line."""
     import argparse
 
-    from .controlplane import load_toolchain
-
     parser = argparse.ArgumentParser(prog="make e2e", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
         "stacks", nargs="*", help="the stacks to run (stacks/Pulumi.<stack>.yaml; default: all but NOT_RUNNABLE's)"
@@ -332,9 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM (CI's timeout, a `kill`) unwinds like Ctrl-C, so each control plane's context manager stops its
     # processes instead of leaving them behind.
     signal.signal(signal.SIGTERM, _terminated)
-    tools = dict(load_toolchain())
-    tools.setdefault("pulumi-kubernetes", tools.get("pulumi-resource-kubernetes", Path("pulumi-resource-kubernetes")))
-    setup = Setup(args.root.resolve(), tools, release_manifests(args.root.resolve()), args.work.resolve())
+    setup = Setup.load(args.root.resolve(), args.work.resolve())
     stacks = args.stacks or default_stacks(setup.root)
     if not stacks:
         print("e2e: no stack to run", file=sys.stderr)

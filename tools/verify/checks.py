@@ -182,7 +182,7 @@ def _workload(snapshot: Snapshot, kind: str, obj: Obj) -> list[Finding]:
 # --------------------------------------------------------------------------- pods
 
 
-def _ready(pod: Obj) -> bool:
+def pod_is_ready(pod: Obj) -> bool:
     conditions = pod.get("status", {}).get("conditions", []) or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
@@ -215,7 +215,7 @@ def _pod_ready(pod: Obj, node: str) -> Finding:
     phase = pod.get("status", {}).get("phase")
     if phase == "Succeeded" and _one_off(pod):
         return Finding("ready", _subject("Pod", pod), True, f"on {node}, completed (a one-off Job)")
-    ok = phase == "Running" and _ready(pod)
+    ok = phase == "Running" and pod_is_ready(pod)
     why = "" if ok else (", not Ready" if phase == "Running" else f", phase {phase}")
     return Finding("ready", _subject("Pod", pod), ok, f"on {node}{why}")
 

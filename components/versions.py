@@ -86,7 +86,7 @@ _GO_TOOLS = (
         "(GKE rapid-channel release notes of 2026-09-23)",
         "v1.37.2",
         f"{_PROXY} (v1.38.0-beta.0 is a pre-release)",
-        "the minor of the GKE the stacks run on (releaseChannel RAPID in six of the eight stacks); its k8s.io "
+        "the minor of the GKE the stacks run on (releaseChannel RAPID in six of the nine stacks); its k8s.io "
         "staging modules at v0.36.3 (the replace lines of e2e/tools/kubernetes/go.mod, one per replace of "
         "k8s.io/kubernetes v1.36.3's own go.mod)",
         held="GKE's Rapid channel default is 1.36 (1.36.4-gke.1391000); v1.37 is no GKE default yet",

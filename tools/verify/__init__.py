@@ -20,7 +20,7 @@ from typing import Any
 
 from .checks import Finding, run_all
 from .expect import Expectations, expectations
-from .snapshot import read
+from .snapshot import ClusterUnreadable, read
 
 
 def verify(api_client: Any, plan: Mapping[str, Any], wait: float = 0.0) -> list[Finding]:
@@ -96,8 +96,23 @@ def main(argv: list[str] | None = None) -> int:
     plan = _plan(args)
     if plan is None:
         return 2
-    from kubernetes import config as kube_config
-    from kubernetes.config.config_exception import ConfigException
+    from tpu_serving.config.errors import ConfigError
+
+    try:
+        expect = expectations(plan)
+    except ConfigError as err:  # a --plan whose stack configuration the library refuses
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    try:
+        from kubernetes import config as kube_config
+        from kubernetes.config.config_exception import ConfigException
+    except ImportError:
+        print(
+            "error: tpu-serving verify reads the cluster with the Kubernetes Python client, which is not installed: "
+            "pip install '<path-or-git-url-of-this-repository>[verify]' (the README's Status)",
+            file=sys.stderr,
+        )
+        return 2
 
     try:
         api_client = kube_config.new_client_from_config(  # type: ignore[no-untyped-call]
@@ -106,6 +121,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigException, OSError) as err:
         print(f"error: cannot read the kubeconfig: {err}", file=sys.stderr)
         return 2
-    lines, ok = report(verify(api_client, plan, max(0.0, args.wait)), args.verbose)
+    try:
+        findings = verify_expected(api_client, expect, max(0.0, args.wait))
+    except ClusterUnreadable as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    lines, ok = report(findings, args.verbose)
     print("\n".join(lines))
     return 0 if ok else 1

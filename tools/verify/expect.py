@@ -71,7 +71,7 @@ def pools(cfg: StackConfig) -> dict[str, Pool]:
 def expectations(plan: Mapping[str, Any]) -> Expectations:
     """The expectations of a plan that holds its stack's settings (``config``)."""
     return expectations_from(
-        plan.get("config") or {}, plan.get("resources") or [], f"the plan of stack {plan.get('stack')}"
+        plan.get("config") or {}, plan.get("resources") or [], f"stack configuration in the plan of {plan.get('stack')}"
     )
 
 

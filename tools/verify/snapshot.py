@@ -38,7 +38,9 @@ KINDS: tuple[Kind, ...] = (
     Kind("networking.k8s.io/v1", "NetworkPolicy"),
     Kind("policy/v1", "PodDisruptionBudget"),
     Kind("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
-    Kind("disaggregatedset.x-k8s.io/v1alpha1", "DisaggregatedSet"),
+    # lws v0.10.0 config/crd/bases/disaggregatedset.x-k8s.io_disaggregatedsets.yaml l.17: `- name: v1`, served and
+    # stored (its only version)
+    Kind("disaggregatedset.x-k8s.io/v1", "DisaggregatedSet"),
     Kind("jobset.x-k8s.io/v1alpha2", "JobSet"),
     Kind("pathways-job.pathways.domain/v1", "PathwaysJob"),
     Kind("inference.networking.k8s.io/v1", "InferencePool"),
@@ -108,6 +110,35 @@ def read(
     """Read ``kinds`` in ``namespaces`` (and the cluster-scoped ones) from the API server of ``api_client``
     (a ``kubernetes.client.ApiClient``), and whether each object ``asked`` for exists, with ``get`` and
     ``list`` calls only."""
+    try:
+        return _read(api_client, namespaces, asked, kinds)
+    except ClusterUnreadable:
+        raise
+    except Exception as err:  # the client's own errors: urllib3's, ApiException (401, 403), a kubeconfig's plugin
+        raise ClusterUnreadable(_reason(api_client, err)) from err
+
+
+class ClusterUnreadable(Exception):
+    """The API server could not be reached or refused a read; the message says which, and where."""
+
+
+def _reason(api_client: Any, err: Exception) -> str:
+    host = getattr(getattr(api_client, "configuration", None), "host", "the API server")
+    status = getattr(err, "status", None)
+    if status in (401, 403):
+        return (
+            f"{host} refused a read ({status} {getattr(err, 'reason', '')}): verify needs get and list on the "
+            "stack's namespaces and on nodes"
+        )
+    return f"cannot read {host}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+
+
+def _read(
+    api_client: Any,
+    namespaces: Iterable[str],
+    asked: Iterable[tuple[str, str, str | None, str]],
+    kinds: Sequence[Kind],
+) -> Snapshot:
     from kubernetes.dynamic import DynamicClient
     from kubernetes.dynamic.exceptions import NotFoundError, ResourceNotFoundError
 

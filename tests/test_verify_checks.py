@@ -5,7 +5,16 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tpu_serving_tools.verify.checks import Pool, declared, placement, pods_ready, selectors, selects, workloads
+from tpu_serving_tools.verify.checks import (
+    Pool,
+    declared,
+    placement,
+    pods_ready,
+    scaling_active,
+    selectors,
+    selects,
+    workloads,
+)
 from tpu_serving_tools.verify.snapshot import Snapshot, descendants
 
 NS = "serving"
@@ -63,7 +72,10 @@ def healthy() -> dict[str, list[dict[str, Any]]]:
                 "vllm",
                 "hpa",
                 spec={"scaleTargetRef": {"kind": "LeaderWorkerSet", "name": "vllm"}},
-                status={"currentReplicas": 1},
+                status={
+                    "currentReplicas": 1,
+                    "conditions": [{"type": "ScalingActive", "status": "True", "reason": "ValidMetricFound"}],
+                },
             )
         ],
     }
@@ -221,6 +233,28 @@ def test_selectors_fail_on_a_selector_that_selects_nothing_and_a_missing_hpa_tar
         "FAIL selects    InferencePool serving/pool: 0 pods",
         "FAIL selects    HorizontalPodAutoscaler serving/vllm: target LeaderWorkerSet gone does not exist",
     ]
+
+
+def test_scaling_active_fails_when_the_hpa_reads_no_metric_or_has_not_synced() -> None:
+    hpa = healthy()["HorizontalPodAutoscaler"][0]
+    assert scaling_active(hpa).ok
+    hpa["status"]["conditions"] = [
+        {
+            "type": "ScalingActive",
+            "status": "False",
+            "reason": "FailedGetPodsMetric",
+            "message": "the HPA was unable to compute the replica count: no metrics returned",
+        }
+    ]
+    assert failed(selectors(Snapshot({**healthy(), "HorizontalPodAutoscaler": [hpa]}), [NS])) == [
+        "FAIL scales     HorizontalPodAutoscaler serving/vllm: ScalingActive False (FailedGetPodsMetric): "
+        "the HPA was unable to compute the replica count: no metrics returned"
+    ]
+    del hpa["status"]["conditions"]
+    assert scaling_active(hpa).line() == (
+        "FAIL scales     HorizontalPodAutoscaler serving/vllm: no ScalingActive condition: the HPA controller has "
+        "not synced it"
+    )
 
 
 def test_selects_match_expressions() -> None:

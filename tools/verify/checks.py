@@ -360,7 +360,8 @@ def selectors(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
                     selector = {"matchLabels": {}}
                 n = len(_selected(snapshot, namespace, selector))
                 out.append(Finding("selects", _subject(kind, obj), n > 0, f"{n} pods"))
-        out.extend(_hpa(snapshot, namespace, hpa) for hpa in snapshot.of("HorizontalPodAutoscaler", namespace))
+        for hpa in snapshot.of("HorizontalPodAutoscaler", namespace):
+            out += [_hpa(snapshot, namespace, hpa), scaling_active(hpa)]
     return out
 
 
@@ -373,6 +374,24 @@ def _hpa(snapshot: Snapshot, namespace: str, hpa: Obj) -> Finding:
     current = hpa.get("status", {}).get("currentReplicas")
     ok = current is not None and int(current) >= 1
     return Finding("selects", subject, ok, f"{ref.get('kind')} {ref.get('name')}, currentReplicas {current}")
+
+
+SCALES = "scales"
+"""The check that an HPA computes a replica count from its metrics: its ``ScalingActive`` condition is True. The
+HPA controller writes ``currentReplicas`` whether or not it can read a metric; only this condition says it can
+(k8s.io/kubernetes v1.36.3 pkg/controller/podautoscaler/horizontal.go l.358 ``ValidMetricFound``; False with
+``InvalidSelector`` or ``AmbiguousSelector`` l.401-430, ``FailedGet<Type>Metric`` l.480-587 and l.1143-1150)."""
+
+
+def scaling_active(hpa: Obj) -> Finding:
+    """Whether ``hpa``'s controller computed a replica count from its metrics (condition ``ScalingActive``)."""
+    conditions = hpa.get("status", {}).get("conditions") or []
+    active = next((c for c in conditions if c.get("type") == "ScalingActive"), None)
+    subject = _subject("HorizontalPodAutoscaler", hpa)
+    if active is None:
+        return Finding(SCALES, subject, False, "no ScalingActive condition: the HPA controller has not synced it")
+    detail = f"ScalingActive {active.get('status')} ({active.get('reason')}): {active.get('message', '')}"
+    return Finding(SCALES, subject, active.get("status") == "True", detail)
 
 
 def run_all(

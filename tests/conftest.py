@@ -82,9 +82,9 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 def reference() -> Path:
     missing = [d for d in (CRDS, SEED_MANIFESTS) if not d.is_dir()]
     if missing:
-        pytest.fail(
-            f"reference material missing: {', '.join(map(str, missing))}; the checkout needs "
-            "../shared/reference/crds and ../shared/reference/seed-manifests beside it (docs/development.md: Reference schemas)"
+        pytest.fail(  # the summary line shows the start of the message: what to do comes first
+            "needs ../shared/reference beside the checkout (docs/development.md, 'Reference schemas'); missing: "
+            + ", ".join(map(str, missing))
         )
     return REFERENCE
 

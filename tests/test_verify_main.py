@@ -68,7 +68,7 @@ def test_main_without_the_kubernetes_client_exits_2_naming_the_extra(
 def test_kinds_are_read_at_a_version_their_upstream_crd_serves(reference: Path) -> None:
     served: dict[tuple[str, str], set[str]] = {}
     for path in sorted((reference / "crds").glob("*-crd.yaml")):
-        for doc in yaml.safe_load_all(path.read_text()):
+        for doc in yaml.load_all(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
             if doc and doc.get("kind") == "CustomResourceDefinition":
                 spec = doc["spec"]
                 key = (spec["group"], spec["names"]["kind"])

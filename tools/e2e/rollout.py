@@ -169,10 +169,6 @@ def live_lws(api_client: Any, namespace: str, name: str) -> tuple[dict[str, Any]
     return lws, int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
 
 
-def _pods(api_client: Any, watched: Watched) -> list[Obj]:
-    return lws_pods(api_client, watched.namespace, watched.name)
-
-
 def watched_sets(api_client: Any, state: Iterable[Obj]) -> list[Watched]:
     """Each LeaderWorkerSet of the stack's state as it is now: size, replicas and the pods' revisions."""
     out = []
@@ -183,7 +179,7 @@ def watched_sets(api_client: Any, state: Iterable[Obj]) -> list[Watched]:
         namespace, name = str(meta.get("namespace")), str(meta.get("name"))
         live, size = live_lws(api_client, namespace, name)
         w = Watched(namespace, name, size, int(live["spec"].get("replicas", 1)), set())
-        w.old = {str(_labels(p).get(REVISION)) for p in _pods(api_client, w)}
+        w.old = {str(_labels(p).get(REVISION)) for p in lws_pods(api_client, w.namespace, w.name)}
         out.append(w)
     return out
 
@@ -192,7 +188,7 @@ def _sample(api_client: Any, sets: Sequence[Watched], image: str, stop: threadin
     """Every half second until ``stop`` or the deadline: each set's serving groups, and what its rollout lacks."""
     while not stop.is_set() and time.monotonic() < deadline:
         for w in sets:
-            pods = _pods(api_client, w)
+            pods = lws_pods(api_client, w.namespace, w.name)
             w.samples.append(serving_groups(pods, w.size))
             w.last = rolled_out(pods, w.replicas, w.size, w.old, image)
         stop.wait(0.5)
@@ -203,7 +199,7 @@ def stalled(api_client: Any, w: Watched) -> str:
     revision, phase and readiness, and the distinct Warning events (the scheduler's, the quota's, the controller's)."""
     from kubernetes import client
 
-    pods = sorted(_pods(api_client, w), key=lambda p: str(p["metadata"]["name"]))
+    pods = sorted(lws_pods(api_client, w.namespace, w.name), key=lambda p: str(p["metadata"]["name"]))
     lines = [
         f"pod {p['metadata']['name']} group {_labels(p).get(LWS_GROUP_LABEL)} revision {_labels(p).get(REVISION)} "
         f"{(p.get('status') or {}).get('phase')} ready {pod_is_ready(p)}"

@@ -110,6 +110,38 @@ ONE_GROUP_PER_NODE_POOL: Mapping[str, str] = {EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL
 """Each group takes one whole node pool (one slice)."""
 
 
+def group_disruption_budget(
+    metadata: k8s.meta.v1.ObjectMetaArgs, pods: Mapping[str, str], group_size: int
+) -> k8s.policy.v1.PodDisruptionBudgetInitArgs:
+    """The disruption budget of the groups whose pods carry the labels ``pods`` (a LeaderWorkerSet's, or one role of
+    a DisaggregatedSet, whose child LeaderWorkerSets of every revision it covers): voluntary evictions (a node drain,
+    a GKE node upgrade, the cluster autoscaler's scale-down) take the groups down one at a time.
+
+    A group's worth of pods, ``maxUnavailable: <size>``: a multi-host slice's VMs are drained together, and every
+    eviction of its group passes. Then the budget is spent, and an eviction from another group is refused (429,
+    "Cannot evict pod as it would violate the pod's disruption budget.") until the first group serves again. One
+    pod (``maxUnavailable: 1``) would wedge a slice's drain whenever the evicted pod is the leader and the workers
+    outlive it: ``make e2e`` showed the leader StatefulSet recreate the leader, the LeaderWorkerSet controller keep
+    the group's workers, and their evictions refused for 90 s ("needs 7 healthy pods and has 7"); only the engine's
+    own failure would recreate the group. The controller counts the expected pods through the pods' StatefulSets
+    (the leader StatefulSet and each group's worker StatefulSet, ``groups x size``). A pod that is not Ready may
+    always be evicted (``unhealthyPodEvictionPolicy: AlwaysAllow``), so a group that is loading or broken never
+    blocks a drain. A stack with one group keeps no group through a drain; its preview says so.
+
+    Sources (k8s.io/kubernetes v1.36.3): pkg/controller/disruption/disruption.go l.268-273 (StatefulSet among the
+    controllers it scales from), l.813-830 (``desiredHealthy = expected - maxUnavailable``);
+    pkg/registry/core/pod/storage/eviction.go l.239-243 (``AlwaysAllow``), l.433-436 (the refusal), l.459 (each
+    eviction spends one unit at once)."""
+    return k8s.policy.v1.PodDisruptionBudgetInitArgs(
+        metadata=metadata,
+        spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(pods)),
+            max_unavailable=group_size,
+            unhealthy_pod_eviction_policy="AlwaysAllow",
+        ),
+    )
+
+
 def leader_worker_set(
     name: str,
     metadata: k8s.meta.v1.ObjectMetaArgs,

@@ -461,3 +461,17 @@ def test_disagg_shared_adapter_settings_must_agree_between_the_roles():
         "tpu-serving:serving.disaggregation.decode.autoscaling.adapterIam",
     ]
     assert all('prefill\'s says "create"' in p for p in found)
+
+
+def test_disagg_each_role_has_a_budget_of_one_of_its_groups():
+    (ds,) = objects("DisaggregatedSet")
+    sizes = {r["name"]: r["spec"]["leaderWorkerTemplate"]["size"] for r in ds["spec"]["roles"]}
+    budgets = {
+        b["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"]: b
+        for b in objects("PodDisruptionBudget")
+    }
+    assert set(budgets) == set(sizes) == {"prefill", "decode"}
+    for role, pdb in budgets.items():
+        assert pdb["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/name"] == ds["metadata"]["name"]
+        assert pdb["spec"]["maxUnavailable"] == sizes[role]
+        assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"

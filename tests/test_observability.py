@@ -27,6 +27,7 @@ from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving.settings import to_settings
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects, load_project, stack_config
+from tpu_serving_tools.preview import alert_summary
 from tpu_serving_tools.runtime import network, prereqs
 from tpu_serving_tools.runtime.planview import PlanView
 
@@ -175,6 +176,13 @@ def test_observability_notification_channels_reach_every_policy():
     policies = plan.of_type(POLICY)
     assert policies and all(r.inputs["notificationChannels"] == [channel] for r in policies)
     assert all(not r.inputs.get("notificationChannels") for r in plan_of(VLLM_STACK).of_type(POLICY))
+    n = len(policies)
+    assert alert_summary(plan.resources) == [f"Alerts: {n} alert policies, notifying {channel}"]
+    assert alert_summary(plan_of(VLLM_STACK).resources) == [
+        f"Alerts: {n} alert policies, and nobody is paged: they show only in Cloud Monitoring until "
+        "observability.notificationChannels names a channel"
+    ]
+    assert alert_summary([]) == []
 
 
 def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():

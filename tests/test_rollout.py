@@ -161,3 +161,35 @@ def test_rollout_spare_slice_is_not_counted_as_needed():
     # three v5e-16 slices, of which two hold groups; the model fits one each
     assert (capacity["chips"], capacity["servingSlices"], capacity["chipsNeeded"]) == (48, 2, 32)
     assert capacity["allocatedToNeeded"] == pytest.approx(1.5)
+
+
+# --------------------------------------------------------------------------- drains under the groups' budget
+
+
+def test_rollout_drain_says_what_a_drain_leaves_serving():
+    def plan(groups: int, fewest: int) -> RolloutPlan:
+        return RolloutPlan(
+            Rollout.IN_PLACE, groups, groups > fewest, fewest, slices_per_group=1, startup_minutes=60, spare_pools=()
+        )
+
+    budget = "a node drain or upgrade takes one group at a time (disruption budget: one group's pods)"
+    assert (
+        plan(1, 1).drain
+        == f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
+    )
+    assert plan(2, 1).drain == f"{budget}; at 1 group (the minimum) a drain stops the service meanwhile"
+    assert plan(3, 3).drain == f"{budget}; 2 of 3 groups at least keep serving"
+
+
+def test_rollout_every_leaderworkerset_has_a_budget_of_one_group():
+    for stack in (SURGE, IN_PLACE):
+        lws = lws_of(stack)
+        size = lws["spec"]["leaderWorkerTemplate"]["size"]
+        (pdb,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "PodDisruptionBudget"]
+        assert pdb["metadata"]["namespace"] == lws["metadata"]["namespace"]
+        assert pdb["spec"] == {
+            "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": lws["metadata"]["name"]}},
+            "maxUnavailable": size,
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
+        }
+        assert plan_of(stack).as_json()["outputs"]["rollout"]["drain"].startswith("a node drain or upgrade takes one")

@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_
 from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
+    RecordedResource,
     StackConfigError,
     close_event_loop,
     kubernetes_objects,
@@ -122,6 +124,7 @@ def summary(plan: Plan) -> str:
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
+            *alert_summary(plan.resources),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
             *manifest_lines(plan.resources),
@@ -215,7 +218,32 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     and what upstream has not shown of the serving mode (``caveats``)."""
     r, caveats = outputs.get("rollout"), outputs.get("caveats")
     lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
+    if isinstance(r, dict) and isinstance(r.get("drain"), str):
+        lines.append(f"Drain: {r['drain']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
+
+
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+
+
+def _policies(n: int) -> str:
+    return f"{n} alert {'policy' if n == 1 else 'policies'}"
+
+
+def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
+    """Who the stack's alert policies notify: their channels, or a line that says nobody is paged."""
+    policies = [r for r in resources if r.type == ALERT_POLICY]
+    if not policies:
+        return []
+    channels = sorted({str(c) for r in policies for c in r.inputs.get("notificationChannels") or ()})
+    silent = [str(r.inputs.get("displayName", r.name)) for r in policies if not r.inputs.get("notificationChannels")]
+    if not channels:
+        return [
+            f"Alerts: {_policies(len(policies))}, and nobody is paged: they show only in Cloud "
+            "Monitoring until observability.notificationChannels names a channel"
+        ]
+    line = f"Alerts: {_policies(len(policies))}, notifying {', '.join(channels)}"
+    return [line + (f"; none from {', '.join(silent)}" if silent else "")]
 
 
 def cost_summary(outputs: dict[str, Any]) -> list[str]:

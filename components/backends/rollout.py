@@ -95,6 +95,17 @@ class RolloutPlan:
             f"group (its startup window), up to {m * self.groups} minutes in all{alone}"
         )
 
+    @property
+    def drain(self) -> str:
+        """One line on voluntary disruptions (node drains and upgrades, the autoscaler's scale-down): the groups'
+        disruption budget (:func:`tpu_serving.lws.group_disruption_budget`) lets them go one at a time."""
+        budget = "a node drain or upgrade takes one group at a time (disruption budget: one group's pods)"
+        if self.groups == 1:
+            return f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
+        if self.fewest == 1:
+            return f"{budget}; at {self.fewest} group (the minimum) a drain stops the service meanwhile"
+        return f"{budget}; {self.fewest - 1} of {self.fewest} groups at least keep serving"
+
     def output(self) -> dict[str, object]:
         """The stack output ``rollout``."""
         return {
@@ -104,6 +115,7 @@ class RolloutPlan:
             "startupMinutes": self.startup_minutes,
             "sparePools": list(self.spare_pools),
             "summary": self.summary,
+            "drain": self.drain,
         }
 
 

@@ -44,6 +44,7 @@ from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
 from .crds import install_crds
+from .drain import drain_one_group
 from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
 from .nodes import create_plan_nodes
 from .rollout import image_rollout
@@ -255,6 +256,7 @@ def _lifecycle(
     targets = hpa_targets(state)
     if targets:  # the first HPA's: each scale is a preview and an up more
         report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
+        report.findings += report.step("drain", functools.partial(drain_one_group, api, targets[0]))
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))

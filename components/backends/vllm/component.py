@@ -52,6 +52,15 @@ class VllmServing(pulumi.ComponentResource):
             leader_worker_set_spec(args),
             child_options(self, opts),
         )
+        self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            lws.group_disruption_budget(
+                k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
+                {lws.NAME_LABEL: args.name},
+                args.group_size,
+            ),
+            opts=child_options(self, opts),
+        )
         self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
         self.leader_pod = f"{args.name}-0"
         self.port_forward, self.completion_example = client_examples(

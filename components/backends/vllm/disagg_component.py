@@ -3,12 +3,13 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ... import lws
 from ...options import child_options
 from ...validation import check_arguments
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
-from .disagg_pods import disaggregated_set_spec, service_args
-from .kv import DS_API_VERSION, DS_KIND, KvRole
+from .disagg_pods import disaggregated_set_spec, role_args, service_args
+from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole
 
 
 class VllmDisaggregatedServing(pulumi.ComponentResource):
@@ -42,6 +43,20 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
             opts=child_options(self, opts),
         )
         self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
+        self.disruption_budgets = [
+            k8s.policy.v1.PodDisruptionBudget(
+                f"{name}-{role.value}-pdb",
+                lws.group_disruption_budget(
+                    k8s.meta.v1.ObjectMetaArgs(
+                        name=f"{args.name}-{role.value}", namespace=args.namespace, labels=dict(args.labels)
+                    ),
+                    {DS_NAME_LABEL: args.name, DS_ROLE_LABEL: role.value},
+                    role_args(args, role).group_size,
+                ),
+                opts=child_options(self, opts),
+            )
+            for role in (KvRole.PREFILL, KvRole.DECODE)
+        ]
         self.role_scalers = {
             r.value: f"{args.name}-{r.value}"
             for r, e in ((KvRole.PREFILL, args.prefill), (KvRole.DECODE, args.decode))

@@ -1,0 +1,43 @@
+"""tpu_serving_tools.e2e.drain.drain_one_group on a whole stack, with a planted break: ``vllm-llama33-70b-v5e16``
+scaled to two groups, its PodDisruptionBudget deleted before the drain. The real API server then allows an
+eviction from the second group while the first is down: both groups go at once. ``make e2e`` runs the shipped
+stack, where the API server refuses that eviction (429) until the first group serves again. Marked ``e2e``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tpu_serving_tools.e2e import drain, run
+from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
+from tpu_serving_tools.verify.checks import Finding
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK = "vllm-llama33-70b-v5e16"
+BUDGET = "PodDisruptionBudget vllm-llama70b/vllm"
+
+
+def without_the_budget(api_client: Any, target: tuple[str, str], timeout: float = 90.0) -> list[Finding]:
+    from kubernetes import client
+
+    namespace, name = target
+    client.PolicyV1Api(api_client).delete_namespaced_pod_disruption_budget(name, namespace)
+    return drain.drain_one_group(api_client, target, timeout)
+
+
+def test_drain_one_group_without_the_budget_takes_both_groups_down(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if not toolchain_file().is_file() or not {"pulumi", "lws-manager"} <= set(load_toolchain()):
+        pytest.skip("the e2e toolchain has no Pulumi CLI or LWS manager (make e2e-tools)")
+    monkeypatch.setattr(run, "drain_one_group", without_the_budget)
+    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK)
+    failed = {f.subject: f.detail for f in report.findings if not f.ok}
+    assert list(failed) == [f"{BUDGET}: status", f"{BUDGET}: a pod of group 1 while group 0 is down"], failed
+    assert failed[f"{BUDGET}: a pod of group 1 while group 0 is down"] == "allowed: both groups disrupted at once"
+    drained = next(f for f in report.findings if f.subject == f"{BUDGET}: group 0's 4 pods drained")
+    assert drained.ok

@@ -1,0 +1,169 @@
+"""A slice drain under the groups' disruption budget, through the Eviction API of the real API server: every pod of
+one serving group is evicted as ``kubectl drain`` does (a refused eviction is tried again until the pod is gone),
+as GKE drains a multi-host slice's VMs together; then one pod of another group must be refused until the first
+group serves again, and then be allowed. The budget's status is the disruption
+controller's (kube-controller-manager), the refusal the API server's, the group's recreation the LeaderWorkerSet
+controller's.
+
+Sources (k8s.io/kubernetes v1.36.3): pkg/registry/core/pod/storage/eviction.go l.433-436 (a 429 "Cannot evict pod
+as it would violate the pod's disruption budget." when ``disruptionsAllowed`` is 0; each allowed eviction
+decrements it at once, l.459), pkg/controller/disruption/disruption.go l.813-830 (``desiredHealthy``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding
+
+from .rollout import live_lws, lws_pods, serving_groups
+
+REFUSED = "Cannot evict pod as it would violate the pod's disruption budget."
+"""The API server's message for an eviction the budget does not allow (eviction.go l.433)."""
+
+
+def _evict(api_client: Any, namespace: str, pod: str, uid: str | None = None) -> str:
+    """Evict ``pod`` (only the pod of that ``uid``, when given, as ``kubectl drain`` does: a pod of the same name
+    that its controller made since answers 409); ``""`` when the API server allowed it, else its status and
+    message."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    options = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=uid)) if uid else None
+    body = client.V1Eviction(metadata=client.V1ObjectMeta(name=pod, namespace=namespace), delete_options=options)
+    try:
+        client.CoreV1Api(api_client).create_namespaced_pod_eviction(pod, namespace, body)
+    except ApiException as err:
+        import json
+
+        try:
+            status = json.loads(err.body or "{}")
+        except ValueError:
+            return f"{err.status} {err.body}"
+        causes = [c.get("message", "") for c in (status.get("details") or {}).get("causes") or ()]
+        return f"{err.status} {status.get('message', '')}" + (f" ({'; '.join(causes)})" if causes else "")
+    return ""
+
+
+def _budget(api_client: Any, namespace: str, name: str) -> Mapping[str, Any]:
+    """The budget's generation and the disruption controller's status of it (all None when there is none)."""
+    from kubernetes import client
+    from kubernetes.client.exceptions import ApiException
+
+    try:
+        pdb = client.PolicyV1Api(api_client).read_namespaced_pod_disruption_budget(name, namespace)
+    except ApiException as err:
+        if err.status == 404:
+            return {"generation": None, "observed": None, "expected": None, "allowed": None}
+        raise
+    return {
+        "generation": pdb.metadata.generation if pdb.metadata else None,
+        "observed": pdb.status.observed_generation if pdb.status else None,
+        "expected": pdb.status.expected_pods if pdb.status else None,
+        "allowed": pdb.status.disruptions_allowed if pdb.status else None,
+    }
+
+
+GONE = ("404", "409")
+"""An eviction's answer for a pod that is gone: deleted (404), or replaced by a pod of the same name (409, the UID
+precondition)."""
+
+
+def _drain(api_client: Any, namespace: str, pods: Mapping[str, str], timeout: float) -> tuple[list[str], list[str]]:
+    """Evict each of ``pods`` (name -> UID) until it is gone, trying a refused one again every second, as
+    ``kubectl drain`` does (every 5 s there); (the evictions allowed, what was still refused at ``timeout``). A pod
+    gone without its own eviction was deleted by its group's controller."""
+    allowed: list[str] = []
+    left = dict(pods)
+    deadline = time.monotonic() + timeout
+    while left and time.monotonic() < deadline:
+        answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in left.items()}
+        allowed += [pod for pod, why in answers.items() if not why]
+        left = {pod: left[pod] for pod, why in answers.items() if why and not why.startswith(GONE)}
+        if left:
+            time.sleep(1.0)
+    return allowed, [f"{pod}: {_evict(api_client, namespace, pod, uid)}" for pod, uid in left.items()]
+
+
+def _wait(condition: Callable[[], bool], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.5)
+    return True
+
+
+def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 90.0) -> list[Finding]:
+    """Drain group 0 of the LeaderWorkerSet ``target`` (namespace, name), which must run 2 groups or more, under
+    its budget (a PodDisruptionBudget named after it). Without one, the evictions still run, and the second group's
+    is allowed: the finding says both groups went down at once."""
+    namespace, name = target
+    subject = f"PodDisruptionBudget {namespace}/{name}"
+    lws, size = live_lws(api_client, namespace, name)
+    groups = int(lws["spec"].get("replicas", 1))
+    if groups < 2:
+        return [Finding("drain", subject, False, f"needs 2 groups or more to show the budget, has {groups}")]
+    settled = _wait(
+        lambda: (
+            (b := _budget(api_client, namespace, name))["observed"] == b["generation"]
+            and b["expected"] == groups * size
+            and b["allowed"] == size
+        ),
+        timeout,
+    )
+    seen = _budget(api_client, namespace, name)
+    out = [
+        Finding(
+            "drain",
+            f"{subject}: status",
+            settled,
+            f"expected pods {seen['expected']} (groups x size = {groups * size}), disruptions allowed "
+            f"{seen['allowed']} (one group: {size})",
+        )
+    ]
+    if not settled and seen["generation"] is not None:
+        return out  # a budget the controller has not settled: the evictions below would show nothing
+    by_group: dict[str, dict[str, str]] = {}
+    for pod in lws_pods(api_client, namespace, name):
+        meta = pod["metadata"]
+        by_group.setdefault(str((meta.get("labels") or {}).get(LWS_GROUP_LABEL)), {})[meta["name"]] = meta["uid"]
+    first, second = dict(sorted(by_group["0"].items())), sorted(by_group["1"])
+    allowed, refused = _drain(api_client, namespace, first, timeout)
+    out.append(
+        Finding(
+            "drain",
+            f"{subject}: group 0's {size} pods drained",
+            not refused and bool(allowed),
+            "; ".join(refused)
+            or f"{len(allowed)} evicted ({', '.join(allowed)})"
+            + (f", the other {size - len(allowed)} gone with the group" if len(allowed) < size else ""),
+        )
+    )
+    answer = _evict(api_client, namespace, second[0])
+    out.append(
+        Finding(
+            "drain",
+            f"{subject}: a pod of group 1 while group 0 is down",
+            answer.startswith("429") and REFUSED in answer,
+            f"refused: {answer}" if answer else "allowed: both groups disrupted at once",
+        )
+    )
+    back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
+    out.append(Finding("drain", f"{subject}: group 0 recreated", back, f"serving groups back to {groups}: {back}"))
+    if back:
+        _wait(lambda: _budget(api_client, namespace, name)["allowed"] == size, timeout)
+        answer = _evict(api_client, namespace, second[0])
+        out.append(
+            Finding(
+                "drain",
+                f"{subject}: a pod of group 1 once group 0 serves",
+                not answer,
+                answer or "allowed: the budget came back",
+            )
+        )
+        back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
+        out.append(Finding("drain", f"{subject}: group 1 recreated", back, f"serving groups back to {groups}: {back}"))
+    return out

@@ -15,8 +15,9 @@ Per stack, in a control plane of its own (:class:`~.controlplane.ControlPlane`):
 3. ``tpu-serving verify``'s checks (:mod:`tpu_serving_tools.verify`) against the API server;
 4. the lifecycle (:mod:`.lifecycle`): a second ``preview --refresh`` with no change; for a stack with an HPA, a scale
    from one group to two through the scale subresource, then ``preview --refresh`` and ``up --refresh`` that keep
-   it, then a slice drain under the groups' disruption budget (:mod:`.drain`); an engine image bump through ``pulumi up`` that every LeaderWorkerSet rolls to completion above the floor
-   its ``rollout`` output promises (:mod:`.rollout`); and ``pulumi destroy`` leaving nothing behind.
+   it, then a slice drain under the groups' disruption budget (:mod:`.drain`); an engine image bump through
+   ``pulumi up`` that every LeaderWorkerSet rolls to completion above the floor its ``rollout`` output promises
+   (:mod:`.rollout`); and ``pulumi destroy`` leaving nothing behind.
 
 Every step's findings are printed; the run fails on any failed finding. Nothing reaches a cloud.
 """

@@ -475,3 +475,5 @@ def test_disagg_each_role_has_a_budget_of_one_of_its_groups():
         assert pdb["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/name"] == ds["metadata"]["name"]
         assert pdb["spec"]["maxUnavailable"] == sizes[role]
         assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
+    drain = plan_of(STACK).as_json()["outputs"]["rollout"]["drain"]
+    assert drain.startswith("a node drain or upgrade takes one group of each role at a time")

@@ -180,6 +180,12 @@ ROLLOUT_SUMMARY = (
 )
 """What a rollout of the disaggregated mode does (LWS v0.10.0 pkg/controllers/disaggregatedset planner.go
 DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash covers every role, utils.go l.93-111)."""
+DRAIN_SUMMARY = (
+    "a node drain or upgrade takes one group of each role at a time (a disruption budget per role: one group's "
+    "pods); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
+    "group has loaded"
+)
+"""What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
 CAVEATS: tuple[str, ...] = (
     "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
     "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
@@ -207,7 +213,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
             "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
-            "rollout": {"summary": ROLLOUT_SUMMARY},
+            "rollout": {"summary": ROLLOUT_SUMMARY, "drain": DRAIN_SUMMARY},
             "caveats": list(CAVEATS),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, leaders(serving), disaggregated=True),

@@ -111,32 +111,34 @@ ONE_GROUP_PER_NODE_POOL: Mapping[str, str] = {EXCLUSIVE_TOPOLOGY: NODEPOOL_LABEL
 
 
 def group_disruption_budget(
-    metadata: k8s.meta.v1.ObjectMetaArgs, pods: Mapping[str, str], group_size: int
+    metadata: k8s.meta.v1.ObjectMetaArgs, pods: Mapping[str, str]
 ) -> k8s.policy.v1.PodDisruptionBudgetInitArgs:
     """The disruption budget of the groups whose pods carry the labels ``pods`` (a LeaderWorkerSet's, or one role of
     a DisaggregatedSet, whose child LeaderWorkerSets of every revision it covers): voluntary evictions (a node drain,
-    a GKE node upgrade, the cluster autoscaler's scale-down) take the groups down one at a time.
+    a GKE node upgrade, the cluster autoscaler's scale-down) never take two groups down together.
 
-    A group's worth of pods, ``maxUnavailable: <size>``: a multi-host slice's VMs are drained together, and every
-    eviction of its group passes. Then the budget is spent, and an eviction from another group is refused (429,
-    "Cannot evict pod as it would violate the pod's disruption budget.") until the first group serves again. One
-    pod (``maxUnavailable: 1``) would wedge a slice's drain whenever the evicted pod is the leader and the workers
-    outlive it: ``make e2e`` showed the leader StatefulSet recreate the leader, the LeaderWorkerSet controller keep
-    the group's workers, and their evictions refused for 90 s ("needs 7 healthy pods and has 7"); only the engine's
-    own failure would recreate the group. The controller counts the expected pods through the pods' StatefulSets
-    (the leader StatefulSet and each group's worker StatefulSet, ``groups x size``). A pod that is not Ready may
-    always be evicted (``unhealthyPodEvictionPolicy: AlwaysAllow``), so a group that is loading or broken never
-    blocks a drain. A stack with one group keeps no group through a drain; its preview says so.
+    One eviction at a time, ``maxUnavailable: 1``. Each allowed eviction spends the budget at once, so the next one,
+    from any group, is refused (429, "Cannot evict pod as it would violate the pod's disruption budget.") until the
+    disruption controller counts every pod healthy again, which is when the disrupted group serves again. The
+    evicted pod restarts its whole group (``restartPolicy``); the group's other pods leave as its controller removes
+    them or once they are no longer Ready (``unhealthyPodEvictionPolicy: AlwaysAllow``: an unready pod may always be
+    evicted, so a loading or broken group never blocks a drain). A slice's drain therefore waits for its group's
+    engine to notice the lost pod, not for a budget.
+
+    A group's worth of pods (``maxUnavailable: <size>``) was tried and does not hold: ``make e2e`` evicted group 0
+    of ``vllm-llama33-70b-existing`` and then a pod of group 1 was allowed, both groups down. The group's
+    controller had already removed some of group 0's pods (their evictions answered 404), so fewer evictions were
+    spent than pods lost, and the controller had not yet recounted (the budget counts pods, not groups: KEP-5682).
 
     Sources (k8s.io/kubernetes v1.36.3): pkg/controller/disruption/disruption.go l.268-273 (StatefulSet among the
-    controllers it scales from), l.813-830 (``desiredHealthy = expected - maxUnavailable``);
-    pkg/registry/core/pod/storage/eviction.go l.239-243 (``AlwaysAllow``), l.433-436 (the refusal), l.459 (each
-    eviction spends one unit at once)."""
+    controllers it scales from: a group's pods belong to the leader StatefulSet and the group's worker StatefulSet),
+    l.813-830 (``desiredHealthy = expected - maxUnavailable``); pkg/registry/core/pod/storage/eviction.go
+    l.239-243 (``AlwaysAllow``), l.433-436 (the refusal), l.459 (each eviction spends one unit at once)."""
     return k8s.policy.v1.PodDisruptionBudgetInitArgs(
         metadata=metadata,
         spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(pods)),
-            max_unavailable=group_size,
+            max_unavailable=1,
             unhealthy_pod_eviction_policy="AlwaysAllow",
         ),
     )

@@ -463,17 +463,17 @@ def test_disagg_shared_adapter_settings_must_agree_between_the_roles():
     assert all('prefill\'s says "create"' in p for p in found)
 
 
-def test_disagg_each_role_has_a_budget_of_one_of_its_groups():
+def test_disagg_each_role_has_a_budget_of_one_eviction():
     (ds,) = objects("DisaggregatedSet")
-    sizes = {r["name"]: r["spec"]["leaderWorkerTemplate"]["size"] for r in ds["spec"]["roles"]}
+    roles = {r["name"] for r in ds["spec"]["roles"]}
     budgets = {
         b["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"]: b
         for b in objects("PodDisruptionBudget")
     }
-    assert set(budgets) == set(sizes) == {"prefill", "decode"}
-    for role, pdb in budgets.items():
+    assert set(budgets) == roles == {"prefill", "decode"}
+    for pdb in budgets.values():
         assert pdb["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/name"] == ds["metadata"]["name"]
-        assert pdb["spec"]["maxUnavailable"] == sizes[role]
+        assert pdb["spec"]["maxUnavailable"] == 1
         assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
     drain = plan_of(STACK).as_json()["outputs"]["rollout"]["drain"]
     assert drain.startswith("a node drain or upgrade takes one group of each role at a time")

@@ -172,7 +172,10 @@ def test_rollout_drain_says_what_a_drain_leaves_serving():
             Rollout.IN_PLACE, groups, groups > fewest, fewest, slices_per_group=1, startup_minutes=60, spare_pools=()
         )
 
-    budget = "a node drain or upgrade takes one group at a time (disruption budget: one group's pods)"
+    budget = (
+        "a node drain or upgrade takes one group at a time (disruption budget: one eviction, then none until the "
+        "group serves again)"
+    )
     assert (
         plan(1, 1).drain
         == f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
@@ -184,12 +187,11 @@ def test_rollout_drain_says_what_a_drain_leaves_serving():
 def test_rollout_every_leaderworkerset_has_a_budget_of_one_group():
     for stack in (SURGE, IN_PLACE):
         lws = lws_of(stack)
-        size = lws["spec"]["leaderWorkerTemplate"]["size"]
         (pdb,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "PodDisruptionBudget"]
         assert pdb["metadata"]["namespace"] == lws["metadata"]["namespace"]
         assert pdb["spec"] == {
             "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": lws["metadata"]["name"]}},
-            "maxUnavailable": size,
+            "maxUnavailable": 1,
             "unhealthyPodEvictionPolicy": "AlwaysAllow",
         }
         assert plan_of(stack).as_json()["outputs"]["rollout"]["drain"].startswith("a node drain or upgrade takes one")

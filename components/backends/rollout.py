@@ -99,7 +99,7 @@ class RolloutPlan:
     def drain(self) -> str:
         """One line on voluntary disruptions (node drains and upgrades, the autoscaler's scale-down): the groups'
         disruption budget (:func:`tpu_serving.lws.group_disruption_budget`) lets them go one at a time."""
-        budget = "a node drain or upgrade takes one group at a time (disruption budget: one group's pods)"
+        budget = "a node drain or upgrade takes one group at a time (disruption budget: one eviction, then none until the group serves again)"
         if self.groups == 1:
             return f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
         if self.fewest == 1:

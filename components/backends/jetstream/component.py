@@ -46,7 +46,6 @@ class PathwaysServing(pulumi.ComponentResource):
             lws.group_disruption_budget(
                 k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
                 {lws.NAME_LABEL: args.name},
-                args.group_size,
             ),
             opts=child_options(self, opts),
         )

@@ -181,8 +181,8 @@ ROLLOUT_SUMMARY = (
 """What a rollout of the disaggregated mode does (LWS v0.10.0 pkg/controllers/disaggregatedset planner.go
 DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash covers every role, utils.go l.93-111)."""
 DRAIN_SUMMARY = (
-    "a node drain or upgrade takes one group of each role at a time (a disruption budget per role: one group's "
-    "pods); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
+    "a node drain or upgrade takes one group of each role at a time (a disruption budget per role: one eviction, "
+    "then none until the group serves again); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
     "group has loaded"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""

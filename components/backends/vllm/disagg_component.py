@@ -8,7 +8,7 @@ from ...options import child_options
 from ...validation import check_arguments
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
-from .disagg_pods import disaggregated_set_spec, role_args, service_args
+from .disagg_pods import disaggregated_set_spec, service_args
 from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole
 
 
@@ -51,7 +51,6 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
                         name=f"{args.name}-{role.value}", namespace=args.namespace, labels=dict(args.labels)
                     ),
                     {DS_NAME_LABEL: args.name, DS_ROLE_LABEL: role.value},
-                    role_args(args, role).group_size,
                 ),
                 opts=child_options(self, opts),
             )

@@ -1,5 +1,6 @@
-"""A slice drain under the groups' disruption budget, through the Eviction API of the real API server: each pod of
-one serving group is evicted once, as GKE drains a multi-host slice's VMs together (one is allowed, the others are
+"""A slice drain under the groups' disruption budget, through the Eviction API of the real API server: the group's
+nodes are cordoned, as a drain does first (otherwise kwok would make a replacement pod Ready on the same VM at
+once, and the group would never be down); each pod of one serving group is evicted once, as GKE drains a multi-host slice's VMs together (one is allowed, the others are
 refused or gone with their group); then a pod of another group must be refused until the first group serves again,
 and then be allowed. Under kwok a pod stays Ready until it is deleted, so what a real engine does when its group
 loses a pod (its other pods fail, turn unready and may then be evicted) is not shown here. The budget's status is the disruption
@@ -67,6 +68,14 @@ def _budget(api_client: Any, namespace: str, name: str) -> Mapping[str, Any]:
     }
 
 
+def _cordon(api_client: Any, nodes: set[str], unschedulable: bool) -> None:
+    """Mark ``nodes`` unschedulable (a drain's cordon, ``kubectl cordon``), or schedulable again."""
+    from kubernetes import client
+
+    for node in sorted(nodes):
+        client.CoreV1Api(api_client).patch_node(node, {"spec": {"unschedulable": unschedulable}})
+
+
 def _wait(condition: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -108,10 +117,15 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
     if not settled and seen["generation"] is not None:
         return out  # a budget the controller has not settled: the evictions below would show nothing
     by_group: dict[str, dict[str, str]] = {}
+    nodes: set[str] = set()
     for pod in lws_pods(api_client, namespace, name):
         meta = pod["metadata"]
-        by_group.setdefault(str((meta.get("labels") or {}).get(LWS_GROUP_LABEL)), {})[meta["name"]] = meta["uid"]
+        group = str((meta.get("labels") or {}).get(LWS_GROUP_LABEL))
+        by_group.setdefault(group, {})[meta["name"]] = meta["uid"]
+        if group == "0":
+            nodes.add(str((pod.get("spec") or {}).get("nodeName")))
     first, second = sorted(by_group["0"].items()), sorted(by_group["1"])
+    _cordon(api_client, nodes, True)  # as a drain does first: group 0's pods cannot come back on its slice
     answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in first}
     allowed = [pod for pod, why in answers.items() if not why]
     others = "; ".join(f"{pod}: {why.split(' (')[0]}" for pod, why in answers.items() if why)
@@ -132,6 +146,7 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
             f"refused: {answer}" if answer else "allowed: both groups disrupted at once",
         )
     )
+    _cordon(api_client, nodes, False)  # the slice is back (upgraded, repaired)
     back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
     out.append(Finding("drain", f"{subject}: group 0 serves again", back, f"serving groups back to {groups}: {back}"))
     if back:

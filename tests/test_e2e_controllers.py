@@ -5,6 +5,7 @@ do), applied as a stack would apply them. Their webhooks answer through the harn
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ from tpu_serving_tools.e2e.controlplane import (
     toolchain_stages,
 )
 from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
+from tpu_serving_tools.e2e.processes import log_tail
 
 pytestmark = pytest.mark.e2e
 
@@ -145,6 +147,21 @@ def _available(cp: ControlPlane, case: Case) -> int:
     return int(found.get("status", {}).get("availableReplicas") or 0)
 
 
+def _seen(cp: ControlPlane, case: Case, controller: controllers.Controller) -> str:
+    """What a wait on the controller's Deployment last saw: its status, its pods' phase and readiness, and each
+    stand-in process (running or not, and its log's last lines)."""
+    status = cp.kube.get("apps/v1", "Deployment", case.spec.deployment, case.spec.namespace).get("status", {})
+    pods = [
+        f"{p['metadata']['name']} {p['status'].get('phase')} Ready={_condition(p, 'Ready')}"
+        for p in cp.kube.list("v1", "Pod", case.spec.namespace)
+    ]
+    processes = [
+        f"{pod.process.name} running={pod.process.running()}: {log_tail(pod.process.log, 10)}"
+        for pod in controller.pods
+    ]
+    return f"Deployment status {status}; pods {pods}; processes {processes}"
+
+
 def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, case: Case):
     """As a kubelet: kwok starts the controller's pod, which is not Ready until the binary's readiness probe passes,
     so its Deployment is not available before (what ``pulumi up`` waits for before it creates a custom resource);
@@ -153,7 +170,8 @@ def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, 
     assert {_condition(p, "Ready") for p in pods} == {"False"}
     assert _available(cp, case) == 0
     controller = controllers.run_controller(cp, case.spec, timeout=120)
-    assert wait_for("the Deployment available", lambda: _available(cp, case) == len(pods), timeout=60)
+    seen = functools.partial(_seen, cp, case, controller)
+    assert wait_for("the Deployment available", lambda: _available(cp, case) == len(pods), timeout=60, seen=seen)
     assert {_condition(p, "Ready") for p in _pods(cp, case)} == {"True"}
     # available means serving: the webhooks answer at once (LWS: through the library's probe)
     assert create(cp, case.bad).startswith(case.refusal)

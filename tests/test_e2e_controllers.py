@@ -142,6 +142,14 @@ def _pods(cp: ControlPlane, case: Case) -> list[Obj]:
     return [p for p in cp.kube.list("v1", "Pod", case.spec.namespace) if p["status"].get("phase") == "Running"]
 
 
+def _every_replica(cp: ControlPlane, case: Case) -> list[Obj]:
+    """The controller's Running pods once there are as many as its Deployment's replicas (else []): the release's
+    LWS Deployment has two, and a wait on the first pod alone then expects one available replica of two."""
+    replicas = cp.kube.get("apps/v1", "Deployment", case.spec.deployment, case.spec.namespace)["spec"]["replicas"]
+    pods = _pods(cp, case)
+    return pods if len(pods) == int(replicas) else []
+
+
 def _available(cp: ControlPlane, case: Case) -> int:
     found = cp.kube.get("apps/v1", "Deployment", case.spec.deployment, case.spec.namespace)
     return int(found.get("status", {}).get("availableReplicas") or 0)
@@ -166,7 +174,7 @@ def test_e2e_controller_pod_ready_only_while_its_probe_passes(cp: ControlPlane, 
     """As a kubelet: kwok starts the controller's pod, which is not Ready until the binary's readiness probe passes,
     so its Deployment is not available before (what ``pulumi up`` waits for before it creates a custom resource);
     once the process is gone (planted), the pod is reported unready again."""
-    pods = wait_for("the controller's pods Running", lambda: _pods(cp, case), timeout=60)
+    pods = wait_for("every replica of the controller Running", lambda: _every_replica(cp, case), timeout=60)
     assert {_condition(p, "Ready") for p in pods} == {"False"}
     assert _available(cp, case) == 0
     controller = controllers.run_controller(cp, case.spec, timeout=120)

@@ -358,7 +358,12 @@ PINS: dict[str, Pin] = {
             "the vllm and tpu-inference conformance tables (vllm-0.29.0.json, tpu-inference-0.29.0.json: the "
             "wheel requires tpu-inference==0.29.0, and nixl==0.3.0 as 0.21.0 already did) and a Ray table "
             "(ray-2.60.0.json): the wheel leaves Ray unpinned and the image's Ray release is published nowhere, "
-            "so the table stays the newest Ray on PyPI when extracted",
+            "so the table stays the newest Ray on PyPI when extracted. The prefill/decode mode's KV connector, "
+            "TPUConnector, runs KVConnectorBase_V1's initializer at 0.29.0 (tpu_connector.py l.142-144), so it is "
+            "not hit by the 0.27.0-0.29.0 bug of TPUConnectorHMA, whose __init__ skips it (tpu_connector_hma.py "
+            "l.51-62; EngineCore fails at start: tpu-inference issue 3468, fixed by PR 3566 after 0.29.0; the reason "
+            "llm-d/llm-d PR 2533 pins its TPU P/D guide to v0.26.0); make check's engines category holds every "
+            "--kv-transfer-config to a connector the table reads as initialized",
             held="v0.30.0 to v0.32.0 have wheels on PyPI but no public reference to an image (read 2026-11-25)",
         ),
         Pin(

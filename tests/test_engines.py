@@ -298,3 +298,56 @@ def test_engines_flags_the_library_refuses_in_extra_args_exist_in_the_pinned_rel
     flags = conformance.tables().vllm.flags
     named = set(ENGINE_FLAGS) | SERVING_FLAGS | TOPOLOGY_FLAGS | PARALLEL_FLAGS_ALLOWED
     assert named and not named - flags, sorted(named - flags)
+
+
+def test_engines_connector_inits_tells_a_connector_that_skips_its_base_initializer():
+    """The extractor's reading of a KV connector module: a ``*Connector*`` class whose ``__init__`` runs its base's
+    (``super().__init__`` or ``Base.__init__``) and one whose ``__init__`` does not (tpu-inference 0.29.0's
+    ``TPUConnectorHMA``); a class without an ``__init__`` of its own is left out."""
+    from tpu_serving_tools.conformance.extract_vllm import connector_inits
+
+    source = (
+        "class AConnector(Base):\n    def __init__(self, c):\n        super().__init__(c)\n"
+        "class BConnector(AConnector):\n    def __init__(self, c):\n        self.x = None\n"
+        "class CConnector(Base):\n    def __init__(self, c):\n        Base.__init__(self, c)\n"
+        "class DConnector(AConnector):\n    pass\n"
+    )
+    assert connector_inits(source, "m.py") == {
+        "connector AConnector": "base initialized: m.py l.2",
+        "connector BConnector": "base not initialized: m.py l.5",
+        "connector CConnector": "base initialized: m.py l.8",
+    }
+
+
+DISAGG_STACK = "vllm-llama33-70b-disagg-v6e8x2"
+
+
+def _replace_connector(view: PlanView, old: str, new: str) -> int:
+    """Every vLLM container's ``--kv-transfer-config`` of ``view`` naming ``new`` for ``old``; how many changed."""
+    changed = 0
+    for _, c in conformance._containers(view):
+        args = c.get("args") or c.get("command") or []
+        for i, arg in enumerate(args):
+            if f'"kv_connector":"{old}"' in str(arg):
+                args[i] = str(arg).replace(f'"kv_connector":"{old}"', f'"kv_connector":"{new}"')
+                changed += 1
+    return changed
+
+
+def test_engines_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
+    """Each role's ``--kv-transfer-config`` names a connector whose ``__init__`` runs ``KVConnectorBase_V1``'s in the
+    pinned tpu-inference (read from the wheel: ``connector TPUConnector`` of tpu-inference-0.29.0.json); the HMA
+    connector of 0.27.0 to 0.29.0, which skips it and fails EngineCore at start, or one the table does not know,
+    fails the check."""
+    view = _view(DISAGG_STACK)
+    result = conformance.findings(view)
+    assert len(result) == 4 and [f for f in result if not f.ok] == []  # prefill and decode, leader and worker
+    assert conformance.tables().tpu_inference.facts["connector TPUConnector"].startswith("base initialized")
+    for new, why in (("TPUConnectorHMA", "base not initialized: tpu_inference/distributed/tpu_connector_hma.py"),
+                     ("NoSuchConnector", "no such connector in the table's files")):  # fmt: skip
+        bad = _view(DISAGG_STACK)
+        assert _replace_connector(bad, "TPUConnector", new) >= 2  # the leaders of both roles pass it
+        reasons = [f.reason for f in conformance.findings(bad) if not f.ok]
+        assert reasons and all(
+            f"kv_connector {new}: does not start in tpu-inference 0.29.0 ({why}" in r for r in reasons
+        )

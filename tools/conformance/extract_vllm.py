@@ -146,12 +146,46 @@ def getenv_reads(source: str, path: str) -> dict[str, str]:
     return out
 
 
+CONNECTOR_FILES = ("tpu_inference/distributed/tpu_connector.py", "tpu_inference/distributed/tpu_connector_hma.py")
+"""tpu-inference's KV connectors (``--kv-transfer-config`` ``kv_connector``). vLLM's scheduler reads state that
+only ``KVConnectorBase_V1.__init__`` sets (``_kv_transfer_config``, through ``requires_kv_delivery``): a connector
+whose ``__init__`` skips it fails EngineCore at start (tpu-inference issue 3468, fixed by PR 3566 after 0.29.0;
+llm-d/llm-d PR 2533 pins its TPU prefill/decode guide back to vllm-tpu v0.26.0 for TPUConnectorHMA)."""
+
+
+def _calls_base_init(init: ast.FunctionDef) -> bool:
+    """Whether ``init`` calls ``super().__init__(...)`` or ``<Base>.__init__(self, ...)``."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "__init__"
+        and (isinstance(node.func.value, (ast.Call, ast.Name)))
+        for node in ast.walk(init)
+    )
+
+
+def connector_inits(source: str, path: str) -> dict[str, str]:
+    """``connector <class>`` -> whether the ``__init__`` of each ``*Connector*`` class of ``source`` (the file
+    ``path``) runs its base class's: ``base initialized: <path> l.<n>`` or ``base not initialized: <path> l.<n>``.
+    A class without an ``__init__`` of its own inherits one and is left out."""
+    out: dict[str, str] = {}
+    for cls in ast.parse(source).body:
+        if not isinstance(cls, ast.ClassDef) or "Connector" not in cls.name or not cls.bases:
+            continue
+        for init in cls.body:
+            if isinstance(init, ast.FunctionDef) and init.name == "__init__":
+                word = "base initialized" if _calls_base_init(init) else "base not initialized"
+                out[f"connector {cls.name}"] = f"{word}: {path} l.{init.lineno}"
+    return out
+
+
 def tpu_inference_table(wheel: Path, version: str) -> Table:
-    files = ["tpu_inference/envs.py", *GETENV_FILES]
+    files = ["tpu_inference/envs.py", *GETENV_FILES, *CONNECTOR_FILES]
     with zipfile.ZipFile(wheel) as z:
         env = _dict_keys(z.read(files[0]).decode(), "environment_variables")
         read = {k: v for f in GETENV_FILES for k, v in getenv_reads(z.read(f).decode(), f).items()}
-    facts = {f"env {k}": v for k, v in read.items()}
+        inits = {k: v for f in CONNECTOR_FILES for k, v in connector_inits(z.read(f).decode(), f).items()}
+    facts = {f"env {k}": v for k, v in read.items()} | inits
     return Table(
         "tpu-inference",
         version,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -127,6 +128,24 @@ def _serve_flags(script: str) -> tuple[list[str], list[str]]:
     return serve, bootstrap
 
 
+def kv_connector_problems(script: str, t: Tables) -> list[str]:
+    """The ``kv_connector`` of each ``--kv-transfer-config=<json>`` in ``script`` that the pinned tpu-inference does
+    not start: one whose ``__init__`` skips ``KVConnectorBase_V1``'s (tpu-inference 0.27.0 to 0.29.0
+    ``TPUConnectorHMA``: EngineCore fails at start; tpu-inference issue 3468, PR 3566), or one the table does not
+    know (the table's ``connector <class>`` facts, read from the wheel by extract_vllm.connector_inits)."""
+    problems = []
+    for word in shlex.split(script.replace("$(", "(")):
+        if not word.startswith("--kv-transfer-config="):
+            continue
+        name = str(json.loads(word.split("=", 1)[1]).get("kv_connector", ""))
+        fact = t.tpu_inference.facts.get(f"connector {name}", "")
+        if not fact.startswith("base initialized"):
+            why = fact or "no such connector in the table's files"
+            problems.append(f"--kv-transfer-config kv_connector {name}: does not start in tpu-inference "
+                            f"{t.tpu_inference.version} ({why})")  # fmt: skip
+    return problems
+
+
 def findings(view: PlanView) -> list[Finding]:
     """Per vLLM container: its image is the pinned release, and every flag and variable it sets is read."""
     t = tables()
@@ -146,6 +165,7 @@ def findings(view: PlanView) -> list[Finding]:
             f"vllm serve {f}: no such flag in vllm {t.vllm.version}" for f in serve if not known_flag(f, t.vllm.flags)
         ]
         problems += [f"{f}: not a flag of multi-node-serving.sh" for f in bootstrap if f not in RAY_BOOTSTRAP_FLAGS]
+        problems += kv_connector_problems(script, t)
         n = len(c.get("env") or ()) + len(serve) + len(bootstrap)
         out.append(
             Finding(subject, not problems, "; ".join(problems) or f"{n} flags and variables, each read by the image")

@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load
+from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import RolloutPlan
 from tpu_serving.config import ConfigError
 from tpu_serving.derived import scale_from_zero
@@ -195,3 +196,79 @@ def test_rollout_every_leaderworkerset_has_a_budget_of_one_group():
             "unhealthyPodEvictionPolicy": "AlwaysAllow",
         }
         assert plan_of(stack).as_json()["outputs"]["rollout"]["drain"].startswith("a node drain or upgrade takes one")
+
+
+# --------------------------------------------------------------------------- GKE's node upgrades
+
+
+def test_rollout_upgrade_says_when_upgrades_come_and_what_one_costs():
+    def plan(groups: int, fewest: int, minutes: int, channel: str | None = "RAPID", held: bool = False) -> str:
+        return RolloutPlan(
+            Rollout.IN_PLACE,
+            groups,
+            groups > fewest,
+            fewest,
+            1,
+            minutes,
+            (),
+            channel,
+            "FREQ=DAILY 02:00-08:00 UTC",
+            held,
+        ).upgrade
+
+    when = "GKE upgrades the nodes on the RAPID channel in the window FREQ=DAILY 02:00-08:00 UTC"
+    cost = "each upgrade recreates a slice's VMs and its group reloads for up to about"
+    exclusion = (
+        "; a maintenance exclusion of scope NO_MINOR_OR_NODE_UPGRADES (cluster.maintenance.exclusions) lets you "
+        "choose when"
+    )
+    assert plan(1, 1, 182) == f"{when}; {cost} 182 minutes: with one group, the service stops meanwhile{exclusion}"
+    assert plan(1, 1, 182, held=True) == (
+        f"{when}, now held back by a maintenance exclusion; {cost} 182 minutes: with one group, the service stops "
+        "meanwhile"
+    )
+    owner = "node upgrades come on the existing cluster's channel and maintenance window (its owner's)"
+    assert plan(1, 1, 30, channel=None) == f"{owner}; {cost} 30 minutes: with one group, the service stops meanwhile"
+    # the budget holds the next slice's drain only as long as GKE waits on it: an hour
+    assert plan(3, 3, 59) == (
+        f"{when}; {cost} 59 minutes; the disruption budget holds the next slice's drain until it serves again"
+    )
+    assert plan(2, 1, 45).endswith("until it serves again; at 1 group (the minimum) the service stops meanwhile")
+    assert plan(2, 2, 60) == (
+        f"{when}; {cost} 60 minutes, no less than the 60 minutes GKE waits on the disruption budget: the next "
+        "slice's upgrade can then take a second group down while the first still reloads"
+    )
+
+
+def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
+    out = plan_of(IN_PLACE).as_json()["outputs"]["rollout"]
+    assert out["upgrade"].startswith(
+        "GKE upgrades the nodes on the RAPID channel in the window FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC; "
+    )
+    assert "reloads for up to about 182 minutes: with one group" in out["upgrade"]
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:cluster"] = {
+        **cfg.get("tpu-serving:cluster", {}),
+        "releaseChannel": "STABLE",
+        "maintenance": {
+            "windowStart": "2026-01-05T10:00:00Z",
+            "windowEnd": "2026-01-05T22:00:00Z",
+            "recurrence": "FREQ=DAILY",
+            "exclusions": [{"name": "freeze", "startTime": "2026-12-01T00:00:00Z"}],
+        },
+    }
+    stack = load(cfg)
+    plan = rollout.plan(stack, stack.serving, 3600)
+    assert plan.channel == "STABLE" and plan.window == "FREQ=DAILY 10:00-22:00 UTC" and plan.node_upgrades_held
+    assert plan.upgrade.startswith(
+        "GKE upgrades the nodes on the STABLE channel in the window FREQ=DAILY 10:00-22:00 UTC, now held back"
+    )
+
+
+def test_rollout_summary_lines_of_the_preview_print_the_upgrade_line():
+    from tpu_serving_tools.preview import rollout_summary
+
+    outputs = plan_of(IN_PLACE).as_json()["outputs"]
+    lines = rollout_summary(outputs)
+    assert [line.split(":", 1)[0] for line in lines] == ["Rollout", "Drain", "Upgrades"]
+    assert lines[2] == f"Upgrades: {outputs['rollout']['upgrade']}"

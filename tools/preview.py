@@ -220,6 +220,8 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
     if isinstance(r, dict) and isinstance(r.get("drain"), str):
         lines.append(f"Drain: {r['drain']}")
+    if isinstance(r, dict) and isinstance(r.get("upgrade"), str):
+        lines.append(f"Upgrades: {r['upgrade']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
 
 

@@ -52,6 +52,21 @@ def problems(serving: scaling.Scaled, pools: int, per_group: int | None = None) 
     ]
 
 
+UPGRADE_WAIT_MINUTES = 60
+"""How long GKE waits on a node upgrade's drain, for the pods' disruption budgets and termination grace, before it
+goes ahead: an hour. GKE's "Extend the run time of Autopilot Pods" (cloud.google.com/kubernetes-engine/docs/how-to/
+extended-duration-pods, "About GKE-initiated Pod eviction"): "For automatic node upgrades, the grace period can be
+up to one hour"; for the disruption budget, William Denniss (GKE product manager), "Minimizing Pod Disruption on
+Autopilot" (wdenniss.com/minimizing-pod-disruption), node upgrades and repairs: "PDB: is respected for up to one
+hour", Autopilot upgrading "using a node pool upgrade with surge enabled", whose behaviour applies to Standard."""
+
+
+def window_text(start: str, end: str, recurrence: str) -> str:
+    """``FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC`` of a maintenance window given as RFC 3339 instants (their times
+    of day are the daily start and end) and an RRULE."""
+    return f"{recurrence} {start[11:16]}-{end[11:16]} UTC"
+
+
 @dataclass(frozen=True)
 class RolloutPlan:
     """What replacing every group costs: how many, by how many slices each, for how long."""
@@ -67,6 +82,12 @@ class RolloutPlan:
     """The startup window of a group: how long its slices may serve nothing (in place), or the surge runs."""
     spare_pools: tuple[str, ...]
     """Node pools of the surge group's spare share (none in place)."""
+    channel: str | None = None
+    """The cluster's GKE release channel; None: an existing cluster, whose owner sets its channel and window."""
+    window: str = ""
+    """The cluster's maintenance window (:func:`window_text`)."""
+    node_upgrades_held: bool = False
+    """A maintenance exclusion holds node upgrades back (scope NO_UPGRADES or NO_MINOR_OR_NODE_UPGRADES)."""
 
     @property
     def summary(self) -> str:
@@ -106,6 +127,34 @@ class RolloutPlan:
             return f"{budget}; at {self.fewest} group (the minimum) a drain stops the service meanwhile"
         return f"{budget}; {self.fewest - 1} of {self.fewest} groups at least keep serving"
 
+    @property
+    def upgrade(self) -> str:
+        """One line on GKE's node upgrades: when they come, and what one costs the groups. An upgrade drains a
+        slice's nodes and recreates its VMs together (:class:`~tpu_serving.maintenance.MaintenanceSettings`); the
+        disruption budget holds the next drain only until GKE stops waiting (:data:`UPGRADE_WAIT_MINUTES`)."""
+        if self.channel is None:
+            when = "node upgrades come on the existing cluster's channel and maintenance window (its owner's)"
+        else:
+            held = ", now held back by a maintenance exclusion" if self.node_upgrades_held else ""
+            when = f"GKE upgrades the nodes on the {self.channel} channel in the window {self.window}{held}"
+        m, wait = self.startup_minutes, UPGRADE_WAIT_MINUTES
+        cost = f"each upgrade recreates a slice's VMs and its group reloads for up to about {m} minutes"
+        if self.groups == 1:
+            way_out = (
+                ""
+                if self.node_upgrades_held or self.channel is None
+                else "; a maintenance exclusion of scope NO_MINOR_OR_NODE_UPGRADES (cluster.maintenance.exclusions) "
+                "lets you choose when"
+            )
+            return f"{when}; {cost}: with one group, the service stops meanwhile{way_out}"
+        if m >= wait:
+            return (
+                f"{when}; {cost}, no less than the {wait} minutes GKE waits on the disruption budget: the next "
+                "slice's upgrade can then take a second group down while the first still reloads"
+            )
+        alone = f"; at {self.fewest} group (the minimum) the service stops meanwhile" if self.fewest == 1 else ""
+        return f"{when}; {cost}; the disruption budget holds the next slice's drain until it serves again{alone}"
+
     def output(self) -> dict[str, object]:
         """The stack output ``rollout``."""
         return {
@@ -116,6 +165,7 @@ class RolloutPlan:
             "sparePools": list(self.spare_pools),
             "summary": self.summary,
             "drain": self.drain,
+            "upgrade": self.upgrade,
         }
 
 
@@ -129,6 +179,8 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPl
     pools = serving_pools(cfg, serving.slices)
     spare = scaling.spare_slices(serving, len(pools))
     groups = scaling.groups(serving)
+    m = cfg.cluster.maintenance
+    held = ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")
     return RolloutPlan(
         rollout=serving.rollout,
         groups=groups,
@@ -137,4 +189,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPl
         slices_per_group=max(1, scaling.group_slices(serving, len(pools)) // groups),
         startup_minutes=math.ceil(startup_seconds / 60),
         spare_pools=tuple(pools[len(pools) - spare :]) if spare else (),
+        channel=None if cfg.existing else str(cfg.cluster.release_channel),
+        window=window_text(m.window_start, m.window_end, m.recurrence),
+        node_upgrades_held=any(str(e.scope) in held for e in m.exclusions),
     )

@@ -109,6 +109,64 @@ class WebhookReadiness:
 
 
 @dataclass(frozen=True)
+class Availability:
+    """How the install keeps a controller serving through a node drain or upgrade: two replicas under leader
+    election, spread over nodes, and a disruption budget that lets a drain take one at a time.
+
+    Without it a drained node takes the controller's only pod, and while its replacement schedules and starts, the
+    webhooks that fail closed (LWS's pod webhook ``mpod.kb.io``, JobSet's) refuse every pod of a serving group that
+    its StatefulSets or Jobs try to create: a group recreation or a scale-up waits on the controller. Every replica
+    serves the webhooks; one leader reconciles (the release manifests' ``leaderElection: leaderElect: true``). The
+    JobSet chart offers the same, off by default (sigs.k8s.io/jobset@v0.12.0 charts/jobset/values.yaml l.35
+    ``controller.replicas: 1``; templates/controller/pod_disruption_budget.yaml: ``minAvailable: 1`` over the
+    controller's selector labels); the LWS release runs two replicas already (v0.9.0 and v0.10.0
+    config/manager/manager.yaml l.31) and has no budget."""
+
+    deployment: str
+    """The Deployment's name in the release manifest."""
+    namespace: str
+    selector: Mapping[str, str]
+    """The Deployment's ``spec.selector.matchLabels`` in the release manifest."""
+    replicas: int = 2
+
+    def installed(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
+        """One object of the release manifest as the install applies it: the controller's Deployment with
+        :attr:`replicas` and its pods spread over nodes (``ScheduleAnyway``: a cluster with one CPU node still
+        schedules both), anything else unchanged."""
+        metadata = obj.get("metadata")
+        if (
+            obj.get("kind") != "Deployment"
+            or not isinstance(metadata, Mapping)
+            or metadata.get("name") != self.deployment
+        ):
+            return obj
+        spec = dict(obj["spec"])
+        template = dict(spec["template"])
+        pod = dict(template["spec"])
+        pod["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": "kubernetes.io/hostname",
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(self.selector)},
+            }
+        ]
+        template["spec"] = pod
+        spec.update(replicas=self.replicas, template=template)
+        return {**obj, "spec": spec}
+
+    def budget(self) -> dict[str, Any]:
+        """The controller's PodDisruptionBudget: a drain evicts one replica, then waits until it is back
+        (``minAvailable: 1`` of :attr:`replicas`, as the JobSet chart's)."""
+        return {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": self.deployment, "namespace": self.namespace},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": dict(self.selector)}},
+        }
+
+
+@dataclass(frozen=True)
 class Controller:
     """An upstream controller whose releases publish one install manifest."""
 
@@ -127,6 +185,39 @@ class Controller:
     objects are not known to be valid for it (and its manifest URL may not exist)."""
     webhook_readiness: WebhookReadiness | None = None
     """When its own readiness check passes before its webhooks serve: the probe that passes once they do."""
+    availability: Availability | None = None
+    """When a down controller stops serving pods (its webhooks fail closed): replicas and a disruption budget."""
+
+    def installed(self, obj: Mapping[str, Any], version: str) -> Mapping[str, Any]:
+        """One object of the release manifest as :class:`ControllerInstall` applies it (its transforms)."""
+        if self.webhook_readiness is not None:
+            obj = self.webhook_readiness.installed(obj, version)
+        return self.availability.installed(obj) if self.availability is not None else obj
+
+    def transforms(self, version: str) -> list[pulumi.ResourceTransform]:
+        """The Pulumi transforms that make the release's children what :meth:`installed` says."""
+        found: list[pulumi.ResourceTransform] = []
+        if self.webhook_readiness is not None:
+            found.append(self.webhook_readiness.transform(version))
+        availability = self.availability
+        if availability is not None:
+
+            def spread(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+                if args.type_ != "kubernetes:apps/v1:Deployment":
+                    return None
+                changed = availability.installed(args.props)
+                return (
+                    None
+                    if changed is args.props
+                    else pulumi.ResourceTransformResult(props=dict(changed), opts=args.opts)
+                )
+
+            found.append(spread)
+        return found
+
+    def extra_objects(self) -> list[dict[str, Any]]:
+        """Objects the install adds to the release manifest's: the controller's disruption budget."""
+        return [self.availability.budget()] if self.availability is not None else []
 
     def newer_problem(self, version: str) -> str:
         """Why ``version`` (a well-formed release) is newer than the version set knows, or ``""``."""
@@ -162,6 +253,14 @@ LWS = Controller(
         since="v0.9.0",
         earlier_path="/validate--v1-pod",
     ),
+    # v0.9.0 and v0.10.0 config/default/kustomization.yaml l.2 (namespace lws-system), l.9 (namePrefix lws-),
+    # l.12-14 (commonLabels, selectors included) over config/manager/manager.yaml l.30 (control-plane); the
+    # selector as kustomize v5.8.2 builds the v0.9.0 release.
+    availability=Availability(
+        "lws-controller-manager",
+        "lws-system",
+        {"app.kubernetes.io/instance": "lws", "app.kubernetes.io/name": "lws", "control-plane": "controller-manager"},
+    ),
 )
 JOBSET = Controller(
     name="jobset",
@@ -170,6 +269,19 @@ JOBSET = Controller(
     default_version=PINS["jobset"].value,
     newest_version=PINS["jobset"].newest,
     min_version="v0.2.3",
+    # v0.12.0 config/default/kustomization.yaml l.2 (namespace jobset-system), l.9 (namePrefix jobset-), l.13-15
+    # (commonLabels) over config/components/manager/manager.yaml (control-plane: controller-manager; replicas: 1,
+    # l.31); the selector as kustomize v5.8.2 builds the release.
+    availability=Availability(
+        "jobset-controller-manager",
+        "jobset-system",
+        {
+            "app.kubernetes.io/instance": "jobset",
+            "app.kubernetes.io/managed-by": "kustomize",
+            "app.kubernetes.io/name": "jobset",
+            "control-plane": "controller-manager",
+        },
+    ),
 )
 PATHWAYS_JOB = Controller(
     name="pathways-job",
@@ -292,12 +404,12 @@ class ControllerInstall(pulumi.ComponentResource):
         self.source = manifest_source(args.manifest)
         """Where the manifest is read from: ``upstream``, ``mirror`` or ``local file``."""
         readiness = args.controller.webhook_readiness
+        transforms = args.controller.transforms(args.version)
         self.manifests = k8s.yaml.v2.ConfigGroup(
             f"{name}-manifests",
             files=[args.manifest or upstream],
-            opts=pulumi.ResourceOptions(
-                parent=self, transforms=[readiness.transform(args.version)] if readiness else None
-            ),
+            objs=args.controller.extra_objects() or None,
+            opts=pulumi.ResourceOptions(parent=self, transforms=transforms or None),
         )
         # A named source records the upstream release it stands for (readers of the plan recognise the release
         # by its upstream address); the upstream install records its URL alone, as before.

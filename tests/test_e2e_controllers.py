@@ -222,3 +222,66 @@ def test_e2e_lws_webhook_serves_when_its_deployment_is_available(lws_plane: Cont
         assert refusal == ""
     else:
         assert refusal.startswith('Internal error occurred: failed calling webhook "mleaderworkerset.kb.io"'), refusal
+
+
+def _evict(cp: ControlPlane, pod: Obj) -> str:
+    """Evict ``pod`` as a node drain does; ``""`` when allowed, else the API server's status and message."""
+    meta = pod["metadata"]
+    body = {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+    }
+    try:
+        cp.kube.request("POST", f"/api/v1/namespaces/{meta['namespace']}/pods/{meta['name']}/eviction", body)
+    except ApiError as err:
+        return f"{err.status} {err.message}"
+    return ""
+
+
+@pytest.fixture(params=["library", "upstream"])
+def install(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def test_e2e_controller_serves_its_webhooks_through_a_drain(case: Case, install: str, tmp_path: Path):
+    """A node drain evicts the controller's pods. As the library installs it (two replicas, a disruption budget of
+    ``minAvailable: 1``), the first eviction is allowed and the second refused while the first is not back, and the
+    webhooks still answer from the other replica. As upstream ships it (planted: JobSet one replica, LWS two, no
+    budget), every eviction is allowed, and with the evicted stand-ins gone the API server cannot call the webhooks:
+    no custom resource, and no pod the webhooks admit, can be created until the controller is back."""
+    stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
+    with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        manifest = Path(toolchain_files()[case.manifest])
+        controllers.install_release(plane, manifest, case.library if install == "library" else None)
+        plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
+        controller = controllers.run_controller(plane, case.spec, timeout=180)
+        budgets = plane.kube.list("policy/v1", "PodDisruptionBudget", case.spec.namespace)
+        if install == "library":
+            assert len(controller.pods) == 2 and len(budgets) == 1
+            wait_for(
+                "the budget counts both replicas healthy",
+                lambda: plane.kube.list("policy/v1", "PodDisruptionBudget", case.spec.namespace)[0]
+                .get("status", {})
+                .get("disruptionsAllowed") == 1,
+                timeout=60,
+            )  # fmt: skip
+        else:
+            assert budgets == []
+        answers = []
+        for stand_in in controller.pods:
+            answer = _evict(plane, stand_in.pod)
+            answers.append(answer)
+            if answer == "":
+                stand_in.process.stop()  # as the kubelet stops an evicted pod's containers
+        print(f"{install}: evictions {answers}")
+        refusal = create(plane, case.bad)
+        print(f"{install}: then {case.bad['kind']} bad: {refusal}")
+        if install == "library":
+            assert answers[0] == ""
+            assert answers[1].startswith("429 Cannot evict pod as it would violate the pod's disruption budget")
+            assert refusal.startswith(case.refusal)  # the other replica answers
+        else:
+            assert answers == [""] * len(controller.pods)
+            assert refusal.startswith(f'Internal error occurred: failed calling webhook "{case.mutating}"')

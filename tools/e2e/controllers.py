@@ -98,12 +98,14 @@ def install_release(
     cp: ControlPlane, manifest: Path, controller: library.Controller | None = None, version: str = ""
 ) -> None:
     """A release manifest's objects, server-side applied as a stack applies them: as the library's install of
-    ``controller`` at ``version`` changes them (its :class:`~tpu_serving.controllers.WebhookReadiness`; None: as
-    upstream ships them), its CRDs first (until Established), then its Namespace, then the rest."""
+    ``controller`` at ``version`` changes them and adds to them (:meth:`~tpu_serving.controllers.Controller.installed`
+    and :meth:`~tpu_serving.controllers.Controller.extra_objects`: its webhook readiness probe, its replicas and
+    disruption budget; None: as upstream ships them), its CRDs first (until Established), then its Namespace, then
+    the rest."""
     docs: list[Obj] = [d for d in yaml.safe_load_all(manifest.read_text()) if d]
-    if controller is not None and controller.webhook_readiness is not None:
-        readiness, release = controller.webhook_readiness, version or controller.default_version
-        docs = [dict(readiness.installed(d, release)) for d in docs]
+    if controller is not None:
+        release = version or controller.default_version
+        docs = [dict(controller.installed(d, release)) for d in docs] + controller.extra_objects()
     crds.install(cp.kube, [(str(manifest), d) for d in docs if d["kind"] == "CustomResourceDefinition"])
     for doc in sorted(docs, key=lambda d: APPLY_FIRST.get(d["kind"], 2)):
         if doc["kind"] != "CustomResourceDefinition":

@@ -2,7 +2,7 @@
 chart deploys it on GKE (see :mod:`tpu_serving.gateway` for the sources); the objects the
 :class:`~tpu_serving.gateway.ServingGateway` creates for it."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
 
@@ -30,6 +30,9 @@ _service.yaml l.60-62)."""
 EPP_HEALTH_SERVICE = "inference-extension"
 """The gRPC health service the chart's probes name for a single replica (_deployment.yaml l.149-151, l.161-163);
 without leader election the picker answers every service name alike (cmd/epp/runner/health.go l.66-74)."""
+EPP_LIVENESS_SERVICE = "liveness"
+"""The gRPC health service every running replica passes under leader election (cmd/epp/runner/health.go l.51,
+l.90-96): the chart's liveness probe for more than one replica (_deployment.yaml l.143-147)."""
 EPP_POOL_GROUP = INFERENCE_API.split("/")[0]
 """``--pool-group``, as the chart passes it (_deployment.yaml l.102-103); the picker's default too
 (pkg/common/routing/common.go l.28, options.go l.136)."""
@@ -75,53 +78,90 @@ pkg/epp/config/loader/configloader.go l.53, l.91-93); each plugin type a beta on
 (cmd/epp/runner/runner.go l.611, l.624-625, l.692-693). The metrics source scrapes each model server's
 InferencePool target port (pkg/epp/framework/plugins/datalayer/source/metrics/datasource.go l.47-52)."""
 
-EPP_PD_PLUGINS = (
-    """apiVersion: llm-d.ai/v1alpha1
-kind: EndpointPickerConfig
-plugins:
-- type: approx-prefix-cache-producer
-  parameters:
-    maxPrefixTokensToMatch: 16384
-    lruCapacityPerServer: 31250
-- type: prefix-cache-scorer
-- type: queue-scorer
-- type: prefill-filter
-- type: decode-filter
-- type: max-score-picker
-- type: prefix-based-pd-decider
-  parameters:
-    nonCachedTokens: 16
-- type: disagg-profile-handler
-  parameters:
-    deciders:
-      prefill: prefix-based-pd-decider
-"""
-    + EPP_METRICS_PLUGINS
-    + """schedulingProfiles:
-"""
-    + "".join(
+ROLLOUT_SCREENER = "disaggregatedset-rollout-screener"
+"""The DisaggregatedSet rollout screener's plugin type (llm-d/llm-d-router@v0.10.0 pkg/epp/framework/plugins/
+requestcontrol/screener/disaggregatedsetrollout/plugin.go l.43), alpha (cmd/epp/runner/runner.go l.569)."""
+PD_DECIDER = "always-disagg-pd-decider"
+"""The decider that disaggregates every request (pkg/epp/framework/plugins/scheduling/profilehandler/disagg/
+always_disagg_pd_decider.go l.13, l.48-50), beta (runner.go l.621)."""
+EXPERIMENTAL_PLUGINS_FLAG = "--allow-experimental-plugins"
+"""Lets the picker load alpha plugins (pkg/epp/server/options.go l.124, l.239-240); without it the release refuses
+them at start (runner.go l.452 ``ValidatePluginStability``)."""
+LEADER_ELECTION_FLAG = "--ha-enable-leader-election"
+"""Leader election among the picker's replicas (pkg/epp/server/options.go l.68, l.165-166): a Lease
+``epp-<namespace>-<pool>.llm-d.ai`` in the pool's namespace, released on shutdown (pkg/epp/server/
+controller_manager.go l.109-115); readiness and the ext-proc health pass only on the leader (cmd/epp/runner/
+health.go l.76-100)."""
+EPP_HA_REPLICAS = 2
+"""The picker's replicas behind a prefill/decode pool: a leader and a warm standby (the chart's active-passive
+mode, config/charts/README.md l.108-113, for ``router.epp.replicas`` > 1)."""
+
+
+def epp_pd_plugins(pool_selector: Mapping[str, str]) -> str:
+    """The picker's prefill/decode configuration, for a pool of prefill and decode servers (the disaggregated vLLM
+    mode), with every plugin checked in llm-d/llm-d-router@v0.10.0:
+
+    - ``disaggregatedset-rollout-screener`` (pkg/epp/framework/plugins/requestcontrol/screener/disaggregatedsetrollout
+      plugin.go l.43; README.md l.249-311): before every profile it keeps one DisaggregatedSet revision's pods, so a
+      rollout never pairs an old prefill with a new decode server (decode pulls with its own KV layout, which an
+      engine or ``max_model_len`` change alters). ``revisionGating.mode: sum`` weights each revision by its Ready
+      pods of both roles and drops a revision missing either role (config.go l.131-142, l.220-239); the revision and
+      role labels are its defaults, ``disaggregatedset.x-k8s.io/revision`` and ``.../role`` (config.go l.50-51), which
+      the LWS v0.10.0 controller puts on every pod of a revision (pkg/utils/disaggregatedset/utils.go l.103-111).
+      ``scope.labelSelector`` is the pool's own selector (the leaders, which serve). It watches pods through the
+      picker's own namespaced pod cache (plugin.go l.123-140; pkg/epp/server/controller_manager.go l.65-76), which
+      the picker's Role already grants. It is **alpha** (cmd/epp/runner/runner.go l.569 ``StabilityAlpha``), loaded
+      only with ``--allow-experimental-plugins`` (pkg/epp/server/options.go l.239-240; runner.go l.452). Until the
+      first pod snapshot after a picker start it answers 503 (README.md l.341-345).
+    - ``always-disagg-pd-decider`` (pkg/epp/framework/plugins/scheduling/profilehandler/disagg/
+      always_disagg_pd_decider.go l.13, l.48-50: every request disaggregated; beta, runner.go l.621) in place of
+      deploy/config/pd-epp-config.yaml's ``prefix-based-pd-decider``, and no prefix-cache producer or scorer: both
+      roles run without prefix caching (:data:`~tpu_serving.backends.vllm.kv.PD_FLAGS`), so a prefix the picker
+      believes cached on a decode pod is not, and a decision to decode a long prompt locally would compute it on
+      decode (docs/disaggregation.md l.397-408).
+    - ``disagg-profile-handler`` with ``deciders.prefill`` (disagg_profile_handler.go l.32, l.79-89, l.159-173), runs
+      the ``decode`` profile first, then the prefill profile, and sets ``x-prefiller-host-port`` to the prefill pod
+      chosen (docs/disaggregation.md l.48-57, l.96-115; pkg/common/routing/common.go l.14), which the decode pod's
+      sidecar sends the prefill leg to. The profiles' filters read the pods' ``llm-d.ai/role`` label
+      (pkg/epp/framework/plugins/filter/bylabel/roles.go l.11, l.33-60); each picks by queue (queue-scorer).
+    - the metrics source and extractor of :data:`EPP_PLUGINS` (the chart adds them to any configuration)."""
+    scope = ",".join(f"{k}={v}" for k, v in sorted(pool_selector.items()))
+    profiles = "".join(
         f"""- name: {role}
   plugins:
   - pluginRef: {role}-filter
   - pluginRef: max-score-picker
-  - pluginRef: prefix-cache-scorer
-    weight: 2
   - pluginRef: queue-scorer
     weight: 1
 """
         for role in ("prefill", "decode")
     )
-)
-"""The picker's prefill/decode configuration, for a pool of prefill and decode servers (the disaggregated vLLM
-mode): llm-d/llm-d-router@v0.10.0 deploy/config/pd-epp-config.yaml l.1-37 as it is, with the metrics source and
-extractor of :data:`EPP_PLUGINS` (the chart adds them to any configuration). The ``disagg-profile-handler`` runs the
-``decode`` profile first, then the decider; disaggregating, it sets ``x-prefiller-host-port`` to the prefill pod
-chosen (docs/disaggregation.md l.48-57, l.96-115; pkg/common/routing/common.go l.14), which the decode pod's sidecar
-sends the prefill leg to. The profiles' filters read the pods' ``llm-d.ai/role`` label
-(pkg/epp/framework/plugins/filter/bylabel/roles.go l.11, l.33-60). The ``disaggregatedset-rollout-screener``, which
-pairs prefill and decode of one DisaggregatedSet revision during a rollout, is alpha in v0.10.0 (refused without
-``--allow-experimental-plugins``: tools/conformance/tables/epp-v0.10.0.json), so it is left out: during a rollout a
-request may pair an old prefill with a new decode server, whose KV layouts the stack keeps equal."""
+    return (
+        f"""apiVersion: llm-d.ai/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- type: {ROLLOUT_SCREENER}
+  parameters:
+    scope:
+      labelSelector: "{scope}"
+    revisionGating:
+      mode: sum
+      requireRoles:
+        values: [prefill, decode]
+- type: queue-scorer
+- type: prefill-filter
+- type: decode-filter
+- type: max-score-picker
+- type: {PD_DECIDER}
+- type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: {PD_DECIDER}
+"""
+        + EPP_METRICS_PLUGINS
+        + "schedulingProfiles:\n"
+        + profiles
+    )
 
 
 def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:
@@ -149,8 +189,29 @@ def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
             ),
             k8s.rbac.v1.PolicyRuleArgs(api_groups=[EPP_POOL_GROUP], resources=["inferencepools"], verbs=read),
             k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=read),
+            *(leader_election_rules() if highly_available(args) else ()),
         ],
     )
+
+
+def highly_available(args: ServingGatewayArgs) -> bool:
+    """Whether the picker runs as a leader and a standby: behind a prefill/decode pool, whose InferencePool fails
+    closed (:func:`tpu_serving.gateway.inference_pool`), so a picker that is down refuses every request."""
+    return args.disaggregated
+
+
+def leader_election_rules() -> list[k8s.rbac.v1.PolicyRuleArgs]:
+    """What leader election needs in the pool's namespace: its Lease and the events it records, as the chart's
+    Role grants them for more than one replica (llm-d/llm-d-router@v0.10.0 config/charts/routerlib/templates/
+    _leader-election-rbac.yaml l.2-17)."""
+    return [
+        k8s.rbac.v1.PolicyRuleArgs(
+            api_groups=["coordination.k8s.io"],
+            resources=["leases"],
+            verbs=["get", "list", "watch", "create", "update", "patch", "delete"],
+        ),
+        k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["events"], verbs=["create", "patch"]),
+    ]
 
 
 def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
@@ -160,7 +221,16 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     values.yaml l.7 ``replicas: 1``). Its arguments are the chart's for an InferencePool (l.96-128) with the
     chart's defaults: no leader election (one replica, l.110-112), no tracing (``tracing.enabled: false``,
     values.yaml l.145-146), and no ``--metrics-endpoint-auth=false`` (``monitoring.prometheus.auth.enabled: true``,
-    values.yaml l.136-139)."""
+    values.yaml l.136-139).
+
+    Behind a prefill/decode pool (:func:`highly_available`): two replicas with ``--ha-enable-leader-election``, as
+    the chart runs more than one (l.110-112), and ``--allow-experimental-plugins`` for the alpha rollout screener
+    (:func:`epp_pd_plugins`); probes on the ``liveness`` service, RollingUpdate (:func:`epp_strategy`), the
+    replicas apart, a disruption budget (:func:`epp_disruption_budget`). GKE's load balancer checks the picker on
+    gRPC 9003 (the chart adds no HealthCheckPolicy for that port even with several replicas and leader election,
+    config/charts/llm-d-router-gateway/templates/gke.yaml l.38-41), and an overall check, with no service name,
+    passes only on the leader (cmd/epp/runner/health.go l.85-89): the load balancer sends ext-proc calls to the
+    leader alone."""
     field_env = [
         k8s.core.v1.EnvVarArgs(
             name=n,
@@ -168,7 +238,10 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
         )
         for n, p in (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
     ]
-    health = k8s.core.v1.GRPCActionArgs(port=EPP_HEALTH_PORT, service=EPP_HEALTH_SERVICE)
+    ha = highly_available(args)
+    health = k8s.core.v1.GRPCActionArgs(
+        port=EPP_HEALTH_PORT, service=EPP_LIVENESS_SERVICE if ha else EPP_HEALTH_SERVICE
+    )
     container = k8s.core.v1.ContainerArgs(
         name="epp",
         image=args.settings.epp_image,
@@ -186,6 +259,7 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             "--grpc-health-port",
             str(EPP_HEALTH_PORT),
             "--tracing=false",
+            *((LEADER_ELECTION_FLAG, EXPERIMENTAL_PLUGINS_FLAG) if ha else ()),
         ],
         ports=[
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EPP_GRPC_PORT),
@@ -207,8 +281,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.apps.v1.DeploymentSpecArgs(
-            replicas=1,
-            strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+            replicas=EPP_HA_REPLICAS if ha else 1,
+            strategy=epp_strategy(ha),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),
@@ -219,6 +293,7 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
                     security_context=pod_security(),
                     priority_class_name=args.priority_class_name,
                     termination_grace_period_seconds=130,
+                    affinity=_apart(args) if ha else None,
                     containers=[container],
                     volumes=[
                         k8s.core.v1.VolumeArgs(
@@ -227,6 +302,53 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
                     ],
                 ),
             ),
+        ),
+    )
+
+
+def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
+    """One replica: Recreate, the chart's (config/charts/routerlib/templates/_deployment.yaml l.338-345). A leader
+    and a standby: RollingUpdate, one new pod up before an old one goes (maxSurge 1, maxUnavailable 0), so a
+    rollout never takes both; an old leader on SIGTERM reports NOT_SERVING and releases its Lease at once, then
+    keeps serving ext-proc for ``--drain-timeout`` (30 s default, pkg/epp/server/options.go l.43, l.167-170;
+    within the 130 s grace period) while a standby takes the Lease. The chart keeps Recreate with leader
+    election because its readiness probe passes only on the leader (l.155-165), and then a rolling update could
+    never remove the old leader (l.339-344): here the probes ask the ``liveness`` service, which every running
+    replica passes (cmd/epp/runner/health.go l.90-96), and which replica the load balancer sends requests to is
+    its own health check's choice (below, :func:`epp_deployment`)."""
+    if not ha:
+        return k8s.apps.v1.DeploymentStrategyArgs(type="Recreate")
+    return k8s.apps.v1.DeploymentStrategyArgs(
+        type="RollingUpdate",
+        rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=1, max_unavailable=0),
+    )
+
+
+def _apart(args: ServingGatewayArgs) -> k8s.core.v1.AffinityArgs:
+    """The replicas on different nodes when the cluster has room: a node's loss or drain takes one of them."""
+    return k8s.core.v1.AffinityArgs(
+        pod_anti_affinity=k8s.core.v1.PodAntiAffinityArgs(
+            preferred_during_scheduling_ignored_during_execution=[
+                k8s.core.v1.WeightedPodAffinityTermArgs(
+                    weight=100,
+                    pod_affinity_term=k8s.core.v1.PodAffinityTermArgs(
+                        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
+                        topology_key="kubernetes.io/hostname",
+                    ),
+                )
+            ]
+        )
+    )
+
+
+def epp_disruption_budget(args: ServingGatewayArgs) -> k8s.policy.v1.PodDisruptionBudgetInitArgs:
+    """A drain or upgrade evicts one picker replica at a time (``maxUnavailable: 1``), the next only once the
+    replacement runs: the standby takes the Lease meanwhile."""
+    return k8s.policy.v1.PodDisruptionBudgetInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
+        spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
+            max_unavailable=1,
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
         ),
     )
 

@@ -37,12 +37,16 @@ import pulumi_kubernetes as k8s
 from .epp import (
     EPP_CONFIG_FILE,
     EPP_GRPC_PORT,
-    EPP_PD_PLUGINS,
+    EPP_HA_REPLICAS,
     EPP_PLUGINS,
     epp_deployment,
+    epp_disruption_budget,
+    epp_labels,
     epp_network_policy,
+    epp_pd_plugins,
     epp_role,
     epp_service,
+    highly_available,
 )
 from .gateway_settings import (
     EPP_IMAGE,
@@ -136,16 +140,78 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     """The InferencePool over the leaders, with its endpoint picker.
 
     ``failureMode: FailOpen``, the llm-d-router v0.10.0 chart's default (config/charts/routerlib/templates/
-    _inferencepool.yaml l.37, values.yaml l.154-156): the picker runs as one replica, so while it is rescheduled
-    (an upgrade, an autoscaler scale-down or a repair of its node) the Gateway still sends requests to the pool's
-    leaders, unpicked, instead of failing every one of them (``FailClose``)."""
-    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": "FailOpen"}
+    _inferencepool.yaml l.37, values.yaml l.154-156), for a pool of equal leaders: the picker runs as one replica,
+    so while it is rescheduled (an upgrade, an autoscaler scale-down or a repair of its node) the Gateway still
+    sends requests to the pool's leaders, unpicked, instead of failing every one of them.
+
+    ``FailClose`` for a prefill/decode pool: unpicked, the Gateway would forward a request "to an endpoint of its
+    picking" (gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go l.168-173, l.182-188; the enum
+    FailOpen;FailClose, l.179), a prefill leader as likely as a decode one, and a prefill server answers one
+    token while holding the request's KV blocks until the pull timeout (180 s, tpu-inference 0.29.0). The picker
+    runs as a leader and a standby there (:func:`tpu_serving.epp.highly_available`)."""
+    mode = "FailClose" if args.disaggregated else "FailOpen"
+    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": mode}
     spec = {
         "selector": {"matchLabels": dict(args.pool_selector)},
         "targetPorts": [{"number": args.port}],
         "endpointPickerRef": picker,
     }
     return _custom(args, INFERENCE_API, "InferencePool", spec)
+
+
+def router_restart(args: ServingGatewayArgs) -> str:
+    """What a restart of the router in front of the serving pods does (the preview's ``Router restart:`` line)."""
+    if not args.settings.inference_pool:
+        return (
+            "no endpoint picker: the load balancer spreads requests over the Service's ready pods; its proxies are "
+            "Google's, nothing of the stack restarts in the path"
+        )
+    if not highly_available(args):
+        return (
+            "one endpoint picker replica (Recreate) and failureMode FailOpen: while it restarts, the load balancer "
+            "sends requests to any ready leader of the pool, unpicked (by neither queue nor KV-cache load)"
+        )
+    return (
+        f"{EPP_HA_REPLICAS} endpoint picker replicas with leader election, RollingUpdate and a disruption budget of "
+        "one, failureMode FailClose: when the leader goes, a standby takes its Lease within seconds; requests "
+        "arriving while no replica leads are refused (503), never sent unpicked to a prefill server; the alpha "
+        "rollout screener (--allow-experimental-plugins) answers 503 until its first pod snapshot after a start"
+    )
+
+
+def pool_ingress(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
+    """A prefill/decode pool's pods take their target port from the endpoint picker (it reads ``/metrics`` there,
+    :data:`~tpu_serving.epp.EPP_METRICS_PLUGINS`) and from Google's health checkers (:data:`HEALTH_CHECK_RANGES`,
+    the regional internal Application Load Balancer's row of https://cloud.google.com/load-balancing/docs/firewall-rules;
+    GKE opens its VPC firewall for its Gateways' health checks from them, https://cloud.google.com/kubernetes-engine/
+    docs/concepts/firewall-rules, "GKE Gateways and HTTPRoutes"): the load balancer checks every endpoint of the
+    pool, prefill's too. Clients and the load balancer's proxies reach the decode leaders only
+    (the backend's ``serving-ingress``): with ``FailClose`` the Gateway sends a request nowhere the picker did not
+    choose, and the picker's destination is a decode server."""
+    peers = [
+        k8s.networking.v1.NetworkPolicyPeerArgs(ip_block=k8s.networking.v1.IPBlockArgs(cidr=c))
+        for c in HEALTH_CHECK_RANGES
+    ]
+    return k8s.networking.v1.NetworkPolicyInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=f"{args.name}-pool-ingress", namespace=args.namespace, labels=dict(args.labels)
+        ),
+        spec=k8s.networking.v1.NetworkPolicySpecArgs(
+            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(args.pool_selector)),
+            policy_types=["Ingress"],
+            ingress=[
+                k8s.networking.v1.NetworkPolicyIngressRuleArgs(
+                    from_=[
+                        k8s.networking.v1.NetworkPolicyPeerArgs(
+                            pod_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args))
+                        ),
+                        *peers,
+                    ],
+                    ports=[k8s.networking.v1.NetworkPolicyPortArgs(protocol="TCP", port=args.port)],
+                )
+            ],
+        ),
+    )
 
 
 class ServingGateway(pulumi.ComponentResource):
@@ -157,6 +223,8 @@ class ServingGateway(pulumi.ComponentResource):
 
     address_command: str
     """``kubectl`` command that prints the Gateway's internal address (GKE fills ``status.addresses``)."""
+    router_restart: str
+    """What a restart of the router does to requests (:func:`router_restart`)."""
 
     def __init__(self, name: str, args: ServingGatewayArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("ServingGateway", args, ServingGatewayArgs)
@@ -198,7 +266,8 @@ class ServingGateway(pulumi.ComponentResource):
         self.address_command = (
             f"kubectl -n {args.namespace} get gateway {args.name} -o jsonpath='{{.status.addresses[0].value}}'"
         )
-        self.register_outputs({"addressCommand": self.address_command})
+        self.router_restart = router_restart(args)
+        self.register_outputs({"addressCommand": self.address_command, "routerRestart": self.router_restart})
 
     @staticmethod
     def _epp(name: str, args: ServingGatewayArgs, child: pulumi.ResourceOptions) -> None:
@@ -215,7 +284,7 @@ class ServingGateway(pulumi.ComponentResource):
         config = k8s.core.v1.ConfigMap(
             f"{name}-epp-config",
             metadata=meta,
-            data={EPP_CONFIG_FILE: EPP_PD_PLUGINS if args.disaggregated else EPP_PLUGINS},
+            data={EPP_CONFIG_FILE: epp_pd_plugins(args.pool_selector) if args.disaggregated else EPP_PLUGINS},
             opts=child,
         )
         k8s.apps.v1.Deployment(
@@ -225,3 +294,7 @@ class ServingGateway(pulumi.ComponentResource):
         )
         k8s.core.v1.Service(f"{name}-epp-svc", epp_service(args), opts=child)
         k8s.networking.v1.NetworkPolicy(f"{name}-epp-from-gateway", epp_network_policy(args), opts=child)
+        if highly_available(args):
+            k8s.policy.v1.PodDisruptionBudget(f"{name}-epp-pdb", epp_disruption_budget(args), opts=child)
+        if args.disaggregated:
+            k8s.networking.v1.NetworkPolicy(f"{name}-pool-ingress", pool_ingress(args), opts=child)

@@ -147,6 +147,11 @@ def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_len
     return ""
 
 
+def gateway_name(service: str) -> str:
+    """The Gateway, HTTPRoute and InferencePool in front of the Service ``service`` (one name for all three)."""
+    return f"{service}-gateway"
+
+
 def pool_name(cluster: str, pool: str) -> str:
     """The GKE node pool of slice pool ``pool``: ``<cluster>-<pool>``."""
     return f"{cluster}-{pool}"

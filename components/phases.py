@@ -45,6 +45,7 @@ from .naming import (
     LIBRARY_LABEL_KEYS,
     NameLimit,
     dns_name,
+    gateway_name,
     node_service_account_id,
     proxy_only_subnet_name,
     workload_service_account_id,
@@ -399,7 +400,7 @@ def build_traffic(
             region=cfg.region,
             network=cfg.cluster.network,
             namespace=identity.identity.namespace_name,
-            name=f"{endpoint.service}-gateway",
+            name=gateway_name(endpoint.service),
             service=endpoint.service,
             port=endpoint.port,
             health_path=endpoint.health_path,
@@ -412,7 +413,12 @@ def build_traffic(
         ),
         opts=serving.platform.options(platform.apis, tenancy.tenancy),
     )
-    return TrafficParts(gateway, {"gateway": {"addressCommand": gateway.address_command, "port": LISTENER_PORT}})
+    outputs = {
+        "addressCommand": gateway.address_command,
+        "port": LISTENER_PORT,
+        "routerRestart": gateway.router_restart,
+    }
+    return TrafficParts(gateway, {"gateway": outputs})
 
 
 @dataclass(frozen=True)

@@ -191,3 +191,13 @@ def test_diff_cost_of_a_new_stack_says_so():
     head = {"cost": {"perHour": {"total": 22.19}, "perMonth": {"total": 16198.7}}, "capacity": {"chips": 8}}
     assert cost_change({}, head) == "8 chips, $22.19/hour (a new stack)"
     assert cost_change({"region": "us-east5"}, head) == "8 chips, $22.19/hour (the base has no cost estimate)"
+
+
+def test_diff_says_how_a_router_restart_behaves():
+    """make diff prints the head plan's Router restart line, as the preview does."""
+    stack = "vllm-llama33-70b-disagg-v6e8x2"
+    plan = plan_of(stack).as_json()
+    report = render_markdown(diff_plans(stack, plan, plan), "main")
+    assert "**Router restart:** 2 endpoint picker replicas with leader election" in report
+    assert "FailClose" in report
+    assert "Router restart" not in render_markdown(diff_plans("saxml-175b-v5e32x2", None, None), "main")

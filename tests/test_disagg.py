@@ -165,7 +165,7 @@ def role(kv: KvRole | None, **engine) -> VllmServingArgs:
         served_model_name="meta-llama/Llama-3.3-70B-Instruct",
         weights_bucket="b",
         engine=VllmEngineSettings(**engine),
-        kv_transfer=KvTransfer(kv) if kv is not None else None,
+        kv_transfer=KvTransfer(kv, inference_pool="pd/vllm-api-gateway") if kv is not None else None,
         rollout=Rollout.SURGE,
     )
 
@@ -269,7 +269,12 @@ def test_disagg_network_policies_admit_exactly_the_role_flows():
         for n, s in pol.items()
         if s["podSelector"].get("matchLabels", {}).get("disaggregatedset.x-k8s.io/role") == "decode"
     }
-    assert into_decode == {"vllm-decode-within-role", "scrape-vllm-decode-leaders"}
+    assert into_decode == {
+        "vllm-decode-within-role",
+        "scrape-vllm-decode-leaders",
+        "serving-ingress",
+        "vllm-from-namespace",
+    }
     scrape = pol["scrape-vllm-decode-leaders"]["ingress"][0]
     assert scrape["from"][0]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "gmp-system"}
 
@@ -469,6 +474,7 @@ def test_disagg_each_role_has_a_budget_of_one_eviction():
     budgets = {
         b["spec"]["selector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"]: b
         for b in objects("PodDisruptionBudget")
+        if "disaggregatedset.x-k8s.io/role" in b["spec"]["selector"]["matchLabels"]
     }
     assert set(budgets) == roles == {"prefill", "decode"}
     for pdb in budgets.values():
@@ -477,3 +483,110 @@ def test_disagg_each_role_has_a_budget_of_one_eviction():
         assert pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow"
     drain = plan_of(STACK).as_json()["outputs"]["rollout"]["drain"]
     assert drain.startswith("a node drain or upgrade takes one group of each role at a time")
+
+
+# --------------------------------------------------------------------------- the router around the roles (issue 35)
+
+
+def picker_config() -> dict:
+    (cm,) = [c for c in objects("ConfigMap") if c["metadata"]["name"].endswith("-epp")]
+    return yaml.safe_load(next(iter(cm["data"].values())))
+
+
+def test_disagg_picker_screens_revisions_and_always_disaggregates_without_prefix_scoring():
+    """Findings 3 and 6: the rollout screener keeps a request on one DisaggregatedSet revision (alpha: the picker
+    runs with --allow-experimental-plugins), and with prefix caching off on both roles the picker neither scores
+    prefixes nor decides on them."""
+    config = picker_config()
+    plugins = {p["type"]: p.get("parameters") for p in config["plugins"]}
+    screener = plugins["disaggregatedset-rollout-screener"]
+    assert screener["scope"]["labelSelector"] == "disaggregatedset.x-k8s.io/name=vllm,role=leader"
+    assert screener["revisionGating"] == {"mode": "sum", "requireRoles": {"values": ["prefill", "decode"]}}
+    assert plugins["disagg-profile-handler"] == {"deciders": {"prefill": "always-disagg-pd-decider"}}
+    assert "always-disagg-pd-decider" in plugins
+    assert not [t for t in plugins if "prefix" in t], plugins
+    for profile in config["schedulingProfiles"]:
+        assert not [r for r in profile["plugins"] if "prefix" in r["pluginRef"]]
+    (epp,) = [d for d in objects("Deployment") if d["metadata"]["name"].endswith("-epp")]
+    args = epp["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--allow-experimental-plugins" in args
+    engines = [c for r in ds_roles().values() for c in pods_of(r)["leaderTemplate"]["containers"]]
+    assert all("--no-enable-prefix-caching" in " ".join(c.get("args", []) + c.get("command", [])) for c in engines)
+
+
+def test_disagg_picker_survives_its_own_restart():
+    """Finding 4: FailClose, a leader and a standby with leader election and its Lease grant, RollingUpdate that
+    never takes both, probes every running replica passes, a budget of one eviction."""
+    (pool,) = objects("InferencePool")
+    assert pool["spec"]["endpointPickerRef"]["failureMode"] == "FailClose"
+    (epp,) = [d for d in objects("Deployment") if d["metadata"]["name"].endswith("-epp")]
+    spec = epp["spec"]
+    assert spec["replicas"] == 2
+    assert spec["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+    (c,) = spec["template"]["spec"]["containers"]
+    assert "--ha-enable-leader-election" in c["args"]
+    assert c["readinessProbe"]["grpc"]["service"] == c["livenessProbe"]["grpc"]["service"] == "liveness"
+    labels = spec["selector"]["matchLabels"]
+    (budget,) = [b for b in objects("PodDisruptionBudget") if b["spec"]["selector"]["matchLabels"] == labels]
+    assert budget["spec"]["maxUnavailable"] == 1
+    (role,) = [r for r in objects("Role") if r["metadata"]["name"] == epp["metadata"]["name"]]
+    leases = [r for r in role["rules"] if r["apiGroups"] == ["coordination.k8s.io"]]
+    assert leases and {"get", "create", "update"} <= set(leases[0]["verbs"]) and leases[0]["resources"] == ["leases"]
+
+
+def test_disagg_prefill_takes_no_client_only_decode_the_picker_and_health_checks():
+    """Finding 4's ingress: nothing admits gateway clients, the proxies or the allowed namespaces to prefill's
+    engine port; decode, the picker and Google's health-check ranges reach it."""
+    pol = {p["metadata"]["name"]: p["spec"] for p in objects("NetworkPolicy")}
+    into_prefill = {
+        n: s
+        for n, s in pol.items()
+        if s["podSelector"].get("matchLabels", {}).get("disaggregatedset.x-k8s.io/role") == "prefill"
+    }
+    assert "serving-ingress" not in into_prefill and "vllm-from-namespace" not in into_prefill
+    assert pol["serving-ingress"]["podSelector"]["matchLabels"]["disaggregatedset.x-k8s.io/role"] == "decode"
+    (epp,) = [d for d in objects("Deployment") if d["metadata"]["name"].endswith("-epp")]
+    pool_ingress = pol["vllm-api-gateway-pool-ingress"]
+    assert pool_ingress["podSelector"]["matchLabels"] == {"disaggregatedset.x-k8s.io/name": "vllm", "role": "leader"}
+    (rule,) = pool_ingress["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    peers = [p.get("ipBlock", {}).get("cidr") or p["podSelector"]["matchLabels"] for p in rule["from"]]
+    assert peers == [epp["spec"]["selector"]["matchLabels"], "35.191.0.0/16", "130.211.0.0/22"]
+
+
+def test_disagg_load_balancer_health_check_reaches_each_roles_engine():
+    """Finding 5: /health on decode's port 8000 is the sidecar's constant 200; /ping is vLLM's health handler,
+    which the sidecar passes to decode's engine and prefill serves itself."""
+    (hc,) = objects("HealthCheckPolicy")
+    check = hc["spec"]["default"]["config"]["httpHealthCheck"]
+    assert (check["requestPath"], check["port"]) == ("/ping", 8000)
+    assert hc["spec"]["targetRef"]["kind"] == "InferencePool"
+
+
+def test_disagg_sidecar_runs_with_ssrf_protection_and_only_it_holds_a_token():
+    """Finding 8: the sidecar allows prefill targets only from the stack's InferencePool, with a token mounted into
+    it alone and a Role that reads that pool and the pods."""
+    leader = pods_of(ds_roles()["decode"])["leaderTemplate"]
+    (sidecar,) = leader["initContainers"]
+    assert "--enable-ssrf-protection=true" in sidecar["args"]
+    assert "--inference-pool=vllm-pd70b/vllm-api-gateway" in sidecar["args"]
+    (mount,) = sidecar["volumeMounts"]
+    assert mount["mountPath"] == "/var/run/secrets/kubernetes.io/serviceaccount"
+    (volume,) = [v for v in leader["volumes"] if v["name"] == mount["name"]]
+    assert {"serviceAccountToken", "configMap", "downwardAPI"} == {k for s in volume["projected"]["sources"] for k in s}
+    assert leader["automountServiceAccountToken"] is False
+    assert all(mount["name"] not in str(c.get("volumeMounts")) for c in leader["containers"])
+    (role,) = [r for r in objects("Role") if r["metadata"]["name"] == "vllm-routing-sidecar"]
+    assert {(r["apiGroups"][0], r["resources"][0]) for r in role["rules"]} == {
+        ("inference.networking.k8s.io", "inferencepools"),
+        ("", "pods"),
+    }
+    (binding,) = [b for b in objects("RoleBinding") if b["metadata"]["name"] == "vllm-routing-sidecar"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "vllm", "namespace": "vllm-pd70b"}]
+    assert leader["serviceAccountName"] == "vllm"
+
+
+def test_disagg_component_refuses_a_decode_role_without_its_pool():
+    decode = dataclasses.replace(role(KvRole.DECODE), kv_transfer=KvTransfer(KvRole.DECODE))
+    found = argument_problems(pair(decode=decode))
+    assert any("decode.kv_transfer.inference_pool" in p and "<namespace>/<name>" in p for p in found), found

@@ -334,3 +334,15 @@ def test_gateway_backend_policy_lifts_the_30_second_timeout():
     backend = route["spec"]["rules"][0]["backendRefs"][0]
     assert policy["spec"]["targetRef"]["kind"] == backend.get("kind", "Service")
     assert policy["spec"]["targetRef"]["name"] == backend["name"]
+
+
+def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
+    """The preview's Router restart: line, for a plain gateway, a pool of equal leaders and a prefill/decode pool."""
+    from tpu_serving_tools.preview import router_summary, summary
+
+    plain, pooled, pd = (router_summary(plan_of(s).outputs) for s in (PLAIN, POOLED, "vllm-llama33-70b-disagg-v6e8x2"))
+    assert plain == [plain[0]] and "no endpoint picker" in plain[0]
+    assert pooled[0].startswith("Router restart: one endpoint picker replica (Recreate) and failureMode FailOpen")
+    assert "FailClose" in pd[0] and "leader election" in pd[0] and "--allow-experimental-plugins" in pd[0]
+    assert pd[0] in summary(plan_of("vllm-llama33-70b-disagg-v6e8x2")).splitlines()
+    assert router_summary(plan_of("saxml-175b-v5e32x2").outputs) == []

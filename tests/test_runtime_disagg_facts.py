@@ -31,7 +31,10 @@ def test_disagg_facts_agree_controller_labels_kinds_and_router():
     assert ds_facts.LLMD_ROLE_LABEL == kv.PD_ROLE_LABEL
     sidecar = dict(ds_facts.SIDECAR_PORTS)
     assert (sidecar["listen"][1], sidecar["model-server"][1]) == (vllm_facts.HTTP_PORT, kv.DECODE_SERVER_PORT)
-    assert [a.split("=", 1)[0] for a in kv.sidecar_args()[:2]] == [sidecar["listen"][0], sidecar["model-server"][0]]
+    assert [a.split("=", 1)[0] for a in kv.sidecar_args("pd/vllm-api-gateway")[:2]] == [
+        sidecar["listen"][0],
+        sidecar["model-server"][0],
+    ]
 
 
 def test_disagg_facts_each_kv_fact_needs_its_source(tmp_path):

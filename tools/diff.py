@@ -80,6 +80,8 @@ class StackDiff:
     """The change of chips and estimated cost, when the head plan exports a cost estimate."""
     rollouts: list[str] = field(default_factory=list)
     """How each LeaderWorkerSet whose groups' template changes (in place, not replaced) rolls its groups."""
+    router: str | None = None
+    """What a restart of the router in front of the serving pods does, from the head plan's ``gateway`` output."""
 
 
 def recreate_reason(resource: Mapping[str, Any], path: str) -> str | None:
@@ -144,6 +146,9 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
             out.changed.append(change)
     out.cost = cost_change((base or {}).get("outputs") or {}, (head or {}).get("outputs") or {})
     out.rollouts = rollouts(out.changed, new, (head or {}).get("outputs") or {})
+    gateway = ((head or {}).get("outputs") or {}).get("gateway")
+    restart = gateway.get("routerRestart") if isinstance(gateway, Mapping) else None
+    out.router = restart if isinstance(restart, str) else None
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
@@ -240,6 +245,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
     if diff.cost:
         lines += [f"**Capacity and cost (estimate):** {diff.cost}", ""]
     lines += [f"**Rollout:** {r}" for r in diff.rollouts] + ([""] if diff.rollouts else [])
+    lines += [f"**Router restart:** {diff.router}", ""] if diff.router else []
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
     lines.append(

@@ -124,6 +124,7 @@ def summary(plan: Plan) -> str:
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
+            *router_summary(plan.outputs),
             *alert_summary(plan.resources),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
@@ -223,6 +224,13 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     if isinstance(r, dict) and isinstance(r.get("upgrade"), str):
         lines.append(f"Upgrades: {r['upgrade']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
+
+
+def router_summary(outputs: dict[str, Any]) -> list[str]:
+    """What a restart of the router in front of the serving pods does (the gateway's ``routerRestart``)."""
+    g = outputs.get("gateway")
+    restart = g.get("routerRestart") if isinstance(g, dict) else None
+    return [f"Router restart: {restart}"] if isinstance(restart, str) else []
 
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

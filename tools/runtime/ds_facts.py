@@ -87,6 +87,13 @@ DECODE_ACCEPTS_UNLABELLED = True
 """decode-filter: the roles above, and pods without the label (roles.go:46-48, ``NewByLabel(..., true, ...)``)."""
 PREFILL_ROLES = frozenset({"prefill", "encode-prefill", "prefill-decode", "both", "encode-prefill-decode"})
 """prefill-filter: only labelled pods (roles.go:56-58, allowsNoLabel false)."""
+FAIL_CLOSE = "FailClose"
+"""InferencePool ``endpointPickerRef.failureMode``: the Gateway drops a request the picker did not answer for
+(gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go l.182-188); with ``FailOpen`` it would forward
+it "to an endpoint of its picking". With FailClose the proxies send a P/D request only where the picker sent it:
+the decode pod it picked first (disagg_profile_handler.go:43-45, decode-first), never to a prefill-only pod."""
+PREFILL_ONLY_ROLES = PREFILL_ROLES - DECODE_ROLES
+"""Pods that only prefill: never the destination of a picked request."""
 PREFILL_HEADER = "x-prefiller-host-port"
 """The EPP tells the decode pod's sidecar where to send the prefill leg: ``<prefill pod address>:<its port>``, the
 port being the pool's target port for that endpoint (pkg/common/routing/common.go:14;

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from tpu_serving_tools.runtime import ds_facts as ds
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import picker
@@ -227,10 +228,22 @@ def _gateway_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
             checks = [_ip_peer(f"load balancer health checks {c}", c) for c in ef.HEALTH_CHECK_RANGES]
             for rule in route["spec"].get("rules") or ():
                 for ref in rule.get("backendRefs") or ():
+                    closed = _fails_closed(view, ns, ref)
                     for dst, port, why in _route_backends(view, ws, ns, ref):
-                        for src in sources + checks:
+                        prefill_only = dst.labels.get(ds.LLMD_ROLE_LABEL) in ds.PREFILL_ONLY_ROLES
+                        for src in checks if closed and prefill_only else sources + checks:
                             yield Flow(src, peer_of(dst), port, why=f"HTTPRoute {route['metadata']['name']} -> {why}")
                     yield from _picker_flows(view, ws, ns, ref, sources, checks)
+
+
+def _fails_closed(view: PlanView, ns: str, ref: Mapping[str, Any]) -> bool:
+    """Whether ``ref`` is an InferencePool whose picker fails closed (:data:`.ds_facts.FAIL_CLOSE`): its proxies
+    then reach a pod only as the picker's destination."""
+    if ref.get("kind") != "InferencePool":
+        return False
+    pool = _named(view, "InferencePool", ns, ref["name"]) or {}
+    picker_ref = (pool.get("spec") or {}).get("endpointPickerRef") or {}
+    return bool(picker_ref.get("failureMode") == ds.FAIL_CLOSE)
 
 
 def _picker_flows(

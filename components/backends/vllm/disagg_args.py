@@ -160,6 +160,12 @@ class VllmDisaggregatedArgs:
                     "pkg/controllers/disaggregatedset/planner.go DefaultRollingUpdateConfig: maxSurge 1, "
                     "maxUnavailable 0); in place, a role of one group stops serving; valid: surge"
                 )
+        pool = self.decode.kv_transfer.inference_pool if self.decode.kv_transfer is not None else ""
+        if pool.count("/") != 1 or not all(pool.split("/")):
+            found.append(
+                f"decode.kv_transfer.inference_pool = {json.dumps(pool)}: the router's sidecar runs with SSRF protection "
+                "and sends a prefill leg only to the pods of this InferencePool; valid: <namespace>/<name>"
+            )
         for name in SHARED_ARGUMENTS:
             mine, theirs = getattr(self.prefill, name), getattr(self.decode, name)
             if mine != theirs:

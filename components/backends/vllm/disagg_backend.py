@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from ...autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from ...controllers import ControllerInstall
 from ...lws import Rollout
+from ...naming import gateway_name
 from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
 from ...settings import PROJECT_NAMESPACE, to_settings
@@ -21,7 +22,7 @@ from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
 from .disagg_component import VllmDisaggregatedServing
 from .disagg_pods import role_leaders
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .facts import HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .kv import (
     BULK_PORTS,
     DECODE_SERVER_PORT,
@@ -49,9 +50,22 @@ def leaders(serving: VllmServingConfig) -> dict[str, str]:
 
 
 def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
-    """Both roles' leaders take the Gateway's proxies and health checks on the serving port (prefill's vLLM, decode's
-    sidecar): the InferencePool holds both roles."""
-    return leaders(serving), [HTTP_PORT]
+    """The decode leaders take clients on the serving port (their sidecar): the Gateway's proxies, the allowed
+    namespaces and ranges. Prefill's leaders do not: a client that named a prefill server would have it compute a
+    prompt and hold its KV blocks for the pull timeout; only decode (the ``prefill-leg`` flow), the endpoint picker
+    and the load balancer's health checks reach them (the gateway's ``<gateway>-pool-ingress``)."""
+    return role_leaders(serving.name, KvRole.DECODE), [HTTP_PORT]
+
+
+LB_HEALTH_PATH = "/ping"
+"""The load balancer's health check path on both roles' serving port. vLLM serves ``GET /ping`` with its ``/health``
+handler, which asks the engine (vllm-tpu 0.29.0 wheel: vllm/entrypoints/serve/sagemaker/api_router.py l.47-52,
+registered unconditionally by vllm/entrypoints/launchers/api_server/routers.py l.28-32;
+vllm/entrypoints/serve/instrumentator/health.py l.22-33: 503 once the engine is dead). On a decode leader the
+serving port is the router's sidecar, whose own ``GET /health`` answers 200 whatever the engine does
+(llm-d/llm-d-router@v0.10.0 pkg/sidecar/proxy/proxy.go l.624-626), while every other path it does not route
+itself goes to the local vLLM (l.627-635: ``mux.Handle("/", s.decoderProxy)``): ``/ping`` reaches the engine of
+each role through one port."""
 
 
 def scrape_targets(serving: VllmServingConfig) -> list[ScrapeTarget]:
@@ -99,8 +113,9 @@ def isolation(serving: VllmServingConfig) -> IsolatedPods:
     - on prefill, from decode's pods: the transfer server's control port, the side channel and the bulk transfer's
       ephemeral ports (decode connects to each; prefill never connects to decode, l.570-582, l.882-905);
     - on prefill's leaders, the serving port from decode's leaders (the sidecar's prefill leg);
-    - on every leader, the serving port (and decode's vLLM port) from the namespace's other pods: the endpoint
-      picker reads ``/metrics`` there and clients in the namespace call it.
+    - on decode's leaders, the serving port and decode's vLLM port from the namespace's other pods: clients in the
+      namespace call it. Prefill's leaders take no client: the endpoint picker and the load balancer's health
+      checks reach their serving port through the gateway's own policy (:func:`tpu_serving.gateway.pool_ingress`).
     """
     name = serving.name
     pods = {r: {DS_NAME_LABEL: name, DS_ROLE_LABEL: r.value} for r in KvRole}
@@ -115,7 +130,10 @@ def isolation(serving: VllmServingConfig) -> IsolatedPods:
         ),
         PodFlow(f"{name}-prefill-leg", role_leaders(name, p), role_leaders(name, d), [PortRange(HTTP_PORT)]),
         PodFlow(
-            f"{name}-from-namespace", leaders(serving), None, [PortRange(HTTP_PORT), PortRange(DECODE_SERVER_PORT)]
+            f"{name}-from-namespace",
+            role_leaders(name, d),
+            None,
+            [PortRange(HTTP_PORT), PortRange(DECODE_SERVER_PORT)],
         ),
     ]
     return IsolatedPods(DS_NAME_LABEL, name, flows)
@@ -155,7 +173,8 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
             replicas=cfg.replicas,
             autoscaled=cfg.autoscaling is not None,
             engine=to_settings(cfg.engine, VllmEngineSettings),
-            kv_transfer=KvTransfer(r, sidecar),
+            # the sidecar's SSRF allowlist: the pods of the stack's InferencePool (decode only reads it)
+            kv_transfer=KvTransfer(r, sidecar, inference_pool=f"{base.namespace}/{gateway_name(serving.service_name)}"),
             node_pools=pools[cfg.slice],
             # a revision's new group comes up before the old one goes (the DisaggregatedSet's default), on the
             # role's spare slice, which scales from zero
@@ -216,7 +235,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "rollout": {"summary": ROLLOUT_SUMMARY, "drain": DRAIN_SUMMARY},
             "caveats": list(CAVEATS),
         },
-        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, leaders(serving), disaggregated=True),
+        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),
     )
     scaled = [(r, c) for r, c in roles(serving) if c.autoscaling is not None]
     if not scaled:

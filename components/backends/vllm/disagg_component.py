@@ -8,7 +8,7 @@ from ...options import child_options
 from ...validation import check_arguments
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
-from .disagg_pods import disaggregated_set_spec, service_args
+from .disagg_pods import disaggregated_set_spec, service_args, sidecar_role, sidecar_role_binding
 from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole
 
 
@@ -56,6 +56,12 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
             )
             for role in (KvRole.PREFILL, KvRole.DECODE)
         ]
+        reader = k8s.rbac.v1.Role(f"{name}-sidecar-role", sidecar_role(args), opts=child_options(self, opts))
+        k8s.rbac.v1.RoleBinding(
+            f"{name}-sidecar-binding",
+            sidecar_role_binding(args),
+            opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(depends_on=[reader])),
+        )
         self.role_scalers = {
             r.value: f"{args.name}-{r.value}"
             for r, e in ((KvRole.PREFILL, args.prefill), (KvRole.DECODE, args.decode))

@@ -76,3 +76,44 @@ def service_args(args: VllmDisaggregatedArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the decode leaders' sidecars: a request without the picker's prefill header is decoded
     (and prefilled) by the decode server alone (llm-d-router@v0.10.0 docs/disaggregation.md l.96-115)."""
     return leader_service(args.service_name, args.namespace, args.labels, role_leaders(args.name, KvRole.DECODE))
+
+
+SIDECAR_POOL_GROUP = "inference.networking.k8s.io"
+"""The InferencePool API group the sidecar's allowlist watches (llm-d-router@v0.10.0 pkg/sidecar/proxy/options.go
+l.225, its ``--pool-group`` default; pkg/common/routing/common.go l.28)."""
+
+
+def sidecar_role_name(args: VllmDisaggregatedArgs) -> str:
+    return f"{args.name}-routing-sidecar"
+
+
+def sidecar_role(args: VllmDisaggregatedArgs) -> k8s.rbac.v1.RoleInitArgs:
+    """What the decode sidecar's SSRF allowlist reads in its namespace (llm-d-router@v0.10.0
+    pkg/sidecar/proxy/allowlist.go): its InferencePool, listed and watched by name (l.140-167: ``list``,
+    ``watch``), and the pods the pool selects (l.297-314: ``list``, ``watch``); ``get`` beside them as the
+    informers' usual grant. Bound to the pods' service account, whose token only the sidecar mounts."""
+    read = ["get", "list", "watch"]
+    return k8s.rbac.v1.RoleInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=sidecar_role_name(args), namespace=args.namespace, labels=dict(args.labels)
+        ),
+        rules=[
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[SIDECAR_POOL_GROUP], resources=["inferencepools"], verbs=read),
+            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=read),
+        ],
+    )
+
+
+def sidecar_role_binding(args: VllmDisaggregatedArgs) -> k8s.rbac.v1.RoleBindingInitArgs:
+    """:func:`sidecar_role` for the pods' Kubernetes service account."""
+    return k8s.rbac.v1.RoleBindingInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=sidecar_role_name(args), namespace=args.namespace, labels=dict(args.labels)
+        ),
+        role_ref=k8s.rbac.v1.RoleRefArgs(
+            api_group="rbac.authorization.k8s.io", kind="Role", name=sidecar_role_name(args)
+        ),
+        subjects=[
+            k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=args.decode.service_account, namespace=args.namespace)
+        ],
+    )

@@ -102,15 +102,28 @@ response's ``kv_transfer_params`` verbatim (connector_nixlv2.go l.161-179, l.405
 ``remote_block_ids``, ``remote_host``, ``remote_port`` reach decode, as tpu-inference's toy proxy passes them."""
 
 
-def sidecar_args() -> list[str]:
+def sidecar_args(inference_pool: str) -> list[str]:
     """The sidecar's flags at v0.10.0: it takes clients on the serving port and runs decode on the local vLLM
-    (RTR pkg/sidecar/proxy/options.go l.91 ``--port``, l.92 ``--model-server-port``, l.164-170 ``--kv-connector``,
-    l.71, l.278 ``--secure-proxy``: plain HTTP to the model servers, which serve no TLS)."""
+    (RTR pkg/sidecar/proxy/options.go l.58-59, l.91-92, l.262-264 ``--port`` 8000 and ``--model-server-port`` 8200;
+    l.62, l.268-269 ``--kv-connector``; l.71, l.278 ``--secure-proxy``: plain HTTP to the model servers, which serve
+    no TLS).
+
+    With SSRF protection (l.67, l.280 ``--enable-ssrf-protection``, default false): the sidecar sends a prefill leg
+    only to a host in its allowlist, the pod IPs and names of ``--inference-pool`` ``<namespace>/<name>`` (l.73,
+    l.338, l.373-381; it is required with the protection, l.667-672), else answers 403 (chat_completions.go
+    l.117-130; allowlist.go l.198-214, l.389-399). Without it a caller of the decode Service could name any host
+    in ``x-prefiller-host-port`` and the decode pod, which has open egress, would post the prompt there.
+    ``--pool-group`` keeps its default, ``inference.networking.k8s.io`` (l.225; pkg/common/routing/common.go l.28),
+    read as ``v1`` (allowlist.go l.46-49). What it reads, with the pod's service account (allowlist.go l.94-107,
+    in-cluster configuration): that InferencePool by name and the pods its selector matches, in its namespace
+    (l.140-167, l.297-314), :func:`~.disagg_pods.sidecar_role`."""
     return [
         f"--port={HTTP_PORT}",
         f"--model-server-port={DECODE_SERVER_PORT}",
         f"--kv-connector={SIDECAR_CONNECTOR}",
         "--secure-proxy=false",
+        "--enable-ssrf-protection=true",
+        f"--inference-pool={inference_pool}",
     ]
 
 
@@ -152,6 +165,12 @@ class KvTransfer:
         check=pinned_image_problem,
     )
     """The llm-d router's prefill/decode sidecar image (decode only)."""
+    inference_pool: str = described(
+        "`<namespace>/<name>` of the InferencePool whose pods the sidecar may send a prefill leg to (its SSRF "
+        "allowlist; decode only).",
+        default="",
+    )
+    """``<namespace>/<name>`` of the InferencePool whose pods the sidecar may send a prefill leg to (decode only)."""
 
     @property
     def server_port(self) -> int:

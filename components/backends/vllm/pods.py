@@ -189,11 +189,54 @@ def sidecar_container(args: VllmServingArgs) -> k8s.core.v1.ContainerArgs | None
     return k8s.core.v1.ContainerArgs(
         name="routing-sidecar",
         image=kv.sidecar_image,
-        args=sidecar_args(),
+        args=sidecar_args(kv.inference_pool),
         restart_policy="Always",
         ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)],
         resources=requests("1", "1Gi"),
         security_context=container_security(),
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name=SIDECAR_TOKEN_VOLUME, mount_path=TOKEN_DIR, read_only=True)],
+    )
+
+
+SIDECAR_TOKEN_VOLUME = "sidecar-api-token"
+TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where client-go's in-cluster configuration reads the token, the CA and the namespace (client-go rest/config.go
+``InClusterConfig``: ``tokenFile``, ``rootCAFile``), which the sidecar's SSRF allowlist uses
+(llm-d-router@v0.10.0 pkg/sidecar/proxy/allowlist.go l.94-107)."""
+
+
+def sidecar_token_volume() -> k8s.core.v1.VolumeArgs:
+    """The service account token, the cluster's CA and the namespace, as the kubelet mounts them when a pod
+    automounts its token (a projected volume of a ``serviceAccountToken``, the ``kube-root-ca.crt`` ConfigMap and
+    the downward API's namespace: Kubernetes docs, "Configure Service Accounts for Pods", "Launch a Pod using
+    service account token projection"; Kubernetes 1.34 BoundServiceAccountTokenVolume), mounted into the router's
+    sidecar alone: the pod keeps ``automountServiceAccountToken: false``, so vLLM and Ray get no token."""
+    return k8s.core.v1.VolumeArgs(
+        name=SIDECAR_TOKEN_VOLUME,
+        projected=k8s.core.v1.ProjectedVolumeSourceArgs(
+            sources=[
+                k8s.core.v1.VolumeProjectionArgs(
+                    service_account_token=k8s.core.v1.ServiceAccountTokenProjectionArgs(
+                        path="token", expiration_seconds=3607
+                    )
+                ),
+                k8s.core.v1.VolumeProjectionArgs(
+                    config_map=k8s.core.v1.ConfigMapProjectionArgs(
+                        name="kube-root-ca.crt", items=[k8s.core.v1.KeyToPathArgs(key="ca.crt", path="ca.crt")]
+                    )
+                ),
+                k8s.core.v1.VolumeProjectionArgs(
+                    downward_api=k8s.core.v1.DownwardAPIProjectionArgs(
+                        items=[
+                            k8s.core.v1.DownwardAPIVolumeFileArgs(
+                                path="namespace",
+                                field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="metadata.namespace"),
+                            )
+                        ]
+                    )
+                ),
+            ]
+        ),
     )
 
 
@@ -368,7 +411,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 node_selector=node_selector(args.shape),
                 affinity=pool_affinity(args.node_pools),
                 tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
-                volumes=vols,
+                volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,
                 security_context=pod_security(),
                 # Neither vLLM nor Ray calls the Kubernetes API. The GCS FUSE driver gets its token through
                 # the CSI token request (its CSIDriver's tokenRequests, GoogleCloudPlatform/gcs-fuse-csi-driver

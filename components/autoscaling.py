@@ -216,6 +216,13 @@ class AutoscalingSettings:
         return []
 
 
+MAX_SCALING_PERIOD_SECONDS = 1800
+"""The longest ``periodSeconds`` of an HPA scaling policy ("must be greater than zero and less than or equal to 1800
+(30 min)", k8s.io/api v0.36.3 autoscaling/v2/types.go l.252-254)."""
+DEFAULT_SCALE_DOWN_PERIOD_SECONDS = 60
+"""The scale-down policy's period unless a backend asks for a slower one: one group a minute at most."""
+
+
 @dataclass(frozen=True)
 class ServingAutoscalerArgs:
     """Arguments of :class:`ServingAutoscaler`."""
@@ -241,6 +248,14 @@ class ServingAutoscalerArgs:
     target_kind: str = lws.KIND
     """Its kind: ``LeaderWorkerSet``, or a DisaggregatedSet role's ``DisaggregatedSetRoleScaler``, whose ``/scale``
     counts the role's groups by their leaders (kubernetes-sigs/lws@v0.10.0 scaler_manager.go l.177-187)."""
+    scale_down_period_seconds: int = described(
+        "Seconds over which the HPA removes at most one group (its scale-down policy's periodSeconds).",
+        default=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
+        ge=1,
+        le=MAX_SCALING_PERIOD_SECONDS,
+    )
+    """Seconds over which the HPA removes at most one group (``behavior.scaleDown.policies[0].periodSeconds``; the API
+    admits 1 to 1800, :data:`MAX_SCALING_PERIOD_SECONDS`)."""
     grant_adapter_viewer: bool = True
     """Grant the adapter's principal ``roles/monitoring.viewer`` here (unless ``settings.adapter_iam`` names the grant
     existing): once per deployment (a second autoscaler of the same deployment passes False, or two resources would
@@ -286,7 +301,11 @@ def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAut
                 ),
                 scale_down=k8s.autoscaling.v2.HPAScalingRulesArgs(
                     stabilization_window_seconds=s.scale_down_stabilization_seconds,
-                    policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=60)],
+                    policies=[
+                        k8s.autoscaling.v2.HPAScalingPolicyArgs(
+                            type="Pods", value=1, period_seconds=args.scale_down_period_seconds
+                        )
+                    ],
                 ),
             ),
         ),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
+from .gateway_settings import GatewaySettings
 from .settings import described
 
 
@@ -124,3 +125,67 @@ def http_probes(
         probe(p.readiness_period_seconds, p.readiness_failure_threshold),
         probe(p.liveness_period_seconds, p.liveness_failure_threshold),
     )
+
+
+DEREGISTER_SECONDS = 15
+"""Seconds a serving pod keeps taking requests after its deletion starts, before its server is told to stop: the
+time the endpoint's removal takes to reach the load balancer, the endpoint picker and kube-proxy, which learn of the
+deletion from watches (the Kubernetes tutorial "Explore Termination Behavior for Pods And Their Endpoints": a
+terminating endpoint stays listed, ``ready: false``, while its pod drains). The library's own margin, not an upstream
+figure; requests that arrive in it are served, since the server has not begun to stop."""
+
+TEARDOWN_SECONDS = 30
+"""Seconds left, after the drain, for a server to release its chips and exit before the kubelet's SIGKILL (the
+library's own margin: vLLM tears its engine core and Ray workers down after the drain, vllm-tpu 0.29.0
+vllm/v1/engine/core.py l.1541-1547 "starting resource teardown")."""
+
+
+@dataclass(frozen=True)
+class Shutdown:
+    """How a serving pod leaves (a rollout, an HPA scale-down, a drain, a group recreation): it keeps serving for
+    :data:`DEREGISTER_SECONDS` while its endpoint is removed (plus ``hold_seconds``), then its server drains the
+    requests in flight for at most ``request_seconds``, the longest request the gateway lets run, and the pod's
+    grace period covers all of it and a teardown.
+
+    ``terminationGracePeriodSeconds`` counts from the deletion and includes the preStop hook (Kubernetes
+    v1.36.3 pkg/kubelet/kuberuntime/kuberuntime_container.go l.893-912 ``killContainer``: the hook runs within the
+    grace period, l.781-803, and the container is stopped with what is left of it); a ``sleep`` preStop may not
+    exceed the grace period (pkg/apis/core/validation/validation.go l.3369-3386; the sleep action is GA from
+    1.34, pkg/features/kube_features.go l.1785-1789)."""
+
+    request_seconds: int = described(
+        "Longest request the gateway lets run, in seconds (the gateway's requestTimeoutSeconds): the server "
+        "drains for as long before it stops.",
+        default=GatewaySettings().request_timeout_seconds,
+        ge=1,
+        le=86400,
+    )
+    hold_seconds: int = described(
+        "Further seconds the server keeps running, unready, after its endpoint is removed and before it drains "
+        "(a prefill server: the KV pull timeout, so decode finishes pulling what it prefilled).",
+        default=0,
+        ge=0,
+        le=3600,
+    )
+
+    @property
+    def pre_stop_seconds(self) -> int:
+        """Seconds the preStop hook waits before the server gets SIGTERM."""
+        return DEREGISTER_SECONDS + self.hold_seconds
+
+    @property
+    def grace_seconds(self) -> int:
+        """``terminationGracePeriodSeconds``: the preStop wait, the drain, the teardown."""
+        return self.pre_stop_seconds + self.request_seconds + TEARDOWN_SECONDS
+
+    def sleep(self, seconds: int | None = None) -> k8s.core.v1.LifecycleArgs:
+        """A preStop hook that sleeps ``seconds`` (default :attr:`pre_stop_seconds`): the kubelet's own sleep
+        action, which needs no binary in the image."""
+        wait = self.pre_stop_seconds if seconds is None else seconds
+        handler = k8s.core.v1.LifecycleHandlerArgs(sleep=k8s.core.v1.SleepActionArgs(seconds=wait))
+        return k8s.core.v1.LifecycleArgs(pre_stop=handler)
+
+    def exec(self, script: str) -> k8s.core.v1.LifecycleArgs:
+        """A preStop hook that runs ``script`` in ``/bin/sh`` (the kubelet ends it with the grace period)."""
+        handler = k8s.core.v1.LifecycleHandlerArgs(exec_=k8s.core.v1.ExecActionArgs(command=["/bin/sh", "-c", script]))
+        return k8s.core.v1.LifecycleArgs(pre_stop=handler)

@@ -341,7 +341,7 @@ def test_disagg_set_is_validated_strictly_against_its_crd(reference):
     assert "replicaz" in problem
 
 
-def test_disagg_roles_roll_out_with_surge_and_cache_per_node():
+def test_disagg_roles_roll_out_with_surge_and_cache_per_group_and_worker():
     """In place, a role of one group stopped serving on every change (GKE review): the DisaggregatedSet's own
     default is maxSurge 1, maxUnavailable 0 (LWS v0.10.0 planner.go DefaultRollingUpdateConfig)."""
     found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), rollout=Rollout.IN_PLACE)))
@@ -359,14 +359,15 @@ def test_disagg_roles_roll_out_with_surge_and_cache_per_node():
                 if c["name"].startswith("vllm")
             ]
             env = {e["name"]: e for e in container["env"]}
-            # the old and new revision's group 0 run side by side, each pod on TPU VMs of its own: a folder per node
-            # is written by one pod at a time and found again by the next revision's group on that node (a folder
-            # per child LeaderWorkerSet, whose name holds the revision, started every rollout cold: GKE/TPU review)
-            assert env["NODE_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "spec.nodeName"
-            assert env["VLLM_XLA_CACHE_PATH"]["value"] == "/compilation-cache/$(NODE_NAME)"
+            # keyed by group and worker index, under the role's folder, as every LeaderWorkerSet's cache: a folder per
+            # node name started every new node cold (scale from zero, repair, upgrade: issue 35, finding 7)
+            assert env["LWS_GROUP_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+                "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
+            )
+            assert env["VLLM_XLA_CACHE_PATH"]["value"] == "/compilation-cache/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
             names = [e["name"] for e in container["env"]]
-            assert names.index("NODE_NAME") < names.index("VLLM_XLA_CACHE_PATH")
-            assert "LWS_NAME" not in names and "LWS_GROUP_INDEX" not in names
+            assert names.index("LWS_GROUP_INDEX") < names.index("VLLM_XLA_CACHE_PATH")
+            assert "NODE_NAME" not in names
 
 
 def test_disagg_a_stack_rollout_is_refused_in_the_disaggregated_mode():

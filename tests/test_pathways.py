@@ -91,6 +91,18 @@ DIFFERENCES: list[tuple[str, str]] = [
         "surge: one spare group), so that a preview says how the groups are replaced",
     ),
     (
+        rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.lifecycle\.preStop\..*",
+        "graceful shutdown: every container holds for the endpoint's removal and the gateway's longest request",
+    ),
+    (
+        rf"{LEAD}\.spec\.containers\[jax-tpu\]\.securityContext\.capabilities\.add",
+        "NET_ADMIN and SYS_TIME dropped: outside Pod Security baseline, and no source shows JetStream needs them",
+    ),
+    (
+        rf"({LEAD}|{WORK})\.spec\.terminationGracePeriodSeconds",
+        "a grace period that covers the preStop wait, the longest request and a teardown",
+    ),
+    (
         rf"{TEMPLATE}\.restartPolicy",
         "RecreateGroupAfterStart (LWS v0.9+): the group restarts together, but not while a pod is still pending",
     ),

@@ -146,6 +146,18 @@ DIFFERENCES: list[tuple[str, str]] = [
         "worker ready once the group's Ray head answers",
     ),
     (
+        rf"({LEAD}|{WORK})\.spec\.containers\[vllm-(leader|worker)\]\.lifecycle\.preStop\..*",
+        "graceful shutdown: the leader serves while its endpoint is removed, a worker holds its host while the head answers",
+    ),
+    (
+        rf"({LEAD}|{WORK})\.spec\.terminationGracePeriodSeconds",
+        "a grace period that covers the gateway's longest request",
+    ),
+    (
+        rf"{LEAD}\.spec\.containers\[vllm-leader\]\.script\.--shutdown-timeout",
+        "vLLM drains its requests in flight on SIGTERM for the gateway's longest request",
+    ),
+    (
         rf"({LEAD}|{WORK})\.spec\.containers\[vllm-(leader|worker)\]\.resources\.requests\..*",
         "CPU/memory requests for scheduling and the namespace quota (TPU request = its limit)",
     ),

@@ -18,6 +18,7 @@ from ..catalog import SliceShape
 from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
 from ..existing import CloudResource
+from ..gateway_settings import GatewaySettings
 from ..models import ModelSize
 from ..observability import ServingMetrics
 from ..observability_settings import ObservabilitySettings
@@ -79,6 +80,8 @@ class Stack(Protocol):
     def observability(self) -> ObservabilitySettings: ...
     @property
     def tpu_slices(self) -> Sequence[StackSlice]: ...
+    @property
+    def gateway(self) -> GatewaySettings | None: ...
     def bucket(self, purpose: str) -> StackBucket | None: ...
     def node_pool_names(self, s: StackSlice) -> tuple[str, ...]:
         """The GKE node pools of slice kind ``s``: ``<cluster>-<pool>``, or the existing pools it names."""
@@ -172,6 +175,13 @@ class Built:
     cloud: list[CloudResource] = field(default_factory=list)
     """Cloud resources of its own it creates or names existing (the metrics adapter's grant, the Pathways head's
     pool), for the deployment's list of them (the ``cloudResources`` output on an existing cluster)."""
+
+
+def longest_request_seconds(cfg: Stack) -> int:
+    """The longest request a serving pod drains for before it stops: the gateway's ``requestTimeoutSeconds`` (its
+    GCPBackendPolicy ``timeoutSec``, :func:`tpu_serving.gateway.backend_policy`), or, without a gateway, the same
+    setting's default, the longest a stack's gateway would allow."""
+    return (cfg.gateway or GatewaySettings()).request_timeout_seconds
 
 
 def probes_startup_seconds(serving: Any) -> int:

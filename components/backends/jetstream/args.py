@@ -9,7 +9,7 @@ from ... import lws
 from ...catalog import SliceShape
 from ...images import image_problem, release_image_problem
 from ...naming import namespace_problem
-from ...podspec import ProbeSettings
+from ...podspec import ProbeSettings, Shutdown
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
@@ -239,6 +239,9 @@ class PathwaysServingArgs:
     """Container images."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)
     """Health probe timing."""
+    shutdown: Shutdown = field(default_factory=Shutdown)
+    """How the group's pods leave: every container holds until the requests in flight are done
+    (:func:`~.pods.pre_stop`)."""
     requests: PathwaysRequests = field(default_factory=PathwaysRequests)
     """CPU and memory requests."""
     priority_class_name: str | None = None

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING
 from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
-from ...podspec import ProbeSettings
+from ...podspec import ProbeSettings, Shutdown
 from ...settings import (
     to_settings,
 )
 from ...tenancy import SERVING_PRIORITY
 from .. import rollout, scaling
-from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+from ..base import Backend, Built, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
 
 if TYPE_CHECKING:
     pass
@@ -90,6 +90,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             service_name=serving.service_name,
             images=to_settings(serving.images, PathwaysImages),
             probes=to_settings(serving.probes, ProbeSettings),
+            shutdown=Shutdown(longest_request_seconds(platform.settings)),
             requests=to_settings(serving.requests, PathwaysRequests),
             priority_class_name=SERVING_PRIORITY,
             resource_manager_flags=tuple(serving.resource_manager_flags),

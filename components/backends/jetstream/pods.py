@@ -42,6 +42,18 @@ def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode, sha
     return args + list(settings.extra_args)
 
 
+def pre_stop(args: PathwaysServingArgs) -> k8s.core.v1.LifecycleArgs:
+    """The preStop of every container of the group, leader and workers: a sleep that keeps the whole group up while
+    the endpoint is removed and for the longest request the gateway allows, then SIGTERM. Neither JetStream nor
+    MaxText has a drain of its own: JetStream's gRPC server stops with no grace (AI-Hypercomputer/JetStream
+    jetstream/core/server_lib.py ``JetStreamServer.stop``: ``self._server.stop(0)``, at 005ce17), no MaxText key of
+    the conformance table drains (tools/conformance/tables/maxtext-jetstream-pathways-v0.2.0.json), and the
+    jetstream-http image's signal handling is not public; so the group holds every host until the requests in flight are done,
+    and a stopping group always takes the whole window (minutes, beside its hours of reload)."""
+    s = args.shutdown
+    return s.sleep(s.pre_stop_seconds + s.request_seconds)
+
+
 def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
     return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
 
@@ -54,6 +66,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
     # Hardened (podspec.container_security); jax-tpu gets back only the capabilities the stack adds (the
     # disaggregated seed's SYS_PTRACE, NET_ADMIN and SYS_TIME).
     hardened = container_security()
+    stop = pre_stop(args)
     return [
         k8s.core.v1.ContainerArgs(
             name="pathways-proxy",
@@ -63,6 +76,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
             resources=requests(r.proxy_cpu, r.proxy_memory),
             security_context=hardened,
+            lifecycle=stop,
             readiness_probe=tcp_probe(PROXY_PORT),
         ),
         k8s.core.v1.ContainerArgs(
@@ -84,6 +98,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             ports=[k8s.core.v1.ContainerPortArgs(container_port=RM_PORT)],
             resources=requests(r.resource_manager_cpu, r.resource_manager_memory),
             security_context=hardened,
+            lifecycle=stop,
             readiness_probe=tcp_probe(RM_PORT),
         ),
         k8s.core.v1.ContainerArgs(
@@ -93,6 +108,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode, args.shape),
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=container_security(add=args.jax_capabilities),
+            lifecycle=stop,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=JAX_PORT)]
             + (
                 [k8s.core.v1.ContainerPortArgs(name="metrics", container_port=args.maxtext.prometheus_port)]
@@ -111,6 +127,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
             resources=requests(r.http_cpu, r.http_memory),
             security_context=hardened,
+            lifecycle=stop,
             readiness_probe=tcp_probe(HTTP_PORT),
         ),
     ]
@@ -132,6 +149,7 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
         resources=requests(args.requests.worker_cpu, args.requests.worker_memory, {TPU_RESOURCE: chips}),
         readiness_probe=tcp_probe(WORKER_PORT),
         security_context=container_security(),
+        lifecycle=pre_stop(args),
     )
 
 
@@ -153,6 +171,7 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
             node_selector=selector,
             tolerations=tolerations,
             security_context=pod_security(),
+            termination_grace_period_seconds=args.shutdown.grace_seconds,
             # No container calls the Kubernetes API; Workload Identity needs no mounted token (the GKE
             # metadata server asks for the pod's own), so none is mounted.
             automount_service_account_token=False,

@@ -14,7 +14,7 @@ from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import release_image_problem
 from ...naming import check_dns_name, namespace_problem
-from ...podspec import ProbeSettings
+from ...podspec import ProbeSettings, Shutdown
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
@@ -280,6 +280,9 @@ class VllmServingArgs:
     """Container image."""
     probes: ProbeSettings = field(default_factory=ProbeSettings)
     """Health probe timing of the server."""
+    shutdown: Shutdown = field(default_factory=Shutdown)
+    """How the group's pods leave: the drain of the requests in flight and the grace period that covers it (a prefill
+    server's hold is its KV pull timeout, :func:`~.pods.shutdown`)."""
     requests: VllmRequests = field(default_factory=VllmRequests)
     """CPU, memory and shared memory."""
     node_pools: Sequence[str] = ()

@@ -8,13 +8,13 @@ from ... import lws
 from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics
-from ...podspec import ProbeSettings
+from ...podspec import ProbeSettings, Shutdown
 from ...settings import (
     to_settings,
 )
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from .. import rollout, scaling
-from ..base import Backend, Built, Platform, ServingEndpoint, probes_startup_seconds
+from ..base import Backend, Built, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
 from . import disagg_backend
 from .args import (
     SecretKey,
@@ -90,6 +90,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         engine=to_settings(serving.engine, VllmEngineSettings),
         images=to_settings(serving.images, VllmImages),
         probes=to_settings(serving.probes, ProbeSettings),
+        shutdown=Shutdown(longest_request_seconds(platform.settings)),
         requests=to_settings(serving.requests, VllmRequests),
         priority_class_name=SERVING_PRIORITY,
         labels=platform.k8s_labels,

@@ -7,7 +7,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from ...autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from ...autoscaling import (
+    DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
+    MAX_SCALING_PERIOD_SECONDS,
+    AutoscalingSettings,
+    ServingAutoscaler,
+    ServingAutoscalerArgs,
+)
 from ...controllers import ControllerInstall
 from ...lws import Rollout
 from ...naming import gateway_name
@@ -35,6 +41,7 @@ from .kv import (
     KvRole,
     KvTransfer,
 )
+from .lifecycle import shutdown
 from .settings import VllmServingConfig
 
 TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"
@@ -161,6 +168,7 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
     arguments) and each role's own."""
     assert serving.disaggregation is not None
     sidecar = serving.disaggregation.sidecar_image
+    pull_timeout = serving.disaggregation.kv_pull_timeout_seconds
     pools = {s.name: list(platform.settings.node_pool_names(s)) for s in platform.settings.tpu_slices}
 
     def role(r: KvRole) -> VllmServingArgs:
@@ -174,7 +182,12 @@ def arguments(platform: Platform, serving: VllmServingConfig, base: VllmServingA
             autoscaled=cfg.autoscaling is not None,
             engine=to_settings(cfg.engine, VllmEngineSettings),
             # the sidecar's SSRF allowlist: the pods of the stack's InferencePool (decode only reads it)
-            kv_transfer=KvTransfer(r, sidecar, inference_pool=f"{base.namespace}/{gateway_name(serving.service_name)}"),
+            kv_transfer=KvTransfer(
+                r,
+                sidecar,
+                pull_timeout_seconds=pull_timeout,
+                inference_pool=f"{base.namespace}/{gateway_name(serving.service_name)}",
+            ),
             node_pools=pools[cfg.slice],
             # a revision's new group comes up before the old one goes (the DisaggregatedSet's default), on the
             # role's spare slice, which scales from zero
@@ -214,13 +227,24 @@ CAVEATS: tuple[str, ...] = (
 """What the preview says of the mode's upstream status (docs/backends.md, "Upstream status")."""
 
 
+def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
+    """The seconds between two group removals of a role's HPA (:attr:`~tpu_serving.autoscaling.ServingAutoscalerArgs.
+    scale_down_period_seconds`): a prefill group's grace period, so that one prefill group has waited out the KV pull
+    timeout and drained before the next one leaves (:func:`.pods.shutdown`), at most the 1800 s the HPA API admits;
+    decode keeps the default."""
+    if role != KvRole.PREFILL:
+        return DEFAULT_SCALE_DOWN_PERIOD_SECONDS
+    return min(shutdown(args.prefill).grace_seconds, MAX_SCALING_PERIOD_SECONDS)
+
+
 def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
     pools = list(platform.slices.pools)
+    args = arguments(platform, serving, base)
     workload = VllmDisaggregatedServing(
         f"{platform.name}-serving",
-        arguments(platform, serving, base),
+        args,
         opts=platform.options(
             install, platform.identity.service_account, *platform.identity.access, platform.tenancy, *pools
         ),
@@ -259,6 +283,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 target_api_version=DS_API_VERSION,
                 target_kind=ROLE_SCALER_KIND,
                 grant_adapter_viewer=(r, c) == scaled[0],
+                scale_down_period_seconds=scale_down_period(args, r),
             ),
             opts=platform.options(adapter, workload, platform.apis),
         )

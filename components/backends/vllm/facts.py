@@ -109,8 +109,8 @@ MULTI_HOST_ENV: Mapping[str, str] = {
     "RAY_health_check_timeout_ms": "20000",
     "RAY_health_check_period_ms": "10000",
     "RAY_grpc_keepalive_timeout_ms": "3000000",
-    "RAY_CGRAPH_get_timeout": "30000",
-    "RAY_CGRAPH_submit_timeout": "30000",
+    "RAY_CGRAPH_get_timeout": "600",
+    "RAY_CGRAPH_submit_timeout": "600",
 }
 """Environment of every pod of a multi-host group, after vllm-project/tpu-inference@v0.27.0
 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml, keeping only what the image's release
@@ -118,12 +118,30 @@ reads: the Ray multi-host backend and the vLLM (torchax) model implementation (t
 ``tpu_inference/envs.py``: ``TPU_MULTIHOST_BACKEND`` in ["ray"], ``MODEL_IMPL_TYPE`` in auto/vllm/flax_nnx/
 jetpack), Ray health checks that tolerate hosts busy loading weights or compiling (100 missed 10 s GCS
 pings; RayConfig ``health_check_*`` and ``grpc_keepalive_timeout_ms``, named in Ray 2.60.0's and
-2.58.0's ``_raylet.so``) and compiled-graph timeouts (``ray/dag/context.py`` reads ``RAY_CGRAPH_get_timeout``,
-``RAY_CGRAPH_submit_timeout``). The example's ``TPU_BACKEND_TYPE`` (only forwarded to Ray workers, read by
+2.58.0's ``_raylet.so``) and compiled-graph timeouts of 10 minutes, the hang detection of a multi-host engine.
+Ray reads both in **seconds** (Ray 2.60.0 ``ray/dag/context.py`` l.13-14 ``DEFAULT_SUBMIT_TIMEOUT_S``,
+``DEFAULT_GET_TIMEOUT_S``; l.54-58 "The maximum time in seconds"): the example's ``30000`` is 8 h 20 min, so a wedged
+step went unnoticed for hours. vLLM raises the get timeout from Ray's 10 s to 300 s unless set ("it is 10 seconds by
+default", vllm-tpu 0.29.0 vllm/v1/executor/ray_executor.py l.547-554); 600 s lets a step that compiles a shape the
+warm-up missed finish, and a step with no result after 10 minutes raises: the engine exits and the group is
+recreated. The example's ``TPU_BACKEND_TYPE`` (only forwarded to Ray workers, read by
 nothing in tpu-inference 0.29.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_heartbeats_timeout`` and
 ``RAY_raylet_heartbeat_timeout_milliseconds`` (named nowhere in Ray 2.60.0 or 2.58.0: the heartbeat configs gave way
 to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
 release tables in tools/conformance/tables."""
+
+SHUTDOWN_TIMEOUT_FLAG = "--shutdown-timeout"
+"""``vllm serve --shutdown-timeout=<seconds>``: on SIGTERM the API server stops its engine client with this timeout,
+and the engine core drains the requests in flight for up to as long before it aborts the rest ("Shutdown timeout in
+seconds. 0 = abort, >0 = wait.", vllm-tpu 0.29.0 vllm/engine/arg_utils.py l.1728-1733, default 0;
+vllm/config/vllm.py l.439-443 ``shutdown_timeout``; the SIGTERM handler, vllm/entrypoints/launchers/launcher.py
+l.133-158; the drain, vllm/v1/engine/core.py l.1502-1547 ``_handle_shutdown``). At its default, 0, SIGTERM aborts
+every request in flight."""
+PYTHON = "python3"
+"""The image's interpreter, for the exec probes (the vLLM TPU image runs ``python3 -m vllm.entrypoints...``:
+kubernetes-sigs/lws@v0.10.0 docs/examples/vllm/TPU/lws.yaml l.33)."""
+DRAINING_MARKER = "/tmp/tpu-serving-draining"
+"""A file a prefill leader's preStop hook creates: its readiness probe fails from then on (:func:`.pods.readiness`)."""
 
 DSHM_VOLUME = "dshm"
 WEIGHTS_VOLUME = "model-weights"
@@ -200,11 +218,12 @@ SERVING_FLAGS: frozenset[str] = frozenset(
         "--distributed-executor-backend",
         "--download-dir",
         "--kv-transfer-config",
+        "--shutdown-timeout",
     }
 )
 """Flags the component writes from the serving arguments: the model and its name, the port the Service and the
-probes use, the weights loader, the executor (Ray across a multi-host group) and, in a disaggregated pair, the KV
-connector (:mod:`.kv`)."""
+probes use, the weights loader, the executor (Ray across a multi-host group), the drain on SIGTERM
+(:data:`SHUTDOWN_TIMEOUT_FLAG`) and, in a disaggregated pair, the KV connector (:mod:`.kv`)."""
 
 TOPOLOGY_FLAGS: frozenset[str] = frozenset(
     {

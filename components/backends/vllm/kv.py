@@ -42,6 +42,14 @@ HOST_IP_ENV = "VLLM_HOST_IP"
 """The address each worker advertises and binds (TI29 utils.py l.56-58 -> V29 vllm/utils/network_utils.py
 l.34-73): the pod IP, from the downward API. Ray does not copy it to its workers (V29
 vllm/v1/executor/ray_utils.py l.33-41), so every pod of a group sets its own."""
+PULL_TIMEOUT_ENV = "TPU_P2P_WAIT_PULL_TIMEOUT"
+"""The KV transfer timeout, in seconds (TI29 tpu_inference/distributed/utils.py l.88-91, default ``"180"``): how long
+prefill holds a finished request's blocks for decode's pull (tpu_connector.py l.446-452, released at expiry
+l.924-936), and how long decode waits for a pull's arrays to become ready (l.842-850) before it inserts them into its
+KV cache whether they are or not (l.851-872, l.664-668): a prefill server that leaves within the window wedges the
+decode engine that pulls from it. The library lowers it (:attr:`KvTransfer.pull_timeout_seconds`) so that a prefill
+server can wait the window out before it stops: a request's whole KV cache, 2.7 GB for Llama 3.3 70B at 8192 tokens
+in bf16 (80 layers x 8 KV heads x 128 x 2 x 2 bytes per token), moves in seconds over the data-centre network."""
 KEEP_ALIVE_ENV: Mapping[str, str] = {"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "120"}
 """Keep idle HTTP connections 120 s, beyond the sidecar's 90 s idle timeout (llm-d/llm-d
 guides/pd-disaggregation/modelserver/tpu/v7-dynamic-slice/vllm/base/disaggregatedset.yaml @33a21d7; the variable is
@@ -165,6 +173,14 @@ class KvTransfer:
         check=pinned_image_problem,
     )
     """The llm-d router's prefill/decode sidecar image (decode only)."""
+    pull_timeout_seconds: int = described(
+        "Seconds decode waits for a KV pull and prefill holds a request's blocks for it (`TPU_P2P_WAIT_PULL_TIMEOUT`, "
+        "180 s upstream); a prefill server that stops waits as long, unready, before it drains.",
+        default=30,
+        ge=5,
+        le=600,
+    )
+    """``TPU_P2P_WAIT_PULL_TIMEOUT`` on both roles (:data:`PULL_TIMEOUT_ENV`)."""
     inference_pool: str = described(
         "`<namespace>/<name>` of the InferencePool whose pods the sidecar may send a prefill leg to (its SSRF "
         "allowlist; decode only).",

@@ -14,7 +14,13 @@ import pulumi_kubernetes as k8s
 
 from ... import lws
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
-from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, container_security, http_probes, pod_security, requests
+from ...podspec import (
+    EXEC_PROBE_TIMEOUT_SECONDS,
+    container_security,
+    http_probes,
+    pod_security,
+    requests,
+)
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
     CACHE_MOUNT,
@@ -29,6 +35,7 @@ from .facts import (
     MULTI_NODE_SCRIPTS,
     RAY_GCS_PORT,
     ROLE_LABEL,
+    SHUTDOWN_TIMEOUT_FLAG,
     WEIGHTS_MOUNT,
     WEIGHTS_MOUNT_OPTIONS,
     WEIGHTS_VOLUME,
@@ -39,12 +46,14 @@ from .kv import (
     KV_TRANSFER_PORT,
     KV_TRANSFER_PORT_ENV,
     PD_FLAGS,
+    PULL_TIMEOUT_ENV,
     SIDE_CHANNEL_PORT,
     SIDE_CHANNEL_PORT_ENV,
     KvRole,
     kv_transfer_config,
     sidecar_args,
 )
+from .lifecycle import leader_lifecycle, liveness, readiness, shutdown, worker_lifecycle
 
 # --------------------------------------------------------------------------- builders
 
@@ -69,6 +78,7 @@ def engine_args(args: VllmServingArgs) -> list[str]:
         f"--max-model-len={e.max_model_len}",
         f"--dtype={e.dtype.value}",
         f"--gpu-memory-utilization={e.memory_utilization:g}",
+        f"{SHUTDOWN_TIMEOUT_FLAG}={shutdown(args).request_seconds}",
     ]
     if pp > 1:
         out.append(f"--pipeline-parallel-size={pp}")
@@ -130,12 +140,12 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
     """Environment of every pod: Ray health checks, the compilation cache, Hub access."""
     out = [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (MULTI_HOST_ENV if args.multi_host else {}).items()]
     if args.cache_bucket:
-        out += cache_environment(per_node=args.kv_transfer is not None)
+        out += cache_environment()
     if args.loader != WeightsLoader.HUGGING_FACE:
         # Nothing comes from the Hub at runtime: huggingface_hub refuses every download.
         out.append(k8s.core.v1.EnvVarArgs(name="HF_HUB_OFFLINE", value="1"))
     if args.kv_transfer is not None:
-        out += kv_environment()
+        out += kv_environment(args.kv_transfer.pull_timeout_seconds)
     if args.hf_token_secret is not None:
         out.append(
             k8s.core.v1.EnvVarArgs(
@@ -150,17 +160,19 @@ def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
     return out
 
 
-def kv_environment() -> list[k8s.core.v1.EnvVarArgs]:
+def kv_environment(pull_timeout_seconds: int) -> list[k8s.core.v1.EnvVarArgs]:
     """The TPU KV connector's ports and address, on every pod of both roles: Ray hands neither the ports nor
     ``VLLM_HOST_IP`` to its workers, which read the environment of their own pod's ``ray start``
     (docs/design/disaggregated-vllm.md section 1.4: V29 vllm/ray/ray_env.py l.36-48, vllm/v1/executor/ray_utils.py
     l.33-41; tpu-inference examples/disagg/run_disagg_multi_host.sh l.221-234, l.294-307 sets them on every
-    process that runs ``ray start``). ``TPU_MULTIHOST_BACKEND=ray`` comes with the multi-host environment."""
+    process that runs ``ray start``), and the KV pull timeout, which both roles read (:data:`~.kv.PULL_TIMEOUT_ENV`).
+    ``TPU_MULTIHOST_BACKEND=ray`` comes with the multi-host environment."""
     pod_ip = k8s.core.v1.EnvVarSourceArgs(field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="status.podIP"))
     return [
         k8s.core.v1.EnvVarArgs(name=KV_TRANSFER_PORT_ENV, value=str(KV_TRANSFER_PORT)),
         k8s.core.v1.EnvVarArgs(name=SIDE_CHANNEL_PORT_ENV, value=str(SIDE_CHANNEL_PORT)),
         k8s.core.v1.EnvVarArgs(name=HOST_IP_ENV, value_from=pod_ip),
+        k8s.core.v1.EnvVarArgs(name=PULL_TIMEOUT_ENV, value=str(pull_timeout_seconds)),
         *(k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in KEEP_ALIVE_ENV.items()),
     ]
 
@@ -240,11 +252,10 @@ def sidecar_token_volume() -> k8s.core.v1.VolumeArgs:
     )
 
 
-def cache_environment(per_node: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
-    """The persistent XLA compilation cache: one folder per group and host of the cache volume (``per_node``: one
-    per node instead, for a DisaggregatedSet's roles, whose old and new revisions run side by side during a surge
-    rollout as two LeaderWorkerSets with the same group indexes and with names that change with each revision,
-    LWS v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-95 GenerateName, lws_manager.go l.59-99).
+def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:
+    """The persistent XLA compilation cache: one folder per group and host, ``<group index>/<worker index>`` under
+    the engine's cache folder (a disaggregated role's is ``<name>/<role>``, :func:`.disagg_backend.arguments`), for
+    every LeaderWorkerSet, a DisaggregatedSet role's included.
 
     tpu-inference points JAX's persistent cache at ``VLLM_XLA_CACHE_PATH``
     (vllm-project/tpu-inference@v0.27.0 tpu_inference/runner/compilation_manager.py, unchanged in the
@@ -254,22 +265,17 @@ def cache_environment(per_node: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
     RuntimeError: filesystem error: cannot create directories", GKE serve-vllm-tpu), and whether
     the hosts of a Ray group form one JAX process group whose rank 0 alone writes (JAX
     docs/persistent_compilation_cache.md) is not documented for tpu-inference. So each pod
-    writes only its own folder, ``<group index>/<worker index>``: the same host of the same group
-    finds its programs again after a restart, and no two pods ever write the same path. A role's pod takes
-    every TPU chip of its VM, so no two of its pods share a node: the node's name keys a folder that one pod
-    writes at a time, and that a later revision's group on the same node finds warm (a folder keyed by the
-    revision's LeaderWorkerSet would start every rollout cold). JAX keys each entry by the program, its compile
-    options and the JAX and XLA versions, so a folder may hold several revisions' programs.
+    writes only its own folder: the same host of the same group finds its programs again after a restart, a
+    group recreation, and on a new node (a scale from zero, a node repair or an upgrade gives the VM a new name,
+    so a folder keyed by the node's name started every one of them cold). The keys are the LWS pod labels
+    ``leaderworkerset.sigs.k8s.io/group-index`` and ``worker-index``, which the LWS pod webhook also injects as
+    ``LWS_WORKER_INDEX`` into every container (kubernetes-sigs/lws v0.9.0 and v0.10.0
+    api/leaderworkerset/v1/leaderworkerset_types.go l.41, l.45, l.75; v0.9.0 pkg/utils/pod/pod_utils.go l.131-180
+    ``AddLWSVariables``). In a DisaggregatedSet's surge rollout the new revision's group 0 runs beside the old
+    revision's group 0 of the same role and shares its folder; the old group compiled at its start and writes
+    nothing more unless it restarts in that window. JAX keys each entry by the program, its compile options and
+    the JAX and XLA versions, so a folder may hold several revisions' programs.
     """
-    if per_node:
-        node = k8s.core.v1.EnvVarArgs(
-            name="NODE_NAME",
-            value_from=k8s.core.v1.EnvVarSourceArgs(
-                field_ref=k8s.core.v1.ObjectFieldSelectorArgs(field_path="spec.nodeName")
-            ),
-        )
-        # $(VAR) refers to variables defined before it in the list
-        return [node, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=f"{CACHE_MOUNT}/$(NODE_NAME)")]
     group = k8s.core.v1.EnvVarArgs(
         name="LWS_GROUP_INDEX",
         value_from=k8s.core.v1.EnvVarSourceArgs(
@@ -277,7 +283,7 @@ def cache_environment(per_node: bool = False) -> list[k8s.core.v1.EnvVarArgs]:
         ),
     )
     # $(VAR) refers to variables defined before it in the list (LWS_WORKER_INDEX is injected by
-    # the LWS pod webhook into every container).
+    # the LWS pod webhook into every container, ahead of the template's own).
     path = f"{CACHE_MOUNT}/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
     return [group, k8s.core.v1.EnvVarArgs(name="VLLM_XLA_CACHE_PATH", value=path)]
 
@@ -320,7 +326,7 @@ def uses_gcsfuse(args: VllmServingArgs) -> bool:
 def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMountArgs]) -> k8s.core.v1.ContainerArgs:
     """The server (and, multi-host, the Ray head): probes on ``/health``, TPU chips of its VM."""
     p, r = args.probes, args.requests
-    startup, readiness, liveness = http_probes(HEALTH_PATH, server_port(args), p)
+    startup, ready, live = http_probes(HEALTH_PATH, server_port(args), p)
     serving = "vllm" if server_port(args) != HTTP_PORT else "http"
     return k8s.core.v1.ContainerArgs(
         name="vllm-leader",
@@ -333,8 +339,9 @@ def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         + kv_ports(args),
         resources=requests(r.leader_cpu, r.leader_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         startup_probe=startup,
-        readiness_probe=readiness,
-        liveness_probe=liveness,
+        readiness_probe=readiness(args, ready, server_port(args)),
+        liveness_probe=liveness(args, live, server_port(args)),
+        lifecycle=leader_lifecycle(args),
         volume_mounts=mounts,
         security_context=container_security(),
     )
@@ -365,6 +372,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
             # (lws v0.10.0 leaderworkerset_controller.go l.627-641), which stalls a rolling update.
             timeout_seconds=EXEC_PROBE_TIMEOUT_SECONDS,
         ),
+        lifecycle=worker_lifecycle(args),
         volume_mounts=mounts,
         security_context=container_security(),
     )
@@ -413,6 +421,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
                 volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,
                 security_context=pod_security(),
+                termination_grace_period_seconds=shutdown(args).grace_seconds,
                 # Neither vLLM nor Ray calls the Kubernetes API. The GCS FUSE driver gets its token through
                 # the CSI token request (its CSIDriver's tokenRequests, GoogleCloudPlatform/gcs-fuse-csi-driver
                 # deploy/base/setup/csi_driver.yaml), not through the pod's mounted one.

@@ -102,6 +102,7 @@ class DisaggregationConfig(Model):
     prefill: VllmRoleConfig = Field(description="The prefill role (KV producer).")
     decode: VllmRoleConfig = Field(description="The decode role (KV consumer, behind the llm-d router's sidecar).")
     sidecar_image: str = declared(KvTransfer, "sidecar_image")
+    kv_pull_timeout_seconds: StackInt = declared(KvTransfer, "pull_timeout_seconds")
 
 
 class VllmServingConfig(Model):

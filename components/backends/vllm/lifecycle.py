@@ -1,0 +1,93 @@
+"""How vLLM's pods leave and how their health is checked beyond ``GET /health``: the preStop hooks and grace period
+of every LeaderWorkerSet (single-engine and each disaggregated role), a prefill server's readiness that its preStop
+fails, and a disaggregated engine's liveness that generates one token (issue "Serving survives its own lifecycle")."""
+
+import json
+import shlex
+
+import pulumi_kubernetes as k8s
+
+from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, Shutdown
+from .args import VllmServingArgs
+from .facts import DRAINING_MARKER, HEALTH_PATH, PYTHON, RAY_GCS_PORT
+from .kv import KvRole
+
+
+def shutdown(args: VllmServingArgs) -> Shutdown:
+    """How the group's pods leave (:class:`~tpu_serving.podspec.Shutdown`): a prefill server holds, unready, for its
+    KV pull timeout before it drains, so the decode servers finish pulling what it prefilled (a pull that outlives
+    it wedges decode: :data:`~.kv.PULL_TIMEOUT_ENV`)."""
+    kv = args.kv_transfer
+    if kv is None or kv.role != KvRole.PREFILL:
+        return args.shutdown
+    return Shutdown(args.shutdown.request_seconds, hold_seconds=args.shutdown.hold_seconds + kv.pull_timeout_seconds)
+
+
+def leader_lifecycle(args: VllmServingArgs) -> k8s.core.v1.LifecycleArgs:
+    """The leader's preStop: it keeps serving while its endpoint is removed, then SIGTERM starts vLLM's drain
+    (:data:`~.facts.SHUTDOWN_TIMEOUT_FLAG`). A prefill leader first fails its readiness (:data:`~.facts.DRAINING_MARKER`,
+    :func:`readiness`), so no router picks it while it waits out the KV pull timeout."""
+    s = shutdown(args)
+    if args.kv_transfer is not None and args.kv_transfer.role == KvRole.PREFILL:
+        return s.exec(f"touch {DRAINING_MARKER}; sleep {s.pre_stop_seconds}")
+    return s.sleep()
+
+
+RAY_HEAD_POLL_SECONDS = 5
+"""Seconds between a stopping worker's checks of its group's Ray head."""
+
+
+def worker_lifecycle(args: VllmServingArgs) -> k8s.core.v1.LifecycleArgs:
+    """A worker's preStop: it holds its host while the group's Ray head answers, so a leader that drains its requests
+    still has every host; when the leader's server exits, its head goes with it and the worker stops. The kubelet
+    ends the hook at the grace period in any case. A worker gets SIGTERM with its leader (a group leaves whole:
+    the LWS controller deletes the group's leader and its worker StatefulSet together); without the hook Ray's
+    worker process exits at once and the engine loses its hosts mid-request."""
+    check = f"ray health-check --address=${{LWS_LEADER_ADDRESS}}:{RAY_GCS_PORT}"
+    return shutdown(args).exec(f"while {check} >/dev/null 2>&1; do sleep {RAY_HEAD_POLL_SECONDS}; done")
+
+
+def _python_probe(code: str, period: int, failures: int, timeout: int, guard: str = "") -> k8s.core.v1.ProbeArgs:
+    """An exec probe that runs ``code`` in the image's Python (after the shell test ``guard``, when given)."""
+    script = f"{guard + ' && ' if guard else ''}exec {PYTHON} -c {shlex.quote(code)}"
+    return k8s.core.v1.ProbeArgs(
+        exec_=k8s.core.v1.ExecActionArgs(command=["/bin/sh", "-c", script]),
+        period_seconds=period,
+        failure_threshold=failures,
+        timeout_seconds=timeout,
+    )
+
+
+def readiness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
+    """The leader's readiness: ``http`` (``GET /health``), but on a prefill leader the same GET from an exec probe
+    that fails once the preStop hook has created :data:`~.facts.DRAINING_MARKER` (an HTTP probe cannot be failed from
+    outside the server). The kubelet keeps running readiness probes while a pod terminates, so the endpoint's
+    ``serving`` condition turns false."""
+    kv = args.kv_transfer
+    if kv is None or kv.role != KvRole.PREFILL:
+        return http
+    p = args.probes
+    code = f"import urllib.request as r; r.urlopen('http://127.0.0.1:{port}{HEALTH_PATH}', timeout=5)"
+    guard = f"[ ! -e {DRAINING_MARKER} ]"
+    return _python_probe(
+        code, p.readiness_period_seconds, p.readiness_failure_threshold, EXEC_PROBE_TIMEOUT_SECONDS, guard
+    )
+
+
+def liveness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
+    """The leader's liveness: ``http`` (``GET /health``), but on a disaggregated role's engine one generated token
+    (``POST /v1/completions``, ``max_tokens`` 1) on the engine's own port, not the sidecar's: a decode engine
+    wedged by a failed KV pull keeps answering ``/health`` (the tpu-inference 0.29.0 connector inserts arrays that
+    never became ready, :data:`~.kv.PULL_TIMEOUT_ENV`). The prompt is shorter than a KV block, so a prefill engine
+    frees its blocks at once (TI29 tpu_connector.py l.442-444, "If prompt < block_size, no transfer"). Each check
+    may take a whole period behind a busy batch; only ``liveness_failure_threshold`` checks in a row fail it."""
+    if args.kv_transfer is None:
+        return http
+    p = args.probes
+    body = json.dumps({"model": args.served_model_name, "prompt": "ping", "max_tokens": 1})
+    code = (
+        "import urllib.request as r; "
+        f"r.urlopen(r.Request('http://127.0.0.1:{port}/v1/completions', data={body!r}.encode(), "
+        f"headers={{'Content-Type': 'application/json'}}), timeout={p.liveness_period_seconds})"
+    )
+    return _python_probe(code, p.liveness_period_seconds, p.liveness_failure_threshold, p.liveness_period_seconds)

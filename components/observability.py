@@ -70,12 +70,12 @@ Their PromQL names follow "replace the first / with :, every other special chara
 ``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
 
 POD_NOT_READY = "kube_pod_status_ready"
-"""kube-state-metrics' pod readiness (``condition="false"`` is 1 for a pod whose Ready condition
-is false: kubernetes.io/docs/concepts/cluster-administration/kube-state-metrics, "count(
-kube_pod_status_ready{condition="false"}) by (namespace, pod)"). GKE sends it with the ``POD``
-kube state metrics package, under the open-source name, queryable in PromQL
-(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics); the cluster turns
-the package on (:data:`tpu_serving.cluster.MONITORING_COMPONENTS`)."""
+"""kube-state-metrics' pod readiness (``condition="true"`` is 1 for a Ready pod), sent by GKE with the ``POD`` kube
+state metrics package under the open-source name, queryable in PromQL
+(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics; the cluster turns the package on,
+:data:`tpu_serving.cluster.MONITORING_COMPONENTS`). It has series only for a pod with a Ready condition
+(kubernetes/kube-state-metrics internal/store/pod.go, ``case v1.PodReady``); a pod never scheduled has only
+``PodScheduled``. So the alerts count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
 
 POD_PHASE = "kube_pod_status_phase"
 """kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed,
@@ -154,6 +154,9 @@ class ServingMetrics:
     leader_worker_sets: Sequence[str] = ()
     """Names of the LeaderWorkerSets it runs, whose group recreations are counted, charted and alerted on
     (none: it runs none; JobSets restart within a budget of their own)."""
+    leader_pods: str | None = None
+    """RE2 pattern of the names of the pods that take requests, for the alert on none of them Ready (None: the
+    leaders of :attr:`leader_worker_sets`; a backend with neither gets no such alert)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -296,16 +299,23 @@ class Alert:
 
 
 def _not_ready_query(scope: Scope) -> str:
-    """Pods of the namespace that are not ready although Pending or Running (not finished Job pods)."""
+    """Pods of the namespace that are Pending or Running (not finished Job pods) and not Ready, including those
+    with no Ready condition yet (never scheduled)."""
     where = {"cluster": scope.cluster, "namespace": scope.namespace}
-    not_ready = f"{POD_NOT_READY}{_matchers({**where, 'condition': 'false'})}"
+    ready = f"{POD_NOT_READY}{_matchers({**where, 'condition': 'true'})}"
     live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
-    return f"sum({not_ready} and on(namespace, pod) ({live} == 1)) > 0"
+    return f"sum(({live} == 1) unless on(namespace, pod) ({ready} == 1)) > 0"
 
 
 def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
     """The alert policies whose signals the backend has."""
     out = []
+    leaders = roles_.leader_pods(metrics.serves, metrics.leader_pods, metrics.leader_worker_sets)
+    if leaders is not None:
+        minutes = settings.no_ready_leader_minutes
+        out.append(
+            Alert(*roles_.no_ready_leader_alert(scope.cluster, scope.namespace, leaders, minutes, POD_NOT_READY))
+        )
     if metrics.serves:
         out.append(
             Alert(

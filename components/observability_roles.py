@@ -11,7 +11,8 @@ Plain data in, plain data out: this module imports nothing of the library, so :m
 wraps its results in its own ``Chart`` and ``Alert``.
 """
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -86,13 +87,14 @@ def backlog_query(cluster: str, namespace: str, role: RoleSignals, threshold: fl
     return f"sum({role.requests_waiting}{scraped(cluster, namespace, role)}) > {threshold:g}"
 
 
-def not_ready_query(cluster: str, namespace: str, role: RoleSignals, not_ready: str, phase: str, phases: str) -> str:
-    """The role's pods not ready although Pending or Running (``not_ready`` and ``phase`` are kube-state-metrics'
-    series, ``phases`` the phases that should be ready)."""
+def not_ready_query(cluster: str, namespace: str, role: RoleSignals, ready: str, phase: str, phases: str) -> str:
+    """The role's pods Pending or Running and not Ready, including those with no Ready condition yet (never
+    scheduled) (``ready`` and ``phase`` are kube-state-metrics' series, ``phases`` the phases that should be
+    ready)."""
     where = f'cluster="{cluster}", namespace="{namespace}", pod=~"{role.pod_pattern}"'
     return (
-        f'sum({not_ready}{{{where}, condition="false"}} and on(namespace, pod) '
-        f'({phase}{{{where}, phase=~"{phases}"}} == 1)) > 0'
+        f'sum(({phase}{{{where}, phase=~"{phases}"}} == 1) unless on(namespace, pod) '
+        f'({ready}{{{where}, condition="true"}} == 1)) > 0'
     )
 
 
@@ -127,3 +129,43 @@ def alerts(
             )
         )
     return out
+
+
+def no_ready_leader_query(cluster: str, namespace: str, leaders: str, ready: str) -> str:
+    """No pod matching ``leaders`` (RE2, the pods that take requests) is Ready, including when none exists (``or
+    vector(0)``: a JobSet that failed for good has no pods, hence no series); ``ready`` is kube-state-metrics'
+    readiness series."""
+    return f'(sum({ready}{{cluster="{cluster}", namespace="{namespace}", condition="true", pod=~"{leaders}"}}) or vector(0)) < 1'
+
+
+def leader_pods(serves: bool, pattern: str | None, leader_worker_sets: Sequence[str]) -> str | None:
+    """RE2 pattern of the pods that take requests: the backend's own ``pattern``, or the leaders of its
+    LeaderWorkerSets (a leader pod is ``<lws>-<group>``, a worker ``<lws>-<group>-<worker>``:
+    kubernetes-sigs/lws@v0.10.0 pkg/controllers/leaderworkerset_controller.go l.524 reads the leader StatefulSet by
+    the LeaderWorkerSet's name, pod_controller.go l.438 names each worker StatefulSet after its leader pod); None:
+    it serves no requests, or declares neither."""
+    if not serves:
+        return None
+    if pattern is not None:
+        return pattern
+    if not leader_worker_sets:
+        return None
+    names = "|".join(re.escape(n) for n in leader_worker_sets)
+    return f"({names})-[0-9]+" if len(leader_worker_sets) > 1 else f"{names}-[0-9]+"
+
+
+def no_ready_leader_alert(
+    cluster: str, namespace: str, leaders: str, minutes: int, ready: str
+) -> tuple[str, str, str, int, str]:
+    """``(key, title, PromQL, minutes, runbook)`` of the alert on no pod that takes requests Ready: the fast page for
+    an outage, which the not-ready alert (held past the startup window) is not."""
+    return (
+        "no-ready-leader",
+        "No serving pod ready",
+        no_ready_leader_query(cluster, namespace, leaders, ready),
+        minutes,
+        f"No pod of namespace {namespace} that takes requests has been Ready for {minutes} minutes: the stack serves "
+        "nothing. It also fires while the first groups load after a deploy, and during a rollout that replaces every "
+        f"group at once. Look at the pods (kubectl -n {namespace} get pods), their events and the controller's status "
+        "(the JobSet's or LeaderWorkerSet's conditions).",
+    )

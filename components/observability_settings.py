@@ -58,6 +58,14 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    no_ready_leader_minutes: int = described(
+        "Minutes no pod that takes requests (a leader, a Saxml slice's first host) may be Ready before the "
+        "no-ready alert fires: the fast page for an outage, which the not-ready alert, held past the startup "
+        "window, is not.",
+        default=5,
+        ge=1,
+        le=1440,
+    )
     backlog_threshold: float = described(
         "Requests waiting, summed over the serving replicas, above which the queue-backlog alert counts.",
         default=20,

@@ -148,9 +148,9 @@ def test_observability_dashboard_json_is_built_from_the_charts():
 @pytest.mark.parametrize(
     ("stack", "keys"),
     [
-        (VLLM_STACK, ["backlog", "not_ready", "tpu_idle"]),
-        (JETSTREAM_STACK, ["backlog", "not_ready", "tpu_idle"]),
-        (SAX_STACK, ["not_ready"]),
+        (VLLM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
+        (JETSTREAM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
+        (SAX_STACK, ["no_ready_leader", "not_ready"]),
         (BATCH_STACK, []),
     ],
 )
@@ -161,13 +161,21 @@ def test_observability_alerts_render_only_where_their_signals_exist(stack, keys)
 
 def test_observability_alert_settings_reach_the_conditions():
     def edit(o: dict) -> None:
-        o.update(backlogThreshold=7, backlogMinutes=3, idleDutyCyclePercent=2.5, idleMinutes=20, notReadyMinutes=90)
+        o.update(
+            backlogThreshold=7,
+            backlogMinutes=3,
+            idleDutyCyclePercent=2.5,
+            idleMinutes=20,
+            notReadyMinutes=90,
+            noReadyLeaderMinutes=4,
+        )
 
     plan = plan_edited(VLLM_STACK, observability=edit)
     by_rule = {c["alertRule"]: c for c in _promql_conditions(plan)}
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
     assert " < 2.5) and on() (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
-    assert 'condition="false"' in by_rule["not_ready"]["query"] and by_rule["not_ready"]["duration"] == "5400s"
+    assert 'condition="true"' in by_rule["not_ready"]["query"] and by_rule["not_ready"]["duration"] == "5400s"
+    assert by_rule["no_ready_leader"]["duration"] == "240s"
 
 
 def test_observability_notification_channels_reach_every_policy():
@@ -265,18 +273,46 @@ def test_observability_alerts_are_admitted_on_a_new_project(stack):
         assert c["disableMetricValidation"] is True
 
 
-def test_observability_not_ready_counts_only_pods_that_should_be_ready():
-    """A finished Job's pods keep Ready=False: the query keeps only Pending and Running pods."""
+def _query(stack: str, suffix: str) -> str:
     (query,) = [
         r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
-        for r in plan_of(SAX_STACK).of_type(POLICY)
-        if r.name.endswith("-not-ready")
+        for r in plan_of(stack).of_type(POLICY)
+        if r.name.endswith(suffix)
     ]
-    assert query == (
-        'sum(kube_pod_status_ready{cluster="saxml175b", namespace="saxml", condition="false"} '
-        'and on(namespace, pod) (kube_pod_status_phase{cluster="saxml175b", namespace="saxml", '
-        'phase=~"Pending|Running"} == 1)) > 0'
+    return str(query)
+
+
+def test_observability_not_ready_counts_only_pods_that_should_be_ready():
+    """A finished Job's pods keep Ready=False: the query keeps only Pending and Running pods. A pod that never
+    scheduled has no Ready condition, so no kube_pod_status_ready series: it counts unless it is Ready, not only
+    when a Ready=false series exists."""
+    assert _query(SAX_STACK, "-not-ready") == (
+        'sum((kube_pod_status_phase{cluster="saxml175b", namespace="saxml", phase=~"Pending|Running"} == 1) '
+        'unless on(namespace, pod) (kube_pod_status_ready{cluster="saxml175b", namespace="saxml", '
+        'condition="true"} == 1)) > 0'
     )
+
+
+@pytest.mark.parametrize(
+    ("stack", "pods"),
+    [
+        (SAX_STACK, "sax-model-server-set-sax-model-server-[0-9]+-0-.+"),
+        (VLLM_STACK, "vllm-[0-9]+"),
+    ],
+)
+def test_observability_no_ready_leader_fires_within_minutes_also_when_no_pod_exists(stack, pods):
+    """``or vector(0)``: a JobSet that failed for good has no pods, so no series; the alert still fires."""
+    cluster, namespace = {SAX_STACK: ("saxml175b", "saxml"), VLLM_STACK: ("vllm70b", "vllm-llama70b")}[stack]
+    assert _query(stack, "-no-ready-leader") == (
+        f'(sum(kube_pod_status_ready{{cluster="{cluster}", namespace="{namespace}", condition="true", '
+        f'pod=~"{pods}"}}) or vector(0)) < 1'
+    )
+    (policy,) = [r for r in plan_of(stack).of_type(POLICY) if r.name.endswith("-no-ready-leader")]
+    assert policy.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["duration"] == "300s"
+
+
+def test_observability_no_ready_leader_absent_for_a_batch_job():
+    assert not [r for r in plan_of(BATCH_STACK).of_type(POLICY) if r.name.endswith("-no-ready-leader")]
 
 
 def test_observability_saxml_publisher_job_is_cleaned_up_after_it_finishes():

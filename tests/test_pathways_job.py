@@ -113,6 +113,11 @@ def test_pathways_job_machine_type_outside_enum_rejected():
         ),
         ({"jobsetVersion": "v0.7.0"}, "tpu-serving:serving.jobsetVersion", "v0.8.0 or later"),
         ({"elasticSlices": 1}, "tpu-serving:serving.elasticSlices", "fewer than the 1 slice"),
+        (
+            {"maxSliceRestarts": 2},
+            "tpu-serving:serving.maxSliceRestarts",
+            "has no effect without elasticSlices",
+        ),
         ({"pathwaysVersion": "0.5.3"}, "tpu-serving:serving.pathwaysVersion", "jax-"),
         ({"deploymentMode": "colocated"}, "tpu-serving:serving.deploymentMode", "colocate_head_with_workers"),
         (

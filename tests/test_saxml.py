@@ -77,6 +77,16 @@ DIFFERENCES: list[tuple[str, str]] = [
         rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.readinessProbe\..*",
         "TCP readiness on the model server port",
     ),
+    (
+        r"spec\.failurePolicy\.rules\[disruption\]\..*",
+        "a disruption restarts the JobSet without spending one of maxRestarts (issue 35, finding 11)",
+    ),
+    (
+        r"spec\.replicatedJobs\[sax-model-server\]\.template\.spec\.podFailurePolicy\.rules",
+        "a disrupted pod fails its Job with reason PodFailurePolicy, which the JobSet rule matches",
+    ),
+    (rf"{MODEL_POD}\.spec\.restartPolicy", "Never: a podFailurePolicy requires it (JobSet would default OnFailure)"),
+    (r"spec\.replicas", "two sax-http pods under a budget of one eviction (a drain keeps one serving)"),
 ]
 
 
@@ -234,7 +244,7 @@ def test_saxml_model_servers_on_the_host_network_may_reach_the_admin_port():
     assert jobset.replace_on_changes == ["spec"] and jobset.delete_before_replace is True
 
 
-@pytest.mark.parametrize("release", ["v0.2.3", "v0.10.1", "v0.12.0"])
+@pytest.mark.parametrize("release", ["v0.10.1", "v0.12.0"])
 def test_saxml_jobset_valid_for_each_release(release, reference):
     plan = plan_with(lambda s: s.update(jobsetVersion=release))
     assert plan.outputs["controllers"] == {"jobset.x-k8s.io": release}
@@ -399,3 +409,50 @@ def test_saxml_admin_server_serves_the_cell_the_model_servers_join():
     assert env["SAX_CELL"] == "/sax/prod"
     model_servers = json.dumps([o for (kind, _), o in objs.items() if kind == "JobSet"])
     assert "--sax_cell=/sax/prod" in model_servers and "--sax_cell=/sax/test" not in model_servers
+
+
+# ------------------------------------------------------------------------------ disruptions (issue 35)
+
+
+def test_saxml_disruptions_do_not_spend_the_jobsets_restarts():
+    """A pod with the DisruptionTarget condition fails its Job by the pod failure policy, and the JobSet's first
+    rule restarts on that reason without counting; a crash (any other failure) finds no rule and counts."""
+    spec = objects()[("JobSet", "sax-model-server-set")]["spec"]
+    assert spec["failurePolicy"] == {
+        "maxRestarts": 4,
+        "rules": [
+            {
+                "name": "disruption",
+                "action": "RestartJobSetAndIgnoreMaxRestarts",
+                "onJobFailureReasons": ["PodFailurePolicy"],
+            }
+        ],
+    }
+    job = spec["replicatedJobs"][0]["template"]["spec"]
+    assert job["backoffLimit"] == 0
+    assert job["podFailurePolicy"] == {
+        "rules": [{"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}]
+    }
+    # the API server refuses a podFailurePolicy under any other restart policy
+    assert job["template"]["spec"]["restartPolicy"] == "Never"
+
+
+def test_saxml_jobset_before_failure_rules_refused():
+    with pytest.raises(ConfigError) as err:
+        plan_with(lambda s: s.update(jobsetVersion="v0.5.2"))
+    assert 'serving.jobsetVersion = "v0.5.2": the model servers need JobSet v0.6.0 or later' in str(err.value)
+
+
+def test_saxml_http_two_replicas_under_a_budget_of_one_eviction():
+    objs = objects()
+    assert objs[("Deployment", "sax-http")]["spec"]["replicas"] == 2
+    pdb = objs[("PodDisruptionBudget", "sax-http")]
+    assert pdb["spec"] == {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "sax-http"}}}
+    # the budget selects exactly sax-http's pods: a drain may take one and must wait for its replacement
+    assert objs[("Deployment", "sax-http")]["spec"]["template"]["metadata"]["labels"]["app"] == "sax-http"
+
+
+def test_saxml_rollout_output_says_a_rollout_is_a_full_outage():
+    rollout = plan_of(STACK).outputs["rollout"]
+    assert "every slice goes down at once" in rollout["summary"] and "full outage" in rollout["summary"]
+    assert "does not count against maxRestarts (4" in rollout["drain"]

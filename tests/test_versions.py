@@ -20,9 +20,10 @@ FLOORS = {
     ("components/settings.py", "v0.0.0"),
     ("components/backends/pathways_job/settings.py", "v0.8.0"),
     ("components/controllers.py", "v0.9.0"),
+    ("components/backends/saxml/facts.py", "v0.6.0"),
 }
 """Version literals that are compatibility floors, not pins: no release at all, the oldest JobSet the
-PathwaysJob controller works with, and the LWS releases from which its last-registered webhook path changes
+PathwaysJob controller works with, the oldest JobSet with failure-policy rules (Saxml), and the LWS releases from which its last-registered webhook path changes
 (``WebhookReadiness.since``)."""
 
 

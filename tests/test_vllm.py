@@ -408,3 +408,20 @@ def test_vllm_an_image_of_another_release_is_refused_naming_the_key_and_the_pinn
 def test_vllm_an_image_of_the_pinned_release_is_accepted_from_a_mirror_or_with_its_digest(image):
     image = image.format(v=PINS["vllm-tpu"].version)
     assert load(with_serving(VLLM, images={"vllm": image})).serving.images.vllm == image
+
+
+def test_vllm_compilation_cache_refuses_an_age_rule_on_its_bucket():
+    """The scratch bucket's age rule would delete the XLA compilation cache, written once and then only read."""
+
+    def aged(buckets: list) -> None:
+        next(b for b in buckets if b["purpose"] == "scratch")["scratchTtlDays"] = 30
+
+    with pytest.raises(ConfigError) as err:
+        plan_edited("vllm-llama33-70b-v5e16", buckets=aged)
+    assert "the scratch bucket's scratchTtlDays = 30 would delete the XLA compilation cache" in str(err.value)
+    lifecycle = [
+        r.inputs.get("lifecycleRules")
+        for r in plan_of("vllm-llama33-70b-v5e16").of_type("gcp:storage/bucket:Bucket")
+        if r.inputs["labels"]["purpose"] == "scratch"
+    ]
+    assert lifecycle == [None]

@@ -41,6 +41,15 @@ def problems(cfg: Stack, job: PathwaysJobConfig, shape: SliceShape, pools: int) 
         found.append(
             f"{key}.jobsetVersion = {json.dumps(job.jobset_version)}: PathwaysJob needs JobSet {JOBSET_FOR_PATHWAYS_JOB} or later"
         )
+    if "max_slice_restarts" in job.model_fields_set and not job.elastic_slices:
+        # pathways-job v0.1.4 pathwaysjob_controller.go l.712-715: the workers' backoffLimit takes maxSliceRestarts
+        # only when controller.elasticSlices > 0; otherwise the field is read nowhere (the CRD's description says
+        # "Used with elasticSlices", pathwaysjob-v0.1.4 CRD).
+        found.append(
+            f"{key}.maxSliceRestarts = {job.max_slice_restarts}: has no effect without elasticSlices (the PathwaysJob "
+            "controller reads it only for elastic slices); set elasticSlices, or remove maxSliceRestarts and use "
+            "maxRestarts (JobSet restarts of the whole job)"
+        )
     if job.elastic_slices is not None and job.elastic_slices >= pools:
         found.append(f"{key}.elasticSlices = {job.elastic_slices}: must be fewer than the {pools} slice(s)")
     scratch = cfg.bucket("scratch")

@@ -90,7 +90,13 @@ class PathwaysJobConfig(Model):
         description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker.",
     )
     max_restarts: StackInt = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
-    max_slice_restarts: StackInt = Field(1, ge=0, le=1000, description="Restarts of a single slice.")
+    max_slice_restarts: StackInt = Field(
+        1,
+        ge=0,
+        le=1000,
+        description="Restarts of a single slice; only with `elasticSlices` (the PathwaysJob controller reads it "
+        "for elastic slices only).",
+    )
     elastic_slices: StackInt | None = Field(
         None, ge=1, description="Slices that may be missing at once; unset disables."
     )

@@ -14,7 +14,7 @@ from ..base import Backend, Built, Platform
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
-from .facts import HTTP_PORT, MODEL_SERVER_BUCKETS
+from .facts import HTTP_PORT, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
 from .settings import NAME, SaxmlServingConfig, model_size
 
 
@@ -48,8 +48,14 @@ def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
     tag, only as a pinned package in its requirements files); the admin's status page is HTML on ``localhost:8080`` (saxml/common/platform/cloud.go
     ``httpPort = 8080``, ``http.ListenAndServe(fmt.Sprintf("localhost:%v", httpPort), nil)``;
     saxml/admin/admin_status.go). The dashboard shows the TPU signals; the not-ready alert applies.
+
+    The no-ready alert watches each slice's first host, ``<jobset>-<replicated job>-<job index>-0-<random>``: JobSet
+    names its Jobs ``<jobset>-<replicated job>-<index>`` (kubernetes-sigs/jobset@v0.12.0
+    pkg/util/placement/placement.go l.14-16) and makes them Indexed (pkg/webhooks/jobset_webhook.go l.121-122),
+    whose pods the Job controller names ``<job>-<completion index>-`` plus a random suffix (k8s.io/kubernetes
+    v1.36.3 pkg/controller/job/indexed_job_utils.go l.496-503).
     """
-    return ServingMetrics()
+    return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+")
 
 
 def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
@@ -60,6 +66,19 @@ def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
 def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
     """A JobSet restart recreates every model server."""
     return chips
+
+
+def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
+    """What a rollout and a drain do to the cell (the ``rollout`` output, which the preview prints)."""
+    return {
+        "summary": "a change to the model servers replaces their JobSet, deleted before its replacement is created "
+        "(JobSet's webhook refuses changes to replicatedJobs): every slice goes down at once and the cell serves "
+        "nothing until the new slices have loaded the model, a full outage; sax-http and the admin server roll "
+        "one pod at a time",
+        "drain": "a drain, node upgrade or host maintenance of any slice's VM restarts every slice (a JobSet restart "
+        "recreates all its Jobs): the cell serves nothing until they have reloaded, and the restart does not count "
+        f"against maxRestarts ({serving.max_restarts}, spent only by crashes); sax-http keeps one of its two pods",
+    }
 
 
 def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
@@ -99,6 +118,7 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
         outputs={
             "saxHttpAddress": workload.address,
             "saxModels": [m.model for m in serving.models],
+            "rollout": rollout(serving),
             **examples,
         },
     )

@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING
 
 from ...catalog import SliceShape
+from ...controllers import parse_version
 from ...models import hbm_fit_problem
 from ...settings import (
     PROJECT_NAMESPACE,
@@ -13,6 +14,7 @@ from ...settings import (
 
 if TYPE_CHECKING:
     from ..base import Stack
+from .facts import FAILURE_RULES_SINCE
 from .settings import PRIVILEGED_BEFORE, SaxmlServingConfig
 
 
@@ -23,6 +25,12 @@ def problems(cfg: Stack, serving: SaxmlServingConfig, shape: SliceShape, pools: 
     state = cfg.bucket("state")
     if state is None or state.workload_access != "readWrite":
         found.append(f"{PROJECT_NAMESPACE}:buckets: saxml needs a `state` bucket with workloadAccess readWrite")
+    if parse_version(serving.jobset_version) < parse_version(FAILURE_RULES_SINCE):
+        found.append(
+            f"{key}.jobsetVersion = {json.dumps(serving.jobset_version)}: the model servers need JobSet "
+            f"{FAILURE_RULES_SINCE} or later, whose failure-policy rules keep a node drain, upgrade or host "
+            "maintenance from spending one of maxRestarts (without them the JobSet fails for good once they are spent)"
+        )
     names = [m.model for m in serving.models]
     for i, m in enumerate(serving.models):
         fit = hbm_fit_problem(f"{key}.models[{i}]", m.parameters_billions, m.weight_precision, shape)

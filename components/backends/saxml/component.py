@@ -21,6 +21,7 @@ from .pods import (
     admin_deployment,
     admin_network_policy,
     http_deployment,
+    http_disruption_budget,
     http_service_args,
     model_server_jobset_spec,
     publish_job_args,
@@ -42,6 +43,8 @@ class SaxmlServing(pulumi.ComponentResource):
     """Admits the host-network model servers to the admin port."""
     http: k8s.apps.v1.Deployment
     """sax-http."""
+    http_budget: k8s.policy.v1.PodDisruptionBudget
+    """sax-http's disruption budget: one pod at a time."""
     service: k8s.core.v1.Service
     """The sax-http Service on port 8888."""
     publisher: k8s.batch.v1.Job | None
@@ -75,6 +78,9 @@ class SaxmlServing(pulumi.ComponentResource):
             ),
         )
         self.http = k8s.apps.v1.Deployment(f"{name}-http", http_deployment(args), opts=after)
+        self.http_budget = k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-http-pdb", http_disruption_budget(args), opts=after
+        )
         self.service = k8s.core.v1.Service(f"{name}-http-svc", http_service_args(args), opts=after)
         if args.exposure == "cluster":
             self.address = pulumi.Output.from_input(f"{HTTP_SERVICE}.{args.namespace}.svc")

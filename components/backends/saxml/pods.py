@@ -16,13 +16,17 @@ from .args import SaxmlServingArgs
 from .facts import (
     ADMIN,
     ADMIN_PORT,
+    DISRUPTION_RULE,
+    DISRUPTION_TARGET,
     HTTP,
     HTTP_PORT,
+    HTTP_REPLICAS,
     HTTP_SERVICE,
     INTERNAL_LB,
     MEGASCALE_PORT,
     MODEL_JOB,
     MODEL_PORT,
+    POD_FAILURE_POLICY_REASON,
     PUBLISHER,
     PUBLISHER_TTL_SECONDS,
 )
@@ -48,9 +52,16 @@ def _meta(
 
 
 def _server_deployment(
-    args: SaxmlServingArgs, name: str, image: str, port: int, env: Mapping[str, str], *, run_as_user: int | None
+    args: SaxmlServingArgs,
+    name: str,
+    image: str,
+    port: int,
+    env: Mapping[str, str],
+    *,
+    run_as_user: int | None,
+    replicas: int = 1,
 ) -> k8s.apps.v1.DeploymentInitArgs:
-    """One Sax server on the CPU pool: one replica, TCP probes on its port, CPU/memory requests, memory
+    """One Sax server on the CPU pool: ``replicas`` pods, TCP probes on its port, CPU/memory requests, memory
     limited, hardened (``run_as_user``: a fixed non-root user where the image allows it)."""
     container = k8s.core.v1.ContainerArgs(
         name=name,
@@ -65,7 +76,7 @@ def _server_deployment(
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=_meta(args, name),
         spec=k8s.apps.v1.DeploymentSpecArgs(
-            replicas=1,
+            replicas=replicas,
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": name}),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": name}),
@@ -102,9 +113,29 @@ def http_deployment(args: SaxmlServingArgs) -> k8s.apps.v1.DeploymentInitArgs:
 
     It keeps the image's user: google/saxml publishes no Dockerfile for the HTTP server image, so nothing
     shows that it runs without root (the scan baseline says so).
+
+    Two replicas (:data:`~.facts.HTTP_REPLICAS`) behind the Service, under :func:`http_disruption_budget`: sax-http
+    holds no state of its own, each call is a call of the Python Sax client, which finds the cell's servers from
+    ``SAX_ROOT`` (the Saxml HTTP server tutorial, GoogleCloudPlatform/ai-on-gke
+    tutorials-and-examples/tpu-examples/saxml/http-server/README.md: "The HTTP server uses the Python Sax client
+    in order to communicate with the Sax cluster"), so either replica answers any request.
     """
     env = {"SAX_ROOT": args.sax_root}
-    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, env, run_as_user=None)
+    return _server_deployment(args, HTTP, args.images.http, HTTP_PORT, env, run_as_user=None, replicas=HTTP_REPLICAS)
+
+
+def http_disruption_budget(args: SaxmlServingArgs) -> k8s.policy.v1.PodDisruptionBudgetInitArgs:
+    """sax-http's budget: one of its two pods may be evicted at a time, so a drain takes one, and the next
+    eviction waits (429) until the Deployment's replacement is Ready. A budget of ``maxUnavailable: 0`` (or
+    ``minAvailable: 1`` over one replica) would refuse every eviction, and a drain would wait for ever
+    (k8s.io/kubernetes v1.36.3 pkg/registry/core/pod/storage/eviction.go l.433-436: 429 while
+    ``disruptionsAllowed`` is 0)."""
+    return k8s.policy.v1.PodDisruptionBudgetInitArgs(
+        metadata=_meta(args, HTTP),
+        spec=k8s.policy.v1.PodDisruptionBudgetSpecArgs(
+            max_unavailable=1, selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": HTTP})
+        ),
+    )
 
 
 def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPolicyInitArgs:
@@ -137,7 +168,29 @@ def admin_network_policy(args: SaxmlServingArgs) -> k8s.networking.v1.NetworkPol
 
 
 def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
-    """``spec`` of the model-server JobSet: one replicated job per slice, one pod per VM."""
+    """``spec`` of the model-server JobSet: one replicated job per slice, one pod per VM.
+
+    A disruption spends no restart. A slice's Job fails at its first failed pod (``backoffLimit: 0``), and every
+    failure restarts the JobSet (all slices) through its default action ``RestartJobSet``, which counts against
+    ``maxRestarts``; once the count reaches it, the JobSet is Failed and the controller deletes its Jobs, and the
+    count never goes down (kubernetes-sigs/jobset@v0.12.0 pkg/controllers/failure_policy.go l.45, l.225-232;
+    jobset_controller.go l.163-166). So a pod the cluster removes (:data:`~.facts.DISRUPTION_TARGET`: a drain, a
+    node upgrade, host maintenance, preemption) fails its Job through the Job's ``podFailurePolicy`` rule
+    ``FailJob`` (Job condition reason ``PodFailurePolicy``, message "Pod <ns>/<pod> has condition DisruptionTarget
+    matching FailJob rule at index 0": k8s.io/kubernetes v1.36.3 pkg/controller/job/pod_failure_policy.go
+    l.61-75), and the JobSet's rule :data:`~.facts.DISRUPTION_RULE` restarts on that reason with
+    ``RestartJobSetAndIgnoreMaxRestarts``, which counts only in ``status.restarts``, not in
+    ``restartsCountTowardsMax`` (failure_policy.go l.266-297; jobset_types.go l.210-218, l.421-423; the upstream
+    example site/static/examples/failure-policy/host-maintenance-event-model.yaml). A crash of the model server
+    (any other failure) still takes the default action and counts. ``FailJob``, not ``Ignore``: the hosts of a
+    multi-host slice start together, so one replaced pod cannot rejoin its slice's running servers; the whole
+    JobSet restarts (``RestartJob``, per slice, needs the Alpha feature gate RestartJob, off by default:
+    pkg/features/features.go l.48, l.73, and the webhook refuses it without: jobset_webhook.go l.440-442).
+
+    A Job with a ``podFailurePolicy`` must have ``restartPolicy: Never`` (k8s.io/kubernetes v1.36.3
+    pkg/apis/batch/validation/validation.go l.287-289); JobSet's default would be ``OnFailure``
+    (jobset_webhook.go l.124-126), under which a container restart counts towards ``backoffLimit: 0`` too.
+    """
     chips = str(args.shape.chips_per_vm)
     vms = args.shape.vms
     container = k8s.core.v1.ContainerArgs(
@@ -170,11 +223,29 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
             containers=[container],
             security_context=pod_security(),
             automount_service_account_token=False,  # the model servers never call the Kubernetes API
+            restart_policy="Never",
         ),
     )
-    job = k8s.batch.v1.JobSpecArgs(parallelism=vms, completions=vms, backoff_limit=0, template=pod)
+    disrupted = k8s.batch.v1.PodFailurePolicyRuleArgs(
+        action="FailJob",
+        on_pod_conditions=[
+            k8s.batch.v1.PodFailurePolicyOnPodConditionsPatternArgs(type=DISRUPTION_TARGET, status="True")
+        ],
+    )
+    job = k8s.batch.v1.JobSpecArgs(
+        parallelism=vms,
+        completions=vms,
+        backoff_limit=0,
+        pod_failure_policy=k8s.batch.v1.PodFailurePolicyArgs(rules=[disrupted]),
+        template=pod,
+    )
+    rule = {
+        "name": DISRUPTION_RULE,
+        "action": "RestartJobSetAndIgnoreMaxRestarts",
+        "onJobFailureReasons": [POD_FAILURE_POLICY_REASON],
+    }
     return {
-        "failurePolicy": {"maxRestarts": args.max_restarts},
+        "failurePolicy": {"maxRestarts": args.max_restarts, "rules": [rule]},
         "replicatedJobs": [{"name": MODEL_JOB, "replicas": args.num_slices, "template": {"spec": job}}],
     }
 

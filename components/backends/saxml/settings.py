@@ -85,10 +85,17 @@ class SaxmlServingConfig(Model):
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries that run model servers.")
     cell: str = Field("/sax/test", pattern=r"^/sax/[a-z0-9_-]+$", description="The Sax cell, e.g. `/sax/test`.")
     jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
-        JOBSET.default_version, description="JobSet release installed by the stack (v0.2.3 or later)."
+        JOBSET.default_version,
+        description="JobSet release installed by the stack (v0.6.0 or later: failure-policy rules).",
     )
     images: SaxmlImagesConfig = Field(default_factory=SaxmlImagesConfig, description="Container images.")
-    max_restarts: StackInt = Field(4, ge=0, le=100, description="JobSet failurePolicy.maxRestarts.")
+    max_restarts: StackInt = Field(
+        4,
+        ge=0,
+        le=100,
+        description="JobSet failurePolicy.maxRestarts: model-server failures (crashes) before the JobSet fails for "
+        "good; disruptions (drains, node upgrades, host maintenance, preemption) restart without counting.",
+    )
     privileged: Literal["auto", "always", "never"] = Field(
         "auto",
         description="Privileged model servers: `auto` only when cluster.minMasterVersion is below 1.28 "

@@ -45,6 +45,17 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
                 f"{key}.compilationCache = true: needs a `scratch` bucket with workloadAccess readWrite "
                 f"({PROJECT_NAMESPACE}:buckets)"
             )
+        elif b.scratch_ttl_days is not None:
+            # A lifecycle Age condition counts from the object's creation
+            # (https://cloud.google.com/storage/docs/lifecycle#age), and JAX writes each cache entry once, then only
+            # reads it: the rule would delete a warm cache every scratchTtlDays. The scratch bucket of this backend
+            # holds nothing but the cache.
+            found.append(
+                f"{PROJECT_NAMESPACE}:buckets: the scratch bucket's scratchTtlDays = {b.scratch_ttl_days} would delete "
+                f"the XLA compilation cache it holds ({key}.compilationCache = true) {b.scratch_ttl_days} days after "
+                "each entry was written, and every start after that compiles cold; remove scratchTtlDays (the cache "
+                "is the bucket's only content), or set compilationCache: false"
+            )
     if serving.hf_token_secret is not None and serving.loader != WeightsLoader.HUGGING_FACE:
         found.append(
             f"{key}.hfTokenSecret: only read with loader hugging-face (loader is {json.dumps(serving.loader.value)})"

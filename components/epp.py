@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import pulumi_kubernetes as k8s
 
-from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, ServingGatewayArgs
+from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, GatewaySettings, ServingGatewayArgs
 from .podspec import container_security, pod_security, requests
+from .quota import ContainerRequests, PodSet, PodShape, deployment_surge
 
 EPP_USER = 65532
 """The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image
@@ -153,6 +154,21 @@ def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
     )
 
 
+EPP_REPLICAS, EPP_STRATEGY = 1, "Recreate"
+"""The endpoint picker's replicas and Deployment strategy (:func:`epp_deployment`)."""
+
+
+def epp_pods(settings: GatewaySettings) -> PodSet:
+    """The endpoint picker's pods in the serving namespace, for the quota (:mod:`tpu_serving.quota`)."""
+    container = ContainerRequests("epp", settings.epp_cpu, settings.epp_memory)
+    return PodSet(
+        "Deployment of the endpoint picker",
+        (PodShape("epp", 1, (container,)),),
+        EPP_REPLICAS,
+        surge=deployment_surge(EPP_REPLICAS, EPP_STRATEGY),
+    )
+
+
 def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     """The endpoint picker, one replica, Recreate strategy, a grace period of 130 s, ``NAMESPACE`` and ``POD_NAME``
     from the downward API and the plugin configuration mounted at /config (llm-d/llm-d-router@v0.10.0
@@ -207,8 +223,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.apps.v1.DeploymentSpecArgs(
-            replicas=1,
-            strategy=k8s.apps.v1.DeploymentStrategyArgs(type="Recreate"),
+            replicas=EPP_REPLICAS,
+            strategy=k8s.apps.v1.DeploymentStrategyArgs(type=EPP_STRATEGY),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),

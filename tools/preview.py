@@ -124,6 +124,7 @@ def summary(plan: Plan) -> str:
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
+            *quota_summary(plan.outputs),
             *alert_summary(plan.resources),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
@@ -221,6 +222,12 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     if isinstance(r, dict) and isinstance(r.get("drain"), str):
         lines.append(f"Drain: {r['drain']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
+
+
+def quota_summary(outputs: dict[str, Any]) -> list[str]:
+    """The namespace quota and what it covers (the stack output ``quota``, :mod:`tpu_serving.quota`)."""
+    q = outputs.get("quota")
+    return [f"Quota: {q['summary']}"] if isinstance(q, dict) and isinstance(q.get("summary"), str) else []
 
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

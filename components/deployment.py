@@ -89,6 +89,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             **traffic.outputs,
             **infrastructure_outputs(ctx, platform, pools, identity, serving, operations),
             "capacity": allocation_output(costs.allocation),
+            "quota": tenancy.tenancy.summary,
             "cost": cost_output(costs.estimate),
         }
         if cfg.existing:

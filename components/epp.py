@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
 
-from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, ServingGatewayArgs
+from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, GatewaySettings, ServingGatewayArgs
 from .podspec import container_security, pod_security, requests
+from .quota import ContainerRequests, PodSet, PodShape, deployment_surge
 
 EPP_USER = 65532
 """The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image
@@ -212,6 +213,20 @@ def leader_election_rules() -> list[k8s.rbac.v1.PolicyRuleArgs]:
         ),
         k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["events"], verbs=["create", "patch"]),
     ]
+
+
+def epp_pods(settings: GatewaySettings, disaggregated: bool) -> PodSet:
+    """The endpoint picker's pods in the serving namespace, for the quota (:mod:`tpu_serving.quota`): one replica
+    rolled with Recreate, or behind a prefill/decode pool a leader and a standby rolled one new pod first
+    (:func:`epp_strategy`: maxSurge 1)."""
+    container = ContainerRequests("epp", settings.epp_cpu, settings.epp_memory)
+    replicas = EPP_HA_REPLICAS if disaggregated else 1
+    return PodSet(
+        "Deployment of the endpoint picker",
+        (PodShape("epp", 1, (container,)),),
+        replicas,
+        surge=1 if disaggregated else deployment_surge(replicas, "Recreate"),
+    )
 
 
 def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:

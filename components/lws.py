@@ -82,6 +82,21 @@ def rollout_strategy(rollout: Rollout) -> dict[str, object]:
     }
 
 
+def surge_groups(rollout: Rollout) -> int:
+    """Groups a rollout adds beside the ``replicas`` ones: ``maxSurge`` of :func:`rollout_strategy` (LWS v0.10.0
+    holds ``replicas + maxSurge`` groups while it updates, leaderworkerset_controller.go:282-380)."""
+    return 1 if rollout == Rollout.SURGE else 0
+
+
+DISAGGREGATED_SURGE = 1
+"""Groups a DisaggregatedSet rollout adds to each role at once, all roles together: with no rollingUpdateConfiguration
+the planner's ceiling is the role's size plus one (kubernetes-sigs/lws v0.10.0 pkg/controllers/disaggregatedset/
+planner.go l.52-59 ``DefaultRollingUpdateConfig``, l.84-110 and ``canScaleUp`` l.195-200, as read for
+tools/runtime/ds_facts.py ``DEFAULT_MAX_SURGE``; the later planner, commit 08fbf8c, keeps it:
+``planningCeiling = roleSize + 1`` when maxSurge and maxUnavailable are 0). The new revision's groups of every role
+come up before any old one goes."""
+
+
 IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)
 """LeaderWorkerSet fields the LWS v0.10.0 validating webhook refuses to change on update
 (``ValidateUpdate``: subGroupSize may not be added, removed or changed). A change there

@@ -21,6 +21,7 @@ from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cloud_nat import cloud_nat, look_up_existing_nat
 from .cluster import CloudNat, TpuCluster
+from .config.checks import namespace_pods
 from .config.models import StackConfig
 from .controllers import (
     Controller,
@@ -316,6 +317,7 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
             tpu_headroom_chips=backend.restart_unit_chips(cfg.serving, serving_chips) if backend else 0,
             cpu=cfg.tenancy.quota.cpu,
             memory=cfg.tenancy.quota.memory,
+            pods=namespace_pods(cfg),
             serving_pods=serving_pods,
             serving_ports=serving_ports,
             allowed_namespaces=cfg.tenancy.allowed_namespaces,

@@ -22,6 +22,7 @@ from .naming import check_dns_name, email_problem, namespace_problem
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .options import child_options
+from .quota import PodSet, QuotaNeed, derive, quota_problems
 from .settings import described
 from .validation import check_arguments
 
@@ -91,6 +92,13 @@ class IsolatedPods:
 QUOTA_SETTINGS: tuple[str, ...] = ("cpu", "memory")
 """The arguments a stack file sets as ``tenancy.quota`` (the TPU quota is derived from the slices)."""
 
+DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST = "250m", "512Mi"
+"""The LimitRange's default requests: what a container that names none requests (LimitRanger admission sets them)."""
+
+UNPLANNED_CPU, UNPLANNED_MEMORY = "256", "2048Gi"
+"""The CPU and memory quota of a namespace where the plan puts no pod (``pods`` empty: no ``serving``), for what its
+users run there themselves."""
+
 
 @dataclass(frozen=True)
 class TenancyArgs:
@@ -103,11 +111,25 @@ class TenancyArgs:
     tpu_headroom_chips: int = 0
     """Extra ``requests.google.com/tpu`` quota for a restart: the chips of the largest unit that
     restarts at once (its old and new pods briefly hold their TPU requests together)."""
-    cpu: str = described("`requests.cpu` quota, e.g. 256.", default="256", pattern=r"^\d+(\.\d+)?m?$")
-    memory: str = described("`requests.memory` quota, e.g. 2048Gi.", default="2048Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
-    default_cpu_request: str = "250m"
+    cpu: str | None = described(
+        "`requests.cpu` quota, e.g. 400; unset: what the plan's pods need at their peak (every workload at its "
+        "maximum replicas, one rollout's surge, one restart unit held twice, the sidecars and the endpoint picker). "
+        "A figure below that is refused.",
+        default=None,
+        pattern=r"^\d+(\.\d+)?m?$",
+    )
+    memory: str | None = described(
+        "`requests.memory` quota, e.g. 2048Gi; unset: what the plan's pods need at their peak, as for `cpu`. A "
+        "figure below that is refused.",
+        default=None,
+        pattern=r"^\d+(Ki|Mi|Gi|Ti)?$",
+    )
+    pods: Sequence[PodSet] = ()
+    """The pods the plan puts in the namespace (:mod:`tpu_serving.quota`): the CPU and memory quota's derived
+    figure, and the floor of a given one (none: no pod planned, and the quota is 256 CPU and 2048Gi unless given)."""
+    default_cpu_request: str = DEFAULT_CPU_REQUEST
     """CPU request given to containers that name none."""
-    default_memory_request: str = "512Mi"
+    default_memory_request: str = DEFAULT_MEMORY_REQUEST
     """Memory request given to containers that name none."""
     serving_pods: Mapping[str, str] = field(default_factory=dict)
     """Labels of the pods that serve clients outside the namespace (none: no such pods)."""
@@ -133,10 +155,40 @@ class TenancyArgs:
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`): operators are named by
-        email (fields the stack file sets elsewhere are None here)."""
-        return operator_problems(self.operator_groups, "operator_groups") + operator_problems(
-            self.operator_users, "operator_users"
+        email (fields the stack file sets elsewhere are None here), and a given quota holds the plan's peak."""
+        return (
+            operator_problems(self.operator_groups, "operator_groups")
+            + operator_problems(self.operator_users, "operator_users")
+            + given_quota_problems(self, ("cpu", "memory"))
         )
+
+    @property
+    def need(self) -> QuotaNeed:
+        """What the namespace's planned pods need at their peak."""
+        return derive(self.pods)
+
+    @property
+    def quota_cpu(self) -> str:
+        """The quota's ``requests.cpu``: the given figure, else the derived one."""
+        return self.cpu or (self.need.total.cpu_text if self.pods else UNPLANNED_CPU)
+
+    @property
+    def quota_memory(self) -> str:
+        """The quota's ``requests.memory``: the given figure, else the derived one."""
+        return self.memory or (self.need.total.memory_text if self.pods else UNPLANNED_MEMORY)
+
+
+def given_quota_problems(args: object, keys: tuple[str, str]) -> list[str]:
+    """A given CPU or memory quota of ``args`` (TenancyArgs, or the arguments as the component provider passes
+    them) below what its pods need, at ``keys`` (the key paths of cpu and memory)."""
+    pods, cpu, memory = (getattr(args, k, None) for k in ("pods", "cpu", "memory"))
+    if not isinstance(pods, (list, tuple)) or not all(isinstance(p, PodSet) for p in pods):
+        return []
+    given = [v if isinstance(v, str) else None for v in (cpu, memory)]
+    try:
+        return quota_problems(derive(pods), given[0], given[1], keys)
+    except ValueError:  # a malformed quantity: the field's pattern reports it
+        return []
 
 
 def operator_problems(subjects: object, key: str) -> list[str]:
@@ -164,11 +216,27 @@ def quota_args(args: TenancyArgs) -> k8s.core.v1.ResourceQuotaInitArgs:
         spec=k8s.core.v1.ResourceQuotaSpecArgs(
             hard={
                 f"requests.{TPU_RESOURCE}": str(args.tpu_chips + args.tpu_headroom_chips),
-                "requests.cpu": args.cpu,
-                "requests.memory": args.memory,
+                "requests.cpu": args.quota_cpu,
+                "requests.memory": args.quota_memory,
             }
         ),
     )
+
+
+def quota_output(args: TenancyArgs) -> dict[str, str]:
+    """The quota's figures and one line on what they cover (the stack output ``quota``, the preview's ``Quota:``)."""
+    need = args.need
+    given = [k for k, v in (("cpu", args.cpu), ("memory", args.memory)) if v is not None]
+    covers = need.summary() if args.pods else "no pod planned in the namespace"
+    if given:
+        covers += f"; {' and '.join(given)} given by the stack"
+    return {
+        "cpu": args.quota_cpu,
+        "memory": args.quota_memory,
+        "tpu": str(args.tpu_chips + args.tpu_headroom_chips),
+        "summary": f"requests.cpu {args.quota_cpu}, requests.memory {args.quota_memory}, "
+        f"requests.{TPU_RESOURCE} {args.tpu_chips + args.tpu_headroom_chips}, for {covers}",
+    }
 
 
 def limit_range_args(args: TenancyArgs) -> k8s.core.v1.LimitRangeInitArgs:
@@ -336,6 +404,8 @@ class Tenancy(pulumi.ComponentResource):
     """The serving and batch PriorityClasses."""
     quota: k8s.core.v1.ResourceQuota
     """The namespace's quota."""
+    summary: dict[str, str]
+    """Its figures and what they cover (the stack output ``quota``)."""
 
     def __init__(self, name: str, args: TenancyArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("Tenancy", args, TenancyArgs)
@@ -365,4 +435,5 @@ class Tenancy(pulumi.ComponentResource):
         binding = operator_binding(args)
         if binding is not None:
             k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", binding, opts=child)
-        self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips})
+        self.summary = quota_output(args)
+        self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips, "quota": self.summary})

@@ -125,6 +125,7 @@ def summary(plan: Plan) -> str:
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
             *router_summary(plan.outputs),
+            *quota_summary(plan.outputs),
             *alert_summary(plan.resources),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
@@ -231,6 +232,12 @@ def router_summary(outputs: dict[str, Any]) -> list[str]:
     g = outputs.get("gateway")
     restart = g.get("routerRestart") if isinstance(g, dict) else None
     return [f"Router restart: {restart}"] if isinstance(restart, str) else []
+
+
+def quota_summary(outputs: dict[str, Any]) -> list[str]:
+    """The namespace quota and what it covers (the stack output ``quota``, :mod:`tpu_serving.quota`)."""
+    q = outputs.get("quota")
+    return [f"Quota: {q['summary']}"] if isinstance(q, dict) and isinstance(q.get("summary"), str) else []
 
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"

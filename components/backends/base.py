@@ -22,6 +22,7 @@ from ..gateway_settings import GatewaySettings
 from ..models import ModelSize
 from ..observability import ServingMetrics
 from ..observability_settings import ObservabilitySettings
+from ..quota import PodSet
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
@@ -230,6 +231,9 @@ class Backend:
     """Which of its serving node pools (given by slice kind) start empty and scale from zero, when its settings
     decide that per slice kind; None: the pools after :attr:`always_on_slices` of them, in the order of
     ``tpuSlices``."""
+    quota_pods: Callable[[Any, Mapping[str, SliceShape], int], Sequence[PodSet]] = lambda _s, _shapes, _pools: ()
+    """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
+    slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

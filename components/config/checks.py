@@ -10,7 +10,9 @@ from pydantic.alias_generators import to_camel
 from .. import capacity as capacity_rules
 from ..backends import BACKENDS
 from ..backends.vllm import VllmServingConfig
-from ..gateway import INFERENCE_POOL_MIN_GKE
+from ..backends.vllm.disagg_checks import roles
+from ..epp import epp_pods
+from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..naming import (
     ZONE,
     NameLimit,
@@ -22,7 +24,8 @@ from ..naming import (
     pool_name,
     workload_service_account_id,
 )
-from ..settings import PROJECT_NAMESPACE
+from ..quota import PodSet, derive, quota_problems
+from ..settings import PROJECT_NAMESPACE, to_settings
 from .models import StackConfig
 
 
@@ -256,3 +259,33 @@ def serving_problems(cfg: StackConfig) -> list[str]:
         return problems
     pools = sum(k.count for k in chosen)
     return BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools)
+
+
+def namespace_pods(cfg: StackConfig) -> list[PodSet]:
+    """The pods the stack puts in its namespace (:mod:`tpu_serving.quota`): the serving backend's and the endpoint
+    picker's (with an InferencePool); none while ``serving`` names a slice the stack lacks (reported elsewhere)."""
+    serving = cfg.serving
+    if serving is None:
+        return []
+    shapes = {s.name: s.shape for s in cfg.tpu_slices}
+    named = set(serving.slices)
+    if isinstance(serving, VllmServingConfig):
+        named |= {r.slice for _, r in roles(serving)}
+    if not named <= set(shapes):
+        return []
+    pools = sum(1 for _, _, s in cfg.slices if s.name in serving.slices)
+    found = list(BACKENDS[serving.backend].quota_pods(serving, shapes, pools))
+    if cfg.gateway is not None and cfg.gateway.inference_pool:
+        disaggregated = isinstance(serving, VllmServingConfig) and serving.disaggregation is not None
+        found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings), disaggregated))
+    return found
+
+
+def tenancy_quota_problems(cfg: StackConfig) -> list[str]:
+    """A ``tenancy.quota`` CPU or memory figure below what the stack's pods need at their peak
+    (:mod:`tpu_serving.quota`), naming both figures and what makes up the derived one."""
+    pods = namespace_pods(cfg)
+    if not pods:
+        return []
+    at = f"{PROJECT_NAMESPACE}:tenancy.quota"
+    return quota_problems(derive(pods), cfg.tenancy.quota.cpu, cfg.tenancy.quota.memory, (f"{at}.cpu", f"{at}.memory"))

@@ -16,6 +16,7 @@ from .checks import (
     derived_name_problems,
     gateway_problems,
     serving_problems,
+    tenancy_quota_problems,
     zone_problems,
 )
 from .errors import GCP_KEYS, ConfigError, describe_all
@@ -40,6 +41,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         + serving_problems(cfg)
         + gateway_problems(cfg)
         + existing_problems(cfg)
+        + tenancy_quota_problems(cfg)
     )
     if problems:
         raise ConfigError(problems, source)

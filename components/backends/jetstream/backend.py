@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from ... import lws as lws_api
+from ...catalog import SliceShape
 from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ...podspec import ProbeSettings, Shutdown
+from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import (
     to_settings,
 )
@@ -116,6 +120,32 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
     return built
 
 
+def quota_pods(serving: PathwaysServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+    """The LeaderWorkerSet's groups at their maximum: a leader of the Pathways and JetStream containers on the CPU
+    pool, and one worker per TPU VM of the group's slices (as :func:`build` shares them out), with a surge
+    rollout's extra group."""
+    r, shape = to_settings(serving.requests, PathwaysRequests), shapes[serving.slices[0]]
+    groups = scaling.groups(serving)
+    leader = PodShape(
+        "leader",
+        1,
+        (
+            ContainerRequests("pathways-proxy", r.proxy_cpu, r.proxy_memory),
+            ContainerRequests("pathways-rm", r.resource_manager_cpu, r.resource_manager_memory),
+            ContainerRequests("jax-tpu", r.jax_cpu, r.jax_memory),
+            ContainerRequests("jetstream-http", r.http_cpu, r.http_memory),
+        ),
+    )
+    worker = PodShape(
+        "worker",
+        max(1, pools // groups) * shape.vms,
+        (ContainerRequests("worker", r.worker_cpu, r.worker_memory, shape.chips_per_vm),),
+    )
+    return [
+        PodSet(f"LeaderWorkerSet {serving.name}", (leader, worker), groups, surge=lws_api.surge_groups(serving.rollout))
+    ]
+
+
 BACKEND = Backend(
     name=NAME,
     settings=PathwaysServingConfig,
@@ -129,4 +159,5 @@ BACKEND = Backend(
     always_on_slices=scaling.always_on_slices,
     spare_slices=scaling.spare_slices,
     model_size=model_size,
+    quota_pods=quota_pods,
 )

@@ -3,10 +3,12 @@ the head's own CPU pool, the workload, its cost and outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import pulumi
 
+from ...catalog import SliceShape
 from ...cluster import CpuPoolArgs
 from ...controllers import JOBSET, PATHWAYS_JOB
 from ...cost import NodeUsage
@@ -15,8 +17,9 @@ from ...existing import CloudResource, ExistingCluster, ExistingCpuNodePool, Exi
 from ...naming import head_pool_name, head_service_account_id
 from ...node_identity import BUCKET_ROLES, Access
 from ...observability import ServingMetrics
+from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
-from ...tenancy import BATCH_PRIORITY
+from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
 from ..base import Backend, Built, Platform
 
 if TYPE_CHECKING:
@@ -31,7 +34,7 @@ from .args import (
 )
 from .checks import problems
 from .component import PathwaysWorkload
-from .facts import HOST_NETWORK_BUCKETS
+from .facts import HOST_NETWORK_BUCKETS, PROXY_REQUESTS, RESOURCE_MANAGER_REQUESTS
 from .settings import NAME, PathwaysJobConfig
 
 KEY = f"{PROJECT_NAMESPACE}:serving"
@@ -50,6 +53,29 @@ def host_network_buckets(job: PathwaysJobConfig) -> dict[str, Access]:
 def restart_unit_chips(job: PathwaysJobConfig, chips: int) -> int:
     """A JobSet restart recreates every worker."""
     return chips
+
+
+def quota_pods(job: PathwaysJobConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+    """The JobSet the controller makes (v0.1.4 pathwaysjob_controller.go l.734-738 the workers, one Job per slice
+    of a pod per TPU VM; l.923-931 the head): the head's resource manager and proxy (sidecars beside the batch
+    container, or its containers without one) and the workers, whose container names only its chips (l.759), so it
+    requests the LimitRange's defaults. A restart recreates all of it; nothing surges."""
+    shape = shapes[job.slices[0]]
+    rm = ContainerRequests("pathways-rm", *RESOURCE_MANAGER_REQUESTS, sidecar=job.container is not None)
+    proxy = ContainerRequests("pathways-proxy", *PROXY_REQUESTS, sidecar=job.container is not None)
+    if job.container is not None:
+        head = PodShape("head", 1, (ContainerRequests("main", job.container.cpu, job.container.memory),), (rm, proxy))
+    else:
+        head = PodShape("head", 1, (rm, proxy))
+    worker = ContainerRequests("pathways-worker", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
+    return [
+        PodSet(
+            f"PathwaysJob {job.name}",
+            (head, PodShape("worker", pools * shape.vms, (worker,))),
+            1,
+            restart_groups=1,
+        )
+    ]
 
 
 def metrics(job: PathwaysJobConfig) -> ServingMetrics:
@@ -217,4 +243,5 @@ BACKEND = Backend(
     metrics=metrics,
     cpu_nodes=cpu_nodes,
     always_on_slices=always_on_slices,
+    quota_pods=quota_pods,
 )

@@ -38,3 +38,11 @@ as their nodes' service accounts and write Pathways data under ``pathwaysDir``."
 
 HEAD_POOL_LABEL = "cloud.google.com/gke-nodepool"
 """Node label that pins the batch head to its pool (GKE sets it to the node pool's name)."""
+
+
+RESOURCE_MANAGER_REQUESTS: tuple[str, str] = ("8", "32000000000")
+"""CPU and memory of the controller's ``pathways-rm`` container: limits only (google/pathways-job v0.1.4
+internal/controller/pathwaysjob_controller.go l.605), so its requests default to them (Kubernetes
+pkg/apis/core/v1/defaults.go ``SetDefaults_Pod``: a container with limits and no requests requests its limits)."""
+PROXY_REQUESTS: tuple[str, str] = ("16", "100000000000")
+"""CPU and memory of the controller's ``pathways-proxy`` container, limits only (same file l.647), so requested."""

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 
+from ...catalog import SliceShape
 from ...controllers import JOBSET
 from ...node_identity import Access
 from ...observability import ServingMetrics
+from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
-from ...tenancy import SERVING_PRIORITY
+from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
 from ..base import Backend, Built, Platform
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
 from .facts import HTTP_PORT, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
+from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
 from .settings import NAME, SaxmlServingConfig, model_size
 
 
@@ -81,6 +85,41 @@ def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
     }
 
 
+def quota_pods(serving: SaxmlServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+    """The model servers (one Job per slice, a pod per TPU VM whose container names only its chips, so it requests
+    the LimitRange's defaults), restarted all together and replaced, never surged (``delete_before_replace``); the
+    admin and HTTP servers, Deployments of one replica with the default rolling update (one surge pod); the
+    publication Job, whose pod leaves the quota once it completes."""
+    shape = shapes[serving.slices[0]]
+    server = ContainerRequests("sax-model-server", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
+    return [
+        PodSet(
+            "JobSet sax-model-server-set",
+            (PodShape("model server", shape.vms, (server,)),),
+            pools,
+            restart_groups=pools,
+        ),
+        *(
+            PodSet(
+                f"Deployment {d}", (PodShape(d, 1, (ContainerRequests(d, *SERVER_REQUESTS),)),), 1, deployment_surge(1)
+            )
+            for d in ("sax-admin-server", "sax-http")
+        ),
+        *(
+            [
+                PodSet(
+                    "Job sax-publisher",
+                    (PodShape("publish", 1, (ContainerRequests("publish", *PUBLISHER_REQUESTS),)),),
+                    1,
+                    restart_groups=0,
+                )
+            ]
+            if serving.models
+            else []
+        ),
+    ]
+
+
 def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
     """The JobSet install and the Sax servers, with the publication Job."""
     name, identity = platform.name, platform.identity
@@ -134,4 +173,5 @@ BACKEND = Backend(
     build=build,
     metrics=metrics,
     model_size=model_size,
+    quota_pods=quota_pods,
 )

@@ -43,6 +43,12 @@ def publisher_script() -> str:
     return PUBLISHER_SCRIPT.read_text()
 
 
+SERVER_REQUESTS: tuple[str, str] = ("500m", "1Gi")
+"""CPU and memory requests of sax-admin-server and sax-http."""
+PUBLISHER_REQUESTS: tuple[str, str] = ("100m", "128Mi")
+"""CPU and memory requests of the publication Job's container."""
+
+
 def _meta(
     args: SaxmlServingArgs, name: str, *, annotations: Mapping[str, str] | None = None
 ) -> k8s.meta.v1.ObjectMetaArgs:
@@ -68,7 +74,7 @@ def _server_deployment(
         image=image,
         ports=[k8s.core.v1.ContainerPortArgs(container_port=port)],
         env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in env.items()],
-        resources=requests("500m", "1Gi", memory_limit=True),
+        resources=requests(*SERVER_REQUESTS, memory_limit=True),
         readiness_probe=tcp_probe(port, 10, 3),
         liveness_probe=tcp_probe(port, 30, 5),
         security_context=container_security(run_as_user=run_as_user),
@@ -298,7 +304,7 @@ def publish_job_args(args: SaxmlServingArgs) -> k8s.batch.v1.JobInitArgs:
             )
         ],
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="scripts", mount_path="/scripts", read_only=True)],
-        resources=requests("100m", "128Mi", memory_limit=True),
+        resources=requests(*PUBLISHER_REQUESTS, memory_limit=True),
         security_context=container_security(run_as_user=NOBODY, read_only_root=True),
     )
     return k8s.batch.v1.JobInitArgs(

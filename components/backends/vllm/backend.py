@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from ... import lws
+from ...catalog import SliceShape
 from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics
 from ...podspec import ProbeSettings, Shutdown
+from ...quota import PodSet
 from ...settings import (
     to_settings,
 )
@@ -28,6 +30,7 @@ from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .pods import group_pods
 from .settings import (
     CACHE_FOLDER,
     NAME,
@@ -142,6 +145,28 @@ def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
     return scaling.restart_unit_chips(serving, chips)
 
 
+def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+    """The LeaderWorkerSet's groups at their maximum, with a surge rollout's extra group; per role in the disaggregated
+    mode (:func:`.disagg_backend.quota_pods`)."""
+    if serving.disaggregation is not None:
+        return disagg_backend.quota_pods(serving, shapes)
+    gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
+    group = group_pods(
+        to_settings(serving.requests, VllmRequests),
+        shapes[serving.slices[0]],
+        gcsfuse=gcsfuse,
+        prefetch=serving.loader == WeightsLoader.GCSFUSE,
+    )
+    return [
+        PodSet(
+            f"LeaderWorkerSet {serving.name}",
+            group,
+            scaling.groups(serving),
+            surge=lws.surge_groups(serving.rollout),
+        )
+    ]
+
+
 def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
     return scaling.always_on_slices(serving, pools)
 
@@ -171,4 +196,5 @@ BACKEND = Backend(
     from_zero_pools=from_zero_pools,
     spare_slices=spare_slices,
     model_size=served_model_size,
+    quota_pods=quota_pods,
 )

@@ -14,16 +14,18 @@ from ...autoscaling import (
     ServingAutoscaler,
     ServingAutoscalerArgs,
 )
+from ...catalog import SliceShape
 from ...controllers import ControllerInstall
-from ...lws import Rollout
+from ...lws import DISAGGREGATED_SURGE, Rollout
 from ...naming import gateway_name
 from ...observability import ScrapeTarget, ServingMetrics
 from ...observability_roles import RoleSignals
+from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
 from ..base import Built, Platform, ServingEndpoint
-from .args import VllmEngineSettings, VllmServingArgs
+from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
 from .disagg_component import VllmDisaggregatedServing
@@ -42,6 +44,7 @@ from .kv import (
     KvTransfer,
 )
 from .lifecycle import shutdown
+from .pods import group_pods
 from .settings import VllmServingConfig
 
 TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"
@@ -155,6 +158,29 @@ def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[s
         keep = r.autoscaling.min_replicas if r.autoscaling is not None else r.replicas
         out |= set(pools[keep:])
     return out
+
+
+def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape]) -> list[PodSet]:
+    """Each role's groups at its maximum; a rollout adds one group to every role at once
+    (:data:`~tpu_serving.lws.DISAGGREGATED_SURGE`); the decode leaders run the routing sidecar."""
+    requests = to_settings(serving.requests, VllmRequests)
+    gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
+    return [
+        PodSet(
+            f"DisaggregatedSet {serving.name} role {r.value}",
+            group_pods(
+                requests,
+                shapes[cfg.slice],
+                gcsfuse=gcsfuse,
+                prefetch=serving.loader == WeightsLoader.GCSFUSE,
+                decode=r == KvRole.DECODE,
+            ),
+            cfg.autoscaling.max_replicas if cfg.autoscaling is not None else cfg.replicas,
+            surge=DISAGGREGATED_SURGE,
+            rollout=f"DisaggregatedSet {serving.name}",
+        )
+        for r, cfg in roles(serving)
+    ]
 
 
 def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:

@@ -166,6 +166,19 @@ annotations) and "Optimize the Cloud Storage FUSE CSI driver for performance"
 (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-perf:
 with the default emptyDir cache, ``ephemeral-storage-limit`` must exceed ``file-cache:max-size-mb``)."""
 
+GCSFUSE_SIDECAR_REQUESTS: tuple[str, str] = ("250m", "256Mi")
+"""CPU and memory requests of the Cloud Storage FUSE sidecar GKE's webhook injects into a pod annotated
+``gke-gcsfuse/volumes: "true"``, a native sidecar (an init container with ``restartPolicy: Always``), when the pod's
+``gke-gcsfuse/cpu-request`` and ``gke-gcsfuse/memory-request`` annotations do not say otherwise (the annotations above
+lift its limits only). Source: GKE "Configure resources for the sidecar container"
+(https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-sidecar) and
+GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.4 cmd/webhook/main.go l.64-67 (the default requests); the runtime
+model's copy is tools/runtime/facts.py ``GCS_FUSE_SIDECAR_REQUESTS``."""
+GCSFUSE_PREFETCH_REQUESTS: tuple[str, str] = ("10m", "10Mi")
+"""Requests of the metadata prefetch sidecar, injected beside it for a volume with
+``gcsfuseMetadataPrefetchOnMount: "true"`` (gcs-fuse-csi-driver v1.24.4 pkg/webhook/sidecar_spec.go l.31, l.45, l.259;
+cmd/webhook/main.go l.64-67)."""
+
 WEIGHTS_MOUNT_OPTIONS: Sequence[str] = (
     "implicit-dirs",
     "metadata-cache:ttl-secs:-1",

@@ -1,36 +1,57 @@
-"""tpu_serving_tools.e2e.rollout.image_rollout on a whole stack, with a planted break: ``vllm-llama33-70b-v5e16``
-(a surge rollout of two groups of four 24-CPU pods) with its namespace quota at 250 CPU, which admits the two
-groups but not the surge group beside them. The real API server's ResourceQuota admission refuses the surge pods,
-the rollout never completes, and the finding carries the StatefulSet controller's event. ``make e2e`` runs the
-shipped stack (quota 420), whose rollout completes with no group lost. Marked ``e2e``."""
+"""tpu_serving_tools.e2e.rollout.image_rollout on a whole stack, against the real API server's ResourceQuota
+admission: ``vllm-llama33-70b-v5e16`` (a surge rollout of two groups of four 24-CPU pods). With the namespace quota
+lowered to 250 CPU on the live cluster after ``pulumi up`` (planted: the stack file's validation refuses a figure
+below the plan's peak), the two groups fit but the surge group beside them does not: the surge pods are refused, the
+rollout never completes, and the finding carries the StatefulSet controller's event. With the quota at the figure the
+library derives from the plan (:mod:`tpu_serving.quota`, every workload at its maximum plus one rollout's surge), the
+rollout completes with no group lost. ``make e2e`` runs the shipped stack (quota 420). Marked ``e2e``."""
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tpu_serving.config import load_stack_config
+from tpu_serving.config.checks import namespace_pods
+from tpu_serving.quota import derive
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
+from tpu_serving_tools.offline import load_project, stack_config
 
 pytestmark = pytest.mark.e2e
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = "vllm-llama33-70b-v5e16"
+NAMESPACE, QUOTA = "vllm-llama70b", "tpu-serving-quota"
 
 
-def quota_below_the_surge(config: dict[str, Any]) -> dict[str, Any]:
-    edited = copy.deepcopy(config)
-    edited["tenancy"]["quota"]["cpu"] = "250"
-    return edited
+def set_cpu_quota(cpu: str) -> Callable[[Any], None]:
+    """A ``before_rollout`` that sets the live namespace quota's ``requests.cpu`` to ``cpu``."""
+
+    def patch(api: Any) -> None:
+        from kubernetes import client
+
+        body = {"spec": {"hard": {"requests.cpu": cpu}}}
+        client.CoreV1Api(api).patch_namespaced_resource_quota(QUOTA, NAMESPACE, body)
+
+    return patch
 
 
-def test_image_rollout_stalls_on_a_quota_below_the_surge(tmp_path: Path) -> None:
+def derived_cpu() -> str:
+    return derive(namespace_pods(load_stack_config(stack_config(load_project(ROOT), STACK)))).total.cpu_text
+
+
+@pytest.fixture
+def toolchain() -> None:
     if not toolchain_file().is_file() or not {"pulumi", "lws-manager"} <= set(load_toolchain()):
         pytest.skip("the e2e toolchain has no Pulumi CLI or LWS manager (make e2e-tools)")
-    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK, quota_below_the_surge)
+
+
+def test_image_rollout_stalls_on_a_quota_below_the_surge(toolchain: None, tmp_path: Path) -> None:
+    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK, before_rollout=set_cpu_quota("250"))
     failed = {f.subject: f.detail for f in report.findings if not f.ok}
     # everything else passes: the two groups fit, so up, verify, the scale to two and destroy do
     assert list(failed) == ["LeaderWorkerSet vllm-llama70b/vllm: to completion"], failed
@@ -39,3 +60,12 @@ def test_image_rollout_stalls_on_a_quota_below_the_surge(tmp_path: Path) -> None
     assert "exceeded quota: tpu-serving-quota" in detail and "limited: requests.cpu=250" in detail
     floor = next(f for f in report.findings if "serving floor" in f.subject)
     assert floor.ok  # surge: the old groups keep serving while the surge group waits
+
+
+def test_image_rollout_completes_at_the_derived_quota(toolchain: None, tmp_path: Path) -> None:
+    cpu = derived_cpu()
+    assert int(cpu) < 420  # below the stack file's own figure: the derived one is what is shown to hold
+    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK, before_rollout=set_cpu_quota(cpu))
+    failed = {f.subject: f.detail for f in report.findings if not f.ok}
+    assert failed == {}, failed
+    assert any(f.subject == "LeaderWorkerSet vllm-llama70b/vllm: to completion" for f in report.findings)

@@ -43,7 +43,7 @@ def test_quota_disaggregated_stack_holds_each_roles_surge_group():
     assert surge_of == "DisaggregatedSet vllm" and surge.cpu == 2 * (2 * 24_260) + 1000  # a group per role
     assert need.total.cpu > 288_000
     hard = quota_of(DISAGG)
-    assert hard["requests.cpu"] == need.total.cpu_text == "345"
+    assert hard["requests.cpu"] == need.total.cpu_text == "346"
     assert hard["requests.memory"] == need.total.memory_text
 
 

@@ -195,9 +195,16 @@ class Setup:
         return cls(root, tools, release_manifests(root), work)
 
 
-def run_stack(setup: Setup, stack: str, edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> StackReport:
+def run_stack(
+    setup: Setup,
+    stack: str,
+    edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    before_rollout: Callable[[Any], None] | None = None,
+) -> StackReport:
     """One stack, start to end, in a control plane of its own; ``edit`` changes its stack file's ``config:`` first
-    (a planted break: the offline plan, and so the Nodes, stay the shipped stack's)."""
+    (a planted break: the offline plan, and so the Nodes, stay the shipped stack's); ``before_rollout`` changes the
+    live cluster (given the API client) after ``pulumi up`` and before the image rollout, for a break that the stack
+    file's validation would refuse."""
     from tpu_serving_tools.offline import preview_stacks
 
     report = StackReport(stack)
@@ -226,12 +233,18 @@ def run_stack(setup: Setup, stack: str, edit: Callable[[dict[str, Any]], dict[st
         cp.at_stop(LoadBalancers(cp.kube).start().stop)
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
         run.kubeconfig = cp.kubeconfig
-        _lifecycle(report, run, api, config, before, controllers)
+        _lifecycle(report, run, api, config, before, controllers, before_rollout)
     return report
 
 
 def _lifecycle(
-    report: StackReport, run: StackRun, api: Any, config: Mapping[str, Any], before: set[Any], bg: list[Background]
+    report: StackReport,
+    run: StackRun,
+    api: Any,
+    config: Mapping[str, Any],
+    before: set[Any],
+    bg: list[Background],
+    before_rollout: Callable[[Any], None] | None = None,
 ) -> None:
     from .lifecycle import left_behind
 
@@ -258,6 +271,8 @@ def _lifecycle(
     if targets:  # the first HPA's: each scale is a preview and an up more
         report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
         report.findings += report.step("drain", functools.partial(drain_one_group, api, targets[0]))
+    if before_rollout is not None:
+        before_rollout(api)
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))

@@ -30,7 +30,7 @@ from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
-from .pods import group_pods
+from .quota import group_pods
 from .settings import (
     CACHE_FOLDER,
     NAME,

@@ -44,7 +44,7 @@ from .kv import (
     KvTransfer,
 )
 from .lifecycle import shutdown
-from .pods import group_pods
+from .quota import group_pods
 from .settings import VllmServingConfig
 
 TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from ... import lws
-from ...catalog import SliceShape
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from ...podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
@@ -22,8 +21,7 @@ from ...podspec import (
     pod_security,
     requests,
 )
-from ...quota import ContainerRequests, PodShape
-from .args import VllmRequests, VllmServingArgs, WeightsLoader
+from .args import VllmServingArgs, WeightsLoader
 from .facts import (
     CACHE_MOUNT,
     CACHE_MOUNT_OPTIONS,
@@ -31,8 +29,6 @@ from .facts import (
     DSHM_VOLUME,
     GCSFUSE_ANNOTATIONS,
     GCSFUSE_DRIVER,
-    GCSFUSE_PREFETCH_REQUESTS,
-    GCSFUSE_SIDECAR_REQUESTS,
     HEALTH_PATH,
     HTTP_PORT,
     MULTI_HOST_ENV,
@@ -258,32 +254,6 @@ def sidecar_token_volume() -> k8s.core.v1.VolumeArgs:
 
 ROUTING_SIDECAR_REQUESTS: tuple[str, str] = ("1", "1Gi")
 """CPU and memory requests of the decode leader's routing sidecar."""
-
-
-def group_pods(
-    r: VllmRequests, shape: SliceShape, *, gcsfuse: bool, prefetch: bool, decode: bool = False
-) -> tuple[PodShape, ...]:
-    """The pods of one group as quota charges them (:mod:`tpu_serving.quota`): the leader and the workers, one per
-    TPU VM (:attr:`~.args.VllmServingArgs.group_size`), each with the Cloud Storage FUSE sidecars GKE injects when it
-    mounts a bucket (:func:`uses_gcsfuse`; the metadata prefetch one for the read-only weights volume) and, on a decode
-    leader, the routing sidecar (:func:`sidecar_container`)."""
-    injected = [ContainerRequests("gke-gcsfuse-sidecar", *GCSFUSE_SIDECAR_REQUESTS, sidecar=True)] if gcsfuse else []
-    if gcsfuse and prefetch:
-        injected.append(ContainerRequests("gke-gcsfuse-metadata-prefetch", *GCSFUSE_PREFETCH_REQUESTS, sidecar=True))
-    chips = shape.chips_per_vm
-    leader_init = [*([ContainerRequests("routing-sidecar", *ROUTING_SIDECAR_REQUESTS, sidecar=True)] if decode else [])]
-    leader = PodShape(
-        "leader",
-        1,
-        (ContainerRequests("vllm-leader", r.leader_cpu, r.leader_memory, chips),),
-        (*injected, *leader_init),
-    )
-    if shape.vms == 1:
-        return (leader,)
-    worker = PodShape(
-        "worker", shape.vms - 1, (ContainerRequests("vllm-worker", r.worker_cpu, r.worker_memory, chips),), (*injected,)
-    )
-    return leader, worker
 
 
 def cache_environment() -> list[k8s.core.v1.EnvVarArgs]:

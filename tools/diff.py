@@ -116,6 +116,36 @@ def _label(r: Mapping[str, Any]) -> str:
     return f"cluster `{r['inputs'].get('name', r['name'])}`"
 
 
+def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDiff) -> None:
+    """The fields of resource ``urn`` that differ between the base (``a``) and the head (``b``), into ``out``, with
+    a warning for each that recreates it."""
+    fa, fb = flatten(a["inputs"]), flatten(b["inputs"])
+    ignored = list(b.get("ignoreChanges") or ())  # Pulumi does not act on these paths
+    fields = [
+        (p, fa.get(p), fb.get(p))
+        for p in sorted(set(fa) | set(fb))
+        if fa.get(p) != fb.get(p) and not any(under(p, i) for i in ignored)
+    ]
+    if a.get("protect") != b.get("protect"):
+        fields.append(("(option) protect", a.get("protect"), b.get("protect")))
+    if not fields:
+        return
+    change = Change(urn, b["type"], b["name"], fields)
+    for path, before, after in fields:
+        why = recreate_reason(b, path)
+        if why:
+            change.recreates.append(path)
+            out.warnings.append(f"Recreates {_label(b)}: `{path}` {json.dumps(before)} → {json.dumps(after)} ({why})")
+    out.changed.append(change)
+
+
+def router_restart(outputs: Mapping[str, Any]) -> str | None:
+    """What a restart of the router does, from the head plan's gateway output (``routerRestart``)."""
+    gateway = outputs.get("gateway")
+    restart = gateway.get("routerRestart") if isinstance(gateway, Mapping) else None
+    return restart if isinstance(restart, str) else None
+
+
 def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> StackDiff:
     """Compare the base and head plans of ``stack`` (either may be None: no such stack)."""
     old = {r["urn"]: r for r in (base or {}).get("resources", [])}
@@ -124,31 +154,11 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
     out.added = [new[u] for u in sorted(set(new) - set(old))]
     out.removed = [old[u] for u in sorted(set(old) - set(new))]
     for urn in sorted(set(old) & set(new)):
-        a, b = old[urn], new[urn]
-        fa, fb = flatten(a["inputs"]), flatten(b["inputs"])
-        ignored = list(b.get("ignoreChanges") or ())  # Pulumi does not act on these paths
-        fields = [
-            (p, fa.get(p), fb.get(p))
-            for p in sorted(set(fa) | set(fb))
-            if fa.get(p) != fb.get(p) and not any(under(p, i) for i in ignored)
-        ]
-        if a.get("protect") != b.get("protect"):
-            fields.append(("(option) protect", a.get("protect"), b.get("protect")))
-        if fields:
-            change = Change(urn, b["type"], b["name"], fields)
-            for path, before, after in fields:
-                why = recreate_reason(b, path)
-                if why:
-                    change.recreates.append(path)
-                    out.warnings.append(
-                        f"Recreates {_label(b)}: `{path}` {json.dumps(before)} → {json.dumps(after)} ({why})"
-                    )
-            out.changed.append(change)
-    out.cost = cost_change((base or {}).get("outputs") or {}, (head or {}).get("outputs") or {})
-    out.rollouts = rollouts(out.changed, new, (head or {}).get("outputs") or {})
-    gateway = ((head or {}).get("outputs") or {}).get("gateway")
-    restart = gateway.get("routerRestart") if isinstance(gateway, Mapping) else None
-    out.router = restart if isinstance(restart, str) else None
+        _changed(urn, old[urn], new[urn], out)
+    head_outputs = (head or {}).get("outputs") or {}
+    out.cost = cost_change((base or {}).get("outputs") or {}, head_outputs)
+    out.rollouts = rollouts(out.changed, new, head_outputs)
+    out.router = router_restart(head_outputs)
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)

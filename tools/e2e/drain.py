@@ -68,6 +68,20 @@ def _budget(api_client: Any, namespace: str, name: str) -> Mapping[str, Any]:
     }
 
 
+def _tpu_nodes(api_client: Any) -> set[str]:
+    """The names of the Nodes with TPU chips to allocate (``google.com/tpu``)."""
+    from kubernetes import client
+
+    found = client.CoreV1Api(api_client).list_node().items
+    return {
+        str(n.metadata.name)
+        for n in found
+        if n.metadata is not None
+        and n.status is not None
+        and int((n.status.allocatable or {}).get("google.com/tpu", "0")) > 0
+    }
+
+
 def _cordon(api_client: Any, nodes: set[str], unschedulable: bool) -> None:
     """Mark ``nodes`` unschedulable (a drain's cordon, ``kubectl cordon``), or schedulable again."""
     from kubernetes import client
@@ -117,15 +131,20 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
     if not settled and seen["generation"] is not None:
         return out  # a budget the controller has not settled: the evictions below would show nothing
     by_group: dict[str, dict[str, str]] = {}
-    nodes: set[str] = set()
+    serving: set[str] = set()
     for pod in lws_pods(api_client, namespace, name):
         meta = pod["metadata"]
         group = str((meta.get("labels") or {}).get(LWS_GROUP_LABEL))
         by_group.setdefault(group, {})[meta["name"]] = meta["uid"]
-        if group == "0":
-            nodes.add(str((pod.get("spec") or {}).get("nodeName")))
+        if group != "0":
+            serving.add(str((pod.get("spec") or {}).get("nodeName")))
     first, second = sorted(by_group["0"].items()), sorted(by_group["1"])
-    _cordon(api_client, nodes, True)  # as a drain does first: group 0's pods cannot come back on its slice
+    # As a drain does first, cordon group 0's slice, and with it every other TPU node no other group runs on: a free
+    # slice (a surge spare at its maximum) would take group 0 back at once, and then the budget rightly allows the
+    # next eviction (CI saw it: 'allowed: both groups disrupted at once' while group 0 already served on the spare).
+    # What is shown is the budget while group 0 is down.
+    nodes = _tpu_nodes(api_client) - serving
+    _cordon(api_client, nodes, True)
     answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in first}
     allowed = [pod for pod, why in answers.items() if not why]
     others = "; ".join(f"{pod}: {why.split(' (')[0]}" for pod, why in answers.items() if why)

@@ -88,3 +88,22 @@ def test_quota_tenancy_args_below_the_peak_are_refused():
     assert "cpu = '100': below the 192 the plan's pods need" in text
     assert "memory = '100Gi': below the 768Gi" in text
     assert TenancyArgs(namespace="ns", tpu_chips=16, pods=pods).quota_cpu == "192"
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_quota_counts_every_deployment_replica_the_plan_renders(stack):
+    """The derivation's Deployments against the rendered plan's (read from the objects, not the derivation): as many
+    pods of Deployments in the serving namespace as the plan asks for. A merge once left sax-http at one replica in
+    the derivation while the plan ran two."""
+    cfg = load_stack_config(config_of(stack))
+    hard = quota_of(stack)
+    namespace = next(
+        o["metadata"]["namespace"] for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "ResourceQuota"
+    )
+    rendered = sum(
+        int(o["spec"].get("replicas", 1))
+        for o in kubernetes_objects(plan_of(stack))
+        if o["kind"] == "Deployment" and o["metadata"].get("namespace") == namespace
+    )
+    derived = sum(s.groups * s.pods for s in namespace_pods(cfg) if s.name.startswith("Deployment"))
+    assert derived == rendered, (stack, derived, rendered, hard)

@@ -17,7 +17,7 @@ from ..base import Backend, Built, Platform
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
-from .facts import HTTP_PORT, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
+from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
 from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
 from .settings import NAME, SaxmlServingConfig, model_size
 
@@ -88,7 +88,8 @@ def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
 def quota_pods(serving: SaxmlServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
     """The model servers (one Job per slice, a pod per TPU VM whose container names only its chips, so it requests
     the LimitRange's defaults), restarted all together and replaced, never surged (``delete_before_replace``); the
-    admin and HTTP servers, Deployments of one replica with the default rolling update (one surge pod); the
+    admin server (one replica) and the HTTP server (:data:`~.facts.HTTP_REPLICAS`), Deployments with the default
+    rolling update (one surge pod each); the
     publication Job, whose pod leaves the quota once it completes."""
     shape = shapes[serving.slices[0]]
     server = ContainerRequests("sax-model-server", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
@@ -101,9 +102,9 @@ def quota_pods(serving: SaxmlServingConfig, shapes: Mapping[str, SliceShape], po
         ),
         *(
             PodSet(
-                f"Deployment {d}", (PodShape(d, 1, (ContainerRequests(d, *SERVER_REQUESTS),)),), 1, deployment_surge(1)
+                f"Deployment {d}", (PodShape(d, 1, (ContainerRequests(d, *SERVER_REQUESTS),)),), n, deployment_surge(n)
             )
-            for d in ("sax-admin-server", "sax-http")
+            for d, n in (("sax-admin-server", 1), ("sax-http", HTTP_REPLICAS))
         ),
         *(
             [

@@ -245,7 +245,7 @@ on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
 MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD")
 """GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among
 them the TPU containers' ``kubernetes.io/container/accelerator/*``) and the ``POD`` kube state
-metrics package, whose ``kube_pod_status_ready`` the not-ready alert reads
+metrics package, whose ``kube_pod_container_status_ready`` the not-ready alerts read
 (https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics; pulumi-gcp
 ``monitoringConfig.enableComponents`` takes ``POD``). Kube state metrics are collected through
 Managed Prometheus, so ``POD`` comes only with it."""

@@ -69,13 +69,13 @@ Their PromQL names follow "replace the first / with :, every other special chara
 (https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
 ``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
 
-POD_NOT_READY = "kube_pod_status_ready"
-"""kube-state-metrics' pod readiness (``condition="true"`` is 1 for a Ready pod), sent by GKE with the ``POD`` kube
-state metrics package under the open-source name, queryable in PromQL
-(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics; the cluster turns the package on,
-:data:`tpu_serving.cluster.MONITORING_COMPONENTS`). It has series only for a pod with a Ready condition
-(kubernetes/kube-state-metrics internal/store/pod.go, ``case v1.PodReady``); a pod never scheduled has only
-``PodScheduled``. So the alerts count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
+POD_NOT_READY = "kube_pod_container_status_ready"
+"""Per-container readiness (1: its check passed), the only pod readiness series of GKE's ``POD`` kube state metrics
+package (its table: this, ``..._waiting_reason``, ``kube_pod_status_phase``, ``kube_pod_status_unschedulable``;
+https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics, turned on by
+:data:`tpu_serving.cluster.MONITORING_COMPONENTS`); ``kube_pod_status_ready`` is not sent. A pod is Ready when every
+container is (:func:`~tpu_serving.observability_roles.ready_pods`); one never scheduled has no series, so the alerts
+count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
 
 POD_PHASE = "kube_pod_status_phase"
 """kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed,
@@ -302,9 +302,9 @@ def _not_ready_query(scope: Scope) -> str:
     """Pods of the namespace that are Pending or Running (not finished Job pods) and not Ready, including those
     with no Ready condition yet (never scheduled)."""
     where = {"cluster": scope.cluster, "namespace": scope.namespace}
-    ready = f"{POD_NOT_READY}{_matchers({**where, 'condition': 'true'})}"
+    ready = roles_.ready_pods(POD_NOT_READY, _matchers(where)[1:-1])
     live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
-    return f"sum(({live} == 1) unless on(namespace, pod) ({ready} == 1)) > 0"
+    return f"sum(({live} == 1) unless on(namespace, pod) {ready}) > 0"
 
 
 def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:

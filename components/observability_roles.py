@@ -92,10 +92,15 @@ def not_ready_query(cluster: str, namespace: str, role: RoleSignals, ready: str,
     scheduled) (``ready`` and ``phase`` are kube-state-metrics' series, ``phases`` the phases that should be
     ready)."""
     where = f'cluster="{cluster}", namespace="{namespace}", pod=~"{role.pod_pattern}"'
-    return (
-        f'sum(({phase}{{{where}, phase=~"{phases}"}} == 1) unless on(namespace, pod) '
-        f'({ready}{{{where}, condition="true"}} == 1)) > 0'
-    )
+    return f'sum(({phase}{{{where}, phase=~"{phases}"}} == 1) unless on(namespace, pod) {ready_pods(ready, where)}) > 0'
+
+
+def ready_pods(ready: str, where: str) -> str:
+    """PromQL of the pods (by namespace and pod) whose every container passes its readiness check, from
+    kube-state-metrics' per-container readiness ``ready`` (1 ready, 0 not) under the label matchers ``where``: a pod
+    is Ready when all its containers are (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/
+    #pod-conditions). A pod with no container status yet (never scheduled) has no series."""
+    return f"(min by (namespace, pod) ({ready}{{{where}}}) == 1)"
 
 
 def alerts(
@@ -135,7 +140,8 @@ def no_ready_leader_query(cluster: str, namespace: str, leaders: str, ready: str
     """No pod matching ``leaders`` (RE2, the pods that take requests) is Ready, including when none exists (``or
     vector(0)``: a JobSet that failed for good has no pods, hence no series); ``ready`` is kube-state-metrics'
     readiness series."""
-    return f'(sum({ready}{{cluster="{cluster}", namespace="{namespace}", condition="true", pod=~"{leaders}"}}) or vector(0)) < 1'
+    where = f'cluster="{cluster}", namespace="{namespace}", pod=~"{leaders}"'
+    return f"(count({ready_pods(ready, where)}) or vector(0)) < 1"
 
 
 def leader_pods(serves: bool, pattern: str | None, leader_worker_sets: Sequence[str]) -> str | None:

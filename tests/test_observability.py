@@ -174,7 +174,8 @@ def test_observability_alert_settings_reach_the_conditions():
     by_rule = {c["alertRule"]: c for c in _promql_conditions(plan)}
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
     assert " < 2.5) and on() (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
-    assert 'condition="true"' in by_rule["not_ready"]["query"] and by_rule["not_ready"]["duration"] == "5400s"
+    assert "kube_pod_container_status_ready" in by_rule["not_ready"]["query"]
+    assert by_rule["not_ready"]["duration"] == "5400s"
     assert by_rule["no_ready_leader"]["duration"] == "240s"
 
 
@@ -284,12 +285,12 @@ def _query(stack: str, suffix: str) -> str:
 
 def test_observability_not_ready_counts_only_pods_that_should_be_ready():
     """A finished Job's pods keep Ready=False: the query keeps only Pending and Running pods. A pod that never
-    scheduled has no Ready condition, so no kube_pod_status_ready series: it counts unless it is Ready, not only
-    when a Ready=false series exists."""
+    scheduled has no container status, so no kube_pod_container_status_ready series (GKE's only pod readiness
+    series): it counts unless every container of it is ready, not only when a not-ready series exists."""
     assert _query(SAX_STACK, "-not-ready") == (
         'sum((kube_pod_status_phase{cluster="saxml175b", namespace="saxml", phase=~"Pending|Running"} == 1) '
-        'unless on(namespace, pod) (kube_pod_status_ready{cluster="saxml175b", namespace="saxml", '
-        'condition="true"} == 1)) > 0'
+        "unless on(namespace, pod) (min by (namespace, pod) "
+        '(kube_pod_container_status_ready{cluster="saxml175b", namespace="saxml"}) == 1)) > 0'
     )
 
 
@@ -304,8 +305,9 @@ def test_observability_no_ready_leader_fires_within_minutes_also_when_no_pod_exi
     """``or vector(0)``: a JobSet that failed for good has no pods, so no series; the alert still fires."""
     cluster, namespace = {SAX_STACK: ("saxml175b", "saxml"), VLLM_STACK: ("vllm70b", "vllm-llama70b")}[stack]
     assert _query(stack, "-no-ready-leader") == (
-        f'(sum(kube_pod_status_ready{{cluster="{cluster}", namespace="{namespace}", condition="true", '
-        f'pod=~"{pods}"}}) or vector(0)) < 1'
+        "(count((min by (namespace, pod) "
+        f'(kube_pod_container_status_ready{{cluster="{cluster}", namespace="{namespace}", pod=~"{pods}"}}) == 1)) '
+        "or vector(0)) < 1"
     )
     (policy,) = [r for r in plan_of(stack).of_type(POLICY) if r.name.endswith("-no-ready-leader")]
     assert policy.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["duration"] == "300s"

@@ -141,3 +141,26 @@ def test_admission_refuses_a_node_pool_outside_its_clusters_location():
     (reason,) = [r for s, r in failures.items() if s.endswith(f" {pools[0]['name']}")]
     assert "location 'us-central1' is not its cluster" in reason and "nodePools/create" in reason
     assert len(failures) == 1
+
+
+def test_admission_alert_queries_read_only_kube_state_metrics_gke_sends():
+    """GKE's managed kube state metrics send a curated set (its documentation's tables); a query on another
+    open-source name, such as ``kube_pod_status_ready`` (the not-ready alerts read it once), has no series ever."""
+    old = (
+        'sum((kube_pod_status_phase{namespace="n", phase=~"Pending|Running"} == 1) unless on(namespace, pod) '
+        '(kube_pod_status_ready{namespace="n", condition="true"} == 1)) > 0'
+    )
+    new = (
+        'sum((kube_pod_status_phase{namespace="n", phase=~"Pending|Running"} == 1) unless on(namespace, pod) '
+        '(min by (namespace, pod) (kube_pod_container_status_ready{namespace="n"}) == 1)) > 0'
+    )
+
+    def problems(query: str) -> list[str]:
+        inputs = {"conditions": [{"conditionPrometheusQueryLanguage": {"query": query}}]}
+        return list(admission._kube_state_metrics(inputs))
+
+    assert problems(old) == [
+        "conditions[0] reads kube_pod_status_ready, which GKE's managed kube state metrics do not send: the query "
+        "has no series, ever"
+    ]
+    assert problems(new) == []

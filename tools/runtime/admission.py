@@ -196,6 +196,20 @@ def _metric_validation(inputs: Inputs) -> Iterator[str]:
             )
 
 
+def _kube_state_metrics(inputs: Inputs) -> Iterator[str]:
+    for i, q in _promql_conditions(inputs):
+        unsent = sorted(
+            m
+            for m in promql_metrics(str(q.get("query", "")))
+            if m.startswith("kube_") and m not in facts.GKE_KUBE_STATE_METRICS
+        )
+        if unsent:
+            yield (
+                f"conditions[{i}] reads {', '.join(unsent)}, which GKE's managed kube state metrics do not send: "
+                "the query has no series, ever"
+            )
+
+
 def _promql_durations(inputs: Inputs) -> Iterator[str]:
     for i, q in _promql_conditions(inputs):
         if not str(q.get("query", "")).strip():
@@ -383,6 +397,7 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule("alertRule and ruleGroup are label names", _alert_rule_names, facts.ALERT_RULE_NAMES),
         Rule("metrics exist or validation is off", _metric_validation, facts.ALERT_METRIC_VALIDATION),
         Rule("query, duration, evaluation interval", _promql_durations, facts.ALERT_PROMQL_FIELDS),
+        Rule("kube state metrics GKE sends", _kube_state_metrics, facts.KUBE_STATE_METRICS_PACKAGES),
         _enum_rule(("combiner",), frozenset({"AND", "OR", "AND_WITH_MATCHING_RESOURCE"}), facts.ALERT_POLICY_API),
         _enum_rule(("severity",), frozenset({"CRITICAL", "ERROR", "WARNING"}), facts.ALERT_POLICY_API),
         Rule("threshold filters name the metric and resource types", _threshold_filters, facts.ALERT_THRESHOLD_FILTER),

@@ -316,6 +316,41 @@ PROMQL_BUILTIN_DOMAINS = frozenset({"kubernetes_io", "compute_googleapis_com", "
 Their descriptors exist in every project; any other name is a Prometheus metric
 (prometheus.googleapis.com/<name>/<kind>) that exists only once Managed Prometheus has ingested it."""
 
+GKE_KUBE_STATE_METRICS = frozenset(
+    {
+        "kube_pod_container_status_ready",
+        "kube_pod_container_status_waiting_reason",
+        "kube_pod_status_phase",
+        "kube_pod_status_unschedulable",
+        "kube_deployment_spec_replicas",
+        "kube_deployment_status_replicas_available",
+        "kube_deployment_status_replicas_updated",
+        "kube_statefulset_replicas",
+        "kube_statefulset_status_replicas_ready",
+        "kube_statefulset_status_replicas_updated",
+        "kube_daemonset_status_desired_number_scheduled",
+        "kube_daemonset_status_number_misscheduled",
+        "kube_daemonset_status_number_ready",
+        "kube_daemonset_status_updated_number_scheduled",
+        "kube_persistentvolume_capacity_bytes",
+        "kube_persistentvolume_claim_ref",
+        "kube_persistentvolume_info",
+        "kube_persistentvolume_status_phase",
+        "kube_persistentvolumeclaim_info",
+        "kube_persistentvolumeclaim_resource_requests_storage_bytes",
+        "kube_persistentvolumeclaim_status_phase",
+    }
+)
+"""The ``kube_*`` series GKE's managed kube state metrics packages send (PromQL names), from the tables of "Use
+kube state metrics" (https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics: storage, Pod,
+Deployment, StatefulSet and DaemonSet metrics, read 2026-11-28; the HPA and JobSet packages' are left out, which no
+stack reads). Open-source kube-state-metrics has many more (``kube_pod_status_ready`` among them) that GKE does not
+send: a query on one reads no series, ever."""
+KUBE_STATE_METRICS_PACKAGES = (
+    "https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics (the tables of metrics per package; "
+    "a series outside them is not sent by GKE's managed kube state metrics)"
+)
+
 KIND_APIS: dict[str, tuple[ApiNeed, ...]] = {
     "InferencePool": (
         ApiNeed(

@@ -159,6 +159,16 @@ def group_disruption_budget(
     )
 
 
+def leader_worker_set_disruption_budget(
+    name: str, namespace: str, labels: Mapping[str, str]
+) -> k8s.policy.v1.PodDisruptionBudgetInitArgs:
+    """:func:`group_disruption_budget` of the LeaderWorkerSet ``name``: named after it, over its pods (every pod of
+    its groups carries ``leaderworkerset.sigs.k8s.io/name``)."""
+    return group_disruption_budget(
+        k8s.meta.v1.ObjectMetaArgs(name=name, namespace=namespace, labels=dict(labels)), {NAME_LABEL: name}
+    )
+
+
 def leader_worker_set(
     name: str,
     metadata: k8s.meta.v1.ObjectMetaArgs,

@@ -19,6 +19,21 @@ from tpu_serving.gateway import GatewaySettings
 from tpu_serving_tools.offline import kubernetes_objects
 
 V5E16 = "vllm-llama33-70b-v5e16"
+
+
+def vllm_args(machine_type: str, topology: str, **changes: object) -> VllmServingArgs:
+    """The least engine arguments on a ``machine_type`` ``topology`` slice, with ``changes``."""
+    base: dict[str, object] = {
+        "namespace": "n",
+        "service_account": "sa",
+        "shape": catalog.slice_shape(machine_type, topology),
+        "model": "m",
+        "served_model_name": "m",
+        "weights_bucket": "b",
+    }
+    return VllmServingArgs(**{**base, **changes})  # type: ignore[arg-type]
+
+
 DISAGG = "vllm-llama33-70b-disagg-v6e8x2"
 JETSTREAM = "llama31-405b-v6e16"
 SEED = "llama2-70b-disagg-v6e8x2"
@@ -63,15 +78,7 @@ def test_shutdown_grace_follows_the_gateways_request_timeout():
     from tpu_serving.backends.base import longest_request_seconds
     from tpu_serving.podspec import Shutdown
 
-    args = VllmServingArgs(
-        namespace="n",
-        service_account="sa",
-        shape=catalog.slice_shape("ct5lp-hightpu-4t", "4x4"),
-        model="m",
-        served_model_name="m",
-        weights_bucket="b",
-        shutdown=Shutdown(1200),
-    )
+    args = vllm_args("ct5lp-hightpu-4t", "4x4", shutdown=Shutdown(1200))
     t = leader_worker_set_spec(args)["leaderWorkerTemplate"]
     assert isinstance(t, dict)
     grace = {t[k].spec.termination_grace_period_seconds for k in ("leaderTemplate", "workerTemplate")}
@@ -138,16 +145,7 @@ def test_shutdown_prefill_scale_down_period_stays_within_the_hpa_api():
     from tpu_serving.podspec import Shutdown
 
     def role(kv: KvRole) -> VllmServingArgs:
-        return VllmServingArgs(
-            namespace="pd",
-            service_account="sa",
-            shape=catalog.slice_shape("ct6e-standard-4t", "2x4"),
-            model="m",
-            served_model_name="m",
-            weights_bucket="b",
-            kv_transfer=KvTransfer(kv),
-            shutdown=Shutdown(3600),
-        )
+        return vllm_args("ct6e-standard-4t", "2x4", namespace="pd", kv_transfer=KvTransfer(kv), shutdown=Shutdown(3600))
 
     args = VllmDisaggregatedArgs(prefill=role(KvRole.PREFILL), decode=role(KvRole.DECODE), namespace="pd")
     assert scale_down_period(args, KvRole.PREFILL) == 1800

@@ -43,10 +43,7 @@ class PathwaysServing(pulumi.ComponentResource):
         )
         self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
-            lws.group_disruption_budget(
-                k8s.meta.v1.ObjectMetaArgs(name=args.name, namespace=args.namespace, labels=dict(args.labels)),
-                {lws.NAME_LABEL: args.name},
-            ),
+            lws.leader_worker_set_disruption_budget(args.name, args.namespace, args.labels),
             opts=child_options(self, opts),
         )
         self.service = k8s.core.v1.Service(

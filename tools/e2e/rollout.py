@@ -17,6 +17,7 @@ Pod labels: sigs.k8s.io/lws@v0.9.0 ``api/leaderworkerset/v1/leaderworkerset_type
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -194,9 +195,11 @@ def _sample(api_client: Any, sets: Sequence[Watched], image: str, stop: threadin
         stop.wait(0.5)
 
 
-def stalled(api_client: Any, w: Watched) -> str:
+def stalled(api_client: Any, w: Watched, since: datetime.datetime | None = None) -> str:
     """What the pods and the namespace's Warning events show when a rollout did not complete: each pod's group,
-    revision, phase and readiness, and the distinct Warning events (the scheduler's, the quota's, the controller's)."""
+    revision, phase and readiness, and the distinct Warning events (the scheduler's, the quota's, the controller's)
+    last seen at ``since`` or later (the rollout's own, not those of the steps before it: a drain's cordon leaves
+    FailedScheduling events on the same pods)."""
     from kubernetes import client
 
     pods = sorted(lws_pods(api_client, w.namespace, w.name), key=lambda p: str(p["metadata"]["name"]))
@@ -207,6 +210,8 @@ def stalled(api_client: Any, w: Watched) -> str:
         for p in pods
     ]
     events = client.CoreV1Api(api_client).list_namespaced_event(w.namespace, field_selector="type=Warning").items
+    if since is not None:
+        events = [e for e in events if (e.last_timestamp or e.event_time or e.first_timestamp or since) >= since]
     lines += list(
         dict.fromkeys(
             f"event {e.reason} {e.involved_object.kind}/{e.involved_object.name}: {e.message}" for e in events
@@ -234,6 +239,7 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
         return [Finding("rollout", "image bump", False, "the stack's state holds no LeaderWorkerSet")]
     strategy = strategy_of(run)
     run.write_stack_file(new_config)
+    started = datetime.datetime.now(datetime.UTC).replace(microsecond=0)  # events carry whole seconds
     stop = threading.Event()
     deadline = time.monotonic() + timeout
     sampler = threading.Thread(target=_sample, args=(api_client, sets, image, stop, deadline), daemon=True)
@@ -253,7 +259,7 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
     for w in sets:
         detail = w.last or f"{w.replicas} groups"
         if w.last:  # the pods and events in the run's folder, the events of the set's own objects in the finding
-            seen = stalled(api_client, w)
+            seen = stalled(api_client, w, started)
             (run.work / f"rollout-{w.namespace}-{w.name}.log").write_text(seen + "\n")
             own = [line for line in seen.splitlines() if line.startswith("event ") and f"/{w.name}" in line]
             detail = "; ".join([w.last, *own[:2]])

@@ -201,3 +201,14 @@ def test_diff_says_how_a_router_restart_behaves():
     assert "**Router restart:** 2 endpoint picker replicas with leader election" in report
     assert "FailClose" in report
     assert "Router restart" not in render_markdown(diff_plans("saxml-175b-v5e32x2", None, None), "main")
+
+
+def test_diff_says_how_groups_roll_drain_and_scale_down():
+    """make diff prints the head plan's rollout, drain and scale-down lines on every diff, changed template or not."""
+    stack = "vllm-llama33-70b-v5e16"
+    plan = plan_of(stack).as_json()
+    report = render_markdown(diff_plans(stack, plan, plan), "main")
+    assert "**Rollout (when the groups' template changes):** rolling update of up to 2 groups" in report
+    assert "**Drain:** a node drain or upgrade takes one group at a time" in report
+    assert "**Scale-down:** the HPA removes at most one group every 60 s" in report
+    assert "Scale-down" not in render_markdown(diff_plans(stack, None, None), "main")

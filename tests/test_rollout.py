@@ -258,7 +258,7 @@ def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
         },
     }
     stack = load(cfg)
-    plan = rollout.plan(stack, stack.serving, 3600)
+    plan = rollout.plan(stack, stack.serving, 3600, 345)
     assert plan.channel == "STABLE" and plan.window == "FREQ=DAILY 10:00-22:00 UTC" and plan.node_upgrades_held
     assert plan.upgrade.startswith(
         "GKE upgrades the nodes on the STABLE channel in the window FREQ=DAILY 10:00-22:00 UTC, now held back"
@@ -270,5 +270,97 @@ def test_rollout_summary_lines_of_the_preview_print_the_upgrade_line():
 
     outputs = plan_of(IN_PLACE).as_json()["outputs"]
     lines = rollout_summary(outputs)
-    assert [line.split(":", 1)[0] for line in lines] == ["Rollout", "Drain", "Upgrades"]
+    assert [line.split(":", 1)[0] for line in lines] == ["Rollout", "Drain", "Upgrades", "Scale-down"]
     assert lines[2] == f"Upgrades: {outputs['rollout']['upgrade']}"
+
+
+SCALED_STACKS = ("vllm-llama33-70b-v5e16", "vllm-llama33-70b-existing", "vllm-llama33-70b-disagg-v6e8x2")
+"""The shipped stacks with an HPA on their groups."""
+SERVING_STACKS = (
+    *SCALED_STACKS,
+    "vllm-llama31-405b-v6e16",
+    "llama31-405b-v6e16",
+    "llama2-70b-disagg-v6e8x2",
+    "saxml-175b-v5e32x2",
+)
+"""The shipped stacks that serve from groups or a Saxml cell (a PathwaysJob has neither)."""
+
+
+@pytest.mark.parametrize("stack", SERVING_STACKS)
+def test_rollout_output_says_how_a_scale_down_behaves(stack: str) -> None:
+    """Every serving stack's ``rollout`` output has a ``scaleDown`` line, and the preview prints it."""
+    from tpu_serving_tools.preview import rollout_summary
+
+    outputs = plan_of(stack).as_json()["outputs"]
+    lines = [line for line in rollout_summary(outputs) if line.startswith("Scale-down: ")]
+    assert len(lines) == 1, rollout_summary(outputs)
+    assert any(w in lines[0] for w in ("highest-index", "nothing scales down", "replaces the JobSet")), lines
+
+
+def figures(line: str, before: str) -> list[int]:
+    """Every integer that directly precedes ``before`` in ``line``."""
+    import re
+
+    return [int(n) for n in re.findall(rf"(\d+) {re.escape(before)}", line)]
+
+
+@pytest.mark.parametrize("stack", SCALED_STACKS)
+def test_rollout_scale_down_figures_are_the_rendered_objects(stack: str) -> None:
+    """The scale-down line's pace, stabilization and grace are the rendered HPAs' and pod templates', read from the
+    plan's Kubernetes objects (not from the code that wrote the line)."""
+    objects = kubernetes_objects(plan_of(stack))
+    line = plan_of(stack).as_json()["outputs"]["rollout"]["scaleDown"]
+    hpas = [o for o in objects if o["kind"] == "HorizontalPodAutoscaler"]
+    assert hpas, stack
+    periods = {p["periodSeconds"] for h in hpas for p in h["spec"]["behavior"]["scaleDown"]["policies"]}
+    windows = {h["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] for h in hpas}
+    assert set(figures(line, "s, once its metric")) == periods
+    assert set(figures(line, "s, never below")) | set(figures(line, "s; the LWS")) == windows
+    graces = {
+        t["spec"]["terminationGracePeriodSeconds"]
+        for o in objects
+        if o["kind"] in ("LeaderWorkerSet", "DisaggregatedSet")
+        for t in templates(o)
+    }
+    assert (
+        graces
+        and set(figures(line, "s (their grace period)"))
+        | set(figures(line, "s; a role's"))
+        | set(figures(line, "s; decode"))
+        == graces
+    ), (line, graces)
+
+
+def templates(obj: dict) -> list[dict]:
+    """The leader and worker pod templates of a LeaderWorkerSet, or of each role of a DisaggregatedSet."""
+    sets = [r["spec"] for r in obj["spec"]["roles"]] if obj["kind"] == "DisaggregatedSet" else [obj["spec"]]
+    out = []
+    for s in sets:
+        t = s["leaderWorkerTemplate"]
+        out += [x for x in (t.get("leaderTemplate"), t.get("workerTemplate")) if x]
+    return out
+
+
+def test_rollout_scale_down_of_fixed_and_autoscaled_groups() -> None:
+    """Fixed groups name their count; autoscaled ones the HPA's pace, the floor and the highest-index removal."""
+    base = dict(
+        rollout=Rollout.IN_PLACE,
+        groups=2,
+        fewest=1,
+        slices_per_group=1,
+        startup_minutes=60,
+        spare_pools=(),
+        grace_seconds=345,
+    )
+    fixed = RolloutPlan(autoscaled=False, **base).scale_down  # type: ignore[arg-type]
+    assert fixed.startswith("no autoscaling: the stack fixes 2 groups") and "up to 345 s" in fixed
+    scaled = RolloutPlan(
+        autoscaled=True,
+        scale_down_period_seconds=60,
+        scale_down_stabilization_seconds=900,
+        **base,  # type: ignore[arg-type]
+    ).scale_down
+    assert "one group every 60 s, once its metric has stayed low for 900 s" in scaled
+    assert "the only Ready one" in scaled and "at 1 group (the minimum)" in scaled
+    two = RolloutPlan(autoscaled=True, **{**base, "fewest": 2}).scale_down  # type: ignore[arg-type]
+    assert "never below 2 groups" in two

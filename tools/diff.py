@@ -82,6 +82,8 @@ class StackDiff:
     """How each LeaderWorkerSet whose groups' template changes (in place, not replaced) rolls its groups."""
     router: str | None = None
     """What a restart of the router in front of the serving pods does, from the head plan's ``gateway`` output."""
+    lifecycle: list[tuple[str, str]] = field(default_factory=list)
+    """How the head plan's groups roll, drain and scale down (its ``rollout`` output), shown on every diff."""
 
 
 def recreate_reason(resource: Mapping[str, Any], path: str) -> str | None:
@@ -146,6 +148,22 @@ def router_restart(outputs: Mapping[str, Any]) -> str | None:
     return restart if isinstance(restart, str) else None
 
 
+LIFECYCLE = (
+    ("summary", "Rollout (when the groups' template changes)"),
+    ("drain", "Drain"),
+    ("scaleDown", "Scale-down"),
+)
+"""The head plan's ``rollout`` output keys a diff shows, with their titles."""
+
+
+def lifecycle(outputs: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(title, line)`` for how the groups roll, drain and scale down, from the head plan's ``rollout`` output."""
+    plan = outputs.get("rollout")
+    if not isinstance(plan, Mapping):
+        return []
+    return [(title, plan[key]) for key, title in LIFECYCLE if isinstance(plan.get(key), str)]
+
+
 def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> StackDiff:
     """Compare the base and head plans of ``stack`` (either may be None: no such stack)."""
     old = {r["urn"]: r for r in (base or {}).get("resources", [])}
@@ -159,6 +177,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
     out.cost = cost_change((base or {}).get("outputs") or {}, head_outputs)
     out.rollouts = rollouts(out.changed, new, head_outputs)
     out.router = router_restart(head_outputs)
+    out.lifecycle = lifecycle(head_outputs)
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
@@ -256,6 +275,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
         lines += [f"**Capacity and cost (estimate):** {diff.cost}", ""]
     lines += [f"**Rollout:** {r}" for r in diff.rollouts] + ([""] if diff.rollouts else [])
     lines += [f"**Router restart:** {diff.router}", ""] if diff.router else []
+    lines += [f"**{title}:** {line}" for title, line in diff.lifecycle] + ([""] if diff.lifecycle else [])
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
     lines.append(

@@ -224,6 +224,8 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
         lines.append(f"Drain: {r['drain']}")
     if isinstance(r, dict) and isinstance(r.get("upgrade"), str):
         lines.append(f"Upgrades: {r['upgrade']}")
+    if isinstance(r, dict) and isinstance(r.get("scaleDown"), str):
+        lines.append(f"Scale-down: {r['scaleDown']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
 
 

@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS
 from ..lws import Rollout
 from . import scaling
 from .base import Stack
@@ -88,6 +89,12 @@ class RolloutPlan:
     """The cluster's maintenance window (:func:`window_text`)."""
     node_upgrades_held: bool = False
     """A maintenance exclusion holds node upgrades back (scope NO_UPGRADES or NO_MINOR_OR_NODE_UPGRADES)."""
+    grace_seconds: int = 0
+    """A leaving group's pods' termination grace period: how long a removed group may take to drain."""
+    scale_down_period_seconds: int = 0
+    """Seconds over which the HPA removes at most one group (autoscaled only)."""
+    scale_down_stabilization_seconds: int = 0
+    """How long the HPA's metric must stay low before it removes a group (autoscaled only)."""
 
     @property
     def summary(self) -> str:
@@ -155,6 +162,33 @@ class RolloutPlan:
         alone = f"; at {self.fewest} group (the minimum) the service stops meanwhile" if self.fewest == 1 else ""
         return f"{when}; {cost}; the disruption budget holds the next slice's drain until it serves again{alone}"
 
+    @property
+    def scale_down(self) -> str:
+        """One line on removing groups: the HPA's pace, which group leaves and how. The LWS controller scales the
+        groups through its leader StatefulSet (kubernetes-sigs/lws v0.10.0 pkg/controllers/
+        leaderworkerset_controller.go l.849-850, ``WithReplicas``, ``ParallelPodManagement``), and a StatefulSet
+        removes the pods whose ordinal is at or past ``replicas`` (k8s.io/kubernetes v1.36.3 pkg/controller/
+        statefulset/stateful_set_control.go l.590-598, "condemned"), whatever their readiness: the
+        highest-index group leaves, Ready or not."""
+        drain = (
+            f"; the group's pods drain for up to {self.grace_seconds} s (their grace period) before its slice is freed"
+        )
+        if not self.autoscaled and self.groups == 1:
+            return f"no autoscaling: the stack fixes 1 group, which nothing scales down{drain.replace('the group', 'a leaving group')}"
+        if not self.autoscaled:
+            return f"no autoscaling: the stack fixes {self.groups} groups; lowering the count removes the highest-index groups{drain}"
+        floor = (
+            f"; at {self.fewest} group (the minimum) every request then waits on one group"
+            if self.fewest == 1
+            else f"; never below {self.fewest} groups (the minimum)"
+        )
+        return (
+            f"the HPA removes at most one group every {self.scale_down_period_seconds} s, once its metric has stayed "
+            f"low for {self.scale_down_stabilization_seconds} s; the LWS controller removes the highest-index group, "
+            "Ready or not, so while a lower group reloads (a recreation, an upgrade) a scale-down can remove the only "
+            f"Ready one{floor}{drain}"
+        )
+
     def output(self) -> dict[str, object]:
         """The stack output ``rollout``."""
         return {
@@ -166,6 +200,7 @@ class RolloutPlan:
             "summary": self.summary,
             "drain": self.drain,
             "upgrade": self.upgrade,
+            "scaleDown": self.scale_down,
         }
 
 
@@ -174,13 +209,15 @@ def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
     return [p for s in cfg.tpu_slices if s.name in slices for p in cfg.node_pool_names(s)]
 
 
-def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPlan:
-    """The rollout of ``serving``'s groups on the stack's serving slices."""
+def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_seconds: int) -> RolloutPlan:
+    """The rollout of ``serving``'s groups on the stack's serving slices (``grace_seconds``: the groups' pods'
+    termination grace period)."""
     pools = serving_pools(cfg, serving.slices)
     spare = scaling.spare_slices(serving, len(pools))
     groups = scaling.groups(serving)
     m = cfg.cluster.maintenance
     held = ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")
+    auto = serving.autoscaling
     return RolloutPlan(
         rollout=serving.rollout,
         groups=groups,
@@ -192,4 +229,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int) -> RolloutPl
         channel=None if cfg.existing else str(cfg.cluster.release_channel),
         window=window_text(m.window_start, m.window_end, m.recurrence),
         node_upgrades_held=any(str(e.scope) in held for e in m.exclusions),
+        grace_seconds=grace_seconds,
+        scale_down_period_seconds=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
+        scale_down_stabilization_seconds=auto.scale_down_stabilization_seconds if auto is not None else 0,
     )

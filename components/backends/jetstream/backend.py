@@ -75,33 +75,34 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
     name, identity, buckets = platform.name, platform.identity, platform.buckets
     lws = platform.install(LWS, serving.lws_version, ())
     pools = list(platform.slices.pools)
+    args = PathwaysServingArgs(
+        namespace=identity.namespace_name,
+        service_account=identity.service_account_name,
+        shape=platform.slices.shape,
+        num_slices=len(platform.slices.names) // scaling.groups(serving),
+        replicas=serving.replicas,
+        autoscaled=serving.autoscaling is not None,
+        rollout=serving.rollout,
+        lws_version=serving.lws_version,
+        mode=Mode(serving.mode),
+        maxtext=to_settings(serving.maxtext, MaxTextSettings),
+        checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
+        scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
+        name=serving.name,
+        service_name=serving.service_name,
+        images=to_settings(serving.images, PathwaysImages),
+        probes=to_settings(serving.probes, ProbeSettings),
+        shutdown=Shutdown(longest_request_seconds(platform.settings)),
+        requests=to_settings(serving.requests, PathwaysRequests),
+        priority_class_name=SERVING_PRIORITY,
+        resource_manager_flags=tuple(serving.resource_manager_flags),
+        jax_env=serving.jax_tpu.env,
+        jax_capabilities=tuple(serving.jax_tpu.capabilities),
+        labels=platform.k8s_labels,
+    )
     workload = PathwaysServing(
         f"{name}-serving",
-        PathwaysServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
-            num_slices=len(platform.slices.names) // scaling.groups(serving),
-            replicas=serving.replicas,
-            autoscaled=serving.autoscaling is not None,
-            rollout=serving.rollout,
-            lws_version=serving.lws_version,
-            mode=Mode(serving.mode),
-            maxtext=to_settings(serving.maxtext, MaxTextSettings),
-            checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
-            scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
-            name=serving.name,
-            service_name=serving.service_name,
-            images=to_settings(serving.images, PathwaysImages),
-            probes=to_settings(serving.probes, ProbeSettings),
-            shutdown=Shutdown(longest_request_seconds(platform.settings)),
-            requests=to_settings(serving.requests, PathwaysRequests),
-            priority_class_name=SERVING_PRIORITY,
-            resource_manager_flags=tuple(serving.resource_manager_flags),
-            jax_env=serving.jax_tpu.env,
-            jax_capabilities=tuple(serving.jax_tpu.capabilities),
-            labels=platform.k8s_labels,
-        ),
+        args,
         opts=platform.options(lws, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(
@@ -111,7 +112,9 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "generateExample": workload.generate_example,
-            "rollout": rollout.plan(platform.settings, serving, probes_startup_seconds(serving)).output(),
+            "rollout": rollout.plan(
+                platform.settings, serving, probes_startup_seconds(serving), args.shutdown.grace_seconds
+            ).output(),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )

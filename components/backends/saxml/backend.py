@@ -82,6 +82,8 @@ def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
         "drain": "a drain, node upgrade or host maintenance of any slice's VM restarts every slice (a JobSet restart "
         "recreates all its Jobs): the cell serves nothing until they have reloaded, and the restart does not count "
         f"against maxRestarts ({serving.max_restarts}, spent only by crashes); sax-http keeps one of its two pods",
+        "scaleDown": "no autoscaling: the stack fixes the cell's model-server slices (serving.slices); a different "
+        "count replaces the JobSet, a full outage as above",
     }
 
 

@@ -30,6 +30,7 @@ from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
 from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .lifecycle import shutdown
 from .quota import group_pods
 from .settings import (
     CACHE_FOLDER,
@@ -109,9 +110,10 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
         built.installs.insert(0, lws_install)
         return built
     pools = list(platform.slices.pools)
+    args = serving_args(platform, serving)
     workload = VllmServing(
         f"{name}-serving",
-        serving_args(platform, serving),
+        args,
         opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
     )
     built = Built(
@@ -121,7 +123,9 @@ def build(platform: Platform, serving: VllmServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
-            "rollout": rollout.plan(platform.settings, serving, probes_startup_seconds(serving)).output(),
+            "rollout": rollout.plan(
+                platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds
+            ).output(),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )

@@ -263,6 +263,29 @@ def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
     return min(shutdown(args.prefill).grace_seconds, MAX_SCALING_PERIOD_SECONDS)
 
 
+def scale_down_summary(serving: VllmServingConfig, args: VllmDisaggregatedArgs) -> str:
+    """What removing groups does to each role (the ``rollout`` output's ``scaleDown``, which the preview prints). A
+    role's HPA sets its DisaggregatedSetRoleScaler's replicas (kubernetes-sigs/lws v0.10.0 scaler_manager.go
+    l.177-187), which become the role's LeaderWorkerSet's; that removes its highest-index group, Ready or not
+    (:attr:`~tpu_serving.backends.rollout.RolloutPlan.scale_down`)."""
+    parts = []
+    for r, c in roles(serving):
+        engine = args.prefill if r == KvRole.PREFILL else args.decode
+        grace = f"its pods drain for up to {shutdown(engine).grace_seconds} s"
+        if c.autoscaling is None:
+            parts.append(f"{r.value}: no autoscaling, {c.replicas} group(s) fixed by the stack; {grace}")
+            continue
+        auto = to_settings(c.autoscaling, AutoscalingSettings)
+        parts.append(
+            f"{r.value}: the HPA removes at most one group every {scale_down_period(args, r)} s, once its metric has "
+            f"stayed low for {auto.scale_down_stabilization_seconds} s, never below {auto.min_replicas}; {grace}"
+        )
+    return (
+        "; ".join(parts) + "; a role's LeaderWorkerSet removes its highest-index group, Ready or not, so while a "
+        "lower group reloads a scale-down can remove the role's only Ready group"
+    )
+
+
 def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
@@ -282,7 +305,11 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
             "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
-            "rollout": {"summary": ROLLOUT_SUMMARY, "drain": DRAIN_SUMMARY},
+            "rollout": {
+                "summary": ROLLOUT_SUMMARY,
+                "drain": DRAIN_SUMMARY,
+                "scaleDown": scale_down_summary(serving, args),
+            },
             "caveats": list(CAVEATS),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),

@@ -147,7 +147,7 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     ``FailClose`` for a prefill/decode pool: unpicked, the Gateway would forward a request "to an endpoint of its
     picking" (gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go l.168-173, l.182-188; the enum
     FailOpen;FailClose, l.179), a prefill leader as likely as a decode one, and a prefill server answers one
-    token while holding the request's KV blocks until the pull timeout (180 s, tpu-inference 0.29.0). The picker
+    token while holding the request's KV blocks until the KV pull timeout (``kvPullTimeoutSeconds``, upstream's 180 s). The picker
     runs as a leader and a standby there (:func:`tpu_serving.epp.highly_available`)."""
     mode = "FailClose" if args.disaggregated else "FailOpen"
     picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": mode}

@@ -106,17 +106,35 @@ def test_shutdown_prefill_fails_readiness_then_waits_out_the_kv_pulls():
     for name, r in roles.items():
         for pod in templates(r["spec"]).values():
             env = {e["name"]: e.get("value") for e in container(pod, "vllm")["env"]}
-            assert env["TPU_P2P_WAIT_PULL_TIMEOUT"] == "30", name
+            assert env["TPU_P2P_WAIT_PULL_TIMEOUT"] == "180", name
     prefill = templates(roles["prefill"]["spec"])
     leader = container(prefill["leaderTemplate"], "vllm")
     hook = leader["lifecycle"]["preStop"]["exec"]["command"][-1]
-    assert hook == "touch /tmp/tpu-serving-draining; sleep 45"  # 15 s to deregister, then the 30 s pull timeout
+    assert hook == "touch /tmp/tpu-serving-draining; sleep 195"  # 15 s to deregister, then the 180 s pull timeout
     ready = leader["readinessProbe"]["exec"]["command"][-1]
     assert ready.startswith("[ ! -e /tmp/tpu-serving-draining ] && exec python3 -c ") and ":8000/health" in ready
-    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {15 + 30 + request + 30}
+    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {15 + 180 + request + 30}
     decode = templates(roles["decode"]["spec"])
     assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 15}}
     assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {15 + request + 30}
+
+
+def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
+    """30 s recycled prefilled blocks before a request that queued on decode for longer pulled them (GKE review G1):
+    the default is tpu-inference 0.29.0's own 180 s, and the prefill drain, its HPA pacing and the preview follow the
+    setting."""
+    from tpu_serving.backends.vllm.disagg_backend import caveats
+    from tpu_serving.backends.vllm.kv import PULL_TIMEOUT_SECONDS
+    from tpu_serving.backends.vllm.settings import DisaggregationConfig
+
+    assert KvTransfer(KvRole.PREFILL).pull_timeout_seconds == PULL_TIMEOUT_SECONDS == 180
+    assert DisaggregationConfig.model_fields["kv_pull_timeout_seconds"].default == 180
+    hpas = {h["spec"]["scaleTargetRef"]["name"]: h for h in objects(DISAGG, "HorizontalPodAutoscaler")}
+    (prefill,) = [h for n, h in hpas.items() if n.endswith("prefill")]
+    assert prefill["spec"]["behavior"]["scaleDown"]["policies"][0]["periodSeconds"] == 15 + 180 + 300 + 30
+    notes = caveats(240)
+    assert any("240 s" in n for n in notes) and not any("180 s" in n for n in notes)
+    assert any("for the KV pull timeout, 180 s" in n for n in caveats(PULL_TIMEOUT_SECONDS))
 
 
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])

@@ -244,13 +244,21 @@ DRAIN_SUMMARY = (
     "group has loaded"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
-CAVEATS: tuple[str, ...] = (
-    "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
-    "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
-    "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull and holds an aborted "
-    "request's prefill blocks for 180 s (fixed in 0.32.0, which this release does not pin): docs/backends.md",
-)
-"""What the preview says of the mode's upstream status (docs/backends.md, "Upstream status")."""
+
+
+def caveats(pull_timeout_seconds: int) -> list[str]:
+    """What the preview says of the mode's upstream status (docs/backends.md, "Upstream status"), with the stack's KV
+    pull timeout (``serving.disaggregation.kvPullTimeoutSeconds``, :data:`~.kv.PULL_TIMEOUT_ENV`)."""
+    return [
+        "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
+        "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
+        "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull and holds an aborted "
+        f"request's prefill blocks for the KV pull timeout, {pull_timeout_seconds} s (fixed in 0.32.0, which this "
+        "release does not pin): docs/backends.md",
+        f"disaggregated mode: a request that waits longer than the KV pull timeout ({pull_timeout_seconds} s, "
+        "serving.disaggregation.kvPullTimeoutSeconds) in decode's queue finds its prefilled blocks recycled; a "
+        f"stopping prefill group waits as long, unready, before it drains",
+    ]
 
 
 def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
@@ -266,6 +274,7 @@ def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
 def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
+    assert serving.disaggregation is not None
     pools = list(platform.slices.pools)
     args = arguments(platform, serving, base)
     workload = VllmDisaggregatedServing(
@@ -283,7 +292,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "completionExample": workload.completion_example,
             "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
             "rollout": {"summary": ROLLOUT_SUMMARY, "drain": DRAIN_SUMMARY},
-            "caveats": list(CAVEATS),
+            "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),
     )

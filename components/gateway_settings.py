@@ -11,6 +11,17 @@ from .versions import PINS
 
 GATEWAY_CLASS = "gke-l7-rilb"
 """GKE's regional internal Application Load Balancer GatewayClass."""
+LB_BACKEND_KEEPALIVE_SECONDS = 600
+"""How long the load balancer's Envoy proxies keep an idle connection to a backend open, fixed and not configurable
+for the Envoy-based Application Load Balancers, the regional internal one among them
+(https://cloud.google.com/load-balancing/docs/l7-internal, "Timeouts and retries": backend HTTP keepalive timeout,
+10 minutes; https://cloud.google.com/load-balancing/docs/https, "Backend HTTP keepalive timeout": "you must configure
+your backend software so that its HTTP keepalive (TCP idle) timeout value is greater than 600 seconds", else the
+backend closes a connection the proxy is about to reuse and the request fails with a 502)."""
+SERVER_KEEPALIVE_SECONDS = LB_BACKEND_KEEPALIVE_SECONDS + 20
+"""The idle keep-alive an HTTP server behind the gateway keeps, where the engine lets it be set: above the load
+balancer's own (:data:`LB_BACKEND_KEEPALIVE_SECONDS`), so the proxy, not the server, closes an idle connection (the
+20 s are the library's margin)."""
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 INFERENCE_API = "inference.networking.k8s.io/v1"
 GKE_POLICY_API = "networking.gke.io/v1"

@@ -16,6 +16,7 @@ from ...autoscaling import (
 )
 from ...catalog import SliceShape
 from ...controllers import ControllerInstall
+from ...gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
 from ...lws import DISAGGREGATED_SURGE, Rollout
 from ...naming import gateway_name
 from ...observability import ScrapeTarget, ServingMetrics
@@ -40,6 +41,7 @@ from .kv import (
     KV_TRANSFER_PORT,
     ROLE_SCALER_KIND,
     SIDE_CHANNEL_PORT,
+    SIDECAR_IDLE_SECONDS,
     KvRole,
     KvTransfer,
 )
@@ -258,6 +260,10 @@ def caveats(pull_timeout_seconds: int) -> list[str]:
         f"disaggregated mode: a request that waits longer than the KV pull timeout ({pull_timeout_seconds} s, "
         "serving.disaggregation.kvPullTimeoutSeconds) in decode's queue finds its prefilled blocks recycled; a "
         f"stopping prefill group waits as long, unready, before it drains",
+        f"disaggregated mode: the router's sidecar on decode closes idle client connections after "
+        f"{SIDECAR_IDLE_SECONDS} s (llm-d-router v0.10.0, not settable), before the load balancer's fixed "
+        f"{LB_BACKEND_KEEPALIVE_SECONDS} s: a request the load balancer sends on a connection the sidecar has just "
+        "closed fails (502)",
     ]
 
 

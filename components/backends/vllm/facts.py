@@ -130,6 +130,13 @@ nothing in tpu-inference 0.29.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_hear
 to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
 release tables in tools/conformance/tables."""
 
+KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
+"""Seconds vLLM's API server keeps an idle HTTP connection (vllm-tpu 0.29.0 wheel: vllm/envs.py l.1138-1139, default
+``"5"``; passed to uvicorn as ``timeout_keep_alive``, vllm/entrypoints/launchers/api_server/entry.py l.151). Every vLLM
+pod sets it to :data:`~tpu_serving.gateway_settings.SERVER_KEEPALIVE_SECONDS`, above the gateway load balancer's fixed
+600 s: at 5 s the server closed connections the load balancer's proxies still pooled (502s on reuse). It is also
+above the router sidecar's client side (Go's ``http.Transport`` idles connections 90 s, llm-d guides'
+``VLLM_HTTP_TIMEOUT_KEEP_ALIVE=120`` for it)."""
 SHUTDOWN_TIMEOUT_FLAG = "--shutdown-timeout"
 """``vllm serve --shutdown-timeout=<seconds>``: on SIGTERM the API server stops its engine client with this timeout,
 and the engine core drains the requests in flight for up to as long before it aborts the rest ("Shutdown timeout in

@@ -7,7 +7,6 @@ kubernetes-sigs/lws@v0.10.0 (``LWS``) and llm-d/llm-d-router@v0.10.0 (``RTR``).
 """
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...images import pinned_image_problem
@@ -57,16 +56,17 @@ which at the HPA's KV-cache target runs to tens of seconds; the library keeps up
 before it drains: :func:`~.lifecycle.shutdown`, and the prefill HPA removes one such group at a time)."""
 PULL_TIMEOUT_SECONDS = 180
 """tpu-inference's default ``TPU_P2P_WAIT_PULL_TIMEOUT`` (TI29 tpu_inference/distributed/utils.py l.90)."""
-KEEP_ALIVE_ENV: Mapping[str, str] = {"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "120"}
-"""Keep idle HTTP connections 120 s, beyond the sidecar's 90 s idle timeout (llm-d/llm-d
-guides/pd-disaggregation/modelserver/tpu/v7-dynamic-slice/vllm/base/disaggregatedset.yaml @33a21d7; the variable is
-vLLM's, V29 vllm/envs.py)."""
-
 BULK_PORTS = (32768, 60999)
 """The bulk KV transfer listens on ``TPU_KV_TRANSFER_CHANNEL_NUMBER`` (8) kernel-chosen ports (``f"{host_ip}:0"``,
 TI29 tpu_connector.py l.570-582), which decode connects to: Linux's default ``net.ipv4.ip_local_port_range``
 (32768 60999, kernel Documentation/networking/ip-sysctl.rst). A NetworkPolicy admits the range with ``endPort``
 (GA in Kubernetes 1.25, KEP-2079); they cannot be declared as container ports."""
+
+SIDECAR_IDLE_SECONDS = 300
+"""How long the sidecar's HTTP server keeps an idle client connection: ``IdleTimeout: 300 * time.Second``, fixed
+(RTR pkg/sidecar/proxy/proxy_helpers.go l.52-57; no flag sets it, options.go). It is the server the gateway's load
+balancer reaches on a decode leader, and it is below the load balancer's fixed 600 s
+(:data:`~tpu_serving.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`): the preview says so."""
 
 DECODE_SERVER_PORT = 8200
 """Decode's vLLM port behind the sidecar: the sidecar's ``--model-server-port`` default (RTR

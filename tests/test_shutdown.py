@@ -66,12 +66,12 @@ def test_shutdown_vllm_leader_drains_and_workers_hold_their_hosts():
     request = gateway_timeout(V5E16)
     leader, worker = container(pods["leaderTemplate"], "vllm"), container(pods["workerTemplate"], "vllm")
     assert f"--shutdown-timeout={request} " in leader["args"][0] + " "
-    assert leader["lifecycle"]["preStop"] == {"sleep": {"seconds": 15}}
+    assert leader["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
     hook = worker["lifecycle"]["preStop"]["exec"]["command"][-1]
     assert hook.startswith("while ray health-check --address=${LWS_LEADER_ADDRESS}:6379") and "done" in hook
     for pod in pods.values():
         # the preStop wait, the longest request the gateway allows, the teardown
-        assert pod["terminationGracePeriodSeconds"] == 15 + request + 30
+        assert pod["terminationGracePeriodSeconds"] == 30 + request + 30
 
 
 def test_shutdown_grace_follows_the_gateways_request_timeout():
@@ -82,7 +82,7 @@ def test_shutdown_grace_follows_the_gateways_request_timeout():
     t = leader_worker_set_spec(args)["leaderWorkerTemplate"]
     assert isinstance(t, dict)
     grace = {t[k].spec.termination_grace_period_seconds for k in ("leaderTemplate", "workerTemplate")}
-    assert grace == {15 + 1200 + 30}
+    assert grace == {30 + 1200 + 30}
     assert "--shutdown-timeout=1200" in engine_args(args)
 
     class Stack:
@@ -110,13 +110,13 @@ def test_shutdown_prefill_fails_readiness_then_waits_out_the_kv_pulls():
     prefill = templates(roles["prefill"]["spec"])
     leader = container(prefill["leaderTemplate"], "vllm")
     hook = leader["lifecycle"]["preStop"]["exec"]["command"][-1]
-    assert hook == "touch /tmp/tpu-serving-draining; sleep 195"  # 15 s to deregister, then the 180 s pull timeout
+    assert hook == "touch /tmp/tpu-serving-draining; sleep 210"  # 30 s to deregister, then the 180 s pull timeout
     ready = leader["readinessProbe"]["exec"]["command"][-1]
     assert ready.startswith("[ ! -e /tmp/tpu-serving-draining ] && exec python3 -c ") and ":8000/health" in ready
-    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {15 + 180 + request + 30}
+    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {30 + 180 + request + 30}
     decode = templates(roles["decode"]["spec"])
-    assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 15}}
-    assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {15 + request + 30}
+    assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
+    assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {30 + request + 30}
 
 
 def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
@@ -131,7 +131,7 @@ def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
     assert DisaggregationConfig.model_fields["kv_pull_timeout_seconds"].default == 180
     hpas = {h["spec"]["scaleTargetRef"]["name"]: h for h in objects(DISAGG, "HorizontalPodAutoscaler")}
     (prefill,) = [h for n, h in hpas.items() if n.endswith("prefill")]
-    assert prefill["spec"]["behavior"]["scaleDown"]["policies"][0]["periodSeconds"] == 15 + 180 + 300 + 30
+    assert prefill["spec"]["behavior"]["scaleDown"]["policies"][0]["periodSeconds"] == 30 + 180 + 300 + 30
     notes = caveats(240)
     assert any("240 s" in n for n in notes) and not any("180 s" in n for n in notes)
     assert any("for the KV pull timeout, 180 s" in n for n in caveats(PULL_TIMEOUT_SECONDS))
@@ -189,9 +189,9 @@ def test_shutdown_jetstream_group_holds_every_container_through_the_longest_requ
     (lws,) = objects(JETSTREAM, "LeaderWorkerSet")
     request = gateway_timeout(JETSTREAM)
     for pod in templates(lws["spec"]).values():
-        assert pod["terminationGracePeriodSeconds"] == 15 + request + 30
+        assert pod["terminationGracePeriodSeconds"] == 30 + request + 30
         for c in pod["containers"]:
-            assert c["lifecycle"]["preStop"] == {"sleep": {"seconds": 15 + request}}, c["name"]
+            assert c["lifecycle"]["preStop"] == {"sleep": {"seconds": 30 + request}}, c["name"]
 
 
 def test_shutdown_seed_stack_adds_no_capability_outside_the_baseline_it_does_not_need():

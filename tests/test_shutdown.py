@@ -138,12 +138,13 @@ def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
 
 
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])
-def test_shutdown_disaggregated_liveness_generates_a_token_on_the_engine_port(role, port):
+def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(role, port):
+    """A liveness probe that generated a token queued behind user traffic, so an overload failed it and recreated the
+    groups that carried the load (SRE review M3): liveness is GET /health on the engine's port, not the sidecar's."""
     leader = container(templates(ds_roles()[role]["spec"])["leaderTemplate"], "vllm")
     live = leader["livenessProbe"]
-    command = live["exec"]["command"][-1]
-    assert f"http://127.0.0.1:{port}/v1/completions" in command and '"max_tokens": 1' in command
-    assert live["timeoutSeconds"] == live["periodSeconds"]
+    assert "exec" not in live
+    assert live["httpGet"] == {"path": "/health", "port": port, "scheme": "HTTP"}
 
 
 def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():

@@ -110,6 +110,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
                 requests_running=VllmMetric.REQUESTS_RUNNING.value,
                 time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
                 transfer_time=TRANSFER_TIME if r == KvRole.DECODE else None,
+                generation_tokens=f"{VllmMetric.GENERATION_TOKENS.value}_total",
             )
             for (r, _), t in zip(roles(serving), targets, strict=True)
         ],
@@ -254,7 +255,8 @@ def caveats(pull_timeout_seconds: int) -> list[str]:
     return [
         "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
         "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
-        "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull and holds an aborted "
+        "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull (the role's 'engine "
+        "stalled' alert finds it; liveness is /health, which a hung engine still answers) and holds an aborted "
         f"request's prefill blocks for the KV pull timeout, {pull_timeout_seconds} s (fixed in 0.32.0, which this "
         "release does not pin): docs/backends.md",
         f"disaggregated mode: a request that waits longer than the KV pull timeout ({pull_timeout_seconds} s, "

@@ -42,6 +42,10 @@ class VllmMetric(Choice):
     """Replaces ``vllm:time_per_output_token_seconds`` (deprecated in 0.11, removed: vllm PR #32661)."""
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
+    GENERATION_TOKENS = "vllm:generation_tokens"
+    """Counter of the tokens the engine generated, one series per engine (vllm-tpu 0.29.0 wheel:
+    vllm/v1/metrics/loggers.py l.704-711, incremented every scheduler step l.1212; ``num_requests_running`` l.494,
+    ``num_requests_waiting`` l.504); its samples are ``vllm:generation_tokens_total``."""
 
 
 METRIC_KINDS: Mapping[str, MetricKind] = {
@@ -71,7 +75,10 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
         ),
         MetricKind.HISTOGRAM,
     ),
-    **dict.fromkeys(("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"), MetricKind.COUNTER),
+    **dict.fromkeys(
+        ("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits", VllmMetric.GENERATION_TOKENS),
+        MetricKind.COUNTER,
+    ),
 }
 """The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
 ``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series

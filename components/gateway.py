@@ -129,10 +129,23 @@ def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     Balancer's backend service times requests out after 30 s unless told otherwise (Compute Engine
     backendServices ``timeoutSec`` default); the endpoint picker's GKE chart sets 300 s and logging on its
     InferencePool for the same reason (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/
-    gke.yaml l.98-115, as gateway-api-inference-extension's inferencepool chart did before)."""
+    gke.yaml l.98-115, as gateway-api-inference-extension's inferencepool chart did before).
+
+    Connection draining for as long: an endpoint removed from the backend's zonal NEG (its pod is terminating) keeps
+    its requests in flight for ``connectionDraining.drainingTimeoutSec`` while the load balancer sends it no new
+    connection ("For the specified duration of the timeout, existing requests to the removed VM or endpoint are given
+    time to complete", https://cloud.google.com/load-balancing/docs/enabling-connection-draining); omitted it is 0 s
+    and the streams on a leaving pod are cut at the load balancer, whatever the pod's own drain
+    (:class:`~tpu_serving.podspec.Shutdown`). At most :data:`~tpu_serving.gateway_settings.CONNECTION_DRAINING_MAX_SECONDS`,
+    which bounds the request timeout."""
     target = backend_ref(args)
     ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
-    default = {"timeoutSec": args.settings.request_timeout_seconds, "logging": {"enabled": True}}
+    timeout = args.settings.request_timeout_seconds
+    default = {
+        "timeoutSec": timeout,
+        "connectionDraining": {"drainingTimeoutSec": timeout},
+        "logging": {"enabled": True},
+    }
     return _custom(args, GKE_POLICY_API, "GCPBackendPolicy", {"default": default, "targetRef": ref})
 
 
@@ -147,7 +160,7 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     ``FailClose`` for a prefill/decode pool: unpicked, the Gateway would forward a request "to an endpoint of its
     picking" (gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go l.168-173, l.182-188; the enum
     FailOpen;FailClose, l.179), a prefill leader as likely as a decode one, and a prefill server answers one
-    token while holding the request's KV blocks until the pull timeout (180 s, tpu-inference 0.29.0). The picker
+    token while holding the request's KV blocks until the KV pull timeout (``kvPullTimeoutSeconds``, upstream's 180 s). The picker
     runs as a leader and a standby there (:func:`tpu_serving.epp.highly_available`)."""
     mode = "FailClose" if args.disaggregated else "FailOpen"
     picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": mode}

@@ -11,6 +11,23 @@ from .versions import PINS
 
 GATEWAY_CLASS = "gke-l7-rilb"
 """GKE's regional internal Application Load Balancer GatewayClass."""
+LB_BACKEND_KEEPALIVE_SECONDS = 600
+"""How long the load balancer's Envoy proxies keep an idle connection to a backend open, fixed and not configurable
+for the Envoy-based Application Load Balancers, the regional internal one among them
+(https://cloud.google.com/load-balancing/docs/l7-internal, "Timeouts and retries": backend HTTP keepalive timeout,
+10 minutes; https://cloud.google.com/load-balancing/docs/https, "Backend HTTP keepalive timeout": "you must configure
+your backend software so that its HTTP keepalive (TCP idle) timeout value is greater than 600 seconds", else the
+backend closes a connection the proxy is about to reuse and the request fails with a 502)."""
+SERVER_KEEPALIVE_SECONDS = LB_BACKEND_KEEPALIVE_SECONDS + 20
+"""The idle keep-alive an HTTP server behind the gateway keeps, where the engine lets it be set: above the load
+balancer's own (:data:`LB_BACKEND_KEEPALIVE_SECONDS`), so the proxy, not the server, closes an idle connection (the
+20 s are the library's margin)."""
+CONNECTION_DRAINING_MAX_SECONDS = 3600
+"""The most ``connectionDraining.drainingTimeoutSec`` of a GCPBackendPolicy takes (GKE's networking.gke.io/v1 schema,
+datreeio/CRDs-catalog@7b1e26ef networking.gke.io/gcpbackendpolicy_v1.json: ``minimum: 0``, ``maximum: 3600``; Compute
+Engine's backend services: "The timeout duration must be from 0 to 3600 seconds, inclusive",
+https://cloud.google.com/load-balancing/docs/enabling-connection-draining). The policy drains for the gateway's
+request timeout (:func:`tpu_serving.gateway.backend_policy`), so that timeout keeps to it."""
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 INFERENCE_API = "inference.networking.k8s.io/v1"
 GKE_POLICY_API = "networking.gke.io/v1"
@@ -75,10 +92,11 @@ class GatewaySettings:
     epp_memory: str = described("Memory request of the endpoint picker.", default="2Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
     request_timeout_seconds: int = described(
         "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "
-        "service default of 30 s would cut off long completions and streams).",
+        "service default of 30 s would cut off long completions and streams), and how long it lets the requests "
+        "on a removed endpoint finish (connectionDraining.drainingTimeoutSec, at most 3600).",
         default=300,
         ge=1,
-        le=86400,
+        le=CONNECTION_DRAINING_MAX_SECONDS,
     )
 
 

@@ -26,6 +26,8 @@ class Thresholds(Protocol):
     def backlog_threshold(self) -> float: ...
     @property
     def backlog_minutes(self) -> int: ...
+    @property
+    def stalled_minutes(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -46,6 +48,8 @@ class RoleSignals:
     """Histogram (base name) of its time to the first token, in seconds."""
     transfer_time: str | None = None
     """Histogram (base name) of its KV transfers, in milliseconds (None: the role records none)."""
+    generation_tokens: str | None = None
+    """Counter (its samples' name, ``..._total``) of the tokens its engine generated."""
 
 
 def _matchers(labels: Mapping[str, str]) -> str:
@@ -87,6 +91,25 @@ def backlog_query(cluster: str, namespace: str, role: RoleSignals, threshold: fl
     return f"sum({role.requests_waiting}{scraped(cluster, namespace, role)}) > {threshold:g}"
 
 
+STALLED_HOLD_MINUTES = 1
+"""Minutes the stalled-engine condition must hold (each evaluation in it sees requests in flight): a pod whose first
+request arrives after an idle window generates its first token within it, so it clears before it fires."""
+
+
+def stalled_query(cluster: str, namespace: str, role: RoleSignals, minutes: int) -> str | None:
+    """Leader pods of the role with requests running or waiting now and no token generated in the last ``minutes``:
+    a wedged engine that still answers ``/health`` (None: the role exports no queue or no token counter). By pod
+    (Managed Service for Prometheus sets the ``pod`` target label by default: PodMonitoring v0.17.2
+    ``targetLabels.metadata`` defaults to container, pod, top_level_controller_name and _type); a pod whose counter
+    has no sample counts as generating nothing."""
+    if not (role.requests_running and role.requests_waiting and role.generation_tokens):
+        return None
+    where = scraped(cluster, namespace, role)
+    in_flight = " + ".join(f"sum by (pod) ({m}{where})" for m in (role.requests_running, role.requests_waiting))
+    generated = f"sum by (pod) (increase({role.generation_tokens}{where}[{minutes}m]))"
+    return f"(({in_flight}) > 0) unless on(pod) ({generated} > 0)"
+
+
 def not_ready_query(cluster: str, namespace: str, role: RoleSignals, ready: str, phase: str, phases: str) -> str:
     """The role's pods Pending or Running and not Ready, including those with no Ready condition yet (never
     scheduled) (``ready`` and ``phase`` are kube-state-metrics' series, ``phases`` the phases that should be
@@ -106,8 +129,8 @@ def ready_pods(ready: str, where: str) -> str:
 def alerts(
     cluster: str, namespace: str, role: RoleSignals, settings: Thresholds, kube: tuple[str, str, str]
 ) -> list[tuple[str, str, str, int, str]]:
-    """``(key, title, PromQL, minutes, runbook)`` of the role's not-ready and backlog alerts: a role that cannot start
-    or keep up is named (``kube``: kube-state-metrics' not-ready and phase series, the phases that should be ready).
+    """``(key, title, PromQL, minutes, runbook)`` of the role's not-ready, backlog and stalled-engine alerts: a role
+    that cannot start, keep up or generate is named (``kube``: kube-state-metrics' not-ready and phase series, the phases that should be ready).
     Like every alert of the stack, they are defined before their metrics exist (``disable_metric_validation``)."""
     r = role.role
     out = [
@@ -131,6 +154,20 @@ def alerts(
                 settings.backlog_minutes,
                 f"More than {settings.backlog_threshold:g} requests have waited on {r} for {settings.backlog_minutes} "
                 f"minutes: the {r} groups are saturated; add {r} slices (or let its autoscaling reach them) or shed load.",
+            )
+        )
+    stalled = stalled_query(cluster, namespace, role, settings.stalled_minutes)
+    if stalled is not None:
+        out.append(
+            (
+                f"stalled-{r}",
+                f"{r} engine stalled",
+                stalled,
+                STALLED_HOLD_MINUTES,
+                f"A {r} leader has had requests in flight for {settings.stalled_minutes} minutes without generating a "
+                "token: its engine is wedged (a failed KV pull, a hung Ray worker) while its /health still answers, so "
+                f"liveness does not restart it. Read the pod's logs (kubectl -n {namespace} logs <pod> -c vllm-leader; "
+                "the KV connector logs 'failed to pull'), then recreate its group: delete the leader pod.",
             )
         )
     return out

@@ -87,6 +87,13 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    stalled_minutes: int = described(
+        "Minutes a disaggregated role's leader may have requests running or waiting without generating a token "
+        "before the stalled-engine alert fires (a wedged engine still answers its health check).",
+        default=10,
+        ge=1,
+        le=1440,
+    )
     group_recreations_per_hour: int = described(
         "Leader-worker group recreations of one LeaderWorkerSet within an hour above which the restart-storm "
         "alert fires (vLLM and JetStream backends). One or two an hour follow a node repair or a preemption; a "

@@ -127,12 +127,18 @@ def http_probes(
     )
 
 
-DEREGISTER_SECONDS = 15
+DEREGISTER_SECONDS = 30
 """Seconds a serving pod keeps taking requests after its deletion starts, before its server is told to stop: the
 time the endpoint's removal takes to reach the load balancer, the endpoint picker and kube-proxy, which learn of the
 deletion from watches (the Kubernetes tutorial "Explore Termination Behavior for Pods And Their Endpoints": a
-terminating endpoint stays listed, ``ready: false``, while its pod drains). The library's own margin, not an upstream
-figure; requests that arrive in it are served, since the server has not begun to stop."""
+terminating endpoint stays listed, ``ready: false``, while its pod drains). The slowest is the load balancer's: the
+GKE NEG controller detaches a terminating pod's endpoint from its zonal NEG (kubernetes/ingress-gce issue 1574), and
+vLLM refuses new connections once it has SIGTERM. 30 s is gateway-api-inference-extension's figure for vLLM behind a
+GKE Gateway, "the highest value we observe on a supported load balancer" for readiness to the load balancer taking
+the backend out of rotation (v1.5.0 config/manifests/vllm/gpu-deployment.yaml l.61-84, ``preStop.sleep.seconds:
+30``); Google documents no figure. Requests that arrive in it are served, since the server has not begun to stop; the
+requests in flight when the endpoint leaves the NEG keep running for the connection draining timeout
+(:func:`tpu_serving.gateway.backend_policy`)."""
 
 TEARDOWN_SECONDS = 30
 """Seconds left, after the drain, for a server to release its chips and exit before the kubelet's SIGKILL (the

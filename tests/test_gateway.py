@@ -329,11 +329,44 @@ def test_gateway_schemas_refuse_misspelt_fields(kind, path, bad, reference):
 def test_gateway_backend_policy_lifts_the_30_second_timeout():
     plan = plan_of(POOLED)
     (policy,) = _objects(plan, "GCPBackendPolicy")
-    assert policy["spec"]["default"] == {"timeoutSec": 300, "logging": {"enabled": True}}
+    assert policy["spec"]["default"] == {
+        "timeoutSec": 300,
+        "connectionDraining": {"drainingTimeoutSec": 300},
+        "logging": {"enabled": True},
+    }
     (route,) = _objects(plan, "HTTPRoute")
     backend = route["spec"]["rules"][0]["backendRefs"][0]
     assert policy["spec"]["targetRef"]["kind"] == backend.get("kind", "Service")
     assert policy["spec"]["targetRef"]["name"] == backend["name"]
+
+
+def test_gateway_backend_policy_drains_a_removed_endpoint_for_the_request_timeout():
+    """Connection draining was 0 s, so the load balancer cut a leaving pod's streams (SRE review M1, GKE G4)."""
+    for stack in (POOLED, PLAIN, JETSTREAM, "vllm-llama33-70b-disagg-v6e8x2", "vllm-llama33-70b-existing"):
+        (policy,) = _objects(plan_of(stack), "GCPBackendPolicy")
+        default = policy["spec"]["default"]
+        assert default["connectionDraining"] == {"drainingTimeoutSec": default["timeoutSec"]}, stack
+    plan = plan_edited(PLAIN, gateway=lambda g: g.update(requestTimeoutSeconds=3600))
+    (policy,) = _objects(plan, "GCPBackendPolicy")
+    assert policy["spec"]["default"]["connectionDraining"] == {"drainingTimeoutSec": 3600}
+
+
+def test_gateway_request_timeout_keeps_to_the_connection_draining_bound(reference):
+    """drainingTimeoutSec takes 0 to 3600 (GKE's GCPBackendPolicy schema): a longer request timeout is refused at its
+    key, with the value and the bound."""
+    import json
+
+    from tpu_serving.gateway_settings import CONNECTION_DRAINING_MAX_SECONDS
+
+    with open(reference / "crds" / "gke-networking-gcpbackendpolicy-v1.schema.json") as f:
+        crd = json.load(f)
+    draining = crd["properties"]["spec"]["properties"]["default"]["properties"]["connectionDraining"]
+    assert draining["properties"]["drainingTimeoutSec"]["maximum"] == CONNECTION_DRAINING_MAX_SECONDS
+    with pytest.raises(Exception) as refused:
+        plan_edited(PLAIN, gateway=lambda g: g.update(requestTimeoutSeconds=3601))
+    message = str(refused.value)
+    assert "tpu-serving:gateway.requestTimeoutSeconds" in message and "3601" in message
+    assert "less than or equal to 3600" in message
 
 
 def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():

@@ -320,3 +320,30 @@ def test_observability_no_ready_leader_absent_for_a_batch_job():
 def test_observability_saxml_publisher_job_is_cleaned_up_after_it_finishes():
     (job,) = [o for o in kubernetes_objects(plan_of(SAX_STACK)) if o["kind"] == "Job"]
     assert job["spec"]["ttlSecondsAfterFinished"] == 3600
+
+
+def test_observability_roles_alert_on_an_engine_that_stalls_with_requests_in_flight():
+    """A wedged disaggregated engine still answers /health (SRE review M3): each role has an alert, per leader pod, on
+    requests running or waiting and no generated token (vllm:generation_tokens, a counter: its samples end in _total)
+    for observability.stalledMinutes."""
+    from tests.conftest import plan_of
+    from tpu_serving.observability_roles import RoleSignals, stalled_query
+
+    plan = plan_of("vllm-llama33-70b-disagg-v6e8x2")
+    policies = {r.name: r.inputs for r in plan.resources if r.type == "gcp:monitoring/alertPolicy:AlertPolicy"}
+    for role in ("prefill", "decode"):
+        (condition,) = policies[f"vllmpd70b-observability-stalled-{role}"]["conditions"]
+        query = condition["conditionPrometheusQueryLanguage"]["query"]
+        where = f'{{cluster="vllmpd70b", namespace="vllm-pd70b", job="vllm-{role}-leaders"}}'
+        assert f"sum by (pod) (vllm:num_requests_running{where})" in query
+        assert f"sum by (pod) (vllm:num_requests_waiting{where})" in query
+        assert f"unless on(pod) (sum by (pod) (increase(vllm:generation_tokens_total{where}[10m])) > 0)" in query
+    from tests.fixtures.configs import plan_edited
+
+    edited = plan_edited("vllm-llama33-70b-disagg-v6e8x2", observability=lambda o: o.update(stalledMinutes=20))
+    (stalled,) = [r for r in edited.resources if r.name == "vllmpd70b-observability-stalled-decode"]
+    assert "[20m]" in stalled.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    bare = RoleSignals("decode", "j", "p", requests_waiting="w", requests_running="r")
+    assert stalled_query("c", "n", bare, 10) is None
+    single = plan_of("vllm-llama33-70b-v5e16")
+    assert not [r for r in single.resources if r.type.endswith("AlertPolicy") and "stalled" in r.name]

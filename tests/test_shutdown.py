@@ -66,12 +66,12 @@ def test_shutdown_vllm_leader_drains_and_workers_hold_their_hosts():
     request = gateway_timeout(V5E16)
     leader, worker = container(pods["leaderTemplate"], "vllm"), container(pods["workerTemplate"], "vllm")
     assert f"--shutdown-timeout={request} " in leader["args"][0] + " "
-    assert leader["lifecycle"]["preStop"] == {"sleep": {"seconds": 15}}
+    assert leader["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
     hook = worker["lifecycle"]["preStop"]["exec"]["command"][-1]
     assert hook.startswith("while ray health-check --address=${LWS_LEADER_ADDRESS}:6379") and "done" in hook
     for pod in pods.values():
         # the preStop wait, the longest request the gateway allows, the teardown
-        assert pod["terminationGracePeriodSeconds"] == 15 + request + 30
+        assert pod["terminationGracePeriodSeconds"] == 30 + request + 30
 
 
 def test_shutdown_grace_follows_the_gateways_request_timeout():
@@ -82,7 +82,7 @@ def test_shutdown_grace_follows_the_gateways_request_timeout():
     t = leader_worker_set_spec(args)["leaderWorkerTemplate"]
     assert isinstance(t, dict)
     grace = {t[k].spec.termination_grace_period_seconds for k in ("leaderTemplate", "workerTemplate")}
-    assert grace == {15 + 1200 + 30}
+    assert grace == {30 + 1200 + 30}
     assert "--shutdown-timeout=1200" in engine_args(args)
 
     class Stack:
@@ -106,26 +106,45 @@ def test_shutdown_prefill_fails_readiness_then_waits_out_the_kv_pulls():
     for name, r in roles.items():
         for pod in templates(r["spec"]).values():
             env = {e["name"]: e.get("value") for e in container(pod, "vllm")["env"]}
-            assert env["TPU_P2P_WAIT_PULL_TIMEOUT"] == "30", name
+            assert env["TPU_P2P_WAIT_PULL_TIMEOUT"] == "180", name
     prefill = templates(roles["prefill"]["spec"])
     leader = container(prefill["leaderTemplate"], "vllm")
     hook = leader["lifecycle"]["preStop"]["exec"]["command"][-1]
-    assert hook == "touch /tmp/tpu-serving-draining; sleep 45"  # 15 s to deregister, then the 30 s pull timeout
+    assert hook == "touch /tmp/tpu-serving-draining; sleep 210"  # 30 s to deregister, then the 180 s pull timeout
     ready = leader["readinessProbe"]["exec"]["command"][-1]
     assert ready.startswith("[ ! -e /tmp/tpu-serving-draining ] && exec python3 -c ") and ":8000/health" in ready
-    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {15 + 30 + request + 30}
+    assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {30 + 180 + request + 30}
     decode = templates(roles["decode"]["spec"])
-    assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 15}}
-    assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {15 + request + 30}
+    assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
+    assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {30 + request + 30}
+
+
+def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
+    """30 s recycled prefilled blocks before a request that queued on decode for longer pulled them (GKE review G1):
+    the default is tpu-inference 0.29.0's own 180 s, and the prefill drain, its HPA pacing and the preview follow the
+    setting."""
+    from tpu_serving.backends.vllm.disagg_backend import caveats
+    from tpu_serving.backends.vllm.kv import PULL_TIMEOUT_SECONDS
+    from tpu_serving.backends.vllm.settings import DisaggregationConfig
+
+    assert KvTransfer(KvRole.PREFILL).pull_timeout_seconds == PULL_TIMEOUT_SECONDS == 180
+    assert DisaggregationConfig.model_fields["kv_pull_timeout_seconds"].default == 180
+    hpas = {h["spec"]["scaleTargetRef"]["name"]: h for h in objects(DISAGG, "HorizontalPodAutoscaler")}
+    (prefill,) = [h for n, h in hpas.items() if n.endswith("prefill")]
+    assert prefill["spec"]["behavior"]["scaleDown"]["policies"][0]["periodSeconds"] == 30 + 180 + 300 + 30
+    notes = caveats(240)
+    assert any("240 s" in n for n in notes) and not any("180 s" in n for n in notes)
+    assert any("for the KV pull timeout, 180 s" in n for n in caveats(PULL_TIMEOUT_SECONDS))
 
 
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])
-def test_shutdown_disaggregated_liveness_generates_a_token_on_the_engine_port(role, port):
+def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(role, port):
+    """A liveness probe that generated a token queued behind user traffic, so an overload failed it and recreated the
+    groups that carried the load (SRE review M3): liveness is GET /health on the engine's port, not the sidecar's."""
     leader = container(templates(ds_roles()[role]["spec"])["leaderTemplate"], "vllm")
     live = leader["livenessProbe"]
-    command = live["exec"]["command"][-1]
-    assert f"http://127.0.0.1:{port}/v1/completions" in command and '"max_tokens": 1' in command
-    assert live["timeoutSeconds"] == live["periodSeconds"]
+    assert "exec" not in live
+    assert live["httpGet"] == {"path": "/health", "port": port, "scheme": "HTTP"}
 
 
 def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():
@@ -171,9 +190,9 @@ def test_shutdown_jetstream_group_holds_every_container_through_the_longest_requ
     (lws,) = objects(JETSTREAM, "LeaderWorkerSet")
     request = gateway_timeout(JETSTREAM)
     for pod in templates(lws["spec"]).values():
-        assert pod["terminationGracePeriodSeconds"] == 15 + request + 30
+        assert pod["terminationGracePeriodSeconds"] == 30 + request + 30
         for c in pod["containers"]:
-            assert c["lifecycle"]["preStop"] == {"sleep": {"seconds": 15 + request}}, c["name"]
+            assert c["lifecycle"]["preStop"] == {"sleep": {"seconds": 30 + request}}, c["name"]
 
 
 def test_shutdown_seed_stack_adds_no_capability_outside_the_baseline_it_does_not_need():

@@ -18,6 +18,14 @@ JAX_PORT = 9000
 """JetStream gRPC port of the MaxText server."""
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+HTTP_KEEPALIVE_SECONDS = 5
+"""How long ``jetstream-http`` keeps an idle connection: uvicorn's default ``timeout_keep_alive`` (5 s, uvicorn
+config.py ``Config``), which it does not set and takes no flag or variable for (AI-Hypercomputer/JetStream v0.3, the
+first tag after the image's v0.2.3, jetstream/entrypoints/http/api_server.py l.130-132 ``uvicorn.run(app, host=...,
+port=..., log_level="info")``; uvicorn reads ``UVICORN_*`` variables only through its command line). Behind a gateway
+its load balancer keeps idle backend connections 600 s (:data:`~tpu_serving.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`),
+so a request sent on a connection the server has just closed can fail (502); the library cannot raise it without
+replacing the image's entrypoint (docs/backends.md)."""
 HEALTH_PATH = "/healthcheck"
 """Path that answers 200 once the server is ready: the seed manifests probe ``GET /healthcheck`` on
 port 8000 (seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml, ``jax-tpu`` probes)."""

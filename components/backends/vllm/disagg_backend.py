@@ -16,6 +16,7 @@ from ...autoscaling import (
 )
 from ...catalog import SliceShape
 from ...controllers import ControllerInstall
+from ...gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
 from ...lws import DISAGGREGATED_SURGE, Rollout
 from ...naming import gateway_name
 from ...observability import ScrapeTarget, ServingMetrics
@@ -40,6 +41,7 @@ from .kv import (
     KV_TRANSFER_PORT,
     ROLE_SCALER_KIND,
     SIDE_CHANNEL_PORT,
+    SIDECAR_IDLE_SECONDS,
     KvRole,
     KvTransfer,
 )
@@ -108,6 +110,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
                 requests_running=VllmMetric.REQUESTS_RUNNING.value,
                 time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
                 transfer_time=TRANSFER_TIME if r == KvRole.DECODE else None,
+                generation_tokens=f"{VllmMetric.GENERATION_TOKENS.value}_total",
             )
             for (r, _), t in zip(roles(serving), targets, strict=True)
         ],
@@ -244,13 +247,26 @@ DRAIN_SUMMARY = (
     "group has loaded"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
-CAVEATS: tuple[str, ...] = (
-    "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
-    "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
-    "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull and holds an aborted "
-    "request's prefill blocks for 180 s (fixed in 0.32.0, which this release does not pin): docs/backends.md",
-)
-"""What the preview says of the mode's upstream status (docs/backends.md, "Upstream status")."""
+
+
+def caveats(pull_timeout_seconds: int) -> list[str]:
+    """What the preview says of the mode's upstream status (docs/backends.md, "Upstream status"), with the stack's KV
+    pull timeout (``serving.disaggregation.kvPullTimeoutSeconds``, :data:`~.kv.PULL_TIMEOUT_ENV`)."""
+    return [
+        "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
+        "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
+        "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull (the role's 'engine "
+        "stalled' alert finds it; liveness is /health, which a hung engine still answers) and holds an aborted "
+        f"request's prefill blocks for the KV pull timeout, {pull_timeout_seconds} s (fixed in 0.32.0, which this "
+        "release does not pin): docs/backends.md",
+        f"disaggregated mode: a request that waits longer than the KV pull timeout ({pull_timeout_seconds} s, "
+        "serving.disaggregation.kvPullTimeoutSeconds) in decode's queue finds its prefilled blocks recycled; a "
+        f"stopping prefill group waits as long, unready, before it drains",
+        f"disaggregated mode: the router's sidecar on decode closes idle client connections after "
+        f"{SIDECAR_IDLE_SECONDS} s (llm-d-router v0.10.0, not settable), before the load balancer's fixed "
+        f"{LB_BACKEND_KEEPALIVE_SECONDS} s: a request the load balancer sends on a connection the sidecar has just "
+        "closed fails (502)",
+    ]
 
 
 def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
@@ -289,6 +305,7 @@ def scale_down_summary(serving: VllmServingConfig, args: VllmDisaggregatedArgs) 
 def build(platform: Platform, serving: VllmServingConfig, install: ControllerInstall, base: VllmServingArgs) -> Built:
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
+    assert serving.disaggregation is not None
     pools = list(platform.slices.pools)
     args = arguments(platform, serving, base)
     workload = VllmDisaggregatedServing(
@@ -310,7 +327,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 "drain": DRAIN_SUMMARY,
                 "scaleDown": scale_down_summary(serving, args),
             },
-            "caveats": list(CAVEATS),
+            "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),
     )

@@ -42,6 +42,10 @@ class VllmMetric(Choice):
     """Replaces ``vllm:time_per_output_token_seconds`` (deprecated in 0.11, removed: vllm PR #32661)."""
     KV_CACHE_USAGE = "vllm:kv_cache_usage_perc"
     """Replaces ``vllm:gpu_cache_usage_perc`` ("Deprecated in 0.9 - Renamed as vllm:kv_cache_usage_perc")."""
+    GENERATION_TOKENS = "vllm:generation_tokens"
+    """Counter of the tokens the engine generated, one series per engine (vllm-tpu 0.29.0 wheel:
+    vllm/v1/metrics/loggers.py l.704-711, incremented every scheduler step l.1212; ``num_requests_running`` l.494,
+    ``num_requests_waiting`` l.504); its samples are ``vllm:generation_tokens_total``."""
 
 
 METRIC_KINDS: Mapping[str, MetricKind] = {
@@ -71,7 +75,10 @@ METRIC_KINDS: Mapping[str, MetricKind] = {
         ),
         MetricKind.HISTOGRAM,
     ),
-    **dict.fromkeys(("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"), MetricKind.COUNTER),
+    **dict.fromkeys(
+        ("vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits", VllmMetric.GENERATION_TOKENS),
+        MetricKind.COUNTER,
+    ),
 }
 """The kinds of vLLM's Prometheus metrics, by the name the server registers (vllm/v1/metrics/loggers.py
 ``PrometheusStatLogger``: its ``prometheus_client.Gauge``, ``Histogram`` and ``Counter``; a counter's series
@@ -130,6 +137,13 @@ nothing in tpu-inference 0.29.0), ``RAY_RESERVE_CPU_FOR_RAYLET``, ``RAY_num_hear
 to the health checks) are left out; ``make check`` (``engines``) checks every variable against the
 release tables in tools/conformance/tables."""
 
+KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
+"""Seconds vLLM's API server keeps an idle HTTP connection (vllm-tpu 0.29.0 wheel: vllm/envs.py l.1138-1139, default
+``"5"``; passed to uvicorn as ``timeout_keep_alive``, vllm/entrypoints/launchers/api_server/entry.py l.151). Every vLLM
+pod sets it to :data:`~tpu_serving.gateway_settings.SERVER_KEEPALIVE_SECONDS`, above the gateway load balancer's fixed
+600 s: at 5 s the server closed connections the load balancer's proxies still pooled (502s on reuse). It is also
+above the router sidecar's client side (Go's ``http.Transport`` idles connections 90 s, llm-d guides'
+``VLLM_HTTP_TIMEOUT_KEEP_ALIVE=120`` for it)."""
 SHUTDOWN_TIMEOUT_FLAG = "--shutdown-timeout"
 """``vllm serve --shutdown-timeout=<seconds>``: on SIGTERM the API server stops its engine client with this timeout,
 and the engine core drains the requests in flight for up to as long before it aborts the rest ("Shutdown timeout in

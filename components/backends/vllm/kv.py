@@ -7,7 +7,6 @@ kubernetes-sigs/lws@v0.10.0 (``LWS``) and llm-d/llm-d-router@v0.10.0 (``RTR``).
 """
 
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...images import pinned_image_problem
@@ -45,21 +44,29 @@ vllm/v1/executor/ray_utils.py l.33-41), so every pod of a group sets its own."""
 PULL_TIMEOUT_ENV = "TPU_P2P_WAIT_PULL_TIMEOUT"
 """The KV transfer timeout, in seconds (TI29 tpu_inference/distributed/utils.py l.88-91, default ``"180"``): how long
 prefill holds a finished request's blocks for decode's pull (tpu_connector.py l.446-452, released at expiry
-l.924-936), and how long decode waits for a pull's arrays to become ready (l.842-850) before it inserts them into its
-KV cache whether they are or not (l.851-872, l.664-668): a prefill server that leaves within the window wedges the
-decode engine that pulls from it. The library lowers it (:attr:`KvTransfer.pull_timeout_seconds`) so that a prefill
-server can wait the window out before it stops: a request's whole KV cache, 2.7 GB for Llama 3.3 70B at 8192 tokens
-in bf16 (80 layers x 8 KV heads x 128 x 2 x 2 bytes per token), moves in seconds over the data-centre network."""
-KEEP_ALIVE_ENV: Mapping[str, str] = {"VLLM_HTTP_TIMEOUT_KEEP_ALIVE": "120"}
-"""Keep idle HTTP connections 120 s, beyond the sidecar's 90 s idle timeout (llm-d/llm-d
-guides/pd-disaggregation/modelserver/tpu/v7-dynamic-slice/vllm/base/disaggregatedset.yaml @33a21d7; the variable is
-vLLM's, V29 vllm/envs.py)."""
+l.924-936, "KV transfer timeout. Force recycle the memory buffer."), and how long decode waits for a pull's arrays to
+become ready (l.842-850) before it inserts them into its KV cache whether they are or not (l.851-872, l.664-668).
 
+Prefill's window starts when it finishes the one-token prefill leg (``request_finished``, l.410-463), but decode
+starts its pull only once its scheduler has allocated the request's blocks (``update_state_after_alloc``,
+l.328-371): a request that waits in decode's queue longer than the window finds its prefill blocks recycled (free for other requests), and
+decode waits up to the window for arrays that may never become ready and inserts them regardless. The window therefore has to outlast decode's queueing,
+which at the HPA's KV-cache target runs to tens of seconds; the library keeps upstream's 180 s
+(:data:`PULL_TIMEOUT_SECONDS`) and sizes a prefill server's exit from it instead (it waits the window out, unready,
+before it drains: :func:`~.lifecycle.shutdown`, and the prefill HPA removes one such group at a time)."""
+PULL_TIMEOUT_SECONDS = 180
+"""tpu-inference's default ``TPU_P2P_WAIT_PULL_TIMEOUT`` (TI29 tpu_inference/distributed/utils.py l.90)."""
 BULK_PORTS = (32768, 60999)
 """The bulk KV transfer listens on ``TPU_KV_TRANSFER_CHANNEL_NUMBER`` (8) kernel-chosen ports (``f"{host_ip}:0"``,
 TI29 tpu_connector.py l.570-582), which decode connects to: Linux's default ``net.ipv4.ip_local_port_range``
 (32768 60999, kernel Documentation/networking/ip-sysctl.rst). A NetworkPolicy admits the range with ``endPort``
 (GA in Kubernetes 1.25, KEP-2079); they cannot be declared as container ports."""
+
+SIDECAR_IDLE_SECONDS = 300
+"""How long the sidecar's HTTP server keeps an idle client connection: ``IdleTimeout: 300 * time.Second``, fixed
+(RTR pkg/sidecar/proxy/proxy_helpers.go l.52-57; no flag sets it, options.go). It is the server the gateway's load
+balancer reaches on a decode leader, and it is below the load balancer's fixed 600 s
+(:data:`~tpu_serving.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`): the preview says so."""
 
 DECODE_SERVER_PORT = 8200
 """Decode's vLLM port behind the sidecar: the sidecar's ``--model-server-port`` default (RTR
@@ -95,7 +102,7 @@ def kv_transfer_config(role: KvRole) -> str:
 PD_FLAGS: tuple[str, ...] = ("--no-enable-prefix-caching",)
 """Both roles run without prefix caching, as every upstream example does (run_disagg_multi_host.sh l.261-269,
 l.334-342): at 0.29.0 a full local prefix hit on decode never notifies prefill, which then holds the blocks for
-``TPU_P2P_WAIT_PULL_TIMEOUT`` (180 s; fixed in 0.32.0, design note section 1.6)."""
+``TPU_P2P_WAIT_PULL_TIMEOUT`` (:data:`PULL_TIMEOUT_SECONDS` by default; fixed in 0.32.0, design note section 1.6)."""
 
 # --------------------------------------------------------------------------- llm-d router (prefill/decode)
 
@@ -175,8 +182,9 @@ class KvTransfer:
     """The llm-d router's prefill/decode sidecar image (decode only)."""
     pull_timeout_seconds: int = described(
         "Seconds decode waits for a KV pull and prefill holds a request's blocks for it (`TPU_P2P_WAIT_PULL_TIMEOUT`, "
-        "180 s upstream); a prefill server that stops waits as long, unready, before it drains.",
-        default=30,
+        "upstream's 180 s by default): longer than a request may wait in decode's queue, or its prefilled blocks are "
+        "recycled before decode pulls them; a prefill server that stops waits as long, unready, before it drains.",
+        default=PULL_TIMEOUT_SECONDS,
         ge=5,
         le=600,
     )

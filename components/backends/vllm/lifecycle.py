@@ -1,8 +1,13 @@
 """How vLLM's pods leave and how their health is checked beyond ``GET /health``: the preStop hooks and grace period
-of every LeaderWorkerSet (single-engine and each disaggregated role), a prefill server's readiness that its preStop
-fails, and a disaggregated engine's liveness that generates one token (issue "Serving survives its own lifecycle")."""
+of every LeaderWorkerSet (single-engine and each disaggregated role), and a prefill server's readiness that its
+preStop fails (issue "Serving survives its own lifecycle").
 
-import json
+Liveness stays ``GET /health`` on the engine's own port, in every mode. A disaggregated engine wedged by a failed KV
+pull keeps answering it (the tpu-inference 0.29.0 connector inserts arrays that never became ready,
+:data:`~.kv.PULL_TIMEOUT_ENV`); a liveness probe that generated a token to see it queued behind user traffic, so an
+overload failed it and recreated the groups that carried the load. The wedge is caught out of band instead: the role
+alert on requests in flight and no token generated (:func:`tpu_serving.observability_roles.stalled_query`)."""
+
 import shlex
 
 import pulumi_kubernetes as k8s
@@ -72,22 +77,3 @@ def readiness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> 
     return _python_probe(
         code, p.readiness_period_seconds, p.readiness_failure_threshold, EXEC_PROBE_TIMEOUT_SECONDS, guard
     )
-
-
-def liveness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
-    """The leader's liveness: ``http`` (``GET /health``), but on a disaggregated role's engine one generated token
-    (``POST /v1/completions``, ``max_tokens`` 1) on the engine's own port, not the sidecar's: a decode engine
-    wedged by a failed KV pull keeps answering ``/health`` (the tpu-inference 0.29.0 connector inserts arrays that
-    never became ready, :data:`~.kv.PULL_TIMEOUT_ENV`). The prompt is shorter than a KV block, so a prefill engine
-    frees its blocks at once (TI29 tpu_connector.py l.442-444, "If prompt < block_size, no transfer"). Each check
-    may take a whole period behind a busy batch; only ``liveness_failure_threshold`` checks in a row fail it."""
-    if args.kv_transfer is None:
-        return http
-    p = args.probes
-    body = json.dumps({"model": args.served_model_name, "prompt": "ping", "max_tokens": 1})
-    code = (
-        "import urllib.request as r; "
-        f"r.urlopen(r.Request('http://127.0.0.1:{port}/v1/completions', data={body!r}.encode(), "
-        f"headers={{'Content-Type': 'application/json'}}), timeout={p.liveness_period_seconds})"
-    )
-    return _python_probe(code, p.liveness_period_seconds, p.liveness_failure_threshold, p.liveness_period_seconds)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from ... import lws
+from ...gateway_settings import SERVER_KEEPALIVE_SECONDS
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from ...podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
@@ -31,6 +32,7 @@ from .facts import (
     GCSFUSE_DRIVER,
     HEALTH_PATH,
     HTTP_PORT,
+    KEEP_ALIVE_ENV,
     MULTI_HOST_ENV,
     MULTI_NODE_SCRIPTS,
     RAY_GCS_PORT,
@@ -42,7 +44,6 @@ from .facts import (
 )
 from .kv import (
     HOST_IP_ENV,
-    KEEP_ALIVE_ENV,
     KV_TRANSFER_PORT,
     KV_TRANSFER_PORT_ENV,
     PD_FLAGS,
@@ -53,7 +54,7 @@ from .kv import (
     kv_transfer_config,
     sidecar_args,
 )
-from .lifecycle import leader_lifecycle, liveness, readiness, shutdown, worker_lifecycle
+from .lifecycle import leader_lifecycle, readiness, shutdown, worker_lifecycle
 
 # --------------------------------------------------------------------------- builders
 
@@ -137,8 +138,10 @@ def worker_script(args: VllmServingArgs) -> str:
 
 
 def environment(args: VllmServingArgs) -> list[k8s.core.v1.EnvVarArgs]:
-    """Environment of every pod: Ray health checks, the compilation cache, Hub access."""
+    """Environment of every pod: Ray health checks, the HTTP keep-alive (:data:`~.facts.KEEP_ALIVE_ENV`), the
+    compilation cache, Hub access."""
     out = [k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in (MULTI_HOST_ENV if args.multi_host else {}).items()]
+    out.append(k8s.core.v1.EnvVarArgs(name=KEEP_ALIVE_ENV, value=str(SERVER_KEEPALIVE_SECONDS)))
     if args.cache_bucket:
         out += cache_environment()
     if args.loader != WeightsLoader.HUGGING_FACE:
@@ -173,7 +176,6 @@ def kv_environment(pull_timeout_seconds: int) -> list[k8s.core.v1.EnvVarArgs]:
         k8s.core.v1.EnvVarArgs(name=SIDE_CHANNEL_PORT_ENV, value=str(SIDE_CHANNEL_PORT)),
         k8s.core.v1.EnvVarArgs(name=HOST_IP_ENV, value_from=pod_ip),
         k8s.core.v1.EnvVarArgs(name=PULL_TIMEOUT_ENV, value=str(pull_timeout_seconds)),
-        *(k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in KEEP_ALIVE_ENV.items()),
     ]
 
 
@@ -344,7 +346,7 @@ def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         resources=requests(r.leader_cpu, r.leader_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         startup_probe=startup,
         readiness_probe=readiness(args, ready, server_port(args)),
-        liveness_probe=liveness(args, live, server_port(args)),
+        liveness_probe=live,
         lifecycle=leader_lifecycle(args),
         volume_mounts=mounts,
         security_context=container_security(),

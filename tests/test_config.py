@@ -225,3 +225,29 @@ def test_config_structured_settings_with_the_stack_files_gcp_keys_name_the_field
         "gcp:project: required key is missing; in a stack file: `pulumi config set gcp:project <value>` "
         "(validate_stack and the provider's `config` name it `project`)"
     ) in err.value.problems
+
+
+def test_cluster_problems_refuse_maintenance_times_that_are_not_rfc_3339():
+    # strptime takes "2026-1-03T02:00:00Z" (no zero padding); RFC 3339 and GKE do not.
+    cluster = {
+        "name": "llama405b",
+        "publicControlPlane": True,
+        "maintenance": {
+            "windowStart": "2026-1-03T02:00:00Z",
+            "windowEnd": "2026-01-03T14:00:00Z",
+            "exclusions": [
+                {"name": "freeze", "startTime": "2026-12-1T00:00:00Z", "endTime": "2026-12-05T00:00:00Z"},
+            ],
+        },
+    }
+    with pytest.raises(ConfigError) as err:
+        load(with_change("tpu-serving:cluster", cluster))
+    assert err.value.problems == [
+        'tpu-serving:cluster.maintenance.windowStart = "2026-1-03T02:00:00Z": must be RFC 3339 in UTC, '
+        "e.g. 2026-01-03T02:00:00Z",
+        'tpu-serving:cluster.maintenance.exclusions[0].startTime = "2026-12-1T00:00:00Z": must be RFC 3339 in UTC, '
+        "e.g. 2026-12-01T00:00:00Z",
+        # compared as text, "2026-12-05..." is before "2026-12-1..."
+        'tpu-serving:cluster.maintenance.exclusions[0].endTime = "2026-12-05T00:00:00Z": must be after startTime '
+        "2026-12-1T00:00:00Z",
+    ]

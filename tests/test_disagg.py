@@ -17,7 +17,7 @@ from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import Dtype
 from tpu_serving.backends.vllm.disagg_args import VllmDisaggregatedArgs
 from tpu_serving.backends.vllm.disagg_pods import disaggregated_set_spec
-from tpu_serving.backends.vllm.kv import KvRole, KvTransfer
+from tpu_serving.backends.vllm.kv import DS_NAME_MAX, KvRole, KvTransfer
 from tpu_serving.config import ConfigError
 from tpu_serving.lws import Rollout
 from tpu_serving.validation import argument_problems
@@ -591,3 +591,9 @@ def test_disagg_component_refuses_a_decode_role_without_its_pool():
     decode = dataclasses.replace(role(KvRole.DECODE), kv_transfer=KvTransfer(KvRole.DECODE))
     found = argument_problems(pair(decode=decode))
     assert any("decode.kv_transfer.inference_pool" in p and "<namespace>/<name>" in p for p in found), found
+
+
+def test_disagg_problems_refuse_a_name_the_disaggregated_set_cannot_take():
+    long_name = "l" * (DS_NAME_MAX + 1)
+    found = problems_of(lambda _d, cfg: cfg["tpu-serving:serving"].update(name=long_name))
+    assert f'tpu-serving:serving.name = "{long_name}": at most {DS_NAME_MAX} characters' in "\n".join(found)

@@ -340,3 +340,26 @@ def test_runtime_single_host_roles_take_whole_slices():
     (scheduling,) = [r for r in results if r.category == "scheduling"]
     roles = [f for f in scheduling.findings if f.subject.startswith("role ")]
     assert len(roles) == 2 and all(f.ok for f in roles), [f.subject for f in scheduling.findings]
+
+
+def test_disagg_refusals_of_the_role_count_static_replicas_and_placement_policy():
+    def role(name: str, replicas: int, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+        return {"name": name, "metadata": {"annotations": annotations or {}}, "spec": {"replicas": replicas}}
+
+    assert pods_ds.refusals({"spec": {"roles": [role("prefill", 1)]}}) == [
+        "spec.roles has 1 role(s), not 2 to 10 (types.go:107-111)"
+    ]
+    assert pods_ds.refusals({"spec": {"roles": [role("prefill", 0), role("decode", 2)]}}) == [
+        "replicas must be zero for all non-External roles or non-zero for all (CEL, types.go:102)"
+    ]
+    exclusive = {"leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}
+    placed = {
+        "roles": [role("prefill", 1), role("decode", 1, exclusive)],
+        "placementPolicy": {"type": "ExclusiveSlice"},
+    }
+    assert pods_ds.refusals({"spec": placed}) == [
+        "spec.placementPolicy.topology is required when type is not None (webhook.go:120-123)",
+        "spec.roles[1]: leaderworkerset.sigs.k8s.io/exclusive-topology must not be combined with placementPolicy "
+        "(webhook.go:126-133)",
+    ]
+    assert pods_ds.refusals({"spec": {**placed, "placementPolicy": {"type": "None"}}}) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
@@ -27,6 +28,9 @@ from ..naming import (
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, to_settings
 from .models import StackConfig
+
+if TYPE_CHECKING:
+    from ..maintenance import MaintenanceExclusion, MaintenanceSettings
 
 
 def derived_name_problems(cfg: StackConfig) -> list[str]:
@@ -107,56 +111,93 @@ def zone_problems(cfg: StackConfig) -> list[str]:
 
 def cluster_problems(cfg: StackConfig) -> list[str]:
     """Checks across the cluster and the rest of the stack, at the keys to change."""
-    key = f"{PROJECT_NAMESPACE}:cluster"
-    problems = []
+    return [
+        *_groups_problems(cfg),
+        *_maintenance_problems(cfg.cluster.maintenance),
+        *_tpu_version_problems(cfg),
+        *_not_ready_window_problems(cfg),
+        *_managed_prometheus_problems(cfg),
+        *_image_cache_problems(cfg),
+    ]
+
+
+_CLUSTER = f"{PROJECT_NAMESPACE}:cluster"
+
+
+def _groups_problems(cfg: StackConfig) -> list[str]:
+    """RoleBindings to Google Groups need the cluster's Google Groups for RBAC."""
     groups = cfg.tenancy.operators.groups
-    if groups and cfg.cluster.security_group is None:
-        problems.append(
-            f"{PROJECT_NAMESPACE}:tenancy.operators.groups = {json.dumps(groups)}: RoleBindings to Google Groups "
-            f"grant nothing unless the cluster has Google Groups for RBAC; set {key}.securityGroup to "
-            "gke-security-groups@<your domain> (with these groups nested in it)"
-        )
-    m = cfg.cluster.maintenance
-    for field_name, value in (("windowStart", m.window_start), ("windowEnd", m.window_end)):
-        if not _RFC3339_UTC.match(value):
-            problems.append(
-                f"{key}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z"
-            )
+    if not groups or cfg.cluster.security_group is not None:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:tenancy.operators.groups = {json.dumps(groups)}: RoleBindings to Google Groups "
+        f"grant nothing unless the cluster has Google Groups for RBAC; set {_CLUSTER}.securityGroup to "
+        "gke-security-groups@<your domain> (with these groups nested in it)"
+    ]
+
+
+def _maintenance_problems(m: MaintenanceSettings) -> list[str]:
+    """The maintenance window's times in RFC 3339 UTC, then each exclusion's."""
+    problems = [
+        f"{_CLUSTER}.maintenance.{field_name} = {json.dumps(value)}: must be RFC 3339 in UTC, e.g. 2026-01-03T02:00:00Z"
+        for field_name, value in (("windowStart", m.window_start), ("windowEnd", m.window_end))
+        if not _RFC3339_UTC.match(value)
+    ]
     for i, e in enumerate(m.exclusions):
-        at = f"{key}.maintenance.exclusions[{i}]"
-        for field_name, when in (("startTime", e.start_time), ("endTime", e.end_time)):
-            if when is not None and not _RFC3339_UTC.match(when):
-                problems.append(
-                    f"{at}.{field_name} = {json.dumps(when)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z"
-                )
-        if e.scope == "NO_UPGRADES" and e.end_time is None:
-            problems.append(
-                f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support"
-            )
-        if e.end_time is not None and e.end_time <= e.start_time:
-            problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
-    problems += _tpu_version_problems(cfg)
+        problems += _exclusion_problems(f"{_CLUSTER}.maintenance.exclusions[{i}]", e)
+    return problems
+
+
+def _exclusion_problems(at: str, e: MaintenanceExclusion) -> list[str]:
+    """One maintenance exclusion: its times in RFC 3339 UTC, an end a NO_UPGRADES one needs, after its start."""
+    problems = [
+        f"{at}.{field_name} = {json.dumps(when)}: must be RFC 3339 in UTC, e.g. 2026-12-01T00:00:00Z"
+        for field_name, when in (("startTime", e.start_time), ("endTime", e.end_time))
+        if when is not None and not _RFC3339_UTC.match(when)
+    ]
+    if e.scope == "NO_UPGRADES" and e.end_time is None:
+        problems.append(
+            f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support"
+        )
+    if e.end_time is not None and e.end_time <= e.start_time:
+        problems.append(f"{at}.endTime = {json.dumps(e.end_time)}: must be after startTime {e.start_time}")
+    return problems
+
+
+def _not_ready_window_problems(cfg: StackConfig) -> list[str]:
+    """The not-ready alert must wait longer than the serving pods may take to start."""
     window = BACKENDS[cfg.serving.backend].startup_seconds(cfg.serving) if cfg.serving is not None else 0
     minutes = cfg.observability.not_ready_minutes
-    if cfg.observability.enabled and minutes * 60 <= window:
-        problems.append(
-            f"{PROJECT_NAMESPACE}:observability.notReadyMinutes = {minutes}: the serving pods may take "
-            f"{window // 60} minutes to start (serving.probes.maxStartupSeconds = {window}), so the not-ready alert "
-            f"would fire on every cold start and scale-up; set it above {window // 60}"
-        )
-    if cfg.serving is not None and cfg.observability.enabled and not cfg.cluster.managed_prometheus:
-        problems.append(
-            f"{PROJECT_NAMESPACE}:observability.enabled = true: scraping the serving pods (PodMonitoring) and "
-            f"the kube state metrics of the not-ready alert need Managed Prometheus; set {key}.managedPrometheus "
-            "to true or observability.enabled to false"
-        )
-    for i, s in enumerate(cfg.tpu_slices):
-        if s.image_cache_disk and not cfg.cluster.image_streaming:
-            problems.append(
-                f"{PROJECT_NAMESPACE}:tpuSlices[{i}].imageCacheDisk = {json.dumps(s.image_cache_disk)}: a secondary "
-                f"boot disk of container images needs image streaming; set {key}.imageStreaming to true"
-            )
-    return problems
+    if not cfg.observability.enabled or minutes * 60 > window:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:observability.notReadyMinutes = {minutes}: the serving pods may take "
+        f"{window // 60} minutes to start (serving.probes.maxStartupSeconds = {window}), so the not-ready alert "
+        f"would fire on every cold start and scale-up; set it above {window // 60}"
+    ]
+
+
+def _managed_prometheus_problems(cfg: StackConfig) -> list[str]:
+    """Observability of a serving stack scrapes through Managed Prometheus."""
+    if cfg.serving is None or not cfg.observability.enabled or cfg.cluster.managed_prometheus:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:observability.enabled = true: scraping the serving pods (PodMonitoring) and "
+        f"the kube state metrics of the not-ready alert need Managed Prometheus; set {_CLUSTER}.managedPrometheus "
+        "to true or observability.enabled to false"
+    ]
+
+
+def _image_cache_problems(cfg: StackConfig) -> list[str]:
+    """A slice's image cache disk needs the cluster's image streaming."""
+    if cfg.cluster.image_streaming:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:tpuSlices[{i}].imageCacheDisk = {json.dumps(s.image_cache_disk)}: a secondary "
+        f"boot disk of container images needs image streaming; set {_CLUSTER}.imageStreaming to true"
+        for i, s in enumerate(cfg.tpu_slices)
+        if s.image_cache_disk
+    ]
 
 
 GATEWAY_BACKENDS = ("vllm", "jetstream-pathways")

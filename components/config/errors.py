@@ -109,35 +109,58 @@ def describe(err: Mapping[str, Any]) -> str:
     loc = tuple(err["loc"])
     path = _key_path(loc)
     kind = err["type"]
-    if kind == "extra_forbidden" and len(loc) == 1 and loc[0] in GCP_KEYS.values():
-        field = next(f for f, key in GCP_KEYS.items() if key == loc[0])
-        return (
-            f"{loc[0]}: a stack file's key; structured settings (validate_stack, the provider's `config`) "
-            f"name it `{field}`"
-        )
     if kind == "extra_forbidden":
-        model = _model_at(loc[:-1])
-        names = [f.alias or n for n, f in model.model_fields.items()]
-        close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-        hint = f"did you mean `{close[0]}`? " if close else ""
-        if model is StackConfig:
-            names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
-        return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
+        return _unknown_key(loc, path)
     if kind == "missing":
-        if len(loc) == 1 and loc[0] in GCP_KEYS:
-            return (
-                f"{path}: required key is missing; in a stack file: `pulumi config set {path} <value>` (validate_stack "
-                f"and the provider's `config` name it `{loc[0]}`)"
-            )
-        return f"{path}: required key is missing"
+        return _missing_key(loc, path)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
-        tag = (err.get("ctx") or {}).get("tag")
-        shown = f" = {json.dumps(tag)}" if tag else ""
-        return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
+        return _unknown_backend(path, (err.get("ctx") or {}).get("tag"))
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    value = err.get("input")
-    msg = _SCALAR_MESSAGES.get(kind) or err["msg"].removeprefix("Value error, ")
+    return _bad_value(path, _SCALAR_MESSAGES.get(kind) or err["msg"].removeprefix("Value error, "), err.get("input"))
+
+
+def _unknown_key(loc: tuple[Any, ...], path: str) -> str:
+    """A key no model declares: a stack file's ``gcp:`` key in structured settings, or a key with its valid keys and
+    the closest of them."""
+    if len(loc) == 1 and loc[0] in GCP_KEYS.values():
+        return _stack_file_key(loc[0])
+    model = _model_at(loc[:-1])
+    names = [f.alias or n for n, f in model.model_fields.items()]
+    close = difflib.get_close_matches(str(loc[-1]), names, n=1)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    if model is StackConfig:
+        names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
+    return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
+
+
+def _stack_file_key(stack_key: str) -> str:
+    """A stack file's ``gcp:`` key given to structured settings, which name it by its field."""
+    field = next(f for f, key in GCP_KEYS.items() if key == stack_key)
+    return (
+        f"{stack_key}: a stack file's key; structured settings (validate_stack, the provider's `config`) "
+        f"name it `{field}`"
+    )
+
+
+def _missing_key(loc: tuple[Any, ...], path: str) -> str:
+    """A required key not set; a ``gcp:`` one says how a stack file sets it."""
+    if len(loc) == 1 and loc[0] in GCP_KEYS:
+        return (
+            f"{path}: required key is missing; in a stack file: `pulumi config set {path} <value>` (validate_stack "
+            f"and the provider's `config` name it `{loc[0]}`)"
+        )
+    return f"{path}: required key is missing"
+
+
+def _unknown_backend(path: str, tag: object) -> str:
+    """The serving union's ``backend`` tag is missing or names no backend."""
+    shown = f" = {json.dumps(tag)}" if tag else ""
+    return f"{path}.backend{shown}: unknown serving backend; valid: {', '.join(_BACKENDS)}"
+
+
+def _bad_value(path: str, msg: str, value: object) -> str:
+    """A value refused: shown beside its key when it is a scalar of at most 80 characters as JSON."""
     value_shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
     if value_shown is not None and len(value_shown) <= 80:
         return f"{path} = {value_shown}: {msg}"

@@ -153,26 +153,43 @@ def refusals(ds: Mapping[str, Any]) -> list[str]:
     """Why the API server (CRD schema and CEL) or the DisaggregatedSet webhook refuses a DisaggregatedSet."""
     spec = ds.get("spec") or {}
     roles = list(spec.get("roles") or ())
-    out = []
-    if not D.ROLES_MIN <= len(roles) <= D.ROLES_MAX:
-        out.append(f"spec.roles has {len(roles)} role(s), not {D.ROLES_MIN} to {D.ROLES_MAX} (types.go:107-111)")
-    static = [r for r in roles if not is_external(r)]
-    some_zero = any(not (r.get("spec") or {}).get("replicas") for r in static)
-    some_up = any((r.get("spec") or {}).get("replicas") for r in static)
-    if some_zero and some_up:
-        out.append("replicas must be zero for all non-External roles or non-zero for all (CEL, types.go:102)")
+    out = [*_role_count_refusals(roles), *_static_replicas_refusals(roles)]
     for i, role in enumerate(roles):
         out += _role_refusals(role, f"spec.roles[{i}]")
     if any(is_external(r) for r in roles) and int(spec.get("slices", 1)) > 1:
         out.append("spec.slices > 1 with a scaling.mode External role (webhook.go:96-102, alpha)")
-    policy = spec.get("placementPolicy") or {}
-    if str(policy.get("type", "")) not in D.PLACEMENT_NONE:
-        if not policy.get("topology"):
-            out.append("spec.placementPolicy.topology is required when type is not None (webhook.go:120-123)")
-        for i, role in enumerate(roles):
-            key = _exclusive_annotation(role)
-            if key:
-                out.append(f"spec.roles[{i}]: {key} must not be combined with placementPolicy (webhook.go:126-133)")
+    return out + _placement_refusals(spec.get("placementPolicy") or {}, roles)
+
+
+def _role_count_refusals(roles: list[Mapping[str, Any]]) -> list[str]:
+    """The CRD's bounds on the number of roles (types.go:107-111)."""
+    if D.ROLES_MIN <= len(roles) <= D.ROLES_MAX:
+        return []
+    return [f"spec.roles has {len(roles)} role(s), not {D.ROLES_MIN} to {D.ROLES_MAX} (types.go:107-111)"]
+
+
+def _static_replicas_refusals(roles: list[Mapping[str, Any]]) -> list[str]:
+    """The CEL rule: the roles not scaled by a DisaggregatedSetRoleScaler run all zero replicas or none zero."""
+    static = [r for r in roles if not is_external(r)]
+    some_zero = any(not (r.get("spec") or {}).get("replicas") for r in static)
+    some_up = any((r.get("spec") or {}).get("replicas") for r in static)
+    if some_zero and some_up:
+        return ["replicas must be zero for all non-External roles or non-zero for all (CEL, types.go:102)"]
+    return []
+
+
+def _placement_refusals(policy: Mapping[str, Any], roles: list[Mapping[str, Any]]) -> list[str]:
+    """A placement policy other than None needs a topology and excludes the roles' LWS exclusive-topology
+    annotations (webhook.go:120-133)."""
+    if str(policy.get("type", "")) in D.PLACEMENT_NONE:
+        return []
+    out = []
+    if not policy.get("topology"):
+        out.append("spec.placementPolicy.topology is required when type is not None (webhook.go:120-123)")
+    for i, role in enumerate(roles):
+        key = _exclusive_annotation(role)
+        if key:
+            out.append(f"spec.roles[{i}]: {key} must not be combined with placementPolicy (webhook.go:126-133)")
     return out
 
 

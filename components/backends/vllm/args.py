@@ -82,12 +82,10 @@ def extra_args_problem(args: Sequence[str]) -> str:
         ``--api-key:...``).
     """
     names = [n for a in args if isinstance(a, str) and _NAME.match(n := a.split("=", 1)[0])]
-    malformed = [f"[{i}]" for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
-    bad = [", ".join(malformed)] if malformed else []  # by position, in order
-    engine = {n: ENGINE_FLAGS[_flag(n, LIBRARY_FLAGS)] for n in names if _flag(n, LIBRARY_FLAGS) in ENGINE_FLAGS}
+    engine = _engine_flags(names)
     rules = [
         (
-            bad,
+            _malformed(args),
             "each must be `--flag` or `--flag=value` with a lower-case flag name (named by position: the entry is "
             "not shown)",
         ),
@@ -97,12 +95,12 @@ def extra_args_problem(args: Sequence[str]) -> str:
             "set those instead",
         ),
         (
-            [n for n in names if _flag(n, LIBRARY_FLAGS) in SERVING_FLAGS],
+            _serving_flags(names),
             "set by the component from the serving settings (the model, its name, the loader, the port the Service "
             "and probes use, Ray across a multi-host group)",
         ),
         (
-            [n for n in names if _flag(n, LIBRARY_FLAGS) not in LIBRARY_FLAGS and _changes_topology(n)],
+            _topology_flags(names),
             "would change the chips or hosts one engine spans; the library runs one engine per slice over all its "
             "chips (tensor x pipeline parallelism), so serve more copies with more slices",
         ),
@@ -111,13 +109,39 @@ def extra_args_problem(args: Sequence[str]) -> str:
             "a config file may set any flag, those the component sets too; pass the flags here",
         ),
         (
-            [n for n in names if names_a_secret(n) or _flag(n, SECRET_FLAGS) in SECRET_FLAGS],
+            _secret_flags(names),
             "a secret on the command line is readable by anyone who can read the pod spec or the plan; the "
             "Hugging Face token comes from a Kubernetes Secret (hf_token_secret, hfTokenSecret in a stack file), "
             "and the library passes no other secret",
         ),
     ]
     return "; ".join(f"{', '.join(sorted(set(which)))}: {why}" for which, why in rules if which)
+
+
+def _malformed(args: Sequence[str]) -> list[str]:
+    """The entries that are no ``--flag`` / ``--flag=value``, by position, in order, as one item (or none)."""
+    malformed = [f"[{i}]" for i, a in enumerate(args) if not isinstance(a, str) or not _FLAG.match(a)]
+    return [", ".join(malformed)] if malformed else []
+
+
+def _engine_flags(names: list[str]) -> dict[str, str]:
+    """Each name that is (or abbreviates) a flag the component sets from an engine setting -> that setting."""
+    return {n: ENGINE_FLAGS[_flag(n, LIBRARY_FLAGS)] for n in names if _flag(n, LIBRARY_FLAGS) in ENGINE_FLAGS}
+
+
+def _serving_flags(names: list[str]) -> list[str]:
+    """The names that are (or abbreviate) a flag the component sets from the serving settings."""
+    return [n for n in names if _flag(n, LIBRARY_FLAGS) in SERVING_FLAGS]
+
+
+def _topology_flags(names: list[str]) -> list[str]:
+    """The names, none of the component's flags, that change the chips or hosts one engine spans."""
+    return [n for n in names if _flag(n, LIBRARY_FLAGS) not in LIBRARY_FLAGS and _changes_topology(n)]
+
+
+def _secret_flags(names: list[str]) -> list[str]:
+    """The names that name a secret or are (or abbreviate) a flag that carries one."""
+    return [n for n in names if names_a_secret(n) or _flag(n, SECRET_FLAGS) in SECRET_FLAGS]
 
 
 def _changes_topology(name: str) -> bool:

@@ -74,6 +74,23 @@ def shared_adapter_problems(scaled: list[AutoscalingConfig]) -> list[str]:
 
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[str]:
     """Every problem of the disaggregated settings at once, each at its key."""
+    pair = roles(serving)
+    return [
+        *_single_engine_problems(serving),
+        *_fraction_target_problems(pair),
+        *shared_adapter_problems([c.autoscaling for _, c in pair if c.autoscaling is not None]),
+        *_slice_kind_problems(serving, pair),
+        *_role_problems(cfg, serving, pair, shape),
+        *kv_layout_problems(
+            [(f"{AT}.{role.value}.engine", to_settings(r.engine, VllmEngineSettings), shape) for role, r in pair],
+            to_camel,
+        ),
+    ]
+
+
+def _single_engine_problems(serving: VllmServingConfig) -> list[str]:
+    """Settings of the single-engine mode the roles replace (their own engine, replicas, autoscaling; the rollout),
+    and a name the DisaggregatedSet cannot take."""
     found = [
         f"{KEY}.{to_camel(name)}: set per role in the disaggregated mode (disaggregation.prefill.{to_camel(name)}, "
         f"disaggregation.decode.{to_camel(name)}); remove it here"
@@ -87,17 +104,23 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
         )
     if problem := ds_name_problem(serving.name):
         found.append(f"{KEY}.name = {json.dumps(serving.name)}: {problem}")
-    for role, c in roles(serving):
-        if c.autoscaling is not None and role_metric(role, c) in FRACTION_GAUGES and c.autoscaling.target > 1:
-            found.append(
-                f"{AT}.{role.value}.autoscaling.target = {c.autoscaling.target:g}: "
-                f"{role_metric(role, c)} is a fraction from 0 to 1 ({FRACTION_GAUGES[role_metric(role, c)]}), so "
-                "the HPA would never add a group; valid: a target in (0, 1], e.g. 0.8"
-            )
-    scaled = [(role, c.autoscaling) for role, c in roles(serving) if c.autoscaling is not None]
-    found += shared_adapter_problems([a for _, a in scaled])
-    counts = slice_counts(cfg)
-    pair = roles(serving)
+    return found
+
+
+def _fraction_target_problems(pair: list[tuple[KvRole, VllmRoleConfig]]) -> list[str]:
+    """An HPA target above 1 on a gauge that is a fraction of one never adds a group."""
+    return [
+        f"{AT}.{role.value}.autoscaling.target = {c.autoscaling.target:g}: "
+        f"{role_metric(role, c)} is a fraction from 0 to 1 ({FRACTION_GAUGES[role_metric(role, c)]}), so "
+        "the HPA would never add a group; valid: a target in (0, 1], e.g. 0.8"
+        for role, c in pair
+        if c.autoscaling is not None and role_metric(role, c) in FRACTION_GAUGES and c.autoscaling.target > 1
+    ]
+
+
+def _slice_kind_problems(serving: VllmServingConfig, pair: list[tuple[KvRole, VllmRoleConfig]]) -> list[str]:
+    """Each role takes a slice kind of its own, and ``serving.slices`` lists those two and no other."""
+    found = []
     kinds = [r.slice for _, r in pair]
     if kinds[0] == kinds[1]:
         found.append(
@@ -109,6 +132,15 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
             f"{KEY}.slices = {json.dumps(list(serving.slices))}: lists the roles' slice kinds and no other; valid: "
             f"{json.dumps(sorted(set(kinds)))}"
         )
+    return found
+
+
+def _role_problems(
+    cfg: Stack, serving: VllmServingConfig, pair: list[tuple[KvRole, VllmRoleConfig]], shape: SliceShape
+) -> list[str]:
+    """Each role's slice is one of ``serving.slices``, and its groups and engine parallelism fit that slice kind."""
+    found = []
+    counts = slice_counts(cfg)
     for role, r in pair:
         at = f"{AT}.{role.value}"
         if r.slice not in serving.slices or r.slice not in counts:
@@ -117,10 +149,6 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape) -> list[
             continue
         found += _group_problems(cfg, at, role, r, counts[r.slice], shape)
         found += parallelism_problems(f"{at}.engine", to_settings(r.engine, VllmEngineSettings), shape, to_camel)
-    found += kv_layout_problems(
-        [(f"{AT}.{role.value}.engine", to_settings(r.engine, VllmEngineSettings), shape) for role, r in pair],
-        to_camel,
-    )
     return found
 
 

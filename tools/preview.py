@@ -219,7 +219,7 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     """How the serving groups are replaced when their template changes (``rollout``, LeaderWorkerSet backends),
     and what upstream has not shown of the serving mode (``caveats``)."""
     r, caveats = outputs.get("rollout"), outputs.get("caveats")
-    lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
+    lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) and isinstance(r.get("summary"), str) else []
     if isinstance(r, dict) and isinstance(r.get("drain"), str):
         lines.append(f"Drain: {r['drain']}")
     if isinstance(r, dict) and isinstance(r.get("upgrade"), str):

@@ -13,7 +13,8 @@ from ...observability import ServingMetrics
 from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
 from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
-from ..base import Backend, Built, Platform
+from ..base import Backend, Built, Platform, Stack
+from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
@@ -72,8 +73,9 @@ def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
     return chips
 
 
-def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
-    """What a rollout and a drain do to the cell (the ``rollout`` output, which the preview prints)."""
+def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
+    """What a rollout, a drain and a node upgrade do to the cell (the ``rollout`` output, which the preview
+    prints)."""
     return {
         "summary": "a change to the model servers replaces their JobSet, deleted before its replacement is created "
         "(JobSet's webhook refuses changes to replicatedJobs): every slice goes down at once and the cell serves "
@@ -82,6 +84,8 @@ def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
         "drain": "a drain, node upgrade or host maintenance of any slice's VM restarts every slice (a JobSet restart "
         "recreates all its Jobs): the cell serves nothing until they have reloaded, and the restart does not count "
         f"against maxRestarts ({serving.max_restarts}, spent only by crashes); sax-http keeps one of its two pods",
+        "upgrade": f"{stack_upgrade_schedule(cfg)}; each upgrade of a slice's nodes restarts every slice, as a drain "
+        f"does; {HOST_MAINTENANCE}",
     }
 
 
@@ -158,7 +162,7 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
         outputs={
             "saxHttpAddress": workload.address,
             "saxModels": [m.model for m in serving.models],
-            "rollout": rollout(serving),
+            "rollout": rollout(serving, platform.settings),
             **examples,
         },
     )

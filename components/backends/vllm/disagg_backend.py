@@ -24,7 +24,8 @@ from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
-from ..base import Built, Platform, ServingEndpoint
+from ..base import Built, Platform, ServingEndpoint, Stack
+from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
@@ -244,6 +245,19 @@ DRAIN_SUMMARY = (
     "group has loaded"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
+
+
+def upgrade_summary(cfg: Stack) -> str:
+    """What GKE's node upgrades and TPU host maintenance do to the disaggregated mode: when they come (the same
+    builder as the other stacks', :func:`~tpu_serving.backends.rollout.stack_upgrade_schedule`), and that each takes
+    one role's slice like a drain (:data:`DRAIN_SUMMARY`)."""
+    return (
+        f"{stack_upgrade_schedule(cfg)}; each upgrade recreates a slice's VMs like a drain, one group of each role at "
+        "a time: with one group of a role, that role, which every request needs, stops until the slice is back and "
+        f"the group has loaded; {HOST_MAINTENANCE}"
+    )
+
+
 CAVEATS: tuple[str, ...] = (
     "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
     "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
@@ -282,7 +296,11 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
             "roles": {r.value: {"slice": c.slice, "leaders": role_leaders(serving.name, r)} for r, c in roles(serving)},
-            "rollout": {"summary": ROLLOUT_SUMMARY, "drain": DRAIN_SUMMARY},
+            "rollout": {
+                "summary": ROLLOUT_SUMMARY,
+                "drain": DRAIN_SUMMARY,
+                "upgrade": upgrade_summary(platform.settings),
+            },
             "caveats": list(CAVEATS),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),

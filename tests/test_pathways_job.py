@@ -318,3 +318,11 @@ def test_pathways_job_preview_says_what_a_disruption_does_to_each_mode():
     assert batch["drain"].startswith("maxRestarts 0: a drain, node upgrade, host maintenance or repair")
     assert "fails the batch job for good" in batch["drain"]
     assert "maintenance exclusions do not stop them" in batch["upgrade"]
+
+
+def test_pathways_job_interactive_preview_says_an_idle_slice_bills_on():
+    assert any(
+        "bill at the Cost line's rate whether or not a client is connected" in c
+        for c in plan_of(INTERACTIVE).as_json()["outputs"]["caveats"]
+    )
+    assert "caveats" not in plan_of(BATCH).as_json()["outputs"]

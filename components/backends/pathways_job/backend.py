@@ -14,6 +14,7 @@ from ...controllers import JOBSET, PATHWAYS_JOB
 from ...cost import NodeUsage
 from ...cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from ...existing import CloudResource, ExistingCluster, ExistingCpuNodePool, ExistingCpuNodePoolArgs
+from ...job_alerts import JobPods
 from ...naming import head_pool_name, head_service_account_id
 from ...node_identity import BUCKET_ROLES, Access
 from ...observability import ServingMetrics
@@ -85,9 +86,15 @@ def metrics(job: PathwaysJobConfig) -> ServingMetrics:
     The Pathways components the controller runs (resource manager, IFRT proxy, workers;
     google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
     documented Prometheus endpoint; what the user's program exports is its own. The dashboard
-    shows the TPU signals only, and no alert applies.
+    shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.job_alerts`): the JobSet the
+    controller makes is named after the PathwaysJob, with the ReplicatedJobs ``pathways-head`` and ``worker``
+    (pathwaysjob_controller.go l.249-264, l.65, l.733), whose Jobs JobSet names ``<jobset>-<replicatedJob>-<index>``
+    and whose pods the Job controller names after their Job (kubernetes v1.36.3 pkg/controller/job/
+    indexed_job_utils.go l.496-503, as :func:`tpu_serving.backends.saxml.backend.metrics` reads them).
     """
-    return ServingMetrics(serves=False)
+    pattern = f"{job.name}-(pathways-head|worker)-[0-9]+-.+"
+    pods = JobPods(f"PathwaysJob {job.name}", pattern, runs_until_stopped=job.workload == "interactive")
+    return ServingMetrics(serves=False, job_pods=pods)
 
 
 def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool | ExistingCpuNodePool:
@@ -127,6 +134,15 @@ def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePoo
         ),
         opts=platform.gcp_options(),
     )
+
+
+IDLE_SLICE = (
+    "interactive mode: the slices' TPU VMs bill at the Cost line's rate whether or not a client is connected; "
+    "nothing scales them down while the PathwaysJob exists (its workers hold every VM): pulumi destroy, or remove "
+    "the stack's slices, when idle"
+)
+"""What an idle interactive session costs (SRE review M8): the workers' pods hold the slice for the PathwaysJob's
+life, so the node pools never scale down under it."""
 
 
 def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
@@ -207,6 +223,8 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
         "workload": job.workload,
         "rollout": disruption(job, platform.settings),
     }
+    if job.workload == "interactive":
+        outputs["caveats"] = [IDLE_SLICE]
     if workload.port_forward is not None:
         env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
         outputs.update(

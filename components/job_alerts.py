@@ -9,7 +9,6 @@ is deleted) or Unknown for the alert's minutes fires it; so does, for a workload
 Running at all.
 """
 
-from __future__ import annotations
 
 from dataclasses import dataclass
 

@@ -9,7 +9,6 @@ is deleted) or Unknown for the alert's minutes fires it; so does, for a workload
 Running at all.
 """
 
-
 from dataclasses import dataclass
 
 KEY = "job-not-running"

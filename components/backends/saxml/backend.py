@@ -18,7 +18,7 @@ from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
-from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
+from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_PORT, MODEL_SERVER_BUCKETS, MODEL_SET
 from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
 from .settings import NAME, SaxmlServingConfig, model_size
 
@@ -71,6 +71,16 @@ def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
 def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
     """A JobSet restart recreates every model server."""
     return chips
+
+
+READINESS = (
+    f"a model server turns Ready once it listens on port {MODEL_PORT} (its readiness probe is a TCP connect), before "
+    "the admin server has loaded the model onto it: after a restart or a drain the pods are Ready while the cell "
+    "still serves nothing, and the not-ready alerts stay quiet; a request through sax-http shows whether it serves"
+)
+"""What the model servers' readiness says (SRE review M4): :func:`~.pods` probes ``tcpSocket`` on
+:data:`~.facts.MODEL_PORT`, which the server opens at start; no probe of the library reads whether the model is
+loaded."""
 
 
 def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
@@ -163,6 +173,7 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
             "saxHttpAddress": workload.address,
             "saxModels": [m.model for m in serving.models],
             "rollout": rollout(serving, platform.settings),
+            "caveats": [READINESS],
             **examples,
         },
     )

@@ -96,3 +96,34 @@ def problems(capacity: str, spot: bool, reservation: str | None, max_run_duratio
 def scales_from_zero(capacity: Capacity) -> bool:
     """Whether the slice's pool starts empty and the autoscaler adds the whole slice on demand (flex-start)."""
     return capacity is Capacity.FLEX_START
+
+
+STOCKOUT: dict[Capacity, str] = {
+    Capacity.ON_DEMAND: "a stockout fails the node pool's creation, and so pulumi up (Compute Engine "
+    "ZONE_RESOURCE_POOL_EXHAUSTED: a multi-host slice is created whole or not at all); a slice lost to a repair or "
+    "host maintenance waits for capacity, serving nothing meanwhile; a reservation (capacity: reservation) holds it",
+    Capacity.SPOT: "a stockout fails the node pool's creation, and so pulumi up, as on demand; Spot VMs are also "
+    "preempted whenever Compute Engine needs them back, and the slice then waits for capacity",
+    Capacity.RESERVATION: "the named reservation holds the VMs: a zone's stockout does not touch them; pulumi up "
+    "fails only when the reservation has no free slice of this shape",
+    Capacity.ANY_RESERVATION: "a matching reservation holds the VMs while it has a free slice; without one the pool "
+    "takes on-demand VMs, and a stockout then fails the node pool's creation, and so pulumi up",
+    Capacity.FLEX_START: "the pool starts empty, so pulumi up succeeds whatever the stock; the pods stay Pending "
+    "until Dynamic Workload Scheduler obtains the whole slice, whose VMs then run for at most seven days",
+    Capacity.QUEUED: "refused for TPU slices (see problems)",
+}
+"""What a stockout does, by capacity type, for the preview (the ``capacity.obtained`` output). A zone without free VMs
+answers a new request ZONE_RESOURCE_POOL_EXHAUSTED, unrelated to quota, and running VMs are not affected (Compute
+Engine, "Troubleshooting resource availability errors", cloud.google.com/compute/docs/troubleshooting/
+troubleshooting-resource-availability); "Hosts in a multi-host TPU slice node pool are treated as one atomic unit. If
+GKE cannot deploy one node in the slice, no node in the slice is deployed" and a repair "shuts down all TPU VMs in the
+slice" (cloud.google.com/tpu/docs/tpus-in-gke, "Multi-host TPU slice node pools"); reservations hold capacity for the
+VMs that consume them (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations); flex-start as
+in this module's docstring."""
+
+FROM_ZERO = (
+    "the pool starts empty and the autoscaler adds the whole slice when a group needs it, so pulumi up succeeds "
+    "whatever the stock; in a stockout that group stays Pending until capacity returns"
+)
+"""What a stockout does to a serving slice that scales from zero (an HPA's extra group, a surge rollout's spare):
+the cluster autoscaler's scale-up fails, not the node pool's creation (:data:`STOCKOUT`'s sources)."""

@@ -20,7 +20,7 @@ import pulumi
 
 from .config.loading import validate_stack
 from .config.models import StackConfig
-from .derived import allocation_output, cost_output
+from .derived import allocation_output, cost_output, obtained_output
 from .inventory import cloud_resources
 from .phases import (
     build_identity,
@@ -88,7 +88,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             **serving.built.outputs,
             **traffic.outputs,
             **infrastructure_outputs(ctx, platform, pools, identity, serving, operations),
-            "capacity": allocation_output(costs.allocation),
+            "capacity": {**allocation_output(costs.allocation), "obtained": obtained_output(cfg)},
             "quota": tenancy.tenancy.summary,
             "cost": cost_output(costs.estimate),
         }

@@ -195,6 +195,22 @@ def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
     }
 
 
+def obtained_output(cfg: StackConfig) -> dict[str, str]:
+    """The ``capacity.obtained`` stack output: per slice kind, how it gets its VMs and what a stockout then does
+    (:data:`tpu_serving.capacity.STOCKOUT`); an existing cluster's pools are their owner's."""
+    if cfg.existing:
+        return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
+    empty = scale_from_zero(cfg)
+    out = {}
+    for s in cfg.tpu_slices:
+        c = s.effective_capacity
+        if c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
+            out[s.name] = f"{c}: {capacity.FROM_ZERO}"
+        else:
+            out[s.name] = f"{c}: {capacity.STOCKOUT[c]}"
+    return out
+
+
 def allocation_output(sized: Allocation) -> dict[str, object]:
     """The ``capacity`` stack output: chips, VMs, HBM and the allocation against the model's need."""
     fit = sized.smallest_fit

@@ -7,15 +7,14 @@
   running and waiting, time to first token, time per output token, KV-cache use) and the
   TPU signals GKE exports for every container holding chips (duty cycle, HBM use), all in
   PromQL;
-- alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays
-  high, TPUs idle while requests wait. Each is rendered only where its signals exist;
-- for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations,
-  its chart and its restart-storm alert (:mod:`tpu_serving.group_recreations`).
+- alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays high, TPUs idle while
+  requests wait, a JobSet-run job's pods not running (:mod:`tpu_serving.job_alerts`), each where its signals exist;
+- for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
+  restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
-Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of
-dataclasses turned into dicts, never a template). Pass the cluster's Kubernetes provider in
-``opts.providers`` and the project's APIs in ``opts.depends_on``: the children pass the
-dependency on, so the dashboard and the alerts wait for ``monitoring.googleapis.com``.
+Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of dataclasses turned
+into dicts, never a template). Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs
+in ``opts.depends_on``: the children pass the dependency on, so the dashboard and alerts wait for the API.
 """
 
 import json
@@ -29,6 +28,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
+from . import job_alerts
 from . import observability_roles as roles_
 from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
@@ -43,30 +43,28 @@ POD_MONITORING_API = "monitoring.googleapis.com/v1"
 """PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2
 charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
 GMP_RELEASE = PINS["gmp"].value
-"""The prometheus-engine release whose PodMonitoring CRD the objects are validated against.
-GKE installs the CRD itself when Managed Prometheus is on; the stack installs nothing."""
+"""The prometheus-engine release whose PodMonitoring CRD the objects are validated against. GKE installs the CRD
+itself when Managed Prometheus is on; the stack installs nothing."""
 
 GMP_COLLECTOR_NAMESPACE = "gmp-system"
 GMP_COLLECTOR_LABELS: Mapping[str, str] = {"app.kubernetes.io/name": "collector", "app": "managed-prometheus-collector"}
-"""Where managed collection scrapes from: the ``collector`` DaemonSet in ``gmp-system``, its pods
-labelled ``app.kubernetes.io/name: collector`` and ``app: managed-prometheus-collector``, on the
-pod network (no ``hostNetwork`` in its pod spec), each scraping the targets on its own node
-(GoogleCloudPlatform/prometheus-engine@v0.17.2 manifests/operator.yaml, "Source:
-operator/templates/collector.yaml", and charts/operator/templates/_helpers.tpl
-``collector.templateLabels``; "Managed collection runs Prometheus-based collectors as a
-Daemonset", https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed). A
-namespace whose NetworkPolicies isolate the scraped pods must admit these pods."""
+"""Where managed collection scrapes from: the ``collector`` DaemonSet in ``gmp-system``, its pods labelled
+``app.kubernetes.io/name: collector`` and ``app: managed-prometheus-collector``, on the pod network (no
+``hostNetwork`` in its pod spec), each scraping the targets on its own node
+(GoogleCloudPlatform/prometheus-engine@v0.17.2 manifests/operator.yaml, "Source: operator/templates/collector.yaml",
+and charts/operator/templates/_helpers.tpl ``collector.templateLabels``; "Managed collection runs Prometheus-based
+collectors as a Daemonset", https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed). A namespace
+whose NetworkPolicies isolate the scraped pods must admit these pods."""
 
 TPU_DUTY_CYCLE = "kubernetes_io:container_accelerator_duty_cycle"
 TPU_MEMORY_USED = "kubernetes_io:container_accelerator_memory_used"
 TPU_MEMORY_TOTAL = "kubernetes_io:container_accelerator_memory_total"
 """The accelerator metrics GKE system metrics export per container holding accelerators
-(``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the
-accelerator was processing; ``.../memory_used`` and ``.../memory_total``: bytes;
-https://cloud.google.com/monitoring/api/metrics_kubernetes; the kubelet's AcceleratorStats
-``dutyCycle``, ``memoryUsed``, ``memoryTotal``, kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1).
-Their PromQL names follow "replace the first / with :, every other special character with _"
-(https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
+(``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the accelerator was processing;
+``.../memory_used`` and ``.../memory_total``: bytes; https://cloud.google.com/monitoring/api/metrics_kubernetes; the
+kubelet's AcceleratorStats ``dutyCycle``, ``memoryUsed``, ``memoryTotal``,
+kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1). Their PromQL names follow "replace the first / with :, every
+other special character with _" (https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
 ``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
 
 POD_NOT_READY = "kube_pod_container_status_ready"
@@ -78,18 +76,18 @@ container is (:func:`~tpu_serving.observability_roles.ready_pods`); one never sc
 count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
 
 POD_PHASE = "kube_pod_status_phase"
-"""kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed,
-Unknown; kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod
-(Succeeded, Failed: a completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert
-counts only pods that should become ready: those Pending or Running
+"""kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed, Unknown;
+kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod (Succeeded, Failed: a
+completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert counts only pods that should
+become ready: those Pending or Running
 (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
 
 SHOULD_BE_READY_PHASES = "Pending|Running"
 
 PROMETHEUS_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels):
-Cloud Monitoring takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then
-it must be a valid Prometheus label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
+"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels): Cloud Monitoring
+takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then it must be a valid Prometheus
+label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
 AlertPolicyConditionConditionPrometheusQueryLanguageArgs.alert_rule), and ``ruleGroup`` alike."""
 
 
@@ -157,6 +155,8 @@ class ServingMetrics:
     leader_pods: str | None = None
     """RE2 pattern of the names of the pods that take requests, for the alert on none of them Ready (None: the
     leaders of :attr:`leader_worker_sets`; a backend with neither gets no such alert)."""
+    job_pods: job_alerts.JobPods | None = None
+    """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -230,8 +230,7 @@ def charts(
     groups: recreations.Groups | None = None,
     roles: Sequence[roles_.RoleSignals] = (),
 ) -> list[Chart]:
-    """The dashboard's charts: the serving signals the server exports, the TPU signals, then the recreations of
-    the leader-worker ``groups``."""
+    """The dashboard's charts: the serving signals the server exports, the TPU signals, then the groups' recreations."""
     out = []
     s = signals or ServingSignals()
     if s.requests_running or s.requests_waiting:
@@ -299,8 +298,7 @@ class Alert:
 
 
 def _not_ready_query(scope: Scope) -> str:
-    """Pods of the namespace that are Pending or Running (not finished Job pods) and not Ready, including those
-    with no Ready condition yet (never scheduled)."""
+    """Pods of the namespace Pending or Running (not finished Job pods) and not Ready, or never scheduled."""
     where = {"cluster": scope.cluster, "namespace": scope.namespace}
     ready = roles_.ready_pods(POD_NOT_READY, _matchers(where)[1:-1])
     live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
@@ -328,6 +326,9 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
                 "for a whole slice, a failing probe for the model to load.",
             )
         )
+    if metrics.job_pods is not None:
+        pods, minutes = metrics.job_pods, settings.not_ready_minutes
+        out.append(Alert(*job_alerts.not_running_alert(scope.cluster, scope.namespace, pods, minutes)))
     waiting = metrics.signals.requests_waiting if metrics.signals else None
     if waiting:
         backlog = f"sum({waiting}{scope.scraped})"
@@ -417,15 +418,12 @@ class ObservabilityArgs:
 
 class Observability(pulumi.ComponentResource):
     """PodMonitorings of a serving namespace, its Cloud Monitoring dashboard and alert policies, and for
-    LeaderWorkerSets the log-based metric of their group recreations.
-
-    Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs in
-    ``opts.depends_on``.
+    LeaderWorkerSets the log-based metric of their group recreations. Pass the cluster's Kubernetes provider in
+    ``opts.providers`` and the project's APIs in ``opts.depends_on``.
     """
 
     dashboard_name: pulumi.Output[str] | None
-    """Resource name of the dashboard (``projects/<number>/dashboards/<id>``); None when the settings name the
-    Cloud Monitoring resources existing (``cloud_resources``)."""
+    """Resource name of the dashboard (``projects/<number>/dashboards/<id>``); None when it exists (settings)."""
     alert_policies: list[str]
     """Display names of the alert policies (none when they are existing)."""
     pod_monitorings: list[str]

@@ -94,3 +94,25 @@ def test_capacity_refusals_read_exactly():
         "reservation = 'r' with capacity = spot: spot consumes no reservation; "
         "a named reservation needs capacity = reservation"
     ]
+
+
+def test_capacity_stockout_says_what_a_stockout_does_to_pulumi_up_for_every_type():
+    assert set(capacity.STOCKOUT) == set(Capacity)
+    assert "fails the node pool's creation, and so pulumi up" in capacity.STOCKOUT[Capacity.ON_DEMAND]
+    assert "pulumi up succeeds whatever the stock" in capacity.STOCKOUT[Capacity.FLEX_START]
+    assert "a zone's stockout does not touch them" in capacity.STOCKOUT[Capacity.RESERVATION]
+
+
+def test_capacity_obtained_output_of_each_stack_names_each_slice_kind_and_its_stockout():
+    """Each stack's preview says how each slice kind gets its VMs and what a stockout then does (SRE review M2):
+    an always-on on-demand slice fails pulumi up, a from-zero one leaves its group Pending."""
+    from tests.conftest import plan_of
+    from tpu_serving_tools.preview import capacity_summary
+
+    outputs = plan_of("vllm-llama33-70b-v5e16").as_json()["outputs"]
+    obtained = outputs["capacity"]["obtained"]
+    assert obtained["v5e16"].startswith("on-demand: a stockout fails the node pool's creation, and so pulumi up")
+    assert obtained["v5e16b"].startswith("on-demand: the pool starts empty and the autoscaler adds the whole slice")
+    assert any(line.startswith("  slices v5e16: on-demand: a stockout") for line in capacity_summary(outputs))
+    existing = plan_of("vllm-llama33-70b-existing").as_json()["outputs"]["capacity"]["obtained"]
+    assert set(existing.values()) == {"an existing node pool: its capacity is its owner's"}

@@ -151,7 +151,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
         (VLLM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
         (JETSTREAM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
         (SAX_STACK, ["no_ready_leader", "not_ready"]),
-        (BATCH_STACK, []),
+        (BATCH_STACK, ["job_not_running"]),
     ],
 )
 def test_observability_alerts_render_only_where_their_signals_exist(stack, keys):

@@ -292,3 +292,37 @@ def test_pathways_job_batch_slices_bill_only_while_the_job_runs():
             assert pool.inputs["autoscaling"]["totalMaxNodeCount"] == vms, stack
         else:
             assert pool.inputs["nodeCount"] == vms and "autoscaling" not in pool.inputs, stack
+
+
+def test_pathways_job_interactive_mode_restarts_after_a_disruption_by_default():
+    """An interactive PathwaysJob gets maxRestarts 3 unless the stack sets it, so one drain, node upgrade or host
+    maintenance does not fail it for good (SRE review M8); a batch job keeps 0, and a stack's own value wins."""
+    assert pathways_job(INTERACTIVE)["spec"]["maxRestarts"] == 3
+    assert pathways_job(BATCH)["spec"]["maxRestarts"] == 0
+    edited = plan_edited(INTERACTIVE, serving=lambda s: s.update(maxRestarts=0))
+    (obj,) = [o for o in kubernetes_objects(edited) if o["kind"] == "PathwaysJob"]
+    assert obj["spec"]["maxRestarts"] == 0
+
+
+def test_pathways_job_preview_says_what_a_disruption_does_to_each_mode():
+    interactive = plan_of(INTERACTIVE).as_json()["outputs"]["rollout"]
+    assert interactive["drain"].startswith(
+        "maxRestarts 3: a drain, node upgrade, host maintenance or repair of any of the job's VMs (its slices' or "
+        "the head's) restarts the whole JobSet"
+    )
+    assert (
+        "the 4th fails it for good; a failed PathwaysJob stays failed: a later pulumi up sees no change"
+        in (interactive["drain"])
+    )
+    batch = plan_of(BATCH).as_json()["outputs"]["rollout"]
+    assert batch["drain"].startswith("maxRestarts 0: a drain, node upgrade, host maintenance or repair")
+    assert "fails the batch job for good" in batch["drain"]
+    assert "maintenance exclusions do not stop them" in batch["upgrade"]
+
+
+def test_pathways_job_interactive_preview_says_an_idle_slice_bills_on():
+    assert any(
+        "bill at the Cost line's rate whether or not a client is connected" in c
+        for c in plan_of(INTERACTIVE).as_json()["outputs"]["caveats"]
+    )
+    assert "caveats" not in plan_of(BATCH).as_json()["outputs"]

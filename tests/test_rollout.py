@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from tests.conftest import plan_of
+from tests.conftest import STACKS, plan_of
 from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import RolloutPlan
@@ -222,22 +222,42 @@ def test_rollout_upgrade_says_when_upgrades_come_and_what_one_costs():
         "; a maintenance exclusion of scope NO_MINOR_OR_NODE_UPGRADES (cluster.maintenance.exclusions) lets you "
         "choose when"
     )
-    assert plan(1, 1, 182) == f"{when}; {cost} 182 minutes: with one group, the service stops meanwhile{exclusion}"
+    host = (
+        "; TPU host maintenance and repairs come on Google's schedule, not in the window: maintenance exclusions do "
+        "not stop them, and each recreates a slice's VMs together"
+    )
+    assert plan(1, 1, 182) == (
+        f"{when}; {cost} 182 minutes: with one group, the service stops meanwhile{exclusion}{host}"
+    )
     assert plan(1, 1, 182, held=True) == (
         f"{when}, now held back by a maintenance exclusion; {cost} 182 minutes: with one group, the service stops "
-        "meanwhile"
+        f"meanwhile{host}"
     )
     owner = "node upgrades come on the existing cluster's channel and maintenance window (its owner's)"
-    assert plan(1, 1, 30, channel=None) == f"{owner}; {cost} 30 minutes: with one group, the service stops meanwhile"
+    assert plan(1, 1, 30, channel=None) == (
+        f"{owner}; {cost} 30 minutes: with one group, the service stops meanwhile{host}"
+    )
     # the budget holds the next slice's drain only as long as GKE waits on it: an hour
     assert plan(3, 3, 59) == (
-        f"{when}; {cost} 59 minutes; the disruption budget holds the next slice's drain until it serves again"
+        f"{when}; {cost} 59 minutes; the disruption budget holds the next slice's drain until it serves again{host}"
     )
-    assert plan(2, 1, 45).endswith("until it serves again; at 1 group (the minimum) the service stops meanwhile")
+    assert plan(2, 1, 45).endswith(f"until it serves again; at 1 group (the minimum) the service stops meanwhile{host}")
     assert plan(2, 2, 60) == (
         f"{when}; {cost} 60 minutes, no less than the 60 minutes GKE waits on the disruption budget: the next "
-        "slice's upgrade can then take a second group down while the first still reloads"
+        f"slice's upgrade can then take a second group down while the first still reloads{host}"
     )
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_rollout_upgrade_of_every_stack_says_exclusions_do_not_stop_host_maintenance(stack):
+    """Every stack has TPU pools, so every preview has an ``Upgrades:`` line saying that TPU host maintenance
+    bypasses the window and the exclusions (the disaggregated vLLM, Saxml and PathwaysJob stacks had none, or none
+    saying it: SRE review M2, m7)."""
+    upgrade = plan_of(stack).as_json()["outputs"]["rollout"]["upgrade"]
+    assert "TPU host maintenance and repairs come on Google's schedule, not in the window" in upgrade
+    assert "maintenance exclusions do not stop them" in upgrade
+    if stack != "vllm-llama33-70b-existing":
+        assert upgrade.startswith("GKE upgrades the nodes on the ")
 
 
 def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
@@ -282,8 +302,10 @@ SERVING_STACKS = (
     "llama31-405b-v6e16",
     "llama2-70b-disagg-v6e8x2",
     "saxml-175b-v5e32x2",
+    "pathwaysjob-batch-v6e16",
+    "pathwaysjob-interactive-v5e16",
 )
-"""The shipped stacks that serve from groups or a Saxml cell (a PathwaysJob has neither)."""
+"""Every shipped stack."""
 
 
 @pytest.mark.parametrize("stack", SERVING_STACKS)
@@ -294,7 +316,10 @@ def test_rollout_output_says_how_a_scale_down_behaves(stack: str) -> None:
     outputs = plan_of(stack).as_json()["outputs"]
     lines = [line for line in rollout_summary(outputs) if line.startswith("Scale-down: ")]
     assert len(lines) == 1, rollout_summary(outputs)
-    assert any(w in lines[0] for w in ("highest-index", "nothing scales down", "replaces the JobSet")), lines
+    assert any(
+        w in lines[0]
+        for w in ("highest-index", "nothing scales down", "replaces the JobSet", "replaces the PathwaysJob")
+    ), lines
 
 
 def figures(line: str, before: str) -> list[int]:

@@ -456,3 +456,15 @@ def test_saxml_rollout_output_says_a_rollout_is_a_full_outage():
     rollout = plan_of(STACK).outputs["rollout"]
     assert "every slice goes down at once" in rollout["summary"] and "full outage" in rollout["summary"]
     assert "does not count against maxRestarts (4" in rollout["drain"]
+
+
+def test_saxml_preview_says_readiness_does_not_mean_the_model_is_loaded():
+    """The model servers' readiness is a TCP connect on 10001 (SRE review M4): the preview says a Ready pod may not
+    have the model loaded yet."""
+    from tests.conftest import plan_of
+
+    caveats = plan_of("saxml-175b-v5e32x2").as_json()["outputs"]["caveats"]
+    assert any(
+        c.startswith("a model server turns Ready once it listens on port 10001") and "before the admin server" in c
+        for c in caveats
+    )

@@ -185,12 +185,18 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
         return []
     line = f"Capacity: {counted(c['chips'], 'chip')}, {counted(c['vms'], 'VM')}, {c['hbmGib']} GiB HBM"
     if c.get("allocatedToNeeded") is None:
-        return [line + "; the model's size is unknown, so no allocated/needed ratio"]
+        return [line + "; the model's size is unknown, so no allocated/needed ratio", *_obtained(c)]
     line += (
         f"; model weights {c['modelGib']} GiB fit {c['smallestFittingSlice']}, x {c['servingSlices']} serving "
         f"slice(s) = {counted(c['chipsNeeded'], 'chip')} needed; allocated/needed {c['allocatedToNeeded']:.2f}x"
     )
-    return [line, *_fewer_chips(str(c["smallestFittingSlice"]), float(c["modelGib"]))]
+    return [line, *_fewer_chips(str(c["smallestFittingSlice"]), float(c["modelGib"])), *_obtained(c)]
+
+
+def _obtained(c: dict[str, Any]) -> list[str]:
+    """One line per slice kind: how it gets its VMs and what a stockout does (``capacity.obtained``)."""
+    obtained = c.get("obtained")
+    return [f"  slices {k}: {v}" for k, v in obtained.items()] if isinstance(obtained, dict) else []
 
 
 def _fewer_chips(fit: str, model_gib: float) -> list[str]:
@@ -219,7 +225,7 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     """How the serving groups are replaced when their template changes (``rollout``, LeaderWorkerSet backends),
     and what upstream has not shown of the serving mode (``caveats``)."""
     r, caveats = outputs.get("rollout"), outputs.get("caveats")
-    lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) else []
+    lines = [f"Rollout: {r['summary']}"] if isinstance(r, dict) and isinstance(r.get("summary"), str) else []
     if isinstance(r, dict) and isinstance(r.get("drain"), str):
         lines.append(f"Drain: {r['drain']}")
     if isinstance(r, dict) and isinstance(r.get("upgrade"), str):

@@ -62,6 +62,45 @@ Autopilot" (wdenniss.com/minimizing-pod-disruption), node upgrades and repairs: 
 hour", Autopilot upgrading "using a node pool upgrade with surge enabled", whose behaviour applies to Standard."""
 
 
+HOST_MAINTENANCE = (
+    "TPU host maintenance and repairs come on Google's schedule, not in the window: maintenance exclusions do not "
+    "stop them, and each recreates a slice's VMs together"
+)
+"""What no maintenance policy holds back. Google, "Manage GKE node disruption for GPUs and TPUs"
+(cloud.google.com/kubernetes-engine/docs/concepts/handle-disruption-gpu-tpu): "Host events are issued for the
+underlying Google Cloud infrastructure and they bypass GKE maintenance policies and exclusions", and "When a host
+event happens to the VM within a TPU slice, the entire slice gets interrupted"; "Manage AI-optimized GKE clusters"
+(cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters, "Manage host maintenance for AI workloads"):
+"they bypass GKE maintenance windows and exclusions ... GPUs and TPUs don't support live migration"."""
+
+
+def upgrade_schedule(channel: str | None, window: str, held: bool) -> str:
+    """When GKE upgrades the nodes: the cluster's channel and window (``channel`` None: an existing cluster, whose
+    owner sets them), and whether an exclusion holds node upgrades back."""
+    if channel is None:
+        return "node upgrades come on the existing cluster's channel and maintenance window (its owner's)"
+    return (
+        f"GKE upgrades the nodes on the {channel} channel in the window {window}"
+        f"{', now held back by a maintenance exclusion' if held else ''}"
+    )
+
+
+def stack_upgrade_schedule(cfg: Stack) -> str:
+    """:func:`upgrade_schedule` of the stack's cluster."""
+    m = cfg.cluster.maintenance
+    return upgrade_schedule(
+        None if cfg.existing else str(cfg.cluster.release_channel),
+        window_text(m.window_start, m.window_end, m.recurrence),
+        node_upgrades_held(cfg),
+    )
+
+
+def node_upgrades_held(cfg: Stack) -> bool:
+    """A maintenance exclusion of the stack's cluster holds node upgrades back (scope NO_UPGRADES or
+    NO_MINOR_OR_NODE_UPGRADES)."""
+    return any(str(e.scope) in ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES") for e in cfg.cluster.maintenance.exclusions)
+
+
 def window_text(start: str, end: str, recurrence: str) -> str:
     """``FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC`` of a maintenance window given as RFC 3339 instants (their times
     of day are the daily start and end) and an RRULE."""
@@ -139,11 +178,11 @@ class RolloutPlan:
         """One line on GKE's node upgrades: when they come, and what one costs the groups. An upgrade drains a
         slice's nodes and recreates its VMs together (:class:`~tpu_serving.maintenance.MaintenanceSettings`); the
         disruption budget holds the next drain only until GKE stops waiting (:data:`UPGRADE_WAIT_MINUTES`)."""
-        if self.channel is None:
-            when = "node upgrades come on the existing cluster's channel and maintenance window (its owner's)"
-        else:
-            held = ", now held back by a maintenance exclusion" if self.node_upgrades_held else ""
-            when = f"GKE upgrades the nodes on the {self.channel} channel in the window {self.window}{held}"
+        when = upgrade_schedule(self.channel, self.window, self.node_upgrades_held)
+        return f"{self._upgrade_cost(when)}; {HOST_MAINTENANCE}"
+
+    def _upgrade_cost(self, when: str) -> str:
+        """``when``, then what a node upgrade costs the groups."""
         m, wait = self.startup_minutes, UPGRADE_WAIT_MINUTES
         cost = f"each upgrade recreates a slice's VMs and its group reloads for up to about {m} minutes"
         if self.groups == 1:
@@ -216,7 +255,6 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
     spare = scaling.spare_slices(serving, len(pools))
     groups = scaling.groups(serving)
     m = cfg.cluster.maintenance
-    held = ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")
     auto = serving.autoscaling
     return RolloutPlan(
         rollout=serving.rollout,
@@ -228,7 +266,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         spare_pools=tuple(pools[len(pools) - spare :]) if spare else (),
         channel=None if cfg.existing else str(cfg.cluster.release_channel),
         window=window_text(m.window_start, m.window_end, m.recurrence),
-        node_upgrades_held=any(str(e.scope) in held for e in m.exclusions),
+        node_upgrades_held=node_upgrades_held(cfg),
         grace_seconds=grace_seconds,
         scale_down_period_seconds=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
         scale_down_stabilization_seconds=auto.scale_down_stabilization_seconds if auto is not None else 0,

@@ -14,13 +14,15 @@ from ...controllers import JOBSET, PATHWAYS_JOB
 from ...cost import NodeUsage
 from ...cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from ...existing import CloudResource, ExistingCluster, ExistingCpuNodePool, ExistingCpuNodePoolArgs
+from ...job_alerts import JobPods
 from ...naming import head_pool_name, head_service_account_id
 from ...node_identity import BUCKET_ROLES, Access
 from ...observability import ServingMetrics
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
-from ..base import Backend, Built, Platform
+from ..base import Backend, Built, Platform, Stack
+from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 
 if TYPE_CHECKING:
     pass
@@ -84,9 +86,15 @@ def metrics(job: PathwaysJobConfig) -> ServingMetrics:
     The Pathways components the controller runs (resource manager, IFRT proxy, workers;
     google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
     documented Prometheus endpoint; what the user's program exports is its own. The dashboard
-    shows the TPU signals only, and no alert applies.
+    shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.job_alerts`): the JobSet the
+    controller makes is named after the PathwaysJob, with the ReplicatedJobs ``pathways-head`` and ``worker``
+    (pathwaysjob_controller.go l.249-264, l.65, l.733), whose Jobs JobSet names ``<jobset>-<replicatedJob>-<index>``
+    and whose pods the Job controller names after their Job (kubernetes v1.36.3 pkg/controller/job/
+    indexed_job_utils.go l.496-503, as :func:`tpu_serving.backends.saxml.backend.metrics` reads them).
     """
-    return ServingMetrics(serves=False)
+    pattern = f"{job.name}-(pathways-head|worker)-[0-9]+-.+"
+    pods = JobPods(f"PathwaysJob {job.name}", pattern, runs_until_stopped=job.workload == "interactive")
+    return ServingMetrics(serves=False, job_pods=pods)
 
 
 def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool | ExistingCpuNodePool:
@@ -128,6 +136,50 @@ def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePoo
     )
 
 
+IDLE_SLICE = (
+    "interactive mode: the slices' TPU VMs bill at the Cost line's rate whether or not a client is connected; "
+    "nothing scales them down while the PathwaysJob exists (its workers hold every VM): pulumi destroy, or remove "
+    "the stack's slices, when idle"
+)
+"""What an idle interactive session costs (SRE review M8): the workers' pods hold the slice for the PathwaysJob's
+life, so the node pools never scale down under it."""
+
+
+def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
+    """What a disruption of one of the job's VMs does (the ``rollout`` output's ``drain`` and ``upgrade``, which the
+    preview prints): the JobSet the controller makes restarts whole, spending one of ``maxRestarts``
+    (:data:`~.settings.INTERACTIVE_MAX_RESTARTS` cites the controller), and at none left the job fails for good."""
+    n = job.restarts()
+    gone = (
+        "a failed PathwaysJob stays failed: a later pulumi up sees no change and does not recreate it (delete it, then "
+        "pulumi up)"
+    )
+    if n == 0:
+        drain = (
+            f"maxRestarts 0: a drain, node upgrade, host maintenance or repair of any of the job's VMs (its slices' or "
+            f"the head's) fails the {job.workload} job for good; {gone}"
+        )
+    else:
+        drain = (
+            f"maxRestarts {n}: a drain, node upgrade, host maintenance or repair of any of the job's VMs (its slices' "
+            f"or the head's) restarts the whole JobSet (every slice reloads; interactive clients reconnect) and spends "
+            f"one restart for the job's life; the {ordinal(n + 1)} fails it for good; {gone}"
+        )
+    cost = "each upgrade of a slice's or the head pool's nodes is such a disruption"
+    return {
+        "drain": drain,
+        "upgrade": f"{stack_upgrade_schedule(cfg)}; {cost}; {HOST_MAINTENANCE}",
+        "scaleDown": "no autoscaling: the job holds its slices (tpuSlices) until it ends or is deleted; a different "
+        "slice count replaces the PathwaysJob, restarting the job",
+    }
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``4th``, ... ``11th``, ``12th``, ``13th``, ``21st``."""
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
 def build(platform: Platform, job: PathwaysJobConfig) -> Built:
     """The JobSet and PathwaysJob installs, the head pool and the PathwaysJob."""
     name, identity, buckets = platform.name, platform.identity, platform.buckets
@@ -148,7 +200,7 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env, c.cpu, c.memory) if c else None,
             deployment_mode=DeploymentMode(job.deployment_mode),
             pathways_version=job.pathways_version,
-            max_restarts=job.max_restarts,
+            max_restarts=job.restarts(),
             max_slice_restarts=job.max_slice_restarts,
             elastic_slices=job.elastic_slices,
             termination_grace_period_seconds=job.termination_grace_period_seconds,
@@ -171,7 +223,13 @@ def build(platform: Platform, job: PathwaysJobConfig) -> Built:
             *([head_pool.node_pool] if isinstance(head_pool, CpuNodePool) else []),
         ),
     )
-    outputs: dict[str, object] = {"pathwaysJob": job.name, "workload": job.workload}
+    outputs: dict[str, object] = {
+        "pathwaysJob": job.name,
+        "workload": job.workload,
+        "rollout": disruption(job, platform.settings),
+    }
+    if job.workload == "interactive":
+        outputs["caveats"] = [IDLE_SLICE]
     if workload.port_forward is not None:
         env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
         outputs.update(

@@ -64,6 +64,15 @@ JOBSET_FOR_PATHWAYS_JOB = "v0.8.0"
 """Oldest JobSet release the PathwaysJob controller works with."""
 
 
+INTERACTIVE_MAX_RESTARTS = 3
+"""``maxRestarts`` of an interactive PathwaysJob unless the stack sets it. The v0.1.4 controller gives the JobSet it
+makes ``FailurePolicy{MaxRestarts: pw.Spec.MaxRestarts}`` and no rule (google/pathways-job v0.1.4
+internal/controller/pathwaysjob_controller.go l.259-261), and the workers' Jobs ``backoffLimit`` 0 unless slices are
+elastic (l.712-715), so each disruption of a VM (drain, node upgrade, TPU host maintenance, repair) fails a Job and
+spends one restart of the whole JobSet; at 0 the first one fails the job for good. Three bounds a crash loop (each
+restart reloads every slice) while riding out a few disruptions; the count only grows over the JobSet's life."""
+
+
 class PathwaysJobConfig(Model):
     """A Pathways batch or interactive workload through the PathwaysJob API (seed 003)."""
 
@@ -89,7 +98,14 @@ class PathwaysJobConfig(Model):
         "default",
         description="`default`: head (RM, proxy) on a CPU node; `colocate_head_with_workers`: beside a TPU worker.",
     )
-    max_restarts: StackInt = Field(0, ge=0, le=1000, description="JobSet restarts before the job fails.")
+    max_restarts: StackInt | None = Field(
+        None,
+        ge=0,
+        le=1000,
+        description="JobSet restarts before the job fails; a drain, node upgrade, host maintenance or repair of any "
+        f"of its VMs spends one. Unset: 0 for `batch` (a disruption fails it), {INTERACTIVE_MAX_RESTARTS} for "
+        "`interactive` (the proxy comes back; clients reconnect).",
+    )
     max_slice_restarts: StackInt = Field(
         1,
         ge=0,
@@ -112,3 +128,9 @@ class PathwaysJobConfig(Model):
         default_factory=HeadPoolConfig,
         description="The CPU node pool of the Pathways head in deploymentMode `default` (24 CPU, 132 GB, host network).",
     )
+
+    def restarts(self) -> int:
+        """``max_restarts``, or its default for the workload (:data:`INTERACTIVE_MAX_RESTARTS`)."""
+        if self.max_restarts is not None:
+            return self.max_restarts
+        return INTERACTIVE_MAX_RESTARTS if self.workload == "interactive" else 0

@@ -13,11 +13,12 @@ from ...observability import ServingMetrics
 from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
 from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
-from ..base import Backend, Built, Platform
+from ..base import Backend, Built, Platform, Stack
+from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
-from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_SERVER_BUCKETS, MODEL_SET
+from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_PORT, MODEL_SERVER_BUCKETS, MODEL_SET
 from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
 from .settings import NAME, SaxmlServingConfig, model_size
 
@@ -72,8 +73,19 @@ def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
     return chips
 
 
-def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
-    """What a rollout and a drain do to the cell (the ``rollout`` output, which the preview prints)."""
+READINESS = (
+    f"a model server turns Ready once it listens on port {MODEL_PORT} (its readiness probe is a TCP connect), before "
+    "the admin server has loaded the model onto it: after a restart or a drain the pods are Ready while the cell "
+    "still serves nothing, and the not-ready alerts stay quiet; a request through sax-http shows whether it serves"
+)
+"""What the model servers' readiness says (SRE review M4): :func:`~.pods` probes ``tcpSocket`` on
+:data:`~.facts.MODEL_PORT`, which the server opens at start; no probe of the library reads whether the model is
+loaded."""
+
+
+def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
+    """What a rollout, a drain and a node upgrade do to the cell (the ``rollout`` output, which the preview
+    prints)."""
     return {
         "summary": "a change to the model servers replaces their JobSet, deleted before its replacement is created "
         "(JobSet's webhook refuses changes to replicatedJobs): every slice goes down at once and the cell serves "
@@ -82,6 +94,8 @@ def rollout(serving: SaxmlServingConfig) -> dict[str, str]:
         "drain": "a drain, node upgrade or host maintenance of any slice's VM restarts every slice (a JobSet restart "
         "recreates all its Jobs): the cell serves nothing until they have reloaded, and the restart does not count "
         f"against maxRestarts ({serving.max_restarts}, spent only by crashes); sax-http keeps one of its two pods",
+        "upgrade": f"{stack_upgrade_schedule(cfg)}; each upgrade of a slice's nodes restarts every slice, as a drain "
+        f"does; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the stack fixes the cell's model-server slices (serving.slices); a different "
         "count replaces the JobSet, a full outage as above",
     }
@@ -160,7 +174,8 @@ def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
         outputs={
             "saxHttpAddress": workload.address,
             "saxModels": [m.model for m in serving.models],
-            "rollout": rollout(serving),
+            "rollout": rollout(serving, platform.settings),
+            "caveats": [READINESS],
             **examples,
         },
     )

@@ -25,7 +25,8 @@ from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
-from ..base import Built, Platform, ServingEndpoint
+from ..base import Built, Platform, ServingEndpoint, Stack
+from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
@@ -249,6 +250,17 @@ DRAIN_SUMMARY = (
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
 
 
+def upgrade_summary(cfg: Stack) -> str:
+    """What GKE's node upgrades and TPU host maintenance do to the disaggregated mode: when they come (the same
+    builder as the other stacks', :func:`~tpu_serving.backends.rollout.stack_upgrade_schedule`), and that each takes
+    one role's slice like a drain (:data:`DRAIN_SUMMARY`)."""
+    return (
+        f"{stack_upgrade_schedule(cfg)}; each upgrade recreates a slice's VMs like a drain, one group of each role at "
+        "a time: with one group of a role, that role, which every request needs, stops until the slice is back and "
+        f"the group has loaded; {HOST_MAINTENANCE}"
+    )
+
+
 def caveats(pull_timeout_seconds: int) -> list[str]:
     """What the preview says of the mode's upstream status (docs/backends.md, "Upstream status"), with the stack's KV
     pull timeout (``serving.disaggregation.kvPullTimeoutSeconds``, :data:`~.kv.PULL_TIMEOUT_ENV`)."""
@@ -325,6 +337,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
             "rollout": {
                 "summary": ROLLOUT_SUMMARY,
                 "drain": DRAIN_SUMMARY,
+                "upgrade": upgrade_summary(platform.settings),
                 "scaleDown": scale_down_summary(serving, args),
             },
             "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds),

@@ -112,12 +112,25 @@ def http_probes(
     path: str, port: int, p: ProbeSettings
 ) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
     """Startup, readiness and liveness probes, all ``GET path`` on ``port``, timed by ``p``."""
+    action = k8s.core.v1.HTTPGetActionArgs(path=path, port=port, scheme="HTTP")
+    return _timed_probes(p, http_get=action)
 
+
+def tcp_probes(port: int, p: ProbeSettings) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
+    """Startup, readiness and liveness probes, all a TCP connect to ``port``, timed by ``p``: for a server that
+    answers no HTTP and no ``grpc.health.v1`` health service on its own port."""
+    return _timed_probes(p, tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port))
+
+
+def _timed_probes(
+    p: ProbeSettings,
+    *,
+    http_get: k8s.core.v1.HTTPGetActionArgs | None = None,
+    tcp_socket: k8s.core.v1.TCPSocketActionArgs | None = None,
+) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
     def probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
         return k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path=path, port=port, scheme="HTTP"),
-            period_seconds=period,
-            failure_threshold=failures,
+            http_get=http_get, tcp_socket=tcp_socket, period_seconds=period, failure_threshold=failures
         )
 
     return (

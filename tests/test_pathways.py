@@ -118,7 +118,8 @@ DIFFERENCES: list[tuple[str, str]] = [
     ),
     (
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*",
-        "probe timing: ready as soon as it answers, up to an hour of loading tolerated",
+        "probe timing: ready as soon as it answers, up to an hour of loading tolerated; startup and liveness on "
+        "jax-tpu's own gRPC port (TCP), so a hung jetstream-http never restarts it and recreates the group",
     ),
     (
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(args\.prometheus_port|ports)",

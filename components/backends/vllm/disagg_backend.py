@@ -104,6 +104,10 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
                 role=r.value,
                 job=t.name,
                 pod_pattern=f"{serving.name}-[0-9]+-[0-9a-f]+-{r.value}-.+",
+                # A leader is ``<lws>-<group>``, its LeaderWorkerSet ``<ds>-<slice>-<revision>-<role>``
+                # (kubernetes-sigs/lws v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-95 GenerateName). GKE's
+                # kube state metrics carry no pod labels (no kube_pod_labels), so the pods are found by name.
+                leader_pattern=f"{serving.name}-[0-9]+-[0-9a-f]+-{r.value}-[0-9]+",
                 requests_waiting=VllmMetric.REQUESTS_WAITING.value,
                 requests_running=VllmMetric.REQUESTS_RUNNING.value,
                 time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,

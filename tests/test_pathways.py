@@ -125,7 +125,11 @@ DIFFERENCES: list[tuple[str, str]] = [
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(args\.prometheus_port|ports)",
         "JetStream's Prometheus metrics on (MaxText prometheus_port, off by default), for the stack's PodMonitoring",
     ),
-    (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
+    (
+        rf"({LEAD}|{WORK})\.spec\.tolerations",
+        "TPU toleration on workers too (the disaggregated seed omits it); a lost node's taints tolerated for "
+        "probes.nodeLostSeconds, not the API server's 300 s",
+    ),
     (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
     (
         rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.resources\.requests\.(cpu|memory|google\.com/tpu)",

@@ -17,7 +17,15 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from ...catalog import SliceShape
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
-from ...podspec import container_security, http_probes, pod_security, requests, tcp_probe, tcp_probes
+from ...podspec import (
+    container_security,
+    http_probes,
+    node_lost_tolerations,
+    pod_security,
+    requests,
+    tcp_probe,
+    tcp_probes,
+)
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
 
@@ -73,8 +81,9 @@ def jax_probes(args: PathwaysServingArgs) -> tuple[k8s.core.v1.ProbeArgs, k8s.co
     return startup, liveness, readiness
 
 
-def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
-    return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
+def _tpu_tolerations(args: PathwaysServingArgs) -> list[k8s.core.v1.TolerationArgs]:
+    tpu = k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")
+    return [tpu, *node_lost_tolerations(args.probes)]
 
 
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
@@ -187,7 +196,7 @@ def selector_labels(args: PathwaysServingArgs) -> dict[str, str]:
 def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
     selector = node_selector(args.shape)
-    tolerations = _tpu_tolerations()
+    tolerations = _tpu_tolerations(args)
 
     def pod(containers: list[k8s.core.v1.ContainerArgs]) -> k8s.core.v1.PodSpecArgs:
         return k8s.core.v1.PodSpecArgs(

@@ -18,6 +18,7 @@ from ...podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
     container_security,
     http_probes,
+    node_lost_tolerations,
     pod_security,
     requests,
 )
@@ -422,7 +423,10 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 priority_class_name=args.priority_class_name,
                 node_selector=node_selector(args.shape),
                 affinity=pool_affinity(args.node_pools),
-                tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
+                tolerations=[
+                    k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule"),
+                    *node_lost_tolerations(args.probes),
+                ],
                 volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,
                 security_context=pod_security(),
                 termination_grace_period_seconds=shutdown(args).grace_seconds,

@@ -24,6 +24,7 @@ from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
+from ..rollout import CONTAINER_RESTART
 from ..base import Built, Platform, ServingEndpoint
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
@@ -245,7 +246,7 @@ DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash cove
 DRAIN_SUMMARY = (
     "a node drain or upgrade takes one group of each role at a time (a disruption budget per role: one eviction, "
     "then none until the group serves again); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
-    "group has loaded"
+    f"group has loaded; {CONTAINER_RESTART}"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
 CAVEATS: tuple[str, ...] = (

@@ -196,7 +196,7 @@ def idle_query(duty_cycle: str, waiting: str, leaders: str | None, percent: floa
     pods known): the namespace's average duty cycle while anything waits."""
     if leaders is None:
         return f"(avg({duty_cycle}) < {percent:g}) and on() (sum({waiting}) > 0)"
-    group = f'"group", "$1"'
+    group = '"group", "$1"'
     tpus = f'avg by (group) (label_replace({duty_cycle}, {group}, "pod_name", "({leaders})(-[0-9]+)?"))'
     queue = f'sum by (group) (label_replace({waiting}, {group}, "pod", "({leaders})"))'
     return f"({tpus} < {percent:g}) and on(group) ({queue} > 0)"

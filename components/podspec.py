@@ -144,7 +144,9 @@ def http_probes(
     return _timed_probes(p, http_get=action)
 
 
-def tcp_probes(port: int, p: ProbeSettings) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
+def tcp_probes(
+    port: int, p: ProbeSettings
+) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
     """Startup, readiness and liveness probes, all a TCP connect to ``port``, timed by ``p``: for a server that
     answers no HTTP and no ``grpc.health.v1`` health service on its own port."""
     return _timed_probes(p, tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port))

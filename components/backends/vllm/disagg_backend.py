@@ -24,8 +24,8 @@ from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
-from ..rollout import CONTAINER_RESTART
 from ..base import Built, Platform, ServingEndpoint
+from ..rollout import CONTAINER_RESTART
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles

@@ -346,7 +346,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             Alert(
                 "tpu-idle",
                 "TPUs idle while requests wait",
-                roles_.idle_query(duty, f"{waiting}{scope.scraped}", leaders, settings.idle_duty_cycle_percent),
+                roles_.idle_query(duty, waiting + scope.scraped, leaders, settings, metrics.roles),
                 settings.idle_minutes,
                 f"Requests wait but a group's TPUs ran under {settings.idle_duty_cycle_percent:g}% of the time for "
                 f"{settings.idle_minutes} minutes (label group: its leader pod): the engine is stuck (compiling, a hung "

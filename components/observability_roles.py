@@ -24,6 +24,8 @@ class Thresholds(Protocol):
     @property
     def no_ready_leader_minutes(self) -> int: ...
     @property
+    def idle_duty_cycle_percent(self) -> float: ...
+    @property
     def backlog_threshold(self) -> float: ...
     @property
     def backlog_minutes(self) -> int: ...
@@ -186,14 +188,19 @@ def name_literal(name: str) -> str:
     return name.replace(".", "\\\\.")
 
 
-def idle_query(duty_cycle: str, waiting: str, leaders: str | None, percent: float) -> str:
-    """PromQL of the groups whose TPUs ran under ``percent`` of the time while their own leader has requests waiting:
+def idle_query(
+    duty_cycle: str, waiting: str, leaders: str | None, settings: Thresholds, roles: Sequence[RoleSignals] = ()
+) -> str:
+    """PromQL of the groups whose TPUs ran under ``settings.idle_duty_cycle_percent`` of the time while their own leader has requests waiting:
     one hung group among busy ones fires, which an average over the namespace hid. ``duty_cycle`` is GKE's per-container
     TPU duty cycle (label ``pod_name``), ``waiting`` the leaders' scraped queue (label ``pod``: a PodMonitoring's default
     target labels, GoogleCloudPlatform/prometheus-engine v0.17.2 PodMonitoring CRD ``targetLabels.metadata``, default
     ``[container, pod, top_level_controller_name, top_level_controller_type]``); ``leaders`` is the RE2 pattern of
     the leader pods, a worker's name being its leader's and ``-<worker index>`` (:func:`leader_pods`); None (no leader
-    pods known): the namespace's average duty cycle while anything waits."""
+    pods known): the roles' leaders, or else the namespace's average duty cycle while anything waits."""
+    percent = settings.idle_duty_cycle_percent
+    patterns = [r.leader_pattern for r in roles if r.leader_pattern is not None]
+    leaders = leaders if leaders is not None or not patterns else "|".join(patterns)
     if leaders is None:
         return f"(avg({duty_cycle}) < {percent:g}) and on() (sum({waiting}) > 0)"
     group = '"group", "$1"'

@@ -22,8 +22,9 @@ def test_observability_roles_idle_alert_is_per_group():
     # One hung group among busy ones: each group's TPUs (its workers' pod names start with its leader's) against
     # its own leader's queue, not the namespace's average.
     from tpu_serving.observability_roles import idle_query
+    from tpu_serving.observability_settings import ObservabilitySettings
 
-    query = idle_query("duty{ns}", "waiting{ns}", "lws-[0-9]+", 10)
+    query = idle_query("duty{ns}", "waiting{ns}", "lws-[0-9]+", ObservabilitySettings(idle_duty_cycle_percent=10))
     assert query == (
         '(avg by (group) (label_replace(duty{ns}, "group", "$1", "pod_name", "(lws-[0-9]+)(-[0-9]+)?")) < 10) '
         'and on(group) (sum by (group) (label_replace(waiting{ns}, "group", "$1", "pod", "(lws-[0-9]+)")) > 0)'
@@ -31,6 +32,12 @@ def test_observability_roles_idle_alert_is_per_group():
     by_rule = {c["alertRule"]: c for c in _promql_conditions(plan_of(JETSTREAM_STACK))}
     assert by_rule["tpu_idle"]["query"].startswith("(avg by (group) (label_replace(")
     assert "on(group)" in by_rule["tpu_idle"]["query"]
+
+
+def test_observability_roles_disaggregated_idle_alert_is_per_group_of_either_role():
+    by_rule = {c["alertRule"]: c for c in _promql_conditions(plan_of(DISAGG_STACK))}
+    leaders = "vllm-[0-9]+-[0-9a-f]+-prefill-[0-9]+|vllm-[0-9]+-[0-9a-f]+-decode-[0-9]+"
+    assert f'"pod_name", "({leaders})(-[0-9]+)?"' in by_rule["tpu_idle"]["query"]
 
 
 def test_observability_roles_disaggregated_roles_page_when_no_leader_is_ready():

@@ -57,7 +57,15 @@ def pre_stop(args: PathwaysServingArgs) -> k8s.core.v1.LifecycleArgs:
     jetstream/core/server_lib.py ``JetStreamServer.stop``: ``self._server.stop(0)``, at 005ce17), no MaxText key of
     the conformance table drains (tools/conformance/tables/maxtext-jetstream-pathways-v0.2.0.json), and the
     jetstream-http image's signal handling is not public; so the group holds every host until the requests in flight are done,
-    and a stopping group always takes the whole window (minutes, beside its hours of reload)."""
+    and a stopping group always takes the whole window (minutes, beside its hours of reload).
+
+    The wait is fixed, on every termination, a crash recreation's included (SRE review m9): JetStream tells its work in
+    flight only as Prometheus gauges of ``jax-tpu`` (``jetstream_slots_used_percentage``,
+    ``jetstream_prefill_backlog_size``: :class:`~.facts.JetStreamMetric`, served only with ``prometheus_port``), and
+    the containers that must outlive its drain (the Pathways resource manager, proxy and workers, jetstream-http) run
+    images whose tools are not published, so no hook of theirs can wait on those gauges; the kubelet stops a pod's
+    containers in parallel, each after its own hook (Kubernetes v1.36.3 pkg/kubelet/kuberuntime/kuberuntime_container.go
+    l.929-946 ``killContainersWithSyncResult``, one goroutine per container), so the pod lasts as its longest."""
     s = args.shutdown
     return s.sleep(s.pre_stop_seconds + s.request_seconds)
 

@@ -11,7 +11,8 @@ The stack watches for that storm with three pieces, built here from :class:`Grou
   about the stack's LeaderWorkerSets, as GKE sends them to Cloud Logging, labelled with the
   LeaderWorkerSet's name;
 - an alert policy (:func:`alert_policy_args`) on that counter summed over an hour, above
-  ``observability.groupRecreationsPerHour``;
+  ``observability.groupRecreationsPerHour``, or over 24 hours, above ``observability.groupRecreationsPerDay`` (a
+  slow loop: one recreation per startup window);
 - a dashboard chart's query (:func:`dashboard_query`): the same hourly sums.
 
 JobSets (the Saxml and PathwaysJob backends) are not watched here: their controller restarts
@@ -73,6 +74,13 @@ NAME_LABEL = "leaderworkerset"
 WINDOW_SECONDS = 3600
 """The alert and the chart count recreations per hour."""
 
+SLOW_LOOP_WINDOW_SECONDS = 86400
+"""The alert's second condition counts recreations per 24 hours: longer than any startup window the stacks set (the
+405B JetStream stack's 10,900 s), so a group recreated once per load is seen, and within the longest alignment
+period an alerting policy takes ("The maximum value of the alignment_period is 104 weeks (2 years) for charts, and
+90,000 seconds (25 hours) for alerting policies", google.monitoring.v3.Aggregation.alignment_period,
+https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies#Aggregation)."""
+
 ALIGNER = "ALIGN_SUM"
 """Per-series aligner of the hourly counts. The metric is DELTA (each point counts the matching entries of its
 interval), so the recreations of an hour are the sum of its points: ``ALIGN_SUM`` sums the values of each
@@ -84,7 +92,9 @@ https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies#Al
 KEY = "group-recreations"
 """Suffix of the alert policy's resource name (the metric's is ``<KEY>-metric``)."""
 TITLE = "Leader-worker groups recreated repeatedly"
-"""The alert's title."""
+"""The alert's title, and its hourly condition's."""
+SLOW_LOOP_TITLE = "Leader-worker groups recreated in a slow loop"
+"""The title of its 24-hour condition."""
 METRIC_TITLE = "Leader-worker group recreations"
 PANEL_TITLE = f"{METRIC_TITLE} per hour"
 
@@ -155,9 +165,29 @@ def series_filter(groups: Groups) -> str:
     return f'metric.type="{groups.metric_type}" AND resource.type="{EVENT_RESOURCE}"'
 
 
-def _hourly() -> gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs:
+def _summed(seconds: int) -> gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs:
     return gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs(
-        alignment_period=f"{WINDOW_SECONDS}s", per_series_aligner=ALIGNER
+        alignment_period=f"{seconds}s", per_series_aligner=ALIGNER
+    )
+
+
+def _condition(groups: Groups, title: str, seconds: int, threshold: int) -> gcp.monitoring.AlertPolicyConditionArgs:
+    """The count of a LeaderWorkerSet's recreations over ``seconds`` above ``threshold``."""
+    return gcp.monitoring.AlertPolicyConditionArgs(
+        display_name=title,
+        condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
+            filter=series_filter(groups),
+            aggregations=[_summed(seconds)],
+            # The API takes only COMPARISON_GT and COMPARISON_LT for a metric threshold
+            # (pulumi-gcp 10.2.0 monitoring/_inputs.py AlertPolicyConditionConditionThresholdArgs.comparison).
+            comparison="COMPARISON_GT",
+            threshold_value=float(threshold),
+            # A window without a recreation has no point: the condition then counts as false, which
+            # closes the incident; the API takes this control only with a duration of 60s or more
+            # (google.monitoring.v3 AlertPolicy.Condition.MetricThreshold.evaluation_missing_data).
+            evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
+            duration="60s",
+        ),
     )
 
 
@@ -166,7 +196,9 @@ def runbook(groups: Groups, settings: ObservabilitySettings) -> str:
     ns, names = groups.namespace, ", ".join(groups.leader_worker_sets)
     return (
         f"The groups of LeaderWorkerSet {names} in namespace {ns} were recreated more than "
-        f"{settings.group_recreations_per_hour} times within an hour: a pod keeps failing, and LWS has no restart "
+        f"{settings.group_recreations_per_hour} times within an hour, or more than "
+        f"{settings.group_recreations_per_day} times within 24 hours (a slow loop: a group that fails each time it "
+        "has loaded is recreated once per startup window): a pod keeps failing, and LWS has no restart "
         "budget, so its group is recreated until the cause is fixed. Each recreation names the worker pod that "
         f"failed: `kubectl -n {ns} get events --field-selector reason={RECREATE_GROUP_REASON}` (the cluster keeps "
         f'events an hour; Logs Explorer longer: `logName="projects/{groups.project}/logs/{EVENTS_LOG}" '
@@ -179,7 +211,8 @@ def runbook(groups: Groups, settings: ObservabilitySettings) -> str:
 
 
 def alert_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.monitoring.AlertPolicyArgs:
-    """The restart-storm alert: the hourly count of a LeaderWorkerSet's recreations above the threshold.
+    """The restart-storm alert: the hourly count of a LeaderWorkerSet's recreations above its threshold, or the
+    24-hour count above its own (either condition opens an incident: ``combiner`` OR).
 
     Unlike the PromQL alerts, the condition reads a metric the stack itself creates, so the policy must be
     created after the metric (the caller passes it in ``depends_on``). Even then, Cloud Monitoring may refuse
@@ -192,22 +225,8 @@ def alert_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.mo
         display_name=f"{groups.cluster}: {TITLE}",
         combiner="OR",
         conditions=[
-            gcp.monitoring.AlertPolicyConditionArgs(
-                display_name=TITLE,
-                condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
-                    filter=series_filter(groups),
-                    aggregations=[_hourly()],
-                    # The API takes only COMPARISON_GT and COMPARISON_LT for a metric threshold
-                    # (pulumi-gcp 10.2.0 monitoring/_inputs.py AlertPolicyConditionConditionThresholdArgs.comparison).
-                    comparison="COMPARISON_GT",
-                    threshold_value=float(settings.group_recreations_per_hour),
-                    # An hour without a recreation has no point: the condition then counts as false, which
-                    # closes the incident; the API takes this control only with a duration of 60s or more
-                    # (google.monitoring.v3 AlertPolicy.Condition.MetricThreshold.evaluation_missing_data).
-                    evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
-                    duration="60s",
-                ),
-            )
+            _condition(groups, TITLE, WINDOW_SECONDS, settings.group_recreations_per_hour),
+            _condition(groups, SLOW_LOOP_TITLE, SLOW_LOOP_WINDOW_SECONDS, settings.group_recreations_per_day),
         ],
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
             content=runbook(groups, settings), mime_type="text/markdown"

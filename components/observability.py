@@ -329,7 +329,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     if metrics.job_pods is not None:
         pods, minutes = metrics.job_pods, settings.not_ready_minutes
         out.append(Alert(*job_alerts.not_running_alert(scope.cluster, scope.namespace, pods, minutes)))
-    waiting = metrics.signals.requests_waiting if metrics.signals else None
+    waiting, duty = metrics.signals.requests_waiting if metrics.signals else None, TPU_DUTY_CYCLE + scope.containers
     if waiting:
         backlog = f"sum({waiting}{scope.scraped})"
         out.append(
@@ -347,11 +347,11 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             Alert(
                 "tpu-idle",
                 "TPUs idle while requests wait",
-                f"({tpu_duty_cycle(scope, by='')} < {settings.idle_duty_cycle_percent:g}) and on() ({backlog} > 0)",
+                roles_.idle_query(duty, waiting + scope.scraped, leaders, settings, metrics.roles),
                 settings.idle_minutes,
-                f"Requests wait but the serving TPUs ran under {settings.idle_duty_cycle_percent:g}% of the time for "
-                f"{settings.idle_minutes} minutes: the engine is stuck (compiling, a hung Ray or Pathways worker). "
-                "Read the leader's logs; restart the group (delete its leader pod).",
+                f"Requests wait but a group's TPUs ran under {settings.idle_duty_cycle_percent:g}% of the time for "
+                f"{settings.idle_minutes} minutes (label group: its leader pod): the engine is stuck (compiling, a hung "
+                "Ray or Pathways worker). Read the leader's logs; restart the group (delete its leader pod).",
             )
         )
     kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)

@@ -11,7 +11,6 @@ Plain data in, plain data out: this module imports nothing of the library, so :m
 wraps its results in its own ``Chart`` and ``Alert``.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -22,6 +21,10 @@ class Thresholds(Protocol):
 
     @property
     def not_ready_minutes(self) -> int: ...
+    @property
+    def no_ready_leader_minutes(self) -> int: ...
+    @property
+    def idle_duty_cycle_percent(self) -> float: ...
     @property
     def backlog_threshold(self) -> float: ...
     @property
@@ -40,6 +43,8 @@ class RoleSignals:
     """Name of the role's PodMonitoring (the ``job`` label of its series)."""
     pod_pattern: str
     """RE2 pattern of its pods' names (for kube-state-metrics' series)."""
+    leader_pattern: str | None = None
+    """RE2 pattern of its leader pods' names, the pods that take its requests (None: no alert on none Ready)."""
     requests_waiting: str | None = None
     """Gauge of its queue."""
     requests_running: str | None = None
@@ -144,6 +149,20 @@ def alerts(
             "whole slice of its role.",
         )
     ]
+    if role.leader_pattern is not None:
+        minutes = settings.no_ready_leader_minutes
+        query = no_ready_leader_query(cluster, namespace, role.leader_pattern, kube[0])
+        out.append(
+            (
+                f"no-ready-leader-{r}",
+                f"No {r} leader ready",
+                query,
+                minutes,
+                f"No {r} leader of namespace {namespace} has been Ready for {minutes} minutes: every request that "
+                f"needs {r} fails. It also fires while the first groups load after a deploy. Look at the role's pods "
+                f"(kubectl -n {namespace} get pods -l disaggregatedset.x-k8s.io/role={r}), their events and logs.",
+            )
+        )
     backlog = backlog_query(cluster, namespace, role, settings.backlog_threshold)
     if backlog is not None:
         out.append(
@@ -193,8 +212,38 @@ def leader_pods(serves: bool, pattern: str | None, leader_worker_sets: Sequence[
         return pattern
     if not leader_worker_sets:
         return None
-    names = "|".join(re.escape(n) for n in leader_worker_sets)
+    names = "|".join(name_literal(n) for n in leader_worker_sets)
     return f"({names})-[0-9]+" if len(leader_worker_sets) > 1 else f"{names}-[0-9]+"
+
+
+def name_literal(name: str) -> str:
+    """A Kubernetes object name as a literal inside a double-quoted PromQL string holding an RE2 pattern. A name holds
+    lowercase letters, digits, ``-`` and ``.``; only ``.`` means something to RE2, and its backslash must be doubled
+    in the PromQL string, which takes no other escape (prometheus/prometheus promql/parser/lex.go ``lexEscape``,
+    l.797-820 at d15adb9: ``\\-`` is an "unknown escape sequence", so ``re.escape``'s ``jetstream\\-pathways`` made
+    the query unparsable)."""
+    return name.replace(".", "\\\\.")
+
+
+def idle_query(
+    duty_cycle: str, waiting: str, leaders: str | None, settings: Thresholds, roles: Sequence[RoleSignals] = ()
+) -> str:
+    """PromQL of the groups whose TPUs ran under ``settings.idle_duty_cycle_percent`` of the time while their own leader has requests waiting:
+    one hung group among busy ones fires, which an average over the namespace hid. ``duty_cycle`` is GKE's per-container
+    TPU duty cycle (label ``pod_name``), ``waiting`` the leaders' scraped queue (label ``pod``: a PodMonitoring's default
+    target labels, GoogleCloudPlatform/prometheus-engine v0.17.2 PodMonitoring CRD ``targetLabels.metadata``, default
+    ``[container, pod, top_level_controller_name, top_level_controller_type]``); ``leaders`` is the RE2 pattern of
+    the leader pods, a worker's name being its leader's and ``-<worker index>`` (:func:`leader_pods`); None (no leader
+    pods known): the roles' leaders, or else the namespace's average duty cycle while anything waits."""
+    percent = settings.idle_duty_cycle_percent
+    patterns = [r.leader_pattern for r in roles if r.leader_pattern is not None]
+    leaders = leaders if leaders is not None or not patterns else "|".join(patterns)
+    if leaders is None:
+        return f"(avg({duty_cycle}) < {percent:g}) and on() (sum({waiting}) > 0)"
+    group = '"group", "$1"'
+    tpus = f'avg by (group) (label_replace({duty_cycle}, {group}, "pod_name", "({leaders})(-[0-9]+)?"))'
+    queue = f'sum by (group) (label_replace({waiting}, {group}, "pod", "({leaders})"))'
+    return f"({tpus} < {percent:g}) and on(group) ({queue} > 0)"
 
 
 def no_ready_leader_alert(

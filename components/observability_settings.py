@@ -102,3 +102,12 @@ class ObservabilitySettings:
         ge=1,
         le=1000,
     )
+    group_recreations_per_day: int = described(
+        "Leader-worker group recreations of one LeaderWorkerSet within 24 hours above which the slow-loop alert "
+        "fires: a group that fails again each time it has loaded (a startup probe shorter than the load, an engine "
+        "that crashes on its first requests) is recreated once per startup window, too slowly for the hourly "
+        "threshold; with the default a loop of one recreation every 6 hours or faster fires.",
+        default=3,
+        ge=1,
+        le=1000,
+    )

@@ -91,6 +91,13 @@ class ProbeSettings:
     readiness_failure_threshold: int = described("Failed readiness checks before leaving the Service.", default=3, ge=1)
     liveness_period_seconds: int = described("Seconds between liveness checks once started.", default=60, ge=1)
     liveness_failure_threshold: int = described("Failed liveness checks before a restart.", default=10, ge=1)
+    node_lost_seconds: int = described(
+        "Seconds a serving pod stays bound to a node that stopped reporting (not-ready or unreachable) before it "
+        "is evicted, its group recreated and its leader taken out of the Service (Kubernetes' default: 300).",
+        default=60,
+        ge=10,
+        le=3600,
+    )
 
     @property
     def startup_failure_threshold(self) -> int:
@@ -103,6 +110,27 @@ class ProbeSettings:
         return self.startup_period_seconds + self.readiness_period_seconds
 
 
+NODE_LOST_TAINTS = ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+"""The taints the node lifecycle controller puts on a node that stops reporting (k8s.io/api v0.36.3
+core/v1/well_known_taints.go l.20-27, ``TaintNodeNotReady``, ``TaintNodeUnreachable``), with effect NoExecute."""
+
+
+def node_lost_tolerations(p: ProbeSettings) -> list[k8s.core.v1.TolerationArgs]:
+    """A TPU serving pod's tolerations of a lost node, for ``p.node_lost_seconds``. Without them the API server's
+    DefaultTolerationSeconds admission adds both for 300 s (kubernetes v1.36.3
+    plugin/pkg/admission/defaulttolerationseconds/admission.go l.44-45 the defaults, l.140-162: added only to a pod
+    that tolerates neither), so a group on a dead TPU VM kept a Ready leader, taking requests it could not serve, for
+    five minutes before its worker was evicted and LWS recreated the group (lws v0.10.0 pod_controller.go l.211,
+    ``PodDeleted``). The figure is the library's choice: shorter evicts sooner, at the cost of a group reload when a
+    node stops reporting only briefly."""
+    return [
+        k8s.core.v1.TolerationArgs(
+            key=taint, operator="Exists", effect="NoExecute", toleration_seconds=p.node_lost_seconds
+        )
+        for taint in NODE_LOST_TAINTS
+    ]
+
+
 EXEC_PROBE_TIMEOUT_SECONDS = 10
 """Timeout of an exec probe that runs a command-line tool (Kubernetes' default, 1 s, is too short for one that starts
 an interpreter); at most the readiness period's default, so that checks do not overlap."""
@@ -112,12 +140,27 @@ def http_probes(
     path: str, port: int, p: ProbeSettings
 ) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
     """Startup, readiness and liveness probes, all ``GET path`` on ``port``, timed by ``p``."""
+    action = k8s.core.v1.HTTPGetActionArgs(path=path, port=port, scheme="HTTP")
+    return _timed_probes(p, http_get=action)
 
+
+def tcp_probes(
+    port: int, p: ProbeSettings
+) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
+    """Startup, readiness and liveness probes, all a TCP connect to ``port``, timed by ``p``: for a server that
+    answers no HTTP and no ``grpc.health.v1`` health service on its own port."""
+    return _timed_probes(p, tcp_socket=k8s.core.v1.TCPSocketActionArgs(port=port))
+
+
+def _timed_probes(
+    p: ProbeSettings,
+    *,
+    http_get: k8s.core.v1.HTTPGetActionArgs | None = None,
+    tcp_socket: k8s.core.v1.TCPSocketActionArgs | None = None,
+) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
     def probe(period: int, failures: int) -> k8s.core.v1.ProbeArgs:
         return k8s.core.v1.ProbeArgs(
-            http_get=k8s.core.v1.HTTPGetActionArgs(path=path, port=port, scheme="HTTP"),
-            period_seconds=period,
-            failure_threshold=failures,
+            http_get=http_get, tcp_socket=tcp_socket, period_seconds=period, failure_threshold=failures
         )
 
     return (

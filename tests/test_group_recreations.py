@@ -35,8 +35,9 @@ def _recreation_policies(plan) -> list:
 
 
 def _threshold(policy) -> dict:
-    (condition,) = policy.inputs["conditions"]
-    return condition["conditionThreshold"]
+    """The hourly condition (the second counts over 24 hours)."""
+    hourly, _slow_loop = policy.inputs["conditions"]
+    return hourly["conditionThreshold"]
 
 
 # ------------------------------------------------------------------------- builders
@@ -75,7 +76,7 @@ def test_recreations_alert_counts_per_hour_above_the_threshold_of_the_settings()
     args = recreations.alert_policy_args(GROUPS, settings)
     assert args.display_name == "c1: Leader-worker groups recreated repeatedly" and args.project == "proj-1"
     assert args.notification_channels == ["projects/p-123/notificationChannels/9"]
-    (condition,) = args.conditions
+    condition, _slow_loop = args.conditions
     threshold = condition.condition_threshold
     assert threshold.filter == (
         'metric.type="logging.googleapis.com/user/c1-lws-group-recreations" AND resource.type="k8s_cluster"'
@@ -88,6 +89,25 @@ def test_recreations_alert_counts_per_hour_above_the_threshold_of_the_settings()
     assert "more than 7 times within an hour" in runbook and "lws-a, lws-b" in runbook
     assert "kubectl -n ns1 get events --field-selector reason=RecreateGroup" in runbook
     assert "serving.probes.maxStartupSeconds" in runbook and "RecreateGroupAfterStart" in runbook
+
+
+def test_recreations_alert_sees_a_slow_loop_over_a_day():
+    # A group that fails each time it has loaded is recreated once per startup window (an hour, three for 405B):
+    # never more than 2 in an hour, so only a count over a longer window sees the loop.
+    settings = ObservabilitySettings(group_recreations_per_day=4)
+    args = recreations.alert_policy_args(GROUPS, settings)
+    assert args.combiner == "OR"
+    _hourly, slow = args.conditions
+    assert slow.display_name == "Leader-worker groups recreated in a slow loop"
+    threshold = slow.condition_threshold
+    assert threshold.filter == recreations.series_filter(GROUPS)
+    assert (threshold.comparison, threshold.threshold_value) == ("COMPARISON_GT", 4.0)
+    (aggregation,) = threshold.aggregations
+    # Longer than the longest startup window a stack sets, within the 90,000 s an alerting policy takes.
+    assert (aggregation.alignment_period, aggregation.per_series_aligner) == ("86400s", "ALIGN_SUM")
+    assert threshold.evaluation_missing_data == "EVALUATION_MISSING_DATA_INACTIVE"
+    assert "more than 4 times within 24 hours" in args.documentation.content
+    assert ObservabilitySettings().group_recreations_per_day == 3
 
 
 def test_recreations_chart_reads_the_alert_series_per_hour():

@@ -173,7 +173,7 @@ def test_observability_alert_settings_reach_the_conditions():
     plan = plan_edited(VLLM_STACK, observability=edit)
     by_rule = {c["alertRule"]: c for c in _promql_conditions(plan)}
     assert by_rule["backlog"]["query"].endswith("> 7") and by_rule["backlog"]["duration"] == "180s"
-    assert " < 2.5) and on() (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
+    assert " < 2.5) and on(group) (" in by_rule["tpu_idle"]["query"] and by_rule["tpu_idle"]["duration"] == "1200s"
     assert "kube_pod_container_status_ready" in by_rule["not_ready"]["query"]
     assert by_rule["not_ready"]["duration"] == "5400s"
     assert by_rule["no_ready_leader"]["duration"] == "240s"

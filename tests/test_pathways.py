@@ -118,13 +118,18 @@ DIFFERENCES: list[tuple[str, str]] = [
     ),
     (
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(startupProbe|readinessProbe|livenessProbe)\..*",
-        "probe timing: ready as soon as it answers, up to an hour of loading tolerated",
+        "probe timing: ready as soon as it answers, up to an hour of loading tolerated; startup and liveness on "
+        "jax-tpu's own gRPC port (TCP), so a hung jetstream-http never restarts it and recreates the group",
     ),
     (
         rf"{LEAD}\.spec\.containers\[jax-tpu\]\.(args\.prometheus_port|ports)",
         "JetStream's Prometheus metrics on (MaxText prometheus_port, off by default), for the stack's PodMonitoring",
     ),
-    (rf"{WORK}\.spec\.tolerations", "TPU toleration on workers too (the disaggregated seed omits it)"),
+    (
+        rf"({LEAD}|{WORK})\.spec\.tolerations",
+        "TPU toleration on workers too (the disaggregated seed omits it); a lost node's taints tolerated for "
+        "probes.nodeLostSeconds, not the API server's 300 s",
+    ),
     (r"spec\.type", "ClusterIP stated explicitly (the Kubernetes default)"),
     (
         rf"({LEAD}|{WORK})\.spec\.containers\[[a-z-]+\]\.resources\.requests\.(cpu|memory|google\.com/tpu)",

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import STACKS, plan_of
 from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends import rollout
-from tpu_serving.backends.rollout import RolloutPlan
+from tpu_serving.backends.rollout import CONTAINER_RESTART, RolloutPlan
 from tpu_serving.config import ConfigError
 from tpu_serving.derived import scale_from_zero
 from tpu_serving.lws import Rollout
@@ -177,12 +177,13 @@ def test_rollout_drain_says_what_a_drain_leaves_serving():
         "a node drain or upgrade takes one group at a time (disruption budget: one eviction, then none until the "
         "group serves again)"
     )
+    restart = f"; {CONTAINER_RESTART}"
     assert (
         plan(1, 1).drain
-        == f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
+        == f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded{restart}"
     )
-    assert plan(2, 1).drain == f"{budget}; at 1 group (the minimum) a drain stops the service meanwhile"
-    assert plan(3, 3).drain == f"{budget}; 2 of 3 groups at least keep serving"
+    assert plan(2, 1).drain == f"{budget}; at 1 group (the minimum) a drain stops the service meanwhile{restart}"
+    assert plan(3, 3).drain == f"{budget}; 2 of 3 groups at least keep serving{restart}"
 
 
 def test_rollout_every_leaderworkerset_has_a_budget_of_one_group():

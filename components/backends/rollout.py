@@ -23,6 +23,15 @@ from .base import Stack
 
 KEY = scaling.KEY
 
+CONTAINER_RESTART = (
+    "a restart of any container of a group's pods, a sidecar's too (GCS FUSE, a router's, an HTTP front end), "
+    "recreates the whole group, which reloads"
+)
+"""What a container restart costs a LeaderWorkerSet group: LWS recreates the group when any container of any of its
+pods, init containers and so native sidecars included, has restarted (kubernetes-sigs/lws v0.10.0
+pkg/utils/pod/pod_utils.go l.28-45 ``ContainerRestarted``; pkg/controllers/pod_controller.go l.207-264 deletes the
+leader and the group with it)."""
+
 
 def problems(serving: scaling.Scaled, pools: int, per_group: int | None = None) -> list[str]:
     """A surge needs the serving slices to hold the groups and one more group's share: exactly ``per_group``
@@ -168,10 +177,13 @@ class RolloutPlan:
         disruption budget (:func:`tpu_serving.lws.group_disruption_budget`) lets them go one at a time."""
         budget = "a node drain or upgrade takes one group at a time (disruption budget: one eviction, then none until the group serves again)"
         if self.groups == 1:
-            return f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded"
+            return (
+                f"{budget}; with one group, a drain stops the service until its slice is back and it has loaded; "
+                f"{CONTAINER_RESTART}"
+            )
         if self.fewest == 1:
-            return f"{budget}; at {self.fewest} group (the minimum) a drain stops the service meanwhile"
-        return f"{budget}; {self.fewest - 1} of {self.fewest} groups at least keep serving"
+            return f"{budget}; at {self.fewest} group (the minimum) a drain stops the service meanwhile; {CONTAINER_RESTART}"
+        return f"{budget}; {self.fewest - 1} of {self.fewest} groups at least keep serving; {CONTAINER_RESTART}"
 
     @property
     def upgrade(self) -> str:

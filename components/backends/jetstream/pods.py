@@ -17,7 +17,15 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from ...catalog import SliceShape
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
-from ...podspec import container_security, http_probes, pod_security, requests, tcp_probe
+from ...podspec import (
+    container_security,
+    http_probes,
+    node_lost_tolerations,
+    pod_security,
+    requests,
+    tcp_probe,
+    tcp_probes,
+)
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
 
@@ -49,19 +57,47 @@ def pre_stop(args: PathwaysServingArgs) -> k8s.core.v1.LifecycleArgs:
     jetstream/core/server_lib.py ``JetStreamServer.stop``: ``self._server.stop(0)``, at 005ce17), no MaxText key of
     the conformance table drains (tools/conformance/tables/maxtext-jetstream-pathways-v0.2.0.json), and the
     jetstream-http image's signal handling is not public; so the group holds every host until the requests in flight are done,
-    and a stopping group always takes the whole window (minutes, beside its hours of reload)."""
+    and a stopping group always takes the whole window (minutes, beside its hours of reload).
+
+    The wait is fixed, on every termination, a crash recreation's included (SRE review m9): JetStream tells its work in
+    flight only as Prometheus gauges of ``jax-tpu`` (``jetstream_slots_used_percentage``,
+    ``jetstream_prefill_backlog_size``: :class:`~.facts.JetStreamMetric`, served only with ``prometheus_port``), and
+    the containers that must outlive its drain (the Pathways resource manager, proxy and workers, jetstream-http) run
+    images whose tools are not published, so no hook of theirs can wait on those gauges; the kubelet stops a pod's
+    containers in parallel, each after its own hook (Kubernetes v1.36.3 pkg/kubelet/kuberuntime/kuberuntime_container.go
+    l.929-946 ``killContainersWithSyncResult``, one goroutine per container), so the pod lasts as its longest."""
     s = args.shutdown
     return s.sleep(s.pre_stop_seconds + s.request_seconds)
 
 
-def _tpu_tolerations() -> list[k8s.core.v1.TolerationArgs]:
-    return [k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")]
+def jax_probes(args: PathwaysServingArgs) -> tuple[k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs, k8s.core.v1.ProbeArgs]:
+    """``jax-tpu``'s startup, liveness and readiness probes. The probes that restart it (startup, liveness) reach
+    its own gRPC port, never the ``jetstream-http`` container's: LWS recreates the whole group when any container
+    of a pod restarts (lws v0.10.0 pkg/utils/pod/pod_utils.go l.28-45 ``ContainerRestarted``: any restartCount
+    above 0, init containers included; pkg/controllers/pod_controller.go l.207-264 then deletes the leader, and the
+    group with it), so a liveness probe through the HTTP front end turned a hung proxy into a reload of the model.
+
+    They are TCP connects: JetStream's server registers only its Orchestrator service, not ``grpc.health.v1``,
+    which a Kubernetes gRPC probe calls (AI-Hypercomputer/JetStream jetstream/core/server_lib.py
+    ``JetStreamServer.__init__``, ``add_OrchestratorServicer_to_server`` alone, at v0.2.0 ebb6150 l.56-59 and at
+    acd4f5a l.89-105). The port opens only once every engine has loaded its weights (``run``: ``load_params`` for
+    each engine, then ``jetstream_server.start()``, v0.2.0 l.110-126), so the startup window still covers the load.
+    Readiness stays ``GET /healthcheck`` through ``jetstream-http``, the path the Service sends requests on: it
+    fails the pod out of the Service and restarts nothing."""
+    startup, _, liveness = tcp_probes(JAX_PORT, args.probes)
+    _, readiness, _ = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
+    return startup, liveness, readiness
+
+
+def _tpu_tolerations(args: PathwaysServingArgs) -> list[k8s.core.v1.TolerationArgs]:
+    tpu = k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")
+    return [tpu, *node_lost_tolerations(args.probes)]
 
 
 def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerArgs]:
     """``pathways-proxy``, ``pathways-rm``, ``jax-tpu`` and ``jetstream-http``."""
     img, r = args.images, args.requests
-    startup, readiness, liveness = http_probes(HEALTH_PATH, HTTP_PORT, args.probes)
+    startup, liveness, readiness = jax_probes(args)
     scratch = f"--gcs_scratch_location={args.scratch_uri}"
     # Hardened (podspec.container_security); jax-tpu gets back only the capabilities the stack adds (the
     # disaggregated seed's SYS_PTRACE, NET_ADMIN and SYS_TIME).
@@ -120,6 +156,13 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
             readiness_probe=readiness,
             liveness_probe=liveness,
         ),
+        # jetstream-http stays in the leader pod: the HTTP front ends published for it dial the orchestrator on
+        # loopback alone, with no flag for another address (GoogleCloudPlatform/ai-on-gke
+        # tutorials-and-examples/inference-servers/jetstream/http-server/http_server.py at 9befebf, and
+        # .../maxtext/http-server/http_server.py: ``grpc.aio.insecure_channel("127.0.0.1:9000", ...)``; the
+        # request's ``server``/``port`` fields are unused), and the v0.2.3 image's own source is not public. It has
+        # no liveness probe, so a hang takes the leader out of the Service (readiness) without a restart, which
+        # would recreate the group (:func:`jax_probes`).
         k8s.core.v1.ContainerArgs(
             name="jetstream-http",
             image=img.http,
@@ -161,7 +204,7 @@ def selector_labels(args: PathwaysServingArgs) -> dict[str, str]:
 def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.4.0 and later)."""
     selector = node_selector(args.shape)
-    tolerations = _tpu_tolerations()
+    tolerations = _tpu_tolerations(args)
 
     def pod(containers: list[k8s.core.v1.ContainerArgs]) -> k8s.core.v1.PodSpecArgs:
         return k8s.core.v1.PodSpecArgs(

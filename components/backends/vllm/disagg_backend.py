@@ -26,7 +26,7 @@ from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
 from ..base import Built, Platform, ServingEndpoint, Stack
-from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
+from ..rollout import CONTAINER_RESTART, HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
@@ -107,6 +107,10 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
                 role=r.value,
                 job=t.name,
                 pod_pattern=f"{serving.name}-[0-9]+-[0-9a-f]+-{r.value}-.+",
+                # A leader is ``<lws>-<group>``, its LeaderWorkerSet ``<ds>-<slice>-<revision>-<role>``
+                # (kubernetes-sigs/lws v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-95 GenerateName). GKE's
+                # kube state metrics carry no pod labels (no kube_pod_labels), so the pods are found by name.
+                leader_pattern=f"{serving.name}-[0-9]+-[0-9a-f]+-{r.value}-[0-9]+",
                 requests_waiting=VllmMetric.REQUESTS_WAITING.value,
                 requests_running=VllmMetric.REQUESTS_RUNNING.value,
                 time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
@@ -245,7 +249,7 @@ DefaultRollingUpdateConfig: maxSurge 1, maxUnavailable 0; the revision hash cove
 DRAIN_SUMMARY = (
     "a node drain or upgrade takes one group of each role at a time (a disruption budget per role: one eviction, "
     "then none until the group serves again); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
-    "group has loaded"
+    f"group has loaded; {CONTAINER_RESTART}"
 )
 """What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
 

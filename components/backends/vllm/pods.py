@@ -19,6 +19,7 @@ from ...podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
     container_security,
     http_probes,
+    node_lost_tolerations,
     pod_security,
     requests,
 )
@@ -206,11 +207,25 @@ def sidecar_container(args: VllmServingArgs) -> k8s.core.v1.ContainerArgs | None
         args=sidecar_args(kv.inference_pool),
         restart_policy="Always",
         ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=HTTP_PORT)],
+        # Readiness on the sidecar's own health route (llm-d-router@v0.10.0 pkg/sidecar/proxy/proxy.go l.624-626:
+        # ``GET /health`` answers 200 from the proxy itself); a native sidecar's readiness counts in the pod's
+        # (https://kubernetes.io/docs/concepts/workloads/pods/sidecar-containers/), so a hung sidecar takes the
+        # decode leader out of the pool. No liveness probe and no memory limit: a restart of any container
+        # recreates the whole group (lws v0.10.0 pkg/utils/pod/pod_utils.go l.28-45 ``ContainerRestarted``), and
+        # llm-d's guide gives the sidecar no resources to size a limit from (``resources: {}``, @33a21d7 above).
+        readiness_probe=k8s.core.v1.ProbeArgs(
+            http_get=k8s.core.v1.HTTPGetActionArgs(path=SIDECAR_HEALTH_PATH, port=HTTP_PORT, scheme="HTTP"),
+            period_seconds=10,
+            failure_threshold=3,
+        ),
         resources=requests(*ROUTING_SIDECAR_REQUESTS),
         security_context=container_security(),
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name=SIDECAR_TOKEN_VOLUME, mount_path=TOKEN_DIR, read_only=True)],
     )
 
+
+SIDECAR_HEALTH_PATH = "/health"
+"""The routing sidecar's own health route (llm-d-router@v0.10.0 pkg/sidecar/proxy/proxy.go l.624-626)."""
 
 SIDECAR_TOKEN_VOLUME = "sidecar-api-token"
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -424,7 +439,10 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 priority_class_name=args.priority_class_name,
                 node_selector=node_selector(args.shape),
                 affinity=pool_affinity(args.node_pools),
-                tolerations=[k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule")],
+                tolerations=[
+                    k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule"),
+                    *node_lost_tolerations(args.probes),
+                ],
                 volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,
                 security_context=pod_security(),
                 termination_grace_period_seconds=shutdown(args).grace_seconds,

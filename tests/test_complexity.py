@@ -22,7 +22,6 @@ ABOVE_C_UNTIL_SPLIT = frozenset(
         ("tools/e2e/drain.py", "drain_one_group"),
         ("tools/runtime/pods_lws.py", "expand_leaderworkerset"),
         ("tools/runtime/pods_model.py", "make_container"),
-        ("tools/runtime/ports.py", "_policy_findings"),
         ("tools/runtime/scheduling.py", "_why"),
         ("tools/runtime/scheduling.py", "place"),
         ("tools/runtime/scheduling_ds.py", "_own_pools"),

@@ -20,7 +20,6 @@ ABOVE_C_UNTIL_SPLIT = frozenset(
         ("tools/conformance/extract_maxtext.py", "table"),
         ("tools/conformance/jetstream.py", "findings"),
         ("tools/e2e/drain.py", "drain_one_group"),
-        ("tools/runtime/pods_lws.py", "expand_leaderworkerset"),
         ("tools/runtime/pods_model.py", "make_container"),
         ("tools/runtime/scheduling.py", "_why"),
         ("tools/runtime/scheduling.py", "place"),

@@ -21,8 +21,6 @@ ABOVE_C_UNTIL_SPLIT = frozenset(
         ("tools/conformance/jetstream.py", "findings"),
         ("tools/e2e/drain.py", "drain_one_group"),
         ("tools/runtime/pods_model.py", "make_container"),
-        ("tools/runtime/scheduling.py", "_why"),
-        ("tools/runtime/scheduling.py", "place"),
         ("tools/runtime/scheduling_ds.py", "_own_pools"),
         ("tools/runtime/scheduling_ds.py", "metric_finding"),
         ("tools/runtime/scheduling_ds.py", "role_findings"),

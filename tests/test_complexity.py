@@ -20,7 +20,6 @@ ABOVE_C_UNTIL_SPLIT = frozenset(
         ("tools/conformance/extract_maxtext.py", "table"),
         ("tools/conformance/jetstream.py", "findings"),
         ("tools/e2e/drain.py", "drain_one_group"),
-        ("tools/runtime/pods_model.py", "make_container"),
         ("tools/runtime/scheduling_ds.py", "_own_pools"),
         ("tools/runtime/scheduling_ds.py", "metric_finding"),
         ("tools/runtime/scheduling_ds.py", "role_findings"),

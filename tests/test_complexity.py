@@ -18,7 +18,6 @@ HIGHEST = "C"
 ABOVE_C_UNTIL_SPLIT = frozenset(
     {
         ("tools/conformance/extract_maxtext.py", "table"),
-        ("tools/conformance/jetstream.py", "findings"),
         ("tools/e2e/drain.py", "drain_one_group"),
         ("tools/runtime/scheduling_ds.py", "_own_pools"),
         ("tools/runtime/scheduling_ds.py", "metric_finding"),

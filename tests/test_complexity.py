@@ -17,7 +17,6 @@ HIGHEST = "C"
 
 ABOVE_C_UNTIL_SPLIT = frozenset(
     {
-        ("tools/conformance/extract_maxtext.py", "table"),
         ("tools/e2e/drain.py", "drain_one_group"),
     }
 )

@@ -146,3 +146,19 @@ def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key()
         load(with_serving(SERVING, images={"jetstream": other}))
     assert f'serving.images.jetstream = "{other}": is release v0.2.2' in str(err.value)
     assert load(with_serving(SERVING, images={"jetstream": pin.value})).serving.images.jetstream == pin.value
+
+
+def test_jetstream_findings_refuse_a_server_image_with_no_maxtext_table():
+    view = _view("llama2-70b-disagg-v6e8x2")
+    c = _container(view, "jax-tpu")
+    c["image"] = c["image"].rsplit(":", 1)[0] + ":v0.1.9"
+    (reason,) = _reasons(view)
+    assert reason == f"image {c['image']}: no MaxText table for it"
+
+
+def test_jetstream_findings_refuse_a_pathways_container_with_no_table():
+    view = _view("llama2-70b-disagg-v6e8x2")
+    _container(view, "pathways-proxy")["name"] = "pathways-relay"
+    (found,) = [f for f in jetstream.findings(view) if "pathways-relay" in f.subject]
+    assert (found.ok, found.reason) == (False, "no Pathways table for a container named pathways-relay")
+    assert found.subject.startswith("engine ") and found.subject.endswith(" pathways-relay")

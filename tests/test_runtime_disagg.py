@@ -363,3 +363,33 @@ def test_disagg_refusals_of_the_role_count_static_replicas_and_placement_policy(
         "(webhook.go:126-133)",
     ]
     assert pods_ds.refusals({"spec": {**placed, "placementPolicy": {"type": "None"}}}) == []
+
+
+def test_role_findings_a_group_on_a_pool_another_role_uses_fails():
+    """scheduling_ds.role_findings: a role's group placed on a pool whose first pods are another role's."""
+    from tpu_serving_tools.runtime import scheduling_ds
+
+    view = PlanView(F.plan())
+    pods = pods_of(view)
+    placement = scheduling.place(pods, scheduling.node_pools(view))
+    prefill_pool = next(placement.pool_of[p.key] for p in pods if p.owner.endswith("-prefill") and p.requests_tpu)
+    for p in pods:
+        if p.owner.endswith("-decode") and p.key in placement.pool_of:
+            placement.pool_of[p.key] = prefill_pool
+    found = {f.subject: f for f in scheduling_ds.role_findings(view, pods, placement)}
+    assert found["role pd/llama-pd prefill"].ok
+    decode = found["role pd/llama-pd decode"]
+    assert not decode.ok
+    assert decode.reason == f"role decode: group 0 shares pool {prefill_pool.name} with role llama-pd/prefill"
+
+
+def test_metric_finding_a_leader_no_podmonitoring_scrapes_fails():
+    """scheduling_ds.metric_finding: a PodMonitoring whose endpoint names a port the leader does not have scrapes
+    nothing, as no PodMonitoring at all."""
+    unresolved = copy.deepcopy(F.plan())
+    for r in unresolved["resources"]:
+        if r["inputs"].get("kind") == "PodMonitoring":
+            r["inputs"]["spec"]["endpoints"] = [{"port": "no-such-port"}]
+    for plan in (unresolved, F.without(F.plan(), "PodMonitoring-pd-leaders")):
+        reason = _failures(plan)["[scheduling] scale pd/llama-pd-decode metric"]
+        assert reason == "no PodMonitoring scrapes llama-pd-0-<rev8>-decode-leader, whose pods the HPA averages over"

@@ -269,3 +269,17 @@ def test_pods_gcs_fuse_metadata_prefetch_volume_adds_its_sidecar():
     fuse, prefetch = pod.init_containers
     assert prefetch.name == "gke-gcsfuse-metadata-prefetch" and prefetch.sidecar
     assert prefetch.requests.cpu == pytest.approx(0.01) and prefetch.requests.memory == 10 * 2**20
+
+
+def test_make_container_takes_a_limitrange_default_limit_also_as_its_request():
+    """A LimitRange default limit for a resource the container does not limit becomes its limit and, when it requests
+    none, its request too; a request it gives stays; defaultRequest fills what is still unrequested."""
+    from tpu_serving_tools.runtime.pods_model import LimitDefaults, make_container
+
+    defaults = LimitDefaults(default_limits={"cpu": 2.0, "memory": 4.0 * GI}, default_requests={"cpu": 1.0})
+    c = make_container({"name": "c", "resources": {"requests": {"memory": "1Gi"}}}, defaults)
+    assert (c.limits.cpu, c.limits.memory) == (2.0, 4.0 * GI)
+    assert (c.requests.cpu, c.requests.memory) == (2.0, 1.0 * GI)
+    assert c.requested == frozenset({"cpu", "memory"})
+    kept = make_container({"name": "c", "resources": {"limits": {"cpu": "3"}}}, defaults)
+    assert (kept.limits.cpu, kept.requests.cpu) == (3.0, 3.0)

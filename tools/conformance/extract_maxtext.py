@@ -24,6 +24,7 @@ import datetime
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,33 +89,48 @@ def servers(server_config: str) -> dict[str, str]:
     return out
 
 
-def table(git_dir: Path) -> Table:
-    tags = window(git_dir)
-    if not tags:
-        raise SystemExit("no tag of the repository matches the seeds' MaxText (old layout with the seed's server)")
-    types: dict[str, str] | None = None
-    choices: dict[str, set[str]] = {}
-    known: dict[str, str] | None = None
-    files: set[str] | None = None
-    for tag in tags:
-        listed = {
-            f
-            for f in _git(git_dir, "ls-tree", "-r", "--name-only", tag, "MaxText/configs").split()
-            if f.endswith(".yml")
-        }
-        files = listed if files is None else files & listed
-        base = yaml.safe_load(_show(git_dir, tag, BASE) or "")
-        t = {str(k): type_name(v) for k, v in base.items()}
-        types = t if types is None else {k: v for k, v in types.items() if t.get(k) == v}
-        pyconfig = _show(git_dir, tag, PYCONFIG) or ""
-        for key, function in VALIDATORS.items():
-            v = valid_values(pyconfig, function)
-            choices[key] = choices[key] & v if key in choices else v
-        s = servers(_show(git_dir, tag, SERVER_CONFIG) or "")
-        known = s if known is None else {k: v for k, v in known.items() if s.get(k) == v}
-    assert types is not None and known is not None and files is not None
+@dataclass(frozen=True)
+class _AtTag:
+    """What one tag of MaxText holds: its config files, the types of base.yml's defaults, the values each validator
+    accepts, and the ``inference_server`` values with their slices."""
+
+    files: set[str]
+    types: dict[str, str]
+    choices: dict[str, set[str]]
+    servers: dict[str, str]
+
+
+def _at_tag(git_dir: Path, tag: str) -> _AtTag:
+    """The MaxText facts of ``tag``."""
+    listed = {
+        f for f in _git(git_dir, "ls-tree", "-r", "--name-only", tag, "MaxText/configs").split() if f.endswith(".yml")
+    }
+    base = yaml.safe_load(_show(git_dir, tag, BASE) or "")
+    pyconfig = _show(git_dir, tag, PYCONFIG) or ""
+    return _AtTag(
+        files=listed,
+        types={str(k): type_name(v) for k, v in base.items()},
+        choices={key: valid_values(pyconfig, function) for key, function in VALIDATORS.items()},
+        servers=servers(_show(git_dir, tag, SERVER_CONFIG) or ""),
+    )
+
+
+def _common(found: list[_AtTag]) -> _AtTag:
+    """What holds at every tag: the files, key types, choices and servers the first tag has and the others agree
+    on (in the first tag's order)."""
+    files, types, choices, known = found[0].files, found[0].types, dict(found[0].choices), found[0].servers
+    for at in found[1:]:
+        files = files & at.files
+        types = {k: v for k, v in types.items() if at.types.get(k) == v}
+        choices = {k: choices[k] & v for k, v in at.choices.items()}
+        known = {k: v for k, v in known.items() if at.servers.get(k) == v}
+    return _AtTag(files, types, choices, known)
+
+
+def _source(git_dir: Path, tags: list[str]) -> dict[str, str]:
+    """The table's provenance: the tags with their commits, why these, the files read, when and by what."""
     commits = ", ".join(f"{t} ({_git(git_dir, 'rev-list', '-n1', t).strip()[:12]})" for t in tags)
-    source = {
+    return {
         "artefact": f"AI-Hypercomputer/maxtext, the tags matching the seeds: {commits}",
         "why": (
             "the jetstream-pathways image clones MaxText at main (dependencies/dockerfiles/jetstream_pathways."
@@ -125,20 +141,27 @@ def table(git_dir: Path) -> Table:
         "extracted": datetime.date.today().isoformat(),
         "by": "tools/conformance/extract_maxtext.py",
     }
+
+
+def table(git_dir: Path) -> Table:
+    tags = window(git_dir)
+    if not tags:
+        raise SystemExit("no tag of the repository matches the seeds' MaxText (old layout with the seed's server)")
+    held = _common([_at_tag(git_dir, tag) for tag in tags])
     return Table(
         "maxtext",
         IMAGE,
-        source,
+        _source(git_dir, tags),
         flags=frozenset(),
         env=frozenset(),
-        config_keys=frozenset(types),
-        types=types,
+        config_keys=frozenset(held.types),
+        types=held.types,
         choices={
-            **{k: sorted(v) for k, v in choices.items()},
-            "inference_server": sorted(known),
-            "config_file": sorted(files),
+            **{k: sorted(v) for k, v in held.choices.items()},
+            "inference_server": sorted(held.servers),
+            "config_file": sorted(held.files),
         },
-        facts={f"inference_server={k}": v for k, v in sorted(known.items()) if v},
+        facts={f"inference_server={k}": v for k, v in sorted(held.servers.items()) if v},
     )
 
 

@@ -144,6 +144,38 @@ def _jetstream_lws(view: PlanView) -> Iterator[Mapping[str, Any]]:
             yield lws
 
 
+def _maxtext_finding(subject: str, c: Mapping[str, Any], image: str, slices: Slices | None) -> Finding:
+    """The JetStream server container: MaxText's settings against its release's table, its variables known."""
+    table_name = MAXTEXT_IMAGES.get(image.rsplit("/", 1)[-1])
+    if table_name is None:
+        return Finding(subject, False, f"image {image}: no MaxText table for it")
+    args = [str(a) for a in c.get("args") or ()]
+    problems = maxtext_problems(args, load(table_name), slices)
+    problems += [f"env {e['name']}: read by nothing known" for e in c.get("env") or () if e["name"] not in OTHER_ENV]
+    what = f"{len(args) - 1} MaxText settings, each a key of its type"
+    return Finding(subject, not problems, "; ".join(problems) or what)
+
+
+def _pathways_finding(subject: str, c: Mapping[str, Any], slices: Slices | None) -> Finding:
+    """A Pathways container: its flags and variables against the PathwaysJob release's table for it."""
+    if c["name"] not in CONTAINER_TABLES:
+        return Finding(subject, False, f"no Pathways table for a container named {c['name']}")
+    table = load(f"{CONTAINER_TABLES[c['name']]}-{PATHWAYS_RELEASE}")
+    problems = pathways_problems(c, table, slices)
+    what = f"{len(c.get('args') or ()) + len(c.get('env') or ())} flags and variables, each upstream's"
+    return Finding(subject, not problems, "; ".join(problems) or what)
+
+
+def _container_finding(subject: str, c: Mapping[str, Any], slices: Slices | None) -> Finding | None:
+    """The finding for a JetStream server or Pathways container; None for any other container."""
+    image = str(c.get("image", ""))
+    if image.rsplit("/", 1)[-1].startswith("jetstream-pathways:"):
+        return _maxtext_finding(subject, c, image, slices)
+    if image.startswith(PATHWAYS_IMAGES):
+        return _pathways_finding(subject, c, slices)
+    return None
+
+
 def findings(view: PlanView) -> list[Finding]:
     """Per container of every JetStream + Pathways LWS: MaxText's settings, Pathways' flags and variables."""
     out = []
@@ -157,28 +189,7 @@ def findings(view: PlanView) -> list[Finding]:
         for role in ("leaderTemplate", "workerTemplate"):
             for c in (template.get(role) or {}).get("spec", {}).get("containers", ()):
                 subject = f"engine {name} {role[: -len('Template')]} {c['name']}"
-                image = str(c.get("image", ""))
-                if image.rsplit("/", 1)[-1].startswith("jetstream-pathways:"):
-                    table_name = MAXTEXT_IMAGES.get(image.rsplit("/", 1)[-1])
-                    if table_name is None:
-                        out.append(Finding(subject, False, f"image {image}: no MaxText table for it"))
-                        continue
-                    args = [str(a) for a in c.get("args") or ()]
-                    problems = maxtext_problems(args, load(table_name), slices)
-                    problems += [
-                        f"env {e['name']}: read by nothing known"
-                        for e in c.get("env") or ()
-                        if e["name"] not in OTHER_ENV
-                    ]
-                    what = f"{len(args) - 1} MaxText settings, each a key of its type"
-                elif image.startswith(PATHWAYS_IMAGES):
-                    if c["name"] not in CONTAINER_TABLES:
-                        out.append(Finding(subject, False, f"no Pathways table for a container named {c['name']}"))
-                        continue
-                    table = load(f"{CONTAINER_TABLES[c['name']]}-{PATHWAYS_RELEASE}")
-                    problems = pathways_problems(c, table, slices)
-                    what = f"{len(c.get('args') or ()) + len(c.get('env') or ())} flags and variables, each upstream's"
-                else:
-                    continue
-                out.append(Finding(subject, not problems, "; ".join(problems) or what))
+                found = _container_finding(subject, c, slices)
+                if found is not None:
+                    out.append(found)
     return out

@@ -194,8 +194,8 @@ def _probe_ports(spec: Mapping[str, Any]) -> tuple[int | str, ...]:
     return tuple(dict.fromkeys(ports))
 
 
-def make_container(spec: Mapping[str, Any], defaults: LimitDefaults, *, init: bool = False) -> Container:
-    """A container spec with Kubernetes request defaulting applied (see facts)."""
+def _defaulted(spec: Mapping[str, Any], defaults: LimitDefaults) -> tuple[dict[str, float], dict[str, float]]:
+    """The container's limits and requests after Kubernetes request defaulting (see facts)."""
     res = spec.get("resources") or {}
     limits = _resources(res.get("limits"))
     requests = _resources(res.get("requests"))
@@ -207,14 +207,32 @@ def make_container(spec: Mapping[str, Any], defaults: LimitDefaults, *, init: bo
             requests.setdefault(k, v)
     for k, v in defaults.default_requests.items():
         requests.setdefault(k, v)
+    return limits, requests
+
+
+def _container_ports(spec: Mapping[str, Any]) -> tuple[tuple[int, ...], dict[str, int]]:
+    """The container's ports, and those of them that are named, by name."""
+    ports = spec.get("ports") or ()
+    numbers = tuple(int(p["containerPort"]) for p in ports if "containerPort" in p)
+    return numbers, {str(p["name"]): int(p["containerPort"]) for p in ports if "name" in p}
+
+
+def make_container(spec: Mapping[str, Any], defaults: LimitDefaults, *, init: bool = False) -> Container:
+    """A container spec with Kubernetes request defaulting applied (see facts)."""
+    limits, requests = _defaulted(spec, defaults)
+    name, image = str(spec.get("name", "")), str(spec.get("image", ""))
+    command = tuple(str(a) for a in spec.get("command") or ())
+    args = tuple(str(a) for a in spec.get("args") or ())
+    env = {str(e["name"]): _env_value(e) for e in spec.get("env") or ()}
+    ports, named_ports = _container_ports(spec)
     return Container(
-        name=str(spec.get("name", "")),
-        image=str(spec.get("image", "")),
-        command=tuple(str(a) for a in spec.get("command") or ()),
-        args=tuple(str(a) for a in spec.get("args") or ()),
-        env={str(e["name"]): _env_value(e) for e in spec.get("env") or ()},
-        ports=tuple(int(p["containerPort"]) for p in spec.get("ports") or () if "containerPort" in p),
-        named_ports={str(p["name"]): int(p["containerPort"]) for p in spec.get("ports") or () if "name" in p},
+        name=name,
+        image=image,
+        command=command,
+        args=args,
+        env=env,
+        ports=ports,
+        named_ports=named_ports,
         requests=_as_resources(requests),
         limits=_as_resources(limits),
         requested=frozenset(requests),

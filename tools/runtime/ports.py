@@ -10,7 +10,8 @@ the destination container's ``ports[].name`` (https://kubernetes.io/docs/concept
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 from tpu_serving_tools.runtime import network_kv, network_pd, picker
 from tpu_serving_tools.runtime.network import selector_matches, workloads
@@ -94,6 +95,36 @@ def _service_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
             )
 
 
+def _opened(port: int | str, end: int | str | None, selected: Iterable[Pod]) -> list[int]:
+    """The ports from ``port`` (to ``endPort``) that the selected pods' serving containers declare."""
+    hits: list[int] = []
+    for p in selected:
+        at = _resolve(port, _serving(p))
+        hi = int(end) if end and at is not None else at
+        hits += [x for x in _declared(_serving(p)) if at is not None and hi is not None and at <= x <= hi]
+    return hits
+
+
+def _policy_port_finding(
+    view: PlanView, meta: Mapping[str, Any], spec: Mapping[str, Any], selected: list[Pod], rp: Mapping[str, Any]
+) -> Finding:
+    """One port of an ingress rule of a NetworkPolicy: a pod it selects declares it, or the KV path serves it."""
+    ns = meta.get("namespace", "default")
+    port, end = rp["port"], rp.get("endPort")
+    subject = f"ports policy {ns}/{meta['name']} ingress {port}{'-' + str(end) if end else ''}"
+    hits = _opened(port, end, selected)
+    served = (
+        network_kv.ephemeral_served(view, spec.get("podSelector") or {}, ns, int(port), int(end))
+        if (end and not hits and str(port).isdigit())
+        else None
+    )
+    return Finding(
+        subject,
+        bool(hits) or served is not None,
+        f"opens {sorted(set(hits))}" if hits else served or "no pod the policy selects declares that port",
+    )
+
+
 def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
     for pol in view.kubernetes_objects("NetworkPolicy"):
         meta, spec = pol["metadata"], pol.get("spec") or {}
@@ -103,23 +134,7 @@ def _policy_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:
             for rp in rule.get("ports") or ():
                 if "port" not in rp or not selected:
                     continue
-                port, end = rp["port"], rp.get("endPort")
-                subject = f"ports policy {ns}/{meta['name']} ingress {port}{'-' + str(end) if end else ''}"
-                hits = []
-                for p in selected:
-                    at = _resolve(port, _serving(p))
-                    hi = int(end) if end and at is not None else at
-                    hits += [x for x in _declared(_serving(p)) if at is not None and hi is not None and at <= x <= hi]
-                served = (
-                    network_kv.ephemeral_served(view, spec.get("podSelector") or {}, ns, int(port), int(end))
-                    if (end and not hits and str(port).isdigit())
-                    else None
-                )
-                yield Finding(
-                    subject,
-                    bool(hits) or served is not None,
-                    f"opens {sorted(set(hits))}" if hits else served or "no pod the policy selects declares that port",
-                )
+                yield _policy_port_finding(view, meta, spec, selected, rp)
 
 
 def _picker_findings(view: PlanView, pods: list[Pod]) -> Iterator[Finding]:

@@ -222,26 +222,31 @@ def _place_one(cluster: _Cluster, pod: Pod, nodes: Sequence[_Node]) -> _Node | N
     return None
 
 
-def _why(pod: Pod, pools: Sequence[NodePool]) -> str:
-    """The most precise reason a pod has no node."""
-    matching = [p for p in pools if selector_matches(pod, p)]
-    if not matching:
-        affinity = f" and node affinity {[list(t) for t in pod.node_affinity]}" if pod.node_affinity else ""
-        return f"no node pool has labels {dict(pod.node_selector)}{affinity}"
-    tolerated = [p for p in matching if tolerates_all(pod, p.taints)]
-    if not tolerated:
-        taints = sorted({f"{k}={v}:{e}" for p in matching for k, v, e in p.taints})
-        return f"pools {', '.join(p.name for p in matching)} are tainted {', '.join(taints)} and the pod does not tolerate it"
-    unknown = [p for p in tolerated if p.allocatable is None]
-    known = [p for p in tolerated if p.allocatable is not None]
-    if not known:
-        return f"machine type {unknown[0].machine_type} of pool {unknown[0].name} is not in the allocatable fact table"
-    if not any(pod.requests.fits_in(p.allocatable) for p in known if p.allocatable):
-        biggest = max(known, key=lambda p: (p.allocatable.cpu, p.allocatable.memory))  # type: ignore[union-attr]
-        return (
-            f"needs {pod.requests.describe()}; largest node of pool {biggest.name} ({biggest.machine_type}) has "
-            f"{biggest.allocatable.describe()} allocatable"  # type: ignore[union-attr]
-        )
+def _selector_why(pod: Pod) -> str:
+    """No pool matches the pod's node selector (and node affinity)."""
+    affinity = f" and node affinity {[list(t) for t in pod.node_affinity]}" if pod.node_affinity else ""
+    return f"no node pool has labels {dict(pod.node_selector)}{affinity}"
+
+
+def _taint_why(matching: Sequence[NodePool]) -> str:
+    """Every pool that matches is tainted against the pod."""
+    taints = sorted({f"{k}={v}:{e}" for p in matching for k, v, e in p.taints})
+    return (
+        f"pools {', '.join(p.name for p in matching)} are tainted {', '.join(taints)} and the pod does not tolerate it"
+    )
+
+
+def _too_big_why(pod: Pod, known: Sequence[NodePool]) -> str:
+    """The pod's requests exceed every known pool's node."""
+    biggest = max(known, key=lambda p: (p.allocatable.cpu, p.allocatable.memory))  # type: ignore[union-attr]
+    return (
+        f"needs {pod.requests.describe()}; largest node of pool {biggest.name} ({biggest.machine_type}) has "
+        f"{biggest.allocatable.describe()} allocatable"  # type: ignore[union-attr]
+    )
+
+
+def _taken_why(pod: Pod, known: Sequence[NodePool]) -> str:
+    """The pod would fit a node, but other pods (or its exclusive set's domain) took the room."""
     if pod.exclusive_topology:
         return (
             f"no free {pod.exclusive_topology} domain holds its whole set {pod.exclusive_set} "
@@ -252,10 +257,25 @@ def _why(pod: Pod, pools: Sequence[NodePool]) -> str:
     )
 
 
-def place(pods: Sequence[Pod], pools: Sequence[NodePool]) -> Placement:
-    """Greedy placement of ``pods`` onto ``pools`` (see module docstring for the order)."""
-    cluster = _Cluster(pools)
-    result = Placement()
+def _why(pod: Pod, pools: Sequence[NodePool]) -> str:
+    """The most precise reason a pod has no node."""
+    matching = [p for p in pools if selector_matches(pod, p)]
+    if not matching:
+        return _selector_why(pod)
+    tolerated = [p for p in matching if tolerates_all(pod, p.taints)]
+    if not tolerated:
+        return _taint_why(matching)
+    unknown = [p for p in tolerated if p.allocatable is None]
+    known = [p for p in tolerated if p.allocatable is not None]
+    if not known:
+        return f"machine type {unknown[0].machine_type} of pool {unknown[0].name} is not in the allocatable fact table"
+    if not any(pod.requests.fits_in(p.allocatable) for p in known if p.allocatable):
+        return _too_big_why(pod, known)
+    return _taken_why(pod, known)
+
+
+def _split_sets(pods: Sequence[Pod]) -> tuple[dict[str, list[Pod]], list[Pod]]:
+    """The pods of each exclusive set (by set), and the pods placed one by one."""
     sets: dict[str, list[Pod]] = {}
     singles: list[Pod] = []
     for pod in pods:
@@ -263,41 +283,62 @@ def place(pods: Sequence[Pod], pools: Sequence[NodePool]) -> Placement:
             sets.setdefault(pod.exclusive_set, []).append(pod)
         else:
             singles.append(pod)
+    return sets, singles
 
-    def record(pod: Pod, node: _Node | None) -> None:
+
+def _record(result: Placement, pod: Pod, node: _Node | None, pools: Sequence[NodePool]) -> None:
+    """The pod's node and pool in ``result``, or why it has none."""
+    if node is None:
+        result.failure[pod.key] = _why(pod, pools)
+    else:
+        result.node_of[pod.key] = f"{node.pool.name}/{node.name}"
+        result.pool_of[pod.key] = node.pool
+
+
+def _try_domain(cluster: _Cluster, members: Sequence[Pod], dom: Sequence[_Node]) -> list[tuple[Pod, _Node]] | None:
+    """Every member on a node of ``dom``, biggest TPU request first; else None, with the domain's nodes as before."""
+    trial: list[tuple[Pod, _Node]] = []
+    snapshot = [(n, n.free, set(n.ports), list(n.pods)) for n in dom]
+    for pod in sorted(members, key=lambda p: -p.requests.tpu):
+        node = _place_one(cluster, pod, dom)
         if node is None:
-            result.failure[pod.key] = _why(pod, pools)
-        else:
-            result.node_of[pod.key] = f"{node.pool.name}/{node.name}"
-            result.pool_of[pod.key] = node.pool
+            break
+        trial.append((pod, node))
+    if len(trial) == len(members):
+        return trial
+    for n, free, ports, npods in snapshot:
+        n.free, n.ports, n.pods = free, ports, npods
+    return None
 
+
+def _place_set(cluster: _Cluster, members: Sequence[Pod], pools: Sequence[NodePool]) -> list[tuple[Pod, _Node]] | None:
+    """An exclusive set on the first free domain of its topology key that holds it whole (the domain then its)."""
+    first = members[0]
+    key = first.exclusive_topology or ""
+    usable = [p for p in pools if all(p in candidate_pools(m, pools) for m in members)]
+    for dom in cluster.domains(key, usable):
+        taken_by = cluster.owner.get((key, cluster.domain(dom[0], key)))
+        if cluster.family_pods_in(dom, first) or taken_by not in (None, (first.family, first.exclusive_set)):
+            continue
+        placed = _try_domain(cluster, members, dom)
+        if placed is not None:
+            cluster.owner[(key, cluster.domain(dom[0], key))] = (first.family, first.exclusive_set or "")
+            return placed
+    return None
+
+
+def place(pods: Sequence[Pod], pools: Sequence[NodePool]) -> Placement:
+    """Greedy placement of ``pods`` onto ``pools`` (see module docstring for the order)."""
+    cluster = _Cluster(pools)
+    result = Placement()
+    sets, singles = _split_sets(pods)
     for members in sorted(sets.values(), key=lambda m: -sum(p.requests.tpu for p in m)):
-        first = members[0]
-        key = first.exclusive_topology or ""
-        usable = [p for p in pools if all(p in candidate_pools(m, pools) for m in members)]
-        placed: list[tuple[Pod, _Node]] | None = None
-        for dom in cluster.domains(key, usable):
-            taken_by = cluster.owner.get((key, cluster.domain(dom[0], key)))
-            if cluster.family_pods_in(dom, first) or taken_by not in (None, (first.family, first.exclusive_set)):
-                continue
-            trial: list[tuple[Pod, _Node]] = []
-            snapshot = [(n, n.free, set(n.ports), list(n.pods)) for n in dom]
-            for pod in sorted(members, key=lambda p: -p.requests.tpu):
-                node = _place_one(cluster, pod, dom)
-                if node is None:
-                    break
-                trial.append((pod, node))
-            if len(trial) == len(members):
-                placed = trial
-                cluster.owner[(key, cluster.domain(dom[0], key))] = (first.family, first.exclusive_set or "")
-                break
-            for n, free, ports, npods in snapshot:
-                n.free, n.ports, n.pods = free, ports, npods
+        placed = _place_set(cluster, members, pools)
         for pod in members:
-            record(pod, next((n for p, n in placed or () if p is pod), None))
+            _record(result, pod, next((n for p, n in placed or () if p is pod), None), pools)
     for pod in sorted(singles, key=lambda p: (-p.requests.tpu, -p.requests.cpu)):
         nodes = [n for pool in candidate_pools(pod, pools) for n in cluster.nodes.get(pool.name, ())]
-        record(pod, _place_one(cluster, pod, nodes))
+        _record(result, pod, _place_one(cluster, pod, nodes), pools)
     return result
 
 

@@ -21,7 +21,7 @@ from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime import pods_ds
 from tpu_serving_tools.runtime.existing import declared_existing, manifest_addresses
 from tpu_serving_tools.runtime.network_flows import COLLECTOR
-from tpu_serving_tools.runtime.network_policy import Flow, _named_port, evaluate, peer_of, selector_matches
+from tpu_serving_tools.runtime.network_policy import Flow, Workload, _named_port, evaluate, peer_of, selector_matches
 from tpu_serving_tools.runtime.network_policy import workloads as all_workloads
 from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import PlanView
@@ -70,13 +70,16 @@ def _whole_slice(group: Sequence[Pod], placement: Placement) -> str | None:
     return None
 
 
-def _own_pools(
+def _role_settings(view: PlanView) -> Mapping[str, Any]:
+    """``serving.disaggregation`` of the settings: per role its settings (empty without)."""
+    return ((view.setting("serving") or {}).get("disaggregation") or {}) if view.setting("serving") else {}
+
+
+def _pools_each_role_may_take(
     view: PlanView, pods: Sequence[Pod], roles: Sequence[tuple[Any, str, list[pods_ds.Child]]]
-) -> dict[tuple[str, str], list[str]]:
-    """Per (ds, role): the pools its TPU pods may land on, and the roles that may land there too although the
-    settings give them other slices (``serving.disaggregation.<role>.slice``; roles without settings count as apart)."""
+) -> dict[tuple[str, str], set[str]]:
+    """Per (ds, role): the pools every one of its TPU pods may land on (none when it has no TPU pod)."""
     pools = node_pools(view)
-    wanted = ((view.setting("serving") or {}).get("disaggregation") or {}) if view.setting("serving") else {}
     may: dict[tuple[str, str], set[str]] = {}
     for ds, role, kids in roles:
         owners = {f"LeaderWorkerSet/{c.name}" for c in kids}
@@ -84,6 +87,25 @@ def _own_pools(
         may[(ds["metadata"]["name"], role)] = {
             pool.name for pool in pools if tpu and all(pool in candidate_pools(p, pools) for p in tpu)
         }
+    return may
+
+
+def _shared_pools_text(a: str, b: str, shared: Sequence[str], slices: Sequence[Any]) -> str:
+    """Why role ``a`` is not on slices of its own: role ``b``'s pods select ``shared`` too."""
+    return (
+        f"its pods may land on {', '.join(shared)}, which role {b}'s pods select too: nothing in its "
+        f"selectors or affinity keeps it on slices of its own (settings: {a} on slice {slices[0]!r}, "
+        f"{b} on {slices[1]!r}); on a cluster either role may take the other's slices"
+    )
+
+
+def _own_pools(
+    view: PlanView, pods: Sequence[Pod], roles: Sequence[tuple[Any, str, list[pods_ds.Child]]]
+) -> dict[tuple[str, str], list[str]]:
+    """Per (ds, role): the pools its TPU pods may land on, and the roles that may land there too although the
+    settings give them other slices (``serving.disaggregation.<role>.slice``; roles without settings count as apart)."""
+    may = _pools_each_role_may_take(view, pods, roles)
+    wanted = _role_settings(view)
     out: dict[tuple[str, str], list[str]] = {}
     for (ds, a), mine in may.items():
         for (other_ds, b), theirs in may.items():
@@ -92,51 +114,72 @@ def _own_pools(
                 continue
             shared = sorted(mine & theirs)
             if shared:
-                out.setdefault((ds, a), []).append(
-                    f"its pods may land on {', '.join(shared)}, which role {b}'s pods select too: nothing in its "
-                    f"selectors or affinity keeps it on slices of its own (settings: {a} on slice {slices[0]!r}, "
-                    f"{b} on {slices[1]!r}); on a cluster either role may take the other's slices"
-                )
+                out.setdefault((ds, a), []).append(_shared_pools_text(a, b, shared, slices))
     return out
+
+
+def _pools_in_use(
+    roles: Sequence[tuple[Any, str, list[pods_ds.Child]]], pods: Sequence[Pod], placement: Placement
+) -> dict[str, str]:
+    """Per pool: the first role (``<ds>/<role>``) whose placed pods use it."""
+    used: dict[str, str] = {}
+    for ds, role, kids in roles:
+        name = ds["metadata"]["name"]
+        for c in kids:
+            for p in pods:
+                if p.owner == f"LeaderWorkerSet/{c.name}" and p.key in placement.pool_of:
+                    used.setdefault(placement.pool_of[p.key].name, f"{name}/{role}")
+    return used
+
+
+def _unscheduled_finding(subject: str, role: str, mine: Sequence[Pod], placement: Placement) -> Finding | None:
+    """The role's failure when it runs no group or a pod of it is pending; None when every pod is placed."""
+    pending = [p for p in mine if p.key not in placement.node_of]
+    if not mine:
+        return Finding(subject, False, f"role {role} runs no group (0 replicas): nothing serves its stage")
+    if pending:
+        why = placement.failure[pending[0].key]
+        return Finding(subject, False, f"role {role} cannot be scheduled: pod {pending[0].name}: {why}")
+    return None
+
+
+def _group_problems(
+    kids: Sequence[pods_ds.Child], mine: Sequence[Pod], placement: Placement, used: Mapping[str, str], me: str
+) -> tuple[list[str], list[str]]:
+    """Each group of the role (``me``, ``<ds>/<role>``): its problems (not a whole slice, a pool another role
+    uses) and where it runs."""
+    problems, where = [], []
+    for c in kids:
+        owner = f"LeaderWorkerSet/{c.name}"
+        for g in range(c.replicas):
+            group = group_pods(mine, owner, g)
+            slice_problem = _whole_slice(group, placement)
+            pools = sorted({placement.pool_of[p.key].name for p in group})
+            others = [used[p] for p in pools if used.get(p) not in (None, me)]
+            if slice_problem:
+                problems.append(f"group {g}: {slice_problem}")
+            if others:
+                problems.append(f"group {g} shares pool {', '.join(pools)} with role {others[0]}")
+            where.append(f"group {g} on {' + '.join(pools)}")
+    return problems, where
 
 
 def role_findings(view: PlanView, pods: Sequence[Pod], placement: Placement) -> list[Finding]:
     """One finding per DisaggregatedSet role: all its groups on whole slices of pools of its own."""
     out = []
-    used: dict[str, str] = {}
     roles = list(_role_children(view))
     shared = _own_pools(view, pods, roles)
-    for ds, role, kids in roles:
-        ns, name = ds["metadata"].get("namespace", "default"), ds["metadata"]["name"]
-        for c in kids:
-            for p in pods:
-                if p.owner == f"LeaderWorkerSet/{c.name}" and p.key in placement.pool_of:
-                    used.setdefault(placement.pool_of[p.key].name, f"{name}/{role}")
+    used = _pools_in_use(roles, pods, placement)
     for ds, role, kids in roles:
         ns, name = ds["metadata"].get("namespace", "default"), ds["metadata"]["name"]
         subject = f"role {ns}/{name} {role}"
         mine = [p for c in kids for p in pods if p.owner == f"LeaderWorkerSet/{c.name}"]
-        pending = [p for p in mine if p.key not in placement.node_of]
-        if not mine:
-            out.append(Finding(subject, False, f"role {role} runs no group (0 replicas): nothing serves its stage"))
+        refused = _unscheduled_finding(subject, role, mine, placement)
+        if refused is not None:
+            out.append(refused)
             continue
-        if pending:
-            why = placement.failure[pending[0].key]
-            out.append(Finding(subject, False, f"role {role} cannot be scheduled: pod {pending[0].name}: {why}"))
-            continue
-        problems, where = list(shared.get((name, role), [])), []
-        for c in kids:
-            owner = f"LeaderWorkerSet/{c.name}"
-            for g in range(c.replicas):
-                group = group_pods(mine, owner, g)
-                slice_problem = _whole_slice(group, placement)
-                pools = sorted({placement.pool_of[p.key].name for p in group})
-                others = [used[p] for p in pools if used.get(p) not in (None, f"{name}/{role}")]
-                if slice_problem:
-                    problems.append(f"group {g}: {slice_problem}")
-                if others:
-                    problems.append(f"group {g} shares pool {', '.join(pools)} with role {others[0]}")
-                where.append(f"group {g} on {' + '.join(pools)}")
+        groups, where = _group_problems(kids, mine, placement, used, f"{name}/{role}")
+        problems = [*shared.get((name, role), []), *groups]
         out.append(
             Finding(
                 subject,
@@ -223,6 +266,32 @@ def _leaders(view: PlanView, ns: str, ds: str, role: str) -> list[Any]:
     return [w for w in all_workloads(view) if w.namespace == ns and selector_matches(sel, w.labels)]
 
 
+def _scrapes(view: PlanView, ns: str, w: Workload) -> list[tuple[str, int]]:
+    """The PodMonitorings of namespace ``ns`` that select workload ``w``: (name, port) per endpoint that resolves."""
+    scrapes = []
+    for pm in view.kubernetes_objects("PodMonitoring"):
+        spec = pm.get("spec") or {}
+        if pm["metadata"].get("namespace", "default") == ns and selector_matches(spec.get("selector"), w.labels):
+            for ep in spec.get("endpoints") or ():
+                port = ep["port"] if isinstance(ep["port"], int) else _named_port(w, str(ep["port"]))
+                if port is not None:
+                    scrapes.append((pm["metadata"]["name"], int(port)))
+    return scrapes
+
+
+def _leader_problems(view: PlanView, ns: str, w: Workload) -> list[str]:
+    """Leader workload ``w``: a PodMonitoring scrapes it, and the collectors reach each port scraped."""
+    problems = []
+    scrapes = _scrapes(view, ns, w)
+    if not scrapes:
+        problems.append(f"no PodMonitoring scrapes {w.name}, whose pods the HPA averages over")
+    for pm_name, port in scrapes:
+        verdict = evaluate(view, Flow(COLLECTOR, peer_of(w), port, why=f"PodMonitoring {pm_name}"))
+        if not verdict.ok:
+            problems.append(f"the collectors cannot scrape {w.name}:{port}: {verdict.reason}")
+    return problems
+
+
 def metric_finding(view: PlanView, hpa: Mapping[str, Any], ns: str, ds: str, role: str) -> Finding:
     """From the role's metric to the HPA: adapter, PodMonitoring on the scaler's pods, the collectors let in."""
     name = hpa["metadata"]["name"]
@@ -236,20 +305,7 @@ def metric_finding(view: PlanView, hpa: Mapping[str, Any], ns: str, ds: str, rol
     if not leaders:
         problems.append(f"the scaler selects no pod (role {role}'s leaders)")
     for w in leaders:
-        scrapes = []
-        for pm in view.kubernetes_objects("PodMonitoring"):
-            spec = pm.get("spec") or {}
-            if pm["metadata"].get("namespace", "default") == ns and selector_matches(spec.get("selector"), w.labels):
-                for ep in spec.get("endpoints") or ():
-                    port = ep["port"] if isinstance(ep["port"], int) else _named_port(w, str(ep["port"]))
-                    if port is not None:
-                        scrapes.append((pm["metadata"]["name"], int(port)))
-        if not scrapes:
-            problems.append(f"no PodMonitoring scrapes {w.name}, whose pods the HPA averages over")
-        for pm_name, port in scrapes:
-            verdict = evaluate(view, Flow(COLLECTOR, peer_of(w), port, why=f"PodMonitoring {pm_name}"))
-            if not verdict.ok:
-                problems.append(f"the collectors cannot scrape {w.name}:{port}: {verdict.reason}")
+        problems += _leader_problems(view, ns, w)
     metric = managed[0].split("|")[1]
     return Finding(
         subject,

@@ -111,52 +111,19 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
     groups = int(lws["spec"].get("replicas", 1))
     if groups < 2:
         return [Finding("drain", subject, False, f"needs 2 groups or more to show the budget, has {groups}")]
-    settled = _wait(
-        lambda: (
-            (b := _budget(api_client, namespace, name))["observed"] == b["generation"]
-            and b["expected"] == groups * size
-            and b["allowed"] == 1
-        ),
-        timeout,
-    )
-    seen = _budget(api_client, namespace, name)
-    out = [
-        Finding(
-            "drain",
-            f"{subject}: status",
-            settled,
-            f"expected pods {seen['expected']} (groups x size = {groups * size}), disruptions allowed {seen['allowed']}",
-        )
-    ]
-    if not settled and seen["generation"] is not None:
+    out, settled, generation = _budget_status(api_client, target, groups * size, timeout)
+    if not settled and generation is not None:
         return out  # a budget the controller has not settled: the evictions below would show nothing
-    by_group: dict[str, dict[str, str]] = {}
-    serving: set[str] = set()
-    for pod in lws_pods(api_client, namespace, name):
-        meta = pod["metadata"]
-        group = str((meta.get("labels") or {}).get(LWS_GROUP_LABEL))
-        by_group.setdefault(group, {})[meta["name"]] = meta["uid"]
-        if group != "0":
-            serving.add(str((pod.get("spec") or {}).get("nodeName")))
-    first, second = sorted(by_group["0"].items()), sorted(by_group["1"])
+    by_group, serving = _pods_by_group(api_client, namespace, name)
+    second = sorted(by_group["1"])[0]
     # As a drain does first, cordon group 0's slice, and with it every other TPU node no other group runs on: a free
     # slice (a surge spare at its maximum) would take group 0 back at once, and then the budget rightly allows the
     # next eviction (CI saw it: 'allowed: both groups disrupted at once' while group 0 already served on the spare).
     # What is shown is the budget while group 0 is down.
     nodes = _tpu_nodes(api_client) - serving
     _cordon(api_client, nodes, True)
-    answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in first}
-    allowed = [pod for pod, why in answers.items() if not why]
-    others = "; ".join(f"{pod}: {why.split(' (')[0]}" for pod, why in answers.items() if why)
-    out.append(
-        Finding(
-            "drain",
-            f"{subject}: group 0's pods, each evicted once",
-            bool(allowed),
-            f"allowed {', '.join(allowed) or 'none'}" + (f"; {others}" if others else ""),
-        )
-    )
-    answer = _evict(api_client, namespace, second[0])
+    out.append(_evict_group(api_client, namespace, sorted(by_group["0"].items()), subject))
+    answer = _evict(api_client, namespace, second)
     out.append(
         Finding(
             "drain",
@@ -166,21 +133,77 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
         )
     )
     _cordon(api_client, nodes, False)  # the slice is back (upgraded, repaired)
+    return out + _after_return(api_client, target, (groups, size), second, timeout)
+
+
+def _budget_status(
+    api_client: Any, target: tuple[str, str], pods: int, timeout: float
+) -> tuple[list[Finding], bool, Any]:
+    """The budget's status once its controller has counted ``pods`` pods and allows one disruption (or ``timeout``):
+    its finding, whether it settled, and its generation (None: no budget)."""
+    namespace, name = target
+    settled = _wait(
+        lambda: (
+            (b := _budget(api_client, namespace, name))["observed"] == b["generation"]
+            and b["expected"] == pods
+            and b["allowed"] == 1
+        ),
+        timeout,
+    )
+    seen = _budget(api_client, namespace, name)
+    detail = f"expected pods {seen['expected']} (groups x size = {pods}), disruptions allowed {seen['allowed']}"
+    subject = f"PodDisruptionBudget {namespace}/{name}: status"
+    return [Finding("drain", subject, settled, detail)], settled, seen["generation"]
+
+
+def _pods_by_group(api_client: Any, namespace: str, name: str) -> tuple[dict[str, dict[str, str]], set[str]]:
+    """The set's pods by group index (name -> uid), and the nodes of every group but group 0."""
+    by_group: dict[str, dict[str, str]] = {}
+    serving: set[str] = set()
+    for pod in lws_pods(api_client, namespace, name):
+        meta = pod["metadata"]
+        group = str((meta.get("labels") or {}).get(LWS_GROUP_LABEL))
+        by_group.setdefault(group, {})[meta["name"]] = meta["uid"]
+        if group != "0":
+            serving.add(str((pod.get("spec") or {}).get("nodeName")))
+    return by_group, serving
+
+
+def _evict_group(api_client: Any, namespace: str, pods: list[tuple[str, str]], subject: str) -> Finding:
+    """Each of ``pods`` (name, uid) evicted once, as a slice's drain asks: at least one must be allowed."""
+    answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in pods}
+    allowed = [pod for pod, why in answers.items() if not why]
+    others = "; ".join(f"{pod}: {why.split(' (')[0]}" for pod, why in answers.items() if why)
+    return Finding(
+        "drain",
+        f"{subject}: group 0's pods, each evicted once",
+        bool(allowed),
+        f"allowed {', '.join(allowed) or 'none'}" + (f"; {others}" if others else ""),
+    )
+
+
+def _after_return(
+    api_client: Any, target: tuple[str, str], shape: tuple[int, int], second: str, timeout: float
+) -> list[Finding]:
+    """Once group 0's slice is back: it serves again, the budget then allows the eviction of group 1's pod
+    ``second``, and group 1 serves again. ``shape`` is (groups, group size)."""
+    namespace, name = target
+    groups, size = shape
+    subject = f"PodDisruptionBudget {namespace}/{name}"
     back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
-    out.append(Finding("drain", f"{subject}: group 0 serves again", back, f"serving groups back to {groups}: {back}"))
-    if back:
-        _wait(lambda: _budget(api_client, namespace, name)["allowed"] == 1, timeout)
-        answer = _evict(api_client, namespace, second[0])
-        out.append(
-            Finding(
-                "drain",
-                f"{subject}: a pod of group 1 once group 0 serves",
-                not answer,
-                answer or "allowed: the budget came back",
-            )
+    out = [Finding("drain", f"{subject}: group 0 serves again", back, f"serving groups back to {groups}: {back}")]
+    if not back:
+        return out
+    _wait(lambda: _budget(api_client, namespace, name)["allowed"] == 1, timeout)
+    answer = _evict(api_client, namespace, second)
+    out.append(
+        Finding(
+            "drain",
+            f"{subject}: a pod of group 1 once group 0 serves",
+            not answer,
+            answer or "allowed: the budget came back",
         )
-        back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
-        out.append(
-            Finding("drain", f"{subject}: group 1 serves again", back, f"serving groups back to {groups}: {back}")
-        )
+    )
+    back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
+    out.append(Finding("drain", f"{subject}: group 1 serves again", back, f"serving groups back to {groups}: {back}"))
     return out

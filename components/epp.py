@@ -2,6 +2,8 @@
 chart deploys it on GKE (see :mod:`tpu_serving.gateway` for the sources); the objects the
 :class:`~tpu_serving.gateway.ServingGateway` creates for it."""
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
@@ -165,6 +167,24 @@ plugins:
     )
 
 
+def epp_config(args: ServingGatewayArgs) -> dict[str, str]:
+    """The data of the picker's ConfigMap: its plugin configuration, for a prefill/decode pool
+    (:func:`epp_pd_plugins`) or the chart's default (:data:`EPP_PLUGINS`)."""
+    return {EPP_CONFIG_FILE: epp_pd_plugins(args.pool_selector) if args.disaggregated else EPP_PLUGINS}
+
+
+EPP_CONFIG_CHECKSUM = "tpu-serving.dev/config-checksum"
+"""Pod template annotation holding the sha256 of :func:`epp_config`. The ConfigMap keeps a fixed name and the
+picker reads its configuration only at start, so without it a configuration change would reach the pods only at
+their next restart; a changed checksum changes the template and rolls the Deployment (Helm's documented
+``checksum/config`` pattern, https://helm.sh/docs/howto/charts_tips_and_tricks/#automatically-roll-deployments)."""
+
+
+def epp_config_checksum(args: ServingGatewayArgs) -> str:
+    """The sha256 of :func:`epp_config`'s data, keys sorted (pure: from the builder's data, not in an apply)."""
+    return hashlib.sha256(json.dumps(epp_config(args), sort_keys=True).encode()).hexdigest()
+
+
 def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:
     return {"app": args.epp}
 
@@ -300,7 +320,10 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             strategy=epp_strategy(ha),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    labels={**args.labels, **epp_labels(args)},
+                    annotations={EPP_CONFIG_CHECKSUM: epp_config_checksum(args)},
+                ),
                 spec=k8s.core.v1.PodSpecArgs(
                     service_account_name=args.epp,
                     # The endpoint picker watches the InferencePool and its pods: it needs its token.
@@ -340,16 +363,16 @@ def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
 
 
 def _apart(args: ServingGatewayArgs) -> k8s.core.v1.AffinityArgs:
-    """The replicas on different nodes when the cluster has room: a node's loss or drain takes one of them."""
+    """The replicas on different nodes, required: a node's loss or drain takes one of them, never both (a fail-closed
+    pool refuses every request while no replica serves). The CPU pool keeps at least two nodes for it
+    (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`); a surge pod of a rollout waits for a third node, which
+    the pool's autoscaler adds."""
     return k8s.core.v1.AffinityArgs(
         pod_anti_affinity=k8s.core.v1.PodAntiAffinityArgs(
-            preferred_during_scheduling_ignored_during_execution=[
-                k8s.core.v1.WeightedPodAffinityTermArgs(
-                    weight=100,
-                    pod_affinity_term=k8s.core.v1.PodAffinityTermArgs(
-                        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
-                        topology_key="kubernetes.io/hostname",
-                    ),
+            required_during_scheduling_ignored_during_execution=[
+                k8s.core.v1.PodAffinityTermArgs(
+                    label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
+                    topology_key="kubernetes.io/hostname",
                 )
             ]
         )

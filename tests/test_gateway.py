@@ -346,3 +346,44 @@ def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
     assert "FailClose" in pd[0] and "leader election" in pd[0] and "--allow-experimental-plugins" in pd[0]
     assert pd[0] in summary(plan_of("vllm-llama33-70b-disagg-v6e8x2")).splitlines()
     assert router_summary(plan_of("saxml-175b-v5e32x2").outputs) == []
+
+
+def _epp(stack: str) -> tuple[dict, dict]:
+    plan = plan_of(stack)
+    (deployment,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"].endswith("-epp")]
+    (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == deployment["metadata"]["name"]]
+    return deployment, cm
+
+
+def test_gateway_endpoint_picker_template_carries_the_checksum_of_its_config():
+    """SRE review m1: the ConfigMap keeps its name, so only a changed pod template rolls a new configuration out."""
+    import hashlib
+    import json
+
+    checksums = set()
+    for stack in (POOLED, "vllm-llama33-70b-disagg-v6e8x2"):
+        deployment, cm = _epp(stack)
+        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+        expected = hashlib.sha256(json.dumps(cm["data"], sort_keys=True).encode()).hexdigest()
+        assert annotations["tpu-serving.dev/config-checksum"] == expected
+        checksums.add(expected)
+    assert len(checksums) == 2  # a different configuration, a different template
+
+
+def test_gateway_endpoint_picker_replicas_are_required_on_different_nodes():
+    """SRE review B3/M6: a fail-closed pool's two pickers never share a VM; one picker has no anti-affinity."""
+    deployment, _ = _epp("vllm-llama33-70b-disagg-v6e8x2")
+    spec = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 2
+    assert spec["affinity"] == {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": deployment["spec"]["selector"]["matchLabels"]},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    single, _ = _epp(POOLED)
+    assert "affinity" not in single["spec"]["template"]["spec"]

@@ -37,11 +37,11 @@ import pulumi_kubernetes as k8s
 from .epp import (
     EPP_GRPC_PORT,
     EPP_HA_REPLICAS,
+    epp_config,
     epp_deployment,
     epp_disruption_budget,
     epp_labels,
     epp_network_policy,
-    epp_config,
     epp_role,
     epp_service,
     highly_available,

@@ -30,12 +30,15 @@ import pulumi_kubernetes as k8s
 from pulumi_gcp import organizations, projects
 
 from . import lws
-from .controllers import Controller
+from .controllers import Availability, Controller
 from .naming import namespace_problem, project_id_problem
 from .options import child_options
 from .settings import CreateOrExisting, described
 from .validation import Choice, check_arguments
 from .versions import PINS
+
+ADAPTER_DEPLOYMENT = "custom-metrics-stackdriver-adapter"
+"""The adapter's Deployment in its release manifest (also its selector labels' value)."""
 
 METRICS_ADAPTER = Controller(
     name="metrics-adapter",
@@ -49,6 +52,18 @@ METRICS_ADAPTER = Controller(
     default_version=PINS["metrics-adapter"].value,
     min_version="v0.16.9",
     newest_version=PINS["metrics-adapter"].newest,
+    # Two replicas on different nodes and a budget (SRE review m4): while no adapter serves, the custom and external
+    # metrics APIServices fail and every HPA holds its size. The manifest runs one (Deployment
+    # custom-metrics-stackdriver-adapter in custom-metrics, ``replicas: 1``, selector ``run`` and ``k8s-app``:
+    # custom-metrics-stackdriver-adapter, deploy/production/adapter_new_resource_model.yaml). It holds no state and
+    # no leader: each replica answers the aggregated API's requests behind the manifest's Service from Cloud
+    # Monitoring, so more than one may run (run with two replicas: FairwindsOps/charts#191, the review of its
+    # stackdriver-metrics-adapter chart, "it can work with 2 replicas").
+    availability=Availability(
+        deployment=ADAPTER_DEPLOYMENT,
+        namespace="custom-metrics",
+        selector={"run": ADAPTER_DEPLOYMENT, "k8s-app": ADAPTER_DEPLOYMENT},
+    ),
 )
 """The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-<version>``;
 the pin and its sources: :data:`tpu_serving.versions.PINS` ``metrics-adapter``). The oldest release accepted,

@@ -49,13 +49,16 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 class CpuPoolArgs:
     """The CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends).
 
-    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields.
+    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields. GKE's ``min_node_count`` is per
+    zone ("for one location in the node pool", google.container.v1 NodePoolAutoscaling; pulumi-gcp: "per zone in the
+    NodePool"); the cluster's pool has one zone, so its minimum of 2 is two VMs, for the replicas required on
+    different nodes (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`, which refuses fewer for the cluster).
     """
 
     machine_type: str = described(
         "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
     )
-    min_nodes: int = described("Autoscaling minimum, per zone of the pool.", default=1, ge=0, le=100)
+    min_nodes: int = described("Autoscaling minimum, per zone of the pool (at least 2).", default=2, ge=0, le=100)
     max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
     disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
 

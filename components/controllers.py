@@ -131,8 +131,9 @@ class Availability:
 
     def installed(self, obj: Mapping[str, Any]) -> Mapping[str, Any]:
         """One object of the release manifest as the install applies it: the controller's Deployment with
-        :attr:`replicas` and its pods spread over nodes (``ScheduleAnyway``: a cluster with one CPU node still
-        schedules both), anything else unchanged."""
+        :attr:`replicas` and its pods on different nodes (``DoNotSchedule``: two replicas on one VM would both go
+        with it, so a replica waits for a second node rather than share one; the CPU pool keeps at least two nodes,
+        :func:`tpu_serving.config.checks.cpu_pool_spread_problem`), anything else unchanged."""
         metadata = obj.get("metadata")
         if (
             obj.get("kind") != "Deployment"
@@ -147,7 +148,7 @@ class Availability:
             {
                 "maxSkew": 1,
                 "topologyKey": "kubernetes.io/hostname",
-                "whenUnsatisfiable": "ScheduleAnyway",
+                "whenUnsatisfiable": "DoNotSchedule",
                 "labelSelector": {"matchLabels": dict(self.selector)},
             }
         ]

@@ -2,6 +2,8 @@
 chart deploys it on GKE (see :mod:`tpu_serving.gateway` for the sources); the objects the
 :class:`~tpu_serving.gateway.ServingGateway` creates for it."""
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
@@ -98,6 +100,17 @@ EPP_HA_REPLICAS = 2
 mode, config/charts/README.md l.108-113, for ``router.epp.replicas`` > 1)."""
 
 
+METRICS_AUTH_OFF = "--metrics-endpoint-auth=false"
+"""The metrics port without authentication. On by default (pkg/epp/server/options.go l.154, l.231), it makes the
+port ask for a token that may GET ``/metrics`` (cmd/epp/runner/runner.go l.393-394, controller-runtime's
+``WithAuthenticationAndAuthorization``); the chart's Managed Prometheus scrape then needs a token Secret, a
+ClusterRole and binding for it and a Role letting gmp-system's collector read the Secret (config/charts/routerlib/
+templates/_gke.yaml l.4-108). The chart turns it off with ``monitoring.prometheus.auth.enabled: false``
+(_deployment.yaml l.126-127, values.yaml l.136-139): here the port is reached by nothing but the collectors
+(the tenancy's scrape policy and the picker's own, which admits its gRPC ports only), and it serves counters, no
+secrets."""
+
+
 def epp_pd_plugins(pool_selector: Mapping[str, str]) -> str:
     """The picker's prefill/decode configuration, for a pool of prefill and decode servers (the disaggregated vLLM
     mode), with every plugin checked in llm-d/llm-d-router@v0.10.0:
@@ -165,6 +178,24 @@ plugins:
     )
 
 
+def epp_config(args: ServingGatewayArgs) -> dict[str, str]:
+    """The data of the picker's ConfigMap: its plugin configuration, for a prefill/decode pool
+    (:func:`epp_pd_plugins`) or the chart's default (:data:`EPP_PLUGINS`)."""
+    return {EPP_CONFIG_FILE: epp_pd_plugins(args.pool_selector) if args.disaggregated else EPP_PLUGINS}
+
+
+EPP_CONFIG_CHECKSUM = "tpu-serving.dev/config-checksum"
+"""Pod template annotation holding the sha256 of :func:`epp_config`. The ConfigMap keeps a fixed name and the
+picker reads its configuration only at start, so without it a configuration change would reach the pods only at
+their next restart; a changed checksum changes the template and rolls the Deployment (Helm's documented
+``checksum/config`` pattern, https://helm.sh/docs/howto/charts_tips_and_tricks/#automatically-roll-deployments)."""
+
+
+def epp_config_checksum(args: ServingGatewayArgs) -> str:
+    """The sha256 of :func:`epp_config`'s data, keys sorted (pure: from the builder's data, not in an apply)."""
+    return hashlib.sha256(json.dumps(epp_config(args), sort_keys=True).encode()).hexdigest()
+
+
 def epp_labels(args: ServingGatewayArgs) -> dict[str, str]:
     return {"app": args.epp}
 
@@ -176,8 +207,8 @@ def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
     exactly these kinds, pkg/epp/server/controller_manager.go l.65-101). The stack creates no objective or rewrite
     and installs neither group's CRDs (llm-d-router ships the ``llm-d.ai`` ones, config/crd/bases): the picker
     skips a kind the cluster does not serve (controller_manager.go l.84-93). The chart's ClusterRole for
-    TokenReviews and SubjectAccessReviews comes only with its Prometheus monitoring (_rbac.yaml l.2-40), which
-    the stack does not deploy: nothing scrapes the picker's metrics port."""
+    TokenReviews and SubjectAccessReviews comes only with its Prometheus monitoring's authentication (_rbac.yaml
+    l.2-40), which the stack turns off (:data:`METRICS_AUTH_OFF`): none is needed."""
     read = ["get", "watch", "list"]
     return k8s.rbac.v1.RoleInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
@@ -235,8 +266,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     config/charts/routerlib/templates/_deployment.yaml l.14, l.166-174, l.203-205, l.280-282, l.337-345;
     values.yaml l.7 ``replicas: 1``). Its arguments are the chart's for an InferencePool (l.96-128) with the
     chart's defaults: no leader election (one replica, l.110-112), no tracing (``tracing.enabled: false``,
-    values.yaml l.145-146), and no ``--metrics-endpoint-auth=false`` (``monitoring.prometheus.auth.enabled: true``,
-    values.yaml l.136-139).
+    values.yaml l.145-146); and ``--metrics-endpoint-auth=false`` (:data:`METRICS_AUTH_OFF`), for the stack's
+    PodMonitoring of the metrics port.
 
     Behind a prefill/decode pool (:func:`highly_available`): two replicas with ``--ha-enable-leader-election``, as
     the chart runs more than one (l.110-112), and ``--allow-experimental-plugins`` for the alpha rollout screener
@@ -274,6 +305,7 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             "--grpc-health-port",
             str(EPP_HEALTH_PORT),
             "--tracing=false",
+            METRICS_AUTH_OFF,
             *((LEADER_ELECTION_FLAG, EXPERIMENTAL_PLUGINS_FLAG) if ha else ()),
         ],
         ports=[
@@ -300,7 +332,10 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             strategy=epp_strategy(ha),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **epp_labels(args)}),
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    labels={**args.labels, **epp_labels(args)},
+                    annotations={EPP_CONFIG_CHECKSUM: epp_config_checksum(args)},
+                ),
                 spec=k8s.core.v1.PodSpecArgs(
                     service_account_name=args.epp,
                     # The endpoint picker watches the InferencePool and its pods: it needs its token.
@@ -340,16 +375,16 @@ def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
 
 
 def _apart(args: ServingGatewayArgs) -> k8s.core.v1.AffinityArgs:
-    """The replicas on different nodes when the cluster has room: a node's loss or drain takes one of them."""
+    """The replicas on different nodes, required: a node's loss or drain takes one of them, never both (a fail-closed
+    pool refuses every request while no replica serves). The CPU pool keeps at least two nodes for it
+    (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`); a surge pod of a rollout waits for a third node, which
+    the pool's autoscaler adds."""
     return k8s.core.v1.AffinityArgs(
         pod_anti_affinity=k8s.core.v1.PodAntiAffinityArgs(
-            preferred_during_scheduling_ignored_during_execution=[
-                k8s.core.v1.WeightedPodAffinityTermArgs(
-                    weight=100,
-                    pod_affinity_term=k8s.core.v1.PodAffinityTermArgs(
-                        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
-                        topology_key="kubernetes.io/hostname",
-                    ),
+            required_during_scheduling_ignored_during_execution=[
+                k8s.core.v1.PodAffinityTermArgs(
+                    label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
+                    topology_key="kubernetes.io/hostname",
                 )
             ]
         )

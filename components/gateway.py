@@ -35,15 +35,13 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .epp import (
-    EPP_CONFIG_FILE,
     EPP_GRPC_PORT,
     EPP_HA_REPLICAS,
-    EPP_PLUGINS,
+    epp_config,
     epp_deployment,
     epp_disruption_budget,
     epp_labels,
     epp_network_policy,
-    epp_pd_plugins,
     epp_role,
     epp_service,
     highly_available,
@@ -297,7 +295,7 @@ class ServingGateway(pulumi.ComponentResource):
         config = k8s.core.v1.ConfigMap(
             f"{name}-epp-config",
             metadata=meta,
-            data={EPP_CONFIG_FILE: epp_pd_plugins(args.pool_selector) if args.disaggregated else EPP_PLUGINS},
+            data=epp_config(args),
             opts=child,
         )
         k8s.apps.v1.Deployment(

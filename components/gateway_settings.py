@@ -83,9 +83,16 @@ class GatewaySettings:
         default=EPP_IMAGE,
         check=pinned_image_problem,
     )
+    # Not the chart's size (SRE review m8): llm-d/llm-d-router@v0.10.0 config/charts/routerlib/values.yaml l.59-65
+    # requests 8 CPUs and 8Gi (memory limit 16Gi, no CPU limit). 8 CPUs fit no node of the default CPU pool: an
+    # n2-standard-8 leaves 7.91 vCPUs to pods after GKE's reservation (machines.py, cloud.google.com/kubernetes-engine/
+    # docs/concepts/plan-node-sizes), less its system pods; and the picker's two replicas would need two such nodes
+    # to themselves. A stack that serves more traffic sets epp_cpu and epp_memory (and a larger cpuPool.machineType);
+    # the namespace quota (quota.py, epp_pods) follows these settings.
     epp_cpu: str = described(
         "CPU request of the endpoint picker (the namespace quota needs one; the llm-d-router v0.10.0 chart "
-        "requests 8 CPUs and 8Gi, while this default is the stack's own, kept from the earlier picker).",
+        "requests 8 CPUs and 8Gi, more than an n2-standard-8 node of the default CPU pool holds; this default is "
+        "the stack's own).",
         default="1",
         pattern=r"^\d+(\.\d+)?m?$",
     )

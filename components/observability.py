@@ -157,6 +157,8 @@ class ServingMetrics:
     leaders of :attr:`leader_worker_sets`; a backend with neither gets no such alert)."""
     job_pods: job_alerts.JobPods | None = None
     """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
+    router: str | None = None
+    """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -307,10 +309,10 @@ def _not_ready_query(scope: Scope) -> str:
 
 def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
     """The alert policies whose signals the backend has."""
+    minutes = settings.no_ready_leader_minutes
     out = []
     leaders = roles_.leader_pods(metrics.serves, metrics.leader_pods, metrics.leader_worker_sets)
     if leaders is not None:
-        minutes = settings.no_ready_leader_minutes
         out.append(
             Alert(*roles_.no_ready_leader_alert(scope.cluster, scope.namespace, leaders, minutes, POD_NOT_READY))
         )
@@ -355,9 +357,9 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             )
         )
     kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
-    return out + [
-        Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)
-    ]
+    out += [Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)]
+    router = roles_.router_alerts(scope.cluster, scope.namespace, metrics.router, minutes, POD_NOT_READY)
+    return out + [Alert(*a) for a in router]
 
 
 def alert_policy_args(

@@ -261,3 +261,52 @@ def no_ready_leader_alert(
         f"group at once. Look at the pods (kubectl -n {namespace} get pods), their events and the controller's status "
         "(the JobSet's or LeaderWorkerSet's conditions).",
     )
+
+
+ROUTER_ERROR_RATIO = 0.05
+"""Share of the endpoint picker's requests that may fail, over five minutes, before its error alert fires."""
+
+
+def router_pods(epp: str) -> str:
+    """RE2 pattern of the endpoint picker Deployment ``epp``'s pods: ``<deployment>-<pod-template-hash>-<suffix>``
+    (its ReplicaSet is "[DEPLOYMENT-NAME]-[HASH]", kubernetes.io/docs/concepts/workloads/controllers/deployment,
+    "Creating a Deployment"; the ReplicaSet names its pods ``<replicaset>-<random suffix>``). ``epp`` is a DNS-1035
+    label (the Service's name and ``-gateway-epp``): letters, digits and ``-``, none special in RE2, so it goes
+    unescaped (a backslash would be an invalid escape in a PromQL string)."""
+    return f"{epp}-[a-z0-9]+-[a-z0-9]+"
+
+
+def router_alerts(
+    cluster: str, namespace: str, epp: str | None, minutes: int, ready: str
+) -> list[tuple[str, str, str, int, str]]:
+    """``(key, title, PromQL, minutes, runbook)`` of the alerts on the endpoint picker ``epp`` (none without one): no
+    replica Ready (kube-state-metrics' ``ready`` series; the probes ask the picker's ``liveness`` or
+    ``inference-extension`` gRPC service, so a replica is Ready while it serves), and its own error ratio. The error
+    series are llm-d/llm-d-router@v0.10.0's ``llm_d_epp_request_error_total`` over ``llm_d_epp_request_total``
+    (pkg/epp/metrics/llm_d_router_metrics.go l.28 subsystem ``llm_d_epp``, l.40-56), scraped by the picker's
+    PodMonitoring (``job`` = its name, the Deployment's)."""
+    if epp is None:
+        return []
+    where = f'{{cluster="{cluster}", namespace="{namespace}", job="{epp}"}}'
+    errors = f"sum(rate(llm_d_epp_request_error_total{where}[5m]))"
+    total = f"sum(rate(llm_d_epp_request_total{where}[5m]))"
+    return [
+        (
+            "router-not-ready",
+            "No endpoint picker ready",
+            no_ready_leader_query(cluster, namespace, router_pods(epp), ready),
+            minutes,
+            f"No replica of the endpoint picker {epp} in namespace {namespace} has been Ready for {minutes} minutes: "
+            "a FailClose pool refuses every request, a FailOpen one routes without picking. Look at its pods (kubectl "
+            f"-n {namespace} get pods -l app={epp}), their events and logs, and the CPU pool's nodes.",
+        ),
+        (
+            "router-errors",
+            "Endpoint picker errors high",
+            f"({errors} / {total}) > {ROUTER_ERROR_RATIO:g}",
+            5,
+            f"More than {ROUTER_ERROR_RATIO:.0%} of the requests the endpoint picker {epp} handled failed over five "
+            "minutes (by error_code on the dashboard's series llm_d_epp_request_error_total): read its logs "
+            f"(kubectl -n {namespace} logs -l app={epp}) and the serving pods' readiness.",
+        ),
+    ]

@@ -8,6 +8,7 @@ child of the deployment. What the phases derive from the settings alone is in
 :mod:`tpu_serving.derived`.
 """
 
+import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ import pulumi
 from . import cost
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
+from .backends.vllm import VllmServingConfig
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cloud_nat import cloud_nat, look_up_existing_nat
 from .cluster import CloudNat, TpuCluster
@@ -39,6 +41,7 @@ from .derived import (
     slice_allocation,
     stack_apis,
 )
+from .epp import EPP_METRICS_PORT
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
@@ -53,7 +56,7 @@ from .naming import (
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
-from .observability import Observability, ObservabilityArgs, ServingMetrics
+from .observability import Observability, ObservabilityArgs, ScrapeTarget, ServingMetrics
 from .observability_settings import ObservabilitySettings
 from .options import child_options
 from .services import ProjectServices, ProjectServicesArgs
@@ -101,9 +104,21 @@ def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Co
         backend=backend,
         labels={**dict(zip(LIBRARY_LABEL_KEYS, (PART_OF, cluster_name, "pulumi"), strict=True)), **cfg.labels},
         k8s_labels={"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cluster_name},
-        metrics=backend.metrics(cfg.serving) if backend is not None and watched else ServingMetrics(serves=False),
+        metrics=watched_metrics(cfg) if backend is not None and watched else ServingMetrics(serves=False),
         watched=watched,
     )
+
+
+def watched_metrics(cfg: StackConfig) -> ServingMetrics:
+    """The backend's metrics and, behind an InferencePool, its endpoint picker's: a PodMonitoring of its metrics port
+    (the tenancy's scrape policy opens it to the collectors) and its alerts (:func:`.observability_roles.router_alerts`)."""
+    assert cfg.serving is not None
+    metrics = BACKENDS[cfg.serving.backend].metrics(cfg.serving)
+    if cfg.gateway is None or not cfg.gateway.inference_pool or not isinstance(cfg.serving, VllmServingConfig):
+        return metrics
+    epp = f"{gateway_name(cfg.serving.service_name)}-epp"
+    target = ScrapeTarget(epp, {"app": epp}, EPP_METRICS_PORT)
+    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], router=epp)
 
 
 @dataclass(frozen=True)

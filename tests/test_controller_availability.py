@@ -28,7 +28,7 @@ def availability(controller: Controller) -> Availability:
 
 
 @pytest.mark.parametrize("controller", [LWS, JOBSET], ids=["lws", "jobset"])
-def test_availability_installed_gives_the_deployment_two_replicas_spread_over_nodes(controller: Controller):
+def test_availability_installed_gives_the_deployment_two_replicas_on_different_nodes(controller: Controller):
     a = availability(controller)
     changed = a.installed(deployment(a.deployment))
     assert changed["spec"]["replicas"] == 2
@@ -36,7 +36,7 @@ def test_availability_installed_gives_the_deployment_two_replicas_spread_over_no
     assert spread == {
         "maxSkew": 1,
         "topologyKey": "kubernetes.io/hostname",
-        "whenUnsatisfiable": "ScheduleAnyway",
+        "whenUnsatisfiable": "DoNotSchedule",
         "labelSelector": {"matchLabels": dict(a.selector)},
     }
     assert changed["spec"]["template"]["spec"]["containers"] == [{"name": "manager"}]
@@ -85,3 +85,15 @@ def test_availability_the_plan_applies_the_budget_with_the_release(stack: str, g
     (config_group,) = [r for r in plan_of(stack).as_json()["resources"] if r["name"] == group]
     (budget,) = config_group["inputs"]["objs"]
     assert budget["kind"] == "PodDisruptionBudget" and budget["metadata"]["name"] == name
+
+
+def test_availability_of_the_metrics_adapter_runs_two_replicas_under_a_budget():
+    """SRE review m4: while no adapter serves, every HPA holds its size."""
+    from tpu_serving.autoscaling import METRICS_ADAPTER
+
+    a = availability(METRICS_ADAPTER)
+    assert (a.deployment, a.namespace) == ("custom-metrics-stackdriver-adapter", "custom-metrics")
+    assert a.selector == {"run": a.deployment, "k8s-app": a.deployment}
+    assert METRICS_ADAPTER.extra_objects() == [a.budget()]
+    changed = a.installed(deployment(a.deployment))
+    assert changed["spec"]["replicas"] == 2

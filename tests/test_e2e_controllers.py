@@ -103,7 +103,7 @@ def case(request: pytest.FixtureRequest) -> Case:
 def cp(case: Case, tmp_path: Path) -> Iterator[ControlPlane]:
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
-        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a", initial_nodes=2, max_nodes=2))
         controllers.install_release(plane, Path(toolchain_files()[case.manifest]), case.library)
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
         yield plane
@@ -200,7 +200,7 @@ def lws_plane(tmp_path: Path) -> Iterator[ControlPlane]:
         pytest.skip("the e2e toolchain has no lws-manager")
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
-        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a", initial_nodes=2, max_nodes=2))
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})
         yield plane
 
@@ -252,7 +252,7 @@ def test_e2e_controller_serves_its_webhooks_through_a_drain(case: Case, install:
     no custom resource, and no pod the webhooks admit, can be created until the controller is back."""
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [case.spec.namespace])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as plane:
-        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a", initial_nodes=2, max_nodes=2))
         manifest = Path(toolchain_files()[case.manifest])
         controllers.install_release(plane, manifest, case.library if install == "library" else None)
         plane.kube.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "work"}})

@@ -39,7 +39,8 @@ def cp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
     folder = tmp_path_factory.mktemp("planted")
     stages = controllers.kubelet_stages(toolchain_stages(), folder / "stages", [controllers.LWS.namespace])
     with ControlPlane(run_timeout=900, tools=load_toolchain(), stages=stages) as plane:
-        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
+        # two CPU nodes: the library's controller replicas are required on different nodes (DoNotSchedule)
+        nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a", initial_nodes=2, max_nodes=2))
         nodes.create_nodes(plane, POOL)
         controllers.install_release(plane, Path(toolchain_files()["lws-manifests"]), library_controllers.LWS)
         controllers.run_controller(plane, controllers.LWS, timeout=180)

@@ -108,6 +108,7 @@ def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
         "--grpc-health-port",
         "9003",
         "--tracing=false",
+        "--metrics-endpoint-auth=false",
     ]
     assert {p["containerPort"] for p in c["ports"]} == {9002, 9003, 9090}
     assert c["readinessProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
@@ -379,3 +380,79 @@ def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
     assert "FailClose" in pd[0] and "leader election" in pd[0] and "--allow-experimental-plugins" in pd[0]
     assert pd[0] in summary(plan_of("vllm-llama33-70b-disagg-v6e8x2")).splitlines()
     assert router_summary(plan_of("saxml-175b-v5e32x2").outputs) == []
+
+
+def _epp(stack: str) -> tuple[dict, dict]:
+    plan = plan_of(stack)
+    (deployment,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"].endswith("-epp")]
+    (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == deployment["metadata"]["name"]]
+    return deployment, cm
+
+
+def test_gateway_endpoint_picker_template_carries_the_checksum_of_its_config():
+    """SRE review m1: the ConfigMap keeps its name, so only a changed pod template rolls a new configuration out."""
+    import hashlib
+    import json
+
+    checksums = set()
+    for stack in (POOLED, "vllm-llama33-70b-disagg-v6e8x2"):
+        deployment, cm = _epp(stack)
+        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+        expected = hashlib.sha256(json.dumps(cm["data"], sort_keys=True).encode()).hexdigest()
+        assert annotations["tpu-serving.dev/config-checksum"] == expected
+        checksums.add(expected)
+    assert len(checksums) == 2  # a different configuration, a different template
+
+
+def test_gateway_endpoint_picker_replicas_are_required_on_different_nodes():
+    """SRE review B3/M6: a fail-closed pool's two pickers never share a VM; one picker has no anti-affinity."""
+    deployment, _ = _epp("vllm-llama33-70b-disagg-v6e8x2")
+    spec = deployment["spec"]["template"]["spec"]
+    assert deployment["spec"]["replicas"] == 2
+    assert spec["affinity"] == {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": deployment["spec"]["selector"]["matchLabels"]},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+    single, _ = _epp(POOLED)
+    assert "affinity" not in single["spec"]["template"]["spec"]
+
+
+@pytest.mark.parametrize("stack", [POOLED, "vllm-llama33-70b-disagg-v6e8x2"])
+def test_gateway_endpoint_picker_is_scraped_and_alerted_on(stack):
+    """SRE review B3/M7: a PodMonitoring of the picker's metrics port, open to the collectors only, and two alerts."""
+    plan = plan_of(stack)
+    deployment, _ = _epp(stack)
+    name = deployment["metadata"]["name"]
+    (c,) = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--metrics-endpoint-auth=false" in c["args"]
+    metrics_port = next(p["containerPort"] for p in c["ports"] if p["name"] == "metrics")
+    (monitoring,) = [m for m in _objects(plan, "PodMonitoring") if m["metadata"]["name"] == name]
+    assert monitoring["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert [e["port"] for e in monitoring["spec"]["endpoints"]] == [metrics_port]
+    (scrape,) = [p for p in _objects(plan, "NetworkPolicy") if p["metadata"]["name"] == f"scrape-{name}"]
+    assert scrape["spec"]["podSelector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+    assert scrape["spec"]["ingress"][0]["ports"] == [{"protocol": "TCP", "port": metrics_port}]
+    policies = {
+        r.name.rsplit("-observability-", 1)[1]: r.inputs
+        for r in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+        if "-observability-router-" in r.name
+    }
+    assert sorted(policies) == ["router-errors", "router-not-ready"]
+    errors = policies["router-errors"]["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    assert 'llm_d_epp_request_error_total{cluster="' in errors and f'job="{name}"' in errors
+    not_ready = policies["router-not-ready"]["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    assert "kube_pod_container_status_ready" in not_ready and f'pod=~"{name}-[a-z0-9]+-[a-z0-9]+"' in not_ready
+
+
+def test_gateway_without_an_inference_pool_has_no_router_alerts():
+    from tpu_serving.observability_roles import router_alerts
+
+    assert router_alerts("c", "ns", None, 5, "kube_pod_container_status_ready") == []
+    plan = plan_of(PLAIN)
+    assert not [r for r in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy") if "-router-" in r.name]

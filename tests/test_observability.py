@@ -68,7 +68,8 @@ def _tiles(plan) -> list[dict]:
 
 
 def test_observability_vllm_scrapes_the_leaders_metrics_path_on_8000():
-    (pm,) = _objects(VLLM_STACK, "PodMonitoring")
+    # the second is the endpoint picker's (tests/test_gateway.py)
+    (pm,) = [p for p in _objects(VLLM_STACK, "PodMonitoring") if p["metadata"]["name"] == "vllm-leaders"]
     assert pm["spec"]["selector"]["matchLabels"] == {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}
     assert pm["spec"]["endpoints"] == [{"port": 8000, "path": "/metrics", "interval": "15s"}]
     assert pm["metadata"]["namespace"] == load_stack(VLLM_STACK).workload_identity.namespace
@@ -148,7 +149,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
 @pytest.mark.parametrize(
     ("stack", "keys"),
     [
-        (VLLM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
+        (VLLM_STACK, ["backlog", "no_ready_leader", "not_ready", "router_errors", "router_not_ready", "tpu_idle"]),
         (JETSTREAM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
         (SAX_STACK, ["no_ready_leader", "not_ready"]),
         (BATCH_STACK, ["job_not_running"]),
@@ -240,16 +241,18 @@ def test_observability_dashboard_and_alerts_wait_for_the_monitoring_api():
 def test_observability_scrape_flow_allowed_only_by_the_scrape_policy(stack):
     data = plan_of(stack).as_json()
     scrape = [f for f in network.check(PlanView(data)).findings if f.subject.startswith("flow gmp-system/collector")]
-    assert len(scrape) == 1 and scrape[0].ok and "allowed by ingress policy scrape-" in scrape[0].reason
+    # one per PodMonitoring: the leaders', and the endpoint picker's behind an InferencePool
+    assert len(scrape) == (2 if stack == VLLM_STACK else 1)
+    assert all(f.ok and "allowed by ingress policy scrape-" in f.reason for f in scrape)
     data["resources"] = [
         r for r in data["resources"] if not (r["type"].endswith("NetworkPolicy") and "-scrape-" in r["name"])
     ]
-    (denied,) = [f for f in network.check(PlanView(data)).findings if f.subject == scrape[0].subject]
-    assert not denied.ok and "PodMonitoring" in denied.reason
+    denied = [f for f in network.check(PlanView(data)).findings if f.subject in {s.subject for s in scrape}]
+    assert len(denied) == len(scrape) and all(not f.ok and "PodMonitoring" in f.reason for f in denied)
 
 
 def test_observability_scrape_policy_admits_the_collector_pods_only():
-    (policy,) = [o for o in _objects(VLLM_STACK, "NetworkPolicy") if o["metadata"]["name"].startswith("scrape-")]
+    (policy,) = [o for o in _objects(VLLM_STACK, "NetworkPolicy") if o["metadata"]["name"] == "scrape-vllm-leaders"]
     (rule,) = policy["spec"]["ingress"]
     (peer,) = rule["from"]
     assert peer["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "gmp-system"}

@@ -109,6 +109,25 @@ def zone_problems(cfg: StackConfig) -> list[str]:
     return found
 
 
+SPREAD_NODES = 2
+"""Nodes the cluster's CPU pool keeps at least: the LWS and JobSet controllers and the metrics adapter
+(:class:`tpu_serving.controllers.Availability`) and a prefill/decode pool's endpoint picker
+(:data:`tpu_serving.epp.EPP_HA_REPLICAS`) run two replicas each, required on different nodes (``DoNotSchedule`` spread,
+required anti-affinity by ``kubernetes.io/hostname``)."""
+
+
+def cpu_pool_spread_problem(key: str, min_nodes: int) -> str:
+    """Why the cluster's CPU pool cannot hold two replicas on different nodes at its minimum (``min_nodes``), or
+    ``""``. ``key`` is the pool's key path in the stack file."""
+    if min_nodes >= SPREAD_NODES:
+        return ""
+    return (
+        f"{key}.minNodes = {min_nodes}: the controllers' and the endpoint picker's two replicas are required on "
+        f"different nodes, and a pool below {SPREAD_NODES} nodes leaves one of them Pending (its webhooks and the "
+        f"router then run on one VM); valid: {SPREAD_NODES} or more, with maxNodes at least as many"
+    )
+
+
 def cluster_problems(cfg: StackConfig) -> list[str]:
     """Checks across the cluster and the rest of the stack, at the keys to change."""
     return [
@@ -118,7 +137,16 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
         *_not_ready_window_problems(cfg),
         *_managed_prometheus_problems(cfg),
         *_image_cache_problems(cfg),
+        *_cpu_pool_problems(cfg),
     ]
+
+
+def _cpu_pool_problems(cfg: StackConfig) -> list[str]:
+    """One key in both modes: a created cluster's pool (cluster.cpuPool) or, in existing-cluster mode, the description
+    of the cluster's CPU nodes the stack runs on (the same key, EXISTING_ARGS_FROM_THE_STACK): the required spreading
+    must be satisfiable there too."""
+    spread = cpu_pool_spread_problem(f"{_CLUSTER}.cpuPool", cfg.cluster.cpu_pool.min_nodes)
+    return [spread] if spread else []
 
 
 _CLUSTER = f"{PROJECT_NAMESPACE}:cluster"

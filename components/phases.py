@@ -327,6 +327,8 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
             load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
             operator_groups=cfg.tenancy.operators.groups,
             operator_users=cfg.tenancy.operators.users,
+            # On an existing cluster the other tenants' pods are not the stack's to evict (GKE review G2).
+            serving_preempts=not cfg.existing,
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(
@@ -473,9 +475,10 @@ def install_controller(
 ) -> ControllerInstall:
     """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
     manifest = to_settings(ctx.cfg.controller_manifests, ControllerManifests).of(controller)
+    owned = ctx.cfg.controller_installs.of(controller.name, ctx.cfg.existing) == CreateOrExisting.CREATE
     return ControllerInstall(
         f"{ctx.name}-{controller.name}",
-        ControllerInstallArgs(controller, version, manifest),
+        ControllerInstallArgs(controller, version, manifest, owned),
         opts=pulumi.ResourceOptions(
             parent=ctx.parent,
             aliases=MOVED_FROM_THE_STACK,

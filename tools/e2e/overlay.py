@@ -91,7 +91,16 @@ def existing_cluster_overlay(
         out[serving_key] = _adapter_grant_existing(out[serving_key])
     if manifests:
         out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in sorted(manifests.items())}
+        # In existing-cluster mode a controller defaults to `existing` (the platform's); the local control plane runs
+        # none, so the stack installs each one the run has a manifest for, as on a cluster it creates.
+        out[_key(out, "controllerInstalls")] = {
+            CONTROLLER_KEYS[c]: "create" for c in sorted(manifests) if c in INSTALL_MODE_CONTROLLERS
+        }
     return out
+
+
+INSTALL_MODE_CONTROLLERS = ("lws", "jobset", "pathways-job")
+"""The controllers of the stack file's ``controllerInstalls`` (the metrics adapter's is ``adapterInstall``)."""
 
 
 ADAPTER_EXISTING = {"adapterIam": EXISTING, "adapterInstall": EXISTING}

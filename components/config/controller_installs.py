@@ -13,7 +13,7 @@ MODE_CONTROLLERS = ("lws", "jobset", "pathways-job")
 
 
 def _controller_install(controller: str) -> CreateOrExisting | None:
-    return Field(  # type: ignore[no-any-return]
+    return Field(
         None,
         description=f"`create`: the stack installs and owns the {controller} release (its CRDs, webhooks, namespace "
         "and cluster roles, deleted by `pulumi destroy`, with every custom resource of theirs in the cluster); "

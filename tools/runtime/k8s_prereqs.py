@@ -114,8 +114,9 @@ def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
     parents = {str(r["urn"]): r for r in view.resources if not r.get("custom")}
     for r in view.resources:
         outputs = r.get("registeredOutputs") or {}
+        files: list[Any]
         if str(r["type"]).endswith(":ControllerInstall") and outputs.get("owned") is False:
-            files, upstream = [], outputs.get("upstream")
+            files, upstream = [], outputs.get("upstream")  # nothing applied: the release the cluster runs
         elif str(r["type"]).startswith("kubernetes:yaml/"):
             files = r["inputs"].get("files") or [r["inputs"].get("file")]
             upstream = ((parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}).get("upstream")
@@ -172,7 +173,9 @@ def kind_findings(view: PlanView) -> Iterator[Finding]:
             )
             continue
         if (applier.get("registeredOutputs") or {}).get("owned") is False:
-            yield Finding(subject, True, f"served by {controller} {release}, which the cluster runs ({applier['name']})")
+            yield Finding(
+                subject, True, f"served by {controller} {release}, which the cluster runs ({applier['name']})"
+            )
             continue
         if applier["urn"] not in graph.ancestors(str(r["urn"])):
             yield Finding(

@@ -349,6 +349,10 @@ class ControllerInstallArgs:
     manifest: str | None = field(default=None, metadata={"check": manifest_problem})
     """Where the release manifest of ``version`` is read from: an ``https://`` mirror or a local file (absolute, or
     relative to the program's folder); None: the controller's upstream release URL. It must hold that release."""
+    owned: bool = True
+    """Whether the stack installs and owns the release; False: the cluster runs it already (a shared cluster's
+    platform controller), and the component creates nothing: it records the release the workloads expect, which
+    must be served (its CRDs and webhooks) before ``pulumi up``."""
 
 
 def _source(controller: str) -> Any:
@@ -388,8 +392,9 @@ class ControllerInstall(pulumi.ComponentResource):
     first (the CPU node pool that runs the controller) in ``opts.depends_on``.
     """
 
-    manifests: k8s.yaml.v2.ConfigGroup
-    """The release manifest's objects (expanded by the provider)."""
+    manifests: k8s.yaml.v2.ConfigGroup | None
+    """The release manifest's objects (expanded by the provider); None when the cluster runs the controller
+    (``owned`` False)."""
     version: str
     """The installed release."""
     api_group: str
@@ -405,6 +410,19 @@ class ControllerInstall(pulumi.ComponentResource):
         self.source = manifest_source(args.manifest)
         """Where the manifest is read from: ``upstream``, ``mirror`` or ``local file``."""
         readiness = args.controller.webhook_readiness
+        if not args.owned:
+            self.manifests = None
+            self.register_outputs(
+                {
+                    "controller": args.controller.name,
+                    "version": args.version,
+                    "owned": False,
+                    "expects": f"the cluster runs {args.controller.name} {args.version} (custom resources of "
+                    f"{args.controller.api_group}); the stack installs none of it and does not own it",
+                    "upstream": upstream,
+                }
+            )
+            return
         transforms = args.controller.transforms(args.version)
         self.manifests = k8s.yaml.v2.ConfigGroup(
             f"{name}-manifests",

@@ -25,12 +25,7 @@ from .cloud_nat import cloud_nat, look_up_existing_nat
 from .cluster import CloudNat, TpuCluster
 from .config.checks import namespace_pods
 from .config.models import StackConfig
-from .controllers import (
-    Controller,
-    ControllerInstall,
-    ControllerInstallArgs,
-    ControllerManifests,
-)
+from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .derived import (
     bucket_grants,
     buckets_args,
@@ -342,6 +337,7 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
             load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
             operator_groups=cfg.tenancy.operators.groups,
             operator_users=cfg.tenancy.operators.users,
+            serving_preempts=not cfg.existing,  # an existing cluster's other tenants are not ours to evict
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(
@@ -488,9 +484,10 @@ def install_controller(
 ) -> ControllerInstall:
     """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
     manifest = to_settings(ctx.cfg.controller_manifests, ControllerManifests).of(controller)
+    owned = ctx.cfg.controller_installs.of(controller.name, ctx.cfg.existing) == CreateOrExisting.CREATE
     return ControllerInstall(
         f"{ctx.name}-{controller.name}",
-        ControllerInstallArgs(controller, version, manifest),
+        ControllerInstallArgs(controller, version, manifest, owned),
         opts=pulumi.ResourceOptions(
             parent=ctx.parent,
             aliases=MOVED_FROM_THE_STACK,

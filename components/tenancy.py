@@ -150,6 +150,10 @@ class TenancyArgs:
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()
     """Users that operate the variant."""
+    serving_preempts: bool = True
+    """Whether the serving PriorityClass preempts lower-priority pods (``PreemptLowerPriority``); False: it never does
+    (``Never``: its pods go ahead of lower-priority ones in the scheduling queue but evict none), as on an existing
+    cluster, whose other tenants' pods the stack must not evict."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on every object."""
 
@@ -393,6 +397,14 @@ def operator_binding(args: TenancyArgs) -> k8s.rbac.v1.RoleBindingInitArgs | Non
     )
 
 
+def preemption_policy(args: TenancyArgs, priority_class: str, policy: str) -> str:
+    """The ``preemptionPolicy`` of ``priority_class`` (``policy`` from :data:`PRIORITIES`): ``Never`` for the serving
+    class when it must not preempt (``serving_preempts``). A class with ``preemptionPolicy: Never`` is a
+    non-preempting one: its pods are queued ahead of lower-priority pods but never evict them (Kubernetes v1.34,
+    https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class)."""
+    return "Never" if priority_class == SERVING_PRIORITY and not args.serving_preempts else policy
+
+
 class Tenancy(pulumi.ComponentResource):
     """Quota, default requests, network policies, priority classes and operator RBAC of a namespace.
 
@@ -418,7 +430,7 @@ class Tenancy(pulumi.ComponentResource):
                 f"{name}-{pc}",
                 metadata=_meta(args, pc, namespaced=False),
                 value=value,
-                preemption_policy=policy,
+                preemption_policy=preemption_policy(args, pc, policy),
                 global_default=False,
                 description=text,
                 opts=child,

@@ -59,3 +59,25 @@ def test_without_metrics_api_passes_only_an_unreadable_metric():
     assert not without_metrics_api(unsynced).ok
     active = _scales("True", "ValidMetricFound")
     assert without_metrics_api(active) is active and expected_failures([active]) == []
+
+
+def test_installed_controllers_counts_those_the_cluster_runs():
+    """A controller the stack expects the cluster to run (``controllerInstalls: existing``, a ControllerInstall with
+    ``owned: false`` and no ConfigGroup) is one the run must start and the overlay has the stack install."""
+    from tpu_serving_tools.e2e.run import installed_controllers
+
+    plan = {
+        "resources": [
+            {
+                "type": "tpu-serving:index:ControllerInstall",
+                "registeredOutputs": {"controller": "lws", "version": "v0.10.0", "owned": False},
+            },
+            {
+                "type": "kubernetes:yaml/v2:ConfigGroup",
+                "inputs": {
+                    "files": ["https://github.com/kubernetes-sigs/jobset/releases/download/v0.12.0/manifests.yaml"]
+                },
+            },
+        ]
+    }
+    assert installed_controllers(plan) == ["jobset", "lws"]

@@ -364,3 +364,43 @@ def test_adapter_install_existing_installs_no_metrics_adapter():
     plan = plan_of_config({**EXISTING, "tpu-serving:serving": {**serving, "autoscaling": auto}})
     assert _installs(plan) == ["vllm-lws"]
     assert plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler"), "the HPA stays"
+
+
+# --------------------------------------------------------------------------- controllers on a shared cluster
+
+
+def test_existing_cluster_installs_no_controller_unless_told_to():
+    """On an existing cluster the LWS controller is the platform's by default: the stack installs none of it (its
+    destroy would delete the CRD, and every tenant's LeaderWorkerSets with it) and the preview says what it expects
+    (SRE review B2); ``controllerInstalls.lws: create`` opts in to owning it."""
+    from tpu_serving_tools.existing_notes import manifest_lines
+
+    plan = existing_plan()
+    assert not [g for g in plan.of_type("kubernetes:yaml/v2:ConfigGroup") if g.name.startswith("vllm-lws")]
+    (lws,) = [r for r in plan.of_type("tpu-serving:index:ControllerInstall") if r.name == "vllm-lws"]
+    assert lws.registered_outputs["owned"] is False
+    assert "v0.10.0" in lws.registered_outputs["expects"]
+    assert "  vllm-lws v0.10.0: existing, not installed: the cluster runs lws v0.10.0" in " ".join(
+        manifest_lines(plan.resources)
+    )
+    opted = plan_of_config({**EXISTING, "tpu-serving:controllerInstalls": {"lws": "create"}})
+    assert [g for g in opted.of_type("kubernetes:yaml/v2:ConfigGroup") if g.name.startswith("vllm-lws")]
+
+
+def test_created_cluster_installs_its_controllers():
+    plan = plan_of_config(VLLM)
+    (lws,) = [r for r in plan.of_type("tpu-serving:index:ControllerInstall") if r.name == "vllm-lws"]
+    assert "owned" not in lws.registered_outputs
+    assert [g for g in plan.of_type("kubernetes:yaml/v2:ConfigGroup") if g.name.startswith("vllm-lws")]
+    assert (
+        plan_of_config(with_change("tpu-serving:controllerInstalls", {"lws": "existing"}, VLLM)).of_type(
+            "kubernetes:yaml/v2:ConfigGroup"
+        )
+        == []
+    )
+
+
+def test_controller_installs_bad_input():
+    assert problems(with_change("tpu-serving:controllerInstalls", {"lws": "own"}, VLLM)) == [
+        "tpu-serving:controllerInstalls.lws = \"own\": Input should be 'create' or 'existing'"
+    ]

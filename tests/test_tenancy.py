@@ -147,3 +147,13 @@ def test_tenancy_every_namespaced_object_waits_for_its_namespace(stack):
     assert namespaced
     late = [r.name for r in namespaced if namespaces[r.inputs["metadata"]["namespace"]] not in waits_for(plan, r)]
     assert late == []
+
+
+def test_tenancy_serving_priority_never_preempts_on_an_existing_cluster():
+    """On an existing cluster the serving class must not evict the other tenants' pods (GKE review G2); a created
+    cluster's serving class still preempts (batch work below it)."""
+    existing = {o["metadata"]["name"]: o for o in objects("vllm-llama33-70b-existing", "PriorityClass")}
+    created = {o["metadata"]["name"]: o for o in objects("vllm-llama33-70b-v5e16", "PriorityClass")}
+    assert existing["tpu-serving-online"]["preemptionPolicy"] == "Never"
+    assert created["tpu-serving-online"]["preemptionPolicy"] == "PreemptLowerPriority"
+    assert existing["tpu-serving-online"]["value"] > existing["tpu-serving-batch"]["value"]

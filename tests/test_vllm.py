@@ -425,3 +425,27 @@ def test_vllm_compilation_cache_refuses_an_age_rule_on_its_bucket():
         if r.inputs["labels"]["purpose"] == "scratch"
     ]
     assert lifecycle == [None]
+
+
+def test_vllm_groups_pinned_to_the_existing_node_pools():
+    """On an existing cluster every pod of a group takes only the stack's named pools (tpuSlices[].existingNodePools),
+    never another tenant's pool of the same shape (GKE review G2); a created cluster's pools are all the stack's."""
+    from tpu_serving_tools.offline import kubernetes_objects
+
+    def pools(stack: str) -> list[list[str] | None]:
+        (lws,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "LeaderWorkerSet"]
+        template = lws["spec"]["leaderWorkerTemplate"]
+        found = []
+        for pod in (template.get("leaderTemplate", template["workerTemplate"]), template["workerTemplate"]):
+            affinity = pod["spec"].get("affinity", {}).get("nodeAffinity")
+            if affinity is None:
+                found.append(None)
+                continue
+            (term,) = affinity["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            (expr,) = term["matchExpressions"]
+            assert (expr["key"], expr["operator"]) == ("cloud.google.com/gke-nodepool", "In")
+            found.append(expr["values"])
+        return found
+
+    assert pools("vllm-llama33-70b-existing") == [["tpu-v5e16-a", "tpu-v5e16-b", "tpu-v5e16-spare"]] * 2
+    assert pools("vllm-llama33-70b-v5e16") == [None, None]

@@ -50,6 +50,9 @@ def manifest_lines(resources: Sequence[Any]) -> list[str]:
         if r.type != CONTROLLER_INSTALL or not isinstance(r.registered_outputs, Mapping):
             continue
         out = r.registered_outputs
+        if out.get("owned") is False:
+            lines.append(f"  {r.name} {out.get('version')}: existing, not installed: {out.get('expects')}")
+            continue
         source = out.get("source", "upstream")
         lines.append(f"  {r.name} {out.get('version')}: {source}, {out.get('url')}")
     return ["Controller manifests:", *lines] if lines else []

@@ -53,6 +53,7 @@ from ..settings import (
 )
 from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
 from ..validation import raising
+from .controller_installs import ControllerInstallsConfig
 
 # --------------------------------------------------------------------------- cluster
 
@@ -411,6 +412,9 @@ class StackConfig(Model):
         default_factory=ControllerManifestsConfig,
         description="Where each controller's release manifest is read from (mirrors, clusters without internet "
         "access); unset: the upstream release URL.",
+    )
+    controller_installs: ControllerInstallsConfig = Field(
+        default_factory=ControllerInstallsConfig, description="Whether the stack installs and owns each controller."
     )
 
     @field_validator("shared_buckets")

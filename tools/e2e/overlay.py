@@ -60,26 +60,9 @@ def existing_cluster_overlay(
             f"manifests: unknown controller(s) {', '.join(unknown)}; valid: {', '.join(CONTROLLER_KEYS)}"
         )
     out = copy.deepcopy(dict(config))
-    cluster_key = _key(out, "cluster")
-    cluster = out.get(cluster_key)
-    if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
-        raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
-    dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
-    existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
-    out[cluster_key] = {**{k: v for k, v in cluster.items() if k not in dropped}, "existing": existing}
-
-    bucket_keys = {to_camel(k) for k in CREATE_ONLY_BUCKET_KEYS}
-    buckets_key = _key(out, "buckets")
-    out[buckets_key] = [
-        {**{k: v for k, v in b.items() if k not in bucket_keys}, "existing": True} for b in out.get(buckets_key) or []
-    ]
-
-    wi_key = _key(out, "workloadIdentity")
-    wi = dict(out.get(wi_key) or {})
-    account = workload_service_account_id(str(cluster["name"]), wi.pop("gcpServiceAccount", None))
-    wi["existingGcpServiceAccount"] = service_account_email(account, str(out["gcp:project"]))
-    out[wi_key] = wi
-
+    cluster = _existing_cluster(out, kubeconfig, context)
+    _existing_buckets(out)
+    _existing_identity(out, str(cluster["name"]))
     out[_key(out, "projectApis")] = EXISTING
     obs_key = _key(out, "observability")
     out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
@@ -90,8 +73,53 @@ def existing_cluster_overlay(
     if isinstance(out.get(serving_key), dict):
         out[serving_key] = _adapter_grant_existing(out[serving_key])
     if manifests:
-        out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in sorted(manifests.items())}
+        _installed_from(out, manifests)
     return out
+
+
+def _existing_cluster(out: dict[str, Any], kubeconfig: str, context: str | None) -> dict[str, Any]:
+    """The stack's cluster, in ``out``, named existing by ``kubeconfig`` (and ``context``), without the keys only a
+    created cluster has; the cluster's settings as the stack file gave them."""
+    cluster_key = _key(out, "cluster")
+    cluster = out.get(cluster_key)
+    if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
+        raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
+    dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
+    existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
+    out[cluster_key] = {**{k: v for k, v in cluster.items() if k not in dropped}, "existing": existing}
+    return cluster
+
+
+def _existing_buckets(out: dict[str, Any]) -> None:
+    """Every bucket of ``out`` named existing, without the keys only a created bucket has."""
+    bucket_keys = {to_camel(k) for k in CREATE_ONLY_BUCKET_KEYS}
+    buckets_key = _key(out, "buckets")
+    out[buckets_key] = [
+        {**{k: v for k, v in b.items() if k not in bucket_keys}, "existing": True} for b in out.get(buckets_key) or []
+    ]
+
+
+def _existing_identity(out: dict[str, Any], cluster: str) -> None:
+    """The workloads' GCP service account of ``out`` named existing (the one the stack would create)."""
+    wi_key = _key(out, "workloadIdentity")
+    wi = dict(out.get(wi_key) or {})
+    account = workload_service_account_id(cluster, wi.pop("gcpServiceAccount", None))
+    wi["existingGcpServiceAccount"] = service_account_email(account, str(out["gcp:project"]))
+    out[wi_key] = wi
+
+
+def _installed_from(out: dict[str, Any], manifests: Mapping[str, str]) -> None:
+    """The controllers' release manifests read from the local files ``manifests``, each installed by the stack: in
+    existing-cluster mode a controller defaults to `existing` (the platform's); the local control plane runs none, so
+    the stack installs each one the run has a manifest for, as on a cluster it creates."""
+    out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in sorted(manifests.items())}
+    out[_key(out, "controllerInstalls")] = {
+        CONTROLLER_KEYS[c]: "create" for c in sorted(manifests) if c in INSTALL_MODE_CONTROLLERS
+    }
+
+
+INSTALL_MODE_CONTROLLERS = ("lws", "jobset", "pathways-job")
+"""The controllers of the stack file's ``controllerInstalls`` (the metrics adapter's is ``adapterInstall``)."""
 
 
 ADAPTER_EXISTING = {"adapterIam": EXISTING, "adapterInstall": EXISTING}

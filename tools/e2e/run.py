@@ -124,9 +124,13 @@ MANIFEST_HOSTS = {
 
 
 def installed_controllers(plan: Mapping[str, Any]) -> list[str]:
-    """The controllers whose release manifests a stack's plan applies (its ConfigGroups' files)."""
+    """The controllers whose release manifests a stack's plan applies (its ConfigGroups' files), and those it expects
+    the cluster to run (``controllerInstalls``: ``existing``), which the run installs through the stack as well."""
     found = []
     for r in plan.get("resources") or []:
+        out = r.get("registeredOutputs") or {}
+        if r.get("type") == "tpu-serving:index:ControllerInstall" and out.get("owned") is False:
+            found.append(str(out.get("controller")))
         if r.get("type") != "kubernetes:yaml/v2:ConfigGroup":
             continue
         for url in (r.get("inputs") or {}).get("files") or []:

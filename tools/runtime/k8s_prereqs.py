@@ -107,14 +107,21 @@ def _group_kind(resource: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def installs(view: PlanView) -> dict[str, tuple[str, str, Mapping[str, Any]]]:
     """API group -> (controller, release, the resource that applies the release manifest). A manifest read from a
-    mirror or a local file is recognised by the upstream address its ``ControllerInstall`` records (``upstream``)."""
+    mirror or a local file is recognised by the upstream address its ``ControllerInstall`` records (``upstream``). A
+    ``ControllerInstall`` that owns nothing (``owned: false``: the cluster runs the release) serves the groups of the
+    release it names: the stack's precondition, which the plan cannot check."""
     out: dict[str, tuple[str, str, Mapping[str, Any]]] = {}
     parents = {str(r["urn"]): r for r in view.resources if not r.get("custom")}
     for r in view.resources:
-        if not str(r["type"]).startswith("kubernetes:yaml/"):
+        outputs = r.get("registeredOutputs") or {}
+        files: list[Any]
+        if str(r["type"]).endswith(":ControllerInstall") and outputs.get("owned") is False:
+            files, upstream = [], outputs.get("upstream")  # nothing applied: the release the cluster runs
+        elif str(r["type"]).startswith("kubernetes:yaml/"):
+            files = r["inputs"].get("files") or [r["inputs"].get("file")]
+            upstream = ((parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}).get("upstream")
+        else:
             continue
-        files = r["inputs"].get("files") or [r["inputs"].get("file")]
-        upstream = ((parents.get(str(r.get("parent"))) or {}).get("registeredOutputs") or {}).get("upstream")
         for address in [*files, upstream]:
             for release in RELEASES:
                 if isinstance(address, str) and (m := release.address.match(address)):
@@ -163,6 +170,11 @@ def kind_findings(view: PlanView) -> Iterator[Finding]:
                 subject,
                 False,
                 f"{what} needs {controller} {s.version} or later, the plan installs {release} ({s.source})",
+            )
+            continue
+        if (applier.get("registeredOutputs") or {}).get("owned") is False:
+            yield Finding(
+                subject, True, f"served by {controller} {release}, which the cluster runs ({applier['name']})"
             )
             continue
         if applier["urn"] not in graph.ancestors(str(r["urn"])):

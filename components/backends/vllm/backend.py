@@ -97,6 +97,11 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         shutdown=Shutdown(longest_request_seconds(platform.settings)),
         requests=to_settings(serving.requests, VllmRequests),
         priority_class_name=SERVING_PRIORITY,
+        # On an existing cluster the groups take only the stack's named pools (tpuSlices[].existingNodePools): without
+        # it they take any pool of the slice's shape, another tenant's included. GKE labels each node with its pool's
+        # name, cloud.google.com/gke-nodepool (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/node-pools,
+        # "Overview"). A created cluster's pools of the shape are all the stack's own.
+        node_pools=tuple(platform.slices.names) if platform.settings.existing else (),
         labels=platform.k8s_labels,
     )
 

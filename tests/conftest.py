@@ -20,6 +20,7 @@ STACKS_ROOT = Path(os.environ.get("TPU_SERVING_STACKS_ROOT") or ROOT)
 of its own, as tests/test_new_stack.py runs them: the stack tests hold for any valid stack."""
 CRDS = REFERENCE / "crds"
 SEED_MANIFESTS = REFERENCE / "seed-manifests"
+UPSTREAM = REFERENCE / "upstream"
 STACKS = load_project(STACKS_ROOT).stacks()
 
 
@@ -80,7 +81,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 
 @pytest.fixture(scope="session")
 def reference() -> Path:
-    missing = [d for d in (CRDS, SEED_MANIFESTS) if not d.is_dir()]
+    missing = [d for d in (CRDS, SEED_MANIFESTS, UPSTREAM) if not d.is_dir()]
     if missing:
         pytest.fail(  # the summary line shows the start of the message: what to do comes first
             "needs ../shared/reference beside the checkout (docs/development.md, 'Reference schemas'); missing: "

@@ -10,7 +10,7 @@ import shlex
 import pytest
 import yaml
 
-from tests.conftest import HARDENED_DIFFERENCES, REFERENCE, flatten, plan_of, seed_differences
+from tests.conftest import HARDENED_DIFFERENCES, UPSTREAM, flatten, plan_of, seed_differences
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import (
@@ -29,7 +29,7 @@ from tpu_serving_tools.offline import kubernetes_objects
 
 STACK = "vllm-llama33-70b-v5e16"
 LARGE = "vllm-llama31-405b-v6e32"
-UPSTREAM = REFERENCE / "upstream" / "lws-v0.10.0-vllm-tpu-example.yaml"
+UPSTREAM_EXAMPLE = UPSTREAM / "lws-v0.10.0-vllm-tpu-example.yaml"
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 TEMPLATE = "spec.leaderWorkerTemplate"
 LEAD = f"{TEMPLATE}.leaderTemplate"
@@ -181,7 +181,7 @@ DIFFERENCES: list[tuple[str, str]] = [
 
 
 def upstream(kind: str) -> dict:
-    (doc,) = [d for d in yaml.safe_load_all(UPSTREAM.read_text()) if d and d["kind"] == kind]
+    (doc,) = [d for d in yaml.safe_load_all(UPSTREAM_EXAMPLE.read_text()) if d and d["kind"] == kind]
     return doc
 
 

@@ -193,11 +193,15 @@ def test_diff_cost_of_a_new_stack_says_so():
     assert cost_change({"region": "us-east5"}, head) == "8 chips, $22.19/hour (the base has no cost estimate)"
 
 
+def unchanged_report(stack: str) -> str:
+    """The Markdown report of ``stack``'s shipped plan against itself: what every diff prints, with no change."""
+    plan = plan_of(stack).as_json()
+    return render_markdown(diff_plans(stack, plan, plan), "main")
+
+
 def test_diff_says_how_a_router_restart_behaves():
     """make diff prints the head plan's Router restart line, as the preview does."""
-    stack = "vllm-llama33-70b-disagg-v6e8x2"
-    plan = plan_of(stack).as_json()
-    report = render_markdown(diff_plans(stack, plan, plan), "main")
+    report = unchanged_report("vllm-llama33-70b-disagg-v6e8x2")
     assert "**Router restart:** 2 endpoint picker replicas with leader election" in report
     assert "FailClose" in report
     assert "Router restart" not in render_markdown(diff_plans("saxml-175b-v5e32x2", None, None), "main")
@@ -206,8 +210,7 @@ def test_diff_says_how_a_router_restart_behaves():
 def test_diff_says_how_groups_roll_drain_and_scale_down():
     """make diff prints the head plan's rollout, drain and scale-down lines on every diff, changed template or not."""
     stack = "vllm-llama33-70b-v5e16"
-    plan = plan_of(stack).as_json()
-    report = render_markdown(diff_plans(stack, plan, plan), "main")
+    report = unchanged_report(stack)
     assert "**Rollout (when the groups' template changes):** rolling update of up to 2 groups" in report
     assert "**Drain:** a node drain or upgrade takes one group at a time" in report
     assert "**Scale-down:** the HPA removes at most one group every 60 s" in report

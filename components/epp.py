@@ -10,7 +10,7 @@ import pulumi_kubernetes as k8s
 
 from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, GatewaySettings, ServingGatewayArgs
 from .podspec import container_security, pod_security, requests
-from .quota import ContainerRequests, PodSet, PodShape, deployment_surge
+from .quota import ContainerRequests, PodSet, PodShape
 
 EPP_USER = 65532
 """The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image
@@ -30,9 +30,6 @@ gke.yaml l.38-41)."""
 EPP_METRICS_PORT = 9090
 """Its metrics port (options.go l.150 default, ``--metrics-port`` l.213; _deployment.yaml l.138-139,
 _service.yaml l.60-62)."""
-EPP_HEALTH_SERVICE = "inference-extension"
-"""The gRPC health service the chart's probes name for a single replica (_deployment.yaml l.149-151, l.161-163);
-without leader election the picker answers every service name alike (cmd/epp/runner/health.go l.66-74)."""
 EPP_LIVENESS_SERVICE = "liveness"
 """The gRPC health service every running replica passes under leader election (cmd/epp/runner/health.go l.51,
 l.90-96): the chart's liveness probe for more than one replica (_deployment.yaml l.143-147)."""
@@ -96,7 +93,7 @@ LEADER_ELECTION_FLAG = "--ha-enable-leader-election"
 controller_manager.go l.109-115); readiness and the ext-proc health pass only on the leader (cmd/epp/runner/
 health.go l.76-100)."""
 EPP_HA_REPLICAS = 2
-"""The picker's replicas behind a prefill/decode pool: a leader and a warm standby (the chart's active-passive
+"""The picker's replicas, behind every pool: a leader and a warm standby (the chart's active-passive
 mode, config/charts/README.md l.108-113, for ``router.epp.replicas`` > 1)."""
 
 
@@ -221,15 +218,9 @@ def epp_role(args: ServingGatewayArgs) -> k8s.rbac.v1.RoleInitArgs:
             ),
             k8s.rbac.v1.PolicyRuleArgs(api_groups=[EPP_POOL_GROUP], resources=["inferencepools"], verbs=read),
             k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=read),
-            *(leader_election_rules() if highly_available(args) else ()),
+            *leader_election_rules(),
         ],
     )
-
-
-def highly_available(args: ServingGatewayArgs) -> bool:
-    """Whether the picker runs as a leader and a standby: behind a prefill/decode pool, whose InferencePool fails
-    closed (:func:`tpu_serving.gateway.inference_pool`), so a picker that is down refuses every request."""
-    return args.disaggregated
 
 
 def leader_election_rules() -> list[k8s.rbac.v1.PolicyRuleArgs]:
@@ -246,33 +237,32 @@ def leader_election_rules() -> list[k8s.rbac.v1.PolicyRuleArgs]:
     ]
 
 
-def epp_pods(settings: GatewaySettings, disaggregated: bool) -> PodSet:
-    """The endpoint picker's pods in the serving namespace, for the quota (:mod:`tpu_serving.quota`): one replica
-    rolled with Recreate, or behind a prefill/decode pool a leader and a standby rolled one new pod first
-    (:func:`epp_strategy`: maxSurge 1)."""
+def epp_pods(settings: GatewaySettings) -> PodSet:
+    """The endpoint picker's pods in the serving namespace, for the quota (:mod:`tpu_serving.quota`): a leader and a
+    standby, rolled one new pod first (:func:`epp_strategy`: maxSurge 1)."""
     container = ContainerRequests("epp", settings.epp_cpu, settings.epp_memory)
-    replicas = EPP_HA_REPLICAS if disaggregated else 1
     return PodSet(
         "Deployment of the endpoint picker",
         (PodShape("epp", 1, (container,)),),
-        replicas,
-        surge=1 if disaggregated else deployment_surge(replicas, "Recreate"),
+        EPP_HA_REPLICAS,
+        surge=1,
     )
 
 
 def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
-    """The endpoint picker, one replica, Recreate strategy, a grace period of 130 s, ``NAMESPACE`` and ``POD_NAME``
+    """The endpoint picker, a grace period of 130 s, ``NAMESPACE`` and ``POD_NAME``
     from the downward API and the plugin configuration mounted at /config (llm-d/llm-d-router@v0.10.0
     config/charts/routerlib/templates/_deployment.yaml l.14, l.166-174, l.203-205, l.280-282, l.337-345;
-    values.yaml l.7 ``replicas: 1``). Its arguments are the chart's for an InferencePool (l.96-128) with the
-    chart's defaults: no leader election (one replica, l.110-112), no tracing (``tracing.enabled: false``,
-    values.yaml l.145-146); and ``--metrics-endpoint-auth=false`` (:data:`METRICS_AUTH_OFF`), for the stack's
-    PodMonitoring of the metrics port.
+    values.yaml l.7 ``replicas: 1``). Its arguments are the chart's for an InferencePool (l.96-128) with no
+    tracing (``tracing.enabled: false``, values.yaml l.145-146), ``--metrics-endpoint-auth=false``
+    (:data:`METRICS_AUTH_OFF`), for the stack's PodMonitoring of the metrics port, and behind a prefill/decode pool
+    ``--allow-experimental-plugins`` for the alpha rollout screener (:func:`epp_pd_plugins`).
 
-    Behind a prefill/decode pool (:func:`highly_available`): two replicas with ``--ha-enable-leader-election``, as
-    the chart runs more than one (l.110-112), and ``--allow-experimental-plugins`` for the alpha rollout screener
-    (:func:`epp_pd_plugins`); probes on the ``liveness`` service, RollingUpdate (:func:`epp_strategy`), the
-    replicas apart, a disruption budget (:func:`epp_disruption_budget`). GKE's load balancer checks the picker on
+    Two replicas (:data:`EPP_HA_REPLICAS`) with ``--ha-enable-leader-election``, as the chart runs more than one
+    (l.110-112), not the chart's default of one: a lone picker's node lost to a repair, an upgrade or a scale-down
+    leaves the pool unpicked (``FailOpen``) or refusing every request (``FailClose``) until it is rescheduled, 300 s
+    of the default ``NoExecute`` toleration and more; probes on the ``liveness`` service, RollingUpdate
+    (:func:`epp_strategy`), the replicas apart, a disruption budget (:func:`epp_disruption_budget`). GKE's load balancer checks the picker on
     gRPC 9003 (the chart adds no HealthCheckPolicy for that port even with several replicas and leader election,
     config/charts/llm-d-router-gateway/templates/gke.yaml l.38-41), and an overall check, with no service name,
     passes only on the leader (cmd/epp/runner/health.go l.85-89): the load balancer sends ext-proc calls to the
@@ -284,10 +274,7 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
         )
         for n, p in (("NAMESPACE", "metadata.namespace"), ("POD_NAME", "metadata.name"))
     ]
-    ha = highly_available(args)
-    health = k8s.core.v1.GRPCActionArgs(
-        port=EPP_HEALTH_PORT, service=EPP_LIVENESS_SERVICE if ha else EPP_HEALTH_SERVICE
-    )
+    health = k8s.core.v1.GRPCActionArgs(port=EPP_HEALTH_PORT, service=EPP_LIVENESS_SERVICE)
     container = k8s.core.v1.ContainerArgs(
         name="epp",
         image=args.settings.epp_image,
@@ -306,7 +293,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
             str(EPP_HEALTH_PORT),
             "--tracing=false",
             METRICS_AUTH_OFF,
-            *((LEADER_ELECTION_FLAG, EXPERIMENTAL_PLUGINS_FLAG) if ha else ()),
+            LEADER_ELECTION_FLAG,
+            *((EXPERIMENTAL_PLUGINS_FLAG,) if args.disaggregated else ()),
         ],
         ports=[
             k8s.core.v1.ContainerPortArgs(name="grpc", container_port=EPP_GRPC_PORT),
@@ -328,8 +316,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.epp, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.apps.v1.DeploymentSpecArgs(
-            replicas=EPP_HA_REPLICAS if ha else 1,
-            strategy=epp_strategy(ha),
+            replicas=EPP_HA_REPLICAS,
+            strategy=epp_strategy(),
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=epp_labels(args)),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -343,7 +331,7 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
                     security_context=pod_security(),
                     priority_class_name=args.priority_class_name,
                     termination_grace_period_seconds=130,
-                    affinity=_apart(args) if ha else None,
+                    affinity=_apart(args),
                     containers=[container],
                     volumes=[
                         k8s.core.v1.VolumeArgs(
@@ -356,9 +344,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
     )
 
 
-def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
-    """One replica: Recreate, the chart's (config/charts/routerlib/templates/_deployment.yaml l.338-345). A leader
-    and a standby: RollingUpdate, one new pod up before an old one goes (maxSurge 1, maxUnavailable 0), so a
+def epp_strategy() -> k8s.apps.v1.DeploymentStrategyArgs:
+    """A leader and a standby: RollingUpdate, one new pod up before an old one goes (maxSurge 1, maxUnavailable 0), so a
     rollout never takes both; an old leader on SIGTERM reports NOT_SERVING and releases its Lease at once, then
     keeps serving ext-proc for ``--drain-timeout`` (30 s default, pkg/epp/server/options.go l.43, l.167-170;
     within the 130 s grace period) while a standby takes the Lease. The chart keeps Recreate with leader
@@ -366,8 +353,6 @@ def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
     never remove the old leader (l.339-344): here the probes ask the ``liveness`` service, which every running
     replica passes (cmd/epp/runner/health.go l.90-96), and which replica the load balancer sends requests to is
     its own health check's choice (below, :func:`epp_deployment`)."""
-    if not ha:
-        return k8s.apps.v1.DeploymentStrategyArgs(type="Recreate")
     return k8s.apps.v1.DeploymentStrategyArgs(
         type="RollingUpdate",
         rolling_update=k8s.apps.v1.RollingUpdateDeploymentArgs(max_surge=1, max_unavailable=0),
@@ -376,7 +361,7 @@ def epp_strategy(ha: bool) -> k8s.apps.v1.DeploymentStrategyArgs:
 
 def _apart(args: ServingGatewayArgs) -> k8s.core.v1.AffinityArgs:
     """The replicas on different nodes, required: a node's loss or drain takes one of them, never both (a fail-closed
-    pool refuses every request while no replica serves). The CPU pool keeps at least two nodes for it
+    pool refuses every request while no replica serves, a fail-open one routes unpicked). The CPU pool keeps at least two nodes for it
     (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`); a surge pod of a rollout waits for a third node, which
     the pool's autoscaler adds."""
     return k8s.core.v1.AffinityArgs(

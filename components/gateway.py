@@ -44,7 +44,6 @@ from .epp import (
     epp_network_policy,
     epp_role,
     epp_service,
-    highly_available,
 )
 from .gateway_settings import (
     EPP_IMAGE,
@@ -159,7 +158,7 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     picking" (gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go l.168-173, l.182-188; the enum
     FailOpen;FailClose, l.179), a prefill leader as likely as a decode one, and a prefill server answers one
     token while holding the request's KV blocks until the KV pull timeout (``kvPullTimeoutSeconds``, upstream's 180 s). The picker
-    runs as a leader and a standby there (:func:`tpu_serving.epp.highly_available`)."""
+    runs as a leader and a standby (:data:`tpu_serving.epp.EPP_HA_REPLICAS`), behind either mode."""
     mode = "FailClose" if args.disaggregated else "FailOpen"
     picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": mode}
     spec = {
@@ -177,15 +176,19 @@ def router_restart(args: ServingGatewayArgs) -> str:
             "no endpoint picker: the load balancer spreads requests over the Service's ready pods; its proxies are "
             "Google's, nothing of the stack restarts in the path"
         )
-    if not highly_available(args):
+    replicas = (
+        f"{EPP_HA_REPLICAS} endpoint picker replicas with leader election, on different nodes, RollingUpdate and a "
+        "disruption budget of one"
+    )
+    if not args.disaggregated:
         return (
-            "one endpoint picker replica (Recreate) and failureMode FailOpen: while it restarts, the load balancer "
-            "sends requests to any ready leader of the pool, unpicked (by neither queue nor KV-cache load)"
+            f"{replicas}, failureMode FailOpen: when the leader goes, a standby takes its Lease within seconds; "
+            "meanwhile, and if neither replica runs, the load balancer sends requests to any ready leader of the "
+            "pool, unpicked (by neither queue nor KV-cache load)"
         )
     return (
-        f"{EPP_HA_REPLICAS} endpoint picker replicas with leader election, RollingUpdate and a disruption budget of "
-        "one, failureMode FailClose: when the leader goes, a standby takes its Lease within seconds; requests "
-        "arriving while no replica leads are refused (503), never sent unpicked to a prefill server; the alpha "
+        f"{replicas}, failureMode FailClose: when the leader goes, a standby takes its Lease within seconds; "
+        "requests arriving while no replica leads are refused (503), never sent unpicked to a prefill server; the alpha "
         "rollout screener (--allow-experimental-plugins) answers 503 until its first pod snapshot after a start"
     )
 
@@ -305,7 +308,6 @@ class ServingGateway(pulumi.ComponentResource):
         )
         k8s.core.v1.Service(f"{name}-epp-svc", epp_service(args), opts=child)
         k8s.networking.v1.NetworkPolicy(f"{name}-epp-from-gateway", epp_network_policy(args), opts=child)
-        if highly_available(args):
-            k8s.policy.v1.PodDisruptionBudget(f"{name}-epp-pdb", epp_disruption_budget(args), opts=child)
+        k8s.policy.v1.PodDisruptionBudget(f"{name}-epp-pdb", epp_disruption_budget(args), opts=child)
         if args.disaggregated:
             k8s.networking.v1.NetworkPolicy(f"{name}-pool-ingress", pool_ingress(args), opts=child)

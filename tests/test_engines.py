@@ -143,7 +143,7 @@ def test_engines_the_endpoint_picker_passes_only_its_release_flags():
     assert EPP_IMAGE == epp.EPP_IMAGE  # the library's pin is the release the table describes
     view = _view("vllm-llama33-70b-v5e16")
     (finding,) = epp.findings(view)
-    assert finding.ok and "8 flags, each the EPP's; its configuration the v0.10.0 format" in finding.reason
+    assert finding.ok and "9 flags, each the EPP's; its configuration the v0.10.0 format" in finding.reason
     # gateway-api-inference-extension v1.3.1's EPP had it; llm-d-router v0.10.0 reads metrics per the config file
     _epp(view)["args"].append("--model-server-metrics-port=8000")
     (finding,) = epp.findings(view)

@@ -109,9 +109,11 @@ def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
         "9003",
         "--tracing=false",
         "--metrics-endpoint-auth=false",
+        "--ha-enable-leader-election",
     ]
     assert {p["containerPort"] for p in c["ports"]} == {9002, 9003, 9090}
-    assert c["readinessProbe"]["grpc"] == {"port": 9003, "service": "inference-extension"}
+    # under leader election the chart's probes ask the liveness service, which every running replica passes
+    assert c["readinessProbe"]["grpc"] == {"port": 9003, "service": "liveness"}
     (cm,) = [m for m in _objects(plan, "ConfigMap") if m["metadata"]["name"] == "vllm-api-gateway-epp"]
     config = yaml.safe_load(cm["data"]["default-plugins.yaml"])
     # the current API group: inference.networking.x-k8s.io/v1alpha1 still loads, but is deprecated
@@ -129,8 +131,11 @@ def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
         (["llm-d.ai"], ["inferenceobjectives", "inferencemodelrewrites"]),
         (["inference.networking.k8s.io"], ["inferencepools"]),
         ([""], ["pods"]),
+        # leader election's Lease and events (_leader-election-rbac.yaml l.2-17)
+        (["coordination.k8s.io"], ["leases"]),
+        ([""], ["events"]),
     ]
-    assert all(rule["verbs"] == ["get", "watch", "list"] for rule in role["rules"])
+    assert all(rule["verbs"] == ["get", "watch", "list"] for rule in role["rules"][:4])
     (svc,) = [s for s in _objects(plan, "Service") if s["metadata"]["name"] == "vllm-api-gateway-epp"]
     assert [(p["name"], p["port"]) for p in svc["spec"]["ports"]] == [("grpc-ext-proc", 9002), ("http-metrics", 9090)]
     # the picker watches its pool and pods through the API: its token is mounted
@@ -376,7 +381,8 @@ def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
 
     plain, pooled, pd = (router_summary(plan_of(s).outputs) for s in (PLAIN, POOLED, "vllm-llama33-70b-disagg-v6e8x2"))
     assert plain == [plain[0]] and "no endpoint picker" in plain[0]
-    assert pooled[0].startswith("Router restart: one endpoint picker replica (Recreate) and failureMode FailOpen")
+    assert pooled[0].startswith("Router restart: 2 endpoint picker replicas with leader election, on different nodes")
+    assert "failureMode FailOpen" in pooled[0] and "--allow-experimental-plugins" not in pooled[0]
     assert "FailClose" in pd[0] and "leader election" in pd[0] and "--allow-experimental-plugins" in pd[0]
     assert pd[0] in summary(plan_of("vllm-llama33-70b-disagg-v6e8x2")).splitlines()
     assert router_summary(plan_of("saxml-175b-v5e32x2").outputs) == []
@@ -404,11 +410,23 @@ def test_gateway_endpoint_picker_template_carries_the_checksum_of_its_config():
     assert len(checksums) == 2  # a different configuration, a different template
 
 
-def test_gateway_endpoint_picker_replicas_are_required_on_different_nodes():
-    """SRE review B3/M6: a fail-closed pool's two pickers never share a VM; one picker has no anti-affinity."""
-    deployment, _ = _epp("vllm-llama33-70b-disagg-v6e8x2")
+@pytest.mark.parametrize("stack", [POOLED, "vllm-llama33-70b-disagg-v6e8x2"])
+def test_gateway_endpoint_picker_replicas_are_required_on_different_nodes(stack):
+    """SRE reviews B3/M6 and (of a fail-open pool) minor 1: two pickers, leader and standby, never on one VM, rolled one
+    new pod first and evicted one at a time; a lone picker's node loss left a fail-open pool unpicked for minutes."""
+    deployment, _ = _epp(stack)
     spec = deployment["spec"]["template"]["spec"]
     assert deployment["spec"]["replicas"] == 2
+    assert deployment["spec"]["strategy"] == {
+        "type": "RollingUpdate",
+        "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0},
+    }
+    (pdb,) = [
+        b
+        for b in _objects(plan_of(stack), "PodDisruptionBudget")
+        if b["spec"]["selector"] == deployment["spec"]["selector"]
+    ]
+    assert pdb["spec"]["maxUnavailable"] == 1
     assert spec["affinity"] == {
         "podAntiAffinity": {
             "requiredDuringSchedulingIgnoredDuringExecution": [
@@ -419,8 +437,6 @@ def test_gateway_endpoint_picker_replicas_are_required_on_different_nodes():
             ]
         }
     }
-    single, _ = _epp(POOLED)
-    assert "affinity" not in single["spec"]["template"]["spec"]
 
 
 @pytest.mark.parametrize("stack", [POOLED, "vllm-llama33-70b-disagg-v6e8x2"])

@@ -189,7 +189,12 @@ def test_rollout_drain_says_what_a_drain_leaves_serving():
 def test_rollout_every_leaderworkerset_has_a_budget_of_one_group():
     for stack in (SURGE, IN_PLACE):
         lws = lws_of(stack)
-        (pdb,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "PodDisruptionBudget"]
+        (pdb,) = [
+            o
+            for o in kubernetes_objects(plan_of(stack))
+            if o["kind"] == "PodDisruptionBudget"
+            and "leaderworkerset.sigs.k8s.io/name" in o["spec"]["selector"]["matchLabels"]
+        ]
         assert pdb["metadata"]["namespace"] == lws["metadata"]["namespace"]
         assert pdb["spec"] == {
             "selector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": lws["metadata"]["name"]}},

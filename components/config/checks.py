@@ -111,7 +111,7 @@ def zone_problems(cfg: StackConfig) -> list[str]:
 
 SPREAD_NODES = 2
 """Nodes the cluster's CPU pool keeps at least: the LWS and JobSet controllers and the metrics adapter
-(:class:`tpu_serving.controllers.Availability`) and a prefill/decode pool's endpoint picker
+(:class:`tpu_serving.controllers.Availability`) and the endpoint picker
 (:data:`tpu_serving.epp.EPP_HA_REPLICAS`) run two replicas each, required on different nodes (``DoNotSchedule`` spread,
 required anti-affinity by ``kubernetes.io/hostname``)."""
 
@@ -345,8 +345,7 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
     pools = sum(1 for _, _, s in cfg.slices if s.name in serving.slices)
     found = list(BACKENDS[serving.backend].quota_pods(serving, shapes, pools))
     if cfg.gateway is not None and cfg.gateway.inference_pool:
-        disaggregated = isinstance(serving, VllmServingConfig) and serving.disaggregation is not None
-        found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings), disaggregated))
+        found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings)))
     return found
 
 

@@ -190,9 +190,21 @@ _GO_TOOLS = (
         held="v5.8.3's go.mod says go 1.27.0, newer than the toolchain's Go 1.26.8",
         module="sigs.k8s.io/kustomize/kustomize/v5",
     ),
+    Pin(
+        "go-prometheus",
+        "promtool (Prometheus' PromQL engine and rule tester) of the e2e toolchain: checks the stacks' alert queries",
+        "v0.316.0",
+        "2026-11-05",
+        f"{_PROXY}: github.com/prometheus/prometheus/@v/list ends v0.315.0 v0.315.1 v0.316.0 (the module "
+        "versions of Prometheus v3.x: v0.316.0 is release 3.16.0, its VERSION file)",
+        "v0.316.0",
+        _PROXY,
+        "Go 1.26.8: v0.316.0's go.mod says go 1.26.7 (its .promu.yml builds releases with Go 1.27)",
+        module="github.com/prometheus/prometheus",
+    ),
 )
 
-GO_MODULE_RELEASES: dict[str, str] = {"go-pulumi-kubernetes": "v4.25.0"}
+GO_MODULE_RELEASES: dict[str, str] = {"go-pulumi-kubernetes": "v4.25.0", "go-prometheus": "v3.16.0"}
 """The release a Go pin's pseudo-version is, when its module has no tag of its own (the tag at the commit): the
 version the toolchain stamps into the binary."""
 

@@ -142,6 +142,14 @@ TOOLS: tuple[GoTool, ...] = (
         (Binary("kustomize", "sigs.k8s.io/kustomize/kustomize/v5"),),
         # its version comes from the build info (api/provenance FindVersion)
     ),
+    GoTool(
+        "prometheus",
+        "go-prometheus",
+        (Binary("promtool", "github.com/prometheus/prometheus/cmd/promtool"),),
+        # .promu.yml ldflags (v0.316.0): version.Version is promu's {{.Version}}, the VERSION file's 3.16.0 (here
+        # v3.16.0); its build tags (netgo, builtinassets) serve the server's web UI and resolver, not promtool's rules
+        ("github.com/prometheus/common/version.Version={release}",),
+    ),
 )
 """Every Go tool of the toolchain, in build order."""
 

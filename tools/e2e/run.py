@@ -251,7 +251,7 @@ def _lifecycle(
     bg: list[Background],
     before_rollout: Callable[[Any], None] | None = None,
 ) -> None:
-    from .lifecycle import left_behind
+    from .lifecycle import left_behind, retained
 
     try:
         up = report.step("up", run.up)
@@ -280,7 +280,8 @@ def _lifecycle(
         before_rollout(api)
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))
     report.step("destroy", run.destroy)
-    report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
+    after = report.step("inventory-after", lambda: inventory(api))
+    report.findings.append(left_behind(before, after, retained(state)))
 
 
 VERIFY_WAIT = 60.0

@@ -338,6 +338,7 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
             operator_groups=cfg.tenancy.operators.groups,
             operator_users=cfg.tenancy.operators.users,
             serving_preempts=not cfg.existing,  # an existing cluster's other tenants are not ours to evict
+            shared_cluster=cfg.existing,  # the PriorityClasses are retained on delete: other tenants name them
             labels=ctx.k8s_labels,
         ),
         opts=pulumi.ResourceOptions(

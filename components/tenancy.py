@@ -154,6 +154,10 @@ class TenancyArgs:
     """Whether the serving PriorityClass preempts lower-priority pods (``PreemptLowerPriority``); False: it never does
     (``Never``: its pods go ahead of lower-priority ones in the scheduling queue but evict none), as on an existing
     cluster, whose other tenants' pods the stack must not evict."""
+    shared_cluster: bool = False
+    """The cluster is shared with other tenants' stacks (an existing cluster): the PriorityClasses, cluster-scoped and
+    applied alike by every tenant stack, are kept on ``pulumi destroy`` (``retainOnDelete``), so one tenant's destroy
+    does not delete the class another tenant's pods name (SRE review M5)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on every object."""
 
@@ -425,6 +429,17 @@ class Tenancy(pulumi.ComponentResource):
         # Its children wait for what the component waits for (the namespace): the engine does not pass a
         # component's depends_on on, and a namespaced object applied before its namespace exists fails.
         child = child_options(self, opts)
+        # On a shared cluster the classes are retained on delete (SRE review M5), the controllerInstalls `existing`
+        # choice's reasoning for cluster-scoped objects: every tenant stack on an existing cluster applies the same
+        # two objects with the same fields (serving_preempts is False there, so preemptionPolicy is Never in each,
+        # and Kubernetes refuses a change of it: k8s.io/kubernetes pkg/apis/scheduling/validation/validation.go
+        # ValidatePriorityClassUpdate, "preemptionPolicy is immutable"), so sharing them is safe and only their
+        # deletion hurt: a destroy deleted the class the other tenants' next pods name, and admission refuses a pod
+        # naming a missing class. retainOnDelete leaves the object in the cluster when Pulumi deletes the resource
+        # (pulumi.com/docs/iac/operations/stack-management/removing-resources-without-deleting-them/). Per-stack names
+        # would also isolate them, but would change the priorityClassName of every deployed existing-cluster pod
+        # template (a recreation of every group) for objects whose every field is the same in each tenant.
+        classes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
         self.priority_classes = [
             k8s.scheduling.v1.PriorityClass(
                 f"{name}-{pc}",
@@ -433,7 +448,7 @@ class Tenancy(pulumi.ComponentResource):
                 preemption_policy=preemption_policy(args, pc, policy),
                 global_default=False,
                 description=text,
-                opts=child,
+                opts=classes if args.shared_cluster else child,
             )
             for pc, (value, policy, text) in PRIORITIES.items()
         ]

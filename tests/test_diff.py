@@ -215,3 +215,18 @@ def test_diff_says_how_groups_roll_drain_and_scale_down():
     assert "**Drain:** a node drain or upgrade takes one group at a time" in report
     assert "**Scale-down:** the HPA removes at most one group every 60 s" in report
     assert "Scale-down" not in render_markdown(diff_plans(stack, None, None), "main")
+
+
+def test_diff_prints_the_rollout_summary_once_on_a_template_change():
+    """A pod-template change prints the head plan's rollout summary on its **Rollout** line, and not a second time
+    as the lifecycle's "Rollout (when the groups' template changes)" line; the drain and scale-down lines stay."""
+    stack = "vllm-llama33-70b-v5e16"
+    base = plan_of(stack).as_json()
+    head = plan_edited(stack, serving=lambda s: s["engine"].update(maxModelLen=4096)).as_json()
+    diff = diff_plans(stack, base, head)
+    assert diff.rollouts, "the edit changes the LeaderWorkerSet's group template"
+    summary = base["outputs"]["rollout"]["summary"]
+    report = render_markdown(diff, "main")
+    assert report.count(summary) == 1
+    assert "Rollout (when the groups' template changes)" not in report
+    assert "**Drain:** a node drain or upgrade takes one group at a time" in report

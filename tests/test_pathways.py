@@ -81,6 +81,11 @@ DIFFERENCES: list[tuple[str, str]] = [
     # (regular expression over the flattened path, reason)
     (r"metadata\.namespace", "every stack runs in its own namespace, not `default`"),
     (
+        r".*\.containers\[[^\]]+\]\.imagePullPolicy",
+        "IfNotPresent, not the seeds' Always: a group recreation does not depend on the registry, and a tag moved "
+        "upstream reaches only new nodes (SRE review M3, GKE review m4; jetstream.pods.PULL_POLICY)",
+    ),
+    (
         r"metadata\.annotations\.pulumi\.com/skipAwait",
         "the Service does not hold `pulumi up` until the model servers are ready (pulumi-kubernetes' Service await)",
     ),

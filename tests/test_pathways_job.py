@@ -311,12 +311,17 @@ def test_pathways_job_preview_says_what_a_disruption_does_to_each_mode():
         "the head's) restarts the whole JobSet"
     )
     assert (
-        "the 4th fails it for good; a failed PathwaysJob stays failed: a later pulumi up sees no change"
-        in (interactive["drain"])
+        "the 4th fails it for good; a failed PathwaysJob stays failed: nothing recreates it" in (interactive["drain"])
     )
     batch = plan_of(BATCH).as_json()["outputs"]["rollout"]
     assert batch["drain"].startswith("maxRestarts 0: a drain, node upgrade, host maintenance or repair")
     assert "fails the batch job for good" in batch["drain"]
+    # SRE review M9: nothing recreates a failed job, and it is not under a serving SLO
+    for drain in (interactive["drain"], batch["drain"]):
+        assert "nothing recreates it, and a later pulumi up sees no change (delete it, then pulumi up --refresh)" in (
+            drain
+        )
+        assert "the job is not under a serving SLO" in drain
     assert "maintenance exclusions do not stop them" in batch["upgrade"]
 
 

@@ -230,7 +230,9 @@ def test_rollout_upgrade_says_when_upgrades_come_and_what_one_costs():
     )
     host = (
         "; TPU host maintenance and repairs come on Google's schedule, not in the window: maintenance exclusions do "
-        "not stop them, and each recreates a slice's VMs together"
+        "not stop them, and each recreates a slice's VMs together; GKE may also preempt on-demand and reserved TPUs "
+        "to defragment capacity; auto-repairs and host errors do not support graceful shutdown, so the pods' preStop "
+        "and grace-period drain is not assured for them"
     )
     assert plan(1, 1, 182) == (
         f"{when}; {cost} 182 minutes: with one group, the service stops meanwhile{exclusion}{host}"
@@ -262,6 +264,9 @@ def test_rollout_upgrade_of_every_stack_says_exclusions_do_not_stop_host_mainten
     upgrade = plan_of(stack).as_json()["outputs"]["rollout"]["upgrade"]
     assert "TPU host maintenance and repairs come on Google's schedule, not in the window" in upgrade
     assert "maintenance exclusions do not stop them" in upgrade
+    # GKE review m2: defragmentation preemption of on-demand TPUs, and repairs that skip the graceful drain
+    assert "GKE may also preempt on-demand and reserved TPUs to defragment capacity" in upgrade
+    assert "auto-repairs and host errors do not support graceful shutdown" in upgrade
     if stack != "vllm-llama33-70b-existing":
         assert upgrade.startswith("GKE upgrades the nodes on the ")
 

@@ -458,6 +458,15 @@ def test_saxml_rollout_output_says_a_rollout_is_a_full_outage():
     assert "does not count against maxRestarts (4" in rollout["drain"]
 
 
+def test_saxml_rollout_drain_says_the_jobset_fails_for_good_and_how_to_recover():
+    """Once the crashes have spent maxRestarts the JobSet is Failed and its Jobs deleted (jobset v0.12.0
+    failure_policy.go l.45, l.225-232): the Drain line says so and names the recovery (GKE review m1)."""
+    drain = plan_of(STACK).outputs["rollout"]["drain"]
+    assert "a crash after 4 counted restarts fails the JobSet for good" in drain
+    assert "a later pulumi up sees no change" in drain
+    assert "kubectl delete jobset sax-model-server-set in the stack's namespace, then pulumi up --refresh" in drain
+
+
 def test_saxml_preview_says_readiness_does_not_mean_the_model_is_loaded():
     """The model servers' readiness is a TCP connect on 10001 (SRE review M4): the preview says a Ready pod may not
     have the model loaded yet."""

@@ -88,8 +88,24 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
         "images pinned by tag only, no digest (2): docker.io/vllm/vllm-tpu:v0.29.0, "
-        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0; a tag moved upstream does not reach a node that already "
+        "holds the image (imagePullPolicy IfNotPresent), but a new or recreated node pulls the moved tag, so groups "
+        "can run different builds: pin a digest"
     ]
+
+
+def test_security_every_container_pulls_if_not_present():
+    """No pod of any stack re-pulls its tag-only image on every start (the JetStream pods' ``Always``, from the seeds:
+    SRE review M3, GKE review m4): each container gives ``IfNotPresent`` or leaves the field to Kubernetes' default,
+    which is ``IfNotPresent`` for a tagged image that is not ``latest``."""
+    for stack in sorted(STACKS):
+        for r in plan_of(stack).resources:
+            if not (r.custom and r.type.startswith("kubernetes:")):
+                continue
+            for pod in pod_specs(r.inputs):
+                for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+                    assert c.get("imagePullPolicy", "IfNotPresent") == "IfNotPresent", (stack, c["name"])
+                    assert not str(c["image"]).endswith(":latest"), (stack, c["name"])
 
 
 def test_security_a_digest_pinned_image_is_not_listed():

@@ -157,3 +157,14 @@ def test_tenancy_serving_priority_never_preempts_on_an_existing_cluster():
     assert existing["tpu-serving-online"]["preemptionPolicy"] == "Never"
     assert created["tpu-serving-online"]["preemptionPolicy"] == "PreemptLowerPriority"
     assert existing["tpu-serving-online"]["value"] > existing["tpu-serving-batch"]["value"]
+
+
+def test_tenancy_priority_classes_are_retained_on_delete_on_an_existing_cluster():
+    """On an existing cluster every tenant stack applies the same two cluster-scoped PriorityClasses; one tenant's
+    destroy must not delete the class the other tenants' pods name (SRE review M5): they are retainOnDelete there,
+    and still deleted with a cluster the stack creates."""
+    for stack, retained in (("vllm-llama33-70b-existing", True), ("vllm-llama33-70b-v5e16", False)):
+        classes = plan_of(stack).of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+        assert len(classes) == 2
+        assert {r.inputs["metadata"]["name"] for r in classes} == {"tpu-serving-online", "tpu-serving-batch"}
+        assert all(r.retain_on_delete is retained for r in classes), stack

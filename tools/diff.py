@@ -156,12 +156,15 @@ LIFECYCLE = (
 """The head plan's ``rollout`` output keys a diff shows, with their titles."""
 
 
-def lifecycle(outputs: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(title, line)`` for how the groups roll, drain and scale down, from the head plan's ``rollout`` output."""
+def lifecycle(outputs: Mapping[str, Any], rolling: bool = False) -> list[tuple[str, str]]:
+    """``(title, line)`` for how the groups roll, drain and scale down, from the head plan's ``rollout`` output.
+    ``rolling``: the diff changes a group template, so its **Rollout** lines (:func:`rollouts`) already print the
+    ``summary``, which is left out here rather than printed twice."""
     plan = outputs.get("rollout")
     if not isinstance(plan, Mapping):
         return []
-    return [(title, plan[key]) for key, title in LIFECYCLE if isinstance(plan.get(key), str)]
+    keys = [(key, title) for key, title in LIFECYCLE if not (rolling and key == "summary")]
+    return [(title, plan[key]) for key, title in keys if isinstance(plan.get(key), str)]
 
 
 def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> StackDiff:
@@ -177,7 +180,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
     out.cost = cost_change((base or {}).get("outputs") or {}, head_outputs)
     out.rollouts = rollouts(out.changed, new, head_outputs)
     out.router = router_restart(head_outputs)
-    out.lifecycle = lifecycle(head_outputs)
+    out.lifecycle = lifecycle(head_outputs, rolling=bool(out.rollouts))
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
 from tpu_serving_tools.offline import (
     UNKNOWN,
@@ -104,8 +105,9 @@ def zone_notes(plan: Plan) -> list[str]:
     return [f"  {n}" for n in notes if n is not None]
 
 
-def summary(plan: Plan) -> str:
-    """Resources, and the slices, chips and HBM of the plan's TPU node pools."""
+def summary(plan: Plan, root: Path | None = None) -> str:
+    """Resources, and the slices, chips and HBM of the plan's TPU node pools (``root``: the project, whose stack
+    files are the shipped stacks the ``Verified:`` line speaks of)."""
     slices = tpu_slices(plan)
     rows = [
         f"  {pool}: {s.machine_type.name} {s.topology} ({counted(s.vms, 'VM')}, {counted(s.chips, 'chip')}, "
@@ -125,6 +127,7 @@ def summary(plan: Plan) -> str:
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
             *router_summary(plan.outputs),
+            *verified_line(plan.stack, shipped_stacks(root) if root else []),
             *quota_summary(plan.outputs),
             *alert_summary(plan.resources),
             *security_summary(plan.resources),
@@ -388,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(tree(plan))
         print()
-    print(summary(plan))
+    print(summary(plan, args.root.resolve()))
     print(f"wrote {_shown(plan_path)}, {_shown(manifests_path)}")
     return 0
 

@@ -9,6 +9,14 @@ from tpu_serving_policy.rules import pod_specs
 
 CLUSTER = "gcp:container/cluster:Cluster"
 DIGEST = "@sha256:"
+RETAG = (
+    "a tag moved upstream does not reach a node that already holds the image (imagePullPolicy IfNotPresent), but a "
+    "new or recreated node pulls the moved tag, so groups can run different builds: pin a digest"
+)
+"""What a tag-only image means once deployed (SRE review M3, GKE review m4): the library's pods pull ``IfNotPresent``,
+given (:data:`tpu_serving.backends.jetstream.pods.PULL_POLICY`) or Kubernetes' default for a tagged, non-``latest``
+image (kubernetes.io/docs/concepts/containers/images/, "Default image pull policy"); a node pulls only when it does
+not hold the image, and every slice recreated by an upgrade, a repair or a scale-up is a new node."""
 
 
 def tag_only_images(resources: list[Any]) -> list[str]:
@@ -43,5 +51,5 @@ def security_summary(resources: list[Any]) -> list[str]:
     lines = cluster_notes(resources)
     tags = tag_only_images(resources)
     if tags:
-        lines.append(f"images pinned by tag only, no digest ({len(tags)}): {', '.join(tags)}")
+        lines.append(f"images pinned by tag only, no digest ({len(tags)}): {', '.join(tags)}; {RETAG}")
     return lines

@@ -73,14 +73,21 @@ hour", Autopilot upgrading "using a node pool upgrade with surge enabled", whose
 
 HOST_MAINTENANCE = (
     "TPU host maintenance and repairs come on Google's schedule, not in the window: maintenance exclusions do not "
-    "stop them, and each recreates a slice's VMs together"
+    "stop them, and each recreates a slice's VMs together; GKE may also preempt on-demand and reserved TPUs to "
+    "defragment capacity; auto-repairs and host errors do not support graceful shutdown, so the pods' preStop and "
+    "grace-period drain is not assured for them"
 )
 """What no maintenance policy holds back. Google, "Manage GKE node disruption for GPUs and TPUs"
 (cloud.google.com/kubernetes-engine/docs/concepts/handle-disruption-gpu-tpu): "Host events are issued for the
 underlying Google Cloud infrastructure and they bypass GKE maintenance policies and exclusions", and "When a host
 event happens to the VM within a TPU slice, the entire slice gets interrupted"; "Manage AI-optimized GKE clusters"
 (cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters, "Manage host maintenance for AI workloads"):
-"they bypass GKE maintenance windows and exclusions ... GPUs and TPUs don't support live migration"."""
+"they bypass GKE maintenance windows and exclusions ... GPUs and TPUs don't support live migration". The same GKE
+page (fetched 2026-11-28), "Why GPUs and TPUs require disruption management": "GKE might also restart reserved and
+on-demand TPUs by using preemption, which allows GKE to provision larger TPUs, due to defragmentation reasons"; and
+"What does infrastructure interruption mean in GKE?": "TerminationEvent events don't support graceful shutdown",
+triggered by "Auto repair" and "HostError" (GKE review m2). It says no more than that: nothing here claims how
+often either comes."""
 
 
 def upgrade_schedule(channel: str | None, window: str, held: bool) -> str:

@@ -52,9 +52,23 @@ def inventory(api_client: Any) -> set[Key]:
     return out
 
 
-def left_behind(before: set[Key], after: set[Key]) -> Finding:
-    """What ``destroy`` left: objects that exist now and did not before ``up``."""
-    extra = sorted(after - before, key=str)
+def retained(state: Iterable[Mapping[str, Any]]) -> set[Key]:
+    """The Kubernetes objects of the stack's state that ``pulumi destroy`` keeps (``retainOnDelete``: the shared
+    PriorityClasses on an existing cluster, :class:`tpu_serving.tenancy.TenancyArgs` ``shared_cluster``)."""
+    out: set[Key] = set()
+    for r in state:
+        if not r.get("retainOnDelete") or not str(r.get("type", "")).startswith("kubernetes:"):
+            continue
+        obj = r.get("outputs") or r.get("inputs") or {}
+        meta = obj.get("metadata") or {}
+        out.add((str(obj.get("apiVersion")), str(obj.get("kind")), meta.get("namespace"), str(meta.get("name"))))
+    return out
+
+
+def left_behind(before: set[Key], after: set[Key], kept: set[Key] | None = None) -> Finding:
+    """What ``destroy`` left: objects that exist now and did not before ``up``, but those the stack ``kept``
+    (:func:`retained`)."""
+    extra = sorted(after - before - (kept or set()), key=str)
     detail = "; ".join(f"{k} {ns + '/' if ns else ''}{n}" for _, k, ns, n in extra[:12])
     return Finding("destroy", "nothing left", not extra, f"{len(extra)} objects left: {detail}" if extra else "")
 

@@ -44,6 +44,7 @@ from tpu_serving_tools.verify.expect import expectations_from
 from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
+from .coverage import NOT_RUNNABLE, shipped_stacks
 from .crds import install_crds
 from .drain import drain_one_group
 from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
@@ -250,7 +251,7 @@ def _lifecycle(
     bg: list[Background],
     before_rollout: Callable[[Any], None] | None = None,
 ) -> None:
-    from .lifecycle import left_behind
+    from .lifecycle import left_behind, retained
 
     try:
         up = report.step("up", run.up)
@@ -279,7 +280,8 @@ def _lifecycle(
         before_rollout(api)
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))
     report.step("destroy", run.destroy)
-    report.findings.append(left_behind(before, report.step("inventory-after", lambda: inventory(api))))
+    after = report.step("inventory-after", lambda: inventory(api))
+    report.findings.append(left_behind(before, after, retained(state)))
 
 
 VERIFY_WAIT = 60.0
@@ -337,23 +339,9 @@ def _verify_command(
     )
 
 
-NOT_RUNNABLE: Mapping[str, str] = {
-    "vllm-llama33-70b-disagg-v6e8x2": "its DisaggregatedSet needs LeaderWorkerSet v0.10.0's API (roles[].scaling, "
-    "slices; the DisaggregatedSetRoleScaler its HPAs scale), and the Go module proxy serves LWS v0.9.0 at newest: "
-    'the API server refuses it (.spec.roles[name="prefill"].scaling: field not declared in schema)',
-    "pathwaysjob-batch-v6e16": "the PathwaysJob v0.1.4 controller is not served by the Go module proxy (module "
-    "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
-    "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
-}
-"""The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
-
-
 def default_stacks(root: Path) -> list[str]:
-    """Every stack of ``stacks/`` but those of :data:`NOT_RUNNABLE`."""
-    every = sorted(
-        p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (root / "stacks").glob("Pulumi.*.yaml")
-    )
-    return [s for s in every if s not in NOT_RUNNABLE]
+    """Every stack of ``stacks/`` but those of :data:`NOT_RUNNABLE` (:mod:`.coverage`)."""
+    return [s for s in shipped_stacks(root) if s not in NOT_RUNNABLE]
 
 
 SHARED_PATHWAYS_JOB = Path("..") / "shared" / "reference" / "crds" / "pathwaysjob-v0.1.4-install.yaml"

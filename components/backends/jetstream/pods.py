@@ -29,6 +29,16 @@ from ...podspec import (
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
 
+PULL_POLICY = "IfNotPresent"
+"""Every container's ``imagePullPolicy`` (SRE review M3, GKE review m4): the image is pulled only when the node does
+not hold it yet, which is also what Kubernetes gives a tagged, non-``latest`` image when the field is left out
+(kubernetes.io/docs/concepts/containers/images/, "Image pull policy" and "Default image pull policy"; k8s.io/api
+v0.34 core/v1/types.go ``Container.ImagePullPolicy``: "Defaults to Always if :latest tag is specified, or
+IfNotPresent otherwise"). The seeds' ``Always`` made every group recreation (any container restart, under
+``RecreateGroupAfterStart``) depend on the registry answering, and let a tag moved upstream change the engine on the
+next recreation without a ``pulumi up``. With ``IfNotPresent`` a re-tag upstream does not reach a node that holds the
+image: pin a digest (``image@sha256:...``) to change it, which the preview's tag-only line names."""
+
 
 def maxtext_args(settings: MaxTextSettings, checkpoint_uri: str, mode: Mode, shape: SliceShape) -> list[str]:
     """The ``jax-tpu`` arguments: the config file, then ``key=value`` settings, then the disaggregated server
@@ -107,7 +117,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
         k8s.core.v1.ContainerArgs(
             name="pathways-proxy",
             image=img.proxy,
-            image_pull_policy="Always",
+            image_pull_policy=PULL_POLICY,
             args=[f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}", f"--server_port={PROXY_PORT}", scratch],
             ports=[k8s.core.v1.ContainerPortArgs(container_port=PROXY_PORT)],
             resources=requests(r.proxy_cpu, r.proxy_memory),
@@ -118,7 +128,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
         k8s.core.v1.ContainerArgs(
             name="pathways-rm",
             image=img.server,
-            image_pull_policy="Always",
+            image_pull_policy=PULL_POLICY,
             env=[
                 k8s.core.v1.EnvVarArgs(name="HOST_ADDRESS", value=lws.LEADER_ADDRESS),
                 k8s.core.v1.EnvVarArgs(name="TPU_SKIP_MDS_QUERY", value="true"),
@@ -140,7 +150,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
         k8s.core.v1.ContainerArgs(
             name="jax-tpu",
             image=img.jetstream,
-            image_pull_policy="Always",
+            image_pull_policy=PULL_POLICY,
             args=maxtext_args(args.maxtext, args.checkpoint_uri, args.mode, args.shape),
             env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in args.jax_env.items()] or None,
             security_context=container_security(add=args.jax_capabilities),
@@ -166,7 +176,7 @@ def leader_containers(args: PathwaysServingArgs) -> list[k8s.core.v1.ContainerAr
         k8s.core.v1.ContainerArgs(
             name="jetstream-http",
             image=img.http,
-            image_pull_policy="Always",
+            image_pull_policy=PULL_POLICY,
             ports=[k8s.core.v1.ContainerPortArgs(container_port=HTTP_PORT)],
             resources=requests(r.http_cpu, r.http_memory),
             security_context=hardened,
@@ -182,7 +192,7 @@ def worker_container(args: PathwaysServingArgs) -> k8s.core.v1.ContainerArgs:
     return k8s.core.v1.ContainerArgs(
         name="worker",
         image=args.images.server,
-        image_pull_policy="Always",
+        image_pull_policy=PULL_POLICY,
         args=[
             f"--server_port={WORKER_PORT}",
             f"--resource_manager_address={lws.LEADER_ADDRESS}:{RM_PORT}",

@@ -148,11 +148,18 @@ life, so the node pools never scale down under it."""
 def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
     """What a disruption of one of the job's VMs does (the ``rollout`` output's ``drain`` and ``upgrade``, which the
     preview prints): the JobSet the controller makes restarts whole, spending one of ``maxRestarts``
-    (:data:`~.settings.INTERACTIVE_MAX_RESTARTS` cites the controller), and at none left the job fails for good."""
+    (:data:`~.settings.INTERACTIVE_MAX_RESTARTS` cites the controller), and at none left the job fails for good.
+
+    Nothing recreates a failed job (SRE review M9): the controller leaves it failed, and ``pulumi up`` compares the
+    program with its state, not with the cluster, so it shows no change; after ``kubectl delete``, ``pulumi up
+    --refresh`` reads the cluster first ("pulumi refresh ... compares the current stack's resource state with the
+    state known to exist in the actual cloud provider", pulumi.com/docs/iac/cli/commands/pulumi_refresh), finds the
+    PathwaysJob gone and creates it again."""
     n = job.restarts()
     gone = (
-        "a failed PathwaysJob stays failed: a later pulumi up sees no change and does not recreate it (delete it, then "
-        "pulumi up)"
+        "a failed PathwaysJob stays failed: nothing recreates it, and a later pulumi up sees no change (delete it, "
+        "then pulumi up --refresh); the job is not under a serving SLO: resubmit it from a scheduler or retry "
+        "controller of your own"
     )
     if n == 0:
         drain = (

@@ -93,7 +93,11 @@ def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
         "one pod at a time",
         "drain": "a drain, node upgrade or host maintenance of any slice's VM restarts every slice (a JobSet restart "
         "recreates all its Jobs): the cell serves nothing until they have reloaded, and the restart does not count "
-        f"against maxRestarts ({serving.max_restarts}, spent only by crashes); sax-http keeps one of its two pods",
+        f"against maxRestarts ({serving.max_restarts}, spent only by crashes, for the JobSet's life); a crash "
+        f"after {serving.max_restarts} counted restarts fails the JobSet for good: the controller deletes its Jobs, the "
+        "cell serves nothing (the No serving pod ready alert, if observability is on, fires), and a later pulumi up sees no change (kubectl "
+        f"delete jobset {MODEL_SET} in the stack's namespace, then pulumi up --refresh); sax-http keeps one of its "
+        "two pods",
         "upgrade": f"{stack_upgrade_schedule(cfg)}; each upgrade of a slice's nodes restarts every slice, as a drain "
         f"does; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the stack fixes the cell's model-server slices (serving.slices); a different "

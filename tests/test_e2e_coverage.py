@@ -1,0 +1,39 @@
+"""What the preview and the README say of the stacks ``make e2e`` runs (tools/e2e/coverage.py), read off the
+harness's own list of the stacks it leaves out (GKE review M1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving_tools import preview
+from tpu_serving_tools.e2e import coverage
+from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
+
+
+def test_coverage_readme_block_is_current():
+    page = (ROOT / coverage.PAGE).read_text()
+    assert "<!-- generated: e2e -->" in page
+    assert coverage.render(page, coverage.shipped_stacks(ROOT)) == page, "README e2e block is stale: run `make readme`"
+    for stack in NOT_RUNNABLE:
+        assert f"- `{stack}`: " in page
+
+
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_coverage_preview_says_whether_make_e2e_runs_the_stack(stack):
+    """Each shipped stack's preview has one ``Verified:`` line: the three stacks the harness cannot run (the
+    DisaggregatedSet's LWS v0.10.0 API, the PathwaysJob controller) say their lifecycle is unverified against the
+    controller, the others that make e2e runs them."""
+    lines = [line for line in preview.summary(plan_of(stack), ROOT).splitlines() if line.startswith("Verified: ")]
+    assert len(lines) == 1
+    if stack in NOT_RUNNABLE:
+        assert lines[0].startswith("Verified: lifecycle unverified against the controller: make e2e does not run")
+        assert NOT_RUNNABLE[stack] in lines[0]
+    else:
+        assert stack in default_stacks(ROOT)
+        assert lines[0].startswith("Verified: make e2e runs this stack on a local Kubernetes control plane")
+
+
+def test_coverage_a_stack_that_is_not_shipped_has_no_verified_line():
+    assert coverage.verified_line("my-own-stack", coverage.shipped_stacks(ROOT)) == []
+    assert "Verified:" not in preview.summary(plan_of("saxml-175b-v5e32x2"))

@@ -1,0 +1,88 @@
+"""Which shipped stacks ``make e2e`` runs on its local control plane, and what the preview and the README say of it.
+
+:data:`NOT_RUNNABLE` is the harness's own list of the stacks it leaves out (:func:`tpu_serving_tools.e2e.run.
+default_stacks` runs every other stack file). The preview's ``Verified:`` line (:func:`verified_line`) and the
+README's generated block (``python -m tpu_serving_tools.e2e.coverage [--check]``, run by ``make readme``) are read
+off it, so a stack the harness cannot run is never shown as run (GKE review M1: the DisaggregatedSet stack and the
+two PathwaysJob stacks never ran on the real control plane while nothing said so).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.settings_tables import rewrite
+
+NOT_RUNNABLE: Mapping[str, str] = {
+    "vllm-llama33-70b-disagg-v6e8x2": "its DisaggregatedSet needs LeaderWorkerSet v0.10.0's API (roles[].scaling, "
+    "slices; the DisaggregatedSetRoleScaler its HPAs scale), and the Go module proxy serves LWS v0.9.0 at newest: "
+    'the API server refuses it (.spec.roles[name="prefill"].scaling: field not declared in schema)',
+    "pathwaysjob-batch-v6e16": "the PathwaysJob v0.1.4 controller is not served by the Go module proxy (module "
+    "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
+    "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
+}
+"""The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
+
+RUN = (
+    "make e2e runs this stack on a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; "
+    "LeaderWorkerSet v0.9.0 in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, "
+    "and where the stack has them an HPA scale-up, a slice drain and an engine-image rollout (docs/development.md)"
+)
+UNVERIFIED = (
+    "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "
+    "scale-down lines above come from the library's own model (make check), not from a run"
+)
+
+
+def shipped_stacks(root: Path) -> list[str]:
+    """The stack files of ``root``'s ``stacks/``, by name."""
+    return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (root / "stacks").glob("Pulumi.*.yaml"))
+
+
+def verified_line(stack: str, shipped: list[str]) -> list[str]:
+    """The preview's ``Verified:`` line of ``stack``: whether ``make e2e`` runs it (none for a stack that is not one
+    of the ``shipped`` stack files: a user's own stack is not run by this project)."""
+    if stack in NOT_RUNNABLE:
+        return [f"Verified: {UNVERIFIED.format(why=NOT_RUNNABLE[stack])}"]
+    return [f"Verified: {RUN}"] if stack in shipped else []
+
+
+PAGE = Path("README.md")
+"""The page that lists the stacks, from the repository's root."""
+
+BLOCK = re.compile(r"(<!-- generated: e2e -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
+
+
+def block(shipped: list[str]) -> str:
+    """The README's lines on which stacks ``make e2e`` runs, from :data:`NOT_RUNNABLE`."""
+    run = [s for s in shipped if s not in NOT_RUNNABLE]
+    lines = [
+        f"`make e2e` runs {len(run)} of the {len(shipped)} stacks on a local Kubernetes control plane (controller "
+        "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install). Not run, so their "
+        "lifecycle is unverified against the controller (their previews say so on a `Verified:` line):",
+        "",
+        *(f"- `{s}`: {why}" for s, why in NOT_RUNNABLE.items() if s in shipped),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def render(page: str, shipped: list[str]) -> str:
+    """``page`` with its generated e2e block rewritten."""
+    return BLOCK.sub(lambda m: m.group(1) + block(shipped) + m.group(3), page)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = command_parser(__name__, __doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the block is stale, write nothing")
+    args = parser.parse_args(argv)
+    root = Path.cwd()
+    new = render((root / PAGE).read_text(), shipped_stacks(root))
+    return rewrite(root / PAGE, new, check=args.check, what="the e2e block")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

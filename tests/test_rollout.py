@@ -264,7 +264,7 @@ def test_rollout_upgrade_of_every_stack_says_exclusions_do_not_stop_host_mainten
 def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
     out = plan_of(IN_PLACE).as_json()["outputs"]["rollout"]
     assert out["upgrade"].startswith(
-        "GKE upgrades the nodes on the RAPID channel in the window FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC; "
+        "GKE upgrades the nodes on the REGULAR channel in the window FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC; "
     )
     assert "reloads for up to about 182 minutes: with one group" in out["upgrade"]
     cfg = copy.deepcopy(VLLM)

@@ -15,7 +15,7 @@ import re
 import types
 import typing
 from dataclasses import field
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     AfterValidator,
@@ -128,6 +128,17 @@ K8sName = Annotated[str, _dns_validator(NameLimit.K8S_LABEL)]
 """A Kubernetes object name that must be a DNS-1123 label (at most 63 characters)."""
 ServiceAccountId = Annotated[str, _dns_validator(NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)]
 """A GCP service account id (6 to 30 characters)."""
+SingleGroup = Annotated[
+    Literal["accepted"] | None,
+    Field(
+        description="`accepted`: the stack knows that its serving is one group with no spare slice (or a Saxml "
+        "cell), so a node failure, a repair, TPU host maintenance, a node upgrade or a rollout stops the whole "
+        "service until the slice is back and the model has reloaded. Required for such a stack; unset refuses it."
+    ),
+]
+"""``serving.singleGroup`` of every serving backend whose disruption can be a full outage: the acknowledgement
+(SRE review B2). Declared once here; :func:`tpu_serving.config.checks.full_outage_problems` refuses a stack that
+needs it and leaves it unset."""
 
 
 def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[Model]:

@@ -86,10 +86,16 @@ _GO_TOOLS = (
         "(GKE rapid-channel release notes of 2026-09-23)",
         "v1.37.2",
         f"{_PROXY} (v1.38.0-beta.0 is a pre-release)",
-        "the minor of the GKE the stacks run on (releaseChannel RAPID in six of the nine stacks); its k8s.io "
-        "staging modules at v0.36.3 (the replace lines of e2e/tools/kubernetes/go.mod, one per replace of "
-        "k8s.io/kubernetes v1.36.3's own go.mod)",
-        held="GKE's Rapid channel default is 1.36 (1.36.4-gke.1391000); v1.37 is no GKE default yet",
+        "the minor of the GKE the stacks run on: it does not, quite. The eight stacks that create a cluster are on "
+        "the REGULAR channel (releaseChannel REGULAR, the library's default; the two with an InferencePool at "
+        "minMasterVersion 1.35), whose default for cluster creation is 1.35.8-gke.1036000 (GKE Regular channel "
+        "release notes of 2026-09-17) and which offers 1.34 to 1.36; 1.36 is the minor Regular upgrades them to "
+        "next and Rapid's default. Its k8s.io staging modules are at v0.36.3 (the replace lines of "
+        "e2e/tools/kubernetes/go.mod, one per replace of k8s.io/kubernetes v1.36.3's own go.mod)",
+        held="GKE's Regular channel creates clusters on 1.35 and offers 1.36, Rapid's default (1.36.4-gke.1391000); "
+        "kept at 1.36 rather than rebuilt on a 1.35 patch (a new toolchain, its etcd and staging modules with it): "
+        "the stacks' manifests are validated against the Kubernetes 1.34 schema, which both minors serve; v1.37 is "
+        "no GKE default yet",
         module="k8s.io/kubernetes",
     ),
     Pin(

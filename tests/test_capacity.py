@@ -112,7 +112,9 @@ def test_capacity_obtained_output_of_each_stack_names_each_slice_kind_and_its_st
     outputs = plan_of("vllm-llama33-70b-v5e16").as_json()["outputs"]
     obtained = outputs["capacity"]["obtained"]
     assert obtained["v5e16"].startswith("on-demand: a stockout fails the node pool's creation, and so pulumi up")
-    assert obtained["v5e16b"].startswith("on-demand: the pool starts empty and the autoscaler adds the whole slice")
+    # the second group's slice is always on too (autoscaling.minReplicas: 2); the surge rollout's spare starts empty
+    assert obtained["v5e16b"].startswith("on-demand: a stockout fails the node pool's creation, and so pulumi up")
+    assert obtained["v5e16s"].startswith("on-demand: the pool starts empty and the autoscaler adds the whole slice")
     assert any(line.startswith("  slices v5e16: on-demand: a stockout") for line in capacity_summary(outputs))
     existing = plan_of("vllm-llama33-70b-existing").as_json()["outputs"]["capacity"]["obtained"]
     assert set(existing.values()) == {"an existing node pool: its capacity is its owner's"}

@@ -94,7 +94,11 @@ FIXTURES = {
     ),
     "gke-deletion-protection": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "deletionProtection"), False)),
     "gke-private-nodes": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "privateClusterConfig"), ...)),
-    "gke-authorized-networks": (LLAMA, lambda p: None),
+    # every example stack names its authorized networks now (SRE review M6): the fixture drops them
+    "gke-authorized-networks": (
+        LLAMA,
+        _set(lambda p: (first(p, CLUSTER)["inputs"], "masterAuthorizedNetworksConfig"), ...),
+    ),
     "iam-no-basic-roles": (
         LLAMA,
         _add_resource(

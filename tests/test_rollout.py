@@ -8,8 +8,9 @@ import copy
 import json
 
 import pytest
+import yaml
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import CONTAINER_RESTART, RolloutPlan
@@ -274,9 +275,30 @@ def test_rollout_upgrade_of_every_stack_says_exclusions_do_not_stop_host_mainten
 def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
     out = plan_of(IN_PLACE).as_json()["outputs"]["rollout"]
     assert out["upgrade"].startswith(
-        "GKE upgrades the nodes on the RAPID channel in the window FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC; "
+        "GKE upgrades the nodes on the REGULAR channel in the window FREQ=WEEKLY;BYDAY=SA,SU 02:00-08:00 UTC, now "
+        "held back by a maintenance exclusion; "
     )
     assert "reloads for up to about 182 minutes: with one group" in out["upgrade"]
+
+
+def test_rollout_single_group_example_stacks_hold_node_upgrades_back():
+    """The example stacks whose serving is one group (serving.singleGroup) carry a standing NO_MINOR_OR_NODE_UPGRADES
+    exclusion until the end of support (GKE review m3): the preview says upgrades are held back."""
+    for stack in sorted(STACKS):
+        config = yaml.safe_load((STACKS_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        single = config["serving"].get("singleGroup") == "accepted"
+        for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
+            exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])
+            held = [
+                e
+                for e in exclusions
+                if e["exclusionOptions"]
+                == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+            ]
+            assert bool(held) == single, stack
+            assert (
+                "now held back by a maintenance exclusion" in plan_of(stack).outputs["rollout"]["upgrade"]
+            ) == single
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:cluster"] = {
         **cfg.get("tpu-serving:cluster", {}),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import functools
 
 import pytest
 
@@ -13,7 +14,7 @@ from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, 
 from tpu_serving.nodepool import TpuNodePool
 from tpu_serving.validation import ArgumentsError
 from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.offline import Plan, kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.scheduling import scale_findings
 
@@ -32,7 +33,8 @@ def test_scaling_hpa_scales_the_leaderworkerset_on_the_leaders_queue():
         "kind": "LeaderWorkerSet",
         "name": "vllm",
     }
-    assert (spec["minReplicas"], spec["maxReplicas"]) == (1, 2)
+    # two groups at the least, one slice each: N+1 at low load (SRE review M2)
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 2)
     assert spec["metrics"] == [
         {
             "type": "Pods",
@@ -65,8 +67,14 @@ def test_scaling_leaderworkerset_leaves_replicas_to_the_hpa():
     assert fixed.inputs["spec"]["replicas"] == 1
 
 
+@functools.cache
+def _one_group_minimum() -> Plan:
+    """The flagship with ``autoscaling.minReplicas: 1`` (the stack holds two): its second slice scales from zero."""
+    return plan_edited(STACK, serving=lambda s: s["autoscaling"].update(minReplicas=1))
+
+
 def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
-    pools = {r.name: r.inputs for r in plan_of(STACK).of_type(NODEPOOL)}
+    pools = {r.name: r.inputs for r in _one_group_minimum().of_type(NODEPOOL)}
     always_on, from_zero = pools["vllm70b-v5e16-pool"], pools["vllm70b-v5e16b-pool"]
     assert always_on["nodeCount"] == 4 and "autoscaling" not in always_on
     assert "nodeCount" not in from_zero and from_zero["initialNodeCount"] == 0
@@ -135,7 +143,7 @@ def test_scaling_node_pool_refuses_a_from_zero_pool_it_does_not_have():
 
 
 def _view(edit=None) -> PlanView:
-    plan = copy.deepcopy(plan_of(STACK).as_json())
+    plan = copy.deepcopy(_one_group_minimum().as_json())
     if edit:
         edit(plan)
     return PlanView(plan)

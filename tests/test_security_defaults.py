@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
-from tests.fixtures.configs import VLLM, load
+from tests.fixtures.configs import VLLM, load, plan_edited
 from tpu_serving_policy.rules import pod_specs
 from tpu_serving_tools.offline import load_project, main_program, run_program, stack_config
 from tpu_serving_tools.runtime import prereqs, scope
@@ -78,8 +78,23 @@ def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
     assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
 
 
+def test_security_example_stacks_name_authorized_networks_not_the_opt_out():
+    """Every example stack that creates a cluster names the documentation range 203.0.113.0/24 (RFC 5737) as its
+    authorized network, as the flagship does, rather than opting out with publicControlPlane (SRE review M6)."""
+    for stack in STACKS:
+        for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
+            blocks = cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]
+            assert [b["cidrBlock"] for b in blocks] == ["203.0.113.0/24"], stack
+        assert cluster_notes(plan_of(stack).resources) == [], stack
+
+
+def _opted_out(cluster: dict) -> None:
+    cluster.pop("masterAuthorizedNetworks")
+    cluster["publicControlPlane"] = True
+
+
 def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
-    sax = plan_of("saxml-175b-v5e32x2").resources
+    sax = plan_edited("saxml-175b-v5e32x2", cluster=_opted_out).resources
     assert cluster_notes(sax) == [
         "cluster saxml175b: control plane open to any source address (opt-out: publicControlPlane)"
     ]

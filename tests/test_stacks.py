@@ -86,7 +86,7 @@ def test_stacks_llama405b_infrastructure():
     assert ci["location"] == "us-east5"  # a region: a regional cluster
     assert ci["workloadIdentityConfig"] == {"workloadPool": "tpu-serving-demo.svc.id.goog"}
     assert ci["removeDefaultNodePool"] is True and ci["deletionProtection"] is True
-    assert ci["releaseChannel"] == {"channel": "RAPID"}
+    assert ci["releaseChannel"] == {"channel": "REGULAR"}
     assert ci["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
     assert ci["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert ci["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"] == {"enabled": True}

@@ -19,8 +19,8 @@ def test_zones_each_slice_stays_in_its_one_zone():
     pools = {r.name: r.inputs for r in plan.of_type("gcp:container/nodePool:NodePool") if "v5e16" in r.name}
     assert pools["vllm70b-v5e16-pool"]["nodeLocations"] == ["us-west4-a"]
     assert pools["vllm70b-v5e16b-pool"]["nodeLocations"] == ["us-west4-b"]
-    # The replica above the minimum still scales from zero, in its own zone, as one whole slice.
-    assert pools["vllm70b-v5e16b-pool"]["autoscaling"]["totalMaxNodeCount"] == 4
+    # The second group's slice (always on at autoscaling.minReplicas 2) is one whole slice in its own zone.
+    assert pools["vllm70b-v5e16b-pool"]["nodeCount"] == 4
     assert pools["vllm70b-v5e16b-pool"]["placementPolicy"]["tpuTopology"] == "4x4"
     (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
     assert cpu.inputs["nodeLocations"] == ["us-west4-a"]  # the CPU pool stays in the stack's zone

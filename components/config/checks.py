@@ -9,11 +9,14 @@ from typing import TYPE_CHECKING
 from pydantic.alias_generators import to_camel
 
 from .. import capacity as capacity_rules
-from ..backends import BACKENDS
+from ..backends import BACKENDS, scaling
+from ..backends.jetstream.settings import PathwaysServingConfig
+from ..backends.saxml.settings import SaxmlServingConfig
 from ..backends.vllm import VllmServingConfig
 from ..backends.vllm.disagg_checks import roles
 from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
+from ..lws import Rollout
 from ..naming import (
     ZONE,
     NameLimit,
@@ -327,7 +330,40 @@ def serving_problems(cfg: StackConfig) -> list[str]:
     if problems:
         return problems
     pools = sum(k.count for k in chosen)
-    return BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools)
+    return BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools) + full_outage_problems(cfg)
+
+
+def _full_outage(serving: object) -> tuple[str, str]:
+    """Why a disruption of ``serving`` stops the whole service, or ``""``: a Saxml cell (one JobSet whose slices
+    restart together), or LeaderWorkerSet serving of one group at most with no spare slice (rollout in place).
+    The disaggregated vLLM roles and a PathwaysJob are left to their own preview lines. Then what else avoids it."""
+    if isinstance(serving, SaxmlServingConfig):
+        return (
+            "the Saxml cell is one JobSet whose model-server slices restart together",
+            "a Saxml cell has no second group",
+        )
+    if isinstance(serving, VllmServingConfig) and serving.disaggregation is not None:
+        return "", ""
+    if isinstance(serving, VllmServingConfig | PathwaysServingConfig) and scaling.groups(serving) == 1:
+        held = "autoscaling.maxReplicas" if serving.autoscaling is not None else "replicas"
+        if serving.rollout == Rollout.IN_PLACE:
+            why = f"the serving is one group ({held} 1) with no spare slice (rollout in-place)"
+            return why, f"or set {held} to 2 with a slice each"
+    return "", ""
+
+
+def full_outage_problems(cfg: StackConfig) -> list[str]:
+    """A stack whose serving is one group and no spare slice, or a Saxml cell, must say ``serving.singleGroup:
+    accepted`` (SRE review B2): each of its disruptions is a full outage until the slice is back and has reloaded."""
+    serving = cfg.serving
+    why, instead = _full_outage(serving)
+    if not why or getattr(serving, "single_group", None) == "accepted":
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:serving.singleGroup = null: {why}, so a node failure, a repair, TPU host maintenance, "
+        "a node upgrade or a rollout stops the whole service until the slice is back and the model has reloaded; "
+        f'set it to "accepted" to say so (valid: accepted); {instead}'
+    ]
 
 
 def namespace_pods(cfg: StackConfig) -> list[PodSet]:

@@ -16,6 +16,7 @@ from ...podspec import ProbeSettings
 from ...settings import (
     K8sName,
     Model,
+    SingleGroup,
     StackFloat,
     StackInt,
     release_validator,
@@ -87,6 +88,7 @@ class PathwaysServingConfig(Model):
     name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
     service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
     rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
+    single_group: SingleGroup = None
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."
     )

@@ -12,6 +12,7 @@ from ...models import ModelSize, Precision
 from ...settings import (
     Cidr,
     Model,
+    SingleGroup,
     StackFloat,
     StackInt,
     release_validator,
@@ -84,6 +85,7 @@ class SaxmlServingConfig(Model):
     backend: Literal["saxml"] = Field(description="Selects this serving backend.")
     slices: list[str] = Field(min_length=1, description="Names of the `tpuSlices` entries that run model servers.")
     cell: str = Field("/sax/test", pattern=r"^/sax/[a-z0-9_-]+$", description="The Sax cell, e.g. `/sax/test`.")
+    single_group: SingleGroup = None
     jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
         JOBSET.default_version,
         description="JobSet release installed by the stack (v0.6.0 or later: failure-policy rules).",

@@ -49,6 +49,7 @@ config:
     slices: [v6e8]
     model: llama-3.1-8b-instruct
     servedModelName: meta-llama/Llama-3.1-8B-Instruct
+    singleGroup: accepted
   observability:
     notReadyMinutes: 90
 """

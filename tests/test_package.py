@@ -50,7 +50,8 @@ settings = validate_stack({
     "serving": {"backend": "jetstream-pathways", "slices": ["v6e16"], "checkpointPath": "llama/int8",
                 "maxtext": {"configFile": "MaxText/configs/base.yml", "modelName": "llama3.1-405b",
                             "quantization": "int8", "maxPrefillPredictLength": 1024, "maxTargetLength": 2048,
-                            "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8}},
+                            "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8},
+                "singleGroup": "accepted"},
 })
 deployment = TpuServingDeployment("mine", TpuServingDeploymentArgs(settings))
 pulumi.export("service", deployment.outputs["service"])

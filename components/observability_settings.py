@@ -47,9 +47,15 @@ class ObservabilitySettings:
     )
     notification_channels: Sequence[str] = described(
         "Notification channels the alerts notify, each `projects/<project>/notificationChannels/<id>`; "
-        "empty: the alerts only show in Cloud Monitoring.",
+        "a serving stack that creates its alert policies names at least one, or sets `unpaged: true`.",
         default=(),
         check=channels_problem,
+    )
+    unpaged: bool = described(
+        "`true`: the stack's alert policies notify nobody (no `notificationChannels`): they show only in "
+        "Cloud Monitoring, and an outage is seen only by someone looking. Required for a serving stack that "
+        "creates its alert policies and names no channel; `false` refuses such a stack.",
+        default=False,
     )
     not_ready_minutes: int = described(
         "Minutes a pod of the serving namespace may stay not ready before the not-ready alert fires; must exceed "

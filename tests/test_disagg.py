@@ -39,6 +39,7 @@ DISAGG = {
     ],
     "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "tpu-serving:workloadIdentity": {"namespace": "pd"},
+    "tpu-serving:observability": {"unpaged": True},
     "tpu-serving:serving": {
         "backend": "vllm",
         "slices": ["prefill", "decode"],

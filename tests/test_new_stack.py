@@ -52,6 +52,7 @@ config:
     singleGroup: accepted
   observability:
     notReadyMinutes: 90
+    unpaged: true
 """
 STACK_TESTS = [
     "tests/test_runtime_stacks.py",

@@ -189,10 +189,27 @@ def test_observability_notification_channels_reach_every_policy():
     n = len(policies)
     assert alert_summary(plan.resources) == [f"Alerts: {n} alert policies, notifying {channel}"]
     assert alert_summary(plan_of(VLLM_STACK).resources) == [
-        f"Alerts: {n} alert policies, and nobody is paged: they show only in Cloud Monitoring until "
-        "observability.notificationChannels names a channel"
+        f"Alerts: {n} alert policies, and nobody is paged (observability.unpaged: true): they show only in "
+        "Cloud Monitoring until observability.notificationChannels names a channel"
     ]
     assert alert_summary([]) == []
+
+
+def test_paging_problems_refuse_a_serving_stack_that_pages_nobody_unless_it_says_so():
+    """SRE review B1: an empty notificationChannels is a decision the stack file states (observability.unpaged),
+    reported with the other problems; a channel, or alert policies the stack does not create, need no statement."""
+    from tpu_serving.config.errors import ConfigError
+
+    unsaid = {**VLLM, "tpu-serving:observability": {}, "tpu-serving:tenancy": {"quota": {"cpu": "1"}}}
+    with pytest.raises(ConfigError) as err:
+        load(unsaid)
+    (paging,) = [p for p in err.value.problems if "observability" in p]
+    assert paging.startswith("tpu-serving:observability.notificationChannels = []: the stack's alert policies")
+    assert "set observability.unpaged to true" in paging and "(valid: true, false)" in paging
+    assert len(err.value.problems) == 2  # the quota's problem too: all at once
+    channel = "projects/tpu-serving-demo/notificationChannels/42"
+    assert load({**VLLM, "tpu-serving:observability": {"notificationChannels": [channel]}}).serving is not None
+    assert load({**VLLM, "tpu-serving:observability": {"cloudResources": "existing"}}).serving is not None
 
 
 def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
@@ -211,7 +228,7 @@ def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
 
 
 def test_observability_alert_policy_args_carry_runbook_and_rule_group():
-    cfg = load({**VLLM, "tpu-serving:observability": {"notificationChannels": []}})
+    cfg = load({**VLLM, "tpu-serving:observability": {"notificationChannels": [], "unpaged": True}})
     settings = to_settings(cfg.observability, ObservabilitySettings)
     (not_ready,) = alerts(SCOPE, ServingMetrics(), settings)
     args = alert_policy_args(not_ready, "c", settings, "p")

@@ -267,8 +267,8 @@ def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
     silent = [str(r.inputs.get("displayName", r.name)) for r in policies if not r.inputs.get("notificationChannels")]
     if not channels:
         return [
-            f"Alerts: {_policies(len(policies))}, and nobody is paged: they show only in Cloud "
-            "Monitoring until observability.notificationChannels names a channel"
+            f"Alerts: {_policies(len(policies))}, and nobody is paged (observability.unpaged: true): they "
+            "show only in Cloud Monitoring until observability.notificationChannels names a channel"
         ]
     line = f"Alerts: {_policies(len(policies))}, notifying {', '.join(channels)}"
     return [line + (f"; none from {', '.join(silent)}" if silent else "")]

@@ -29,7 +29,7 @@ from ..naming import (
     workload_service_account_id,
 )
 from ..quota import PodSet, derive, quota_problems
-from ..settings import PROJECT_NAMESPACE, to_settings
+from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
 
 if TYPE_CHECKING:
@@ -330,7 +330,28 @@ def serving_problems(cfg: StackConfig) -> list[str]:
     if problems:
         return problems
     pools = sum(k.count for k in chosen)
-    return BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools) + full_outage_problems(cfg)
+    return [
+        *BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools),
+        *full_outage_problems(cfg),
+        *paging_problems(cfg),
+    ]
+
+
+def paging_problems(cfg: StackConfig) -> list[str]:
+    """A serving stack that creates its alert policies names a notification channel, or says
+    ``observability.unpaged: true`` (SRE review B1): an alert that notifies nobody pages nobody, and an outage
+    is then seen only by someone watching Cloud Monitoring."""
+    watch = cfg.observability
+    if not watch.enabled or watch.cloud_resources != CreateOrExisting.CREATE or watch.notification_channels:
+        return []
+    if watch.unpaged:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:observability.notificationChannels = []: the stack's alert policies would notify "
+        "nobody, so an outage is seen only by someone looking at Cloud Monitoring; name a channel "
+        "(projects/<project>/notificationChannels/<id>: gcloud beta monitoring channels list), or set "
+        "observability.unpaged to true to say so (valid: true, false)"
+    ]
 
 
 def _full_outage(serving: object) -> tuple[str, str]:

@@ -95,6 +95,13 @@ TITLE = "Leader-worker groups recreated repeatedly"
 """The alert's title, and its hourly condition's."""
 SLOW_LOOP_TITLE = "Leader-worker groups recreated in a slow loop"
 """The title of its 24-hour condition."""
+RELOAD_KEY = "group-reloading"
+"""Suffix of the capacity alert's resource name."""
+RELOAD_TITLE = "Serving group recreated: capacity reduced while it reloads"
+"""The capacity alert's title, and its condition's."""
+RELOAD_WINDOW_SECONDS = 300
+"""The capacity alert counts recreations over five minutes: it opens within minutes of a recreation, where the
+not-ready alert, held past the startup window so that a cold start does not page, waits an hour or more."""
 METRIC_TITLE = "Leader-worker group recreations"
 PANEL_TITLE = f"{METRIC_TITLE} per hour"
 
@@ -233,6 +240,43 @@ def alert_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.mo
         ),
         notification_channels=list(settings.notification_channels),
     )
+
+
+def reload_runbook(groups: Groups) -> str:
+    """What the capacity alert means, and what to do."""
+    ns, names = groups.namespace, ", ".join(groups.leader_worker_sets)
+    return (
+        f"A group of LeaderWorkerSet {names} in namespace {ns} was recreated (a node failure, a repair, TPU host "
+        "maintenance, an upgrade, or a pod that failed): until its new pods have loaded the model, up to the "
+        "startup window (`serving.probes.maxStartupSeconds`), the stack serves with one group less, and the "
+        "others take its requests. With one group left, the no-ready alert fires too. Which pod failed: "
+        f"`kubectl -n {ns} get events --field-selector reason={RECREATE_GROUP_REASON}`; whether the group "
+        f"came back: `kubectl -n {ns} get pods -l leaderworkerset.sigs.k8s.io/name -o wide`. The incident closes "
+        "by itself five minutes after the last recreation; repeated recreations open the restart-storm alert."
+    )
+
+
+def reload_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.monitoring.AlertPolicyArgs:
+    """The capacity alert (SRE review M7): any recreation of a LeaderWorkerSet's group within five minutes, at
+    severity WARNING (the no-ready alert is the page for an outage). Losing one of two groups was otherwise silent
+    for the not-ready alert's window, 75 minutes by default. ``severity`` is the AlertPolicy's own field (pulumi-gcp
+    10.2.0 monitoring/alert_policy.py l.33, l.74-80: CRITICAL, ERROR or WARNING)."""
+    return gcp.monitoring.AlertPolicyArgs(
+        project=groups.project,
+        display_name=f"{groups.cluster}: {RELOAD_TITLE}",
+        combiner="OR",
+        conditions=[_condition(groups, RELOAD_TITLE, RELOAD_WINDOW_SECONDS, 0)],
+        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
+            content=reload_runbook(groups), mime_type="text/markdown"
+        ),
+        notification_channels=list(settings.notification_channels),
+        severity="WARNING",
+    )
+
+
+def policies(groups: Groups, settings: ObservabilitySettings) -> dict[str, gcp.monitoring.AlertPolicyArgs]:
+    """The alert policies on the recreations, by resource-name suffix: the restart storm and the capacity alert."""
+    return {KEY: alert_policy_args(groups, settings), RELOAD_KEY: reload_policy_args(groups, settings)}
 
 
 def dashboard_query(groups: Groups) -> dict[str, Any]:

@@ -485,16 +485,16 @@ class Observability(pulumi.ComponentResource):
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if groups is not None:
-            self.alert_policies.append(self._watch_recreations(name, groups, args.settings, child))
+            self.alert_policies += self._watch_recreations(name, groups, args.settings, child)
 
     @staticmethod
     def _watch_recreations(
         name: str, groups: recreations.Groups, settings: ObservabilitySettings, child: pulumi.ResourceOptions
-    ) -> str:
-        """The log-based metric counting the groups' recreations, and its alert policy, created after it (the
-        policy's filter names the metric, which must exist); the policy's display name."""
+    ) -> list[str]:
+        """The log-based metric of the groups' recreations, then its alert policies, whose filters name it; their names."""
         metric = gcp.logging.Metric(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), opts=child)
-        policy = recreations.alert_policy_args(groups, settings)
         after_metric = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[metric]))
-        gcp.monitoring.AlertPolicy(f"{name}-{recreations.KEY}", policy, opts=after_metric)
-        return str(policy.display_name)
+        policies = recreations.policies(groups, settings)
+        for key, policy in policies.items():
+            gcp.monitoring.AlertPolicy(f"{name}-{key}", policy, opts=after_metric)
+        return [str(p.display_name) for p in policies.values()]

@@ -53,6 +53,7 @@ SLACK_MINUTES = 15
 
 NOT_COVERED: dict[str, str] = {
     "group-recreations": "a conditionThreshold on a log-based metric (a Cloud Monitoring filter, not PromQL)",
+    "group-reloading": "a conditionThreshold on the same log-based metric (a Cloud Monitoring filter, not PromQL)",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "
     "Cloud Monitoring (no upstream exporter to take its series from)",
 }

@@ -200,14 +200,19 @@ def _prereq(view: PlanView, subject_start: str):
 
 def test_recreations_runtime_model_wants_the_metric_created_before_the_policy():
     view = _view()
-    assert _prereq(view, "log metric vllm70b-lws-group-recreations").ok
+    storm = f"log metric vllm70b-lws-group-recreations of vllm70b-observability-{recreations.KEY}"
+    assert _prereq(view, storm).ok
+    # the capacity alert reads the same metric, and is created after it too
+    assert _prereq(
+        view, f"log metric vllm70b-lws-group-recreations of vllm70b-observability-{recreations.RELOAD_KEY}"
+    ).ok
     policy = _resource(view, POLICY, f"-{recreations.KEY}")
     metric = _resource(view, METRIC, "-metric")
     policy["dependencies"] = [u for u in policy["dependencies"] if u != metric["urn"]]
-    finding = _prereq(view, "log metric vllm70b-lws-group-recreations")
+    finding = _prereq(view, storm)
     assert not finding.ok and "does not depend on" in finding.reason and "#11102" in finding.reason
     view.plan["resources"].remove(metric)
-    finding = _prereq(view, "log metric vllm70b-lws-group-recreations")
+    finding = _prereq(view, storm)
     assert not finding.ok and "no gcp:logging/metric:Metric of the plan creates it" in finding.reason
 
 
@@ -226,3 +231,17 @@ def test_recreations_runtime_model_refuses_what_the_apis_refuse():
     assert "evaluationMissingData needs a duration of 60s or more" in reason
     reason = failures[f"admission Metric {metric['name']}"]
     assert "label 'leaderworkerset' has no labelExtractors entry" in reason and "does not match" in reason
+
+
+def test_recreations_reload_policy_opens_within_minutes_of_any_recreation():
+    """SRE review M7: losing one of two groups was silent for the not-ready alert's 75 minutes. A second policy on
+    the recreations' metric opens when any group was recreated in the last five minutes, at severity WARNING."""
+    plan = plan_of(VLLM_STACK)
+    (reload,) = [r for r in plan.of_type(POLICY) if r.name.endswith(f"-{recreations.RELOAD_KEY}")]
+    (storm,) = [r for r in plan.of_type(POLICY) if r.name.endswith(f"-{recreations.KEY}")]
+    (condition,) = reload.inputs["conditions"]
+    threshold = condition["conditionThreshold"]
+    assert threshold["filter"] == storm.inputs["conditions"][0]["conditionThreshold"]["filter"]
+    assert threshold["comparison"] == "COMPARISON_GT" and threshold["thresholdValue"] == 0
+    assert threshold["aggregations"] == [{"alignmentPeriod": "300s", "perSeriesAligner": "ALIGN_SUM"}]
+    assert reload.inputs["severity"] == "WARNING" and "one group less" in reload.inputs["documentation"]["content"]

@@ -169,6 +169,17 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     return _custom(args, INFERENCE_API, "InferencePool", spec)
 
 
+LEASE = (
+    "a leader lost with its node, which releases nothing, holds it up to 15 s, and the load balancer's health check "
+    "then has to pass on the new one"
+)
+"""What an ungraceful loss of the leading picker costs: it releases its Lease on SIGTERM only (llm-d-router v0.10.0
+pkg/epp/server/controller_manager.go l.109-115, ``LeaderElectionReleaseOnCancel``, and no ``LeaseDuration``, so
+controller-runtime's default applies: v0.23.3, its go.mod's, pkg/manager/internal.go ``defaultLeaseDuration = 15 *
+time.Second``, the same in v0.20.4 and v0.24.0); a repair or a host error does not run the shutdown (the preview's
+Upgrades line)."""
+
+
 def router_restart(args: ServingGatewayArgs) -> str:
     """What a restart of the router in front of the serving pods does (the preview's ``Router restart:`` line)."""
     if not args.settings.inference_pool:
@@ -182,12 +193,12 @@ def router_restart(args: ServingGatewayArgs) -> str:
     )
     if not args.disaggregated:
         return (
-            f"{replicas}, failureMode FailOpen: when the leader goes, a standby takes its Lease within seconds; "
+            f"{replicas}, failureMode FailOpen: when the leader stops, a standby takes its Lease within seconds ({LEASE}); "
             "meanwhile, and if neither replica runs, the load balancer sends requests to any ready leader of the "
             "pool, unpicked (by neither queue nor KV-cache load)"
         )
     return (
-        f"{replicas}, failureMode FailClose: when the leader goes, a standby takes its Lease within seconds; "
+        f"{replicas}, failureMode FailClose: when the leader stops, a standby takes its Lease within seconds ({LEASE}); "
         "requests arriving while no replica leads are refused (503), never sent unpicked to a prefill server; the alpha "
         "rollout screener (--allow-experimental-plugins) answers 503 until its first pod snapshot after a start"
     )

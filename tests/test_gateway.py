@@ -383,6 +383,8 @@ def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
     assert plain == [plain[0]] and "no endpoint picker" in plain[0]
     assert pooled[0].startswith("Router restart: 2 endpoint picker replicas with leader election, on different nodes")
     assert "failureMode FailOpen" in pooled[0] and "--allow-experimental-plugins" not in pooled[0]
+    # GKE review m4 (round 37): an ungraceful loss of the leader holds the Lease up to controller-runtime's 15 s
+    assert all("holds it up to 15 s" in line for line in (pooled[0], pd[0]))
     assert "FailClose" in pd[0] and "leader election" in pd[0] and "--allow-experimental-plugins" in pd[0]
     assert pd[0] in summary(plan_of("vllm-llama33-70b-disagg-v6e8x2")).splitlines()
     assert router_summary(plan_of("saxml-175b-v5e32x2").outputs) == []

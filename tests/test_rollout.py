@@ -282,11 +282,19 @@ def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
 
 
 def test_rollout_single_group_example_stacks_hold_node_upgrades_back():
-    """The example stacks whose serving is one group (serving.singleGroup) carry a standing NO_MINOR_OR_NODE_UPGRADES
-    exclusion until the end of support (GKE review m3): the preview says upgrades are held back."""
+    """The example stacks whose serving is one group (serving.singleGroup), whose disaggregated roles keep one group,
+    or whose PathwaysJob an upgrade fails, carry a standing NO_MINOR_OR_NODE_UPGRADES exclusion until the end of
+    support (GKE reviews m3, round 36, and m2, round 37): the preview says upgrades are held back."""
     for stack in sorted(STACKS):
         config = yaml.safe_load((STACKS_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-        single = config["serving"].get("singleGroup") == "accepted"
+        serving = config["serving"]
+        roles = serving.get("disaggregation", {}).values()
+        # one serving group, a role of one group that every request needs, or a job that an upgrade fails
+        single = (
+            serving.get("singleGroup") == "accepted"
+            or serving["backend"] == "pathways-job"
+            or any(r.get("autoscaling", {}).get("minReplicas", r.get("replicas", 1)) == 1 for r in roles)
+        )
         for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
             exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])
             held = [

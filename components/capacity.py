@@ -127,3 +127,11 @@ FROM_ZERO = (
 )
 """What a stockout does to a serving slice that scales from zero (an HPA's extra group, a surge rollout's spare):
 the cluster autoscaler's scale-up fails, not the node pool's creation (:data:`STOCKOUT`'s sources)."""
+
+TO_ZERO = (
+    "the pool is created with its whole slice (a stockout then fails pulumi up, as a fixed pool's creation) and the "
+    "autoscaler removes the slice once no group runs on it, as after a group moved to a free slice of its shape; "
+    "taking it back then waits for capacity like a pool that scales from zero"
+)
+"""What a stockout does to a serving slice kept on that may go down to zero (:func:`tpu_serving.derived.scale_to_zero`):
+its creation as :data:`STOCKOUT` says, its scale-up afterwards as :data:`FROM_ZERO`."""

@@ -1,5 +1,5 @@
 """What the deployment derives from its settings alone: arguments of its parts, the slices that
-scale from zero, the allocation, the cost estimate and the stack outputs that report them.
+scale from zero or down to zero, the allocation, the cost estimate and the stack outputs that report them.
 
 Pure functions of the validated settings (and of built parts' names for :func:`bucket_grants`);
 :mod:`tpu_serving.phases` calls them.
@@ -55,6 +55,27 @@ def scale_from_zero(cfg: StackConfig) -> set[str]:
         return per_kind
     keep = backend.always_on_slices(cfg.serving, len(serving))
     return set(serving[keep:])
+
+
+def scale_to_zero(cfg: StackConfig) -> set[str]:
+    """Serving slices (by pool) that start with their whole slice yet autoscale down to zero when idle: every pool of
+    a shape that also has a pool starting empty. A group's pods select a slice by accelerator and topology only, so a
+    group whose slice a repair, host maintenance or an upgrade takes restarts on a free slice of that shape, the
+    surge spare or the HPA's next one, and stays there once its own slice is back; a pool of fixed size would then
+    bill idle for good (GKE: "Multi-host TPU slice node pools" scale atomically, whole slice or none,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/tpus#node_pool). Reserved slices keep their VMs: the
+    reservation bills either way."""
+    empty = scale_from_zero(cfg)
+    shapes = {shape for p, shape, _ in cfg.slices if p in empty}
+    return {
+        p
+        for p, shape, s in cfg.slices
+        if p not in empty
+        and shape in shapes
+        and cfg.serving is not None
+        and s.name in cfg.serving.slices
+        and s.effective_capacity is not capacity.Capacity.RESERVATION
+    }
 
 
 def slice_allocation(cfg: StackConfig) -> Allocation:
@@ -200,12 +221,14 @@ def obtained_output(cfg: StackConfig) -> dict[str, str]:
     (:data:`tpu_serving.capacity.STOCKOUT`); an existing cluster's pools are their owner's."""
     if cfg.existing:
         return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
-    empty = scale_from_zero(cfg)
+    empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
     out = {}
     for s in cfg.tpu_slices:
         c = s.effective_capacity
         if c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
             out[s.name] = f"{c}: {capacity.FROM_ZERO}"
+        elif set(s.pool_names) <= idle:
+            out[s.name] = f"{c}: {capacity.TO_ZERO}"
         else:
             out[s.name] = f"{c}: {capacity.STOCKOUT[c]}"
     return out

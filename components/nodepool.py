@@ -102,6 +102,10 @@ class TpuNodePoolArgs:
     scale_from_zero: Sequence[str] = ()
     """Pools (of ``pool_names``) that start empty and autoscale to the whole slice when a pod needs it
     (the slices of replicas above an autoscaled workload's minimum)."""
+    scale_to_zero: Sequence[str] = ()
+    """Pools (of ``pool_names``, none of ``scale_from_zero``) that start with their whole slice and autoscale down to
+    zero once no pod uses it: the kept slices of a shape that also has pools starting empty, which a group may leave
+    for good after a repair or a rollout (:func:`tpu_serving.derived.scale_to_zero`)."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
@@ -118,6 +122,11 @@ class TpuNodePoolArgs:
             for i, p in enumerate(self.scale_from_zero)
             if p not in self.pool_names
         ]
+        found += [
+            f"scale_to_zero[{i}] = {p!r}: not one of pool_names, or also in scale_from_zero"
+            for i, p in enumerate(self.scale_to_zero)
+            if p not in self.pool_names or p in self.scale_from_zero
+        ]
         if self.image_cache_disk and not self.image_streaming:
             found.append("image_cache_disk: a secondary boot disk of container images needs image_streaming")
         return found
@@ -126,6 +135,11 @@ class TpuNodePoolArgs:
     def effective_capacity(self) -> Capacity:
         """The capacity type, with ``spot`` / ``reservation`` alone honoured as before ``capacity`` existed."""
         return capacity_rules.effective(self.capacity, self.spot, self.reservation)
+
+
+NODE_COUNT = "node_count"
+"""The pool field the cluster autoscaler owns once a pool that starts with its slice autoscales (ignore_changes takes
+the Python name; the SDK translates it to the provider's ``nodeCount``)."""
 
 
 def node_selector(shape: SliceShape) -> dict[str, str]:
@@ -137,6 +151,20 @@ def starts_empty(args: TpuNodePoolArgs, pool_name: str) -> bool:
     """Whether pool ``pool_name`` starts empty and autoscales to its whole slice (flex-start, or a replica's
     slice above an autoscaled workload's minimum)."""
     return capacity_rules.scales_from_zero(args.effective_capacity) or pool_name in args.scale_from_zero
+
+
+def autoscaled(args: TpuNodePoolArgs, pool_name: str) -> bool:
+    """Whether the cluster autoscaler sizes pool ``pool_name`` (whole slice or none): it starts empty, or it starts
+    with its slice and may go down to zero (``scale_to_zero``)."""
+    return starts_empty(args, pool_name) or pool_name in args.scale_to_zero
+
+
+def pool_ignore_changes(args: TpuNodePoolArgs, pool_name: str) -> list[str] | None:
+    """What ``pulumi up`` leaves to the cluster autoscaler on pool ``pool_name``: the initial size of a pool that
+    starts empty, the node count of one that starts with its slice and may go down to zero."""
+    if starts_empty(args, pool_name):
+        return list(CPU_POOL_IGNORE_CHANGES)
+    return [NODE_COUNT] if pool_name in args.scale_to_zero else None
 
 
 def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulumi.Input[str]) -> container.NodePoolArgs:
@@ -160,6 +188,10 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
     # (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus, "Atomicity" and "Multi-host TPU slice
     # node pools"), so the autoscaler adds a whole slice, never part of one.
     from_zero = starts_empty(args, pool_name)
+    # A pool that starts with its slice and may go down to zero keeps node_count for its creation (the provider
+    # creates the pool with node_count nodes when initial_node_count is unset; initial_node_count forces a new pool,
+    # so an existing fixed pool takes autoscaling in place) and ignores node_count afterwards (the autoscaler's).
+    sized = autoscaled(args, pool_name)
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
@@ -172,9 +204,7 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         node_count=None if from_zero else shape.vms,
         initial_node_count=0 if from_zero else None,
         autoscaling=(
-            {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"}
-            if from_zero
-            else None
+            {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"} if sized else None
         ),
         placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),
         # Flex-start pools run without auto-repair (xpk: --no-enable-autorepair): a repaired VM
@@ -248,10 +278,9 @@ class TpuNodePool(pulumi.ComponentResource):
                 node_pool_args(args, pool, self.node_service_account.email),
                 opts=pulumi.ResourceOptions.merge(
                     pool_opts,
-                    # An autoscaled pool's initial size matters only at creation (as for the CPU pool).
-                    pulumi.ResourceOptions(
-                        ignore_changes=list(CPU_POOL_IGNORE_CHANGES) if starts_empty(args, pool) else None
-                    ),
+                    # An autoscaled pool's initial size matters only at creation (as for the CPU pool); the
+                    # autoscaler sets the node count of one that starts with its slice.
+                    pulumi.ResourceOptions(ignore_changes=pool_ignore_changes(args, pool)),
                 ),
             )
             for i, pool in enumerate(args.pool_names)

@@ -33,6 +33,7 @@ from .derived import (
     cost_estimate,
     existing_cluster_args,
     scale_from_zero,
+    scale_to_zero,
     slice_allocation,
     stack_apis,
 )
@@ -224,12 +225,14 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     would give) exist, and their node account must hold those roles."""
     cfg, backend = ctx.cfg, ctx.backend
     host_network = backend.host_network_buckets(cfg.serving) if backend else {}
-    from_zero = scale_from_zero(cfg)
+    from_zero, to_zero = scale_from_zero(cfg), scale_to_zero(cfg)
     slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
     for s in cfg.tpu_slices:
         names = cfg.node_pool_names(s)
         grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
-        empty = tuple(name for pool, name in zip(s.pool_names, names, strict=True) if pool in from_zero)
+        empty, idle = (
+            tuple(n for p, n in zip(s.pool_names, names, strict=True) if p in c) for c in (from_zero, to_zero)
+        )
         if not isinstance(platform.cluster, TpuCluster):
             slices[s.name] = ExistingTpuNodePool(
                 f"{ctx.name}-{s.name}",
@@ -257,6 +260,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 labels=ctx.labels,
                 node_grants=grants,
                 scale_from_zero=empty,
+                scale_to_zero=idle,
             ),
             opts=platform.gcp_options(ctx),
         )

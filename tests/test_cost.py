@@ -138,8 +138,9 @@ def test_cost_autoscaled_stack_bills_its_minimum_and_shows_its_peak():
     out = plan_of("vllm-llama33-70b-v5e16").outputs["cost"]
     # two groups at the least (autoscaling.minReplicas: 2): two v5e-16 slices bill all along
     assert out["perHour"]["tpu"] == pytest.approx(2 * 16 * 1.20)
-    # the surge rollout's spare starts empty: its 16 chips and its 4 VMs' 300 GB boot disks count at peak only
-    peak_only = 16 * 1.20 + 4 * 300 * 0.10 / 730
+    # the HPA's third slice and the surge rollout's spare start empty: their 2 x 16 chips and their 2 x 4 VMs'
+    # 300 GB boot disks count at peak only; the two kept slices, which may go down to zero, bill all along
+    peak_only = 2 * (16 * 1.20 + 4 * 300 * 0.10 / 730)
     assert out["peakPerHour"] == pytest.approx(out["perHour"]["total"] + peak_only, abs=0.01)
     assert "up to $" in summary(plan_of("vllm-llama33-70b-v5e16"))
 

@@ -211,7 +211,7 @@ def test_diff_says_how_groups_roll_drain_and_scale_down():
     """make diff prints the head plan's rollout, drain and scale-down lines on every diff, changed template or not."""
     stack = "vllm-llama33-70b-v5e16"
     report = unchanged_report(stack)
-    assert "**Rollout (when the groups' template changes):** rolling update of up to 2 groups" in report
+    assert "**Rollout (when the groups' template changes):** rolling update of up to 3 groups" in report
     assert "**Drain:** a node drain or upgrade takes one group at a time" in report
     assert "**Scale-down:** the HPA removes at most one group every 60 s" in report
     assert "Scale-down" not in render_markdown(diff_plans(stack, None, None), "main")

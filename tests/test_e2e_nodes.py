@@ -15,11 +15,12 @@ GOLDEN = ROOT / "tests" / "golden"
 
 def test_e2e_nodes_plan_pools_size_each_pool_from_the_catalog():
     pools = {p.name: p for p in nodes.plan_pools(GOLDEN / "vllm-llama33-70b-v5e16.plan.json")}
-    assert set(pools) == {"vllm70b-cpu", "vllm70b-v5e16", "vllm70b-v5e16b", "vllm70b-v5e16s"}
+    assert set(pools) == {"vllm70b-cpu", "vllm70b-v5e16", "vllm70b-v5e16b", "vllm70b-v5e16c", "vllm70b-v5e16s"}
     slice_pool = pools["vllm70b-v5e16"]
     assert (slice_pool.machine_type, slice_pool.topology, slice_pool.initial_nodes) == ("ct5lp-hightpu-4t", "4x4", 4)
     assert slice_pool.shape == catalog.slice_shape("ct5lp-hightpu-4t", "4x4")
     assert (pools["vllm70b-v5e16s"].initial_nodes, pools["vllm70b-v5e16s"].max_nodes) == (0, 4)  # the spare
+    assert (pools["vllm70b-v5e16b"].initial_nodes, pools["vllm70b-v5e16b"].max_nodes) == (4, 4)  # kept, autoscaled
     assert pools["vllm70b-cpu"].shape is None
 
 

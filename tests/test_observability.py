@@ -217,7 +217,7 @@ def test_observability_disabled_renders_nothing_and_opens_no_scrape_port():
     plan = plan_edited(
         VLLM_STACK,
         observability=lambda o: o.update(enabled=False),
-        serving=lambda s: (s.pop("autoscaling"), s.update(replicas=2)),
+        serving=lambda s: (s.pop("autoscaling"), s.update(replicas=3)),
     )
     assert not plan.of_type(POLICY) and not plan.of_type(DASHBOARD)
     assert not plan.of_type("gcp:logging/metric:Metric")  # nor the group recreations' log-based metric

@@ -64,18 +64,18 @@ def test_quota_each_stack_holds_its_peak(stack):
 
 def test_quota_stack_file_below_the_peak_is_refused_with_both_figures():
     config = config_of(SURGED)
-    config["tpu-serving:tenancy"] = config["tpu-serving:tenancy"].replace('"420"', '"250"')
+    config["tpu-serving:tenancy"] = config["tpu-serving:tenancy"].replace('"520"', '"250"')
     with pytest.raises(ConfigError) as err:
         load_stack_config(config)
     (problem,) = [p for p in err.value.problems if "tenancy.quota" in p]
-    assert problem.startswith("tpu-serving:tenancy.quota.cpu = '250': below the 391 the plan's pods need")
-    assert "a rollout's surge of LeaderWorkerSet vllm" in problem and "LeaderWorkerSet vllm: 2 groups" in problem
+    assert problem.startswith("tpu-serving:tenancy.quota.cpu = '250': below the 488 the plan's pods need")
+    assert "a rollout's surge of LeaderWorkerSet vllm" in problem and "LeaderWorkerSet vllm: 3 groups" in problem
 
 
 def test_quota_stack_file_at_the_peak_is_kept():
     config = config_of(SURGED)
-    config["tpu-serving:tenancy"] = config["tpu-serving:tenancy"].replace('"420"', '"391"')
-    assert load_stack_config(config).tenancy.quota.cpu == "391"
+    config["tpu-serving:tenancy"] = config["tpu-serving:tenancy"].replace('"520"', '"488"')
+    assert load_stack_config(config).tenancy.quota.cpu == "488"
 
 
 def test_quota_tenancy_args_below_the_peak_are_refused():

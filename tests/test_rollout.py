@@ -113,10 +113,10 @@ def test_rollout_unknown_value_names_the_choices():
 
 def test_rollout_output_of_the_surge_stack_names_the_spare_slice_and_its_time():
     out = plan_of(SURGE).as_json()["outputs"]["rollout"]
-    assert out["strategy"] == "surge" and out["groups"] == 2 and out["sparePools"] == ["vllm70b-v5e16s"]
-    # 3600 s startup window (probes.maxStartupSeconds default) -> 60 minutes per group, three groups' starts
+    assert out["strategy"] == "surge" and out["groups"] == 3 and out["sparePools"] == ["vllm70b-v5e16s"]
+    # 3600 s startup window (probes.maxStartupSeconds default) -> 60 minutes per group, four groups' starts
     assert out["startupMinutes"] == 60
-    assert "no serving capacity lost" in out["summary"] and "about 180 minutes" in out["summary"]
+    assert "no serving capacity lost" in out["summary"] and "about 240 minutes" in out["summary"]
 
 
 def test_rollout_summary_of_one_group_in_place_says_the_service_stops():
@@ -146,7 +146,7 @@ def test_rollout_diff_of_an_engine_bump_says_how_the_groups_roll():
     assert base != head
     diff = diff_plans(SURGE, base, head)
     (line,) = diff.rollouts
-    assert line.startswith("LeaderWorkerSet `vllm`: rolling update of up to 2 groups, one slice at a time, with surge")
+    assert line.startswith("LeaderWorkerSet `vllm`: rolling update of up to 3 groups, one slice at a time, with surge")
     assert f"**Rollout:** {line}" in render_markdown(diff, "main").splitlines()
 
 
@@ -160,9 +160,9 @@ def test_rollout_diff_of_a_change_outside_the_groups_says_nothing():
 
 def test_rollout_spare_slice_is_not_counted_as_needed():
     capacity = plan_of(SURGE).outputs["capacity"]
-    # three v5e-16 slices, of which two hold groups; the model fits one each
-    assert (capacity["chips"], capacity["servingSlices"], capacity["chipsNeeded"]) == (48, 2, 32)
-    assert capacity["allocatedToNeeded"] == pytest.approx(1.5)
+    # four v5e-16 slices, of which three hold groups at the HPA's maximum; the model fits one each
+    assert (capacity["chips"], capacity["servingSlices"], capacity["chipsNeeded"]) == (64, 3, 48)
+    assert capacity["allocatedToNeeded"] == pytest.approx(1.33, abs=0.01)
 
 
 # --------------------------------------------------------------------------- drains under the groups' budget

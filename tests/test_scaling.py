@@ -33,8 +33,8 @@ def test_scaling_hpa_scales_the_leaderworkerset_on_the_leaders_queue():
         "kind": "LeaderWorkerSet",
         "name": "vllm",
     }
-    # two groups at the least, one slice each: N+1 at low load (SRE review M2)
-    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 2)
+    # two groups at the least, one slice each: N+1 at low load (SRE review M2); a third under load
+    assert (spec["minReplicas"], spec["maxReplicas"]) == (2, 3)
     assert spec["metrics"] == [
         {
             "type": "Pods",
@@ -76,7 +76,9 @@ def _one_group_minimum() -> Plan:
 def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
     pools = {r.name: r.inputs for r in _one_group_minimum().of_type(NODEPOOL)}
     always_on, from_zero = pools["vllm70b-v5e16-pool"], pools["vllm70b-v5e16b-pool"]
-    assert always_on["nodeCount"] == 4 and "autoscaling" not in always_on
+    # the kept slice is created whole and may go down to zero once its group left it (GKE review 37, M1)
+    assert always_on["nodeCount"] == 4 and "initialNodeCount" not in always_on
+    assert always_on["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
     assert "nodeCount" not in from_zero and from_zero["initialNodeCount"] == 0
     assert from_zero["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
     assert from_zero["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
@@ -87,8 +89,10 @@ def test_scaling_minimum_moves_the_always_on_slices():
     plan = plan_edited(STACK, serving=lambda s: s["autoscaling"].update(minReplicas=2))
     pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v5e16" in r.name}
     spare = pools.pop("vllm70b-v5e16s-pool")  # the surge rollout's spare slice stays empty until a rollout
-    assert len(pools) == 2 and all(p["nodeCount"] == 4 and "autoscaling" not in p for p in pools.values())
-    assert "nodeCount" not in spare and spare["autoscaling"]["totalMinNodeCount"] == 0
+    third = pools.pop("vllm70b-v5e16c-pool")  # the HPA's third group's slice, empty until load adds it
+    assert len(pools) == 2 and all(p["nodeCount"] == 4 and "initialNodeCount" not in p for p in pools.values())
+    assert all("nodeCount" not in p and p["initialNodeCount"] == 0 for p in (spare, third))
+    assert all(p["autoscaling"]["totalMinNodeCount"] == 0 for p in (*pools.values(), spare, third))
 
 
 def test_scaling_adapter_is_installed_and_reads_monitoring_as_its_own_principal():
@@ -165,12 +169,12 @@ def test_scaling_runtime_shows_a_pending_group_a_slice_provisioned_and_the_group
 
 
 def test_scaling_runtime_refuses_a_step_beyond_the_slices():
-    def more(plan):  # three slices: two for the groups, the surge rollout's spare; a fourth group has none
-        _inputs(plan, "vllm70b-autoscaler-hpa")["spec"]["maxReplicas"] = 4
+    def more(plan):  # four slices: three for the groups, the surge rollout's spare; a fifth group has none
+        _inputs(plan, "vllm70b-autoscaler-hpa")["spec"]["maxReplicas"] = 5
 
-    step = {f.subject: f for f in scale_findings(_view(more))}["scale vllm-llama70b/vllm 3 -> 4"]
+    step = {f.subject: f for f in scale_findings(_view(more))}["scale vllm-llama70b/vllm 4 -> 5"]
     assert not step.ok
-    assert "group 3 pending; no node pool that scales from zero takes the group" in step.reason
+    assert "group 4 pending; no node pool that scales from zero takes the group" in step.reason
 
 
 def test_scaling_runtime_refuses_half_a_slice():
@@ -243,7 +247,10 @@ def test_scaling_jetstream_groups_take_one_slice_and_leave_replicas_to_the_hpa()
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }
     pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v6e16" in r.name}
-    assert sorted(("autoscaling" in p, p.get("initialNodeCount")) for p in pools.values()) == [(False, None), (True, 0)]
+    assert sorted(("autoscaling" in p, p.get("initialNodeCount", -1)) for p in pools.values()) == [
+        (True, -1),
+        (True, 0),
+    ]
 
 
 def test_scaling_jetstream_runtime_shows_the_scale_path():

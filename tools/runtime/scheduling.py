@@ -58,7 +58,8 @@ def node_pools(view: PlanView) -> list[NodePool]:
         min_nodes: int | None = None
         if auto.get("totalMaxNodeCount"):
             nodes = int(auto["totalMaxNodeCount"])
-            min_nodes = int(auto.get("totalMinNodeCount", 0))
+            # A pool created with nodeCount nodes starts with them; the autoscaler may take it to its minimum later.
+            min_nodes = int(inputs.get("nodeCount", auto.get("totalMinNodeCount", 0)))
         elif auto.get("maxNodeCount") is not None:
             nodes = int(auto["maxNodeCount"]) * zones
             min_nodes = int(auto.get("minNodeCount", 0)) * zones

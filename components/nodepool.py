@@ -123,7 +123,12 @@ class TpuNodePoolArgs:
             if p not in self.pool_names
         ]
         found += [
-            f"scale_to_zero[{i}] = {p!r}: not one of pool_names, or also in scale_from_zero"
+            f"scale_to_zero[{i}] = {p!r}: "
+            + (
+                "also in scale_from_zero (a pool starts empty or whole)"
+                if p in self.pool_names
+                else "not one of pool_names"
+            )
             for i, p in enumerate(self.scale_to_zero)
             if p not in self.pool_names or p in self.scale_from_zero
         ]

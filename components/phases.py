@@ -223,16 +223,14 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     backend's host-network pods, and read the shared buckets when the backend has such pods. On an existing cluster
     an :class:`ExistingTpuNodePool` per slice kind instead: its pools (``existingNodePools``, else the names the stack
     would give) exist, and their node account must hold those roles."""
-    cfg, backend = ctx.cfg, ctx.backend
-    host_network = backend.host_network_buckets(cfg.serving) if backend else {}
-    from_zero, to_zero = scale_from_zero(cfg), scale_to_zero(cfg)
+    cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
+    host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
     slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
     for s in cfg.tpu_slices:
         names = cfg.node_pool_names(s)
         grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
-        empty, idle = (
-            tuple(n for p, n in zip(s.pool_names, names, strict=True) if p in c) for c in (from_zero, to_zero)
-        )
+        named = dict(zip(s.pool_names, names, strict=True))
+        empty, idle = (tuple(named[p] for p in s.pool_names if p in c) for c in (from_zero, to_zero))
         if not isinstance(platform.cluster, TpuCluster):
             slices[s.name] = ExistingTpuNodePool(
                 f"{ctx.name}-{s.name}",

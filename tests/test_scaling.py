@@ -143,6 +143,15 @@ def test_scaling_node_pool_refuses_a_from_zero_pool_it_does_not_have():
         TpuNodePool("x", args)
 
 
+def test_scaling_node_pool_refuses_a_to_zero_pool_it_does_not_have_or_that_starts_empty():
+    args = pool_args(pool_names=("a-0", "a-1"), scale_from_zero=("a-1",), scale_to_zero=("b-0", "a-1"))
+    with pytest.raises(ArgumentsError) as err:
+        TpuNodePool("x", args)
+    text = str(err.value)
+    assert "scale_to_zero[0] = 'b-0': not one of pool_names" in text
+    assert "scale_to_zero[1] = 'a-1': also in scale_from_zero (a pool starts empty or whole)" in text
+
+
 # --------------------------------------------------------------------------- the runtime model's scale path
 
 

@@ -21,6 +21,13 @@ def test_e2e_nodes_plan_pools_size_each_pool_from_the_catalog():
     assert slice_pool.shape == catalog.slice_shape("ct5lp-hightpu-4t", "4x4")
     assert (pools["vllm70b-v5e16s"].initial_nodes, pools["vllm70b-v5e16s"].max_nodes) == (0, 4)  # the spare
     assert (pools["vllm70b-v5e16b"].initial_nodes, pools["vllm70b-v5e16b"].max_nodes) == (4, 4)  # kept, autoscaled
+
+
+def test_e2e_nodes_pool_lowest_is_the_autoscaling_minimum_else_the_fixed_size():
+    pools = {p.name: p for p in nodes.plan_pools(GOLDEN / "vllm-llama33-70b-v5e16.plan.json")}
+    assert [pools[n].lowest for n in ("vllm70b-v5e16", "vllm70b-v5e16b", "vllm70b-v5e16s")] == [0, 0, 0]
+    (fixed,) = [p for p in nodes.plan_pools(GOLDEN / "llama31-405b-v6e16.plan.json") if p.topology == "4x4"]
+    assert (fixed.min_nodes, fixed.lowest) == (None, 4)
     assert pools["vllm70b-cpu"].shape is None
 
 

@@ -30,7 +30,7 @@ NOT_RUNNABLE: Mapping[str, str] = {
 RUN = (
     "make e2e runs this stack on a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; "
     "LeaderWorkerSet v0.9.0 in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, "
-    "and where the stack has them an HPA scale-up, a slice drain and an engine-image rollout (docs/development.md)"
+    "and where the stack has them an HPA scale-up, a slice drain, a group moved off its slice and an engine-image rollout (docs/development.md)"
 )
 UNVERIFIED = (
     "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "

@@ -207,3 +207,68 @@ def _after_return(
     back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
     out.append(Finding("drain", f"{subject}: group 1 serves again", back, f"serving groups back to {groups}: {back}"))
     return out
+
+
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""The label GKE gives every Node of a node pool (tools/e2e/nodes.py)."""
+
+
+def _group_nodes(api_client: Any, namespace: str, name: str, group: str) -> dict[str, str]:
+    """The nodes of group ``group`` of the LeaderWorkerSet ``namespace/name``, each with its node pool."""
+    from kubernetes import client
+
+    core = client.CoreV1Api(api_client)
+    nodes = {
+        str((pod.get("spec") or {}).get("nodeName"))
+        for pod in lws_pods(api_client, namespace, name)
+        if str((pod["metadata"].get("labels") or {}).get(LWS_GROUP_LABEL)) == group
+        and (pod.get("spec") or {}).get("nodeName")
+    }
+    return {n: str(_labels(core.read_node(n)).get(NODE_POOL_LABEL)) for n in sorted(nodes)}
+
+
+def _labels(node: Any) -> Mapping[str, str]:
+    return (node.metadata.labels if node.metadata is not None else None) or {}
+
+
+def move_one_group(
+    api_client: Any, target: tuple[str, str], lowest: Mapping[str, int], timeout: float = 90.0
+) -> list[Finding]:
+    """A group whose slice a repair or host maintenance takes restarts on a free slice of its shape, and stays there:
+    group 0's slice alone is cordoned, its pods evicted once (the budget allows it), and the real scheduler places
+    the recreated group; then the pool it left must be one the cluster autoscaler can take down to zero
+    (``lowest``: each pool's fewest VMs, from the plan), or it bills idle for good (GKE review 37, M1). The free
+    slices stay schedulable here, unlike in :func:`drain_one_group`."""
+    namespace, name = target
+    subject = f"LeaderWorkerSet {namespace}/{name}: group 0 off its slice"
+    lws, size = live_lws(api_client, namespace, name)
+    groups = int(lws["spec"].get("replicas", 1))
+    before = _group_nodes(api_client, namespace, name, "0")
+    left = set(before.values())
+    if len(left) != 1:
+        return [Finding("move", subject, False, f"group 0 is not on one pool: {sorted(left) or 'on no node'}")]
+    _wait(lambda: _budget(api_client, namespace, name)["allowed"] in (None, 1), timeout)
+    by_group, _ = _pods_by_group(api_client, namespace, name)
+    _cordon(api_client, set(before), True)
+    evicted = _evict_group(api_client, namespace, sorted(by_group["0"].items()), subject)
+    back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
+    now = set(_group_nodes(api_client, namespace, name, "0").values())
+    _cordon(api_client, set(before), False)  # the slice is back, repaired
+    (pool,) = left
+    moved = back and bool(now) and pool not in now
+    out = [
+        evicted,
+        Finding("move", subject, moved, f"from pool {pool} to {', '.join(sorted(now)) or 'nowhere'}, serving: {back}"),
+    ]
+    fewest = lowest.get(pool)
+    out.append(
+        Finding(
+            "move",
+            f"{subject}: the slice it left ({pool})",
+            moved and fewest == 0,
+            "its pool autoscales down to 0 VMs once unused"
+            if fewest == 0
+            else f"its pool keeps {fewest} VMs: they bill idle while group 0 serves elsewhere",
+        )
+    )
+    return out

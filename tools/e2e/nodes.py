@@ -71,9 +71,16 @@ class Pool:
     topology: str | None = None
     initial_nodes: int = 1
     max_nodes: int = 1
+    min_nodes: int | None = None
+    """The cluster autoscaler's minimum of an autoscaled pool (None: a fixed pool, which keeps ``initial_nodes``)."""
     spot: bool = False
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: Sequence[Mapping[str, str]] = ()
+
+    @property
+    def lowest(self) -> int:
+        """The fewest VMs the pool can hold: its autoscaling minimum, else its fixed size."""
+        return self.initial_nodes if self.min_nodes is None else self.min_nodes
 
     @property
     def shape(self) -> catalog.SliceShape | None:
@@ -103,6 +110,8 @@ def pool_from_inputs(inputs: Mapping[str, Any]) -> Pool:
     config = inputs.get("nodeConfig") or {}
     locations = inputs.get("nodeLocations") or [inputs.get("location", "")]
     initial, most = _count(inputs)
+    scaling = inputs.get("autoscaling") or {}
+    lowest = scaling.get("totalMinNodeCount", scaling.get("minNodeCount")) if scaling else None
     taints = [
         {"key": t["key"], "value": t.get("value", ""), "effect": _EFFECTS.get(t["effect"], t["effect"])}
         for t in config.get("taints") or ()
@@ -114,6 +123,7 @@ def pool_from_inputs(inputs: Mapping[str, Any]) -> Pool:
         topology=(inputs.get("placementPolicy") or {}).get("tpuTopology"),
         initial_nodes=initial,
         max_nodes=most,
+        min_nodes=None if lowest is None else int(lowest),
         spot=bool(config.get("spot")),
         labels=dict(config.get("labels") or {}),
         taints=taints,

@@ -15,7 +15,7 @@ Per stack, in a control plane of its own (:class:`~.controlplane.ControlPlane`):
 3. ``tpu-serving verify``'s checks (:mod:`tpu_serving_tools.verify`) against the API server;
 4. the lifecycle (:mod:`.lifecycle`): a second ``preview --refresh`` with no change; for a stack with an HPA, a scale
    from one group to two through the scale subresource, then ``preview --refresh`` and ``up --refresh`` that keep
-   it, then a slice drain under the groups' disruption budget (:mod:`.drain`); an engine image bump through
+   it, then a slice drain under the groups' disruption budget and a group moved off its slice (:mod:`.drain`); an engine image bump through
    ``pulumi up`` that every LeaderWorkerSet rolls to completion above the floor its ``rollout`` output promises
    (:mod:`.rollout`); and ``pulumi destroy`` leaving nothing behind.
 
@@ -46,9 +46,9 @@ from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_contro
 from .controlplane import ControlPlane, toolchain_stages
 from .coverage import NOT_RUNNABLE, shipped_stacks
 from .crds import install_crds
-from .drain import drain_one_group
+from .drain import drain_one_group, move_one_group
 from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
-from .nodes import create_plan_nodes
+from .nodes import create_plan_nodes, plan_pools
 from .rollout import image_rollout
 from .stack_run import Engine, StackRun, engine_errors, project_dir
 
@@ -238,7 +238,8 @@ def run_stack(
         cp.at_stop(LoadBalancers(cp.kube).start().stop)
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
         run.kubeconfig = cp.kubeconfig
-        _lifecycle(report, run, api, config, before, controllers, before_rollout)
+        lowest = {p.name: p.lowest for p in plan_pools(plan)}
+        _lifecycle(report, run, api, (config, lowest), before, controllers, before_rollout)
     return report
 
 
@@ -246,13 +247,14 @@ def _lifecycle(
     report: StackReport,
     run: StackRun,
     api: Any,
-    config: Mapping[str, Any],
+    stack: tuple[Mapping[str, Any], Mapping[str, int]],
     before: set[Any],
     bg: list[Background],
     before_rollout: Callable[[Any], None] | None = None,
 ) -> None:
     from .lifecycle import left_behind, retained
 
+    config, lowest = stack  # the e2e stack configuration; each node pool's fewest VMs, from the plan
     try:
         up = report.step("up", run.up)
     except Exception as err:  # the engine's own message is the finding
@@ -276,6 +278,7 @@ def _lifecycle(
     if targets:  # the first HPA's: each scale is a preview and an up more
         report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
         report.findings += report.step("drain", functools.partial(drain_one_group, api, targets[0]))
+        report.findings += report.step("move", functools.partial(move_one_group, api, targets[0], lowest))
     if before_rollout is not None:
         before_rollout(api)
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
-def report(plans: list[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[list[str], bool]]:
+def report(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[list[str], bool]]:
     """What the command prints of ``plans`` (label, plan), a stack at a time, and whether it passed: each stack's
     summary and failures, then the line over all of them together (docs/check.md shows it: tools/check_page.py)."""
     for label, plan in plans:

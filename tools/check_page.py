@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,12 +25,12 @@ PAGE = Path("docs/check.md")
 BLOCK = re.compile(r"(<!-- generated: check -->\n\n```\n)(?P<body>.*?)(```\n\n<!-- end generated -->)", re.S)
 
 
-def output(plans: list[tuple[str, Mapping[str, Any]]]) -> str:
+def output(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """What ``tpu-serving check`` prints on its standard output over ``plans`` (label, plan)."""
     return "".join(line + "\n" for lines, _ in report(plans) for line in lines)
 
 
-def render(page: str, plans: list[tuple[str, Mapping[str, Any]]]) -> str:
+def render(page: str, plans: Sequence[tuple[str, Mapping[str, Any]]]) -> str:
     """``page`` with its generated block holding the output over ``plans``."""
     return BLOCK.sub(lambda m: m.group(1) + output(plans) + m.group(3), page)
 

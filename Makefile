@@ -26,7 +26,7 @@ help:
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
-	@echo "make readme                 regenerate the docs' generated parts from the code: settings and components reference, cost table, the stacks make e2e runs"
+	@echo "make readme                 regenerate the docs' generated parts from the code: settings and components reference, cost table, the stacks make e2e runs, make check's output"
 	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"
 	@echo "make golden                 rewrite tests/golden from the current program; prints the resources and fields it changed"
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
@@ -127,6 +127,7 @@ readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.api_reference
 	$(PYTHON) -m tpu_serving_tools.cost_table
 	$(PYTHON) -m tpu_serving_tools.e2e.coverage
+	$(PYTHON) -m tpu_serving_tools.check_page
 
 # The documentation site, built strictly (a warning, such as a link to a missing page or anchor, fails) into
 # build/site. README.md and CHANGELOG.md are included into it from the repository's root. NO_MKDOCS_2_WARNING

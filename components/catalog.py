@@ -373,3 +373,16 @@ def smallest_fitting_topology(machine_type_name: str, required_gib: float) -> Sl
     mt = machine_type(machine_type_name)
     fitting = [s for s in (SliceShape(mt, t) for t in mt.topologies) if s.hbm_gib >= required_gib]
     return min(fitting, key=lambda s: s.chips, default=None)
+
+
+def smallest_fitting_slice(generation: TpuGeneration, required_gib: float) -> SliceShape | None:
+    """The slice of ``generation``, of any of its machine types, with the fewest chips whose HBM holds
+    ``required_gib`` (on a tie, the 4-chip machine type a slice name means), if any."""
+    fitting = [
+        shape
+        for mt in MACHINE_TYPES.values()
+        if mt.generation is generation
+        for shape in (SliceShape(mt, t) for t in mt.topologies)
+        if shape.hbm_gib >= required_gib
+    ]
+    return min(fitting, key=lambda s: (s.chips, s.chips_per_vm != 4), default=None)

@@ -4,7 +4,6 @@ The component is thin: every argument map comes from a pure builder function bel
 the cluster's shape can be unit-tested without the Pulumi engine.
 """
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pulumi_gcp import container, serviceaccount
 
 from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
 from .control_plane import cidrs_problem, control_plane_problems
+from .kubeconfig import ca_certificate, kubeconfig
 from .machines import machine_type_problem
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
@@ -369,44 +369,6 @@ def cpu_pool_args(
     )
 
 
-def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig for the cluster that authenticates with ``gke-gcloud-auth-plugin``.
-
-    It holds no credential: the plugin asks gcloud for a short-lived token at each call.
-    """
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": name,
-                    "cluster": {
-                        "server": f"https://{endpoint}",
-                        "certificate-authority-data": ca_certificate,
-                    },
-                }
-            ],
-            "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
-            "current-context": name,
-            "users": [
-                {
-                    "name": name,
-                    "user": {
-                        "exec": {
-                            "apiVersion": "client.authentication.k8s.io/v1beta1",
-                            "command": "gke-gcloud-auth-plugin",
-                            "installHint": "Install gke-gcloud-auth-plugin: "
-                            "gcloud components install gke-gcloud-auth-plugin",
-                            "provideClusterInfo": True,
-                        }
-                    },
-                }
-            ],
-        }
-    )
-
-
 class TpuCluster(pulumi.ComponentResource):
     """A regional GKE Standard cluster ready for multi-host TPU slices.
 
@@ -485,9 +447,11 @@ class TpuCluster(pulumi.ComponentResource):
             ),
         )
         self.endpoint = self.cluster.endpoint
-        self.kubeconfig = pulumi.Output.all(
-            self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
-        ).apply(lambda v: kubeconfig(f"gke_{args.project}_{args.region}_{v[0]}", v[1], v[2]))
+        # masterAuth read whole and as optional (kubeconfig.ca_certificate): a lifted `.cluster_ca_certificate` raised
+        # AttributeError where the provider returned no block (Pulumi's mocks with preview=False)
+        self.kubeconfig = pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth).apply(
+            lambda v: kubeconfig(f"gke_{args.project}_{args.region}_{v[0]}", v[1] or "", ca_certificate(v[2]))
+        )
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,

@@ -25,7 +25,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
-from .cluster import CpuPoolArgs, cluster_name_problem, kubeconfig
+from .cluster import CpuPoolArgs, cluster_name_problem
+from .kubeconfig import kubeconfig
 from .naming import (
     NameLimit,
     check_dns_name,

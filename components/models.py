@@ -6,6 +6,7 @@ an exact model name it knows (never from a substring of a name).
 
 from __future__ import annotations
 
+import typing
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,7 +88,7 @@ def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: 
     hint = (
         f"the smallest {shape.machine_type.name} topology that fits is {fit.topology} ({fit.hbm_gib} GiB)"
         if fit
-        else f"no {shape.machine_type.name} topology fits"
+        else f"no {shape.machine_type.name} topology fits; {generation_fit(shape, need)}"
     )
     return (
         f"{at}: {parameters_billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than "
@@ -106,3 +107,25 @@ class ModelSize:
     def gib(self) -> float:
         """GiB of HBM the weights take (one copy)."""
         return weight_gib(self.parameters_billions, self.precision)
+
+
+def generation_fit(shape: catalog.SliceShape, required_gib: float) -> str:
+    """Where weights no slice of ``shape``'s machine type holds would fit: the smallest slice of its generation
+    that holds ``required_gib`` (a single-host type such as ``ct5lp-hightpu-8t`` has one topology only), or none."""
+    gen = shape.generation
+    fit = catalog.smallest_fitting_slice(gen, required_gib)
+    if fit is None:
+        return f"no {gen.name} slice holds them either"
+    return (
+        f"the smallest {gen.name} slice that does is {fit.slice_name} ({fit.machine_type.name}, topology "
+        f"{fit.topology}: {fit.hbm_gib} GiB)"
+    )
+
+
+def size_example(key: str) -> str:
+    """How a stack file declares a model's size at ``key`` (``modelSize``, ``model``): one valid value and the
+    precisions it takes."""
+    return (
+        f"set it, e.g. `{key}: {{parametersBillions: 13, precision: bf16}}` (precision: "
+        f"{', '.join(typing.get_args(Precision))})"
+    )

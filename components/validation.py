@@ -27,7 +27,7 @@ import inspect
 import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, TypeVar, Union
 
 import pulumi
@@ -85,7 +85,7 @@ def check_arguments(component: str, args: Any, cls: type[_Args]) -> _Args:
     try:
         return typing.cast(_Args, adapter(cls).validate_python(args))
     except ValidationError as err:
-        raise ArgumentsError(component, problems_of(err, cls.__name__)) from None
+        raise ArgumentsError(component, problems_of(err, cls.__name__, cls)) from None
 
 
 def argument_problems(args: Any) -> list[str]:
@@ -93,7 +93,7 @@ def argument_problems(args: Any) -> list[str]:
     try:
         adapter(type(args)).validate_python(args)
     except ValidationError as err:
-        return problems_of(err, type(args).__name__)
+        return problems_of(err, type(args).__name__, type(args))
     return []
 
 
@@ -263,8 +263,9 @@ def _union(members: tuple[Any, ...]) -> Any:
 # --------------------------------------------------------------------------- the messages
 
 
-def problems_of(err: ValidationError, prefix: str) -> list[str]:
-    """One line per problem: the Python field path from ``prefix``, the value given and what it must be."""
+def problems_of(err: ValidationError, prefix: str, cls: type | None = None) -> list[str]:
+    """One line per problem: the Python field path from ``prefix``, the value given and what it must be (a bound
+    broken, with every bound that the field of dataclass ``cls`` declares)."""
     problems: list[str] = []
     for e in err.errors(include_url=False):
         at = prefix + "".join(_step(p) for p in e["loc"])
@@ -278,7 +279,8 @@ def problems_of(err: ValidationError, prefix: str) -> list[str]:
         elif kind == "unshown":
             problems.append(f"{at}: {e['msg']} ({UNSHOWN})")
         else:
-            problems.append(f"{at} = {_shown(e['input'])}: {_message(e)}")
+            declared = _declared_bounds(cls, e["loc"]) if cls is not None else {}
+            problems.append(f"{at} = {_shown(e['input'])}: {_message(e, declared)}")
     return problems
 
 
@@ -287,7 +289,10 @@ def _step(part: int | str) -> str:
     return f"[{part}]" if isinstance(part, int) else part if part == "[key]" else f".{part}"
 
 
-def _message(e: Any) -> str:
+def _message(e: Any, declared: Mapping[str, Any] | None = None) -> str:
+    bounded = bound_message(e, declared or {})
+    if bounded:
+        return bounded
     if e["type"] == "tuple_type":
         return "Input should be a sequence (a list or a tuple)" + (
             ", not a string" if isinstance(e["input"], str) else ""
@@ -298,3 +303,70 @@ def _message(e: Any) -> str:
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+# --------------------------------------------------------------------------- bounds, in the project's words
+
+_NUMBER_BOUNDS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
+_LENGTH_BOUNDS = ("too_short", "too_long", "string_too_short", "string_too_long")
+
+
+def bound_message(e: Mapping[str, Any], declared: Mapping[str, Any]) -> str:
+    """What a value outside a declared bound must be, for pydantic's error ``e`` ("Input should be less than or equal
+    to 0.98" named neither the other bound nor a range): every bound the field declares (``declared``: its ``ge``,
+    ``gt``, ``le``, ``lt``, ``min_length``, ``max_length``, where the caller knows the field) and the one broken
+    (pydantic's ``ctx``); the pattern a text must match. ``""`` for any other error. Both the stack file's messages
+    and the components' use it (:func:`tpu_serving.config.errors.describe`, :func:`problems_of`)."""
+    kind, ctx = e["type"], dict(e.get("ctx") or {})
+    if kind == "string_pattern_mismatch":
+        return f"must match the regular expression {ctx['pattern']}"
+    if kind not in _NUMBER_BOUNDS and kind not in _LENGTH_BOUNDS:
+        return ""
+    bounds = {k: v for k, v in {**ctx, **declared}.items() if k in BOUNDS}
+    if kind in _NUMBER_BOUNDS:
+        return "must be " + _range(
+            bounds, ("ge", "at least"), ("gt", "greater than"), ("le", "at most"), ("lt", "less than")
+        )
+    return _length("character" if kind.startswith("string") else "item", bounds)
+
+
+def _length(unit: str, bounds: Mapping[str, Any]) -> str:
+    """``must have from 1 to 63 characters``, or the one bound there is."""
+    low, high = bounds.get("min_length"), bounds.get("max_length")
+    if low is not None and high is not None:
+        return f"must have from {low} to {high} {unit}s"
+    count = low if low is not None else high
+    return f"must have at {'least' if low is not None else 'most'} {count} {unit}{'s' if count != 1 else ''}"
+
+
+def _range(bounds: Mapping[str, Any], *words: tuple[str, str]) -> str:
+    """``from 0.1 to 0.98`` for both inclusive bounds, else each bound in words (``greater than 0 and at most 9``)."""
+    if "ge" in bounds and "le" in bounds:
+        return f"from {bounds['ge']} to {bounds['le']}"
+    return " and ".join(f"{text} {bounds[key]}" for key, text in words if key in bounds)
+
+
+def bounds_of(metadata: Any) -> dict[str, Any]:
+    """The bounds among a pydantic field's ``metadata`` (``Ge(ge=0.1)``, ``MaxLen(max_length=63)``...) by name."""
+    return {k: getattr(m, k) for m in metadata for k in BOUNDS if k != "pattern" and hasattr(m, k)}
+
+
+def _declared_bounds(cls: type, loc: tuple[Any, ...]) -> Mapping[str, Any]:
+    """The bounds that the field at ``loc`` of dataclass ``cls`` declares (nested dataclasses followed), or none."""
+    current: Any = cls
+    found: Mapping[str, Any] = {}
+    for part in loc:
+        fields = {f.name: f for f in dataclasses.fields(current)} if dataclasses.is_dataclass(current) else {}
+        if isinstance(part, int) or part not in fields:
+            found = {}
+            continue
+        found = fields[part].metadata.get("bounds") or {}
+        current = _dataclass_in(type_hints(current)[part])
+    return found
+
+
+def _dataclass_in(annotation: Any) -> type | None:
+    """The dataclass an annotation holds (``X``, ``X | None``, ``Sequence[X]``), if any."""
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        return annotation
+    return next((d for a in typing.get_args(annotation) if (d := _dataclass_in(a)) is not None), None)

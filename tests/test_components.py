@@ -372,7 +372,7 @@ def test_components_check_their_own_arguments_and_report_every_problem():
         "TpuNodePoolArgs.pool_names = 'c-a-pool': Input should be a sequence (a list or a tuple), not a string"
     )
     assert problems[2] == "TpuNodePoolArgs.spot = 'yes': Input should be a valid boolean"
-    assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: Input should be greater than or equal to 50"
+    assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: must be from 50 to 4000"
     assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
 
 
@@ -393,8 +393,8 @@ def test_components_check_the_bounds_declared_with_the_setting():
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(disk_size_gb=10, max_nodes=101))))
     assert exc.value.problems == [
-        "TpuClusterArgs.cpu_pool.max_nodes = 101: Input should be less than or equal to 100",
-        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: Input should be greater than or equal to 30",
+        "TpuClusterArgs.cpu_pool.max_nodes = 101: must be from 1 to 100",
+        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: must be from 30 to 2000",
     ]
     # The stack file's cluster.cpuPool is the same declaration: same defaults, bounds and descriptions.
     field = CpuPoolConfig.model_fields["disk_size_gb"]

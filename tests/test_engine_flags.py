@@ -127,10 +127,10 @@ def test_engine_flags_a_secret_is_refused_and_never_shown(args):
 def test_engine_flags_a_token_pasted_as_the_secrets_name_is_not_shown():
     cfg = vllm_with(loader="hugging-face", model="meta-llama/Llama-3.3-70B-Instruct", hfTokenSecret={"name": SECRET})
     (problem,) = [p for p in stack_problems(cfg) if "hfTokenSecret" in p]
-    assert problem.startswith("tpu-serving:serving.hfTokenSecret.name: String should match pattern")
+    assert problem.startswith("tpu-serving:serving.hfTokenSecret.name: must match the regular expression")
     assert SECRET not in problem and "the value is not shown" in problem
     (python,) = python_problems(SecretKey(name=SECRET), SecretKey)
-    assert python.startswith("SecretKey.name: String should match pattern") and SECRET not in python
+    assert python.startswith("SecretKey.name: must match the regular expression") and SECRET not in python
 
 
 def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():

@@ -372,7 +372,7 @@ def test_gateway_request_timeout_keeps_to_the_connection_draining_bound(referenc
         plan_edited(PLAIN, gateway=lambda g: g.update(requestTimeoutSeconds=3601))
     message = str(refused.value)
     assert "tpu-serving:gateway.requestTimeoutSeconds" in message and "3601" in message
-    assert "less than or equal to 3600" in message
+    assert "must be from 1 to 3600" in message
 
 
 def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():

@@ -179,6 +179,23 @@ def test_package_wheel_install_is_self_contained(tmp_path):
     )
     assert where.stdout.strip().startswith(str(site)), where.stdout + where.stderr
     assert (site / "tpu_serving" / "py.typed").is_file()
+    licenses = [p.read_text() for p in site.glob("tpu_serving-*.dist-info/licenses/LICENSE")]
+    assert len(licenses) == 1 and licenses[0] == (ROOT / "LICENSE").read_text()
+
+
+def test_package_license_is_apache_2():
+    """A fork, a wheel and the README say one licence: the Apache License 2.0 text in LICENSE (as
+    kubernetes-sigs/lws ships it), its SPDX id in pyproject's metadata with the file named for the wheel."""
+    import tomllib
+
+    text = (ROOT / "LICENSE").read_text()
+    assert text.split()[:4] == ["Apache", "License", "Version", "2.0,"]
+    assert (
+        "TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION" in text and "END OF TERMS AND CONDITIONS" in text
+    )
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "Apache-2.0" and project["license-files"] == ["LICENSE"]
+    assert "## License\n\nApache License 2.0: [LICENSE](LICENSE)." in (ROOT / "README.md").read_text()
 
 
 def test_package_lists_every_subpackage():

@@ -10,6 +10,7 @@ import pytest
 from tests.fixtures.configs import VLLM, load
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError
+from tpu_serving.models import hbm_fit_problem
 from tpu_serving_tools.preview import single_host_equivalent, sizing_notes
 
 
@@ -37,6 +38,42 @@ def test_sizing_vllm_names_the_smallest_slice_that_holds_the_model():
     problem = fit_problem(vllm_on("v5litepod-8"))
     assert "the smallest ct5lp-hightpu-4t slice that holds them is v5litepod-16, topology 4x4: 256 GiB" in problem
     assert "quantize (engine.quantization)" in problem
+
+
+def test_sizing_vllm_names_the_generations_smallest_slice_past_a_single_host_machine_type():
+    """ct5lp-hightpu-8t has one topology, 2x4: the message names the smallest v5e slice that holds the model, of
+    the 4-chip machine type, instead of ending at "no ct5lp-hightpu-8t slice holds them"."""
+    cfg = vllm_on("v5litepod-8")
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= {"machineType": "ct5lp-hightpu-8t", "topology": "2x4"}
+    problem = fit_problem(cfg)
+    assert (
+        "no ct5lp-hightpu-8t slice holds them; the smallest v5e slice that does is v5litepod-16 (ct5lp-hightpu-4t, "
+        "topology 4x4: 256 GiB), quantize (engine.quantization)" in problem
+    )
+
+
+def test_sizing_hbm_fit_names_the_generations_smallest_slice_past_a_single_host_machine_type():
+    """The JetStream and Saxml check (models.hbm_fit_problem) alike: 405B in int8 on a v6e 2x4 VM."""
+    problem = hbm_fit_problem("k", 405, "int8", catalog.slice_shape("ct6e-standard-8t", "2x4"))
+    assert problem.endswith(
+        "no ct6e-standard-8t topology fits; the smallest v6e slice that does is v6e-16 (ct6e-standard-4t, "
+        "topology 4x4: 512 GiB)"
+    )
+    assert catalog.smallest_fitting_slice(catalog.V5E, 10_000) is None
+
+
+def test_sizing_vllm_model_size_required_shows_a_value():
+    cfg = vllm_on("v5litepod-16")
+    cfg["tpu-serving:serving"]["servedModelName"] = "acme/house-model"
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    (problem,) = [p for p in err.value.problems if "modelSize" in p]
+    assert (
+        "set it, e.g. `modelSize: {parametersBillions: 13, precision: bf16}` (precision: fp32, bf16, fp16, fp8, "
+        "int8, int4)" in problem
+    )
 
 
 def test_sizing_vllm_does_not_suggest_quantizing_a_quantized_engine():

@@ -107,6 +107,18 @@ def test_strict_yaml_a_config_that_is_no_mapping_is_one_message(tmp_path: Path, 
     assert printed.startswith("error: stacks/Pulumi.lst.yaml: `config` is") and "AttributeError" not in printed
 
 
+def test_strict_yaml_settings_outside_config_say_where_they_go(tmp_path: Path):
+    """A stack file without its `config:` line: the message says the settings belong under it, and how."""
+    root = tiny_project(tmp_path, "gcp:project: my-project\ntpu-serving:cluster:\n  name: serving\n")
+    with pytest.raises(StackConfigError) as err:
+        stack_config(load_project(root), "lst")
+    assert str(err.value) == (
+        "Pulumi.lst.yaml: unknown top-level keys ['gcp:project', 'tpu-serving:cluster']; the settings go under "
+        "`config:`, indented beneath it (`config:`, then `  gcp:project: ...` on the next line); the top level holds "
+        "only config, secretsprovider, encryptedkey, encryptionsalt, environment"
+    )
+
+
 def test_strict_yaml_the_projects_config_must_be_a_mapping_too(tmp_path: Path):
     root = tiny_project(tmp_path, "config: {}\n", "config:\n  - a\n")
     with pytest.raises(StackConfigError) as err:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -154,17 +154,22 @@ def main(argv: list[str] | None = None) -> int:
     if plans is None:
         return 2
     ok = True
+    for lines, passed in report(plans):
+        print("\n".join(lines), flush=True)
+        ok = ok and passed
+    return 0 if ok else 1
+
+
+def report(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[list[str], bool]]:
+    """What the command prints of ``plans`` (label, plan), a stack at a time, and whether it passed: each stack's
+    summary and failures, then the line over all of them together (docs/check.md shows it: tools/check_page.py)."""
     for label, plan in plans:
         results = run_checks(PlanView(plan))
-        print("\n".join(summary(label, results)), flush=True)
-        ok = ok and all(r.ok for r in results)
+        yield summary(label, results), all(r.ok for r in results)
     shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
-    print(
-        f"across the {len(plans)} stack(s): one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
-    )
-    for f in shared.failures():
-        print(f"  [scope] {f.subject}: {f.reason}")
-    return 0 if ok and shared.ok else 1
+    counted = f"one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
+    failures = [f"  [scope] {f.subject}: {f.reason}" for f in shared.failures()]
+    yield [f"across the {len(plans)} stack(s): {counted}", *failures], shared.ok
 
 
 if __name__ == "__main__":

@@ -157,9 +157,12 @@ def stack_file_config(project: Project, stack: str) -> Mapping[str, Any]:
         raise StackConfigError(str(err)) from None
     if not isinstance(doc, dict):
         raise StackConfigError(f"{path.relative_to(project.root)}: expected a mapping with a `config:` key")
-    unknown = set(doc) - {"config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment"}
-    if unknown:
-        raise StackConfigError(f"{path.name}: unknown top-level keys {sorted(unknown)}")
+    top = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+    if unknown := sorted(set(doc) - set(top)):  # settings written at the top level, most likely: say where they go
+        raise StackConfigError(
+            f"{path.name}: unknown top-level keys {unknown}; the settings go under `config:`, indented beneath it "
+            f"(`config:`, then `  {unknown[0]}: ...` on the next line); the top level holds only {', '.join(top)}"
+        )
     return _config_section(doc, str(path.relative_to(project.root)))
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
-from ..validation import UNSHOWN
+from ..validation import UNSHOWN, bound_message, bounds_of
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -117,7 +117,17 @@ def describe(err: Mapping[str, Any]) -> str:
         return _unknown_backend(path, (err.get("ctx") or {}).get("tag"))
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    return _bad_value(path, _SCALAR_MESSAGES.get(kind) or err["msg"].removeprefix("Value error, "), err.get("input"))
+    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc))
+    return _bad_value(path, said or err["msg"].removeprefix("Value error, "), err.get("input"))
+
+
+def _declared_bounds(loc: tuple[Any, ...]) -> dict[str, Any]:
+    """The bounds the setting at ``loc`` declares (none for an item of a list: its bounds are the item type's)."""
+    if not loc or not isinstance(loc[-1], str):
+        return {}
+    model = _model_at(loc[:-1])
+    field = next((f for n, f in model.model_fields.items() if loc[-1] in (n, f.alias)), None)
+    return bounds_of(field.metadata) if field is not None else {}
 
 
 def _unknown_key(loc: tuple[Any, ...], path: str) -> str:

@@ -13,6 +13,7 @@ from ...models import (
     ModelSize,
     hbm_fit_problem,
     maxtext_precision,
+    size_example,
 )
 from ...settings import (
     PROJECT_NAMESPACE,
@@ -106,7 +107,7 @@ def _fit_problems(serving: PathwaysServingConfig, shape: SliceShape) -> list[str
     if size is None:
         return [
             f"{key}.model: required for the HBM fit check, since maxtext.modelName "
-            f"{json.dumps(serving.maxtext.model_name)} is not a model the library knows; "
+            f"{json.dumps(serving.maxtext.model_name)} is not a model the library knows; {size_example('model')}; "
             f"known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
         ]
     at = f"{key}.model" if serving.model is not None else f"{key}.maxtext.modelName"

@@ -9,7 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from ... import catalog, lws
 from ...catalog import SliceShape
-from ...models import weight_gib
+from ...models import generation_fit, weight_gib
 from ...settings import (
     PROJECT_NAMESPACE,
     to_settings,
@@ -109,7 +109,7 @@ def _fit_problems(
         f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
         f"{fit.topology}: {fit.hbm_gib} GiB)"
         if fit
-        else f"no {mt} slice holds them"
+        else f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
     )
     quantize = "" if quantized else ", quantize (engine.quantization)"
     declare = "" if ".modelSize" in at else " or, for a smaller checkpoint, declare its size (serving.modelSize)"

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator
 from ...buckets import is_object_path
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
-from ...models import HUGGING_FACE_MODELS, ModelSize, Precision
+from ...models import HUGGING_FACE_MODELS, ModelSize, Precision, size_example
 from ...podspec import ProbeSettings
 from ...settings import (
     PROJECT_NAMESPACE,
@@ -194,7 +194,7 @@ def model_size(serving: VllmServingConfig) -> tuple[float, Precision, str] | str
     if known is None:
         return (
             f"{key}.modelSize: required for the HBM fit check, since servedModelName "
-            f"{json.dumps(serving.served_model_name)} is not a model the library knows; "
+            f"{json.dumps(serving.served_model_name)} is not a model the library knows; {size_example('modelSize')}; "
             f"known: {', '.join(HUGGING_FACE_MODELS)}"
         )
     # disaggregated roles share the dtype and quantization (disagg_args.kv_layout_problems): prefill's stands for both

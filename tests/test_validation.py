@@ -1,0 +1,63 @@
+"""Bound violations in the project's words (tpu_serving.validation.bound_message): the key path, the value and the
+whole valid range, for the stack file's settings and the components' arguments alike; pydantic's own "Input should be
+less than or equal to 0.98" named neither the range nor, for a stack file, anything but the bound broken."""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.fixtures.configs import VLLM, load
+from tpu_serving.autoscaling import AutoscalingSettings
+from tpu_serving.backends.vllm.args import VllmEngineSettings
+from tpu_serving.config import ConfigError
+from tpu_serving.validation import ArgumentsError, bound_message, check_arguments
+
+
+def stack_problems(**engine: object) -> list[str]:
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:serving"]["engine"] = engine
+    cfg["tpu-serving:tpuSlices"][0]["count"] = 99
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    return err.value.problems
+
+
+def argument_problems(cls: type, **fields: object) -> list[str]:
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments(cls.__name__, fields, cls)
+    return err.value.problems
+
+
+def test_validation_stack_setting_out_of_bounds_names_its_range():
+    problems = stack_problems(memoryUtilization=1.5)
+    assert "tpu-serving:serving.engine.memoryUtilization = 1.5: must be from 0.1 to 0.98" in problems
+    assert "tpu-serving:tpuSlices[0].count = 99: must be from 1 to 64" in problems  # a hand-written Field's bounds
+
+
+def test_validation_component_argument_out_of_bounds_names_its_range():
+    problems = argument_problems(VllmEngineSettings, memory_utilization=2.0)
+    assert "VllmEngineSettings.memory_utilization = 2.0: must be from 0.1 to 0.98" in problems
+    problems = argument_problems(AutoscalingSettings, target=-1, metric="?")
+    assert "AutoscalingSettings.target = -1: must be greater than 0 and at most 100000" in problems
+    assert "AutoscalingSettings.metric = '?': must match the regular expression ^[a-zA-Z_:][a-zA-Z0-9_:]*$" in problems
+
+
+def test_validation_bound_message_without_the_fields_bounds_names_the_one_broken():
+    error = {"type": "less_than_equal", "ctx": {"le": 0.98}}
+    assert bound_message(error, {}) == "must be at most 0.98"
+    assert bound_message({"type": "too_short", "ctx": {"min_length": 1}}, {}) == "must have at least 1 item"
+    assert bound_message({"type": "string_too_long", "ctx": {"max_length": 63}}, {"min_length": 1}) == (
+        "must have from 1 to 63 characters"
+    )
+    assert bound_message({"type": "missing"}, {}) == ""
+
+
+def test_validation_no_recorded_message_is_pydantics_raw_bound():
+    """Every message the suite creates (tests/golden_messages.txt, `make messages`) says a bound in these words."""
+    raw = re.compile(r"Input should be (greater|less) than|should have at (least|most) \d|String should match pattern")
+    found = [line for line in (ROOT / "tests" / "golden_messages.txt").read_text().splitlines() if raw.search(line)]
+    assert found == []

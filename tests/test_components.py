@@ -472,8 +472,8 @@ def test_components_refuse_a_cpu_pool_zone_outside_the_region():
     with pytest.raises(ArgumentsError) as exc:
         run(program)
     assert exc.value.problems == [
-        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: zones of the form "
-        "us-east5-<letter>, e.g. us-east5-a, us-east5-b, us-east5-c"
+        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: us-east5-a, "
+        "us-east5-b, us-east5-c"
     ]
 
 

@@ -207,6 +207,26 @@ def test_versions_cli_prints_the_set_and_the_stale_ones(capsys):
     assert [line.split()[0] for line in behind] == [p.key for p in stale()]
 
 
+def test_versions_cli_fits_a_100_column_terminal_and_verbose_says_the_rest(capsys):
+    from tpu_serving_tools.cli import main
+
+    assert main(["versions"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in rows) <= 100
+    assert rows[0].split() == ["pin", "version", "released", "newest", "pinned", "from"]
+    assert [line.split()[0] for line in rows[1:-1]] == list(PINS)
+    assert "--verbose" in rows[-1] and "tpu_serving/versions.py" in rows[-1]
+    for flag in ("--verbose", "--sources"):
+        assert main(["versions", flag]) == 0
+        out = capsys.readouterr().out
+        # a line over 100 holds one word alone, a URL that wrapping must not cut
+        assert [line for line in out.splitlines() if len(line) > 100 and len(line.split()) > 1] == []
+        flat = " ".join(out.split())
+        for p in PINS.values():
+            for text in (p.source, p.newest_source, p.agrees_with, p.status, p.held):
+                assert " ".join(text.split()) in flat, (p.key, text)
+
+
 def test_versions_lws_restart_policy_follows_the_release():
     from tpu_serving import lws
 

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CRDS, ROOT
+from tests.conftest import CRDS, REFERENCE, ROOT, plan_of
+from tests.fixtures.configs import load
+from tpu_serving.config import ConfigError
 from tpu_serving.versions import PINS, Pin, stale, version_of
+from tpu_serving_tools.offline import kubernetes_objects
 
 TABLES = ROOT / "tools" / "conformance" / "tables"
 IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
@@ -88,9 +91,7 @@ def test_versions_the_endpoint_picker_agrees_with_the_inference_pool_crd(referen
     a pool valid under v1.6.0 that sets endpointPickerRef is valid under both."""
     import yaml
 
-    from tests.conftest import plan_of
     from tpu_serving.gateway import INFERENCE_API
-    from tpu_serving_tools.offline import kubernetes_objects
     from tpu_serving_tools.schema import PLATFORM_RELEASES
 
     agrees = PINS["epp"].agrees_with
@@ -155,7 +156,6 @@ def test_versions_stale_pins_are_those_behind_the_newest_known():
 
 
 def test_versions_preview_names_the_plans_stale_and_archived_pins():
-    from tests.conftest import plan_of
     from tpu_serving_tools.versions import plan_notes, used_pins
 
     vllm = plan_of("vllm-llama33-70b-v5e16").resources
@@ -285,8 +285,7 @@ def test_versions_readme_which_backend_table_agrees_with_the_version_set():
     ],
 )
 def test_versions_a_controller_newer_than_the_version_set_knows_is_refused(key, value, name):
-    from tests.fixtures.configs import VLLM, load, with_serving
-    from tpu_serving.config import ConfigError
+    from tests.fixtures.configs import VLLM, with_serving
 
     with pytest.raises(ConfigError) as err:
         load(with_serving(VLLM, **{key: value}))
@@ -323,3 +322,13 @@ def _notes_of(resources, pins):
         notes = tool.plan_notes(resources)
     status_lines = {f"{p.key}: {p.status}" for p in replaced.values() if p.status}
     return [line for line in notes if line not in status_lines]
+
+
+def test_versions_saxml_pins_are_the_images_their_source_names(reference):
+    """versions._saxml (mutmut_20): each Saxml pin's source is a seed manifest that holds that very image."""
+    from tpu_serving.versions import PINS
+
+    for key in ("sax-admin-server", "sax-model-server", "sax-http"):
+        pin = PINS[key]
+        (path,) = re.findall(r"seed-manifests/[\w.-]+\.yaml", pin.source)
+        assert f"image: {pin.value}\n" in (REFERENCE / path).read_text(), key

@@ -12,7 +12,7 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
+.PHONY: help venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -35,11 +35,23 @@ help:
 	@echo "make e2e-tools              build the e2e test's pinned Go tools (Kubernetes, etcd, kwok, JobSet, Pulumi CLI and provider, kustomize, promtool) from the Go module proxy into a cache (TPU_SERVING_E2E_CACHE); writes build/e2e/toolchain.json"
 	@echo "stacks: $(STACKS)"
 
-$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproject.toml
-	@echo "installing the development environment into $(VENV) (once; about a minute with a warm pip cache, a few without)"
+# Two stamps in the one venv: .runtime, the program's own requirements (requirements.txt: the package, editable,
+# at constraints.txt's pins), all that preview, previews, check and policy need; .installed, the developer set
+# (requirements-dev.txt: test, lint, mutation testing, workflow linters) on top of it. .installed depends on
+# .runtime, so a developer target after a preview installs the developer set, and a change to requirements.txt
+# reinstalls both.
+$(VENV)/.runtime: requirements.txt constraints.txt pyproject.toml
+	@echo "installing the program's environment into $(VENV) (once; about 40 s with a warm pip cache)"
 	test -x $(PYTHON) || $(PY) -m venv $(VENV)
+	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.runtime requirements-dev.txt constraints.txt
+	@echo "installing the development tools into $(VENV) (once; about a minute with a warm pip cache, a few without)"
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
+
+venv-runtime: $(VENV)/.runtime
 
 venv: $(VENV)/.installed
 
@@ -74,17 +86,17 @@ $(DOCS_VENV)/.installed: requirements-docs.txt constraints-docs.txt
 
 docs-venv: $(DOCS_VENV)/.installed
 
-preview: $(VENV)/.installed
+preview: $(VENV)/.runtime
 	$(TOOL) preview $(STACK)
 
-previews: $(VENV)/.installed
+previews: $(VENV)/.runtime
 	@failed=""; for s in $(STACKS); do $(TOOL) preview $$s --quiet || failed="$$failed $$s"; done; \
 	if [ -n "$$failed" ]; then echo "failed:$$failed" >&2; exit 1; fi
 
-policy: $(VENV)/.installed
+policy: $(VENV)/.runtime
 	$(TOOL) policy
 
-check: $(VENV)/.installed
+check: $(VENV)/.runtime
 	$(TOOL) check
 
 scan: $(VENV)/.installed $(SCAN_VENV)/.installed

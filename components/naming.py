@@ -15,6 +15,10 @@ import re
 from collections.abc import Mapping
 from enum import IntEnum
 
+from .gcp_zones import READ as ZONES_READ
+from .gcp_zones import SOURCE as ZONES_SOURCE
+from .gcp_zones import zones_of
+
 _LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 _CONTINENTS = "africa|asia|australia|europe|me|northamerica|southamerica|us"
@@ -25,7 +29,7 @@ REGION = re.compile(rf"^(?:{_CONTINENTS})-(?:{_DIRECTIONS})[0-9]+$")
 me-central2, northamerica-northeast1, southamerica-west1, us-west4, ...). A name such as ``us-westt4`` is none."""
 ZONE = re.compile(rf"^((?:{_CONTINENTS})-(?:{_DIRECTIONS})[0-9]+)-[a-z]$")
 """A GCP zone, ``<region>-<letter>`` (https://cloud.google.com/compute/docs/regions-zones: zone names
-are the region followed by a letter). Which letters a region has is not checked: the library holds no zone table."""
+are the region followed by a letter). Which letters a region has is :mod:`tpu_serving.gcp_zones`' table."""
 
 REGION_PROBLEM = (
     "must be a GCP region, <continent>-<direction><n> such as us-east5 or europe-west4 "
@@ -45,19 +49,29 @@ def region_problems(region: object) -> list[str]:
     return []
 
 
+def zone_choices(region: str) -> str:
+    """The valid zones of ``region`` as a problem names them: the region's zones from
+    :data:`tpu_serving.gcp_zones.REGION_ZONES`, or the form alone for a region the table does not hold."""
+    zones = zones_of(region)
+    if zones is not None:
+        return ", ".join(zones)
+    return f"zones of the form {region}-<letter>, e.g. {region}-a, {region}-b, {region}-c"
+
+
 def zone_problem(zone: str, region: str) -> str:
     """Why ``zone`` is not a zone of ``region``, or ``""``. A regional cluster's node pools run only in
     zones of the cluster's region (``node_locations``: "The list of zones in which the node pool's nodes
     should be located. Nodes must be in the region of their regional cluster", terraform-provider-google
-    google_container_node_pool; https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters)."""
+    google_container_node_pool; https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters),
+    and only in a zone the region has (:mod:`tpu_serving.gcp_zones`: ``us-west4-z`` is none)."""
     m = ZONE.match(zone)
     if not m:
         return "must be a GCP zone such as us-east5-b"
     if m.group(1) != region:
-        return (
-            f"zone is outside the region {region!r}; valid: zones of the form {region}-<letter>, "
-            f"e.g. {region}-a, {region}-b, {region}-c"
-        )
+        return f"zone is outside the region {region!r}; valid: {zone_choices(region)}"
+    zones = zones_of(region)
+    if zones is not None and zone not in zones:
+        return f"not a zone of the region {region!r} ({ZONES_SOURCE}, read {ZONES_READ}); valid: {', '.join(zones)}"
     return ""
 
 

@@ -1,8 +1,10 @@
 """Which zones offer each TPU generation of the catalog, as Google's TPU zone page lists them.
 
 A fact table, not a rule: the page changes over time and what could be read of it here is partial, so a zone
-missing from it is never refused; the offline preview prints a note (:func:`zone_note`) and the cloud decides at
-``pulumi up``.
+missing from it is never refused; the offline preview prints a note for every TPU pool in a zone the table does
+not list for its generation (:func:`zone_note`, which says when the table does not cover the region) and the
+cloud decides at ``pulumi up``. A zone the region does not have at all is refused by the stack file's check
+(:func:`tpu_serving.naming.zone_problem`).
 
 Source: Cloud TPU, "TPU regions and zones", https://docs.cloud.google.com/tpu/docs/regions-zones (also as
 https://docs.cloud.google.com/tpu/docs/regions-zones.md.txt), read 2026-11-27 from stored copies of it:
@@ -53,22 +55,31 @@ def listed_zones(generation: str, region: str) -> tuple[str, ...]:
 
 
 def covered(generation: str, region: str) -> bool:
-    """Whether the table holds the page's section for ``region`` and ``generation`` (:data:`COVERAGE`): elsewhere
-    a zone it does not list says nothing, so no note is printed."""
+    """Whether the table holds the page's section for ``region`` and ``generation`` (:data:`COVERAGE`); the note
+    says which: a zone missing from a section read is not listed there, one elsewhere is not known here."""
     return region.startswith(("us-", "northamerica-")) or (generation == "v6e" and region.startswith("europe-"))
 
 
 def zone_note(slices: str, zone: str, generation: str) -> str | None:
     """The preview's note for TPU node pools ``slices`` (their names) of ``generation`` in ``zone``, or None when
-    the table lists that zone for the generation or does not cover its region. A note, never a refusal: the table
-    may be out of date."""
-    if zone in TPU_ZONES.get(generation, ()) or not covered(generation, region_of(zone)):
+    the table lists that zone for the generation. Every other zone gets one, whether or not the table covers its
+    region (:func:`covered`), so a zone the page does not list is never passed over in silence. A note, never a
+    refusal: the table is partial and may be out of date, and GKE ("Plan TPUs in GKE",
+    https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus, "Validate TPU availability": a cluster
+    must be in a region supported for its TPU type) refuses the node pool itself at ``pulumi up``."""
+    if zone in TPU_ZONES.get(generation, ()):
         return None
     region = region_of(zone)
-    listed = listed_zones(generation, region)
-    where = f"at {', '.join(listed)}" if listed else "in no zone"
+    if covered(generation, region):
+        listed = listed_zones(generation, region)
+        where = f"at {', '.join(listed)}" if listed else "in no zone"
+        said = f"the TPU zone table does not list {zone} for {generation}; it lists {generation} in {region} {where}"
+    else:
+        said = (
+            f"the TPU zone table does not cover {region} for {generation} (the page's section for it was not "
+            "read), so whether it offers it is not known here"
+        )
     return (
-        f"note: {slices} in {zone} ({generation}): the TPU zone table does not list {zone} for {generation}; it "
-        f"lists {generation} in {region} {where} (source: {SOURCE}, read {READ}; {COVERAGE}). GKE creates the node "
-        f"pool only in a zone that offers {generation}: check the page before pulumi up"
+        f"note: {slices} in {zone} ({generation}): {said} (source: {SOURCE}, read {READ}; {COVERAGE}). GKE "
+        f"creates the node pool only in a zone that offers {generation}: check the page before pulumi up"
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import plan_of
+from tests.fixtures.configs import plan_edited
 from tests.fixtures.pools import SA, pool_args
 from tpu_serving import capacity
 from tpu_serving.capacity import Capacity
@@ -106,7 +108,6 @@ def test_capacity_stockout_says_what_a_stockout_does_to_pulumi_up_for_every_type
 def test_capacity_obtained_output_of_each_stack_names_each_slice_kind_and_its_stockout():
     """Each stack's preview says how each slice kind gets its VMs and what a stockout then does (SRE review M2):
     an always-on on-demand slice fails pulumi up, a from-zero one leaves its group Pending."""
-    from tests.conftest import plan_of
     from tpu_serving_tools.preview import capacity_summary
 
     outputs = plan_of("vllm-llama33-70b-v5e16").as_json()["outputs"]
@@ -124,3 +125,17 @@ def test_capacity_obtained_output_of_each_stack_names_each_slice_kind_and_its_st
     assert all(v.startswith("on-demand: a stockout fails the node pool's creation") for v in fixed.values()), fixed
     existing = plan_of("vllm-llama33-70b-existing").as_json()["outputs"]["capacity"]["obtained"]
     assert set(existing.values()) == {"an existing node pool: its capacity is its owner's"}
+
+
+def test_capacity_a_reserved_slice_consumes_its_reservation():
+    """phases.build_pools (mutmut_42): a slice's `reservation` reaches its node pools' reservation affinity."""
+
+    def reserve(slices):
+        slices[0].update(capacity="reservation", reservation="tpu-res")
+
+    plan = plan_edited("vllm-llama33-70b-v5e16", tpuSlices=reserve)
+    pools = [
+        p for p in plan.of_type("gcp:container/nodePool:NodePool") if p.inputs["nodeConfig"]["machineType"][:2] == "ct"
+    ]
+    affinities = [p.inputs["nodeConfig"].get("reservationAffinity") for p in pools]
+    assert [a["values"] for a in affinities if a] == [["tpu-res"]], affinities  # the first of three slice kinds

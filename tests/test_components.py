@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pulumi
 import pytest
 
+from tests.conftest import ROOT
+from tests.fixtures.configs import VLLM, as_engine_config, plan_edited
 from tests.fixtures.pools import SA, pool_args
 from tpu_serving import (
     BucketGrant,
@@ -21,7 +25,8 @@ from tpu_serving import (
 from tpu_serving.cluster import cluster_args
 from tpu_serving.node_identity import NODE_ROLES
 from tpu_serving.nodepool import node_pool_args
-from tpu_serving_tools.offline import Plan, run_program
+from tpu_serving.validation import argument_problems
+from tpu_serving_tools.offline import Plan, PreviewMocks, load_project, run_program
 
 
 def run(program) -> Plan:
@@ -308,7 +313,6 @@ def test_pathways_builder_maxtext_args_order_and_omissions():
 
 def test_pathways_disaggregated_on_a_slice_maxtext_has_no_server_for_is_refused():
     from tpu_serving.catalog import slice_shape
-    from tpu_serving.validation import argument_problems
 
     v6e16 = slice_shape("ct6e-standard-4t", "4x4")
     assert argument_problems(serving_args(mode="disaggregated", shape=v6e16, num_slices=2)) == [
@@ -413,7 +417,7 @@ def test_components_accept_outputs_as_wiring():
 def test_components_take_outputs_only_where_wired_and_integral_floats_as_integers():
     from tpu_serving.capacity import Capacity
     from tpu_serving.nodepool import TpuNodePoolArgs
-    from tpu_serving.validation import argument_problems, check_arguments
+    from tpu_serving.validation import check_arguments
 
     def program():
         cluster = TpuCluster("c", cluster_args_for_test())
@@ -472,8 +476,8 @@ def test_components_refuse_a_cpu_pool_zone_outside_the_region():
     with pytest.raises(ArgumentsError) as exc:
         run(program)
     assert exc.value.problems == [
-        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: zones of the form "
-        "us-east5-<letter>, e.g. us-east5-a, us-east5-b, us-east5-c"
+        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: us-east5-a, "
+        "us-east5-b, us-east5-c"
     ]
 
 
@@ -486,3 +490,108 @@ def test_workload_identity_refuses_a_namespace_kubernetes_would_refuse():
     with pytest.raises(ArgumentsError) as err:
         check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
     assert "WorkloadIdentityArgs.namespace = 'Serving_NS': must consist of lower-case letters" in str(err.value)
+
+
+def _run_ps(program):
+    return run_program(program, {}, project="p", stack="s")
+
+
+def test_cluster_kubeconfig_exec_speaks_the_client_authentication_api():
+    """cluster.kubeconfig (mutmut_46): kubectl runs the exec plugin only for an apiVersion it knows; GKE's plugin
+    speaks client.authentication.k8s.io/v1beta1 (client-go pkg/apis/clientauthentication/v1beta1)."""
+    from tpu_serving.cluster import kubeconfig
+
+    exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
+    assert exec_["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    assert exec_["command"] == "gke-gcloud-auth-plugin"
+
+
+def test_buckets_name_rule_is_spelled_out():
+    """buckets.bucket_name_problem (mutmut_5): the message states Cloud Storage's naming rule."""
+    from tpu_serving.buckets import bucket_name_problem
+
+    assert bucket_name_problem("ok-bucket") == ""
+    assert bucket_name_problem("Bad_Bucket").endswith("starting and ending with a letter or digit")
+
+
+def test_buckets_a_bucket_without_workload_access_gets_no_grant():
+    """phases.build_identity (mutmut_34): `workloadAccess: none` means no grant to the workload identity."""
+    plan = plan_edited(
+        "llama31-405b-v6e16",
+        buckets=lambda b: b.append({"purpose": "state", "workloadAccess": "none"}),
+    )
+    (state,) = [r for r in plan.resources if r.type == "gcp:storage/bucket:Bucket" and r.name.endswith("-state")]
+    grants = [r for r in plan.resources if r.type.startswith("gcp:storage/bucketIAM") and "-wi-" in r.name]
+    assert grants, "the workload identity has grants on the other buckets"
+    assert not [g for g in grants if "state" in g.name], [g.name for g in grants]
+    assert state.inputs["name"]
+
+
+def test_cluster_subnetwork_reaches_the_cluster():
+    """cluster.cluster_args (mutmut_5): TpuClusterArgs.subnetwork is the GKE cluster's subnetwork."""
+    plan = _run_ps(lambda: TpuCluster("c", cluster_args_for_test(network="vpc-a", subnetwork="sub-a")))
+    (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
+    assert (cluster.inputs["network"], cluster.inputs["subnetwork"]) == ("vpc-a", "sub-a")
+
+
+def test_cluster_an_existing_nat_is_read_through_the_clusters_provider(monkeypatch):
+    """cloud_nat.look_up_existing_nat (mutmut_10): the lookup of an existing Cloud NAT is the component's child, so
+    it uses the provider the component was given (another project's credentials), not the default one."""
+    from pulumi_gcp import Provider
+
+    calls: list[tuple[str, str]] = []
+    answer = PreviewMocks.call
+
+    def call(self, args):
+        calls.append((args.token, args.provider))
+        return answer(self, args)
+
+    monkeypatch.setattr(PreviewMocks, "call", call)
+    existing = {"cloud_nat": "existing", "existing_nat_router": "net-router", "existing_nat": "net-nat"}
+
+    def program():
+        gcp = Provider("other-project", project="p-654321")
+        TpuCluster("c", cluster_args_for_test(**existing), opts=pulumi.ResourceOptions(providers=[gcp]))
+
+    _run_ps(program)
+    (provider,) = [p for token, p in calls if token == "gcp:compute/getRouterNat:getRouterNat"]
+    assert "pulumi:providers:gcp::other-project" in provider, provider
+
+
+def test_deployment_exposes_its_controller_installs():
+    """deployment.TpuServingDeployment.__init__ (mutmut_89): `installs` holds the controllers the stack installs."""
+    from tpu_serving import TpuServingDeployment, TpuServingDeploymentArgs
+    from tpu_serving.config.loading import load_stack_config
+
+    built = []
+    project = load_project(ROOT)
+
+    def program():
+        settings = load_stack_config(as_engine_config(VLLM))
+        built.append(TpuServingDeployment("d", TpuServingDeploymentArgs(settings)))
+
+    plan = run_program(program, as_engine_config(VLLM), project=project.name, stack="s")
+    (deployment,) = built
+    installs = [r.name for r in plan.resources if r.type == "tpu-serving:index:ControllerInstall"]
+    assert installs == ["d-lws"], installs
+    assert [(type(i).__name__, i._name) for i in deployment.installs] == [("ControllerInstall", "d-lws")]
+
+
+@pytest.mark.parametrize("component", ["Buckets", "ServingAutoscaler"])
+def test_components_name_themselves_in_their_refusals(component):
+    """buckets.Buckets.__init__ (mutmut_9), autoscaling.ServingAutoscaler.__init__ (mutmut_10): the refusal names
+    the component as Python spells it."""
+    import tpu_serving
+    from tpu_serving.validation import ArgumentsError
+
+    with pytest.raises(ArgumentsError) as err:
+        _run_ps(lambda: getattr(tpu_serving, component)("x", {"no_such_argument": 1}))
+    assert str(err.value).startswith(f"invalid arguments of {component}: ")
+
+
+def test_components_one_problem_is_one_problem():
+    """validation.ArgumentsError.__init__ (mutmut_6): "1 problem", not "1 problems"."""
+    from tpu_serving.validation import ArgumentsError
+
+    assert str(ArgumentsError("C", ["a"])).splitlines()[0] == "invalid arguments of C: 1 problem"
+    assert str(ArgumentsError("C", ["a", "b"])).splitlines()[0] == "invalid arguments of C: 2 problems"

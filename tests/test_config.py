@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
 from pydantic import ValidationError
 
 from tests.fixtures.bad_input import BAD, SERVING_BAD
-from tests.fixtures.configs import GOOD, SERVING, load, with_change
-from tpu_serving.config import ConfigError, TpuSliceConfig
+from tests.fixtures.configs import GOOD, PATHWAYS_JOB, SERVING, as_engine_config, load, with_change
+from tpu_serving.config import ConfigError, TpuSliceConfig, validate_stack
+from tpu_serving.config.loading import load_stack_config
 from tpu_serving.naming import bucket_name, pool_name, workload_service_account_id
 
 
@@ -251,3 +254,30 @@ def test_cluster_problems_refuse_maintenance_times_that_are_not_rfc_3339():
         'tpu-serving:cluster.maintenance.exclusions[0].endTime = "2026-12-05T00:00:00Z": must be after startTime '
         "2026-12-1T00:00:00Z",
     ]
+
+
+def test_config_validate_stack_names_the_stack_configuration():
+    """config.loading.validate_stack (mutmut_2): without a file name, the problems are the stack configuration's."""
+    with pytest.raises(ConfigError) as err:
+        validate_stack({"cluster": 5})
+    assert str(err.value).startswith("invalid stack configuration: ")
+
+
+def test_config_a_python_value_that_is_not_json_is_shown_as_text():
+    """config.errors.describe (mutmut_116): validate_stack takes Python values; one that JSON cannot encode (a date)
+    is shown as its text, with no traceback (json.dumps without `default` raised TypeError)."""
+    with pytest.raises(ConfigError) as err:
+        validate_stack({"project": "my-project-1", "region": "us-east5", "zone": datetime.date(2026, 1, 1)})
+    assert 'tpu-serving:zone = "2026-01-01": Input should be a valid string' in err.value.problems
+
+
+def test_config_a_program_of_another_name_hears_of_its_own_stack():
+    """config.loading.load_stack_config (mutmut_33): a project of another name gets its problems under its own
+    namespace and the message names the stack's configuration."""
+    values = {k.replace("tpu-serving:", "myproj:"): v for k, v in as_engine_config(PATHWAYS_JOB).items()}
+    values["myproj:zone"] = "europe-west4-a"
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(values, "configuration of stack 'dev'", "myproj")
+    text = str(err.value)
+    assert text.startswith("invalid configuration of stack 'dev': "), text
+    assert all(p.startswith(("myproj:", "gcp:")) for p in err.value.problems), err.value.problems

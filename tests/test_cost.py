@@ -6,6 +6,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, STACKS, STACKS_ROOT, plan_of
+from tests.fixtures.configs import plan_edited
 from tpu_serving import catalog, cost, machines, prices
 from tpu_serving.allocation import allocation
 from tpu_serving.capacity import Capacity
@@ -212,3 +213,24 @@ def test_cost_summary_says_what_is_an_upper_bound_and_what_is_left_out():
     assert "  upper bound, priced on demand for want of a figure: v6e16: 1 x v6e-16 spot" in lines
     assert lines[-1] == f"  {COST_LEFT_OUT}" and "Cloud NAT" in COST_LEFT_OUT
     assert not any("upper bound" in line for line in cost_summary({"cost": {**cost, "items": cost["items"][1:]}}))
+
+
+def test_cost_negotiated_prices_reach_the_cost_output():
+    """derived.cost_estimate (mutmut_19): the stack's `prices` replace the list prices in the `cost` output."""
+    stack = "vllm-llama33-70b-v5e16"
+    listed = plan_of(stack).outputs["cost"]
+    cheap = plan_edited(stack, prices=lambda p: p.update(tpuChipHour={"v5e": 0.01})).outputs["cost"]
+    assert cheap["perHour"]["tpu"] < listed["perHour"]["tpu"] / 10, (cheap["perHour"], listed["perHour"])
+    assert cheap["perHour"]["cpu"] == listed["perHour"]["cpu"]
+
+
+def test_cost_negotiated_vcpu_price_prices_the_cpu_nodes():
+    """cost.cpu_lines (mutmut_37): a vcpuHour override by machine family replaces the list price of the CPU nodes."""
+    from tpu_serving import cost
+    from tpu_serving.prices import PriceOverrides
+
+    (listed,) = cost.cpu_lines([cost.NodeUsage("cpu", "n2-standard-8", 2, 100)], PriceOverrides())
+    (cheap,) = cost.cpu_lines([cost.NodeUsage("cpu", "n2-standard-8", 2, 100)], PriceOverrides(vcpu_hour={"n2": 0.0}))
+    assert listed.usd_per_hour is not None and cheap.usd_per_hour is not None
+    assert cheap.usd_per_hour < listed.usd_per_hour
+    assert "stack setting prices (n2)" in cheap.basis, cheap.basis

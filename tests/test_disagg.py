@@ -598,3 +598,32 @@ def test_disagg_problems_refuse_a_name_the_disaggregated_set_cannot_take():
     long_name = "l" * (DS_NAME_MAX + 1)
     found = problems_of(lambda _d, cfg: cfg["tpu-serving:serving"].update(name=long_name))
     assert f'tpu-serving:serving.name = "{long_name}": at most {DS_NAME_MAX} characters' in "\n".join(found)
+
+
+def test_disagg_an_unlisted_role_slice_is_named_with_the_valid_ones():
+    """vllm.disagg_checks.problems (mutmut_47): the message quotes the role's slice and lists the valid ones."""
+    found = problems_of(lambda d, _c: d["decode"].update(slice="v6e-elsewhere"))
+    want = 'tpu-serving:serving.disaggregation.decode.slice = "v6e-elsewhere": not one of serving.slices; valid: '
+    assert any(p.startswith(want + "prefill, decode") for p in found), found
+
+
+def test_disagg_roles_in_another_namespace_are_named():
+    """vllm.disagg_args.problems (mutmut_15): a role in a namespace other than the set's is refused by name."""
+    import dataclasses
+
+    other = dataclasses.replace(role(KvRole.DECODE), namespace="elsewhere")
+    found = argument_problems(pair(decode=other))
+    assert "VllmDisaggregatedArgs.decode.namespace = 'elsewhere': must be the DisaggregatedSet's, 'pd'" in found, found
+
+
+def test_disagg_a_role_autoscaling_metric_that_is_not_a_gauge_is_named():
+    """vllm.disagg_checks._group_problems (mutmut_37): the refusal names vLLM as the server whose metric it is."""
+    found = problems_of(
+        lambda d, _c: d["decode"].update(autoscaling={"maxReplicas": 2, "metric": "vllm:e2e_request_latency_seconds"})
+    )
+    assert any(": vllm:e2e_request_latency_seconds is a histogram of vLLM; the HPA reads a gauge: " in p for p in found)
+
+
+def test_disagg_fixture_is_the_stack_shape():
+    """The disaggregated fixture above loads (the refusals are of the edit alone)."""
+    assert load(copy.deepcopy(DISAGG)).serving is not None

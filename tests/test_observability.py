@@ -3,15 +3,16 @@ their settings and their dependencies, and the NetworkPolicy that lets the colle
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 
 import pytest
 
 from tests.conftest import ROOT, plan_of, resource
-from tests.fixtures.configs import VLLM, load, plan_edited
+from tests.fixtures.configs import SERVING, VLLM, load, plan_edited
 from tpu_serving.backends import BACKENDS
-from tpu_serving.config import StackConfig, load_stack_config
+from tpu_serving.config import ConfigError, StackConfig, load_stack_config
 from tpu_serving.observability import (
     GMP_COLLECTOR_LABELS,
     Scope,
@@ -367,3 +368,15 @@ def test_observability_roles_alert_on_an_engine_that_stalls_with_requests_in_fli
     assert stalled_query("c", "n", bare, 10) is None
     single = plan_of("vllm-llama33-70b-v5e16")
     assert not [r for r in single.resources if r.type.endswith("AlertPolicy") and "stalled" in r.name]
+
+
+def test_observability_not_ready_alert_window_is_given_in_whole_minutes():
+    """config.checks.cluster_problems (mutmut_62): the startup window in the message is maxStartupSeconds // 60."""
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["probes"] = {"maxStartupSeconds": 3600}
+    cfg["tpu-serving:observability"] = {"notReadyMinutes": 30}
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    (p,) = [p for p in err.value.problems if "notReadyMinutes" in p]
+    assert "may take 60 minutes to start (serving.probes.maxStartupSeconds = 3600)" in p
+    assert p.endswith("set it above 60")

@@ -10,14 +10,20 @@ import pytest
 import yaml
 
 from tests.conftest import CRDS, ROOT, plan_of
-from tests.fixtures.configs import PATHWAYS_JOB, load, plan_edited, with_serving
+from tests.fixtures.configs import (
+    PATHWAYS_JOB,
+    load,
+    plan_edited,
+    with_change,
+    with_serving,
+)
 from tpu_serving import catalog
 from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
 from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
 from tpu_serving.versions import PINS
 from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.offline import kubernetes_objects, load_project
 
 BATCH, INTERACTIVE = "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"
 PJ_TYPE = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -271,7 +277,7 @@ def test_pathways_job_batch_slices_bill_only_while_the_job_runs():
     """A batch job's slices start empty and autoscale to the whole slice (its VMs) when the workers wait, so the
     cluster autoscaler removes them once the job has finished; an interactive job's slices keep their VMs for the
     clients that attach. The slice's VMs come from the stack file's tpuSlices and the catalog."""
-    from tpu_serving_tools.offline import load_project, stack_config
+    from tpu_serving_tools.offline import stack_config
 
     project = load_project(ROOT)
     for stack, from_zero in (("pathwaysjob-batch-v6e16", True), ("pathwaysjob-interactive-v5e16", False)):
@@ -331,3 +337,51 @@ def test_pathways_job_interactive_preview_says_an_idle_slice_bills_on():
         for c in plan_of(INTERACTIVE).as_json()["outputs"]["caveats"]
     )
     assert "caveats" not in plan_of(BATCH).as_json()["outputs"]
+
+
+def test_pathways_job_only_a_head_pool_pins_the_batch_head():
+    """pathways_job.backend.build (mutmut_103): the batch head pod is pinned to the head pool by its GKE pool
+    label; a batch job whose head sits beside the workers (colocate_head_with_workers) has no head pool and names
+    none."""
+    plan = plan_of("pathwaysjob-batch-v6e16")
+    (head_pool,) = [
+        r.inputs["name"] for r in plan.resources if r.type == "gcp:container/nodePool:NodePool" and "head" in r.name
+    ]
+    (job,) = [o for o in kubernetes_objects(plan) if o["kind"] == "PathwaysJob"]
+    assert f'"cloud.google.com/gke-nodepool": "{head_pool}"' in json.dumps(job)
+
+    colocated = plan_edited(
+        "pathwaysjob-batch-v6e16", serving=lambda s: s.update(deploymentMode="colocate_head_with_workers")
+    )
+    assert not [r for r in colocated.resources if r.type == "gcp:container/nodePool:NodePool" and "head" in r.name]
+    (job,) = [o for o in kubernetes_objects(colocated) if o["kind"] == "PathwaysJob"]
+    assert "-head" not in json.dumps(job.get("spec", {}).get("controller", {}))
+
+
+def test_pathways_job_workload_names_itself():
+    """pathways_job.component.PathwaysWorkload (mutmut_2): its argument problems carry its own name."""
+    from tpu_serving import PathwaysWorkload
+    from tpu_serving.validation import ArgumentsError
+
+    with pytest.raises(ArgumentsError) as err:
+        PathwaysWorkload("pw", 5)  # type: ignore[arg-type]
+    assert str(err.value).startswith("invalid arguments of PathwaysWorkload: ")
+
+
+def test_pathways_job_workers_get_their_grace_period():
+    """pathways_job.pods.worker_spec (mutmut_16): terminationGracePeriodSeconds is the workers' field of the CRD."""
+    plan = plan_edited("pathwaysjob-batch-v6e16", serving=lambda s: s.update(terminationGracePeriodSeconds=120))
+    (job,) = [o for o in kubernetes_objects(plan) if o["kind"] == "PathwaysJob"]
+    assert [w.get("terminationGracePeriodSeconds") for w in job["spec"]["workers"]] == [120]
+
+
+def test_pathways_job_head_service_account_id_has_thirty_characters_at_most():
+    """config.checks.derived_name_problems (mutmut_78): the head's node service account id `<cluster>-head` is a GCP
+    service account id (30 characters at most), not a Kubernetes name (63)."""
+    cluster = "pwjob-" + "a" * 21  # 27 characters: "<cluster>-head" has 32
+    with pytest.raises(ConfigError) as err:
+        load(with_change("tpu-serving:cluster/name", cluster, PATHWAYS_JOB))
+    assert err.value.problems == [
+        f"tpu-serving:cluster.name = \"{cluster}\": the Pathways head's '{cluster}-head' must be 6 to 30 characters "
+        "for a gcp service account id name, got 32"
+    ]

@@ -477,3 +477,17 @@ def test_saxml_preview_says_readiness_does_not_mean_the_model_is_loaded():
         c.startswith("a model server turns Ready once it listens on port 10001") and "before the admin server" in c
         for c in caveats
     )
+
+
+def test_saxml_in_cluster_address_is_the_services_dns_name():
+    """saxml.component.SaxmlServing (mutmut_103): with `exposure: cluster` clients use the sax-http Service's
+    cluster DNS name, `<service>.<namespace>.svc`, known at preview."""
+    plan = plan_edited("saxml-175b-v5e32x2", serving=lambda s: s.update(http={"exposure": "cluster"}))
+    services = [
+        o
+        for o in kubernetes_objects(plan)
+        if o["kind"] == "Service" and o["spec"].get("selector") == {"app": "sax-http"}
+    ]
+    (svc,) = services
+    name, namespace = svc["metadata"]["name"], svc["metadata"]["namespace"]
+    assert plan.outputs["saxHttpAddress"] == f"{name}.{namespace}.svc"

@@ -27,11 +27,17 @@ def test_tpu_zones_note_names_the_slice_zone_generation_and_the_listed_zones_of_
     assert note in summary(plan).splitlines()
 
 
-def test_tpu_zones_no_note_where_the_table_does_not_cover_the_region():
-    # a region whose section of the page the table does not hold: nothing to say
-    assert zone_notes(plan_of_config(in_zone("southamerica-east1", "southamerica-east1-c"))) == []
-    assert tpu_zones.zone_note("p", "europe-west4-b", "v5e") is None  # Europe's v5e row was not read
-    assert tpu_zones.zone_note("p", "us-central1-f", "v5e") is not None  # North America is read whole
+def test_tpu_zones_a_region_the_table_does_not_cover_still_gets_a_note_saying_so():
+    # South America's section of the page was not read: the note says the table cannot tell (as the
+    # walkthrough, docs/add-your-own-model.md, says of southamerica-east1-c)
+    (note,) = zone_notes(plan_of_config(in_zone("southamerica-east1", "southamerica-east1-c")))
+    assert note.startswith(
+        "  note: llama405b-v6e16 in southamerica-east1-c (v6e): the TPU zone table does not cover "
+        "southamerica-east1 for v6e"
+    )
+    assert SOURCE in note and "check the page before pulumi up" in note
+    assert "does not cover europe-west4" in tpu_zones.zone_note("p", "europe-west4-b", "v5e")  # Europe's v5e row
+    assert "it lists v5e in us-central1 at us-central1-a" in tpu_zones.zone_note("p", "us-central1-f", "v5e")
 
 
 def test_tpu_zones_a_listed_zone_of_another_generation_still_gets_the_note():
@@ -70,3 +76,20 @@ def test_tpu_zones_listed_zone_gets_no_note():
     assert tpu_zones.zone_note("p", "us-east5-b", "v5e") is not None
     assert tpu_zones.listed_zones("v6e", "us-central1") == ("us-central1-b",)
     assert tpu_zones.region_of("us-central1-ai1a") == "us-central1"
+
+
+def test_tpu_zones_the_walkthrough_says_what_happens_to_its_examples():
+    # docs/add-your-own-model.md: a zone the region lacks is refused; a TPU zone the page does not list is noted
+    from pathlib import Path
+
+    from tests.fixtures.configs import load
+    from tpu_serving.config import ConfigError
+
+    page = (Path(__file__).parents[1] / "docs" / "add-your-own-model.md").read_text()
+    assert "(`us-west4-z`: the\n   region's zones are `us-west4-a`, `-b`, `-c`) is refused" in page
+    with pytest.raises(ConfigError):
+        load(in_zone("us-west4", "us-west4-z"))
+    assert "v6e in `europe-west4-b`, any TPU in `southamerica-east1-c`) is not refused" in page
+    for region, zone in (("europe-west4", "europe-west4-b"), ("southamerica-east1", "southamerica-east1-c")):
+        (note,) = zone_notes(plan_of_config(in_zone(region, zone)))
+        assert f"in {zone} (v6e)" in note

@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CRDS, ROOT
+from tests.conftest import CRDS, REFERENCE, ROOT, plan_of
+from tests.fixtures.configs import load
+from tpu_serving.config import ConfigError
 from tpu_serving.versions import PINS, Pin, stale, version_of
+from tpu_serving_tools.offline import kubernetes_objects
 
 TABLES = ROOT / "tools" / "conformance" / "tables"
 IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
@@ -88,9 +91,7 @@ def test_versions_the_endpoint_picker_agrees_with_the_inference_pool_crd(referen
     a pool valid under v1.6.0 that sets endpointPickerRef is valid under both."""
     import yaml
 
-    from tests.conftest import plan_of
     from tpu_serving.gateway import INFERENCE_API
-    from tpu_serving_tools.offline import kubernetes_objects
     from tpu_serving_tools.schema import PLATFORM_RELEASES
 
     agrees = PINS["epp"].agrees_with
@@ -155,7 +156,6 @@ def test_versions_stale_pins_are_those_behind_the_newest_known():
 
 
 def test_versions_preview_names_the_plans_stale_and_archived_pins():
-    from tests.conftest import plan_of
     from tpu_serving_tools.versions import plan_notes, used_pins
 
     vllm = plan_of("vllm-llama33-70b-v5e16").resources
@@ -205,6 +205,26 @@ def test_versions_cli_prints_the_set_and_the_stale_ones(capsys):
     assert main(["versions", "--stale"]) == 0
     behind = capsys.readouterr().out.splitlines()[1:-1]
     assert [line.split()[0] for line in behind] == [p.key for p in stale()]
+
+
+def test_versions_cli_fits_a_100_column_terminal_and_verbose_says_the_rest(capsys):
+    from tpu_serving_tools.cli import main
+
+    assert main(["versions"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in rows) <= 100
+    assert rows[0].split() == ["pin", "version", "released", "newest", "pinned", "from"]
+    assert [line.split()[0] for line in rows[1:-1]] == list(PINS)
+    assert "--verbose" in rows[-1] and "tpu_serving/versions.py" in rows[-1]
+    for flag in ("--verbose", "--sources"):
+        assert main(["versions", flag]) == 0
+        out = capsys.readouterr().out
+        # a line over 100 holds one word alone, a URL that wrapping must not cut
+        assert [line for line in out.splitlines() if len(line) > 100 and len(line.split()) > 1] == []
+        flat = " ".join(out.split())
+        for p in PINS.values():
+            for text in (p.source, p.newest_source, p.agrees_with, p.status, p.held):
+                assert " ".join(text.split()) in flat, (p.key, text)
 
 
 def test_versions_lws_restart_policy_follows_the_release():
@@ -265,8 +285,7 @@ def test_versions_readme_which_backend_table_agrees_with_the_version_set():
     ],
 )
 def test_versions_a_controller_newer_than_the_version_set_knows_is_refused(key, value, name):
-    from tests.fixtures.configs import VLLM, load, with_serving
-    from tpu_serving.config import ConfigError
+    from tests.fixtures.configs import VLLM, with_serving
 
     with pytest.raises(ConfigError) as err:
         load(with_serving(VLLM, **{key: value}))
@@ -303,3 +322,13 @@ def _notes_of(resources, pins):
         notes = tool.plan_notes(resources)
     status_lines = {f"{p.key}: {p.status}" for p in replaced.values() if p.status}
     return [line for line in notes if line not in status_lines]
+
+
+def test_versions_saxml_pins_are_the_images_their_source_names(reference):
+    """versions._saxml (mutmut_20): each Saxml pin's source is a seed manifest that holds that very image."""
+    from tpu_serving.versions import PINS
+
+    for key in ("sax-admin-server", "sax-model-server", "sax-http"):
+        pin = PINS[key]
+        (path,) = re.findall(r"seed-manifests/[\w.-]+\.yaml", pin.source)
+        assert f"image: {pin.value}\n" in (REFERENCE / path).read_text(), key

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.configs import VLLM, load, plan_edited, with_change
+from tpu_serving import gcp_zones, naming
 from tpu_serving.config import ConfigError
 
 STACK = "vllm-llama33-70b-v5e16"
@@ -39,4 +40,48 @@ def test_zones_outside_the_region_are_refused_at_the_slice(zone):
         load(with_change("tpu-serving:tpuSlices/0/zone", zone, VLLM))
     (problem,) = err.value.problems
     assert f"tpu-serving:tpuSlices[0].zone = \"{zone}\": not a zone of the region 'us-west4'" in problem
-    assert "valid: zones of the form us-west4-<letter>" in problem
+    assert problem.endswith("valid: us-west4-a, us-west4-b, us-west4-c")
+
+
+@pytest.mark.parametrize("zone", ["us-west4-z", "us-west4-d"])
+def test_zones_a_letter_the_region_does_not_have_is_refused_with_its_zones(zone):
+    # us-west4 has a, b and c (Google's regions and zones page, components/gcp_zones.py)
+    for key in ("tpu-serving:zone", "tpu-serving:tpuSlices/0/zone"):
+        with pytest.raises(ConfigError) as err:
+            load(with_change(key, zone, VLLM))
+        (problem,) = err.value.problems
+        assert f"= \"{zone}\": not a zone of the region 'us-west4'" in problem
+        assert problem.endswith("valid: us-west4-a, us-west4-b, us-west4-c")
+
+
+def test_zones_a_region_without_an_a_zone_names_its_own():
+    # us-east1 has b, c and d; us-central1 a, b, c and f
+    assert naming.zone_problem("us-east1-a", "us-east1").endswith("valid: us-east1-b, us-east1-c, us-east1-d")
+    assert naming.zone_problem("us-east1-d", "us-east1") == ""
+    assert naming.zone_problem("us-central1-f", "us-central1") == ""
+    assert "valid: us-central1-a, us-central1-b, us-central1-c, us-central1-f" in naming.zone_problem(
+        "us-east5-b", "us-central1"
+    )
+
+
+def test_zones_a_region_the_table_does_not_hold_is_checked_for_the_form_only():
+    # a region opened after the table was read is not refused; its zone's form still is
+    assert gcp_zones.zones_of("us-west9") is None
+    assert naming.zone_problem("us-west9-q", "us-west9") == ""
+    assert "zones of the form us-west9-<letter>" in naming.zone_problem("us-west4-a", "us-west9")
+
+
+def test_zones_table_names_regions_and_zones_of_the_form():
+    assert len(gcp_zones.REGION_ZONES) >= 40
+    for region, zones in gcp_zones.REGION_ZONES.items():
+        assert not naming.region_problem(region), region
+        assert len(zones) >= 3 and len(set(zones)) == len(zones), region
+        for zone in zones:
+            assert naming.ZONE.match(zone) and naming.ZONE.match(zone).group(1) == region, zone
+    # every zone the TPU zone table lists of the form <region>-<letter> is a zone of the table
+    from tpu_serving import tpu_zones
+
+    for zones in tpu_zones.TPU_ZONES.values():
+        for zone in zones:
+            if naming.ZONE.match(zone):
+                assert zone in gcp_zones.REGION_ZONES[tpu_zones.region_of(zone)], zone

@@ -1,13 +1,17 @@
 """The version set (``tpu_serving.versions``), and what the preview says of a plan's pins.
 
-Prints every pin: its version, release date, the newest release known to the table, whether it is behind,
-upstream's status, and what it must agree with. ``--stale`` prints only the pins behind the newest known.
+Prints every pin, one row each that fits 100 columns: its version, release date, the newest release known to the
+table (``*``: behind) and, in short, where it was pinned from. ``--verbose`` adds under each row, wrapped, what it
+must agree with, upstream's status, why it is held and both sources whole. ``--stale`` prints only the pins behind
+the newest known.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,17 +58,52 @@ def plan_notes(resources: Sequence[Any]) -> list[str]:
     return lines
 
 
-def table(pins: Sequence[Pin], sources: bool = False) -> str:
+WIDTH = 100
+"""The columns ``tpu-serving versions`` fits its lines to: a terminal of 100 columns shows each whole."""
+
+FOOTER = "* behind the newest known; --verbose: why held, agreements, sources (tpu_serving/versions.py)"
+"""The last line: what the star means and where the rest is (the package's module, which a pip user has too)."""
+
+
+def short(text: str, width: int) -> str:
+    """``text`` up to its first clause (before ``:``, ``;`` or `` (``), cut to ``width`` characters with ``…``."""
+    head = re.split(r": |; | \(", text, maxsplit=1)[0]
+    return head if len(head) <= width else head[: max(width - 1, 0)] + "…"
+
+
+def _wrapped(label: str, text: str, indent: str) -> list[str]:
+    """``label: text`` wrapped to :data:`WIDTH`; a word longer than that (a URL) stays whole, on a line of its own."""
+    return textwrap.wrap(
+        f"{label}: {text}",
+        WIDTH,
+        initial_indent=indent,
+        subsequent_indent=indent + "  ",
+        break_on_hyphens=False,
+        break_long_words=False,
+    )
+
+
+def table(pins: Sequence[Pin], verbose: bool = False) -> str:
+    """One row a pin, each at most :data:`WIDTH` long: pin, version, release date, the newest known (``*`` when
+    behind) and where it was pinned from, in short; ``verbose`` adds under each row, wrapped, what it must agree
+    with, upstream's status, why it is held, and both sources whole."""
     key = max([len("pin"), *(len(p.key) for p in pins)])
-    version = max([len("version"), *(len(p.version) for p in pins)])
-    newest = max([len("newest"), *(len(p.newest) + 2 for p in pins)])
-    rows = [f"{'pin':{key}} {'version':{version}} {'released':11} {'newest':{newest}} what it must agree with / status"]
+    version = max([len("version"), *(len(p.version) for p in pins if len(p.version) <= 12)])
+    newest = max([len("newest"), *(len(p.newest) + 2 for p in pins if len(p.newest) <= 12)])
+    rows = [f"{'pin':{key}} {'version':{version}} {'released':10} {'newest':{newest}} pinned from"]
     for p in pins:
-        note = "; ".join(x for x in (p.agrees_with, p.status, f"held: {p.held}" if p.held else "") if x)
         flag = "" if p.current else " *"
-        rows.append(f"{p.key:{key}} {p.version:{version}} {p.released or '-':11} {p.newest + flag:{newest}} {note}")
-        if sources:
-            rows += [f"{'':{key}} pinned from: {p.source}", f"{'':{key}} newest as read: {p.newest_source}"]
+        row = f"{p.key:{key}} {p.version:{version}} {p.released or '-':10} {p.newest + flag:{newest}} "
+        rows.append(row + short(p.source, WIDTH - len(row)))
+        if verbose:
+            notes = (
+                ("must agree with", p.agrees_with),
+                ("status", p.status),
+                ("held", p.held),
+                ("pinned from", p.source),
+                ("newest as read", p.newest_source),
+            )
+            rows += [line for label, text in notes if text for line in _wrapped(label, text, "  ")]
     return "\n".join(rows)
 
 
@@ -72,15 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
     parser.add_argument("--stale", action="store_true", help="only the pins behind the newest release known")
     parser.add_argument(
-        "--sources", action="store_true", help="where each pin and its newest release were read, and when"
+        "--verbose",
+        "--sources",
+        action="store_true",
+        help="under each pin, wrapped: what it must agree with, upstream's status, why it is held, and where it "
+        "and its newest release were read, and when",
     )
     args = parser.parse_args(argv)
     pins = [p for p in PINS.values() if not (args.stale and p.current)]
-    print(table(pins, sources=args.sources))
-    print(
-        "* behind the newest release known to the table (newest as read on the dates --sources gives; "
-        "held: on purpose); sources: the package's tpu_serving/versions.py"
-    )
+    print(table(pins, verbose=args.verbose))
+    print(FOOTER)
     return 0
 
 

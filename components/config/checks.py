@@ -18,7 +18,6 @@ from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..lws import Rollout
 from ..naming import (
-    ZONE,
     NameLimit,
     bucket_name,
     check_dns_name,
@@ -27,6 +26,8 @@ from ..naming import (
     node_service_account_id,
     pool_name,
     workload_service_account_id,
+    zone_choices,
+    zone_problem,
 )
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
@@ -102,12 +103,10 @@ def zone_problems(cfg: StackConfig) -> list[str]:
     """A slice kind's own zone must be a zone of the stack's region (a slice never spans zones)."""
     found = []
     for i, s in enumerate(cfg.tpu_slices):
-        m = ZONE.match(s.zone) if s.zone is not None else None
-        if s.zone is not None and (m is None or m.group(1) != cfg.region):
+        if s.zone is not None and zone_problem(s.zone, cfg.region):
             found.append(
                 f"{PROJECT_NAMESPACE}:tpuSlices[{i}].zone = {json.dumps(s.zone)}: not a zone of the region "
-                f"{cfg.region!r}; valid: zones of the form {cfg.region}-<letter>, e.g. {cfg.region}-a, "
-                f"{cfg.region}-b, {cfg.region}-c"
+                f"{cfg.region!r}; valid: {zone_choices(cfg.region)}"
             )
     return found
 

@@ -372,9 +372,9 @@ class StackConfig(Model):
     project: str = Field(description="GCP project ID (config key `gcp:project`).")
     region: str = Field(description="GCP region of the regional cluster and the buckets (config key `gcp:region`).")
     zone: str = Field(
-        description="Zone of the region that holds the TPU slices and the CPU pool. A zone that Google's TPU zone "
-        "page does not list for a slice's generation (the catalog's copy, `tpu_zones`) is not refused: the preview "
-        "notes it, with the zones listed in the region."
+        description="The TPU slices' and CPU pool's zone, one of the region's (`gcp_zones`; another is refused, naming "
+        "them). A zone Google's TPU zone page does not list for a slice's generation (`tpu_zones`) is not refused: "
+        "the preview notes it, with the zones listed in the region, or that the copy does not cover the region."
     )
     labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
     cluster: ClusterConfig = Field(description="The GKE cluster.")

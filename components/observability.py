@@ -18,7 +18,6 @@ in ``opts.depends_on``: the children pass the dependency on, so the dashboard an
 """
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +29,7 @@ import pulumi_kubernetes as k8s
 from . import group_recreations as recreations
 from . import job_alerts
 from . import observability_roles as roles_
-from .naming import namespace_problem, project_problems
+from .naming import label_name, namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
 from .settings import CreateOrExisting
@@ -83,19 +82,6 @@ become ready: those Pending or Running
 (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
 
 SHOULD_BE_READY_PHASES = "Pending|Running"
-
-PROMETHEUS_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels): Cloud Monitoring
-takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then it must be a valid Prometheus
-label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
-AlertPolicyConditionConditionPrometheusQueryLanguageArgs.alert_rule), and ``ruleGroup`` alike."""
-
-
-def label_name(text: str) -> str:
-    """``text`` as a Prometheus label name: every other character becomes ``_``, and a leading digit gets one."""
-    name = re.sub(r"[^a-zA-Z0-9_]", "_", text)
-    return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"
-
 
 DASHBOARD_COLUMNS = 48
 """Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,

@@ -301,3 +301,16 @@ def labels_problem(labels: object) -> str:
             f"{len(labels) + len(own)}; a GCP resource carries at most {GCP_LABELS_MAX}"
         )
     return ""
+
+
+PROMETHEUS_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels): Cloud Monitoring
+takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then it must be a valid Prometheus
+label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
+AlertPolicyConditionConditionPrometheusQueryLanguageArgs.alert_rule), and ``ruleGroup`` alike."""
+
+
+def label_name(text: str) -> str:
+    """``text`` as a Prometheus label name: every other character becomes ``_``, and a leading digit gets one."""
+    name = re.sub(r"[^a-zA-Z0-9_]", "_", text)
+    return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"

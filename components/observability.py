@@ -8,7 +8,8 @@
   TPU signals GKE exports for every container holding chips (duty cycle, HBM use), all in
   PromQL;
 - alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays high, TPUs idle while
-  requests wait, a JobSet-run job's pods not running (:mod:`tpu_serving.job_alerts`), each where its signals exist;
+  requests wait, a JobSet-run job's pods not running (:mod:`tpu_serving.job_alerts`), a share of server errors (5xx)
+  in the responses (:mod:`tpu_serving.error_rate`), each where its signals exist;
 - for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
   restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
@@ -18,7 +19,6 @@ in ``opts.depends_on``: the children pass the dependency on, so the dashboard an
 """
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,10 +27,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from . import error_rate, job_alerts
 from . import group_recreations as recreations
-from . import job_alerts
 from . import observability_roles as roles_
-from .naming import namespace_problem, project_problems
+from .naming import label_name, namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
 from .settings import CreateOrExisting
@@ -83,19 +83,6 @@ become ready: those Pending or Running
 (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
 
 SHOULD_BE_READY_PHASES = "Pending|Running"
-
-PROMETHEUS_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
-"""A Prometheus label name (https://prometheus.io/docs/concepts/data_model/#metric-names-and-labels): Cloud Monitoring
-takes a PromQL condition's ``alertRule`` only as one ("If this field is not empty, then it must be a valid Prometheus
-label name", pulumi-gcp 10.2.0 monitoring/_inputs.py
-AlertPolicyConditionConditionPrometheusQueryLanguageArgs.alert_rule), and ``ruleGroup`` alike."""
-
-
-def label_name(text: str) -> str:
-    """``text`` as a Prometheus label name: every other character becomes ``_``, and a leading digit gets one."""
-    name = re.sub(r"[^a-zA-Z0-9_]", "_", text)
-    return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"
-
 
 DASHBOARD_COLUMNS = 48
 """Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
@@ -159,6 +146,8 @@ class ServingMetrics:
     """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
     router: str | None = None
     """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
+    http_responses: error_rate.HttpResponses | None = None
+    """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -297,6 +286,9 @@ class Alert:
     query: str
     minutes: int
     runbook: str
+    severity: str | None = None
+    """The policy's ``severity``: CRITICAL, ERROR or WARNING (pulumi-gcp 10.2.0 monitoring/alert_policy.py l.74-77),
+    or None (none set)."""
 
 
 def _not_ready_query(scope: Scope) -> str:
@@ -356,6 +348,10 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
                 "Ray or Pathways worker). Read the leader's logs; restart the group (delete its leader pod).",
             )
         )
+    if metrics.http_responses is not None:
+        out.append(
+            Alert(*error_rate.error_rate_alert(scope.cluster, scope.namespace, metrics.http_responses, settings))
+        )
     kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
     out += [Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)]
     router = roles_.router_alerts(scope.cluster, scope.namespace, metrics.router, minutes, POD_NOT_READY)
@@ -390,6 +386,7 @@ def alert_policy_args(
         ],
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=alert.runbook, mime_type="text/markdown"),
         notification_channels=list(settings.notification_channels),
+        severity=alert.severity,
     )
 
 

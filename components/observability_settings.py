@@ -93,6 +93,31 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    # SRE review (no alert on 5xx): 5% of the responses failing is far past what a serving SLO of 99% or better
+    # spends in a few minutes, yet above the odd failed request of a healthy server; five minutes above it (over a
+    # five-minute window) pages an outage within about ten minutes, as fast as the no-ready alert, without paging a
+    # blip. The guard of one request a minute keeps an idle or nearly idle stack, where one failed request of three is
+    # 33%, quiet.
+    error_rate_percent: float = described(
+        "Share of the serving HTTP responses, in percent over five minutes, that are server errors (5xx) above "
+        "which the error-rate alert counts (backends whose server counts its responses by status: vLLM).",
+        default=5,
+        gt=0,
+        le=100,
+    )
+    error_rate_minutes: int = described(
+        "Minutes the share of server errors must stay above `errorRatePercent` before the error-rate alert fires.",
+        default=5,
+        ge=1,
+        le=1440,
+    )
+    error_rate_min_requests_per_minute: float = described(
+        "Requests a minute (over five minutes) the servers must answer for the error-rate alert to count: below it "
+        "the share is not judged, so an idle stack, or one failed request among a handful, does not page.",
+        default=1,
+        gt=0,
+        le=1000000,
+    )
     stalled_minutes: int = described(
         "Minutes a disaggregated role's leader may have requests running or waiting without generating a token "
         "before the stalled-engine alert fires (a wedged engine still answers its health check).",

@@ -66,12 +66,13 @@ CHECKED_AT_LEAST: dict[str, int] = {
     "pathwaysjob-batch-v6e16": 1,
     "pathwaysjob-interactive-v5e16": 1,
     "saxml-175b-v5e32x2": 2,
-    "vllm-llama31-405b-v6e16": 3,
-    "vllm-llama33-70b-disagg-v6e8x2": 12,
-    "vllm-llama33-70b-existing": 5,
-    "vllm-llama33-70b-v5e16": 5,
+    "vllm-llama31-405b-v6e16": 4,
+    "vllm-llama33-70b-disagg-v6e8x2": 13,
+    "vllm-llama33-70b-existing": 6,
+    "vllm-llama33-70b-v5e16": 6,
 }
-"""Alerts checked per stack when the test came (2026-11-28); fewer fails (an alert lost, or one no longer read)."""
+"""Alerts checked per stack when the test came (2026-11-28), and the vLLM stacks' error-rate alert since; fewer fails
+(an alert lost, or one no longer read)."""
 
 
 # --- the pods the controllers create ------------------------------------------------------------------------------
@@ -260,10 +261,15 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
       ``jetstream_prefill_backlog_size``, label ``id``);
     - the endpoint picker (llm-d/llm-d-router v0.10.0 pkg/epp/metrics/llm_d_router_metrics.go: counters
       ``llm_d_epp_request_total`` and ``llm_d_epp_request_error_total``, the latter with ``error_code``; a CounterVec
-      has no series before its first error).
+      has no series before its first error);
+    - vLLM's HTTP responses (prometheus-fastapi-instrumentator v8.0.0, as vllm-tpu 0.29.0 instruments its server:
+      counter ``http_requests_total``, labels ``method``, ``status`` grouped by class, ``2xx`` or ``5xx``, and
+      ``handler``; a status class has no series before its first response).
 
     ``overload``: 50 requests waiting per engine; ``stall``: requests running, no token generated; ``errors``: half
-    the picker's requests fail."""
+    the picker's requests fail; ``server-errors``: 10 requests a second answered, and 2 more a second answered 5xx
+    (a sixth of the responses); ``idle``: no request at all; ``trickle``: one request every ten minutes per server,
+    each a 5xx (all errors, below the error-rate alert's traffic guard)."""
     out: list[dict[str, str]] = []
 
     def add(name: str, labels: dict[str, str], healthy: str, outage: str | None) -> None:
@@ -280,6 +286,7 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
         if "vllm-leader" in pod.containers or any(c.startswith("vllm") for c in pod.containers):
             labels = {**base, "model_name": "meta-llama/Llama-3.3-70B-Instruct", "engine": "0"}
             add("vllm:num_requests_waiting", labels, "2", "50" if scenario == "overload" else None)
+            out += _http_responses(base, scenario, minutes)
             add("vllm:num_requests_running", labels, "4", "4" if scenario == "stall" else None)
             if scenario == "stall":
                 out.append(
@@ -311,13 +318,32 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
     return out
 
 
+def _http_responses(base: dict[str, str], scenario: str, minutes: int) -> list[dict[str, str]]:
+    """vLLM's ``http_requests_total`` of one server: its completions answered ``2xx`` (600 a minute; none when
+    ``idle`` or ``trickle``), and from the outage on, in ``server-errors`` or ``trickle``, answered ``5xx``."""
+    labels = {**base, "method": "POST", "handler": "/v1/completions"}
+    quiet = scenario in ("idle", "trickle")
+    ok = {"series": _sel("http_requests_total", {**labels, "status": "2xx"}), "values": _values("0+600", None, minutes)}
+    if quiet:
+        ok["values"] = f"0+0x{minutes}"
+    errors = {"server-errors": "0+120", "trickle": "0+0.1"}.get(scenario)
+    if errors is None:
+        return [ok]
+    failed = f"_x{HEALTHY_MINUTES} {errors}x{minutes - HEALTHY_MINUTES}"
+    return [ok, {"series": _sel("http_requests_total", {**labels, "status": "5xx"}), "values": failed}]
+
+
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("server-errors", ("http_requests_total",)),
     ("stall", ("vllm:generation_tokens_total",)),
     ("errors", ("llm_d_epp_request_error_total",)),
     ("overload", ("vllm:num_requests_waiting", "jetstream_prefill_backlog_size")),
     ("pods-lost", ("kube_pod_status_phase", "kube_pod_container_status_ready")),
 )
 """The outage each family of upstream metrics stands for, first match wins (a stall alert also reads the queue)."""
+QUIET: dict[str, tuple[str, ...]] = {"server-errors": ("idle", "trickle")}
+"""More inputs an alert of the scenario must stay quiet on: the error rate with no traffic (0/0) and with a few
+requests, all failed, below its guard."""
 KNOWN_METRICS = {m for _, metrics in FAMILIES for m in metrics} | {
     "vllm:num_requests_running",
     "llm_d_epp_request_total",
@@ -393,15 +419,15 @@ def rule_tests(checked: list[tuple[Alert, str]], w: World) -> list[dict[str, Any
         minutes = HEALTHY_MINUTES + alert.duration // 60 + SLACK_MINUTES + 5
         fire_at = HEALTHY_MINUTES + alert.duration // 60 + SLACK_MINUTES
         early = HEALTHY_MINUTES + alert.duration // 60 - 2
-        for outage in (False, True):
+        for outage, name in [(False, "healthy"), (True, scenario), *((False, q) for q in QUIET.get(scenario, ()))]:
             series = kube_state_series(w, outage and scenario == "pods-lost", minutes)
-            series += engine_series(w, scenario if outage else "healthy", minutes)
+            series += engine_series(w, scenario if outage else name, minutes)
             checks = [_firing(alert, fire_at, int(outage)), _firing(alert, HEALTHY_MINUTES - 1, 0)]
             if early > HEALTHY_MINUTES - 1:
                 checks.append(_firing(alert, early, 0))
             tests.append(
                 {
-                    "name": f"{alert.name} {'outage ' + scenario if outage else 'healthy'}",
+                    "name": f"{alert.name} {'outage ' + scenario if outage else name}",
                     "interval": "1m",
                     "input_series": series,
                     "promql_expr_test": checks,
@@ -470,10 +496,14 @@ PLANTED = (
     ("cluster_name=", "no-ready-leader", 'cluster="', 'cluster_name="', (0, 1)),
     ("leader name", "no-ready-leader", 'pod=~"vllm-[0-9]+"', 'pod=~"vllm-leader-[0-9]+"', (0, 1)),
     ("threshold", "backlog", "> 20", "> 2000", (1, 0)),
+    ("status code", "error-rate", 'status=~"5xx"', 'status=~"500"', (1, 0)),
+    ("no traffic guard", "error-rate", " * 60) >= 1)", " * 60) >= 0)", (0, 1)),
 )
 """Breaks planted in ``vllm-llama33-70b-v5e16``'s alerts, each one the engine must catch: a label its series do not
 carry (the healthy input fires: no leader seems Ready), a leader pattern no LWS pod matches (the same), a threshold
-no outage reaches (the outage does not fire). Each with the (expected, got) of every check that fails: fires
+no outage reaches (the outage does not fire), a status code where vLLM's series carry the class (``500`` for ``5xx``:
+the outage does not fire), a traffic guard that admits any traffic (a trickle of failed requests fires). Each with
+the (expected, got) of every check that fails: fires
 while it must not, or stays quiet when it must fire."""
 
 

@@ -150,7 +150,10 @@ def test_observability_dashboard_json_is_built_from_the_charts():
 @pytest.mark.parametrize(
     ("stack", "keys"),
     [
-        (VLLM_STACK, ["backlog", "no_ready_leader", "not_ready", "router_errors", "router_not_ready", "tpu_idle"]),
+        (
+            VLLM_STACK,
+            ["backlog", "error_rate", "no_ready_leader", "not_ready", "router_errors", "router_not_ready", "tpu_idle"],
+        ),
         (JETSTREAM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
         (SAX_STACK, ["no_ready_leader", "not_ready"]),
         (BATCH_STACK, ["job_not_running"]),

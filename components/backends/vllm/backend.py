@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 from ... import lws
@@ -29,7 +30,7 @@ from .args import (
 from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .facts import HEALTH_PATH, HTTP_PORT, HTTP_RESPONSES, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .lifecycle import shutdown
 from .quota import group_pods
 from .settings import (
@@ -53,14 +54,16 @@ def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
 
 
 def metrics(serving: VllmServingConfig) -> ServingMetrics:
-    """The leaders' server exports vLLM's metrics on the serving port; the workers run Ray workers only. Its one
-    LeaderWorkerSet's group recreations are watched."""
+    """The leaders' server exports vLLM's metrics on the serving port, its HTTP responses by status among them; the
+    workers run Ray workers only. Its one LeaderWorkerSet's group recreations are watched."""
     if serving.disaggregation is not None:
         return disagg_backend.metrics(serving)
+    target = ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)
     return ServingMetrics(
-        scrape=[ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)],
+        scrape=[target],
         signals=SIGNALS,
         leader_worker_sets=(serving.name,),
+        http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
     )
 
 

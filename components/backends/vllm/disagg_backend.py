@@ -32,7 +32,7 @@ from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
 from .disagg_component import VllmDisaggregatedServing
 from .disagg_pods import role_leaders
-from .facts import HTTP_PORT, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .facts import HTTP_PORT, HTTP_RESPONSES, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .kv import (
     BULK_PORTS,
     DECODE_SERVER_PORT,
@@ -97,11 +97,13 @@ def scrape_targets(serving: VllmServingConfig) -> list[ScrapeTarget]:
 def metrics(serving: VllmServingConfig) -> ServingMetrics:
     """vLLM's signals over both roles, and per role (its PodMonitoring's ``job``): time to first token, the queue, and
     on decode the KV transfer time. The roles' LeaderWorkerSets are named by the controller, so their group
-    recreations are not watched by name."""
+    recreations are not watched by name. The error rate counts the responses of both roles' vLLM servers; the decode
+    leaders' routing sidecar, which is not scraped, is not counted."""
     targets = scrape_targets(serving)
     return ServingMetrics(
         scrape=targets,
         signals=SIGNALS,
+        http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=tuple(t.name for t in targets)),
         roles=[
             RoleSignals(
                 role=r.value,

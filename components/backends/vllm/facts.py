@@ -14,6 +14,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 from collections.abc import Mapping, Sequence
 
 from ...autoscaling import MetricKind
+from ...error_rate import HttpResponses
 from ...observability import ServingSignals
 from ...validation import Choice
 from ...versions import PINS
@@ -93,6 +94,26 @@ SIGNALS = ServingSignals(
     cache_usage=VllmMetric.KV_CACHE_USAGE.value,
 )
 """vLLM's serving signals, for the dashboard and the alerts (the metrics above)."""
+
+
+HTTP_RESPONSES = HttpResponses(
+    server="vLLM's OpenAI-compatible server",
+    metric="http_requests_total",
+    status_label="status",
+    server_errors="5xx",
+)
+"""vLLM's count of its HTTP responses, by status class. The server instruments its FastAPI app with
+prometheus-fastapi-instrumentator, unconditionally, into the registry ``/metrics`` serves (vllm-tpu 0.29.0 wheel:
+vllm/entrypoints/serve/instrumentator/metrics.py l.65-75 ``Instrumentator(excluded_handlers=["/metrics", "/health",
+"/load", "/ping", "/version", "/server_info"], registry=registry).add().instrument(app)``, called by
+vllm/entrypoints/serve/instrumentator/__init__.py l.16-18 from ``register_vllm_serve_api_routers``; the wheel requires
+prometheus-fastapi-instrumentator>=8.0.0). With no instrumentation added the middleware records the default metrics,
+among them the counter ``http_requests_total`` with labels ``method``, ``status`` and ``handler``
+(trallnag/prometheus-fastapi-instrumentator v8.0.0 src/prometheus_fastapi_instrumentator/middleware.py l.87-101,
+metrics.py l.708-720), and ``should_group_status_codes`` defaults to true (instrumentation.py l.39), so ``status``
+holds the class: ``status[0] + "xx"`` (middleware.py l.203), ``5xx`` for any server error, also for an exception
+the app raised (the status starts at 500, l.144). Unchanged in v8.0.2. Probes (``/health``, ``/ping``) and scrapes
+are not counted. A streamed completion that fails after its 200 header counts as ``2xx``."""
 
 
 MULTI_NODE_SCRIPTS: Sequence[str] = (

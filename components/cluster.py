@@ -245,13 +245,15 @@ on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
 ``lifecycle.ignore_changes`` for the same reason."""
 
 
-MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD")
+MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD", "DEPLOYMENT")
 """GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among
-them the TPU containers' ``kubernetes.io/container/accelerator/*``) and the ``POD`` kube state
-metrics package, whose ``kube_pod_container_status_ready`` the not-ready alerts read
-(https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics; pulumi-gcp
-``monitoringConfig.enableComponents`` takes ``POD``). Kube state metrics are collected through
-Managed Prometheus, so ``POD`` comes only with it."""
+them the TPU containers' ``kubernetes.io/container/accelerator/*``), the ``POD`` kube state
+metrics package, whose ``kube_pod_container_status_ready`` the not-ready alerts read, and the
+``DEPLOYMENT`` package, whose ``kube_deployment_status_replicas_available`` the controller alert reads
+(:mod:`tpu_serving.controller_alerts`; https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics;
+pulumi-gcp ``monitoringConfig.enableComponents`` takes ``POD`` and ``DEPLOYMENT``; terraform-google-kubernetes-engine
+``monitoring_enabled_components`` lists both). Kube state metrics are collected through Managed Prometheus, so
+those packages come only with it."""
 
 
 def monitoring_components(managed_prometheus: bool) -> tuple[str, ...]:

@@ -109,6 +109,16 @@ class WebhookReadiness:
 
 
 @dataclass(frozen=True)
+class WatchedDeployment:
+    """A controller's Deployment the stack relies on: its namespace, its name and the controller's name (what the
+    controller alert watches, :mod:`tpu_serving.controller_alerts`)."""
+
+    namespace: str
+    name: str
+    controller: str
+
+
+@dataclass(frozen=True)
 class Availability:
     """How the install keeps a controller serving through a node drain or upgrade: two replicas under leader
     election, spread over nodes, and a disruption budget that lets a drain take one at a time.
@@ -406,6 +416,9 @@ class ControllerInstall(pulumi.ComponentResource):
         parse_version(args.version)
         self.version = args.version
         self.api_group = args.controller.api_group
+        kept = args.controller.availability
+        self.watched = WatchedDeployment(kept.namespace, kept.deployment, args.controller.name) if kept else None
+        """The controller's Deployment, which the stack's controller alert watches (None: not watched)."""
         upstream = args.controller.url(args.version)
         self.source = manifest_source(args.manifest)
         """Where the manifest is read from: ``upstream``, ``mirror`` or ``local file``."""

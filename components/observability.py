@@ -3,13 +3,12 @@
 - a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``)
   per scrape target its backend declares (:class:`ScrapeTarget`), so managed collection
   scrapes the servers' Prometheus endpoints;
-- one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests
-  running and waiting, time to first token, time per output token, KV-cache use) and the
-  TPU signals GKE exports for every container holding chips (duty cycle, HBM use), all in
-  PromQL;
-- alert policies with PromQL conditions: serving pods not ready, a queue backlog that stays high, TPUs idle while
-  requests wait, a JobSet-run job's pods not running (:mod:`tpu_serving.job_alerts`), a share of server errors (5xx)
-  in the responses (:mod:`tpu_serving.error_rate`), each where its signals exist;
+- one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests running and waiting, time
+  to first token, time per output token, KV-cache use) and the TPU signals GKE exports for every container holding
+  chips (duty cycle, HBM use), all in PromQL;
+- alert policies with PromQL conditions: pods not ready, a lasting backlog, TPUs idle while requests wait, a job's
+  pods not running (:mod:`tpu_serving.job_alerts`), server errors (:mod:`tpu_serving.error_rate`), a controller with
+  no available replica (:mod:`tpu_serving.controller_alerts`), each where its signals exist;
 - for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
   restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
@@ -27,9 +26,10 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from . import error_rate, job_alerts
+from . import controller_alerts, error_rate, job_alerts
 from . import group_recreations as recreations
 from . import observability_roles as roles_
+from .controllers import WatchedDeployment
 from .naming import label_name, namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
@@ -409,6 +409,8 @@ class ObservabilityArgs:
     """Scrape interval, alert thresholds and notification channels."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the PodMonitorings."""
+    controllers: Sequence[WatchedDeployment] = ()
+    """The controllers' Deployments the serving relies on (:mod:`tpu_serving.controller_alerts`)."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
@@ -474,7 +476,8 @@ class Observability(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        policies = alerts(scope, args.metrics, args.settings)
+        watched = controller_alerts.controller_alerts(args.cluster, args.controllers, args.settings)
+        policies = alerts(scope, args.metrics, args.settings) + [Alert(*a) for a in watched]
         for alert in policies:
             gcp.monitoring.AlertPolicy(
                 f"{name}-{alert.key}", alert_policy_args(alert, args.cluster, args.settings, args.project), opts=child

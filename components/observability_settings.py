@@ -105,6 +105,13 @@ class ObservabilitySettings:
         gt=0,
         le=100,
     )
+    controller_unavailable_minutes: int = described(
+        "Minutes a controller the serving relies on (LeaderWorkerSet, JobSet) may have no available replica before "
+        "the controller alert fires; its pod reschedules in a minute or two after a node drain.",
+        default=5,
+        ge=1,
+        le=1440,
+    )
     error_rate_minutes: int = described(
         "Minutes the share of server errors must stay above `errorRatePercent` before the error-rate alert fires.",
         default=5,

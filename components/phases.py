@@ -1,11 +1,10 @@
 """The phases of :class:`~tpu_serving.deployment.TpuServingDeployment`, in the order it calls them.
 
-The platform (:func:`build_platform`: APIs, buckets, cluster), the TPU node pools, the workload
-identity, the namespace's tenancy, the serving backend, the traffic in front of it (the gateway),
-operations (observability) and the cost estimate. A phase takes the :class:`Context` and the
-results of the phases it builds on, and returns a typed result; every resource it creates is a
-child of the deployment. What the phases derive from the settings alone is in
-:mod:`tpu_serving.derived`.
+The platform (:func:`build_platform`: APIs, buckets, cluster), the TPU node pools, the workload identity, the
+namespace's tenancy, the serving backend, the traffic in front of it (the gateway), operations (observability) and
+the cost estimate. A phase takes the :class:`Context` and the results of the phases it builds on, and returns a typed
+result; every resource it creates is a child of the deployment. What the phases derive from the settings alone is
+in :mod:`tpu_serving.derived`.
 """
 
 import dataclasses
@@ -444,8 +443,8 @@ class OperationsParts:
     observability: Observability | None
 
 
-def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyParts) -> OperationsParts:
-    """The serving workload's observability, when it is watched (:attr:`Context.watched`)."""
+def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyParts, built: Built) -> OperationsParts:
+    """The serving workload's observability, when it is watched (:attr:`Context.watched`), and of its controllers."""
     if not ctx.watched:
         return OperationsParts(None)
     cfg = ctx.cfg
@@ -458,9 +457,9 @@ def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyPart
             metrics=ctx.metrics,
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
+            controllers=[i.watched for i in built.installs if i.watched],
         ),
-        # The dashboard, the alerts and the log-based metric wait for the project's APIs (monitoring and
-        # logging.googleapis.com); the PodMonitorings are applied once the serving namespace's policies exist.
+        # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(
             parent=ctx.parent, providers=platform.kubernetes, depends_on=platform.after_apis(tenancy.tenancy)
         ),

@@ -40,7 +40,7 @@ import pytest
 import yaml
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file, toolchain_files
 from tpu_serving_tools.offline import Plan
 
 pytestmark = pytest.mark.e2e
@@ -61,17 +61,18 @@ NOT_COVERED: dict[str, str] = {
 The test fails when an alert without an input is not listed here, and when a listed one no longer exists."""
 
 CHECKED_AT_LEAST: dict[str, int] = {
-    "llama2-70b-disagg-v6e8x2": 3,
-    "llama31-405b-v6e16": 3,
-    "pathwaysjob-batch-v6e16": 1,
-    "pathwaysjob-interactive-v5e16": 1,
-    "saxml-175b-v5e32x2": 2,
-    "vllm-llama31-405b-v6e16": 4,
-    "vllm-llama33-70b-disagg-v6e8x2": 13,
-    "vllm-llama33-70b-existing": 6,
-    "vllm-llama33-70b-v5e16": 6,
+    "llama2-70b-disagg-v6e8x2": 4,
+    "llama31-405b-v6e16": 4,
+    "pathwaysjob-batch-v6e16": 2,
+    "pathwaysjob-interactive-v5e16": 2,
+    "saxml-175b-v5e32x2": 3,
+    "vllm-llama31-405b-v6e16": 5,
+    "vllm-llama33-70b-disagg-v6e8x2": 14,
+    "vllm-llama33-70b-existing": 7,
+    "vllm-llama33-70b-v5e16": 7,
 }
-"""Alerts checked per stack when the test came (2026-11-28), and the vLLM stacks' error-rate alert since; fewer fails
+"""Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert and every stack's
+controller alert since; fewer fails
 (an alert lost, or one no longer read)."""
 
 
@@ -94,6 +95,8 @@ class World:
     pods: list[Pod] = field(default_factory=list)
     scrapes: list[tuple[str, Pod, int]] = field(default_factory=list)
     """(PodMonitoring name, target pod, port): the pods Managed Prometheus scrapes, ``job`` the monitoring's name."""
+    deployments: list[tuple[str, str]] = field(default_factory=list)
+    """(namespace, name) of the controllers' Deployments, as their upstream release manifests name them."""
 
 
 DS_REVISION = "5d8f3c21"
@@ -192,9 +195,28 @@ def pods(plan: Plan) -> Iterator[Pod]:
             yield Pod(f"{name}-{RANDOM_SUFFIX}", namespace, _labels(tpl), _containers(tpl), completes=True)
 
 
+MANIFESTS = {"leaderworkerset.x-k8s.io": "lws-manifests", "jobset.x-k8s.io": "jobset-manifests"}
+"""The controllers (by API group, as the plan's ``controllers`` output names them) whose release manifests the e2e
+toolchain renders with kustomize from their Go modules (LWS v0.9.0, JobSet v0.12.0)."""
+
+
+def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
+    """The Deployments of the plan's controllers, read from their upstream release manifests (not from the code
+    under test), as kube-state-metrics labels their series."""
+    found = []
+    for group in plan.outputs.get("controllers") or {}:
+        rendered = toolchain_files().get(MANIFESTS.get(group, ""))
+        if not isinstance(rendered, str):
+            continue
+        for doc in yaml.safe_load_all(Path(rendered).read_text()):
+            if doc and doc.get("kind") == "Deployment":
+                found.append((doc["metadata"]["namespace"], doc["metadata"]["name"]))
+    return found
+
+
 def world(plan: Plan) -> World:
     cluster = json.loads(plan.config["tpu-serving:cluster"])["name"]  # the stack file's cluster: GMP's `cluster`
-    found = World(cluster, list(pods(plan)))
+    found = World(cluster, list(pods(plan)), deployments=controller_deployments(plan))
     for res in plan.of_type("kubernetes:monitoring.googleapis.com/v1:PodMonitoring"):
         spec = res.inputs["spec"]
         wanted = spec["selector"].get("matchLabels") or {}
@@ -249,6 +271,22 @@ def kube_state_series(w: World, outage: bool, minutes: int) -> list[dict[str, st
                 }
             )
     return out
+
+
+def deployment_series(w: World, outage: bool, minutes: int) -> list[dict[str, str]]:
+    """kube-state-metrics v2 ``kube_deployment_status_replicas_available`` (labels ``namespace``, ``deployment``:
+    kubernetes/kube-state-metrics docs/metrics/workload/deployment-metrics.md) of each controller's Deployment: two
+    replicas available; the outage: none (its pods lost with their nodes, or crashing)."""
+    return [
+        {
+            "series": _sel(
+                "kube_deployment_status_replicas_available",
+                {"cluster": w.cluster, "namespace": namespace, "deployment": name},
+            ),
+            "values": _values("2", "0" if outage else None, minutes),
+        }
+        for namespace, name in w.deployments
+    ]
 
 
 def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]:
@@ -334,6 +372,7 @@ def _http_responses(base: dict[str, str], scenario: str, minutes: int) -> list[d
 
 
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("controller-down", ("kube_deployment_status_replicas_available",)),
     ("server-errors", ("http_requests_total",)),
     ("stall", ("vllm:generation_tokens_total",)),
     ("errors", ("llm_d_epp_request_error_total",)),
@@ -421,6 +460,7 @@ def rule_tests(checked: list[tuple[Alert, str]], w: World) -> list[dict[str, Any
         early = HEALTHY_MINUTES + alert.duration // 60 - 2
         for outage, name in [(False, "healthy"), (True, scenario), *((False, q) for q in QUIET.get(scenario, ()))]:
             series = kube_state_series(w, outage and scenario == "pods-lost", minutes)
+            series += deployment_series(w, outage and scenario == "controller-down", minutes)
             series += engine_series(w, scenario if outage else name, minutes)
             checks = [_firing(alert, fire_at, int(outage)), _firing(alert, HEALTHY_MINUTES - 1, 0)]
             if early > HEALTHY_MINUTES - 1:
@@ -498,11 +538,13 @@ PLANTED = (
     ("threshold", "backlog", "> 20", "> 2000", (1, 0)),
     ("status code", "error-rate", 'status=~"5xx"', 'status=~"500"', (1, 0)),
     ("no traffic guard", "error-rate", " * 60) >= 1)", " * 60) >= 0)", (0, 1)),
+    ("controller namespace", "controller-unavailable", 'namespace="lws-system"', 'namespace="lws"', (1, 0)),
 )
 """Breaks planted in ``vllm-llama33-70b-v5e16``'s alerts, each one the engine must catch: a label its series do not
 carry (the healthy input fires: no leader seems Ready), a leader pattern no LWS pod matches (the same), a threshold
 no outage reaches (the outage does not fire), a status code where vLLM's series carry the class (``500`` for ``5xx``:
-the outage does not fire), a traffic guard that admits any traffic (a trickle of failed requests fires). Each with
+the outage does not fire), a traffic guard that admits any traffic (a trickle of failed requests fires), a controller
+namespace the release does not use (the outage does not fire). Each with
 the (expected, got) of every check that fails: fires
 while it must not, or stays quiet when it must fire."""
 

@@ -152,11 +152,20 @@ def test_observability_dashboard_json_is_built_from_the_charts():
     [
         (
             VLLM_STACK,
-            ["backlog", "error_rate", "no_ready_leader", "not_ready", "router_errors", "router_not_ready", "tpu_idle"],
+            [
+                "backlog",
+                "controller_unavailable",
+                "error_rate",
+                "no_ready_leader",
+                "not_ready",
+                "router_errors",
+                "router_not_ready",
+                "tpu_idle",
+            ],
         ),
-        (JETSTREAM_STACK, ["backlog", "no_ready_leader", "not_ready", "tpu_idle"]),
-        (SAX_STACK, ["no_ready_leader", "not_ready"]),
-        (BATCH_STACK, ["job_not_running"]),
+        (JETSTREAM_STACK, ["backlog", "controller_unavailable", "no_ready_leader", "not_ready", "tpu_idle"]),
+        (SAX_STACK, ["controller_unavailable", "no_ready_leader", "not_ready"]),
+        (BATCH_STACK, ["controller_unavailable", "job_not_running"]),
     ],
 )
 def test_observability_alerts_render_only_where_their_signals_exist(stack, keys):
@@ -283,7 +292,7 @@ def test_observability_scrape_policy_admits_the_collector_pods_only():
 
 def test_observability_cluster_sends_pod_state_metrics():
     cluster = resource(plan_of(VLLM_STACK), "gcp:container/cluster:Cluster", "vllm70b-cluster")
-    assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD"]
+    assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD", "DEPLOYMENT"]
 
 
 @pytest.mark.parametrize("stack", [VLLM_STACK, JETSTREAM_STACK, SAX_STACK])

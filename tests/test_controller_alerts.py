@@ -1,0 +1,61 @@
+"""controller_alerts: the alert on the controllers a serving stack relies on, and the kube state metrics package it
+reads, in every stack's plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tpu_serving.controller_alerts import controller_alerts, controller_query
+from tpu_serving.controllers import JOBSET, LWS, WatchedDeployment
+from tpu_serving.observability_settings import ObservabilitySettings
+
+POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+CLUSTER = "gcp:container/cluster:Cluster"
+
+
+def test_controller_query_reads_each_deployment_available_replicas():
+    lws = WatchedDeployment("lws-system", "lws-controller-manager", "lws")
+    jobset = WatchedDeployment("jobset-system", "jobset-controller-manager", "jobset")
+    assert controller_query("c", [lws, jobset]) == (
+        "max by (namespace, deployment) ("
+        'kube_deployment_status_replicas_available{cluster="c", namespace="lws-system", '
+        'deployment="lws-controller-manager"} or '
+        'kube_deployment_status_replicas_available{cluster="c", namespace="jobset-system", '
+        'deployment="jobset-controller-manager"}) < 1'
+    )
+
+
+def test_controller_alerts_none_without_a_controller_and_held_for_the_setting():
+    assert controller_alerts("c", [], ObservabilitySettings()) == []
+    lws = WatchedDeployment("lws-system", "lws-controller-manager", "lws")
+    ((key, title, _, minutes, runbook, severity),) = controller_alerts(
+        "c", [lws], ObservabilitySettings(controller_unavailable_minutes=7)
+    )
+    assert (key, title, minutes, severity) == ("controller-unavailable", "Serving controller unavailable", 7, "ERROR")
+    assert "lws (lws-system/lws-controller-manager)" in runbook
+
+
+def test_controller_watched_deployments_are_the_release_manifests():
+    # the Deployments the release manifests name (lws v0.9.0/v0.10.0, jobset v0.12.0 config/default)
+    assert (LWS.availability.namespace, LWS.availability.deployment) == ("lws-system", "lws-controller-manager")
+    assert (JOBSET.availability.namespace, JOBSET.availability.deployment) == (
+        "jobset-system",
+        "jobset-controller-manager",
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_controller_alert_in_every_stack_with_the_package_it_reads(stack):
+    plan = plan_of(stack)
+    (policy,) = [p for p in plan.of_type(POLICY) if p.name.endswith("-controller-unavailable")]
+    query = policy.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    assert "kube_deployment_status_replicas_available" in query
+    groups = set(plan.outputs["controllers"])
+    if "leaderworkerset.x-k8s.io" in groups:
+        assert 'deployment="lws-controller-manager"' in query
+    if "jobset.x-k8s.io" in groups:
+        assert 'deployment="jobset-controller-manager"' in query
+    # a cluster the stack creates sends the DEPLOYMENT package the condition reads
+    for cluster in plan.of_type(CLUSTER):
+        assert "DEPLOYMENT" in cluster.inputs["monitoringConfig"]["enableComponents"]

@@ -205,13 +205,14 @@ class AutoscalingSettings:
         pattern=r"^v\d+\.\d+\.\d+$",
         check=adapter_version_problem,
     )
-    adapter_install: CreateOrExisting = described(
+    adapter_install: CreateOrExisting | None = described(
         "`create`: the stack installs the Custom Metrics Stackdriver Adapter (release `adapterVersion`); "
         "`existing`: the cluster runs one already and the stack installs none. One adapter serves a cluster: its "
         "APIServices v1beta1.custom.metrics.k8s.io and v1beta1.external.metrics.k8s.io and its namespace "
-        "custom-metrics are cluster-wide, so every stack after the first on a cluster (or a cluster whose owner "
-        "installs the adapter) says `existing`.",
-        default=CreateOrExisting.CREATE,
+        "custom-metrics are cluster-wide, so a tenant stack that owned them would take every HPA of the cluster "
+        "on those metrics down with its `pulumi destroy`. Unset: `create` on a cluster the stack creates, "
+        "`existing` on an existing cluster (`cluster.existing`: the platform's adapter).",
+        default=None,
     )
     adapter_iam: CreateOrExisting = described(
         "`create`: the stack grants the adapter's Workload Identity principal roles/monitoring.viewer on the "

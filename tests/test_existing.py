@@ -357,13 +357,16 @@ def _installs(plan) -> list[str]:
     return sorted(r.name for r in plan.of_type("tpu-serving:index:ControllerInstall"))
 
 
-def test_adapter_install_existing_installs_no_metrics_adapter():
-    assert "vllm-metrics-adapter" in _installs(existing_plan())
-    serving = EXISTING["tpu-serving:serving"]
-    auto = {**serving["autoscaling"], "adapterInstall": "existing"}
-    plan = plan_of_config({**EXISTING, "tpu-serving:serving": {**serving, "autoscaling": auto}})
-    assert _installs(plan) == ["vllm-lws"]
+def test_adapter_install_on_an_existing_cluster_is_the_platforms_unless_told_to():
+    """The adapter's APIServices are cluster-wide: a tenant stack installs none by default (GKE review M5), and
+    ``adapterInstall: create`` opts in to owning it."""
+    plan = existing_plan()
+    assert "vllm-metrics-adapter" not in _installs(plan)
     assert plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler"), "the HPA stays"
+    serving = EXISTING["tpu-serving:serving"]
+    auto = {**serving["autoscaling"], "adapterInstall": "create"}
+    plan = plan_of_config({**EXISTING, "tpu-serving:serving": {**serving, "autoscaling": auto}})
+    assert "vllm-metrics-adapter" in _installs(plan)
 
 
 # --------------------------------------------------------------------------- controllers on a shared cluster

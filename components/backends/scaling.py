@@ -167,10 +167,17 @@ def adapter_grant(project: str, iam: CreateOrExisting, key: str) -> CloudResourc
     return CloudResource("IAM grant", f"{MONITORING_VIEWER} for the metrics adapter", iam, key, (held,))
 
 
+def adapter_install(auto: AutoscalingSettings, existing_cluster: bool) -> CreateOrExisting:
+    """``adapterInstall``, unset resolved by the cluster's mode: an existing cluster's adapter is the platform's."""
+    if auto.adapter_install is not None:
+        return auto.adapter_install
+    return CreateOrExisting.EXISTING if existing_cluster else CreateOrExisting.CREATE
+
+
 def install_adapter(platform: Platform, built: Built, auto: AutoscalingSettings) -> pulumi.Resource | None:
     """The metrics adapter's install (in ``built.installs``), or None when the cluster runs one already
-    (``adapterInstall: existing``)."""
-    if auto.adapter_install == CreateOrExisting.EXISTING:
+    (``adapterInstall: existing``, the default on an existing cluster)."""
+    if adapter_install(auto, platform.settings.existing) == CreateOrExisting.EXISTING:
         return None
     adapter = platform.install(METRICS_ADAPTER, auto.adapter_version, ())
     built.installs.append(adapter)

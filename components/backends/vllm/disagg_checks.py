@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 
 from ...autoscaling import kind_problem
 from ...catalog import SliceShape
-from ...settings import PROJECT_NAMESPACE, to_settings
+from ...settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from ..scaling import AutoscalingConfig, metric_reader_problems
 from .args import VllmEngineSettings, parallelism_problems
 from .disagg_args import ds_name_problem, kv_layout_problems
@@ -58,14 +58,19 @@ def slice_counts(cfg: Stack) -> dict[str, int]:
     return {s.name: len(s.pool_names) for s in cfg.tpu_slices}
 
 
+def _value(mode: CreateOrExisting | None) -> str:
+    """A mode as the stack file says it, ``unset`` for none."""
+    return "unset" if mode is None else json.dumps(mode.value)
+
+
 def shared_adapter_problems(scaled: list[AutoscalingConfig]) -> list[str]:
     """The two roles share one metrics adapter, its install and its one grant: their settings of it must agree."""
     if len(scaled) != 2:
         return []
     prefill, decode = scaled
     return [
-        f"{AT}.decode.autoscaling.{key} = {json.dumps(getattr(decode, name).value)}: the roles share one metrics "
-        f"adapter, its install and its one grant; prefill's says {json.dumps(getattr(prefill, name).value)}: make "
+        f"{AT}.decode.autoscaling.{key} = {_value(getattr(decode, name))}: the roles share one metrics "
+        f"adapter, its install and its one grant; prefill's says {_value(getattr(prefill, name))}: make "
         "them agree"
         for name, key in (("adapter_install", "adapterInstall"), ("adapter_iam", "adapterIam"))
         if getattr(prefill, name) != getattr(decode, name)

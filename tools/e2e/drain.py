@@ -237,7 +237,8 @@ def move_one_group(
     """A group whose slice a repair or host maintenance takes restarts on a free slice of its shape, and stays there:
     group 0's slice alone is cordoned, its pods evicted once (the budget allows it), and the real scheduler places
     the recreated group; then the pool it left must be one the cluster autoscaler can take down to zero
-    (``lowest``: each pool's fewest VMs, from the plan), or it bills idle for good (GKE review 37, M1). The free
+    (``lowest``: each pool the stack creates, its fewest VMs, from the plan), or it bills idle for good (GKE review
+    37, M1); an existing cluster's pool is its owner's. The free
     slices stay schedulable here, unlike in :func:`drain_one_group`."""
     namespace, name = target
     subject = f"LeaderWorkerSet {namespace}/{name}: group 0 off its slice"
@@ -261,14 +262,11 @@ def move_one_group(
         Finding("move", subject, moved, f"from pool {pool} to {', '.join(sorted(now)) or 'nowhere'}, serving: {back}"),
     ]
     fewest = lowest.get(pool)
-    out.append(
-        Finding(
-            "move",
-            f"{subject}: the slice it left ({pool})",
-            moved and fewest == 0,
-            "its pool autoscales down to 0 VMs once unused"
-            if fewest == 0
-            else f"its pool keeps {fewest} VMs: they bill idle while group 0 serves elsewhere",
-        )
-    )
+    if fewest is None:  # an existing cluster's pool: its autoscaling is its owner's (docs/existing-cluster.md)
+        detail, ok = "an existing cluster's pool, not the stack's: its size is its owner's", moved
+    elif fewest == 0:
+        detail, ok = "its pool autoscales down to 0 VMs once unused", moved
+    else:
+        detail, ok = f"its pool keeps {fewest} VMs: they bill idle while group 0 serves elsewhere", False
+    out.append(Finding("move", f"{subject}: the slice it left ({pool})", ok, detail))
     return out

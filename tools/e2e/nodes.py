@@ -155,6 +155,12 @@ def existing_pools(resource: Mapping[str, Any]) -> list[Pool]:
     ]
 
 
+def created_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
+    """The node pools a plan creates (not an existing cluster's, whose sizes are their owner's)."""
+    data = json.loads(plan.read_text()) if isinstance(plan, Path) else plan
+    return [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+
+
 def plan_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
     """Every node pool of a plan (the plan's JSON, or the path of ``plan.json``): those it creates, and those of
     an existing cluster it names."""

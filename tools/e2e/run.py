@@ -48,7 +48,7 @@ from .coverage import NOT_RUNNABLE, shipped_stacks
 from .crds import install_crds
 from .drain import drain_one_group, move_one_group
 from .lifecycle import hpa_targets, inventory, scale_and_up, second_preview
-from .nodes import create_plan_nodes, plan_pools
+from .nodes import create_plan_nodes, created_pools
 from .rollout import image_rollout
 from .stack_run import Engine, StackRun, engine_errors, project_dir
 
@@ -238,7 +238,7 @@ def run_stack(
         cp.at_stop(LoadBalancers(cp.kube).start().stop)
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
         run.kubeconfig = cp.kubeconfig
-        lowest = {p.name: p.lowest for p in plan_pools(plan)}
+        lowest = {p.name: p.lowest for p in created_pools(plan)}
         _lifecycle(report, run, api, (config, lowest), before, controllers, before_rollout)
     return report
 

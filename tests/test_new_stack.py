@@ -24,7 +24,14 @@ config:
   zone: us-east5-b
   cluster:
     name: llama8b
-    publicControlPlane: true
+    # One group, no spare slice: hold minor and node upgrades back until the end of support (you upgrade).
+    maintenance:
+      exclusions:
+        - name: hold-node-upgrades
+          startTime: "2026-01-03T00:00:00Z"
+          scope: NO_MINOR_OR_NODE_UPGRADES
+    # The ranges that reach the control plane: your admin machines' and CI's egress (a documentation range here).
+    masterAuthorizedNetworks: [203.0.113.0/24]
     cloudNat: existing
     existingNatRouter: llama405b-nat-router
     existingNat: llama405b-nat
@@ -63,6 +70,7 @@ STACK_TESTS = [
     "tests/test_security_defaults.py",
     "tests/test_tenancy.py",
     "tests/test_cost.py",
+    "tests/test_rollout.py",
 ]
 """The modules whose tests take every stack (``@pytest.mark.parametrize("stack", STACKS)``)."""
 

@@ -281,32 +281,34 @@ def test_rollout_upgrade_reads_the_cluster_channel_window_and_exclusions():
     assert "reloads for up to about 182 minutes: with one group" in out["upgrade"]
 
 
-def test_rollout_single_group_example_stacks_hold_node_upgrades_back():
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_rollout_single_group_example_stacks_hold_node_upgrades_back(stack):
     """The example stacks whose serving is one group (serving.singleGroup), whose disaggregated roles keep one group,
     or whose PathwaysJob an upgrade fails, carry a standing NO_MINOR_OR_NODE_UPGRADES exclusion until the end of
     support (GKE reviews m3, round 36, and m2, round 37): the preview says upgrades are held back."""
-    for stack in sorted(STACKS):
-        config = yaml.safe_load((STACKS_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
-        serving = config["serving"]
-        roles = serving.get("disaggregation", {}).values()
-        # one serving group, a role of one group that every request needs, or a job that an upgrade fails
-        single = (
-            serving.get("singleGroup") == "accepted"
-            or serving["backend"] == "pathways-job"
-            or any(r.get("autoscaling", {}).get("minReplicas", r.get("replicas", 1)) == 1 for r in roles)
-        )
-        for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
-            exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])
-            held = [
-                e
-                for e in exclusions
-                if e["exclusionOptions"]
-                == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
-            ]
-            assert bool(held) == single, stack
-            assert (
-                "now held back by a maintenance exclusion" in plan_of(stack).outputs["rollout"]["upgrade"]
-            ) == single
+    config = yaml.safe_load((STACKS_ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+    serving = config["serving"]
+    roles = serving.get("disaggregation", {}).values()
+    # one serving group, a role of one group that every request needs, or a job that an upgrade fails
+    single = (
+        serving.get("singleGroup") == "accepted"
+        or serving["backend"] == "pathways-job"
+        or any(r.get("autoscaling", {}).get("minReplicas", r.get("replicas", 1)) == 1 for r in roles)
+    )
+    for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
+        exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])
+        held = [
+            e
+            for e in exclusions
+            if e["exclusionOptions"]
+            == {"scope": "NO_MINOR_OR_NODE_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+        ]
+        assert bool(held) == single, stack
+        assert ("now held back by a maintenance exclusion" in plan_of(stack).outputs["rollout"]["upgrade"]) == single
+
+
+def test_rollout_upgrade_window_and_exclusions_reach_the_preview():
+    """A stack of its own: its channel, window and exclusions reach the preview's upgrade line."""
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:cluster"] = {
         **cfg.get("tpu-serving:cluster", {}),

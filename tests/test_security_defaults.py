@@ -83,8 +83,9 @@ def test_security_example_stacks_name_authorized_networks_not_the_opt_out():
     authorized network, as the flagship does, rather than opting out with publicControlPlane (SRE review M6)."""
     for stack in STACKS:
         for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
-            blocks = cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"]
-            assert [b["cidrBlock"] for b in blocks] == ["203.0.113.0/24"], stack
+            named = cluster.inputs.get("masterAuthorizedNetworksConfig")
+            assert named is not None, f"{stack}: cluster.publicControlPlane opts out; name masterAuthorizedNetworks"
+            assert [b["cidrBlock"] for b in named["cidrBlocks"]] == ["203.0.113.0/24"], stack
         assert cluster_notes(plan_of(stack).resources) == [], stack
 
 

@@ -27,7 +27,7 @@ import pulumi_gcp as gcp
 
 from . import lws
 from .naming import group_recreations_metric
-from .observability_settings import ObservabilitySettings
+from .observability_settings import ObservabilitySettings, Severity
 
 # --------------------------------------------------------------------------- facts
 
@@ -238,7 +238,9 @@ def alert_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.mo
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
             content=runbook(groups, settings), mime_type="text/markdown"
         ),
-        notification_channels=list(settings.notification_channels),
+        # ERROR: a group that keeps failing never serves again by itself (LWS has no restart budget)
+        notification_channels=settings.channels(Severity.ERROR),
+        severity=Severity.ERROR.value,
     )
 
 
@@ -269,8 +271,8 @@ def reload_policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.m
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(
             content=reload_runbook(groups), mime_type="text/markdown"
         ),
-        notification_channels=list(settings.notification_channels),
-        severity="WARNING",
+        notification_channels=settings.channels(Severity.WARNING),
+        severity=Severity.WARNING.value,
     )
 
 

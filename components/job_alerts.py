@@ -30,8 +30,10 @@ class JobPods:
     finish (Succeeded) and so fire only while Pending, Failed or Unknown."""
 
 
-def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int) -> tuple[str, str, str, int, str]:
-    """``(key, title, query, minutes, runbook)`` of the alert (an :class:`~tpu_serving.observability.Alert`)."""
+def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int) -> tuple[str, str, str, int, str, str]:
+    """``(key, title, query, minutes, runbook, severity)`` of the alert (an
+    :class:`~tpu_serving.alert_policies.Alert`): ERROR, the job does not run (a failed JobSet does not come back by
+    itself)."""
     where = f'cluster="{cluster}",namespace="{namespace}",pod=~"{pods.pattern}"'
     stuck = f'(sum({PHASE}{{{where},phase=~"{NOT_RUNNING_PHASES}"}}) > 0)'
     query = stuck
@@ -46,4 +48,4 @@ def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int)
         f"it: delete it (kubectl -n {namespace} delete pathwaysjob <name>), then pulumi up --refresh. Its TPU slices bill "
         "meanwhile."
     )
-    return KEY, f"{pods.kind} pods not running", query, minutes, runbook
+    return KEY, f"{pods.kind} pods not running", query, minutes, runbook, "ERROR"

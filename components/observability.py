@@ -6,9 +6,8 @@
 - one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests running and waiting, time
   to first token, time per output token, KV-cache use) and the TPU signals GKE exports for every container holding
   chips (duty cycle, HBM use), all in PromQL;
-- alert policies with PromQL conditions: pods not ready, a lasting backlog, TPUs idle while requests wait, a job's
-  pods not running (:mod:`tpu_serving.job_alerts`), server errors (:mod:`tpu_serving.error_rate`), a controller with
-  no available replica (:mod:`tpu_serving.controller_alerts`), each where its signals exist;
+- alert policies with PromQL conditions, each with a severity that picks its channels
+  (:mod:`tpu_serving.alert_policies`), where their signals exist;
 - for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
   restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
@@ -26,13 +25,20 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from . import controller_alerts, error_rate, job_alerts
 from . import group_recreations as recreations
 from . import observability_roles as roles_
+from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
 from .controllers import WatchedDeployment
-from .naming import label_name, namespace_problem, project_problems
+from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
+from .serving_metrics import TPU_DUTY_CYCLE as TPU_DUTY_CYCLE
+from .serving_metrics import TPU_MEMORY_TOTAL as TPU_MEMORY_TOTAL
+from .serving_metrics import TPU_MEMORY_USED as TPU_MEMORY_USED
+from .serving_metrics import Scope as Scope
+from .serving_metrics import ScrapeTarget as ScrapeTarget
+from .serving_metrics import ServingMetrics as ServingMetrics
+from .serving_metrics import ServingSignals as ServingSignals
 from .settings import CreateOrExisting
 from .validation import check_arguments
 from .versions import PINS
@@ -56,98 +62,10 @@ and charts/operator/templates/_helpers.tpl ``collector.templateLabels``; "Manage
 collectors as a Daemonset", https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed). A namespace
 whose NetworkPolicies isolate the scraped pods must admit these pods."""
 
-TPU_DUTY_CYCLE = "kubernetes_io:container_accelerator_duty_cycle"
-TPU_MEMORY_USED = "kubernetes_io:container_accelerator_memory_used"
-TPU_MEMORY_TOTAL = "kubernetes_io:container_accelerator_memory_total"
-"""The accelerator metrics GKE system metrics export per container holding accelerators
-(``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the accelerator was processing;
-``.../memory_used`` and ``.../memory_total``: bytes; https://cloud.google.com/monitoring/api/metrics_kubernetes; the
-kubelet's AcceleratorStats ``dutyCycle``, ``memoryUsed``, ``memoryTotal``,
-kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1). Their PromQL names follow "replace the first / with :, every
-other special character with _" (https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
-``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
-
-POD_NOT_READY = "kube_pod_container_status_ready"
-"""Per-container readiness (1: its check passed), the only pod readiness series of GKE's ``POD`` kube state metrics
-package (its table: this, ``..._waiting_reason``, ``kube_pod_status_phase``, ``kube_pod_status_unschedulable``;
-https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics, turned on by
-:data:`tpu_serving.cluster.MONITORING_COMPONENTS`); ``kube_pod_status_ready`` is not sent. A pod is Ready when every
-container is (:func:`~tpu_serving.observability_roles.ready_pods`); one never scheduled has no series, so the alerts
-count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
-
-POD_PHASE = "kube_pod_status_phase"
-"""kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed, Unknown;
-kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod (Succeeded, Failed: a
-completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert counts only pods that should
-become ready: those Pending or Running
-(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
-
-SHOULD_BE_READY_PHASES = "Pending|Running"
 
 DASHBOARD_COLUMNS = 48
 """Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
 https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
-
-
-# --------------------------------------------------------------------------- what a backend declares
-
-
-@dataclass(frozen=True)
-class ScrapeTarget:
-    """A Prometheus endpoint of the serving pods: the pods (labels), the port and the path."""
-
-    name: str
-    """Name of the PodMonitoring (its ``job`` label in the scraped series)."""
-    pods: Mapping[str, str]
-    """Labels selecting the pods to scrape."""
-    port: int
-    """Port of the endpoint."""
-    path: str = "/metrics"
-    """HTTP path of the endpoint."""
-
-
-@dataclass(frozen=True)
-class ServingSignals:
-    """PromQL metric names of a server's serving signals (``None``: the server exports none)."""
-
-    requests_running: str | None = None
-    """Gauge of requests being processed."""
-    requests_waiting: str | None = None
-    """Gauge of requests waiting to be processed (the queue)."""
-    time_to_first_token: str | None = None
-    """Histogram (base name) of the time to the first token, in seconds."""
-    time_per_output_token: str | None = None
-    """Histogram (base name) of the time between output tokens, in seconds."""
-    cache_usage: str | None = None
-    """Gauge of the KV cache (or decode slots) in use, 0 to 1."""
-    cache_title: str = "KV-cache use"
-    """Title of the cache panel (a server may only report its decode slots)."""
-
-
-@dataclass(frozen=True)
-class ServingMetrics:
-    """What a backend declares to be watched: its scrape targets and its serving signals."""
-
-    scrape: Sequence[ScrapeTarget] = ()
-    """Endpoints to scrape (none: the backend's components export no Prometheus metrics)."""
-    signals: ServingSignals | None = None
-    """The scraped serving signals (none: no serving panels, no queue or idle alerts)."""
-    serves: bool = True
-    """Whether the backend serves clients (a batch workload gets no not-ready alert)."""
-    roles: Sequence[roles_.RoleSignals] = ()
-    """Its serving roles (disaggregated prefill and decode), each with panels and alerts of its own."""
-    leader_worker_sets: Sequence[str] = ()
-    """Names of the LeaderWorkerSets it runs, whose group recreations are counted, charted and alerted on
-    (none: it runs none; JobSets restart within a budget of their own)."""
-    leader_pods: str | None = None
-    """RE2 pattern of the names of the pods that take requests, for the alert on none of them Ready (None: the
-    leaders of :attr:`leader_worker_sets`; a backend with neither gets no such alert)."""
-    job_pods: job_alerts.JobPods | None = None
-    """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
-    router: str | None = None
-    """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
-    http_responses: error_rate.HttpResponses | None = None
-    """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -166,30 +84,6 @@ def pod_monitoring(
             "endpoints": [{"port": target.port, "path": target.path, "interval": f"{interval_seconds}s"}],
         },
     }
-
-
-def _matchers(labels: Mapping[str, str]) -> str:
-    return "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
-
-
-@dataclass(frozen=True)
-class Scope:
-    """The series of one stack: its cluster and serving namespace."""
-
-    cluster: str
-    namespace: str
-
-    @property
-    def scraped(self) -> str:
-        """Matchers of series managed collection scraped (target labels ``cluster``, ``namespace``)."""
-        return _matchers({"cluster": self.cluster, "namespace": self.namespace})
-
-    @property
-    def containers(self) -> str:
-        """Matchers of GKE system metrics of the namespace's containers."""
-        return _matchers(
-            {"monitored_resource": "k8s_container", "cluster_name": self.cluster, "namespace_name": self.namespace}
-        )
 
 
 def tpu_duty_cycle(scope: Scope, by: str = "pod_name") -> str:
@@ -273,120 +167,6 @@ def dashboard_json(title: str, items: Sequence[Chart]) -> str:
         {"displayName": title, "mosaicLayout": {"columns": DASHBOARD_COLUMNS, "tiles": tiles}},
         sort_keys=True,
         separators=(",", ":"),
-    )
-
-
-@dataclass(frozen=True)
-class Alert:
-    """An alert policy with one PromQL condition, and what to do when it fires."""
-
-    key: str
-    """Short name: the policy's resource name suffix; its ``alert_rule`` is the same as a label name."""
-    title: str
-    query: str
-    minutes: int
-    runbook: str
-    severity: str | None = None
-    """The policy's ``severity``: CRITICAL, ERROR or WARNING (pulumi-gcp 10.2.0 monitoring/alert_policy.py l.74-77),
-    or None (none set)."""
-
-
-def _not_ready_query(scope: Scope) -> str:
-    """Pods of the namespace Pending or Running (not finished Job pods) and not Ready, or never scheduled."""
-    where = {"cluster": scope.cluster, "namespace": scope.namespace}
-    ready = roles_.ready_pods(POD_NOT_READY, _matchers(where)[1:-1])
-    live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
-    return f"sum(({live} == 1) unless on(namespace, pod) {ready}) > 0"
-
-
-def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
-    """The alert policies whose signals the backend has."""
-    minutes = settings.no_ready_leader_minutes
-    out = []
-    leaders = roles_.leader_pods(metrics.serves, metrics.leader_pods, metrics.leader_worker_sets)
-    if leaders is not None:
-        out.append(
-            Alert(*roles_.no_ready_leader_alert(scope.cluster, scope.namespace, leaders, minutes, POD_NOT_READY))
-        )
-    if metrics.serves:
-        out.append(
-            Alert(
-                "not-ready",
-                "Serving pods not ready",
-                _not_ready_query(scope),
-                settings.not_ready_minutes,
-                f"A pod of namespace {scope.namespace} has not been ready for {settings.not_ready_minutes} minutes. "
-                f"Find it (kubectl -n {scope.namespace} get pods), read its events and logs; a pending group waits "
-                "for a whole slice, a failing probe for the model to load.",
-            )
-        )
-    if metrics.job_pods is not None:
-        pods, minutes = metrics.job_pods, settings.not_ready_minutes
-        out.append(Alert(*job_alerts.not_running_alert(scope.cluster, scope.namespace, pods, minutes)))
-    waiting, duty = metrics.signals.requests_waiting if metrics.signals else None, TPU_DUTY_CYCLE + scope.containers
-    if waiting:
-        backlog = f"sum({waiting}{scope.scraped})"
-        out.append(
-            Alert(
-                "backlog",
-                "Serving queue backlog high",
-                f"{backlog} > {settings.backlog_threshold:g}",
-                settings.backlog_minutes,
-                f"More than {settings.backlog_threshold:g} requests have waited for {settings.backlog_minutes} "
-                "minutes: the replicas are saturated. Add replicas (slices) or shed load; check the dashboard's "
-                "time to first token.",
-            )
-        )
-        out.append(
-            Alert(
-                "tpu-idle",
-                "TPUs idle while requests wait",
-                roles_.idle_query(duty, waiting + scope.scraped, leaders, settings, metrics.roles),
-                settings.idle_minutes,
-                f"Requests wait but a group's TPUs ran under {settings.idle_duty_cycle_percent:g}% of the time for "
-                f"{settings.idle_minutes} minutes (label group: its leader pod): the engine is stuck (compiling, a hung "
-                "Ray or Pathways worker). Read the leader's logs; restart the group (delete its leader pod).",
-            )
-        )
-    if metrics.http_responses is not None:
-        out.append(
-            Alert(*error_rate.error_rate_alert(scope.cluster, scope.namespace, metrics.http_responses, settings))
-        )
-    kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
-    out += [Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)]
-    router = roles_.router_alerts(scope.cluster, scope.namespace, metrics.router, minutes, POD_NOT_READY)
-    return out + [Alert(*a) for a in router]
-
-
-def alert_policy_args(
-    alert: Alert, stack: str, settings: ObservabilitySettings, project: str
-) -> gcp.monitoring.AlertPolicyArgs:
-    """One alert policy: its PromQL condition held for the alert's minutes, its runbook, its channels."""
-    return gcp.monitoring.AlertPolicyArgs(
-        project=project,
-        display_name=f"{stack}: {alert.title}",
-        combiner="OR",
-        conditions=[
-            gcp.monitoring.AlertPolicyConditionArgs(
-                display_name=alert.title,
-                condition_prometheus_query_language=gcp.monitoring.AlertPolicyConditionConditionPrometheusQueryLanguageArgs(
-                    query=alert.query,
-                    duration=f"{alert.minutes * 60}s",
-                    evaluation_interval="60s",
-                    alert_rule=label_name(alert.key),
-                    rule_group=label_name(stack),
-                    # Cloud Monitoring refuses a PromQL condition on a metric the project has not
-                    # ingested yet (400), and a new project has none of these: the engines' and
-                    # kube-state-metrics' series appear only once the workloads run and are scraped.
-                    # pulumi-gcp 10.2.0 monitoring/_inputs.py: disable_metric_validation "allows
-                    # alerting policies to be defined on metrics that do not yet exist".
-                    disable_metric_validation=True,
-                ),
-            )
-        ],
-        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=alert.runbook, mime_type="text/markdown"),
-        notification_channels=list(settings.notification_channels),
-        severity=alert.severity,
     )
 
 
@@ -476,8 +256,8 @@ class Observability(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        watched = controller_alerts.controller_alerts(args.cluster, args.controllers, args.settings)
-        policies = alerts(scope, args.metrics, args.settings) + [Alert(*a) for a in watched]
+        watched = controller_policies(args.cluster, tuple(args.controllers), args.settings)
+        policies: list[Alert] = alerts(scope, args.metrics, args.settings) + watched
         for alert in policies:
             gcp.monitoring.AlertPolicy(
                 f"{name}-{alert.key}", alert_policy_args(alert, args.cluster, args.settings, args.project), opts=child

@@ -110,9 +110,16 @@ def stalled_query(cluster: str, namespace: str, role: RoleSignals, minutes: int)
     if not (role.requests_running and role.requests_waiting and role.generation_tokens):
         return None
     where = scraped(cluster, namespace, role)
-    in_flight = " + ".join(f"sum by (pod) ({m}{where})" for m in (role.requests_running, role.requests_waiting))
-    generated = f"sum by (pod) (increase({role.generation_tokens}{where}[{minutes}m]))"
-    return f"(({in_flight}) > 0) unless on(pod) ({generated} > 0)"
+    return stalled_pods(where, (role.requests_running, role.requests_waiting), role.generation_tokens, minutes)
+
+
+def stalled_pods(where: str, in_flight: Sequence[str], generation_tokens: str, minutes: int) -> str:
+    """PromQL of the pods (label ``pod``) of the scraped series under the matchers ``where`` whose gauges
+    ``in_flight`` (requests running, waiting) sum above zero while their counter ``generation_tokens`` did not grow
+    in the last ``minutes``."""
+    busy = " + ".join(f"sum by (pod) ({m}{where})" for m in in_flight)
+    generated = f"sum by (pod) (increase({generation_tokens}{where}[{minutes}m]))"
+    return f"(({busy}) > 0) unless on(pod) ({generated} > 0)"
 
 
 def not_ready_query(cluster: str, namespace: str, role: RoleSignals, ready: str, phase: str, phases: str) -> str:
@@ -133,8 +140,9 @@ def ready_pods(ready: str, where: str) -> str:
 
 def alerts(
     cluster: str, namespace: str, role: RoleSignals, settings: Thresholds, kube: tuple[str, str, str]
-) -> list[tuple[str, str, str, int, str]]:
-    """``(key, title, PromQL, minutes, runbook)`` of the role's not-ready, backlog and stalled-engine alerts: a role
+) -> list[tuple[str, str, str, int, str, str]]:
+    """``(key, title, PromQL, minutes, runbook, severity)`` of the role's not-ready (WARNING), no-ready-leader
+    (CRITICAL), backlog (WARNING) and stalled-engine (ERROR) alerts: a role
     that cannot start, keep up or generate is named (``kube``: kube-state-metrics' not-ready and phase series, the phases that should be ready).
     Like every alert of the stack, they are defined before their metrics exist (``disable_metric_validation``)."""
     r = role.role
@@ -147,6 +155,7 @@ def alerts(
             f"A {r} pod has not been ready for {settings.not_ready_minutes} minutes: find it (kubectl -n {namespace} "
             f"get pods -l disaggregatedset.x-k8s.io/role={r}), read its events and logs; a pending group waits for a "
             "whole slice of its role.",
+            "WARNING",
         )
     ]
     if role.leader_pattern is not None:
@@ -161,6 +170,7 @@ def alerts(
                 f"No {r} leader of namespace {namespace} has been Ready for {minutes} minutes: every request that "
                 f"needs {r} fails. It also fires while the first groups load after a deploy. Look at the role's pods "
                 f"(kubectl -n {namespace} get pods -l disaggregatedset.x-k8s.io/role={r}), their events and logs.",
+                "CRITICAL",
             )
         )
     backlog = backlog_query(cluster, namespace, role, settings.backlog_threshold)
@@ -173,6 +183,7 @@ def alerts(
                 settings.backlog_minutes,
                 f"More than {settings.backlog_threshold:g} requests have waited on {r} for {settings.backlog_minutes} "
                 f"minutes: the {r} groups are saturated; add {r} slices (or let its autoscaling reach them) or shed load.",
+                "WARNING",
             )
         )
     stalled = stalled_query(cluster, namespace, role, settings.stalled_minutes)
@@ -187,6 +198,7 @@ def alerts(
                 "token: its engine is wedged (a failed KV pull, a hung Ray worker) while its /health still answers, so "
                 f"liveness does not restart it. Read the pod's logs (kubectl -n {namespace} logs <pod> -c vllm-leader; "
                 "the KV connector logs 'failed to pull'), then recreate its group: delete the leader pod.",
+                "ERROR",
             )
         )
     return out
@@ -248,9 +260,9 @@ def idle_query(
 
 def no_ready_leader_alert(
     cluster: str, namespace: str, leaders: str, minutes: int, ready: str
-) -> tuple[str, str, str, int, str]:
-    """``(key, title, PromQL, minutes, runbook)`` of the alert on no pod that takes requests Ready: the fast page for
-    an outage, which the not-ready alert (held past the startup window) is not."""
+) -> tuple[str, str, str, int, str, str]:
+    """``(key, title, PromQL, minutes, runbook, severity)`` of the alert on no pod that takes requests Ready: the
+    fast page for an outage (CRITICAL), which the not-ready alert (held past the startup window) is not."""
     return (
         "no-ready-leader",
         "No serving pod ready",
@@ -260,6 +272,7 @@ def no_ready_leader_alert(
         "nothing. It also fires while the first groups load after a deploy, and during a rollout that replaces every "
         f"group at once. Look at the pods (kubectl -n {namespace} get pods), their events and the controller's status "
         "(the JobSet's or LeaderWorkerSet's conditions).",
+        "CRITICAL",
     )
 
 
@@ -278,9 +291,9 @@ def router_pods(epp: str) -> str:
 
 def router_alerts(
     cluster: str, namespace: str, epp: str | None, minutes: int, ready: str
-) -> list[tuple[str, str, str, int, str]]:
-    """``(key, title, PromQL, minutes, runbook)`` of the alerts on the endpoint picker ``epp`` (none without one): no
-    replica Ready (kube-state-metrics' ``ready`` series; the probes ask the picker's ``liveness`` or
+) -> list[tuple[str, str, str, int, str, str]]:
+    """``(key, title, PromQL, minutes, runbook, severity)`` of the alerts on the endpoint picker ``epp`` (none
+    without one): no replica Ready (CRITICAL: a FailClose pool then refuses every request) (kube-state-metrics' ``ready`` series; the probes ask the picker's ``liveness`` or
     ``inference-extension`` gRPC service, so a replica is Ready while it serves), and its own error ratio. The error
     series are llm-d/llm-d-router@v0.10.0's ``llm_d_epp_request_error_total`` over ``llm_d_epp_request_total``
     (pkg/epp/metrics/llm_d_router_metrics.go l.28 subsystem ``llm_d_epp``, l.40-56), scraped by the picker's
@@ -299,6 +312,7 @@ def router_alerts(
             f"No replica of the endpoint picker {epp} in namespace {namespace} has been Ready for {minutes} minutes: "
             "a FailClose pool refuses every request, a FailOpen one routes without picking. Look at its pods (kubectl "
             f"-n {namespace} get pods -l app={epp}), their events and logs, and the CPU pool's nodes.",
+            "CRITICAL",
         ),
         (
             "router-errors",
@@ -308,5 +322,6 @@ def router_alerts(
             f"More than {ROUTER_ERROR_RATIO:.0%} of the requests the endpoint picker {epp} handled failed over five "
             "minutes (by error_code on the dashboard's series llm_d_epp_request_error_total): read its logs "
             f"(kubectl -n {namespace} logs -l app={epp}) and the serving pods' readiness.",
+            "ERROR",
         ),
     ]

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .settings import CreateOrExisting, described
+from .validation import Choice
 
 CHANNEL = re.compile(r"^projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/notificationChannels/[0-9]+$")
 """A notification channel's resource name (``projects/<project>/notificationChannels/<id>``,
@@ -25,6 +26,21 @@ def channels_problem(channels: Sequence[str]) -> str:
         f"{', '.join(map(repr, bad))}: each must be a notification channel resource name "
         "projects/<project>/notificationChannels/<numeric id> (gcloud beta monitoring channels list)"
     )
+
+
+class Severity(Choice):
+    """An alert policy's ``severity`` (pulumi-gcp 10.2.0 monitoring/alert_policy.py l.74-80: CRITICAL, ERROR or
+    WARNING; Cloud Monitoring shows it on the incident and passes it to the channel). Every policy of a stack sets
+    one: CRITICAL, the stack serves nothing (or nothing correct); ERROR, it serves less than it should, or cannot
+    heal; WARNING, it runs with less margin than planned and is expected to heal."""
+
+    CRITICAL = "CRITICAL"
+    ERROR = "ERROR"
+    WARNING = "WARNING"
+
+
+PAGES = (Severity.CRITICAL, Severity.ERROR)
+"""The severities that page (``notificationChannels``); WARNING alerts go to ``ticketChannels``."""
 
 
 @dataclass(frozen=True)
@@ -46,8 +62,16 @@ class ObservabilitySettings:
         "How often managed collection scrapes each server's metrics.", default=15, ge=5, le=300
     )
     notification_channels: Sequence[str] = described(
-        "Notification channels the alerts notify, each `projects/<project>/notificationChannels/<id>`; "
-        "a serving stack that creates its alert policies names at least one, or sets `unpaged: true`.",
+        "Notification channels the pages notify (the CRITICAL and ERROR alerts: nothing or less served, a wedged "
+        "engine, errors), each `projects/<project>/notificationChannels/<id>`; a serving stack that creates its "
+        "alert policies names at least one, or sets `unpaged: true`.",
+        default=(),
+        check=channels_problem,
+    )
+    ticket_channels: Sequence[str] = described(
+        "Notification channels of the WARNING alerts (a group recreated, a lasting backlog, a pod not ready, "
+        "metrics missing), each `projects/<project>/notificationChannels/<id>`: what can wait for working hours. "
+        "Empty: they notify `notificationChannels` with the pages.",
         default=(),
         check=channels_problem,
     )
@@ -126,8 +150,16 @@ class ObservabilitySettings:
         le=1000000,
     )
     stalled_minutes: int = described(
-        "Minutes a disaggregated role's leader may have requests running or waiting without generating a token "
-        "before the stalled-engine alert fires (a wedged engine still answers its health check).",
+        "Minutes a vLLM leader (of either role, when disaggregated) may have requests running or waiting without "
+        "generating a token before the stalled-engine alert fires (a wedged engine still answers its health check).",
+        default=10,
+        ge=1,
+        le=1440,
+    )
+    metrics_missing_minutes: int = described(
+        "Minutes a Ready serving leader may go unscraped (none of its engine's series ingested) before the "
+        "metrics-missing alert fires: the autoscaler and the queue, error-rate and stalled alerts read those series, "
+        "so without them they stay quiet.",
         default=10,
         ge=1,
         le=1440,
@@ -149,3 +181,10 @@ class ObservabilitySettings:
         ge=1,
         le=1000,
     )
+
+    def channels(self, severity: Severity) -> list[str]:
+        """The channels an alert of ``severity`` notifies: the pages' for CRITICAL and ERROR, the tickets' for
+        WARNING (the pages' when no ticket channel is named)."""
+        if severity in PAGES or not self.ticket_channels:
+            return list(self.notification_channels)
+        return list(self.ticket_channels)

@@ -16,9 +16,11 @@ def alert_policies(stack: str) -> dict[str, dict]:
 
 
 def test_not_running_alert_of_a_job_that_runs_until_stopped_also_fires_when_none_runs():
-    key, title, query, minutes, runbook = not_running_alert("c", "n", JobPods("PathwaysJob p", "p-.+", True), 75)
+    key, title, query, minutes, runbook, severity = not_running_alert(
+        "c", "n", JobPods("PathwaysJob p", "p-.+", True), 75
+    )
     where = 'cluster="c",namespace="n",pod=~"p-.+"'
-    assert (key, title, minutes) == ("job-not-running", "PathwaysJob p pods not running", 75)
+    assert (key, title, minutes, severity) == ("job-not-running", "PathwaysJob p pods not running", 75, "ERROR")
     assert query == (
         f'(sum(kube_pod_status_phase{{{where},phase=~"Pending|Failed|Unknown"}}) > 0) or on() '
         f'((sum(kube_pod_status_phase{{{where},phase="Running"}}) or on() vector(0)) == 0)'
@@ -27,7 +29,7 @@ def test_not_running_alert_of_a_job_that_runs_until_stopped_also_fires_when_none
 
 
 def test_not_running_alert_of_a_batch_job_fires_on_stuck_pods_only():
-    _, _, query, _, _ = not_running_alert("c", "n", JobPods("PathwaysJob p", "p-.+", False), 75)
+    _, _, query, _, _, _ = not_running_alert("c", "n", JobPods("PathwaysJob p", "p-.+", False), 75)
     assert (
         query
         == '(sum(kube_pod_status_phase{cluster="c",namespace="n",pod=~"p-.+",phase=~"Pending|Failed|Unknown"}) > 0)'

@@ -24,7 +24,7 @@ from tpu_serving.observability import (
     dashboard_json,
     pod_monitoring,
 )
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.observability_settings import ObservabilitySettings, Severity
 from tpu_serving.settings import to_settings
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects, load_project, stack_config
@@ -154,16 +154,22 @@ def test_observability_dashboard_json_is_built_from_the_charts():
             VLLM_STACK,
             [
                 "backlog",
+                "below_minimum",
                 "controller_unavailable",
                 "error_rate",
+                "metrics_missing",
                 "no_ready_leader",
                 "not_ready",
                 "router_errors",
                 "router_not_ready",
+                "stalled",
                 "tpu_idle",
             ],
         ),
-        (JETSTREAM_STACK, ["backlog", "controller_unavailable", "no_ready_leader", "not_ready", "tpu_idle"]),
+        (
+            JETSTREAM_STACK,
+            ["backlog", "controller_unavailable", "metrics_missing", "no_ready_leader", "not_ready", "tpu_idle"],
+        ),
         (SAX_STACK, ["controller_unavailable", "no_ready_leader", "not_ready"]),
         (BATCH_STACK, ["controller_unavailable", "job_not_running"]),
     ],
@@ -200,12 +206,41 @@ def test_observability_notification_channels_reach_every_policy():
     assert policies and all(r.inputs["notificationChannels"] == [channel] for r in policies)
     assert all(not r.inputs.get("notificationChannels") for r in plan_of(VLLM_STACK).of_type(POLICY))
     n = len(policies)
-    assert alert_summary(plan.resources) == [f"Alerts: {n} alert policies, notifying {channel}"]
+    counts = {s: sum(r.inputs["severity"] == s for r in policies) for s in ("CRITICAL", "ERROR", "WARNING")}
+    assert all(counts.values()) and sum(counts.values()) == n  # every policy ranked, each severity used
+    ranked = f"({counts['CRITICAL']} CRITICAL, {counts['ERROR']} ERROR, {counts['WARNING']} WARNING)"
+    assert alert_summary(plan.resources) == [
+        f"Alerts: {n} alert policies {ranked}: pages notify {channel}; tickets (WARNING) notify {channel}"
+    ]
     assert alert_summary(plan_of(VLLM_STACK).resources) == [
-        f"Alerts: {n} alert policies, and nobody is paged (observability.unpaged: true): they show only in "
+        f"Alerts: {n} alert policies {ranked}, and nobody is paged (observability.unpaged: true): they show only in "
         "Cloud Monitoring until observability.notificationChannels names a channel"
     ]
     assert alert_summary([]) == []
+
+
+def test_observability_settings_channels_send_warnings_to_ticket_channels():
+    """SRE review M1: the pages (CRITICAL, ERROR) and the tickets (WARNING) notify different channels when
+    ticketChannels is named; without it the warnings go with the pages."""
+    page, ticket = (
+        "projects/tpu-serving-demo/notificationChannels/1",
+        "projects/tpu-serving-demo/notificationChannels/2",
+    )
+    plan = plan_edited(
+        VLLM_STACK, observability=lambda o: o.update(notificationChannels=[page], ticketChannels=[ticket])
+    )
+    policies = plan.of_type(POLICY)
+    by = {
+        r.name.split("-observability-")[-1]: (r.inputs["severity"], r.inputs["notificationChannels"]) for r in policies
+    }
+    assert by["no-ready-leader"] == ("CRITICAL", [page])
+    assert by["stalled"] == ("ERROR", [page]) and by["below-minimum"] == ("ERROR", [page])
+    assert by["group-reloading"] == ("WARNING", [ticket]) and by["not-ready"] == ("WARNING", [ticket])
+    assert by["metrics-missing"] == ("WARNING", [ticket]) and by["group-recreations"] == ("ERROR", [page])
+    assert all(channels == ([ticket] if sev == "WARNING" else [page]) for sev, channels in by.values())
+    assert alert_summary(plan.resources)[0].endswith(f"pages notify {page}; tickets (WARNING) notify {ticket}")
+    settings = ObservabilitySettings(notification_channels=(page,))
+    assert settings.channels(Severity.WARNING) == [page] and settings.channels(Severity.CRITICAL) == [page]
 
 
 def test_paging_problems_refuse_a_serving_stack_that_pages_nobody_unless_it_says_so():
@@ -379,7 +414,8 @@ def test_observability_roles_alert_on_an_engine_that_stalls_with_requests_in_fli
     bare = RoleSignals("decode", "j", "p", requests_waiting="w", requests_running="r")
     assert stalled_query("c", "n", bare, 10) is None
     single = plan_of("vllm-llama33-70b-v5e16")
-    assert not [r for r in single.resources if r.type.endswith("AlertPolicy") and "stalled" in r.name]
+    stalled = [r.name for r in single.resources if r.type.endswith("AlertPolicy") and "stalled" in r.name]
+    assert stalled == ["vllm70b-observability-stalled"]  # one on the leaders, none per role
 
 
 def test_observability_not_ready_alert_window_is_given_in_whole_minutes():

@@ -258,20 +258,29 @@ def _policies(n: int) -> str:
     return f"{n} alert {'policy' if n == 1 else 'policies'}"
 
 
+def _notified(policies: Sequence[RecordedResource]) -> str:
+    channels = sorted({str(c) for r in policies for c in r.inputs.get("notificationChannels") or ()})
+    return ", ".join(channels) if channels else "nobody"
+
+
 def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
-    """Who the stack's alert policies notify: their channels, or a line that says nobody is paged."""
+    """Who the stack's alert policies notify, by severity (the pages, CRITICAL and ERROR; the tickets, WARNING), or a
+    line that says nobody is paged; and any policy with no severity, which Cloud Monitoring shows unranked."""
     policies = [r for r in resources if r.type == ALERT_POLICY]
     if not policies:
         return []
-    channels = sorted({str(c) for r in policies for c in r.inputs.get("notificationChannels") or ()})
-    silent = [str(r.inputs.get("displayName", r.name)) for r in policies if not r.inputs.get("notificationChannels")]
-    if not channels:
+    by = {s: [r for r in policies if r.inputs.get("severity") == s] for s in ("CRITICAL", "ERROR", "WARNING")}
+    counts = ", ".join(f"{len(found)} {s}" for s, found in by.items() if found)
+    head = f"Alerts: {_policies(len(policies))} ({counts})"
+    unranked = [str(r.inputs.get("displayName", r.name)) for r in policies if r.inputs.get("severity") not in by]
+    tail = f"; no severity on {', '.join(unranked)}" if unranked else ""
+    if not any(r.inputs.get("notificationChannels") for r in policies):
         return [
-            f"Alerts: {_policies(len(policies))}, and nobody is paged (observability.unpaged: true): they "
-            "show only in Cloud Monitoring until observability.notificationChannels names a channel"
+            f"{head}, and nobody is paged (observability.unpaged: true): they show only in Cloud Monitoring until "
+            f"observability.notificationChannels names a channel{tail}"
         ]
-    line = f"Alerts: {_policies(len(policies))}, notifying {', '.join(channels)}"
-    return [line + (f"; none from {', '.join(silent)}" if silent else "")]
+    pages, tickets = _notified(by["CRITICAL"] + by["ERROR"]), _notified(by["WARNING"])
+    return [f"{head}: pages notify {pages}; tickets (WARNING) notify {tickets}{tail}"]
 
 
 def cost_summary(outputs: dict[str, Any]) -> list[str]:

@@ -279,7 +279,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         rollout=serving.rollout,
         groups=groups,
         autoscaled=serving.autoscaling is not None,
-        fewest=serving.autoscaling.min_replicas if serving.autoscaling is not None else groups,
+        fewest=scaling.fewest_groups(serving),
         slices_per_group=max(1, scaling.group_slices(serving, len(pools)) // groups),
         startup_minutes=math.ceil(startup_seconds / 60),
         spare_pools=tuple(pools[len(pools) - spare :]) if spare else (),

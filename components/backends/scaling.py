@@ -64,6 +64,11 @@ def groups(serving: Scaled) -> int:
     return serving.autoscaling.max_replicas if serving.autoscaling is not None else serving.replicas
 
 
+def fewest_groups(serving: Scaled) -> int:
+    """Leader-worker groups the stack is planned to keep: the autoscaled minimum, else the fixed count."""
+    return serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas
+
+
 def spare_slices(serving: Scaled, pools: int) -> int:
     """Serving slices held for the surge group of a ``surge`` rollout: one group's share of ``pools`` (the groups
     and the surge group share them evenly); none in place."""

@@ -50,7 +50,7 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
     port = serving.maxtext.prometheus_port
     groups = (serving.name,)
     if not port:
-        return ServingMetrics(leader_worker_sets=groups)
+        return ServingMetrics(leader_worker_sets=groups, fewest_groups=scaling.fewest_groups(serving))
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", ingress(serving)[0], port, METRICS_PATH)],
         signals=ServingSignals(
@@ -61,6 +61,7 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
             cache_title="Decode slots in use",
         ),
         leader_worker_sets=groups,
+        fewest_groups=scaling.fewest_groups(serving),
     )
 
 

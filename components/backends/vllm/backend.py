@@ -64,6 +64,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
         signals=SIGNALS,
         leader_worker_sets=(serving.name,),
         http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
+        fewest_groups=scaling.fewest_groups(serving),
     )
 
 

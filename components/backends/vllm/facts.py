@@ -92,6 +92,7 @@ SIGNALS = ServingSignals(
     time_to_first_token=VllmMetric.TIME_TO_FIRST_TOKEN.value,
     time_per_output_token=VllmMetric.INTER_TOKEN_LATENCY.value,
     cache_usage=VllmMetric.KV_CACHE_USAGE.value,
+    generation_tokens=f"{VllmMetric.GENERATION_TOKENS.value}_total",
 )
 """vLLM's serving signals, for the dashboard and the alerts (the metrics above)."""
 

@@ -1,0 +1,98 @@
+"""Alerts on the pods that take requests (the leaders) beyond "none is Ready": an engine that stopped generating, a
+leader whose metrics stopped arriving, and fewer Ready groups than planned.
+
+- **Stalled engine** (ERROR): a leader with requests running or waiting whose token counter has not grown for
+  ``stalledMinutes``. vLLM's ``/health`` answers 200 while its engine loop is frozen (vllm-project/vllm PR #36451,
+  "/health returns 200 even when EngineCore's busy loop is completely frozen", open at vLLM 0.29), so neither
+  liveness nor readiness notices; the queue gauges the endpoint picker reads freeze with it.
+- **Metrics missing** (WARNING): a Ready leader none of whose engine series was ingested for
+  ``metricsMissingMinutes``. The autoscaler's metric and the queue, error-rate and stalled alerts read those series:
+  a broken scrape (a NetworkPolicy, a PodMonitoring, the collector) leaves them quiet, not firing.
+- **Below the planned groups** (ERROR): fewer Ready leaders than the fixed count or the autoscaling minimum for
+  the not-ready window. A group whose pods cannot be created (the LWS webhook refusing them, a quota) has no pod,
+  so the not-ready alert, which counts pods, does not see it; a group that reloads after a node event is back
+  within the startup window, which the not-ready window exceeds.
+
+Plain builders: each returns ``(key, title, PromQL, minutes, runbook, severity)``.
+"""
+
+from . import observability_roles as roles_
+from .observability_settings import ObservabilitySettings
+from .serving_metrics import POD_NOT_READY, Scope, ServingMetrics
+
+Found = tuple[str, str, str, int, str, str]
+
+
+def _leaders_where(scope: Scope, leaders: str) -> str:
+    return f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{leaders}"'
+
+
+def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
+    """The stalled-engine alert on the scraped leaders (None: the server exports no queue or no token counter)."""
+    s = metrics.signals
+    if s is None or not (s.requests_running and s.requests_waiting and s.generation_tokens):
+        return None
+    minutes = settings.stalled_minutes
+    query = roles_.stalled_pods(scope.scraped, (s.requests_running, s.requests_waiting), s.generation_tokens, minutes)
+    runbook = (
+        f"A leader of namespace {scope.namespace} (label pod) has had requests in flight for {minutes} minutes "
+        "without generating a token: its engine is wedged (a hung Ray worker or collective, a frozen engine loop) "
+        "while /health still answers, so liveness does not restart it and the picker may keep choosing it. Read "
+        f"its logs (kubectl -n {scope.namespace} logs <pod>), then recreate its group: delete the leader pod."
+    )
+    return "stalled", "Serving engine stalled", query, roles_.STALLED_HOLD_MINUTES, runbook, "ERROR"
+
+
+def metrics_missing_alert(
+    scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings
+) -> Found | None:
+    """Ready leaders (kube-state-metrics) with no series of the engine's gauge scraped (None: the server exports no
+    gauge). Scraped series carry the target's ``pod`` label (PodMonitoring v0.17.2 ``targetLabels.metadata``
+    default), kube-state-metrics' series the pod's name in ``pod``."""
+    s = metrics.signals
+    gauge = (s.requests_running or s.requests_waiting) if s is not None else None
+    if gauge is None:
+        return None
+    minutes = settings.metrics_missing_minutes
+    ready = roles_.ready_pods(POD_NOT_READY, _leaders_where(scope, leaders))
+    query = f"count({ready} unless on(pod) count by (pod) ({gauge}{scope.scraped})) > 0"
+    runbook = (
+        f"A Ready leader of namespace {scope.namespace} has had none of its engine's series ({gauge}) ingested for "
+        f"{minutes} minutes: the autoscaler cannot scale on it, and the queue, error-rate and stalled alerts are "
+        "blind to it. Check the PodMonitorings (kubectl -n "
+        f"{scope.namespace} get podmonitorings, their status), the NetworkPolicy that admits the gmp-system "
+        "collectors, and the collector's logs (kubectl -n gmp-system logs -l app.kubernetes.io/name=collector)."
+    )
+    return "metrics-missing", "Serving metrics missing", query, minutes, runbook, "WARNING"
+
+
+def below_minimum_alert(
+    scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings
+) -> Found | None:
+    """Fewer Ready leaders than :attr:`ServingMetrics.fewest_groups` for the not-ready window (None: one group is
+    planned, and the no-ready alert covers losing it)."""
+    fewest = metrics.fewest_groups
+    if fewest <= 1:
+        return None
+    minutes = settings.not_ready_minutes
+    ready = roles_.ready_pods(POD_NOT_READY, _leaders_where(scope, leaders))
+    query = f"(count({ready}) or vector(0)) < {fewest}"
+    runbook = (
+        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader for {minutes} minutes, "
+        "longer than a group takes to reload: the stack serves with less capacity and less redundancy than "
+        f"planned, and one more loss may stop it. Which group: kubectl -n {scope.namespace} get pods -o wide; a "
+        "group with no pods at all is refused by its controller (kubectl -n "
+        f"{scope.namespace} get events; the LeaderWorkerSet's conditions; the controller alert) or waits for a "
+        "slice (a stockout: the pool's events and the cluster autoscaler's)."
+    )
+    return "below-minimum", "Serving groups below minimum", query, minutes, runbook, "ERROR"
+
+
+def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Found]:
+    """The alerts of this module that the backend's signals and plan allow."""
+    found = (
+        stalled_alert(scope, metrics, settings),
+        metrics_missing_alert(scope, leaders, metrics, settings),
+        below_minimum_alert(scope, leaders, metrics, settings),
+    )
+    return [a for a in found if a is not None]

@@ -1,0 +1,135 @@
+"""What a serving stack is watched by: the metrics a backend declares (:class:`ServingMetrics`), the series of one
+stack (:class:`Scope`), and the GKE and kube-state-metrics series the alerts read.
+
+Plain data: :mod:`tpu_serving.alert_policies` builds the alerts from it, :mod:`tpu_serving.observability` the
+scraping and the dashboard.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from . import error_rate, job_alerts
+from . import observability_roles as roles_
+
+# --------------------------------------------------------------------------- facts
+
+TPU_DUTY_CYCLE = "kubernetes_io:container_accelerator_duty_cycle"
+TPU_MEMORY_USED = "kubernetes_io:container_accelerator_memory_used"
+TPU_MEMORY_TOTAL = "kubernetes_io:container_accelerator_memory_total"
+"""The accelerator metrics GKE system metrics export per container holding accelerators
+(``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the accelerator was processing;
+``.../memory_used`` and ``.../memory_total``: bytes; https://cloud.google.com/monitoring/api/metrics_kubernetes; the
+kubelet's AcceleratorStats ``dutyCycle``, ``memoryUsed``, ``memoryTotal``,
+kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1). Their PromQL names follow "replace the first / with :, every
+other special character with _" (https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
+``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
+
+POD_NOT_READY = "kube_pod_container_status_ready"
+"""Per-container readiness (1: its check passed), the only pod readiness series of GKE's ``POD`` kube state metrics
+package (its table: this, ``..._waiting_reason``, ``kube_pod_status_phase``, ``kube_pod_status_unschedulable``;
+https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics, turned on by
+:data:`tpu_serving.cluster.MONITORING_COMPONENTS`); ``kube_pod_status_ready`` is not sent. A pod is Ready when every
+container is (:func:`~tpu_serving.observability_roles.ready_pods`); one never scheduled has no series, so the alerts
+count live pods (:data:`POD_PHASE`) *unless* Ready: a stockout's Pending pod counts."""
+
+POD_PHASE = "kube_pod_status_phase"
+"""kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed, Unknown;
+kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod (Succeeded, Failed: a
+completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert counts only pods that should
+become ready: those Pending or Running
+(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
+
+SHOULD_BE_READY_PHASES = "Pending|Running"
+
+
+# --------------------------------------------------------------------------- what a backend declares
+
+
+@dataclass(frozen=True)
+class ScrapeTarget:
+    """A Prometheus endpoint of the serving pods: the pods (labels), the port and the path."""
+
+    name: str
+    """Name of the PodMonitoring (its ``job`` label in the scraped series)."""
+    pods: Mapping[str, str]
+    """Labels selecting the pods to scrape."""
+    port: int
+    """Port of the endpoint."""
+    path: str = "/metrics"
+    """HTTP path of the endpoint."""
+
+
+@dataclass(frozen=True)
+class ServingSignals:
+    """PromQL metric names of a server's serving signals (``None``: the server exports none)."""
+
+    requests_running: str | None = None
+    """Gauge of requests being processed."""
+    requests_waiting: str | None = None
+    """Gauge of requests waiting to be processed (the queue)."""
+    time_to_first_token: str | None = None
+    """Histogram (base name) of the time to the first token, in seconds."""
+    time_per_output_token: str | None = None
+    """Histogram (base name) of the time between output tokens, in seconds."""
+    cache_usage: str | None = None
+    """Gauge of the KV cache (or decode slots) in use, 0 to 1."""
+    cache_title: str = "KV-cache use"
+    """Title of the cache panel (a server may only report its decode slots)."""
+    generation_tokens: str | None = None
+    """Counter (its samples' name, ``..._total``) of the tokens the engine generated, for the stalled-engine alert."""
+
+
+@dataclass(frozen=True)
+class ServingMetrics:
+    """What a backend declares to be watched: its scrape targets and its serving signals."""
+
+    scrape: Sequence[ScrapeTarget] = ()
+    """Endpoints to scrape (none: the backend's components export no Prometheus metrics)."""
+    signals: ServingSignals | None = None
+    """The scraped serving signals (none: no serving panels, no queue or idle alerts)."""
+    serves: bool = True
+    """Whether the backend serves clients (a batch workload gets no not-ready alert)."""
+    roles: Sequence[roles_.RoleSignals] = ()
+    """Its serving roles (disaggregated prefill and decode), each with panels and alerts of its own."""
+    leader_worker_sets: Sequence[str] = ()
+    """Names of the LeaderWorkerSets it runs, whose group recreations are counted, charted and alerted on
+    (none: it runs none; JobSets restart within a budget of their own)."""
+    leader_pods: str | None = None
+    """RE2 pattern of the names of the pods that take requests, for the alert on none of them Ready (None: the
+    leaders of :attr:`leader_worker_sets`; a backend with neither gets no such alert)."""
+    job_pods: job_alerts.JobPods | None = None
+    """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
+    router: str | None = None
+    """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
+    http_responses: error_rate.HttpResponses | None = None
+    """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
+    fewest_groups: int = 1
+    """Groups that take requests the stack is planned to keep Ready (the fixed count, or the autoscaling minimum):
+    fewer for longer than the not-ready window fires the below-minimum alert (1: the no-ready alert covers it)."""
+
+
+# --------------------------------------------------------------------------- one stack
+
+
+def label_matchers(labels: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The series of one stack: its cluster and serving namespace."""
+
+    cluster: str
+    namespace: str
+
+    @property
+    def scraped(self) -> str:
+        """Matchers of series managed collection scraped (target labels ``cluster``, ``namespace``)."""
+        return label_matchers({"cluster": self.cluster, "namespace": self.namespace})
+
+    @property
+    def containers(self) -> str:
+        """Matchers of GKE system metrics of the namespace's containers."""
+        return label_matchers(
+            {"monitored_resource": "k8s_container", "cluster_name": self.cluster, "namespace_name": self.namespace}
+        )

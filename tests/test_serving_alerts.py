@@ -1,0 +1,83 @@
+"""serving_alerts: the stalled-engine, metrics-missing and below-minimum alerts on the leaders, as builders and as
+the stacks render them (their firing on upstream series is tests/test_e2e_alerts.py's)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from tests.conftest import plan_of
+from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.serving_alerts import below_minimum_alert, leader_alerts, metrics_missing_alert, stalled_alert
+from tpu_serving.serving_metrics import Scope, ServingMetrics, ServingSignals
+
+SCOPE = Scope("c", "ns")
+LEADERS = "vllm-[0-9]+"
+SIGNALS = ServingSignals(requests_running="r", requests_waiting="w", generation_tokens="t_total")
+SETTINGS = ObservabilitySettings(stalled_minutes=12, metrics_missing_minutes=9, not_ready_minutes=70)
+SCRAPED = '{cluster="c", namespace="ns"}'
+READY = (
+    '(min by (namespace, pod) (kube_pod_container_status_ready{cluster="c", namespace="ns", pod=~"vllm-[0-9]+"}) == 1)'
+)
+
+
+def _conditions(stack: str) -> dict[str, dict]:
+    policies = plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+    return {
+        r.name.split("-observability-")[-1]: r.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
+        for r in policies
+        if "conditionPrometheusQueryLanguage" in r.inputs["conditions"][0]
+    }
+
+
+def test_stalled_alert_fires_per_pod_with_requests_in_flight_and_no_token_generated():
+    key, title, query, minutes, runbook, severity = stalled_alert(SCOPE, ServingMetrics(signals=SIGNALS), SETTINGS)
+    assert (key, title, minutes, severity) == ("stalled", "Serving engine stalled", 1, "ERROR")
+    assert query == (
+        f"((sum by (pod) (r{SCRAPED}) + sum by (pod) (w{SCRAPED})) > 0) "
+        f"unless on(pod) (sum by (pod) (increase(t_total{SCRAPED}[12m])) > 0)"
+    )
+    assert "delete the leader pod" in runbook
+    no_counter = dataclasses.replace(SIGNALS, generation_tokens=None)
+    assert stalled_alert(SCOPE, ServingMetrics(signals=no_counter), SETTINGS) is None
+    assert stalled_alert(SCOPE, ServingMetrics(), SETTINGS) is None
+
+
+def test_metrics_missing_alert_counts_ready_leaders_with_no_scraped_gauge():
+    key, _, query, minutes, _, severity = metrics_missing_alert(
+        SCOPE, LEADERS, ServingMetrics(signals=SIGNALS), SETTINGS
+    )
+    assert (key, minutes, severity) == ("metrics-missing", 9, "WARNING")
+    assert query == f"count({READY} unless on(pod) count by (pod) (r{SCRAPED})) > 0"
+    waiting_only = ServingMetrics(signals=ServingSignals(requests_waiting="w"))
+    assert "count by (pod) (w{" in metrics_missing_alert(SCOPE, LEADERS, waiting_only, SETTINGS)[2]
+    assert metrics_missing_alert(SCOPE, LEADERS, ServingMetrics(), SETTINGS) is None
+
+
+def test_below_minimum_alert_fires_under_the_planned_groups_only_when_more_than_one_is_planned():
+    key, _, query, minutes, runbook, severity = below_minimum_alert(
+        SCOPE, LEADERS, ServingMetrics(fewest_groups=3), SETTINGS
+    )
+    assert (key, minutes, severity) == ("below-minimum", 70, "ERROR")
+    assert query == f"(count({READY}) or vector(0)) < 3"
+    assert "Fewer than 3 groups" in runbook
+    assert below_minimum_alert(SCOPE, LEADERS, ServingMetrics(fewest_groups=1), SETTINGS) is None
+
+
+def test_leader_alerts_keep_only_those_the_signals_allow():
+    keys = [a[0] for a in leader_alerts(SCOPE, LEADERS, ServingMetrics(signals=SIGNALS, fewest_groups=2), SETTINGS)]
+    assert keys == ["stalled", "metrics-missing", "below-minimum"]
+    assert leader_alerts(SCOPE, LEADERS, ServingMetrics(), SETTINGS) == []
+
+
+def test_leader_alerts_render_on_each_stack_from_its_plan():
+    """The flagship keeps two groups (autoscaling minReplicas 2); the single-group vLLM 405B stack gets no
+    below-minimum alert; JetStream's leaders have no token counter, so no stalled alert."""
+    flagship = _conditions("vllm-llama33-70b-v5e16")
+    assert flagship["below-minimum"]["query"].endswith(" < 2")
+    assert 'pod=~"vllm-[0-9]+"' in flagship["below-minimum"]["query"]
+    assert "vllm:generation_tokens_total" in flagship["stalled"]["query"]
+    assert "vllm:num_requests_running" in flagship["metrics-missing"]["query"]
+    single = _conditions("vllm-llama31-405b-v6e16")
+    assert "stalled" in single and "metrics-missing" in single and "below-minimum" not in single
+    jetstream = _conditions("llama31-405b-v6e16")
+    assert "jetstream_prefill_backlog_size" in jetstream["metrics-missing"]["query"] and "stalled" not in jetstream

@@ -195,8 +195,9 @@ def alerts(
                 stalled,
                 STALLED_HOLD_MINUTES,
                 f"A {r} leader has had requests in flight for {settings.stalled_minutes} minutes without generating a "
-                "token: its engine is wedged (a failed KV pull, a hung Ray worker) while its /health still answers, so "
-                f"liveness does not restart it. Read the pod's logs (kubectl -n {namespace} logs <pod> -c vllm-leader; "
+                "token: its engine is wedged (a failed KV pull, a hung Ray worker) while its /health still answers. Its "
+                "liveness probe (serving.probes.stallSeconds) restarts it once the stall outlasts its window and "
+                f"failure threshold; sooner: read the pod's logs (kubectl -n {namespace} logs <pod> -c vllm-leader; "
                 "the KV connector logs 'failed to pull'), then recreate its group: delete the leader pod.",
                 "ERROR",
             )

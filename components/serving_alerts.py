@@ -37,8 +37,9 @@ def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: Observability
     runbook = (
         f"A leader of namespace {scope.namespace} (label pod) has had requests in flight for {minutes} minutes "
         "without generating a token: its engine is wedged (a hung Ray worker or collective, a frozen engine loop) "
-        "while /health still answers, so liveness does not restart it and the picker may keep choosing it. Read "
-        f"its logs (kubectl -n {scope.namespace} logs <pod>), then recreate its group: delete the leader pod."
+        "while /health still answers, and the picker may keep choosing it. Its liveness probe "
+        "(serving.probes.stallSeconds) restarts it once the stall outlasts its window and failure threshold; sooner: "
+        f"read its logs (kubectl -n {scope.namespace} logs <pod>), then recreate its group: delete the leader pod."
     )
     return "stalled", "Serving engine stalled", query, roles_.STALLED_HOLD_MINUTES, runbook, "ERROR"
 

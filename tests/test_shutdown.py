@@ -140,11 +140,12 @@ def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])
 def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(role, port):
     """A liveness probe that generated a token queued behind user traffic, so an overload failed it and recreated the
-    groups that carried the load (SRE review M3): liveness is GET /health on the engine's port, not the sidecar's."""
+    groups that carried the load (SRE review M3): liveness sends no request. It reads /health and /metrics on the
+    engine's own port, not the sidecar's (backends.vllm.progress)."""
     leader = container(templates(ds_roles()[role]["spec"])["leaderTemplate"], "vllm")
-    live = leader["livenessProbe"]
-    assert "exec" not in live
-    assert live["httpGet"] == {"path": "/health", "port": port, "scheme": "HTTP"}
+    script = leader["livenessProbe"]["exec"]["command"][2]
+    assert f"127.0.0.1:{port}/health" in script and f"127.0.0.1:{port}/metrics" in script
+    assert "/v1/" not in script and "httpGet" not in leader["livenessProbe"]
 
 
 def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():

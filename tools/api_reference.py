@@ -114,12 +114,17 @@ def _docstrings(cls: type) -> dict[str, str]:
 
 
 def _hints(cls: Any) -> dict[str, Any]:
-    """The resolved annotations ``cls`` itself declares (not its bases': a component's are the SDK's too)."""
+    """The resolved annotations ``cls`` declares, with those of its dataclass bases (a settings dataclass that
+    extends another, e.g. a backend's probes); not a component's other bases' (the SDK's)."""
     from tpu_serving.validation import type_hints
 
-    own = type(cls.__name__, (), {"__annotations__": dict(inspect.get_annotations(cls))})
-    own.__module__ = cls.__module__
-    return type_hints(own, include_extras=True)
+    hints: dict[str, Any] = {}
+    for base in reversed(getattr(cls, "__mro__", (cls,))):
+        if base is cls or dataclasses.is_dataclass(base):
+            own = type(base.__name__, (), {"__annotations__": dict(inspect.get_annotations(base))})
+            own.__module__ = base.__module__
+            hints |= type_hints(own, include_extras=True)
+    return hints
 
 
 def argument_rows(cls: type) -> Iterator[Row]:

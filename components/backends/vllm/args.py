@@ -14,7 +14,7 @@ from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import release_image_problem
 from ...naming import check_dns_name, namespace_problem
-from ...podspec import ProbeSettings, Shutdown
+from ...podspec import Shutdown
 from ...settings import described, names_a_secret, quantity
 from ...validation import Choice
 from ...versions import PINS
@@ -29,6 +29,7 @@ from .facts import (
     TOPOLOGY_FLAGS,
 )
 from .kv import KvTransfer
+from .progress import VllmProbeSettings
 
 _FLAG = re.compile(r"^--[a-z0-9][a-z0-9-]*(=.*)?$")
 _NAME = re.compile(r"^--[A-Za-z0-9][A-Za-z0-9_-]*$")
@@ -302,8 +303,8 @@ class VllmServingArgs:
     """Engine settings."""
     images: VllmImages = field(default_factory=VllmImages)
     """Container image."""
-    probes: ProbeSettings = field(default_factory=ProbeSettings)
-    """Health probe timing of the server."""
+    probes: VllmProbeSettings = field(default_factory=VllmProbeSettings)
+    """Health probe timing of the server, and how long its engine may stand still with requests running."""
     shutdown: Shutdown = field(default_factory=Shutdown)
     """How the group's pods leave: the drain of the requests in flight and the grace period that covers it (a prefill
     server's hold is its KV pull timeout, :func:`~.pods.shutdown`)."""

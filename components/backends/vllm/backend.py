@@ -10,7 +10,7 @@ from ...catalog import SliceShape
 from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics
-from ...podspec import ProbeSettings, Shutdown
+from ...podspec import Shutdown
 from ...quota import PodSet
 from ...settings import (
     to_settings,
@@ -32,6 +32,7 @@ from .component import VllmServing
 from .disagg_checks import roles
 from .facts import HEALTH_PATH, HTTP_PORT, HTTP_RESPONSES, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
 from .lifecycle import shutdown
+from .progress import VllmProbeSettings
 from .quota import group_pods
 from .settings import (
     CACHE_FOLDER,
@@ -97,7 +98,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         service_name=serving.service_name,
         engine=to_settings(serving.engine, VllmEngineSettings),
         images=to_settings(serving.images, VllmImages),
-        probes=to_settings(serving.probes, ProbeSettings),
+        probes=to_settings(serving.probes, VllmProbeSettings),
         shutdown=Shutdown(longest_request_seconds(platform.settings)),
         requests=to_settings(serving.requests, VllmRequests),
         priority_class_name=SERVING_PRIORITY,

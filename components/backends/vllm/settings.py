@@ -11,7 +11,6 @@ from ...buckets import is_object_path
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import HUGGING_FACE_MODELS, ModelSize, Precision, size_example
-from ...podspec import ProbeSettings
 from ...settings import (
     PROJECT_NAMESPACE,
     K8sName,
@@ -40,6 +39,7 @@ from .args import (
     WeightsLoader,
 )
 from .kv import KvTransfer
+from .progress import VllmProbeSettings
 
 if TYPE_CHECKING:
     pass
@@ -58,13 +58,13 @@ if TYPE_CHECKING:
     EngineConfig: TypeAlias = VllmEngineSettings
     VllmImagesConfig: TypeAlias = VllmImages
     VllmRequestsConfig: TypeAlias = VllmRequests
-    VllmProbesConfig: TypeAlias = ProbeSettings
+    VllmProbesConfig: TypeAlias = VllmProbeSettings
     SecretKeyConfig: TypeAlias = SecretKey
 else:
     EngineConfig = settings_model(VllmEngineSettings, "VllmEngineConfig")
     VllmImagesConfig = settings_model(VllmImages, "VllmImagesConfig")
     VllmRequestsConfig = settings_model(VllmRequests, "VllmRequestsConfig")
-    VllmProbesConfig = settings_model(ProbeSettings, "VllmProbesConfig")
+    VllmProbesConfig = settings_model(VllmProbeSettings, "VllmProbesConfig")
     SecretKeyConfig = settings_model(SecretKey, "SecretKeyConfig")
 
 
@@ -146,7 +146,9 @@ class VllmServingConfig(Model):
     engine: EngineConfig = Field(default_factory=EngineConfig, description="Engine settings of `vllm serve`.")
     images: VllmImagesConfig = Field(default_factory=VllmImagesConfig, description="Container image.")
     probes: VllmProbesConfig = Field(
-        default_factory=VllmProbesConfig, description="Probe timing of the server (`GET /health`)."
+        default_factory=VllmProbesConfig,
+        description="Probe timing of the server (`GET /health`), and how long its engine may generate nothing while "
+        "requests run before liveness fails.",
     )
     requests: VllmRequestsConfig = Field(
         default_factory=VllmRequestsConfig, description="CPU, memory and `/dev/shm` of the pods."

@@ -1,0 +1,86 @@
+"""The vLLM leader's liveness: its ``/health``, and progress while requests are in flight.
+
+vLLM's ``/health`` answers 200 while its engine loop is frozen (vllm-project/vllm PR #36451, "/health returns 200
+even when EngineCore's busy loop is completely frozen ... Kubernetes probes never notice", open at vLLM 0.29), so a
+liveness probe on ``/health`` never restarts a wedged engine. A probe that sends a completion would queue behind the
+users' requests and kill loaded groups under load. This one reads the server's own ``/metrics`` instead: the gauge of
+requests running and the counter of generated tokens (vllm-tpu 0.29.0 vllm/v1/metrics/loggers.py l.494
+``vllm:num_requests_running``, l.704-711 ``vllm:generation_tokens``, exposed as ``vllm:generation_tokens_total``;
+both labelled ``model_name`` and ``engine``). It keeps, in a file of the container, the last token count and since
+when it has not moved while requests ran; it fails when that lasted ``stallSeconds``, or when the server does not
+answer ``/health``. The kubelet then restarts the container after ``livenessFailureThreshold`` failures, and LWS
+recreates the group (RecreateGroupAfterStart). A new container starts with a fresh file: the kubelet makes a new
+writable layer for it.
+
+The probe runs only once the startup probe has passed (Kubernetes runs liveness after startup succeeds), so a model
+still loading or compiling is never judged by it.
+"""
+
+import shlex
+from dataclasses import dataclass
+
+import pulumi_kubernetes as k8s
+
+from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, ProbeSettings
+from ...settings import described
+from .facts import HEALTH_PATH, METRICS_PATH, PYTHON, VllmMetric
+
+PROGRESS_STATE = "/tmp/tpu-serving-progress.json"
+"""Where the probe keeps the last token count and since when it stood still (the container's own writable layer:
+the leader's root file system is not read-only)."""
+
+
+@dataclass(frozen=True)
+class VllmProbeSettings(ProbeSettings):
+    """The probes of a vLLM server: those of every server, and how long its engine may stand still."""
+
+    stall_seconds: int = described(
+        "Seconds a vLLM leader with requests running may generate no token before its liveness check fails (it "
+        "reads the server's /metrics; the container restarts after `livenessFailureThreshold` more checks and LWS "
+        "recreates the group); 0: liveness reads /health only. vLLM's /health answers 200 while its engine is "
+        "frozen.",
+        default=600,
+        ge=0,
+        le=86400,
+    )
+
+
+def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE) -> str:
+    """The probe's Python: exit 1 when ``/health`` fails, or when requests have been running for ``stall_seconds``
+    with the token counter unchanged; else record the count (in the file ``state``) and exit 0."""
+    base = f"http://127.0.0.1:{port}"
+    running, tokens = VllmMetric.REQUESTS_RUNNING.value, f"{VllmMetric.GENERATION_TOKENS.value}_total"
+    return "\n".join(
+        [
+            "import json, time, urllib.request as r",
+            f"r.urlopen('{base}{HEALTH_PATH}', timeout=5)",
+            f"text = r.urlopen('{base}{METRICS_PATH}', timeout=5).read().decode()",
+            "def total(name):",
+            "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
+            " if l.startswith(name + '{') or l.startswith(name + ' '))",
+            f"running, tokens, now = total('{running}'), total('{tokens}'), time.time()",
+            "try:",
+            f"    last = json.load(open('{state}'))",
+            "except (OSError, ValueError):",
+            "    last = {'tokens': tokens, 'since': now}",
+            "if running == 0 or tokens != last['tokens']:",
+            "    last = {'tokens': tokens, 'since': now}",
+            f"json.dump(last, open('{state}', 'w'))",
+            f"raise SystemExit(1 if now - last['since'] >= {stall_seconds} else 0)",
+        ]
+    )
+
+
+def liveness(p: ProbeSettings, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
+    """The leader's liveness: ``http`` (``GET /health``) when ``p`` sets no stall window (or is not a vLLM server's
+    settings), else the progress probe on ``port``, timed as liveness is."""
+    stall = p.stall_seconds if isinstance(p, VllmProbeSettings) else 0
+    if not stall:
+        return http
+    code = progress_code(port, stall)
+    return k8s.core.v1.ProbeArgs(
+        exec_=k8s.core.v1.ExecActionArgs(command=["/bin/sh", "-c", f"exec {PYTHON} -c {shlex.quote(code)}"]),
+        period_seconds=p.liveness_period_seconds,
+        failure_threshold=p.liveness_failure_threshold,
+        timeout_seconds=EXEC_PROBE_TIMEOUT_SECONDS,
+    )

@@ -1,0 +1,143 @@
+"""backends.vllm.progress: the vLLM leader's liveness probe, its Python run for real against a server whose
+``/metrics`` is rendered by prometheus_client, the library vLLM exports its metrics with (vllm-tpu 0.29.0
+vllm/v1/metrics/loggers.py: a Gauge ``vllm:num_requests_running`` and a Counter ``vllm:generation_tokens``, both
+labelled ``model_name`` and ``engine``), and as the stacks render it."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+
+from tests.conftest import plan_of
+from tpu_serving.backends.vllm.progress import VllmProbeSettings, liveness, progress_code
+from tpu_serving.podspec import ProbeSettings
+
+LABELS = {"model_name": "meta-llama/Llama-3.3-70B Instruct", "engine": "0"}  # a space: values split from the right
+
+
+@dataclass
+class Server:
+    port: int
+    running: Gauge
+    tokens: Counter
+    healthy: list[bool]
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    registry = CollectorRegistry()
+    running = Gauge("vllm:num_requests_running", "requests running", list(LABELS), registry=registry)
+    tokens = Counter("vllm:generation_tokens", "tokens generated", list(LABELS), registry=registry)
+    running.labels(**LABELS).set(0)
+    tokens.labels(**LABELS).inc(0)
+    healthy = [True]
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            if self.path == "/health":
+                self.send_response(200 if healthy[0] else 503)
+                self.end_headers()
+            elif self.path == "/metrics":
+                body = generate_latest(registry)
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.end_headers()
+                self.wfile.write(body)
+            else:
+                self.send_response(404)
+                self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Server(httpd.server_address[1], running, tokens, healthy)
+    finally:
+        httpd.shutdown()
+
+
+def probe(server: Server, state: Path, stall_seconds: int = 1) -> int:
+    code = progress_code(server.port, stall_seconds, str(state))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30).returncode
+
+
+def test_progress_code_fails_once_requests_run_without_a_token_for_the_window(server: Server, tmp_path: Path):
+    state = tmp_path / "progress.json"
+    server.running.labels(**LABELS).set(4)
+    server.tokens.labels(**LABELS).inc(100)
+    assert probe(server, state) == 0  # first look: the count is recorded
+    time.sleep(1.2)
+    assert probe(server, state) == 1  # running 4, still 100 tokens after the window: stalled
+    server.tokens.labels(**LABELS).inc(1)
+    assert probe(server, state) == 0  # a token: progress again
+    time.sleep(1.2)
+    server.running.labels(**LABELS).set(0)
+    assert probe(server, state) == 0  # idle: nothing to generate is not a stall
+
+
+def test_progress_code_passes_while_tokens_grow_and_fails_when_health_fails(server: Server, tmp_path: Path):
+    state = tmp_path / "progress.json"
+    server.running.labels(**LABELS).set(2)
+    for _ in range(3):
+        server.tokens.labels(**LABELS).inc(10)
+        assert probe(server, state) == 0
+        time.sleep(0.6)
+    server.healthy[0] = False
+    assert probe(server, state, stall_seconds=3600) != 0
+
+
+def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise():
+    http = object()
+    p = VllmProbeSettings(stall_seconds=300, liveness_period_seconds=30, liveness_failure_threshold=4)
+    live = liveness(p, http, 8100)  # type: ignore[arg-type]
+    command = live.exec_.command  # type: ignore[union-attr]
+    assert command[:2] == ["/bin/sh", "-c"] and "127.0.0.1:8100/metrics" in command[2] and ">= 300" in command[2]
+    assert (live.period_seconds, live.failure_threshold) == (30, 4)
+    assert liveness(VllmProbeSettings(stall_seconds=0), http, 8100) is http  # type: ignore[arg-type]
+    assert liveness(ProbeSettings(), http, 8100) is http  # type: ignore[arg-type]
+
+
+def _leader_liveness(stack: str) -> list[tuple[dict, int]]:
+    """Each vLLM leader container's liveness probe, and the port its vLLM server listens on (``--port`` of its
+    command: behind the routing sidecar on decode)."""
+    found = []
+    for res in plan_of(stack).resources:
+        spec = res.inputs.get("spec") or {}
+        if res.type.endswith(":LeaderWorkerSet"):
+            templates = [spec["leaderWorkerTemplate"].get("leaderTemplate")]
+        elif res.type.endswith(":DisaggregatedSet"):
+            templates = [r["spec"]["leaderWorkerTemplate"].get("leaderTemplate") for r in spec["roles"]]
+        else:
+            continue
+        for tpl in templates:
+            for c in (tpl or {}).get("spec", {}).get("containers", []):
+                if c["name"] == "vllm-leader":
+                    found.append((c["livenessProbe"], int(re.search(r"--port[ =](\d+)", c["args"][0]).group(1))))
+    return found
+
+
+@pytest.mark.parametrize(
+    "stack", ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "vllm-llama33-70b-disagg-v6e8x2"]
+)
+def test_liveness_renders_on_every_vllm_leader(stack: str):
+    probes = _leader_liveness(stack)
+    assert probes, f"{stack}: no vLLM leader found"
+    for live, port in probes:
+        script = live["exec"]["command"][2]
+        assert "vllm:generation_tokens_total" in script and ">= 600" in script
+        assert f"127.0.0.1:{port}/metrics" in script  # vLLM's own port (on decode, not the sidecar's 8000)
+    if stack.endswith("disagg-v6e8x2"):
+        assert sorted(port for _, port in probes) != [8000, 8000]

@@ -119,8 +119,9 @@ def _hints(cls: Any) -> dict[str, Any]:
     from tpu_serving.validation import type_hints
 
     hints: dict[str, Any] = {}
-    for base in reversed(getattr(cls, "__mro__", (cls,))):
-        if base is cls or dataclasses.is_dataclass(base):
+    bases: tuple[Any, ...] = getattr(cls, "__mro__", (cls,))
+    for base in reversed(bases):
+        if base is cls or (isinstance(base, type) and dataclasses.is_dataclass(base)):
             own = type(base.__name__, (), {"__annotations__": dict(inspect.get_annotations(base))})
             own.__module__ = base.__module__
             hints |= type_hints(own, include_extras=True)

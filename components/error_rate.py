@@ -75,6 +75,8 @@ def error_rate_alert(
         f'Ready. Which pods: sum by (pod) (rate({responses.metric}{{namespace="{namespace}", job=~"{jobs}", '
         f'{responses.status_label}=~"{responses.server_errors}"}}[5m])) in Metrics Explorer. Read their logs '
         f"(kubectl -n {namespace} logs <pod>) for the engine's error; a group whose engine keeps failing is "
-        "recreated by deleting its leader pod; after a rollout, roll back the image or the settings."
+        "recreated by deleting its leader pod; after a rollout, roll back: restore the previous stack file and run "
+        "pulumi up (docs/upgrade.md, Rolling back; with serving.canaryGroups set only the canary's groups moved, the "
+        "others still serve the old revision)."
     )
     return KEY, TITLE, error_rate_query(cluster, namespace, responses, settings), minutes, runbook, SEVERITY

@@ -69,17 +69,62 @@ ROLLOUT_DESCRIPTION = (
 """The ``rollout`` setting's description, for the stack file and the components alike."""
 
 
-def rollout_strategy(rollout: Rollout) -> dict[str, object]:
+def rollout_strategy(rollout: Rollout, partition: int | None = None) -> dict[str, object]:
     """``spec.rolloutStrategy`` for ``rollout``. LWS v0.10.0 rolls groups from the highest index down, holding
     ``replicas + maxSurge`` groups while it updates, and deletes the surge group once the others are updated and
     ready (pkg/controllers/leaderworkerset_controller.go:282-380 ``rollingUpdateParameters``, :691
     ``calculateRollingUpdateReplicas``); its webhook defaults are maxUnavailable 1, maxSurge 0
-    (pkg/webhooks/leaderworkerset_webhook.go:64-70), which ``in-place`` states."""
+    (pkg/webhooks/leaderworkerset_webhook.go:64-70), which ``in-place`` states. ``partition`` (a canary,
+    :func:`canary_partition`) holds the groups below that index on the old template; None leaves it out (the
+    webhook's default, 0: every group rolls)."""
     surge = rollout == Rollout.SURGE
-    return {
-        "type": "RollingUpdate",
-        "rollingUpdateConfiguration": {"maxUnavailable": 0 if surge else 1, "maxSurge": 1 if surge else 0},
-    }
+    config: dict[str, object] = {"maxUnavailable": 0 if surge else 1, "maxSurge": 1 if surge else 0}
+    if partition is not None:
+        config["partition"] = partition
+    return {"type": "RollingUpdate", "rollingUpdateConfiguration": config}
+
+
+CANARY_DESCRIPTION = (
+    "Canary rollout: how many groups, counted from the highest index as LWS rolls them, take a template change "
+    "(an engine image, a flag) on the next `pulumi up`; the lower groups keep the old revision until this is "
+    "removed and `pulumi up` runs again, which releases them. Rendered as the LeaderWorkerSet's "
+    "`rolloutStrategy.rollingUpdateConfiguration.partition` = the groups held, an index: with autoscaling it is "
+    "counted from `minReplicas`, and a group the HPA adds above it starts on the new template. At least 1, and at "
+    "least one group held (below `replicas`, or `autoscaling.minReplicas`). Unset: every group rolls."
+)
+"""The ``canaryGroups`` setting's description, for the stack file and the components alike."""
+
+
+def canary_partition(groups: int, canary: int | None) -> int | None:
+    """The LeaderWorkerSet's ``partition`` for ``canary`` groups of ``groups`` (the fixed count, or the HPA's
+    minimum): the groups held, those of index below it. LWS never lets the leader StatefulSet's partition fall
+    below it (kubernetes-sigs/lws v0.9.0 pkg/controllers/leaderworkerset_controller.go l.285-288, v0.10.0 l.291-294:
+    ``stsPartition = max(stsPartition, ...Partition)`` in ``rollingUpdateParameters``; the function is the same in
+    both releases), and the StatefulSet controller updates only the pods of ordinal at or above its partition, and
+    creates a pod of a lower ordinal (a recreated group) from the old revision, one at or above it (a group the HPA
+    adds) from the new one (k8s.io/kubernetes v1.36.3 pkg/controller/statefulset/stateful_set_utils.go l.530-541
+    ``newVersionedStatefulSetPod``). The API: "During a rolling update, all the groups from ordinal Partition to
+    Replicas-1 will be updated ... helpful in incremental rollout strategies like canary deployments"; with maxSurge,
+    "the bursted replicas will keep remaining until the rolling update is completely done and the partition field
+    is reset to 0" (api/leaderworkerset/v1/leaderworkerset_types.go v0.9.0 l.268-280, v0.10.0 l.270-282)."""
+    return None if canary is None else groups - canary
+
+
+def canary_problem(canary: int, groups: int, held: str) -> str:
+    """Why ``canary`` groups of ``groups`` (the fixed count, or the HPA's minimum, given by key ``held``) are no
+    canary, or ``""``: it must roll at least one group and hold at least one."""
+    if 1 <= canary < groups:
+        return ""
+    if groups < 2:
+        return (
+            f"a canary needs two groups at least, one to roll and one to hold, and {held} is {groups}; "
+            "remove canaryGroups"
+        )
+    return (
+        f"holds no group of the {groups} of {held}: every group would roll; valid: "
+        f"{'1' if groups == 2 else f'1 to {groups - 1}'}, "
+        "or remove canaryGroups"
+    )
 
 
 def surge_groups(rollout: Rollout) -> int:
@@ -95,6 +140,15 @@ planner.go l.52-59 ``DefaultRollingUpdateConfig``, l.84-110 and ``canScaleUp`` l
 tools/runtime/ds_facts.py ``DEFAULT_MAX_SURGE``; the later planner, commit 08fbf8c, keeps it:
 ``planningCeiling = roleSize + 1`` when maxSurge and maxUnavailable are 0). The new revision's groups of every role
 come up before any old one goes."""
+
+
+DISAGGREGATED_CANARY = (
+    "a disaggregated serving is a DisaggregatedSet, which rolls out across its roles itself and refuses a role's "
+    "partition; remove canaryGroups"
+)
+"""kubernetes-sigs/lws v0.10.0 api/disaggregatedset/v1/disaggregatedset_types.go l.71-92 ("Partition must not be
+set. DisaggregatedSet handles rollouts across roles"), pkg/webhooks/disaggregatedset/disaggregatedset_webhook.go
+l.189-190 (a partition other than 0 refused)."""
 
 
 IMMUTABLE_PATHS: tuple[str, ...] = ("spec.leaderWorkerTemplate.subGroupPolicy",)

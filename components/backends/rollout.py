@@ -16,6 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .. import lws
 from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS
 from ..lws import Rollout
 from . import scaling
@@ -60,6 +61,23 @@ def problems(serving: scaling.Scaled, pools: int, per_group: int | None = None) 
         f"group's, beside the {most} group(s) of {held}, all shares equal; {given}, not a multiple of "
         f'{most + 1}. List {choices} slices, or use rollout "in-place"'
     ]
+
+
+def canary_problems(serving: scaling.Scaled, disaggregated: bool = False) -> list[str]:
+    """``serving.canaryGroups`` must roll at least one group and hold at least one of the fixed count, or of the
+    HPA's minimum (:func:`~tpu_serving.lws.canary_problem`); a DisaggregatedSet has no partition."""
+    canary = serving.canary_groups
+    if canary is None:
+        return []
+    at = f"{KEY}.canaryGroups = {canary}"
+    if disaggregated:
+        return [f"{at}: {lws.DISAGGREGATED_CANARY}"]
+    auto = serving.autoscaling
+    fewest, held = (
+        (auto.min_replicas, "autoscaling.minReplicas") if auto is not None else (serving.replicas, "replicas")
+    )
+    why = lws.canary_problem(canary, fewest, held)
+    return [f"{at}: {why}"] if why else []
 
 
 UPGRADE_WAIT_MINUTES = 60
@@ -150,10 +168,47 @@ class RolloutPlan:
     """Seconds over which the HPA removes at most one group (autoscaled only)."""
     scale_down_stabilization_seconds: int = 0
     """How long the HPA's metric must stay low before it removes a group (autoscaled only)."""
+    canary_groups: int | None = None
+    """Groups, from the highest index, that take a template change; the others are held (``serving.canaryGroups``)."""
+
+    @property
+    def partition(self) -> int | None:
+        """The LeaderWorkerSet's ``partition``: the groups held, counted from the fewest (:func:`lws.canary_partition`)."""
+        return lws.canary_partition(self.fewest, self.canary_groups)
 
     @property
     def summary(self) -> str:
         """One line for the preview and for a diff that changes the groups' template."""
+        return self._strategy + self.canary
+
+    @property
+    def canary(self) -> str:
+        """How a canary proceeds (``""`` without one): which group indexes take the new template, that the others
+        wait, what the HPA's new groups and a surge group do, and how to release or roll back
+        (:func:`lws.canary_partition` cites the controllers)."""
+        held = self.partition
+        if held is None:
+            return ""
+        top = f"{held}-{self.fewest - 1}" if self.fewest - 1 > held else f"{held}"
+        moved = f"group{'s' if self.fewest - 1 > held else ''} {top}"
+        if self.autoscaled:
+            moved += f" (at {self.fewest} groups, the minimum) and every group of a higher index the HPA runs or adds"
+        kept = f"group{'s' if held > 1 else ''} {'0' if held == 1 else f'0-{held - 1}'}"
+        surge = (
+            "; the surge group starts on it as well and stays on its spare slice until the release"
+            if self.rollout == Rollout.SURGE
+            else ""
+        )
+        return (
+            f"; canary (serving.canaryGroups {self.canary_groups}, partition {held}): on the next template change "
+            f"only {moved} take the new template{surge}; {kept} {'wait' if held > 1 else 'waits'} on the old one while you watch the canary's "
+            "error rate and time to first token; to release them, remove canaryGroups and run `pulumi up`; to roll "
+            "back, restore the previous stack file and run `pulumi up` (the waiting groups never moved; docs/upgrade.md)"
+        )
+
+    @property
+    def _strategy(self) -> str:
+        """How the groups roll, without a canary."""
         n = f"{'up to ' if self.autoscaled else ''}{self.groups} group{'s' if self.groups != 1 else ''}"
         k = self.slices_per_group
         unit = "one slice" if k == 1 else f"{k} slices"
@@ -259,6 +314,7 @@ class RolloutPlan:
             "drain": self.drain,
             "upgrade": self.upgrade,
             "scaleDown": self.scale_down,
+            **({} if self.partition is None else {"canaryGroups": self.canary_groups, "partition": self.partition}),
         }
 
 
@@ -289,4 +345,5 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         grace_seconds=grace_seconds,
         scale_down_period_seconds=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
         scale_down_stabilization_seconds=auto.scale_down_stabilization_seconds if auto is not None else 0,
+        canary_groups=serving.canary_groups,
     )

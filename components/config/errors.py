@@ -110,7 +110,7 @@ def describe(err: Mapping[str, Any]) -> str:
     path = _key_path(loc)
     kind = err["type"]
     if kind == "extra_forbidden":
-        return _unknown_key(loc, path)
+        return _unknown_key(loc, path, err.get("input"))
     if kind == "missing":
         return _missing_key(loc, path)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
@@ -130,11 +130,28 @@ def _declared_bounds(loc: tuple[Any, ...]) -> dict[str, Any]:
     return bounds_of(field.metadata) if field is not None else {}
 
 
-def _unknown_key(loc: tuple[Any, ...], path: str) -> str:
-    """A key no model declares: a stack file's ``gcp:`` key in structured settings, or a key with its valid keys and
-    the closest of them."""
+NO_PARTITION: Mapping[str, str] = {
+    "saxml": "a JobSet",
+    "pathways-job": "a PathwaysJob, run as a JobSet by its controller",
+}
+"""Backends whose serving ``canaryGroups`` cannot apply, and what they run: a canary is a LeaderWorkerSet's
+``rolloutStrategy.rollingUpdateConfiguration.partition``, and neither spec has any rollout strategy or partition
+(kubernetes-sigs/jobset v0.12.0 config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml, spec: coordinator,
+failurePolicy, managedBy, network, replicatedJobs, startupPolicy, successPolicy, suspend, ttlSecondsAfterFinished,
+volumeClaimPolicies; google/pathways-job v0.1.4 config/crd/bases/pathways-job.pathways.domain_pathwaysjobs.yaml,
+spec: controller, customComponents, maxRestarts, pathwaysDir, pathwaysVersion, workers)."""
+
+
+def _unknown_key(loc: tuple[Any, ...], path: str, value: object = None) -> str:
+    """A key no model declares: a stack file's ``gcp:`` key in structured settings, ``canaryGroups`` of a backend
+    without a LeaderWorkerSet, or a key with its valid keys and the closest of them."""
     if len(loc) == 1 and loc[0] in GCP_KEYS.values():
         return _stack_file_key(loc[0])
+    if len(loc) == 3 and loc[0] == "serving" and loc[2] == "canaryGroups" and loc[1] in NO_PARTITION:
+        return (
+            f"{path} = {json.dumps(value, default=str)}: backend {loc[1]} runs {NO_PARTITION[loc[1]]}, which has no rolling-update partition: a canary "
+            "holds back a LeaderWorkerSet's lower groups (backends vllm and jetstream-pathways); remove canaryGroups"
+        )
     model = _model_at(loc[:-1])
     names = [f.alias or n for n, f in model.model_fields.items()]
     close = difflib.get_close_matches(str(loc[-1]), names, n=1)

@@ -205,11 +205,13 @@ def run_stack(
     stack: str,
     edit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     before_rollout: Callable[[Any], None] | None = None,
+    lifecycle: Callable[[StackReport, StackRun, Any, Mapping[str, Any]], None] | None = None,
 ) -> StackReport:
     """One stack, start to end, in a control plane of its own; ``edit`` changes its stack file's ``config:`` first
     (a planted break: the offline plan, and so the Nodes, stay the shipped stack's); ``before_rollout`` changes the
     live cluster (given the API client) after ``pulumi up`` and before the image rollout, for a break that the stack
-    file's validation would refuse."""
+    file's validation would refuse; ``lifecycle`` (given the report, the stack, the API client and the e2e stack
+    configuration) replaces the steps after the cluster is up (:func:`.canary.canary_lifecycle`)."""
     from tpu_serving_tools.offline import preview_stacks
 
     report = StackReport(stack)
@@ -239,7 +241,10 @@ def run_stack(
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
         run.kubeconfig = cp.kubeconfig
         lowest = {p.name: p.lowest for p in created_pools(plan)}
-        _lifecycle(report, run, api, (config, lowest), before, controllers, before_rollout)
+        if lifecycle is not None:
+            lifecycle(report, run, api, config)
+        else:
+            _lifecycle(report, run, api, (config, lowest), before, controllers, before_rollout)
     return report
 
 

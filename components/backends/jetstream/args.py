@@ -228,8 +228,10 @@ class PathwaysServingArgs:
     """Number of leader-worker groups (each needs its own slices)."""
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
-    never resets what the HPA chose)."""
+    never resets what the HPA chose; ``replicas`` then gives the HPA's minimum, which ``canary_groups`` counts from)."""
     rollout: lws.Rollout = described(lws.ROLLOUT_DESCRIPTION, default=lws.Rollout.IN_PLACE)
+    canary_groups: int | None = described(lws.CANARY_DESCRIPTION, default=None, ge=1, le=63)
+    """Groups, from the highest index, that take a template change; the others are held (``partition``)."""
     lws_version: str = described(
         "The LeaderWorkerSet release the cluster runs; it picks the group restart policy.",
         default=PINS["lws"].value,
@@ -261,6 +263,10 @@ class PathwaysServingArgs:
         found = [f"service_name = {self.service_name!r}: {clash}"] if clash else []
         if self.mode == "disaggregated" and (why := disaggregation_problem(self.shape)):
             found.append(f"mode = 'disaggregated': {why}")
+        if self.canary_groups is not None and (
+            why := lws.canary_problem(self.canary_groups, self.replicas, "replicas")
+        ):
+            found.append(f"canary_groups = {self.canary_groups}: {why}")
         return found
 
     @property

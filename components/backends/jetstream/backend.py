@@ -81,9 +81,11 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
         service_account=identity.service_account_name,
         shape=platform.slices.shape,
         num_slices=len(platform.slices.names) // scaling.groups(serving),
-        replicas=serving.replicas,
+        # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
+        replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
         autoscaled=serving.autoscaling is not None,
         rollout=serving.rollout,
+        canary_groups=serving.canary_groups,
         lws_version=serving.lws_version,
         mode=Mode(serving.mode),
         maxtext=to_settings(serving.maxtext, MaxTextSettings),

@@ -39,7 +39,8 @@ def problems(cfg: Stack, serving: PathwaysServingConfig, shape: SliceShape, pool
     """Groups share the slices evenly (one slice each when autoscaled); the buckets exist; parallelism and
     HBM fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
-    found = rollout.problems(serving, pools) or replica_problems(
+    found = rollout.canary_problems(serving)
+    found += rollout.problems(serving, pools) or replica_problems(
         cfg, serving, shape, scaling.group_slices(serving, pools)
     )
     if clash := lws.service_name_problem(serving.name, serving.service_name):

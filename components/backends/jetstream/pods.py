@@ -246,7 +246,11 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
         # One subgroup per slice; the leader (size - 1 divisible) is the extra pod.
         template["subGroupPolicy"] = {"subGroupSize": args.shape.vms}
     replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
-    return {**replicas, "rolloutStrategy": lws.rollout_strategy(args.rollout), "leaderWorkerTemplate": template}
+    return {
+        **replicas,
+        "rolloutStrategy": lws.rollout_strategy(args.rollout, lws.canary_partition(args.replicas, args.canary_groups)),
+        "leaderWorkerTemplate": template,
+    }
 
 
 def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:

@@ -19,6 +19,7 @@ from ...settings import (
     SingleGroup,
     StackFloat,
     StackInt,
+    declared,
     release_validator,
     settings_model,
 )
@@ -26,7 +27,7 @@ from ..scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
     pass
-from .args import MaxTextSettings, PathwaysImages, PathwaysRequests
+from .args import MaxTextSettings, PathwaysImages, PathwaysRequests, PathwaysServingArgs
 
 if TYPE_CHECKING:
     pass
@@ -88,6 +89,7 @@ class PathwaysServingConfig(Model):
     name: K8sName = Field("jetstream-pathways", description="LeaderWorkerSet name; the first leader pod is `<name>-0`.")
     service_name: K8sName = Field("jetstream-svc", description="Name of the ClusterIP Service on port 8000.")
     rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
+    canary_groups: StackInt | None = declared(PathwaysServingArgs, "canary_groups")
     single_group: SingleGroup = None
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."

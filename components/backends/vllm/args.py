@@ -281,8 +281,11 @@ class VllmServingArgs:
     """Groups, one slice each."""
     autoscaled: bool = False
     """An HPA owns the group count (``replicas`` is left out of the LeaderWorkerSet, so a ``pulumi up``
-    never resets what the HPA chose)."""
+    never resets what the HPA chose; ``replicas`` then gives the HPA's minimum, which ``canary_groups`` counts from)."""
     rollout: lws.Rollout = described(lws.ROLLOUT_DESCRIPTION, default=lws.Rollout.IN_PLACE)
+    canary_groups: int | None = described(lws.CANARY_DESCRIPTION, default=None, ge=1, le=63)
+    """Groups, from the highest index, that take a template change; the others are held (``partition``). With
+    ``autoscaled``, counted from ``replicas`` as the HPA's minimum."""
     lws_version: str = described(
         "The LeaderWorkerSet release the cluster runs; it picks the group restart policy.",
         default=PINS["lws"].value,
@@ -333,6 +336,10 @@ class VllmServingArgs:
         found += parallelism_problems("engine", self.engine, self.shape)
         if clash := lws.service_name_problem(self.name, self.service_name):
             found.append(f"service_name = {self.service_name!r}: {clash}")
+        if self.canary_groups is not None and (
+            why := lws.canary_problem(self.canary_groups, self.replicas, "replicas")
+        ):
+            found.append(f"canary_groups = {self.canary_groups}: {why}")
         return found
 
     @property

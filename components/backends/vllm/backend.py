@@ -90,9 +90,11 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
         cache_path=f"{CACHE_FOLDER}/{serving.name}",
         hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-        replicas=serving.replicas,
+        # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
+        replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
         autoscaled=serving.autoscaling is not None,
         rollout=serving.rollout,
+        canary_groups=serving.canary_groups,
         lws_version=serving.lws_version,
         name=serving.name,
         service_name=serving.service_name,

@@ -27,10 +27,11 @@ from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
+    found = rollout.canary_problems(serving, disaggregated=serving.disaggregation is not None)
     if serving.disaggregation is not None:
-        found = disagg_checks.problems(cfg, serving, shape)
+        found += disagg_checks.problems(cfg, serving, shape)
     else:
-        found = rollout.problems(serving, pools, per_group=1) or replica_problems(
+        found += rollout.problems(serving, pools, per_group=1) or replica_problems(
             cfg, serving, shape, scaling.group_slices(serving, pools)
         )
         found += parallelism_problems(f"{key}.engine", to_settings(serving.engine, VllmEngineSettings), shape, to_camel)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
-from ...lws import Rollout
+from ...lws import DISAGGREGATED_CANARY, Rollout
 from ...naming import check_dns_name, namespace_problem
 from ...settings import described
 from .args import VllmEngineSettings, VllmServingArgs
@@ -153,6 +153,8 @@ class VllmDisaggregatedArgs:
                     "each and a rollout's surge group one more (LWS v0.10.0 disaggregatedset planner.go l.195-215); "
                     f"list {role.replicas + 1} node pools"
                 )
+            if role.canary_groups is not None:
+                found.append(f"{at}.canary_groups = {role.canary_groups}: {DISAGGREGATED_CANARY}")
             if role.rollout != Rollout.SURGE:
                 found.append(
                     f"{at}.rollout = {role.rollout.value!r}: a role rolls out with surge, a revision's new group up "

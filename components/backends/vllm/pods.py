@@ -464,7 +464,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}
     return {
         **replicas,
-        "rolloutStrategy": lws.rollout_strategy(args.rollout),
+        "rolloutStrategy": lws.rollout_strategy(args.rollout, lws.canary_partition(args.replicas, args.canary_groups)),
         "leaderWorkerTemplate": template,
     }
 

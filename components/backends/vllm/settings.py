@@ -120,6 +120,7 @@ class VllmServingConfig(Model):
     name: K8sName = declared(VllmServingArgs, "name")
     service_name: K8sName = declared(VllmServingArgs, "service_name")
     rollout: Rollout = Field(Rollout.IN_PLACE, description=ROLLOUT_DESCRIPTION)
+    canary_groups: StackInt | None = declared(VllmServingArgs, "canary_groups")
     single_group: SingleGroup = None
     lws_version: Annotated[str, release_validator(LWS)] = Field(
         LWS.default_version, description="LeaderWorkerSet release installed by the stack (v0.4.0 or later)."

@@ -1,20 +1,19 @@
 """``Observability``: what a serving stack is watched with: scraping, a dashboard and alerts.
 
-- a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``)
-  per scrape target its backend declares (:class:`ScrapeTarget`), so managed collection
-  scrapes the servers' Prometheus endpoints;
+- a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``) per scrape target
+  its backend declares (:class:`ScrapeTarget`), so managed collection scrapes the servers' Prometheus endpoints;
 - one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests running and waiting, time
   to first token, time per output token, KV-cache use) and the TPU signals GKE exports for every container holding
   chips (duty cycle, HBM use), all in PromQL;
 - alert policies with PromQL conditions: pods not ready, a lasting backlog, TPUs idle while requests wait, a job's
   pods not running (:mod:`tpu_serving.job_alerts`), server errors (:mod:`tpu_serving.error_rate`), a controller with
-  no available replica (:mod:`tpu_serving.controller_alerts`), each where its signals exist;
+  no available replica (:mod:`tpu_serving.controller_alerts`), a failing or slow serving probe (the prober's
+  Deployment, :mod:`tpu_serving.prober`), each where its signals exist;
 - for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
   restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
-Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of dataclasses turned
-into dicts, never a template). Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs
-in ``opts.depends_on``: the children pass the dependency on, so the dashboard and alerts wait for the API.
+Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of dataclasses, never a
+template). Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs in ``opts.depends_on``.
 """
 
 import json
@@ -26,7 +25,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from . import controller_alerts, error_rate, job_alerts
+from . import controller_alerts, error_rate, job_alerts, prober
 from . import group_recreations as recreations
 from . import observability_roles as roles_
 from .controllers import WatchedDeployment
@@ -40,8 +39,8 @@ from .versions import PINS
 # --------------------------------------------------------------------------- facts
 
 POD_MONITORING_API = "monitoring.googleapis.com/v1"
-"""PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2
-charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
+"""PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2 charts/operator/crds/
+monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
 GMP_RELEASE = PINS["gmp"].value
 """The prometheus-engine release whose PodMonitoring CRD the objects are validated against. GKE installs the CRD
 itself when Managed Prometheus is on; the stack installs nothing."""
@@ -62,10 +61,10 @@ TPU_MEMORY_TOTAL = "kubernetes_io:container_accelerator_memory_total"
 """The accelerator metrics GKE system metrics export per container holding accelerators
 (``kubernetes.io/container/accelerator/duty_cycle``: percent of the sample period the accelerator was processing;
 ``.../memory_used`` and ``.../memory_total``: bytes; https://cloud.google.com/monitoring/api/metrics_kubernetes; the
-kubelet's AcceleratorStats ``dutyCycle``, ``memoryUsed``, ``memoryTotal``,
-kubernetes.io/docs/reference/kubelet-api/stats.v1alpha1). Their PromQL names follow "replace the first / with :, every
-other special character with _" (https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the
-``k8s_container`` resource's (``cluster_name``, ``namespace_name``, ``pod_name``)."""
+kubelet's AcceleratorStats ``dutyCycle``, ``memoryUsed``, ``memoryTotal``, kubernetes.io/docs/reference/kubelet-api/
+stats.v1alpha1). Their PromQL names follow "replace the first / with :, every other special character with _"
+(https://cloud.google.com/monitoring/promql/promql-mapping); their labels are the ``k8s_container`` resource's
+(``cluster_name``, ``namespace_name``, ``pod_name``)."""
 
 POD_NOT_READY = "kube_pod_container_status_ready"
 """Per-container readiness (1: its check passed), the only pod readiness series of GKE's ``POD`` kube state metrics
@@ -79,14 +78,13 @@ POD_PHASE = "kube_pod_status_phase"
 """kube-state-metrics' pod phase, 1 for the pod's current ``phase`` (Pending, Running, Succeeded, Failed, Unknown;
 kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md, STABLE). A finished pod (Succeeded, Failed: a
 completed Job's) keeps Ready=False for as long as it exists, so the not-ready alert counts only pods that should
-become ready: those Pending or Running
-(https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
+become ready: those Pending or Running (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-phase)."""
 
 SHOULD_BE_READY_PHASES = "Pending|Running"
 
 DASHBOARD_COLUMNS = 48
-"""Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
-https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
+"""Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48, https://cloud.google.com/monitoring/api/
+ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
 
 
 # --------------------------------------------------------------------------- what a backend declares
@@ -104,6 +102,8 @@ class ScrapeTarget:
     """Port of the endpoint."""
     path: str = "/metrics"
     """HTTP path of the endpoint."""
+    endpoint: Mapping[str, Any] = field(default_factory=dict)
+    """More fields of its PodMonitoring endpoint (a probe's ``params``, ``interval``: :func:`.prober.scrape_endpoint`)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,8 @@ class ServingMetrics:
     """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
     http_responses: error_rate.HttpResponses | None = None
     """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
+    probe: prober.ProbeTarget | None = None
+    """The request the serving probe sends, whose Deployment and alerts the stack gets (None: no probe)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -163,7 +165,9 @@ def pod_monitoring(
         "metadata": {"name": target.name, "namespace": namespace, "labels": dict(labels)},
         "spec": {
             "selector": {"matchLabels": dict(target.pods)},
-            "endpoints": [{"port": target.port, "path": target.path, "interval": f"{interval_seconds}s"}],
+            "endpoints": [
+                {"port": target.port, "path": target.path, "interval": f"{interval_seconds}s", **target.endpoint}
+            ],
         },
     }
 
@@ -291,17 +295,9 @@ class Alert:
     or None (none set)."""
 
 
-def _not_ready_query(scope: Scope) -> str:
-    """Pods of the namespace Pending or Running (not finished Job pods) and not Ready, or never scheduled."""
-    where = {"cluster": scope.cluster, "namespace": scope.namespace}
-    ready = roles_.ready_pods(POD_NOT_READY, _matchers(where)[1:-1])
-    live = POD_PHASE + _matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
-    return f"sum(({live} == 1) unless on(namespace, pod) {ready}) > 0"
-
-
 def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Alert]:
     """The alert policies whose signals the backend has."""
-    minutes = settings.no_ready_leader_minutes
+    minutes, kube = settings.no_ready_leader_minutes, (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
     out = []
     leaders = roles_.leader_pods(metrics.serves, metrics.leader_pods, metrics.leader_worker_sets)
     if leaders is not None:
@@ -313,7 +309,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             Alert(
                 "not-ready",
                 "Serving pods not ready",
-                _not_ready_query(scope),
+                roles_.namespace_not_ready_query(scope.cluster, scope.namespace, kube),
                 settings.not_ready_minutes,
                 f"A pod of namespace {scope.namespace} has not been ready for {settings.not_ready_minutes} minutes. "
                 f"Find it (kubectl -n {scope.namespace} get pods), read its events and logs; a pending group waits "
@@ -352,7 +348,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
         out.append(
             Alert(*error_rate.error_rate_alert(scope.cluster, scope.namespace, metrics.http_responses, settings))
         )
-    kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
+    out += [Alert(*a) for a in prober.probe_alerts(scope.cluster, scope.namespace, metrics.probe, settings)]
     out += [Alert(*a) for r in metrics.roles for a in roles_.alerts(scope.cluster, scope.namespace, r, settings, kube)]
     router = roles_.router_alerts(scope.cluster, scope.namespace, metrics.router, minutes, POD_NOT_READY)
     return out + [Alert(*a) for a in router]
@@ -447,6 +443,7 @@ class Observability(pulumi.ComponentResource):
                 spec=obj["spec"],
                 opts=child,
             )
+        prober.create(name, args.namespace, args.metrics.probe, args.labels, child)
         self.dashboard_name, self.alert_policies = None, []
         if args.settings.cloud_resources == CreateOrExisting.CREATE:
             self._cloud_resources(name, args, scope, groups, child)

@@ -79,17 +79,10 @@ def test_prober_config_answer_pattern_matches_a_completion_and_not_an_error():
 
 
 def test_prober_config_jetstream_generates_one_token_and_expects_a_response():
-    serving = load(VLLM).serving  # any stack: the JetStream probe reads only its Service's name
-    jetstream = plan_of(JETSTREAM_STACK)
-    (cm,) = [
-        o
-        for o in kubernetes_objects(jetstream)
-        if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-prober")
-    ]
+    (cm,) = [c for c in _objects(JETSTREAM_STACK, "ConfigMap") if c["metadata"]["name"] == PROBED[JETSTREAM_STACK]]
     http = yaml.safe_load(cm["data"][prober.CONFIG_FILE])["modules"][prober.MODULE]["http"]
     assert json.loads(http["body"]) == {"prompt": "Say OK.", "max_tokens": 1}
     assert re.search(http["fail_if_body_not_matches_regexp"][0], '{"response": " OK"}')
-    assert serving is not None
 
 
 # ------------------------------------------------------------------------- the objects

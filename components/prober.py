@@ -237,12 +237,16 @@ def probe_alerts(
     if target is None:
         return []
     failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
+    name = prober_name(target.service)
+    # The exporter keeps its last probes with their logs and serves them on its own page (blackbox_exporter v0.28.0
+    # main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``), and answers probe_http_status_code (prober/http.go l.323).
     check = (
-        f"The probe POSTs a 1-token completion to {target.url} from the pod of Deployment "
-        f"{prober_name(target.service)} every minute ({target.covers}). Read why it failed: the prober's own "
-        f"log, or probe_http_status_code of its series in Metrics Explorer; then the engine's: kubectl -n {namespace} "
-        f"logs <leader pod>. A Ready pod whose engine answers no completion is hung: delete its leader pod to recreate "
-        "its group."
+        f"The probe POSTs a 1-token completion to {target.url} from the pod of Deployment {name} every minute "
+        f"({target.covers}). Read why it failed: probe_http_status_code of its series in Metrics Explorer, or the "
+        f"exporter's last probes and their logs (kubectl -n {namespace} port-forward deploy/{name} "
+        f"{PROBER_PORT}, then http://localhost:{PROBER_PORT}); then the engine's: kubectl -n {namespace} logs "
+        "<leader pod>. A Ready pod whose engine answers no completion is hung: delete its leader pod to recreate its "
+        "group."
     )
     return [
         (

@@ -74,8 +74,10 @@ PROBE_ANNOTATION = "tpu-serving.dev/probe"
 """The prober's Deployment annotation saying what the probe sends and what it does not cover (:func:`probe_text`),
 which the preview prints on its ``Probe:`` line."""
 CONFIG_CHECKSUM = "tpu-serving.dev/config-checksum"
-"""Pod template annotation holding the sha256 of the module configuration, so a change of it rolls the pod (the
-exporter reads its file at start; the endpoint picker's Deployment does the same, :data:`tpu_serving.epp.EPP_CONFIG_CHECKSUM`)."""
+"""Pod template annotation holding the sha256 of the module configuration, so a change of it rolls the pod: the
+exporter reads its file at start and again only on SIGHUP, a ``/-/reload`` request or, with
+``--config.enable-auto-reload`` (off by default), every 30 s (main.go l.55-56, l.142-174); the endpoint picker's
+Deployment does the same (:data:`tpu_serving.epp.EPP_CONFIG_CHECKSUM`)."""
 
 FAILING_KEY, SLOW_KEY = "probe-failing", "probe-slow"
 FAILING_SEVERITY = "CRITICAL"
@@ -239,7 +241,8 @@ def probe_alerts(
     failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
     name = prober_name(target.service)
     # The exporter keeps its last probes with their logs and serves them on its own page (blackbox_exporter v0.28.0
-    # main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``), and answers probe_http_status_code (prober/http.go l.323).
+    # main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``), and answers probe_http_status_code (prober/http.go
+    # l.323).
     check = (
         f"The probe POSTs a 1-token completion to {target.url} from the pod of Deployment {name} every minute "
         f"({target.covers}). Read why it failed: probe_http_status_code of its series in Metrics Explorer, or the "

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pulumi_gcp as gcp
 
-from . import controller_alerts, error_rate, job_alerts, serving_alerts
+from . import controller_alerts, error_rate, job_alerts, prober, serving_alerts
 from . import observability_roles as roles_
 from .controllers import WatchedDeployment
 from .naming import label_name
@@ -23,8 +23,10 @@ from .serving_metrics import (
     TPU_DUTY_CYCLE,
     Scope,
     ServingMetrics,
-    label_matchers,
 )
+
+KUBE = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
+"""kube-state-metrics' readiness and phase series, and the phases that should become ready."""
 
 
 @dataclass(frozen=True)
@@ -49,20 +51,12 @@ def _alert(found: tuple[str, str, str, int, str, str]) -> Alert:
     return Alert(*found[:5], severity=Severity(found[5]))
 
 
-def _not_ready_query(scope: Scope) -> str:
-    """Pods of the namespace Pending or Running (not finished Job pods) and not Ready, or never scheduled."""
-    where = {"cluster": scope.cluster, "namespace": scope.namespace}
-    ready = roles_.ready_pods(POD_NOT_READY, label_matchers(where)[1:-1])
-    live = POD_PHASE + label_matchers(where)[:-1] + f', phase=~"{SHOULD_BE_READY_PHASES}"}}'
-    return f"sum(({live} == 1) unless on(namespace, pod) {ready}) > 0"
-
-
 def _not_ready(scope: Scope, settings: ObservabilitySettings) -> Alert:
     minutes = settings.not_ready_minutes
     return Alert(
         "not-ready",
         "Serving pods not ready",
-        _not_ready_query(scope),
+        roles_.namespace_not_ready_query(scope.cluster, scope.namespace, KUBE),
         minutes,
         f"A pod of namespace {scope.namespace} has not been ready for {minutes} minutes. Find it (kubectl -n "
         f"{scope.namespace} get pods), read its events and logs; a pending group waits for a whole slice, a failing "
@@ -122,8 +116,8 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     out += _queue_alerts(scope, metrics, settings, leaders)
     if metrics.http_responses is not None:
         out.append(_alert(error_rate.error_rate_alert(cluster, namespace, metrics.http_responses, settings)))
-    kube = (POD_NOT_READY, POD_PHASE, SHOULD_BE_READY_PHASES)
-    out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, kube)]
+    out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings)]
+    out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, KUBE)]
     minutes = settings.no_ready_leader_minutes
     return out + [_alert(a) for a in roles_.router_alerts(cluster, namespace, metrics.router, minutes, POD_NOT_READY)]
 

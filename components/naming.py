@@ -166,6 +166,16 @@ def gateway_name(service: str) -> str:
     return f"{service}-gateway"
 
 
+SERVING_PRIORITY = "tpu-serving-online"
+"""PriorityClass of serving workloads (:mod:`tpu_serving.tenancy` creates it)."""
+
+
+def prober_name(service: str) -> str:
+    """The serving probe's Deployment, ConfigMap and PodMonitoring in front of the Service ``service``
+    (:mod:`tpu_serving.prober`)."""
+    return f"{service}-prober"
+
+
 def pool_name(cluster: str, pool: str) -> str:
     """The GKE node pool of slice pool ``pool``: ``<cluster>-<pool>``."""
     return f"{cluster}-{pool}"

@@ -1,8 +1,7 @@
 """``Observability``: what a serving stack is watched with: scraping, a dashboard and alerts.
 
-- a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``)
-  per scrape target its backend declares (:class:`ScrapeTarget`), so managed collection
-  scrapes the servers' Prometheus endpoints;
+- a PodMonitoring (Google Cloud Managed Service for Prometheus, ``monitoring.googleapis.com/v1``) per scrape target
+  its backend declares (:class:`ScrapeTarget`), so managed collection scrapes the servers' Prometheus endpoints;
 - one Cloud Monitoring dashboard for the stack: the backend's serving signals (requests running and waiting, time
   to first token, time per output token, KV-cache use) and the TPU signals GKE exports for every container holding
   chips (duty cycle, HBM use), all in PromQL;
@@ -11,9 +10,8 @@
 - for a backend that runs LeaderWorkerSets, a log-based metric of their group recreations, its chart and its
   restart-storm alert (:mod:`tpu_serving.group_recreations`).
 
-Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of dataclasses turned
-into dicts, never a template). Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs
-in ``opts.depends_on``: the children pass the dependency on, so the dashboard and alerts wait for the API.
+Every object is built by a pure function from typed data (the dashboard is ``json.dumps`` of dataclasses, never a
+template). Pass the cluster's Kubernetes provider in ``opts.providers`` and the project's APIs in ``opts.depends_on``.
 """
 
 import json
@@ -27,6 +25,7 @@ import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
 from . import observability_roles as roles_
+from . import prober
 from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
 from .controllers import WatchedDeployment
 from .naming import namespace_problem, project_problems
@@ -46,8 +45,8 @@ from .versions import PINS
 # --------------------------------------------------------------------------- facts
 
 POD_MONITORING_API = "monitoring.googleapis.com/v1"
-"""PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2
-charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
+"""PodMonitoring API version (GoogleCloudPlatform/prometheus-engine@v0.17.2 charts/operator/crds/
+monitoring.googleapis.com_podmonitorings.yaml: ``v1`` served and stored)."""
 GMP_RELEASE = PINS["gmp"].value
 """The prometheus-engine release whose PodMonitoring CRD the objects are validated against. GKE installs the CRD
 itself when Managed Prometheus is on; the stack installs nothing."""
@@ -64,8 +63,8 @@ whose NetworkPolicies isolate the scraped pods must admit these pods."""
 
 
 DASHBOARD_COLUMNS = 48
-"""Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48,
-https://cloud.google.com/monitoring/api/ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
+"""Width of a dashboard's mosaic layout (``MosaicLayout.columns``: 1 to 48, https://cloud.google.com/monitoring/api/
+ref_v3/rest/v1/projects.dashboards#mosaiclayout)."""
 
 
 # --------------------------------------------------------------------------- builders
@@ -81,7 +80,9 @@ def pod_monitoring(
         "metadata": {"name": target.name, "namespace": namespace, "labels": dict(labels)},
         "spec": {
             "selector": {"matchLabels": dict(target.pods)},
-            "endpoints": [{"port": target.port, "path": target.path, "interval": f"{interval_seconds}s"}],
+            "endpoints": [
+                {"port": target.port, "path": target.path, "interval": f"{interval_seconds}s", **target.endpoint}
+            ],
         },
     }
 
@@ -227,6 +228,7 @@ class Observability(pulumi.ComponentResource):
                 spec=obj["spec"],
                 opts=child,
             )
+        prober.create(name, args.namespace, args.metrics.probe, args.labels, child)
         self.dashboard_name, self.alert_policies = None, []
         if args.settings.cloud_resources == CreateOrExisting.CREATE:
             self._cloud_resources(name, args, scope, groups, child)

@@ -259,6 +259,16 @@ def idle_query(
     return f"({tpus} < {percent:g}) and on(group) ({queue} > 0)"
 
 
+def namespace_not_ready_query(cluster: str, namespace: str, kube: tuple[str, str, str]) -> str:
+    """Pods of the namespace Pending or Running (not finished Job pods) and not Ready, or never scheduled; ``kube``:
+    the readiness and phase series and the phases that should become ready (:mod:`tpu_serving.observability`)."""
+    ready_metric, phase, phases = kube
+    where = {"cluster": cluster, "namespace": namespace}
+    ready = ready_pods(ready_metric, _matchers(where)[1:-1])
+    live = phase + _matchers(where)[:-1] + f', phase=~"{phases}"}}'
+    return f"sum(({live} == 1) unless on(namespace, pod) {ready}) > 0"
+
+
 def no_ready_leader_alert(
     cluster: str, namespace: str, leaders: str, minutes: int, ready: str
 ) -> tuple[str, str, str, int, str, str]:

@@ -181,6 +181,38 @@ class ObservabilitySettings:
         ge=1,
         le=1000,
     )
+    # SRE review B2, M7: a hung engine behind a Ready pod is seen by no readiness, error or queue alert; only a real
+    # request is. Five minutes of failed probes (five requests, one a minute) page as fast as the no-ready alert; a
+    # 1-token completion of a short prompt takes well under a second on a healthy engine, so ten seconds held for a
+    # quarter of an hour is a queue or a degraded engine, not a blip.
+    serving_probe: bool = described(
+        "Send a 1-token completion of the served model to the serving Service every minute (a Prometheus blackbox "
+        "exporter Deployment in the namespace, scraped by Managed Prometheus) and alert when it fails or is slow "
+        "(backends whose server takes HTTP completions: vLLM, JetStream). It reaches the Service, not the Gateway: "
+        "it does not see the load balancer's or the endpoint picker's errors.",
+        default=True,
+    )
+    probe_failing_minutes: int = described(
+        "Minutes the serving probe may fail (no 200 answer holding a completion within its 50 s timeout) before the "
+        "probe-failing alert (CRITICAL) fires.",
+        default=5,
+        ge=1,
+        le=1440,
+    )
+    probe_slow_seconds: float = described(
+        "Seconds a successful probe may take (a 1-token completion) above which the probe-slow alert counts; below "
+        "the probe's 50 s timeout, past which the probe fails instead.",
+        default=10,
+        gt=0,
+        le=45,
+    )
+    probe_slow_minutes: int = described(
+        "Minutes the serving probe must stay slower than `probeSlowSeconds` before the probe-slow alert (WARNING) "
+        "fires.",
+        default=15,
+        ge=1,
+        le=1440,
+    )
 
     def channels(self, severity: Severity) -> list[str]:
         """The channels an alert of ``severity`` notifies: the pages' for CRITICAL and ERROR, the tickets' for

@@ -17,12 +17,12 @@ import pulumi
 
 from . import cost
 from .allocation import Allocation
-from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
+from .backends import BACKENDS, Backend, Built, Platform, ServingSlices, probed
 from .backends.vllm import VllmServingConfig
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cloud_nat import cloud_nat, look_up_existing_nat
 from .cluster import CloudNat, TpuCluster
-from .config.checks import namespace_pods
+from .config.checks import namespace_pods, serving_probe
 from .config.models import StackConfig
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .derived import (
@@ -105,10 +105,11 @@ def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Co
 
 
 def watched_metrics(cfg: StackConfig) -> ServingMetrics:
-    """The backend's metrics and, behind an InferencePool, its endpoint picker's: a PodMonitoring of its metrics port
-    (the tenancy's scrape policy opens it to the collectors) and its alerts (:func:`.observability_roles.router_alerts`)."""
+    """The backend's metrics with its serving probe (:func:`.config.checks.serving_probe`) and, behind an InferencePool,
+    its endpoint picker's: a PodMonitoring of its metrics port (the tenancy's scrape policy opens it to the collectors)
+    and its alerts (:func:`.observability_roles.router_alerts`)."""
     assert cfg.serving is not None
-    metrics = BACKENDS[cfg.serving.backend].metrics(cfg.serving)
+    metrics = probed(BACKENDS[cfg.serving.backend].metrics(cfg.serving), serving_probe(cfg))
     if cfg.gateway is None or not cfg.gateway.inference_pool or not isinstance(cfg.serving, VllmServingConfig):
         return metrics
     epp = f"{gateway_name(cfg.serving.service_name)}-epp"

@@ -6,9 +6,10 @@ scraping and the dashboard.
 """
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from . import error_rate, job_alerts
+from . import error_rate, job_alerts, prober
 from . import observability_roles as roles_
 
 # --------------------------------------------------------------------------- facts
@@ -57,6 +58,8 @@ class ScrapeTarget:
     """Port of the endpoint."""
     path: str = "/metrics"
     """HTTP path of the endpoint."""
+    endpoint: Mapping[str, Any] = field(default_factory=dict)
+    """More fields of its PodMonitoring endpoint (a probe's ``params``, ``interval``: :func:`.prober.scrape_endpoint`)."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +106,8 @@ class ServingMetrics:
     """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
     http_responses: error_rate.HttpResponses | None = None
     """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
+    probe: prober.ProbeTarget | None = None
+    """The request the serving probe sends, whose Deployment and alerts the stack gets (None: no probe)."""
     fewest_groups: int = 1
     """Groups that take requests the stack is planned to keep Ready (the fixed count, or the autoscaling minimum):
     fewer for longer than the not-ready window fires the below-minimum alert (1: the no-ready alert covers it)."""

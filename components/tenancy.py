@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .naming import SERVING_PRIORITY as SERVING_PRIORITY  # its module before the serving probe
 from .naming import check_dns_name, email_problem, namespace_problem
 from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
@@ -26,8 +27,6 @@ from .quota import PodSet, QuotaNeed, derive, quota_problems
 from .settings import described
 from .validation import check_arguments
 
-SERVING_PRIORITY = "tpu-serving-online"
-"""PriorityClass of serving workloads."""
 BATCH_PRIORITY = "tpu-serving-batch"
 """PriorityClass of batch workloads (never preempts)."""
 PRIORITIES: dict[str, tuple[int, str, str]] = {

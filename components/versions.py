@@ -397,6 +397,19 @@ PINS: dict[str, Pin] = {
             "the vllm backend's engine, as the successor",
         ),
         Pin(
+            "blackbox-exporter",
+            "Prometheus blackbox exporter image (the serving probe)",
+            "quay.io/prometheus/blackbox-exporter:v0.28.0",
+            "2025-12-04",
+            "prometheus/blackbox_exporter tags, mirror of 2026-07-24: tag v0.28.0 (VERSION 0.28.0); the image name and "
+            "registry from its README l.4, l.29, l.262 and Makefile l.19, Makefile.common l.84, l.87, l.243 (the image "
+            "tag is the build's DOCKER_IMAGE_TAG), published by .circleci/config.yml l.65-73 on release tags v*; the "
+            "tag quay.io/prometheus/blackbox-exporter:v0.28.0 is named by public deployments (its registry not read)",
+            "v0.28.0",
+            "prometheus/blackbox_exporter tags, mirror of 2026-07-24 (v0.27.0 2025-06-30, v0.26.0 2025-02-26)",
+            "its CONFIGURATION.md at v0.28.0 (the http module the prober's ConfigMap holds: tpu_serving.prober)",
+        ),
+        Pin(
             "jetstream-http",
             "JetStream HTTP front end image",
             "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3",

@@ -67,12 +67,13 @@ CHECKED_AT_LEAST: dict[str, int] = {
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 3,
     "vllm-llama31-405b-v6e16": 7,
-    "vllm-llama33-70b-disagg-v6e8x2": 14,
-    "vllm-llama33-70b-existing": 10,
-    "vllm-llama33-70b-v5e16": 10,
+    "vllm-llama33-70b-disagg-v6e8x2": 16,
+    "vllm-llama33-70b-existing": 12,
+    "vllm-llama33-70b-v5e16": 12,
 }
-"""Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert and every stack's
-controller alert since, then the leaders' stalled, metrics-missing and below-minimum alerts (2026-11-29); fewer fails
+"""Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert, every stack's
+controller alert and the vLLM and JetStream stacks' two serving-probe alerts since, then the leaders' stalled,
+metrics-missing and below-minimum alerts (2026-11-29); fewer fails
 (an alert lost, or one no longer read)."""
 
 
@@ -320,11 +321,16 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
       counter ``http_requests_total``, labels ``method``, ``status`` grouped by class, ``2xx`` or ``5xx``, and
       ``handler``; a status class has no series before its first response).
 
+    - the serving probe's blackbox exporter (prometheus/blackbox_exporter v0.28.0 prober/handler.go l.78-85: gauges
+      ``probe_success``, 1 or 0, and ``probe_duration_seconds``, answered on ``/probe`` with no label of their own;
+      Managed Prometheus adds the target labels), a healthy 1-token completion in 0.3 s.
+
     ``overload``: 50 requests waiting per engine; ``stall``: requests running, no token generated; ``scrape-lost``:
     no series of any engine ingested any more (the pods stay Ready); ``errors``: half
     the picker's requests fail; ``server-errors``: 10 requests a second answered, and 2 more a second answered 5xx
     (a sixth of the responses); ``idle``: no request at all; ``trickle``: one request every ten minutes per server,
-    each a 5xx (all errors, below the error-rate alert's traffic guard)."""
+    each a 5xx (all errors, below the error-rate alert's traffic guard); ``probe-fails``: every probe fails at the
+    module's 50 s timeout (a hung engine); ``probe-slow``: every probe succeeds in 20 s."""
     out: list[dict[str, str]] = []
 
     def add(name: str, labels: dict[str, str], healthy: str, outage: str | None) -> None:
@@ -356,6 +362,10 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
                 add("vllm:generation_tokens_total", labels, "0+100", None)
         elif "jetstream-http" in pod.containers or "jax-tpu" in pod.containers:
             add("jetstream_prefill_backlog_size", {**base, "id": "0"}, "2", "50" if scenario == "overload" else None)
+        elif "blackbox-exporter" in pod.containers:
+            success, duration = {"probe-fails": ("0", "49.5"), "probe-slow": ("1", "20")}.get(scenario, (None, None))
+            add("probe_success", base, "1", success)
+            add("probe_duration_seconds", base, "0.3", duration)
         elif job.endswith("-epp"):
             labels = {
                 **base,
@@ -394,17 +404,17 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("controller-down", ("kube_deployment_status_replicas_available",)),
     ("server-errors", ("http_requests_total",)),
     ("stall", ("vllm:generation_tokens_total",)),
+    ("probe-slow", ("probe_duration_seconds",)),
+    ("probe-fails", ("probe_success",)),
     ("errors", ("llm_d_epp_request_error_total",)),
     ("overload", ("vllm:num_requests_waiting", "jetstream_prefill_backlog_size")),
     ("pods-lost", ("kube_pod_status_phase", "kube_pod_container_status_ready")),
 )
 """The outage each family of upstream metrics stands for, first match wins (a stall alert also reads the queue)."""
-ENGINE_GAUGES = ("vllm:num_requests_running", "vllm:num_requests_waiting", "jetstream_prefill_backlog_size")
-"""An alert that reads the pods' readiness together with an engine's gauge watches the scrape of Ready pods: its
-outage is ``scrape-lost``."""
-QUIET: dict[str, tuple[str, ...]] = {"server-errors": ("idle", "trickle")}
+QUIET: dict[str, tuple[str, ...]] = {"server-errors": ("idle", "trickle"), "probe-slow": ("probe-fails",)}
 """More inputs an alert of the scenario must stay quiet on: the error rate with no traffic (0/0) and with a few
-requests, all failed, below its guard."""
+requests, all failed, below its guard; the slow probe with every probe failed (slow at its timeout: the failing
+alert's, not this one's)."""
 KNOWN_METRICS = {m for _, metrics in FAMILIES for m in metrics} | {
     "vllm:num_requests_running",
     "llm_d_epp_request_total",
@@ -563,12 +573,16 @@ PLANTED = (
     ("status code", "error-rate", 'status=~"5xx"', 'status=~"500"', (1, 0)),
     ("no traffic guard", "error-rate", " * 60) >= 1)", " * 60) >= 0)", (0, 1)),
     ("controller namespace", "controller-unavailable", 'namespace="lws-system"', 'namespace="lws"', (1, 0)),
+    ("probe job", "probe-failing", 'job="vllm-api-prober"', 'job="vllm-api-probe"', (1, 0)),
+    ("failed probes as slow", "probe-slow", "== 1))", ">= 0))", (0, 1)),
 )
 """Breaks planted in ``vllm-llama33-70b-v5e16``'s alerts, each one the engine must catch: a label its series do not
 carry (the healthy input fires: no leader seems Ready), a leader pattern no LWS pod matches (the same), a threshold
 no outage reaches (the outage does not fire), a status code where vLLM's series carry the class (``500`` for ``5xx``:
 the outage does not fire), a traffic guard that admits any traffic (a trickle of failed requests fires), a controller
-namespace the release does not use (the outage does not fire). Each with
+namespace the release does not use (the outage does not fire), a probe job no PodMonitoring names (the outage does
+not fire), a slow-probe guard that no longer excludes failed probes (``probe_success >= 0`` holds when it is 0: failed probes,
+slow at their timeout, fire the slow alert). Each with
 the (expected, got) of every check that fails: fires
 while it must not, or stays quiet when it must fire."""
 

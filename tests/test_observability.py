@@ -77,7 +77,8 @@ def test_observability_vllm_scrapes_the_leaders_metrics_path_on_8000():
 
 
 def test_observability_jetstream_enables_and_scrapes_the_prometheus_port():
-    (pm,) = _objects(JETSTREAM_STACK, "PodMonitoring")
+    # the other is the serving probe's (tests/test_prober.py)
+    (pm,) = [p for p in _objects(JETSTREAM_STACK, "PodMonitoring") if not p["metadata"]["name"].endswith("-prober")]
     assert pm["spec"]["endpoints"][0]["port"] == 9090 and pm["spec"]["endpoints"][0]["path"] == "/"
     (lws,) = _objects(JETSTREAM_STACK, "LeaderWorkerSet")
     leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
@@ -89,7 +90,8 @@ def test_observability_jetstream_enables_and_scrapes_the_prometheus_port():
 
 def test_observability_jetstream_without_prometheus_port_scrapes_nothing():
     plan = plan_edited(JETSTREAM_STACK, serving=lambda s: s["maxtext"].update(prometheusPort=None))
-    assert not [r for r in plan.resources if r.type.endswith(":PodMonitoring")]
+    monitorings = [r.inputs["metadata"]["name"] for r in plan.resources if r.type.endswith(":PodMonitoring")]
+    assert monitorings == ["jetstream-svc-prober"]  # the serving probe's only
     assert "prometheus_port=9090" not in json.dumps([r.inputs for r in plan.resources])
 
 
@@ -160,6 +162,8 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "metrics_missing",
                 "no_ready_leader",
                 "not_ready",
+                "probe_failing",
+                "probe_slow",
                 "router_errors",
                 "router_not_ready",
                 "stalled",
@@ -168,7 +172,16 @@ def test_observability_dashboard_json_is_built_from_the_charts():
         ),
         (
             JETSTREAM_STACK,
-            ["backlog", "controller_unavailable", "metrics_missing", "no_ready_leader", "not_ready", "tpu_idle"],
+            [
+                "backlog",
+                "controller_unavailable",
+                "metrics_missing",
+                "no_ready_leader",
+                "not_ready",
+                "probe_failing",
+                "probe_slow",
+                "tpu_idle",
+            ],
         ),
         (SAX_STACK, ["controller_unavailable", "no_ready_leader", "not_ready"]),
         (BATCH_STACK, ["controller_unavailable", "job_not_running"]),
@@ -306,8 +319,8 @@ def test_observability_dashboard_and_alerts_wait_for_the_monitoring_api():
 def test_observability_scrape_flow_allowed_only_by_the_scrape_policy(stack):
     data = plan_of(stack).as_json()
     scrape = [f for f in network.check(PlanView(data)).findings if f.subject.startswith("flow gmp-system/collector")]
-    # one per PodMonitoring: the leaders', and the endpoint picker's behind an InferencePool
-    assert len(scrape) == (2 if stack == VLLM_STACK else 1)
+    # one per PodMonitoring: the leaders', the serving probe's, and the endpoint picker's behind an InferencePool
+    assert len(scrape) == (3 if stack == VLLM_STACK else 2)
     assert all(f.ok and "allowed by ingress policy scrape-" in f.reason for f in scrape)
     data["resources"] = [
         r for r in data["resources"] if not (r["type"].endswith("NetworkPolicy") and "-scrape-" in r["name"])

@@ -85,6 +85,8 @@ def test_coverage_tpu_slices_without_a_pod_using_them_fail():
     view = _view("vllm-llama31-405b-v6e16")
     (lws,) = [r for r in view.resources if r["type"].endswith(":LeaderWorkerSet")]
     lws["inputs"]["spec"]["replicas"] = 0
+    (prober,) = [r for r in view.resources if r["type"].endswith(":Deployment")]  # the serving probe's
+    prober["inputs"]["spec"]["replicas"] = 0
     failures = {f.subject: f.reason for f in coverage.check(view, run_checks(view)[:-1]).failures()}
     assert "no pod requests google.com/tpu" in failures["coverage tpu pods"]
     # with no pods, no flow or identity is examined either: each says so instead of passing empty

@@ -72,10 +72,12 @@ def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
     assert admin["resources"]["limits"] == {"memory": "1Gi"} and admin["securityContext"]["runAsUser"] == 65534
     http = sax["sax-http"]["spec"]["template"]["spec"]["containers"][0]
     assert http["resources"]["limits"] == {"memory": "1Gi"} and "runAsUser" not in http["securityContext"]
-    (epp,) = [w for w in workloads("vllm-llama33-70b-v5e16") if w["kind"] == "Deployment"]
-    c = epp["spec"]["template"]["spec"]["containers"][0]
-    assert c["securityContext"]["runAsUser"] == 65532 and c["securityContext"]["readOnlyRootFilesystem"] is True
-    assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
+    deployments = {w["metadata"]["name"]: w for w in workloads("vllm-llama33-70b-v5e16") if w["kind"] == "Deployment"}
+    assert set(deployments) == {"vllm-api-gateway-epp", "vllm-api-prober"}
+    for name, user in (("vllm-api-gateway-epp", 65532), ("vllm-api-prober", 65534)):
+        c = deployments[name]["spec"]["template"]["spec"]["containers"][0]
+        assert c["securityContext"]["runAsUser"] == user and c["securityContext"]["readOnlyRootFilesystem"] is True
+        assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
 
 
 def test_security_example_stacks_name_authorized_networks_not_the_opt_out():
@@ -103,8 +105,8 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == []
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
-        "images pinned by tag only, no digest (2): docker.io/vllm/vllm-tpu:v0.29.0, "
-        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0; a tag moved upstream does not reach a node that already "
+        "images pinned by tag only, no digest (3): docker.io/vllm/vllm-tpu:v0.29.0, "
+        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0, quay.io/prometheus/blackbox-exporter:v0.28.0; a tag moved upstream does not reach a node that already "
         "holds the image (imagePullPolicy IfNotPresent), but a new or recreated node pulls the moved tag, so groups "
         "can run different builds: pin a digest"
     ]
@@ -130,7 +132,10 @@ def test_security_a_digest_pinned_image_is_not_listed():
     digest = "docker.io/vllm/vllm-tpu:v0.29.0@sha256:" + "a" * 64
     for pod in pod_specs(lws.inputs):
         pod["containers"][0]["image"] = digest
-    assert tag_only_images(resources) == ["ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"]
+    assert tag_only_images(resources) == [
+        "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0",
+        "quay.io/prometheus/blackbox-exporter:v0.28.0",
+    ]
 
 
 def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():

@@ -166,7 +166,13 @@ def test_versions_preview_names_the_plans_stale_and_archived_pins():
     assert "no public reference to an image" in PINS["vllm-tpu"].held
     jetstream = plan_of("llama31-405b-v6e16").resources
     text = json.dumps([r.inputs for r in jetstream])
-    assert {p.key for p in used_pins(text)} == {"lws", "pathways-jetstream", "jetstream", "jetstream-http"}
+    assert {p.key for p in used_pins(text)} == {
+        "lws",
+        "pathways-jetstream",
+        "jetstream",
+        "jetstream-http",
+        "blackbox-exporter",
+    }
     assert any(line.startswith("jetstream: archived upstream on 2026-02-01") for line in plan_notes(jetstream))
     assert "pathways-jetstream jax-0.5.3: jax-0.9.0 is known, held: its client is MaxText" in " ".join(
         plan_notes(jetstream)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
@@ -130,6 +131,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *verified_line(plan.stack, shipped_stacks(root) if root else []),
             *quota_summary(plan.outputs),
             *alert_summary(plan.resources),
+            *probe_summary(plan.resources),
             *security_summary(plan.resources),
             *plan_notes(plan.resources),
             *manifest_lines(plan.resources),
@@ -281,6 +283,15 @@ def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
         ]
     pages, tickets = _notified(by["CRITICAL"] + by["ERROR"]), _notified(by["WARNING"])
     return [f"{head}: pages notify {pages}; tickets (WARNING) notify {tickets}{tail}"]
+
+
+def probe_summary(resources: Sequence[RecordedResource]) -> list[str]:
+    """The serving probe's request and what it does not cover: its Deployment's annotation (:mod:`tpu_serving.prober`)."""
+    for r in resources:
+        annotations = (r.inputs.get("metadata") or {}).get("annotations") or {}
+        if r.type == "kubernetes:apps/v1:Deployment" and isinstance(annotations.get(PROBE_ANNOTATION), str):
+            return [f"Probe: {annotations[PROBE_ANNOTATION]}"]
+    return []
 
 
 def cost_summary(outputs: dict[str, Any]) -> list[str]:

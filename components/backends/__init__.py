@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, TypeAlias, Union
 from pydantic import Field
 
 from . import jetstream, pathways_job, saxml, vllm
-from .base import Backend, Built, Platform, ServingEndpoint, ServingSlices
+from .base import Backend, Built, Platform, ServingEndpoint, ServingSlices, probed
 
 BACKENDS: dict[str, Backend] = {
     b.name: b for b in (jetstream.BACKEND, saxml.BACKEND, pathways_job.BACKEND, vllm.BACKEND)
@@ -36,4 +36,4 @@ else:
     ]
 """The serving settings of a stack: the backend's own model, chosen by ``backend``."""
 
-__all__ = ["BACKENDS", "Backend", "Built", "Platform", "Serving", "ServingEndpoint", "ServingSlices"]
+__all__ = ["BACKENDS", "Backend", "Built", "Platform", "Serving", "ServingEndpoint", "ServingSlices", "probed"]

@@ -8,6 +8,7 @@ reads the stack through :class:`Stack`, so it never imports the config edge abov
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,8 +21,17 @@ from ..cost import NodeUsage
 from ..existing import CloudResource
 from ..gateway_settings import GatewaySettings
 from ..models import ModelSize
-from ..observability import ServingMetrics
+from ..observability import ScrapeTarget, ServingMetrics
 from ..observability_settings import ObservabilitySettings
+from ..prober import (
+    PROBE_INTERVAL_SECONDS,
+    PROBE_PATH,
+    PROBER_PORT,
+    SCRAPE_TIMEOUT_SECONDS,
+    ProbeTarget,
+    prober_labels,
+    scrape_params,
+)
 from ..quota import PodSet
 
 if TYPE_CHECKING:
@@ -180,6 +190,21 @@ class Built:
     pool), for the deployment's list of them (the ``cloudResources`` output on an existing cluster)."""
 
 
+def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics:
+    """``metrics`` with the serving probe ``probe`` (:mod:`tpu_serving.prober`): its request, for its Deployment and
+    alerts, and the exporter's ``/probe`` among the scrape targets, once a minute with the module and the target, so
+    the stack's PodMonitorings scrape it and the tenancy lets the collectors reach it. None: ``metrics`` unchanged."""
+    if probe is None:
+        return metrics
+    endpoint = {
+        "params": scrape_params(probe),
+        "interval": f"{PROBE_INTERVAL_SECONDS}s",
+        "timeout": f"{SCRAPE_TIMEOUT_SECONDS}s",
+    }
+    target = ScrapeTarget(prober_labels(probe)["app"], prober_labels(probe), PROBER_PORT, PROBE_PATH, endpoint)
+    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], probe=probe)
+
+
 def longest_request_seconds(cfg: Stack) -> int:
     """The longest request a serving pod drains for before it stops: the gateway's ``requestTimeoutSeconds`` (its
     GCPBackendPolicy ``timeoutSec``, :func:`tpu_serving.gateway.backend_policy`), or, without a gateway, the same
@@ -234,6 +259,9 @@ class Backend:
     quota_pods: Callable[[Any, Mapping[str, SliceShape], int], Sequence[PodSet]] = lambda _s, _shapes, _pools: ()
     """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
     slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
+    probe: Callable[[Any], ProbeTarget | None] = lambda _serving: None
+    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: its server takes
+    no request the probe can send (Saxml's sax-http takes no token limit), or it serves no clients."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

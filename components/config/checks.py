@@ -29,6 +29,7 @@ from ..naming import (
     zone_choices,
     zone_problem,
 )
+from ..prober import ProbeTarget, prober_pods
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
@@ -386,9 +387,18 @@ def full_outage_problems(cfg: StackConfig) -> list[str]:
     ]
 
 
+def serving_probe(cfg: StackConfig) -> ProbeTarget | None:
+    """The serving probe's request (:mod:`tpu_serving.prober`): the backend's, when the stack is watched
+    (``observability.enabled``) with ``observability.servingProbe`` on; None otherwise, or when the backend has none."""
+    if cfg.serving is None or not cfg.observability.enabled or not cfg.observability.serving_probe:
+        return None
+    return BACKENDS[cfg.serving.backend].probe(cfg.serving)
+
+
 def namespace_pods(cfg: StackConfig) -> list[PodSet]:
-    """The pods the stack puts in its namespace (:mod:`tpu_serving.quota`): the serving backend's and the endpoint
-    picker's (with an InferencePool); none while ``serving`` names a slice the stack lacks (reported elsewhere)."""
+    """The pods the stack puts in its namespace (:mod:`tpu_serving.quota`): the serving backend's, the endpoint
+    picker's (with an InferencePool) and the serving probe's; none while ``serving`` names a slice the stack lacks
+    (reported elsewhere)."""
     serving = cfg.serving
     if serving is None:
         return []
@@ -402,6 +412,8 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
     found = list(BACKENDS[serving.backend].quota_pods(serving, shapes, pools))
     if cfg.gateway is not None and cfg.gateway.inference_pool:
         found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings)))
+    if serving_probe(cfg) is not None:
+        found.append(prober_pods())
     return found
 
 

@@ -298,6 +298,29 @@ def _scrape_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
                     yield Flow(COLLECTOR, peer_of(w), int(port), why=f"PodMonitoring {pm['metadata']['name']}")
 
 
+def _probe_target_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
+    """A prober a PodMonitoring scrapes with a ``target`` parameter (the serving probe's blackbox exporter,
+    tpu_serving.prober) -> the pods of the Service that URL names, by its bare name in the prober's namespace or
+    ``<name>.<namespace>``, on the Service's target port."""
+    for pm in view.kubernetes_objects("PodMonitoring"):
+        ns, spec = pm["metadata"].get("namespace", "default"), pm.get("spec") or {}
+        probers = [w for w in ws if w.namespace == ns and selector_matches(spec.get("selector") or {}, w.labels)]
+        targets = [t for ep in spec.get("endpoints") or () for t in (ep.get("params") or {}).get("target") or ()]
+        for m in filter(None, (URL.match(str(t)) for t in targets)):
+            name, _, namespace = m["host"].partition(".")
+            for svc in _services(view):
+                meta = svc["metadata"]
+                if (meta["name"], meta.get("namespace", "default")) != (name, namespace.split(".")[0] or ns):
+                    continue
+                port, why = (
+                    _target_port(svc, int(m["port"] or 80)),
+                    f"PodMonitoring {pm['metadata']['name']} probe target",
+                )
+                yield from (
+                    Flow(peer_of(w), peer_of(d), port, why=why) for w in probers for d in _service_backends(ws, svc)
+                )
+
+
 def _egress_flows(ws: list[Workload]) -> Iterator[Flow]:
     dns_ns, dns_labels, dns_port = facts.KUBE_DNS
     dns = Peer(f"{dns_ns}/kube-dns", dns_ns, dns_labels, "pod")
@@ -318,6 +341,7 @@ def needed_flows(view: PlanView, ws: list[Workload] | None = None) -> list[Flow]
         _env_url_flows(view, ws),
         _client_flows(view, ws),
         _scrape_flows(view, ws),
+        _probe_target_flows(view, ws),
         _gateway_flows(view, ws),
         _probe_flows(ws),
         _egress_flows(ws),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ...podspec import ProbeSettings, Shutdown
+from ...prober import ProbeTarget
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import (
     to_settings,
@@ -30,7 +32,7 @@ from .args import (
 )
 from .checks import model_size, problems
 from .component import PathwaysServing
-from .facts import HEALTH_PATH, HTTP_PORT, METRICS_PATH, JetStreamMetric
+from .facts import GENERATE_ANSWER, GENERATE_PATH, HEALTH_PATH, HTTP_PORT, METRICS_PATH, JetStreamMetric
 from .settings import NAME, PathwaysServingConfig
 
 
@@ -62,6 +64,21 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
         ),
         leader_worker_sets=groups,
         fewest_groups=scaling.fewest_groups(serving),
+    )
+
+
+def probe(serving: PathwaysServingConfig) -> ProbeTarget:
+    """A 1-token generation (``max_tokens`` 1) to the serving Service's jetstream-http, which passes it to the
+    leader's JetStream server and the MaxText engine on Pathways."""
+    return ProbeTarget(
+        server="JetStream's jetstream-http",
+        service=serving.service_name,
+        port=HTTP_PORT,
+        path=GENERATE_PATH,
+        body=json.dumps({"prompt": "Say OK.", "max_tokens": 1}),
+        answer=GENERATE_ANSWER,
+        covers="it goes through the Service to one leader's jetstream-http, the JetStream server and the engine, as "
+        "kube-proxy picks; not through the Gateway's load balancer, whose own errors (502, 503, 504) it does not see",
     )
 
 
@@ -166,4 +183,5 @@ BACKEND = Backend(
     spare_slices=scaling.spare_slices,
     model_size=model_size,
     quota_pods=quota_pods,
+    probe=probe,
 )

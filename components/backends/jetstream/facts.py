@@ -18,6 +18,15 @@ JAX_PORT = 9000
 """JetStream gRPC port of the MaxText server."""
 HTTP_PORT = 8000
 """JetStream HTTP port (``/generate``, ``/healthcheck``)."""
+GENERATE_PATH = "/generate"
+"""jetstream-http's completion endpoint: ``POST /generate`` with ``{"prompt": ..., "max_tokens": ...}`` answers
+``{"response": "..."}`` (the JetStream + Pathways seed, seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml
+l.145-148, and GKE's "Serve an LLM using multi-host TPUs on GKE with JetStream and Pathways", its curl and output).
+The image is closed-source (JetStream's own HTTP server, v0.3 jetstream/entrypoints/http/api_server.py, serves
+``/v1/generate`` with another body), so the seed and the tutorial are the only sources. The serving probe sends one
+(:mod:`tpu_serving.prober`)."""
+GENERATE_ANSWER = '"response"'
+"""RE2 pattern of :data:`GENERATE_PATH`'s answer."""
 HTTP_KEEPALIVE_SECONDS = 5
 """How long ``jetstream-http`` keeps an idle connection: uvicorn's default ``timeout_keep_alive`` (5 s, uvicorn
 config.py ``Config``), which it does not set and takes no flag or variable for (AI-Hypercomputer/JetStream v0.3, the

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping, Sequence
 
 from ... import lws
@@ -11,6 +12,7 @@ from ...controllers import LWS
 from ...node_identity import Access
 from ...observability import ScrapeTarget, ServingMetrics
 from ...podspec import Shutdown
+from ...prober import ProbeTarget
 from ...quota import PodSet
 from ...settings import (
     to_settings,
@@ -30,7 +32,18 @@ from .args import (
 from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
-from .facts import HEALTH_PATH, HTTP_PORT, HTTP_RESPONSES, METRICS_PATH, ROLE_LABEL, SIGNALS, VllmMetric
+from .facts import (
+    COMPLETION_ANSWER,
+    COMPLETIONS_PATH,
+    HEALTH_PATH,
+    HTTP_PORT,
+    HTTP_RESPONSES,
+    METRICS_PATH,
+    PROBE_PROMPT,
+    ROLE_LABEL,
+    SIGNALS,
+    VllmMetric,
+)
 from .lifecycle import shutdown
 from .progress import VllmProbeSettings
 from .quota import group_pods
@@ -66,6 +79,26 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
         leader_worker_sets=(serving.name,),
         http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
         fewest_groups=scaling.fewest_groups(serving),
+    )
+
+
+PROBE_COVERS = (
+    "it goes through the Service to one leader's vLLM server and engine, as kube-proxy picks; not through the "
+    "Gateway's load balancer nor its endpoint picker, whose own errors (502, 503, 504) it does not see"
+)
+
+
+def probe(serving: VllmServingConfig) -> ProbeTarget:
+    """A 1-token completion of the served model (``--served-model-name``) to the serving Service; in the
+    disaggregated mode the Service is on the decode leaders' sidecars (:data:`.disagg_backend.PROBE_COVERS`)."""
+    return ProbeTarget(
+        server=HTTP_RESPONSES.server,
+        service=serving.service_name,
+        port=HTTP_PORT,
+        path=COMPLETIONS_PATH,
+        body=json.dumps({"model": serving.served_model_name, "prompt": PROBE_PROMPT, "max_tokens": 1}),
+        answer=COMPLETION_ANSWER,
+        covers=disagg_backend.PROBE_COVERS if serving.disaggregation is not None else PROBE_COVERS,
     )
 
 
@@ -213,4 +246,5 @@ BACKEND = Backend(
     spare_slices=spare_slices,
     model_size=served_model_size,
     quota_pods=quota_pods,
+    probe=probe,
 )

@@ -70,6 +70,14 @@ def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
     return role_leaders(serving.name, KvRole.DECODE), [HTTP_PORT]
 
 
+PROBE_COVERS = (
+    "it goes through the Service to one decode leader's routing sidecar and its vLLM server: without an "
+    "x-prefiller-host-port header the sidecar has decode compute the prompt itself (llm-d/llm-d-router@v0.10.0 "
+    "pkg/sidecar/proxy/chat_completions.go l.60-61, l.103-108; POST /v1/completions goes to that handler, proxy.go "
+    "l.628), so it does not cover prefill, the KV transfer, the endpoint picker nor the Gateway's load balancer"
+)
+"""What the serving probe (:func:`.backend.probe`) covers in the disaggregated mode, and what not."""
+
 LB_HEALTH_PATH = "/ping"
 """The load balancer's health check path on both roles' serving port. vLLM serves ``GET /ping`` with its ``/health``
 handler, which asks the engine (vllm-tpu 0.29.0 wheel: vllm/entrypoints/serve/sagemaker/api_router.py l.47-52,

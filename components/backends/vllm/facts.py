@@ -27,6 +27,16 @@ and workers ``ray start --address=<leader>:6379`` (vllm-project/vllm examples/on
 multi-node-serving.sh)."""
 HEALTH_PATH = "/health"
 """vLLM's health endpoint: 200 once the engine is up (vllm/entrypoints/openai/api_server.py)."""
+COMPLETIONS_PATH = "/v1/completions"
+"""vLLM's OpenAI completions endpoint, on the serving port: its ``CompletionRequest`` takes ``model``, ``prompt`` and
+``max_tokens`` (default 16), and answers a ``CompletionResponse`` whose ``object`` is always ``"text_completion"``
+(vllm-project/vllm vllm/entrypoints/openai/completion/protocol.py at 002032ee, ``CompletionRequest`` and
+``CompletionResponse``; the OpenAI API's fields, which the 0.29.0 wheel serves at the same path: the stack's
+``completionExample`` output). The serving probe sends one (:mod:`tpu_serving.prober`)."""
+COMPLETION_ANSWER = '"object": *"text_completion"'
+"""RE2 pattern of a completion's answer (:data:`COMPLETIONS_PATH`): an error answers a JSON error object instead."""
+PROBE_PROMPT = "Say OK."
+"""The serving probe's prompt: a few tokens, so the probe measures a request's path and not a long prefill."""
 METRICS_PATH = "/metrics"
 """vLLM's Prometheus endpoint, on the serving port ("exposed via the /metrics endpoint on the vLLM
 OpenAI compatible API server", docs.vllm.ai usage/metrics; GKE's vLLM TPU tutorial scrapes

@@ -1,0 +1,289 @@
+"""The serving probe: a black-box request through the serving path every minute, and the alerts on its failures.
+
+Pods can be Ready while the engine behind them is hung: vLLM's ``/health`` answers 200 while its EngineCore busy loop
+is frozen (vllm-project/vllm PR #36451, issue #39863), a hung request never completes, so no response counter counts
+it (:mod:`tpu_serving.error_rate`), and a picker may keep preferring the hung server (SRE review B2, M7). A real
+request is the one signal that sees that. The Prometheus blackbox exporter (github.com/prometheus/blackbox_exporter,
+:data:`PROBER_IMAGE`) runs as a Deployment in the serving namespace, its module in a ConfigMap, and Managed Service for
+Prometheus scrapes its ``/probe`` every minute (the stack's PodMonitoring, with the ``module`` and ``target``
+parameters): each scrape sends one 1-token completion of the served model and records ``probe_success`` and
+``probe_duration_seconds``, which :func:`probe_alerts` alert on.
+
+The target is the in-cluster Service in front of the engine (:class:`ProbeTarget`), known when the stack is planned;
+the Gateway's address is the truer path (load balancer, endpoint picker, engine) but is allocated by GKE when the
+Gateway is programmed, so it is known only at run time. The probe therefore does not cover the load balancer nor the
+endpoint picker: their own errors (502, 503, 504) are not seen by it (docs/operate.md, "Serving probe").
+
+Plain data in, plain data out, like :mod:`tpu_serving.error_rate`, but for :func:`create`, which applies the
+builders' objects.
+"""
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_kubernetes as k8s
+import yaml
+
+from .naming import SERVING_PRIORITY, prober_name
+from .observability_settings import ObservabilitySettings
+from .podspec import container_security, pod_security, requests
+from .quota import ContainerRequests, PodSet, PodShape
+from .versions import PINS
+
+# --------------------------------------------------------------------------- facts
+
+PROBER_IMAGE = PINS["blackbox-exporter"].value
+"""The blackbox exporter's image (the version set's ``blackbox-exporter``)."""
+PROBER_PORT = 9115
+"""The exporter's listen port: ``--web.listen-address`` defaults to ``:9115`` (prometheus/blackbox_exporter@v0.28.0
+main.go l.60 ``webflag.AddFlags(kingpin.CommandLine, ":9115")``; Dockerfile l.11 ``EXPOSE 9115``)."""
+PROBE_PATH = "/probe"
+"""The path that runs a probe of the ``target`` parameter with the ``module`` parameter's configuration and answers
+its metrics (main.go l.207-212; prober/handler.go l.54, l.87-91: 400 without a target)."""
+HEALTH_PATH = "/-/healthy"
+"""Answers 200 while the exporter runs (main.go l.203-206)."""
+MODULE = "completion"
+"""The name of the exporter's one module (its configuration's ``modules``), the probe's ``module`` parameter."""
+CONFIG_DIR, CONFIG_FILE = "/config", "blackbox.yml"
+"""Where the ConfigMap is mounted, and its key: the image's command reads ``--config.file`` (Dockerfile l.12-13
+``ENTRYPOINT ["/bin/blackbox_exporter"]``, ``CMD ["--config.file=/etc/blackbox_exporter/config.yml"]``), which the
+container's arguments replace."""
+PROBE_INTERVAL_SECONDS = 60
+"""One completion a minute: the PodMonitoring's ``interval`` for the prober."""
+SCRAPE_TIMEOUT_SECONDS = 55
+"""The PodMonitoring's ``timeout``, which must not be larger than its interval (GoogleCloudPlatform/prometheus-engine
+v0.17.2 podmonitorings CRD, ``spec.endpoints[].timeout``, l.428-433 of the reference copy). Prometheus sends it to the
+exporter as ``X-Prometheus-Scrape-Timeout-Seconds``."""
+PROBE_TIMEOUT_SECONDS = 50
+"""The module's ``timeout``: how long the request may take before the probe fails. The exporter takes the smaller of
+it and the scrape timeout less ``--timeout-offset`` (0.5 s) (prober/handler.go l.269-289, main.go l.52), so the probe
+answers before the scrape gives up and a hung engine shows as ``probe_success`` 0, not as a failed scrape."""
+PROBE_SUCCESS = "probe_success"
+PROBE_DURATION = "probe_duration_seconds"
+"""The gauges every probe answers: 1 when the probe succeeded, and how long it took (prober/handler.go l.78-85)."""
+PROBER_USER = 65534
+"""A fixed non-root user: the image's Dockerfile sets no ``USER`` (v0.28.0 Dockerfile l.1-13), so it would run as
+root. The exporter writes no file and reads its configuration from the mounted ConfigMap (mode 0644 by default), so
+any user runs it; 65534 is ``nobody`` by convention."""
+PROBER_CPU, PROBER_MEMORY = "50m", "64Mi"
+"""The exporter's requests (memory also its limit): one probe a minute, one small response read. No upstream sizing
+was read; these are this library's choice."""
+PROBE_ANNOTATION = "tpu-serving.dev/probe"
+"""The prober's Deployment annotation saying what the probe sends and what it does not cover (:func:`probe_text`),
+which the preview prints on its ``Probe:`` line."""
+CONFIG_CHECKSUM = "tpu-serving.dev/config-checksum"
+"""Pod template annotation holding the sha256 of the module configuration, so a change of it rolls the pod: the
+exporter reads its file at start and again only on SIGHUP, a ``/-/reload`` request or, with
+``--config.enable-auto-reload`` (off by default), every 30 s (main.go l.55-56, l.142-174); the endpoint picker's
+Deployment does the same (:data:`tpu_serving.epp.EPP_CONFIG_CHECKSUM`)."""
+
+FAILING_KEY, SLOW_KEY = "probe-failing", "probe-slow"
+FAILING_SEVERITY = "CRITICAL"
+"""A completion through the serving path has failed for minutes: the stack serves nothing a client can use."""
+SLOW_SEVERITY = "WARNING"
+"""Completions succeed but slowly: clients wait, nothing is down yet."""
+
+
+@dataclass(frozen=True)
+class ProbeTarget:
+    """The request the prober sends a backend's serving Service, and the answer it expects."""
+
+    server: str
+    """What answers, for the runbook (``vLLM's OpenAI-compatible server``)."""
+    service: str
+    """The ClusterIP Service in front of the engine, in the serving namespace."""
+    port: int
+    """Its port."""
+    path: str
+    """The request's path (``/v1/completions``)."""
+    body: str
+    """The request's JSON body: a 1-token completion of the served model."""
+    answer: str
+    """RE2 pattern the response's body must match (the exporter's ``fail_if_body_not_matches_regexp``)."""
+    covers: str
+    """What the request goes through, and what it does not, for the preview, the runbook and the docs."""
+
+    @property
+    def url(self) -> str:
+        """The probe's ``target``: the Service by its bare name, which the prober's pod resolves in its own
+        namespace, the serving namespace (its resolv.conf search path: "a DNS query ... for ``data`` in namespace
+        ``test`` ... returns ``data.test.svc.cluster.local``", https://kubernetes.io/docs/concepts/services-networking/
+        dns-pod-service/#namespaces-of-services)."""
+        return f"http://{self.service}:{self.port}{self.path}"
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def probe_text(target: ProbeTarget) -> str:
+    """What the probe sends, how often, and what it covers (:data:`PROBE_ANNOTATION`)."""
+    return f"POST {target.url} {target.body} every {PROBE_INTERVAL_SECONDS} s; {target.covers}"
+
+
+def prober_labels(target: ProbeTarget) -> dict[str, str]:
+    """The prober's pod labels (its Deployment's selector, its PodMonitoring's and its scrape policy's)."""
+    return {"app": prober_name(target.service)}
+
+
+def scrape_params(target: ProbeTarget) -> dict[str, list[str]]:
+    """The PodMonitoring endpoint's ``params`` (HTTP GET parameters of the scrape, a map of string lists: v0.17.2
+    podmonitorings CRD ``spec.endpoints[].params``, l.389-394 of the reference copy): the module and the target."""
+    return {"module": [MODULE], "target": [target.url]}
+
+
+def prober_config(target: ProbeTarget) -> str:
+    """The exporter's configuration: one ``http`` module that POSTs the completion and fails unless the answer is a
+    200 whose body matches :attr:`ProbeTarget.answer` (prometheus/blackbox_exporter@v0.28.0 CONFIGURATION.md
+    ``<module>`` l.55-72: ``prober``, ``timeout``, ``http``; ``<http_probe>`` l.74-211: ``valid_status_codes``,
+    ``method``, ``headers``, ``fail_if_body_not_matches_regexp``, ``preferred_ip_protocol``, ``body``). IPv4 first:
+    the default is ``ip6`` (l.203), and a Service's ClusterIP is IPv4 on a cluster that is not dual-stack."""
+    module = {
+        "prober": "http",
+        "timeout": f"{PROBE_TIMEOUT_SECONDS}s",
+        "http": {
+            "method": "POST",
+            "headers": {"Content-Type": "application/json"},
+            "body": target.body,
+            "valid_status_codes": [200],
+            "fail_if_body_not_matches_regexp": [target.answer],
+            "preferred_ip_protocol": "ip4",
+        },
+    }
+    return yaml.safe_dump({"modules": {MODULE: module}}, sort_keys=False, width=1000)
+
+
+def prober_config_map(target: ProbeTarget, namespace: str, labels: Mapping[str, str]) -> k8s.core.v1.ConfigMapInitArgs:
+    """The ConfigMap holding :func:`prober_config`."""
+    return k8s.core.v1.ConfigMapInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=prober_name(target.service), namespace=namespace, labels=dict(labels)),
+        data={CONFIG_FILE: prober_config(target)},
+    )
+
+
+def prober_pods() -> PodSet:
+    """The prober's pod in the serving namespace, for the quota (:mod:`tpu_serving.quota`): one, and a new one during
+    a rollout (a Deployment's default ``maxSurge`` of 25%, rounded up)."""
+    container = ContainerRequests("blackbox-exporter", PROBER_CPU, PROBER_MEMORY)
+    return PodSet("Deployment of the serving probe", (PodShape("prober", 1, (container,)),), 1, surge=1)
+
+
+def prober_deployment(target: ProbeTarget, namespace: str, labels: Mapping[str, str]) -> k8s.apps.v1.DeploymentInitArgs:
+    """One exporter, hardened as the endpoint picker is: no token (it calls no Kubernetes API), a fixed non-root
+    user, a read-only root filesystem, every capability dropped (an ``http`` probe needs none; only ``icmp`` would),
+    probed on its own health path."""
+    name = prober_name(target.service)
+    health = k8s.core.v1.HTTPGetActionArgs(path=HEALTH_PATH, port=PROBER_PORT)
+    container = k8s.core.v1.ContainerArgs(
+        name="blackbox-exporter",
+        image=PROBER_IMAGE,
+        args=[f"--config.file={CONFIG_DIR}/{CONFIG_FILE}"],
+        ports=[k8s.core.v1.ContainerPortArgs(name="http", container_port=PROBER_PORT)],
+        liveness_probe=k8s.core.v1.ProbeArgs(http_get=health, period_seconds=30),
+        readiness_probe=k8s.core.v1.ProbeArgs(http_get=health, period_seconds=10),
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="config", mount_path=CONFIG_DIR, read_only=True)],
+        resources=requests(PROBER_CPU, PROBER_MEMORY, memory_limit=True),
+        security_context=container_security(run_as_user=PROBER_USER, read_only_root=True),
+    )
+    checksum = hashlib.sha256(prober_config(target).encode()).hexdigest()
+    return k8s.apps.v1.DeploymentInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(
+            name=name, namespace=namespace, labels=dict(labels), annotations={PROBE_ANNOTATION: probe_text(target)}
+        ),
+        spec=k8s.apps.v1.DeploymentSpecArgs(
+            replicas=1,
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=prober_labels(target)),
+            template=k8s.core.v1.PodTemplateSpecArgs(
+                metadata=k8s.meta.v1.ObjectMetaArgs(
+                    labels={**labels, **prober_labels(target)}, annotations={CONFIG_CHECKSUM: checksum}
+                ),
+                spec=k8s.core.v1.PodSpecArgs(
+                    automount_service_account_token=False,
+                    security_context=pod_security(),
+                    priority_class_name=SERVING_PRIORITY,
+                    containers=[container],
+                    volumes=[
+                        k8s.core.v1.VolumeArgs(
+                            name="config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=name)
+                        )
+                    ],
+                ),
+            ),
+        ),
+    )
+
+
+def _series(cluster: str, namespace: str, target: ProbeTarget) -> str:
+    """Matchers of the prober's series as managed collection labels them (``job``: its PodMonitoring's name)."""
+    return f'{{cluster="{cluster}", namespace="{namespace}", job="{prober_name(target.service)}"}}'
+
+
+def failing_query(cluster: str, namespace: str, target: ProbeTarget) -> str:
+    """No probe succeeded at the last scrape (the policy holds it for its minutes)."""
+    return f"max({PROBE_SUCCESS}{_series(cluster, namespace, target)}) < 1"
+
+
+def slow_query(cluster: str, namespace: str, target: ProbeTarget, settings: ObservabilitySettings) -> str:
+    """A probe that succeeded, slower than ``observability.probeSlowSeconds`` (a failed one is the other alert's)."""
+    where = _series(cluster, namespace, target)
+    slow = f"{PROBE_DURATION}{where} > {settings.probe_slow_seconds:g}"
+    return f"max(({slow}) and ({PROBE_SUCCESS}{where} == 1))"
+
+
+def probe_alerts(
+    cluster: str, namespace: str, target: ProbeTarget | None, settings: ObservabilitySettings
+) -> list[tuple[str, str, str, int, str, str]]:
+    """``(key, title, query, minutes, runbook, severity)`` of the probe's alerts (an
+    :class:`~tpu_serving.observability.Alert`), none without a probe."""
+    if target is None:
+        return []
+    failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
+    name = prober_name(target.service)
+    # The exporter keeps its last probes with their logs and serves them on its own page (blackbox_exporter v0.28.0
+    # main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``), and answers probe_http_status_code (prober/http.go
+    # l.323).
+    check = (
+        f"The probe POSTs a 1-token completion to {target.url} from the pod of Deployment {name} every minute "
+        f"({target.covers}). Read why it failed: probe_http_status_code of its series in Metrics Explorer, or the "
+        f"exporter's last probes and their logs (kubectl -n {namespace} port-forward deploy/{name} "
+        f"{PROBER_PORT}, then http://localhost:{PROBER_PORT}); then the engine's: kubectl -n {namespace} logs "
+        "<leader pod>. A Ready pod whose engine answers no completion is hung: delete its leader pod to recreate its "
+        "group."
+    )
+    return [
+        (
+            FAILING_KEY,
+            "Serving probe failing",
+            failing_query(cluster, namespace, target),
+            failing,
+            f"No completion sent through the serving Service of {target.server} in namespace {namespace} has "
+            f"succeeded for {failing} minutes: clients get nothing usable, though the pods may be Ready (a hung "
+            f"engine), and no error is counted. It also fires while the first groups load after a deploy. {check}",
+            FAILING_SEVERITY,
+        ),
+        (
+            SLOW_KEY,
+            "Serving probe slow",
+            slow_query(cluster, namespace, target, settings),
+            slow,
+            f"A 1-token completion through the serving Service of {target.server} in namespace {namespace} has "
+            f"taken more than {settings.probe_slow_seconds:g} s for {slow} minutes: requests queue (see the "
+            f"dashboard's queue and time to first token) or an engine is degraded. {check}",
+            SLOW_SEVERITY,
+        ),
+    ]
+
+
+# --------------------------------------------------------------------------- objects
+
+
+def create(
+    name: str, namespace: str, target: ProbeTarget | None, labels: Mapping[str, str], opts: pulumi.ResourceOptions
+) -> None:
+    """The prober's ConfigMap and Deployment (its PodMonitoring is the stack's, with the others), none without a
+    probe."""
+    if target is None:
+        return
+    k8s.core.v1.ConfigMap(f"{name}-prober-config", prober_config_map(target, namespace, labels), opts=opts)
+    k8s.apps.v1.Deployment(f"{name}-prober", prober_deployment(target, namespace, labels), opts=opts)

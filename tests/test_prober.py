@@ -1,0 +1,213 @@
+"""The serving probe (:mod:`tpu_serving.prober`): the blackbox exporter's module, Deployment and PodMonitoring, its
+alerts, which stacks get it, the flows it needs and the setting that turns it off."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.configs import VLLM, load, plan_edited
+from tpu_serving import prober
+from tpu_serving.backends import BACKENDS
+from tpu_serving.config import ConfigError
+from tpu_serving.config.checks import namespace_pods, serving_probe
+from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving_tools import schema
+from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview import probe_summary
+from tpu_serving_tools.runtime import network
+from tpu_serving_tools.runtime.planview import PlanView
+
+VLLM_STACK = "vllm-llama33-70b-v5e16"
+DISAGG_STACK = "vllm-llama33-70b-disagg-v6e8x2"
+JETSTREAM_STACK = "llama31-405b-v6e16"
+PROBED = {
+    "llama2-70b-disagg-v6e8x2": "jetstream-svc-prober",
+    "llama31-405b-v6e16": "jetstream-svc-prober",
+    "vllm-llama31-405b-v6e16": "vllm-api-prober",
+    "vllm-llama33-70b-disagg-v6e8x2": "vllm-api-prober",
+    "vllm-llama33-70b-existing": "vllm-api-prober",
+    "vllm-llama33-70b-v5e16": "vllm-api-prober",
+}
+"""The stacks whose backend takes HTTP completions (vLLM, JetStream), and their prober; Saxml and PathwaysJob get none."""
+VLLM_ANSWER = (
+    '{"id":"cmpl-1","object":"text_completion","created":1,"model":"meta-llama/Llama-3.3-70B-Instruct",'
+    '"choices":[{"index":0,"text":" OK","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5}}'
+)
+"""A vLLM completion as its ``CompletionResponse`` serializes (protocol.py: ``object`` always ``text_completion``)."""
+
+
+def _objects(stack: str, kind: str) -> list[dict]:
+    return [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == kind]
+
+
+def _vllm_target() -> prober.ProbeTarget:
+    target = serving_probe(load(VLLM))
+    assert target is not None
+    return target
+
+
+def _module(target: prober.ProbeTarget) -> dict:
+    return yaml.safe_load(prober.prober_config(target))["modules"][prober.MODULE]
+
+
+# ------------------------------------------------------------------------- the module
+
+
+def test_prober_config_posts_a_one_token_completion_of_the_served_model():
+    target = _vllm_target()
+    module = _module(target)
+    assert (module["prober"], module["timeout"]) == ("http", "50s")
+    http = module["http"]
+    assert http["method"] == "POST" and http["headers"] == {"Content-Type": "application/json"}
+    assert http["valid_status_codes"] == [200] and http["preferred_ip_protocol"] == "ip4"
+    body = json.loads(http["body"])
+    assert body["max_tokens"] == 1 and body["model"] == load(VLLM).serving.served_model_name
+    assert target.url == "http://vllm-api:8000/v1/completions"
+
+
+def test_prober_config_answer_pattern_matches_a_completion_and_not_an_error():
+    (pattern,) = _module(_vllm_target())["http"]["fail_if_body_not_matches_regexp"]
+    assert re.search(pattern, VLLM_ANSWER)
+    assert re.search(pattern, VLLM_ANSWER.replace('":"', '": "'))  # a server that spaces its JSON
+    error = '{"object":"error","message":"The model `x` does not exist.","type":"NotFoundError","code":404}'
+    assert not re.search(pattern, error)
+
+
+def test_prober_config_jetstream_generates_one_token_and_expects_a_response():
+    (cm,) = [c for c in _objects(JETSTREAM_STACK, "ConfigMap") if c["metadata"]["name"] == PROBED[JETSTREAM_STACK]]
+    http = yaml.safe_load(cm["data"][prober.CONFIG_FILE])["modules"][prober.MODULE]["http"]
+    assert json.loads(http["body"]) == {"prompt": "Say OK.", "max_tokens": 1}
+    assert re.search(http["fail_if_body_not_matches_regexp"][0], '{"response": " OK"}')
+
+
+# ------------------------------------------------------------------------- the objects
+
+
+@pytest.mark.parametrize("stack", sorted(PROBED))
+def test_prober_pod_monitoring_scrapes_the_probe_every_minute_and_validates(stack, reference):
+    (pm,) = [p for p in _objects(stack, "PodMonitoring") if p["metadata"]["name"] == PROBED[stack]]
+    (endpoint,) = pm["spec"]["endpoints"]
+    assert endpoint["path"] == "/probe" and endpoint["port"] == 9115
+    assert (endpoint["interval"], endpoint["timeout"]) == ("60s", "55s")
+    assert endpoint["params"]["module"] == ["completion"]
+    (target,) = endpoint["params"]["target"]
+    assert re.fullmatch(r"http://[a-z0-9-]+:8000/(v1/completions|generate)", target)
+    schema.validate_custom(pm, schema.PLATFORM_RELEASES["monitoring.googleapis.com"])
+    (deployment,) = [d for d in _objects(stack, "Deployment") if d["metadata"]["name"] == PROBED[stack]]
+    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    assert pm["spec"]["selector"]["matchLabels"].items() <= labels.items()
+
+
+def test_prober_deployment_is_hardened_and_rolls_on_a_config_change():
+    target = _vllm_target()
+    args = prober.prober_deployment(target, "ns", {"app.kubernetes.io/part-of": "tpu-serving"})
+    pod = args.spec.template.spec
+    assert pod.automount_service_account_token is False and pod.priority_class_name == "tpu-serving-online"
+    assert pod.security_context.seccomp_profile.type == "RuntimeDefault"
+    (c,) = pod.containers
+    assert c.image == "quay.io/prometheus/blackbox-exporter:v0.28.0"
+    assert c.args == ["--config.file=/config/blackbox.yml"]
+    sc = c.security_context
+    assert (sc.run_as_user, sc.run_as_non_root, sc.read_only_root_filesystem) == (65534, True, True)
+    assert sc.allow_privilege_escalation is False and sc.capabilities.drop == ["ALL"] and not sc.capabilities.add
+    assert c.resources.limits == {"memory": "64Mi"} and c.readiness_probe.http_get.path == "/-/healthy"
+    other = prober.ProbeTarget(**{**target.__dict__, "body": target.body.replace("Say OK.", "Hi.")})
+    checksum = prober.CONFIG_CHECKSUM
+    assert (
+        args.spec.template.metadata.annotations[checksum]
+        != prober.prober_deployment(other, "ns", {}).spec.template.metadata.annotations[checksum]
+    )
+
+
+def test_prober_pods_are_in_the_namespace_quota():
+    pods = namespace_pods(load(VLLM))
+    (probe,) = [p for p in pods if p.name == "Deployment of the serving probe"]
+    assert (probe.groups, probe.surge, probe.group[0].containers[0].cpu) == (1, 1, "50m")
+
+
+# ------------------------------------------------------------------------- which stacks
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_prober_only_on_stacks_whose_backend_takes_http_completions(stack):
+    deployments = [
+        d["metadata"]["name"] for d in _objects(stack, "Deployment") if d["metadata"]["name"].endswith("-prober")
+    ]
+    assert deployments == ([PROBED[stack]] if stack in PROBED else [])
+    alerts = {
+        r.name.split("-observability-", 1)[-1] for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+    }
+    assert (
+        {"probe-failing", "probe-slow"} <= alerts if stack in PROBED else not alerts & {"probe-failing", "probe-slow"}
+    )
+    lines = probe_summary(plan_of(stack).resources)
+    assert len(lines) == (1 if stack in PROBED else 0)
+    assert all(line.startswith("Probe: POST http://") and " not " in line for line in lines)
+
+
+def test_prober_saxml_and_pathways_job_backends_declare_no_probe():
+    assert BACKENDS["saxml"].probe(None) is None and BACKENDS["pathways-job"].probe(None) is None
+
+
+def test_prober_serving_probe_setting_turns_it_off():
+    plan = plan_edited(VLLM_STACK, observability=lambda o: o.update(servingProbe=False))
+    names = [r.name for r in plan.resources]
+    assert not [n for n in names if "prober" in n or "probe-" in n], names
+    on = plan_of(VLLM_STACK)
+    assert len(plan.resources) == len(on.resources) - 6  # Deployment, ConfigMap, PodMonitoring, policy, 2 alerts
+
+
+# ------------------------------------------------------------------------- alerts
+
+
+def test_prober_alerts_fail_critical_and_slow_warning_from_the_settings():
+    settings = ObservabilitySettings(probe_failing_minutes=7, probe_slow_seconds=12.5, probe_slow_minutes=20)
+    failing, slow = prober.probe_alerts("c", "ns", _vllm_target(), settings)
+    assert failing[0] == "probe-failing" and failing[3] == 7 and failing[5] == "CRITICAL"
+    assert failing[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober"}) < 1'
+    assert slow[0] == "probe-slow" and slow[3] == 20 and slow[5] == "WARNING"
+    assert "probe_duration_seconds{" in slow[2] and "> 12.5" in slow[2] and "probe_success{" in slow[2]
+    assert "http://vllm-api:8000/v1/completions" in failing[4] and "not through the Gateway" in failing[4]
+    assert prober.probe_alerts("c", "ns", None, settings) == []
+
+
+def test_prober_alert_settings_reach_the_policies():
+    def edit(o: dict) -> None:
+        o.update(probeFailingMinutes=3, probeSlowSeconds=20, probeSlowMinutes=30)
+
+    plan = plan_edited(VLLM_STACK, observability=edit)
+    policies = {
+        r.name.split("-observability-", 1)[-1]: r.inputs for r in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+    }
+    failing = policies["probe-failing"]["conditions"][0]["conditionPrometheusQueryLanguage"]
+    slow = policies["probe-slow"]["conditions"][0]["conditionPrometheusQueryLanguage"]
+    assert (failing["duration"], slow["duration"]) == ("180s", "1800s") and "> 20)" in slow["query"]
+    assert policies["probe-failing"]["severity"] == "CRITICAL" and policies["probe-slow"]["severity"] == "WARNING"
+
+
+def test_prober_slow_threshold_beyond_the_probe_timeout_is_refused():
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:observability": {**VLLM["tpu-serving:observability"], "probeSlowSeconds": 50}})
+    (problem,) = [p for p in err.value.problems if "probeSlowSeconds" in p]
+    assert problem.startswith("tpu-serving:observability.probeSlowSeconds = 50")
+
+
+# ------------------------------------------------------------------------- flows
+
+
+def test_prober_flow_to_its_target_is_checked_and_needs_the_decode_policy():
+    data = plan_of(DISAGG_STACK).as_json()
+    probe = [
+        f
+        for f in network.check(PlanView(data)).findings
+        if re.search(r"/vllm-api-prober -> .*-decode-leader:8000", f.subject)
+    ]
+    assert probe and all(f.ok and "vllm-from-namespace" in f.reason for f in probe)
+    data["resources"] = [r for r in data["resources"] if not r["name"].endswith("-vllm-from-namespace")]
+    denied = [f for f in network.check(PlanView(data)).findings if f.subject in {p.subject for p in probe}]
+    assert denied and not any(f.ok for f in denied)

@@ -61,12 +61,12 @@ NOT_COVERED: dict[str, str] = {
 The test fails when an alert without an input is not listed here, and when a listed one no longer exists."""
 
 CHECKED_AT_LEAST: dict[str, int] = {
-    "llama2-70b-disagg-v6e8x2": 5,
-    "llama31-405b-v6e16": 5,
+    "llama2-70b-disagg-v6e8x2": 7,
+    "llama31-405b-v6e16": 7,
     "pathwaysjob-batch-v6e16": 2,
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 3,
-    "vllm-llama31-405b-v6e16": 7,
+    "vllm-llama31-405b-v6e16": 9,
     "vllm-llama33-70b-disagg-v6e8x2": 16,
     "vllm-llama33-70b-existing": 12,
     "vllm-llama33-70b-v5e16": 12,
@@ -415,6 +415,9 @@ QUIET: dict[str, tuple[str, ...]] = {"server-errors": ("idle", "trickle"), "prob
 """More inputs an alert of the scenario must stay quiet on: the error rate with no traffic (0/0) and with a few
 requests, all failed, below its guard; the slow probe with every probe failed (slow at its timeout: the failing
 alert's, not this one's)."""
+ENGINE_GAUGES = ("vllm:num_requests_running", "vllm:num_requests_waiting", "jetstream_prefill_backlog_size")
+"""An alert that reads the pods' readiness together with an engine's gauge watches the scrape of Ready pods: its
+outage is ``scrape-lost``."""
 KNOWN_METRICS = {m for _, metrics in FAMILIES for m in metrics} | {
     "vllm:num_requests_running",
     "llm_d_epp_request_total",

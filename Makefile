@@ -12,11 +12,20 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
-.PHONY: help venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
+# The reference folder the tests and tools read (default ../shared/reference): REFERENCE_DIR=<dir> on any target's
+# command line sets $$TPU_SERVING_REFERENCE, which tests/conftest.py, tools/schema.py and make reference honour.
+REFERENCE_DIR ?=
+ifneq ($(REFERENCE_DIR),)
+export TPU_SERVING_REFERENCE := $(abspath $(REFERENCE_DIR))
+endif
+
+.PHONY: help reference reference-check venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
+	@echo "make reference [REFERENCE_DIR=<dir>]  fetch the missing reference files the tests read (Go module proxy, GitHub) into ../shared/reference and check each by sha256; names the seed manifests it cannot fetch"
+	@echo "make reference-check        check the reference folder's files by sha256, fetching nothing"
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
 	@echo "make e2e [E2E_STACKS=<s>]   the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
@@ -113,6 +122,16 @@ lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
+
+# The reference files the tests read (tools/reference_sources.py: upstream, Go module, sha256): make reference fetches
+# the missing ones (GOPROXY, default https://proxy.golang.org, for those in Go modules; raw.githubusercontent.com for
+# the rest) and refuses any whose sha256 differs; the seeds' manifests are published nowhere as files, so it names
+# them, with where to copy them from, and fails while they are missing. make reference-check fetches nothing.
+reference: $(VENV)/.runtime
+	$(PYTHON) -m tpu_serving_tools.reference
+
+reference-check: $(VENV)/.runtime
+	$(PYTHON) -m tpu_serving_tools.reference --check
 
 # pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed

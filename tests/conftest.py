@@ -9,12 +9,14 @@ from pathlib import Path
 import pytest
 
 from tpu_serving_tools.offline import Plan, load_project, preview_stack
+from tpu_serving_tools.reference_sources import REFERENCE_ENV, reference_dir
 
 pytest_plugins = ["tests.messages"]
 """Every error message of the library that a test creates is held to tests/golden_messages.txt."""
 
 ROOT = Path(__file__).resolve().parent.parent
-REFERENCE = ROOT.parent / "shared" / "reference"
+REFERENCE = reference_dir(ROOT)
+"""``../shared/reference`` beside the checkout, or ``$TPU_SERVING_REFERENCE`` (``make test REFERENCE_DIR=<dir>``)."""
 STACKS_ROOT = Path(os.environ.get("TPU_SERVING_STACKS_ROOT") or ROOT)
 """The project whose stacks the stack tests preview: this one, or (``TPU_SERVING_STACKS_ROOT``) a copy with a stack
 of its own, as tests/test_new_stack.py runs them: the stack tests hold for any valid stack."""
@@ -95,8 +97,8 @@ def reference() -> Path:
     missing = [d for d in (CRDS, SEED_MANIFESTS, UPSTREAM) if not d.is_dir()]
     if missing:
         pytest.fail(  # the summary line shows the start of the message: what to do comes first
-            "needs ../shared/reference beside the checkout (docs/development.md, 'Reference schemas'); missing: "
-            + ", ".join(map(str, missing))
+            f"needs the reference files: run `make reference` (docs/development.md, 'Reference schemas'), which "
+            f"fetches them into {REFERENCE} (${REFERENCE_ENV} elsewhere); missing: " + ", ".join(map(str, missing))
         )
     return REFERENCE
 

@@ -9,8 +9,8 @@
   ``x-kubernetes-preserve-unknown-fields``. ``x-kubernetes-int-or-string`` becomes
   ``integer | string``, as the API server treats it.
 
-The CRD files are read in place (``../shared/reference/crds`` by default); docs/development.md says
-how to fetch the same pinned files.
+The CRD files are read in place (``../shared/reference/crds`` by default, or the ``crds`` folder of
+``$TPU_SERVING_REFERENCE``); ``make reference`` fetches the same pinned files (docs/development.md, Reference schemas).
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from typing import Any
 import yaml
 
 from tpu_serving.observability import GMP_RELEASE, POD_MONITORING_API
+from tpu_serving_tools.reference_sources import reference_dir
 
 KUBERNETES_VERSION = "1.34.0"
 """Kubernetes minor whose built-in schemas the objects are checked against (GKE REGULAR channel)."""
 
-CRD_DIR = Path(os.environ.get("TPU_SERVING_CRDS", Path.cwd().parent / "shared" / "reference" / "crds"))
-"""Where the upstream CRD files are read: ``$TPU_SERVING_CRDS``, else ``../shared/reference/crds``
-beside the project (docs/development.md, Reference schemas, says how to fetch the same pinned files)."""
+CRD_DIR = Path(os.environ.get("TPU_SERVING_CRDS") or reference_dir() / "crds")
+"""Where the upstream CRD files are read: ``$TPU_SERVING_CRDS``, else ``$TPU_SERVING_REFERENCE/crds``, else
+``../shared/reference/crds`` beside the project (``make reference`` fetches the same pinned files)."""
 
 CRD_FILES: dict[tuple[str, str], str | tuple[str, ...]] = {
     ("leaderworkerset.x-k8s.io", "v0.4.0"): "lws-v0.4.0-leaderworkersets-crd.yaml",

@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from tpu_serving_tools.reference_sources import reference_dir
 from tpu_serving_tools.verify.checks import JOBSET_NAME_LABEL, SCALES, Finding
 from tpu_serving_tools.verify.expect import expectations_from
 
@@ -352,8 +353,8 @@ def default_stacks(root: Path) -> list[str]:
     return [s for s in shipped_stacks(root) if s not in NOT_RUNNABLE]
 
 
-SHARED_PATHWAYS_JOB = Path("..") / "shared" / "reference" / "crds" / "pathwaysjob-v0.1.4-install.yaml"
-"""PathwaysJob v0.1.4's release install manifest, from the project's reference material (its module, named
+SHARED_PATHWAYS_JOB = Path("crds") / "pathwaysjob-v0.1.4-install.yaml"
+"""PathwaysJob v0.1.4's release install manifest, in the project's reference folder (its module, named
 ``pathways-job``, is not served by the Go module proxy)."""
 
 
@@ -368,7 +369,7 @@ def release_manifests(root: Path) -> dict[str, str]:
         rendered = toolchain_files().get(f"{name}-manifests")
         if isinstance(rendered, str):
             out[name] = rendered
-    pathways = (root / SHARED_PATHWAYS_JOB).resolve()
+    pathways = (reference_dir(root.resolve()) / SHARED_PATHWAYS_JOB).resolve()
     if pathways.is_file():
         out["pathways-job"] = str(pathways)
     return out

@@ -23,8 +23,11 @@ from .serving_metrics import POD_NOT_READY, Scope, ServingMetrics
 Found = tuple[str, str, str, int, str, str]
 
 
-def _leaders_where(scope: Scope, leaders: str) -> str:
-    return f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{leaders}"'
+def _ready_leaders(scope: Scope, leaders: str) -> str:
+    """The Ready leader pods (kube-state-metrics), by namespace and pod."""
+    return roles_.ready_pods(
+        POD_NOT_READY, f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{leaders}"'
+    )
 
 
 def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
@@ -55,7 +58,7 @@ def metrics_missing_alert(
     if gauge is None:
         return None
     minutes = settings.metrics_missing_minutes
-    ready = roles_.ready_pods(POD_NOT_READY, _leaders_where(scope, leaders))
+    ready = _ready_leaders(scope, leaders)
     query = f"count({ready} unless on(pod) count by (pod) ({gauge}{scope.scraped})) > 0"
     runbook = (
         f"A Ready leader of namespace {scope.namespace} has had none of its engine's series ({gauge}) ingested for "
@@ -76,7 +79,7 @@ def below_minimum_alert(
     if fewest <= 1:
         return None
     minutes = settings.not_ready_minutes
-    ready = roles_.ready_pods(POD_NOT_READY, _leaders_where(scope, leaders))
+    ready = _ready_leaders(scope, leaders)
     query = f"(count({ready}) or vector(0)) < {fewest}"
     runbook = (
         f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader for {minutes} minutes, "

@@ -23,7 +23,7 @@ from typing import Any
 
 from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding
 
-from .lifecycle import hpa_targets
+from .lifecycle import hpa_targets, up_finding
 from .rollout import (
     LWS_GROUP,
     LWS_PLURAL,
@@ -177,13 +177,7 @@ def canary_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], ti
 
 def canary_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
     """``run_stack``'s lifecycle for the canary: up, :func:`canary_rollout`, destroy."""
-    try:
-        up = report.step("up", run.up)
-    except Exception as err:  # the engine's own message is the finding
-        report.findings.append(Finding("up", "pulumi up", False, engine_errors(str(err))))
+    if not up_finding(report, run):
         return
-    report.findings.append(
-        Finding("up", "pulumi up", True, ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items())))
-    )
     report.findings += report.step("canary", lambda: canary_rollout(run, api_client, config))
     report.step("destroy", run.destroy)

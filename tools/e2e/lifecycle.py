@@ -136,3 +136,16 @@ def scale_and_up(run: StackRun, api_client: Any, target: tuple[str, str], timeou
     kept = _replicas(api_client, namespace, name)[0]
     out.append(Finding("scale", f"{subject}: up --refresh after the scale", kept == 2, f"spec.replicas {kept}"))
     return out
+
+
+def up_finding(report: Any, run: StackRun) -> bool:
+    """``pulumi up`` as a report step, and its finding: the resources it made, or the engine's own message; whether
+    the stack is up (a lifecycle of its own runs its steps only then)."""
+    try:
+        up = report.step("up", run.up)
+    except Exception as err:  # the engine's own message is the finding
+        report.findings.append(Finding("up", "pulumi up", False, engine_errors(str(err))))
+        return False
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items()))
+    report.findings.append(Finding("up", "pulumi up", True, counts))
+    return True

@@ -28,9 +28,9 @@ from typing import Any
 from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding
 
 from .controlplane import KWOK_LABEL
-from .lifecycle import hpa_targets
+from .lifecycle import hpa_targets, up_finding
 from .rollout import LWS_GROUP, LWS_PLURAL, LWS_VERSION, live_lws, lws_pods, serving_groups
-from .stack_run import StackRun, engine_errors
+from .stack_run import StackRun
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
 """The taint the node lifecycle controller puts on a Node whose kubelet stopped reporting (k8s.io/api v0.36.3
@@ -236,14 +236,8 @@ def node_lost_seconds(config: Mapping[str, Any]) -> int:
 def node_loss_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
     """``run_stack``'s lifecycle for a lost VM: up, :func:`lose_one_node` on the first HPA's LeaderWorkerSet with the
     stack file's toleration, destroy."""
-    try:
-        up = report.step("up", run.up)
-    except Exception as err:  # the engine's own message is the finding
-        report.findings.append(Finding("up", "pulumi up", False, engine_errors(str(err))))
+    if not up_finding(report, run):
         return
-    report.findings.append(
-        Finding("up", "pulumi up", True, ", ".join(f"{k} {v}" for k, v in sorted(up.counts.items())))
-    )
     targets = hpa_targets(run.resources())
     if not targets:
         report.findings.append(Finding("node-loss", "node loss", False, "the stack has no autoscaled LeaderWorkerSet"))

@@ -83,8 +83,8 @@ DOCKER_HUB = Upstream(
 GHCR = Upstream("ghcr", "ghcr.io", ("ghcr.io",), "ghcr")
 UPSTREAMS: tuple[Upstream, ...] = (DOCKER_HUB, GHCR)
 """The upstreams the stack mirrors: those of its images (the vLLM engine on Docker Hub, the llm-d router's endpoint
-picker and sidecar on ghcr.io, the Saxml publisher's ``python``). Images of Artifact Registry and gcr.io stay as
-they are."""
+picker and sidecar on ghcr.io, the Saxml publisher's ``python``, a stack file's own such as a PathwaysJob batch
+container's). Images of Artifact Registry and gcr.io stay as they are."""
 
 
 def upstream_of(image: str) -> Upstream | None:
@@ -144,7 +144,7 @@ class ImageMirrorSettings:
         "`create`: the stack creates an Artifact Registry remote repository in the cluster's region for each "
         "upstream its images come from (`<cluster>-dockerhub` for Docker Hub, `<cluster>-ghcr` for ghcr.io), owns "
         "them (they go with the stack) and pulls those images through them: cached after the first pull, reached "
-        "through Private Google Access and not the NAT, streamed by GKE image streaming; `existing`: repositories "
+        "through Private Google Access and not the NAT, streamed with `cluster.imageStreaming`; `existing`: repositories "
         "someone else keeps (a platform team's, another stack's), named by `dockerHub` and `ghcr`, which the stack "
         "never changes; `none`: pull from Docker Hub and ghcr.io, anonymously through the NAT (Docker Hub allows 10 "
         "pulls per hour per IPv4 address; the preview says so). Unset: `create` when the stack creates its cluster "

@@ -152,3 +152,14 @@ def _containers(r) -> list[dict]:
     return [
         c for pod in pod_specs(r.inputs) for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
     ]
+
+
+def test_image_mirror_on_an_existing_cluster_is_listed_with_the_cloud_resources():
+    named = {**with_gateway(VLLM), "tpu-serving:cluster": EXISTING_CLUSTER}
+    named["tpu-serving:imageMirror"] = {"mode": "existing", "dockerHub": f"{AR}/hub", "ghcr": f"{AR}/gh"}
+    (entry,) = [e for e in plan_of_config(named).outputs["cloudResources"] if e["kind"] == "image mirror"]
+    assert entry["status"] == "existing" and entry["name"] == f"{AR}/hub, {AR}/gh"
+    assert entry["key"] == "tpu-serving:imageMirror.mode" and "roles/artifactregistry.reader" in entry["needs"][0]
+    created = {**named, "tpu-serving:imageMirror": {"mode": "create"}}
+    (entry,) = [e for e in plan_of_config(created).outputs["cloudResources"] if e["kind"] == "image mirror"]
+    assert entry["status"] == "created" and entry["name"] == f"{AR}/vllm-dockerhub, {AR}/vllm-ghcr"

@@ -21,7 +21,7 @@ ANONYMOUS = (
 OWNED = (
     "created and deleted with this stack, in its project and region, named after its cluster (a second stack there "
     "creates its own, or names these with imageMirror.mode existing); cached after the first pull, reached without "
-    "the NAT, streamed"
+    "the NAT, streamed where image streaming is on"
 )
 
 

@@ -144,9 +144,9 @@ class ImageMirrorSettings:
         "`create`: the stack creates an Artifact Registry remote repository in the cluster's region for each "
         "upstream its images come from (`<cluster>-dockerhub` for Docker Hub, `<cluster>-ghcr` for ghcr.io), owns "
         "them (they go with the stack) and pulls those images through them: cached after the first pull, reached "
-        "through Private Google Access and not the NAT, streamed with `cluster.imageStreaming`; `existing`: repositories "
-        "someone else keeps (a platform team's, another stack's), named by `dockerHub` and `ghcr`, which the stack "
-        "never changes; `none`: pull from Docker Hub and ghcr.io, anonymously through the NAT (Docker Hub allows 10 "
+        "through Private Google Access and not the NAT, streamed with `cluster.imageStreaming`; `existing`: "
+        "repositories someone else keeps (a platform team's, another stack's), named by `dockerHub` and `ghcr`, which "
+        "the stack never changes; `none`: pull from Docker Hub and ghcr.io, anonymously through the NAT (Docker Hub allows 10 "
         "pulls per hour per IPv4 address; the preview says so). Unset: `create` when the stack creates its cluster "
         "(a recreated slice must not wait on Docker Hub's limit), `none` on an existing cluster (the stack creates "
         "no project-level resource there unasked).",

@@ -13,8 +13,11 @@ from .allocation import Allocation, allocation
 from .backends import BACKENDS
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import CpuPoolArgs, TpuClusterArgs
+from .config.mirror import mode as mirror_mode
+from .config.mirror import needed_upstreams
 from .config.models import StackConfig
 from .existing import ExistingClusterArgs
+from .image_mirror import MirrorMode
 from .naming import (
     bucket_name,
 )
@@ -175,6 +178,7 @@ def stack_apis(cfg: StackConfig) -> tuple[str, ...]:
         cfg.cluster.image_streaming,
         inference_pool=cfg.gateway is not None and cfg.gateway.inference_pool,
         binary_authorization=cfg.cluster.binary_authorization,
+        artifact_registry=mirror_mode(cfg) == MirrorMode.CREATE and bool(needed_upstreams(cfg)),
     )
 
 

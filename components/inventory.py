@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .cluster import CloudNat
+from .config.mirror import mirror_paths
+from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
 from .derived import existing_cluster_args, stack_apis
 from .existing import CloudResource
 from .gateway import INFERENCE_POOL_MIN_GKE
+from .image_mirror import MirrorMode
 from .naming import (
     NameLimit,
     dns_name,
@@ -58,6 +61,7 @@ def cloud_resources(
             f"{NS}:projectApis",
             () if cfg.project_apis == CREATE else (f"enabled in project {cfg.project}",),
         ),
+        *image_mirror(cfg),
         *node_pools(cfg, platform, pools, ctx),
         *buckets(cfg, platform),
         workload_account(cfg, identity),
@@ -101,6 +105,19 @@ def cloud_nat(cfg: StackConfig) -> CloudResource:
     named = f"{c.existing_nat} on router {c.existing_nat_router}" if c.existing_nat else f"network {c.network}'s"
     looked_up = "looked up when the stack deploys" if c.existing_nat else "not looked up"
     return CloudResource("Cloud NAT", named, EXISTING, key, (looked_up,))
+
+
+def image_mirror(cfg: StackConfig) -> list[CloudResource]:
+    """The repositories the Docker Hub and ghcr.io images are pulled through, created or named (none: no entry; the
+    preview's image lines say where those images come from)."""
+    paths = mirror_paths(cfg)
+    if not paths:
+        return []
+    key, names = f"{NS}:imageMirror.mode", ", ".join(paths.values())
+    if mirror_mode(cfg) == MirrorMode.CREATE:
+        return [CloudResource("image mirror", names, CREATE, key, (f"remote repositories in {cfg.region}",))]
+    reader = "the nodes' service account holds roles/artifactregistry.reader on each (in its project)"
+    return [CloudResource("image mirror", names, EXISTING, key, (reader,))]
 
 
 def node_pools(cfg: StackConfig, platform: PlatformParts, pools: PoolParts, ctx: Context) -> list[CloudResource]:

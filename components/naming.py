@@ -231,6 +231,13 @@ def proxy_only_subnet_name(cluster: str) -> str:
     return f"{cluster}-proxy-only"
 
 
+def mirror_repository_id(cluster: str, upstream: str) -> str:
+    """The Artifact Registry remote repository a cluster's images of ``upstream`` are pulled through:
+    ``<cluster>-<upstream>`` (``dockerhub``, ``ghcr``). One per project, location and id: the cluster's name keeps
+    two stacks of a project and region apart."""
+    return f"{cluster}-{upstream}"
+
+
 def service_account_email(account_id: str, project: str) -> str:
     """A user-managed service account's email: ``<account id>@<project>.iam.gserviceaccount.com``."""
     return f"{account_id}@{project}.iam.gserviceaccount.com"

@@ -20,9 +20,9 @@ from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices, probed
 from .backends.vllm import VllmServingConfig
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
-from .cloud_nat import cloud_nat, look_up_existing_nat
-from .cluster import CloudNat, TpuCluster
+from .cluster import TpuCluster
 from .config.checks import namespace_pods, serving_probe
+from .config.mirror import mirrored_config
 from .config.models import StackConfig
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .derived import (
@@ -36,10 +36,12 @@ from .derived import (
     slice_allocation,
     stack_apis,
 )
+from .egress import existing_cluster_nat, image_mirror
 from .epp import EPP_METRICS_PORT
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .image_mirror import ImageMirror
 from .naming import (
     LIBRARY_LABEL_KEYS,
     NameLimit,
@@ -53,7 +55,6 @@ from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import Observability, ObservabilityArgs, ScrapeTarget, ServingMetrics
 from .observability_settings import ObservabilitySettings
-from .options import child_options
 from .services import ProjectServices, ProjectServicesArgs
 from .settings import CreateOrExisting, to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
@@ -88,7 +89,9 @@ class Context:
 
 
 def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Context:
-    """The context of the phases of deployment ``parent`` named ``name``."""
+    """The context of the phases of deployment ``parent`` named ``name``: its settings with the images of Docker Hub
+    and ghcr.io pulled through the image mirror (:func:`tpu_serving.config.mirror.mirrored_config`)."""
+    cfg = mirrored_config(cfg)
     cluster_name = cfg.cluster.name
     backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
     watched = cfg.observability.enabled and backend is not None
@@ -119,13 +122,14 @@ def watched_metrics(cfg: StackConfig) -> ServingMetrics:
 
 @dataclass(frozen=True)
 class PlatformParts:
-    """The platform: the project's APIs (None when they are enabled already), the buckets and the cluster (created,
-    or an existing one)."""
+    """The platform: the project's APIs (None when they are enabled already), the buckets, the cluster (created,
+    or an existing one) and the image mirror's repositories (None unless the stack creates them)."""
 
     apis: ProjectServices | None
     buckets: Buckets
     cluster: TpuCluster | ExistingCluster
     shared: SharedBuckets | None = None
+    mirror: ImageMirror | None = None
 
     def node_grants(self, needs: Mapping[str, Access]) -> list[BucketGrant]:
         """The bucket roles of a pool whose host-network pods need ``needs`` (purpose -> access): they act as
@@ -171,6 +175,10 @@ def build_platform(ctx: Context) -> PlatformParts:
     )
     gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis] if apis else [], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
+    # No pod waits for the mirror's repositories: they take seconds once the APIs are on, the cluster several minutes,
+    # and a pull that comes first retries with a back-off of at most 300 s (kubernetes.io/docs/concepts/containers/
+    # images/, "ImagePullBackOff").
+    mirror = image_mirror(ctx.name, cfg, ctx.labels, gcp)
     cluster: TpuCluster | ExistingCluster
     if cfg.existing:
         cluster = ExistingCluster(ctx.name, existing_cluster_args(cfg), opts=pulumi.ResourceOptions(parent=ctx.parent))
@@ -186,28 +194,7 @@ def build_platform(ctx: Context) -> PlatformParts:
         if cfg.shared_buckets
         else None
     )
-    return PlatformParts(apis, buckets, cluster, shared)
-
-
-def existing_cluster_nat(cfg: StackConfig, cluster: ExistingCluster, gcp: pulumi.ResourceOptions) -> None:
-    """An existing cluster's Cloud NAT: its owner's unless the stack file says otherwise (``cluster.cloudNat``:
-    ``create`` makes one for the network, ``existing`` with its router and name looks it up)."""
-    c = cfg.cluster
-    if "cloud_nat" not in c.model_fields_set:
-        return
-    if c.cloud_nat == CloudNat.CREATE:
-        cloud_nat(
-            c.name,
-            cluster=c.name,
-            project=cfg.project,
-            region=cfg.region,
-            network=c.network,
-            child=child_options(cluster, gcp),
-        )
-    elif c.existing_nat_router and c.existing_nat:
-        look_up_existing_nat(
-            project=cfg.project, region=cfg.region, router=c.existing_nat_router, nat=c.existing_nat, parent=cluster
-        )
+    return PlatformParts(apis, buckets, cluster, shared, mirror)
 
 
 @dataclass(frozen=True)

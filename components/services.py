@@ -52,8 +52,16 @@ Authorization API" (https://cloud.google.com/binary-authorization/docs/setting-u
 Authorization")."""
 
 
+ARTIFACT_REGISTRY_API = "artifactregistry.googleapis.com"
+"""Artifact Registry API, required before the stack creates its image mirror's repositories: "Enable the Artifact
+Registry API" (https://cloud.google.com/artifact-registry/docs/repositories/remote-repo, "Before you begin")."""
+
+
 def required_apis(
-    image_streaming: bool, inference_pool: bool = False, binary_authorization: bool = False
+    image_streaming: bool,
+    inference_pool: bool = False,
+    binary_authorization: bool = False,
+    artifact_registry: bool = False,
 ) -> tuple[str, ...]:
     """The APIs a stack needs, in a stable order: the base set, then one per feature that needs its own."""
     return (
@@ -61,6 +69,7 @@ def required_apis(
         + ((IMAGE_STREAMING_API,) if image_streaming else ())
         + ((NETWORK_SERVICES_API,) if inference_pool else ())
         + ((BINARY_AUTHORIZATION_API,) if binary_authorization else ())
+        + ((ARTIFACT_REGISTRY_API,) if artifact_registry else ())
     )
 
 

@@ -251,7 +251,10 @@ def test_disagg_kv_roles_and_the_decode_sidecar():
     assert "initContainers" not in leaders["prefill"]
     (sidecar,) = leaders["decode"]["initContainers"]
     assert sidecar["restartPolicy"] == "Always" and "--model-server-port=8200" in sidecar["args"]
-    assert sidecar["image"].startswith("ghcr.io/llm-d/llm-d-router-disagg-sidecar:")
+    # pulled through the stack's ghcr.io remote repository (imageMirror)
+    assert sidecar["image"].startswith(
+        "us-east5-docker.pkg.dev/tpu-serving-demo/vllmpd70b-ghcr/llm-d/llm-d-router-disagg-sidecar:"
+    )
 
 
 def test_disagg_network_policies_admit_exactly_the_role_flows():

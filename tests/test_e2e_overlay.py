@@ -206,6 +206,21 @@ def test_e2e_overlay_is_pure_and_keeps_the_stack_file_keys():
     assert all(b["existing"] is True and "storageClass" not in b for b in config["buckets"])
 
 
+def test_e2e_overlay_names_the_image_mirror_existing():
+    """A stack that creates its mirror's repositories (the default with a cluster it creates) names them existing, so
+    its pods pull the same paths; a stack already on an existing cluster (no mirror unless asked) keeps its own."""
+    project = load_project(STACKS_ROOT)
+    config = existing_cluster_overlay(stack_file_config(project, "vllm-llama33-70b-v5e16"), KUBECONFIG, {})
+    assert config["imageMirror"] == {
+        "mode": "existing",
+        "dockerHub": "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-dockerhub",
+        "ghcr": "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr",
+    }
+    assert "imageMirror" not in existing_cluster_overlay(
+        stack_file_config(project, "vllm-llama33-70b-existing"), KUBECONFIG, {}
+    )
+
+
 def test_e2e_overlay_refuses_an_unknown_controller():
     project = load_project(STACKS_ROOT)
     with pytest.raises(OverlayError, match="unknown controller"):

@@ -153,6 +153,16 @@ def test_engines_the_endpoint_picker_passes_only_its_release_flags():
     assert {"--zap-encoder", "--v", "--pool-group", "--grpc-health-port"} <= t.flags  # zap, logging and options.go
 
 
+def test_engines_the_endpoint_picker_image_is_the_release_through_a_mirror_too():
+    from tpu_serving_tools.conformance import epp
+
+    mirror = "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+    assert epp.is_release_image(mirror) and epp.is_release_image(mirror + "@sha256:" + "a" * 64)
+    assert epp.is_release_image(epp.EPP_IMAGE)
+    assert not epp.is_release_image(mirror.replace("v0.10.0", "v0.9.0"))
+    assert not epp.is_release_image("ghcr.io/llm-d/other-endpoint-picker:v0.10.0")
+
+
 def test_engines_the_endpoint_picker_refuses_its_deprecated_metric_flags_and_the_old_image():
     from tpu_serving_tools.conformance import epp
 

@@ -93,7 +93,10 @@ def test_gateway_endpoint_picker_runs_as_the_chart_deploys_it():
     plan = plan_of(POOLED)
     (epp,) = [d for d in _objects(plan, "Deployment") if d["metadata"]["name"] == "vllm-api-gateway-epp"]
     (c,) = epp["spec"]["template"]["spec"]["containers"]
-    assert c["image"] == "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+    # the release's image, through the stack's ghcr.io remote repository (imageMirror)
+    assert (
+        c["image"] == "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0"
+    )
     assert c["args"] == [
         "--pool-name",
         "vllm-api-gateway",

@@ -24,6 +24,7 @@ DEPLOYMENT = {
     f"{PACKAGE}.derived",
     f"{PACKAGE}.stack_outputs",
     f"{PACKAGE}.inventory",
+    f"{PACKAGE}.egress",  # the platform phase's Cloud NAT of an existing cluster and image mirror
 }
 """The one deployment component, its phases, the settings it derives, its stack outputs and its list of cloud
 resources (created or existing)."""

@@ -62,7 +62,9 @@ def test_pathways_job_batch_stack():
     pod = spec["controller"]["template"]["spec"]
     assert pod["serviceAccountName"] == plan.outputs["kubernetesServiceAccount"]
     (main,) = pod["containers"]
-    assert main["name"] == "main" and main["image"] == "python:3.11"
+    # the stack file's python:3.11, an official Docker Hub image, through the stack's Docker Hub remote repository
+    assert main["name"] == "main"
+    assert main["image"] == "us-east5-docker.pkg.dev/tpu-serving-demo/pwbatch-dockerhub/library/python:3.11"
     assert "pathwaysutils.initialize()" in main["command"][-1]
     assert spec["controller"]["deploymentMode"] == "default"
 

@@ -141,7 +141,7 @@ def test_rollout_diff_of_an_engine_bump_says_how_the_groups_roll():
     # An engine bump comes with a release of the package (a stack's image must be the pinned release): the base
     # is the stack as a release pinning vLLM TPU v0.21.0 rendered it, the head the stack as it is now.
     head = plan_of(SURGE).as_json()
-    pinned = PINS["vllm-tpu"].value
+    pinned = PINS["vllm-tpu"].value.split("/", 1)[1]  # path and tag: the stack pulls it through its image mirror
     base = json.loads(json.dumps(head).replace(pinned, pinned.replace(PINS["vllm-tpu"].version, "v0.21.0")))
     assert base != head
     diff = diff_plans(SURGE, base, head)

@@ -22,6 +22,7 @@ from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
+from tpu_serving_tools.image_notes import image_source_lines
 from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
@@ -133,6 +134,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *alert_summary(plan.resources),
             *probe_summary(plan.resources),
             *security_summary(plan.resources),
+            *image_source_lines(plan.resources),
             *plan_notes(plan.resources),
             *manifest_lines(plan.resources),
             *cloud_resource_lines(plan.outputs),

@@ -27,7 +27,8 @@ USED_AS: dict[str, str] = {
     "pathways-jetstream": "{v}",
 }
 """How a plan shows it uses a pin that is not an image reference: the controller's release manifest URL,
-the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are found as themselves."""
+the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are found by their path and tag after the
+registry host, so an image pulled through a mirror (tpu_serving.image_mirror keeps the upstream's path) counts too."""
 
 
 def used_pins(plan_text: str) -> list[Pin]:
@@ -36,7 +37,8 @@ def used_pins(plan_text: str) -> list[Pin]:
     for pin in PINS.values():
         if pin.module:
             continue
-        mark = USED_AS.get(pin.key, "{value}").format(v=pin.value, value=pin.value)
+        image_path = "/" + pin.value.split("/", 1)[1] if "/" in pin.value else pin.value
+        mark = USED_AS.get(pin.key, "{value}").format(v=pin.value, value=image_path)
         if mark in plan_text:
             used.append(pin)
     return used

@@ -21,6 +21,7 @@ from .checks import (
 )
 from .errors import GCP_KEYS, ConfigError, describe_all
 from .existing_checks import existing_problems
+from .mirror import mirror_problems
 from .models import StackConfig
 
 
@@ -41,6 +42,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         + serving_problems(cfg)
         + gateway_problems(cfg)
         + existing_problems(cfg)
+        + mirror_problems(cfg)
         + tenancy_quota_problems(cfg)
     )
     if problems:

@@ -1,8 +1,7 @@
 """The stack's settings: one frozen model per part of a deployment, assembled in :class:`StackConfig`.
 
-The serving backends declare their own settings (:mod:`tpu_serving.backends`); the rest is
-here. Every field has its type, default, bounds and description, which the stack file, the
-component API and the settings reference (docs/reference/settings.md) share.
+The serving backends declare their own settings (:mod:`tpu_serving.backends`); the rest is here. Every field has its
+type, default, bounds and description, which the stack file, the component API and the settings reference share.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from ..controllers import ControllerManifests
 from ..existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
 from ..gateway import GatewaySettings
 from ..identity import WorkloadIdentityArgs, service_account_email_problem
+from ..image_mirror import ImageMirrorConfig
 from ..naming import (
     ZONE,
     NameLimit,
@@ -120,8 +120,7 @@ if TYPE_CHECKING:
     PricesConfig: TypeAlias = PriceOverrides
 else:
     PricesConfig = settings_model(PriceOverrides, "PricesConfig")
-"""The stack file's ``prices``: negotiated rates replacing list prices in the cost estimate
-(:class:`~tpu_serving.prices.PriceOverrides`, declared once there)."""
+"""The stack file's ``prices``: negotiated rates for the cost estimate (:class:`~tpu_serving.prices.PriceOverrides`)."""
 
 
 if TYPE_CHECKING:
@@ -135,16 +134,14 @@ if TYPE_CHECKING:
     ObservabilityConfig: TypeAlias = ObservabilitySettings
 else:
     ObservabilityConfig = settings_model(ObservabilitySettings, "ObservabilityConfig")
-"""The stack file's ``observability``: scraping, the dashboard and the alerts
-(:class:`~tpu_serving.observability_settings.ObservabilitySettings`, declared once there)."""
+"""The stack file's ``observability``: :class:`~tpu_serving.observability_settings.ObservabilitySettings`."""
 
 
 # --------------------------------------------------------------------------- TPU slices
 
 
 RESERVED_POOL_NAMES = ("cpu", "head", "nodes", "wl")
-"""Slice names that would collide with ``<cluster>-cpu`` / ``<cluster>-head`` pools or the
-``<cluster>-nodes`` / ``<cluster>-wl`` service accounts."""
+"""Slice names that would collide with the ``<cluster>-cpu``/``-head`` pools or ``-nodes``/``-wl`` accounts."""
 
 
 class TpuSliceConfig(Model):
@@ -415,6 +412,9 @@ class StackConfig(Model):
     )
     controller_installs: ControllerInstallsConfig = Field(
         default_factory=ControllerInstallsConfig, description="Whether the stack installs and owns each controller."
+    )
+    image_mirror: ImageMirrorConfig = Field(
+        default_factory=ImageMirrorConfig, description="Where the images of Docker Hub and ghcr.io are pulled from."
     )
 
     @field_validator("shared_buckets")

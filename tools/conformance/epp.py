@@ -19,6 +19,16 @@ EPP_IMAGE = f"ghcr.io/llm-d/llm-d-router-endpoint-picker:{EPP_TAG}"
 """The release's image: ``IMAGE_REGISTRY ?= ghcr.io/llm-d`` and ``EPP_IMAGE_NAME ?= llm-d-router-endpoint-picker``
 (llm-d/llm-d-router@v0.10.0 Makefile l.21, l.26), tagged with the git tag on release
 (.github/workflows/ci-release.yaml l.29, l.37-39)."""
+EPP_PATH = EPP_IMAGE.removeprefix("ghcr.io")
+"""The release's image path and tag, as a mirror of ghcr.io serves it too: an Artifact Registry remote repository keeps
+the upstream's path (``<location>-docker.pkg.dev/<project>/<repository>/llm-d/...``, tpu_serving.image_mirror)."""
+
+
+def is_release_image(image: str) -> bool:
+    """Whether ``image`` is the tabled release: from ghcr.io or a mirror of it, with or without a digest."""
+    return image.split("@", 1)[0].endswith(EPP_PATH)
+
+
 PICKER_IMAGES: Sequence[str] = ("/llm-d-router-endpoint-picker:", "/gateway-api-inference-extension/epp:")
 """What marks an endpoint picker image: llm-d-router's, and gateway-api-inference-extension's of the releases
 before the EPP moved (v1.5.0 and earlier), which is not the tabled release and fails as such."""
@@ -101,7 +111,9 @@ def findings(view: PlanView) -> list[Finding]:
     table = load(f"epp-{EPP_TAG}")
     out = []
     for dep, pod, c in _pickers(view):
-        problems = [] if c["image"] == EPP_IMAGE else [f"image {c['image']} is not {EPP_IMAGE}, the tabled release"]
+        problems = (
+            [] if is_release_image(str(c["image"])) else [f"image {c['image']} is not {EPP_IMAGE}, the tabled release"]
+        )
         args = [str(a) for a in c.get("args") or ()]
         given = _flag_values(args)
         problems += [f"{f}: no such flag in the EPP {EPP_TAG}" for f in given if f not in table.flags]

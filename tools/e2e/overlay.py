@@ -4,7 +4,8 @@
 ``stacks/Pulumi.<stack>.yaml``), a kubeconfig path and a local release manifest per controller, and returns the
 same stack on an existing cluster reached through that kubeconfig: the cluster, its node pools (under the names the
 stack would give them), the project's APIs, the buckets, the workloads' GCP service account, the Cloud Monitoring
-resources, the metrics adapter's grant and the gateway's proxy-only subnet all named existing, and each controller's
+resources, the metrics adapter's grant, the gateway's proxy-only subnet and the image mirror's repositories all named
+existing, and each controller's
 manifest read from its local file. Such a stack previews with no ``gcp:`` resource and no GCP call, so ``pulumi up``
 needs only the Kubernetes provider. Pure: it reads nothing and writes nothing.
 """
@@ -18,7 +19,8 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
-from tpu_serving.naming import service_account_email, workload_service_account_id
+from tpu_serving.image_mirror import UPSTREAMS, MirrorMode, repository_path
+from tpu_serving.naming import mirror_repository_id, service_account_email, workload_service_account_id
 from tpu_serving.settings import PROJECT_NAMESPACE
 
 CONTROLLER_KEYS: Mapping[str, str] = {
@@ -63,6 +65,7 @@ def existing_cluster_overlay(
     cluster = _existing_cluster(out, kubeconfig, context)
     _existing_buckets(out)
     _existing_identity(out, str(cluster["name"]))
+    _existing_mirror(out, str(cluster["name"]), created="existing" not in cluster)
     out[_key(out, "projectApis")] = EXISTING
     obs_key = _key(out, "observability")
     out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
@@ -106,6 +109,25 @@ def _existing_identity(out: dict[str, Any], cluster: str) -> None:
     account = workload_service_account_id(cluster, wi.pop("gcpServiceAccount", None))
     wi["existingGcpServiceAccount"] = service_account_email(account, str(out["gcp:project"]))
     out[wi_key] = wi
+
+
+def _existing_mirror(out: dict[str, Any], cluster: str, created: bool) -> None:
+    """The image mirror's repositories of ``out`` named existing (those the stack would create), when the stack creates
+    them (``imageMirror.mode`` ``create``, or unset with a cluster the stack creates, ``created``); its images are
+    then the same paths as the stack's."""
+    mirror_key = _key(out, "imageMirror")
+    given = dict(out.get(mirror_key) or {})
+    default = MirrorMode.CREATE.value if created else MirrorMode.NONE.value
+    if given.get("mode", default) != MirrorMode.CREATE.value:
+        return
+    project, region = str(out["gcp:project"]), str(out.get("gcp:region", ""))
+    out[mirror_key] = {
+        "mode": MirrorMode.EXISTING.value,
+        **{
+            to_camel(u.key): repository_path(region, project, mirror_repository_id(cluster, u.suffix))
+            for u in UPSTREAMS
+        },
+    }
 
 
 def _installed_from(out: dict[str, Any], manifests: Mapping[str, str]) -> None:

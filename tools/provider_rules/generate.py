@@ -34,6 +34,10 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "gcp:monitoring/alertPolicy:AlertPolicy": ("google/services/monitoring", "ResourceMonitoringAlertPolicy"),
     "gcp:monitoring/dashboard:Dashboard": ("google/services/monitoring", "ResourceMonitoringDashboard"),
     "gcp:logging/metric:Metric": ("google/services/logging", "ResourceLoggingMetric"),
+    "gcp:artifactregistry/repository:Repository": (
+        "google/services/artifactregistry",
+        "ResourceArtifactRegistryRepository",
+    ),
 }
 """Pulumi type -> (package directory, resource function) of the Terraform provider."""
 

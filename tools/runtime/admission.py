@@ -410,6 +410,14 @@ RULES: dict[str, tuple[Rule, ...]] = {
         Rule("filter, label types and label extractors", _log_metric, facts.LOG_METRIC_DESCRIPTOR),
     ),
     "gcp:monitoring/dashboard:Dashboard": (Rule("dashboardJson", _dashboard_json, facts.DASHBOARD_API),),
+    "gcp:artifactregistry/repository:Repository": (
+        _enum_rule(("mode",), facts.AR_REPOSITORY_MODES, facts.AR_REPOSITORY_MODE),
+        _enum_rule(
+            ("remoteRepositoryConfig", "dockerRepository", "publicRepository"),
+            facts.AR_PUBLIC_REPOSITORIES,
+            facts.AR_PUBLIC_REPOSITORY,
+        ),
+    ),
 }
 """Admission rules per GCP resource type (Pulumi type token)."""
 

@@ -124,6 +124,13 @@ API_BY_TYPE: dict[str, tuple[ApiNeed, ...]] = {
     "gcp:monitoring/dashboard:Dashboard": (ApiNeed("monitoring.googleapis.com", _DASHBOARDS),),
     "gcp:monitoring/alertPolicy:AlertPolicy": (ApiNeed("monitoring.googleapis.com", _ALERTS),),
     "gcp:logging/metric:Metric": (ApiNeed("logging.googleapis.com", _LOG_METRICS),),
+    "gcp:artifactregistry/repository:Repository": (
+        ApiNeed(
+            "artifactregistry.googleapis.com",
+            "https://cloud.google.com/artifact-registry/docs/repositories/remote-repo (Before you begin: enable the "
+            "Artifact Registry API)",
+        ),
+    ),
 }
 """API each GCP resource type needs (the REST API that serves it)."""
 
@@ -197,6 +204,13 @@ GKE_NAMES = (
 )
 RELEASE_CHANNELS = frozenset({"UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"})
 GKE_RELEASE_CHANNEL = f"{_PG} pulumi_gcp/container/_inputs.py:22931-22935 (ClusterReleaseChannel.channel)"
+AR_REPOSITORY_MODES = frozenset({"STANDARD_REPOSITORY", "VIRTUAL_REPOSITORY", "REMOTE_REPOSITORY"})
+AR_REPOSITORY_MODE = f"{_PG} pulumi_gcp/artifactregistry/repository.py:87-89 (Repository.mode)"
+AR_PUBLIC_REPOSITORIES = frozenset({"DOCKER_HUB"})
+AR_PUBLIC_REPOSITORY = (
+    f"{_PG} pulumi_gcp/artifactregistry/_inputs.py:983-991 "
+    "(RepositoryRemoteRepositoryConfigDockerRepositoryArgs.public_repository)"
+)
 GKE_TPU_PLACEMENT = (
     "GKE API NodePool.PlacementPolicy.Type: TYPE_UNSPECIFIED or COMPACT; a TPU topology needs COMPACT "
     "(https://cloud.google.com/kubernetes-engine/docs/how-to/tpus, multi-host TPU slice node pools)"

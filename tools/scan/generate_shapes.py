@@ -21,6 +21,7 @@ from typing import Any
 from tpu_serving_tools.cli import command_parser
 
 TOKENS: tuple[str, ...] = (
+    "gcp:artifactregistry/repository:Repository",
     "gcp:compute/router:Router",
     "gcp:compute/routerNat:RouterNat",
     "gcp:compute/subnetwork:Subnetwork",

@@ -14,7 +14,8 @@ writable layer for it.
 
 And when the gauge says nothing runs, it sends the engine one completion of one token: a gauge that reads 0 may be
 frozen, since vLLM records its scheduler's gauges from the engine's outputs (vllm-tpu 0.29.0
-vllm/v1/engine/async_llm.py, the output handler calls the stat loggers' ``record`` with each batch of outputs), so an
+vllm/v1/engine/async_llm.py l.770-826: ``output_handler`` awaits the engine core's outputs and calls the stat
+loggers' ``record(scheduler_stats=...)`` once per batch; read in the wheel), so an
 engine that hangs on the first request after an idle spell keeps reporting 0 running and no stall is seen (SRE
 review round 39, B1). While the engine is idle the completion queues behind nothing; when it is busy the counters
 judge it. A prefill server of the disaggregated mode gets no completion: a request that ends at its own token limit

@@ -140,12 +140,14 @@ def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])
 def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(role, port):
     """A liveness probe that generated a token queued behind user traffic, so an overload failed it and recreated the
-    groups that carried the load (SRE review M3): liveness sends no request. It reads /health and /metrics on the
-    engine's own port, not the sidecar's (backends.vllm.progress)."""
+    groups that carried the load (SRE review M3): liveness sends no request while requests run. It reads /health and
+    /metrics on the engine's own port, not the sidecar's (backends.vllm.progress)."""
     leader = container(templates(ds_roles()[role]["spec"])["leaderTemplate"], "vllm")
     script = leader["livenessProbe"]["exec"]["command"][2]
     assert f"127.0.0.1:{port}/health" in script and f"127.0.0.1:{port}/metrics" in script
-    assert "/v1/" not in script and "httpGet" not in leader["livenessProbe"]
+    assert "httpGet" not in leader["livenessProbe"]
+    # a completion only while the engine reports nothing running (it queues behind nobody), and never on prefill
+    assert ("if running == 0:" in script) == (role == "decode") and ("/v1/completions" in script) == (role == "decode")
 
 
 def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():

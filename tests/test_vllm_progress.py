@@ -5,6 +5,7 @@ labelled ``model_name`` and ``engine``), and as the stacks render it."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from tests.conftest import plan_of
-from tpu_serving.backends.vllm.progress import VllmProbeSettings, liveness, progress_code
+from tpu_serving.backends.vllm.progress import VllmProbeSettings, idle_completion, liveness, progress_code
 from tpu_serving.podspec import ProbeSettings
 
 LABELS = {"model_name": "meta-llama/Llama-3.3-70B Instruct", "engine": "0"}  # a space: values split from the right
@@ -31,6 +32,9 @@ class Server:
     running: Gauge
     tokens: Counter
     healthy: list[bool]
+    completions: list[str]
+    """What /v1/completions does: "ok" (200 with a choice), "hang" (answers after 30 s), "error" (500)."""
+    received: list[dict]
 
 
 @pytest.fixture
@@ -40,9 +44,18 @@ def server() -> Iterator[Server]:
     tokens = Counter("vllm:generation_tokens", "tokens generated", list(LABELS), registry=registry)
     running.labels(**LABELS).set(0)
     tokens.labels(**LABELS).inc(0)
-    healthy = [True]
+    healthy, completions, received = [True], ["ok"], []
 
     class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            received.append({"path": self.path, "body": json.loads(body or b"{}")})
+            if completions[0] == "hang":
+                time.sleep(30)
+            self.send_response(200 if completions[0] == "ok" else 500)
+            self.end_headers()
+            self.wfile.write(b'{"choices": [{"text": "OK"}]}')
+
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             if self.path == "/health":
                 self.send_response(200 if healthy[0] else 503)
@@ -64,13 +77,13 @@ def server() -> Iterator[Server]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Server(httpd.server_address[1], running, tokens, healthy)
+        yield Server(httpd.server_address[1], running, tokens, healthy, completions, received)
     finally:
         httpd.shutdown()
 
 
-def probe(server: Server, state: Path, stall_seconds: int = 1) -> int:
-    code = progress_code(server.port, stall_seconds, str(state))
+def probe(server: Server, state: Path, stall_seconds: int = 1, idle_body: str | None = None) -> int:
+    code = progress_code(server.port, stall_seconds, str(state), idle_body)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30).returncode
 
 
@@ -99,6 +112,25 @@ def test_progress_code_passes_while_tokens_grow_and_fails_when_health_fails(serv
     assert probe(server, state, stall_seconds=3600) != 0
 
 
+def test_progress_code_sends_one_completion_when_idle_and_fails_when_it_hangs(server: Server, tmp_path: Path):
+    """SRE review round 39, B1: vLLM records its gauges from the engine's outputs, so an engine that hangs on the first
+    request after an idle spell reads 0 running for ever. While the gauge reads 0 the probe sends one completion."""
+    state, body = tmp_path / "progress.json", idle_completion("llama-70b")
+    assert probe(server, state, stall_seconds=3600, idle_body=body) == 0
+    assert server.received == [
+        {"path": "/v1/completions", "body": {"model": "llama-70b", "prompt": "Say OK.", "max_tokens": 1}}
+    ]
+    server.completions[0] = "hang"
+    assert probe(server, state, stall_seconds=3600, idle_body=body) != 0  # frozen at 0 running: caught
+    server.completions[0] = "error"
+    assert probe(server, state, stall_seconds=3600, idle_body=body) != 0
+    server.running.labels(**LABELS).set(3)
+    server.completions[0] = "hang"
+    sent = len(server.received)
+    assert probe(server, state, stall_seconds=3600, idle_body=body) == 0  # busy: the counters judge, no request
+    assert len(server.received) == sent
+
+
 def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise():
     http = object()
     p = VllmProbeSettings(stall_seconds=300, liveness_period_seconds=30, liveness_failure_threshold=4)
@@ -110,22 +142,23 @@ def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise()
     assert liveness(ProbeSettings(), http, 8100) is http  # type: ignore[arg-type]
 
 
-def _leader_liveness(stack: str) -> list[tuple[dict, int]]:
-    """Each vLLM leader container's liveness probe, and the port its vLLM server listens on (``--port`` of its
-    command: behind the routing sidecar on decode)."""
+def _leader_liveness(stack: str) -> list[tuple[dict, int, str]]:
+    """Each vLLM leader container's liveness probe, the port its vLLM server listens on (``--port`` of its command:
+    behind the routing sidecar on decode), and its role (``""`` outside the disaggregated mode)."""
     found = []
     for res in plan_of(stack).resources:
         spec = res.inputs.get("spec") or {}
         if res.type.endswith(":LeaderWorkerSet"):
-            templates = [spec["leaderWorkerTemplate"].get("leaderTemplate")]
+            templates = [("", spec["leaderWorkerTemplate"].get("leaderTemplate"))]
         elif res.type.endswith(":DisaggregatedSet"):
-            templates = [r["spec"]["leaderWorkerTemplate"].get("leaderTemplate") for r in spec["roles"]]
+            templates = [(r["name"], r["spec"]["leaderWorkerTemplate"].get("leaderTemplate")) for r in spec["roles"]]
         else:
             continue
-        for tpl in templates:
+        for role, tpl in templates:
             for c in (tpl or {}).get("spec", {}).get("containers", []):
                 if c["name"] == "vllm-leader":
-                    found.append((c["livenessProbe"], int(re.search(r"--port[ =](\d+)", c["args"][0]).group(1))))
+                    port = int(re.search(r"--port[ =](\d+)", c["args"][0]).group(1))
+                    found.append((c["livenessProbe"], port, role))
     return found
 
 
@@ -135,9 +168,12 @@ def _leader_liveness(stack: str) -> list[tuple[dict, int]]:
 def test_liveness_renders_on_every_vllm_leader(stack: str):
     probes = _leader_liveness(stack)
     assert probes, f"{stack}: no vLLM leader found"
-    for live, port in probes:
+    for live, port, role in probes:
         script = live["exec"]["command"][2]
         assert "vllm:generation_tokens_total" in script and ">= 600" in script
         assert f"127.0.0.1:{port}/metrics" in script  # vLLM's own port (on decode, not the sidecar's 8000)
+        # the idle completion, but on prefill (a request ending at its own limit holds KV blocks there)
+        assert (f"127.0.0.1:{port}/v1/completions" in script) == (role != "prefill"), (stack, role)
     if stack.endswith("disagg-v6e8x2"):
-        assert sorted(port for _, port in probes) != [8000, 8000]
+        assert sorted(role for *_, role in probes) == ["decode", "prefill"]
+        assert len({port for _, port, _ in probes}) == 2

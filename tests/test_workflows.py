@@ -63,7 +63,16 @@ def test_workflows_ci_runs_lint_test_slow_tests_scan_docs_and_e2e_as_steps():
     assert set(ci["on"]) == {"push", "pull_request"}
     steps = [s.get("run", "") for s in ci["jobs"]["test"]["steps"]]
     runs = ["make " + r.split("make ", 1)[1] for r in steps if r.startswith(("make ", "sudo --preserve-env="))]
-    assert runs == ["make lint", "make test", "make test-slow", "make scan", "make docs", "make e2e-tools", "make e2e"]
+    assert runs == [
+        "make reference-check",
+        "make lint",
+        "make test",
+        "make test-slow",
+        "make scan",
+        "make docs",
+        "make e2e-tools",
+        "make e2e",
+    ]
     local = (ROOT / ".ci" / "run").read_text()
     assert [line.split("&& ")[-1] for line in local.splitlines() if "&& make " in line] == runs
     assert "set -euo pipefail" in local

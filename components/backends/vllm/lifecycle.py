@@ -13,9 +13,11 @@ import shlex
 import pulumi_kubernetes as k8s
 
 from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, Shutdown
+from . import progress
 from .args import VllmServingArgs
 from .facts import DRAINING_MARKER, HEALTH_PATH, PYTHON, RAY_GCS_PORT
 from .kv import KvRole
+from .progress import idle_completion
 
 
 def shutdown(args: VllmServingArgs) -> Shutdown:
@@ -77,3 +79,11 @@ def readiness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> 
     return _python_probe(
         code, p.readiness_period_seconds, p.readiness_failure_threshold, EXEC_PROBE_TIMEOUT_SECONDS, guard
     )
+
+
+def liveness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
+    """The leader's liveness (:func:`.progress.liveness`): with the idle completion of the served model, but on a
+    prefill server, where a request that ends at its own token limit holds KV blocks until pulled or timed out."""
+    kv = args.kv_transfer
+    idle = None if kv is not None and kv.role == KvRole.PREFILL else idle_completion(args.served_model_name)
+    return progress.liveness(args.probes, http, port, idle)

@@ -55,8 +55,7 @@ from .kv import (
     kv_transfer_config,
     sidecar_args,
 )
-from .lifecycle import leader_lifecycle, readiness, shutdown, worker_lifecycle
-from .progress import liveness
+from .lifecycle import leader_lifecycle, liveness, readiness, shutdown, worker_lifecycle
 
 # --------------------------------------------------------------------------- builders
 
@@ -362,7 +361,7 @@ def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
         resources=requests(r.leader_cpu, r.leader_memory, {TPU_RESOURCE: str(args.shape.chips_per_vm)}),
         startup_probe=startup,
         readiness_probe=readiness(args, ready, server_port(args)),
-        liveness_probe=liveness(p, live, server_port(args)),
+        liveness_probe=liveness(args, live, server_port(args)),
         lifecycle=leader_lifecycle(args),
         volume_mounts=mounts,
         security_context=container_security(),

@@ -12,10 +12,20 @@ answer ``/health``. The kubelet then restarts the container after ``livenessFail
 recreates the group (RecreateGroupAfterStart). A new container starts with a fresh file: the kubelet makes a new
 writable layer for it.
 
+And when the gauge says nothing runs, it sends the engine one completion of one token: a gauge that reads 0 may be
+frozen, since vLLM records its scheduler's gauges from the engine's outputs (vllm-tpu 0.29.0
+vllm/v1/engine/async_llm.py l.770-826: ``output_handler`` awaits the engine core's outputs and calls the stat
+loggers' ``record(scheduler_stats=...)`` once per batch; read in the wheel), so an
+engine that hangs on the first request after an idle spell keeps reporting 0 running and no stall is seen (SRE
+review round 39, B1). While the engine is idle the completion queues behind nothing; when it is busy the counters
+judge it. A prefill server of the disaggregated mode gets no completion: a request that ends at its own token limit
+holds its KV blocks until a decode pulls them or the pull times out (docs/design/disaggregated-vllm.md, open risks).
+
 The probe runs only once the startup probe has passed (Kubernetes runs liveness after startup succeeds), so a model
 still loading or compiling is never judged by it.
 """
 
+import json
 import shlex
 from dataclasses import dataclass
 
@@ -23,7 +33,7 @@ import pulumi_kubernetes as k8s
 
 from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, ProbeSettings
 from ...settings import described
-from .facts import HEALTH_PATH, METRICS_PATH, PYTHON, VllmMetric
+from .facts import COMPLETIONS_PATH, HEALTH_PATH, METRICS_PATH, PROBE_PROMPT, PYTHON, VllmMetric
 
 PROGRESS_STATE = "/tmp/tpu-serving-progress.json"
 """Where the probe keeps the last token count and since when it stood still (the container's own writable layer:
@@ -45,11 +55,28 @@ class VllmProbeSettings(ProbeSettings):
     )
 
 
-def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE) -> str:
-    """The probe's Python: exit 1 when ``/health`` fails, or when requests have been running for ``stall_seconds``
-    with the token counter unchanged; else record the count (in the file ``state``) and exit 0."""
+IDLE_COMPLETION_TIMEOUT_SECONDS = 8
+"""Seconds the idle completion may take: within the probe's own timeout
+(:data:`~tpu_serving.podspec.EXEC_PROBE_TIMEOUT_SECONDS`); one token of a short prompt on an idle engine takes well
+under a second."""
+
+
+def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE, idle_body: str | None = None) -> str:
+    """The probe's Python: exit 1 when ``/health`` fails, when requests have been running for ``stall_seconds`` with
+    the token counter unchanged, or, with ``idle_body`` (a completion request's JSON), when nothing runs and that
+    completion fails; else record the count (in the file ``state``) and exit 0."""
     base = f"http://127.0.0.1:{port}"
     running, tokens = VllmMetric.REQUESTS_RUNNING.value, f"{VllmMetric.GENERATION_TOKENS.value}_total"
+    idle = (
+        [
+            "if running == 0:",
+            f"    q = r.Request('{base}{COMPLETIONS_PATH}', data={idle_body!r}.encode(),"
+            " headers={'Content-Type': 'application/json'})",
+            f"    r.urlopen(q, timeout={IDLE_COMPLETION_TIMEOUT_SECONDS})",
+        ]
+        if idle_body
+        else []
+    )
     return "\n".join(
         [
             "import json, time, urllib.request as r",
@@ -59,6 +86,7 @@ def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE) ->
             "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
             " if l.startswith(name + '{') or l.startswith(name + ' '))",
             f"running, tokens, now = total('{running}'), total('{tokens}'), time.time()",
+            *idle,
             "try:",
             f"    last = json.load(open('{state}'))",
             "except (OSError, ValueError):",
@@ -71,16 +99,23 @@ def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE) ->
     )
 
 
-def liveness(p: ProbeSettings, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
+def liveness(
+    p: ProbeSettings, http: k8s.core.v1.ProbeArgs, port: int, idle_body: str | None = None
+) -> k8s.core.v1.ProbeArgs:
     """The leader's liveness: ``http`` (``GET /health``) when ``p`` sets no stall window (or is not a vLLM server's
-    settings), else the progress probe on ``port``, timed as liveness is."""
+    settings), else the progress probe on ``port``, timed as liveness is, sending ``idle_body`` when idle."""
     stall = p.stall_seconds if isinstance(p, VllmProbeSettings) else 0
     if not stall:
         return http
-    code = progress_code(port, stall)
+    code = progress_code(port, stall, idle_body=idle_body)
     return k8s.core.v1.ProbeArgs(
         exec_=k8s.core.v1.ExecActionArgs(command=["/bin/sh", "-c", f"exec {PYTHON} -c {shlex.quote(code)}"]),
         period_seconds=p.liveness_period_seconds,
         failure_threshold=p.liveness_failure_threshold,
         timeout_seconds=EXEC_PROBE_TIMEOUT_SECONDS,
     )
+
+
+def idle_completion(served_model_name: str) -> str:
+    """The idle completion's JSON: one token of the served model (``--served-model-name``), the prober's prompt."""
+    return json.dumps({"model": served_model_name, "prompt": PROBE_PROMPT, "max_tokens": 1})

@@ -134,12 +134,13 @@ def test_image_mirror_settings_refuse_paths_without_existing_and_bad_paths():
 
 
 def test_image_mirror_preview_says_where_each_image_comes_from():
-    (line,) = image_source_lines(plan_of("vllm-llama33-70b-v5e16").resources)
+    line, other = image_source_lines(plan_of("vllm-llama33-70b-v5e16").resources)
+    assert other == "images from other registries: quay.io/prometheus/blackbox-exporter:v0.28.0"  # the prober's
     assert line.startswith(
         "images through this stack's remote repositories vllm70b-dockerhub (Docker Hub), vllm70b-ghcr (ghcr.io): "
     )
     assert "created and deleted with this stack" in line
-    (upstream,) = image_source_lines(plan_of("vllm-llama33-70b-existing").resources)
+    upstream, _ = image_source_lines(plan_of("vllm-llama33-70b-existing").resources)
     assert upstream.startswith("images from Docker Hub or ghcr.io: docker.io/vllm/vllm-tpu:v0.29.0")
     assert "10 an hour per IPv4 address" in upstream and "image streaming does not apply" in upstream
 

@@ -71,6 +71,7 @@ STACK_TESTS = [
     "tests/test_tenancy.py",
     "tests/test_cost.py",
     "tests/test_rollout.py",
+    "tests/test_prober.py",
 ]
 """The modules whose tests take every stack (``@pytest.mark.parametrize("stack", STACKS)``)."""
 

@@ -9,7 +9,7 @@ import re
 import pytest
 import yaml
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited
 from tpu_serving import prober
 from tpu_serving.backends import BACKENDS
@@ -33,7 +33,26 @@ PROBED = {
     "vllm-llama33-70b-existing": "vllm-api-prober",
     "vllm-llama33-70b-v5e16": "vllm-api-prober",
 }
-"""The stacks whose backend takes HTTP completions (vLLM, JetStream), and their prober; Saxml and PathwaysJob get none."""
+"""The shipped stacks whose backend takes HTTP completions (vLLM, JetStream), and their prober; Saxml and PathwaysJob
+get none."""
+TAKES_COMPLETIONS = ("vllm", "jetstream-pathways")
+"""Backends whose server takes HTTP completions: a stack of one, shipped or added (docs/add-your-own-model.md), gets a
+prober named after its Service."""
+
+
+def probed(stack: str) -> str | None:
+    """The prober a stack gets: the shipped stacks' as listed, another stack's from its file's backend and Service."""
+    if stack in PROBED:
+        return PROBED[stack]
+    from tpu_serving.config import load_stack_config
+    from tpu_serving_tools.offline import load_project, stack_config
+
+    serving = load_stack_config(stack_config(load_project(STACKS_ROOT), stack)).serving
+    if serving is None or serving.backend not in TAKES_COMPLETIONS:
+        return None
+    return f"{serving.service_name}-prober"
+
+
 VLLM_ANSWER = (
     '{"id":"cmpl-1","object":"text_completion","created":1,"model":"meta-llama/Llama-3.3-70B-Instruct",'
     '"choices":[{"index":0,"text":" OK","logprobs":null,"finish_reason":"length"}],"usage":{"prompt_tokens":5}}'
@@ -138,15 +157,14 @@ def test_prober_only_on_stacks_whose_backend_takes_http_completions(stack):
     deployments = [
         d["metadata"]["name"] for d in _objects(stack, "Deployment") if d["metadata"]["name"].endswith("-prober")
     ]
-    assert deployments == ([PROBED[stack]] if stack in PROBED else [])
+    expected = probed(stack)
+    assert deployments == ([expected] if expected else [])
     alerts = {
         r.name.split("-observability-", 1)[-1] for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
     }
-    assert (
-        {"probe-failing", "probe-slow"} <= alerts if stack in PROBED else not alerts & {"probe-failing", "probe-slow"}
-    )
+    assert {"probe-failing", "probe-slow"} <= alerts if expected else not alerts & {"probe-failing", "probe-slow"}
     lines = probe_summary(plan_of(stack).resources)
-    assert len(lines) == (1 if stack in PROBED else 0)
+    assert len(lines) == (1 if expected else 0)
     assert all(line.startswith("Probe: POST http://") and " not " in line for line in lines)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tpu_serving_policy.rules import pod_specs
+from .image_notes import plan_images
 
 CLUSTER = "gcp:container/cluster:Cluster"
 DIGEST = "@sha256:"
@@ -21,15 +21,7 @@ not hold the image, and every slice recreated by an upgrade, a repair or a scale
 
 def tag_only_images(resources: list[Any]) -> list[str]:
     """The container images of the plan's Kubernetes objects that carry no ``@sha256:`` digest, sorted."""
-    images = {
-        str(c["image"])
-        for r in resources
-        if r.custom and r.type.startswith("kubernetes:")
-        for pod in pod_specs(r.inputs)
-        for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]
-        if c.get("image")
-    }
-    return sorted(i for i in images if DIGEST not in i)
+    return [i for i in plan_images(resources) if DIGEST not in i]
 
 
 def cluster_notes(resources: list[Any]) -> list[str]:

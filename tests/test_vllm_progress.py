@@ -83,7 +83,7 @@ def server() -> Iterator[Server]:
 
 
 def probe(server: Server, state: Path, stall_seconds: int = 1, idle_body: str | None = None) -> int:
-    code = progress_code(server.port, stall_seconds, str(state), idle_body)
+    code = progress_code(server.port, stall_seconds, str(state), idle_body, idle_timeout=1)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30).returncode
 
 

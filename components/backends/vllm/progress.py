@@ -61,10 +61,16 @@ IDLE_COMPLETION_TIMEOUT_SECONDS = 8
 under a second."""
 
 
-def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE, idle_body: str | None = None) -> str:
+def progress_code(
+    port: int,
+    stall_seconds: int,
+    state: str = PROGRESS_STATE,
+    idle_body: str | None = None,
+    idle_timeout: float = IDLE_COMPLETION_TIMEOUT_SECONDS,
+) -> str:
     """The probe's Python: exit 1 when ``/health`` fails, when requests have been running for ``stall_seconds`` with
     the token counter unchanged, or, with ``idle_body`` (a completion request's JSON), when nothing runs and that
-    completion fails; else record the count (in the file ``state``) and exit 0."""
+    completion fails within ``idle_timeout`` seconds; else record the count (in the file ``state``) and exit 0."""
     base = f"http://127.0.0.1:{port}"
     running, tokens = VllmMetric.REQUESTS_RUNNING.value, f"{VllmMetric.GENERATION_TOKENS.value}_total"
     idle = (
@@ -72,7 +78,7 @@ def progress_code(port: int, stall_seconds: int, state: str = PROGRESS_STATE, id
             "if running == 0:",
             f"    q = r.Request('{base}{COMPLETIONS_PATH}', data={idle_body!r}.encode(),"
             " headers={'Content-Type': 'application/json'})",
-            f"    r.urlopen(q, timeout={IDLE_COMPLETION_TIMEOUT_SECONDS})",
+            f"    r.urlopen(q, timeout={idle_timeout:g})",
         ]
         if idle_body
         else []

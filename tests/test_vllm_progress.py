@@ -87,6 +87,7 @@ def probe(server: Server, state: Path, stall_seconds: int = 1, idle_body: str | 
     return subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30).returncode
 
 
+@pytest.mark.slow  # runs the probe in a child interpreter against a live server, and sleeps out its windows
 def test_progress_code_fails_once_requests_run_without_a_token_for_the_window(server: Server, tmp_path: Path):
     state = tmp_path / "progress.json"
     server.running.labels(**LABELS).set(4)
@@ -101,6 +102,7 @@ def test_progress_code_fails_once_requests_run_without_a_token_for_the_window(se
     assert probe(server, state) == 0  # idle: nothing to generate is not a stall
 
 
+@pytest.mark.slow  # runs the probe in a child interpreter against a live server, and sleeps out its windows
 def test_progress_code_passes_while_tokens_grow_and_fails_when_health_fails(server: Server, tmp_path: Path):
     state = tmp_path / "progress.json"
     server.running.labels(**LABELS).set(2)
@@ -112,6 +114,7 @@ def test_progress_code_passes_while_tokens_grow_and_fails_when_health_fails(serv
     assert probe(server, state, stall_seconds=3600) != 0
 
 
+@pytest.mark.slow  # runs the probe in a child interpreter against a live server, and sleeps out its windows
 def test_progress_code_sends_one_completion_when_idle_and_fails_when_it_hangs(server: Server, tmp_path: Path):
     """SRE review round 39, B1: vLLM records its gauges from the engine's outputs, so an engine that hangs on the first
     request after an idle spell reads 0 running for ever. While the gauge reads 0 the probe sends one completion."""

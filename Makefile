@@ -135,7 +135,7 @@ reference-check: $(VENV)/.runtime
 
 # pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
-	$(PYTHON) -m pytest -q -n auto -m "not slow and not e2e"
+	$(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not e2e"
 
 test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed $(DOCS_VENV)/.installed
 	$(PYTHON) -m pytest -q -n auto -m slow
@@ -175,7 +175,7 @@ messages: $(VENV)/.installed $(POLICY_VENV)/.installed
 	rm -rf build/messages
 	# The record is written even when the suite fails (a guard that reads the record, such as no raw pydantic
 	# wording, fails until the record is rewritten); the target still fails with the suite.
-	TPU_SERVING_RECORD_MESSAGES=$(CURDIR)/build/messages $(PYTHON) -m pytest -q -n auto -m "not slow and not e2e" -p no:cacheprovider; \
+	TPU_SERVING_RECORD_MESSAGES=$(CURDIR)/build/messages $(PYTHON) -m pytest -q -n auto --dist loadfile -m "not slow and not e2e" -p no:cacheprovider; \
 	status=$$?; $(PYTHON) -m tests.messages build/messages && exit $$status
 
 golden-review: $(VENV)/.installed

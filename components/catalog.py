@@ -11,10 +11,12 @@ Sources: the GKE "Plan TPUs" documentation and the Cloud TPU system architecture
 """
 
 import difflib
+import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
+from types import MappingProxyType
 
 import pulumi
 
@@ -325,8 +327,10 @@ def all_slice_names() -> tuple[str, ...]:
     return tuple(s.slice_name for s in _canonical_shapes().values())
 
 
-def _canonical_shapes() -> dict[str, SliceShape]:
-    """Slice name -> the shape Cloud TPU means by it.
+@functools.cache
+def _canonical_shapes() -> Mapping[str, SliceShape]:
+    """Slice name -> the shape Cloud TPU means by it (computed once: the catalog is constant, and every slice name
+    of every stack and test resolves through it).
 
     Slice names mean the 4-chip machine type (1 chip: the 1-chip one), as GKE multi-host
     slices and xpk use them: ``v6e-8`` is ``ct6e-standard-4t`` 2x4 on two hosts, as in the
@@ -338,7 +342,7 @@ def _canonical_shapes() -> dict[str, SliceShape]:
         for topo in mt.topologies:
             shape = SliceShape(mt, topo)
             shapes.setdefault(shape.slice_name, shape)
-    return dict(sorted(shapes.items(), key=lambda kv: (kv[1].generation.name, kv[1].chips)))
+    return MappingProxyType(dict(sorted(shapes.items(), key=lambda kv: (kv[1].generation.name, kv[1].chips))))
 
 
 def _known(name: str) -> bool:

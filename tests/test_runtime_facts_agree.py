@@ -117,7 +117,12 @@ def test_facts_a_library_accelerator_label_changed_alone_fails_make_check(monkey
         if mt.generation.gke_accelerator == "tpu-v6e-slice":
             wrong = dataclasses.replace(mt.generation, gke_accelerator="tpu-v6e-podslice")
             monkeypatch.setitem(catalog.MACHINE_TYPES, name, dataclasses.replace(mt, generation=wrong))
-    failures = _failures("vllm-llama31-405b-v6e16")
+    catalog._canonical_shapes.cache_clear()  # the slice names resolve through the patched catalog
+    try:
+        failures = _failures("vllm-llama31-405b-v6e16")
+    finally:
+        monkeypatch.undo()
+        catalog._canonical_shapes.cache_clear()
     # pods that no pool takes; the groups they belong to cannot come up for a rollout either
     assert failures and all(f.startswith(("[scheduling] pod ", "[rollout] ")) for f in failures)
     assert "no node pool has labels {'cloud.google.com/gke-tpu-accelerator': 'tpu-v6e-podslice'" in failures[0]

@@ -52,6 +52,26 @@ def test_schema_closed_rejects_unknown_fields_but_keeps_preserved_ones():
     assert s["properties"]["port"]["anyOf"] == [{"type": "integer"}, {"type": "string"}]
 
 
+def test_schema_closed_leaves_value_validation_branches_open(reference):
+    """A oneOf branch that names fewer fields than the object is a value validation, not a field list: closing it
+    refused a Gateway address ``{type: NamedAddress, value: <name>}`` that the API server takes (Gateway API v1.3.0
+    CRD ``spec.addresses[]``: the second branch names only ``type``)."""
+    gateway = {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "Gateway",
+        "metadata": {"name": "g", "namespace": "n"},
+        "spec": {
+            "gatewayClassName": "gke-l7-rilb",
+            "addresses": [{"type": "NamedAddress", "value": "my-vip"}],
+            "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
+        },
+    }
+    assert schema.validate_all([gateway], {}) == []
+    unknown = copy.deepcopy(gateway)
+    unknown["spec"]["addresses"][0]["port"] = 80  # still closed outside the branches
+    assert schema.validate_all([unknown], {})
+
+
 @pytest.mark.parametrize("release", ["v0.4.0", "v0.10.0"])
 def test_schema_crd_rejects_unknown_field_in_pod_template(release, reference):
     lws = {

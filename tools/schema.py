@@ -184,18 +184,29 @@ def _load_yaml(path: Path) -> Any:
     return yaml.load(path.read_text(), Loader=loader)
 
 
-def closed(schema: Any) -> Any:
-    """A copy of an OpenAPI v3 schema that rejects unknown fields, as described above."""
+JUNCTORS = ("oneOf", "anyOf", "allOf", "not")
+"""A structural schema's value validations: their branches may not declare fields of their own that the structural
+part does not (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/
+#specifying-a-structural-schema, rule 3: within allOf, anyOf, oneOf and not, no field the outer schema lacks), so the
+API server prunes by the structural part alone. A branch is therefore never closed: the Gateway API v1.3.0 CRD's
+``spec.addresses[]`` has a ``oneOf`` whose second branch names only ``type``, and an object with a ``value`` passes it
+on the API server."""
+
+
+def closed(schema: Any, *, in_junctor: bool = False) -> Any:
+    """A copy of an OpenAPI v3 schema that rejects unknown fields, as described above (not inside a value
+    validation's branches: :data:`JUNCTORS`)."""
     if isinstance(schema, list):
-        return [closed(s) for s in schema]
+        return [closed(s, in_junctor=in_junctor) for s in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {k: closed(v) for k, v in schema.items()}
+    out = {k: closed(v, in_junctor=in_junctor or k in JUNCTORS) for k, v in schema.items()}
     if out.pop("x-kubernetes-int-or-string", False):
         out.pop("type", None)
         out["anyOf"] = [{"type": "integer"}, {"type": "string"}]
     if (
-        "properties" in out
+        not in_junctor
+        and "properties" in out
         and "additionalProperties" not in out
         and not out.get("x-kubernetes-preserve-unknown-fields")
     ):

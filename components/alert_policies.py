@@ -116,7 +116,7 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     out += _queue_alerts(scope, metrics, settings, leaders)
     if metrics.http_responses is not None:
         out.append(_alert(error_rate.error_rate_alert(cluster, namespace, metrics.http_responses, settings)))
-    out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings)]
+    out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings, metrics.gateway_probe)]
     out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, KUBE)]
     minutes = settings.no_ready_leader_minutes
     return out + [_alert(a) for a in roles_.router_alerts(cluster, namespace, metrics.router, minutes, POD_NOT_READY)]

@@ -73,7 +73,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
         tenancy = build_tenancy(ctx, platform, identity)
         serving = build_serving(ctx, platform, pools, identity, tenancy)
         traffic = build_traffic(ctx, platform, identity, tenancy, serving)
-        operations = build_operations(ctx, platform, tenancy, serving.built)
+        operations = build_operations(ctx, platform, tenancy, serving.built, traffic)
         costs = estimate_costs(ctx, pools)
 
         self.apis, self.buckets, self.cluster = platform.apis, platform.buckets, platform.cluster

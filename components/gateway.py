@@ -91,10 +91,22 @@ def _custom(
     return {"apiVersion": api, "kind": kind, "metadata": _meta(args, args.name, annotations), "spec": spec}
 
 
+ADDRESS_PURPOSE = "SHARED_LOADBALANCER_VIP"
+"""The purpose of the regional internal address an internal Application Load Balancer's forwarding rule takes
+(terraform-google-modules/terraform-docs-samples@af14240 gke/autopilot/iap/main.tf l.36-42, "Required for internal
+ingress": ``address_type = "INTERNAL"``, ``purpose = "SHARED_LOADBALANCER_VIP"``)."""
+
+
 def gateway(args: ServingGatewayArgs) -> dict[str, Any]:
-    """The Gateway: one HTTP listener on the regional internal load balancer."""
+    """The Gateway: one HTTP listener on the regional internal load balancer, at the address the stack reserved or
+    named (``spec.addresses``, type ``NamedAddress``: the name of a Compute Engine address; Gateway API v1.3.0 CRD
+    ``spec.addresses[].type``, gateway-api-v1.3.0-gateways-crd.yaml l.108 of the reference copy). A fixed address
+    gives clients a stable entry and the serving probe a target known before GKE programs the Gateway
+    (:func:`tpu_serving.prober.through_gateway`); without one, GKE allocates it when it programs the Gateway and
+    reports it only in ``status.addresses``."""
     spec = {
         "gatewayClassName": GATEWAY_CLASS,
+        "addresses": [{"type": "NamedAddress", "value": args.address_name}],
         "listeners": [{"name": "http", "protocol": "HTTP", "port": LISTENER_PORT}],
     }
     return _custom(args, GATEWAY_API, "Gateway", spec, {PROXY_SUBNET_ANNOTATION: args.settings.proxy_only_cidr})
@@ -248,6 +260,10 @@ class ServingGateway(pulumi.ComponentResource):
 
     address_command: str
     """``kubectl`` command that prints the Gateway's internal address (GKE fills ``status.addresses``)."""
+    address: pulumi.Output[str]
+    """The Gateway's internal IP address: the one the stack reserved, or ``settings.existing_address_ip``."""
+    address_name: str
+    """The name of that address (the Gateway's ``NamedAddress``)."""
     router_restart: str
     """What a restart of the router does to requests (:func:`router_restart`)."""
 
@@ -274,6 +290,10 @@ class ServingGateway(pulumi.ComponentResource):
                 opts=child,
             )
             k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
+        self.address_name = args.address_name
+        self.address, reserved = self._address(name, args, child)
+        if reserved is not None:
+            k8s_child = pulumi.ResourceOptions.merge(k8s_child, pulumi.ResourceOptions(depends_on=[reserved]))
         objects = [gateway(args), http_route(args), health_check_policy(args), backend_policy(args)]
         if args.settings.inference_pool:
             objects.append(inference_pool(args))
@@ -292,7 +312,32 @@ class ServingGateway(pulumi.ComponentResource):
             f"kubectl -n {args.namespace} get gateway {args.name} -o jsonpath='{{.status.addresses[0].value}}'"
         )
         self.router_restart = router_restart(args)
-        self.register_outputs({"addressCommand": self.address_command, "routerRestart": self.router_restart})
+        self.register_outputs(
+            {"address": self.address, "addressCommand": self.address_command, "routerRestart": self.router_restart}
+        )
+
+    @staticmethod
+    def _address(
+        name: str, args: ServingGatewayArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Output[str], pulumi.Resource | None]:
+        """The Gateway's IP: of the address named existing, or of one reserved here (regional, internal, in the
+        cluster's subnet, :data:`ADDRESS_PURPOSE`), with the resource reserved."""
+        ip = args.settings.existing_address_ip
+        if ip is not None:
+            return pulumi.Output.from_input(ip), None
+        from pulumi_gcp import compute as gcp_compute
+
+        reserved = gcp_compute.Address(
+            f"{name}-address",
+            name=args.address_name,
+            project=args.project,
+            region=args.region,
+            subnetwork=args.subnetwork,
+            address_type="INTERNAL",
+            purpose=ADDRESS_PURPOSE,
+            opts=child,
+        )
+        return reserved.address, reserved
 
     @staticmethod
     def _epp(name: str, args: ServingGatewayArgs, child: pulumi.ResourceOptions) -> None:

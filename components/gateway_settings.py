@@ -5,7 +5,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .images import pinned_image_problem
-from .naming import namespace_problem, project_problems, region_problems
+from .naming import (
+    NameLimit,
+    dns_name,
+    gateway_address_name,
+    gateway_name,
+    namespace_problem,
+    project_problems,
+    region_problems,
+)
 from .settings import described, proxy_only_subnet_problem
 from .versions import PINS
 
@@ -97,6 +105,24 @@ class GatewaySettings:
         pattern=r"^\d+(\.\d+)?m?$",
     )
     epp_memory: str = described("Memory request of the endpoint picker.", default="2Gi", pattern=r"^\d+(Ki|Mi|Gi|Ti)?$")
+    existing_address: str | None = described(
+        "Name of a regional internal address reserved already for the Gateway (purpose SHARED_LOADBALANCER_VIP, in "
+        "the cluster's subnet); unset, the stack reserves one, named <cluster>-<gateway>. Give its IP in "
+        "existingAddressIp: the serving probe sends its request there.",
+        default=None,
+        pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+    )
+    existing_address_ip: str | None = described(
+        "IPv4 address of existingAddress (both or neither).",
+        default=None,
+        pattern=r"^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$",
+    )
+    address_subnetwork: str | None = described(
+        "Subnet the stack reserves the Gateway's address in, when it reserves one: unset, cluster.subnetwork, or "
+        "else the network's name (an auto-mode network names its subnet in each region after itself).",
+        default=None,
+        pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+    )
     request_timeout_seconds: int = described(
         "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "
         "service default of 30 s would cut off long completions and streams), and how long it lets the requests "
@@ -105,6 +131,38 @@ class GatewaySettings:
         ge=1,
         le=CONNECTION_DRAINING_MAX_SECONDS,
     )
+
+
+def address_name(existing: str | None, cluster: str, service: str) -> str:
+    """The Gateway's address: the one named existing, or the one the stack reserves (a Compute Engine name: at most 63
+    characters of lower-case letters, digits and dashes, as a DNS label)."""
+    return existing or dns_name(gateway_address_name(cluster, gateway_name(service)), limit=NameLimit.K8S_LABEL)
+
+
+def existing_address_problem(existing: str | None, existing_ip: str | None) -> str | None:
+    """An existing address needs its name and its IP (the key and why), or neither."""
+    if (existing is None) == (existing_ip is None):
+        return None
+    given = "existingAddress" if existing is not None else "existingAddressIp"
+    return (
+        f"{given}: an existing address needs both existingAddress (its name, for the Gateway) and existingAddressIp "
+        "(its IP, for the serving probe); give both, or neither to have the stack reserve one"
+    )
+
+
+def address_problems(settings: GatewaySettings, address_name: str, subnetwork: str) -> list[str]:
+    """The Gateway's address: an existing one with its IP, or one to reserve, in a subnet, under a name."""
+    found = []
+    both = existing_address_problem(settings.existing_address, settings.existing_address_ip)
+    if both is not None:
+        found.append(f"settings.{both}")
+    if settings.existing_address is not None and address_name != settings.existing_address:
+        found.append(f"address_name: {address_name!r} is not settings.existingAddress {settings.existing_address!r}")
+    if not address_name:
+        found.append("address_name: the Gateway's address needs a name")
+    if settings.existing_address is None and not subnetwork:
+        found.append("subnetwork: the subnet to reserve the Gateway's address in is required")
+    return found
 
 
 @dataclass(frozen=True)
@@ -140,10 +198,17 @@ class ServingGatewayArgs:
     prefill/decode profiles (:data:`~tpu_serving.epp.EPP_PD_PLUGINS`)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the Kubernetes objects."""
+    address_name: str = ""
+    """The regional internal address the Gateway takes (its ``NamedAddress``): reserved by the gateway in
+    :attr:`subnetwork` unless ``settings.existing_address`` names one (:func:`tpu_serving.naming.gateway_address_name`);
+    required."""
+    subnetwork: str = ""
+    """The subnet the address is reserved in (the cluster's nodes' subnet), when the gateway reserves it."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types."""
         found = project_problems(self.project) + region_problems(self.region)
+        found += address_problems(self.settings, self.address_name, self.subnetwork)
         if self.settings.inference_pool and not self.pool_selector:
             found.append("pool_selector: an InferencePool needs the labels of the pods it selects")
         if self.disaggregated and not self.settings.inference_pool:

@@ -16,7 +16,8 @@ from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
 from .derived import existing_cluster_args, stack_apis
 from .existing import CloudResource
-from .gateway import INFERENCE_POOL_MIN_GKE
+from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
+from .gateway_settings import address_name
 from .image_mirror import MirrorMode
 from .naming import (
     NameLimit,
@@ -67,6 +68,7 @@ def cloud_resources(
         workload_account(cfg, identity),
         *serving.built.cloud,
         *gateway_subnet(cfg),
+        *gateway_address(cfg, serving),
         *observability(ctx),
     ]
 
@@ -195,6 +197,19 @@ def gateway_subnet(cfg: StackConfig) -> list[CloudResource]:
         f"the active proxy-only subnet of network {cfg.cluster.network} in {cfg.region}, range {g.proxy_only_cidr}",
     )
     return [CloudResource("proxy-only subnet", g.proxy_only_cidr, EXISTING, key, needs)]
+
+
+def gateway_address(cfg: StackConfig, serving: ServingParts) -> list[CloudResource]:
+    """The Gateway's regional internal address, reserved or existing."""
+    g, endpoint = cfg.gateway, serving.built.endpoint
+    if g is None or endpoint is None:
+        return []
+    name = address_name(g.existing_address, cfg.cluster.name, endpoint.service)
+    subnet = g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network
+    if g.existing_address is None:
+        return [CloudResource("gateway address", f"{name} (subnet {subnet})", CREATE, f"{NS}:gateway.existingAddress")]
+    needs = (f"a regional internal address in {cfg.region}, purpose {ADDRESS_PURPOSE}, IP {g.existing_address_ip}",)
+    return [CloudResource("gateway address", name, EXISTING, f"{NS}:gateway.existingAddress", needs)]
 
 
 def observability(ctx: Context) -> list[CloudResource]:

@@ -176,6 +176,12 @@ def prober_name(service: str) -> str:
     return f"{service}-prober"
 
 
+def gateway_prober_name(service: str) -> str:
+    """The serving probe's PodMonitoring (and ``job``) of its request through the Gateway in front of the Service
+    ``service`` (:func:`tpu_serving.prober.through_gateway`)."""
+    return f"{prober_name(service)}-gateway"
+
+
 def pool_name(cluster: str, pool: str) -> str:
     """The GKE node pool of slice pool ``pool``: ``<cluster>-<pool>``."""
     return f"{cluster}-{pool}"
@@ -229,6 +235,12 @@ def head_service_account_id(cluster: str) -> str:
 def proxy_only_subnet_name(cluster: str) -> str:
     """The proxy-only subnet a cluster's gateway creates: ``<cluster>-proxy-only``."""
     return f"{cluster}-proxy-only"
+
+
+def gateway_address_name(cluster: str, gateway: str) -> str:
+    """The regional internal address a cluster's Gateway ``gateway`` is given: ``<cluster>-<gateway>``, one per
+    project, region and name (the cluster's name keeps two stacks of a project and region apart)."""
+    return f"{cluster}-{gateway}"
 
 
 def mirror_repository_id(cluster: str, upstream: str) -> str:

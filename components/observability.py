@@ -228,7 +228,7 @@ class Observability(pulumi.ComponentResource):
                 spec=obj["spec"],
                 opts=child,
             )
-        prober.create(name, args.namespace, args.metrics.probe, args.labels, child)
+        prober.create(name, args.namespace, args.metrics.probe, args.labels, child, args.metrics.gateway_probe)
         self.dashboard_name, self.alert_policies = None, []
         if args.settings.cloud_resources == CreateOrExisting.CREATE:
             self._cloud_resources(name, args, scope, groups, child)

@@ -40,6 +40,7 @@ from .egress import existing_cluster_nat, image_mirror
 from .epp import EPP_METRICS_PORT
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
+from .gateway_settings import address_name
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .image_mirror import ImageMirror
 from .naming import (
@@ -56,6 +57,7 @@ from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import Observability, ObservabilityArgs, ScrapeTarget, ServingMetrics
 from .observability_settings import ObservabilitySettings
 from .services import ProjectServices, ProjectServicesArgs
+from .serving_metrics import through_gateway
 from .settings import CreateOrExisting, to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
 
@@ -413,6 +415,8 @@ def build_traffic(
             subnet_name=dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL),
             priority_class_name=SERVING_PRIORITY,
             labels=serving.platform.k8s_labels,
+            address_name=address_name(cfg.gateway.existing_address, cfg.cluster.name, endpoint.service),
+            subnetwork=cfg.gateway.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network,
         ),
         opts=serving.platform.options(platform.apis, tenancy.tenancy),
     )
@@ -421,7 +425,8 @@ def build_traffic(
         "port": LISTENER_PORT,
         "routerRestart": gateway.router_restart,
     }
-    return TrafficParts(gateway, {"gateway": outputs})
+    # its own output: the IP is known once the address is reserved, the rest when the stack is planned
+    return TrafficParts(gateway, {"gateway": outputs, "gatewayAddress": gateway.address})
 
 
 @dataclass(frozen=True)
@@ -431,8 +436,11 @@ class OperationsParts:
     observability: Observability | None
 
 
-def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyParts, built: Built) -> OperationsParts:
-    """The serving workload's observability, when it is watched (:attr:`Context.watched`), and of its controllers."""
+def build_operations(
+    ctx: Context, platform: PlatformParts, tenancy: TenancyParts, built: Built, traffic: TrafficParts
+) -> OperationsParts:
+    """The serving workload's observability, when it is watched (:attr:`Context.watched`), and of its controllers;
+    behind a Gateway, the serving probe also goes through its address."""
     if not ctx.watched:
         return OperationsParts(None)
     cfg = ctx.cfg
@@ -442,7 +450,7 @@ def build_operations(ctx: Context, platform: PlatformParts, tenancy: TenancyPart
             project=cfg.project,
             cluster=cfg.cluster.name,
             namespace=cfg.workload_identity.namespace,
-            metrics=ctx.metrics,
+            metrics=ctx.metrics if (g := traffic.gateway) is None else through_gateway(ctx.metrics, g, LISTENER_PORT),
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],

@@ -9,10 +9,12 @@ Prometheus scrapes its ``/probe`` every minute (the stack's PodMonitoring, with 
 parameters): each scrape sends one 1-token completion of the served model and records ``probe_success`` and
 ``probe_duration_seconds``, which :func:`probe_alerts` alert on.
 
-The target is the in-cluster Service in front of the engine (:class:`ProbeTarget`), known when the stack is planned;
-the Gateway's address is the truer path (load balancer, endpoint picker, engine) but is allocated by GKE when the
-Gateway is programmed, so it is known only at run time. The probe therefore does not cover the load balancer nor the
-endpoint picker: their own errors (502, 503, 504) are not seen by it (docs/operate.md, "Serving probe").
+The first target is the in-cluster Service in front of the engine (:class:`ProbeTarget`). Behind a Gateway, the
+exporter sends the same request a second time through the Gateway's address (:func:`tpu_serving.serving_metrics.through_gateway`), the clients'
+path: the load balancer, the endpoint picker and the engine. The stack reserves that address, so it is known before
+GKE programs the Gateway (:func:`tpu_serving.gateway.gateway`). The Service probe sees a hung or failing engine;
+the Gateway probe sees, besides, a load balancer or endpoint picker that answers 502, 503 or 504, such as a
+fail-closed pool whose picker holds no lease (SRE review round 39, B2; docs/operate.md, "Serving probe").
 
 Plain data in, plain data out, like :mod:`tpu_serving.error_rate`, but for :func:`create`, which applies the
 builders' objects.
@@ -26,7 +28,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
-from .naming import SERVING_PRIORITY, prober_name
+from .naming import SERVING_PRIORITY, gateway_prober_name, prober_name
 from .observability_settings import ObservabilitySettings
 from .podspec import container_security, pod_security, requests
 from .quota import ContainerRequests, PodSet, PodShape
@@ -82,6 +84,17 @@ Deployment does the same (:data:`tpu_serving.epp.EPP_CONFIG_CHECKSUM`)."""
 FAILING_KEY, SLOW_KEY = "probe-failing", "probe-slow"
 FAILING_SEVERITY = "CRITICAL"
 """A completion through the serving path has failed for minutes: the stack serves nothing a client can use."""
+PART_KEY, MISSING_KEY, GATEWAY_KEY = "probe-failing-part", "probe-missing", "probe-gateway-failing"
+PART_SEVERITY = "ERROR"
+"""Some completions fail: less is served (one hung group among several, which the Service's kube-proxy picks for
+about its share of the probes)."""
+PART_WINDOW_MINUTES, PART_SUCCESS_BELOW = 15, 0.9
+"""The share of the probes that succeeded over the last 15 minutes (15 probes) below 0.9: two failures or more. One
+hung group of N takes about 1/N of the probes, so a hung group among up to 9 shows; one lost probe in 15 does not.
+The library's choice, not an upstream figure."""
+MISSING_SEVERITY = "ERROR"
+"""The probe's series are missing (the exporter is down or not scraped): the probe alerts cannot fire."""
+MISSING_WINDOW_MINUTES = 10
 SLOW_SEVERITY = "WARNING"
 """Completions succeed but slowly: clients wait, nothing is down yet."""
 
@@ -117,20 +130,40 @@ class ProbeTarget:
 # --------------------------------------------------------------------------- builders
 
 
-def probe_text(target: ProbeTarget) -> str:
-    """What the probe sends, how often, and what it covers (:data:`PROBE_ANNOTATION`)."""
-    return f"POST {target.url} {target.body} every {PROBE_INTERVAL_SECONDS} s; {target.covers}"
+def probe_text(target: ProbeTarget, gateway: str | None = None) -> str:
+    """What the probe sends, how often, and what it covers (:data:`PROBE_ANNOTATION`); ``gateway``: the name of the
+    Gateway's address, which a second probe goes through."""
+    text = f"POST {target.url} {target.body} every {PROBE_INTERVAL_SECONDS} s; {target.covers}"
+    if gateway is None:
+        return text
+    return (
+        f"{text}; and the same request through the Gateway's address {gateway} ({GATEWAY_COVERS}), "
+        f"job {gateway_prober_name(target.service)}"
+    )
+
+
+GATEWAY_COVERS = "the clients' path: the load balancer, the endpoint picker if any, the engine"
+
+
+def scrape_endpoint(url: "pulumi.Input[str]") -> dict[str, object]:
+    """The PodMonitoring endpoint's fields of a probe of ``url``: its ``params`` (HTTP GET parameters of the scrape,
+    a map of string lists: v0.17.2 podmonitorings CRD ``spec.endpoints[].params``, l.389-394 of the reference copy),
+    the module and the target, once a minute, within the scrape timeout."""
+    return {
+        "params": {"module": [MODULE], "target": [url]},
+        "interval": f"{PROBE_INTERVAL_SECONDS}s",
+        "timeout": f"{SCRAPE_TIMEOUT_SECONDS}s",
+    }
+
+
+def gateway_url(target: ProbeTarget, address: "pulumi.Input[str]", port: int) -> pulumi.Output[str]:
+    """The probe's request through the Gateway: its address and listener port, the same path."""
+    return pulumi.Output.concat("http://", address, f":{port}{target.path}")
 
 
 def prober_labels(target: ProbeTarget) -> dict[str, str]:
     """The prober's pod labels (its Deployment's selector, its PodMonitoring's and its scrape policy's)."""
     return {"app": prober_name(target.service)}
-
-
-def scrape_params(target: ProbeTarget) -> dict[str, list[str]]:
-    """The PodMonitoring endpoint's ``params`` (HTTP GET parameters of the scrape, a map of string lists: v0.17.2
-    podmonitorings CRD ``spec.endpoints[].params``, l.389-394 of the reference copy): the module and the target."""
-    return {"module": [MODULE], "target": [target.url]}
 
 
 def prober_config(target: ProbeTarget) -> str:
@@ -169,7 +202,9 @@ def prober_pods() -> PodSet:
     return PodSet("Deployment of the serving probe", (PodShape("prober", 1, (container,)),), 1, surge=1)
 
 
-def prober_deployment(target: ProbeTarget, namespace: str, labels: Mapping[str, str]) -> k8s.apps.v1.DeploymentInitArgs:
+def prober_deployment(
+    target: ProbeTarget, namespace: str, labels: Mapping[str, str], gateway: str | None = None
+) -> k8s.apps.v1.DeploymentInitArgs:
     """One exporter, hardened as the endpoint picker is: no token (it calls no Kubernetes API), a fixed non-root
     user, a read-only root filesystem, every capability dropped (an ``http`` probe needs none; only ``icmp`` would),
     probed on its own health path."""
@@ -189,7 +224,10 @@ def prober_deployment(target: ProbeTarget, namespace: str, labels: Mapping[str, 
     checksum = hashlib.sha256(prober_config(target).encode()).hexdigest()
     return k8s.apps.v1.DeploymentInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=name, namespace=namespace, labels=dict(labels), annotations={PROBE_ANNOTATION: probe_text(target)}
+            name=name,
+            namespace=namespace,
+            labels=dict(labels),
+            annotations={PROBE_ANNOTATION: probe_text(target, gateway)},
         ),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             replicas=1,
@@ -214,48 +252,72 @@ def prober_deployment(target: ProbeTarget, namespace: str, labels: Mapping[str, 
     )
 
 
-def _series(cluster: str, namespace: str, target: ProbeTarget) -> str:
-    """Matchers of the prober's series as managed collection labels them (``job``: its PodMonitoring's name)."""
-    return f'{{cluster="{cluster}", namespace="{namespace}", job="{prober_name(target.service)}"}}'
+def _series(cluster: str, namespace: str, job: str) -> str:
+    """Matchers of the prober's series of one job as managed collection labels them (``job``: its PodMonitoring's
+    name: :func:`~tpu_serving.naming.prober_name` for the Service probe, :func:`~tpu_serving.naming.gateway_prober_name`
+    for the Gateway probe)."""
+    return f'{{cluster="{cluster}", namespace="{namespace}", job="{job}"}}'
 
 
-def failing_query(cluster: str, namespace: str, target: ProbeTarget) -> str:
+def failing_query(cluster: str, namespace: str, job: str) -> str:
     """No probe succeeded at the last scrape (the policy holds it for its minutes)."""
-    return f"max({PROBE_SUCCESS}{_series(cluster, namespace, target)}) < 1"
+    return f"max({PROBE_SUCCESS}{_series(cluster, namespace, job)}) < 1"
 
 
-def slow_query(cluster: str, namespace: str, target: ProbeTarget, settings: ObservabilitySettings) -> str:
+def part_query(cluster: str, namespace: str, job: str) -> str:
+    """Fewer than :data:`PART_SUCCESS_BELOW` of the last :data:`PART_WINDOW_MINUTES` minutes' probes succeeded."""
+    where = _series(cluster, namespace, job)
+    return f"max(avg_over_time({PROBE_SUCCESS}{where}[{PART_WINDOW_MINUTES}m])) < {PART_SUCCESS_BELOW:g}"
+
+
+def missing_query(cluster: str, namespace: str, job: str) -> str:
+    """No probe result recorded for :data:`MISSING_WINDOW_MINUTES` minutes: the exporter is down or not scraped."""
+    return f"absent_over_time({PROBE_SUCCESS}{_series(cluster, namespace, job)}[{MISSING_WINDOW_MINUTES}m])"
+
+
+def slow_query(cluster: str, namespace: str, job: str, settings: ObservabilitySettings) -> str:
     """A probe that succeeded, slower than ``observability.probeSlowSeconds`` (a failed one is the other alert's)."""
-    where = _series(cluster, namespace, target)
+    where = _series(cluster, namespace, job)
     slow = f"{PROBE_DURATION}{where} > {settings.probe_slow_seconds:g}"
     return f"max(({slow}) and ({PROBE_SUCCESS}{where} == 1))"
 
 
+def _check(namespace: str, target: ProbeTarget, url: str, job: str) -> str:
+    """How to read why a probe failed (the exporter keeps its last probes with their logs and serves them on its own
+    page: blackbox_exporter v0.28.0 main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``; and it answers
+    probe_http_status_code, prober/http.go l.323)."""
+    name = prober_name(target.service)
+    return (
+        f"The probe POSTs a 1-token completion to {url} from the pod of Deployment {name} every minute. Read why it "
+        f"failed: probe_http_status_code of job {job} in Metrics Explorer, or the exporter's last probes and their "
+        f"logs (kubectl -n {namespace} port-forward deploy/{name} {PROBER_PORT}, then http://localhost:{PROBER_PORT})."
+    )
+
+
 def probe_alerts(
-    cluster: str, namespace: str, target: ProbeTarget | None, settings: ObservabilitySettings
+    cluster: str,
+    namespace: str,
+    target: ProbeTarget | None,
+    settings: ObservabilitySettings,
+    gateway: str | None = None,
 ) -> list[tuple[str, str, str, int, str, str]]:
     """``(key, title, query, minutes, runbook, severity)`` of the probe's alerts (an
-    :class:`~tpu_serving.observability.Alert`), none without a probe."""
+    :class:`~tpu_serving.observability.Alert`), none without a probe; ``gateway``: the name of the Gateway's address,
+    which a second probe goes through (:func:`tpu_serving.serving_metrics.through_gateway`)."""
     if target is None:
         return []
     failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
-    name = prober_name(target.service)
-    # The exporter keeps its last probes with their logs and serves them on its own page (blackbox_exporter v0.28.0
-    # main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``), and answers probe_http_status_code (prober/http.go
-    # l.323).
+    job = prober_name(target.service)
     check = (
-        f"The probe POSTs a 1-token completion to {target.url} from the pod of Deployment {name} every minute "
-        f"({target.covers}). Read why it failed: probe_http_status_code of its series in Metrics Explorer, or the "
-        f"exporter's last probes and their logs (kubectl -n {namespace} port-forward deploy/{name} "
-        f"{PROBER_PORT}, then http://localhost:{PROBER_PORT}); then the engine's: kubectl -n {namespace} logs "
-        "<leader pod>. A Ready pod whose engine answers no completion is hung: delete its leader pod to recreate its "
-        "group."
+        f"{_check(namespace, target, target.url, job)} It goes {target.covers}. Then read the engine's logs: "
+        f"kubectl -n {namespace} logs <leader pod>. A Ready pod whose engine answers no completion is hung: delete "
+        "its leader pod to recreate its group."
     )
-    return [
+    found = [
         (
             FAILING_KEY,
             "Serving probe failing",
-            failing_query(cluster, namespace, target),
+            failing_query(cluster, namespace, job),
             failing,
             f"No completion sent through the serving Service of {target.server} in namespace {namespace} has "
             f"succeeded for {failing} minutes: clients get nothing usable, though the pods may be Ready (a hung "
@@ -263,9 +325,30 @@ def probe_alerts(
             FAILING_SEVERITY,
         ),
         (
+            PART_KEY,
+            "Serving probe failing in part",
+            part_query(cluster, namespace, job),
+            failing,
+            f"Fewer than {PART_SUCCESS_BELOW:.0%} of the completions sent through the serving Service of "
+            f"{target.server} in namespace {namespace} over {PART_WINDOW_MINUTES} minutes succeeded: the Service "
+            "sends each probe to one leader, so one hung or failing group among several fails about its share. "
+            f"Find the group: port-forward each leader pod and send the same request. {check}",
+            PART_SEVERITY,
+        ),
+        (
+            MISSING_KEY,
+            "Serving probe missing",
+            missing_query(cluster, namespace, job),
+            failing,
+            f"No result of the serving probe (job {job}) has been recorded for {MISSING_WINDOW_MINUTES} minutes: the "
+            f"exporter's pod is down, or its PodMonitoring is not scraped, and the probe alerts cannot fire. "
+            f"kubectl -n {namespace} get deploy,pods -l app={job}; kubectl -n {namespace} describe podmonitoring {job}.",
+            MISSING_SEVERITY,
+        ),
+        (
             SLOW_KEY,
             "Serving probe slow",
-            slow_query(cluster, namespace, target, settings),
+            slow_query(cluster, namespace, job, settings),
             slow,
             f"A 1-token completion through the serving Service of {target.server} in namespace {namespace} has "
             f"taken more than {settings.probe_slow_seconds:g} s for {slow} minutes: requests queue (see the "
@@ -273,17 +356,47 @@ def probe_alerts(
             SLOW_SEVERITY,
         ),
     ]
+    if gateway is not None:
+        found.append(_gateway_alert(cluster, namespace, target, gateway, failing))
+    return found
+
+
+def _gateway_alert(
+    cluster: str, namespace: str, target: ProbeTarget, gateway: str, minutes: int
+) -> tuple[str, str, str, int, str, str]:
+    """Every completion through the Gateway's address fails: clients get nothing, whatever the engines do."""
+    job = gateway_prober_name(target.service)
+    url = f"http://<address {gateway}>{target.path}"
+    return (
+        GATEWAY_KEY,
+        "Serving probe through the Gateway failing",
+        failing_query(cluster, namespace, job),
+        minutes,
+        f"No completion sent through the Gateway's address {gateway} (namespace {namespace}) has succeeded for "
+        f"{minutes} minutes: clients get nothing usable. If the Service probe (probe-failing) passes, the engines "
+        "serve and the load balancer or the endpoint picker fails: kubectl -n "
+        f"{namespace} get gateway,httproute,inferencepool -o wide (Programmed, Accepted, ResolvedRefs); the picker's "
+        "pods and its Lease (kubectl get lease -A | grep epp-; a fail-closed pool refuses every request while no "
+        "replica holds it); the load balancer's backend health in the Cloud console. "
+        f"{_check(namespace, target, url, job)}",
+        FAILING_SEVERITY,
+    )
 
 
 # --------------------------------------------------------------------------- objects
 
 
 def create(
-    name: str, namespace: str, target: ProbeTarget | None, labels: Mapping[str, str], opts: pulumi.ResourceOptions
+    name: str,
+    namespace: str,
+    target: ProbeTarget | None,
+    labels: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+    gateway: str | None = None,
 ) -> None:
-    """The prober's ConfigMap and Deployment (its PodMonitoring is the stack's, with the others), none without a
+    """The prober's ConfigMap and Deployment (its PodMonitorings are the stack's, with the others), none without a
     probe."""
     if target is None:
         return
     k8s.core.v1.ConfigMap(f"{name}-prober-config", prober_config_map(target, namespace, labels), opts=opts)
-    k8s.apps.v1.Deployment(f"{name}-prober", prober_deployment(target, namespace, labels), opts=opts)
+    k8s.apps.v1.Deployment(f"{name}-prober", prober_deployment(target, namespace, labels, gateway), opts=opts)

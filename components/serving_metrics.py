@@ -5,12 +5,16 @@ Plain data: :mod:`tpu_serving.alert_policies` builds the alerts from it, :mod:`t
 scraping and the dashboard.
 """
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+
+from pulumi import Input
 
 from . import error_rate, job_alerts, prober
 from . import observability_roles as roles_
+from .naming import gateway_prober_name
 
 # --------------------------------------------------------------------------- facts
 
@@ -108,6 +112,9 @@ class ServingMetrics:
     """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
     probe: prober.ProbeTarget | None = None
     """The request the serving probe sends, whose Deployment and alerts the stack gets (None: no probe)."""
+    gateway_probe: str | None = None
+    """The name of the Gateway's address the probe also goes through (:func:`.prober.through_gateway`; None: it
+    does not)."""
     fewest_groups: int = 1
     """Groups that take requests the stack is planned to keep Ready (the fixed count, or the autoscaling minimum):
     fewer for longer than the not-ready window fires the below-minimum alert (1: the no-ready alert covers it)."""
@@ -138,3 +145,28 @@ class Scope:
         return label_matchers(
             {"monitored_resource": "k8s_container", "cluster_name": self.cluster, "namespace_name": self.namespace}
         )
+
+
+class GatewayAddress(Protocol):
+    """The Gateway's address: its name and IP (a :class:`~tpu_serving.gateway.ServingGateway`)."""
+
+    @property
+    def address_name(self) -> str: ...
+
+    @property
+    def address(self) -> Input[str]: ...
+
+
+def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int) -> ServingMetrics:
+    """``metrics`` with a second serving probe of the same request through the Gateway's address (``gateway``;
+    ``port``, its listener's): a PodMonitoring of its own on the prober's pod, whose ``job``
+    (:func:`~tpu_serving.naming.gateway_prober_name`) keeps its series apart, and its alert
+    (:func:`.prober.probe_alerts`). Unchanged without a probe."""
+    probe = metrics.probe
+    if probe is None:
+        return metrics
+    endpoint = prober.scrape_endpoint(prober.gateway_url(probe, gateway.address, port))
+    target = ScrapeTarget(
+        gateway_prober_name(probe.service), prober.prober_labels(probe), prober.PROBER_PORT, prober.PROBE_PATH, endpoint
+    )
+    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], gateway_probe=gateway.address_name)

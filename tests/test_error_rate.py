@@ -64,7 +64,7 @@ def test_error_rate_alert_on_every_vllm_stack_scoped_to_its_vllm_servers(stack):
     (condition,) = policy["conditions"]
     promql = condition["conditionPrometheusQueryLanguage"]
     monitorings = [r.inputs["metadata"] for r in plan.of_type(PODMONITORING)]
-    vllm_jobs = {m["name"] for m in monitorings if not m["name"].endswith(("-epp", "-prober"))}
+    vllm_jobs = {m["name"] for m in monitorings if not m["name"].endswith(("-epp", "-prober", "-prober-gateway"))}
     (namespace,) = {m["namespace"] for m in monitorings}
     scopes = set(re.findall(r'namespace="([^"]+)", job=~"([^"]+)"', promql["query"]))
     assert len(scopes) == 1 and len(re.findall(r"http_requests_total\{cluster=", promql["query"])) == 3

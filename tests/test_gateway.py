@@ -9,6 +9,7 @@ import yaml
 
 from tests.conftest import plan_of, resource, waits_for
 from tests.fixtures.configs import plan_edited
+from tpu_serving.config import ConfigError
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.network import check as network_check
@@ -30,12 +31,39 @@ def test_gateway_is_an_internal_regional_gateway_with_the_api_on_the_cluster():
     assert gw["apiVersion"] == "gateway.networking.k8s.io/v1"
     assert gw["spec"] == {
         "gatewayClassName": "gke-l7-rilb",
+        "addresses": [{"type": "NamedAddress", "value": "vllm405b-vllm-api-gateway"}],
         "listeners": [{"name": "http", "protocol": "HTTP", "port": 80}],
     }
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["gatewayApiConfig"] == {"channel": "CHANNEL_STANDARD"}
     without = plan_of("llama2-70b-disagg-v6e8x2")
     assert "gatewayApiConfig" not in without.of_type("gcp:container/cluster:Cluster")[0].inputs
+
+
+def test_gateway_address_is_reserved_in_the_cluster_subnet_and_named_on_the_gateway():
+    """SRE review round 39, B2: a fixed address, so the serving probe can go the clients' path."""
+    plan = plan_of(PLAIN)
+    (address,) = plan.of_type("gcp:compute/address:Address")
+    assert {k: address.inputs[k] for k in ("name", "addressType", "purpose", "region", "subnetwork")} == {
+        "name": "vllm405b-vllm-api-gateway",
+        "addressType": "INTERNAL",
+        "purpose": "SHARED_LOADBALANCER_VIP",
+        "region": "us-east5",
+        "subnetwork": "default",
+    }
+    (gw,) = [r for r in plan.resources if r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway"]
+    assert address.urn in gw.dependencies  # the Gateway names it: it must exist first
+
+
+def test_gateway_existing_address_is_named_not_reserved_and_needs_its_ip():
+    named = {"existingAddress": "platform-vip", "existingAddressIp": "10.1.2.3"}
+    plan = plan_edited(PLAIN, gateway=lambda g: g.update(named))
+    assert plan.of_type("gcp:compute/address:Address") == []
+    (gw,) = _objects(plan, "Gateway")
+    assert gw["spec"]["addresses"] == [{"type": "NamedAddress", "value": "platform-vip"}]
+    with pytest.raises(ConfigError) as refused:
+        plan_edited(PLAIN, gateway=lambda g: g.update(existingAddress="platform-vip"))
+    assert "existingAddressIp" in str(refused.value) and "give both" in str(refused.value)
 
 
 def test_gateway_creates_the_regions_proxy_only_subnet():

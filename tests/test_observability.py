@@ -78,7 +78,8 @@ def test_observability_vllm_scrapes_the_leaders_metrics_path_on_8000():
 
 def test_observability_jetstream_enables_and_scrapes_the_prometheus_port():
     # the other is the serving probe's (tests/test_prober.py)
-    (pm,) = [p for p in _objects(JETSTREAM_STACK, "PodMonitoring") if not p["metadata"]["name"].endswith("-prober")]
+    probes = ("-prober", "-prober-gateway")
+    (pm,) = [p for p in _objects(JETSTREAM_STACK, "PodMonitoring") if not p["metadata"]["name"].endswith(probes)]
     assert pm["spec"]["endpoints"][0]["port"] == 9090 and pm["spec"]["endpoints"][0]["path"] == "/"
     (lws,) = _objects(JETSTREAM_STACK, "LeaderWorkerSet")
     leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
@@ -91,7 +92,7 @@ def test_observability_jetstream_enables_and_scrapes_the_prometheus_port():
 def test_observability_jetstream_without_prometheus_port_scrapes_nothing():
     plan = plan_edited(JETSTREAM_STACK, serving=lambda s: s["maxtext"].update(prometheusPort=None))
     monitorings = [r.inputs["metadata"]["name"] for r in plan.resources if r.type.endswith(":PodMonitoring")]
-    assert monitorings == ["jetstream-svc-prober"]  # the serving probe's only
+    assert monitorings == ["jetstream-svc-prober", "jetstream-svc-prober-gateway"]  # the serving probe's only
     assert "prometheus_port=9090" not in json.dumps([r.inputs for r in plan.resources])
 
 
@@ -163,6 +164,9 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "no_ready_leader",
                 "not_ready",
                 "probe_failing",
+                "probe_failing_part",
+                "probe_gateway_failing",
+                "probe_missing",
                 "probe_slow",
                 "router_errors",
                 "router_not_ready",
@@ -179,6 +183,9 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "no_ready_leader",
                 "not_ready",
                 "probe_failing",
+                "probe_failing_part",
+                "probe_gateway_failing",
+                "probe_missing",
                 "probe_slow",
                 "tpu_idle",
             ],

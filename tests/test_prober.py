@@ -177,7 +177,9 @@ def test_prober_serving_probe_setting_turns_it_off():
     names = [r.name for r in plan.resources]
     assert not [n for n in names if "prober" in n or "probe-" in n], names
     on = plan_of(VLLM_STACK)
-    assert len(plan.resources) == len(on.resources) - 6  # Deployment, ConfigMap, PodMonitoring, policy, 2 alerts
+    # Deployment, ConfigMap, the Service's and the Gateway's PodMonitorings, the scrape policy and 5 alerts (failing,
+    # failing in part, missing, slow, through the Gateway failing)
+    assert len(plan.resources) == len(on.resources) - 10
 
 
 # ------------------------------------------------------------------------- alerts
@@ -185,13 +187,70 @@ def test_prober_serving_probe_setting_turns_it_off():
 
 def test_prober_alerts_fail_critical_and_slow_warning_from_the_settings():
     settings = ObservabilitySettings(probe_failing_minutes=7, probe_slow_seconds=12.5, probe_slow_minutes=20)
-    failing, slow = prober.probe_alerts("c", "ns", _vllm_target(), settings)
+    failing, _, _, slow = prober.probe_alerts("c", "ns", _vllm_target(), settings)
     assert failing[0] == "probe-failing" and failing[3] == 7 and failing[5] == "CRITICAL"
     assert failing[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober"}) < 1'
     assert slow[0] == "probe-slow" and slow[3] == 20 and slow[5] == "WARNING"
     assert "probe_duration_seconds{" in slow[2] and "> 12.5" in slow[2] and "probe_success{" in slow[2]
     assert "http://vllm-api:8000/v1/completions" in failing[4] and "not through the Gateway" in failing[4]
     assert prober.probe_alerts("c", "ns", None, settings) == []
+
+
+def test_prober_alerts_part_and_missing_are_errors_and_the_gateway_probe_is_critical():
+    """SRE review round 39, B2 (the clients' path unprobed), B1 (one hung group of several is about its share of the
+    Service's probes: max() over 5 minutes misses it), m2 (a prober down silences the probe alerts)."""
+    settings = ObservabilitySettings(probe_failing_minutes=7)
+    alerts = {a[0]: a for a in prober.probe_alerts("c", "ns", _vllm_target(), settings, "vllm70b-vip")}
+    series = 'probe_success{cluster="c", namespace="ns", job="vllm-api-prober"}'
+    part, missing, gateway = alerts["probe-failing-part"], alerts["probe-missing"], alerts["probe-gateway-failing"]
+    assert part[2] == f"max(avg_over_time({series}[15m])) < 0.9" and part[5] == "ERROR" and part[3] == 7
+    assert missing[2] == f"absent_over_time({series}[10m])" and missing[5] == "ERROR"
+    assert gateway[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober-gateway"}) < 1'
+    assert gateway[5] == "CRITICAL" and gateway[3] == 7 and "vllm70b-vip" in gateway[4] and "Lease" in gateway[4]
+    assert "probe-gateway-failing" not in {a[0] for a in prober.probe_alerts("c", "ns", _vllm_target(), settings)}
+
+
+def test_prober_probes_through_the_gateway_address_on_every_gateway_stack():
+    """The second PodMonitoring scrapes the same exporter with the Gateway's address as its target, on each stack
+    with a Gateway and a probe; none elsewhere."""
+    for stack in STACKS:
+        plan = plan_of(stack)
+        gateways = [o for o in kubernetes_objects(plan) if o["kind"] == "Gateway"]
+        monitorings = {o["metadata"]["name"]: o for o in kubernetes_objects(plan) if o["kind"] == "PodMonitoring"}
+        probed = [n for n in monitorings if n.endswith("-prober")]
+        through = [n for n in monitorings if n.endswith("-prober-gateway")]
+        if not gateways or not probed:
+            assert through == [], stack
+            continue
+        (service_probe,) = probed
+        assert through == [f"{service_probe}-gateway"], stack
+        gateway, service = monitorings[through[0]], monitorings[service_probe]
+        assert gateway["spec"]["selector"] == service["spec"]["selector"], stack
+        (endpoint,) = gateway["spec"]["endpoints"]
+        assert endpoint["params"]["module"] == ["completion"], stack
+        # the reserved address's IP: known once it is reserved, in `pulumi up` (the existing address's below)
+        assert endpoint["params"]["target"] == ["<unknown>"], stack
+        assert {k: endpoint[k] for k in ("port", "path", "interval", "timeout")} == {
+            k: service["spec"]["endpoints"][0][k] for k in ("port", "path", "interval", "timeout")
+        }, stack
+
+
+def test_prober_through_an_existing_gateway_address_targets_its_ip_and_listener():
+    named = {"existingAddress": "platform-vip", "existingAddressIp": "10.1.2.3"}
+    plan = plan_edited(VLLM_STACK, gateway=lambda g: g.update(named))
+    (monitoring,) = [
+        o
+        for o in kubernetes_objects(plan)
+        if o["kind"] == "PodMonitoring" and o["metadata"]["name"] == "vllm-api-prober-gateway"
+    ]
+    assert monitoring["spec"]["endpoints"][0]["params"]["target"] == ["http://10.1.2.3:80/v1/completions"]
+    (prober_deployment,) = [
+        o for o in kubernetes_objects(plan) if o["metadata"]["name"] == "vllm-api-prober" and o["kind"] == "Deployment"
+    ]
+    assert (
+        "through the Gateway's address platform-vip"
+        in prober_deployment["metadata"]["annotations"]["tpu-serving.dev/probe"]
+    )
 
 
 def test_prober_alert_settings_reach_the_policies():

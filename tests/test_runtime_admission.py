@@ -94,9 +94,24 @@ def test_admission_refuses_a_proxy_only_subnet_below_64_addresses():
 def test_admission_a_resource_type_without_rules_fails():
     view = _view(POOLED)
     r = copy.deepcopy(view.of_type("gcp:storage/bucket:Bucket")[0])
-    r["type"], r["name"] = "gcp:compute/address:Address", "an-address"
+    r["type"], r["name"] = "gcp:compute/firewall:Firewall", "a-firewall"
     view.plan["resources"].append(r)
-    assert "no admission rules known" in _failures(view)["admission Address an-address"]
+    assert "no admission rules known" in _failures(view)["admission Firewall a-firewall"]
+
+
+def test_admission_a_gateway_address_is_internal_with_a_purpose_and_a_compute_name():
+    view = _view(POOLED)
+    (address,) = view.of_type("gcp:compute/address:Address")
+    assert {k: address["inputs"][k] for k in ("addressType", "purpose")} == {
+        "addressType": "INTERNAL",
+        "purpose": "SHARED_LOADBALANCER_VIP",
+    }
+    assert f"admission Address {address['name']}" not in _failures(view)
+    address["inputs"]["addressType"] = "EXTERNAL"
+    address["inputs"]["name"] = "Vllm70b_VIP"
+    failed = _failures(view)[f"admission Address {address['name']}"]
+    assert "purpose = 'SHARED_LOADBALANCER_VIP' on an address of type 'EXTERNAL'" in failed
+    assert "Vllm70b_VIP" in failed
 
 
 def test_prerequisites_inference_pool_needs_network_services_enabled_and_waited_for():

@@ -24,13 +24,11 @@ from ..models import ModelSize
 from ..observability import ScrapeTarget, ServingMetrics
 from ..observability_settings import ObservabilitySettings
 from ..prober import (
-    PROBE_INTERVAL_SECONDS,
     PROBE_PATH,
     PROBER_PORT,
-    SCRAPE_TIMEOUT_SECONDS,
     ProbeTarget,
     prober_labels,
-    scrape_params,
+    scrape_endpoint,
 )
 from ..quota import PodSet
 
@@ -196,11 +194,7 @@ def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics
     the stack's PodMonitorings scrape it and the tenancy lets the collectors reach it. None: ``metrics`` unchanged."""
     if probe is None:
         return metrics
-    endpoint = {
-        "params": scrape_params(probe),
-        "interval": f"{PROBE_INTERVAL_SECONDS}s",
-        "timeout": f"{SCRAPE_TIMEOUT_SECONDS}s",
-    }
+    endpoint = scrape_endpoint(probe.url)
     target = ScrapeTarget(prober_labels(probe)["app"], prober_labels(probe), PROBER_PORT, PROBE_PATH, endpoint)
     return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], probe=probe)
 

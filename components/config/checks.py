@@ -16,6 +16,7 @@ from ..backends.vllm import VllmServingConfig
 from ..backends.vllm.disagg_checks import roles
 from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
+from ..gateway_settings import existing_address_problem
 from ..lws import Rollout
 from ..naming import (
     NameLimit,
@@ -258,6 +259,9 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
             ]
         return []
     key = f"{PROJECT_NAMESPACE}:gateway"
+    both = existing_address_problem(g.existing_address, g.existing_address_ip)
+    if both is not None:
+        return [f"{key}.{both}"]
     backend = cfg.serving.backend if cfg.serving is not None else None
     if backend not in GATEWAY_BACKENDS:
         return [

@@ -4,7 +4,7 @@
 ``stacks/Pulumi.<stack>.yaml``), a kubeconfig path and a local release manifest per controller, and returns the
 same stack on an existing cluster reached through that kubeconfig: the cluster, its node pools (under the names the
 stack would give them), the project's APIs, the buckets, the workloads' GCP service account, the Cloud Monitoring
-resources, the metrics adapter's grant, the gateway's proxy-only subnet and the image mirror's repositories all named
+resources, the metrics adapter's grant, the gateway's proxy-only subnet and address, and the image mirror's repositories all named
 existing, and each controller's
 manifest read from its local file. Such a stack previews with no ``gcp:`` resource and no GCP call, so ``pulumi up``
 needs only the Kubernetes provider. Pure: it reads nothing and writes nothing.
@@ -71,13 +71,23 @@ def existing_cluster_overlay(
     out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
     gateway_key = _key(out, "gateway")
     if isinstance(out.get(gateway_key), dict):
-        out[gateway_key] = {**out[gateway_key], "createProxyOnlySubnet": False}
+        out[gateway_key] = {**out[gateway_key], "createProxyOnlySubnet": False, **gateway_address(str(cluster["name"]))}
     serving_key = _key(out, "serving")
     if isinstance(out.get(serving_key), dict):
         out[serving_key] = _adapter_grant_existing(out[serving_key])
     if manifests:
         _installed_from(out, manifests)
     return out
+
+
+GATEWAY_ADDRESS_IP = "192.0.2.10"
+"""The Gateway's address named existing: from TEST-NET-1, reserved for documentation and never routed (RFC 5737 §3).
+The local run has no load balancer behind any address; its Gateway is an object of the API, not a proxy."""
+
+
+def gateway_address(cluster: str) -> dict[str, str]:
+    """The gateway's address named existing (the stack reserves one otherwise): a name and an IP."""
+    return {"existingAddress": f"{cluster}-gateway", "existingAddressIp": GATEWAY_ADDRESS_IP}
 
 
 def _existing_cluster(out: dict[str, Any], kubeconfig: str, context: str | None) -> dict[str, Any]:

@@ -28,6 +28,7 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "gcp:storage/bucket:Bucket": ("google/services/storage", "ResourceStorageBucket"),
     "gcp:serviceaccount/account:Account": ("google/services/resourcemanager", "ResourceGoogleServiceAccount"),
     "gcp:projects/service:Service": ("google/services/resourcemanager", "ResourceGoogleProjectService"),
+    "gcp:compute/address:Address": ("google/services/compute", "ResourceComputeAddress"),
     "gcp:compute/subnetwork:Subnetwork": ("google/services/compute", "ResourceComputeSubnetwork"),
     "gcp:compute/router:Router": ("google/services/compute", "ResourceComputeRouter"),
     "gcp:compute/routerNat:RouterNat": ("google/services/compute", "ResourceComputeRouterNat"),

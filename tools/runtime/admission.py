@@ -81,6 +81,12 @@ def _enum_rule(path: tuple[str, ...], allowed: frozenset[str], source: str) -> R
     return Rule(f"{'.'.join(path)} enum", check, source)
 
 
+def _address_purpose(inputs: Inputs) -> Iterator[str]:
+    """A purpose is for internal addresses only (the address type defaults to EXTERNAL)."""
+    if _text(inputs.get("purpose")) is not None and inputs.get("addressType", "EXTERNAL") != "INTERNAL":
+        yield f"purpose = {inputs.get('purpose')!r} on an address of type {inputs.get('addressType', 'EXTERNAL')!r}"
+
+
 # --------------------------------------------------------------------------- Cloud Monitoring alert policies
 
 _PROM_LABEL = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
@@ -389,6 +395,12 @@ RULES: dict[str, tuple[Rule, ...]] = {
     "gcp:compute/subnetwork:Subnetwork": (
         _name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 63, facts.COMPUTE_NAMES),
         Rule("range, purpose and role", _subnet, facts.PROXY_ONLY_SUBNETS),
+    ),
+    "gcp:compute/address:Address": (
+        _name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 63, facts.COMPUTE_NAMES),
+        _enum_rule(("addressType",), facts.ADDRESS_TYPES, facts.COMPUTE_ADDRESS),
+        _enum_rule(("purpose",), facts.ADDRESS_PURPOSES, facts.COMPUTE_ADDRESS),
+        Rule("purpose only on an internal address", _address_purpose, facts.COMPUTE_ADDRESS),
     ),
     "gcp:compute/router:Router": (_name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 63, facts.COMPUTE_NAMES),),
     "gcp:compute/routerNat:RouterNat": (_name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 63, facts.COMPUTE_NAMES),),

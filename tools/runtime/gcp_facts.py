@@ -238,6 +238,15 @@ IAM_MEMBER_PREFIXES = frozenset({"user", "serviceAccount", "group", "domain", "p
 COMPUTE_NAMES = (
     "https://cloud.google.com/compute/docs/naming-resources: 1-63 characters, RFC 1035, [a-z]([-a-z0-9]*[a-z0-9])?"
 )
+ADDRESS_TYPES = frozenset({"INTERNAL", "EXTERNAL"})
+ADDRESS_PURPOSES = frozenset(
+    {"GCE_ENDPOINT", "SHARED_LOADBALANCER_VIP", "VPC_PEERING", "IPSEC_INTERCONNECT", "PRIVATE_SERVICE_CONNECT"}
+)
+COMPUTE_ADDRESS = (
+    f"{_PG} pulumi_gcp/compute/address.py:44-47 (address_type: INTERNAL, EXTERNAL), :90-104 (purpose: GCE_ENDPOINT, "
+    "SHARED_LOADBALANCER_VIP, VPC_PEERING, IPSEC_INTERCONNECT, PRIVATE_SERVICE_CONNECT; 'only be set when using an "
+    "Internal address')"
+)
 PROXY_ONLY_PURPOSES = frozenset({"REGIONAL_MANAGED_PROXY", "GLOBAL_MANAGED_PROXY"})
 PROXY_ONLY_MAX_PREFIX = 26
 PROXY_ONLY_SUBNETS = (

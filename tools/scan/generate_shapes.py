@@ -22,6 +22,7 @@ from tpu_serving_tools.cli import command_parser
 
 TOKENS: tuple[str, ...] = (
     "gcp:artifactregistry/repository:Repository",
+    "gcp:compute/address:Address",
     "gcp:compute/router:Router",
     "gcp:compute/routerNat:RouterNat",
     "gcp:compute/subnetwork:Subnetwork",

@@ -255,7 +255,9 @@ class Backend:
     slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
     probe: Callable[[Any], ProbeTarget | None] = lambda _serving: None
     """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: its server takes
-    no request the probe can send (Saxml's sax-http takes no token limit), or it serves no clients."""
+    no request the probe can send (Saxml's sax-http v1.0.0 answers 400 to a ``/generate`` body with any key but
+    ``model`` and ``query``, so no request limits its decode steps: GoogleCloudPlatform/ai-on-gke@10048202
+    saxml-on-gke/httpserver/http_server.py l.146-147; docs/operate.md, "Serving probe"), or it serves no clients."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

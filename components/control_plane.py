@@ -36,8 +36,8 @@ def control_plane_problems(networks: object, public: object) -> list[str]:
     if networks is None and public is False:
         return [
             "master_authorized_networks is unset: name the CIDR blocks that may reach the control plane "
-            "(the machine running `pulumi up` among them), or opt out with public_control_plane = true"
+            "(the machine running `pulumi up` among them), or opt out with public_control_plane = True"
         ]
     if networks is not None and public is True:
-        return [f"public_control_plane = true beside master_authorized_networks = {networks!r}: choose one"]
+        return [f"public_control_plane = True beside master_authorized_networks = {networks!r}: choose one"]
     return []

@@ -32,6 +32,9 @@ RECORD = os.environ.get("TPU_SERVING_RECORD_MESSAGES", "")
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
 _PARENT = str(Path(_ROOT).parent)
+_PYTEST_TMP = (re.compile(r"(/private)?/tmp/pytest-of-[^\s'\":,)\]]+"), "<tmp>")
+"""pytest's temporary paths (its basetemp, ``/tmp/pytest-of-<user>/...``), replaced before the checkout's parent: a
+checkout directly under /tmp has /tmp as its parent (new-user review round 39, m1)."""
 _NORMALISE = (
     (re.compile(r"0x[0-9a-f]{6,}"), "0x..."),
     (re.compile(r"(/private)?/tmp/[^\s'\":,)\]]+"), "<tmp>"),
@@ -42,7 +45,7 @@ _seen: list[str] = []
 
 def normalise(text: str) -> str:
     """``text`` without what differs between checkouts and runs."""
-    text = text.replace(_ROOT, "<root>").replace(_PARENT, "<root>/..")
+    text = _PYTEST_TMP[0].sub(_PYTEST_TMP[1], text.replace(_ROOT, "<root>")).replace(_PARENT, "<root>/..")
     for pattern, replacement in _NORMALISE:
         text = pattern.sub(replacement, text)
     return text

@@ -3,6 +3,7 @@
 import difflib
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -77,20 +78,32 @@ def test_golden_review_an_unlisted_change_is_reported():
     assert golden_review.unacknowledged(changes, {"s a inputs.spec.replicas"}) == []
 
 
+def test_golden_review_base_is_origin_main_where_main_is_no_branch(tmp_path):
+    """New-user review round 39, m2: a clone checked out on another branch has main only as origin/main."""
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "tests" / "golden").mkdir(parents=True)
+    (tmp_path / "tests" / "golden" / "s.plan.json").write_text("{}")
+    git("init", "-q", "-b", "feature")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "c")
+    git("update-ref", "refs/remotes/origin/main", "HEAD")
+    base = golden_review.base_tree(tmp_path, "main")
+    assert base.ref == "origin/main" and base.tree == {"s.plan.json": "{}"}
+    with pytest.raises(golden_review.BaseUnavailable):
+        golden_review.base_tree(tmp_path, "v9")  # a ref named on purpose is not replaced
+
+
 def test_golden_every_change_against_the_base_is_acknowledged():
     """The committed goldens against the base branch (``GOLDEN_BASE``, default ``main``): every changed resource
     field is listed in tests/golden_changes.txt, so a regeneration is never silent."""
-    base = os.environ.get("GOLDEN_BASE", "main")
     try:
-        old = golden_review.at_ref(ROOT, base)
+        read = golden_review.base_tree(ROOT, os.environ.get("GOLDEN_BASE", "main"))
     except golden_review.BaseUnavailable as err:
-        # a clone checked out on another branch has main only as origin/main
-        if "GOLDEN_BASE" in os.environ:
-            pytest.fail(f"{err}: fetch the base branch or set GOLDEN_BASE to a ref that has it")
-        try:
-            base, old = "origin/main", golden_review.at_ref(ROOT, "origin/main")
-        except golden_review.BaseUnavailable:
-            pytest.fail(f"{err}: fetch the base branch or set GOLDEN_BASE to a ref that has it")
+        pytest.fail(f"{err}: fetch the base branch or set GOLDEN_BASE to a ref that has it")
+    base, old = read.ref, read.tree
     assert old, f"no golden plans at {base}"
     changes = golden_review.tree_changes(old, golden_review.working_tree(ROOT))
     missing = golden_review.unacknowledged(changes, golden_review.acknowledged(ROOT))

@@ -56,6 +56,15 @@ def test_messages_normalise_what_differs_between_checkouts(text, normal):
     assert messages.normalise(text) == normal
 
 
+def test_messages_normalise_a_checkout_directly_under_tmp(monkeypatch):
+    """New-user review round 39, m1: in /tmp/ur-fresh the parent is /tmp, which held pytest's temporary paths too."""
+    monkeypatch.setattr(messages, "_ROOT", "/tmp/ur-fresh")
+    monkeypatch.setattr(messages, "_PARENT", "/tmp")
+    assert messages.normalise("see /tmp/pytest-of-u/pytest-3/x0/Pulumi.s.yaml: bad") == "see <tmp>: bad"
+    assert messages.normalise("at /tmp/shared/reference") == "at <root>/../shared/reference"
+    assert messages.normalise("at /tmp/ur-fresh/stacks/Pulumi.s.yaml") == "at <root>/stacks/Pulumi.s.yaml"
+
+
 def test_messages_argument_problems_are_recorded():
     import dataclasses
 

@@ -99,6 +99,19 @@ def test_reference_names_every_route_that_failed(tmp_path, monkeypatch):
     assert "read by tests/test_x.py" in outcome.text
 
 
+def test_reference_main_says_where_it_created_the_folder(tmp_path, capsys, monkeypatch):
+    """New-user review round 39, m13: the folder is beside the checkout, outside it; its creation is said."""
+    monkeypatch.setattr(tool, "SOURCES", (_source(),))
+    monkeypatch.setattr(tool.Fetcher, "url_file", lambda self, url: CONTENT)
+    monkeypatch.setenv("GOPROXY", (tmp_path / "no-proxy").as_uri())
+    (tmp_path / "no-proxy").mkdir()
+    folder = tmp_path / "shared" / "reference"
+    assert tool.main(["--dir", str(folder)]) == 0
+    assert f"created {folder.resolve()}" in capsys.readouterr().out
+    assert tool.main(["--dir", str(folder)]) == 0
+    assert "created" not in capsys.readouterr().out  # only the run that made it says so
+
+
 def test_reference_check_names_every_missing_file_and_fetches_nothing(tmp_path, capsys):
     assert tool.main(["--check", "--dir", str(tmp_path)]) == 1
     err = capsys.readouterr().err

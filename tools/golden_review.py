@@ -120,7 +120,10 @@ def at_ref(root: Path, ref: str) -> dict[str, str]:
         ["git", "ls-tree", "--name-only", f"{ref}:{GOLDEN.as_posix()}"], cwd=root, capture_output=True, text=True
     )
     if listed.returncode != 0:
-        raise BaseUnavailable(f"cannot read {GOLDEN} at git ref {ref!r}: {listed.stderr.strip()}")
+        raise BaseUnavailable(
+            f"cannot read {GOLDEN} at git ref {ref!r}: {listed.stderr.strip()}; name the base with "
+            "`make golden-review GOLDEN_BASE=<ref>` (origin/main in a clone whose branch is not main)"
+        )
     out = {}
     for name in listed.stdout.split():
         if name.endswith(".plan.json"):
@@ -165,6 +168,25 @@ def stale_lines(stale: list[str], ref: str, verbose: bool) -> list[str]:
     return [f"{head} (--verbose lists them; `make golden-review VERBOSE=1`)"]
 
 
+@dataclass(frozen=True)
+class Base:
+    """The golden plans at the base ref, and the ref read."""
+
+    ref: str
+    tree: dict[str, str]
+
+
+def base_tree(root: Path, ref: str) -> Base:
+    """The golden plans at ``ref``; ``main`` falls back to ``origin/main`` in a clone whose checked-out branch is
+    another (new-user review round 39, m2), as ``make diff`` and the golden test read it."""
+    try:
+        return Base(ref, at_ref(root, ref))
+    except BaseUnavailable:
+        if ref != "main":
+            raise
+        return Base("origin/main", at_ref(root, "origin/main"))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     verbose = "--verbose" in args
@@ -172,10 +194,14 @@ def main(argv: list[str] | None = None) -> int:
     ref = positional[0] if positional else "main"
     root = Path.cwd()
     try:
-        changes = tree_changes(at_ref(root, ref), working_tree(root))
+        base = base_tree(root, ref)
     except BaseUnavailable as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    if base.ref != ref:
+        print(f"{ref} is not a branch of this clone: against {base.ref}")
+    ref = base.ref
+    changes = tree_changes(base.tree, working_tree(root))
     print(f"against {ref}: " + report(changes))
     listed = acknowledged(root)
     missing = unacknowledged(changes, listed)

@@ -226,10 +226,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     directory: Path = args.dir or reference_dir()
+    new = not directory.exists()
     with tempfile.TemporaryDirectory(prefix="tpu-serving-reference-") as work:
         fetcher = None if args.check else Fetcher(Path(work), os.environ.get("GOPROXY"))
-        outcomes = run(directory, fetch=not args.check, fetcher=fetcher)
+        outcomes = run(directory, fetch=not args.check, fetcher=fetcher, sources=SOURCES)
     good, problems = report(directory, outcomes)
+    if new and directory.exists():  # new-user review round 39, m13: it may be outside the checkout
+        print(
+            f"created {directory.resolve()} (the reference folder: beside the checkout unless --dir or "
+            "$TPU_SERVING_REFERENCE names another)"
+        )
     print(good)
     if problems:
         print(problems, file=sys.stderr)

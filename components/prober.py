@@ -85,6 +85,7 @@ FAILING_KEY, SLOW_KEY = "probe-failing", "probe-slow"
 FAILING_SEVERITY = "CRITICAL"
 """A completion through the serving path has failed for minutes: the stack serves nothing a client can use."""
 PART_KEY, MISSING_KEY, GATEWAY_KEY = "probe-failing-part", "probe-missing", "probe-gateway-failing"
+GATEWAY_PART_KEY = "probe-gateway-failing-part"
 PART_SEVERITY = "ERROR"
 """Some completions fail: less is served (one hung group among several, which the Service's kube-proxy picks for
 about its share of the probes)."""
@@ -357,30 +358,46 @@ def probe_alerts(
         ),
     ]
     if gateway is not None:
-        found.append(_gateway_alert(cluster, namespace, target, gateway, failing))
+        found += _gateway_alerts(cluster, namespace, target, gateway, failing)
     return found
 
 
-def _gateway_alert(
+def _gateway_alerts(
     cluster: str, namespace: str, target: ProbeTarget, gateway: str, minutes: int
-) -> tuple[str, str, str, int, str, str]:
-    """Every completion through the Gateway's address fails: clients get nothing, whatever the engines do."""
+) -> list[tuple[str, str, str, int, str, str]]:
+    """Completions through the Gateway's address fail: all of them (clients get nothing, whatever the engines do), or
+    some (the load balancer's or the picker's 502, 503, 504 for part of the requests: no error count the stack reads
+    sees them, SRE review round 40, M7)."""
     job = gateway_prober_name(target.service)
     url = f"http://<address {gateway}>{target.path}"
-    return (
-        GATEWAY_KEY,
-        "Serving probe through the Gateway failing",
-        failing_query(cluster, namespace, job),
-        minutes,
-        f"No completion sent through the Gateway's address {gateway} (namespace {namespace}) has succeeded for "
-        f"{minutes} minutes: clients get nothing usable. If the Service probe (probe-failing) passes, the engines "
-        "serve and the load balancer or the endpoint picker fails: kubectl -n "
-        f"{namespace} get gateway,httproute,inferencepool -o wide (Programmed, Accepted, ResolvedRefs); the picker's "
-        "pods and its Lease (kubectl get lease -A | grep epp-; a fail-closed pool refuses every request while no "
-        "replica holds it); the load balancer's backend health in the Cloud console. "
-        f"{_check(namespace, target, url, job)}",
-        FAILING_SEVERITY,
+    where = (
+        "If the Service probe (probe-failing) passes, the engines serve and the load balancer or the endpoint picker "
+        f"fails: kubectl -n {namespace} get gateway,httproute,inferencepool -o wide (Programmed, Accepted, "
+        "ResolvedRefs); the picker's pods and its Lease (kubectl get lease -A | grep epp-; a fail-closed pool refuses "
+        "every request while no replica holds it); the load balancer's backend health in the Cloud console. "
+        f"{_check(namespace, target, url, job)}"
     )
+    return [
+        (
+            GATEWAY_KEY,
+            "Serving probe through the Gateway failing",
+            failing_query(cluster, namespace, job),
+            minutes,
+            f"No completion sent through the Gateway's address {gateway} (namespace {namespace}) has succeeded for "
+            f"{minutes} minutes: clients get nothing usable. {where}",
+            FAILING_SEVERITY,
+        ),
+        (
+            GATEWAY_PART_KEY,
+            "Serving probe through the Gateway failing in part",
+            part_query(cluster, namespace, job),
+            minutes,
+            f"Fewer than {PART_SUCCESS_BELOW:.0%} of the completions sent through the Gateway's address {gateway} "
+            f"(namespace {namespace}) over {PART_WINDOW_MINUTES} minutes succeeded: part of the clients' requests "
+            f"fail (a 502 on a keepalive race, a 503, a 504 after the request timeout). {where}",
+            PART_SEVERITY,
+        ),
+    ]
 
 
 # --------------------------------------------------------------------------- objects

@@ -177,9 +177,9 @@ def test_prober_serving_probe_setting_turns_it_off():
     names = [r.name for r in plan.resources]
     assert not [n for n in names if "prober" in n or "probe-" in n], names
     on = plan_of(VLLM_STACK)
-    # Deployment, ConfigMap, the Service's and the Gateway's PodMonitorings, the scrape policy and 5 alerts (failing,
-    # failing in part, missing, slow, through the Gateway failing)
-    assert len(plan.resources) == len(on.resources) - 10
+    # Deployment, ConfigMap, the Service's and the Gateway's PodMonitorings, the scrape policy and 6 alerts (failing,
+    # failing in part, missing, slow, through the Gateway failing, and failing in part)
+    assert len(plan.resources) == len(on.resources) - 11
 
 
 # ------------------------------------------------------------------------- alerts
@@ -207,6 +207,11 @@ def test_prober_alerts_part_and_missing_are_errors_and_the_gateway_probe_is_crit
     assert missing[2] == f"absent_over_time({series}[10m])" and missing[5] == "ERROR"
     assert gateway[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober-gateway"}) < 1'
     assert gateway[5] == "CRITICAL" and gateway[3] == 7 and "vllm70b-vip" in gateway[4] and "Lease" in gateway[4]
+    gateway_part = alerts["probe-gateway-failing-part"]
+    assert gateway_part[2] == (
+        'max(avg_over_time(probe_success{cluster="c", namespace="ns", job="vllm-api-prober-gateway"}[15m])) < 0.9'
+    )
+    assert gateway_part[5] == "ERROR" and "504" in gateway_part[4]
     assert "probe-gateway-failing" not in {a[0] for a in prober.probe_alerts("c", "ns", _vllm_target(), settings)}
 
 

@@ -125,6 +125,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *rows,
             *sizing_notes(slices),
             *zone_notes(plan),
+            *caution_summary(plan.outputs),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
@@ -226,6 +227,13 @@ def _fewer_chips(fit: str, model_gib: float) -> list[str]:
         f"another {chosen.generation.name} machine type; allocated/needed counts slices of {chosen.name} only "
         "(KV cache and throughput may still call for more)"
     ]
+
+
+def caution_summary(outputs: dict[str, Any]) -> list[str]:
+    """What the serving backend warns of before anything else (the ``caution`` output: a vLLM stack whose groups span
+    several VMs, :func:`tpu_serving.backends.vllm.backend.caution`)."""
+    c = outputs.get("caution")
+    return [f"Caution: {c}"] if isinstance(c, str) else []
 
 
 def rollout_summary(outputs: dict[str, Any]) -> list[str]:

@@ -39,6 +39,8 @@ from .facts import (
     HTTP_PORT,
     HTTP_RESPONSES,
     METRICS_PATH,
+    MULTI_HOST_CAUTION,
+    MULTI_HOST_SOURCES,
     PROBE_PROMPT,
     ROLE_LABEL,
     SIGNALS,
@@ -146,8 +148,28 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
     )
 
 
+def caution(shape: SliceShape) -> str | None:
+    """What the preview's ``Caution:`` line says of groups on ``shape`` (the ``caution`` output): a group over several
+    VMs (:attr:`~tpu_serving.catalog.SliceShape.multi_host`, a LeaderWorkerSet's groups or a DisaggregatedSet's roles
+    alike) runs what GKE and tpu-inference do not stand behind (:data:`.facts.MULTI_HOST_SOURCES`); None on one VM."""
+    if not shape.multi_host:
+        return None
+    return (
+        f"{MULTI_HOST_CAUTION}: each group spans the {shape.vms} VMs of a {shape.generation.name} {shape.topology} slice "
+        f"({shape.machine_type.name}), Ray across them; {MULTI_HOST_SOURCES}"
+    )
+
+
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
-    """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA."""
+    """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA; the
+    ``caution`` output when the groups span several VMs (:func:`caution`)."""
+    built = _build(platform, serving)
+    if (text := caution(platform.slices.shape)) is not None:
+        built.outputs["caution"] = text
+    return built
+
+
+def _build(platform: Platform, serving: VllmServingConfig) -> Built:
     name, identity = platform.name, platform.identity
     lws_install = platform.install(LWS, serving.lws_version, ())
     if serving.disaggregation is not None:

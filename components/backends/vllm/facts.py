@@ -329,3 +329,28 @@ DEFAULT_IMAGE = PINS["vllm-tpu"].value
 (AI-Hypercomputer/tpu-recipes inference/ironwood/vLLM/Qwen3-32B/llm-d/README.md:
 ``docker.io/vllm/vllm-tpu:v0.29.0``; the tag was not checked against a registry); GKE's tutorial and
 the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""
+
+MULTI_HOST_CAUTION = "multi-host vLLM on TPU is unsupported on GKE and untested upstream"
+"""The head of the caution every vLLM stack whose groups span several VMs previews with (:func:`.backend.caution`),
+and which the README's stack table quotes for each such stack (tests/test_vllm_caution.py holds the two together)."""
+
+MULTI_HOST_SOURCES = (
+    "GKE's vLLM TPU tutorial says multi-host configurations are not supported when using vLLM with TPUs on GKE "
+    "(https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-vllm-tpu); tpu-inference v0.27.0's support "
+    "matrix marks multi-host untested on the torchax path these pods select (MODEL_IMPL_TYPE=vllm) and failing for "
+    "its Flax models, and has no v5e or v5p table; validate on one slice before relying on it"
+)
+"""Why a multi-host vLLM group is a caution, with its sources:
+
+- GKE, "Serve an LLM using TPU Trillium on GKE with vLLM"
+  (https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-vllm-tpu, its Note under "vLLM"): "multi-host
+  configurations are not supported when using vLLM with TPUs on GKE" (the README's "updated 2026-04-10" is from the
+  first reading, commit 2c59a18; the stored copy re-read on 2026-11-29, docs.cloud.google.com through a mirror, shows
+  the same Note and no date);
+- vllm-project/tpu-inference@v0.27.0 (e1c03382) README.md l.251-256, "Core Features" (release): multi-host ❌ Failing
+  for Flax, ❓ Untested for Torchax and Default, a rollup of v6e and v7x (l.99-102: untested if either generation is)
+  last updated 2026-08-20 (l.79); its per-generation tables: support_matrices/release/v6e/{default,flax_nnx,vllm}/
+  feature_support_matrix.csv l.16 untested (correctness and performance), release/v7x/vllm l.16 correctness passing,
+  performance untested, release/v7x/flax_nnx l.16 failing; there is no v5e or v5p table. Its "Parallelism
+  Techniques" table (README.md l.333-337) marks multi-host TP untested for Flax and Torchax alike. The pods select the
+  torchax path (:data:`MULTI_HOST_ENV` ``MODEL_IMPL_TYPE=vllm``)."""

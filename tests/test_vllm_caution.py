@@ -1,0 +1,84 @@
+"""The caution of a multi-host vLLM stack (issue 38, point 2): GKE calls multi-host vLLM on TPU unsupported and
+tpu-inference's support matrix has not tested it, so every vLLM stack whose groups span several VMs says so in its
+preview (a ``Caution:`` line, from the ``caution`` output of :func:`tpu_serving.backends.vllm.backend.caution`) and in
+the README's stack table; a single-host vLLM stack and the other backends' stacks say nothing of it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import ROOT, plan_of
+from tests.fixtures.configs import plan_edited
+from tpu_serving import catalog
+from tpu_serving.backends.vllm.backend import caution
+from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION
+from tpu_serving_tools.offline import Plan, load_project
+from tpu_serving_tools.preview import summary
+
+SHIPPED = load_project(ROOT).stacks()
+"""This project's stacks: those the README's table lists (not a copy's, tests/test_new_stack.py)."""
+MULTI_HOST_VLLM = [
+    "vllm-llama33-70b-v5e16",
+    "vllm-llama31-405b-v6e16",
+    "vllm-llama33-70b-disagg-v6e8x2",
+    "vllm-llama33-70b-existing",
+]
+"""The shipped vLLM stacks: each one's groups (the disaggregated one's roles) span a multi-host slice."""
+
+
+def _cautions(plan: Plan) -> list[str]:
+    return [line for line in summary(plan).splitlines() if line.startswith("Caution: ")]
+
+
+def test_vllm_caution_is_none_on_one_vm_and_names_the_slice_and_sources_on_several():
+    assert caution(catalog.slice_shape("ct6e-standard-8t", "2x4")) is None
+    text = caution(catalog.slice_shape("ct5lp-hightpu-4t", "4x4"))
+    assert text is not None and text.startswith(f"{MULTI_HOST_CAUTION}: each group spans the 4 VMs of a v5e 4x4 slice")
+    assert "https://cloud.google.com/kubernetes-engine/docs/tutorials/serve-vllm-tpu" in text
+    assert "tpu-inference v0.27.0" in text and "untested on the torchax path" in text
+
+
+@pytest.mark.parametrize("stack", MULTI_HOST_VLLM)
+def test_vllm_caution_multi_host_stack_previews_with_it(stack):
+    plan = plan_of(stack)
+    assert plan.outputs["caution"].startswith(MULTI_HOST_CAUTION)
+    (line,) = _cautions(plan)
+    assert line == f"Caution: {plan.outputs['caution']}"
+
+
+def test_vllm_caution_single_host_stack_previews_without_it():
+    """The 70B stack, which previews with the caution, previews without it once its slices are single-host v6e 2x4
+    VMs (ct6e-standard-8t: 256 GiB HBM holds its weights)."""
+
+    def single_host(slices):
+        for s in slices:
+            del s["slice"]
+            s.update(machineType="ct6e-standard-8t", topology="2x4")
+
+    assert _cautions(plan_of("vllm-llama33-70b-v5e16"))
+    plan = plan_edited("vllm-llama33-70b-v5e16", tpuSlices=single_host)
+    assert "caution" not in plan.outputs
+    assert not _cautions(plan)
+
+
+def test_vllm_caution_is_said_of_the_multi_host_vllm_stacks_only():
+    """Not of the other backends' multi-host stacks (JetStream, Saxml, PathwaysJob): the library decides, by backend
+    and slice shape."""
+    assert sorted(s for s in SHIPPED if _cautions(plan_of(s))) == sorted(MULTI_HOST_VLLM)
+
+
+def _stack_rows() -> dict[str, str]:
+    """The README's stack table (the docs site includes the same lines), by stack."""
+    text = (ROOT / "README.md").read_text()
+    part = text.split("<!-- --8<-- [start:stacks] -->", 1)[1].split("<!-- --8<-- [end:stacks] -->")[0]
+    rows = [line for line in part.strip().split("\n\n")[0].splitlines() if line.startswith("| `")]
+    return {row.split("`", 2)[1]: row for row in rows}
+
+
+def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_stack():
+    """The README's stack table (hand-written) quotes the caution's head in the row of each stack whose preview has
+    the caution (:func:`test_vllm_caution_is_said_of_the_multi_host_vllm_stacks_only`), and in no other row."""
+    rows = _stack_rows()
+    assert set(rows) == set(SHIPPED), "the table lists every shipped stack, and only those"
+    for stack, row in rows.items():
+        assert (MULTI_HOST_CAUTION in row) == (stack in MULTI_HOST_VLLM), stack

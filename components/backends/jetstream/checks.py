@@ -11,6 +11,7 @@ from ...catalog import SliceShape
 from ...models import (
     MAXTEXT_MODEL_PARAMETERS,
     ModelSize,
+    WeightPrecision,
     hbm_fit_problem,
     maxtext_precision,
     size_example,
@@ -95,10 +96,14 @@ def replica_problems(cfg: Stack, serving: PathwaysServingConfig, shape: SliceSha
 def model_size(serving: PathwaysServingConfig) -> ModelSize | None:
     """The declared size, else the size of a MaxText model name the library knows, else None."""
     if serving.model is not None:
-        return ModelSize(serving.model.parameters_billions, serving.model.precision)
+        return ModelSize(serving.model.parameters_billions, WeightPrecision(serving.model.precision))
     mt = serving.maxtext
     known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
-    return None if known is None else ModelSize(known, maxtext_precision(mt.quantization, mt.weight_dtype))
+    return (
+        None
+        if known is None
+        else ModelSize(known, WeightPrecision(maxtext_precision(mt.quantization, mt.weight_dtype)))
+    )
 
 
 def _fit_problems(serving: PathwaysServingConfig, shape: SliceShape) -> list[str]:

@@ -4,8 +4,6 @@ A stack declares a model's size (parameters and precision), or the library deriv
 an exact model name it knows (never from a substring of a name).
 """
 
-from __future__ import annotations
-
 import typing
 from dataclasses import dataclass
 from typing import Literal

@@ -385,7 +385,7 @@ def smallest_fitting_slice(generation: TpuGeneration, required_gib: float) -> Sl
     fitting = [
         shape
         for mt in MACHINE_TYPES.values()
-        if mt.generation is generation
+        if mt.generation == generation  # equal, not the same: a validated argument holds a copy
         for shape in (SliceShape(mt, t) for t in mt.topologies)
         if shape.hbm_gib >= required_gib
     ]

@@ -4,15 +4,28 @@ A stack declares a model's size (parameters and precision), or the library deriv
 an exact model name it knows (never from a substring of a name).
 """
 
-from __future__ import annotations
-
 import typing
 from dataclasses import dataclass
 from typing import Literal
 
 from . import catalog
+from .settings import described
+from .validation import Choice
 
 Precision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+
+
+class WeightPrecision(Choice):
+    """:data:`Precision` as a component argument takes it (a field of an arguments dataclass is never a
+    ``Literal``: the component provider's schema has enums); the same values."""
+
+    FP32 = "fp32"
+    BF16 = "bf16"
+    FP16 = "fp16"
+    FP8 = "fp8"
+    INT8 = "int8"
+    INT4 = "int4"
+
 
 BYTES_PER_PARAMETER: dict[str, float] = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 """Weight bytes per parameter by precision (seed 002: N billion 16-bit parameters need about 2N GB)."""
@@ -76,7 +89,8 @@ def maxtext_precision(quantization: str | None, weight_dtype: str) -> Precision:
 
 def weight_gib(parameters_billions: float, precision: str) -> float:
     """GiB of HBM the weights take."""
-    return parameters_billions * 1e9 * BYTES_PER_PARAMETER[precision] / 2**30
+    # str(): a WeightPrecision hashes as its member's name, not as its value
+    return parameters_billions * 1e9 * BYTES_PER_PARAMETER[str(precision)] / 2**30
 
 
 def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: catalog.SliceShape) -> str:
@@ -98,10 +112,11 @@ def hbm_fit_problem(at: str, parameters_billions: float, precision: str, shape: 
 
 @dataclass(frozen=True)
 class ModelSize:
-    """What a served model's weights take: its parameters and the precision they are served in."""
+    """What a served model's weights take: its parameters and the precision they are served in. A component that
+    places a model takes it (``VllmServingArgs.model_size``), as a stack file's ``serving.modelSize`` does."""
 
-    parameters_billions: float
-    precision: Precision
+    parameters_billions: float = described("Parameter count in billions.", gt=0)
+    precision: WeightPrecision = described("Precision of the served weights.")
 
     @property
     def gib(self) -> float:
@@ -122,10 +137,8 @@ def generation_fit(shape: catalog.SliceShape, required_gib: float) -> str:
     )
 
 
-def size_example(key: str) -> str:
-    """How a stack file declares a model's size at ``key`` (``modelSize``, ``model``): one valid value and the
-    precisions it takes."""
-    return (
-        f"set it, e.g. `{key}: {{parametersBillions: 13, precision: bf16}}` (precision: "
-        f"{', '.join(typing.get_args(Precision))})"
-    )
+def size_example(key: str, python: bool = False) -> str:
+    """How a stack file declares a model's size at ``key`` (``modelSize``, ``model``), or with ``python`` a
+    component's argument ``key`` (``model_size``): one valid value and the precisions it takes."""
+    value = f'{key}=ModelSize(13, "bf16")' if python else f"{key}: {{parametersBillions: 13, precision: bf16}}"
+    return f"set it, e.g. `{value}` (precision: {', '.join(typing.get_args(Precision))})"

@@ -154,3 +154,14 @@ def test_catalog_a_slice_name_without_its_dash_names_the_one_meant(typo, meant):
     with pytest.raises(catalog.CatalogError, match=f"did you mean '{meant}'"):
         catalog.resolve_slice_name(typo)
     assert catalog.resolve_slice_name(meant).chips == int(meant.rsplit("-", 1)[1])
+
+
+def test_catalog_smallest_fitting_slice_of_an_equal_generation():
+    """A component's validated arguments hold copies of their slice shape, its generation included: the smallest
+    fitting slice is found for a generation equal to the catalog's, not only for the catalog's own object."""
+    import dataclasses
+
+    copy = dataclasses.replace(catalog.V5E)
+    assert copy is not catalog.V5E
+    fit = catalog.smallest_fitting_slice(copy, 145)
+    assert fit is not None and fit.slice_name == "v5litepod-16"

@@ -275,6 +275,7 @@ def test_components_reject_resources_inside_apply():
 
 def serving_args(**overrides):
     from tpu_serving import MaxTextSettings, PathwaysServingArgs
+    from tpu_serving.models import ModelSize, WeightPrecision
 
     base = dict(
         namespace="ns",
@@ -290,6 +291,7 @@ def serving_args(**overrides):
         ),
         checkpoint_uri="gs://b/ckpt",
         scratch_uri="gs://s/tmp",
+        model_size=ModelSize(8, WeightPrecision.BF16),  # "m" is no MaxText model the library knows
     )
     return PathwaysServingArgs(**{**base, **overrides})
 

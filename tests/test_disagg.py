@@ -178,7 +178,8 @@ def pair(**changes) -> VllmDisaggregatedArgs:
 
 def test_disagg_component_refuses_what_the_stack_refuses():
     assert argument_problems(pair()) == []
-    found = argument_problems(pair(decode=role(KvRole.DECODE, dtype=Dtype.FLOAT32, block_size=32)))
+    # bfloat16, not float32: 70B float32 weights (261 GiB) would not fit the 2x4 slice, a refusal of the role itself
+    found = argument_problems(pair(decode=role(KvRole.DECODE, dtype=Dtype.BFLOAT16, block_size=32)))
     assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.dtype") for p in found), found
     assert any(p.startswith("VllmDisaggregatedArgs.decode.engine.block_size") for p in found), found
     found = argument_problems(pair(decode=role(KvRole.DECODE, tensor_parallel_size=3)))
@@ -630,3 +631,30 @@ def test_disagg_a_role_autoscaling_metric_that_is_not_a_gauge_is_named():
 def test_disagg_fixture_is_the_stack_shape():
     """The disaggregated fixture above loads (the refusals are of the edit alone)."""
     assert load(copy.deepcopy(DISAGG)).serving is not None
+
+
+def test_disagg_hbm_fit_refusal_is_the_stacks_for_each_role():
+    """Issue 38: each role's engine holds the whole model on its own slice, so each role of the component refuses
+    weights its slice does not hold, with the stack file's figures (405B in bf16 on v6e 2x4 slices)."""
+    name = "meta-llama/Llama-3.1-405B-Instruct"
+    refused = [
+        p for p in problems_of(lambda d, cfg: cfg["tpu-serving:serving"].update(servedModelName=name)) if "HBM" in p
+    ]
+    roles = {r: dataclasses.replace(role(r), served_model_name=name) for r in (KvRole.PREFILL, KvRole.DECODE)}
+    python = argument_problems(pair(prefill=roles[KvRole.PREFILL], decode=roles[KvRole.DECODE]))
+    assert [p.split(": ", 1)[0] for p in refused] == [
+        f"tpu-serving:serving.servedModelName ({AT}.prefill.engine)",
+        f"tpu-serving:serving.servedModelName ({AT}.decode.engine)",
+    ]
+    assert [p.split(": ", 1)[0] for p in python] == [
+        "VllmDisaggregatedArgs.prefill.served_model_name",
+        "VllmDisaggregatedArgs.decode.served_model_name",
+    ]
+    spelled = [
+        p.split(": ", 1)[1]
+        .replace("memoryUtilization", "memory_utilization")
+        .replace("serving.modelSize", "model_size")
+        for p in refused
+    ]
+    assert [p.split(": ", 1)[1] for p in python] == spelled
+    assert "754 GiB of HBM, more than the 230 GiB" in spelled[0] and "v6e-32, topology 4x8" in spelled[0]

@@ -8,19 +8,22 @@ from __future__ import annotations
 import copy
 import dataclasses
 import enum
+import re
 import typing
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
-from tests.fixtures.configs import VLLM, load, with_change
+from tests.fixtures.configs import SERVING, VLLM, load, with_change
 from tests.fixtures.pools import cpu_pool_args
 from tests.fixtures.pools import pool_args as tpu_pool_args
 from tpu_serving import (
     BucketsArgs,
+    MaxTextSettings,
     ObservabilityArgs,
+    PathwaysServingArgs,
     ProjectServicesArgs,
     ServingGatewayArgs,
     catalog,
@@ -41,6 +44,7 @@ from tpu_serving.config import ConfigError
 from tpu_serving.identity import WorkloadIdentityArgs
 from tpu_serving.machines import machine_type_problem
 from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, instant_problem, recurrence_problem
+from tpu_serving.models import ModelSize
 from tpu_serving.tenancy import TenancyArgs
 from tpu_serving.validation import argument_problems, type_hints
 
@@ -287,3 +291,162 @@ def test_parity_operators_are_email_addresses_for_both(key, field, value):
     python = argument_problems(tenancy_args(**{field: value}))
     assert any(p.startswith(f"TenancyArgs.{field}[{len(value) - 1}] = {bad!r}") for p in python), python
     assert not argument_problems(tenancy_args(**{field: ["alice@example.com"]}))
+
+
+# --------------------------------------------------------------------------- the HBM fit (issue 38, point 1)
+
+
+FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # id: (the stack's one tpuSlices entry, its serving keys changed)
+    "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"servedModelName": "meta-llama/Llama-3.1-405B-Instruct"}),
+    "70B-bf16-on-v5e-2x4-vm": ({"machineType": "ct5lp-hightpu-8t", "topology": "2x4"}, {}),
+    "70B-bf16-on-v5e-8": ({"slice": "v5litepod-8"}, {}),
+    "70B-float32-on-v6e-8": ({"slice": "v6e-8"}, {"engine": {"dtype": "float32"}}),
+    "405B-fp8-at-load-on-v5e-16": (
+        {"slice": "v5litepod-16"},
+        {"servedModelName": "meta-llama/Llama-3.1-405B-Instruct", "engine": {"quantization": "fp8"}},
+    ),
+    "declared-200B-on-v5e-16": (
+        {"slice": "v5litepod-16"},
+        {"servedModelName": "acme/house-model", "modelSize": {"parametersBillions": 200, "precision": "bf16"}},
+    ),
+    "declared-70B-int8-at-half-hbm-on-v5e-4": (
+        {"slice": "v5litepod-4"},
+        {
+            "servedModelName": "acme/house-model",
+            "modelSize": {"parametersBillions": 70, "precision": "int8"},
+            "engine": {"memoryUtilization": 0.5},
+        },
+    ),
+}
+"""Stacks whose model the slice's HBM does not hold (the issue's 405B in bf16 on a v6e-16, a model too big for a
+v5e 2x4 VM), each with the vLLM fixture's other settings."""
+
+
+def fit_stack(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> dict:
+    cfg = copy.deepcopy(VLLM)
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= tpu_slice
+    cfg["tpu-serving:serving"] |= serving
+    return cfg
+
+
+def fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> VllmServingArgs:
+    """The same model, slice and engine as the component's arguments."""
+    shape = (
+        catalog.resolve_slice_name(tpu_slice["slice"])
+        if "slice" in tpu_slice
+        else catalog.slice_shape(tpu_slice["machineType"], tpu_slice["topology"])
+    )
+    size = serving.get("modelSize")
+    return vllm_args(
+        shape=shape,
+        served_model_name=serving.get("servedModelName", VLLM["tpu-serving:serving"]["servedModelName"]),
+        engine=VllmEngineSettings(**{to_snake(k): v for k, v in serving.get("engine", {}).items()}),
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"]),
+    )
+
+
+def in_python(problem: str, args: str = "VllmServingArgs") -> str:
+    """A stack file's problem as the component's arguments spell it: its fields from ``args``, in snake case
+    (``serving.modelSize`` is the argument ``model_size``)."""
+    text = problem.replace("(serving.modelSize)", "(model_size)").replace("tpu-serving:serving.", f"{args}.")
+    return re.sub(r"\b[a-z]+(?:[A-Z][a-z]+)+\b", lambda m: to_snake(m.group()), text)
+
+
+@pytest.mark.parametrize(("tpu_slice", "serving"), FIT_REFUSALS.values(), ids=FIT_REFUSALS.keys())
+def test_parity_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+    (refused,) = [p for p in stack_problems(fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
+    assert argument_problems(fit_args(tpu_slice, serving)) == [in_python(refused)]
+
+
+def test_parity_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
+    """Issue 38: Llama-3.1-405B in bf16 on a v6e-16 passed the library's checks; now its arguments are refused
+    with the stack file's figures (754 GiB needed, 461 GiB usable, v6e-32 the smallest slice that holds it)."""
+    (problem,) = argument_problems(fit_args(*FIT_REFUSALS["405B-bf16-on-v6e-16"]))
+    assert problem == (
+        "VllmServingArgs.served_model_name: 405B parameters in bf16 need about 754 GiB of HBM, more than the 461 GiB "
+        "the engine may use on one 4x4 slice (512 GiB x engine.memory_utilization 0.9); use a larger slice (the "
+        "smallest ct6e-standard-4t slice that holds them is v6e-32, topology 4x8: 1024 GiB), quantize "
+        "(engine.quantization) or, for a smaller checkpoint, declare its size (model_size)"
+    )
+
+
+def test_parity_unknown_model_size_is_required_by_both():
+    """An unknown served name and no size: both refuse, each naming its own key and showing a value for it."""
+    serving = {"servedModelName": "acme/house-model"}
+    (refused,) = [p for p in stack_problems(fit_stack({"slice": "v5litepod-16"}, serving)) if "modelSize" in p]
+    (python,) = argument_problems(fit_args({"slice": "v5litepod-16"}, serving))
+    assert refused.startswith('tpu-serving:serving.modelSize: required for the HBM fit check, since servedModelName "')
+    assert python.startswith('VllmServingArgs.model_size: required for the HBM fit check, since served_model_name "')
+    assert '`model_size=ModelSize(13, "bf16")` (precision: fp32, bf16, fp16, fp8, int8, int4)' in python
+    assert refused.split("; known: ")[1] == python.split("; known: ")[1]
+    fits = dict(serving, modelSize={"parametersBillions": 13, "precision": "bf16"})
+    assert argument_problems(fit_args({"slice": "v5litepod-16"}, fits)) == []
+
+
+JETSTREAM_FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # id: (the stack's one tpuSlices entry, its serving.maxtext keys changed, or serving.model)
+    "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"maxtext": {"quantization": None}}),
+    "405B-int8-on-v6e-8": ({"slice": "v6e-8"}, {"maxtext": {"iciTensorParallelism": 4}}),
+    "declared-200B-on-v5e-2x4-vm": (
+        {"machineType": "ct5lp-hightpu-8t", "topology": "2x4"},
+        {"maxtext": {"iciTensorParallelism": 4}, "model": {"parametersBillions": 200, "precision": "bf16"}},
+    ),
+}
+"""JetStream stacks whose model one slice's HBM does not hold (the seeds' Llama 3.1 405B unquantized on a v6e-16)."""
+
+
+def jetstream_fit_stack(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> dict:
+    cfg = copy.deepcopy(SERVING)
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= tpu_slice
+    maxtext = {
+        k: v for k, v in {**cfg["tpu-serving:serving"]["maxtext"], **serving["maxtext"]}.items() if v is not None
+    }
+    cfg["tpu-serving:serving"] |= {**serving, "maxtext": maxtext}
+    return cfg
+
+
+def jetstream_fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> PathwaysServingArgs:
+    """The same model, slice and MaxText settings as the component's arguments."""
+    cfg = jetstream_fit_stack(tpu_slice, serving)
+    shape = (
+        catalog.resolve_slice_name(tpu_slice["slice"])
+        if "slice" in tpu_slice
+        else catalog.slice_shape(tpu_slice["machineType"], tpu_slice["topology"])
+    )
+    maxtext = cfg["tpu-serving:serving"]["maxtext"]
+    size = serving.get("model")
+    return PathwaysServingArgs(
+        namespace="ns",
+        service_account="ksa",
+        shape=shape,
+        num_slices=1,
+        maxtext=MaxTextSettings(**{to_snake(k): v for k, v in maxtext.items()}),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"]),
+    )
+
+
+@pytest.mark.parametrize(("tpu_slice", "serving"), JETSTREAM_FIT_REFUSALS.values(), ids=JETSTREAM_FIT_REFUSALS.keys())
+def test_parity_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
+    python = in_python(refused, "PathwaysServingArgs").replace(
+        "PathwaysServingArgs.model:", "PathwaysServingArgs.model_size:"
+    )
+    assert argument_problems(jetstream_fit_args(tpu_slice, serving)) == [python]
+
+
+def test_parity_jetstream_unknown_model_size_is_required_by_both():
+    serving = {"maxtext": {"modelName": "acme-13b"}}
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack({"slice": "v6e-16"}, serving)) if "required" in p]
+    (python,) = argument_problems(jetstream_fit_args({"slice": "v6e-16"}, serving))
+    assert refused.startswith('tpu-serving:serving.model: required for the HBM fit check, since maxtext.modelName "')
+    assert python.startswith(
+        'PathwaysServingArgs.model_size: required for the HBM fit check, since maxtext.model_name "acme-13b"'
+    )
+    assert refused.split("; known: ")[1] == python.split("; known: ")[1]

@@ -1,13 +1,22 @@
 """The typed arguments of :class:`~tpu_serving.backends.jetstream.component.PathwaysServing`:
 the MaxText settings, the Pathways images and requests, and their checks."""
 
+import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
 from ... import lws
 from ...catalog import SliceShape
 from ...images import image_problem, release_image_problem
+from ...models import (
+    MAXTEXT_MODEL_PARAMETERS,
+    ModelSize,
+    WeightPrecision,
+    hbm_fit_problem,
+    maxtext_precision,
+    size_example,
+)
 from ...naming import namespace_problem
 from ...podspec import ProbeSettings, Shutdown
 from ...settings import described, names_a_secret, quantity
@@ -254,6 +263,12 @@ class PathwaysServingArgs:
     """Extra environment of ``jax-tpu``."""
     jax_capabilities: Sequence[str] = ()
     """Linux capabilities added to ``jax-tpu`` (the disaggregated server uses some)."""
+    model_size: ModelSize | None = described(
+        "Size of the served model for the HBM fit check; unset derives it from the MaxText model name (a known "
+        "MaxText model) and its quantization and weight dtype, and any other name is refused.",
+        default=None,
+    )
+    """Parameters and served precision of the model, checked against the HBM of one slice of ``shape``."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on the objects and pods."""
 
@@ -267,9 +282,45 @@ class PathwaysServingArgs:
             why := lws.canary_problem(self.canary_groups, self.replicas, "replicas")
         ):
             found.append(f"canary_groups = {self.canary_groups}: {why}")
-        return found
+        return found + fit_problems(self.model_size, self.maxtext, self.shape)
 
     @property
     def group_size(self) -> int:
         """Pods per group: one Pathways worker per VM of every slice, plus the leader."""
         return self.num_slices * self.shape.vms + 1
+
+
+def maxtext_size(declared: ModelSize | None, maxtext: MaxTextSettings) -> ModelSize | None:
+    """The declared size, else that of a MaxText model name the library knows
+    (:data:`~tpu_serving.models.MAXTEXT_MODEL_PARAMETERS`) in the precision MaxText serves it; None when neither."""
+    if declared is not None:
+        return declared
+    known = MAXTEXT_MODEL_PARAMETERS.get(maxtext.model_name)
+    precision = maxtext_precision(maxtext.quantization, maxtext.weight_dtype)
+    return None if known is None else ModelSize(known, WeightPrecision(precision))
+
+
+def fit_problems(
+    declared: ModelSize | None,
+    maxtext: MaxTextSettings,
+    shape: SliceShape,
+    prefix: str = "",
+    spell: Callable[[str], str] = str,
+    size_key: str = "model_size",
+) -> list[str]:
+    """The one HBM fit rule of the stack file's check and the component's arguments: the model's size is known
+    (:func:`maxtext_size`), and every slice of a group holds the whole model (interleaved replicas and both
+    disaggregated halves). ``prefix`` comes before a key in a message (``tpu-serving:serving.`` in a stack file),
+    ``spell`` writes a field's name as the keys do, ``size_key`` is the key that declares the size (the stack
+    file's ``model``, the argument ``model_size``)."""
+    name = f"maxtext.{spell('model_name')}"
+    size = maxtext_size(declared, maxtext)
+    if size is None:
+        example = size_example(size_key, python=spell is str)
+        return [
+            f"{prefix}{size_key}: required for the HBM fit check, since {name} {json.dumps(maxtext.model_name)} is "
+            f"not a model the library knows; {example}; known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
+        ]
+    at = prefix + (size_key if declared is not None else name)
+    problem = hbm_fit_problem(at, size.parameters_billions, size.precision, shape)
+    return [problem] if problem else []

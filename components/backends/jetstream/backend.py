@@ -30,7 +30,7 @@ from .args import (
     PathwaysRequests,
     PathwaysServingArgs,
 )
-from .checks import model_size, problems
+from .checks import declared_size, model_size, problems
 from .component import PathwaysServing
 from .facts import GENERATE_ANSWER, GENERATE_PATH, HEALTH_PATH, HTTP_PORT, METRICS_PATH, JetStreamMetric
 from .settings import NAME, PathwaysServingConfig
@@ -106,6 +106,7 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
         lws_version=serving.lws_version,
         mode=Mode(serving.mode),
         maxtext=to_settings(serving.maxtext, MaxTextSettings),
+        model_size=declared_size(serving),
         checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
         scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
         name=serving.name,

@@ -6,23 +6,20 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from pydantic.alias_generators import to_camel
+
 from ... import lws
 from ...catalog import SliceShape
-from ...models import (
-    MAXTEXT_MODEL_PARAMETERS,
-    ModelSize,
-    hbm_fit_problem,
-    maxtext_precision,
-    size_example,
-)
+from ...models import ModelSize
 from ...settings import (
     PROJECT_NAMESPACE,
+    to_settings,
 )
 from .. import rollout, scaling
 
 if TYPE_CHECKING:
     from ..base import Stack
-from .args import disaggregation_problem
+from .args import MaxTextSettings, disaggregation_problem, fit_problems, maxtext_size
 from .facts import METRIC_KINDS, METRICS_PORT, JetStreamMetric
 from .settings import NAME, PathwaysServingConfig
 
@@ -94,26 +91,18 @@ def replica_problems(cfg: Stack, serving: PathwaysServingConfig, shape: SliceSha
 
 def model_size(serving: PathwaysServingConfig) -> ModelSize | None:
     """The declared size, else the size of a MaxText model name the library knows, else None."""
-    if serving.model is not None:
-        return ModelSize(serving.model.parameters_billions, serving.model.precision)
-    mt = serving.maxtext
-    known = MAXTEXT_MODEL_PARAMETERS.get(mt.model_name)
-    return None if known is None else ModelSize(known, maxtext_precision(mt.quantization, mt.weight_dtype))
+    return maxtext_size(declared_size(serving), to_settings(serving.maxtext, MaxTextSettings))
+
+
+def declared_size(serving: PathwaysServingConfig) -> ModelSize | None:
+    """The size ``serving.model`` declares, as the component's argument takes it."""
+    return None if serving.model is None else to_settings(serving.model, ModelSize)
 
 
 def _fit_problems(serving: PathwaysServingConfig, shape: SliceShape) -> list[str]:
-    """Every slice of a group holds the whole model (interleaved replicas and both disaggregated halves)."""
-    key = f"{PROJECT_NAMESPACE}:serving"
-    size = model_size(serving)
-    if size is None:
-        return [
-            f"{key}.model: required for the HBM fit check, since maxtext.modelName "
-            f"{json.dumps(serving.maxtext.model_name)} is not a model the library knows; {size_example('model')}; "
-            f"known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
-        ]
-    at = f"{key}.model" if serving.model is not None else f"{key}.maxtext.modelName"
-    problem = hbm_fit_problem(at, size.parameters_billions, size.precision, shape)
-    return [problem] if problem else []
+    """The component's own rule (PathwaysServingArgs.problems), in the stack file's keys."""
+    maxtext = to_settings(serving.maxtext, MaxTextSettings)
+    return fit_problems(declared_size(serving), maxtext, shape, f"{PROJECT_NAMESPACE}:serving.", to_camel, "model")
 
 
 def _parallelism_problems(key: str, mt: Any, shape: SliceShape) -> list[str]:

@@ -9,15 +9,12 @@ from pydantic import Field, field_validator, model_validator
 from ...buckets import is_object_path
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
-from ...models import (
-    Precision,
-)
+from ...models import ModelSize
 from ...podspec import ProbeSettings
 from ...settings import (
     K8sName,
     Model,
     SingleGroup,
-    StackFloat,
     StackInt,
     declared,
     release_validator,
@@ -41,11 +38,13 @@ if TYPE_CHECKING:
     PathwaysImagesConfig: TypeAlias = PathwaysImages
     ProbesConfig: TypeAlias = ProbeSettings
     PathwaysRequestsConfig: TypeAlias = PathwaysRequests
+    ModelSizeConfig: TypeAlias = ModelSize
 else:
     MaxTextConfig = settings_model(MaxTextSettings, "MaxTextConfig")
     PathwaysImagesConfig = settings_model(PathwaysImages, "PathwaysImagesConfig")
     ProbesConfig = settings_model(ProbeSettings, "ProbesConfig")
     PathwaysRequestsConfig = settings_model(PathwaysRequests, "PathwaysRequestsConfig")
+    ModelSizeConfig = settings_model(ModelSize, "ModelSizeConfig")
 
 Capability = Literal["SYS_PTRACE", "NET_ADMIN", "SYS_TIME", "SYS_RESOURCE", "IPC_LOCK"]
 
@@ -57,13 +56,6 @@ class JaxTpuConfig(Model):
     capabilities: list[Capability] = Field(
         default_factory=list, description="Linux capabilities to add (the disaggregated server uses some)."
     )
-
-
-class ModelSizeConfig(Model):
-    """The served model's size, for the HBM fit check."""
-
-    parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions.")
-    precision: Precision = Field(description="Precision of the served weights.")
 
 
 class PathwaysServingConfig(Model):

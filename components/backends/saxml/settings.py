@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import Field, field_validator, model_validator
 
 from ...controllers import JOBSET
-from ...models import ModelSize, Precision
+from ...models import ModelSize, Precision, WeightPrecision
 from ...settings import (
     Cidr,
     Model,
@@ -112,5 +112,5 @@ class SaxmlServingConfig(Model):
 
 def model_size(serving: SaxmlServingConfig) -> ModelSize | None:
     """The largest of the published models (each replica holds one copy on its slice)."""
-    sizes = [ModelSize(m.parameters_billions, m.weight_precision) for m in serving.models]
+    sizes = [ModelSize(m.parameters_billions, WeightPrecision(m.weight_precision)) for m in serving.models]
     return max(sizes, key=lambda m: m.gib, default=None)

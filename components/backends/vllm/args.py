@@ -5,14 +5,16 @@ read-only Cloud Storage FUSE CSI volume with the parallel-download file cache, o
 Run:ai model streamer straight from ``gs://``. The XLA compilation cache persists in a bucket.
 """
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ... import lws
+from ... import catalog, lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...images import release_image_problem
+from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
 from ...naming import check_dns_name, namespace_problem
 from ...podspec import Shutdown
 from ...settings import described, names_a_secret, quantity
@@ -316,6 +318,12 @@ class VllmServingArgs:
     node_pools: Sequence[str] = ()
     """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
     A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
+    model_size: ModelSize | None = described(
+        "Size of the served model for the HBM fit check; unset derives it from the served model name (an exact "
+        "Hugging Face id the library knows) and the engine's quantization and dtype, and any other name is refused.",
+        default=None,
+    )
+    """Parameters and served precision of the model, checked against the HBM of one slice of ``shape``."""
     kv_transfer: KvTransfer | None = None
     """The engine's part in a disaggregated prefill/decode pair (:class:`~.disagg_args.VllmDisaggregatedArgs`
     sets it); None serves alone."""
@@ -340,7 +348,7 @@ class VllmServingArgs:
             why := lws.canary_problem(self.canary_groups, self.replicas, "replicas")
         ):
             found.append(f"canary_groups = {self.canary_groups}: {why}")
-        return found
+        return found + fit_problems(self.model_size, self.served_model_name, [("", self.engine)], self.shape, PYTHON)
 
     @property
     def group_size(self) -> int:
@@ -366,3 +374,90 @@ def parallelism_problems(
         f"{at}.{given}: tensor {tp} x pipeline {pp} = {tp * pp} chips, but a {shape.topology} slice "
         f"({shape.machine_type.name}) has {shape.chips}; valid tensor x pipeline: {', '.join(valid)}"
     ]
+
+
+@dataclass(frozen=True)
+class Keys:
+    """How a message of the HBM fit names the settings it speaks of: the stack file's keys or the component's fields."""
+
+    prefix: str
+    """Before a field's name: ``tpu-serving:serving.`` in a stack file, nothing in Python."""
+    spell: Callable[[str], str]
+    """A field's name as the keys write it (camelCase in a stack file)."""
+    declare: str
+    """Where the reader declares the model's size, as the hint names it."""
+    example: str
+    """A valid declared size and the precisions it takes."""
+
+
+PYTHON = Keys("", str, "model_size", size_example("model_size", python=True))
+"""The component's arguments' spelling (``VllmServingArgs``)."""
+
+
+def served_precision(engine: VllmEngineSettings, released: str) -> WeightPrecision:
+    """The precision the served weights have: fp8 when quantized at load, the checkpoint's own (``released``) for
+    a pre-quantized checkpoint or ``dtype: auto``, else the dtype."""
+    if engine.quantization == VllmQuantization.FP8:
+        return WeightPrecision.FP8
+    if engine.quantization is not None or engine.dtype == Dtype.AUTO:
+        return WeightPrecision(released)
+    return WeightPrecision.FP32 if engine.dtype == Dtype.FLOAT32 else WeightPrecision.BF16
+
+
+def served_size(declared: ModelSize | None, served_model_name: str, engine: VllmEngineSettings) -> ModelSize | None:
+    """The declared size, else that of the exact Hugging Face id :data:`~tpu_serving.models.HUGGING_FACE_MODELS`
+    knows, in the precision ``engine`` serves it; None when neither."""
+    if declared is not None:
+        return declared
+    known = HUGGING_FACE_MODELS.get(served_model_name)
+    return None if known is None else ModelSize(known.parameters_billions, served_precision(engine, known.precision))
+
+
+def fit_problems(
+    declared: ModelSize | None,
+    served_model_name: str,
+    engines: Sequence[tuple[str, VllmEngineSettings]],
+    shape: SliceShape,
+    keys: Keys,
+) -> list[str]:
+    """The one HBM fit rule of the stack file's check and the component's arguments: the model's size is known
+    (declared, or :func:`served_size`), and its weights fit the share of one ``shape`` slice's HBM each engine
+    may use (``engines``: the suffix of its key in a message and the engine; the first one's dtype and
+    quantization give the served precision, as disaggregated roles share them)."""
+    size = served_size(declared, served_model_name, engines[0][1])
+    if size is None:
+        return [
+            f"{keys.prefix}{keys.spell('model_size')}: required for the HBM fit check, since "
+            f"{keys.spell('served_model_name')} {json.dumps(served_model_name)} is not a model the library knows; "
+            f"{keys.example}; known: {', '.join(HUGGING_FACE_MODELS)}"
+        ]
+    at = keys.prefix + keys.spell("model_size" if declared is not None else "served_model_name")
+    found = (_fit_problem(at + suffix, size, e, shape, keys, declared is None) for suffix, e in engines)
+    return [p for p in found if p]
+
+
+def _fit_problem(
+    at: str, size: ModelSize, engine: VllmEngineSettings, shape: SliceShape, keys: Keys, derived: bool
+) -> str:
+    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache; the
+    message names the smallest slice of the machine type that would hold them, suggests quantizing only when the
+    engine does not already, and declaring the size only when it was ``derived`` from the name."""
+    need, utilization = size.gib, engine.memory_utilization
+    usable = shape.hbm_gib * utilization
+    if need <= usable:
+        return ""
+    mt = shape.machine_type.name
+    fit = catalog.smallest_fitting_topology(mt, need / utilization)
+    larger = (
+        f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
+        f"{fit.topology}: {fit.hbm_gib} GiB)"
+        if fit
+        else f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
+    )
+    quantize = "" if engine.quantization is not None else ", quantize (engine.quantization)"
+    declare = f" or, for a smaller checkpoint, declare its size ({keys.declare})" if derived else ""
+    return (
+        f"{at}: {size.parameters_billions:g}B parameters in {size.precision} need about {need:.0f} GiB of HBM, more "
+        f"than the {usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
+        f"engine.{keys.spell('memory_utilization')} {utilization:g}); {larger}{quantize}{declare}"
+    )

@@ -53,6 +53,7 @@ from .settings import (
     CACHE_FOLDER,
     NAME,
     VllmServingConfig,
+    declared_size,
     served_model_size,
 )
 
@@ -120,6 +121,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         shape=platform.slices.shape,
         model=serving.model,
         served_model_name=serving.served_model_name,
+        model_size=declared_size(serving),
         loader=serving.loader,
         weights_bucket=None if hf else buckets.names["checkpoints"],
         cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,

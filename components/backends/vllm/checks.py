@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
-from ... import catalog, lws
+from ... import lws
 from ...catalog import SliceShape
-from ...models import generation_fit, weight_gib
 from ...settings import (
     PROJECT_NAMESPACE,
     to_settings,
@@ -19,9 +18,17 @@ from .. import rollout, scaling
 if TYPE_CHECKING:
     from ..base import Stack
 from . import disagg_checks
-from .args import VllmEngineSettings, WeightsLoader, parallelism_problems
+from .args import VllmEngineSettings, WeightsLoader, fit_problems, parallelism_problems
 from .facts import METRIC_KINDS, VllmMetric
-from .settings import DISK_ALLOWANCE_GIB, NAME, VllmServingConfig, model_size
+from .settings import (
+    DISK_ALLOWANCE_GIB,
+    NAME,
+    STACK,
+    VllmServingConfig,
+    declared_size,
+    engines,
+    served_model_size,
+)
 
 
 def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
@@ -63,20 +70,11 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
         )
     if clash := lws.service_name_problem(serving.name, serving.service_name):
         found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
-    size = model_size(serving)
-    if isinstance(size, str):
-        return [*found, size]
-    billions, precision, at = size
-    # each disaggregated role holds the whole model on its own slice, within its own memoryUtilization
-    engines = [(at, serving.engine)] + [
-        (f"{at} ({disagg_checks.AT}.{role.value}.engine)", r.engine) for role, r in disagg_checks.roles(serving)
-    ]
-    for where, engine in engines[1:] if serving.disaggregation is not None else engines:
-        found += _fit_problems(
-            where, billions, precision, engine.memory_utilization, shape, engine.quantization is not None
-        )
-    if serving.loader == WeightsLoader.GCSFUSE:
-        found += _disk_problems(cfg, serving, weight_gib(billions, precision))
+    # the component's own rule (VllmServingArgs.problems), in the stack file's keys
+    found += fit_problems(declared_size(serving), serving.served_model_name, engines(serving), shape, STACK)
+    size = served_model_size(serving)
+    if size is not None and serving.loader == WeightsLoader.GCSFUSE:
+        found += _disk_problems(cfg, serving, size.gib)
     return found
 
 
@@ -91,33 +89,6 @@ def replica_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, 
     return [
         f"{PROJECT_NAMESPACE}:serving.replicas = {serving.replicas}: each vLLM group takes one whole slice, and "
         f"serving.slices provide {pools}; set replicas to {pools} or change the slices' count"
-    ]
-
-
-def _fit_problems(
-    at: str, billions: float, precision: str, utilization: float, shape: SliceShape, quantized: bool
-) -> list[str]:
-    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache; the
-    message names the smallest slice of the machine type that would hold them, and suggests quantizing only
-    when the engine does not already (``quantized``)."""
-    need = weight_gib(billions, precision)
-    usable = shape.hbm_gib * utilization
-    if need <= usable:
-        return []
-    mt = shape.machine_type.name
-    fit = catalog.smallest_fitting_topology(mt, need / utilization)
-    larger = (
-        f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
-        f"{fit.topology}: {fit.hbm_gib} GiB)"
-        if fit
-        else f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
-    )
-    quantize = "" if quantized else ", quantize (engine.quantization)"
-    declare = "" if ".modelSize" in at else " or, for a smaller checkpoint, declare its size (serving.modelSize)"
-    return [
-        f"{at}: {billions:g}B parameters in {precision} need about {need:.0f} GiB of HBM, more than the "
-        f"{usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
-        f"engine.memoryUtilization {utilization:g}); {larger}{quantize}{declare}"
     ]
 
 

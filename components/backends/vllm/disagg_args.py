@@ -31,6 +31,7 @@ SHARED_ARGUMENTS: tuple[str, ...] = (
     "service_account",
     "model",
     "served_model_name",
+    "model_size",
     "loader",
     "weights_bucket",
     "hf_token_secret",

@@ -2,22 +2,21 @@
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator
+from pydantic.alias_generators import to_camel
 
 from ...buckets import is_object_path
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
-from ...models import HUGGING_FACE_MODELS, ModelSize, Precision, size_example
+from ...models import ModelSize, size_example
 from ...settings import (
     PROJECT_NAMESPACE,
     K8sName,
     Model,
     SingleGroup,
     StackBool,
-    StackFloat,
     StackInt,
     declared,
     release_validator,
@@ -29,14 +28,14 @@ from ..scaling import AutoscalingConfig
 if TYPE_CHECKING:
     pass
 from .args import (
-    Dtype,
+    Keys,
     SecretKey,
     VllmEngineSettings,
     VllmImages,
-    VllmQuantization,
     VllmRequests,
     VllmServingArgs,
     WeightsLoader,
+    served_size,
 )
 from .kv import KvTransfer
 from .progress import VllmProbeSettings
@@ -60,19 +59,17 @@ if TYPE_CHECKING:
     VllmRequestsConfig: TypeAlias = VllmRequests
     VllmProbesConfig: TypeAlias = VllmProbeSettings
     SecretKeyConfig: TypeAlias = SecretKey
+    VllmModelSizeConfig: TypeAlias = ModelSize
 else:
     EngineConfig = settings_model(VllmEngineSettings, "VllmEngineConfig")
     VllmImagesConfig = settings_model(VllmImages, "VllmImagesConfig")
     VllmRequestsConfig = settings_model(VllmRequests, "VllmRequestsConfig")
     VllmProbesConfig = settings_model(VllmProbeSettings, "VllmProbesConfig")
     SecretKeyConfig = settings_model(SecretKey, "SecretKeyConfig")
+    VllmModelSizeConfig = settings_model(ModelSize, "VllmModelSizeConfig")
 
-
-class VllmModelSizeConfig(Model):
-    """The served model's size, for the HBM fit check."""
-
-    parameters_billions: StackFloat = Field(gt=0, description="Parameter count in billions.")
-    precision: Precision = Field(description="Precision of the served weights.")
+STACK = Keys(f"{PROJECT_NAMESPACE}:serving.", to_camel, "serving.modelSize", size_example("modelSize"))
+"""The stack file's spelling of the HBM fit's messages (:func:`~.args.fit_problems`)."""
 
 
 class VllmRoleConfig(Model):
@@ -161,11 +158,7 @@ class VllmServingConfig(Model):
         "replicas or autoscaling and engine; `replicas`, `autoscaling`, `engine` and a `surge` rollout are then the "
         "roles' and refused here.",
     )
-    model_size: VllmModelSizeConfig | None = Field(
-        None,
-        description="Size of the served model for the HBM fit check; unset derives it from `servedModelName` "
-        "(an exact Hugging Face id the library knows) and `engine.quantization`/`dtype`.",
-    )
+    model_size: VllmModelSizeConfig | None = declared(VllmServingArgs, "model_size")
 
     @field_validator("model")
     @classmethod
@@ -178,35 +171,24 @@ class VllmServingConfig(Model):
         return v
 
 
-def served_precision(engine: VllmEngineSettings, released: Precision) -> Precision:
-    """The precision the served weights have: fp8 when quantized at load, the checkpoint's own for
-    a pre-quantized checkpoint or ``dtype: auto``, else the dtype."""
-    if engine.quantization == VllmQuantization.FP8:
-        return "fp8"
-    if engine.quantization is not None or engine.dtype == Dtype.AUTO:
-        return released
-    return "fp32" if engine.dtype == Dtype.FLOAT32 else "bf16"
+def declared_size(serving: VllmServingConfig) -> ModelSize | None:
+    """The size ``serving.modelSize`` declares, as the component's argument takes it."""
+    return None if serving.model_size is None else to_settings(serving.model_size, ModelSize)
 
 
-def model_size(serving: VllmServingConfig) -> tuple[float, Precision, str] | str:
-    """``(billions, precision, key)`` of the served model, or why it is unknown."""
-    key = f"{PROJECT_NAMESPACE}:serving"
-    if serving.model_size is not None:
-        return serving.model_size.parameters_billions, serving.model_size.precision, f"{key}.modelSize"
-    known = HUGGING_FACE_MODELS.get(serving.served_model_name)
-    if known is None:
-        return (
-            f"{key}.modelSize: required for the HBM fit check, since servedModelName "
-            f"{json.dumps(serving.served_model_name)} is not a model the library knows; {size_example('modelSize')}; "
-            f"known: {', '.join(HUGGING_FACE_MODELS)}"
-        )
-    # disaggregated roles share the dtype and quantization (disagg_args.kv_layout_problems): prefill's stands for both
-    engine = serving.disaggregation.prefill.engine if serving.disaggregation is not None else serving.engine
-    precision = served_precision(to_settings(engine, VllmEngineSettings), known.precision)
-    return known.parameters_billions, precision, f"{key}.servedModelName"
+def engines(serving: VllmServingConfig) -> list[tuple[str, VllmEngineSettings]]:
+    """The engines that hold the model, each with the suffix of its key in a fit message: the one engine, or each
+    disaggregated role's on its own slice (prefill first: its dtype and quantization are decode's too,
+    :func:`~.disagg_args.kv_layout_problems`)."""
+    if serving.disaggregation is None:
+        return [("", to_settings(serving.engine, VllmEngineSettings))]
+    d = serving.disaggregation
+    return [
+        (f" ({STACK.prefix}disaggregation.{role}.engine)", to_settings(r.engine, VllmEngineSettings))
+        for role, r in (("prefill", d.prefill), ("decode", d.decode))
+    ]
 
 
 def served_model_size(serving: VllmServingConfig) -> ModelSize | None:
-    """The served model's size for the capacity report, or None when unknown."""
-    size = model_size(serving)
-    return None if isinstance(size, str) else ModelSize(size[0], size[1])
+    """The served model's size for the capacity report and the disk check, or None when unknown."""
+    return served_size(declared_size(serving), serving.served_model_name, engines(serving)[0][1])

@@ -204,9 +204,11 @@ def rules_of(cls: type, exclude: tuple[str, ...]) -> Any:
 
 
 def _camel_keys(text: str, cls: type) -> str:
+    """A problem of the library's arguments as the stack file spells it: camelCase keys, YAML's booleans (the library
+    says ``= True``, a stack file ``= true``)."""
     for f in dataclasses.fields(cls):
         text = text.replace(f.name, to_camel(f.name))
-    return text
+    return re.sub(r"= (True|False)\b", lambda m: f"= {m.group(1).lower()}", text)
 
 
 def _optional_item(annotation: Any) -> type | None:

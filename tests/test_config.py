@@ -132,7 +132,8 @@ def test_config_model_size_is_derived_from_a_known_maxtext_model():
 
 
 def test_config_maintenance_defaults_to_weekend_nights():
-    m = load(GOOD).cluster.maintenance
+    cluster = {k: v for k, v in GOOD["tpu-serving:cluster"].items() if k != "maintenance"}
+    m = load({**GOOD, "tpu-serving:cluster": cluster}).cluster.maintenance
     assert (m.window_start, m.window_end, m.recurrence) == (
         "2026-01-03T02:00:00Z",
         "2026-01-03T08:00:00Z",

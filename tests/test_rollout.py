@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
-from tests.fixtures.configs import VLLM, load
+from tests.fixtures.configs import VLLM, load, plan_edited
 from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import CONTAINER_RESTART, RolloutPlan
 from tpu_serving.config import ConfigError
@@ -255,6 +255,29 @@ def test_rollout_upgrade_says_when_upgrades_come_and_what_one_costs():
         f"{when}; {cost} 60 minutes, no less than the 60 minutes GKE waits on the disruption budget: the next "
         f"slice's upgrade can then take a second group down while the first still reloads{host}"
     )
+    assert plan(2, 2, 60, held=True) == (
+        f"{when}, now held back by a maintenance exclusion; {cost} 60 minutes, no less than the 60 minutes GKE waits "
+        "on the disruption budget: upgrade the TPU pools yourself, one at a time, the next once its group serves "
+        f"again (docs/upgrade.md){host}"
+    )
+
+
+def test_rollout_upgrade_overlap_is_refused_without_an_exclusion():
+    """GKE and SRE reviews round 40, M2: two groups reloading for an hour each on a cluster the stack creates, with
+    GKE's node upgrades on their own, could both be down: refused, naming the exclusion and the startup window."""
+    with pytest.raises(ConfigError) as refused:
+        plan_edited(SURGE, cluster=lambda c: c.update(maintenance={}))
+    text = str(refused.value)
+    assert "tpu-serving:cluster.maintenance.exclusions: none holds GKE's node upgrades back" in text
+    assert "serving.probes.maxStartupSeconds 3600" in text and "NO_MINOR_OR_NODE_UPGRADES" in text
+    # a group that reloads within GKE's hour, or a single group (its own rule), or an existing cluster: no refusal
+    plan_edited(
+        SURGE,
+        cluster=lambda c: c.update(maintenance={}),
+        serving=lambda s: s.setdefault("probes", {}).update(maxStartupSeconds=3000),
+    )
+    plan_edited(IN_PLACE, cluster=lambda c: c.update(maintenance={}))
+    plan_edited("vllm-llama33-70b-existing", cluster=lambda c: c.pop("maintenance", None))
 
 
 @pytest.mark.parametrize("stack", sorted(STACKS))
@@ -294,6 +317,8 @@ def test_rollout_single_group_example_stacks_hold_node_upgrades_back(stack):
         serving.get("singleGroup") == "accepted"
         or serving["backend"] == "pathways-job"
         or any(r.get("autoscaling", {}).get("minReplicas", r.get("replicas", 1)) == 1 for r in roles)
+        # several groups, each reloading for an hour (GKE and SRE reviews round 40, M2)
+        or stack == "vllm-llama33-70b-v5e16"
     )
     for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
         exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])

@@ -267,6 +267,11 @@ class RolloutPlan:
                 "lets you choose when"
             )
             return f"{when}; {cost}: with one group, the service stops meanwhile{way_out}"
+        if m >= wait and self.node_upgrades_held:
+            return (
+                f"{when}; {cost}, no less than the {wait} minutes GKE waits on the disruption budget: upgrade the "
+                "TPU pools yourself, one at a time, the next once its group serves again (docs/upgrade.md)"
+            )
         if m >= wait:
             return (
                 f"{when}; {cost}, no less than the {wait} minutes GKE waits on the disruption budget: the next "

@@ -11,6 +11,7 @@ from pydantic.alias_generators import to_camel
 from .. import capacity as capacity_rules
 from ..backends import BACKENDS, scaling
 from ..backends.jetstream.settings import PathwaysServingConfig
+from ..backends.rollout import UPGRADE_WAIT_MINUTES, node_upgrades_held
 from ..backends.saxml.settings import SaxmlServingConfig
 from ..backends.vllm import VllmServingConfig
 from ..backends.vllm.disagg_checks import roles
@@ -337,6 +338,7 @@ def serving_problems(cfg: StackConfig) -> list[str]:
     return [
         *BACKENDS[serving.backend].problems(cfg, serving, chosen[0].shape, pools),
         *full_outage_problems(cfg),
+        *upgrade_overlap_problems(cfg),
         *paging_problems(cfg),
     ]
 
@@ -388,6 +390,33 @@ def full_outage_problems(cfg: StackConfig) -> list[str]:
         f"{PROJECT_NAMESPACE}:serving.singleGroup = null: {why}, so a node failure, a repair, TPU host maintenance, "
         "a node upgrade or a rollout stops the whole service until the slice is back and the model has reloaded; "
         f'set it to "accepted" to say so (valid: accepted); {instead}'
+    ]
+
+
+def upgrade_overlap_problems(cfg: StackConfig) -> list[str]:
+    """Several groups on a cluster the stack creates, each reloading for an hour or more, with node upgrades on their
+    own: GKE honours a disruption budget for an hour in an automatic node upgrade (:data:`~tpu_serving.backends.
+    rollout.UPGRADE_WAIT_MINUTES`), so the next slice's upgrade can take a second group while the first reloads, and
+    nothing serves (GKE and SRE reviews round 40, M2). One group is :func:`full_outage_problems`' case; an existing
+    cluster's upgrades are its owner's."""
+    serving = cfg.serving
+    if (
+        not isinstance(serving, VllmServingConfig | PathwaysServingConfig)
+        or cfg.existing
+        or node_upgrades_held(cfg)
+        or scaling.groups(serving) < 2
+    ):
+        return []
+    startup = BACKENDS[serving.backend].startup_seconds(serving)
+    if startup < UPGRADE_WAIT_MINUTES * 60:
+        return []
+    return [
+        f"{PROJECT_NAMESPACE}:cluster.maintenance.exclusions: none holds GKE's node upgrades back, while a group "
+        f"reloads for up to {startup // 60} minutes (serving.probes.maxStartupSeconds {startup}), no less than the "
+        f"{UPGRADE_WAIT_MINUTES} minutes GKE waits on the disruption budget in an automatic upgrade: the next "
+        "slice's upgrade can take a second group down while the first reloads, and nothing serves; add an exclusion "
+        "of scope NO_MINOR_OR_NODE_UPGRADES and upgrade the TPU pools one at a time (docs/upgrade.md), or lower "
+        f"serving.probes.maxStartupSeconds below {UPGRADE_WAIT_MINUTES * 60} if a group reloads faster"
     ]
 
 

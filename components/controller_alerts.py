@@ -27,12 +27,15 @@ METRIC = "kube_deployment_status_replicas_available"
 
 
 def controller_query(cluster: str, deployments: Sequence[WatchedDeployment]) -> str:
-    """Each watched Deployment's available replicas, below one."""
-    series = " or ".join(
+    """Each watched Deployment's available replicas, below one; or its series missing (the Deployment deleted, or not
+    reported), which would otherwise leave the condition with nothing to compare (SRE review round 40, m7). ``absent``
+    answers 1 with its selector's equality labels (Prometheus "Query functions", absent())."""
+    selectors = [
         f'{METRIC}{{cluster="{cluster}", namespace="{name_literal(d.namespace)}", deployment="{name_literal(d.name)}"}}'
         for d in deployments
-    )
-    return f"max by (namespace, deployment) ({series}) < 1"
+    ]
+    missing = " or ".join(f"absent({s})" for s in selectors)
+    return f"max by (namespace, deployment) ({' or '.join(selectors)}) < 1 or {missing}"
 
 
 def controller_alert(

@@ -97,6 +97,10 @@ EPP_HA_REPLICAS = 2
 mode, config/charts/README.md l.108-113, for ``router.epp.replicas`` > 1)."""
 
 
+EPP_APP_PROTOCOL = "kubernetes.io/h2c"
+"""The ext-proc port's ``appProtocol`` (the chart's, _service.yaml l.34, l.59)."""
+
+
 METRICS_AUTH_OFF = "--metrics-endpoint-auth=false"
 """The metrics port without authentication. On by default (pkg/epp/server/options.go l.154, l.231), it makes the
 port ask for a token that may GET ``/metrics`` (cmd/epp/runner/runner.go l.393-394, controller-runtime's
@@ -405,7 +409,12 @@ def epp_service(args: ServingGatewayArgs) -> k8s.core.v1.ServiceInitArgs:
             type="ClusterIP",
             selector=epp_labels(args),
             ports=[
-                k8s.core.v1.ServicePortArgs(name="grpc-ext-proc", protocol="TCP", port=EPP_GRPC_PORT),
+                # h2c: the load balancer speaks HTTP/2 cleartext to the ext-proc gRPC port, as the chart declares it
+                # (llm-d/llm-d-router@v0.10.0 config/charts/routerlib/templates/_service.yaml l.34, l.59; GKE review
+                # round 40, m2)
+                k8s.core.v1.ServicePortArgs(
+                    name="grpc-ext-proc", protocol="TCP", port=EPP_GRPC_PORT, app_protocol=EPP_APP_PROTOCOL
+                ),
                 k8s.core.v1.ServicePortArgs(name="http-metrics", protocol="TCP", port=EPP_METRICS_PORT),
             ],
         ),

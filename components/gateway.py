@@ -125,12 +125,22 @@ def http_route(args: ServingGatewayArgs) -> dict[str, Any]:
     return _custom(args, GATEWAY_API, "HTTPRoute", {"parentRefs": [{"name": args.name}], "rules": [rule]})
 
 
+POOL_HEALTH_CHECK_SECONDS = 2
+"""The InferencePool's health check interval and timeout: the chart's "more aggressive health check than the default
+5s for faster switch over" (llm-d/llm-d-router@v0.10.0 config/charts/llm-d-router-gateway/templates/gke.yaml
+l.16-19; GKE review round 40, m1): a group that dies leaves the pool's backends sooner when the picker fails open."""
+
+
 def health_check_policy(args: ServingGatewayArgs) -> dict[str, Any]:
-    """The load balancer's health check on the server's health path (GKE does not infer it for Gateways)."""
+    """The load balancer's health check on the server's health path (GKE does not infer it for Gateways); on an
+    InferencePool every :data:`POOL_HEALTH_CHECK_SECONDS`, as the chart checks it."""
     target = backend_ref(args)
     check = {"type": "HTTP", "httpHealthCheck": {"requestPath": args.health_path, "port": args.port}}
     ref = {"group": target.get("group", ""), "kind": target.get("kind", "Service"), "name": target["name"]}
-    return _custom(args, GKE_POLICY_API, "HealthCheckPolicy", {"default": {"config": check}, "targetRef": ref})
+    default: dict[str, Any] = {"config": check}
+    if args.settings.inference_pool:
+        default = {"timeoutSec": POOL_HEALTH_CHECK_SECONDS, "checkIntervalSec": POOL_HEALTH_CHECK_SECONDS, **default}
+    return _custom(args, GKE_POLICY_API, "HealthCheckPolicy", {"default": default, "targetRef": ref})
 
 
 def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:

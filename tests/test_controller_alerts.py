@@ -22,7 +22,12 @@ def test_controller_query_reads_each_deployment_available_replicas():
         'kube_deployment_status_replicas_available{cluster="c", namespace="lws-system", '
         'deployment="lws-controller-manager"} or '
         'kube_deployment_status_replicas_available{cluster="c", namespace="jobset-system", '
-        'deployment="jobset-controller-manager"}) < 1'
+        'deployment="jobset-controller-manager"}) < 1 or '
+        # a Deployment deleted or not reported has no series to compare: its absence fires too (SRE round 40, m7)
+        'absent(kube_deployment_status_replicas_available{cluster="c", namespace="lws-system", '
+        'deployment="lws-controller-manager"}) or '
+        'absent(kube_deployment_status_replicas_available{cluster="c", namespace="jobset-system", '
+        'deployment="jobset-controller-manager"})'
     )
 
 

@@ -218,6 +218,14 @@ MANIFESTS = {"leaderworkerset.x-k8s.io": "lws-manifests", "jobset.x-k8s.io": "jo
 toolchain renders with kustomize from their Go modules (LWS v0.9.0, JobSet v0.12.0)."""
 
 
+UNRENDERED_DEPLOYMENTS = {"custom.metrics.k8s.io": [("custom-metrics", "custom-metrics-stackdriver-adapter")]}
+"""The Deployments of controllers whose release manifest the toolchain cannot render (the Go module proxy does not
+serve github.com/GoogleCloudPlatform/k8s-stackdriver): as the release manifest names them (k8s-stackdriver
+custom-metrics-stackdriver-adapter/deploy/production/adapter_new_resource_model.yaml, commit 0857364: namespace
+``custom-metrics``, Deployment ``custom-metrics-stackdriver-adapter``). Without them the world has no series of
+the adapter, and the controller alert, which fires on an absent series, would fire on the healthy input."""
+
+
 def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
     """The Deployments of the plan's controllers, read from their upstream release manifests (not from the code
     under test), as kube-state-metrics labels their series."""
@@ -225,6 +233,7 @@ def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
     for group in plan.outputs.get("controllers") or {}:
         rendered = toolchain_files().get(MANIFESTS.get(group, ""))
         if not isinstance(rendered, str):
+            found += UNRENDERED_DEPLOYMENTS.get(group, [])
             continue
         for doc in yaml.safe_load_all(Path(rendered).read_text()):
             if doc and doc.get("kind") == "Deployment":
@@ -578,7 +587,7 @@ PLANTED = (
     ("threshold", "backlog", "> 20", "> 2000", (1, 0)),
     ("status code", "error-rate", 'status=~"5xx"', 'status=~"500"', (1, 0)),
     ("no traffic guard", "error-rate", " * 60) >= 1)", " * 60) >= 0)", (0, 1)),
-    ("controller namespace", "controller-unavailable", 'namespace="lws-system"', 'namespace="lws"', (1, 0)),
+    ("controller namespace", "controller-unavailable", 'namespace="lws-system"', 'namespace="lws"', (0, 1)),
     ("probe job", "probe-failing", 'job="vllm-api-prober"', 'job="vllm-api-probe"', (1, 0)),
     ("failed probes as slow", "probe-slow", "== 1))", ">= 0))", (0, 1)),
 )
@@ -586,7 +595,7 @@ PLANTED = (
 carry (the healthy input fires: no leader seems Ready), a leader pattern no LWS pod matches (the same), a threshold
 no outage reaches (the outage does not fire), a status code where vLLM's series carry the class (``500`` for ``5xx``:
 the outage does not fire), a traffic guard that admits any traffic (a trickle of failed requests fires), a controller
-namespace the release does not use (the outage does not fire), a probe job no PodMonitoring names (the outage does
+namespace the release does not use (its series is absent, so the healthy input fires: noisy, no longer silent), a probe job no PodMonitoring names (the outage does
 not fire), a slow-probe guard that no longer excludes failed probes (``probe_success >= 0`` holds when it is 0: failed probes,
 slow at their timeout, fire the slow alert). Each with
 the (expected, got) of every check that fails: fires

@@ -66,6 +66,29 @@ def test_gateway_existing_address_is_named_not_reserved_and_needs_its_ip():
     assert "existingAddressIp" in str(refused.value) and "give both" in str(refused.value)
 
 
+def test_gateway_pool_health_check_runs_every_two_seconds_as_the_chart_does():
+    """GKE review round 40, m1: the chart checks an InferencePool every 2 s with a 2 s timeout ("faster switch over",
+    llm-d-router v0.10.0 gke.yaml l.16-19); a Service behind a plain route keeps GKE's defaults."""
+    (pooled,) = _objects(plan_of("vllm-llama33-70b-v5e16"), "HealthCheckPolicy")
+    assert (pooled["spec"]["default"]["checkIntervalSec"], pooled["spec"]["default"]["timeoutSec"]) == (2, 2)
+    assert pooled["spec"]["targetRef"]["kind"] == "InferencePool"
+    (plain,) = _objects(plan_of(PLAIN), "HealthCheckPolicy")
+    assert "checkIntervalSec" not in plain["spec"]["default"] and "timeoutSec" not in plain["spec"]["default"]
+
+
+def test_gateway_epp_ext_proc_port_is_h2c_as_the_chart_declares_it():
+    """GKE review round 40, m2: the chart's Service declares appProtocol kubernetes.io/h2c on grpc-ext-proc
+    (routerlib _service.yaml l.34, l.59)."""
+    (service,) = [
+        o
+        for o in kubernetes_objects(plan_of("vllm-llama33-70b-v5e16"))
+        if o["kind"] == "Service" and o["metadata"]["name"].endswith("-epp")
+    ]
+    ports = {p["name"]: p for p in service["spec"]["ports"]}
+    assert ports["grpc-ext-proc"]["appProtocol"] == "kubernetes.io/h2c"
+    assert "appProtocol" not in ports["http-metrics"]
+
+
 def test_gateway_creates_the_regions_proxy_only_subnet():
     # us-east5's is made by llama31-405b-v6e16, beside the region's Cloud NAT; vllm-llama31-405b-v6e16 uses it
     assert plan_of(PLAIN).of_type("gcp:compute/subnetwork:Subnetwork") == []

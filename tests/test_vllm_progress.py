@@ -22,6 +22,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from tests.conftest import plan_of
 from tpu_serving.backends.vllm.progress import VllmProbeSettings, idle_completion, liveness, progress_code
 from tpu_serving.podspec import ProbeSettings
+from tpu_serving_tools.offline import kubernetes_objects
 
 LABELS = {"model_name": "meta-llama/Llama-3.3-70B Instruct", "engine": "0"}  # a space: values split from the right
 
@@ -132,6 +133,22 @@ def test_progress_code_sends_one_completion_when_idle_and_fails_when_it_hangs(se
     sent = len(server.received)
     assert probe(server, state, stall_seconds=3600, idle_body=body) == 0  # busy: the counters judge, no request
     assert len(server.received) == sent
+
+
+def test_liveness_timeout_covers_the_probes_own_request_timeouts():
+    """SRE review round 40, m3: /health 5 s, /metrics 5 s and the idle completion 8 s ran against a 10 s timeout; the
+    kubelet's timeout must not cut a probe whose requests are still within their own."""
+    code = progress_code(8000, 600, idle_body=idle_completion("m"))
+    own = sum(float(t) for t in re.findall(r"timeout=([0-9.]+)", code))
+    assert own == 18
+    (probe,) = [
+        c["livenessProbe"]
+        for o in kubernetes_objects(plan_of("vllm-llama33-70b-v5e16"))
+        if o["kind"] == "LeaderWorkerSet"
+        for c in o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"]
+        if "exec" in c.get("livenessProbe", {})
+    ]
+    assert probe["timeoutSeconds"] > own
 
 
 def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise():

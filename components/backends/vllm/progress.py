@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, ProbeSettings
+from ...podspec import ProbeSettings
 from ...settings import described
 from .facts import COMPLETIONS_PATH, HEALTH_PATH, METRICS_PATH, PROBE_PROMPT, PYTHON, VllmMetric
 
@@ -56,9 +56,15 @@ class VllmProbeSettings(ProbeSettings):
 
 
 IDLE_COMPLETION_TIMEOUT_SECONDS = 8
-"""Seconds the idle completion may take: within the probe's own timeout
-(:data:`~tpu_serving.podspec.EXEC_PROBE_TIMEOUT_SECONDS`); one token of a short prompt on an idle engine takes well
-under a second."""
+"""Seconds the idle completion may take; one token of a short prompt on an idle engine takes well under a second."""
+HTTP_TIMEOUT_SECONDS = 5
+"""Seconds each of ``/health`` and ``/metrics`` may take."""
+INTERPRETER_SECONDS = 2
+"""The Python interpreter's start, the margin beside the requests' own timeouts."""
+PROGRESS_PROBE_TIMEOUT_SECONDS = 2 * HTTP_TIMEOUT_SECONDS + IDLE_COMPLETION_TIMEOUT_SECONDS + INTERPRETER_SECONDS
+"""The liveness probe's ``timeoutSeconds``: the three requests' timeouts in a row and the interpreter's start, so a
+slow but answering engine fails a request's own timeout, not the kubelet's (the kubelet enforces an exec probe's
+timeout; SRE review round 40, m3: 5 + 5 + 8 s of requests against a 10 s timeout)."""
 
 
 def progress_code(
@@ -86,8 +92,8 @@ def progress_code(
     return "\n".join(
         [
             "import json, time, urllib.request as r",
-            f"r.urlopen('{base}{HEALTH_PATH}', timeout=5)",
-            f"text = r.urlopen('{base}{METRICS_PATH}', timeout=5).read().decode()",
+            f"r.urlopen('{base}{HEALTH_PATH}', timeout={HTTP_TIMEOUT_SECONDS})",
+            f"text = r.urlopen('{base}{METRICS_PATH}', timeout={HTTP_TIMEOUT_SECONDS}).read().decode()",
             "def total(name):",
             "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
             " if l.startswith(name + '{') or l.startswith(name + ' '))",
@@ -118,7 +124,7 @@ def liveness(
         exec_=k8s.core.v1.ExecActionArgs(command=["/bin/sh", "-c", f"exec {PYTHON} -c {shlex.quote(code)}"]),
         period_seconds=p.liveness_period_seconds,
         failure_threshold=p.liveness_failure_threshold,
-        timeout_seconds=EXEC_PROBE_TIMEOUT_SECONDS,
+        timeout_seconds=PROGRESS_PROBE_TIMEOUT_SECONDS,
     )
 
 

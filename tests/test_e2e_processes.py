@@ -58,3 +58,38 @@ def test_e2e_run_timeout_stops_every_process(tmp_path):
         time.sleep(0.1)
     assert not proc.running()
     assert (tmp_path / "TIMED-OUT").read_text() == "the run passed its 0 s; stopped\n"
+
+
+def test_e2e_processes_free_ports_are_distinct_while_chosen(monkeypatch):
+    """A CI run started etcd with its client and peer URLs on one port ("bind: address already in use"): ports bound and
+    released one at a time can repeat, as an OS that hands out the port just released does. Here every bind gets the
+    lowest port no open socket holds: released one by one, six draws are one port; held together, six."""
+    from tpu_serving_tools.e2e import processes
+    from tpu_serving_tools.e2e.controlplane import Ports
+
+    held: set[int] = set()
+
+    class ReusingSocket:
+        def __init__(self, *args: object) -> None:
+            self.port = 0
+
+        def bind(self, address: tuple[str, int]) -> None:
+            self.port = min(p for p in range(40000, 40100) if p not in held)
+            held.add(self.port)
+
+        def getsockname(self) -> tuple[str, int]:
+            return ("127.0.0.1", self.port)
+
+        def close(self) -> None:
+            held.discard(self.port)
+
+        def __enter__(self) -> ReusingSocket:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.close()
+
+    monkeypatch.setattr(processes.socket, "socket", ReusingSocket)
+    assert processes.free_ports(6) == [40000, 40001, 40002, 40003, 40004, 40005]
+    assert len(set(vars(Ports.pick()).values())) == 6
+    assert not held  # every socket released

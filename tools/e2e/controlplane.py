@@ -54,7 +54,7 @@ from typing import Any
 from .addresses import AddressBlock, claim
 from .kube import Kube, wait_for
 from .pki import KeyPair, Pki, make_pki
-from .processes import LOOPBACK, ComponentError, Process, free_port
+from .processes import LOOPBACK, ComponentError, Process, free_ports
 
 KWOK_LABEL = ("kwok.x-k8s.io/node", "fake")
 """The label that hands a Node to kwok (``--manage-nodes-with-label-selector``: a label selector is the API server's
@@ -180,7 +180,7 @@ class Ports:
 
     @classmethod
     def pick(cls) -> Ports:
-        return cls(*(free_port() for _ in range(6)))
+        return cls(*free_ports(6))
 
 
 @dataclass

@@ -38,10 +38,22 @@ def log_tail(path: Path, lines: int = 40) -> str:
 
 def free_port(host: str = LOOPBACK) -> int:
     """A TCP port free on ``host`` now (the OS's choice; bound and released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        port: int = sock.getsockname()[1]
-        return port
+    (port,) = free_ports(1, host)
+    return port
+
+
+def free_ports(count: int, host: str = LOOPBACK) -> list[int]:
+    """``count`` distinct TCP ports free on ``host`` now: all held bound until each is chosen, then released. Ports
+    bound and released one at a time can repeat (the OS may hand the one just released out again): a CI run had
+    etcd's client and peer URLs on one port, and etcd exited with "bind: address already in use"."""
+    socks = [socket.socket(socket.AF_INET, socket.SOCK_STREAM) for _ in range(count)]
+    try:
+        for sock in socks:
+            sock.bind((host, 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def check_loopback(address: str) -> str:

@@ -17,6 +17,7 @@ from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig
 from .existing import ExistingClusterArgs
+from .gateway_settings import GatewaySettings, address_name
 from .image_mirror import MirrorMode
 from .naming import (
     bucket_name,
@@ -253,3 +254,13 @@ def allocation_output(sized: Allocation) -> dict[str, object]:
         "chipsNeeded": sized.chips_needed,
         "allocatedToNeeded": None if sized.ratio is None else round(sized.ratio, 2),
     }
+
+
+def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str]:
+    """The Gateway's address and the subnet it is reserved in, for the Service ``service``: the address named
+    existing or the one the stack reserves (:func:`~tpu_serving.gateway_settings.address_name`), in
+    ``gateway.addressSubnetwork``, else ``cluster.subnetwork``, else the network's name (an auto-mode network names
+    its subnet in each region after itself). The gateway's arguments and the existing-cluster inventory read both."""
+    g = cfg.gateway or GatewaySettings()
+    name = address_name(g.existing_address, cfg.cluster.name, service)
+    return name, g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network

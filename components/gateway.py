@@ -102,7 +102,7 @@ def gateway(args: ServingGatewayArgs) -> dict[str, Any]:
     named (``spec.addresses``, type ``NamedAddress``: the name of a Compute Engine address; Gateway API v1.3.0 CRD
     ``spec.addresses[].type``, gateway-api-v1.3.0-gateways-crd.yaml l.108 of the reference copy). A fixed address
     gives clients a stable entry and the serving probe a target known before GKE programs the Gateway
-    (:func:`tpu_serving.prober.through_gateway`); without one, GKE allocates it when it programs the Gateway and
+    (:func:`tpu_serving.serving_metrics.through_gateway`); without one, GKE allocates it when it programs the Gateway and
     reports it only in ``status.addresses``."""
     spec = {
         "gatewayClassName": GATEWAY_CLASS,

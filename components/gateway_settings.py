@@ -62,6 +62,9 @@ HEALTH_CHECK_RANGES: Sequence[str] = ("35.191.0.0/16", "130.211.0.0/22")
 """Google Cloud health check probe ranges of the regional internal Application Load Balancer
 (https://cloud.google.com/load-balancing/docs/firewall-rules)."""
 
+COMPUTE_NAME = r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+"""A Compute Engine resource name: 1-63 characters, RFC 1035 (https://cloud.google.com/compute/docs/naming-resources)."""
+
 EPP_IMAGE = PINS["epp"].value
 """The endpoint picker image the version set pins (llm-d/llm-d-router)."""
 
@@ -110,7 +113,7 @@ class GatewaySettings:
         "the cluster's subnet); unset, the stack reserves one, named <cluster>-<gateway>. Give its IP in "
         "existingAddressIp: the serving probe sends its request there.",
         default=None,
-        pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+        pattern=COMPUTE_NAME,
     )
     existing_address_ip: str | None = described(
         "IPv4 address of existingAddress (both or neither).",
@@ -121,7 +124,7 @@ class GatewaySettings:
         "Subnet the stack reserves the Gateway's address in, when it reserves one: unset, cluster.subnetwork, or "
         "else the network's name (an auto-mode network names its subnet in each region after itself).",
         default=None,
-        pattern=r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+        pattern=COMPUTE_NAME,
     )
     request_timeout_seconds: int = described(
         "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "

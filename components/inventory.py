@@ -14,10 +14,9 @@ from .cluster import CloudNat
 from .config.mirror import mirror_paths
 from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
-from .derived import existing_cluster_args, stack_apis
+from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
 from .existing import CloudResource
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
-from .gateway_settings import address_name
 from .image_mirror import MirrorMode
 from .naming import (
     NameLimit,
@@ -204,8 +203,7 @@ def gateway_address(cfg: StackConfig, serving: ServingParts) -> list[CloudResour
     g, endpoint = cfg.gateway, serving.built.endpoint
     if g is None or endpoint is None:
         return []
-    name = address_name(g.existing_address, cfg.cluster.name, endpoint.service)
-    subnet = g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network
+    name, subnet = gateway_address_and_subnet(cfg, endpoint.service)
     if g.existing_address is None:
         return [CloudResource("gateway address", f"{name} (subnet {subnet})", CREATE, f"{NS}:gateway.existingAddress")]
     needs = (f"a regional internal address in {cfg.region}, purpose {ADDRESS_PURPOSE}, IP {g.existing_address_ip}",)

@@ -31,6 +31,7 @@ from .derived import (
     cluster_args,
     cost_estimate,
     existing_cluster_args,
+    gateway_address_and_subnet,
     scale_from_zero,
     scale_to_zero,
     slice_allocation,
@@ -40,7 +41,6 @@ from .egress import existing_cluster_nat, image_mirror
 from .epp import EPP_METRICS_PORT
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
-from .gateway_settings import address_name
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .image_mirror import ImageMirror
 from .naming import (
@@ -398,6 +398,7 @@ def build_traffic(
     cfg, endpoint = ctx.cfg, serving.built.endpoint
     if cfg.gateway is None or endpoint is None or serving.platform is None:
         return TrafficParts(None, {})
+    address, subnet = gateway_address_and_subnet(cfg, endpoint.service)
     gateway = ServingGateway(
         f"{ctx.name}-gateway",
         ServingGatewayArgs(
@@ -415,8 +416,8 @@ def build_traffic(
             subnet_name=dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL),
             priority_class_name=SERVING_PRIORITY,
             labels=serving.platform.k8s_labels,
-            address_name=address_name(cfg.gateway.existing_address, cfg.cluster.name, endpoint.service),
-            subnetwork=cfg.gateway.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network,
+            address_name=address,
+            subnetwork=subnet,
         ),
         opts=serving.platform.options(platform.apis, tenancy.tenancy),
     )

@@ -20,6 +20,7 @@ import pulumi
 
 from .config.loading import validate_stack
 from .config.models import StackConfig
+from .config.production import production_output
 from .derived import allocation_output, cost_output, obtained_output
 from .inventory import cloud_resources
 from .phases import (
@@ -91,6 +92,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "capacity": {**allocation_output(costs.allocation), "obtained": obtained_output(cfg)},
             "quota": tenancy.tenancy.summary,
             "cost": cost_output(costs.estimate),
+            "production": production_output(cfg),
         }
         if cfg.existing:
             # what the stack creates and what it names existing, each cloud resource with its key

@@ -40,6 +40,7 @@ DISAGG = {
     "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "tpu-serving:workloadIdentity": {"namespace": "pd"},
     "tpu-serving:observability": {"unpaged": True},
+    "tpu-serving:production": False,
     "tpu-serving:serving": {
         "backend": "vllm",
         "slices": ["prefill", "decode"],

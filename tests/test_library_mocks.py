@@ -175,6 +175,7 @@ STACK = {
         "singleGroup": "accepted",
     },
     "observability": {"unpaged": True},
+    "production": False,
 }
 """A stack's settings in code (``validate_stack``), as a program of your own may hold them."""
 

@@ -22,6 +22,7 @@ config:
   gcp:project: tpu-serving-demo
   gcp:region: us-east5
   zone: us-east5-b
+  production: false
   cluster:
     name: llama8b
     # One group, no spare slice: hold minor and node upgrades back until the end of support (you upgrade).

@@ -125,6 +125,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *rows,
             *sizing_notes(slices),
             *zone_notes(plan),
+            *production_summary(plan.outputs),
             *caution_summary(plan.outputs),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
@@ -226,6 +227,23 @@ def _fewer_chips(fit: str, model_gib: float) -> list[str]:
         f"  note: the weights also fit {best.machine_type.name} {best.topology} ({counted(best.chips, 'chip')}), "
         f"another {chosen.generation.name} machine type; allocated/needed counts slices of {chosen.name} only "
         "(KV cache and throughput may still call for more)"
+    ]
+
+
+def production_summary(outputs: dict[str, Any]) -> list[str]:
+    """Whether the stack says it serves production traffic (the ``production`` output,
+    :func:`tpu_serving.config.production.production_output`), and, when it does not, what keeps it from an SLO."""
+    p = outputs.get("production")
+    if not isinstance(p, dict):
+        return []
+    if p.get("production"):
+        return ["Production: yes (production: true): no gap the library knows of"]
+    gaps = [str(g) for g in p.get("gaps") or ()]
+    if not gaps:
+        return ["Production: no (production: false), though the library finds no gap: set production to true"]
+    return [
+        f"Production: no (production: false): {len(gaps)} gap(s) keep it from a serving SLO",
+        *[f"  {g}" for g in gaps],
     ]
 
 

@@ -188,6 +188,17 @@ class Built:
     pool), for the deployment's list of them (the ``cloudResources`` output on an existing cluster)."""
 
 
+@dataclass(frozen=True)
+class Gap:
+    """What keeps a stack's serving from a production SLO (``production: true`` refuses it; with ``production: false``
+    the preview's ``Production:`` line lists it): the setting, relative to the stack's config namespace, its value as
+    the stack file writes it, and what it does in operation."""
+
+    key: str
+    value: str
+    why: str
+
+
 def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics:
     """``metrics`` with the serving probe ``probe`` (:mod:`tpu_serving.prober`): its request, for its Deployment and
     alerts, and the exporter's ``/probe`` among the scrape targets, once a minute with the module and the target, so
@@ -258,6 +269,10 @@ class Backend:
     no request the probe can send (Saxml's sax-http v1.0.0 answers 400 to a ``/generate`` body with any key but
     ``model`` and ``query``, so no request limits its decode steps: GoogleCloudPlatform/ai-on-gke@10048202
     saxml-on-gke/httpserver/http_server.py l.146-147; docs/operate.md, "Serving probe"), or it serves no clients."""
+    production_gaps: Callable[[Any], Sequence[Gap]] = lambda _serving: ()
+    """What of its own keeps its serving from a production SLO (an alpha API in the serving path, a job that no
+    disruption may touch); the gaps every backend shares (one group, nobody paged) are the config edge's
+    (:mod:`tpu_serving.config.production`)."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

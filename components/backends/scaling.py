@@ -30,6 +30,7 @@ from ..catalog import SliceShape
 from ..existing import CloudResource
 from ..lws import Rollout
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, settings_model, to_settings
+from .base import Gap
 
 if TYPE_CHECKING:
     from .base import Built, Platform, Stack
@@ -69,6 +70,20 @@ def groups(serving: Scaled) -> int:
 def fewest_groups(serving: Scaled) -> int:
     """Leader-worker groups the stack is planned to keep: the autoscaled minimum, else the fixed count."""
     return serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas
+
+
+FEW_GROUPS = (
+    "one group serves whenever the load is low, and its node failure, repair, TPU host maintenance or upgrade stops "
+    "the service until the slice is back and the model has reloaded; keep two"
+)
+
+
+def fewest_groups_gap(serving: Scaled, at: str = "serving") -> Gap | None:
+    """An autoscaled serving whose minimum is one group of several (:data:`FEW_GROUPS`), at ``at``; None otherwise.
+    One group at most is the stack's ``singleGroup`` case (:func:`tpu_serving.config.checks.full_outage`)."""
+    if serving.autoscaling is None or fewest_groups(serving) >= 2 or groups(serving) < 2:
+        return None
+    return Gap(f"{at}.autoscaling.minReplicas", str(fewest_groups(serving)), FEW_GROUPS)
 
 
 def spare_slices(serving: Scaled, pools: int) -> int:

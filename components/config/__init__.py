@@ -5,8 +5,10 @@ is registered. Every problem is collected and reported together in one
 :class:`ConfigError`, each naming the config key path as the user wrote it
 (``tpu-serving:tpuSlices[0].topology``), the bad value and the valid choices.
 
-- :mod:`.models`: the settings models (the backends' own are in :mod:`tpu_serving.backends`);
+- :mod:`.models`: the settings models (the backends' own are in :mod:`tpu_serving.backends`; the namespace's in
+  :mod:`.tenancy_config`);
 - :mod:`.checks`: checks across several settings; :mod:`.existing_checks`: those of existing-cluster mode;
+  :mod:`.production`: what keeps a stack from a production SLO (``production``);
 - :mod:`.errors`: rendering problems at their key paths;
 - :mod:`.loading`: loading from data, a Pulumi config map or the running engine.
 """
@@ -19,10 +21,10 @@ from .models import (
     ClusterConfig,
     CpuPoolConfig,
     StackConfig,
-    TenancyConfig,
     TpuSliceConfig,
     WorkloadIdentityConfig,
 )
+from .tenancy_config import TenancyConfig
 
 __all__ = [
     "GCP_KEYS",

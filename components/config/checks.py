@@ -360,7 +360,7 @@ def paging_problems(cfg: StackConfig) -> list[str]:
     ]
 
 
-def _full_outage(serving: object) -> tuple[str, str]:
+def full_outage(serving: object) -> tuple[str, str]:
     """Why a disruption of ``serving`` stops the whole service, or ``""``: a Saxml cell (one JobSet whose slices
     restart together), or LeaderWorkerSet serving of one group at most with no spare slice (rollout in place).
     The disaggregated vLLM roles and a PathwaysJob are left to their own preview lines. Then what else avoids it."""
@@ -383,7 +383,7 @@ def full_outage_problems(cfg: StackConfig) -> list[str]:
     """A stack whose serving is one group and no spare slice, or a Saxml cell, must say ``serving.singleGroup:
     accepted`` (SRE review B2): each of its disruptions is a full outage until the slice is back and has reloaded."""
     serving = cfg.serving
-    why, instead = _full_outage(serving)
+    why, instead = full_outage(serving)
     if not why or getattr(serving, "single_group", None) == "accepted":
         return []
     return [

@@ -23,6 +23,7 @@ from .errors import GCP_KEYS, ConfigError, describe_all
 from .existing_checks import existing_problems
 from .mirror import mirror_problems
 from .models import StackConfig
+from .production import production_problems
 
 
 def validate_stack(data: Mapping[str, Any], source: str = "stack configuration") -> StackConfig:
@@ -44,6 +45,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         + existing_problems(cfg)
         + mirror_problems(cfg)
         + tenancy_quota_problems(cfg)
+        + production_problems(cfg)
     )
     if problems:
         raise ConfigError(problems, source)
@@ -51,8 +53,9 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
 
 
 def _decode(value: Any) -> Any:
-    # The Pulumi engine hands structured config values to the program as JSON text.
-    if isinstance(value, str) and value[:1] in ("{", "["):
+    # The Pulumi engine hands structured config values to the program as JSON text, and a top-level boolean
+    # (``production: false``) as its JSON literal.
+    if isinstance(value, str) and (value[:1] in ("{", "[") or value in ("true", "false")):
         try:
             return json.loads(value)
         except json.JSONDecodeError:

@@ -6,7 +6,6 @@ type, default, bounds and description, which the stack file, the component API a
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
@@ -38,7 +37,6 @@ from ..nodepool import TpuNodePoolArgs
 from ..observability_settings import ObservabilitySettings
 from ..prices import PriceOverrides
 from ..settings import (
-    Cidr,
     CreateOrExisting,
     K8sName,
     Model,
@@ -51,9 +49,9 @@ from ..settings import (
     rules_of,
     settings_model,
 )
-from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
 from ..validation import raising
 from .controller_installs import ControllerInstallsConfig
+from .tenancy_config import TenancyConfig
 
 # --------------------------------------------------------------------------- cluster
 
@@ -312,54 +310,6 @@ class WorkloadIdentityConfig(Model):
         return v
 
 
-# --------------------------------------------------------------------------- tenancy
-
-
-if TYPE_CHECKING:
-
-    class QuotaConfig(Model):
-        """To mypy: the generated model's fields (TenancyArgs has required fields a quota has not)."""
-
-        cpu: str
-        memory: str
-
-else:
-    QuotaConfig = settings_model(
-        TenancyArgs,
-        "QuotaConfig",
-        exclude=tuple(f.name for f in dataclasses.fields(TenancyArgs) if f.name not in QUOTA_SETTINGS),
-    )
-"""The stack file's ``tenancy.quota``: the CPU and memory quota arguments of :class:`~tpu_serving.tenancy.Tenancy`."""
-
-
-class OperatorsConfig(Model):
-    """Who operates the variant: bound to a namespaced Role (observe, port-forward, restart)."""
-
-    groups: list[str] = Field(default_factory=list, description="Groups, e.g. Google Groups for GKE RBAC.")
-    users: list[str] = Field(default_factory=list, description="Users (email addresses).")
-
-    @field_validator("groups", "users")
-    @classmethod
-    def _emails(cls, v: list[str], info: ValidationInfo) -> list[str]:
-        problems = operator_problems(v, "")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return v
-
-
-class TenancyConfig(Model):
-    """The stack's namespace as a tenant: quota, network policy, priorities, RBAC (seed 004)."""
-
-    quota: QuotaConfig = Field(default_factory=QuotaConfig, description="CPU and memory quota.")
-    allowed_namespaces: list[K8sName] = Field(
-        default_factory=list, description="Namespaces whose pods may reach the serving ports."
-    )
-    allowed_cidrs: list[Cidr] = Field(
-        default_factory=list, description="CIDR blocks that may reach the serving ports (load balancer clients)."
-    )
-    operators: OperatorsConfig = Field(default_factory=OperatorsConfig, description="The team operating the variant.")
-
-
 # --------------------------------------------------------------------------- stack
 
 
@@ -415,6 +365,14 @@ class StackConfig(Model):
     )
     image_mirror: ImageMirrorConfig = Field(
         default_factory=ImageMirrorConfig, description="Where the images of Docker Hub and ghcr.io are pulled from."
+    )
+    production: StackBool = Field(
+        True,
+        description="Whether the stack serves production traffic. `true` refuses what keeps the serving from an SLO, "
+        "each at its key: alert policies that notify nobody (`observability.unpaged`) or none, one serving group "
+        "(`serving.singleGroup: accepted`), and a backend's own gaps (the disaggregated mode's alpha API, a "
+        "PathwaysJob's restarts that never come back). `false` runs the stack as an example: the preview's "
+        "`Production:` line lists the gaps.",
     )
 
     @field_validator("shared_buckets")

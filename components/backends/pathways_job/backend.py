@@ -21,7 +21,7 @@ from ...observability import ServingMetrics
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
-from ..base import Backend, Built, Platform, Stack
+from ..base import Backend, Built, Gap, Platform, Stack
 from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
 
 if TYPE_CHECKING:
@@ -143,6 +143,20 @@ IDLE_SLICE = (
 )
 """What an idle interactive session costs (SRE review M8): the workers' pods hold the slice for the PathwaysJob's
 life, so the node pools never scale down under it."""
+
+
+def production_gaps(job: PathwaysJobConfig) -> list[Gap]:
+    """A PathwaysJob's restarts never come back (:func:`disruption`): over the job's life, one disruption more than
+    ``maxRestarts`` fails it for good, and nothing recreates it."""
+    n = job.restarts()
+    return [
+        Gap(
+            "serving.maxRestarts",
+            str(n),
+            f"the {ordinal(n + 1)} drain, node upgrade, host maintenance or repair of any of the job's VMs over its "
+            "life fails the PathwaysJob for good, and nothing recreates it",
+        )
+    ]
 
 
 def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
@@ -309,4 +323,5 @@ BACKEND = Backend(
     cpu_nodes=cpu_nodes,
     always_on_slices=always_on_slices,
     quota_pods=quota_pods,
+    production_gaps=production_gaps,
 )

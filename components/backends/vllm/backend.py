@@ -271,4 +271,5 @@ BACKEND = Backend(
     model_size=served_model_size,
     quota_pods=quota_pods,
     probe=probe,
+    production_gaps=disagg_backend.production_gaps,
 )

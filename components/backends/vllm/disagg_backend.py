@@ -25,7 +25,7 @@ from ...quota import PodSet
 from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
-from ..base import Built, Platform, ServingEndpoint, Stack
+from ..base import Built, Gap, Platform, ServingEndpoint, Stack
 from ..rollout import CONTAINER_RESTART, HOST_MAINTENANCE, stack_upgrade_schedule
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
@@ -273,6 +273,36 @@ def upgrade_summary(cfg: Stack) -> str:
         "a time: with one group of a role, that role, which every request needs, stops until the slice is back and "
         f"the group has loaded; {HOST_MAINTENANCE}"
     )
+
+
+# kubernetes-sigs/lws v0.10.0 keps/766-DisaggregatedSet/README.md l.333-348 ("Graduation Criteria"): the API is at
+# "Alpha (v0.1)"; "Beta (v0.2)" asks "Production usage feedback incorporated", "Stable (v1.0)" "Proven stability in
+# production environments".
+ROLE_DISRUPTION = (
+    "its node failure, repair, TPU host maintenance or upgrade stops the service until the slice is back and the "
+    "role has reloaded"
+)
+ALPHA_GAP = Gap(
+    "serving.disaggregation",
+    "set",
+    "the DisaggregatedSet that runs the roles is an alpha API (LWS v0.10.0: beta waits for production feedback), "
+    "and multi-host prefill and decode roles are shown working nowhere upstream",
+)
+
+
+def production_gaps(serving: VllmServingConfig) -> list[Gap]:
+    """What keeps vLLM serving from an SLO: for one engine per group, a minimum of one group of several
+    (:func:`~..scaling.fewest_groups_gap`); in the disaggregated mode, :data:`ALPHA_GAP` and each role that may keep
+    one group (every request needs both roles)."""
+    if serving.disaggregation is None:
+        return [g for g in [scaling.fewest_groups_gap(serving)] if g]
+    gaps = [ALPHA_GAP]
+    for role, cfg in roles(serving):
+        if (n := cfg.autoscaling.min_replicas if cfg.autoscaling is not None else cfg.replicas) < 2:
+            at = f"serving.disaggregation.{role.value}"
+            key = f"{at}.autoscaling.minReplicas" if cfg.autoscaling is not None else f"{at}.replicas"
+            gaps.append(Gap(key, str(n), f"one {role.value} group, which every request needs: {ROLE_DISRUPTION}"))
+    return gaps
 
 
 def caveats(pull_timeout_seconds: int) -> list[str]:

@@ -31,9 +31,12 @@ SCHEDULED-MAINTENANCE-TIME column represents seconds, displayed in Unix epoch ti
 PERFORM_LABEL = "cloud.google.com/perform-maintenance"
 """The node label that starts the pending maintenance now. GKE "Perform host maintenance for nodes running training
 and inference workloads" (cloud.google.com/kubernetes-engine/docs/how-to/perform-host-maintenance-accelerators):
-``kubectl label nodes -l cloud.google.com/gke-nodepool=NODE_POOL_NAME cloud.google.com/perform-maintenance=true
---overwrite``; "GKE removes the maintenance label after maintenance completes"; the rolling strategy, a group of nodes
-at a time, is the one it names for inference workloads."""
+"Use the rolling strategy for the nodes of workloads where you can have batches of downtime while maintaining
+availability of the majority of resources, such as for the nodes of inference workloads"; its command, ``kubectl
+label nodes -l cloud.google.com/gke-nodepool=NODE_POOL_NAME cloud.google.com/perform-maintenance=true
+--overwrite``, and that GKE removes the label once the maintenance completes and that it can take a few hours,
+read in the page's zh-CN copy (documentation.s3ns.fr/kubernetes-engine/docs/how-to/perform-host-maintenance-
+accelerators?hl=zh-cn, translated here: the stored English copy stops before those steps)."""
 LABELS_SINCE = "1.31.1-gke.2008000"
 """The GKE version from which GPU and TPU nodes carry :data:`SCHEDULED_LABEL` (view-maintenance-events, table
 "Machine types with GPUs or TPUs attached"; cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters, "For

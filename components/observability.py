@@ -24,8 +24,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from . import group_recreations as recreations
+from . import host_maintenance, prober
 from . import observability_roles as roles_
-from . import prober
 from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
 from .controllers import WatchedDeployment
 from .naming import namespace_problem, project_problems
@@ -192,6 +192,9 @@ class ObservabilityArgs:
     """Labels on the PodMonitorings."""
     controllers: Sequence[WatchedDeployment] = ()
     """The controllers' Deployments the serving relies on (:mod:`tpu_serving.controller_alerts`)."""
+    maintenance_zones: Sequence[str] = ()
+    """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
+    (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
@@ -266,6 +269,10 @@ class Observability(pulumi.ComponentResource):
             )
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+        if args.maintenance_zones:
+            upcoming = host_maintenance.policy_args(args.project, args.cluster, args.maintenance_zones, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
+            self.alert_policies.append(str(upcoming.display_name))
         if groups is not None:
             self.alert_policies += self._watch_recreations(name, groups, args.settings, child)
 

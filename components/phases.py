@@ -455,6 +455,7 @@ def build_operations(
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],
+            maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(

@@ -358,8 +358,9 @@ def test_rollout_summary_lines_of_the_preview_print_the_upgrade_line():
 
     outputs = plan_of(IN_PLACE).as_json()["outputs"]
     lines = rollout_summary(outputs)
-    assert [line.split(":", 1)[0] for line in lines] == ["Rollout", "Drain", "Upgrades", "Scale-down"]
+    assert [line.split(":", 1)[0] for line in lines] == ["Rollout", "Drain", "Upgrades", "Scale-down", "Maintenance"]
     assert lines[2] == f"Upgrades: {outputs['rollout']['upgrade']}"
+    assert lines[4] == f"Maintenance: {outputs['rollout']['maintenance']}"
 
 
 SCALED_STACKS = ("vllm-llama33-70b-v5e16", "vllm-llama33-70b-existing", "vllm-llama33-70b-disagg-v6e8x2")

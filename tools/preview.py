@@ -265,6 +265,8 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
         lines.append(f"Upgrades: {r['upgrade']}")
     if isinstance(r, dict) and isinstance(r.get("scaleDown"), str):
         lines.append(f"Scale-down: {r['scaleDown']}")
+    if isinstance(r, dict) and isinstance(r.get("maintenance"), str):
+        lines.append(f"Maintenance: {r['maintenance']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
 
 

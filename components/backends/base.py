@@ -65,6 +65,10 @@ class StackSlice(Protocol):
     def pool_names(self) -> tuple[str, ...]: ...
     @property
     def existing_node_pools(self) -> Sequence[str] | None: ...
+    @property
+    def zone(self) -> str | None:
+        """The slices' own zone; None: the stack's."""
+        ...
 
 
 class Stack(Protocol):

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import lws
+from .. import host_maintenance, lws
 from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS
 from ..lws import Rollout
 from . import scaling
@@ -170,6 +170,8 @@ class RolloutPlan:
     """How long the HPA's metric must stay low before it removes a group (autoscaled only)."""
     canary_groups: int | None = None
     """Groups, from the highest index, that take a template change; the others are held (``serving.canaryGroups``)."""
+    maintenance: str = ""
+    """Whether one zonal host-maintenance wave can take every group (:func:`stack_maintenance`)."""
 
     @property
     def partition(self) -> int | None:
@@ -319,6 +321,7 @@ class RolloutPlan:
             "drain": self.drain,
             "upgrade": self.upgrade,
             "scaleDown": self.scale_down,
+            **({"maintenance": self.maintenance} if self.maintenance else {}),
             **({} if self.partition is None else {"canaryGroups": self.canary_groups, "partition": self.partition}),
         }
 
@@ -326,6 +329,13 @@ class RolloutPlan:
 def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
     """The node pools of the serving slices, in the stack file's order (the spare share is the last)."""
     return [p for s in cfg.tpu_slices if s.name in slices for p in cfg.node_pool_names(s)]
+
+
+def stack_maintenance(cfg: Stack, slices: Sequence[str] | None = None) -> str:
+    """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
+    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`)."""
+    kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
+    return host_maintenance.zone_line([(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)])
 
 
 def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_seconds: int) -> RolloutPlan:
@@ -351,4 +361,5 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         scale_down_period_seconds=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
         scale_down_stabilization_seconds=auto.scale_down_stabilization_seconds if auto is not None else 0,
         canary_groups=serving.canary_groups,
+        maintenance=stack_maintenance(cfg, serving.slices),
     )

@@ -22,7 +22,7 @@ from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
 from ..base import Backend, Built, Gap, Platform, Stack
-from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
+from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
 
 if TYPE_CHECKING:
     pass
@@ -192,6 +192,7 @@ def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
         "upgrade": f"{stack_upgrade_schedule(cfg)}; {cost}; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the job holds its slices (tpuSlices) until it ends or is deleted; a different "
         "slice count replaces the PathwaysJob, restarting the job",
+        "maintenance": stack_maintenance(cfg),
     }
 
 

@@ -14,7 +14,7 @@ from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
 from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
 from ..base import Backend, Built, Platform, Stack
-from ..rollout import HOST_MAINTENANCE, stack_upgrade_schedule
+from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
@@ -102,6 +102,7 @@ def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
         f"does; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the stack fixes the cell's model-server slices (serving.slices); a different "
         "count replaces the JobSet, a full outage as above",
+        "maintenance": stack_maintenance(cfg, serving.slices),
     }
 
 

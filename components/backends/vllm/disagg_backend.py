@@ -26,7 +26,7 @@ from ...settings import PROJECT_NAMESPACE, to_settings
 from ...tenancy import IsolatedPods, PodFlow, PortRange
 from .. import scaling
 from ..base import Built, Gap, Platform, ServingEndpoint, Stack
-from ..rollout import CONTAINER_RESTART, HOST_MAINTENANCE, stack_upgrade_schedule
+from ..rollout import CONTAINER_RESTART, HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
 from .args import VllmEngineSettings, VllmRequests, VllmServingArgs, WeightsLoader
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_checks import role_metric, roles
@@ -383,6 +383,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 "drain": DRAIN_SUMMARY,
                 "upgrade": upgrade_summary(platform.settings),
                 "scaleDown": scale_down_summary(serving, args),
+                "maintenance": stack_maintenance(platform.settings, [c.slice for _, c in roles(serving)]),
             },
             "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds),
         },

@@ -1,0 +1,73 @@
+"""TPU host maintenance (:mod:`tpu_serving.host_maintenance`): the log-match filter and policy of the WARNING ticket,
+the preview's ``Maintenance:`` line of every serving stack, and the policy in the flagship's plan."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import STACKS, plan_of, resource
+from tpu_serving import host_maintenance as hm
+from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving_tools.preview import rollout_summary
+
+PAGES = ["projects/p/notificationChannels/1"]
+TICKETS = ["projects/p/notificationChannels/2"]
+
+
+def test_upcoming_filter_holds_the_pending_notifications_of_the_zones() -> None:
+    f = hm.upcoming_filter("my-proj", ["us-west4-b", "us-west4-a", "us-west4-a"])
+    assert f.startswith('logName="projects/my-proj/logs/cloudaudit.googleapis.com%2Fsystem_event" AND ')
+    assert 'resource.type="gce_instance"' in f
+    assert 'protoPayload.methodName="compute.instances.upcomingMaintenance"' in f
+    assert 'protoPayload.metadata.maintenanceStatus="PENDING"' in f
+    assert f.endswith('(resource.labels.zone="us-west4-a" OR resource.labels.zone="us-west4-b")')
+
+
+def test_policy_args_is_a_rate_limited_log_match_ticket() -> None:
+    settings = ObservabilitySettings(notification_channels=PAGES, ticket_channels=TICKETS)
+    args = hm.policy_args("my-proj", "vllm70b", ["us-west4-a"], settings)
+    (condition,) = args.conditions
+    assert condition.condition_matched_log.filter == hm.upcoming_filter("my-proj", ["us-west4-a"])
+    assert condition.condition_prometheus_query_language is None
+    assert args.alert_strategy.notification_rate_limit.period == "3600s"
+    assert args.severity == "WARNING"
+    assert args.notification_channels == TICKETS
+    assert args.display_name == "vllm70b: TPU host maintenance scheduled"
+    assert "cloud.google.com/scheduled-maintenance-time" in args.documentation.content
+    assert 'docs/operate.md, "TPU host maintenance"' in args.documentation.content
+
+
+@pytest.mark.parametrize(
+    ("pools", "says"),
+    [
+        ([("a-pool", "us-east5-b")], "the only serving slice (a-pool, us-east5-b): its host maintenance stops"),
+        (
+            [("a", "us-west4-a"), ("b", "us-west4-a")],
+            "all 2 serving slices are in us-west4-a: one zonal maintenance wave can take every group at once",
+        ),
+        (
+            [("a", "us-west4-a"), ("b", "us-west4-b")],
+            "the 2 serving slices span us-west4-a, us-west4-b: a zonal maintenance wave takes only the groups",
+        ),
+    ],
+)
+def test_zone_line_says_whether_one_wave_takes_every_group(pools: list[tuple[str, str]], says: str) -> None:
+    line = hm.zone_line(pools)
+    assert line.startswith(says)
+    assert line.endswith('(docs/operate.md, "TPU host maintenance")')
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_rollout_summary_prints_a_maintenance_line_for_every_stack(stack: str) -> None:
+    """Every serving backend (vLLM, JetStream, disaggregated, Saxml, PathwaysJob) fills the one line."""
+    (line,) = [x for x in rollout_summary(plan_of(stack).outputs) if x.startswith("Maintenance: ")]
+    assert "serving slice" in line and "cloud.google.com/scheduled-maintenance-time" in line
+
+
+def test_observability_creates_the_ticket_on_the_serving_zones() -> None:
+    plan = plan_of("vllm-llama33-70b-v5e16")
+    policy = resource(plan, "gcp:monitoring/alertPolicy:AlertPolicy", "vllm70b-observability-host-maintenance")
+    (condition,) = policy.inputs["conditions"]
+    assert condition["conditionMatchedLog"]["filter"].endswith('(resource.labels.zone="us-west4-a")')
+    assert policy.inputs["alertStrategy"] == {"notificationRateLimit": {"period": "3600s"}}
+    assert "vllm70b: TPU host maintenance scheduled" in plan.outputs["alertPolicies"]

@@ -194,7 +194,7 @@ def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics
     the stack's PodMonitorings scrape it and the tenancy lets the collectors reach it. None: ``metrics`` unchanged."""
     if probe is None:
         return metrics
-    endpoint = scrape_endpoint(probe.url)
+    endpoint = scrape_endpoint(probe, probe.url)
     target = ScrapeTarget(prober_labels(probe)["app"], prober_labels(probe), PROBER_PORT, PROBE_PATH, endpoint)
     return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], probe=probe)
 

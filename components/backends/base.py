@@ -254,10 +254,10 @@ class Backend:
     """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
     slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
     probe: Callable[[Any], ProbeTarget | None] = lambda _serving: None
-    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: its server takes
-    no request the probe can send (Saxml's sax-http v1.0.0 answers 400 to a ``/generate`` body with any key but
-    ``model`` and ``query``, so no request limits its decode steps: GoogleCloudPlatform/ai-on-gke@10048202
-    saxml-on-gke/httpserver/http_server.py l.146-147; docs/operate.md, "Serving probe"), or it serves no clients."""
+    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: it serves no
+    clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0 takes
+    no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer timeout
+    (:func:`.saxml.backend.probe`; docs/operate.md, "Saxml's probe")."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""

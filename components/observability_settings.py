@@ -188,13 +188,15 @@ class ObservabilitySettings:
     serving_probe: bool = described(
         "Send a 1-token completion of the served model to the serving Service every minute (a Prometheus blackbox "
         "exporter Deployment in the namespace, scraped by Managed Prometheus) and alert when it fails or is slow "
-        "(backends whose server takes HTTP completions: vLLM, JetStream). It reaches the Service, not the Gateway: "
-        "it does not see the load balancer's or the endpoint picker's errors.",
+        "(backends whose server takes HTTP completions: vLLM, JetStream); on Saxml, one generation of the first "
+        "published model through sax-http every 75 s (up to the model's decode limit, 128 steps for the seed's "
+        "175B model; sax-http takes no option that bounds it), alerted on when it fails. It reaches the Service, "
+        "not a Gateway or a load balancer: it does not see their errors.",
         default=True,
     )
     probe_failing_minutes: int = described(
-        "Minutes the serving probe may fail (no 200 answer holding a completion within its 50 s timeout) before the "
-        "probe-failing alert (CRITICAL) fires.",
+        "Minutes the serving probe may fail (no 200 answer holding a completion within its timeout: 50 s, Saxml's "
+        "60 s) before the probe-failing alert (CRITICAL) fires.",
         default=5,
         ge=1,
         le=1440,

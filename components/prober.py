@@ -53,15 +53,21 @@ CONFIG_DIR, CONFIG_FILE = "/config", "blackbox.yml"
 ``ENTRYPOINT ["/bin/blackbox_exporter"]``, ``CMD ["--config.file=/etc/blackbox_exporter/config.yml"]``), which the
 container's arguments replace."""
 PROBE_INTERVAL_SECONDS = 60
-"""One completion a minute: the PodMonitoring's ``interval`` for the prober."""
-SCRAPE_TIMEOUT_SECONDS = 55
-"""The PodMonitoring's ``timeout``, which must not be larger than its interval (GoogleCloudPlatform/prometheus-engine
-v0.17.2 podmonitorings CRD, ``spec.endpoints[].timeout``, l.428-433 of the reference copy). Prometheus sends it to the
-exporter as ``X-Prometheus-Scrape-Timeout-Seconds``."""
+"""One completion a minute: the PodMonitoring's ``interval`` for the prober (a :class:`ProbeTarget` may set a
+longer one)."""
+SCRAPE_MARGIN_SECONDS = 5
+"""The PodMonitoring's ``timeout`` is the module's plus this: it must not be larger than its interval
+(GoogleCloudPlatform/prometheus-engine v0.17.2 podmonitorings CRD, ``spec.endpoints[].timeout``, l.428-433 of the
+reference copy, "Must not be larger than the scrape interval", and the endpoint's rule l.556-559, ``!has(self.timeout)
+|| self.timeout <= self.interval``). Prometheus sends it to the exporter as ``X-Prometheus-Scrape-Timeout-Seconds``."""
 PROBE_TIMEOUT_SECONDS = 50
-"""The module's ``timeout``: how long the request may take before the probe fails. The exporter takes the smaller of
-it and the scrape timeout less ``--timeout-offset`` (0.5 s) (prober/handler.go l.269-289, main.go l.52), so the probe
-answers before the scrape gives up and a hung engine shows as ``probe_success`` 0, not as a failed scrape."""
+"""The module's ``timeout``: how long the request may take before the probe fails. The exporter takes it only while it
+is below the scrape timeout less ``--timeout-offset`` (0.5 s), else that (prometheus/blackbox_exporter@v0.28.0
+prober/handler.go l.269-289 ``getTimeout``, main.go l.52), so the scrape timeout is the module's plus
+:data:`SCRAPE_MARGIN_SECONDS`: the probe answers before the scrape gives up and a hung engine shows as
+``probe_success`` 0, not as a failed scrape."""
+SCRAPE_TIMEOUT_SECONDS = PROBE_TIMEOUT_SECONDS + SCRAPE_MARGIN_SECONDS
+"""The PodMonitoring's ``timeout`` of a probe with the default module timeout (55 s, within the 60 s interval)."""
 PROBE_SUCCESS = "probe_success"
 PROBE_DURATION = "probe_duration_seconds"
 """The gauges every probe answers: 1 when the probe succeeded, and how long it took (prober/handler.go l.78-85)."""
@@ -90,9 +96,9 @@ PART_SEVERITY = "ERROR"
 """Some completions fail: less is served (one hung group among several, which the Service's kube-proxy picks for
 about its share of the probes)."""
 PART_WINDOW_MINUTES, PART_SUCCESS_BELOW = 15, 0.9
-"""The share of the probes that succeeded over the last 15 minutes (15 probes) below 0.9: two failures or more. One
-hung group of N takes about 1/N of the probes, so a hung group among up to 9 shows; one lost probe in 15 does not.
-The library's choice, not an upstream figure."""
+"""The share of the probes that succeeded over the last 15 minutes (15 probes; 12 at Saxml's 75 s interval) below
+0.9: two failures or more. One hung group of N takes about 1/N of the probes, so a hung group among up to 9 shows;
+one lost probe in 15 (or 12) does not. The library's choice, not an upstream figure."""
 MISSING_SEVERITY = "ERROR"
 """The probe's series are missing (the exporter is down or not scraped): the probe alerts cannot fire."""
 MISSING_WINDOW_MINUTES = 10
@@ -118,6 +124,31 @@ class ProbeTarget:
     """RE2 pattern the response's body must match (the exporter's ``fail_if_body_not_matches_regexp``)."""
     covers: str
     """What the request goes through, and what it does not, for the preview, the runbook and the docs."""
+    request: str = "a 1-token completion"
+    """What the request is, in the runbooks' words."""
+    timeout_seconds: int = PROBE_TIMEOUT_SECONDS
+    """The module's ``timeout`` (:data:`PROBE_TIMEOUT_SECONDS`); the scrape's is :data:`SCRAPE_MARGIN_SECONDS` more,
+    within :attr:`interval_seconds`."""
+    interval_seconds: int = PROBE_INTERVAL_SECONDS
+    """How often the probe is sent: its PodMonitoring's ``interval``."""
+    slow_alert: bool = True
+    """Whether the probe-slow alert applies: its threshold (``observability.probeSlowSeconds``) is set for a 1-token
+    completion."""
+    find_part: str = (
+        "the Service sends each probe to one leader, so one hung or failing group among several fails about its share. "
+        "Find the group: port-forward each leader pod and send the same request."
+    )
+    """How the probes spread over the serving pods and how to find the one failing, for the failing-in-part alert."""
+    remedy: str = (
+        "Then read the engine's logs: kubectl -n {namespace} logs <leader pod>. A Ready pod whose engine answers no "
+        "completion is hung: delete its leader pod to recreate its group."
+    )
+    """Where to look next and what to do, for the probe alerts (``{namespace}``: the serving namespace)."""
+
+    @property
+    def scrape_timeout_seconds(self) -> int:
+        """The PodMonitoring's ``timeout``: the module's plus :data:`SCRAPE_MARGIN_SECONDS`."""
+        return self.timeout_seconds + SCRAPE_MARGIN_SECONDS
 
     @property
     def url(self) -> str:
@@ -134,7 +165,7 @@ class ProbeTarget:
 def probe_text(target: ProbeTarget, gateway: str | None = None) -> str:
     """What the probe sends, how often, and what it covers (:data:`PROBE_ANNOTATION`); ``gateway``: the name of the
     Gateway's address, which a second probe goes through."""
-    text = f"POST {target.url} {target.body} every {PROBE_INTERVAL_SECONDS} s; {target.covers}"
+    text = f"POST {target.url} {target.body} every {target.interval_seconds} s; {target.covers}"
     if gateway is None:
         return text
     return (
@@ -146,14 +177,14 @@ def probe_text(target: ProbeTarget, gateway: str | None = None) -> str:
 GATEWAY_COVERS = "the clients' path: the load balancer, the endpoint picker if any, the engine"
 
 
-def scrape_endpoint(url: "pulumi.Input[str]") -> dict[str, object]:
-    """The PodMonitoring endpoint's fields of a probe of ``url``: its ``params`` (HTTP GET parameters of the scrape,
-    a map of string lists: v0.17.2 podmonitorings CRD ``spec.endpoints[].params``, l.389-394 of the reference copy),
-    the module and the target, once a minute, within the scrape timeout."""
+def scrape_endpoint(target: ProbeTarget, url: "pulumi.Input[str]") -> dict[str, object]:
+    """The PodMonitoring endpoint's fields of ``target``'s probe of ``url``: its ``params`` (HTTP GET parameters of
+    the scrape, a map of string lists: v0.17.2 podmonitorings CRD ``spec.endpoints[].params``, l.389-394 of the
+    reference copy), the module and the target, at the target's interval, within the scrape timeout."""
     return {
         "params": {"module": [MODULE], "target": [url]},
-        "interval": f"{PROBE_INTERVAL_SECONDS}s",
-        "timeout": f"{SCRAPE_TIMEOUT_SECONDS}s",
+        "interval": f"{target.interval_seconds}s",
+        "timeout": f"{target.scrape_timeout_seconds}s",
     }
 
 
@@ -175,7 +206,7 @@ def prober_config(target: ProbeTarget) -> str:
     the default is ``ip6`` (l.203), and a Service's ClusterIP is IPv4 on a cluster that is not dual-stack."""
     module = {
         "prober": "http",
-        "timeout": f"{PROBE_TIMEOUT_SECONDS}s",
+        "timeout": f"{target.timeout_seconds}s",
         "http": {
             "method": "POST",
             "headers": {"Content-Type": "application/json"},
@@ -283,13 +314,19 @@ def slow_query(cluster: str, namespace: str, job: str, settings: ObservabilitySe
     return f"max(({slow}) and ({PROBE_SUCCESS}{where} == 1))"
 
 
+def _every(target: ProbeTarget) -> str:
+    """How often the probe runs, in the runbooks' words."""
+    seconds = target.interval_seconds
+    return "every minute" if seconds == 60 else f"every {seconds} s"
+
+
 def _check(namespace: str, target: ProbeTarget, url: str, job: str) -> str:
     """How to read why a probe failed (the exporter keeps its last probes with their logs and serves them on its own
     page: blackbox_exporter v0.28.0 main.go l.57, l.84 ``--history.limit`` 100, l.242 ``/logs``; and it answers
     probe_http_status_code, prober/http.go l.323)."""
     name = prober_name(target.service)
     return (
-        f"The probe POSTs a 1-token completion to {url} from the pod of Deployment {name} every minute. Read why it "
+        f"The probe POSTs {target.request} to {url} from the pod of Deployment {name} {_every(target)}. Read why it "
         f"failed: probe_http_status_code of job {job} in Metrics Explorer, or the exporter's last probes and their "
         f"logs (kubectl -n {namespace} port-forward deploy/{name} {PROBER_PORT}, then http://localhost:{PROBER_PORT})."
     )
@@ -310,9 +347,8 @@ def probe_alerts(
     failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
     job = prober_name(target.service)
     check = (
-        f"{_check(namespace, target, target.url, job)} It goes {target.covers}. Then read the engine's logs: "
-        f"kubectl -n {namespace} logs <leader pod>. A Ready pod whose engine answers no completion is hung: delete "
-        "its leader pod to recreate its group."
+        f"{_check(namespace, target, target.url, job)} It goes {target.covers}. "
+        f"{target.remedy.format(namespace=namespace)}"
     )
     found = [
         (
@@ -331,9 +367,8 @@ def probe_alerts(
             part_query(cluster, namespace, job),
             failing,
             f"Fewer than {PART_SUCCESS_BELOW:.0%} of the completions sent through the serving Service of "
-            f"{target.server} in namespace {namespace} over {PART_WINDOW_MINUTES} minutes succeeded: the Service "
-            "sends each probe to one leader, so one hung or failing group among several fails about its share. "
-            f"Find the group: port-forward each leader pod and send the same request. {check}",
+            f"{target.server} in namespace {namespace} over {PART_WINDOW_MINUTES} minutes succeeded: "
+            f"{target.find_part} {check}",
             PART_SEVERITY,
         ),
         (
@@ -346,17 +381,20 @@ def probe_alerts(
             f"kubectl -n {namespace} get deploy,pods -l app={job}; kubectl -n {namespace} describe podmonitoring {job}.",
             MISSING_SEVERITY,
         ),
-        (
-            SLOW_KEY,
-            "Serving probe slow",
-            slow_query(cluster, namespace, job, settings),
-            slow,
-            f"A 1-token completion through the serving Service of {target.server} in namespace {namespace} has "
-            f"taken more than {settings.probe_slow_seconds:g} s for {slow} minutes: requests queue (see the "
-            f"dashboard's queue and time to first token) or an engine is degraded. {check}",
-            SLOW_SEVERITY,
-        ),
     ]
+    if target.slow_alert:
+        found.append(
+            (
+                SLOW_KEY,
+                "Serving probe slow",
+                slow_query(cluster, namespace, job, settings),
+                slow,
+                f"A 1-token completion through the serving Service of {target.server} in namespace {namespace} has "
+                f"taken more than {settings.probe_slow_seconds:g} s for {slow} minutes: requests queue (see the "
+                f"dashboard's queue and time to first token) or an engine is degraded. {check}",
+                SLOW_SEVERITY,
+            )
+        )
     if gateway is not None:
         found += _gateway_alerts(cluster, namespace, target, gateway, failing)
     return found

@@ -165,7 +165,7 @@ def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int)
     probe = metrics.probe
     if probe is None:
         return metrics
-    endpoint = prober.scrape_endpoint(prober.gateway_url(probe, gateway.address, port))
+    endpoint = prober.scrape_endpoint(probe, prober.gateway_url(probe, gateway.address, port))
     target = ScrapeTarget(
         gateway_prober_name(probe.service), prober.prober_labels(probe), prober.PROBER_PORT, prober.PROBE_PATH, endpoint
     )

@@ -96,9 +96,11 @@ def test_observability_jetstream_without_prometheus_port_scrapes_nothing():
     assert "prometheus_port=9090" not in json.dumps([r.inputs for r in plan.resources])
 
 
-@pytest.mark.parametrize("stack", [SAX_STACK, BATCH_STACK])
-def test_observability_backends_without_an_exporter_scrape_nothing(stack):
-    assert _objects(stack, "PodMonitoring") == []
+@pytest.mark.parametrize(("stack", "probe"), [(SAX_STACK, ["sax-http-lb-prober"]), (BATCH_STACK, [])])
+def test_observability_backends_without_an_exporter_scrape_nothing(stack, probe):
+    """Saxml and a PathwaysJob export no metrics; Saxml's only PodMonitoring is the serving probe's
+    (tests/test_prober.py)."""
+    assert [o["metadata"]["name"] for o in _objects(stack, "PodMonitoring")] == probe
     assert _metrics(stack).scrape == () and _metrics(stack).signals is None
 
 
@@ -192,7 +194,17 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "tpu_idle",
             ],
         ),
-        (SAX_STACK, ["controller_unavailable", "no_ready_leader", "not_ready"]),
+        (
+            SAX_STACK,
+            [
+                "controller_unavailable",
+                "no_ready_leader",
+                "not_ready",
+                "probe_failing",
+                "probe_failing_part",
+                "probe_missing",
+            ],
+        ),
         (BATCH_STACK, ["controller_unavailable", "job_not_running"]),
     ],
 )

@@ -28,16 +28,18 @@ JETSTREAM_STACK = "llama31-405b-v6e16"
 PROBED = {
     "llama2-70b-disagg-v6e8x2": "jetstream-svc-prober",
     "llama31-405b-v6e16": "jetstream-svc-prober",
+    "saxml-175b-v5e32x2": "sax-http-lb-prober",
     "vllm-llama31-405b-v6e16": "vllm-api-prober",
     "vllm-llama33-70b-disagg-v6e8x2": "vllm-api-prober",
     "vllm-llama33-70b-existing": "vllm-api-prober",
     "vllm-llama33-70b-v5e16": "vllm-api-prober",
 }
-"""The shipped stacks whose backend takes HTTP completions (vLLM, JetStream), and their prober; Saxml and PathwaysJob
-get none."""
+"""The shipped stacks whose backend takes HTTP completions (vLLM, JetStream, Saxml's sax-http), and their prober;
+PathwaysJob gets none."""
 TAKES_COMPLETIONS = ("vllm", "jetstream-pathways")
 """Backends whose server takes HTTP completions: a stack of one, shipped or added (docs/add-your-own-model.md), gets a
-prober named after its Service."""
+prober named after its Service; a Saxml stack, one named after sax-http's when it publishes a model."""
+SAXML_STACK = "saxml-175b-v5e32x2"
 
 
 def probed(stack: str) -> str | None:
@@ -48,6 +50,8 @@ def probed(stack: str) -> str | None:
     from tpu_serving_tools.offline import load_project, stack_config
 
     serving = load_stack_config(stack_config(load_project(STACKS_ROOT), stack)).serving
+    if serving is not None and serving.backend == "saxml":
+        return "sax-http-lb-prober" if serving.models else None
     if serving is None or serving.backend not in TAKES_COMPLETIONS:
         return None
     return f"{serving.service_name}-prober"
@@ -104,6 +108,50 @@ def test_prober_config_jetstream_generates_one_token_and_expects_a_response():
     assert re.search(http["fail_if_body_not_matches_regexp"][0], '{"response": " OK"}')
 
 
+SAX_ANSWER = '{\n    "generate_response": [\n        [\n            " OK",\n            -0.03\n        ]\n    ]\n}\n'
+"""sax-http v1.0.0's answer: ``json.dumps({"generate_response": res}, indent=4)`` and a newline
+(GoogleCloudPlatform/ai-on-gke@10048202 saxml-on-gke/httpserver/http_server.py l.31-36, l.157-160)."""
+
+
+def _saxml_stack():
+    from tpu_serving.config import load_stack_config
+    from tpu_serving_tools.offline import load_project, stack_config
+
+    return load_stack_config(stack_config(load_project(STACKS_ROOT), SAXML_STACK))
+
+
+def _saxml_target() -> prober.ProbeTarget:
+    target = serving_probe(_saxml_stack())
+    assert target is not None
+    return target
+
+
+def test_prober_config_saxml_generates_the_published_model_within_60_s():
+    """SRE review round 40, M5: sax-http takes exactly model and query (400 on another key), so the probe decodes
+    up to the model's own limit; a 60 s module timeout, the scrape's 65 s within a 75 s interval."""
+    target = _saxml_target()
+    module = _module(target)
+    assert module["timeout"] == "60s"
+    http = module["http"]
+    assert json.loads(http["body"]) == {"model": _saxml_stack().serving.models[0].model, "query": "Say OK."}
+    assert http["method"] == "POST" and http["valid_status_codes"] == [200]
+    assert target.url == "http://sax-http-lb:8888/generate"
+    (pattern,) = http["fail_if_body_not_matches_regexp"]
+    assert re.search(pattern, SAX_ANSWER) and re.search(pattern, '{"generate_response": [["x", -1.0]]}')
+    assert not re.search(pattern, '{\n    "Error": "Provide model and query for generate"\n}\n')
+    assert not re.search(pattern, '{"generate_response": []}')
+    endpoint = prober.scrape_endpoint(target, target.url)
+    assert (endpoint["interval"], endpoint["timeout"]) == ("75s", "65s")
+    # the exporter keeps the module's timeout only below the scrape's less 0.5 s (handler.go l.282-287)
+    assert target.timeout_seconds < target.scrape_timeout_seconds - 0.5 <= target.interval_seconds
+
+
+def test_prober_saxml_probe_needs_a_published_model():
+    serving = _saxml_stack().serving
+    assert BACKENDS["saxml"].probe(serving) is not None
+    assert BACKENDS["saxml"].probe(serving.model_copy(update={"models": []})) is None
+
+
 # ------------------------------------------------------------------------- the objects
 
 
@@ -112,10 +160,11 @@ def test_prober_pod_monitoring_scrapes_the_probe_every_minute_and_validates(stac
     (pm,) = [p for p in _objects(stack, "PodMonitoring") if p["metadata"]["name"] == PROBED[stack]]
     (endpoint,) = pm["spec"]["endpoints"]
     assert endpoint["path"] == "/probe" and endpoint["port"] == 9115
-    assert (endpoint["interval"], endpoint["timeout"]) == ("60s", "55s")
+    saxml = stack == SAXML_STACK
+    assert (endpoint["interval"], endpoint["timeout"]) == (("75s", "65s") if saxml else ("60s", "55s"))
     assert endpoint["params"]["module"] == ["completion"]
     (target,) = endpoint["params"]["target"]
-    assert re.fullmatch(r"http://[a-z0-9-]+:8000/(v1/completions|generate)", target)
+    assert re.fullmatch(r"http://[a-z0-9-]+:(8000|8888)/(v1/completions|generate)", target)
     schema.validate_custom(pm, schema.PLATFORM_RELEASES["monitoring.googleapis.com"])
     (deployment,) = [d for d in _objects(stack, "Deployment") if d["metadata"]["name"] == PROBED[stack]]
     labels = deployment["spec"]["template"]["metadata"]["labels"]
@@ -162,14 +211,15 @@ def test_prober_only_on_stacks_whose_backend_takes_http_completions(stack):
     alerts = {
         r.name.split("-observability-", 1)[-1] for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
     }
-    assert {"probe-failing", "probe-slow"} <= alerts if expected else not alerts & {"probe-failing", "probe-slow"}
+    probe_alerts = {"probe-failing", "probe-failing-part", "probe-missing"}
+    assert probe_alerts <= alerts if expected else not alerts & {*probe_alerts, "probe-slow"}
     lines = probe_summary(plan_of(stack).resources)
     assert len(lines) == (1 if expected else 0)
     assert all(line.startswith("Probe: POST http://") and " not " in line for line in lines)
 
 
-def test_prober_saxml_and_pathways_job_backends_declare_no_probe():
-    assert BACKENDS["saxml"].probe(None) is None and BACKENDS["pathways-job"].probe(None) is None
+def test_prober_pathways_job_backend_declares_no_probe():
+    assert BACKENDS["pathways-job"].probe(None) is None
 
 
 def test_prober_serving_probe_setting_turns_it_off():
@@ -279,6 +329,25 @@ def test_prober_slow_threshold_beyond_the_probe_timeout_is_refused():
     assert problem.startswith("tpu-serving:observability.probeSlowSeconds = 50")
 
 
+def test_prober_alerts_saxml_fail_in_part_and_go_missing_and_are_not_slow():
+    """The probe-slow threshold is a 1-token completion's; a generation of up to 128 steps on the 175B model is not
+    measured here, so Saxml gets the failing, failing-in-part and missing alerts only."""
+    alerts = {a[0]: a for a in prober.probe_alerts("c", "ns", _saxml_target(), ObservabilitySettings())}
+    assert set(alerts) == {"probe-failing", "probe-failing-part", "probe-missing"}
+    failing, part = alerts["probe-failing"], alerts["probe-failing-part"]
+    assert failing[5] == "CRITICAL" and part[5] == "ERROR" and alerts["probe-missing"][5] == "ERROR"
+    assert failing[2] == 'max(probe_success{cluster="c", namespace="ns", job="sax-http-lb-prober"}) < 1'
+    assert "a generation of /sax/test/spmd" in failing[4] and "every 75 s" in failing[4]
+    assert "kubectl -n ns logs deploy/sax-http" in failing[4] and "leader pod" not in failing[4]
+    assert "sax-http pods" in part[4] and "listcell" in part[4] and "1-token" not in part[4]
+
+
+def test_prober_saxml_preview_line_says_what_it_sends_and_does_not_cover():
+    (line,) = probe_summary(plan_of(SAXML_STACK).resources)
+    assert line.startswith('Probe: POST http://sax-http-lb:8888/generate {"model": "/sax/test/spmd"')
+    assert "every 75 s" in line and "128 steps" in line and "not through the load balancer" in line
+
+
 # ------------------------------------------------------------------------- flows
 
 
@@ -291,5 +360,18 @@ def test_prober_flow_to_its_target_is_checked_and_needs_the_decode_policy():
     ]
     assert probe and all(f.ok and "vllm-from-namespace" in f.reason for f in probe)
     data["resources"] = [r for r in data["resources"] if not r["name"].endswith("-vllm-from-namespace")]
+    denied = [f for f in network.check(PlanView(data)).findings if f.subject in {p.subject for p in probe}]
+    assert denied and not any(f.ok for f in denied)
+
+
+def test_prober_flow_to_sax_http_is_checked_and_needs_the_namespace_policy():
+    data = plan_of(SAXML_STACK).as_json()
+    probe = [
+        f
+        for f in network.check(PlanView(data)).findings
+        if re.search(r"/sax-http-lb-prober -> .*sax-http:8888", f.subject)
+    ]
+    assert probe and all(f.ok and "same-namespace" in f.reason for f in probe), [(f.subject, f.reason) for f in probe]
+    data["resources"] = [r for r in data["resources"] if not r["name"].endswith("-tenancy-same-namespace")]
     denied = [f for f in network.check(PlanView(data)).findings if f.subject in {p.subject for p in probe}]
     assert denied and not any(f.ok for f in denied)

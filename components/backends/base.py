@@ -209,7 +209,7 @@ def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics
     the stack's PodMonitorings scrape it and the tenancy lets the collectors reach it. None: ``metrics`` unchanged."""
     if probe is None:
         return metrics
-    endpoint = scrape_endpoint(probe.url)
+    endpoint = scrape_endpoint(probe, probe.url)
     target = ScrapeTarget(prober_labels(probe)["app"], prober_labels(probe), PROBER_PORT, PROBE_PATH, endpoint)
     return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], probe=probe)
 
@@ -269,10 +269,10 @@ class Backend:
     """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
     slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
     probe: Callable[[Any], ProbeTarget | None] = lambda _serving: None
-    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: its server takes
-    no request the probe can send (Saxml's sax-http v1.0.0 answers 400 to a ``/generate`` body with any key but
-    ``model`` and ``query``, so no request limits its decode steps: GoogleCloudPlatform/ai-on-gke@10048202
-    saxml-on-gke/httpserver/http_server.py l.146-147; docs/operate.md, "Serving probe"), or it serves no clients."""
+    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: it serves no
+    clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0 takes
+    no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer timeout
+    (:func:`.saxml.backend.probe`; docs/operate.md, "Saxml's probe")."""
     production_gaps: Callable[[Any], Sequence[Gap]] = lambda _serving: ()
     """What of its own keeps its serving from a production SLO (an alpha API in the serving path, a job that no
     disruption may touch); the gaps every backend shares (one group, nobody paged) are the config edge's

@@ -10,6 +10,7 @@ from ...catalog import SliceShape
 from ...controllers import JOBSET
 from ...node_identity import Access
 from ...observability import ServingMetrics
+from ...prober import ProbeTarget
 from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
 from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
@@ -18,7 +19,23 @@ from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedul
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
 from .checks import privileged, problems
 from .component import SaxmlServing
-from .facts import HTTP_PORT, HTTP_REPLICAS, MODEL_JOB, MODEL_PORT, MODEL_SERVER_BUCKETS, MODEL_SET
+from .facts import (
+    ADMIN,
+    GENERATE_ANSWER,
+    GENERATE_PATH,
+    HTTP,
+    HTTP_PORT,
+    HTTP_REPLICAS,
+    HTTP_SERVICE,
+    MODEL_JOB,
+    MODEL_PORT,
+    MODEL_SERVER_BUCKETS,
+    MODEL_SET,
+    PROBE_INTERVAL_SECONDS,
+    PROBE_QUERY,
+    PROBE_TIMEOUT_SECONDS,
+    SEED_DECODE_STEPS,
+)
 from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
 from .settings import NAME, SaxmlServingConfig, model_size
 
@@ -63,6 +80,48 @@ def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
     return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+")
 
 
+PROBE_COVERS = (
+    "it goes through the Service's cluster IP to one of the sax-http pods, the Sax client, the admin server's lookup "
+    f"and one model-server replica's decode of up to the model's own limit ({SEED_DECODE_STEPS} steps for the seed's "
+    "LmCloudSpmd175B32Test), as kube-proxy and the Sax client pick; not through the load balancer in front of the "
+    "Service (http.exposure internal or public), nor the other models of the cell; each sax-http pod serves one "
+    "request at a time, so the probe waits behind a client's generation on its pod and holds the pod for its own"
+)
+"""What the Saxml probe covers, and what not (:data:`~.facts.GENERATE_PATH`)."""
+
+
+def probe(serving: SaxmlServingConfig) -> ProbeTarget | None:
+    """One generation of the first published model (``serving.models[0]``, the model of the ``generateExample``
+    output) to the sax-http Service: sax-http v1.0.0 takes no option that limits its decode steps, so it decodes up to
+    the model's own limit, :data:`~.facts.SEED_DECODE_STEPS` for the seed's model, within a 60 s timeout every 75 s
+    (:data:`~.facts.PROBE_TIMEOUT_SECONDS`, :data:`~.facts.PROBE_INTERVAL_SECONDS`). None without a model: the cell
+    serves nothing the stack publishes."""
+    if not serving.models:
+        return None
+    model = serving.models[0].model
+    return ProbeTarget(
+        server="Saxml's sax-http",
+        service=HTTP_SERVICE,
+        port=HTTP_PORT,
+        path=GENERATE_PATH,
+        body=json.dumps({"model": model, "query": PROBE_QUERY}),
+        answer=GENERATE_ANSWER,
+        covers=PROBE_COVERS,
+        request=f"a generation of {model} (up to the model's decode limit, {SEED_DECODE_STEPS} steps for the seed's)",
+        timeout_seconds=PROBE_TIMEOUT_SECONDS,
+        interval_seconds=PROBE_INTERVAL_SECONDS,
+        slow_alert=False,
+        find_part=f"the Service sends each probe to one of the {HTTP_REPLICAS} sax-http pods and the Sax client to one "
+        "model-server replica (how it picks is not read here), so a hung or failing pod or replica fails the probes sent "
+        "to it. Find which: port-forward "
+        f"each sax-http pod (port {HTTP_PORT}) and send the same request; GET /listcell with the model (the "
+        "listcellExample output) gives its active replicas.",
+        remedy=f"Then read the logs: kubectl -n {{namespace}} logs deploy/{HTTP}, deploy/{ADMIN}, and the "
+        f"model servers' pods (JobSet {MODEL_SET}). After a restart the model servers are Ready before the admin "
+        "server has loaded the model onto them (the caveats output): the probe fails until it has.",
+    )
+
+
 def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
     """The model servers run on the host network and read the cell's location in the state bucket."""
     return dict(MODEL_SERVER_BUCKETS)
@@ -76,11 +135,12 @@ def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
 READINESS = (
     f"a model server turns Ready once it listens on port {MODEL_PORT} (its readiness probe is a TCP connect), before "
     "the admin server has loaded the model onto it: after a restart or a drain the pods are Ready while the cell "
-    "still serves nothing, and the not-ready alerts stay quiet; a request through sax-http shows whether it serves"
+    "still serves nothing, and the not-ready alerts stay quiet; a request through sax-http shows whether it serves, "
+    "as the serving probe's does (observability.servingProbe)"
 )
 """What the model servers' readiness says (SRE review M4): :func:`~.pods` probes ``tcpSocket`` on
-:data:`~.facts.MODEL_PORT`, which the server opens at start; no probe of the library reads whether the model is
-loaded."""
+:data:`~.facts.MODEL_PORT`, which the server opens at start; no readiness probe reads whether the model is
+loaded: the serving probe's generation through sax-http (:func:`probe`) fails until it is."""
 
 
 def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
@@ -197,4 +257,5 @@ BACKEND = Backend(
     metrics=metrics,
     model_size=model_size,
     quota_pods=quota_pods,
+    probe=probe,
 )

@@ -12,6 +12,36 @@ MEGASCALE_PORT = 8471
 """Default port for VM-to-VM communication within a slice."""
 HTTP_PORT = 8888
 """sax-http port."""
+GENERATE_PATH = "/generate"
+"""sax-http's generation: ``POST /generate`` with exactly ``{"model": ..., "query": ...}`` (any other key count
+answers 400, so no request limits its decode steps) calls ``lm.Generate(query)`` with no options and answers 200 with
+``{"generate_response": [[text, score], ...]}``, indented (the seed's sax-http:v1.0.0, whose source is
+GoogleCloudPlatform/ai-on-gke@10048202 saxml-on-gke/httpserver/http_server.py l.143-160 and ``success_res``
+l.31-36; the same repository's GPT-J walkthrough on sax-http:v1.0.0, fdd403c0
+saxml-on-gke/single-host-inference/gptj/README.md l.268-304). It reads the body by its Content-Length header (l.97),
+which the prober's request carries (a ``strings.Reader`` body, whose length Go's ``http.NewRequest`` sets:
+blackbox_exporter v0.28.0 prober/http.go l.521-522, l.536). One request at a time per pod: it runs Python's single-threaded
+``http.server.HTTPServer`` (l.203)."""
+GENERATE_ANSWER = r'"generate_response":\s*\[\s*\['
+"""RE2 pattern of :data:`GENERATE_PATH`'s answer holding at least one ``[text, score]`` sample (an error answers 400
+``{"Error": ...}``, l.38-44)."""
+PROBE_QUERY = "Say OK."
+"""The serving probe's query: a few tokens, well within the seed model's 128-token input (google/saxml v1.1.0
+saxml/server/pax/lm/params/lm_cloud.py l.564 ``INPUT_SEQ_LEN = 128``)."""
+SEED_DECODE_STEPS = 128
+"""How many steps a generation of the seed's ``LmCloudSpmd175B32Test`` decodes at most: ``MAX_DECODE_STEPS = 128``
+and ``per_example_max_decode_steps`` 128 in ``LmCloudSpmd175B``, which it inherits (google/saxml v1.1.0
+saxml/server/pax/lm/params/lm_cloud.py l.547, l.566-569, l.585). Another model class decodes up to its own limit."""
+PROBE_TIMEOUT_SECONDS = 60
+"""The Saxml probe's module timeout: one generation of up to the model's decode limit (SRE review round 40, M5: "a
+128-step decode once a minute is an acceptable probe cost"; with a 60 s timeout). The only upstream figure read is
+LmCloudSpmd175B's docstring, "Latency = 2.337s with 128 decoded tokens" on TPU v4-32 (lm_cloud.py l.548-552); on
+the stack's v5e slices it is not measured here."""
+PROBE_INTERVAL_SECONDS = 75
+"""How often the Saxml probe runs: its scrape timeout (the module's 60 s plus the prober's 5 s margin,
+:data:`tpu_serving.prober.SCRAPE_MARGIN_SECONDS`) must not exceed the interval (prometheus-engine v0.17.2
+podmonitorings CRD l.556-559), and the exporter keeps the module's 60 s only while it is below the scrape timeout
+less 0.5 s (blackbox_exporter v0.28.0 prober/handler.go l.282-287); 75 s leaves the scrape 10 s to spare."""
 HTTP_REPLICAS = 2
 """sax-http pods: a drain or a node upgrade takes one while the other serves (its budget allows one eviction)."""
 EXCLUSIVE_TOPOLOGY = "alpha.jobset.sigs.k8s.io/exclusive-topology"

@@ -113,7 +113,6 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
     """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
     pool at its minimum, boot disks and the buckets' expected sizes; on an existing cluster, neither its CPU pool
     nor its fee (its owner's)."""
-    pool = cfg.cluster.cpu_pool
     from_zero = autoscaled_from_zero | {
         p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
     }

@@ -41,7 +41,9 @@ def test_zone_spread_of_every_replicated_deployment_selects_its_own_pods(stack: 
     assert replicated, f"{stack}: no Deployment of two replicas"
     for d in replicated:
         pod_labels = d["spec"]["template"]["metadata"]["labels"]
-        (zones,) = [c for c in d["spec"]["template"]["spec"]["topologySpreadConstraints"] if c["topologyKey"] == ZONE_LABEL]
+        (zones,) = [
+            c for c in d["spec"]["template"]["spec"]["topologySpreadConstraints"] if c["topologyKey"] == ZONE_LABEL
+        ]
         assert zones["whenUnsatisfiable"] == "ScheduleAnyway"
         assert zones["labelSelector"] == d["spec"]["selector"], d["metadata"]["name"]
         assert _selects(zones["labelSelector"], pod_labels), d["metadata"]["name"]

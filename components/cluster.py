@@ -64,7 +64,12 @@ class CpuPoolArgs:
     machine_type: str = described(
         "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
     )
-    min_nodes: int = described("Autoscaling minimum, per zone of the pool (at least 2).", default=2, ge=0, le=100)
+    min_nodes: int = described(
+        "Autoscaling minimum, per zone of the pool (at least 2 nodes in all: 1 is enough over two zones or more).",
+        default=2,
+        ge=0,
+        le=100,
+    )
     max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
     disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
 

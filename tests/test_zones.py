@@ -122,3 +122,27 @@ def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_repli
     assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 2 in each = 6 nodes" in lines[1]
     assert "the other zones' 4 nodes cost $" in lines[1]
     assert "single-replica on the CPU pool" in lines[2] and "prober" in lines[2]
+
+
+def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
+    from tpu_serving.cluster import TpuClusterArgs
+
+    args = TpuClusterArgs(
+        project="my-project",
+        region="us-west4",
+        zone="us-west4-a",
+        name="c",
+        cpu_pool_zones=["us-west4-a", "us-east1-b", "us-west4-a"],
+        public_control_plane=True,
+    )
+    found = args.problems()
+    assert (
+        "cpu_pool_zones[1] = 'us-east1-b': zone is outside the region 'us-west4'; valid: us-west4-a, us-west4-b, us-west4-c"
+        in found
+    )
+    assert "cpu_pool_zones[2] = 'us-west4-a': named twice" in found
+    assert TpuClusterArgs(project="my-project", region="us-west4", zone="us-west4-a", name="c").cpu_zones == (
+        "us-west4-a",
+        "us-west4-b",
+        "us-west4-c",
+    )

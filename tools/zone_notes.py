@@ -12,7 +12,7 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 OUTAGE = (
     "down from the zone's outage until Kubernetes evicts it from the unreachable node (the default 300 s "
-    "toleration of node.kubernetes.io/unreachable) and it starts on a node of another zone of the pool"
+    "toleration of node.kubernetes.io/unreachable) and it starts on a node in another zone the CPU nodes span"
 )
 
 
@@ -23,7 +23,6 @@ def _cpu_pools(plan: Plan) -> list[RecordedResource]:
         r
         for r in plan.of_type(NODE_POOL)
         if (r.inputs.get("nodeConfig") or {}).get("machineType") not in catalog.MACHINE_TYPES
-        and (r.inputs.get("autoscaling") or {}).get("minNodeCount")
     ]
 
 
@@ -34,7 +33,7 @@ def _pool_line(r: RecordedResource, outputs: dict[str, Any]) -> str:
     least = int((r.inputs.get("autoscaling") or {}).get("minNodeCount", 0))
     name = str(r.inputs.get("name", r.name))
     if len(zones) < 2:
-        return f"  CPU pool {name}: one zone ({', '.join(zones)}): a zone outage takes every pod on it"
+        return f"  CPU pool {name}: one zone ({', '.join(zones)}): an outage of that zone takes every pod on it"
     items = (outputs.get("cost") or {}).get("items") or []
     more = [i for i in items if str(i.get("what", "")).startswith("cpu pool (minimum, ")]
     cost = (
@@ -66,13 +65,15 @@ def single_replica_fronts(resources: Sequence[RecordedResource]) -> list[str]:
 
 
 def zone_summary(plan: Plan) -> list[str]:
-    """The ``Zones:`` lines of a plan with a CPU pool (none on an existing cluster: its pools are its owner's)."""
+    """The ``Zones:`` lines: the CPU pools the plan creates (on an existing cluster, none: its nodes' zones are its
+    owner's) and the single-replica fronts."""
     pools = _cpu_pools(plan)
-    if not pools:
-        return []
-    lines = ["Zones: TPU slices sit in one zone each; replicated Deployments on the CPU pool prefer different zones"]
-    lines += [_pool_line(r, plan.outputs) for r in pools]
     single = single_replica_fronts(plan.resources)
+    if not pools and not single:
+        return []
+    head = "Zones: TPU slices sit in one zone each; replicated Deployments on the CPU pool prefer different zones"
+    lines = [head if pools else f"{head} (the existing cluster's CPU nodes and their zones are its owner's)"]
+    lines += [_pool_line(r, plan.outputs) for r in pools]
     if single:
         lines.append(f"  single-replica on the CPU pool: {', '.join(single)}: each {OUTAGE}")
     return lines

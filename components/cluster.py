@@ -15,7 +15,7 @@ from pulumi_gcp import container, serviceaccount
 
 from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
 from .control_plane import cidrs_problem, control_plane_problems
-from .gcp_zones import pool_zones
+from .gcp_zones import per_zone_minimum, pool_zones
 from .kubeconfig import ca_certificate, kubeconfig
 from .machines import machine_type_problem
 
@@ -64,9 +64,10 @@ class CpuPoolArgs:
     machine_type: str = described(
         "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
     )
-    min_nodes: int = described(
-        "Autoscaling minimum, per zone of the pool (at least 2 nodes in all: 1 is enough over two zones or more).",
-        default=2,
+    min_nodes: int | None = described(
+        "Autoscaling minimum, per zone of the pool (at least 2 nodes in all: 1 is enough over two zones or more). "
+        "Unset: 1 per zone over two zones or more, 2 in one zone (two nodes in all either way).",
+        default=None,
         ge=0,
         le=100,
     )
@@ -372,8 +373,8 @@ def cpu_node_pool_args(
         cluster=cluster,
         location=region,
         node_locations=list(zones),
-        initial_node_count=pool.min_nodes,
-        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},
+        initial_node_count=per_zone_minimum(pool.min_nodes, len(zones)),
+        autoscaling={"min_node_count": per_zone_minimum(pool.min_nodes, len(zones)), "max_node_count": pool.max_nodes},
         management={"auto_repair": True, "auto_upgrade": True},
         node_config=node_config(
             service_account,

@@ -19,6 +19,7 @@ from .config.mirror import needed_upstreams
 from .config.models import StackConfig
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
+from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode
 from .naming import (
     bucket_name,
@@ -102,11 +103,12 @@ def cpu_pool_usage(cfg: StackConfig) -> list[cost.NodeUsage]:
     the stack's zone, then the nodes its other zones add (their own line, so the estimate shows what surviving a zone
     costs)."""
     pool, zones = cfg.cluster.cpu_pool, cpu_zones(cfg)
-    first = cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)
+    each = per_zone_minimum(pool.min_nodes, len(zones))
+    first = cost.NodeUsage("cpu pool (minimum)", pool.machine_type, each, pool.disk_size_gb)
     if len(zones) == 1:
         return [first]
     more = f"cpu pool (minimum, {len(zones) - 1} more zone{'s' if len(zones) > 2 else ''}: {', '.join(zones[1:])})"
-    return [first, cost.NodeUsage(more, pool.machine_type, pool.min_nodes * (len(zones) - 1), pool.disk_size_gb)]
+    return [first, cost.NodeUsage(more, pool.machine_type, each * (len(zones) - 1), pool.disk_size_gb)]
 
 
 def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:

@@ -100,3 +100,12 @@ def pool_zones(region: str, zone: str, named: tuple[str, ...] | None = None) -> 
     if zones is None or zone not in zones:
         return (zone,)
     return (zone, *(z for z in zones if z != zone))
+
+
+def per_zone_minimum(min_nodes: int | None, zones: int) -> int:
+    """The nodes the CPU pool keeps in each of its ``zones`` zones: ``min_nodes`` (:attr:`tpu_serving.cluster.CpuPoolArgs.min_nodes`), or,
+    unset, two nodes in all (one per zone over two zones or more), the fewest that hold two replicas on different
+    nodes."""
+    if min_nodes is not None:
+        return min_nodes
+    return 1 if zones >= 2 else 2

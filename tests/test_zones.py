@@ -112,15 +112,15 @@ def test_zones_cpu_pool_zones_named_are_the_pools():
 def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
     items = plan_edited(STACK).outputs["cost"]["items"]
     (more,) = [i for i in items if i["what"].startswith("cpu pool (minimum, ")]
-    assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 4 x n2-standard-8"
+    assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 2 x n2-standard-8"
 
 
 def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_replica_fronts():
     from tpu_serving_tools.zone_notes import zone_summary
 
     lines = zone_summary(plan_edited(STACK))
-    assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 2 in each = 6 nodes" in lines[1]
-    assert "the other zones' 4 nodes cost $" in lines[1]
+    assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]
+    assert "the other zones' 2 nodes cost $" in lines[1]
     assert "single-replica on the CPU pool" in lines[2] and "prober" in lines[2]
 
 
@@ -146,3 +146,11 @@ def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
         "us-west4-b",
         "us-west4-c",
     )
+
+
+def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
+    from tpu_serving.gcp_zones import per_zone_minimum
+
+    assert [per_zone_minimum(None, z) for z in (1, 2, 3)] == [2, 1, 1]
+    assert [per_zone_minimum(3, z) for z in (1, 3)] == [3, 3]
+    assert per_zone_minimum(0, 2) == 0

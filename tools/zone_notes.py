@@ -38,7 +38,7 @@ def _pool_line(r: RecordedResource, outputs: dict[str, Any]) -> str:
     more = [i for i in items if str(i.get("what", "")).startswith("cpu pool (minimum, ")]
     cost = (
         f"; the other zones' {least * (len(zones) - 1)} nodes cost ${more[0]['perHour']:,.2f}/hour "
-        f"(${more[0]['perHour'] * HOURS_PER_MONTH:,.0f}/month; cpuPool.minNodes: 1 keeps one node a zone, still two in all)"
+        f"(${more[0]['perHour'] * HOURS_PER_MONTH:,.0f}/month; cpuPool.minNodes sets the nodes kept in each zone)"
         if more and isinstance(more[0].get("perHour"), (int, float))
         else ""
     )

@@ -18,7 +18,7 @@ from ..backends.vllm.disagg_checks import roles
 from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..gateway_settings import existing_address_problem
-from ..gcp_zones import pool_zones
+from ..gcp_zones import per_zone_minimum, pool_zones
 from ..lws import Rollout
 from ..naming import (
     NameLimit,
@@ -177,7 +177,9 @@ def _cpu_pool_problems(cfg: StackConfig) -> list[str]:
     of the cluster's CPU nodes the stack runs on (the same key, EXISTING_ARGS_FROM_THE_STACK): the required spreading
     must be satisfiable there too."""
     zones = 1 if cfg.existing else len(cpu_zones(cfg))
-    spread = cpu_pool_spread_problem(f"{_CLUSTER}.cpuPool", cfg.cluster.cpu_pool.min_nodes, zones)
+    spread = cpu_pool_spread_problem(
+        f"{_CLUSTER}.cpuPool", per_zone_minimum(cfg.cluster.cpu_pool.min_nodes, zones), zones
+    )
     return [spread] if spread else []
 
 

@@ -58,7 +58,8 @@ METRICS_ADAPTER = Controller(
     # custom-metrics-stackdriver-adapter, deploy/production/adapter_new_resource_model.yaml). It holds no state and
     # no leader: each replica answers the aggregated API's requests behind the manifest's Service from Cloud
     # Monitoring, so more than one may run (run with two replicas: FairwindsOps/charts#191, the review of its
-    # stackdriver-metrics-adapter chart, "it can work with 2 replicas").
+    # stackdriver-metrics-adapter chart, "it can work with 2 replicas"). The manifest sets no affinity and no spread
+    # (cm-sd-adapter-v0.16.9, its Deployment l.69-79 and pod spec): the install's node and zone spread are the only ones.
     availability=Availability(
         deployment=ADAPTER_DEPLOYMENT,
         namespace="custom-metrics",

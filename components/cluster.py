@@ -15,6 +15,7 @@ from pulumi_gcp import container, serviceaccount
 
 from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
 from .control_plane import cidrs_problem, control_plane_problems
+from .gcp_zones import per_zone_minimum, pool_zones
 from .kubeconfig import ca_certificate, kubeconfig
 from .machines import machine_type_problem
 
@@ -31,6 +32,7 @@ from .naming import (
     labels_problem,
     project_id_problem,
     zone_problems,
+    zones_problems,
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
@@ -49,16 +51,26 @@ CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 class CpuPoolArgs:
     """The CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends).
 
-    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields. GKE's ``min_node_count`` is per
-    zone ("for one location in the node pool", google.container.v1 NodePoolAutoscaling; pulumi-gcp: "per zone in the
-    NodePool"); the cluster's pool has one zone, so its minimum of 2 is two VMs, for the replicas required on
-    different nodes (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`, which refuses fewer for the cluster).
+    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields. GKE's ``min_node_count`` and
+    ``max_node_count`` are per zone ("for one location in the node pool", google.container.v1 NodePoolAutoscaling;
+    pulumi-gcp 10.2.0 container/_inputs.py ``NodePoolAutoscalingArgs`` l.23775-23783: "Maximum/Minimum number of
+    nodes per zone in the NodePool"; the totals are ``total_min_node_count``/``total_max_node_count``, "Cannot be used
+    with per zone limits"; GKE "Autoscaling a cluster", https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-autoscaler:
+    ``--min-nodes`` is "per zone", ``--total-min-nodes`` the whole pool's). The cluster's pool spans the zones of
+    :attr:`TpuClusterArgs.cpu_pool_zones`, so it keeps ``min_nodes`` in each: at least two nodes in all, for the
+    replicas required on different nodes (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`).
     """
 
     machine_type: str = described(
         "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
     )
-    min_nodes: int = described("Autoscaling minimum, per zone of the pool (at least 2).", default=2, ge=0, le=100)
+    min_nodes: int | None = described(
+        "Autoscaling minimum, per zone of the pool (at least 2 nodes in all: 1 is enough over two zones or more). "
+        "Unset: 1 per zone over two zones or more, 2 in one zone (two nodes in all either way).",
+        default=None,
+        ge=0,
+        le=100,
+    )
     max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
     disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
 
@@ -111,7 +123,7 @@ class TpuClusterArgs:
 
     project: str = described("GCP project ID.", check=project_id_problem)
     region: str = described("Region of the regional cluster.")
-    zone: str = described("Zone of the region where the CPU pool (and the TPU slices) run.")
+    zone: str = described("Zone of the region where the TPU slices run (and the CPU pool, first of its zones).")
     name: str = described(
         "GKE cluster name (at most 40 characters); also the prefix of the other cloud resource names.",
         check=cluster_name_problem,
@@ -130,7 +142,16 @@ class TpuClusterArgs:
     network: str = described("VPC network of the cluster.", default="default")
     subnetwork: str | None = described("Subnetwork of the cluster; unset uses the network's default.", default=None)
     cpu_pool: CpuPoolArgs = described(
-        "The CPU node pool for non-TPU pods, in the TPU zone.", default_factory=CpuPoolArgs
+        "The CPU node pool for non-TPU pods (controllers, endpoint picker), in the zones of `cpuPoolZones`.",
+        default_factory=CpuPoolArgs,
+    )
+    cpu_pool_zones: Sequence[str] | None = described(
+        "Zones of the region the CPU pool's nodes run in, each keeping `cpuPool.minNodes` nodes; the machine type "
+        "must be offered in every one. Unset: every zone of the region (the stack's zone first), so a zone outage "
+        "leaves the controllers' and the endpoint picker's other replicas; one zone alone goes down with it.",
+        default=None,
+        min_length=1,
+        max_length=4,
     )
     image_streaming: bool = described("GKE image streaming (GCFS) on every node pool.", default=True)
     gcs_fuse_csi_driver: bool = described("The Cloud Storage FUSE CSI driver add-on.", default=True)
@@ -197,6 +218,7 @@ class TpuClusterArgs:
         cluster's region. In a stack file ``zone`` and ``region`` sit outside ``cluster``; the stack checks them."""
         return (
             zone_problems(self.zone, self.region)
+            + zones_problems("cpu_pool_zones", self.cpu_pool_zones, self.region)
             + control_plane_problems(self.master_authorized_networks, self.public_control_plane)
             + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
         )
@@ -205,6 +227,12 @@ class TpuClusterArgs:
     def workload_pool(self) -> str:
         """The cluster's workload identity pool, ``<project>.svc.id.goog``."""
         return f"{self.project}.svc.id.goog"
+
+    @property
+    def cpu_zones(self) -> tuple[str, ...]:
+        """The CPU pool's zones (:func:`tpu_serving.gcp_zones.pool_zones`)."""
+        named = tuple(self.cpu_pool_zones) if self.cpu_pool_zones else None
+        return pool_zones(self.region, self.zone, named)
 
 
 def node_config(
@@ -327,22 +355,26 @@ def cpu_node_pool_args(
     name: str,
     project: str,
     region: str,
-    zone: str,
+    zones: Sequence[str],
     cluster: pulumi.Input[str],
     service_account: pulumi.Input[str],
     pool: CpuPoolArgs,
     image_streaming: bool,
     labels: Mapping[str, str],
 ) -> container.NodePoolArgs:
-    """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zone``."""
+    """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zones`` of the regional cluster's region
+    (pulumi-gcp 10.2.0 container/node_pool.py ``node_locations``: "The list of zones in which the node pool's nodes
+    should be located. Nodes must be in the region of their regional cluster"). Its initial size and its autoscaling
+    bounds count per zone (``initial_node_count``: "In regional or multi-zonal clusters, this is the number of nodes
+    per zone", node_pool.py l.64-65; ``min_node_count``: :class:`CpuPoolArgs`)."""
     return container.NodePoolArgs(
         name=name,
         project=project,
         cluster=cluster,
         location=region,
-        node_locations=[zone],
-        initial_node_count=pool.min_nodes,
-        autoscaling={"min_node_count": pool.min_nodes, "max_node_count": pool.max_nodes},
+        node_locations=list(zones),
+        initial_node_count=per_zone_minimum(pool.min_nodes, len(zones)),
+        autoscaling={"min_node_count": per_zone_minimum(pool.min_nodes, len(zones)), "max_node_count": pool.max_nodes},
         management={"auto_repair": True, "auto_upgrade": True},
         node_config=node_config(
             service_account,
@@ -357,12 +389,12 @@ def cpu_node_pool_args(
 def cpu_pool_args(
     args: TpuClusterArgs, cluster: pulumi.Input[str], node_service_account: pulumi.Input[str]
 ) -> container.NodePoolArgs:
-    """Arguments of the cluster's CPU ``gcp.container.NodePool`` (autoscaled, in the TPU zone)."""
+    """Arguments of the cluster's CPU ``gcp.container.NodePool`` (autoscaled, in :attr:`TpuClusterArgs.cpu_zones`)."""
     return cpu_node_pool_args(
         name=dns_name(cpu_pool_name(args.name), limit=NameLimit.GKE_NODE_POOL),
         project=args.project,
         region=args.region,
-        zone=args.zone,
+        zones=args.cpu_zones,
         cluster=cluster,
         service_account=node_service_account,
         pool=args.cpu_pool,
@@ -376,7 +408,7 @@ class TpuCluster(pulumi.ComponentResource):
 
     Workload identity (``<project>.svc.id.goog``), Dataplane V2 (network policy
     enforcement), shielded nodes, a dedicated least-privilege node service account, the
-    default node pool removed in favour of an autoscaled CPU pool in the TPU zone, a
+    default node pool removed in favour of an autoscaled CPU pool over the region's zones, a
     release channel, Managed Prometheus, the GCS FUSE CSI driver and image streaming on,
     deletion protection on by default. TPU node pools are added with
     :class:`~components.nodepool.TpuNodePool`.

@@ -76,7 +76,7 @@ class CpuNodePool(pulumi.ComponentResource):
                 name=args.pool_name,
                 project=args.project,
                 region=args.region,
-                zone=args.zone,
+                zones=[args.zone],
                 cluster=args.cluster,
                 service_account=self.node_service_account.email,
                 pool=args.pool,

@@ -13,11 +13,13 @@ from .allocation import Allocation, allocation
 from .backends import BACKENDS
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import CpuPoolArgs, TpuClusterArgs
+from .config.checks import cpu_zones
 from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
+from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode
 from .naming import (
     bucket_name,
@@ -96,11 +98,23 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
     )
 
 
+def cpu_pool_usage(cfg: StackConfig) -> list[cost.NodeUsage]:
+    """The created CPU pool at its minimum, which GKE keeps in each of its zones (:class:`~tpu_serving.cluster.CpuPoolArgs`):
+    the stack's zone, then the nodes its other zones add (their own line, so the estimate shows what surviving a zone
+    costs)."""
+    pool, zones = cfg.cluster.cpu_pool, cpu_zones(cfg)
+    each = per_zone_minimum(pool.min_nodes, len(zones))
+    first = cost.NodeUsage("cpu pool (minimum)", pool.machine_type, each, pool.disk_size_gb)
+    if len(zones) == 1:
+        return [first]
+    more = f"cpu pool (minimum, {len(zones) - 1} more zone{'s' if len(zones) > 2 else ''}: {', '.join(zones[1:])})"
+    return [first, cost.NodeUsage(more, pool.machine_type, each * (len(zones) - 1), pool.disk_size_gb)]
+
+
 def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:
     """The estimate: the slices that keep their VMs (not ``autoscaled_from_zero``, not flex-start), the CPU
     pool at its minimum, boot disks and the buckets' expected sizes; on an existing cluster, neither its CPU pool
     nor its fee (its owner's)."""
-    pool = cfg.cluster.cpu_pool
     from_zero = autoscaled_from_zero | {
         p for s in cfg.tpu_slices if capacity.scales_from_zero(s.effective_capacity) for p in s.pool_names
     }
@@ -119,11 +133,7 @@ def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: fro
         ],
         nodes=[
             # an existing cluster's CPU nodes are its owner's, shared by its tenants (as is its fee)
-            *(
-                []
-                if cfg.existing
-                else [cost.NodeUsage("cpu pool (minimum)", pool.machine_type, pool.min_nodes, pool.disk_size_gb)]
-            ),
+            *([] if cfg.existing else cpu_pool_usage(cfg)),
             *(BACKENDS[cfg.serving.backend].cpu_nodes(cfg.serving) if cfg.serving is not None else ()),
         ],
         buckets=[

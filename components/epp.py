@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 from .gateway_settings import HEALTH_CHECK_RANGES, INFERENCE_API, GatewaySettings, ServingGatewayArgs
 from .podspec import container_security, pod_security, requests
 from .quota import ContainerRequests, PodSet, PodShape
+from .spread import zone_spread_args
 
 EPP_USER = 65532
 """The ``nonroot`` user of gcr.io/distroless/static:nonroot, the endpoint picker's base image
@@ -336,6 +337,8 @@ def epp_deployment(args: ServingGatewayArgs) -> k8s.apps.v1.DeploymentInitArgs:
                     priority_class_name=args.priority_class_name,
                     termination_grace_period_seconds=130,
                     affinity=_apart(args),
+                    # and, preferred, in different zones of the CPU pool: a zone outage leaves one (spread.zone_spread_args)
+                    topology_spread_constraints=[zone_spread_args(epp_labels(args))],
                     containers=[container],
                     volumes=[
                         k8s.core.v1.VolumeArgs(

@@ -26,6 +26,7 @@ import pulumi_kubernetes as k8s
 
 from .catalog import SliceShape
 from .cluster import CpuPoolArgs, cluster_name_problem
+from .gcp_zones import per_zone_minimum
 from .kubeconfig import kubeconfig
 from .naming import (
     NameLimit,
@@ -180,7 +181,11 @@ def _plan_inputs(args: ExistingClusterArgs) -> dict[str, Any]:
         "context": args.context,
         "readWith": "kubeconfig" if args.kubeconfig is not None else "gke",
         "workloadPool": args.workload_pool,
-        "cpuPool": {"machineType": pool.machine_type, "minNodes": pool.min_nodes, "maxNodes": pool.max_nodes},
+        "cpuPool": {
+            "machineType": pool.machine_type,
+            "minNodes": per_zone_minimum(pool.min_nodes, 1),
+            "maxNodes": pool.max_nodes,
+        },
         "securityGroup": args.security_group,
     }
 
@@ -336,7 +341,7 @@ class ExistingCpuNodePool(pulumi.ComponentResource):
         props = {
             "poolName": args.pool_name,
             "machineType": args.pool.machine_type,
-            "minNodes": args.pool.min_nodes,
+            "minNodes": per_zone_minimum(args.pool.min_nodes, 1),
             "maxNodes": args.pool.max_nodes,
             "zone": args.zone,
             "nodeGrants": _grants(args.node_grants),

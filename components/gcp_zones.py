@@ -88,3 +88,24 @@ REGION_ZONES: dict[str, tuple[str, ...]] = {
 def zones_of(region: str) -> tuple[str, ...] | None:
     """The zones of ``region``, or None when the table does not hold the region."""
     return REGION_ZONES.get(region)
+
+
+def pool_zones(region: str, zone: str, named: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The zones of a regional pool that should outlive one zone: ``named`` when given, else every zone of ``region``
+    the table holds, ``zone`` first (the others in the table's order); ``(zone,)`` when the table does not hold the
+    region (its zones are not known here, so none is guessed)."""
+    if named:
+        return tuple(named)
+    zones = zones_of(region)
+    if zones is None or zone not in zones:
+        return (zone,)
+    return (zone, *(z for z in zones if z != zone))
+
+
+def per_zone_minimum(min_nodes: int | None, zones: int) -> int:
+    """The nodes the CPU pool keeps in each of its ``zones`` zones: ``min_nodes`` (:attr:`tpu_serving.cluster.CpuPoolArgs.min_nodes`), or,
+    unset, two nodes in all (one per zone over two zones or more), the fewest that hold two replicas on different
+    nodes."""
+    if min_nodes is not None:
+        return min_nodes
+    return 1 if zones >= 2 else 2

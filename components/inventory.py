@@ -17,6 +17,7 @@ from .config.models import StackConfig
 from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
 from .existing import CloudResource
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
+from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode
 from .naming import (
     NameLimit,
@@ -50,7 +51,7 @@ def cloud_resources(
             f"{NS}:cluster.cpuPool",
             (
                 f"room for the stack's CPU pods (controllers, endpoint picker); described as {cfg.cluster.cpu_pool.machine_type}, "
-                f"{cfg.cluster.cpu_pool.min_nodes}..{cfg.cluster.cpu_pool.max_nodes} nodes",
+                f"{per_zone_minimum(cfg.cluster.cpu_pool.min_nodes, 1)}..{cfg.cluster.cpu_pool.max_nodes} nodes",
             ),
         ),
         cloud_nat(cfg),

@@ -343,3 +343,17 @@ def label_name(text: str) -> str:
     """``text`` as a Prometheus label name: every other character becomes ``_``, and a leading digit gets one."""
     name = re.sub(r"[^a-zA-Z0-9_]", "_", text)
     return name if PROMETHEUS_LABEL_NAME.match(name) else f"_{name}"
+
+
+def zones_problems(key: str, zones: object, region: object) -> list[str]:
+    """The rule of a list of zones (``key``, e.g. ``cpu_pool_zones``) in ``region``: each a zone of the region
+    (:func:`zone_problem`), none twice; nothing while either is not what its type says (the type check reports it)."""
+    if not isinstance(zones, (list, tuple)) or not isinstance(region, str) or region_problem(region):
+        return []
+    found = [
+        f"{key}[{i}] = {z!r}: {problem}"
+        for i, z in enumerate(zones)
+        if isinstance(z, str) and (problem := zone_problem(z, region))
+    ]
+    found += [f"{key}[{i}] = {z!r}: named twice" for i, z in enumerate(zones) if z in zones[:i]]
+    return found

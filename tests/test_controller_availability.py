@@ -32,13 +32,14 @@ def test_availability_installed_gives_the_deployment_two_replicas_on_different_n
     a = availability(controller)
     changed = a.installed(deployment(a.deployment))
     assert changed["spec"]["replicas"] == 2
-    (spread,) = changed["spec"]["template"]["spec"]["topologySpreadConstraints"]
+    spread, zones = changed["spec"]["template"]["spec"]["topologySpreadConstraints"]
     assert spread == {
         "maxSkew": 1,
         "topologyKey": "kubernetes.io/hostname",
         "whenUnsatisfiable": "DoNotSchedule",
         "labelSelector": {"matchLabels": dict(a.selector)},
     }
+    assert zones["topologyKey"] == "topology.kubernetes.io/zone" and zones["whenUnsatisfiable"] == "ScheduleAnyway"
     assert changed["spec"]["template"]["spec"]["containers"] == [{"name": "manager"}]
     other = deployment("another")
     assert a.installed(other) is other

@@ -182,7 +182,9 @@ def _boot_disk_gb(plan, head_nodes: int) -> int:
     """Boot-disk GB the estimate should bill: the running TPU VMs, the CPU pool's minimum and the head node."""
     total = 0
     for pool in plan.of_type("gcp:container/nodePool:NodePool"):
-        nodes = pool.inputs.get("nodeCount", pool.inputs.get("autoscaling", {}).get("minNodeCount", 0))
+        # an autoscaled pool's minimum counts in each of its zones (the CPU pool spans several)
+        zones = len(pool.inputs.get("nodeLocations") or [None])
+        nodes = pool.inputs.get("nodeCount", pool.inputs.get("autoscaling", {}).get("minNodeCount", 0) * zones)
         if pool.inputs["name"].endswith("-head"):
             nodes = head_nodes
         total += int(nodes) * int(pool.inputs["nodeConfig"]["diskSizeGb"])

@@ -50,8 +50,8 @@ def test_diff_topology_change_warns_recreate_of_the_node_pool():
     assert any("`nodeCount` 4 → 8" in w for w in pool_warnings)
     report = render_markdown(diff, "main")
     assert report.splitlines()[2] == "> [!WARNING]"
-    # 16 more v6e chips at $2.70 and four more 200 GB boot disks at $0.10/GB-month.
-    assert diff.cost == "+16 chips, +$43.30/hour (+$31,616.00/month): $44.23 → $87.53/hour"
+    # 16 more v6e chips at $2.70 and four more 200 GB boot disks at $0.10/GB-month (the base: the CPU pool in 3 zones).
+    assert diff.cost == "+16 chips, +$43.31/hour (+$31,616.00/month): $44.63 → $87.94/hour"
     assert f"**Capacity and cost (estimate):** {diff.cost}" in report.splitlines()
 
 

@@ -70,6 +70,18 @@ def test_existing_create_only_cluster_keys_are_refused_at_their_keys_all_at_once
     ]
 
 
+def test_existing_cpu_pool_zones_are_refused_the_pools_are_the_owners():
+    cfg = with_change(
+        "tpu-serving:cluster",
+        {"name": "vllm", "existing": {"kubeconfig": "/etc/kube/config"}, "cpuPoolZones": ["us-west4-b"]},
+        EXISTING,
+    )
+    assert problems(cfg) == [
+        'tpu-serving:cluster.cpuPoolZones = ["us-west4-b"]: shapes a cluster the stack creates; with '
+        "tpu-serving:cluster.existing the cluster is its owner's and the stack never changes it: remove this key"
+    ]
+
+
 def test_existing_a_cluster_without_a_control_plane_choice_is_fine_when_it_exists():
     """The control plane is the owner's: neither masterAuthorizedNetworks nor publicControlPlane is asked for."""
     assert load(EXISTING).existing

@@ -87,6 +87,10 @@ DIFFERENCES: list[tuple[str, str]] = [
     ),
     (rf"{MODEL_POD}\.spec\.restartPolicy", "Never: a podFailurePolicy requires it (JobSet would default OnFailure)"),
     (r"spec\.replicas", "two sax-http pods under a budget of one eviction (a drain keeps one serving)"),
+    (
+        r"spec\.template\.spec\.topologySpreadConstraints",
+        "the two sax-http pods prefer different zones (spread.zone_spread)",
+    ),
 ]
 
 

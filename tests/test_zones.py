@@ -24,7 +24,8 @@ def test_zones_each_slice_stays_in_its_one_zone():
     assert pools["vllm70b-v5e16b-pool"]["nodeCount"] == 4
     assert pools["vllm70b-v5e16b-pool"]["placementPolicy"]["tpuTopology"] == "4x4"
     (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
-    assert cpu.inputs["nodeLocations"] == ["us-west4-a"]  # the CPU pool stays in the stack's zone
+    # the CPU pool spans the region's zones, the stack's first
+    assert cpu.inputs["nodeLocations"] == ["us-west4-a", "us-west4-b", "us-west4-c"]
 
 
 def test_zones_unset_means_the_stacks_zone():
@@ -85,3 +86,71 @@ def test_zones_table_names_regions_and_zones_of_the_form():
         for zone in zones:
             if naming.ZONE.match(zone):
                 assert zone in gcp_zones.REGION_ZONES[tpu_zones.region_of(zone)], zone
+
+
+def test_gcp_zones_pool_zones_spans_the_region_the_stacks_zone_first():
+    assert gcp_zones.pool_zones("us-east5", "us-east5-b") == ("us-east5-b", "us-east5-a", "us-east5-c")
+    assert gcp_zones.pool_zones("us-west4", "us-west4-a", ("us-west4-c", "us-west4-a")) == ("us-west4-c", "us-west4-a")
+    # a region the table does not hold: its zones are not known, so none is guessed
+    assert gcp_zones.pool_zones("xx-new1", "xx-new1-a") == ("xx-new1-a",)
+
+
+def test_zones_cpu_pool_spread_problem_counts_the_minimum_in_each_zone():
+    from tpu_serving.config.checks import cpu_pool_spread_problem
+
+    assert cpu_pool_spread_problem("k", 1, zones=3) == ""
+    assert "valid: 2 or more" in cpu_pool_spread_problem("k", 1)
+    assert "valid: 1 or more in each of its 3 zones" in cpu_pool_spread_problem("k", 0, zones=3)
+
+
+def test_zones_cpu_pool_zones_named_are_the_pools():
+    plan = plan_edited(STACK, cluster=lambda c: c.__setitem__("cpuPoolZones", ["us-west4-b", "us-west4-c"]))
+    (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
+    assert cpu.inputs["nodeLocations"] == ["us-west4-b", "us-west4-c"]
+
+
+def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
+    items = plan_edited(STACK).outputs["cost"]["items"]
+    (more,) = [i for i in items if i["what"].startswith("cpu pool (minimum, ")]
+    assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 2 x n2-standard-8"
+
+
+def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_replica_fronts():
+    from tpu_serving_tools.zone_notes import zone_summary
+
+    lines = zone_summary(plan_edited(STACK))
+    assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]
+    assert "the other zones' 2 nodes cost $" in lines[1]
+    assert "single-replica on the CPU pool" in lines[2] and "prober" in lines[2]
+
+
+def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
+    from tpu_serving.cluster import TpuClusterArgs
+
+    args = TpuClusterArgs(
+        project="my-project",
+        region="us-west4",
+        zone="us-west4-a",
+        name="c",
+        cpu_pool_zones=["us-west4-a", "us-east1-b", "us-west4-a"],
+        public_control_plane=True,
+    )
+    found = args.problems()
+    assert (
+        "cpu_pool_zones[1] = 'us-east1-b': zone is outside the region 'us-west4'; valid: us-west4-a, us-west4-b, us-west4-c"
+        in found
+    )
+    assert "cpu_pool_zones[2] = 'us-west4-a': named twice" in found
+    assert TpuClusterArgs(project="my-project", region="us-west4", zone="us-west4-a", name="c").cpu_zones == (
+        "us-west4-a",
+        "us-west4-b",
+        "us-west4-c",
+    )
+
+
+def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
+    from tpu_serving.gcp_zones import per_zone_minimum
+
+    assert [per_zone_minimum(None, z) for z in (1, 2, 3)] == [2, 1, 1]
+    assert [per_zone_minimum(3, z) for z in (1, 3)] == [3, 3]
+    assert per_zone_minimum(0, 2) == 0

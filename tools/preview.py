@@ -36,6 +36,7 @@ from tpu_serving_tools.offline import (
 from tpu_serving_tools.security_notes import security_summary
 from tpu_serving_tools.text import counted, plural
 from tpu_serving_tools.versions import plan_notes
+from tpu_serving_tools.zone_notes import zone_summary
 
 if TYPE_CHECKING:
     from tpu_serving.catalog import SliceShape
@@ -126,6 +127,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *sizing_notes(slices),
             *zone_notes(plan),
             *production_summary(plan.outputs),
+            *zone_summary(plan),
             *caution_summary(plan.outputs),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),

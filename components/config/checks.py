@@ -18,6 +18,7 @@ from ..backends.vllm.disagg_checks import roles
 from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..gateway_settings import existing_address_problem
+from ..gcp_zones import per_zone_minimum, pool_zones
 from ..lws import Rollout
 from ..naming import (
     NameLimit,
@@ -103,8 +104,9 @@ _RFC3339_UTC = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
 def zone_problems(cfg: StackConfig) -> list[str]:
-    """A slice kind's own zone must be a zone of the stack's region (a slice never spans zones)."""
-    found = []
+    """A slice kind's own zone must be a zone of the stack's region (a slice never spans zones); so must each of the
+    CPU pool's zones (``cluster.cpuPoolZones``), named once."""
+    found = _cpu_zone_problems(cfg)
     for i, s in enumerate(cfg.tpu_slices):
         if s.zone is not None and zone_problem(s.zone, cfg.region):
             found.append(
@@ -114,6 +116,27 @@ def zone_problems(cfg: StackConfig) -> list[str]:
     return found
 
 
+def cpu_zones(cfg: StackConfig) -> tuple[str, ...]:
+    """The zones of the CPU pool the stack creates (:func:`tpu_serving.gcp_zones.pool_zones`)."""
+    named = tuple(cfg.cluster.cpu_pool_zones) if cfg.cluster.cpu_pool_zones else None
+    return pool_zones(cfg.region, cfg.zone, named)
+
+
+def _cpu_zone_problems(cfg: StackConfig) -> list[str]:
+    zones = list(cfg.cluster.cpu_pool_zones or ())
+    key = f"{PROJECT_NAMESPACE}:cluster.cpuPoolZones"
+    found = [
+        f"{key}[{i}] = {json.dumps(z)}: {problem}"
+        for i, z in enumerate(zones)
+        if (problem := zone_problem(z, cfg.region))
+    ]
+    return found + [
+        f"{key}[{i}] = {json.dumps(z)}: named twice; valid: each of {zone_choices(cfg.region)} at most once"
+        for i, z in enumerate(zones)
+        if z in zones[:i]
+    ]
+
+
 SPREAD_NODES = 2
 """Nodes the cluster's CPU pool keeps at least: the LWS and JobSet controllers and the metrics adapter
 (:class:`tpu_serving.controllers.Availability`) and the endpoint picker
@@ -121,15 +144,18 @@ SPREAD_NODES = 2
 required anti-affinity by ``kubernetes.io/hostname``)."""
 
 
-def cpu_pool_spread_problem(key: str, min_nodes: int) -> str:
-    """Why the cluster's CPU pool cannot hold two replicas on different nodes at its minimum (``min_nodes``), or
-    ``""``. ``key`` is the pool's key path in the stack file."""
-    if min_nodes >= SPREAD_NODES:
+def cpu_pool_spread_problem(key: str, min_nodes: int, zones: int = 1) -> str:
+    """Why the cluster's CPU pool cannot hold two replicas on different nodes at its minimum (``min_nodes`` in each
+    of its ``zones``: GKE's per-zone minimum, :class:`tpu_serving.cluster.CpuPoolArgs`), or ``""``. ``key`` is the
+    pool's key path in the stack file."""
+    if min_nodes * zones >= SPREAD_NODES:
         return ""
+    least = -(-SPREAD_NODES // zones)
+    where = f" in each of its {zones} zones" if zones > 1 else ""
     return (
         f"{key}.minNodes = {min_nodes}: the controllers' and the endpoint picker's two replicas are required on "
         f"different nodes, and a pool below {SPREAD_NODES} nodes leaves one of them Pending (its webhooks and the "
-        f"router then run on one VM); valid: {SPREAD_NODES} or more, with maxNodes at least as many"
+        f"router then run on one VM); valid: {least} or more{where}, with maxNodes at least as many"
     )
 
 
@@ -150,7 +176,10 @@ def _cpu_pool_problems(cfg: StackConfig) -> list[str]:
     """One key in both modes: a created cluster's pool (cluster.cpuPool) or, in existing-cluster mode, the description
     of the cluster's CPU nodes the stack runs on (the same key, EXISTING_ARGS_FROM_THE_STACK): the required spreading
     must be satisfiable there too."""
-    spread = cpu_pool_spread_problem(f"{_CLUSTER}.cpuPool", cfg.cluster.cpu_pool.min_nodes)
+    zones = 1 if cfg.existing else len(cpu_zones(cfg))
+    spread = cpu_pool_spread_problem(
+        f"{_CLUSTER}.cpuPool", per_zone_minimum(cfg.cluster.cpu_pool.min_nodes, zones), zones
+    )
     return [spread] if spread else []
 
 

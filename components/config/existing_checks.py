@@ -28,6 +28,7 @@ CREATE_ONLY_CLUSTER_KEYS: tuple[str, ...] = (
     "public_control_plane",
     "binary_authorization",
     "maintenance",
+    "cpu_pool_zones",
 )
 """``cluster`` keys that shape a cluster the stack creates: refused with ``cluster.existing``. The others describe
 the existing cluster to the stack (``name``, ``network``, ``cpuPool``, ``managedPrometheus``, ``gcsFuseCsiDriver``,

@@ -12,6 +12,7 @@ import pulumi_kubernetes as k8s
 
 from ...nodepool import TPU_RESOURCE, node_selector
 from ...podspec import container_security, pod_security, requests, tcp_probe
+from ...spread import zone_spread_args
 from .args import SaxmlServingArgs
 from .facts import (
     ADMIN,
@@ -68,7 +69,9 @@ def _server_deployment(
     replicas: int = 1,
 ) -> k8s.apps.v1.DeploymentInitArgs:
     """One Sax server on the CPU pool: ``replicas`` pods, TCP probes on its port, CPU/memory requests, memory
-    limited, hardened (``run_as_user``: a fixed non-root user where the image allows it)."""
+    limited, hardened (``run_as_user``: a fixed non-root user where the image allows it); more than one replica
+    spread over zones, preferred (:func:`tpu_serving.spread.zone_spread`), so a zone outage leaves one."""
+    selector = {"app": name}
     container = k8s.core.v1.ContainerArgs(
         name=name,
         image=image,
@@ -83,11 +86,12 @@ def _server_deployment(
         metadata=_meta(args, name),
         spec=k8s.apps.v1.DeploymentSpecArgs(
             replicas=replicas,
-            selector=k8s.meta.v1.LabelSelectorArgs(match_labels={"app": name}),
+            selector=k8s.meta.v1.LabelSelectorArgs(match_labels=selector),
             template=k8s.core.v1.PodTemplateSpecArgs(
-                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": name}),
+                metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector}),
                 spec=k8s.core.v1.PodSpecArgs(
                     host_network=False,
+                    topology_spread_constraints=[zone_spread_args(selector)] if replicas > 1 else None,
                     service_account_name=args.service_account,
                     priority_class_name=args.priority_class_name,
                     containers=[container],

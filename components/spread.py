@@ -1,0 +1,46 @@
+"""Zone spread of the stack's replicated Deployments on the CPU pool: one constraint, built once.
+
+Every Deployment the stack runs with two or more replicas on the CPU pool (the LWS, JobSet and metrics adapter
+managers as installed, :class:`tpu_serving.controllers.Availability`; the endpoint picker, :mod:`tpu_serving.epp`;
+sax-http) asks the scheduler to put its replicas in different zones, so a zone outage leaves one serving. The pool
+spans several zones of the region (:func:`tpu_serving.gcp_zones.pool_zones`).
+
+``whenUnsatisfiable: ScheduleAnyway``, never ``DoNotSchedule``: "ScheduleAnyway tells the scheduler to schedule the
+pod in any location, but giving higher precedence to topologies that would help reduce the skew" (Kubernetes API
+reference, Pod v1, ``topologySpreadConstraints.whenUnsatisfiable``,
+https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#scheduling; "Pod Topology Spread
+Constraints", https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/). A pool left in
+one zone, or a zone that is down, then never keeps a replica Pending; the node spread the Deployments already have
+(required, by ``kubernetes.io/hostname``) still holds. ``topology.kubernetes.io/zone`` is the well-known label the
+kubelet sets to the node's zone (https://kubernetes.io/docs/reference/labels-annotations-taints/#topologykubernetesiozone).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+import pulumi_kubernetes as k8s
+
+ZONE_LABEL = "topology.kubernetes.io/zone"
+"""The node label of its zone."""
+
+
+def zone_spread(match_labels: Mapping[str, str]) -> dict[str, Any]:
+    """The constraint that spreads the pods ``match_labels`` selects (the Deployment's own pod selector) over zones,
+    preferred, never required."""
+    return {
+        "maxSkew": 1,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": dict(match_labels)},
+    }
+
+
+def zone_spread_args(match_labels: Mapping[str, str]) -> k8s.core.v1.TopologySpreadConstraintArgs:
+    """:func:`zone_spread` as the Kubernetes provider's typed pod spec takes it."""
+    c = zone_spread(match_labels)
+    return k8s.core.v1.TopologySpreadConstraintArgs(
+        max_skew=c["maxSkew"],
+        topology_key=c["topologyKey"],
+        when_unsatisfiable=c["whenUnsatisfiable"],
+        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=c["labelSelector"]["matchLabels"]),
+    )

@@ -144,6 +144,12 @@ class ExistingClusterArgs:
         "checks.",
         default=None,
     )
+    node_upgrades_held: bool = described(
+        "Whether the cluster's owner holds GKE's node upgrades back (a maintenance exclusion of scope "
+        "`NO_MINOR_OR_NODE_UPGRADES` or `NO_UPGRADES`) and upgrades the TPU pools one at a time: the stack cannot "
+        "read it. A production stack of several groups that each reload for an hour or more says `true`.",
+        default=False,
+    )
 
     def problems(self) -> list[str]:
         """One way to reach the cluster: ``kubeconfig`` (with an optional ``context``) or ``gke``."""

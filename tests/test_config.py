@@ -161,7 +161,11 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
     existing = {
         f.name: f for f in dataclasses.fields(ExistingClusterArgs) if f.name not in EXISTING_ARGS_FROM_THE_STACK
     }
-    assert set(ExistingClusterConfig.model_fields) == set(existing) == {"kubeconfig", "context", "gke"}
+    assert (
+        set(ExistingClusterConfig.model_fields)
+        == set(existing)
+        == {"kubeconfig", "context", "gke", "node_upgrades_held"}
+    )
     for name, model_field in ExistingClusterConfig.model_fields.items():
         assert model_field.description == existing[name].metadata["description"], name
     cfg = load(GOOD).cluster

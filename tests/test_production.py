@@ -2,11 +2,12 @@
 preview's ``Production:`` line otherwise."""
 
 import copy
+import json
 
 import pytest
 
 from tests.conftest import ROOT
-from tests.fixtures.configs import GOOD, PATHWAYS_JOB, SERVING, VLLM, load, with_serving
+from tests.fixtures.configs import GOOD, HOLD_NODE_UPGRADES, PATHWAYS_JOB, SERVING, load, with_change, with_serving
 from tools.preview import production_summary
 from tpu_serving.backends.scaling import fewest_groups_gap
 from tpu_serving.config import load_stack_config
@@ -16,23 +17,53 @@ from tpu_serving_tools.offline import load_project, stack_config
 
 CHANNEL = "projects/tpu-serving-demo/notificationChannels/123"
 
+PROD = {
+    "gcp:project": "tpu-serving-demo",
+    "gcp:region": "us-east5",
+    "tpu-serving:zone": "us-east5-b",
+    "tpu-serving:cluster": {"name": "prod", "publicControlPlane": True, "maintenance": HOLD_NODE_UPGRADES},
+    "tpu-serving:tpuSlices": [
+        {
+            "name": "a",
+            "machineType": "ct6e-standard-8t",
+            "topology": "2x4",
+            "diskSizeGb": 300,
+            "capacity": "reservation",
+            "reservation": "v6e-a",
+        },
+        {
+            "name": "b",
+            "machineType": "ct6e-standard-8t",
+            "topology": "2x4",
+            "diskSizeGb": 300,
+            "zone": "us-east5-a",
+            "capacity": "any-reservation",
+        },
+    ],
+    "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
+    "tpu-serving:workloadIdentity": {"namespace": "prod"},
+    "tpu-serving:observability": {"notificationChannels": [CHANNEL]},
+    "tpu-serving:serving": {
+        "backend": "vllm",
+        "slices": ["a", "b"],
+        "replicas": 2,
+        "model": "llama-3.3-70b-instruct",
+        "servedModelName": "meta-llama/Llama-3.3-70B-Instruct",
+    },
+}
+"""A stack with no gap: paged, two single-host groups in two zones, each slice held by a reservation."""
 
-def _paged(data: dict) -> dict:
-    """``data`` whose alert policies notify a channel, and which says nothing of ``production`` (its default)."""
-    out = copy.deepcopy(data)
-    out["tpu-serving:observability"] = {"notificationChannels": [CHANNEL]}
-    out.pop("tpu-serving:production", None)
-    return out
+
+def _prod(path: str, value: object) -> dict:
+    """:data:`PROD` with ``path`` changed (``...`` deletes it)."""
+    return with_change(path, value, PROD)
 
 
-def _two_groups(data: dict, min_replicas: int = 2) -> dict:
-    """``data`` (a vLLM stack) serving two slices with an HPA from ``min_replicas`` to two groups."""
-    out = copy.deepcopy(data)
-    out["tpu-serving:tpuSlices"][0]["count"] = 2
-    serving = out["tpu-serving:serving"]
-    serving.pop("singleGroup")
-    serving["autoscaling"] = {"minReplicas": min_replicas, "maxReplicas": 2}
-    return out
+def _autoscaled(min_replicas: int) -> dict:
+    """:data:`PROD` with an HPA from ``min_replicas`` to two groups."""
+    data = _prod("tpu-serving:serving/replicas", ...)
+    data["tpu-serving:serving"]["autoscaling"] = {"minReplicas": min_replicas, "maxReplicas": 2}
+    return data
 
 
 def _keys(data: dict) -> list[str]:
@@ -40,8 +71,12 @@ def _keys(data: dict) -> list[str]:
     return [f"{g.key} = {g.value}" for g in production_gaps(load({**data, "tpu-serving:production": False}))]
 
 
-def test_production_gaps_name_nobody_paged_and_one_group():
-    assert _keys(SERVING) == ["observability.unpaged = true", "serving.singleGroup = accepted"]
+def test_production_gaps_name_nobody_paged_one_group_and_capacity():
+    assert _keys(SERVING) == [
+        "observability.unpaged = true",
+        "serving.singleGroup = accepted",
+        "tpuSlices[0].capacity = on-demand",
+    ]
 
 
 def test_production_gaps_name_a_stack_without_alerts():
@@ -50,13 +85,31 @@ def test_production_gaps_name_a_stack_without_alerts():
     assert _keys(data)[0] == "observability.enabled = false"
 
 
-def test_production_gaps_none_for_two_paged_groups_and_none_without_serving():
-    assert _keys(_two_groups(_paged(VLLM))) == []
+def test_production_gaps_none_for_paged_single_host_groups_in_two_zones_on_reservations_and_without_serving():
+    assert _keys(PROD) == []
     assert _keys(GOOD) == []
 
 
 def test_production_gaps_name_a_minimum_of_one_group_of_several():
-    assert _keys(_two_groups(_paged(VLLM), min_replicas=1)) == ["serving.autoscaling.minReplicas = 1"]
+    data = _autoscaled(1)
+    assert _keys(data) == ["serving.autoscaling.minReplicas = 1"]
+
+
+def test_production_gaps_name_every_serving_slice_in_one_zone():
+    assert _keys(_prod("tpu-serving:tpuSlices/1/zone", ...)) == ["tpuSlices[].zone = us-east5-b"]
+
+
+@pytest.mark.parametrize("capacity", ["on-demand", "spot", "flex-start"])
+def test_production_gaps_name_a_serving_slice_no_reservation_holds(capacity: str):
+    data = _prod("tpu-serving:tpuSlices/1/capacity", capacity)
+    assert _keys(data) == [f"tpuSlices[1].capacity = {capacity}"]
+
+
+def test_production_gaps_name_multi_host_vllm_groups():
+    data = copy.deepcopy(PROD)
+    for s in data["tpu-serving:tpuSlices"]:
+        s.update(machineType="ct5lp-hightpu-4t", topology="4x4")
+    assert _keys(data) == ['serving.slices = ["a", "b"]']
 
 
 def _stack_keys(stack: str) -> list[str]:
@@ -65,19 +118,19 @@ def _stack_keys(stack: str) -> list[str]:
 
 
 def test_production_gaps_name_a_saxml_cell():
-    assert _stack_keys("saxml-175b-v5e32x2") == ["observability.unpaged = true", "serving.singleGroup = accepted"]
+    assert _stack_keys("saxml-175b-v5e32x2")[:2] == ["observability.unpaged = true", "serving.singleGroup = accepted"]
 
 
 @pytest.mark.parametrize(
     ("stack", "restarts"), [("pathwaysjob-batch-v6e16", "0"), ("pathwaysjob-interactive-v5e16", "3")]
 )
 def test_production_gaps_name_a_pathways_jobs_restarts(stack: str, restarts: str):
-    assert _stack_keys(stack) == ["observability.unpaged = true", f"serving.maxRestarts = {restarts}"]
-    assert _keys(with_serving(PATHWAYS_JOB, maxRestarts=1))[1] == "serving.maxRestarts = 1"
+    assert _stack_keys(stack)[-1] == f"serving.maxRestarts = {restarts}"
+    assert _keys(with_serving(PATHWAYS_JOB, maxRestarts=1))[-1] == "serving.maxRestarts = 1"
 
 
 def test_production_gaps_name_the_disaggregated_modes_alpha_api_and_its_one_group_roles():
-    assert _stack_keys("vllm-llama33-70b-disagg-v6e8x2")[1:] == [
+    assert _stack_keys("vllm-llama33-70b-disagg-v6e8x2")[-3:] == [
         "serving.disaggregation = set",
         "serving.disaggregation.prefill.autoscaling.minReplicas = 1",
         "serving.disaggregation.decode.autoscaling.minReplicas = 1",
@@ -85,32 +138,37 @@ def test_production_gaps_name_the_disaggregated_modes_alpha_api_and_its_one_grou
 
 
 def test_fewest_groups_gap_only_for_a_minimum_of_one_of_several():
-    serving = load({**_two_groups(_paged(VLLM), min_replicas=1), "tpu-serving:production": False}).serving
+    serving = load({**_autoscaled(1), "tpu-serving:production": False}).serving
     gap = fewest_groups_gap(serving)
     assert gap is not None and (gap.key, gap.value) == ("serving.autoscaling.minReplicas", "1")
-    assert fewest_groups_gap(load(_two_groups(_paged(VLLM))).serving) is None
-    assert fewest_groups_gap(load(VLLM).serving) is None  # one group at most: singleGroup's case
+    assert fewest_groups_gap(load(PROD).serving) is None
+    assert (
+        fewest_groups_gap(load({**SERVING, "tpu-serving:production": False}).serving) is None
+    )  # one group at most: singleGroup's case
 
 
 def test_production_problems_refuse_each_gap_at_its_key_with_production_true():
-    data = _paged(SERVING)
-    data["tpu-serving:observability"] = {"unpaged": True}
+    data = _prod("tpu-serving:observability", {"unpaged": True})
+    data["tpu-serving:tpuSlices"][1]["capacity"] = "spot"
     with pytest.raises(ConfigError) as err:
         load(data)
     problems = err.value.problems
-    assert [p.split(":", 2)[1].split(" = ")[0] for p in problems] == ["observability.unpaged", "serving.singleGroup"]
+    assert [p.split(":", 2)[1].split(" = ")[0] for p in problems] == ["observability.unpaged", "tpuSlices[1].capacity"]
     assert all("production: true refuses it" in p and "valid: true, false" in p for p in problems)
 
 
-def test_production_problems_accept_a_paged_stack_of_two_groups_by_default():
-    cfg = load(_two_groups(_paged(VLLM)))
-    assert cfg.production is True
+def test_production_problems_accept_a_stack_with_no_gap_by_default():
+    assert load(PROD).production is True
 
 
 def test_production_output_lists_the_gaps_of_an_example():
     out = production_output(load(SERVING))
     assert out["production"] is False
-    assert [g.split(":")[0] for g in out["gaps"]] == ["observability.unpaged true", "serving.singleGroup accepted"]
+    assert [g.split(":")[0] for g in out["gaps"]] == [
+        "observability.unpaged true",
+        "serving.singleGroup accepted",
+        "tpuSlices[0].capacity on-demand",
+    ]
 
 
 def test_production_summary_prints_the_gaps_of_an_example_and_a_yes_otherwise():
@@ -122,3 +180,14 @@ def test_production_summary_prints_the_gaps_of_an_example_and_a_yes_otherwise():
     ]
     assert production_summary({"production": {"production": True, "gaps": []}})[0].startswith("Production: yes")
     assert production_summary({}) == []
+
+
+def test_production_gaps_name_an_existing_clusters_node_upgrades_unless_held():
+    keys = _stack_keys("vllm-llama33-70b-existing")
+    assert "cluster.existing.nodeUpgradesHeld = false" in keys
+    config = stack_config(load_project(ROOT), "vllm-llama33-70b-existing")
+    cluster = json.loads(config["tpu-serving:cluster"])
+    cluster["existing"]["nodeUpgradesHeld"] = True
+    config["tpu-serving:cluster"] = json.dumps(cluster)
+    held = [g.key for g in production_gaps(load_stack_config(config))]
+    assert "cluster.existing.nodeUpgradesHeld" not in held and held

@@ -273,9 +273,10 @@ class Backend:
     clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0 takes
     no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer timeout
     (:func:`.saxml.backend.probe`; docs/operate.md, "Saxml's probe")."""
-    production_gaps: Callable[[Any], Sequence[Gap]] = lambda _serving: ()
-    """What of its own keeps its serving from a production SLO (an alpha API in the serving path, a job that no
-    disruption may touch); the gaps every backend shares (one group, nobody paged) are the config edge's
+    production_gaps: Callable[[Any, SliceShape], Sequence[Gap]] = lambda _serving, _shape: ()
+    """What of its own keeps its serving from a production SLO, given the serving slices' shape (a serving mode its
+    engine does not stand behind on that shape, an alpha API in the serving path, a job that no disruption may
+    touch); the gaps every backend shares (one group, nobody paged, one zone, capacity) are the config edge's
     (:mod:`tpu_serving.config.production`)."""
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;

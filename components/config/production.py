@@ -9,11 +9,17 @@ disruptions fail for good)."""
 
 from __future__ import annotations
 
-from ..backends import BACKENDS
+from .. import capacity as capacity_rules
+from ..backends import BACKENDS, scaling
 from ..backends.base import Gap
+from ..backends.jetstream.settings import PathwaysServingConfig
+from ..backends.rollout import UPGRADE_WAIT_MINUTES
+from ..backends.vllm import VllmServingConfig
+from ..backends.vllm.disagg_checks import roles
+from ..capacity import Capacity
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting
 from .checks import full_outage
-from .models import StackConfig
+from .models import StackConfig, TpuSliceConfig
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -38,6 +44,68 @@ def single_group_gap(why: str) -> Gap:
     )
 
 
+HELD_BY_RESERVATION = (Capacity.RESERVATION, Capacity.ANY_RESERVATION)
+"""The capacity types that hold a serving slice's VMs through a stockout (:data:`~tpu_serving.capacity.STOCKOUT`)."""
+
+
+def serving_kinds(cfg: StackConfig) -> list[tuple[int, TpuSliceConfig]]:
+    """The slice kinds the serving runs on (``serving.slices``, and each disaggregated role's), with their index in
+    ``tpuSlices``; none while the serving names a kind the stack lacks (reported elsewhere)."""
+    serving = cfg.serving
+    if serving is None:
+        return []
+    named = set(serving.slices)
+    if isinstance(serving, VllmServingConfig):
+        named |= {r.slice for _, r in roles(serving)}
+    return [(i, s) for i, s in enumerate(cfg.tpu_slices) if s.name in named]
+
+
+def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap | None:
+    """Every serving slice in one zone: a zonal outage or host-maintenance wave takes every group at once (the
+    preview's ``Maintenance:`` line, :func:`tpu_serving.host_maintenance.zone_line`)."""
+    zones = sorted({cfg.zone_of(s) for _, s in kinds})
+    if len(zones) != 1:
+        return None
+    return Gap(
+        "tpuSlices[].zone",
+        zones[0],
+        f"every serving slice is in {zones[0]}: a zonal outage or a wave of TPU host maintenance there takes every "
+        "group at once; serve from slice kinds of the same shape in two zones (tpuSlices[].zone, serving.slices)",
+    )
+
+
+def capacity_gaps(kinds: list[tuple[int, TpuSliceConfig]]) -> list[Gap]:
+    """Serving slices that no reservation holds: what a stockout does to them (:data:`~tpu_serving.capacity.STOCKOUT`)."""
+    found = []
+    for i, s in kinds:
+        chosen = capacity_rules.effective(s.capacity, s.spot, s.reservation)
+        if chosen not in HELD_BY_RESERVATION:
+            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, capacity_rules.STOCKOUT[chosen]))
+    return found
+
+
+def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
+    """An existing cluster whose owner is not said to hold node upgrades, under several groups that each reload for
+    an hour or more: GKE's next slice upgrade can take a second group while the first reloads
+    (:func:`tpu_serving.config.checks.upgrade_overlap_problems`, the created cluster's case, which refuses it)."""
+    serving, existing = cfg.serving, cfg.cluster.existing
+    if existing is None or existing.node_upgrades_held:
+        return None
+    if not isinstance(serving, VllmServingConfig | PathwaysServingConfig) or scaling.groups(serving) < 2:
+        return None
+    startup = BACKENDS[serving.backend].startup_seconds(serving)
+    if startup < UPGRADE_WAIT_MINUTES * 60:
+        return None
+    return Gap(
+        "cluster.existing.nodeUpgradesHeld",
+        "false",
+        f"a group reloads for up to {startup // 60} minutes, no less than the {UPGRADE_WAIT_MINUTES} minutes GKE "
+        "waits on the disruption budget in an automatic node upgrade, so the cluster's next slice upgrade can take a "
+        "second group while the first reloads; have its owner hold node upgrades (NO_MINOR_OR_NODE_UPGRADES) and "
+        "upgrade the TPU pools one at a time, and say so here",
+    )
+
+
 def production_gaps(cfg: StackConfig) -> list[Gap]:
     """What keeps the stack's serving from a production SLO, in the stack file's order; none without serving."""
     serving = cfg.serving
@@ -50,9 +118,15 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
     elif watch.cloud_resources == CreateOrExisting.CREATE and not watch.notification_channels and watch.unpaged:
         gaps.append(UNPAGED)
     why, _ = full_outage(serving)
-    if why and getattr(serving, "single_group", None) == "accepted":
+    one_group = bool(why) and getattr(serving, "single_group", None) == "accepted"
+    if one_group:
         gaps.append(single_group_gap(why))
-    return [*gaps, *BACKENDS[serving.backend].production_gaps(serving)]
+    kinds = serving_kinds(cfg)
+    if kinds:
+        shape = kinds[0][1].shape
+        gaps += [g for g in [None if one_group else zone_gap(cfg, kinds), existing_upgrades_gap(cfg)] if g]
+        gaps += capacity_gaps(kinds) + list(BACKENDS[serving.backend].production_gaps(serving, shape))
+    return gaps
 
 
 def production_problems(cfg: StackConfig) -> list[str]:

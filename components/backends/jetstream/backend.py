@@ -185,5 +185,5 @@ BACKEND = Backend(
     model_size=model_size,
     quota_pods=quota_pods,
     probe=probe,
-    production_gaps=lambda serving: [g for g in [scaling.fewest_groups_gap(serving)] if g],
+    production_gaps=lambda serving, _shape: [g for g in [scaling.fewest_groups_gap(serving)] if g],
 )

@@ -145,7 +145,7 @@ IDLE_SLICE = (
 life, so the node pools never scale down under it."""
 
 
-def production_gaps(job: PathwaysJobConfig) -> list[Gap]:
+def production_gaps(job: PathwaysJobConfig, _shape: SliceShape) -> list[Gap]:
     """A PathwaysJob's restarts never come back (:func:`disruption`): over the job's life, one disruption more than
     ``maxRestarts`` fails it for good, and nothing recreates it."""
     n = job.restarts()

@@ -19,7 +19,7 @@ from ...settings import (
 )
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from .. import rollout, scaling
-from ..base import Backend, Built, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
+from ..base import Backend, Built, Gap, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
 from . import disagg_backend
 from .args import (
     SecretKey,
@@ -162,6 +162,24 @@ def caution(shape: SliceShape) -> str | None:
     )
 
 
+def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
+    """What keeps vLLM serving from an SLO: groups over several VMs (:func:`caution`), a minimum of one group of
+    several (:func:`~..scaling.fewest_groups_gap`), and the disaggregated mode's own
+    (:func:`.disagg_backend.production_gaps`)."""
+    gaps = [g for g in [scaling.fewest_groups_gap(serving)] if g and serving.disaggregation is None]
+    if serving.disaggregation is None and caution(shape) is not None:
+        gaps.insert(
+            0,
+            Gap(
+                "serving.slices",
+                json.dumps(list(serving.slices)),
+                f"each group spans the {shape.vms} VMs of a {shape.topology} slice: {MULTI_HOST_CAUTION} (the "
+                "preview's Caution: line has the sources)",
+            ),
+        )
+    return [*gaps, *disagg_backend.production_gaps(serving)]
+
+
 def build(platform: Platform, serving: VllmServingConfig) -> Built:
     """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA; the
     ``caution`` output when the groups span several VMs (:func:`caution`)."""
@@ -271,5 +289,5 @@ BACKEND = Backend(
     model_size=served_model_size,
     quota_pods=quota_pods,
     probe=probe,
-    production_gaps=disagg_backend.production_gaps,
+    production_gaps=production_gaps,
 )

@@ -291,11 +291,10 @@ ALPHA_GAP = Gap(
 
 
 def production_gaps(serving: VllmServingConfig) -> list[Gap]:
-    """What keeps vLLM serving from an SLO: for one engine per group, a minimum of one group of several
-    (:func:`~..scaling.fewest_groups_gap`); in the disaggregated mode, :data:`ALPHA_GAP` and each role that may keep
-    one group (every request needs both roles)."""
+    """What keeps the disaggregated mode from an SLO: :data:`ALPHA_GAP` and each role that may keep one group (every
+    request needs both roles); none for one engine per group (:func:`.backend.production_gaps`)."""
     if serving.disaggregation is None:
-        return [g for g in [scaling.fewest_groups_gap(serving)] if g]
+        return []
     gaps = [ALPHA_GAP]
     for role, cfg in roles(serving):
         if (n := cfg.autoscaling.min_replicas if cfg.autoscaling is not None else cfg.replicas) < 2:

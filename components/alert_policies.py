@@ -119,7 +119,10 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings, metrics.gateway_probe)]
     out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, KUBE)]
     minutes = settings.no_ready_leader_minutes
-    return out + [_alert(a) for a in roles_.router_alerts(cluster, namespace, metrics.router, minutes, POD_NOT_READY)]
+    router = roles_.router_alerts(
+        cluster, namespace, metrics.router, minutes, POD_NOT_READY, metrics.router_fails_closed
+    )
+    return out + [_alert(a) for a in router]
 
 
 def controller_policies(

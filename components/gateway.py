@@ -168,6 +168,12 @@ def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     return _custom(args, GKE_POLICY_API, "GCPBackendPolicy", {"default": default, "targetRef": ref})
 
 
+def failure_mode(disaggregated: bool) -> str:
+    """The InferencePool's ``failureMode`` (:func:`inference_pool` says why): ``FailClose`` for a prefill/decode
+    pool, ``FailOpen`` otherwise."""
+    return "FailClose" if disaggregated else "FailOpen"
+
+
 def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     """The InferencePool over the leaders, with its endpoint picker.
 
@@ -181,8 +187,7 @@ def inference_pool(args: ServingGatewayArgs) -> dict[str, Any]:
     FailOpen;FailClose, l.179), a prefill leader as likely as a decode one, and a prefill server answers one
     token while holding the request's KV blocks until the KV pull timeout (``kvPullTimeoutSeconds``, upstream's 180 s). The picker
     runs as a leader and a standby (:data:`tpu_serving.epp.EPP_HA_REPLICAS`), behind either mode."""
-    mode = "FailClose" if args.disaggregated else "FailOpen"
-    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": mode}
+    picker = {"name": args.epp, "port": {"number": EPP_GRPC_PORT}, "failureMode": failure_mode(args.disaggregated)}
     spec = {
         "selector": {"matchLabels": dict(args.pool_selector)},
         "targetPorts": [{"number": args.port}],

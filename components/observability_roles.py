@@ -301,10 +301,11 @@ def router_pods(epp: str) -> str:
 
 
 def router_alerts(
-    cluster: str, namespace: str, epp: str | None, minutes: int, ready: str
+    cluster: str, namespace: str, epp: str | None, minutes: int, ready: str, fails_closed: bool = False
 ) -> list[tuple[str, str, str, int, str, str]]:
     """``(key, title, PromQL, minutes, runbook, severity)`` of the alerts on the endpoint picker ``epp`` (none
-    without one): no replica Ready (CRITICAL: a FailClose pool then refuses every request) (kube-state-metrics' ``ready`` series; the probes ask the picker's ``liveness`` or
+    without one): no replica Ready (CRITICAL when ``fails_closed``: the pool then refuses every request; ERROR for a
+    FailOpen pool, whose requests still reach the leaders, unpicked: SRE review round 41, m4) (kube-state-metrics' ``ready`` series; the probes ask the picker's ``liveness`` or
     ``inference-extension`` gRPC service, so a replica is Ready while it serves), and its own error ratio. The error
     series are llm-d/llm-d-router@v0.10.0's ``llm_d_epp_request_error_total`` over ``llm_d_epp_request_total``
     (pkg/epp/metrics/llm_d_router_metrics.go l.28 subsystem ``llm_d_epp``, l.40-56), scraped by the picker's
@@ -323,7 +324,7 @@ def router_alerts(
             f"No replica of the endpoint picker {epp} in namespace {namespace} has been Ready for {minutes} minutes: "
             "a FailClose pool refuses every request, a FailOpen one routes without picking. Look at its pods (kubectl "
             f"-n {namespace} get pods -l app={epp}), their events and logs, and the CPU pool's nodes.",
-            "CRITICAL",
+            "CRITICAL" if fails_closed else "ERROR",
         ),
         (
             "router-errors",

@@ -7,7 +7,6 @@ result; every resource it creates is a child of the deployment. What the phases 
 in :mod:`tpu_serving.derived`.
 """
 
-import dataclasses
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,11 +16,10 @@ import pulumi
 
 from . import cost
 from .allocation import Allocation
-from .backends import BACKENDS, Backend, Built, Platform, ServingSlices, probed
-from .backends.vllm import VllmServingConfig
+from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import TpuCluster
-from .config.checks import namespace_pods, serving_probe
+from .config.checks import namespace_pods
 from .config.mirror import mirrored_config
 from .config.models import StackConfig
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
@@ -38,7 +36,6 @@ from .derived import (
     stack_apis,
 )
 from .egress import existing_cluster_nat, image_mirror
-from .epp import EPP_METRICS_PORT
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
@@ -54,12 +51,13 @@ from .naming import (
 )
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
-from .observability import Observability, ObservabilityArgs, ScrapeTarget, ServingMetrics
+from .observability import Observability, ObservabilityArgs, ServingMetrics
 from .observability_settings import ObservabilitySettings
 from .services import ProjectServices, ProjectServicesArgs
 from .serving_metrics import through_gateway
 from .settings import CreateOrExisting, to_settings
 from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
+from .watched import watched_metrics
 
 PART_OF = "tpu-serving"
 
@@ -107,19 +105,6 @@ def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Co
         metrics=watched_metrics(cfg) if backend is not None and watched else ServingMetrics(serves=False),
         watched=watched,
     )
-
-
-def watched_metrics(cfg: StackConfig) -> ServingMetrics:
-    """The backend's metrics with its serving probe (:func:`.config.checks.serving_probe`) and, behind an InferencePool,
-    its endpoint picker's: a PodMonitoring of its metrics port (the tenancy's scrape policy opens it to the collectors)
-    and its alerts (:func:`.observability_roles.router_alerts`)."""
-    assert cfg.serving is not None
-    metrics = probed(BACKENDS[cfg.serving.backend].metrics(cfg.serving), serving_probe(cfg))
-    if cfg.gateway is None or not cfg.gateway.inference_pool or not isinstance(cfg.serving, VllmServingConfig):
-        return metrics
-    epp = f"{gateway_name(cfg.serving.service_name)}-epp"
-    target = ScrapeTarget(epp, {"app": epp}, EPP_METRICS_PORT)
-    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], router=epp)
 
 
 @dataclass(frozen=True)

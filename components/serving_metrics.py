@@ -108,6 +108,10 @@ class ServingMetrics:
     """The pods of a JobSet-run job (a PathwaysJob), alerted on while they are not running (None: no such job)."""
     router: str | None = None
     """The endpoint picker's Deployment (and PodMonitoring), alerted on by :func:`roles_.router_alerts`."""
+    router_fails_closed: bool = False
+    """Whether the pool refuses every request while no picker is Ready (``FailClose``,
+    :func:`tpu_serving.gateway.failure_mode`): its not-ready alert is CRITICAL then, ERROR for a ``FailOpen`` pool,
+    whose requests still reach the leaders, unpicked."""
     http_responses: error_rate.HttpResponses | None = None
     """The serving servers' count of HTTP responses by status, for the error-rate alert (None: none counts them)."""
     probe: prober.ProbeTarget | None = None

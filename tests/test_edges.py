@@ -219,7 +219,7 @@ def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
     assert (ref.name, ref.key) == ("hf", "token")  # type: ignore[union-attr]
 
 
-def test_edges_saxml_examples_are_the_seeds_http_calls(reference):
+def test_edges_saxml_examples_are_the_seeds_http_calls(seeds):
     """saxml.backend (mutmut_126 of build, now http_examples): each printed call is one the seed's manifest
     documents for sax-http: the same method, path and JSON keys."""
     import re

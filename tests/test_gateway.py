@@ -528,3 +528,25 @@ def test_gateway_without_an_inference_pool_has_no_router_alerts():
     assert router_alerts("c", "ns", None, 5, "kube_pod_container_status_ready") == []
     plan = plan_of(PLAIN)
     assert not [r for r in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy") if "-router-" in r.name]
+
+
+def test_router_alerts_page_critical_for_a_fail_close_pool_and_error_for_fail_open():
+    from tpu_serving.gateway import failure_mode
+    from tpu_serving.observability_roles import router_alerts
+
+    severity = {
+        closed: router_alerts("c", "ns", "svc-gateway-epp", 5, "kube_pod_container_status_ready", closed)[0][5]
+        for closed in (True, False)
+    }
+    assert severity == {True: "CRITICAL", False: "ERROR"}
+    assert (failure_mode(True), failure_mode(False)) == ("FailClose", "FailOpen")
+    plans = {stack: plan_of(stack) for stack in ("vllm-llama33-70b-v5e16", "vllm-llama33-70b-disagg-v6e8x2")}
+    seen = {
+        stack: [
+            r.inputs["severity"]
+            for r in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+            if r.name.endswith("-router-not-ready")
+        ]
+        for stack, plan in plans.items()
+    }
+    assert seen == {"vllm-llama33-70b-v5e16": ["ERROR"], "vllm-llama33-70b-disagg-v6e8x2": ["CRITICAL"]}

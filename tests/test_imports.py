@@ -25,6 +25,7 @@ DEPLOYMENT = {
     f"{PACKAGE}.stack_outputs",
     f"{PACKAGE}.inventory",
     f"{PACKAGE}.egress",  # the platform phase's Cloud NAT of an existing cluster and image mirror
+    f"{PACKAGE}.watched",  # the operations phase's view of what the serving exports
 }
 """The one deployment component, its phases, the settings it derives, its stack outputs and its list of cloud
 resources (created or existing)."""

@@ -52,7 +52,7 @@ settings = validate_stack({
                             "quantization": "int8", "maxPrefillPredictLength": 1024, "maxTargetLength": 2048,
                             "perDeviceBatchSize": 1, "iciAutoregressiveParallelism": 2, "iciTensorParallelism": 8},
                 "singleGroup": "accepted"},
-    "observability": {"unpaged": True},
+    "observability": {"unpaged": True}, "production": False,
 })
 deployment = TpuServingDeployment("mine", TpuServingDeploymentArgs(settings))
 pulumi.export("service", deployment.outputs["service"])

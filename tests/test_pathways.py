@@ -159,12 +159,12 @@ def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
 
 @pytest.mark.parametrize("stack", PATHWAYS_STACKS)
 @pytest.mark.parametrize("kind", ["LeaderWorkerSet", "Service"])
-def test_pathways_conforms_to_seed(stack, kind, reference):
+def test_pathways_conforms_to_seed(stack, kind, seeds):
     problems, _ = unexplained(seed_docs(stack)[kind], rendered(stack, kind))
     assert problems == [], "differences from the seed that are neither fixed nor listed:\n" + "\n".join(problems)
 
 
-def test_pathways_every_listed_difference_occurs(reference):
+def test_pathways_every_listed_difference_occurs(seeds):
     used: set[str] = set()
     for stack in PATHWAYS_STACKS:
         for kind in ("LeaderWorkerSet", "Service"):
@@ -173,7 +173,7 @@ def test_pathways_every_listed_difference_occurs(reference):
     assert stale == [], f"listed differences that no longer occur: {stale}"
 
 
-def test_pathways_conformance_detects_a_change(reference):
+def test_pathways_conformance_detects_a_change(seeds):
     ours = copy.deepcopy(rendered("llama31-405b-v6e16", "LeaderWorkerSet"))
     container(leader(ours), "jax-tpu")["args"].append("per_device_batch_size=11")
     problems, _ = unexplained(seed_docs("llama31-405b-v6e16")["LeaderWorkerSet"], ours)
@@ -242,7 +242,7 @@ def probe_timing(jax: dict) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("stack", PATHWAYS_STACKS)
-def test_pathways_probes_ready_fast_and_tolerate_an_hour(stack, reference):
+def test_pathways_probes_ready_fast_and_tolerate_an_hour(stack, seeds):
     imposed, tolerated = probe_timing(container(leader(rendered(stack, "LeaderWorkerSet")), "jax-tpu"))
     assert imposed <= 60 and tolerated >= 3600
     seed_imposed, seed_tolerated = probe_timing(container(leader(seed_docs(stack)["LeaderWorkerSet"]), "jax-tpu"))

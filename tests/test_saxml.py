@@ -112,12 +112,12 @@ def unexplained(seed: dict, ours: dict) -> tuple[list[str], set[str]]:
         ("Service", "sax-http-lb"),
     ],
 )
-def test_saxml_conforms_to_seed(key, reference):
+def test_saxml_conforms_to_seed(key, seeds):
     problems, _ = unexplained(seed_objects()[key], objects()[key])
     assert problems == [], "differences from the seed that are neither fixed nor listed:\n" + "\n".join(problems)
 
 
-def test_saxml_every_listed_difference_occurs(reference):
+def test_saxml_every_listed_difference_occurs(seeds):
     used = set()
     for key, seed in seed_objects().items():
         used |= unexplained(seed, objects()[key])[1]

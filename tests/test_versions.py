@@ -330,7 +330,7 @@ def _notes_of(resources, pins):
     return [line for line in notes if line not in status_lines]
 
 
-def test_versions_saxml_pins_are_the_images_their_source_names(reference):
+def test_versions_saxml_pins_are_the_images_their_source_names(seeds):
     """versions._saxml (mutmut_20): each Saxml pin's source is a seed manifest that holds that very image."""
     from tpu_serving.versions import PINS
 

@@ -1,6 +1,6 @@
 """The caution of a multi-host vLLM stack (issue 38, point 2): GKE calls multi-host vLLM on TPU unsupported and
 tpu-inference's support matrix has not tested it, so every vLLM stack whose groups span several VMs says so in its
-preview (a ``Caution:`` line, from the ``caution`` output of :func:`tpu_serving.backends.vllm.backend.caution`) and in
+preview (a ``Caution:`` line, from the ``caution`` output of :func:`tpu_serving.backends.vllm.facts.caution`) and in
 the README's stack table; a single-host vLLM stack and the other backends' stacks say nothing of it."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ import pytest
 from tests.conftest import ROOT, plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving import catalog
-from tpu_serving.backends.vllm.backend import caution
-from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION
+from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION, caution
 from tpu_serving_tools.offline import Plan, load_project
 from tpu_serving_tools.preview import summary
 
@@ -82,3 +81,17 @@ def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_sta
     assert set(rows) == set(SHIPPED), "the table lists every shipped stack, and only those"
     for stack, row in rows.items():
         assert (MULTI_HOST_CAUTION in row) == (stack in MULTI_HOST_VLLM), stack
+
+
+def test_vllm_caution_a_library_programs_vllm_serving_registers_it_and_the_preview_prints_it():
+    """A program that builds ``VllmServing`` itself exports no ``caution``: the component registers it (and warns),
+    and the preview prints it from there, once (user review round 41, M2)."""
+    from tpu_serving_tools.preview import caution_summary
+
+    plan = plan_of("vllm-llama33-70b-v5e16")
+    (component,) = [r for r in plan.resources if r.type == "tpu-serving:index:VllmServing"]
+    text = (component.registered_outputs or {}).get("caution")
+    assert isinstance(text, str) and text.startswith(MULTI_HOST_CAUTION)
+    assert caution_summary({}, plan.resources) == [f"Caution: {text}"]  # the deployment registers it too: once
+    assert caution_summary({}, [component]) == [f"Caution: {text}"]
+    assert caution_summary({}, [r for r in plan.resources if r.type != component.type and r.custom]) == []

@@ -128,7 +128,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *zone_notes(plan),
             *production_summary(plan.outputs),
             *zone_summary(plan),
-            *caution_summary(plan.outputs),
+            *caution_summary(plan.outputs, plan.resources),
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
@@ -249,11 +249,15 @@ def production_summary(outputs: dict[str, Any]) -> list[str]:
     ]
 
 
-def caution_summary(outputs: dict[str, Any]) -> list[str]:
+def caution_summary(outputs: dict[str, Any], resources: Sequence[RecordedResource] = ()) -> list[str]:
     """What the serving backend warns of before anything else (the ``caution`` output: a vLLM stack whose groups span
-    several VMs, :func:`tpu_serving.backends.vllm.backend.caution`)."""
+    several VMs, :func:`tpu_serving.backends.vllm.facts.caution`); without it, the ``caution`` a component of the
+    program registered (a library program's ``VllmServing``: user review round 41, M2), each once."""
     c = outputs.get("caution")
-    return [f"Caution: {c}"] if isinstance(c, str) else []
+    if isinstance(c, str):
+        return [f"Caution: {c}"]
+    found = [r.registered_outputs.get("caution") for r in resources if r.registered_outputs]
+    return [f"Caution: {c}" for c in dict.fromkeys(found) if isinstance(c, str)]
 
 
 def rollout_summary(outputs: dict[str, Any]) -> list[str]:

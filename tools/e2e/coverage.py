@@ -28,9 +28,11 @@ NOT_RUNNABLE: Mapping[str, str] = {
 """The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
 
 RUN = (
-    "make e2e runs this stack on a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; "
-    "LeaderWorkerSet v0.9.0 in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, "
-    "and where the stack has them an HPA scale-up, a slice drain, a group moved off its slice and an engine-image rollout (docs/development.md)"
+    "make e2e, which CI runs on each commit, takes every stack file it does not leave out, this one among them, "
+    "through a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 "
+    "in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, and where the stack has "
+    "them an HPA scale-up, a slice drain, a group moved off its slice and an engine-image rollout (docs/development.md); "
+    "this preview is not that run, and a stack file added since the last run has not been through it"
 )
 UNVERIFIED = (
     "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "

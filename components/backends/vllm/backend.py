@@ -40,11 +40,11 @@ from .facts import (
     HTTP_RESPONSES,
     METRICS_PATH,
     MULTI_HOST_CAUTION,
-    MULTI_HOST_SOURCES,
     PROBE_PROMPT,
     ROLE_LABEL,
     SIGNALS,
     VllmMetric,
+    caution,
 )
 from .lifecycle import shutdown
 from .progress import VllmProbeSettings
@@ -147,18 +147,6 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         # "Overview"). A created cluster's pools of the shape are all the stack's own.
         node_pools=tuple(platform.slices.names) if platform.settings.existing else (),
         labels=platform.k8s_labels,
-    )
-
-
-def caution(shape: SliceShape) -> str | None:
-    """What the preview's ``Caution:`` line says of groups on ``shape`` (the ``caution`` output): a group over several
-    VMs (:attr:`~tpu_serving.catalog.SliceShape.multi_host`, a LeaderWorkerSet's groups or a DisaggregatedSet's roles
-    alike) runs what GKE and tpu-inference do not stand behind (:data:`.facts.MULTI_HOST_SOURCES`); None on one VM."""
-    if not shape.multi_host:
-        return None
-    return (
-        f"{MULTI_HOST_CAUTION}: each group spans the {shape.vms} VMs of a {shape.generation.name} {shape.topology} slice "
-        f"({shape.machine_type.name}), Ray across them; {MULTI_HOST_SOURCES}"
     )
 
 

@@ -7,7 +7,7 @@ from ... import lws
 from ...options import child_options
 from ...validation import check_arguments
 from .args import VllmServingArgs
-from .facts import HTTP_PORT
+from .facts import HTTP_PORT, caution
 from .pods import leader_worker_set_spec, service_args
 
 
@@ -37,6 +37,9 @@ class VllmServing(pulumi.ComponentResource):
     """``kubectl port-forward`` command to reach the server from a workstation."""
     completion_example: str
     """A ``curl`` request to ``/v1/completions`` through that port-forward."""
+    caution: str | None
+    """What GKE and tpu-inference do not stand behind in this serving (groups over several VMs), or None; also a
+    warning of the engine and the ``caution`` output."""
 
     def __init__(self, name: str, args: VllmServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("VllmServing", args, VllmServingArgs)
@@ -62,6 +65,14 @@ class VllmServing(pulumi.ComponentResource):
         self.port_forward, self.completion_example = client_examples(
             args.namespace, args.service_name, args.served_model_name
         )
+        self.caution = caution(args.shape)
+        if self.caution is not None:  # the preview's Caution: line reads it (tools/preview.py caution_summary)
+            pulumi.log.warn(f"Caution: {self.caution}", resource=self)
         self.register_outputs(
-            {"leaderPod": self.leader_pod, "portForward": self.port_forward, "service": args.service_name}
+            {
+                "leaderPod": self.leader_pod,
+                "portForward": self.port_forward,
+                "service": args.service_name,
+                **({"caution": self.caution} if self.caution is not None else {}),
+            }
         )

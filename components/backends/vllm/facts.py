@@ -14,6 +14,7 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 from collections.abc import Mapping, Sequence
 
 from ...autoscaling import MetricKind
+from ...catalog import SliceShape
 from ...error_rate import HttpResponses
 from ...observability import ServingSignals
 from ...validation import Choice
@@ -331,7 +332,7 @@ DEFAULT_IMAGE = PINS["vllm-tpu"].value
 the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""
 
 MULTI_HOST_CAUTION = "multi-host vLLM on TPU is unsupported on GKE and untested upstream"
-"""The head of the caution every vLLM stack whose groups span several VMs previews with (:func:`.backend.caution`),
+"""The head of the caution every vLLM stack whose groups span several VMs previews with (:func:`caution`),
 and which the README's stack table quotes for each such stack (tests/test_vllm_caution.py holds the two together)."""
 
 MULTI_HOST_SOURCES = (
@@ -354,3 +355,15 @@ MULTI_HOST_SOURCES = (
   performance untested, release/v7x/flax_nnx l.16 failing; there is no v5e or v5p table. Its "Parallelism
   Techniques" table (README.md l.333-337) marks multi-host TP untested for Flax and Torchax alike. The pods select the
   torchax path (:data:`MULTI_HOST_ENV` ``MODEL_IMPL_TYPE=vllm``)."""
+
+
+def caution(shape: SliceShape) -> str | None:
+    """What the preview's ``Caution:`` line says of groups on ``shape`` (the ``caution`` output): a group over several
+    VMs (:attr:`~tpu_serving.catalog.SliceShape.multi_host`, a LeaderWorkerSet's groups or a DisaggregatedSet's roles
+    alike) runs what GKE and tpu-inference do not stand behind (:data:`MULTI_HOST_SOURCES`); None on one VM."""
+    if not shape.multi_host:
+        return None
+    return (
+        f"{MULTI_HOST_CAUTION}: each group spans the {shape.vms} VMs of a {shape.generation.name} {shape.topology} slice "
+        f"({shape.machine_type.name}), Ray across them; {MULTI_HOST_SOURCES}"
+    )

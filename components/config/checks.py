@@ -14,7 +14,6 @@ from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES, node_upgrades_held
 from ..backends.saxml.settings import SaxmlServingConfig
 from ..backends.vllm import VllmServingConfig
-from ..backends.vllm.disagg_checks import roles
 from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..gateway_settings import existing_address_problem
@@ -36,6 +35,7 @@ from ..prober import ProbeTarget, prober_pods
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
+from .serving_facts import reload_outlasting_upgrade_wait, serving_kind_names
 
 if TYPE_CHECKING:
     from ..maintenance import MaintenanceExclusion, MaintenanceSettings
@@ -408,6 +408,13 @@ def full_outage(serving: object) -> tuple[str, str]:
     return "", ""
 
 
+FULL_OUTAGE = (
+    "a node failure, a repair, TPU host maintenance, a node upgrade or a rollout stops the whole service until the "
+    "slice is back and the model has reloaded"
+)
+"""What each disruption does to serving of one group (:func:`full_outage`), in the refusal and the production gap."""
+
+
 def full_outage_problems(cfg: StackConfig) -> list[str]:
     """A stack whose serving is one group and no spare slice, or a Saxml cell, must say ``serving.singleGroup:
     accepted`` (SRE review B2): each of its disruptions is a full outage until the slice is back and has reloaded."""
@@ -416,8 +423,7 @@ def full_outage_problems(cfg: StackConfig) -> list[str]:
     if not why or getattr(serving, "single_group", None) == "accepted":
         return []
     return [
-        f"{PROJECT_NAMESPACE}:serving.singleGroup = null: {why}, so a node failure, a repair, TPU host maintenance, "
-        "a node upgrade or a rollout stops the whole service until the slice is back and the model has reloaded; "
+        f"{PROJECT_NAMESPACE}:serving.singleGroup = null: {why}, so {FULL_OUTAGE}; "
         f'set it to "accepted" to say so (valid: accepted); {instead}'
     ]
 
@@ -428,16 +434,8 @@ def upgrade_overlap_problems(cfg: StackConfig) -> list[str]:
     rollout.UPGRADE_WAIT_MINUTES`), so the next slice's upgrade can take a second group while the first reloads, and
     nothing serves (GKE and SRE reviews round 40, M2). One group is :func:`full_outage_problems`' case; an existing
     cluster's upgrades are its owner's."""
-    serving = cfg.serving
-    if (
-        not isinstance(serving, VllmServingConfig | PathwaysServingConfig)
-        or cfg.existing
-        or node_upgrades_held(cfg)
-        or scaling.groups(serving) < 2
-    ):
-        return []
-    startup = BACKENDS[serving.backend].startup_seconds(serving)
-    if startup < UPGRADE_WAIT_MINUTES * 60:
+    startup = reload_outlasting_upgrade_wait(cfg.serving)
+    if startup is None or cfg.existing or node_upgrades_held(cfg):
         return []
     return [
         f"{PROJECT_NAMESPACE}:cluster.maintenance.exclusions: none holds GKE's node upgrades back, while a group "
@@ -465,9 +463,7 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
     if serving is None:
         return []
     shapes = {s.name: s.shape for s in cfg.tpu_slices}
-    named = set(serving.slices)
-    if isinstance(serving, VllmServingConfig):
-        named |= {r.slice for _, r in roles(serving)}
+    named = serving_kind_names(serving)
     if not named <= set(shapes):
         return []
     pools = sum(1 for _, _, s in cfg.slices if s.name in serving.slices)

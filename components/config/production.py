@@ -10,16 +10,14 @@ disruptions fail for good)."""
 from __future__ import annotations
 
 from .. import capacity as capacity_rules
-from ..backends import BACKENDS, scaling
+from ..backends import BACKENDS
 from ..backends.base import Gap
-from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
-from ..backends.vllm import VllmServingConfig
-from ..backends.vllm.disagg_checks import roles
 from ..capacity import Capacity
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting
-from .checks import full_outage
+from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
+from .serving_facts import reload_outlasting_upgrade_wait, serving_kind_names
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -39,8 +37,7 @@ def single_group_gap(why: str) -> Gap:
     return Gap(
         "serving.singleGroup",
         "accepted",
-        f"{why}: a node failure, a repair, TPU host maintenance, a node upgrade or a rollout stops the whole service "
-        "until the slice is back and the model has reloaded",
+        f"{why}: {FULL_OUTAGE}",
     )
 
 
@@ -51,12 +48,9 @@ HELD_BY_RESERVATION = (Capacity.RESERVATION, Capacity.ANY_RESERVATION)
 def serving_kinds(cfg: StackConfig) -> list[tuple[int, TpuSliceConfig]]:
     """The slice kinds the serving runs on (``serving.slices``, and each disaggregated role's), with their index in
     ``tpuSlices``; none while the serving names a kind the stack lacks (reported elsewhere)."""
-    serving = cfg.serving
-    if serving is None:
+    if cfg.serving is None:
         return []
-    named = set(serving.slices)
-    if isinstance(serving, VllmServingConfig):
-        named |= {r.slice for _, r in roles(serving)}
+    named = serving_kind_names(cfg.serving)
     return [(i, s) for i, s in enumerate(cfg.tpu_slices) if s.name in named]
 
 
@@ -88,13 +82,9 @@ def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
     """An existing cluster whose owner is not said to hold node upgrades, under several groups that each reload for
     an hour or more: GKE's next slice upgrade can take a second group while the first reloads
     (:func:`tpu_serving.config.checks.upgrade_overlap_problems`, the created cluster's case, which refuses it)."""
-    serving, existing = cfg.serving, cfg.cluster.existing
-    if existing is None or existing.node_upgrades_held:
-        return None
-    if not isinstance(serving, VllmServingConfig | PathwaysServingConfig) or scaling.groups(serving) < 2:
-        return None
-    startup = BACKENDS[serving.backend].startup_seconds(serving)
-    if startup < UPGRADE_WAIT_MINUTES * 60:
+    existing = cfg.cluster.existing
+    startup = reload_outlasting_upgrade_wait(cfg.serving)
+    if existing is None or existing.node_upgrades_held or startup is None:
         return None
     return Gap(
         "cluster.existing.nodeUpgradesHeld",

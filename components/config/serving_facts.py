@@ -1,0 +1,30 @@
+"""What the checks and the production gate both read of the serving: the slice kinds it runs on, and whether its
+groups reload for longer than GKE waits on a node upgrade."""
+
+from __future__ import annotations
+
+from ..backends import BACKENDS, Serving, scaling
+from ..backends.jetstream.settings import PathwaysServingConfig
+from ..backends.rollout import UPGRADE_WAIT_MINUTES
+from ..backends.vllm import VllmServingConfig
+from ..backends.vllm.disagg_checks import roles
+
+
+def serving_kind_names(serving: Serving) -> set[str]:
+    """The slice kinds (``tpuSlices[].name``) the serving runs on: ``serving.slices`` and each disaggregated role's."""
+    named = set(serving.slices)
+    if isinstance(serving, VllmServingConfig):
+        named |= {r.slice for _, r in roles(serving)}
+    return named
+
+
+def reload_outlasting_upgrade_wait(serving: object) -> int | None:
+    """The startup window of LeaderWorkerSet serving of several groups (vLLM, JetStream) when it is no shorter than
+    the wait GKE gives a disruption budget in an automatic node upgrade (:data:`~tpu_serving.backends.rollout.
+    UPGRADE_WAIT_MINUTES`), so a slice's upgrade can take a second group while the first reloads; None otherwise.
+    A created cluster must hold node upgrades (:func:`tpu_serving.config.checks.upgrade_overlap_problems`); an existing one's owner is said to
+    (:func:`tpu_serving.config.production.existing_upgrades_gap`)."""
+    if not isinstance(serving, VllmServingConfig | PathwaysServingConfig) or scaling.groups(serving) < 2:
+        return None
+    startup = BACKENDS[serving.backend].startup_seconds(serving)
+    return startup if startup >= UPGRADE_WAIT_MINUTES * 60 else None

@@ -30,6 +30,7 @@ from .backends.vllm import (
     WeightsLoader,
 )
 from .buckets import Buckets, BucketsArgs, BucketSpec, SharedBucket, SharedBuckets, SharedBucketsArgs
+from .catalog import CatalogError
 from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
 from .controllers import ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
@@ -46,6 +47,7 @@ from .existing import (
 from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .lws import Rollout
+from .models import ModelSize, WeightPrecision
 from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .observability import (
@@ -60,8 +62,13 @@ from .podspec import ProbeSettings
 from .services import ProjectServices, ProjectServicesArgs
 from .settings import CreateOrExisting
 from .tenancy import Tenancy, TenancyArgs
+from .validation import ArgumentsError
 
 __all__ = [
+    "ArgumentsError",
+    "CatalogError",
+    "ModelSize",
+    "WeightPrecision",
     "AutoscalingSettings",
     "ServingAutoscaler",
     "ServingAutoscalerArgs",

@@ -140,5 +140,9 @@ def generation_fit(shape: catalog.SliceShape, required_gib: float) -> str:
 def size_example(key: str, python: bool = False) -> str:
     """How a stack file declares a model's size at ``key`` (``modelSize``, ``model``), or with ``python`` a
     component's argument ``key`` (``model_size``): one valid value and the precisions it takes."""
-    value = f'{key}=ModelSize(13, "bf16")' if python else f"{key}: {{parametersBillions: 13, precision: bf16}}"
+    value = (
+        f"{key}=ModelSize(13, WeightPrecision.BF16)"
+        if python
+        else f"{key}: {{parametersBillions: 13, precision: bf16}}"
+    )
     return f"set it, e.g. `{value}` (precision: {', '.join(typing.get_args(Precision))})"

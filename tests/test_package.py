@@ -286,3 +286,20 @@ def test_package_build_leaves_the_previews_folder_alone(tmp_path):
     assert (tmp_path / "site" / "tpu_serving" / "py.typed").is_file()
     assert not (copy / "build").exists()
     assert (copy / ".setuptools-build" / "lib" / "tpu_serving" / "catalog.py").is_file()
+
+
+def test_package_exports_the_size_and_error_types_a_program_names():
+    """A program imports what it constructs and catches from the package itself (user review round 41, m1)."""
+    import tpu_serving
+    from tpu_serving.catalog import CatalogError
+    from tpu_serving.models import ModelSize, WeightPrecision
+    from tpu_serving.validation import ArgumentsError
+
+    exported = {n: getattr(tpu_serving, n) for n in ("ModelSize", "WeightPrecision", "ArgumentsError", "CatalogError")}
+    assert exported == {
+        "ModelSize": ModelSize,
+        "WeightPrecision": WeightPrecision,
+        "ArgumentsError": ArgumentsError,
+        "CatalogError": CatalogError,
+    }
+    assert set(exported) <= set(tpu_serving.__all__)

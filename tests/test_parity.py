@@ -380,7 +380,7 @@ def test_parity_unknown_model_size_is_required_by_both():
     (python,) = argument_problems(fit_args({"slice": "v5litepod-16"}, serving))
     assert refused.startswith('tpu-serving:serving.modelSize: required for the HBM fit check, since servedModelName "')
     assert python.startswith('VllmServingArgs.model_size: required for the HBM fit check, since served_model_name "')
-    assert '`model_size=ModelSize(13, "bf16")` (precision: fp32, bf16, fp16, fp8, int8, int4)' in python
+    assert "`model_size=ModelSize(13, WeightPrecision.BF16)` (precision: fp32, bf16, fp16, fp8, int8, int4)" in python
     assert refused.split("; known: ")[1] == python.split("; known: ")[1]
     fits = dict(serving, modelSize={"parametersBillions": 13, "precision": "bf16"})
     assert argument_problems(fit_args({"slice": "v5litepod-16"}, fits)) == []

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tpu_serving_tools.offline import Plan, load_project, preview_stack
+from tpu_serving_tools.offline import Plan, preview_stack
 from tpu_serving_tools.reference_sources import REFERENCE_ENV, reference_dir
+from tpu_serving_tools.stack_files import load_project
 
 pytest_plugins = ["tests.messages"]
 """Every error message of the library that a test creates is held to tests/golden_messages.txt."""

@@ -25,7 +25,8 @@ from tests.fixtures.configs import (
     with_serving,
 )
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, load_project, main_program
+from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, main_program
+from tpu_serving_tools.stack_files import load_project
 
 
 def _serving(base: dict, **changes) -> dict:

@@ -12,8 +12,9 @@ from tests.conftest import STACKS_ROOT
 from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, VLLM, load
 from tpu_serving import catalog, lws
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import kubernetes_objects, load_project, main_program, run_program, stack_config
+from tpu_serving_tools.offline import kubernetes_objects, main_program, run_program
 from tpu_serving_tools.preview import rollout_summary
+from tpu_serving_tools.stack_files import load_project, stack_config
 
 FLAGSHIP = "vllm-llama33-70b-v5e16"
 """Two to three vLLM groups (autoscaling.minReplicas 2), rolled with surge."""

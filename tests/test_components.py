@@ -26,7 +26,8 @@ from tpu_serving.cluster import cluster_args
 from tpu_serving.node_identity import NODE_ROLES
 from tpu_serving.nodepool import node_pool_args
 from tpu_serving.validation import argument_problems
-from tpu_serving_tools.offline import Plan, PreviewMocks, load_project, run_program
+from tpu_serving_tools.offline import Plan, PreviewMocks, run_program
+from tpu_serving_tools.stack_files import load_project
 
 
 def run(program) -> Plan:

@@ -18,8 +18,9 @@ import pytest
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.e2e.overlay import OverlayError, existing_cluster_overlay
-from tpu_serving_tools.offline import Plan, config_map, load_project, main_program, run_program, stack_file_config
+from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
 
 KUBECONFIG = "~/.kube/tpu-serving-e2e.yaml"
 MANIFESTS = {

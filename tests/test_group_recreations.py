@@ -16,9 +16,10 @@ from tpu_serving.config import load_stack_config
 from tpu_serving.naming import group_recreations_metric
 from tpu_serving.observability import Scope, charts, dashboard_json
 from tpu_serving.observability_settings import ObservabilitySettings
-from tpu_serving_tools.offline import kubernetes_objects, load_project, stack_config
+from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime import admission, prereqs
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.stack_files import load_project, stack_config
 
 VLLM_STACK = "vllm-llama33-70b-v5e16"
 JETSTREAM_STACK = "llama31-405b-v6e16"

@@ -5,6 +5,7 @@ longer circle, ``TYPE_CHECKING`` imports included), and one backend package neve
 from __future__ import annotations
 
 import ast
+import functools
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
@@ -41,6 +42,19 @@ def module_name(path: Path, root: Path = LIBRARY) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def import_statements(source: str) -> tuple[tuple[int, str | None, tuple[str, ...]], ...]:
+    """The import statements of one module's text: (relative level, module, names); cached by text, so the planted
+    copies below parse only the file they change."""
+    found: list[tuple[int, str | None, tuple[str, ...]]] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            found.append((node.level, node.module, tuple(a.name for a in node.names)))
+        elif isinstance(node, ast.Import):
+            found.extend((0, a.name, ()) for a in node.names)
+    return tuple(found)
+
+
 def import_graph(root: Path = LIBRARY) -> dict[str, set[str]]:
     """Module -> the library modules it imports (a ``from pkg import name`` that names a module counts as that module)."""
     modules = {module_name(p, root): p for p in root.rglob("*.py")}
@@ -48,17 +62,18 @@ def import_graph(root: Path = LIBRARY) -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom):
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    source = ".".join(base + ([node.module] if node.module else []))
-                else:
-                    source = node.module or ""
-                if source == PACKAGE or source.startswith(f"{PACKAGE}."):
-                    found |= {f"{source}.{a.name}" if f"{source}.{a.name}" in modules else source for a in node.names}
-            elif isinstance(node, ast.Import):
-                found |= {a.name for a in node.names if a.name == PACKAGE or a.name.startswith(f"{PACKAGE}.")}
+        for level, module, names in import_statements(path.read_text()):
+            if level:
+                base = package.split(".")[: len(package.split(".")) - (level - 1)]
+                source = ".".join(base + ([module] if module else []))
+            else:
+                source = module or ""
+            if not (source == PACKAGE or source.startswith(f"{PACKAGE}.")):
+                continue
+            if names:
+                found |= {f"{source}.{n}" if f"{source}.{n}" in modules else source for n in names}
+            else:
+                found.add(source)
         graph[name] = found - {name}
     return graph
 

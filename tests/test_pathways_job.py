@@ -23,7 +23,8 @@ from tpu_serving.config import ConfigError
 from tpu_serving.controllers import parse_version
 from tpu_serving.versions import PINS
 from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects, load_project
+from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.stack_files import load_project
 
 BATCH, INTERACTIVE = "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"
 PJ_TYPE = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -279,7 +280,7 @@ def test_pathways_job_batch_slices_bill_only_while_the_job_runs():
     """A batch job's slices start empty and autoscale to the whole slice (its VMs) when the workers wait, so the
     cluster autoscaler removes them once the job has finished; an interactive job's slices keep their VMs for the
     clients that attach. The slice's VMs come from the stack file's tpuSlices and the catalog."""
-    from tpu_serving_tools.offline import stack_config
+    from tpu_serving_tools.stack_files import stack_config
 
     project = load_project(ROOT)
     for stack, from_zero in (("pathwaysjob-batch-v6e16", True), ("pathwaysjob-interactive-v5e16", False)):

@@ -47,7 +47,7 @@ def probed(stack: str) -> str | None:
     if stack in PROBED:
         return PROBED[stack]
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.offline import load_project, stack_config
+    from tpu_serving_tools.stack_files import load_project, stack_config
 
     serving = load_stack_config(stack_config(load_project(STACKS_ROOT), stack)).serving
     if serving is not None and serving.backend == "saxml":
@@ -115,7 +115,7 @@ SAX_ANSWER = '{\n    "generate_response": [\n        [\n            " OK",\n    
 
 def _saxml_stack():
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.offline import load_project, stack_config
+    from tpu_serving_tools.stack_files import load_project, stack_config
 
     return load_stack_config(stack_config(load_project(STACKS_ROOT), SAXML_STACK))
 

@@ -13,7 +13,7 @@ from tpu_serving.backends.scaling import fewest_groups_gap
 from tpu_serving.config import load_stack_config
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.production import production_gaps, production_output
-from tpu_serving_tools.offline import load_project, stack_config
+from tpu_serving_tools.stack_files import load_project, stack_config
 
 CHANNEL = "projects/tpu-serving-demo/notificationChannels/123"
 

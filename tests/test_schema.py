@@ -35,6 +35,20 @@ def test_schema_builtin_rejects_wrong_type():
         schema.validate_builtin(sa)
 
 
+def test_schema_validate_builtin_reads_each_schema_file_once_and_still_refuses():
+    """The schema files are parsed once per process; a later object of the same kind is still checked."""
+    good = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"k": "v"}}
+    schema.validate_builtin(good)
+    from kubernetes_validate import utils
+
+    parsed = utils.schema_contents.cache_info().misses
+    bad = copy.deepcopy(good) | {"dta": {}}
+    with pytest.raises(schema.SchemaError, match="dta"):
+        schema.validate_builtin(bad)
+    schema.validate_builtin(good)
+    assert utils.schema_contents.cache_info().misses == parsed
+
+
 def test_schema_closed_rejects_unknown_fields_but_keeps_preserved_ones():
     s = schema.closed(
         {

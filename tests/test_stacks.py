@@ -235,7 +235,7 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
     """The cluster's maintenance window and Google Groups security group are the stack file's (the defaults
     where it sets none), so a stack of your own domain or window passes too."""
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.offline import load_project, stack_config
+    from tpu_serving_tools.stack_files import load_project, stack_config
 
     cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
     m = cfg.cluster.maintenance

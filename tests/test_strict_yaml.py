@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import ROOT
 from tpu_serving_tools import strict_yaml
-from tpu_serving_tools.offline import StackConfigError, load_project, stack_config
+from tpu_serving_tools.stack_files import StackConfigError, load_project, stack_config
 
 STACK = "vllm-llama33-70b-v5e16"
 

@@ -11,8 +11,9 @@ from tests.conftest import ROOT, plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION, caution
-from tpu_serving_tools.offline import Plan, load_project
+from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.preview import summary
+from tpu_serving_tools.stack_files import load_project
 
 SHIPPED = load_project(ROOT).stacks()
 """This project's stacks: those the README's table lists (not a copy's, tests/test_new_stack.py)."""

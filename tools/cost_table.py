@@ -51,8 +51,9 @@ def render(page: str, outputs: Mapping[str, Mapping[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tpu_serving_tools.offline import close_event_loop, load_project, preview_stack
+    from tpu_serving_tools.offline import close_event_loop, preview_stack
     from tpu_serving_tools.settings_tables import rewrite
+    from tpu_serving_tools.stack_files import load_project
 
     parser = command_parser(__name__, __doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 if the page is not current")

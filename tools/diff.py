@@ -308,7 +308,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
 def project_stacks(root: Path) -> set[str]:
     """The stacks of the project at ``root`` (its ``Pulumi.yaml``'s ``stackConfigDir``, as ``pulumi`` reads
     them); none where there is no project (a base ref from before the project existed)."""
-    from tpu_serving_tools.offline import load_project
+    from tpu_serving_tools.stack_files import load_project
 
     if not (root / "Pulumi.yaml").is_file():
         return set()

@@ -14,8 +14,9 @@ import sys
 from pathlib import Path
 
 from tpu_serving_tools.golden_review import report, tree_changes, working_tree
-from tpu_serving_tools.offline import Plan, close_event_loop, load_project, preview_stack
+from tpu_serving_tools.offline import Plan, close_event_loop, preview_stack
 from tpu_serving_tools.preview import manifests_yaml
+from tpu_serving_tools.stack_files import load_project
 
 GOLDEN = Path("tests") / "golden"
 """Where the golden files live, relative to the project root (the working directory)."""

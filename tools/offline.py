@@ -7,20 +7,18 @@ carry. Providers compute nothing: a resource's outputs are its inputs, so everyt
 provider would compute (a cluster endpoint, a service account's email, an ID) stays
 unknown, as it does in a real preview.
 
-Stack configuration is loaded the way the Pulumi CLI loads it: ``Pulumi.yaml`` names the
-project and ``stackConfigDir``; keys without a namespace belong to the project; objects and
-lists reach the program as JSON text, scalars as strings.
+Stack configuration is loaded the way the Pulumi CLI loads it (``stack_files``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import importlib.util
-import json
 import runpy
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,10 +26,12 @@ from typing import Any
 import pulumi
 from google.protobuf import json_format
 from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import resource as sdk_resource
+from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from tpu_serving_tools import strict_yaml
+from tpu_serving_tools.stack_files import Project, StackConfigError, load_project, stack_config
 
 UNKNOWN = "<unknown>"
 """How a value that only the provider can compute is shown in plans and manifests."""
@@ -51,127 +51,6 @@ OPAQUE_KUBERNETES_TYPES = frozenset(
         "kubernetes:kustomize/v2:Directory",
     }
 )
-
-
-class StackConfigError(Exception):
-    """A stack file the CLI would refuse, or one this offline run cannot read."""
-
-
-@dataclass(frozen=True)
-class Project:
-    """What ``Pulumi.yaml`` says about the project."""
-
-    name: str
-    root: Path
-    stack_config_dir: Path
-    main: Path
-    config_defaults: Mapping[str, Any]
-
-    def stack_file(self, stack: str) -> Path:
-        return self.stack_config_dir / f"Pulumi.{stack}.yaml"
-
-    def stacks(self) -> list[str]:
-        """Every stack that has a stack file, sorted."""
-        return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.stack_config_dir.glob("Pulumi.*.yaml"))
-
-
-def load_project(root: Path) -> Project:
-    """Read ``Pulumi.yaml`` at ``root``."""
-    if not (root / "Pulumi.yaml").is_file():
-        raise StackConfigError(f"no Pulumi.yaml in {root}: run in the project's folder or pass --root")
-    try:
-        doc = strict_yaml.load(root / "Pulumi.yaml", "Pulumi.yaml")
-    except strict_yaml.StrictYamlError as err:
-        raise StackConfigError(str(err)) from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("name"), str):
-        raise StackConfigError("Pulumi.yaml: expected a mapping with the project's `name:` (a string)")
-    defaults: dict[str, Any] = {}
-    for key, spec in _config_section(doc, "Pulumi.yaml").items():
-        value = spec.get("default") if isinstance(spec, dict) else spec
-        if value is not None:
-            defaults[key] = value
-    return Project(
-        name=doc["name"],
-        root=root,
-        stack_config_dir=root / doc.get("stackConfigDir", "."),
-        main=root / doc.get("main", "__main__.py"),
-        config_defaults=defaults,
-    )
-
-
-def _config_section(doc: Mapping[str, Any], shown: str) -> Mapping[str, Any]:
-    """The ``config:`` of a project or stack file: a mapping of keys to values (absent or empty: none)."""
-    config = doc.get("config")
-    if config is None:
-        return {}
-    if not isinstance(config, dict):
-        raise StackConfigError(
-            f"{shown}: `config` is {_KINDS.get(type(config), 'a ' + type(config).__name__)}; it must be a mapping "
-            "of keys to values (`config:`, then `  gcp:project: my-project` on the next line)"
-        )
-    for key in config:
-        if not isinstance(key, str):
-            raise StackConfigError(
-                f"{shown}: config key {key!r} is {_KINDS.get(type(key), 'no string')}; a key is text"
-            )
-    return config
-
-
-_KINDS = {list: "a list", str: "a string", int: "a number", float: "a number", bool: "a boolean"}
-
-
-def _namespaced(project: str, key: str) -> str:
-    return key if ":" in key else f"{project}:{key}"
-
-
-def _as_config_text(key: str, value: Any) -> str:
-    if isinstance(value, dict) and set(value) == {"secure"}:
-        raise StackConfigError(
-            f"{key}: secure values need the stack's secrets provider, which an offline preview "
-            "does not have; keep secrets out of the stack files used for offline previews"
-        )
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return str(value)
-    return json.dumps(value)
-
-
-def stack_config(project: Project, stack: str) -> dict[str, str]:
-    """The config map the CLI would hand the program for ``stack``: ``namespace:key`` -> text."""
-    return config_map(project, stack_file_config(project, stack))
-
-
-def stack_file_config(project: Project, stack: str) -> Mapping[str, Any]:
-    """The ``config:`` mapping of ``stack``'s stack file, as loaded (its keys as the file writes them)."""
-    path = project.stack_file(stack)
-    if not path.is_file():
-        raise StackConfigError(
-            f"no stack file {path.relative_to(project.root)}; stacks: {', '.join(project.stacks()) or 'none'}"
-        )
-    try:
-        doc = strict_yaml.load(path, str(path.relative_to(project.root))) or {}
-    except strict_yaml.StrictYamlError as err:
-        raise StackConfigError(str(err)) from None
-    if not isinstance(doc, dict):
-        raise StackConfigError(f"{path.relative_to(project.root)}: expected a mapping with a `config:` key")
-    top = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
-    if unknown := sorted(set(doc) - set(top)):  # settings written at the top level, most likely: say where they go
-        raise StackConfigError(
-            f"{path.name}: unknown top-level keys {unknown}; the settings go under `config:`, indented beneath it "
-            f"(`config:`, then `  {unknown[0]}: ...` on the next line); the top level holds only {', '.join(top)}"
-        )
-    return _config_section(doc, str(path.relative_to(project.root)))
-
-
-def config_map(project: Project, config: Mapping[str, Any]) -> dict[str, str]:
-    """The config map the CLI would hand the program for a stack file whose ``config:`` is ``config``:
-    ``namespace:key`` -> text, over the project's defaults."""
-    merged = {_namespaced(project.name, k): v for k, v in project.config_defaults.items()}
-    merged.update({_namespaced(project.name, k): v for k, v in config.items()})
-    return {k: _as_config_text(k, v) for k, v in merged.items()}
 
 
 # --------------------------------------------------------------------------- recording
@@ -370,6 +249,24 @@ def _open_event_loop() -> None:
         asyncio.set_event_loop(asyncio.new_event_loop())
 
 
+@contextlib.contextmanager
+def _no_source_positions() -> Iterator[None]:
+    """Register without the SDK's source positions for the length of one offline run.
+
+    For each resource the SDK walks the Python stack (``traceback.extract_stack``) to send the engine a stack trace
+    and the source position of the user's code (pulumi 3.272.0 ``runtime/resource.py`` l.741-778 ``_get_stack_trace``,
+    called at l.833, l.837 and l.1160). The engine shows them in diagnostics; the recording monitor
+    keeps neither, and the walk was about a sixth of a stack's offline run. The SDK's function is put back after the
+    run: a ``pulumi up`` through the Automation API in the same process (``make e2e``) sends them as usual.
+    """
+    saved = sdk_resource._get_stack_trace
+    sdk_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        sdk_resource._get_stack_trace = saved
+
+
 def run_program(program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str) -> Plan:
     """Run ``program`` against a recording monitor with ``config``; return what it declared.
 
@@ -382,8 +279,9 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(config))
         monitor = RecordingMonitor(PreviewMocks())
-        mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
-        _sync_await(run_pulumi_func(program))
+        with _no_source_positions():
+            mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+            _sync_await(run_pulumi_func(program))
         root = settings.get_root_resource()
         outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
         resources = sorted(monitor.recorded, key=lambda r: r.urn)

@@ -27,13 +27,13 @@ from tpu_serving_tools.offline import (
     UNKNOWN,
     Plan,
     RecordedResource,
-    StackConfigError,
     close_event_loop,
     kubernetes_objects,
     opaque_resources,
     preview_stack,
 )
 from tpu_serving_tools.security_notes import security_summary
+from tpu_serving_tools.stack_files import StackConfigError
 from tpu_serving_tools.text import counted, plural
 from tpu_serving_tools.versions import plan_notes
 from tpu_serving_tools.zone_notes import zone_summary

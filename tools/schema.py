@@ -266,10 +266,25 @@ def validate_custom(obj: dict[str, Any], release: str, crd_dir: Path = CRD_DIR) 
         )
 
 
+@functools.cache
+def _read_schemas_once() -> None:
+    """Make kubernetes-validate read each schema file once per process.
+
+    Its ``validate`` opens and parses the kind's schema and the 1.5 MB ``_definitions.json`` on every call
+    (kubernetes-validate 1.37.0, ``utils.py`` l.71-86 ``schema_contents``, called at l.111 and l.118): most of a
+    stack's validation time. The parsed schemas are only read (by ``referencing`` and ``jsonschema``), so one parse
+    per file serves every object.
+    """
+    from kubernetes_validate import utils
+
+    utils.schema_contents = functools.cache(utils.schema_contents)
+
+
 def validate_builtin(obj: dict[str, Any], kubernetes_version: str = KUBERNETES_VERSION) -> None:
     """Validate a built-in kind strictly with kubernetes-validate; raise :class:`SchemaError`."""
     import kubernetes_validate
 
+    _read_schemas_once()
     try:
         kubernetes_validate.validate(obj, kubernetes_version, strict=True)
     except kubernetes_validate.ValidationError as err:

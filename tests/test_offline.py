@@ -1,0 +1,27 @@
+"""The offline run of a Pulumi program (tools/offline.py): what it sends the recording monitor and what it leaves."""
+
+import pulumi
+from pulumi.runtime import resource as sdk_resource
+
+from tpu_serving_tools.offline import run_program
+
+
+def test_offline_run_program_walks_no_stack_for_source_positions_and_puts_the_sdks_walk_back(monkeypatch):
+    walks: list[str] = []
+    original = sdk_resource._get_stack_trace
+
+    def counted():  # stands in for the SDK's walk, as the SDK would call it
+        walks.append("walk")
+        return original()
+
+    monkeypatch.setattr(sdk_resource, "_get_stack_trace", counted)
+
+    def program() -> None:
+        pulumi.ComponentResource("test:index:Thing", "thing")
+        pulumi.export("answer", 42)
+
+    plan = run_program(program, {}, project="p", stack="s")
+    assert [r.type for r in plan.resources] == ["test:index:Thing"]
+    assert plan.outputs == {"answer": 42}
+    assert walks == []
+    assert sdk_resource._get_stack_trace is counted

@@ -50,7 +50,7 @@ def test_ports_a_probe_on_an_undeclared_port_fails():
     view = _view()
     lws = _object(view, "LeaderWorkerSet", "vllm")
     leader = lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"][0]
-    leader["readinessProbe"]["httpGet"]["port"] = 8080
+    leader["startupProbe"]["httpGet"]["port"] = 8080
     assert any(s.startswith("ports probe vllm-llama70b/vllm leader") and s.endswith(":8080") for s in _failed(view))
 
 

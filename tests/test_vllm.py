@@ -237,7 +237,7 @@ def test_vllm_probes_tolerate_long_loads_without_a_fixed_delay():
     startup = c["startupProbe"]
     assert startup["httpGet"]["path"] == "/health"
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 3600
-    assert c["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8000, "scheme": "HTTP"}
+    assert "127.0.0.1:8000/health" in c["readinessProbe"]["exec"]["command"][2]  # and progress: test_vllm_progress
 
 
 def test_vllm_workers_join_the_leaders_ray_cluster_with_tolerant_health_checks():

@@ -20,7 +20,17 @@ import pytest
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
 from tests.conftest import plan_of
-from tpu_serving.backends.vllm.progress import VllmProbeSettings, idle_completion, liveness, progress_code
+from tests.fixtures.configs import plan_edited
+from tpu_serving.backends.vllm.facts import DRAINING_MARKER
+from tpu_serving.backends.vllm.progress import (
+    READY_PROBE_TIMEOUT_SECONDS,
+    READY_STATE,
+    VllmProbeSettings,
+    idle_completion,
+    liveness,
+    progress_code,
+    window_problems,
+)
 from tpu_serving.podspec import ProbeSettings
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -162,8 +172,8 @@ def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise()
     assert liveness(ProbeSettings(), http, 8100) is http  # type: ignore[arg-type]
 
 
-def _leader_liveness(stack: str) -> list[tuple[dict, int, str]]:
-    """Each vLLM leader container's liveness probe, the port its vLLM server listens on (``--port`` of its command:
+def _leader_probes(stack: str, kind: str = "livenessProbe") -> list[tuple[dict, int, str]]:
+    """Each vLLM leader container's probe of ``kind``, the port its vLLM server listens on (``--port`` of its command:
     behind the routing sidecar on decode), and its role (``""`` outside the disaggregated mode)."""
     found = []
     for res in plan_of(stack).resources:
@@ -178,7 +188,7 @@ def _leader_liveness(stack: str) -> list[tuple[dict, int, str]]:
             for c in (tpl or {}).get("spec", {}).get("containers", []):
                 if c["name"] == "vllm-leader":
                     port = int(re.search(r"--port[ =](\d+)", c["args"][0]).group(1))
-                    found.append((c["livenessProbe"], port, role))
+                    found.append((c[kind], port, role))
     return found
 
 
@@ -186,7 +196,7 @@ def _leader_liveness(stack: str) -> list[tuple[dict, int, str]]:
     "stack", ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "vllm-llama33-70b-disagg-v6e8x2"]
 )
 def test_liveness_renders_on_every_vllm_leader(stack: str):
-    probes = _leader_liveness(stack)
+    probes = _leader_probes(stack)
     assert probes, f"{stack}: no vLLM leader found"
     for live, port, role in probes:
         script = live["exec"]["command"][2]
@@ -197,3 +207,74 @@ def test_liveness_renders_on_every_vllm_leader(stack: str):
     if stack.endswith("disagg-v6e8x2"):
         assert sorted(role for *_, role in probes) == ["decode", "prefill"]
         assert len({port for _, port, _ in probes}) == 2
+
+
+VLLM_STACKS = ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "vllm-llama33-70b-disagg-v6e8x2"]
+
+
+@pytest.mark.parametrize("stack", VLLM_STACKS)
+def test_readiness_renders_the_progress_check_on_every_vllm_leader(stack: str):
+    """SRE review round 41, M3: a leader whose engine froze behind a /health that answers 200 left the Service only
+    when liveness restarted it, 10-20 minutes on; readiness now reads progress on its own, shorter window."""
+    probes = _leader_probes(stack, "readinessProbe")
+    assert probes, f"{stack}: no vLLM leader found"
+    for ready, port, role in probes:
+        script = ready["exec"]["command"][2]
+        assert READY_STATE in script and ">= 120" in script and f"127.0.0.1:{port}/metrics" in script
+        assert (f"127.0.0.1:{port}/v1/completions" in script) == (role != "prefill"), (stack, role)
+        assert (DRAINING_MARKER in script) == (role == "prefill"), (stack, role)
+        own = sum(float(t) for t in re.findall(r"timeout=([0-9.]+)", script))
+        assert own < ready["timeoutSeconds"] == READY_PROBE_TIMEOUT_SECONDS <= ready["periodSeconds"]
+
+
+def test_readiness_is_health_again_with_no_window():
+    plan = plan_edited(
+        "vllm-llama33-70b-v5e16", serving=lambda s: s.setdefault("probes", {}).update(readyStallSeconds=0)
+    )
+    (leader,) = [
+        c
+        for o in kubernetes_objects(plan)
+        if o["kind"] == "LeaderWorkerSet"
+        for c in o["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"]["containers"]
+        if c["name"] == "vllm-leader"
+    ]
+    assert leader["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8000, "scheme": "HTTP"}
+
+
+def test_window_problems_refuse_a_readiness_window_liveness_outruns_or_a_period_the_check_outlasts():
+    assert window_problems("k", VllmProbeSettings()) == []
+    assert window_problems("k", VllmProbeSettings(ready_stall_seconds=0, readiness_period_seconds=1)) == []
+    (late,) = window_problems("k", VllmProbeSettings(stall_seconds=300, ready_stall_seconds=300))
+    assert late.startswith("k.readyStallSeconds = 300: at least stallSeconds (300)") and "below 300" in late
+    (fast,) = window_problems("k", VllmProbeSettings(readiness_period_seconds=5))
+    assert fast.startswith("k.readinessPeriodSeconds = 5:") and f"at least {READY_PROBE_TIMEOUT_SECONDS}" in fast
+    assert window_problems("k", VllmProbeSettings(stall_seconds=0, ready_stall_seconds=60)) == []
+
+
+@pytest.mark.slow  # runs the rendered probe in a child shell against a live server
+def test_readiness_as_rendered_fails_on_a_frozen_engine_and_passes_once_it_generates(server: Server, tmp_path: Path):
+    """The flagship's readiness command itself, pointed at the test server: it fails while the idle completion hangs
+    (an engine frozen with its gauge at 0), and while requests run with no token for the window."""
+    ((ready, port, _),) = _leader_probes("vllm-llama33-70b-v5e16", "readinessProbe")
+    script = (
+        ready["exec"]["command"][2]
+        .replace(f"127.0.0.1:{port}", f"127.0.0.1:{server.port}")
+        .replace(READY_STATE, str(tmp_path / "ready.json"))
+        .replace(">= 120", ">= 1")
+        .replace("exec python3 ", f"exec {sys.executable} ")
+    )
+
+    def check() -> int:
+        return subprocess.run(["/bin/sh", "-c", script], capture_output=True, timeout=30).returncode
+
+    assert check() == 0 and server.received[-1]["path"] == "/v1/completions"
+    server.completions[0] = "hang"
+    assert check() != 0  # frozen at 0 running
+    server.completions[0] = "ok"
+    assert check() == 0  # it answers again
+    server.running.labels(**LABELS).set(2)
+    assert check() == 0  # busy, counting from the last check
+    time.sleep(1.2)
+    assert check() != 0  # requests ran for the window with no token
+    server.tokens.labels(**LABELS).inc(5)
+    assert check() == 0  # it generated: Ready again

@@ -17,7 +17,7 @@ from .. import rollout, scaling
 
 if TYPE_CHECKING:
     from ..base import Stack
-from . import disagg_checks
+from . import disagg_checks, progress
 from .args import VllmEngineSettings, WeightsLoader, fit_problems, parallelism_problems
 from .facts import METRIC_KINDS, VllmMetric
 from .settings import (
@@ -35,6 +35,7 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
     """One group per slice; the buckets exist; parallelism, HBM and the file cache fit the slice."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found = rollout.canary_problems(serving, disaggregated=serving.disaggregation is not None)
+    found += progress.window_problems(f"{key}.probes", to_settings(serving.probes, progress.VllmProbeSettings))
     if serving.disaggregation is not None:
         found += disagg_checks.problems(cfg, serving, shape)
     else:

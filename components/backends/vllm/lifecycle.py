@@ -66,19 +66,40 @@ def _python_probe(code: str, period: int, failures: int, timeout: int, guard: st
 
 
 def readiness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:
-    """The leader's readiness: ``http`` (``GET /health``), but on a prefill leader the same GET from an exec probe
-    that fails once the preStop hook has created :data:`~.facts.DRAINING_MARKER` (an HTTP probe cannot be failed from
-    outside the server). The kubelet keeps running readiness probes while a pod terminates, so the endpoint's
-    ``serving`` condition turns false."""
+    """The leader's readiness. With ``probes.readyStallSeconds`` set, the progress check of liveness
+    (:func:`.progress.progress_code`) on the engine's ``port``, with its own record and the shorter window: a leader
+    whose engine froze while ``/health`` still answers 200 fails it and leaves the Service and the InferencePool (the
+    endpoint picker drops a pod that is not Ready: gateway-api-inference-extension v1.5.0
+    pkg/epp/controller/pod_reconciler.go l.90-95, ``IsPodReady`` in pkg/epp/util/pod/pod.go l.23-36) within
+    minutes, while liveness waits out ``stallSeconds`` to restart it (SRE review round 41, M3). Else ``http``
+    (``GET /health``).
+
+    A prefill leader's readiness also fails once the preStop hook has created :data:`~.facts.DRAINING_MARKER` (an
+    HTTP probe cannot be failed from outside the server); the kubelet keeps running readiness probes while a pod
+    terminates, so the endpoint's ``serving`` condition turns false. It sends no idle token, as its liveness does not
+    (:func:`liveness`)."""
     kv = args.kv_transfer
-    if kv is None or kv.role != KvRole.PREFILL:
-        return http
+    prefill = kv is not None and kv.role == KvRole.PREFILL
     p = args.probes
-    code = f"import urllib.request as r; r.urlopen('http://127.0.0.1:{port}{HEALTH_PATH}', timeout=5)"
-    guard = f"[ ! -e {DRAINING_MARKER} ]"
-    return _python_probe(
-        code, p.readiness_period_seconds, p.readiness_failure_threshold, EXEC_PROBE_TIMEOUT_SECONDS, guard
-    )
+    guard = f"[ ! -e {DRAINING_MARKER} ]" if prefill else ""
+    stall = p.ready_stall_seconds if isinstance(p, progress.VllmProbeSettings) else 0
+    if stall:
+        idle = None if prefill else idle_completion(args.served_model_name)
+        code = progress.progress_code(
+            port,
+            stall,
+            state=progress.READY_STATE,
+            idle_body=idle,
+            idle_timeout=progress.READY_IDLE_TIMEOUT_SECONDS,
+            http_timeout=progress.READY_HTTP_TIMEOUT_SECONDS,
+        )
+        timeout = progress.READY_PROBE_TIMEOUT_SECONDS
+    elif prefill:
+        code = f"import urllib.request as r; r.urlopen('http://127.0.0.1:{port}{HEALTH_PATH}', timeout=5)"
+        timeout = EXEC_PROBE_TIMEOUT_SECONDS
+    else:
+        return http
+    return _python_probe(code, p.readiness_period_seconds, p.readiness_failure_threshold, timeout, guard)
 
 
 def liveness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> k8s.core.v1.ProbeArgs:

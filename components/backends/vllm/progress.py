@@ -21,6 +21,10 @@ review round 39, B1). While the engine is idle the completion queues behind noth
 judge it. A prefill server of the disaggregated mode gets no completion: a request that ends at its own token limit
 holds its KV blocks until a decode pulls them or the pull times out (docs/design/disaggregated-vllm.md, open risks).
 
+The leader's readiness runs the same check with its own record (:data:`READY_STATE`) and a shorter window,
+``readyStallSeconds`` (:func:`..lifecycle.readiness`): a frozen engine's leader leaves the Service and the endpoint
+picker's pool within minutes, and the restart stays liveness's (SRE review round 41, M3).
+
 The probe runs only once the startup probe has passed (Kubernetes runs liveness after startup succeeds), so a model
 still loading or compiling is never judged by it.
 """
@@ -36,8 +40,10 @@ from ...settings import described
 from .facts import COMPLETIONS_PATH, HEALTH_PATH, METRICS_PATH, PROBE_PROMPT, PYTHON, VllmMetric
 
 PROGRESS_STATE = "/tmp/tpu-serving-progress.json"
-"""Where the probe keeps the last token count and since when it stood still (the container's own writable layer:
-the leader's root file system is not read-only)."""
+"""Where the liveness probe keeps the last token count and since when it stood still (the container's own writable
+layer: the leader's root file system is not read-only)."""
+READY_STATE = "/tmp/tpu-serving-ready.json"
+"""The readiness probe's own record of the same: the two probes run on their own periods and windows."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +56,15 @@ class VllmProbeSettings(ProbeSettings):
         "recreates the group); 0: liveness reads /health only. vLLM's /health answers 200 while its engine is "
         "frozen.",
         default=600,
+        ge=0,
+        le=86400,
+    )
+    ready_stall_seconds: int = described(
+        "Seconds a vLLM leader with requests running may generate no token before it fails readiness and leaves "
+        "the Service and the InferencePool (readiness reads the server's /metrics and, while nothing runs, sends it "
+        "one token); Ready again once the engine generates. Below `stallSeconds`, so the hung leader takes no "
+        "traffic while liveness waits to restart it; 0: readiness reads /health only.",
+        default=120,
         ge=0,
         le=86400,
     )
@@ -67,16 +82,28 @@ slow but answering engine fails a request's own timeout, not the kubelet's (the 
 timeout; SRE review round 40, m3: 5 + 5 + 8 s of requests against a 10 s timeout)."""
 
 
+READY_HTTP_TIMEOUT_SECONDS = 3
+"""Seconds each of ``/health`` and ``/metrics`` may take in the readiness check, which runs every
+``readinessPeriodSeconds`` (10 s by default) and must end within it."""
+READY_IDLE_TIMEOUT_SECONDS = 2
+"""Seconds the readiness check's idle completion may take: one token on an idle engine, as for liveness."""
+READY_PROBE_TIMEOUT_SECONDS = 2 * READY_HTTP_TIMEOUT_SECONDS + READY_IDLE_TIMEOUT_SECONDS + INTERPRETER_SECONDS
+"""The readiness check's ``timeoutSeconds``, summed as :data:`PROGRESS_PROBE_TIMEOUT_SECONDS` is; it is also the
+shortest ``readinessPeriodSeconds`` it runs on, so that one check ends before the next is due."""
+
+
 def progress_code(
     port: int,
     stall_seconds: int,
     state: str = PROGRESS_STATE,
     idle_body: str | None = None,
     idle_timeout: float = IDLE_COMPLETION_TIMEOUT_SECONDS,
+    http_timeout: float = HTTP_TIMEOUT_SECONDS,
 ) -> str:
     """The probe's Python: exit 1 when ``/health`` fails, when requests have been running for ``stall_seconds`` with
     the token counter unchanged, or, with ``idle_body`` (a completion request's JSON), when nothing runs and that
-    completion fails within ``idle_timeout`` seconds; else record the count (in the file ``state``) and exit 0."""
+    completion fails within ``idle_timeout`` seconds; else record the count (in the file ``state``) and exit 0.
+    ``/health`` and ``/metrics`` may take ``http_timeout`` seconds each."""
     base = f"http://127.0.0.1:{port}"
     running, tokens = VllmMetric.REQUESTS_RUNNING.value, f"{VllmMetric.GENERATION_TOKENS.value}_total"
     idle = (
@@ -92,8 +119,8 @@ def progress_code(
     return "\n".join(
         [
             "import json, time, urllib.request as r",
-            f"r.urlopen('{base}{HEALTH_PATH}', timeout={HTTP_TIMEOUT_SECONDS})",
-            f"text = r.urlopen('{base}{METRICS_PATH}', timeout={HTTP_TIMEOUT_SECONDS}).read().decode()",
+            f"r.urlopen('{base}{HEALTH_PATH}', timeout={http_timeout:g})",
+            f"text = r.urlopen('{base}{METRICS_PATH}', timeout={http_timeout:g}).read().decode()",
             "def total(name):",
             "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
             " if l.startswith(name + '{') or l.startswith(name + ' '))",
@@ -109,6 +136,25 @@ def progress_code(
             f"raise SystemExit(1 if now - last['since'] >= {stall_seconds} else 0)",
         ]
     )
+
+
+def window_problems(key: str, p: VllmProbeSettings) -> list[str]:
+    """Readiness's window ends before liveness's (else the container restarts while the hung leader still takes
+    traffic, and the shorter window does nothing), and its check fits its period."""
+    ready, live = p.ready_stall_seconds, p.stall_seconds
+    found = []
+    if ready and live and ready >= live:
+        found.append(
+            f"{key}.readyStallSeconds = {ready}: at least stallSeconds ({live}), so the container restarts before the "
+            f"hung leader leaves the Service; set it below {live}, or 0 to keep readiness on /health"
+        )
+    if ready and p.readiness_period_seconds < READY_PROBE_TIMEOUT_SECONDS:
+        found.append(
+            f"{key}.readinessPeriodSeconds = {p.readiness_period_seconds}: the readiness check of readyStallSeconds "
+            f"takes up to {READY_PROBE_TIMEOUT_SECONDS} s; at least {READY_PROBE_TIMEOUT_SECONDS}, or "
+            "readyStallSeconds 0 to keep readiness on /health"
+        )
+    return found
 
 
 def liveness(

@@ -203,7 +203,7 @@ def test_e2e_overlay_is_pure_and_keeps_the_stack_file_keys():
     before = repr(original)
     config = existing_cluster_overlay(original, KUBECONFIG, {"lws": "/m/lws.yaml"}, context="kind-e2e")
     assert repr(original) == before  # not changed in place
-    assert config["cluster"]["existing"] == {"kubeconfig": KUBECONFIG, "context": "kind-e2e"}
+    assert config["cluster"]["existing"] == {"kubeconfig": KUBECONFIG, "context": "kind-e2e", "nodeUpgradesHeld": True}
     assert not {"masterAuthorizedNetworks", "publicControlPlane", "cloudNat", "releaseChannel"} & set(config["cluster"])
     assert (
         config["workloadIdentity"]["existingGcpServiceAccount"]
@@ -232,3 +232,14 @@ def test_e2e_overlay_refuses_an_unknown_controller():
     project = load_project(STACKS_ROOT)
     with pytest.raises(OverlayError, match="unknown controller"):
         existing_cluster_overlay(stack_file_config(project, "llama31-405b-v6e16"), KUBECONFIG, {"kueue": "/m.yaml"})
+
+
+def test_e2e_overlay_says_node_upgrades_are_held_where_the_stacks_cluster_held_them():
+    """The production example's created cluster holds node upgrades (a maintenance exclusion, create-only); on the
+    e2e run's existing cluster the same intent is cluster.existing.nodeUpgradesHeld, which its production gate reads."""
+    project = load_project(STACKS_ROOT)
+    held = existing_cluster_overlay(stack_file_config(project, "vllm-llama33-70b-v6e8"), KUBECONFIG, {})
+    assert held["cluster"]["existing"]["nodeUpgradesHeld"] is True
+    config = stack_file_config(project, "vllm-llama33-70b-v6e8")
+    edited = {**config, "cluster": {k: v for k, v in config["cluster"].items() if k != "maintenance"}}
+    assert "nodeUpgradesHeld" not in existing_cluster_overlay(edited, KUBECONFIG, {})["cluster"]["existing"]

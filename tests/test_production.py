@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, STACKS, plan_of
 from tests.fixtures.configs import GOOD, HOLD_NODE_UPGRADES, PATHWAYS_JOB, SERVING, load, with_change, with_serving
 from tools.preview import production_summary
 from tpu_serving.backends.scaling import fewest_groups_gap
@@ -191,3 +191,12 @@ def test_production_gaps_name_an_existing_clusters_node_upgrades_unless_held():
     config["tpu-serving:cluster"] = json.dumps(cluster)
     held = [g.key for g in production_gaps(load_stack_config(config))]
     assert "cluster.existing.nodeUpgradesHeld" not in held and held
+
+
+def test_production_output_of_the_shipped_stacks_one_production_example_and_examples_with_gaps():
+    """GKE review round 41, M2: one shipped stack runs with production: true (single-host groups in two zones,
+    reservations, paged alerts) and passes the gate; each other says production: false and has a gap to say why."""
+    outputs = {s: plan_of(s).outputs["production"] for s in STACKS}
+    assert {s for s, o in outputs.items() if o["production"]} == {"vllm-llama33-70b-v6e8"}
+    assert outputs["vllm-llama33-70b-v6e8"]["gaps"] == []
+    assert all(o["gaps"] for s, o in outputs.items() if not o["production"]), outputs

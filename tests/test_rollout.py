@@ -317,8 +317,8 @@ def test_rollout_single_group_example_stacks_hold_node_upgrades_back(stack):
         serving.get("singleGroup") == "accepted"
         or serving["backend"] == "pathways-job"
         or any(r.get("autoscaling", {}).get("minReplicas", r.get("replicas", 1)) == 1 for r in roles)
-        # several groups, each reloading for an hour (GKE and SRE reviews round 40, M2)
-        or stack == "vllm-llama33-70b-v5e16"
+        # several LeaderWorkerSet groups, each reloading for an hour (GKE and SRE reviews round 40, M2)
+        or (serving["backend"] == "vllm" and not roles and serving["autoscaling"]["minReplicas"] >= 2)
     )
     for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
         exclusions = cluster.inputs["maintenancePolicy"].get("maintenanceExclusions", [])

@@ -129,10 +129,13 @@ def stack_upgrade_schedule(cfg: Stack) -> str:
     )
 
 
+NODE_UPGRADE_HOLDING_SCOPES = ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")
+"""The maintenance exclusion scopes that hold node upgrades back (GKE API MaintenanceExclusionOptions.Scope)."""
+
+
 def node_upgrades_held(cfg: Stack) -> bool:
-    """A maintenance exclusion of the stack's cluster holds node upgrades back (scope NO_UPGRADES or
-    NO_MINOR_OR_NODE_UPGRADES)."""
-    return any(str(e.scope) in ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES") for e in cfg.cluster.maintenance.exclusions)
+    """A maintenance exclusion of the stack's cluster holds node upgrades back (:data:`NODE_UPGRADE_HOLDING_SCOPES`)."""
+    return any(str(e.scope) in NODE_UPGRADE_HOLDING_SCOPES for e in cfg.cluster.maintenance.exclusions)
 
 
 def window_text(start: str, end: str, recurrence: str) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
 from tpu_serving.image_mirror import UPSTREAMS, MirrorMode, repository_path
 from tpu_serving.naming import mirror_repository_id, service_account_email, workload_service_account_id
@@ -99,6 +100,10 @@ def _existing_cluster(out: dict[str, Any], kubeconfig: str, context: str | None)
         raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
     dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
     existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
+    exclusions = (cluster.get("maintenance") or {}).get("exclusions") or []
+    if any(e.get("scope") in NODE_UPGRADE_HOLDING_SCOPES for e in exclusions if isinstance(e, dict)):
+        # The created cluster's exclusion held node upgrades: the existing one says its owner holds them.
+        existing["nodeUpgradesHeld"] = True
     out[cluster_key] = {**{k: v for k, v in cluster.items() if k not in dropped}, "existing": existing}
     return cluster
 

@@ -128,6 +128,14 @@ FROM_ZERO = (
 """What a stockout does to a serving slice that scales from zero (an HPA's extra group, a surge rollout's spare):
 the cluster autoscaler's scale-up fails, not the node pool's creation (:data:`STOCKOUT`'s sources)."""
 
+FROM_ZERO_RESERVED = (
+    "the pool starts empty and the autoscaler adds the whole slice when a group needs it, from the named reservation, "
+    "which holds (and bills) its VMs meanwhile: no stockout reaches it; a reservation with no free slice of this "
+    "shape leaves that group Pending"
+)
+"""What a stockout does to a serving slice that scales from zero on a specific reservation: nothing; the reservation
+bills its VMs used or not (:attr:`tpu_serving.cost.SliceUsage.chips_billed`)."""
+
 TO_ZERO = (
     "the pool is created with its whole slice (a stockout then fails pulumi up, as a fixed pool's creation) and the "
     "autoscaler removes the slice once no group runs on it, as after a group moved to a free slice of its shape; "

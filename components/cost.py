@@ -6,7 +6,8 @@ What is counted, and how:
 - TPU: the chips of the slices that keep their VMs at the chip-hour price of their generation
   and capacity type; slices whose pools start empty and scale from zero (flex-start, and an
   autoscaled workload's slices above its minimum) cost nothing while empty and count only in
-  the peak figure, every slice running;
+  the peak figure, every slice running; but a slice a specific reservation holds bills its chips empty or not (the
+  reservation does);
 - CPU: the CPU pool at its autoscaling minimum, each node's vCPUs and memory at its
   machine family's prices; a backend's own CPU nodes that scale from zero (a batch PathwaysJob's
   head) count only in the peak figure;
@@ -60,6 +61,14 @@ class SliceUsage:
     def always_on(self) -> int:
         """Slices that run (and bill) without demand."""
         return self.count if self.running is None else self.running
+
+    @property
+    def chips_billed(self) -> int:
+        """Slices whose chips bill without demand: those that run, and every slice a specific reservation holds, empty
+        or not ("You're charged for the reserved resources at the same on-demand rate as running VMs ... until the
+        reservation is deleted. A VM consuming a reservation doesn't incur separate charges": Google Cloud, "Use
+        reservations with inference", which points to Compute Engine's reservations overview, reservation billing)."""
+        return self.count if self.capacity is Capacity.RESERVATION else self.always_on
 
 
 @dataclass(frozen=True)
@@ -147,12 +156,14 @@ def tpu_lines(slices: Sequence[SliceUsage], overrides: PriceOverrides) -> list[L
             tpu_key(gen),
             overrides=overrides.tpu_chip_hour,
         )
-        chips, all_chips = s.always_on * s.shape.chips, s.count * s.shape.chips
+        chips, all_chips = s.chips_billed * s.shape.chips, s.count * s.shape.chips
         what = f"{s.name}: {s.count} x {s.shape.slice_name} {s.capacity}"
         peak = None
-        if s.always_on < s.count:
+        if s.chips_billed < s.count:
             what += f" ({s.count - s.always_on} from zero)"
             peak = _times(price, all_chips)
+        elif s.always_on < s.count:
+            what += f" ({s.count - s.always_on} from zero, billed by the reservation while empty)"
         lines.append(Line("tpu", what, _times(price, chips), _basis(price, chips, "chips"), peak))
     return lines
 

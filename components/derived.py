@@ -240,7 +240,9 @@ def obtained_output(cfg: StackConfig) -> dict[str, str]:
     out = {}
     for s in cfg.tpu_slices:
         c = s.effective_capacity
-        if c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
+        if c is capacity.Capacity.RESERVATION and set(s.pool_names) <= empty:
+            out[s.name] = f"{c}: {capacity.FROM_ZERO_RESERVED}"
+        elif c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
             out[s.name] = f"{c}: {capacity.FROM_ZERO}"
         elif set(s.pool_names) <= idle:
             out[s.name] = f"{c}: {capacity.TO_ZERO}"

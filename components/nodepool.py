@@ -215,8 +215,24 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         # Flex-start pools run without auto-repair (xpk: --no-enable-autorepair): a repaired VM
         # would be a new flex-start request.
         management={"auto_repair": not flex, "auto_upgrade": True},
+        upgrade_settings=_upgrade_settings(capacity),
         node_config=cfg,
     )
+
+
+RESERVED_UPGRADE = container.NodePoolUpgradeSettingsArgs(strategy="SURGE", max_surge=0, max_unavailable=1)
+"""How a pool a specific reservation holds is upgraded: the old node goes before its new one comes. GKE's default surge
+upgrade first adds a node, and "all nodes that GKE creates, including nodes used for upgrades, are subject to ...
+reservation capacity, for node pools with specific reservation affinity"; with no extra node to be had, "the upgrade
+fails" and GKE retries until it succeeds (GKE, "Ensure resources for node upgrades",
+https://cloud.google.com/kubernetes-engine/docs/how-to/node-upgrades-quota, "Resources for surge upgrades"). A
+reservation sized to the stack's slices has no VM to spare, so the slice's group goes down for its upgrade, as it does
+for a repair, and another group serves (GKE and SRE reviews round 42, M3)."""
+
+
+def _upgrade_settings(capacity: Capacity) -> container.NodePoolUpgradeSettingsArgs | None:
+    """:data:`RESERVED_UPGRADE` for a specific reservation's pool; else GKE's default (surge of one node)."""
+    return RESERVED_UPGRADE if capacity is Capacity.RESERVATION else None
 
 
 def _capacity_fields(

@@ -358,6 +358,7 @@ def build_serving(
             [p for c in chosen for p in c.node_pools],
             {n: list(pools.slices[n].node_pools) for n in cfg.serving.slices},
             [name for c in chosen for name in c.pool_names],
+            sorted({cfg.zone_of(s) for s in cfg.tpu_slices if s.name in cfg.serving.slices}),
         ),
         k8s_labels=ctx.k8s_labels,
         labels=ctx.labels,

@@ -44,3 +44,25 @@ def zone_spread_args(match_labels: Mapping[str, str]) -> k8s.core.v1.TopologySpr
         when_unsatisfiable=c["whenUnsatisfiable"],
         label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=c["labelSelector"]["matchLabels"]),
     )
+
+
+def group_zone_spread(match_labels: Mapping[str, str], zones: int) -> k8s.core.v1.TopologySpreadConstraintArgs:
+    """The constraint that keeps serving groups apart over ``zones`` zones, required: the pods ``match_labels``
+    selects (one per group: its leader) differ by at most one between zones, and while fewer than ``zones`` zones have
+    a node the pods could take, the emptiest counts as holding none ("When the number of eligible domains with
+    matching topology keys is less than minDomains, Pod Topology Spread treats 'global minimum' as 0 ... scheduler
+    won't schedule more than maxSkew Pods to those domains": k8s.io/api v0.36.3 core/v1/types.go l.4734-4743,
+    ``TopologySpreadConstraint.MinDomains``, which needs ``DoNotSchedule``).
+
+    Unlike the CPU pool's Deployments (:func:`zone_spread`, preferred), a serving group that a repair, host
+    maintenance or an upgrade pushes off its slice must not land on a free slice in the other group's zone: it would
+    stay there, and the next zonal event would take both (GKE and SRE reviews round 42). It waits Pending for a slice
+    in its own zone instead, and the cluster autoscaler, which simulates scheduling on a new node of each pool, adds
+    one there. The price: while a zone is down its groups do not move to the other zone's free slices."""
+    return k8s.core.v1.TopologySpreadConstraintArgs(
+        max_skew=1,
+        topology_key=ZONE_LABEL,
+        when_unsatisfiable="DoNotSchedule",
+        min_domains=zones,
+        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(match_labels)),
+    )

@@ -139,3 +139,21 @@ def test_capacity_a_reserved_slice_consumes_its_reservation():
     ]
     affinities = [p.inputs["nodeConfig"].get("reservationAffinity") for p in pools]
     assert [a["values"] for a in affinities if a] == [["tpu-res"]], affinities  # the first of three slice kinds
+
+
+def test_capacity_reserved_pools_upgrade_without_a_surge_node():
+    """GKE and SRE reviews round 42, M3: GKE's default surge upgrade first adds a node, which a reservation sized to
+    the stack's slices cannot give; the upgrade then fails and is retried. A reserved pool upgrades with maxSurge 0."""
+    reserved = node_pool_args(pool_args(capacity="reservation", reservation="tpu-res"), "c-a", SA)
+    settings = reserved.upgrade_settings
+    assert (settings.strategy, settings.max_surge, settings.max_unavailable) == ("SURGE", 0, 1)
+    (pool,) = [p for p in plan_of("vllm-llama33-70b-v6e8").resources if p.name == "vllm70bv6e-v6e8a-pool"]
+    assert pool.inputs["upgradeSettings"] == {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1}
+    assert node_pool_args(pool_args(), "c-a", SA).upgrade_settings is None
+    assert node_pool_args(pool_args(capacity="any-reservation"), "c-a", SA).upgrade_settings is None
+
+
+def test_capacity_obtained_says_a_reserved_slice_from_zero_meets_no_stockout():
+    obtained = plan_of("vllm-llama33-70b-v6e8").outputs["capacity"]["obtained"]
+    assert obtained["v6e8c"] == f"reservation: {capacity.FROM_ZERO_RESERVED}"
+    assert obtained["v6e8a"] == f"reservation: {capacity.STOCKOUT[Capacity.RESERVATION]}"

@@ -135,6 +135,19 @@ def test_cost_slices_that_scale_from_zero_count_only_at_peak():
     assert "(1 from zero)" in estimate.lines[0].what
 
 
+def test_cost_reserved_slices_bill_their_chips_empty_or_not_but_not_their_disks():
+    """GKE and SRE reviews round 42, M2: a specific reservation bills its VMs whether a pool uses them or not, so
+    reserved slices that scale from zero cost their chips all along; their boot disks exist only with their VMs."""
+    usage = [cost.SliceUsage("s", V6E16, 2, Capacity.RESERVATION, 200, running=1)]
+    estimate = cost.estimate(usage, [], [])
+    reserved = cost.TPU_CHIP_HOUR[("v6e", Capacity.RESERVATION)].usd
+    assert estimate.per_hour("tpu") == pytest.approx(2 * 16 * reserved)
+    assert estimate.lines[0].peak_usd_per_hour is None
+    assert "(1 from zero, billed by the reservation while empty)" in estimate.lines[0].what
+    assert estimate.lines[1].usd_per_hour == pytest.approx(4 * 200 * 0.10 / 730)
+    assert plan_of("vllm-llama33-70b-v6e8").outputs["cost"]["perHour"]["tpu"] == pytest.approx(4 * 8 * reserved)
+
+
 def test_cost_autoscaled_stack_bills_its_minimum_and_shows_its_peak():
     out = plan_of("vllm-llama33-70b-v5e16").outputs["cost"]
     # two groups at the least (autoscaling.minReplicas: 2): two v5e-16 slices bill all along

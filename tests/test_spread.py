@@ -66,3 +66,35 @@ def test_zone_spread_of_the_installed_managers_selects_their_own_pods(controller
     (zones,) = [c for c in pod["topologySpreadConstraints"] if c["topologyKey"] == ZONE_LABEL]
     assert zones == zone_spread(labels)
     assert _selects(zones["labelSelector"], release["spec"]["template"]["metadata"]["labels"])
+
+
+def _leader_spreads(stack: str) -> list[dict[str, Any]]:
+    """The topology spread constraints of each LeaderWorkerSet's leader pod template in ``stack``."""
+    found = []
+    for r in plan_of(stack).resources:
+        if r.type.endswith(":LeaderWorkerSet"):
+            template = r.inputs["spec"]["leaderWorkerTemplate"]
+            pod = template.get("leaderTemplate") or template["workerTemplate"]
+            found += pod["spec"].get("topologySpreadConstraints") or []
+    return found
+
+
+def test_group_zone_spread_keeps_the_production_examples_groups_apart_required():
+    """GKE and SRE reviews round 42 (M1, B1): the groups selected only the slice's shape, so a group pushed off its
+    slice could restart on the free slice in the other group's zone and stay there."""
+    (spread,) = _leader_spreads("vllm-llama33-70b-v6e8")
+    assert spread == {
+        "maxSkew": 1,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "DoNotSchedule",
+        "minDomains": 2,
+        "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
+    }
+    (lws,) = [r for r in plan_of("vllm-llama33-70b-v6e8").resources if r.type.endswith(":LeaderWorkerSet")]
+    leader = lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]
+    assert leader["role"] == "leader"  # the selector's own label is on the pod the constraint sits on
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "llama31-405b-v6e16"])
+def test_group_zone_spread_is_left_out_where_the_serving_slices_are_in_one_zone(stack: str):
+    assert _leader_spreads(stack) == []

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited, with_change
 from tpu_serving import gcp_zones, naming
 from tpu_serving.config import ConfigError
+from tpu_serving_tools.zone_notes import zone_summary
 
 STACK = "vllm-llama33-70b-v5e16"
 
@@ -154,3 +156,11 @@ def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
     assert [per_zone_minimum(None, z) for z in (1, 2, 3)] == [2, 1, 1]
     assert [per_zone_minimum(3, z) for z in (1, 3)] == [3, 3]
     assert per_zone_minimum(0, 2) == 0
+
+
+def test_zone_summary_says_the_serving_groups_are_required_apart():
+    lines = zone_summary(plan_of("vllm-llama33-70b-v6e8"))
+    assert any(
+        line.startswith("  serving groups of LeaderWorkerSet vllm: required apart over 2 zones") for line in lines
+    )
+    assert not any("serving groups" in line for line in zone_summary(plan_of("vllm-llama33-70b-v5e16")))

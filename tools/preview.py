@@ -345,7 +345,7 @@ def cost_summary(outputs: dict[str, Any]) -> list[str]:
     peak = c.get("peakPerHour")
     if isinstance(peak, (int, float)) and round(peak - hour["total"], 2) > 0:
         lines.append(
-            f"  up to {_usd(peak)}/hour with every slice up (slices that scale from zero cost nothing while empty)"
+            f"  up to {_usd(peak)}/hour with every slice up (slices that scale from zero cost nothing while empty, but for a reservation's)"
         )
     if c.get("unpriced"):
         lines.append(f"  unpriced (no price found; set prices): {', '.join(c['unpriced'])}")

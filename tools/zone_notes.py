@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from tpu_serving.spread import ZONE_LABEL
 from tpu_serving_tools.offline import Plan, RecordedResource
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -64,6 +65,26 @@ def single_replica_fronts(resources: Sequence[RecordedResource]) -> list[str]:
     return found
 
 
+def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
+    """One line per LeaderWorkerSet whose leaders are required over several zones (a ``DoNotSchedule`` zone spread
+    with ``minDomains``: :func:`tpu_serving.spread.group_zone_spread`)."""
+    found = []
+    for r in resources:
+        if not r.type.endswith(":LeaderWorkerSet"):
+            continue
+        template = (r.inputs.get("spec") or {}).get("leaderWorkerTemplate") or {}
+        pod = template.get("leaderTemplate") or template.get("workerTemplate") or {}
+        for c in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
+            if c.get("topologyKey") == ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule":
+                name = (r.inputs.get("metadata") or {}).get("name", r.name)
+                found.append(
+                    f"  serving groups of LeaderWorkerSet {name}: required apart over {c.get('minDomains', 1)} zones "
+                    "(one more in a zone than in another at most): a group pushed off its slice waits Pending for a "
+                    "free slice in its own zone, and while a zone is down its groups do not move to the other's"
+                )
+    return found
+
+
 def zone_summary(plan: Plan) -> list[str]:
     """The ``Zones:`` lines: the CPU pools the plan creates (on an existing cluster, none: its nodes' zones are its
     owner's) and the single-replica fronts."""
@@ -76,4 +97,4 @@ def zone_summary(plan: Plan) -> list[str]:
     lines += [_pool_line(r, plan.outputs) for r in pools]
     if single:
         lines.append(f"  single-replica on the CPU pool: {', '.join(single)}: each {OUTAGE}")
-    return lines
+    return lines + group_spreads(plan.resources)

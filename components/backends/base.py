@@ -115,6 +115,8 @@ class ServingSlices:
     kinds (the disaggregated vLLM roles)."""
     names: Sequence[str] = ()
     """The GKE node pools of the serving slices, one per slice, created or existing: how many slices there are."""
+    zones: Sequence[str] = ()
+    """The zones of the serving slices (``tpuSlices[].zone``, else the stack's zone), each once."""
 
 
 @dataclass(frozen=True)

@@ -318,6 +318,14 @@ class VllmServingArgs:
     node_pools: Sequence[str] = ()
     """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
     A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
+    zones: int = described(
+        "Zones the serving slices span. Two or more: the groups' leaders are required to spread over that many zones "
+        "(one group more in a zone than in another at most), so a repair or maintenance never moves a group into "
+        "the other group's zone; a group whose zone has no free slice stays Pending.",
+        default=1,
+        ge=1,
+    )
+    """Zones the serving slices span (:func:`~tpu_serving.lws.group_zone_spread`)."""
     model_size: ModelSize | None = described(
         "Size of the served model for the HBM fit check; unset derives it from the served model name (an exact "
         "Hugging Face id the library knows) and the engine's quantization and dtype, and any other name is refused.",

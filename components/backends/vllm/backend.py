@@ -146,6 +146,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         # name, cloud.google.com/gke-nodepool (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/node-pools,
         # "Overview"). A created cluster's pools of the shape are all the stack's own.
         node_pools=tuple(platform.slices.names) if platform.settings.existing else (),
+        zones=max(1, len(platform.slices.zones)),
         labels=platform.k8s_labels,
     )
 

@@ -7,7 +7,7 @@ from ...catalog import SliceShape
 from ...quota import ContainerRequests, PodShape
 from .args import VllmRequests
 from .facts import GCSFUSE_PREFETCH_REQUESTS, GCSFUSE_SIDECAR_REQUESTS
-from .pods import ROUTING_SIDECAR_REQUESTS
+from .sidecar import ROUTING_SIDECAR_REQUESTS
 
 
 def group_pods(

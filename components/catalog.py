@@ -390,3 +390,15 @@ def smallest_fitting_slice(generation: TpuGeneration, required_gib: float) -> Sl
         if shape.hbm_gib >= required_gib
     ]
     return min(fitting, key=lambda s: (s.chips, s.chips_per_vm != 4), default=None)
+
+
+def smallest_single_host_slice(generation: TpuGeneration, required_gib: float) -> SliceShape | None:
+    """The one-VM slice of ``generation`` with the fewest chips whose HBM holds ``required_gib``, if any."""
+    fitting = [
+        shape
+        for mt in MACHINE_TYPES.values()
+        if mt.generation == generation
+        for shape in (SliceShape(mt, t) for t in mt.topologies)
+        if not shape.multi_host and shape.hbm_gib >= required_gib
+    ]
+    return min(fitting, key=lambda s: s.chips, default=None)

@@ -147,7 +147,7 @@ def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(r
     assert f"127.0.0.1:{port}/health" in script and f"127.0.0.1:{port}/metrics" in script
     assert "httpGet" not in leader["livenessProbe"]
     # a completion only while the engine reports nothing running (it queues behind nobody), and never on prefill
-    assert ("if running == 0:" in script) == (role == "decode") and ("/v1/completions" in script) == (role == "decode")
+    assert ("if busy == 0:" in script) == (role == "decode") and ("/v1/completions" in script) == (role == "decode")
 
 
 def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():

@@ -98,3 +98,13 @@ def test_sizing_preview_note_names_the_single_host_machine_type_once_per_shape()
         "  note: a, b are each 2 ct6e-standard-4t VMs (multi-host); one ct6e-standard-8t VM holds the same 8 chips "
         "(tpuSlices: machineType: ct6e-standard-8t, topology: 2x4) if the workload wants one host"
     )
+
+
+def test_sizing_vllm_names_the_one_vm_slice_before_a_multi_host_one():
+    """User review round 42, M2: the refusal sent a 70B model on a v6e-4 to v6e-8 on ct6e-standard-4t, two VMs under
+    Ray, which the preview then cautions against; ct6e-standard-8t holds it on one VM."""
+    problem = fit_problem(vllm_on("v6e-4"))
+    assert (
+        "use a larger slice: one VM holds them (machineType ct6e-standard-8t, topology 2x4: 256 GiB; a "
+        "ct6e-standard-4t slice needs 2x4 over 2 VMs, which vLLM spans with Ray)" in problem
+    )

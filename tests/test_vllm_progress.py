@@ -42,6 +42,7 @@ class Server:
     port: int
     running: Gauge
     tokens: Counter
+    waiting: Gauge
     healthy: list[bool]
     completions: list[str]
     """What /v1/completions does: "ok" (200 with a choice), "hang" (answers after 30 s), "error" (500)."""
@@ -52,6 +53,8 @@ class Server:
 def server() -> Iterator[Server]:
     registry = CollectorRegistry()
     running = Gauge("vllm:num_requests_running", "requests running", list(LABELS), registry=registry)
+    waiting = Gauge("vllm:num_requests_waiting", "requests waiting", list(LABELS), registry=registry)
+    waiting.labels(**LABELS).set(0)
     tokens = Counter("vllm:generation_tokens", "tokens generated", list(LABELS), registry=registry)
     running.labels(**LABELS).set(0)
     tokens.labels(**LABELS).inc(0)
@@ -88,7 +91,7 @@ def server() -> Iterator[Server]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Server(httpd.server_address[1], running, tokens, healthy, completions, received)
+        yield Server(httpd.server_address[1], running, tokens, waiting, healthy, completions, received)
     finally:
         httpd.shutdown()
 
@@ -278,3 +281,15 @@ def test_readiness_as_rendered_fails_on_a_frozen_engine_and_passes_once_it_gener
     assert check() != 0  # requests ran for the window with no token
     server.tokens.labels(**LABELS).inc(5)
     assert check() == 0  # it generated: Ready again
+
+
+@pytest.mark.slow  # runs the probe in a child interpreter against a live server, and sleeps out its window
+def test_progress_code_counts_waiting_requests_as_busy(server: Server, tmp_path: Path):
+    """SRE review round 42, m2: with requests waiting (a burst after the gauges were read, or an engine that stopped
+    scheduling) the probe sends no completion, which would queue behind them, and times the stall instead."""
+    state, body = tmp_path / "progress.json", idle_completion("llama-70b")
+    server.waiting.labels(**LABELS).set(4)
+    assert probe(server, state, stall_seconds=1, idle_body=body) == 0
+    assert server.received == []
+    time.sleep(1.2)
+    assert probe(server, state, stall_seconds=1, idle_body=body) != 0  # waited the window with no token

@@ -456,12 +456,21 @@ def _fit_problem(
         return ""
     mt = shape.machine_type.name
     fit = catalog.smallest_fitting_topology(mt, need / utilization)
-    larger = (
-        f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
-        f"{fit.topology}: {fit.hbm_gib} GiB)"
-        if fit
-        else f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
-    )
+    one_vm = catalog.smallest_single_host_slice(shape.generation, need / utilization)
+    if one_vm is not None and (fit is None or fit.multi_host):
+        # vLLM across VMs is the caution's (MULTI_HOST_CAUTION): name the one-VM slice first (user review round 42, M2)
+        across = f"; a {mt} slice needs {fit.topology} over {fit.vms} VMs, which vLLM spans with Ray" if fit else ""
+        larger = (
+            f"use a larger slice: one VM holds them (machineType {one_vm.machine_type.name}, topology "
+            f"{one_vm.topology}: {one_vm.hbm_gib} GiB{across})"
+        )
+    elif fit:
+        larger = (
+            f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
+            f"{fit.topology}: {fit.hbm_gib} GiB)"
+        )
+    else:
+        larger = f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
     quantize = "" if engine.quantization is not None else ", quantize (engine.quantization)"
     declare = f" or, for a smaller checkpoint, declare its size ({keys.declare})" if derived else ""
     return (

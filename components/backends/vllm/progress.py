@@ -100,15 +100,19 @@ def progress_code(
     idle_timeout: float = IDLE_COMPLETION_TIMEOUT_SECONDS,
     http_timeout: float = HTTP_TIMEOUT_SECONDS,
 ) -> str:
-    """The probe's Python: exit 1 when ``/health`` fails, when requests have been running for ``stall_seconds`` with
-    the token counter unchanged, or, with ``idle_body`` (a completion request's JSON), when nothing runs and that
-    completion fails within ``idle_timeout`` seconds; else record the count (in the file ``state``) and exit 0.
+    """The probe's Python: exit 1 when ``/health`` fails, when requests have been running or waiting for
+    ``stall_seconds`` with the token counter unchanged, or, with ``idle_body`` (a completion request's JSON), when
+    none runs or waits and that completion fails within ``idle_timeout`` seconds; else record the count (in the file
+    ``state``) and exit 0. Waiting requests count as busy, as the engine-stalled alert counts them: a burst that came
+    after the gauges were read would queue the completion behind its prefills (SRE review round 42, m2), and an
+    engine that stops scheduling with requests queued is stalled.
     ``/health`` and ``/metrics`` may take ``http_timeout`` seconds each."""
     base = f"http://127.0.0.1:{port}"
-    running, tokens = VllmMetric.REQUESTS_RUNNING.value, f"{VllmMetric.GENERATION_TOKENS.value}_total"
+    running, waiting = VllmMetric.REQUESTS_RUNNING.value, VllmMetric.REQUESTS_WAITING.value
+    tokens = f"{VllmMetric.GENERATION_TOKENS.value}_total"
     idle = (
         [
-            "if running == 0:",
+            "if busy == 0:",
             f"    q = r.Request('{base}{COMPLETIONS_PATH}', data={idle_body!r}.encode(),"
             " headers={'Content-Type': 'application/json'})",
             f"    r.urlopen(q, timeout={idle_timeout:g})",
@@ -124,13 +128,13 @@ def progress_code(
             "def total(name):",
             "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
             " if l.startswith(name + '{') or l.startswith(name + ' '))",
-            f"running, tokens, now = total('{running}'), total('{tokens}'), time.time()",
+            f"busy, tokens, now = total('{running}') + total('{waiting}'), total('{tokens}'), time.time()",
             *idle,
             "try:",
             f"    last = json.load(open('{state}'))",
             "except (OSError, ValueError):",
             "    last = {'tokens': tokens, 'since': now}",
-            "if running == 0 or tokens != last['tokens']:",
+            "if busy == 0 or tokens != last['tokens']:",
             "    last = {'tokens': tokens, 'since': now}",
             f"json.dump(last, open('{state}', 'w'))",
             f"raise SystemExit(1 if now - last['since'] >= {stall_seconds} else 0)",

@@ -200,3 +200,17 @@ def test_production_output_of_the_shipped_stacks_one_production_example_and_exam
     assert {s for s, o in outputs.items() if o["production"]} == {"vllm-llama33-70b-v6e8"}
     assert outputs["vllm-llama33-70b-v6e8"]["gaps"] == []
     assert all(o["gaps"] for s, o in outputs.items() if not o["production"]), outputs
+
+
+def test_production_example_makes_its_own_nat_and_proxy_only_subnet_in_its_own_network():
+    """GKE review round 42 m1, SRE M1: the production example used a demo stack's Cloud NAT and proxy-only subnet, so
+    destroying the demo cut its nodes' image pulls and its Gateway; it now has a network of its own."""
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    (nat,) = plan.of_type("gcp:compute/routerNat:RouterNat")
+    (router,) = plan.of_type("gcp:compute/router:Router")
+    (subnet,) = plan.of_type("gcp:compute/subnetwork:Subnetwork")
+    (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
+    assert router.inputs["network"] == subnet.inputs["network"] == cluster.inputs["network"] == "tpu-serving-prod"
+    assert subnet.inputs["purpose"] == "REGIONAL_MANAGED_PROXY" and nat.inputs["router"]
+    others = {s: plan_of(s).of_type("gcp:container/cluster:Cluster") for s in STACKS if s != "vllm-llama33-70b-v6e8"}
+    assert all(c.inputs["network"] != "tpu-serving-prod" for cs in others.values() for c in cs)

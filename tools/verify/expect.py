@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving import catalog
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
@@ -68,11 +69,49 @@ def pools(cfg: StackConfig) -> dict[str, Pool]:
     return out
 
 
+SERVING_KINDS = frozenset({"LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob"})
+"""The workload kinds a serving deployment runs (:func:`.checks.workloads` looks for them)."""
+NODE_POOL = "gcp:container/nodePool:NodePool"
+DEPLOYMENT_TYPE = "tpu-serving:index:TpuServingDeployment"
+"""The component a stack file's program makes (``__main__.py``): its plan holds the stack's settings."""
+
+
 def expectations(plan: Mapping[str, Any]) -> Expectations:
-    """The expectations of a plan that holds its stack's settings (``config``)."""
-    return expectations_from(
-        plan.get("config") or {}, plan.get("resources") or [], f"stack configuration in the plan of {plan.get('stack')}"
+    """The expectations of a plan: from its stack's settings (``config``) when a stack file's deployment made it,
+    else (a program that builds the components itself: no ``TpuServingDeployment``) from its resources alone."""
+    config, resources = plan.get("config") or {}, plan.get("resources") or []
+    if not any(r.get("type") == DEPLOYMENT_TYPE for r in resources):
+        return expectations_of_resources(resources)
+    return expectations_from(config, resources, f"stack configuration in the plan of {plan.get('stack')}")
+
+
+def resource_pools(resources: Sequence[Mapping[str, Any]]) -> dict[str, Pool]:
+    """The TPU node pools a plan creates, by their GKE name, read off each pool's machine type and topology (a
+    multi-host pool's ``placementPolicy.tpuTopology``, else the machine type's one topology)."""
+    out = {}
+    for r in resources:
+        if r.get("type") != NODE_POOL:
+            continue
+        inputs = r.get("inputs") or {}
+        machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
+        if machine not in catalog.MACHINE_TYPES or not isinstance(inputs.get("name"), str):
+            continue  # a CPU pool
+        mt = catalog.machine_type(machine)
+        topology = (inputs.get("placementPolicy") or {}).get("tpuTopology") or mt.topologies[0]
+        shape = catalog.slice_shape(machine, topology)
+        out[inputs["name"]] = Pool(inputs["name"], mt.generation.gke_accelerator, topology, shape.vms, mt.chips_per_vm)
+    return out
+
+
+def expectations_of_resources(resources: Sequence[Mapping[str, Any]]) -> Expectations:
+    """The expectations of a program's plan without stack settings (the library used directly): its objects and their
+    namespaces, the TPU pools it creates, and a serving workload when it declares one."""
+    objects = declared_objects(resources)
+    namespaces = sorted(
+        {ns for _, kind, ns, _ in objects if ns} | {n for _, kind, _, n in objects if kind == "Namespace"}
     )
+    serving = any(kind in SERVING_KINDS for _, kind, _, _ in objects)
+    return Expectations(objects, namespaces, resource_pools(resources), serving)
 
 
 def expectations_from(config: Mapping[str, Any], resources: Sequence[Mapping[str, Any]], source: str) -> Expectations:

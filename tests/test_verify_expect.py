@@ -1,0 +1,46 @@
+"""tpu_serving_tools.verify.expect: what verify compares a cluster with, from a stack file's plan (its settings) or a
+program's that builds the components itself (its resources alone)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.pools import pool_args
+from tpu_serving import TpuNodePool
+from tpu_serving.config.loading import load_stack_config
+from tpu_serving_tools.offline import run_program
+from tpu_serving_tools.verify.checks import Pool
+from tpu_serving_tools.verify.expect import expectations, pools, resource_pools
+
+
+def _json(plan: object) -> dict:
+    return json.loads(json.dumps(plan.as_json(), default=str))  # type: ignore[attr-defined]
+
+
+def test_expectations_of_a_program_without_a_stack_file_come_from_its_resources():
+    """User review round 42, M3: verify refused a library program's plan for missing stack-file keys."""
+    plan = run_program(
+        lambda: TpuNodePool("tpu", pool_args(pool_names=("c-a",))), {}, project="my-platform", stack="dev"
+    )
+    expect = expectations(_json(plan))
+    assert expect.pools == {"c-a": Pool("c-a", "tpu-v6e-slice", "4x4", 4, 4)}
+    assert expect.serving is False
+
+
+@pytest.mark.parametrize("stack", [s for s in STACKS if not s.endswith("-existing")])
+def test_resource_pools_agree_with_the_stack_settings_pools(stack: str):
+    """The two readings of a created cluster's TPU pools, off the plan's NodePools and off the stack's settings,
+    agree, and find some."""
+    plan = _json(plan_of(stack))
+    from_settings = pools(load_stack_config(plan["config"]))
+    assert from_settings and resource_pools(plan["resources"]) == from_settings
+
+
+def test_expectations_of_a_stack_files_plan_still_read_its_settings():
+    plan = _json(plan_of("vllm-llama33-70b-existing"))
+    expect = expectations(plan)
+    assert expect.pools and expect.serving  # existing pools: only the settings name them
+    assert resource_pools(plan["resources"]) == {}

@@ -35,9 +35,10 @@ def without_the_budget(api_client: Any, target: tuple[str, str], timeout: float 
 
 
 def with_fixed_pools(
-    api_client: Any, target: tuple[str, str], lowest: dict[str, int], timeout: float = 90.0
+    api_client: Any, target: tuple[str, str], lowest: dict[str, int], reserved: frozenset[str], timeout: float = 90.0
 ) -> list[Finding]:
-    return drain.move_one_group(api_client, target, {pool: 4 for pool in lowest}, timeout)  # a v5e 4x4: 4 VMs
+    fixed = {pool: 4 for pool in lowest}  # a v5e 4x4: 4 VMs
+    return drain.move_one_group(api_client, target, fixed, reserved, timeout=timeout)
 
 
 def test_drain_one_group_without_the_budget_takes_both_groups_down(

@@ -31,6 +31,26 @@ def test_e2e_nodes_pool_lowest_is_the_autoscaling_minimum_else_the_fixed_size():
     assert pools["vllm70b-cpu"].shape is None
 
 
+def test_e2e_nodes_pool_reserved_reads_a_specific_reservation():
+    """The move step's exception (drain.move_one_group): a pool a specific reservation holds keeps its VM, which the
+    reservation bills used or not (SRE review round 42, B2: the production example's fixed reserved pools)."""
+    pools = {p.name: p for p in nodes.plan_pools(GOLDEN / "vllm-llama33-70b-v6e8.plan.json")}
+    tpu = {n: p for n, p in pools.items() if p.machine_type in catalog.MACHINE_TYPES}
+    assert set(tpu) == {f"vllm70bv6e-v6e8{k}" for k in "abcs"} and all(p.reserved for p in tpu.values())
+    assert not pools["vllm70bv6e-cpu"].reserved
+    assert [tpu[f"vllm70bv6e-v6e8{k}"].lowest for k in "abcs"] == [1, 1, 0, 0]
+    assert not any(p.reserved for p in nodes.plan_pools(GOLDEN / "vllm-llama33-70b-v5e16.plan.json"))
+
+
+def test_e2e_nodes_single_host_pool_is_a_tpu_slice_without_a_placement_policy():
+    """A single-host pool has no tpuTopology; its nodes were made as CPU nodes (no TPU labels, no google.com/tpu),
+    so the production example's groups could not schedule in make e2e."""
+    pools = {p.name: p for p in nodes.plan_pools(GOLDEN / "vllm-llama33-70b-v6e8.plan.json")}
+    pool = pools["vllm70bv6e-v6e8a"]
+    assert pool.topology is None and pool.shape == catalog.slice_shape("ct6e-standard-8t", "2x4")
+    assert pools["vllm70bv6e-cpu"].shape is None
+
+
 def test_e2e_nodes_tpu_node_labels_and_taint():
     pool = nodes.plan_pools(GOLDEN / "saxml-175b-v5e32x2.plan.json")[1]
     node = nodes.node_object(pool, 3, "127.1.7.0/24")

@@ -15,7 +15,7 @@ decrements it at once, l.459), pkg/controller/disruption/disruption.go l.813-830
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding
@@ -232,13 +232,18 @@ def _labels(node: Any) -> Mapping[str, str]:
 
 
 def move_one_group(
-    api_client: Any, target: tuple[str, str], lowest: Mapping[str, int], timeout: float = 90.0
+    api_client: Any,
+    target: tuple[str, str],
+    lowest: Mapping[str, int],
+    reserved: Collection[str] = (),
+    timeout: float = 90.0,
 ) -> list[Finding]:
     """A group whose slice a repair or host maintenance takes restarts on a free slice of its shape, and stays there:
     group 0's slice alone is cordoned, its pods evicted once (the budget allows it), and the real scheduler places
     the recreated group; then the pool it left must be one the cluster autoscaler can take down to zero
     (``lowest``: each pool the stack creates, its fewest VMs, from the plan), or it bills idle for good (GKE review
-    37, M1); an existing cluster's pool is its owner's. The free
+    37, M1), unless a specific reservation holds it (``reserved``), which bills its VMs used or not; an existing
+    cluster's pool is its owner's. The free
     slices stay schedulable here, unlike in :func:`drain_one_group`."""
     namespace, name = target
     subject = f"LeaderWorkerSet {namespace}/{name}: group 0 off its slice"
@@ -266,6 +271,8 @@ def move_one_group(
         detail, ok = "an existing cluster's pool, not the stack's: its size is its owner's", moved
     elif fewest == 0:
         detail, ok = "its pool autoscales down to 0 VMs once unused", moved
+    elif pool in reserved:  # the reservation bills its VMs used or not (derived.scale_to_zero keeps such pools)
+        detail, ok = f"its pool keeps {fewest} VMs, which its reservation holds and bills either way", moved
     else:
         detail, ok = f"its pool keeps {fewest} VMs: they bill idle while group 0 serves elsewhere", False
     out.append(Finding("move", f"{subject}: the slice it left ({pool})", ok, detail))

@@ -74,6 +74,8 @@ class Pool:
     min_nodes: int | None = None
     """The cluster autoscaler's minimum of an autoscaled pool (None: a fixed pool, which keeps ``initial_nodes``)."""
     spot: bool = False
+    reserved: bool = False
+    """A specific reservation holds its VMs (``reservationAffinity`` ``SPECIFIC_RESERVATION``): they bill, used or not."""
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: Sequence[Mapping[str, str]] = ()
 
@@ -84,10 +86,13 @@ class Pool:
 
     @property
     def shape(self) -> catalog.SliceShape | None:
-        """The TPU slice of a TPU pool (None for a CPU pool)."""
-        if self.topology is None:
+        """The TPU slice of a TPU pool (None for a CPU pool). A single-host pool has no placement policy, so no
+        ``tpuTopology``: its slice is its machine type's one-VM topology (the first the catalog lists), which GKE
+        labels its node with all the same."""
+        if self.machine_type not in catalog.MACHINE_TYPES:
             return None
-        return catalog.slice_shape(self.machine_type, self.topology)
+        mt = catalog.machine_type(self.machine_type)
+        return catalog.slice_shape(self.machine_type, self.topology or mt.topologies[0])
 
     @property
     def machine(self) -> machines.Machine:
@@ -125,6 +130,7 @@ def pool_from_inputs(inputs: Mapping[str, Any]) -> Pool:
         max_nodes=most,
         min_nodes=None if lowest is None else int(lowest),
         spot=bool(config.get("spot")),
+        reserved=(config.get("reservationAffinity") or {}).get("consumeReservationType") == "SPECIFIC_RESERVATION",
         labels=dict(config.get("labels") or {}),
         taints=taints,
     )

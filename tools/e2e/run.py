@@ -241,11 +241,13 @@ def run_stack(
         cp.at_stop(LoadBalancers(cp.kube).start().stop)
         run = StackRun(setup.engine, project, stack, setup.root / "__main__.py", work)
         run.kubeconfig = cp.kubeconfig
-        lowest = {p.name: p.lowest for p in created_pools(plan)}
+        pools = created_pools(plan)
+        lowest = {p.name: p.lowest for p in pools}
+        reserved = frozenset(p.name for p in pools if p.reserved)
         if lifecycle is not None:
             lifecycle(report, run, api, config)
         else:
-            _lifecycle(report, run, api, (config, lowest), before, controllers, before_rollout)
+            _lifecycle(report, run, api, (config, lowest, reserved), before, controllers, before_rollout)
     return report
 
 
@@ -253,14 +255,14 @@ def _lifecycle(
     report: StackReport,
     run: StackRun,
     api: Any,
-    stack: tuple[Mapping[str, Any], Mapping[str, int]],
+    stack: tuple[Mapping[str, Any], Mapping[str, int], frozenset[str]],
     before: set[Any],
     bg: list[Background],
     before_rollout: Callable[[Any], None] | None = None,
 ) -> None:
     from .lifecycle import left_behind, retained
 
-    config, lowest = stack  # the e2e stack configuration; each node pool's fewest VMs, from the plan
+    config, lowest, reserved = stack  # the e2e stack configuration; each pool's fewest VMs; the reserved pools
     try:
         up = report.step("up", run.up)
     except Exception as err:  # the engine's own message is the finding
@@ -284,7 +286,7 @@ def _lifecycle(
     if targets:  # the first HPA's: each scale is a preview and an up more
         report.findings += report.step("scale", functools.partial(scale_and_up, run, api, targets[0]))
         report.findings += report.step("drain", functools.partial(drain_one_group, api, targets[0]))
-        report.findings += report.step("move", functools.partial(move_one_group, api, targets[0], lowest))
+        report.findings += report.step("move", functools.partial(move_one_group, api, targets[0], lowest, reserved))
     if before_rollout is not None:
         before_rollout(api)
     report.findings += report.step("rollout", functools.partial(image_rollout, run, api, config))

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import load
+from tests.fixtures.configs import disagg_multi_host_plan, load
 from tpu_serving import catalog
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import Dtype
@@ -205,18 +205,39 @@ def test_disagg_set_spec_scales_external_roles_only():
 # --------------------------------------------------------------------------- the stack's plan
 
 
-def objects(kind: str) -> list[dict]:
-    return [o for o in kubernetes_objects(plan_of(STACK)) if o["kind"] == kind]
+def objects(kind: str, plan=None) -> list[dict]:
+    """The stack's objects of ``kind`` (of ``plan`` when given: :func:`~tests.fixtures.configs.disagg_multi_host_plan`
+    for what only roles over several VMs have)."""
+    return [o for o in kubernetes_objects(plan or plan_of(STACK)) if o["kind"] == kind]
 
 
-def ds_roles() -> dict[str, dict]:
-    (ds,) = objects("DisaggregatedSet")
+def ds_roles(plan=None) -> dict[str, dict]:
+    (ds,) = objects("DisaggregatedSet", plan)
     return {r["name"]: r for r in ds["spec"]["roles"]}
 
 
 def pods_of(r: dict) -> dict[str, dict]:
+    """A multi-host role's pod templates, its leader's and its workers'."""
     t = r["spec"]["leaderWorkerTemplate"]
     return {k: t[k]["spec"] for k in ("leaderTemplate", "workerTemplate")}
+
+
+def leader_of(r: dict) -> dict:
+    """A role's leader pod: its ``leaderTemplate``, or on a single-host role (groups of one pod, no
+    ``leaderTemplate``: vllm.pods) its ``workerTemplate``."""
+    t = r["spec"]["leaderWorkerTemplate"]
+    return (t.get("leaderTemplate") or t["workerTemplate"])["spec"]
+
+
+def test_disagg_stack_roles_are_single_host():
+    """The shipped stack runs each role on one VM (ct6e-standard-8t, groups of one pod, no Ray): the layout
+    tpu-inference's daily GKE run and llm-d's TPU prefill/decode guides use (GKE/TPU review M2)."""
+    for name, r in ds_roles().items():
+        t = r["spec"]["leaderWorkerTemplate"]
+        assert t["size"] == 1 and "leaderTemplate" not in t, name
+        (c,) = t["workerTemplate"]["spec"]["containers"]
+        assert c["name"] == "vllm-leader" and c["resources"]["limits"]["google.com/tpu"] == "8", name
+        assert "TPU_MULTIHOST_BACKEND" not in {e["name"] for e in c["env"]}, name
 
 
 def test_disagg_plan_is_one_disaggregated_set_and_no_leader_worker_set():
@@ -228,7 +249,9 @@ def test_disagg_plan_is_one_disaggregated_set_and_no_leader_worker_set():
 
 @pytest.mark.parametrize("name", ["prefill", "decode"])
 def test_disagg_every_pod_has_the_connector_env_and_ports(name):
-    for which, spec in pods_of(ds_roles()[name]).items():
+    """Leader and worker pods of roles over several VMs (Ray: TPU_MULTIHOST_BACKEND), on the stack with multi-host
+    roles."""
+    for which, spec in pods_of(ds_roles(disagg_multi_host_plan())[name]).items():
         (c,) = spec["containers"]
         env = {e["name"]: e for e in c["env"]}
         assert env["TPU_KV_TRANSFER_PORT"]["value"] == "9100", which
@@ -245,7 +268,7 @@ def test_disagg_every_pod_has_the_connector_env_and_ports(name):
 
 
 def test_disagg_kv_roles_and_the_decode_sidecar():
-    leaders = {n: pods_of(r)["leaderTemplate"] for n, r in ds_roles().items()}
+    leaders = {n: leader_of(r) for n, r in ds_roles().items()}
     serve = {n: " ".join(s["containers"][0]["args"]) for n, s in leaders.items()}
     assert '"kv_role":"kv_producer"' in serve["prefill"] and '"kv_role":"kv_consumer"' in serve["decode"]
     assert "tpu_inference.distributed.tpu_connector" in serve["decode"]
@@ -318,7 +341,7 @@ def test_disagg_each_roles_second_slice_and_its_spare_scale_from_zero_and_are_bi
         if r.type == "gcp:container/nodePool:NodePool" and r.name.startswith("vllmpd70b-")
     }
     for role_name in ("prefill", "decode"):
-        assert pools[f"vllmpd70b-{role_name}-0"]["nodeCount"] == 2
+        assert pools[f"vllmpd70b-{role_name}-0"]["nodeCount"] == 1  # one VM per slice (ct6e-standard-8t)
         for spare in (1, 2):
             assert pools[f"vllmpd70b-{role_name}-{spare}"]["autoscaling"]["totalMinNodeCount"] == 0
     tpu = {i["what"]: i for i in plan_of(STACK).outputs["cost"]["items"] if i["part"] == "tpu"}
@@ -354,26 +377,35 @@ def test_disagg_roles_roll_out_with_surge_and_cache_per_group_and_worker():
     assert any(
         p.startswith("VllmDisaggregatedArgs.decode.rollout = 'in-place': a role rolls out with surge") for p in found
     )
-    (ds,) = objects("DisaggregatedSet")
-    for r in ds["spec"]["roles"]:
-        strategy = r["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
-        assert (strategy["maxSurge"], strategy["maxUnavailable"]) == (1, 0), r["name"]
-        for template in ("leaderTemplate", "workerTemplate"):
-            (container,) = [
-                c
-                for c in r["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"]
-                if c["name"].startswith("vllm")
-            ]
-            env = {e["name"]: e for e in container["env"]}
-            # keyed by group and worker index, under the role's folder, as every LeaderWorkerSet's cache: a folder per
-            # node name started every new node cold (scale from zero, repair, upgrade: issue 35, finding 7)
-            assert env["LWS_GROUP_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
-                "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
-            )
-            assert env["VLLM_XLA_CACHE_PATH"]["value"] == "/compilation-cache/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
-            names = [e["name"] for e in container["env"]]
-            assert names.index("LWS_GROUP_INDEX") < names.index("VLLM_XLA_CACHE_PATH")
-            assert "NODE_NAME" not in names
+    # roles over two VMs (a leader and a worker pod per group) and the stack's roles on one VM (the worker template
+    # is the group's one pod)
+    for plan, templates in (
+        (disagg_multi_host_plan(), ("leaderTemplate", "workerTemplate")),
+        (None, ("workerTemplate",)),
+    ):
+        (ds,) = objects("DisaggregatedSet", plan)
+        for r in ds["spec"]["roles"]:
+            strategy = r["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]
+            assert (strategy["maxSurge"], strategy["maxUnavailable"]) == (1, 0), r["name"]
+            assert ("leaderTemplate" in r["spec"]["leaderWorkerTemplate"]) == (plan is not None), r["name"]
+            for template in templates:
+                (container,) = [
+                    c
+                    for c in r["spec"]["leaderWorkerTemplate"][template]["spec"]["containers"]
+                    if c["name"].startswith("vllm")
+                ]
+                env = {e["name"]: e for e in container["env"]}
+                # keyed by group and worker index, under the role's folder, as every LeaderWorkerSet's cache: a folder per
+                # node name started every new node cold (scale from zero, repair, upgrade: issue 35, finding 7)
+                assert env["LWS_GROUP_INDEX"]["valueFrom"]["fieldRef"]["fieldPath"] == (
+                    "metadata.labels['leaderworkerset.sigs.k8s.io/group-index']"
+                )
+                assert (
+                    env["VLLM_XLA_CACHE_PATH"]["value"] == "/compilation-cache/$(LWS_GROUP_INDEX)/$(LWS_WORKER_INDEX)"
+                )
+                names = [e["name"] for e in container["env"]]
+                assert names.index("LWS_GROUP_INDEX") < names.index("VLLM_XLA_CACHE_PATH")
+                assert "NODE_NAME" not in names
 
 
 def test_disagg_a_stack_rollout_is_refused_in_the_disaggregated_mode():
@@ -437,7 +469,8 @@ def test_disagg_preview_and_diff_say_how_a_change_rolls_out_and_what_upstream_ha
     plan = plan_of(STACK)
     lines = summary(plan).splitlines()
     assert any(line.startswith("Rollout: a change to either role's template is a new revision") for line in lines)
-    assert any("shown working nowhere upstream" in line and line.startswith("note: ") for line in lines)
+    multi_host = summary(disagg_multi_host_plan()).splitlines()  # the upstream status of roles over several VMs
+    assert any("shown working nowhere upstream" in line and line.startswith("note: ") for line in multi_host)
     head = plan.as_json()
     base = _json.loads(_json.dumps(head))
     ds = next(r for r in base["resources"] if r["inputs"].get("kind") == "DisaggregatedSet")
@@ -517,7 +550,7 @@ def test_disagg_picker_screens_revisions_and_always_disaggregates_without_prefix
     (epp,) = [d for d in objects("Deployment") if d["metadata"]["name"].endswith("-epp")]
     args = epp["spec"]["template"]["spec"]["containers"][0]["args"]
     assert "--allow-experimental-plugins" in args
-    engines = [c for r in ds_roles().values() for c in pods_of(r)["leaderTemplate"]["containers"]]
+    engines = [c for r in ds_roles().values() for c in leader_of(r)["containers"]]
     assert all("--no-enable-prefix-caching" in " ".join(c.get("args", []) + c.get("command", [])) for c in engines)
 
 
@@ -573,7 +606,7 @@ def test_disagg_load_balancer_health_check_reaches_each_roles_engine():
 def test_disagg_sidecar_runs_with_ssrf_protection_and_only_it_holds_a_token():
     """Finding 8: the sidecar allows prefill targets only from the stack's InferencePool, with a token mounted into
     it alone and a Role that reads that pool and the pods."""
-    leader = pods_of(ds_roles()["decode"])["leaderTemplate"]
+    leader = leader_of(ds_roles()["decode"])
     (sidecar,) = leader["initContainers"]
     assert "--enable-ssrf-protection=true" in sidecar["args"]
     assert "--inference-pool=vllm-pd70b/vllm-api-gateway" in sidecar["args"]
@@ -659,3 +692,22 @@ def test_disagg_hbm_fit_refusal_is_the_stacks_for_each_role():
     ]
     assert [p.split(": ", 1)[1] for p in python] == spelled
     assert "754 GiB of HBM, more than the 230 GiB" in spelled[0] and "v6e-32, topology 4x8" in spelled[0]
+
+
+def test_disagg_single_host_roles_are_not_called_multi_host():
+    """GKE/TPU review M2: the stack's roles on one VM each (the layout upstream shows) no longer carry the gap and the
+    note that multi-host roles are shown nowhere; the same stack with roles over two VMs still has both, and its
+    Caution: line."""
+    from tpu_serving_tools.preview import summary
+
+    single, multi = plan_of(STACK), disagg_multi_host_plan()
+    gap = {p: next(g for g in q.outputs["production"]["gaps"] if g.startswith("serving.disaggregation set: "))
+           for p, q in (("single", single), ("multi", multi))}  # fmt: skip
+    assert "alpha API" in gap["single"] and "multi-host" not in gap["single"]
+    assert gap["multi"].endswith("and multi-host prefill and decode roles are shown working nowhere upstream")
+    for plan, multi_host in ((single, False), (multi, True)):
+        lines = summary(plan).splitlines()
+        notes = [line for line in lines if line.startswith("note: disaggregated mode: ")]
+        assert any("the DisaggregatedSet API is alpha (LWS v0.10.0)" in n for n in notes)
+        assert any("shown working nowhere upstream" in n for n in notes) == multi_host
+        assert any(line.startswith("Caution: multi-host vLLM") for line in lines) == multi_host

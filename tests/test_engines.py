@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from tests.conftest import plan_of
+from tests.fixtures.configs import disagg_multi_host_plan
 from tpu_serving_tools.conformance import category, table
 from tpu_serving_tools.conformance import vllm as conformance
 from tpu_serving_tools.runtime.planview import PlanView
@@ -351,7 +352,10 @@ def test_engines_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
     fails the check."""
     view = _view(DISAGG_STACK)
     result = conformance.findings(view)
-    assert len(result) == 4 and [f for f in result if not f.ok] == []  # prefill and decode, leader and worker
+    assert len(result) == 2 and [f for f in result if not f.ok] == []  # prefill and decode: one pod per group
+    # roles over two VMs: prefill and decode, leader and worker
+    multi_host = conformance.findings(PlanView(copy.deepcopy(disagg_multi_host_plan().as_json())))
+    assert len(multi_host) == 4 and [f for f in multi_host if not f.ok] == []
     assert conformance.tables().tpu_inference.facts["connector TPUConnector"].startswith("base initialized")
     for new, why in (("TPUConnectorHMA", "base not initialized: tpu_inference/distributed/tpu_connector_hma.py"),
                      ("NoSuchConnector", "no such connector in the table's files")):  # fmt: skip

@@ -26,7 +26,9 @@ def test_vllm_pods_routing_sidecar_readiness_on_its_own_health_route():
     sidecars = [
         c
         for role in ds["spec"]["roles"]
-        for c in role["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["spec"].get("initContainers", [])
+        # a single-host role's one pod comes from workerTemplate (no leaderTemplate: vllm.pods)
+        for t in [role["spec"]["leaderWorkerTemplate"]]
+        for c in (t.get("leaderTemplate") or t["workerTemplate"])["spec"].get("initContainers", [])
         if c["name"] == "routing-sidecar"
     ]
     assert len(sidecars) == 1  # decode's leaders only

@@ -43,7 +43,8 @@ def test_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
 
 
 def test_keepalive_preview_names_the_sidecars_fixed_idle_timeout():
+    from tpu_serving import catalog
     from tpu_serving.backends.vllm.disagg_backend import caveats
 
-    (note,) = [c for c in caveats(180) if "sidecar" in c]
+    (note,) = [c for c in caveats(180, catalog.slice_shape("ct6e-standard-8t", "2x4")) if "sidecar" in c]
     assert "300 s" in note and f"{LB_BACKEND_KEEPALIVE_SECONDS} s" in note

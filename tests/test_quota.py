@@ -37,14 +37,14 @@ def test_quota_pod_requests_count_sidecars_and_the_largest_init_container():
 
 
 def test_quota_disaggregated_stack_holds_each_roles_surge_group():
-    """Finding 1: at the HPAs' maxima a rollout adds a group to each role at once: 12 pods of 24 CPU and more, above
-    the 256 CPU the quota had."""
+    """Finding 1: at the HPAs' maxima a rollout adds a group to each role at once, above what the quota had. With the
+    roles on one VM each (a group of one pod of 24 CPU and more): 6 pods, two groups and a surge group per role."""
     need = derive(namespace_pods(load_stack_config(config_of(DISAGG))))
     surge_of, surge = need.surge
-    assert surge_of == "DisaggregatedSet vllm" and surge.cpu == 2 * (2 * 24_260) + 1000  # a group per role
-    assert need.total.cpu > 288_000
+    assert surge_of == "DisaggregatedSet vllm" and surge.cpu == 2 * 24_260 + 1000  # a group (one pod) per role
+    assert need.total.cpu > 6 * 24_000
     hard = quota_of(DISAGG)
-    assert hard["requests.cpu"] == need.total.cpu_text == "346"
+    assert hard["requests.cpu"] == need.total.cpu_text == "176"
     assert hard["requests.memory"] == need.total.memory_text
 
 

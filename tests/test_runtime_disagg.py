@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures import disagg as F
+from tests.fixtures.configs import disagg_multi_host_plan
 from tpu_serving_tools.check import run_checks, summary
 from tpu_serving_tools.runtime import network, network_kv, objects, pods_ds, ports, scheduling
 from tpu_serving_tools.runtime.planview import PlanView
@@ -290,31 +291,42 @@ def test_disagg_summary_line_counts_roles_and_scale_steps():
 STACK = "vllm-llama33-70b-disagg-v6e8x2"
 
 
-def _stack_failures(edit: Any = None) -> dict[str, str]:
-    """The model's failures on the disaggregated stack's plan, once ``edit`` changed each of its objects."""
-    plan = copy.deepcopy(plan_of(STACK).as_json())
+def _stack_failures(edit: Any = None, multi_host: bool = False) -> dict[str, str]:
+    """The model's failures on the disaggregated stack's plan (with ``multi_host``, its roles over two VMs each:
+    :func:`~tests.fixtures.configs.disagg_multi_host_plan`), once ``edit`` changed each of its objects."""
+    plan = copy.deepcopy((disagg_multi_host_plan() if multi_host else plan_of(STACK)).as_json())
     for r in plan["resources"] if edit else ():
         edit(r["inputs"])
     return _failures(plan)
 
 
 def test_disagg_stack_fails_when_a_kv_flow_is_blocked():
+    """On roles over two VMs, whose decode workers pull from prefill's leader too (a flow only multi-host roles
+    have), and on the stack's roles of one pod each."""
+
     def drop_side_channel(obj: dict[str, Any]) -> None:
         if obj.get("kind") == "NetworkPolicy" and obj["metadata"]["name"] == "vllm-kv-from-decode":
             obj["spec"]["ingress"][0]["ports"] = [p for p in obj["spec"]["ingress"][0]["ports"] if p["port"] != 9600]
 
-    before = _stack_failures()
-    failures = {k: v for k, v in _stack_failures(drop_side_channel).items() if k not in before}
+    before = _stack_failures(multi_host=True)
+    failures = {k: v for k, v in _stack_failures(drop_side_channel, multi_host=True).items() if k not in before}
     assert failures and all(":9600/TCP" in k and "denied" in v for k, v in failures.items()), failures
     worker = "[network] flow vllm-pd70b/vllm-0-<rev8>-decode-worker -> vllm-pd70b/vllm-0-<rev8>-prefill-leader:9600/TCP"
     assert worker in failures
+    # the stack's roles on one VM: decode's one pod pulls from prefill's
+    before = _stack_failures()
+    failures = {k: v for k, v in _stack_failures(drop_side_channel).items() if k not in before}
+    leader = "[network] flow vllm-pd70b/vllm-0-<rev8>-decode-leader -> vllm-pd70b/vllm-0-<rev8>-prefill-leader:9600/TCP"
+    assert failures and all(":9600/TCP" in k and "denied" in v for k, v in failures.items()), failures
+    assert leader in failures
 
 
 def test_disagg_stack_fails_when_a_role_cannot_be_scheduled():
     def decode_on_4x4(obj: dict[str, Any]) -> None:
         if obj.get("kind") == "DisaggregatedSet":
             tmpl = next(r for r in obj["spec"]["roles"] if r["name"] == "decode")["spec"]["leaderWorkerTemplate"]
-            for t in (tmpl["leaderTemplate"], tmpl["workerTemplate"]):
+            # a single-host role's groups are one pod, from workerTemplate (no leaderTemplate: vllm.pods)
+            for t in [tmpl[k] for k in ("leaderTemplate", "workerTemplate") if k in tmpl]:
                 t["spec"]["nodeSelector"]["cloud.google.com/gke-tpu-topology"] = "4x4"
 
     reason = _stack_failures(decode_on_4x4)["[scheduling] role vllm-pd70b/vllm decode"]

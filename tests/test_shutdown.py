@@ -54,6 +54,12 @@ def templates(lws_spec: dict) -> dict[str, dict]:
     return {k: t[k]["spec"] for k in ("leaderTemplate", "workerTemplate") if k in t}
 
 
+def leader_of(pods: dict[str, dict]) -> dict:
+    """The leader pod of a group's ``templates``: its ``leaderTemplate``, or for groups of one pod (single-host, no
+    ``leaderTemplate``: vllm.pods) its ``workerTemplate``."""
+    return pods.get("leaderTemplate") or pods["workerTemplate"]
+
+
 def container(pod: dict, prefix: str) -> dict:
     (c,) = [c for c in pod["containers"] if c["name"].startswith(prefix)]
     return c
@@ -108,14 +114,14 @@ def test_shutdown_prefill_fails_readiness_then_waits_out_the_kv_pulls():
             env = {e["name"]: e.get("value") for e in container(pod, "vllm")["env"]}
             assert env["TPU_P2P_WAIT_PULL_TIMEOUT"] == "180", name
     prefill = templates(roles["prefill"]["spec"])
-    leader = container(prefill["leaderTemplate"], "vllm")
+    leader = container(leader_of(prefill), "vllm")
     hook = leader["lifecycle"]["preStop"]["exec"]["command"][-1]
     assert hook == "touch /tmp/tpu-serving-draining; sleep 210"  # 30 s to deregister, then the 180 s pull timeout
     ready = leader["readinessProbe"]["exec"]["command"][-1]
     assert ready.startswith("[ ! -e /tmp/tpu-serving-draining ] && exec python3 -c ") and ":8000/health" in ready
     assert {p["terminationGracePeriodSeconds"] for p in prefill.values()} == {30 + 180 + request + 30}
     decode = templates(roles["decode"]["spec"])
-    assert container(decode["leaderTemplate"], "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
+    assert container(leader_of(decode), "vllm")["lifecycle"]["preStop"] == {"sleep": {"seconds": 30}}
     assert {p["terminationGracePeriodSeconds"] for p in decode.values()} == {30 + request + 30}
 
 
@@ -132,9 +138,10 @@ def test_shutdown_kv_pull_timeout_is_upstreams_and_outlasts_decode_queueing():
     hpas = {h["spec"]["scaleTargetRef"]["name"]: h for h in objects(DISAGG, "HorizontalPodAutoscaler")}
     (prefill,) = [h for n, h in hpas.items() if n.endswith("prefill")]
     assert prefill["spec"]["behavior"]["scaleDown"]["policies"][0]["periodSeconds"] == 30 + 180 + 300 + 30
-    notes = caveats(240)
+    one_vm = catalog.slice_shape("ct6e-standard-8t", "2x4")
+    notes = caveats(240, one_vm)
     assert any("240 s" in n for n in notes) and not any("180 s" in n for n in notes)
-    assert any("for the KV pull timeout, 180 s" in n for n in caveats(PULL_TIMEOUT_SECONDS))
+    assert any("for the KV pull timeout, 180 s" in n for n in caveats(PULL_TIMEOUT_SECONDS, one_vm))
 
 
 @pytest.mark.parametrize("role, port", [("prefill", 8000), ("decode", 8200)])
@@ -142,7 +149,7 @@ def test_shutdown_disaggregated_liveness_is_the_engines_health_on_its_own_port(r
     """A liveness probe that generated a token queued behind user traffic, so an overload failed it and recreated the
     groups that carried the load (SRE review M3): liveness sends no request while requests run. It reads /health and
     /metrics on the engine's own port, not the sidecar's (backends.vllm.progress)."""
-    leader = container(templates(ds_roles()[role]["spec"])["leaderTemplate"], "vllm")
+    leader = container(leader_of(templates(ds_roles()[role]["spec"])), "vllm")
     script = leader["livenessProbe"]["exec"]["command"][2]
     assert f"127.0.0.1:{port}/health" in script and f"127.0.0.1:{port}/metrics" in script
     assert "httpGet" not in leader["livenessProbe"]

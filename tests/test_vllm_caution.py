@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, plan_of
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import DISAGG_STACK, disagg_multi_host_plan, plan_edited
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION, caution
 from tpu_serving_tools.offline import Plan
@@ -20,10 +20,17 @@ SHIPPED = load_project(ROOT).stacks()
 MULTI_HOST_VLLM = [
     "vllm-llama33-70b-v5e16",
     "vllm-llama31-405b-v6e16",
-    "vllm-llama33-70b-disagg-v6e8x2",
     "vllm-llama33-70b-existing",
 ]
-"""The shipped vLLM stacks: each one's groups (the disaggregated one's roles) span a multi-host slice."""
+"""The shipped vLLM stacks whose groups span a multi-host slice (the disaggregated stack's roles and the production
+example's groups run on one VM each)."""
+MULTI_HOST_DISAGG = f"{DISAGG_STACK} with multi-host roles"
+"""The disaggregated stack with its roles over two VMs each (:func:`~tests.fixtures.configs.disagg_multi_host_plan`):
+the library's multi-host roles, which no shipped stack uses."""
+
+
+def _plan(name: str) -> Plan:
+    return disagg_multi_host_plan() if name == MULTI_HOST_DISAGG else plan_of(name)
 
 
 def _cautions(plan: Plan) -> list[str]:
@@ -38,9 +45,9 @@ def test_vllm_caution_is_none_on_one_vm_and_names_the_slice_and_sources_on_sever
     assert "tpu-inference v0.27.0" in text and "untested on the torchax path" in text
 
 
-@pytest.mark.parametrize("stack", MULTI_HOST_VLLM)
+@pytest.mark.parametrize("stack", [*MULTI_HOST_VLLM, MULTI_HOST_DISAGG])
 def test_vllm_caution_multi_host_stack_previews_with_it(stack):
-    plan = plan_of(stack)
+    plan = _plan(stack)
     assert plan.outputs["caution"].startswith(MULTI_HOST_CAUTION)
     (line,) = _cautions(plan)
     assert line == f"Caution: {plan.outputs['caution']}"

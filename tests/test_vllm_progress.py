@@ -175,6 +175,12 @@ def test_liveness_is_the_progress_probe_for_vllm_settings_and_health_otherwise()
     assert liveness(ProbeSettings(), http, 8100) is http  # type: ignore[arg-type]
 
 
+def _leader(template: dict) -> dict | None:
+    """A group's leader pod template: ``leaderTemplate``, or for groups of one pod (single-host, no ``leaderTemplate``:
+    vllm.pods) ``workerTemplate``."""
+    return template.get("leaderTemplate") or template.get("workerTemplate")
+
+
 def _leader_probes(stack: str, kind: str = "livenessProbe") -> list[tuple[dict, int, str]]:
     """Each vLLM leader container's probe of ``kind``, the port its vLLM server listens on (``--port`` of its command:
     behind the routing sidecar on decode), and its role (``""`` outside the disaggregated mode)."""
@@ -182,9 +188,9 @@ def _leader_probes(stack: str, kind: str = "livenessProbe") -> list[tuple[dict, 
     for res in plan_of(stack).resources:
         spec = res.inputs.get("spec") or {}
         if res.type.endswith(":LeaderWorkerSet"):
-            templates = [("", spec["leaderWorkerTemplate"].get("leaderTemplate"))]
+            templates = [("", _leader(spec["leaderWorkerTemplate"]))]
         elif res.type.endswith(":DisaggregatedSet"):
-            templates = [(r["name"], r["spec"]["leaderWorkerTemplate"].get("leaderTemplate")) for r in spec["roles"]]
+            templates = [(r["name"], _leader(r["spec"]["leaderWorkerTemplate"])) for r in spec["roles"]]
         else:
             continue
         for role, tpl in templates:

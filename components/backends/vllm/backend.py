@@ -166,7 +166,7 @@ def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
                 "preview's Caution: line has the sources)",
             ),
         )
-    return [*gaps, *disagg_backend.production_gaps(serving)]
+    return [*gaps, *disagg_backend.production_gaps(serving, shape)]
 
 
 def build(platform: Platform, serving: VllmServingConfig) -> Built:

@@ -282,20 +282,25 @@ ROLE_DISRUPTION = (
     "its node failure, repair, TPU host maintenance or upgrade stops the service until the slice is back and the "
     "role has reloaded"
 )
-ALPHA_GAP = Gap(
-    "serving.disaggregation",
-    "set",
-    "the DisaggregatedSet that runs the roles is an alpha API (LWS v0.10.0: beta waits for production feedback), "
-    "and multi-host prefill and decode roles are shown working nowhere upstream",
-)
+ALPHA = "the DisaggregatedSet that runs the roles is an alpha API (LWS v0.10.0: beta waits for production feedback)"
+MULTI_HOST_ROLES = "multi-host prefill and decode roles are shown working nowhere upstream"
+"""Roles over several VMs each (Ray across a slice's VMs): tpu-inference's CI runs its multi-host P/D example as
+processes on one VM (examples/disagg/run_disagg_multi_host.sh l.189-200), its daily GKE run and llm-d's TPU P/D
+guides place one host per role (docs/design/disaggregated-vllm.md, sections 1.5 and 4)."""
 
 
-def production_gaps(serving: VllmServingConfig) -> list[Gap]:
-    """What keeps the disaggregated mode from an SLO: :data:`ALPHA_GAP` and each role that may keep one group (every
+def alpha_gap(shape: SliceShape) -> Gap:
+    """The DisaggregatedSet's alpha API, and with roles over several VMs (:attr:`~tpu_serving.catalog.SliceShape.
+    multi_host`) that no upstream run shows them (:data:`MULTI_HOST_ROLES`)."""
+    return Gap("serving.disaggregation", "set", f"{ALPHA}, and {MULTI_HOST_ROLES}" if shape.multi_host else ALPHA)
+
+
+def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
+    """What keeps the disaggregated mode from an SLO: :func:`alpha_gap` and each role that may keep one group (every
     request needs both roles); none for one engine per group (:func:`.backend.production_gaps`)."""
     if serving.disaggregation is None:
         return []
-    gaps = [ALPHA_GAP]
+    gaps = [alpha_gap(shape)]
     for role, cfg in roles(serving):
         if (n := cfg.autoscaling.min_replicas if cfg.autoscaling is not None else cfg.replicas) < 2:
             at = f"serving.disaggregation.{role.value}"
@@ -304,12 +309,13 @@ def production_gaps(serving: VllmServingConfig) -> list[Gap]:
     return gaps
 
 
-def caveats(pull_timeout_seconds: int) -> list[str]:
+def caveats(pull_timeout_seconds: int, shape: SliceShape) -> list[str]:
     """What the preview says of the mode's upstream status (docs/backends.md, "Upstream status"), with the stack's KV
-    pull timeout (``serving.disaggregation.kvPullTimeoutSeconds``, :data:`~.kv.PULL_TIMEOUT_ENV`)."""
+    pull timeout (``serving.disaggregation.kvPullTimeoutSeconds``, :data:`~.kv.PULL_TIMEOUT_ENV`) and, for roles on
+    ``shape`` over several VMs, :data:`MULTI_HOST_ROLES`."""
+    hosts = f"{MULTI_HOST_ROLES} (tpu-inference's CI emulates hosts on one VM); " if shape.multi_host else ""
     return [
-        "disaggregated mode: multi-host prefill and decode roles are shown working nowhere upstream (tpu-inference's "
-        "CI emulates hosts on one VM); the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
+        f"disaggregated mode: {hosts}the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
         "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull (the role's 'engine "
         "stalled' alert finds it; liveness is /health, which a hung engine still answers) and holds an aborted "
         f"request's prefill blocks for the KV pull timeout, {pull_timeout_seconds} s (fixed in 0.32.0, which this "
@@ -384,7 +390,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 "scaleDown": scale_down_summary(serving, args),
                 "maintenance": stack_maintenance(platform.settings, [c.slice for _, c in roles(serving)]),
             },
-            "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds),
+            "caveats": caveats(serving.disaggregation.kv_pull_timeout_seconds, platform.slices.shape),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, LB_HEALTH_PATH, leaders(serving), disaggregated=True),
     )

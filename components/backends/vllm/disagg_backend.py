@@ -317,7 +317,8 @@ def caveats(pull_timeout_seconds: int, shape: SliceShape) -> list[str]:
     return [
         f"disaggregated mode: {hosts}the DisaggregatedSet API is alpha (LWS v0.10.0); validate on your slices first",
         "disaggregated mode: tpu-inference 0.29.0's connector may hang decode on a failed pull (the role's 'engine "
-        "stalled' alert finds it; liveness is /health, which a hung engine still answers) and holds an aborted "
+        "stalled' alert finds it; the leader's progress checks, serving.probes.readyStallSeconds and stallSeconds, "
+        "take it out of the pool and then restart it, as /health alone would not) and holds an aborted "
         f"request's prefill blocks for the KV pull timeout, {pull_timeout_seconds} s (fixed in 0.32.0, which this "
         "release does not pin): docs/backends.md",
         f"disaggregated mode: a request that waits longer than the KV pull timeout ({pull_timeout_seconds} s, "

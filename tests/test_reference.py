@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, WITHOUT_SEEDS_ENV, missing_seeds
 from tpu_serving_tools import reference as tool
 from tpu_serving_tools.reference_sources import (
     PROXY_REFUSED,
@@ -180,7 +180,7 @@ def test_reference_sources_are_the_docs_tables():
     assert all(Path(s.name).name in section for s in SEEDS)
 
 
-def test_reference_check_passes_on_the_reference_folder(reference):
+def test_reference_check_passes_on_the_reference_folder(reference, seeds):
     """The recorded checksums are those of the reference folder the suite reads (CI's ../shared)."""
     assert not [f"{o.name}: {o.text}" for o in tool.run(reference, fetch=False) if o.problem]
 
@@ -233,3 +233,15 @@ def test_reference_dir_override_reaches_the_tests_and_the_schemas(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "TPU_SERVING_CRDS"} | {REFERENCE_ENV: str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(tmp_path), str(tmp_path / "crds")]
+
+
+def test_missing_seeds_fail_unless_the_checkout_says_it_goes_without(tmp_path):
+    """User review round 42, M1: a fork cannot have the seeds' manifests, and its make test could never pass;
+    TPU_SERVING_WITHOUT_SEEDS=1 (make test WITHOUT_SEEDS=1) skips the tests that read them, and only then."""
+    assert missing_seeds(tmp_path, {}) is None  # the folder is there
+    gone = tmp_path / "seed-manifests"
+    fail, why = missing_seeds(gone, {})  # type: ignore[misc]
+    assert fail is False and "make test WITHOUT_SEEDS=1" in why
+    skip, why = missing_seeds(gone, {WITHOUT_SEEDS_ENV: "1"})  # type: ignore[misc]
+    assert skip is True and str(gone) in why
+    assert missing_seeds(gone, {WITHOUT_SEEDS_ENV: "0"})[0] is False  # type: ignore[index]

@@ -103,3 +103,11 @@ def test_workflows_ci_compares_goldens_with_main():
     assert own["with"]["fetch-depth"] == 0
     test = next(s for s in steps if s.get("run") == "make test")
     assert test["env"]["GOLDEN_BASE"] == "origin/main"
+
+
+def test_workflows_ci_never_goes_without_the_seeds():
+    """make test WITHOUT_SEEDS=1 skips the seed conformance tests in a fork; CI must run them, so neither CI nor the
+    local CI script sets it."""
+    for path in (ROOT / ".github" / "workflows" / "ci.yml", ROOT / ".ci" / "run"):
+        text = path.read_text()
+        assert text and "WITHOUT_SEEDS" not in text, path

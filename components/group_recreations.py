@@ -248,8 +248,9 @@ def reload_runbook(groups: Groups) -> str:
     """What the capacity alert means, and what to do."""
     ns, names = groups.namespace, ", ".join(groups.leader_worker_sets)
     return (
-        f"A group of LeaderWorkerSet {names} in namespace {ns} was recreated (a node failure, a repair, TPU host "
-        "maintenance, an upgrade, or a pod that failed): until its new pods have loaded the model, up to the "
+        f"The LWS controller recreated a group of LeaderWorkerSet {names} in namespace {ns} (a worker pod failed or "
+        "was lost, a container restarted; a leader that went itself, evicted or with its node, is not counted here: "
+        "the capacity-reduced alert sees that): until its new pods have loaded the model, up to the "
         "startup window (`serving.probes.maxStartupSeconds`), the stack serves with one group less, and the "
         "others take its requests. With one group left, the no-ready alert fires too. Which pod failed: "
         f"`kubectl -n {ns} get events --field-selector reason={RECREATE_GROUP_REASON}`; whether the group "

@@ -156,6 +156,14 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    capacity_reduced_minutes: int = described(
+        "Minutes fewer leaders than planned (the fixed count or the autoscaling minimum) may be Ready before the "
+        "capacity-reduced ticket (WARNING) opens: a group lost to a node, a repair, host maintenance or an upgrade, "
+        "which LWS records no event for when the leader pod itself goes. It also opens while the first groups load.",
+        default=10,
+        ge=1,
+        le=1440,
+    )
     metrics_missing_minutes: int = described(
         "Minutes a Ready serving leader may go unscraped (none of its engine's series ingested) before the "
         "metrics-missing alert fires: the autoscaler and the queue, error-rate and stalled alerts read those series, "

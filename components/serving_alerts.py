@@ -8,6 +8,8 @@ leader whose metrics stopped arriving, and fewer Ready groups than planned.
 - **Metrics missing** (WARNING): a Ready leader none of whose engine series was ingested for
   ``metricsMissingMinutes``. The autoscaler's metric and the queue, error-rate and stalled alerts read those series:
   a broken scrape (a NetworkPolicy, a PodMonitoring, the collector) leaves them quiet, not firing.
+- **Capacity reduced** (WARNING): the same count below plan for ``capacityReducedMinutes`` (10): a group lost and
+  reloading, which the group-recreated alert misses when the leader pod itself went.
 - **Below the planned groups** (ERROR): fewer Ready leaders than the fixed count or the autoscaling minimum for
   the not-ready window. A group whose pods cannot be created (the LWS webhook refusing them, a quota) has no pod,
   so the not-ready alert, which counts pods, does not see it; a group that reloads after a node event is back
@@ -92,11 +94,36 @@ def below_minimum_alert(
     return "below-minimum", "Serving groups below minimum", query, minutes, runbook, "ERROR"
 
 
+def capacity_reduced_alert(
+    scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings
+) -> Found | None:
+    """Fewer Ready leaders than :attr:`ServingMetrics.fewest_groups` for ``capacityReducedMinutes``, a ticket (None:
+    one group is planned). The group-recreated alert counts the controller's ``RecreateGroup`` events, which LWS
+    records only when it deletes the leader itself: "if the leader pod is being deleted, we don't need to send
+    deletion requests" returns before the event (lws v0.10.0 pkg/controllers/pod_controller.go l.251-254,
+    ``handleRestartPolicy``). A leader evicted, lost with its node, repaired or upgraded away, every pod of a
+    single-host group, goes without one (SRE review round 43, M1); this alert sees the Ready count instead."""
+    fewest = metrics.fewest_groups
+    if fewest <= 1:
+        return None
+    minutes = settings.capacity_reduced_minutes
+    query = f"(count({_ready_leaders(scope, leaders)}) or vector(0)) < {fewest}"
+    runbook = (
+        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader for {minutes} minutes: "
+        "a group was lost (a node, a repair, TPU host maintenance, an upgrade, a recreation) and reloads, or the "
+        "stack's first groups still load. The others carry its requests; one more loss may stop the service. "
+        f"Which group: kubectl -n {scope.namespace} get pods -o wide. It pages (below minimum, ERROR) if the group "
+        "is not back within the not-ready window."
+    )
+    return "capacity-reduced", "Serving capacity reduced", query, minutes, runbook, "WARNING"
+
+
 def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Found]:
     """The alerts of this module that the backend's signals and plan allow."""
     found = (
         stalled_alert(scope, metrics, settings),
         metrics_missing_alert(scope, leaders, metrics, settings),
+        capacity_reduced_alert(scope, leaders, metrics, settings),
         below_minimum_alert(scope, leaders, metrics, settings),
     )
     return [a for a in found if a is not None]

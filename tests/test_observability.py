@@ -161,6 +161,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
             [
                 "backlog",
                 "below_minimum",
+                "capacity_reduced",
                 "controller_unavailable",
                 "error_rate",
                 "metrics_missing",

@@ -7,7 +7,13 @@ import dataclasses
 
 from tests.conftest import plan_of
 from tpu_serving.observability_settings import ObservabilitySettings
-from tpu_serving.serving_alerts import below_minimum_alert, leader_alerts, metrics_missing_alert, stalled_alert
+from tpu_serving.serving_alerts import (
+    below_minimum_alert,
+    capacity_reduced_alert,
+    leader_alerts,
+    metrics_missing_alert,
+    stalled_alert,
+)
 from tpu_serving.serving_metrics import Scope, ServingMetrics, ServingSignals
 
 SCOPE = Scope("c", "ns")
@@ -65,7 +71,7 @@ def test_below_minimum_alert_fires_under_the_planned_groups_only_when_more_than_
 
 def test_leader_alerts_keep_only_those_the_signals_allow():
     keys = [a[0] for a in leader_alerts(SCOPE, LEADERS, ServingMetrics(signals=SIGNALS, fewest_groups=2), SETTINGS)]
-    assert keys == ["stalled", "metrics-missing", "below-minimum"]
+    assert keys == ["stalled", "metrics-missing", "capacity-reduced", "below-minimum"]
     assert leader_alerts(SCOPE, LEADERS, ServingMetrics(), SETTINGS) == []
 
 
@@ -81,3 +87,15 @@ def test_leader_alerts_render_on_each_stack_from_its_plan():
     assert "stalled" in single and "metrics-missing" in single and "below-minimum" not in single
     jetstream = _conditions("llama31-405b-v6e16")
     assert "jetstream_prefill_backlog_size" in jetstream["metrics-missing"]["query"] and "stalled" not in jetstream
+
+
+def test_capacity_reduced_alert_tickets_a_lost_group_within_minutes():
+    """SRE review round 43, M1: LWS records no RecreateGroup event when the leader pod itself went (an eviction, a
+    lost node), so losing one of two single-host groups waited for the below-minimum page's 75 minutes."""
+    key, title, query, minutes, runbook, severity = capacity_reduced_alert(
+        SCOPE, LEADERS, ServingMetrics(fewest_groups=2), SETTINGS
+    )
+    assert (key, minutes, severity) == ("capacity-reduced", 10, "WARNING")
+    below = below_minimum_alert(SCOPE, LEADERS, ServingMetrics(fewest_groups=2), SETTINGS)
+    assert below is not None and query == below[2]  # the same count, sooner and as a ticket
+    assert capacity_reduced_alert(SCOPE, LEADERS, ServingMetrics(fewest_groups=1), SETTINGS) is None

@@ -379,26 +379,24 @@ def smallest_fitting_topology(machine_type_name: str, required_gib: float) -> Sl
     return min(fitting, key=lambda s: s.chips, default=None)
 
 
-def smallest_fitting_slice(generation: TpuGeneration, required_gib: float) -> SliceShape | None:
-    """The slice of ``generation``, of any of its machine types, with the fewest chips whose HBM holds
-    ``required_gib`` (on a tie, the 4-chip machine type a slice name means), if any."""
+def smallest_fitting_slice(generation: TpuGeneration, required_gib: float, one_vm: bool = False) -> SliceShape | None:
+    """The slice of ``generation``, of any of its machine types (on one VM only, with ``one_vm``), with the fewest
+    chips whose HBM holds ``required_gib`` (on a tie, the 4-chip machine type a slice name means), if any."""
     fitting = [
         shape
         for mt in MACHINE_TYPES.values()
         if mt.generation == generation  # equal, not the same: a validated argument holds a copy
         for shape in (SliceShape(mt, t) for t in mt.topologies)
-        if shape.hbm_gib >= required_gib
+        if shape.hbm_gib >= required_gib and not (one_vm and shape.multi_host)
     ]
     return min(fitting, key=lambda s: (s.chips, s.chips_per_vm != 4), default=None)
 
 
-def smallest_single_host_slice(generation: TpuGeneration, required_gib: float) -> SliceShape | None:
-    """The one-VM slice of ``generation`` with the fewest chips whose HBM holds ``required_gib``, if any."""
-    fitting = [
-        shape
-        for mt in MACHINE_TYPES.values()
-        if mt.generation == generation
-        for shape in (SliceShape(mt, t) for t in mt.topologies)
-        if not shape.multi_host and shape.hbm_gib >= required_gib
-    ]
-    return min(fitting, key=lambda s: s.chips, default=None)
+def pool_slice(machine_type_name: str, tpu_topology: str | None) -> SliceShape | None:
+    """The slice a GKE node pool of ``machine_type_name`` holds (None: not a TPU machine type). A multi-host pool names
+    its topology (``placementPolicy.tpuTopology``); a single-host pool has no placement policy, and its slice is the
+    machine type's one-VM topology, the first the catalog lists, with which GKE labels its node all the same."""
+    if machine_type_name not in MACHINE_TYPES:
+        return None
+    mt = MACHINE_TYPES[machine_type_name]
+    return slice_shape(machine_type_name, tpu_topology or mt.topologies[0])

@@ -86,13 +86,8 @@ class Pool:
 
     @property
     def shape(self) -> catalog.SliceShape | None:
-        """The TPU slice of a TPU pool (None for a CPU pool). A single-host pool has no placement policy, so no
-        ``tpuTopology``: its slice is its machine type's one-VM topology (the first the catalog lists), which GKE
-        labels its node with all the same."""
-        if self.machine_type not in catalog.MACHINE_TYPES:
-            return None
-        mt = catalog.machine_type(self.machine_type)
-        return catalog.slice_shape(self.machine_type, self.topology or mt.topologies[0])
+        """The TPU slice of a TPU pool (None for a CPU pool; a single-host pool's: :func:`tpu_serving.catalog.pool_slice`)."""
+        return catalog.pool_slice(self.machine_type, self.topology)
 
     @property
     def machine(self) -> machines.Machine:

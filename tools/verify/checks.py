@@ -27,7 +27,9 @@ JOBSET_JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 """The label JobSet puts on its Jobs' pods (sigs.k8s.io/jobset v0.12.0 api/jobset/v1alpha2/jobset_types.go
 JobSetNameKey)."""
 
-WORKLOAD_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob", "Deployment")
+SERVING_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob")
+"""The workload kinds a serving deployment runs, one of which :func:`workloads` requires of a serving stack."""
+WORKLOAD_KINDS = (*SERVING_KINDS, "Deployment")
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,7 @@ def workloads(snapshot: Snapshot, namespaces: Iterable[str], serving: bool) -> l
     for namespace in namespaces:
         for kind in WORKLOAD_KINDS:
             for obj in snapshot.of(kind, namespace):
-                found += kind != "Deployment"
+                found += kind in SERVING_KINDS
                 out.extend(_workload(snapshot, kind, obj))
     if serving and not found:
         out.append(

@@ -15,7 +15,7 @@ from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 
-from .checks import Pool
+from .checks import SERVING_KINDS, Pool
 
 Declared = tuple[str, str, str | None, str]
 """An object the plan declares: apiVersion, kind, namespace (None when cluster-scoped) and name."""
@@ -69,8 +69,6 @@ def pools(cfg: StackConfig) -> dict[str, Pool]:
     return out
 
 
-SERVING_KINDS = frozenset({"LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob"})
-"""The workload kinds a serving deployment runs (:func:`.checks.workloads` looks for them)."""
 NODE_POOL = "gcp:container/nodePool:NodePool"
 DEPLOYMENT_TYPE = "tpu-serving:index:TpuServingDeployment"
 """The component a stack file's program makes (``__main__.py``): its plan holds the stack's settings."""
@@ -94,12 +92,12 @@ def resource_pools(resources: Sequence[Mapping[str, Any]]) -> dict[str, Pool]:
             continue
         inputs = r.get("inputs") or {}
         machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
-        if machine not in catalog.MACHINE_TYPES or not isinstance(inputs.get("name"), str):
+        shape = catalog.pool_slice(machine, (inputs.get("placementPolicy") or {}).get("tpuTopology"))
+        if shape is None or not isinstance(inputs.get("name"), str):
             continue  # a CPU pool
-        mt = catalog.machine_type(machine)
-        topology = (inputs.get("placementPolicy") or {}).get("tpuTopology") or mt.topologies[0]
-        shape = catalog.slice_shape(machine, topology)
-        out[inputs["name"]] = Pool(inputs["name"], mt.generation.gke_accelerator, topology, shape.vms, mt.chips_per_vm)
+        out[inputs["name"]] = Pool(
+            inputs["name"], shape.generation.gke_accelerator, shape.topology, shape.vms, shape.chips_per_vm
+        )
     return out
 
 

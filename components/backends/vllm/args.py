@@ -456,7 +456,7 @@ def _fit_problem(
         return ""
     mt = shape.machine_type.name
     fit = catalog.smallest_fitting_topology(mt, need / utilization)
-    one_vm = catalog.smallest_single_host_slice(shape.generation, need / utilization)
+    one_vm = catalog.smallest_fitting_slice(shape.generation, need / utilization, one_vm=True)
     if one_vm is not None and (fit is None or fit.multi_host):
         # vLLM across VMs is the caution's (MULTI_HOST_CAUTION): name the one-VM slice first (user review round 42, M2)
         across = f"; a {mt} slice needs {fit.topology} over {fit.vms} VMs, which vLLM spans with Ray" if fit else ""

@@ -82,8 +82,7 @@ def readiness(args: VllmServingArgs, http: k8s.core.v1.ProbeArgs, port: int) -> 
     prefill = kv is not None and kv.role == KvRole.PREFILL
     p = args.probes
     guard = f"[ ! -e {DRAINING_MARKER} ]" if prefill else ""
-    stall = p.ready_stall_seconds if isinstance(p, progress.VllmProbeSettings) else 0
-    if stall:
+    if stall := p.ready_stall_seconds:
         idle = None if prefill else idle_completion(args.served_model_name)
         code = progress.progress_code(
             port,

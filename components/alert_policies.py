@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pulumi_gcp as gcp
 
-from . import controller_alerts, error_rate, job_alerts, prober, serving_alerts
+from . import autoscaler_alerts, controller_alerts, error_rate, job_alerts, prober, serving_alerts
 from . import observability_roles as roles_
 from .controllers import WatchedDeployment
 from .naming import label_name
@@ -106,6 +106,8 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
         minutes = settings.no_ready_leader_minutes
         found.append(roles_.no_ready_leader_alert(cluster, namespace, leaders, minutes, POD_NOT_READY))
         found += serving_alerts.leader_alerts(scope, leaders, metrics, settings)
+    if stuck := autoscaler_alerts.autoscaler_alert(cluster, namespace, metrics.autoscalers, settings):
+        found.append(stuck)
     out = [_alert(a) for a in found]
     if metrics.serves:
         out.append(_not_ready(scope, settings))

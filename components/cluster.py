@@ -273,15 +273,18 @@ on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
 ``lifecycle.ignore_changes`` for the same reason."""
 
 
-MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD", "DEPLOYMENT")
+MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD", "DEPLOYMENT", "HPA")
 """GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among
 them the TPU containers' ``kubernetes.io/container/accelerator/*``), the ``POD`` kube state
 metrics package, whose ``kube_pod_container_status_ready`` the not-ready alerts read, and the
 ``DEPLOYMENT`` package, whose ``kube_deployment_status_replicas_available`` the controller alert reads
-(:mod:`tpu_serving.controller_alerts`; https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics;
-pulumi-gcp ``monitoringConfig.enableComponents`` takes ``POD`` and ``DEPLOYMENT``; terraform-google-kubernetes-engine
-``monitoring_enabled_components`` lists both). Kube state metrics are collected through Managed Prometheus, so
-those packages come only with it."""
+(:mod:`tpu_serving.controller_alerts`), and the ``HPA`` package, whose
+``kube_horizontalpodautoscaler_status_condition`` the autoscaler alert reads (:mod:`tpu_serving.autoscaler_alerts`;
+https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics, "Workloads State: includes the metrics for
+Pods, Deployments, StatefulSets, DaemonSets, and HorizontalPodAutoscaler resources"; pulumi-gcp 10.2.0
+``monitoringConfig.enableComponents`` takes ``POD``, ``DEPLOYMENT`` and ``HPA``; terraform-google-kubernetes-engine
+``monitoring_enabled_components`` lists the first two). Kube state metrics are collected through Managed Prometheus,
+so those packages come only with it."""
 
 
 def monitoring_components(managed_prometheus: bool) -> tuple[str, ...]:

@@ -164,6 +164,14 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    autoscaler_stuck_minutes: int = described(
+        "Minutes a serving HorizontalPodAutoscaler may be unable to scale (no metric read, no scale reached, or its "
+        "condition not reported) before the autoscaler ticket (WARNING) opens; it holds the group count meanwhile. "
+        "The metrics adapter's pods reschedule in a minute or two after a node drain.",
+        default=15,
+        ge=1,
+        le=1440,
+    )
     metrics_missing_minutes: int = described(
         "Minutes a Ready serving leader may go unscraped (none of its engine's series ingested) before the "
         "metrics-missing alert fires: the autoscaler and the queue, error-rate and stalled alerts read those series, "

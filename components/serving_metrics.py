@@ -119,6 +119,9 @@ class ServingMetrics:
     gateway_probe: str | None = None
     """The name of the Gateway's address the probe also goes through (:func:`.prober.through_gateway`; None: it
     does not)."""
+    autoscalers: Sequence[str] = ()
+    """Names of the HorizontalPodAutoscalers that set its group counts, whose conditions the autoscaler alert reads
+    (:mod:`tpu_serving.autoscaler_alerts`; none: its groups are fixed)."""
     fewest_groups: int = 1
     """Groups that take requests the stack is planned to keep Ready (the fixed count, or the autoscaling minimum):
     fewer for longer than the not-ready window fires the below-minimum alert (1: the no-ready alert covers it)."""

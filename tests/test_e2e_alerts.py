@@ -69,17 +69,18 @@ CHECKED_AT_LEAST: dict[str, int] = {
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 6,
     "vllm-llama31-405b-v6e16": 13,
-    "vllm-llama33-70b-disagg-v6e8x2": 20,
-    "vllm-llama33-70b-existing": 17,
-    "vllm-llama33-70b-v5e16": 17,
-    "vllm-llama33-70b-v6e8": 17,
+    "vllm-llama33-70b-disagg-v6e8x2": 21,
+    "vllm-llama33-70b-existing": 18,
+    "vllm-llama33-70b-v5e16": 18,
+    "vllm-llama33-70b-v6e8": 18,
 }
 """Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert, every stack's
 controller alert and the vLLM and JetStream stacks' two serving-probe alerts since, then the leaders' stalled,
 metrics-missing and below-minimum alerts (2026-11-29), then the serving probe's failing-in-part, missing and, behind
 a Gateway, through-the-Gateway alerts, all of them and in part (2026-11-29), then Saxml's serving-probe failing,
 failing-in-part and missing alerts (SRE review round 40, M5), then the leaders' capacity-reduced alert and the
-production example (SRE review round 43, M1); fewer fails
+production example (SRE review round 43, M1), then the autoscaler alert on the stacks with an HPA (GKE review
+round 43, M2); fewer fails
 (an alert lost, or one no longer read)."""
 
 
@@ -104,6 +105,8 @@ class World:
     """(PodMonitoring name, target pod, port): the pods Managed Prometheus scrapes, ``job`` the monitoring's name."""
     deployments: list[tuple[str, str]] = field(default_factory=list)
     """(namespace, name) of the controllers' Deployments, as their upstream release manifests name them."""
+    autoscalers: list[tuple[str, str]] = field(default_factory=list)
+    """(namespace, name) of the plan's HorizontalPodAutoscalers."""
 
 
 DS_REVISION = "5d8f3c21"
@@ -249,6 +252,11 @@ def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
 def world(plan: Plan) -> World:
     cluster = json.loads(plan.config["tpu-serving:cluster"])["name"]  # the stack file's cluster: GMP's `cluster`
     found = World(cluster, list(pods(plan)), deployments=controller_deployments(plan))
+    found.autoscalers = [
+        (h.inputs["metadata"]["namespace"], h.inputs["metadata"]["name"])
+        for h in plan.resources
+        if h.type.endswith(":HorizontalPodAutoscaler")
+    ]
     for res in plan.of_type("kubernetes:monitoring.googleapis.com/v1:PodMonitoring"):
         spec = res.inputs["spec"]
         wanted = spec["selector"].get("matchLabels") or {}
@@ -319,6 +327,40 @@ def deployment_series(w: World, outage: bool, minutes: int) -> list[dict[str, st
         }
         for namespace, name in w.deployments
     ]
+
+
+HPA_CONDITIONS = ("AbleToScale", "ScalingActive", "ScalingLimited")
+"""The conditions the HPA controller writes (k8s.io/api v0.36.3 autoscaling/v2 types.go
+HorizontalPodAutoscalerConditionType)."""
+
+
+def autoscaler_series(w: World, outage: bool, minutes: int) -> list[dict[str, str]]:
+    """kube-state-metrics v2 ``kube_horizontalpodautoscaler_status_condition`` (labels ``namespace``,
+    ``horizontalpodautoscaler``, ``condition``, ``status``; one series per condition and status ``true``, ``false``,
+    ``unknown``, 1 for the condition's status: kubernetes/kube-state-metrics internal/store/horizontalpodautoscaler.go
+    ``hpaMetricFamilies``, ``addConditionMetrics``) of each HPA: every condition True, ScalingLimited False; the
+    outage: ScalingActive False (FailedGetPodsMetric, the metric's way broken)."""
+    out = []
+    for namespace, name in w.autoscalers:
+        for condition in HPA_CONDITIONS:
+            healthy = "false" if condition == "ScalingLimited" else "true"
+            after = "false" if condition == "ScalingActive" else healthy
+            for status in ("true", "false", "unknown"):
+                labels = {
+                    "cluster": w.cluster,
+                    "namespace": namespace,
+                    "horizontalpodautoscaler": name,
+                    "condition": condition,
+                    "status": status,
+                }
+                then = str(int(status == after)) if outage else None
+                out.append(
+                    {
+                        "series": _sel("kube_horizontalpodautoscaler_status_condition", labels),
+                        "values": _values(str(int(status == healthy)), then, minutes),
+                    }
+                )
+    return out
 
 
 def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]:
@@ -417,6 +459,7 @@ def _http_responses(base: dict[str, str], scenario: str, minutes: int) -> list[d
 
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("controller-down", ("kube_deployment_status_replicas_available",)),
+    ("autoscaler-blind", ("kube_horizontalpodautoscaler_status_condition",)),
     ("server-errors", ("http_requests_total",)),
     ("stall", ("vllm:generation_tokens_total",)),
     ("probe-slow", ("probe_duration_seconds",)),
@@ -515,6 +558,7 @@ def rule_tests(checked: list[tuple[Alert, str]], w: World) -> list[dict[str, Any
         for outage, name in [(False, "healthy"), (True, scenario), *((False, q) for q in QUIET.get(scenario, ()))]:
             series = kube_state_series(w, outage and scenario == "pods-lost", minutes)
             series += deployment_series(w, outage and scenario == "controller-down", minutes)
+            series += autoscaler_series(w, outage and scenario == "autoscaler-blind", minutes)
             series += engine_series(w, scenario if outage else name, minutes)
             checks = [_firing(alert, fire_at, int(outage)), _firing(alert, HEALTHY_MINUTES - 1, 0)]
             if early > HEALTHY_MINUTES - 1:

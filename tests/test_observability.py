@@ -159,6 +159,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
         (
             VLLM_STACK,
             [
+                "autoscaler_stuck",
                 "backlog",
                 "below_minimum",
                 "capacity_reduced",
@@ -363,7 +364,7 @@ def test_observability_scrape_policy_admits_the_collector_pods_only():
 
 def test_observability_cluster_sends_pod_state_metrics():
     cluster = resource(plan_of(VLLM_STACK), "gcp:container/cluster:Cluster", "vllm70b-cluster")
-    assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD", "DEPLOYMENT"]
+    assert cluster.inputs["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "POD", "DEPLOYMENT", "HPA"]
 
 
 @pytest.mark.parametrize("stack", [VLLM_STACK, JETSTREAM_STACK, SAX_STACK])

@@ -67,6 +67,12 @@ def groups(serving: Scaled) -> int:
     return serving.autoscaling.max_replicas if serving.autoscaling is not None else serving.replicas
 
 
+def autoscalers(serving: Scaled) -> tuple[str, ...]:
+    """The HorizontalPodAutoscaler that sets the group count (:func:`add_autoscaler`: named after its target, the
+    LeaderWorkerSet), for the autoscaler alert; none without autoscaling."""
+    return (serving.name,) if serving.autoscaling is not None else ()
+
+
 def fewest_groups(serving: Scaled) -> int:
     """Leader-worker groups the stack is planned to keep: the autoscaled minimum, else the fixed count."""
     return serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas

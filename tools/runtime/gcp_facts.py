@@ -355,6 +355,12 @@ GKE_KUBE_STATE_METRICS = frozenset(
         "kube_daemonset_status_number_misscheduled",
         "kube_daemonset_status_number_ready",
         "kube_daemonset_status_updated_number_scheduled",
+        "kube_horizontalpodautoscaler_spec_max_replicas",
+        "kube_horizontalpodautoscaler_spec_min_replicas",
+        "kube_horizontalpodautoscaler_spec_target_metric",
+        "kube_horizontalpodautoscaler_status_condition",
+        "kube_horizontalpodautoscaler_status_current_replicas",
+        "kube_horizontalpodautoscaler_status_desired_replicas",
         "kube_persistentvolume_capacity_bytes",
         "kube_persistentvolume_claim_ref",
         "kube_persistentvolume_info",
@@ -366,8 +372,8 @@ GKE_KUBE_STATE_METRICS = frozenset(
 )
 """The ``kube_*`` series GKE's managed kube state metrics packages send (PromQL names), from the tables of "Use
 kube state metrics" (https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics: storage, Pod,
-Deployment, StatefulSet and DaemonSet metrics, read 2026-11-28; the HPA and JobSet packages' are left out, which no
-stack reads). Open-source kube-state-metrics has many more (``kube_pod_status_ready`` among them) that GKE does not
+Deployment, StatefulSet and DaemonSet metrics, read 2026-11-28; the "Table of HPA metrics", read 2026-11-29 from the
+copy last updated 2026-04-10; the JobSet package's are left out, which no stack reads). Open-source kube-state-metrics has many more (``kube_pod_status_ready`` among them) that GKE does not
 send: a query on one reads no series, ever."""
 KUBE_STATE_METRICS_PACKAGES = (
     "https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics (the tables of metrics per package; "

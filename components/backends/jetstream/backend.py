@@ -52,7 +52,11 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
     port = serving.maxtext.prometheus_port
     groups = (serving.name,)
     if not port:
-        return ServingMetrics(leader_worker_sets=groups, fewest_groups=scaling.fewest_groups(serving))
+        return ServingMetrics(
+            leader_worker_sets=groups,
+            fewest_groups=scaling.fewest_groups(serving),
+            autoscalers=scaling.autoscalers(serving),
+        )
     return ServingMetrics(
         scrape=[ScrapeTarget(f"{serving.name}-leaders", ingress(serving)[0], port, METRICS_PATH)],
         signals=ServingSignals(
@@ -64,6 +68,7 @@ def metrics(serving: PathwaysServingConfig) -> ServingMetrics:
         ),
         leader_worker_sets=groups,
         fewest_groups=scaling.fewest_groups(serving),
+        autoscalers=scaling.autoscalers(serving),
     )
 
 

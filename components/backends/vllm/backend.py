@@ -82,6 +82,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
         leader_worker_sets=(serving.name,),
         http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
         fewest_groups=scaling.fewest_groups(serving),
+        autoscalers=scaling.autoscalers(serving),
     )
 
 

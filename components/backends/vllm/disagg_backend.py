@@ -45,6 +45,7 @@ from .kv import (
     SIDECAR_IDLE_SECONDS,
     KvRole,
     KvTransfer,
+    role_scaler,
 )
 from .lifecycle import shutdown
 from .quota import group_pods
@@ -112,6 +113,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
         scrape=targets,
         signals=SIGNALS,
         http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=tuple(t.name for t in targets)),
+        autoscalers=tuple(role_scaler(serving.name, r) for r, c in roles(serving) if c.autoscaling is not None),
         roles=[
             RoleSignals(
                 role=r.value,

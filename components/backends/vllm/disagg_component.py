@@ -9,7 +9,7 @@ from ...validation import check_arguments
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_pods import disaggregated_set_spec, service_args, sidecar_role, sidecar_role_binding
-from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole
+from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole, role_scaler
 
 
 class VllmDisaggregatedServing(pulumi.ComponentResource):
@@ -63,7 +63,7 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(child_options(self, opts), pulumi.ResourceOptions(depends_on=[reader])),
         )
         self.role_scalers = {
-            r.value: f"{args.name}-{r.value}"
+            r.value: role_scaler(args.name, r)
             for r, e in ((KvRole.PREFILL, args.prefill), (KvRole.DECODE, args.decode))
             if e.autoscaled
         }

@@ -150,6 +150,14 @@ ROLE_SCALER_KIND = "DisaggregatedSetRoleScaler"
 """Created by the DisaggregatedSet controller, named ``<ds>-<role>``, for each role with ``scaling.mode: External``
 (LWS pkg/controllers/disaggregatedset/scaler_manager.go; api/disaggregatedset/v1/disaggregatedsetrolescaler_types.go
 l.32-44, seeded at 1 replica): the stack never declares it, it scales it through its ``/scale``."""
+
+
+def role_scaler(name: str, role: KvRole) -> str:
+    """The name of DisaggregatedSet ``name``'s role scaler of ``role`` (:data:`ROLE_SCALER_KIND`), which the role's
+    HorizontalPodAutoscaler targets and is named after."""
+    return f"{name}-{role.value}"
+
+
 DS_NAME_LABEL = "disaggregatedset.x-k8s.io/name"
 DS_ROLE_LABEL = "disaggregatedset.x-k8s.io/role"
 """Labels the controller puts on each child LeaderWorkerSet and merges onto its pod templates, its own values

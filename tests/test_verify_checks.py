@@ -14,6 +14,7 @@ from tpu_serving_tools.verify.checks import (
     selectors,
     selects,
     workloads,
+    zones,
 )
 from tpu_serving_tools.verify.snapshot import Snapshot, descendants
 
@@ -273,3 +274,49 @@ def test_declared_fails_on_an_absent_object_and_on_an_empty_plan() -> None:
         "FAIL declared   Deployment serving/epp: not found on the API server"
     ]
     assert failed(declared(Snapshot(), [])) == ["FAIL declared   plan: the plan declares no Kubernetes object"]
+
+
+def _spread_world(leader_zones: list[str], spread: bool = True) -> Snapshot:
+    """Two-zone LeaderWorkerSet ``vllm``: one single-host leader per zone given, on a node of that zone."""
+    constraint = {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2}
+    leader = {"spec": {"topologySpreadConstraints": [constraint] if spread else []}}
+    lws = _obj(
+        "LeaderWorkerSet",
+        "vllm",
+        "lws",
+        spec={"replicas": len(leader_zones), "leaderWorkerTemplate": {"leaderTemplate": leader}},
+    )
+    nodes, pods = [], []
+    for g, zone in enumerate(leader_zones):
+        node = _node(g)
+        node["metadata"]["labels"]["topology.kubernetes.io/zone"] = zone
+        nodes.append(node)
+        pod = _pod(g, f"n{g}")
+        pod["metadata"]["labels"].update(
+            {"leaderworkerset.sigs.k8s.io/group-index": str(g), "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+        )
+        pods.append(pod)
+    return Snapshot({"LeaderWorkerSet": [lws], "Node": nodes, "Pod": pods})
+
+
+def test_zones_pass_when_the_leaders_span_the_required_zones() -> None:
+    (finding,) = zones(_spread_world(["us-east5-a", "us-east5-b"]), [NS])
+    assert finding.ok, finding.line()
+    assert "2 leaders in 2 zones (us-east5-a, us-east5-b), 2 wanted" in finding.detail
+
+
+def test_zones_fail_when_a_scale_down_left_the_leaders_in_one_zone() -> None:
+    (finding,) = zones(_spread_world(["us-east5-a", "us-east5-a"]), [NS])
+    assert not finding.ok
+    assert "2 leaders in 1 zones" in finding.detail
+
+
+def test_zones_one_leader_needs_one_zone_and_no_leader_fails() -> None:
+    (one,) = zones(_spread_world(["us-east5-b"]), [NS])
+    assert one.ok, one.line()
+    (none,) = zones(_spread_world([]), [NS])
+    assert (none.ok, none.detail) == (False, "no leader on a node")
+
+
+def test_zones_skip_a_leaderworkerset_without_the_rule() -> None:
+    assert zones(_spread_world(["us-east5-a", "us-east5-a"], spread=False), [NS]) == []

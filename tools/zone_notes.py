@@ -82,8 +82,8 @@ def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
                     "(one more in a zone than in another at most): a group pushed off its slice waits Pending for a "
                     "free slice in its own zone, and while a zone is down its groups do not move to the other's; the "
                     "rule holds when a group is placed, not after: a scale-down removes the highest-numbered group "
-                    "(LeaderWorkerSet), which can leave the others in one zone until one is recreated (kubectl get "
-                    "pods -o wide shows where the leaders run)"
+                    "(LeaderWorkerSet), which can leave the others in one zone until one is recreated (tpu-serving "
+                    "verify's zones check fails then, and says how to move one)"
                 )
     return found
 

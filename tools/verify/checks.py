@@ -20,6 +20,9 @@ TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 # SetNameLabelKey "leaderworkerset.sigs.k8s.io/name", GroupIndexLabelKey "leaderworkerset.sigs.k8s.io/group-index").
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 LWS_GROUP_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+LWS_WORKER_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+"""``"0"`` on a group's leader (lws v0.10.0 leaderworkerset_types.go WorkerIndexLabelKey)."""
+ZONE_LABEL = "topology.kubernetes.io/zone"
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_REPLICATED_JOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 JOBSET_JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
@@ -305,6 +308,62 @@ def _group(
     return Finding("placement", subject, not problems, "; ".join(problems) or whole)
 
 
+# --------------------------------------------------------------------------- zones
+
+
+def _zone_spread(lws: Obj) -> int | None:
+    """``minDomains`` of the required zone spread on a LeaderWorkerSet's leaders (its ``leaderTemplate``, else its
+    ``workerTemplate``, whose pod 0 leads), None without one."""
+    template = lws.get("spec", {}).get("leaderWorkerTemplate", {}) or {}
+    pod = template.get("leaderTemplate") or template.get("workerTemplate") or {}
+    for c in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
+        if c.get("topologyKey") == ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule":
+            return int(c.get("minDomains") or 1)
+    return None
+
+
+def zones(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
+    """The leaders of a LeaderWorkerSet whose leaders are required apart over zones (``DoNotSchedule`` on
+    ``topology.kubernetes.io/zone``, ``minDomains`` N) sit in as many zones as they can: N, or one per leader when
+    fewer. The rule binds only when a pod is placed: a scale-down removes the highest-numbered group wherever it
+    sits (lws v0.10.0), and can leave the others in one zone, which the next zonal event takes together (SRE review
+    round 43, M2). A LeaderWorkerSet with the rule and no scheduled leader fails."""
+    nodes = {meta(n)["name"]: n for n in snapshot.of("Node")}
+    out: list[Finding] = []
+    for namespace in namespaces:
+        for lws in snapshot.of("LeaderWorkerSet", namespace):
+            wanted = _zone_spread(lws)
+            if wanted is None:
+                continue
+            placed = _leader_zones(snapshot.of("Pod", namespace), str(meta(lws)["name"]), nodes)
+            out.append(_spread(_subject("LeaderWorkerSet", lws), placed, wanted))
+    return out
+
+
+def _leader_zones(pods: Sequence[Obj], lws: str, nodes: Mapping[str, Obj]) -> list[str]:
+    """The zone of each leader of LeaderWorkerSet ``lws`` that is on a node."""
+    out = []
+    for pod in pods:
+        labels = meta(pod).get("labels") or {}
+        node = nodes.get(pod.get("spec", {}).get("nodeName") or "")
+        if labels.get(LWS_NAME_LABEL) == lws and labels.get(LWS_WORKER_LABEL) == "0" and node is not None:
+            out.append(str(meta(node).get("labels", {}).get(ZONE_LABEL)))
+    return out
+
+
+def _spread(subject: str, placed: Sequence[str], wanted: int) -> Finding:
+    if not placed:
+        return Finding("zones", subject, False, "no leader on a node")
+    need, found = min(wanted, len(placed)), sorted(set(placed))
+    detail = f"{len(placed)} leaders in {len(found)} zones ({', '.join(found)}), {need} wanted"
+    if len(found) >= need:
+        return Finding("zones", subject, True, detail)
+    move = (
+        "; one zonal event can take them together: delete one leader pod of the crowded zone to place its group again"
+    )
+    return Finding("zones", subject, False, detail + move)
+
+
 # --------------------------------------------------------------------------- selectors
 
 
@@ -409,5 +468,6 @@ def run_all(
         *workloads(snapshot, namespaces, serving),
         *pods_ready(snapshot, namespaces),
         *placement(snapshot, namespaces, pools),
+        *zones(snapshot, namespaces),
         *selectors(snapshot, namespaces),
     ]

@@ -30,6 +30,7 @@ from .facts import (
     SERVING_FLAGS,
     TOPOLOGY_FLAGS,
 )
+from .file_cache import FileCache, memory_gib, memory_problem, pod_memory
 from .kv import KvTransfer
 from .progress import VllmProbeSettings
 
@@ -269,6 +270,11 @@ class VllmServingArgs:
     """The model name clients send (``--served-model-name``)."""
     loader: WeightsLoader = WeightsLoader.GCSFUSE
     """How the weights are read."""
+    file_cache: FileCache = described(
+        "Where the `gcsfuse` loader's file cache (the whole model, filled at every group start) lives: `memory` (the "
+        "FUSE sidecar requests it), `boot-disk`, or `auto`: memory when the VM holds it beside the pod's requests.",
+        default=FileCache.AUTO,
+    )
     weights_bucket: str | None = None
     """Bucket holding ``model`` (``gcsfuse`` and ``runai-streamer``)."""
     cache_bucket: str | None = None
@@ -356,7 +362,20 @@ class VllmServingArgs:
             why := lws.canary_problem(self.canary_groups, self.replicas, "replicas")
         ):
             found.append(f"canary_groups = {self.canary_groups}: {why}")
+        if self.file_cache == FileCache.MEMORY and (why := memory_problem(*self._cache_terms())):
+            found.append(f"file_cache = 'memory': {why}")
         return found + fit_problems(self.model_size, self.served_model_name, [("", self.engine)], self.shape, PYTHON)
+
+    def _cache_terms(self) -> tuple[str, int, float | None]:
+        """The VM's machine type, the largest pod's own memory (container and ``/dev/shm``), the weights' GiB."""
+        r, size = self.requests, served_size(self.model_size, self.served_model_name, self.engine)
+        memory = pod_memory(r.leader_memory, r.worker_memory, r.shm_size)
+        return self.shape.machine_type.name, memory, None if size is None else size.gib
+
+    @property
+    def memory_cache_gib(self) -> int | None:
+        """GiB of the memory-backed file cache of the weights (:mod:`.file_cache`); None: on the boot disk, or none."""
+        return memory_gib(self.file_cache, *self._cache_terms()) if self.loader == WeightsLoader.GCSFUSE else None
 
     @property
     def group_size(self) -> int:

@@ -54,6 +54,7 @@ from .settings import (
     NAME,
     VllmServingConfig,
     declared_size,
+    memory_cache_gib,
     served_model_size,
 )
 
@@ -124,6 +125,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         served_model_name=serving.served_model_name,
         model_size=declared_size(serving),
         loader=serving.loader,
+        file_cache=serving.file_cache,
         weights_bucket=None if hf else buckets.names["checkpoints"],
         cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
         cache_path=f"{CACHE_FOLDER}/{serving.name}",
@@ -232,11 +234,13 @@ def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape], poo
     if serving.disaggregation is not None:
         return disagg_backend.quota_pods(serving, shapes)
     gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
+    shape = shapes[serving.slices[0]]
     group = group_pods(
         to_settings(serving.requests, VllmRequests),
-        shapes[serving.slices[0]],
+        shape,
         gcsfuse=gcsfuse,
         prefetch=serving.loader == WeightsLoader.GCSFUSE,
+        cache_gib=memory_cache_gib(serving, shape),
     )
     return [
         PodSet(

@@ -18,8 +18,9 @@ from .. import rollout, scaling
 if TYPE_CHECKING:
     from ..base import Stack
 from . import disagg_checks, progress
-from .args import VllmEngineSettings, WeightsLoader, fit_problems, parallelism_problems
+from .args import VllmEngineSettings, VllmRequests, WeightsLoader, fit_problems, parallelism_problems
 from .facts import METRIC_KINDS, VllmMetric
+from .file_cache import memory_problem, pod_memory
 from .settings import (
     DISK_ALLOWANCE_GIB,
     NAME,
@@ -27,6 +28,7 @@ from .settings import (
     VllmServingConfig,
     declared_size,
     engines,
+    memory_cache_gib,
     served_model_size,
 )
 
@@ -75,8 +77,18 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
     found += fit_problems(declared_size(serving), serving.served_model_name, engines(serving), shape, STACK)
     size = served_model_size(serving)
     if size is not None and serving.loader == WeightsLoader.GCSFUSE:
-        found += _disk_problems(cfg, serving, size.gib)
+        found += _file_cache_problems(cfg, serving, shape, size.gib)
     return found
+
+
+def _file_cache_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, weights: float) -> list[str]:
+    """The file cache in memory must fit the VM beside the pods' requests (the component's own rule); on the boot
+    disk, the disk must hold it."""
+    if memory_cache_gib(serving, shape) is None:
+        return _disk_problems(cfg, serving, weights)
+    r = to_settings(serving.requests, VllmRequests)
+    why = memory_problem(shape.machine_type.name, pod_memory(r.leader_memory, r.worker_memory, r.shm_size), weights)
+    return [f'{PROJECT_NAMESPACE}:serving.fileCache = "memory": {why}'] if why else []
 
 
 def replica_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:

@@ -33,6 +33,7 @@ SHARED_ARGUMENTS: tuple[str, ...] = (
     "served_model_name",
     "model_size",
     "loader",
+    "file_cache",
     "weights_bucket",
     "hf_token_secret",
     "images",

@@ -49,7 +49,7 @@ from .kv import (
 )
 from .lifecycle import shutdown
 from .quota import group_pods
-from .settings import VllmServingConfig
+from .settings import VllmServingConfig, memory_cache_gib
 
 TRANSFER_TIME = "vllm:tpu_kv_transfer_time_ms"
 """Histogram of the KV pulls, recorded on decode (tpu-inference 0.29.0 tpu_connector_stats.py l.155-260, recorded in
@@ -194,6 +194,7 @@ def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape]) -> 
                 gcsfuse=gcsfuse,
                 prefetch=serving.loader == WeightsLoader.GCSFUSE,
                 decode=r == KvRole.DECODE,
+                cache_gib=memory_cache_gib(serving, shapes[cfg.slice]),
             ),
             cfg.autoscaling.max_replicas if cfg.autoscaling is not None else cfg.replicas,
             surge=DISAGGREGATED_SURGE,

@@ -239,7 +239,9 @@ WEIGHTS_MOUNT_OPTIONS: Sequence[str] = (
     "file-cache:download-chunk-size-mb:10",
 )
 """Mount options of the read-only weights volume: metadata cached for the pod's life (the
-weights never change under a running server) and the file cache with parallel downloads.
+weights never change under a running server) and the file cache with parallel downloads (its size,
+``file-cache:max-size-mb``, unbounded here as in GKE's examples, is capped when the cache is in memory:
+:func:`.file_cache.max_size_option`).
 Sources: the metadata and file cache options of GKE's model-serving example in "Optimize the
 Cloud Storage FUSE CSI driver for performance" (cloud-storage-fuse-csi-driver-perf), and the
 parallel-download options of GKE's vLLM TPU tutorial (serve-vllm-tpu). Parallel downloads need

@@ -24,6 +24,7 @@ from ...podspec import (
     requests,
 )
 from ...spread import group_zone_spread
+from . import file_cache
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
     CACHE_MOUNT,
@@ -238,9 +239,16 @@ def volumes(args: VllmServingArgs) -> tuple[list[k8s.core.v1.VolumeArgs], list[k
     ]
     mounts = [k8s.core.v1.VolumeMountArgs(name=DSHM_VOLUME, mount_path="/dev/shm")]
     if args.loader == WeightsLoader.GCSFUSE:
-        options = (*WEIGHTS_MOUNT_OPTIONS, f"only-dir={args.model}")
+        gib = args.memory_cache_gib
+        sized = [
+            file_cache.max_size_option(gib) if o.startswith(file_cache.MAX_SIZE) else o for o in WEIGHTS_MOUNT_OPTIONS
+        ]
+        options = (*sized, f"only-dir={args.model}")
         vols.append(_gcsfuse_volume(WEIGHTS_VOLUME, str(args.weights_bucket), options, read_only=True))
         mounts.append(k8s.core.v1.VolumeMountArgs(name=WEIGHTS_VOLUME, mount_path=WEIGHTS_MOUNT, read_only=True))
+        if gib is not None:  # the sidecar's file cache in memory (file_cache), not on the boot disk
+            memory = k8s.core.v1.EmptyDirVolumeSourceArgs(medium="Memory", size_limit=f"{gib}Gi")
+            vols.append(k8s.core.v1.VolumeArgs(name=file_cache.CACHE_VOLUME, empty_dir=memory))
     if args.cache_bucket:
         options = (*CACHE_MOUNT_OPTIONS, f"only-dir={args.cache_path}")
         vols.append(_gcsfuse_volume(CACHE_VOLUME, args.cache_bucket, options, read_only=False))
@@ -257,6 +265,13 @@ def _gcsfuse_volume(name: str, bucket: str, options: Sequence[str], *, read_only
         name=name,
         csi=k8s.core.v1.CSIVolumeSourceArgs(driver=GCSFUSE_DRIVER, read_only=read_only, volume_attributes=attributes),
     )
+
+
+def gcsfuse_annotations(args: VllmServingArgs) -> dict[str, str]:
+    """The FUSE sidecar's annotations; with the file cache in memory, its memory request is the cache's size
+    (:mod:`.file_cache`)."""
+    gib = args.memory_cache_gib
+    return {**GCSFUSE_ANNOTATIONS, **({file_cache.MEMORY_REQUEST: f"{gib}Gi"} if gib is not None else {})}
 
 
 def uses_gcsfuse(args: VllmServingArgs) -> bool:
@@ -344,7 +359,7 @@ def leader_labels(args: VllmServingArgs) -> dict[str, str]:
 def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.10.0)."""
     vols, mounts = volumes(args)
-    annotations = dict(GCSFUSE_ANNOTATIONS) if uses_gcsfuse(args) else None
+    annotations = gcsfuse_annotations(args) if uses_gcsfuse(args) else None
 
     def pod(
         container: k8s.core.v1.ContainerArgs,

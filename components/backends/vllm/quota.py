@@ -11,13 +11,22 @@ from .sidecar import ROUTING_SIDECAR_REQUESTS
 
 
 def group_pods(
-    r: VllmRequests, shape: SliceShape, *, gcsfuse: bool, prefetch: bool, decode: bool = False
+    r: VllmRequests,
+    shape: SliceShape,
+    *,
+    gcsfuse: bool,
+    prefetch: bool,
+    decode: bool = False,
+    cache_gib: int | None = None,
 ) -> tuple[PodShape, ...]:
     """The pods of one group as quota charges them (:mod:`tpu_serving.quota`): the leader and the workers, one per
     TPU VM (:attr:`~.args.VllmServingArgs.group_size`), each with the Cloud Storage FUSE sidecars GKE injects when it
     mounts a bucket (:func:`uses_gcsfuse`; the metadata prefetch one for the read-only weights volume) and, on a decode
-    leader, the routing sidecar (:func:`sidecar_container`)."""
-    injected = [ContainerRequests("gke-gcsfuse-sidecar", *GCSFUSE_SIDECAR_REQUESTS, sidecar=True)] if gcsfuse else []
+    leader, the routing sidecar (:func:`sidecar_container`). With the file cache in memory (``cache_gib``), the FUSE
+    sidecar requests its size (:func:`.pods.gcsfuse_annotations`)."""
+    cpu, memory = GCSFUSE_SIDECAR_REQUESTS
+    fuse = ContainerRequests("gke-gcsfuse-sidecar", cpu, f"{cache_gib}Gi" if cache_gib else memory, sidecar=True)
+    injected = [fuse] if gcsfuse else []
     if gcsfuse and prefetch:
         injected.append(ContainerRequests("gke-gcsfuse-metadata-prefetch", *GCSFUSE_PREFETCH_REQUESTS, sidecar=True))
     chips = shape.chips_per_vm

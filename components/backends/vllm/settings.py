@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ...buckets import is_object_path
+from ...catalog import SliceShape
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import ModelSize, size_example
@@ -37,6 +38,7 @@ from .args import (
     WeightsLoader,
     served_size,
 )
+from .file_cache import FileCache, memory_gib, pod_memory
 from .kv import KvTransfer
 from .progress import VllmProbeSettings
 
@@ -50,8 +52,8 @@ CACHE_FOLDER = "vllm-compilation-cache"
 
 DISK_ALLOWANCE_GIB = 40
 """Boot disk a TPU VM needs besides the FUSE file cache: the node image, the vLLM TPU image
-(about 10 GiB unpacked) and logs. The file cache lives on the boot disk (the sidecar's cache
-volume is an emptyDir), so it must hold the whole model next to them."""
+(about 10 GiB unpacked) and logs. A file cache on the boot disk (the sidecar's default cache
+volume is an emptyDir: :mod:`.file_cache`) must hold the whole model next to them."""
 
 if TYPE_CHECKING:
     EngineConfig: TypeAlias = VllmEngineSettings
@@ -127,6 +129,7 @@ class VllmServingConfig(Model):
         "(config, tokenizer, safetensors), or a Hugging Face repository id with `loader: hugging-face`."
     )
     served_model_name: str = declared(VllmServingArgs, "served_model_name")
+    file_cache: FileCache = declared(VllmServingArgs, "file_cache")
     loader: WeightsLoader = Field(
         WeightsLoader.GCSFUSE,
         description="`gcsfuse` (read-only Cloud Storage FUSE volume with parallel downloads), `runai-streamer` "
@@ -192,3 +195,13 @@ def engines(serving: VllmServingConfig) -> list[tuple[str, VllmEngineSettings]]:
 def served_model_size(serving: VllmServingConfig) -> ModelSize | None:
     """The served model's size for the capacity report and the disk check, or None when unknown."""
     return served_size(declared_size(serving), serving.served_model_name, engines(serving)[0][1])
+
+
+def memory_cache_gib(serving: VllmServingConfig, shape: SliceShape) -> int | None:
+    """GiB of the memory-backed file cache on a VM of ``shape`` (:mod:`.file_cache`), or None: on the boot disk, or
+    no file cache (a loader other than ``gcsfuse``)."""
+    if serving.loader != WeightsLoader.GCSFUSE:
+        return None
+    size, r = served_model_size(serving), to_settings(serving.requests, VllmRequests)
+    memory = pod_memory(r.leader_memory, r.worker_memory, r.shm_size)
+    return memory_gib(serving.file_cache, shape.machine_type.name, memory, None if size is None else size.gib)

@@ -25,11 +25,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding
+from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, Finding, pod_is_ready
 
 from .controlplane import KWOK_LABEL
 from .lifecycle import hpa_targets, up_finding
-from .rollout import LWS_GROUP, LWS_PLURAL, LWS_VERSION, live_lws, lws_pods, serving_groups
+from .rollout import LWS_GROUP, LWS_PLURAL, LWS_VERSION, REVISION, live_lws, lws_pods, serving_groups
 from .stack_run import StackRun
 
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -144,7 +144,7 @@ def lose_one_node(
             back is not None,
             f"{GROUPS} groups serve {total:.0f} s after the VM went silent"
             if back is not None
-            else f"not within {timeout:.0f} s: {_where(api_client, namespace, name)}",
+            else f"not within {timeout:.0f} s: {_where(api_client, namespace, name, ('0', '1'))}",
         )
     )
     return out
@@ -154,11 +154,14 @@ BLOCKED_SECONDS = 60.0
 """How long group 0 is watched while its VM is silent and its Node still exists."""
 
 
-def _where(api_client: Any, namespace: str, name: str) -> str:
-    """Group 0's pods: each with its phase, node and whether it is being deleted (a failed finding's detail)."""
-    pods = _group_pods(api_client, namespace, name, "0")
+def _where(api_client: Any, namespace: str, name: str, groups: tuple[str, ...] = ("0",)) -> str:
+    """The pods of ``groups``: each with its phase, node, readiness, template revision and whether it is being deleted
+    (a failed finding's detail: :func:`.rollout.serving_groups` needs every pod of a group Ready, on one revision)."""
+    pods = [p for g in groups for p in _group_pods(api_client, namespace, name, g)]
     return "; ".join(
         f"{p['metadata']['name']} {p.get('status', {}).get('phase')} on {p['spec'].get('nodeName') or '-'}"
+        + ("" if pod_is_ready(p) else " (not Ready)")
+        + f" rev {(p['metadata'].get('labels') or {}).get(REVISION, '-')}"
         + (" (deleting)" if p["metadata"].get("deletionTimestamp") else "")
         for p in sorted(pods, key=lambda p: str(p["metadata"]["name"]))
     )

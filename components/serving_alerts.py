@@ -32,6 +32,33 @@ def _ready_leaders(scope: Scope, leaders: str) -> str:
     )
 
 
+SERVED_WINDOW_SECONDS = 180
+"""How far back a leader's engine gauge must have been ingested for the leader to count as serving (at least two
+scrape intervals: :func:`served_window`)."""
+
+
+def served_window(settings: ObservabilitySettings) -> int:
+    """Seconds of :data:`SERVED_WINDOW_SECONDS`, or two scrape intervals when those are longer."""
+    return max(SERVED_WINDOW_SECONDS, 2 * settings.scrape_interval_seconds)
+
+
+def serving_leaders(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> str:
+    """The Ready leaders whose engine gauge was ingested within :func:`served_window` (the Ready leaders alone when the
+    server exports no gauge). A VM that goes silent keeps its pod's containers ready in kube-state-metrics: the node
+    lifecycle controller sets only the pod's ``Ready`` condition False (k8s.io/kubernetes v1.36.3
+    pkg/controller/util/node/controller_utils.go ``MarkPodsNotReady``), and the pod then waits Terminating for a
+    kubelet that never answers, its ``kube_pod_container_status_ready`` still 1, until GKE repairs the VM. Its
+    collector went silent with it, so its engine series stop: counting them sees the group gone (SRE review round 44,
+    M1)."""
+    ready = _ready_leaders(scope, leaders)
+    s = metrics.signals
+    gauge = (s.requests_running or s.requests_waiting) if s is not None else None
+    if gauge is None:
+        return ready
+    window = served_window(settings)
+    return f"({ready} and on(pod) max by (pod) (present_over_time({gauge}{scope.scraped}[{window}s])))"
+
+
 def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
     """The stalled-engine alert on the scraped leaders (None: the server exports no queue or no token counter)."""
     s = metrics.signals
@@ -65,7 +92,9 @@ def metrics_missing_alert(
     runbook = (
         f"A Ready leader of namespace {scope.namespace} has had none of its engine's series ({gauge}) ingested for "
         f"{minutes} minutes: the autoscaler cannot scale on it, and the queue, error-rate and stalled alerts are "
-        "blind to it. Check the PodMonitorings (kubectl -n "
+        "blind to it. First: is its node NotReady and the pod Terminating (kubectl get nodes; kubectl -n "
+        f"{scope.namespace} get pods -o wide)? Then its VM went silent, the group is lost until GKE repairs the VM, "
+        "and the capacity-reduced ticket counts it. Otherwise check the PodMonitorings (kubectl -n "
         f"{scope.namespace} get podmonitorings, their status), the NetworkPolicy that admits the gmp-system "
         "collectors, and the collector's logs (kubectl -n gmp-system logs -l app.kubernetes.io/name=collector)."
     )
@@ -75,18 +104,19 @@ def metrics_missing_alert(
 def below_minimum_alert(
     scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings
 ) -> Found | None:
-    """Fewer Ready leaders than :attr:`ServingMetrics.fewest_groups` for the not-ready window (None: one group is
-    planned, and the no-ready alert covers losing it)."""
+    """Fewer serving leaders (:func:`serving_leaders`) than :attr:`ServingMetrics.fewest_groups` for the not-ready
+    window (None: one group is planned, and the no-ready alert covers losing it)."""
     fewest = metrics.fewest_groups
     if fewest <= 1:
         return None
     minutes = settings.not_ready_minutes
-    ready = _ready_leaders(scope, leaders)
-    query = f"(count({ready}) or vector(0)) < {fewest}"
+    query = f"(count({serving_leaders(scope, leaders, metrics, settings)}) or vector(0)) < {fewest}"
     runbook = (
-        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader for {minutes} minutes, "
-        "longer than a group takes to reload: the stack serves with less capacity and less redundancy than "
-        f"planned, and one more loss may stop it. Which group: kubectl -n {scope.namespace} get pods -o wide; a "
+        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader whose engine is scraped "
+        f"for {minutes} minutes, longer than a group takes to reload: the stack serves with less capacity and less "
+        f"redundancy than planned, and one more loss may stop it. Which group: kubectl -n {scope.namespace} get pods "
+        "-o wide; a leader on a VM that went silent (kubectl get nodes: NotReady; its pods Terminating) waits for "
+        "GKE's auto-repair of the VM (the pool's operations: gcloud container operations list); a "
         "group with no pods at all is refused by its controller (kubectl -n "
         f"{scope.namespace} get events; the LeaderWorkerSet's conditions; the controller alert) or waits for a "
         "slice (a stockout: the pool's events and the cluster autoscaler's)."
@@ -102,15 +132,17 @@ def capacity_reduced_alert(
     records only when it deletes the leader itself: "if the leader pod is being deleted, we don't need to send
     deletion requests" returns before the event (lws v0.10.0 pkg/controllers/pod_controller.go l.251-254,
     ``handleRestartPolicy``). A leader evicted, lost with its node, repaired or upgraded away, every pod of a
-    single-host group, goes without one (SRE review round 43, M1); this alert sees the Ready count instead."""
+    single-host group, goes without one (SRE review round 43, M1); this alert sees the count of serving leaders
+    (:func:`serving_leaders`) instead."""
     fewest = metrics.fewest_groups
     if fewest <= 1:
         return None
     minutes = settings.capacity_reduced_minutes
-    query = f"(count({_ready_leaders(scope, leaders)}) or vector(0)) < {fewest}"
+    query = f"(count({serving_leaders(scope, leaders, metrics, settings)}) or vector(0)) < {fewest}"
     runbook = (
-        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader for {minutes} minutes: "
-        "a group was lost (a node, a repair, TPU host maintenance, an upgrade, a recreation) and reloads, or the "
+        f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader whose engine is scraped "
+        f"for {minutes} minutes: a group was lost (a node, a VM gone silent and waiting for GKE's repair, TPU host "
+        "maintenance, an upgrade, a recreation) and reloads, or the "
         "stack's first groups still load. The others carry its requests; one more loss may stop the service. "
         f"Which group: kubectl -n {scope.namespace} get pods -o wide. It pages (below minimum, ERROR) if the group "
         "is not back within the not-ready window."

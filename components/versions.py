@@ -136,7 +136,12 @@ _GO_TOOLS = (
         "the lws pin (v0.10.0), the release the stacks install: it does not, it is the newest release the module "
         "proxy serves. make e2e installs v0.9.0's manifest in place of v0.10.0's, so it does not see what v0.10.0 "
         "adds: the DisaggregatedSetRoleScaler CRD and the DisaggregatedSet fields of its scaling "
-        "(git diff v0.9.0 v0.10.0 -- config/crd: 605 lines, 9 files)",
+        "(git diff --stat v0.9.0 v0.10.0 -- config/crd: 4 files, 233 insertions, 4 deletions; the LeaderWorkerSet CRD's "
+        "share is 2 lines, spec.replicas minimum 0 and maximum 1000000) and the controller's fixes (git log "
+        "v0.9.0..v0.10.0: unrelated StatefulSets ignored by the watch mapper, #957; subgroup annotations and TPU "
+        "variables with subGroupSize 1, #945 and #918; LWS metadata onto StatefulSets, #896; the webhook's replicas "
+        "range, #913); #945 and #918 touch only subgroups, which JetStream-Pathways' multi-slice groups use (subGroupSize = the slice's VMs, "
+        "not 1); the vLLM stacks' LeaderWorkerSets have none",
         held="the module proxy refuses sigs.k8s.io/lws@v0.10.0's zip (see source); move to v0.10.0 when it serves it",
         module="sigs.k8s.io/lws",
     ),

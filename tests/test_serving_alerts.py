@@ -12,6 +12,7 @@ from tpu_serving.serving_alerts import (
     capacity_reduced_alert,
     leader_alerts,
     metrics_missing_alert,
+    serving_leaders,
     stalled_alert,
 )
 from tpu_serving.serving_metrics import Scope, ServingMetrics, ServingSignals
@@ -99,3 +100,18 @@ def test_capacity_reduced_alert_tickets_a_lost_group_within_minutes():
     below = below_minimum_alert(SCOPE, LEADERS, ServingMetrics(fewest_groups=2), SETTINGS)
     assert below is not None and query == below[2]  # the same count, sooner and as a ticket
     assert capacity_reduced_alert(SCOPE, LEADERS, ServingMetrics(fewest_groups=1), SETTINGS) is None
+
+
+def test_serving_leaders_count_a_ready_leader_only_while_its_engine_is_scraped():
+    """SRE review round 44, M1: a VM gone silent keeps its pod's containers ready in kube-state-metrics (the node
+    controller sets only the pod's Ready condition), so the capacity alerts also ask for the engine's gauge."""
+    metrics = ServingMetrics(signals=SIGNALS, fewest_groups=2)
+    served = f"({READY} and on(pod) max by (pod) (present_over_time(r{SCRAPED}[180s])))"
+    assert serving_leaders(SCOPE, LEADERS, metrics, SETTINGS) == served
+    for alert in (capacity_reduced_alert, below_minimum_alert):
+        found = alert(SCOPE, LEADERS, metrics, SETTINGS)
+        assert found is not None and found[2] == f"(count({served}) or vector(0)) < 2"
+        assert "silent" in found[4] and "repair" in found[4]
+    slow = ObservabilitySettings(scrape_interval_seconds=300)
+    assert "[600s]" in serving_leaders(SCOPE, LEADERS, metrics, slow)  # two scrape intervals when longer
+    assert serving_leaders(SCOPE, LEADERS, ServingMetrics(fewest_groups=2), SETTINGS) == READY  # no engine gauge

@@ -20,6 +20,8 @@ from typing import Any
 
 import pulumi_kubernetes as k8s
 
+from .validation import Choice
+
 ZONE_LABEL = "topology.kubernetes.io/zone"
 """The node label of its zone."""
 
@@ -46,7 +48,18 @@ def zone_spread_args(match_labels: Mapping[str, str]) -> k8s.core.v1.TopologySpr
     )
 
 
-def group_zone_spread(match_labels: Mapping[str, str], zones: int) -> k8s.core.v1.TopologySpreadConstraintArgs:
+class ZoneSpread(Choice):
+    """How the serving groups' leaders keep apart over the zones of their slices (:func:`group_zone_spread`)."""
+
+    REQUIRED = "required"
+    """No more than one group more in a zone than in another, and never on another zone's free slice."""
+    PREFERRED = "preferred"
+    """The break glass of a zone outage: groups may take the surviving zone's free slices."""
+
+
+def group_zone_spread(
+    match_labels: Mapping[str, str], zones: int, spread: ZoneSpread = ZoneSpread.REQUIRED
+) -> k8s.core.v1.TopologySpreadConstraintArgs:
     """The constraint that keeps serving groups apart over ``zones`` zones, required: the pods ``match_labels``
     selects (one per group: its leader) differ by at most one between zones, and while fewer than ``zones`` zones have
     a node the pods could take, the emptiest counts as holding none ("When the number of eligible domains with
@@ -58,7 +71,20 @@ def group_zone_spread(match_labels: Mapping[str, str], zones: int) -> k8s.core.v
     maintenance or an upgrade pushes off its slice must not land on a free slice in the other group's zone: it would
     stay there, and the next zonal event would take both (GKE and SRE reviews round 42). It waits Pending for a slice
     in its own zone instead, and the cluster autoscaler, which simulates scheduling on a new node of each pool, adds
-    one there. The price: while a zone is down its groups do not move to the other zone's free slices."""
+    one there. The price: while a zone is down its groups do not move to the other zone's free slices.
+
+    ``preferred`` lifts that for a zone outage (SRE review round 44, M2): ``ScheduleAnyway``, which only scores the
+    zones ("ScheduleAnyway tells the scheduler to schedule the pod in any location, but giving higher precedence to
+    topologies that would help reduce the skew", the Pod API reference above), without
+    ``minDomains``, which needs ``DoNotSchedule``. It changes the leaders' template, so the LeaderWorkerSet rolls every
+    group (with ``rollout: surge``, a new group first)."""
+    if spread == ZoneSpread.PREFERRED:
+        return k8s.core.v1.TopologySpreadConstraintArgs(
+            max_skew=1,
+            topology_key=ZONE_LABEL,
+            when_unsatisfiable="ScheduleAnyway",
+            label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(match_labels)),
+        )
     return k8s.core.v1.TopologySpreadConstraintArgs(
         max_skew=1,
         topology_key=ZONE_LABEL,

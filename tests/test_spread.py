@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import plan_of
+from tests.fixtures.configs import plan_edited
 from tpu_serving.autoscaling import METRICS_ADAPTER
 from tpu_serving.controllers import JOBSET, LWS, Controller
 from tpu_serving.spread import ZONE_LABEL, zone_spread
@@ -98,3 +99,18 @@ def test_group_zone_spread_keeps_the_production_examples_groups_apart_required()
 @pytest.mark.parametrize("stack", ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "llama31-405b-v6e16"])
 def test_group_zone_spread_is_left_out_where_the_serving_slices_are_in_one_zone(stack: str):
     assert _leader_spreads(stack) == []
+
+
+def test_group_zone_spread_preferred_is_the_zone_outage_break_glass():
+    """SRE review round 44, M2: with the rule required, a zone outage pins the stack to the surviving zone's groups,
+    and neither a recreated group nor the HPA's next one may take that zone's free slices; ``zoneSpread: preferred``
+    only scores the zones (ScheduleAnyway, no minDomains, which needs DoNotSchedule)."""
+    plan = plan_edited("vllm-llama33-70b-v6e8", serving=lambda s: s.update(zoneSpread="preferred"))
+    (lws,) = [r for r in plan.resources if r.type.endswith(":LeaderWorkerSet")]
+    (spread,) = lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["topologySpreadConstraints"]
+    assert spread == {
+        "maxSkew": 1,
+        "topologyKey": ZONE_LABEL,
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
+    }

@@ -18,6 +18,7 @@ from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generatio
 from ...naming import check_dns_name, namespace_problem
 from ...podspec import Shutdown
 from ...settings import described, names_a_secret, quantity
+from ...spread import ZoneSpread
 from ...validation import Choice
 from ...versions import PINS
 from .facts import (
@@ -250,14 +251,12 @@ class VllmServingArgs:
     """Arguments of :class:`VllmServing`."""
 
     namespace: str = described("Namespace of the workload.", check=namespace_problem)
-    """Namespace of the workload."""
     service_account: str = described(
         "Kubernetes service account of every pod (workload identity: weights and cache buckets).",
         check=check_dns_name,
     )
     """Kubernetes service account of every pod (workload identity: weights and cache buckets)."""
     shape: SliceShape = described("Shape of each serving slice; one group per slice.")
-    """Shape of each serving slice; one group per slice."""
     model: str = described(
         "The weights: a path inside `weights_bucket` (a Hugging Face snapshot: config, tokenizer, safetensors), "
         "or a Hugging Face repository id when `loader` is `hugging-face`."
@@ -325,13 +324,15 @@ class VllmServingArgs:
     """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
     A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
     zones: int = described(
-        "Zones the serving slices span. Two or more: the groups' leaders are required to spread over that many zones "
-        "(one group more in a zone than in another at most), so a repair or maintenance never moves a group into "
-        "the other group's zone; a group whose zone has no free slice stays Pending.",
+        "Zones the serving slices span. Two or more: the groups' leaders spread over that many zones (`zone_spread`).",
         default=1,
         ge=1,
     )
-    """Zones the serving slices span (:func:`~tpu_serving.lws.group_zone_spread`)."""
+    zone_spread: ZoneSpread = described(
+        "`required` (a group stays in its zone, Pending without a free slice there) or `preferred`: a zone outage's "
+        "break glass, groups take the surviving zone's free slices (changing it rolls every group).",
+        default=ZoneSpread.REQUIRED,
+    )
     model_size: ModelSize | None = described(
         "Size of the served model for the HBM fit check; unset derives it from the served model name (an exact "
         "Hugging Face id the library knows) and the engine's quantization and dtype, and any other name is refused.",
@@ -369,8 +370,8 @@ class VllmServingArgs:
     def _cache_terms(self) -> tuple[str, int, float | None]:
         """The VM's machine type, the largest pod's own memory (container and ``/dev/shm``), the weights' GiB."""
         r, size = self.requests, served_size(self.model_size, self.served_model_name, self.engine)
-        memory = pod_memory(r.leader_memory, r.worker_memory, r.shm_size)
-        return self.shape.machine_type.name, memory, None if size is None else size.gib
+        gib = None if size is None else size.gib
+        return self.shape.machine_type.name, pod_memory(r.leader_memory, r.worker_memory, r.shm_size), gib
 
     @property
     def memory_cache_gib(self) -> int | None:

@@ -150,6 +150,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         # "Overview"). A created cluster's pools of the shape are all the stack's own.
         node_pools=tuple(platform.slices.names) if platform.settings.existing else (),
         zones=max(1, len(platform.slices.zones)),
+        zone_spread=serving.zone_spread,
         labels=platform.k8s_labels,
     )
 

@@ -393,7 +393,9 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
 
     # groups apart over the zones, required, on the leaders: a multi-host group's workers follow theirs onto its slice
     spread = (
-        [group_zone_spread(leader_labels(args), args.zones)] if args.zones > 1 and args.kv_transfer is None else None
+        [group_zone_spread(leader_labels(args), args.zones, args.zone_spread)]
+        if args.zones > 1 and args.kv_transfer is None
+        else None
     )
     leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"}, sidecar_container(args), spread)
     template: dict[str, object] = {"size": args.group_size, "restartPolicy": lws.restart_policy(args.lws_version)}

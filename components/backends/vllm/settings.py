@@ -24,6 +24,7 @@ from ...settings import (
     settings_model,
     to_settings,
 )
+from ...spread import ZoneSpread
 from ..scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
@@ -130,6 +131,7 @@ class VllmServingConfig(Model):
     )
     served_model_name: str = declared(VllmServingArgs, "served_model_name")
     file_cache: FileCache = declared(VllmServingArgs, "file_cache")
+    zone_spread: ZoneSpread = declared(VllmServingArgs, "zone_spread")
     loader: WeightsLoader = Field(
         WeightsLoader.GCSFUSE,
         description="`gcsfuse` (read-only Cloud Storage FUSE volume with parallel downloads), `runai-streamer` "

@@ -23,8 +23,8 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from . import cluster_notices, host_maintenance, prober
 from . import group_recreations as recreations
-from . import host_maintenance, prober
 from . import observability_roles as roles_
 from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
 from .controllers import WatchedDeployment
@@ -195,6 +195,9 @@ class ObservabilityArgs:
     maintenance_zones: Sequence[str] = ()
     """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
     (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
+    upgrade_notices: bool = False
+    """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
+    cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
@@ -273,6 +276,10 @@ class Observability(pulumi.ComponentResource):
             upcoming = host_maintenance.policy_args(args.project, args.cluster, args.maintenance_zones, args.settings)
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
             self.alert_policies.append(str(upcoming.display_name))
+        if args.upgrade_notices:
+            notices = cluster_notices.policy_args(args.project, args.cluster, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{cluster_notices.KEY}", notices, opts=child)
+            self.alert_policies.append(str(notices.display_name))
         if groups is not None:
             self.alert_policies += self._watch_recreations(name, groups, args.settings, child)
 

@@ -17,6 +17,7 @@ import pulumi
 from . import cost
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
+from .backends.rollout import node_upgrades_held
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import TpuCluster
 from .config.checks import namespace_pods
@@ -86,6 +87,12 @@ class Context:
     """What the serving pods export, when they are watched (the tenancy lets the collectors in)."""
     watched: bool
     """Whether the deployment has observability: serving, with ``observability.enabled``."""
+
+
+def upgrades_held(cfg: StackConfig) -> bool:
+    """Whether the stack's cluster holds node upgrades back: its maintenance exclusion, or an existing cluster said to."""
+    existing = cfg.cluster.existing
+    return existing.node_upgrades_held if existing is not None else node_upgrades_held(cfg)
 
 
 def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Context:
@@ -442,6 +449,7 @@ def build_operations(
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
+            upgrade_notices=upgrades_held(cfg),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(

@@ -56,6 +56,8 @@ NOT_COVERED: dict[str, str] = {
     "group-reloading": "a conditionThreshold on the same log-based metric (a Cloud Monitoring filter, not PromQL)",
     "host-maintenance": "a conditionMatchedLog on Compute Engine's system-event audit log (a Logging filter, not "
     "PromQL; tests/test_host_maintenance.py checks the filter)",
+    "cluster-notices": "a conditionMatchedLog on GKE's cluster notifications in Cloud Logging (a Logging filter, not "
+    "PromQL; tests/test_cluster_notices.py checks the filter)",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "
     "Cloud Monitoring (no upstream exporter to take its series from)",
 }

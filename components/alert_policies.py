@@ -116,6 +116,8 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
             _alert(job_alerts.not_running_alert(cluster, namespace, metrics.job_pods, settings.not_ready_minutes))
         )
     out += _queue_alerts(scope, metrics, settings, leaders)
+    if slow := serving_alerts.slow_first_token_alert(scope, metrics, settings):
+        out.append(_alert(slow))
     if metrics.http_responses is not None:
         out.append(_alert(error_rate.error_rate_alert(cluster, namespace, metrics.http_responses, settings)))
     out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings, metrics.gateway_probe)]

@@ -164,6 +164,20 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    first_token_seconds: float = described(
+        "Time to first token, in seconds, that the 95th percentile of the serving requests (over five minutes) may "
+        "not exceed for `firstTokenMinutes` before the slow-first-token alert pages (ERROR): saturated groups, as "
+        "after a group's loss, or a slow engine. Set it from your SLO.",
+        default=10,
+        gt=0,
+        le=3600,
+    )
+    first_token_minutes: int = described(
+        "Minutes the time to first token must stay above `firstTokenSeconds` before the slow-first-token alert pages.",
+        default=10,
+        ge=1,
+        le=1440,
+    )
     autoscaler_stuck_minutes: int = described(
         "Minutes a serving HorizontalPodAutoscaler may be unable to scale (no metric read, no scale reached, or its "
         "condition not reported) before the autoscaler ticket (WARNING) opens; it holds the group count meanwhile. "

@@ -150,6 +150,28 @@ def capacity_reduced_alert(
     return "capacity-reduced", "Serving capacity reduced", query, minutes, runbook, "WARNING"
 
 
+def slow_first_token_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
+    """The 95th percentile of the time to first token, over five minutes of the scraped servers' histogram, above
+    ``firstTokenSeconds`` for ``firstTokenMinutes``: a page (None: the server exports no such histogram). The queue and
+    slow-probe alerts are tickets, and the below-minimum page waits for the not-ready window; clients waiting this
+    long are the SLO itself (SRE review round 44, M3). With no request in the window the quantile is empty and the
+    alert quiet; the readiness probes' one-token completions count among the requests."""
+    s = metrics.signals
+    if s is None or not s.time_to_first_token:
+        return None
+    limit, minutes = settings.first_token_seconds, settings.first_token_minutes
+    buckets = f"{s.time_to_first_token}_bucket{scope.scraped}"
+    query = f"histogram_quantile(0.95, sum by (le) (rate({buckets}[5m]))) > {limit:g}"
+    runbook = (
+        f"The 95th percentile of the time to first token of namespace {scope.namespace} has stayed above {limit:g} s "
+        f"for {minutes} minutes: clients wait. Saturated groups (the queue backlog ticket; fewer groups than planned: "
+        "the capacity-reduced ticket; the HPA at its maximum or unable to scale: the autoscaler ticket) or a slow "
+        "engine (one group's TPUs idle while requests wait; a recompilation after a rollout). Add slices or shed "
+        f"load; kubectl -n {scope.namespace} get hpa,pods -o wide."
+    )
+    return "slow-first-token", "Serving time to first token high", query, minutes, runbook, "ERROR"
+
+
 def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Found]:
     """The alerts of this module that the backend's signals and plan allow."""
     found = (

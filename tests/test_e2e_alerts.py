@@ -65,16 +65,16 @@ NOT_COVERED: dict[str, str] = {
 The test fails when an alert without an input is not listed here, and when a listed one no longer exists."""
 
 CHECKED_AT_LEAST: dict[str, int] = {
-    "llama2-70b-disagg-v6e8x2": 9,
-    "llama31-405b-v6e16": 11,
+    "llama2-70b-disagg-v6e8x2": 10,
+    "llama31-405b-v6e16": 12,
     "pathwaysjob-batch-v6e16": 2,
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 6,
-    "vllm-llama31-405b-v6e16": 13,
-    "vllm-llama33-70b-disagg-v6e8x2": 21,
-    "vllm-llama33-70b-existing": 18,
-    "vllm-llama33-70b-v5e16": 18,
-    "vllm-llama33-70b-v6e8": 18,
+    "vllm-llama31-405b-v6e16": 14,
+    "vllm-llama33-70b-disagg-v6e8x2": 22,
+    "vllm-llama33-70b-existing": 19,
+    "vllm-llama33-70b-v5e16": 19,
+    "vllm-llama33-70b-v6e8": 19,
 }
 """Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert, every stack's
 controller alert and the vLLM and JetStream stacks' two serving-probe alerts since, then the leaders' stalled,
@@ -82,7 +82,8 @@ metrics-missing and below-minimum alerts (2026-11-29), then the serving probe's 
 a Gateway, through-the-Gateway alerts, all of them and in part (2026-11-29), then Saxml's serving-probe failing,
 failing-in-part and missing alerts (SRE review round 40, M5), then the leaders' capacity-reduced alert and the
 production example (SRE review round 43, M1), then the autoscaler alert on the stacks with an HPA (GKE review
-round 43, M2); fewer fails
+round 43, M2), then the slow-first-token page on the stacks whose server exports the histogram (SRE review round 44,
+M3); fewer fails
 (an alert lost, or one no longer read)."""
 
 
@@ -365,6 +366,12 @@ def autoscaler_series(w: World, outage: bool, minutes: int) -> list[dict[str, st
     return out
 
 
+FIRST_TOKEN_BUCKETS = ("0.25", "0.5", "1.0", "2.5", "5.0", "10.0", "20.0", "40.0", "80.0", "+Inf")
+"""Upper bounds (``le``) of a time-to-first-token histogram as prometheus_client writes them (floats, and ``+Inf``):
+a few of vLLM's (vllm/v1/metrics/loggers.py, ``histogram_time_to_first_token`` buckets 0.001 s to 2560 s) and
+JetStream's (jetstream/core/metrics/prometheus.py); the alert's 95th percentile needs only their order."""
+
+
 def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]:
     """What each scraped pod exports, by the PodMonitoring that scrapes it:
 
@@ -389,13 +396,24 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
     the picker's requests fail; ``server-errors``: 10 requests a second answered, and 2 more a second answered 5xx
     (a sixth of the responses); ``idle``: no request at all; ``trickle``: one request every ten minutes per server,
     each a 5xx (all errors, below the error-rate alert's traffic guard); ``probe-fails``: every probe fails at the
-    module's 50 s timeout (a hung engine); ``probe-slow``: every probe succeeds in 20 s."""
+    module's 50 s timeout (a hung engine); ``probe-slow``: every probe succeeds in 20 s; ``first-token-slow``: every
+    request waits 30 s for its first token."""
     out: list[dict[str, str]] = []
 
     def add(name: str, labels: dict[str, str], healthy: str, outage: str | None) -> None:
         if scenario == "scrape-lost":  # the scrape stops: no sample of any series after the healthy quarter
             outage = "_"
         out.append({"series": _sel(name, labels), "values": _values(healthy, outage, minutes)})
+
+    def first_token(name: str, labels: dict[str, str]) -> None:
+        """A time-to-first-token histogram (seconds): 10 requests a minute under 0.25 s; from the outage on, in
+        ``first-token-slow``, every request waits 30 s (only the buckets from 40 s on still grow)."""
+        for le in FIRST_TOKEN_BUCKETS:
+            stuck = scenario == "first-token-slow" and le != "+Inf" and float(le) < 30
+            values = f"0+10x{HEALTHY_MINUTES} {10 * HEALTHY_MINUTES}+0x{minutes - HEALTHY_MINUTES}" if stuck else None
+            if scenario == "scrape-lost":
+                values = f"0+10x{HEALTHY_MINUTES} _x{minutes - HEALTHY_MINUTES}"
+            out.append({"series": _sel(f"{name}_bucket", {**labels, "le": le}), "values": values or f"0+10x{minutes}"})
 
     for job, pod, port in w.scrapes:
         base = {
@@ -408,6 +426,7 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
         if "vllm-leader" in pod.containers or any(c.startswith("vllm") for c in pod.containers):
             labels = {**base, "model_name": "meta-llama/Llama-3.3-70B-Instruct", "engine": "0"}
             add("vllm:num_requests_waiting", labels, "2", "50" if scenario == "overload" else None)
+            first_token("vllm:time_to_first_token_seconds", labels)
             out += _http_responses(base, scenario, minutes)
             add("vllm:num_requests_running", labels, "4", "4" if scenario == "stall" else None)
             if scenario == "stall":
@@ -421,6 +440,7 @@ def engine_series(w: World, scenario: str, minutes: int) -> list[dict[str, str]]
                 add("vllm:generation_tokens_total", labels, "0+100", None)
         elif "jetstream-http" in pod.containers or "jax-tpu" in pod.containers:
             add("jetstream_prefill_backlog_size", {**base, "id": "0"}, "2", "50" if scenario == "overload" else None)
+            first_token("jetstream_time_to_first_token", {**base, "id": "0"})
         elif "blackbox-exporter" in pod.containers:
             success, duration = {"probe-fails": ("0", "49.5"), "probe-slow": ("1", "20")}.get(scenario, (None, None))
             add("probe_success", base, "1", success)
@@ -463,6 +483,7 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("controller-down", ("kube_deployment_status_replicas_available",)),
     ("autoscaler-blind", ("kube_horizontalpodautoscaler_status_condition",)),
     ("server-errors", ("http_requests_total",)),
+    ("first-token-slow", ("vllm:time_to_first_token_seconds_bucket", "jetstream_time_to_first_token_bucket")),
     ("stall", ("vllm:generation_tokens_total",)),
     ("probe-slow", ("probe_duration_seconds",)),
     ("probe-fails", ("probe_success",)),
@@ -471,7 +492,11 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pods-lost", ("kube_pod_status_phase", "kube_pod_container_status_ready")),
 )
 """The outage each family of upstream metrics stands for, first match wins (a stall alert also reads the queue)."""
-QUIET: dict[str, tuple[str, ...]] = {"server-errors": ("idle", "trickle"), "probe-slow": ("probe-fails",)}
+QUIET: dict[str, tuple[str, ...]] = {
+    "server-errors": ("idle", "trickle"),
+    "probe-slow": ("probe-fails",),
+    "first-token-slow": ("overload",),
+}
 """More inputs an alert of the scenario must stay quiet on: the error rate with no traffic (0/0) and with a few
 requests, all failed, below its guard; the slow probe with every probe failed (slow at its timeout: the failing
 alert's, not this one's)."""

@@ -13,6 +13,7 @@ from tpu_serving.serving_alerts import (
     leader_alerts,
     metrics_missing_alert,
     serving_leaders,
+    slow_first_token_alert,
     stalled_alert,
 )
 from tpu_serving.serving_metrics import Scope, ServingMetrics, ServingSignals
@@ -115,3 +116,14 @@ def test_serving_leaders_count_a_ready_leader_only_while_its_engine_is_scraped()
     slow = ObservabilitySettings(scrape_interval_seconds=300)
     assert "[600s]" in serving_leaders(SCOPE, LEADERS, metrics, slow)  # two scrape intervals when longer
     assert serving_leaders(SCOPE, LEADERS, ServingMetrics(fewest_groups=2), SETTINGS) == READY  # no engine gauge
+
+
+def test_slow_first_token_alert_pages_on_the_95th_percentile_above_the_setting():
+    """SRE review round 44, M3: no alert read the time to first token; the queue and slow-probe alerts are tickets."""
+    metrics = ServingMetrics(signals=dataclasses.replace(SIGNALS, time_to_first_token="ttft"))
+    settings = ObservabilitySettings(first_token_seconds=7.5, first_token_minutes=4)
+    key, title, query, minutes, runbook, severity = slow_first_token_alert(SCOPE, metrics, settings)
+    assert (key, minutes, severity) == ("slow-first-token", 4, "ERROR")
+    assert query == f"histogram_quantile(0.95, sum by (le) (rate(ttft_bucket{SCRAPED}[5m]))) > 7.5"
+    assert "7.5 s" in runbook
+    assert slow_first_token_alert(SCOPE, ServingMetrics(signals=SIGNALS), settings) is None  # no histogram

@@ -47,7 +47,7 @@ from tpu_serving.autoscaling import ADAPTER_DEPLOYMENT, ADAPTER_NAMESPACE, ADAPT
 
 from .addresses import LOCKS
 from .controlplane import ControlPlane, write_kubeconfig
-from .kube import Obj, wait_for
+from .kube import ApiError, Obj, wait_for
 from .processes import ComponentError, Process, check_loopback
 from .serviceproxy import Forwarder
 
@@ -274,8 +274,17 @@ def available(cp: ControlPlane, name: str = WATCHED) -> bool:
 
 
 def _check(adapter: Adapter, cp: ControlPlane) -> bool:
+    """The process runs, the aggregator reports the APIService Available, and its proxy answers through it (the
+    proxy takes the availability from the APIService's status a moment later: 503 until then)."""
     adapter.process.check_running()
-    return available(cp)
+    if not available(cp):
+        return False
+    version, _, group = WATCHED.partition(".")
+    try:
+        cp.kube.request("GET", f"/apis/{group}/{version}")
+    except (ApiError, OSError):
+        return False
+    return True
 
 
 def start_adapter(cp: ControlPlane, binary: Path | None = None, timeout: float = 180.0) -> Adapter:

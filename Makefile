@@ -47,7 +47,7 @@ help:
 	@echo "make mutate [MUTANTS=<glob>|SAMPLE=<n>]  mutation testing of components/ (mutmut); fails under a 90% kill ratio"
 	@echo "make messages               record the library's error messages the suite creates into tests/golden_messages.txt (the suite fails on one not listed)"
 	@echo "make golden-review [GOLDEN_BASE=<ref>] [VERBOSE=1]  the golden plans' changes against a git ref (default main, else origin/main), and those not yet listed in tests/golden_changes.txt (VERBOSE=1: also each listed one unchanged)"
-	@echo "make e2e-tools              build the e2e test's pinned Go tools (Kubernetes, etcd, kwok, JobSet, Pulumi CLI and provider, kustomize, promtool) from the Go module proxy into a cache (TPU_SERVING_E2E_CACHE); writes build/e2e/toolchain.json"
+	@echo "make e2e-tools              build the e2e test's pinned Go tools (Kubernetes, etcd, kwok, JobSet, Pulumi CLI and provider, kustomize, promtool, test-adapter) from the Go module proxy into a cache (TPU_SERVING_E2E_CACHE); writes build/e2e/toolchain.json"
 	@echo "stacks: $(STACKS)"
 
 # Two stamps in the one venv: .runtime, the program's own requirements (requirements.txt: the package, editable,

@@ -213,6 +213,25 @@ _GO_TOOLS = (
         "Go 1.26.8: v0.316.0's go.mod says go 1.26.7 (its .promu.yml builds releases with Go 1.27)",
         module="github.com/prometheus/prometheus",
     ),
+    Pin(
+        "go-custom-metrics",
+        "test-adapter of the custom metrics API server library (sigs.k8s.io/custom-metrics-apiserver, its sample "
+        "adapter) of the e2e toolchain: stands in for the Custom Metrics Stackdriver Adapter in make e2e",
+        "v1.36.0",
+        "2026-06-05",
+        f"{_PROXY}: sigs.k8s.io/custom-metrics-apiserver/@v/list v1.36.0 v1.37.0; v1.36.0.info Time "
+        "2026-06-05T02:08:01Z",
+        "v1.37.0",
+        f"{_PROXY} (v1.37.0.info Time 2026-09-22T02:04:11Z)",
+        "the Kubernetes minor of the toolchain (go-kubernetes v1.36.3): v1.36.0's go.mod requires k8s.io/apiserver "
+        "and k8s.io/metrics v0.36.1, so it serves custom.metrics.k8s.io v1beta1 and v1beta2 and external.metrics.k8s.io "
+        "v1beta1 as the 1.36 HPA controller asks for them; Go 1.26.8 (its go.mod says go 1.26.0). Not the Stackdriver "
+        "adapter the stacks install (pin metrics-adapter): its module, github.com/GoogleCloudPlatform/k8s-stackdriver, "
+        "is not served (proxy.golang.org answers 403 for its @v/list and that of its custom-metrics-stackdriver-adapter "
+        "module, 2026-11-29)",
+        held="v1.37.0 requires k8s.io v0.37.0, a Kubernetes minor newer than the toolchain's 1.36",
+        module="sigs.k8s.io/custom-metrics-apiserver",
+    ),
 )
 
 GO_MODULE_RELEASES: dict[str, str] = {"go-pulumi-kubernetes": "v4.25.0", "go-prometheus": "v3.16.0"}

@@ -38,3 +38,13 @@ def test_coverage_preview_says_whether_make_e2e_runs_the_stack(stack):
 def test_coverage_a_stack_that_is_not_shipped_has_no_verified_line():
     assert coverage.verified_line("my-own-stack", coverage.shipped_stacks(ROOT)) == []
     assert "Verified:" not in preview.summary(plan_of("saxml-175b-v5e32x2"))
+
+
+def test_coverage_says_the_hpa_controller_scales_on_a_stand_in_adapter():
+    """The preview's ``Verified:`` line and the README block say what the run shows of an HPA, and that its metric
+    comes from a stand-in, not Managed Prometheus (tools/e2e/autoscale.py, metrics_adapter.py)."""
+    (line,) = coverage.verified_line("vllm-llama33-70b-v6e8", coverage.shipped_stacks(ROOT))
+    block = coverage.block(coverage.shipped_stacks(ROOT))
+    for text in (line, block):
+        assert "the real HPA controller scaling the groups to maxReplicas" in text
+        assert "stand-in for the Custom Metrics Stackdriver Adapter" in text and "not Managed Prometheus" in text

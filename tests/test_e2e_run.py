@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks, expected_failures, without_metrics_api
+from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
 from tpu_serving_tools.e2e.stack_run import engine_errors
-from tpu_serving_tools.verify.checks import Finding, scaling_active
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,28 +36,6 @@ def test_engine_errors_keep_the_engine_diagnostics_without_warnings():
         "  pulumi:pulumi:Stack (s):",
         "    error: update failed",
     ]
-
-
-def _scales(status: str, reason: str) -> Finding:
-    hpa = {
-        "kind": "HorizontalPodAutoscaler",
-        "metadata": {"name": "vllm", "namespace": "ns"},
-        "status": {"conditions": [{"type": "ScalingActive", "status": status, "reason": reason, "message": "m"}]},
-    }
-    return scaling_active(hpa)
-
-
-def test_without_metrics_api_passes_only_an_unreadable_metric():
-    for reason in ("FailedGetPodsMetric", "FailedGetExternalMetric", "FailedGetObjectMetric"):
-        judged = without_metrics_api(_scales("False", reason))
-        assert judged.ok and judged.detail == f"expected with no metrics API here: ScalingActive False ({reason}): m"
-        assert expected_failures([judged]) == [judged]
-    for reason in ("InvalidSelector", "AmbiguousSelector"):
-        assert not without_metrics_api(_scales("False", reason)).ok
-    unsynced = scaling_active({"kind": "HorizontalPodAutoscaler", "metadata": {"name": "v", "namespace": "n"}})
-    assert not without_metrics_api(unsynced).ok
-    active = _scales("True", "ValidMetricFound")
-    assert without_metrics_api(active) is active and expected_failures([active]) == []
 
 
 def test_installed_controllers_counts_those_the_cluster_runs():

@@ -338,7 +338,12 @@ class ControlPlane:
             f"--cert-dir={self.directory / 'apiserver'}",
             f"--tls-cert-file={p.apiserver.cert}", f"--tls-private-key-file={p.apiserver.key}",
             f"--client-ca-file={p.ca.cert}",
-            # No aggregated API server here; the request-header CA only keeps the components' authentication quiet.
+            # The aggregator proxies the metrics APIs to the metrics adapter's stand-in (.metrics_adapter) as
+            # front-proxy-client, a client certificate of the request-header CA (k8s.io/kubernetes v1.36.3
+            # pkg/controlplane/apiserver/options/options.go l.174-182); the adapter trusts that CA through the
+            # extension-apiserver-authentication ConfigMap.
+            f"--proxy-client-cert-file={p.front_proxy_client.cert}",
+            f"--proxy-client-key-file={p.front_proxy_client.key}",
             f"--requestheader-client-ca-file={p.ca.cert}", "--requestheader-username-headers=X-Remote-User",
             "--requestheader-group-headers=X-Remote-Group", "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--requestheader-allowed-names=front-proxy-client",

@@ -27,12 +27,21 @@ NOT_RUNNABLE: Mapping[str, str] = {
 }
 """The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
 
+HPA_RUN = (
+    "the real HPA controller scaling the groups to maxReplicas on its metric written above target, then recommending "
+    "a scale-down, the metric served by a stand-in for the Custom Metrics Stackdriver Adapter (the custom metrics "
+    "API server library's test-adapter: not Managed Prometheus, nor the Stackdriver adapter's naming or its Workload "
+    "Identity)"
+)
+"""What ``make e2e`` shows of a stack's HPA (:mod:`.autoscale`, :mod:`.metrics_adapter`)."""
+
 RUN = (
     "make e2e, which CI runs on each commit, takes every stack file it does not leave out, this one among them, "
     "through a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 "
     "in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, and where the stack has "
-    "them an HPA scale-up, a slice drain, a group moved off its slice and an engine-image rollout (docs/development.md); "
-    "this preview is not that run, and a stack file added since the last run has not been through it"
+    "them a scale through the scale subresource, a slice drain, a group moved off its slice, an engine-image rollout "
+    f"and {HPA_RUN} (docs/development.md); this preview is not that run, and a stack file added since the last run "
+    "has not been through it"
 )
 UNVERIFIED = (
     "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "
@@ -64,8 +73,9 @@ def block(shipped: list[str]) -> str:
     run = [s for s in shipped if s not in NOT_RUNNABLE]
     lines = [
         f"`make e2e` runs {len(run)} of the {len(shipped)} stacks on a local Kubernetes control plane (controller "
-        "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install). Not run, so their "
-        "lifecycle is unverified against the controller (their previews say so on a `Verified:` line):",
+        "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install); for a stack with "
+        f"an HPA it shows {HPA_RUN}. Not run, so their lifecycle is unverified against the controller (their previews "
+        "say so on a `Verified:` line):",
         "",
         *(f"- `{s}`: {why}" for s, why in NOT_RUNNABLE.items() if s in shipped),
     ]

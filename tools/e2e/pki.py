@@ -3,7 +3,7 @@
 One CA signs everything: the API server's serving certificate (loopback and the in-cluster names of the
 ``kubernetes`` Service), the client certificates of the admin (``system:masters``), the controller-manager and the
 scheduler (the users their default RBAC bindings name: ``system:kube-controller-manager``,
-``system:kube-scheduler``), and the controller-manager signs certificate requests with it. The service-account
+``system:kube-scheduler``), the aggregator's front-proxy client (the metrics adapter's caller), and the controller-manager signs certificate requests with it. The service-account
 tokens are signed with a key pair of their own. Keys are ECDSA P-256 (quick to make; Go's TLS and the
 service-account token signer take them).
 """
@@ -43,6 +43,9 @@ class Pki:
     admin: KeyPair
     controller_manager: KeyPair
     scheduler: KeyPair
+    front_proxy_client: KeyPair
+    """The aggregator's client certificate to an aggregated API server (``--proxy-client-cert-file``): the user
+    ``front-proxy-client``, which ``--requestheader-allowed-names`` admits."""
     service_account_key: Path
     service_account_pub: Path
 
@@ -146,6 +149,7 @@ def make_pki(directory: Path, *, apiserver_ips: Sequence[str]) -> Pki:
         admin=issue(ca, directory, "admin", common_name="e2e-admin", organization="system:masters"),
         controller_manager=issue(ca, directory, "controller-manager", common_name="system:kube-controller-manager"),
         scheduler=issue(ca, directory, "scheduler", common_name="system:kube-scheduler"),
+        front_proxy_client=issue(ca, directory, "front-proxy-client", common_name="front-proxy-client"),
         service_account_key=sa_key,
         service_account_pub=sa_pub,
     )

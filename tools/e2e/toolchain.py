@@ -150,6 +150,13 @@ TOOLS: tuple[GoTool, ...] = (
         # v3.16.0); its build tags (netgo, builtinassets) serve the server's web UI and resolver, not promtool's rules
         ("github.com/prometheus/common/version.Version={release}",),
     ),
+    # The project's own sample adapter (Makefile build-test-adapter: `go build ... sigs.k8s.io/custom-metrics-apiserver/
+    # test-adapter`, no -X flags); make e2e runs it in place of the Stackdriver adapter's pod (tools/e2e/metrics_adapter.py)
+    GoTool(
+        "custom-metrics",
+        "go-custom-metrics",
+        (Binary("test-adapter", "sigs.k8s.io/custom-metrics-apiserver/test-adapter"),),
+    ),
 )
 """Every Go tool of the toolchain, in build order."""
 

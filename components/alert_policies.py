@@ -167,3 +167,38 @@ def alert_policy_args(
         notification_channels=settings.channels(alert.severity),
         severity=alert.severity.value,
     )
+
+
+def log_match_policy_args(
+    project: str,
+    display_name: str,
+    log_filter: str,
+    rate_limit_seconds: int,
+    runbook: str,
+    severity: Severity,
+    channels: list[str],
+) -> gcp.monitoring.AlertPolicyArgs:
+    """A policy with one log-match condition on ``log_filter`` (a Logging filter, not PromQL), named ``display_name``
+    (``<stack>: <title>``, the condition takes the title), notified at most once per ``rate_limit_seconds``, which
+    Cloud Monitoring requires of such a policy (pulumi-gcp 10.2.0 monitoring/_inputs.py,
+    ``AlertPolicyAlertStrategyArgs.notification_rate_limit``: "Required for alert policies with a LogMatch
+    condition")."""
+    return gcp.monitoring.AlertPolicyArgs(
+        project=project,
+        display_name=display_name,
+        combiner="OR",
+        conditions=[
+            gcp.monitoring.AlertPolicyConditionArgs(
+                display_name=display_name.split(": ", 1)[-1],
+                condition_matched_log=gcp.monitoring.AlertPolicyConditionConditionMatchedLogArgs(filter=log_filter),
+            )
+        ],
+        alert_strategy=gcp.monitoring.AlertPolicyAlertStrategyArgs(
+            notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(
+                period=f"{rate_limit_seconds}s"
+            )
+        ),
+        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook, mime_type="text/markdown"),
+        notification_channels=channels,
+        severity=severity.value,
+    )

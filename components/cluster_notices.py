@@ -24,6 +24,7 @@ Plain data in, plain data out, like :mod:`tpu_serving.host_maintenance`.
 
 import pulumi_gcp as gcp
 
+from .alert_policies import log_match_policy_args
 from .observability_settings import ObservabilitySettings, Severity
 
 KEY = "cluster-notices"
@@ -33,9 +34,7 @@ SEVERITY = Severity.WARNING
 LOG_ID = "container.googleapis.com/notifications"
 TYPES = "type.googleapis.com/google.container.v1beta1"
 RATE_LIMIT_SECONDS = 86400
-"""At most one notification a day: the notices repeat as the date nears. Cloud Monitoring requires the limit on a
-policy with a log-match condition (pulumi-gcp 10.2.0 monitoring/_inputs.py,
-``AlertPolicyAlertStrategyArgs.notification_rate_limit``: "Required for alert policies with a LogMatch condition")."""
+"""At most one notification a day: the notices repeat as the date nears."""
 RUNBOOK = 'docs/upgrade.md, "Node drains and upgrades: one group at a time"'
 
 
@@ -62,24 +61,12 @@ def runbook(cluster: str) -> str:
 
 def policy_args(project: str, cluster: str, settings: ObservabilitySettings) -> gcp.monitoring.AlertPolicyArgs:
     """The WARNING policy with one log-match condition on :func:`notices_filter`, to the ticket channels."""
-    return gcp.monitoring.AlertPolicyArgs(
-        project=project,
-        display_name=f"{cluster}: {TITLE}",
-        combiner="OR",
-        conditions=[
-            gcp.monitoring.AlertPolicyConditionArgs(
-                display_name=TITLE,
-                condition_matched_log=gcp.monitoring.AlertPolicyConditionConditionMatchedLogArgs(
-                    filter=notices_filter(cluster)
-                ),
-            )
-        ],
-        alert_strategy=gcp.monitoring.AlertPolicyAlertStrategyArgs(
-            notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(
-                period=f"{RATE_LIMIT_SECONDS}s"
-            )
-        ),
-        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook(cluster), mime_type="text/markdown"),
-        notification_channels=settings.channels(SEVERITY),
-        severity=SEVERITY.value,
+    return log_match_policy_args(
+        project,
+        f"{cluster}: {TITLE}",
+        notices_filter(cluster),
+        RATE_LIMIT_SECONDS,
+        runbook(cluster),
+        SEVERITY,
+        settings.channels(SEVERITY),
     )

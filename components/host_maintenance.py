@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 import pulumi_gcp as gcp
 
+from .alert_policies import log_match_policy_args
 from .observability_settings import ObservabilitySettings, Severity
 
 SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
@@ -95,26 +96,14 @@ def policy_args(
     project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings
 ) -> gcp.monitoring.AlertPolicyArgs:
     """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels."""
-    return gcp.monitoring.AlertPolicyArgs(
-        project=project,
-        display_name=f"{stack}: {TITLE}",
-        combiner="OR",
-        conditions=[
-            gcp.monitoring.AlertPolicyConditionArgs(
-                display_name=TITLE,
-                condition_matched_log=gcp.monitoring.AlertPolicyConditionConditionMatchedLogArgs(
-                    filter=upcoming_filter(project, zones)
-                ),
-            )
-        ],
-        alert_strategy=gcp.monitoring.AlertPolicyAlertStrategyArgs(
-            notification_rate_limit=gcp.monitoring.AlertPolicyAlertStrategyNotificationRateLimitArgs(
-                period=f"{RATE_LIMIT_SECONDS}s"
-            )
-        ),
-        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook(zones), mime_type="text/markdown"),
-        notification_channels=settings.channels(SEVERITY),
-        severity=SEVERITY.value,
+    return log_match_policy_args(
+        project,
+        f"{stack}: {TITLE}",
+        upcoming_filter(project, zones),
+        RATE_LIMIT_SECONDS,
+        runbook(zones),
+        SEVERITY,
+        settings.channels(SEVERITY),
     )
 
 

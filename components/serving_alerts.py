@@ -25,6 +25,12 @@ from .serving_metrics import POD_NOT_READY, Scope, ServingMetrics
 Found = tuple[str, str, str, int, str, str]
 
 
+def _engine_gauge(metrics: ServingMetrics) -> str | None:
+    """The server's gauge whose series show its engine is scraped: requests running, else waiting (None: neither)."""
+    s = metrics.signals
+    return (s.requests_running or s.requests_waiting) if s is not None else None
+
+
 def _ready_leaders(scope: Scope, leaders: str) -> str:
     """The Ready leader pods (kube-state-metrics), by namespace and pod."""
     return roles_.ready_pods(
@@ -51,8 +57,7 @@ def serving_leaders(scope: Scope, leaders: str, metrics: ServingMetrics, setting
     collector went silent with it, so its engine series stop: counting them sees the group gone (SRE review round 44,
     M1)."""
     ready = _ready_leaders(scope, leaders)
-    s = metrics.signals
-    gauge = (s.requests_running or s.requests_waiting) if s is not None else None
+    gauge = _engine_gauge(metrics)
     if gauge is None:
         return ready
     window = served_window(settings)
@@ -82,8 +87,7 @@ def metrics_missing_alert(
     """Ready leaders (kube-state-metrics) with no series of the engine's gauge scraped (None: the server exports no
     gauge). Scraped series carry the target's ``pod`` label (PodMonitoring v0.17.2 ``targetLabels.metadata``
     default), kube-state-metrics' series the pod's name in ``pod``."""
-    s = metrics.signals
-    gauge = (s.requests_running or s.requests_waiting) if s is not None else None
+    gauge = _engine_gauge(metrics)
     if gauge is None:
         return None
     minutes = settings.metrics_missing_minutes

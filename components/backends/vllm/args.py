@@ -371,7 +371,7 @@ class VllmServingArgs:
         """The VM's machine type, the largest pod's own memory (container and ``/dev/shm``), the weights' GiB."""
         r, size = self.requests, served_size(self.model_size, self.served_model_name, self.engine)
         gib = None if size is None else size.gib
-        return self.shape.machine_type.name, pod_memory(r.leader_memory, r.worker_memory, r.shm_size), gib
+        return self.shape.machine_type.name, pod_memory(r), gib
 
     @property
     def memory_cache_gib(self) -> int | None:

@@ -87,7 +87,7 @@ def _file_cache_problems(cfg: Stack, serving: VllmServingConfig, shape: SliceSha
     if memory_cache_gib(serving, shape) is None:
         return _disk_problems(cfg, serving, weights)
     r = to_settings(serving.requests, VllmRequests)
-    why = memory_problem(shape.machine_type.name, pod_memory(r.leader_memory, r.worker_memory, r.shm_size), weights)
+    why = memory_problem(shape.machine_type.name, pod_memory(r), weights)
     return [f'{PROJECT_NAMESPACE}:serving.fileCache = "memory": {why}'] if why else []
 
 

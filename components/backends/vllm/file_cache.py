@@ -25,6 +25,7 @@ l.101-121 ``populateResource``). It holds only while the VM's memory holds it be
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 from ...machines import MACHINES, SYSTEM_MEMORY_BYTES
 from ...quota import memory_bytes
@@ -60,10 +61,21 @@ def cache_gib(weights_gib: float) -> int:
     return math.ceil(weights_gib * HEADROOM) + 1
 
 
-def pod_memory(leader: str, worker: str, shm: str) -> int:
-    """Bytes of memory the largest pod of a group requests for itself: its container (``leader``, ``worker``) and
-    ``/dev/shm`` (``shm``)."""
-    return max(memory_bytes(leader), memory_bytes(worker)) + memory_bytes(shm)
+class PodRequests(Protocol):
+    """The memory a group's pods request (:class:`~.args.VllmRequests`)."""
+
+    @property
+    def leader_memory(self) -> str: ...
+    @property
+    def worker_memory(self) -> str: ...
+    @property
+    def shm_size(self) -> str: ...
+
+
+def pod_memory(r: PodRequests) -> int:
+    """Bytes of memory the largest pod of a group requests for itself: its container (leader or worker) and
+    ``/dev/shm``."""
+    return max(memory_bytes(r.leader_memory), memory_bytes(r.worker_memory)) + memory_bytes(r.shm_size)
 
 
 def memory_left(machine_type: str, pod_memory: int) -> float | None:

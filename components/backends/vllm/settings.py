@@ -205,5 +205,4 @@ def memory_cache_gib(serving: VllmServingConfig, shape: SliceShape) -> int | Non
     if serving.loader != WeightsLoader.GCSFUSE:
         return None
     size, r = served_model_size(serving), to_settings(serving.requests, VllmRequests)
-    memory = pod_memory(r.leader_memory, r.worker_memory, r.shm_size)
-    return memory_gib(serving.file_cache, shape.machine_type.name, memory, None if size is None else size.gib)
+    return memory_gib(serving.file_cache, shape.machine_type.name, pod_memory(r), None if size is None else size.gib)

@@ -52,43 +52,72 @@ class ZoneSpread(Choice):
     """How the serving groups' leaders keep apart over the zones of their slices (:func:`group_zone_spread`)."""
 
     REQUIRED = "required"
-    """No more than one group more in a zone than in another, and never on another zone's free slice."""
+    """The standing groups no more than one apart between zones, each waiting for a slice in its own zone; the groups
+    above them take any zone's free slice, the emptier zone first."""
     PREFERRED = "preferred"
-    """The break glass of a zone outage: groups may take the surviving zone's free slices."""
+    """Every group takes any zone's free slice, the emptier zone first."""
 
 
-def group_zone_spread(
-    match_labels: Mapping[str, str], zones: int, spread: ZoneSpread = ZoneSpread.REQUIRED
+def _constraint(
+    match_labels: Mapping[str, str], when: str, indices: tuple[str, list[str]] | None = None, zones: int | None = None
 ) -> k8s.core.v1.TopologySpreadConstraintArgs:
-    """The constraint that keeps serving groups apart over ``zones`` zones, required: the pods ``match_labels``
-    selects (one per group: its leader) differ by at most one between zones, and while fewer than ``zones`` zones have
-    a node the pods could take, the emptiest counts as holding none ("When the number of eligible domains with
-    matching topology keys is less than minDomains, Pod Topology Spread treats 'global minimum' as 0 ... scheduler
-    won't schedule more than maxSkew Pods to those domains": k8s.io/api v0.36.3 core/v1/types.go l.4734-4743,
-    ``TopologySpreadConstraint.MinDomains``, which needs ``DoNotSchedule``).
-
-    Unlike the CPU pool's Deployments (:func:`zone_spread`, preferred), a serving group that a repair, host
-    maintenance or an upgrade pushes off its slice must not land on a free slice in the other group's zone: it would
-    stay there, and the next zonal event would take both (GKE and SRE reviews round 42). It waits Pending for a slice
-    in its own zone instead, and the cluster autoscaler, which simulates scheduling on a new node of each pool, adds
-    one there. The price: while a zone is down its groups do not move to the other zone's free slices.
-
-    ``preferred`` lifts that for a zone outage (SRE review round 44, M2): ``ScheduleAnyway``, which only scores the
-    zones ("ScheduleAnyway tells the scheduler to schedule the pod in any location, but giving higher precedence to
-    topologies that would help reduce the skew", the Pod API reference above), without
-    ``minDomains``, which needs ``DoNotSchedule``. It changes the leaders' template, so the LeaderWorkerSet rolls every
-    group (with ``rollout: surge``, a new group first)."""
-    if spread == ZoneSpread.PREFERRED:
-        return k8s.core.v1.TopologySpreadConstraintArgs(
-            max_skew=1,
-            topology_key=ZONE_LABEL,
-            when_unsatisfiable="ScheduleAnyway",
-            label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(match_labels)),
-        )
     return k8s.core.v1.TopologySpreadConstraintArgs(
         max_skew=1,
         topology_key=ZONE_LABEL,
-        when_unsatisfiable="DoNotSchedule",
+        when_unsatisfiable=when,
         min_domains=zones,
-        label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=dict(match_labels)),
+        label_selector=k8s.meta.v1.LabelSelectorArgs(
+            match_labels=dict(match_labels),
+            match_expressions=[
+                k8s.meta.v1.LabelSelectorRequirementArgs(key=indices[0], operator="In", values=indices[1])
+            ]
+            if indices is not None
+            else None,
+        ),
     )
+
+
+def standing_groups(replicas: int, zones: int) -> int:
+    """The groups :func:`group_zone_spread` holds apart: the ones that always run (``replicas``, the HPA's minimum
+    when it owns the count), and at least one per zone."""
+    return max(replicas, zones)
+
+
+def group_zone_spread(
+    match_labels: Mapping[str, str],
+    zones: int,
+    standing: tuple[str, int],
+    spread: ZoneSpread = ZoneSpread.REQUIRED,
+) -> list[k8s.core.v1.TopologySpreadConstraintArgs]:
+    """The constraints that keep serving groups apart over ``zones`` zones (the pods ``match_labels`` selects: one
+    per group, its leader).
+
+    ``required``: the standing groups (``standing``: the label of a leader's group index and how many,
+    :func:`standing_groups`; the LWS pod webhook labels each leader ``leaderworkerset.sigs.k8s.io/group-index``,
+    ``0`` up: lws v0.9.0 pkg/webhooks/pod_webhook.go l.103-108) differ by at most one between zones, and while
+    fewer than ``zones`` zones have a node the pods could take, the emptiest counts as holding none ("When the
+    number of eligible domains with matching topology keys is less than minDomains, Pod Topology Spread treats
+    'global minimum' as 0 ... scheduler won't schedule more than maxSkew Pods to those domains": k8s.io/api v0.36.3
+    core/v1/types.go l.4734-4743,
+    ``TopologySpreadConstraint.MinDomains``, which needs ``DoNotSchedule``). A standing group that a repair, host
+    maintenance or an upgrade pushes off its slice must not land on a free slice in the other group's zone: it would
+    stay there, and the next zonal event would take both (GKE and SRE reviews round 42). It waits Pending for a slice
+    in its own zone, and the cluster autoscaler, which simulates scheduling on a new node of each pool, adds one there.
+
+    The groups above them (the HPA's, a surge rollout's spare) are not selected, so the rule does not bind them: the
+    scheduler adds 1 to a zone's count only for a pod the selector matches ("'existing matching num' + 'if
+    self-match (1 or 0)' - 'global minimum' <= 'maxSkew'": k8s.io/kubernetes v1.36.3
+    pkg/scheduler/framework/plugins/podtopologyspread/filtering.go l.337-356), and a standing group's leader that is
+    being deleted, as on a VM a zone outage cut off, is not counted (common.go l.150-153). So in a zone outage the
+    HPA's next group takes the surviving zone's free slice with no change to the template (SRE review round 45,
+    M3), and a second, preferred rule over every leader (``ScheduleAnyway``: "giving higher precedence to topologies
+    that would help reduce the skew", the Pod API reference) sends such groups to the emptier zone while both are up.
+    The API refuses two constraints only on the same key with the same ``whenUnsatisfiable``
+    (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation/validation.go l.8943-8951).
+
+    ``preferred`` keeps only that second rule, for every group. Changing it rolls every group."""
+    preferred = _constraint(match_labels, "ScheduleAnyway")
+    if spread == ZoneSpread.PREFERRED:
+        return [preferred]
+    label, count = standing
+    return [_constraint(match_labels, "DoNotSchedule", (label, [str(i) for i in range(count)]), zones), preferred]

@@ -11,7 +11,8 @@ from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving.autoscaling import METRICS_ADAPTER
 from tpu_serving.controllers import JOBSET, LWS, Controller
-from tpu_serving.spread import ZONE_LABEL, zone_spread
+from tpu_serving.spread import ZONE_LABEL, standing_groups, zone_spread
+from tpu_serving_tools.verify.checks import selects
 
 STACKS = [
     "saxml-175b-v5e32x2",
@@ -80,20 +81,52 @@ def _leader_spreads(stack: str) -> list[dict[str, Any]]:
     return found
 
 
-def test_group_zone_spread_keeps_the_production_examples_groups_apart_required():
+LEADERS = {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}
+PREFERRED = {
+    "maxSkew": 1,
+    "topologyKey": ZONE_LABEL,
+    "whenUnsatisfiable": "ScheduleAnyway",
+    "labelSelector": {"matchLabels": LEADERS},
+}
+
+
+def test_group_zone_spread_keeps_the_production_examples_standing_groups_apart_required():
     """GKE and SRE reviews round 42 (M1, B1): the groups selected only the slice's shape, so a group pushed off its
-    slice could restart on the free slice in the other group's zone and stay there."""
-    (spread,) = _leader_spreads("vllm-llama33-70b-v6e8")
-    assert spread == {
+    slice could restart on the free slice in the other group's zone and stay there. SRE review round 45 (M3): a rule
+    over every leader kept the HPA's next group off the surviving zone's free slice in a zone outage; it binds the two
+    standing groups (the HPA's minimum), and the rest only prefer the emptier zone."""
+    required, preferred = _leader_spreads("vllm-llama33-70b-v6e8")
+    assert required == {
         "maxSkew": 1,
         "topologyKey": ZONE_LABEL,
         "whenUnsatisfiable": "DoNotSchedule",
         "minDomains": 2,
-        "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
+        "labelSelector": {
+            "matchLabels": LEADERS,
+            "matchExpressions": [
+                {"key": "leaderworkerset.sigs.k8s.io/group-index", "operator": "In", "values": ["0", "1"]}
+            ],
+        },
     }
+    assert preferred == PREFERRED
     (lws,) = [r for r in plan_of("vllm-llama33-70b-v6e8").resources if r.type.endswith(":LeaderWorkerSet")]
     leader = lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]["labels"]
     assert leader["role"] == "leader"  # the selector's own label is on the pod the constraint sits on
+    webhook = {**leader, "leaderworkerset.sigs.k8s.io/name": "vllm"}  # the LWS webhook adds its name and index
+    assert [
+        selects(required["labelSelector"], {**webhook, "leaderworkerset.sigs.k8s.io/group-index": str(i)})
+        for i in range(4)
+    ] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+
+
+@pytest.mark.parametrize(("replicas", "zones", "standing"), [(2, 2, 2), (1, 2, 2), (3, 2, 3), (4, 3, 4), (1, 3, 3)])
+def test_standing_groups_are_the_minimum_and_at_least_one_per_zone(replicas: int, zones: int, standing: int):
+    assert standing_groups(replicas, zones) == standing
 
 
 @pytest.mark.parametrize("stack", ["vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "llama31-405b-v6e16"])
@@ -101,16 +134,10 @@ def test_group_zone_spread_is_left_out_where_the_serving_slices_are_in_one_zone(
     assert _leader_spreads(stack) == []
 
 
-def test_group_zone_spread_preferred_is_the_zone_outage_break_glass():
-    """SRE review round 44, M2: with the rule required, a zone outage pins the stack to the surviving zone's groups,
-    and neither a recreated group nor the HPA's next one may take that zone's free slices; ``zoneSpread: preferred``
-    only scores the zones (ScheduleAnyway, no minDomains, which needs DoNotSchedule)."""
+def test_group_zone_spread_preferred_only_scores_the_zones():
+    """SRE review round 44, M2: ``zoneSpread: preferred`` binds no group (ScheduleAnyway, no minDomains, which needs
+    DoNotSchedule)."""
     plan = plan_edited("vllm-llama33-70b-v6e8", serving=lambda s: s.update(zoneSpread="preferred"))
     (lws,) = [r for r in plan.resources if r.type.endswith(":LeaderWorkerSet")]
     (spread,) = lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["topologySpreadConstraints"]
-    assert spread == {
-        "maxSkew": 1,
-        "topologyKey": ZONE_LABEL,
-        "whenUnsatisfiable": "ScheduleAnyway",
-        "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "vllm", "role": "leader"}},
-    }
+    assert spread == PREFERRED

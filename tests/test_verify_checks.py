@@ -278,7 +278,13 @@ def test_declared_fails_on_an_absent_object_and_on_an_empty_plan() -> None:
 
 def _spread_world(leader_zones: list[str], spread: bool = True) -> Snapshot:
     """Two-zone LeaderWorkerSet ``vllm``: one single-host leader per zone given, on a node of that zone."""
-    constraint = {"topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2}
+    standing = {"key": "leaderworkerset.sigs.k8s.io/group-index", "operator": "In", "values": ["0", "1"]}
+    constraint = {
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "DoNotSchedule",
+        "minDomains": 2,
+        "labelSelector": {"matchLabels": {"role": "leader"}, "matchExpressions": [standing]},
+    }
     leader = {"spec": {"topologySpreadConstraints": [constraint] if spread else []}}
     lws = _obj(
         "LeaderWorkerSet",
@@ -293,7 +299,11 @@ def _spread_world(leader_zones: list[str], spread: bool = True) -> Snapshot:
         nodes.append(node)
         pod = _pod(g, f"n{g}")
         pod["metadata"]["labels"].update(
-            {"leaderworkerset.sigs.k8s.io/group-index": str(g), "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+            {
+                "leaderworkerset.sigs.k8s.io/group-index": str(g),
+                "leaderworkerset.sigs.k8s.io/worker-index": "0",
+                "role": "leader",
+            }
         )
         pods.append(pod)
     return Snapshot({"LeaderWorkerSet": [lws], "Node": nodes, "Pod": pods})
@@ -309,6 +319,17 @@ def test_zones_fail_when_a_scale_down_left_the_leaders_in_one_zone() -> None:
     (finding,) = zones(_spread_world(["us-east5-a", "us-east5-a"]), [NS])
     assert not finding.ok
     assert "2 leaders in 1 zones" in finding.detail
+
+
+def test_zones_count_only_the_standing_groups_the_rule_selects() -> None:
+    """SRE review round 45, M3: the HPA's third group may take the surviving zone's free slice; it is not a standing
+    group, and the check does not count it."""
+    (finding,) = zones(_spread_world(["us-east5-a", "us-east5-b", "us-east5-b"]), [NS])
+    assert finding.ok, finding.line()
+    assert "2 leaders in 2 zones" in finding.detail
+    (crowded,) = zones(_spread_world(["us-east5-b", "us-east5-b", "us-east5-a"]), [NS])
+    assert not crowded.ok
+    assert "2 leaders in 1 zones (us-east5-b)" in crowded.detail
 
 
 def test_zones_one_leader_needs_one_zone_and_no_leader_fails() -> None:

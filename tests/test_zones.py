@@ -158,9 +158,9 @@ def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
     assert per_zone_minimum(0, 2) == 0
 
 
-def test_zone_summary_says_the_serving_groups_are_required_apart():
+def test_zone_summary_says_the_standing_serving_groups_are_required_apart():
     lines = zone_summary(plan_of("vllm-llama33-70b-v6e8"))
-    assert any(
-        line.startswith("  serving groups of LeaderWorkerSet vllm: required apart over 2 zones") for line in lines
-    )
+    (line,) = [line for line in lines if line.startswith("  serving groups of LeaderWorkerSet vllm: ")]
+    assert line.startswith("  serving groups of LeaderWorkerSet vllm: groups 0, 1 (the standing ones) required apart")
+    assert "in a zone outage the HPA's next group takes the surviving zone's" in line
     assert not any("serving groups" in line for line in zone_summary(plan_of("vllm-llama33-70b-v5e16")))

@@ -65,6 +65,15 @@ def single_replica_fronts(resources: Sequence[RecordedResource]) -> list[str]:
     return found
 
 
+def _standing(constraint: dict[str, Any]) -> str:
+    """The groups a required zone spread selects by index (:func:`tpu_serving.spread.group_zone_spread`), or every
+    group's leader."""
+    for e in (constraint.get("labelSelector") or {}).get("matchExpressions") or []:
+        if e.get("operator") == "In" and str(e.get("key", "")).endswith("/group-index"):
+            return f"groups {', '.join(e.get('values') or [])} (the standing ones)"
+    return "every group"
+
+
 def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
     """One line per LeaderWorkerSet whose leaders are required over several zones (a ``DoNotSchedule`` zone spread
     with ``minDomains``: :func:`tpu_serving.spread.group_zone_spread`)."""
@@ -77,13 +86,20 @@ def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
         for c in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
             if c.get("topologyKey") == ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule":
                 name = (r.inputs.get("metadata") or {}).get("name", r.name)
+                standing = _standing(c)
+                others = (
+                    "; the groups above them (the HPA's, a surge rollout's spare) take any zone's free slice, the "
+                    "emptier zone first, so in a zone outage the HPA's next group takes the surviving zone's"
+                    if standing != "every group"
+                    else ", and while a zone is down its groups do not move to the other's"
+                )
                 found.append(
-                    f"  serving groups of LeaderWorkerSet {name}: required apart over {c.get('minDomains', 1)} zones "
-                    "(one more in a zone than in another at most): a group pushed off its slice waits Pending for a "
-                    "free slice in its own zone, and while a zone is down its groups do not move to the other's; the "
-                    "rule holds when a group is placed, not after: a scale-down removes the highest-numbered group "
-                    "(LeaderWorkerSet), which can leave the others in one zone until one is recreated (tpu-serving "
-                    "verify's zones check fails then, and says how to move one)"
+                    f"  serving groups of LeaderWorkerSet {name}: {standing} required apart over "
+                    f"{c.get('minDomains', 1)} zones (one more in a zone than in another at most): such a group pushed "
+                    f"off its slice waits Pending for a free slice in its own zone{others}; the rule holds when a "
+                    "group is placed, not after: a scale-down removes the highest-numbered group (LeaderWorkerSet), "
+                    "which can leave the others in one zone until one is recreated (tpu-serving verify's zones check "
+                    "fails then, and says how to move one)"
                 )
     return found
 

@@ -44,7 +44,7 @@ TOLERATION_SLACK_SECONDS = 30.0
 run's polling (0.5 s)."""
 
 
-def _wait(condition: Callable[[], bool], timeout: float) -> float | None:
+def wait(condition: Callable[[], bool], timeout: float) -> float | None:
     """Seconds until ``condition`` held, or None after ``timeout``."""
     began = time.monotonic()
     while not condition():
@@ -66,13 +66,13 @@ def _node(api_client: Any, name: str) -> Any:
         raise
 
 
-def _tainted(api_client: Any, name: str) -> bool:
+def tainted(api_client: Any, name: str) -> bool:
     node = _node(api_client, name)
     taints = (node.spec.taints if node is not None and node.spec is not None else None) or []
     return any(t.key == UNREACHABLE and t.effect == "NoExecute" for t in taints)
 
 
-def _group_pods(api_client: Any, namespace: str, name: str, group: str) -> list[Mapping[str, Any]]:
+def group_pods(api_client: Any, namespace: str, name: str, group: str) -> list[Mapping[str, Any]]:
     return [
         p
         for p in lws_pods(api_client, namespace, name)
@@ -80,23 +80,33 @@ def _group_pods(api_client: Any, namespace: str, name: str, group: str) -> list[
     ]
 
 
-def _silence(api_client: Any, node: str) -> None:
+def silence(api_client: Any, node: str) -> None:
     """Take ``node`` from kwok (remove its label): its Lease and status are no longer renewed."""
     from kubernetes import client
 
     client.CoreV1Api(api_client).patch_node(node, {"metadata": {"labels": {KWOK_LABEL[0]: None}}})
 
 
-def _scale(api_client: Any, target: tuple[str, str], size: int, timeout: float) -> Finding:
+def set_replicas(api_client: Any, target: tuple[str, str], groups: int) -> None:
+    """Set the LeaderWorkerSet ``target``'s group count through its scale subresource, as the HPA does."""
     from kubernetes import client
 
     namespace, name = target
     client.CustomObjectsApi(api_client).patch_namespaced_custom_object_scale(
-        LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name, {"spec": {"replicas": GROUPS}}
+        LWS_GROUP, LWS_VERSION, namespace, LWS_PLURAL, name, {"spec": {"replicas": groups}}
     )
-    took = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == GROUPS, timeout)
-    subject = f"LeaderWorkerSet {namespace}/{name}: scaled to {GROUPS}"
-    return Finding("node-loss", subject, took is not None, f"{GROUPS} groups serve" if took is not None else "not")
+
+
+def scale(
+    api_client: Any, target: tuple[str, str], size: int, timeout: float, groups: int = GROUPS, check: str = "node-loss"
+) -> Finding:
+    """Scale the LeaderWorkerSet ``target`` to ``groups`` through its scale subresource, as the HPA does, and wait
+    until that many serve."""
+    namespace, name = target
+    set_replicas(api_client, target, groups)
+    took = wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
+    subject = f"LeaderWorkerSet {namespace}/{name}: scaled to {groups}"
+    return Finding(check, subject, took is not None, f"{groups} groups serve" if took is not None else "not")
 
 
 def lose_one_node(
@@ -108,17 +118,17 @@ def lose_one_node(
     namespace, name = target
     subject = f"LeaderWorkerSet {namespace}/{name}"
     _, size = live_lws(api_client, namespace, name)
-    out = [_scale(api_client, target, size, timeout)]
+    out = [scale(api_client, target, size, timeout)]
     if not out[0].ok:
         return out
-    workers = [p for p in _group_pods(api_client, namespace, name, "0") if p["metadata"]["name"] != f"{name}-0"]
+    workers = [p for p in group_pods(api_client, namespace, name, "0") if p["metadata"]["name"] != f"{name}-0"]
     if not workers:
         return [*out, Finding("node-loss", subject, False, "group 0 has no worker pod to lose a VM under")]
     node = str(workers[0]["spec"]["nodeName"])
     on_node = {p["metadata"]["name"] for p in workers if p["spec"].get("nodeName") == node}
-    _silence(api_client, node)
+    silence(api_client, node)
     began = time.monotonic()
-    tainted = _wait(lambda: _tainted(api_client, node), timeout)
+    tainted = wait(lambda: tainted(api_client, node), timeout)
     out.append(
         Finding(
             "node-loss",
@@ -129,13 +139,13 @@ def lose_one_node(
     )
     if tainted is None:
         return out
-    out.append(_deleted_after_toleration(api_client, (namespace, name), on_node, node_lost_seconds, timeout))
-    others = serving_groups(_group_pods(api_client, namespace, name, "1"), size)
+    out.append(deleted_after_toleration(api_client, (namespace, name), on_node, node_lost_seconds, timeout))
+    others = serving_groups(group_pods(api_client, namespace, name, "1"), size)
     out.append(Finding("node-loss", f"{subject}: group 1 while group 0 is lost", others == 1, f"{others} serving"))
     out.append(_blocked_while_silent(api_client, target, size, node))
     saved = _node(api_client, node)
     _repair(api_client, saved)
-    back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == GROUPS, timeout)
+    back = wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == GROUPS, timeout)
     total = time.monotonic() - began
     out.append(
         Finding(
@@ -144,7 +154,7 @@ def lose_one_node(
             back is not None,
             f"{GROUPS} groups serve {total:.0f} s after the VM went silent"
             if back is not None
-            else f"not within {timeout:.0f} s: {_where(api_client, namespace, name, ('0', '1'))}",
+            else f"not within {timeout:.0f} s: {where(api_client, namespace, name, ('0', '1'))}",
         )
     )
     return out
@@ -154,10 +164,10 @@ BLOCKED_SECONDS = 60.0
 """How long group 0 is watched while its VM is silent and its Node still exists."""
 
 
-def _where(api_client: Any, namespace: str, name: str, groups: tuple[str, ...] = ("0",)) -> str:
+def where(api_client: Any, namespace: str, name: str, groups: tuple[str, ...] = ("0",)) -> str:
     """The pods of ``groups``: each with its phase, node, readiness, template revision and whether it is being deleted
     (a failed finding's detail: :func:`.rollout.serving_groups` needs every pod of a group Ready, on one revision)."""
-    pods = [p for g in groups for p in _group_pods(api_client, namespace, name, g)]
+    pods = [p for g in groups for p in group_pods(api_client, namespace, name, g)]
     return "; ".join(
         f"{p['metadata']['name']} {p.get('status', {}).get('phase')} on {p['spec'].get('nodeName') or '-'}"
         + ("" if pod_is_ready(p) else " (not Ready)")
@@ -171,12 +181,12 @@ def _blocked_while_silent(api_client: Any, target: tuple[str, str], size: int, n
     """While the silent VM's Node exists, group 0 does not serve: its pod there stays Terminating (no kubelet
     confirms the deletion), and keeps its name from the recreated group's worker StatefulSet."""
     namespace, name = target
-    served = _wait(lambda: serving_groups(_group_pods(api_client, namespace, name, "0"), size) == 1, BLOCKED_SECONDS)
+    served = wait(lambda: serving_groups(group_pods(api_client, namespace, name, "0"), size) == 1, BLOCKED_SECONDS)
     return Finding(
         "node-loss",
         f"LeaderWorkerSet {namespace}/{name}: group 0 while its VM's Node {node} exists",
         served is None,
-        f"does not serve for {BLOCKED_SECONDS:.0f} s: {_where(api_client, namespace, name)}"
+        f"does not serve for {BLOCKED_SECONDS:.0f} s: {where(api_client, namespace, name)}"
         if served is None
         else f"serves again after {served:.0f} s, with the VM still silent",
     )
@@ -190,7 +200,7 @@ def _repair(api_client: Any, node: Any, timeout: float = 120.0) -> None:
     core = client.CoreV1Api(api_client)
     name = node.metadata.name
     core.delete_node(name)
-    _wait(lambda: _node(api_client, name) is None, timeout)
+    wait(lambda: _node(api_client, name) is None, timeout)
     labels = {k: v for k, v in (node.metadata.labels or {}).items() if k != KWOK_LABEL[0]}
     taints = [
         t for t in (node.spec.taints or []) if t.key != UNREACHABLE and not t.key.startswith("node.kubernetes.io/")
@@ -206,24 +216,30 @@ def _repair(api_client: Any, node: Any, timeout: float = 120.0) -> None:
     core.patch_node(name, {"metadata": {"labels": {KWOK_LABEL[0]: KWOK_LABEL[1]}}})
 
 
-def _deleted_after_toleration(
-    api_client: Any, target: tuple[str, str], pods: set[str], tolerated: int, timeout: float
+def deleted_after_toleration(
+    api_client: Any,
+    target: tuple[str, str],
+    pods: set[str],
+    tolerated: int,
+    timeout: float,
+    check: tuple[str, str] = ("node-loss", "on the lost VM"),
 ) -> Finding:
-    """The pods on the silenced VM marked for deletion, ``tolerated`` seconds after the taint (within the slack)."""
+    """The pods on the silenced VM marked for deletion, ``tolerated`` seconds after the taint (within the slack);
+    ``check`` names the finding's check and where the pods were."""
     namespace, name = target
 
     def marked() -> bool:
         live = [p for p in lws_pods(api_client, namespace, name) if p["metadata"]["name"] in pods]
         return all(p["metadata"].get("deletionTimestamp") for p in live)
 
-    took = _wait(marked, timeout + tolerated)
+    took = wait(marked, timeout + tolerated)
     ok = took is not None and tolerated - TOLERATION_SLACK_SECONDS <= took <= tolerated + TOLERATION_SLACK_SECONDS
     detail = (
         f"{', '.join(sorted(pods))} marked for deletion {took:.0f} s after the taint (toleration {tolerated} s)"
         if took is not None
         else f"not marked for deletion within {timeout + tolerated:.0f} s"
     )
-    return Finding("node-loss", f"LeaderWorkerSet {namespace}/{name}: group 0's pods on the lost VM", ok, detail)
+    return Finding(check[0], f"LeaderWorkerSet {namespace}/{name}: group 0's pods {check[1]}", ok, detail)
 
 
 DOCUMENTED_NODE_LOST_SECONDS = 60

@@ -311,42 +311,44 @@ def _group(
 # --------------------------------------------------------------------------- zones
 
 
-def _zone_spread(lws: Obj) -> int | None:
-    """``minDomains`` of the required zone spread on a LeaderWorkerSet's leaders (its ``leaderTemplate``, else its
-    ``workerTemplate``, whose pod 0 leads), None without one."""
+def _zone_spread(lws: Obj) -> Obj | None:
+    """The required zone spread on a LeaderWorkerSet's leaders (its ``leaderTemplate``, else its ``workerTemplate``,
+    whose pod 0 leads), None without one."""
     template = lws.get("spec", {}).get("leaderWorkerTemplate", {}) or {}
     pod = template.get("leaderTemplate") or template.get("workerTemplate") or {}
     for c in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
         if c.get("topologyKey") == ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule":
-            return int(c.get("minDomains") or 1)
+            return dict(c)
     return None
 
 
 def zones(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
-    """The leaders of a LeaderWorkerSet whose leaders are required apart over zones (``DoNotSchedule`` on
-    ``topology.kubernetes.io/zone``, ``minDomains`` N) sit in as many zones as they can: N, or one per leader when
-    fewer. The rule binds only when a pod is placed: a scale-down removes the highest-numbered group wherever it
-    sits (lws v0.10.0), and can leave the others in one zone, which the next zonal event takes together (SRE review
-    round 43, M2). A LeaderWorkerSet with the rule and no scheduled leader fails."""
+    """The leaders a LeaderWorkerSet's required zone spread selects (``DoNotSchedule`` on
+    ``topology.kubernetes.io/zone``, ``minDomains`` N: the standing groups, :func:`tpu_serving.spread.group_zone_spread`)
+    sit in as many zones as they can: N, or one per leader when fewer. The rule binds only when a pod is placed: a
+    scale-down removes the highest-numbered group wherever it sits (lws v0.10.0), and can leave the others in one
+    zone, which the next zonal event takes together (SRE review round 43, M2). A LeaderWorkerSet with the rule and no
+    selected leader on a node fails."""
     nodes = {meta(n)["name"]: n for n in snapshot.of("Node")}
     out: list[Finding] = []
     for namespace in namespaces:
         for lws in snapshot.of("LeaderWorkerSet", namespace):
-            wanted = _zone_spread(lws)
-            if wanted is None:
+            rule = _zone_spread(lws)
+            if rule is None:
                 continue
-            placed = _leader_zones(snapshot.of("Pod", namespace), str(meta(lws)["name"]), nodes)
-            out.append(_spread(_subject("LeaderWorkerSet", lws), placed, wanted))
+            placed = _leader_zones(snapshot.of("Pod", namespace), str(meta(lws)["name"]), nodes, rule)
+            out.append(_spread(_subject("LeaderWorkerSet", lws), placed, int(rule.get("minDomains") or 1)))
     return out
 
 
-def _leader_zones(pods: Sequence[Obj], lws: str, nodes: Mapping[str, Obj]) -> list[str]:
-    """The zone of each leader of LeaderWorkerSet ``lws`` that is on a node."""
+def _leader_zones(pods: Sequence[Obj], lws: str, nodes: Mapping[str, Obj], rule: Obj) -> list[str]:
+    """The zone of each leader of LeaderWorkerSet ``lws`` that ``rule``'s selector selects and is on a node."""
     out = []
     for pod in pods:
         labels = meta(pod).get("labels") or {}
         node = nodes.get(pod.get("spec", {}).get("nodeName") or "")
-        if labels.get(LWS_NAME_LABEL) == lws and labels.get(LWS_WORKER_LABEL) == "0" and node is not None:
+        leads = labels.get(LWS_NAME_LABEL) == lws and labels.get(LWS_WORKER_LABEL) == "0"
+        if leads and node is not None and selects(rule.get("labelSelector"), labels):
             out.append(str(meta(node).get("labels", {}).get(ZONE_LABEL)))
     return out
 

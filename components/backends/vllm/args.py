@@ -329,8 +329,8 @@ class VllmServingArgs:
         ge=1,
     )
     zone_spread: ZoneSpread = described(
-        "`required` (a group stays in its zone, Pending without a free slice there) or `preferred`: a zone outage's "
-        "break glass, groups take the surviving zone's free slices (changing it rolls every group).",
+        "`required`: the standing groups (the HPA's minimum) wait in their zones for a free slice, the others take "
+        "any zone's; `preferred`: every group takes any zone's (a change rolls every group).",
         default=ZoneSpread.REQUIRED,
     )
     model_size: ModelSize | None = described(

@@ -23,7 +23,7 @@ from ...podspec import (
     pod_security,
     requests,
 )
-from ...spread import group_zone_spread
+from ...spread import group_zone_spread, standing_groups
 from . import file_cache
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -391,9 +391,15 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
             ),
         )
 
-    # groups apart over the zones, required, on the leaders: a multi-host group's workers follow theirs onto its slice
+    # the standing groups apart over the zones, required, on the leaders (a multi-host group's workers follow theirs
+    # onto its slice); groups above them to the emptier zone, preferred
     spread = (
-        [group_zone_spread(leader_labels(args), args.zones, args.zone_spread)]
+        group_zone_spread(
+            leader_labels(args),
+            args.zones,
+            (lws.GROUP_INDEX_LABEL, standing_groups(args.replicas, args.zones)),
+            args.zone_spread,
+        )
         if args.zones > 1 and args.kv_transfer is None
         else None
     )

@@ -1,0 +1,40 @@
+"""tpu_serving_tools.e2e.zone_outage.lose_a_zone on ``vllm-llama33-70b-v6e8``, against the real control plane: every
+VM of group 0's zone goes silent; the real node lifecycle controller taints them and deletes group 0's pods after the
+stack's ``nodeLostSeconds``; group 1 serves throughout; the HPA's next group, placed by the real scheduler, takes the
+surviving zone's free slice (SRE review round 45, M3: the required zone spread over every leader kept it Pending);
+and every group serves once the zone is back. Marked ``e2e``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_serving_tools.e2e import run
+from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.zone_outage import zone_outage_lifecycle
+
+pytestmark = pytest.mark.e2e
+
+ROOT = Path(__file__).resolve().parents[1]
+STACK = "vllm-llama33-70b-v6e8"
+SUBJECT = "LeaderWorkerSet vllm-llama70b/vllm"
+
+
+def test_lose_a_zone_places_the_hpas_next_group_in_the_surviving_zone(tmp_path: Path) -> None:
+    if not toolchain_file().is_file() or not {"pulumi", "lws-manager"} <= set(load_toolchain()):
+        pytest.skip("the e2e toolchain has no Pulumi CLI or LWS manager (make e2e-tools)")
+    report = run.run_stack(run.Setup.load(ROOT, tmp_path), STACK, lifecycle=zone_outage_lifecycle)
+    print("\n".join(f.line() for f in report.findings), report.timings)
+    assert not report.error, report.error
+    found = {f.subject: f for f in report.findings}
+    assert found[f"{SUBJECT}: standing groups"].ok, found[f"{SUBJECT}: standing groups"].detail
+    (deleted,) = [f for f in report.findings if f.subject.startswith(f"{SUBJECT}: group 0's pods in zone ")]
+    assert deleted.ok, deleted.detail
+    (survivor,) = [f for f in report.findings if f.subject.startswith(f"{SUBJECT}: group 1 while zone ")]
+    assert survivor.ok, survivor.detail
+    (next_group,) = [f for f in report.findings if f.subject.startswith(f"{SUBJECT}: the HPA's next group while zone ")]
+    assert next_group.ok, next_group.detail
+    back = found[f"{SUBJECT}: every group serves once the zone is back"]
+    assert back.ok, back.detail
+    assert report.ok, [f.line() for f in report.findings if not f.ok]

@@ -1,0 +1,176 @@
+"""A zone outage: what the real scheduler does with the HPA's next group while one zone's VMs are all silent.
+
+The stack goes up and is scaled to its two standing groups, one in each zone (the required zone spread:
+:func:`tpu_serving.spread.group_zone_spread`). Then every Node of group 0's zone is taken from kwok at once, as a
+zone that loses power or its network: the real node lifecycle controller taints them unreachable, and its taint
+eviction marks group 0's pods for deletion after ``serving.probes.nodeLostSeconds``; with no kubelet to confirm it,
+they stay Terminating, so group 0 cannot come back before the zone does. The surviving zone's group must serve
+throughout. The LeaderWorkerSet is then scaled to three, as the HPA does once the surviving group's queue grows (or
+an operator raising the HPA's minimum), and the real scheduler must place group 3's leader on the surviving zone's
+free slice: the required rule binds the standing groups only. The zone then comes back (kwok takes its Nodes again),
+and all three groups must serve.
+
+What this does not show: a real zone's outage (the VMs stop; GKE's control plane, regional, keeps answering), the
+cluster autoscaler (``make e2e`` creates every pool's Nodes at its maximum: :func:`.nodes.create_plan_nodes`), and
+the HPA's own decision (``make e2e`` scales through the scale subresource, as the node-loss run does).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from tpu_serving.spread import ZONE_LABEL
+from tpu_serving_tools.verify.checks import Finding
+
+from .controlplane import KWOK_LABEL
+from .lifecycle import hpa_targets, up_finding
+from .node_loss import (
+    deleted_after_toleration,
+    group_pods,
+    node_lost_seconds,
+    scale,
+    set_replicas,
+    silence,
+    tainted,
+    wait,
+    where,
+)
+from .rollout import live_lws, lws_pods, serving_groups
+from .stack_run import StackRun
+
+CHECK = "zone-outage"
+STANDING = 2
+"""The standing groups of the run's stack (its ``autoscaling.minReplicas``), one per zone."""
+
+
+def _zone_nodes(api_client: Any, zone: str) -> list[str]:
+    from kubernetes import client
+
+    found = client.CoreV1Api(api_client).list_node(label_selector=f"{ZONE_LABEL}={zone}").items
+    return sorted(str(n.metadata.name) for n in found if n.metadata is not None)
+
+
+def _zone_of(api_client: Any, node: str) -> str:
+    from kubernetes import client
+
+    metadata = client.CoreV1Api(api_client).read_node(node).metadata
+    return str(((metadata.labels if metadata is not None else None) or {}).get(ZONE_LABEL))
+
+
+def _unscheduled(api_client: Any, namespace: str, pod: str) -> str:
+    """The scheduler's last word on ``pod`` (its newest ``FailedScheduling`` event), for a failed finding."""
+    from kubernetes import client
+
+    events = (
+        client.CoreV1Api(api_client)
+        .list_namespaced_event(namespace, field_selector=f"involvedObject.name={pod},reason=FailedScheduling")
+        .items
+    )
+    newest = max(events, key=lambda e: str(e.last_timestamp or e.event_time or ""), default=None)
+    return f"; scheduler: {newest.message}" if newest is not None else ""
+
+
+def _leader_zone(api_client: Any, namespace: str, name: str, group: str) -> str | None:
+    leaders = [p for p in group_pods(api_client, namespace, name, group) if p["metadata"]["name"] == f"{name}-{group}"]
+    node = leaders[0]["spec"].get("nodeName") if leaders else None
+    return _zone_of(api_client, str(node)) if node else None
+
+
+def _next_group(api_client: Any, target: tuple[str, str], size: int, lost: str, timeout: float) -> Finding:
+    """Scale to three, as the HPA does: group 2 must serve, in a zone other than the lost one."""
+    namespace, name = target
+    set_replicas(api_client, target, STANDING + 1)
+    took = wait(lambda: serving_groups(group_pods(api_client, namespace, name, "2"), size) == 1, timeout)
+    subject = f"LeaderWorkerSet {namespace}/{name}: the HPA's next group while zone {lost} is down"
+    if took is None:
+        detail = f"not serving within {timeout:.0f} s: {where(api_client, namespace, name, ('2',))}"
+        return Finding(CHECK, subject, False, detail + _unscheduled(api_client, namespace, f"{name}-2"))
+    zone = _leader_zone(api_client, namespace, name, "2")
+    return Finding(CHECK, subject, zone not in (None, lost), f"serves {took:.0f} s after the scale, in {zone}")
+
+
+def lose_a_zone(
+    api_client: Any, target: tuple[str, str], node_lost_seconds: int, timeout: float = 240.0
+) -> list[Finding]:
+    """Silence every Node of group 0's zone, and follow the LeaderWorkerSet ``target`` (namespace, name): group 0's
+    pods deleted after ``node_lost_seconds``, group 1 serving throughout, the HPA's next group placed in the surviving
+    zone, and every group serving once the zone is back."""
+    namespace, name = target
+    _, size = live_lws(api_client, namespace, name)
+    out = [scale(api_client, target, size, timeout, STANDING, CHECK)]
+    if not out[0].ok:
+        return out
+    lost = _leader_zone(api_client, namespace, name, "0")
+    kept = _leader_zone(api_client, namespace, name, "1")
+    apart = lost is not None and kept is not None and lost != kept
+    out.append(Finding(CHECK, f"LeaderWorkerSet {namespace}/{name}: standing groups", apart, f"in {lost} and {kept}"))
+    if not apart or lost is None:
+        return out
+    nodes = _zone_nodes(api_client, lost)
+    group0 = {p["metadata"]["name"] for p in group_pods(api_client, namespace, name, "0")}
+    for node in nodes:
+        silence(api_client, node)
+    began = time.monotonic()
+    took = wait(lambda: all(tainted(api_client, n) for n in nodes), timeout)
+    out.append(
+        Finding(
+            CHECK,
+            f"zone {lost}: its {len(nodes)} Nodes tainted unreachable",
+            took is not None and bool(nodes),
+            f"after {took:.0f} s silent" if took is not None else f"not within {timeout:.0f} s",
+        )
+    )
+    if took is None:
+        return out
+    out.append(
+        deleted_after_toleration(api_client, target, group0, node_lost_seconds, timeout, (CHECK, f"in zone {lost}"))
+    )
+    serving = serving_groups(group_pods(api_client, namespace, name, "1"), size)
+    out.append(
+        Finding(
+            CHECK,
+            f"LeaderWorkerSet {namespace}/{name}: group 1 while zone {lost} is down",
+            serving == 1,
+            f"{serving} serving",
+        )
+    )
+    out.append(_next_group(api_client, target, size, lost, timeout))
+    out.append(_zone_back(api_client, target, size, nodes, (began, timeout)))
+    return out
+
+
+def _zone_back(
+    api_client: Any, target: tuple[str, str], size: int, nodes: list[str], clock: tuple[float, float]
+) -> Finding:
+    """kwok takes the zone's Nodes again: their kubelets answer, the Terminating pods go, and group 0 comes back in
+    its zone."""
+    from kubernetes import client
+
+    namespace, name = target
+    began, timeout = clock
+    for node in nodes:
+        client.CoreV1Api(api_client).patch_node(node, {"metadata": {"labels": {KWOK_LABEL[0]: KWOK_LABEL[1]}}})
+    back = wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == STANDING + 1, timeout)
+    subject = f"LeaderWorkerSet {namespace}/{name}: every group serves once the zone is back"
+    if back is None:
+        return Finding(
+            CHECK, subject, False, f"not within {timeout:.0f} s: {where(api_client, namespace, name, ('0', '1', '2'))}"
+        )
+    return Finding(
+        CHECK, subject, True, f"{STANDING + 1} groups serve {time.monotonic() - began:.0f} s after the zone went silent"
+    )
+
+
+def zone_outage_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
+    """``run_stack``'s lifecycle for a zone outage: up, :func:`lose_a_zone` on the first HPA's LeaderWorkerSet with the
+    stack file's toleration, destroy."""
+    if not up_finding(report, run):
+        return
+    targets = hpa_targets(run.resources())
+    if not targets:
+        report.findings.append(Finding(CHECK, "zone outage", False, "the stack has no autoscaled LeaderWorkerSet"))
+    else:
+        report.findings += report.step(CHECK, lambda: lose_a_zone(api_client, targets[0], node_lost_seconds(config)))
+    report.step("destroy", run.destroy)

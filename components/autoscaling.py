@@ -162,6 +162,29 @@ def adapter_member(project: str, project_number: str) -> str:
     )
 
 
+MAX_STABILIZATION_SECONDS = 3600
+"""The longest HPA stabilization window ("less than or equal to 3600 (one hour)": k8s.io/api v0.36.3
+autoscaling/v2/types.go l.195)."""
+FEWEST_SCALE_DOWN_WINDOW_SECONDS = 900
+"""The shortest scale-down window unless a stack sets one: a group's slice is not given back within a quarter hour
+of the load that asked for it."""
+
+
+def scale_down_window(seconds: int | None, startup_seconds: int | None) -> int:
+    """The HPA's scale-down stabilization window: ``seconds`` (``autoscaling.scaleDownStabilizationSeconds``) when
+    set, else the serving's startup window (``startup_seconds``) between :data:`FEWEST_SCALE_DOWN_WINDOW_SECONDS` and
+    :data:`MAX_STABILIZATION_SECONDS`.
+
+    The LeaderWorkerSet removes the highest-index group, Ready or not (SRE review round 45, M2). The HPA removes one
+    only once every recommendation of the window asked for fewer ("the safest value from the stabilization window is
+    chosen", HPAScalingRules, the same file l.184-187), so with the window as long as a group's start, a group that began
+    reloading while the load still asked for it serves again before the scale-down. A reload that starts once the
+    load has already fallen is not covered: there the minimum (``minReplicas``) is what holds."""
+    if seconds is not None:
+        return seconds
+    return min(MAX_STABILIZATION_SECONDS, max(FEWEST_SCALE_DOWN_WINDOW_SECONDS, startup_seconds or 0))
+
+
 @dataclass(frozen=True)
 class AutoscalingSettings:
     """Autoscaling of the serving groups by whole slices: the HPA's bounds, metric and target."""
@@ -193,12 +216,13 @@ class AutoscalingSettings:
         gt=0,
         le=100000,
     )
-    scale_down_stabilization_seconds: int = described(
-        "How long the metric must stay low before a replica (and its slice) is removed; a new slice takes "
-        "minutes to provision and load the weights.",
-        default=900,
+    scale_down_stabilization_seconds: int | None = described(
+        "How long the metric must stay low before a group (and its slice) is removed. Unset: as long as a group "
+        "may take to start (the serving's startup window, at least 900 and at most 3600, the API's bound), so a "
+        "group that began reloading while the load asked for more serves again before one is removed.",
+        default=None,
         ge=0,
-        le=3600,
+        le=MAX_STABILIZATION_SECONDS,
     )
     adapter_version: str = described(
         "Release of the Custom Metrics Stackdriver Adapter installed by the stack (tag `cm-sd-adapter-<version>`).",
@@ -273,6 +297,9 @@ class ServingAutoscalerArgs:
     )
     """Seconds over which the HPA removes at most one group (``behavior.scaleDown.policies[0].periodSeconds``; the API
     admits 1 to 1800, :data:`MAX_SCALING_PERIOD_SECONDS`)."""
+    startup_seconds: int | None = None
+    """How long a group may take to start (the backend's startup window): the scale-down waits as long, unless
+    ``settings.scale_down_stabilization_seconds`` is set (:func:`scale_down_window`)."""
     grant_adapter_viewer: bool = True
     """Grant the adapter's principal ``roles/monitoring.viewer`` here (unless ``settings.adapter_iam`` names the grant
     existing): once per deployment (a second autoscaler of the same deployment passes False, or two resources would
@@ -317,7 +344,9 @@ def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAut
                     policies=[k8s.autoscaling.v2.HPAScalingPolicyArgs(type="Pods", value=1, period_seconds=60)]
                 ),
                 scale_down=k8s.autoscaling.v2.HPAScalingRulesArgs(
-                    stabilization_window_seconds=s.scale_down_stabilization_seconds,
+                    stabilization_window_seconds=scale_down_window(
+                        s.scale_down_stabilization_seconds, args.startup_seconds
+                    ),
                     policies=[
                         k8s.autoscaling.v2.HPAScalingPolicyArgs(
                             type="Pods", value=1, period_seconds=args.scale_down_period_seconds

@@ -44,7 +44,7 @@ def _config(stack: str) -> dict[str, Any]:
 @pytest.mark.parametrize("stack", HPA_STACKS)
 def test_hpas_of_each_autoscaling_plan_read_the_metric_the_stand_in_is_given(stack):
     (hpa,) = hpas(_state(stack))
-    assert hpa.target == "vllm" and hpa.average == 5.0 and hpa.down_window == 900
+    assert hpa.target == "vllm" and hpa.average == 5.0 and hpa.down_window == 3600
     assert (hpa.low, hpa.high) == ((2, 2) if stack.endswith("existing") else (2, 3))
     assert hpa.metric == stack_metric(_config(stack)) == "prometheus.googleapis.com|vllm:num_requests_waiting|gauge"
 

@@ -455,6 +455,12 @@ def test_rollout_scale_down_of_fixed_and_autoscaled_groups() -> None:
         **base,  # type: ignore[arg-type]
     ).scale_down
     assert "one group every 60 s, once its metric has stayed low for 900 s" in scaled
-    assert "the only Ready one" in scaled and "at 1 group (the minimum)" in scaled
-    two = RolloutPlan(autoscaled=True, **{**base, "fewest": 2}).scale_down  # type: ignore[arg-type]
+    assert "remove a Ready group while a lower one reloads" in scaled and "at 1 group (the minimum)" in scaled
+    assert "the window is shorter than a group's start (60 min)" in scaled
+    two = RolloutPlan(
+        autoscaled=True,
+        scale_down_stabilization_seconds=3600,
+        **{**base, "fewest": 2},  # type: ignore[arg-type]
+    ).scale_down
     assert "never below 2 groups" in two
+    assert "the window covers a group's start" in two

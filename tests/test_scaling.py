@@ -46,7 +46,9 @@ def test_scaling_hpa_scales_the_leaderworkerset_on_the_leaders_queue():
     ]
     # One group (one slice) per step, and a slow scale-down.
     assert spec["behavior"]["scaleUp"]["policies"] == [{"type": "Pods", "value": 1, "periodSeconds": 60}]
-    assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 900
+    assert (
+        spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 3600
+    )  # the startup window (autoscaling.scale_down_window)
 
 
 def test_scaling_vllm_metric_unset_reads_the_waiting_requests():
@@ -291,3 +293,18 @@ def test_scaling_jetstream_refuses_groups_over_several_slices_naming_why():
     assert "GKE provisions each slice's node pool on its own" in maximum and "set maxReplicas to 2" in maximum
     assert mode.startswith('tpu-serving:serving.autoscaling: mode "disaggregated" spreads each group over two slices')
     assert "maxtext.prometheusPort (unset)" in metrics and "9090" in metrics
+
+
+def test_scale_down_window_waits_out_a_groups_start_within_the_apis_bounds() -> None:
+    """SRE review round 45, M2: the 900 s window let the HPA remove a Ready group while a lower one still reloaded for
+    up to an hour."""
+    from tpu_serving.autoscaling import scale_down_window
+
+    assert [scale_down_window(None, s) for s in (None, 600, 2400, 3600, 7200)] == [900, 900, 2400, 3600, 3600]
+    assert scale_down_window(300, 3600) == 300  # the stack's own window wins
+
+
+def test_add_autoscaler_scale_down_window_is_the_production_examples_startup_window() -> None:
+    (hpa,) = plan_of("vllm-llama33-70b-v6e8").of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
+    assert hpa.inputs["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 3600
+    assert plan_of("vllm-llama33-70b-v6e8").outputs["autoscaling"]["scaleDownWindowSeconds"] == 3600

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import host_maintenance, lws
-from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS
+from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
 from ..lws import Rollout
 from . import scaling
 from .base import Stack
@@ -285,6 +285,18 @@ class RolloutPlan:
         alone = f"; at {self.fewest} group (the minimum) the service stops meanwhile" if self.fewest == 1 else ""
         return f"{when}; {cost}; the disruption budget holds the next slice's drain until it serves again{alone}"
 
+    def _window_note(self) -> str:
+        """Whether the scale-down waits out a group's start (:func:`~tpu_serving.autoscaling.scale_down_window`)."""
+        if self.scale_down_stabilization_seconds >= self.startup_minutes * 60:
+            return (
+                ": the window covers a group's start, so a group that began reloading while the load asked for it "
+                "serves again before one goes, but not one that begins after the load fell"
+            )
+        return (
+            f": the window is shorter than a group's start ({self.startup_minutes} min), so a group that began "
+            "reloading under load may still be reloading when one goes"
+        )
+
     @property
     def scale_down(self) -> str:
         """One line on removing groups: the HPA's pace, which group leaves and how. The LWS controller scales the
@@ -308,8 +320,8 @@ class RolloutPlan:
         return (
             f"the HPA removes at most one group every {self.scale_down_period_seconds} s, once its metric has stayed "
             f"low for {self.scale_down_stabilization_seconds} s; the LWS controller removes the highest-index group, "
-            "Ready or not, so while a lower group reloads (a recreation, an upgrade) a scale-down can remove the only "
-            f"Ready one{floor}{drain}"
+            "Ready or not, so a scale-down can remove a Ready group while a lower one reloads (a recreation, an "
+            f"upgrade){self._window_note()}{floor}{drain}"
         )
 
     def output(self) -> dict[str, object]:
@@ -362,7 +374,9 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         node_upgrades_held=node_upgrades_held(cfg),
         grace_seconds=grace_seconds,
         scale_down_period_seconds=DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
-        scale_down_stabilization_seconds=auto.scale_down_stabilization_seconds if auto is not None else 0,
+        scale_down_stabilization_seconds=scale_down_window(auto.scale_down_stabilization_seconds, startup_seconds)
+        if auto is not None
+        else 0,
         canary_groups=serving.canary_groups,
         maintenance=stack_maintenance(cfg, serving.slices),
     )

@@ -25,6 +25,7 @@ from ..autoscaling import (
     ServingAutoscalerArgs,
     adapter_member,
     kind_problem,
+    scale_down_window,
 )
 from ..catalog import SliceShape
 from ..existing import CloudResource
@@ -213,10 +214,13 @@ def install_adapter(platform: Platform, built: Built, auto: AutoscalingSettings)
 
 
 def add_autoscaler(
-    platform: Platform, built: Built, serving: Scaled, waiting: str, workload: pulumi.Resource
+    platform: Platform, built: Built, serving: Scaled, scaler_of: tuple[str, int], workload: pulumi.Resource
 ) -> ServingAutoscaler:
     """The metrics adapter's install and the HPA on LeaderWorkerSet ``serving.name`` (``workload``), with their
-    stack output; the HPA reads ``autoscaling.metric``, else ``waiting``."""
+    stack output; ``scaler_of``: the backend's queue gauge, which the HPA reads unless ``autoscaling.metric`` names
+    another, and its groups' startup window, which the scale-down waits out
+    (:func:`~tpu_serving.autoscaling.scale_down_window`)."""
+    waiting, startup_seconds = scaler_of
     auto = to_settings(serving.autoscaling, AutoscalingSettings)
     adapter = install_adapter(platform, built, auto)
     scaler = ServingAutoscaler(
@@ -228,6 +232,7 @@ def add_autoscaler(
             settings=auto,
             metric=resolved_metric(serving, waiting),
             labels=platform.k8s_labels,
+            startup_seconds=startup_seconds,
         ),
         opts=platform.options(adapter, workload, platform.apis),
     )
@@ -237,5 +242,6 @@ def add_autoscaler(
         "maxReplicas": auto.max_replicas,
         "metric": scaler.metric,
         "targetPerReplica": auto.target,
+        "scaleDownWindowSeconds": scale_down_window(auto.scale_down_stabilization_seconds, startup_seconds),
     }
     return scaler

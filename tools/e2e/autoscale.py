@@ -13,7 +13,7 @@ from the API server:
    ``maxReplicas``, and every new group's pods exist and are scheduled, each group on Nodes of one pool that no
    other group uses (a slice of its own; the run's Nodes are each pool at its maximum, :mod:`.nodes`);
 2. then below it (:data:`IDLE`): the HPA recommends fewer groups. Its scale-down waits for the ``behavior``'s
-   ``scaleDown.stabilizationWindowSeconds`` (the stacks': 900 s, longer than a run may wait), so where the window is
+   ``scaleDown.stabilizationWindowSeconds`` (the stacks': 900 s or more, longer than a run may wait), so where the window is
    longer than :data:`WAIT_DOWN` only the recommendation is asserted: ``AbleToScale`` True with reason
    ``ScaleDownStabilized`` ("recent recommendations were higher than current one", k8s.io/kubernetes v1.36.3
    ``pkg/controller/podautoscaler/horizontal.go`` l.1061), the HPA's metric at the low value, the groups still at

@@ -145,7 +145,9 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
     if serving.autoscaling is not None:
-        scaling.add_autoscaler(platform, built, serving, JetStreamMetric.PREFILL_BACKLOG.value, workload)
+        scaling.add_autoscaler(
+            platform, built, serving, (JetStreamMetric.PREFILL_BACKLOG.value, probes_startup_seconds(serving)), workload
+        )
     return built
 
 

@@ -210,7 +210,9 @@ def _build(platform: Platform, serving: VllmServingConfig) -> Built:
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )
     if serving.autoscaling is not None:
-        scaling.add_autoscaler(platform, built, serving, VllmMetric.REQUESTS_WAITING.value, workload)
+        scaling.add_autoscaler(
+            platform, built, serving, (VllmMetric.REQUESTS_WAITING.value, probes_startup_seconds(serving)), workload
+        )
     return built
 
 

@@ -13,6 +13,7 @@ from ...autoscaling import (
     AutoscalingSettings,
     ServingAutoscaler,
     ServingAutoscalerArgs,
+    scale_down_window,
 )
 from ...catalog import SliceShape
 from ...controllers import ControllerInstall
@@ -344,6 +345,11 @@ def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
     return min(shutdown(args.prefill).grace_seconds, MAX_SCALING_PERIOD_SECONDS)
 
 
+def role_scale_down_window(auto: AutoscalingSettings, engine: VllmServingArgs) -> int:
+    """A role's HPA scale-down window: the stack's, else the role's startup window (:func:`scale_down_window`)."""
+    return scale_down_window(auto.scale_down_stabilization_seconds, engine.probes.max_startup_seconds)
+
+
 def scale_down_summary(serving: VllmServingConfig, args: VllmDisaggregatedArgs) -> str:
     """What removing groups does to each role (the ``rollout`` output's ``scaleDown``, which the preview prints). A
     role's HPA sets its DisaggregatedSetRoleScaler's replicas (kubernetes-sigs/lws v0.10.0 scaler_manager.go
@@ -359,7 +365,7 @@ def scale_down_summary(serving: VllmServingConfig, args: VllmDisaggregatedArgs) 
         auto = to_settings(c.autoscaling, AutoscalingSettings)
         parts.append(
             f"{r.value}: the HPA removes at most one group every {scale_down_period(args, r)} s, once its metric has "
-            f"stayed low for {auto.scale_down_stabilization_seconds} s, never below {auto.min_replicas}; {grace}"
+            f"stayed low for {role_scale_down_window(auto, engine)} s, never below {auto.min_replicas}; {grace}"
         )
     return (
         "; ".join(parts) + "; a role's LeaderWorkerSet removes its highest-index group, Ready or not, so while a "
@@ -421,6 +427,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 target_kind=ROLE_SCALER_KIND,
                 grant_adapter_viewer=(r, c) == scaled[0],
                 scale_down_period_seconds=scale_down_period(args, r),
+                startup_seconds=(args.prefill if r == KvRole.PREFILL else args.decode).probes.max_startup_seconds,
             ),
             opts=platform.options(adapter, workload, platform.apis),
         )

@@ -252,16 +252,26 @@ def node_lost_seconds(config: Mapping[str, Any]) -> int:
     return int(probes.get("nodeLostSeconds", DOCUMENTED_NODE_LOST_SECONDS))
 
 
-def node_loss_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
-    """``run_stack``'s lifecycle for a lost VM: up, :func:`lose_one_node` on the first HPA's LeaderWorkerSet with the
-    stack file's toleration, destroy."""
-    if not up_finding(report, run):
-        return
-    targets = hpa_targets(run.resources())
-    if not targets:
-        report.findings.append(Finding("node-loss", "node loss", False, "the stack has no autoscaled LeaderWorkerSet"))
-    else:
-        report.findings += report.step(
-            "node-loss", lambda: lose_one_node(api_client, targets[0], node_lost_seconds(config))
-        )
-    report.step("destroy", run.destroy)
+Lifecycle = Callable[[Any, StackRun, Any, Mapping[str, Any]], None]
+"""What ``run_stack`` runs once a stack is up (:func:`tpu_serving_tools.e2e.run.run_stack`'s ``lifecycle``)."""
+
+
+def autoscaled_lifecycle(check: str, scenario: Callable[[Any, tuple[str, str], int], list[Finding]]) -> Lifecycle:
+    """A lifecycle that brings the stack up, runs ``scenario`` on the first HPA's LeaderWorkerSet (namespace, name)
+    with the stack file's ``serving.probes.nodeLostSeconds``, and destroys it; its findings are ``check``'s."""
+
+    def lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
+        if not up_finding(report, run):
+            return
+        targets = hpa_targets(run.resources())
+        if not targets:
+            report.findings.append(Finding(check, check, False, "the stack has no autoscaled LeaderWorkerSet"))
+        else:
+            report.findings += report.step(check, lambda: scenario(api_client, targets[0], node_lost_seconds(config)))
+        report.step("destroy", run.destroy)
+
+    return lifecycle
+
+
+node_loss_lifecycle = autoscaled_lifecycle("node-loss", lose_one_node)
+"""``run_stack``'s lifecycle for a lost VM: :func:`lose_one_node`."""

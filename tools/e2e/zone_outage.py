@@ -18,18 +18,16 @@ the HPA's own decision (``make e2e`` scales through the scale subresource, as th
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving.spread import ZONE_LABEL
 from tpu_serving_tools.verify.checks import Finding
 
 from .controlplane import KWOK_LABEL
-from .lifecycle import hpa_targets, up_finding
 from .node_loss import (
+    autoscaled_lifecycle,
     deleted_after_toleration,
     group_pods,
-    node_lost_seconds,
     scale,
     set_replicas,
     silence,
@@ -38,7 +36,6 @@ from .node_loss import (
     where,
 )
 from .rollout import live_lws, lws_pods, serving_groups
-from .stack_run import StackRun
 
 CHECK = "zone-outage"
 STANDING = 2
@@ -163,14 +160,5 @@ def _zone_back(
     )
 
 
-def zone_outage_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
-    """``run_stack``'s lifecycle for a zone outage: up, :func:`lose_a_zone` on the first HPA's LeaderWorkerSet with the
-    stack file's toleration, destroy."""
-    if not up_finding(report, run):
-        return
-    targets = hpa_targets(run.resources())
-    if not targets:
-        report.findings.append(Finding(CHECK, "zone outage", False, "the stack has no autoscaled LeaderWorkerSet"))
-    else:
-        report.findings += report.step(CHECK, lambda: lose_a_zone(api_client, targets[0], node_lost_seconds(config)))
-    report.step("destroy", run.destroy)
+zone_outage_lifecycle = autoscaled_lifecycle(CHECK, lose_a_zone)
+"""``run_stack``'s lifecycle for a zone outage: :func:`lose_a_zone`."""

@@ -128,16 +128,16 @@ def lose_one_node(
     on_node = {p["metadata"]["name"] for p in workers if p["spec"].get("nodeName") == node}
     silence(api_client, node)
     began = time.monotonic()
-    tainted = wait(lambda: tainted(api_client, node), timeout)
+    taint_after = wait(lambda: tainted(api_client, node), timeout)
     out.append(
         Finding(
             "node-loss",
             f"Node {node}: tainted unreachable",
-            tainted is not None,
-            f"after {tainted:.0f} s silent" if tainted is not None else f"not within {timeout:.0f} s",
+            taint_after is not None,
+            f"after {taint_after:.0f} s silent" if taint_after is not None else f"not within {timeout:.0f} s",
         )
     )
-    if tainted is None:
+    if taint_after is None:
         return out
     out.append(deleted_after_toleration(api_client, (namespace, name), on_node, node_lost_seconds, timeout))
     others = serving_groups(group_pods(api_client, namespace, name, "1"), size)

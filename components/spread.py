@@ -108,9 +108,9 @@ def group_zone_spread(
     scheduler adds 1 to a zone's count only for a pod the selector matches ("'existing matching num' + 'if
     self-match (1 or 0)' - 'global minimum' <= 'maxSkew'": k8s.io/kubernetes v1.36.3
     pkg/scheduler/framework/plugins/podtopologyspread/filtering.go l.337-356), and a standing group's leader that is
-    being deleted, as on a VM a zone outage cut off, is not counted (common.go l.150-153). So in a zone outage the
-    HPA's next group takes the surviving zone's free slice with no change to the template (SRE review round 45,
-    M3), and a second, preferred rule over every leader (``ScheduleAnyway``: "giving higher precedence to topologies
+    being deleted, as on a VM a zone outage cut off, is not counted (common.go l.150-153). So in a zone outage a
+    group the HPA adds (below its maximum: docs/operate.md) takes the surviving zone's free slice with no template
+    change (SRE review round 45, M3), and a second, preferred rule over every leader (``ScheduleAnyway``: "giving higher precedence to topologies
     that would help reduce the skew", the Pod API reference) sends such groups to the emptier zone while both are up.
     The API refuses two constraints only on the same key with the same ``whenUnsatisfiable``
     (k8s.io/kubernetes v1.36.3 pkg/apis/core/validation/validation.go l.8943-8951).

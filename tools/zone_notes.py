@@ -89,7 +89,8 @@ def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
                 standing = _standing(c)
                 others = (
                     "; the groups above them (the HPA's, a surge rollout's spare) take any zone's free slice, the "
-                    "emptier zone first, so in a zone outage the HPA's next group takes the surviving zone's"
+                    "emptier zone first, so in a zone outage a group the HPA adds takes the surviving zone's (at its maximum it "
+                    "adds none: docs/operate.md, 'A zone outage')"
                     if standing != "every group"
                     else ", and while a zone is down its groups do not move to the other's"
                 )

@@ -148,12 +148,13 @@ test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed 
 
 # The e2e tests: a real control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok) on
 # loopback, from the binaries the e2e toolchain built (their JSON: $$TPU_SERVING_E2E_TOOLCHAIN, default
-# build/e2e/toolchain.json, which make e2e-tools writes); the tests skip, saying so, without it. Root: controllers run under unshare.
+# build/e2e/toolchain.json, which make e2e-tools writes, and make e2e runs first: seconds once cached); the tests skip,
+# saying so, without it. Root: controllers run under unshare.
 # The stacks make e2e deploys: empty, every stack but those tools/e2e/run.py's NOT_RUNNABLE names with the reason
 # (the Go module proxy serves neither LWS v0.10.0, whose API the disaggregated vLLM stack needs, nor the PathwaysJob
 # controller); the run prints them. E2E_STACKS=<stack> runs any.
 E2E_STACKS ?=
-e2e: $(VENV)/.installed
+e2e: $(VENV)/.installed e2e-tools
 	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider
 	$(PYTHON) -m tpu_serving_tools.e2e.run $(E2E_STACKS)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
 from tpu_serving_tools.e2e.stack_run import engine_errors
 
@@ -58,3 +60,15 @@ def test_installed_controllers_counts_those_the_cluster_runs():
         ]
     }
     assert installed_controllers(plan) == ["jobset", "lws"]
+
+
+def test_main_without_a_toolchain_says_to_build_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """New-user review round 46, M1: make e2e on a fresh checkout ended in a FileNotFoundError traceback."""
+    from tpu_serving_tools.e2e import run as e2e_run
+
+    monkeypatch.setenv("TPU_SERVING_E2E_TOOLCHAIN", str(tmp_path / "toolchain.json"))
+    assert e2e_run.main(["--root", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "run make e2e-tools first" in err and str(tmp_path / "toolchain.json") in err

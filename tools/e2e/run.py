@@ -398,7 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # SIGTERM (CI's timeout, a `kill`) unwinds like Ctrl-C, so each control plane's context manager stops its
     # processes instead of leaving them behind.
     signal.signal(signal.SIGTERM, _terminated)
-    setup = Setup.load(args.root.resolve(), args.work.resolve())
+    try:
+        setup = Setup.load(args.root.resolve(), args.work.resolve())
+    except FileNotFoundError as missing:
+        print(f"e2e: no toolchain ({missing.filename}): run make e2e-tools first (make e2e runs it)", file=sys.stderr)
+        return 2
     stacks = args.stacks or default_stacks(setup.root)
     if not stacks:
         print("e2e: no stack to run", file=sys.stderr)

@@ -73,6 +73,12 @@ pod fast): a Node becomes Ready, keeps its Lease; a pod becomes Running and Read
 containers all end completes, a deleted pod goes."""
 GKE_ADMISSION_PLUGINS = "ExtendedResourceToleration"
 """Admission plugins GKE enables beyond kube-apiserver's defaults, as far as a source here shows."""
+SYSTEM_NAMESPACES = ("default", "kube-node-lease", "kube-public", "kube-system")
+"""The namespaces the API server creates itself (k8s.io/kubernetes v1.36.3 ``pkg/controlplane/apiserver/options/
+options.go`` l.131 and ``cmd/kube-apiserver/app/options/options.go`` l.94, made by the controller that
+``pkg/controlplane/apiserver/server.go`` l.143-148 starts), in each of which kube-controller-manager's ServiceAccount controller then creates the ``default``
+ServiceAccount (``pkg/controller/serviceaccount/serviceaccounts_controller.go`` l.56-61). The control plane is
+ready only once they exist: a run that takes its inventory before they appear finds them "left" after destroy."""
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
 DEFAULT_TOOLCHAIN = Path("build") / "e2e" / "toolchain.json"
 """What ``make e2e-tools`` writes (``python -m tpu_serving_tools.e2e.toolchain``), under the repository's root."""
@@ -383,6 +389,11 @@ class ControlPlane:
         proc = self.spawn("kube-controller-manager", argv)
         url = f"https://{LOOPBACK}:{self.ports.controller_manager}/healthz"
         self._await(proc, "/healthz", lambda: _http_ok(url, tls=True))
+        self._await(proc, "default ServiceAccounts", self._default_service_accounts)
+
+    def _default_service_accounts(self) -> bool:
+        """Every system namespace holds its ``default`` ServiceAccount (:data:`SYSTEM_NAMESPACES`)."""
+        return all(self.kube.find("v1", "ServiceAccount", "default", ns) for ns in SYSTEM_NAMESPACES)
 
     def _start_scheduler(self) -> None:
         kubeconfig = self._component_kubeconfig("scheduler", self.pki.scheduler)

@@ -72,6 +72,26 @@ def test_diff_single_host_resize_is_not_a_recreate():
     assert diff.warnings == [] and len(diff.changed) == 1
 
 
+def test_diff_computed_field_left_out_is_listed_but_replaces_nothing():
+    """``initialNodeCount`` is Optional + Computed + ForceNew: left out, the provider keeps it (no Recreates line);
+    set to another value, it replaces the pool."""
+    base = json.loads(json.dumps(plan_of(STACK).as_json()))  # a copy: other tests share the plan
+    pool = next(r for r in base["resources"] if r["type"] == NODE_POOL and r["inputs"]["name"] == "llama405b-v6e16")
+    pool["inputs"]["initialNodeCount"] = 0
+    head = json.loads(json.dumps(base))
+    left_out = next(r for r in head["resources"] if r["type"] == NODE_POOL and r["inputs"]["name"] == "llama405b-v6e16")
+    del left_out["inputs"]["initialNodeCount"]
+    diff = diff_plans(STACK, base, head)
+    assert diff.warnings == []
+    (change,) = diff.changed
+    assert change.fields == [("initialNodeCount", 0, None)] and change.recreates == []
+    left_out["inputs"]["initialNodeCount"] = 2
+    (warning,) = diff_plans(STACK, base, head).warnings
+    assert warning.startswith("Recreates TPU node pool `llama405b-v6e16`: `initialNodeCount` 0 → 2")
+    assert provider_rules.keeps_state_when_left_out(NODE_POOL, "initialNodeCount")
+    assert not provider_rules.keeps_state_when_left_out(NODE_POOL, "cluster")
+
+
 def test_diff_renamed_pool_and_new_stack():
     base = plan_of(STACK).as_json()
     head = json.loads(json.dumps(base))

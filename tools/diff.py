@@ -134,6 +134,8 @@ def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDif
         return
     change = Change(urn, b["type"], b["name"], fields)
     for path, before, after in fields:
+        if after is None and provider_rules.keeps_state_when_left_out(b["type"], path):
+            continue  # left out of the head's inputs: the provider keeps the value in state and replaces nothing
         why = recreate_reason(b, path)
         if why:
             change.recreates.append(path)

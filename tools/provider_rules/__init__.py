@@ -43,5 +43,15 @@ def force_new(type_: str, path: str) -> str | None:
     return next((".".join(parts[:i]) for i in range(len(parts), 0, -1) if ".".join(parts[:i]) in fields), None)
 
 
+def keeps_state_when_left_out(type_: str, path: str) -> bool:
+    """Whether leaving ``path`` out of a ``type_``'s inputs keeps the value in state, with no diff: the field is
+    Computed (Optional + Computed, or Computed only). Terraform's plugin SDK v2 returns no diff for a Computed
+    field the configuration no longer sets (``helper/schema/schema.go``, ``diffString``: ``if removed &&
+    schema.Computed { return nil }``), so a ForceNew mark on it replaces nothing."""
+    entry = rules()["types"].get(type_) or {}
+    flat = field_path(path)
+    return flat in set(entry.get("optionalComputed", ())) or flat in set(entry.get("computed", ()))
+
+
 def known(type_: str) -> bool:
     return type_ in rules()["types"]

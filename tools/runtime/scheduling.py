@@ -389,6 +389,8 @@ class Step:
     """The pool of the group's first pod, once scheduled."""
     pending: str | None
     """Why a pod of the group is still pending after a slice was provisioned."""
+    waiting: str | None = None
+    """Why the group's first pending pod had no node before any provisioning (None when it fit)."""
 
 
 def step_up(
@@ -401,14 +403,15 @@ def step_up(
     before = place(pods, pools)
     if all(p.key in before.node_of for p in group):
         return Step(True, None, before.pool_of[group[0].key].name if group else None, None)
+    waiting = next(before.failure[p.key] for p in group if p.key not in before.node_of)
     what, ok = provision(group, pools, originals)
     if not ok:
-        return Step(False, what, None, None)
+        return Step(False, what, None, None, waiting)
     after = place(pods, pools)
     pending = [p.key for p in group if p.key not in after.node_of]
     if pending:
-        return Step(False, what, None, after.failure[pending[0]])
-    return Step(True, what, after.pool_of[group[0].key].name, None)
+        return Step(False, what, None, after.failure[pending[0]], waiting)
+    return Step(True, what, after.pool_of[group[0].key].name, None, waiting)
 
 
 def minimum_finding(
@@ -436,7 +439,10 @@ def minimum_finding(
 def scale_findings(view: PlanView) -> list[Finding]:
     """For each HPA on a LeaderWorkerSet: its minimum scheduled on the pools as they start, then each step up
     to its maximum: the new group pending, one whole slice provisioned (a pool scaling 0 -> its VMs), the
-    group scheduled on it."""
+    group scheduled on it; at its maximum a rollout's surge groups, and those of each LeaderWorkerSet no HPA scales
+    (:mod:`.scheduling_surge`)."""
+    from tpu_serving_tools.runtime import scheduling_surge as surge  # that module builds on this one
+
     findings = []
     originals = {p.name: p for p in node_pools(view)}
     for (ns, kind, name), (lo, hi) in hpa_bounds(view).items():
@@ -455,7 +461,9 @@ def scale_findings(view: PlanView) -> list[Finding]:
             else:
                 where = f"group scheduled on {step.pool}" if step.ok else f"still pending: {step.pending}"
                 findings.append(Finding(subject, step.ok, f"group {g} pending; {step.provisioned}; {where}"))
-    return findings
+        findings += surge.surge_findings(view, (ns, kind, name), hi, pools, originals, f"the HPA's maximum {hi}")
+    findings += surge.fixed_surge_findings(view, [at_minimum(p) for p in originals.values()], originals)
+    return findings + surge.missing_findings(view, findings)
 
 
 # --------------------------------------------------------------------------- check

@@ -149,13 +149,20 @@ def unscheduled_policy_args(
     )
 
 
-def zone_line(pools: Sequence[tuple[str, str]]) -> str:
+def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
-    zone, and so whether one zonal maintenance wave can take every group; where the runbook is."""
+    zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
+    host-maintenance gate) and where the runbook is."""
     zones = sorted({z for _, z in pools})
+    who = (
+        "the stack's host-maintenance gate starts it every 10 minutes at most one pool at a time, the pool whose "
+        "window opens first, while every standing group serves (hostMaintenance)"
+        if gated
+        else "start it one pool at a time, the next once the groups serve again"
+    )
     how = (
-        f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); start "
-        f"it one pool at a time, the next once the groups serve again ({RUNBOOK})"
+        f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "
+        f"{who} ({RUNBOOK})"
     )
     if len(pools) == 1:
         return f"the only serving slice ({pools[0][0]}, {zones[0]}): its host maintenance stops the service; {how}"

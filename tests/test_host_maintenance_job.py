@@ -17,6 +17,7 @@ from tpu_serving.config.serving_facts import maintenance_gated
 from tpu_serving.naming import maintenance_gate_metric
 from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview import rollout_summary
 from tpu_serving_tools.stack_files import load_project, stack_config
 
 GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16", "vllm-llama33-70b-v6e8")
@@ -233,3 +234,18 @@ def test_gate_alerts_in_the_flagship_plan() -> None:
     jetstream = {r.name for r in plan_of("llama31-405b-v6e16").resources}
     assert not any("maintenance-gate" in n for n in jetstream)
     assert any(n.endswith("-observability-host-maintenance-unscheduled") for n in jetstream)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: str) -> None:
+    """The preview's fact (:func:`tpu_serving.backends.rollout.maintenance_gated`) and the stack's
+    (:func:`tpu_serving.config.serving_facts.maintenance_gated`) agree on every shipped stack."""
+    (line,) = [x for x in rollout_summary(plan_of(stack).outputs) if x.startswith("Maintenance: ")]
+    assert ("the stack's host-maintenance gate starts it" in line) == (stack in GATED)
+    assert ("start it one pool at a time" in line) == (stack not in GATED)
+
+
+def test_preview_maintenance_line_of_a_ticket_stack_says_to_start_it() -> None:
+    plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
+    (line,) = [x for x in rollout_summary(plan.outputs) if x.startswith("Maintenance: ")]
+    assert "start it one pool at a time" in line and "host-maintenance gate" not in line

@@ -189,19 +189,15 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
 
 
 def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """List the namespace's pods; read its HPAs (by name)."""
-    return k8s.rbac.v1.RoleInitArgs(
-        metadata=_meta(args),
-        rules=[
-            k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"]),
-            k8s.rbac.v1.PolicyRuleArgs(
-                api_groups=["autoscaling"],
-                resources=["horizontalpodautoscalers"],
-                verbs=["get"],
-                resource_names=list(args.autoscalers) or None,
-            ),
-        ],
+    """List the namespace's pods; read its HPAs, by name (none without autoscaling)."""
+    hpas = k8s.rbac.v1.PolicyRuleArgs(
+        api_groups=["autoscaling"],
+        resources=["horizontalpodautoscalers"],
+        verbs=["get"],
+        resource_names=list(args.autoscalers),
     )
+    pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
+    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if args.autoscalers else [])])
 
 
 def cluster_role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRoleInitArgs:

@@ -179,7 +179,7 @@ def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str
         return f"0 of {gate.fewest_groups} standing groups Ready (no serving pod found)"
     unready = sorted(_name(p) for p in pods if not pod_ready(p))
     if unready:
-        return f"{ready} of {len(leaders)} groups Ready; not Ready: {', '.join(unready)}"
+        return f"{ready} of {len(leaders)} leaders Ready; not Ready: {', '.join(unready)}"
     if len(leaders) < gate.fewest_groups:
         return f"{len(leaders)} of {gate.fewest_groups} standing groups run"
     if len(leaders) > gate.fewest_groups and not scale_downs_held:

@@ -103,6 +103,8 @@ def test_gate_env_is_what_the_program_reads() -> None:
 
 
 def test_gate_rbac_is_least_privilege() -> None:
+    fixed = job.role(job.HostMaintenanceGateArgs(namespace="serving", pools=("c-a",), leader_worker_sets=("v",)))
+    assert [r.resources for r in fixed.rules] == [["pods"]]  # no HPA, no HPA rule
     role = job.role(ARGS)
     assert [(r.api_groups, r.resources, r.verbs, r.resource_names) for r in role.rules] == [
         ([""], ["pods"], ["list"], None),

@@ -108,7 +108,7 @@ def test_decide_holds_while_a_serving_pod_is_not_ready() -> None:
     serving = [*SERVING, pod("vllm-1-1", "n-p-b", 1, ready=False)]
     d = mg.decide(pools({"p-a": IN_50H, "p-b": None}), serving, GATE, NOW, False)
     assert (d.action, d.severity) == ("hold", "WARNING")
-    assert d.message.endswith("2 of 2 groups Ready; not Ready: vllm-1-1")
+    assert d.message.endswith("2 of 2 leaders Ready; not Ready: vllm-1-1")
 
 
 def test_decide_holds_below_the_standing_groups() -> None:

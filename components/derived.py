@@ -6,20 +6,22 @@ Pure functions of the validated settings (and of built parts' names for :func:`b
 """
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, cast
 
 from . import capacity, cost
 from .allocation import Allocation, allocation
-from .backends import BACKENDS
+from .backends import BACKENDS, scaling
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import CpuPoolArgs, TpuClusterArgs
 from .config.checks import cpu_zones
 from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig
+from .config.serving_facts import maintenance_gated
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
+from .host_maintenance_job import HostMaintenanceGateArgs
 from .image_mirror import MirrorMode
 from .naming import (
     bucket_name,
@@ -276,3 +278,21 @@ def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str
     g = cfg.gateway or GatewaySettings()
     name = address_name(g.existing_address, cfg.cluster.name, service)
     return name, g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network
+
+
+def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMaintenanceGateArgs | None:
+    """The host-maintenance gate of a gated stack (:func:`tpu_serving.config.serving_facts.maintenance_gated`): its
+    serving pools, its LeaderWorkerSet (named after the serving), its standing groups and its HPA; None otherwise."""
+    serving = cfg.serving
+    if serving is None or not maintenance_gated(cfg):
+        return None
+    scaled = cast(scaling.Scaled, serving)
+    return HostMaintenanceGateArgs(
+        namespace=cfg.workload_identity.namespace,
+        pools=tuple(p for s in cfg.tpu_slices if s.name in serving.slices for p in cfg.node_pool_names(s)),
+        leader_worker_sets=(scaled.name,),
+        fewest_groups=scaling.fewest_groups(scaled),
+        autoscalers=scaling.autoscalers(scaled),
+        due_hours=cfg.host_maintenance.due_hours,
+        labels=dict(labels),
+    )

@@ -19,7 +19,8 @@ from collections.abc import Sequence
 
 import pulumi_gcp as gcp
 
-from .alert_policies import log_match_policy_args
+from .alert_policies import Alert, log_match_policy_args
+from .naming import MAINTENANCE_GATE, maintenance_gate_metric
 from .observability_settings import ObservabilitySettings, Severity
 
 SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
@@ -70,30 +71,50 @@ Monitoring requires the limit on a policy with a log-match condition (pulumi-gcp
 condition")."""
 
 
-def upcoming_filter(project: str, zones: Sequence[str]) -> str:
+UNSCHEDULED = "UNSCHEDULED"
+"""The notice's ``metadata.type`` of emergency maintenance: Compute Engine API ``UpcomingMaintenance.type``,
+``SCHEDULED`` ("Scheduled maintenance (e.g. maintenance after uptime guarantee is complete)") or ``UNSCHEDULED``
+("Unscheduled maintenance (e.g. emergency maintenance during uptime guarantee)"; Google.Cloud.Compute.V1
+``UpcomingMaintenance.Types.Type`` and ``ComputeEnumConstants.UpcomingMaintenance.Type``: ``"UNSCHEDULED"``,
+cloud.google.com/dotnet/docs/reference/Google.Cloud.Compute.V1/latest). It comes without the seven days' notice,
+so no ticket and no gate has time for it: it pages, on every stack with serving slices."""
+UNSCHEDULED_KEY = "host-maintenance-unscheduled"
+UNSCHEDULED_TITLE = "Unscheduled TPU host maintenance"
+
+
+def upcoming_filter(project: str, zones: Sequence[str], unscheduled: bool = False) -> str:
     """The Logging filter of the pending upcoming-maintenance notifications of the project's VMs in ``zones``
-    (:data:`PENDING` cites the entry)."""
+    (:data:`PENDING` cites the entry): the unscheduled ones (:data:`UNSCHEDULED`), or all the others."""
     where = " OR ".join(f'resource.labels.zone="{z}"' for z in sorted(set(zones)))
+    kind = f'protoPayload.metadata.type="{UNSCHEDULED}"'
     return (
         f'logName="projects/{project}/logs/{SYSTEM_EVENT_LOG}" AND resource.type="gce_instance" AND '
         f'protoPayload.methodName="{UPCOMING_METHOD}" AND protoPayload.metadata.maintenanceStatus="{PENDING}" AND '
-        f"({where})"
+        f"{kind if unscheduled else f'NOT {kind}'} AND ({where})"
     )
 
 
-def runbook(zones: Sequence[str]) -> str:
-    """What the ticket asks: find the nodes, then start the maintenance a pool at a time (:data:`RUNBOOK`)."""
+def runbook(zones: Sequence[str], gated: bool = False) -> str:
+    """What the ticket asks: find the nodes, then start the maintenance a pool at a time (:data:`RUNBOOK`); on a
+    stack whose host-maintenance gate starts it (:mod:`tpu_serving.host_maintenance_job`), to watch the gate."""
+    then = (
+        f"Then start it yourself, one node pool at a time, the next once the groups serve again: {RUNBOOK}."
+        if not gated
+        else "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
+        "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "
+        "<namespace> logs job/<the last host-maintenance-gate job>). Nothing to do unless it pages; a pool that is "
+        f"not a serving pool is yours to start ({RUNBOOK})."
+    )
     return (
         f"Compute Engine scheduled host maintenance for a VM in {', '.join(sorted(set(zones)))}, where the serving "
         "slices run: when it comes, it interrupts the VM's whole slice, and a zonal wave can take every slice of "
         f"the zone at once. Find the nodes: kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL} (Unix "
-        f"epoch seconds; GKE {LABELS_SINCE} or later). Then start it yourself, one node pool at a time, the next "
-        f"once the groups serve again: {RUNBOOK}."
+        f"epoch seconds; GKE {LABELS_SINCE} or later). {then}"
     )
 
 
 def policy_args(
-    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings
+    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, gated: bool = False
 ) -> gcp.monitoring.AlertPolicyArgs:
     """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels."""
     return log_match_policy_args(
@@ -101,19 +122,47 @@ def policy_args(
         f"{stack}: {TITLE}",
         upcoming_filter(project, zones),
         RATE_LIMIT_SECONDS,
-        runbook(zones),
+        runbook(zones, gated),
         SEVERITY,
         settings.channels(SEVERITY),
     )
 
 
-def zone_line(pools: Sequence[tuple[str, str]]) -> str:
+def unscheduled_policy_args(
+    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings
+) -> gcp.monitoring.AlertPolicyArgs:
+    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones."""
+    text = (
+        f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
+        f"{', '.join(sorted(set(zones)))}: it comes without the scheduled notice, and interrupts the VM's whole "
+        f"slice. Find the node (kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}) and check that the "
+        f"other groups serve; start it now on a pool whose group can go ({RUNBOOK}), rather than at the window."
+    )
+    return log_match_policy_args(
+        project,
+        f"{stack}: {UNSCHEDULED_TITLE}",
+        upcoming_filter(project, zones, unscheduled=True),
+        RATE_LIMIT_SECONDS,
+        text,
+        Severity.ERROR,
+        settings.channels(Severity.ERROR),
+    )
+
+
+def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
-    zone, and so whether one zonal maintenance wave can take every group; where the runbook is."""
+    zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
+    host-maintenance gate) and where the runbook is."""
     zones = sorted({z for _, z in pools})
+    who = (
+        "the stack's host-maintenance gate starts it every 10 minutes at most one pool at a time, the pool whose "
+        "window opens first, while every standing group serves (hostMaintenance)"
+        if gated
+        else "start it one pool at a time, the next once the groups serve again"
+    )
     how = (
-        f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); start "
-        f"it one pool at a time, the next once the groups serve again ({RUNBOOK})"
+        f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "
+        f"{who} ({RUNBOOK})"
     )
     if len(pools) == 1:
         return f"the only serving slice ({pools[0][0]}, {zones[0]}): its host maintenance stops the service; {how}"
@@ -125,4 +174,93 @@ def zone_line(pools: Sequence[tuple[str, str]]) -> str:
     return (
         f"the {len(pools)} serving slices span {', '.join(zones)}: a zonal maintenance wave takes only the groups "
         f"of its zone; {how}"
+    )
+
+
+# --------------------------------------------------------------------------- the gate's alerts
+
+GATE_KEY, GATE_TITLE = "maintenance-gate", "Serving group lost or TPU host maintenance held"
+SILENT_KEY, SILENT_TITLE = "maintenance-gate-silent", "Host-maintenance gate silent"
+SILENT_WINDOW_MINUTES = 40
+"""No run line for 40 minutes: four runs of the 10-minute CronJob missed."""
+GATE_RATE_LIMIT_SECONDS = 1800
+"""At most one notification per half hour: a lost node or a hold logs an ERROR line every run (10 minutes)."""
+USER_METRIC = "logging.googleapis.com/user/"
+"""Prefix of a user-defined log-based metric's type (cloud.google.com/logging/docs/logs-based-metrics)."""
+
+
+def gate_filter(cluster: str, namespace: str, errors: bool = False) -> str:
+    """The Logging filter of the gate's run lines (one JSON line per run, ``jsonPayload.gate``), ERROR and above
+    with ``errors``: the container's entries on GKE's ``k8s_container`` resource, whose labels name the cluster,
+    namespace and container (cloud.google.com/logging/docs/api/v2/resource-list, ``k8s_container``); the
+    line's ``severity`` is the entry's (:mod:`tpu_serving.maintenance_gate` cites structured logging)."""
+    return (
+        f'resource.type="k8s_container" AND resource.labels.cluster_name="{cluster}" AND '
+        f'resource.labels.namespace_name="{namespace}" AND resource.labels.container_name="{MAINTENANCE_GATE}" AND '
+        f'jsonPayload.gate="host-maintenance"' + (" AND severity>=ERROR" if errors else "")
+    )
+
+
+def gate_policy_args(
+    project: str, stack: str, namespace: str, settings: ObservabilitySettings
+) -> gcp.monitoring.AlertPolicyArgs:
+    """The ERROR page on the gate's ERROR lines: a serving node lost, a hold near a window, the API refusing it."""
+    text = (
+        f"The host-maintenance gate of namespace {namespace} logged an ERROR: a node holding a serving pod has been "
+        "NotReady for 10 minutes (or a node in maintenance for 6 hours), a pool's maintenance is held within "
+        "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool busy, an HPA above its minimum "
+        "whose scale-down is not held), or the API refused the gate (403, 422: its RBAC or admission policy). "
+        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>; a held window is yours to start by "
+        f"hand, one pool at a time ({RUNBOOK})."
+    )
+    return log_match_policy_args(
+        project,
+        f"{stack}: {GATE_TITLE}",
+        gate_filter(stack, namespace, errors=True),
+        GATE_RATE_LIMIT_SECONDS,
+        text,
+        Severity.ERROR,
+        settings.channels(Severity.ERROR),
+    )
+
+
+def gate_metric_args(project: str, cluster: str, namespace: str) -> gcp.logging.MetricArgs:
+    """The counter of the gate's run lines (DELTA, INT64), which the silent alert reads."""
+    return gcp.logging.MetricArgs(
+        project=project,
+        name=maintenance_gate_metric(cluster, namespace),
+        description=f"Runs of the host-maintenance gate in namespace {namespace} of cluster {cluster}.",
+        filter=gate_filter(cluster, namespace),
+        metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+            metric_kind="DELTA", value_type="INT64", unit="1", display_name="Host-maintenance gate runs"
+        ),
+    )
+
+
+def promql_name(metric_type: str) -> str:
+    """A Cloud Monitoring metric type as PromQL names it: the first ``/`` becomes ``:``, every other special
+    character ``_`` ("Mapping Cloud Monitoring metrics to PromQL", cloud.google.com/monitoring/promql/promql-mapping:
+    ``logging.googleapis.com/log_entry_count`` is ``logging_googleapis_com:log_entry_count``)."""
+    domain, _, path = metric_type.partition("/")
+    clean = "".join(c if c.isalnum() or c == "_" else "_" for c in path)
+    return "".join(c if c.isalnum() else "_" for c in domain) + ":" + clean
+
+
+def silent_alert(cluster: str, namespace: str) -> Alert:
+    """The WARNING alert on no run line for :data:`SILENT_WINDOW_MINUTES`: the gate no longer runs (its CronJob
+    suspended or deleted, its pod not scheduled, its image not pulled), so no maintenance is started and no lost
+    group pages. A log-based metric's series names its monitored resource in the ``monitored_resource`` label (the
+    same mapping page, "Specifying a monitored resource type")."""
+    metric = promql_name(USER_METRIC + maintenance_gate_metric(cluster, namespace))
+    where = f'{{monitored_resource="k8s_container",namespace_name="{namespace}"}}'
+    return Alert(
+        SILENT_KEY,
+        SILENT_TITLE,
+        f"absent_over_time({metric}{where}[{SILENT_WINDOW_MINUTES}m])",
+        0,
+        f"The host-maintenance gate of namespace {namespace} has logged no run for {SILENT_WINDOW_MINUTES} minutes: "
+        f"no maintenance is started and no lost group pages. kubectl -n {namespace} get cronjob,jobs,pods -l "
+        f"app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob {MAINTENANCE_GATE} (suspended, a pod "
+        "that is not scheduled or whose image is not pulled).",
+        Severity.WARNING,
     )

@@ -11,6 +11,7 @@ they chose.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from enum import IntEnum
@@ -259,6 +260,31 @@ def group_recreations_metric(cluster: str) -> str:
     """The log-based metric counting a cluster's leader-worker group recreations: ``<cluster>-lws-group-recreations``
     (a GKE cluster name, at most 40 characters, fits a metric name's 100)."""
     return f"{cluster}-lws-group-recreations"
+
+
+MAINTENANCE_GATE = "host-maintenance-gate"
+"""The host-maintenance gate's CronJob, ServiceAccount, ConfigMap, Role and container in the serving namespace
+(:mod:`tpu_serving.host_maintenance_job`)."""
+
+
+def maintenance_gate_cluster_name(namespace: str) -> str:
+    """The gate's cluster-scoped objects (ClusterRole, ValidatingAdmissionPolicy and their bindings), one per serving
+    namespace: ``<ns>-host-maintenance-gate``."""
+    return f"{namespace}-{MAINTENANCE_GATE}"
+
+
+LOG_METRIC_NAME_MAX = 100
+"""A log-based metric's name: "Metric identifiers are limited to 100 characters" (pulumi-gcp 10.2.0
+logging/metric.py l.64, ``name``)."""
+
+
+def maintenance_gate_metric(cluster: str, namespace: str) -> str:
+    """The log-based metric counting the gate's runs: ``<cluster>-<ns>-maintenance-gate-runs``, the namespace
+    replaced by the first 8 hex digits of its sha256 when the name would pass :data:`LOG_METRIC_NAME_MAX`."""
+    name = f"{cluster}-{namespace}-maintenance-gate-runs"
+    if len(name) <= LOG_METRIC_NAME_MAX:
+        return name
+    return f"{cluster}-{hashlib.sha256(namespace.encode()).hexdigest()[:8]}-maintenance-gate-runs"
 
 
 RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "gmp-system", "gmp-public")

@@ -195,6 +195,9 @@ class ObservabilityArgs:
     maintenance_zones: Sequence[str] = ()
     """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
     (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
+    maintenance_gate: bool = False
+    """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
+    metric of its runs and its silence alert; the ticket says the gate starts the maintenance."""
     upgrade_notices: bool = False
     """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
     cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
@@ -273,15 +276,33 @@ class Observability(pulumi.ComponentResource):
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if args.maintenance_zones:
-            upcoming = host_maintenance.policy_args(args.project, args.cluster, args.maintenance_zones, args.settings)
+            zones, gated = args.maintenance_zones, args.maintenance_gate
+            upcoming = host_maintenance.policy_args(args.project, args.cluster, zones, args.settings, gated)
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
-            self.alert_policies.append(str(upcoming.display_name))
+            page = host_maintenance.unscheduled_policy_args(args.project, args.cluster, zones, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", page, opts=child)
+            self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
+        if args.maintenance_gate:
+            self.alert_policies += self._watch_gate(name, args, child)
         if args.upgrade_notices:
             notices = cluster_notices.policy_args(args.project, args.cluster, args.settings)
             gcp.monitoring.AlertPolicy(f"{name}-{cluster_notices.KEY}", notices, opts=child)
             self.alert_policies.append(str(notices.display_name))
         if groups is not None:
             self.alert_policies += self._watch_recreations(name, groups, args.settings, child)
+
+    @staticmethod
+    def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:
+        """The gate's page on its ERROR lines, the log-based metric of its runs and the alert on their absence."""
+        hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
+        page = hm.gate_policy_args(project, cluster, ns, args.settings)
+        gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", page, opts=child)
+        gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)
+        silent = hm.silent_alert(cluster, ns)
+        gcp.monitoring.AlertPolicy(
+            f"{name}-{silent.key}", alert_policy_args(silent, cluster, args.settings, project), opts=child
+        )
+        return [str(page.display_name), f"{cluster}: {silent.title}"]
 
     @staticmethod
     def _watch_recreations(

@@ -31,6 +31,7 @@ from .derived import (
     cost_estimate,
     existing_cluster_args,
     gateway_address_and_subnet,
+    maintenance_gate_args,
     scale_from_zero,
     scale_to_zero,
     slice_allocation,
@@ -39,6 +40,7 @@ from .derived import (
 from .egress import existing_cluster_nat, image_mirror
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
+from .host_maintenance_job import HostMaintenanceGate
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .image_mirror import ImageMirror
 from .naming import (
@@ -433,11 +435,14 @@ class OperationsParts:
 def build_operations(
     ctx: Context, platform: PlatformParts, tenancy: TenancyParts, built: Built, traffic: TrafficParts
 ) -> OperationsParts:
-    """The serving workload's observability, when it is watched (:attr:`Context.watched`), and of its controllers;
-    behind a Gateway, the serving probe also goes through its address."""
+    """The host-maintenance gate of a gated stack; the serving workload's observability, when it is watched
+    (:attr:`Context.watched`), and of its controllers; behind a Gateway, the serving probe also goes through it."""
+    cfg, k8s_opts = ctx.cfg, pulumi.ResourceOptions(parent=ctx.parent, providers=platform.kubernetes)
+    if (gate := maintenance_gate_args(cfg, ctx.k8s_labels)) is not None:  # one serving pool's maintenance at a time
+        gated = pulumi.ResourceOptions.merge(k8s_opts, pulumi.ResourceOptions(depends_on=[tenancy.tenancy]))
+        HostMaintenanceGate(f"{ctx.name}-maintenance-gate", gate, opts=gated)
     if not ctx.watched:
         return OperationsParts(None)
-    cfg = ctx.cfg
     observability = Observability(
         f"{ctx.name}-observability",
         ObservabilityArgs(
@@ -449,6 +454,7 @@ def build_operations(
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
+            maintenance_gate=gate is not None,
             upgrade_notices=upgrades_held(cfg),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.

@@ -434,6 +434,18 @@ PINS: dict[str, Pin] = {
             "its CONFIGURATION.md at v0.28.0 (the http module the prober's ConfigMap holds: tpu_serving.prober)",
         ),
         Pin(
+            "python",
+            "Python image of the host-maintenance gate (tpu_serving.maintenance_gate, stdlib only)",
+            "gcr.io/distroless/python3-debian13:nonroot",
+            None,
+            "GoogleContainerTools/distroless python3/README.md (the image's entrypoint is the interpreter, the CMD a .py "
+            "file) and python3/python.bzl (oci_image per distro and user; /usr/bin/python3 symlinked to the distro's "
+            "Python, 3.13.5 on debian13 by python3/testdata/debian13.yaml); common/variables.bzl USERS, NONROOT = 65532",
+            "gcr.io/distroless/python3-debian13:nonroot",
+            "a rolling tag: distroless publishes no versioned tags (the same README)",
+            "the gate's program: the standard library of Python 3.13, no third-party import",
+        ),
+        Pin(
             "jetstream-http",
             "JetStream HTTP front end image",
             "us-docker.pkg.dev/cloud-tpu-images/inference/jetstream-http:v0.2.3",

@@ -15,9 +15,10 @@ BORN_UNDER_THE_DEPLOYMENT = {
     "tpu-serving:index:ExistingCluster",
     "tpu-serving:index:ExistingTpuNodePool",
     "tpu-serving:index:ExistingCpuNodePool",
+    "tpu-serving:index:HostMaintenanceGate",
 }
 """Direct children of the deployment that the program never created at the top of the stack (those of an existing
-cluster came after the deployment component)."""
+cluster came after the deployment component, as did the host-maintenance gate)."""
 
 
 def _children(plan: Plan, parent: RecordedResource, type_: str | None = None) -> list[RecordedResource]:

@@ -56,6 +56,12 @@ NOT_COVERED: dict[str, str] = {
     "group-reloading": "a conditionThreshold on the same log-based metric (a Cloud Monitoring filter, not PromQL)",
     "host-maintenance": "a conditionMatchedLog on Compute Engine's system-event audit log (a Logging filter, not "
     "PromQL; tests/test_host_maintenance.py checks the filter)",
+    "host-maintenance-unscheduled": "a conditionMatchedLog on Compute Engine's system-event audit log, UNSCHEDULED "
+    "notices (a Logging filter, not PromQL; tests/test_host_maintenance_job.py checks the filter)",
+    "maintenance-gate": "a conditionMatchedLog on the host-maintenance gate's ERROR lines in Cloud Logging (a Logging "
+    "filter, not PromQL; tests/test_maintenance_gate.py checks which runs log ERROR)",
+    "maintenance-gate-silent": "reads a log-based metric (logging_googleapis_com:user_...), which exists only in Cloud "
+    "Monitoring: no local series to give it",
     "cluster-notices": "a conditionMatchedLog on GKE's cluster notifications in Cloud Logging (a Logging filter, not "
     "PromQL; tests/test_cluster_notices.py checks the filter)",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "

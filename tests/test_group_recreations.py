@@ -158,7 +158,7 @@ def test_recreations_jobset_backends_declare_none_and_get_no_metric_alert_or_cha
 @pytest.mark.parametrize("stack", [VLLM_STACK, JETSTREAM_STACK])
 def test_recreations_plan_has_the_metric_and_the_alert_created_after_it(stack):
     plan = plan_of(stack)
-    (metric,) = plan.of_type(METRIC)
+    (metric,) = [m for m in plan.of_type(METRIC) if m.name.endswith(f"-{recreations.KEY}-metric")]
     (policy,) = _recreation_policies(plan)
     assert metric.urn in policy.dependencies
     (observability,) = [r for r in plan.resources if r.type == "tpu-serving:index:Observability"]
@@ -208,7 +208,7 @@ def test_recreations_runtime_model_wants_the_metric_created_before_the_policy():
         view, f"log metric vllm70b-lws-group-recreations of vllm70b-observability-{recreations.RELOAD_KEY}"
     ).ok
     policy = _resource(view, POLICY, f"-{recreations.KEY}")
-    metric = _resource(view, METRIC, "-metric")
+    metric = _resource(view, METRIC, f"-{recreations.KEY}-metric")
     policy["dependencies"] = [u for u in policy["dependencies"] if u != metric["urn"]]
     finding = _prereq(view, storm)
     assert not finding.ok and "does not depend on" in finding.reason and "#11102" in finding.reason
@@ -223,7 +223,7 @@ def test_recreations_runtime_model_refuses_what_the_apis_refuse():
     threshold = policy["inputs"]["conditions"][0]["conditionThreshold"]
     threshold["filter"] = threshold["filter"].split(" AND ")[0]
     threshold["duration"] = "30s"
-    metric = _resource(view, METRIC, "-metric")
+    metric = _resource(view, METRIC, f"-{recreations.KEY}-metric")
     metric["inputs"]["labelExtractors"] = {}
     metric["inputs"]["name"] = "/starts-with-a-slash"
     failures = {f.subject: f.reason for f in admission.check(view).failures()}

@@ -135,7 +135,10 @@ def test_image_mirror_settings_refuse_paths_without_existing_and_bad_paths():
 
 def test_image_mirror_preview_says_where_each_image_comes_from():
     line, other = image_source_lines(plan_of("vllm-llama33-70b-v5e16").resources)
-    assert other == "images from other registries: quay.io/prometheus/blackbox-exporter:v0.28.0"  # the prober's
+    assert other == (  # the host-maintenance gate's and the prober's
+        "images from other registries: gcr.io/distroless/python3-debian13:nonroot, "
+        "quay.io/prometheus/blackbox-exporter:v0.28.0"
+    )
     assert line.startswith(
         "images through this stack's remote repositories vllm70b-dockerhub (Docker Hub), vllm70b-ghcr (ghcr.io): "
     )

@@ -165,6 +165,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "capacity_reduced",
                 "controller_unavailable",
                 "error_rate",
+                "maintenance_gate_silent",
                 "metrics_missing",
                 "no_ready_leader",
                 "not_ready",

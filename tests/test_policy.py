@@ -193,16 +193,16 @@ def test_policy_allowlisted_privileges_pass_and_others_fail():
 
 def test_policy_allowlist_is_each_backends_own_file():
     """The allowlist is the union of the backend packages' files, each entry tagged with its backend, and of
-    the shared components' file (the gateway's endpoint picker)."""
+    the shared components' file (the gateway's endpoint picker, the host-maintenance gate)."""
     backends = ROOT / "components" / "backends"
     files = sorted(backends.glob(f"*/{ALLOWLIST_FILE}"))
     assert {f.parent.name for f in files} == {"jetstream", "pathways_job", "saxml", "vllm"}
     entries = [(f.parent.name, e) for f in files for e in json.loads(f.read_text())]
     shared = json.loads((ROOT / "components" / ALLOWLIST_FILE).read_text())
-    assert len(entries) + len(shared) == len(ALLOWLIST) == 7
+    assert len(entries) + len(shared) == len(ALLOWLIST) == 8
     for backend, e in entries:
         assert ALLOWLIST[(e["kind"], e["name"], e["finding"])].endswith(f"({backend})")
-    assert [ALLOWLIST[(e["kind"], e["name"], e["finding"])][-12:] for e in shared] == ["(components)"]
+    assert [ALLOWLIST[(e["kind"], e["name"], e["finding"])][-12:] for e in shared] == ["(components)"] * 2
     # the saxml model servers' host network is allowed only through saxml's file
     assert ("JobSet", "sax-model-server-set", "hostNetwork") in ALLOWLIST
 

@@ -106,7 +106,8 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == []
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
-        "images pinned by tag only, no digest (3): quay.io/prometheus/blackbox-exporter:v0.28.0, "
+        "images pinned by tag only, no digest (4): gcr.io/distroless/python3-debian13:nonroot, "
+        "quay.io/prometheus/blackbox-exporter:v0.28.0, "
         "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-dockerhub/vllm/vllm-tpu:v0.29.0, "
         "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0; "
         "a tag moved upstream does not reach a node that already "
@@ -136,6 +137,7 @@ def test_security_a_digest_pinned_image_is_not_listed():
     for pod in pod_specs(lws.inputs):
         pod["containers"][0]["image"] = digest
     assert tag_only_images(resources) == [
+        "gcr.io/distroless/python3-debian13:nonroot",  # the host-maintenance gate's
         "quay.io/prometheus/blackbox-exporter:v0.28.0",
         "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0",
     ]

@@ -20,6 +20,7 @@ from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
 from ..existing import CloudResource
 from ..gateway_settings import GatewaySettings
+from ..host_maintenance_job import HostMaintenanceSettings
 from ..models import ModelSize
 from ..observability import ScrapeTarget, ServingMetrics
 from ..observability_settings import ObservabilitySettings
@@ -93,6 +94,8 @@ class Stack(Protocol):
 
     @property
     def observability(self) -> ObservabilitySettings: ...
+    @property
+    def host_maintenance(self) -> HostMaintenanceSettings: ...
     @property
     def tpu_slices(self) -> Sequence[StackSlice]: ...
     @property

@@ -346,11 +346,20 @@ def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
     return [p for s in cfg.tpu_slices if s.name in slices for p in cfg.node_pool_names(s)]
 
 
-def stack_maintenance(cfg: Stack, slices: Sequence[str] | None = None) -> str:
+def stack_maintenance(cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
-    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`)."""
+    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`);
+    ``gated``: the stack's host-maintenance gate starts it."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
-    return host_maintenance.zone_line([(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)])
+    pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
+    return host_maintenance.zone_line(pools, gated)
+
+
+def maintenance_gated(cfg: Stack, serving: scaling.Scaled) -> bool:
+    """Whether the host-maintenance gate runs for LeaderWorkerSet serving (vLLM or JetStream, not disaggregated):
+    ``hostMaintenance.mode: start`` and two or more standing groups, as
+    :func:`tpu_serving.config.serving_facts.maintenance_gated` decides for the stack (a test holds both alike)."""
+    return str(cfg.host_maintenance.mode) == "start" and scaling.fewest_groups(serving) >= 2
 
 
 def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_seconds: int) -> RolloutPlan:
@@ -378,5 +387,5 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         if auto is not None
         else 0,
         canary_groups=serving.canary_groups,
-        maintenance=stack_maintenance(cfg, serving.slices),
+        maintenance=stack_maintenance(cfg, serving.slices, maintenance_gated(cfg, serving)),
     )

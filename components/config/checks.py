@@ -18,6 +18,7 @@ from ..epp import epp_pods
 from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
 from ..gateway_settings import existing_address_problem
 from ..gcp_zones import per_zone_minimum, pool_zones
+from ..host_maintenance_job import gate_pods
 from ..lws import Rollout
 from ..naming import (
     NameLimit,
@@ -35,7 +36,7 @@ from ..prober import ProbeTarget, prober_pods
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
-from .serving_facts import reload_outlasting_upgrade_wait, serving_kind_names
+from .serving_facts import maintenance_gated, reload_outlasting_upgrade_wait, serving_kind_names
 
 if TYPE_CHECKING:
     from ..maintenance import MaintenanceExclusion, MaintenanceSettings
@@ -457,7 +458,7 @@ def serving_probe(cfg: StackConfig) -> ProbeTarget | None:
 
 def namespace_pods(cfg: StackConfig) -> list[PodSet]:
     """The pods the stack puts in its namespace (:mod:`tpu_serving.quota`): the serving backend's, the endpoint
-    picker's (with an InferencePool) and the serving probe's; none while ``serving`` names a slice the stack lacks
+    picker's (with an InferencePool), the serving probe's and the host-maintenance gate's; none while ``serving`` names a slice the stack lacks
     (reported elsewhere)."""
     serving = cfg.serving
     if serving is None:
@@ -472,7 +473,7 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
         found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings)))
     if serving_probe(cfg) is not None:
         found.append(prober_pods())
-    return found
+    return found + ([gate_pods()] if maintenance_gated(cfg) else [])
 
 
 def tenancy_quota_problems(cfg: StackConfig) -> list[str]:

@@ -20,6 +20,7 @@ from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..controllers import ControllerManifests
 from ..existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
 from ..gateway import GatewaySettings
+from ..host_maintenance_job import HostMaintenanceConfig
 from ..identity import WorkloadIdentityArgs, service_account_email_problem
 from ..image_mirror import ImageMirrorConfig
 from ..naming import (
@@ -365,6 +366,11 @@ class StackConfig(Model):
     )
     image_mirror: ImageMirrorConfig = Field(
         default_factory=ImageMirrorConfig, description="Where the images of Docker Hub and ghcr.io are pulled from."
+    )
+    host_maintenance: HostMaintenanceConfig = Field(
+        default_factory=HostMaintenanceConfig,
+        description="TPU host maintenance of the serving pools: started by the stack's gate, one pool at a time, or "
+        "left to a ticket. A serving setting, not a cluster one: an existing cluster's stack has it too.",
     )
     production: StackBool = Field(
         True,

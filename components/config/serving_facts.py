@@ -3,11 +3,17 @@ groups reload for longer than GKE waits on a node upgrade."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..backends import BACKENDS, Serving, scaling
 from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
 from ..backends.vllm import VllmServingConfig
 from ..backends.vllm.disagg_checks import roles
+from ..host_maintenance_job import GateMode
+
+if TYPE_CHECKING:
+    from .models import StackConfig
 
 
 def serving_kind_names(serving: Serving) -> set[str]:
@@ -28,3 +34,17 @@ def reload_outlasting_upgrade_wait(serving: object) -> int | None:
         return None
     startup = BACKENDS[serving.backend].startup_seconds(serving)
     return startup if startup >= UPGRADE_WAIT_MINUTES * 60 else None
+
+
+def maintenance_gated(cfg: StackConfig) -> bool:
+    """Whether the stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`):
+    ``hostMaintenance.mode: start`` and serving that keeps two or more standing LeaderWorkerSet groups (vLLM or
+    JetStream, not disaggregated), whose pools one maintenance at a time leaves serving."""
+    serving = cfg.serving
+    if cfg.host_maintenance.mode != GateMode.START or not isinstance(
+        serving, VllmServingConfig | PathwaysServingConfig
+    ):
+        return False
+    if isinstance(serving, VllmServingConfig) and serving.disaggregation is not None:
+        return False
+    return scaling.fewest_groups(serving) >= 2

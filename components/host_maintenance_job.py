@@ -1,0 +1,319 @@
+"""``HostMaintenanceGate``: the CronJob that starts the serving pools' TPU host maintenance one pool at a time.
+
+With two or more standing LeaderWorkerSet groups in different pools (and zones), two pools' maintenance windows can
+overlap and take every group down at once; a ticket (:mod:`tpu_serving.host_maintenance`) leaves that to whoever
+reads it. The gate (:mod:`tpu_serving.maintenance_gate`, the program) runs every 10 minutes in the serving
+namespace and starts the pending maintenance of the pool whose window opens first, only while every standing group
+serves and no pool is in maintenance, NotReady or cordoned.
+
+Least privilege: a Role to list the namespace's pods and read its HPAs, a ClusterRole to list and patch nodes, and a
+ValidatingAdmissionPolicy that refuses any node update by the gate's ServiceAccount but adding
+``cloud.google.com/perform-maintenance=true``, on nodes of the stack's serving pools only (Kubernetes
+"Validating Admission Policy", kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/: GA and
+on by default from 1.30; ``object`` and ``oldObject`` in CEL, ``matchConditions`` on ``request.userInfo``; a
+merge patch reaches admission as an UPDATE of the node).
+
+The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`) says whether the gate starts the maintenance
+(``start``, the default) or only the ticket is opened (``ticket``).
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from . import maintenance_gate as program
+from .naming import MAINTENANCE_GATE, SERVING_PRIORITY, maintenance_gate_cluster_name, namespace_problem
+from .options import child_options
+from .podspec import container_security, pod_security, requests
+from .quota import ContainerRequests, PodSet, PodShape
+from .settings import described, settings_model
+from .validation import Choice, check_arguments
+from .versions import PINS
+
+GATE_IMAGE = PINS["python"].value
+SCHEDULE = "*/10 * * * *"
+"""Every 10 minutes (a CronJob's ``schedule`` in cron syntax, kubernetes.io/docs/concepts/workloads/controllers/
+cron-jobs/#schedule-syntax)."""
+GATE_USER = 65532
+"""The distroless ``nonroot`` user (GoogleContainerTools/distroless common/variables.bzl, ``NONROOT = 65532``)."""
+GATE_CPU, GATE_MEMORY = "50m", "64Mi"
+"""The gate's requests (memory also its limit): three API reads and a few patches a run. This library's choice."""
+CODE_DIR, CODE_FILE = "/gate", "maintenance_gate.py"
+DEADLINE_SECONDS = 300
+"""A run that has not finished in 5 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""
+LOST_SECONDS = 600
+MAINTENANCE_SECONDS = 21600
+"""A node holding a serving pod NotReady for 10 minutes pages, unless it is in maintenance, for up to 6 hours:
+a larger slice's maintenance "might result in slice unavailability of up to a few hours" (cloud.google.com/tpu/docs/
+manually-start-maintenance, "Limitations")."""
+
+
+class GateMode(Choice):
+    """What the stack does about a serving pool's scheduled TPU host maintenance."""
+
+    START = "start"
+    TICKET = "ticket"
+
+
+@dataclass(frozen=True)
+class HostMaintenanceSettings:
+    """TPU host maintenance of the serving pools (the stack file's ``hostMaintenance``)."""
+
+    mode: GateMode = described(
+        "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups, a CronJob (the "
+        "host-maintenance gate) starts a serving pool's pending host maintenance every 10 minutes, one pool at a "
+        "time, the pool whose window opens first, only while every standing group is Ready and no serving pool is "
+        "in maintenance, NotReady or cordoned (GKE's `cloud.google.com/perform-maintenance=true` node label); "
+        "other stacks keep the ticket. `ticket`: only the ticket is opened, and you start it (docs/operate.md).",
+        default=GateMode.START,
+    )
+    due_hours: int = described(
+        "A hold of the gate this close to a pool's maintenance window pages (ERROR) instead of warning.",
+        default=24,
+        ge=1,
+        le=168,
+    )
+
+
+if TYPE_CHECKING:
+    HostMaintenanceConfig: TypeAlias = HostMaintenanceSettings
+else:
+    HostMaintenanceConfig = settings_model(HostMaintenanceSettings, "HostMaintenanceConfig")
+"""The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`, declared once there)."""
+
+
+@dataclass(frozen=True)
+class HostMaintenanceGateArgs:
+    """Arguments of :class:`HostMaintenanceGate`."""
+
+    namespace: str = field(metadata={"check": namespace_problem})
+    """The serving namespace: the CronJob's, the serving pods'."""
+    pools: Sequence[str] = ()
+    """The GKE node pools of the serving slices."""
+    leader_worker_sets: Sequence[str] = ()
+    """The serving LeaderWorkerSets, whose pods must all be Ready."""
+    fewest_groups: int = 2
+    """The standing groups: the HPA's minimum, else the fixed count."""
+    autoscalers: Sequence[str] = ()
+    """The HPAs of the groups: above the standing groups, the gate goes ahead only while each holds its scale-down."""
+    due_hours: int = 24
+    """``hostMaintenance.dueHours``."""
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        found = [] if self.pools else ["pools: at least one serving node pool"]
+        found += [] if self.leader_worker_sets else ["leader_worker_sets: at least one LeaderWorkerSet"]
+        return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
+
+
+def program_text() -> str:
+    """The gate's program, as the ConfigMap holds it."""
+    return Path(program.__file__).read_text(encoding="utf-8")
+
+
+def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
+    """The program's settings (:func:`tpu_serving.maintenance_gate.gate_from`)."""
+    return {
+        "POOLS": ",".join(args.pools),
+        "NAMESPACE": args.namespace,
+        "LEADER_WORKER_SETS": ",".join(args.leader_worker_sets),
+        "FEWEST_GROUPS": str(args.fewest_groups),
+        "DUE_SECONDS": str(args.due_hours * 3600),
+        "LOST_SECONDS": str(LOST_SECONDS),
+        "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
+        "AUTOSCALERS": ",".join(args.autoscalers),
+        "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
+    }
+
+
+def gate_pods() -> PodSet:
+    """The gate's pod in the serving namespace, for the quota: one at a time (``concurrencyPolicy: Forbid``)."""
+    container = ContainerRequests(MAINTENANCE_GATE, GATE_CPU, GATE_MEMORY)
+    return PodSet("CronJob of the host-maintenance gate", (PodShape("gate", 1, (container,)),), 1, restart_groups=0)
+
+
+def _meta(
+    args: HostMaintenanceGateArgs, name: str = MAINTENANCE_GATE, cluster: bool = False
+) -> k8s.meta.v1.ObjectMetaArgs:
+    return k8s.meta.v1.ObjectMetaArgs(
+        name=name, namespace=None if cluster else args.namespace, labels=dict(args.labels)
+    )
+
+
+def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
+    """The CronJob: every 10 minutes, one run at a time, at the serving priority, hardened (a fixed non-root user,
+    read-only root filesystem, no privilege escalation, no capability), its program from the ConfigMap."""
+    container = k8s.core.v1.ContainerArgs(
+        name=MAINTENANCE_GATE,
+        image=GATE_IMAGE,
+        args=[f"{CODE_DIR}/{CODE_FILE}"],  # the image's entrypoint is the interpreter (distroless python3 README)
+        env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in gate_env(args).items()],
+        volume_mounts=[k8s.core.v1.VolumeMountArgs(name="program", mount_path=CODE_DIR, read_only=True)],
+        resources=requests(GATE_CPU, GATE_MEMORY, memory_limit=True),
+        security_context=container_security(run_as_user=GATE_USER, read_only_root=True),
+    )
+    pod = k8s.core.v1.PodSpecArgs(
+        service_account_name=MAINTENANCE_GATE,
+        restart_policy="Never",
+        security_context=pod_security(),
+        priority_class_name=SERVING_PRIORITY,
+        containers=[container],
+        volumes=[
+            k8s.core.v1.VolumeArgs(
+                name="program", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=MAINTENANCE_GATE)
+            )
+        ],
+    )
+    return k8s.batch.v1.CronJobInitArgs(
+        metadata=_meta(args),
+        spec=k8s.batch.v1.CronJobSpecArgs(
+            schedule=SCHEDULE,
+            concurrency_policy="Forbid",
+            job_template=k8s.batch.v1.JobTemplateSpecArgs(
+                spec=k8s.batch.v1.JobSpecArgs(
+                    backoff_limit=0,
+                    active_deadline_seconds=DEADLINE_SECONDS,
+                    template=k8s.core.v1.PodTemplateSpecArgs(
+                        metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, "app": MAINTENANCE_GATE}),
+                        spec=pod,
+                    ),
+                )
+            ),
+        ),
+    )
+
+
+def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
+    """List the namespace's pods; read its HPAs, by name (none without autoscaling)."""
+    hpas = k8s.rbac.v1.PolicyRuleArgs(
+        api_groups=["autoscaling"],
+        resources=["horizontalpodautoscalers"],
+        verbs=["get"],
+        resource_names=list(args.autoscalers),
+    )
+    pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
+    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if args.autoscalers else [])])
+
+
+def cluster_role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRoleInitArgs:
+    """List and patch nodes (which the admission policy narrows to one label on the serving pools)."""
+    return k8s.rbac.v1.ClusterRoleInitArgs(
+        metadata=_meta(args, maintenance_gate_cluster_name(args.namespace), cluster=True),
+        rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=["list", "patch"])],
+    )
+
+
+def _subject(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.SubjectArgs:
+    return k8s.rbac.v1.SubjectArgs(kind="ServiceAccount", name=MAINTENANCE_GATE, namespace=args.namespace)
+
+
+def role_binding(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleBindingInitArgs:
+    ref = k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="Role", name=MAINTENANCE_GATE)
+    return k8s.rbac.v1.RoleBindingInitArgs(metadata=_meta(args), role_ref=ref, subjects=[_subject(args)])
+
+
+def cluster_role_binding(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRoleBindingInitArgs:
+    name = maintenance_gate_cluster_name(args.namespace)
+    ref = k8s.rbac.v1.RoleRefArgs(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name=name)
+    return k8s.rbac.v1.ClusterRoleBindingInitArgs(
+        metadata=_meta(args, name, cluster=True), role_ref=ref, subjects=[_subject(args)]
+    )
+
+
+def _cel_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
+
+
+def validations(args: HostMaintenanceGateArgs) -> list[tuple[str, str]]:
+    """``(expression, message)`` of the admission policy: the node is a serving pool's, the only label change is the
+    perform label added as ``true``, and nothing else of the node (its spec, its annotations) changes."""
+    pool, perform = f"'{program.POOL_LABEL}'", f"'{program.PERFORM_LABEL}'"
+    old, new = "oldObject.metadata.labels", "object.metadata.labels"
+    same = "has(object.{0}) == has(oldObject.{0}) && (!has(object.{0}) || object.{0} == oldObject.{0})"
+    return [
+        (
+            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {_cel_list(args.pools)}",
+            f"the host-maintenance gate of namespace {args.namespace} labels only nodes of its serving pools",
+        ),
+        (
+            f"has(object.metadata.labels) && {perform} in {new} && {new}[{perform}] == 'true' && "
+            f"{new}.all(k, k == {perform} || (k in {old} && {old}[k] == {new}[k])) && "
+            f"{old}.all(k, k in {new})",
+            f"the host-maintenance gate may only add the label {program.PERFORM_LABEL}=true",
+        ),
+        (
+            f"{same.format('spec')} && {same.format('metadata.annotations')}",
+            "the host-maintenance gate may not change a node's spec or annotations",
+        ),
+    ]
+
+
+def admission_policy(args: HostMaintenanceGateArgs) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyInitArgs:
+    """The policy on node updates by the gate's ServiceAccount (:func:`validations`)."""
+    user = f"system:serviceaccount:{args.namespace}:{MAINTENANCE_GATE}"
+    v1 = k8s.admissionregistration.v1
+    return v1.ValidatingAdmissionPolicyInitArgs(
+        metadata=_meta(args, maintenance_gate_cluster_name(args.namespace), cluster=True),
+        spec=v1.ValidatingAdmissionPolicySpecArgs(
+            failure_policy="Fail",
+            match_constraints=v1.MatchResourcesArgs(
+                resource_rules=[
+                    v1.NamedRuleWithOperationsArgs(
+                        api_groups=[""], api_versions=["v1"], operations=["UPDATE"], resources=["nodes"]
+                    )
+                ]
+            ),
+            match_conditions=[
+                v1.MatchConditionArgs(name="the-gate", expression=f"request.userInfo.username == '{user}'")
+            ],
+            validations=[v1.ValidationArgs(expression=e, message=m) for e, m in validations(args)],
+        ),
+    )
+
+
+def admission_binding(
+    args: HostMaintenanceGateArgs,
+) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingInitArgs:
+    name = maintenance_gate_cluster_name(args.namespace)
+    v1 = k8s.admissionregistration.v1
+    return v1.ValidatingAdmissionPolicyBindingInitArgs(
+        metadata=_meta(args, name, cluster=True),
+        spec=v1.ValidatingAdmissionPolicyBindingSpecArgs(policy_name=name, validation_actions=["Deny"]),
+    )
+
+
+class HostMaintenanceGate(pulumi.ComponentResource):
+    """The host-maintenance gate of a serving namespace: its ServiceAccount, program, RBAC, admission policy and
+    CronJob. Pass the cluster's Kubernetes provider in ``opts.providers``."""
+
+    cron_job: str
+    """The CronJob's name."""
+
+    def __init__(self, name: str, args: HostMaintenanceGateArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments("HostMaintenanceGate", args, HostMaintenanceGateArgs)
+        super().__init__("tpu-serving:index:HostMaintenanceGate", name, None, opts)
+        child = child_options(self, opts)
+        account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=_meta(args), opts=child)
+        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+            f"{name}-policy", admission_policy(args), opts=child
+        )
+        binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+            f"{name}-policy-binding",
+            admission_binding(args),
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[policy])),
+        )
+        k8s.core.v1.ConfigMap(f"{name}-program", metadata=_meta(args), data={CODE_FILE: program_text()}, opts=child)
+        k8s.rbac.v1.Role(f"{name}-role", role(args), opts=child)
+        k8s.rbac.v1.RoleBinding(f"{name}-role-binding", role_binding(args), opts=child)
+        k8s.rbac.v1.ClusterRole(f"{name}-cluster-role", cluster_role(args), opts=child)
+        # the node permission only once the policy that narrows it is bound
+        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[account, binding]))
+        k8s.rbac.v1.ClusterRoleBinding(f"{name}-cluster-role-binding", cluster_role_binding(args), opts=after)
+        k8s.batch.v1.CronJob(f"{name}-cron", cron_job(args), opts=after)
+        self.cron_job = MAINTENANCE_GATE
+        self.register_outputs({"cronJob": self.cron_job})

@@ -1,0 +1,329 @@
+"""The host-maintenance gate: starts a serving pool's pending TPU host maintenance while every standing group serves.
+
+A stdlib-only program (it runs alone in ``gcr.io/distroless/python3-debian13:nonroot``, shipped in a ConfigMap by
+:class:`tpu_serving.host_maintenance_job.HostMaintenanceGate`, which runs it every 10 minutes as a CronJob). Each run
+reads the serving pools' nodes, the serving pods and the HPAs from the Kubernetes API with the pod's ServiceAccount
+token, decides (:func:`decide`, pure), logs one JSON line to stdout and, when it goes ahead, labels the pending nodes
+of ONE pool ``cloud.google.com/perform-maintenance=true``: the pool whose window opens first. It never labels a
+second pool while one is in maintenance, NotReady or cordoned, so two pools' windows that overlap no longer take
+every group down at once.
+
+GKE facts (cited again in :mod:`tpu_serving.host_maintenance`, where the ticket is):
+
+- ``cloud.google.com/scheduled-maintenance-time``: the node label GKE sets while its VM has upcoming maintenance, the
+  window's start in Unix epoch seconds (GKE "Monitor maintenance events",
+  cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events);
+- ``cloud.google.com/perform-maintenance=true``: the node label that starts the pending maintenance now; GKE removes
+  it once the maintenance completes, which can take a few hours (GKE "Perform host maintenance for nodes running
+  training and inference workloads", cloud.google.com/kubernetes-engine/docs/how-to/perform-host-maintenance-
+  accelerators, and "Manage GKE node disruption for GPUs and TPUs",
+  cloud.google.com/kubernetes-engine/docs/concepts/handle-disruption-gpu-tpu: host events bypass GKE's maintenance
+  windows and exclusions; a host event on one VM of a TPU slice interrupts the whole slice);
+- GKE's logging agent reads a JSON line on stdout as a structured entry and takes its ``severity`` field as the
+  entry's severity (cloud.google.com/logging/docs/structured-logging, "Special JSON fields in messages"): the ERROR
+  lines page through the stack's log-match policy.
+
+Pods of a LeaderWorkerSet carry ``leaderworkerset.sigs.k8s.io/name`` and ``leaderworkerset.sigs.k8s.io/worker-index``
+(``"0"`` on the leader: kubernetes-sigs/lws v0.9.0 api/leaderworkerset/v1/leaderworkerset_types.go
+``SetNameLabelKey``, ``WorkerIndexLabelKey``). An HPA whose ``spec.behavior.scaleDown.selectPolicy`` is ``Disabled``
+never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/, "Disable scale down").
+
+Nothing here imports the library: the ConfigMap holds this file alone.
+"""
+
+import calendar
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
+PERFORM_LABEL = "cloud.google.com/perform-maintenance"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
+"""Where the kubelet mounts the pod's ServiceAccount token and the cluster's CA (kubernetes.io/docs/tasks/
+run-application/access-api-from-pod/, "Directly accessing the REST API")."""
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What one run checks: the stack's serving pools, its LeaderWorkerSets and its groups."""
+
+    pools: tuple[str, ...]
+    namespace: str
+    leader_worker_sets: tuple[str, ...]
+    fewest_groups: int
+    """The standing groups (the HPA's minimum, else the fixed count)."""
+    due_seconds: int = 86400
+    """A hold within this long of a window's opening pages."""
+    lost_seconds: int = 600
+    """A node holding a serving pod NotReady this long pages."""
+    maintenance_seconds: int = 21600
+    """How long a node in maintenance may be NotReady before that pages too."""
+    autoscalers: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a run does and says: ``start`` (label ``nodes`` of ``pool``), ``hold`` or ``idle``."""
+
+    action: str
+    severity: str
+    message: str
+    pool: str = ""
+    nodes: tuple[str, ...] = ()
+    pages: tuple[str, ...] = field(default=())
+    """Why the run pages (a hold near its window, a lost node), empty when it does not."""
+
+
+def _labels(obj: Obj) -> Mapping[str, str]:
+    labels: Mapping[str, str] = obj.get("metadata", {}).get("labels") or {}
+    return labels
+
+
+def _name(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("name", ""))
+
+
+def _rfc3339(value: str) -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")))
+    except (TypeError, ValueError):
+        return None
+
+
+def window(node: Obj) -> float | None:
+    """When the node's pending maintenance opens (its scheduled-maintenance-time label), None when unset or
+    unreadable."""
+    value = _labels(node).get(SCHEDULED_LABEL)
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def in_maintenance(node: Obj, now: float) -> bool:
+    """Started (the perform label) or its window has opened (a readable label in the past)."""
+    opens = window(node)
+    return _labels(node).get(PERFORM_LABEL) == "true" or (opens is not None and opens <= now)
+
+
+def pending(node: Obj, now: float) -> bool:
+    """Maintenance is scheduled and not started: the scheduled-maintenance-time label, without the perform label and
+    before its window (an unreadable window counts as pending)."""
+    return SCHEDULED_LABEL in _labels(node) and not in_maintenance(node, now)
+
+
+def not_ready_since(node: Obj) -> float | None:
+    """Since when the node's Ready condition has not been True (its lastTransitionTime), None while it is Ready."""
+    for c in node.get("status", {}).get("conditions") or []:
+        if c.get("type") == "Ready":
+            return None if c.get("status") == "True" else (_rfc3339(c.get("lastTransitionTime", "")) or 0.0)
+    return 0.0
+
+
+def pod_ready(pod: Obj) -> bool:
+    conditions = pod.get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+
+
+def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
+    """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less those in maintenance for
+    less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts nothing)."""
+    holding = {p.get("spec", {}).get("nodeName") for p in pods}
+    found = []
+    for node in nodes:
+        since = not_ready_since(node)
+        if since is None or _name(node) not in holding or now - since < gate.lost_seconds:
+            continue
+        if in_maintenance(node, now) and now - since < gate.maintenance_seconds:
+            continue
+        found.append(f"node {_name(node)} NotReady for {int(now - since)} s holds a serving pod")
+    return found
+
+
+def _busy(nodes: Sequence[Obj], now: float) -> list[str]:
+    """The pools' nodes in maintenance, NotReady or cordoned, each with why."""
+    busy = []
+    for node in nodes:
+        why = [
+            w
+            for w, yes in (
+                ("in maintenance", in_maintenance(node, now)),
+                ("NotReady", not_ready_since(node) is not None),
+                ("cordoned", bool(node.get("spec", {}).get("unschedulable"))),
+            )
+            if yes
+        ]
+        if why:
+            busy.append(f"{_name(node)} ({', '.join(why)})")
+    return busy
+
+
+def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str:
+    """Why the serving pods hold the gate, or ``""``."""
+    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+    ready = sum(1 for p in leaders if pod_ready(p))
+    if not pods or not leaders:
+        return f"0 of {gate.fewest_groups} standing groups Ready (no serving pod found)"
+    unready = sorted(_name(p) for p in pods if not pod_ready(p))
+    if unready:
+        return f"{ready} of {len(leaders)} leaders Ready; not Ready: {', '.join(unready)}"
+    if len(leaders) < gate.fewest_groups:
+        return f"{len(leaders)} of {gate.fewest_groups} standing groups run"
+    if len(leaders) > gate.fewest_groups and not scale_downs_held:
+        return (
+            f"{len(leaders)} groups run, above the {gate.fewest_groups} standing ones, and the HPA may scale down "
+            f"while a pool is in maintenance: hold its scale-down (spec.behavior.scaleDown.selectPolicy: Disabled on "
+            f"{', '.join(gate.autoscalers) or 'the HPA'}) to let it go ahead"
+        )
+    return ""
+
+
+def _first_pool(nodes: Sequence[Obj], now: float) -> tuple[str, float | None, tuple[str, ...]]:
+    """The pool with pending nodes whose window opens first (an unreadable window last), its window and its
+    pending nodes."""
+    by_pool: dict[str, list[Obj]] = {}
+    for node in nodes:
+        if pending(node, now):
+            by_pool.setdefault(_labels(node).get(POOL_LABEL, ""), []).append(node)
+    opens = {p: min((w for n in ns if (w := window(n)) is not None), default=None) for p, ns in by_pool.items()}
+    pool = min(by_pool, key=lambda p: (opens[p] is None, opens[p] or 0.0, p))
+    return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
+
+
+def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, scale_downs_held: bool) -> Decision:
+    """What one run does. ``nodes``: the serving pools' nodes; ``pods``: the serving pods (leaders and workers of
+    the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled."""
+    nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
+    names = set(gate.leader_worker_sets)
+    pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
+    pages = tuple(lost_nodes(nodes, pods, gate, now))
+    if not any(pending(n, now) for n in nodes):
+        severity = "ERROR" if pages else "INFO"
+        return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
+    pool, opens, chosen = _first_pool(nodes, now)
+    when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
+    busy = _busy(nodes, now)
+    why = f"nodes busy: {', '.join(busy)}" if busy else _groups_hold(pods, gate, scale_downs_held)
+    if not why:
+        return Decision("start", "ERROR" if pages else "INFO", f"starting pool {pool} ({when})", pool, chosen, pages)
+    if opens is not None and opens - now <= gate.due_seconds:
+        pages += (f"held within {gate.due_seconds} s of pool {pool}'s window ({when})",)
+    severity = "ERROR" if pages else "WARNING"
+    return Decision("hold", severity, f"holding pool {pool} ({when}): {why}", pool, chosen, pages)
+
+
+# --------------------------------------------------------------------------- the Kubernetes API
+
+
+class Api:
+    """The Kubernetes API from inside a pod, with its ServiceAccount token."""
+
+    def __init__(self, env: Mapping[str, str]):
+        folder = env.get("SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT_DIR)
+        with open(os.path.join(folder, "token"), encoding="utf-8") as f:
+            self.token = f.read().strip()
+        self.base = f"https://{env['KUBERNETES_SERVICE_HOST']}:{env['KUBERNETES_SERVICE_PORT']}"
+        self.context = ssl.create_default_context(cafile=os.path.join(folder, "ca.crt"))
+
+    def call(self, method: str, path: str, body: Obj | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/merge-patch+json")
+        with urllib.request.urlopen(request, context=self.context, timeout=30) as response:
+            return json.loads(response.read() or b"{}")
+
+
+def _selector(key: str, values: Sequence[str]) -> str:
+    return urllib.parse.quote(f"{key} in ({','.join(values)})", safe="")
+
+
+def gate_from(env: Mapping[str, str]) -> Gate:
+    """The gate's settings from the CronJob's environment."""
+
+    def names(key: str) -> tuple[str, ...]:
+        return tuple(v.strip() for v in env.get(key, "").split(",") if v.strip())
+
+    return Gate(
+        pools=names("POOLS"),
+        namespace=env["NAMESPACE"],
+        leader_worker_sets=names("LEADER_WORKER_SETS"),
+        fewest_groups=int(env["FEWEST_GROUPS"]),
+        due_seconds=int(env.get("DUE_SECONDS", "86400")),
+        lost_seconds=int(env.get("LOST_SECONDS", "600")),
+        maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
+        autoscalers=names("AUTOSCALERS"),
+    )
+
+
+def held(hpa: Obj) -> bool:
+    """The HPA's scale-down is disabled (an operator's hold)."""
+    scale_down = (hpa.get("spec", {}).get("behavior") or {}).get("scaleDown") or {}
+    return scale_down.get("selectPolicy") == "Disabled"
+
+
+def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str]]:
+    """Read, decide, label; the decision and the nodes the API refused to label."""
+    nodes = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(POOL_LABEL, gate.pools)}")["items"]
+    pods = api.call(
+        "GET",
+        f"/api/v1/namespaces/{gate.namespace}/pods?labelSelector={_selector(LWS_NAME_LABEL, gate.leader_worker_sets)}",
+    )["items"]
+    hpas = [
+        api.call("GET", f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers/{name}")
+        for name in gate.autoscalers
+    ]
+    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas))
+    refused = []
+    if decision.action == "start":
+        for node in decision.nodes:
+            try:
+                api.call("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"labels": {PERFORM_LABEL: "true"}}})
+            except urllib.error.HTTPError as e:
+                refused.append(f"{node}: {e.code} {e.reason}")
+    return decision, refused
+
+
+def log(severity: str, message: str, **fields: Any) -> None:
+    """One JSON line on stdout, which Cloud Logging reads as a structured entry of that severity."""
+    print(json.dumps({"severity": severity, "message": message, "gate": "host-maintenance", **fields}), flush=True)
+
+
+def main(env: Mapping[str, str] | None = None, now: float | None = None) -> int:
+    """One run: 0 when it decided (and labelled what it chose), 1 when the API refused it or failed."""
+    env = os.environ if env is None else env
+    try:
+        gate = gate_from(env)
+        decision, refused = run(Api(env), gate, time.time() if now is None else now)
+    except urllib.error.HTTPError as e:
+        severity = "ERROR" if e.code in (403, 422) else "WARNING"
+        log(severity, f"the API refused the gate: {e.code} {e.reason} ({e.url})", decision="error")
+        return 1
+    except (OSError, KeyError, ValueError) as e:
+        log("WARNING", f"the gate could not run: {e!r}", decision="error")
+        return 1
+    fields = {k: v for k, v in asdict(decision).items() if k not in ("severity", "message")}
+    if refused:
+        log("ERROR", f"the API refused the gate's label: {'; '.join(refused)}", decision="error", **fields)
+        return 1
+    log(decision.severity, "; ".join((decision.message, *decision.pages)), decision=decision.action, **fields)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

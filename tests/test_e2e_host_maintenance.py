@@ -1,0 +1,73 @@
+"""The host-maintenance gate (:mod:`tpu_serving.maintenance_gate`) on a real control plane
+(:mod:`tpu_serving_tools.e2e.host_maintenance`): the flagship's kwok Nodes, two Ready leaders, the gate's objects as
+its plan declares them, and the program run as the gate's ServiceAccount with the CronJob's environment. It starts
+the pool whose window opens first, holds while that pool is in maintenance, and the real admission policy refuses
+another label and a node of another pool (422). Marked ``e2e``; the objects come from the offline plan, not from the
+Pulumi engine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import plan_of
+from tpu_serving_tools.e2e import host_maintenance as hm
+from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.nodes import create_plan_nodes
+from tpu_serving_tools.offline import kubernetes_objects
+
+pytestmark = pytest.mark.e2e
+
+STACK = "vllm-llama33-70b-v6e8"
+NAMESPACE = "vllm-llama70b"
+POOL = "cloud.google.com/gke-nodepool"
+SCHEDULED = "cloud.google.com/scheduled-maintenance-time"
+PERFORM = "cloud.google.com/perform-maintenance"
+
+
+def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_refuses_the_rest(tmp_path: Path):
+    if not toolchain_file().is_file() or not {"kube-apiserver", "kwok"} <= set(load_toolchain()):
+        pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
+    plan = plan_of(STACK)
+    with ControlPlane() as cp:
+        nodes = create_plan_nodes(cp, plan.as_json())
+        by_pool: dict[str, list[str]] = {}
+        for n in nodes:
+            by_pool.setdefault(n["metadata"]["labels"][POOL], []).append(n["metadata"]["name"])
+        hm.create_gate(cp, kubernetes_objects(plan), NAMESPACE)
+        serving = hm.cron_env(cp, NAMESPACE)["POOLS"].split(",")
+        assert set(serving) <= set(by_pool), (serving, sorted(by_pool))
+        first, second = serving[2], serving[0]
+        other = cp.kube.create(
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "not-serving-0", "labels": {POOL: "cpu"}}}
+        )["metadata"]["name"]
+        gate = hm.as_gate(cp, NAMESPACE)
+        hm.await_policy(cp, gate, by_pool[second][0])
+
+        leaders = [("vllm-0", by_pool[serving[0]][0]), ("vllm-1", by_pool[serving[1]][0])]
+        for name, node in leaders:
+            cp.kube.create(hm.serving_pod(NAMESPACE, name, "vllm", node))
+        hm.await_ready(cp, NAMESPACE, [name for name, _ in leaders])
+        now = int(time.time())
+        for pool, opens in ((first, now + 3600), (second, now + 7200)):
+            for node in by_pool[pool]:
+                cp.kube.patch(cp.kube.get("v1", "Node", node), {"metadata": {"labels": {SCHEDULED: str(opens)}}})
+
+        code, line = hm.run_gate(cp, NAMESPACE, tmp_path / "sa")
+        assert (code, line["decision"], line.get("pool"), line["severity"]) == (0, "start", first, "INFO"), line
+        labelled = {n["metadata"]["name"] for n in cp.kube.list("v1", "Node", label_selector=f"{PERFORM}=true")}
+        assert labelled == set(by_pool[first])
+
+        code, line = hm.run_gate(cp, NAMESPACE, tmp_path / "sa")
+        assert (code, line["decision"], line["pool"]) == (0, "hold", second), line
+        assert "(in maintenance)" in line["message"]
+        assert not {n["metadata"]["name"] for n in cp.kube.list("v1", "Node", label_selector=f"{PERFORM}=true")} - set(
+            by_pool[first]
+        )
+
+        assert hm.label_status(gate, by_pool[second][0], {"example.com/other": "x"}) == 422
+        assert hm.label_status(gate, by_pool[second][0], {PERFORM: "false"}) == 422
+        assert hm.label_status(gate, other, {PERFORM: "true"}) == 422
+        assert hm.label_status(gate, by_pool[second][0], {PERFORM: "true"}) == 200  # what it may do

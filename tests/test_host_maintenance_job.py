@@ -1,0 +1,253 @@
+"""The host-maintenance gate's component (:mod:`tpu_serving.host_maintenance_job`): its CronJob, RBAC, admission
+policy and environment, which stacks get it (``hostMaintenance``), its pod in the quota, and its alerts
+(:mod:`tpu_serving.host_maintenance`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
+from tpu_serving import host_maintenance as hm
+from tpu_serving import host_maintenance_job as job
+from tpu_serving import maintenance_gate as mg
+from tpu_serving.config import ConfigError, load_stack_config
+from tpu_serving.config.checks import namespace_pods
+from tpu_serving.config.serving_facts import maintenance_gated
+from tpu_serving.naming import maintenance_gate_metric
+from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview import rollout_summary
+from tpu_serving_tools.stack_files import load_project, stack_config
+
+GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16", "vllm-llama33-70b-v6e8")
+"""The shipped stacks whose serving keeps two or more standing LeaderWorkerSet groups."""
+ARGS = job.HostMaintenanceGateArgs(
+    namespace="serving",
+    pools=("c-a", "c-b"),
+    leader_worker_sets=("vllm",),
+    fewest_groups=2,
+    autoscalers=("vllm",),
+    due_hours=12,
+    labels={"app.kubernetes.io/part-of": "tpu-serving"},
+)
+
+
+def gate_objects(stack: str) -> dict[str, dict]:
+    return {
+        o["kind"]: o
+        for o in kubernetes_objects(plan_of(stack))
+        if o["metadata"]["name"]
+        in (job.MAINTENANCE_GATE, f"{o['metadata'].get('namespace', '')}-host-maintenance-gate")
+        or o["metadata"]["name"].endswith("-host-maintenance-gate")
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_gate_is_created_only_for_stacks_of_two_standing_lws_groups(stack: str) -> None:
+    kinds = set(gate_objects(stack))
+    if stack in GATED:
+        assert kinds == {
+            "CronJob",
+            "ServiceAccount",
+            "ConfigMap",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+        }
+    else:
+        assert kinds == set()
+
+
+def test_gate_cron_job_of_the_flagship() -> None:
+    objects = gate_objects("vllm-llama33-70b-v6e8")
+    cron = objects["CronJob"]
+    assert cron["metadata"]["namespace"] == "vllm-llama70b"
+    spec = cron["spec"]
+    assert (spec["schedule"], spec["concurrencyPolicy"]) == ("*/10 * * * *", "Forbid")
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["priorityClassName"] == "tpu-serving-online"
+    assert pod["serviceAccountName"] == "host-maintenance-gate"
+    (c,) = pod["containers"]
+    assert c["image"] == "gcr.io/distroless/python3-debian13:nonroot"
+    assert c["args"] == ["/gate/maintenance_gate.py"]
+    sc = c["securityContext"]
+    assert (sc["runAsNonRoot"], sc["runAsUser"], sc["readOnlyRootFilesystem"], sc["allowPrivilegeEscalation"]) == (
+        True,
+        65532,
+        True,
+        False,
+    )
+    assert c["resources"] == {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}}
+    env = {e["name"]: e["value"] for e in c["env"]}
+    assert env == {
+        "POOLS": "vllm70bv6e-v6e8a,vllm70bv6e-v6e8b,vllm70bv6e-v6e8c,vllm70bv6e-v6e8s",
+        "NAMESPACE": "vllm-llama70b",
+        "LEADER_WORKER_SETS": "vllm",
+        "FEWEST_GROUPS": "2",
+        "DUE_SECONDS": "86400",
+        "LOST_SECONDS": "600",
+        "MAINTENANCE_SECONDS": "21600",
+        "AUTOSCALERS": "vllm",
+        "SERVICE_ACCOUNT_DIR": "/var/run/secrets/kubernetes.io/serviceaccount",
+    }
+    assert objects["ConfigMap"]["data"] == {"maintenance_gate.py": job.program_text()}
+
+
+def test_gate_env_is_what_the_program_reads() -> None:
+    gate = mg.gate_from(job.gate_env(ARGS))
+    assert gate == mg.Gate(("c-a", "c-b"), "serving", ("vllm",), 2, 12 * 3600, 600, 21600, ("vllm",))
+
+
+def test_gate_rbac_is_least_privilege() -> None:
+    fixed = job.role(job.HostMaintenanceGateArgs(namespace="serving", pools=("c-a",), leader_worker_sets=("v",)))
+    assert [r.resources for r in fixed.rules] == [["pods"]]  # no HPA, no HPA rule
+    role = job.role(ARGS)
+    assert [(r.api_groups, r.resources, r.verbs, r.resource_names) for r in role.rules] == [
+        ([""], ["pods"], ["list"], None),
+        (["autoscaling"], ["horizontalpodautoscalers"], ["get"], ["vllm"]),
+    ]
+    cluster = job.cluster_role(ARGS)
+    assert cluster.metadata.name == "serving-host-maintenance-gate"
+    assert [(r.api_groups, r.resources, r.verbs) for r in cluster.rules] == [([""], ["nodes"], ["list", "patch"])]
+    binding = job.cluster_role_binding(ARGS)
+    assert (binding.role_ref.kind, binding.role_ref.name) == ("ClusterRole", "serving-host-maintenance-gate")
+    assert [(s.kind, s.name, s.namespace) for s in binding.subjects] == [
+        ("ServiceAccount", "host-maintenance-gate", "serving")
+    ]
+
+
+def test_gate_admission_policy_matches_the_gate_updating_nodes() -> None:
+    spec = job.admission_policy(ARGS).spec
+    assert spec.failure_policy == "Fail"
+    (rule,) = spec.match_constraints.resource_rules
+    assert (rule.api_groups, rule.operations, rule.resources) == ([""], ["UPDATE"], ["nodes"])
+    (condition,) = spec.match_conditions
+    assert condition.expression == "request.userInfo.username == 'system:serviceaccount:serving:host-maintenance-gate'"
+    binding = job.admission_binding(ARGS)
+    assert (binding.spec.policy_name, binding.spec.validation_actions) == ("serving-host-maintenance-gate", ["Deny"])
+
+
+def test_gate_admission_policy_expressions() -> None:
+    (pools, label, rest) = [e for e, _ in job.validations(ARGS)]
+    assert pools == (
+        "has(oldObject.metadata.labels) && 'cloud.google.com/gke-nodepool' in oldObject.metadata.labels && "
+        "oldObject.metadata.labels['cloud.google.com/gke-nodepool'] in ['c-a', 'c-b']"
+    )
+    perform = "'cloud.google.com/perform-maintenance'"
+    assert label == (
+        f"has(object.metadata.labels) && {perform} in object.metadata.labels && "
+        f"object.metadata.labels[{perform}] == 'true' && object.metadata.labels.all(k, k == {perform} || "
+        "(k in oldObject.metadata.labels && oldObject.metadata.labels[k] == object.metadata.labels[k])) && "
+        "oldObject.metadata.labels.all(k, k in object.metadata.labels)"
+    )
+    assert rest == (
+        "has(object.spec) == has(oldObject.spec) && (!has(object.spec) || object.spec == oldObject.spec) && "
+        "has(object.metadata.annotations) == has(oldObject.metadata.annotations) && "
+        "(!has(object.metadata.annotations) || object.metadata.annotations == oldObject.metadata.annotations)"
+    )
+
+
+def test_gate_arguments_refuse_no_pool() -> None:
+    from tpu_serving.validation import ArgumentsError
+
+    with pytest.raises(ArgumentsError, match="pools: at least one serving node pool"):
+        job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
+
+
+def test_ticket_mode_keeps_the_ticket_only() -> None:
+    plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
+    assert not [o for o in kubernetes_objects(plan) if o["metadata"]["name"] == job.MAINTENANCE_GATE]
+    names = {r.name for r in plan.resources}
+    assert "vllm70b-observability-host-maintenance" in names
+    assert "vllm70b-observability-maintenance-gate" not in names
+
+
+def test_due_hours_out_of_bounds_is_refused_with_its_key() -> None:
+    with pytest.raises(ConfigError, match=r"hostMaintenance\.dueHours"):
+        load(with_change("tpu-serving:hostMaintenance", {"dueHours": 0}))
+
+
+def test_gated_fact_and_quota() -> None:
+    assert not maintenance_gated(load(GOOD))  # infrastructure only
+    assert [p.name for p in namespace_pods(load(GOOD))] == []
+
+
+@pytest.mark.parametrize("stack", GATED)
+def test_gate_pod_is_counted_in_the_namespace_quota(stack: str) -> None:
+    cfg = load_stack_config(stack_config(load_project(ROOT), stack))
+    assert maintenance_gated(cfg)
+    assert "CronJob of the host-maintenance gate" in [p.name for p in namespace_pods(cfg)]
+
+
+def test_unscheduled_filter_and_the_ticket_split_on_the_notice_type() -> None:
+    page = hm.upcoming_filter("p", ["us-east5-a"], unscheduled=True)
+    ticket = hm.upcoming_filter("p", ["us-east5-a"])
+    assert ' AND protoPayload.metadata.type="UNSCHEDULED" AND (resource.labels.zone="us-east5-a")' in page
+    assert ' AND NOT protoPayload.metadata.type="UNSCHEDULED" AND (resource.labels.zone="us-east5-a")' in ticket
+    args = hm.unscheduled_policy_args("p", "c", ["us-east5-a"], ObservabilitySettings())
+    assert (args.severity, args.display_name) == ("ERROR", "c: Unscheduled TPU host maintenance")
+
+
+def test_gated_ticket_says_the_gate_starts_the_maintenance() -> None:
+    assert "The stack's host-maintenance gate starts it" in hm.runbook(["us-east5-a"], gated=True)
+    assert "Then start it yourself" in hm.runbook(["us-east5-a"])
+
+
+def test_gate_page_filter_and_silent_alert() -> None:
+    f = hm.gate_filter("c", "serving", errors=True)
+    assert f == (
+        'resource.type="k8s_container" AND resource.labels.cluster_name="c" AND '
+        'resource.labels.namespace_name="serving" AND resource.labels.container_name="host-maintenance-gate" AND '
+        'jsonPayload.gate="host-maintenance" AND severity>=ERROR'
+    )
+    alert = hm.silent_alert("c", "serving")
+    assert alert.query == (
+        "absent_over_time(logging_googleapis_com:user_c_serving_maintenance_gate_runs"
+        '{monitored_resource="k8s_container",namespace_name="serving"}[40m])'
+    )
+    assert alert.severity.value == "WARNING"
+
+
+def test_promql_name_maps_as_cloud_monitoring_documents() -> None:
+    assert hm.promql_name("logging.googleapis.com/log_entry_count") == "logging_googleapis_com:log_entry_count"
+    assert hm.promql_name("kubernetes.io/container/cpu/limit_cores") == "kubernetes_io:container_cpu_limit_cores"
+
+
+def test_gate_metric_name_hashes_a_long_namespace() -> None:
+    assert maintenance_gate_metric("c", "serving") == "c-serving-maintenance-gate-runs"
+    long = maintenance_gate_metric("c" * 40, "n" * 63)
+    assert len(long) <= 100
+    assert long.startswith("c" * 40 + "-") and long.endswith("-maintenance-gate-runs") and "n" * 20 not in long
+
+
+def test_gate_alerts_in_the_flagship_plan() -> None:
+    names = {r.name for r in plan_of("vllm-llama33-70b-v6e8").resources}
+    for suffix in (
+        "maintenance-gate",
+        "maintenance-gate-silent",
+        "maintenance-gate-runs-metric",
+        "host-maintenance-unscheduled",
+    ):
+        assert f"vllm70bv6e-observability-{suffix}" in names
+    jetstream = {r.name for r in plan_of("llama31-405b-v6e16").resources}
+    assert not any("maintenance-gate" in n for n in jetstream)
+    assert any(n.endswith("-observability-host-maintenance-unscheduled") for n in jetstream)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: str) -> None:
+    """The preview's fact (:func:`tpu_serving.backends.rollout.maintenance_gated`) and the stack's
+    (:func:`tpu_serving.config.serving_facts.maintenance_gated`) agree on every shipped stack."""
+    (line,) = [x for x in rollout_summary(plan_of(stack).outputs) if x.startswith("Maintenance: ")]
+    assert ("the stack's host-maintenance gate starts it" in line) == (stack in GATED)
+    assert ("start it one pool at a time" in line) == (stack not in GATED)
+
+
+def test_preview_maintenance_line_of_a_ticket_stack_says_to_start_it() -> None:
+    plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
+    (line,) = [x for x in rollout_summary(plan.outputs) if x.startswith("Maintenance: ")]
+    assert "start it one pool at a time" in line and "host-maintenance gate" not in line

@@ -1,0 +1,274 @@
+"""The host-maintenance gate's program (:mod:`tpu_serving.maintenance_gate`): :func:`decide` on every hold reason, the
+pick of the earliest window, the HPA hold, the lost-node page and its maintenance exemption, and ``main`` against a
+fake API (its JSON line, its patch, a 422)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import urllib.error
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from tpu_serving import maintenance_gate as mg
+
+NOW = 1_800_000_000.0
+GATE = mg.Gate(
+    pools=("p-a", "p-b", "p-c"),
+    namespace="serving",
+    leader_worker_sets=("vllm",),
+    fewest_groups=2,
+    due_seconds=86400,
+    lost_seconds=600,
+    maintenance_seconds=21600,
+    autoscalers=("vllm",),
+)
+
+
+def iso(t: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+def node(name: str, pool: str, window: str | None = None, *, perform: bool = False, ready: bool = True,
+         since: float = NOW - 7200, cordoned: bool = False) -> dict:  # fmt: skip
+    labels = {mg.POOL_LABEL: pool}
+    if window is not None:
+        labels[mg.SCHEDULED_LABEL] = window
+    if perform:
+        labels[mg.PERFORM_LABEL] = "true"
+    ready_condition = {"type": "Ready", "status": "True" if ready else "False", "lastTransitionTime": iso(since)}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"unschedulable": True} if cordoned else {},
+        "status": {"conditions": [ready_condition]},
+    }
+
+
+def pod(name: str, on: str, worker: int = 0, *, ready: bool = True, lws: str = "vllm") -> dict:
+    labels = {mg.LWS_NAME_LABEL: lws, mg.WORKER_INDEX_LABEL: str(worker)}
+    return {
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"nodeName": on},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+def pools(windows: dict[str, str | None]) -> list[dict]:
+    """One node per pool, the given window on it (None: no maintenance pending)."""
+    return [node(f"n-{p}", p, w) for p, w in windows.items()]
+
+
+SERVING = [pod("vllm-0", "n-p-a"), pod("vllm-1", "n-p-b")]
+IN_2H, IN_40H, IN_50H = str(int(NOW + 7200)), str(int(NOW + 40 * 3600)), str(int(NOW + 50 * 3600))
+
+
+def test_decide_starts_the_pool_whose_window_opens_first() -> None:
+    d = mg.decide(pools({"p-a": IN_50H, "p-b": IN_40H, "p-c": None}), SERVING, GATE, NOW, False)
+    assert (d.action, d.severity, d.pool, d.nodes, d.pages) == ("start", "INFO", "p-b", ("n-p-b",), ())
+    assert d.message == f"starting pool p-b (window opens in {40 * 3600} s)"
+
+
+def test_decide_labels_every_pending_node_of_the_pool_and_no_other() -> None:
+    nodes = [node("a1", "p-a", IN_40H), node("a2", "p-a", IN_50H), node("a3", "p-a"), node("b1", "p-b", IN_50H)]
+    d = mg.decide(nodes, SERVING, GATE, NOW, False)
+    assert (d.action, d.pool, d.nodes) == ("start", "p-a", ("a1", "a2"))
+
+
+def test_decide_is_idle_without_pending_maintenance() -> None:
+    d = mg.decide(pools({"p-a": None, "p-b": None}), SERVING, GATE, NOW, False)
+    assert (d.action, d.severity, d.nodes) == ("idle", "INFO", ())
+
+
+def test_decide_ignores_nodes_of_other_pools() -> None:
+    d = mg.decide([node("x", "not-serving", IN_2H)], SERVING, GATE, NOW, False)
+    assert d.action == "idle"
+
+
+@pytest.mark.parametrize(
+    ("busy", "why"),
+    [
+        (node("n-p-c", "p-c", perform=True), "n-p-c (in maintenance)"),
+        (node("n-p-c", "p-c", ready=False), "n-p-c (NotReady)"),
+        (node("n-p-c", "p-c", cordoned=True), "n-p-c (cordoned)"),
+        (node("n-p-c", "p-c", str(int(NOW - 60))), "n-p-c (in maintenance)"),
+    ],
+)
+def test_decide_holds_while_a_pool_node_is_busy(busy: dict, why: str) -> None:
+    d = mg.decide([*pools({"p-a": IN_50H, "p-b": None}), busy], SERVING, GATE, NOW, False)
+    assert (d.action, d.severity, d.pool) == ("hold", "WARNING", "p-a")
+    assert d.message.endswith(f"nodes busy: {why}")
+
+
+def test_decide_holds_while_a_serving_pod_is_not_ready() -> None:
+    serving = [*SERVING, pod("vllm-1-1", "n-p-b", 1, ready=False)]
+    d = mg.decide(pools({"p-a": IN_50H, "p-b": None}), serving, GATE, NOW, False)
+    assert (d.action, d.severity) == ("hold", "WARNING")
+    assert d.message.endswith("2 of 2 leaders Ready; not Ready: vllm-1-1")
+
+
+def test_decide_holds_below_the_standing_groups() -> None:
+    d = mg.decide(pools({"p-a": IN_50H, "p-b": None}), SERVING[:1], GATE, NOW, False)
+    assert d.message.endswith("1 of 2 standing groups run")
+
+
+@pytest.mark.parametrize("serving", [[], [pod("other-0", "n-p-a", lws="other")], [pod("vllm-0-1", "n-p-a", 1)]])
+def test_decide_holds_when_it_finds_no_serving_group(serving: list[dict]) -> None:
+    # an empty selector (no pod, another LWS's pods only, no leader) holds rather than proceeds
+    d = mg.decide(pools({"p-a": IN_50H}), serving, GATE, NOW, True)
+    assert d.action == "hold"
+    assert d.message.endswith("0 of 2 standing groups Ready (no serving pod found)")
+
+
+def test_decide_above_the_standing_groups_goes_ahead_only_while_the_scale_down_is_held() -> None:
+    three = [*SERVING, pod("vllm-2", "n-p-c")]
+    nodes = pools({"p-a": IN_50H, "p-b": None, "p-c": None})
+    held = mg.decide(nodes, three, GATE, NOW, False)
+    assert held.action == "hold"
+    assert "3 groups run, above the 2 standing ones" in held.message
+    assert "spec.behavior.scaleDown.selectPolicy: Disabled on vllm" in held.message
+    assert mg.decide(nodes, three, GATE, NOW, True).action == "start"
+
+
+def test_decide_pages_a_hold_within_the_due_window() -> None:
+    d = mg.decide([*pools({"p-a": IN_2H}), node("n-p-c", "p-c", cordoned=True)], SERVING, GATE, NOW, False)
+    assert (d.action, d.severity) == ("hold", "ERROR")
+    assert d.pages == ("held within 86400 s of pool p-a's window (window opens in 7200 s)",)
+
+
+def test_decide_picks_an_unreadable_window_last_and_never_pages_for_it() -> None:
+    d = mg.decide(pools({"p-a": "soon", "p-b": IN_50H}), SERVING, GATE, NOW, False)
+    assert d.pool == "p-b"
+    held = mg.decide([node("n-p-a", "p-a", "soon"), node("c", "p-c", cordoned=True)], SERVING, GATE, NOW, False)
+    assert (held.action, held.severity, held.pool) == ("hold", "WARNING", "p-a")
+    assert "window unreadable" in held.message
+
+
+def test_decide_pages_a_node_holding_a_serving_pod_lost_for_lost_seconds() -> None:
+    lost = node("n-p-b", "p-b", ready=False, since=NOW - 601)
+    d = mg.decide([node("n-p-a", "p-a"), lost], SERVING, GATE, NOW, False)
+    assert (d.action, d.severity) == ("idle", "ERROR")
+    assert d.pages == ("node n-p-b NotReady for 601 s holds a serving pod",)
+    fresh = node("n-p-b", "p-b", ready=False, since=NOW - 599)
+    assert mg.decide([fresh], SERVING, GATE, NOW, False).severity == "INFO"
+    idle = node("n-p-c", "p-c", ready=False, since=NOW - 3600)  # no serving pod on it
+    assert mg.decide([idle], SERVING, GATE, NOW, False).pages == ()
+
+
+def test_decide_exempts_a_node_in_maintenance_for_six_hours_only() -> None:
+    started = node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 3600)
+    assert mg.decide([started], SERVING, GATE, NOW, False).pages == ()
+    opened = node("n-p-b", "p-b", str(int(NOW - 3600)), ready=False, since=NOW - 3600)
+    assert mg.decide([opened], SERVING, GATE, NOW, False).pages == ()
+    capped = node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 21600)
+    assert mg.decide([capped], SERVING, GATE, NOW, False).pages == (
+        "node n-p-b NotReady for 21600 s holds a serving pod",
+    )
+
+
+def test_decide_an_unreadable_maintenance_label_exempts_nothing() -> None:
+    garbled = node("n-p-b", "p-b", "tomorrow", ready=False, since=NOW - 3600)
+    d = mg.decide([garbled], SERVING, GATE, NOW, False)
+    assert d.severity == "ERROR"
+    assert d.pages == ("node n-p-b NotReady for 3600 s holds a serving pod",)
+
+
+def test_gate_from_reads_the_cronjob_environment() -> None:
+    env = {
+        "POOLS": "p-a, p-b",
+        "NAMESPACE": "serving",
+        "LEADER_WORKER_SETS": "vllm",
+        "FEWEST_GROUPS": "2",
+        "DUE_SECONDS": "3600",
+        "AUTOSCALERS": "",
+    }
+    gate = mg.gate_from(env)
+    assert (gate.pools, gate.autoscalers, gate.due_seconds, gate.lost_seconds, gate.maintenance_seconds) == (
+        ("p-a", "p-b"),
+        (),
+        3600,
+        600,
+        21600,
+    )
+
+
+def test_the_program_imports_the_standard_library_only() -> None:
+    tree = ast.parse(Path(mg.__file__).read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert imported <= {
+        "calendar",
+        "json",
+        "os",
+        "ssl",
+        "sys",
+        "time",
+        "urllib",
+        "collections",
+        "dataclasses",
+        "typing",
+    }
+    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
+
+
+class FakeApi:
+    """The three reads and the patch of one run, answered from memory."""
+
+    def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0):
+        self.nodes, self.pods, self.hpa, self.refuse, self.patched = nodes, pods, hpa, refuse, []
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        if method == "PATCH":
+            if self.refuse:
+                raise urllib.error.HTTPError(path, self.refuse, "Unprocessable Entity", {}, None)  # type: ignore[arg-type]
+            self.patched.append((path, body))
+            return {}
+        if path.startswith("/api/v1/nodes"):
+            assert "cloud.google.com%2Fgke-nodepool%20in%20%28p-a%2Cp-b%2Cp-c%29" in path
+            return {"items": self.nodes}
+        if "/pods" in path:
+            return {"items": self.pods}
+        assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
+        return self.hpa
+
+
+def run_main(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
+    monkeypatch.setattr(mg, "Api", lambda env: api)
+    env = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
+           "AUTOSCALERS": "vllm"}  # fmt: skip
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = mg.main(env, NOW)
+    (line,) = out.getvalue().splitlines()
+    return code, json.loads(line)
+
+
+def test_main_patches_the_chosen_nodes_and_logs_one_json_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
+    code, line = run_main(api, monkeypatch)
+    assert code == 0
+    assert api.patched == [("/api/v1/nodes/n-p-b", {"metadata": {"labels": {mg.PERFORM_LABEL: "true"}}})]
+    assert (line["severity"], line["decision"], line["pool"], line["gate"]) == (
+        "INFO",
+        "start",
+        "p-b",
+        "host-maintenance",
+    )
+
+
+def test_main_reads_the_hpa_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    three = [*SERVING, pod("vllm-2", "n-p-c")]
+    hold = {"spec": {"behavior": {"scaleDown": {"selectPolicy": "Disabled"}}}}
+    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, hold), monkeypatch)[1]["decision"] == "start"
+    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, {"spec": {}}), monkeypatch)[1]["decision"] == "hold"
+
+
+def test_main_logs_error_when_the_api_refuses_the_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, line = run_main(FakeApi(pools({"p-a": IN_50H}), SERVING, {"spec": {}}, refuse=422), monkeypatch)
+    assert code == 1
+    assert line["severity"] == "ERROR"
+    assert line["message"] == "the API refused the gate's label: n-p-a: 422 Unprocessable Entity"

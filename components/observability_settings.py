@@ -71,7 +71,8 @@ class ObservabilitySettings:
     ticket_channels: Sequence[str] = described(
         "Notification channels of the WARNING alerts (a group recreated, a lasting backlog, a pod not ready, "
         "metrics missing), each `projects/<project>/notificationChannels/<id>`: what can wait for working hours. "
-        "Empty: they notify `notificationChannels` with the pages.",
+        "Empty: they notify `notificationChannels` with the pages, and tickets wake the pager: `production: true` "
+        "refuses that, and a ticket channel that is also a page channel, when the stack pages.",
         default=(),
         check=channels_problem,
     )

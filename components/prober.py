@@ -32,6 +32,7 @@ from .naming import SERVING_PRIORITY, gateway_prober_name, prober_name
 from .observability_settings import ObservabilitySettings
 from .podspec import container_security, pod_security, requests
 from .quota import ContainerRequests, PodSet, PodShape
+from .spread import ZONE_LABEL
 from .versions import PINS
 
 # --------------------------------------------------------------------------- facts
@@ -78,6 +79,14 @@ any user runs it; 65534 is ``nobody`` by convention."""
 PROBER_CPU, PROBER_MEMORY = "50m", "64Mi"
 """The exporter's requests (memory also its limit): one probe a minute, one small response read. No upstream sizing
 was read; these are this library's choice."""
+PROBER_REPLICAS = 2
+"""The exporter's replicas (SRE review: a single-replica prober): each probes on its own, so one node's or one zone's
+loss leaves the other probing, and the probe alerts read every replica's series together (:func:`failing_query`,
+:func:`part_query`, :func:`missing_query`): a replica that is down neither pages nor silences them. Each replica sends
+its own request, so the serving answers :data:`PROBER_REPLICAS` probes per interval (and as many through a Gateway)."""
+HOST_LABEL = "kubernetes.io/hostname"
+"""The node label of its host: "If TopologyKey is "kubernetes.io/hostname", each Node is a domain of that topology"
+(k8s.io/api v0.36.3 core/v1/types.go l.4703)."""
 PROBE_ANNOTATION = "tpu-serving.dev/probe"
 """The prober's Deployment annotation saying what the probe sends and what it does not cover (:func:`probe_text`),
 which the preview prints on its ``Probe:`` line."""
@@ -96,9 +105,10 @@ PART_SEVERITY = "ERROR"
 """Some completions fail: less is served (one hung group among several, which the Service's kube-proxy picks for
 about its share of the probes)."""
 PART_WINDOW_MINUTES, PART_SUCCESS_BELOW = 15, 0.9
-"""The share of the probes that succeeded over the last 15 minutes (15 probes; 12 at Saxml's 75 s interval) below
-0.9: two failures or more. One hung group of N takes about 1/N of the probes, so a hung group among up to 9 shows;
-one lost probe in 15 (or 12) does not. The library's choice, not an upstream figure."""
+"""The share of the probes that succeeded over the last 15 minutes (15 probes per replica, 30 of the two; 12 and 24
+at Saxml's 75 s interval) below 0.9: four failures or more of 30 (three of 24). One hung group of N takes about 1/N
+of the probes, so a hung group among up to 9 shows; three lost probes of 30 (two of 24) do not. The library's
+choice, not an upstream figure."""
 MISSING_SEVERITY = "ERROR"
 """The probe's series are missing (the exporter is down or not scraped): the probe alerts cannot fire."""
 MISSING_WINDOW_MINUTES = 10
@@ -228,16 +238,36 @@ def prober_config_map(target: ProbeTarget, namespace: str, labels: Mapping[str, 
 
 
 def prober_pods() -> PodSet:
-    """The prober's pod in the serving namespace, for the quota (:mod:`tpu_serving.quota`): one, and a new one during
-    a rollout (a Deployment's default ``maxSurge`` of 25%, rounded up)."""
+    """The prober's pods in the serving namespace, for the quota (:mod:`tpu_serving.quota`): :data:`PROBER_REPLICAS`,
+    and a new one during a rollout (a Deployment's default ``maxSurge`` of 25% of two, rounded up: one)."""
     container = ContainerRequests("blackbox-exporter", PROBER_CPU, PROBER_MEMORY)
-    return PodSet("Deployment of the serving probe", (PodShape("prober", 1, (container,)),), 1, surge=1)
+    return PodSet("Deployment of the serving probe", (PodShape("prober", 1, (container,)),), PROBER_REPLICAS, surge=1)
+
+
+def prober_spread(target: ProbeTarget) -> list[k8s.core.v1.TopologySpreadConstraintArgs]:
+    """The replicas apart, preferred: over the zones of the CPU pool, then over its nodes, each counting the prober's
+    own pods (its labels). ``maxSkew`` 1, the most even spread (k8s.io/api v0.36.3 core/v1/types.go l.4675-4695);
+    ``topologyKey`` a node label whose value names the domain (l.4696-4706; ``topology.kubernetes.io/zone``, the
+    zone, :data:`~tpu_serving.spread.ZONE_LABEL`); ``whenUnsatisfiable: ScheduleAnyway``, "schedule the pod in any
+    location, but giving higher precedence to topologies that would help reduce the skew" (l.4707-4728), so a pool
+    in one zone, or a zone down, never keeps a replica Pending; ``labelSelector``, the pods counted (l.4729-4733).
+    The two constraints differ in ``topologyKey``, the list's map key with ``whenUnsatisfiable`` (l.4364-4367)."""
+
+    def constraint(key: str) -> k8s.core.v1.TopologySpreadConstraintArgs:
+        return k8s.core.v1.TopologySpreadConstraintArgs(
+            max_skew=1,
+            topology_key=key,
+            when_unsatisfiable="ScheduleAnyway",
+            label_selector=k8s.meta.v1.LabelSelectorArgs(match_labels=prober_labels(target)),
+        )
+
+    return [constraint(ZONE_LABEL), constraint(HOST_LABEL)]
 
 
 def prober_deployment(
     target: ProbeTarget, namespace: str, labels: Mapping[str, str], gateway: str | None = None
 ) -> k8s.apps.v1.DeploymentInitArgs:
-    """One exporter, hardened as the endpoint picker is: no token (it calls no Kubernetes API), a fixed non-root
+    """:data:`PROBER_REPLICAS` exporters apart (:func:`prober_spread`), hardened as the endpoint picker is: no token (it calls no Kubernetes API), a fixed non-root
     user, a read-only root filesystem, every capability dropped (an ``http`` probe needs none; only ``icmp`` would),
     probed on its own health path."""
     name = prober_name(target.service)
@@ -262,7 +292,7 @@ def prober_deployment(
             annotations={PROBE_ANNOTATION: probe_text(target, gateway)},
         ),
         spec=k8s.apps.v1.DeploymentSpecArgs(
-            replicas=1,
+            replicas=PROBER_REPLICAS,
             selector=k8s.meta.v1.LabelSelectorArgs(match_labels=prober_labels(target)),
             template=k8s.core.v1.PodTemplateSpecArgs(
                 metadata=k8s.meta.v1.ObjectMetaArgs(
@@ -273,6 +303,7 @@ def prober_deployment(
                     security_context=pod_security(),
                     priority_class_name=SERVING_PRIORITY,
                     containers=[container],
+                    topology_spread_constraints=prober_spread(target),
                     volumes=[
                         k8s.core.v1.VolumeArgs(
                             name="config", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=name)
@@ -292,23 +323,32 @@ def _series(cluster: str, namespace: str, job: str) -> str:
 
 
 def failing_query(cluster: str, namespace: str, job: str) -> str:
-    """No probe succeeded at the last scrape (the policy holds it for its minutes)."""
+    """No replica's probe succeeded at its last scrape (the policy holds it for its minutes): ``max`` over the
+    replicas' series, so a replica that is down, or whose own probes fail, does not fire it while the other's
+    succeed."""
     return f"max({PROBE_SUCCESS}{_series(cluster, namespace, job)}) < 1"
 
 
 def part_query(cluster: str, namespace: str, job: str) -> str:
-    """Fewer than :data:`PART_SUCCESS_BELOW` of the last :data:`PART_WINDOW_MINUTES` minutes' probes succeeded."""
+    """Fewer than :data:`PART_SUCCESS_BELOW` of the last :data:`PART_WINDOW_MINUTES` minutes' probes succeeded: the
+    probes of every replica pooled, each counted once (the successes over the probes, both summed over the replicas'
+    series), so the share neither counts a probe twice nor moves when a replica is down (its series then only stops
+    adding probes). A replica whose own probes all fail (its node's network) halves it and fires this, not the failing
+    alert: ``probe_success`` by ``pod`` tells it from a hung group, which fails about 1/N of each replica's."""
     where = _series(cluster, namespace, job)
-    return f"max(avg_over_time({PROBE_SUCCESS}{where}[{PART_WINDOW_MINUTES}m])) < {PART_SUCCESS_BELOW:g}"
+    window = f"{PROBE_SUCCESS}{where}[{PART_WINDOW_MINUTES}m]"
+    return f"sum(sum_over_time({window})) / sum(count_over_time({window})) < {PART_SUCCESS_BELOW:g}"
 
 
 def missing_query(cluster: str, namespace: str, job: str) -> str:
-    """No probe result recorded for :data:`MISSING_WINDOW_MINUTES` minutes: the exporter is down or not scraped."""
+    """No probe result of any replica recorded for :data:`MISSING_WINDOW_MINUTES` minutes: every exporter is down or
+    not scraped (one replica down leaves the other's series; the serving namespace's not-ready ticket sees its pod)."""
     return f"absent_over_time({PROBE_SUCCESS}{_series(cluster, namespace, job)}[{MISSING_WINDOW_MINUTES}m])"
 
 
 def slow_query(cluster: str, namespace: str, job: str, settings: ObservabilitySettings) -> str:
-    """A probe that succeeded, slower than ``observability.probeSlowSeconds`` (a failed one is the other alert's)."""
+    """A probe that succeeded, slower than ``observability.probeSlowSeconds`` (a failed one is the other alert's), of
+    any replica."""
     where = _series(cluster, namespace, job)
     slow = f"{PROBE_DURATION}{where} > {settings.probe_slow_seconds:g}"
     return f"max(({slow}) and ({PROBE_SUCCESS}{where} == 1))"
@@ -326,9 +366,10 @@ def _check(namespace: str, target: ProbeTarget, url: str, job: str) -> str:
     probe_http_status_code, prober/http.go l.323)."""
     name = prober_name(target.service)
     return (
-        f"The probe POSTs {target.request} to {url} from the pod of Deployment {name} {_every(target)}. Read why it "
-        f"failed: probe_http_status_code of job {job} in Metrics Explorer, or the exporter's last probes and their "
-        f"logs (kubectl -n {namespace} port-forward deploy/{name} {PROBER_PORT}, then http://localhost:{PROBER_PORT})."
+        f"The probe POSTs {target.request} to {url} from each of the {PROBER_REPLICAS} pods of Deployment {name} "
+        f"{_every(target)}. Read why it failed: probe_http_status_code of job {job} in Metrics Explorer (by pod), "
+        f"or each exporter's last probes and their logs (kubectl -n {namespace} get pods -l app={name}; kubectl -n "
+        f"{namespace} port-forward pod/<prober pod> {PROBER_PORT}, then http://localhost:{PROBER_PORT})."
     )
 
 

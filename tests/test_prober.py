@@ -195,7 +195,26 @@ def test_prober_deployment_is_hardened_and_rolls_on_a_config_change():
 def test_prober_pods_are_in_the_namespace_quota():
     pods = namespace_pods(load(VLLM))
     (probe,) = [p for p in pods if p.name == "Deployment of the serving probe"]
-    assert (probe.groups, probe.surge, probe.group[0].containers[0].cpu) == (1, 1, "50m")
+    assert (probe.groups, probe.surge, probe.group[0].containers[0].cpu) == (2, 1, "50m")
+
+
+def test_prober_deployment_runs_two_replicas_apart_over_zones_and_nodes_preferred():
+    """SRE review: one prober pod was one node's or one zone's loss from silencing every probe alert (probe-missing
+    then pages, and nothing probes the serving). Two replicas, spread over the zones and the nodes by their own
+    labels, ScheduleAnyway: a pool in one zone never keeps one Pending."""
+    target = _vllm_target()
+    args = prober.prober_deployment(target, "ns", {"app.kubernetes.io/part-of": "tpu-serving"})
+    assert args.spec.replicas == prober.PROBER_REPLICAS == 2
+    spread = args.spec.template.spec.topology_spread_constraints
+    assert [(c.topology_key, c.when_unsatisfiable, c.max_skew) for c in spread] == [
+        ("topology.kubernetes.io/zone", "ScheduleAnyway", 1),
+        ("kubernetes.io/hostname", "ScheduleAnyway", 1),
+    ]
+    assert all(c.label_selector.match_labels == {"app": "vllm-api-prober"} for c in spread)
+    assert args.spec.selector.match_labels == {"app": "vllm-api-prober"}
+    (deployment,) = [d for d in _objects(VLLM_STACK, "Deployment") if d["metadata"]["name"] == "vllm-api-prober"]
+    assert deployment["spec"]["replicas"] == 2
+    assert len(deployment["spec"]["template"]["spec"]["topologySpreadConstraints"]) == 2
 
 
 # ------------------------------------------------------------------------- which stacks
@@ -253,13 +272,14 @@ def test_prober_alerts_part_and_missing_are_errors_and_the_gateway_probe_is_crit
     alerts = {a[0]: a for a in prober.probe_alerts("c", "ns", _vllm_target(), settings, "vllm70b-vip")}
     series = 'probe_success{cluster="c", namespace="ns", job="vllm-api-prober"}'
     part, missing, gateway = alerts["probe-failing-part"], alerts["probe-missing"], alerts["probe-gateway-failing"]
-    assert part[2] == f"max(avg_over_time({series}[15m])) < 0.9" and part[5] == "ERROR" and part[3] == 7
+    pooled = f"sum(sum_over_time({series}[15m])) / sum(count_over_time({series}[15m])) < 0.9"
+    assert part[2] == pooled and part[5] == "ERROR" and part[3] == 7
     assert missing[2] == f"absent_over_time({series}[10m])" and missing[5] == "ERROR"
     assert gateway[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober-gateway"}) < 1'
     assert gateway[5] == "CRITICAL" and gateway[3] == 7 and "vllm70b-vip" in gateway[4] and "Lease" in gateway[4]
     gateway_part = alerts["probe-gateway-failing-part"]
-    assert gateway_part[2] == (
-        'max(avg_over_time(probe_success{cluster="c", namespace="ns", job="vllm-api-prober-gateway"}[15m])) < 0.9'
+    assert gateway_part[2] == pooled.replace('job="vllm-api-prober"', 'job="vllm-api-prober-gateway"') and (
+        gateway_part[2].count("prober-gateway") == 2
     )
     assert gateway_part[5] == "ERROR" and "504" in gateway_part[4]
     assert "probe-gateway-failing" not in {a[0] for a in prober.probe_alerts("c", "ns", _vllm_target(), settings)}

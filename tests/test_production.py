@@ -16,6 +16,7 @@ from tpu_serving.config.production import production_gaps, production_output
 from tpu_serving_tools.stack_files import load_project, stack_config
 
 CHANNEL = "projects/tpu-serving-demo/notificationChannels/123"
+TICKETS = "projects/tpu-serving-demo/notificationChannels/124"
 
 PROD = {
     "gcp:project": "tpu-serving-demo",
@@ -42,7 +43,7 @@ PROD = {
     ],
     "tpu-serving:buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "tpu-serving:workloadIdentity": {"namespace": "prod"},
-    "tpu-serving:observability": {"notificationChannels": [CHANNEL]},
+    "tpu-serving:observability": {"notificationChannels": [CHANNEL], "ticketChannels": [TICKETS]},
     "tpu-serving:serving": {
         "backend": "vllm",
         "slices": ["a", "b"],
@@ -51,7 +52,8 @@ PROD = {
         "servedModelName": "meta-llama/Llama-3.3-70B-Instruct",
     },
 }
-"""A stack with no gap: paged, two single-host groups in two zones, each slice held by a reservation."""
+"""A stack with no gap: paged, ticketed apart, two single-host groups in two zones, each slice held by a
+reservation."""
 
 
 def _prod(path: str, value: object) -> dict:
@@ -214,3 +216,35 @@ def test_production_example_makes_its_own_nat_and_proxy_only_subnet_in_its_own_n
     assert subnet.inputs["purpose"] == "REGIONAL_MANAGED_PROXY" and nat.inputs["router"]
     others = {s: plan_of(s).of_type("gcp:container/cluster:Cluster") for s in STACKS if s != "vllm-llama33-70b-v6e8"}
     assert all(c.inputs["network"] != "tpu-serving-prod" for cs in others.values() for c in cs)
+
+
+def test_production_gaps_name_tickets_that_go_to_the_pages_channels():
+    """SRE review: with ticketChannels empty the WARNING alerts fall back to the page channels, so tickets wake the
+    pager; a ticket channel that is also a page channel does the same."""
+    assert _keys(_prod("tpu-serving:observability/ticketChannels", ...)) == ["observability.ticketChannels = []"]
+    assert _keys(_prod("tpu-serving:observability/ticketChannels", [TICKETS, CHANNEL])) == [
+        f"observability.ticketChannels = {CHANNEL}"
+    ]
+    # no ticket gap when nothing pages (the unpaged gap's case) or the alert policies are not the stack's
+    unpaged = _prod("tpu-serving:observability", {"unpaged": True})
+    assert _keys(unpaged) == ["observability.unpaged = true"]
+    elsewhere = _prod("tpu-serving:observability", {"cloudResources": "existing", "notificationChannels": [CHANNEL]})
+    assert _keys(elsewhere) == []
+
+
+def test_production_problems_refuse_tickets_on_the_pagers_channels_at_their_key():
+    with pytest.raises(ConfigError) as err:
+        load(_prod("tpu-serving:observability/ticketChannels", ...))
+    (problem,) = err.value.problems
+    assert problem.startswith("tpu-serving:observability.ticketChannels = []: ")
+    assert "tickets wake the pager" in problem and "production: true refuses it" in problem
+
+
+def test_production_example_tickets_apart_from_its_pages():
+    """The production example names a ticket channel beside its page channel, and its WARNING policies notify it."""
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    page, ticket = (f"projects/tpu-serving-demo/notificationChannels/123456789{i}" for i in (0, 1))
+    policies = plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+    warnings = [p for p in policies if p.inputs["severity"] == "WARNING"]
+    assert warnings and all(p.inputs["notificationChannels"] == [ticket] for p in warnings)
+    assert all(p.inputs["notificationChannels"] == [page] for p in policies if p.inputs["severity"] != "WARNING")

@@ -123,7 +123,10 @@ def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_repli
     lines = zone_summary(plan_edited(STACK))
     assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]
     assert "the other zones' 2 nodes cost $" in lines[1]
-    assert "single-replica on the CPU pool" in lines[2] and "prober" in lines[2]
+    # the serving prober runs two replicas apart (tpu_serving.prober.PROBER_REPLICAS): no single-replica front left
+    assert len(lines) == 2 and not [line for line in lines if "prober" in line]
+    (saxml,) = [line for line in zone_summary(plan_of("saxml-175b-v5e32x2")) if "single-replica" in line]
+    assert "Deployment sax-admin-server" in saxml and "prober" not in saxml
 
 
 def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():

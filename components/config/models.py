@@ -375,7 +375,8 @@ class StackConfig(Model):
     production: StackBool = Field(
         True,
         description="Whether the stack serves production traffic. `true` refuses what keeps the serving from an SLO, "
-        "each at its key: alert policies that notify nobody (`observability.unpaged`) or none, one serving group "
+        "each at its key: alert policies that notify nobody (`observability.unpaged`) or none, tickets that wake the pager "
+        "(`observability.ticketChannels` empty or naming a page channel), one serving group "
         "(`serving.singleGroup: accepted`), and a backend's own gaps (the disaggregated mode's alpha API, a "
         "PathwaysJob's restarts that never come back). `false` runs the stack as an example: the preview's "
         "`Production:` line lists the gaps.",

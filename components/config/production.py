@@ -3,7 +3,8 @@ which ``production: true`` refuses, each at its key, and which the preview's ``P
 says ``production: false`` (SRE review round 40, M1 and M6: the example stacks page nobody, and four serve from one
 group, so a team that copies one copies its opt-outs unless the stack says what it is).
 
-The gaps every backend shares are here: alert policies that notify nobody, or none; one serving group. A backend's
+The gaps every backend shares are here: alert policies that notify nobody, or none; tickets (WARNING) sent to the
+pages' channels; one serving group. A backend's
 own are its :attr:`~tpu_serving.backends.Backend.production_gaps` (an alpha API in the serving path, a job that
 disruptions fail for good)."""
 
@@ -30,6 +31,36 @@ UNPAGED = Gap(
     "its alert policies notify nobody: an outage is seen only by someone looking at Cloud Monitoring; name the "
     "pages' channels in observability.notificationChannels",
 )
+
+
+def ticket_gap(cfg: StackConfig) -> Gap | None:
+    """The WARNING alerts notify the pages' channels: ``observability.ticketChannels`` empty, so they fall back to
+    ``notificationChannels`` (:meth:`~tpu_serving.observability_settings.ObservabilitySettings.channels`), or naming
+    one of them. A ticket is what can wait for working hours; sent to the pager it wakes the on-call for a group
+    reloading or a backlog, and a pager that rings for tickets is soon silenced (SRE review: tickets on the pager's
+    channels). Only for alert policies the stack creates and that page someone (the ``unpaged`` gap is the other
+    case)."""
+    watch = cfg.observability
+    pages = list(watch.notification_channels)
+    if not watch.enabled or watch.cloud_resources != CreateOrExisting.CREATE or not pages:
+        return None
+    if not watch.ticket_channels:
+        return Gap(
+            "observability.ticketChannels",
+            "[]",
+            "the WARNING alerts (a group reloading, a backlog, a pod not ready, metrics missing) go to the pages' "
+            "channels, observability.notificationChannels: tickets wake the pager, for what can wait for working "
+            "hours; name a ticket queue's channels in observability.ticketChannels",
+        )
+    shared = [c for c in watch.ticket_channels if c in pages]
+    if not shared:
+        return None
+    return Gap(
+        "observability.ticketChannels",
+        ", ".join(shared),
+        "a ticket channel is also a page channel (observability.notificationChannels): tickets wake the pager, for "
+        "what can wait for working hours; name channels of a ticket queue only",
+    )
 
 
 def single_group_gap(why: str) -> Gap:
@@ -96,17 +127,23 @@ def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
     )
 
 
+def alert_gaps(cfg: StackConfig) -> list[Gap]:
+    """Alert policies that notify nobody, or none; tickets on the pages' channels (:func:`ticket_gap`)."""
+    watch = cfg.observability
+    if not watch.enabled:
+        return [NO_ALERTS]
+    if watch.cloud_resources == CreateOrExisting.CREATE and not watch.notification_channels and watch.unpaged:
+        return [UNPAGED]
+    tickets = ticket_gap(cfg)
+    return [] if tickets is None else [tickets]
+
+
 def production_gaps(cfg: StackConfig) -> list[Gap]:
     """What keeps the stack's serving from a production SLO, in the stack file's order; none without serving."""
     serving = cfg.serving
     if serving is None:
         return []
-    watch = cfg.observability
-    gaps = []
-    if not watch.enabled:
-        gaps.append(NO_ALERTS)
-    elif watch.cloud_resources == CreateOrExisting.CREATE and not watch.notification_channels and watch.unpaged:
-        gaps.append(UNPAGED)
+    gaps = alert_gaps(cfg)
     why, _ = full_outage(serving)
     one_group = bool(why) and getattr(serving, "single_group", None) == "accepted"
     if one_group:

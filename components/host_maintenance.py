@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import pulumi_gcp as gcp
 
 from .alert_policies import Alert, log_match_policy_args
+from .catalog import SliceShape
 from .naming import MAINTENANCE_GATE, maintenance_gate_metric
 from .observability_settings import ObservabilitySettings, Severity
 
@@ -43,6 +44,25 @@ LABELS_SINCE = "1.31.1-gke.2008000"
 """The GKE version from which GPU and TPU nodes carry :data:`SCHEDULED_LABEL` (view-maintenance-events, table
 "Machine types with GPUs or TPUs attached"; cloud.google.com/ai-hypercomputer/docs/manage/manage-gke-clusters, "For
 clusters running GKE version 1.31.1-gke.2008000 or later")."""
+
+MANUAL_START_ANY = ("v4", "v5p")
+"""TPU generations whose VMs take a manual start of host maintenance whatever their shape."""
+MANUAL_START_MULTI_HOST = ("v5e", "v6e")
+"""TPU generations whose GKE node pools take a manual start only as multi-host pools of 2x4 or larger. Cloud TPU
+"Manually start a host maintenance event" (cloud.google.com/tpu/docs/manually-start-maintenance), *Limitations*:
+"Any TPU v4 or v5p VMs"; "TPU v5e or v6e VMs with the 2x4 topology configuration ... or larger" (in the Cloud TPU
+API); "GKE v5e or v6e multi-host node pools with TPU VMs that are 2x4 or larger" (read in the page's pt-BR and de
+copies, which list all three; its en copy lists the v6e entries only). A GKE single-host v5e or v6e pool (the
+``ct6e-standard-8t`` 2x4 of one VM among them) is not listed, so GKE may not act on the perform label there; TPU7x
+is not listed either."""
+
+
+def manual_start_listed(shape: SliceShape) -> bool:
+    """Whether Cloud TPU lists a manual start of host maintenance for a GKE node pool of ``shape``
+    (:data:`MANUAL_START_ANY`, :data:`MANUAL_START_MULTI_HOST`): only there does the host-maintenance gate start it."""
+    name = shape.generation.name
+    return name in MANUAL_START_ANY or (name in MANUAL_START_MULTI_HOST and shape.multi_host)
+
 
 KEY = "host-maintenance"
 TITLE = "TPU host maintenance scheduled"
@@ -149,17 +169,24 @@ def unscheduled_policy_args(
     )
 
 
-def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False) -> str:
+def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False, startable: bool = True) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
     zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
-    host-maintenance gate) and where the runbook is."""
+    host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`) and where
+    the runbook is."""
     zones = sorted({z for _, z in pools})
-    who = (
-        "the stack's host-maintenance gate starts it every 10 minutes at most one pool at a time, the pool whose "
-        "window opens first, while every standing group serves (hostMaintenance)"
-        if gated
-        else "start it one pool at a time, the next once the groups serve again"
-    )
+    if gated:
+        who = (
+            "the stack's host-maintenance gate starts it every 10 minutes at most one pool at a time, the pool whose "
+            "window opens first, while every standing group serves (hostMaintenance)"
+        )
+    elif startable:
+        who = "start it one pool at a time, the next once the groups serve again"
+    else:
+        who = (
+            "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "
+            "its window, which another pool's can overlap: before a window, move the group off the slice"
+        )
     how = (
         f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "
         f"{who} ({RUNBOOK})"
@@ -208,10 +235,12 @@ def gate_policy_args(
     text = (
         f"The host-maintenance gate of namespace {namespace} logged an ERROR: a node holding a serving pod has been "
         "NotReady for 10 minutes (or a node in maintenance for 6 hours), a pool's maintenance is held within "
-        "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool busy, an HPA above its minimum "
-        "whose scale-down is not held), or the API refused the gate (403, 422: its RBAC or admission policy). "
-        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>; a held window is yours to start by "
-        f"hand, one pool at a time ({RUNBOOK})."
+        "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool cordoned or NotReady, an HPA "
+        "above its minimum whose scale-down is not held), or within 2 hours of it while another pool is in "
+        "maintenance, or the API refused the gate (403, 422: its RBAC or admission policy). "
+        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. Never start a pool by hand while "
+        "another is in maintenance or a group is not Ready: that takes a second group. Clear the hold (the group "
+        f"not Ready, the cordon, the HPA's scale-down), or move a group off the held pool before its window ({RUNBOOK})."
     )
     return log_match_policy_args(
         project,

@@ -64,8 +64,9 @@ class HostMaintenanceSettings:
     """TPU host maintenance of the serving pools (the stack file's ``hostMaintenance``)."""
 
     mode: GateMode = described(
-        "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups, a CronJob (the "
-        "host-maintenance gate) starts a serving pool's pending host maintenance every 10 minutes, one pool at a "
+        "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups on slices whose GKE "
+        "node pools take a manual start (Cloud TPU lists multi-host v5e and v6e pools of 2x4 or larger, and any v4 "
+        "or v5p; not single-host v5e or v6e pools, nor TPU7x), a CronJob (the host-maintenance gate) starts a serving pool's pending host maintenance every 10 minutes, one pool at a "
         "time, the pool whose window opens first, only while every standing group is Ready and no serving pool is "
         "in maintenance, NotReady or cordoned (GKE's `cloud.google.com/perform-maintenance=true` node label); "
         "other stacks keep the ticket. `ticket`: only the ticket is opened, and you start it (docs/operate.md).",

@@ -55,6 +55,13 @@ run-application/access-api-from-pod/, "Directly accessing the REST API")."""
 
 Obj = Mapping[str, Any]
 
+IN_MAINTENANCE_DUE_SECONDS = 7200
+"""While the only hold is a pool in maintenance (the gate's own start, as a rule), the next pool's window pages only
+this close: a pool's maintenance can take a few hours (GKE "Perform host maintenance for nodes running training and
+inference workloads"), and two hours before the next window the two may still meet, while there is time to move a
+group. Farther out, the hold is the gate working, not a page (SRE review round 48, M2: it paged twice an hour on the
+maintenance it had started)."""
+
 
 @dataclass(frozen=True)
 class Gate:
@@ -134,6 +141,11 @@ def not_ready_since(node: Obj) -> float | None:
 
 
 def pod_ready(pod: Obj) -> bool:
+    """Ready and not being deleted: a terminating pod keeps its Ready condition through its preStop hook and grace
+    period (k8s.io/api v0.36.3 core/v1 types.go, ``ObjectMeta.DeletionTimestamp`` in apimachinery's meta/v1
+    types.go), but its group is going away."""
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        return False
     conditions = pod.get("status", {}).get("conditions") or []
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
@@ -153,7 +165,7 @@ def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float
     return found
 
 
-def _busy(nodes: Sequence[Obj], now: float) -> list[str]:
+def _busy(nodes: Sequence[Obj], now: float) -> list[tuple[Obj, list[str]]]:
     """The pools' nodes in maintenance, NotReady or cordoned, each with why."""
     busy = []
     for node in nodes:
@@ -167,7 +179,7 @@ def _busy(nodes: Sequence[Obj], now: float) -> list[str]:
             if yes
         ]
         if why:
-            busy.append(f"{_name(node)} ({', '.join(why)})")
+            busy.append((node, why))
     return busy
 
 
@@ -216,11 +228,15 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     pool, opens, chosen = _first_pool(nodes, now)
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
     busy = _busy(nodes, now)
-    why = f"nodes busy: {', '.join(busy)}" if busy else _groups_hold(pods, gate, scale_downs_held)
+    listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)
+    why = f"nodes busy: {listed}" if busy else _groups_hold(pods, gate, scale_downs_held)
     if not why:
         return Decision("start", "ERROR" if pages else "INFO", f"starting pool {pool} ({when})", pool, chosen, pages)
-    if opens is not None and opens - now <= gate.due_seconds:
-        pages += (f"held within {gate.due_seconds} s of pool {pool}'s window ({when})",)
+    due = gate.due_seconds
+    if busy and all(in_maintenance(n, now) for n, _ in busy):
+        due = min(due, IN_MAINTENANCE_DUE_SECONDS)  # its own start holds the next pool: page only if they may meet
+    if opens is not None and opens - now <= due:
+        pages += (f"held within {due} s of pool {pool}'s window ({when})",)
     severity = "ERROR" if pages else "WARNING"
     return Decision("hold", severity, f"holding pool {pool} ({when}): {why}", pool, chosen, pages)
 

@@ -20,8 +20,13 @@ from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.preview import rollout_summary
 from tpu_serving_tools.stack_files import load_project, stack_config
 
-GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16", "vllm-llama33-70b-v6e8")
-"""The shipped stacks whose serving keeps two or more standing LeaderWorkerSet groups."""
+GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16")
+"""The shipped stacks whose serving keeps two or more standing LeaderWorkerSet groups on pools that take a manual
+start (multi-host v5e 4x4). The production example, vllm-llama33-70b-v6e8, keeps two standing groups on single-host
+v6e 2x4 pools, for which Cloud TPU lists no manual start: ticket only."""
+GATE_STACK = "vllm-llama33-70b-v5e16"
+NO_MANUAL_START = ("vllm-llama33-70b-disagg-v6e8x2", "vllm-llama33-70b-v6e8")
+"""The shipped stacks whose serving slices are single-host v6e 2x4 pools (ct6e-standard-8t)."""
 ARGS = job.HostMaintenanceGateArgs(
     namespace="serving",
     pools=("c-a", "c-b"),
@@ -62,8 +67,8 @@ def test_gate_is_created_only_for_stacks_of_two_standing_lws_groups(stack: str) 
         assert kinds == set()
 
 
-def test_gate_cron_job_of_the_flagship() -> None:
-    objects = gate_objects("vllm-llama33-70b-v6e8")
+def test_gate_cron_job_of_a_gated_stack() -> None:
+    objects = gate_objects(GATE_STACK)
     cron = objects["CronJob"]
     assert cron["metadata"]["namespace"] == "vllm-llama70b"
     spec = cron["spec"]
@@ -84,7 +89,7 @@ def test_gate_cron_job_of_the_flagship() -> None:
     assert c["resources"] == {"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"memory": "64Mi"}}
     env = {e["name"]: e["value"] for e in c["env"]}
     assert env == {
-        "POOLS": "vllm70bv6e-v6e8a,vllm70bv6e-v6e8b,vllm70bv6e-v6e8c,vllm70bv6e-v6e8s",
+        "POOLS": "vllm70b-v5e16,vllm70b-v5e16b,vllm70b-v5e16c,vllm70b-v5e16s",
         "NAMESPACE": "vllm-llama70b",
         "LEADER_WORKER_SETS": "vllm",
         "FEWEST_GROUPS": "2",
@@ -224,15 +229,15 @@ def test_gate_metric_name_hashes_a_long_namespace() -> None:
     assert long.startswith("c" * 40 + "-") and long.endswith("-maintenance-gate-runs") and "n" * 20 not in long
 
 
-def test_gate_alerts_in_the_flagship_plan() -> None:
-    names = {r.name for r in plan_of("vllm-llama33-70b-v6e8").resources}
+def test_gate_alerts_in_a_gated_plan() -> None:
+    names = {r.name for r in plan_of(GATE_STACK).resources}
     for suffix in (
         "maintenance-gate",
         "maintenance-gate-silent",
         "maintenance-gate-runs-metric",
         "host-maintenance-unscheduled",
     ):
-        assert f"vllm70bv6e-observability-{suffix}" in names
+        assert f"vllm70b-observability-{suffix}" in names
     jetstream = {r.name for r in plan_of("llama31-405b-v6e16").resources}
     assert not any("maintenance-gate" in n for n in jetstream)
     assert any(n.endswith("-observability-host-maintenance-unscheduled") for n in jetstream)
@@ -244,10 +249,37 @@ def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: st
     (:func:`tpu_serving.config.serving_facts.maintenance_gated`) agree on every shipped stack."""
     (line,) = [x for x in rollout_summary(plan_of(stack).outputs) if x.startswith("Maintenance: ")]
     assert ("the stack's host-maintenance gate starts it" in line) == (stack in GATED)
-    assert ("start it one pool at a time" in line) == (stack not in GATED)
+    assert ("start it one pool at a time" in line) == (stack not in GATED + NO_MANUAL_START)
+    assert ("Cloud TPU lists no manual start for these pools" in line) == (stack in NO_MANUAL_START)
 
 
 def test_preview_maintenance_line_of_a_ticket_stack_says_to_start_it() -> None:
     plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
     (line,) = [x for x in rollout_summary(plan.outputs) if x.startswith("Maintenance: ")]
     assert "start it one pool at a time" in line and "host-maintenance gate" not in line
+
+
+@pytest.mark.parametrize(
+    ("machine", "topology", "listed"),
+    [
+        ("ct5lp-hightpu-4t", "4x4", True),  # GKE multi-host v5e 2x4 or larger
+        ("ct6e-standard-4t", "4x4", True),  # GKE multi-host v6e
+        ("ct6e-standard-8t", "2x4", False),  # one VM: a single-host pool, not listed
+        ("ct5lp-hightpu-8t", "2x4", False),
+        ("ct5p-hightpu-4t", "2x2x1", True),  # any v5p
+    ],
+)
+def test_manual_start_listed_follows_cloud_tpu_limitations(machine: str, topology: str, listed: bool) -> None:
+    from tpu_serving.catalog import slice_shape
+
+    assert hm.manual_start_listed(slice_shape(machine, topology)) is listed
+
+
+def test_gate_not_created_on_single_host_pools_and_the_preview_says_so() -> None:
+    """Two standing groups on single-host v6e 2x4 pools (the production example): no gate, and the Maintenance:
+    line says the maintenance comes at its window."""
+    cfg = load_stack_config(stack_config(load_project(ROOT), "vllm-llama33-70b-v6e8"))
+    assert cfg.host_maintenance.mode == job.GateMode.START and not maintenance_gated(cfg)
+    assert not gate_objects("vllm-llama33-70b-v6e8")
+    line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
+    assert "Cloud TPU lists no manual start for these pools" in line and "gate" not in line

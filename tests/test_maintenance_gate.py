@@ -111,6 +111,15 @@ def test_decide_holds_while_a_serving_pod_is_not_ready() -> None:
     assert d.message.endswith("2 of 2 leaders Ready; not Ready: vllm-1-1")
 
 
+def test_decide_holds_while_a_serving_pod_is_terminating_though_still_ready() -> None:
+    """A group being deleted (a rollout, a scale-down, a repair) keeps Ready through its preStop: not serving."""
+    going = pod("vllm-1", "n-p-b")
+    going["metadata"]["deletionTimestamp"] = iso(NOW - 30)
+    d = mg.decide(pools({"p-a": IN_50H, "p-b": None}), [SERVING[0], going], GATE, NOW, False)
+    assert (d.action, d.severity) == ("hold", "WARNING")
+    assert d.message.endswith("1 of 2 leaders Ready; not Ready: vllm-1")
+
+
 def test_decide_holds_below_the_standing_groups() -> None:
     d = mg.decide(pools({"p-a": IN_50H, "p-b": None}), SERVING[:1], GATE, NOW, False)
     assert d.message.endswith("1 of 2 standing groups run")
@@ -138,6 +147,19 @@ def test_decide_pages_a_hold_within_the_due_window() -> None:
     d = mg.decide([*pools({"p-a": IN_2H}), node("n-p-c", "p-c", cordoned=True)], SERVING, GATE, NOW, False)
     assert (d.action, d.severity) == ("hold", "ERROR")
     assert d.pages == ("held within 86400 s of pool p-a's window (window opens in 7200 s)",)
+
+
+def test_decide_a_pool_in_maintenance_holds_the_next_without_paging_until_two_hours_before_its_window() -> None:
+    """The gate's own start holds the next pool: a WARNING while the next window is far, a page once they may meet."""
+    started = node("n-p-c", "p-c", IN_50H, perform=True)
+    far = mg.decide([*pools({"p-a": str(int(NOW + 22 * 3600))}), started], SERVING, GATE, NOW, False)
+    assert (far.action, far.severity, far.pages) == ("hold", "WARNING", ())
+    near = mg.decide([*pools({"p-a": IN_2H}), started], SERVING, GATE, NOW, False)
+    assert (near.action, near.severity) == ("hold", "ERROR")
+    assert near.pages == ("held within 7200 s of pool p-a's window (window opens in 7200 s)",)
+    cordoned = mg.decide([*pools({"p-a": str(int(NOW + 22 * 3600))}), node("n-p-c", "p-c", cordoned=True)],
+                         SERVING, GATE, NOW, False)  # fmt: skip
+    assert cordoned.severity == "ERROR"  # another hold keeps the whole due window
 
 
 def test_decide_picks_an_unreadable_window_last_and_never_pages_for_it() -> None:

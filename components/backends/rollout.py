@@ -352,14 +352,22 @@ def stack_maintenance(cfg: Stack, slices: Sequence[str] | None = None, gated: bo
     ``gated``: the stack's host-maintenance gate starts it."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
-    return host_maintenance.zone_line(pools, gated)
+    startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
+    return host_maintenance.zone_line(pools, gated, startable)
 
 
 def maintenance_gated(cfg: Stack, serving: scaling.Scaled) -> bool:
     """Whether the host-maintenance gate runs for LeaderWorkerSet serving (vLLM or JetStream, not disaggregated):
-    ``hostMaintenance.mode: start`` and two or more standing groups, as
-    :func:`tpu_serving.config.serving_facts.maintenance_gated` decides for the stack (a test holds both alike)."""
-    return str(cfg.host_maintenance.mode) == "start" and scaling.fewest_groups(serving) >= 2
+    ``hostMaintenance.mode: start``, two or more standing groups, and serving slices whose node pools take a manual
+    start (:func:`tpu_serving.host_maintenance.manual_start_listed`). The stack's decision is
+    :func:`tpu_serving.config.serving_facts.maintenance_gated`, which calls this one."""
+    kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
+    return (
+        str(cfg.host_maintenance.mode) == "start"
+        and scaling.fewest_groups(serving) >= 2
+        and bool(kinds)
+        and all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
+    )
 
 
 def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_seconds: int) -> RolloutPlan:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..backends import BACKENDS, Serving, scaling
+from ..backends import BACKENDS, Serving, rollout, scaling
 from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
 from ..backends.vllm import VllmServingConfig
@@ -39,7 +39,8 @@ def reload_outlasting_upgrade_wait(serving: object) -> int | None:
 def maintenance_gated(cfg: StackConfig) -> bool:
     """Whether the stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`):
     ``hostMaintenance.mode: start`` and serving that keeps two or more standing LeaderWorkerSet groups (vLLM or
-    JetStream, not disaggregated), whose pools one maintenance at a time leaves serving."""
+    JetStream, not disaggregated), whose pools one maintenance at a time leaves serving, on slices whose GKE node
+    pools take a manual start (:func:`tpu_serving.backends.rollout.maintenance_gated`)."""
     serving = cfg.serving
     if cfg.host_maintenance.mode != GateMode.START or not isinstance(
         serving, VllmServingConfig | PathwaysServingConfig
@@ -47,4 +48,4 @@ def maintenance_gated(cfg: StackConfig) -> bool:
         return False
     if isinstance(serving, VllmServingConfig) and serving.disaggregation is not None:
         return False
-    return scaling.fewest_groups(serving) >= 2
+    return rollout.maintenance_gated(cfg, serving)

@@ -118,7 +118,9 @@ def runbook(zones: Sequence[str], gated: bool = False) -> str:
     """What the ticket asks: find the nodes, then start the maintenance a pool at a time (:data:`RUNBOOK`); on a
     stack whose host-maintenance gate starts it (:mod:`tpu_serving.host_maintenance_job`), to watch the gate."""
     then = (
-        f"Then start it yourself, one node pool at a time, the next once the groups serve again: {RUNBOOK}."
+        "Then start it yourself, one node pool at a time, the next once the groups serve again, on pools that take "
+        "a manual start (multi-host v5e or v6e, any v4 or v5p); on single-host v5e or v6e pools, or TPU7x, it comes "
+        f"at its window: move a group off a slice whose window is close to another's first ({RUNBOOK})."
         if not gated
         else "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
         "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "

@@ -200,6 +200,7 @@ def test_unscheduled_filter_and_the_ticket_split_on_the_notice_type() -> None:
 def test_gated_ticket_says_the_gate_starts_the_maintenance() -> None:
     assert "The stack's host-maintenance gate starts it" in hm.runbook(["us-east5-a"], gated=True)
     assert "Then start it yourself" in hm.runbook(["us-east5-a"])
+    assert "on single-host v5e or v6e pools, or TPU7x, it comes at its window" in hm.runbook(["us-east5-a"])
 
 
 def test_gate_page_filter_and_silent_alert() -> None:

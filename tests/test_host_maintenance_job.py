@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
 from tpu_serving import host_maintenance as hm
 from tpu_serving import host_maintenance_job as job
@@ -48,7 +48,7 @@ def gate_objects(stack: str) -> dict[str, dict]:
     }
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SHIPPED)
 def test_gate_is_created_only_for_stacks_of_two_standing_lws_groups(stack: str) -> None:
     kinds = set(gate_objects(stack))
     if stack in GATED:
@@ -244,7 +244,7 @@ def test_gate_alerts_in_a_gated_plan() -> None:
     assert any(n.endswith("-observability-host-maintenance-unscheduled") for n in jetstream)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SHIPPED)
 def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: str) -> None:
     """The preview's fact (:func:`tpu_serving.backends.rollout.maintenance_gated`) and the stack's
     (:func:`tpu_serving.config.serving_facts.maintenance_gated`) agree on every shipped stack."""

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ROOT, SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, HOLD_NODE_UPGRADES, PATHWAYS_JOB, SERVING, load, with_change, with_serving
 from tools.preview import production_summary
 from tpu_serving.backends.scaling import fewest_groups_gap
@@ -198,7 +198,7 @@ def test_production_gaps_name_an_existing_clusters_node_upgrades_unless_held():
 def test_production_output_of_the_shipped_stacks_one_production_example_and_examples_with_gaps():
     """GKE review round 41, M2: one shipped stack runs with production: true (single-host groups in two zones,
     reservations, paged alerts) and passes the gate; each other says production: false and has a gap to say why."""
-    outputs = {s: plan_of(s).outputs["production"] for s in STACKS}
+    outputs = {s: plan_of(s).outputs["production"] for s in SHIPPED}
     assert {s for s, o in outputs.items() if o["production"]} == {"vllm-llama33-70b-v6e8"}
     assert outputs["vllm-llama33-70b-v6e8"]["gaps"] == []
     assert all(o["gaps"] for s, o in outputs.items() if not o["production"]), outputs
@@ -214,7 +214,7 @@ def test_production_example_makes_its_own_nat_and_proxy_only_subnet_in_its_own_n
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert router.inputs["network"] == subnet.inputs["network"] == cluster.inputs["network"] == "tpu-serving-prod"
     assert subnet.inputs["purpose"] == "REGIONAL_MANAGED_PROXY" and nat.inputs["router"]
-    others = {s: plan_of(s).of_type("gcp:container/cluster:Cluster") for s in STACKS if s != "vllm-llama33-70b-v6e8"}
+    others = {s: plan_of(s).of_type("gcp:container/cluster:Cluster") for s in SHIPPED if s != "vllm-llama33-70b-v6e8"}
     assert all(c.inputs["network"] != "tpu-serving-prod" for cs in others.values() for c in cs)
 
 

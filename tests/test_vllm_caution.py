@@ -86,7 +86,11 @@ def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_sta
     """The README's stack table (hand-written) quotes the caution's head in the row of each stack whose preview has
     the caution (:func:`test_vllm_caution_is_said_of_the_multi_host_vllm_stacks_only`), and in no other row."""
     rows = _stack_rows()
-    assert set(rows) == set(SHIPPED), "the table lists every shipped stack, and only those"
+    assert set(rows) == set(SHIPPED), (
+        "README.md's Stacks table (between its `stacks` markers, hand-written) lists every stack file, and only those: "
+        f"add a row for {sorted(set(SHIPPED) - set(rows))}, remove {sorted(set(rows) - set(SHIPPED))} "
+        "(docs/add-your-own-model.md, step 3)"
+    )
     for stack, row in rows.items():
         assert (MULTI_HOST_CAUTION in row) == (stack in MULTI_HOST_VLLM), stack
 

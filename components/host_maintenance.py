@@ -240,9 +240,11 @@ def gate_policy_args(
         "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool cordoned or NotReady, an HPA "
         "above its minimum whose scale-down is not held), or within 2 hours of it while another pool is in "
         "maintenance, or the API refused the gate (403, 422: its RBAC or admission policy). "
-        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. Never start a pool by hand while "
-        "another is in maintenance or a group is not Ready: that takes a second group. Clear the hold (the group "
-        f"not Ready, the cordon, the HPA's scale-down), or move a group off the held pool before its window ({RUNBOOK})."
+        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A VM that "
+        "goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Never start a pool "
+        "by hand while another is in maintenance or a group is not Ready: that takes a second group. Clear the hold "
+        f"(the group not Ready, the cordon, the HPA's scale-down), or move a group off the held pool before its window "
+        f"({RUNBOOK})."
     )
     return log_match_policy_args(
         project,

@@ -40,7 +40,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -203,15 +203,19 @@ def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str
     return ""
 
 
-def _first_pool(nodes: Sequence[Obj], now: float) -> tuple[str, float | None, tuple[str, ...]]:
-    """The pool with pending nodes whose window opens first (an unreadable window last), its window and its
-    pending nodes."""
+def _first_pool(
+    nodes: Sequence[Obj], now: float, holding: Container[str] = ()
+) -> tuple[str, float | None, tuple[str, ...]]:
+    """The pool with pending nodes to start first, its window and its pending nodes: a pool none of whose nodes
+    holds a serving pod (``holding``: their names) first, as its maintenance costs no group, then the window that
+    opens first (an unreadable window last)."""
     by_pool: dict[str, list[Obj]] = {}
     for node in nodes:
         if pending(node, now):
             by_pool.setdefault(_labels(node).get(POOL_LABEL, ""), []).append(node)
     opens = {p: min((w for n in ns if (w := window(n)) is not None), default=None) for p, ns in by_pool.items()}
-    pool = min(by_pool, key=lambda p: (opens[p] is None, opens[p] or 0.0, p))
+    serves = {p: any(_name(n) in holding for n in ns) for p, ns in by_pool.items()}
+    pool = min(by_pool, key=lambda p: (serves[p], opens[p] is None, opens[p] or 0.0, p))
     return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
 
 
@@ -225,7 +229,7 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     if not any(pending(n, now) for n in nodes):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
-    pool, opens, chosen = _first_pool(nodes, now)
+    pool, opens, chosen = _first_pool(nodes, now, {p.get("spec", {}).get("nodeName", "") for p in pods})
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
     busy = _busy(nodes, now)
     listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)

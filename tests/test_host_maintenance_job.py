@@ -284,3 +284,11 @@ def test_gate_not_created_on_single_host_pools_and_the_preview_says_so() -> None
     assert not gate_objects("vllm-llama33-70b-v6e8")
     line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
     assert "Cloud TPU lists no manual start for these pools" in line and "gate" not in line
+
+
+def test_gate_page_says_where_to_go_for_a_lost_node() -> None:
+    """SRE review round 48, m5: the page names the runbooks of a lost VM and a lost zone."""
+    args = hm.gate_policy_args("p", "c", "serving", ObservabilitySettings())
+    text = str(args.documentation.content)  # type: ignore[union-attr]
+    assert "'A VM that goes silent'" in text and "'A zone outage'" in text
+    assert "Never start a pool by hand while another is in maintenance" in text

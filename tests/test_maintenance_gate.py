@@ -73,6 +73,12 @@ def test_decide_starts_the_pool_whose_window_opens_first() -> None:
     assert d.message == f"starting pool p-b (window opens in {40 * 3600} s)"
 
 
+def test_decide_starts_a_pool_that_holds_no_serving_group_first() -> None:
+    """SRE review round 48, m6: an idle pool's maintenance costs no group, so it goes first, whatever its window."""
+    d = mg.decide(pools({"p-a": IN_40H, "p-b": IN_2H, "p-c": IN_50H}), SERVING, GATE, NOW, False)
+    assert (d.action, d.pool) == ("start", "p-c")
+
+
 def test_decide_labels_every_pending_node_of_the_pool_and_no_other() -> None:
     nodes = [node("a1", "p-a", IN_40H), node("a2", "p-a", IN_50H), node("a3", "p-a"), node("b1", "p-b", IN_50H)]
     d = mg.decide(nodes, SERVING, GATE, NOW, False)

@@ -55,6 +55,7 @@ from .kube import ApiError, Kube, Obj, wait_for
 from .podfs import SA_DIR, PodFiles, environment
 from .processes import ComponentError, Process, check_loopback
 from .serviceproxy import Forwarder, target_port
+from .status_sync import status_sync_stage
 
 HOST_TMP = "/run/e2e-host-tmp"
 """Where the host's /tmp is seen inside the controller's mount namespace (its own /tmp is the pod's)."""
@@ -117,7 +118,8 @@ def kubelet_stages(stages: Sequence[Path], folder: Path, namespaces: Sequence[st
     in for) started but not Ready: kwok's ``pod-ready`` makes every pod Ready at once, which no kubelet does for a
     container with a readiness probe. Their readiness is then the binary's own probe, reported by :class:`Prober`.
     The new Stage is ``pod-ready`` for those namespaces, with its ``Ready``/``ContainersReady`` conditions and its
-    containers' ``ready`` false; written to ``folder``."""
+    containers' ``ready`` false; written to ``folder``. Last comes the kubelet's status sync, for the other namespaces
+    (:func:`.status_sync.status_sync_stage`)."""
     out = []
     for stage in stages:
         if stage.name != "pod-ready.yaml" or not namespaces:
@@ -144,7 +146,7 @@ def kubelet_stages(stages: Sequence[Path], folder: Path, namespaces: Sequence[st
             path = folder / f"{written['metadata']['name']}.yaml"
             path.write_text(yaml.safe_dump(written, sort_keys=False))
             out.append(path)
-    return out
+    return [*out, status_sync_stage(folder, namespaces)]
 
 
 _ADDRESS_ARG = re.compile(r"^(--[a-z-]*(?:address|addr)=)(?:0\.0\.0\.0)?(:\d+)$")

@@ -4,18 +4,21 @@ run, and (slow) the site builds strictly and the Library API page's program prev
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, STACKS, plan_of
+
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 
 DOCS = ROOT / "docs"
 MKDOCS = ROOT / ".docs-venv" / "bin" / "mkdocs"
@@ -179,3 +182,48 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "engine containers conform" in check.stdout and "prerequisites met 12/12" in check.stdout, check.stdout
+
+
+def alert_table_patterns(text: str) -> list[re.Pattern[str]]:
+    """The first cells of docs/operate.md's alert table (the one table under "Alerts: what each means"), each as a
+    pattern of the AlertPolicy displayName it documents: the name before its parenthesis, a `` `<placeholder>` `` for
+    any one word, after the stack's optional "<prefix>: "."""
+    section = text.split("## Alerts: what each means", 1)[1].split("\n## ", 1)[0]
+    lines = section.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| alert |"))
+    rows = [line for line in itertools.takewhile(lambda line: line.startswith("|"), lines[start + 2 :])]
+    patterns = []
+    for row in rows:
+        name = row.split("|")[1].strip().split(" (", 1)[0]
+        body = "".join(r"\S+" if part.startswith("`<") else re.escape(part) for part in re.split(r"(`<[^>]+>`)", name))
+        patterns.append(re.compile(rf"(?:.+: )?{body}"))
+    return patterns
+
+
+def undocumented_alerts(patterns: list[re.Pattern[str]], stacks: Iterable[str]) -> dict[str, list[str]]:
+    """The AlertPolicy displayNames of ``stacks``' plans that no row of the table names, by stack."""
+    out: dict[str, list[str]] = {}
+    for stack in stacks:
+        names = [r.inputs["displayName"] for r in plan_of(stack).resources if r.type == ALERT_POLICY]
+        assert names, f"{stack}: the plan has no AlertPolicy: the table check would check nothing"
+        missing = [n for n in names if not any(p.fullmatch(n) for p in patterns)]
+        if missing:
+            out[stack] = missing
+    return out
+
+
+def test_docs_operate_alert_table_has_a_row_for_every_alert_policy():
+    patterns = alert_table_patterns((ROOT / "docs" / "operate.md").read_text())
+    assert len(patterns) >= 20, f"docs/operate.md's alert table parsed to {len(patterns)} rows"
+    assert undocumented_alerts(patterns, STACKS) == {}, (
+        "docs/operate.md, 'Alerts: what each means and what to do': add a row for each (first cell: its name)"
+    )
+
+
+def test_docs_operate_alert_table_check_fails_on_a_missing_row():
+    patterns = alert_table_patterns((ROOT / "docs" / "operate.md").read_text())
+    kept = [p for p in patterns if not p.pattern.endswith(re.escape("Serving probe missing"))]
+    assert len(kept) == len(patterns) - 1
+    assert undocumented_alerts(kept, ["vllm-llama33-70b-v6e8"]) == {
+        "vllm-llama33-70b-v6e8": ["vllm70bv6e: Serving probe missing"]
+    }

@@ -65,6 +65,10 @@ METRICS_ADAPTER = Controller(
         namespace="custom-metrics",
         selector={"run": ADAPTER_DEPLOYMENT, "k8s-app": ADAPTER_DEPLOYMENT},
     ),
+    # No page when it is down (SRE review round 48, m1): the HPAs then hold their size (their ScalingActive
+    # condition False, FailedGetPodsMetric) and serving goes on; the autoscaler alert tickets that
+    # (tpu_serving.autoscaler_alerts), where the controller alert would page for it.
+    pages_when_down=False,
 )
 """The Custom Metrics Stackdriver Adapter (GoogleCloudPlatform/k8s-stackdriver, tag ``cm-sd-adapter-<version>``;
 the pin and its sources: :data:`tpu_serving.versions.PINS` ``metrics-adapter``). The oldest release accepted,

@@ -204,6 +204,9 @@ class Controller:
     """When its own readiness check passes before its webhooks serve: the probe that passes once they do."""
     availability: Availability | None = None
     """When a down controller stops serving pods (its webhooks fail closed): replicas and a disruption budget."""
+    pages_when_down: bool = True
+    """Its Deployment is watched by the controller alert, which pages (:mod:`tpu_serving.controller_alerts`): False
+    for a controller whose outage only holds the HPAs' size, which the autoscaler alert tickets."""
 
     def installed(self, obj: Mapping[str, Any], version: str) -> Mapping[str, Any]:
         """One object of the release manifest as :class:`ControllerInstall` applies it (its transforms)."""
@@ -423,7 +426,11 @@ class ControllerInstall(pulumi.ComponentResource):
         self.version = args.version
         self.api_group = args.controller.api_group
         kept = args.controller.availability
-        self.watched = WatchedDeployment(kept.namespace, kept.deployment, args.controller.name) if kept else None
+        self.watched = (
+            WatchedDeployment(kept.namespace, kept.deployment, args.controller.name)
+            if kept is not None and args.controller.pages_when_down
+            else None
+        )
         """The controller's Deployment, which the stack's controller alert watches (None: not watched)."""
         upstream = args.controller.url(args.version)
         self.source = manifest_source(args.manifest)

@@ -151,14 +151,24 @@ def policy_args(
 
 
 def unscheduled_policy_args(
-    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings
+    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, startable: bool = True
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones."""
+    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable``:
+    every TPU slice's pools take a manual start (:func:`manual_start_listed`), else the page says it comes at its
+    window."""
+    act = (
+        "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
+        "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
+        if startable
+        else "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes "
+        "at its window: before then, move the group off that slice (raise the HPA's minimum so that a spare slice "
+        "loads a group, then cordon the node and delete the group's leader pod)"
+    )
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
-        f"{', '.join(sorted(set(zones)))}: it comes without the scheduled notice, and interrupts the VM's whole "
-        f"slice. Find the node (kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}) and check that the "
-        f"other groups serve; start it now on a pool whose group can go ({RUNBOOK}), rather than at the window."
+        f"{', '.join(sorted(set(zones)))}: it comes with less notice than scheduled maintenance, and interrupts the "
+        f"VM's whole slice. Find the node (kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}) and check "
+        f"that the other groups serve; {act} ({RUNBOOK})."
     )
     return log_match_policy_args(
         project,

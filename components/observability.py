@@ -195,6 +195,9 @@ class ObservabilityArgs:
     maintenance_zones: Sequence[str] = ()
     """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
     (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
+    maintenance_startable: bool = True
+    """Every TPU slice's node pools take a manual start of host maintenance
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`): the unscheduled-maintenance page says to start it."""
     maintenance_gate: bool = False
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
     metric of its runs and its silence alert; the ticket says the gate starts the maintenance."""
@@ -279,7 +282,9 @@ class Observability(pulumi.ComponentResource):
             zones, gated = args.maintenance_zones, args.maintenance_gate
             upcoming = host_maintenance.policy_args(args.project, args.cluster, zones, args.settings, gated)
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
-            page = host_maintenance.unscheduled_policy_args(args.project, args.cluster, zones, args.settings)
+            page = host_maintenance.unscheduled_policy_args(
+                args.project, args.cluster, zones, args.settings, args.maintenance_startable
+            )
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", page, opts=child)
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
         if args.maintenance_gate:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pulumi
 
-from . import cost
+from . import cost, host_maintenance
 from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .backends.rollout import node_upgrades_held
@@ -454,6 +454,7 @@ def build_operations(
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
+            maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
             maintenance_gate=gate is not None,
             upgrade_notices=upgrades_held(cfg),
         ),

@@ -64,3 +64,16 @@ def test_controller_alert_in_every_stack_with_the_package_it_reads(stack):
     # a cluster the stack creates sends the DEPLOYMENT package the condition reads
     for cluster in plan.of_type(CLUSTER):
         assert "DEPLOYMENT" in cluster.inputs["monitoringConfig"]["enableComponents"]
+
+
+def test_controller_alert_leaves_the_metrics_adapter_to_the_autoscaler_ticket():
+    """The adapter's outage holds the HPAs' size and serving goes on: the WARNING autoscaler alert has it, the
+    controller alert (ERROR, a page) does not (SRE review round 48, m1). A stack with an HPA installs the adapter."""
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    assert "custom.metrics.k8s.io" in plan.outputs["controllers"]
+    (policy,) = [p for p in plan.of_type(POLICY) if p.name.endswith("-controller-unavailable")]
+    query = policy.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    assert 'deployment="lws-controller-manager"' in query
+    assert "custom-metrics-stackdriver-adapter" not in query
+    (stuck,) = [p for p in plan.of_type(POLICY) if p.name.endswith("-autoscaler-stuck")]
+    assert stuck.inputs["severity"] == "WARNING"

@@ -71,3 +71,22 @@ def test_observability_creates_the_ticket_on_the_serving_zones() -> None:
     assert condition["conditionMatchedLog"]["filter"].endswith('(resource.labels.zone="us-west4-a")')
     assert policy.inputs["alertStrategy"] == {"notificationRateLimit": {"period": "3600s"}}
     assert "vllm70b: TPU host maintenance scheduled" in plan.outputs["alertPolicies"]
+
+
+@pytest.mark.parametrize(
+    ("stack", "name", "startable"),
+    [
+        ("vllm-llama33-70b-v5e16", "vllm70b", True),  # multi-host v5e 4x4: a manual start is listed
+        ("vllm-llama33-70b-v6e8", "vllm70bv6e", False),  # single-host ct6e-standard-8t: none is
+    ],
+)
+def test_unscheduled_policy_args_says_start_it_only_where_a_pool_takes_a_manual_start(
+    stack: str, name: str, startable: bool
+) -> None:
+    policy = resource(
+        plan_of(stack), "gcp:monitoring/alertPolicy:AlertPolicy", f"{name}-observability-{hm.UNSCHEDULED_KEY}"
+    )
+    text = policy.inputs["documentation"]["content"]
+    assert ("start it now on a pool whose group can go" in text) is startable
+    assert ("Cloud TPU lists no manual start for these pools" in text) is not startable
+    assert policy.inputs["severity"] == "ERROR"

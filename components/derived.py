@@ -11,13 +11,14 @@ from typing import Literal, cast
 from . import capacity, cost
 from .allocation import Allocation, allocation
 from .backends import BACKENDS, scaling
+from .backends.rollout import maintenance_starts
 from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
 from .cluster import CpuPoolArgs, TpuClusterArgs
 from .config.checks import cpu_zones
 from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig
-from .config.serving_facts import maintenance_gated
+from .config.serving_facts import maintenance_gate_runs
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
@@ -281,10 +282,12 @@ def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str
 
 
 def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMaintenanceGateArgs | None:
-    """The host-maintenance gate of a gated stack (:func:`tpu_serving.config.serving_facts.maintenance_gated`): its
-    serving pools, its LeaderWorkerSet (named after the serving), its standing groups and its HPA; None otherwise."""
+    """The host-maintenance gate of a stack that runs one (:func:`tpu_serving.config.serving_facts.
+    maintenance_gate_runs`): its serving pools, its LeaderWorkerSet (named after the serving), its standing groups,
+    its HPA and whether it starts the maintenance (:func:`tpu_serving.backends.rollout.maintenance_starts`) or
+    watches; None otherwise."""
     serving = cfg.serving
-    if serving is None or not maintenance_gated(cfg):
+    if serving is None or not maintenance_gate_runs(cfg):
         return None
     scaled = cast(scaling.Scaled, serving)
     return HostMaintenanceGateArgs(
@@ -294,5 +297,6 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         fewest_groups=scaling.fewest_groups(scaled),
         autoscalers=scaling.autoscalers(scaled),
         due_hours=cfg.host_maintenance.due_hours,
+        starts=maintenance_starts(cfg, scaled),
         labels=dict(labels),
     )

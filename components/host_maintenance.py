@@ -162,7 +162,7 @@ def unscheduled_policy_args(
         if startable
         else "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes "
         "at its window: before then, move the group off that slice (raise the HPA's minimum so that a spare slice "
-        "loads a group, then cordon the node and delete the group's leader pod)"
+        "loads a group, then kubectl drain the node: its eviction waits on the groups' disruption budget)"
     )
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
@@ -181,11 +181,13 @@ def unscheduled_policy_args(
     )
 
 
-def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False, startable: bool = True) -> str:
+def zone_line(
+    pools: Sequence[tuple[str, str]], gated: bool = False, startable: bool = True, watched: bool = False
+) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
     zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
-    host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`) and where
-    the runbook is."""
+    host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`; ``watched``: the
+    gate runs, and where it does not start the maintenance, watches) and where the runbook is."""
     zones = sorted({z for _, z in pools})
     if gated:
         who = (
@@ -198,6 +200,11 @@ def zone_line(pools: Sequence[tuple[str, str]], gated: bool = False, startable: 
         who = (
             "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "
             "its window, which another pool's can overlap: before a window, move the group off the slice"
+        )
+    if watched and not gated:
+        who += (
+            "; the stack's host-maintenance gate starts none, but watches the serving nodes and pages one that holds "
+            "a serving pod NotReady for 10 minutes"
         )
     how = (
         f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "

@@ -13,8 +13,10 @@ ValidatingAdmissionPolicy that refuses any node update by the gate's ServiceAcco
 on by default from 1.30; ``object`` and ``oldObject`` in CEL, ``matchConditions`` on ``request.userInfo``; a
 merge patch reaches admission as an UPDATE of the node).
 
-The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`) says whether the gate starts the maintenance
-(``start``, the default) or only the ticket is opened (``ticket``).
+The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`) says whether the gate runs (``start``, the
+default) or only the ticket is opened (``ticket``). On pools for which Cloud TPU lists no manual start (GKE
+single-host v5e or v6e, TPU7x) the gate starts nothing: it watches the serving nodes and pages a lost one, with a
+ClusterRole that lists nodes and no admission policy (:attr:`HostMaintenanceGateArgs.starts`).
 """
 
 from collections.abc import Mapping, Sequence
@@ -64,12 +66,14 @@ class HostMaintenanceSettings:
     """TPU host maintenance of the serving pools (the stack file's ``hostMaintenance``)."""
 
     mode: GateMode = described(
-        "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups on slices whose GKE "
-        "node pools take a manual start (Cloud TPU lists multi-host v5e and v6e pools of 2x4 or larger, and any v4 "
-        "or v5p; not single-host v5e or v6e pools, nor TPU7x), a CronJob (the host-maintenance gate) starts a serving pool's pending host maintenance every 10 minutes, one pool at a "
-        "time, the pool whose window opens first, only while every standing group is Ready and no serving pool is "
-        "in maintenance, NotReady or cordoned (GKE's `cloud.google.com/perform-maintenance=true` node label); "
-        "other stacks keep the ticket. `ticket`: only the ticket is opened, and you start it (docs/operate.md).",
+        "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups, a CronJob (the "
+        "host-maintenance gate) runs every 10 minutes and pages a node that holds a serving pod NotReady for 10 "
+        "minutes. On slices whose GKE node pools take a manual start (Cloud TPU lists multi-host v5e and v6e pools of "
+        "2x4 or larger, and any v4 or v5p), it also starts a serving pool's pending host maintenance, one pool at a "
+        "time, the pool whose window opens first, only while every standing group is Ready and no serving pool is in "
+        "maintenance, NotReady or cordoned (GKE's `cloud.google.com/perform-maintenance=true` node label); on others "
+        "(single-host v5e or v6e, TPU7x) it only watches, and the maintenance comes at its window. `ticket`: no "
+        "gate; only the ticket is opened, and you start the maintenance (docs/operate.md).",
         default=GateMode.START,
     )
     due_hours: int = described(
@@ -103,6 +107,10 @@ class HostMaintenanceGateArgs:
     """The HPAs of the groups: above the standing groups, the gate goes ahead only while each holds its scale-down."""
     due_hours: int = 24
     """``hostMaintenance.dueHours``."""
+    starts: bool = True
+    """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
+    which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
+    has no node patch permission, no admission policy and reads no HPA."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def problems(self) -> list[str]:
@@ -127,7 +135,8 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "DUE_SECONDS": str(args.due_hours * 3600),
         "LOST_SECONDS": str(LOST_SECONDS),
         "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
-        "AUTOSCALERS": ",".join(args.autoscalers),
+        "AUTOSCALERS": ",".join(args.autoscalers if args.starts else ()),
+        "STARTS": "true" if args.starts else "false",
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
     }
 
@@ -198,14 +207,17 @@ def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
         resource_names=list(args.autoscalers),
     )
     pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
-    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if args.autoscalers else [])])
+    reads_hpas = args.autoscalers and args.starts
+    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if reads_hpas else [])])
 
 
 def cluster_role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRoleInitArgs:
-    """List and patch nodes (which the admission policy narrows to one label on the serving pools)."""
+    """List and patch nodes (which the admission policy narrows to one label on the serving pools); list only, for
+    a gate that watches."""
+    verbs = ["list", "patch"] if args.starts else ["list"]
     return k8s.rbac.v1.ClusterRoleInitArgs(
         metadata=_meta(args, maintenance_gate_cluster_name(args.namespace), cluster=True),
-        rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=["list", "patch"])],
+        rules=[k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["nodes"], verbs=verbs)],
     )
 
 
@@ -300,20 +312,24 @@ class HostMaintenanceGate(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:HostMaintenanceGate", name, None, opts)
         child = child_options(self, opts)
         account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=_meta(args), opts=child)
-        policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-            f"{name}-policy", admission_policy(args), opts=child
-        )
-        binding = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-            f"{name}-policy-binding",
-            admission_binding(args),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[policy])),
-        )
+        narrowed: list[pulumi.Resource] = [account]
+        if args.starts:
+            policy = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+                f"{name}-policy", admission_policy(args), opts=child
+            )
+            narrowed.append(
+                k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+                    f"{name}-policy-binding",
+                    admission_binding(args),
+                    opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[policy])),
+                )
+            )
         k8s.core.v1.ConfigMap(f"{name}-program", metadata=_meta(args), data={CODE_FILE: program_text()}, opts=child)
         k8s.rbac.v1.Role(f"{name}-role", role(args), opts=child)
         k8s.rbac.v1.RoleBinding(f"{name}-role-binding", role_binding(args), opts=child)
         k8s.rbac.v1.ClusterRole(f"{name}-cluster-role", cluster_role(args), opts=child)
         # the node permission only once the policy that narrows it is bound
-        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[account, binding]))
+        after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=narrowed))
         k8s.rbac.v1.ClusterRoleBinding(f"{name}-cluster-role-binding", cluster_role_binding(args), opts=after)
         k8s.batch.v1.CronJob(f"{name}-cron", cron_job(args), opts=after)
         self.cron_job = MAINTENANCE_GATE

@@ -79,11 +79,16 @@ class Gate:
     maintenance_seconds: int = 21600
     """How long a node in maintenance may be NotReady before that pages too."""
     autoscalers: tuple[str, ...] = ()
+    starts: bool = True
+    """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (GKE single-host
+    v5e or v6e, TPU7x): the gate then only watches, and pages a lost node (SRE and GKE reviews: the lost-node page
+    is the stack's fast signal of a silent VM)."""
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What a run does and says: ``start`` (label ``nodes`` of ``pool``), ``hold`` or ``idle``."""
+    """What a run does and says: ``start`` (label ``nodes`` of ``pool``), ``hold``, ``idle`` or ``watch`` (a gate
+    that starts nothing)."""
 
     action: str
     severity: str
@@ -219,6 +224,13 @@ def _first_pool(
     return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
 
 
+def _watch(nodes: Sequence[Obj], now: float, pages: tuple[str, ...]) -> Decision:
+    """A gate that starts nothing: it names the pending nodes and pages the lost ones (``pages``)."""
+    waiting = ", ".join(sorted(_name(n) for n in nodes if pending(n, now))) or "none"
+    message = f"watching {len(nodes)} serving nodes; pending host maintenance, which comes at its window: {waiting}"
+    return Decision("watch", "ERROR" if pages else "INFO", message, pages=pages)
+
+
 def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, scale_downs_held: bool) -> Decision:
     """What one run does. ``nodes``: the serving pools' nodes; ``pods``: the serving pods (leaders and workers of
     the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled."""
@@ -226,6 +238,8 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(lost_nodes(nodes, pods, gate, now))
+    if not gate.starts:
+        return _watch(nodes, now, pages)
     if not any(pending(n, now) for n in nodes):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
@@ -239,6 +253,19 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     due = gate.due_seconds
     if busy and all(in_maintenance(n, now) for n, _ in busy):
         due = min(due, IN_MAINTENANCE_DUE_SECONDS)  # its own start holds the next pool: page only if they may meet
+    return _hold(pool, chosen, (opens, now, due), (when, why), pages)
+
+
+def _hold(
+    pool: str,
+    chosen: tuple[str, ...],
+    clock: tuple[float | None, float, int],
+    said: tuple[str, str],
+    pages: tuple[str, ...],
+) -> Decision:
+    """Hold ``pool``; page when its window opens within ``due`` seconds (``clock``: opens, now, due; ``said``: when
+    its window opens and why it holds, as the log line says them)."""
+    (opens, now, due), (when, why) = clock, said
     if opens is not None and opens - now <= due:
         pages += (f"held within {due} s of pool {pool}'s window ({when})",)
     severity = "ERROR" if pages else "WARNING"
@@ -288,6 +315,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         lost_seconds=int(env.get("LOST_SECONDS", "600")),
         maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
         autoscalers=names("AUTOSCALERS"),
+        starts=env.get("STARTS", "true") == "true",
     )
 
 

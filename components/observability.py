@@ -200,7 +200,8 @@ class ObservabilityArgs:
     (:func:`tpu_serving.host_maintenance.manual_start_listed`): the unscheduled-maintenance page says to start it."""
     maintenance_gate: bool = False
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
-    metric of its runs and its silence alert; the ticket says the gate starts the maintenance."""
+    metric of its runs and its silence alert; with :attr:`maintenance_startable`, the ticket says the gate starts
+    the maintenance (elsewhere the gate only watches)."""
     upgrade_notices: bool = False
     """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
     cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
@@ -279,7 +280,7 @@ class Observability(pulumi.ComponentResource):
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if args.maintenance_zones:
-            zones, gated = args.maintenance_zones, args.maintenance_gate
+            zones, gated = args.maintenance_zones, args.maintenance_gate and args.maintenance_startable
             upcoming = host_maintenance.policy_args(args.project, args.cluster, zones, args.settings, gated)
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
             page = host_maintenance.unscheduled_policy_args(

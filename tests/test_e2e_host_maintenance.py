@@ -2,7 +2,9 @@
 (:mod:`tpu_serving_tools.e2e.host_maintenance`): the flagship's kwok Nodes, two Ready leaders, the gate's objects as
 its plan declares them, and the program run as the gate's ServiceAccount with the CronJob's environment. It starts
 the pool whose window opens first, holds while that pool is in maintenance, and the real admission policy refuses
-another label and a node of another pool (422). Marked ``e2e``; the objects come from the offline plan, not from the
+another label and a node of another pool (422). On the production example's single-host pools it only watches: it
+labels nothing, the real RBAC refuses it a node patch (403), and a node the real node lifecycle controller marks
+NotReady under a serving pod pages (ERROR). Marked ``e2e``; the objects come from the offline plan, not from the
 Pulumi engine."""
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import pytest
 
 from tests.conftest import plan_of
 from tpu_serving_tools.e2e import host_maintenance as hm
-from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
+from tpu_serving_tools.e2e.kube import wait_for
 from tpu_serving_tools.e2e.nodes import create_plan_nodes
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -26,6 +29,11 @@ NAMESPACE = "vllm-llama70b"
 POOL = "cloud.google.com/gke-nodepool"
 SCHEDULED = "cloud.google.com/scheduled-maintenance-time"
 PERFORM = "cloud.google.com/perform-maintenance"
+
+
+def node_ready(cp: ControlPlane, name: str) -> bool:
+    conditions = cp.kube.get("v1", "Node", name).get("status", {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
 def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_refuses_the_rest(tmp_path: Path):
@@ -72,3 +80,50 @@ def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_re
         assert hm.label_status(gate, by_pool[second][0], {PERFORM: "false"}) == 422
         assert hm.label_status(gate, other, {PERFORM: "true"}) == 422
         assert hm.label_status(gate, by_pool[second][0], {PERFORM: "true"}) == 200  # what it may do
+
+
+WATCH_STACK = "vllm-llama33-70b-v6e8"
+"""The production example: two standing groups on single-host v6e 2x4 pools, which take no manual start."""
+WATCH_NAMESPACE = "vllm-llama70b"
+LOST_SECONDS = 20
+"""The run's ``LOST_SECONDS`` (the CronJob's is 600), so that the test need not wait 10 minutes."""
+
+
+def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_controller_marks_lost(tmp_path: Path):
+    if not toolchain_file().is_file() or not {"kube-apiserver", "kwok"} <= set(load_toolchain()):
+        pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
+    plan = plan_of(WATCH_STACK)
+    with ControlPlane() as cp:
+        nodes = create_plan_nodes(cp, plan.as_json())
+        by_pool: dict[str, list[str]] = {}
+        for n in nodes:
+            by_pool.setdefault(n["metadata"]["labels"][POOL], []).append(n["metadata"]["name"])
+        created = hm.create_gate(cp, kubernetes_objects(plan), WATCH_NAMESPACE)
+        assert "ValidatingAdmissionPolicy" not in {o["kind"] for o in created}
+        env = hm.cron_env(cp, WATCH_NAMESPACE)
+        assert env["STARTS"] == "false"
+        serving = [p for p in env["POOLS"].split(",") if p in by_pool]
+        assert len(serving) >= 2, (serving, sorted(by_pool))
+        leaders = [("vllm-0", by_pool[serving[0]][0]), ("vllm-1", by_pool[serving[1]][0])]
+        for name, node in leaders:
+            cp.kube.create(hm.serving_pod(WATCH_NAMESPACE, name, "vllm", node))
+        hm.await_ready(cp, WATCH_NAMESPACE, [name for name, _ in leaders])
+        opens = int(time.time()) + 3600
+        for node in by_pool[serving[0]]:
+            cp.kube.patch(cp.kube.get("v1", "Node", node), {"metadata": {"labels": {SCHEDULED: str(opens)}}})
+
+        code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa")
+        assert (code, line["decision"], line["severity"]) == (0, "watch", "INFO"), line
+        assert not cp.kube.list("v1", "Node", label_selector=f"{PERFORM}=true")
+        # the real API server's RBAC: the watching gate's ClusterRole lists nodes and patches none
+        assert hm.label_status(hm.as_gate(cp, WATCH_NAMESPACE), by_pool[serving[0]][0], {PERFORM: "true"}) == 403
+
+        lost = leaders[1][1]
+        cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": {KWOK_LABEL[0]: None}}})
+        wait_for(
+            f"node {lost} not Ready (the node lifecycle controller)", lambda: not node_ready(cp, lost), timeout=180
+        )
+        time.sleep(LOST_SECONDS + 1)
+        code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa", {"LOST_SECONDS": str(LOST_SECONDS)})
+        assert (code, line["decision"], line["severity"]) == (0, "watch", "ERROR"), line
+        assert f"node {lost} NotReady for " in line["message"] and "holds a serving pod" in line["message"]

@@ -13,7 +13,7 @@ from tpu_serving import host_maintenance_job as job
 from tpu_serving import maintenance_gate as mg
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
-from tpu_serving.config.serving_facts import maintenance_gated
+from tpu_serving.config.serving_facts import maintenance_gate_runs
 from tpu_serving.naming import maintenance_gate_metric
 from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving_tools.offline import kubernetes_objects
@@ -22,8 +22,10 @@ from tpu_serving_tools.stack_files import load_project, stack_config
 
 GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16")
 """The shipped stacks whose serving keeps two or more standing LeaderWorkerSet groups on pools that take a manual
-start (multi-host v5e 4x4). The production example, vllm-llama33-70b-v6e8, keeps two standing groups on single-host
-v6e 2x4 pools, for which Cloud TPU lists no manual start: ticket only."""
+start (multi-host v5e 4x4): the gate starts the maintenance."""
+WATCHED = ("vllm-llama33-70b-v6e8",)
+"""The production example keeps two standing groups on single-host v6e 2x4 pools, for which Cloud TPU lists no
+manual start: its gate only watches, and pages a lost serving node (GKE review round 49, M1)."""
 GATE_STACK = "vllm-llama33-70b-v5e16"
 NO_MANUAL_START = ("vllm-llama33-70b-disagg-v6e8x2", "vllm-llama33-70b-v6e8")
 """The shipped stacks whose serving slices are single-host v6e 2x4 pools (ct6e-standard-8t)."""
@@ -63,6 +65,16 @@ def test_gate_is_created_only_for_stacks_of_two_standing_lws_groups(stack: str) 
             "ValidatingAdmissionPolicy",
             "ValidatingAdmissionPolicyBinding",
         }
+    elif stack in WATCHED:  # no admission policy: it patches nothing
+        assert kinds == {
+            "CronJob",
+            "ServiceAccount",
+            "ConfigMap",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+        }
     else:
         assert kinds == set()
 
@@ -97,6 +109,7 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "LOST_SECONDS": "600",
         "MAINTENANCE_SECONDS": "21600",
         "AUTOSCALERS": "vllm",
+        "STARTS": "true",
         "SERVICE_ACCOUNT_DIR": "/var/run/secrets/kubernetes.io/serviceaccount",
     }
     assert objects["ConfigMap"]["data"] == {"maintenance_gate.py": job.program_text()}
@@ -177,14 +190,14 @@ def test_due_hours_out_of_bounds_is_refused_with_its_key() -> None:
 
 
 def test_gated_fact_and_quota() -> None:
-    assert not maintenance_gated(load(GOOD))  # infrastructure only
+    assert not maintenance_gate_runs(load(GOOD))  # infrastructure only
     assert [p.name for p in namespace_pods(load(GOOD))] == []
 
 
-@pytest.mark.parametrize("stack", GATED)
+@pytest.mark.parametrize("stack", GATED + WATCHED)
 def test_gate_pod_is_counted_in_the_namespace_quota(stack: str) -> None:
     cfg = load_stack_config(stack_config(load_project(ROOT), stack))
-    assert maintenance_gated(cfg)
+    assert maintenance_gate_runs(cfg)
     assert "CronJob of the host-maintenance gate" in [p.name for p in namespace_pods(cfg)]
 
 
@@ -276,14 +289,23 @@ def test_manual_start_listed_follows_cloud_tpu_limitations(machine: str, topolog
     assert hm.manual_start_listed(slice_shape(machine, topology)) is listed
 
 
-def test_gate_not_created_on_single_host_pools_and_the_preview_says_so() -> None:
-    """Two standing groups on single-host v6e 2x4 pools (the production example): no gate, and the Maintenance:
-    line says the maintenance comes at its window."""
+def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> None:
+    """Two standing groups on single-host v6e 2x4 pools (the production example): the gate runs, starts nothing
+    (STARTS false, nodes list only, no HPA read), and the Maintenance: line says the maintenance comes at its window
+    and the gate pages a lost node; its page and silence alerts are in the plan."""
     cfg = load_stack_config(stack_config(load_project(ROOT), "vllm-llama33-70b-v6e8"))
-    assert cfg.host_maintenance.mode == job.GateMode.START and not maintenance_gated(cfg)
-    assert not gate_objects("vllm-llama33-70b-v6e8")
+    assert cfg.host_maintenance.mode == job.GateMode.START and maintenance_gate_runs(cfg)
+    objects = gate_objects("vllm-llama33-70b-v6e8")
+    (container,) = objects["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "", "2")
+    assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
+    assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"]]
     line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
-    assert "Cloud TPU lists no manual start for these pools" in line and "gate" not in line
+    assert "Cloud TPU lists no manual start for these pools" in line
+    assert "host-maintenance gate starts none, but watches the serving nodes" in line
+    names = {r.name for r in plan_of("vllm-llama33-70b-v6e8").resources}
+    assert {"vllm70bv6e-observability-maintenance-gate", "vllm70bv6e-observability-maintenance-gate-silent"} <= names
 
 
 def test_gate_page_says_where_to_go_for_a_lost_node() -> None:

@@ -5,6 +5,7 @@ fake API (its JSON line, its patch, a 422)."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import json
 import urllib.error
@@ -300,3 +301,32 @@ def test_main_logs_error_when_the_api_refuses_the_label(monkeypatch: pytest.Monk
     assert code == 1
     assert line["severity"] == "ERROR"
     assert line["message"] == "the API refused the gate's label: n-p-a: 422 Unprocessable Entity"
+
+
+WATCH = dataclasses.replace(GATE, starts=False)
+
+
+def test_decide_a_watching_gate_starts_nothing_and_pages_a_lost_node() -> None:
+    """On pools that take no manual start the gate only watches (GKE review round 49, M1): a pending window that a
+    starting gate would start is left to its window, and a lost serving node pages as before."""
+    waiting = pools({"p-a": IN_50H, "p-b": IN_40H})
+    d = mg.decide(waiting, SERVING, WATCH, NOW, False)
+    assert (d.action, d.severity, d.nodes, d.pages) == ("watch", "INFO", (), ())
+    assert d.message.endswith("which comes at its window: n-p-a, n-p-b")
+    lost = node("n-p-b", "p-b", ready=False, since=NOW - 601)
+    d = mg.decide([node("n-p-a", "p-a"), lost], SERVING, WATCH, NOW, False)
+    assert (d.action, d.severity) == ("watch", "ERROR")
+    assert d.pages == ("node n-p-b NotReady for 601 s holds a serving pod",)
+
+
+def test_main_of_a_watching_gate_patches_nothing_and_reads_no_hpa(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mg, "Api", lambda env: api)
+    api = FakeApi(pools({"p-a": IN_50H}), SERVING, {"spec": {}})
+    env = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
+           "AUTOSCALERS": "", "STARTS": "false"}  # fmt: skip
+    assert mg.gate_from(env).starts is False
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert mg.main(env, NOW) == 0
+    (line,) = out.getvalue().splitlines()
+    assert (json.loads(line)["decision"], api.patched) == ("watch", [])

@@ -346,28 +346,38 @@ def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
     return [p for s in cfg.tpu_slices if s.name in slices for p in cfg.node_pool_names(s)]
 
 
-def stack_maintenance(cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False) -> str:
+def stack_maintenance(
+    cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False, watched: bool = False
+) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
     kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`);
-    ``gated``: the stack's host-maintenance gate starts it."""
+    ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
-    return host_maintenance.zone_line(pools, gated, startable)
+    return host_maintenance.zone_line(pools, gated, startable, watched)
+
+
+def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:
+    """Whether the host-maintenance gate runs for LeaderWorkerSet serving (vLLM or JetStream, not disaggregated):
+    ``hostMaintenance.mode: start`` and two or more standing groups. It starts the maintenance only where
+    :func:`maintenance_gated`; elsewhere it watches, and pages a serving node lost. The stack's decision is
+    :func:`tpu_serving.config.serving_facts.maintenance_gate_runs`, which calls this one."""
+    kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
+    return str(cfg.host_maintenance.mode) == "start" and scaling.fewest_groups(serving) >= 2 and bool(kinds)
+
+
+def maintenance_starts(cfg: Stack, serving: scaling.Scaled) -> bool:
+    """Whether every serving slice's node pools take a manual start of host maintenance
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`)."""
+    kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
+    return bool(kinds) and all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
 
 
 def maintenance_gated(cfg: Stack, serving: scaling.Scaled) -> bool:
-    """Whether the host-maintenance gate runs for LeaderWorkerSet serving (vLLM or JetStream, not disaggregated):
-    ``hostMaintenance.mode: start``, two or more standing groups, and serving slices whose node pools take a manual
-    start (:func:`tpu_serving.host_maintenance.manual_start_listed`). The stack's decision is
-    :func:`tpu_serving.config.serving_facts.maintenance_gated`, which calls this one."""
-    kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
-    return (
-        str(cfg.host_maintenance.mode) == "start"
-        and scaling.fewest_groups(serving) >= 2
-        and bool(kinds)
-        and all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
-    )
+    """Whether the host-maintenance gate starts the serving pools' maintenance: it runs
+    (:func:`maintenance_watched`) on slices whose pools take a manual start (:func:`maintenance_starts`)."""
+    return maintenance_watched(cfg, serving) and maintenance_starts(cfg, serving)
 
 
 def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_seconds: int) -> RolloutPlan:
@@ -395,5 +405,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         if auto is not None
         else 0,
         canary_groups=serving.canary_groups,
-        maintenance=stack_maintenance(cfg, serving.slices, maintenance_gated(cfg, serving)),
+        maintenance=stack_maintenance(
+            cfg, serving.slices, maintenance_gated(cfg, serving), maintenance_watched(cfg, serving)
+        ),
     )

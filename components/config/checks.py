@@ -36,7 +36,7 @@ from ..prober import ProbeTarget, prober_pods
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
-from .serving_facts import maintenance_gated, reload_outlasting_upgrade_wait, serving_kind_names
+from .serving_facts import maintenance_gate_runs, reload_outlasting_upgrade_wait, serving_kind_names
 
 if TYPE_CHECKING:
     from ..maintenance import MaintenanceExclusion, MaintenanceSettings
@@ -473,7 +473,7 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
         found.append(epp_pods(to_settings(cfg.gateway, GatewaySettings)))
     if serving_probe(cfg) is not None:
         found.append(prober_pods())
-    return found + ([gate_pods()] if maintenance_gated(cfg) else [])
+    return found + ([gate_pods()] if maintenance_gate_runs(cfg) else [])
 
 
 def tenancy_quota_problems(cfg: StackConfig) -> list[str]:

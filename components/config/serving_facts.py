@@ -36,11 +36,12 @@ def reload_outlasting_upgrade_wait(serving: object) -> int | None:
     return startup if startup >= UPGRADE_WAIT_MINUTES * 60 else None
 
 
-def maintenance_gated(cfg: StackConfig) -> bool:
+def maintenance_gate_runs(cfg: StackConfig) -> bool:
     """Whether the stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`):
     ``hostMaintenance.mode: start`` and serving that keeps two or more standing LeaderWorkerSet groups (vLLM or
-    JetStream, not disaggregated), whose pools one maintenance at a time leaves serving, on slices whose GKE node
-    pools take a manual start (:func:`tpu_serving.backends.rollout.maintenance_gated`)."""
+    JetStream, not disaggregated) (:func:`tpu_serving.backends.rollout.maintenance_watched`). It starts the
+    maintenance where the pools take a manual start (:func:`tpu_serving.backends.rollout.maintenance_starts`), and
+    otherwise watches the serving nodes."""
     serving = cfg.serving
     if cfg.host_maintenance.mode != GateMode.START or not isinstance(
         serving, VllmServingConfig | PathwaysServingConfig
@@ -48,4 +49,4 @@ def maintenance_gated(cfg: StackConfig) -> bool:
         return False
     if isinstance(serving, VllmServingConfig) and serving.disaggregation is not None:
         return False
-    return rollout.maintenance_gated(cfg, serving)
+    return rollout.maintenance_watched(cfg, serving)

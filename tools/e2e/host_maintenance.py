@@ -77,17 +77,21 @@ def cron_env(cp: ControlPlane, namespace: str) -> dict[str, str]:
     """The gate container's environment, read from the CronJob in the API server."""
     cron = cp.kube.get("batch/v1", "CronJob", GATE, namespace)
     (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
-    return {e["name"]: e["value"] for e in container.get("env", [])}
+    return {e["name"]: e.get("value", "") for e in container.get("env", [])}  # an empty value is not stored
 
 
-def run_gate(cp: ControlPlane, namespace: str, folder: Path) -> tuple[int, dict[str, Any]]:
-    """One run of the program as the gate: its exit code and its JSON line."""
+def run_gate(
+    cp: ControlPlane, namespace: str, folder: Path, overrides: Mapping[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """One run of the program as the gate: its exit code and its JSON line. ``overrides``: settings of the CronJob's
+    environment to change (a shorter ``LOST_SECONDS``, so that a run sees a node lost without waiting 10 minutes)."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "token").write_text(gate_token(cp, namespace))
     (folder / "ca.crt").write_bytes(Path(cp.pki.ca.cert).read_bytes())
     host, port = cp.server.removeprefix("https://").rsplit(":", 1)
     env = {
         **cron_env(cp, namespace),
+        **(overrides or {}),
         "SERVICE_ACCOUNT_DIR": str(folder),
         "KUBERNETES_SERVICE_HOST": host,
         "KUBERNETES_SERVICE_PORT": port,

@@ -89,9 +89,9 @@ def test_disk_size_on_every_pool_recreates_their_nodes_and_takes_both_standing_g
     for name in STANDING:
         assert f"`pulumi up --target 'urn:pulumi:{V6E8}::tpu-serving::tpu-serving:index:TpuNodePool$" in first
         assert f"NodePool::{name}-pool'`" in first
-    assert "none serves meanwhile" in first and "up to about 60 minutes each" in first
+    assert "none may serve meanwhile" in first and "up to about 60 minutes each" in first
     assert KEEP_SERVING not in drain_line(diff)
-    assert "2 of 2 groups reload together" in drain_line(diff)
+    assert "2 of 2 groups can reload together" in drain_line(diff)
     report = render_markdown(diff, "main")
     assert f"> - {AT_ONCE} 2 of the 2" in report and KEEP_SERVING not in report
     assert report.count("⚠ recreates nodes") == 4

@@ -125,14 +125,15 @@ def warning(hit: AtOnce) -> str:
     pools = ", ".join(f"`{name}`" for name, _ in hit.pools)
     count = f"{'' if hit.exact else 'up to '}{hit.groups} of the {hit.standing} standing serving groups"
     reload = f" (up to about {hit.startup_minutes} minutes each)" if hit.startup_minutes else ""
-    left = "none serves meanwhile" if hit.exact and hit.groups >= hit.standing else "capacity drops meanwhile"
+    left = "none may serve meanwhile" if hit.exact and hit.groups >= hit.standing else "capacity drops meanwhile"
     targets = " ".join(f"`pulumi up --target '{urn}'`" for _, urn in hit.pools)
     return (
         f"**One `pulumi up` takes {count} down at once:** it recreates the VMs of node pools {pools}, which hold "
-        f"them, together (Pulumi and the provider apply different node pools concurrently), and their groups reload "
-        f"together{reload}: {left}. Apply it one pool per run instead, waiting between runs until the "
-        f"LeaderWorkerSet's groups all serve again (READY back to its replicas): {targets}, then `pulumi up` for the "
-        'rest (docs/review-changes.md, "One pool at a time")'
+        f"them, together (Pulumi and the provider apply different node pools concurrently), and their groups can "
+        f"reload together{reload}: a disruption budget holds a second drain only as long as GKE waits on it, an hour "
+        f"at most, so {left}. Apply it one pool per run instead, waiting between runs until the LeaderWorkerSet's "
+        f"groups all serve again (READY back to its replicas): {targets}, then `pulumi up` for the rest "
+        '(docs/review-changes.md, "One pool at a time")'
     )
 
 
@@ -146,7 +147,7 @@ def drain(line: str, hit: AtOnce) -> str:
     keep serving replaced by what this change does."""
     note = (
         f"not with this change: one `pulumi up` recreates the VMs of {len(hit.pools)} pools of standing groups at once, "
-        f"{'' if hit.exact else 'up to '}{hit.groups} of {hit.standing} groups reload together (the warning above)"
+        f"{'' if hit.exact else 'up to '}{hit.groups} of {hit.standing} groups can reload together (the warning above)"
     )
     replaced = KEEP_SERVING.sub(note, line, count=1)
     return replaced if replaced != line else f"{line}; {note}"

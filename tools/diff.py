@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving_tools import provider_rules
+from tpu_serving_tools import pool_disruption, provider_rules
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
 
 RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec19"}
 """This package's releases by their commits: ``BASE=v0.2.0`` works in a clone without tags (a clone of one
@@ -64,6 +65,8 @@ class Change:
     name: str
     fields: list[tuple[str, Any, Any]]
     recreates: list[str] = field(default_factory=list)
+    recreates_nodes: list[str] = field(default_factory=list)
+    """Paths updated in place whose change recreates the node pool's VMs (:mod:`.provider_rules.node_recreation`)."""
 
 
 @dataclass
@@ -136,11 +139,29 @@ def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDif
     for path, before, after in fields:
         if after is None and provider_rules.keeps_state_when_left_out(b["type"], path):
             continue  # left out of the head's inputs: the provider keeps the value in state and replaces nothing
-        why = recreate_reason(b, path)
+        why, values = recreate_reason(b, path), f"`{path}` {json.dumps(before)} → {json.dumps(after)}"
         if why:
             change.recreates.append(path)
-            out.warnings.append(f"Recreates {_label(b)}: `{path}` {json.dumps(before)} → {json.dumps(after)} ({why})")
+            out.warnings.append(f"Recreates {_label(b)}: {values} ({why})")
+        elif recreates_nodes(b["type"], path):
+            change.recreates_nodes.append(path)
+            out.warnings.append(f"Recreates the nodes of {_label(b)}: {values} (updated in place: {NODES_RECREATED})")
     out.changed.append(change)
+
+
+NODES_RECREATED = "GKE drains and recreates every VM of the pool, the pool itself stays"
+"""Why a node-recreating field warns though the pool is not replaced (:mod:`.provider_rules.node_recreation`)."""
+
+
+def _vm_pools(diff: StackDiff, new: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """{name: URN} of the node pools whose VMs ``diff`` recreates (in place or by replacement) or deletes."""
+    pools = {
+        new[c.urn]["inputs"].get("name", c.name): c.urn
+        for c in diff.changed
+        if c.type == NODE_POOL and (c.recreates or c.recreates_nodes)
+    }
+    pools.update({r["inputs"].get("name", r["name"]): r["urn"] for r in diff.removed if r["type"] == NODE_POOL})
+    return pools
 
 
 def router_restart(outputs: Mapping[str, Any]) -> str | None:
@@ -187,6 +208,10 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
+    hit = pool_disruption.at_once(_vm_pools(out, new), base, head)
+    if hit is not None:  # several standing groups' pools in one run: said first, and the Drain line corrected
+        out.warnings.insert(0, pool_disruption.warning(hit))
+        out.lifecycle = [(t, pool_disruption.drain(line, hit) if t == "Drain" else line) for t, line in out.lifecycle]
     return out
 
 
@@ -293,7 +318,7 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
             lines += [f"| {'+' if verb == 'add' else '-'} | `{r['type']}` | `{r['name']}` |" for r in items]
             lines.append("")
     for c in diff.changed:
-        mark = " ⚠ recreate" if c.recreates else ""
+        mark = " ⚠ recreate" if c.recreates else " ⚠ recreates nodes" if c.recreates_nodes else ""
         lines += [
             f"<details><summary>~ <code>{c.type}</code> <code>{c.name}</code>{mark} ({len(c.fields)} field(s))</summary>",
             "",

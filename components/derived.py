@@ -297,6 +297,7 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         fewest_groups=scaling.fewest_groups(scaled),
         autoscalers=scaling.autoscalers(scaled),
         due_hours=cfg.host_maintenance.due_hours,
+        reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),
         starts=maintenance_starts(cfg, scaled),
         labels=dict(labels),
     )

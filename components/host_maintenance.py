@@ -114,19 +114,33 @@ def upcoming_filter(project: str, zones: Sequence[str], unscheduled: bool = Fals
     )
 
 
-def runbook(zones: Sequence[str], gated: bool = False) -> str:
-    """What the ticket asks: find the nodes, then start the maintenance a pool at a time (:data:`RUNBOOK`); on a
-    stack whose host-maintenance gate starts it (:mod:`tpu_serving.host_maintenance_job`), to watch the gate."""
-    then = (
-        "Then start it yourself, one node pool at a time, the next once the groups serve again, on pools that take "
-        "a manual start (multi-host v5e or v6e, any v4 or v5p); on single-host v5e or v6e pools, or TPU7x, it comes "
-        f"at its window: move a group off a slice whose window is close to another's first ({RUNBOOK})."
-        if not gated
-        else "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
-        "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "
-        "<namespace> logs job/<the last host-maintenance-gate job>). Nothing to do unless it pages; a pool that is "
-        f"not a serving pool is yours to start ({RUNBOOK})."
-    )
+def runbook(zones: Sequence[str], gated: bool = False, startable: bool = True, watched: bool = False) -> str:
+    """What the ticket asks: find the nodes, then what to do (:data:`RUNBOOK`): on a stack whose host-maintenance gate
+    starts it (``gated``, :mod:`tpu_serving.host_maintenance_job`), to watch the gate; on pools that take a manual
+    start (``startable``), to start it a pool at a time; on others, that it comes at its window, and when to move a
+    group (``watched``: the gate pages close windows)."""
+    if gated:
+        then = (
+            "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
+            "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "
+            "<namespace> logs job/<the last host-maintenance-gate job>). Nothing to do unless it pages; a pool that "
+            f"is not a serving pool is yours to start ({RUNBOOK})."
+        )
+    elif startable:
+        then = (
+            "Then start it yourself, one node pool at a time, the next once the groups serve again "
+            f"(these pools take a manual start: multi-host v5e or v6e, v4, v5p) ({RUNBOOK})."
+        )
+    else:
+        close = (
+            "the stack's host-maintenance gate pages that, naming the group" if watched else "compare the nodes' labels"
+        )
+        then = (
+            "Cloud TPU lists no manual start for these pools (single-host v5e or v6e, TPU7x): it comes at its window, "
+            "and costs the group on that slice a reload. Nothing to do unless two pools that hold serving groups have "
+            f"windows closer than a maintenance and a reload (7 hours) ({close}): then move one of those groups off "
+            f"its slice before the first window ({RUNBOOK}, 'Pools with no manual start')."
+        )
     return (
         f"Compute Engine scheduled host maintenance for a VM in {', '.join(sorted(set(zones)))}, where the serving "
         "slices run: when it comes, it interrupts the VM's whole slice, and a zonal wave can take every slice of "
@@ -136,15 +150,21 @@ def runbook(zones: Sequence[str], gated: bool = False) -> str:
 
 
 def policy_args(
-    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, gated: bool = False
+    project: str,
+    stack: str,
+    zones: Sequence[str],
+    settings: ObservabilitySettings,
+    watched: bool = False,
+    startable: bool = True,
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels."""
+    """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels; ``watched``:
+    the stack runs the host-maintenance gate, which starts the maintenance where the pools are ``startable``."""
     return log_match_policy_args(
         project,
         f"{stack}: {TITLE}",
         upcoming_filter(project, zones),
         RATE_LIMIT_SECONDS,
-        runbook(zones, gated),
+        runbook(zones, watched and startable, startable, watched),
         SEVERITY,
         settings.channels(SEVERITY),
     )
@@ -199,12 +219,13 @@ def zone_line(
     else:
         who = (
             "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "
-            "its window, which another pool's can overlap: before a window, move the group off the slice"
+            "its window, which another pool's can overlap: move a group off its slice only when two serving pools' "
+            "windows open within a maintenance and a reload (7 hours) of each other"
         )
     if watched and not gated:
         who += (
-            "; the stack's host-maintenance gate starts none, but watches the serving nodes and pages one that holds "
-            "a serving pod NotReady for 10 minutes"
+            "; the stack's host-maintenance gate starts none, but watches: it pages such windows and a node that "
+            "holds a serving pod NotReady for 10 minutes"
         )
     how = (
         f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "
@@ -248,10 +269,37 @@ def gate_filter(cluster: str, namespace: str, errors: bool = False) -> str:
 
 
 def gate_policy_args(
-    project: str, stack: str, namespace: str, settings: ObservabilitySettings
+    project: str, stack: str, namespace: str, settings: ObservabilitySettings, starts: bool = True
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The ERROR page on the gate's ERROR lines: a serving node lost, a hold near a window, the API refusing it."""
-    text = (
+    """The ERROR page on the gate's ERROR lines: a serving node lost, a hold near a window (``starts``), two serving
+    pools' windows close (a watching gate), the API refusing it."""
+    text = _gate_page_text(namespace) if starts else _watch_page_text(namespace)
+    return log_match_policy_args(
+        project,
+        f"{stack}: {GATE_TITLE}",
+        gate_filter(stack, namespace, errors=True),
+        GATE_RATE_LIMIT_SECONDS,
+        text,
+        Severity.ERROR,
+        settings.channels(Severity.ERROR),
+    )
+
+
+def _watch_page_text(namespace: str) -> str:
+    return (
+        f"The host-maintenance gate of namespace {namespace} (watching: Cloud TPU lists no manual start for these "
+        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or two pools that "
+        "hold serving pods have maintenance windows that open closer than a maintenance and a reload, so both groups "
+        "could be down at once (the line names the pods to move), or the API refused the gate (403: its RBAC). "
+        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A VM that "
+        "goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Close windows: "
+        "move the named group before the first window, once the other groups serve, onto a free slice in its zone "
+        f"(docs/operate.md, 'Pools with no manual start'; {RUNBOOK})."
+    )
+
+
+def _gate_page_text(namespace: str) -> str:
+    return (
         f"The host-maintenance gate of namespace {namespace} logged an ERROR: a node holding a serving pod has been "
         "NotReady for 10 minutes (or a node in maintenance for 6 hours), a pool's maintenance is held within "
         "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool cordoned or NotReady, an HPA "
@@ -262,15 +310,6 @@ def gate_policy_args(
         "by hand while another is in maintenance or a group is not Ready: that takes a second group. Clear the hold "
         f"(the group not Ready, the cordon, the HPA's scale-down), or move a group off the held pool before its window "
         f"({RUNBOOK})."
-    )
-    return log_match_policy_args(
-        project,
-        f"{stack}: {GATE_TITLE}",
-        gate_filter(stack, namespace, errors=True),
-        GATE_RATE_LIMIT_SECONDS,
-        text,
-        Severity.ERROR,
-        settings.channels(Severity.ERROR),
     )
 
 

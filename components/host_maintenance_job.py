@@ -107,6 +107,9 @@ class HostMaintenanceGateArgs:
     """The HPAs of the groups: above the standing groups, the gate goes ahead only while each holds its scale-down."""
     due_hours: int = 24
     """``hostMaintenance.dueHours``."""
+    reload_seconds: int = 3600
+    """How long a group takes to load after its slice's maintenance (the serving's startup window): two serving
+    pools' windows closer than the maintenance (:data:`MAINTENANCE_SECONDS`) and this page on a watching gate."""
     starts: bool = True
     """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
@@ -117,6 +120,7 @@ class HostMaintenanceGateArgs:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
         found = [] if self.pools else ["pools: at least one serving node pool"]
         found += [] if self.leader_worker_sets else ["leader_worker_sets: at least one LeaderWorkerSet"]
+        found += [] if self.reload_seconds >= 0 else ["reload_seconds: 0 or more"]
         return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
 
 
@@ -136,6 +140,7 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "LOST_SECONDS": str(LOST_SECONDS),
         "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
         "AUTOSCALERS": ",".join(args.autoscalers if args.starts else ()),
+        "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
     }

@@ -79,6 +79,9 @@ class Gate:
     maintenance_seconds: int = 21600
     """How long a node in maintenance may be NotReady before that pages too."""
     autoscalers: tuple[str, ...] = ()
+    close_seconds: int = 25200
+    """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them): a
+    slice's maintenance of up to a few hours and its group's reload after it."""
     starts: bool = True
     """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (GKE single-host
     v5e or v6e, TPU7x): the gate then only watches, and pages a lost node (SRE and GKE reviews: the lost-node page
@@ -224,8 +227,34 @@ def _first_pool(
     return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
 
 
-def _watch(nodes: Sequence[Obj], now: float, pages: tuple[str, ...]) -> Decision:
-    """A gate that starts nothing: it names the pending nodes and pages the lost ones (``pages``)."""
+def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
+    """Pairs of serving pools (pools whose pending nodes hold a serving pod) whose windows open within
+    ``close_seconds`` of each other, the first within ``due_seconds``: each, with the pods to move first."""
+    on: dict[str, list[str]] = {}
+    for p in pods:
+        on.setdefault(p.get("spec", {}).get("nodeName", ""), []).append(_name(p))
+    opens: dict[str, float] = {}
+    held: dict[str, list[str]] = {}
+    for node in nodes:
+        opened = window(node)
+        if pending(node, now) and opened is not None and _name(node) in on:
+            pool = _labels(node).get(POOL_LABEL, "")
+            opens[pool] = min(opens.get(pool, opened), opened)
+            held.setdefault(pool, []).extend(on[_name(node)])
+    ordered = sorted(opens, key=lambda p: (opens[p], p))
+    return [
+        f"pools {a} and {b} hold serving pods and their windows open {int(opens[a] - now)} s and "
+        f"{int(opens[b] - now)} s from now, within {gate.close_seconds} s of each other: move the group of "
+        f"{', '.join(sorted(held[a]))} off {a} before its window, while the others serve"
+        for a, b in zip(ordered, ordered[1:], strict=False)
+        if opens[b] - opens[a] < gate.close_seconds and opens[a] - now <= gate.due_seconds
+    ]
+
+
+def _watch(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, pages: tuple[str, ...]) -> Decision:
+    """A gate that starts nothing: it names the pending nodes and pages the lost ones (``pages``) and two serving
+    pools whose windows are close (:func:`close_windows`)."""
+    pages += tuple(close_windows(nodes, pods, gate, now))
     waiting = ", ".join(sorted(_name(n) for n in nodes if pending(n, now))) or "none"
     message = f"watching {len(nodes)} serving nodes; pending host maintenance, which comes at its window: {waiting}"
     return Decision("watch", "ERROR" if pages else "INFO", message, pages=pages)
@@ -239,7 +268,7 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(lost_nodes(nodes, pods, gate, now))
     if not gate.starts:
-        return _watch(nodes, now, pages)
+        return _watch(nodes, pods, gate, now, pages)
     if not any(pending(n, now) for n in nodes):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
@@ -315,6 +344,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         lost_seconds=int(env.get("LOST_SECONDS", "600")),
         maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
         autoscalers=names("AUTOSCALERS"),
+        close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
         starts=env.get("STARTS", "true") == "true",
     )
 

@@ -280,8 +280,10 @@ class Observability(pulumi.ComponentResource):
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if args.maintenance_zones:
-            zones, gated = args.maintenance_zones, args.maintenance_gate and args.maintenance_startable
-            upcoming = host_maintenance.policy_args(args.project, args.cluster, zones, args.settings, gated)
+            zones, startable = args.maintenance_zones, args.maintenance_startable
+            upcoming = host_maintenance.policy_args(
+                args.project, args.cluster, zones, args.settings, args.maintenance_gate, startable
+            )
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
             page = host_maintenance.unscheduled_policy_args(
                 args.project, args.cluster, zones, args.settings, args.maintenance_startable
@@ -301,7 +303,7 @@ class Observability(pulumi.ComponentResource):
     def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:
         """The gate's page on its ERROR lines, the log-based metric of its runs and the alert on their absence."""
         hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
-        page = hm.gate_policy_args(project, cluster, ns, args.settings)
+        page = hm.gate_policy_args(project, cluster, ns, args.settings, args.maintenance_startable)
         gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", page, opts=child)
         gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)
         silent = hm.silent_alert(cluster, ns)

@@ -109,6 +109,7 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "LOST_SECONDS": "600",
         "MAINTENANCE_SECONDS": "21600",
         "AUTOSCALERS": "vllm",
+        "CLOSE_SECONDS": "25200",
         "STARTS": "true",
         "SERVICE_ACCOUNT_DIR": "/var/run/secrets/kubernetes.io/serviceaccount",
     }
@@ -213,7 +214,21 @@ def test_unscheduled_filter_and_the_ticket_split_on_the_notice_type() -> None:
 def test_gated_ticket_says_the_gate_starts_the_maintenance() -> None:
     assert "The stack's host-maintenance gate starts it" in hm.runbook(["us-east5-a"], gated=True)
     assert "Then start it yourself" in hm.runbook(["us-east5-a"])
-    assert "on single-host v5e or v6e pools, or TPU7x, it comes at its window" in hm.runbook(["us-east5-a"])
+
+
+def test_runbook_of_pools_without_a_manual_start_says_it_comes_at_its_window_and_when_to_move() -> None:
+    """SRE review round 12, M2: the ticket of single-host pools does not say to start it, says when a move is worth
+    it, and, where the gate watches, that it pages the close windows."""
+    text = hm.runbook(["us-east5-a"], startable=False, watched=True)
+    assert "start it yourself" not in text and "it comes at its window" in text
+    assert "windows closer than a maintenance and a reload (7 hours)" in text
+    assert "the stack's host-maintenance gate pages that, naming the group" in text
+    assert "compare the nodes' labels" in hm.runbook(["us-east5-a"], startable=False)
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    ticket = [r for r in plan.resources if r.name == "vllm70bv6e-observability-host-maintenance"]
+    assert [r.inputs["documentation"]["content"] for r in ticket] == [
+        hm.runbook(["us-east5-a", "us-east5-b"], startable=False, watched=True)
+    ]
 
 
 def test_gate_page_filter_and_silent_alert() -> None:
@@ -299,11 +314,12 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     (container,) = objects["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "", "2")
+    assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
     assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"]]
     line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
     assert "Cloud TPU lists no manual start for these pools" in line
-    assert "host-maintenance gate starts none, but watches the serving nodes" in line
+    assert "host-maintenance gate starts none, but watches: it pages such windows" in line
     names = {r.name for r in plan_of("vllm-llama33-70b-v6e8").resources}
     assert {"vllm70bv6e-observability-maintenance-gate", "vllm70bv6e-observability-maintenance-gate-silent"} <= names
 

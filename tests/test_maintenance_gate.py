@@ -330,3 +330,22 @@ def test_main_of_a_watching_gate_patches_nothing_and_reads_no_hpa(monkeypatch: p
         assert mg.main(env, NOW) == 0
     (line,) = out.getvalue().splitlines()
     assert (json.loads(line)["decision"], api.patched) == ("watch", [])
+
+
+def test_close_windows_pages_two_serving_pools_whose_windows_could_meet() -> None:
+    """SRE review round 12, M1/M2: a watching gate pages two pools holding serving pods whose windows open closer than
+    ``close_seconds``, naming the group to move; farther apart, a pool holding no serving pod, or a first window
+    beyond ``due_seconds``, it does not."""
+    close = dataclasses.replace(WATCH, close_seconds=7 * 3600)
+    two = pools({"p-a": str(int(NOW + 40 * 3600)), "p-b": str(int(NOW + 44 * 3600))})
+    due = dataclasses.replace(close, due_seconds=48 * 3600)
+    d = mg.decide(two, SERVING, due, NOW, False)
+    assert (d.action, d.severity) == ("watch", "ERROR")
+    (page,) = d.pages
+    assert page.startswith("pools p-a and p-b hold serving pods and their windows open 144000 s and 158400 s")
+    assert page.endswith("move the group of vllm-0 off p-a before its window, while the others serve")
+    assert mg.decide(two, SERVING, close, NOW, False).pages == ()  # the first window beyond due_seconds (24 h)
+    apart = pools({"p-a": str(int(NOW + 3600)), "p-b": str(int(NOW + 9 * 3600))})
+    assert mg.decide(apart, SERVING, close, NOW, False).pages == ()
+    idle = pools({"p-a": str(int(NOW + 3600)), "p-c": str(int(NOW + 2 * 3600))})  # nothing serves on p-c
+    assert mg.decide(idle, SERVING, close, NOW, False).pages == ()

@@ -50,31 +50,17 @@ def gate_objects(stack: str) -> dict[str, dict]:
     }
 
 
+WATCH_KINDS = {"CronJob", "ServiceAccount", "ConfigMap", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"}
+"""A watching gate's objects: no admission policy, as it patches nothing."""
+
+
 @pytest.mark.parametrize("stack", SHIPPED)
 def test_gate_is_created_only_for_stacks_of_two_standing_lws_groups(stack: str) -> None:
     kinds = set(gate_objects(stack))
     if stack in GATED:
-        assert kinds == {
-            "CronJob",
-            "ServiceAccount",
-            "ConfigMap",
-            "Role",
-            "RoleBinding",
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding",
-        }
-    elif stack in WATCHED:  # no admission policy: it patches nothing
-        assert kinds == {
-            "CronJob",
-            "ServiceAccount",
-            "ConfigMap",
-            "Role",
-            "RoleBinding",
-            "ClusterRole",
-            "ClusterRoleBinding",
-        }
+        assert kinds == WATCH_KINDS | {"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+    elif stack in WATCHED:
+        assert kinds == WATCH_KINDS
     else:
         assert kinds == set()
 

@@ -302,9 +302,10 @@ def _gate_page_text(namespace: str) -> str:
     return (
         f"The host-maintenance gate of namespace {namespace} logged an ERROR: a node holding a serving pod has been "
         "NotReady for 10 minutes (or a node in maintenance for 6 hours), a pool's maintenance is held within "
-        "hostMaintenance.dueHours of its window (read why: a group not Ready, a pool cordoned or NotReady, an HPA "
-        "above its minimum whose scale-down is not held), or within 2 hours of it while another pool is in "
-        "maintenance, or the API refused the gate (403, 422: its RBAC or admission policy). "
+        "hostMaintenance.dueHours of its window (read why: a pool cordoned or NotReady, an HPA above its minimum "
+        "whose scale-down is not held), or within 2 hours of it when the hold passes by itself (another pool in "
+        "maintenance, a group reloading or rolling out), or the API refused the gate (403, 422: its RBAC or "
+        "admission policy). "
         f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A VM that "
         "goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Never start a pool "
         "by hand while another is in maintenance or a group is not Ready: that takes a second group. Clear the hold "

@@ -279,10 +279,21 @@ def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, sc
     why = f"nodes busy: {listed}" if busy else _groups_hold(pods, gate, scale_downs_held)
     if not why:
         return Decision("start", "ERROR" if pages else "INFO", f"starting pool {pool} ({when})", pool, chosen, pages)
-    due = gate.due_seconds
-    if busy and all(in_maintenance(n, now) for n, _ in busy):
-        due = min(due, IN_MAINTENANCE_DUE_SECONDS)  # its own start holds the next pool: page only if they may meet
-    return _hold(pool, chosen, (opens, now, due), (when, why), pages)
+    return _hold(pool, chosen, (opens, now, _due(gate, busy, pods, now)), (when, why), pages)
+
+
+def _due(gate: Gate, busy: Sequence[tuple[Obj, list[str]]], pods: Sequence[Obj], now: float) -> int:
+    """How close to a window a hold pages: :data:`IN_MAINTENANCE_DUE_SECONDS` when the hold passes by itself (a pool
+    in maintenance, the gate's own start, or, with no node busy, groups that reload or roll: a serving pod not Ready,
+    fewer leaders than the standing groups); ``due_seconds`` when it waits on someone (a cordon, a NotReady node, an
+    HPA's scale-down to hold). A group that stays unready is paged by the stack's own alerts (below minimum, not
+    ready), not by a day of hold pages (SRE review round 12, m5)."""
+    if busy:
+        passes = all(in_maintenance(n, now) for n, _ in busy)
+    else:
+        leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+        passes = bool(leaders) and (any(not pod_ready(p) for p in pods) or len(leaders) < gate.fewest_groups)
+    return min(gate.due_seconds, IN_MAINTENANCE_DUE_SECONDS) if passes else gate.due_seconds
 
 
 def _hold(

@@ -349,3 +349,21 @@ def test_close_windows_pages_two_serving_pools_whose_windows_could_meet() -> Non
     assert mg.decide(apart, SERVING, close, NOW, False).pages == ()
     idle = pools({"p-a": str(int(NOW + 3600)), "p-c": str(int(NOW + 2 * 3600))})  # nothing serves on p-c
     assert mg.decide(idle, SERVING, close, NOW, False).pages == ()
+
+
+def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:
+    """SRE review round 12, m5: after the gate's own pool comes back its group reloads (a leader not Ready), and a
+    surge rollout runs a group not yet Ready: such holds pass by themselves, so they page only within
+    IN_MAINTENANCE_DUE_SECONDS; a hold that waits on someone (the HPA's scale-down) keeps the whole due window."""
+    in_20h = str(int(NOW + 20 * 3600))
+    reloading = [pod("vllm-0", "n-p-a"), pod("vllm-1", "n-p-b", ready=False)]
+    far = mg.decide(pools({"p-a": in_20h, "p-b": None}), reloading, GATE, NOW, False)
+    assert (far.action, far.severity, far.pages) == ("hold", "WARNING", ())
+    near = mg.decide(pools({"p-a": IN_2H, "p-b": None}), reloading, GATE, NOW, False)
+    assert (near.action, near.severity) == ("hold", "ERROR")
+    assert near.pages == ("held within 7200 s of pool p-a's window (window opens in 7200 s)",)
+    surge = [*SERVING, pod("vllm-2", "n-p-c", ready=False)]
+    assert mg.decide(pools({"p-a": in_20h, "p-c": None}), surge, GATE, NOW, False).severity == "WARNING"
+    above = [*SERVING, pod("vllm-2", "n-p-c")]  # Ready, above the standing two, scale-down not held
+    waits = mg.decide(pools({"p-a": in_20h, "p-c": None}), above, GATE, NOW, False)
+    assert (waits.action, waits.severity) == ("hold", "ERROR")

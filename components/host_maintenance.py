@@ -170,6 +170,14 @@ def policy_args(
     )
 
 
+DRAIN_FLAGS = "--ignore-daemonsets --delete-emptydir-data"
+"""A TPU node's drain: its DaemonSet pods stay, and the serving pods' emptyDir volumes (their caches) do not stop
+it; without ``--delete-emptydir-data`` kubectl refuses a pod with an emptyDir volume and leaves the node cordoned
+with the group on it (kubectl reference, kubectl drain: "--delete-emptydir-data: Continue even if there are pods
+using emptyDir (local data that will be deleted when the node is drained)", kubernetes.io/docs/reference/kubectl/
+generated/kubectl_drain/; GKE review round 50, M1)."""
+
+
 def unscheduled_policy_args(
     project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, startable: bool = True
 ) -> gcp.monitoring.AlertPolicyArgs:
@@ -181,8 +189,10 @@ def unscheduled_policy_args(
         "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
         if startable
         else "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes "
-        "at its window: before then, move the group off that slice (raise the HPA's minimum so that a spare slice "
-        "loads a group, then kubectl drain the node: its eviction waits on the groups' disruption budget)"
+        "at its window and costs that slice's group a reload: nothing to do while the other groups serve, unless "
+        "another serving pool's window opens within 7 hours of it; then, once a slice in the group's zone is free, "
+        f"move the group first: kubectl drain <node> {DRAIN_FLAGS} (an eviction, which the groups' disruption "
+        "budget admits only while the others serve)"
     )
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "

@@ -14,8 +14,8 @@ Nothing orders the node pools of a stack between them, and both engines run thei
   ``pkg/tfbridge/schema.go`` ``nameRequiresDeleteBeforeReplace`` ("an autonameable property with a value that was
   not populated by the autonamer"), so its VMs are gone until the new pool's come up.
 
-The groups and the pools that hold them come from the plans' outputs (``rollout``, ``autoscaling``, ``slices``) and
-their node pools' node counts, not from the library.
+The groups and the pools that can hold them come from the plans' outputs (``rollout``, ``autoscaling``, ``slices``),
+not from the library.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
-
-from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
 
 
 @dataclass(frozen=True)
@@ -39,48 +37,33 @@ class Standing:
     startup_minutes: int | None
 
 
-def _starts_with_nodes(inputs: Mapping[str, Any]) -> bool:
-    """Whether a node pool has VMs without a group asking for them: a node count, or an autoscaler minimum, above 0
-    (a pool that scales from zero holds a group only when the HPA adds one or a rollout surges)."""
-    autoscaling = inputs.get("autoscaling")
-    scaling: Mapping[str, Any] = autoscaling if isinstance(autoscaling, Mapping) else {}
-    counts = (
-        inputs.get("nodeCount"),
-        inputs.get("initialNodeCount"),
-        *(scaling.get(k) for k in ("minNodeCount", "totalMinNodeCount")),
-    )
-    return any(isinstance(n, int) and n > 0 for n in counts)
-
-
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _serving_pools(outputs: Mapping[str, Any], rollout: Mapping[str, Any]) -> set[str]:
-    """The node pools of the serving slices (``slices[].nodePool``) but the rollout's spares (``sparePools``)."""
-    spares = set(rollout.get("sparePools") or ())
+def _serving_pools(outputs: Mapping[str, Any]) -> set[str]:
+    """The node pools of the serving slices (``slices[].nodePool``), the rollout's spares and the pools that scale
+    from zero included: a repair, a host maintenance, the HPA or an earlier one-pool run moves a standing group onto
+    any of them (GKE review round 50, M2: the pools that start with VMs alone missed the groups that the first
+    targeted runs had moved onto the spares)."""
     slices = [s for s in outputs["slices"] if isinstance(s, Mapping)]
-    return {s["nodePool"] for s in slices if isinstance(s.get("nodePool"), str) and s["nodePool"] not in spares}
+    return {s["nodePool"] for s in slices if isinstance(s.get("nodePool"), str)}
 
 
 def standing(plan: Mapping[str, Any] | None) -> Standing | None:
-    """The standing groups of ``plan`` and their pools, or None when its outputs name no serving groups and slices
-    (a JobSet or PathwaysJob stack, a DisaggregatedSet's roles, a plan from before the outputs existed). The pools:
-    the serving slices' but the rollout's spares, those of them that start with VMs; all of them when none does (the
-    groups may land on any)."""
+    """The standing groups of ``plan`` and the pools that can hold them (:func:`_serving_pools`), or None when its
+    outputs name no serving groups and slices (a JobSet or PathwaysJob stack, a DisaggregatedSet's roles, a plan
+    from before the outputs existed)."""
     outputs = (plan or {}).get("outputs") or {}
     rollout, autoscaling = outputs.get("rollout"), outputs.get("autoscaling")
     if not isinstance(rollout, Mapping) or _int(rollout.get("groups")) is None:
         return None
     if not isinstance(outputs.get("slices"), list):
         return None
-    serving = _serving_pools(outputs, rollout)
-    inputs = {r["inputs"].get("name"): r["inputs"] for r in (plan or {}).get("resources", []) if r["type"] == NODE_POOL}
-    with_vms = {p for p in serving if p in inputs and _starts_with_nodes(inputs[p])}
     minimum = _int(autoscaling.get("minReplicas")) if isinstance(autoscaling, Mapping) else None
     return Standing(
         groups=minimum if minimum is not None else rollout["groups"],
-        pools=frozenset(with_vms or serving),
+        pools=frozenset(_serving_pools(outputs)),
         slices_per_group=_int(rollout.get("slicesPerGroup")) or 1,
         startup_minutes=_int(rollout.get("startupMinutes")),
     )
@@ -96,7 +79,7 @@ class AtOnce:
     """How many standing groups they can hold (at most)."""
     standing: int
     exact: bool
-    """Whether ``groups`` is exact: one slice per group, each pool a group's."""
+    """Whether ``groups`` is exact: one slice per group, and as many serving pools as standing groups."""
     startup_minutes: int | None
 
 
@@ -117,7 +100,8 @@ def at_once(
     if taken < 2:
         return None
     minutes = [s.startup_minutes for s in plans if s.startup_minutes is not None]
-    return AtOnce(hit, taken, groups, per_group == 1, max(minutes) if minutes else None)
+    exact = per_group == 1 and len(pools) == groups
+    return AtOnce(hit, taken, groups, exact, max(minutes) if minutes else None)
 
 
 def warning(hit: AtOnce) -> str:
@@ -125,15 +109,16 @@ def warning(hit: AtOnce) -> str:
     pools = ", ".join(f"`{name}`" for name, _ in hit.pools)
     count = f"{'' if hit.exact else 'up to '}{hit.groups} of the {hit.standing} standing serving groups"
     reload = f" (up to about {hit.startup_minutes} minutes each)" if hit.startup_minutes else ""
-    left = "none may serve meanwhile" if hit.exact and hit.groups >= hit.standing else "capacity drops meanwhile"
+    left = "none may serve meanwhile" if hit.groups >= hit.standing else "capacity drops meanwhile"
     targets = " ".join(f"`pulumi up --target '{urn}'`" for _, urn in hit.pools)
     return (
         f"**One `pulumi up` takes {count} down at once:** it recreates the VMs of node pools {pools}, which hold "
         f"them, together (Pulumi and the provider apply different node pools concurrently), and their groups can "
         f"reload together{reload}: a disruption budget holds a second drain only as long as GKE waits on it, an hour "
-        f"at most, so {left}. Apply it one pool per run instead, waiting between runs until the LeaderWorkerSet's "
-        f"groups all serve again (READY back to its replicas): {targets}, then `pulumi up` for the rest "
-        '(docs/review-changes.md, "One pool at a time")'
+        f"at most, so {left}. Apply it one pool per run instead, first the pools that hold no group now (`kubectl "
+        f"get pods -o wide` shows where the groups run), then each pool that holds one, waiting between runs until "
+        f"the LeaderWorkerSet's groups all serve again (READY back to its replicas): {targets}; then `pulumi up` "
+        'for the rest (docs/review-changes.md, "One pool at a time")'
     )
 
 

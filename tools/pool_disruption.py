@@ -39,7 +39,7 @@ class Standing:
     startup_minutes: int | None
 
 
-def _starts_with_nodes(inputs: Mapping[str, Any]) -> bool:
+def starts_with_nodes(inputs: Mapping[str, Any]) -> bool:
     """Whether a node pool has VMs without a group asking for them: a node count, or an autoscaler minimum, above 0
     (a pool that scales from zero holds a group only when the HPA adds one or a rollout surges)."""
     autoscaling = inputs.get("autoscaling")
@@ -76,7 +76,7 @@ def standing(plan: Mapping[str, Any] | None) -> Standing | None:
         return None
     serving = _serving_pools(outputs, rollout)
     inputs = {r["inputs"].get("name"): r["inputs"] for r in (plan or {}).get("resources", []) if r["type"] == NODE_POOL}
-    with_vms = {p for p in serving if p in inputs and _starts_with_nodes(inputs[p])}
+    with_vms = {p for p in serving if p in inputs and starts_with_nodes(inputs[p])}
     minimum = _int(autoscaling.get("minReplicas")) if isinstance(autoscaling, Mapping) else None
     return Standing(
         groups=minimum if minimum is not None else rollout["groups"],

@@ -25,7 +25,7 @@ ifneq ($(WITHOUT_SEEDS),)
 export TPU_SERVING_WITHOUT_SEEDS := 1
 endif
 
-.PHONY: help reference reference-check venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
+.PHONY: help reference reference-check venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check runbook scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
 
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
@@ -38,6 +38,7 @@ help:
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
+	@echo "make runbook STACK=<stack>  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
@@ -113,6 +114,9 @@ policy: $(VENV)/.runtime
 
 check: $(VENV)/.runtime
 	$(TOOL) check
+
+runbook: $(VENV)/.runtime
+	$(TOOL) runbook --stack $(STACK)
 
 scan: $(VENV)/.installed $(SCAN_VENV)/.installed
 	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --stale-fails

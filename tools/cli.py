@@ -6,6 +6,7 @@
 ``tpu-serving diff --base REF [--root DIR]``    Markdown preview diff against a git ref
 ``tpu-serving scan [--stack S] [--root DIR]``   Checkov over the stacks, against the reviewed baseline
 ``tpu-serving versions [--stale]``              the version set
+``tpu-serving runbook --stack S [--root DIR]``  the runbooks' commands in one stack's own names
 ``tpu-serving --version``                       the installed package's version
 
 ``--root`` is the directory holding ``Pulumi.yaml`` (default: the working directory). Every tool builds its
@@ -30,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
     "verify": ("tpu_serving_tools.verify", "a deployed stack on its cluster, read-only"),
     "versions": ("tpu_serving_tools.versions", "the version set: every pin, its date, the newest known"),
+    "runbook": ("tpu_serving_tools.runbook", "the runbooks' commands in one stack's own names"),
 }
 
 

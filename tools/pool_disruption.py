@@ -37,6 +37,20 @@ class Standing:
     startup_minutes: int | None
 
 
+def starts_with_nodes(inputs: Mapping[str, Any]) -> bool:
+    """Whether a node pool has VMs without a group asking for them: a node count, or an autoscaler minimum, above 0
+    (a pool that scales from zero holds a group at first only when the HPA adds one or a rollout surges; later, any
+    serving pool can hold one: :func:`standing`)."""
+    autoscaling = inputs.get("autoscaling")
+    scaling: Mapping[str, Any] = autoscaling if isinstance(autoscaling, Mapping) else {}
+    counts = (
+        inputs.get("nodeCount"),
+        inputs.get("initialNodeCount"),
+        *(scaling.get(k) for k in ("minNodeCount", "totalMinNodeCount")),
+    )
+    return any(isinstance(n, int) and n > 0 for n in counts)
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) else None
 

@@ -1,0 +1,118 @@
+"""``tpu-serving runbook --stack S`` (tools/runbook.py): the runbooks of docs/upgrade.md and docs/operate.md in one
+stack's own names, from its offline plan (SRE review: the docs gave them in the v5e16 example's names only)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from tests.conftest import plan_of
+from tpu_serving_tools import runbook
+
+V6E8 = "vllm-llama33-70b-v6e8"
+V5E16 = "vllm-llama33-70b-v5e16"
+NO_HPA = "vllm-llama31-405b-v6e16"
+UPGRADE = re.compile(r"^gcloud container clusters upgrade (\S+) --location (\S+) --node-pool (\S+)", re.M)
+HPA_PATCH = "patch hpa"
+
+
+def text_of(stack: str) -> str:
+    return runbook.render(plan_of(stack).as_json())
+
+
+def upgrades(text: str) -> list[tuple[str, str, str]]:
+    return UPGRADE.findall(text)
+
+
+def test_the_production_examples_runbook_is_in_its_own_names():
+    text = text_of(V6E8)
+    steps = upgrades(text)
+    assert {(cluster, location) for cluster, location, _ in steps} == {("vllm70bv6e", "us-east5")}
+    pools = [pool for _, _, pool in steps]
+    tpu = ["vllm70bv6e-v6e8a", "vllm70bv6e-v6e8b", "vllm70bv6e-v6e8c", "vllm70bv6e-v6e8s"]
+    assert sorted(pools[:-1]) == tpu and len(set(pools)) == len(pools)  # each TPU pool exactly once
+    # the pools without a standing group (the HPA's third group's, the spare) first, the CPU pool last
+    assert pools == ["vllm70bv6e-v6e8c", "vllm70bv6e-v6e8s", "vllm70bv6e-v6e8a", "vllm70bv6e-v6e8b", "vllm70bv6e-cpu"]
+    upgrade = text.split("## TPU host maintenance")[0]
+    assert upgrade.count("kubectl -n vllm-llama70b get leaderworkerset vllm -w") == 4  # a wait after each TPU pool
+    assert text.count("maxSurge 0") == 4  # reserved pools upgrade with no surge node
+    disabled = 'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"behavior":{"scaleDown":'
+    assert text.index(disabled + '{"selectPolicy":"Disabled"}}}}\'') < text.index("--node-pool vllm70bv6e-v6e8c")
+    assert text.index("--node-pool vllm70bv6e-cpu") < text.index(disabled + '{"selectPolicy":"Max"}}}}\'')
+    # single-host v6e: no manual start, so no maintenance label; the drain moves a standing group instead
+    assert "perform-maintenance=true" not in text
+    assert "kubectl drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8a --ignore-daemonsets" in text
+    assert "kubectl uncordon -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8b" in text
+    assert "drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8s" not in text
+    assert "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute" in text
+    assert '"minReplicas\\":$((N+1))' in text and "(minReplicas 2, maxReplicas 3)" in text
+    for other in ("us-west4", "vllm70b-v5e16", "vllm70b "):
+        assert other not in text
+
+
+def test_the_v5e16_runbook_matches_its_names_and_labels_each_pool_for_maintenance():
+    text = text_of(V5E16)
+    steps = upgrades(text)
+    assert {(cluster, location) for cluster, location, _ in steps} == {("vllm70b", "us-west4")}
+    assert [pool for _, _, pool in steps] == [
+        "vllm70b-v5e16c",
+        "vllm70b-v5e16s",
+        "vllm70b-v5e16",
+        "vllm70b-v5e16b",
+        "vllm70b-cpu",
+    ]
+    for pool in ("vllm70b-v5e16", "vllm70b-v5e16b", "vllm70b-v5e16c", "vllm70b-v5e16s"):
+        label = f"kubectl label nodes -l cloud.google.com/gke-nodepool={pool} cloud.google.com/perform-maintenance=true"
+        assert text.count(label) == 1
+    assert "host-maintenance gate" in text and "kubectl drain" not in text
+    assert "maxSurge 0" not in text
+    assert "kubectl -n vllm-llama70b patch hpa vllm" in text
+
+
+def test_a_stack_without_an_hpa_prints_no_hpa_patch():
+    text = text_of(NO_HPA)
+    assert HPA_PATCH not in text
+    assert "# Not covered: no HPA" in text
+    assert [pool for _, _, pool in upgrades(text)] == ["vllm405b-v6e16", "vllm405b-cpu"]
+
+
+def without_tpu_pools(plan: dict[str, Any]) -> dict[str, Any]:
+    edited = copy.deepcopy(plan)
+    edited["outputs"]["slices"] = []
+    return edited
+
+
+def test_a_plan_with_no_tpu_pool_fails_loudly(capsys, monkeypatch):
+    plan = without_tpu_pools(plan_of(V6E8).as_json())
+    with pytest.raises(runbook.RunbookError, match="no TPU node pool"):
+        runbook.render(plan)
+    from tpu_serving_tools import offline
+
+    monkeypatch.setattr(offline, "preview_stacks", lambda root, stacks: [(stacks[0], plan)])
+    assert runbook.main(["--stack", V6E8]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {V6E8}: no runbook: its plan has no TPU node pool")
+
+
+@pytest.mark.parametrize(
+    "stack",
+    [
+        "llama2-70b-disagg-v6e8x2",
+        "saxml-175b-v5e32x2",
+        "pathwaysjob-batch-v6e16",
+        "pathwaysjob-interactive-v5e16",
+        "vllm-llama33-70b-disagg-v6e8x2",
+        "vllm-llama33-70b-existing",
+    ],
+)
+def test_every_other_stack_prints_each_runbook_or_says_what_is_not_covered(stack):
+    text = text_of(stack)
+    for title in ("## Node upgrades", "## TPU host maintenance", "## A VM that goes silent", "## A zone outage"):
+        assert text.count(title) == 1
+    assert upgrades(text), "no upgrade command"
+    lws = "leaderworkerset" in text.splitlines()[1]
+    assert lws or "No LeaderWorkerSet" in text
+    assert (HPA_PATCH in text) or "# Not covered:" in text

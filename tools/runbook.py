@@ -1,0 +1,412 @@
+"""The runbooks' commands in one stack's own names: node upgrades one pool at a time, TPU host maintenance, a lost VM
+and a zone outage (docs/upgrade.md, "Node drains and upgrades"; docs/operate.md, "TPU host maintenance", "A VM that
+goes silent", "A zone outage"), from the stack's offline plan.
+
+``tpu-serving runbook --stack S [--root DIR]`` previews the stack in-process and prints shell commands with the
+cluster, its location, the serving namespace, the workload, its HPA and each node pool filled in. Everything comes
+from the plan (its outputs ``clusterName``, ``namespace``, ``slices``, ``rollout``, ``autoscaling``, and its
+resources: the cluster, the node pools, the LeaderWorkerSet, the HorizontalPodAutoscalers), not from the library.
+A plan with no TPU slice fails: there is nothing to run.
+
+Flags, with their sources:
+
+- ``gcloud container clusters upgrade CLUSTER --location L --node-pool POOL`` upgrades one node pool to the control
+  plane's version (https://cloud.google.com/sdk/gcloud/reference/container/clusters/upgrade).
+- ``kubectl drain -l SELECTOR --ignore-daemonsets --delete-emptydir-data`` evicts the pods of the selected nodes,
+  honouring disruption budgets; drain refuses pods with an emptyDir volume unless ``--delete-emptydir-data`` is given
+  (https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/); ``kubectl uncordon -l SELECTOR``
+  (https://kubernetes.io/docs/reference/kubectl/generated/kubectl_uncordon/).
+- ``cloud.google.com/perform-maintenance=true`` starts a node's pending host maintenance
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/perform-host-maintenance-accelerators);
+  ``cloud.google.com/scheduled-maintenance-time`` says when it is due
+  (https://cloud.google.com/kubernetes-engine/docs/how-to/view-maintenance-events).
+- ``node.kubernetes.io/out-of-service=nodeshutdown:NoExecute`` releases a lost node's pods, and is removed by hand
+  once the node is back (https://kubernetes.io/docs/concepts/cluster-administration/node-shutdown/).
+- ``spec.behavior.scaleDown.selectPolicy: Disabled`` turns an HPA's scale-downs off, ``Max`` is the default
+  (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/horizontal-pod-autoscaler-v2/).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.pool_disruption import starts_with_nodes
+from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
+
+CLUSTER = "gcp:container/cluster:Cluster"
+HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+WORKLOADS: dict[str, str] = {
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": "leaderworkerset",
+    "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSet": "disaggregatedset",
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet": "jobset",
+    "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob": "pathwaysjob",
+}
+"""The serving workload's resource type in a plan, and its kubectl resource name."""
+LWS = "leaderworkerset"
+NOT_LWS: dict[str, str] = {
+    "disaggregatedset": "a DisaggregatedSet keeps one group per role at its minimum, so a pool's upgrade stops its "
+    "role's group until it reloads",
+    "jobset": "a JobSet restarts as a whole, so each pool's upgrade stops the whole workload until it restarts",
+    "pathwaysjob": "a PathwaysJob restarts as a whole, so each pool's upgrade stops it and spends one of its "
+    "restarts (serving.maxRestarts)",
+}
+"""What a node upgrade does to a workload that is not a LeaderWorkerSet's groups (docs/upgrade.md)."""
+NO_MANUAL_START = "lists no manual start"
+"""The ``rollout.maintenance`` output's words for pools whose host maintenance cannot be started by hand."""
+GATE_STARTS = "host-maintenance gate starts it"
+"""The ``rollout.maintenance`` output's words for a stack whose gate starts the maintenance itself."""
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+
+
+class RunbookError(Exception):
+    """The plan holds nothing a runbook can be written for."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    standing: bool
+    """Whether a standing group (or the workload) holds it; False for a spare or a pool that scales from zero."""
+    spare: bool
+    no_surge: bool
+    """Upgraded with ``maxSurge: 0`` (a specific reservation's pool): its node goes before the new one comes."""
+
+
+@dataclass(frozen=True)
+class Names:
+    stack: str
+    cluster: str
+    location: str
+    existing: bool
+    namespace: str
+    kind: str
+    workload: str
+    hpas: tuple[str, ...]
+    """The HPAs that scale the LeaderWorkerSet (the runbooks' hold and zone patch apply to them only)."""
+    other_hpas: tuple[str, ...]
+    tpu_pools: tuple[Pool, ...]
+    cpu_pools: tuple[str, ...]
+    manual_start: bool
+    gate_starts: bool
+    empty_dir: bool
+    min_replicas: int | None
+    max_replicas: int | None
+
+
+def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
+    return [r.get("inputs") or {} for r in plan.get("resources", []) if r.get("type") == type_]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(inputs.get("metadata"))
+
+
+def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    """The serving workload's kubectl kind, name and inputs: the first of :data:`WORKLOADS` the plan declares."""
+    for type_, kind in WORKLOADS.items():
+        for inputs in _resources(plan, type_):
+            return kind, str(_metadata(inputs).get("name")), inputs
+    raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
+
+
+def _hpas(plan: Mapping[str, Any], kind: str, workload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The HPAs that scale the LeaderWorkerSet ``workload``, and the others (a DisaggregatedSet's roles')."""
+    mine: list[str] = []
+    others: list[str] = []
+    for inputs in _resources(plan, HPA):
+        target = (inputs.get("spec") or {}).get("scaleTargetRef") or {}
+        name = str(_metadata(inputs).get("name"))
+        lws = kind == LWS and target.get("kind") == "LeaderWorkerSet" and target.get("name") == workload
+        (mine if lws else others).append(name)
+    return tuple(sorted(mine)), tuple(sorted(others))
+
+
+def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Pool, ...]:
+    """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not."""
+    slices = outputs.get("slices")
+    names = [s["nodePool"] for s in slices or () if isinstance(s, Mapping) and isinstance(s.get("nodePool"), str)]
+    if not names:
+        raise RunbookError("its plan has no TPU node pool (outputs.slices names none): nothing to upgrade or maintain")
+    rollout = _mapping(outputs.get("rollout"))
+    spares = set(rollout.get("sparePools") or ())
+    inputs = {p.get("name"): p for p in _resources(plan, NODE_POOL)}
+    with_vms = {n for n in names if n in inputs and starts_with_nodes(inputs[n])}
+    held = frozenset(with_vms or names) - spares  # where the standing groups run at first
+    settings = {n: p.get("upgradeSettings") or {} for n, p in inputs.items()}
+    return tuple(
+        Pool(n, n in held, n in spares, settings.get(n, {}).get("maxSurge") == 0) for n in dict.fromkeys(names)
+    )
+
+
+def _location(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[str, bool]:
+    """The cluster's location and whether the cluster is an existing one (no cluster in the plan: its region)."""
+    for inputs in _resources(plan, CLUSTER):
+        return str(inputs.get("location")), False
+    return str(outputs.get("region")), True
+
+
+def _scaling(outputs: Mapping[str, Any], key: str) -> int | None:
+    autoscaling = outputs.get("autoscaling")
+    value = autoscaling.get(key) if isinstance(autoscaling, Mapping) else None
+    return value if isinstance(value, int) else None
+
+
+def names(plan: Mapping[str, Any]) -> Names:
+    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them."""
+    outputs = plan.get("outputs") or {}
+    pools = _tpu_pools(plan, outputs)
+    for key in ("clusterName", "namespace"):
+        if not isinstance(outputs.get(key), str):
+            raise RunbookError(f"its plan has no {key} output")
+    kind, workload, inputs = _workload(plan)
+    hpas, other_hpas = _hpas(plan, kind, workload)
+    location, existing = _location(plan, outputs)
+    tpu = {p.name for p in pools}
+    cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))
+    rollout = _mapping(outputs.get("rollout"))
+    maintenance = str(rollout.get("maintenance") or "")
+    return Names(
+        stack=str(plan.get("stack")),
+        cluster=outputs["clusterName"],
+        location=location,
+        existing=existing,
+        namespace=outputs["namespace"],
+        kind=kind,
+        workload=workload,
+        hpas=hpas,
+        other_hpas=other_hpas,
+        tpu_pools=pools,
+        cpu_pools=cpu,
+        manual_start=NO_MANUAL_START not in maintenance,
+        gate_starts=GATE_STARTS in maintenance,
+        empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
+        min_replicas=_scaling(outputs, "minReplicas"),
+        max_replicas=_scaling(outputs, "maxReplicas"),
+    )
+
+
+def _hpa_patch(n: Names, policy: str) -> list[str]:
+    body = json.dumps({"spec": {"behavior": {"scaleDown": {"selectPolicy": policy}}}}, separators=(",", ":"))
+    return [f"kubectl -n {n.namespace} patch hpa {h} --type merge -p '{body}'" for h in n.hpas]
+
+
+def _hold(n: Names) -> list[str]:
+    if not n.hpas:
+        return []
+    return [
+        "# First: hold the HPA's scale-downs while groups reload (LeaderWorkerSet removes the highest-index group,",
+        "# Ready or not); scale-ups go on.",
+        *_hpa_patch(n, "Disabled"),
+    ]
+
+
+def _unhold(n: Names) -> list[str]:
+    if not n.hpas:
+        return []
+    return [
+        "# Last: give the HPA its scale-downs back (Max, the default; pulumi up does not reset it: do not skip this).",
+        *_hpa_patch(n, "Max"),
+    ]
+
+
+def _leaders(n: Names) -> str:
+    return f"leaderworkerset.sigs.k8s.io/name={n.workload},role=leader"
+
+
+def _group_map(n: Names) -> list[str]:
+    if n.kind != LWS:
+        return [f"kubectl -n {n.namespace} get pods -o wide   # which pool's nodes hold the pods now"]
+    return [
+        f"kubectl -n {n.namespace} get pods -l {_leaders(n)} -o wide   # which pool holds which group now"
+        " (a node's name carries its pool's)"
+    ]
+
+
+def _wait(n: Names) -> str:
+    if n.kind == LWS:
+        return f"kubectl -n {n.namespace} get leaderworkerset {n.workload} -w   # wait: READY back to the replicas"
+    return f"kubectl -n {n.namespace} get {n.kind} {n.workload} -w   # wait: it runs again"
+
+
+def _upgrade(n: Names, pool: Pool) -> str:
+    line = f"gcloud container clusters upgrade {n.cluster} --location {n.location} --node-pool {pool.name}"
+    if pool.no_surge:
+        line += "   # maxSurge 0 (a reservation's pool): its node goes first, a group on it is down meanwhile"
+    return line
+
+
+def upgrade_order(n: Names) -> tuple[Pool, ...]:
+    """The TPU pools in upgrade order: those that hold no standing group first (spares, pools that scale from zero),
+    so that a group moved by a later upgrade or repair lands on an upgraded free slice, then the standing groups'
+    pools, each the plan's order."""
+    return tuple(p for p in n.tpu_pools if not p.standing) + tuple(p for p in n.tpu_pools if p.standing)
+
+
+def _upgrade_section(n: Names) -> list[str]:
+    lines = ['## Node upgrades, one pool at a time (docs/upgrade.md, "Node drains and upgrades")']
+    if n.existing:
+        lines.append(
+            f"# An existing cluster: its node upgrades are its owner's; {n.location} is the stack's region, use the "
+            "cluster's own location if it differs."
+        )
+    if n.kind != LWS:
+        lines.append(f"# No LeaderWorkerSet: {NOT_LWS[n.kind]}; the HPA hold is not covered (docs/upgrade.md).")
+    lines += _hold(n)
+    lines += _group_map(n)
+    order = upgrade_order(n)
+    free = [p.name for p in order if not p.standing]
+    if free:
+        lines.append(
+            f"# Pools that hold no standing group first ({', '.join(free)}): empty unless a group moved there (the "
+            "map above); upgrade one only while every group is Ready."
+        )
+    for pool in order:
+        lines += [_upgrade(n, pool), _wait(n)]
+    if n.cpu_pools:
+        lines.append("# Then the CPU pools:")
+        lines += [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
+    elif n.existing:
+        lines.append("# The cluster's CPU pools are not the stack's: upgrade them as the cluster's owner does.")
+    return lines + _unhold(n)
+
+
+def _pool_nodes(pools: list[Pool]) -> str:
+    return f"{POOL_LABEL} in ({','.join(p.name for p in pools)})"
+
+
+def _manual_start(n: Names) -> list[str]:
+    lines = []
+    if n.gate_starts:
+        lines.append(
+            f"# The stack's host-maintenance gate (CronJob in {n.namespace}) starts these itself, one pool at a time;"
+            " by hand only with hostMaintenance.mode: ticket:"
+        )
+    lines += _hold(n)
+    wait = (
+        f"kubectl -n {n.namespace} wait pod -l {_leaders(n)} --for=condition=Ready --timeout=90m   # every group serves"
+        if n.kind == LWS
+        else _wait(n)
+    )
+    lines.append("# One pool at a time, each with maintenance pending (the list above), once every group serves:")
+    for pool in n.tpu_pools:
+        selector = f"{POOL_LABEL}={pool.name}"
+        lines += [
+            wait,
+            f"kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
+            f"kubectl get nodes -l {selector},cloud.google.com/perform-maintenance=true   # done when none is left",
+        ]
+    return [*lines, wait, *_unhold(n)]
+
+
+def _drain(n: Names) -> list[str]:
+    lines = ["# Cloud TPU lists no manual start for these pools: each slice's maintenance comes at its window."]
+    if n.kind != LWS:
+        return [*lines, f"# Not covered: moving a group off its slice is a LeaderWorkerSet's move; {NOT_LWS[n.kind]}."]
+    flags = "--ignore-daemonsets" + (" --delete-emptydir-data" if n.empty_dir else "")
+    lines += [
+        "# Only when two serving pools' windows open within a maintenance and a reload of each other, move one group",
+        "# first, once the others serve, onto a free slice in its zone whose own window differs (docs/operate.md):",
+    ]
+    if n.empty_dir:
+        lines.append(
+            "# (--delete-emptydir-data: the serving pods mount emptyDir volumes, which drain refuses otherwise)"
+        )
+    lines += _hold(n)
+    for pool in [p for p in n.tpu_pools if p.standing]:
+        selector = f"{POOL_LABEL}={pool.name}"
+        lines += [
+            f"# To move the group off {pool.name}:",
+            f"kubectl drain -l {selector} {flags}",
+            _wait(n),
+            f"kubectl uncordon -l {selector}   # after its maintenance",
+        ]
+    return lines + _unhold(n)
+
+
+def _maintenance_section(n: Names) -> list[str]:
+    lines = [
+        '## TPU host maintenance (docs/operate.md, "TPU host maintenance")',
+        f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))},cloud.google.com/scheduled-maintenance-time' \\",
+        f"    -L cloud.google.com/scheduled-maintenance-time,{POOL_LABEL}   # pending, and when",
+        *_group_map(n),
+    ]
+    return lines + (_manual_start(n) if n.manual_start else _drain(n))
+
+
+def _lost_vm_section(n: Names) -> list[str]:
+    return [
+        '## A VM that goes silent (docs/operate.md, "A VM that goes silent")',
+        f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))}'   # the NotReady node",
+        f"kubectl -n {n.namespace} get pods -o wide --field-selector spec.nodeName=<node>   # its pods, Terminating",
+        "# Only if the VM is gone for good: release its pods at once (non-graceful node shutdown).",
+        "kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
+        "# Once the node is back or replaced: remove the taint.",
+        "kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute-",
+    ]
+
+
+def _zone_section(n: Names) -> list[str]:
+    title = '## A zone outage (docs/operate.md, "A zone outage")'
+    if not n.hpas:
+        why = "a DisaggregatedSet's role HPAs" if n.other_hpas else "no HPA"
+        return [title, f"# Not covered: {why}; the HPA patch that adds a group applies to a LeaderWorkerSet's HPA."]
+    lines = [
+        title,
+        "# Add one group now: the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
+    ]
+    for hpa in n.hpas:
+        lines += [
+            f"N=$(kubectl -n {n.namespace} get leaderworkerset {n.workload} -o jsonpath='{{.spec.replicas}}')",
+            f"kubectl -n {n.namespace} patch hpa {hpa} --type merge "
+            '-p "{\\"spec\\":{\\"minReplicas\\":$((N+1)),\\"maxReplicas\\":$((N+1))}}"',
+        ]
+    bounds = f" (minReplicas {n.min_replicas}, maxReplicas {n.max_replicas})" if n.min_replicas is not None else ""
+    return [*lines, f"# After the outage: pulumi up sets the HPA's bounds back{bounds}."]
+
+
+def render(plan: Mapping[str, Any]) -> str:
+    """The runbook of ``plan``: header, upgrades, host maintenance, a lost VM, a zone outage."""
+    n = names(plan)
+    hpa = f", HPA {', '.join(n.hpas)}" if n.hpas else ", no HPA on it"
+    if n.other_hpas:
+        hpa += f" (its roles' HPAs {', '.join(n.other_hpas)} are not covered)"
+    header = [
+        f"# {n.stack}: the runbooks' commands in this stack's names (from its offline plan)",
+        f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
+        f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
+    ]
+    sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]
+    return "\n\n".join("\n".join(s) for s in sections) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = command_parser(__name__, __doc__)
+    parser.add_argument("--stack", required=True, help="the stack (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument("--root", type=Path, default=Path("."), help="the directory holding Pulumi.yaml")
+    args = parser.parse_args(argv)
+    from tpu_serving_tools.offline import preview_stacks
+
+    previewed = preview_stacks(args.root.resolve(), [args.stack])
+    if previewed is None:
+        return 2
+    try:
+        text = render(previewed[0][1])
+    except RunbookError as err:
+        print(f"error: {args.stack}: no runbook: {err}", file=sys.stderr)
+        return 1
+    print(text, end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -133,13 +133,16 @@ def runbook(zones: Sequence[str], gated: bool = False, startable: bool = True, w
         )
     else:
         close = (
-            "the stack's host-maintenance gate pages that, naming the group" if watched else "compare the nodes' labels"
+            "the stack's host-maintenance gate tickets that, naming the group"
+            if watched
+            else "compare the nodes' labels"
         )
         then = (
             "Cloud TPU lists no manual start for these pools (single-host v5e or v6e, TPU7x): it comes at its window, "
             "and costs the group on that slice a reload. Nothing to do unless two pools that hold serving groups have "
-            f"windows closer than a maintenance and a reload (7 hours) ({close}): then move one of those groups off "
-            f"its slice before the first window ({RUNBOOK}, 'Pools with no manual start')."
+            f"windows closer than a maintenance and a reload (7 hours) ({close}): then, before the first window, add "
+            "a group and move the first pool's (docs/operate.md, 'Moving a group before its window'; tpu-serving "
+            "runbook --stack <your stack>)."
         )
     return (
         f"Compute Engine scheduled host maintenance for a VM in {', '.join(sorted(set(zones)))}, where the serving "
@@ -190,9 +193,9 @@ def unscheduled_policy_args(
         if startable
         else "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes "
         "at its window and costs that slice's group a reload: nothing to do while the other groups serve, unless "
-        "another serving pool's window opens within 7 hours of it; then, once a slice in the group's zone is free, "
-        f"move the group first: kubectl drain <node> {DRAIN_FLAGS} (an eviction, which the groups' disruption "
-        "budget admits only while the others serve)"
+        "another serving pool's window opens within 7 hours of it; then add a group and move this one before its "
+        f"window (docs/operate.md, 'Moving a group before its window': the drain is kubectl drain <node> "
+        f"{DRAIN_FLAGS}; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
     )
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
@@ -278,15 +281,44 @@ def gate_filter(cluster: str, namespace: str, errors: bool = False) -> str:
     )
 
 
+WATCH_TITLE = "Serving group lost, or a second one going to maintenance"
+"""The page of a gate that only watches (it holds nothing, so its title does not say held)."""
+CLOSE_KEY, CLOSE_TITLE = "maintenance-windows-close", "TPU host maintenance windows close"
+
+
+def close_policy_args(
+    project: str, stack: str, namespace: str, settings: ObservabilitySettings
+) -> gcp.monitoring.AlertPolicyArgs:
+    """The ticket (WARNING, the ticket channels) on a watching gate's WARNING lines: two pools holding serving pods
+    whose windows open within a maintenance and a reload of each other, the first within hostMaintenance.dueHours.
+    The notice comes days ahead (:data:`TITLE`), so this is work for working hours, not a page."""
+    text = (
+        f"The host-maintenance gate of namespace {namespace} found two pools that hold serving groups whose TPU host "
+        "maintenance windows open closer than a maintenance and a reload: both groups could be down at once. Its "
+        f"line names the pools and the group to move (kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} "
+        "job>). Before the first window, add a group, then move that one: docs/operate.md, 'Pools with no manual "
+        "start' (tpu-serving runbook --stack <your stack> prints the commands in the stack's names)."
+    )
+    return log_match_policy_args(
+        project,
+        f"{stack}: {CLOSE_TITLE}",
+        gate_filter(stack, namespace) + ' AND jsonPayload.decision="watch" AND severity=WARNING',
+        RATE_LIMIT_SECONDS,
+        text,
+        Severity.WARNING,
+        settings.channels(Severity.WARNING),
+    )
+
+
 def gate_policy_args(
     project: str, stack: str, namespace: str, settings: ObservabilitySettings, starts: bool = True
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The ERROR page on the gate's ERROR lines: a serving node lost, a hold near a window (``starts``), two serving
-    pools' windows close (a watching gate), the API refusing it."""
+    """The ERROR page on the gate's ERROR lines: a serving node lost, a hold near a window (``starts``), a second
+    group going to maintenance while one is down (a watching gate), the API refusing it."""
     text = _gate_page_text(namespace) if starts else _watch_page_text(namespace)
     return log_match_policy_args(
         project,
-        f"{stack}: {GATE_TITLE}",
+        f"{stack}: {GATE_TITLE if starts else WATCH_TITLE}",
         gate_filter(stack, namespace, errors=True),
         GATE_RATE_LIMIT_SECONDS,
         text,
@@ -298,13 +330,13 @@ def gate_policy_args(
 def _watch_page_text(namespace: str) -> str:
     return (
         f"The host-maintenance gate of namespace {namespace} (watching: Cloud TPU lists no manual start for these "
-        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or two pools that "
-        "hold serving pods have maintenance windows that open closer than a maintenance and a reload, so both groups "
-        "could be down at once (the line names the pods to move), or the API refused the gate (403: its RBAC). "
-        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A VM that "
-        "goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Close windows: "
-        "move the named group before the first window, once the other groups serve, onto a free slice in its zone "
-        f"(docs/operate.md, 'Pools with no manual start'; {RUNBOOK})."
+        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or a pool holding "
+        "serving pods nears its maintenance window while another pool is in maintenance and a standing group is "
+        "down, so a second group is about to go (the line names the pools), or the API refused the gate (403: its "
+        f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A "
+        "VM that goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. A second "
+        "group going: add a group now (docs/operate.md, 'Pools with no manual start'; tpu-serving runbook --stack "
+        "<your stack> prints the commands)."
     )
 
 

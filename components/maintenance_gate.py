@@ -100,6 +100,8 @@ class Decision:
     nodes: tuple[str, ...] = ()
     pages: tuple[str, ...] = field(default=())
     """Why the run pages (a hold near its window, a lost node), empty when it does not."""
+    tickets: tuple[str, ...] = field(default=())
+    """Why a watching run opens a ticket (a WARNING line: two serving pools' windows close), empty when it does not."""
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
@@ -227,9 +229,10 @@ def _first_pool(
     return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
 
 
-def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
-    """Pairs of serving pools (pools whose pending nodes hold a serving pod) whose windows open within
-    ``close_seconds`` of each other, the first within ``due_seconds``: each, with the pods to move first."""
+def _serving_windows(
+    nodes: Sequence[Obj], pods: Sequence[Obj], now: float
+) -> tuple[dict[str, float], dict[str, list[str]]]:
+    """The pending windows of the pools whose nodes hold a serving pod (each pool's first), and those pods."""
     on: dict[str, list[str]] = {}
     for p in pods:
         on.setdefault(p.get("spec", {}).get("nodeName", ""), []).append(_name(p))
@@ -241,23 +244,48 @@ def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: fl
             pool = _labels(node).get(POOL_LABEL, "")
             opens[pool] = min(opens.get(pool, opened), opened)
             held.setdefault(pool, []).extend(on[_name(node)])
+    return opens, held
+
+
+def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> tuple[list[str], list[str]]:
+    """``(tickets, pages)`` of two serving pools' maintenance that can take two groups at once. A ticket: two pools
+    holding serving pods whose windows open within ``close_seconds`` of each other, the first within
+    ``due_seconds`` (there is time to act in working hours: the notice comes days ahead). A page: a pool in
+    maintenance while fewer leaders are Ready than the standing groups, and another pool holding a serving pod
+    whose window opens within ``close_seconds`` (a second group is about to go)."""
+    opens, held = _serving_windows(nodes, pods, now)
     ordered = sorted(opens, key=lambda p: (opens[p], p))
-    return [
+    tickets = [
         f"pools {a} and {b} hold serving pods and their windows open {int(opens[a] - now)} s and "
-        f"{int(opens[b] - now)} s from now, within {gate.close_seconds} s of each other: move the group of "
-        f"{', '.join(sorted(held[a]))} off {a} before its window, while the others serve"
+        f"{int(opens[b] - now)} s from now, within {gate.close_seconds} s of each other: before {a}'s window, add a "
+        f"group and move the group of {', '.join(sorted(held[a]))} off {a} (docs/operate.md, 'Pools with no "
+        "manual start')"
         for a, b in zip(ordered, ordered[1:], strict=False)
         if opens[b] - opens[a] < gate.close_seconds and opens[a] - now <= gate.due_seconds
     ]
+    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+    ready = sum(1 for p in leaders if pod_ready(p))
+    busy = sorted({_labels(n).get(POOL_LABEL, "") for n in nodes if in_maintenance(n, now)})
+    soon = [b for b in ordered if opens[b] - now < gate.close_seconds]
+    pages = [
+        f"pool {b} holds serving pods and its window opens in {int(opens[b] - now)} s while {', '.join(busy)} is in "
+        f"maintenance and {ready} of {gate.fewest_groups} standing groups are Ready: add a group now "
+        "(docs/operate.md, 'Pools with no manual start')"
+        for b in soon
+        if busy and ready < gate.fewest_groups
+    ]
+    return tickets, pages
 
 
 def _watch(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, pages: tuple[str, ...]) -> Decision:
-    """A gate that starts nothing: it names the pending nodes and pages the lost ones (``pages``) and two serving
-    pools whose windows are close (:func:`close_windows`)."""
-    pages += tuple(close_windows(nodes, pods, gate, now))
+    """A gate that starts nothing: it names the pending nodes, pages the lost ones (``pages``) and a second group
+    about to go, and tickets two serving pools whose windows are close (:func:`close_windows`)."""
+    tickets, urgent = close_windows(nodes, pods, gate, now)
+    pages += tuple(urgent)
     waiting = ", ".join(sorted(_name(n) for n in nodes if pending(n, now))) or "none"
     message = f"watching {len(nodes)} serving nodes; pending host maintenance, which comes at its window: {waiting}"
-    return Decision("watch", "ERROR" if pages else "INFO", message, pages=pages)
+    severity = "ERROR" if pages else "WARNING" if tickets else "INFO"
+    return Decision("watch", severity, message, pages=pages, tickets=tuple(tickets))
 
 
 def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, scale_downs_held: bool) -> Decision:
@@ -410,7 +438,8 @@ def main(env: Mapping[str, str] | None = None, now: float | None = None) -> int:
     if refused:
         log("ERROR", f"the API refused the gate's label: {'; '.join(refused)}", decision="error", **fields)
         return 1
-    log(decision.severity, "; ".join((decision.message, *decision.pages)), decision=decision.action, **fields)
+    said = "; ".join((decision.message, *decision.pages, *decision.tickets))
+    log(decision.severity, said, decision=decision.action, **fields)
     return 0
 
 

@@ -310,7 +310,12 @@ class Observability(pulumi.ComponentResource):
         gcp.monitoring.AlertPolicy(
             f"{name}-{silent.key}", alert_policy_args(silent, cluster, args.settings, project), opts=child
         )
-        return [str(page.display_name), f"{cluster}: {silent.title}"]
+        names = [str(page.display_name), f"{cluster}: {silent.title}"]
+        if not args.maintenance_startable:  # a watching gate: its ticket on two serving pools' close windows
+            close = hm.close_policy_args(project, cluster, ns, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", close, opts=child)
+            names.append(str(close.display_name))
+        return names
 
     @staticmethod
     def _watch_recreations(

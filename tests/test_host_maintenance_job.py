@@ -208,7 +208,7 @@ def test_runbook_of_pools_without_a_manual_start_says_it_comes_at_its_window_and
     text = hm.runbook(["us-east5-a"], startable=False, watched=True)
     assert "start it yourself" not in text and "it comes at its window" in text
     assert "windows closer than a maintenance and a reload (7 hours)" in text
-    assert "the stack's host-maintenance gate pages that, naming the group" in text
+    assert "the stack's host-maintenance gate tickets that, naming the group" in text
     assert "compare the nodes' labels" in hm.runbook(["us-east5-a"], startable=False)
     plan = plan_of("vllm-llama33-70b-v6e8")
     ticket = [r for r in plan.resources if r.name == "vllm70bv6e-observability-host-maintenance"]
@@ -316,3 +316,23 @@ def test_gate_page_says_where_to_go_for_a_lost_node() -> None:
     text = str(args.documentation.content)  # type: ignore[union-attr]
     assert "'A VM that goes silent'" in text and "'A zone outage'" in text
     assert "Never start a pool by hand while another is in maintenance" in text
+
+
+def test_watching_gate_tickets_close_windows_and_pages_under_its_own_title() -> None:
+    """SRE review round 13, M1: on the production example (a watching gate) close windows are a ticket of their own
+    (WARNING, the ticket channels, the gate's watch WARNING lines), apart from the page, whose title does not say
+    held; a starting gate's stack (v5e16) has no such ticket and keeps its title."""
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    policies = {r.name: r.inputs for r in plan.resources if r.type == "gcp:monitoring/alertPolicy:AlertPolicy"}
+    close = policies["vllm70bv6e-observability-maintenance-windows-close"]
+    assert (close["displayName"], close["severity"]) == ("vllm70bv6e: TPU host maintenance windows close", "WARNING")
+    assert close["notificationChannels"] == ["projects/tpu-serving-demo/notificationChannels/1234567891"]
+    (condition,) = close["conditions"]
+    assert condition["conditionMatchedLog"]["filter"].endswith(
+        'jsonPayload.gate="host-maintenance" AND jsonPayload.decision="watch" AND severity=WARNING'
+    )
+    page = policies["vllm70bv6e-observability-maintenance-gate"]
+    assert page["displayName"] == f"vllm70bv6e: {hm.WATCH_TITLE}" and page["severity"] == "ERROR"
+    gated = {r.name: r.inputs for r in plan_of(GATE_STACK).resources}
+    assert "vllm70b-observability-maintenance-windows-close" not in gated
+    assert gated["vllm70b-observability-maintenance-gate"]["displayName"] == f"vllm70b: {hm.GATE_TITLE}"

@@ -332,23 +332,41 @@ def test_main_of_a_watching_gate_patches_nothing_and_reads_no_hpa(monkeypatch: p
     assert (json.loads(line)["decision"], api.patched) == ("watch", [])
 
 
-def test_close_windows_pages_two_serving_pools_whose_windows_could_meet() -> None:
-    """SRE review round 12, M1/M2: a watching gate pages two pools holding serving pods whose windows open closer than
-    ``close_seconds``, naming the group to move; farther apart, a pool holding no serving pod, or a first window
-    beyond ``due_seconds``, it does not."""
+def test_close_windows_tickets_two_serving_pools_whose_windows_could_meet() -> None:
+    """SRE reviews round 12 and 13: a watching gate opens a ticket (a WARNING line, not a page) for two pools holding
+    serving pods whose windows open closer than ``close_seconds``, naming the group to move; farther apart, a pool
+    holding no serving pod, or a first window beyond ``due_seconds``, it does not."""
     close = dataclasses.replace(WATCH, close_seconds=7 * 3600)
     two = pools({"p-a": str(int(NOW + 40 * 3600)), "p-b": str(int(NOW + 44 * 3600))})
     due = dataclasses.replace(close, due_seconds=48 * 3600)
     d = mg.decide(two, SERVING, due, NOW, False)
+    assert (d.action, d.severity, d.pages) == ("watch", "WARNING", ())
+    (ticket,) = d.tickets
+    assert ticket.startswith("pools p-a and p-b hold serving pods and their windows open 144000 s and 158400 s")
+    assert "add a group and move the group of vllm-0 off p-a" in ticket
+    assert mg.decide(two, SERVING, close, NOW, False).tickets == ()  # the first window beyond due_seconds (24 h)
+    apart = pools({"p-a": str(int(NOW + 3600)), "p-b": str(int(NOW + 9 * 3600))})
+    assert mg.decide(apart, SERVING, close, NOW, False).tickets == ()
+    idle = pools({"p-a": str(int(NOW + 3600)), "p-c": str(int(NOW + 2 * 3600))})  # nothing serves on p-c
+    assert mg.decide(idle, SERVING, close, NOW, False).tickets == ()
+
+
+def test_close_windows_pages_a_second_window_while_a_group_is_down_in_maintenance() -> None:
+    """SRE review round 13, M1: once the first pool's maintenance has begun and its group is down, the second
+    pool's window within ``close_seconds`` takes another group: that pages (it stopped being seen once the first
+    window opened); with every standing group Ready (an idle pool in maintenance) it does not."""
+    close = dataclasses.replace(WATCH, close_seconds=7 * 3600)
+    started = node("n-p-a", "p-a", str(int(NOW - 600)), ready=False, since=NOW - 600)
+    nodes = [started, node("n-p-b", "p-b", str(int(NOW + 3 * 3600)))]
+    down = [pod("vllm-0", "n-p-a", ready=False), pod("vllm-1", "n-p-b")]
+    d = mg.decide(nodes, down, close, NOW, False)
     assert (d.action, d.severity) == ("watch", "ERROR")
     (page,) = d.pages
-    assert page.startswith("pools p-a and p-b hold serving pods and their windows open 144000 s and 158400 s")
-    assert page.endswith("move the group of vllm-0 off p-a before its window, while the others serve")
-    assert mg.decide(two, SERVING, close, NOW, False).pages == ()  # the first window beyond due_seconds (24 h)
-    apart = pools({"p-a": str(int(NOW + 3600)), "p-b": str(int(NOW + 9 * 3600))})
-    assert mg.decide(apart, SERVING, close, NOW, False).pages == ()
-    idle = pools({"p-a": str(int(NOW + 3600)), "p-c": str(int(NOW + 2 * 3600))})  # nothing serves on p-c
-    assert mg.decide(idle, SERVING, close, NOW, False).pages == ()
+    assert page.startswith("pool p-b holds serving pods and its window opens in 10800 s while p-a is in maintenance")
+    assert "1 of 2 standing groups are Ready: add a group now" in page
+    spare = [node("n-p-c", "p-c", str(int(NOW - 600)), ready=False, since=NOW - 600), *pools({"p-a": None}),
+             node("n-p-b", "p-b", str(int(NOW + 3 * 3600)))]  # fmt: skip
+    assert mg.decide(spare, SERVING, close, NOW, False).pages == ()
 
 
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:

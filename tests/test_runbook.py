@@ -47,6 +47,10 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     assert "kubectl drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8a --ignore-daemonsets" in text
     assert "kubectl uncordon -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8b" in text
     assert "drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8s" not in text
+    # the one procedure (docs/operate.md, "Moving a group before its window"): a group added before the drain
+    section = text.split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
+    assert section.index('"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"') < section.index("kubectl drain")
+    assert section.rstrip().endswith("pulumi up   # sets the HPA's minimum back (minReplicas 2)")
     assert "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute" in text
     assert '"minReplicas\\":$((N+1))' in text and "(minReplicas 2, maxReplicas 3)" in text
     for other in ("us-west4", "vllm70b-v5e16", "vllm70b "):

@@ -308,29 +308,44 @@ def _manual_start(n: Names) -> list[str]:
     return [*lines, wait, *_unhold(n)]
 
 
+def _add_group(n: Names) -> list[str]:
+    """Step 2 of the move: one more group first, so the standing ones keep serving while the moved one reloads."""
+    if not n.hpas:
+        return ["# No HPA: skip adding a group; the drained group reloads while the others carry its requests."]
+    lines = ["# Add a group first (not above the HPA's maximum; at the maximum, skip this): it takes a free slice."]
+    for hpa in n.hpas:
+        lines += [
+            f"N=$(kubectl -n {n.namespace} get leaderworkerset {n.workload} -o jsonpath='{{.spec.replicas}}')",
+            f'kubectl -n {n.namespace} patch hpa {hpa} --type merge -p "{{\\"spec\\":{{\\"minReplicas\\":$((N+1))}}}}"',
+        ]
+    return [*lines, _wait(n)]
+
+
 def _drain(n: Names) -> list[str]:
+    """docs/operate.md's one procedure for moving a group before its window ("Moving a group before its window")."""
     lines = ["# Cloud TPU lists no manual start for these pools: each slice's maintenance comes at its window."]
     if n.kind != LWS:
         return [*lines, f"# Not covered: moving a group off its slice is a LeaderWorkerSet's move; {NOT_LWS[n.kind]}."]
     flags = "--ignore-daemonsets" + (" --delete-emptydir-data" if n.empty_dir else "")
     lines += [
-        "# Only when two serving pools' windows open within a maintenance and a reload of each other, move one group",
-        "# first, once the others serve, onto a free slice in its zone whose own window differs (docs/operate.md):",
+        "# Only when two serving pools' windows open within a maintenance and a reload of each other (the ticket",
+        "# 'TPU host maintenance windows close' names them), move the group of the first, onto a free slice whose",
+        "# own window differs (docs/operate.md, 'Moving a group before its window'):",
     ]
     if n.empty_dir:
         lines.append(
             "# (--delete-emptydir-data: the serving pods mount emptyDir volumes, which drain refuses otherwise)"
         )
-    lines += _hold(n)
+    lines += [*_hold(n), *_add_group(n)]
     for pool in [p for p in n.tpu_pools if p.standing]:
         selector = f"{POOL_LABEL}={pool.name}"
         lines += [
-            f"# To move the group off {pool.name}:",
+            f"# If the first window is {pool.name}'s: move its group (the others serve meanwhile)",
             f"kubectl drain -l {selector} {flags}",
-            _wait(n),
             f"kubectl uncordon -l {selector}   # after its maintenance",
         ]
-    return lines + _unhold(n)
+    bounds = f" (minReplicas {n.min_replicas})" if n.hpas and n.min_replicas is not None else ""
+    return [*lines, *_unhold(n), f"pulumi up   # sets the HPA's minimum back{bounds}" if n.hpas else "# done"]
 
 
 def _maintenance_section(n: Names) -> list[str]:

@@ -45,7 +45,9 @@ from .existing import (
     GkeCluster,
 )
 from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
+from .host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
+from .image_mirror import ImageMirror, ImageMirrorArgs
 from .lws import Rollout
 from .models import ModelSize, WeightPrecision
 from .node_identity import BucketGrant
@@ -101,6 +103,10 @@ __all__ = [
     "ExistingTpuNodePool",
     "ExistingTpuNodePoolArgs",
     "GkeCluster",
+    "HostMaintenanceGate",
+    "HostMaintenanceGateArgs",
+    "ImageMirror",
+    "ImageMirrorArgs",
     "CpuNodePool",
     "CpuNodePoolArgs",
     "CpuPoolArgs",

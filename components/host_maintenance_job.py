@@ -114,6 +114,11 @@ class HostMaintenanceGateArgs:
     """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
     has no node patch permission, no admission policy and reads no HPA."""
+    priority_class_name: str | None = SERVING_PRIORITY
+    """PriorityClass of the gate's pod: the serving one, which :class:`tpu_serving.Tenancy` creates; a program without
+    ``Tenancy`` passes one its cluster has, or None. A name no PriorityClass has makes the API server refuse every run's
+    pod (the Priority admission plugin: "no PriorityClass with name ... was found", kubernetes/kubernetes
+    plugin/pkg/admission/priority/admission.go)."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def problems(self) -> list[str]:
@@ -176,7 +181,7 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
         service_account_name=MAINTENANCE_GATE,
         restart_policy="Never",
         security_context=pod_security(),
-        priority_class_name=SERVING_PRIORITY,
+        priority_class_name=args.priority_class_name,
         containers=[container],
         volumes=[
             k8s.core.v1.VolumeArgs(

@@ -29,8 +29,6 @@ distribution/reference normalize.go, ``officialRepoPrefix = "library/"``, "used 
 canonical names, for example, to convert "ubuntu" to "docker.io/library/ubuntu:latest"").
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass

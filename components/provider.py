@@ -35,7 +35,9 @@ from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
 from .existing import ExistingCluster, ExistingCpuNodePool, ExistingTpuNodePool
 from .gateway import ServingGateway
+from .host_maintenance_job import HostMaintenanceGate
 from .identity import WorkloadIdentity
+from .image_mirror import ImageMirror
 from .nodepool import TpuNodePool
 from .observability import Observability
 from .services import ProjectServices
@@ -65,6 +67,8 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     Observability,
     ServingAutoscaler,
     ServingGateway,
+    HostMaintenanceGate,
+    ImageMirror,
 )
 """Every public component the provider serves."""
 

@@ -41,6 +41,7 @@ def test_check_cli_runs_every_category():
         "second apply",
         "admission",
         "engines",
+        "maintenance",
         "coverage",
     ]
 

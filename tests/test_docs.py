@@ -182,6 +182,35 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
     assert "engine containers conform" in check.stdout and "prerequisites met 12/12" in check.stdout, check.stdout
+    assert "host-maintenance gate: no LeaderWorkerSet with standing groups in two pools" in check.stdout, check.stdout
+
+
+@pytest.mark.slow
+def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_path: Path):
+    """The page's "Host maintenance and the image mirror" program (the building blocks, then two v6e-8 groups in two
+    zones behind the gate, their image through the mirror) passes ``tpu-serving check`` with its gate counted and no
+    warning; without the gate, the check warns and still passes, and the preview says so on a ``Maintenance:`` line."""
+    page = (DOCS / "library-api.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
+    example = next(b for b in blocks if "TpuNodePool(" in b)
+    gated = next(b for b in blocks if "HostMaintenanceGate(" in b)
+    (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(example + gated)
+    cli = [sys.executable, "-m", "tpu_serving_tools.cli"]
+    preview = subprocess.run([*cli, "preview", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert preview.returncode == 0, preview.stdout + preview.stderr
+    assert "Maintenance: LeaderWorkerSet serving/vllm: 2 standing groups in serving-v6e8a" in preview.stdout
+    assert "images through this stack's remote repositories serving-dockerhub (Docker Hub): " in preview.stdout
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "standing groups apart gated 1/1" in check.stdout and "warning" not in check.stdout, check.stdout
+    ungated = gated.split("gate = HostMaintenanceGate(", 1)[0]
+    (tmp_path / "__main__.py").write_text(example + ungated)
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "standing groups apart gated 0/1" in check.stdout, check.stdout
+    assert "  warning [maintenance] gate LeaderWorkerSet serving/vllm: 2 standing groups" in check.stdout
 
 
 def alert_table_patterns(text: str) -> list[re.Pattern[str]]:

@@ -163,6 +163,17 @@ def test_gate_arguments_refuse_no_pool() -> None:
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
 
 
+def test_gate_priority_class_defaults_to_the_serving_one_and_a_library_program_may_drop_it() -> None:
+    """The stack's gate runs at the serving PriorityClass, which its Tenancy creates; a program without Tenancy passes
+    None (or its own), else the API server refuses every run's pod for a PriorityClass that does not exist."""
+    base = job.HostMaintenanceGateArgs("serving", pools=("a", "b"), leader_worker_sets=("vllm",))
+    assert job.cron_job(base).spec.job_template.spec.template.spec.priority_class_name == "tpu-serving-online"
+    none = job.HostMaintenanceGateArgs(
+        "serving", pools=("a", "b"), leader_worker_sets=("vllm",), priority_class_name=None
+    )
+    assert job.cron_job(none).spec.job_template.spec.template.spec.priority_class_name is None
+
+
 def test_ticket_mode_keeps_the_ticket_only() -> None:
     plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
     assert not [o for o in kubernetes_objects(plan) if o["metadata"]["name"] == job.MAINTENANCE_GATE]

@@ -167,3 +167,35 @@ def test_image_mirror_on_an_existing_cluster_is_listed_with_the_cloud_resources(
     created = {**named, "tpu-serving:imageMirror": {"mode": "create"}}
     (entry,) = [e for e in plan_of_config(created).outputs["cloudResources"] if e["kind"] == "image mirror"]
     assert entry["status"] == "created" and entry["name"] == f"{AR}/vllm-dockerhub, {AR}/vllm-ghcr"
+
+
+def _library_plan(mirror: bool) -> list:
+    """A library program's plan: ``VllmServing`` alone (its image from Docker Hub), or pulled through an
+    ``ImageMirror`` the program creates (``mirrored_image``)."""
+    from tpu_serving import ImageMirror, ImageMirrorArgs, VllmImages, VllmServing, VllmServingArgs, catalog
+    from tpu_serving_tools.offline import run_program
+
+    def program() -> None:
+        images = VllmImages()
+        if mirror:
+            made = ImageMirror("m", ImageMirrorArgs("my-project", "us-east5", "c", docker_hub=True))
+            images = VllmImages(vllm=mirrored_image(images.vllm, made.paths["docker_hub"]))
+        shape = catalog.slice_shape("ct6e-standard-8t", "2x4")
+        served = "meta-llama/Llama-3.3-70B-Instruct"
+        args = VllmServingArgs("serving", "server", shape, "llama", served, weights_bucket="w", images=images)
+        VllmServing("v", args)
+
+    return run_program(program, {}, project="my-serving", stack="dev").resources
+
+
+def test_image_notes_tell_a_library_program_of_image_mirror_not_a_stack_file_key():
+    """A library program has no stack file: its preview names the component (new-user review)."""
+    [upstream] = image_source_lines(_library_plan(mirror=False))
+    assert upstream.startswith("images from Docker Hub or ghcr.io: docker.io/vllm/vllm-tpu:v0.29.0")
+    assert "tpu_serving.ImageMirror creates remote repositories" in upstream and "imageMirror.mode" not in upstream
+    owned = next(x for x in image_source_lines(_library_plan(mirror=True)) if x.startswith("images through"))
+    assert owned.startswith("images through this stack's remote repositories c-dockerhub (Docker Hub): ")
+    assert "passes ImageMirror another cluster name" in owned and "imageMirror.mode" not in owned
+    # a stack file's program is still told of its key
+    stack, _ = image_source_lines(plan_of("vllm-llama33-70b-existing").resources)
+    assert "imageMirror.mode create (or existing)" in stack and "tpu_serving.ImageMirror" not in stack

@@ -303,3 +303,21 @@ def test_package_exports_the_size_and_error_types_a_program_names():
         "CatalogError": CatalogError,
     }
     assert set(exported) <= set(tpu_serving.__all__)
+
+
+def test_package_exports_the_host_maintenance_gate_and_the_image_mirror():
+    """A program of its own adds the gate and the mirror from the package itself, as the stack file's program does
+    (new-user review: neither was exported, so a library program lost both)."""
+    import tpu_serving
+    from tpu_serving.host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
+    from tpu_serving.image_mirror import ImageMirror, ImageMirrorArgs
+
+    names = ("HostMaintenanceGate", "HostMaintenanceGateArgs", "ImageMirror", "ImageMirrorArgs")
+    exported = {n: getattr(tpu_serving, n, None) for n in names}
+    assert exported == {
+        "HostMaintenanceGate": HostMaintenanceGate,
+        "HostMaintenanceGateArgs": HostMaintenanceGateArgs,
+        "ImageMirror": ImageMirror,
+        "ImageMirrorArgs": ImageMirrorArgs,
+    }
+    assert set(names) <= set(tpu_serving.__all__)

@@ -23,6 +23,7 @@ from tpu_serving_tools.runtime import (
     admission,
     coverage,
     identity,
+    maintenance,
     network,
     objects,
     ports,
@@ -44,8 +45,11 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     second_apply.check,
     admission.check,
     engines.check,
+    maintenance.check,
 )
 """Every category of the runtime model, in print order."""
+ADVISORY: frozenset[str] = frozenset({maintenance.CATEGORY})
+"""Categories whose failures are warnings: printed, never failing the command."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (
     ("objects", "", "controller objects created"),
@@ -96,10 +100,18 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
         )
         if total or (category, prefix) not in optional:
             parts.append(f"{text} {passed}/{total}")
+    if maintenance.CATEGORY in by_name:
+        parts.append(maintenance.summary_part(by_name[maintenance.CATEGORY]))
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:
-        lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
-    return lines
+        if r.category not in ADVISORY:
+            lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
+    return lines + maintenance.warnings(results)
+
+
+def passed(results: Sequence[CategoryResult]) -> bool:
+    """Whether the plan passes: every category but the advisory ones (whose failures are warnings)."""
+    return all(r.ok for r in results if r.category not in ADVISORY)
 
 
 class PlanFileError(Exception):
@@ -165,7 +177,7 @@ def report(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[lis
     summary and failures, then the line over all of them together (docs/check.md shows it: tools/check_page.py)."""
     for label, plan in plans:
         results = run_checks(PlanView(plan))
-        yield summary(label, results), all(r.ok for r in results)
+        yield summary(label, results), passed(results)
     shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
     counted = f"one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
     failures = [f"  [scope] {f.subject}: {f.reason}" for f in shared.failures()]

@@ -132,6 +132,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *capacity_summary(plan.outputs),
             *cost_summary(plan.outputs),
             *rollout_summary(plan.outputs),
+            *library_maintenance(plan),
             *router_summary(plan.outputs),
             *verified_line(plan.stack, shipped_stacks(root) if root else []),
             *quota_summary(plan.outputs),
@@ -274,6 +275,15 @@ def rollout_summary(outputs: dict[str, Any]) -> list[str]:
     if isinstance(r, dict) and isinstance(r.get("maintenance"), str):
         lines.append(f"Maintenance: {r['maintenance']}")
     return lines + [f"note: {c}" for c in caveats if isinstance(c, str)] if isinstance(caveats, list) else lines
+
+
+def library_maintenance(plan: Plan) -> list[str]:
+    """A library program's ``Maintenance:`` lines, read off its plan by the runtime model (a stack file's program
+    says its own through the ``rollout`` output)."""
+    from tpu_serving_tools.runtime.maintenance import preview_lines
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    return preview_lines(PlanView(plan.as_json()))
 
 
 def router_summary(outputs: dict[str, Any]) -> list[str]:

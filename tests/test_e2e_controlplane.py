@@ -192,3 +192,28 @@ def test_e2e_control_plane_start_waits_for_the_default_service_accounts():
         found = {ns: plane.kube.find("v1", "ServiceAccount", "default", ns) for ns in SYSTEM_NAMESPACES}
     assert len(SYSTEM_NAMESPACES) == 4
     assert {ns for ns, account in found.items() if account} == set(SYSTEM_NAMESPACES), found
+
+
+def test_e2e_terminating_namespaces_names_what_holds_a_namespace(cp: ControlPlane):
+    """tpu_serving_tools.e2e.stack_run.terminating_namespaces: a namespace whose object keeps a finalizer is reported
+    with the namespace controller's own condition (what a destroy that timed out on a namespace now says)."""
+    from tpu_serving_tools.e2e.stack_run import terminating_namespaces
+
+    ns = namespace(cp.kube)
+    held = {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "held", "namespace": ns, "finalizers": ["tpu-serving.dev/e2e-hold"]}}  # fmt: skip
+    cp.kube.create(held)
+    assert f"namespace {ns} " not in terminating_namespaces(cp.kubeconfig)
+    cp.kube.request("DELETE", f"/api/v1/namespaces/{ns}", None)
+    said = wait_for(
+        "the namespace controller's condition",
+        lambda: (
+            next((line for line in terminating_namespaces(cp.kubeconfig).splitlines() if f" {ns} " in line), None)
+            if "Remaining" in terminating_namespaces(cp.kubeconfig)
+            else None
+        ),
+        timeout=60,
+    )
+    assert said.startswith(f"namespace {ns} still being deleted: ") and "NamespaceFinalizersRemaining" in said, said
+    cp.kube.patch(cp.kube.get("v1", "ConfigMap", "held", ns), {"metadata": {"finalizers": None}})
+    wait_for(f"namespace {ns} gone", lambda: cp.kube.find("v1", "Namespace", ns) is None, timeout=60)

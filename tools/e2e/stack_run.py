@@ -116,7 +116,16 @@ class StackRun:
         return Change(_counts(result.change_summary), result.stdout)
 
     def destroy(self) -> Change:
-        result = self.stack.destroy(color="never")
+        """``pulumi destroy``. When it fails, the error names what holds the namespaces still being deleted (their
+        conditions, as the namespace controller sets them), the evidence a timed-out namespace delete otherwise
+        leaves behind with the control plane."""
+        try:
+            result = self.stack.destroy(color="never")
+        except auto.CommandError as err:
+            held = terminating_namespaces(self.kubeconfig) if self.kubeconfig is not None else ""
+            if held:
+                raise RuntimeError(f"{err}\n{held}") from err
+            raise
         return Change(_counts(result.summary.resource_changes), result.stdout)
 
     def resources(self) -> list[dict[str, Any]]:
@@ -143,3 +152,25 @@ def engine_errors(text: str) -> str:
         return "\n".join(keep)
     keep = [line.strip() for line in text.splitlines() if "error" in line.lower() or line.strip().startswith("* ")]
     return "\n".join(dict.fromkeys(keep))
+
+
+def terminating_namespaces(kubeconfig: Path) -> str:
+    """Each namespace being deleted, with its True conditions (``NamespaceDeletionDiscoveryFailure``,
+    ``NamespaceContentRemaining``, ``NamespaceFinalizersRemaining``, ...: k8s.io/api v0.36.3 core/v1 types.go,
+    ``NamespaceConditionType``) and messages; "" when none is, or the API cannot be read."""
+    from kubernetes import client
+    from kubernetes import config as kube_config
+
+    try:
+        api = client.CoreV1Api(kube_config.new_client_from_config(config_file=str(kubeconfig)))  # type: ignore[no-untyped-call]
+        found = api.list_namespace().items
+    except Exception as err:  # the diagnosis must not hide the destroy's own error
+        return f"namespaces not read: {type(err).__name__}: {err}"
+    lines = []
+    for ns in found:
+        if ns.metadata is None or ns.metadata.deletion_timestamp is None:
+            continue
+        conditions = [c for c in (ns.status.conditions if ns.status else None) or [] if c.status == "True"]
+        said = "; ".join(f"{c.type}: {c.message}" for c in conditions) or "no condition set"
+        lines.append(f"namespace {ns.metadata.name} still being deleted: {said}")
+    return "\n".join(lines)

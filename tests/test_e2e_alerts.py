@@ -58,6 +58,9 @@ NOT_COVERED: dict[str, str] = {
     "PromQL; tests/test_host_maintenance.py checks the filter)",
     "host-maintenance-unscheduled": "a conditionMatchedLog on Compute Engine's system-event audit log, UNSCHEDULED "
     "notices (a Logging filter, not PromQL; tests/test_host_maintenance_job.py checks the filter)",
+    "maintenance-windows-close": "a conditionMatchedLog on a watching host-maintenance gate's WARNING lines in Cloud "
+    "Logging (a Logging filter, not PromQL; tests/test_maintenance_gate.py checks which runs log WARNING, "
+    "tests/test_host_maintenance_job.py the filter)",
     "maintenance-gate": "a conditionMatchedLog on the host-maintenance gate's ERROR lines in Cloud Logging (a Logging "
     "filter, not PromQL; tests/test_maintenance_gate.py checks which runs log ERROR)",
     "maintenance-gate-silent": "reads a log-based metric (logging_googleapis_com:user_...), which exists only in Cloud "

@@ -237,8 +237,8 @@ def zone_line(
         )
     if watched and not gated:
         who += (
-            "; the stack's host-maintenance gate starts none, but watches: it pages such windows and a node that "
-            "holds a serving pod NotReady for 10 minutes"
+            "; the stack's host-maintenance gate starts none, but watches: it tickets such windows, and pages a node "
+            "that holds a serving pod NotReady for 10 minutes or windows about to leave too few groups serving"
         )
     how = (
         f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "

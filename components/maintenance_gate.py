@@ -248,11 +248,12 @@ def _serving_windows(
 
 
 def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> tuple[list[str], list[str]]:
-    """``(tickets, pages)`` of two serving pools' maintenance that can take two groups at once. A ticket: two pools
+    """``(tickets, pages)`` of serving pools' maintenance that can take two groups at once. A ticket: two pools
     holding serving pods whose windows open within ``close_seconds`` of each other, the first within
-    ``due_seconds`` (there is time to act in working hours: the notice comes days ahead). A page: a pool in
-    maintenance while fewer leaders are Ready than the standing groups, and another pool holding a serving pod
-    whose window opens within ``close_seconds`` (a second group is about to go)."""
+    ``due_seconds`` (work for working hours: the notice comes days ahead). A page, on the outcome
+    (:func:`_going_page`): the windows that open within :data:`IN_MAINTENANCE_DUE_SECONDS` would leave fewer Ready
+    groups than one less than the standing ones, whatever took the others (a maintenance under way, whose node has
+    lost its label and its pods by then; a repair; a crash)."""
     opens, held = _serving_windows(nodes, pods, now)
     ordered = sorted(opens, key=lambda p: (opens[p], p))
     tickets = [
@@ -263,18 +264,27 @@ def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: fl
         for a, b in zip(ordered, ordered[1:], strict=False)
         if opens[b] - opens[a] < gate.close_seconds and opens[a] - now <= gate.due_seconds
     ]
-    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
-    ready = sum(1 for p in leaders if pod_ready(p))
-    busy = sorted({_labels(n).get(POOL_LABEL, "") for n in nodes if in_maintenance(n, now)})
-    soon = [b for b in ordered if opens[b] - now < gate.close_seconds]
-    pages = [
-        f"pool {b} holds serving pods and its window opens in {int(opens[b] - now)} s while {', '.join(busy)} is in "
-        f"maintenance and {ready} of {gate.fewest_groups} standing groups are Ready: add a group now "
-        "(docs/operate.md, 'Pools with no manual start')"
-        for b in soon
-        if busy and ready < gate.fewest_groups
+    return tickets, _going_page(nodes, pods, gate, (opens, now))
+
+
+def _going_page(
+    nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, clock: tuple[Mapping[str, float], float]
+) -> list[str]:
+    """The page when the Ready groups less those whose pool's window opens within :data:`IN_MAINTENANCE_DUE_SECONDS`
+    fall below ``fewest_groups - 1`` (one group down for one maintenance is what the standing groups allow)."""
+    opens, now = clock
+    pool_of = {_name(n): _labels(n).get(POOL_LABEL, "") for n in nodes}
+    ready = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0" and pod_ready(p)]
+    soon = {pool for pool, opened in opens.items() if opened - now <= IN_MAINTENANCE_DUE_SECONDS}
+    going = sorted(_name(p) for p in ready if pool_of.get(p.get("spec", {}).get("nodeName", "")) in soon)
+    left = len(ready) - len(going)
+    if not going or left >= gate.fewest_groups - 1:
+        return []
+    return [
+        f"within {IN_MAINTENANCE_DUE_SECONDS} s the maintenance windows of pools {', '.join(sorted(soon))} take the "
+        f"groups of {', '.join(going)}: {len(ready)} groups are Ready now, {left} would serve, of "
+        f"{gate.fewest_groups} standing; add a group now (docs/operate.md, 'Pools with no manual start')"
     ]
-    return tickets, pages
 
 
 def _watch(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, pages: tuple[str, ...]) -> Decision:

@@ -316,7 +316,7 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"]]
     line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
     assert "Cloud TPU lists no manual start for these pools" in line
-    assert "host-maintenance gate starts none, but watches: it pages such windows" in line
+    assert "host-maintenance gate starts none, but watches: it tickets such windows, and pages a node" in line
     names = {r.name for r in plan_of("vllm-llama33-70b-v6e8").resources}
     assert {"vllm70bv6e-observability-maintenance-gate", "vllm70bv6e-observability-maintenance-gate-silent"} <= names
 

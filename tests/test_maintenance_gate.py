@@ -351,22 +351,27 @@ def test_close_windows_tickets_two_serving_pools_whose_windows_could_meet() -> N
     assert mg.decide(idle, SERVING, close, NOW, False).tickets == ()
 
 
-def test_close_windows_pages_a_second_window_while_a_group_is_down_in_maintenance() -> None:
-    """SRE review round 13, M1: once the first pool's maintenance has begun and its group is down, the second
-    pool's window within ``close_seconds`` takes another group: that pages (it stopped being seen once the first
-    window opened); with every standing group Ready (an idle pool in maintenance) it does not."""
-    close = dataclasses.replace(WATCH, close_seconds=7 * 3600)
-    started = node("n-p-a", "p-a", str(int(NOW - 600)), ready=False, since=NOW - 600)
-    nodes = [started, node("n-p-b", "p-b", str(int(NOW + 3 * 3600)))]
-    down = [pod("vllm-0", "n-p-a", ready=False), pod("vllm-1", "n-p-b")]
-    d = mg.decide(nodes, down, close, NOW, False)
+def test_close_windows_pages_on_the_outcome_of_the_windows_about_to_open() -> None:
+    """SRE reviews round 13 and 14, M1: the page reads the outcome, not the maintenance under way (GKE removes a
+    node's scheduled-maintenance-time label once its maintenance is active, and its pods go): with one standing
+    group already down (its node unlabelled, its pod gone) and the other's window within 2 hours, no group would
+    serve: it pages. Both standing groups' windows within 2 hours page too. One group's window alone does not (one
+    group down for one maintenance is what two standing groups allow), nor a window beyond 2 hours, nor a third
+    group's that leaves one of two."""
+    soon, later = str(int(NOW + 3600)), str(int(NOW + 3 * 3600))
+    lost_one = [node("n-p-a", "p-a"), node("n-p-b", "p-b", soon)]  # p-a's maintenance under way: no label
+    d = mg.decide(lost_one, [pod("vllm-1", "n-p-b")], WATCH, NOW, False)  # vllm-0's pod gone with its node
     assert (d.action, d.severity) == ("watch", "ERROR")
     (page,) = d.pages
-    assert page.startswith("pool p-b holds serving pods and its window opens in 10800 s while p-a is in maintenance")
-    assert "1 of 2 standing groups are Ready: add a group now" in page
-    spare = [node("n-p-c", "p-c", str(int(NOW - 600)), ready=False, since=NOW - 600), *pools({"p-a": None}),
-             node("n-p-b", "p-b", str(int(NOW + 3 * 3600)))]  # fmt: skip
-    assert mg.decide(spare, SERVING, close, NOW, False).pages == ()
+    assert page.startswith("within 7200 s the maintenance windows of pools p-b take the groups of vllm-1")
+    assert "1 groups are Ready now, 0 would serve, of 2 standing; add a group now" in page
+    both = mg.decide(pools({"p-a": soon, "p-b": soon}), SERVING, WATCH, NOW, False)
+    assert both.severity == "ERROR" and "take the groups of vllm-0, vllm-1" in both.pages[0]
+    assert mg.decide(pools({"p-a": soon, "p-b": None}), SERVING, WATCH, NOW, False).pages == ()
+    assert mg.decide([node("n-p-a", "p-a"), node("n-p-b", "p-b", later)], [pod("vllm-1", "n-p-b")], WATCH, NOW,
+                     False).pages == ()  # fmt: skip
+    three = [*SERVING, pod("vllm-2", "n-p-c")]
+    assert mg.decide(pools({"p-a": soon, "p-b": soon, "p-c": None}), three, WATCH, NOW, False).pages == ()
 
 
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:

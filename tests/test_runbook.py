@@ -46,13 +46,22 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     assert "perform-maintenance=true" not in text
     assert "kubectl drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8a --ignore-daemonsets" in text
     assert "kubectl uncordon -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8b" in text
-    assert "drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8s" not in text
+    assert "drain -l cloud.google.com/gke-nodepool=vllm70bv6e-v6e8s" in text  # a group may sit on any (SRE 14, m3)
     # the one procedure (docs/operate.md, "Moving a group before its window"): a group added before the drain
     section = text.split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
     assert section.index('"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"') < section.index("kubectl drain")
-    assert section.rstrip().endswith("pulumi up   # sets the HPA's minimum back (minReplicas 2)")
+    # SRE review round 14, M2: pulumi up does not see a patched HPA; the stack's bounds go back by a patch
+    assert section.rstrip().endswith(
+        'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"minReplicas":2}}\'\n'
+        "pulumi preview --refresh   # no change left for the HPA"
+    )
+    zone = text.split("## A zone outage", 1)[1]
+    assert (
+        'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"minReplicas":2,"maxReplicas":3}}\'' in zone
+    )
+    assert "pulumi up  " not in zone and "\npulumi up" not in zone  # no command that would not undo the patch
     assert "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute" in text
-    assert '"minReplicas\\":$((N+1))' in text and "(minReplicas 2, maxReplicas 3)" in text
+    assert '"minReplicas\\":$((N+1))' in text
     for other in ("us-west4", "vllm70b-v5e16", "vllm70b "):
         assert other not in text
 

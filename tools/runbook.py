@@ -337,15 +337,29 @@ def _drain(n: Names) -> list[str]:
             "# (--delete-emptydir-data: the serving pods mount emptyDir volumes, which drain refuses otherwise)"
         )
     lines += [*_hold(n), *_add_group(n)]
-    for pool in [p for p in n.tpu_pools if p.standing]:
+    for pool in n.tpu_pools:  # any serving pool can hold a group by then (a repair, the HPA, an earlier move)
         selector = f"{POOL_LABEL}={pool.name}"
         lines += [
             f"# If the first window is {pool.name}'s: move its group (the others serve meanwhile)",
             f"kubectl drain -l {selector} {flags}",
             f"kubectl uncordon -l {selector}   # after its maintenance",
         ]
-    bounds = f" (minReplicas {n.min_replicas})" if n.hpas and n.min_replicas is not None else ""
-    return [*lines, *_unhold(n), f"pulumi up   # sets the HPA's minimum back{bounds}" if n.hpas else "# done"]
+    return [*lines, *_unhold(n), *_restore_bounds(n, max_too=False)]
+
+
+def _restore_bounds(n: Names, max_too: bool) -> list[str]:
+    """The HPA's bounds back to the stack's, by the same kind of patch: ``pulumi up`` compares the program with its
+    own state and does not see a patched HPA (tools/e2e/lifecycle.py: without --refresh it never sees the live
+    object; with it, the patch's field manager owns the field); then a refreshed preview shows no change left."""
+    if not n.hpas or n.min_replicas is None:
+        return ["# done"]
+    bounds = {"minReplicas": n.min_replicas, **({"maxReplicas": n.max_replicas} if max_too else {})}
+    body = json.dumps({"spec": bounds}, separators=(",", ":"))
+    return [
+        "# Then the HPA's bounds back to the stack's (pulumi up does not see the patch and would not undo it):",
+        *(f"kubectl -n {n.namespace} patch hpa {h} --type merge -p '{body}'" for h in n.hpas),
+        "pulumi preview --refresh   # no change left for the HPA",
+    ]
 
 
 def _maintenance_section(n: Names) -> list[str]:
@@ -385,8 +399,7 @@ def _zone_section(n: Names) -> list[str]:
             f"kubectl -n {n.namespace} patch hpa {hpa} --type merge "
             '-p "{\\"spec\\":{\\"minReplicas\\":$((N+1)),\\"maxReplicas\\":$((N+1))}}"',
         ]
-    bounds = f" (minReplicas {n.min_replicas}, maxReplicas {n.max_replicas})" if n.min_replicas is not None else ""
-    return [*lines, f"# After the outage: pulumi up sets the HPA's bounds back{bounds}."]
+    return [*lines, "# After the outage:", *_restore_bounds(n, max_too=True)]
 
 
 def render(plan: Mapping[str, Any]) -> str:

@@ -330,9 +330,9 @@ def gate_policy_args(
 def _watch_page_text(namespace: str) -> str:
     return (
         f"The host-maintenance gate of namespace {namespace} (watching: Cloud TPU lists no manual start for these "
-        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or a pool holding "
-        "serving pods nears its maintenance window while another pool is in maintenance and a standing group is "
-        "down, so a second group is about to go (the line names the pools), or the API refused the gate (403: its "
+        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or the maintenance "
+        "windows that open within 2 hours would leave fewer than all but one of the running groups serving, "
+        "whatever took the others (the line names the pools and groups), or the API refused the gate (403: its "
         f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A "
         "VM that goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. A second "
         "group going: add a group now (docs/operate.md, 'Pools with no manual start'; tpu-serving runbook --stack "

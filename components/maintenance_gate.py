@@ -271,19 +271,22 @@ def _going_page(
     nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, clock: tuple[Mapping[str, float], float]
 ) -> list[str]:
     """The page when the Ready groups less those whose pool's window opens within :data:`IN_MAINTENANCE_DUE_SECONDS`
-    fall below ``fewest_groups - 1`` (one group down for one maintenance is what the standing groups allow)."""
+    fall below one less than the groups the stack runs (its leaders, Ready or not: the HPA's count under load, at
+    least the standing groups): one group down for one maintenance is what they allow, two are not (SRE review
+    round 15, M1: measured against the standing groups alone, two of three groups going under load paged nothing)."""
     opens, now = clock
     pool_of = {_name(n): _labels(n).get(POOL_LABEL, "") for n in nodes}
-    ready = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0" and pod_ready(p)]
+    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+    ready = [p for p in leaders if pod_ready(p)]
     soon = {pool for pool, opened in opens.items() if opened - now <= IN_MAINTENANCE_DUE_SECONDS}
     going = sorted(_name(p) for p in ready if pool_of.get(p.get("spec", {}).get("nodeName", "")) in soon)
-    left = len(ready) - len(going)
-    if not going or left >= gate.fewest_groups - 1:
+    left, runs = len(ready) - len(going), max(gate.fewest_groups, len(leaders))
+    if not going or left >= runs - 1:
         return []
     return [
         f"within {IN_MAINTENANCE_DUE_SECONDS} s the maintenance windows of pools {', '.join(sorted(soon))} take the "
-        f"groups of {', '.join(going)}: {len(ready)} groups are Ready now, {left} would serve, of "
-        f"{gate.fewest_groups} standing; add a group now (docs/operate.md, 'Pools with no manual start')"
+        f"groups of {', '.join(going)}: {len(ready)} of {runs} groups are Ready now, {left} would serve; add a group "
+        "now (docs/operate.md, 'Pools with no manual start')"
     ]
 
 

@@ -356,22 +356,24 @@ def test_close_windows_pages_on_the_outcome_of_the_windows_about_to_open() -> No
     node's scheduled-maintenance-time label once its maintenance is active, and its pods go): with one standing
     group already down (its node unlabelled, its pod gone) and the other's window within 2 hours, no group would
     serve: it pages. Both standing groups' windows within 2 hours page too. One group's window alone does not (one
-    group down for one maintenance is what two standing groups allow), nor a window beyond 2 hours, nor a third
-    group's that leaves one of two."""
+    group down for one maintenance is what the groups running allow), nor a window beyond 2 hours; with three groups
+    running under load, two going page (SRE review round 15, M1)."""
     soon, later = str(int(NOW + 3600)), str(int(NOW + 3 * 3600))
     lost_one = [node("n-p-a", "p-a"), node("n-p-b", "p-b", soon)]  # p-a's maintenance under way: no label
     d = mg.decide(lost_one, [pod("vllm-1", "n-p-b")], WATCH, NOW, False)  # vllm-0's pod gone with its node
     assert (d.action, d.severity) == ("watch", "ERROR")
     (page,) = d.pages
     assert page.startswith("within 7200 s the maintenance windows of pools p-b take the groups of vllm-1")
-    assert "1 groups are Ready now, 0 would serve, of 2 standing; add a group now" in page
+    assert "1 of 2 groups are Ready now, 0 would serve; add a group now" in page
     both = mg.decide(pools({"p-a": soon, "p-b": soon}), SERVING, WATCH, NOW, False)
     assert both.severity == "ERROR" and "take the groups of vllm-0, vllm-1" in both.pages[0]
     assert mg.decide(pools({"p-a": soon, "p-b": None}), SERVING, WATCH, NOW, False).pages == ()
     assert mg.decide([node("n-p-a", "p-a"), node("n-p-b", "p-b", later)], [pod("vllm-1", "n-p-b")], WATCH, NOW,
                      False).pages == ()  # fmt: skip
-    three = [*SERVING, pod("vllm-2", "n-p-c")]
-    assert mg.decide(pools({"p-a": soon, "p-b": soon, "p-c": None}), three, WATCH, NOW, False).pages == ()
+    three = [*SERVING, pod("vllm-2", "n-p-c")]  # the HPA runs three under load: two going leave one of three
+    loaded = mg.decide(pools({"p-a": soon, "p-b": soon, "p-c": None}), three, WATCH, NOW, False)
+    assert loaded.severity == "ERROR" and "3 of 3 groups are Ready now, 1 would serve" in loaded.pages[0]
+    assert mg.decide(pools({"p-a": soon, "p-b": None, "p-c": None}), three, WATCH, NOW, False).pages == ()
 
 
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:

@@ -50,6 +50,11 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     # the one procedure (docs/operate.md, "Moving a group before its window"): a group added before the drain
     section = text.split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
     assert section.index('"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"') < section.index("kubectl drain")
+    # SRE review round 15, M2: the added group kept out of the first window's zone, and its placement checked
+    assert section.index("cordon that zone's free pool now") < section.index(
+        '"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"'
+    )
+    assert section.count("get pods -l leaderworkerset.sigs.k8s.io/name=vllm,role=leader -o wide") == 2
     # SRE review round 14, M2: pulumi up does not see a patched HPA; the stack's bounds go back by a patch
     assert section.rstrip().endswith(
         'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"minReplicas":2}}\'\n'

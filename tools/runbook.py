@@ -312,13 +312,17 @@ def _add_group(n: Names) -> list[str]:
     """Step 2 of the move: one more group first, so the standing ones keep serving while the moved one reloads."""
     if not n.hpas:
         return ["# No HPA: skip adding a group; the drained group reloads while the others carry its requests."]
-    lines = ["# Add a group first (not above the HPA's maximum; at the maximum, skip this): it takes a free slice."]
+    lines = [
+        "# Add a group first (not above the HPA's maximum; at the maximum, skip this): it takes a free slice. Keep it",
+        "# out of the first window's zone: cordon that zone's free pool now (kubectl cordon -l <its pool selector>)",
+        "# and uncordon it before the drain, so the drained group finds its zone's free slice; check where it landed.",
+    ]
     for hpa in n.hpas:
         lines += [
             f"N=$(kubectl -n {n.namespace} get leaderworkerset {n.workload} -o jsonpath='{{.spec.replicas}}')",
             f'kubectl -n {n.namespace} patch hpa {hpa} --type merge -p "{{\\"spec\\":{{\\"minReplicas\\":$((N+1))}}}}"',
         ]
-    return [*lines, _wait(n)]
+    return [*lines, _wait(n), *_group_map(n)]
 
 
 def _drain(n: Names) -> list[str]:

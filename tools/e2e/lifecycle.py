@@ -128,6 +128,9 @@ def scale_and_up(run: StackRun, api_client: Any, target: tuple[str, str], timeou
         return [*out, Finding("scale", preview, False, engine_errors(str(err)))]
     same = f"{change.counts.get('same', 0)} same"
     detail = ", ".join(f"{op} {n}" for op, n in sorted(change.changed.items())) or same
+    if change.changed:  # which resources, and the engine's reason, from the preview's own lines
+        said = [line.strip() for line in change.stdout.splitlines() if "[diff:" in line or "replace" in line]
+        detail += ": " + " | ".join(said[:6])
     out.append(Finding("scale", preview, bool(change.counts) and not change.changed, detail))
     try:
         run.up(refresh=True)

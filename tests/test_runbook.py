@@ -51,7 +51,7 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     section = text.split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
     assert section.index('"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"') < section.index("kubectl drain")
     # SRE review round 15, M2: the added group kept out of the first window's zone, and its placement checked
-    assert section.index("cordon that zone's free pool now") < section.index(
+    assert section.index("cordon that zone's free pool now if it has its node") < section.index(
         '"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"'
     )
     assert section.count("get pods -l leaderworkerset.sigs.k8s.io/name=vllm,role=leader -o wide") == 2

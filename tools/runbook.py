@@ -314,8 +314,9 @@ def _add_group(n: Names) -> list[str]:
         return ["# No HPA: skip adding a group; the drained group reloads while the others carry its requests."]
     lines = [
         "# Add a group first (not above the HPA's maximum; at the maximum, skip this): it takes a free slice. Keep it",
-        "# out of the first window's zone: cordon that zone's free pool now (kubectl cordon -l <its pool selector>)",
-        "# and uncordon it before the drain, so the drained group finds its zone's free slice; check where it landed.",
+        "# out of the first window's zone: cordon that zone's free pool now if it has its node (kubectl cordon -l",
+        "# <its pool selector>; uncordon it before the drain). Check where it landed: in that zone (a from-zero pool",
+        "# the autoscaler chose), set the HPA's minimum back and do not drain (docs/operate.md, step 2).",
     ]
     for hpa in n.hpas:
         lines += [

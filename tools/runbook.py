@@ -38,9 +38,10 @@ from typing import Any
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.pool_disruption import starts_with_nodes
 from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import scaled_by
 
 CLUSTER = "gcp:container/cluster:Cluster"
-HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
 WORKLOADS: dict[str, str] = {
     "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": "leaderworkerset",
     "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSet": "disaggregatedset",
@@ -119,16 +120,15 @@ def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
     raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
 
 
-def _hpas(plan: Mapping[str, Any], kind: str, workload: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The HPAs that scale the LeaderWorkerSet ``workload``, and the others (a DisaggregatedSet's roles')."""
-    mine: list[str] = []
-    others: list[str] = []
-    for inputs in _resources(plan, HPA):
-        target = (inputs.get("spec") or {}).get("scaleTargetRef") or {}
-        name = str(_metadata(inputs).get("name"))
-        lws = kind == LWS and target.get("kind") == "LeaderWorkerSet" and target.get("name") == workload
-        (mine if lws else others).append(name)
-    return tuple(sorted(mine)), tuple(sorted(others))
+def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The HPAs that scale the LeaderWorkerSet ``workload`` (its inputs), and the others (a DisaggregatedSet's
+    roles'), by :func:`~tpu_serving_tools.runtime.pods.scaled_by`."""
+    scaling = scaled_by(PlanView(plan))
+    meta = _metadata(workload)
+    key = (meta.get("namespace", "default"), "LeaderWorkerSet", str(meta.get("name")))
+    mine = scaling.get(key, ()) if kind == LWS else ()
+    others = tuple(sorted(h for k, names in scaling.items() if k != key or kind != LWS for h in names))
+    return mine, others
 
 
 def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Pool, ...]:
@@ -169,7 +169,7 @@ def names(plan: Mapping[str, Any]) -> Names:
         if not isinstance(outputs.get(key), str):
             raise RunbookError(f"its plan has no {key} output")
     kind, workload, inputs = _workload(plan)
-    hpas, other_hpas = _hpas(plan, kind, workload)
+    hpas, other_hpas = _hpas(plan, kind, inputs)
     location, existing = _location(plan, outputs)
     tpu = {p.name for p in pools}
     cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import pods_of
+from tpu_serving_tools.runtime.pods import pods_of, scaled_by
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 from tpu_serving_tools.runtime.scheduling import node_pools, place
 
@@ -103,21 +103,10 @@ def standing_pools(view: PlanView) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def _autoscalers(view: PlanView, ns: str, name: str) -> tuple[str, ...]:
-    """The HPAs of the plan that scale LeaderWorkerSet ``ns/name``."""
-    return tuple(
-        str((h.get("metadata") or {}).get("name"))
-        for h in view.kubernetes_objects("HorizontalPodAutoscaler")
-        if (h.get("metadata") or {}).get("namespace", "default") == ns
-        and ((h.get("spec") or {}).get("scaleTargetRef") or {}).get("kind") == "LeaderWorkerSet"
-        and ((h.get("spec") or {}).get("scaleTargetRef") or {}).get("name") == name
-    )
-
-
 def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str]) -> str:
     """What to do: a library program's gate with what the plan says of the serving, or a stack file's key."""
     if not any(r["type"] == DEPLOYMENT for r in view.resources):
-        hpas = _autoscalers(view, ns, name)
+        hpas = scaled_by(view).get((ns, "LeaderWorkerSet", name), ())
         return LIBRARY_ADVICE.format(
             ns=ns,
             pools=tuple(sorted(set(pools))),

@@ -116,6 +116,16 @@ def hpa_bounds(view: PlanView) -> dict[tuple[str, str, str], tuple[int, int]]:
     return out
 
 
+def scaled_by(view: PlanView) -> dict[tuple[str, str, str], tuple[str, ...]]:
+    """``(namespace, kind, name)`` of each HPA's scale target -> the names of the HPAs that scale it, sorted."""
+    out: dict[tuple[str, str, str], list[str]] = {}
+    for hpa in view.kubernetes_objects("HorizontalPodAutoscaler"):
+        meta, ref = hpa.get("metadata") or {}, (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        key = (meta.get("namespace", "default"), str(ref.get("kind")), str(ref.get("name")))
+        out.setdefault(key, []).append(str(meta.get("name")))
+    return {k: tuple(sorted(v)) for k, v in out.items()}
+
+
 def with_replicas(obj: Mapping[str, Any], replicas: int) -> dict[str, Any]:
     """``obj`` with ``spec.replicas`` set, as a scale subresource update (an HPA's) leaves it."""
     return {**obj, "spec": {**(obj.get("spec") or {}), "replicas": replicas}}

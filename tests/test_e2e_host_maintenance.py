@@ -20,7 +20,7 @@ from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import wait_for
 from tpu_serving_tools.e2e.nodes import create_plan_nodes
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.offline import Plan, kubernetes_objects
 
 pytestmark = pytest.mark.e2e
 
@@ -30,6 +30,14 @@ NAMESPACE = "vllm-llama70b"
 POOL = "cloud.google.com/gke-nodepool"
 SCHEDULED = "cloud.google.com/scheduled-maintenance-time"
 PERFORM = "cloud.google.com/perform-maintenance"
+
+
+def nodes_by_pool(cp: ControlPlane, plan: Plan) -> dict[str, list[str]]:
+    """The plan's kwok Nodes, created, by their node pool."""
+    by_pool: dict[str, list[str]] = {}
+    for n in create_plan_nodes(cp, plan.as_json()):
+        by_pool.setdefault(n["metadata"]["labels"][POOL], []).append(n["metadata"]["name"])
+    return by_pool
 
 
 def node_ready(cp: ControlPlane, name: str) -> bool:
@@ -42,10 +50,7 @@ def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_re
         pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
     plan = plan_of(STACK)
     with ControlPlane() as cp:
-        nodes = create_plan_nodes(cp, plan.as_json())
-        by_pool: dict[str, list[str]] = {}
-        for n in nodes:
-            by_pool.setdefault(n["metadata"]["labels"][POOL], []).append(n["metadata"]["name"])
+        by_pool = nodes_by_pool(cp, plan)
         hm.create_gate(cp, kubernetes_objects(plan), NAMESPACE)
         serving = [p for p in hm.cron_env(cp, NAMESPACE)["POOLS"].split(",") if p in by_pool]
         assert len(serving) >= 2, (serving, sorted(by_pool))  # the pools whose VMs run from the start
@@ -95,10 +100,7 @@ def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_con
         pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
     plan = plan_of(WATCH_STACK)
     with ControlPlane() as cp:
-        nodes = create_plan_nodes(cp, plan.as_json())
-        by_pool: dict[str, list[str]] = {}
-        for n in nodes:
-            by_pool.setdefault(n["metadata"]["labels"][POOL], []).append(n["metadata"]["name"])
+        by_pool = nodes_by_pool(cp, plan)
         created = hm.create_gate(cp, kubernetes_objects(plan), WATCH_NAMESPACE)
         assert "ValidatingAdmissionPolicy" not in {o["kind"] for o in created}
         env = hm.cron_env(cp, WATCH_NAMESPACE)

@@ -12,6 +12,12 @@ DOCS_VENV   := .docs-venv
 
 BASE    ?= origin/main
 
+# Bytecode, pytest's rewritten test modules included, is cached under build/pycache, out of the tree, whatever the
+# shell says: with PYTHONDONTWRITEBYTECODE set, every run compiled and rewrote all 150 test modules again (about 9 s
+# of each pytest worker's collection; 2 s with the cache, measured on collection of the fast suite).
+export PYTHONPYCACHEPREFIX := $(CURDIR)/build/pycache
+unexport PYTHONDONTWRITEBYTECODE
+
 # The reference folder the tests and tools read (default ../shared/reference): REFERENCE_DIR=<dir> on any target's
 # command line sets $$TPU_SERVING_REFERENCE, which tests/conftest.py, tools/schema.py and make reference honour.
 REFERENCE_DIR ?=

@@ -50,17 +50,46 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     # the one procedure (docs/operate.md, "Moving a group before its window"): a group added before the drain
     section = text.split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
     assert section.index('"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"') < section.index("kubectl drain")
-    # SRE review round 15, M2: the added group kept out of the first window's zone, and its placement checked
-    assert section.index("cordon that zone's free pool now if it has its node") < section.index(
-        '"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"'
-    )
-    assert section.count("get pods -l leaderworkerset.sigs.k8s.io/name=vllm,role=leader -o wide") == 2
+    # SRE review round 15, M2, GKE review round 52, M1: the added group kept out of the first window's zone, held by
+    # zone (a cordon, and the from-zero pools' autoscaling off), its placement checked, the zone given back, then the
+    # drain; one block per zone
+    blocks = section.split("# If the first window's pool is in ")[1:]
+    assert [b.split(" ", 1)[0] for b in blocks] == ["us-east5-a", "us-east5-b"]
+    gcloud = "gcloud container clusters update vllm70bv6e --location us-east5 --node-pool"
+    for block, pools, from_zero in zip(
+        blocks, (("v6e8a", "v6e8c"), ("v6e8b", "v6e8s")), ("v6e8c", "v6e8s"), strict=True
+    ):
+        selector = f"'cloud.google.com/gke-nodepool in (vllm70bv6e-{pools[0]},vllm70bv6e-{pools[1]})'"
+        order = [
+            f"kubectl cordon -l {selector}",
+            f"{gcloud} vllm70bv6e-{from_zero} --no-enable-autoscaling",
+            '"{\\"spec\\":{\\"minReplicas\\":$((N+1))}}"',
+            "get pods -l leaderworkerset.sigs.k8s.io/name=vllm,role=leader -o wide",
+            "# Check: the new group is outside",
+            f"kubectl uncordon -l {selector}",
+            f"{gcloud} vllm70bv6e-{from_zero} --enable-autoscaling --total-min-nodes 0 --total-max-nodes 1"
+            " --location-policy ANY",
+            f"kubectl drain -l cloud.google.com/gke-nodepool=vllm70bv6e-{pools[0]} ",
+            f"kubectl drain -l cloud.google.com/gke-nodepool=vllm70bv6e-{pools[1]} ",
+        ]
+        at = [block.index(step) for step in order]
+        assert at == sorted(at), list(zip(order, at, strict=True))
+        assert block.count("--no-enable-autoscaling") == 1  # the fixed-size pool has no autoscaling to turn off
+        assert block.count("kubectl drain") == 2
     # SRE review round 14, M2: pulumi up does not see a patched HPA; the stack's bounds go back by a patch
     assert section.rstrip().endswith(
         'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"minReplicas":2}}\'\n'
         "pulumi preview --refresh   # no change left for the HPA"
     )
     zone = text.split("## A zone outage", 1)[1]
+    # GKE review round 53, M1: the bounds go back only once every group serves (a maximum below the groups running
+    # scales down at once, and the highest-numbered group, a serving one, goes)
+    assert zone.index("get leaderworkerset vllm -w") < zone.index('"maxReplicas":3')
+    # SRE review round 16, m5: the +1 only where the surviving zone has a free slice, read from the group map first
+    assert zone.index("role=leader -o wide") < zone.index("Only if a pool of the surviving zone holds no group")
+    assert zone.index("Only if a pool of the surviving zone holds no group") < zone.index("$((N+1))")
+    # GKE review round 53, M2: the abort gives the scale-downs back, or a lower minimum removes nothing
+    assert "set the HPA's minimum back and\n# give it its scale-downs back (Max" in section
     assert (
         'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"minReplicas":2,"maxReplicas":3}}\'' in zone
     )

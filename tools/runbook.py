@@ -31,25 +31,14 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tpu_serving_tools.cli import command_parser
-from tpu_serving_tools.pool_disruption import starts_with_nodes
-from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
-from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import scaled_by
+from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 
-CLUSTER = "gcp:container/cluster:Cluster"
-WORKLOADS: dict[str, str] = {
-    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": "leaderworkerset",
-    "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSet": "disaggregatedset",
-    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet": "jobset",
-    "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob": "pathwaysjob",
-}
-"""The serving workload's resource type in a plan, and its kubectl resource name."""
-LWS = "leaderworkerset"
+__all__ = ["NOT_LWS", "RunbookError", "main", "render", "upgrade_order"]
+
 NOT_LWS: dict[str, str] = {
     "disaggregatedset": "a DisaggregatedSet keeps one group per role at its minimum, so a pool's upgrade stops its "
     "role's group until it reloads",
@@ -58,141 +47,6 @@ NOT_LWS: dict[str, str] = {
     "restarts (serving.maxRestarts)",
 }
 """What a node upgrade does to a workload that is not a LeaderWorkerSet's groups (docs/upgrade.md)."""
-NO_MANUAL_START = "lists no manual start"
-"""The ``rollout.maintenance`` output's words for pools whose host maintenance cannot be started by hand."""
-GATE_STARTS = "host-maintenance gate starts it"
-"""The ``rollout.maintenance`` output's words for a stack whose gate starts the maintenance itself."""
-POOL_LABEL = "cloud.google.com/gke-nodepool"
-
-
-class RunbookError(Exception):
-    """The plan holds nothing a runbook can be written for."""
-
-
-@dataclass(frozen=True)
-class Pool:
-    name: str
-    standing: bool
-    """Whether a standing group (or the workload) holds it; False for a spare or a pool that scales from zero."""
-    spare: bool
-    no_surge: bool
-    """Upgraded with ``maxSurge: 0`` (a specific reservation's pool): its node goes before the new one comes."""
-
-
-@dataclass(frozen=True)
-class Names:
-    stack: str
-    cluster: str
-    location: str
-    existing: bool
-    namespace: str
-    kind: str
-    workload: str
-    hpas: tuple[str, ...]
-    """The HPAs that scale the LeaderWorkerSet (the runbooks' hold and zone patch apply to them only)."""
-    other_hpas: tuple[str, ...]
-    tpu_pools: tuple[Pool, ...]
-    cpu_pools: tuple[str, ...]
-    manual_start: bool
-    gate_starts: bool
-    empty_dir: bool
-    min_replicas: int | None
-    max_replicas: int | None
-
-
-def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
-    return [r.get("inputs") or {} for r in plan.get("resources", []) if r.get("type") == type_]
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-    return _mapping(inputs.get("metadata"))
-
-
-def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
-    """The serving workload's kubectl kind, name and inputs: the first of :data:`WORKLOADS` the plan declares."""
-    for type_, kind in WORKLOADS.items():
-        for inputs in _resources(plan, type_):
-            return kind, str(_metadata(inputs).get("name")), inputs
-    raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
-
-
-def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The HPAs that scale the LeaderWorkerSet ``workload`` (its inputs), and the others (a DisaggregatedSet's
-    roles'), by :func:`~tpu_serving_tools.runtime.pods.scaled_by`."""
-    scaling = scaled_by(PlanView(plan))
-    meta = _metadata(workload)
-    key = (meta.get("namespace", "default"), "LeaderWorkerSet", str(meta.get("name")))
-    mine = scaling.get(key, ()) if kind == LWS else ()
-    others = tuple(sorted(h for k, names in scaling.items() if k != key or kind != LWS for h in names))
-    return mine, others
-
-
-def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Pool, ...]:
-    """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not."""
-    slices = outputs.get("slices")
-    names = [s["nodePool"] for s in slices or () if isinstance(s, Mapping) and isinstance(s.get("nodePool"), str)]
-    if not names:
-        raise RunbookError("its plan has no TPU node pool (outputs.slices names none): nothing to upgrade or maintain")
-    rollout = _mapping(outputs.get("rollout"))
-    spares = set(rollout.get("sparePools") or ())
-    inputs = {p.get("name"): p for p in _resources(plan, NODE_POOL)}
-    with_vms = {n for n in names if n in inputs and starts_with_nodes(inputs[n])}
-    held = frozenset(with_vms or names) - spares  # where the standing groups run at first
-    settings = {n: p.get("upgradeSettings") or {} for n, p in inputs.items()}
-    return tuple(
-        Pool(n, n in held, n in spares, settings.get(n, {}).get("maxSurge") == 0) for n in dict.fromkeys(names)
-    )
-
-
-def _location(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[str, bool]:
-    """The cluster's location and whether the cluster is an existing one (no cluster in the plan: its region)."""
-    for inputs in _resources(plan, CLUSTER):
-        return str(inputs.get("location")), False
-    return str(outputs.get("region")), True
-
-
-def _scaling(outputs: Mapping[str, Any], key: str) -> int | None:
-    autoscaling = outputs.get("autoscaling")
-    value = autoscaling.get(key) if isinstance(autoscaling, Mapping) else None
-    return value if isinstance(value, int) else None
-
-
-def names(plan: Mapping[str, Any]) -> Names:
-    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them."""
-    outputs = plan.get("outputs") or {}
-    pools = _tpu_pools(plan, outputs)
-    for key in ("clusterName", "namespace"):
-        if not isinstance(outputs.get(key), str):
-            raise RunbookError(f"its plan has no {key} output")
-    kind, workload, inputs = _workload(plan)
-    hpas, other_hpas = _hpas(plan, kind, inputs)
-    location, existing = _location(plan, outputs)
-    tpu = {p.name for p in pools}
-    cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))
-    rollout = _mapping(outputs.get("rollout"))
-    maintenance = str(rollout.get("maintenance") or "")
-    return Names(
-        stack=str(plan.get("stack")),
-        cluster=outputs["clusterName"],
-        location=location,
-        existing=existing,
-        namespace=outputs["namespace"],
-        kind=kind,
-        workload=workload,
-        hpas=hpas,
-        other_hpas=other_hpas,
-        tpu_pools=pools,
-        cpu_pools=cpu,
-        manual_start=NO_MANUAL_START not in maintenance,
-        gate_starts=GATE_STARTS in maintenance,
-        empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
-        min_replicas=_scaling(outputs, "minReplicas"),
-        max_replicas=_scaling(outputs, "maxReplicas"),
-    )
 
 
 def _hpa_patch(n: Names, policy: str) -> list[str]:
@@ -204,8 +58,9 @@ def _hold(n: Names) -> list[str]:
     if not n.hpas:
         return []
     return [
-        "# First: hold the HPA's scale-downs while groups reload (LeaderWorkerSet removes the highest-index group,",
-        "# Ready or not); scale-ups go on.",
+        "# First: hold the HPA's scale-downs while groups reload (LeaderWorkerSet keeps only maxSurge groups above a",
+        "# lower count while a group reloads; with none, the highest-index group goes, Ready or not); scale-ups go",
+        "# on.",
         *_hpa_patch(n, "Disabled"),
     ]
 
@@ -308,22 +163,89 @@ def _manual_start(n: Names) -> list[str]:
     return [*lines, wait, *_unhold(n)]
 
 
-def _add_group(n: Names) -> list[str]:
+AUTOSCALING_FLAGS = (
+    ("totalMinNodeCount", "--total-min-nodes"),
+    ("totalMaxNodeCount", "--total-max-nodes"),
+    ("minNodeCount", "--min-nodes"),
+    ("maxNodeCount", "--max-nodes"),
+    ("locationPolicy", "--location-policy"),
+)
+"""A node pool's ``autoscaling`` fields (pulumi-gcp ``NodePoolAutoscaling``) and the ``gcloud container clusters
+update --node-pool`` flags that set them back (https://cloud.google.com/kubernetes-engine/docs/how-to/
+cluster-autoscaler, "Enabling autoscaling for an existing node pool"; ``--no-enable-autoscaling``: "Disabling
+autoscaling for an existing node pool")."""
+
+
+def _autoscaler(n: Names, pool: Pool, on: bool) -> list[str]:
+    """Turn ``pool``'s autoscaling off (the cluster autoscaler then provisions none of its nodes) or back on."""
+    if not pool.autoscaling:
+        return []
+    base = f"gcloud container clusters update {n.cluster} --location {n.location} --node-pool {pool.name}"
+    if not on:
+        return [f"{base} --no-enable-autoscaling   # the autoscaler must not provision it for the added group"]
+    declared = dict(pool.autoscaling)
+    flags = " ".join(f"{flag} {declared[key]}" for key, flag in AUTOSCALING_FLAGS if key in declared)
+    return [f"{base} --enable-autoscaling {flags}   # its autoscaling back, as the stack declares it"]
+
+
+def _add_group(n: Names, zone: str | None) -> list[str]:
     """Step 2 of the move: one more group first, so the standing ones keep serving while the moved one reloads."""
     if not n.hpas:
         return ["# No HPA: skip adding a group; the drained group reloads while the others carry its requests."]
-    lines = [
-        "# Add a group first (not above the HPA's maximum; at the maximum, skip this): it takes a free slice. Keep it",
-        "# out of the first window's zone: cordon that zone's free pool now if it has its node (kubectl cordon -l",
-        "# <its pool selector>; uncordon it before the drain). Check where it landed: in that zone (a from-zero pool",
-        "# the autoscaler chose), set the HPA's minimum back and do not drain (docs/operate.md, step 2).",
-    ]
+    where = f"outside {zone}" if zone else "on a free slice of another zone than the first window's"
+    lines = ["# Add a group (not above the HPA's maximum; at the maximum, skip this) and wait until it serves:"]
     for hpa in n.hpas:
         lines += [
             f"N=$(kubectl -n {n.namespace} get leaderworkerset {n.workload} -o jsonpath='{{.spec.replicas}}')",
             f'kubectl -n {n.namespace} patch hpa {hpa} --type merge -p "{{\\"spec\\":{{\\"minReplicas\\":$((N+1))}}}}"',
         ]
-    return [*lines, _wait(n), *_group_map(n)]
+    return [
+        *lines,
+        _wait(n),
+        *_group_map(n),
+        f"# Check: the new group is {where}, and a pool of that zone besides the first window's holds no group. If",
+        "# not, do not drain (the drained group would wait Pending for its own slice): set the HPA's minimum back and",
+        "# give it its scale-downs back (Max; while they are held, a lower minimum removes no group).",
+    ]
+
+
+def _zones(n: Names) -> dict[str, list[Pool]]:
+    """The serving pools by zone, when the plan creates each in one zone and they span two zones or more."""
+    by_zone: dict[str, list[Pool]] = {}
+    for pool in n.tpu_pools:
+        if pool.zone is None:
+            return {}
+        by_zone.setdefault(pool.zone, []).append(pool)
+    return by_zone if len(by_zone) > 1 else {}
+
+
+def _drains(pools: list[Pool], flags: str) -> list[str]:
+    lines = []
+    for pool in pools:  # any serving pool can hold a group by then (a repair, the HPA, an earlier move)
+        selector = f"{POOL_LABEL}={pool.name}"
+        lines += [
+            f"kubectl drain -l {selector} {flags}   # if the first window is {pool.name}'s: its group moves",
+            f"kubectl uncordon -l {selector}   # after its maintenance",
+        ]
+    return lines
+
+
+def _zone_move(n: Names, zone: str, pools: list[Pool], flags: str) -> list[str]:
+    """The move when the first window's pool is in ``zone``: hold the zone's pools while the group is added (GKE
+    review round 52, M1: the scheduler breaks the leaders' zone tie at random, and the cluster autoscaler may grow
+    either zone's free pool), give them back, then drain."""
+    selector = f"'{_pool_nodes(pools)}'"
+    return [
+        f"# If the first window's pool is in {zone} ({', '.join(p.name for p in pools)}): hold that zone's pools, so",
+        "# that the added group takes another zone's free slice; the moved group is required in its own zone, apart",
+        "# from the other standing groups, and needs that zone's free slice (docs/operate.md, step 2).",
+        f"kubectl cordon -l {selector}",
+        *(line for pool in pools for line in _autoscaler(n, pool, on=False)),
+        *_add_group(n, zone),
+        f"kubectl uncordon -l {selector}   # the zone's pools back, before the drain",
+        *(line for pool in pools for line in _autoscaler(n, pool, on=True)),
+        *_drains(pools, flags),
+    ]
 
 
 def _drain(n: Names) -> list[str]:
@@ -341,14 +263,12 @@ def _drain(n: Names) -> list[str]:
         lines.append(
             "# (--delete-emptydir-data: the serving pods mount emptyDir volumes, which drain refuses otherwise)"
         )
-    lines += [*_hold(n), *_add_group(n)]
-    for pool in n.tpu_pools:  # any serving pool can hold a group by then (a repair, the HPA, an earlier move)
-        selector = f"{POOL_LABEL}={pool.name}"
-        lines += [
-            f"# If the first window is {pool.name}'s: move its group (the others serve meanwhile)",
-            f"kubectl drain -l {selector} {flags}",
-            f"kubectl uncordon -l {selector}   # after its maintenance",
-        ]
+    lines += _hold(n)
+    zones = _zones(n)
+    for zone, pools in zones.items():
+        lines += _zone_move(n, zone, pools, flags)
+    if not zones:
+        lines += [*_add_group(n, None), *_drains(list(n.tpu_pools), flags)]
     return [*lines, *_unhold(n), *_restore_bounds(n, max_too=False)]
 
 
@@ -396,7 +316,9 @@ def _zone_section(n: Names) -> list[str]:
         return [title, f"# Not covered: {why}; the HPA patch that adds a group applies to a LeaderWorkerSet's HPA."]
     lines = [
         title,
-        "# Add one group now: the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
+        *_group_map(n),
+        "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",
+        "# outage): add one group now, the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
     ]
     for hpa in n.hpas:
         lines += [
@@ -404,7 +326,13 @@ def _zone_section(n: Names) -> list[str]:
             f"kubectl -n {n.namespace} patch hpa {hpa} --type merge "
             '-p "{\\"spec\\":{\\"minReplicas\\":$((N+1)),\\"maxReplicas\\":$((N+1))}}"',
         ]
-    return [*lines, "# After the outage:", *_restore_bounds(n, max_too=True)]
+    return [
+        *lines,
+        "# After the outage: wait until every group serves first. A maximum below the groups running scales down at",
+        "# once, past the HPA's behaviour; LeaderWorkerSet keeps only maxSurge groups above the new count meanwhile.",
+        _wait(n),
+        *_restore_bounds(n, max_too=True),
+    ]
 
 
 def render(plan: Mapping[str, Any]) -> str:

@@ -82,7 +82,7 @@ def _tpu_nodes(api_client: Any) -> set[str]:
     }
 
 
-def _cordon(api_client: Any, nodes: set[str], unschedulable: bool) -> None:
+def cordon(api_client: Any, nodes: set[str], unschedulable: bool) -> None:
     """Mark ``nodes`` unschedulable (a drain's cordon, ``kubectl cordon``), or schedulable again."""
     from kubernetes import client
 
@@ -114,15 +114,15 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
     out, settled, generation = _budget_status(api_client, target, groups * size, timeout)
     if not settled and generation is not None:
         return out  # a budget the controller has not settled: the evictions below would show nothing
-    by_group, serving = _pods_by_group(api_client, namespace, name)
+    by_group, serving = pods_by_group(api_client, namespace, name)
     second = sorted(by_group["1"])[0]
     # As a drain does first, cordon group 0's slice, and with it every other TPU node no other group runs on: a free
     # slice (a surge spare at its maximum) would take group 0 back at once, and then the budget rightly allows the
     # next eviction (CI saw it: 'allowed: both groups disrupted at once' while group 0 already served on the spare).
     # What is shown is the budget while group 0 is down.
     nodes = _tpu_nodes(api_client) - serving
-    _cordon(api_client, nodes, True)
-    out.append(_evict_group(api_client, namespace, sorted(by_group["0"].items()), subject))
+    cordon(api_client, nodes, True)
+    out.append(evict_group(api_client, namespace, sorted(by_group["0"].items()), subject))
     answer = _evict(api_client, namespace, second)
     out.append(
         Finding(
@@ -132,7 +132,7 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
             f"refused: {answer}" if answer else "allowed: both groups disrupted at once",
         )
     )
-    _cordon(api_client, nodes, False)  # the slice is back (upgraded, repaired)
+    cordon(api_client, nodes, False)  # the slice is back (upgraded, repaired)
     return out + _after_return(api_client, target, (groups, size), second, timeout)
 
 
@@ -156,7 +156,7 @@ def _budget_status(
     return [Finding("drain", subject, settled, detail)], settled, seen["generation"]
 
 
-def _pods_by_group(api_client: Any, namespace: str, name: str) -> tuple[dict[str, dict[str, str]], set[str]]:
+def pods_by_group(api_client: Any, namespace: str, name: str) -> tuple[dict[str, dict[str, str]], set[str]]:
     """The set's pods by group index (name -> uid), and the nodes of every group but group 0."""
     by_group: dict[str, dict[str, str]] = {}
     serving: set[str] = set()
@@ -169,7 +169,7 @@ def _pods_by_group(api_client: Any, namespace: str, name: str) -> tuple[dict[str
     return by_group, serving
 
 
-def _evict_group(api_client: Any, namespace: str, pods: list[tuple[str, str]], subject: str) -> Finding:
+def evict_group(api_client: Any, namespace: str, pods: list[tuple[str, str]], subject: str) -> Finding:
     """Each of ``pods`` (name, uid) evicted once, as a slice's drain asks: at least one must be allowed."""
     answers = {pod: _evict(api_client, namespace, pod, uid) for pod, uid in pods}
     allowed = [pod for pod, why in answers.items() if not why]
@@ -254,12 +254,12 @@ def move_one_group(
     if len(left) != 1:
         return [Finding("move", subject, False, f"group 0 is not on one pool: {sorted(left) or 'on no node'}")]
     _wait(lambda: _budget(api_client, namespace, name)["allowed"] in (None, 1), timeout)
-    by_group, _ = _pods_by_group(api_client, namespace, name)
-    _cordon(api_client, set(before), True)
-    evicted = _evict_group(api_client, namespace, sorted(by_group["0"].items()), subject)
+    by_group, _ = pods_by_group(api_client, namespace, name)
+    cordon(api_client, set(before), True)
+    evicted = evict_group(api_client, namespace, sorted(by_group["0"].items()), subject)
     back = _wait(lambda: serving_groups(lws_pods(api_client, namespace, name), size) == groups, timeout)
     now = set(_group_nodes(api_client, namespace, name, "0").values())
-    _cordon(api_client, set(before), False)  # the slice is back, repaired
+    cordon(api_client, set(before), False)  # the slice is back, repaired
     (pool,) = left
     moved = back and bool(now) and pool not in now
     out = [

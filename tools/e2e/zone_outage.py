@@ -56,7 +56,7 @@ def _zone_of(api_client: Any, node: str) -> str:
     return str(((metadata.labels if metadata is not None else None) or {}).get(ZONE_LABEL))
 
 
-def _unscheduled(api_client: Any, namespace: str, pod: str) -> str:
+def unscheduled(api_client: Any, namespace: str, pod: str) -> str:
     """The scheduler's last word on ``pod`` (its newest ``FailedScheduling`` event), for a failed finding."""
     from kubernetes import client
 
@@ -83,7 +83,7 @@ def _next_group(api_client: Any, target: tuple[str, str], size: int, lost: str, 
     subject = f"LeaderWorkerSet {namespace}/{name}: the HPA's next group while zone {lost} is down"
     if took is None:
         detail = f"not serving within {timeout:.0f} s: {where(api_client, namespace, name, ('2',))}"
-        return Finding(CHECK, subject, False, detail + _unscheduled(api_client, namespace, f"{name}-2"))
+        return Finding(CHECK, subject, False, detail + unscheduled(api_client, namespace, f"{name}-2"))
     zone = _leader_zone(api_client, namespace, name, "2")
     return Finding(CHECK, subject, zone not in (None, lost), f"serves {took:.0f} s after the scale, in {zone}")
 

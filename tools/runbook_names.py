@@ -1,0 +1,179 @@
+"""The names a runbook needs, read from one stack's offline plan (``Plan.as_json()``): the cluster and its location,
+the serving namespace and workload, the HPAs that scale it, and each TPU node pool with its zone, autoscaling and
+upgrade settings. Only the plan: its outputs ``clusterName``, ``namespace``, ``slices``, ``rollout`` and
+``autoscaling``, and its resources (the cluster, the node pools, the workload, the HorizontalPodAutoscalers).
+:mod:`tpu_serving_tools.runbook` writes the commands from them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving_tools.pool_disruption import starts_with_nodes
+from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import scaled_by
+
+CLUSTER = "gcp:container/cluster:Cluster"
+WORKLOADS: dict[str, str] = {
+    "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": "leaderworkerset",
+    "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSet": "disaggregatedset",
+    "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet": "jobset",
+    "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob": "pathwaysjob",
+}
+"""The serving workload's resource type in a plan, and its kubectl resource name."""
+LWS = "leaderworkerset"
+NO_MANUAL_START = "lists no manual start"
+"""The ``rollout.maintenance`` output's words for pools whose host maintenance cannot be started by hand."""
+GATE_STARTS = "host-maintenance gate starts it"
+"""The ``rollout.maintenance`` output's words for a stack whose gate starts the maintenance itself."""
+POOL_LABEL = "cloud.google.com/gke-nodepool"
+
+
+class RunbookError(Exception):
+    """The plan holds nothing a runbook can be written for."""
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    standing: bool
+    """Whether a standing group (or the workload) holds it; False for a spare or a pool that scales from zero."""
+    spare: bool
+    no_surge: bool
+    """Upgraded with ``maxSurge: 0`` (a specific reservation's pool): its node goes before the new one comes."""
+    zone: str | None = None
+    """The pool's one zone (``nodeLocations``); None when the plan does not create the pool (an existing cluster)."""
+    autoscaling: tuple[tuple[str, Any], ...] = ()
+    """The pool's ``autoscaling`` block as the plan declares it (empty: a fixed size, or not the stack's pool)."""
+
+
+@dataclass(frozen=True)
+class Names:
+    stack: str
+    cluster: str
+    location: str
+    existing: bool
+    namespace: str
+    kind: str
+    workload: str
+    hpas: tuple[str, ...]
+    """The HPAs that scale the LeaderWorkerSet (the runbooks' hold and zone patch apply to them only)."""
+    other_hpas: tuple[str, ...]
+    tpu_pools: tuple[Pool, ...]
+    cpu_pools: tuple[str, ...]
+    manual_start: bool
+    gate_starts: bool
+    empty_dir: bool
+    min_replicas: int | None
+    max_replicas: int | None
+
+
+def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
+    return [r.get("inputs") or {} for r in plan.get("resources", []) if r.get("type") == type_]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(inputs.get("metadata"))
+
+
+def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
+    """The serving workload's kubectl kind, name and inputs: the first of :data:`WORKLOADS` the plan declares."""
+    for type_, kind in WORKLOADS.items():
+        for inputs in _resources(plan, type_):
+            return kind, str(_metadata(inputs).get("name")), inputs
+    raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
+
+
+def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The HPAs that scale the LeaderWorkerSet ``workload`` (its inputs), and the others (a DisaggregatedSet's
+    roles'), by :func:`~tpu_serving_tools.runtime.pods.scaled_by`."""
+    scaling = scaled_by(PlanView(plan))
+    meta = _metadata(workload)
+    key = (meta.get("namespace", "default"), "LeaderWorkerSet", str(meta.get("name")))
+    mine = scaling.get(key, ()) if kind == LWS else ()
+    others = tuple(sorted(h for k, names in scaling.items() if k != key or kind != LWS for h in names))
+    return mine, others
+
+
+def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Pool, ...]:
+    """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not."""
+    slices = outputs.get("slices")
+    names = [s["nodePool"] for s in slices or () if isinstance(s, Mapping) and isinstance(s.get("nodePool"), str)]
+    if not names:
+        raise RunbookError("its plan has no TPU node pool (outputs.slices names none): nothing to upgrade or maintain")
+    rollout = _mapping(outputs.get("rollout"))
+    spares = set(rollout.get("sparePools") or ())
+    inputs = {p.get("name"): p for p in _resources(plan, NODE_POOL)}
+    with_vms = {n for n in names if n in inputs and starts_with_nodes(inputs[n])}
+    held = frozenset(with_vms or names) - spares  # where the standing groups run at first
+    settings = {n: p.get("upgradeSettings") or {} for n, p in inputs.items()}
+    return tuple(
+        Pool(
+            n,
+            n in held,
+            n in spares,
+            settings.get(n, {}).get("maxSurge") == 0,
+            _one_zone(inputs.get(n, {})),
+            tuple(sorted(_mapping(inputs.get(n, {}).get("autoscaling")).items())),
+        )
+        for n in dict.fromkeys(names)
+    )
+
+
+def _one_zone(inputs: Mapping[str, Any]) -> str | None:
+    zones: list[Any] = list(inputs.get("nodeLocations") or [])
+    return str(zones[0]) if len(zones) == 1 else None
+
+
+def _location(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[str, bool]:
+    """The cluster's location and whether the cluster is an existing one (no cluster in the plan: its region)."""
+    for inputs in _resources(plan, CLUSTER):
+        return str(inputs.get("location")), False
+    return str(outputs.get("region")), True
+
+
+def _scaling(outputs: Mapping[str, Any], key: str) -> int | None:
+    autoscaling = outputs.get("autoscaling")
+    value = autoscaling.get(key) if isinstance(autoscaling, Mapping) else None
+    return value if isinstance(value, int) else None
+
+
+def names(plan: Mapping[str, Any]) -> Names:
+    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them."""
+    outputs = plan.get("outputs") or {}
+    pools = _tpu_pools(plan, outputs)
+    for key in ("clusterName", "namespace"):
+        if not isinstance(outputs.get(key), str):
+            raise RunbookError(f"its plan has no {key} output")
+    kind, workload, inputs = _workload(plan)
+    hpas, other_hpas = _hpas(plan, kind, inputs)
+    location, existing = _location(plan, outputs)
+    tpu = {p.name for p in pools}
+    cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))
+    rollout = _mapping(outputs.get("rollout"))
+    maintenance = str(rollout.get("maintenance") or "")
+    return Names(
+        stack=str(plan.get("stack")),
+        cluster=outputs["clusterName"],
+        location=location,
+        existing=existing,
+        namespace=outputs["namespace"],
+        kind=kind,
+        workload=workload,
+        hpas=hpas,
+        other_hpas=other_hpas,
+        tpu_pools=pools,
+        cpu_pools=cpu,
+        manual_start=NO_MANUAL_START not in maintenance,
+        gate_starts=GATE_STARTS in maintenance,
+        empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
+        min_replicas=_scaling(outputs, "minReplicas"),
+        max_replicas=_scaling(outputs, "maxReplicas"),
+    )

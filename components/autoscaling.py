@@ -179,7 +179,9 @@ def scale_down_window(seconds: int | None, startup_seconds: int | None) -> int:
     set, else the serving's startup window (``startup_seconds``) between :data:`FEWEST_SCALE_DOWN_WINDOW_SECONDS` and
     :data:`MAX_STABILIZATION_SECONDS`.
 
-    The LeaderWorkerSet removes the highest-index group, Ready or not (SRE review round 45, M2). The HPA removes one
+    With ``in-place`` rollouts (maxSurge 0) the LeaderWorkerSet removes the highest-index group, Ready or not (SRE
+    review round 45, M2); with ``surge`` it keeps one group above the new count while a lower one reloads
+    (:attr:`tpu_serving.backends.rollout.RolloutPlan.scale_down`), which covers a drop of one group. The HPA removes one
     only once every recommendation of the window asked for fewer ("the safest value from the stabilization window is
     chosen", HPAScalingRules, the same file l.184-187), so with the window as long as a group's start, a group that began
     reloading while the load still asked for it serves again before the scale-down. A reload that starts once the

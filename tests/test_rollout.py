@@ -464,3 +464,22 @@ def test_rollout_scale_down_of_fixed_and_autoscaled_groups() -> None:
     ).scale_down
     assert "never below 2 groups" in two
     assert "the window covers a group's start" in two
+
+
+@pytest.mark.parametrize("stack", ("vllm-llama33-70b-v5e16", "vllm-llama33-70b-existing", "vllm-llama33-70b-v6e8"))
+def test_rollout_scale_down_says_which_group_leaves_by_the_rendered_max_surge(stack: str) -> None:
+    """SRE review round 16, m6: a LeaderWorkerSet with maxSurge keeps that many groups above a lower count while a
+    lower group reloads (lws v0.9.0 calculateRollingUpdateReplicas); only with maxSurge 0 does the highest-index
+    group leave Ready or not. The line follows the rendered LeaderWorkerSets' rolloutStrategy."""
+    objects = kubernetes_objects(plan_of(stack))
+    line = plan_of(stack).as_json()["outputs"]["rollout"]["scaleDown"]
+    surges = {
+        o["spec"]["rolloutStrategy"]["rollingUpdateConfiguration"]["maxSurge"]
+        for o in objects
+        if o["kind"] == "LeaderWorkerSet" and "rolloutStrategy" in o["spec"]
+    }
+    (surge,) = surges
+    if surge:
+        assert f"it keeps {surge} group above the new count (maxSurge)" in line and "Ready or not" not in line, line
+    else:
+        assert "removes the highest-index group, Ready or not (maxSurge 0)" in line, line

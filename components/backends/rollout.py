@@ -303,8 +303,12 @@ class RolloutPlan:
         groups through its leader StatefulSet (kubernetes-sigs/lws v0.10.0 pkg/controllers/
         leaderworkerset_controller.go l.849-850, ``WithReplicas``, ``ParallelPodManagement``), and a StatefulSet
         removes the pods whose ordinal is at or past ``replicas`` (k8s.io/kubernetes v1.36.3 pkg/controller/
-        statefulset/stateful_set_control.go l.590-598, "condemned"), whatever their readiness: the
-        highest-index group leaves, Ready or not."""
+        statefulset/stateful_set_control.go l.590-598, "condemned"), whatever their readiness. But the replicas it
+        gives that StatefulSet on a scale-down keep up to ``maxSurge`` groups above the new count while a lower group
+        is not Ready or not on the current revision (v0.9.0, the release e2e runs, l.356-361 "Replicas changed during
+        rolling update", l.685-696 ``calculateRollingUpdateReplicas``; v0.10.0 the same, l.362-367 and l.691-702 as
+        SRE review round 16, m6, read them, and saw it on the real controllers): with ``surge`` (maxSurge 1) a scale-down by one group waits for a reloading lower group; with
+        ``in-place`` (maxSurge 0) the highest-index group leaves, Ready or not."""
         drain = (
             f"; the group's pods drain for up to {self.grace_seconds} s (their grace period) before its slice is freed"
         )
@@ -319,9 +323,20 @@ class RolloutPlan:
         )
         return (
             f"the HPA removes at most one group every {self.scale_down_period_seconds} s, once its metric has stayed "
-            f"low for {self.scale_down_stabilization_seconds} s; the LWS controller removes the highest-index group, "
-            "Ready or not, so a scale-down can remove a Ready group while a lower one reloads (a recreation, an "
-            f"upgrade){self._window_note()}{floor}{drain}"
+            f"low for {self.scale_down_stabilization_seconds} s; {self._which_leaves()}{self._window_note()}"
+            f"{floor}{drain}"
+        )
+
+    def _which_leaves(self) -> str:
+        if lws.surge_groups(self.rollout):
+            return (
+                "the LWS controller removes the highest-index group once the lower ones serve: while one reloads (a "
+                f"recreation, an upgrade) it keeps {lws.surge_groups(self.rollout)} group above the new count (maxSurge), "
+                "so one group less cannot remove a Ready group then, a larger drop can"
+            )
+        return (
+            "the LWS controller removes the highest-index group, Ready or not (maxSurge 0), so a scale-down can "
+            "remove a Ready group while a lower one reloads (a recreation, an upgrade)"
         )
 
     def output(self) -> dict[str, object]:

@@ -94,3 +94,30 @@ def test_start_adapter_serves_a_written_value_through_the_aggregated_api(tmp_pat
         path = f"/apis/custom.metrics.k8s.io/v1beta2/namespaces/default/pods/%2A/{quoted}"
         got = cp.kube.request("GET", path, query="labelSelector=role%3Dleader")
     assert [(i["describedObject"]["name"], i["value"]) for i in got["items"]] == [("leader", "7")], json.dumps(got)
+
+
+@pytest.mark.e2e
+def test_start_adapter_that_cannot_take_the_write_port_leaves_no_apiservice(tmp_path):
+    """SRE review round 16, m7: an adapter that could not start left its APIServices registered and unavailable, and
+    the stack's namespaces then never finished deleting (NamespaceDeletionDiscoveryFailure)."""
+    from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain
+    from tpu_serving_tools.e2e.metrics_adapter import APISERVICES, hold_write_port, start_adapter
+    from tpu_serving_tools.e2e.processes import ComponentError
+
+    tools = load_toolchain()
+    if "test-adapter" not in tools or "kube-apiserver" not in tools:
+        pytest.skip("no test-adapter or control plane in the e2e toolchain: make e2e-tools")
+    from tpu_serving_tools.e2e import nodes
+
+    with ControlPlane(tools=tools) as cp:
+        nodes.create_nodes(cp, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))  # the adapter's pod gets its IP
+        held = hold_write_port(600)  # as another run's adapter holds it
+        try:
+            with pytest.raises(ComponentError, match="held by another run's adapter"):
+                start_adapter(cp, timeout=20)
+        finally:
+            held.close()
+        names = {o["metadata"]["name"] for o in cp.kube.list("apiregistration.k8s.io/v1", "APIService")}
+    assert len(APISERVICES) == 3
+    assert not {f"{version}.{group}" for group, version, _ in APISERVICES} & names, sorted(names)
+    assert "v1.apps" in names  # the list is the aggregator's: a built-in group is there

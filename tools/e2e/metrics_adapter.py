@@ -34,6 +34,7 @@ series and its queries, its Workload Identity grant, or its Deployment as the li
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import http.client
@@ -295,6 +296,27 @@ def start_adapter(cp: ControlPlane, binary: Path | None = None, timeout: float =
     found = binary or cp.tools.get("test-adapter")
     if found is None or not Path(found).is_file():
         raise ComponentError("test-adapter", f"no binary for test-adapter in the toolchain ({dict(cp.tools)})")
+    # The lock first: an APIService applied while another run holds the port would stay unavailable, and a
+    # namespace cannot finish deleting while an aggregated API fails discovery (NamespaceDeletionDiscoveryFailure;
+    # SRE review round 16, m7: destroy then timed out)
+    lock = hold_write_port(timeout)
+    try:
+        return _start(cp, Path(found), lock, timeout)
+    except BaseException:
+        lock.close()
+        withdraw_apiservices(cp)
+        raise
+
+
+def withdraw_apiservices(cp: ControlPlane) -> None:
+    """Delete the adapter's APIServices: a stand-in that failed to start leaves no aggregated API that fails
+    discovery, so the stack's namespaces can still be deleted."""
+    for group, version, _ in APISERVICES:
+        with contextlib.suppress(ApiError, OSError):  # the start's own error is the one to report
+            cp.kube.delete("apiregistration.k8s.io/v1", "APIService", f"{version}.{group}")
+
+
+def _start(cp: ControlPlane, found: Path, lock: IO[str], timeout: float) -> Adapter:
     for obj in platform_objects():
         cp.kube.apply(obj)
     pod: Obj = wait_for("the metrics adapter's pod with its IP", functools.partial(_pod_with_ip, cp), timeout=timeout)
@@ -302,8 +324,7 @@ def start_adapter(cp: ControlPlane, binary: Path | None = None, timeout: float =
     folder = cp.directory / "pods" / f"{ADAPTER_NAMESPACE}_{pod['metadata']['name']}"
     folder.mkdir(parents=True, exist_ok=True)
     kubeconfig = write_kubeconfig(folder / "kubeconfig", cp.server, cp.pki.ca.cert, token=_token(cp, pod))
-    lock = hold_write_port(timeout)
-    process = cp.spawn("test-adapter", adapter_argv(Path(found), address, folder / "certs", kubeconfig))
+    process = cp.spawn("test-adapter", adapter_argv(found, address, folder / "certs", kubeconfig))
     adapter = Adapter(process, address, lock=lock)
     cp.at_stop(adapter.stop)
     service = cp.kube.get("v1", "Service", ADAPTER_DEPLOYMENT, ADAPTER_NAMESPACE)

@@ -16,7 +16,8 @@ merge patch reaches admission as an UPDATE of the node).
 The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`) says whether the gate runs (``start``, the
 default) or only the ticket is opened (``ticket``). On pools for which Cloud TPU lists no manual start (GKE
 single-host v5e or v6e, TPU7x) the gate starts nothing: it watches the serving nodes and pages a lost one, with a
-ClusterRole that lists nodes and no admission policy (:attr:`HostMaintenanceGateArgs.starts`).
+ClusterRole that lists nodes and no admission policy (:attr:`HostMaintenanceGateArgs.starts`); its Role reads the
+LeaderWorkerSets, by name, for the groups they ask for (``spec.replicas``), and no HPA.
 """
 
 from collections.abc import Mapping, Sequence
@@ -113,7 +114,8 @@ class HostMaintenanceGateArgs:
     starts: bool = True
     """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
-    has no node patch permission, no admission policy and reads no HPA."""
+    has no node patch permission, no admission policy and reads no HPA; it reads its LeaderWorkerSets' ``spec.replicas``
+    (the groups asked for, so that a surge rollout's extra group does not count as running)."""
     priority_class_name: str | None = SERVING_PRIORITY
     """PriorityClass of the gate's pod: the serving one, which :class:`tpu_serving.Tenancy` creates; a program without
     ``Tenancy`` passes one its cluster has, or None. A name no PriorityClass has makes the API server refuse every run's
@@ -209,7 +211,8 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
 
 
 def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """List the namespace's pods; read its HPAs, by name (none without autoscaling)."""
+    """List the namespace's pods; read its HPAs, by name (none without autoscaling), or, for a gate that only
+    watches, its LeaderWorkerSets, by name."""
     hpas = k8s.rbac.v1.PolicyRuleArgs(
         api_groups=["autoscaling"],
         resources=["horizontalpodautoscalers"],
@@ -218,6 +221,14 @@ def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
     )
     pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
     reads_hpas = args.autoscalers and args.starts
+    if not args.starts:  # a watching gate reads the groups the LeaderWorkerSets ask for (spec.replicas), by name
+        sets = k8s.rbac.v1.PolicyRuleArgs(
+            api_groups=["leaderworkerset.x-k8s.io"],
+            resources=["leaderworkersets"],
+            verbs=["get"],
+            resource_names=list(args.leader_worker_sets),
+        )
+        return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, sets])
     return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if reads_hpas else [])])
 
 

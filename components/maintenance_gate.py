@@ -49,6 +49,8 @@ SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
 PERFORM_LABEL = "cloud.google.com/perform-maintenance"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+"""The LeaderWorkerSet API a watching gate reads ``spec.replicas`` from (its CRD's group and served version)."""
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 """Where the kubelet mounts the pod's ServiceAccount token and the cluster's CA (kubernetes.io/docs/tasks/
 run-application/access-api-from-pod/, "Directly accessing the REST API")."""
@@ -247,7 +249,9 @@ def _serving_windows(
     return opens, held
 
 
-def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> tuple[list[str], list[str]]:
+def close_windows(
+    nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, wanted: int | None = None
+) -> tuple[list[str], list[str]]:
     """``(tickets, pages)`` of serving pools' maintenance that can take two groups at once. A ticket: two pools
     holding serving pods whose windows open within ``close_seconds`` of each other, the first within
     ``due_seconds`` (work for working hours: the notice comes days ahead). A page, on the outcome
@@ -264,23 +268,30 @@ def close_windows(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: fl
         for a, b in zip(ordered, ordered[1:], strict=False)
         if opens[b] - opens[a] < gate.close_seconds and opens[a] - now <= gate.due_seconds
     ]
-    return tickets, _going_page(nodes, pods, gate, (opens, now))
+    return tickets, _going_page(nodes, pods, gate, (opens, now), wanted)
 
 
 def _going_page(
-    nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, clock: tuple[Mapping[str, float], float]
+    nodes: Sequence[Obj],
+    pods: Sequence[Obj],
+    gate: Gate,
+    clock: tuple[Mapping[str, float], float],
+    wanted: int | None = None,
 ) -> list[str]:
     """The page when the Ready groups less those whose pool's window opens within :data:`IN_MAINTENANCE_DUE_SECONDS`
     fall below one less than the groups the stack runs (its leaders, Ready or not: the HPA's count under load, at
     least the standing groups): one group down for one maintenance is what they allow, two are not (SRE review
-    round 15, M1: measured against the standing groups alone, two of three groups going under load paged nothing)."""
+    round 15, M1: measured against the standing groups alone, two of three groups going under load paged nothing).
+    ``wanted``, the LeaderWorkerSets' ``spec.replicas`` together, bounds the leaders counted: a rollout's surge group
+    runs above it and is not one the load asked for (SRE review round 16, m1: it paged during every surge rollout)."""
     opens, now = clock
     pool_of = {_name(n): _labels(n).get(POOL_LABEL, "") for n in nodes}
     leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
     ready = [p for p in leaders if pod_ready(p)]
     soon = {pool for pool, opened in opens.items() if opened - now <= IN_MAINTENANCE_DUE_SECONDS}
     going = sorted(_name(p) for p in ready if pool_of.get(p.get("spec", {}).get("nodeName", "")) in soon)
-    left, runs = len(ready) - len(going), max(gate.fewest_groups, len(leaders))
+    running = len(leaders) if wanted is None else min(len(leaders), wanted)
+    left, runs = len(ready) - len(going), max(gate.fewest_groups, running)
     if not going or left >= runs - 1:
         return []
     return [
@@ -290,10 +301,13 @@ def _going_page(
     ]
 
 
-def _watch(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, pages: tuple[str, ...]) -> Decision:
+def _watch(
+    nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, clock: tuple[float, int | None], pages: tuple[str, ...]
+) -> Decision:
     """A gate that starts nothing: it names the pending nodes, pages the lost ones (``pages``) and a second group
     about to go, and tickets two serving pools whose windows are close (:func:`close_windows`)."""
-    tickets, urgent = close_windows(nodes, pods, gate, now)
+    now, wanted = clock
+    tickets, urgent = close_windows(nodes, pods, gate, now, wanted)
     pages += tuple(urgent)
     waiting = ", ".join(sorted(_name(n) for n in nodes if pending(n, now))) or "none"
     message = f"watching {len(nodes)} serving nodes; pending host maintenance, which comes at its window: {waiting}"
@@ -301,15 +315,23 @@ def _watch(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, pa
     return Decision("watch", severity, message, pages=pages, tickets=tuple(tickets))
 
 
-def decide(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, scale_downs_held: bool) -> Decision:
+def decide(
+    nodes: Sequence[Obj],
+    pods: Sequence[Obj],
+    gate: Gate,
+    now: float,
+    scale_downs_held: bool,
+    wanted: int | None = None,
+) -> Decision:
     """What one run does. ``nodes``: the serving pools' nodes; ``pods``: the serving pods (leaders and workers of
-    the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled."""
+    the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled;
+    ``wanted``: the LeaderWorkerSets' ``spec.replicas`` together (a watching gate reads them), None if unread."""
     nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(lost_nodes(nodes, pods, gate, now))
     if not gate.starts:
-        return _watch(nodes, pods, gate, now, pages)
+        return _watch(nodes, pods, gate, (now, wanted), pages)
     if not any(pending(n, now) for n in nodes):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
@@ -418,7 +440,14 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str]]:
         api.call("GET", f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers/{name}")
         for name in gate.autoscalers
     ]
-    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas))
+    wanted = None
+    if not gate.starts:  # a watching gate bounds the groups it counts by what the LeaderWorkerSets ask for
+        lws = [
+            api.call("GET", f"/apis/{LWS_API}/namespaces/{gate.namespace}/leaderworkersets/{name}")
+            for name in gate.leader_worker_sets
+        ]
+        wanted = sum(int(o.get("spec", {}).get("replicas", 1)) for o in lws)
+    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     refused = []
     if decision.action == "start":
         for node in decision.nodes:

@@ -103,6 +103,20 @@ def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_con
         by_pool = nodes_by_pool(cp, plan)
         created = hm.create_gate(cp, kubernetes_objects(plan), WATCH_NAMESPACE)
         assert "ValidatingAdmissionPolicy" not in {o["kind"] for o in created}
+        (lws,) = hm.create_leader_worker_sets(cp, kubernetes_objects(plan), WATCH_NAMESPACE)
+        # the HPA's minimum, as the HPA sets it through the scale subresource: the gate reads spec.replicas, with its
+        # Role's get on this LeaderWorkerSet (SRE review round 16, m1); a 403 would end the runs below in "error"
+        cp.kube.request(
+            "PATCH",
+            f"/apis/leaderworkerset.x-k8s.io/v1/namespaces/{WATCH_NAMESPACE}/leaderworkersets/vllm/scale",
+            {"spec": {"replicas": 2}},
+            content_type="application/merge-patch+json",
+        )
+        assert (
+            cp.kube.get("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", WATCH_NAMESPACE)["spec"]["replicas"]
+            == 2
+            and lws["metadata"]["name"] == "vllm"
+        )
         env = hm.cron_env(cp, WATCH_NAMESPACE)
         assert env["STARTS"] == "false"
         serving = [p for p in env["POOLS"].split(",") if p in by_pool]
@@ -111,6 +125,10 @@ def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_con
         for name, node in leaders:
             cp.kube.create(hm.serving_pod(WATCH_NAMESPACE, name, "vllm", node))
         hm.await_ready(cp, WATCH_NAMESPACE, [name for name, _ in leaders])
+        # a surge rollout's third group, loading: a leader never Ready (its Node is no kwok's), above spec.replicas;
+        # one standing group's window within 2 hours then leaves one of the two asked for: no page (SRE 16, m1)
+        cp.kube.create({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "surge-0", "labels": {"x": "y"}}})
+        cp.kube.create(hm.serving_pod(WATCH_NAMESPACE, "vllm-2", "vllm", "surge-0"))
         opens = int(time.time()) + 3600
         for node in by_pool[serving[0]]:
             cp.kube.patch(cp.kube.get("v1", "Node", node), {"metadata": {"labels": {SCHEDULED: str(opens)}}})

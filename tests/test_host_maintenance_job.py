@@ -313,7 +313,11 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "", "2")
     assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
-    assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"]]
+    assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"], ["leaderworkersets"]]
+    assert objects["Role"]["rules"][1] == {  # by name, read only (SRE review round 16, m1)
+        "apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"], "verbs": ["get"],
+        "resourceNames": ["vllm"],
+    }  # fmt: skip
     line = plan_of("vllm-llama33-70b-v6e8").outputs["rollout"]["maintenance"]
     assert "Cloud TPU lists no manual start for these pools" in line
     assert "host-maintenance gate starts none, but watches: it tickets such windows, and pages a node" in line

@@ -249,6 +249,7 @@ class FakeApi:
 
     def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0):
         self.nodes, self.pods, self.hpa, self.refuse, self.patched = nodes, pods, hpa, refuse, []
+        self.read_sets = self.read_hpas = 0
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         if method == "PATCH":
@@ -261,7 +262,11 @@ class FakeApi:
             return {"items": self.nodes}
         if "/pods" in path:
             return {"items": self.pods}
+        if path == "/apis/leaderworkerset.x-k8s.io/v1/namespaces/serving/leaderworkersets/vllm":
+            self.read_sets += 1
+            return {"spec": {"replicas": 2}}
         assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
+        self.read_hpas += 1
         return self.hpa
 
 
@@ -330,6 +335,7 @@ def test_main_of_a_watching_gate_patches_nothing_and_reads_no_hpa(monkeypatch: p
         assert mg.main(env, NOW) == 0
     (line,) = out.getvalue().splitlines()
     assert (json.loads(line)["decision"], api.patched) == ("watch", [])
+    assert (api.read_hpas, api.read_sets) == (0, 1)  # the LeaderWorkerSet's spec.replicas, no HPA (SRE 16, m1)
 
 
 def test_close_windows_tickets_two_serving_pools_whose_windows_could_meet() -> None:
@@ -374,6 +380,22 @@ def test_close_windows_pages_on_the_outcome_of_the_windows_about_to_open() -> No
     loaded = mg.decide(pools({"p-a": soon, "p-b": soon, "p-c": None}), three, WATCH, NOW, False)
     assert loaded.severity == "ERROR" and "3 of 3 groups are Ready now, 1 would serve" in loaded.pages[0]
     assert mg.decide(pools({"p-a": soon, "p-b": None, "p-c": None}), three, WATCH, NOW, False).pages == ()
+
+
+def test_close_windows_does_not_count_a_surge_rollouts_group_as_running() -> None:
+    """SRE review round 16, m1: a surge rollout's extra group (a third leader, loading) is above the groups the
+    LeaderWorkerSet asks for (spec.replicas 2): one standing group's window within 2 hours leaves one of two serving,
+    which the groups allow, so no page; read as three running, it paged 'add a group now'. Under load (spec.replicas
+    3, three Ready) two going still page."""
+    soon = str(int(NOW + 3600))
+    rollout = [*SERVING, pod("vllm-2", "n-p-c", ready=False)]
+    windows = pools({"p-a": soon, "p-b": None, "p-c": None})
+    assert mg.decide(windows, rollout, WATCH, NOW, False, wanted=2).pages == ()
+    unbounded = mg.decide(windows, rollout, WATCH, NOW, False)  # a caller that read no spec.replicas
+    assert unbounded.severity == "ERROR" and "2 of 3 groups are Ready now, 1 would serve" in unbounded.pages[0]
+    three = [*SERVING, pod("vllm-2", "n-p-c")]
+    loaded = mg.decide(pools({"p-a": soon, "p-b": soon, "p-c": None}), three, WATCH, NOW, False, wanted=3)
+    assert loaded.severity == "ERROR" and "3 of 3 groups are Ready now, 1 would serve" in loaded.pages[0]
 
 
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:

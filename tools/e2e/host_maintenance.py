@@ -61,6 +61,24 @@ def create_gate(cp: ControlPlane, objects: Sequence[Mapping[str, Any]], namespac
     return [cp.kube.create(o) for o in gate_objects(objects, namespace)]
 
 
+def create_leader_worker_sets(cp: ControlPlane, objects: Sequence[Mapping[str, Any]], namespace: str) -> list[Obj]:
+    """The controllers' CRDs installed, then the plan's LeaderWorkerSets of ``namespace`` created (no controller
+    runs: a watching gate reads their ``spec.replicas``, and the test creates the serving pods itself)."""
+    from .crds import SHARED_CRDS, controller_crds, install
+
+    skipped: list[str] = []
+    crds = [(o, c) for o, c in controller_crds(SHARED_CRDS, skipped) if c["spec"]["names"]["kind"] == "LeaderWorkerSet"]
+    if not crds:
+        raise ApiError("APPLY", "the LeaderWorkerSet CRD", 404, "; ".join(skipped) or "not in the reference folder")
+    install(cp.kube, crds)
+    sets = [
+        {k: v for k, v in o.items() if k != "status"}
+        for o in objects
+        if o.get("kind") == "LeaderWorkerSet" and o["metadata"].get("namespace") == namespace
+    ]
+    return [cp.kube.create(o) for o in sets]
+
+
 def gate_token(cp: ControlPlane, namespace: str, seconds: int = 3600) -> str:
     """A token of the gate's ServiceAccount (TokenRequest)."""
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}

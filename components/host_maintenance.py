@@ -224,7 +224,8 @@ def zone_line(
     zones = sorted({z for _, z in pools})
     if gated:
         who = (
-            "the stack's host-maintenance gate starts it every 10 minutes at most one pool at a time, the pool whose "
+            f"the stack's host-maintenance gate starts it every {GATE_MINUTES} minutes at most one pool at a time, "
+            "the pool whose "
             "window opens first, while every standing group serves (hostMaintenance)"
         )
     elif startable:
@@ -259,12 +260,15 @@ def zone_line(
 
 # --------------------------------------------------------------------------- the gate's alerts
 
+GATE_MINUTES = 5
+"""How often the host-maintenance gate runs (its CronJob's schedule): a lost serving node, NotReady for 10 minutes,
+pages within 15 (GKE review round 53, m4: every 10 minutes, it paged 10 to 20 minutes after the node went)."""
 GATE_KEY, GATE_TITLE = "maintenance-gate", "Serving group lost or TPU host maintenance held"
 SILENT_KEY, SILENT_TITLE = "maintenance-gate-silent", "Host-maintenance gate silent"
 SILENT_WINDOW_MINUTES = 40
-"""No run line for 40 minutes: four runs of the 10-minute CronJob missed."""
+"""No run line for 40 minutes: eight runs of the 5-minute CronJob missed (:data:`GATE_MINUTES`)."""
 GATE_RATE_LIMIT_SECONDS = 1800
-"""At most one notification per half hour: a lost node or a hold logs an ERROR line every run (10 minutes)."""
+"""At most one notification per half hour: a lost node or a hold logs an ERROR line every run (5 minutes)."""
 USER_METRIC = "logging.googleapis.com/user/"
 """Prefix of a user-defined log-based metric's type (cloud.google.com/logging/docs/logs-based-metrics)."""
 

@@ -2,7 +2,7 @@
 
 With two or more standing LeaderWorkerSet groups in different pools (and zones), two pools' maintenance windows can
 overlap and take every group down at once; a ticket (:mod:`tpu_serving.host_maintenance`) leaves that to whoever
-reads it. The gate (:mod:`tpu_serving.maintenance_gate`, the program) runs every 10 minutes in the serving
+reads it. The gate (:mod:`tpu_serving.maintenance_gate`, the program) runs every 5 minutes in the serving
 namespace and starts the pending maintenance of the pool whose window opens first, only while every standing group
 serves and no pool is in maintenance, NotReady or cordoned.
 
@@ -29,6 +29,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import maintenance_gate as program
+from .host_maintenance import GATE_MINUTES
 from .naming import MAINTENANCE_GATE, SERVING_PRIORITY, maintenance_gate_cluster_name, namespace_problem
 from .options import child_options
 from .podspec import container_security, pod_security, requests
@@ -38,16 +39,16 @@ from .validation import Choice, check_arguments
 from .versions import PINS
 
 GATE_IMAGE = PINS["python"].value
-SCHEDULE = "*/10 * * * *"
-"""Every 10 minutes (a CronJob's ``schedule`` in cron syntax, kubernetes.io/docs/concepts/workloads/controllers/
-cron-jobs/#schedule-syntax)."""
+SCHEDULE = f"*/{GATE_MINUTES} * * * *"
+"""Every :data:`~tpu_serving.host_maintenance.GATE_MINUTES` minutes (a CronJob's ``schedule`` in cron syntax,
+kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#schedule-syntax)."""
 GATE_USER = 65532
 """The distroless ``nonroot`` user (GoogleContainerTools/distroless common/variables.bzl, ``NONROOT = 65532``)."""
 GATE_CPU, GATE_MEMORY = "50m", "64Mi"
 """The gate's requests (memory also its limit): three API reads and a few patches a run. This library's choice."""
 CODE_DIR, CODE_FILE = "/gate", "maintenance_gate.py"
-DEADLINE_SECONDS = 300
-"""A run that has not finished in 5 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""
+DEADLINE_SECONDS = 240
+"""A run that has not finished in 4 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""
 LOST_SECONDS = 600
 MAINTENANCE_SECONDS = 21600
 """A node holding a serving pod NotReady for 10 minutes pages, unless it is in maintenance, for up to 6 hours:
@@ -68,7 +69,7 @@ class HostMaintenanceSettings:
 
     mode: GateMode = described(
         "`start`: on a stack whose serving keeps two or more standing LeaderWorkerSet groups, a CronJob (the "
-        "host-maintenance gate) runs every 10 minutes and pages a node that holds a serving pod NotReady for 10 "
+        "host-maintenance gate) runs every 5 minutes and pages a node that holds a serving pod NotReady for 10 "
         "minutes. On slices whose GKE node pools take a manual start (Cloud TPU lists multi-host v5e and v6e pools of "
         "2x4 or larger, and any v4 or v5p), it also starts a serving pool's pending host maintenance, one pool at a "
         "time, the pool whose window opens first, only while every standing group is Ready and no serving pool is in "
@@ -168,7 +169,7 @@ def _meta(
 
 
 def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
-    """The CronJob: every 10 minutes, one run at a time, at the serving priority, hardened (a fixed non-root user,
+    """The CronJob: every 5 minutes, one run at a time, at the serving priority, hardened (a fixed non-root user,
     read-only root filesystem, no privilege escalation, no capability), its program from the ConfigMap."""
     container = k8s.core.v1.ContainerArgs(
         name=MAINTENANCE_GATE,

@@ -1,7 +1,7 @@
 """The host-maintenance gate: starts a serving pool's pending TPU host maintenance while every standing group serves.
 
 A stdlib-only program (it runs alone in ``gcr.io/distroless/python3-debian13:nonroot``, shipped in a ConfigMap by
-:class:`tpu_serving.host_maintenance_job.HostMaintenanceGate`, which runs it every 10 minutes as a CronJob). Each run
+:class:`tpu_serving.host_maintenance_job.HostMaintenanceGate`, which runs it every 5 minutes as a CronJob). Each run
 reads the serving pools' nodes, the serving pods and the HPAs from the Kubernetes API with the pod's ServiceAccount
 token, decides (:func:`decide`, pure), logs one JSON line to stdout and, when it goes ahead, labels the pending nodes
 of ONE pool ``cloud.google.com/perform-maintenance=true``: the pool whose window opens first. It never labels a

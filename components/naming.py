@@ -273,6 +273,16 @@ def maintenance_gate_cluster_name(namespace: str) -> str:
     return f"{namespace}-{MAINTENANCE_GATE}"
 
 
+OPERATOR = "tpu-serving-operator"
+"""The operators' Role and RoleBinding in the serving namespace (:mod:`tpu_serving.operator_access`)."""
+
+
+def operator_nodes_name(namespace: str) -> str:
+    """The operators' ClusterRole and ClusterRoleBinding for the nodes the runbooks cordon, drain, taint and label,
+    one per serving namespace: ``<ns>-tpu-serving-operator``."""
+    return f"{namespace}-{OPERATOR}"
+
+
 LOG_METRIC_NAME_MAX = 100
 """A log-based metric's name: "Metric identifiers are limited to 100 characters" (pulumi-gcp 10.2.0
 logging/metric.py l.64, ``name``)."""

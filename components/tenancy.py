@@ -8,8 +8,8 @@
   ports from the configured namespaces and CIDR blocks, and their metrics ports from Managed
   Prometheus' collectors; nothing else gets in;
 - PriorityClasses: serving above batch, so batch work never preempts a serving group;
-- RBAC: a namespaced Role for the team that operates the variant, bound to its groups and
-  users.
+- RBAC: what the team that operates the variant may do, bound to its groups and users
+  (:mod:`tpu_serving.operator_access`).
 """
 
 from collections.abc import Mapping, Sequence
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import operator_access
 from .naming import SERVING_PRIORITY as SERVING_PRIORITY  # its module before the serving probe
 from .naming import check_dns_name, email_problem, namespace_problem
 from .nodepool import TPU_RESOURCE
@@ -33,27 +34,6 @@ PRIORITIES: dict[str, tuple[int, str, str]] = {
     SERVING_PRIORITY: (100000, "PreemptLowerPriority", "Online model serving: above batch work."),
     BATCH_PRIORITY: (10000, "Never", "Batch and interactive TPU jobs: below serving, never preempts."),
 }
-
-OPERATOR_RULES: tuple[tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
-    (
-        ("",),
-        ("pods", "pods/log", "services", "endpoints", "configmaps", "events", "resourcequotas"),
-        ("get", "list", "watch"),
-    ),
-    (("",), ("pods",), ("delete",)),
-    (("",), ("pods/portforward",), ("create",)),
-    (("apps",), ("deployments", "replicasets"), ("get", "list", "watch")),
-    (("apps",), ("deployments",), ("patch",)),
-    (("batch",), ("jobs",), ("get", "list", "watch")),
-    (("leaderworkerset.x-k8s.io",), ("leaderworkersets",), ("get", "list", "watch", "patch")),
-    # A DisaggregatedSet and the role scalers its HPAs drive (LWS v0.10.0 config/crd: plural names
-    # disaggregatedsets, disaggregatedsetrolescalers), read only: a change goes through pulumi up.
-    (("disaggregatedset.x-k8s.io",), ("disaggregatedsets", "disaggregatedsetrolescalers"), ("get", "list", "watch")),
-    (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch")),
-    (("pathways-job.pathways.domain",), ("pathwaysjobs",), ("get", "list", "watch", "delete")),
-)
-"""What operators of a variant may do in its namespace: observe, port-forward, restart pods
-and workloads. Creating or changing workloads stays with ``pulumi up``."""
 
 
 @dataclass(frozen=True)
@@ -370,36 +350,6 @@ def scrape_policy(args: TenancyArgs, target: ScrapeTarget) -> k8s.networking.v1.
     )
 
 
-def operator_role(args: TenancyArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """The operators' Role in the namespace."""
-    return k8s.rbac.v1.RoleInitArgs(
-        metadata=_meta(args, "tpu-serving-operator"),
-        rules=[
-            k8s.rbac.v1.PolicyRuleArgs(api_groups=list(groups), resources=list(resources), verbs=list(verbs))
-            for groups, resources, verbs in OPERATOR_RULES
-        ],
-    )
-
-
-def operator_binding(args: TenancyArgs) -> k8s.rbac.v1.RoleBindingInitArgs | None:
-    """Binds the operators' groups and users to their Role (None without any)."""
-    subjects = [
-        k8s.rbac.v1.SubjectArgs(kind="Group", name=g, api_group="rbac.authorization.k8s.io")
-        for g in args.operator_groups
-    ] + [
-        k8s.rbac.v1.SubjectArgs(kind="User", name=u, api_group="rbac.authorization.k8s.io") for u in args.operator_users
-    ]
-    if not subjects:
-        return None
-    return k8s.rbac.v1.RoleBindingInitArgs(
-        metadata=_meta(args, "tpu-serving-operator"),
-        role_ref=k8s.rbac.v1.RoleRefArgs(
-            api_group="rbac.authorization.k8s.io", kind="Role", name="tpu-serving-operator"
-        ),
-        subjects=subjects,
-    )
-
-
 def preemption_policy(args: TenancyArgs, priority_class: str, policy: str) -> str:
     """The ``preemptionPolicy`` of ``priority_class`` (``policy`` from :data:`PRIORITIES`): ``Never`` for the serving
     class when it must not preempt (``serving_preempts``). A class with ``preemptionPolicy: Never`` is a
@@ -457,9 +407,15 @@ class Tenancy(pulumi.ComponentResource):
             # network_policies builds each metadata as ObjectMetaArgs (never an Output or None).
             assert isinstance(policy.metadata, k8s.meta.v1.ObjectMetaArgs)
             k8s.networking.v1.NetworkPolicy(f"{name}-{policy.metadata.name}", policy, opts=child)
-        k8s.rbac.v1.Role(f"{name}-operator", operator_role(args), opts=child)
-        binding = operator_binding(args)
-        if binding is not None:
-            k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", binding, opts=child)
+        meta = (args.namespace, dict(args.labels))
+        k8s.rbac.v1.Role(f"{name}-operator", operator_access.role(*meta), opts=child)
+        subjects = operator_access.subjects(args.operator_groups, args.operator_users)
+        if subjects:
+            k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", operator_access.binding(*meta, subjects), opts=child)
+        if subjects:  # the runbooks' node steps; on an existing cluster too, as the gate's node ClusterRole
+            k8s.rbac.v1.ClusterRole(f"{name}-operator-nodes", operator_access.node_role(*meta), opts=child)
+            k8s.rbac.v1.ClusterRoleBinding(
+                f"{name}-operator-nodes-binding", operator_access.node_binding(*meta, subjects), opts=child
+            )
         self.summary = quota_output(args)
         self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips, "quota": self.summary})

@@ -344,6 +344,9 @@ def render(plan: Mapping[str, Any]) -> str:
     header = [
         f"# {n.stack}: the runbooks' commands in this stack's names (from its offline plan)",
         f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
+        f"# kubectl steps: the Role {n.namespace}/tpu-serving-operator and the ClusterRole {n.namespace}-tpu-serving-"
+        "operator grant them to tenancy.operators; gcloud container steps need IAM container.clusters.update"
+        " (docs/security.md)",
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]

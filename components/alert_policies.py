@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import pulumi_gcp as gcp
 
-from . import autoscaler_alerts, controller_alerts, error_rate, job_alerts, prober, serving_alerts
+from . import autoscaler_alerts, controller_alerts, error_rate, gateway_alerts, job_alerts, prober, serving_alerts
 from . import observability_roles as roles_
 from .controllers import WatchedDeployment
 from .naming import label_name
@@ -121,6 +121,11 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     if metrics.http_responses is not None:
         out.append(_alert(error_rate.error_rate_alert(cluster, namespace, metrics.http_responses, settings)))
     out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings, metrics.gateway_probe)]
+    if metrics.gateway is not None:
+        service = metrics.probe.service if metrics.probe is not None else None
+        out += [
+            _alert(a) for a in gateway_alerts.gateway_alerts(cluster, namespace, metrics.gateway, service, settings)
+        ]
     out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, KUBE)]
     minutes = settings.no_ready_leader_minutes
     router = roles_.router_alerts(

@@ -279,6 +279,8 @@ class ServingGateway(pulumi.ComponentResource):
     """The Gateway's internal IP address: the one the stack reserved, or ``settings.existing_address_ip``."""
     address_name: str
     """The name of that address (the Gateway's ``NamedAddress``)."""
+    gateway_name: str
+    """The Gateway's name in the serving namespace."""
     router_restart: str
     """What a restart of the router does to requests (:func:`router_restart`)."""
 
@@ -306,6 +308,7 @@ class ServingGateway(pulumi.ComponentResource):
             )
             k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
         self.address_name = args.address_name
+        self.gateway_name = args.name
         self.address, reserved = self._address(name, args, child)
         if reserved is not None:
             k8s_child = pulumi.ResourceOptions.merge(k8s_child, pulumi.ResourceOptions(depends_on=[reserved]))

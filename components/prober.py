@@ -473,7 +473,8 @@ def _gateway_alerts(
             minutes,
             f"Fewer than {PART_SUCCESS_BELOW:.0%} of the completions sent through the Gateway's address {gateway} "
             f"(namespace {namespace}) over {PART_WINDOW_MINUTES} minutes succeeded: part of the clients' requests "
-            f"fail (a 502 on a keepalive race, a 503, a 504 after the request timeout). {where}",
+            f"fail (a 502 on a keepalive race, a 503; not a 504 after the request timeout: this probe asks for one token, "
+            f"and the Gateway error rate alert reads those). {where}",
             PART_SEVERITY,
         ),
     ]

@@ -119,6 +119,9 @@ class ServingMetrics:
     gateway_probe: str | None = None
     """The name of the Gateway's address the probe also goes through (:func:`.prober.through_gateway`; None: it
     does not)."""
+    gateway: str | None = None
+    """The Gateway's name, whose load balancer's responses the Gateway error-rate alert reads
+    (:mod:`tpu_serving.gateway_alerts`; None: no Gateway)."""
     autoscalers: Sequence[str] = ()
     """Names of the HorizontalPodAutoscalers that set its group counts, whose conditions the autoscaler alert reads
     (:mod:`tpu_serving.autoscaler_alerts`; none: its groups are fixed)."""
@@ -155,7 +158,8 @@ class Scope:
 
 
 class GatewayAddress(Protocol):
-    """The Gateway's address: its name and IP (a :class:`~tpu_serving.gateway.ServingGateway`)."""
+    """The Gateway's address, its name and IP, and the Gateway's own name (a
+    :class:`~tpu_serving.gateway.ServingGateway`)."""
 
     @property
     def address_name(self) -> str: ...
@@ -163,17 +167,22 @@ class GatewayAddress(Protocol):
     @property
     def address(self) -> Input[str]: ...
 
+    @property
+    def gateway_name(self) -> str: ...
+
 
 def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int) -> ServingMetrics:
     """``metrics`` with a second serving probe of the same request through the Gateway's address (``gateway``;
     ``port``, its listener's): a PodMonitoring of its own on the prober's pod, whose ``job``
     (:func:`~tpu_serving.naming.gateway_prober_name`) keeps its series apart, and its alert
-    (:func:`.prober.probe_alerts`). Unchanged without a probe."""
+    (:func:`.prober.probe_alerts`); without a probe, only the Gateway's name (its load-balancer alert)."""
     probe = metrics.probe
     if probe is None:
-        return metrics
+        return dataclasses.replace(metrics, gateway=gateway.gateway_name)
     endpoint = prober.scrape_endpoint(probe, prober.gateway_url(probe, gateway.address, port))
     target = ScrapeTarget(
         gateway_prober_name(probe.service), prober.prober_labels(probe), prober.PROBER_PORT, prober.PROBE_PATH, endpoint
     )
-    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], gateway_probe=gateway.address_name)
+    return dataclasses.replace(
+        metrics, scrape=[*metrics.scrape, target], gateway_probe=gateway.address_name, gateway=gateway.gateway_name
+    )

@@ -67,6 +67,9 @@ NOT_COVERED: dict[str, str] = {
     "Monitoring: no local series to give it",
     "cluster-notices": "a conditionMatchedLog on GKE's cluster notifications in Cloud Logging (a Logging filter, not "
     "PromQL; tests/test_cluster_notices.py checks the filter)",
+    "gateway-errors": "reads the load balancer's request count (loadbalancing_googleapis_com:...), which exists only "
+    "in Cloud Monitoring; tests/test_e2e_gateway_alerts.py runs it on promtool with load-balancer series of its own",
+    "gateway-errors-unread": "reads the same load-balancer series' absence; tests/test_e2e_gateway_alerts.py runs it",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "
     "Cloud Monitoring (no upstream exporter to take its series from)",
 }

@@ -165,6 +165,8 @@ def test_observability_dashboard_json_is_built_from_the_charts():
                 "capacity_reduced",
                 "controller_unavailable",
                 "error_rate",
+                "gateway_errors",
+                "gateway_errors_unread",
                 "maintenance_gate_silent",
                 "metrics_missing",
                 "no_ready_leader",
@@ -187,6 +189,8 @@ def test_observability_dashboard_json_is_built_from_the_charts():
             [
                 "backlog",
                 "controller_unavailable",
+                "gateway_errors",
+                "gateway_errors_unread",
                 "metrics_missing",
                 "no_ready_leader",
                 "not_ready",

@@ -1,0 +1,108 @@
+"""The alerts on what clients of a stack's Gateway get: the load balancer's own server errors, which no engine counts.
+
+The engines' error-rate alert (:mod:`tpu_serving.error_rate`) reads the servers' own counter, so it never sees an
+error the load balancer returns itself: a 504 after ``gateway.requestTimeoutSeconds`` cut a long completion (the
+engine sees a client disconnect), a 502 on a keepalive race, a 503 with no healthy backend. The serving probe
+through the Gateway cannot see the 504 either: it asks for one token and gives up after 50 s (SRE review round 16,
+M1). The load balancer counts every request it answers, by response class: Cloud Monitoring's
+``loadbalancing.googleapis.com/https/internal/request_count`` (GA, DELTA, on the monitored resource
+``internal_http_lb_rule``; its labels ``response_code`` and ``response_code_class``, 200/300/400/500 or 0; Cloud
+Monitoring's Google Cloud metrics list, "loadbalancing"), read here in PromQL
+(``loadbalancing_googleapis_com:https_internal_request_count``, ``monitored_resource="internal_http_lb_rule"``: the
+mapping Cloud Monitoring's PromQL gives every metric type).
+
+Its series are named after the URL map GKE's Gateway controller creates, which the stack does not create:
+``gkegw1-<4 characters>-<namespace>-<gateway>-<hash>`` (GKE writes it on the Gateway as the
+``networking.gke.io/url-maps`` annotation; public ``kubectl describe gateway`` outputs show
+``gkegw1-nv9e-exercises-log-ping-app-gateway-z33kukono48t`` for Gateway ``exercises/log-ping-app-gateway``, and an
+older ``gkegw-`` prefix). The alert matches that form (:func:`url_map_pattern`). Since a name form can change, a
+second alert opens a ticket when the pattern selects no series while the serving probe through the Gateway succeeds:
+the probe's own requests go through that load balancer, so it must have counted them.
+
+Plain data in, plain data out, like :mod:`tpu_serving.error_rate`.
+"""
+
+from .error_rate import WINDOW_MINUTES
+from .naming import gateway_prober_name
+from .observability_settings import ObservabilitySettings
+
+ERRORS_KEY, ERRORS_TITLE = "gateway-errors", "Gateway error rate high"
+MISSING_KEY, MISSING_TITLE = "gateway-errors-unread", "Gateway error rate unread"
+MISSING_MINUTES = 30
+"""The window in which the Gateway probe succeeded while the load balancer's series stayed absent."""
+METRIC = "loadbalancing_googleapis_com:https_internal_request_count"
+RESOURCE = 'monitored_resource="internal_http_lb_rule"'
+
+
+def url_map_pattern(namespace: str, gateway: str) -> str:
+    """RE2 pattern of the URL map GKE creates for Gateway ``namespace/gateway``."""
+    return f"gkegw1?-[a-z0-9]+-{namespace}-{gateway}-[a-z0-9]+"
+
+
+def _series(namespace: str, gateway: str, extra: str = "") -> str:
+    return f'{METRIC}{{{RESOURCE}, url_map_name=~"{url_map_pattern(namespace, gateway)}"{extra}}}'
+
+
+def errors_query(namespace: str, gateway: str, settings: ObservabilitySettings) -> str:
+    """The share of the load balancer's responses over :data:`~tpu_serving.error_rate.WINDOW_MINUTES` that are
+    server errors, above ``observability.errorRatePercent``, while it answers at least
+    ``observability.errorRateMinRequestsPerMinute``: the engines' alert's rule, on what clients get."""
+    window = f"[{WINDOW_MINUTES}m]"
+    total = f"sum(rate({_series(namespace, gateway)}{window}))"
+    server_errors = _series(namespace, gateway, ', response_code_class="500"')
+    errors = f"sum(rate({server_errors}{window}))"
+    ratio, least = settings.error_rate_percent / 100, settings.error_rate_min_requests_per_minute
+    return f"(({errors} / {total}) > {ratio:g}) and on() (({total} * 60) >= {least:g})"
+
+
+def missing_query(cluster: str, namespace: str, gateway: str, service: str) -> str:
+    """The load balancer's series absent for :data:`MISSING_MINUTES` while the probe through the Gateway
+    succeeded in that time."""
+    window = f"[{MISSING_MINUTES}m]"
+    probe = f'probe_success{{cluster="{cluster}", namespace="{namespace}", job="{gateway_prober_name(service)}"}}'
+    return (
+        f"absent_over_time({_series(namespace, gateway)}{window}) and on() (max(max_over_time({probe}{window})) >= 1)"
+    )
+
+
+def gateway_alerts(
+    cluster: str, namespace: str, gateway: str, service: str | None, settings: ObservabilitySettings
+) -> list[tuple[str, str, str, int, str, str]]:
+    """``(key, title, query, minutes, runbook, severity)`` of the alerts (an
+    :class:`~tpu_serving.observability.Alert`): the error rate, and, with the serving probe through the Gateway
+    (``service``: the probed Service's name; None: no probe), the ticket when the error rate reads nothing."""
+    minutes, percent = settings.error_rate_minutes, settings.error_rate_percent
+    pattern = url_map_pattern(namespace, gateway)
+    errors = [
+        (
+            ERRORS_KEY,
+            ERRORS_TITLE,
+            errors_query(namespace, gateway, settings),
+            minutes,
+            f"More than {percent:g}% of the responses the load balancer of Gateway {namespace}/{gateway} sent to "
+            f"clients over {WINDOW_MINUTES} minutes were server errors (5xx), for {minutes} minutes. The engines "
+            "may count none of them: a 504 after the request timeout (gateway.requestTimeoutSeconds: a completion "
+            "too long for it; cap max_tokens or raise the timeout), a 502 or 503 from the load balancer (no healthy "
+            "backend, the endpoint picker). Which codes: the load balancer's request logs (resource.type="
+            f'"internal_http_lb_rule", httpRequest.status>=500, jsonPayload.statusDetails); the series: {METRIC}'
+            f'{{url_map_name=~"{pattern}"}} by response_code in Metrics Explorer.',
+            "ERROR",
+        ),
+    ]
+    if service is None:
+        return errors
+    return [
+        *errors,
+        (
+            MISSING_KEY,
+            MISSING_TITLE,
+            missing_query(cluster, namespace, gateway, service),
+            1,
+            f"The serving probe through Gateway {namespace}/{gateway} succeeded in the last {MISSING_MINUTES} "
+            f'minutes, but no load balancer request count matched url_map_name=~"{pattern}": the Gateway error '
+            "rate alert reads nothing. Read the URL map's name on the Gateway (kubectl -n "
+            f"{namespace} get gateway {gateway} -o jsonpath='{{.metadata.annotations.networking\\.gke\\.io/url-maps}}')"
+            " and report the form it has (components/gateway_alerts.py, url_map_pattern).",
+            "WARNING",
+        ),
+    ]

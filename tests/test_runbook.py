@@ -119,6 +119,14 @@ def test_the_v5e16_runbook_matches_its_names_and_labels_each_pool_for_maintenanc
     assert "kubectl -n vllm-llama70b patch hpa vllm" in text
 
 
+def test_a_single_zone_stacks_zone_outage_adds_no_group():
+    """SRE review round 17, m1: every serving slice of vllm-llama33-70b-v5e16 is in us-west4-a, so there is no
+    surviving zone to add a group in; the production example's two zones keep the procedure."""
+    zone = text_of(V5E16).split("## A zone outage", 1)[1]
+    assert "Every serving slice is in us-west4-a" in zone and "patch hpa" not in zone
+    assert "patch hpa" in text_of(V6E8).split("## A zone outage", 1)[1]
+
+
 def test_a_stack_without_an_hpa_prints_no_hpa_patch():
     text = text_of(NO_HPA)
     assert HPA_PATCH not in text

@@ -314,6 +314,14 @@ def _zone_section(n: Names) -> list[str]:
     if not n.hpas:
         why = "a DisaggregatedSet's role HPAs" if n.other_hpas else "no HPA"
         return [title, f"# Not covered: {why}; the HPA patch that adds a group applies to a LeaderWorkerSet's HPA."]
+    zones = {p.zone for p in n.tpu_pools}
+    if len(zones) == 1 and None not in zones:  # SRE review round 17, m1: no surviving zone to add a group in
+        (zone,) = zones
+        return [
+            title,
+            f"# Every serving slice is in {zone}: its outage stops serving, and no group can be added elsewhere (the",
+            "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
+        ]
     lines = [
         title,
         *_group_map(n),

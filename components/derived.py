@@ -24,6 +24,7 @@ from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
 from .host_maintenance_job import HostMaintenanceGateArgs
 from .image_mirror import MirrorMode
+from .lws import surge_groups
 from .naming import (
     bucket_name,
 )
@@ -297,6 +298,7 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         fewest_groups=scaling.fewest_groups(scaled),
         autoscalers=scaling.autoscalers(scaled),
         due_hours=cfg.host_maintenance.due_hours,
+        surge_groups=surge_groups(scaled.rollout),
         reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),
         starts=maintenance_starts(cfg, scaled),
         labels=dict(labels),

@@ -1,8 +1,10 @@
 """The alerts on what clients of a stack's Gateway get: the load balancer's own server errors, which no engine counts.
 
 The engines' error-rate alert (:mod:`tpu_serving.error_rate`) reads the servers' own counter, so it never sees an
-error the load balancer returns itself: a 504 after ``gateway.requestTimeoutSeconds`` cut a long completion (the
-engine sees a client disconnect), a 502 on a keepalive race, a 503 with no healthy backend. The serving probe
+error the load balancer returns itself: a 504 when ``gateway.requestTimeoutSeconds`` cuts a completion that had not
+started answering (the engine sees a client disconnect), a 502 on a keepalive race, a 503 with no healthy backend.
+A streamed completion cut at the timeout is not one of them: the load balancer (Envoy) has sent its ``200`` and
+cannot change it (envoyproxy/envoy issue 9242; SRE review round 18, M1), so no status count sees it. The serving probe
 through the Gateway cannot see the 504 either: it asks for one token and gives up after 50 s (SRE review round 16,
 M1). The load balancer counts every request it answers, by response class: Cloud Monitoring's
 ``loadbalancing.googleapis.com/https/internal/request_count`` (GA, DELTA, on the monitored resource
@@ -81,9 +83,9 @@ def gateway_alerts(
             minutes,
             f"More than {percent:g}% of the responses the load balancer of Gateway {namespace}/{gateway} sent to "
             f"clients over {WINDOW_MINUTES} minutes were server errors (5xx), for {minutes} minutes. The engines "
-            "may count none of them: a 504 after the request timeout (gateway.requestTimeoutSeconds: a completion "
-            "too long for it; cap max_tokens or raise the timeout), a 502 or 503 from the load balancer (no healthy "
-            "backend, the endpoint picker). Which codes: the load balancer's request logs (resource.type="
+            "may count none of them: a 504 at the request timeout (gateway.requestTimeoutSeconds: a non-streamed "
+            "completion too long for it; cap max_tokens or raise the timeout; a streamed one keeps its 200), a 502 "
+            "or 503 from the load balancer (no healthy backend, the endpoint picker). Which codes: the load balancer's request logs (resource.type="
             f'"internal_http_lb_rule", httpRequest.status>=500, jsonPayload.statusDetails); the series: {METRIC}'
             f'{{url_map_name=~"{pattern}"}} by response_code in Metrics Explorer.',
             "ERROR",

@@ -109,6 +109,12 @@ class HostMaintenanceGateArgs:
     """The HPAs of the groups: above the standing groups, the gate goes ahead only while each holds its scale-down."""
     due_hours: int = 24
     """``hostMaintenance.dueHours``."""
+    surge_groups: int = 0
+    """``maxSurge`` of the LeaderWorkerSets' rollouts. With one or more, LWS keeps a group above a lower count while a
+    lower group is not Ready (lws v0.9.0 ``leaderworkerset_controller.go`` l.356-361, l.685-696), so the HPA's
+    scale-down by one group during a pool's maintenance removes no serving group, and the gate does not hold for it
+    nor read the HPAs (SRE review round 17, m2); with 0 it goes ahead above the standing groups only while each HPA
+    holds its scale-down."""
     reload_seconds: int = 3600
     """How long a group takes to load after its slice's maintenance (the serving's startup window): two serving
     pools' windows closer than the maintenance (:data:`MAINTENANCE_SECONDS`) and this page on a watching gate."""
@@ -137,6 +143,11 @@ def program_text() -> str:
     return Path(program.__file__).read_text(encoding="utf-8")
 
 
+def _reads_hpas(args: HostMaintenanceGateArgs) -> bool:
+    """A starting gate whose rollouts keep no surge group reads the HPAs' scale-down holds."""
+    return bool(args.autoscalers) and args.starts and args.surge_groups < 1
+
+
 def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
     """The program's settings (:func:`tpu_serving.maintenance_gate.gate_from`)."""
     return {
@@ -147,7 +158,8 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "DUE_SECONDS": str(args.due_hours * 3600),
         "LOST_SECONDS": str(LOST_SECONDS),
         "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
-        "AUTOSCALERS": ",".join(args.autoscalers if args.starts else ()),
+        "AUTOSCALERS": ",".join(args.autoscalers if _reads_hpas(args) else ()),
+        "SURGE": str(args.surge_groups),
         "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
@@ -221,7 +233,7 @@ def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
         resource_names=list(args.autoscalers),
     )
     pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
-    reads_hpas = args.autoscalers and args.starts
+    reads_hpas = _reads_hpas(args)
     if not args.starts:  # a watching gate reads the groups the LeaderWorkerSets ask for (spec.replicas), by name
         sets = k8s.rbac.v1.PolicyRuleArgs(
             api_groups=["leaderworkerset.x-k8s.io"],

@@ -84,6 +84,9 @@ class Gate:
     close_seconds: int = 25200
     """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them): a
     slice's maintenance of up to a few hours and its group's reload after it."""
+    surge: int = 0
+    """``maxSurge`` of the LeaderWorkerSets' rollouts: one or more, and a scale-down by one group removes no serving
+    group while a lower one is in maintenance (LWS keeps it), so the gate does not hold for the HPA."""
     starts: bool = True
     """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (GKE single-host
     v5e or v6e, TPU7x): the gate then only watches, and pages a lost node (SRE and GKE reviews: the lost-node page
@@ -206,7 +209,7 @@ def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str
         return f"{ready} of {len(leaders)} leaders Ready; not Ready: {', '.join(unready)}"
     if len(leaders) < gate.fewest_groups:
         return f"{len(leaders)} of {gate.fewest_groups} standing groups run"
-    if len(leaders) > gate.fewest_groups and not scale_downs_held:
+    if len(leaders) > gate.fewest_groups and not scale_downs_held and gate.surge < 1:
         return (
             f"{len(leaders)} groups run, above the {gate.fewest_groups} standing ones, and the HPA may scale down "
             f"while a pool is in maintenance: hold its scale-down (spec.behavior.scaleDown.selectPolicy: Disabled on "
@@ -420,6 +423,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         autoscalers=names("AUTOSCALERS"),
         close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
         starts=env.get("STARTS", "true") == "true",
+        surge=int(env.get("SURGE", "0")),
     )
 
 

@@ -398,6 +398,21 @@ def test_close_windows_does_not_count_a_surge_rollouts_group_as_running() -> Non
     assert loaded.severity == "ERROR" and "3 of 3 groups are Ready now, 1 would serve" in loaded.pages[0]
 
 
+def test_decide_with_surge_rollouts_starts_above_the_standing_groups_without_an_hpa_hold() -> None:
+    """SRE review round 17, m2: with maxSurge 1 LWS keeps a group above a lower count while a lower one is not Ready,
+    so the HPA's scale-down by one during the maintenance removes no serving group: three Ready groups above the
+    standing two, scale-downs not held, start; with maxSurge 0 the gate still holds and pages within the due time."""
+    in_20h = str(int(NOW + 20 * 3600))
+    above = [*SERVING, pod("vllm-2", "n-p-c")]
+    surge = dataclasses.replace(GATE, surge=1)
+    starts = mg.decide(pools({"p-a": in_20h, "p-c": None}), above, surge, NOW, False)
+    assert (starts.action, starts.severity, starts.pool) == ("start", "INFO", "p-a"), starts
+    held = mg.decide(pools({"p-a": in_20h, "p-c": None}), above, GATE, NOW, False)
+    assert (held.action, held.severity) == ("hold", "ERROR")
+    assert mg.gate_from({"POOLS": "p", "NAMESPACE": "n", "LEADER_WORKER_SETS": "l", "FEWEST_GROUPS": "2",
+                         "SURGE": "1"}).surge == 1  # fmt: skip
+
+
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:
     """SRE review round 12, m5: after the gate's own pool comes back its group reloads (a leader not Ready), and a
     surge rollout runs a group not yet Ready: such holds pass by themselves, so they page only within

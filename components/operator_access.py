@@ -7,9 +7,11 @@
 - On the cluster, a ClusterRole (:data:`NODE_RULES`): read and patch nodes (cordon, uncordon, the out-of-service
   taint, GKE's ``cloud.google.com/perform-maintenance`` label), list pods and read DaemonSets in every namespace
   (``kubectl drain`` lists the node's pods and skips DaemonSets' with ``--ignore-daemonsets``). Its evictions stay
-  in the serving namespace: a drain that meets another namespace's pod stops, Forbidden. On an existing cluster
-  too (as the host-maintenance gate's ClusterRole is): the runbooks' node steps are the same there; a cluster owner
-  who keeps node rights to itself deletes the binding and runs those steps.
+  in the serving namespace: a drain that meets another namespace's pod stops, Forbidden.
+- A ValidatingAdmissionPolicy (:func:`node_policy`) holds the operators' node updates to the stack's own TPU node
+  pools, and their label changes to the maintenance label: RBAC cannot name nodes by label, and on a shared cluster
+  the ClusterRole alone let one tenant's on-call cordon, taint or start the maintenance of another tenant's slice
+  (GKE review round 54, M1, on the real API server). The policy is created before the rights.
 
 GKE authorizes a request that either IAM or RBAC allows (cloud.google.com/kubernetes-engine/docs/concepts/
 access-control); these grants are the RBAC half, scoped to the variant. The ``gcloud container`` half of the
@@ -110,4 +112,74 @@ def node_binding(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=name, labels=dict(labels)),
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group=RBAC_GROUP, kind="ClusterRole", name=name),
         subjects=list(bound),
+    )
+
+
+NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
+"""The label GKE gives every node of a node pool."""
+PERFORM_LABEL = "cloud.google.com/perform-maintenance"
+"""GKE's label that starts a node's pending host maintenance (the only label the operators may change)."""
+
+
+def _cel_list(values: Sequence[str]) -> str:
+    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
+
+
+def node_validations(pools: Sequence[str]) -> list[tuple[str, str]]:
+    """``(expression, message)``: the node is one of ``pools``, and no label but the maintenance label changes."""
+    pool, perform = f"'{NODE_POOL_LABEL}'", f"'{PERFORM_LABEL}'"
+    old, new = "oldObject.metadata.labels", "object.metadata.labels"
+    return [
+        (
+            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {_cel_list(pools)}",
+            f"the operators may change only the nodes of their node pools: {', '.join(pools)}",
+        ),
+        (
+            f"has(object.metadata.labels) && {new}.all(k, k == {perform} || (k in {old} && {old}[k] == {new}[k])) && "
+            f"{old}.all(k, k == {perform} || k in {new})",
+            f"the operators may change no node label but {PERFORM_LABEL}",
+        ),
+    ]
+
+
+def _match(groups: Sequence[str], users: Sequence[str]) -> str:
+    return (
+        f"request.userInfo.groups.exists(g, g in {_cel_list(groups)}) || "
+        f"request.userInfo.username in {_cel_list(users)}"
+    )
+
+
+def node_policy(
+    namespace: str, labels: Mapping[str, str], pools: Sequence[str], groups: Sequence[str], users: Sequence[str]
+) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyInitArgs:
+    """The policy on node updates by the operators (:func:`node_validations`): the request's user is one of
+    ``users`` or in one of ``groups`` (Kubernetes "Validating Admission Policy", ``matchConditions`` on
+    ``request.userInfo``, GA and on by default from 1.30; as the host-maintenance gate's policy)."""
+    v1 = k8s.admissionregistration.v1
+    return v1.ValidatingAdmissionPolicyInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=operator_nodes_name(namespace), labels=dict(labels)),
+        spec=v1.ValidatingAdmissionPolicySpecArgs(
+            failure_policy="Fail",
+            match_constraints=v1.MatchResourcesArgs(
+                resource_rules=[
+                    v1.NamedRuleWithOperationsArgs(
+                        api_groups=[""], api_versions=["v1"], operations=["UPDATE"], resources=["nodes"]
+                    )
+                ]
+            ),
+            match_conditions=[v1.MatchConditionArgs(name="the-operators", expression=_match(groups, users))],
+            validations=[v1.ValidationArgs(expression=e, message=m) for e, m in node_validations(pools)],
+        ),
+    )
+
+
+def node_policy_binding(
+    namespace: str, labels: Mapping[str, str]
+) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingInitArgs:
+    """Binds the policy, denying what it refuses."""
+    name = operator_nodes_name(namespace)
+    v1 = k8s.admissionregistration.v1
+    return v1.ValidatingAdmissionPolicyBindingInitArgs(
+        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, labels=dict(labels)),
+        spec=v1.ValidatingAdmissionPolicyBindingSpecArgs(policy_name=name, validation_actions=["Deny"]),
     )

@@ -12,7 +12,8 @@ Flags, with their sources:
 
 - ``gcloud container clusters upgrade CLUSTER --location L --node-pool POOL`` upgrades one node pool to the control
   plane's version (https://cloud.google.com/sdk/gcloud/reference/container/clusters/upgrade).
-- ``kubectl drain -l SELECTOR --ignore-daemonsets --delete-emptydir-data`` evicts the pods of the selected nodes,
+- ``kubectl drain -l SELECTOR --ignore-daemonsets --delete-emptydir-data --pod-selector SELECTOR`` evicts the pods
+  of the selected nodes that the pod selector selects (the stack's serving pods: its operators may evict no other),
   honouring disruption budgets; drain refuses pods with an emptyDir volume unless ``--delete-emptydir-data`` is given
   (https://kubernetes.io/docs/reference/kubectl/generated/kubectl_drain/); ``kubectl uncordon -l SELECTOR``
   (https://kubernetes.io/docs/reference/kubectl/generated/kubectl_uncordon/).
@@ -36,6 +37,8 @@ from typing import Any
 
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
+
+LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
 __all__ = ["NOT_LWS", "RunbookError", "main", "render", "upgrade_order"]
 
@@ -254,6 +257,7 @@ def _drain(n: Names) -> list[str]:
     if n.kind != LWS:
         return [*lines, f"# Not covered: moving a group off its slice is a LeaderWorkerSet's move; {NOT_LWS[n.kind]}."]
     flags = "--ignore-daemonsets" + (" --delete-emptydir-data" if n.empty_dir else "")
+    flags += f" --pod-selector {LWS_NAME}={n.workload}"  # the stack's pods only (GKE review round 54, m2)
     lines += [
         "# Only when two serving pools' windows open within a maintenance and a reload of each other (the ticket",
         "# 'TPU host maintenance windows close' names them), move the group of the first, onto a free slice whose",

@@ -69,6 +69,9 @@ class Kube:
     key_file: Path | None = None
     token: str | None = None
     timeout: float = 30.0
+    impersonate: tuple[str, str] | None = None
+    """(user, group) the requests act as (``Impersonate-User``, ``Impersonate-Group``: the API server's user
+    impersonation, which the cluster-admin credentials may do), None: as themselves."""
     _resources: dict[tuple[str, str], Resource] = field(default_factory=dict)
     _ssl: ssl.SSLContext | None = None
 
@@ -89,6 +92,8 @@ class Kube:
         headers = {"Accept": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        if self.impersonate is not None:
+            headers["Impersonate-User"], headers["Impersonate-Group"] = self.impersonate
         data = None
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()

@@ -76,6 +76,9 @@ def test_gateway_alerts_fire_on_the_load_balancers_errors_and_on_their_absence(t
         _case("few errors", [_lb(OURS, "200", 594, minutes), _lb(OURS, "500", 6, minutes)], "gateway-errors", fire, 0),
         # every error on another Gateway's URL map: not ours
         _case("other gateway", [_lb(OURS, "200", 600, minutes), _lb(OTHER, "500", 600, minutes)], "gateway-errors", fire, 0),
+        # idle: the probe's 2 a minute, one of them failing (half the traffic): below the traffic guard (SRE 18, m1)
+        _case("idle", [_lb(OURS, "200", 1, minutes), _lb(OURS, "500", 1, minutes)], "gateway-errors", fire, 0),
+        _case("busy", [_lb(OURS, "200", 4, minutes), _lb(OURS, "500", 2, minutes)], "gateway-errors", fire, 1),
         # the probe succeeds, no series of the URL map: the pattern reads nothing
         _case("unread", [probe, _lb(OTHER, "200", 60, minutes)], "gateway-errors-unread", 45, 1),
         _case("read", [probe, _lb(OURS, "200", 60, minutes)], "gateway-errors-unread", 45, 0),

@@ -31,6 +31,7 @@ import pulumi_kubernetes as k8s
 from . import maintenance_gate as program
 from .host_maintenance import GATE_MINUTES
 from .naming import MAINTENANCE_GATE, SERVING_PRIORITY, maintenance_gate_cluster_name, namespace_problem
+from .node_admission import cel_list, node_update_policy, policy_binding
 from .options import child_options
 from .podspec import container_security, pod_security, requests
 from .quota import ContainerRequests, PodSet, PodShape
@@ -272,10 +273,6 @@ def cluster_role_binding(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRo
     )
 
 
-def _cel_list(values: Sequence[str]) -> str:
-    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
-
-
 def validations(args: HostMaintenanceGateArgs) -> list[tuple[str, str]]:
     """``(expression, message)`` of the admission policy: the node is a serving pool's, the only label change is the
     perform label added as ``true``, and nothing else of the node (its spec, its annotations) changes."""
@@ -284,7 +281,7 @@ def validations(args: HostMaintenanceGateArgs) -> list[tuple[str, str]]:
     same = "has(object.{0}) == has(oldObject.{0}) && (!has(object.{0}) || object.{0} == oldObject.{0})"
     return [
         (
-            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {_cel_list(args.pools)}",
+            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {cel_list(args.pools)}",
             f"the host-maintenance gate of namespace {args.namespace} labels only nodes of its serving pools",
         ),
         (
@@ -303,35 +300,15 @@ def validations(args: HostMaintenanceGateArgs) -> list[tuple[str, str]]:
 def admission_policy(args: HostMaintenanceGateArgs) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyInitArgs:
     """The policy on node updates by the gate's ServiceAccount (:func:`validations`)."""
     user = f"system:serviceaccount:{args.namespace}:{MAINTENANCE_GATE}"
-    v1 = k8s.admissionregistration.v1
-    return v1.ValidatingAdmissionPolicyInitArgs(
-        metadata=_meta(args, maintenance_gate_cluster_name(args.namespace), cluster=True),
-        spec=v1.ValidatingAdmissionPolicySpecArgs(
-            failure_policy="Fail",
-            match_constraints=v1.MatchResourcesArgs(
-                resource_rules=[
-                    v1.NamedRuleWithOperationsArgs(
-                        api_groups=[""], api_versions=["v1"], operations=["UPDATE"], resources=["nodes"]
-                    )
-                ]
-            ),
-            match_conditions=[
-                v1.MatchConditionArgs(name="the-gate", expression=f"request.userInfo.username == '{user}'")
-            ],
-            validations=[v1.ValidationArgs(expression=e, message=m) for e, m in validations(args)],
-        ),
-    )
+    meta = _meta(args, maintenance_gate_cluster_name(args.namespace), cluster=True)
+    return node_update_policy(meta, ("the-gate", f"request.userInfo.username == '{user}'"), validations(args))
 
 
 def admission_binding(
     args: HostMaintenanceGateArgs,
 ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingInitArgs:
     name = maintenance_gate_cluster_name(args.namespace)
-    v1 = k8s.admissionregistration.v1
-    return v1.ValidatingAdmissionPolicyBindingInitArgs(
-        metadata=_meta(args, name, cluster=True),
-        spec=v1.ValidatingAdmissionPolicyBindingSpecArgs(policy_name=name, validation_actions=["Deny"]),
-    )
+    return policy_binding(_meta(args, name, cluster=True), name)
 
 
 class HostMaintenanceGate(pulumi.ComponentResource):

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from .naming import OPERATOR, operator_nodes_name
+from .node_admission import cel_list, node_update_policy, policy_binding
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """(API groups, resources, verbs) of one RBAC rule."""
@@ -121,17 +122,13 @@ PERFORM_LABEL = "cloud.google.com/perform-maintenance"
 """GKE's label that starts a node's pending host maintenance (the only label the operators may change)."""
 
 
-def _cel_list(values: Sequence[str]) -> str:
-    return "[" + ", ".join(f"'{v}'" for v in values) + "]"
-
-
 def node_validations(pools: Sequence[str]) -> list[tuple[str, str]]:
     """``(expression, message)``: the node is one of ``pools``, and no label but the maintenance label changes."""
     pool, perform = f"'{NODE_POOL_LABEL}'", f"'{PERFORM_LABEL}'"
     old, new = "oldObject.metadata.labels", "object.metadata.labels"
     return [
         (
-            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {_cel_list(pools)}",
+            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {cel_list(pools)}",
             f"the operators may change only the nodes of their node pools: {', '.join(pools)}",
         ),
         (
@@ -144,8 +141,7 @@ def node_validations(pools: Sequence[str]) -> list[tuple[str, str]]:
 
 def _match(groups: Sequence[str], users: Sequence[str]) -> str:
     return (
-        f"request.userInfo.groups.exists(g, g in {_cel_list(groups)}) || "
-        f"request.userInfo.username in {_cel_list(users)}"
+        f"request.userInfo.groups.exists(g, g in {cel_list(groups)}) || request.userInfo.username in {cel_list(users)}"
     )
 
 
@@ -153,24 +149,9 @@ def node_policy(
     namespace: str, labels: Mapping[str, str], pools: Sequence[str], groups: Sequence[str], users: Sequence[str]
 ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyInitArgs:
     """The policy on node updates by the operators (:func:`node_validations`): the request's user is one of
-    ``users`` or in one of ``groups`` (Kubernetes "Validating Admission Policy", ``matchConditions`` on
-    ``request.userInfo``, GA and on by default from 1.30; as the host-maintenance gate's policy)."""
-    v1 = k8s.admissionregistration.v1
-    return v1.ValidatingAdmissionPolicyInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=operator_nodes_name(namespace), labels=dict(labels)),
-        spec=v1.ValidatingAdmissionPolicySpecArgs(
-            failure_policy="Fail",
-            match_constraints=v1.MatchResourcesArgs(
-                resource_rules=[
-                    v1.NamedRuleWithOperationsArgs(
-                        api_groups=[""], api_versions=["v1"], operations=["UPDATE"], resources=["nodes"]
-                    )
-                ]
-            ),
-            match_conditions=[v1.MatchConditionArgs(name="the-operators", expression=_match(groups, users))],
-            validations=[v1.ValidationArgs(expression=e, message=m) for e, m in node_validations(pools)],
-        ),
-    )
+    ``users`` or in one of ``groups``, as the host-maintenance gate's policy (:mod:`tpu_serving.node_admission`)."""
+    meta = k8s.meta.v1.ObjectMetaArgs(name=operator_nodes_name(namespace), labels=dict(labels))
+    return node_update_policy(meta, ("the-operators", _match(groups, users)), node_validations(pools))
 
 
 def node_policy_binding(
@@ -178,8 +159,4 @@ def node_policy_binding(
 ) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingInitArgs:
     """Binds the policy, denying what it refuses."""
     name = operator_nodes_name(namespace)
-    v1 = k8s.admissionregistration.v1
-    return v1.ValidatingAdmissionPolicyBindingInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(name=name, labels=dict(labels)),
-        spec=v1.ValidatingAdmissionPolicyBindingSpecArgs(policy_name=name, validation_actions=["Deny"]),
-    )
+    return policy_binding(k8s.meta.v1.ObjectMetaArgs(name=name, labels=dict(labels)), name)

@@ -8,10 +8,12 @@
   taint, GKE's ``cloud.google.com/perform-maintenance`` label), list pods and read DaemonSets in every namespace
   (``kubectl drain`` lists the node's pods and skips DaemonSets' with ``--ignore-daemonsets``). Its evictions stay
   in the serving namespace: a drain that meets another namespace's pod stops, Forbidden.
-- A ValidatingAdmissionPolicy (:func:`node_policy`) holds the operators' node updates to the stack's own TPU node
-  pools, and their label changes to the maintenance label: RBAC cannot name nodes by label, and on a shared cluster
-  the ClusterRole alone let one tenant's on-call cordon, taint or start the maintenance of another tenant's slice
-  (GKE review round 54, M1, on the real API server). The policy is created before the rights.
+- The ClusterRole only on a cluster the stack creates, whose nodes are all its own. On an existing cluster, shared
+  with other tenants, the nodes are its owner's: RBAC cannot name nodes by label, so a ClusterRole would let one
+  tenant's on-call cordon or taint another's slice (GKE review round 54, M1), and an admission policy that held a
+  group to one stack's pools refused every node change to a group that two stacks name, or that also administers the
+  cluster (GKE review round 55, M1; SRE review round 19, M2, on the real API server). There the cluster owner runs
+  the runbooks' node steps, or grants them.
 
 GKE authorizes a request that either IAM or RBAC allows (cloud.google.com/kubernetes-engine/docs/concepts/
 access-control); these grants are the RBAC half, scoped to the variant. The ``gcloud container`` half of the
@@ -27,7 +29,6 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from .naming import OPERATOR, operator_nodes_name
-from .node_admission import cel_list, node_update_policy, policy_binding
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """(API groups, resources, verbs) of one RBAC rule."""
@@ -114,49 +115,3 @@ def node_binding(
         role_ref=k8s.rbac.v1.RoleRefArgs(api_group=RBAC_GROUP, kind="ClusterRole", name=name),
         subjects=list(bound),
     )
-
-
-NODE_POOL_LABEL = "cloud.google.com/gke-nodepool"
-"""The label GKE gives every node of a node pool."""
-PERFORM_LABEL = "cloud.google.com/perform-maintenance"
-"""GKE's label that starts a node's pending host maintenance (the only label the operators may change)."""
-
-
-def node_validations(pools: Sequence[str]) -> list[tuple[str, str]]:
-    """``(expression, message)``: the node is one of ``pools``, and no label but the maintenance label changes."""
-    pool, perform = f"'{NODE_POOL_LABEL}'", f"'{PERFORM_LABEL}'"
-    old, new = "oldObject.metadata.labels", "object.metadata.labels"
-    return [
-        (
-            f"has(oldObject.metadata.labels) && {pool} in {old} && {old}[{pool}] in {cel_list(pools)}",
-            f"the operators may change only the nodes of their node pools: {', '.join(pools)}",
-        ),
-        (
-            f"has(object.metadata.labels) && {new}.all(k, k == {perform} || (k in {old} && {old}[k] == {new}[k])) && "
-            f"{old}.all(k, k == {perform} || k in {new})",
-            f"the operators may change no node label but {PERFORM_LABEL}",
-        ),
-    ]
-
-
-def _match(groups: Sequence[str], users: Sequence[str]) -> str:
-    return (
-        f"request.userInfo.groups.exists(g, g in {cel_list(groups)}) || request.userInfo.username in {cel_list(users)}"
-    )
-
-
-def node_policy(
-    namespace: str, labels: Mapping[str, str], pools: Sequence[str], groups: Sequence[str], users: Sequence[str]
-) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyInitArgs:
-    """The policy on node updates by the operators (:func:`node_validations`): the request's user is one of
-    ``users`` or in one of ``groups``, as the host-maintenance gate's policy (:mod:`tpu_serving.node_admission`)."""
-    meta = k8s.meta.v1.ObjectMetaArgs(name=operator_nodes_name(namespace), labels=dict(labels))
-    return node_update_policy(meta, ("the-operators", _match(groups, users)), node_validations(pools))
-
-
-def node_policy_binding(
-    namespace: str, labels: Mapping[str, str]
-) -> k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingInitArgs:
-    """Binds the policy, denying what it refuses."""
-    name = operator_nodes_name(namespace)
-    return policy_binding(k8s.meta.v1.ObjectMetaArgs(name=name, labels=dict(labels)), name)

@@ -322,7 +322,6 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
             load_balancer_cidrs=(cfg.gateway.proxy_only_cidr, *HEALTH_CHECK_RANGES) if cfg.gateway else (),
             operator_groups=cfg.tenancy.operators.groups,
             operator_users=cfg.tenancy.operators.users,
-            operator_node_pools=tuple(p for s in cfg.tpu_slices for p in cfg.node_pool_names(s)),
             serving_preempts=not cfg.existing,  # an existing cluster's other tenants are not ours to evict
             shared_cluster=cfg.existing,  # the PriorityClasses are retained on delete: other tenants name them
             labels=ctx.k8s_labels,

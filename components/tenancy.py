@@ -129,9 +129,6 @@ class TenancyArgs:
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()
     """Users that operate the variant."""
-    operator_node_pools: Sequence[str] = ()
-    """The stack's TPU node pools: the only nodes its operators may cordon, taint and label for maintenance (an
-    admission policy holds them to these: :mod:`tpu_serving.operator_access`); none: no node rights at all."""
     serving_preempts: bool = True
     """Whether the serving PriorityClass preempts lower-priority pods (``PreemptLowerPriority``); False: it never does
     (``Never``: its pods go ahead of lower-priority ones in the scheduling queue but evict none), as on an existing
@@ -415,21 +412,10 @@ class Tenancy(pulumi.ComponentResource):
         subjects = operator_access.subjects(args.operator_groups, args.operator_users)
         if subjects:
             k8s.rbac.v1.RoleBinding(f"{name}-operator-binding", operator_access.binding(*meta, subjects), opts=child)
-        if subjects and args.operator_node_pools:  # the runbooks' node steps, on the stack's own pools only
-            held = (args.operator_node_pools, args.operator_groups, args.operator_users)
-            admission = k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-                f"{name}-operator-nodes-policy", operator_access.node_policy(*meta, *held), opts=child
-            )
-            bound = k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-                f"{name}-operator-nodes-policy-binding",
-                operator_access.node_policy_binding(*meta),
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[admission])),
-            )
-            # the rights only once their policy binds (rights before it would let every node be changed)
-            after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[bound]))
-            k8s.rbac.v1.ClusterRole(f"{name}-operator-nodes", operator_access.node_role(*meta), opts=after)
+        if subjects and not args.shared_cluster:  # the runbooks' node steps, on a cluster the stack owns
+            k8s.rbac.v1.ClusterRole(f"{name}-operator-nodes", operator_access.node_role(*meta), opts=child)
             k8s.rbac.v1.ClusterRoleBinding(
-                f"{name}-operator-nodes-binding", operator_access.node_binding(*meta, subjects), opts=after
+                f"{name}-operator-nodes-binding", operator_access.node_binding(*meta, subjects), opts=child
             )
         self.summary = quota_output(args)
         self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips, "quota": self.summary})

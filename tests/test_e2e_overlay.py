@@ -30,10 +30,22 @@ MANIFESTS = {
     "metrics-adapter": "/srv/e2e/manifests/metrics-adapter-v0.16.10.yaml",
 }
 
-DIFFERENT_OBJECTS: Mapping[str, frozenset[tuple[str, str | None, str]]] = {}
-"""Kubernetes objects (type, namespace, name) that the design makes differ between a stack and its existing-cluster
-form: none. The in-cluster half is the same objects on either cluster; only their inputs may differ (the Kubernetes
-service account's annotation names the existing account, a release manifest is read from its local file)."""
+NODE_RIGHTS = (
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",
+    "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding",
+)
+
+
+def different_objects(plan: Plan) -> frozenset[tuple[str, str | None, str]]:
+    """Kubernetes objects (type, namespace, name) that the design makes differ between a stack and its
+    existing-cluster form: the operators' node ClusterRole and its binding (``<namespace>-tpu-serving-operator``),
+    which a stack grants only on a cluster it creates (an existing cluster's nodes are its owner's:
+    :mod:`tpu_serving.operator_access`). The rest of the in-cluster half is the same objects on either cluster; only
+    their inputs may differ (the Kubernetes service account's annotation names the existing account, a release
+    manifest is read from its local file)."""
+    namespace = str(plan.outputs["namespace"])
+    return frozenset((t, None, f"{namespace}-tpu-serving-operator") for t in NODE_RIGHTS)
+
 
 Obj = tuple[str, str | None, str]
 
@@ -137,7 +149,7 @@ def test_e2e_overlay_stack_previews_with_no_gcp_resource_nor_call(stack):
     plan = converted_plan(stack)
     assert gcp_parts(plan) == []
     assert kubernetes_objects(plan)
-    assert object_differences(plan_of(stack), plan, DIFFERENT_OBJECTS.get(stack, frozenset())) == set()
+    assert object_differences(plan_of(stack), plan, different_objects(plan_of(stack))) == set()
     assert {d for d in input_differences(plan_of(stack), plan) if not d[1].startswith(PINNED_POOLS)} <= DIFFERENT_INPUTS
     # every controller install reads its manifest from the local file
     installs = [r for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup"]
@@ -178,7 +190,7 @@ def test_e2e_overlay_the_object_comparison_fails_on_a_missing_object():
     stack = "vllm-llama33-70b-v5e16"
     plan = converted_plan(stack)
     kept = [r for r in plan.resources if r.type != "kubernetes:gateway.networking.k8s.io/v1:Gateway"]
-    missing = object_differences(plan_of(stack), dataclasses.replace(plan, resources=kept))
+    missing = object_differences(plan_of(stack), dataclasses.replace(plan, resources=kept), different_objects(plan))
     assert missing == {("kubernetes:gateway.networking.k8s.io/v1:Gateway", "vllm-llama70b", "vllm-api-gateway")}
 
 

@@ -356,9 +356,13 @@ def render(plan: Mapping[str, Any]) -> str:
     header = [
         f"# {n.stack}: the runbooks' commands in this stack's names (from its offline plan)",
         f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
-        f"# kubectl steps: the Role {n.namespace}/tpu-serving-operator and the ClusterRole {n.namespace}-tpu-serving-"
-        "operator grant them to tenancy.operators; gcloud container steps need IAM container.clusters.update"
-        " (docs/security.md)",
+        f"# kubectl steps: the Role {n.namespace}/tpu-serving-operator grants the namespace's to tenancy.operators; "
+        + (
+            "the node steps (cordon, drain, taint, label) are the cluster owner's on an existing cluster"
+            if n.existing
+            else f"the ClusterRole {n.namespace}-tpu-serving-operator the node steps"
+        )
+        + "; gcloud steps need IAM (docs/security.md)",
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]

@@ -123,9 +123,11 @@ def alerts(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySetting
     out += [_alert(a) for a in prober.probe_alerts(cluster, namespace, metrics.probe, settings, metrics.gateway_probe)]
     if metrics.gateway is not None:
         service = metrics.probe.service if metrics.probe is not None else None
-        out += [
-            _alert(a) for a in gateway_alerts.gateway_alerts(cluster, namespace, metrics.gateway, service, settings)
-        ]
+        found_gateway = gateway_alerts.gateway_alerts(cluster, namespace, metrics.gateway, service, settings)
+        found_gateway.append(
+            gateway_alerts.near_timeout_alert(namespace, metrics.gateway, metrics.gateway_timeout_seconds)
+        )
+        out += [_alert(a) for a in found_gateway]
     out += [_alert(a) for r in metrics.roles for a in roles_.alerts(cluster, namespace, r, settings, KUBE)]
     minutes = settings.no_ready_leader_minutes
     router = roles_.router_alerts(

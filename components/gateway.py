@@ -281,6 +281,8 @@ class ServingGateway(pulumi.ComponentResource):
     """The name of that address (the Gateway's ``NamedAddress``)."""
     gateway_name: str
     """The Gateway's name in the serving namespace."""
+    request_timeout_seconds: int
+    """The load balancer's request timeout (``gateway.requestTimeoutSeconds``)."""
     router_restart: str
     """What a restart of the router does to requests (:func:`router_restart`)."""
 
@@ -309,6 +311,7 @@ class ServingGateway(pulumi.ComponentResource):
             k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
         self.address_name = args.address_name
         self.gateway_name = args.name
+        self.request_timeout_seconds = args.settings.request_timeout_seconds
         self.address, reserved = self._address(name, args, child)
         if reserved is not None:
             k8s_child = pulumi.ResourceOptions.merge(k8s_child, pulumi.ResourceOptions(depends_on=[reserved]))

@@ -31,6 +31,16 @@ from .prober import PROBE_INTERVAL_SECONDS, PROBER_REPLICAS
 
 ERRORS_KEY, ERRORS_TITLE = "gateway-errors", "Gateway error rate high"
 MISSING_KEY, MISSING_TITLE = "gateway-errors-unread", "Gateway error rate unread"
+NEAR_KEY, NEAR_TITLE = "gateway-near-timeout", "Requests near the Gateway timeout"
+NEAR_SHARE, NEAR_FRACTION, NEAR_WINDOW_MINUTES, NEAR_MINUTES = 0.99, 0.9, 30, 5
+"""More than 1% of the load balancer's requests over 30 minutes took 90% of its request timeout or more (their 99th
+percentile above it), held 5 minutes: a ticket."""
+LATENCIES = "loadbalancing_googleapis_com:https_internal_total_latencies_bucket"
+"""The load balancer's latency from a request's arrival to the client's ACK of its last byte, in ms: Cloud
+Monitoring's ``loadbalancing.googleapis.com/https/internal/total_latencies`` (GA, DELTA, DISTRIBUTION, ms, on
+``internal_http_lb_rule``; Cloud Monitoring's Google Cloud metrics list), whose buckets Cloud Monitoring's PromQL
+reads as a histogram's (``_bucket``, ``le``). A streamed completion cut at the timeout is counted here at the
+timeout, whatever status it kept."""
 MISSING_MINUTES = 30
 """The window in which the Gateway probe succeeded while the load balancer's series stayed absent."""
 METRIC = "loadbalancing_googleapis_com:https_internal_request_count"
@@ -120,3 +130,32 @@ def gateway_alerts(
             "WARNING",
         ),
     ]
+
+
+def near_timeout_query(namespace: str, gateway: str, timeout_seconds: int) -> str:
+    """The 99th percentile of the load balancer's total latency over :data:`NEAR_WINDOW_MINUTES`, above
+    :data:`NEAR_FRACTION` of the request timeout (in ms)."""
+    selector = f'{RESOURCE}, url_map_name=~"{url_map_pattern(namespace, gateway)}"'
+    rate = f"sum by (le) (rate({LATENCIES}{{{selector}}}[{NEAR_WINDOW_MINUTES}m]))"
+    return f"histogram_quantile({NEAR_SHARE:g}, {rate}) > {NEAR_FRACTION * timeout_seconds * 1000:g}"
+
+
+def near_timeout_alert(namespace: str, gateway: str, timeout_seconds: int) -> tuple[str, str, str, int, str, str]:
+    """``(key, title, query, minutes, runbook, severity)`` of the ticket on requests that run up to the timeout: a
+    streamed completion cut there keeps the ``200`` it sent (the load balancer, Envoy, cannot change a status once
+    sent: envoyproxy/envoy issue 9242), so no error count sees it, and vLLM records no metric of a request its client
+    dropped (0.29.0 ``vllm/v1/engine/output_processor.py`` ``abort_requests``); the load balancer's latency does
+    (SRE review round 18, M1; round 19, M1)."""
+    return (
+        NEAR_KEY,
+        NEAR_TITLE,
+        near_timeout_query(namespace, gateway, timeout_seconds),
+        NEAR_MINUTES,
+        f"More than {1 - NEAR_SHARE:.0%} of the requests through Gateway {namespace}/{gateway} over "
+        f"{NEAR_WINDOW_MINUTES} minutes took {NEAR_FRACTION:.0%} of its {timeout_seconds} s request timeout or more: "
+        "completions that long are cut at the timeout, a streamed one with the 200 it already sent, so clients get "
+        "truncated answers that no error alert counts. Cap clients' max_tokens, or raise gateway.requestTimeoutSeconds "
+        "(it also sets the engines' drain: docs/upgrade.md). Which requests: the load balancer's request logs "
+        '(resource.type="internal_http_lb_rule", httpRequest.latency).',
+        "WARNING",
+    )

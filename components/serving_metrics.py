@@ -122,6 +122,8 @@ class ServingMetrics:
     gateway: str | None = None
     """The Gateway's name, whose load balancer's responses the Gateway error-rate alert reads
     (:mod:`tpu_serving.gateway_alerts`; None: no Gateway)."""
+    gateway_timeout_seconds: int = 0
+    """The Gateway's request timeout, which the alert on requests near it reads (0: no Gateway)."""
     autoscalers: Sequence[str] = ()
     """Names of the HorizontalPodAutoscalers that set its group counts, whose conditions the autoscaler alert reads
     (:mod:`tpu_serving.autoscaler_alerts`; none: its groups are fixed)."""
@@ -170,6 +172,9 @@ class GatewayAddress(Protocol):
     @property
     def gateway_name(self) -> str: ...
 
+    @property
+    def request_timeout_seconds(self) -> int: ...
+
 
 def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int) -> ServingMetrics:
     """``metrics`` with a second serving probe of the same request through the Gateway's address (``gateway``;
@@ -178,11 +183,17 @@ def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int)
     (:func:`.prober.probe_alerts`); without a probe, only the Gateway's name (its load-balancer alert)."""
     probe = metrics.probe
     if probe is None:
-        return dataclasses.replace(metrics, gateway=gateway.gateway_name)
+        return dataclasses.replace(
+            metrics, gateway=gateway.gateway_name, gateway_timeout_seconds=gateway.request_timeout_seconds
+        )
     endpoint = prober.scrape_endpoint(probe, prober.gateway_url(probe, gateway.address, port))
     target = ScrapeTarget(
         gateway_prober_name(probe.service), prober.prober_labels(probe), prober.PROBER_PORT, prober.PROBE_PATH, endpoint
     )
     return dataclasses.replace(
-        metrics, scrape=[*metrics.scrape, target], gateway_probe=gateway.address_name, gateway=gateway.gateway_name
+        metrics,
+        scrape=[*metrics.scrape, target],
+        gateway_probe=gateway.address_name,
+        gateway=gateway.gateway_name,
+        gateway_timeout_seconds=gateway.request_timeout_seconds,
     )

@@ -70,6 +70,8 @@ NOT_COVERED: dict[str, str] = {
     "gateway-errors": "reads the load balancer's request count (loadbalancing_googleapis_com:...), which exists only "
     "in Cloud Monitoring; tests/test_e2e_gateway_alerts.py runs it on promtool with load-balancer series of its own",
     "gateway-errors-unread": "reads the same load-balancer series' absence; tests/test_e2e_gateway_alerts.py runs it",
+    "gateway-near-timeout": "reads the load balancer's latency distribution, which exists only in Cloud Monitoring; "
+    "tests/test_e2e_gateway_alerts.py runs it on promtool with buckets of its own",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "
     "Cloud Monitoring (no upstream exporter to take its series from)",
 }

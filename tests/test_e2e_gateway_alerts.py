@@ -42,7 +42,7 @@ def test_url_map_pattern_matches_the_names_gke_gives_and_not_another_gateways() 
 def _queries() -> dict[str, tuple[str, int]]:
     found = {}
     for res in plan_of(STACK).of_type(ALERT_POLICY):
-        if res.name.endswith(("-gateway-errors", "-gateway-errors-unread")):
+        if res.name.endswith(("-gateway-errors", "-gateway-errors-unread", "-gateway-near-timeout")):
             promql = res.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]
             found[res.name.rsplit("observability-", 1)[1]] = (promql["query"], int(promql["duration"].rstrip("s")))
     return found
@@ -51,6 +51,22 @@ def _queries() -> dict[str, tuple[str, int]]:
 def _lb(url_map: str, code_class: str, per_minute: int, minutes: int) -> dict[str, str]:
     labels = f'monitored_resource="internal_http_lb_rule", url_map_name="{url_map}", response_code_class="{code_class}"'
     return {"series": f"{METRIC}{{{labels}}}", "values": f"0+{per_minute}x{minutes}"}
+
+
+LATENCY_BUCKETS_MS = ("1000", "10000", "60000", "120000", "240000", "280000", "320000", "+Inf")
+"""Bucket bounds of the modelled latency distribution (Cloud Monitoring's own are exponential: the query reads any)."""
+
+
+def _latencies(url_map: str, quick: int, slow: int, minutes: int = 60) -> list[dict[str, str]]:
+    """A minute's ``quick`` requests at 60 s and ``slow`` ones at 300 s (the timeout), as cumulative buckets."""
+    out = []
+    for le in LATENCY_BUCKETS_MS:
+        bound = float("inf") if le == "+Inf" else float(le)
+        per_minute = (quick if bound >= 60000 else 0) + (slow if bound >= 300000 else 0)
+        labels = f'monitored_resource="internal_http_lb_rule", url_map_name="{url_map}", le="{le}"'
+        name = "loadbalancing_googleapis_com:https_internal_total_latencies_bucket"
+        out.append({"series": f"{name}{{{labels}}}", "values": f"0+{per_minute}x{minutes}"})
+    return out
 
 
 def _case(name: str, series: list[dict[str, str]], alert: str, at: int, firing: int) -> dict[str, Any]:
@@ -62,7 +78,7 @@ def _case(name: str, series: list[dict[str, str]], alert: str, at: int, firing: 
 def test_gateway_alerts_fire_on_the_load_balancers_errors_and_on_their_absence(tmp_path: Path) -> None:
     binary = promtool()
     queries = _queries()
-    assert sorted(queries) == ["gateway-errors", "gateway-errors-unread"], sorted(queries)
+    assert sorted(queries) == ["gateway-errors", "gateway-errors-unread", "gateway-near-timeout"], sorted(queries)
     rules = [{"alert": k, "expr": q, "for": f"{d}s"} for k, (q, d) in queries.items()]
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": [{"name": "gateway", "rules": rules}]}))
     check = run_promtool(binary, ["check", "rules", "rules.yaml"], tmp_path)
@@ -82,6 +98,11 @@ def test_gateway_alerts_fire_on_the_load_balancers_errors_and_on_their_absence(t
         # the probe succeeds, no series of the URL map: the pattern reads nothing
         _case("unread", [probe, _lb(OTHER, "200", 60, minutes)], "gateway-errors-unread", 45, 1),
         _case("read", [probe, _lb(OURS, "200", 60, minutes)], "gateway-errors-unread", 45, 0),
+        # 100 requests a minute, 3 of them running to the 300 s timeout (a streamed cut keeps its 200): fires;
+        # 3 of them at 60 s: quiet; the same on another Gateway's URL map: quiet
+        _case("near", _latencies(OURS, 97, 3), "gateway-near-timeout", 40, 1),
+        _case("short", _latencies(OURS, 100, 0), "gateway-near-timeout", 40, 0),
+        _case("near, other gateway", _latencies(OTHER, 97, 3), "gateway-near-timeout", 40, 0),
     ]  # fmt: skip
     (tmp_path / "tests.yaml").write_text(
         yaml.safe_dump({"rule_files": ["rules.yaml"], "evaluation_interval": "1m", "tests": tests})

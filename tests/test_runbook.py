@@ -127,6 +127,17 @@ def test_a_single_zone_stacks_zone_outage_adds_no_group():
     assert "patch hpa" in text_of(V6E8).split("## A zone outage", 1)[1]
 
 
+def test_an_existing_clusters_lost_vm_is_released_in_the_namespace():
+    """SRE review round 20: on an existing cluster the operators have no node rights, so the out-of-service taint is
+    the owner's; the runbook releases the lost VM's pods with a forced delete in the namespace instead."""
+    text = text_of("vllm-llama33-70b-existing")
+    lost = text.split("## A VM that goes silent", 1)[1].split("##", 1)[0]
+    assert "kubectl -n llama70b-platform delete pod <its pods> --grace-period=0 --force" in lost
+    assert "taint" in lost and "kubectl taint" not in lost and "kubectl get nodes" not in lost
+    assert "even reading nodes" in text.splitlines()[2]
+    assert "kubectl taint nodes <node> node.kubernetes.io/out-of-service" in text_of(V6E8)
+
+
 def test_a_stack_without_an_hpa_prints_no_hpa_patch():
     text = text_of(NO_HPA)
     assert HPA_PATCH not in text

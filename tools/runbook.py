@@ -302,6 +302,15 @@ def _maintenance_section(n: Names) -> list[str]:
 
 
 def _lost_vm_section(n: Names) -> list[str]:
+    if n.existing:  # the nodes are the cluster owner's: the namespace's own equivalent of the taint (SRE review 20)
+        return [
+            '## A VM that goes silent (docs/operate.md, "A VM that goes silent")',
+            f"kubectl -n {n.namespace} get pods -o wide   # the group's pods on the silent node, Terminating",
+            "# Only if the VM is gone for good: release its pods at once. The out-of-service taint is the cluster",
+            "# owner's here; deleting the pods with no grace period is what it does (its pods have no volume to detach):",
+            f"kubectl -n {n.namespace} delete pod <its pods> --grace-period=0 --force",
+            "# Then tell the cluster owner: the node stays, NotReady, until they repair or remove it.",
+        ]
     return [
         '## A VM that goes silent (docs/operate.md, "A VM that goes silent")',
         f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))}'   # the NotReady node",
@@ -358,7 +367,8 @@ def render(plan: Mapping[str, Any]) -> str:
         f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
         f"# kubectl steps: the Role {n.namespace}/tpu-serving-operator grants the namespace's to tenancy.operators; "
         + (
-            "the node steps (cordon, drain, taint, label) are the cluster owner's on an existing cluster"
+            "the node steps (cordon, drain, taint, label, even reading nodes) are the cluster owner's on an existing"
+            " cluster"
             if n.existing
             else f"the ClusterRole {n.namespace}-tpu-serving-operator the node steps"
         )

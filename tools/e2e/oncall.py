@@ -64,11 +64,11 @@ def _step(words: list[str], namespace: str | None, serving: str) -> set[Request]
     verb = words[0]
     if verb in NODE_STEPS:
         return _node_step(verb, namespace or serving)
-    if verb not in ("get", "patch", "wait", "describe") or len(words) < 2 or words[1] not in RESOURCES:
+    if verb not in ("get", "patch", "wait", "describe", "delete") or len(words) < 2 or words[1] not in RESOURCES:
         raise ValueError(f"a kubectl step this module does not know: kubectl {' '.join(words)}")
     group, resource = RESOURCES[words[1]]
-    if verb == "patch":
-        return {Request("get", group, resource, namespace), Request("patch", group, resource, namespace)}
+    if verb in ("patch", "delete"):
+        return {Request("get", group, resource, namespace), Request(verb, group, resource, namespace)}
     watched = verb == "wait" or "-w" in words
     found = {Request("list", group, resource, namespace), Request("get", group, resource, namespace)}
     return found | ({Request("watch", group, resource, namespace)} if watched else set())

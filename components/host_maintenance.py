@@ -265,8 +265,10 @@ GATE_MINUTES = 5
 pages within 15 (GKE review round 53, m4: every 10 minutes, it paged 10 to 20 minutes after the node went)."""
 GATE_KEY, GATE_TITLE = "maintenance-gate", "Serving group lost or TPU host maintenance held"
 SILENT_KEY, SILENT_TITLE = "maintenance-gate-silent", "Host-maintenance gate silent"
-SILENT_WINDOW_MINUTES = 40
-"""No run line for 40 minutes: eight runs of the 5-minute CronJob missed (:data:`GATE_MINUTES`)."""
+SILENT_WINDOW_MINUTES = 20
+"""No run line for 20 minutes: four runs of the 5-minute CronJob missed (:data:`GATE_MINUTES`). It pages (ERROR): the
+gate is the stack's fast signal of a lost serving VM, which otherwise pages only as *below minimum*, after 75 minutes
+(SRE review round 21, M2)."""
 GATE_RATE_LIMIT_SECONDS = 1800
 """At most one notification per half hour: a lost node or a hold logs an ERROR line every run (5 minutes)."""
 USER_METRIC = "logging.googleapis.com/user/"
@@ -383,7 +385,7 @@ def promql_name(metric_type: str) -> str:
 
 
 def silent_alert(cluster: str, namespace: str) -> Alert:
-    """The WARNING alert on no run line for :data:`SILENT_WINDOW_MINUTES`: the gate no longer runs (its CronJob
+    """The ERROR alert on no run line for :data:`SILENT_WINDOW_MINUTES`: the gate no longer runs (its CronJob
     suspended or deleted, its pod not scheduled, its image not pulled), so no maintenance is started and no lost
     group pages. A log-based metric's series names its monitored resource in the ``monitored_resource`` label (the
     same mapping page, "Specifying a monitored resource type")."""
@@ -397,6 +399,7 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
         f"The host-maintenance gate of namespace {namespace} has logged no run for {SILENT_WINDOW_MINUTES} minutes: "
         f"no maintenance is started and no lost group pages. kubectl -n {namespace} get cronjob,jobs,pods -l "
         f"app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob {MAINTENANCE_GATE} (suspended, a pod "
-        "that is not scheduled or whose image is not pulled).",
-        Severity.WARNING,
+        "that is not scheduled or whose image is not pulled). Meanwhile a lost serving VM pages only after 75 "
+        "minutes (below minimum): watch kubectl get nodes.",
+        Severity.ERROR,
     )

@@ -244,9 +244,11 @@ def test_gate_page_filter_and_silent_alert() -> None:
     alert = hm.silent_alert("c", "serving")
     assert alert.query == (
         "absent_over_time(logging_googleapis_com:user_c_serving_maintenance_gate_runs"
-        '{monitored_resource="k8s_container",namespace_name="serving"}[40m])'
+        '{monitored_resource="k8s_container",namespace_name="serving"}[20m])'
     )
-    assert alert.severity.value == "WARNING"
+    # SRE review round 21, M2: the gate is the fast signal of a lost serving VM; its silence pages, within four runs
+    assert alert.severity.value == "ERROR"
+    assert hm.SILENT_WINDOW_MINUTES == 4 * hm.GATE_MINUTES
 
 
 def test_promql_name_maps_as_cloud_monitoring_documents() -> None:

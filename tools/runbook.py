@@ -213,13 +213,13 @@ def _add_group(n: Names, zone: str | None) -> list[str]:
 
 
 def _zones(n: Names) -> dict[str, list[Pool]]:
-    """The serving pools by zone, when the plan creates each in one zone and they span two zones or more."""
+    """The serving pools by zone, when the plan creates each in one zone (else empty: the zones are unknown)."""
     by_zone: dict[str, list[Pool]] = {}
     for pool in n.tpu_pools:
         if pool.zone is None:
             return {}
         by_zone.setdefault(pool.zone, []).append(pool)
-    return by_zone if len(by_zone) > 1 else {}
+    return by_zone
 
 
 def _drains(pools: list[Pool], flags: str) -> list[str]:
@@ -268,7 +268,7 @@ def _drain(n: Names) -> list[str]:
             "# (--delete-emptydir-data: the serving pods mount emptyDir volumes, which drain refuses otherwise)"
         )
     lines += _hold(n)
-    zones = _zones(n)
+    zones = by_zone if len(by_zone := _zones(n)) > 1 else {}  # one zone: nothing to hold, the group stays in it
     for zone, pools in zones.items():
         lines += _zone_move(n, zone, pools, flags)
     if not zones:
@@ -327,8 +327,7 @@ def _zone_section(n: Names) -> list[str]:
     if not n.hpas:
         why = "a DisaggregatedSet's role HPAs" if n.other_hpas else "no HPA"
         return [title, f"# Not covered: {why}; the HPA patch that adds a group applies to a LeaderWorkerSet's HPA."]
-    zones = {p.zone for p in n.tpu_pools}
-    if len(zones) == 1 and None not in zones:  # SRE review round 17, m1: no surviving zone to add a group in
+    if len(zones := _zones(n)) == 1:  # SRE review round 17, m1: no surviving zone to add a group in
         (zone,) = zones
         return [
             title,

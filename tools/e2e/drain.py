@@ -68,7 +68,7 @@ def _budget(api_client: Any, namespace: str, name: str) -> Mapping[str, Any]:
     }
 
 
-def _tpu_nodes(api_client: Any) -> set[str]:
+def tpu_nodes(api_client: Any) -> set[str]:
     """The names of the Nodes with TPU chips to allocate (``google.com/tpu``)."""
     from kubernetes import client
 
@@ -120,7 +120,7 @@ def drain_one_group(api_client: Any, target: tuple[str, str], timeout: float = 9
     # slice (a surge spare at its maximum) would take group 0 back at once, and then the budget rightly allows the
     # next eviction (CI saw it: 'allowed: both groups disrupted at once' while group 0 already served on the spare).
     # What is shown is the budget while group 0 is down.
-    nodes = _tpu_nodes(api_client) - serving
+    nodes = tpu_nodes(api_client) - serving
     cordon(api_client, nodes, True)
     out.append(evict_group(api_client, namespace, sorted(by_group["0"].items()), subject))
     answer = _evict(api_client, namespace, second)

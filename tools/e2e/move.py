@@ -31,7 +31,7 @@ from typing import Any
 from tpu_serving.spread import ZONE_LABEL
 from tpu_serving_tools.verify.checks import Finding
 
-from .drain import NODE_POOL_LABEL, cordon, evict_group, pods_by_group
+from .drain import NODE_POOL_LABEL, cordon, evict_group, pods_by_group, tpu_nodes
 from .node_loss import Lifecycle, autoscaled_lifecycle, group_pods, scale, set_replicas, wait, where
 from .rollout import live_lws, serving_groups
 from .zone_outage import unscheduled
@@ -117,11 +117,7 @@ def unheld_move(api_client: Any, target: tuple[str, str], size: int, timeout: fl
     subject = f"LeaderWorkerSet {namespace}/{name}: without the zone hold"
     node0, zone0, pool0 = _placed(api_client, target, "0")
     busy = {_placed(api_client, target, g)[0] for g in ("0", "1")}
-    others = {
-        n
-        for n in _nodes(api_client, "")
-        if n not in busy and _is_tpu(api_client, n) and _node_labels(api_client, n).get(ZONE_LABEL) != zone0
-    }
+    others = tpu_nodes(api_client) - busy - _nodes(api_client, f"{ZONE_LABEL}={zone0}")
     cordon(api_client, others, True)
     took = _add_group(api_client, target, size, timeout)
     cordon(api_client, others, False)
@@ -197,13 +193,6 @@ def _gone_now(api_client: Any, target: tuple[str, str], group: str) -> None:
         except ApiException as err:
             if err.status not in (404, 409):  # gone already, or another pod of that name now
                 raise
-
-
-def _is_tpu(api_client: Any, node: str) -> bool:
-    from kubernetes import client
-
-    status = client.CoreV1Api(api_client).read_node(node).status
-    return status is not None and int((status.allocatable or {}).get("google.com/tpu", "0")) > 0
 
 
 def held_move(

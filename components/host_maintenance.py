@@ -215,12 +215,17 @@ def unscheduled_policy_args(
 
 
 def zone_line(
-    pools: Sequence[tuple[str, str]], gated: bool = False, startable: bool = True, watched: bool = False
+    pools: Sequence[tuple[str, str]],
+    gated: bool = False,
+    startable: bool = True,
+    watched: bool = False,
+    spread: str | None = None,
 ) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
     zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
     host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`; ``watched``: the
-    gate runs, and where it does not start the maintenance, watches) and where the runbook is."""
+    gate runs, and where it does not start the maintenance, watches) and where the runbook is; ``spread``: why the
+    slices cannot span two zones (:func:`tpu_serving.tpu_zones.one_zone_only`), None where they can."""
     zones = sorted({z for _, z in pools})
     if gated:
         who = (
@@ -250,7 +255,8 @@ def zone_line(
     if len(zones) == 1:
         return (
             f"all {len(pools)} serving slices are in {zones[0]}: one zonal maintenance wave can take every group at "
-            f"once, which more slices in the same zone do not prevent (tpuSlices[].zone spreads them); {how}"
+            f"once, which more slices in the same zone do not prevent ({spread or 'tpuSlices[].zone spreads them'}); "
+            f"{how}"
         )
     return (
         f"the {len(pools)} serving slices span {', '.join(zones)}: a zonal maintenance wave takes only the groups "
@@ -339,8 +345,10 @@ def _watch_page_text(namespace: str) -> str:
         "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or the maintenance "
         "windows that open within 2 hours would leave fewer than all but one of the running groups serving, "
         "whatever took the others (the line names the pools and groups), or the API refused the gate (403: its "
-        f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A "
-        "VM that goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. A second "
+        f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: the gate raises "
+        "the HPA's minimum to cover its group (its line: 'raising HPA ...'; no such line: the refusal or no HPA, "
+        "patch it by hand), and gives it back once the group serves again; docs/operate.md, 'A VM that goes silent' "
+        "(the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. A second "
         "group going: add a group now (docs/operate.md, 'Pools with no manual start'; tpu-serving runbook --stack "
         "<your stack> prints the commands)."
     )
@@ -354,8 +362,10 @@ def _gate_page_text(namespace: str) -> str:
         "whose scale-down is not held), or within 2 hours of it when the hold passes by itself (another pool in "
         "maintenance, a group reloading or rolling out), or the API refused the gate (403, 422: its RBAC or "
         "admission policy). "
-        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: docs/operate.md, 'A VM that "
-        "goes silent' (the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Never start a pool "
+        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: the gate raises the HPA's "
+        "minimum to cover its group (its line: 'raising HPA ...'; no such line: the refusal or no HPA, patch it by "
+        "hand), and gives it back once the group serves again; docs/operate.md, 'A VM that goes silent' (the "
+        "out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Never start a pool "
         "by hand while another is in maintenance or a group is not Ready: that takes a second group. Clear the hold "
         f"(the group not Ready, the cordon, the HPA's scale-down), or move a group off the held pool before its window "
         f"({RUNBOOK})."

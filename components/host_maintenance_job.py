@@ -6,7 +6,8 @@ reads it. The gate (:mod:`tpu_serving.maintenance_gate`, the program) runs every
 namespace and starts the pending maintenance of the pool whose window opens first, only while every standing group
 serves and no pool is in maintenance, NotReady or cordoned.
 
-Least privilege: a Role to list the namespace's pods and read its HPAs, a ClusterRole to list and patch nodes, and a
+Least privilege: a Role to list the namespace's pods and read and patch its HPAs, by name (the cover of a lost
+group: :mod:`tpu_serving.group_cover`), a ClusterRole to list and patch nodes, and a
 ValidatingAdmissionPolicy that refuses any node update by the gate's ServiceAccount but adding
 ``cloud.google.com/perform-maintenance=true``, on nodes of the stack's serving pools only (Kubernetes
 "Validating Admission Policy", kubernetes.io/docs/reference/access-authn-authz/validating-admission-policy/: GA and
@@ -16,8 +17,8 @@ merge patch reaches admission as an UPDATE of the node).
 The stack file's ``hostMaintenance`` (:class:`HostMaintenanceSettings`) says whether the gate runs (``start``, the
 default) or only the ticket is opened (``ticket``). On pools for which Cloud TPU lists no manual start (GKE
 single-host v5e or v6e, TPU7x) the gate starts nothing: it watches the serving nodes and pages a lost one, with a
-ClusterRole that lists nodes and no admission policy (:attr:`HostMaintenanceGateArgs.starts`); its Role reads the
-LeaderWorkerSets, by name, for the groups they ask for (``spec.replicas``), and no HPA.
+ClusterRole that lists nodes and no admission policy (:attr:`HostMaintenanceGateArgs.starts`); its Role also reads
+the LeaderWorkerSets, by name, for the groups they ask for (``spec.replicas``).
 """
 
 from collections.abc import Mapping, Sequence
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import pulumi
 import pulumi_kubernetes as k8s
 
+from . import gate_run, group_cover
 from . import maintenance_gate as program
 from .host_maintenance import GATE_MINUTES
 from .naming import MAINTENANCE_GATE, SERVING_PRIORITY, maintenance_gate_cluster_name, namespace_problem
@@ -47,7 +49,11 @@ GATE_USER = 65532
 """The distroless ``nonroot`` user (GoogleContainerTools/distroless common/variables.bzl, ``NONROOT = 65532``)."""
 GATE_CPU, GATE_MEMORY = "50m", "64Mi"
 """The gate's requests (memory also its limit): three API reads and a few patches a run. This library's choice."""
-CODE_DIR, CODE_FILE = "/gate", "maintenance_gate.py"
+CODE_DIR, PACKAGE = "/gate", "tpu_serving"
+"""The ConfigMap's files are laid out as ``/gate/tpu_serving/<file>``, a namespace package (no ``__init__.py``:
+PEP 420), so that the program's relative import of its sibling works as it does in the library."""
+PROGRAM_MODULES = (gate_run, program, group_cover)
+"""The program's files, the first its entry point (``python -m tpu_serving.gate_run``)."""
 DEADLINE_SECONDS = 240
 """A run that has not finished in 4 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""
 LOST_SECONDS = 600
@@ -107,14 +113,15 @@ class HostMaintenanceGateArgs:
     fewest_groups: int = 2
     """The standing groups: the HPA's minimum, else the fixed count."""
     autoscalers: Sequence[str] = ()
-    """The HPAs of the groups: above the standing groups, the gate goes ahead only while each holds its scale-down."""
+    """The HPAs of the groups: a starting gate with no surge goes ahead above the standing groups only while each
+    holds its scale-down; every gate raises their minimum while a serving node is lost (:mod:`tpu_serving.group_cover`)."""
     due_hours: int = 24
     """``hostMaintenance.dueHours``."""
     surge_groups: int = 0
     """``maxSurge`` of the LeaderWorkerSets' rollouts. With one or more, LWS keeps a group above a lower count while a
     lower group is not Ready (lws v0.9.0 ``leaderworkerset_controller.go`` l.356-361, l.685-696), so the HPA's
     scale-down by one group during a pool's maintenance removes no serving group, and the gate does not hold for it
-    nor read the HPAs (SRE review round 17, m2); with 0 it goes ahead above the standing groups only while each HPA
+    (SRE review round 17, m2); with 0 it goes ahead above the standing groups only while each HPA
     holds its scale-down."""
     reload_seconds: int = 3600
     """How long a group takes to load after its slice's maintenance (the serving's startup window): two serving
@@ -122,7 +129,7 @@ class HostMaintenanceGateArgs:
     starts: bool = True
     """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
-    has no node patch permission, no admission policy and reads no HPA; it reads its LeaderWorkerSets' ``spec.replicas``
+    has no node patch permission and no admission policy; it reads its LeaderWorkerSets' ``spec.replicas``
     (the groups asked for, so that a surge rollout's extra group does not count as running)."""
     priority_class_name: str | None = SERVING_PRIORITY
     """PriorityClass of the gate's pod: the serving one, which :class:`tpu_serving.Tenancy` creates; a program without
@@ -139,14 +146,14 @@ class HostMaintenanceGateArgs:
         return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
 
 
-def program_text() -> str:
-    """The gate's program, as the ConfigMap holds it."""
-    return Path(program.__file__).read_text(encoding="utf-8")
+def program_files() -> dict[str, str]:
+    """The gate's program, as the ConfigMap holds it: each module's file by its file name."""
+    return {Path(str(m.__file__)).name: Path(str(m.__file__)).read_text(encoding="utf-8") for m in PROGRAM_MODULES}
 
 
-def _reads_hpas(args: HostMaintenanceGateArgs) -> bool:
-    """A starting gate whose rollouts keep no surge group reads the HPAs' scale-down holds."""
-    return bool(args.autoscalers) and args.starts and args.surge_groups < 1
+def entry_module() -> str:
+    """The module the container runs (``-m``)."""
+    return f"{PACKAGE}.{Path(str(PROGRAM_MODULES[0].__file__)).stem}"
 
 
 def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
@@ -159,11 +166,13 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "DUE_SECONDS": str(args.due_hours * 3600),
         "LOST_SECONDS": str(LOST_SECONDS),
         "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
-        "AUTOSCALERS": ",".join(args.autoscalers if _reads_hpas(args) else ()),
+        "AUTOSCALERS": ",".join(args.autoscalers),
         "SURGE": str(args.surge_groups),
         "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
+        "PYTHONPATH": CODE_DIR,
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
 
 
@@ -187,7 +196,7 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
     container = k8s.core.v1.ContainerArgs(
         name=MAINTENANCE_GATE,
         image=GATE_IMAGE,
-        args=[f"{CODE_DIR}/{CODE_FILE}"],  # the image's entrypoint is the interpreter (distroless python3 README)
+        args=["-m", entry_module()],  # the image's entrypoint is the interpreter (distroless python3 README)
         env=[k8s.core.v1.EnvVarArgs(name=k, value=v) for k, v in gate_env(args).items()],
         volume_mounts=[k8s.core.v1.VolumeMountArgs(name="program", mount_path=CODE_DIR, read_only=True)],
         resources=requests(GATE_CPU, GATE_MEMORY, memory_limit=True),
@@ -201,7 +210,11 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
         containers=[container],
         volumes=[
             k8s.core.v1.VolumeArgs(
-                name="program", config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(name=MAINTENANCE_GATE)
+                name="program",
+                config_map=k8s.core.v1.ConfigMapVolumeSourceArgs(
+                    name=MAINTENANCE_GATE,
+                    items=[k8s.core.v1.KeyToPathArgs(key=f, path=f"{PACKAGE}/{f}") for f in program_files()],
+                ),
             )
         ],
     )
@@ -225,16 +238,17 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
 
 
 def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """List the namespace's pods; read its HPAs, by name (none without autoscaling), or, for a gate that only
-    watches, its LeaderWorkerSets, by name."""
+    """List the namespace's pods; read and patch its HPAs, by name (none without autoscaling): their scale-down
+    holds, and the cover of a lost group (:mod:`tpu_serving.group_cover`); for a gate that only watches, read its
+    LeaderWorkerSets, by name."""
     hpas = k8s.rbac.v1.PolicyRuleArgs(
         api_groups=["autoscaling"],
         resources=["horizontalpodautoscalers"],
-        verbs=["get"],
+        verbs=["get", "patch"],
         resource_names=list(args.autoscalers),
     )
     pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
-    reads_hpas = _reads_hpas(args)
+    rules = [pods, *([hpas] if args.autoscalers else [])]
     if not args.starts:  # a watching gate reads the groups the LeaderWorkerSets ask for (spec.replicas), by name
         sets = k8s.rbac.v1.PolicyRuleArgs(
             api_groups=["leaderworkerset.x-k8s.io"],
@@ -242,8 +256,8 @@ def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
             verbs=["get"],
             resource_names=list(args.leader_worker_sets),
         )
-        return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, sets])
-    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=[pods, *([hpas] if reads_hpas else [])])
+        rules.append(sets)
+    return k8s.rbac.v1.RoleInitArgs(metadata=_meta(args), rules=rules)
 
 
 def cluster_role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.ClusterRoleInitArgs:
@@ -335,7 +349,7 @@ class HostMaintenanceGate(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[policy])),
                 )
             )
-        k8s.core.v1.ConfigMap(f"{name}-program", metadata=_meta(args), data={CODE_FILE: program_text()}, opts=child)
+        k8s.core.v1.ConfigMap(f"{name}-program", metadata=_meta(args), data=program_files(), opts=child)
         k8s.rbac.v1.Role(f"{name}-role", role(args), opts=child)
         k8s.rbac.v1.RoleBinding(f"{name}-role-binding", role_binding(args), opts=child)
         k8s.rbac.v1.ClusterRole(f"{name}-cluster-role", cluster_role(args), opts=child)

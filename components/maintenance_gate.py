@@ -28,20 +28,15 @@ Pods of a LeaderWorkerSet carry ``leaderworkerset.sigs.k8s.io/name`` and ``leade
 ``SetNameLabelKey``, ``WorkerIndexLabelKey``). An HPA whose ``spec.behavior.scaleDown.selectPolicy`` is ``Disabled``
 never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/, "Disable scale down").
 
-Nothing here imports the library: the ConfigMap holds this file alone.
+Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.group_cover`
+(the HPA's minimum raised while a serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API,
+the patches, the log line), which the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
 """
 
 import calendar
-import json
-import os
-import ssl
-import sys
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections.abc import Container, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
@@ -107,6 +102,9 @@ class Decision:
     """Why the run pages (a hold near its window, a lost node), empty when it does not."""
     tickets: tuple[str, ...] = field(default=())
     """Why a watching run opens a ticket (a WARNING line: two serving pools' windows close), empty when it does not."""
+    lost: tuple[str, ...] = field(default=())
+    """The lost nodes that hold a serving pod (:func:`lost_node_names`), whose groups the HPAs cover
+    (:mod:`tpu_serving.group_cover`)."""
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
@@ -165,9 +163,10 @@ def pod_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
+def lost_node_names(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[tuple[str, int]]:
     """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less those in maintenance for
-    less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts nothing)."""
+    less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts nothing), each with
+    its seconds NotReady."""
     holding = {p.get("spec", {}).get("nodeName") for p in pods}
     found = []
     for node in nodes:
@@ -176,8 +175,17 @@ def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float
             continue
         if in_maintenance(node, now) and now - since < gate.maintenance_seconds:
             continue
-        found.append(f"node {_name(node)} NotReady for {int(now - since)} s holds a serving pod")
+        found.append((_name(node), int(now - since)))
     return found
+
+
+def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
+    """:func:`lost_node_names` as the page says them."""
+    return [_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now)]
+
+
+def _lost_page(node: str, seconds: int) -> str:
+    return f"node {node} NotReady for {seconds} s holds a serving pod"
 
 
 def _busy(nodes: Sequence[Obj], now: float) -> list[tuple[Obj, list[str]]]:
@@ -332,7 +340,21 @@ def decide(
     nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
-    pages = tuple(lost_nodes(nodes, pods, gate, now))
+    lost = lost_node_names(nodes, pods, gate, now)
+    pages = tuple(_lost_page(n, s) for n, s in lost)
+    decision = _decide(nodes, pods, gate, (now, scale_downs_held, wanted), pages)
+    return replace(decision, lost=tuple(n for n, _ in lost))
+
+
+def _decide(
+    nodes: Sequence[Obj],
+    pods: Sequence[Obj],
+    gate: Gate,
+    clock: tuple[float, bool, int | None],
+    pages: tuple[str, ...],
+) -> Decision:
+    """:func:`decide` on the stack's own nodes and pods; ``clock``: now, the HPA hold, the groups asked for."""
+    now, scale_downs_held, wanted = clock
     if not gate.starts:
         return _watch(nodes, pods, gate, (now, wanted), pages)
     if not any(pending(n, now) for n in nodes):
@@ -376,118 +398,3 @@ def _hold(
         pages += (f"held within {due} s of pool {pool}'s window ({when})",)
     severity = "ERROR" if pages else "WARNING"
     return Decision("hold", severity, f"holding pool {pool} ({when}): {why}", pool, chosen, pages)
-
-
-# --------------------------------------------------------------------------- the Kubernetes API
-
-
-class Api:
-    """The Kubernetes API from inside a pod, with its ServiceAccount token."""
-
-    def __init__(self, env: Mapping[str, str]):
-        folder = env.get("SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT_DIR)
-        with open(os.path.join(folder, "token"), encoding="utf-8") as f:
-            self.token = f.read().strip()
-        self.base = f"https://{env['KUBERNETES_SERVICE_HOST']}:{env['KUBERNETES_SERVICE_PORT']}"
-        self.context = ssl.create_default_context(cafile=os.path.join(folder, "ca.crt"))
-
-    def call(self, method: str, path: str, body: Obj | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.token}")
-        request.add_header("Accept", "application/json")
-        if data is not None:
-            request.add_header("Content-Type", "application/merge-patch+json")
-        with urllib.request.urlopen(request, context=self.context, timeout=30) as response:
-            return json.loads(response.read() or b"{}")
-
-
-def _selector(key: str, values: Sequence[str]) -> str:
-    return urllib.parse.quote(f"{key} in ({','.join(values)})", safe="")
-
-
-def gate_from(env: Mapping[str, str]) -> Gate:
-    """The gate's settings from the CronJob's environment."""
-
-    def names(key: str) -> tuple[str, ...]:
-        return tuple(v.strip() for v in env.get(key, "").split(",") if v.strip())
-
-    return Gate(
-        pools=names("POOLS"),
-        namespace=env["NAMESPACE"],
-        leader_worker_sets=names("LEADER_WORKER_SETS"),
-        fewest_groups=int(env["FEWEST_GROUPS"]),
-        due_seconds=int(env.get("DUE_SECONDS", "86400")),
-        lost_seconds=int(env.get("LOST_SECONDS", "600")),
-        maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
-        autoscalers=names("AUTOSCALERS"),
-        close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
-        starts=env.get("STARTS", "true") == "true",
-        surge=int(env.get("SURGE", "0")),
-    )
-
-
-def held(hpa: Obj) -> bool:
-    """The HPA's scale-down is disabled (an operator's hold)."""
-    scale_down = (hpa.get("spec", {}).get("behavior") or {}).get("scaleDown") or {}
-    return scale_down.get("selectPolicy") == "Disabled"
-
-
-def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str]]:
-    """Read, decide, label; the decision and the nodes the API refused to label."""
-    nodes = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(POOL_LABEL, gate.pools)}")["items"]
-    pods = api.call(
-        "GET",
-        f"/api/v1/namespaces/{gate.namespace}/pods?labelSelector={_selector(LWS_NAME_LABEL, gate.leader_worker_sets)}",
-    )["items"]
-    hpas = [
-        api.call("GET", f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers/{name}")
-        for name in gate.autoscalers
-    ]
-    wanted = None
-    if not gate.starts:  # a watching gate bounds the groups it counts by what the LeaderWorkerSets ask for
-        lws = [
-            api.call("GET", f"/apis/{LWS_API}/namespaces/{gate.namespace}/leaderworkersets/{name}")
-            for name in gate.leader_worker_sets
-        ]
-        wanted = sum(int(o.get("spec", {}).get("replicas", 1)) for o in lws)
-    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
-    refused = []
-    if decision.action == "start":
-        for node in decision.nodes:
-            try:
-                api.call("PATCH", f"/api/v1/nodes/{node}", {"metadata": {"labels": {PERFORM_LABEL: "true"}}})
-            except urllib.error.HTTPError as e:
-                refused.append(f"{node}: {e.code} {e.reason}")
-    return decision, refused
-
-
-def log(severity: str, message: str, **fields: Any) -> None:
-    """One JSON line on stdout, which Cloud Logging reads as a structured entry of that severity."""
-    print(json.dumps({"severity": severity, "message": message, "gate": "host-maintenance", **fields}), flush=True)
-
-
-def main(env: Mapping[str, str] | None = None, now: float | None = None) -> int:
-    """One run: 0 when it decided (and labelled what it chose), 1 when the API refused it or failed."""
-    env = os.environ if env is None else env
-    try:
-        gate = gate_from(env)
-        decision, refused = run(Api(env), gate, time.time() if now is None else now)
-    except urllib.error.HTTPError as e:
-        severity = "ERROR" if e.code in (403, 422) else "WARNING"
-        log(severity, f"the API refused the gate: {e.code} {e.reason} ({e.url})", decision="error")
-        return 1
-    except (OSError, KeyError, ValueError) as e:
-        log("WARNING", f"the gate could not run: {e!r}", decision="error")
-        return 1
-    fields = {k: v for k, v in asdict(decision).items() if k not in ("severity", "message")}
-    if refused:
-        log("ERROR", f"the API refused the gate's label: {'; '.join(refused)}", decision="error", **fields)
-        return 1
-    said = "; ".join((decision.message, *decision.pages, *decision.tickets))
-    log(decision.severity, said, decision=decision.action, **fields)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -134,8 +134,8 @@ def capacity_reduced_alert(
     """Fewer Ready leaders than :attr:`ServingMetrics.fewest_groups` for ``capacityReducedMinutes``, a ticket (None:
     one group is planned). The group-recreated alert counts the controller's ``RecreateGroup`` events, which LWS
     records only when it deletes the leader itself: "if the leader pod is being deleted, we don't need to send
-    deletion requests" returns before the event (lws v0.10.0 pkg/controllers/pod_controller.go l.251-254,
-    ``handleRestartPolicy``). A leader evicted, lost with its node, repaired or upgraded away, every pod of a
+    deletion requests" returns before the event (lws v0.10.0 pkg/controllers/pod_controller.go l.254-257, the event at
+    l.264, ``handleRestartPolicy``). A leader evicted, lost with its node, repaired or upgraded away, every pod of a
     single-host group, goes without one (SRE review round 43, M1); this alert sees the count of serving leaders
     (:func:`serving_leaders`) instead."""
     fewest = metrics.fewest_groups

@@ -5,7 +5,7 @@ the pool whose window opens first, holds while that pool is in maintenance, and 
 another label and a node of another pool (422). On the production example's single-host pools it only watches: it
 labels nothing, the real RBAC refuses it a node patch (403), two standing groups' windows 2 hours apart open a ticket
 (WARNING, naming the group to move), and a node the real node lifecycle controller marks NotReady under a serving pod
-pages (ERROR). Marked ``e2e``; the objects come from the offline plan, not from the
+pages (ERROR) and has the gate raise its HPA's minimum, to which the real HPA controller scales. Marked ``e2e``; the objects come from the offline plan, not from the
 Pulumi engine."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import plan_of
+from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import wait_for
@@ -52,7 +53,7 @@ def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_re
     with ControlPlane() as cp:
         by_pool = nodes_by_pool(cp, plan)
         hm.create_gate(cp, kubernetes_objects(plan), NAMESPACE)
-        serving = [p for p in hm.cron_env(cp, NAMESPACE)["POOLS"].split(",") if p in by_pool]
+        serving = [p for p in hm.cron_env(cp.kube, NAMESPACE)["POOLS"].split(",") if p in by_pool]
         assert len(serving) >= 2, (serving, sorted(by_pool))  # the pools whose VMs run from the start
         first, second = serving[1], serving[0]
         other = cp.kube.create(
@@ -95,7 +96,7 @@ LOST_SECONDS = 20
 """The run's ``LOST_SECONDS`` (the CronJob's is 600), so that the test need not wait 10 minutes."""
 
 
-def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_controller_marks_lost(tmp_path: Path):
+def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and_covers_its_group(tmp_path: Path):
     if not toolchain_file().is_file() or not {"kube-apiserver", "kwok"} <= set(load_toolchain()):
         pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
     plan = plan_of(WATCH_STACK)
@@ -117,7 +118,7 @@ def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_con
             == 2
             and lws["metadata"]["name"] == "vllm"
         )
-        env = hm.cron_env(cp, WATCH_NAMESPACE)
+        env = hm.cron_env(cp.kube, WATCH_NAMESPACE)
         assert env["STARTS"] == "false"
         serving = [p for p in env["POOLS"].split(",") if p in by_pool]
         assert len(serving) >= 2, (serving, sorted(by_pool))
@@ -155,3 +156,18 @@ def test_watching_gate_labels_nothing_may_patch_nothing_and_pages_a_node_the_con
         code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa", {"LOST_SECONDS": str(LOST_SECONDS)})
         assert (code, line["decision"], line["severity"]) == (0, "watch", "ERROR"), line
         assert f"node {lost} NotReady for " in line["message"] and "holds a serving pod" in line["message"]
+        # SRE review round 21, M1: the lost group's cover, the gate's patch of its own HPA (its Role's get and patch
+        # by name), and the real HPA controller scaling the LeaderWorkerSet to the raised minimum without metrics
+        assert line["covers"] == ["raising HPA vllm's minimum from 2 to 3: groups 1 of vllm are on lost nodes"], line
+        hpa = cp.kube.get("autoscaling/v2", "HorizontalPodAutoscaler", "vllm", WATCH_NAMESPACE)
+        assert (hpa["spec"]["minReplicas"], COVER_ANNOTATION in hpa["metadata"]["annotations"]) == (3, True), hpa
+        wait_for(
+            "the HPA controller scales the LeaderWorkerSet to 3",
+            lambda: (
+                cp.kube.get("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "vllm", WATCH_NAMESPACE)["spec"][
+                    "replicas"
+                ]
+                == 3
+            ),
+            timeout=90,
+        )

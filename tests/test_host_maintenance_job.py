@@ -4,10 +4,16 @@ policy and environment, which stacks get it (``hostMaintenance``), its pod in th
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
+from tpu_serving import gate_run
 from tpu_serving import host_maintenance as hm
 from tpu_serving import host_maintenance_job as job
 from tpu_serving import maintenance_gate as mg
@@ -81,7 +87,11 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
     assert pod["serviceAccountName"] == "host-maintenance-gate"
     (c,) = pod["containers"]
     assert c["image"] == "gcr.io/distroless/python3-debian13:nonroot"
-    assert c["args"] == ["/gate/maintenance_gate.py"]
+    assert c["args"] == ["-m", "tpu_serving.gate_run"]  # its files as the package tpu_serving under /gate
+    volume = {v["name"]: v for v in pod["volumes"]}["program"]["configMap"]
+    assert volume["items"] == [
+        {"key": f, "path": f"tpu_serving/{f}"} for f in ("gate_run.py", "maintenance_gate.py", "group_cover.py")
+    ]
     sc = c["securityContext"]
     assert (sc["runAsNonRoot"], sc["runAsUser"], sc["readOnlyRootFilesystem"], sc["allowPrivilegeEscalation"]) == (
         True,
@@ -99,17 +109,41 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "DUE_SECONDS": "86400",
         "LOST_SECONDS": "600",
         "MAINTENANCE_SECONDS": "21600",
-        "AUTOSCALERS": "",  # a surge rollout: LWS keeps a group above a lower count, no HPA hold needed (SRE 17, m2)
+        "AUTOSCALERS": "vllm",  # no hold needed with a surge (SRE 17, m2); the cover of a lost group (SRE 21, M1)
         "SURGE": "1",
         "CLOSE_SECONDS": "25200",
         "STARTS": "true",
         "SERVICE_ACCOUNT_DIR": "/var/run/secrets/kubernetes.io/serviceaccount",
+        "PYTHONPATH": "/gate",
+        "PYTHONDONTWRITEBYTECODE": "1",
     }
-    assert objects["ConfigMap"]["data"] == {"maintenance_gate.py": job.program_text()}
+    assert objects["ConfigMap"]["data"] == job.program_files()
+    assert set(job.program_files()) == {"gate_run.py", "maintenance_gate.py", "group_cover.py"}
+
+
+def test_program_files_run_as_the_cron_job_lays_them_out(tmp_path: Path) -> None:
+    """The ConfigMap's files, each at its volume item's path, run with the CronJob's arguments and ``PYTHONPATH`` by
+    an interpreter that cannot see the library (``-S``: no site-packages, as the distroless image has no
+    tpu_serving): the program starts, imports its siblings, and reports the missing token as one JSON line."""
+    objects = gate_objects(GATE_STACK)
+    pod = objects["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    mount = container["volumeMounts"][0]["mountPath"]
+    for item in {v["name"]: v for v in pod["volumes"]}["program"]["configMap"]["items"]:
+        (tmp_path / item["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / item["path"]).write_text(objects["ConfigMap"]["data"][item["key"]])
+    env = {e["name"]: e["value"].replace(mount, str(tmp_path)) for e in container["env"]}
+    env["SERVICE_ACCOUNT_DIR"] = str(tmp_path / "no-token")
+    done = subprocess.run(
+        [sys.executable, "-S", *container["args"]], env=env, cwd="/", capture_output=True, text=True, timeout=60
+    )
+    (line,) = done.stdout.splitlines()
+    assert (done.returncode, done.stderr) == (1, ""), done.stderr
+    assert json.loads(line)["message"].startswith("the gate could not run: FileNotFoundError"), line
 
 
 def test_gate_env_is_what_the_program_reads() -> None:
-    gate = mg.gate_from(job.gate_env(ARGS))
+    gate = gate_run.gate_from(job.gate_env(ARGS))
     assert gate == mg.Gate(("c-a", "c-b"), "serving", ("vllm",), 2, 12 * 3600, 600, 21600, ("vllm",))
 
 
@@ -119,7 +153,7 @@ def test_gate_rbac_is_least_privilege() -> None:
     role = job.role(ARGS)
     assert [(r.api_groups, r.resources, r.verbs, r.resource_names) for r in role.rules] == [
         ([""], ["pods"], ["list"], None),
-        (["autoscaling"], ["horizontalpodautoscalers"], ["get"], ["vllm"]),
+        (["autoscaling"], ["horizontalpodautoscalers"], ["get", "patch"], ["vllm"]),
     ]
     cluster = job.cluster_role(ARGS)
     assert cluster.metadata.name == "serving-host-maintenance-gate"
@@ -311,18 +345,24 @@ def test_manual_start_listed_follows_cloud_tpu_limitations(machine: str, topolog
 
 def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> None:
     """Two standing groups on single-host v6e 2x4 pools (the production example): the gate runs, starts nothing
-    (STARTS false, nodes list only, no HPA read), and the Maintenance: line says the maintenance comes at its window
+    (STARTS false, nodes list only), it reads and patches its HPA (the cover of a lost group), and the Maintenance: line says the maintenance comes at its window
     and the gate pages a lost node; its page and silence alerts are in the plan."""
     cfg = load_stack_config(stack_config(load_project(ROOT), "vllm-llama33-70b-v6e8"))
     assert cfg.host_maintenance.mode == job.GateMode.START and maintenance_gate_runs(cfg)
     objects = gate_objects("vllm-llama33-70b-v6e8")
     (container,) = objects["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
-    assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "", "2")
+    assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "vllm", "2")
     assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
-    assert [r["resources"] for r in objects["Role"]["rules"]] == [["pods"], ["leaderworkersets"]]
-    assert objects["Role"]["rules"][1] == {  # by name, read only (SRE review round 16, m1)
+    assert [r["resources"] for r in objects["Role"]["rules"]] == [
+        ["pods"], ["horizontalpodautoscalers"], ["leaderworkersets"]
+    ]  # fmt: skip
+    assert objects["Role"]["rules"][1] == {  # by name: its own HPA, the cover of a lost group (SRE review 21, M1)
+        "apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": ["get", "patch"],
+        "resourceNames": ["vllm"],
+    }  # fmt: skip
+    assert objects["Role"]["rules"][2] == {  # by name, read only (SRE review round 16, m1)
         "apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"], "verbs": ["get"],
         "resourceNames": ["vllm"],
     }  # fmt: skip

@@ -4,13 +4,7 @@ fake API (its JSON line, its patch, a 422)."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
-import io
-import json
-import urllib.error
-from contextlib import redirect_stdout
-from pathlib import Path
 
 import pytest
 
@@ -206,108 +200,6 @@ def test_decide_an_unreadable_maintenance_label_exempts_nothing() -> None:
     assert d.pages == ("node n-p-b NotReady for 3600 s holds a serving pod",)
 
 
-def test_gate_from_reads_the_cronjob_environment() -> None:
-    env = {
-        "POOLS": "p-a, p-b",
-        "NAMESPACE": "serving",
-        "LEADER_WORKER_SETS": "vllm",
-        "FEWEST_GROUPS": "2",
-        "DUE_SECONDS": "3600",
-        "AUTOSCALERS": "",
-    }
-    gate = mg.gate_from(env)
-    assert (gate.pools, gate.autoscalers, gate.due_seconds, gate.lost_seconds, gate.maintenance_seconds) == (
-        ("p-a", "p-b"),
-        (),
-        3600,
-        600,
-        21600,
-    )
-
-
-def test_the_program_imports_the_standard_library_only() -> None:
-    tree = ast.parse(Path(mg.__file__).read_text())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert imported <= {
-        "calendar",
-        "json",
-        "os",
-        "ssl",
-        "sys",
-        "time",
-        "urllib",
-        "collections",
-        "dataclasses",
-        "typing",
-    }
-    assert not any(isinstance(n, ast.ImportFrom) and n.level for n in ast.walk(tree))
-
-
-class FakeApi:
-    """The three reads and the patch of one run, answered from memory."""
-
-    def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0):
-        self.nodes, self.pods, self.hpa, self.refuse, self.patched = nodes, pods, hpa, refuse, []
-        self.read_sets = self.read_hpas = 0
-
-    def call(self, method: str, path: str, body: dict | None = None) -> dict:
-        if method == "PATCH":
-            if self.refuse:
-                raise urllib.error.HTTPError(path, self.refuse, "Unprocessable Entity", {}, None)  # type: ignore[arg-type]
-            self.patched.append((path, body))
-            return {}
-        if path.startswith("/api/v1/nodes"):
-            assert "cloud.google.com%2Fgke-nodepool%20in%20%28p-a%2Cp-b%2Cp-c%29" in path
-            return {"items": self.nodes}
-        if "/pods" in path:
-            return {"items": self.pods}
-        if path == "/apis/leaderworkerset.x-k8s.io/v1/namespaces/serving/leaderworkersets/vllm":
-            self.read_sets += 1
-            return {"spec": {"replicas": 2}}
-        assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
-        self.read_hpas += 1
-        return self.hpa
-
-
-def run_main(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
-    monkeypatch.setattr(mg, "Api", lambda env: api)
-    env = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
-           "AUTOSCALERS": "vllm"}  # fmt: skip
-    out = io.StringIO()
-    with redirect_stdout(out):
-        code = mg.main(env, NOW)
-    (line,) = out.getvalue().splitlines()
-    return code, json.loads(line)
-
-
-def test_main_patches_the_chosen_nodes_and_logs_one_json_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
-    code, line = run_main(api, monkeypatch)
-    assert code == 0
-    assert api.patched == [("/api/v1/nodes/n-p-b", {"metadata": {"labels": {mg.PERFORM_LABEL: "true"}}})]
-    assert (line["severity"], line["decision"], line["pool"], line["gate"]) == (
-        "INFO",
-        "start",
-        "p-b",
-        "host-maintenance",
-    )
-
-
-def test_main_reads_the_hpa_hold(monkeypatch: pytest.MonkeyPatch) -> None:
-    three = [*SERVING, pod("vllm-2", "n-p-c")]
-    hold = {"spec": {"behavior": {"scaleDown": {"selectPolicy": "Disabled"}}}}
-    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, hold), monkeypatch)[1]["decision"] == "start"
-    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, {"spec": {}}), monkeypatch)[1]["decision"] == "hold"
-
-
-def test_main_logs_error_when_the_api_refuses_the_label(monkeypatch: pytest.MonkeyPatch) -> None:
-    code, line = run_main(FakeApi(pools({"p-a": IN_50H}), SERVING, {"spec": {}}, refuse=422), monkeypatch)
-    assert code == 1
-    assert line["severity"] == "ERROR"
-    assert line["message"] == "the API refused the gate's label: n-p-a: 422 Unprocessable Entity"
-
-
 WATCH = dataclasses.replace(GATE, starts=False)
 
 
@@ -322,20 +214,6 @@ def test_decide_a_watching_gate_starts_nothing_and_pages_a_lost_node() -> None:
     d = mg.decide([node("n-p-a", "p-a"), lost], SERVING, WATCH, NOW, False)
     assert (d.action, d.severity) == ("watch", "ERROR")
     assert d.pages == ("node n-p-b NotReady for 601 s holds a serving pod",)
-
-
-def test_main_of_a_watching_gate_patches_nothing_and_reads_no_hpa(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mg, "Api", lambda env: api)
-    api = FakeApi(pools({"p-a": IN_50H}), SERVING, {"spec": {}})
-    env = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
-           "AUTOSCALERS": "", "STARTS": "false"}  # fmt: skip
-    assert mg.gate_from(env).starts is False
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert mg.main(env, NOW) == 0
-    (line,) = out.getvalue().splitlines()
-    assert (json.loads(line)["decision"], api.patched) == ("watch", [])
-    assert (api.read_hpas, api.read_sets) == (0, 1)  # the LeaderWorkerSet's spec.replicas, no HPA (SRE 16, m1)
 
 
 def test_close_windows_tickets_two_serving_pools_whose_windows_could_meet() -> None:
@@ -409,8 +287,6 @@ def test_decide_with_surge_rollouts_starts_above_the_standing_groups_without_an_
     assert (starts.action, starts.severity, starts.pool) == ("start", "INFO", "p-a"), starts
     held = mg.decide(pools({"p-a": in_20h, "p-c": None}), above, GATE, NOW, False)
     assert (held.action, held.severity) == ("hold", "ERROR")
-    assert mg.gate_from({"POOLS": "p", "NAMESPACE": "n", "LEADER_WORKER_SETS": "l", "FEWEST_GROUPS": "2",
-                         "SURGE": "1"}).surge == 1  # fmt: skip
 
 
 def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before_the_window() -> None:

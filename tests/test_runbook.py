@@ -88,6 +88,12 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     # SRE review round 16, m5: the +1 only where the surviving zone has a free slice, read from the group map first
     assert zone.index("role=leader -o wide") < zone.index("Only if a pool of the surviving zone holds no group")
     assert zone.index("Only if a pool of the surviving zone holds no group") < zone.index("$((N+1))")
+    # SRE review round 21, M1: the gate's cover is checked before any patch by hand, and said to exclude one
+    cover = (
+        "kubectl -n vllm-llama70b get hpa vllm -o jsonpath='{.metadata.annotations.tpu-serving\\.dev/lost-group-cover}'"
+    )
+    assert zone.index("The host-maintenance gate covers the lost groups itself") < zone.index(cover)
+    assert zone.index(cover) < zone.index("Empty (the gate silent, or its patch refused)") < zone.index("$((N+1))")
     # GKE review round 53, M2: the abort gives the scale-downs back, or a lower minimum removes nothing
     assert "set the HPA's minimum back and\n# give it its scale-downs back (Max" in section
     assert (
@@ -141,6 +147,7 @@ def test_an_existing_clusters_lost_vm_is_released_in_the_namespace():
 def test_a_stack_without_an_hpa_prints_no_hpa_patch():
     text = text_of(NO_HPA)
     assert HPA_PATCH not in text
+    assert "lost-group-cover" not in text  # no gate, no HPA: nothing covers a lost group
     assert "# Not covered: no HPA" in text
     assert [pool for _, _, pool in upgrades(text)] == ["vllm405b-v6e16", "vllm405b-cpu"]
 

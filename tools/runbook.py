@@ -35,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 
@@ -334,9 +335,8 @@ def _zone_section(n: Names) -> list[str]:
             f"# Every serving slice is in {zone}: its outage stops serving, and no group can be added elsewhere (the",
             "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
         ]
-    lines = [
-        title,
-        *_group_map(n),
+    lines = [title, *_group_map(n), *_cover_lines(n)]
+    lines += [
         "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",
         "# outage): add one group now, the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
     ]
@@ -352,6 +352,21 @@ def _zone_section(n: Names) -> list[str]:
         "# once, past the HPA's behaviour; LeaderWorkerSet keeps only maxSurge groups above the new count meanwhile.",
         _wait(n),
         *_restore_bounds(n, max_too=True),
+    ]
+
+
+def _cover_lines(n: Names) -> list[str]:
+    """The gate's cover of a lost group, checked first (SRE review round 21, M1): by hand only without it."""
+    if not n.gate:
+        return []
+    key = COVER_ANNOTATION.replace(".", "\\.")
+    return [
+        "# The host-maintenance gate covers the lost groups itself: on its run that pages, it raises the HPA's minimum",
+        "# by them, and gives the bounds back once they serve again. Check it did (its annotation; its log line says",
+        "# 'raising HPA ...'):",
+        *(f"kubectl -n {n.namespace} get hpa {h} -o jsonpath='{{.metadata.annotations.{key}}}'" for h in n.hpas),
+        "# Set: done, and do not patch the HPA too, nor run pulumi up on it, until the gate gives the bounds back.",
+        "# Empty (the gate silent, or its patch refused): do it by hand, below, and give the bounds back yourself.",
     ]
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving.naming import MAINTENANCE_GATE
 from tpu_serving_tools.pool_disruption import starts_with_nodes
 from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
 from tpu_serving_tools.runtime.planview import PlanView
@@ -66,6 +67,8 @@ class Names:
     cpu_pools: tuple[str, ...]
     manual_start: bool
     gate_starts: bool
+    gate: bool
+    """The stack runs the host-maintenance gate, which covers a lost group by raising the HPA's minimum."""
     empty_dir: bool
     min_replicas: int | None
     max_replicas: int | None
@@ -173,6 +176,10 @@ def names(plan: Mapping[str, Any]) -> Names:
         cpu_pools=cpu,
         manual_start=NO_MANUAL_START not in maintenance,
         gate_starts=GATE_STARTS in maintenance,
+        gate=any(
+            _mapping(r.get("metadata")).get("name") == MAINTENANCE_GATE
+            for r in _resources(plan, "kubernetes:batch/v1:CronJob")
+        ),
         empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
         min_replicas=_scaling(outputs, "minReplicas"),
         max_replicas=_scaling(outputs, "maxReplicas"),

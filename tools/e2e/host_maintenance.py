@@ -1,13 +1,16 @@
 """The host-maintenance gate on a real control plane: its objects as the stack's plan declares them, its program run
 as its ServiceAccount, and its admission policy as the real kube-apiserver evaluates it.
 
-Not the Pulumi engine: the gate's objects (Namespace, ServiceAccount, Role, ClusterRole, their bindings, the
+In the host-maintenance test, not the Pulumi engine: the gate's objects (Namespace, ServiceAccount, Role, ClusterRole, their bindings, the
 ValidatingAdmissionPolicy and its binding, the ConfigMap and the CronJob) and the HPA it reads are created from the stack's offline plan
-(:func:`tpu_serving_tools.offline.kubernetes_objects`), the objects the provider would send. The program
-(``components/maintenance_gate.py``) runs as a process of this machine with the environment of the CronJob read back
-from the API server, ``KUBERNETES_SERVICE_HOST``/``PORT`` of the control plane, and in ``SERVICE_ACCOUNT_DIR`` a
-token of the gate's ServiceAccount from the TokenRequest API (kubernetes.io/docs/reference/kubernetes-api/
-authentication-resources/token-request-v1/) and the cluster's CA, as the kubelet mounts them in the pod.
+(:func:`tpu_serving_tools.offline.kubernetes_objects`), the objects the provider would send; in a stack's run, the
+objects ``pulumi up`` created. The program runs as a process of this machine, as the pod would run it: the files of
+the ConfigMap read back from the API server, each at its CronJob volume item's path, the CronJob's arguments and
+environment (its mount path replaced by the folder), ``KUBERNETES_SERVICE_HOST``/``PORT`` of the control plane, and in
+``SERVICE_ACCOUNT_DIR`` a token of the gate's ServiceAccount from the TokenRequest API (kubernetes.io/docs/reference/
+kubernetes-api/authentication-resources/token-request-v1/) and the cluster's CA, as the kubelet mounts them in the
+pod. The interpreter runs with ``-S`` (no site-packages), so that it cannot import the library in place of the
+ConfigMap's files.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ from .kube import ApiError, Kube, wait_for
 
 Obj = dict[str, Any]
 GATE = "host-maintenance-gate"
-PROGRAM = Path(__file__).resolve().parents[2] / "components" / "maintenance_gate.py"
 ORDER = (
     "Namespace",
     "ServiceAccount",
@@ -79,43 +81,73 @@ def create_leader_worker_sets(cp: ControlPlane, objects: Sequence[Mapping[str, A
     return [cp.kube.create(o) for o in sets]
 
 
-def gate_token(cp: ControlPlane, namespace: str, seconds: int = 3600) -> str:
-    """A token of the gate's ServiceAccount (TokenRequest)."""
+def gate_token(kube: Kube, namespace: str, seconds: int = 3600) -> str:
+    """A token of the gate's ServiceAccount (TokenRequest), asked for with ``kube`` (the admin's connection)."""
     body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {"expirationSeconds": seconds}}
-    answer = cp.kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{GATE}/token", body)
+    answer = kube.request("POST", f"/api/v1/namespaces/{namespace}/serviceaccounts/{GATE}/token", body)
     return str(answer["status"]["token"])
 
 
 def as_gate(cp: ControlPlane, namespace: str) -> Kube:
     """A connection to the API server as the gate's ServiceAccount."""
-    return Kube(cp.server, cp.pki.ca.cert, token=gate_token(cp, namespace))
+    return Kube(cp.server, cp.pki.ca.cert, token=gate_token(cp.kube, namespace))
 
 
-def cron_env(cp: ControlPlane, namespace: str) -> dict[str, str]:
+def _container(kube: Kube, namespace: str) -> tuple[Obj, Obj]:
+    cron = kube.get("batch/v1", "CronJob", GATE, namespace)
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    return pod, container
+
+
+def cron_env(kube: Kube, namespace: str) -> dict[str, str]:
     """The gate container's environment, read from the CronJob in the API server."""
-    cron = cp.kube.get("batch/v1", "CronJob", GATE, namespace)
-    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    _, container = _container(kube, namespace)
     return {e["name"]: e.get("value", "") for e in container.get("env", [])}  # an empty value is not stored
+
+
+def lay_out_program(kube: Kube, namespace: str, folder: Path) -> tuple[list[str], str]:
+    """The ConfigMap's files written under ``folder`` at the CronJob's volume item paths; the container's arguments
+    and its mount path."""
+    pod, container = _container(kube, namespace)
+    (mount,) = container["volumeMounts"]
+    (volume,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
+    data = kube.get("v1", "ConfigMap", volume["configMap"]["name"], namespace)["data"]
+    for item in volume["configMap"]["items"]:
+        (folder / item["path"]).parent.mkdir(parents=True, exist_ok=True)
+        (folder / item["path"]).write_text(data[item["key"]])
+    return list(container["args"]), str(mount["mountPath"])
 
 
 def run_gate(
     cp: ControlPlane, namespace: str, folder: Path, overrides: Mapping[str, str] | None = None
 ) -> tuple[int, dict[str, Any]]:
-    """One run of the program as the gate: its exit code and its JSON line. ``overrides``: settings of the CronJob's
-    environment to change (a shorter ``LOST_SECONDS``, so that a run sees a node lost without waiting 10 minutes)."""
+    """:func:`run_gate_on` the control plane ``cp``."""
+    return run_gate_on(cp.kube, namespace, folder, overrides)
+
+
+def run_gate_on(
+    kube: Kube, namespace: str, folder: Path, overrides: Mapping[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """One run of the program as the gate, on the API server ``kube`` connects to as its admin: its exit code and
+    its JSON line. ``overrides``: settings of the CronJob's environment to change (a shorter ``LOST_SECONDS``, so
+    that a run sees a node lost without waiting 10 minutes)."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "token").write_text(gate_token(cp, namespace))
-    (folder / "ca.crt").write_bytes(Path(cp.pki.ca.cert).read_bytes())
-    host, port = cp.server.removeprefix("https://").rsplit(":", 1)
+    (folder / "token").write_text(gate_token(kube, namespace))
+    (folder / "ca.crt").write_bytes(Path(kube.ca_file).read_bytes())
+    args, mount = lay_out_program(kube, namespace, folder / "program")
+    host, port = kube.server.removeprefix("https://").rsplit(":", 1)
     env = {
-        **cron_env(cp, namespace),
+        **{k: v.replace(mount, str(folder / "program")) for k, v in cron_env(kube, namespace).items()},
         **(overrides or {}),
         "SERVICE_ACCOUNT_DIR": str(folder),
         "KUBERNETES_SERVICE_HOST": host,
         "KUBERNETES_SERVICE_PORT": port,
         "PATH": os.environ.get("PATH", ""),
     }
-    done = subprocess.run([sys.executable, str(PROGRAM)], env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-S", *args], env=env, cwd=folder, capture_output=True, text=True, timeout=120
+    )
     lines = done.stdout.strip().splitlines()
     if len(lines) != 1:
         raise AssertionError(f"the gate printed {len(lines)} lines: {done.stdout!r} {done.stderr!r}")
@@ -156,8 +188,13 @@ def await_policy(cp: ControlPlane, kube: Kube, node: str, timeout: float = 60.0)
 
 
 def serving_pod(namespace: str, name: str, lws: str, node: str) -> Obj:
-    """A leader pod of a LeaderWorkerSet group bound to ``node`` (kwok reports it Running and Ready)."""
-    labels = {"leaderworkerset.sigs.k8s.io/name": lws, "leaderworkerset.sigs.k8s.io/worker-index": "0"}
+    """A leader pod of a LeaderWorkerSet group bound to ``node`` (kwok reports it Running and Ready), named
+    ``<lws>-<group index>`` and labelled as the LWS pod webhook labels a leader."""
+    labels = {
+        "leaderworkerset.sigs.k8s.io/name": lws,
+        "leaderworkerset.sigs.k8s.io/worker-index": "0",
+        "leaderworkerset.sigs.k8s.io/group-index": name.rsplit("-", 1)[-1],
+    }
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -5,31 +5,39 @@ The stack goes up and is scaled to its two standing groups, one in each zone (th
 zone that loses power or its network: the real node lifecycle controller taints them unreachable, and its taint
 eviction marks group 0's pods for deletion after ``serving.probes.nodeLostSeconds``; with no kubelet to confirm it,
 they stay Terminating, so group 0 cannot come back before the zone does. The surviving zone's group must serve
-throughout. The LeaderWorkerSet is then scaled to three, as the HPA does once the surviving group's queue grows (or
-an operator raising the HPA's minimum), and the real scheduler must place group 3's leader on the surviving zone's
-free slice: the required rule binds the standing groups only. The zone then comes back (kwok takes its Nodes again),
-and all three groups must serve.
+throughout. Then the stack's host-maintenance gate runs (its program from the ConfigMap ``pulumi up`` created, as its
+ServiceAccount: :func:`.host_maintenance.run_gate_on`, with ``LOST_SECONDS`` shortened): it must raise the HPA's
+minimum by the lost group (:mod:`tpu_serving.group_cover`; SRE review round 21, M1: at idle load nothing else adds
+one), the real HPA controller must scale the LeaderWorkerSet to three, and the real scheduler must place group 2's
+leader on the surviving zone's free slice: the required rule binds the standing groups only. The zone then comes
+back (kwok takes its Nodes again), all three groups must serve, and the gate's next run must give the HPA its bounds
+back.
 
 What this does not show: a real zone's outage (the VMs stop; GKE's control plane, regional, keeps answering), the
-cluster autoscaler (``make e2e`` creates every pool's Nodes at its maximum: :func:`.nodes.create_plan_nodes`), and
-the HPA's own decision (``make e2e`` scales through the scale subresource, as the node-loss run does).
+cluster autoscaler (``make e2e`` creates every pool's Nodes at its maximum: :func:`.nodes.create_plan_nodes`), the
+CronJob's schedule (the run starts the program itself), and the HPA's metric-driven decisions (a raised minimum
+scales without metrics).
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
+from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving.spread import ZONE_LABEL
 from tpu_serving_tools.verify.checks import Finding
 
 from .controlplane import KWOK_LABEL
+from .host_maintenance import run_gate_on
+from .kube import Kube
 from .node_loss import (
     autoscaled_lifecycle,
     deleted_after_toleration,
     group_pods,
     scale,
-    set_replicas,
     silence,
     tainted,
     wait,
@@ -40,6 +48,27 @@ from .rollout import live_lws, lws_pods, serving_groups
 CHECK = "zone-outage"
 STANDING = 2
 """The standing groups of the run's stack (its ``autoscaling.minReplicas``), one per zone."""
+GATE_LOST_SECONDS = 20
+"""The gate run's ``LOST_SECONDS`` (the CronJob's is 600), so that the run need not wait 10 minutes."""
+
+
+def _admin(api_client: Any) -> Kube:
+    """The run's admin connection, as :class:`.kube.Kube` (the gate's runner asks it for a token)."""
+    c = api_client.configuration
+    return Kube(c.host, Path(c.ssl_ca_cert), Path(c.cert_file), Path(c.key_file))
+
+
+def _hpa(api_client: Any, namespace: str, name: str) -> dict[str, Any]:
+    return dict(_admin(api_client).get("autoscaling/v2", "HorizontalPodAutoscaler", name, namespace))
+
+
+def run_gate_finding(api_client: Any, namespace: str, subject: str, wanted: str) -> Finding:
+    """One run of the stack's gate: its exit code 0 and ``wanted`` among what it did to the HPAs."""
+    with tempfile.TemporaryDirectory(prefix="gate-") as folder:
+        code, line = run_gate_on(_admin(api_client), namespace, Path(folder), {"LOST_SECONDS": str(GATE_LOST_SECONDS)})
+    covers = [str(c) for c in line.get("covers", [])]
+    ok = code == 0 and any(c.startswith(wanted) for c in covers)
+    return Finding(CHECK, subject, ok, f"exit {code}: {'; '.join(covers) or line.get('message')}")
 
 
 def _zone_nodes(api_client: Any, zone: str) -> list[str]:
@@ -75,10 +104,19 @@ def _leader_zone(api_client: Any, namespace: str, name: str, group: str) -> str 
     return _zone_of(api_client, str(node)) if node else None
 
 
-def _next_group(api_client: Any, target: tuple[str, str], size: int, lost: str, timeout: float) -> Finding:
-    """Scale to three, as the HPA does: group 2 must serve, in a zone other than the lost one."""
+def _next_group(api_client: Any, target: tuple[str, str], size: int, lost: str, timeout: float) -> list[Finding]:
+    """The gate raises the HPA's minimum, the HPA controller scales to three: group 2 must serve, in a zone other
+    than the lost one."""
     namespace, name = target
-    set_replicas(api_client, target, STANDING + 1)
+    time.sleep(GATE_LOST_SECONDS + 1)
+    raised = run_gate_finding(
+        api_client, namespace, f"host-maintenance gate: covers group 0 while zone {lost} is down", "raising HPA"
+    )
+    return [raised, *([_placed(api_client, target, size, lost, timeout)] if raised.ok else [])]
+
+
+def _placed(api_client: Any, target: tuple[str, str], size: int, lost: str, timeout: float) -> Finding:
+    namespace, name = target
     took = wait(lambda: serving_groups(group_pods(api_client, namespace, name, "2"), size) == 1, timeout)
     subject = f"LeaderWorkerSet {namespace}/{name}: the HPA's next group while zone {lost} is down"
     if took is None:
@@ -133,9 +171,22 @@ def lose_a_zone(
             f"{serving} serving",
         )
     )
-    out.append(_next_group(api_client, target, size, lost, timeout))
+    out += _next_group(api_client, target, size, lost, timeout)
     out.append(_zone_back(api_client, target, size, nodes, (began, timeout)))
+    if out[-1].ok:
+        out.append(_given_back(api_client, target))
     return out
+
+
+def _given_back(api_client: Any, target: tuple[str, str]) -> Finding:
+    """The gate's next run, with every group serving again: the HPA's bounds back, its annotation gone."""
+    namespace, name = target
+    ran = run_gate_finding(api_client, namespace, "host-maintenance gate: gives the HPA its bounds back", "giving HPA")
+    hpa = _hpa(api_client, namespace, name)
+    bounds = (hpa["spec"].get("minReplicas"), hpa["spec"]["maxReplicas"])
+    left = COVER_ANNOTATION in (hpa["metadata"].get("annotations") or {})
+    ok = ran.ok and bounds[0] == STANDING and not left
+    return Finding(CHECK, ran.subject, ok, f"{ran.detail}; HPA {name} min/max {bounds}, annotation left: {left}")
 
 
 def _zone_back(

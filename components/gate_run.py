@@ -1,0 +1,151 @@
+"""The host-maintenance gate's run: read the Kubernetes API with the pod's ServiceAccount token, decide
+(:func:`tpu_serving.maintenance_gate.decide`), label the chosen nodes, cover lost groups
+(:func:`tpu_serving.group_cover.cover`), and log one JSON line on stdout.
+
+The CronJob runs this module (``python -m tpu_serving.gate_run``) from the ConfigMap's files, laid out as the package
+``tpu_serving`` (:mod:`tpu_serving.host_maintenance_job`). Stdlib only, besides its two siblings.
+"""
+
+import json
+import os
+import ssl
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict
+from typing import Any
+
+from . import group_cover
+from .maintenance_gate import (
+    LWS_API,
+    LWS_NAME_LABEL,
+    PERFORM_LABEL,
+    POOL_LABEL,
+    SERVICE_ACCOUNT_DIR,
+    Decision,
+    Gate,
+    Obj,
+    decide,
+)
+
+
+class Api:
+    """The Kubernetes API from inside a pod, with its ServiceAccount token."""
+
+    def __init__(self, env: Mapping[str, str]):
+        folder = env.get("SERVICE_ACCOUNT_DIR", SERVICE_ACCOUNT_DIR)
+        with open(os.path.join(folder, "token"), encoding="utf-8") as f:
+            self.token = f.read().strip()
+        self.base = f"https://{env['KUBERNETES_SERVICE_HOST']}:{env['KUBERNETES_SERVICE_PORT']}"
+        self.context = ssl.create_default_context(cafile=os.path.join(folder, "ca.crt"))
+
+    def call(self, method: str, path: str, body: Obj | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.base + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Accept", "application/json")
+        if data is not None:
+            request.add_header("Content-Type", "application/merge-patch+json")
+        with urllib.request.urlopen(request, context=self.context, timeout=30) as response:
+            return json.loads(response.read() or b"{}")
+
+
+def _selector(key: str, values: Sequence[str]) -> str:
+    return urllib.parse.quote(f"{key} in ({','.join(values)})", safe="")
+
+
+def gate_from(env: Mapping[str, str]) -> Gate:
+    """The gate's settings from the CronJob's environment."""
+
+    def names(key: str) -> tuple[str, ...]:
+        return tuple(v.strip() for v in env.get(key, "").split(",") if v.strip())
+
+    return Gate(
+        pools=names("POOLS"),
+        namespace=env["NAMESPACE"],
+        leader_worker_sets=names("LEADER_WORKER_SETS"),
+        fewest_groups=int(env["FEWEST_GROUPS"]),
+        due_seconds=int(env.get("DUE_SECONDS", "86400")),
+        lost_seconds=int(env.get("LOST_SECONDS", "600")),
+        maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
+        autoscalers=names("AUTOSCALERS"),
+        close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
+        starts=env.get("STARTS", "true") == "true",
+        surge=int(env.get("SURGE", "0")),
+    )
+
+
+def held(hpa: Obj) -> bool:
+    """The HPA's scale-down is disabled (an operator's hold)."""
+    scale_down = (hpa.get("spec", {}).get("behavior") or {}).get("scaleDown") or {}
+    return scale_down.get("selectPolicy") == "Disabled"
+
+
+def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
+    """Read, decide, label, cover: the decision, what the API refused (a node's label, an HPA's patch), and what
+    the run did to each HPA (:func:`tpu_serving.group_cover.cover`)."""
+    nodes = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(POOL_LABEL, gate.pools)}")["items"]
+    pods = api.call(
+        "GET",
+        f"/api/v1/namespaces/{gate.namespace}/pods?labelSelector={_selector(LWS_NAME_LABEL, gate.leader_worker_sets)}",
+    )["items"]
+    hpas = [
+        api.call("GET", f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers/{name}")
+        for name in gate.autoscalers
+    ]
+    wanted = None
+    if not gate.starts:  # a watching gate bounds the groups it counts by what the LeaderWorkerSets ask for
+        lws = [
+            api.call("GET", f"/apis/{LWS_API}/namespaces/{gate.namespace}/leaderworkersets/{name}")
+            for name in gate.leader_worker_sets
+        ]
+        wanted = sum(int(o.get("spec", {}).get("replicas", 1)) for o in lws)
+    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
+    label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
+    patches: list[tuple[str, str, Obj]] = [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes]
+    patches = patches if decision.action == "start" else []
+    covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
+    hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
+    patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
+    refused = []
+    for what, path, body in patches:
+        try:
+            api.call("PATCH", path, body)
+        except urllib.error.HTTPError as e:
+            refused.append(f"{what}: {e.code} {e.reason}")
+    return decision, refused, covers
+
+
+def log(severity: str, message: str, **fields: Any) -> None:
+    """One JSON line on stdout, which Cloud Logging reads as a structured entry of that severity."""
+    print(json.dumps({"severity": severity, "message": message, "gate": "host-maintenance", **fields}), flush=True)
+
+
+def main(env: Mapping[str, str] | None = None, now: float | None = None) -> int:
+    """One run: 0 when it decided (and labelled what it chose), 1 when the API refused it or failed."""
+    env = os.environ if env is None else env
+    try:
+        gate = gate_from(env)
+        decision, refused, covers = run(Api(env), gate, time.time() if now is None else now)
+    except urllib.error.HTTPError as e:
+        severity = "ERROR" if e.code in (403, 422) else "WARNING"
+        log(severity, f"the API refused the gate: {e.code} {e.reason} ({e.url})", decision="error")
+        return 1
+    except (OSError, KeyError, ValueError) as e:
+        log("WARNING", f"the gate could not run: {e!r}", decision="error")
+        return 1
+    fields = {k: v for k, v in asdict(decision).items() if k not in ("severity", "message")}
+    fields["covers"] = [c.said for c in covers]
+    if refused:
+        log("ERROR", f"the API refused the gate's patch of {'; '.join(refused)}", decision="error", **fields)
+        return 1
+    said = "; ".join((decision.message, *decision.pages, *decision.tickets, *fields["covers"]))
+    log(decision.severity, said, decision=decision.action, **fields)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

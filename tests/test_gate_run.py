@@ -1,0 +1,170 @@
+"""The host-maintenance gate's run (:mod:`tpu_serving.gate_run`): its settings from the CronJob's environment, its
+imports (the standard library and its two siblings), and ``main`` against a fake API: its JSON line, its node label,
+the HPA hold, a 422, a watching gate, and the cover of a lost group (the HPA patch, and a 403 on it)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import urllib.error
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from tests.test_maintenance_gate import IN_40H, IN_50H, NOW, SERVING, node, pod, pools
+from tpu_serving import gate_run, group_cover
+from tpu_serving import maintenance_gate as mg
+
+
+def test_gate_from_reads_the_cronjob_environment() -> None:
+    env = {
+        "POOLS": "p-a, p-b",
+        "NAMESPACE": "serving",
+        "LEADER_WORKER_SETS": "vllm",
+        "FEWEST_GROUPS": "2",
+        "DUE_SECONDS": "3600",
+        "AUTOSCALERS": "",
+        "SURGE": "1",
+    }
+    gate = gate_run.gate_from(env)
+    assert (gate.pools, gate.autoscalers, gate.due_seconds, gate.lost_seconds, gate.maintenance_seconds) == (
+        ("p-a", "p-b"),
+        (),
+        3600,
+        600,
+        21600,
+    )
+    assert (gate.surge, gate.starts) == (1, True)
+
+
+STDLIB = {"calendar", "json", "os", "ssl", "sys", "time", "urllib", "collections", "dataclasses", "typing"}
+
+
+@pytest.mark.parametrize("module", [mg, gate_run, group_cover], ids=lambda m: m.__name__)
+def test_the_program_imports_the_standard_library_and_its_siblings_only(module: object) -> None:
+    """The ConfigMap holds these three files and nothing else: an import of the library or a third-party package
+    fails in the gate's pod (ModuleNotFoundError at its first run)."""
+    tree = ast.parse(Path(str(module.__file__)).read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    absolute = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level]
+    imported |= {str(n.module).split(".")[0] for n in absolute}
+    assert imported <= STDLIB
+    relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
+    siblings = {n.module or a.name for n in relative for a in n.names}
+    assert all(n.level == 1 for n in relative) and siblings <= {"maintenance_gate", "group_cover"}
+
+
+HPA = {
+    "metadata": {"name": "vllm"},
+    "spec": {"minReplicas": 2, "maxReplicas": 3, "scaleTargetRef": {"name": "vllm"}},
+    "status": {"currentReplicas": 2},
+}
+
+
+class FakeApi:
+    """The reads and the patches of one run, answered from memory."""
+
+    def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0, refuse_hpa: int = 0):
+        self.nodes, self.pods, self.hpa, self.refuse, self.refuse_hpa = nodes, pods, hpa, refuse, refuse_hpa
+        self.patched: list[tuple[str, dict | None]] = []
+        self.read_sets = self.read_hpas = 0
+
+    def call(self, method: str, path: str, body: dict | None = None) -> dict:
+        if method == "PATCH":
+            refuse = self.refuse_hpa if "horizontalpodautoscalers" in path else self.refuse
+            if refuse:
+                raise urllib.error.HTTPError(path, refuse, "Refused", {}, None)  # type: ignore[arg-type]
+            self.patched.append((path, body))
+            return {}
+        if path.startswith("/api/v1/nodes"):
+            assert "cloud.google.com%2Fgke-nodepool%20in%20%28p-a%2Cp-b%2Cp-c%29" in path
+            return {"items": self.nodes}
+        if "/pods" in path:
+            return {"items": self.pods}
+        if path == "/apis/leaderworkerset.x-k8s.io/v1/namespaces/serving/leaderworkersets/vllm":
+            self.read_sets += 1
+            return {"spec": {"replicas": 2}}
+        assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
+        self.read_hpas += 1
+        return self.hpa
+
+
+ENV = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
+       "AUTOSCALERS": "vllm"}  # fmt: skip
+
+
+def run_main(api: FakeApi, monkeypatch: pytest.MonkeyPatch, **env: str) -> tuple[int, dict]:
+    monkeypatch.setattr(gate_run, "Api", lambda env: api)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = gate_run.main({**ENV, **env}, NOW)
+    (line,) = out.getvalue().splitlines()
+    return code, json.loads(line)
+
+
+def test_main_patches_the_chosen_nodes_and_logs_one_json_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
+    code, line = run_main(api, monkeypatch)
+    assert code == 0
+    assert api.patched == [("/api/v1/nodes/n-p-b", {"metadata": {"labels": {mg.PERFORM_LABEL: "true"}}})]
+    assert (line["severity"], line["decision"], line["pool"], line["gate"], line["covers"]) == (
+        "INFO",
+        "start",
+        "p-b",
+        "host-maintenance",
+        [],
+    )
+
+
+def test_main_reads_the_hpa_hold(monkeypatch: pytest.MonkeyPatch) -> None:
+    three = [*SERVING, pod("vllm-2", "n-p-c")]
+    hold = {"spec": {"behavior": {"scaleDown": {"selectPolicy": "Disabled"}}}}
+    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, hold), monkeypatch)[1]["decision"] == "start"
+    assert run_main(FakeApi(pools({"p-a": IN_50H}), three, {"spec": {}}), monkeypatch)[1]["decision"] == "hold"
+
+
+def test_main_logs_error_when_the_api_refuses_the_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, line = run_main(FakeApi(pools({"p-a": IN_50H}), SERVING, {"spec": {}}, refuse=422), monkeypatch)
+    assert code == 1
+    assert line["severity"] == "ERROR"
+    assert line["message"] == "the API refused the gate's patch of node n-p-a: 422 Refused"
+
+
+def test_main_of_a_watching_gate_labels_no_node(monkeypatch: pytest.MonkeyPatch) -> None:
+    api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
+    code, line = run_main(api, monkeypatch, STARTS="false")
+    assert (code, line["decision"], api.patched) == (0, "watch", [])
+    assert (api.read_hpas, api.read_sets) == (1, 1)  # the LeaderWorkerSet's spec.replicas (SRE 16, m1); the HPA
+
+
+def lost_zone() -> tuple[list[dict], list[dict]]:
+    """Group 0's node NotReady for 20 minutes, its pods Terminating on it; group 1 serving on p-b."""
+    lost = node("n-p-a", "p-a", ready=False, since=NOW - 1200)
+    leaving = pod("vllm-0", "n-p-a", ready=False)
+    leaving["metadata"]["deletionTimestamp"] = "2027-01-15T08:00:00Z"
+    serving = pod("vllm-1", "n-p-b")
+    for p, g in ((leaving, "0"), (serving, "1")):
+        p["metadata"]["labels"][group_cover.GROUP_INDEX_LABEL] = g
+    return [lost, node("n-p-b", "p-b"), node("n-p-c", "p-c")], [leaving, serving]
+
+
+def test_main_raises_the_hpas_minimum_while_a_serving_node_is_lost(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review round 21, M1: a lost group's replacement is the gate's patch, not a human's."""
+    nodes, pods = lost_zone()
+    api = FakeApi(nodes, pods, HPA)
+    code, line = run_main(api, monkeypatch, STARTS="false")
+    assert (code, line["severity"]) == (0, "ERROR")  # the lost node still pages
+    ((path, body),) = api.patched
+    assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
+    assert body is not None and body["spec"] == {"minReplicas": 3, "maxReplicas": 3}
+    assert line["covers"] == ["raising HPA vllm's minimum from 2 to 3: groups 0 of vllm are on lost nodes"]
+    assert line["covers"][0] in line["message"]
+
+
+def test_main_logs_error_when_the_api_refuses_the_hpa_patch(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes, pods = lost_zone()
+    code, line = run_main(FakeApi(nodes, pods, HPA, refuse_hpa=403), monkeypatch, STARTS="false")
+    assert (code, line["severity"], line["decision"]) == (1, "ERROR", "error")
+    assert line["message"] == "the API refused the gate's patch of HPA vllm: 403 Refused"

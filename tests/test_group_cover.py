@@ -1,0 +1,104 @@
+"""The cover of a lost serving group (:func:`tpu_serving.group_cover.cover`): the HPA's minimum raised by the groups
+on lost nodes from the groups it ran, its maximum with it, what it had in the annotation; kept while they are lost,
+raised again after a forced ``pulumi up``; held until the lost groups serve again; given back from the annotation."""
+
+from __future__ import annotations
+
+import json
+
+from tpu_serving import group_cover as gc
+
+LOST = {"n-b"}
+
+
+def hpa(low: int = 2, high: int = 3, current: int = 2, record: dict | None = None) -> dict:
+    meta: dict = {"name": "vllm"}
+    if record is not None:
+        meta["annotations"] = {gc.COVER_ANNOTATION: json.dumps(record)}
+    return {
+        "metadata": meta,
+        "spec": {"minReplicas": low, "maxReplicas": high, "scaleTargetRef": {"name": "vllm"}},
+        "status": {"currentReplicas": current},
+    }
+
+
+def pod(group: int, on: str, worker: int = 0, *, ready: bool = True, lws: str = "vllm") -> dict:
+    labels = {gc.LWS_NAME_LABEL: lws, gc.GROUP_INDEX_LABEL: str(group), gc.WORKER_INDEX_LABEL: str(worker)}
+    return {
+        "metadata": {"name": f"{lws}-{group}-{worker}", "labels": labels},
+        "spec": {"nodeName": on},
+        "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
+    }
+
+
+PODS = [pod(0, "n-b", ready=False), pod(0, "n-b2", 1, ready=False), pod(1, "n-a"), pod(1, "n-a2", 1)]
+
+
+def annotation(c: gc.Cover) -> dict:
+    assert c.patch is not None
+    return json.loads(c.patch["metadata"]["annotations"][gc.COVER_ANNOTATION])
+
+
+def test_cover_raises_the_minimum_by_the_lost_groups_and_records_the_bounds() -> None:
+    c = gc.cover(hpa(), PODS, LOST)
+    assert c is not None and c.patch is not None
+    assert c.patch["spec"] == {"minReplicas": 3, "maxReplicas": 3}
+    assert annotation(c) == {"minReplicas": 2, "maxReplicas": 3, "groups": 2, "lost": ["0"]}
+    assert c.said == "raising HPA vllm's minimum from 2 to 3: groups 0 of vllm are on lost nodes"
+
+
+def test_cover_counts_the_groups_running_under_load_and_raises_the_maximum_with_the_minimum() -> None:
+    """Three groups under load, one lost, the HPA at its maximum: four, the maximum too (else the API refuses a
+    minimum above the maximum)."""
+    c = gc.cover(hpa(current=3), [*PODS, pod(2, "n-c")], LOST)
+    assert c is not None and c.patch is not None
+    assert c.patch["spec"] == {"minReplicas": 4, "maxReplicas": 4}
+    assert annotation(c)["groups"] == 3
+
+
+def test_cover_counts_a_group_once_whatever_its_pods_on_lost_nodes() -> None:
+    c = gc.cover(hpa(), PODS, {"n-b", "n-b2"})
+    assert c is not None and c.patch is not None and c.patch["spec"]["minReplicas"] == 3
+
+
+def test_cover_keeps_a_raise_and_raises_again_what_was_forced_back() -> None:
+    record = {"minReplicas": 2, "maxReplicas": 3, "groups": 2, "lost": ["0"]}
+    kept = gc.cover(hpa(3, 3, 3, record), PODS, LOST)
+    assert kept is not None and kept.patch is None
+    assert kept.said == "HPA vllm keeps its minimum raised to 3: groups 0 of vllm are on lost nodes"
+    forced = gc.cover(hpa(2, 3, 3, record), PODS, LOST)  # pulumi up with PULUMI_K8S_ENABLE_PATCH_FORCE
+    assert forced is not None and forced.patch is not None
+    assert forced.patch["spec"] == {"minReplicas": 3, "maxReplicas": 3}
+    assert annotation(forced) == record  # the bounds of before the outage, not the forced ones
+
+
+def test_cover_ignores_other_workloads_and_nodes_that_are_not_lost() -> None:
+    assert gc.cover(hpa(), PODS, {"n-x"}) is None
+    assert gc.cover(hpa(), [pod(0, "n-b", lws="other")], LOST) is None
+
+
+def test_cover_holds_the_raise_until_the_lost_groups_serve_again() -> None:
+    record = {"minReplicas": 2, "maxReplicas": 3, "groups": 2, "lost": ["0"]}
+    reloading = [pod(0, "n-b", ready=False), pod(1, "n-a"), pod(2, "n-c")]
+    held = gc.cover(hpa(3, 3, 3, record), reloading, set())
+    assert held is not None and held.patch is None
+    assert held.said == "HPA vllm keeps its raised minimum 3 until groups 0 serve again"
+
+
+def test_cover_gives_the_bounds_back_and_removes_its_annotation() -> None:
+    record = {"minReplicas": 2, "maxReplicas": 3, "groups": 2, "lost": ["0"]}
+    back = gc.cover(hpa(3, 3, 3, record), [pod(0, "n-b"), pod(1, "n-a"), pod(2, "n-c")], set())
+    assert back is not None and back.patch is not None
+    assert back.patch == {
+        "metadata": {"annotations": {gc.COVER_ANNOTATION: None}},
+        "spec": {"minReplicas": 2, "maxReplicas": 3},
+    }
+    assert back.said == "giving HPA vllm its bounds back (2 to 3): groups serve again"
+
+
+def test_recorded_reads_nothing_from_an_unreadable_annotation() -> None:
+    garbled = hpa()
+    garbled["metadata"]["annotations"] = {gc.COVER_ANNOTATION: "{not json"}
+    assert gc.recorded(garbled) is None
+    assert gc.recorded(hpa(record={"minReplicas": 2})) is None
+    assert gc.cover(garbled, PODS, set()) is None

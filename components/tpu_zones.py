@@ -54,6 +54,32 @@ def listed_zones(generation: str, region: str) -> tuple[str, ...]:
     return tuple(z for z in TPU_ZONES.get(generation, ()) if region_of(z) == region)
 
 
+def two_zone_regions() -> list[str]:
+    """``<generation> in <region> (<zones>)`` for each generation and region the table lists in two zones or more."""
+    by: dict[tuple[str, str], list[str]] = {}
+    for generation, zones in TPU_ZONES.items():
+        for z in zones:
+            by.setdefault((generation, region_of(z)), []).append(z)
+    return [f"{g} in {r} ({', '.join(zs)})" for (g, r), zs in sorted(by.items()) if len(zs) > 1]
+
+
+def one_zone_only(generation: str, zone: str) -> str | None:
+    """Why a stack's serving slices of ``generation`` cannot span two zones of ``zone``'s region, where the table
+    lists the generation there in one zone at most (a regional cluster's node pools are in its own region); None
+    where it lists two or more, or does not cover the region. GKE review round 56, m2: the advice to spread v5e
+    slices over two zones was one no v5e stack could follow."""
+    region = region_of(zone)
+    listed = listed_zones(generation, region)
+    if not covered(generation, region) or len(listed) > 1:
+        return None
+    where = f"only at {listed[0]}" if listed else "in no zone"
+    return (
+        f"Cloud TPU lists {generation} in {region} {where} (cloud.google.com/tpu/docs/regions-zones): zone redundancy "
+        f"needs slices of a generation and region listed in two zones ({'; '.join(two_zone_regions())}), or a second "
+        "stack in another region"
+    )
+
+
 def covered(generation: str, region: str) -> bool:
     """Whether the table holds the page's section for ``region`` and ``generation`` (:data:`COVERAGE`); the note
     says which: a zone missing from a section read is not listed there, one elsewhere is not known here."""

@@ -93,3 +93,21 @@ def test_tpu_zones_the_walkthrough_says_what_happens_to_its_examples():
     for region, zone in (("europe-west4", "europe-west4-b"), ("southamerica-east1", "southamerica-east1-c")):
         (note,) = zone_notes(plan_of_config(in_zone(region, zone)))
         assert f"in {zone} (v6e)" in note
+
+
+def test_one_zone_only_says_why_v5e_cannot_span_two_zones_and_nothing_where_it_can():
+    """GKE review round 56, m2: the v5e stacks were told to spread their slices over two zones, which Cloud TPU does
+    not offer in any region for v5e."""
+    said = tpu_zones.one_zone_only("v5e", "us-west4-a")
+    assert said is not None and said.startswith("Cloud TPU lists v5e in us-west4 only at us-west4-a")
+    assert "v6e in us-east5 (us-east5-a, us-east5-b)" in said
+    assert "v5e in" not in said.split("two zones", 1)[1]  # no v5e region is offered as a way out
+    assert tpu_zones.one_zone_only("v6e", "us-east5-a") is None
+    assert tpu_zones.one_zone_only("v6e", "asia-northeast1-b") is None  # a region the table does not cover
+
+
+def test_the_v5e_stacks_preview_advises_no_second_v5e_zone():
+    text = summary(plan_of("vllm-llama33-70b-v5e16"))
+    assert "serve from slice kinds of the same shape in two zones" not in text
+    assert "tpuSlices[].zone spreads them" not in text
+    assert "Cloud TPU lists v5e in us-west4 only at us-west4-a" in text

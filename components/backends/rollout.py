@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import host_maintenance, lws
+from .. import host_maintenance, lws, tpu_zones
 from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
 from ..lws import Rollout
 from . import scaling
@@ -370,7 +370,8 @@ def stack_maintenance(
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
-    return host_maintenance.zone_line(pools, gated, startable, watched)
+    spread = tpu_zones.one_zone_only(kinds[0].shape.generation.name, pools[0][1]) if kinds and pools else None
+    return host_maintenance.zone_line(pools, gated, startable, watched, spread)
 
 
 def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:

@@ -11,6 +11,7 @@ disruptions fail for good)."""
 from __future__ import annotations
 
 from .. import capacity as capacity_rules
+from .. import tpu_zones
 from ..backends import BACKENDS
 from ..backends.base import Gap
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
@@ -85,6 +86,9 @@ def serving_kinds(cfg: StackConfig) -> list[tuple[int, TpuSliceConfig]]:
     return [(i, s) for i, s in enumerate(cfg.tpu_slices) if s.name in named]
 
 
+SPREAD = "serve from slice kinds of the same shape in two zones (tpuSlices[].zone, serving.slices)"
+
+
 def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap | None:
     """Every serving slice in one zone: a zonal outage or host-maintenance wave takes every group at once (the
     preview's ``Maintenance:`` line, :func:`tpu_serving.host_maintenance.zone_line`)."""
@@ -95,7 +99,7 @@ def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap |
         "tpuSlices[].zone",
         zones[0],
         f"every serving slice is in {zones[0]}: a zonal outage or a wave of TPU host maintenance there takes every "
-        "group at once; serve from slice kinds of the same shape in two zones (tpuSlices[].zone, serving.slices)",
+        f"group at once; {tpu_zones.one_zone_only(kinds[0][1].shape.generation.name, zones[0]) or SPREAD}",
     )
 
 

@@ -123,7 +123,7 @@ def _placed(api_client: Any, target: tuple[str, str], size: int, lost: str, time
         detail = f"not serving within {timeout:.0f} s: {where(api_client, namespace, name, ('2',))}"
         return Finding(CHECK, subject, False, detail + unscheduled(api_client, namespace, f"{name}-2"))
     zone = _leader_zone(api_client, namespace, name, "2")
-    return Finding(CHECK, subject, zone not in (None, lost), f"serves {took:.0f} s after the scale, in {zone}")
+    return Finding(CHECK, subject, zone not in (None, lost), f"serves {took:.0f} s after the raise, in {zone}")
 
 
 def lose_a_zone(

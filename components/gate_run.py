@@ -29,7 +29,13 @@ from .maintenance_gate import (
     Gate,
     Obj,
     decide,
+    remember_windows,
 )
+
+FIELD_MANAGER = "tpu-serving-host-maintenance-gate"
+"""The field manager of the gate's patches (the ``fieldManager`` query parameter of a PATCH: kubernetes.io/docs/
+reference/using-api/server-side-apply/#field-management): the HPA bounds it raised or gave back stay owned by it,
+and a later ``pulumi up`` that changes them meets a conflict that names it (docs/operate.md, "A zone outage")."""
 
 
 class Api:
@@ -75,6 +81,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
         starts=env.get("STARTS", "true") == "true",
         surge=int(env.get("SURGE", "0")),
+        state=env.get("STATE", ""),
     )
 
 
@@ -84,9 +91,24 @@ def held(hpa: Obj) -> bool:
     return scale_down.get("selectPolicy") == "Disabled"
 
 
-def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
-    """Read, decide, label, cover: the decision, what the API refused (a node's label, an HPA's patch), and what
-    the run did to each HPA (:func:`tpu_serving.group_cover.cover`)."""
+WINDOWS_KEY = "windows"
+"""The state ConfigMap's key: the remembered windows, ``{node: epoch seconds}`` as JSON."""
+
+
+def _windows(config_map: Obj) -> dict[str, float]:
+    """The windows a state ConfigMap holds (none when it holds nothing readable)."""
+    try:
+        found = json.loads((config_map.get("data") or {}).get(WINDOWS_KEY) or "{}")
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
+
+
+def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | None]:
+    """The serving pools' nodes, the serving pods, the HPAs, and (a watching gate) the groups the LeaderWorkerSets
+    ask for."""
     nodes = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(POOL_LABEL, gate.pools)}")["items"]
     pods = api.call(
         "GET",
@@ -103,6 +125,16 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
             for name in gate.leader_worker_sets
         ]
         wanted = sum(int(o.get("spec", {}).get("replicas", 1)) for o in lws)
+    return nodes, pods, hpas, wanted
+
+
+def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
+    """Read, decide, label, cover, remember: the decision, what the API refused (a node's label, an HPA's patch, the
+    state's), and what the run did to each HPA (:func:`tpu_serving.group_cover.cover`)."""
+    nodes, pods, hpas, wanted = _read(api, gate)
+    state = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
+    known = _windows(api.call("GET", state)) if gate.state else {}
+    nodes, remembered = remember_windows(nodes, known, now, gate.maintenance_seconds)
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
     patches: list[tuple[str, str, Obj]] = [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes]
@@ -110,10 +142,13 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
     patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
+    if gate.state and remembered != known:
+        windows = json.dumps(dict(sorted(remembered.items())), separators=(",", ":"))
+        patches.append((f"ConfigMap {gate.state}", state, {"data": {WINDOWS_KEY: windows}}))
     refused = []
     for what, path, body in patches:
         try:
-            api.call("PATCH", path, body)
+            api.call("PATCH", f"{path}?fieldManager={FIELD_MANAGER}", body)
         except urllib.error.HTTPError as e:
             refused.append(f"{what}: {e.code} {e.reason}")
     return decision, refused, covers

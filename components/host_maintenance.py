@@ -373,12 +373,14 @@ def _gate_page_text(namespace: str) -> str:
 
 
 def gate_metric_args(project: str, cluster: str, namespace: str) -> gcp.logging.MetricArgs:
-    """The counter of the gate's run lines (DELTA, INT64), which the silent alert reads."""
+    """The counter of the gate's completed runs (DELTA, INT64), which the silent alert reads: its run lines less
+    those of a run that failed (``decision: error``: the API unreachable or refusing, an HPA gone), so that a gate
+    that fails on every run goes silent and pages (SRE review round 22, M1: its WARNING lines counted as runs)."""
     return gcp.logging.MetricArgs(
         project=project,
         name=maintenance_gate_metric(cluster, namespace),
-        description=f"Runs of the host-maintenance gate in namespace {namespace} of cluster {cluster}.",
-        filter=gate_filter(cluster, namespace),
+        description=f"Completed runs of the host-maintenance gate in namespace {namespace} of cluster {cluster}.",
+        filter=gate_filter(cluster, namespace) + ' AND NOT jsonPayload.decision="error"',
         metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
             metric_kind="DELTA", value_type="INT64", unit="1", display_name="Host-maintenance gate runs"
         ),
@@ -395,9 +397,9 @@ def promql_name(metric_type: str) -> str:
 
 
 def silent_alert(cluster: str, namespace: str) -> Alert:
-    """The ERROR alert on no run line for :data:`SILENT_WINDOW_MINUTES`: the gate no longer runs (its CronJob
-    suspended or deleted, its pod not scheduled, its image not pulled), so no maintenance is started and no lost
-    group pages. A log-based metric's series names its monitored resource in the ``monitored_resource`` label (the
+    """The ERROR alert on no completed run for :data:`SILENT_WINDOW_MINUTES`: the gate no longer runs (its CronJob
+    suspended or deleted, its pod not scheduled, its image not pulled) or fails on every run, so no maintenance is
+    started, no lost group pages and none is covered. A log-based metric's series names its monitored resource in the ``monitored_resource`` label (the
     same mapping page, "Specifying a monitored resource type")."""
     metric = promql_name(USER_METRIC + maintenance_gate_metric(cluster, namespace))
     where = f'{{monitored_resource="k8s_container",namespace_name="{namespace}"}}'
@@ -406,10 +408,12 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
         SILENT_TITLE,
         f"absent_over_time({metric}{where}[{SILENT_WINDOW_MINUTES}m])",
         0,
-        f"The host-maintenance gate of namespace {namespace} has logged no run for {SILENT_WINDOW_MINUTES} minutes: "
-        f"no maintenance is started and no lost group pages. kubectl -n {namespace} get cronjob,jobs,pods -l "
-        f"app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob {MAINTENANCE_GATE} (suspended, a pod "
-        "that is not scheduled or whose image is not pulled). Meanwhile a lost serving VM pages only after 75 "
+        f"The host-maintenance gate of namespace {namespace} has completed no run for {SILENT_WINDOW_MINUTES} "
+        "minutes: no maintenance is started, no lost group pages and none is covered. kubectl -n "
+        f"{namespace} get cronjob,jobs,pods -l app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob "
+        f"{MAINTENANCE_GATE} (suspended, a pod that is not scheduled or whose image is not pulled); kubectl -n "
+        f"{namespace} logs job/<the last {MAINTENANCE_GATE} job> (a run that failed says why: the API unreachable "
+        "or refusing it, an HPA it reads gone). Meanwhile a lost serving VM pages only after 75 "
         "minutes (below minimum): watch kubectl get nodes.",
         Severity.ERROR,
     )

@@ -32,7 +32,13 @@ import pulumi_kubernetes as k8s
 from . import gate_run, group_cover
 from . import maintenance_gate as program
 from .host_maintenance import GATE_MINUTES
-from .naming import MAINTENANCE_GATE, SERVING_PRIORITY, maintenance_gate_cluster_name, namespace_problem
+from .naming import (
+    MAINTENANCE_GATE,
+    MAINTENANCE_GATE_STATE,
+    SERVING_PRIORITY,
+    maintenance_gate_cluster_name,
+    namespace_problem,
+)
 from .node_admission import cel_list, node_update_policy, policy_binding
 from .options import child_options
 from .podspec import container_security, pod_security, requests
@@ -170,6 +176,7 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "SURGE": str(args.surge_groups),
         "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",
+        "STATE": MAINTENANCE_GATE_STATE,
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
         "PYTHONPATH": CODE_DIR,
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -187,6 +194,14 @@ def _meta(
 ) -> k8s.meta.v1.ObjectMetaArgs:
     return k8s.meta.v1.ObjectMetaArgs(
         name=name, namespace=None if cluster else args.namespace, labels=dict(args.labels)
+    )
+
+
+def state_config_map(args: HostMaintenanceGateArgs) -> k8s.core.v1.ConfigMapInitArgs:
+    """The gate's state: the maintenance windows it remembers (:func:`tpu_serving.maintenance_gate.remember_windows`),
+    none at first."""
+    return k8s.core.v1.ConfigMapInitArgs(
+        metadata=_meta(args, MAINTENANCE_GATE_STATE), data={gate_run.WINDOWS_KEY: "{}"}
     )
 
 
@@ -238,7 +253,7 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
 
 
 def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
-    """List the namespace's pods; read and patch its HPAs, by name (none without autoscaling): their scale-down
+    """List the namespace's pods; read and patch its state ConfigMap (the windows it remembers), and its HPAs, by name (none without autoscaling): their scale-down
     holds, and the cover of a lost group (:mod:`tpu_serving.group_cover`); for a gate that only watches, read its
     LeaderWorkerSets, by name."""
     hpas = k8s.rbac.v1.PolicyRuleArgs(
@@ -248,7 +263,10 @@ def role(args: HostMaintenanceGateArgs) -> k8s.rbac.v1.RoleInitArgs:
         resource_names=list(args.autoscalers),
     )
     pods = k8s.rbac.v1.PolicyRuleArgs(api_groups=[""], resources=["pods"], verbs=["list"])
-    rules = [pods, *([hpas] if args.autoscalers else [])]
+    state = k8s.rbac.v1.PolicyRuleArgs(
+        api_groups=[""], resources=["configmaps"], verbs=["get", "patch"], resource_names=[MAINTENANCE_GATE_STATE]
+    )
+    rules = [pods, state, *([hpas] if args.autoscalers else [])]
     if not args.starts:  # a watching gate reads the groups the LeaderWorkerSets ask for (spec.replicas), by name
         sets = k8s.rbac.v1.PolicyRuleArgs(
             api_groups=["leaderworkerset.x-k8s.io"],
@@ -350,6 +368,9 @@ class HostMaintenanceGate(pulumi.ComponentResource):
                 )
             )
         k8s.core.v1.ConfigMap(f"{name}-program", metadata=_meta(args), data=program_files(), opts=child)
+        # what the gate remembers between runs: the gate writes it, Pulumi only creates it
+        remembers = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(ignore_changes=["data"]))
+        k8s.core.v1.ConfigMap(f"{name}-state", state_config_map(args), opts=remembers)
         k8s.rbac.v1.Role(f"{name}-role", role(args), opts=child)
         k8s.rbac.v1.RoleBinding(f"{name}-role-binding", role_binding(args), opts=child)
         k8s.rbac.v1.ClusterRole(f"{name}-cluster-role", cluster_role(args), opts=child)

@@ -82,6 +82,8 @@ class Gate:
     surge: int = 0
     """``maxSurge`` of the LeaderWorkerSets' rollouts: one or more, and a scale-down by one group removes no serving
     group while a lower one is in maintenance (LWS keeps it), so the gate does not hold for the HPA."""
+    state: str = ""
+    """The ConfigMap in which the gate remembers the windows GKE announced (:func:`remember_windows`); empty: none."""
     starts: bool = True
     """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (GKE single-host
     v5e or v6e, TPU7x): the gate then only watches, and pages a lost node (SRE and GKE reviews: the lost-node page
@@ -137,6 +139,33 @@ def in_maintenance(node: Obj, now: float) -> bool:
     """Started (the perform label) or its window has opened (a readable label in the past)."""
     opens = window(node)
     return _labels(node).get(PERFORM_LABEL) == "true" or (opens is not None and opens <= now)
+
+
+def remember_windows(
+    nodes: Sequence[Obj], known: Mapping[str, float], now: float, keep_seconds: int
+) -> tuple[list[Obj], dict[str, float]]:
+    """The nodes with the windows the gate remembers, and what it remembers now.
+
+    GKE labels a node ``cloud.google.com/scheduled-maintenance-time`` while its maintenance "is scheduled by the VM but
+    isn't active" (GKE "Monitor maintenance events", cloud.google.com/kubernetes-engine/docs/how-to/
+    view-maintenance-events), so the label is gone once the maintenance runs, and with it :func:`in_maintenance`'s
+    evidence: a watching gate paged a node NotReady in a maintenance ticketed days before (SRE review round 21, m1).
+    Each run remembers every labelled node's window (``known``: the last run's, by node name), forgets a window
+    ``keep_seconds`` after it opened, and gives a node whose label is gone its remembered window back, so that it
+    counts as in maintenance until then."""
+    remembered = {n: w for n, w in known.items() if w + keep_seconds > now}
+    for node in nodes:
+        opens = window(node)
+        if opens is not None:
+            remembered[_name(node)] = opens
+    restored = []
+    for node in nodes:
+        opens = remembered.get(_name(node))
+        if SCHEDULED_LABEL not in _labels(node) and opens is not None and opens <= now:
+            meta = node.get("metadata", {})
+            node = {**node, "metadata": {**meta, "labels": {**_labels(node), SCHEDULED_LABEL: str(int(opens))}}}
+        restored.append(node)
+    return restored, remembered
 
 
 def pending(node: Obj, now: float) -> bool:

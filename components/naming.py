@@ -267,6 +267,10 @@ MAINTENANCE_GATE = "host-maintenance-gate"
 (:mod:`tpu_serving.host_maintenance_job`)."""
 
 
+MAINTENANCE_GATE_STATE = f"{MAINTENANCE_GATE}-state"
+"""The gate's ConfigMap of what it remembers between runs (the maintenance windows GKE announced on its nodes)."""
+
+
 def maintenance_gate_cluster_name(namespace: str) -> str:
     """The gate's cluster-scoped objects (ClusterRole, ValidatingAdmissionPolicy and their bindings), one per serving
     namespace: ``<ns>-host-maintenance-gate``."""

@@ -10,6 +10,7 @@ Pulumi engine."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -147,20 +148,37 @@ def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and
         assert f"pools {serving[0]} and {serving[1]} hold serving pods" in line["message"], line
         assert "add a group and move the group of vllm-0 off" in line["message"], line
 
+        # SRE review round 21, m1: group 0's node enters the maintenance GKE announced (its window opened a minute
+        # ago, which a run reads and keeps in the state ConfigMap); GKE takes the label off once it is active, and the
+        # VM goes down with its pod still bound: no page for it, from the window the gate remembers
+        maintained = leaders[0][1]
+        opened = int(time.time()) - 60
+        cp.kube.patch(cp.kube.get("v1", "Node", maintained), {"metadata": {"labels": {SCHEDULED: str(opened)}}})
+        assert hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa")[0] == 0
+        state = cp.kube.get("v1", "ConfigMap", "host-maintenance-gate-state", WATCH_NAMESPACE)["data"]["windows"]
+        assert json.loads(state)[maintained] == opened, state
+        gone = {SCHEDULED: None, KWOK_LABEL[0]: None}
+        cp.kube.patch(cp.kube.get("v1", "Node", maintained), {"metadata": {"labels": gone}})
         lost = leaders[1][1]
         cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": {KWOK_LABEL[0]: None}}})
-        wait_for(
-            f"node {lost} not Ready (the node lifecycle controller)", lambda: not node_ready(cp, lost), timeout=180
-        )
+        for name in (maintained, lost):
+            wait_for(
+                f"node {name} not Ready (the node lifecycle controller)",
+                lambda name=name: not node_ready(cp, name),
+                timeout=180,
+            )
         time.sleep(LOST_SECONDS + 1)
         code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa", {"LOST_SECONDS": str(LOST_SECONDS)})
         assert (code, line["decision"], line["severity"]) == (0, "watch", "ERROR"), line
         assert f"node {lost} NotReady for " in line["message"] and "holds a serving pod" in line["message"]
+        assert line["lost"] == [lost] and f"node {maintained}" not in line["message"], line
         # SRE review round 21, M1: the lost group's cover, the gate's patch of its own HPA (its Role's get and patch
         # by name), and the real HPA controller scaling the LeaderWorkerSet to the raised minimum without metrics
         assert line["covers"] == ["raising HPA vllm's minimum from 2 to 3: groups 1 of vllm are on lost nodes"], line
         hpa = cp.kube.get("autoscaling/v2", "HorizontalPodAutoscaler", "vllm", WATCH_NAMESPACE)
         assert (hpa["spec"]["minReplicas"], COVER_ANNOTATION in hpa["metadata"]["annotations"]) == (3, True), hpa
+        managers = {f["manager"] for f in hpa["metadata"]["managedFields"]}
+        assert "tpu-serving-host-maintenance-gate" in managers, managers  # a later conflict names the gate
         wait_for(
             "the HPA controller scales the LeaderWorkerSet to 3",
             lambda: (

@@ -1,8 +1,10 @@
 """tpu_serving_tools.e2e.zone_outage.lose_a_zone on ``vllm-llama33-70b-v6e8``, against the real control plane: every
 VM of group 0's zone goes silent; the real node lifecycle controller taints them and deletes group 0's pods after the
-stack's ``nodeLostSeconds``; group 1 serves throughout; the HPA's next group, placed by the real scheduler, takes the
-surviving zone's free slice (SRE review round 45, M3: the required zone spread over every leader kept it Pending);
-and every group serves once the zone is back. Marked ``e2e``."""
+stack's ``nodeLostSeconds``; group 1 serves throughout; the stack's host-maintenance gate raises the HPA's minimum (its
+program from the ConfigMap, as its ServiceAccount), the real HPA controller scales, and the next group, placed by the
+real scheduler, takes the surviving zone's free slice (SRE review round 45, M3: the required zone spread over every leader kept it Pending);
+every group serves once the zone is back, the gate gives the bounds back, and ``pulumi preview --refresh`` then
+proposes no change and ``pulumi up --refresh`` passes. Marked ``e2e``."""
 
 from __future__ import annotations
 
@@ -37,4 +39,11 @@ def test_lose_a_zone_places_the_hpas_next_group_in_the_surviving_zone(tmp_path: 
     assert next_group.ok, next_group.detail
     back = found[f"{SUBJECT}: every group serves once the zone is back"]
     assert back.ok, back.detail
+    # SRE review round 21, M1: the gate covered group 0 and gave the HPA its bounds back
+    covered = found["host-maintenance gate: covers group 0 while zone us-east5-b is down"]
+    assert covered.ok and "raising HPA vllm's minimum from 2 to 3" in covered.detail, covered.detail
+    given = found["host-maintenance gate: gives the HPA its bounds back"]
+    assert given.ok, given.detail
+    for after in ("pulumi preview --refresh after the cover", "pulumi up --refresh after the cover"):
+        assert found[after].ok, found[after].detail
     assert report.ok, [f.line() for f in report.findings if not f.ok]

@@ -68,12 +68,13 @@ class FakeApi:
 
     def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0, refuse_hpa: int = 0):
         self.nodes, self.pods, self.hpa, self.refuse, self.refuse_hpa = nodes, pods, hpa, refuse, refuse_hpa
+        self.state: dict = {"data": {"windows": "{}"}}
         self.patched: list[tuple[str, dict | None]] = []
         self.read_sets = self.read_hpas = 0
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         if method == "PATCH":
-            refuse = self.refuse_hpa if "horizontalpodautoscalers" in path else self.refuse
+            refuse = self.refuse_hpa if "horizontalpodautoscalers" in path else self.refuse if "/nodes/" in path else 0
             if refuse:
                 raise urllib.error.HTTPError(path, refuse, "Refused", {}, None)  # type: ignore[arg-type]
             self.patched.append((path, body))
@@ -83,6 +84,8 @@ class FakeApi:
             return {"items": self.nodes}
         if "/pods" in path:
             return {"items": self.pods}
+        if path == "/api/v1/namespaces/serving/configmaps/host-maintenance-gate-state":
+            return self.state
         if path == "/apis/leaderworkerset.x-k8s.io/v1/namespaces/serving/leaderworkersets/vllm":
             self.read_sets += 1
             return {"spec": {"replicas": 2}}
@@ -92,7 +95,7 @@ class FakeApi:
 
 
 ENV = {"POOLS": "p-a,p-b,p-c", "NAMESPACE": "serving", "LEADER_WORKER_SETS": "vllm", "FEWEST_GROUPS": "2",
-       "AUTOSCALERS": "vllm"}  # fmt: skip
+       "AUTOSCALERS": "vllm", "STATE": "host-maintenance-gate-state"}  # fmt: skip
 
 
 def run_main(api: FakeApi, monkeypatch: pytest.MonkeyPatch, **env: str) -> tuple[int, dict]:
@@ -108,7 +111,9 @@ def test_main_patches_the_chosen_nodes_and_logs_one_json_line(monkeypatch: pytes
     api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
     code, line = run_main(api, monkeypatch)
     assert code == 0
-    assert api.patched == [("/api/v1/nodes/n-p-b", {"metadata": {"labels": {mg.PERFORM_LABEL: "true"}}})]
+    label = {"metadata": {"labels": {mg.PERFORM_LABEL: "true"}}}
+    nodes = [(p, b) for p, b in api.patched if "/nodes/" in p]
+    assert nodes == [("/api/v1/nodes/n-p-b?fieldManager=tpu-serving-host-maintenance-gate", label)]
     assert (line["severity"], line["decision"], line["pool"], line["gate"], line["covers"]) == (
         "INFO",
         "start",
@@ -135,7 +140,7 @@ def test_main_logs_error_when_the_api_refuses_the_label(monkeypatch: pytest.Monk
 def test_main_of_a_watching_gate_labels_no_node(monkeypatch: pytest.MonkeyPatch) -> None:
     api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
     code, line = run_main(api, monkeypatch, STARTS="false")
-    assert (code, line["decision"], api.patched) == (0, "watch", [])
+    assert (code, line["decision"], [p for p, _ in api.patched if "/nodes/" in p]) == (0, "watch", [])
     assert (api.read_hpas, api.read_sets) == (1, 1)  # the LeaderWorkerSet's spec.replicas (SRE 16, m1); the HPA
 
 
@@ -157,7 +162,9 @@ def test_main_raises_the_hpas_minimum_while_a_serving_node_is_lost(monkeypatch: 
     code, line = run_main(api, monkeypatch, STARTS="false")
     assert (code, line["severity"]) == (0, "ERROR")  # the lost node still pages
     ((path, body),) = api.patched
-    assert path == "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm"
+    assert path == (
+        "/apis/autoscaling/v2/namespaces/serving/horizontalpodautoscalers/vllm?fieldManager=tpu-serving-host-maintenance-gate"
+    )
     assert body is not None and body["spec"] == {"minReplicas": 3, "maxReplicas": 3}
     assert line["covers"] == ["raising HPA vllm's minimum from 2 to 3: groups 0 of vllm are on lost nodes"]
     assert line["covers"][0] in line["message"]
@@ -168,3 +175,35 @@ def test_main_logs_error_when_the_api_refuses_the_hpa_patch(monkeypatch: pytest.
     code, line = run_main(FakeApi(nodes, pods, HPA, refuse_hpa=403), monkeypatch, STARTS="false")
     assert (code, line["severity"], line["decision"]) == (1, "ERROR", "error")
     assert line["message"] == "the API refused the gate's patch of HPA vllm: 403 Refused"
+
+
+STATE_PATH = (
+    "/api/v1/namespaces/serving/configmaps/host-maintenance-gate-state?fieldManager=tpu-serving-host-maintenance-gate"
+)
+
+
+def test_main_remembers_the_windows_gke_announces_and_writes_them_only_when_they_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SRE review round 21, m1: the state ConfigMap keeps each announced window; a run that learns nothing new writes
+    nothing."""
+    api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
+    code, _ = run_main(api, monkeypatch, STARTS="false")
+    assert (code, api.patched) == (
+        0,
+        [(STATE_PATH, {"data": {"windows": json.dumps({"n-p-a": float(IN_50H)}, separators=(",", ":"))}})],
+    )
+    api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
+    api.state = {"data": {"windows": json.dumps({"n-p-a": float(IN_50H)})}}
+    assert run_main(api, monkeypatch, STARTS="false")[0] == 0 and api.patched == []
+
+
+def test_main_pages_no_node_lost_in_a_remembered_maintenance(monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes, pods = lost_zone()  # n-p-a NotReady 20 minutes, no label
+    api = FakeApi(nodes, pods, HPA)
+    api.state = {"data": {"windows": json.dumps({"n-p-a": NOW - 1800})}}
+    code, line = run_main(api, monkeypatch, STARTS="false")
+    assert (code, line["severity"], line["lost"], line["covers"]) == (0, "INFO", [], [])
+    api = FakeApi(nodes, pods, HPA)
+    api.state = {"data": {"windows": "not json"}}  # unreadable: nothing remembered, the lost node pages
+    assert run_main(api, monkeypatch, STARTS="false")[1]["severity"] == "ERROR"

@@ -113,6 +113,7 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "SURGE": "1",
         "CLOSE_SECONDS": "25200",
         "STARTS": "true",
+        "STATE": "host-maintenance-gate-state",
         "SERVICE_ACCOUNT_DIR": "/var/run/secrets/kubernetes.io/serviceaccount",
         "PYTHONPATH": "/gate",
         "PYTHONDONTWRITEBYTECODE": "1",
@@ -144,15 +145,21 @@ def test_program_files_run_as_the_cron_job_lays_them_out(tmp_path: Path) -> None
 
 def test_gate_env_is_what_the_program_reads() -> None:
     gate = gate_run.gate_from(job.gate_env(ARGS))
-    assert gate == mg.Gate(("c-a", "c-b"), "serving", ("vllm",), 2, 12 * 3600, 600, 21600, ("vllm",))
+    assert gate == mg.Gate(
+        ("c-a", "c-b"), "serving", ("vllm",), 2, 12 * 3600, 600, 21600, ("vllm",), state="host-maintenance-gate-state"
+    )
 
 
 def test_gate_rbac_is_least_privilege() -> None:
     fixed = job.role(job.HostMaintenanceGateArgs(namespace="serving", pools=("c-a",), leader_worker_sets=("v",)))
-    assert [r.resources for r in fixed.rules] == [["pods"]]  # no HPA, no HPA rule
+    assert [r.resources for r in fixed.rules] == [["pods"], ["configmaps"]]  # no HPA, no HPA rule
+    # SRE review round 21, m1: its state ConfigMap only, by name, read and patched
+    state = fixed.rules[1]
+    assert (state.verbs, state.resource_names) == (["get", "patch"], ["host-maintenance-gate-state"])
     role = job.role(ARGS)
     assert [(r.api_groups, r.resources, r.verbs, r.resource_names) for r in role.rules] == [
         ([""], ["pods"], ["list"], None),
+        ([""], ["configmaps"], ["get", "patch"], ["host-maintenance-gate-state"]),
         (["autoscaling"], ["horizontalpodautoscalers"], ["get", "patch"], ["vllm"]),
     ]
     cluster = job.cluster_role(ARGS)
@@ -285,6 +292,14 @@ def test_gate_page_filter_and_silent_alert() -> None:
     assert hm.SILENT_WINDOW_MINUTES == 4 * hm.GATE_MINUTES
 
 
+def test_gate_run_metric_counts_completed_runs_only() -> None:
+    """SRE review round 22, M1: a run that fails (the API unreachable, an HPA gone: ``decision: error``, logged as a
+    WARNING) is not a run the silent alert may count, or a gate failing on every run would never page."""
+    metric = hm.gate_metric_args("p", "c", "serving")
+    assert metric.filter == hm.gate_filter("c", "serving") + ' AND NOT jsonPayload.decision="error"'
+    assert str(metric.description).startswith("Completed runs")
+
+
 def test_promql_name_maps_as_cloud_monitoring_documents() -> None:
     assert hm.promql_name("logging.googleapis.com/log_entry_count") == "logging_googleapis_com:log_entry_count"
     assert hm.promql_name("kubernetes.io/container/cpu/limit_cores") == "kubernetes_io:container_cpu_limit_cores"
@@ -356,13 +371,13 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
     assert [r["resources"] for r in objects["Role"]["rules"]] == [
-        ["pods"], ["horizontalpodautoscalers"], ["leaderworkersets"]
+        ["pods"], ["configmaps"], ["horizontalpodautoscalers"], ["leaderworkersets"]
     ]  # fmt: skip
-    assert objects["Role"]["rules"][1] == {  # by name: its own HPA, the cover of a lost group (SRE review 21, M1)
+    assert objects["Role"]["rules"][2] == {  # by name: its own HPA, the cover of a lost group (SRE review 21, M1)
         "apiGroups": ["autoscaling"], "resources": ["horizontalpodautoscalers"], "verbs": ["get", "patch"],
         "resourceNames": ["vllm"],
     }  # fmt: skip
-    assert objects["Role"]["rules"][2] == {  # by name, read only (SRE review round 16, m1)
+    assert objects["Role"]["rules"][3] == {  # by name, read only (SRE review round 16, m1)
         "apiGroups": ["leaderworkerset.x-k8s.io"], "resources": ["leaderworkersets"], "verbs": ["get"],
         "resourceNames": ["vllm"],
     }  # fmt: skip
@@ -399,3 +414,13 @@ def test_watching_gate_tickets_close_windows_and_pages_under_its_own_title() -> 
     gated = {r.name: r.inputs for r in plan_of(GATE_STACK).resources}
     assert "vllm70b-observability-maintenance-windows-close" not in gated
     assert gated["vllm70b-observability-maintenance-gate"]["displayName"] == f"vllm70b: {hm.GATE_TITLE}"
+
+
+def test_gate_state_config_map_starts_empty_and_is_the_gates_to_write() -> None:
+    """SRE review round 21, m1: the windows the gate remembers live in a ConfigMap of their own, which the stack
+    creates empty and never writes again (``ignoreChanges: [data]``), so that ``pulumi up`` does not erase them."""
+    (state,) = [r for r in plan_of(GATE_STACK).resources if r.name.endswith("-maintenance-gate-state")]
+    assert state.type == "kubernetes:core/v1:ConfigMap"
+    assert state.inputs["metadata"]["name"] == "host-maintenance-gate-state"
+    assert state.inputs["data"] == {"windows": "{}"}
+    assert state.ignore_changes == ["data"]

@@ -305,3 +305,32 @@ def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before
     above = [*SERVING, pod("vllm-2", "n-p-c")]  # Ready, above the standing two, scale-down not held
     waits = mg.decide(pools({"p-a": in_20h, "p-c": None}), above, GATE, NOW, False)
     assert (waits.action, waits.severity) == ("hold", "ERROR")
+
+
+def test_remember_windows_keeps_a_window_after_gke_removes_its_label() -> None:
+    """SRE review round 21, m1: GKE's label is there only while the maintenance is scheduled and not active; a node
+    NotReady in the maintenance it announced, its label gone, counts as in maintenance by the window remembered, and
+    pages only after ``maintenance_seconds``; a window never remembered exempts nothing."""
+    opened = NOW - 1800
+    gone = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # no label: the maintenance is active
+    nodes, remembered = mg.remember_windows([gone], {"n-p-b": opened}, NOW, 21600)
+    assert remembered == {"n-p-b": opened}
+    assert mg.in_maintenance(nodes[0], NOW) and not mg.pending(nodes[0], NOW)
+    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
+    assert mg.decide([gone], SERVING, WATCH, NOW, False).pages == (
+        "node n-p-b NotReady for 1200 s holds a serving pod",
+    )
+    late = node("n-p-b", "p-b", ready=False, since=NOW - 21600)
+    nodes, _ = mg.remember_windows([late], {"n-p-b": opened}, NOW, 21600)
+    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == (
+        "node n-p-b NotReady for 21600 s holds a serving pod",
+    )
+
+
+def test_remember_windows_learns_labels_and_forgets_old_windows() -> None:
+    labelled = node("n-p-a", "p-a", IN_2H)
+    nodes, remembered = mg.remember_windows([labelled], {"n-old": NOW - 21601, "n-recent": NOW - 60}, NOW, 21600)
+    assert remembered == {"n-p-a": float(IN_2H), "n-recent": NOW - 60}  # n-old forgotten 6 h after it opened
+    assert nodes == [labelled]  # a labelled node is left as it is
+    waiting = node("n-p-c", "p-c")
+    assert mg.remember_windows([waiting], {"n-p-c": NOW + 600}, NOW, 21600)[0] == [waiting]  # not yet open

@@ -97,6 +97,16 @@ def test_production_gaps_name_a_minimum_of_one_group_of_several():
     assert _keys(data) == ["serving.autoscaling.minReplicas = 1"]
 
 
+def test_production_gaps_name_standing_groups_without_the_host_maintenance_gate():
+    """SRE review round 22, M2: ``hostMaintenance.mode: ticket`` removes the gate, its 10-minute lost-VM page and its
+    cover of a lost group, and production: true accepted it."""
+    data = _prod("tpu-serving:hostMaintenance", {"mode": "ticket"})
+    assert _keys(data) == ["hostMaintenance.mode = ticket"]
+    (gap,) = production_gaps(load({**data, "tpu-serving:production": False}))
+    assert "pages only as 'Serving groups below minimum', after observability.notReadyMinutes (75)" in gap.why
+    assert _keys({**GOOD, "tpu-serving:hostMaintenance": {"mode": "ticket"}}) == []  # no serving: no gate to miss
+
+
 def test_production_gaps_name_every_serving_slice_in_one_zone():
     assert _keys(_prod("tpu-serving:tpuSlices/1/zone", ...)) == ["tpuSlices[].zone = us-east5-b"]
 

@@ -94,6 +94,9 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     )
     assert zone.index("The host-maintenance gate covers the lost groups itself") < zone.index(cover)
     assert zone.index(cover) < zone.index("Empty (the gate silent, or its patch refused)") < zone.index("$((N+1))")
+    # SRE review round 22, m4: no move before a window while the gate covers a lost group
+    maintenance = text.split("## TPU host maintenance", 1)[1].split("## A VM that goes silent", 1)[0]
+    assert maintenance.index(cover) < maintenance.index("$((N+1))")
     # GKE review round 53, M2: the abort gives the scale-downs back, or a lower minimum removes nothing
     assert "set the HPA's minimum back and\n# give it its scale-downs back (Max" in section
     assert (

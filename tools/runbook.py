@@ -298,8 +298,21 @@ def _maintenance_section(n: Names) -> list[str]:
         f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))},cloud.google.com/scheduled-maintenance-time' \\",
         f"    -L cloud.google.com/scheduled-maintenance-time,{POOL_LABEL}   # pending, and when",
         *_group_map(n),
+        *_cover_check(n),
     ]
     return lines + (_manual_start(n) if n.manual_start else _drain(n))
+
+
+def _cover_check(n: Names) -> list[str]:
+    """No move while the gate covers a lost group (SRE review round 22, m4): the HPA's bounds are raised already."""
+    if not n.gate:
+        return []
+    key = COVER_ANNOTATION.replace(".", "\\.")
+    return [
+        "# Not while the host-maintenance gate covers a lost group (this prints its annotation; empty: none): the",
+        "# HPA's bounds are raised already and the steps below would add to them. Wait until the gate gives them back.",
+        *(f"kubectl -n {n.namespace} get hpa {h} -o jsonpath='{{.metadata.annotations.{key}}}'" for h in n.hpas),
+    ]
 
 
 def _lost_vm_section(n: Names) -> list[str]:

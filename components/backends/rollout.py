@@ -379,8 +379,14 @@ def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:
     ``hostMaintenance.mode: start`` and two or more standing groups. It starts the maintenance only where
     :func:`maintenance_gated`; elsewhere it watches, and pages a serving node lost. The stack's decision is
     :func:`tpu_serving.config.serving_facts.maintenance_gate_runs`, which calls this one."""
+    return str(cfg.host_maintenance.mode) == "start" and gate_would_watch(cfg, serving)
+
+
+def gate_would_watch(cfg: Stack, serving: scaling.Scaled) -> bool:
+    """Two or more standing groups on the stack's slices: the host-maintenance gate runs for them with
+    ``hostMaintenance.mode: start`` (:func:`maintenance_watched`), whatever the mode says."""
     kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
-    return str(cfg.host_maintenance.mode) == "start" and scaling.fewest_groups(serving) >= 2 and bool(kinds)
+    return scaling.fewest_groups(serving) >= 2 and bool(kinds)
 
 
 def maintenance_starts(cfg: Stack, serving: scaling.Scaled) -> bool:

@@ -16,10 +16,11 @@ from ..backends import BACKENDS
 from ..backends.base import Gap
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
 from ..capacity import Capacity
+from ..host_maintenance_job import GateMode
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting
 from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
-from .serving_facts import reload_outlasting_upgrade_wait, serving_kind_names
+from .serving_facts import maintenance_gate_applies, reload_outlasting_upgrade_wait, serving_kind_names
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -142,6 +143,22 @@ def alert_gaps(cfg: StackConfig) -> list[Gap]:
     return [] if tickets is None else [tickets]
 
 
+def gate_gap(cfg: StackConfig) -> Gap | None:
+    """Standing groups without the host-maintenance gate (``hostMaintenance.mode: ticket``): a lost serving VM pages
+    only as below minimum, nothing covers its group, and nothing starts the pools' maintenance one at a time (SRE
+    review round 22, M2: ``production: true`` accepted it, with no gap said)."""
+    if cfg.host_maintenance.mode != GateMode.TICKET or not maintenance_gate_applies(cfg):
+        return None
+    return Gap(
+        "hostMaintenance.mode",
+        "ticket",
+        "no host-maintenance gate: a lost serving VM pages only as 'Serving groups below minimum', after "
+        f"observability.notReadyMinutes ({cfg.observability.not_ready_minutes}), not after 10 minutes; no group "
+        "replaces a lost one until someone raises the HPA; and nothing starts the pools' maintenance one pool at a "
+        "time; use start",
+    )
+
+
 def production_gaps(cfg: StackConfig) -> list[Gap]:
     """What keeps the stack's serving from a production SLO, in the stack file's order; none without serving."""
     serving = cfg.serving
@@ -155,7 +172,9 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
     kinds = serving_kinds(cfg)
     if kinds:
         shape = kinds[0][1].shape
-        gaps += [g for g in [None if one_group else zone_gap(cfg, kinds), existing_upgrades_gap(cfg)] if g]
+        gaps += [
+            g for g in [None if one_group else zone_gap(cfg, kinds), existing_upgrades_gap(cfg), gate_gap(cfg)] if g
+        ]
         gaps += capacity_gaps(kinds) + list(BACKENDS[serving.backend].production_gaps(serving, shape))
     return gaps
 

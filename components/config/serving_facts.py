@@ -42,11 +42,15 @@ def maintenance_gate_runs(cfg: StackConfig) -> bool:
     JetStream, not disaggregated) (:func:`tpu_serving.backends.rollout.maintenance_watched`). It starts the
     maintenance where the pools take a manual start (:func:`tpu_serving.backends.rollout.maintenance_starts`), and
     otherwise watches the serving nodes."""
+    return cfg.host_maintenance.mode == GateMode.START and maintenance_gate_applies(cfg)
+
+
+def maintenance_gate_applies(cfg: StackConfig) -> bool:
+    """Whether the stack's serving would run the host-maintenance gate with ``hostMaintenance.mode: start``: two or
+    more standing LeaderWorkerSet groups (vLLM or JetStream, not disaggregated)."""
     serving = cfg.serving
-    if cfg.host_maintenance.mode != GateMode.START or not isinstance(
-        serving, VllmServingConfig | PathwaysServingConfig
-    ):
+    if not isinstance(serving, VllmServingConfig | PathwaysServingConfig):
         return False
     if isinstance(serving, VllmServingConfig) and serving.disaggregation is not None:
         return False
-    return rollout.maintenance_watched(cfg, serving)
+    return rollout.gate_would_watch(cfg, serving)

@@ -23,6 +23,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tpu_serving.naming import MAINTENANCE_GATE_STATE
+
 from .controlplane import ControlPlane
 from .kube import ApiError, Kube, wait_for
 
@@ -44,9 +46,9 @@ ORDER = (
 
 
 def gate_objects(objects: Sequence[Mapping[str, Any]], namespace: str) -> list[Obj]:
-    """The serving namespace, the gate's objects and the HPA it reads, of a plan's Kubernetes objects, in an order the
-    API server takes."""
-    names = {namespace, GATE, f"{namespace}-{GATE}"}
+    """The serving namespace, the gate's objects (its state ConfigMap among them) and the HPA it reads, of a plan's
+    Kubernetes objects, in an order the API server takes."""
+    names = {namespace, GATE, f"{namespace}-{GATE}", MAINTENANCE_GATE_STATE}
     chosen = [
         dict(o)
         for o in objects

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +34,11 @@ from tpu_serving_tools.verify.checks import Finding
 from .controlplane import KWOK_LABEL
 from .host_maintenance import run_gate_on
 from .kube import Kube
+from .lifecycle import hpa_targets, up_finding
 from .node_loss import (
-    autoscaled_lifecycle,
     deleted_after_toleration,
     group_pods,
+    node_lost_seconds,
     scale,
     silence,
     tainted,
@@ -44,6 +46,7 @@ from .node_loss import (
     where,
 )
 from .rollout import live_lws, lws_pods, serving_groups
+from .stack_run import StackRun, engine_errors
 
 CHECK = "zone-outage"
 STANDING = 2
@@ -211,5 +214,50 @@ def _zone_back(
     )
 
 
-zone_outage_lifecycle = autoscaled_lifecycle(CHECK, lose_a_zone)
-"""``run_stack``'s lifecycle for a zone outage: :func:`lose_a_zone`."""
+def bounds_after_the_cover(run: StackRun, api_client: Any, config: Mapping[str, Any]) -> list[Finding]:
+    """What Pulumi makes of the HPA once the gate has raised and given back its bounds (docs/operate.md, "A zone
+    outage"): ``pulumi preview --refresh`` reads the live objects and must propose no change to any of them (the
+    bounds are the program's again, the annotation gone, the state ConfigMap's data ignored), and ``pulumi up
+    --refresh`` must pass, leaving the HPA's bounds as the stack file says."""
+    del config  # the stack file as it is: no change of the bounds
+    subject = "pulumi preview --refresh after the cover"
+    try:
+        change = run.preview(refresh=True)
+    except Exception as err:  # the engine's own refusal is the finding
+        (run.work / "bounds-preview.log").write_text(str(err))
+        return [Finding(CHECK, subject, False, engine_errors(str(err)))]
+    detail = (
+        ", ".join(f"{op} {n}" for op, n in sorted(change.changed.items())) or f"{change.counts.get('same', 0)} same"
+    )
+    if change.changed:
+        said = [line.strip() for line in change.stdout.splitlines() if "[diff:" in line or "~ " in line]
+        detail += ": " + " | ".join(said[:6])
+    out = [Finding(CHECK, subject, bool(change.counts) and not change.changed, detail)]
+    try:
+        run.up(refresh=True)
+    except Exception as err:
+        (run.work / "bounds-up.log").write_text(str(err))
+        return [*out, Finding(CHECK, "pulumi up --refresh after the cover", False, engine_errors(str(err)))]
+    (namespace, name), *_ = hpa_targets(run.resources())
+    spec = _hpa(api_client, namespace, name)["spec"]
+    bounds = (spec.get("minReplicas"), spec["maxReplicas"])
+    out.append(
+        Finding(CHECK, "pulumi up --refresh after the cover", bounds == (STANDING, STANDING + 1), f"HPA {bounds}")
+    )
+    return out
+
+
+def zone_outage_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
+    """``run_stack``'s lifecycle for a zone outage: :func:`lose_a_zone`, then :func:`bounds_after_the_cover`
+    (only after a scenario that passed), then destroy."""
+    if not up_finding(report, run):
+        return
+    targets = hpa_targets(run.resources())
+    if not targets:
+        report.findings.append(Finding(CHECK, CHECK, False, "the stack has no autoscaled LeaderWorkerSet"))
+    else:
+        found = report.step(CHECK, lambda: lose_a_zone(api_client, targets[0], node_lost_seconds(config)))
+        report.findings += found
+        if all(f.ok for f in found):
+            report.findings += report.step("bounds", lambda: bounds_after_the_cover(run, api_client, config))
+    report.step("destroy", run.destroy)

@@ -242,6 +242,17 @@ def leader_worker_set(
     )
 
 
+NOT_SAFE_TO_EVICT = {"cluster-autoscaler.kubernetes.io/safe-to-evict": "false"}
+"""The annotation of every serving group's pods: the cluster autoscaler never removes a node that holds one
+("Pods that have the following annotation set: cluster-autoscaler.kubernetes.io/safe-to-evict: "false"",
+kubernetes/autoscaler cluster-autoscaler FAQ, "What types of pods can prevent CA from removing a node?"; GKE logs
+such a node's skipped scale-down as ``no.scale.down.node.pod.not.safe.to.evict.annotation``). A group that a
+repair, a host maintenance or an upgrade moved onto a from-zero pool would otherwise be a scale-down candidate
+when the autoscaler finds a free slice for it on a fixed pool, and moving it reloads the model for up to an hour
+(GKE review rounds 11 to 57, m5). The HPA's scale-down removes a group first; its node then holds no such pod.
+Adding it changes the templates, so a stack deployed before it rolls its groups once."""
+
+
 SKIP_SERVICE_AWAIT = {"pulumi.com/skipAwait": "true"}
 """The annotation of a Service in front of a LeaderWorkerSet's model servers. pulumi-kubernetes waits on a new
 Service with a selector until its endpoints have settled with no not-ready address, for 10 minutes by default,

@@ -145,6 +145,10 @@ DIFFERENCES: list[tuple[str, str]] = [
         "TCP readiness on each server's port",
     ),
     (rf"({LEAD}|{WORK})\.spec\.priorityClassName", "serving priority, above batch work (multi-tenancy)"),
+    (
+        rf"({LEAD}|{WORK})\.metadata\.annotations\.cluster-autoscaler\.kubernetes\.io/safe-to-evict",
+        "the cluster autoscaler never moves a serving group to free a node (GKE review round 57, m5)",
+    ),
     (r"metadata\.name", "the Service keeps the seed's name; kept under test for renames"),
     (
         rf"({LEAD}|{WORK})\.spec\.containers\[(pathways-proxy|pathways-rm|worker)\]\.image",

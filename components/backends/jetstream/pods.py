@@ -234,11 +234,15 @@ def leader_worker_set_spec(args: PathwaysServingArgs) -> dict[str, object]:
         "size": args.group_size,
         "restartPolicy": lws.restart_policy(args.lws_version),
         "leaderTemplate": k8s.core.v1.PodTemplateSpecArgs(
-            metadata=k8s.meta.v1.ObjectMetaArgs(labels={**args.labels, **selector_labels(args)}),
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                labels={**args.labels, **selector_labels(args)}, annotations=dict(lws.NOT_SAFE_TO_EVICT)
+            ),
             spec=pod(leader_containers(args)),
         ),
         "workerTemplate": k8s.core.v1.PodTemplateSpecArgs(
-            metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(args.labels)) if args.labels else None,
+            metadata=k8s.meta.v1.ObjectMetaArgs(
+                labels=dict(args.labels) or None, annotations=dict(lws.NOT_SAFE_TO_EVICT)
+            ),
             spec=pod([worker_container(args)]),
         ),
     }

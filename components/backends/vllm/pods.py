@@ -359,7 +359,7 @@ def leader_labels(args: VllmServingArgs) -> dict[str, str]:
 def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     """``spec`` of the LeaderWorkerSet (LWS v0.10.0)."""
     vols, mounts = volumes(args)
-    annotations = gcsfuse_annotations(args) if uses_gcsfuse(args) else None
+    annotations = {**lws.NOT_SAFE_TO_EVICT, **(gcsfuse_annotations(args) if uses_gcsfuse(args) else {})}
 
     def pod(
         container: k8s.core.v1.ContainerArgs,

@@ -307,12 +307,17 @@ def _cover_check(n: Names) -> list[str]:
     """No move while the gate covers a lost group (SRE review round 22, m4): the HPA's bounds are raised already."""
     if not n.gate:
         return []
-    key = COVER_ANNOTATION.replace(".", "\\.")
     return [
         "# Not while the host-maintenance gate covers a lost group (this prints its annotation; empty: none): the",
         "# HPA's bounds are raised already and the steps below would add to them. Wait until the gate gives them back.",
-        *(f"kubectl -n {n.namespace} get hpa {h} -o jsonpath='{{.metadata.annotations.{key}}}'" for h in n.hpas),
+        *_cover_annotation(n),
     ]
+
+
+def _cover_annotation(n: Names) -> list[str]:
+    """The command that prints each HPA's cover annotation (empty: no cover)."""
+    key = COVER_ANNOTATION.replace(".", "\\.")
+    return [f"kubectl -n {n.namespace} get hpa {h} -o jsonpath='{{.metadata.annotations.{key}}}'" for h in n.hpas]
 
 
 def _lost_vm_section(n: Names) -> list[str]:
@@ -372,12 +377,11 @@ def _cover_lines(n: Names) -> list[str]:
     """The gate's cover of a lost group, checked first (SRE review round 21, M1): by hand only without it."""
     if not n.gate:
         return []
-    key = COVER_ANNOTATION.replace(".", "\\.")
     return [
         "# The host-maintenance gate covers the lost groups itself: on its run that pages, it raises the HPA's minimum",
         "# by them, and gives the bounds back once they serve again. Check it did (its annotation; its log line says",
         "# 'raising HPA ...'):",
-        *(f"kubectl -n {n.namespace} get hpa {h} -o jsonpath='{{.metadata.annotations.{key}}}'" for h in n.hpas),
+        *_cover_annotation(n),
         "# Set: done, and do not patch the HPA too, nor run pulumi up on it, until the gate gives the bounds back.",
         "# Empty (the gate silent, or its patch refused): do it by hand, below, and give the bounds back yourself.",
     ]

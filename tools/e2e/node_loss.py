@@ -256,9 +256,16 @@ Lifecycle = Callable[[Any, StackRun, Any, Mapping[str, Any]], None]
 """What ``run_stack`` runs once a stack is up (:func:`tpu_serving_tools.e2e.run.run_stack`'s ``lifecycle``)."""
 
 
-def autoscaled_lifecycle(check: str, scenario: Callable[[Any, tuple[str, str], int], list[Finding]]) -> Lifecycle:
+After = Callable[[StackRun, Any, Mapping[str, Any]], list[Finding]]
+"""A step after a scenario that passed: the stack's run, the API client and the stack's configuration."""
+
+
+def autoscaled_lifecycle(
+    check: str, scenario: Callable[[Any, tuple[str, str], int], list[Finding]], after: After | None = None
+) -> Lifecycle:
     """A lifecycle that brings the stack up, runs ``scenario`` on the first HPA's LeaderWorkerSet (namespace, name)
-    with the stack file's ``serving.probes.nodeLostSeconds``, and destroys it; its findings are ``check``'s."""
+    with the stack file's ``serving.probes.nodeLostSeconds``, then ``after`` if every finding of it passed, and
+    destroys the stack; its findings are ``check``'s."""
 
     def lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
         if not up_finding(report, run):
@@ -267,7 +274,10 @@ def autoscaled_lifecycle(check: str, scenario: Callable[[Any, tuple[str, str], i
         if not targets:
             report.findings.append(Finding(check, check, False, "the stack has no autoscaled LeaderWorkerSet"))
         else:
-            report.findings += report.step(check, lambda: scenario(api_client, targets[0], node_lost_seconds(config)))
+            found = report.step(check, lambda: scenario(api_client, targets[0], node_lost_seconds(config)))
+            report.findings += found
+            if after is not None and all(f.ok for f in found):
+                report.findings += report.step(f"{check}-after", lambda: after(run, api_client, config))
         report.step("destroy", run.destroy)
 
     return lifecycle

@@ -34,11 +34,11 @@ from tpu_serving_tools.verify.checks import Finding
 from .controlplane import KWOK_LABEL
 from .host_maintenance import run_gate_on
 from .kube import Kube
-from .lifecycle import hpa_targets, up_finding
+from .lifecycle import hpa_targets
 from .node_loss import (
+    autoscaled_lifecycle,
     deleted_after_toleration,
     group_pods,
-    node_lost_seconds,
     scale,
     silence,
     tainted,
@@ -247,17 +247,5 @@ def bounds_after_the_cover(run: StackRun, api_client: Any, config: Mapping[str, 
     return out
 
 
-def zone_outage_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
-    """``run_stack``'s lifecycle for a zone outage: :func:`lose_a_zone`, then :func:`bounds_after_the_cover`
-    (only after a scenario that passed), then destroy."""
-    if not up_finding(report, run):
-        return
-    targets = hpa_targets(run.resources())
-    if not targets:
-        report.findings.append(Finding(CHECK, CHECK, False, "the stack has no autoscaled LeaderWorkerSet"))
-    else:
-        found = report.step(CHECK, lambda: lose_a_zone(api_client, targets[0], node_lost_seconds(config)))
-        report.findings += found
-        if all(f.ok for f in found):
-            report.findings += report.step("bounds", lambda: bounds_after_the_cover(run, api_client, config))
-    report.step("destroy", run.destroy)
+zone_outage_lifecycle = autoscaled_lifecycle(CHECK, lose_a_zone, bounds_after_the_cover)
+"""``run_stack``'s lifecycle for a zone outage: :func:`lose_a_zone`, then :func:`bounds_after_the_cover`."""

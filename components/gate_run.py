@@ -106,6 +106,18 @@ def _windows(config_map: Obj) -> dict[str, float]:
     return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
 
 
+def _state(api: Api, path: str) -> tuple[dict[str, float], bool]:
+    """The remembered windows and whether the state ConfigMap exists. A missing one (404: deleted by hand) costs
+    the memory, not the run: the lost-node page and the cover go on (SRE review round 23, m1); ``pulumi up
+    --refresh`` creates it again."""
+    try:
+        return _windows(api.call("GET", path)), True
+    except urllib.error.HTTPError as e:
+        if e.code != 404:
+            raise
+        return {}, False
+
+
 def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | None]:
     """The serving pools' nodes, the serving pods, the HPAs, and (a watching gate) the groups the LeaderWorkerSets
     ask for."""
@@ -133,7 +145,7 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     state's), and what the run did to each HPA (:func:`tpu_serving.group_cover.cover`)."""
     nodes, pods, hpas, wanted = _read(api, gate)
     state = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
-    known = _windows(api.call("GET", state)) if gate.state else {}
+    known, remembers = _state(api, state) if gate.state else ({}, False)
     nodes, remembered = remember_windows(nodes, known, now, gate.maintenance_seconds)
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
@@ -142,7 +154,7 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
     patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
-    if gate.state and remembered != known:
+    if remembers and remembered != known:
         windows = json.dumps(dict(sorted(remembered.items())), separators=(",", ":"))
         patches.append((f"ConfigMap {gate.state}", state, {"data": {WINDOWS_KEY: windows}}))
     refused = []

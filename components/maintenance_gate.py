@@ -152,12 +152,21 @@ def remember_windows(
     evidence: a watching gate paged a node NotReady in a maintenance ticketed days before (SRE review round 21, m1).
     Each run remembers every labelled node's window (``known``: the last run's, by node name), forgets a window
     ``keep_seconds`` after it opened, and gives a node whose label is gone its remembered window back, so that it
-    counts as in maintenance until then."""
+    counts as in maintenance until then. A label gone before its window opened is forgotten at once: the gate (or
+    an operator) started that maintenance early, which the perform label shows while it lasts, or it was called off;
+    remembered, it would exempt a real loss of that node for hours after the window (SRE review round 23, M1). So
+    is the window of a node Ready again since it opened (its Ready condition's last transition after the window): the
+    maintenance is over, and the VM lost again within the hours after it is a loss (GKE review round 58, M1). A
+    node still Ready since before its window keeps it: its maintenance has not taken the VM down yet."""
     remembered = {n: w for n, w in known.items() if w + keep_seconds > now}
     for node in nodes:
         opens = window(node)
         if opens is not None:
             remembered[_name(node)] = opens
+        elif remembered.get(_name(node), now) > now:  # gone before its window: started early, or called off
+            del remembered[_name(node)]
+        elif _name(node) in remembered and (ready_since(node) or 0.0) > remembered[_name(node)]:
+            del remembered[_name(node)]  # Ready again since its window opened: the maintenance is over
     restored = []
     for node in nodes:
         opens = remembered.get(_name(node))
@@ -180,6 +189,14 @@ def not_ready_since(node: Obj) -> float | None:
         if c.get("type") == "Ready":
             return None if c.get("status") == "True" else (_rfc3339(c.get("lastTransitionTime", "")) or 0.0)
     return 0.0
+
+
+def ready_since(node: Obj) -> float | None:
+    """Since when the node has been Ready (its Ready condition's lastTransitionTime), None while it is not."""
+    for c in node.get("status", {}).get("conditions") or []:
+        if c.get("type") == "Ready" and c.get("status") == "True":
+            return _rfc3339(c.get("lastTransitionTime", "")) or 0.0
+    return None
 
 
 def pod_ready(pod: Obj) -> bool:

@@ -68,7 +68,7 @@ class FakeApi:
 
     def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0, refuse_hpa: int = 0):
         self.nodes, self.pods, self.hpa, self.refuse, self.refuse_hpa = nodes, pods, hpa, refuse, refuse_hpa
-        self.state: dict = {"data": {"windows": "{}"}}
+        self.state: dict | None = {"data": {"windows": "{}"}}
         self.patched: list[tuple[str, dict | None]] = []
         self.read_sets = self.read_hpas = 0
 
@@ -85,6 +85,8 @@ class FakeApi:
         if "/pods" in path:
             return {"items": self.pods}
         if path == "/api/v1/namespaces/serving/configmaps/host-maintenance-gate-state":
+            if self.state is None:
+                raise urllib.error.HTTPError(path, 404, "Not Found", {}, None)  # type: ignore[arg-type]
             return self.state
         if path == "/apis/leaderworkerset.x-k8s.io/v1/namespaces/serving/leaderworkersets/vllm":
             self.read_sets += 1
@@ -207,3 +209,14 @@ def test_main_pages_no_node_lost_in_a_remembered_maintenance(monkeypatch: pytest
     api = FakeApi(nodes, pods, HPA)
     api.state = {"data": {"windows": "not json"}}  # unreadable: nothing remembered, the lost node pages
     assert run_main(api, monkeypatch, STARTS="false")[1]["severity"] == "ERROR"
+
+
+def test_main_without_its_state_config_map_still_pages_and_covers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review round 23, m1: a state ConfigMap deleted by hand costs the memory of windows, not the run."""
+    nodes, pods = lost_zone()
+    api = FakeApi(nodes, pods, HPA)
+    api.state = None
+    code, line = run_main(api, monkeypatch, STARTS="false")
+    assert (code, line["severity"], line["lost"]) == (0, "ERROR", ["n-p-a"])
+    assert [p for p, _ in api.patched if "configmaps" in p] == []
+    assert line["covers"][0].startswith("raising HPA vllm's minimum from 2 to 3")

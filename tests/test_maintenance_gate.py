@@ -334,3 +334,33 @@ def test_remember_windows_learns_labels_and_forgets_old_windows() -> None:
     assert nodes == [labelled]  # a labelled node is left as it is
     waiting = node("n-p-c", "p-c")
     assert mg.remember_windows([waiting], {"n-p-c": NOW + 600}, NOW, 21600)[0] == [waiting]  # not yet open
+
+
+def test_remember_windows_forgets_a_label_gone_before_its_window() -> None:
+    """SRE review round 23, M1: the gate starts a pool's maintenance before its window (the perform label); GKE takes
+    the scheduled label off; remembered, the window would exempt a real loss of that node for hours after it opened.
+    Forgotten, the node NotReady after its maintenance pages as lost."""
+    later = NOW + 3600
+    started_early = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # label gone, window still ahead
+    nodes, remembered = mg.remember_windows([started_early], {"n-p-b": later}, NOW, 21600)
+    assert remembered == {} and nodes == [started_early]
+    _, kept = mg.remember_windows([], {"n-p-b": later}, NOW, 21600)  # a node not listed keeps its window
+    assert kept == {"n-p-b": later}
+    after = node("n-p-b", "p-b", ready=False, since=later + 600)
+    nodes, _ = mg.remember_windows([after], remembered, later + 1800, 21600)
+    assert mg.decide(nodes, SERVING, GATE, later + 1800, False).pages == (
+        "node n-p-b NotReady for 1200 s holds a serving pod",
+    )
+
+
+def test_remember_windows_forgets_a_window_once_the_node_is_ready_again_after_it() -> None:
+    """GKE review round 58, M1: the maintenance done (the node Ready again since its window opened), a loss of the
+    same VM within the next hours is a loss; a node Ready since before its window keeps it (not yet taken down)."""
+    opened = NOW - 7200
+    back = node("n-p-b", "p-b", ready=True, since=NOW - 3600)
+    assert mg.remember_windows([back], {"n-p-b": opened}, NOW, 21600)[1] == {}
+    waiting = node("n-p-b", "p-b", ready=True, since=opened - 600)
+    assert mg.remember_windows([waiting], {"n-p-b": opened}, NOW, 21600)[1] == {"n-p-b": opened}
+    lost_again = node("n-p-b", "p-b", ready=False, since=NOW - 1200)
+    nodes, _ = mg.remember_windows([lost_again], {}, NOW, 21600)  # what the run after the forgetting sees
+    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ("node n-p-b NotReady for 1200 s holds a serving pod",)

@@ -28,6 +28,7 @@ from .maintenance_gate import (
     Decision,
     Gate,
     Obj,
+    Window,
     decide,
     remember_windows,
 )
@@ -95,18 +96,19 @@ WINDOWS_KEY = "windows"
 """The state ConfigMap's key: the remembered windows, ``{node: epoch seconds}`` as JSON."""
 
 
-def _windows(config_map: Obj) -> dict[str, float]:
-    """The windows a state ConfigMap holds (none when it holds nothing readable)."""
+def _windows(config_map: Obj) -> dict[str, Window]:
+    """The windows a state ConfigMap holds, ``{node: [opens, seen]}`` (none when it holds nothing readable)."""
     try:
         found = json.loads((config_map.get("data") or {}).get(WINDOWS_KEY) or "{}")
     except ValueError:
         return {}
     if not isinstance(found, dict):
         return {}
-    return {str(k): float(v) for k, v in found.items() if isinstance(v, (int, float))}
+    pairs = {str(k): v for k, v in found.items() if isinstance(v, list) and len(v) == 2}
+    return {k: (float(v[0]), float(v[1])) for k, v in pairs.items() if all(isinstance(x, (int, float)) for x in v)}
 
 
-def _state(api: Api, path: str) -> tuple[dict[str, float], bool]:
+def _state(api: Api, path: str) -> tuple[dict[str, Window], bool]:
     """The remembered windows and whether the state ConfigMap exists. A missing one (404: deleted by hand) costs
     the memory, not the run: the lost-node page and the cover go on (SRE review round 23, m1); ``pulumi up
     --refresh`` creates it again."""
@@ -142,7 +144,8 @@ def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | 
 
 def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
     """Read, decide, label, cover, remember: the decision, what the API refused (a node's label, an HPA's patch, the
-    state's), and what the run did to each HPA (:func:`tpu_serving.group_cover.cover`)."""
+    state's), and what the run did to each HPA (:func:`tpu_serving.group_cover.cover`); a missing state ConfigMap
+    is said among them (GKE review round 59, m1: the run said nothing of it)."""
     nodes, pods, hpas, wanted = _read(api, gate)
     state = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
     known, remembers = _state(api, state) if gate.state else ({}, False)
@@ -155,8 +158,11 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
     patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
     if remembers and remembered != known:
-        windows = json.dumps(dict(sorted(remembered.items())), separators=(",", ":"))
+        windows = json.dumps({k: list(v) for k, v in sorted(remembered.items())}, separators=(",", ":"))
         patches.append((f"ConfigMap {gate.state}", state, {"data": {WINDOWS_KEY: windows}}))
+    if gate.state and not remembers:
+        said = f"the state ConfigMap {gate.state} is missing: no maintenance window is remembered (pulumi up --refresh)"
+        covers.append(group_cover.Cover(gate.state, said))
     refused = []
     for what, path, body in patches:
         try:

@@ -135,42 +135,66 @@ def window(node: Obj) -> float | None:
         return None
 
 
+ACTIVE_LABEL, ACTIVE_VALUE = "cloud.google.com/active-node-maintenance", "ONGOING"
+TERMINATION_TAINT = "cloud.google.com/impending-node-termination"
+"""GKE's own signals of a host maintenance under way on a node: the label ``cloud.google.com/active-node-maintenance``
+set to ``ONGOING`` while GKE stops its workloads, and the taint ``cloud.google.com/impending-node-termination``
+(``NoSchedule``) on a node about to be terminated (google/skills, skills/cloud/
+gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, "Investigation via Cloud Logging", version 1.0.1; GKE
+review round 59, M1: the gate inferred what GKE states)."""
+
+
 def in_maintenance(node: Obj, now: float) -> bool:
-    """Started (the perform label) or its window has opened (a readable label in the past)."""
+    """Under way by GKE's own signals (:data:`ACTIVE_LABEL`, :data:`TERMINATION_TAINT`), started (the perform label),
+    or its window has opened (a readable label in the past)."""
     opens = window(node)
-    return _labels(node).get(PERFORM_LABEL) == "true" or (opens is not None and opens <= now)
+    taints = node.get("spec", {}).get("taints") or []
+    return (
+        _labels(node).get(ACTIVE_LABEL) == ACTIVE_VALUE
+        or any(t.get("key") == TERMINATION_TAINT for t in taints)
+        or _labels(node).get(PERFORM_LABEL) == "true"
+        or (opens is not None and opens <= now)
+    )
+
+
+Window = tuple[float, float]
+"""A remembered window: when it opens, and when a run last saw the node's label announce it."""
+
+
+def _forgets(node: Obj, remembered: Window, now: float) -> bool:
+    """A node whose label is gone no longer has its remembered window: the label went before the window opened (the
+    gate, or an operator, started the maintenance early, which the perform label shows while it lasts; or it was
+    called off: SRE review round 23, M1), or the node has been Ready since after a run last saw the label (the
+    maintenance is over, and the VM lost again within the hours after is a loss: GKE review rounds 58 and 59, M1; a
+    node that was Ready again before its maintenance took it down keeps it, as the label was still there then)."""
+    opens, seen = remembered
+    return opens > now or (ready_since(node) or 0.0) > seen
 
 
 def remember_windows(
-    nodes: Sequence[Obj], known: Mapping[str, float], now: float, keep_seconds: int
-) -> tuple[list[Obj], dict[str, float]]:
+    nodes: Sequence[Obj], known: Mapping[str, Window], now: float, keep_seconds: int
+) -> tuple[list[Obj], dict[str, Window]]:
     """The nodes with the windows the gate remembers, and what it remembers now.
 
     GKE labels a node ``cloud.google.com/scheduled-maintenance-time`` while its maintenance "is scheduled by the VM but
     isn't active" (GKE "Monitor maintenance events", cloud.google.com/kubernetes-engine/docs/how-to/
     view-maintenance-events), so the label is gone once the maintenance runs, and with it :func:`in_maintenance`'s
     evidence: a watching gate paged a node NotReady in a maintenance ticketed days before (SRE review round 21, m1).
-    Each run remembers every labelled node's window (``known``: the last run's, by node name), forgets a window
-    ``keep_seconds`` after it opened, and gives a node whose label is gone its remembered window back, so that it
-    counts as in maintenance until then. A label gone before its window opened is forgotten at once: the gate (or
-    an operator) started that maintenance early, which the perform label shows while it lasts, or it was called off;
-    remembered, it would exempt a real loss of that node for hours after the window (SRE review round 23, M1). So
-    is the window of a node Ready again since it opened (its Ready condition's last transition after the window): the
-    maintenance is over, and the VM lost again within the hours after it is a loss (GKE review round 58, M1). A
-    node still Ready since before its window keeps it: its maintenance has not taken the VM down yet."""
-    remembered = {n: w for n, w in known.items() if w + keep_seconds > now}
+    Each run remembers every labelled node's window and when it saw the label (``known``: the last run's, by node
+    name), forgets a window ``keep_seconds`` after it opened or as :func:`_forgets` says, and gives a node whose label
+    is gone its remembered window back, so that it counts as in maintenance until then. GKE's own signals of a
+    maintenance under way (:func:`in_maintenance`) come first; this memory is for a node that shows none."""
+    remembered = {n: w for n, w in known.items() if w[0] + keep_seconds > now}
     for node in nodes:
-        opens = window(node)
+        name, opens = _name(node), window(node)
         if opens is not None:
-            remembered[_name(node)] = opens
-        elif remembered.get(_name(node), now) > now:  # gone before its window: started early, or called off
-            del remembered[_name(node)]
-        elif _name(node) in remembered and (ready_since(node) or 0.0) > remembered[_name(node)]:
-            del remembered[_name(node)]  # Ready again since its window opened: the maintenance is over
+            remembered[name] = (opens, now)
+        elif name in remembered and _forgets(node, remembered[name], now):
+            del remembered[name]
     restored = []
     for node in nodes:
-        opens = remembered.get(_name(node))
-        if SCHEDULED_LABEL not in _labels(node) and opens is not None and opens <= now:
+        opens = remembered.get(_name(node), (now + 1, now))[0]
+        if SCHEDULED_LABEL not in _labels(node) and opens <= now:
             meta = node.get("metadata", {})
             node = {**node, "metadata": {**meta, "labels": {**_labels(node), SCHEDULED_LABEL: str(int(opens))}}}
         restored.append(node)

@@ -187,23 +187,21 @@ STATE_PATH = (
 def test_main_remembers_the_windows_gke_announces_and_writes_them_only_when_they_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """SRE review round 21, m1: the state ConfigMap keeps each announced window; a run that learns nothing new writes
-    nothing."""
+    """SRE review round 21, m1: the state ConfigMap keeps each announced window and when the run saw it; the next
+    run, which sees it again, writes it again (its time seen); a state that holds what the run would write is left."""
     api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
     code, _ = run_main(api, monkeypatch, STARTS="false")
-    assert (code, api.patched) == (
-        0,
-        [(STATE_PATH, {"data": {"windows": json.dumps({"n-p-a": float(IN_50H)}, separators=(",", ":"))}})],
-    )
+    written = json.dumps({"n-p-a": [float(IN_50H), NOW]}, separators=(",", ":"))
+    assert (code, api.patched) == (0, [(STATE_PATH, {"data": {"windows": written}})])
     api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
-    api.state = {"data": {"windows": json.dumps({"n-p-a": float(IN_50H)})}}
+    api.state = {"data": {"windows": written}}
     assert run_main(api, monkeypatch, STARTS="false")[0] == 0 and api.patched == []
 
 
 def test_main_pages_no_node_lost_in_a_remembered_maintenance(monkeypatch: pytest.MonkeyPatch) -> None:
     nodes, pods = lost_zone()  # n-p-a NotReady 20 minutes, no label
     api = FakeApi(nodes, pods, HPA)
-    api.state = {"data": {"windows": json.dumps({"n-p-a": NOW - 1800})}}
+    api.state = {"data": {"windows": json.dumps({"n-p-a": [NOW - 1800, NOW - 1500]})}}
     code, line = run_main(api, monkeypatch, STARTS="false")
     assert (code, line["severity"], line["lost"], line["covers"]) == (0, "INFO", [], [])
     api = FakeApi(nodes, pods, HPA)
@@ -220,3 +218,5 @@ def test_main_without_its_state_config_map_still_pages_and_covers(monkeypatch: p
     assert (code, line["severity"], line["lost"]) == (0, "ERROR", ["n-p-a"])
     assert [p for p, _ in api.patched if "configmaps" in p] == []
     assert line["covers"][0].startswith("raising HPA vllm's minimum from 2 to 3")
+    # GKE review round 59, m1: the run says the memory is gone
+    assert "the state ConfigMap host-maintenance-gate-state is missing" in line["message"]

@@ -313,27 +313,28 @@ def test_remember_windows_keeps_a_window_after_gke_removes_its_label() -> None:
     pages only after ``maintenance_seconds``; a window never remembered exempts nothing."""
     opened = NOW - 1800
     gone = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # no label: the maintenance is active
-    nodes, remembered = mg.remember_windows([gone], {"n-p-b": opened}, NOW, 21600)
-    assert remembered == {"n-p-b": opened}
+    nodes, remembered = mg.remember_windows([gone], {"n-p-b": (opened, NOW - 1500)}, NOW, 21600)
+    assert remembered == {"n-p-b": (opened, NOW - 1500)}
     assert mg.in_maintenance(nodes[0], NOW) and not mg.pending(nodes[0], NOW)
     assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
     assert mg.decide([gone], SERVING, WATCH, NOW, False).pages == (
         "node n-p-b NotReady for 1200 s holds a serving pod",
     )
     late = node("n-p-b", "p-b", ready=False, since=NOW - 21600)
-    nodes, _ = mg.remember_windows([late], {"n-p-b": opened}, NOW, 21600)
+    nodes, _ = mg.remember_windows([late], {"n-p-b": (opened, NOW - 1500)}, NOW, 21600)
     assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == (
         "node n-p-b NotReady for 21600 s holds a serving pod",
     )
 
 
-def test_remember_windows_learns_labels_and_forgets_old_windows() -> None:
+def test_remember_windows_learns_labels_when_it_sees_them_and_forgets_old_windows() -> None:
     labelled = node("n-p-a", "p-a", IN_2H)
-    nodes, remembered = mg.remember_windows([labelled], {"n-old": NOW - 21601, "n-recent": NOW - 60}, NOW, 21600)
-    assert remembered == {"n-p-a": float(IN_2H), "n-recent": NOW - 60}  # n-old forgotten 6 h after it opened
+    old, recent = (NOW - 21601, NOW - 21700), (NOW - 60, NOW - 120)
+    nodes, remembered = mg.remember_windows([labelled], {"n-old": old, "n-recent": recent}, NOW, 21600)
+    assert remembered == {"n-p-a": (float(IN_2H), NOW), "n-recent": recent}  # n-old forgotten 6 h after it opened
     assert nodes == [labelled]  # a labelled node is left as it is
     waiting = node("n-p-c", "p-c")
-    assert mg.remember_windows([waiting], {"n-p-c": NOW + 600}, NOW, 21600)[0] == [waiting]  # not yet open
+    assert mg.remember_windows([waiting], {"n-p-c": (NOW + 600, NOW - 300)}, NOW, 21600)[1] == {}  # label gone early
 
 
 def test_remember_windows_forgets_a_label_gone_before_its_window() -> None:
@@ -342,10 +343,10 @@ def test_remember_windows_forgets_a_label_gone_before_its_window() -> None:
     Forgotten, the node NotReady after its maintenance pages as lost."""
     later = NOW + 3600
     started_early = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # label gone, window still ahead
-    nodes, remembered = mg.remember_windows([started_early], {"n-p-b": later}, NOW, 21600)
+    nodes, remembered = mg.remember_windows([started_early], {"n-p-b": (later, NOW - 1500)}, NOW, 21600)
     assert remembered == {} and nodes == [started_early]
-    _, kept = mg.remember_windows([], {"n-p-b": later}, NOW, 21600)  # a node not listed keeps its window
-    assert kept == {"n-p-b": later}
+    _, kept = mg.remember_windows([], {"n-p-b": (later, NOW - 1500)}, NOW, 21600)  # a node not listed keeps it
+    assert kept == {"n-p-b": (later, NOW - 1500)}
     after = node("n-p-b", "p-b", ready=False, since=later + 600)
     nodes, _ = mg.remember_windows([after], remembered, later + 1800, 21600)
     assert mg.decide(nodes, SERVING, GATE, later + 1800, False).pages == (
@@ -353,14 +354,44 @@ def test_remember_windows_forgets_a_label_gone_before_its_window() -> None:
     )
 
 
-def test_remember_windows_forgets_a_window_once_the_node_is_ready_again_after_it() -> None:
-    """GKE review round 58, M1: the maintenance done (the node Ready again since its window opened), a loss of the
-    same VM within the next hours is a loss; a node Ready since before its window keeps it (not yet taken down)."""
+def test_remember_windows_forgets_a_window_once_the_node_is_ready_again_after_its_label_went() -> None:
+    """GKE review rounds 58 and 59, M1: the maintenance done (the node Ready again since a run last saw its label),
+    a loss of the same VM within the next hours is a loss. A node that flapped while its label was still there
+    (Ready again after the window opened, before the maintenance took it) keeps its window."""
     opened = NOW - 7200
-    back = node("n-p-b", "p-b", ready=True, since=NOW - 3600)
-    assert mg.remember_windows([back], {"n-p-b": opened}, NOW, 21600)[1] == {}
-    waiting = node("n-p-b", "p-b", ready=True, since=opened - 600)
-    assert mg.remember_windows([waiting], {"n-p-b": opened}, NOW, 21600)[1] == {"n-p-b": opened}
+    back = node("n-p-b", "p-b", ready=True, since=NOW - 600)
+    assert mg.remember_windows([back], {"n-p-b": (opened, NOW - 3600)}, NOW, 21600)[1] == {}
+    flapped = node("n-p-b", "p-b", ready=True, since=NOW - 5400)  # Ready again after the window, label still seen
+    assert mg.remember_windows([flapped], {"n-p-b": (opened, NOW - 300)}, NOW, 21600)[1] == {
+        "n-p-b": (opened, NOW - 300)
+    }
+    taken = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # then its maintenance takes it: exempt
+    nodes, _ = mg.remember_windows([taken], {"n-p-b": (opened, NOW - 300)}, NOW, 21600)
+    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
     lost_again = node("n-p-b", "p-b", ready=False, since=NOW - 1200)
     nodes, _ = mg.remember_windows([lost_again], {}, NOW, 21600)  # what the run after the forgetting sees
     assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ("node n-p-b NotReady for 1200 s holds a serving pod",)
+
+
+@pytest.mark.parametrize(
+    "signal",
+    [
+        {"metadata": {"labels": {mg.ACTIVE_LABEL: mg.ACTIVE_VALUE}}},
+        {"spec": {"taints": [{"key": mg.TERMINATION_TAINT, "effect": "NoSchedule"}]}},
+    ],
+    ids=["active-node-maintenance", "impending-node-termination"],
+)
+def test_in_maintenance_reads_gkes_own_signals(signal: dict) -> None:
+    """GKE review round 59, M1: a node GKE marks in maintenance is in maintenance, whatever the gate remembers: its
+    loss does not page within the allowance, and it holds the start of another pool."""
+    marked = node("n-p-b", "p-b", ready=False, since=NOW - 1200)
+    for part, value in signal.items():
+        for key, inner in value.items():
+            marked[part] = {
+                **marked[part],
+                key: {**(marked[part].get(key) or {}), **inner} if isinstance(inner, dict) else inner,
+            }
+    assert mg.in_maintenance(marked, NOW)
+    assert mg.decide([marked], SERVING, WATCH, NOW, False).pages == ()
+    held = mg.decide([node("n-p-a", "p-a", IN_40H), marked], SERVING, GATE, NOW, False)
+    assert held.action == "hold" and "n-p-b (in maintenance, NotReady)" in held.message

@@ -105,8 +105,8 @@ class Decision:
     tickets: tuple[str, ...] = field(default=())
     """Why a watching run opens a ticket (a WARNING line: two serving pools' windows close), empty when it does not."""
     lost: tuple[str, ...] = field(default=())
-    """The lost nodes that hold a serving pod (:func:`lost_node_names`), whose groups the HPAs cover
-    (:mod:`tpu_serving.group_cover`)."""
+    """The nodes NotReady for ``lost_seconds`` that hold a serving pod, in maintenance or not
+    (:func:`lost_node_names` with ``exempt=False``), whose groups the HPAs cover (:mod:`tpu_serving.group_cover`)."""
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
@@ -233,17 +233,21 @@ def pod_ready(pod: Obj) -> bool:
     return any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
 
 
-def lost_node_names(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[tuple[str, int]]:
-    """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less those in maintenance for
-    less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts nothing), each with
-    its seconds NotReady."""
+def lost_node_names(
+    nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, exempt: bool = True
+) -> list[tuple[str, int]]:
+    """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less, with ``exempt``, those in
+    maintenance for less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts
+    nothing), each with its seconds NotReady. The page spares a maintenance; the cover does not: a serving pod still
+    bound to a node in maintenance keeps its group down for the maintenance and its reload (SRE review round 24,
+    M1)."""
     holding = {p.get("spec", {}).get("nodeName") for p in pods}
     found = []
     for node in nodes:
         since = not_ready_since(node)
         if since is None or _name(node) not in holding or now - since < gate.lost_seconds:
             continue
-        if in_maintenance(node, now) and now - since < gate.maintenance_seconds:
+        if exempt and in_maintenance(node, now) and now - since < gate.maintenance_seconds:
             continue
         found.append((_name(node), int(now - since)))
     return found
@@ -410,10 +414,10 @@ def decide(
     nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
-    lost = lost_node_names(nodes, pods, gate, now)
-    pages = tuple(_lost_page(n, s) for n, s in lost)
+    pages = tuple(_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now))
     decision = _decide(nodes, pods, gate, (now, scale_downs_held, wanted), pages)
-    return replace(decision, lost=tuple(n for n, _ in lost))
+    down = lost_node_names(nodes, pods, gate, now, exempt=False)
+    return replace(decision, lost=tuple(n for n, _ in down))
 
 
 def _decide(

@@ -198,12 +198,15 @@ def test_main_remembers_the_windows_gke_announces_and_writes_them_only_when_they
     assert run_main(api, monkeypatch, STARTS="false")[0] == 0 and api.patched == []
 
 
-def test_main_pages_no_node_lost_in_a_remembered_maintenance(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_main_pages_no_node_in_a_remembered_maintenance_but_covers_its_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review round 24, M1: a serving pod still bound to a node in maintenance keeps its group down for the
+    maintenance and its reload; the page spares the maintenance, the cover does not."""
     nodes, pods = lost_zone()  # n-p-a NotReady 20 minutes, no label
     api = FakeApi(nodes, pods, HPA)
     api.state = {"data": {"windows": json.dumps({"n-p-a": [NOW - 1800, NOW - 1500]})}}
     code, line = run_main(api, monkeypatch, STARTS="false")
-    assert (code, line["severity"], line["lost"], line["covers"]) == (0, "INFO", [], [])
+    assert (code, line["severity"], line["lost"], line["pages"]) == (0, "INFO", ["n-p-a"], [])
+    assert line["covers"] == ["raising HPA vllm's minimum from 2 to 3: groups 0 of vllm are on lost nodes"]
     api = FakeApi(nodes, pods, HPA)
     api.state = {"data": {"windows": "not json"}}  # unreadable: nothing remembered, the lost node pages
     assert run_main(api, monkeypatch, STARTS="false")[1]["severity"] == "ERROR"

@@ -135,26 +135,32 @@ def window(node: Obj) -> float | None:
         return None
 
 
-ACTIVE_LABEL, ACTIVE_VALUE = "cloud.google.com/active-node-maintenance", "ONGOING"
+ACTIVE_LABEL = "cloud.google.com/active-node-maintenance"
+WINDOW_TAINT = "cloud.google.com/maintenance-window-started"
 TERMINATION_TAINT = "cloud.google.com/impending-node-termination"
-"""GKE's own signals of a host maintenance under way on a node: the label ``cloud.google.com/active-node-maintenance``
-set to ``ONGOING`` while GKE stops its workloads, and the taint ``cloud.google.com/impending-node-termination``
-(``NoSchedule``) on a node about to be terminated (google/skills, skills/cloud/
-gke-ai-troubleshooting-handle-disruption-gpu-tpu/SKILL.md, "Investigation via Cloud Logging", version 1.0.1; GKE
-review round 59, M1: the gate inferred what GKE states)."""
+"""GKE's own signals on a node. A host maintenance under way: the label ``cloud.google.com/active-node-maintenance``
+(``ONGOING`` while GKE stops its workloads: google/skills, skills/cloud/gke-ai-troubleshooting-handle-disruption-gpu-tpu/
+SKILL.md 1.0.1, "Investigation via Cloud Logging"; other values seen in a public GPU run, GKE review round 60, M1, so
+any value counts) and the taint ``cloud.google.com/maintenance-window-started``, which that run saw stay until the
+node was Ready again (the key is also in GKE's maintenance-controller sources, search id 41645396242). A node about to
+be terminated, for maintenance or not (a preemption too): the taint ``cloud.google.com/impending-node-termination``,
+which holds the start of another pool but spares no page (GKE review round 60, m1; SRE review round 25, m4)."""
 
 
 def in_maintenance(node: Obj, now: float) -> bool:
-    """Under way by GKE's own signals (:data:`ACTIVE_LABEL`, :data:`TERMINATION_TAINT`), started (the perform label),
-    or its window has opened (a readable label in the past)."""
+    """Under way by GKE's own signals (:data:`ACTIVE_LABEL` with any value, :data:`WINDOW_TAINT`), started (the
+    perform label), or its window has opened (a readable label in the past)."""
     opens = window(node)
-    taints = node.get("spec", {}).get("taints") or []
     return (
-        _labels(node).get(ACTIVE_LABEL) == ACTIVE_VALUE
-        or any(t.get("key") == TERMINATION_TAINT for t in taints)
+        ACTIVE_LABEL in _labels(node)
+        or _tainted(node, WINDOW_TAINT)
         or _labels(node).get(PERFORM_LABEL) == "true"
         or (opens is not None and opens <= now)
     )
+
+
+def _tainted(node: Obj, key: str) -> bool:
+    return any(t.get("key") == key for t in node.get("spec", {}).get("taints") or [])
 
 
 Window = tuple[float, float]
@@ -263,13 +269,14 @@ def _lost_page(node: str, seconds: int) -> str:
 
 
 def _busy(nodes: Sequence[Obj], now: float) -> list[tuple[Obj, list[str]]]:
-    """The pools' nodes in maintenance, NotReady or cordoned, each with why."""
+    """The pools' nodes in maintenance, about to be terminated, NotReady or cordoned, each with why."""
     busy = []
     for node in nodes:
         why = [
             w
             for w, yes in (
                 ("in maintenance", in_maintenance(node, now)),
+                ("terminating", _tainted(node, TERMINATION_TAINT)),
                 ("NotReady", not_ready_since(node) is not None),
                 ("cordoned", bool(node.get("spec", {}).get("unschedulable"))),
             )

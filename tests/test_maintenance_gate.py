@@ -373,25 +373,40 @@ def test_remember_windows_forgets_a_window_once_the_node_is_ready_again_after_it
     assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ("node n-p-b NotReady for 1200 s holds a serving pod",)
 
 
+def with_signal(base: dict, labels: dict | None = None, taint: str | None = None) -> dict:
+    """``base`` (a node) with a label and a taint added."""
+    meta = {**base["metadata"], "labels": {**base["metadata"]["labels"], **(labels or {})}}
+    spec = {**base["spec"], **({"taints": [{"key": taint, "effect": "NoSchedule"}]} if taint else {})}
+    return {**base, "metadata": meta, "spec": spec}
+
+
 @pytest.mark.parametrize(
-    "signal",
+    ("labels", "taint"),
     [
-        {"metadata": {"labels": {mg.ACTIVE_LABEL: mg.ACTIVE_VALUE}}},
-        {"spec": {"taints": [{"key": mg.TERMINATION_TAINT, "effect": "NoSchedule"}]}},
+        ({mg.ACTIVE_LABEL: "ONGOING"}, None),
+        ({mg.ACTIVE_LABEL: "passthrough"}, None),
+        (None, mg.WINDOW_TAINT),
     ],
-    ids=["active-node-maintenance", "impending-node-termination"],
+    ids=["active-ongoing", "active-other-value", "maintenance-window-started"],
 )
-def test_in_maintenance_reads_gkes_own_signals(signal: dict) -> None:
-    """GKE review round 59, M1: a node GKE marks in maintenance is in maintenance, whatever the gate remembers: its
-    loss does not page within the allowance, and it holds the start of another pool."""
-    marked = node("n-p-b", "p-b", ready=False, since=NOW - 1200)
-    for part, value in signal.items():
-        for key, inner in value.items():
-            marked[part] = {
-                **marked[part],
-                key: {**(marked[part].get(key) or {}), **inner} if isinstance(inner, dict) else inner,
-            }
+def test_in_maintenance_reads_gkes_own_signals(labels: dict | None, taint: str | None) -> None:
+    """GKE review rounds 59 and 60, M1: a node GKE marks in maintenance is in maintenance, whatever the gate
+    remembers: its loss does not page within the allowance, and it holds the start of another pool."""
+    marked = with_signal(node("n-p-b", "p-b", ready=False, since=NOW - 1200), labels, taint)
     assert mg.in_maintenance(marked, NOW)
     assert mg.decide([marked], SERVING, WATCH, NOW, False).pages == ()
     held = mg.decide([node("n-p-a", "p-a", IN_40H), marked], SERVING, GATE, NOW, False)
     assert held.action == "hold" and "n-p-b (in maintenance, NotReady)" in held.message
+
+
+def test_a_terminating_node_holds_the_next_pool_but_pages_when_lost() -> None:
+    """GKE review round 60, m1; SRE review round 25, m4: ``impending-node-termination`` marks any termination, a
+    preemption too: it holds the start of another pool, and spares no page."""
+    terminating = with_signal(node("n-p-b", "p-b", ready=False, since=NOW - 1200), taint=mg.TERMINATION_TAINT)
+    assert not mg.in_maintenance(terminating, NOW)
+    assert mg.decide([terminating], SERVING, WATCH, NOW, False).pages == (
+        "node n-p-b NotReady for 1200 s holds a serving pod",
+    )
+    ready = with_signal(node("n-p-b", "p-b"), taint=mg.TERMINATION_TAINT)
+    held = mg.decide([node("n-p-a", "p-a", IN_40H), ready], SERVING, GATE, NOW, False)
+    assert held.action == "hold" and "n-p-b (terminating)" in held.message

@@ -187,10 +187,13 @@ def remember_windows(
     view-maintenance-events), so the label is gone once the maintenance runs, and with it :func:`in_maintenance`'s
     evidence: a watching gate paged a node NotReady in a maintenance ticketed days before (SRE review round 21, m1).
     Each run remembers every labelled node's window and when it saw the label (``known``: the last run's, by node
-    name), forgets a window ``keep_seconds`` after it opened or as :func:`_forgets` says, and gives a node whose label
+    name), forgets a window ``keep_seconds`` after it opened, or after its node went NotReady when that was later (a
+    maintenance that starts late in its window: GKE review round 60, M1), or as :func:`_forgets` says, and gives a
+    node whose label
     is gone its remembered window back, so that it counts as in maintenance until then. GKE's own signals of a
     maintenance under way (:func:`in_maintenance`) come first; this memory is for a node that shows none."""
-    remembered = {n: w for n, w in known.items() if w[0] + keep_seconds > now}
+    down = {_name(n): since for n in nodes if (since := not_ready_since(n)) is not None}
+    remembered = {n: w for n, w in known.items() if max(w[0], down.get(n, w[0])) + keep_seconds > now}
     for node in nodes:
         name, opens = _name(node), window(node)
         if opens is not None:

@@ -410,3 +410,14 @@ def test_a_terminating_node_holds_the_next_pool_but_pages_when_lost() -> None:
     ready = with_signal(node("n-p-b", "p-b"), taint=mg.TERMINATION_TAINT)
     held = mg.decide([node("n-p-a", "p-a", IN_40H), ready], SERVING, GATE, NOW, False)
     assert held.action == "hold" and "n-p-b (terminating)" in held.message
+
+
+def test_remember_windows_keeps_a_window_while_a_late_maintenance_runs() -> None:
+    """GKE review round 60, M1: a maintenance that takes the node down late in its window is remembered for
+    ``keep_seconds`` from when the node went NotReady, not from the window's opening."""
+    opened = NOW - 6 * 3600 - 60  # the window opened over 6 hours ago
+    late = node("n-p-b", "p-b", ready=False, since=NOW - 3600)  # down for an hour, 5 hours into its window
+    nodes, remembered = mg.remember_windows([late], {"n-p-b": (opened, NOW - 3700)}, NOW, 6 * 3600)
+    assert remembered == {"n-p-b": (opened, NOW - 3700)}
+    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
+    assert mg.remember_windows([], {"n-p-b": (opened, NOW - 3700)}, NOW, 6 * 3600)[1] == {}  # its node gone

@@ -30,6 +30,7 @@ from .maintenance_gate import (
     Obj,
     Window,
     decide,
+    remember_started,
     remember_windows,
 )
 
@@ -92,32 +93,41 @@ def held(hpa: Obj) -> bool:
     return scale_down.get("selectPolicy") == "Disabled"
 
 
-WINDOWS_KEY = "windows"
-"""The state ConfigMap's key: the remembered windows, ``{node: epoch seconds}`` as JSON."""
+WINDOWS_KEY, STARTED_KEY = "windows", "started"
+"""The state ConfigMap's keys: the remembered windows, ``{node: [opens, seen]}``, and the pools the gate started,
+``{pool: epoch seconds}``, as JSON."""
+
+
+def _read_json(config_map: Obj, key: str) -> dict[str, Any]:
+    try:
+        found = json.loads((config_map.get("data") or {}).get(key) or "{}")
+    except ValueError:
+        return {}
+    return {str(k): v for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def _windows(config_map: Obj) -> dict[str, Window]:
     """The windows a state ConfigMap holds, ``{node: [opens, seen]}`` (none when it holds nothing readable)."""
-    try:
-        found = json.loads((config_map.get("data") or {}).get(WINDOWS_KEY) or "{}")
-    except ValueError:
-        return {}
-    if not isinstance(found, dict):
-        return {}
-    pairs = {str(k): v for k, v in found.items() if isinstance(v, list) and len(v) == 2}
+    pairs = {k: v for k, v in _read_json(config_map, WINDOWS_KEY).items() if isinstance(v, list) and len(v) == 2}
     return {k: (float(v[0]), float(v[1])) for k, v in pairs.items() if all(isinstance(x, (int, float)) for x in v)}
 
 
-def _state(api: Api, path: str) -> tuple[dict[str, Window], bool]:
-    """The remembered windows and whether the state ConfigMap exists. A missing one (404: deleted by hand) costs
-    the memory, not the run: the lost-node page and the cover go on (SRE review round 23, m1); ``pulumi up
-    --refresh`` creates it again."""
+def _started(config_map: Obj) -> dict[str, float]:
+    """The pools a state ConfigMap says the gate started, ``{pool: when}``."""
+    return {k: float(v) for k, v in _read_json(config_map, STARTED_KEY).items() if isinstance(v, (int, float))}
+
+
+def _state(api: Api, path: str) -> Obj | None:
+    """The state ConfigMap, None when it is missing. A missing one (404: deleted by hand) costs the memory, not the
+    run: the lost-node page and the cover go on (SRE review round 23, m1); ``pulumi up --refresh`` creates it
+    again."""
     try:
-        return _windows(api.call("GET", path)), True
+        found: Obj = api.call("GET", path)
     except urllib.error.HTTPError as e:
         if e.code != 404:
             raise
-        return {}, False
+        return None
+    return found
 
 
 def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | None]:
@@ -142,14 +152,33 @@ def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | 
     return nodes, pods, hpas, wanted
 
 
+def _remember(api: Api, gate: Gate, nodes: list[Obj], now: float) -> tuple[list[Obj], Obj | None, tuple[Any, ...]]:
+    """The nodes with what the state remembers given back (:func:`remember_windows`, :func:`remember_started`), the
+    state ConfigMap (None when missing), and (windows read, windows now, pools read, pools now)."""
+    config_map = _state(api, f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}") if gate.state else None
+    known, was_started = _windows(config_map or {}), _started(config_map or {})
+    nodes, remembered = remember_windows(nodes, known, now, gate.maintenance_seconds)
+    nodes, started = remember_started(nodes, was_started, now, gate.maintenance_seconds)
+    return nodes, config_map, (known, remembered, was_started, started)
+
+
+def _state_patches(gate: Gate, config_map: Obj | None, memory: tuple[Any, ...]) -> list[tuple[str, str, Obj]]:
+    """The state ConfigMap's patch when what it remembers changed (none when it is missing)."""
+    known, remembered, was_started, started = memory
+    if config_map is None or (remembered == known and started == was_started):
+        return []
+    windows = json.dumps({k: list(v) for k, v in sorted(remembered.items())}, separators=(",", ":"))
+    pools = json.dumps(dict(sorted(started.items())), separators=(",", ":"))
+    path = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
+    return [(f"ConfigMap {gate.state}", path, {"data": {WINDOWS_KEY: windows, STARTED_KEY: pools}})]
+
+
 def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
     """Read, decide, label, cover, remember: the decision, what the API refused (a node's label, an HPA's patch, the
     state's), and what the run did to each HPA (:func:`tpu_serving.group_cover.cover`); a missing state ConfigMap
     is said among them (GKE review round 59, m1: the run said nothing of it)."""
     nodes, pods, hpas, wanted = _read(api, gate)
-    state = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
-    known, remembers = _state(api, state) if gate.state else ({}, False)
-    nodes, remembered = remember_windows(nodes, known, now, gate.maintenance_seconds)
+    nodes, config_map, memory = _remember(api, gate, nodes, now)
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
     patches: list[tuple[str, str, Obj]] = [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes]
@@ -157,10 +186,10 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
     patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
-    if remembers and remembered != known:
-        windows = json.dumps({k: list(v) for k, v in sorted(remembered.items())}, separators=(",", ":"))
-        patches.append((f"ConfigMap {gate.state}", state, {"data": {WINDOWS_KEY: windows}}))
-    if gate.state and not remembers:
+    if decision.action == "start":  # the pool started stays busy after GKE takes the perform label off
+        memory[3][decision.pool] = now
+    patches += _state_patches(gate, config_map, memory)
+    if gate.state and config_map is None:
         said = f"the state ConfigMap {gate.state} is missing: no maintenance window is remembered (pulumi up --refresh)"
         covers.append(group_cover.Cover(gate.state, said))
     refused = []

@@ -138,13 +138,11 @@ def window(node: Obj) -> float | None:
 ACTIVE_LABEL = "cloud.google.com/active-node-maintenance"
 WINDOW_TAINT = "cloud.google.com/maintenance-window-started"
 TERMINATION_TAINT = "cloud.google.com/impending-node-termination"
-"""GKE's own signals on a node. A host maintenance under way: the label ``cloud.google.com/active-node-maintenance``
-(``ONGOING`` while GKE stops its workloads: google/skills, skills/cloud/gke-ai-troubleshooting-handle-disruption-gpu-tpu/
-SKILL.md 1.0.1, "Investigation via Cloud Logging"; other values seen in a public GPU run, GKE review round 60, M1, so
-any value counts) and the taint ``cloud.google.com/maintenance-window-started``, which that run saw stay until the
-node was Ready again (the key is also in GKE's maintenance-controller sources, search id 41645396242). A node about to
-be terminated, for maintenance or not (a preemption too): the taint ``cloud.google.com/impending-node-termination``,
-which holds the start of another pool but spares no page (GKE review round 60, m1; SRE review round 25, m4)."""
+"""GKE's own signals on a node. A maintenance under way: the label ``active-node-maintenance`` (``ONGOING``: google/
+skills gke-ai-troubleshooting-handle-disruption-gpu-tpu SKILL.md 1.0.1; other values in a public GPU run, GKE review
+round 60, M1, so any value) and the taint ``maintenance-window-started``, kept until the node is Ready again. Any
+termination, a preemption too: the taint ``impending-node-termination``, which holds the next pool but spares no page
+(GKE review round 60, m1; SRE review round 25, m4)."""
 
 
 def in_maintenance(node: Obj, now: float) -> bool:
@@ -180,18 +178,12 @@ def _forgets(node: Obj, remembered: Window, now: float) -> bool:
 def remember_windows(
     nodes: Sequence[Obj], known: Mapping[str, Window], now: float, keep_seconds: int
 ) -> tuple[list[Obj], dict[str, Window]]:
-    """The nodes with the windows the gate remembers, and what it remembers now.
-
-    GKE labels a node ``cloud.google.com/scheduled-maintenance-time`` while its maintenance "is scheduled by the VM but
-    isn't active" (GKE "Monitor maintenance events", cloud.google.com/kubernetes-engine/docs/how-to/
-    view-maintenance-events), so the label is gone once the maintenance runs, and with it :func:`in_maintenance`'s
-    evidence: a watching gate paged a node NotReady in a maintenance ticketed days before (SRE review round 21, m1).
-    Each run remembers every labelled node's window and when it saw the label (``known``: the last run's, by node
-    name), forgets a window ``keep_seconds`` after it opened, or after its node went NotReady when that was later (a
-    maintenance that starts late in its window: GKE review round 60, M1), or as :func:`_forgets` says, and gives a
-    node whose label
-    is gone its remembered window back, so that it counts as in maintenance until then. GKE's own signals of a
-    maintenance under way (:func:`in_maintenance`) come first; this memory is for a node that shows none."""
+    """The nodes with the windows the gate remembers given back, and what it remembers now. GKE labels a node
+    ``cloud.google.com/scheduled-maintenance-time`` only while its maintenance "is scheduled by the VM but isn't
+    active" (GKE "Monitor maintenance events"), so a watching gate paged a node NotReady in a maintenance ticketed days
+    before (SRE review round 21, m1). Each run remembers every labelled node's window and when it saw the label
+    (``known``: the last run's), keeps it ``keep_seconds`` from its opening or from its node going NotReady, if later
+    (GKE review round 60, M1), unless :func:`_forgets`; GKE's own signals (:func:`in_maintenance`) come first."""
     down = {_name(n): since for n in nodes if (since := not_ready_since(n)) is not None}
     remembered = {n: w for n, w in known.items() if max(w[0], down.get(n, w[0])) + keep_seconds > now}
     for node in nodes:
@@ -208,6 +200,30 @@ def remember_windows(
             node = {**node, "metadata": {**meta, "labels": {**_labels(node), SCHEDULED_LABEL: str(int(opens))}}}
         restored.append(node)
     return restored, remembered
+
+
+def remember_started(
+    nodes: Sequence[Obj], started: Mapping[str, float], now: float, keep_seconds: int
+) -> tuple[list[Obj], dict[str, float]]:
+    """The nodes of each pool the gate started (``started``: pool -> when) not Ready since, with the perform label
+    given back, and the pools still started: GKE may take the label off within a minute (a public GPU run, GKE review
+    round 60, M1). A pool is forgotten once its listed nodes are all Ready since the start, or ``keep_seconds`` on."""
+    live = {pool: t for pool, t in started.items() if t + keep_seconds > now}
+    listed: set[str] = set()
+    cycling: set[str] = set()
+    restored = []
+    for node in nodes:
+        pool = _labels(node).get(POOL_LABEL, "")
+        t = live.get(pool)
+        if t is not None:
+            listed.add(pool)
+            back = ready_since(node)
+            if back is None or back <= t:
+                cycling.add(pool)
+                meta = node.get("metadata", {})
+                node = {**node, "metadata": {**meta, "labels": {**_labels(node), PERFORM_LABEL: "true"}}}
+        restored.append(node)
+    return restored, {pool: t for pool, t in live.items() if pool in cycling or pool not in listed}
 
 
 def pending(node: Obj, now: float) -> bool:

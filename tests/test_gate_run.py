@@ -192,7 +192,7 @@ def test_main_remembers_the_windows_gke_announces_and_writes_them_only_when_they
     api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
     code, _ = run_main(api, monkeypatch, STARTS="false")
     written = json.dumps({"n-p-a": [float(IN_50H), NOW]}, separators=(",", ":"))
-    assert (code, api.patched) == (0, [(STATE_PATH, {"data": {"windows": written}})])
+    assert (code, api.patched) == (0, [(STATE_PATH, {"data": {"windows": written, "started": "{}"}})])
     api = FakeApi(pools({"p-a": IN_50H}), SERVING, HPA)
     api.state = {"data": {"windows": written}}
     assert run_main(api, monkeypatch, STARTS="false")[0] == 0 and api.patched == []
@@ -223,3 +223,24 @@ def test_main_without_its_state_config_map_still_pages_and_covers(monkeypatch: p
     assert line["covers"][0].startswith("raising HPA vllm's minimum from 2 to 3")
     # GKE review round 59, m1: the run says the memory is gone
     assert "the state ConfigMap host-maintenance-gate-state is missing" in line["message"]
+
+
+def test_main_records_the_pool_it_starts_and_holds_the_next_after_gke_takes_the_label_off(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GKE review round 60, M1: GKE may take the perform label off within a minute; the pool the gate started stays
+    busy by the state's record until its nodes have been Ready since the start."""
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, HPA)
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["decision"], line["pool"]) == (0, "start", "p-b")
+    (state,) = [b for p, b in api.patched if "configmaps" in p]
+    assert json.loads(state["data"]["started"]) == {"p-b": NOW}
+    # five minutes later: p-b's node has no perform label (GKE took it), is still Ready (draining): hold p-a
+    later = FakeApi(pools({"p-a": IN_50H, "p-b": None}), SERVING, HPA)
+    later.state = {"data": {"started": json.dumps({"p-b": NOW})}}
+    monkeypatch.setattr(gate_run, "Api", lambda env: later)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert gate_run.main(ENV, NOW + 300) == 0
+    (held,) = out.getvalue().splitlines()
+    assert json.loads(held)["decision"] == "hold" and "n-p-b (in maintenance)" in json.loads(held)["message"], held

@@ -421,3 +421,19 @@ def test_remember_windows_keeps_a_window_while_a_late_maintenance_runs() -> None
     assert remembered == {"n-p-b": (opened, NOW - 3700)}
     assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
     assert mg.remember_windows([], {"n-p-b": (opened, NOW - 3700)}, NOW, 6 * 3600)[1] == {}  # its node gone
+
+
+def test_remember_started_keeps_a_started_pool_busy_until_its_nodes_are_ready_again() -> None:
+    """GKE review round 60, M1: a pool the gate started counts as in maintenance, perform label or not, until each of
+    its nodes has been Ready since the start (or ``keep_seconds`` after it)."""
+    t = NOW - 600
+    draining = node("n-p-b", "p-b", ready=True, since=NOW - 7200)  # Ready since before the start: not yet down
+    nodes, started = mg.remember_started([draining], {"p-b": t}, NOW, 21600)
+    assert started == {"p-b": t} and mg.in_maintenance(nodes[0], NOW)
+    down = node("n-p-b", "p-b", ready=False, since=NOW - 300)
+    assert mg.remember_started([down], {"p-b": t}, NOW, 21600)[1] == {"p-b": t}
+    back = node("n-p-b", "p-b", ready=True, since=NOW - 60)  # Ready again since the start: done
+    nodes, started = mg.remember_started([back], {"p-b": t}, NOW, 21600)
+    assert started == {} and not mg.in_maintenance(nodes[0], NOW)
+    assert mg.remember_started([], {"p-b": t}, NOW, 21600)[1] == {"p-b": t}  # its nodes not listed: kept
+    assert mg.remember_started([draining], {"p-b": NOW - 21601}, NOW, 21600)[1] == {}  # 6 hours at most

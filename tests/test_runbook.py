@@ -111,6 +111,11 @@ def test_the_production_examples_runbook_is_in_its_own_names():
 
 def test_the_v5e16_runbook_matches_its_names_and_labels_each_pool_for_maintenance():
     text = text_of(V5E16)
+    # GKE review round 60, M1: a pool is done when its nodes went down and are Ready again, not when the label goes
+    assert "perform-maintenance=true   # done when none is left" not in text
+    assert (
+        "kubectl get nodes -l cloud.google.com/gke-nodepool=vllm70b-v5e16 -w   # done when each node has gone" in text
+    )
     steps = upgrades(text)
     assert {(cluster, location) for cluster, location, _ in steps} == {("vllm70b", "us-west4")}
     assert [pool for _, _, pool in steps] == [

@@ -162,7 +162,8 @@ def _manual_start(n: Names) -> list[str]:
         lines += [
             wait,
             f"kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
-            f"kubectl get nodes -l {selector},cloud.google.com/perform-maintenance=true   # done when none is left",
+            f"kubectl get nodes -l {selector} -w   # done when each node has gone NotReady and is Ready again; GKE may"
+            " take the perform label off within a minute, long before (GKE review round 60, M1)",
         ]
     return [*lines, wait, *_unhold(n)]
 

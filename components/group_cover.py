@@ -20,7 +20,7 @@ patches the HPA (SRE review round 21, M1). The gate does that patch on its next 
 
 Every run reads the annotation, so a raise survives a gate that missed runs, and a ``pulumi up`` that forced the
 bounds back (``PULUMI_K8S_ENABLE_PATCH_FORCE``) is raised again on the next run. Stdlib only: the gate's ConfigMap
-holds this file beside :mod:`tpu_serving.maintenance_gate`.
+holds this file beside :mod:`tpu_serving.maintenance_gate`, whose labels and readiness it reads.
 """
 
 import json
@@ -28,17 +28,15 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .maintenance_gate import LWS_NAME_LABEL, WORKER_INDEX_LABEL, Obj, _labels, pod_ready
+
 COVER_ANNOTATION = "tpu-serving.dev/lost-group-cover"
 """On an HPA the gate raised: ``{"minReplicas": m, "maxReplicas": M, "groups": g, "lost": [...]}``, its bounds and
 the groups it ran before, and the group indices lost since."""
-LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
-WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
-"""The labels the LWS pod webhook sets on every pod of a group (kubernetes-sigs/lws v0.9.0
-api/leaderworkerset/v1/leaderworkerset_types.go ``SetNameLabelKey``, ``GroupIndexLabelKey``,
-``WorkerIndexLabelKey``; ``"0"`` is the leader's worker index)."""
-
-Obj = Mapping[str, Any]
+"""The label the LWS pod webhook sets on every pod of a group to its index (kubernetes-sigs/lws v0.9.0
+api/leaderworkerset/v1/leaderworkerset_types.go ``GroupIndexLabelKey``); the name and worker-index labels are
+:mod:`tpu_serving.maintenance_gate`'s."""
 
 
 @dataclass(frozen=True)
@@ -48,19 +46,6 @@ class Cover:
     autoscaler: str
     said: str
     patch: Mapping[str, Any] | None = None
-
-
-def _labels(obj: Obj) -> Mapping[str, str]:
-    labels: Mapping[str, str] = obj.get("metadata", {}).get("labels") or {}
-    return labels
-
-
-def _ready(pod: Obj) -> bool:
-    if pod.get("metadata", {}).get("deletionTimestamp"):
-        return False
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in pod.get("status", {}).get("conditions") or []
-    )
 
 
 def recorded(hpa: Obj) -> dict[str, Any] | None:
@@ -89,7 +74,7 @@ def _serving(pods: Sequence[Obj], workload: str) -> set[str]:
     return {
         _labels(p).get(GROUP_INDEX_LABEL, "?")
         for p in pods
-        if _labels(p).get(LWS_NAME_LABEL) == workload and _labels(p).get(WORKER_INDEX_LABEL) == "0" and _ready(p)
+        if _labels(p).get(LWS_NAME_LABEL) == workload and _labels(p).get(WORKER_INDEX_LABEL) == "0" and pod_ready(p)
     }
 
 

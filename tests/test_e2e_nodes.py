@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import CRDS, ROOT
 from tpu_serving import catalog, machines
-from tpu_serving_tools.e2e import addresses, controllers, crds, nodes
+from tpu_serving_tools.e2e import addresses, controllers, crds, kube, nodes
 from tpu_serving_tools.e2e.processes import check_loopback
 
 GOLDEN = ROOT / "tests" / "golden"
@@ -112,6 +112,52 @@ def test_e2e_crds_missing_shared_folder_is_skipped_with_a_message(tmp_path):
     found = crds._shared_files(crds.CONTROLLER_SHARED_FILES, tmp_path, skipped)
     assert found == []
     assert skipped == [f"pathwaysjob-v0.1.4-crd.yaml: {tmp_path / 'pathwaysjob-v0.1.4-crd.yaml'} is missing"]
+
+
+class _Discovery:
+    """A Kube whose discovery serves ``served`` ({"/apis/g/v": [plural, ...]}), 404 for any other path."""
+
+    def __init__(self, served: dict[str, list[str]]):
+        self.served = served
+        self.asked: list[str] = []
+
+    def request(self, method: str, path: str) -> dict[str, object]:
+        self.asked.append(path)
+        if path not in self.served:
+            raise kube.ApiError(method, path, 404, "404 page not found")
+        return {"resources": [{"name": p} for p in self.served[path]]}
+
+
+def _crd(*versions: tuple[str, bool]) -> dict[str, object]:
+    return {
+        "metadata": {"name": "leaderworkersets.leaderworkerset.x-k8s.io"},
+        "spec": {
+            "group": "leaderworkerset.x-k8s.io",
+            "names": {"plural": "leaderworkersets"},
+            "versions": [{"name": n, "served": s} for n, s in versions],
+        },
+    }
+
+
+def test_e2e_crds_discovered_waits_for_every_served_version_to_list_the_plural():
+    crd = _crd(("v1", True), ("v1beta1", False))
+    assert not crds._discovered(_Discovery({}), crd)  # the group's version not yet served: 404
+    listing = _Discovery({"/apis/leaderworkerset.x-k8s.io/v1": ["leaderworkersets/status"]})
+    assert not crds._discovered(listing, crd)  # served, but the CRD's plural not yet listed
+    ready = _Discovery({"/apis/leaderworkerset.x-k8s.io/v1": ["leaderworkersets", "leaderworkersets/status"]})
+    assert crds._discovered(ready, crd)
+    assert ready.asked == ["/apis/leaderworkerset.x-k8s.io/v1"]  # a version not served is not asked for
+    both = _crd(("v1", True), ("v2", True))
+    assert not crds._discovered(ready, both)
+
+
+def test_e2e_crds_discovered_raises_what_is_not_a_404():
+    class Refusing(_Discovery):
+        def request(self, method: str, path: str) -> dict[str, object]:
+            raise kube.ApiError(method, path, 403, "forbidden")
+
+    with pytest.raises(kube.ApiError, match="403"):
+        crds._discovered(Refusing({}), _crd(("v1", True)))
 
 
 def test_e2e_controllers_configuration_binds_to_the_pod_ip():

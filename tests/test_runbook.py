@@ -94,6 +94,19 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     )
     assert zone.index("The host-maintenance gate covers the lost groups itself") < zone.index(cover)
     assert zone.index(cover) < zone.index("Empty (the gate silent, or its patch refused)") < zone.index("$((N+1))")
+    # GKE review round 60, m3 (SRE review round 22, m2): the lost zone's autoscaled pool off before any group is
+    # added, so that the autoscaler does not grow it in the dead zone; back before the refresh that checks the HPA
+    gcloud = "gcloud container clusters update vllm70bv6e --location us-east5 --node-pool"
+    for zone_name, pool in (("us-east5-a", "v6e8c"), ("us-east5-b", "v6e8s")):
+        off = f"# If {zone_name} is the lost zone:\n{gcloud} vllm70bv6e-{pool} --no-enable-autoscaling"
+        on = f"# If {zone_name} was the lost zone:\n{gcloud} vllm70bv6e-{pool} --enable-autoscaling --total-min-nodes 0"
+        assert zone.index(off) < zone.index(cover) < zone.index("$((N+1))")
+        assert (
+            zone.index("get leaderworkerset vllm -w")
+            < zone.index(on)
+            < zone.index("pulumi preview --refresh   # no change left")
+        )
+    assert zone.count("--no-enable-autoscaling") == 2  # the from-zero pools only: the fixed ones have no autoscaling
     # SRE review round 22, m4: no move before a window while the gate covers a lost group
     maintenance = text.split("## TPU host maintenance", 1)[1].split("## A VM that goes silent", 1)[0]
     assert maintenance.index(cover) < maintenance.index("$((N+1))")

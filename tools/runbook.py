@@ -354,7 +354,7 @@ def _zone_section(n: Names) -> list[str]:
             f"# Every serving slice is in {zone}: its outage stops serving, and no group can be added elsewhere (the",
             "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
         ]
-    lines = [title, *_group_map(n), *_cover_lines(n)]
+    lines = [title, *_group_map(n), *_lost_zone_autoscaling(zones, n, on=False), *_cover_lines(n)]
     lines += [
         "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",
         "# outage): add one group now, the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
@@ -370,7 +370,28 @@ def _zone_section(n: Names) -> list[str]:
         "# After the outage: wait until every group serves first. A maximum below the groups running scales down at",
         "# once, past the HPA's behaviour; LeaderWorkerSet keeps only maxSurge groups above the new count meanwhile.",
         _wait(n),
+        *_lost_zone_autoscaling(zones, n, on=True),
         *_restore_bounds(n, max_too=True),
+    ]
+
+
+def _lost_zone_autoscaling(zones: dict[str, list[Pool]], n: Names, on: bool) -> list[str]:
+    """The lost zone's autoscaled pools off first, and back after the outage (GKE review round 60, m3; SRE review
+    round 22, m2): the added group's leader finds no node of its shape, so the cluster autoscaler picks the pool to
+    grow, and a pool of the dead zone fits as well as the surviving zone's; a node it cannot provision there is given
+    up only after ``--max-node-provision-time`` (upstream default 15 minutes, kubernetes/autoscaler
+    ``cluster-autoscaler/config/flags/flags.go``), while one group fewer carries the traffic."""
+    lines = []
+    for zone, pools in zones.items():
+        if switched := [line for pool in pools for line in _autoscaler(n, pool, on)]:
+            lines += [f"# If {zone} was the lost zone:" if on else f"# If {zone} is the lost zone:", *switched]
+    if not lines:
+        return []
+    if on:
+        return ["# The lost zone's pools back (before pulumi preview --refresh below, which would show them):", *lines]
+    return [
+        "# First, the lost zone's autoscaled pools: the autoscaler must not grow them for the group added below.",
+        *lines,
     ]
 
 

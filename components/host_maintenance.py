@@ -220,12 +220,15 @@ def zone_line(
     startable: bool = True,
     watched: bool = False,
     spread: str | None = None,
+    covered: bool = False,
 ) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
     zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
     host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`; ``watched``: the
     gate runs, and where it does not start the maintenance, watches) and where the runbook is; ``spread``: why the
-    slices cannot span two zones (:func:`tpu_serving.tpu_zones.one_zone_only`), None where they can."""
+    slices cannot span two zones (:func:`tpu_serving.tpu_zones.one_zone_only`), None where they can; ``covered``: the
+    gate covers a group down for a maintenance (its HPA's minimum raised, :mod:`tpu_serving.group_cover`), which a
+    free slice then serves, billed meanwhile (SRE review round 25, m3: the preview did not say so)."""
     zones = sorted({z for _, z in pools})
     if gated:
         who = (
@@ -245,6 +248,12 @@ def zone_line(
         who += (
             "; the stack's host-maintenance gate starts none, but watches: it tickets such windows, and pages a node "
             "that holds a serving pod NotReady for 10 minutes or windows about to leave too few groups serving"
+        )
+    if covered:
+        who += (
+            "; a group whose pod stays on a node in maintenance is covered like a lost one: the gate raises the HPA's "
+            "minimum by it until it serves again, so a free slice takes one more group for the maintenance and its "
+            "reload (a from-zero pool's slice is billed meanwhile)"
         )
     how = (
         f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "

@@ -90,3 +90,25 @@ def test_unscheduled_policy_args_says_start_it_only_where_a_pool_takes_a_manual_
     assert ("start it now on a pool whose group can go" in text) is startable
     assert ("Cloud TPU lists no manual start for these pools" in text) is not startable
     assert policy.inputs["severity"] == "ERROR"
+
+
+def test_zone_line_says_the_cover_of_a_group_in_maintenance_only_where_the_gate_covers() -> None:
+    """SRE review round 25, m3: a group down for a maintenance is covered by a free slice, billed meanwhile."""
+    pools = [("a", "us-west4-a"), ("b", "us-west4-b")]
+    said = "a group whose pod stays on a node in maintenance is covered like a lost one"
+    assert said in hm.zone_line(pools, gated=True, watched=True, covered=True)
+    assert "a from-zero pool's slice is billed meanwhile" in hm.zone_line(pools, watched=True, covered=True)
+    assert said not in hm.zone_line(pools, gated=True, watched=True)
+
+
+@pytest.mark.parametrize(
+    ("stack", "covered"),
+    [
+        ("vllm-llama33-70b-v5e16", True),  # the gate starts the maintenance, on an HPA's groups
+        ("vllm-llama33-70b-v6e8", True),  # the gate watches, on an HPA's groups
+        ("vllm-llama31-405b-v6e16", False),  # no gate
+    ],
+)
+def test_rollout_plan_maintenance_says_the_cover_where_the_gate_runs_on_an_hpa(stack: str, covered: bool) -> None:
+    line = plan_of(stack).outputs["rollout"]["maintenance"]
+    assert ("is covered like a lost one: the gate raises the HPA's minimum" in line) is covered

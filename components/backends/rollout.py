@@ -362,16 +362,17 @@ def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
 
 
 def stack_maintenance(
-    cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False, watched: bool = False
+    cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False, watched: bool = False, covered: bool = False
 ) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
     kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`);
-    ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs."""
+    ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs; ``covered``: it covers a group
+    down for a maintenance through the HPA (:func:`tpu_serving.host_maintenance.zone_line`)."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
     spread = tpu_zones.one_zone_only(kinds[0].shape.generation.name, pools[0][1]) if kinds and pools else None
-    return host_maintenance.zone_line(pools, gated, startable, watched, spread)
+    return host_maintenance.zone_line(pools, gated, startable, watched, spread, covered)
 
 
 def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:
@@ -410,6 +411,7 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
     groups = scaling.groups(serving)
     m = cfg.cluster.maintenance
     auto = serving.autoscaling
+    watched = maintenance_watched(cfg, serving)
     return RolloutPlan(
         rollout=serving.rollout,
         groups=groups,
@@ -428,6 +430,10 @@ def plan(cfg: Stack, serving: scaling.Scaled, startup_seconds: int, grace_second
         else 0,
         canary_groups=serving.canary_groups,
         maintenance=stack_maintenance(
-            cfg, serving.slices, maintenance_gated(cfg, serving), maintenance_watched(cfg, serving)
+            cfg,
+            serving.slices,
+            maintenance_gated(cfg, serving),
+            watched,
+            covered=watched and auto is not None,
         ),
     )

@@ -68,6 +68,10 @@ def test_image_rollout_stalls_on_a_quota_below_the_surge(toolchain: None, tmp_pa
     assert "exceeded quota: tpu-serving-quota" in detail and "limited: requests.cpu=250" in detail
     floor = next(f for f in report.findings if "serving floor" in f.subject)
     assert floor.ok  # surge: the old groups keep serving while the surge group waits
+    # SRE review round 24, m2: every old group Ready, and tpu-serving verify's rollout check still fails, from the
+    # real LWS controller's conditions
+    check = next(f for f in report.findings if f.subject.endswith("tpu-serving verify's rollout check"))
+    assert check.ok and check.detail.startswith("fails (rollout in progress (UpdateInProgress): "), check
 
 
 def test_image_rollout_completes_at_the_derived_quota(toolchain: None, tmp_path: Path) -> None:
@@ -77,3 +81,5 @@ def test_image_rollout_completes_at_the_derived_quota(toolchain: None, tmp_path:
     failed = {f.subject: f.detail for f in report.findings if not f.ok}
     assert failed == {}, failed
     assert any(f.subject == "LeaderWorkerSet vllm-llama70b/vllm: to completion" for f in report.findings)
+    check = next(f for f in report.findings if f.subject.endswith("tpu-serving verify's rollout check"))
+    assert check.detail.startswith("passes (2 of 2 groups on the latest revision, 2 ready)"), check

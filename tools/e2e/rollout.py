@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, LWS_NAME_LABEL, Finding, pod_is_ready
+from tpu_serving_tools.verify.revisions import rolled_out as verify_rolled_out
 
 from .stack_run import StackRun, engine_errors
 
@@ -265,4 +266,20 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
             detail = "; ".join([w.last, *own[:2]])
         out.append(Finding("rollout", f"{w.subject}: to completion", not w.last, detail))
         out.append(floor_held(w.samples, floor_of(strategy, w.replicas), f"{w.subject}: serving floor ({strategy})"))
+        out.append(verify_agrees(api_client, w, done=not w.last))
     return out
+
+
+def verify_agrees(api_client: Any, w: Watched, done: bool, timeout: float = 30.0) -> Finding:
+    """``tpu-serving verify``'s rollout check (:func:`tpu_serving_tools.verify.revisions.rolled_out`, which reads the
+    LWS controller's conditions) says what the pods say (``done``): passes on a completed rollout, fails on a stalled
+    one (SRE review round 24, m2). Read again for up to ``timeout`` seconds: the controller's status follows the pods
+    by one reconcile."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = verify_rolled_out(live_lws(api_client, w.namespace, w.name)[0])
+        if found.ok == done or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    said = f"{'passes' if found.ok else 'fails'} ({found.detail}), the pods say {'done' if done else 'not done'}"
+    return Finding("rollout", f"{w.subject}: tpu-serving verify's rollout check", found.ok == done, said)

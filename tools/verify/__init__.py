@@ -1,8 +1,9 @@
 """Check a deployed stack on its cluster, read-only: every object the plan declares exists, the controllers made
 their objects (a LeaderWorkerSet's headless Service and pods, a JobSet's Jobs and headless Service, a DisaggregatedSet's
 LeaderWorkerSets), every pod is scheduled and Ready, every TPU pod fills a VM of one of the stack's pools and every
-multi-host group whole slices, and every Service, InferencePool, PodMonitoring, PodDisruptionBudget, NetworkPolicy and
-HorizontalPodAutoscaler selects or resolves something, and every HPA computes a replica count from its metric.
+multi-host group whole slices, every Service, InferencePool, PodMonitoring, PodDisruptionBudget, NetworkPolicy and
+HorizontalPodAutoscaler selects or resolves something, every HPA computes a replica count from its metric, and every
+LeaderWorkerSet has rolled its groups to its latest revision (:mod:`.revisions`).
 
 ``tpu-serving verify --stack S --kubeconfig K``: after ``pulumi up`` on GKE, or against the local control plane of
 ``make e2e``. It previews the stack offline for its plan (or reads ``--plan``), then reads the cluster with ``get``
@@ -20,6 +21,7 @@ from typing import Any
 
 from .checks import Finding, run_all
 from .expect import Expectations, expectations
+from .revisions import rollouts
 from .snapshot import ClusterUnreadable, read
 
 
@@ -46,6 +48,7 @@ def verify_expected(
     while True:
         snapshot = read(api_client, expect.namespaces, expect.declared)
         findings = run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+        findings += rollouts(snapshot, expect.namespaces)
         if judge is not None:
             findings = [judge(f) for f in findings]
         if all(f.ok for f in findings) or time.monotonic() + interval > deadline:

@@ -114,7 +114,7 @@ def test_start_adapter_that_cannot_take_the_write_port_leaves_no_apiservice(tmp_
         held = hold_write_port(600)  # as another run's adapter holds it
         try:
             with pytest.raises(ComponentError, match="held by another run's adapter"):
-                start_adapter(cp, timeout=20)
+                start_adapter(cp, timeout=20, lock_seconds=20)
         finally:
             held.close()
         names = {o["metadata"]["name"] for o in cp.kube.list("apiregistration.k8s.io/v1", "APIService")}

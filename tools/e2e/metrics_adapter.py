@@ -288,10 +288,18 @@ def _check(adapter: Adapter, cp: ControlPlane) -> bool:
     return True
 
 
-def start_adapter(cp: ControlPlane, binary: Path | None = None, timeout: float = 180.0) -> Adapter:
+LOCK_SECONDS = 1800.0
+"""How long a run waits for another run's adapter to give :data:`WRITE_PORT` back: longer than a whole stack run
+(about 7 minutes on a loaded machine, 15 at most measured), so that runs on one machine take turns rather than fail
+(SRE review round 26, m5; GKE review round 61: two reviewers' zone-outage runs failed on it). CI runs one at a time."""
+
+
+def start_adapter(
+    cp: ControlPlane, binary: Path | None = None, timeout: float = 180.0, lock_seconds: float = LOCK_SECONDS
+) -> Adapter:
     """The platform's adapter objects applied, the stand-in started for the Deployment's pod once it has its IP, its
     Service's ClusterIP port forwarded to it; returns once the custom metrics APIService is Available. Stopped with
-    ``cp``."""
+    ``cp``. Waits up to ``lock_seconds`` for the write port (:func:`hold_write_port`), then ``timeout`` to start."""
     assert cp.tools is not None
     found = binary or cp.tools.get("test-adapter")
     if found is None or not Path(found).is_file():
@@ -299,7 +307,7 @@ def start_adapter(cp: ControlPlane, binary: Path | None = None, timeout: float =
     # The lock first: an APIService applied while another run holds the port would stay unavailable, and a
     # namespace cannot finish deleting while an aggregated API fails discovery (NamespaceDeletionDiscoveryFailure;
     # SRE review round 16, m7: destroy then timed out)
-    lock = hold_write_port(timeout)
+    lock = hold_write_port(lock_seconds)
     try:
         return _start(cp, Path(found), lock, timeout)
     except BaseException:

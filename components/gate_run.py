@@ -3,7 +3,7 @@
 (:func:`tpu_serving.group_cover.cover`), and log one JSON line on stdout.
 
 The CronJob runs this module (``python -m tpu_serving.gate_run``) from the ConfigMap's files, laid out as the package
-``tpu_serving`` (:mod:`tpu_serving.host_maintenance_job`). Stdlib only, besides its two siblings.
+``tpu_serving`` (:mod:`tpu_serving.host_maintenance_job`). Stdlib only, besides its three siblings.
 """
 
 import json
@@ -15,10 +15,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 from . import group_cover
+from .gate_memory import IGNORED_SECONDS, Window, ignored_starts, remember_started, remember_windows
 from .maintenance_gate import (
     LWS_API,
     LWS_NAME_LABEL,
@@ -28,10 +29,7 @@ from .maintenance_gate import (
     Decision,
     Gate,
     Obj,
-    Window,
     decide,
-    remember_started,
-    remember_windows,
 )
 
 FIELD_MANAGER = "tpu-serving-host-maintenance-gate"
@@ -154,17 +152,30 @@ def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | 
 
 def _remember(api: Api, gate: Gate, nodes: list[Obj], now: float) -> tuple[list[Obj], Obj | None, tuple[Any, ...]]:
     """The nodes with what the state remembers given back (:func:`remember_windows`, :func:`remember_started`), the
-    state ConfigMap (None when missing), and (windows read, windows now, pools read, pools now)."""
+    state ConfigMap (None when missing), and (windows read, windows now, pools read, pools now, pools whose start GKE
+    ignored): an ignored start is forgotten, and said (:func:`ignored_starts`)."""
     config_map = _state(api, f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}") if gate.state else None
     known, was_started = _windows(config_map or {}), _started(config_map or {})
+    ignored = ignored_starts(nodes, was_started, now)
     nodes, remembered = remember_windows(nodes, known, now, gate.maintenance_seconds)
-    nodes, started = remember_started(nodes, was_started, now, gate.maintenance_seconds)
-    return nodes, config_map, (known, remembered, was_started, started)
+    kept = {pool: t for pool, t in was_started.items() if pool not in ignored}
+    nodes, started = remember_started(nodes, kept, now, gate.maintenance_seconds)
+    return nodes, config_map, (known, remembered, was_started, started, ignored)
+
+
+def ignored_page(pool: str, started: float, now: float) -> str:
+    """The page of a start GKE did not act on (SRE review round 26, M1)."""
+    return (
+        f"GKE has not acted on the start of pool {pool}, labelled {int(now - started)} s ago (none of its nodes "
+        f"NotReady or marked in maintenance within {IGNORED_SECONDS} s): its maintenance comes at its window. "
+        f"kubectl get nodes -l {POOL_LABEL}={pool} -L {PERFORM_LABEL}; if GKE does not start these pools, set "
+        "hostMaintenance.mode: ticket (docs/operate.md, 'TPU host maintenance')"
+    )
 
 
 def _state_patches(gate: Gate, config_map: Obj | None, memory: tuple[Any, ...]) -> list[tuple[str, str, Obj]]:
     """The state ConfigMap's patch when what it remembers changed (none when it is missing)."""
-    known, remembered, was_started, started = memory
+    known, remembered, was_started, started, _ = memory
     if config_map is None or (remembered == known and started == was_started):
         return []
     windows = json.dumps({k: list(v) for k, v in sorted(remembered.items())}, separators=(",", ":"))
@@ -180,25 +191,60 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     nodes, pods, hpas, wanted = _read(api, gate)
     nodes, config_map, memory = _remember(api, gate, nodes, now)
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
-    label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
-    patches: list[tuple[str, str, Obj]] = [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes]
-    patches = patches if decision.action == "start" else []
+    if ignored := tuple(ignored_page(pool, t, now) for pool, t in sorted(memory[4].items())):
+        decision = replace(decision, severity="ERROR", pages=decision.pages + ignored)
+    refused: list[str] = []
+    if decision.action == "start" and gate.state and config_map is None:
+        decision = _no_state(decision, gate.state)
+    elif decision.action == "start":
+        refused, memory = _start(api, gate, decision, config_map, memory, now)
     covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
-    patches += [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
-    if decision.action == "start":  # the pool started stays busy after GKE takes the perform label off
-        memory[3][decision.pool] = now
-    patches += _state_patches(gate, config_map, memory)
+    patches = [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
+    refused += _patch(api, patches + _state_patches(gate, config_map, memory))
     if gate.state and config_map is None:
         said = f"the state ConfigMap {gate.state} is missing: no maintenance window is remembered (pulumi up --refresh)"
         covers.append(group_cover.Cover(gate.state, said))
+    return decision, refused, covers
+
+
+def _no_state(decision: Decision, state: str) -> Decision:
+    """A start held for want of the state ConfigMap: without it the gate cannot remember the pool it starts once GKE
+    takes the label off, and would start a second one at its next run (GKE review round 61, m1). It pages."""
+    why = f"the state ConfigMap {state} is missing, in which the gate records the pools it starts (pulumi up --refresh)"
+    message = f"holding pool {decision.pool}: {why}"
+    return replace(decision, action="hold", severity="ERROR", message=message, pages=(*decision.pages, why))
+
+
+def _start(
+    api: Api, gate: Gate, decision: Decision, config_map: Obj | None, memory: tuple[Any, ...], now: float
+) -> tuple[list[str], tuple[Any, ...]]:
+    """Record the start in the state ConfigMap, then label the pool's nodes (GKE review round 61, m1: labelled first, a
+    refused record let the next run start a second pool); a label refused takes the record back (SRE review round 26,
+    m1: a pool recorded but never labelled held every other for 6 hours). What was refused, and the memory as written
+    (read and now the same: nothing left to write)."""
+    started = {**memory[3], decision.pool: now}
+    recorded = (*memory[:3], started, memory[4])
+    refused = _patch(api, _state_patches(gate, config_map, recorded))
+    if refused:
+        return refused, memory
+    label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
+    refused = _patch(api, [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes])
+    if refused:
+        back = (recorded[1], recorded[1], started, memory[3], memory[4])
+        return refused + _patch(api, _state_patches(gate, config_map, back)), (*back[:2], memory[3], memory[3], back[4])
+    return refused, (recorded[1], recorded[1], started, started, memory[4])
+
+
+def _patch(api: Api, patches: Sequence[tuple[str, str, Obj]]) -> list[str]:
+    """Apply each patch as the gate's field manager; what the API refused."""
     refused = []
     for what, path, body in patches:
         try:
             api.call("PATCH", f"{path}?fieldManager={FIELD_MANAGER}", body)
         except urllib.error.HTTPError as e:
             refused.append(f"{what}: {e.code} {e.reason}")
-    return decision, refused, covers
+    return refused
 
 
 def log(severity: str, message: str, **fields: Any) -> None:

@@ -51,8 +51,11 @@ MANUAL_START_MULTI_HOST = ("v5e", "v6e")
 """TPU generations whose GKE node pools take a manual start only as multi-host pools of 2x4 or larger. Cloud TPU
 "Manually start a host maintenance event" (cloud.google.com/tpu/docs/manually-start-maintenance), *Limitations*:
 "Any TPU v4 or v5p VMs"; "TPU v5e or v6e VMs with the 2x4 topology configuration ... or larger" (in the Cloud TPU
-API); "GKE v5e or v6e multi-host node pools with TPU VMs that are 2x4 or larger" (read in the page's pt-BR and de
-copies, which list all three; its en copy lists the v6e entries only). A GKE single-host v5e or v6e pool (the
+API); "GKE v5e or v6e multi-host node pools with TPU VMs that are 2x4 or larger" (the page's en copy as stored for
+this project's search on 2026-11-30, and its de, es, es-419, it, ja, ko and pt-BR copies, list all three; another
+stored en copy and the id copy list the v6e entries only, SRE review round 26, M1: which is newer cannot be told, so
+the gate pages a start GKE does not act on within 30 minutes, :func:`tpu_serving.gate_memory.ignored_starts`, and
+``hostMaintenance.mode: ticket`` is the way out). A GKE single-host v5e or v6e pool (the
 ``ct6e-standard-8t`` 2x4 of one VM among them) is not listed, so GKE may not act on the perform label there; TPU7x
 is not listed either."""
 
@@ -128,7 +131,8 @@ def runbook(zones: Sequence[str], gated: bool = False, startable: bool = True, w
         )
     elif startable:
         then = (
-            "Then start it yourself, one node pool at a time, the next once the groups serve again "
+            "Then start it yourself, one node pool at a time, the next once every node of the last one is Ready "
+            "again since you labelled it and the groups serve again "
             f"(these pools take a manual start: multi-host v5e or v6e, v4, v5p) ({RUNBOOK})."
         )
     else:
@@ -237,7 +241,10 @@ def zone_line(
             "window opens first, while every standing group serves (hostMaintenance)"
         )
     elif startable:
-        who = "start it one pool at a time, the next once the groups serve again"
+        who = (
+            "start it one pool at a time, the next once every node of the last one is Ready again since you labelled "
+            "it and the groups serve again"
+        )
     else:
         who = (
             "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "
@@ -247,7 +254,8 @@ def zone_line(
     if watched and not gated:
         who += (
             "; the stack's host-maintenance gate starts none, but watches: it tickets such windows, and pages a node "
-            "that holds a serving pod NotReady for 10 minutes or windows about to leave too few groups serving"
+            "that holds a serving pod NotReady for 10 minutes (a node in maintenance: 6 hours) or windows about to "
+            "leave too few groups serving"
         )
     if covered:
         who += (
@@ -351,8 +359,10 @@ def gate_policy_args(
 def _watch_page_text(namespace: str) -> str:
     return (
         f"The host-maintenance gate of namespace {namespace} (watching: Cloud TPU lists no manual start for these "
-        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes, or the maintenance "
-        "windows that open within 2 hours would leave fewer than all but one of the running groups serving, "
+        "pools) logged an ERROR: a node holding a serving pod has been NotReady for 10 minutes (a node in maintenance "
+        "by GKE's signals or a window the gate remembers: 6 hours from its window or from its going NotReady, its "
+        "group covered meanwhile), or the maintenance windows that open (or have opened on a node that still serves) "
+        "within 2 hours would leave fewer than all but one of the running groups serving, "
         "whatever took the others (the line names the pools and groups), or the API refused the gate (403: its "
         f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: the gate raises "
         "the HPA's minimum to cover its group (its line: 'raising HPA ...'; no such line: the refusal or no HPA, "

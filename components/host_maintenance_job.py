@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import gate_run, group_cover
+from . import gate_memory, gate_run, group_cover
 from . import maintenance_gate as program
 from .host_maintenance import GATE_MINUTES
 from .naming import (
@@ -58,7 +58,7 @@ GATE_CPU, GATE_MEMORY = "50m", "64Mi"
 CODE_DIR, PACKAGE = "/gate", "tpu_serving"
 """The ConfigMap's files are laid out as ``/gate/tpu_serving/<file>``, a namespace package (no ``__init__.py``:
 PEP 420), so that the program's relative import of its sibling works as it does in the library."""
-PROGRAM_MODULES = (gate_run, program, group_cover)
+PROGRAM_MODULES = (gate_run, program, gate_memory, group_cover)
 """The program's files, the first its entry point (``python -m tpu_serving.gate_run``)."""
 DEADLINE_SECONDS = 240
 """A run that has not finished in 4 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""
@@ -198,7 +198,7 @@ def _meta(
 
 
 def state_config_map(args: HostMaintenanceGateArgs) -> k8s.core.v1.ConfigMapInitArgs:
-    """The gate's state: the maintenance windows it remembers (:func:`tpu_serving.maintenance_gate.remember_windows`),
+    """The gate's state: the maintenance windows it remembers (:func:`tpu_serving.gate_memory.remember_windows`),
     none at first."""
     return k8s.core.v1.ConfigMapInitArgs(
         metadata=_meta(args, MAINTENANCE_GATE_STATE), data={gate_run.WINDOWS_KEY: "{}"}

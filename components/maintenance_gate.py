@@ -28,9 +28,9 @@ Pods of a LeaderWorkerSet carry ``leaderworkerset.sigs.k8s.io/name`` and ``leade
 ``SetNameLabelKey``, ``WorkerIndexLabelKey``). An HPA whose ``spec.behavior.scaleDown.selectPolicy`` is ``Disabled``
 never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/, "Disable scale down").
 
-Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.group_cover`
-(the HPA's minimum raised while a serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API,
-the patches, the log line), which the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
+Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.gate_memory`
+(the windows and starts remembered between runs), :mod:`tpu_serving.group_cover` (the HPA's minimum raised while a
+serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API, the patches, the log line), which the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
 """
 
 import calendar
@@ -145,85 +145,36 @@ termination, a preemption too: the taint ``impending-node-termination``, which h
 (GKE review round 60, m1; SRE review round 25, m4)."""
 
 
+STARTED_LABEL = "tpu-serving.dev/gate-started"
+"""Not on any real node: what :func:`tpu_serving.gate_memory.remember_started` marks the nodes of a pool the gate
+started with (the start's epoch seconds) until they are Ready again, for this run's decision only."""
+
+
 def in_maintenance(node: Obj, now: float) -> bool:
     """Under way by GKE's own signals (:data:`ACTIVE_LABEL` with any value, :data:`WINDOW_TAINT`), started (the
-    perform label), or its window has opened (a readable label in the past)."""
+    perform label, or by the gate: :data:`STARTED_LABEL`), or its window has opened (a readable label in the past)."""
     opens = window(node)
     return (
         ACTIVE_LABEL in _labels(node)
         or _tainted(node, WINDOW_TAINT)
         or _labels(node).get(PERFORM_LABEL) == "true"
+        or STARTED_LABEL in _labels(node)
         or (opens is not None and opens <= now)
     )
 
 
+def _maintenance_said(node: Obj, now: float) -> str:
+    """How :func:`_busy` says a node in maintenance: a pool the gate started whose node shows nothing of it any more
+    is said so, as ``kubectl get node`` shows no label (SRE review round 26, m2)."""
+    started, labels = _labels(node).get(STARTED_LABEL), _labels(node)
+    if started is None or ACTIVE_LABEL in labels or labels.get(PERFORM_LABEL) == "true" or _tainted(node, WINDOW_TAINT):
+        return "in maintenance"
+    ago = int(now - float(started)) if started.isdigit() else 0
+    return f"started by the gate {ago} s ago, not Ready again since; the state ConfigMap's started"
+
+
 def _tainted(node: Obj, key: str) -> bool:
     return any(t.get("key") == key for t in node.get("spec", {}).get("taints") or [])
-
-
-Window = tuple[float, float]
-"""A remembered window: when it opens, and when a run last saw the node's label announce it."""
-
-
-def _forgets(node: Obj, remembered: Window, now: float) -> bool:
-    """A node whose label is gone no longer has its remembered window: the label went before the window opened (the
-    gate, or an operator, started the maintenance early, which the perform label shows while it lasts; or it was
-    called off: SRE review round 23, M1), or the node has been Ready since after a run last saw the label (the
-    maintenance is over, and the VM lost again within the hours after is a loss: GKE review rounds 58 and 59, M1; a
-    node that was Ready again before its maintenance took it down keeps it, as the label was still there then)."""
-    opens, seen = remembered
-    return opens > now or (ready_since(node) or 0.0) > seen
-
-
-def remember_windows(
-    nodes: Sequence[Obj], known: Mapping[str, Window], now: float, keep_seconds: int
-) -> tuple[list[Obj], dict[str, Window]]:
-    """The nodes with the windows the gate remembers given back, and what it remembers now. GKE labels a node
-    ``cloud.google.com/scheduled-maintenance-time`` only while its maintenance "is scheduled by the VM but isn't
-    active" (GKE "Monitor maintenance events"), so a watching gate paged a node NotReady in a maintenance ticketed days
-    before (SRE review round 21, m1). Each run remembers every labelled node's window and when it saw the label
-    (``known``: the last run's), keeps it ``keep_seconds`` from its opening or from its node going NotReady, if later
-    (GKE review round 60, M1), unless :func:`_forgets`; GKE's own signals (:func:`in_maintenance`) come first."""
-    down = {_name(n): since for n in nodes if (since := not_ready_since(n)) is not None}
-    remembered = {n: w for n, w in known.items() if max(w[0], down.get(n, w[0])) + keep_seconds > now}
-    for node in nodes:
-        name, opens = _name(node), window(node)
-        if opens is not None:
-            remembered[name] = (opens, now)
-        elif name in remembered and _forgets(node, remembered[name], now):
-            del remembered[name]
-    restored = []
-    for node in nodes:
-        opens = remembered.get(_name(node), (now + 1, now))[0]
-        if SCHEDULED_LABEL not in _labels(node) and opens <= now:
-            meta = node.get("metadata", {})
-            node = {**node, "metadata": {**meta, "labels": {**_labels(node), SCHEDULED_LABEL: str(int(opens))}}}
-        restored.append(node)
-    return restored, remembered
-
-
-def remember_started(
-    nodes: Sequence[Obj], started: Mapping[str, float], now: float, keep_seconds: int
-) -> tuple[list[Obj], dict[str, float]]:
-    """The nodes of each pool the gate started (``started``: pool -> when) not Ready since, with the perform label
-    given back, and the pools still started: GKE may take the label off within a minute (a public GPU run, GKE review
-    round 60, M1). A pool is forgotten once its listed nodes are all Ready since the start, or ``keep_seconds`` on."""
-    live = {pool: t for pool, t in started.items() if t + keep_seconds > now}
-    listed: set[str] = set()
-    cycling: set[str] = set()
-    restored = []
-    for node in nodes:
-        pool = _labels(node).get(POOL_LABEL, "")
-        t = live.get(pool)
-        if t is not None:
-            listed.add(pool)
-            back = ready_since(node)
-            if back is None or back <= t:
-                cycling.add(pool)
-                meta = node.get("metadata", {})
-                node = {**node, "metadata": {**meta, "labels": {**_labels(node), PERFORM_LABEL: "true"}}}
-        restored.append(node)
-    return restored, {pool: t for pool, t in live.items() if pool in cycling or pool not in listed}
 
 
 def pending(node: Obj, now: float) -> bool:
@@ -294,7 +245,7 @@ def _busy(nodes: Sequence[Obj], now: float) -> list[tuple[Obj, list[str]]]:
         why = [
             w
             for w, yes in (
-                ("in maintenance", in_maintenance(node, now)),
+                (_maintenance_said(node, now), in_maintenance(node, now)),
                 ("terminating", _tainted(node, TERMINATION_TAINT)),
                 ("NotReady", not_ready_since(node) is not None),
                 ("cordoned", bool(node.get("spec", {}).get("unschedulable"))),
@@ -345,19 +296,33 @@ def _first_pool(
 def _serving_windows(
     nodes: Sequence[Obj], pods: Sequence[Obj], now: float
 ) -> tuple[dict[str, float], dict[str, list[str]]]:
-    """The pending windows of the pools whose nodes hold a serving pod (each pool's first), and those pods."""
+    """The windows of the pools whose nodes hold a serving pod (each pool's first), and those pods: pending, or
+    opened while the node still serves (:func:`_opened_serving`, at ``now``: its group can go any time)."""
     on: dict[str, list[str]] = {}
     for p in pods:
         on.setdefault(p.get("spec", {}).get("nodeName", ""), []).append(_name(p))
     opens: dict[str, float] = {}
     held: dict[str, list[str]] = {}
     for node in nodes:
-        opened = window(node)
-        if pending(node, now) and opened is not None and _name(node) in on:
+        opened = now if _opened_serving(node, now) else window(node) if pending(node, now) else None
+        if opened is not None and _name(node) in on:
             pool = _labels(node).get(POOL_LABEL, "")
             opens[pool] = min(opens.get(pool, opened), opened)
             held.setdefault(pool, []).extend(on[_name(node)])
     return opens, held
+
+
+def _opened_serving(node: Obj, now: float) -> bool:
+    """A Ready node whose maintenance has not taken it yet: its window has opened (the label's time, or the window
+    remembered) and it has been Ready since before then, or GKE's window taint or the perform label is on it. A window
+    is the start of a period in which the maintenance may begin, hours wide; in a public GPU run the node served 17
+    minutes past the taint (SRE review round 26, M2: counted as gone, it left the 2-hour page blind)."""
+    since = ready_since(node)
+    if since is None:
+        return False
+    opens = window(node)
+    started = _tainted(node, WINDOW_TAINT) or _labels(node).get(PERFORM_LABEL) == "true"
+    return started or (opens is not None and since <= opens <= now)
 
 
 def close_windows(

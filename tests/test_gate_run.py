@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_maintenance_gate import IN_40H, IN_50H, NOW, SERVING, node, pod, pools
-from tpu_serving import gate_run, group_cover
+from tpu_serving import gate_memory, gate_run, group_cover
 from tpu_serving import maintenance_gate as mg
 
 
@@ -42,9 +42,9 @@ def test_gate_from_reads_the_cronjob_environment() -> None:
 STDLIB = {"calendar", "json", "os", "ssl", "sys", "time", "urllib", "collections", "dataclasses", "typing"}
 
 
-@pytest.mark.parametrize("module", [mg, gate_run, group_cover], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [mg, gate_run, gate_memory, group_cover], ids=lambda m: m.__name__)
 def test_the_program_imports_the_standard_library_and_its_siblings_only(module: object) -> None:
-    """The ConfigMap holds these three files and nothing else: an import of the library or a third-party package
+    """The ConfigMap holds these four files and nothing else: an import of the library or a third-party package
     fails in the gate's pod (ModuleNotFoundError at its first run)."""
     tree = ast.parse(Path(str(module.__file__)).read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -53,7 +53,7 @@ def test_the_program_imports_the_standard_library_and_its_siblings_only(module: 
     assert imported <= STDLIB
     relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
     siblings = {n.module or a.name for n in relative for a in n.names}
-    assert all(n.level == 1 for n in relative) and siblings <= {"maintenance_gate", "group_cover"}
+    assert all(n.level == 1 for n in relative) and siblings <= {"maintenance_gate", "gate_memory", "group_cover"}
 
 
 HPA = {
@@ -66,8 +66,17 @@ HPA = {
 class FakeApi:
     """The reads and the patches of one run, answered from memory."""
 
-    def __init__(self, nodes: list[dict], pods: list[dict], hpa: dict, refuse: int = 0, refuse_hpa: int = 0):
+    def __init__(
+        self,
+        nodes: list[dict],
+        pods: list[dict],
+        hpa: dict,
+        refuse: int = 0,
+        refuse_hpa: int = 0,
+        refuse_state: int = 0,
+    ):
         self.nodes, self.pods, self.hpa, self.refuse, self.refuse_hpa = nodes, pods, hpa, refuse, refuse_hpa
+        self.refuse_state = refuse_state
         self.state: dict | None = {"data": {"windows": "{}"}}
         self.patched: list[tuple[str, dict | None]] = []
         self.read_sets = self.read_hpas = 0
@@ -75,6 +84,7 @@ class FakeApi:
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         if method == "PATCH":
             refuse = self.refuse_hpa if "horizontalpodautoscalers" in path else self.refuse if "/nodes/" in path else 0
+            refuse = self.refuse_state if "/configmaps/" in path else refuse
             if refuse:
                 raise urllib.error.HTTPError(path, refuse, "Refused", {}, None)  # type: ignore[arg-type]
             self.patched.append((path, body))
@@ -243,4 +253,50 @@ def test_main_records_the_pool_it_starts_and_holds_the_next_after_gke_takes_the_
     with redirect_stdout(out):
         assert gate_run.main(ENV, NOW + 300) == 0
     (held,) = out.getvalue().splitlines()
-    assert json.loads(held)["decision"] == "hold" and "n-p-b (in maintenance)" in json.loads(held)["message"], held
+    said = "n-p-b (started by the gate 300 s ago, not Ready again since; the state ConfigMap's started)"
+    assert json.loads(held)["decision"] == "hold" and said in json.loads(held)["message"], held  # SRE review 26, m2
+
+
+def test_main_records_the_start_before_the_label_and_takes_it_back_when_the_label_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GKE review round 61, m1: the record first, so that a refused record labels nothing; SRE review round 26, m1: a
+    refused label takes the record back, or the pool held every other for 6 hours."""
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, HPA, refuse=503)
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["message"]) == (1, "the API refused the gate's patch of node n-p-b: 503 Refused")
+    states = [json.loads(b["data"]["started"]) for p, b in api.patched if "configmaps" in p]
+    assert states == [{"p-b": NOW}, {}]  # recorded, then taken back
+    unwritable = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, HPA, refuse_state=500)
+    code, line = run_main(unwritable, monkeypatch)
+    assert code == 1 and "ConfigMap host-maintenance-gate-state: 500 Refused" in line["message"]
+    assert [p for p, _ in unwritable.patched if "/nodes/" in p] == []  # no label without the record
+
+
+def test_main_starts_no_pool_without_its_state_config_map(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GKE review round 61, m1: with the state missing, a pool started would be forgotten once GKE takes the label
+    off, and a second one started 5 minutes on. The start is held, and pages."""
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, HPA)
+    api.state = None
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["decision"], line["severity"]) == (0, "hold", "ERROR")
+    assert line["pages"] == [
+        "the state ConfigMap host-maintenance-gate-state is missing, in which the gate records the pools it starts "
+        "(pulumi up --refresh)"
+    ]
+    assert api.patched == []
+
+
+def test_main_pages_a_start_gke_did_not_act_on_and_forgets_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review round 26, M1; GKE review round 61, m3: a pool started 30 minutes ago whose node shows nothing of a
+    maintenance (its perform label still on, Ready since before the start): the run pages, and forgets the start."""
+    started = NOW - gate_memory.IGNORED_SECONDS
+    stuck = node("n-p-b", "p-b", perform=True, since=NOW - 7200)
+    api = FakeApi([node("n-p-a", "p-a", IN_50H), stuck], SERVING, HPA)
+    api.state = {"data": {"windows": "{}", "started": json.dumps({"p-b": started})}}
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["severity"]) == (0, "ERROR")
+    assert line["pages"] == [gate_run.ignored_page("p-b", started, NOW)]
+    assert "GKE has not acted on the start of pool p-b, labelled 1800 s ago" in line["pages"][0]
+    (state,) = [b for p, b in api.patched if "configmaps" in p]
+    assert json.loads(state["data"]["started"]) == {}

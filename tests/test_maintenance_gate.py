@@ -260,6 +260,25 @@ def test_close_windows_pages_on_the_outcome_of_the_windows_about_to_open() -> No
     assert mg.decide(pools({"p-a": soon, "p-b": None, "p-c": None}), three, WATCH, NOW, False).pages == ()
 
 
+def test_close_windows_counts_an_opened_window_whose_node_still_serves() -> None:
+    """SRE review round 26, M2: a window is the start of a period in which the maintenance may begin; a node whose
+    window opened (its label's time past, or GKE's window taint on) and that still serves goes any time, so with
+    another group's window within 2 hours the page comes. Once its maintenance took it (NotReady, or Ready again
+    since its window), it is no longer counted as going."""
+    opened, soon = str(int(NOW - 1800)), str(int(NOW + 3600))
+    serving_opened = [node("n-p-a", "p-a", opened, since=NOW - 7200), node("n-p-b", "p-b", soon)]
+    d = mg.decide(serving_opened, SERVING, WATCH, NOW, False)
+    assert d.severity == "ERROR" and d.pages[0].startswith(
+        "within 7200 s the maintenance windows of pools p-a, p-b take the groups of vllm-0, vllm-1"
+    )
+    tainted = mg.decide([with_signal(node("n-p-a", "p-a"), taint=mg.WINDOW_TAINT), node("n-p-b", "p-b", soon)],
+                        SERVING, WATCH, NOW, False)  # fmt: skip
+    assert tainted.severity == "ERROR" and "pools p-a, p-b" in tainted.pages[0]
+    done = [node("n-p-a", "p-a", opened, since=NOW - 600), node("n-p-b", "p-b", soon)]  # Ready again since its window
+    assert mg.decide(done, SERVING, WATCH, NOW, False).pages == ()
+    assert mg.decide([serving_opened[0], node("n-p-b", "p-b")], SERVING, WATCH, NOW, False).pages == ()  # alone
+
+
 def test_close_windows_does_not_count_a_surge_rollouts_group_as_running() -> None:
     """SRE review round 16, m1: a surge rollout's extra group (a third leader, loading) is above the groups the
     LeaderWorkerSet asks for (spec.replicas 2): one standing group's window within 2 hours leaves one of two serving,
@@ -307,72 +326,6 @@ def test_decide_a_group_that_reloads_holds_without_paging_until_two_hours_before
     assert (waits.action, waits.severity) == ("hold", "ERROR")
 
 
-def test_remember_windows_keeps_a_window_after_gke_removes_its_label() -> None:
-    """SRE review round 21, m1: GKE's label is there only while the maintenance is scheduled and not active; a node
-    NotReady in the maintenance it announced, its label gone, counts as in maintenance by the window remembered, and
-    pages only after ``maintenance_seconds``; a window never remembered exempts nothing."""
-    opened = NOW - 1800
-    gone = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # no label: the maintenance is active
-    nodes, remembered = mg.remember_windows([gone], {"n-p-b": (opened, NOW - 1500)}, NOW, 21600)
-    assert remembered == {"n-p-b": (opened, NOW - 1500)}
-    assert mg.in_maintenance(nodes[0], NOW) and not mg.pending(nodes[0], NOW)
-    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
-    assert mg.decide([gone], SERVING, WATCH, NOW, False).pages == (
-        "node n-p-b NotReady for 1200 s holds a serving pod",
-    )
-    late = node("n-p-b", "p-b", ready=False, since=NOW - 21600)
-    nodes, _ = mg.remember_windows([late], {"n-p-b": (opened, NOW - 1500)}, NOW, 21600)
-    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == (
-        "node n-p-b NotReady for 21600 s holds a serving pod",
-    )
-
-
-def test_remember_windows_learns_labels_when_it_sees_them_and_forgets_old_windows() -> None:
-    labelled = node("n-p-a", "p-a", IN_2H)
-    old, recent = (NOW - 21601, NOW - 21700), (NOW - 60, NOW - 120)
-    nodes, remembered = mg.remember_windows([labelled], {"n-old": old, "n-recent": recent}, NOW, 21600)
-    assert remembered == {"n-p-a": (float(IN_2H), NOW), "n-recent": recent}  # n-old forgotten 6 h after it opened
-    assert nodes == [labelled]  # a labelled node is left as it is
-    waiting = node("n-p-c", "p-c")
-    assert mg.remember_windows([waiting], {"n-p-c": (NOW + 600, NOW - 300)}, NOW, 21600)[1] == {}  # label gone early
-
-
-def test_remember_windows_forgets_a_label_gone_before_its_window() -> None:
-    """SRE review round 23, M1: the gate starts a pool's maintenance before its window (the perform label); GKE takes
-    the scheduled label off; remembered, the window would exempt a real loss of that node for hours after it opened.
-    Forgotten, the node NotReady after its maintenance pages as lost."""
-    later = NOW + 3600
-    started_early = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # label gone, window still ahead
-    nodes, remembered = mg.remember_windows([started_early], {"n-p-b": (later, NOW - 1500)}, NOW, 21600)
-    assert remembered == {} and nodes == [started_early]
-    _, kept = mg.remember_windows([], {"n-p-b": (later, NOW - 1500)}, NOW, 21600)  # a node not listed keeps it
-    assert kept == {"n-p-b": (later, NOW - 1500)}
-    after = node("n-p-b", "p-b", ready=False, since=later + 600)
-    nodes, _ = mg.remember_windows([after], remembered, later + 1800, 21600)
-    assert mg.decide(nodes, SERVING, GATE, later + 1800, False).pages == (
-        "node n-p-b NotReady for 1200 s holds a serving pod",
-    )
-
-
-def test_remember_windows_forgets_a_window_once_the_node_is_ready_again_after_its_label_went() -> None:
-    """GKE review rounds 58 and 59, M1: the maintenance done (the node Ready again since a run last saw its label),
-    a loss of the same VM within the next hours is a loss. A node that flapped while its label was still there
-    (Ready again after the window opened, before the maintenance took it) keeps its window."""
-    opened = NOW - 7200
-    back = node("n-p-b", "p-b", ready=True, since=NOW - 600)
-    assert mg.remember_windows([back], {"n-p-b": (opened, NOW - 3600)}, NOW, 21600)[1] == {}
-    flapped = node("n-p-b", "p-b", ready=True, since=NOW - 5400)  # Ready again after the window, label still seen
-    assert mg.remember_windows([flapped], {"n-p-b": (opened, NOW - 300)}, NOW, 21600)[1] == {
-        "n-p-b": (opened, NOW - 300)
-    }
-    taken = node("n-p-b", "p-b", ready=False, since=NOW - 1200)  # then its maintenance takes it: exempt
-    nodes, _ = mg.remember_windows([taken], {"n-p-b": (opened, NOW - 300)}, NOW, 21600)
-    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
-    lost_again = node("n-p-b", "p-b", ready=False, since=NOW - 1200)
-    nodes, _ = mg.remember_windows([lost_again], {}, NOW, 21600)  # what the run after the forgetting sees
-    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ("node n-p-b NotReady for 1200 s holds a serving pod",)
-
-
 def with_signal(base: dict, labels: dict | None = None, taint: str | None = None) -> dict:
     """``base`` (a node) with a label and a taint added."""
     meta = {**base["metadata"], "labels": {**base["metadata"]["labels"], **(labels or {})}}
@@ -410,30 +363,3 @@ def test_a_terminating_node_holds_the_next_pool_but_pages_when_lost() -> None:
     ready = with_signal(node("n-p-b", "p-b"), taint=mg.TERMINATION_TAINT)
     held = mg.decide([node("n-p-a", "p-a", IN_40H), ready], SERVING, GATE, NOW, False)
     assert held.action == "hold" and "n-p-b (terminating)" in held.message
-
-
-def test_remember_windows_keeps_a_window_while_a_late_maintenance_runs() -> None:
-    """GKE review round 60, M1: a maintenance that takes the node down late in its window is remembered for
-    ``keep_seconds`` from when the node went NotReady, not from the window's opening."""
-    opened = NOW - 6 * 3600 - 60  # the window opened over 6 hours ago
-    late = node("n-p-b", "p-b", ready=False, since=NOW - 3600)  # down for an hour, 5 hours into its window
-    nodes, remembered = mg.remember_windows([late], {"n-p-b": (opened, NOW - 3700)}, NOW, 6 * 3600)
-    assert remembered == {"n-p-b": (opened, NOW - 3700)}
-    assert mg.decide(nodes, SERVING, WATCH, NOW, False).pages == ()
-    assert mg.remember_windows([], {"n-p-b": (opened, NOW - 3700)}, NOW, 6 * 3600)[1] == {}  # its node gone
-
-
-def test_remember_started_keeps_a_started_pool_busy_until_its_nodes_are_ready_again() -> None:
-    """GKE review round 60, M1: a pool the gate started counts as in maintenance, perform label or not, until each of
-    its nodes has been Ready since the start (or ``keep_seconds`` after it)."""
-    t = NOW - 600
-    draining = node("n-p-b", "p-b", ready=True, since=NOW - 7200)  # Ready since before the start: not yet down
-    nodes, started = mg.remember_started([draining], {"p-b": t}, NOW, 21600)
-    assert started == {"p-b": t} and mg.in_maintenance(nodes[0], NOW)
-    down = node("n-p-b", "p-b", ready=False, since=NOW - 300)
-    assert mg.remember_started([down], {"p-b": t}, NOW, 21600)[1] == {"p-b": t}
-    back = node("n-p-b", "p-b", ready=True, since=NOW - 60)  # Ready again since the start: done
-    nodes, started = mg.remember_started([back], {"p-b": t}, NOW, 21600)
-    assert started == {} and not mg.in_maintenance(nodes[0], NOW)
-    assert mg.remember_started([], {"p-b": t}, NOW, 21600)[1] == {"p-b": t}  # its nodes not listed: kept
-    assert mg.remember_started([draining], {"p-b": NOW - 21601}, NOW, 21600)[1] == {}  # 6 hours at most

@@ -126,9 +126,7 @@ def test_the_v5e16_runbook_matches_its_names_and_labels_each_pool_for_maintenanc
     text = text_of(V5E16)
     # GKE review round 60, M1: a pool is done when its nodes went down and are Ready again, not when the label goes
     assert "perform-maintenance=true   # done when none is left" not in text
-    assert (
-        "kubectl get nodes -l cloud.google.com/gke-nodepool=vllm70b-v5e16 -w   # done when each node has gone" in text
-    )
+    assert runbook.until_back("cloud.google.com/gke-nodepool=vllm70b-v5e16") in text
     steps = upgrades(text)
     assert {(cluster, location) for cluster, location, _ in steps} == {("vllm70b", "us-west4")}
     assert [pool for _, _, pool in steps] == [
@@ -210,3 +208,18 @@ def test_every_other_stack_prints_each_runbook_or_says_what_is_not_covered(stack
     lws = "leaderworkerset" in text.splitlines()[1]
     assert lws or "No LeaderWorkerSet" in text
     assert (HPA_PATCH in text) or "# Not covered:" in text
+
+
+def test_until_back_is_the_one_completion_rule_of_a_manual_start_in_the_runbook_and_the_docs() -> None:
+    """GKE review round 61, M1: a pool started by hand is done when its nodes have been Ready again since the start,
+    not when the perform label is gone (GKE may take it off within a minute); the printed runbook and docs/operate.md
+    say it with the same self-ending loop, started from the time noted before the label."""
+    from tests.conftest import ROOT
+
+    loop = runbook.until_back("cloud.google.com/gke-nodepool=vllm70b-v5e16")
+    text = text_of(V5E16)
+    assert text.index(runbook.STARTED_AT) < text.index("cloud.google.com/perform-maintenance=true") < text.index(loop)
+    docs = (ROOT / "docs" / "operate.md").read_text()
+    assert loop in docs and docs.index(runbook.STARTED_AT) < docs.index(loop)
+    assert "Done when no node of the pool keeps the label" not in docs
+    assert " -w   # done when" not in text  # SRE review round 26, m4: no watch held open for hours

@@ -161,11 +161,27 @@ def _manual_start(n: Names) -> list[str]:
         selector = f"{POOL_LABEL}={pool.name}"
         lines += [
             wait,
+            STARTED_AT,
             f"kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
-            f"kubectl get nodes -l {selector} -w   # done when each node has gone NotReady and is Ready again; GKE may"
-            " take the perform label off within a minute, long before (GKE review round 60, M1)",
+            until_back(selector),
         ]
     return [*lines, wait, *_unhold(n)]
+
+
+STARTED_AT = "T=$(date -u +%Y-%m-%dT%H:%M:%SZ)   # when the pool is labelled"
+
+
+def until_back(selector: str) -> str:
+    """A loop that ends once every node of ``selector`` has been Ready since ``$T`` (it went down for its maintenance
+    and came back), and not before: GKE may take the perform label off within a minute, hours before (a public GPU
+    run). No node selected does not end it. docs/operate.md, "Start it yourself", step 4, prints the same line."""
+    ready = '{.status.conditions[?(@.type=="Ready")]'
+    columns = f"'{{range .items[*]}}{ready}.status}} {ready}.lastTransitionTime}}{{\"\\n\"}}{{end}}'"
+    done = 'awk -v t="$T" \'$1 != "True" || $2 <= t {n++} END {exit (n > 0 || NR == 0)}\''
+    return (
+        f"until kubectl get nodes -l {selector} -o jsonpath={columns} | {done}; do sleep 60; done"
+        "   # done: every node of the pool Ready again since $T"
+    )
 
 
 AUTOSCALING_FLAGS = (

@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tpu_serving.group_cover import COVER_ANNOTATION
+from tpu_serving.naming import MAINTENANCE_GATE_STATE
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import wait_for
@@ -80,6 +81,17 @@ def test_gate_starts_one_pool_holds_while_it_is_in_maintenance_and_its_policy_re
         code, line = hm.run_gate(cp, NAMESPACE, tmp_path / "sa")
         assert (code, line["decision"], line["pool"]) == (0, "hold", second), line
         assert "(in maintenance)" in line["message"]
+        # GKE review round 61, m2: GKE may take the perform label off within a minute, the node still Ready; the
+        # gate's record in its state ConfigMap (written before the label) keeps the pool busy, and says so
+        state = cp.kube.get("v1", "ConfigMap", MAINTENANCE_GATE_STATE, NAMESPACE)
+        assert set(json.loads(state["data"]["started"])) == {first}, state["data"]
+        for node in by_pool[first]:
+            cp.kube.patch(cp.kube.get("v1", "Node", node), {"metadata": {"labels": {PERFORM: None}}})
+        code, line = hm.run_gate(cp, NAMESPACE, tmp_path / "sa")
+        assert (code, line["decision"], line["pool"]) == (0, "hold", second), line
+        assert "started by the gate" in line["message"] and "not Ready again since" in line["message"], line
+        for node in by_pool[first]:  # the labelled nodes back for the admission checks below
+            cp.kube.patch(cp.kube.get("v1", "Node", node), {"metadata": {"labels": {PERFORM: "true"}}})
         assert not {n["metadata"]["name"] for n in cp.kube.list("v1", "Node", label_selector=f"{PERFORM}=true")} - set(
             by_pool[first]
         )

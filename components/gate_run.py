@@ -221,8 +221,10 @@ def _start(
 ) -> tuple[list[str], tuple[Any, ...]]:
     """Record the start in the state ConfigMap, then label the pool's nodes (GKE review round 61, m1: labelled first, a
     refused record let the next run start a second pool); a label refused takes the record back (SRE review round 26,
-    m1: a pool recorded but never labelled held every other for 6 hours). What was refused, and the memory as written
-    (read and now the same: nothing left to write)."""
+    m1: a pool recorded but never labelled held every other for 6 hours), but only when no node was labelled: one
+    labelled VM starts the maintenance of the whole slice (Cloud TPU "Manually start a host maintenance event"), so a
+    pool labelled in part stays recorded (GKE review round 62, m1). What was refused, and the memory as written (read
+    and now the same: nothing left to write)."""
     started = {**memory[3], decision.pool: now}
     recorded = (*memory[:3], started, memory[4])
     refused = _patch(api, _state_patches(gate, config_map, recorded))
@@ -230,7 +232,7 @@ def _start(
         return refused, memory
     label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}
     refused = _patch(api, [(f"node {n}", f"/api/v1/nodes/{n}", label) for n in decision.nodes])
-    if refused:
+    if refused and len(refused) == len(decision.nodes):  # none labelled; one labelled VM starts the whole slice
         back = (recorded[1], recorded[1], started, memory[3], memory[4])
         return refused + _patch(api, _state_patches(gate, config_map, back)), (*back[:2], memory[3], memory[3], back[4])
     return refused, (recorded[1], recorded[1], started, started, memory[4])

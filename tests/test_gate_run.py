@@ -300,3 +300,24 @@ def test_main_pages_a_start_gke_did_not_act_on_and_forgets_it(monkeypatch: pytes
     assert "GKE has not acted on the start of pool p-b, labelled 1800 s ago" in line["pages"][0]
     (state,) = [b for p, b in api.patched if "configmaps" in p]
     assert json.loads(state["data"]["started"]) == {}
+
+
+def test_main_keeps_the_record_of_a_pool_labelled_in_part(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GKE review round 62, m1: one labelled VM starts the whole slice's maintenance; a pool whose label was refused
+    on one node of four stays recorded, or the next run starts a second pool while this one drains."""
+
+    class OneRefused(FakeApi):
+        def call(self, method: str, path: str, body: dict | None = None) -> dict:
+            if method == "PATCH" and path.startswith("/api/v1/nodes/n-p-b-2"):
+                raise urllib.error.HTTPError(path, 404, "Not Found", {}, None)  # type: ignore[arg-type]
+            return super().call(method, path, body)
+
+    slice_b = [node(f"n-p-b-{i}", "p-b", IN_40H) for i in range(4)]
+    api = OneRefused([node("n-p-a", "p-a", IN_50H), *slice_b], SERVING, HPA)
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["message"]) == (1, "the API refused the gate's patch of node n-p-b-2: 404 Not Found")
+    assert sorted(p.split("?")[0] for p, _ in api.patched if "/nodes/" in p) == [
+        "/api/v1/nodes/n-p-b-0", "/api/v1/nodes/n-p-b-1", "/api/v1/nodes/n-p-b-3"
+    ]  # fmt: skip
+    states = [json.loads(b["data"]["started"]) for p, b in api.patched if "configmaps" in p]
+    assert states == [{"p-b": NOW}]  # recorded, and kept

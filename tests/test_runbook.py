@@ -37,7 +37,7 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     # the pools without a standing group (the HPA's third group's, the spare) first, the CPU pool last
     assert pools == ["vllm70bv6e-v6e8c", "vllm70bv6e-v6e8s", "vllm70bv6e-v6e8a", "vllm70bv6e-v6e8b", "vllm70bv6e-cpu"]
     upgrade = text.split("## TPU host maintenance")[0]
-    assert upgrade.count("kubectl -n vllm-llama70b get leaderworkerset vllm -w") == 4  # a wait after each TPU pool
+    assert upgrade.count(runbook.ready_again("vllm-llama70b", "vllm")) == 4  # a wait after each TPU pool
     assert text.count("maxSurge 0") == 4  # reserved pools upgrade with no surge node
     disabled = 'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"behavior":{"scaleDown":'
     assert text.index(disabled + '{"selectPolicy":"Disabled"}}}}\'') < text.index("--node-pool vllm70bv6e-v6e8c")
@@ -84,7 +84,7 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     zone = text.split("## A zone outage", 1)[1]
     # GKE review round 53, M1: the bounds go back only once every group serves (a maximum below the groups running
     # scales down at once, and the highest-numbered group, a serving one, goes)
-    assert zone.index("get leaderworkerset vllm -w") < zone.index('"maxReplicas":3')
+    assert zone.index(runbook.ready_again("vllm-llama70b", "vllm")) < zone.index('"maxReplicas":3')
     # SRE review round 16, m5: the +1 only where the surviving zone has a free slice, read from the group map first
     assert zone.index("role=leader -o wide") < zone.index("Only if a pool of the surviving zone holds no group")
     assert zone.index("Only if a pool of the surviving zone holds no group") < zone.index("$((N+1))")
@@ -102,7 +102,7 @@ def test_the_production_examples_runbook_is_in_its_own_names():
         on = f"# If {zone_name} was the lost zone:\n{gcloud} vllm70bv6e-{pool} --enable-autoscaling --total-min-nodes 0"
         assert zone.index(off) < zone.index(cover) < zone.index("$((N+1))")
         assert (
-            zone.index("get leaderworkerset vllm -w")
+            zone.index(runbook.ready_again("vllm-llama70b", "vllm"))
             < zone.index(on)
             < zone.index("pulumi preview --refresh   # no change left")
         )

@@ -91,9 +91,16 @@ def _group_map(n: Names) -> list[str]:
     ]
 
 
+def ready_again(namespace: str, workload: str) -> str:
+    """A loop that ends once the LeaderWorkerSet's Ready groups are back to its replicas (a ``get -w`` never ends, and
+    a procedure pasted as a script stopped at it: GKE review round 62)."""
+    read = f"kubectl -n {namespace} get leaderworkerset {workload} -o jsonpath='{{.status.readyReplicas}} {{.spec.replicas}}'"
+    return f'until R=$({read}) && [ "${{R% *}}" -ge "${{R#* }}" ] 2>/dev/null; do sleep 30; done   # wait: READY back to the replicas'
+
+
 def _wait(n: Names) -> str:
     if n.kind == LWS:
-        return f"kubectl -n {n.namespace} get leaderworkerset {n.workload} -w   # wait: READY back to the replicas"
+        return ready_again(n.namespace, n.workload)
     return f"kubectl -n {n.namespace} get {n.kind} {n.workload} -w   # wait: it runs again"
 
 

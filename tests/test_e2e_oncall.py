@@ -29,8 +29,15 @@ def test_runbook_requests_of_the_production_example_cover_each_kind_of_step() ->
         Request("list", "", "pods"),
         Request("create", "", "pods/eviction", "vllm-llama70b"),
         Request("get", "apps", "daemonsets"),
-        Request("watch", "leaderworkerset.x-k8s.io", "leaderworkersets", "vllm-llama70b"),
+        Request("get", "leaderworkerset.x-k8s.io", "leaderworkersets", "vllm-llama70b"),  # in the waits' loops
     } <= found
+    loops = "until R=$(kubectl -n x get leaderworkerset y -o jsonpath='{.status.readyReplicas}') && [ 1 ]; do :; done"
+    assert runbook_requests(loops, "x") == {
+        Request(verb, "leaderworkerset.x-k8s.io", "leaderworkersets", "x") for verb in ("get", "list")
+    }
+    nodes = "until kubectl get nodes -l a=b -o jsonpath='{range .items[*]}{.status}{end}' | awk 1; do :; done"
+    assert runbook_requests(nodes, "x") == {Request(verb, "", "nodes") for verb in ("get", "list")}
+    assert runbook_requests("# kubectl -n x delete pod y: prose", "x") == set()
     with pytest.raises(ValueError, match="does not know"):
         runbook_requests("kubectl -n x scale deployment y --replicas 2", "x")
 

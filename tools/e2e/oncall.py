@@ -79,15 +79,18 @@ def runbook_requests(runbook: str, serving: str) -> set[Request]:
     serving namespace, whose pods a drain evicts."""
     found: set[Request] = set()
     for line in runbook.splitlines():
-        command = re.sub(r"\s+#.*$", "", line.strip())
-        if not command.startswith("kubectl "):
+        text = re.sub(r"\s+#.*$", "", line.strip())
+        if text.startswith("#"):
             continue
-        words = command.split()[1:]  # the verb and resource lead; quoted selectors and bodies are not read
-        namespace = _namespace(words)
-        if namespace is not None:
-            at = words.index("-n")
-            words = words[:at] + words[at + 2 :]
-        found |= _step(words, namespace, serving)
+        # every kubectl of the line: at its start, in $(...) or after until (the runbook's waits are loops), up to the
+        # next pipe, ; or &&
+        for command in re.findall(r"(?:^|\$\(|\buntil\s)\s*(kubectl\s[^|;&]*)", text):
+            words = command.split()[1:]  # the verb and resource lead; quoted selectors and bodies are not read
+            namespace = _namespace(words)
+            if namespace is not None:
+                at = words.index("-n")
+                words = words[:at] + words[at + 2 :]
+            found |= _step(words, namespace, serving)
     return found
 
 

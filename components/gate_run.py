@@ -167,9 +167,10 @@ def ignored_page(pool: str, started: float, now: float) -> str:
     """The page of a start GKE did not act on (SRE review round 26, M1)."""
     return (
         f"GKE has not acted on the start of pool {pool}, labelled {int(now - started)} s ago (none of its nodes "
-        f"NotReady or marked in maintenance within {IGNORED_SECONDS} s): its maintenance comes at its window. "
-        f"kubectl get nodes -l {POOL_LABEL}={pool} -L {PERFORM_LABEL}; if GKE does not start these pools, set "
-        "hostMaintenance.mode: ticket (docs/operate.md, 'TPU host maintenance')"
+        f"NotReady or marked in maintenance within {IGNORED_SECONDS} s): its maintenance comes at its window. Take "
+        f"the label off, or it holds every other pool: kubectl label nodes -l {POOL_LABEL}={pool} {PERFORM_LABEL}-; "
+        "if GKE does not start these pools, set hostMaintenance.mode: ticket (docs/operate.md, 'TPU host "
+        "maintenance')"
     )
 
 
@@ -193,15 +194,17 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     if ignored := tuple(ignored_page(pool, t, now) for pool, t in sorted(memory[4].items())):
         decision = replace(decision, severity="ERROR", pages=decision.pages + ignored)
-    refused: list[str] = []
+    covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
+    hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
+    refused = _patch(  # the cover first: a lost group's HPA waits on no start (SRE review round 27, m3)
+        api, [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
+    )
     if decision.action == "start" and gate.state and config_map is None:
         decision = _no_state(decision, gate.state)
     elif decision.action == "start":
-        refused, memory = _start(api, gate, decision, config_map, memory, now)
-    covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
-    hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
-    patches = [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
-    refused += _patch(api, patches + _state_patches(gate, config_map, memory))
+        started, memory = _start(api, gate, decision, config_map, memory, now)
+        refused += started
+    refused += _patch(api, _state_patches(gate, config_map, memory))
     if gate.state and config_map is None:
         said = f"the state ConfigMap {gate.state} is missing: no maintenance window is remembered (pulumi up --refresh)"
         covers.append(group_cover.Cover(gate.state, said))
@@ -246,6 +249,8 @@ def _patch(api: Api, patches: Sequence[tuple[str, str, Obj]]) -> list[str]:
             api.call("PATCH", f"{path}?fieldManager={FIELD_MANAGER}", body)
         except urllib.error.HTTPError as e:
             refused.append(f"{what}: {e.code} {e.reason}")
+        except OSError as e:  # no answer (a timeout, a reset): not applied, as far as the run knows (SRE review 27, m3)
+            refused.append(f"{what}: {e!r}")
     return refused
 
 

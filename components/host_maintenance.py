@@ -51,13 +51,13 @@ MANUAL_START_MULTI_HOST = ("v5e", "v6e")
 """TPU generations whose GKE node pools take a manual start only as multi-host pools of 2x4 or larger. Cloud TPU
 "Manually start a host maintenance event" (cloud.google.com/tpu/docs/manually-start-maintenance), *Limitations*:
 "Any TPU v4 or v5p VMs"; "TPU v5e or v6e VMs with the 2x4 topology configuration ... or larger" (in the Cloud TPU
-API); "GKE v5e or v6e multi-host node pools with TPU VMs that are 2x4 or larger" (the page's en copy as stored for
-this project's search on 2026-11-30, and its de, es, es-419, it, ja, ko and pt-BR copies, list all three; another
-stored en copy and the id copy list the v6e entries only, SRE review round 26, M1: which is newer cannot be told, so
-the gate pages a start GKE does not act on within 30 minutes, :func:`tpu_serving.gate_memory.ignored_starts`, and
-``hostMaintenance.mode: ticket`` is the way out). A GKE single-host v5e or v6e pool (the
-``ct6e-standard-8t`` 2x4 of one VM among them) is not listed, so GKE may not act on the perform label there; TPU7x
-is not listed either."""
+API); "GKE v5e or v6e multi-host node pools with TPU VMs that are 2x4 or larger" (stored copies of the page
+disagree: this project's searches of 2026-11-30 found the three entries in a cloud.google.com en copy and in de, es,
+it, ja, ko and pt-BR copies, and the v6e entries only in other en, id, de and it copies, SRE review rounds 26 and 27;
+which is newer cannot be told, so the v5e start is unproven: the gate pages a start GKE does not act on within 30
+minutes, :func:`tpu_serving.gate_memory.ignored_starts`, and ``hostMaintenance.mode: ticket`` is the way out). A
+GKE single-host v5e or v6e pool (the ``ct6e-standard-8t`` 2x4 of one VM among them) is not listed, so GKE may not
+act on the perform label there; TPU7x is not listed either."""
 
 
 def manual_start_listed(shape: SliceShape) -> bool:

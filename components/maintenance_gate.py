@@ -163,6 +163,17 @@ def in_maintenance(node: Obj, now: float) -> bool:
     )
 
 
+def _under_way(node: Obj, now: float) -> bool:
+    """:func:`in_maintenance` less a bare perform label: a label GKE did not act on stays with no time bound (the gate
+    cannot take it off), and must not spare a real loss of that VM the page (SRE review round 27, m1). GKE takes the
+    label off once it acts, and marks the node itself; the gate's own record (:data:`STARTED_LABEL`) lasts 6 hours."""
+    return in_maintenance({**node, "metadata": {**node.get("metadata", {}), "labels": _without_perform(node)}}, now)
+
+
+def _without_perform(node: Obj) -> dict[str, str]:
+    return {k: v for k, v in _labels(node).items() if k != PERFORM_LABEL}
+
+
 def _maintenance_said(node: Obj, now: float) -> str:
     """How :func:`_busy` says a node in maintenance: a pool the gate started whose node shows nothing of it any more
     is said so, as ``kubectl get node`` shows no label (SRE review round 26, m2)."""
@@ -213,8 +224,8 @@ def lost_node_names(
     nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, exempt: bool = True
 ) -> list[tuple[str, int]]:
     """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less, with ``exempt``, those in
-    maintenance for less than ``maintenance_seconds`` (an unreadable scheduled-maintenance-time label exempts
-    nothing), each with its seconds NotReady. The page spares a maintenance; the cover does not: a serving pod still
+    maintenance for less than ``maintenance_seconds`` (:func:`_under_way`: an unreadable scheduled-maintenance-time
+    label, or a bare perform label, exempts nothing), each with its seconds NotReady. The page spares a maintenance; the cover does not: a serving pod still
     bound to a node in maintenance keeps its group down for the maintenance and its reload (SRE review round 24,
     M1)."""
     holding = {p.get("spec", {}).get("nodeName") for p in pods}
@@ -223,7 +234,7 @@ def lost_node_names(
         since = not_ready_since(node)
         if since is None or _name(node) not in holding or now - since < gate.lost_seconds:
             continue
-        if exempt and in_maintenance(node, now) and now - since < gate.maintenance_seconds:
+        if exempt and _under_way(node, now) and now - since < gate.maintenance_seconds:
             continue
         found.append((_name(node), int(now - since)))
     return found

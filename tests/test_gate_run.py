@@ -321,3 +321,22 @@ def test_main_keeps_the_record_of_a_pool_labelled_in_part(monkeypatch: pytest.Mo
     ]  # fmt: skip
     states = [json.loads(b["data"]["started"]) for p, b in api.patched if "configmaps" in p]
     assert states == [{"p-b": NOW}]  # recorded, and kept
+
+
+def test_main_treats_a_label_with_no_answer_as_refused_and_takes_the_record_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SRE review round 27, m3: a PATCH that times out is not known to be applied: the record goes back (no false
+    'GKE has not acted' page 30 minutes on), and the run's line says it."""
+
+    class TimesOut(FakeApi):
+        def call(self, method: str, path: str, body: dict | None = None) -> dict:
+            if method == "PATCH" and "/nodes/" in path:
+                raise TimeoutError("timed out")
+            return super().call(method, path, body)
+
+    api = TimesOut(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, HPA)
+    code, line = run_main(api, monkeypatch)
+    assert (code, line["message"]) == (1, "the API refused the gate's patch of node n-p-b: TimeoutError('timed out')")
+    states = [json.loads(b["data"]["started"]) for p, b in api.patched if "configmaps" in p]
+    assert states == [{"p-b": NOW}, {}]

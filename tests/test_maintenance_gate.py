@@ -183,8 +183,13 @@ def test_decide_pages_a_node_holding_a_serving_pod_lost_for_lost_seconds() -> No
 
 
 def test_decide_exempts_a_node_in_maintenance_for_six_hours_only() -> None:
-    started = node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 3600)
+    started = with_signal(node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 3600),
+                          {mg.STARTED_LABEL: str(int(NOW - 3700))})  # fmt: skip
     assert mg.decide([started], SERVING, GATE, NOW, False).pages == ()
+    # SRE review round 27, m1: a bare perform label (one GKE never acted on stays for good) spares no page
+    bare = node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 3600)
+    assert mg.decide([bare], SERVING, GATE, NOW, False).pages == ("node n-p-b NotReady for 3600 s holds a serving pod",)
+    assert mg.in_maintenance(bare, NOW)  # still busy: it holds the start of another pool
     opened = node("n-p-b", "p-b", str(int(NOW - 3600)), ready=False, since=NOW - 3600)
     assert mg.decide([opened], SERVING, GATE, NOW, False).pages == ()
     capped = node("n-p-b", "p-b", IN_2H, perform=True, ready=False, since=NOW - 21600)

@@ -2,10 +2,10 @@
 revision, as its own controller says (SRE review round 24, m2: a rollout that stalled before its surge group
 existed, refused by a quota, left every old group Ready, and every other check passed).
 
-The controller computes it (lws v0.9.0 ``pkg/controllers/leaderworkerset_controller.go`` l.427-500,
+The controller computes it (lws v0.9.0 ``pkg/controllers/leaderworkerset_controller.go`` l.414-507,
 ``updateConditions``): ``UpdateInProgress`` while fewer groups at or above the partition are on the latest revision
 than there are such groups, ``Available`` once every group is ready and those are updated and ready, else
-``Progressing``; each condition carries the generation it was computed for (``makeCondition``, l.887-894), so a spec
+``Progressing``; each condition carries the generation it was computed for (``makeCondition``, l.870-895), so a spec
 the controller has not seen yet is not taken for a finished one.
 """
 

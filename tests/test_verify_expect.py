@@ -44,3 +44,17 @@ def test_expectations_of_a_stack_files_plan_still_read_its_settings():
     expect = expectations(plan)
     assert expect.pools and expect.serving  # existing pools: only the settings name them
     assert resource_pools(plan["resources"]) == {}
+
+
+def test_expectations_read_the_settings_under_the_plans_own_project():
+    """User review 11, M1: a ``TpuServingDeployment`` program whose Pulumi project has another name records its
+    settings as ``<project>:key``; verify refused them as missing ``tpu-serving:`` keys."""
+    plan = _json(plan_of("vllm-llama33-70b-existing"))
+    renamed = {
+        ("acme-serving:" + k.split(":", 1)[1] if k.startswith("tpu-serving:") else k): v
+        for k, v in plan["config"].items()
+    }
+    assert renamed != plan["config"]
+    theirs = expectations({**plan, "project": "acme-serving", "config": renamed})
+    assert theirs == expectations(plan)
+    assert theirs.pools and theirs.serving

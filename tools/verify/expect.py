@@ -13,6 +13,7 @@ from typing import Any
 from tpu_serving import catalog
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
+from tpu_serving.settings import PROJECT_NAMESPACE
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 
 from .checks import SERVING_KINDS, Pool
@@ -80,7 +81,13 @@ def expectations(plan: Mapping[str, Any]) -> Expectations:
     config, resources = plan.get("config") or {}, plan.get("resources") or []
     if not any(r.get("type") == DEPLOYMENT_TYPE for r in resources):
         return expectations_of_resources(resources)
-    return expectations_from(config, resources, f"stack configuration in the plan of {plan.get('stack')}")
+    project = plan.get("project")
+    return expectations_from(
+        config,
+        resources,
+        f"stack configuration in the plan of {plan.get('stack')}",
+        project if isinstance(project, str) and project else PROJECT_NAMESPACE,
+    )
 
 
 def resource_pools(resources: Sequence[Mapping[str, Any]]) -> dict[str, Pool]:
@@ -112,10 +119,16 @@ def expectations_of_resources(resources: Sequence[Mapping[str, Any]]) -> Expecta
     return Expectations(objects, namespaces, resource_pools(resources), serving)
 
 
-def expectations_from(config: Mapping[str, Any], resources: Sequence[Mapping[str, Any]], source: str) -> Expectations:
+def expectations_from(
+    config: Mapping[str, Any],
+    resources: Sequence[Mapping[str, Any]],
+    source: str,
+    project: str = PROJECT_NAMESPACE,
+) -> Expectations:
     """The expectations of a stack's flat config (``namespace:key`` -> value) and its resources (a plan's, or a
-    deployed state's)."""
-    cfg = load_stack_config(config, source=source)
+    deployed state's). Settings are read under ``project``, the Pulumi project of the program that made the plan,
+    as the program itself read them."""
+    cfg = load_stack_config(config, source=source, namespace=project)
     objects = declared_objects(resources)
     namespaces = sorted({ns for _, kind, ns, _ in objects if ns} | {cfg.workload_identity.namespace})
     return Expectations(objects, namespaces, pools(cfg), cfg.serving is not None)

@@ -64,6 +64,8 @@ help:
 # reinstalls both.
 $(VENV)/.runtime: requirements.txt constraints.txt pyproject.toml
 	@echo "installing the program's environment into $(VENV) (once; about 40 s with a warm pip cache)"
+	@test -x $(PYTHON) || $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "error: $(PY) is Python $$($(PY) -c 'import platform; print(platform.python_version())'); tpu-serving needs 3.11 or later (constraints.txt pins python-dateutil 4.0.0 and zizmor 1.32.0, which need it): run make PY=python3.11 ..." >&2; exit 2; }
 	test -x $(PYTHON) || $(PY) -m venv $(VENV)
 	$(PYTHON) -m pip install --quiet --disable-pip-version-check -r requirements.txt -c constraints.txt
 	touch $@

@@ -225,7 +225,7 @@ def condition_admits(binding: Mapping[str, Any], bucket: str, now: datetime.date
     condition = binding["inputs"].get("condition")
     if not isinstance(condition, Mapping):
         return True
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.UTC)
     for term in str(condition.get("expression", "")).split("&&"):
         term = term.strip()
         if term.startswith("(") and term.endswith(")") and term.count("(") == term.count(")"):

@@ -183,6 +183,10 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     assert check.returncode == 0, check.stdout + check.stderr
     assert "engine containers conform" in check.stdout and "prerequisites met 12/12" in check.stdout, check.stdout
     assert "host-maintenance gate: no LeaderWorkerSet with standing groups in two pools" in check.stdout, check.stdout
+    # the runbook reads a program's cluster, namespace and pools off its resources (user review 11, M3)
+    book = subprocess.run([*cli, "runbook", "--stack", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert book.returncode == 0, book.stdout + book.stderr
+    assert "--node-pool serving-v6e16" in book.stdout and "namespace serving, leaderworkerset vllm" in book.stdout
 
 
 @pytest.mark.slow

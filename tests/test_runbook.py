@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tpu_serving_tools import runbook
+from tpu_serving_tools.verify.expect import resource_pools
 
 V6E8 = "vllm-llama33-70b-v6e8"
 V5E16 = "vllm-llama33-70b-v5e16"
@@ -171,9 +172,18 @@ def test_a_stack_without_an_hpa_prints_no_hpa_patch():
     assert [pool for _, _, pool in upgrades(text)] == ["vllm405b-v6e16", "vllm405b-cpu"]
 
 
-def without_tpu_pools(plan: dict[str, Any]) -> dict[str, Any]:
+def without_deployment_outputs(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` as a program that builds the components itself makes it: no ``TpuServingDeployment`` outputs."""
     edited = copy.deepcopy(plan)
-    edited["outputs"]["slices"] = []
+    edited["outputs"] = {}
+    return edited
+
+
+def without_tpu_pools(plan: dict[str, Any]) -> dict[str, Any]:
+    edited = without_deployment_outputs(plan)
+    tpu = resource_pools(plan["resources"])
+    assert tpu, "the plan creates TPU pools to take out"
+    edited["resources"] = [r for r in edited["resources"] if r.get("inputs", {}).get("name") not in tpu]
     return edited
 
 
@@ -186,7 +196,28 @@ def test_a_plan_with_no_tpu_pool_fails_loudly(capsys, monkeypatch):
     monkeypatch.setattr(offline, "preview_stacks", lambda root, stacks: [(stacks[0], plan)])
     assert runbook.main(["--stack", V6E8]) == 1
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith(f"error: {V6E8}: no runbook: its plan has no TPU node pool")
+    assert out == "" and err.startswith(f"error: {V6E8}: no runbook: its plan creates no TPU node pool")
+
+
+@pytest.mark.parametrize("stack", [V6E8, V5E16])
+def test_a_program_without_the_deployments_outputs_is_read_off_its_resources(stack: str):
+    """User review 11, M3: ``runbook --root`` on a program that builds the components itself said "no TPU node
+    pool"; its cluster, namespace, pools and whether a manual start is listed come from its resources instead."""
+    plan = plan_of(stack).as_json()
+    theirs, ours = runbook.names(without_deployment_outputs(plan)), runbook.names(plan)
+    assert theirs.tpu_pools and [p.name for p in theirs.tpu_pools] == [p.name for p in ours.tpu_pools]
+    assert (theirs.cluster, theirs.namespace, theirs.workload) == (ours.cluster, ours.namespace, ours.workload)
+    assert theirs.manual_start == ours.manual_start
+    text = runbook.render(without_deployment_outputs(plan))
+    assert upgrades(text) and upgrades(text) == upgrades(runbook.render(plan))
+
+
+def test_a_program_without_an_operator_role_is_told_the_rights_it_needs():
+    plan = plan_of(V6E8).as_json()
+    assert "grants the namespace's to tenancy.operators" in runbook.render(plan)
+    edited = copy.deepcopy(plan)
+    edited["resources"] = [r for r in plan["resources"] if not r["type"].endswith(":Role")]
+    assert "this program grants no operator Role" in runbook.render(edited)
 
 
 @pytest.mark.parametrize(

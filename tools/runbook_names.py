@@ -1,7 +1,9 @@
 """The names a runbook needs, read from one stack's offline plan (``Plan.as_json()``): the cluster and its location,
 the serving namespace and workload, the HPAs that scale it, and each TPU node pool with its zone, autoscaling and
 upgrade settings. Only the plan: its outputs ``clusterName``, ``namespace``, ``slices``, ``rollout`` and
-``autoscaling``, and its resources (the cluster, the node pools, the workload, the HorizontalPodAutoscalers).
+``autoscaling`` (a ``TpuServingDeployment``'s; a program that builds the components itself has none, and the cluster,
+namespace and TPU pools are read off its resources), and its resources (the cluster, the node pools, the workload,
+the HorizontalPodAutoscalers).
 :mod:`tpu_serving_tools.runbook` writes the commands from them."""
 
 from __future__ import annotations
@@ -11,11 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving.naming import MAINTENANCE_GATE
+from tpu_serving import catalog
+from tpu_serving.host_maintenance import manual_start_listed
+from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR
 from tpu_serving_tools.pool_disruption import starts_with_nodes
 from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import scaled_by
+from tpu_serving_tools.verify.expect import resource_pools
 
 CLUSTER = "gcp:container/cluster:Cluster"
 WORKLOADS: dict[str, str] = {
@@ -70,6 +75,8 @@ class Names:
     gate: bool
     """The stack runs the host-maintenance gate, which covers a lost group by raising the HPA's minimum."""
     empty_dir: bool
+    operator_role: bool
+    """The plan grants the namespace's operators the runbooks' rights (the Role ``tpu-serving-operator``)."""
     min_replicas: int | None
     max_replicas: int | None
 
@@ -109,8 +116,13 @@ def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Poo
     """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not."""
     slices = outputs.get("slices")
     names = [s["nodePool"] for s in slices or () if isinstance(s, Mapping) and isinstance(s.get("nodePool"), str)]
+    if not names:  # a program that builds the components itself: the TPU pools its plan creates
+        names = list(resource_pools(plan.get("resources") or ()))
     if not names:
-        raise RunbookError("its plan has no TPU node pool (outputs.slices names none): nothing to upgrade or maintain")
+        raise RunbookError(
+            "its plan creates no TPU node pool and names none (a TpuServingDeployment's outputs.slices): nothing to"
+            " upgrade or maintain"
+        )
     rollout = _mapping(outputs.get("rollout"))
     spares = set(rollout.get("sparePools") or ())
     inputs = {p.get("name"): p for p in _resources(plan, NODE_POOL)}
@@ -135,6 +147,19 @@ def _one_zone(inputs: Mapping[str, Any]) -> str | None:
     return str(zones[0]) if len(zones) == 1 else None
 
 
+def _start_listed(plan: Mapping[str, Any], pools: set[str]) -> bool:
+    """Without the ``rollout.maintenance`` output (a program that builds the components itself): whether Cloud TPU
+    lists a manual start for every one of ``pools`` the plan creates, by its shape
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`)."""
+    shapes = []
+    for inputs in _resources(plan, NODE_POOL):
+        if inputs.get("name") in pools:
+            machine = _mapping(inputs.get("nodeConfig")).get("machineType")
+            topology = _mapping(inputs.get("placementPolicy")).get("tpuTopology")
+            shapes.append(catalog.pool_slice(str(machine), topology if isinstance(topology, str) else None))
+    return bool(shapes) and all(s is not None and manual_start_listed(s) for s in shapes)
+
+
 def _location(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[str, bool]:
     """The cluster's location and whether the cluster is an existing one (no cluster in the plan: its region)."""
     for inputs in _resources(plan, CLUSTER):
@@ -148,39 +173,62 @@ def _scaling(outputs: Mapping[str, Any], key: str) -> int | None:
     return value if isinstance(value, int) else None
 
 
+def _cluster_name(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> str:
+    """The ``clusterName`` output (a ``TpuServingDeployment``'s), else the name of the cluster the plan creates."""
+    if isinstance(outputs.get("clusterName"), str):
+        return str(outputs["clusterName"])
+    for inputs in _resources(plan, CLUSTER):
+        if isinstance(inputs.get("name"), str):
+            return str(inputs["name"])
+    raise RunbookError("its plan creates no cluster and has no clusterName output (export the cluster's name)")
+
+
+def _namespace(outputs: Mapping[str, Any], workload: Mapping[str, Any]) -> str:
+    """The ``namespace`` output, else the serving workload's own namespace."""
+    namespace = outputs.get("namespace") or _metadata(workload).get("namespace")
+    if not isinstance(namespace, str):
+        raise RunbookError("its plan has no namespace output and its serving workload names no namespace")
+    return namespace
+
+
 def names(plan: Mapping[str, Any]) -> Names:
-    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them."""
+    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them.
+    A ``TpuServingDeployment``'s outputs name them; a program that builds the components itself is read from its
+    resources (the cluster, the TPU node pools, the workload)."""
     outputs = plan.get("outputs") or {}
     pools = _tpu_pools(plan, outputs)
-    for key in ("clusterName", "namespace"):
-        if not isinstance(outputs.get(key), str):
-            raise RunbookError(f"its plan has no {key} output")
     kind, workload, inputs = _workload(plan)
+    cluster, namespace = _cluster_name(plan, outputs), _namespace(outputs, inputs)
     hpas, other_hpas = _hpas(plan, kind, inputs)
     location, existing = _location(plan, outputs)
     tpu = {p.name for p in pools}
     cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))
     rollout = _mapping(outputs.get("rollout"))
     maintenance = str(rollout.get("maintenance") or "")
+    manual_start = NO_MANUAL_START not in maintenance if "maintenance" in rollout else _start_listed(plan, tpu)
     return Names(
         stack=str(plan.get("stack")),
-        cluster=outputs["clusterName"],
+        cluster=cluster,
         location=location,
         existing=existing,
-        namespace=outputs["namespace"],
+        namespace=namespace,
         kind=kind,
         workload=workload,
         hpas=hpas,
         other_hpas=other_hpas,
         tpu_pools=pools,
         cpu_pools=cpu,
-        manual_start=NO_MANUAL_START not in maintenance,
+        manual_start=manual_start,
         gate_starts=GATE_STARTS in maintenance,
         gate=any(
             _mapping(r.get("metadata")).get("name") == MAINTENANCE_GATE
             for r in _resources(plan, "kubernetes:batch/v1:CronJob")
         ),
         empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
+        operator_role=any(
+            _metadata(r).get("name") == OPERATOR and _metadata(r).get("namespace") == namespace
+            for r in _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:Role")
+        ),
         min_replicas=_scaling(outputs, "minReplicas"),
         max_replicas=_scaling(outputs, "maxReplicas"),
     )

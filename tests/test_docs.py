@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, STACKS, plan_of
+from tests.fixtures import library_page
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 
@@ -162,10 +163,8 @@ def test_docs_site_builds_strictly(tmp_path: Path):
 
 @pytest.mark.slow
 def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
-    page = (DOCS / "library-api.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
-    example = next(b for b in blocks if "TpuNodePool(" in b)
-    serving = next(b for b in blocks if "VllmServing(" in b)
+    example = library_page.one_slice_program()
+    serving = library_page.block_with("VllmServing(")
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     (tmp_path / "__main__.py").write_text(example)
@@ -194,10 +193,8 @@ def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_
     """The page's "Host maintenance and the image mirror" program (the building blocks, then two v6e-8 groups in two
     zones behind the gate, their image through the mirror) passes ``tpu-serving check`` with its gate counted and no
     warning; without the gate, the check warns and still passes, and the preview says so on a ``Maintenance:`` line."""
-    page = (DOCS / "library-api.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
-    example = next(b for b in blocks if "TpuNodePool(" in b)
-    gated = next(b for b in blocks if "HostMaintenanceGate(" in b)
+    example = library_page.platform()  # the gate's program serves on two v6e-8 slices of its own, not the v6e-16
+    gated = library_page.block_with("HostMaintenanceGate(")
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     (tmp_path / "__main__.py").write_text(example + gated)
@@ -215,6 +212,11 @@ def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_
     assert check.returncode == 0, check.stdout + check.stderr
     assert "standing groups apart gated 0/1" in check.stdout, check.stdout
     assert "  warning [maintenance] gate LeaderWorkerSet serving/vllm: 2 standing groups" in check.stdout
+    # with the building blocks' v6e-16 slice left in, nothing serves on it: the check names it (user review 11, M2)
+    (tmp_path / "__main__.py").write_text(library_page.one_slice_program() + gated)
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert "  [coverage] coverage tpu pool serving-v6e16: no pod that requests google.com/tpu" in check.stdout
 
 
 def alert_table_patterns(text: str) -> list[re.Pattern[str]]:

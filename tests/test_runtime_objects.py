@@ -97,3 +97,38 @@ def test_coverage_tpu_slices_without_a_pod_using_them_fail():
 def test_coverage_shipped_stacks_examine_something_in_every_category(stack):
     result = coverage.check(_view(stack), run_checks(_view(stack))[:-1])
     assert result.failures() == [] and result.total >= 7
+
+
+def test_coverage_a_tpu_pool_no_pod_selects_fails_by_name():
+    """User review 11, M2: a program kept a v6e-16 pool beside the two v6e-8 pools it served on, and the check
+    passed (some pod used some slice); each TPU pool now needs a pod that may land on it."""
+    view = _view("vllm-llama33-70b-v6e8")
+    pool = next(
+        r
+        for r in view.resources
+        if r["type"] == coverage.NODE_POOL and r["inputs"]["nodeConfig"]["machineType"].startswith("ct")
+    )
+    idle = copy.deepcopy(pool)
+    idle["urn"], idle["name"] = idle["urn"] + "-idle", "idle-v6e16-pool"
+    idle["inputs"]["name"] = "idle-v6e16"
+    idle["inputs"]["nodeConfig"]["machineType"] = "ct6e-standard-4t"
+    idle["inputs"]["placementPolicy"] = {"type": "COMPACT", "tpuTopology": "4x4"}
+    view.plan["resources"].append(idle)
+    failures = {f.subject: f.reason for f in coverage.check(view, run_checks(view)[:-1]).failures()}
+    assert list(failures) == ["coverage tpu pool idle-v6e16"], failures
+    assert (
+        "no pod that requests google.com/tpu selects it (ct6e-standard-4t, 4x4)"
+        in failures["coverage tpu pool idle-v6e16"]
+    )
+
+
+@pytest.mark.parametrize(
+    "stack",
+    ["vllm-llama33-70b-v6e8", "vllm-llama33-70b-disagg-v6e8x2", "saxml-175b-v5e32x2", "vllm-llama33-70b-existing"],
+)
+def test_coverage_every_tpu_pool_of_a_shipped_stack_has_a_finding_that_passes(stack):
+    view = _view(stack)
+    result = coverage.check(view, run_checks(view)[:-1])
+    pools = [f for f in result.findings if f.subject.startswith("coverage tpu pool ")]
+    assert pools and len(pools) == len(coverage._tpu_pools(view)), [f.subject for f in pools]
+    assert all(f.ok for f in pools), [f for f in pools if not f.ok]

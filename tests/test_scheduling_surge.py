@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import STACKS, plan_of
+from tests.fixtures import library_page
 from tests.fixtures.configs import plan_edited, two_slices
 from tpu_serving.lws import Rollout, rollout_strategy
 from tpu_serving_tools.check import run_checks, summary
@@ -161,10 +162,8 @@ def test_scheduling_surge_that_places_no_group_fails_rather_than_counting_nothin
 def test_scheduling_surge_library_program_on_one_slice_fails_tpu_serving_check(tmp_path: Path):
     """The reviewer's program: docs/library-api.md's building blocks and VllmServing with ``rollout=Rollout.SURGE``
     on their one v6e-16 slice, previewed and checked by the CLI."""
-    page = (ROOT / "docs" / "library-api.md").read_text()
-    blocks = re.findall(r"```python\n(.*?)```", page, re.S)
-    example = next(b for b in blocks if "TpuNodePool(" in b)
-    serving = next(b for b in blocks if "VllmServing(" in b)
+    example = library_page.one_slice_program()
+    serving = library_page.block_with("VllmServing(")
     surging = serving.replace("        namespace=", "        rollout=Rollout.SURGE,\n        namespace=", 1)
     assert surging != serving
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 
 from tpu_serving_tools.runtime.existing import EXISTING_CLUSTER, EXISTING_TPU_POOLS
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import pods_of
+from tpu_serving_tools.runtime.pods import Pod, pods_of
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
+from tpu_serving_tools.runtime.scheduling import candidate_pools, node_pools
 from tpu_serving_tools.runtime.second_apply import READ_BACK_TYPES
 
 EXAMINING: tuple[str, ...] = (
@@ -26,12 +27,13 @@ EXAMINING: tuple[str, ...] = (
 """Categories that must examine at least one subject in any plan that declares resources."""
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 
 
 def _tpu_pools(view: PlanView) -> list[str]:
     """Node pools of TPU machine types (``ct*``: the Cloud TPU VM families) in the plan, created or existing."""
     return [
-        str(r["name"])
+        str(r["inputs"].get("name") or r["name"])  # GKE's name, as node_pools has it
         for r in view.of_type(NODE_POOL)
         if str((r["inputs"].get("nodeConfig") or {}).get("machineType", "")).startswith("ct")
     ] + [str(p) for r in view.of_type(EXISTING_TPU_POOLS) for p in r["inputs"].get("poolNames") or ()]
@@ -71,4 +73,31 @@ def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
                 "(no serving workload, or zero replicas)",
             )
         )
+        if tpu_pods:
+            found += _pool_findings(view, tpu_pools, tpu_pods)
     return CategoryResult("coverage", found)
+
+
+def _pool_findings(view: PlanView, tpu_pools: Sequence[str], tpu_pods: Sequence[Pod]) -> list[Finding]:
+    """One finding per TPU node pool: some pod that requests google.com/tpu may land on it (its nodeSelector,
+    node affinity and tolerations admit the pool's nodes). A slice no pod can use bills for nothing (new-user
+    review 11, M2: a program's leftover v6e-16 beside the two v6e-8 pools it served on)."""
+    pools = {p.name: p for p in node_pools(view)}
+    found = []
+    for name in tpu_pools:
+        pool = pools.get(name)
+        if pool is None:
+            continue  # an existing pool the plan names without its labels
+        users = sorted({f"{p.namespace}/{p.owner}" for p in tpu_pods if candidate_pools(p, [pool])})
+        found.append(
+            Finding(
+                f"coverage tpu pool {name}",
+                bool(users),
+                f"{len(users)} workload(s) may land on it"
+                if users
+                else f"no pod that requests google.com/tpu selects it ({pool.machine_type}, "
+                f"{pool.labels.get(TOPOLOGY_LABEL, 'no topology')}): a slice no pod uses bills for nothing; "
+                "serve on it, or remove the pool",
+            )
+        )
+    return found

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tpu_serving_tools.offline import Plan, preview_stack
-from tpu_serving_tools.reference_sources import REFERENCE_ENV, reference_dir
+from tpu_serving_tools.reference_sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
 from tpu_serving_tools.stack_files import load_project
 
 pytest_plugins = ["tests.messages"]
@@ -119,11 +119,6 @@ def reference() -> Path:
             f"fetches them into {REFERENCE} (${REFERENCE_ENV} elsewhere); missing: " + ", ".join(map(str, missing))
         )
     return REFERENCE
-
-
-WITHOUT_SEEDS_ENV = "TPU_SERVING_WITHOUT_SEEDS"
-"""Set to 1 (``make test WITHOUT_SEEDS=1``) by a checkout that cannot have the seeds' manifests, a fork: the tests that
-read them are then skipped, each saying so, instead of failing. CI never sets it (tests/test_workflows.py)."""
 
 
 def missing_seeds(folder: Path, environ: Mapping[str, str]) -> tuple[bool, str] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import urllib.request
@@ -121,6 +122,28 @@ def test_reference_check_names_every_missing_file_and_fetches_nothing(tmp_path, 
         (line,) = [line for line in err.splitlines() if f"- {seed.name}:" in line]
         assert "not published as a file" in line and f"read by {', '.join(seed.read_by)}" in line
     assert not list(tmp_path.iterdir())
+
+
+def test_reference_check_waives_only_the_seeds_in_a_checkout_that_goes_without_them(
+    tmp_path, capsys, monkeypatch, reference
+):
+    """New-user review 11, M4: a fork's make reference-check failed on the four seeds for good. With
+    WITHOUT_SEEDS=1 they are waived, said as such, and every other file is still required and checked."""
+    for source in SOURCES:
+        if not isinstance(source, Unpublished):
+            (tmp_path / source.name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(reference / source.name, tmp_path / source.name)
+    assert tool.main(["--check", "--dir", str(tmp_path)]) == 1
+    assert "- seed-manifests/" in capsys.readouterr().err
+    monkeypatch.setenv(WITHOUT_SEEDS_ENV, "1")
+    assert tool.main(["--check", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    matching = len(SOURCES) - len(SEEDS)
+    assert f"{matching} of {len(SOURCES)} files present and matching, {len(SEEDS)} seed manifest(s) gone without" in out
+    assert all(f"{seed.name}: missing, gone without ({WITHOUT_SEEDS_ENV}=1)" in out for seed in SEEDS)
+    # what is not a seed stays required
+    (tmp_path / next(s for s in SOURCES if isinstance(s, Fetched)).name).unlink()
+    assert tool.main(["--check", "--dir", str(tmp_path)]) == 1
 
 
 def test_reference_check_refuses_a_present_file_whose_sha256_differs(tmp_path):

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .reference_sources import SOURCES, Fetched, GoModule, Unpublished, reference_dir
+from .reference_sources import SOURCES, WITHOUT_SEEDS_ENV, Fetched, GoModule, Unpublished, reference_dir
 
 DEFAULT_PROXY = "https://proxy.golang.org"
 """The Go module proxy when ``$GOPROXY`` is unset or empty (Go's own default: https://go.dev/ref/mod#environment-variables)."""
@@ -141,11 +141,13 @@ class Fetcher:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What became of one reference file: ``problem`` is False when it is there and matches."""
+    """What became of one reference file: ``problem`` is False when it is there and matches, or is a seed's
+    manifest the checkout goes without (``waived``)."""
 
     name: str
     text: str
     problem: bool
+    waived: bool = False
 
 
 def _readers(source: Fetched | Unpublished) -> str:
@@ -155,7 +157,10 @@ def _readers(source: Fetched | Unpublished) -> str:
 def _route(source: Fetched | Unpublished) -> str:
     """Where a missing file comes from."""
     if isinstance(source, Unpublished):
-        return f"not published as a file: copy it from {source.origin}"
+        return (
+            f"not published as a file: copy it from {source.origin}; a fork without that repository: WITHOUT_SEEDS=1"
+            " on make reference, make reference-check and make test goes without the seeds (their tests skipped)"
+        )
     module = source.module
     via = f"the Go module proxy ({module.module}@{module.version}), else " if module else ""
     return f"make reference fetches it from {via}{source.url}"
@@ -192,8 +197,10 @@ def run(
     fetch: bool,
     fetcher: Fetcher | None = None,
     sources: Sequence[Fetched | Unpublished] = SOURCES,
+    without_seeds: bool = False,
 ) -> list[Outcome]:
-    """The outcome of every reference file in ``directory``: checked, and fetched where missing when ``fetch``."""
+    """The outcome of every reference file in ``directory``: checked, and fetched where missing when ``fetch``. With
+    ``without_seeds`` a missing seed's manifest is waived (a fork's checkout); one that is there is still checked."""
     outcomes = []
     for source in sources:
         path = directory / source.name
@@ -201,6 +208,11 @@ def run(
             outcomes.append(_present(source, path.read_bytes()))
         elif fetch and fetcher is not None and isinstance(source, Fetched):
             outcomes.append(_fetch(source, path, fetcher))
+        elif without_seeds and isinstance(source, Unpublished):
+            text = (
+                f"missing, gone without ({WITHOUT_SEEDS_ENV}=1): the tests that read it are skipped{_readers(source)}"
+            )
+            outcomes.append(Outcome(source.name, text, False, waived=True))
         else:
             outcomes.append(Outcome(source.name, f"missing: {_route(source)}{_readers(source)}", True))
     return outcomes
@@ -210,7 +222,11 @@ def report(directory: Path, outcomes: Sequence[Outcome]) -> tuple[str, str]:
     """(what went well, the problems), each a text ready to print; the problems text is empty when there are none."""
     good = [f"  {o.name}: {o.text}" for o in outcomes if not o.problem]
     bad = [f"  - {o.name}: {o.text}" for o in outcomes if o.problem]
-    summary = f"reference folder {directory}: {len(outcomes) - len(bad)} of {len(outcomes)} files present and matching"
+    waived = sum(o.waived for o in outcomes)
+    matching = len(outcomes) - len(bad) - waived
+    summary = f"reference folder {directory}: {matching} of {len(outcomes)} files present and matching"
+    if waived:
+        summary += f", {waived} seed manifest(s) gone without ({WITHOUT_SEEDS_ENV}=1)"
     problems = f"error: reference folder {directory}: {len(bad)} problem(s)\n" + "\n".join(bad) if bad else ""
     return "\n".join([summary, *good]), problems
 
@@ -229,7 +245,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     new = not directory.exists()
     with tempfile.TemporaryDirectory(prefix="tpu-serving-reference-") as work:
         fetcher = None if args.check else Fetcher(Path(work), os.environ.get("GOPROXY"))
-        outcomes = run(directory, fetch=not args.check, fetcher=fetcher, sources=SOURCES)
+        without_seeds = os.environ.get(WITHOUT_SEEDS_ENV) == "1"
+        outcomes = run(directory, fetch=not args.check, fetcher=fetcher, sources=SOURCES, without_seeds=without_seeds)
     good, problems = report(directory, outcomes)
     if new and directory.exists():  # new-user review round 39, m13: it may be outside the checkout
         print(

@@ -259,6 +259,11 @@ UPSTREAM: tuple[Fetched, ...] = (
 )
 """``upstream/``: upstream files some tests compare with, and those the source comments cite."""
 
+WITHOUT_SEEDS_ENV = "TPU_SERVING_WITHOUT_SEEDS"
+"""Set to 1 (``WITHOUT_SEEDS=1`` on a make command line) by a checkout that cannot have the seeds' manifests, a fork:
+``make reference`` and ``make reference-check`` then do not require them, and the tests that read them are skipped,
+each saying so. The project's CI sets it only for a fork's code without the reference repository (ci.yml)."""
+
 _GUIDES = "the project's reference repository (CI's TPU_SERVING_REFERENCE_REPOSITORY), reformatted from "
 SEEDS: tuple[Unpublished, ...] = (
     Unpublished(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tpu_serving.prober import PROBE_ANNOTATION
+from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
@@ -129,8 +130,8 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *production_summary(plan.outputs),
             *zone_summary(plan),
             *caution_summary(plan.outputs, plan.resources),
-            *capacity_summary(plan.outputs),
-            *cost_summary(plan.outputs),
+            *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
+            *cost_summary(plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)}),
             *rollout_summary(plan.outputs),
             *library_maintenance(plan),
             *router_summary(plan.outputs),

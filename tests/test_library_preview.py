@@ -1,0 +1,60 @@
+"""tpu_serving_tools.library_preview: the capacity and cost lines of a program without a ``TpuServingDeployment``,
+read off its node pools, against the stack's own estimate from its settings (two independent readings)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.conftest import plan_of
+from tpu_serving_tools import library_preview, preview
+from tpu_serving_tools.offline import Plan
+
+STACKS = ["vllm-llama33-70b-v6e8", "vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "saxml-175b-v5e32x2"]
+
+
+def without_outputs(plan: Plan) -> Plan:
+    """``plan`` as a program that builds the components itself makes it: no stack outputs."""
+    bare = copy.copy(plan)
+    bare.outputs = {}
+    return bare
+
+
+def boot_disks(cost: dict) -> float:
+    (item,) = [i for i in cost["items"] if i["what"].startswith("boot disks")]
+    return float(item["perHour"])
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_library_preview_cost_agrees_with_the_stacks_estimate(stack: str):
+    """User review 11, m3: a program's preview had no cost line. Its estimate from the node pools equals the stack's
+    from its settings on TPU, CPU, boot disks, the cluster fee and the peak (buckets: the stack's expected sizes only)."""
+    plan = plan_of(stack)
+    ours, theirs = plan.outputs["cost"], library_preview.cost_lines(without_outputs(plan))
+    assert theirs is not None
+    for part in ("tpu", "cpu", "cluster"):
+        assert theirs["perHour"][part] == pytest.approx(ours["perHour"][part], abs=0.011), part
+    assert theirs["perHour"]["tpu"] > 0
+    assert boot_disks(theirs) == pytest.approx(boot_disks(ours), abs=0.0002)
+    bucket_hour = sum(i["perHour"] or 0 for i in ours["items"] if i["what"].startswith("bucket "))
+    assert theirs["peakPerHour"] == pytest.approx(ours["peakPerHour"] - bucket_hour, abs=0.02)
+
+
+def test_library_preview_summary_prints_capacity_and_cost_for_a_program():
+    plan = without_outputs(plan_of("vllm-llama33-70b-v6e8"))
+    text = preview.summary(plan)
+    assert "Cost (estimate, USD): " in text and "  tpu " in text
+    (head,) = [line for line in text.splitlines() if line.startswith("Capacity (read off the node pools")]
+    slices = [line for line in text.splitlines() if line.startswith("  slices ")]
+    assert slices and all("reservation" in line for line in slices), slices
+    assert "vllm70bv6e-v6e8c" in " ".join(slices) and "the pool starts empty" in " ".join(slices)
+
+
+def test_library_preview_pool_size_reads_counts_and_autoscaling():
+    size = library_preview.pool_size
+    assert size({"nodeCount": 2, "nodeLocations": ["a", "b"]}) == library_preview.PoolSize(4, 4)
+    assert size({"initialNodeCount": 1}) == library_preview.PoolSize(1, 1)
+    auto = {"autoscaling": {"minNodeCount": 1, "maxNodeCount": 3}, "nodeLocations": ["a", "b", "c"]}
+    assert size(auto) == library_preview.PoolSize(3, 9)
+    assert size({"autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 4}}) == library_preview.PoolSize(0, 4)

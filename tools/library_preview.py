@@ -1,0 +1,161 @@
+"""The preview's capacity and cost lines for a program that builds the components itself.
+
+A ``TpuServingDeployment`` exports ``capacity`` and ``cost`` from its stack settings; a program of its own exports
+neither, so these are read off the node pools and the cluster its plan creates, and priced by the same
+:mod:`tpu_serving.cost` (new-user review 11, m3: a program's idle v6e-16 went unpriced). What the plan does not
+say, the model's size and the buckets' expected sizes, is left out and said so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_serving import capacity, catalog, cost
+from tpu_serving.capacity import Capacity
+from tpu_serving.catalog import SliceShape
+from tpu_serving.derived import cost_output
+from tpu_serving_tools.offline import Plan
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+CLUSTER = "gcp:container/cluster:Cluster"
+DEFAULT_DISK_GB = 100
+"""GKE's boot disk size when ``nodeConfig.diskSizeGb`` is unset (pulumi-gcp ``NodePoolNodeConfig.disk_size_gb``:
+"Size of the disk attached to each node, specified in GB ... defaults to 100GB")."""
+RESERVATION_TYPES = {"SPECIFIC_RESERVATION": Capacity.RESERVATION, "ANY_RESERVATION": Capacity.ANY_RESERVATION}
+"""``nodeConfig.reservationAffinity.consumeReservationType`` to the capacity it gives (``NO_RESERVATION``: none)."""
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    """A node pool's nodes: those it keeps without demand and those it may grow to, over all its zones."""
+
+    running: int
+    most: int
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) else default
+
+
+def pool_size(inputs: Mapping[str, Any]) -> PoolSize:
+    """Nodes of a pool: ``nodeCount`` (else ``initialNodeCount``) per zone times its zones (``nodeLocations``); an
+    autoscaled pool grows to its maximum (``total*`` over the pool, else per zone)."""
+    zones = max(1, len(inputs.get("nodeLocations") or ()))
+    given = inputs.get("nodeCount", inputs.get("initialNodeCount"))
+    auto = _mapping(inputs.get("autoscaling"))
+    if not auto:
+        return PoolSize(_int(given) * zones, _int(given) * zones)
+    if "totalMinNodeCount" in auto or "totalMaxNodeCount" in auto:
+        low, high = _int(auto.get("totalMinNodeCount")), _int(auto.get("totalMaxNodeCount"))
+    else:
+        low, high = _int(auto.get("minNodeCount")) * zones, _int(auto.get("maxNodeCount")) * zones
+    # an autoscaled pool is created at its count (a slice made whole, that the autoscaler may later remove), else
+    # at its minimum
+    start = _int(given) * zones if isinstance(given, int) else low
+    return PoolSize(start, max(start, high))
+
+
+def pool_capacity(node_config: Mapping[str, Any]) -> Capacity:
+    """How a pool's VMs are obtained, from its ``nodeConfig``: Spot, flex-start, a reservation, else on demand."""
+    if node_config.get("spot") or node_config.get("preemptible"):
+        return Capacity.SPOT
+    if node_config.get("flexStart"):
+        return Capacity.FLEX_START
+    kind = _mapping(node_config.get("reservationAffinity")).get("consumeReservationType")
+    return RESERVATION_TYPES.get(str(kind), Capacity.ON_DEMAND)
+
+
+@dataclass(frozen=True)
+class TpuPool:
+    name: str
+    shape: SliceShape
+    capacity: Capacity
+    size: PoolSize
+    disk_gb: int
+
+    @property
+    def slices(self) -> int:
+        return max(1, self.size.most // self.shape.vms)
+
+    @property
+    def running_slices(self) -> int:
+        return self.size.running // self.shape.vms
+
+
+def tpu_pools(plan: Plan) -> list[TpuPool]:
+    """The plan's TPU node pools, in its order."""
+    out = []
+    for r in plan.resources:
+        if r.type != NODE_POOL:
+            continue
+        config = _mapping(r.inputs.get("nodeConfig"))
+        topology = _mapping(r.inputs.get("placementPolicy")).get("tpuTopology")
+        shape = catalog.pool_slice(str(config.get("machineType")), topology if isinstance(topology, str) else None)
+        if shape is not None:
+            name = str(r.inputs.get("name") or r.name)
+            disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
+            out.append(TpuPool(name, shape, pool_capacity(config), pool_size(r.inputs), disk))
+    return out
+
+
+def _cpu_nodes(plan: Plan, tpu: set[str]) -> list[cost.NodeUsage]:
+    out = []
+    for r in plan.resources:
+        name = str(r.inputs.get("name") or r.name)
+        if r.type != NODE_POOL or name in tpu:
+            continue
+        config, size = _mapping(r.inputs.get("nodeConfig")), pool_size(r.inputs)
+        machine = str(config.get("machineType") or "e2-medium")  # GKE's default machine type
+        disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
+        if size.running:  # at its minimum, as a stack's CPU pool is counted
+            out.append(cost.NodeUsage(f"{name} (minimum)", machine, size.running, disk))
+        else:  # empty until a pod needs it: in the peak figure only
+            out.append(cost.NodeUsage(name, machine, size.most, disk, 0))
+    return out
+
+
+def estimate(plan: Plan) -> cost.CostEstimate | None:
+    """The program's cost at list prices: its TPU pools' slices (those that start empty cost nothing until they
+    scale up, but for a reservation's), its CPU pools at their minimum, their boot disks, and the cluster fee when
+    it creates the cluster. None when it creates no node pool."""
+    pools = tpu_pools(plan)
+    names = {p.name for p in pools}
+    nodes = _cpu_nodes(plan, names)
+    if not pools and not nodes:
+        return None
+    slices = [
+        cost.SliceUsage(p.name, p.shape, p.slices, p.capacity, p.disk_gb, min(p.running_slices, p.slices))
+        for p in pools
+    ]
+    return cost.estimate(slices, nodes, [], cluster_fee=any(r.type == CLUSTER for r in plan.resources))
+
+
+def cost_lines(plan: Plan) -> dict[str, object] | None:
+    """The ``cost`` output a ``TpuServingDeployment`` would export, for a program without one."""
+    found = estimate(plan)
+    return None if found is None else cost_output(found)
+
+
+def capacity_lines(plan: Plan) -> list[str]:
+    """One line per TPU pool: how it gets its VMs and what a stockout does (:data:`tpu_serving.capacity.STOCKOUT`,
+    :data:`~tpu_serving.capacity.FROM_ZERO`); the model's size is the program's, so no fit is said."""
+    pools = tpu_pools(plan)
+    if not pools:
+        return []
+    said: dict[str, list[str]] = {}
+    for p in pools:
+        if p.size.running == 0 and p.capacity is Capacity.RESERVATION:
+            how = capacity.FROM_ZERO_RESERVED
+        elif p.size.running == 0 and p.capacity is not Capacity.FLEX_START:
+            how = capacity.FROM_ZERO
+        else:
+            how = capacity.STOCKOUT[p.capacity]
+        said.setdefault(f"{p.capacity}: {how}", []).append(p.name)
+    head = "Capacity (read off the node pools: a program of its own gives the preview no model size to fit)"
+    return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items())]

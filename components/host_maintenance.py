@@ -245,6 +245,11 @@ def zone_line(
             "start it one pool at a time, the next once every node of the last one is Ready again since you labelled "
             "it and the groups serve again"
         )
+    elif len(pools) == 1:  # new-user review 11, m1: no other pool's window, no slice to move the group to
+        who = (
+            "Cloud TPU lists no manual start for this pool (GKE single-host v5e or v6e, or TPU7x), so it comes at "
+            "its window; there is no other serving slice to move the group to"
+        )
     else:
         who = (
             "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "

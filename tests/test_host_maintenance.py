@@ -112,3 +112,12 @@ def test_zone_line_says_the_cover_of_a_group_in_maintenance_only_where_the_gate_
 def test_rollout_plan_maintenance_says_the_cover_where_the_gate_runs_on_an_hpa(stack: str, covered: bool) -> None:
     line = plan_of(stack).outputs["rollout"]["maintenance"]
     assert ("is covered like a lost one: the gate raises the HPA's minimum" in line) is covered
+
+
+def test_zone_line_of_one_unstartable_pool_offers_no_move() -> None:
+    """New-user review 11, m1: a single-pool stack's line told it to move a group when two serving pools' windows
+    open close together; it has no second pool nor a slice to move to."""
+    one = hm.zone_line([("qwen7b-v6e1", "us-east5-b")], startable=False)
+    assert "move a group" not in one and "there is no other serving slice to move the group to" in one
+    two = hm.zone_line([("a", "us-east5-a"), ("b", "us-east5-b")], startable=False)
+    assert "move a group off its slice only when two serving pools' windows open" in two

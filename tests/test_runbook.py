@@ -254,3 +254,13 @@ def test_until_back_is_the_one_completion_rule_of_a_manual_start_in_the_runbook_
     assert loop in docs and docs.index(runbook.STARTED_AT) < docs.index(loop)
     assert "Done when no node of the pool keeps the label" not in docs
     assert " -w   # done when" not in text  # SRE review round 26, m4: no watch held open for hours
+
+
+def test_a_single_pool_without_a_manual_start_gets_no_move_or_drain():
+    """New-user review 11, m1: a one-pool stack's runbook told it to move its group and drain the pool."""
+    plan = copy.deepcopy(plan_of(V6E8).as_json())
+    assert not runbook.names(plan).manual_start  # single-host v6e: Cloud TPU lists no manual start
+    assert "kubectl drain" in runbook.render(plan)
+    plan["outputs"]["slices"] = plan["outputs"]["slices"][:1]
+    text = runbook.render(plan)
+    assert "kubectl drain" not in text and "# One serving pool (" in text

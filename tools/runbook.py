@@ -281,6 +281,13 @@ def _drain(n: Names) -> list[str]:
     lines = ["# Cloud TPU lists no manual start for these pools: each slice's maintenance comes at its window."]
     if n.kind != LWS:
         return [*lines, f"# Not covered: moving a group off its slice is a LeaderWorkerSet's move; {NOT_LWS[n.kind]}."]
+    if len(n.tpu_pools) < 2:  # new-user review 11, m1: no other slice to move a group to, nor a second window
+        return [
+            *lines,
+            f"# One serving pool ({', '.join(p.name for p in n.tpu_pools)}): its maintenance stops the service for the",
+            "# maintenance and a reload; there is no other slice to move a group to. Serving through it takes a second",
+            "# serving pool (docs/operate.md, 'TPU host maintenance').",
+        ]
     flags = "--ignore-daemonsets" + (" --delete-emptydir-data" if n.empty_dir else "")
     flags += f" --pod-selector {LWS_NAME}={n.workload}"  # the stack's pods only (GKE review round 54, m2)
     lines += [

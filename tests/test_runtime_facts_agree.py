@@ -124,7 +124,10 @@ def test_facts_a_library_accelerator_label_changed_alone_fails_make_check(monkey
         monkeypatch.undo()
         catalog._canonical_shapes.cache_clear()
     # pods that no pool takes; the groups they belong to cannot come up for a rollout either
-    assert failures and all(f.startswith(("[scheduling] pod ", "[rollout] ")) for f in failures)
+    # and the pool no pod can land on (coverage)
+    assert failures and all(
+        f.startswith(("[scheduling] pod ", "[rollout] ", "[coverage] coverage tpu pool ")) for f in failures
+    )
     assert "no node pool has labels {'cloud.google.com/gke-tpu-accelerator': 'tpu-v6e-podslice'" in failures[0]
 
 

@@ -121,3 +121,22 @@ def test_golden_review_counts_the_listed_unchanged_keys_unless_verbose():
     assert "--verbose" in short[0]
     assert golden_review.stale_lines(stale, "main", verbose=True)[1:] == [f"  {k}" for k in stale]
     assert golden_review.stale_lines([], "main", verbose=False) == []
+
+
+def test_golden_review_a_new_stack_needs_no_listed_line_but_a_changed_one_does():
+    """New-user review 11, m9: a new stack's golden plan asked for one line per resource in the shared list."""
+    plan = (ROOT / "tests" / "golden" / "vllm-llama33-70b-v6e8.plan.json").read_text()
+    changes = golden_review.tree_changes({}, {"mine.plan.json": plan})
+    assert [c.field for c in changes] == [golden_review.NEW] and "resources)" in changes[0].resource
+    assert golden_review.unacknowledged(changes, set()) == []
+    assert str(changes[0]).startswith("new stack mine (")
+    edited = json.loads(plan)
+    edited["resources"][0]["inputs"]["edited"] = True
+    changed = golden_review.tree_changes({"mine.plan.json": plan}, {"mine.plan.json": json.dumps(edited)})
+    assert len(golden_review.unacknowledged(changed, set())) == 1
+
+
+def test_golden_review_help_is_help(capsys):
+    with pytest.raises(SystemExit) as done:
+        golden_review.main(["--help"])
+    assert done.value.code == 0 and "usage: python -m tpu_serving_tools.golden_review" in capsys.readouterr().out

@@ -36,7 +36,7 @@ config:
     cloudNat: existing
     existingNatRouter: llama405b-nat-router
     existingNat: llama405b-nat
-    securityGroup: gke-security-groups@example.org
+    securityGroup: gke-security-groups@example.com
   tpuSlices:
     - name: v6e8
       machineType: ct6e-standard-8t
@@ -51,7 +51,7 @@ config:
     kubernetesServiceAccount: vllm
   tenancy:
     operators:
-      groups: [inference-oncall@example.org]
+      groups: [inference-oncall@example.com]
   serving:
     backend: vllm
     slices: [v6e8]

@@ -121,3 +121,16 @@ def test_scan_baseline_splits_and_names_stale_entries():
     accepted, refused = bl.split([inside, other_check, other_resource], entries)
     assert accepted == [inside] and refused == [other_check, other_resource]
     assert bl.stale([inside], entries) == [entries[1]]
+
+
+def test_scan_checkov_release_is_the_pinned_one_and_the_missing_message_names_it(capsys, tmp_path, monkeypatch):
+    """New-user review 11, m15: a program of its own has no Makefile; without Checkov the scan said only `make
+    scan`. It now names the pinned release, which both scan pin files hold."""
+    from tests.conftest import ROOT
+    from tpu_serving_tools.scan import run
+
+    for name in ("requirements-scan.txt", "constraints-scan.txt"):
+        assert f"\ncheckov=={run.CHECKOV}\n" in "\n" + (ROOT / name).read_text(), name
+    monkeypatch.setattr(run, "find_checkov", lambda given, root: None)
+    assert run.main(["--root", str(tmp_path)]) == 2
+    assert f"pip install checkov=={run.CHECKOV}`" in capsys.readouterr().err

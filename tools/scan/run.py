@@ -34,6 +34,10 @@ from tpu_serving_tools.scan.tfplan import UnknownResourceType, terraform_plan
 
 FRAMEWORKS = ("kubernetes", "terraform_plan")
 
+CHECKOV = "3.3.30"
+"""The Checkov release the scan and its baseline are pinned to: requirements-scan.txt and constraints-scan.txt pin
+the same (tests/test_scan.py), and the message for a program of its own names it."""
+
 
 @dataclass(frozen=True)
 class Report:
@@ -122,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     checkov = find_checkov(args.checkov, root)
     if checkov is None:
         print(
-            "error: checkov not found: pass --checkov, set $CHECKOV, or run `make scan` (.scan-venv)", file=sys.stderr
+            f"error: checkov not found: pass --checkov, set $CHECKOV, or run `make scan` (.scan-venv); a program of "
+            f"its own: `python3 -m venv .scan-venv && .scan-venv/bin/pip install checkov=={CHECKOV}` (the pinned "
+            "release, whose baseline tools/scan/baseline.yaml holds), then --checkov .scan-venv/bin/checkov",
+            file=sys.stderr,
         )
         return 2
     try:
@@ -178,7 +185,7 @@ def write_readme(path: Path, found: Mapping[str, Report], entries: Sequence[bl.E
     _, _, tail = rest.partition(END)
     if BEGIN not in text or END not in rest:
         raise ValueError(f"{path}: no {BEGIN} ... {END} block")
-    version = "Checkov 3.3.30 (requirements-scan.txt)"
+    version = f"Checkov {CHECKOV} (requirements-scan.txt)"
     path.write_text(f"{head}{BEGIN}\n{version}, `make scan`:\n\n{results_table(found, entries)}\n{END}{tail}")
 
 

@@ -262,3 +262,16 @@ def test_docs_operate_alert_table_check_fails_on_a_missing_row():
     assert undocumented_alerts(kept, ["vllm-llama33-70b-v6e8"]) == {
         "vllm-llama33-70b-v6e8": ["vllm70bv6e: Serving probe missing"]
     }
+
+
+def test_docs_library_mocks_section_shows_the_example_tests_code():
+    """The code blocks of docs/library-api.md's section on mocks are tests/test_library_mocks.py's text, so the page
+    shows what runs. Kept here, not in that file: a user copies it alone (new-user review 11, m12: the copy failed on
+    this check, which read ../docs)."""
+    page = (DOCS / "library-api.md").read_text()
+    section = page.split("## Unit tests under Pulumi's mocks", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
+    this = (ROOT / "tests" / "test_library_mocks.py").read_text()
+    assert len(blocks) == 2
+    assert all(block in this for block in blocks)
+    assert "docs" not in re.sub(r'""".*?"""', "", this, flags=re.S), "the example to copy reads no repository file"

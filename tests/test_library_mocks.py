@@ -16,9 +16,7 @@ building-blocks example of that page (a cluster and one v6e-16 slice) and the wh
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -199,13 +197,3 @@ def test_library_mocks_deployment_serves_on_the_slice(mocks: ProviderMocks) -> N
     worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     assert worker["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "4x4"
     assert worker["containers"][0]["resources"]["limits"]["google.com/tpu"] == "4"
-
-
-def test_library_mocks_docs_show_this_files_code():
-    """The code blocks of docs/library-api.md's section on mocks are this file's text, so the page shows what runs."""
-    page = (Path(__file__).resolve().parent.parent / "docs" / "library-api.md").read_text()
-    section = page.split("## Unit tests under Pulumi's mocks", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```python\n(.*?)```", section, re.S)
-    this = Path(__file__).read_text()
-    assert len(blocks) == 2
-    assert all(block in this for block in blocks)

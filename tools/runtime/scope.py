@@ -139,6 +139,62 @@ def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding
     return found
 
 
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A node pool that consumes a specific reservation: its stack, name, machine type and most nodes."""
+
+    stack: str
+    pool: str
+    machine_type: str
+    nodes: int
+
+
+def _claims(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[Claim]]:
+    """(project, zone, reservation) -> the node pools of the stacks that consume that specific reservation."""
+    out: dict[Key, list[Claim]] = {}
+    for label, view in plans:
+        for r in view.of_type(NODE_POOL):
+            inputs = r["inputs"]
+            config = inputs.get("nodeConfig") or {}
+            affinity = config.get("reservationAffinity") or {}
+            names: list[Any] = list(affinity.get("values") or ())
+            zones: list[Any] = list(inputs.get("nodeLocations") or ())
+            if affinity.get("consumeReservationType") != "SPECIFIC_RESERVATION" or len(names) != 1 or len(zones) != 1:
+                continue
+            auto = inputs.get("autoscaling") or {}
+            nodes = auto.get("totalMaxNodeCount") or auto.get("maxNodeCount") or inputs.get("nodeCount") or 0
+            key = (str(inputs.get("project", view.setting("project"))), str(zones[0]), str(names[0]))
+            claim = Claim(label, str(inputs.get("name")), str(config.get("machineType")), int(nodes))
+            out.setdefault(key, []).append(claim)
+    return out
+
+
+def reservation_findings(plans: Sequence[tuple[str, PlanView]]) -> tuple[list[Finding], list[str]]:
+    """Each specific reservation that two or more of the stacks consume (new-user review 11, m2: a copied
+    production stack claimed the same reservations as the original): a failure when their machine types differ (a
+    specific reservation holds VMs of one machine type: Compute Engine, "Consume reserved instances", the VM's
+    properties must match the reservation's), else a warning with the VMs each claims, which the reservation must
+    hold together. One stack's own pools sharing a reservation (a spare beside its group) are its design."""
+    findings, warnings = [], []
+    for key, claims in sorted(_claims(plans).items()):
+        stacks = sorted({c.stack for c in claims})
+        if len(stacks) < 2:
+            continue
+        said = ", ".join(f"{c.stack}/{c.pool} ({c.machine_type}, up to {c.nodes} VMs)" for c in claims)
+        subject = f"scope specific reservation {'/'.join(key)}"
+        if len({c.machine_type for c in claims}) > 1:
+            findings.append(Finding(subject, False, f"consumed with different machine types: {said}"))
+        else:
+            warnings.append(
+                f"  warning [scope] {subject}: consumed by {len(stacks)} stacks: {said}; it must hold "
+                f"{sum(c.nodes for c in claims)} VMs for all of them at once, else one stack's slices wait"
+            )
+    return findings, warnings
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
     """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
     named existing Cloud NAT against the NATs the stacks make."""
@@ -157,4 +213,4 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
                 if len(who) == 1
                 else Finding(subject, False, f"created by {len(who)} stacks: {', '.join(who)} ({rule.source})")
             )
-    return CategoryResult("scope", found)
+    return CategoryResult("scope", found + reservation_findings(plans)[0])

@@ -1,0 +1,40 @@
+"""tpu_serving_tools.runtime.scope's reservation findings: a specific reservation two stacks consume."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.conftest import plan_of
+from tpu_serving_tools.runtime import scope
+from tpu_serving_tools.runtime.planview import PlanView
+
+STACK = "vllm-llama33-70b-v6e8"  # four pools on two specific reservations, one per zone
+
+
+def _views(machine: str | None = None) -> list[tuple[str, PlanView]]:
+    ours = plan_of(STACK).as_json()
+    theirs = copy.deepcopy(ours)
+    for r in theirs["resources"]:
+        if r["type"] == scope.NODE_POOL and machine and r["inputs"]["nodeConfig"]["machineType"].startswith("ct"):
+            r["inputs"]["nodeConfig"]["machineType"] = machine
+    return [(STACK, PlanView(ours)), ("copy", PlanView(theirs))]
+
+
+def test_reservation_findings_one_stack_sharing_its_own_reservation_says_nothing():
+    assert scope.reservation_findings([(STACK, PlanView(plan_of(STACK).as_json()))]) == ([], [])
+
+
+def test_reservation_findings_warn_of_two_stacks_on_one_reservation_with_the_vms_they_claim():
+    """New-user review 11, m2: a copied production stack claimed the same reservations, and make check was silent."""
+    failures, warnings = scope.reservation_findings(_views())
+    assert failures == []
+    assert len(warnings) == 2, warnings  # one per zone's reservation
+    assert all("consumed by 2 stacks" in w and "it must hold 4 VMs for all of them at once" in w for w in warnings)
+    assert any("/us-east5-a/v6e8-us-east5-a:" in w for w in warnings)
+
+
+def test_reservation_findings_fail_two_machine_types_on_one_reservation():
+    failures, warnings = scope.reservation_findings(_views("ct6e-standard-4t"))
+    assert warnings == [] and len(failures) == 2
+    assert all(not f.ok and "consumed with different machine types" in f.reason for f in failures)
+    assert not scope.check(_views("ct6e-standard-4t")).ok

@@ -175,8 +175,9 @@ def _claims(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[Claim]]:
 def reservation_findings(plans: Sequence[tuple[str, PlanView]]) -> tuple[list[Finding], list[str]]:
     """Each specific reservation that two or more of the stacks consume (new-user review 11, m2: a copied
     production stack claimed the same reservations as the original): a failure when their machine types differ (a
-    specific reservation holds VMs of one machine type: Compute Engine, "Consume reserved instances", the VM's
-    properties must match the reservation's), else a warning with the VMs each claims, which the reservation must
+    specific reservation holds VMs of one machine type, its ``specificReservation.instanceProperties.machineType``
+    (Compute Engine REST v1 ``reservations``), and a VM consumes it only when it matches the reservation's properties:
+    https://cloud.google.com/compute/docs/instances/reservations-consume, read 2026-12-01), else a warning with the VMs each claims, which the reservation must
     hold together. One stack's own pools sharing a reservation (a spare beside its group) are its design."""
     findings, warnings = [], []
     for key, claims in sorted(_claims(plans).items()):

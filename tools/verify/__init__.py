@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print(
             "error: tpu-serving verify reads the cluster with the Kubernetes Python client, which is not installed: "
-            "pip install '<path-or-git-url-of-this-repository>[verify]' (the README's Status)",
+            "pip install '<path-of-this-repository>[verify]' or 'tpu-serving[verify] @ git+<url-of-this-repository>'"
+            " (the README's Status)",
             file=sys.stderr,
         )
         return 2

@@ -100,7 +100,7 @@ def scales_from_zero(capacity: Capacity) -> bool:
 
 STOCKOUT: dict[Capacity, str] = {
     Capacity.ON_DEMAND: "a stockout fails the node pool's creation, and so pulumi up (Compute Engine "
-    "ZONE_RESOURCE_POOL_EXHAUSTED: a multi-host slice is created whole or not at all); a slice lost to a repair or "
+    "ZONE_RESOURCE_POOL_EXHAUSTED; a slice of several VMs is created whole or not at all); a slice lost to a repair or "
     "host maintenance waits for capacity, serving nothing meanwhile; a reservation (capacity: reservation) holds it",
     Capacity.SPOT: "a stockout fails the node pool's creation, and so pulumi up, as on demand; Spot VMs are also "
     "preempted whenever Compute Engine needs them back, and the slice then waits for capacity",

@@ -443,8 +443,9 @@ class ControllerInstall(pulumi.ComponentResource):
                     "controller": args.controller.name,
                     "version": args.version,
                     "owned": False,
-                    "expects": f"the cluster runs {args.controller.name} {args.version} (custom resources of "
-                    f"{args.controller.api_group}); the stack installs none of it and does not own it",
+                    "expects": f"expects the cluster to run {args.controller.name} {args.version} (custom resources "
+                    f"of {args.controller.api_group}; not checked offline: without them pulumi up fails with no "
+                    "matches for kind); the stack installs none of it and does not own it",
                     "upstream": upstream,
                 }
             )

@@ -395,7 +395,7 @@ def test_existing_cluster_installs_no_controller_unless_told_to():
     (lws,) = [r for r in plan.of_type("tpu-serving:index:ControllerInstall") if r.name == "vllm-lws"]
     assert lws.registered_outputs["owned"] is False
     assert "v0.10.0" in lws.registered_outputs["expects"]
-    assert "  vllm-lws v0.10.0: existing, not installed: the cluster runs lws v0.10.0" in " ".join(
+    assert "  vllm-lws v0.10.0: existing, not installed: expects the cluster to run lws v0.10.0" in " ".join(
         manifest_lines(plan.resources)
     )
     opted = plan_of_config({**EXISTING, "tpu-serving:controllerInstalls": {"lws": "create"}})

@@ -263,7 +263,7 @@ def test_prober_alerts_fail_critical_and_slow_warning_from_the_settings():
     assert failing[2] == 'max(probe_success{cluster="c", namespace="ns", job="vllm-api-prober"}) < 1'
     assert slow[0] == "probe-slow" and slow[3] == 20 and slow[5] == "WARNING"
     assert "probe_duration_seconds{" in slow[2] and "> 12.5" in slow[2] and "probe_success{" in slow[2]
-    assert "http://vllm-api:8000/v1/completions" in failing[4] and "not through the Gateway" in failing[4]
+    assert "http://vllm-api:8000/v1/completions" in failing[4] and "not through a Gateway" in failing[4]
     assert prober.probe_alerts("c", "ns", None, settings) == []
 
 

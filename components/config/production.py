@@ -175,7 +175,10 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
         gaps += [
             g for g in [None if one_group else zone_gap(cfg, kinds), existing_upgrades_gap(cfg), gate_gap(cfg)] if g
         ]
-        gaps += capacity_gaps(kinds) + list(BACKENDS[serving.backend].production_gaps(serving, shape))
+        # an existing cluster's pools are their owner's: their capacity is no gap of this stack's (new-user
+        # review 10, m5: a stockout "fails the node pool's creation" of a pool the stack does not create)
+        gaps += [] if cfg.existing else capacity_gaps(kinds)
+        gaps += list(BACKENDS[serving.backend].production_gaps(serving, shape))
     return gaps
 
 

@@ -83,7 +83,8 @@ def probe(serving: PathwaysServingConfig) -> ProbeTarget:
         body=json.dumps({"prompt": "Say OK.", "max_tokens": 1}),
         answer=GENERATE_ANSWER,
         covers="it goes through the Service to one leader's jetstream-http, the JetStream server and the engine, as "
-        "kube-proxy picks; not through the Gateway's load balancer, whose own errors (502, 503, 504) it does not see",
+        "kube-proxy picks; not through a Gateway's load balancer (where the stack has one), whose own errors (502, 503, "
+        "504) it does not see",
     )
 
 

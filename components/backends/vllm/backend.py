@@ -88,8 +88,9 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
 
 
 PROBE_COVERS = (
-    "it goes through the Service to one leader's vLLM server and engine, as kube-proxy picks; not through the "
-    "Gateway's load balancer nor its endpoint picker, whose own errors (502, 503, 504) it does not see"
+    "it goes through the Service to one leader's vLLM server and engine, as kube-proxy picks; not through a "
+    "Gateway's load balancer nor an endpoint picker (where the stack has them), whose own errors (502, 503, 504) it "
+    "does not see"
 )
 
 

@@ -12,6 +12,7 @@ import functools
 
 import pytest
 
+from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, plan_of_config, with_change
 from tpu_serving.config import ConfigError
 
@@ -419,3 +420,12 @@ def test_controller_installs_bad_input():
     assert problems(with_change("tpu-serving:controllerInstalls", {"lws": "own"}, VLLM)) == [
         "tpu-serving:controllerInstalls.lws = \"own\": Input should be 'create' or 'existing'"
     ]
+
+
+def test_existing_cluster_pools_capacity_is_no_production_gap_of_the_stack():
+    """New-user review 10, m5: the existing stack's Production line said a stockout fails the creation of a pool it
+    does not create; the pools' capacity is their owner's."""
+    gaps = plan_of("vllm-llama33-70b-existing").outputs["production"]["gaps"]
+    assert gaps and not [g for g in gaps if ".capacity " in g]
+    created = plan_of("vllm-llama33-70b-v5e16").outputs["production"]["gaps"]
+    assert [g for g in created if g.startswith("tpuSlices[0].capacity on-demand: a stockout fails")]

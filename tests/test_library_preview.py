@@ -58,3 +58,13 @@ def test_library_preview_pool_size_reads_counts_and_autoscaling():
     auto = {"autoscaling": {"minNodeCount": 1, "maxNodeCount": 3}, "nodeLocations": ["a", "b", "c"]}
     assert size(auto) == library_preview.PoolSize(3, 9)
     assert size({"autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 4}}) == library_preview.PoolSize(0, 4)
+
+
+def test_library_preview_cost_outside_the_us_says_the_tpu_prices_are_us_ones():
+    """New-user review 10, m7: a europe-west4 stack was priced at US TPU prices without a word."""
+    cost = {"cost": library_preview.cost_lines(without_outputs(plan_of("vllm-llama33-70b-v6e8")))}
+    assert not [x for x in preview.cost_summary(cost, "us-east5") if "US-region" in x]
+    (line,) = [x for x in preview.cost_summary(cost, "europe-west4") if "US-region" in x]
+    assert "europe-west4's may differ: set prices.tpuChipHour" in line
+    assert library_preview.region(plan_of("vllm-llama33-70b-v6e8")) == "us-east5"
+    assert library_preview.region(without_outputs(plan_of("vllm-llama33-70b-v6e8"))) == "us-east5"

@@ -159,3 +159,16 @@ def capacity_lines(plan: Plan) -> list[str]:
         said.setdefault(f"{p.capacity}: {how}", []).append(p.name)
     head = "Capacity (read off the node pools: a program of its own gives the preview no model size to fit)"
     return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items())]
+
+
+def region(plan: Plan) -> str | None:
+    """The plan's region: a ``TpuServingDeployment``'s ``region`` output, else the location of the cluster or the
+    first node pool it creates (a zone's region)."""
+    found = plan.outputs.get("region")
+    if isinstance(found, str):
+        return found
+    for r in plan.resources:
+        location = r.inputs.get("location") if r.type in (CLUSTER, NODE_POOL) else None
+        if isinstance(location, str) and location:
+            return location if location.count("-") == 1 else location.rsplit("-", 1)[0]
+    return None

@@ -131,7 +131,10 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *zone_summary(plan),
             *caution_summary(plan.outputs, plan.resources),
             *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
-            *cost_summary(plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)}),
+            *cost_summary(
+                plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},
+                library_preview.region(plan),
+            ),
             *rollout_summary(plan.outputs),
             *library_maintenance(plan),
             *router_summary(plan.outputs),
@@ -341,8 +344,9 @@ def probe_summary(resources: Sequence[RecordedResource]) -> list[str]:
     return []
 
 
-def cost_summary(outputs: dict[str, Any]) -> list[str]:
-    """The cost estimate of a plan whose program exports ``cost``: per hour and month, by part."""
+def cost_summary(outputs: dict[str, Any], region: str | None = None) -> list[str]:
+    """The cost estimate of a plan whose program exports ``cost``: per hour and month, by part; outside the US
+    (``region``), that its TPU prices are US-region list prices (new-user review 10, m7)."""
     c = outputs.get("cost")
     if not isinstance(c, dict):
         return []
@@ -364,6 +368,8 @@ def cost_summary(outputs: dict[str, Any]) -> list[str]:
     if bounds:
         lines.append(f"  upper bound, priced on demand for want of a figure: {'; '.join(bounds)}")
     lines.append(f"  {COST_LEFT_OUT}")
+    if region and not region.startswith("us-"):
+        lines.append(f"  TPU chip-hour prices are US-region list prices; {region}'s may differ: set prices.tpuChipHour")
     if outputs.get("cloudResources"):
         lines.append("  nor, on an existing cluster, its management fee and CPU nodes (its owner's)")
     return lines

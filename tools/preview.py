@@ -33,6 +33,8 @@ from tpu_serving_tools.offline import (
     opaque_resources,
     preview_stack,
 )
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.prereqs import declared_existing_nat
 from tpu_serving_tools.security_notes import security_summary
 from tpu_serving_tools.stack_files import StackConfigError
 from tpu_serving_tools.text import counted, plural
@@ -129,6 +131,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *zone_notes(plan),
             *production_summary(plan.outputs),
             *zone_summary(plan),
+            *borrowed_nat(plan),
             *caution_summary(plan.outputs, plan.resources),
             *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
             *cost_summary(
@@ -149,6 +152,20 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *cloud_resource_lines(plan.outputs),
         ]
     )
+
+
+def borrowed_nat(plan: Plan) -> list[str]:
+    """The Cloud NAT a stack names as existing (``cluster.cloudNat: existing``): a prerequisite the preview cannot
+    see, which ``make check`` finds among the stacks it checks (new-user review 10, m13)."""
+    found = declared_existing_nat(PlanView(plan.as_json()))
+    if found is None:
+        return []
+    network, router, nat = found
+    return [
+        f"Prerequisite: the Cloud NAT {router}/{nat} of network {network} in {library_preview.region(plan)} must "
+        "exist before pulumi up (cluster.cloudNat: existing): without it the private nodes pull no image from outside "
+        "Google; make check says which of the stacks it checks makes it, or that it must exist already"
+    ]
 
 
 def single_host_equivalent(shape: SliceShape) -> SliceShape | None:
@@ -285,7 +302,6 @@ def library_maintenance(plan: Plan) -> list[str]:
     """A library program's ``Maintenance:`` lines, read off its plan by the runtime model (a stack file's program
     says its own through the ``rollout`` output)."""
     from tpu_serving_tools.runtime.maintenance import preview_lines
-    from tpu_serving_tools.runtime.planview import PlanView
 
     return preview_lines(PlanView(plan.as_json()))
 

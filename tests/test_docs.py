@@ -185,7 +185,7 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     # the runbook reads a program's cluster, namespace and pools off its resources (user review 11, M3)
     book = subprocess.run([*cli, "runbook", "--stack", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
     assert book.returncode == 0, book.stdout + book.stderr
-    assert "--node-pool serving-v6e16" in book.stdout and "namespace serving, leaderworkerset vllm" in book.stdout
+    assert "--node-pool serving-v6e8" in book.stdout and "namespace serving, leaderworkerset vllm" in book.stdout
 
 
 @pytest.mark.slow
@@ -193,7 +193,7 @@ def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_
     """The page's "Host maintenance and the image mirror" program (the building blocks, then two v6e-8 groups in two
     zones behind the gate, their image through the mirror) passes ``tpu-serving check`` with its gate counted and no
     warning; without the gate, the check warns and still passes, and the preview says so on a ``Maintenance:`` line."""
-    example = library_page.platform()  # the gate's program serves on two v6e-8 slices of its own, not the v6e-16
+    example = library_page.platform()  # the gate's program serves on two v6e-8 slices of its own, not the one-slice
     gated = library_page.block_with("HostMaintenanceGate(")
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
@@ -212,11 +212,15 @@ def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_
     assert check.returncode == 0, check.stdout + check.stderr
     assert "standing groups apart gated 0/1" in check.stdout, check.stdout
     assert "  warning [maintenance] gate LeaderWorkerSet serving/vllm: 2 standing groups" in check.stdout
-    # with the building blocks' v6e-16 slice left in, nothing serves on it: the check names it (user review 11, M2)
-    (tmp_path / "__main__.py").write_text(library_page.one_slice_program() + gated)
+    # a slice of another shape left in (the page's first example was a v6e-16), nothing serves on it: the check
+    # names it (user review 11, M2)
+    one_slice = library_page.one_slice_program()
+    other = one_slice.replace('catalog.slice_shape("ct6e-standard-8t", "2x4")', 'catalog.resolve_slice_name("v6e-16")')
+    assert other != one_slice
+    (tmp_path / "__main__.py").write_text(other + gated)
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert check.returncode == 1, check.stdout + check.stderr
-    assert "  [coverage] coverage tpu pool serving-v6e16: no pod that requests google.com/tpu" in check.stdout
+    assert "  [coverage] coverage tpu pool serving-v6e8: no pod that requests google.com/tpu" in check.stdout
 
 
 def alert_table_patterns(text: str) -> list[re.Pattern[str]]:

@@ -161,7 +161,7 @@ def test_scheduling_surge_that_places_no_group_fails_rather_than_counting_nothin
 @pytest.mark.slow
 def test_scheduling_surge_library_program_on_one_slice_fails_tpu_serving_check(tmp_path: Path):
     """The reviewer's program: docs/library-api.md's building blocks and VllmServing with ``rollout=Rollout.SURGE``
-    on their one v6e-16 slice, previewed and checked by the CLI."""
+    on their one v6e-8 slice, previewed and checked by the CLI."""
     example = library_page.one_slice_program()
     serving = library_page.block_with("VllmServing(")
     surging = serving.replace("        namespace=", "        rollout=Rollout.SURGE,\n        namespace=", 1)

@@ -18,7 +18,8 @@ BASE    ?= origin/main
 export PYTHONPYCACHEPREFIX := $(CURDIR)/build/pycache
 unexport PYTHONDONTWRITEBYTECODE
 
-# The reference folder the tests and tools read (default ../shared/reference): REFERENCE_DIR=<dir> on any target's
+# The reference folder the tests and tools read (default ../shared/reference, or .reference in a checkout with no
+# ../shared beside it): REFERENCE_DIR=<dir> on any target's
 # command line sets $$TPU_SERVING_REFERENCE, which tests/conftest.py, tools/schema.py and make reference honour.
 REFERENCE_DIR ?=
 ifneq ($(REFERENCE_DIR),)
@@ -36,7 +37,7 @@ endif
 help:
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
-	@echo "make reference [REFERENCE_DIR=<dir>]  fetch the missing reference files the tests read (Go module proxy, GitHub) into ../shared/reference and check each by sha256; names the seed manifests it cannot fetch"
+	@echo "make reference [REFERENCE_DIR=<dir>]  fetch the missing reference files the tests read (Go module proxy, GitHub) into ../shared/reference (no ../shared: .reference) and check each by sha256; names the seed manifests it cannot fetch"
 	@echo "make reference-check        check the reference folder's files by sha256, fetching nothing"
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"

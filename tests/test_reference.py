@@ -157,9 +157,14 @@ def test_reference_check_refuses_a_present_file_whose_sha256_differs(tmp_path):
 
 def test_reference_sources_dir_is_the_override_else_beside_the_checkout(monkeypatch, tmp_path):
     monkeypatch.delenv(REFERENCE_ENV, raising=False)
-    assert reference_dir(ROOT) == ROOT.parent / "shared" / "reference"
-    monkeypatch.setenv(REFERENCE_ENV, str(tmp_path))
-    assert reference_dir(ROOT) == tmp_path
+    checkout = tmp_path / "fork"
+    checkout.mkdir()
+    # new-user review 10, m10: no ../shared, so not beside it (every sibling checkout's): inside the checkout
+    assert reference_dir(checkout) == checkout / ".reference"
+    (tmp_path / "shared").mkdir()
+    assert reference_dir(checkout) == tmp_path / "shared" / "reference"
+    monkeypatch.setenv(REFERENCE_ENV, str(tmp_path / "elsewhere"))
+    assert reference_dir(checkout) == tmp_path / "elsewhere"
 
 
 def test_reference_sources_name_every_file_the_code_reads():

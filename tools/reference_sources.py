@@ -34,11 +34,15 @@ REFERENCE_ENV = "TPU_SERVING_REFERENCE"
 
 def reference_dir(root: Path | None = None) -> Path:
     """The reference folder: ``$TPU_SERVING_REFERENCE``, else ``shared/reference`` beside ``root`` (the checkout;
-    by default the working directory, as make runs the tools)."""
+    by default the working directory, as make runs the tools) when a ``shared`` folder is there, else ``.reference``
+    inside the checkout (git ignores it): a fork or bare clone's ``make reference`` writes nothing outside it, where
+    ``../shared`` would be every sibling checkout's (new-user review 10, m10)."""
     override = os.environ.get(REFERENCE_ENV)
     if override:
         return Path(override)
-    return (root or Path.cwd()).parent / "shared" / "reference"
+    checkout = root or Path.cwd()
+    beside = checkout.parent / "shared"
+    return beside / "reference" if beside.is_dir() else checkout / ".reference"
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,7 @@ readme: $(VENV)/.installed
 	$(PYTHON) -m tpu_serving_tools.cost_table
 	$(PYTHON) -m tpu_serving_tools.e2e.coverage
 	$(PYTHON) -m tpu_serving_tools.check_page
+	$(PYTHON) -m tpu_serving_tools.stack_rows
 
 # The documentation site, built strictly (a warning, such as a link to a missing page or anchor, fails) into
 # build/site. README.md and CHANGELOG.md are included into it from the repository's root. NO_MKDOCS_2_WARNING

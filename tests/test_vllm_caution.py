@@ -83,13 +83,13 @@ def _stack_rows() -> dict[str, str]:
 
 
 def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_stack():
-    """The README's stack table (hand-written) quotes the caution's head in the row of each stack whose preview has
+    """The README's stack table (hand-written, or written by make readme) quotes the caution's head in the row of each stack whose preview has
     the caution (:func:`test_vllm_caution_is_said_of_the_multi_host_vllm_stacks_only`), and in no other row."""
     rows = _stack_rows()
     assert set(rows) == set(SHIPPED), (
-        "README.md's Stacks table (between its `stacks` markers, hand-written) lists every stack file, and only those: "
-        f"add a row for {sorted(set(SHIPPED) - set(rows))}, remove {sorted(set(rows) - set(SHIPPED))} "
-        "(docs/add-your-own-model.md, step 3)"
+        "README.md's Stacks table (between its `stacks` markers) lists every stack file, and only those: run `make "
+        f"readme`, which writes a row for {sorted(set(SHIPPED) - set(rows))} and removes "
+        f"{sorted(set(rows) - set(SHIPPED))} (tools/stack_rows.py)"
     )
     for stack, row in rows.items():
         assert (MULTI_HOST_CAUTION in row) == (stack in MULTI_HOST_VLLM), stack

@@ -1,0 +1,36 @@
+"""tpu_serving_tools.stack_rows: the README's Stacks table gets a written row for a stack file it does not describe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving_tools import stack_rows
+
+README = (ROOT / "README.md").read_text()
+
+
+def _files(names: list[str]) -> dict[str, Path]:
+    return {s: ROOT / "stacks" / f"Pulumi.{s}.yaml" for s in names}
+
+
+def test_stack_rows_the_readme_describes_every_shipped_stack_by_hand():
+    assert stack_rows.missing(README, _files(list(STACKS))) == []
+    assert stack_rows.render(README, _files(list(STACKS)), {}) == README
+
+
+def test_stack_rows_a_new_stack_gets_a_written_row_rewritten_each_run_and_dropped_with_its_file(tmp_path: Path):
+    """New-user review 11 (m9, issue point 4): a new stack needed a hand-written README row, a shared file."""
+    mine = tmp_path / "Pulumi.mine.yaml"
+    mine.write_text("# Qwen 2.5 7B on one v6e chip\nconfig: {}\n")
+    files = {**_files(list(STACKS)), "mine": mine}
+    plans = {"mine": plan_of("vllm-llama33-70b-v5e16")}  # a multi-host vLLM plan: its caution is quoted
+    assert stack_rows.missing(README, files) == ["mine"]
+    once = stack_rows.render(README, files, plans)
+    (row,) = [r for r in once.splitlines() if r.startswith("| `mine` |")]
+    assert "| Qwen 2.5 7B on one v6e chip |" in row and "(`ct5lp-hightpu-4t`, 4x4)" in row
+    assert "**caution: multi-host vLLM on TPU is unsupported on GKE" in row and row.endswith(f"{stack_rows.WRITTEN} |")
+    _, _, rows = stack_rows.table_rows(once)
+    assert rows[-1] == row and len(rows) == len(stack_rows.table_rows(README)[2]) + 1
+    assert stack_rows.render(once, files, plans) == once
+    assert stack_rows.render(once, _files(list(STACKS)), {}) == README

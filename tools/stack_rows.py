@@ -1,0 +1,103 @@
+"""The README's Stacks table: a row for each stack file the hand-written rows do not describe.
+
+``python -m tpu_serving_tools.stack_rows [--check]`` (run by ``make readme``) keeps the table's hand-written rows and
+writes one row for every stack file that has none: its stack file's first comment line, the TPU pools of its
+offline plan and, for multi-host vLLM, the caution's head. A row it wrote ends with :data:`WRITTEN` and is rewritten
+on each run; a stack file removed loses its written row. So a new stack changes no shared file by hand (new-user
+review 11, m9; issue point 4), and a row can be rewritten by hand afterwards (drop the mark to keep it).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION
+from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.library_preview import tpu_pools
+from tpu_serving_tools.offline import Plan
+
+PAGE = Path("README.md")
+START, END = "<!-- --8<-- [start:stacks] -->", "<!-- --8<-- [end:stacks] -->"
+WRITTEN = "(row written by `make readme` from the stack file; rewrite it by hand to keep it)"
+ROW = re.compile(r"^\| `(?P<stack>[^`]+)` \|")
+
+
+def table_rows(text: str) -> tuple[int, int, list[str]]:
+    """(first line, line after the last, rows) of the table that opens the page's Stacks part: its header, rule
+    and one row per stack."""
+    lines = text.split("\n")
+    start = lines.index(START) + 1
+    while not lines[start].startswith("|"):
+        start += 1
+    end = start
+    while end < len(lines) and lines[end].startswith("|"):
+        end += 1
+    return start, end, lines[start:end]
+
+
+def first_comment(stack_file: Path) -> str:
+    """The stack file's first comment line, which says what it serves (the shipped stacks' first line does)."""
+    for line in stack_file.read_text().splitlines():
+        if line.startswith("#"):
+            return line.lstrip("#").strip()
+    return "(its stack file opens with no comment)"
+
+
+def row(stack: str, stack_file: Path, plan: Plan) -> str:
+    """A written row: the stack, its first comment, its TPU pools, the caution when its plan has it."""
+    pools = tpu_pools(plan)
+    tpu = "; ".join(
+        f"{p.name}: {p.shape.slice_name} (`{p.shape.machine_type.name}`, {p.shape.topology})" for p in pools
+    )
+    caution = plan.outputs.get("caution")
+    serving = (
+        f"**caution: {MULTI_HOST_CAUTION}** (the preview's `Caution:` line has the sources)"
+        if isinstance(caution, str)
+        else "see its preview"
+    )
+    return f"| `{stack}` | {first_comment(stack_file)} | {tpu or 'none created'} | {serving} | {WRITTEN} |"
+
+
+def render(text: str, stacks: Mapping[str, Path], plans: Mapping[str, Plan]) -> str:
+    """``text`` with the hand-written rows of stack files that exist kept, and written rows for the others
+    (``plans``: those stacks' previews)."""
+    start, end, lines = table_rows(text)
+    head, body = lines[:2], lines[2:]
+    kept = [r for r in body if WRITTEN not in r and (m := ROW.match(r)) and m.group("stack") in stacks]
+    described = {m.group("stack") for r in kept if (m := ROW.match(r))}
+    written = [row(s, stacks[s], plans[s]) for s in stacks if s not in described]
+    out = text.split("\n")
+    out[start:end] = head + kept + written
+    return "\n".join(out)
+
+
+def missing(text: str, stacks: Mapping[str, Path]) -> list[str]:
+    """The stacks without a hand-written row (the ones :func:`render` writes)."""
+    _, _, lines = table_rows(text)
+    described = {m.group("stack") for r in lines[2:] if WRITTEN not in r and (m := ROW.match(r))}
+    return [s for s in stacks if s not in described]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tpu_serving_tools.offline import close_event_loop, preview_stack
+    from tpu_serving_tools.settings_tables import rewrite
+    from tpu_serving_tools.stack_files import load_project
+
+    parser = command_parser(__name__, __doc__)
+    parser.add_argument("--check", action="store_true", help="exit 1 if the table is not current")
+    parser.add_argument("--page", type=Path, default=PAGE)
+    args = parser.parse_args(argv)
+    root = Path.cwd()
+    stacks = {s: root / "stacks" / f"Pulumi.{s}.yaml" for s in load_project(root).stacks()}
+    text = args.page.read_text()
+    plans = {s: preview_stack(root, s) for s in missing(text, stacks)}
+    close_event_loop()
+    new = render(text, stacks, plans)
+    return rewrite(args.page, new, check=args.check, what=f"the Stacks table's rows for {len(stacks)} stack(s)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -43,12 +43,13 @@ def pinned_image_problem(image: str) -> str:
     return image_problem(image, pinned=True)
 
 
-def release_image_problem(pin_key: str) -> Callable[[str], str]:
+def release_image_problem(pin_key: str, override: str | None = None) -> Callable[[str], str]:
     """The check of an engine image whose pods the library builds for one release, the version set's
     ``pin_key``: the image must be pinned, and its tag must name that release (a digest may follow it, and
     the registry and path may be a mirror's). The pods' flags and environment, and the engine tables that
     ``make check`` holds them to, are those of the pinned release: another release, or a digest alone (whose
-    release cannot be read), would run flags the engine may not have."""
+    release cannot be read), would run flags the engine may not have. ``override``: the field that runs another
+    release anyway, unverified, which the message names."""
     pin = PINS[pin_key]
 
     def problem(image: str) -> str:
@@ -69,6 +70,7 @@ def release_image_problem(pin_key: str) -> Callable[[str], str]:
             f"version set, `tpu-serving versions`); valid: an image tagged {pin.version}, optionally with its "
             f"digest ({pin.value.rsplit(':', 1)[0]}:{pin.version}@sha256:...). Another release needs the "
             "tpu-serving release that pins it"
+            + (f", or set {override} beside it to run that release unverified on these flags" if override else "")
         )
 
     return problem

@@ -21,6 +21,7 @@ import yaml
 from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.conformance import vllm as vllm_conformance
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
 from tpu_serving_tools.image_notes import image_source_lines
@@ -133,6 +134,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *zone_summary(plan),
             *borrowed_nat(plan),
             *caution_summary(plan.outputs, plan.resources),
+            *vllm_conformance.engine_lines(PlanView(plan.as_json())),
             *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
             *cost_summary(
                 plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.conformance.table import Table, load
+from tpu_serving.backends.vllm.facts import UNVERIFIED_ENGINE
+from tpu_serving_tools.conformance.table import TABLES, Table, load
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 
@@ -146,20 +148,61 @@ def kv_connector_problems(script: str, t: Tables) -> list[str]:
     return problems
 
 
+def unverified_images(view: PlanView) -> frozenset[str]:
+    """The images a serving component registered as run unverified (its ``engine`` output:
+    :func:`tpu_serving.backends.vllm.facts.unverified_engine`, ``images.unverified_vllm``)."""
+    found = set()
+    for r in view.resources:
+        text = (r.get("registeredOutputs") or {}).get("engine")
+        if isinstance(text, str) and text.startswith(UNVERIFIED_ENGINE):
+            found.add(text.split(": ", 1)[1].split(" ", 1)[0])
+    return frozenset(found)
+
+
+def release_of(image: str) -> str | None:
+    """The vLLM TPU release an image's tag names (``...:v0.21.0`` -> ``0.21.0``), or None."""
+    m = re.search(r":v?(\d+\.\d+\.\d+)(?:@|$)", image)
+    return m.group(1) if m else None
+
+
+def release_differences(image: str, serve: Sequence[str]) -> tuple[list[str], str]:
+    """For an unverified image: the ``vllm serve`` flags the pods pass that its own release's table lacks (problems),
+    and what was checked (a note): the tables know few releases, and for another the differences are unknown."""
+    release = release_of(image)
+    known = sorted(p.stem.removeprefix("vllm-") for p in TABLES.glob("vllm-*.json"))
+    if release is None or release not in known:
+        return [], (
+            f"image {image} unverified (images.unverifiedVllm): no conformance table for its release "
+            f"({release or 'no release tag'}; tables: {', '.join(known)}), so its differences from "
+            f"{PINS.vllm_tpu} are unknown; checked against {PINS.image}'s"
+        )
+    table = load(f"vllm-{release}")
+    lacking = [f"vllm serve {f}: no such flag in vllm {release}, the unverified image's" for f in serve
+               if not known_flag(f, table.flags)]  # fmt: skip
+    return lacking, f"image {image} unverified (images.unverifiedVllm): its release {release}'s table checked too"
+
+
 def findings(view: PlanView) -> list[Finding]:
-    """Per vLLM container: its image is the pinned release, and every flag and variable it sets is read."""
+    """Per vLLM container: its image is the pinned release (or one the program runs unverified, checked against
+    its own release's table where there is one), and every flag and variable it sets is read."""
     t = tables()
+    unverified = unverified_images(view)
     out = []
     for label, c in _containers(view):
         subject = f"engine {label}"
-        problems = []
+        problems: list[str] = []
+        notes: list[str] = []
         tag = str(c["image"]).rsplit("/", 2)[-2:]
-        if "/".join(tag) != PINS.image:
+        script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])
+        if "/".join(tag) != PINS.image and c["image"] in unverified:
+            lacking, note = release_differences(str(c["image"]), _serve_flags(script)[0])
+            problems += lacking
+            notes.append(note)
+        elif "/".join(tag) != PINS.image:
             problems.append(f"image {c['image']} is not {PINS.image}, the release the tables describe")
         for e in c.get("env") or ():
             if reader(str(e["name"]), t) is None:
                 problems.append(f"env {e['name']}: read by nothing in vllm, tpu-inference or ray of {PINS.image}")
-        script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])
         serve, bootstrap = _serve_flags(script)
         problems += [
             f"vllm serve {f}: no such flag in vllm {t.vllm.version}" for f in serve if not known_flag(f, t.vllm.flags)
@@ -167,7 +210,26 @@ def findings(view: PlanView) -> list[Finding]:
         problems += [f"{f}: not a flag of multi-node-serving.sh" for f in bootstrap if f not in RAY_BOOTSTRAP_FLAGS]
         problems += kv_connector_problems(script, t)
         n = len(c.get("env") or ()) + len(serve) + len(bootstrap)
-        out.append(
-            Finding(subject, not problems, "; ".join(problems) or f"{n} flags and variables, each read by the image")
-        )
+        read = "; ".join([*notes, f"{n} flags and variables, each read by the image"])
+        out.append(Finding(subject, not problems, "; ".join(problems) or read))
     return out
+
+
+def engine_lines(view: PlanView) -> list[str]:
+    """The preview's ``Engine:`` lines: each serving that runs an engine image unverified, what its flags were built
+    and checked for, and what the tables know of its own release's differences (new-user review, issue point 3)."""
+    lines = []
+    for r in view.resources:
+        text = (r.get("registeredOutputs") or {}).get("engine")
+        if isinstance(text, str) and text.startswith(UNVERIFIED_ENGINE):
+            lines.append(f"Engine: {text}")
+    said: set[str] = set()
+    for _, c in _containers(view):
+        image = str(c["image"])
+        if image in said or image not in unverified_images(view):
+            continue
+        said.add(image)
+        script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])
+        lacking, note = release_differences(image, _serve_flags(script)[0])
+        lines += [f"  {note}", *(f"  {x}" for x in lacking)]
+    return lines

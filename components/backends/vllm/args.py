@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from ... import catalog, lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
-from ...images import release_image_problem
 from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
 from ...naming import check_dns_name, namespace_problem
 from ...podspec import Shutdown
@@ -23,7 +22,6 @@ from ...validation import Choice
 from ...versions import PINS
 from .facts import (
     CONFIG_FILE_FLAG,
-    DEFAULT_IMAGE,
     ENGINE_FLAGS,
     LIBRARY_FLAGS,
     PARALLEL_FLAGS_ALLOWED,
@@ -32,6 +30,7 @@ from .facts import (
     TOPOLOGY_FLAGS,
 )
 from .file_cache import FileCache, memory_gib, memory_problem, pod_memory
+from .images import VllmImages as VllmImages  # re-exported: the serving arguments name it
 from .kv import KvTransfer
 from .progress import VllmProbeSettings
 
@@ -213,18 +212,6 @@ class VllmEngineSettings:
         """``(tensor, pipeline)`` over ``chips``: tensor derived when unset."""
         pp = self.pipeline_parallel_size
         return (self.tensor_parallel_size or max(chips // pp, 1)), pp
-
-
-@dataclass(frozen=True)
-class VllmImages:
-    """Container image of the engine."""
-
-    vllm: str = described(
-        "vLLM TPU image (leader and workers), tagged with the release the pods are built for (a digest may follow;"
-        " a registry mirror may serve it).",
-        default=DEFAULT_IMAGE,
-        check=release_image_problem("vllm-tpu"),
-    )
 
 
 @dataclass(frozen=True)

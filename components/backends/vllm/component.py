@@ -6,8 +6,9 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from ...options import child_options
 from ...validation import check_arguments
+from ...versions import PINS
 from .args import VllmServingArgs
-from .facts import HTTP_PORT, caution
+from .facts import HTTP_PORT, caution, unverified_engine
 from .pods import leader_worker_set_spec, service_args
 
 
@@ -37,6 +38,8 @@ class VllmServing(pulumi.ComponentResource):
     """``kubectl port-forward`` command to reach the server from a workstation."""
     completion_example: str
     """A ``curl`` request to ``/v1/completions`` through that port-forward."""
+    engine: str | None
+    """What runs unverified (``images.unverified_vllm``: an engine image of another release), or None."""
     caution: str | None
     """What GKE and tpu-inference do not stand behind in this serving (groups over several VMs), or None; also a
     warning of the engine and the ``caution`` output."""
@@ -65,6 +68,11 @@ class VllmServing(pulumi.ComponentResource):
         self.port_forward, self.completion_example = client_examples(
             args.namespace, args.service_name, args.served_model_name
         )
+        self.engine = (
+            unverified_engine(args.images.engine, PINS["vllm-tpu"].version) if args.images.unverified_vllm else None
+        )
+        if self.engine is not None:  # the preview's Engine: line reads it (tools/preview.py engine_summary)
+            pulumi.log.warn(f"Engine: {self.engine}", resource=self)
         self.caution = caution(args.shape)
         if self.caution is not None:  # the preview's Caution: line reads it (tools/preview.py caution_summary)
             pulumi.log.warn(f"Caution: {self.caution}", resource=self)
@@ -74,5 +82,6 @@ class VllmServing(pulumi.ComponentResource):
                 "portForward": self.port_forward,
                 "service": args.service_name,
                 **({"caution": self.caution} if self.caution is not None else {}),
+                **({"engine": self.engine} if self.engine is not None else {}),
             }
         )

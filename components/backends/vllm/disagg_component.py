@@ -6,9 +6,11 @@ import pulumi_kubernetes as k8s
 from ... import lws
 from ...options import child_options
 from ...validation import check_arguments
+from ...versions import PINS
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_pods import disaggregated_set_spec, service_args, sidecar_role, sidecar_role_binding
+from .facts import unverified_engine
 from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole, role_scaler
 
 
@@ -70,6 +72,15 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
         self.port_forward, self.completion_example = client_examples(
             args.namespace, args.service_name, args.prefill.served_model_name
         )
+        images = args.prefill.images
+        engine = unverified_engine(images.engine, PINS["vllm-tpu"].version) if images.unverified_vllm else None
+        if engine is not None:  # the preview's Engine: line reads it (tools/preview.py engine_summary)
+            pulumi.log.warn(f"Engine: {engine}", resource=self)
         self.register_outputs(
-            {"disaggregatedSet": args.name, "service": args.service_name, "roleScalers": self.role_scalers}
+            {
+                "disaggregatedSet": args.name,
+                "service": args.service_name,
+                "roleScalers": self.role_scalers,
+                **({"engine": engine} if engine is not None else {}),
+            }
         )

@@ -369,3 +369,17 @@ def caution(shape: SliceShape) -> str | None:
         f"{MULTI_HOST_CAUTION}: each group spans the {shape.vms} VMs of a {shape.generation.name} {shape.topology} slice "
         f"({shape.machine_type.name}), Ray across them; {MULTI_HOST_SOURCES}"
     )
+
+
+UNVERIFIED_ENGINE = "unverified engine release"
+"""The head of the ``engine`` output of a serving whose image is ``images.unverified_vllm``."""
+
+
+def unverified_engine(image: str, pinned: str) -> str:
+    """What a serving on an engine image of another release (``images.unverified_vllm``) runs unverified: its pods'
+    flags and environment are the pinned release's. The preview adds what the conformance tables know of the
+    difference (tools/preview.py)."""
+    return (
+        f"{UNVERIFIED_ENGINE}: {image} runs on the flags and environment built and checked for vLLM TPU {pinned} "
+        "(images.unverified_vllm); nothing here checked them against its own release"
+    )

@@ -285,7 +285,7 @@ def leader_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
     serving = "vllm" if server_port(args) != HTTP_PORT else "http"
     return k8s.core.v1.ContainerArgs(
         name="vllm-leader",
-        image=args.images.vllm,
+        image=args.images.engine,
         command=["/bin/sh", "-c"],
         args=[leader_script(args)],
         env=environment(args),
@@ -307,7 +307,7 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
     r = args.requests
     return k8s.core.v1.ContainerArgs(
         name="vllm-worker",
-        image=args.images.vllm,
+        image=args.images.engine,
         command=["/bin/sh", "-c"],
         args=[worker_script(args)],
         env=environment(args),

@@ -1,0 +1,69 @@
+"""``images.unverifiedVllm``: an engine image of another release, run on the pinned release's flags, said as
+unverified in the preview and in make check's engines category, with what the conformance tables know of it
+(issue 38, point 3: the engine release was locked to the package release, with no override)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.configs import plan_edited
+from tpu_serving.config import ConfigError
+from tpu_serving.config.loading import load_stack_config
+from tpu_serving_tools.check import run_checks
+from tpu_serving_tools.conformance import vllm as conformance
+from tpu_serving_tools.runtime.planview import PlanView
+
+STACK = "vllm-llama33-70b-v6e8"
+NEWER = "vllm/vllm-tpu:v0.30.0"
+OLDER = "vllm/vllm-tpu:v0.21.0"  # a release the conformance tables hold
+
+
+def _with(image: str):
+    def edit(serving: dict) -> None:
+        serving.setdefault("images", {})["unverifiedVllm"] = image
+
+    return plan_edited(STACK, serving=edit)
+
+
+def _engines(plan) -> list:
+    view = PlanView(plan.as_json())
+    return next(r for r in run_checks(view) if r.category == "engines").findings
+
+
+def test_vllm_unverified_engine_runs_the_image_on_the_pinned_flags_and_says_so():
+    plan = _with(NEWER)
+    view = PlanView(plan.as_json())
+    images = {c["image"] for _, c in conformance._containers(view)}
+    assert images == {NEWER}
+    lines = conformance.engine_lines(view)
+    assert lines[0].startswith(f"Engine: unverified engine release: {NEWER} runs on the flags and environment built")
+    assert "no conformance table for its release (0.30.0; tables: 0.21.0, 0.29.0)" in lines[1]
+    findings = _engines(plan)
+    assert findings and all(f.ok for f in findings), [f for f in findings if not f.ok]
+    engines = [f for f in findings if f.subject.startswith("engine vllm ")]
+    assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)
+
+
+def test_vllm_unverified_engine_of_a_tabled_release_is_checked_against_its_table_too():
+    engines = [f for f in _engines(_with(OLDER)) if f.subject.startswith("engine vllm ")]
+    assert engines and all(f.ok and "its release 0.21.0's table checked too" in f.reason for f in engines)
+    lacking, _ = conformance.release_differences(OLDER, ["--max-model-len", "--no-such-flag-in-any-release"])
+    assert lacking == ["vllm serve --no-such-flag-in-any-release: no such flag in vllm 0.21.0, the unverified image's"]
+
+
+def test_vllm_unverified_engine_the_pinned_field_still_refuses_another_release_and_names_the_override():
+    from tests.fixtures.configs import VLLM, with_change
+
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(with_change("tpu-serving:serving/images", {"vllm": NEWER}, base=VLLM))
+    assert "or set unverifiedVllm beside it to run that release unverified on these flags" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(
+            with_change("tpu-serving:serving/images", {"unverifiedVllm": "vllm/vllm-tpu:latest"}, base=VLLM)
+        )
+    assert "latest" in str(err.value)
+
+
+def test_vllm_unverified_engine_absent_says_nothing():
+    view = PlanView(plan_edited(STACK).as_json())
+    assert conformance.engine_lines(view) == [] and conformance.unverified_images(view) == frozenset()

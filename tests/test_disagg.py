@@ -273,8 +273,10 @@ def test_disagg_kv_roles_and_the_decode_sidecar():
     assert '"kv_role":"kv_producer"' in serve["prefill"] and '"kv_role":"kv_consumer"' in serve["decode"]
     assert "tpu_inference.distributed.tpu_connector" in serve["decode"]
     assert "--port=8000" in serve["prefill"] and "--port=8200" in serve["decode"]
-    assert "initContainers" not in leaders["prefill"]
-    (sidecar,) = leaders["decode"]["initContainers"]
+    # both leaders wait for the checkpoint (weights_wait); decode's routing sidecar comes first
+    assert [c["name"] for c in leaders["prefill"]["initContainers"]] == ["wait-for-weights"]
+    sidecar, wait = leaders["decode"]["initContainers"]
+    assert wait["name"] == "wait-for-weights"
     assert sidecar["restartPolicy"] == "Always" and "--model-server-port=8200" in sidecar["args"]
     # pulled through the stack's ghcr.io remote repository (imageMirror)
     assert sidecar["image"].startswith(
@@ -607,11 +609,12 @@ def test_disagg_sidecar_runs_with_ssrf_protection_and_only_it_holds_a_token():
     """Finding 8: the sidecar allows prefill targets only from the stack's InferencePool, with a token mounted into
     it alone and a Role that reads that pool and the pods."""
     leader = leader_of(ds_roles()["decode"])
-    (sidecar,) = leader["initContainers"]
+    sidecar, wait = leader["initContainers"]
     assert "--enable-ssrf-protection=true" in sidecar["args"]
     assert "--inference-pool=vllm-pd70b/vllm-api-gateway" in sidecar["args"]
     (mount,) = sidecar["volumeMounts"]
     assert mount["mountPath"] == "/var/run/secrets/kubernetes.io/serviceaccount"
+    assert wait["name"] == "wait-for-weights" and mount["name"] not in str(wait["volumeMounts"])
     (volume,) = [v for v in leader["volumes"] if v["name"] == mount["name"]]
     assert {"serviceAccountToken", "configMap", "downwardAPI"} == {k for s in volume["projected"]["sources"] for k in s}
     assert leader["automountServiceAccountToken"] is False

@@ -135,7 +135,8 @@ def test_security_a_digest_pinned_image_is_not_listed():
     lws = next(r for r in resources if r.inputs.get("kind") == "LeaderWorkerSet")
     digest = "docker.io/vllm/vllm-tpu:v0.29.0@sha256:" + "a" * 64
     for pod in pod_specs(lws.inputs):
-        pod["containers"][0]["image"] = digest
+        for c in [*pod["containers"], *(pod.get("initContainers") or [])]:  # the leader's weights wait too
+            c["image"] = digest
     assert tag_only_images(resources) == [
         "gcr.io/distroless/python3-debian13:nonroot",  # the host-maintenance gate's
         "quay.io/prometheus/blackbox-exporter:v0.28.0",

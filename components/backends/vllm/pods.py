@@ -57,6 +57,7 @@ from .kv import (
 )
 from .lifecycle import leader_lifecycle, liveness, readiness, shutdown, worker_lifecycle
 from .sidecar import sidecar_container, sidecar_token_volume
+from .weights_wait import weights_wait_container
 
 # --------------------------------------------------------------------------- builders
 
@@ -366,11 +367,13 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
         labels: Mapping[str, str],
         sidecar: k8s.core.v1.ContainerArgs | None,
         spread: list[k8s.core.v1.TopologySpreadConstraintArgs] | None = None,
+        wait: k8s.core.v1.ContainerArgs | None = None,
     ) -> k8s.core.v1.PodTemplateSpecArgs:
+        inits = [c for c in (sidecar, wait) if c is not None]
         return k8s.core.v1.PodTemplateSpecArgs(
             metadata=k8s.meta.v1.ObjectMetaArgs(labels=dict(labels) or None, annotations=annotations),
             spec=k8s.core.v1.PodSpecArgs(
-                init_containers=[sidecar] if sidecar is not None else None,
+                init_containers=inits or None,
                 containers=[container],
                 service_account_name=args.service_account,
                 priority_class_name=args.priority_class_name,
@@ -403,7 +406,13 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
         if args.zones > 1 and args.kv_transfer is None
         else None
     )
-    leader = pod(leader_container(args, mounts), {**args.labels, ROLE_LABEL: "leader"}, sidecar_container(args), spread)
+    leader = pod(
+        leader_container(args, mounts),
+        {**args.labels, ROLE_LABEL: "leader"},
+        sidecar_container(args),
+        spread,
+        weights_wait_container(args),
+    )
     template: dict[str, object] = {"size": args.group_size, "restartPolicy": lws.restart_policy(args.lws_version)}
     if args.multi_host:
         template["leaderTemplate"] = leader

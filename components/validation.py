@@ -184,9 +184,7 @@ def _fields_of(cls: type, value: Any) -> Any:
         return {f.name: getattr(value, f.name) for f in dataclasses.fields(cls) if f.init}
     if isinstance(value, collections.abc.Mapping):
         return value
-    raise PydanticCustomError(
-        "dataclass_type", "Input should be a {name} or a mapping of its fields", {"name": cls.__name__}
-    )
+    raise PydanticCustomError("dataclass_type", "must be a {name} or a mapping of its fields", {"name": cls.__name__})
 
 
 def _built(cls: type) -> Callable[[dict[str, Any]], Any]:
@@ -290,14 +288,37 @@ def _step(part: int | str) -> str:
 
 
 def _message(e: Any, declared: Mapping[str, Any] | None = None) -> str:
-    bounded = bound_message(e, declared or {})
-    if bounded:
-        return bounded
-    if e["type"] == "tuple_type":
-        return "Input should be a sequence (a list or a tuple)" + (
-            ", not a string" if isinstance(e["input"], str) else ""
-        )
-    return str(e["msg"]).removeprefix("Value error, ")
+    return bound_message(e, declared or {}) or plain_message(e)
+
+
+_PLAIN: Mapping[str, str] = {
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "string_type": "must be text (a string)",
+    "dict_type": "must be a mapping of its keys (a YAML block, or a dict)",
+    "model_type": "must be a mapping of its keys (a YAML block, or a dict)",
+    "model_attributes_type": "must be a mapping of its keys (a YAML block, or a dict)",
+}
+"""Our words for pydantic's type errors, which name no valid value or name its classes ("Input should be a valid
+dictionary or instance of ClusterConfig"): new-user review, issue point 6, no raw pydantic wording."""
+
+
+def plain_message(e: Any) -> str:
+    """What a value must be, for pydantic's error ``e``, in this library's words: its own message for a check of
+    ours (``Value error, ...``), else the type's (:data:`_PLAIN`), a choice's valid values, or a sequence's."""
+    kind, msg = e["type"], str(e["msg"])
+    if kind in _PLAIN:
+        return _PLAIN[kind]
+    if kind in ("enum", "literal_error"):
+        return f"must be one of {(e.get('ctx') or {}).get('expected', '')}".rstrip()
+    if kind in ("tuple_type", "list_type"):
+        return "must be a sequence (a list or a tuple)" + (", not a string" if isinstance(e.get("input"), str) else "")
+    return msg.removeprefix("Value error, ").replace("Input should be ", "must be ", 1)
 
 
 def _shown(value: Any) -> str:

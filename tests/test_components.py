@@ -376,9 +376,9 @@ def test_components_check_their_own_arguments_and_report_every_problem():
     assert len(problems) == 4
     assert problems[0].startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30")
     assert problems[1] == (
-        "TpuNodePoolArgs.pool_names = 'c-a-pool': Input should be a sequence (a list or a tuple), not a string"
+        "TpuNodePoolArgs.pool_names = 'c-a-pool': must be a sequence (a list or a tuple), not a string"
     )
-    assert problems[2] == "TpuNodePoolArgs.spot = 'yes': Input should be a valid boolean"
+    assert problems[2] == "TpuNodePoolArgs.spot = 'yes': must be true or false"
     assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: must be from 50 to 4000"
     assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
 
@@ -425,9 +425,9 @@ def test_components_take_outputs_only_where_wired_and_integral_floats_as_integer
     def program():
         cluster = TpuCluster("c", cluster_args_for_test())
         assert argument_problems(pool_args(project=cluster.cluster.id, disk_size_gb=200.5, spot=1)) == [
-            f"TpuNodePoolArgs.project = {cluster.cluster.id!r}: Input should be a valid string",
-            "TpuNodePoolArgs.spot = 1: Input should be a valid boolean",
-            "TpuNodePoolArgs.disk_size_gb = 200.5: Input should be a valid integer",
+            f"TpuNodePoolArgs.project = {cluster.cluster.id!r}: must be text (a string)",
+            "TpuNodePoolArgs.spot = 1: must be true or false",
+            "TpuNodePoolArgs.disk_size_gb = 200.5: must be an integer",
         ]
         # The component provider sends numbers as floats, choices as their values and nested arguments as mappings.
         args = check_arguments("TpuNodePool", pool_args(disk_size_gb=300.0, capacity="spot"), TpuNodePoolArgs)

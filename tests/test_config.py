@@ -273,7 +273,7 @@ def test_config_a_python_value_that_is_not_json_is_shown_as_text():
     is shown as its text, with no traceback (json.dumps without `default` raised TypeError)."""
     with pytest.raises(ConfigError) as err:
         validate_stack({"project": "my-project-1", "region": "us-east5", "zone": datetime.date(2026, 1, 1)})
-    assert 'tpu-serving:zone = "2026-01-01": Input should be a valid string' in err.value.problems
+    assert 'tpu-serving:zone = "2026-01-01": must be text (a string)' in err.value.problems
 
 
 def test_config_a_program_of_another_name_hears_of_its_own_stack():

@@ -159,7 +159,7 @@ def test_edges_component_names_itself_and_the_expected_class():
         WorkloadIdentity("wi", 5)  # type: ignore[arg-type]
     text = str(err.value)
     assert text.startswith("invalid arguments of WorkloadIdentity: 1 problem")
-    assert "Input should be a WorkloadIdentityArgs or a mapping of its fields" in text
+    assert "must be a WorkloadIdentityArgs or a mapping of its fields" in text
 
 
 def test_edges_declared_checks_hold_for_python_arguments():

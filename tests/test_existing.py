@@ -418,7 +418,7 @@ def test_created_cluster_installs_its_controllers():
 
 def test_controller_installs_bad_input():
     assert problems(with_change("tpu-serving:controllerInstalls", {"lws": "own"}, VLLM)) == [
-        "tpu-serving:controllerInstalls.lws = \"own\": Input should be 'create' or 'existing'"
+        "tpu-serving:controllerInstalls.lws = \"own\": must be one of 'create' or 'existing'"
     ]
 
 

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
-from ..validation import UNSHOWN, bound_message, bounds_of
+from ..validation import UNSHOWN, bound_message, bounds_of, plain_message
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -117,8 +117,8 @@ def describe(err: Mapping[str, Any]) -> str:
         return _unknown_backend(path, (err.get("ctx") or {}).get("tag"))
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc))
-    return _bad_value(path, said or err["msg"].removeprefix("Value error, "), err.get("input"))
+    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc)) or plain_message(err)
+    return _bad_value(path, said, err.get("input"))
 
 
 def _declared_bounds(loc: tuple[Any, ...]) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import pulumi
 from pulumi_gcp import artifactregistry
 
-from .images import _REFERENCE
+from .images import split_reference
 from .naming import NameLimit, dns_name, mirror_repository_id, project_id_problem
 from .options import child_options
 from .settings import described, settings_model
@@ -87,27 +87,26 @@ container's). Images of Artifact Registry and gcr.io stay as they are."""
 
 def upstream_of(image: str) -> Upstream | None:
     """The upstream ``image`` is pulled from (an image without a registry host is Docker Hub's), or None."""
-    m = _REFERENCE.match(image)
-    if not m:
+    ref = split_reference(image)
+    if ref is None:
         return None
-    registry = m.group("registry")
-    if registry is None:
+    if ref.registry is None:
         return DOCKER_HUB
-    return next((u for u in UPSTREAMS if registry in u.hosts), None)
+    return next((u for u in UPSTREAMS if ref.registry in u.hosts), None)
 
 
 def mirrored_image(image: str, repository: str) -> str:
     """``image`` of upstream ``repository`` mirrors, as pulled from ``repository``
     (``<location>-docker.pkg.dev/<project>/<repository id>``): its path (an official Docker Hub image under
     ``library/``), tag and digest kept."""
-    m = _REFERENCE.match(image)
+    ref = split_reference(image)
     upstream = upstream_of(image)
-    if not m or upstream is None:
+    if ref is None or upstream is None:
         return image
-    path = m.group("path")
+    path = ref.path
     if upstream.official and "/" not in path:
         path = upstream.official + path
-    tag, digest = m.group("tag"), m.group("digest")
+    tag, digest = ref.tag, ref.digest
     return f"{repository}/{path}" + (f":{tag}" if tag else "") + (f"@{digest}" if digest else "")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
 from pydantic import AfterValidator
@@ -22,6 +23,30 @@ _REFERENCE = re.compile(
 (with port), lower-case path components, optional tag of at most 128 word characters,
 optional sha256 digest. A first component without a dot or port is part of the path
 (Docker Hub)."""
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An image reference split as Docker splits it: ``registry`` None for Docker Hub."""
+
+    registry: str | None
+    path: str
+    tag: str | None
+    digest: str | None
+
+
+def split_reference(image: str) -> Reference | None:
+    """``image`` split into registry, path, tag and digest (None: not a reference). The first component is a
+    registry host only if it holds a ``.`` or a ``:`` or is ``localhost``; otherwise it is the path's, and the image
+    is Docker Hub's (distribution/reference normalize.go ``splitDockerDomain``): ``vllm/vllm-tpu:v0.29.0`` is
+    ``docker.io/vllm/vllm-tpu:v0.29.0`` (GKE review round 63, M1: it was read as a registry named ``vllm``)."""
+    m = _REFERENCE.match(image)
+    if not m:
+        return None
+    registry, path = m.group("registry"), m.group("path")
+    if registry is not None and not ("." in registry or ":" in registry or registry == "localhost"):
+        registry, path = None, f"{registry}/{path}"
+    return Reference(registry, path, m.group("tag"), m.group("digest"))
 
 
 def image_problem(image: str, *, pinned: bool = False) -> str:

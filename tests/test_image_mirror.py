@@ -199,3 +199,23 @@ def test_image_notes_tell_a_library_program_of_image_mirror_not_a_stack_file_key
     # a stack file's program is still told of its key
     stack, _ = image_source_lines(plan_of("vllm-llama33-70b-existing").resources)
     assert "imageMirror.mode create (or existing)" in stack and "tpu_serving.ImageMirror" not in stack
+
+
+@pytest.mark.parametrize(
+    ("image", "upstream", "mirrored"),
+    [
+        ("vllm/vllm-tpu:v0.29.0", "docker_hub", "R/vllm/vllm-tpu:v0.29.0"),  # Docker's short form
+        ("docker.io/vllm/vllm-tpu:v0.29.0", "docker_hub", "R/vllm/vllm-tpu:v0.29.0"),
+        ("python:3.11", "docker_hub", "R/library/python:3.11"),
+        ("localhost:5000/a:b", None, "localhost:5000/a:b"),
+        ("registry.example.com/team/img:1", None, "registry.example.com/team/img:1"),
+    ],
+)
+def test_image_mirror_a_first_component_is_a_host_only_with_a_dot_a_port_or_localhost(image, upstream, mirrored):
+    """GKE review round 63, M1: ``vllm/vllm-tpu:v0.29.0`` was read as from a registry named ``vllm``, so the stack's
+    Docker Hub mirror was dropped (distribution/reference normalize.go ``splitDockerDomain``)."""
+    from tpu_serving.image_mirror import mirrored_image, upstream_of
+
+    found = upstream_of(image)
+    assert (found.key if found else None) == upstream
+    assert mirrored_image(image, "R") == mirrored

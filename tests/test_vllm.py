@@ -167,8 +167,8 @@ DIFFERENCES: list[tuple[str, str]] = [
     ),
     (rf"({LEAD}|{WORK})\.spec\.volumes\[(model-weights|compilation-cache)\]\..*", "GCS FUSE volumes"),
     (
-        rf"{LEAD}\.spec\.initContainers\[wait-for-weights\]\..*",
-        "the leader waits for the checkpoint's config.json instead of restarting (weights_wait.py)",
+        rf"({LEAD}|{WORK})\.spec\.initContainers\[wait-for-weights\]\..*",
+        "leader and workers wait for the whole checkpoint instead of restarting (weights_wait.py)",
     ),
     (
         rf"({LEAD}|{WORK})\.spec\.(serviceAccountName|priorityClassName|tolerations)",

@@ -13,7 +13,7 @@ from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.conformance import vllm as conformance
 from tpu_serving_tools.runtime.planview import PlanView
 
-STACK = "vllm-llama33-70b-v6e8"
+STACK = "vllm-llama33-70b-v5e16"  # production: false (an unverified engine is a production gap)
 NEWER = "vllm/vllm-tpu:v0.30.0"
 OLDER = "vllm/vllm-tpu:v0.21.0"  # a release the conformance tables hold
 
@@ -33,10 +33,10 @@ def _engines(plan) -> list:
 def test_vllm_unverified_engine_runs_the_image_on_the_pinned_flags_and_says_so():
     plan = _with(NEWER)
     view = PlanView(plan.as_json())
-    images = {c["image"] for _, c in conformance._containers(view)}
-    assert images == {NEWER}
+    (image,) = {c["image"] for _, c in conformance._containers(view)}
+    assert image.endswith(f"-dockerhub/{NEWER}")  # through the stack's Docker Hub mirror, as the pinned one
     lines = conformance.engine_lines(view)
-    assert lines[0].startswith(f"Engine: unverified engine release: {NEWER} runs on the flags and environment built")
+    assert lines[0].startswith(f"Engine: unverified engine release: {image} runs on the flags and environment built")
     assert "no conformance table for its release (0.30.0; tables: 0.21.0, 0.29.0)" in lines[1]
     findings = _engines(plan)
     assert findings and all(f.ok for f in findings), [f for f in findings if not f.ok]
@@ -67,3 +67,14 @@ def test_vllm_unverified_engine_the_pinned_field_still_refuses_another_release_a
 def test_vllm_unverified_engine_absent_says_nothing():
     view = PlanView(plan_edited(STACK).as_json())
     assert conformance.engine_lines(view) == [] and conformance.unverified_images(view) == frozenset()
+
+
+def test_vllm_unverified_engine_is_a_production_gap():
+    """GKE review round 63, m3: a production stack took an engine release nothing here checked."""
+    from tpu_serving.config import ConfigError as Refused
+
+    with pytest.raises(Refused) as err:
+        plan_edited("vllm-llama33-70b-v6e8", serving=lambda s: s.setdefault("images", {}).update(unverifiedVllm=NEWER))
+    assert "serving.images.unverifiedVllm" in str(err.value) and "nothing here checked it" in str(err.value)
+    gaps = _with(NEWER).outputs["production"]["gaps"]
+    assert [g for g in gaps if g.startswith("serving.images.unverifiedVllm vllm/vllm-tpu:v0.30.0: ")]

@@ -3,6 +3,7 @@ point 9: until the weights were copied, the group restarted every hour on slices
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -21,28 +22,44 @@ def _leader_inits(stack: str) -> list[dict]:
 def test_weights_wait_container_is_the_gcsfuse_leaders_and_names_the_object_it_waits_for():
     (wait,) = [c for c in _leader_inits("vllm-llama33-70b-v6e8") if c["name"] == weights_wait.CONTAINER]
     assert wait["volumeMounts"] == [{"mountPath": WEIGHTS_MOUNT, "name": "model-weights", "readOnly": True}]
-    assert "gs://" in wait["args"][0] and f"/{weights_wait.MARKER} is not there yet" in wait["args"][0]
+    assert "gs://" in wait["args"][0] and f"lacks {weights_wait.MARKER} or a shard" in wait["args"][0]
     assert wait["image"].endswith("vllm/vllm-tpu:v0.29.0") and "google.com/tpu" not in str(wait["resources"])
+    # a multi-host group's workers wait too (GKE review round 63, m1)
+    (lws,) = [r for r in plan_of("vllm-llama33-70b-v5e16").resources if r.type.endswith(":LeaderWorkerSet")]
+    worker = lws.inputs["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
+    assert [c["name"] for c in worker["initContainers"]] == [weights_wait.CONTAINER]
     # the Run:ai streamer reads gs:// itself: no mount to wait on
     assert not [c for c in _leader_inits("vllm-llama31-405b-v6e16") if c["name"] == weights_wait.CONTAINER]
 
 
-def _run(script: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    local = script.replace(f"{WEIGHTS_MOUNT}/", f"{folder}/")
-    return subprocess.run(
-        ["sh", "-c", local.replace("sleep 60", "sleep 0.2")], capture_output=True, text=True, timeout=5
-    )
-
-
-def test_weights_wait_script_waits_until_the_config_is_there(tmp_path: Path):
-    script = weights_wait.wait_script("ckpt-bucket", "llama-3.3-70b")
+def _waits(script: str, folder: Path) -> bool:
+    """Whether the wait, run on ``folder`` as the mount, is still waiting after a second (else it ended, rc 0)."""
+    local = script.replace(WEIGHTS_MOUNT, str(folder)).replace("sleep 60", "sleep 0.2")
     try:
-        subprocess.run(["sh", "-c", script.replace(f"{WEIGHTS_MOUNT}/", f"{tmp_path}/").replace("sleep 60", "sleep 0.2")],
-                       capture_output=True, text=True, timeout=1)  # fmt: skip
-        raise AssertionError("the wait ended with no config.json")
+        done = subprocess.run(["sh", "-c", local], capture_output=True, text=True, timeout=1.5)
     except subprocess.TimeoutExpired as waited:
         out = waited.stdout.decode() if isinstance(waited.stdout, bytes) else str(waited.stdout)
-        assert "waiting for the weights: gs://ckpt-bucket/llama-3.3-70b/config.json is not there yet" in out
+        assert "waiting for the weights: gs://ckpt-bucket/llama-3.3-70b/ lacks config.json" in out
+        return True
+    assert done.returncode == 0 and done.stdout.strip() == f"weights found: {folder}"
+    return False
+
+
+def test_weights_wait_script_waits_until_the_whole_checkpoint_is_there(tmp_path: Path):
+    """GKE review round 63, m2: config.json lands first in a parallel copy; the wait holds until every shard the
+    index names is there too."""
+    script = weights_wait.wait_script("ckpt-bucket", "llama-3.3-70b")
+    assert _waits(script, tmp_path / "absent") and _waits(script, tmp_path)
     (tmp_path / "config.json").write_text("{}")
-    done = _run(script, tmp_path)
-    assert done.returncode == 0 and done.stdout.strip() == f"weights found: {tmp_path}/config.json"
+    assert _waits(script, tmp_path)  # no shard yet
+    index = {"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}}
+    (tmp_path / weights_wait.INDEX).write_text(json.dumps(index))
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"x")
+    assert _waits(script, tmp_path)  # one of two shards
+    (tmp_path / "model-00002-of-00002.safetensors").write_bytes(b"x")
+    assert not _waits(script, tmp_path)
+    single = tmp_path / "single"
+    single.mkdir()
+    (single / "config.json").write_text("{}")
+    (single / "model.safetensors").write_bytes(b"x")
+    assert not _waits(script, single)  # an unsharded checkpoint: no index

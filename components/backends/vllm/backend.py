@@ -18,6 +18,7 @@ from ...settings import (
     to_settings,
 )
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
+from ...versions import PINS
 from .. import rollout, scaling
 from ..base import Backend, Built, Gap, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
 from . import disagg_backend
@@ -170,6 +171,16 @@ def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
                 f"each group spans the {shape.vms} VMs of a {shape.topology} slice: {MULTI_HOST_CAUTION} (the "
                 "preview's Caution: line has the sources)",
             ),
+        )
+    if serving.images.unverified_vllm is not None:  # GKE review round 63, m3
+        gaps.append(
+            Gap(
+                "serving.images.unverifiedVllm",
+                serving.images.unverified_vllm,
+                f"an engine release run on the flags built and checked for {PINS['vllm-tpu'].version}; nothing here "
+                "checked it against its own release: try it with production: false, or wait for the tpu-serving "
+                "release that pins it",
+            )
         )
     return [*gaps, *disagg_backend.production_gaps(serving, shape)]
 

@@ -416,7 +416,9 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
     template: dict[str, object] = {"size": args.group_size, "restartPolicy": lws.restart_policy(args.lws_version)}
     if args.multi_host:
         template["leaderTemplate"] = leader
-        template["workerTemplate"] = pod(worker_container(args, mounts), args.labels, None)
+        template["workerTemplate"] = pod(
+            worker_container(args, mounts), args.labels, None, None, weights_wait_container(args)
+        )
     else:
         template["workerTemplate"] = leader  # a group of one: the leader is built from the worker template
     replicas: dict[str, object] = {} if args.autoscaled else {"replicas": args.replicas}

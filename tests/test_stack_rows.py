@@ -39,7 +39,9 @@ def test_stack_rows_a_new_stack_gets_a_written_row_rewritten_each_run_and_droppe
     assert stack_rows.missing(base, files) == ["mine"]
     once = stack_rows.render(base, files, plans)
     (row,) = [r for r in once.splitlines() if r.startswith("| `mine` |")]
-    assert "| Qwen 2.5 7B on one v6e chip |" in row and "(`ct5lp-hightpu-4t`, 4x4)" in row
+    assert (
+        "| Qwen 2.5 7B on one v6e chip |" in row and "| 4 x v5litepod-16 (`ct5lp-hightpu-4t`, 4x4) | vLLM TPU; " in row
+    )
     assert "**caution: multi-host vLLM on TPU is unsupported on GKE" in row and row.endswith(f"{stack_rows.WRITTEN} |")
     _, _, rows = stack_rows.table_rows(once)
     assert rows[-1] == row and len(rows) == len(stack_rows.table_rows(base)[2]) + 1

@@ -81,3 +81,15 @@ def test_kinds_are_read_at_a_version_their_upstream_crd_serves(reference: Path) 
             checked += 1
     # LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob, InferencePool, PodMonitoring, Gateway, HTTPRoute
     assert checked == 8
+
+
+def test_main_a_missing_kubeconfig_file_is_said_before_anything_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New-user review 12, m4: a 17 s preview, then "Invalid kube-config file"."""
+    import tpu_serving_tools.verify as verify
+
+    monkeypatch.setattr(verify, "_plan", lambda args: pytest.fail("the plan was read first"))
+    status = main(["--stack", "any", "--kubeconfig", str(tmp_path / "absent"), "--wait", "0"])
+    assert status == 2
+    assert capsys.readouterr().err == f"error: --kubeconfig {tmp_path / 'absent'}: no such file\n"

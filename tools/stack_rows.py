@@ -23,6 +23,14 @@ PAGE = Path("README.md")
 START, END = "<!-- --8<-- [start:stacks] -->", "<!-- --8<-- [end:stacks] -->"
 WRITTEN = "(row written by `make readme` from the stack file; rewrite it by hand to keep it)"
 ROW = re.compile(r"^\| `(?P<stack>[^`]+)` \|")
+SERVING_COMPONENTS = {
+    "tpu-serving:index:VllmServing": "vLLM TPU",
+    "tpu-serving:index:VllmDisaggregatedServing": "vLLM TPU disaggregated",
+    "tpu-serving:index:PathwaysServing": "JetStream + Pathways",
+    "tpu-serving:index:SaxmlServing": "Saxml",
+    "tpu-serving:index:PathwaysWorkload": "PathwaysJob",
+}
+"""The serving column's words for the serving component a plan holds."""
 
 
 def table_rows(text: str) -> tuple[int, int, list[str]]:
@@ -49,16 +57,19 @@ def first_comment(stack_file: Path) -> str:
 def row(stack: str, stack_file: Path, plan: Plan) -> str:
     """A written row: the stack, its first comment, its TPU pools, the caution when its plan has it."""
     pools = tpu_pools(plan)
-    tpu = "; ".join(
-        f"{p.name}: {p.shape.slice_name} (`{p.shape.machine_type.name}`, {p.shape.topology})" for p in pools
+    kinds: dict[str, int] = {}
+    for p in pools:
+        key = f"{p.shape.slice_name} (`{p.shape.machine_type.name}`, {p.shape.topology})"
+        kinds[key] = kinds.get(key, 0) + 1
+    tpu = ", ".join(f"{n} x {k}" for k, n in kinds.items())
+    named = [SERVING_COMPONENTS[r.type] for r in plan.resources if r.type in SERVING_COMPONENTS]
+    serving = ", ".join(dict.fromkeys(named)) or "none"
+    if isinstance(plan.outputs.get("caution"), str):
+        serving += f"; **caution: {MULTI_HOST_CAUTION}** (the preview's `Caution:` line has the sources)"
+    return (
+        f"| `{stack}` | {first_comment(stack_file)} | {tpu or 'none created'} | {serving} | its preview's "
+        f"`Production:` line {WRITTEN} |"
     )
-    caution = plan.outputs.get("caution")
-    serving = (
-        f"**caution: {MULTI_HOST_CAUTION}** (the preview's `Caution:` line has the sources)"
-        if isinstance(caution, str)
-        else "see its preview"
-    )
-    return f"| `{stack}` | {first_comment(stack_file)} | {tpu or 'none created'} | {serving} | {WRITTEN} |"
 
 
 def render(text: str, stacks: Mapping[str, Path], plans: Mapping[str, Plan]) -> str:

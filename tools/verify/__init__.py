@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("-v", "--verbose", action="store_true", help="print the checks that pass too")
     args = parser.parse_args(argv)
+    if args.kubeconfig is not None and not args.kubeconfig.is_file():  # before the preview (new-user review 12, m4)
+        print(f"error: --kubeconfig {args.kubeconfig}: no such file", file=sys.stderr)
+        return 2
     plan = _plan(args)
     if plan is None:
         return 2

@@ -63,7 +63,7 @@ def test_lws_names_roles_groups_and_env():
     pods = pods_of(_plan(_lws(size=3, replicas=2)))
     assert [p.name for p in pods] == ["lws-0", "lws-0-1", "lws-0-2", "lws-1", "lws-1-1", "lws-1-2"]
     assert [p.role for p in pods[:3]] == ["leader", "worker", "worker"]
-    assert {p.group for p in pods[3:]} == {"LeaderWorkerSet/lws/1"}
+    assert {p.group for p in pods[3:]} == {"ns/LeaderWorkerSet/lws/1"}
     w = pods[2].containers[0].env
     assert w["LWS_LEADER_ADDRESS"] == "lws-0.lws.ns" and w["LWS_GROUP_SIZE"] == "3" and w["LWS_WORKER_INDEX"] == "2"
     # the leader requests no TPU: it is not in the host list and worker ids start at 0
@@ -75,7 +75,7 @@ def test_lws_exclusive_topology_whole_group():
     pods = pods_of(
         _plan(_lws(annotations={"leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"}))
     )
-    assert {p.exclusive_set for p in pods} == {"LeaderWorkerSet/lws/0"}
+    assert {p.exclusive_set for p in pods} == {"ns/LeaderWorkerSet/lws/0"}
     assert pods_of(_plan(_lws()))[0].exclusive_topology is None
 
 
@@ -160,8 +160,8 @@ def test_jobset_jobs_pods_and_exclusive_per_job():
     }
     pods = pods_of(_plan(js))
     assert len(pods) == 6 and pods[0].name == "js-slice-0-0" and pods[0].role == "slice"
-    assert {p.exclusive_set for p in pods} == {"JobSet/js/slice-0", "JobSet/js/slice-1"}
-    assert {p.restart_unit for p in pods} == {"JobSet/js"}
+    assert {p.exclusive_set for p in pods} == {"ns/JobSet/js/slice-0", "ns/JobSet/js/slice-1"}
+    assert {p.restart_unit for p in pods} == {"ns/JobSet/js"}
     assert pods[0].host_ports == {8471}
 
 
@@ -198,8 +198,8 @@ def test_pathwaysjob_workers_and_headless_and_colocate():
     pods = pods_of(_plan(_pathwaysjob(template=False)))
     workers = [p for p in pods if p.role == "pathways-worker"]
     assert len(workers) == 8 and {p.exclusive_set for p in workers} == {
-        "PathwaysJob/pw/worker-0",
-        "PathwaysJob/pw/worker-1",
+        "ns/PathwaysJob/pw/worker-0",
+        "ns/PathwaysJob/pw/worker-1",
     }
     w = workers[0]
     assert w.containers[0].limits.tpu == 4 and w.host_ports == {29005, 29006, 8471, 8080}
@@ -283,3 +283,22 @@ def test_make_container_takes_a_limitrange_default_limit_also_as_its_request():
     assert c.requested == frozenset({"cpu", "memory"})
     kept = make_container({"name": "c", "resources": {"limits": {"cpu": "3"}}}, defaults)
     assert (kept.limits.cpu, kept.requests.cpu) == (3.0, 3.0)
+
+
+def test_lws_same_named_sets_in_two_namespaces_are_two_sets():
+    """Library review 1, M1: two VllmServing at the default name ``vllm`` in two namespaces shared their groups'
+    keys, so the model placed one set's groups as the other's and failed the check."""
+    import copy as _copy
+
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    plan = _copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    (lws,) = [r for r in plan["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    twin = _copy.deepcopy(lws)
+    twin["urn"] += "-twin"
+    twin["inputs"]["metadata"]["namespace"] = "other"
+    plan["resources"].append(twin)
+    pods = pods_of(PlanView(plan))
+    by_ns = {ns: {p.exclusive_set for p in pods if p.namespace == ns} for ns in {p.namespace for p in pods}}
+    assert by_ns["other"] and not by_ns["other"] & by_ns[lws["inputs"]["metadata"]["namespace"]]

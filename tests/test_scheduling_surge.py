@@ -92,7 +92,7 @@ def test_scheduling_surge_on_one_fixed_slice_stalls_the_rollout():
     assert not surge.ok
     assert surge.reason.startswith(
         "the rollout stalls: at spec.replicas 1 (no HPA), the new revision's surge group 1 (group 1) stays pending "
-        "(no free cloud.google.com/gke-nodepool domain holds its whole set LeaderWorkerSet/vllm/1 (pools "
+        "(no free cloud.google.com/gke-nodepool domain holds its whole set vllm-llama405b/LeaderWorkerSet/vllm/1 (pools "
         "vllm405b-v6e16 x4; taken or too small, or host ports clash); no node pool that scales from zero takes the "
         "group (empty autoscaled pools: none)); while it is pending LWS updates no old group"
     ), surge.reason

@@ -183,7 +183,7 @@ def findings(view: PlanView) -> list[Finding]:
     for lws in _jetstream_lws(view):
         name = lws["metadata"]["name"]
         owner = f"LeaderWorkerSet/{name}"
-        group0 = [p for p in pods if p.owner == owner and p.group == f"{owner}/0" and p.role == "worker"]
+        group0 = [p for p in pods if p.owner == owner and p.group.endswith(f"{owner}/0") and p.role == "worker"]
         slices = _slices(group0, view)
         template = lws["spec"]["leaderWorkerTemplate"]
         for role in ("leaderTemplate", "workerTemplate"):

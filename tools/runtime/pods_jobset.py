@@ -40,11 +40,11 @@ def expand_jobset(
         )
         role = (roles or {}).get(rjob["name"], rjob["name"])
         for j in range(int(rjob.get("replicas", 1))):
-            job_key = f"{owner}/{rjob['name']}-{j}"
+            job_key = f"{ns}/{owner}/{rjob['name']}-{j}"  # namespaced, as an LWS group's
             for p in range(_job_pod_count(job_t.get("spec") or {})):
                 labels = {F.JOBSET_NAME_LABEL: name, F.JOBSET_REPLICATED_JOB_LABEL: rjob["name"]}
                 where = _Placement(
-                    f"{name}-{rjob['name']}-{j}-{p}", ns, owner, role, job_key, owner, excl, job_key, labels
+                    f"{name}-{rjob['name']}-{j}-{p}", ns, owner, role, job_key, f"{ns}/{owner}", excl, job_key, labels
                 )
                 pods.append(make_pod(pod_t, where, defaults))
     return pods

@@ -117,7 +117,7 @@ def _group_member(lws: _Lws, g: int, index: int, leader_tpu: bool, defaults: Lim
     """Pod ``index`` of group ``g`` (0 the leader), with LWS's variables and the TPU ones."""
     name, ns, size, sg_size = lws.name, lws.namespace, lws.size, lws.subgroup_size
     owner = f"LeaderWorkerSet/{name}"
-    group_key = f"{owner}/{g}"
+    group_key = f"{ns}/{owner}/{g}"  # namespaced: two same-named sets in two namespaces are two (library review 1, M1)
     template, role = (lws.leader_template, "leader") if index == 0 else (lws.worker_template, "worker")
     pod_name = f"{name}-{g}" if index == 0 else f"{name}-{g}-{index}"
     topo, excl_set = _exclusive(lws, index, group_key)
@@ -127,7 +127,7 @@ def _group_member(lws: _Lws, g: int, index: int, leader_tpu: bool, defaults: Lim
         owner,
         role,
         group_key,
-        group_key if lws.recreate_group else f"{owner}/{pod_name}",
+        group_key if lws.recreate_group else f"{ns}/{owner}/{pod_name}",
         topo,
         excl_set,
         {F.LWS_NAME_LABEL: name, F.LWS_WORKER_INDEX_LABEL: str(index)},

@@ -350,8 +350,13 @@ def at_minimum(pool: NodePool) -> NodePool:
     return pool if pool.min_nodes is None else replace(pool, nodes=pool.min_nodes)
 
 
-def group_pods(pods: Sequence[Pod], owner: str, group: int) -> list[Pod]:
-    return [p for p in pods if p.owner == owner and p.group == f"{owner}/{group}"]
+def group_pods(pods: Sequence[Pod], owner: str, group: int, namespace: str | None = None) -> list[Pod]:
+    """The pods of group ``group`` of ``owner`` (``Kind/name``), in ``namespace`` when given."""
+    return [
+        p
+        for p in pods
+        if p.owner == owner and p.group.endswith(f"{owner}/{group}") and (namespace is None or p.namespace == namespace)
+    ]
 
 
 def provision(group: Sequence[Pod], pools: list[NodePool], originals: Mapping[str, NodePool]) -> tuple[str, bool]:
@@ -399,7 +404,7 @@ def step_up(
     """Group ``count - 1`` of workload ``key`` beside the groups before it: on nodes already up, else on the first
     empty autoscaled pool that takes it whole (``pools`` is updated with the slice provisioned)."""
     pods = pods_of(view, {key: count})
-    group = group_pods(pods, f"{key[1]}/{key[2]}", count - 1)
+    group = group_pods(pods, f"{key[1]}/{key[2]}", count - 1, key[0])
     before = place(pods, pools)
     if all(p.key in before.node_of for p in group):
         return Step(True, None, before.pool_of[group[0].key].name if group else None, None)

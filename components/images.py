@@ -77,11 +77,18 @@ def release_image_problem(pin_key: str, override: str | None = None) -> Callable
     release anyway, unverified, which the message names."""
     pin = PINS[pin_key]
 
+    name = pin.value.rsplit(":", 1)[0].rsplit("/", 1)[-1]  # the image's own name, kept by any mirror's path
+
     def problem(image: str) -> str:
         m = _REFERENCE.match(image)
         if not m:
             return image_problem(image)
         tag, digest = m.group("tag"), m.group("digest")
+        if m.group("path").rsplit("/", 1)[-1] != name:  # library review 1, M2: vllm/vllm-openai (GPU) passed
+            return (
+                f"is not a {name} image (the pods are built for {pin.value}; a mirror's path keeps the name "
+                f"{name}); valid: <registry>/<path>/{name}:{pin.version}"
+            )
         if tag == pin.version:
             return ""
         if tag == "latest":

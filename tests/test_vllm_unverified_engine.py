@@ -78,3 +78,17 @@ def test_vllm_unverified_engine_is_a_production_gap():
     assert "serving.images.unverifiedVllm" in str(err.value) and "nothing here checked it" in str(err.value)
     gaps = _with(NEWER).outputs["production"]["gaps"]
     assert [g for g in gaps if g.startswith("serving.images.unverifiedVllm vllm/vllm-tpu:v0.30.0: ")]
+
+
+def test_vllm_unverified_engine_the_pinned_field_refuses_an_image_of_another_name():
+    """Library review 1, M2: the GPU image vllm/vllm-openai at the pinned tag passed every check."""
+    from tpu_serving.images import release_image_problem
+
+    problem = release_image_problem("vllm-tpu")("vllm/vllm-openai:v0.29.0")
+    assert problem.startswith("is not a vllm-tpu image")
+    assert release_image_problem("vllm-tpu")("us-east5-docker.pkg.dev/p/r/vllm/vllm-tpu:v0.29.0") == ""
+
+
+def test_vllm_unverified_engine_of_another_name_is_still_counted_by_the_engines_check():
+    engines = [f for f in _engines(_with("registry.example.com/team/vllm-tpu-fix:v0.29.1")) if f.subject.startswith("engine vllm ")]
+    assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)

@@ -68,3 +68,12 @@ def test_library_preview_cost_outside_the_us_says_the_tpu_prices_are_us_ones():
     assert "europe-west4's may differ: set prices.tpuChipHour" in line
     assert library_preview.region(plan_of("vllm-llama33-70b-v6e8")) == "us-east5"
     assert library_preview.region(without_outputs(plan_of("vllm-llama33-70b-v6e8"))) == "us-east5"
+
+
+def test_library_preview_program_lines_say_what_a_program_adds_itself():
+    """Library review 1, M4: a program lost the stack file's holds, alerts, quota and policies without a word."""
+    assert library_preview.program_lines(plan_of("vllm-llama33-70b-v6e8")) == []  # a TpuServingDeployment
+    bare = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
+    bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
+    (line,) = library_preview.program_lines(bare)
+    assert line.startswith("Program: built from the components") and "(TpuClusterArgs.maintenance)" in line

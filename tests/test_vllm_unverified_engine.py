@@ -90,5 +90,9 @@ def test_vllm_unverified_engine_the_pinned_field_refuses_an_image_of_another_nam
 
 
 def test_vllm_unverified_engine_of_another_name_is_still_counted_by_the_engines_check():
-    engines = [f for f in _engines(_with("registry.example.com/team/vllm-tpu-fix:v0.29.1")) if f.subject.startswith("engine vllm ")]
+    engines = [
+        f
+        for f in _engines(_with("registry.example.com/team/vllm-tpu-fix:v0.29.1"))
+        if f.subject.startswith("engine vllm ")
+    ]
     assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)

@@ -172,3 +172,21 @@ def region(plan: Plan) -> str | None:
         if isinstance(location, str) and location:
             return location if location.count("-") == 1 else location.rsplit("-", 1)[0]
     return None
+
+
+DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
+LEFT_TO_THE_PROGRAM = (
+    "Program: built from the components, not a TpuServingDeployment, so this preview has no Production, Upgrades, "
+    "Rollout, Drain, Quota, Alerts, Probe or Verified line for it, and only what it declares runs. A stack file's "
+    "deployment adds, and a program adds itself: node upgrades held on the TPU pools (TpuClusterArgs.maintenance), "
+    "a namespace with its quota, operators and NetworkPolicies (Tenancy), alert policies and the serving probe "
+    "(Observability), the host-maintenance gate (HostMaintenanceGate) (docs/library-api.md)"
+)
+"""What a program of its own leaves out unless it adds it (library review 1, M4)."""
+
+
+def program_lines(plan: Plan) -> list[str]:
+    """:data:`LEFT_TO_THE_PROGRAM`, for a plan with serving and no ``TpuServingDeployment``."""
+    if any(r.type == DEPLOYMENT for r in plan.resources) or not tpu_pools(plan):
+        return []
+    return [LEFT_TO_THE_PROGRAM]

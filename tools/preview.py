@@ -142,6 +142,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             ),
             *rollout_summary(plan.outputs),
             *library_maintenance(plan),
+            *library_preview.program_lines(plan),
             *router_summary(plan.outputs),
             *verified_line(plan.stack, shipped_stacks(root) if root else []),
             *quota_summary(plan.outputs),

@@ -264,3 +264,15 @@ def test_a_single_pool_without_a_manual_start_gets_no_move_or_drain():
     plan["outputs"]["slices"] = plan["outputs"]["slices"][:1]
     text = runbook.render(plan)
     assert "kubectl drain" not in text and "# One serving pool (" in text
+
+
+def test_a_plan_serving_two_workloads_says_the_runbook_covers_one():
+    """Library review 1, M3: a program serving two models got the first one's runbook, silently."""
+    plan = copy.deepcopy(plan_of(V6E8).as_json())
+    assert "Not covered: this plan also serves" not in runbook.render(plan)
+    (lws,) = [r for r in plan["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    twin = copy.deepcopy(lws)
+    twin["inputs"]["metadata"] = {**twin["inputs"]["metadata"], "namespace": "small", "name": "vllm-small"}
+    plan["resources"].append(twin)
+    (line,) = [x for x in runbook.render(plan).splitlines() if x.startswith("# Not covered: this plan also serves")]
+    assert "small/leaderworkerset/vllm-small" in line and "the waits, drains and holds below are" in line

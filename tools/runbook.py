@@ -470,6 +470,15 @@ def render(plan: Mapping[str, Any]) -> str:
         f"# {n.stack}: the runbooks' commands in this stack's names (from its offline plan)",
         f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
         _rights(n),
+        *(
+            [
+                f"# Not covered: this plan also serves {', '.join(n.others)}; the waits, drains and holds below are "
+                f"{n.namespace}/{n.workload}'s only, and a pool of another workload upgraded or maintained takes its "
+                "groups down without them"
+            ]
+            if n.others
+            else []
+        ),
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]

@@ -79,6 +79,8 @@ class Names:
     """The plan grants the namespace's operators the runbooks' rights (the Role ``tpu-serving-operator``)."""
     min_replicas: int | None
     max_replicas: int | None
+    others: tuple[str, ...] = ()
+    """The plan's other serving workloads, which this runbook does not cover."""
 
 
 def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
@@ -99,6 +101,19 @@ def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
         for inputs in _resources(plan, type_):
             return kind, str(_metadata(inputs).get("name")), inputs
     raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
+
+
+def other_workloads(plan: Mapping[str, Any], kind: str, name: str, namespace: str) -> tuple[str, ...]:
+    """The serving workloads of the plan beside the one the runbook is written for (``namespace/name``), by
+    ``namespace/kind/name``: a program that serves several models (library review 1, M3)."""
+    found = []
+    for type_, other in WORKLOADS.items():
+        for inputs in _resources(plan, type_):
+            meta = _metadata(inputs)
+            ns, n = str(meta.get("namespace", "default")), str(meta.get("name"))
+            if (other, n, ns) != (kind, name, namespace):
+                found.append(f"{ns}/{other}/{n}")
+    return tuple(found)
 
 
 def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -231,4 +246,5 @@ def names(plan: Mapping[str, Any]) -> Names:
         ),
         min_replicas=_scaling(outputs, "minReplicas"),
         max_replicas=_scaling(outputs, "maxReplicas"),
+        others=other_workloads(plan, kind, workload, namespace),
     )

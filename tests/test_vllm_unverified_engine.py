@@ -92,7 +92,18 @@ def test_vllm_unverified_engine_the_pinned_field_refuses_an_image_of_another_nam
 def test_vllm_unverified_engine_of_another_name_is_still_counted_by_the_engines_check():
     engines = [
         f
-        for f in _engines(_with("registry.example.com/team/vllm-tpu-fix:v0.29.1"))
+        for f in _engines(_with("registry.example.com/team/vllm-tpu:v0.29.1-fix"))
         if f.subject.startswith("engine vllm ")
     ]
     assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)
+
+
+def test_vllm_unverified_engine_refuses_an_image_that_is_not_vllm_tpu():
+    """Library review 2, M3: the GPU image came in through the unverified field."""
+    from tests.fixtures.configs import VLLM, with_change
+
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(
+            with_change("tpu-serving:serving/images", {"unverifiedVllm": "vllm/vllm-openai:v0.29.0"}, base=VLLM)
+        )
+    assert "is not a vllm-tpu image" in str(err.value)

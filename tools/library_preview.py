@@ -175,18 +175,37 @@ def region(plan: Plan) -> str | None:
 
 
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
-LEFT_TO_THE_PROGRAM = (
-    "Program: built from the components, not a TpuServingDeployment, so this preview has no Production, Upgrades, "
-    "Rollout, Drain, Quota, Alerts, Probe or Verified line for it, and only what it declares runs. A stack file's "
-    "deployment adds, and a program adds itself: node upgrades held on the TPU pools (TpuClusterArgs.maintenance), "
-    "a namespace with its quota, operators and NetworkPolicies (Tenancy), alert policies and the serving probe "
-    "(Observability), the host-maintenance gate (HostMaintenanceGate) (docs/library-api.md)"
+ADDED_BY: tuple[tuple[str, str], ...] = (
+    ("tpu-serving:index:Tenancy", "a namespace with its quota, operators and NetworkPolicies (Tenancy)"),
+    ("tpu-serving:index:Observability", "alert policies and the serving probe (Observability)"),
+    ("tpu-serving:index:HostMaintenanceGate", "the host-maintenance gate (HostMaintenanceGate)"),
 )
-"""What a program of its own leaves out unless it adds it (library review 1, M4)."""
+"""What a stack file's deployment adds, by the component that adds it to a program."""
+HOLD = "node upgrades held on the TPU pools (TpuClusterArgs.maintenance)"
+
+
+def _holds_upgrades(plan: Plan) -> bool:
+    """Whether a cluster the plan creates has a maintenance exclusion (node upgrades held)."""
+    return any(
+        r.type == CLUSTER and (_mapping(r.inputs.get("maintenancePolicy")).get("maintenanceExclusions"))
+        for r in plan.resources
+    )
 
 
 def program_lines(plan: Plan) -> list[str]:
-    """:data:`LEFT_TO_THE_PROGRAM`, for a plan with serving and no ``TpuServingDeployment``."""
+    """For a plan with TPU pools and no ``TpuServingDeployment``: the lines this preview cannot give it, and what a
+    stack file's deployment adds that the program does not declare (library review 1, M4; review 2, M6: by what
+    it declares, not a fixed list)."""
     if any(r.type == DEPLOYMENT for r in plan.resources) or not tpu_pools(plan):
         return []
-    return [LEFT_TO_THE_PROGRAM]
+    declared = {r.type for r in plan.resources}
+    missing = [what for type_, what in ADDED_BY if type_ not in declared]
+    if any(r.type == CLUSTER for r in plan.resources) and not _holds_upgrades(plan):
+        missing.insert(0, HOLD)
+    head = (
+        "Program: built from the components, not a TpuServingDeployment, so this preview has no Production, Upgrades, "
+        "Rollout, Drain, Quota, Alerts, Probe or Verified line for it"
+    )
+    if not missing:
+        return [f"{head}; it declares what a stack file's deployment adds (docs/library-api.md)"]
+    return [f"{head}; a stack file's deployment adds, and this program does not declare: {'; '.join(missing)}"]

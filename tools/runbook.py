@@ -37,6 +37,7 @@ from typing import Any
 
 from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
@@ -439,27 +440,6 @@ def _cover_lines(n: Names) -> list[str]:
     ]
 
 
-def _rights(n: Names) -> str:
-    """Who may run the kubectl steps: the stack's operator Role and ClusterRole, or, for a program that declares
-    neither, whoever holds the namespace's and the nodes' rights."""
-    if not n.operator_role:
-        return (
-            f"# kubectl steps: this program grants no operator Role (a stack file's tenancy.operators does); they need"
-            f" the rights of namespace {n.namespace} and, for the node steps (cordon, drain, taint, label), the"
-            " nodes'; gcloud steps need IAM (docs/security.md)"
-        )
-    return (
-        f"# kubectl steps: the Role {n.namespace}/tpu-serving-operator grants the namespace's to tenancy.operators; "
-        + (
-            "the node steps (cordon, drain, taint, label, even reading nodes) are the cluster owner's on an existing"
-            " cluster"
-            if n.existing
-            else f"the ClusterRole {n.namespace}-tpu-serving-operator the node steps"
-        )
-        + "; gcloud steps need IAM (docs/security.md)"
-    )
-
-
 def render(plan: Mapping[str, Any]) -> str:
     """The runbook of ``plan``: header, upgrades, host maintenance, a lost VM, a zone outage."""
     n = names(plan)
@@ -469,16 +449,7 @@ def render(plan: Mapping[str, Any]) -> str:
     header = [
         f"# {n.stack}: the runbooks' commands in this stack's names (from its offline plan)",
         f"# cluster {n.cluster} ({n.location}), namespace {n.namespace}, {n.kind} {n.workload}{hpa}",
-        _rights(n),
-        *(
-            [
-                f"# Not covered: this plan also serves {', '.join(n.others)}; the waits, drains and holds below are "
-                f"{n.namespace}/{n.workload}'s only, and a pool of another workload upgraded or maintained takes its "
-                "groups down without them"
-            ]
-            if n.others
-            else []
-        ),
+        *access_lines(n),
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]

@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ...images import pinned_image_problem, release_image_problem
+from ...images import pinned_image_problem, release_image_problem, split_reference
 from ...settings import described
 from .facts import DEFAULT_IMAGE
 
@@ -22,10 +22,23 @@ class VllmImages:
         " for the pinned one (a fix on the serving team's schedule): pinned to a tag or digest; the preview and"
         " `make check` say it is unverified and what the conformance tables know of its differences.",
         default=None,
-        check=lambda image: pinned_image_problem(image) if image is not None else "",
+        check=lambda image: _unverified_problem(image) if image is not None else "",
     )
 
     @property
     def engine(self) -> str:
         """The image the pods run: the unverified one when given, else the pinned release's."""
         return self.unverified_vllm or self.vllm
+
+
+def _unverified_problem(image: str) -> str:
+    """An unverified engine image must still be pinned, and a vLLM TPU image: its path's last name ``vllm-tpu``, as
+    the pinned one's and any mirror's (library review 2, M3: the GPU image ``vllm/vllm-openai`` came in here)."""
+    problem = pinned_image_problem(image)
+    if problem:
+        return problem
+    name = DEFAULT_IMAGE.rsplit(":", 1)[0].rsplit("/", 1)[-1]
+    ref = split_reference(image)
+    if ref is None or ref.path.rsplit("/", 1)[-1] != name:
+        return f"is not a {name} image (push a build of your own under the name {name}: <registry>/<path>/{name}:<tag>)"
+    return ""

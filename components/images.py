@@ -49,6 +49,13 @@ def split_reference(image: str) -> Reference | None:
     return Reference(registry, path, m.group("tag"), m.group("digest"))
 
 
+def image_name(image: str) -> str | None:
+    """The last name of ``image``'s path (``vllm-tpu`` of ``docker.io/vllm/vllm-tpu:v0.29.0`` and of any mirror's
+    path to it), or None when it is no reference."""
+    ref = split_reference(image)
+    return None if ref is None else ref.path.rsplit("/", 1)[-1]
+
+
 def image_problem(image: str, *, pinned: bool = False) -> str:
     """Why ``image`` is not a valid image reference (``pinned``: or not pinned to a tag or digest), or ``""``."""
     m = _REFERENCE.match(image)
@@ -77,14 +84,14 @@ def release_image_problem(pin_key: str, override: str | None = None) -> Callable
     release anyway, unverified, which the message names."""
     pin = PINS[pin_key]
 
-    name = pin.value.rsplit(":", 1)[0].rsplit("/", 1)[-1]  # the image's own name, kept by any mirror's path
+    name = image_name(pin.value)  # the image's own name, kept by any mirror's path
 
     def problem(image: str) -> str:
         m = _REFERENCE.match(image)
         if not m:
             return image_problem(image)
         tag, digest = m.group("tag"), m.group("digest")
-        if m.group("path").rsplit("/", 1)[-1] != name:  # library review 1, M2: vllm/vllm-openai (GPU) passed
+        if image_name(image) != name:  # library review 1, M2: vllm/vllm-openai (GPU) passed
             return (
                 f"is not a {name} image (the pods are built for {pin.value}; a mirror's path keeps the name "
                 f"{name}); valid: <registry>/<path>/{name}:{pin.version}"

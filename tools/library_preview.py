@@ -17,6 +17,7 @@ from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
 from tpu_serving.derived import cost_output
 from tpu_serving_tools.offline import Plan
+from tpu_serving_tools.runtime.node_pool import PoolSize, pool_size
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -27,38 +28,12 @@ RESERVATION_TYPES = {"SPECIFIC_RESERVATION": Capacity.RESERVATION, "ANY_RESERVAT
 """``nodeConfig.reservationAffinity.consumeReservationType`` to the capacity it gives (``NO_RESERVATION``: none)."""
 
 
-@dataclass(frozen=True)
-class PoolSize:
-    """A node pool's nodes: those it keeps without demand and those it may grow to, over all its zones."""
-
-    running: int
-    most: int
-
-
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
 def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) else default
-
-
-def pool_size(inputs: Mapping[str, Any]) -> PoolSize:
-    """Nodes of a pool: ``nodeCount`` (else ``initialNodeCount``) per zone times its zones (``nodeLocations``); an
-    autoscaled pool grows to its maximum (``total*`` over the pool, else per zone)."""
-    zones = max(1, len(inputs.get("nodeLocations") or ()))
-    given = inputs.get("nodeCount", inputs.get("initialNodeCount"))
-    auto = _mapping(inputs.get("autoscaling"))
-    if not auto:
-        return PoolSize(_int(given) * zones, _int(given) * zones)
-    if "totalMinNodeCount" in auto or "totalMaxNodeCount" in auto:
-        low, high = _int(auto.get("totalMinNodeCount")), _int(auto.get("totalMaxNodeCount"))
-    else:
-        low, high = _int(auto.get("minNodeCount")) * zones, _int(auto.get("maxNodeCount")) * zones
-    # an autoscaled pool is created at its count (a slice made whole, that the autoscaler may later remove), else
-    # at its minimum
-    start = _int(given) * zones if isinstance(given, int) else low
-    return PoolSize(start, max(start, high))
 
 
 def pool_capacity(node_config: Mapping[str, Any]) -> Capacity:

@@ -76,20 +76,22 @@ def render(text: str, stacks: Mapping[str, Path], plans: Mapping[str, Plan]) -> 
     """``text`` with the hand-written rows of stack files that exist kept, and written rows for the others
     (``plans``: those stacks' previews)."""
     start, end, lines = table_rows(text)
-    head, body = lines[:2], lines[2:]
-    kept = [r for r in body if WRITTEN not in r and (m := ROW.match(r)) and m.group("stack") in stacks]
-    described = {m.group("stack") for r in kept if (m := ROW.match(r))}
-    written = [row(s, stacks[s], plans[s]) for s in stacks if s not in described]
+    hand = {s: r for s, r in _hand_rows(lines).items() if s in stacks}
+    written = [row(s, stacks[s], plans[s]) for s in missing(text, stacks)]
     out = text.split("\n")
-    out[start:end] = head + kept + written
+    out[start:end] = lines[:2] + list(hand.values()) + written
     return "\n".join(out)
+
+
+def _hand_rows(lines: list[str]) -> dict[str, str]:
+    """The table's hand-written rows (no :data:`WRITTEN` mark), by stack, in the table's order."""
+    return {m.group("stack"): r for r in lines[2:] if WRITTEN not in r and (m := ROW.match(r))}
 
 
 def missing(text: str, stacks: Mapping[str, Path]) -> list[str]:
     """The stacks without a hand-written row (the ones :func:`render` writes)."""
-    _, _, lines = table_rows(text)
-    described = {m.group("stack") for r in lines[2:] if WRITTEN not in r and (m := ROW.match(r))}
-    return [s for s in stacks if s not in described]
+    hand = _hand_rows(table_rows(text)[2])
+    return [s for s in stacks if s not in hand]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -229,9 +229,10 @@ def engine_lines(view: PlanView) -> list[str]:
         if isinstance(text, str) and text.startswith(UNVERIFIED_ENGINE):
             lines.append(f"Engine: {text}")
     said: set[str] = set()
+    unverified = unverified_images(view)
     for _, c in _containers(view):
         image = str(c["image"])
-        if image in said or image not in unverified_images(view):
+        if image in said or image not in unverified:
             continue
         said.add(image)
         script = " ".join(str(x) for x in [*(c.get("command") or [])[2:], *(c.get("args") or [])])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.pods import Resources
@@ -42,3 +43,33 @@ class NodePool:
     declared_grants: Mapping[str, tuple[str, ...]] | None = None
     """An existing pool's node service account, outside the plan: the roles the plan declares it holds (bucket ->
     storage roles), which the model takes as given; None: a created pool, whose account's roles the plan holds."""
+
+
+@dataclass(frozen=True)
+class PoolSize:
+    """A node pool's nodes: those it keeps without demand and those it may grow to, over all its zones."""
+
+    running: int
+    most: int
+
+
+def _int(value: Any, default: int = 0) -> int:
+    return value if isinstance(value, int) else default
+
+
+def pool_size(inputs: Mapping[str, Any]) -> PoolSize:
+    """Nodes of a pool: ``nodeCount`` (else ``initialNodeCount``) per zone times its zones (``nodeLocations``); an
+    autoscaled pool grows to its maximum (``total*`` over the pool, else per zone)."""
+    zones = max(1, len(inputs.get("nodeLocations") or ()))
+    given = inputs.get("nodeCount", inputs.get("initialNodeCount"))
+    auto = inputs.get("autoscaling") or {}
+    if not auto:
+        return PoolSize(_int(given) * zones, _int(given) * zones)
+    if "totalMinNodeCount" in auto or "totalMaxNodeCount" in auto:
+        low, high = _int(auto.get("totalMinNodeCount")), _int(auto.get("totalMaxNodeCount"))
+    else:
+        low, high = _int(auto.get("minNodeCount")) * zones, _int(auto.get("maxNodeCount")) * zones
+    # an autoscaled pool is created at its count (a slice made whole, that the autoscaler may later remove), else
+    # at its minimum
+    start = _int(given) * zones if isinstance(given, int) else low
+    return PoolSize(start, max(start, high))

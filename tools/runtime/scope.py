@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime.node_pool import pool_size
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.prereqs import declared_existing_nat
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -164,8 +165,7 @@ def _claims(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[Claim]]:
             zones: list[Any] = list(inputs.get("nodeLocations") or ())
             if affinity.get("consumeReservationType") != "SPECIFIC_RESERVATION" or len(names) != 1 or len(zones) != 1:
                 continue
-            auto = inputs.get("autoscaling") or {}
-            nodes = auto.get("totalMaxNodeCount") or auto.get("maxNodeCount") or inputs.get("nodeCount") or 0
+            nodes = pool_size(inputs).most
             key = (str(inputs.get("project", view.setting("project"))), str(zones[0]), str(names[0]))
             claim = Claim(label, str(inputs.get("name")), str(config.get("machineType")), int(nodes))
             out.setdefault(key, []).append(claim)

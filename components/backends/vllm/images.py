@@ -2,7 +2,7 @@
 
 from dataclasses import dataclass
 
-from ...images import pinned_image_problem, release_image_problem, split_reference
+from ...images import image_name, pinned_image_problem, release_image_problem
 from ...settings import described
 from .facts import DEFAULT_IMAGE
 
@@ -37,8 +37,7 @@ def _unverified_problem(image: str) -> str:
     problem = pinned_image_problem(image)
     if problem:
         return problem
-    name = DEFAULT_IMAGE.rsplit(":", 1)[0].rsplit("/", 1)[-1]
-    ref = split_reference(image)
-    if ref is None or ref.path.rsplit("/", 1)[-1] != name:
+    name = image_name(DEFAULT_IMAGE)
+    if image_name(image) != name:
         return f"is not a {name} image (push a build of your own under the name {name}: <registry>/<path>/{name}:<tag>)"
     return ""

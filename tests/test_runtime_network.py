@@ -147,3 +147,20 @@ def test_network_a_plan_without_settings_gets_only_the_flows_of_the_backends_its
 
     assert 38679 not in flows_without_settings("vllm-llama31-405b-v6e16")
     assert 38679 in flows_without_settings("llama31-405b-v6e16")
+
+
+def test_network_a_same_named_workload_in_a_second_namespace_has_flows_of_its_own() -> None:
+    """Library review 2, M1: two default-named serving components in two namespaces. Their pods were one workload
+    (told apart by owner and role alone), so the second namespace's flows, KV transfer included, were not checked."""
+    from tests.conftest import plan_of
+    from tests.fixtures.twin import twin_namespace
+    from tpu_serving_tools.runtime.network import check as network_check
+
+    plan = plan_of("vllm-llama33-70b-disagg-v6e8x2").as_json()
+    one = network_check(PlanView(plan))
+    both = network_check(PlanView(twin_namespace(plan, "vllm-pd70b", "second")))
+    inside = [f.subject for f in one.findings if f.subject.count("vllm-pd70b/") == 2]
+    assert any("decode" in s and "prefill" in s for s in inside), inside  # the KV transfer among them
+    twins = {f.subject for f in both.findings if f.subject.count("second/") == 2}
+    assert sorted(twins) == sorted(s.replace("vllm-pd70b/", "second/") for s in inside)
+    assert both.failures() == []

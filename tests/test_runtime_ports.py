@@ -85,3 +85,17 @@ def test_ports_the_pools_picker_serves_that_pool_on_the_ports_the_pool_and_gke_u
         "ports picker vllm-llama70b/vllm-api-gateway ext-proc 9002": "epp listens for ext-proc on 9102 (--grpc-port); "
         "the pool's calls land on 9002"
     }
+
+
+def test_ports_a_same_named_workload_in_a_second_namespace_is_checked_as_its_own():
+    """Library review 2, M1: two default-named serving components in two namespaces. The second namespace's
+    Service selected "no pod of the plan" and its pods' probes and arguments went unchecked, because pods were
+    told apart by owner and role alone."""
+    from tests.fixtures.twin import twin_namespace
+
+    one = ports.check(_view())
+    both = ports.check(PlanView(twin_namespace(plan_of(STACK).as_json(), "vllm-llama70b", "second")))
+    assert both.failures() == []
+    second = [f.subject for f in both.findings if " second/" in f.subject]
+    first = [f.subject for f in one.findings if " vllm-llama70b/" in f.subject]
+    assert first and sorted(s.replace(" second/", " vllm-llama70b/") for s in second) == sorted(first)

@@ -227,7 +227,8 @@ def _group_sizes(view: PlanView) -> dict[str, int]:
     out: dict[str, int] = {}
     for pod in pods_of(view):
         if pod.requests_tpu and pod.group.endswith("/0"):
-            out[pod.owner] = out.get(pod.owner, 0) + 1
+            owner = f"{pod.namespace}/{pod.owner}"  # as Workload.owner
+            out[owner] = out.get(owner, 0) + 1
     return out
 
 

@@ -44,6 +44,8 @@ class Workload:
     host_network: bool
     containers: tuple[Container, ...] = ()
     owner: str = ""
+    """``<namespace>/<kind>/<name>`` of the object whose controller creates the pods: same-named objects of two
+    namespaces (two default-named serving components) are two owners."""
 
 
 @dataclass(frozen=True)
@@ -92,9 +94,9 @@ def _workload_name(pod: Pod) -> str:
 
 def workloads(view: PlanView) -> list[Workload]:
     """One :class:`Workload` per (object, role) of the pods the plan's controllers create."""
-    seen: dict[tuple[str, str], Workload] = {}
+    seen: dict[tuple[str, str, str], Workload] = {}
     for pod in pods_of(view):
-        key = (pod.owner, pod.role)
+        key = (pod.namespace, pod.owner, pod.role)
         if key not in seen:
             seen[key] = Workload(
                 _workload_name(pod),
@@ -103,7 +105,7 @@ def workloads(view: PlanView) -> list[Workload]:
                 dict(pod.labels),
                 pod.host_network,
                 pod.containers + tuple(c for c in pod.init_containers if c.sidecar),
-                pod.owner,
+                f"{pod.namespace}/{pod.owner}",
             )
     return list(seen.values())
 

@@ -41,9 +41,9 @@ def _serving(pod: Pod) -> tuple[Container, ...]:
 
 
 def _unique_pods(view: PlanView) -> list[Pod]:
-    seen: dict[tuple[str, str], Pod] = {}
-    for pod in pods_of(view):
-        seen.setdefault((pod.owner, pod.role), pod)
+    seen: dict[tuple[str, str, str], Pod] = {}
+    for pod in pods_of(view):  # same-named objects of two namespaces are two (library review 2, M1)
+        seen.setdefault((pod.namespace, pod.owner, pod.role), pod)
     return list(seen.values())
 
 

@@ -57,6 +57,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),
     ("scheduling", "scale ", "scale steps"),
+    ("scheduling", "zone spread ", "zone spreads placed"),
     ("network", "flow ", "flows allowed"),
     ("network", "excess ", "KV flows not opened the other way"),
     ("ports", "", "ports served"),
@@ -88,12 +89,13 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
         if category not in by_name:
             continue
         passed, total = _count(by_name[category], prefix)
-        # only stacks that autoscale have a scale path, only disaggregated ones roles, only some engines have tables,
+        # only stacks that autoscale have a scale path, only those over zones a zone spread, only disaggregated ones roles, only some engines have tables,
         # only DisaggregatedSet and PathwaysJob stacks controller objects the model knows
         optional = (
             ("objects", ""),
             ("scheduling", "role "),
             ("scheduling", "scale "),
+            ("scheduling", "zone spread "),
             ("network", "excess "),
             ("second apply", ""),
             ("engines", ""),

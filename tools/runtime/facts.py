@@ -81,8 +81,12 @@ DEPLOYMENT_DEFAULT_MAX_SURGE = 0.25
 # Source: kubernetes-sigs/lws@v0.10.0:api/leaderworkerset/v1/leaderworkerset_types.go
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 LWS_WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+LWS_GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
 """Labels the LeaderWorkerSet controller puts on its pods (kubernetes-sigs/lws@v0.10.0
-api/leaderworkerset/v1: SetNameLabelKey, WorkerIndexLabelKey; the leader has index 0)."""
+api/leaderworkerset/v1: SetNameLabelKey, WorkerIndexLabelKey, GroupIndexLabelKey; the leader has index 0)."""
+ZONE_LABEL = "topology.kubernetes.io/zone"
+"""The node label of its zone, which the kubelet sets
+(https://kubernetes.io/docs/reference/labels-annotations-taints/#topologykubernetesiozone)."""
 LWS_EXCLUSIVE_ANNOTATION = "leaderworkerset.sigs.k8s.io/exclusive-topology"
 LWS_SUBGROUP_EXCLUSIVE_ANNOTATION = "leaderworkerset.sigs.k8s.io/subgroup-exclusive-topology"
 LWS_ENV_LEADER_ADDRESS = "LWS_LEADER_ADDRESS"  # types.go:67

@@ -40,6 +40,8 @@ class NodePool:
     slice_vms: int | None = None
     """Multi-host TPU slice pools (a COMPACT placement with a topology): VMs of the one slice, which GKE
     creates and removes as one atomic unit."""
+    zones: tuple[str, ...] = ()
+    """The zones of its nodes (``nodeLocations``); empty for an existing pool the plan does not place."""
     declared_grants: Mapping[str, tuple[str, ...]] | None = None
     """An existing pool's node service account, outside the plan: the roles the plan declares it holds (bucket ->
     storage roles), which the model takes as given; None: a created pool, whose account's roles the plan holds."""

@@ -130,7 +130,7 @@ def _group_member(lws: _Lws, g: int, index: int, leader_tpu: bool, defaults: Lim
         group_key if lws.recreate_group else f"{ns}/{owner}/{pod_name}",
         topo,
         excl_set,
-        {F.LWS_NAME_LABEL: name, F.LWS_WORKER_INDEX_LABEL: str(index)},
+        {F.LWS_NAME_LABEL: name, F.LWS_WORKER_INDEX_LABEL: str(index), F.LWS_GROUP_INDEX_LABEL: str(g)},
     )
     pod = make_pod(template, where, defaults)
     lws_env = {

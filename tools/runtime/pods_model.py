@@ -71,6 +71,18 @@ class Volume:
 
 
 @dataclass(frozen=True)
+class ZoneRule:
+    """A required topology spread over zones (``topologyKey: topology.kubernetes.io/zone``, ``whenUnsatisfiable:
+    DoNotSchedule``): the pods ``selector`` picks in the pod's namespace differ by at most ``max_skew`` between
+    zones, and while fewer than ``min_domains`` zones are eligible the emptiest counts as holding none (k8s.io/api
+    v0.36.3 core/v1/types.go l.4734-4743)."""
+
+    max_skew: int
+    min_domains: int
+    selector: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class Pod:
     """One pod as a controller creates it."""
 
@@ -100,6 +112,8 @@ class Pod:
     node_affinity: tuple[tuple[Mapping[str, Any], ...], ...] = ()
     """``requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms``: each term's ``matchExpressions``; a node
     must match one term (https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/#node-affinity)."""
+    zone_rules: tuple[ZoneRule, ...] = ()
+    """The pod's required spreads over zones (``ScheduleAnyway`` ones only rank nodes, and are left out)."""
 
     @property
     def all_containers(self) -> tuple[Container, ...]:
@@ -321,6 +335,15 @@ def make_pod(template: Mapping[str, Any], where: _Placement, defaults: LimitDefa
         exclusive_topology=where.exclusive_topology,
         exclusive_set=where.exclusive_set if where.exclusive_topology else None,
         node_affinity=_node_affinity(spec),
+        zone_rules=_zone_rules(spec),
+    )
+
+
+def _zone_rules(spec: Mapping[str, Any]) -> tuple[ZoneRule, ...]:
+    return tuple(
+        ZoneRule(int(c.get("maxSkew", 1)), int(c.get("minDomains") or 1), dict(c.get("labelSelector") or {}))
+        for c in spec.get("topologySpreadConstraints") or ()
+        if c.get("topologyKey") == F.ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule"
     )
 
 

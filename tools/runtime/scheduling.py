@@ -96,6 +96,7 @@ def node_pools(view: PlanView) -> list[NodePool]:
                 _service_account_urn(view, r),
                 min_nodes,
                 slice_vms,
+                tuple(str(z) for z in inputs.get("nodeLocations") or ()),
             )
         )
     return pools + existing_node_pools(view)
@@ -490,4 +491,6 @@ def check(view: PlanView) -> CategoryResult:
 
     findings += scheduling_ds.role_findings(view, pods, placement)
     findings += scheduling_ds.scale_findings(view)
-    return CategoryResult("scheduling", findings)
+    from tpu_serving_tools.runtime import zone_spread  # builds on this module's pool matching
+
+    return CategoryResult("scheduling", findings + zone_spread.findings(pods, pools))

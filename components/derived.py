@@ -26,6 +26,7 @@ from .host_maintenance_job import HostMaintenanceGateArgs
 from .image_mirror import MirrorMode
 from .lws import surge_groups
 from .naming import (
+    SERVING_PRIORITY,
     bucket_name,
 )
 from .node_identity import Access, BucketGrant
@@ -301,5 +302,6 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         surge_groups=surge_groups(scaled.rollout),
         reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),
         starts=maintenance_starts(cfg, scaled),
+        priority_class_name=SERVING_PRIORITY,  # the deployment's Tenancy creates it
         labels=dict(labels),
     )

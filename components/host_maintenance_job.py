@@ -35,7 +35,6 @@ from .host_maintenance import GATE_MINUTES
 from .naming import (
     MAINTENANCE_GATE,
     MAINTENANCE_GATE_STATE,
-    SERVING_PRIORITY,
     maintenance_gate_cluster_name,
     namespace_problem,
 )
@@ -137,11 +136,12 @@ class HostMaintenanceGateArgs:
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
     has no node patch permission and no admission policy; it reads its LeaderWorkerSets' ``spec.replicas``
     (the groups asked for, so that a surge rollout's extra group does not count as running)."""
-    priority_class_name: str | None = SERVING_PRIORITY
-    """PriorityClass of the gate's pod: the serving one, which :class:`tpu_serving.Tenancy` creates; a program without
-    ``Tenancy`` passes one its cluster has, or None. A name no PriorityClass has makes the API server refuse every run's
-    pod (the Priority admission plugin: "no PriorityClass with name ... was found", kubernetes/kubernetes
-    plugin/pkg/admission/priority/admission.go)."""
+    priority_class_name: str | None = None
+    """PriorityClass of the gate's pod; None: the cluster's default. A stack file's deployment passes the serving one,
+    ``tpu-serving-online``, which :class:`tpu_serving.Tenancy` creates; a program passes that only beside ``Tenancy``,
+    or one its cluster has. A name no PriorityClass has makes the API server refuse every run's pod (the Priority
+    admission plugin: "no PriorityClass with name ... was found", kubernetes/kubernetes
+    plugin/pkg/admission/priority/admission.go), and ``make check`` fails it (library review 2, M5)."""
     labels: Mapping[str, str] = field(default_factory=dict)
 
     def problems(self) -> list[str]:

@@ -211,15 +211,16 @@ def test_gate_arguments_refuse_no_pool() -> None:
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
 
 
-def test_gate_priority_class_defaults_to_the_serving_one_and_a_library_program_may_drop_it() -> None:
-    """The stack's gate runs at the serving PriorityClass, which its Tenancy creates; a program without Tenancy passes
-    None (or its own), else the API server refuses every run's pod for a PriorityClass that does not exist."""
+def test_gate_priority_class_defaults_to_none_and_the_stack_passes_the_serving_one() -> None:
+    """A program's gate runs at the cluster's default priority: the serving PriorityClass exists only beside
+    ``Tenancy``, and the API server refuses every run's pod for one that does not (library review 2, M5). The stack
+    file's deployment, whose Tenancy creates it, passes the serving one (the gated stack's CronJob above)."""
     base = job.HostMaintenanceGateArgs("serving", pools=("a", "b"), leader_worker_sets=("vllm",))
-    assert job.cron_job(base).spec.job_template.spec.template.spec.priority_class_name == "tpu-serving-online"
-    none = job.HostMaintenanceGateArgs(
-        "serving", pools=("a", "b"), leader_worker_sets=("vllm",), priority_class_name=None
+    assert job.cron_job(base).spec.job_template.spec.template.spec.priority_class_name is None
+    own = job.HostMaintenanceGateArgs(
+        "serving", pools=("a", "b"), leader_worker_sets=("vllm",), priority_class_name="tpu-serving-online"
     )
-    assert job.cron_job(none).spec.job_template.spec.template.spec.priority_class_name is None
+    assert job.cron_job(own).spec.job_template.spec.template.spec.priority_class_name == "tpu-serving-online"
 
 
 def test_ticket_mode_keeps_the_ticket_only() -> None:

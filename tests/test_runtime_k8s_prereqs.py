@@ -105,3 +105,23 @@ def test_k8s_prereqs_are_part_of_the_prerequisites_category():
     p = copy.deepcopy(plan(lws_deps=()))
     subjects = {f.subject: f.ok for f in prereqs.check(PlanView(p)).findings}
     assert subjects["kind LeaderWorkerSet lws"] is False and subjects["namespace llm"] is False
+
+
+def test_k8s_prereqs_a_pod_priority_class_the_plan_does_not_declare_fails():
+    """Every pod template's ``priorityClassName`` is a PriorityClass of the plan or a built-in one: the stack's
+    serving class is declared by its Tenancy; without it, the API server refuses the pods (library review 2, M5)."""
+    from tests.conftest import plan_of
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v5e16").as_json())
+    before = {f.subject: f.ok for f in k8s_prereqs.priority_findings(PlanView(plan))}
+    subject = "priority class tpu-serving-online of LeaderWorkerSet vllm-llama70b/vllm"
+    assert before[subject] and all(before.values()), before
+    plan["resources"] = [r for r in plan["resources"] if r["type"] != "kubernetes:scheduling.k8s.io/v1:PriorityClass"]
+    after = {f.subject: f for f in k8s_prereqs.priority_findings(PlanView(plan))}
+    assert set(after) == set(before)
+    assert not after[subject].ok and after[subject].reason.startswith("the API server refuses the pod")
+    assert [s for s, f in after.items() if f.ok] == [
+        s
+        for s in after
+        if s.startswith(("priority class system-cluster-critical", "priority class system-node-critical"))
+    ]

@@ -150,6 +150,23 @@ def test_maintenance_warns_of_a_gate_that_leaves_out_a_pool(plans):
     assert not finding.ok and "leaves out pool(s) serving-v6e8b" in finding.reason
 
 
+def test_maintenance_a_gate_whose_priority_class_the_plan_lacks_never_runs(plans):
+    """Library review 2, M5: a gate at the serving PriorityClass in a program without ``Tenancy`` was counted gated,
+    but the API server refuses each of its runs' pods."""
+    plan = copy.deepcopy(plans[True])
+    for r in plan["resources"]:
+        if r["type"] == "kubernetes:batch/v1:CronJob":
+            r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["priorityClassName"] = "tpu-serving-online"
+    [finding] = maintenance.check(PlanView(plan)).findings
+    assert not finding.ok
+    assert finding.reason.startswith(
+        "the host-maintenance gate CronJob serving/host-maintenance-gate never runs: its pod's PriorityClass "
+        "tpu-serving-online is not in the plan"
+    )
+    failed = [f.subject for r in cli.run_checks(PlanView(plan)) for f in r.failures()]
+    assert "priority class tpu-serving-online of CronJob serving/host-maintenance-gate" in failed
+
+
 def test_maintenance_says_so_when_the_plan_has_no_leaderworkerset():
     """No vacuous pass: a plan with nothing to gate says it had nothing, on the summary line too."""
     view = PlanView(plan_of("saxml-175b-v5e32x2").as_json())

@@ -213,3 +213,54 @@ def namespace_findings(view: PlanView) -> Iterator[Finding]:
             if early
             else Finding(f"namespace {ns}", True, f"{len(objects)} object(s) in it wait for {made['name']}")
         )
+
+
+BUILT_IN_PRIORITY_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+"""The PriorityClasses every cluster has (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/
+#priorityclass: "Kubernetes already ships with two PriorityClasses: system-cluster-critical and system-node-critical")."""
+PRIORITY_REFUSED = (
+    "the API server refuses the pod: no PriorityClass of that name ('no PriorityClass with name ... was found', the "
+    "Priority admission plugin, kubernetes/kubernetes v1.36.3 plugin/pkg/admission/priority/admission.go)"
+)
+
+
+def declared_priority_classes(view: PlanView) -> frozenset[str]:
+    """The PriorityClasses a pod of the plan may name: those the plan declares, and the built-in ones."""
+    declared = {
+        str((r["inputs"].get("metadata") or {}).get("name"))
+        for r in view.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+    }
+    return BUILT_IN_PRIORITY_CLASSES | declared
+
+
+def _priority_class_names(value: Any) -> Iterator[str]:
+    """Every ``priorityClassName`` in an object's pod templates, however deep (a CronJob's job template, an LWS's
+    leader and worker templates, a JobSet's replicated jobs)."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if k == "priorityClassName" and isinstance(v, str) and v:
+                yield v
+            else:
+                yield from _priority_class_names(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _priority_class_names(v)
+
+
+def priority_findings(view: PlanView) -> Iterator[Finding]:
+    """Per object whose pods name a PriorityClass: the class is one the plan declares or a built-in one. A program
+    without :class:`tpu_serving.Tenancy` has none of the stack's classes (``tpu-serving-online``), and a component
+    that defaults to one then never gets a pod created."""
+    known = declared_priority_classes(view)
+    for r in view.resources:
+        if not str(r["type"]).startswith("kubernetes:"):
+            continue
+        meta = r["inputs"].get("metadata") or {}
+        where = f"{r['inputs'].get('kind', r['type'].rsplit(':', 1)[-1])} {meta.get('namespace', 'default')}/{meta.get('name')}"
+        for name in dict.fromkeys(_priority_class_names(r["inputs"].get("spec") or {})):
+            subject = f"priority class {name} of {where}"
+            yield (
+                Finding(subject, True, "declared in the plan" if name not in BUILT_IN_PRIORITY_CLASSES else "built in")
+                if name in known
+                else Finding(subject, False, PRIORITY_REFUSED)
+            )

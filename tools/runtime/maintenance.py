@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_priority_classes
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of, scaled_by
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -51,6 +52,8 @@ class Gate:
     leader_worker_sets: tuple[str, ...]
     pools: tuple[str, ...]
     starts: bool
+    priority_class: str = ""
+    """Its pod's ``priorityClassName`` (empty: none)."""
 
 
 def gates(view: PlanView) -> list[Gate]:
@@ -69,6 +72,7 @@ def gates(view: PlanView) -> list[Gate]:
                         tuple(x for x in env["LEADER_WORKER_SETS"].split(",") if x),
                         tuple(x for x in env["POOLS"].split(",") if x),
                         env.get("STARTS", "true") != "false",
+                        str((job.get("spec") or {}).get("priorityClassName") or ""),
                     )
                 )
     return found
@@ -150,6 +154,14 @@ def _finding(view: PlanView, ns: str, name: str, pools: Sequence[str], found: Se
             False,
             f"the host-maintenance gate CronJob {ns}/{gate.name} leaves out pool(s) {', '.join(missing)} of its "
             f"standing groups (POOLS: {', '.join(gate.pools)})",
+        )
+    if gate.priority_class and gate.priority_class not in declared_priority_classes(view):
+        return Finding(
+            subject,
+            False,
+            f"the host-maintenance gate CronJob {ns}/{gate.name} never runs: its pod's PriorityClass "
+            f"{gate.priority_class} is not in the plan, and {PRIORITY_REFUSED}; pass HostMaintenanceGate a "
+            "priority_class_name the cluster has, or None",
         )
     does = "starts their maintenance one pool at a time" if gate.starts else "watches them (starts nothing)"
     return Finding(subject, True, f"{len(pools)} standing groups in {where}; CronJob {ns}/{gate.name} {does}")

@@ -254,5 +254,6 @@ def check(view: PlanView) -> CategoryResult:
         *workload_pool_findings(view),
         *k8s_prereqs.kind_findings(view),
         *k8s_prereqs.namespace_findings(view),
+        *k8s_prereqs.priority_findings(view),
     ]
     return CategoryResult("prerequisites", found)

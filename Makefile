@@ -45,7 +45,7 @@ help:
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
-	@echo "make runbook STACK=<stack>  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
+	@echo "make runbook STACK=<stack> [WORKLOAD=<ns>/<name>]  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
@@ -125,7 +125,7 @@ check: $(VENV)/.runtime
 	$(TOOL) check
 
 runbook: $(VENV)/.runtime
-	$(TOOL) runbook --stack $(STACK)
+	$(TOOL) runbook --stack $(STACK)$(if $(WORKLOAD), --workload $(WORKLOAD))
 
 scan: $(VENV)/.installed $(SCAN_VENV)/.installed
 	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --stale-fails

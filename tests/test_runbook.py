@@ -276,3 +276,54 @@ def test_a_plan_serving_two_workloads_says_the_runbook_covers_one():
     plan["resources"].append(twin)
     (line,) = [x for x in runbook.render(plan).splitlines() if x.startswith("# Not covered: this plan also serves")]
     assert "small/leaderworkerset/vllm-small" in line and "the waits, drains and holds below are" in line
+
+
+def _two_models() -> dict:
+    """A program's plan (no deployment outputs) serving two models on pools of their own: V6E8's, and a twin
+    LeaderWorkerSet in namespace ``small`` whose pods select, and alone tolerate, the tainted pool ``small-v6e8``."""
+    plan = copy.deepcopy(plan_of(V6E8).as_json())
+    plan["outputs"] = {}
+    (lws,) = [r for r in plan["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    twin = copy.deepcopy(lws)
+    twin["urn"] += "-small"
+    twin["inputs"]["metadata"] = {**twin["inputs"]["metadata"], "namespace": "small", "name": "vllm-small"}
+    template = twin["inputs"]["spec"]["leaderWorkerTemplate"]
+    for part in ("leaderTemplate", "workerTemplate"):
+        if part in template:
+            pod = template[part]["spec"]
+            pod["nodeSelector"] = {**(pod.get("nodeSelector") or {}), "cloud.google.com/gke-nodepool": "small-v6e8"}
+            pod["tolerations"] = [
+                *(pod.get("tolerations") or []),
+                {"key": "model", "value": "small", "effect": "NoSchedule"},
+            ]
+    pools = [r for r in plan["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
+    tpu = next(r for r in pools if str(r["inputs"]["nodeConfig"]["machineType"]).startswith("ct6e"))
+    small = copy.deepcopy(tpu)
+    small["urn"] += "-small"
+    small["inputs"]["name"] = "small-v6e8"
+    config = small["inputs"]["nodeConfig"]
+    config["taints"] = [*(config.get("taints") or []), {"key": "model", "value": "small", "effect": "NO_SCHEDULE"}]
+    plan["resources"] += [twin, small]
+    return plan
+
+
+def _tpu_pools_line(text: str) -> str:
+    return next(x for x in text.splitlines() if x.startswith("# TPU pools: "))
+
+
+def test_runbook_of_one_of_two_workloads_lists_its_own_pools_only():
+    """Library review 2, M4: a program serving two models got the first one's runbook with the second model's pool
+    among its pools, and no way to write the second's."""
+    plan = _two_models()
+    first = runbook.render(plan)
+    assert "small-v6e8" not in first and "vllm70bv6e-v6e8a" in _tpu_pools_line(first)
+    assert "--workload <namespace>/<name>" in first
+    second = runbook.render(plan, "small/vllm-small")
+    assert _tpu_pools_line(second) == "# TPU pools: small-v6e8"
+    assert "namespace small, leaderworkerset vllm-small" in second
+    assert "vllm70bv6e-v6e8a" not in second.split("# Not covered: this plan also serves", 1)[1].split("\n", 1)[1]
+    with pytest.raises(
+        runbook.RunbookError,
+        match=r"--workload 'small/vllm': its plan serves no such workload; valid: vllm-llama70b/vllm, small/vllm-small",
+    ):
+        runbook.render(plan, "small/vllm")

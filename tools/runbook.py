@@ -440,9 +440,10 @@ def _cover_lines(n: Names) -> list[str]:
     ]
 
 
-def render(plan: Mapping[str, Any]) -> str:
-    """The runbook of ``plan``: header, upgrades, host maintenance, a lost VM, a zone outage."""
-    n = names(plan)
+def render(plan: Mapping[str, Any], workload: str | None = None) -> str:
+    """The runbook of ``plan``'s serving workload ``workload`` (``namespace/name``; None: the first): header,
+    upgrades, host maintenance, a lost VM, a zone outage."""
+    n = names(plan, workload)
     hpa = f", HPA {', '.join(n.hpas)}" if n.hpas else ", no HPA on it"
     if n.other_hpas:
         hpa += f" (its roles' HPAs {', '.join(n.other_hpas)} are not covered)"
@@ -460,6 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
     parser.add_argument("--stack", required=True, help="the stack (stacks/Pulumi.<stack>.yaml)")
     parser.add_argument("--root", type=Path, default=Path("."), help="the directory holding Pulumi.yaml")
+    parser.add_argument(
+        "--workload",
+        metavar="NAMESPACE/NAME",
+        help="the serving workload the runbook is for, in a program that serves several (default: the first)",
+    )
     args = parser.parse_args(argv)
     from tpu_serving_tools.offline import preview_stacks
 
@@ -467,7 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     if previewed is None:
         return 2
     try:
-        text = render(previewed[0][1])
+        text = render(previewed[0][1], args.workload)
     except RunbookError as err:
         print(f"error: {args.stack}: no runbook: {err}", file=sys.stderr)
         return 1

@@ -33,7 +33,8 @@ def access_lines(n: Names) -> list[str]:
     if n.others:
         lines.append(
             f"# Not covered: this plan also serves {', '.join(n.others)}; the waits, drains and holds below are "
-            f"{n.namespace}/{n.workload}'s only, and a pool of another workload upgraded or maintained takes its "
-            "groups down without them"
+            f"{n.namespace}/{n.workload}'s only, on its own TPU pools, and a pool of another workload upgraded or "
+            "maintained takes its groups down without them: `tpu-serving runbook --workload <namespace>/<name>` "
+            "writes each one's"
         )
     return lines

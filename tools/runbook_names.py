@@ -95,12 +95,53 @@ def _metadata(inputs: Mapping[str, Any]) -> Mapping[str, Any]:
     return _mapping(inputs.get("metadata"))
 
 
-def _workload(plan: Mapping[str, Any]) -> tuple[str, str, Mapping[str, Any]]:
-    """The serving workload's kubectl kind, name and inputs: the first of :data:`WORKLOADS` the plan declares."""
-    for type_, kind in WORKLOADS.items():
-        for inputs in _resources(plan, type_):
-            return kind, str(_metadata(inputs).get("name")), inputs
-    raise RunbookError("its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)")
+def workloads(plan: Mapping[str, Any]) -> list[tuple[str, str, Mapping[str, Any]]]:
+    """The plan's serving workloads, as kubectl kind, name and inputs, in :data:`WORKLOADS`' order."""
+    return [
+        (kind, str(_metadata(inputs).get("name")), inputs)
+        for type_, kind in WORKLOADS.items()
+        for inputs in _resources(plan, type_)
+    ]
+
+
+def workload_key(inputs: Mapping[str, Any]) -> str:
+    """``namespace/name`` of a workload, as ``--workload`` names it."""
+    meta = _metadata(inputs)
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
+def _workload(plan: Mapping[str, Any], chosen: str | None = None) -> tuple[str, str, Mapping[str, Any]]:
+    """The serving workload's kubectl kind, name and inputs: ``chosen`` (``namespace/name``), else the first of
+    :data:`WORKLOADS` the plan declares."""
+    found = workloads(plan)
+    if not found:
+        raise RunbookError(
+            "its plan declares no serving workload (LeaderWorkerSet, DisaggregatedSet, JobSet, PathwaysJob)"
+        )
+    if chosen is None:
+        return found[0]
+    for kind, name, inputs in found:
+        if workload_key(inputs) == chosen:
+            return kind, name, inputs
+    valid = ", ".join(workload_key(inputs) for _, _, inputs in found)
+    raise RunbookError(f"--workload {chosen!r}: its plan serves no such workload; valid: {valid}")
+
+
+def landing_pools(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> set[str]:
+    """The node pools the TPU pods of ``workload`` (its kubectl kind and inputs) may land on, by the runtime model's
+    pods and pool matching: its own pods, a DisaggregatedSet's children's, a PathwaysJob's JobSet's (its owner)."""
+    from tpu_serving_tools.runtime.pods import pods_of
+    from tpu_serving_tools.runtime.pods_ds import children
+    from tpu_serving_tools.runtime.scheduling import landing_pools as matching
+    from tpu_serving_tools.runtime.scheduling import node_pools
+
+    meta = _metadata(workload)
+    namespace, name = str(meta.get("namespace", "default")), str(meta.get("name"))
+    owners = {c.name for c in children(workload)} if kind == "disaggregatedset" else {name}
+    view = PlanView(plan)
+    pools = node_pools(view)
+    mine = [p for p in pods_of(view) if p.namespace == namespace and p.owner.split("/", 1)[1] in owners]
+    return {pool.name for pod in mine if pod.requests_tpu for pool in matching(pod, pools)}
 
 
 def other_workloads(plan: Mapping[str, Any], kind: str, name: str, namespace: str) -> tuple[str, ...]:
@@ -127,16 +168,23 @@ def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tu
     return mine, others
 
 
-def _tpu_pools(plan: Mapping[str, Any], outputs: Mapping[str, Any]) -> tuple[Pool, ...]:
-    """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not."""
+def _tpu_pools(
+    plan: Mapping[str, Any], outputs: Mapping[str, Any], workload: tuple[str, Mapping[str, Any]]
+) -> tuple[Pool, ...]:
+    """The serving slices' node pools (``slices[].nodePool``), in the plan's order, each marked standing or not. A
+    program that builds the components itself has no such output: the TPU pools its plan creates, and, when it serves
+    several workloads, those ``workload``'s (kind, inputs) TPU pods may land on (library review 2, M4)."""
     slices = outputs.get("slices")
     names = [s["nodePool"] for s in slices or () if isinstance(s, Mapping) and isinstance(s.get("nodePool"), str)]
-    if not names:  # a program that builds the components itself: the TPU pools its plan creates
+    if not names:
         names = list(resource_pools(plan.get("resources") or ()))
+        if len(workloads(plan)) > 1:
+            theirs = landing_pools(plan, *workload)
+            names = [n for n in names if n in theirs]
     if not names:
         raise RunbookError(
-            "its plan creates no TPU node pool and names none (a TpuServingDeployment's outputs.slices): nothing to"
-            " upgrade or maintain"
+            "its plan creates no TPU node pool its serving workload may land on and names none (a "
+            "TpuServingDeployment's outputs.slices): nothing to upgrade or maintain"
         )
     rollout = _mapping(outputs.get("rollout"))
     spares = set(rollout.get("sparePools") or ())
@@ -206,18 +254,20 @@ def _namespace(outputs: Mapping[str, Any], workload: Mapping[str, Any]) -> str:
     return namespace
 
 
-def names(plan: Mapping[str, Any]) -> Names:
-    """The names the runbooks need, from ``plan`` (``Plan.as_json()``); :class:`RunbookError` when it lacks them.
-    A ``TpuServingDeployment``'s outputs name them; a program that builds the components itself is read from its
-    resources (the cluster, the TPU node pools, the workload)."""
+def names(plan: Mapping[str, Any], chosen: str | None = None) -> Names:
+    """The names the runbooks need, from ``plan`` (``Plan.as_json()``), for its workload ``chosen``
+    (``namespace/name``; None: the first); :class:`RunbookError` when it lacks them. A ``TpuServingDeployment``'s
+    outputs name them; a program that builds the components itself is read from its resources (the cluster, the TPU
+    node pools, the workload)."""
     outputs = plan.get("outputs") or {}
-    pools = _tpu_pools(plan, outputs)
-    kind, workload, inputs = _workload(plan)
+    kind, workload, inputs = _workload(plan, chosen)
+    pools = _tpu_pools(plan, outputs, (kind, inputs))
     cluster, namespace = _cluster_name(plan, outputs), _namespace(outputs, inputs)
     hpas, other_hpas = _hpas(plan, kind, inputs)
     location, existing = _location(plan, outputs)
     tpu = {p.name for p in pools}
-    cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in tpu))
+    any_tpu = tpu | set(resource_pools(plan.get("resources") or ()))  # another workload's are its runbook's
+    cpu = tuple(sorted(str(p.get("name")) for p in _resources(plan, NODE_POOL) if p.get("name") not in any_tpu))
     rollout = _mapping(outputs.get("rollout"))
     maintenance = str(rollout.get("maintenance") or "")
     manual_start = NO_MANUAL_START not in maintenance if "maintenance" in rollout else _start_listed(plan, tpu)

@@ -77,6 +77,7 @@ def _tpu_pools(r: Mapping[str, Any]) -> list[NodePool]:
             service_account_urn=f"existing node account of {name}",
             min_nodes=0 if name in empty else None,
             slice_vms=vms if vms > 1 else None,
+            zones=(str(inputs["zone"]),) if inputs.get("zone") else (),  # ExistingTpuNodePoolArgs.zone
             declared_grants=_grants(inputs),
         )
         for name in inputs.get("poolNames") or ()

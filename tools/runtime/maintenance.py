@@ -20,8 +20,9 @@ no LeaderWorkerSet says so: it is no gated plan.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_priority_classes
 from tpu_serving_tools.runtime.planview import PlanView
@@ -56,25 +57,29 @@ class Gate:
     """Its pod's ``priorityClassName`` (empty: none)."""
 
 
+def _gate(name: str, namespace: str, pod: Mapping[str, Any], env: Mapping[str, str]) -> Gate:
+    """The gate whose container's environment is ``env``, in the CronJob ``namespace/name`` of pod spec ``pod``."""
+    return Gate(
+        name,
+        namespace,
+        tuple(x for x in env["LEADER_WORKER_SETS"].split(",") if x),
+        tuple(x for x in env["POOLS"].split(",") if x),
+        env.get("STARTS", "true") != "false",
+        str(pod.get("priorityClassName") or ""),
+    )
+
+
 def gates(view: PlanView) -> list[Gate]:
     """The plan's CronJobs whose container names LeaderWorkerSets and pools in its environment."""
     found = []
     for cron in view.kubernetes_objects("CronJob"):
         meta = cron.get("metadata") or {}
         job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-        for c in (job.get("spec") or {}).get("containers") or ():
+        pod = job.get("spec") or {}
+        for c in pod.get("containers") or ():
             env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
             if "LEADER_WORKER_SETS" in env and "POOLS" in env:
-                found.append(
-                    Gate(
-                        str(meta.get("name")),
-                        str(meta.get("namespace", "default")),
-                        tuple(x for x in env["LEADER_WORKER_SETS"].split(",") if x),
-                        tuple(x for x in env["POOLS"].split(",") if x),
-                        env.get("STARTS", "true") != "false",
-                        str((job.get("spec") or {}).get("priorityClassName") or ""),
-                    )
-                )
+                found.append(_gate(str(meta.get("name")), str(meta.get("namespace", "default")), pod, env))
     return found
 
 

@@ -7,6 +7,7 @@ Import the components into your own Pulumi program::
 
 from . import catalog
 from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from .backends.base import ServingNeighbours
 from .backends.jetstream import (
     MaxTextSettings,
     PathwaysImages,
@@ -81,6 +82,7 @@ __all__ = [
     "VllmImages",
     "VllmServing",
     "VllmServingArgs",
+    "ServingNeighbours",
     "VllmRequests",
     "SecretKey",
     "Rollout",

@@ -186,6 +186,13 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     book = subprocess.run([*cli, "runbook", "--stack", "dev", "--root", str(tmp_path)], capture_output=True, text=True)
     assert book.returncode == 0, book.stdout + book.stderr
     assert "--node-pool serving-v6e8" in book.stdout and "namespace serving, leaderworkerset vllm" in book.stdout
+    # the tenancy built from the serving's neighbours (library review 2, M7): quota and policies the check admits
+    tenant = library_page.block_with("server.neighbours()")
+    (tmp_path / "__main__.py").write_text(example + serving + tenant)
+    check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout + check.stderr
+    line = next(x for x in check.stdout.splitlines() if x.startswith("dev: "))
+    assert re.search(r"quota admits ([1-9]\d*)/\1,", line) and re.search(r"flows allowed ([1-9]\d*)/\1,", line), line
 
 
 @pytest.mark.slow

@@ -200,6 +200,26 @@ class Built:
 
 
 @dataclass(frozen=True)
+class ServingNeighbours:
+    """What the components beside one serving component need of it, read off that component's own arguments: a
+    program of its own passes them on instead of writing labels, ports, metrics and pod sets by hand (library review
+    2, M7). A stack file's deployment derives the same from its settings (a test holds the two equal)."""
+
+    serving_pods: Mapping[str, str]
+    """Labels of the pods that take clients: ``TenancyArgs.serving_pods``, ``ServingGatewayArgs.pool_selector``."""
+    serving_ports: tuple[int, ...]
+    """Their serving ports: ``TenancyArgs.serving_ports``."""
+    metrics: ServingMetrics
+    """What ``ObservabilityArgs.metrics`` takes; its ``scrape`` is ``TenancyArgs.scrape_targets``."""
+    pod_sets: tuple[PodSet, ...]
+    """Its pods at their most, a rollout's surge group with them: ``TenancyArgs.pods``."""
+    restart_unit_chips: int
+    """The TPU chips of what restarts at once (one group): ``TenancyArgs.tpu_headroom_chips``."""
+    autoscaling_metric: str
+    """The gauge an HPA on its groups reads: ``ServingAutoscalerArgs.metric``."""
+
+
+@dataclass(frozen=True)
 class Gap:
     """What keeps a stack's serving from a production SLO (``production: true`` refuses it; with ``production: false``
     the preview's ``Production:`` line lists it): the setting, relative to the stack's config namespace, its value as

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Mapping, Sequence
 
@@ -10,7 +9,7 @@ from ... import lws
 from ...catalog import SliceShape
 from ...controllers import LWS
 from ...node_identity import Access
-from ...observability import ScrapeTarget, ServingMetrics
+from ...observability import ServingMetrics
 from ...podspec import Shutdown
 from ...prober import ProbeTarget
 from ...quota import PodSet
@@ -39,15 +38,14 @@ from .facts import (
     HEALTH_PATH,
     HTTP_PORT,
     HTTP_RESPONSES,
-    METRICS_PATH,
     MULTI_HOST_CAUTION,
     PROBE_PROMPT,
     ROLE_LABEL,
-    SIGNALS,
     VllmMetric,
     caution,
 )
 from .lifecycle import shutdown
+from .neighbours import leader_metrics
 from .progress import VllmProbeSettings
 from .quota import group_pods
 from .settings import (
@@ -77,15 +75,7 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
     workers run Ray workers only. Its one LeaderWorkerSet's group recreations are watched."""
     if serving.disaggregation is not None:
         return disagg_backend.metrics(serving)
-    target = ScrapeTarget(f"{serving.name}-leaders", leaders(serving), HTTP_PORT, METRICS_PATH)
-    return ServingMetrics(
-        scrape=[target],
-        signals=SIGNALS,
-        leader_worker_sets=(serving.name,),
-        http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
-        fewest_groups=scaling.fewest_groups(serving),
-        autoscalers=scaling.autoscalers(serving),
-    )
+    return leader_metrics(serving.name, leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving))
 
 
 PROBE_COVERS = (

@@ -4,11 +4,14 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ... import lws
+from ...autoscaling import AutoscalingSettings
 from ...options import child_options
 from ...validation import check_arguments
 from ...versions import PINS
+from ..base import ServingNeighbours
 from .args import VllmServingArgs
 from .facts import HTTP_PORT, caution, unverified_engine
+from .neighbours import neighbours
 from .pods import leader_worker_set_spec, service_args
 
 
@@ -47,6 +50,7 @@ class VllmServing(pulumi.ComponentResource):
     def __init__(self, name: str, args: VllmServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments("VllmServing", args, VllmServingArgs)
         super().__init__("tpu-serving:index:VllmServing", name, None, opts)
+        self._args = args
         self.leader_worker_set = lws.leader_worker_set(
             f"{name}-lws",
             k8s.meta.v1.ObjectMetaArgs(
@@ -85,3 +89,9 @@ class VllmServing(pulumi.ComponentResource):
                 **({"engine": self.engine} if self.engine is not None else {}),
             }
         )
+
+    def neighbours(self, autoscaling: AutoscalingSettings | None = None) -> ServingNeighbours:
+        """What ``Tenancy``, ``Observability``, ``ServingAutoscaler`` and ``ServingGateway`` need of this serving, its
+        groups scaled by a ``ServingAutoscaler`` of ``autoscaling`` (None: fixed at ``replicas``), as the stack
+        file's deployment derives them (:func:`.neighbours.neighbours`)."""
+        return neighbours(self._args, autoscaling)

@@ -1,0 +1,75 @@
+"""``VllmServing.neighbours``: what Tenancy, Observability and ServingAutoscaler need of a vLLM serving, read off its
+arguments, is what a stack file's deployment gives them from its settings (library review 2, M7: a program of its
+own had to write the labels, ports, metrics and pod sets by hand)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import STACKS_ROOT
+from tpu_serving import AutoscalingSettings, VllmServing
+from tpu_serving.autoscaling import ServingAutoscaler
+from tpu_serving.observability import Observability
+from tpu_serving.tenancy import Tenancy
+from tpu_serving_tools.offline import preview_stack
+
+
+def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any]]:
+    """The stack's preview, with the arguments each of the four components was built with (and the serving itself)."""
+    seen: dict[str, list[Any]] = {"serving": [], "Tenancy": [], "Observability": [], "ServingAutoscaler": []}
+
+    def wrap(cls: type, key: str) -> None:
+        original = cls.__init__
+
+        def init(self: Any, name: str, args: Any, *rest: Any, **kw: Any) -> None:
+            seen[key].append(self if key == "serving" else args)
+            original(self, name, args, *rest, **kw)
+
+        monkeypatch.setattr(cls, "__init__", init)
+
+    wrap(VllmServing, "serving")
+    for cls in (Tenancy, Observability, ServingAutoscaler):
+        wrap(cls, cls.__name__)
+    preview_stack(STACKS_ROOT, stack)
+    return seen
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama33-70b-v6e8", "vllm-llama31-405b-v6e16"])
+def test_vllm_neighbours_are_what_the_stack_gives_the_components_beside_it(
+    monkeypatch: pytest.MonkeyPatch, stack: str
+) -> None:
+    seen = _captured(monkeypatch, stack)
+    (server,), (tenancy,), (observability,) = seen["serving"], seen["Tenancy"], seen["Observability"]
+    autoscaling: AutoscalingSettings | None = (
+        seen["ServingAutoscaler"][0].settings if seen["ServingAutoscaler"] else None
+    )
+    n = server.neighbours(autoscaling)
+    assert dict(tenancy.serving_pods) == dict(n.serving_pods) and n.serving_pods
+    assert tuple(tenancy.serving_ports) == n.serving_ports
+    # the stack scrapes its probe and endpoint picker too, which are not the serving's
+    assert [t for t in tenancy.scrape_targets if t.name.endswith("-leaders")] == list(n.metrics.scrape)
+    assert tenancy.tpu_headroom_chips == n.restart_unit_chips
+    (serving_pods,) = [p for p in tenancy.pods if p.name.startswith("LeaderWorkerSet ")]
+    assert (serving_pods,) == n.pod_sets
+    m = observability.metrics
+    said = (
+        [t for t in m.scrape if t.name.endswith("-leaders")],
+        m.signals,
+        m.leader_worker_sets,
+        m.http_responses,
+        m.fewest_groups,
+        tuple(m.autoscalers),
+    )
+    assert said == (
+        n.metrics.scrape,
+        n.metrics.signals,
+        n.metrics.leader_worker_sets,
+        n.metrics.http_responses,
+        n.metrics.fewest_groups,
+        tuple(n.metrics.autoscalers),
+    )
+    if autoscaling is not None:
+        assert seen["ServingAutoscaler"][0].metric == n.autoscaling_metric
+    assert (autoscaling is not None) == (stack == "vllm-llama33-70b-v6e8")  # both ways are held

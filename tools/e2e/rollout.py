@@ -186,9 +186,10 @@ def watched_sets(api_client: Any, state: Iterable[Obj]) -> list[Watched]:
     return out
 
 
-def _sample(api_client: Any, sets: Sequence[Watched], image: str, stop: threading.Event, deadline: float) -> None:
-    """Every half second until ``stop`` or the deadline: each set's serving groups, and what its rollout lacks."""
-    while not stop.is_set() and time.monotonic() < deadline:
+def _sample(api_client: Any, sets: Sequence[Watched], image: str, stop: threading.Event, deadline: list[float]) -> None:
+    """Every half second until ``stop`` or the deadline (``deadline[0]``, which ``pulumi up``'s return moves): each
+    set's serving groups, and what its rollout lacks."""
+    while not stop.is_set() and time.monotonic() < deadline[0]:
         for w in sets:
             pods = lws_pods(api_client, w.namespace, w.name)
             w.samples.append(serving_groups(pods, w.size))
@@ -242,7 +243,7 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
     run.write_stack_file(new_config)
     started = datetime.datetime.now(datetime.UTC).replace(microsecond=0)  # events carry whole seconds
     stop = threading.Event()
-    deadline = time.monotonic() + timeout
+    deadline = [time.monotonic() + timeout]
     sampler = threading.Thread(target=_sample, args=(api_client, sets, image, stop, deadline), daemon=True)
     sampler.start()
     try:
@@ -251,6 +252,11 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
         stop.set()
         sampler.join()
         return [Finding("rollout", f"pulumi up of {image}", False, engine_errors(str(err)))]
+    # the controllers roll the groups after the engine returns: ``timeout`` from then, not from its start (CI, on
+    # a loaded 2-core machine, ran out of a window ``up`` had used most of while a surge group's workers were
+    # still being collected: "2 of 2 groups serve, 11 pods")
+    returned = time.monotonic()
+    deadline[0] = returned + timeout
     changed = ", ".join(f"{op} {n}" for op, n in sorted(up.changed.items())) or "no change"
     out = [Finding("rollout", f"pulumi up of {image}", bool(up.changed), changed)]
     while sampler.is_alive() and any(w.last for w in sets):
@@ -263,7 +269,7 @@ def image_rollout(run: StackRun, api_client: Any, config: Mapping[str, Any], tim
             seen = stalled(api_client, w, started)
             (run.work / f"rollout-{w.namespace}-{w.name}.log").write_text(seen + "\n")
             own = [line for line in seen.splitlines() if line.startswith("event ") and f"/{w.name}" in line]
-            detail = "; ".join([w.last, *own[:2]])
+            detail = "; ".join([w.last, f"{round(time.monotonic() - returned)} s after pulumi up returned", *own[:2]])
         out.append(Finding("rollout", f"{w.subject}: to completion", not w.last, detail))
         out.append(floor_held(w.samples, floor_of(strategy, w.replicas), f"{w.subject}: serving floor ({strategy})"))
         out.append(verify_agrees(api_client, w, done=not w.last))

@@ -118,7 +118,7 @@ class Groups:
     @property
     def metric_type(self) -> str:
         """The metric's type in Cloud Monitoring."""
-        return USER_METRIC + group_recreations_metric(self.cluster)
+        return USER_METRIC + group_recreations_metric(self.cluster, self.namespace)
 
 
 # --------------------------------------------------------------------------- builders
@@ -146,7 +146,7 @@ def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
     with the LeaderWorkerSet's name, which the filter already restricts to the stack's own."""
     return gcp.logging.MetricArgs(
         project=groups.project,
-        name=group_recreations_metric(groups.cluster),
+        name=group_recreations_metric(groups.cluster, groups.namespace),
         description=f"Leader-worker group recreations (LWS RecreateGroup events) in namespace {groups.namespace} "
         f"of cluster {groups.cluster}.",
         filter=event_filter(groups),

@@ -218,5 +218,7 @@ def observability(ctx: Context) -> list[CloudResource]:
     o = ctx.cfg.observability
     what = "dashboard, alert policies"
     if ctx.metrics.leader_worker_sets:
-        what += f", log-based metric {group_recreations_metric(ctx.cfg.cluster.name)}"
+        what += (
+            f", log-based metric {group_recreations_metric(ctx.cfg.cluster.name, ctx.cfg.workload_identity.namespace)}"
+        )
     return [CloudResource("Cloud Monitoring", what, o.cloud_resources, f"{NS}:observability.cloudResources")]

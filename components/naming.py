@@ -256,10 +256,12 @@ def service_account_email(account_id: str, project: str) -> str:
     return f"{account_id}@{project}.iam.gserviceaccount.com"
 
 
-def group_recreations_metric(cluster: str) -> str:
-    """The log-based metric counting a cluster's leader-worker group recreations: ``<cluster>-lws-group-recreations``
-    (a GKE cluster name, at most 40 characters, fits a metric name's 100)."""
-    return f"{cluster}-lws-group-recreations"
+def group_recreations_metric(cluster: str, namespace: str) -> str:
+    """The log-based metric counting the leader-worker group recreations of a cluster's serving namespace:
+    ``<cluster>-<ns>-lws-group-recreations`` (:func:`namespaced_metric`). One per namespace: a log-based metric's name
+    is unique in its project, and two namespaces' ``Observability`` on one cluster each create theirs (library review
+    3, B1)."""
+    return namespaced_metric(cluster, namespace, "lws-group-recreations")
 
 
 MAINTENANCE_GATE = "host-maintenance-gate"
@@ -292,13 +294,19 @@ LOG_METRIC_NAME_MAX = 100
 logging/metric.py l.64, ``name``)."""
 
 
-def maintenance_gate_metric(cluster: str, namespace: str) -> str:
-    """The log-based metric counting the gate's runs: ``<cluster>-<ns>-maintenance-gate-runs``, the namespace
-    replaced by the first 8 hex digits of its sha256 when the name would pass :data:`LOG_METRIC_NAME_MAX`."""
-    name = f"{cluster}-{namespace}-maintenance-gate-runs"
+def namespaced_metric(cluster: str, namespace: str, what: str) -> str:
+    """A log-based metric of a cluster's namespace: ``<cluster>-<ns>-<what>``, the namespace replaced by the first 8
+    hex digits of its sha256 when the name would pass :data:`LOG_METRIC_NAME_MAX`."""
+    name = f"{cluster}-{namespace}-{what}"
     if len(name) <= LOG_METRIC_NAME_MAX:
         return name
-    return f"{cluster}-{hashlib.sha256(namespace.encode()).hexdigest()[:8]}-maintenance-gate-runs"
+    return f"{cluster}-{hashlib.sha256(namespace.encode()).hexdigest()[:8]}-{what}"
+
+
+def maintenance_gate_metric(cluster: str, namespace: str) -> str:
+    """The log-based metric counting the gate's runs: ``<cluster>-<ns>-maintenance-gate-runs``
+    (:func:`namespaced_metric`)."""
+    return namespaced_metric(cluster, namespace, "maintenance-gate-runs")
 
 
 RESERVED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "gmp-system", "gmp-public")

@@ -59,15 +59,18 @@ def test_recreations_event_filter_names_the_log_cluster_namespace_reason_kind_an
     assert text.count(" AND ") == 6  # every term restricts: none is left out of the conjunction
 
 
-def test_recreations_metric_is_a_labelled_counter_named_after_the_cluster():
+def test_recreations_metric_is_a_labelled_counter_named_after_the_cluster_and_namespace():
+    """One per namespace: two namespaces' Observability on one cluster each create theirs, and a log-based metric's
+    name is unique in the project (library review 3, B1)."""
     args = recreations.metric_args(GROUPS)
-    assert args.name == group_recreations_metric("c1") == "c1-lws-group-recreations"
+    assert args.name == group_recreations_metric("c1", "ns1") == "c1-ns1-lws-group-recreations"
+    assert group_recreations_metric("c1", "ns2") != args.name
     assert args.project == "proj-1" and args.filter == recreations.event_filter(GROUPS)
     descriptor = args.metric_descriptor
     assert (descriptor.metric_kind, descriptor.value_type, descriptor.unit) == ("DELTA", "INT64", "1")
     (label,) = descriptor.labels
     assert args.label_extractors == {label.key: "EXTRACT(jsonPayload.involvedObject.name)"}
-    assert GROUPS.metric_type == "logging.googleapis.com/user/c1-lws-group-recreations"
+    assert GROUPS.metric_type == "logging.googleapis.com/user/c1-ns1-lws-group-recreations"
 
 
 def test_recreations_alert_counts_per_hour_above_the_threshold_of_the_settings():
@@ -80,7 +83,7 @@ def test_recreations_alert_counts_per_hour_above_the_threshold_of_the_settings()
     condition, _slow_loop = args.conditions
     threshold = condition.condition_threshold
     assert threshold.filter == (
-        'metric.type="logging.googleapis.com/user/c1-lws-group-recreations" AND resource.type="k8s_cluster"'
+        'metric.type="logging.googleapis.com/user/c1-ns1-lws-group-recreations" AND resource.type="k8s_cluster"'
     )
     assert (threshold.comparison, threshold.threshold_value) == ("COMPARISON_GT", 7.0)
     (aggregation,) = threshold.aggregations
@@ -201,11 +204,12 @@ def _prereq(view: PlanView, subject_start: str):
 
 def test_recreations_runtime_model_wants_the_metric_created_before_the_policy():
     view = _view()
-    storm = f"log metric vllm70b-lws-group-recreations of vllm70b-observability-{recreations.KEY}"
+    storm = f"log metric vllm70b-vllm-llama70b-lws-group-recreations of vllm70b-observability-{recreations.KEY}"
     assert _prereq(view, storm).ok
     # the capacity alert reads the same metric, and is created after it too
     assert _prereq(
-        view, f"log metric vllm70b-lws-group-recreations of vllm70b-observability-{recreations.RELOAD_KEY}"
+        view,
+        f"log metric vllm70b-vllm-llama70b-lws-group-recreations of vllm70b-observability-{recreations.RELOAD_KEY}",
     ).ok
     policy = _resource(view, POLICY, f"-{recreations.KEY}")
     metric = _resource(view, METRIC, f"-{recreations.KEY}-metric")

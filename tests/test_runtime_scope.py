@@ -38,3 +38,22 @@ def test_reservation_findings_fail_two_machine_types_on_one_reservation():
     assert warnings == [] and len(failures) == 2
     assert all(not f.ok and "consumed with different machine types" in f.reason for f in failures)
     assert not scope.check(_views("ct6e-standard-4t")).ok
+
+
+def test_scope_a_log_based_metric_two_namespaces_declare_under_one_name_fails():
+    """Library review 3, B1: two namespaces' Observability on one cluster named their group recreations' metric after
+    the cluster alone; the second create is refused (ALREADY_EXISTS). Named per namespace now, and the check names a
+    clash."""
+    from tests.fixtures.twin import twin_namespace
+
+    plan = plan_of("vllm-llama33-70b-v6e8").as_json()
+    twin = twin_namespace(plan, "vllm-llama70b", "second")
+    metrics = [r for r in twin["resources"] if r["type"] == "gcp:logging/metric:Metric"]
+    names = [r["inputs"]["name"] for r in metrics]
+    assert "vllm70bv6e-vllm-llama70b-lws-group-recreations" in names and len(set(names)) == len(names)
+    failed = [f for f in scope.check([("dev", PlanView(twin))]).findings if "log-based metric" in f.subject]
+    assert failed and all(f.ok for f in failed)
+    clash = copy.deepcopy(twin)
+    clash["resources"].append({**copy.deepcopy(metrics[0]), "urn": metrics[0]["urn"] + "-again", "name": "again"})
+    (bad,) = [f for f in scope.check([("dev", PlanView(clash))]).failures() if "log-based metric" in f.subject]
+    assert "created by 2 stacks" in bad.reason and "already exists" in bad.reason

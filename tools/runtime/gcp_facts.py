@@ -220,6 +220,11 @@ GCS_BUCKET_NAMES = (
     "dot-separated part up to 63); lowercase letters, numbers, dashes, underscores and dots; start and end "
     "with a number or letter; not beginning with 'goog' nor containing 'google'"
 )
+LOG_METRIC_NAMES = (
+    "Cloud Logging API v2 CreateLogMetricRequest.metric: 'The new logs-based metric, which must not have an "
+    "identifier that already exists' in the project named by parent (https://cloud.google.com/logging/docs/reference/"
+    "v2/rest/v2/projects.metrics/create; Google.Cloud.Logging.V2 CreateLogMetricRequest)"
+)
 GCS_STORAGE_CLASSES = frozenset({"STANDARD", "MULTI_REGIONAL", "REGIONAL", "NEARLINE", "COLDLINE", "ARCHIVE"})
 GCS_STORAGE_CLASS_DOC = f"{_PG} pulumi_gcp/storage/bucket.py:81 (storage_class: supported values)"
 IAM_ACCOUNT_ID = (

@@ -93,6 +93,12 @@ SCOPED: tuple[OnePerScope, ...] = (
         facts.IAM_ACCOUNT_ID,
     ),
     OnePerScope(
+        "log-based metric name per project",
+        "gcp:logging/metric:Metric",
+        _fields("project", "name"),
+        facts.LOG_METRIC_NAMES,
+    ),
+    OnePerScope(
         "bucket name (global)",
         "gcp:storage/bucket:Bucket",
         _fields("name"),

@@ -198,3 +198,20 @@ def test_maintenance_preview_lines_of_a_library_program(plans):
     [line] = maintenance.preview_lines(PlanView(plans[True]))
     assert line.startswith("Maintenance: LeaderWorkerSet serving/vllm: 2 standing groups") and "watches" in line
     assert maintenance.preview_lines(PlanView(plan_of("vllm-llama33-70b-v6e8").as_json())) == []
+
+
+def test_maintenance_standing_groups_are_on_the_pools_as_they_start(plans):
+    """Library review 3, M3: a pool that scales from zero, first in the plan, was named as holding a standing group
+    (and the warning's suggested gate left a serving pool out)."""
+    plan = copy.deepcopy(plans[True])
+    pools = [r for r in plan["resources"] if r["type"] == "gcp:container/nodePool:NodePool"]
+    first = next(r for r in pools if r["inputs"]["name"] == POOLS[0])
+    spare = copy.deepcopy(first)
+    spare["urn"] += "-spare"
+    spare["inputs"]["name"] = "serving-v6e8a-spare"
+    spare["inputs"]["autoscaling"] = {"totalMinNodeCount": 0, "totalMaxNodeCount": 1, "locationPolicy": "ANY"}
+    spare["inputs"].pop("nodeCount", None)  # as TpuNodePoolArgs.scale_from_zero creates it
+    spare["inputs"]["initialNodeCount"] = 0
+    plan["resources"].insert(plan["resources"].index(pools[0]), spare)
+    standing = maintenance.standing_pools(PlanView(plan))
+    assert sorted(standing[("serving", "vllm")]) == sorted(POOLS)

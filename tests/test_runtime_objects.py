@@ -132,3 +132,43 @@ def test_coverage_every_tpu_pool_of_a_shipped_stack_has_a_finding_that_passes(st
     pools = [f for f in result.findings if f.subject.startswith("coverage tpu pool ")]
     assert pools and len(pools) == len(coverage._tpu_pools(view)), [f.subject for f in pools]
     assert all(f.ok for f in pools), [f for f in pools if not f.ok]
+
+
+def _objects(plan: dict) -> dict[str, tuple[bool, str]]:
+    return {f.subject: (f.ok, f.reason) for f in objects.check(PlanView(plan)).findings}
+
+
+def test_objects_an_hpa_and_a_route_name_objects_of_the_plan():
+    """Library review 3, M1 and M2: an HPA's target and an HTTPRoute's backend that name nothing passed every
+    category, which only counted fewer pods and flows."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    found = _objects(plan)
+    refs = {s: v for s, v in found.items() if s.startswith("ref ")}
+    hpa = "ref HorizontalPodAutoscaler vllm-llama70b/vllm -> LeaderWorkerSet vllm-llama70b/vllm"
+    assert hpa in refs and any(s.startswith("ref HTTPRoute ") for s in refs) and all(ok for ok, _ in refs.values())
+    for r in plan["resources"]:
+        kind = r["inputs"].get("kind")
+        if kind == "HorizontalPodAutoscaler":
+            r["inputs"]["spec"]["scaleTargetRef"]["name"] = "chat"
+        if kind == "HTTPRoute":
+            for rule in r["inputs"]["spec"]["rules"]:
+                for ref in rule.get("backendRefs") or ():
+                    ref["name"] = "chat-api"
+    after = {s: v for s, v in _objects(plan).items() if s.startswith("ref ") and not v[0]}
+    assert "ref HorizontalPodAutoscaler vllm-llama70b/vllm -> LeaderWorkerSet vllm-llama70b/chat" in after
+    assert any(s.startswith("ref HTTPRoute ") and s.endswith(" vllm-llama70b/chat-api") for s in after)  # its pool
+    assert all(why.startswith("the plan has no such object") for _, why in after.values())
+
+
+def test_objects_a_cluster_object_two_resources_declare_fails_unless_both_are_retained():
+    """Library review 3, M5: two Tenancy of one cluster each declare the PriorityClasses; destroying one deletes the
+    class the other's pods name."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert not [s for s in _objects(plan) if s.startswith("declared twice")]
+    (pc,) = [r for r in plan["resources"] if r["type"].endswith(":PriorityClass") and "online" in r["name"]]
+    again = {**copy.deepcopy(pc), "urn": pc["urn"] + "-code", "name": pc["name"] + "-code"}
+    plan["resources"].append(again)
+    ok, why = _objects(plan)["declared twice PriorityClass tpu-serving-online"]
+    assert not ok and "destroying one deletes" in why and "TenancyArgs.shared_cluster" in why
+    pc["retainOnDelete"] = again["retainOnDelete"] = True
+    assert _objects(plan)["declared twice PriorityClass tpu-serving-online"][0]

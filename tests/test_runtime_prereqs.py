@@ -84,3 +84,19 @@ def test_prereqs_workload_identity_binding_waits_for_the_cluster_that_makes_the_
     binding["propertyDependencies"] = {}
     (bad,) = workload_pool_findings(PlanView(plan))
     assert not bad.ok and "Identity Pool does not exist" in bad.reason
+
+
+def test_prereqs_monitoring_that_filters_on_another_cluster_fails():
+    """Library review 3, M4: ``ObservabilityArgs.cluster`` named not the cluster, and every alert watched nothing."""
+    import copy
+
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    [(subject, ok)] = [(f.subject, f.ok) for f in prereqs.monitored_cluster_findings(PlanView(plan))]
+    assert (subject, ok) == ("monitored cluster vllm70bv6e", True)
+    (cluster,) = [r for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    cluster["inputs"]["name"] = "llm-prod"
+    [finding] = list(prereqs.monitored_cluster_findings(PlanView(plan)))
+    assert not finding.ok and "but the plan's cluster is llm-prod: they watch nothing" in finding.reason

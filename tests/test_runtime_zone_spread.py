@@ -41,10 +41,22 @@ def test_zone_spread_slices_all_in_one_zone_leave_a_standing_group_pending():
     """The component asks two zones; the program put every slice in one: the second leader never schedules."""
     ok, reason = _spread(_in_one_zone(plan_of(STACK).as_json()))[SUBJECT]
     assert not ok
-    assert reason == (
-        "1 of the 2 pods it holds apart stay Pending: the required spread (maxSkew 1, minDomains 2; slices per zone: "
-        "us-east5-a 4) places 1"
+    assert reason.startswith(
+        "asks 2 zones, but the pools its pods may land on span 1 (maxSkew 1, minDomains 2; slices per zone: "
+        "us-east5-a 4): no zone takes more than 1 of them, so past 1 they stay Pending"
     )
+
+
+def test_zone_spread_more_zones_asked_than_the_pools_span_fails_though_the_pods_fit():
+    """Library review 3, M6: ``zones=3`` over slices of two zones: the two standing leaders schedule, but the
+    spread the program asked for is not there, and a third group never schedules."""
+    plan = copy.deepcopy(plan_of(STACK).as_json())
+    (lws,) = [r for r in plan["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    template = lws["inputs"]["spec"]["leaderWorkerTemplate"]
+    spec = (template.get("leaderTemplate") or template["workerTemplate"])["spec"]
+    spec["topologySpreadConstraints"][0]["minDomains"] = 3
+    ok, reason = _spread(plan)[SUBJECT]
+    assert not ok and reason.startswith("asks 3 zones, but the pools its pods may land on span 2"), reason
 
 
 def test_zone_spread_a_rule_that_selects_no_pod_fails():

@@ -52,7 +52,8 @@ ADVISORY: frozenset[str] = frozenset({maintenance.CATEGORY})
 """Categories whose failures are warnings: printed, never failing the command."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (
-    ("objects", "", "controller objects created"),
+    ("objects", "object ", "controller objects created"),
+    ("objects", "ref ", "references resolved"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),
@@ -92,7 +93,8 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
         # only stacks that autoscale have a scale path, only those over zones a zone spread, only disaggregated ones roles, only some engines have tables,
         # only DisaggregatedSet and PathwaysJob stacks controller objects the model knows
         optional = (
-            ("objects", ""),
+            ("objects", "object "),
+            ("objects", "ref "),
             ("scheduling", "role "),
             ("scheduling", "scale "),
             ("scheduling", "zone spread "),

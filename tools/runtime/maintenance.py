@@ -28,7 +28,7 @@ from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_pri
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of, scaled_by
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
-from tpu_serving_tools.runtime.scheduling import node_pools, place
+from tpu_serving_tools.runtime.scheduling import at_minimum, node_pools, place
 
 CATEGORY = "maintenance"
 NONE_SUBJECT = "maintenance leaderworkersets"
@@ -101,7 +101,8 @@ def standing_pools(view: PlanView) -> dict[tuple[str, str], list[str]]:
     if not declared:
         return {}
     pods = pods_of(view)
-    placement = place(pods, node_pools(view))
+    # on the pools as they start: a pool that scales from zero holds no standing group (library review 3, M3)
+    placement = place(pods, [at_minimum(p) for p in node_pools(view)])
     out: dict[tuple[str, str], list[str]] = {}
     for ns, name in declared:
         groups: dict[str, str] = {}

@@ -218,6 +218,44 @@ def log_metric_findings(view: PlanView) -> Iterator[Finding]:
                 yield Finding(subject, True, f"created by {metric['name']} before the policy")
 
 
+DASHBOARD = "gcp:monitoring/dashboard:Dashboard"
+_CLUSTER_FILTER = re.compile(r'(?:\bcluster_name|\bcluster)\s*=\s*\\*"([a-z][-a-z0-9]*)')
+"""A Cloud Logging or Monitoring filter's ``resource.labels.cluster_name="X"``, or a PromQL ``cluster="X"``."""
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def monitored_cluster_findings(view: PlanView) -> Iterator[Finding]:
+    """Each cluster the plan's log-based metrics, alert policies and dashboards filter on is the plan's cluster (the
+    one it creates, or its existing one): ``ObservabilityArgs.cluster`` is a name, and one that is not the cluster's
+    leaves every alert watching nothing (library review 3, M4)."""
+    existing = existing_cluster(view)
+    clusters = {str(c["inputs"].get("name")) for c in view.of_type(CLUSTER)}
+    clusters |= {str(existing.get("clusterName"))} if existing else set()
+    watched: dict[str, list[str]] = {}
+    for r in [*view.of_type(LOG_METRIC), *view.of_type(ALERT_POLICY), *view.of_type(DASHBOARD)]:
+        for name in sorted({n for text in _strings(r["inputs"]) for n in _CLUSTER_FILTER.findall(text)}):
+            watched.setdefault(name, []).append(str(r["name"]))
+    for name, who in sorted(watched.items()):
+        ours = name in clusters
+        said = f"{len(who)} log metric(s), alert policies and dashboards filter on it"
+        why = (
+            said
+            if ours
+            else f"{said} ({', '.join(who[:3])}...), but the plan's cluster is {', '.join(sorted(clusters)) or 'none'}: they watch nothing; pass the cluster's name (TpuCluster's cluster.name) as ObservabilityArgs.cluster"
+        )
+        yield Finding(f"monitored cluster {name}", ours, why)
+
+
 def workload_pool_findings(view: PlanView) -> Iterator[Finding]:
     """A binding to a Workload Identity principal waits for the plan's cluster that creates its pool."""
     makers = {
@@ -252,6 +290,7 @@ def check(view: PlanView) -> CategoryResult:
         *nat_findings(view),
         *log_metric_findings(view),
         *workload_pool_findings(view),
+        *monitored_cluster_findings(view),
         *k8s_prereqs.kind_findings(view),
         *k8s_prereqs.namespace_findings(view),
         *k8s_prereqs.priority_findings(view),

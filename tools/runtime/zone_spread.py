@@ -74,7 +74,18 @@ def findings(pods: Sequence[Pod], pools: Sequence[NodePool]) -> list[Finding]:
         placed = most_placed(slices, rule)
         where = ", ".join(f"{z} {n}" for z, n in sorted(slices.items())) or "none"
         said = f"maxSkew {rule.max_skew}, minDomains {rule.min_domains}; slices per zone: {where}"
-        if placed >= len(held):
+        zones = sum(1 for n in slices.values() if n > 0)
+        if zones < rule.min_domains:  # library review 3, M6: the spread promised is not the one the pools give
+            out.append(
+                Finding(
+                    subject,
+                    False,
+                    f"asks {rule.min_domains} zones, but the pools its pods may land on span {zones} ({said}): no zone "
+                    f"takes more than {rule.max_skew} of them, so past {placed} they stay Pending; give the serving as "
+                    "many zones as its slices span, or slices in more zones",
+                )
+            )
+        elif placed >= len(held):
             out.append(Finding(subject, True, f"its {len(held)} pods spread over the zones ({said})"))
         else:
             pending = f"{len(held) - placed} of the {len(held)} pods it holds apart stay Pending"

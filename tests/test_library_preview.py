@@ -83,3 +83,15 @@ def test_library_preview_program_lines_say_what_a_program_adds_itself():
     assert line.endswith(
         "and this program does not declare: a namespace with its quota, operators and NetworkPolicies (Tenancy)"
     )
+
+
+def test_library_preview_program_lines_do_not_deny_the_alerts_line_of_a_program_with_observability():
+    """Library review 3, m3: the Program: line said the preview had no Alerts line, above the Alerts line its
+    Observability gives it."""
+    bare = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
+    bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
+    (line,) = library_preview.program_lines(bare)
+    assert "no Production, Upgrades, Rollout, Drain, Quota, Probe or Verified line" in line
+    bare.resources = [r for r in bare.resources if r.type != "tpu-serving:index:Observability"]
+    (line,) = library_preview.program_lines(bare)
+    assert "no Production, Upgrades, Rollout, Drain, Quota, Alerts, Probe or Verified line" in line

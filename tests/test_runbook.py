@@ -327,3 +327,16 @@ def test_runbook_of_one_of_two_workloads_lists_its_own_pools_only():
         match=r"--workload 'small/vllm': its plan serves no such workload; valid: vllm-llama70b/vllm, small/vllm-small",
     ):
         runbook.render(plan, "small/vllm")
+
+
+def test_runbook_names_only_its_own_hpas_and_the_rbac_the_plan_has():
+    """Library review 3, m1 and m2: the second model's runbook named the first one's HPA as its roles', and a runbook
+    named a ClusterRole the plan does not create."""
+    plan = _two_models()
+    second = runbook.render(plan, "small/vllm-small")
+    assert "leaderworkerset vllm-small, no HPA on it\n" in second
+    assert "ClusterRole vllm-llama70b-tpu-serving-operator the node steps" in runbook.render(plan)
+    plan["resources"] = [r for r in plan["resources"] if not r["type"].endswith(":ClusterRole")]
+    first = runbook.render(plan)
+    assert "ClusterRole vllm-llama70b-tpu-serving-operator" not in first
+    assert "the plan names no operators, so no ClusterRole grants the node steps" in first

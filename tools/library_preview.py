@@ -132,7 +132,7 @@ def capacity_lines(plan: Plan) -> list[str]:
         else:
             how = capacity.STOCKOUT[p.capacity]
         said.setdefault(f"{p.capacity}: {how}", []).append(p.name)
-    head = "Capacity (read off the node pools: a program of its own gives the preview no model size to fit)"
+    head = "Capacity (read off the node pools; each serving component refuses a model its slices cannot hold)"
     return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items())]
 
 
@@ -156,6 +156,9 @@ ADDED_BY: tuple[tuple[str, str], ...] = (
     ("tpu-serving:index:HostMaintenanceGate", "the host-maintenance gate (HostMaintenanceGate)"),
 )
 """What a stack file's deployment adds, by the component that adds it to a program."""
+ABSENT_LINES = ("Production", "Upgrades", "Rollout", "Drain", "Quota", "Alerts", "Probe", "Verified")
+"""The preview's lines of a stack file's deployment that a program's preview lacks (its Observability's alert policies
+give it an Alerts line: library review 3, m3)."""
 HOLD = "node upgrades held on the TPU pools (TpuClusterArgs.maintenance)"
 
 
@@ -177,9 +180,10 @@ def program_lines(plan: Plan) -> list[str]:
     missing = [what for type_, what in ADDED_BY if type_ not in declared]
     if any(r.type == CLUSTER for r in plan.resources) and not _holds_upgrades(plan):
         missing.insert(0, HOLD)
+    absent = [x for x in ABSENT_LINES if not (x == "Alerts" and "tpu-serving:index:Observability" in declared)]
     head = (
-        "Program: built from the components, not a TpuServingDeployment, so this preview has no Production, Upgrades, "
-        "Rollout, Drain, Quota, Alerts, Probe or Verified line for it"
+        "Program: built from the components, not a TpuServingDeployment, so this preview has no "
+        f"{', '.join(absent[:-1])} or {absent[-1]} line for it"
     )
     if not missing:
         return [f"{head}; it declares what a stack file's deployment adds (docs/library-api.md)"]

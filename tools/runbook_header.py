@@ -21,6 +21,9 @@ def rights(n: Names) -> str:
             " cluster"
             if n.existing
             else f"the ClusterRole {n.namespace}-tpu-serving-operator the node steps"
+            if n.operator_nodes
+            else "the plan names no operators, so no ClusterRole grants the node steps (cordon, drain, taint, label):"
+            " they need the nodes' rights (TenancyArgs.operator_groups or operator_users grants them)"
         )
         + "; gcloud steps need IAM (docs/security.md)"
     )

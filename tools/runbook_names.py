@@ -15,7 +15,7 @@ from typing import Any
 
 from tpu_serving import catalog
 from tpu_serving.host_maintenance import manual_start_listed
-from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR
+from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR, operator_nodes_name
 from tpu_serving_tools.pool_disruption import starts_with_nodes
 from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
 from tpu_serving_tools.runtime.planview import PlanView
@@ -81,6 +81,9 @@ class Names:
     max_replicas: int | None
     others: tuple[str, ...] = ()
     """The plan's other serving workloads, which this runbook does not cover."""
+    operator_nodes: bool = False
+    """The plan grants them the node steps too (the ClusterRole ``<ns>-tpu-serving-operator``, made only for named
+    operators on a cluster the plan owns)."""
 
 
 def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
@@ -164,7 +167,8 @@ def _hpas(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> tu
     meta = _metadata(workload)
     key = (meta.get("namespace", "default"), "LeaderWorkerSet", str(meta.get("name")))
     mine = scaling.get(key, ()) if kind == LWS else ()
-    others = tuple(sorted(h for k, names in scaling.items() if k != key or kind != LWS for h in names))
+    # a DisaggregatedSet's roles' HPAs, in its namespace; another workload's are its own runbook's (library review 3, m1)
+    others = tuple(sorted(h for k, names in scaling.items() if kind != LWS and k[0] == key[0] for h in names))
     return mine, others
 
 
@@ -293,6 +297,10 @@ def names(plan: Mapping[str, Any], chosen: str | None = None) -> Names:
         operator_role=any(
             _metadata(r).get("name") == OPERATOR and _metadata(r).get("namespace") == namespace
             for r in _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:Role")
+        ),
+        operator_nodes=any(
+            _metadata(r).get("name") == operator_nodes_name(namespace)
+            for r in _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole")
         ),
         min_replicas=_scaling(outputs, "minReplicas"),
         max_replicas=_scaling(outputs, "maxReplicas"),

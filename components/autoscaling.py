@@ -377,7 +377,7 @@ class ServingAutoscaler(pulumi.ComponentResource):
     """The metric as the HPA names it."""
 
     def __init__(self, name: str, args: ServingAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ServingAutoscaler", args, ServingAutoscalerArgs)
+        args = check_arguments(f"ServingAutoscaler {name!r}", args, ServingAutoscalerArgs)
         super().__init__("tpu-serving:index:ServingAutoscaler", name, None, opts)
         child = child_options(self, opts)
         if args.grant_adapter_viewer and args.settings.adapter_iam == CreateOrExisting.CREATE:

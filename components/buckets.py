@@ -110,7 +110,7 @@ class Buckets(pulumi.ComponentResource):
     """Bucket names by purpose (known at preview time), created and existing."""
 
     def __init__(self, name: str, args: BucketsArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("Buckets", args, BucketsArgs)
+        args = check_arguments(f"Buckets {name!r}", args, BucketsArgs)
         existing = [b.name for b in args.buckets if b.existing]
         props = {"existingBucketNames": existing} if existing else None
         super().__init__("tpu-serving:index:Buckets", name, props, opts)
@@ -185,7 +185,7 @@ class SharedBuckets(pulumi.ComponentResource):
     """Bucket names by key."""
 
     def __init__(self, name: str, args: SharedBucketsArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("SharedBuckets", args, SharedBucketsArgs)
+        args = check_arguments(f"SharedBuckets {name!r}", args, SharedBucketsArgs)
         names = [b.name for b in args.buckets]
         super().__init__("tpu-serving:index:SharedBuckets", name, {"bucketNames": names}, opts)
         self.names = {b.key: b.name for b in args.buckets}

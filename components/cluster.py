@@ -431,7 +431,7 @@ class TpuCluster(pulumi.ComponentResource):
     """The control plane's endpoint (known after creation)."""
 
     def __init__(self, name: str, args: TpuClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("TpuCluster", args, TpuClusterArgs)
+        args = check_arguments(f"TpuCluster {name!r}", args, TpuClusterArgs)
         super().__init__("tpu-serving:index:TpuCluster", name, None, opts)
         child = child_options(self, opts)
         if (

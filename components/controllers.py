@@ -420,7 +420,7 @@ class ControllerInstall(pulumi.ComponentResource):
     """API group of the controller's custom resources."""
 
     def __init__(self, name: str, args: ControllerInstallArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ControllerInstall", args, ControllerInstallArgs)
+        args = check_arguments(f"ControllerInstall {name!r}", args, ControllerInstallArgs)
         super().__init__("tpu-serving:index:ControllerInstall", name, None, opts)
         parse_version(args.version)
         self.version = args.version

@@ -58,7 +58,7 @@ class CpuNodePool(pulumi.ComponentResource):
     """The GKE node pool name (the ``cloud.google.com/gke-nodepool`` label value)."""
 
     def __init__(self, name: str, args: CpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("CpuNodePool", args, CpuNodePoolArgs)
+        args = check_arguments(f"CpuNodePool {name!r}", args, CpuNodePoolArgs)
         super().__init__("tpu-serving:index:CpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.pool_name = args.pool_name

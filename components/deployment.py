@@ -64,7 +64,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
     """The deployment's stack outputs (the program exports them as they are)."""
 
     def __init__(self, name: str, args: TpuServingDeploymentArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("TpuServingDeployment", args, TpuServingDeploymentArgs)
+        args = check_arguments(f"TpuServingDeployment {name!r}", args, TpuServingDeploymentArgs)
         super().__init__("tpu-serving:index:TpuServingDeployment", name, None, opts)
         cfg = args.settings if isinstance(args.settings, StackConfig) else validate_stack(args.settings)
         ctx = context(name, self, cfg)

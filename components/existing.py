@@ -213,7 +213,7 @@ class ExistingCluster(pulumi.ComponentResource):
     """The cluster's workload identity pool."""
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ExistingCluster", args, ExistingClusterArgs)
+        args = check_arguments(f"ExistingCluster {name!r}", args, ExistingClusterArgs)
         super().__init__("tpu-serving:index:ExistingCluster", name, _plan_inputs(args), opts)
         child = child_options(self, opts)
         self.name, self.workload_pool = args.gke_name, args.workload_pool
@@ -304,7 +304,7 @@ class ExistingTpuNodePool(pulumi.ComponentResource):
     """Node selector for pods that must run on these slices."""
 
     def __init__(self, name: str, args: ExistingTpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ExistingTpuNodePool", args, ExistingTpuNodePoolArgs)
+        args = check_arguments(f"ExistingTpuNodePool {name!r}", args, ExistingTpuNodePoolArgs)
         props = {
             "poolNames": list(args.pool_names),
             "machineType": args.shape.machine_type.name,
@@ -343,7 +343,7 @@ class ExistingCpuNodePool(pulumi.ComponentResource):
     """The GKE node pool name."""
 
     def __init__(self, name: str, args: ExistingCpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ExistingCpuNodePool", args, ExistingCpuNodePoolArgs)
+        args = check_arguments(f"ExistingCpuNodePool {name!r}", args, ExistingCpuNodePoolArgs)
         props = {
             "poolName": args.pool_name,
             "machineType": args.pool.machine_type,

@@ -287,7 +287,7 @@ class ServingGateway(pulumi.ComponentResource):
     """What a restart of the router does to requests (:func:`router_restart`)."""
 
     def __init__(self, name: str, args: ServingGatewayArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ServingGateway", args, ServingGatewayArgs)
+        args = check_arguments(f"ServingGateway {name!r}", args, ServingGatewayArgs)
         super().__init__("tpu-serving:index:ServingGateway", name, None, opts)
         child = child_options(self, opts)
         # The proxy-only subnet, when created here (not a schema output, so that pulumi_gcp.compute is

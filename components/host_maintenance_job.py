@@ -351,7 +351,7 @@ class HostMaintenanceGate(pulumi.ComponentResource):
     """The CronJob's name."""
 
     def __init__(self, name: str, args: HostMaintenanceGateArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("HostMaintenanceGate", args, HostMaintenanceGateArgs)
+        args = check_arguments(f"HostMaintenanceGate {name!r}", args, HostMaintenanceGateArgs)
         super().__init__("tpu-serving:index:HostMaintenanceGate", name, None, opts)
         child = child_options(self, opts)
         account = k8s.core.v1.ServiceAccount(f"{name}-sa", metadata=_meta(args), opts=child)

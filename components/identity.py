@@ -167,7 +167,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
     empty when the account is created here."""
 
     def __init__(self, name: str, args: WorkloadIdentityArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
+        args = check_arguments(f"WorkloadIdentity {name!r}", args, WorkloadIdentityArgs)
         super().__init__("tpu-serving:index:WorkloadIdentity", name, existing_account(args), opts)
         child = child_options(self, opts)
         self.namespace_name = args.namespace

@@ -238,7 +238,7 @@ class ImageMirror(pulumi.ComponentResource):
     """Each repository's image path prefix, by upstream key."""
 
     def __init__(self, name: str, args: ImageMirrorArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ImageMirror", args, ImageMirrorArgs)
+        args = check_arguments(f"ImageMirror {name!r}", args, ImageMirrorArgs)
         super().__init__("tpu-serving:index:ImageMirror", name, None, opts)
         child = child_options(self, opts)  # the repositories wait for the project's APIs
         self.repositories, self.paths = {}, {}

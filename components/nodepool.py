@@ -278,7 +278,7 @@ class TpuNodePool(pulumi.ComponentResource):
     """The slices' own node service account."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("TpuNodePool", args, TpuNodePoolArgs)
+        args = check_arguments(f"TpuNodePool {name!r}", args, TpuNodePoolArgs)
         super().__init__("tpu-serving:index:TpuNodePool", name, None, opts)
         child = child_options(self, opts)
         self.shape = args.shape

@@ -225,7 +225,7 @@ class Observability(pulumi.ComponentResource):
     """Names of the PodMonitorings."""
 
     def __init__(self, name: str, args: ObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("Observability", args, ObservabilityArgs)
+        args = check_arguments(f"Observability {name!r}", args, ObservabilityArgs)
         super().__init__("tpu-serving:index:Observability", name, None, opts)
         child = child_options(self, opts)
         scope = Scope(args.cluster, args.namespace)

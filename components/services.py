@@ -94,7 +94,7 @@ class ProjectServices(pulumi.ComponentResource):
     """One ``gcp.projects.Service`` per API."""
 
     def __init__(self, name: str, args: ProjectServicesArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("ProjectServices", args, ProjectServicesArgs)
+        args = check_arguments(f"ProjectServices {name!r}", args, ProjectServicesArgs)
         super().__init__("tpu-serving:index:ProjectServices", name, None, opts)
         self.services = [
             projects.Service(

@@ -373,7 +373,7 @@ class Tenancy(pulumi.ComponentResource):
     """Its figures and what they cover (the stack output ``quota``)."""
 
     def __init__(self, name: str, args: TenancyArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("Tenancy", args, TenancyArgs)
+        args = check_arguments(f"Tenancy {name!r}", args, TenancyArgs)
         super().__init__("tpu-serving:index:Tenancy", name, None, opts)
         # Its children wait for what the component waits for (the namespace): the engine does not pass a
         # component's depends_on on, and a namespaced object applied before its namespace exists fails.

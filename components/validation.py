@@ -81,7 +81,8 @@ _Args = TypeVar("_Args")
 
 
 def check_arguments(component: str, args: Any, cls: type[_Args]) -> _Args:
-    """``args`` (a ``cls``, or a mapping of its fields) as a valid ``cls``, or :class:`ArgumentsError`."""
+    """``args`` (a ``cls``, or a mapping of its fields) as a valid ``cls``, or :class:`ArgumentsError` naming
+    ``component``: its class and resource name, so that a program of two of them is told which (library review 3, m4)."""
     try:
         return typing.cast(_Args, adapter(cls).validate_python(args))
     except ValidationError as err:

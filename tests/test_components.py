@@ -589,7 +589,7 @@ def test_components_name_themselves_in_their_refusals(component):
 
     with pytest.raises(ArgumentsError) as err:
         _run_ps(lambda: getattr(tpu_serving, component)("x", {"no_such_argument": 1}))
-    assert str(err.value).startswith(f"invalid arguments of {component}: ")
+    assert str(err.value).startswith(f"invalid arguments of {component} 'x': ")  # and its resource name
 
 
 def test_components_one_problem_is_one_problem():

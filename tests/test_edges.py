@@ -158,7 +158,7 @@ def test_edges_component_names_itself_and_the_expected_class():
     with pytest.raises(ArgumentsError) as err:
         WorkloadIdentity("wi", 5)  # type: ignore[arg-type]
     text = str(err.value)
-    assert text.startswith("invalid arguments of WorkloadIdentity: 1 problem")
+    assert text.startswith("invalid arguments of WorkloadIdentity 'wi': 1 problem")
     assert "must be a WorkloadIdentityArgs or a mapping of its fields" in text
 
 

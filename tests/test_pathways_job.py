@@ -368,7 +368,7 @@ def test_pathways_job_workload_names_itself():
 
     with pytest.raises(ArgumentsError) as err:
         PathwaysWorkload("pw", 5)  # type: ignore[arg-type]
-    assert str(err.value).startswith("invalid arguments of PathwaysWorkload: ")
+    assert str(err.value).startswith("invalid arguments of PathwaysWorkload 'pw': ")
 
 
 def test_pathways_job_workers_get_their_grace_period():

@@ -28,7 +28,7 @@ class PathwaysServing(pulumi.ComponentResource):
     """A ``curl`` request to ``/generate`` through that port-forward."""
 
     def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("PathwaysServing", args, PathwaysServingArgs)
+        args = check_arguments(f"PathwaysServing {name!r}", args, PathwaysServingArgs)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
         self.leader_worker_set = lws.leader_worker_set(
             f"{name}-lws",

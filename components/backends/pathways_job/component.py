@@ -31,7 +31,7 @@ class PathwaysWorkload(pulumi.ComponentResource):
     """The client install that matches the Pathways release."""
 
     def __init__(self, name: str, args: PathwaysWorkloadArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("PathwaysWorkload", args, PathwaysWorkloadArgs)
+        args = check_arguments(f"PathwaysWorkload {name!r}", args, PathwaysWorkloadArgs)
         super().__init__("tpu-serving:index:PathwaysWorkload", name, None, opts)
         self.pathways_job = k8s.apiextensions.CustomResource(
             f"{name}-job",

@@ -54,7 +54,7 @@ class SaxmlServing(pulumi.ComponentResource):
     ("" until the load balancer has an address; None if it reports only a hostname)."""
 
     def __init__(self, name: str, args: SaxmlServingArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("SaxmlServing", args, SaxmlServingArgs)
+        args = check_arguments(f"SaxmlServing {name!r}", args, SaxmlServingArgs)
         super().__init__("tpu-serving:index:SaxmlServing", name, None, opts)
         after = child_options(self, opts)
         self.admin = k8s.apps.v1.Deployment(f"{name}-admin", admin_deployment(args), opts=after)

@@ -48,7 +48,7 @@ class VllmServing(pulumi.ComponentResource):
     warning of the engine and the ``caution`` output."""
 
     def __init__(self, name: str, args: VllmServingArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("VllmServing", args, VllmServingArgs)
+        args = check_arguments(f"VllmServing {name!r}", args, VllmServingArgs)
         super().__init__("tpu-serving:index:VllmServing", name, None, opts)
         self._args = args
         self.leader_worker_set = lws.leader_worker_set(

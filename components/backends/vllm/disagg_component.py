@@ -34,7 +34,7 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
     """A ``curl`` request to ``/v1/completions`` through that port-forward."""
 
     def __init__(self, name: str, args: VllmDisaggregatedArgs, opts: pulumi.ResourceOptions | None = None):
-        args = check_arguments("VllmDisaggregatedServing", args, VllmDisaggregatedArgs)
+        args = check_arguments(f"VllmDisaggregatedServing {name!r}", args, VllmDisaggregatedArgs)
         super().__init__("tpu-serving:index:VllmDisaggregatedServing", name, None, opts)
         self.disaggregated_set = k8s.apiextensions.CustomResource(
             f"{name}-ds",

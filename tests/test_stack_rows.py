@@ -39,9 +39,11 @@ def test_stack_rows_a_new_stack_gets_a_written_row_rewritten_each_run_and_droppe
     assert stack_rows.missing(base, files) == ["mine"]
     once = stack_rows.render(base, files, plans)
     (row,) = [r for r in once.splitlines() if r.startswith("| `mine` |")]
-    assert (
-        "| Qwen 2.5 7B on one v6e chip |" in row and "| 4 x v5litepod-16 (`ct5lp-hightpu-4t`, 4x4) | vLLM TPU; " in row
-    )
+    # the model served, the slices as the hand-written rows say them (new-user review 14, m3: the whole comment line
+    # and a slice name the docs give another slice), and whether it serves through a slice's loss
+    assert "| `meta-llama/Llama-3.3-70B-Instruct` |" in row
+    assert "| 4 x v5e 4x4 (`ct5lp-hightpu-4t`: 4 VMs x 4 chips) | vLLM TPU; " in row
+    assert "| yes: 2 standing groups on 2 slices; the others serve while one reloads " in row
     assert "**caution: multi-host vLLM on TPU is unsupported on GKE" in row and row.endswith(f"{stack_rows.WRITTEN} |")
     _, _, rows = stack_rows.table_rows(once)
     assert rows[-1] == row and len(rows) == len(stack_rows.table_rows(base)[2]) + 1

@@ -459,7 +459,9 @@ def render(plan: Mapping[str, Any], workload: str | None = None) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
-    parser.add_argument("--stack", required=True, help="the stack (stacks/Pulumi.<stack>.yaml)")
+    parser.add_argument(
+        "--stack", required=True, help="the stack (stacks/Pulumi.<stack>.yaml, or Pulumi.<stack>.yaml beside a program)"
+    )
     parser.add_argument("--root", type=Path, default=Path("."), help="the directory holding Pulumi.yaml")
     parser.add_argument(
         "--workload",

@@ -54,21 +54,51 @@ def first_comment(stack_file: Path) -> str:
     return "(its stack file opens with no comment)"
 
 
-def row(stack: str, stack_file: Path, plan: Plan) -> str:
-    """A written row: the stack, its first comment, its TPU pools, the caution when its plan has it."""
-    pools = tpu_pools(plan)
+def model_of(plan: Plan, stack_file: Path) -> str:
+    """The model it serves: the stack's ``serving.servedModelName`` (else ``model``), else the stack file's first
+    comment line."""
+    import json
+
+    raw = plan.config.get("tpu-serving:serving")
+    serving = json.loads(raw) if isinstance(raw, str) else {}
+    named = serving.get("servedModelName") or serving.get("model") if isinstance(serving, dict) else None
+    return f"`{named}`" if isinstance(named, str) else first_comment(stack_file)
+
+
+def tpu_of(plan: Plan) -> str:
+    """Its TPU pools as the hand-written rows say them: ``2 x v6e 2x4 slice (`ct6e-standard-8t`: 1 VM x 8 chips)``."""
     kinds: dict[str, int] = {}
-    for p in pools:
-        key = f"{p.shape.slice_name} (`{p.shape.machine_type.name}`, {p.shape.topology})"
+    for p in tpu_pools(plan):
+        shape = p.shape
+        vms = f"{shape.vms} VM{'s' if shape.vms > 1 else ''}"
+        key = f"{shape.generation.name} {shape.topology} (`{shape.machine_type.name}`: {vms} x {shape.chips_per_vm} chips)"
         kinds[key] = kinds.get(key, 0) + 1
-    tpu = ", ".join(f"{n} x {k}" for k, n in kinds.items())
+    return ", ".join(f"{n} x {k}" for k, n in kinds.items()) or "none created"
+
+
+def resilience_of(plan: Plan) -> str:
+    """Whether it serves through a slice's loss: two or more standing LeaderWorkerSet groups on slices apart."""
+    from tpu_serving_tools.runtime.maintenance import standing_pools
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    standing = standing_pools(PlanView(plan.as_json()))
+    if not standing:
+        return "its preview's `Production:` line says"
+    pools = max(standing.values(), key=len)
+    if len(set(pools)) >= 2:
+        return f"yes: {len(pools)} standing groups on {len(set(pools))} slices; the others serve while one reloads"
+    return f"no: {len(pools)} standing group(s) on one slice; its preview's `Production:` line says why"
+
+
+def row(stack: str, stack_file: Path, plan: Plan) -> str:
+    """A written row: the stack, its model, its TPU pools, its serving (with the caution when its plan has it) and
+    whether it serves through a slice's loss."""
     named = [SERVING_COMPONENTS[r.type] for r in plan.resources if r.type in SERVING_COMPONENTS]
     serving = ", ".join(dict.fromkeys(named)) or "none"
     if isinstance(plan.outputs.get("caution"), str):
         serving += f"; **caution: {MULTI_HOST_CAUTION}** (the preview's `Caution:` line has the sources)"
     return (
-        f"| `{stack}` | {first_comment(stack_file)} | {tpu or 'none created'} | {serving} | its preview's "
-        f"`Production:` line {WRITTEN} |"
+        f"| `{stack}` | {model_of(plan, stack_file)} | {tpu_of(plan)} | {serving} | {resilience_of(plan)} {WRITTEN} |"
     )
 
 

@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = command_parser(__name__, __doc__)
     which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--stack", help="the stack (stacks/Pulumi.<stack>.yaml), previewed offline for its plan")
+    which.add_argument(
+        "--stack",
+        help="the stack (stacks/Pulumi.<stack>.yaml, or Pulumi.<stack>.yaml beside a program), previewed offline for its plan",
+    )
     which.add_argument("--plan", type=Path, help="a plan.json written by tpu-serving preview")
     parser.add_argument(
         "--kubeconfig", type=Path, help="the cluster's kubeconfig (default: $KUBECONFIG, ~/.kube/config)"

@@ -375,6 +375,8 @@ class ServingAutoscaler(pulumi.ComponentResource):
     """The HorizontalPodAutoscaler."""
     metric: str
     """The metric as the HPA names it."""
+    hpa_name: str
+    """The HPA's Kubernetes name, its target's (``HostMaintenanceGateArgs.autoscalers`` takes it)."""
 
     def __init__(self, name: str, args: ServingAutoscalerArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"ServingAutoscaler {name!r}", args, ServingAutoscalerArgs)
@@ -397,4 +399,5 @@ class ServingAutoscaler(pulumi.ComponentResource):
             )
         self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", hpa_args(args), opts=child)
         self.metric = managed_prometheus_metric(args.metric)
+        self.hpa_name = args.target
         self.register_outputs({"metric": self.metric})

@@ -207,8 +207,22 @@ class ObservabilityArgs:
     cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
-        return project_problems(self.project)
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`): the stack file's paging
+        rule too (:func:`tpu_serving.config.checks.paging_problems`, library review 4, M5): alert policies created
+        for a serving notify a channel, or say they notify nobody."""
+        watch, m = self.settings, self.metrics
+        serving = m.serves and bool(m.scrape or m.leader_worker_sets)
+        creates = watch.enabled and watch.cloud_resources == CreateOrExisting.CREATE
+        unpaged = serving and creates and not watch.notification_channels and not watch.unpaged
+        return project_problems(self.project) + (
+            [
+                "settings.notification_channels = []: the serving's alert policies would notify nobody, so an outage "
+                "is seen only by someone looking at Cloud Monitoring; name a channel "
+                "(projects/<project>/notificationChannels/<id>), or pass settings.unpaged=True to say so"
+            ]
+            if unpaged
+            else []
+        )
 
 
 class Observability(pulumi.ComponentResource):

@@ -474,3 +474,23 @@ def test_observability_not_ready_alert_window_is_given_in_whole_minutes():
     (p,) = [p for p in err.value.problems if "notReadyMinutes" in p]
     assert "may take 60 minutes to start (serving.probes.maxStartupSeconds = 3600)" in p
     assert p.endswith("set it above 60")
+
+
+def test_observability_of_a_serving_refuses_alerts_that_notify_nobody_as_the_stack_file_does() -> None:
+    """Library review 4, M5: a program's Observability with no channel created alert policies that page nobody,
+    which a stack file refuses (``observability.unpaged``)."""
+    from tpu_serving import ObservabilitySettings, ServingMetrics
+    from tpu_serving.backends.vllm.neighbours import leader_metrics
+    from tpu_serving.observability import ObservabilityArgs
+    from tpu_serving.validation import argument_problems
+
+    metrics = leader_metrics("vllm", {"role": "leader"}, 2, ())
+    args = ObservabilityArgs(project="my-project-1", cluster="c", namespace="ns", metrics=metrics)
+    (problem,) = argument_problems(args)
+    assert problem.startswith("ObservabilityArgs.settings.notification_channels = []: the serving's alert policies")
+    for settings in (
+        ObservabilitySettings(unpaged=True),
+        ObservabilitySettings(notification_channels=("projects/my-project-1/notificationChannels/1",)),
+    ):
+        assert argument_problems(ObservabilityArgs("my-project-1", "c", "ns", metrics, settings)) == []
+    assert argument_problems(ObservabilityArgs("my-project-1", "c", "ns", ServingMetrics())) == []  # nothing served

@@ -25,3 +25,22 @@ def test_offline_run_program_walks_no_stack_for_source_positions_and_puts_the_sd
     assert plan.outputs == {"answer": 42}
     assert walks == []
     assert sdk_resource._get_stack_trace is counted
+
+
+def test_offline_run_program_refuses_a_urn_registered_twice():
+    """Library review 4, M7: two components of one name went through the offline preview (the mocks allow it) and
+    the check then blamed "2 stacks"; the engine refuses the second registration."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+    import pytest
+
+    from tpu_serving_tools.offline import run_program
+
+    def program() -> None:
+        k8s.core.v1.ConfigMap("a", data={"x": "1"})
+        k8s.core.v1.ConfigMap("a", data={"x": "2"})
+
+    with pytest.raises(
+        pulumi.RunError, match=r"^Duplicate resource URN '.*ConfigMap::a'; try giving it a unique name$"
+    ):
+        run_program(program, {}, project="p", stack="s")

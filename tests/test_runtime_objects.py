@@ -172,3 +172,30 @@ def test_objects_a_cluster_object_two_resources_declare_fails_unless_both_are_re
     assert not ok and "destroying one deletes" in why and "TenancyArgs.shared_cluster" in why
     pc["retainOnDelete"] = again["retainOnDelete"] = True
     assert _objects(plan)["declared twice PriorityClass tpu-serving-online"][0]
+
+
+def test_objects_the_gate_the_hpa_and_the_pod_monitorings_name_what_the_plan_has():
+    """Library review 4: a gate naming an HPA by its component's name (M1), an HPA over a LeaderWorkerSet that
+    declares its replicas (M2), and a PodMonitoring given another workload's selector (M3) passed every category."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    before = {s: v for s, v in _objects(plan).items() if s.startswith("ref ")}
+    gate = "ref CronJob vllm-llama70b/host-maintenance-gate -> HorizontalPodAutoscaler vllm-llama70b/vllm"
+    owns = "ref HorizontalPodAutoscaler vllm-llama70b/vllm owns the groups of vllm-llama70b/vllm"
+    assert before[gate][0] and before[owns][0] and all(ok for ok, _ in before.values())
+    monitors = [s for s in before if s.startswith("ref PodMonitoring vllm-llama70b/")]
+    assert monitors
+    for r in plan["resources"]:
+        kind = r["inputs"].get("kind")
+        if kind == "CronJob":
+            for c in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+                for e in c.get("env") or ():
+                    if e["name"] == "AUTOSCALERS":
+                        e["value"] = "vllm-hpa"
+        if kind == "LeaderWorkerSet":
+            r["inputs"]["spec"]["replicas"] = 2
+        if kind == "PodMonitoring" and r["inputs"]["metadata"]["name"] == "vllm-leaders":
+            r["inputs"]["spec"]["selector"] = {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": "coder"}}
+    after = {s: v for s, v in _objects(plan).items() if s.startswith("ref ") and not v[0]}
+    assert "ref CronJob vllm-llama70b/host-maintenance-gate -> HorizontalPodAutoscaler vllm-llama70b/vllm-hpa" in after
+    assert after[owns][1].startswith("the LeaderWorkerSet declares spec.replicas 2: every pulumi up sets")
+    assert after["ref PodMonitoring vllm-llama70b/vllm-leaders -> pods"][1].startswith("selects no pod of the plan")

@@ -18,7 +18,7 @@ from tpu_serving_tools.offline import preview_stack
 
 def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any]]:
     """The stack's preview, with the arguments each of the four components was built with (and the serving itself)."""
-    seen: dict[str, list[Any]] = {"serving": [], "Tenancy": [], "Observability": [], "ServingAutoscaler": []}
+    seen: dict[str, list[Any]] = {"serving": [], "Tenancy": [], "Observability": [], "ServingAutoscaler": [], "hpa": []}
 
     def wrap(cls: type, key: str) -> None:
         original = cls.__init__
@@ -26,6 +26,8 @@ def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any
         def init(self: Any, name: str, args: Any, *rest: Any, **kw: Any) -> None:
             seen[key].append(self if key == "serving" else args)
             original(self, name, args, *rest, **kw)
+            if key == "ServingAutoscaler":
+                seen["hpa"].append(self)
 
         monkeypatch.setattr(cls, "__init__", init)
 
@@ -72,4 +74,6 @@ def test_vllm_neighbours_are_what_the_stack_gives_the_components_beside_it(
     )
     if autoscaling is not None:
         assert seen["ServingAutoscaler"][0].metric == n.autoscaling_metric
+        # the name the host-maintenance gate is given (library review 4, M1): the HPA is named after its target
+        assert seen["hpa"][0].hpa_name == seen["ServingAutoscaler"][0].target == n.metrics.leader_worker_sets[0]
     assert (autoscaling is not None) == (stack == "vllm-llama33-70b-v6e8")  # both ways are held

@@ -129,6 +129,8 @@ class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, mocks_: mocks.Mocks):
         super().__init__(mocks_)
         self.recorded: list[RecordedResource] = []
+        self.duplicates: list[str] = []
+        """URNs registered a second time, which the engine refuses."""
         self.invokes: list[str] = []
         """Tokens of the provider functions (data sources) the program called, and the types of the resources it
         read (``.get``), in order: what a deploy would ask the providers before creating anything."""
@@ -144,6 +146,10 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # a resource_pb2.RegisterResourceRequest
         response = super().RegisterResource(request)  # type: ignore[no-untyped-call]
+        # the engine refuses a second registration of one URN (pulumi/pulumi pkg/diag/errors.go, code 2001,
+        # GetDuplicateResourceURNError); the mocks do not (library review 4, M7)
+        if any(r.urn == response.urn for r in self.recorded):  # said once the program ends: none of its work is left
+            self.duplicates.append(str(response.urn))
         if request.type != "pulumi:pulumi:Stack":
             deps = set(request.dependencies)
             prop_deps = {k: sorted(set(v.urns)) for k, v in sorted(request.propertyDependencies.items()) if v.urns}
@@ -282,6 +288,9 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         with _no_source_positions():
             mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
             _sync_await(run_pulumi_func(program))
+        if monitor.duplicates:
+            urn = monitor.duplicates[0]
+            raise pulumi.RunError(f"Duplicate resource URN '{urn}'; try giving it a unique name")
         root = settings.get_root_resource()
         outputs = {k: _resolve(v) for k, v in getattr(root, "outputs", {}).items()}
         resources = sorted(monitor.recorded, key=lambda r: r.urn)

@@ -137,8 +137,34 @@ ROUTE_BACKEND = (
 )
 
 
+GATE_REFERENCE = (
+    "the host-maintenance gate reads and patches these by name (HostMaintenanceGateArgs.leader_worker_sets, "
+    "autoscalers: its Role's resourceNames); an HPA is named after its target (ServingAutoscaler.hpa_name): a name of "
+    "nothing leaves the gate's cover of a lost group a 404"
+)
+PODMONITORING_SELECTS = (
+    "a PodMonitoring scrapes the pods of its namespace its selector matches (Managed Service for Prometheus, "
+    "PodMonitoring spec.selector); one that matches none collects nothing, and the alerts on its metrics never fire"
+)
+
+
+def _gate_references(view: PlanView) -> Iterator[tuple[str, str, str, str, str]]:
+    """The LeaderWorkerSets and HPAs each host-maintenance gate CronJob names in its environment."""
+    for cron in view.kubernetes_objects("CronJob"):
+        meta = cron["metadata"]
+        ns = str(meta.get("namespace", "default"))
+        job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+        for c in (job.get("spec") or {}).get("containers") or ():
+            env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
+            for var, kind in (("LEADER_WORKER_SETS", "LeaderWorkerSet"), ("AUTOSCALERS", "HorizontalPodAutoscaler")):
+                for name in (x for x in env.get(var, "").split(",") if x):
+                    yield f"CronJob {ns}/{meta['name']}", kind, ns, name, GATE_REFERENCE
+
+
 def _references(view: PlanView) -> Iterator[tuple[str, str, str, str, str]]:
-    """(referrer, kind, namespace, name, source) of each object an HPA or an HTTPRoute of the plan names."""
+    """(referrer, kind, namespace, name, source) of each object an HPA, an HTTPRoute or a host-maintenance gate of
+    the plan names."""
+    yield from _gate_references(view)
     for hpa in view.kubernetes_objects("HorizontalPodAutoscaler"):
         meta, ref = hpa["metadata"], (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         ns = str(meta.get("namespace", "default"))
@@ -169,6 +195,54 @@ def reference_findings(view: PlanView) -> list[Finding]:
         ok = (kind, ns, name) in there
         why = "declared in the plan, or created by its controller" if ok else f"the plan has no such object: {source}"
         out.append(Finding(subject, ok, why))
+    return out + _fixed_targets(view) + _monitoring_findings(view)
+
+
+def _fixed_targets(view: PlanView) -> list[Finding]:
+    """An HPA's LeaderWorkerSet declares no ``replicas``: one it declares, every ``pulumi up`` sets back under the
+    HPA (library review 4, M2)."""
+    lws = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
+        for o in view.kubernetes_objects("LeaderWorkerSet")
+    }
+    out = []
+    for hpa in view.kubernetes_objects("HorizontalPodAutoscaler"):
+        ns = str(hpa["metadata"].get("namespace", "default"))
+        ref = (hpa.get("spec") or {}).get("scaleTargetRef") or {}
+        target = lws.get((ns, str(ref.get("name")))) if ref.get("kind") == "LeaderWorkerSet" else None
+        if target is None:
+            continue
+        fixed = (target.get("spec") or {}).get("replicas")
+        subject = (
+            f"ref HorizontalPodAutoscaler {ns}/{hpa['metadata']['name']} owns the groups of {ns}/{ref.get('name')}"
+        )
+        why = (
+            f"the LeaderWorkerSet declares spec.replicas {fixed}: every pulumi up sets the groups back to it under the "
+            "HPA; give the serving autoscaled=True (VllmServingArgs), which leaves the count to the HPA"
+            if fixed is not None
+            else "the LeaderWorkerSet declares no replicas: the count is the HPA's"
+        )
+        out.append(Finding(subject, fixed is None, why))
+    return out
+
+
+def _monitoring_findings(view: PlanView) -> list[Finding]:
+    """Every PodMonitoring selects a pod of its namespace (library review 4, M3: another workload's metrics given
+    to a namespace's Observability)."""
+    from tpu_serving_tools.runtime.network_policy import selector_matches
+    from tpu_serving_tools.runtime.pods import pods_of
+
+    pods = pods_of(view)
+    out = []
+    for pm in view.kubernetes_objects("PodMonitoring"):
+        ns = str(pm["metadata"].get("namespace", "default"))
+        selector = (pm.get("spec") or {}).get("selector") or {}
+        chosen = sorted({p.owner for p in pods if p.namespace == ns and selector_matches(selector, p.labels)})
+        subject = f"ref PodMonitoring {ns}/{pm['metadata']['name']} -> pods"
+        why = (
+            f"selects pods of {', '.join(chosen)}" if chosen else f"selects no pod of the plan: {PODMONITORING_SELECTS}"
+        )
+        out.append(Finding(subject, bool(chosen), why))
     return out
 
 

@@ -177,3 +177,22 @@ def test_scheduling_surge_library_program_on_one_slice_fails_tpu_serving_check(t
     assert "no node pool that scales from zero takes the group" in failure, failure
     line = next(x for x in check.stdout.splitlines() if x.startswith("dev: "))
     assert "scale steps 0/1" in line, line
+
+
+def test_scheduling_surge_peak_quota_holds_the_hpa_maximum_and_the_surge():
+    """Library review 4, M4: a TPU quota of the standing slices passed the check, though the HPA could never add a
+    group and a rollout at the maximum stalled."""
+    import copy
+
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime import scheduling_surge
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
+    assert finding.ok and finding.subject == "quota vllm-llama70b/tpu-serving-quota at the HPA's maximum"
+    assert "with vllm at " in finding.reason and finding.reason.endswith(": fits")
+    (quota,) = [r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:ResourceQuota"]
+    quota["inputs"]["spec"]["hard"]["requests.google.com/tpu"] = "16"  # two standing v6e-8 groups' chips
+    (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
+    assert not finding.ok and finding.reason.endswith("the quota refuses the groups past it"), finding.reason

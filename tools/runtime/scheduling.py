@@ -469,7 +469,7 @@ def scale_findings(view: PlanView) -> list[Finding]:
                 findings.append(Finding(subject, step.ok, f"group {g} pending; {step.provisioned}; {where}"))
         findings += surge.surge_findings(view, (ns, kind, name), hi, pools, originals, f"the HPA's maximum {hi}")
     findings += surge.fixed_surge_findings(view, [at_minimum(p) for p in originals.values()], originals)
-    return findings + surge.missing_findings(view, findings)
+    return findings + surge.missing_findings(view, findings) + surge.peak_quota_findings(view)
 
 
 # --------------------------------------------------------------------------- check
@@ -485,7 +485,7 @@ def check(view: PlanView) -> CategoryResult:
         for p in pods
     ]
     findings += quota_findings(pods, quotas(view))
-    findings += scale_findings(view)
+    findings += scale_findings(view)  # the peak quota with them (scheduling_surge builds on this module)
     # DisaggregatedSet roles and their scale paths (imported here: that module builds on this one)
     from tpu_serving_tools.runtime import scheduling_ds
 

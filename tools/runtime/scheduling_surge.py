@@ -156,3 +156,41 @@ def missing_findings(view: PlanView, findings: Sequence[Finding]) -> list[Findin
                 )
             )
     return out
+
+
+def peak_quota_findings(view: PlanView) -> list[Finding]:
+    """Per ResourceQuota of a namespace whose LeaderWorkerSet an HPA scales: its pods at the HPA's maximum, with a
+    rollout's surge groups beside them, fit the quota (library review 4, M4: a TPU quota of the standing slices let
+    the HPA add no group, and stalled every rollout at the maximum, while every other line passed). Quota is charged
+    when a pod is created (https://kubernetes.io/docs/concepts/policy/resource-quotas/)."""
+    from tpu_serving_tools.runtime.pods import pods_of
+    from tpu_serving_tools.runtime.quota import _over, quotas
+
+    lws = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
+        for o in view.kubernetes_objects(LWS_KIND)
+    }
+    peak = {
+        (ns, kind, name): hi + surge_groups(lws[(ns, name)], hi)
+        for (ns, kind, name), (_, hi) in hpa_bounds(view).items()
+        if kind == LWS_KIND and (ns, name) in lws
+    }
+    if not peak:
+        return []
+    pods = pods_of(view, peak)
+    out = []
+    for q in quotas(view):
+        scaled_here = sorted(f"{name} at {n} groups" for (ns, _, name), n in peak.items() if ns == q.namespace)
+        if not scaled_here:
+            continue
+        used = sum((p.requests for p in pods if p.namespace == q.namespace), type(pods[0].requests)())
+        over = _over(used, q)
+        said = f"with {', '.join(scaled_here)} (the HPA's maximum and a rollout's surge)"
+        out.append(
+            Finding(
+                f"quota {q.namespace}/{q.name} at the HPA's maximum",
+                not over,
+                f"{said}: {'; '.join(over)}: the quota refuses the groups past it" if over else f"{said}: fits",
+            )
+        )
+    return out

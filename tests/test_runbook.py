@@ -168,7 +168,7 @@ def test_a_stack_without_an_hpa_prints_no_hpa_patch():
     text = text_of(NO_HPA)
     assert HPA_PATCH not in text
     assert "lost-group-cover" not in text  # no gate, no HPA: nothing covers a lost group
-    assert "# Not covered: no HPA" in text
+    assert "# Every serving slice is in " in text  # one slice, one zone: wait for it (no HPA, no group to add)
     assert [pool for _, _, pool in upgrades(text)] == ["vllm405b-v6e16", "vllm405b-cpu"]
 
 
@@ -238,7 +238,7 @@ def test_every_other_stack_prints_each_runbook_or_says_what_is_not_covered(stack
     assert upgrades(text), "no upgrade command"
     lws = "leaderworkerset" in text.splitlines()[1]
     assert lws or "No LeaderWorkerSet" in text
-    assert (HPA_PATCH in text) or "# Not covered:" in text
+    assert (HPA_PATCH in text) or "# Not covered:" in text or "# Every serving slice is in " in text
 
 
 def test_until_back_is_the_one_completion_rule_of_a_manual_start_in_the_runbook_and_the_docs() -> None:
@@ -340,3 +340,13 @@ def test_runbook_names_only_its_own_hpas_and_the_rbac_the_plan_has():
     first = runbook.render(plan)
     assert "ClusterRole vllm-llama70b-tpu-serving-operator" not in first
     assert "the plan names no operators, so no ClusterRole grants the node steps" in first
+
+
+def test_runbook_a_zone_outage_of_fixed_groups_says_what_to_do():
+    """Library review 4, M8: a two-zone serving of fixed groups got a zone-outage section with one unrelated line."""
+    plan = copy.deepcopy(plan_of(V6E8).as_json())
+    plan["resources"] = [r for r in plan["resources"] if not r["type"].endswith(":HorizontalPodAutoscaler")]
+    text = runbook.render(plan)
+    zone = text[text.index("## A zone outage") :]
+    assert "DisaggregatedSet" not in zone and "# No HPA: the groups are fixed" in zone
+    assert "kubectl -n vllm-llama70b patch leaderworkerset vllm --type merge" in zone

@@ -37,6 +37,7 @@ from typing import Any
 
 from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 
@@ -375,8 +376,8 @@ def _lost_vm_section(n: Names) -> list[str]:
 
 def _zone_section(n: Names) -> list[str]:
     title = '## A zone outage (docs/operate.md, "A zone outage")'
-    if not n.hpas:
-        why = "a DisaggregatedSet's role HPAs" if n.other_hpas else "no HPA"
+    if not n.hpas and (n.other_hpas or n.kind != LWS):
+        why = "a DisaggregatedSet's role HPAs" if n.other_hpas else f"a {n.kind}'s groups"
         return [title, f"# Not covered: {why}; the HPA patch that adds a group applies to a LeaderWorkerSet's HPA."]
     if len(zones := _zones(n)) == 1:  # SRE review round 17, m1: no surviving zone to add a group in
         (zone,) = zones
@@ -385,6 +386,8 @@ def _zone_section(n: Names) -> list[str]:
             f"# Every serving slice is in {zone}: its outage stops serving, and no group can be added elsewhere (the",
             "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
         ]
+    if not n.hpas:
+        return [title, *fixed_zone_lines(n, _group_map(n), _wait(n))]
     lines = [title, *_group_map(n), *_lost_zone_autoscaling(zones, n, on=False), *_cover_lines(n)]
     lines += [
         "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",

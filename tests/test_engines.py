@@ -68,7 +68,9 @@ def test_engines_an_extra_arg_vllm_removed_since_the_last_pin_fails(removed):
 
     view = PlanView(plan_edited(VLLM_STACKS[1], serving=add).as_json())
     failures = category.check(view).failures()
-    assert [f.subject for f in failures] == ["engine vllm leader vllm-leader"]  # the worker runs no vllm serve
+    assert [f.subject for f in failures] == [
+        "engine vllm-llama405b/vllm leader vllm-leader"
+    ]  # the worker runs no vllm serve
     assert failures[0].reason == f"vllm serve {flag}: no such flag in vllm {conformance.PINS.vllm_tpu}"
 
 
@@ -365,3 +367,16 @@ def test_engines_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
         assert reasons and all(
             f"kv_connector {new}: does not start in tpu-inference 0.29.0 ({why}" in r for r in reasons
         )
+
+
+def test_engines_same_named_servings_of_two_namespaces_are_each_checked():
+    """Library review 4, m4: two default-named VllmServing in two namespaces shared one subject, and the count
+    dropped by one."""
+    from tests.fixtures.twin import twin_namespace
+
+    plan = plan_of(VLLM_STACKS[0]).as_json()
+    one = [f.subject for f in category.check(PlanView(plan)).findings if "/vllm " in f.subject]
+    both = [f.subject for f in category.check(PlanView(twin_namespace(plan, "vllm-llama70b", "second"))).findings]
+    assert one and [s for s in both if s.startswith("engine second/vllm ")] == [
+        s.replace("engine vllm-llama70b/", "engine second/") for s in one if s.startswith("engine vllm-llama70b/")
+    ]

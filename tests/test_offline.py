@@ -44,3 +44,16 @@ def test_offline_run_program_refuses_a_urn_registered_twice():
         pulumi.RunError, match=r"^Duplicate resource URN '.*ConfigMap::a'; try giving it a unique name$"
     ):
         run_program(program, {}, project="p", stack="s")
+
+
+def test_offline_preview_stacks_says_a_program_error_in_one_line(tmp_path, capsys):
+    """Library review 4, m3: ``tpu-serving check`` printed the program's traceback where ``preview`` says one line."""
+    from tpu_serving_tools.offline import preview_stacks
+
+    (tmp_path / "Pulumi.yaml").write_text("name: e\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text("import pulumi\nx = undefined_name\n")
+    assert preview_stacks(tmp_path, ["dev"]) is None
+    err = capsys.readouterr().err
+    assert "error: dev: __main__.py:2: NameError: name 'undefined_name' is not defined" in err
+    assert "Traceback" not in err

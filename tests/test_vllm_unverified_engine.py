@@ -4,6 +4,8 @@ unverified in the preview and in make check's engines category, with what the co
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tests.fixtures.configs import plan_edited
@@ -40,12 +42,12 @@ def test_vllm_unverified_engine_runs_the_image_on_the_pinned_flags_and_says_so()
     assert "no conformance table for its release (0.30.0; tables: 0.21.0, 0.29.0)" in lines[1]
     findings = _engines(plan)
     assert findings and all(f.ok for f in findings), [f for f in findings if not f.ok]
-    engines = [f for f in findings if f.subject.startswith("engine vllm ")]
+    engines = [f for f in findings if re.match(r"^engine [^ ]+/vllm (leader|worker) ", f.subject)]
     assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)
 
 
 def test_vllm_unverified_engine_of_a_tabled_release_is_checked_against_its_table_too():
-    engines = [f for f in _engines(_with(OLDER)) if f.subject.startswith("engine vllm ")]
+    engines = [f for f in _engines(_with(OLDER)) if re.match(r"^engine [^ ]+/vllm (leader|worker) ", f.subject)]
     assert engines and all(f.ok and "its release 0.21.0's table checked too" in f.reason for f in engines)
     lacking, _ = conformance.release_differences(OLDER, ["--max-model-len", "--no-such-flag-in-any-release"])
     assert lacking == ["vllm serve --no-such-flag-in-any-release: no such flag in vllm 0.21.0, the unverified image's"]
@@ -93,7 +95,7 @@ def test_vllm_unverified_engine_of_another_name_is_still_counted_by_the_engines_
     engines = [
         f
         for f in _engines(_with("registry.example.com/team/vllm-tpu:v0.29.1-fix"))
-        if f.subject.startswith("engine vllm ")
+        if re.match(r"^engine [^ ]+/vllm (leader|worker) ", f.subject)
     ]
     assert engines and all("unverified (images.unverifiedVllm)" in f.reason for f in engines)
 

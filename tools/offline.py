@@ -361,6 +361,15 @@ def preview_stack(root: Path, stack: str) -> Plan:
     return run_program(main_program(project), stack_config(project, stack), project=project.name, stack=stack)
 
 
+def program_frame(err: BaseException, root: Path) -> str:
+    """``<file>:<line>: `` of the innermost frame of the traceback inside the project at ``root`` (the user's
+    own line), or ``""``."""
+    import traceback
+
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).resolve().is_relative_to(root)]
+    return f"{Path(frames[-1].filename).resolve().relative_to(root)}:{frames[-1].lineno}: " if frames else ""
+
+
 def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, Any]]] | None:
     """The plans of ``stacks`` (every stack of the project when empty) of the project at ``root``.
 
@@ -380,6 +389,9 @@ def preview_stacks(root: Path, stacks: list[str]) -> list[tuple[str, dict[str, A
             plans.append((stack, preview_stack(root, stack).as_json()))
         except (pulumi.RunError, StackConfigError) as err:
             print(f"error: {stack}: {err}", file=sys.stderr)
+            return None
+        except Exception as err:  # the program's own mistake, one line as the preview says it (library review 4, m3)
+            print(f"error: {stack}: {program_frame(err, root.resolve())}{type(err).__name__}: {err}", file=sys.stderr)
             return None
     close_event_loop()
     return plans

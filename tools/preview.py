@@ -33,6 +33,7 @@ from tpu_serving_tools.offline import (
     kubernetes_objects,
     opaque_resources,
     preview_stack,
+    program_frame,
 )
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.prereqs import declared_existing_nat
@@ -433,15 +434,6 @@ def _failed(args: argparse.Namespace) -> int:
         with contextlib.suppress(OSError):  # an unwritable --out: nothing of this run is there either
             (stale / name).unlink(missing_ok=True)
     return 2
-
-
-def program_frame(err: BaseException, root: Path) -> str:
-    """``<file>:<line>: `` of the innermost frame of the traceback inside the project at ``root`` (the user's
-    own line), or ``""``."""
-    import traceback
-
-    frames = [f for f in traceback.extract_tb(err.__traceback__) if Path(f.filename).resolve().is_relative_to(root)]
-    return f"{Path(frames[-1].filename).resolve().relative_to(root)}:{frames[-1].lineno}: " if frames else ""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,7 +10,8 @@ def rights(n: Names) -> str:
     neither, whoever holds the namespace's and the nodes' rights."""
     if not n.operator_role:
         return (
-            f"# kubectl steps: this program grants no operator Role (a stack file's tenancy.operators does); they need"
+            f"# kubectl steps: this program binds no operators (TenancyArgs.operator_groups or operator_users, a stack"
+            f" file's tenancy.operators, do); they need"
             f" the rights of namespace {n.namespace} and, for the node steps (cordon, drain, taint, label), the"
             " nodes'; gcloud steps need IAM (docs/security.md)"
         )

@@ -294,9 +294,13 @@ def names(plan: Mapping[str, Any], chosen: str | None = None) -> Names:
             for r in _resources(plan, "kubernetes:batch/v1:CronJob")
         ),
         empty_dir='"emptyDir"' in json.dumps(inputs, default=str),
-        operator_role=any(
-            _metadata(r).get("name") == OPERATOR and _metadata(r).get("namespace") == namespace
-            for r in _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:Role")
+        # the Role binds someone only with a RoleBinding, which Tenancy makes for named operators (review 4, m7)
+        operator_role=all(
+            any(_metadata(r).get("name") == OPERATOR and _metadata(r).get("namespace") == namespace for r in found)
+            for found in (
+                _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:Role"),
+                _resources(plan, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding"),
+            )
         ),
         operator_nodes=any(
             _metadata(r).get("name") == operator_nodes_name(namespace)

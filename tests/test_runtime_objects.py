@@ -154,7 +154,7 @@ def test_objects_an_hpa_and_a_route_name_objects_of_the_plan():
             for rule in r["inputs"]["spec"]["rules"]:
                 for ref in rule.get("backendRefs") or ():
                     ref["name"] = "chat-api"
-    after = {s: v for s, v in _objects(plan).items() if s.startswith("ref ") and not v[0]}
+    after = {s: v for s, v in _objects(plan).items() if s.startswith("ref ") and " -> " in s and not v[0]}
     assert "ref HorizontalPodAutoscaler vllm-llama70b/vllm -> LeaderWorkerSet vllm-llama70b/chat" in after
     assert any(s.startswith("ref HTTPRoute ") and s.endswith(" vllm-llama70b/chat-api") for s in after)  # its pool
     assert all(why.startswith("the plan has no such object") for _, why in after.values())

@@ -123,7 +123,10 @@ def findings(view: PlanView) -> list[Finding]:
 
 
 def check(view: PlanView) -> CategoryResult:
-    return CategoryResult("objects", findings(view) + reference_findings(view) + duplicate_findings(view))
+    from tpu_serving_tools.runtime import wiring  # builds on the scheduling model, as this module does not
+
+    found = findings(view) + reference_findings(view) + duplicate_findings(view)
+    return CategoryResult("objects", found + wiring.findings(view))
 
 
 HPA_TARGET = (

@@ -1,0 +1,47 @@
+"""The runtime model's wiring findings: what a program copies by hand between the gate, the serving and its HPA
+agrees in its plan (library review 5, M2)."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.conftest import plan_of
+from tpu_serving_tools.runtime import wiring
+from tpu_serving_tools.runtime.planview import PlanView
+
+GATE = "ref CronJob vllm-llama70b/host-maintenance-gate copies LeaderWorkerSet vllm-llama70b/vllm"
+HPA = "ref HorizontalPodAutoscaler of vllm-llama70b/vllm keeps its standing groups"
+
+
+def _found(plan: dict) -> dict[str, tuple[bool, str]]:
+    return {f.subject: (f.ok, f.reason) for f in wiring.findings(PlanView(plan))}
+
+
+def _env(plan: dict, name: str, value: str) -> None:
+    for r in plan["resources"]:
+        if r["inputs"].get("kind") == "CronJob":
+            for c in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+                for e in c.get("env") or ():
+                    if e["name"] == name:
+                        e["value"] = value
+
+
+def test_wiring_the_shipped_stack_agrees_and_each_drift_fails():
+    plan = plan_of("vllm-llama33-70b-v6e8").as_json()
+    found = _found(plan)
+    assert found[GATE][0] and found[HPA][0], found
+    for name, value, said in (
+        ("AUTOSCALERS", "", "AUTOSCALERS leaves out HPA vllm"),
+        ("FEWEST_GROUPS", "1", "FEWEST_GROUPS 1, but the standing groups are 2"),
+        ("SURGE", "0", "SURGE 0, but the LeaderWorkerSet's rollout adds 1 group(s)"),
+    ):
+        drifted = copy.deepcopy(plan)
+        _env(drifted, name, value)
+        ok, why = _found(drifted)[GATE]
+        assert not ok and why.startswith(said), why
+    low = copy.deepcopy(plan)
+    for r in low["resources"]:
+        if r["inputs"].get("kind") == "HorizontalPodAutoscaler":
+            r["inputs"]["spec"]["minReplicas"] = 1
+    ok, why = _found(low)[HPA]
+    assert not ok and why.startswith("minReplicas 1, but the serving holds 2 standing groups apart over zones")

@@ -1,0 +1,97 @@
+"""Values a program copies by hand from one component to another, held against each other in its plan: the
+host-maintenance gate's LeaderWorkerSets, HPAs, standing groups and surge against the serving's and its HPA's, and an
+HPA's minimum against the standing groups the serving spreads over zones (library review 5, M2). A stack file's
+deployment derives them once; a program can let them drift, and every other line of ``check`` still passes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
+from tpu_serving_tools.runtime.result import Finding
+from tpu_serving_tools.runtime.scheduling_surge import surge_groups
+
+LWS = "LeaderWorkerSet"
+
+
+def _gates(view: PlanView) -> Iterator[tuple[str, str, Mapping[str, str]]]:
+    """(namespace, CronJob name, environment) of each host-maintenance gate."""
+    for cron in view.kubernetes_objects("CronJob"):
+        job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
+        for c in (job.get("spec") or {}).get("containers") or ():
+            env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
+            if "LEADER_WORKER_SETS" in env and "POOLS" in env:
+                yield str(cron["metadata"].get("namespace", "default")), str(cron["metadata"]["name"]), env
+
+
+def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
+    bounds, scaling = hpa_bounds(view), scaled_by(view)
+    for ns, cron, env in _gates(view):
+        autoscalers = {x for x in env.get("AUTOSCALERS", "").split(",") if x}
+        for name in (x for x in env["LEADER_WORKER_SETS"].split(",") if x):
+            obj = lws.get((ns, name))
+            if obj is None:
+                continue  # the references category names it
+            subject = f"ref CronJob {ns}/{cron} copies LeaderWorkerSet {ns}/{name}"
+            hpas = set(scaling.get((ns, LWS, name), ()))
+            lo_hi = bounds.get((ns, LWS, name))
+            fewest = lo_hi[0] if lo_hi else int((obj.get("spec") or {}).get("replicas", 1))
+            replicas = lo_hi[1] if lo_hi else fewest
+            surge = surge_groups(obj, replicas)
+            wrong = [
+                *(
+                    [
+                        f"AUTOSCALERS leaves out HPA {', '.join(sorted(hpas - autoscalers))}: its cover of a lost group "
+                        "cannot raise that minimum"
+                    ]
+                    if hpas - autoscalers
+                    else []
+                ),
+                *(
+                    [f"FEWEST_GROUPS {env.get('FEWEST_GROUPS')}, but the standing groups are {fewest}"]
+                    if env.get("FEWEST_GROUPS") != str(fewest)
+                    else []
+                ),
+                *(
+                    [f"SURGE {env.get('SURGE')}, but the LeaderWorkerSet's rollout adds {surge} group(s)"]
+                    if env.get("SURGE") != str(surge)
+                    else []
+                ),
+            ]
+            said = "; ".join(wrong) + " (HostMaintenanceGateArgs: autoscalers, fewest_groups, surge_groups)"
+            yield Finding(
+                subject, not wrong, said if wrong else "its HPAs, standing groups and surge as the plan has them"
+            )
+
+
+def _standing_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
+    """An HPA's minimum keeps the standing groups the serving holds apart over zones (their group indexes)."""
+    for (ns, kind, name), (lo, _) in hpa_bounds(view).items():
+        obj = lws.get((ns, name)) if kind == LWS else None
+        template = ((obj or {}).get("spec") or {}).get("leaderWorkerTemplate") or {}
+        spec = ((template.get("leaderTemplate") or template.get("workerTemplate") or {}).get("spec")) or {}
+        for c in spec.get("topologySpreadConstraints") or ():
+            exprs = ((c.get("labelSelector") or {}).get("matchExpressions")) or ()
+            standing = [e for e in exprs if e.get("key") == F.LWS_GROUP_INDEX_LABEL and e.get("operator") == "In"]
+            if c.get("whenUnsatisfiable") != "DoNotSchedule" or not standing:
+                continue
+            held = len(standing[0].get("values") or ())
+            subject = f"ref HorizontalPodAutoscaler of {ns}/{name} keeps its standing groups"
+            why = (
+                f"minReplicas {lo} keeps the {held} standing groups the serving holds apart over zones"
+                if lo >= held
+                else f"minReplicas {lo}, but the serving holds {held} standing groups apart over zones "
+                "(VllmServingArgs.replicas): at low load the HPA takes it below them"
+            )
+            yield Finding(subject, lo >= held, why)
+
+
+def findings(view: PlanView) -> list[Finding]:
+    lws = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
+        for o in view.kubernetes_objects(LWS)
+    }
+    return [*_gate_findings(view, lws), *_standing_findings(view, lws)]

@@ -95,3 +95,38 @@ def test_library_preview_program_lines_do_not_deny_the_alerts_line_of_a_program_
     bare.resources = [r for r in bare.resources if r.type != "tpu-serving:index:Observability"]
     (line,) = library_preview.program_lines(bare)
     assert "no Production, Upgrades, Rollout, Drain, Quota, Alerts, Probe or Verified line" in line
+
+
+def test_library_preview_program_lines_name_a_second_namespace_left_bare():
+    """Library review 5, M1: a second tenant with no Tenancy or Observability of its own was covered by the first
+    one's component types."""
+    from tests.fixtures.twin import twin_namespace
+    from tpu_serving_tools.offline import Plan, RecordedResource
+
+    twin = twin_namespace(plan_of("vllm-llama33-70b-v6e8").as_json(), "vllm-llama70b", "second")
+    bare_kinds = ("ResourceQuota", "PodMonitoring")
+    twin["resources"] = [
+        r
+        for r in twin["resources"]
+        if not (r["urn"].endswith("-second") and (r.get("inputs") or {}).get("kind") in bare_kinds)
+    ]
+    plan = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
+    plan.resources = [
+        RecordedResource(
+            urn=r["urn"],
+            type=r["type"],
+            name=r["name"],
+            custom=True,
+            parent=None,
+            provider=None,
+            dependencies=[],
+            inputs=r["inputs"],
+        )
+        for r in twin["resources"]
+        if r["type"] != library_preview.DEPLOYMENT
+    ]
+    assert isinstance(plan, Plan)
+    (line,) = library_preview.program_lines(plan)
+    assert "namespace second: its Tenancy (a quota and NetworkPolicies)" in line
+    assert "namespace second: its Observability (scraping and alerts)" in line
+    assert "namespace vllm-llama70b:" not in line

@@ -170,6 +170,28 @@ def _holds_upgrades(plan: Plan) -> bool:
     )
 
 
+SERVING_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob")
+AROUND: tuple[tuple[str, str], ...] = (
+    ("ResourceQuota", "its Tenancy (a quota and NetworkPolicies)"),
+    ("PodMonitoring", "its Observability (scraping and alerts)"),
+)
+"""What each serving namespace of a stack file's deployment has, by the object that shows it there."""
+
+
+def _bare_namespaces(plan: Plan) -> list[str]:
+    """Per serving namespace, what a stack file's deployment gives it and the program does not, there: a second
+    tenant without its own Tenancy or Observability is not covered by the first one's (library review 5, M1)."""
+    where: dict[str, set[str]] = {}
+    for r in plan.resources:
+        kind, ns = r.inputs.get("kind"), _mapping(r.inputs.get("metadata")).get("namespace")
+        if isinstance(kind, str) and isinstance(ns, str):
+            where.setdefault(ns, set()).add(kind)
+    serving = sorted(ns for ns, kinds in where.items() if kinds & set(SERVING_KINDS))
+    if len(serving) < 2:  # one namespace: the component types above say it
+        return []
+    return [f"namespace {ns}: {what}" for ns in serving for kind, what in AROUND if kind not in where[ns]]
+
+
 def program_lines(plan: Plan) -> list[str]:
     """For a plan with TPU pools and no ``TpuServingDeployment``: the lines this preview cannot give it, and what a
     stack file's deployment adds that the program does not declare (library review 1, M4; review 2, M6: by what
@@ -177,7 +199,7 @@ def program_lines(plan: Plan) -> list[str]:
     if any(r.type == DEPLOYMENT for r in plan.resources) or not tpu_pools(plan):
         return []
     declared = {r.type for r in plan.resources}
-    missing = [what for type_, what in ADDED_BY if type_ not in declared]
+    missing = [what for type_, what in ADDED_BY if type_ not in declared] + _bare_namespaces(plan)
     if any(r.type == CLUSTER for r in plan.resources) and not _holds_upgrades(plan):
         missing.insert(0, HOLD)
     absent = [x for x in ABSENT_LINES if not (x == "Alerts" and "tpu-serving:index:Observability" in declared)]

@@ -353,3 +353,26 @@ def test_runbook_a_zone_outage_of_fixed_groups_says_what_to_do():
     zone = text[text.index("## A zone outage") :]
     assert "DisaggregatedSet" not in zone and "# No HPA: the groups are fixed" in zone
     assert "kubectl -n vllm-llama70b patch leaderworkerset vllm --type merge" in zone
+
+
+def test_runbook_a_drain_with_no_free_slice_says_the_group_stays_down():
+    """Library review 5, M3: a fixed-group runbook drained a group "while the others carry its requests" with no
+    slice for it to move to."""
+    plan = copy.deepcopy(plan_of(V6E8).as_json())
+    plan["resources"] = [r for r in plan["resources"] if not r["type"].endswith(":HorizontalPodAutoscaler")]
+    names = runbook.names(plan)
+    text = runbook.render(plan)
+    if all(p.standing for p in names.tpu_pools):
+        assert "# No HPA and no free slice" in text
+    else:
+        assert "# No HPA: skip adding a group" in text
+    fixed = copy.deepcopy(plan)
+    spare = {p.name for p in names.tpu_pools if not p.standing}
+    fixed["resources"] = [
+        r
+        for r in fixed["resources"]
+        if not (r["type"] == "gcp:container/nodePool:NodePool" and r["inputs"].get("name") in spare)
+    ]
+    fixed["outputs"] = {k: v for k, v in fixed["outputs"].items() if k not in ("slices", "rollout")}
+    assert all(p.standing for p in runbook.names(fixed).tpu_pools)
+    assert "# No HPA and no free slice (every serving pool holds a standing group)" in runbook.render(fixed)

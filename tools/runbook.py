@@ -220,6 +220,12 @@ def _autoscaler(n: Names, pool: Pool, on: bool) -> list[str]:
 
 def _add_group(n: Names, zone: str | None) -> list[str]:
     """Step 2 of the move: one more group first, so the standing ones keep serving while the moved one reloads."""
+    if not n.hpas and all(p.standing for p in n.tpu_pools):  # library review 5, M3: no slice to move to
+        return [
+            "# No HPA and no free slice (every serving pool holds a standing group): the drained group has nowhere",
+            "# to go and stays down until its pool's maintenance ends, while the others carry its requests. Drain",
+            "# only if they can; else let the maintenance take the group at its window, as it would anyway.",
+        ]
     if not n.hpas:
         return ["# No HPA: skip adding a group; the drained group reloads while the others carry its requests."]
     where = f"outside {zone}" if zone else "on a free slice of another zone than the first window's"

@@ -20,7 +20,7 @@ no LeaderWorkerSet says so: it is no gated plan.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,9 +69,10 @@ def _gate(name: str, namespace: str, pod: Mapping[str, Any], env: Mapping[str, s
     )
 
 
-def gates(view: PlanView) -> list[Gate]:
-    """The plan's CronJobs whose container names LeaderWorkerSets and pools in its environment."""
-    found = []
+def gate_environments(view: PlanView) -> Iterator[tuple[str, str, Mapping[str, Any], Mapping[str, str]]]:
+    """(namespace, name, pod spec, environment) of each CronJob whose container names LeaderWorkerSets and pools in
+    its environment, as the host-maintenance gate carries its settings: the one reader of them (the maintenance,
+    references and wiring findings)."""
     for cron in view.kubernetes_objects("CronJob"):
         meta = cron.get("metadata") or {}
         job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
@@ -79,8 +80,12 @@ def gates(view: PlanView) -> list[Gate]:
         for c in pod.get("containers") or ():
             env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
             if "LEADER_WORKER_SETS" in env and "POOLS" in env:
-                found.append(_gate(str(meta.get("name")), str(meta.get("namespace", "default")), pod, env))
-    return found
+                yield str(meta.get("namespace", "default")), str(meta.get("name")), pod, env
+
+
+def gates(view: PlanView) -> list[Gate]:
+    """The plan's CronJobs whose container names LeaderWorkerSets and pools in its environment."""
+    return [_gate(name, ns, pod, env) for ns, name, pod, env in gate_environments(view)]
 
 
 def _zones(view: PlanView) -> dict[str, str]:

@@ -153,15 +153,12 @@ PODMONITORING_SELECTS = (
 
 def _gate_references(view: PlanView) -> Iterator[tuple[str, str, str, str, str]]:
     """The LeaderWorkerSets and HPAs each host-maintenance gate CronJob names in its environment."""
-    for cron in view.kubernetes_objects("CronJob"):
-        meta = cron["metadata"]
-        ns = str(meta.get("namespace", "default"))
-        job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-        for c in (job.get("spec") or {}).get("containers") or ():
-            env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
-            for var, kind in (("LEADER_WORKER_SETS", "LeaderWorkerSet"), ("AUTOSCALERS", "HorizontalPodAutoscaler")):
-                for name in (x for x in env.get(var, "").split(",") if x):
-                    yield f"CronJob {ns}/{meta['name']}", kind, ns, name, GATE_REFERENCE
+    from tpu_serving_tools.runtime.maintenance import gate_environments  # builds on the scheduling model
+
+    for ns, name, _, env in gate_environments(view):
+        for var, kind in (("LEADER_WORKER_SETS", "LeaderWorkerSet"), ("AUTOSCALERS", "HorizontalPodAutoscaler")):
+            for target in (x for x in env.get(var, "").split(",") if x):
+                yield f"CronJob {ns}/{name}", kind, ns, target, GATE_REFERENCE
 
 
 def _references(view: PlanView) -> Iterator[tuple[str, str, str, str, str]]:

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import facts as F
+from tpu_serving_tools.runtime.maintenance import gate_environments
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
 from tpu_serving_tools.runtime.result import Finding
@@ -17,19 +18,9 @@ from tpu_serving_tools.runtime.scheduling_surge import surge_groups
 LWS = "LeaderWorkerSet"
 
 
-def _gates(view: PlanView) -> Iterator[tuple[str, str, Mapping[str, str]]]:
-    """(namespace, CronJob name, environment) of each host-maintenance gate."""
-    for cron in view.kubernetes_objects("CronJob"):
-        job = (((cron.get("spec") or {}).get("jobTemplate") or {}).get("spec") or {}).get("template") or {}
-        for c in (job.get("spec") or {}).get("containers") or ():
-            env = {str(e.get("name")): str(e.get("value") or "") for e in c.get("env") or ()}
-            if "LEADER_WORKER_SETS" in env and "POOLS" in env:
-                yield str(cron["metadata"].get("namespace", "default")), str(cron["metadata"]["name"]), env
-
-
 def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
     bounds, scaling = hpa_bounds(view), scaled_by(view)
-    for ns, cron, env in _gates(view):
+    for ns, cron, _, env in gate_environments(view):
         autoscalers = {x for x in env.get("AUTOSCALERS", "").split(",") if x}
         for name in (x for x in env["LEADER_WORKER_SETS"].split(",") if x):
             obj = lws.get((ns, name))

@@ -98,13 +98,18 @@ def created_objects(view: PlanView) -> list[Created]:
     return out
 
 
-def findings(view: PlanView) -> list[Finding]:
-    """One finding per controller-created object: created, or kept from being created by a declared one."""
-    declared = {
+def declared_objects(view: PlanView) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of every Kubernetes object the plan declares."""
+    return {
         (str(o["kind"]), str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
         for o in view.kubernetes_objects()
         if isinstance(o.get("metadata"), Mapping) and "name" in o["metadata"]
     }
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """One finding per controller-created object: created, or kept from being created by a declared one."""
+    declared = declared_objects(view)
     out = []
     for c in created_objects(view):
         subject = f"object {c.kind} {c.namespace}/{c.name} of {c.owner}"
@@ -182,11 +187,7 @@ def reference_findings(view: PlanView) -> list[Finding]:
     """Each object an HPA scales or an HTTPRoute sends to is one the plan declares or a controller creates (a
     LeaderWorkerSet's headless Service, named after it, included): a name that resolves to nothing passes no other
     category, it only shrinks their counts (library review 3, M1 and M2)."""
-    there = {
-        (str(o["kind"]), str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
-        for o in view.kubernetes_objects()
-        if isinstance(o.get("metadata"), Mapping) and "name" in o["metadata"]
-    }
+    there = declared_objects(view)
     there |= {(c.kind, c.namespace, c.name) for c in created_objects(view)}
     there |= {("Service", ns, name) for kind, ns, name in set(there) if kind == "LeaderWorkerSet"}  # LWS_HEADLESS
     out = []

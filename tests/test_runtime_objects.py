@@ -46,7 +46,7 @@ def test_objects_vllm_plan_before_the_fix_fails_where_a_real_cluster_would():
         "flow load balancer health checks 130.211.0.0/22 -> vllm-llama70b/vllm-gateway-epp",
     ]
     assert all(":9003/TCP: denied" in f for f in failed["network"])
-    (epp,) = [f for f in failed["engines"] if f.startswith("engine vllm-gateway-epp epp:")]
+    (epp,) = [f for f in failed["engines"] if f.startswith("engine vllm-llama70b/vllm-gateway-epp epp:")]
     assert "image registry.k8s.io/gateway-api-inference-extension/epp:v1.3.1 is not" in epp
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import yaml
 
 from tpu_serving_tools.conformance.table import Table, load
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 EPP_TAG = "v0.10.0"
@@ -125,7 +125,7 @@ def findings(view: PlanView) -> list[Finding]:
             problems.append(f"config file {given.get('--config-file')}: no mounted ConfigMap of the plan holds it")
         elif text is not None:
             problems += config_problems(text, table, given)
-        subject = f"engine {dep['metadata']['name']} {c['name']}"
+        subject = f"engine {qualified_name(dep)} {c['name']}"
         reason = f"{len(given)} flags, each the EPP's; its configuration the {EPP_TAG} format"
         out.append(Finding(subject, not problems, "; ".join(problems) or reason))
     return out

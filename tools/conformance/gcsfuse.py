@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.conformance.table import Table, load
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 GCSFUSE_TAG = "v3.11.2"
@@ -35,7 +35,7 @@ def _volumes(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
                 yield from walk(child, owner)
 
     for obj in view.kubernetes_objects():
-        yield from walk(obj.get("spec"), f"{obj['kind']}/{obj['metadata']['name']}")
+        yield from walk(obj.get("spec"), f"{qualified_name(obj)} {obj['kind']}")
 
 
 def option_problem(option: str, table: Table) -> str:

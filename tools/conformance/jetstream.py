@@ -16,7 +16,7 @@ from typing import Any
 from tpu_serving_tools.conformance.table import Table, load
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.machine_facts import TPU_MACHINES
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.pods import Pod, pods_of
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling import landing_pools, node_pools
@@ -188,7 +188,7 @@ def findings(view: PlanView) -> list[Finding]:
         template = lws["spec"]["leaderWorkerTemplate"]
         for role in ("leaderTemplate", "workerTemplate"):
             for c in (template.get(role) or {}).get("spec", {}).get("containers", ()):
-                subject = f"engine {name} {role[: -len('Template')]} {c['name']}"
+                subject = f"engine {qualified_name(lws)} {role[: -len('Template')]} {c['name']}"
                 found = _container_finding(subject, c, slices)
                 if found is not None:
                     out.append(found)

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.conformance.table import load
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 RELEASES: Mapping[str, str] = {
@@ -39,7 +39,7 @@ def _containers(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
             for spec in specs:
                 for c in spec.get("containers") or ():
                     if "/sax-" in str(c.get("image", "")):
-                        yield f"{obj['metadata']['name']} {c['name']}", c
+                        yield f"{qualified_name(obj)} {c['name']}", c
 
 
 def findings(view: PlanView) -> list[Finding]:

@@ -11,7 +11,7 @@ from typing import Any
 
 from tpu_serving.backends.vllm.facts import UNVERIFIED_ENGINE
 from tpu_serving_tools.conformance.table import TABLES, Table, load
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 
@@ -84,11 +84,10 @@ def _templates(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(name, LeaderWorkerSet spec) of the plan's LeaderWorkerSets and of each DisaggregatedSet role (an inline
     LeaderWorkerSet spec, kubernetes-sigs/lws@v0.10.0 api/disaggregatedset/v1/disaggregatedset_types.go l.46-94)."""
     for lws in view.kubernetes_objects("LeaderWorkerSet"):  # namespaced: two default-named ones are two (review 4, m4)
-        yield f"{lws['metadata'].get('namespace', 'default')}/{lws['metadata']['name']}", lws["spec"]
+        yield qualified_name(lws), lws["spec"]
     for ds in view.kubernetes_objects("DisaggregatedSet"):
         for role in ds["spec"].get("roles") or ():
-            meta = ds["metadata"]
-            yield f"{meta.get('namespace', 'default')}/{meta['name']}/{role['name']}", role.get("spec") or {}
+            yield f"{qualified_name(ds)}/{role['name']}", role.get("spec") or {}
 
 
 def _containers(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:

@@ -11,6 +11,13 @@ UNKNOWN = "<unknown>"
 """How the offline preview shows a value only the provider can compute."""
 
 
+def qualified_name(obj: Mapping[str, Any]) -> str:
+    """``<namespace>/<name>`` of a Kubernetes object (namespace ``default`` when its metadata names none): what
+    tells two same-named objects of two namespaces apart in a finding's subject."""
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
+
+
 @dataclass(frozen=True)
 class PlanView:
     """A plan with look-ups by type, URN and Kubernetes kind."""

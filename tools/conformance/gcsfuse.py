@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.conformance.table import Table, load
-from tpu_serving_tools.runtime.planview import PlanView, qualified_name
+from tpu_serving_tools.runtime.planview import PlanView, entries, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 GCSFUSE_TAG = "v3.11.2"
@@ -20,22 +20,12 @@ CSI_ATTRIBUTES = frozenset({"mountOptions", "bucketName"})
 
 def _volumes(view: PlanView) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """(label, csi volume) of every GCS FUSE volume in the plan's pod templates (LWS, JobSet, Deployment, Job)."""
-
-    def walk(node: Any, owner: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-        if isinstance(node, Mapping):
-            for v in node.get("volumes") or () if isinstance(node.get("volumes"), list) else ():
+    for obj in view.kubernetes_objects():
+        for key, volumes in entries(obj.get("spec")):
+            for v in volumes if key == "volumes" and isinstance(volumes, list) else ():
                 csi = v.get("csi") if isinstance(v, Mapping) else None
                 if isinstance(csi, Mapping) and csi.get("driver") == DRIVER:
-                    yield f"{owner} volume {v.get('name')}", csi
-            for key, child in node.items():
-                if key != "volumes":
-                    yield from walk(child, owner)
-        elif isinstance(node, list):
-            for child in node:
-                yield from walk(child, owner)
-
-    for obj in view.kubernetes_objects():
-        yield from walk(obj.get("spec"), f"{qualified_name(obj)} {obj['kind']}")
+                    yield f"{qualified_name(obj)} {obj['kind']} volume {v.get('name')}", csi
 
 
 def option_problem(option: str, table: Table) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.runtime.planview import Dependencies, PlanView
+from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
 from tpu_serving_tools.runtime.result import Finding
 
 
@@ -236,15 +236,7 @@ def declared_priority_classes(view: PlanView) -> frozenset[str]:
 def _priority_class_names(value: Any) -> Iterator[str]:
     """Every ``priorityClassName`` in an object's pod templates, however deep (a CronJob's job template, an LWS's
     leader and worker templates, a JobSet's replicated jobs)."""
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if k == "priorityClassName" and isinstance(v, str) and v:
-                yield v
-            else:
-                yield from _priority_class_names(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _priority_class_names(v)
+    return (v for k, v in entries(value) if k == "priorityClassName" and isinstance(v, str) and v)
 
 
 def priority_findings(view: PlanView) -> Iterator[Finding]:

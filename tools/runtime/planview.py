@@ -18,6 +18,21 @@ def qualified_name(obj: Mapping[str, Any]) -> str:
     return f"{meta.get('namespace', 'default')}/{meta.get('name')}"
 
 
+def entries(value: Any) -> Iterator[tuple[str | None, Any]]:
+    """Every (key, value) under ``value``, however deep: a mapping's entries with their keys, a list's items with
+    None; each container before what it holds. The one walker of a plan's free-form values."""
+    items: Iterator[tuple[str | None, Any]]
+    if isinstance(value, Mapping):
+        items = iter(value.items())
+    elif isinstance(value, list):
+        items = ((None, v) for v in value)
+    else:
+        return
+    for key, child in items:
+        yield key, child
+        yield from entries(child)
+
+
 @dataclass(frozen=True)
 class PlanView:
     """A plan with look-ups by type, URN and Kubernetes kind."""

@@ -17,7 +17,7 @@ from typing import Any
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs
 from tpu_serving_tools.runtime.existing import declared_existing, existing_cluster
-from tpu_serving_tools.runtime.planview import Dependencies, PlanView
+from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 CLUSTER = "gcp:container/cluster:Cluster"
@@ -224,14 +224,7 @@ _CLUSTER_FILTER = re.compile(r'(?:\bcluster_name|\bcluster)\s*=\s*\\*"([a-z][-a-
 
 
 def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
+    return (v for _, v in entries(value) if isinstance(v, str))
 
 
 def monitored_cluster_findings(view: PlanView) -> Iterator[Finding]:

@@ -199,3 +199,39 @@ def test_objects_the_gate_the_hpa_and_the_pod_monitorings_name_what_the_plan_has
     assert "ref CronJob vllm-llama70b/host-maintenance-gate -> HorizontalPodAutoscaler vllm-llama70b/vllm-hpa" in after
     assert after[owns][1].startswith("the LeaderWorkerSet declares spec.replicas 2: every pulumi up sets")
     assert after["ref PodMonitoring vllm-llama70b/vllm-leaders -> pods"][1].startswith("selects no pod of the plan")
+
+
+def test_objects_an_inference_pool_and_a_service_select_pods_of_the_plan():
+    """Library review 6, M1: a gateway's InferencePool given a selector of no pod passed every category (the
+    gateway's flows only dropped out of the network count)."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    pool = "ref InferencePool vllm-llama70b/vllm-api-gateway -> pods"
+    service = "ref Service vllm-llama70b/vllm-api -> pods"
+    before = _objects(plan)
+    assert before[pool] == (True, "selects pods of LeaderWorkerSet/vllm") and before[service][0]
+    for r in plan["resources"]:
+        if r["inputs"].get("kind") == "InferencePool":
+            r["inputs"]["spec"]["selector"] = {"matchLabels": {"app": "vllm"}}
+        if r["inputs"].get("kind") == "Service" and r["inputs"]["metadata"]["name"] == "vllm-api":
+            r["inputs"]["spec"]["selector"] = {"app": "vllm"}
+    after = _objects(plan)
+    assert not after[pool][0] and "every request fails" in after[pool][1]
+    assert not after[service][0] and "no endpoints" in after[service][1]
+
+
+def test_objects_a_route_to_the_leader_worker_sets_headless_service_or_a_missing_port_fails():
+    """Library review 6, M2: ``ServingGatewayArgs(service=<the LWS's name>)`` routed to the controller's headless
+    Service (no ports, not-ready pods and workers included), and the references finding counted it resolved."""
+    plan = copy.deepcopy(plan_of("vllm-llama31-405b-v6e16").as_json())
+    route = "ref HTTPRoute vllm-llama405b/vllm-api-gateway -> Service vllm-llama405b/{} port {}"
+    assert _objects(plan)[route.format("vllm-api", 8000)] == (True, "a port of the Service (8000)")
+    for name, port in (("vllm", 8000), ("vllm-api", 9000)):
+        changed = copy.deepcopy(plan)
+        for r in changed["resources"]:
+            if r["inputs"].get("kind") == "HTTPRoute":
+                for rule in r["inputs"]["spec"]["rules"]:
+                    for ref in rule["backendRefs"]:
+                        ref.update(name=name, port=port)
+        ok, why = _objects(changed)[route.format(name, port)]
+        expected = "headless Service" if name == "vllm" else "the Service has no port 9000 (its ports: 8000)"
+        assert not ok and expected in why, why

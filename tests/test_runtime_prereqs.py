@@ -100,3 +100,39 @@ def test_prereqs_monitoring_that_filters_on_another_cluster_fails():
     cluster["inputs"]["name"] = "llm-prod"
     [finding] = list(prereqs.monitored_cluster_findings(PlanView(plan)))
     assert not finding.ok and "but the plan's cluster is llm-prod: they watch nothing" in finding.reason
+
+
+def test_prereqs_an_hpa_on_a_pods_metric_needs_the_metrics_adapter():
+    """Library review 6, M3: a program without the Custom Metrics Stackdriver Adapter passed, its scale steps
+    green, and its HPA never read its metric."""
+    import copy
+
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime import metrics_adapter
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    subject = "metrics adapter for HorizontalPodAutoscaler vllm-llama70b/vllm"
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert [(f.subject, f.ok) for f in prereqs.check(PlanView(plan)).findings if f.subject == subject] == [
+        (subject, True)
+    ]
+    adapter = [r for r in plan["resources"] if "metrics-adapter" in r["name"] and not r["type"].startswith("gcp:")]
+    assert adapter
+    plan["resources"] = [r for r in plan["resources"] if r not in adapter]
+    (gone,) = [f for f in prereqs.check(PlanView(plan)).findings if f.subject == subject]
+    assert not gone.ok and gone.reason.startswith("no Custom Metrics Stackdriver Adapter in the plan")
+    # a program's record that the cluster runs it (ControllerInstall owned=False) is the precondition it names
+    plan["resources"].append(
+        {
+            "urn": "urn:pulumi:dev::p::tpu-serving:index:ControllerInstall::adapter",
+            "type": "tpu-serving:index:ControllerInstall",
+            "name": "adapter",
+            "custom": False,
+            "inputs": {},
+            "registeredOutputs": {"owned": False, "upstream": "https://example/custom-metrics-stackdriver-adapter/x"},
+        }
+    )
+    assert next(metrics_adapter.findings(PlanView(plan))).ok
+    # the existing-cluster stack leaves the install to the cluster (adapterInstall unset on an existing cluster)
+    existing = PlanView(plan_of("vllm-llama33-70b-existing").as_json())
+    assert [f.ok for f in metrics_adapter.findings(existing)] == [True]

@@ -174,13 +174,67 @@ def _references(view: PlanView) -> Iterator[tuple[str, str, str, str, str]]:
         meta, ref = hpa["metadata"], (hpa.get("spec") or {}).get("scaleTargetRef") or {}
         ns = str(meta.get("namespace", "default"))
         yield f"HorizontalPodAutoscaler {ns}/{meta['name']}", str(ref.get("kind")), ns, str(ref.get("name")), HPA_TARGET
-    for route in view.kubernetes_objects("HTTPRoute"):
+    for route, ref in _route_backends(view):
         meta = route["metadata"]
         ns = str(meta.get("namespace", "default"))
+        kind, where = str(ref.get("kind") or "Service"), str(ref.get("namespace") or ns)
+        yield f"HTTPRoute {ns}/{meta['name']}", kind, where, str(ref.get("name")), ROUTE_BACKEND
+
+
+def _route_backends(view: PlanView) -> Iterator[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+    """(HTTPRoute, backendRef) of every backend the plan's routes send to."""
+    for route in view.kubernetes_objects("HTTPRoute"):
         for rule in (route.get("spec") or {}).get("rules") or ():
             for ref in rule.get("backendRefs") or ():
-                kind, where = str(ref.get("kind") or "Service"), str(ref.get("namespace") or ns)
-                yield f"HTTPRoute {ns}/{meta['name']}", kind, where, str(ref.get("name")), ROUTE_BACKEND
+                yield route, ref
+
+
+ROUTE_TO_HEADLESS = (
+    "the LeaderWorkerSet's own headless Service, which its controller creates with clusterIP None, no ports and "
+    "publishNotReadyAddresses true over every pod of the set, workers and loading leaders included "
+    "(kubernetes-sigs/lws@v0.10.0 pkg/utils/controller/controller_utils.go l.33-60): a route's port on it resolves to "
+    "nothing, and would reach pods that do not serve; route to the serving Service (VllmServingArgs.service_name)"
+)
+
+
+def _route_findings(view: PlanView) -> list[Finding]:
+    """Each HTTPRoute backend that is a Service is one the plan declares, with the port the route names: a route to a
+    LeaderWorkerSet's controller-made headless Service resolves as a name, and serves nothing (library review 6,
+    M2)."""
+    services = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
+        for o in view.kubernetes_objects("Service")
+    }
+    sets = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
+        for o in view.kubernetes_objects("LeaderWorkerSet")
+    }
+    out = []
+    for route, ref in _route_backends(view):
+        if str(ref.get("kind") or "Service") != "Service" or str(ref.get("group") or "") not in ("", "core"):
+            continue
+        meta = route["metadata"]
+        ns = str(ref.get("namespace") or meta.get("namespace", "default"))
+        key, port = (ns, str(ref.get("name"))), ref.get("port")
+        subject = f"ref HTTPRoute {meta.get('namespace', 'default')}/{meta['name']} -> Service {ns}/{ref.get('name')} port {port}"
+        service = services.get(key)
+        if service is None:
+            if key in sets:
+                out.append(Finding(subject, False, ROUTE_TO_HEADLESS))
+            continue  # a name of nothing: the reference finding says so
+        ports = sorted(int(p["port"]) for p in (service.get("spec") or {}).get("ports") or () if "port" in p)
+        ok = port is None or int(port) in ports
+        why = (
+            f"a port of the Service ({', '.join(map(str, ports))})"
+            if ok
+            else (
+                f"the Service has no port {port} (its ports: {', '.join(map(str, ports)) or 'none'}): the route's "
+                "backend does not resolve (Gateway API v1.3.0 BackendRef.port: 'the destination port number to use for "
+                "this resource'), and its requests get 500"
+            )
+        )
+        out.append(Finding(subject, ok, why))
+    return out
 
 
 def reference_findings(view: PlanView) -> list[Finding]:
@@ -196,7 +250,7 @@ def reference_findings(view: PlanView) -> list[Finding]:
         ok = (kind, ns, name) in there
         why = "declared in the plan, or created by its controller" if ok else f"the plan has no such object: {source}"
         out.append(Finding(subject, ok, why))
-    return out + _fixed_targets(view) + _monitoring_findings(view)
+    return out + _route_findings(view) + _fixed_targets(view) + _selector_findings(view)
 
 
 def _fixed_targets(view: PlanView) -> list[Finding]:
@@ -227,23 +281,52 @@ def _fixed_targets(view: PlanView) -> list[Finding]:
     return out
 
 
-def _monitoring_findings(view: PlanView) -> list[Finding]:
-    """Every PodMonitoring selects a pod of its namespace (library review 4, M3: another workload's metrics given
-    to a namespace's Observability)."""
+SELECTS = {
+    "PodMonitoring": PODMONITORING_SELECTS,
+    "InferencePool": (
+        "an InferencePool's endpoints are the pods of its namespace its selector matches (gateway-api-inference-extension "
+        "v1.3.0 api/v1/inferencepool_types.go, InferencePoolSpec.Selector: 'Selector determines which Pods are members "
+        "of this inference pool'); one that matches none leaves the Gateway no endpoint, and every request fails"
+    ),
+    "Service": (
+        "a Service's endpoints are the pods of its namespace its selector matches "
+        "(https://kubernetes.io/docs/concepts/services-networking/service/); one that matches none has no endpoints, "
+        "and its clients get connection refused"
+    ),
+}
+"""Why each selecting kind must select a pod of the plan."""
+
+
+def _selector(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The label selector of a PodMonitoring or an InferencePool (``matchLabels``/``matchExpressions``) or of a Service
+    (a plain map, as ``matchLabels``); None: it selects by no label (a Service without a selector)."""
+    selector = (obj.get("spec") or {}).get("selector")
+    if not isinstance(selector, Mapping):
+        return None
+    if obj.get("kind") == "Service":
+        return {"matchLabels": selector} if selector else None
+    return selector
+
+
+def _selector_findings(view: PlanView) -> list[Finding]:
+    """Every PodMonitoring, InferencePool and selecting Service selects a pod of its namespace (library review 4, M3:
+    another workload's metrics given to a namespace's Observability; library review 6, M1: a gateway's pool selecting
+    nothing)."""
     from tpu_serving_tools.runtime.network_policy import selector_matches
     from tpu_serving_tools.runtime.pods import pods_of
 
     pods = pods_of(view)
     out = []
-    for pm in view.kubernetes_objects("PodMonitoring"):
-        ns = str(pm["metadata"].get("namespace", "default"))
-        selector = (pm.get("spec") or {}).get("selector") or {}
-        chosen = sorted({p.owner for p in pods if p.namespace == ns and selector_matches(selector, p.labels)})
-        subject = f"ref PodMonitoring {ns}/{pm['metadata']['name']} -> pods"
-        why = (
-            f"selects pods of {', '.join(chosen)}" if chosen else f"selects no pod of the plan: {PODMONITORING_SELECTS}"
-        )
-        out.append(Finding(subject, bool(chosen), why))
+    for kind, source in SELECTS.items():
+        for obj in view.kubernetes_objects(kind):
+            selector = _selector(obj)
+            if selector is None:
+                continue
+            ns = str(obj["metadata"].get("namespace", "default"))
+            chosen = sorted({p.owner for p in pods if p.namespace == ns and selector_matches(selector, p.labels)})
+            subject = f"ref {kind} {ns}/{obj['metadata']['name']} -> pods"
+            why = f"selects pods of {', '.join(chosen)}" if chosen else f"selects no pod of the plan: {source}"
+            out.append(Finding(subject, bool(chosen), why))
     return out
 
 

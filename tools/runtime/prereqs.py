@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from tpu_serving_tools.runtime import gcp_facts as facts
-from tpu_serving_tools.runtime import k8s_prereqs
+from tpu_serving_tools.runtime import k8s_prereqs, metrics_adapter
 from tpu_serving_tools.runtime.existing import declared_existing, existing_cluster
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -287,5 +287,6 @@ def check(view: PlanView) -> CategoryResult:
         *k8s_prereqs.kind_findings(view),
         *k8s_prereqs.namespace_findings(view),
         *k8s_prereqs.priority_findings(view),
+        *metrics_adapter.findings(view),
     ]
     return CategoryResult("prerequisites", found)

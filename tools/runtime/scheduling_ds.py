@@ -18,8 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from tpu_serving_tools.runtime import ds_facts as D
-from tpu_serving_tools.runtime import pods_ds
-from tpu_serving_tools.runtime.existing import declared_existing, manifest_addresses
+from tpu_serving_tools.runtime import metrics_adapter, pods_ds
 from tpu_serving_tools.runtime.network_flows import COLLECTOR
 from tpu_serving_tools.runtime.network_policy import Flow, Workload, _named_port, evaluate, peer_of, selector_matches
 from tpu_serving_tools.runtime.network_policy import workloads as all_workloads
@@ -224,42 +223,6 @@ def _placement_finding(
 # --------------------------------------------------------------------------- scale paths
 
 
-ADAPTER_MANIFEST = "custom-metrics-stackdriver-adapter"
-ADAPTER_PRINCIPAL = "subject/ns/custom-metrics/sa/custom-metrics-stackdriver-adapter"
-MONITORING_VIEWER = "roles/monitoring.viewer"
-MANAGED_PROMETHEUS = "prometheus.googleapis.com"
-"""An HPA reads a Managed Prometheus metric through the Custom Metrics Stackdriver Adapter, which must be installed
-and whose Kubernetes service account ``custom-metrics/custom-metrics-stackdriver-adapter`` needs
-``roles/monitoring.viewer`` (https://cloud.google.com/stackdriver/docs/managed-prometheus/hpa, 'Use the Custom Metrics
-Stackdriver Adapter', steps 2 and 4); the metric is named ``prometheus.googleapis.com|<metric>|<kind>``
-(GoogleCloudPlatform/k8s-stackdriver@cm-sd-adapter-v0.16.9
-custom-metrics-stackdriver-adapter/examples/prometheus-to-sd/README.md)."""
-
-
-def _adapter_existing(view: PlanView) -> bool:
-    """Whether the stack says the cluster runs the adapter already (``autoscaling.adapterInstall: existing``, on a
-    disaggregated role: both roles agree, the library refuses them otherwise)."""
-    roles = (view.setting("serving") or {}).get("disaggregation") or {}
-    return any(((role or {}).get("autoscaling") or {}).get("adapterInstall") == "existing" for role in roles.values())
-
-
-def _adapter(view: PlanView) -> str | None:
-    """Why no adapter serves the metric (None: one is installed and may read Cloud Monitoring)."""
-    installed = any(ADAPTER_MANIFEST in address for address in manifest_addresses(view))
-    if not installed and not _adapter_existing(view):
-        return "no Custom Metrics Stackdriver Adapter in the plan: the HPA's metric is never served"
-    viewer = any(
-        r["inputs"].get("role") == MONITORING_VIEWER and ADAPTER_PRINCIPAL in str(r["inputs"].get("member"))
-        for r in view.resources
-        if r["type"].startswith("gcp:projects/iAM")
-    ) or any(  # named existing by the stack (serving...autoscaling.adapterIam: existing), as the preview lists it
-        ADAPTER_PRINCIPAL in need and MONITORING_VIEWER in need
-        for e in declared_existing(view, "IAM grant")
-        for need in e.get("needs") or ()
-    )
-    return None if viewer else f"the adapter's service account holds no {MONITORING_VIEWER}: it reads no metric"
-
-
 def _leaders(view: PlanView, ns: str, ds: str, role: str) -> list[Any]:
     """The workloads the scaler's status.selector picks: the role's leaders (scaler_manager.go:177-187)."""
     sel = {"matchLabels": {D.DS_NAME_LABEL: ds, D.DS_ROLE_LABEL: role, "leaderworkerset.sigs.k8s.io/worker-index": "0"}}
@@ -297,10 +260,10 @@ def metric_finding(view: PlanView, hpa: Mapping[str, Any], ns: str, ds: str, rol
     name = hpa["metadata"]["name"]
     subject = f"scale {ns}/{name} metric"
     metrics = [m["pods"]["metric"]["name"] for m in hpa["spec"].get("metrics") or () if m.get("type") == "Pods"]
-    managed = [m for m in metrics if str(m).startswith(MANAGED_PROMETHEUS + "|")]
+    managed = [m for m in metrics if str(m).startswith(metrics_adapter.MANAGED_PROMETHEUS + "|")]
     if not managed:
         return Finding(subject, True, "no Managed Prometheus Pods metric (not modelled)")
-    problems = [why] if (why := _adapter(view)) else []
+    problems = [why] if (why := metrics_adapter.problem(view)) else []
     leaders = _leaders(view, ns, ds, role)
     if not leaders:
         problems.append(f"the scaler selects no pod (role {role}'s leaders)")

@@ -103,7 +103,10 @@ def _size(model: str | None, cached: Sequence[Volume]) -> tuple[float | None, st
             total += weights
         else:
             named = f"the served model {model!r} is not in the catalog" if model else f"no container has {MODEL_FLAG}"
-            return None, f"volume {v.name}'s file cache is unbounded and {named}, so its size is unknown"
+            return None, (
+                f"volume {v.name}'s file cache is unbounded and {named}, so its size on the boot disk is unknown; "
+                "put the cache in memory (file_cache: memory) or serve the model under its catalog id"
+            )
     return total, ""
 
 
@@ -126,16 +129,19 @@ def _gb(gib: float) -> int:
 
 def disk_problem(pool: NodePool, cache: Cache) -> str:
     """Why ``pool``'s boot disk does not hold ``cache`` and the images, or ``""``."""
-    if pool.disk_size_gb is None:
-        return f"pool {pool.name} declares no boot disk size (an existing pool: ExistingTpuNodePoolArgs.disk_size_gb)"
     need = (cache.gib or 0) + DISK_ALLOWANCE_GIB
+    if pool.disk_size_gb is None:
+        return (
+            f"existing pool {pool.name} declares no boot disk size, and the file cache of {', '.join(cache.volumes)} "
+            f"needs at least {_gb(need)} GB on it; declare it (ExistingTpuNodePoolArgs.disk_size_gb)"
+        )
     if pool.disk_size_gb * GB / GIB >= need:
         return ""
     return (
         f"pool {pool.name} has diskSizeGb {pool.disk_size_gb}, and each VM's boot disk holds the file cache of "
         f"{', '.join(cache.volumes)} ({cache.gib:.0f} GiB) next to the images ({DISK_ALLOWANCE_GIB} GiB): needs at "
-        f"least {_gb(need)} GB; raise the pool's disk_size_gb (tpuSlices[].diskSizeGb) to {_gb(need)}, or put the "
-        "cache in memory (file_cache: memory) on a VM that holds it"
+        f"least {_gb(need)} GB; raise the pool's disk_size_gb (a stack file's tpuSlices[].diskSizeGb) to {_gb(need)}, "
+        "or put the cache in memory (file_cache: memory) on a VM that holds it"
     )
 
 
@@ -204,6 +210,6 @@ def findings(pods: Sequence[Pod], pools: Sequence[NodePool]) -> list[Finding]:
 def preview_lines(view: PlanView) -> list[str]:
     """The preview's ``File cache:`` line of each serving: where its weights' cache goes (``auto`` chooses silently)."""
     return [
-        f"File cache: {name}: {'; '.join(how)}" + (" (too small: `tpu-serving check` fails)" if bad else "")
+        f"File cache: {name}: {'; '.join(how)}" + ("; `tpu-serving check` fails it" if bad else "")
         for name, bad, how in _verdicts(pods_of(view), node_pools(view))
     ]

@@ -278,6 +278,9 @@ class ExistingTpuNodePoolArgs:
     """Pools (of ``pool_names``) the workloads expect to start empty and autoscale to the whole slice."""
     node_grants: Sequence[BucketGrant] = ()
     """Bucket roles the pools' node service account must already hold, for host-network pods (none is granted)."""
+    disk_size_gb: int | None = None
+    """The boot disk of each of their VMs, in GB, as the pools have it (``tpu-serving check`` sizes a file cache on
+    it); None: not declared, and a cache on the boot disk fails the check."""
 
     def problems(self) -> list[str]:
         """Pool names, a zone of the region, ``scale_from_zero`` among the pools."""
@@ -313,6 +316,7 @@ class ExistingTpuNodePool(pulumi.ComponentResource):
             "zone": args.zone,
             "scaleFromZero": list(args.scale_from_zero),
             "nodeGrants": _grants(args.node_grants),
+            **({"diskSizeGb": args.disk_size_gb} if args.disk_size_gb is not None else {}),
         }
         super().__init__("tpu-serving:index:ExistingTpuNodePool", name, props, opts)
         self.shape, self.pool_names = args.shape, tuple(args.pool_names)

@@ -217,7 +217,9 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
         if not isinstance(platform.cluster, TpuCluster):
             slices[s.name] = ExistingTpuNodePool(
                 f"{ctx.name}-{s.name}",
-                ExistingTpuNodePoolArgs(s.shape, names, cfg.zone_of(s), cfg.region, empty, grants),
+                ExistingTpuNodePoolArgs(
+                    s.shape, names, cfg.zone_of(s), cfg.region, empty, grants, disk_size_gb=s.disk_size_gb
+                ),
                 opts=pulumi.ResourceOptions(parent=ctx.parent),
             )
             continue

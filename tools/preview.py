@@ -35,6 +35,7 @@ from tpu_serving_tools.offline import (
     preview_stack,
     program_frame,
 )
+from tpu_serving_tools.runtime import cache_disk
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.prereqs import declared_existing_nat
 from tpu_serving_tools.security_notes import security_summary
@@ -136,6 +137,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *borrowed_nat(plan),
             *caution_summary(plan.outputs, plan.resources),
             *vllm_conformance.engine_lines(PlanView(plan.as_json())),
+            *cache_disk.preview_lines(PlanView(plan.as_json())),
             *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
             *cost_summary(
                 plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},

@@ -79,6 +79,7 @@ def _tpu_pools(r: Mapping[str, Any]) -> list[NodePool]:
             slice_vms=vms if vms > 1 else None,
             zones=(str(inputs["zone"]),) if inputs.get("zone") else (),  # ExistingTpuNodePoolArgs.zone
             declared_grants=_grants(inputs),
+            disk_size_gb=int(inputs["diskSizeGb"]) if inputs.get("diskSizeGb") else None,
         )
         for name in inputs.get("poolNames") or ()
     ]

@@ -233,6 +233,20 @@ GCS_FUSE_PREFETCH_REQUESTS: dict[str, str] = {"cpu": "10m", "memory": "10Mi"}
 # prefetch sidecar, injected the same way as the FUSE sidecar, requesting 10m CPU and 10Mi memory.
 # Source: GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.4 (2026-08-12) pkg/webhook/sidecar_spec.go:31, :45,
 # :259 (the name, the attribute, its reading) and cmd/webhook/main.go:64-67 (the default requests).
+GCS_FUSE_CACHE_VOLUME = "gke-gcsfuse-cache"
+GCS_FUSE_FILE_CACHE_OPTION = "file-cache:max-size-mb:"
+# gcsfuse's file cache is on for a volume whose mount option file-cache:max-size-mb is not 0 (the sidecar then
+# passes cache-dir; GKE leaves it off otherwise), and it lives in the pod's volume gke-gcsfuse-cache: the webhook adds
+# that volume, an emptyDir with no medium (on the node's boot disk), only when the pod declares none of that name;
+# gke-gcsfuse/ephemeral-storage-limit "0" lifts the sidecar's limit, so nothing bounds it but the disk (-1: unbounded).
+# Source: GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.4 pkg/sidecar_mounter/sidecar_mounter_config.go l.242 and
+# l.277-281 (cache-dir off by default, set when max-size-mb is not 0), pkg/webhook/sidecar_spec.go l.35 (the name),
+# l.83-88 (cacheVolume: EmptyDir{}) and l.322-342 (GetSidecarContainerVolumeSpec skips it when the pod has one); an
+# emptyDir with no medium is "stored on whatever medium that backs the node such as disk"
+# (https://kubernetes.io/docs/concepts/storage/volumes/#emptydir).
+DEFAULT_DISK_SIZE_GB = 100
+# A node pool's boot disk when nodeConfig.diskSizeGb is unset: "If unspecified, the default disk size is 100GB"
+# (GKE API v1 NodeConfig.diskSizeGb, https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig).
 
 # --------------------------------------------------------------------------- vLLM on Ray
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.pods import Resources
 
@@ -19,6 +20,11 @@ def allocatable(machine_type: str) -> Resources | None:
     cpu, memory = known
     tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
     return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
+
+
+def boot_disk_gb(node_config: Mapping[str, Any]) -> int:
+    """GB of each node's boot disk: ``nodeConfig.diskSizeGb``, else GKE's default (:data:`.facts.DEFAULT_DISK_SIZE_GB`)."""
+    return int(node_config.get("diskSizeGb") or F.DEFAULT_DISK_SIZE_GB)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,9 @@ class NodePool:
     declared_grants: Mapping[str, tuple[str, ...]] | None = None
     """An existing pool's node service account, outside the plan: the roles the plan declares it holds (bucket ->
     storage roles), which the model takes as given; None: a created pool, whose account's roles the plan holds."""
+    disk_size_gb: int | None = None
+    """Each node's boot disk (``nodeConfig.diskSizeGb``, GKE's default when unset); None: an existing pool that
+    declares none."""
 
 
 @dataclass(frozen=True)

@@ -62,12 +62,16 @@ class Container:
 
 @dataclass(frozen=True)
 class Volume:
-    """A pod volume; ``gcs_bucket`` for GCS FUSE CSI volumes."""
+    """A pod volume; ``gcs_bucket`` and ``mount_options`` for GCS FUSE CSI volumes, ``medium`` for an emptyDir."""
 
     name: str
     kind: str
     gcs_bucket: str | None = None
     read_only: bool = False
+    mount_options: tuple[str, ...] = ()
+    """A GCS FUSE volume's ``mountOptions``, split at commas."""
+    medium: str | None = None
+    """An emptyDir's ``medium`` (``""``: the node's disk, ``Memory``: tmpfs); None for any other kind."""
 
 
 @dataclass(frozen=True)
@@ -259,10 +263,13 @@ def make_container(spec: Mapping[str, Any], defaults: LimitDefaults, *, init: bo
 def _volume(spec: Mapping[str, Any]) -> Volume:
     kind = next((k for k in spec if k != "name"), "unknown")
     csi = spec.get("csi") or {}
-    bucket = None
+    bucket, options = None, tuple[str, ...]()
     if csi.get("driver") == F.GCS_FUSE_CSI_DRIVER:
         bucket = (csi.get("volumeAttributes") or {}).get("bucketName")
-    return Volume(str(spec.get("name", "")), kind, bucket, bool(csi.get("readOnly")))
+        options = tuple(o for o in str((csi.get("volumeAttributes") or {}).get("mountOptions", "")).split(",") if o)
+    empty = spec.get("emptyDir")
+    medium = str(empty.get("medium") or "") if isinstance(empty, Mapping) else None
+    return Volume(str(spec.get("name", "")), kind, bucket, bool(csi.get("readOnly")), options, medium)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.existing import existing_node_pools
-from tpu_serving_tools.runtime.node_pool import NodePool, allocatable
+from tpu_serving_tools.runtime.node_pool import NodePool, allocatable, boot_disk_gb
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
@@ -97,6 +97,7 @@ def node_pools(view: PlanView) -> list[NodePool]:
                 min_nodes,
                 slice_vms,
                 tuple(str(z) for z in inputs.get("nodeLocations") or ()),
+                disk_size_gb=boot_disk_gb(config),
             )
         )
     return pools + existing_node_pools(view)
@@ -491,6 +492,7 @@ def check(view: PlanView) -> CategoryResult:
 
     findings += scheduling_ds.role_findings(view, pods, placement)
     findings += scheduling_ds.scale_findings(view)
-    from tpu_serving_tools.runtime import zone_spread  # builds on this module's pool matching
+    from tpu_serving_tools.runtime import cache_disk, zone_spread  # build on this module's pool matching
 
+    findings += cache_disk.findings(pods, pools)
     return CategoryResult("scheduling", findings + zone_spread.findings(pods, pools))

@@ -188,6 +188,21 @@ def pool_name(cluster: str, pool: str) -> str:
     return f"{cluster}-{pool}"
 
 
+def pool_resource_name(pool: str) -> str:
+    """The Pulumi name of the ``gcp.container.NodePool`` of the GKE node pool ``pool``: the GKE name itself. GKE
+    names are unique in their cluster, so the name of one pool's resource does not depend on the others: adding,
+    removing or reordering a :class:`~tpu_serving.nodepool.TpuNodePool`'s pools leaves the other pools' URNs as
+    they were (library review, M5)."""
+    return pool
+
+
+def legacy_pool_resource_name(component: str, index: int, count: int) -> str:
+    """The Pulumi name the pool at ``index`` of a ``TpuNodePool`` named ``component`` with ``count`` pools had before
+    :func:`pool_resource_name`: ``<component>-pool`` for its one pool, ``<component>-<index>`` for each of several.
+    Only the aliases of a deployed stack's pools use it."""
+    return f"{component}-pool" if count == 1 else f"{component}-{index}"
+
+
 def cpu_pool_name(cluster: str) -> str:
     """The cluster's CPU node pool: ``<cluster>-cpu``."""
     return f"{cluster}-cpu"

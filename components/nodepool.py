@@ -18,7 +18,15 @@ from . import capacity as capacity_rules
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
-from .naming import NameLimit, check_dns_name, labels_problem, project_problems, zone_problems
+from .naming import (
+    NameLimit,
+    check_dns_name,
+    labels_problem,
+    legacy_pool_resource_name,
+    pool_resource_name,
+    project_problems,
+    zone_problems,
+)
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
@@ -259,11 +267,34 @@ def _capacity_fields(
             cfg["max_run_duration"] = f"{max_run_duration_hours * 3600}s"
 
 
+def pool_aliases(component: str, pool_names: Sequence[str], index: int) -> list[pulumi.Input[str | pulumi.Alias]]:
+    """The alias of pool ``pool_names[index]``'s resource: the name the scheme before
+    :func:`~tpu_serving.naming.pool_resource_name` gave it for this same list
+    (:func:`~tpu_serving.naming.legacy_pool_resource_name`). None when that is the name of a pool of the list: its
+    own (pools named ``<component>-<i>`` in order keep their URNs), or another's, whose resource the alias would take
+    (the engine refuses two resources of one URN). An alias matches only a resource in the stack's state, so a stack
+    upgraded with its list unchanged keeps every pool; one whose list changes in the same ``up`` does not, and an
+    index name may then be another pool's old resource (see :class:`TpuNodePool`)."""
+    old = legacy_pool_resource_name(component, index, len(pool_names))
+    return [] if old in map(pool_resource_name, pool_names) else [pulumi.Alias(name=old)]
+
+
 class TpuNodePool(pulumi.ComponentResource):
     """One or more identical TPU slices, each its own GKE node pool in one zone.
 
     Multi-host slices get placement policy COMPACT with ``tpu_topology``; single-host
     ones none. Nodes use the GKE metadata server (workload identity) and shielded VMs.
+
+    Each pool's resource is named after its GKE pool name (:func:`~tpu_serving.naming.pool_resource_name`), so
+    adding, removing or reordering pools never renames another pool's resource. Before, the name was the
+    component's and the pool's place in the list (``<name>-pool`` for one pool, ``<name>-<i>`` for several), and
+    each pool has that old name for the current list as an alias (:func:`pool_aliases`). Pulumi matches an alias
+    only against the stack's state, so upgrade a deployed stack with its pool list unchanged first (each pool keeps
+    its resource; nothing is replaced), and change the list in a later ``up``. Upgrading and changing the list in
+    one ``up`` is not safe: the pools' old names no longer match (a pool added beside a single one looks for
+    ``<name>-0``, not ``<name>-pool``), so pools are recreated under the names GKE already has (a 409), and an alias
+    ``<name>-<i>`` can capture another pool's old resource (the pool now at index ``i`` takes over, and replaces,
+    the one that was there).
     """
 
     shape: SliceShape
@@ -295,13 +326,16 @@ class TpuNodePool(pulumi.ComponentResource):
         pool_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
         self.node_pools = [
             container.NodePool(
-                f"{name}-{i}" if len(args.pool_names) > 1 else f"{name}-pool",
+                pool_resource_name(pool),
                 node_pool_args(args, pool, self.node_service_account.email),
                 opts=pulumi.ResourceOptions.merge(
                     pool_opts,
                     # An autoscaled pool's initial size matters only at creation (as for the CPU pool); the
                     # autoscaler sets the node count of one that starts with its slice.
-                    pulumi.ResourceOptions(ignore_changes=pool_ignore_changes(args, pool)),
+                    pulumi.ResourceOptions(
+                        ignore_changes=pool_ignore_changes(args, pool),
+                        aliases=pool_aliases(name, args.pool_names, i),
+                    ),
                 ),
             )
             for i, pool in enumerate(args.pool_names)

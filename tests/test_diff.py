@@ -102,6 +102,32 @@ def test_diff_renamed_pool_and_new_stack():
     assert len(new.added) == len(base["resources"]) and new.warnings == []
 
 
+@pytest.mark.parametrize(
+    "alias",
+    [
+        lambda urn: {"spec": {"name": urn.rsplit("::", 1)[1], "parentUrn": ""}},
+        lambda urn: {"urn": urn},
+    ],
+    ids=["spec", "urn"],
+)
+def test_diff_pool_renamed_with_an_alias_to_its_base_name_is_changed_not_recreated(alias):
+    """The engine takes a base resource by a head resource's alias (library review, M5): renamed, nothing recreated;
+    an alias the base does not hold is a new pool, and the base's is deleted."""
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    pool = next(r for r in head["resources"] if r["type"] == NODE_POOL and "placementPolicy" in r["inputs"])
+    was = pool["urn"]
+    pool["urn"], pool["name"], pool["aliases"] = was + "-renamed", pool["name"] + "-renamed", [alias(was)]
+    diff = diff_plans(STACK, base, head)
+    assert diff.warnings == [] and not diff.added and not diff.removed
+    (change,) = diff.changed
+    assert change.urn == was + "-renamed" and change.fields == [
+        ("(alias) name", pool["name"][: -len("-renamed")], pool["name"])
+    ]
+    pool["aliases"] = [alias(was + "-elsewhere")]
+    assert any(w.startswith("Recreates (renamed) TPU node pool") for w in diff_plans(STACK, base, head).warnings)
+
+
 def test_diff_recreate_rules_come_from_the_provider_schema_for_every_gcp_type_of_every_stack():
     prov = provider_rules.provenance()
     assert prov["repository"] == "hashicorp/terraform-provider-google" and len(prov["commit"]) == 40

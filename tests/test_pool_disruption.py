@@ -97,7 +97,7 @@ def test_disk_size_on_every_pool_recreates_their_nodes_and_takes_both_standing_g
     assert "first the pools that hold no group now" in first
     for name in SERVING_POOLS:
         assert f"`pulumi up --target 'urn:pulumi:{V6E8}::tpu-serving::tpu-serving:index:TpuNodePool$" in first
-        assert f"NodePool::{name}-pool'`" in first
+        assert f"NodePool::{name}'`" in first
     assert "none may serve meanwhile" in first and "up to about 60 minutes each" in first
     assert KEEP_SERVING not in drain_line(diff)
     assert "up to 2 of 2 groups can reload together" in drain_line(diff)

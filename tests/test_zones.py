@@ -20,11 +20,11 @@ def _second_zone(slices: list) -> None:
 def test_zones_each_slice_stays_in_its_one_zone():
     plan = plan_edited(STACK, tpuSlices=_second_zone)
     pools = {r.name: r.inputs for r in plan.of_type("gcp:container/nodePool:NodePool") if "v5e16" in r.name}
-    assert pools["vllm70b-v5e16-pool"]["nodeLocations"] == ["us-west4-a"]
-    assert pools["vllm70b-v5e16b-pool"]["nodeLocations"] == ["us-west4-b"]
+    assert pools["vllm70b-v5e16"]["nodeLocations"] == ["us-west4-a"]
+    assert pools["vllm70b-v5e16b"]["nodeLocations"] == ["us-west4-b"]
     # The second group's slice (always on at autoscaling.minReplicas 2) is one whole slice in its own zone.
-    assert pools["vllm70b-v5e16b-pool"]["nodeCount"] == 4
-    assert pools["vllm70b-v5e16b-pool"]["placementPolicy"]["tpuTopology"] == "4x4"
+    assert pools["vllm70b-v5e16b"]["nodeCount"] == 4
+    assert pools["vllm70b-v5e16b"]["placementPolicy"]["tpuTopology"] == "4x4"
     (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
     # the CPU pool spans the region's zones, the stack's first
     assert cpu.inputs["nodeLocations"] == ["us-west4-a", "us-west4-b", "us-west4-c"]

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving_tools import pool_disruption, provider_rules
+from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
 
@@ -121,9 +121,11 @@ def _label(r: Mapping[str, Any]) -> str:
     return f"cluster `{r['inputs'].get('name', r['name'])}`"
 
 
-def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDiff) -> None:
+def _changed(
+    urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDiff, renamed_from: str | None = None
+) -> None:
     """The fields of resource ``urn`` that differ between the base (``a``) and the head (``b``), into ``out``, with
-    a warning for each that recreates it."""
+    a warning for each that recreates it. ``renamed_from``: ``a``'s name, when ``b`` is ``a`` renamed (an alias)."""
     fa, fb = flatten(a["inputs"]), flatten(b["inputs"])
     ignored = list(b.get("ignoreChanges") or ())  # Pulumi does not act on these paths
     fields = [
@@ -131,6 +133,8 @@ def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDif
         for p in sorted(set(fa) | set(fb))
         if fa.get(p) != fb.get(p) and not any(under(p, i) for i in ignored)
     ]
+    if renamed_from is not None:
+        fields.insert(0, (RENAMED, renamed_from, b["name"]))
     if a.get("protect") != b.get("protect"):
         fields.append(("(option) protect", a.get("protect"), b.get("protect")))
     if not fields:
@@ -148,6 +152,10 @@ def _changed(urn: str, a: Mapping[str, Any], b: Mapping[str, Any], out: StackDif
             out.warnings.append(f"Recreates the nodes of {_label(b)}: {values} (updated in place: {NODES_RECREATED})")
     out.changed.append(change)
 
+
+RENAMED = "(alias) name"
+"""The field row of a resource the head renames with an alias to its base name (:mod:`.plan_aliases`): Pulumi
+updates it under its new name, creating and deleting nothing."""
 
 NODES_RECREATED = "GKE drains and recreates every VM of the pool, the pool itself stays"
 """Why a node-recreating field warns though the pool is not replaced (:mod:`.provider_rules.node_recreation`)."""
@@ -190,15 +198,25 @@ def lifecycle(outputs: Mapping[str, Any], rolling: bool = False) -> list[tuple[s
     return [(title, plan[key]) for key, title in keys if isinstance(plan.get(key), str)]
 
 
+def _compare(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], out: StackDiff) -> None:
+    """The resources added, removed and changed, by URN, into ``out``. A head resource that takes a base resource by
+    an alias (:func:`.plan_aliases.renamed`, as the engine does) is that resource renamed: changed, not added and
+    removed."""
+    moved = plan_aliases.renamed(old, new)
+    out.added = [new[u] for u in sorted(set(new) - set(old) - set(moved.values()))]
+    out.removed = [old[u] for u in sorted(set(old) - set(new) - set(moved))]
+    for urn in sorted(set(old) & set(new)):
+        _changed(urn, old[urn], new[urn], out)
+    for was, urn in sorted(moved.items()):
+        _changed(urn, old[was], new[urn], out, renamed_from=old[was]["name"])
+
+
 def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, Any] | None) -> StackDiff:
     """Compare the base and head plans of ``stack`` (either may be None: no such stack)."""
     old = {r["urn"]: r for r in (base or {}).get("resources", [])}
     new = {r["urn"]: r for r in (head or {}).get("resources", [])}
     out = StackDiff(stack, total=len(new))
-    out.added = [new[u] for u in sorted(set(new) - set(old))]
-    out.removed = [old[u] for u in sorted(set(old) - set(new))]
-    for urn in sorted(set(old) & set(new)):
-        _changed(urn, old[urn], new[urn], out)
+    _compare(old, new, out)
     head_outputs = (head or {}).get("outputs") or {}
     out.cost = cost_change((base or {}).get("outputs") or {}, head_outputs)
     out.rollouts = rollouts(out.changed, new, head_outputs)

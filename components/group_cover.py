@@ -7,8 +7,10 @@ are gone (docs/operate.md, "A VM that goes silent", "A zone outage"). The HPA st
 at idle load nothing adds one in its place: the stack serves with one group less, without its spare, until someone
 patches the HPA (SRE review round 21, M1). The gate does that patch on its next run, for each HPA of the stack:
 
-- **raise**: the groups of the HPA's LeaderWorkerSet with a pod on a lost node (:func:`lost_groups`) raise its
-  ``minReplicas`` by as many over the groups it ran before (its ``status.currentReplicas``, at least its minimum),
+- **raise**: the groups of the HPA's LeaderWorkerSet with a pod on a lost node (:func:`lost_groups`), and those it
+  recorded lost that do not serve yet (still reloading: a second loss meanwhile raises it again, SRE review round 29,
+  M1), raise its ``minReplicas`` by as many over the groups it ran before (its ``status.currentReplicas``, at least
+  its minimum),
   and its ``maxReplicas`` to at least that, with what it had before in the annotation :data:`COVER_ANNOTATION`. The
   HPA controller scales to a raised minimum at once, without reading its metrics ("Current number of replicas below
   Spec.MinReplicas": k8s.io/kubernetes v1.36.3 pkg/controller/podautoscaler/horizontal.go l.878-881). The added group's
@@ -78,6 +80,12 @@ def _serving(pods: Sequence[Obj], workload: str) -> set[str]:
     }
 
 
+def _why(workload: str, gone: Sequence[str], reloading: Sequence[str]) -> str:
+    """Why a cover raises or keeps: the groups on lost nodes, and those recorded lost that do not serve yet."""
+    where = f"groups {', '.join(gone)} of {workload} are on lost nodes"
+    return where + (f", groups {', '.join(reloading)} do not serve yet" if reloading else "")
+
+
 def cover(hpa: Obj, pods: Sequence[Obj], lost: Container[str]) -> Cover | None:
     """What the gate does to ``hpa`` with the stack's serving ``pods`` and the ``lost`` node names (None: nothing to
     do or say)."""
@@ -94,15 +102,16 @@ def cover(hpa: Obj, pods: Sequence[Obj], lost: Container[str]) -> Cover | None:
             "lost": [],
         }
         before = {**before, "lost": sorted({*before["lost"], *gone})}
-        want = int(before["groups"]) + len(gone)
-        where = f"groups {', '.join(gone)} of {workload} are on lost nodes"
-        if record is not None and low >= want and record["lost"] == before["lost"]:
-            return Cover(name, f"HPA {name} keeps its minimum raised to {low}: {where}")
-        patch = {
-            "metadata": {"annotations": {COVER_ANNOTATION: json.dumps(before, separators=(",", ":"))}},
-            "spec": {"minReplicas": max(want, low), "maxReplicas": max(high, want)},
-        }
-        return Cover(name, f"raising HPA {name}'s minimum from {low} to {max(want, low)}: {where}", patch)
+        # every group recorded lost that does not serve yet, the ones still reloading too (SRE review 29, M1)
+        reloading = sorted(set(before["lost"]) - set(gone) - _serving(pods, workload))
+        want = int(before["groups"]) + len(gone) + len(reloading)
+        where = _why(workload, gone, reloading)
+        annotated = {"metadata": {"annotations": {COVER_ANNOTATION: json.dumps(before, separators=(",", ":"))}}}
+        if low >= want:  # raised enough already: the record keeps the groups it waits for
+            said = f"HPA {name} keeps its minimum raised to {low}: {where}"
+            return Cover(name, said, None if record is not None and record["lost"] == before["lost"] else annotated)
+        patch = {**annotated, "spec": {"minReplicas": want, "maxReplicas": max(high, want)}}
+        return Cover(name, f"raising HPA {name}'s minimum from {low} to {want}: {where}", patch)
     if record is None:
         return None
     waiting = sorted(set(record["lost"]) - _serving(pods, workload))

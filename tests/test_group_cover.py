@@ -72,6 +72,33 @@ def test_cover_keeps_a_raise_and_raises_again_what_was_forced_back() -> None:
     assert annotation(forced) == record  # the bounds of before the outage, not the forced ones
 
 
+def test_cover_raises_again_for_a_second_loss_while_the_first_group_reloads() -> None:
+    """SRE review round 29, M1: group 0 lost (raised 2 to 3, group 2 takes a free slice); its VM back, group 0
+    reloads, and group 1's VM is lost: groups 0 and 1 do not serve, so the minimum goes to the 2 groups of before plus
+    both, 4, and the line says so (it said "from 3 to 3" and added no group)."""
+    first = gc.cover(hpa(), [pod(0, "n-a", ready=False), pod(1, "n-b")], {"n-a"})
+    assert first is not None and first.patch is not None and first.patch["spec"] == {"minReplicas": 3, "maxReplicas": 3}
+    record = annotation(first)
+    reloading = [pod(0, "n-a2", ready=False), pod(1, "n-b", ready=False), pod(2, "n-c")]
+    second = gc.cover(hpa(3, 3, 3, record), reloading, {"n-b"})
+    assert second is not None and second.patch is not None
+    assert second.patch["spec"] == {"minReplicas": 4, "maxReplicas": 4}
+    assert annotation(second) == {"minReplicas": 2, "maxReplicas": 3, "groups": 2, "lost": ["0", "1"]}
+    assert second.said == (
+        "raising HPA vllm's minimum from 3 to 4: groups 1 of vllm are on lost nodes, groups 0 do not serve yet"
+    )
+    kept = gc.cover(hpa(4, 4, 4, annotation(second)), reloading, {"n-b"})  # the next run: raised enough, no patch
+    assert kept is not None and kept.patch is None
+    assert (
+        kept.said
+        == "HPA vllm keeps its minimum raised to 4: groups 1 of vllm are on lost nodes, groups 0 do not serve yet"
+    )
+    served = [pod(0, "n-a2"), pod(1, "n-b", ready=False), pod(2, "n-c")]  # group 0 serves again: nothing lowered
+    assert gc.cover(hpa(4, 4, 4, annotation(second)), served, {"n-b"}) == gc.Cover(
+        "vllm", "HPA vllm keeps its minimum raised to 4: groups 1 of vllm are on lost nodes"
+    )
+
+
 def test_cover_ignores_other_workloads_and_nodes_that_are_not_lost() -> None:
     assert gc.cover(hpa(), PODS, {"n-x"}) is None
     assert gc.cover(hpa(), [pod(0, "n-b", lws="other")], LOST) is None

@@ -322,17 +322,25 @@ def quantity(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{round(value * 1000)}m"
 
 
+def declared_bounds(settings: AutoscalingSettings) -> tuple[int, int]:
+    """The HPA's ``(minReplicas, maxReplicas)`` as the stack declares them: :func:`hpa_args` sets them, and the
+    host-maintenance gate gives them back after its cover of a lost group
+    (:attr:`tpu_serving.HostMaintenanceGateArgs.autoscaler_bounds`)."""
+    return settings.min_replicas, settings.max_replicas
+
+
 def hpa_args(args: ServingAutoscalerArgs) -> k8s.autoscaling.v2.HorizontalPodAutoscalerInitArgs:
     """The HPA on the LeaderWorkerSet's scale subresource, driven by the leaders' metric."""
     s = args.settings
+    low, high = declared_bounds(s)
     return k8s.autoscaling.v2.HorizontalPodAutoscalerInitArgs(
         metadata=k8s.meta.v1.ObjectMetaArgs(name=args.target, namespace=args.namespace, labels=dict(args.labels)),
         spec=k8s.autoscaling.v2.HorizontalPodAutoscalerSpecArgs(
             scale_target_ref=k8s.autoscaling.v2.CrossVersionObjectReferenceArgs(
                 api_version=args.target_api_version, kind=args.target_kind, name=args.target
             ),
-            min_replicas=s.min_replicas,
-            max_replicas=s.max_replicas,
+            min_replicas=low,
+            max_replicas=high,
             metrics=[
                 k8s.autoscaling.v2.MetricSpecArgs(
                     type="Pods",

@@ -286,8 +286,8 @@ def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str
 def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMaintenanceGateArgs | None:
     """The host-maintenance gate of a stack that runs one (:func:`tpu_serving.config.serving_facts.
     maintenance_gate_runs`): its serving pools, its LeaderWorkerSet (named after the serving), its standing groups,
-    its HPA and whether it starts the maintenance (:func:`tpu_serving.backends.rollout.maintenance_starts`) or
-    watches; None otherwise."""
+    its HPA with the bounds the stack declares for it (which a cover gives back), and whether it starts the
+    maintenance (:func:`tpu_serving.backends.rollout.maintenance_starts`) or watches; None otherwise."""
     serving = cfg.serving
     if serving is None or not maintenance_gate_runs(cfg):
         return None
@@ -298,6 +298,7 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         leader_worker_sets=(scaled.name,),
         fewest_groups=scaling.fewest_groups(scaled),
         autoscalers=scaling.autoscalers(scaled),
+        autoscaler_bounds=scaling.autoscaler_bounds(scaled),
         due_hours=cfg.host_maintenance.due_hours,
         surge_groups=surge_groups(scaled.rollout),
         reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),

@@ -64,10 +64,16 @@ def _selector(key: str, values: Sequence[str]) -> str:
 
 
 def gate_from(env: Mapping[str, str]) -> Gate:
-    """The gate's settings from the CronJob's environment."""
+    """The gate's settings from the CronJob's environment (``AUTOSCALER_BOUNDS``: ``<hpa>=<min>..<max>``, comma
+    separated)."""
 
     def names(key: str) -> tuple[str, ...]:
         return tuple(v.strip() for v in env.get(key, "").split(",") if v.strip())
+
+    def bounds(item: str) -> tuple[str, int, int]:
+        name, _, both = item.partition("=")
+        low, _, high = both.partition("..")
+        return name.strip(), int(low), int(high)
 
     return Gate(
         pools=names("POOLS"),
@@ -78,6 +84,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         lost_seconds=int(env.get("LOST_SECONDS", "600")),
         maintenance_seconds=int(env.get("MAINTENANCE_SECONDS", "21600")),
         autoscalers=names("AUTOSCALERS"),
+        bounds=tuple(bounds(item) for item in names("AUTOSCALER_BOUNDS")),
         close_seconds=int(env.get("CLOSE_SECONDS", "25200")),
         starts=env.get("STARTS", "true") == "true",
         surge=int(env.get("SURGE", "0")),
@@ -194,7 +201,9 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
     if ignored := tuple(ignored_page(pool, t, now) for pool, t in sorted(memory[4].items())):
         decision = replace(decision, severity="ERROR", pages=decision.pages + ignored)
-    covers = [c for h in hpas if (c := group_cover.cover(h, pods, decision.lost)) is not None]
+    own = {name: (low, high) for name, low, high in gate.bounds}  # the stack's bounds, given back (SRE 29, M3)
+    found = [group_cover.cover(h, pods, decision.lost, own.get(str(h.get("metadata", {}).get("name")))) for h in hpas]
+    covers = [c for c in found if c is not None]
     hpa_path = f"/apis/autoscaling/v2/namespaces/{gate.namespace}/horizontalpodautoscalers"
     refused = _patch(  # the cover first: a lost group's HPA waits on no start (SRE review round 27, m3)
         api, [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]

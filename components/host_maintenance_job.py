@@ -120,6 +120,12 @@ class HostMaintenanceGateArgs:
     autoscalers: Sequence[str] = ()
     """The HPAs of the groups: a starting gate with no surge goes ahead above the standing groups only while each
     holds its scale-down; every gate raises their minimum while a serving node is lost (:mod:`tpu_serving.group_cover`)."""
+    autoscaler_bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """The stack's own ``(minReplicas, maxReplicas)`` of each HPA of :attr:`autoscalers`, as its
+    :class:`tpu_serving.ServingAutoscaler` declares them (:func:`tpu_serving.autoscaling.declared_bounds` of the same
+    settings): the gate gives these back once the lost groups serve again, and counts a minimum above them as a cover
+    already made (by hand, the runbook's path with the gate silent), never the bounds it found when its cover began
+    (SRE review round 29, M3). An HPA left out: the bounds the gate found at the start of its cover stand in."""
     due_hours: int = 24
     """``hostMaintenance.dueHours``."""
     surge_groups: int = 0
@@ -149,6 +155,16 @@ class HostMaintenanceGateArgs:
         found = [] if self.pools else ["pools: at least one serving node pool"]
         found += [] if self.leader_worker_sets else ["leader_worker_sets: at least one LeaderWorkerSet"]
         found += [] if self.reload_seconds >= 0 else ["reload_seconds: 0 or more"]
+        found += [
+            f"autoscaler_bounds: {name!r} is not one of autoscalers"
+            for name in self.autoscaler_bounds
+            if name not in self.autoscalers
+        ]
+        found += [
+            f"autoscaler_bounds[{name!r}] = {bounds!r}: a minimum of 1 or more, at most the maximum"
+            for name, bounds in self.autoscaler_bounds.items()
+            if not 1 <= bounds[0] <= bounds[1]
+        ]
         return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
 
 
@@ -173,6 +189,11 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "LOST_SECONDS": str(LOST_SECONDS),
         "MAINTENANCE_SECONDS": str(MAINTENANCE_SECONDS),
         "AUTOSCALERS": ",".join(args.autoscalers),
+        "AUTOSCALER_BOUNDS": ",".join(
+            f"{name}={args.autoscaler_bounds[name][0]}..{args.autoscaler_bounds[name][1]}"
+            for name in args.autoscalers
+            if name in args.autoscaler_bounds
+        ),
         "SURGE": str(args.surge_groups),
         "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",

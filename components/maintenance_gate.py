@@ -76,6 +76,8 @@ class Gate:
     maintenance_seconds: int = 21600
     """How long a node in maintenance may be NotReady before that pages too."""
     autoscalers: tuple[str, ...] = ()
+    bounds: tuple[tuple[str, int, int], ...] = ()
+    """``(hpa, minReplicas, maxReplicas)``: the stack's own bounds of its HPAs, which a cover gives back."""
     close_seconds: int = 25200
     """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them): a
     slice's maintenance of up to a few hours and its group's reload after it."""

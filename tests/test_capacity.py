@@ -147,7 +147,11 @@ def test_capacity_reserved_pools_upgrade_without_a_surge_node():
     reserved = node_pool_args(pool_args(capacity="reservation", reservation="tpu-res"), "c-a", SA)
     settings = reserved.upgrade_settings
     assert (settings.strategy, settings.max_surge, settings.max_unavailable) == ("SURGE", 0, 1)
-    (pool,) = [p for p in plan_of("vllm-llama33-70b-v6e8").resources if p.name == "vllm70bv6e-v6e8a-pool"]
+    (pool,) = [
+        p
+        for p in plan_of("vllm-llama33-70b-v6e8").resources
+        if p.name == "vllm70bv6e-v6e8a" and p.type.endswith(":NodePool")
+    ]
     assert pool.inputs["upgradeSettings"] == {"strategy": "SURGE", "maxSurge": 0, "maxUnavailable": 1}
     assert node_pool_args(pool_args(), "c-a", SA).upgrade_settings is None
     assert node_pool_args(pool_args(capacity="any-reservation"), "c-a", SA).upgrade_settings is None

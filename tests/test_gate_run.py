@@ -189,6 +189,31 @@ def test_main_logs_error_when_the_api_refuses_the_hpa_patch(monkeypatch: pytest.
     assert line["message"] == "the API refused the gate's patch of HPA vllm: 403 Refused"
 
 
+def test_gate_from_reads_each_hpas_own_bounds() -> None:
+    """SRE review round 29, M3: the stack's bounds of each HPA, which a cover gives back."""
+    gate = gate_run.gate_from({**ENV, "AUTOSCALERS": "vllm,other", "AUTOSCALER_BOUNDS": "vllm=2..3, other=1..4"})
+    assert gate.bounds == (("vllm", 2, 3), ("other", 1, 4))
+    assert gate_run.gate_from(ENV).bounds == ()
+
+
+def test_main_gives_back_the_stacks_bounds_from_its_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review round 29, M3: a cover that began over a hand cover (3..3) recorded those bounds; once the groups
+    serve, the gate gives back the stack's own, 2..3, which its environment carries, not the 3..3 it recorded."""
+    pods = [pod("vllm-0", "n-p-a"), pod("vllm-1", "n-p-b")]  # group 0 serves again
+    for p, g in zip(pods, "01", strict=True):
+        p["metadata"]["labels"][group_cover.GROUP_INDEX_LABEL] = g
+    nodes = [node("n-p-a", "p-a"), node("n-p-b", "p-b"), node("n-p-c", "p-c")]
+    record = {"minReplicas": 3, "maxReplicas": 3, "groups": 3, "lost": ["0"]}
+    covered = {**HPA, "metadata": {"name": "vllm", "annotations": {group_cover.COVER_ANNOTATION: json.dumps(record)}}}
+    covered["spec"] = {**HPA["spec"], "minReplicas": 4, "maxReplicas": 4}
+    api = FakeApi(nodes, pods, covered)
+    code, line = run_main(api, monkeypatch, STARTS="false", AUTOSCALER_BOUNDS="vllm=2..3")
+    assert code == 0, line
+    ((_, body),) = [(p, b) for p, b in api.patched if "horizontalpodautoscalers" in p]
+    assert body is not None and body["spec"] == {"minReplicas": 2, "maxReplicas": 3}
+    assert line["covers"] == ["giving HPA vllm the stack's bounds back (2 to 3): groups serve again"]
+
+
 STATE_PATH = (
     "/api/v1/namespaces/serving/configmaps/host-maintenance-gate-state?fieldManager=tpu-serving-host-maintenance-gate"
 )

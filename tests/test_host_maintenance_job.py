@@ -111,6 +111,7 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "LOST_SECONDS": "600",
         "MAINTENANCE_SECONDS": "21600",
         "AUTOSCALERS": "vllm",  # no hold needed with a surge (SRE 17, m2); the cover of a lost group (SRE 21, M1)
+        "AUTOSCALER_BOUNDS": "vllm=2..3",  # the stack's own bounds, which the cover gives back (SRE 29, M3)
         "SURGE": "1",
         "CLOSE_SECONDS": "25200",
         "STARTS": "true",
@@ -209,6 +210,34 @@ def test_gate_arguments_refuse_no_pool() -> None:
 
     with pytest.raises(ArgumentsError, match="pools: at least one serving node pool"):
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
+
+
+@pytest.mark.parametrize("stack", GATED + WATCHED)
+def test_gate_env_carries_the_bounds_the_stack_declares_for_its_hpa(stack: str) -> None:
+    """SRE review round 29, M3: the cover gives back the stack's own bounds, the HPA's as the plan declares it (the
+    same settings, :func:`tpu_serving.autoscaling.declared_bounds`), never those the gate found when it began."""
+    objects = kubernetes_objects(plan_of(stack))
+    (hpa,) = [o for o in objects if o["kind"] == "HorizontalPodAutoscaler"]
+    (container,) = gate_objects(stack)["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    spec = hpa["spec"]
+    assert env["AUTOSCALER_BOUNDS"] == f"{hpa['metadata']['name']}={spec['minReplicas']}..{spec['maxReplicas']}"
+    if stack != WATCHED[0]:
+        return
+    edited = plan_edited(stack, serving=lambda s: s["autoscaling"].update(minReplicas=3))  # 2..3 on this stack
+    (cron,) = [o for o in kubernetes_objects(edited) if o["kind"] == "CronJob" and "gate" in o["metadata"]["name"]]
+    (container,) = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    assert {e["name"]: e["value"] for e in container["env"]}["AUTOSCALER_BOUNDS"] == f"vllm=3..{spec['maxReplicas']}"
+
+
+def test_gate_arguments_refuse_bounds_of_no_autoscaler_or_upside_down() -> None:
+    stray = job.HostMaintenanceGateArgs("serving", ("a",), ("vllm",), autoscaler_bounds={"other": (2, 3)})
+    assert stray.problems() == ["autoscaler_bounds: 'other' is not one of autoscalers"]
+    upside = job.HostMaintenanceGateArgs(
+        "serving", ("a",), ("vllm",), autoscalers=("vllm",), autoscaler_bounds={"vllm": (3, 2)}
+    )
+    assert upside.problems() == ["autoscaler_bounds['vllm'] = (3, 2): a minimum of 1 or more, at most the maximum"]
+    assert job.gate_env(job.HostMaintenanceGateArgs("s", ("a",), ("v",), autoscalers=("v",)))["AUTOSCALER_BOUNDS"] == ""
 
 
 def test_gate_priority_class_defaults_to_none_and_the_stack_passes_the_serving_one() -> None:

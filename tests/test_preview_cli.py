@@ -36,7 +36,7 @@ def test_preview_cli_writes_plan_and_manifests(tmp_path):
     assert plan["config"]["gcp:region"] == "us-east5"
     keys = {"urn", "type", "name", "custom", "parent", "provider", "dependencies", "inputs"}
     assert all(keys <= set(r) for r in plan["resources"])
-    pool = next(r for r in plan["resources"] if r["name"] == "llama405b-v6e16-pool")
+    pool = next(r for r in plan["resources"] if r["name"] == "llama405b-v6e16" and r["type"].endswith(":NodePool"))
     assert pool["inputs"]["nodeCount"] == 4 and isinstance(pool["inputs"]["nodeCount"], int)
     docs = [d for d in yaml.safe_load_all((out / "manifests.yaml").read_text()) if d]
     assert {d["kind"] for d in docs} >= {"Namespace", "ServiceAccount"}

@@ -215,3 +215,21 @@ def test_maintenance_standing_groups_are_on_the_pools_as_they_start(plans):
     plan["resources"].insert(plan["resources"].index(pools[0]), spare)
     standing = maintenance.standing_pools(PlanView(plan))
     assert sorted(standing[("serving", "vllm")]) == sorted(POOLS)
+
+
+def test_maintenance_advice_names_the_hpas_own_bounds() -> None:
+    """SRE review round 29, M3: a library program's gate is told of its HPA's bounds, which the cover gives back."""
+    hpa = {
+        "type": "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        "name": "vllm-hpa",
+        "urn": "urn:hpa",
+        "custom": True,
+        "inputs": {
+            "apiVersion": "autoscaling/v2",
+            "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "vllm", "namespace": "serving"},
+            "spec": {"minReplicas": 2, "maxReplicas": 3, "scaleTargetRef": {"kind": "LeaderWorkerSet", "name": "vllm"}},
+        },
+    }
+    advice = maintenance._advice(PlanView({"stack": "t", "resources": [hpa]}), "serving", "vllm", POOLS)
+    assert "autoscalers=('vllm',), autoscaler_bounds={'vllm': (2, 3)}, starts=" in advice

@@ -32,6 +32,8 @@ def test_wiring_the_shipped_stack_agrees_and_each_drift_fails():
     assert found[GATE][0] and found[HPA][0], found
     for name, value, said in (
         ("AUTOSCALERS", "", "AUTOSCALERS leaves out HPA vllm"),
+        ("AUTOSCALER_BOUNDS", "", "AUTOSCALER_BOUNDS leaves out HPA vllm: its cover gives back the bounds it finds"),
+        ("AUTOSCALER_BOUNDS", "vllm=2..4", "AUTOSCALER_BOUNDS vllm=2..4, but the HPA declares 2..3"),  # SRE 29, M3
         ("FEWEST_GROUPS", "1", "FEWEST_GROUPS 1, but the standing groups are 2"),
         ("SURGE", "0", "SURGE 0, but the LeaderWorkerSet's rollout adds 1 group(s)"),
     ):

@@ -77,7 +77,7 @@ def _one_group_minimum() -> Plan:
 
 def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
     pools = {r.name: r.inputs for r in _one_group_minimum().of_type(NODEPOOL)}
-    always_on, from_zero = pools["vllm70b-v5e16-pool"], pools["vllm70b-v5e16b-pool"]
+    always_on, from_zero = pools["vllm70b-v5e16"], pools["vllm70b-v5e16b"]
     # the kept slice is created whole and may go down to zero once its group left it (GKE review 37, M1)
     assert always_on["nodeCount"] == 4 and "initialNodeCount" not in always_on
     assert always_on["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
@@ -90,8 +90,8 @@ def test_scaling_slices_above_the_minimum_scale_from_zero_as_whole_slices():
 def test_scaling_minimum_moves_the_always_on_slices():
     plan = plan_edited(STACK, serving=lambda s: s["autoscaling"].update(minReplicas=2))
     pools = {r.name: r.inputs for r in plan.of_type(NODEPOOL) if "v5e16" in r.name}
-    spare = pools.pop("vllm70b-v5e16s-pool")  # the surge rollout's spare slice stays empty until a rollout
-    third = pools.pop("vllm70b-v5e16c-pool")  # the HPA's third group's slice, empty until load adds it
+    spare = pools.pop("vllm70b-v5e16s")  # the surge rollout's spare slice stays empty until a rollout
+    third = pools.pop("vllm70b-v5e16c")  # the HPA's third group's slice, empty until load adds it
     assert len(pools) == 2 and all(p["nodeCount"] == 4 and "initialNodeCount" not in p for p in pools.values())
     assert all("nodeCount" not in p and p["initialNodeCount"] == 0 for p in (spare, third))
     assert all(p["autoscaling"]["totalMinNodeCount"] == 0 for p in (*pools.values(), spare, third))
@@ -190,7 +190,7 @@ def test_scaling_runtime_refuses_a_step_beyond_the_slices():
 
 def test_scaling_runtime_refuses_half_a_slice():
     def half(plan):
-        _inputs(plan, "vllm70b-v5e16b-pool")["autoscaling"]["totalMaxNodeCount"] = 2
+        _inputs(plan, "vllm70b-v5e16b")["autoscaling"]["totalMaxNodeCount"] = 2
 
     step = {f.subject: f for f in scale_findings(_view(half))}["scale vllm-llama70b/vllm 1 -> 2"]
     assert not step.ok
@@ -199,7 +199,7 @@ def test_scaling_runtime_refuses_half_a_slice():
 
 def test_scaling_runtime_minimum_needs_always_on_slices():
     def everything_from_zero(plan):
-        pool = _inputs(plan, "vllm70b-v5e16-pool")
+        pool = _inputs(plan, "vllm70b-v5e16")
         del pool["nodeCount"]
         pool["autoscaling"] = {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
 

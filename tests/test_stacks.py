@@ -91,7 +91,7 @@ def test_stacks_llama405b_infrastructure():
     assert ci["addonsConfig"]["gcsFuseCsiDriverConfig"] == {"enabled": True}
     assert ci["nodePoolDefaults"]["nodeConfigDefaults"]["gcfsConfig"] == {"enabled": True}
 
-    tpu = resource(plan, NODE_POOL, "llama405b-v6e16-pool")
+    tpu = resource(plan, NODE_POOL, "llama405b-v6e16")
     ti = tpu.inputs
     assert ti["nodeConfig"]["machineType"] == "ct6e-standard-4t"
     assert ti["nodeCount"] == 4

@@ -441,11 +441,13 @@ def _cover_lines(n: Names) -> list[str]:
         return []
     return [
         "# The host-maintenance gate covers the lost groups itself: on its run that pages, it raises the HPA's minimum",
-        "# by them, and gives the bounds back once they serve again. Check it did (its annotation; its log line says",
-        "# 'raising HPA ...'):",
+        "# by them, and gives the stack's own bounds back once they serve again. Check it did (its annotation; its log",
+        "# line says 'raising HPA ...'):",
         *_cover_annotation(n),
         "# Set: done, and do not patch the HPA too, nor run pulumi up on it, until the gate gives the bounds back.",
-        "# Empty (the gate silent, or its patch refused): do it by hand, below, and give the bounds back yourself.",
+        "# Empty (the gate silent, or its patch refused): do it by hand, below. A gate that comes back keeps your raise",
+        "# (none added while the minimum is above the stack's by the lost groups) and gives the stack's bounds back",
+        "# itself once they serve; the restore below is then already done (SRE review round 29, M3).",
     ]
 
 

@@ -24,6 +24,7 @@ from ..autoscaling import (
     ServingAutoscaler,
     ServingAutoscalerArgs,
     adapter_member,
+    declared_bounds,
     kind_problem,
     scale_down_window,
 )
@@ -72,6 +73,15 @@ def autoscalers(serving: Scaled) -> tuple[str, ...]:
     """The HorizontalPodAutoscaler that sets the group count (:func:`add_autoscaler`: named after its target, the
     LeaderWorkerSet), for the autoscaler alert; none without autoscaling."""
     return (serving.name,) if serving.autoscaling is not None else ()
+
+
+def autoscaler_bounds(serving: Scaled) -> dict[str, tuple[int, int]]:
+    """Each HPA of :func:`autoscalers` with its bounds as :func:`add_autoscaler` declares them (the same settings,
+    :func:`~tpu_serving.autoscaling.declared_bounds`), which the host-maintenance gate gives back after a cover; none
+    without autoscaling."""
+    if serving.autoscaling is None:
+        return {}
+    return {serving.name: declared_bounds(to_settings(serving.autoscaling, AutoscalingSettings))}
 
 
 def fewest_groups(serving: Scaled) -> int:

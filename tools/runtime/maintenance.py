@@ -26,7 +26,7 @@ from typing import Any
 
 from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_priority_classes
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import pods_of, scaled_by
+from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of, scaled_by
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 from tpu_serving_tools.runtime.scheduling import at_minimum, node_pools, place
 
@@ -122,12 +122,14 @@ def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str]) -> str:
     """What to do: a library program's gate with what the plan says of the serving, or a stack file's key."""
     if not any(r["type"] == DEPLOYMENT for r in view.resources):
         hpas = scaled_by(view).get((ns, "LeaderWorkerSet", name), ())
+        bounds = hpa_bounds(view).get((ns, "LeaderWorkerSet", name))
+        own = f", autoscaler_bounds={ {h: bounds for h in hpas}!r}" if hpas and bounds else ""  # SRE review 29, M3
         return LIBRARY_ADVICE.format(
             ns=ns,
             pools=tuple(sorted(set(pools))),
             name=name,
             groups=len(pools),
-            autoscalers=f", autoscalers={hpas!r}" if hpas else "",
+            autoscalers=f", autoscalers={hpas!r}{own}" if hpas else "",
         )
     setting = view.setting("hostMaintenance")
     mode = setting.get("mode") if isinstance(setting, dict) else None

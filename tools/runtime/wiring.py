@@ -1,5 +1,5 @@
 """Values a program copies by hand from one component to another, held against each other in its plan: the
-host-maintenance gate's LeaderWorkerSets, HPAs, standing groups and surge against the serving's and its HPA's, and an
+host-maintenance gate's LeaderWorkerSets, HPAs and their bounds, standing groups and surge against the serving's and its HPA's, and an
 HPA's minimum against the standing groups the serving spreads over zones (library review 5, M2). A stack file's
 deployment derives them once; a program can let them drift, and every other line of ``check`` still passes."""
 
@@ -16,6 +16,23 @@ from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling_surge import surge_groups
 
 LWS = "LeaderWorkerSet"
+
+
+def _bounds_wrong(env: Mapping[str, str], hpas: set[str], lo_hi: tuple[int, int] | None) -> list[str]:
+    """The stack's bounds of each HPA the gate covers (``AUTOSCALER_BOUNDS``), which its cover gives back, against the
+    HPA's in the plan (SRE review round 29, M3): one left out or drifted gives back the bounds the gate finds."""
+    if lo_hi is None:
+        return []
+    carried = dict(x.strip().partition("=")[::2] for x in env.get("AUTOSCALER_BOUNDS", "").split(",") if x.strip())
+    covered = {x for x in env.get("AUTOSCALERS", "").split(",") if x} & hpas
+    declared = f"{lo_hi[0]}..{lo_hi[1]}"
+    return [
+        f"AUTOSCALER_BOUNDS leaves out HPA {h}: its cover gives back the bounds it finds, a hand cover's too"
+        if h not in carried
+        else f"AUTOSCALER_BOUNDS {h}={carried[h]}, but the HPA declares {declared}: its cover gives those back"
+        for h in sorted(covered)
+        if carried.get(h) != declared
+    ]
 
 
 def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
@@ -41,6 +58,7 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
                     if hpas - autoscalers
                     else []
                 ),
+                *_bounds_wrong(env, hpas, lo_hi),
                 *(
                     [f"FEWEST_GROUPS {env.get('FEWEST_GROUPS')}, but the standing groups are {fewest}"]
                     if env.get("FEWEST_GROUPS") != str(fewest)
@@ -52,7 +70,10 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
                     else []
                 ),
             ]
-            said = "; ".join(wrong) + " (HostMaintenanceGateArgs: autoscalers, fewest_groups, surge_groups)"
+            said = (
+                "; ".join(wrong)
+                + " (HostMaintenanceGateArgs: autoscalers, autoscaler_bounds, fewest_groups, surge_groups)"
+            )
             yield Finding(
                 subject, not wrong, said if wrong else "its HPAs, standing groups and surge as the plan has them"
             )

@@ -40,6 +40,7 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     upgrade = text.split("## TPU host maintenance")[0]
     assert upgrade.count(runbook.ready_again("vllm-llama70b", "vllm")) == 4  # a wait after each TPU pool
     assert text.count("maxSurge 0") == 4  # reserved pools upgrade with no surge node
+    assert all(line.endswith(" --quiet") or " --quiet   #" in line for line in text.splitlines() if UPGRADE.match(line))
     disabled = 'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"behavior":{"scaleDown":'
     assert text.index(disabled + '{"selectPolicy":"Disabled"}}}}\'') < text.index("--node-pool vllm70bv6e-v6e8c")
     assert text.index("--node-pool vllm70bv6e-cpu") < text.index(disabled + '{"selectPolicy":"Max"}}}}\'')
@@ -376,3 +377,16 @@ def test_runbook_a_drain_with_no_free_slice_says_the_group_stays_down():
     fixed["outputs"] = {k: v for k, v in fixed["outputs"].items() if k not in ("slices", "rollout")}
     assert all(p.standing for p in runbook.names(fixed).tpu_pools)
     assert "# No HPA and no free slice (every serving pool holds a standing group)" in runbook.render(fixed)
+
+
+def test_the_maintenance_move_waits_for_the_hpa_to_add_the_group_before_it_waits_for_ready():
+    """SRE review 29, M2: the HPA acts on a raised minimum at its next sync (about 12 s measured), so the READY loop
+    read at once saw every old group Ready and ended before the added group existed; the pasted procedure then
+    drained a standing group with nothing to cover it."""
+    lines = text_of(V6E8).split("## TPU host maintenance")[1].splitlines()
+    patch = next(i for i, line in enumerate(lines) if HPA_PATCH in line and "$((N+1))" in line)
+    wait_grown = (
+        'until [ "$(kubectl -n vllm-llama70b get leaderworkerset vllm -o jsonpath=\'{.spec.replicas}\')" -gt "$N" ]'
+    )
+    assert lines[patch + 1].startswith(wait_grown), lines[patch + 1]
+    assert lines[patch + 2] == runbook.ready_again("vllm-llama70b", "vllm")

@@ -40,6 +40,7 @@ from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
+from tpu_serving_tools.runbook_waits import grown, ready_again
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
@@ -93,13 +94,6 @@ def _group_map(n: Names) -> list[str]:
     ]
 
 
-def ready_again(namespace: str, workload: str) -> str:
-    """A loop that ends once the LeaderWorkerSet's Ready groups are back to its replicas (a ``get -w`` never ends, and
-    a procedure pasted as a script stopped at it: GKE review round 62)."""
-    read = f"kubectl -n {namespace} get leaderworkerset {workload} -o jsonpath='{{.status.readyReplicas}} {{.spec.replicas}}'"
-    return f'until R=$({read}) && [ "${{R% *}}" -ge "${{R#* }}" ] 2>/dev/null; do sleep 30; done   # wait: READY back to the replicas'
-
-
 def _wait(n: Names) -> str:
     if n.kind == LWS:
         return ready_again(n.namespace, n.workload)
@@ -107,7 +101,9 @@ def _wait(n: Names) -> str:
 
 
 def _upgrade(n: Names, pool: Pool) -> str:
-    line = f"gcloud container clusters upgrade {n.cluster} --location {n.location} --node-pool {pool.name}"
+    # --quiet: the command asks "Do you want to continue (Y/n)?", and a pasted procedure answers it with its own next
+    # line (SRE review 29, m1; gcloud's global flag --quiet disables interactive prompts, taking the default)
+    line = f"gcloud container clusters upgrade {n.cluster} --location {n.location} --node-pool {pool.name} --quiet"
     if pool.no_surge:
         line += "   # maxSurge 0 (a reservation's pool): its node goes first, a group on it is down meanwhile"
     return line
@@ -237,6 +233,7 @@ def _add_group(n: Names, zone: str | None) -> list[str]:
         ]
     return [
         *lines,
+        grown(n.namespace, n.workload),
         _wait(n),
         *_group_map(n),
         f"# Check: the new group is {where}, and a pool of that zone besides the first window's holds no group. If",

@@ -120,8 +120,8 @@ class HostMaintenanceGateArgs:
     autoscalers: Sequence[str] = ()
     """The HPAs of the groups: a starting gate with no surge goes ahead above the standing groups only while each
     holds its scale-down; every gate raises their minimum while a serving node is lost (:mod:`tpu_serving.group_cover`)."""
-    autoscaler_bounds: Mapping[str, tuple[int, int]] = field(default_factory=dict)
-    """The stack's own ``(minReplicas, maxReplicas)`` of each HPA of :attr:`autoscalers`, as its
+    autoscaler_bounds: Mapping[str, Sequence[int]] = field(default_factory=dict)
+    """The stack's own ``[minReplicas, maxReplicas]`` (a list: the component provider's schema has no tuples) of each HPA of :attr:`autoscalers`, as its
     :class:`tpu_serving.ServingAutoscaler` declares them (:func:`tpu_serving.autoscaling.declared_bounds` of the same
     settings): the gate gives these back once the lost groups serve again, and counts a minimum above them as a cover
     already made (by hand, the runbook's path with the gate silent), never the bounds it found when its cover began
@@ -161,9 +161,10 @@ class HostMaintenanceGateArgs:
             if name not in self.autoscalers
         ]
         found += [
-            f"autoscaler_bounds[{name!r}] = {bounds!r}: a minimum of 1 or more, at most the maximum"
+            f"autoscaler_bounds[{name!r}] = {list(bounds)!r}: [minimum, maximum], a minimum of 1 or more, at most the "
+            "maximum"
             for name, bounds in self.autoscaler_bounds.items()
-            if not 1 <= bounds[0] <= bounds[1]
+            if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1]
         ]
         return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
 

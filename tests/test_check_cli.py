@@ -71,4 +71,17 @@ def test_check_cli_passing_plan_exits_zero(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["--plan", str(golden)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("pathwaysjob-batch-v6e16: controller objects created 2/2, pods scheduled 5/5, ")
-    assert "one-per-scope resources unique" in out and "[" not in out
+    assert "one-per-scope resources unique" in out and "  [" not in out
+
+
+def test_check_cli_notes_an_existing_nat_no_checked_stack_makes(capsys: pytest.CaptureFixture[str]):
+    """New-user review 15, M1: a stack that borrows another stack's Cloud NAT, checked alone, passed with "shared NATs
+    found" and said nothing; its private nodes would pull nothing from outside Google until that NAT exists."""
+    golden = Path(__file__).parent / "golden" / "pathwaysjob-batch-v6e16.plan.json"
+    assert cli.main(["--plan", str(golden)]) == 0
+    note = "  note: scope existing Cloud NAT of pathwaysjob-batch-v6e16: llama405b-nat-router/llama405b-nat: "
+    lines = capsys.readouterr().out.splitlines()
+    assert note + "made by none of the checked stacks: it must exist already" in lines
+    maker = Path(__file__).parent / "golden" / "llama31-405b-v6e16.plan.json"
+    assert cli.main(["--plan", str(golden), "--plan", str(maker)]) == 0
+    assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]

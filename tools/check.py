@@ -187,6 +187,7 @@ def report(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[lis
     shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
     counted = f"one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
     failures = [f"  [scope] {f.subject}: {f.reason}" for f in shared.failures()]
+    failures += [f"  note: {f.subject}: {f.reason}" for f in shared.findings if f.ok and f.reason == scope.MUST_EXIST]
     warnings = scope.reservation_findings([(label, PlanView(plan)) for label, plan in plans])[1]
     yield [f"across the {len(plans)} stack(s): {counted}", *failures, *warnings], shared.ok
 

@@ -119,6 +119,11 @@ def _nats_made(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[tuple[st
     return made
 
 
+MUST_EXIST = "made by none of the checked stacks: it must exist already"
+"""A stack's existing Cloud NAT no checked stack makes: its precondition, which ``check`` prints as a note (new-user
+review 15, M1: a stack checked alone passed, its NAT said "found")."""
+
+
 def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
     """Each stack that names an existing Cloud NAT (``cluster.cloudNat: existing``) against the NATs the checked
     stacks make in its project, region and network: the one it names (deploy that stack first), none (it must
@@ -142,7 +147,7 @@ def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding
                 Finding(subject, False, f"not the NAT of {'/'.join(key)}: {others} ({facts.NAT_PER_SUBNET_RANGE})")
             )
         else:
-            found.append(Finding(subject, True, "made by none of the checked stacks: it must exist already"))
+            found.append(Finding(subject, True, MUST_EXIST))
     return found
 
 

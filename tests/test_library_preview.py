@@ -4,6 +4,7 @@ read off its node pools, against the stack's own estimate from its settings (two
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
@@ -130,3 +131,21 @@ def test_library_preview_program_lines_name_a_second_namespace_left_bare():
     assert "namespace second: its Tenancy (a quota and NetworkPolicies)" in line
     assert "namespace second: its Observability (scraping and alerts)" in line
     assert "namespace vllm-llama70b:" not in line
+
+
+def test_library_preview_program_lines_name_what_a_programs_observability_leaves_unwatched():
+    """Library review 6, M4: an Observability built the documented way had no serving probe and no controller,
+    gateway or router alerts, and the Program: line said the program declared what a stack file adds."""
+    bare = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
+    bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
+    (line,) = library_preview.program_lines(bare)
+    assert "declares what a stack file's deployment adds" in line
+    gone = ("probe_", "controller_unavailable", "gateway_", "router_")
+    bare.resources = [
+        r
+        for r in bare.resources
+        if not (r.type == library_preview.ALERT_POLICY and any(g in json.dumps(r.inputs) for g in gone))
+    ]
+    (line,) = library_preview.program_lines(bare)
+    for what in ("the serving probe", "alerts on the controllers", "alerts on the Gateway", "the endpoint picker"):
+        assert what in line, line

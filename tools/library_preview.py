@@ -152,7 +152,7 @@ def region(plan: Plan) -> str | None:
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
 ADDED_BY: tuple[tuple[str, str], ...] = (
     ("tpu-serving:index:Tenancy", "a namespace with its quota, operators and NetworkPolicies (Tenancy)"),
-    ("tpu-serving:index:Observability", "alert policies and the serving probe (Observability)"),
+    ("tpu-serving:index:Observability", "alert policies (Observability)"),
     ("tpu-serving:index:HostMaintenanceGate", "the host-maintenance gate (HostMaintenanceGate)"),
 )
 """What a stack file's deployment adds, by the component that adds it to a program."""
@@ -192,6 +192,38 @@ def _bare_namespaces(plan: Plan) -> list[str]:
     return [f"namespace {ns}: {what}" for ns in serving for kind, what in AROUND if kind not in where[ns]]
 
 
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+WATCHED: tuple[tuple[str, str | None, str], ...] = (
+    ("probe_failing", None, "the serving probe and its alerts (ServingMetrics.probe)"),
+    ("controller_unavailable", None, "alerts on the controllers the serving relies on (ObservabilityArgs.controllers)"),
+    ("gateway_errors", "Gateway", "alerts on the Gateway (ServingMetrics.gateway)"),
+    ("router_not_ready", "InferencePool", "alerts on the endpoint picker (ServingMetrics.router)"),
+)
+"""(alert rule, the kind that calls for it or None, what it says) of what a stack file's ``Observability`` watches
+beyond the serving's own alerts: a program's Observability built from ``VllmServing.neighbours`` has none of them
+unless it passes them (library review 6, M4: 19 alert policies where the stack file had 31, no probe)."""
+
+
+def _alert_rules(plan: Plan) -> set[str]:
+    rules = set()
+    for r in plan.resources:
+        if r.type == ALERT_POLICY:
+            for condition in r.inputs.get("conditions") or ():
+                rule = _mapping(_mapping(condition).get("conditionPrometheusQueryLanguage")).get("alertRule")
+                rules.add(str(rule))
+    return rules
+
+
+def _unwatched(plan: Plan) -> list[str]:
+    """What a program's Observability leaves unwatched that a stack file's watches (nothing without Observability:
+    its absence is said by type)."""
+    if not any(r.type == "tpu-serving:index:Observability" for r in plan.resources):
+        return []
+    rules = _alert_rules(plan)
+    kinds = {r.inputs.get("kind") for r in plan.resources}
+    return [what for rule, kind, what in WATCHED if rule not in rules and (kind is None or kind in kinds)]
+
+
 def program_lines(plan: Plan) -> list[str]:
     """For a plan with TPU pools and no ``TpuServingDeployment``: the lines this preview cannot give it, and what a
     stack file's deployment adds that the program does not declare (library review 1, M4; review 2, M6: by what
@@ -199,7 +231,7 @@ def program_lines(plan: Plan) -> list[str]:
     if any(r.type == DEPLOYMENT for r in plan.resources) or not tpu_pools(plan):
         return []
     declared = {r.type for r in plan.resources}
-    missing = [what for type_, what in ADDED_BY if type_ not in declared] + _bare_namespaces(plan)
+    missing = [what for type_, what in ADDED_BY if type_ not in declared] + _unwatched(plan) + _bare_namespaces(plan)
     if any(r.type == CLUSTER for r in plan.resources) and not _holds_upgrades(plan):
         missing.insert(0, HOLD)
     absent = [x for x in ABSENT_LINES if not (x == "Alerts" and "tpu-serving:index:Observability" in declared)]

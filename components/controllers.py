@@ -327,6 +327,12 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 _GLOB = re.compile(r"[*?\[]")
 
 
+def version_problem(version: str) -> str:
+    """Why ``version`` is not a release tag (``vMAJOR.MINOR.PATCH``, e.g. ``v0.10.0``), or ``""`` (library review 6,
+    m2: a tag without its ``v`` raised a bare ValueError, a traceback under ``pulumi up``)."""
+    return "" if _VERSION.match(version) else "a release tag vMAJOR.MINOR.PATCH, e.g. v0.10.0"
+
+
 def manifest_problem(source: str | None) -> str:
     """Why ``source`` cannot name a release manifest (an ``https://`` URL or a local file path), or ``""``."""
     if source is None:
@@ -363,7 +369,7 @@ class ControllerInstallArgs:
 
     controller: Controller
     """Which controller."""
-    version: str
+    version: str = field(metadata={"check": version_problem})
     """Its release tag, e.g. ``v0.10.0``."""
     manifest: str | None = field(default=None, metadata={"check": manifest_problem})
     """Where the release manifest of ``version`` is read from: an ``https://`` mirror or a local file (absolute, or

@@ -236,7 +236,9 @@ def test_gate_arguments_refuse_bounds_of_no_autoscaler_or_upside_down() -> None:
     upside = job.HostMaintenanceGateArgs(
         "serving", ("a",), ("vllm",), autoscalers=("vllm",), autoscaler_bounds={"vllm": (3, 2)}
     )
-    assert upside.problems() == ["autoscaler_bounds['vllm'] = [3, 2]: [minimum, maximum], a minimum of 1 or more, at most the maximum"]
+    assert upside.problems() == [
+        "autoscaler_bounds['vllm'] = [3, 2]: [minimum, maximum], a minimum of 1 or more, at most the maximum"
+    ]
     assert job.gate_env(job.HostMaintenanceGateArgs("s", ("a",), ("v",), autoscalers=("v",)))["AUTOSCALER_BOUNDS"] == ""
 
 

@@ -205,10 +205,7 @@ def _route_findings(view: PlanView) -> list[Finding]:
         (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
         for o in view.kubernetes_objects("Service")
     }
-    sets = {
-        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
-        for o in view.kubernetes_objects("LeaderWorkerSet")
-    }
+    declared = declared_objects(view)
     out = []
     for route, ref in _route_backends(view):
         if str(ref.get("kind") or "Service") != "Service" or str(ref.get("group") or "") not in ("", "core"):
@@ -219,7 +216,7 @@ def _route_findings(view: PlanView) -> list[Finding]:
         subject = f"ref HTTPRoute {meta.get('namespace', 'default')}/{meta['name']} -> Service {ns}/{ref.get('name')} port {port}"
         service = services.get(key)
         if service is None:
-            if key in sets:
+            if ("LeaderWorkerSet", *key) in declared:
                 out.append(Finding(subject, False, ROUTE_TO_HEADLESS))
             continue  # a name of nothing: the reference finding says so
         ports = sorted(int(p["port"]) for p in (service.get("spec") or {}).get("ports") or () if "port" in p)

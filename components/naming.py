@@ -88,6 +88,30 @@ def project_id_problem(project: str) -> str:
     return "must be a GCP project ID: 6 to 30 lower-case letters, digits or '-', starting with a letter"
 
 
+RESERVATION = re.compile(
+    r"^(?:projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/reservations/)?[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?"
+    r"(?:/reservationBlocks/[a-z](?:[-a-z0-9]{0,61}[a-z0-9])?)?$"
+)
+"""What a node pool's specific reservation affinity takes as its value: a reservation's name (1 to 63 characters,
+RFC 1035: Compute Engine API v1, ``Reservation.name``), or ``projects/<owner>/reservations/<name>`` for a reservation
+shared from another project (Compute Engine API v1, ``ReservationAffinity.values``: "either a name to a reservation
+in the same project or projects/different-project/reservations/some-reservation-name"), either one optionally
+narrowed to one of its blocks, ``<reservation>/reservationBlocks/<block>`` (block names are RFC 1035 too: Compute
+Engine API v1, ``ReservationBlock.name``)."""
+
+
+def reservation_problem(reservation: str | None) -> str:
+    """Why ``reservation`` is not what a node pool's specific reservation affinity takes (:data:`RESERVATION`), or
+    ``""``."""
+    if reservation is None or RESERVATION.match(reservation):
+        return ""
+    return (
+        "must be a Compute Engine reservation's name (1 to 63 lower-case letters, digits or '-', starting with a "
+        "letter and not ending with '-'), or projects/<project>/reservations/<name> for one shared from another "
+        "project, optionally followed by /reservationBlocks/<block>"
+    )
+
+
 def service_account_id_problem(account_id: str) -> str:
     """Why ``account_id`` is not the ``account_id`` of a GCP service account (6 to 30 characters, DNS-1123), or ``""``."""
     return check_dns_name(account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)

@@ -25,6 +25,7 @@ from .naming import (
     legacy_pool_resource_name,
     pool_resource_name,
     project_problems,
+    reservation_problem,
     zone_problems,
 )
 from .node_identity import BucketGrant, node_service_account
@@ -84,8 +85,10 @@ class TpuNodePoolArgs:
     spot: bool = described("Run the slice on Spot VMs (older spelling of `capacity: spot`).", default=False)
     reservation: str | None = described(
         "Name of the specific Compute Engine reservation the slice consumes (with `capacity: reservation`; "
-        "alone, it implies it).",
+        "alone, it implies it): its name, or projects/<project>/reservations/<name> for one shared from another "
+        "project.",
         default=None,
+        check=reservation_problem,
     )
     max_run_duration_hours: int | None = described(
         "Flex-start only: hours each VM may run before GKE deletes it (at most 7 days).",

@@ -14,6 +14,7 @@ import ipaddress
 import re
 import types
 import typing
+from collections.abc import Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -304,6 +305,17 @@ def cidr_problem(block: str) -> str:
     except ValueError as err:
         return f"not a CIDR block ({err})"
     return ""
+
+
+def cidr_list_problem(blocks: Sequence[str]) -> str:
+    """Why one of ``blocks`` is not a CIDR block (the first one that is not), or ``""``."""
+    return next((f"{block!r} is {problem}" for block in blocks if (problem := cidr_problem(block))), "")
+
+
+def ports_problem(ports: Sequence[int]) -> str:
+    """Why one of ``ports`` is no port a NetworkPolicy takes, or ``""``: 1 to 65535 (k8s.io/kubernetes v1.36.3,
+    pkg/apis/networking/validation/validation.go l.78, ``validation.IsValidPortNum`` of ``NetworkPolicyPort.port``)."""
+    return next((f"{port} is not a port: a port is 1 to 65535" for port in ports if not 1 <= port <= 65535), "")
 
 
 PROXY_ONLY_LONGEST_PREFIX = 26

@@ -25,7 +25,7 @@ from .nodepool import TPU_RESOURCE
 from .observability import GMP_COLLECTOR_LABELS, GMP_COLLECTOR_NAMESPACE, ScrapeTarget
 from .options import child_options
 from .quota import PodSet, QuotaNeed, derive, quota_problems
-from .settings import described
+from .settings import cidr_list_problem, described, ports_problem
 from .validation import check_arguments
 
 BATCH_PRIORITY = "tpu-serving-batch"
@@ -85,11 +85,13 @@ class TenancyArgs:
 
     namespace: str = field(metadata={"check": namespace_problem})
     """The stack's namespace (created elsewhere; not one Kubernetes or GKE reserves, :func:`~tpu_serving.naming.namespace_problem`)."""
-    tpu_chips: int
-    """The chips of the stack's slices."""
-    tpu_headroom_chips: int = 0
-    """Extra ``requests.google.com/tpu`` quota for a restart: the chips of the largest unit that
-    restarts at once (its old and new pods briefly hold their TPU requests together)."""
+    tpu_chips: int = described("The chips of the stack's slices.", ge=0)
+    tpu_headroom_chips: int = described(
+        "Extra `requests.google.com/tpu` quota for a restart: the chips of the largest unit that restarts at once "
+        "(its old and new pods briefly hold their TPU requests together).",
+        default=0,
+        ge=0,
+    )
     cpu: str | None = described(
         "`requests.cpu` quota, e.g. 400; unset: what the plan's pods need at their peak (every workload at its "
         "maximum replicas, one rollout's surge, one restart unit held twice, the sidecars and the endpoint picker). "
@@ -112,19 +114,22 @@ class TenancyArgs:
     """Memory request given to containers that name none."""
     serving_pods: Mapping[str, str] = field(default_factory=dict)
     """Labels of the pods that serve clients outside the namespace (none: no such pods)."""
-    serving_ports: Sequence[int] = ()
-    """Their serving ports."""
+    serving_ports: Sequence[int] = described("Their serving ports.", default=(), check=ports_problem)
     allowed_namespaces: Sequence[str] = ()
     """Namespaces whose pods may reach the serving ports."""
-    allowed_cidrs: Sequence[str] = ()
-    """CIDR blocks that may reach the serving ports (load balancer clients)."""
+    allowed_cidrs: Sequence[str] = described(
+        "CIDR blocks that may reach the serving ports (load balancer clients).", default=(), check=cidr_list_problem
+    )
     scrape_targets: Sequence[ScrapeTarget] = ()
     """Metrics endpoints that Managed Prometheus' collectors (in ``gmp-system``) may reach."""
     isolated: IsolatedPods | None = None
     """Pods outside the ``same-namespace`` policy, and the flows they accept (none: every pod is inside it)."""
-    load_balancer_cidrs: Sequence[str] = ()
-    """Sources of a proxy load balancer in front of the serving ports: its proxy-only subnet and its
-    health check ranges (:mod:`tpu_serving.gateway`)."""
+    load_balancer_cidrs: Sequence[str] = described(
+        "Sources of a proxy load balancer in front of the serving ports: its proxy-only subnet and its health check "
+        "ranges (:mod:`tpu_serving.gateway`).",
+        default=(),
+        check=cidr_list_problem,
+    )
     operator_groups: Sequence[str] = ()
     """Groups (e.g. Google Groups for RBAC) that operate the variant."""
     operator_users: Sequence[str] = ()

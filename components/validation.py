@@ -277,10 +277,18 @@ def problems_of(err: ValidationError, prefix: str, cls: type | None = None) -> l
             problems.append(f"{at}: unknown argument")
         elif kind == "unshown":
             problems.append(f"{at}: {e['msg']} ({UNSHOWN})")
+        elif isinstance(e.get("input"), pulumi.Output):
+            problems.append(f"{at} is a pulumi Output: {OUTPUT_REFUSED}")
         else:
             declared = _declared_bounds(cls, e["loc"]) if cls is not None else {}
             problems.append(f"{at} = {_shown(e['input'])}: {_message(e, declared)}")
     return problems
+
+
+OUTPUT_REFUSED = (  # library review 6, m13: the message printed the Output's repr
+    "this argument takes a plain value, known when the program runs; pass the value itself, "
+    "e.g. the name you gave the other component's arguments, not the Output of its resource"
+)
 
 
 def _step(part: int | str) -> str:

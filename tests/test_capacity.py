@@ -161,3 +161,21 @@ def test_capacity_obtained_says_a_reserved_slice_from_zero_meets_no_stockout():
     obtained = plan_of("vllm-llama33-70b-v6e8").outputs["capacity"]["obtained"]
     assert obtained["v6e8c"] == f"reservation: {capacity.FROM_ZERO_RESERVED}"
     assert obtained["v6e8a"] == f"reservation: {capacity.STOCKOUT[Capacity.RESERVATION]}"
+
+
+@pytest.mark.parametrize(
+    "reservation",
+    ["tpu-res", "projects/owner-project/reservations/tpu-res", "tpu-res/reservationBlocks/block-1"],
+)
+def test_capacity_reservation_names_the_affinity_takes(reservation):
+    from tpu_serving.validation import argument_problems
+
+    assert argument_problems(pool_args(capacity="reservation", reservation=reservation)) == []
+
+
+@pytest.mark.parametrize("reservation", ["Chat_v6e8-a", "tpu-res-", "1res", "projects/p/reservations/r", "a" * 64])
+def test_capacity_reservation_name_the_api_refuses(reservation):
+    from tpu_serving.validation import argument_problems
+
+    (problem,) = argument_problems(pool_args(capacity="reservation", reservation=reservation))
+    assert problem.startswith("TpuNodePoolArgs.reservation = ") and ": must be a Compute Engine reservation" in problem

@@ -168,3 +168,36 @@ def test_tenancy_priority_classes_are_retained_on_delete_on_an_existing_cluster(
         assert len(classes) == 2
         assert {r.inputs["metadata"]["name"] for r in classes} == {"tpu-serving-online", "tpu-serving-batch"}
         assert all(r.retain_on_delete is retained for r in classes), stack
+
+
+def test_tenancy_args_refuse_what_the_api_server_refuses():
+    from tpu_serving.tenancy import TenancyArgs
+    from tpu_serving.validation import argument_problems
+
+    args = TenancyArgs(
+        namespace="chat",
+        tpu_chips=-8,
+        tpu_headroom_chips=-1,
+        serving_ports=(8000, 70000),
+        allowed_cidrs=("10.0.0.0/33",),
+        load_balancer_cidrs=("35.191.0.0/16", "x"),
+    )
+    assert argument_problems(args) == [
+        "TenancyArgs.tpu_chips = -8: must be at least 0",
+        "TenancyArgs.tpu_headroom_chips = -1: must be at least 0",
+        "TenancyArgs.serving_ports = (8000, 70000): 70000 is not a port: a port is 1 to 65535",
+        "TenancyArgs.allowed_cidrs = ('10.0.0.0/33',): '10.0.0.0/33' is not a CIDR block "
+        "('10.0.0.0/33' does not appear to be an IPv4 or IPv6 network)",
+        "TenancyArgs.load_balancer_cidrs = ('35.191.0.0/16', 'x'): 'x' is not a CIDR block "
+        "('x' does not appear to be an IPv4 or IPv6 network)",
+    ]
+
+
+def test_tenancy_args_take_ports_and_ranges_the_api_server_takes():
+    from tpu_serving.tenancy import TenancyArgs
+    from tpu_serving.validation import argument_problems
+
+    args = TenancyArgs(
+        namespace="chat", tpu_chips=0, serving_ports=(1, 65535), allowed_cidrs=("10.0.0.0/8", "2001:db8::/32")
+    )
+    assert argument_problems(args) == []

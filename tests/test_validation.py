@@ -62,3 +62,17 @@ def test_validation_no_recorded_message_is_pydantics_raw_bound():
     raw = re.compile(r"Input should be |should have at (least|most) \d|String should match pattern")
     found = [line for line in (ROOT / "tests" / "golden_messages.txt").read_text().splitlines() if raw.search(line)]
     assert found == []
+
+
+def test_validation_an_output_where_a_plain_value_is_taken_says_so():
+    """Library review 6, m13: an Output passed to a plain string argument printed its object repr."""
+    import pulumi
+
+    from tpu_serving.tenancy import TenancyArgs
+    from tpu_serving.validation import argument_problems
+
+    problems = argument_problems(TenancyArgs(namespace=pulumi.Output.from_input("chat"), tpu_chips=8))
+    assert problems == [
+        "TenancyArgs.namespace is a pulumi Output: this argument takes a plain value, known when the program runs; "
+        "pass the value itself, e.g. the name you gave the other component's arguments, not the Output of its resource"
+    ]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import plan_of
 from tpu_serving_tools.runtime import k8s_prereqs, prereqs
 from tpu_serving_tools.runtime.planview import PlanView
 
@@ -125,3 +126,27 @@ def test_k8s_prereqs_a_pod_priority_class_the_plan_does_not_declare_fails():
         for s in after
         if s.startswith(("priority class system-cluster-critical", "priority class system-node-critical"))
     ]
+
+
+def test_k8s_prereqs_gateway_objects_need_the_clusters_gateway_api():
+    """Library review 6, m1: a cluster without the Gateway API passed beside a ServingGateway's objects."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    view = PlanView(plan)
+    found = {f.subject: f for f in k8s_prereqs.gateway_findings(view)}
+    on = found["gateway api on cluster vllm70bv6e"]
+    assert on.ok and on.reason == (
+        "gatewayApiConfig.channel CHANNEL_STANDARD serves the plan's GCPBackendPolicy, Gateway, HTTPRoute, "
+        "HealthCheckPolicy, InferencePool"
+    ), on
+    assert found["inference pool crd on cluster vllm70bv6e"].ok
+    (cluster,) = [r for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    del cluster["inputs"]["gatewayApiConfig"]
+    cluster["inputs"]["minMasterVersion"] = "1.34.0-gke.1000000"
+    found = {f.subject: f for f in k8s_prereqs.gateway_findings(PlanView(plan))}
+    off, crd = found["gateway api on cluster vllm70bv6e"], found["inference pool crd on cluster vllm70bv6e"]
+    assert not off.ok and "Gateway API support is off (gatewayApiConfig unset)" in off.reason, off
+    assert not crd.ok and "GKE serves the InferencePool CRD from 1.34.0-gke.1626000" in crd.reason, crd
+
+
+def test_k8s_prereqs_gateway_findings_only_where_the_plan_has_gateway_objects():
+    assert list(k8s_prereqs.gateway_findings(PlanView(plan_of("saxml-175b-v5e32x2").as_json()))) == []

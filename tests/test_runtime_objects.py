@@ -174,6 +174,19 @@ def test_objects_a_cluster_object_two_resources_declare_fails_unless_both_are_re
     assert _objects(plan)["declared twice PriorityClass tpu-serving-online"][0]
 
 
+def test_objects_two_alert_policies_of_the_same_conditions_fail():
+    """Library review 6, m9: two Observability with upgrade_notices make two cluster-notice policies; one notice
+    opens two incidents."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert not [s for s in _objects(plan) if s.startswith("declared twice")]
+    policy = next(r for r in plan["resources"] if r["type"].endswith(":AlertPolicy"))
+    again = {**copy.deepcopy(policy), "urn": policy["urn"] + "-again", "name": policy["name"] + "-again"}
+    again["inputs"]["displayName"] = "another title"
+    plan["resources"].append(again)
+    ok, why = _objects(plan)[f"declared twice AlertPolicy {policy['name']}"]
+    assert not ok and why.startswith(f"{policy['name']}, {policy['name']}-again watch the same conditions"), why
+
+
 def test_objects_the_gate_the_hpa_and_the_pod_monitorings_name_what_the_plan_has():
     """Library review 4: a gate naming an HPA by its component's name (M1), an HPA over a LeaderWorkerSet that
     declares its replicas (M2), and a PodMonitoring given another workload's selector (M3) passed every category."""

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.quota import QUOTA_ADVICE
 from tpu_serving_tools.runtime.scheduling import allocatable, check, node_pools
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
@@ -178,7 +179,7 @@ def test_quota_admits_and_rejects_total():
     pool = _pool("cpu", "n2-standard-32", 2)
     assert _failures(_view(pool, _deploy("d", "4", "1Gi", replicas=2), _quota("20", "8Gi"))) == {}
     failures = _failures(_view(pool, _deploy("d", "4", "1Gi", replicas=2), _quota("6", "8Gi")))
-    assert failures["quota ns/q"] == "8 CPU > 6 CPU"
+    assert failures["quota ns/q"] == "8 CPU > 6 CPU" + QUOTA_ADVICE
 
 
 def test_quota_rejects_containers_without_requests():
@@ -192,7 +193,11 @@ def test_quota_recreate_headroom():
     pool = _pool("cpu", "n2-standard-32", 2)
     assert "quota ns/q recreate headroom" not in _failures(_view(pool, _deploy("d", "4"), _quota("8", "8Gi")))
     failures = _failures(_view(pool, _deploy("d", "4"), _quota("6", "8Gi")))
-    assert failures["quota ns/q recreate headroom"] == "recreating Deployment/d/0 holds old+new pods: 8 CPU > 6 CPU"
+    assert failures["quota ns/q recreate headroom"] == (
+        "recreating Deployment/d/0 holds old+new pods: 8 CPU > 6 CPU" + QUOTA_ADVICE
+    )
+    # library review 6, m14: the failure says how a program counts the pods beside its serving
+    assert "tpu_serving.epp.epp_pods" in QUOTA_ADVICE and "tpu_serving.host_maintenance_job.gate_pods" in QUOTA_ADVICE
 
 
 def test_scheduling_finds_pathways_head_too_big_before_fix():
@@ -221,4 +226,4 @@ def test_scheduling_a_domain_an_exclusive_job_took_is_closed_to_other_jobset_pod
 def test_quota_rejects_a_total_just_over_the_limit():
     pool = _pool("cpu", "n2-standard-32", 2)
     failures = _failures(_view(pool, _deploy("d", "3250m", "1Gi", replicas=2), _quota("6", "8Gi")))
-    assert failures["quota ns/q"] == "6.5 CPU > 6 CPU"
+    assert failures["quota ns/q"] == "6.5 CPU > 6 CPU" + QUOTA_ADVICE

@@ -47,3 +47,41 @@ def test_wiring_the_shipped_stack_agrees_and_each_drift_fails():
             r["inputs"]["spec"]["minReplicas"] = 1
     ok, why = _found(low)[HPA]
     assert not ok and why.startswith("minReplicas 1, but the serving holds 2 standing groups apart over zones")
+
+
+def test_wiring_gate_pools_and_starts_held_against_the_standing_pools():
+    plan = plan_of("vllm-llama33-70b-v6e8").as_json()
+    env = next(
+        {e["name"]: e.get("value") for e in c.get("env") or ()}
+        for r in plan["resources"]
+        if r["inputs"].get("kind") == "CronJob"
+        for c in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+        if any(e["name"] == "POOLS" for e in c.get("env") or ())
+    )
+    pools = env["POOLS"].split(",")
+    assert len(pools) >= 2 and env["STARTS"] == "false", env
+    for name, value, said in (
+        ("POOLS", pools[0], f"POOLS leaves out pool(s) {pools[1]} of its standing groups"),  # library review 6, m6
+        # a single-host v6e 2x4 pool: Cloud TPU lists no manual start (library review 6, m5)
+        (
+            "STARTS",
+            "true",
+            f"STARTS true, but Cloud TPU lists no manual start of host maintenance for pool(s) {pools[0]}",
+        ),
+    ):
+        drifted = copy.deepcopy(plan)
+        _env(drifted, name, value)
+        ok, why = _found(drifted)[GATE]
+        assert not ok and why.startswith(said), why
+
+
+def test_wiring_not_ready_alert_waits_out_the_startup_window():
+    plan = plan_of("vllm-llama33-70b-v6e8").as_json()
+    subject = "ref AlertPolicy vllm70bv6e-observability-not-ready waits out the startup of namespace vllm-llama70b"
+    assert _found(plan)[subject] == (True, "it fires after 75 minutes; the pods' startup probes allow 60")
+    for r in plan["resources"]:
+        for c in r["inputs"].get("conditions") or () if r["type"].endswith("AlertPolicy") else ():
+            if (c.get("conditionPrometheusQueryLanguage") or {}).get("alertRule") == "not_ready":
+                c["conditionPrometheusQueryLanguage"]["duration"] = "600s"  # library review 6, m8
+    ok, why = _found(plan)[subject]
+    assert not ok and why.startswith("it fires after 10 minutes; the pods' startup probes allow 60: it would page"), why

@@ -169,6 +169,7 @@ FEATURE_APIS: tuple[FeatureApi, ...] = (
 )
 
 SERVICE_TYPE = "gcp:projects/service:Service"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 """How a stack enables an API (pulumi-gcp ``gcp.projects.Service``, inputs ``service``, ``disableOnDestroy``)."""
 
 GROUPS_FOR_RBAC = "https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac"

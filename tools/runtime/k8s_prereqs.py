@@ -16,6 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving.config.checks import gke_version
+from tpu_serving.gateway import INFERENCE_POOL_MIN_GKE
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
 from tpu_serving_tools.runtime.result import Finding
 
@@ -255,4 +257,56 @@ def priority_findings(view: PlanView) -> Iterator[Finding]:
                 Finding(subject, True, "declared in the plan" if name not in BUILT_IN_PRIORITY_CLASSES else "built in")
                 if name in known
                 else Finding(subject, False, PRIORITY_REFUSED)
+            )
+
+
+CLUSTER = "gcp:container/cluster:Cluster"
+GATEWAY_GROUPS = ("gateway.networking.k8s.io", "networking.gke.io", "inference.networking.k8s.io")
+"""API groups of the objects a ``ServingGateway`` declares, served by GKE's Gateway API support."""
+GATEWAY_ON = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")
+"""``gatewayApiConfig.channel`` values with Gateway API support on (GKE API v1, ``GatewayAPIConfig.Channel``:
+CHANNEL_DISABLED "Gateway API support is disabled", CHANNEL_STANDARD "Gateway API support is enabled, standard CRDs
+are installed", CHANNEL_EXPERIMENTAL the same with the experimental CRDs)."""
+
+
+def _gateway_kinds(view: PlanView) -> list[str]:
+    kinds = []
+    for r in view.resources:
+        type_ = str(r["type"])
+        api = type_.split(":")[1] if type_.startswith("kubernetes:") and type_.count(":") == 2 else ""
+        if api.rsplit("/", 1)[0] in GATEWAY_GROUPS:
+            kinds.append(type_.rsplit(":", 1)[1])
+    return sorted(set(kinds))
+
+
+def gateway_findings(view: PlanView) -> Iterator[Finding]:
+    """The Gateway API objects of the plan against the cluster the plan creates (library review 6, m1): its Gateway
+    API support on, and, for an InferencePool, a control plane that serves its CRD (an existing cluster's are its
+    owner's to hold: the plan does not show them)."""
+    kinds = _gateway_kinds(view)
+    if not kinds:
+        return
+    for c in view.of_type(CLUSTER):
+        inputs, name = c["inputs"], str(c["inputs"].get("name") or c["name"])
+        channel = (inputs.get("gatewayApiConfig") or {}).get("channel")
+        yield Finding(
+            f"gateway api on cluster {name}",
+            channel in GATEWAY_ON,
+            f"gatewayApiConfig.channel {channel} serves the plan's {', '.join(kinds)}"
+            if channel in GATEWAY_ON
+            else f"the plan declares {', '.join(kinds)}, but the cluster's Gateway API support is off (gatewayApiConfig "
+            f"{channel or 'unset'}): set TpuClusterArgs.gateway_api=True",
+        )
+        version = inputs.get("minMasterVersion")
+        if "InferencePool" in kinds and isinstance(version, str) and version != "latest":
+            need = "{}.{}.{}-gke.{}".format(*INFERENCE_POOL_MIN_GKE)
+            yield Finding(
+                f"inference pool crd on cluster {name}",
+                gke_version(version) >= INFERENCE_POOL_MIN_GKE,
+                f"minMasterVersion {version}: GKE serves the InferencePool CRD from {need}"
+                + (
+                    ""
+                    if gke_version(version) >= INFERENCE_POOL_MIN_GKE
+                    else "; set TpuClusterArgs.min_master_version to it or later"
+                ),
             )

@@ -9,12 +9,14 @@ and a declared object of the same kind, namespace and name fails.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime import pods_ds
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -353,4 +355,24 @@ def duplicate_findings(view: PlanView) -> list[Finding]:
             "it once, or retain every declaration on delete (TenancyArgs.shared_cluster for the PriorityClasses)"
         )
         out.append(Finding(f"declared twice {kind} {ns + '/' if ns else ''}{name}", shared, why))
-    return out
+    return out + _duplicate_alerts(view)
+
+
+def _duplicate_alerts(view: PlanView) -> list[Finding]:
+    """Alert policies of one project whose conditions are the same (two ``Observability`` with ``upgrade_notices``
+    each making the cluster-notice policy, library review 6, m9): one event opens an incident on each."""
+    seen: dict[tuple[str, str], list[str]] = {}
+    for r in view.of_type(ALERT_POLICY):
+        inputs = r["inputs"]
+        key = (str(inputs.get("project", "")), json.dumps(inputs.get("conditions"), sort_keys=True))
+        seen.setdefault(key, []).append(str(r["name"]))
+    return [
+        Finding(
+            f"declared twice AlertPolicy {names[0]}",
+            False,
+            f"{', '.join(names)} watch the same conditions: one event opens an incident on each; create the policy "
+            "once (for the cluster notices, ObservabilityArgs.upgrade_notices on one namespace's Observability)",
+        )
+        for names in seen.values()
+        if len(names) > 1
+    ]

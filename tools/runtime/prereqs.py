@@ -244,7 +244,7 @@ def monitored_cluster_findings(view: PlanView) -> Iterator[Finding]:
         why = (
             said
             if ours
-            else f"{said} ({', '.join(who[:3])}...), but the plan's cluster is {', '.join(sorted(clusters)) or 'none'}: they watch nothing; pass the cluster's name (TpuCluster's cluster.name) as ObservabilityArgs.cluster"
+            else f"{said} ({', '.join(who[:3])}...), but the plan's cluster is {', '.join(sorted(clusters)) or 'none'}: they watch nothing; pass the cluster's name (the name given TpuClusterArgs, a plain string) as ObservabilityArgs.cluster"
         )
         yield Finding(f"monitored cluster {name}", ours, why)
 
@@ -285,6 +285,7 @@ def check(view: PlanView) -> CategoryResult:
         *workload_pool_findings(view),
         *monitored_cluster_findings(view),
         *k8s_prereqs.kind_findings(view),
+        *k8s_prereqs.gateway_findings(view),
         *k8s_prereqs.namespace_findings(view),
         *k8s_prereqs.priority_findings(view),
         *metrics_adapter.findings(view),

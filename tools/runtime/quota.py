@@ -76,6 +76,14 @@ def _over(used: Resources, quota: Quota) -> list[str]:
     return out
 
 
+QUOTA_ADVICE = (
+    "; a program's TenancyArgs.pods counts every pod of the namespace: the serving's pod_sets and the PodSets of the "
+    "endpoint picker (tpu_serving.epp.epp_pods), the gate (tpu_serving.host_maintenance_job.gate_pods) and the serving "
+    'probe (tpu_serving.prober.prober_pods) beside it (docs/library-api.md, "Tenancy")'
+)
+"""What a failing quota finding adds: how a program sizes the quota it derives."""
+
+
 def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Finding]:
     """Per quota: do all pods fit and may each be admitted; is there headroom to recreate each restart unit."""
     findings: list[Finding] = []
@@ -96,7 +104,9 @@ def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Fin
                 Finding(subject, False, "containers without a request the quota requires: " + ", ".join(missing))
             )
         else:
-            findings.append(Finding(subject, not over, "; ".join(over) if over else f"uses {total.describe()}"))
+            findings.append(
+                Finding(subject, not over, "; ".join(over) + QUOTA_ADVICE if over else f"uses {total.describe()}")
+            )
         units: dict[str, Resources] = {}
         for p in mine:
             units[p.restart_unit] = units.get(p.restart_unit, Resources()) + p.requests
@@ -111,8 +121,9 @@ def quota_findings(pods: Sequence[Pod], quota_list: Sequence[Quota]) -> list[Fin
             Finding(
                 f"{subject} recreate headroom",
                 not bad,
-                "; ".join(f"recreating {u} holds old+new pods: {', '.join(o)}" for u, o in bad)
-                or f"largest restart unit fits twice ({len(units)} units)",
+                "; ".join(f"recreating {u} holds old+new pods: {', '.join(o)}" for u, o in bad) + QUOTA_ADVICE
+                if bad
+                else f"largest restart unit fits twice ({len(units)} units)",
             )
         )
     return findings

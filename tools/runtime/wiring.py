@@ -5,12 +5,16 @@ deployment derives them once; a program can let them drift, and every other line
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tpu_serving import catalog
+from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving_tools.runtime import facts as F
-from tpu_serving_tools.runtime.maintenance import gate_environments
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
+from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, standing_pools
+from tpu_serving_tools.runtime.planview import PlanView, entries
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling_surge import surge_groups
@@ -35,8 +39,47 @@ def _bounds_wrong(env: Mapping[str, str], hpas: set[str], lo_hi: tuple[int, int]
     ]
 
 
+def _unstartable(view: PlanView, pools: set[str]) -> list[str]:
+    """Those of ``pools`` the plan creates whose shape Cloud TPU lists no manual start of host maintenance for
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`): a gate that starts them labels nodes for a start that
+    does not come, and believes it keeps their maintenance apart (library review 6, m5)."""
+    out = []
+    for r in view.of_type(NODE_POOL):
+        inputs = r["inputs"]
+        name = str(inputs.get("name") or r["name"])
+        machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
+        shape = catalog.pool_slice(machine, (inputs.get("placementPolicy") or {}).get("tpuTopology"))
+        if name in pools and (shape is None or not manual_start_listed(shape)):
+            out.append(name)
+    return sorted(out)
+
+
+def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str]) -> list[str]:
+    """The gate's POOLS against the pools of the serving's standing groups (library review 6, m6: a gate that leaves
+    one out neither starts nor watches its maintenance), and its STARTS against what Cloud TPU lists for them."""
+    pools = {x for x in env.get("POOLS", "").split(",") if x}
+    left_out = sorted(set(standing) - pools)
+    unstartable = _unstartable(view, pools) if env.get("STARTS", "true") != "false" else []
+    return [
+        *(
+            [f"POOLS leaves out pool(s) {', '.join(left_out)} of its standing groups: their maintenance goes ungated"]
+            if left_out
+            else []
+        ),
+        *(
+            [
+                f"STARTS true, but Cloud TPU lists no manual start of host maintenance for pool(s) "
+                f"{', '.join(unstartable)}: the gate would label their nodes for a start that does not come "
+                "(starts=tpu_serving.host_maintenance.manual_start_listed(<the pools' shape>))"
+            ]
+            if unstartable
+            else []
+        ),
+    ]
+
+
 def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
-    bounds, scaling = hpa_bounds(view), scaled_by(view)
+    bounds, scaling, standing = hpa_bounds(view), scaled_by(view), standing_pools(view)
     for ns, cron, _, env in gate_environments(view):
         autoscalers = {x for x in env.get("AUTOSCALERS", "").split(",") if x}
         for name in (x for x in env["LEADER_WORKER_SETS"].split(",") if x):
@@ -59,6 +102,7 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
                     else []
                 ),
                 *_bounds_wrong(env, hpas, lo_hi),
+                *_pools_wrong(view, env, standing.get((ns, name), [])),
                 *(
                     [f"FEWEST_GROUPS {env.get('FEWEST_GROUPS')}, but the standing groups are {fewest}"]
                     if env.get("FEWEST_GROUPS") != str(fewest)
@@ -72,7 +116,7 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
             ]
             said = (
                 "; ".join(wrong)
-                + " (HostMaintenanceGateArgs: autoscalers, autoscaler_bounds, fewest_groups, surge_groups)"
+                + " (HostMaintenanceGateArgs: autoscalers, autoscaler_bounds, fewest_groups, surge_groups, pools, starts)"
             )
             yield Finding(
                 subject, not wrong, said if wrong else "its HPAs, standing groups and surge as the plan has them"
@@ -101,9 +145,53 @@ def _standing_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str
             yield Finding(subject, lo >= held, why)
 
 
+NOT_READY_RULE = "not_ready"
+"""The ``alertRule`` of the serving's not-ready alert (:mod:`tpu_serving.serving_alerts`)."""
+
+
+def _startup_seconds(view: PlanView, namespace: str) -> int:
+    """The longest startup window of a container in ``namespace``'s pod templates: ``initialDelaySeconds`` plus
+    ``failureThreshold`` x ``periodSeconds`` of its startup probe, the time the kubelet gives it before it restarts
+    the container (Kubernetes API v1.36, ``Probe``: periodSeconds defaults to 10, failureThreshold to 3)."""
+    windows = [0]
+    for obj in view.kubernetes_objects():
+        if str((obj.get("metadata") or {}).get("namespace", "default")) != namespace:
+            continue
+        for key, probe in entries(obj.get("spec")):
+            if key == "startupProbe" and isinstance(probe, Mapping):
+                delay, period = int(probe.get("initialDelaySeconds", 0)), int(probe.get("periodSeconds", 10))
+                windows.append(delay + int(probe.get("failureThreshold", 3)) * period)
+    return max(windows)
+
+
+def _not_ready_findings(view: PlanView) -> Iterator[Finding]:
+    """The not-ready alert's wait against the startup window of its namespace's pods (library review 6, m8): an alert
+    held for less pages on every cold start and scale-up, as the stack file's ``observability.notReadyMinutes``
+    refuses."""
+    for r in view.of_type(ALERT_POLICY):
+        for c in r["inputs"].get("conditions") or ():
+            promql = c.get("conditionPrometheusQueryLanguage") or {}
+            where = re.search(r'namespace="([^"]+)"', str(promql.get("query", "")))
+            if promql.get("alertRule") != NOT_READY_RULE or where is None:
+                continue
+            waits, window = int(str(promql.get("duration", "0s")).removesuffix("s")), _startup_seconds(view, where[1])
+            yield Finding(
+                f"ref AlertPolicy {r['name']} waits out the startup of namespace {where[1]}",
+                waits > window,
+                f"it fires after {waits // 60} minutes; "
+                + (f"the pods' startup probes allow {window // 60}" if window else "its pods have no startup probe")
+                + (
+                    ""
+                    if waits > window
+                    else ": it would page on every cold start and scale-up (ObservabilitySettings.not_ready_minutes "
+                    f"above {window // 60})"
+                ),
+            )
+
+
 def findings(view: PlanView) -> list[Finding]:
     lws = {
         (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
         for o in view.kubernetes_objects(LWS)
     }
-    return [*_gate_findings(view, lws), *_standing_findings(view, lws)]
+    return [*_gate_findings(view, lws), *_standing_findings(view, lws), *_not_ready_findings(view)]

@@ -16,6 +16,7 @@ from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
 from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
 from .existing import CloudResource
+from .cluster import MONITORING_COMPONENTS
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
 from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode
@@ -84,6 +85,17 @@ def cluster(cfg: StackConfig) -> CloudResource:
     needs = [how, f"Workload Identity, pool {args.workload_pool}"]
     if cfg.serving is not None and cfg.observability.enabled:
         needs.append("Managed Service for Prometheus (managed collection), for the PodMonitorings")
+        # GKE review 65, M1: without the kube state metrics packages the not-ready, no-ready-leader, controller and
+        # autoscaler alerts read no series and fire for ever (a cluster the stack creates gets them explicitly); GKE
+        # turns the packages on by default only for Standard clusters from 1.29.2-gke.2000 (cloud.google.com/
+        # kubernetes-engine/docs/how-to/kube-state-metrics, "Requirements", read in its es copy)
+        needs.append(
+            f"the {', '.join(MONITORING_COMPONENTS)} monitoring components (monitoringConfig.enableComponents: the kube "
+            "state metrics the not-ready, no-ready-leader, controller and autoscaler alerts read; without them those "
+            "alerts fire while serving is fine)"
+        )
+    if cfg.cluster.gcs_fuse_csi_driver:
+        needs.append("the Cloud Storage FUSE CSI driver add-on, through which the serving pods mount their buckets")
     if cfg.gateway is not None:
         needs.append("the Gateway API (GKE Gateway controller, standard channel)")
         if cfg.gateway.inference_pool:

@@ -429,3 +429,14 @@ def test_existing_cluster_pools_capacity_is_no_production_gap_of_the_stack():
     assert gaps and not [g for g in gaps if ".capacity " in g]
     created = plan_of("vllm-llama33-70b-v5e16").outputs["production"]["gaps"]
     assert [g for g in created if g.startswith("tpuSlices[0].capacity on-demand: a stockout fails")]
+
+
+def test_existing_cluster_needs_name_the_metrics_packages_and_the_fuse_driver():
+    """GKE review 65, M1, m2: the alerts read the kube state metrics packages, and the serving pods mount through the
+    Cloud Storage FUSE CSI driver; an existing cluster without either breaks them, so its needs say so."""
+    (cluster,) = [e for e in plan_of_config(EXISTING).outputs["cloudResources"] if e["kind"] == "cluster"]
+    assert any("SYSTEM_COMPONENTS, POD, DEPLOYMENT, HPA monitoring components" in n for n in cluster["needs"])
+    assert any(n.startswith("the Cloud Storage FUSE CSI driver add-on") for n in cluster["needs"])
+    off = with_change("tpu-serving:cluster", {**EXISTING["tpu-serving:cluster"], "gcsFuseCsiDriver": False}, EXISTING)
+    (cluster,) = [e for e in plan_of_config(off).outputs["cloudResources"] if e["kind"] == "cluster"]
+    assert not any("Cloud Storage FUSE" in n for n in cluster["needs"])

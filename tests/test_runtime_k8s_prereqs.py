@@ -150,3 +150,14 @@ def test_k8s_prereqs_gateway_objects_need_the_clusters_gateway_api():
 
 def test_k8s_prereqs_gateway_findings_only_where_the_plan_has_gateway_objects():
     assert list(k8s_prereqs.gateway_findings(PlanView(plan_of("saxml-175b-v5e32x2").as_json()))) == []
+
+
+def test_k8s_prereqs_fuse_volumes_need_the_clusters_fuse_driver():
+    """GKE review 65, m2: a pod mounting a Cloud Storage FUSE volume on a cluster without the add-on."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    (on,) = k8s_prereqs.fuse_findings(PlanView(plan))
+    assert on.ok and "LeaderWorkerSet vllm-llama70b/vllm" in on.reason, on
+    (cluster,) = [r for r in plan["resources"] if r["type"] == "gcp:container/cluster:Cluster"]
+    cluster["inputs"]["addonsConfig"]["gcsFuseCsiDriverConfig"]["enabled"] = False
+    (off,) = k8s_prereqs.fuse_findings(PlanView(plan))
+    assert not off.ok and "add-on is off: their pods would stay ContainerCreating" in off.reason, off

@@ -18,7 +18,7 @@ from typing import Any
 
 from tpu_serving.config.checks import gke_version
 from tpu_serving.gateway import INFERENCE_POOL_MIN_GKE
-from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
+from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 
@@ -310,3 +310,36 @@ def gateway_findings(view: PlanView) -> Iterator[Finding]:
                     else "; set TpuClusterArgs.min_master_version to it or later"
                 ),
             )
+
+
+GCS_FUSE_DRIVER = "gcsfuse.csi.storage.gke.io"
+"""The Cloud Storage FUSE CSI driver's name, which GKE registers on the nodes only with the add-on
+(``addonsConfig.gcsFuseCsiDriverConfig.enabled``; GKE "Access Cloud Storage buckets with the Cloud Storage FUSE CSI
+driver": a pod's ``csi.driver: gcsfuse.csi.storage.gke.io`` volume)."""
+
+
+def fuse_findings(view: PlanView) -> Iterator[Finding]:
+    """Pod templates mounting a Cloud Storage FUSE volume against the add-on of the cluster the plan creates (GKE
+    review 65, m2: without it every such pod stays ContainerCreating, the driver not registered)."""
+    mounting = sorted(
+        {
+            f"{obj['kind']} {qualified_name(obj)}"
+            for obj in view.kubernetes_objects()
+            for key, value in entries(obj.get("spec"))
+            if key == "csi" and isinstance(value, Mapping) and value.get("driver") == GCS_FUSE_DRIVER
+        }
+    )
+    if not mounting:
+        return
+    for c in view.of_type(CLUSTER):
+        name = str(c["inputs"].get("name") or c["name"])
+        on = bool(((c["inputs"].get("addonsConfig") or {}).get("gcsFuseCsiDriverConfig") or {}).get("enabled"))
+        yield Finding(
+            f"gcs fuse driver on cluster {name}",
+            on,
+            f"the add-on serves the Cloud Storage FUSE volumes of {', '.join(mounting)}"
+            if on
+            else f"{', '.join(mounting)} mount Cloud Storage FUSE volumes, but the cluster's Cloud Storage FUSE CSI driver "
+            "add-on is off: their pods would stay ContainerCreating; set TpuClusterArgs.gcs_fuse_csi_driver=True "
+            "(cluster.gcsFuseCsiDriver)",
+        )

@@ -286,6 +286,7 @@ def check(view: PlanView) -> CategoryResult:
         *monitored_cluster_findings(view),
         *k8s_prereqs.kind_findings(view),
         *k8s_prereqs.gateway_findings(view),
+        *k8s_prereqs.fuse_findings(view),
         *k8s_prereqs.namespace_findings(view),
         *k8s_prereqs.priority_findings(view),
         *metrics_adapter.findings(view),

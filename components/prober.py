@@ -388,7 +388,7 @@ def probe_alerts(
     failing, slow = settings.probe_failing_minutes, settings.probe_slow_minutes
     job = prober_name(target.service)
     check = (
-        f"{_check(namespace, target, target.url, job)} It goes {target.covers}. "
+        f"{_check(namespace, target, target.url, job)} {target.covers[:1].upper()}{target.covers[1:]}. "  # SRE 30, m2
         f"{target.remedy.format(namespace=namespace)}"
     )
     found = [

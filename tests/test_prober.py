@@ -397,3 +397,15 @@ def test_prober_flow_to_sax_http_is_checked_and_needs_the_namespace_policy():
     data["resources"] = [r for r in data["resources"] if not r["name"].endswith("-tenancy-same-namespace")]
     denied = [f for f in network.check(PlanView(data)).findings if f.subject in {p.subject for p in probe}]
     assert denied and not any(f.ok for f in denied)
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama33-70b-v6e8", "llama31-405b-v6e16", "saxml-175b-v5e32x2"])
+def test_prober_alert_pages_say_what_the_probe_goes_through_once(stack):
+    """SRE review 30, m2: every probe page read "It goes it goes through the Service"."""
+    pages = [
+        r.inputs["documentation"]["content"]
+        for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+        if "probe" in r.name
+    ]
+    assert pages and all(" goes it goes " not in p.lower() for p in pages), pages
+    assert any(". It goes through the Service" in p for p in pages), pages

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from .images import pinned_image_problem
 from .naming import (
     NameLimit,
+    check_dns_name,
     dns_name,
     gateway_address_name,
     gateway_name,
@@ -168,6 +169,31 @@ def address_problems(settings: GatewaySettings, address_name: str, subnetwork: s
     return found
 
 
+EPP_SUFFIX = "-epp"
+
+
+def health_path_problem(path: str) -> str:
+    """Why ``path`` is not an HTTP path a health check asks (absolute, no space: GKE HealthCheckPolicy
+    ``requestPath``), or ``""``."""
+    return (
+        ""
+        if path.startswith("/") and not any(c.isspace() for c in path)
+        else "must be an absolute path such as /health"
+    )
+
+
+def gateway_object_name_problem(name: str) -> str:
+    """Why ``name`` cannot name a gateway's Kubernetes objects, its endpoint picker ``<name>-epp`` among them (a
+    DNS-1123 label, and the picker's name a label value of at most 63 characters: it labels its pods), or ``""``."""
+    problem = check_dns_name(name)
+    if problem:
+        return problem
+    most = int(NameLimit.K8S_LABEL) - len(EPP_SUFFIX)
+    if len(name) > most:
+        return f"must be at most {most} characters: its endpoint picker is {name}{EPP_SUFFIX}, a label value"
+    return ""
+
+
 @dataclass(frozen=True)
 class ServingGatewayArgs:
     """Arguments of :class:`ServingGateway`."""
@@ -180,14 +206,16 @@ class ServingGatewayArgs:
     """VPC network of the cluster."""
     namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the serving Service."""
-    name: str
-    """Name of the Gateway, its HTTPRoute and (with an InferencePool) the pool and its EPP."""
-    service: str
-    """The serving Service."""
-    port: int
-    """Its port (and the pods' target port)."""
-    health_path: str
-    """Path that answers 200 when a backend is ready."""
+    name: str = described(
+        "Name of the Gateway, its HTTPRoute and (with an InferencePool) the pool and its endpoint picker "
+        "(`<name>-epp`).",
+        check=gateway_object_name_problem,
+    )
+    service: str = described("The serving Service (`ServingNeighbours.service`).", check=check_dns_name)
+    port: int = described("Its port (and the pods' target port; `ServingNeighbours.port`).", ge=1, le=65535)
+    health_path: str = described(
+        "Path that answers 200 when a backend is ready (`ServingNeighbours.health_path`).", check=health_path_problem
+    )
     settings: GatewaySettings = field(default_factory=GatewaySettings)
     """The stack's gateway settings."""
     pool_selector: Mapping[str, str] = field(default_factory=dict)
@@ -220,4 +248,4 @@ class ServingGatewayArgs:
 
     @property
     def epp(self) -> str:
-        return f"{self.name}-epp"
+        return f"{self.name}{EPP_SUFFIX}"

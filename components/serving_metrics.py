@@ -14,6 +14,9 @@ from pulumi import Input
 
 from . import error_rate, job_alerts, prober
 from . import observability_roles as roles_
+from .epp import EPP_METRICS_PORT
+from .gateway import failure_mode
+from .gateway_settings import ServingGatewayArgs
 from .naming import gateway_prober_name
 
 # --------------------------------------------------------------------------- facts
@@ -197,3 +200,20 @@ def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int)
         gateway=gateway.gateway_name,
         gateway_timeout_seconds=gateway.request_timeout_seconds,
     )
+
+
+def routed(metrics: ServingMetrics, gateway: ServingGatewayArgs) -> ServingMetrics:
+    """``metrics`` with the endpoint picker of ``gateway``'s InferencePool (none: ``metrics`` unchanged): a
+    PodMonitoring of its metrics port (a scrape target, which ``Tenancy`` opens to the collectors) and its alerts
+    (:func:`.observability_roles.router_alerts`), which read that scrape's ``job`` (library review 7, M1: a router
+    named by hand, without its scrape target, was never scraped). Known from the arguments, before the gateway
+    exists, so that ``Tenancy`` gets the target too."""
+    return with_router(metrics, gateway.epp, gateway.disaggregated) if gateway.settings.inference_pool else metrics
+
+
+def with_router(metrics: ServingMetrics, epp: str, disaggregated: bool) -> ServingMetrics:
+    """``metrics`` with the endpoint picker Deployment ``epp`` (its pods labelled ``app: <epp>``) of a
+    ``disaggregated`` pool or not: the one builder of :func:`routed` and of a stack file's watched metrics."""
+    target = ScrapeTarget(epp, {"app": epp}, EPP_METRICS_PORT)
+    closed = failure_mode(disaggregated) == "FailClose"
+    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], router=epp, router_fails_closed=closed)

@@ -1,16 +1,13 @@
 """What a watched deployment watches of its serving (:attr:`tpu_serving.phases.Context.metrics`): the backend's
 metrics, its serving probe and, behind an InferencePool, the endpoint picker's."""
 
-import dataclasses
-
 from .backends import BACKENDS, probed
 from .backends.vllm import VllmServingConfig
 from .config.checks import serving_probe
 from .config.models import StackConfig
-from .epp import EPP_METRICS_PORT
-from .gateway import failure_mode
 from .naming import gateway_name
-from .observability import ScrapeTarget, ServingMetrics
+from .observability import ServingMetrics
+from .serving_metrics import with_router
 
 
 def watched_metrics(cfg: StackConfig) -> ServingMetrics:
@@ -21,7 +18,4 @@ def watched_metrics(cfg: StackConfig) -> ServingMetrics:
     metrics = probed(BACKENDS[cfg.serving.backend].metrics(cfg.serving), serving_probe(cfg))
     if cfg.gateway is None or not cfg.gateway.inference_pool or not isinstance(cfg.serving, VllmServingConfig):
         return metrics
-    epp = f"{gateway_name(cfg.serving.service_name)}-epp"
-    target = ScrapeTarget(epp, {"app": epp}, EPP_METRICS_PORT)
-    closed = failure_mode(cfg.serving.disaggregation is not None) == "FailClose"
-    return dataclasses.replace(metrics, scrape=[*metrics.scrape, target], router=epp, router_fails_closed=closed)
+    return with_router(metrics, f"{gateway_name(cfg.serving.service_name)}-epp", cfg.serving.disaggregation is not None)

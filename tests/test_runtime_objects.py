@@ -248,3 +248,38 @@ def test_objects_a_route_to_the_leader_worker_sets_headless_service_or_a_missing
         ok, why = _objects(changed)[route.format(name, port)]
         expected = "headless Service" if name == "vllm" else "the Service has no port 9000 (its ports: 8000)"
         assert not ok and expected in why, why
+
+
+def test_objects_a_gate_naming_no_pool_of_the_plan_fails():
+    """Library review 7, M2: a typo in HostMaintenanceGateArgs.pools was only a warning."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    pools = {s: v for s, v in _objects(plan).items() if " -> node pool " in s}
+    assert pools and all(ok for ok, _ in pools.values()), pools
+    for r in plan["resources"]:
+        if r["inputs"].get("kind") == "CronJob":
+            for c in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+                for e in c.get("env") or ():
+                    if e["name"] == "POOLS":
+                        e["value"] = e["value"] + ",vllm70bv6e-typo"
+    ok, why = _objects(plan)["ref CronJob vllm-llama70b/host-maintenance-gate -> node pool vllm70bv6e-typo"]
+    assert not ok and why.startswith("the plan has no such node pool (its pools: "), why
+
+
+def test_objects_a_health_check_on_a_path_the_server_is_not_probed_at_fails():
+    """Library review 7, M3: ServingGatewayArgs.health_path '/healthz' for a vLLM server probed at /health."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    subject = "ref HealthCheckPolicy vllm-llama70b/vllm-api-gateway -> port 8000 path {}"
+    assert _objects(plan)[subject.format("/health")][0]
+    for r in plan["resources"]:
+        if r["inputs"].get("kind") == "HealthCheckPolicy":
+            r["inputs"]["spec"]["default"]["config"]["httpHealthCheck"]["requestPath"] = "/healthz"
+    ok, why = _objects(plan)[subject.format("/healthz")]
+    assert not ok and why.startswith(
+        "the pods behind InferencePool vllm-llama70b/vllm-api-gateway are probed on that port at: /health "
+    ), why
+
+
+def test_objects_a_health_check_through_a_handler_the_probed_path_shares_passes():
+    """The disaggregated stacks' load balancer asks /ping, which vLLM answers with its /health handler."""
+    found = _objects(copy.deepcopy(plan_of("vllm-llama33-70b-disagg-v6e8x2").as_json()))
+    assert found["ref HealthCheckPolicy vllm-pd70b/vllm-api-gateway -> port 8000 path /ping"][0]

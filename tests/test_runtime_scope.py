@@ -57,3 +57,13 @@ def test_scope_a_log_based_metric_two_namespaces_declare_under_one_name_fails():
     clash["resources"].append({**copy.deepcopy(metrics[0]), "urn": metrics[0]["urn"] + "-again", "name": "again"})
     (bad,) = [f for f in scope.check([("dev", PlanView(clash))]).failures() if "log-based metric" in f.subject]
     assert "created by 2 stacks" in bad.reason and "already exists" in bad.reason
+
+
+def test_reservation_findings_fail_one_plans_pools_of_two_machine_types_on_one_reservation():
+    """Library review 7, M6: a program's second serving given the first's reservations, in one stack."""
+    plan = copy.deepcopy(plan_of(STACK).as_json())
+    pools = [r for r in plan["resources"] if r["type"] == scope.NODE_POOL and "ct" in str(r["inputs"]["nodeConfig"])]
+    pools[0]["inputs"]["nodeConfig"]["machineType"] = "ct6e-standard-4t"
+    failures, _ = scope.reservation_findings([(STACK, PlanView(plan))])
+    (failure,) = failures
+    assert not failure.ok and failure.reason.startswith("consumed with different machine types: "), failure

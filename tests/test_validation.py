@@ -76,3 +76,27 @@ def test_validation_an_output_where_a_plain_value_is_taken_says_so():
         "TenancyArgs.namespace is a pulumi Output: this argument takes a plain value, known when the program runs; "
         "pass the value itself, e.g. the name you gave the other component's arguments, not the Output of its resource"
     ]
+
+
+def test_validation_serving_gateway_args_refuse_what_the_api_server_refuses():
+    """Library review 7, M5: a gateway named 'Chat GW', port 70000 and a relative health path were accepted."""
+    from tpu_serving.gateway import ServingGatewayArgs
+    from tpu_serving.validation import argument_problems
+
+    args = dict(
+        project="p-123456", region="us-east5", network="default", namespace="chat", address_name="a", subnetwork="s"
+    )
+    bad = ServingGatewayArgs(**args, name="Chat GW", service="vllm api", port=70000, health_path="health")
+    assert argument_problems(bad) == [
+        "ServingGatewayArgs.name = 'Chat GW': must consist of lower-case letters, digits and '-', start with a letter "
+        "and end with a letter or digit",
+        "ServingGatewayArgs.service = 'vllm api': must consist of lower-case letters, digits and '-', start with a "
+        "letter and end with a letter or digit",
+        "ServingGatewayArgs.port = 70000: must be from 1 to 65535",
+        "ServingGatewayArgs.health_path = 'health': must be an absolute path such as /health",
+    ]
+    long = ServingGatewayArgs(**args, name="g" * 60, service="vllm-api", port=8000, health_path="/health")
+    (problem,) = argument_problems(long)
+    assert problem.endswith(f": must be at most 59 characters: its endpoint picker is {'g' * 60}-epp, a label value")
+    good = ServingGatewayArgs(**args, name="chat-gw", service="vllm-api", port=8000, health_path="/health")
+    assert argument_problems(good) == []

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import STACKS_ROOT
 from tpu_serving import AutoscalingSettings, VllmServing
 from tpu_serving.autoscaling import ServingAutoscaler
+from tpu_serving.gateway import ServingGateway
 from tpu_serving.observability import Observability
 from tpu_serving.tenancy import Tenancy
 from tpu_serving_tools.offline import preview_stack
@@ -18,7 +19,14 @@ from tpu_serving_tools.offline import preview_stack
 
 def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any]]:
     """The stack's preview, with the arguments each of the four components was built with (and the serving itself)."""
-    seen: dict[str, list[Any]] = {"serving": [], "Tenancy": [], "Observability": [], "ServingAutoscaler": [], "hpa": []}
+    seen: dict[str, list[Any]] = {
+        "serving": [],
+        "Tenancy": [],
+        "Observability": [],
+        "ServingAutoscaler": [],
+        "hpa": [],
+        "ServingGateway": [],
+    }
 
     def wrap(cls: type, key: str) -> None:
         original = cls.__init__
@@ -32,7 +40,7 @@ def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any
         monkeypatch.setattr(cls, "__init__", init)
 
     wrap(VllmServing, "serving")
-    for cls in (Tenancy, Observability, ServingAutoscaler):
+    for cls in (Tenancy, Observability, ServingAutoscaler, ServingGateway):
         wrap(cls, cls.__name__)
     preview_stack(STACKS_ROOT, stack)
     return seen
@@ -50,14 +58,18 @@ def test_vllm_neighbours_are_what_the_stack_gives_the_components_beside_it(
     n = server.neighbours(autoscaling)
     assert dict(tenancy.serving_pods) == dict(n.serving_pods) and n.serving_pods
     assert tuple(tenancy.serving_ports) == n.serving_ports
-    # the stack scrapes its probe and endpoint picker too, which are not the serving's
-    assert [t for t in tenancy.scrape_targets if t.name.endswith("-leaders")] == list(n.metrics.scrape)
+    # the stack scrapes its endpoint picker too, which is not the serving's; the serving probe is (library review 7, M1)
+    assert [t for t in tenancy.scrape_targets if not t.name.endswith("-epp")] == list(n.metrics.scrape)
+    assert [t.name for t in n.metrics.scrape] == ["vllm-leaders", "vllm-api-prober"]
     assert tenancy.tpu_headroom_chips == n.restart_unit_chips
-    (serving_pods,) = [p for p in tenancy.pods if p.name.startswith("LeaderWorkerSet ")]
-    assert (serving_pods,) == n.pod_sets
+    serving_pods = tuple(
+        p for p in tenancy.pods if p.name.startswith(("LeaderWorkerSet ", "Deployment of the serving probe"))
+    )
+    assert serving_pods == n.pod_sets and len(n.pod_sets) == 2
     m = observability.metrics
     said = (
-        [t for t in m.scrape if t.name.endswith("-leaders")],
+        [t for t in m.scrape if not t.name.endswith(("-epp", "-gateway"))],
+        m.probe,
         m.signals,
         m.leader_worker_sets,
         m.http_responses,
@@ -66,12 +78,17 @@ def test_vllm_neighbours_are_what_the_stack_gives_the_components_beside_it(
     )
     assert said == (
         n.metrics.scrape,
+        n.metrics.probe,
         n.metrics.signals,
         n.metrics.leader_worker_sets,
         n.metrics.http_responses,
         n.metrics.fewest_groups,
         tuple(n.metrics.autoscalers),
     )
+    # library review 7, M3: the Gateway's backend, which a program wrote by hand
+    for gateway in seen["ServingGateway"]:
+        assert (gateway.service, gateway.port, gateway.health_path) == (n.service, n.port, n.health_path)
+    assert seen["ServingGateway"]
     if autoscaling is not None:
         assert seen["ServingAutoscaler"][0].metric == n.autoscaling_metric
         # the name the host-maintenance gate is given (library review 4, M1): the HPA is named after its target

@@ -217,6 +217,12 @@ class ServingNeighbours:
     """The TPU chips of what restarts at once (one group): ``TenancyArgs.tpu_headroom_chips``."""
     autoscaling_metric: str
     """The gauge an HPA on its groups reads: ``ServingAutoscalerArgs.metric``."""
+    service: str
+    """The Service in front of the pods that take clients: ``ServingGatewayArgs.service``."""
+    port: int
+    """Its port: ``ServingGatewayArgs.port``."""
+    health_path: str
+    """The path the server answers 200 on once it serves: ``ServingGatewayArgs.health_path`` (library review 7, M3)."""
 
 
 @dataclass(frozen=True)

@@ -141,10 +141,15 @@ def _ns_labels(view: PlanView, namespace: str) -> dict[str, str]:
 
 
 def _in_cidr(ip: str, block: Mapping[str, Any]) -> bool:
+    """Whether ``ip`` is in the ipBlock ``block``; a block that is no CIDR admits nothing (the API server refuses
+    such a policy, and ``TenancyArgs`` such ranges: library review 7, M5, where the check raised a traceback)."""
     addr = ipaddress.ip_address(ip)
-    if addr not in ipaddress.ip_network(block["cidr"], strict=False):
+    try:
+        if addr not in ipaddress.ip_network(block["cidr"], strict=False):
+            return False
+        return not any(addr in ipaddress.ip_network(e, strict=False) for e in block.get("except") or ())
+    except ValueError:
         return False
-    return not any(addr in ipaddress.ip_network(e, strict=False) for e in block.get("except") or ())
 
 
 def _peer_matches(view: PlanView, rule_peer: Mapping[str, Any], policy_ns: str, peer: Peer) -> bool:

@@ -54,6 +54,8 @@ class Container:
     requested: frozenset[str] = frozenset()
     """Resources (``cpu``, ``memory``, ``tpu``) the container has a request for, after defaulting."""
     probe_ports: tuple[int | str, ...] = ()
+    http_probes: tuple[tuple[int | str, str], ...] = ()
+    """(port, path) of each probe's ``httpGet``: what the kubelet already asks the container."""
     sidecar: bool = False
     """An init container with ``restartPolicy: Always`` (a native sidecar)."""
     read_only_mounts: frozenset[str] = frozenset()
@@ -212,6 +214,15 @@ def _probe_ports(spec: Mapping[str, Any]) -> tuple[int | str, ...]:
     return tuple(dict.fromkeys(ports))
 
 
+def _http_probes(spec: Mapping[str, Any]) -> tuple[tuple[int | str, str], ...]:
+    found: list[tuple[int | str, str]] = []
+    for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
+        get = (spec.get(probe) or {}).get("httpGet") or {}
+        if "port" in get:
+            found.append((get["port"], str(get.get("path", "/"))))
+    return tuple(dict.fromkeys(found))
+
+
 def _defaulted(spec: Mapping[str, Any], defaults: LimitDefaults) -> tuple[dict[str, float], dict[str, float]]:
     """The container's limits and requests after Kubernetes request defaulting (see facts)."""
     res = spec.get("resources") or {}
@@ -255,6 +266,7 @@ def make_container(spec: Mapping[str, Any], defaults: LimitDefaults, *, init: bo
         limits=_as_resources(limits),
         requested=frozenset(requests),
         probe_ports=_probe_ports(spec),
+        http_probes=_http_probes(spec),
         sidecar=init and spec.get("restartPolicy") == F.SIDECAR_RESTART_POLICY,
         read_only_mounts=frozenset(m["name"] for m in spec.get("volumeMounts") or () if m.get("readOnly")),
     )

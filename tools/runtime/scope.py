@@ -185,21 +185,20 @@ def _claims(plans: Sequence[tuple[str, PlanView]]) -> dict[Key, list[Claim]]:
 
 def reservation_findings(plans: Sequence[tuple[str, PlanView]]) -> tuple[list[Finding], list[str]]:
     """Each specific reservation that two or more of the stacks consume (new-user review 11, m2: a copied
-    production stack claimed the same reservations as the original): a failure when their machine types differ (a
-    specific reservation holds VMs of one machine type, its ``specificReservation.instanceProperties.machineType``
-    (Compute Engine REST v1 ``reservations``), and a VM consumes it only when it matches the reservation's properties:
-    https://cloud.google.com/compute/docs/instances/reservations-consume, read 2026-12-01), else a warning with the VMs each claims, which the reservation must
-    hold together. One stack's own pools sharing a reservation (a spare beside its group) are its design."""
+        production stack claimed the same reservations as the original): a failure when their machine types differ (a
+        specific reservation holds VMs of one machine type, its ``specificReservation.instanceProperties.machineType``
+        (Compute Engine REST v1 ``reservations``), and a VM consumes it only when it matches the reservation's properties:
+        https://cloud.google.com/compute/docs/instances/reservations-consume, read 2026-12-01), else a warning with the VMs each claims, which the reservation must
+        hold together. One stack's own pools sharing a reservation (a spare beside its group) are its design, unless their
+    machine types differ (library review 7, M6: a program's second serving given the first's reservations)."""
     findings, warnings = [], []
     for key, claims in sorted(_claims(plans).items()):
         stacks = sorted({c.stack for c in claims})
-        if len(stacks) < 2:
-            continue
         said = ", ".join(f"{c.stack}/{c.pool} ({c.machine_type}, up to {c.nodes} VMs)" for c in claims)
         subject = f"scope specific reservation {'/'.join(key)}"
-        if len({c.machine_type for c in claims}) > 1:
+        if len({c.machine_type for c in claims}) > 1:  # one plan's pools too (library review 7, M6)
             findings.append(Finding(subject, False, f"consumed with different machine types: {said}"))
-        else:
+        elif len(stacks) > 1:
             warnings.append(
                 f"  warning [scope] {subject}: consumed by {len(stacks)} stacks: {said}; it must hold "
                 f"{sum(c.nodes for c in claims)} VMs for all of them at once, else one stack's slices wait"

@@ -33,19 +33,15 @@ from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
 from .facts import (
-    COMPLETION_ANSWER,
-    COMPLETIONS_PATH,
     HEALTH_PATH,
     HTTP_PORT,
-    HTTP_RESPONSES,
     MULTI_HOST_CAUTION,
-    PROBE_PROMPT,
     ROLE_LABEL,
     VllmMetric,
     caution,
 )
 from .lifecycle import shutdown
-from .neighbours import leader_metrics
+from .neighbours import PROBE_COVERS, leader_metrics, probe_target
 from .progress import VllmProbeSettings
 from .quota import group_pods
 from .settings import (
@@ -78,25 +74,12 @@ def metrics(serving: VllmServingConfig) -> ServingMetrics:
     return leader_metrics(serving.name, leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving))
 
 
-PROBE_COVERS = (
-    "it goes through the Service to one leader's vLLM server and engine, as kube-proxy picks; not through a "
-    "Gateway's load balancer nor an endpoint picker (where the stack has them), whose own errors (502, 503, 504) it "
-    "does not see"
-)
-
-
 def probe(serving: VllmServingConfig) -> ProbeTarget:
-    """A 1-token completion of the served model (``--served-model-name``) to the serving Service; in the
-    disaggregated mode the Service is on the decode leaders' sidecars (:data:`.disagg_backend.PROBE_COVERS`)."""
-    return ProbeTarget(
-        server=HTTP_RESPONSES.server,
-        service=serving.service_name,
-        port=HTTP_PORT,
-        path=COMPLETIONS_PATH,
-        body=json.dumps({"model": serving.served_model_name, "prompt": PROBE_PROMPT, "max_tokens": 1}),
-        answer=COMPLETION_ANSWER,
-        covers=disagg_backend.PROBE_COVERS if serving.disaggregation is not None else PROBE_COVERS,
-    )
+    """A 1-token completion of the served model (``--served-model-name``) to the serving Service
+    (:func:`.neighbours.probe_target`); in the disaggregated mode the Service is on the decode leaders' sidecars
+    (:data:`.disagg_backend.PROBE_COVERS`)."""
+    covers = disagg_backend.PROBE_COVERS if serving.disaggregation is not None else PROBE_COVERS
+    return probe_target(serving.service_name, serving.served_model_name, covers)
 
 
 def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:

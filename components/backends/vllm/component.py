@@ -90,8 +90,8 @@ class VllmServing(pulumi.ComponentResource):
             }
         )
 
-    def neighbours(self, autoscaling: AutoscalingSettings | None = None) -> ServingNeighbours:
+    def neighbours(self, autoscaling: AutoscalingSettings | None = None, *, probe: bool = True) -> ServingNeighbours:
         """What ``Tenancy``, ``Observability``, ``ServingAutoscaler`` and ``ServingGateway`` need of this serving, its
-        groups scaled by a ``ServingAutoscaler`` of ``autoscaling`` (None: fixed at ``replicas``), as the stack
-        file's deployment derives them (:func:`.neighbours.neighbours`)."""
-        return neighbours(self._args, autoscaling)
+        groups scaled by a ``ServingAutoscaler`` of ``autoscaling`` (None: fixed at ``replicas``), with its serving
+        probe unless ``probe`` is False, as the stack file's deployment derives them (:func:`.neighbours.neighbours`)."""
+        return neighbours(self._args, autoscaling, probe=probe)

@@ -1,0 +1,38 @@
+"""The runtime model's alert-job findings (tools/runtime/alert_jobs.py): each alert that reads a scrape's ``job``
+names a PodMonitoring the plan declares (library review 7, M1)."""
+
+from __future__ import annotations
+
+import copy
+
+from tests.conftest import plan_of
+from tpu_serving_tools.runtime import alert_jobs
+from tpu_serving_tools.runtime.planview import PlanView
+
+
+def _found(plan: dict) -> dict[str, tuple[bool, str]]:
+    return {f.subject: (f.ok, f.reason) for f in alert_jobs.findings(PlanView(plan))}
+
+
+def test_alert_jobs_the_shipped_stack_scrapes_every_job_its_alerts_read():
+    found = _found(plan_of("vllm-llama33-70b-v6e8").as_json())
+    probe = "ref AlertPolicy vllm70bv6e-observability-probe-missing -> PodMonitoring vllm-llama70b/vllm-api-prober"
+    assert found[probe] == (True, "scraped by it")
+    assert len(found) >= 5 and all(ok for ok, _ in found.values()), found
+
+
+def test_alert_jobs_an_alert_on_a_job_nothing_scrapes_fails():
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    plan["resources"] = [
+        r
+        for r in plan["resources"]
+        if not (r["inputs"].get("kind") == "PodMonitoring" and r["inputs"]["metadata"]["name"] == "vllm-api-prober")
+    ]
+    failed = {s: why for s, (ok, why) in _found(plan).items() if not ok}
+    probe = "ref AlertPolicy vllm70bv6e-observability-probe-missing -> PodMonitoring vllm-llama70b/vllm-api-prober"
+    assert failed[probe].startswith("no PodMonitoring of that name in the plan: the alert reads series nothing writes")
+    assert all(s.endswith("/vllm-api-prober") for s in failed), failed
+
+
+def test_alert_jobs_reads_each_selectors_job_and_namespace():
+    assert list(alert_jobs._jobs('up{job="a", namespace="n"} or absent(x{job="b"})')) == [("n", "a"), (None, "b")]

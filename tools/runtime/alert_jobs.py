@@ -1,0 +1,59 @@
+"""Each alert on a scraped series names a scrape the plan makes: a PromQL matcher ``job="<name>"`` in namespace
+``<ns>`` reads what a PodMonitoring ``<ns>/<name>`` (or a ClusterPodMonitoring ``<name>``) collects, since Managed
+Service for Prometheus labels every series it scrapes with ``job`` = the PodMonitoring's name and ``namespace`` = the
+pod's (GoogleCloudPlatform/prometheus-engine@01e7efc8 pkg/operator/apis/monitoring/v1/pod_config.go,
+``PodMonitoring.endpointScrapeConfig``: ``Replacement: p.Name, TargetLabel: "job"``; ``ClusterPodMonitoring`` alike).
+
+An alert whose job nothing scrapes reads no series: an ``absent_over_time`` arm fires for ever and a threshold never
+does, and ``check`` passed it (library review 7, M1: a probe added by hand, without the exporter's scrape target).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import Finding
+
+MATCHERS = re.compile(r"\{([^{}]*)\}")
+"""A PromQL selector's label matchers."""
+ADVICE = (
+    "scrape it: the ScrapeTarget in ObservabilityArgs.metrics.scrape (and TenancyArgs.scrape_targets); a serving probe "
+    "is added with tpu_serving.backends.probed(metrics, probe), which adds both (docs/library-api.md)"
+)
+
+
+def _jobs(query: str) -> Iterator[tuple[str | None, str]]:
+    """(namespace or None, job) of each selector of ``query`` that names a job by equality."""
+    for m in MATCHERS.finditer(query):
+        job = re.search(r'\bjob="([^"]+)"', m[1])
+        ns = re.search(r'\bnamespace="([^"]+)"', m[1])
+        if job:
+            yield (ns[1] if ns else None), job[1]
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """One finding per alert policy and job its conditions read: a PodMonitoring of that name in that namespace."""
+    monitors = {
+        (str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"]))
+        for o in view.kubernetes_objects("PodMonitoring")
+    }
+    cluster_wide = {str(o["metadata"]["name"]) for o in view.kubernetes_objects("ClusterPodMonitoring")}
+    seen: dict[str, Finding] = {}
+    for r in view.of_type(ALERT_POLICY):
+        for c in r["inputs"].get("conditions") or ():
+            query = str((c.get("conditionPrometheusQueryLanguage") or {}).get("query", ""))
+            for ns, job in _jobs(query):
+                subject = f"ref AlertPolicy {r['name']} -> PodMonitoring {ns or '<any namespace>'}/{job}"
+                ok = (job in cluster_wide or (ns, job) in monitors) if ns else any(j == job for _, j in monitors)
+                seen[subject] = Finding(
+                    subject,
+                    ok,
+                    "scraped by it"
+                    if ok
+                    else "no PodMonitoring of that name in the plan: the alert reads series nothing writes (an absence "
+                    f"alert fires for ever, a threshold never); {ADVICE}",
+                )
+    return list(seen.values())

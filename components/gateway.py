@@ -216,7 +216,9 @@ def router_restart(args: ServingGatewayArgs) -> str:
         )
     replicas = (
         f"{EPP_HA_REPLICAS} endpoint picker replicas with leader election, on different nodes, RollingUpdate and a "
-        "disruption budget of one"
+        "disruption budget of one (a new picker is Ready once its gRPC server answers, before it has synced its pool: "
+        "llm-d/llm-d-router v0.10.0 cmd/epp/runner/health.go l.90-96, the liveness service its readiness asks, so a "
+        "broken picker release rolls out unchecked and the Gateway probe's alert is what catches it)"
     )
     if not args.disaggregated:
         return (

@@ -364,11 +364,25 @@ RESERVED_NAMESPACE_PREFIXES = ("kube-", "gke-managed-")
 """Prefixes of the reserved namespaces (:data:`RESERVED_NAMESPACES`)."""
 
 
+DEFAULT_NAMESPACE = "default"
+"""The namespace every cluster has (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/
+#initial-namespaces): pulumi-kubernetes creates an object with a client-side create, which the API server refuses
+for one that exists (AlreadyExists: pulumi/pulumi-kubernetes PR #4278, "Use client-side create to prevent silent
+upsert of existing objects", merged 2026-04-13), and a tenancy there would confine every other workload of it
+(new-user review 16, M1; library review 7, m1)."""
+
+
 def namespace_problem(namespace: str) -> str:
     """Why ``namespace`` cannot be a workload's namespace (not a DNS-1123 label, or a namespace Kubernetes or GKE
     reserves: :data:`RESERVED_NAMESPACES`), or ``""``."""
     if problem := check_dns_name(namespace):
         return problem
+    if namespace == DEFAULT_NAMESPACE:
+        return (
+            f"{namespace!r} is every cluster's own namespace: the stack would declare it (the first pulumi up fails: "
+            "it already exists) and put its quota and NetworkPolicies on everything else there; valid: a namespace of "
+            "the serving's own, any other DNS-1123 label"
+        )
     if namespace in RESERVED_NAMESPACES or namespace.startswith(RESERVED_NAMESPACE_PREFIXES):
         return (
             f"{namespace!r} is a namespace Kubernetes or GKE reserves for its own components; valid: any other "

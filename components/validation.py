@@ -325,6 +325,8 @@ def plain_message(e: Any) -> str:
         return _PLAIN[kind]
     if kind in ("enum", "literal_error"):
         return f"must be one of {(e.get('ctx') or {}).get('expected', '')}".rstrip()
+    if kind == "sequence_str":  # a Sequence given one string (new-user review 16, m2)
+        return "must be a sequence (a list or a tuple), not a string: write [" + str(e.get("input")) + "]"
     if kind in ("tuple_type", "list_type"):
         return "must be a sequence (a list or a tuple)" + (", not a string" if isinstance(e.get("input"), str) else "")
     return msg.removeprefix("Value error, ").replace("Input should be ", "must be ", 1)

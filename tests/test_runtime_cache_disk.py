@@ -146,3 +146,11 @@ def test_check_fails_a_cache_on_an_existing_pool_that_declares_no_disk():
             assert r["inputs"].pop("diskSizeGb") == 300
     ((_, ok, reason),) = _cache_findings(plan)
     assert not ok and "declares no boot disk size" in reason, reason
+
+
+def test_cache_disk_how_of_a_pod_no_pool_takes_names_no_empty_list():
+    """New-user review 16, m3: the preview's File cache line printed "boot disk ()" for a pod placed on no pool."""
+    from tpu_serving_tools.runtime.cache_disk import Cache, _how
+
+    how = _how(Cache(("weights",), "boot disk", 15.0), [])
+    assert how == "15 GiB, boot disk of no pool (the pod is placed on none)" and "()" not in how

@@ -158,6 +158,11 @@ def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
                 r["inputs"]["router"] = "another-" + r["inputs"]["router"]
     (failure,) = [f for f in scope.check([*views, ("another", twin)]).failures() if "Cloud NAT" in f.subject]
     assert "tpu-serving-demo/us-east5/default" in failure.subject and "created by 2 stacks" in failure.reason
+    # new-user review 16, m4: the finding says how to share one
+    assert (
+        failure.reason.endswith("(docs/add-your-own-model.md, step 2)")
+        and "cluster.cloudNat: existing" in failure.reason
+    )
 
 
 def test_security_a_declared_existing_nat_satisfies_the_prerequisite_and_nothing_else_does():

@@ -100,3 +100,28 @@ def test_validation_serving_gateway_args_refuse_what_the_api_server_refuses():
     assert problem.endswith(f": must be at most 59 characters: its endpoint picker is {'g' * 60}-epp, a label value")
     good = ServingGatewayArgs(**args, name="chat-gw", service="vllm-api", port=8000, health_path="/health")
     assert argument_problems(good) == []
+
+
+def test_validation_the_default_namespace_is_refused_as_a_servings_own():
+    """New-user review 16, M1; library review 7, m1: namespace 'default' passed every check, and the first pulumi up
+    would fail on creating the Namespace every cluster has."""
+    from tpu_serving.naming import namespace_problem
+    from tpu_serving.tenancy import TenancyArgs
+    from tpu_serving.validation import argument_problems
+
+    assert namespace_problem("default").startswith("'default' is every cluster's own namespace")
+    (problem,) = argument_problems(TenancyArgs(namespace="default", tpu_chips=8))
+    assert problem.startswith("TenancyArgs.namespace = 'default': 'default' is every cluster's own namespace"), problem
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:workloadIdentity": {**VLLM["tpu-serving:workloadIdentity"], "namespace": "default"}})
+    assert "workloadIdentity.namespace" in str(err.value) and "every cluster's own namespace" in str(err.value)
+
+
+def test_validation_one_string_where_a_list_is_taken_says_how_to_write_the_list():
+    """New-user review 16, m2: a single CIDR without brackets got pydantic's own wording."""
+    cluster = {**VLLM["tpu-serving:cluster"], "masterAuthorizedNetworks": "203.0.113.0/24"}
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:cluster": cluster})
+    said = str(err.value)
+    assert "must be a sequence (a list or a tuple), not a string: write [203.0.113.0/24]" in said, said
+    assert "instances are not allowed" not in said

@@ -178,6 +178,8 @@ def _how(cache: Cache, landing: Sequence[NodePool]) -> str:
     size = "" if cache.gib is None else f"{cache.gib:.0f} GiB, "
     if cache.where != "boot disk":
         return f"{size}{cache.where}"
+    if not landing:  # no pool takes the pod: the scheduling category says why (new-user review 16, m3)
+        return f"{size}boot disk of no pool (the pod is placed on none)"
     sizes = {p.disk_size_gb for p in landing}
     if len(sizes) == 1:
         return f"{size}boot disk of {sizes.pop() or '?'} GB ({counted(len(landing), 'pool')})"

@@ -28,6 +28,8 @@ class OnePerScope:
     type: str
     key: Callable[[Mapping[str, Any], PlanView], Key | None]
     source: str
+    remedy: str = ""
+    """What to do about two, when there is a way to share one."""
 
 
 def _fields(*names: str) -> Callable[[Mapping[str, Any], PlanView], Key | None]:
@@ -73,6 +75,9 @@ SCOPED: tuple[OnePerScope, ...] = (
         "gcp:compute/routerNat:RouterNat",
         _nat_of_every_range,
         facts.NAT_PER_SUBNET_RANGE,
+        # new-user review 16, m4: the remedy was only in docs/add-your-own-model.md
+        "; share one: every stack but one sets cluster.cloudNat: existing with cluster.existingNatRouter and "
+        "cluster.existingNat naming the first's router and NAT (docs/add-your-own-model.md, step 2)",
     ),
     OnePerScope(
         "subnetwork name per (project, region)",
@@ -222,6 +227,8 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
             found.append(
                 Finding(subject, True, f"only {who[0]}")
                 if len(who) == 1
-                else Finding(subject, False, f"created by {len(who)} stacks: {', '.join(who)} ({rule.source})")
+                else Finding(
+                    subject, False, f"created by {len(who)} stacks: {', '.join(who)} ({rule.source}){rule.remedy}"
+                )
             )
     return CategoryResult("scope", found + reservation_findings(plans)[0])

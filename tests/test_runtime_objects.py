@@ -263,23 +263,3 @@ def test_objects_a_gate_naming_no_pool_of_the_plan_fails():
                         e["value"] = e["value"] + ",vllm70bv6e-typo"
     ok, why = _objects(plan)["ref CronJob vllm-llama70b/host-maintenance-gate -> node pool vllm70bv6e-typo"]
     assert not ok and why.startswith("the plan has no such node pool (its pools: "), why
-
-
-def test_objects_a_health_check_on_a_path_the_server_is_not_probed_at_fails():
-    """Library review 7, M3: ServingGatewayArgs.health_path '/healthz' for a vLLM server probed at /health."""
-    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
-    subject = "ref HealthCheckPolicy vllm-llama70b/vllm-api-gateway -> port 8000 path {}"
-    assert _objects(plan)[subject.format("/health")][0]
-    for r in plan["resources"]:
-        if r["inputs"].get("kind") == "HealthCheckPolicy":
-            r["inputs"]["spec"]["default"]["config"]["httpHealthCheck"]["requestPath"] = "/healthz"
-    ok, why = _objects(plan)[subject.format("/healthz")]
-    assert not ok and why.startswith(
-        "the pods behind InferencePool vllm-llama70b/vllm-api-gateway are probed on that port at: /health "
-    ), why
-
-
-def test_objects_a_health_check_through_a_handler_the_probed_path_shares_passes():
-    """The disaggregated stacks' load balancer asks /ping, which vLLM answers with its /health handler."""
-    found = _objects(copy.deepcopy(plan_of("vllm-llama33-70b-disagg-v6e8x2").as_json()))
-    assert found["ref HealthCheckPolicy vllm-pd70b/vllm-api-gateway -> port 8000 path /ping"][0]

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.runtime import alert_jobs, pods_ds
+from tpu_serving_tools.runtime import alert_jobs, health_checks, pods_ds
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.planview import PlanView
@@ -255,7 +255,7 @@ def reference_findings(view: PlanView) -> list[Finding]:
         + _fixed_targets(view)
         + _selector_findings(view)
         + _gate_pool_findings(view)
-        + health_check_findings(view)
+        + health_checks.findings(view)
     )
 
 
@@ -360,64 +360,6 @@ def _selector_findings(view: PlanView) -> list[Finding]:
             subject = f"ref {kind} {ns}/{obj['metadata']['name']} -> pods"
             why = f"selects pods of {', '.join(chosen)}" if chosen else f"selects no pod of the plan: {source}"
             out.append(Finding(subject, bool(chosen), why))
-    return out
-
-
-HEALTH_CHECK = (
-    "the load balancer sends its health check to each endpoint on that port and path (GKE HealthCheckPolicy "
-    "config.httpHealthCheck), and an endpoint that does not answer 200 gets no request: a path the server does not "
-    "serve fails every endpoint; use the path the pods' own probes ask (ServingNeighbours.health_path)"
-)
-
-
-SAME_HANDLER: Mapping[str, tuple[str, ...]] = {"/health": ("/ping",)}
-"""Paths a server answers with the handler of a path its pods are probed at: vLLM serves ``GET /ping`` with its
-``/health`` handler (vllm-tpu 0.29.0 wheel: vllm/entrypoints/serve/sagemaker/api_router.py l.47-52, registered by
-vllm/entrypoints/launchers/api_server/routers.py l.28-32), which the disaggregated stacks' load balancer asks through
-the decode leaders' sidecar."""
-
-
-def health_check_findings(view: PlanView) -> list[Finding]:
-    """Each HealthCheckPolicy's HTTP path and port are ones the pods behind its target are probed on by the kubelet
-    (library review 7, M3: ``/healthz`` for a vLLM server that serves ``/health`` passed every category)."""
-    from tpu_serving_tools.runtime.network_policy import selector_matches
-    from tpu_serving_tools.runtime.pods import pods_of
-
-    targets = {
-        (o["kind"], str(o["metadata"].get("namespace", "default")), str(o["metadata"]["name"])): o
-        for kind in ("InferencePool", "Service")
-        for o in view.kubernetes_objects(kind)
-    }
-    pods, out = pods_of(view), []
-    for policy in view.kubernetes_objects("HealthCheckPolicy"):
-        spec, ns = policy.get("spec") or {}, str(policy["metadata"].get("namespace", "default"))
-        check = ((spec.get("default") or {}).get("config") or {}).get("httpHealthCheck") or {}
-        ref = spec.get("targetRef") or {}
-        target = targets.get((str(ref.get("kind")), ns, str(ref.get("name"))))
-        selector = _selector(target) if target is not None else None
-        if selector is None or "requestPath" not in check:
-            continue  # a target of nothing: the references say so
-        asked = {
-            (p.owner, port, path)
-            for p in pods
-            if p.namespace == ns and selector_matches(selector, p.labels)
-            for c in p.containers
-            for port, path in c.http_probes
-            if int(c.named_ports.get(str(port), port) if isinstance(port, str) else port) == int(check.get("port", 0))
-        }
-        ok = any(check["requestPath"] in (path, *SAME_HANDLER.get(path, ())) for _, _, path in asked)
-        served = ", ".join(sorted({f"{path} ({owner})" for owner, _, path in asked})) or "none"
-        out.append(
-            Finding(
-                f"ref HealthCheckPolicy {ns}/{policy['metadata']['name']} -> port {check.get('port')} path "
-                f"{check['requestPath']}",
-                ok,
-                "a path the pods' probes ask on that port, or its handler's"
-                if ok
-                else f"the pods behind {ref.get('kind')} {ns}/{ref.get('name')} are probed on that port at: {served}; "
-                + HEALTH_CHECK,
-            )
-        )
     return out
 
 

@@ -25,16 +25,19 @@ def text_of(stack: str) -> str:
 
 
 def waits_after_the_first_upgrade(text: str) -> list[str]:
-    """The lines between the first TPU pool's ``gcloud container clusters upgrade`` and the next command that is not
-    a wait: what the runbook waits on before it goes on."""
+    """The lines after the first ``gcloud container clusters upgrade`` that a wait follows, up to the next command
+    that is not a wait: what the runbook waits on before it goes on (a JobSet's or PathwaysJob's pools are upgraded
+    back to back, and waited on once: tools/runbook_whole.py)."""
     lines = text.split("## TPU host maintenance")[0].splitlines()
-    first = next(i for i, line in enumerate(lines) if line.startswith("gcloud container clusters upgrade"))
-    waits = []
-    for line in lines[first + 1 :]:
-        if line.startswith(("gcloud ", "#")):
-            break
-        waits.append(line)
-    return waits
+    for i, line in enumerate(lines):
+        waits = []
+        for after in lines[i + 1 :] if line.startswith("gcloud container clusters upgrade") else ():
+            if after.startswith(("gcloud ", "#")) or not after:
+                break
+            waits.append(after)
+        if waits:
+            return waits
+    return []
 
 
 @pytest.mark.parametrize("stack", NOT_LWS)
@@ -76,11 +79,12 @@ def test_a_jobsets_wait_counts_its_ready_pods(stack: str, jobset: str | None, po
 # --------------------------------------------------------------------------- the loops, run
 
 
-def run_wait(tmp_path: Path, line: str, outputs: list[str]) -> tuple[int, int, list[str]]:
+def run_wait(tmp_path: Path, line: str, outputs: list[str]) -> tuple[int, int, list[str], str]:
     """Run ``line`` under bash with a stand-in ``kubectl`` that prints ``outputs[i]`` after ``i`` sleeps (the last one
-    from then on) and a ``sleep`` that only counts; return the exit code, the sleeps and kubectl's argument lists."""
+    from then on) and a ``sleep`` that only counts; return the exit code, the sleeps, kubectl's argument lists and
+    what the line printed."""
     state = tmp_path / "state"
-    state.mkdir()
+    state.mkdir(parents=True)
     (state / "sleeps").write_text("0")
     for i, out in enumerate(outputs):
         (state / f"out.{i}").write_text(out)
@@ -98,7 +102,7 @@ def run_wait(tmp_path: Path, line: str, outputs: list[str]) -> tuple[int, int, l
     env = {**os.environ, "PATH": f"{bin_}:{os.environ['PATH']}", "STATE": str(state)}
     done = subprocess.run(["bash", "-c", line], env=env, timeout=30, capture_output=True, text=True)
     args = (state / "args").read_text().splitlines() if (state / "args").exists() else []
-    return done.returncode, int((state / "sleeps").read_text()), args
+    return done.returncode, int((state / "sleeps").read_text()), args, done.stdout
 
 
 def test_the_disaggregatedset_loop_ends_once_every_leaderworkerset_of_the_role_is_ready(tmp_path: Path) -> None:
@@ -109,7 +113,7 @@ def test_the_disaggregatedset_loop_ends_once_every_leaderworkerset_of_the_role_i
         "2 1\n1 1\n",  # one group of two still reloading
         "2 2\n1 1\n0 \n",  # all back (an old revision's scaled to 0 counts as done)
     ]
-    code, sleeps, args = run_wait(tmp_path, prefill, outputs)
+    code, sleeps, args, _ = run_wait(tmp_path, prefill, outputs)
     assert (code, sleeps) == (0, 3)
     assert len(args) == 4 and all("get leaderworkerset -l disaggregatedset.x-k8s.io/name=vllm," in a for a in args)
 
@@ -117,7 +121,7 @@ def test_the_disaggregatedset_loop_ends_once_every_leaderworkerset_of_the_role_i
 def test_the_jobset_loop_ends_once_every_pod_is_ready(tmp_path: Path) -> None:
     (wait,) = waits_after_the_first_upgrade(text_of(SAXML))
     outputs = ["", "True\n" * 8 + "False\n" * 8, "True\n" * 15 + "False\n", "True\n" * 16]
-    code, sleeps, args = run_wait(tmp_path, wait, outputs)
+    code, sleeps, args, _ = run_wait(tmp_path, wait, outputs)
     assert (code, sleeps) == (0, 3)
     assert args and all("get pods -l jobset.sigs.k8s.io/jobset-name=sax-model-server-set" in a for a in args)
 

@@ -1,4 +1,5 @@
-"""The runbooks' commands in one stack's own names: node upgrades one pool at a time, TPU host maintenance, a lost VM
+"""The runbooks' commands in one stack's own names: node upgrades one pool at a time (a JobSet's or PathwaysJob's
+back to back, :mod:`tpu_serving_tools.runbook_whole`), TPU host maintenance, a lost VM
 and a zone outage (docs/upgrade.md, "Node drains and upgrades"; docs/operate.md, "TPU host maintenance", "A VM that
 goes silent", "A zone outage"), from the stack's offline plan.
 
@@ -41,6 +42,7 @@ from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 from tpu_serving_tools.runbook_waits import STARTED_AT, grown, ready_again, serving_again, until_back
+from tpu_serving_tools.runbook_whole import restarts_as_a_whole, whole_maintenance, whole_upgrades
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
@@ -49,9 +51,10 @@ __all__ = ["NOT_LWS", "STARTED_AT", "RunbookError", "main", "ready_again", "rend
 NOT_LWS: dict[str, str] = {
     "disaggregatedset": "a DisaggregatedSet keeps one group per role at its minimum, so a pool's upgrade stops its "
     "role's group until it reloads",
-    "jobset": "a JobSet restarts as a whole, so each pool's upgrade stops the whole workload until it restarts",
-    "pathwaysjob": "a PathwaysJob restarts as a whole, so each pool's upgrade stops it and spends one of its "
-    "restarts (serving.maxRestarts)",
+    "jobset": "a JobSet restarts as a whole, so any pool's upgrade or maintenance stops the whole workload until "
+    "it restarts",
+    "pathwaysjob": "a PathwaysJob restarts as a whole, so any pool's upgrade or maintenance stops it and spends one "
+    "of its restarts (serving.maxRestarts)",
 }
 """What a node upgrade does to a workload that is not a LeaderWorkerSet's groups (docs/upgrade.md)."""
 
@@ -111,17 +114,22 @@ def upgrade_order(n: Names) -> tuple[Pool, ...]:
 
 
 def _upgrade_section(n: Names) -> list[str]:
-    lines = ['## Node upgrades, one pool at a time (docs/upgrade.md, "Node drains and upgrades")']
+    whole = restarts_as_a_whole(n)  # SRE review 30, M2: its pools back to back, one wait (tools/runbook_whole.py)
+    how = "the workload's pools back to back" if whole else "one pool at a time"
+    lines = [f'## Node upgrades, {how} (docs/upgrade.md, "Node drains and upgrades")']
     if n.existing:
         lines.append(
             f"# An existing cluster: its node upgrades are its owner's; {n.location} is the stack's region, use the "
             "cluster's own location if it differs."
         )
-    if n.kind != LWS:
+    if n.kind != LWS and not whole:
         lines.append(f"# No LeaderWorkerSet: {NOT_LWS[n.kind]}; the HPA hold is not covered (docs/upgrade.md).")
     lines += _hold(n)
     lines += _group_map(n)
     order = upgrade_order(n)
+    if whole:
+        cpu = [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
+        return [*lines, *whole_upgrades(n, [_upgrade(n, pool) for pool in order], cpu), *_unhold(n)]
     free = [p.name for p in order if not p.standing]
     if free:
         lines.append(
@@ -316,6 +324,8 @@ def _maintenance_section(n: Names) -> list[str]:
         *_group_map(n),
         *_cover_check(n),
     ]
+    if n.manual_start and restarts_as_a_whole(n):  # SRE review 30, M2: every pending pool at once
+        return lines + whole_maintenance(n)
     return lines + (_manual_start(n) if n.manual_start else _drain(n))
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .cluster import CloudNat
+from .cluster import MONITORING_COMPONENTS, CloudNat
 from .config.mirror import mirror_paths
 from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
 from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
 from .existing import CloudResource
-from .cluster import MONITORING_COMPONENTS
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
 from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode

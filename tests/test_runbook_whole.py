@@ -41,11 +41,11 @@ def said(lines: list[str]) -> str:
 @pytest.mark.parametrize("stack", WHOLE)
 def test_a_whole_workloads_maintenance_starts_every_pending_pool_at_once(stack: str) -> None:
     names = runbook.names(plan_of(stack).as_json())
-    wait = runbook.serving_again(names)
     _, maintenance = sections(stack)
     steps = commands(maintenance)
     labels = [line for line in steps if line.startswith("kubectl label nodes")]
     assert labels == [f"kubectl label nodes -l {STARTED} cloud.google.com/perform-maintenance=true --overwrite"]
+    wait = runbook.serving_again(names)
     pools = ",".join(p.name for p in names.tpu_pools)
     pending = next(line for line in steps if line.startswith("P=$("))
     assert f"-l 'cloud.google.com/gke-nodepool in ({pools}),cloud.google.com/scheduled-maintenance-time'" in pending

@@ -225,6 +225,7 @@ def zone_line(
     watched: bool = False,
     spread: str | None = None,
     covered: bool = False,
+    whole: bool = False,
 ) -> str:
     """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
     zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
@@ -232,13 +233,23 @@ def zone_line(
     gate runs, and where it does not start the maintenance, watches) and where the runbook is; ``spread``: why the
     slices cannot span two zones (:func:`tpu_serving.tpu_zones.one_zone_only`), None where they can; ``covered``: the
     gate covers a group down for a maintenance (its HPA's minimum raised, :mod:`tpu_serving.group_cover`), which a
-    free slice then serves, billed meanwhile (SRE review round 25, m3: the preview did not say so)."""
+    free slice then serves, billed meanwhile (SRE review round 25, m3: the preview did not say so); ``whole``: the
+    workload restarts as a whole (a JobSet, a PathwaysJob), so its pools are started at once, not one at a time (SRE
+    review 30, M2; GKE's parallel strategy, https://cloud.google.com/kubernetes-engine/docs/how-to/
+    perform-host-maintenance-accelerators: "the least disruptive method of performing changes is to have a single
+    window of complete downtime for all nodes")."""
     zones = sorted({z for _, z in pools})
     if gated:
         who = (
             f"the stack's host-maintenance gate starts it every {GATE_MINUTES} minutes at most one pool at a time, "
             "the pool whose "
             "window opens first, while every standing group serves (hostMaintenance)"
+        )
+    elif startable and whole:
+        who = (
+            "start it on every serving pool with maintenance pending at once, one window of downtime for all (any "
+            "slice's disruption restarts every slice: pool after pool would stop the service once per pool), done "
+            "once every node of those pools is Ready again since you labelled them and the workload serves again"
         )
     elif startable:
         who = (

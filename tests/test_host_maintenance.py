@@ -121,3 +121,13 @@ def test_zone_line_of_one_unstartable_pool_offers_no_move() -> None:
     assert "move a group" not in one and "there is no other serving slice to move the group to" in one
     two = hm.zone_line([("a", "us-east5-a"), ("b", "us-east5-b")], startable=False)
     assert "move a group off its slice only when two serving pools' windows open" in two
+
+
+def test_zone_line_of_a_workload_that_restarts_as_a_whole_starts_every_pool_at_once() -> None:
+    """SRE review 30, M2: a JobSet's or PathwaysJob's slices restart together, so one pool at a time is one outage per
+    pool; GKE's parallel strategy starts them all in one window."""
+    pools = [("a", "us-west4-a"), ("b", "us-west4-a")]
+    line = hm.zone_line(pools, whole=True)
+    assert "one pool at a time" not in line
+    assert "start it on every serving pool with maintenance pending at once" in line
+    assert "start it one pool at a time" in hm.zone_line(pools)

@@ -1,4 +1,5 @@
-"""The runbooks' commands in one stack's own names: node upgrades one pool at a time, TPU host maintenance, a lost VM
+"""The runbooks' commands in one stack's own names: node upgrades one pool at a time (a JobSet's or PathwaysJob's
+back to back, :mod:`tpu_serving_tools.runbook_whole`), TPU host maintenance, a lost VM
 and a zone outage (docs/upgrade.md, "Node drains and upgrades"; docs/operate.md, "TPU host maintenance", "A VM that
 goes silent", "A zone outage"), from the stack's offline plan.
 
@@ -40,18 +41,20 @@ from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
-from tpu_serving_tools.runbook_waits import grown, ready_again
+from tpu_serving_tools.runbook_waits import STARTED_AT, grown, ready_again, serving_again, until_back
+from tpu_serving_tools.runbook_whole import restarts_as_a_whole, whole_maintenance, whole_upgrades
 
 LWS_NAME = "leaderworkerset.sigs.k8s.io/name"
 
-__all__ = ["NOT_LWS", "RunbookError", "main", "render", "upgrade_order"]
+__all__ = ["NOT_LWS", "STARTED_AT", "RunbookError", "main", "ready_again", "render", "until_back", "upgrade_order"]
 
 NOT_LWS: dict[str, str] = {
     "disaggregatedset": "a DisaggregatedSet keeps one group per role at its minimum, so a pool's upgrade stops its "
     "role's group until it reloads",
-    "jobset": "a JobSet restarts as a whole, so each pool's upgrade stops the whole workload until it restarts",
-    "pathwaysjob": "a PathwaysJob restarts as a whole, so each pool's upgrade stops it and spends one of its "
-    "restarts (serving.maxRestarts)",
+    "jobset": "a JobSet restarts as a whole, so any pool's upgrade or maintenance stops the whole workload until "
+    "it restarts",
+    "pathwaysjob": "a PathwaysJob restarts as a whole, so any pool's upgrade or maintenance stops it and spends one "
+    "of its restarts (serving.maxRestarts)",
 }
 """What a node upgrade does to a workload that is not a LeaderWorkerSet's groups (docs/upgrade.md)."""
 
@@ -94,12 +97,6 @@ def _group_map(n: Names) -> list[str]:
     ]
 
 
-def _wait(n: Names) -> str:
-    if n.kind == LWS:
-        return ready_again(n.namespace, n.workload)
-    return f"kubectl -n {n.namespace} get {n.kind} {n.workload} -w   # wait: it runs again"
-
-
 def _upgrade(n: Names, pool: Pool) -> str:
     # --quiet: the command asks "Do you want to continue (Y/n)?", and a pasted procedure answers it with its own next
     # line (SRE review 29, m1; gcloud's global flag --quiet disables interactive prompts, taking the default)
@@ -117,17 +114,22 @@ def upgrade_order(n: Names) -> tuple[Pool, ...]:
 
 
 def _upgrade_section(n: Names) -> list[str]:
-    lines = ['## Node upgrades, one pool at a time (docs/upgrade.md, "Node drains and upgrades")']
+    whole = restarts_as_a_whole(n)  # SRE review 30, M2: its pools back to back, one wait (tools/runbook_whole.py)
+    how = "the workload's pools back to back" if whole else "one pool at a time"
+    lines = [f'## Node upgrades, {how} (docs/upgrade.md, "Node drains and upgrades")']
     if n.existing:
         lines.append(
             f"# An existing cluster: its node upgrades are its owner's; {n.location} is the stack's region, use the "
             "cluster's own location if it differs."
         )
-    if n.kind != LWS:
+    if n.kind != LWS and not whole:
         lines.append(f"# No LeaderWorkerSet: {NOT_LWS[n.kind]}; the HPA hold is not covered (docs/upgrade.md).")
     lines += _hold(n)
     lines += _group_map(n)
     order = upgrade_order(n)
+    if whole:
+        cpu = [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
+        return [*lines, *whole_upgrades(n, [_upgrade(n, pool) for pool in order], cpu), *_unhold(n)]
     free = [p.name for p in order if not p.standing]
     if free:
         lines.append(
@@ -135,7 +137,7 @@ def _upgrade_section(n: Names) -> list[str]:
             "map above); upgrade one only while every group is Ready."
         )
     for pool in order:
-        lines += [_upgrade(n, pool), _wait(n)]
+        lines += [_upgrade(n, pool), *serving_again(n)]
     if n.cpu_pools:
         lines.append("# Then the CPU pools:")
         lines += [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
@@ -157,36 +159,22 @@ def _manual_start(n: Names) -> list[str]:
         )
     lines += _hold(n)
     wait = (
-        f"kubectl -n {n.namespace} wait pod -l {_leaders(n)} --for=condition=Ready --timeout=90m   # every group serves"
+        [
+            f"kubectl -n {n.namespace} wait pod -l {_leaders(n)} --for=condition=Ready --timeout=90m   # every group serves"
+        ]
         if n.kind == LWS
-        else _wait(n)
+        else serving_again(n)
     )
     lines.append("# One pool at a time, each with maintenance pending (the list above), once every group serves:")
     for pool in n.tpu_pools:
         selector = f"{POOL_LABEL}={pool.name}"
         lines += [
-            wait,
+            *wait,
             STARTED_AT,
             f"kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
             until_back(selector),
         ]
-    return [*lines, wait, *_unhold(n)]
-
-
-STARTED_AT = "T=$(date -u +%Y-%m-%dT%H:%M:%SZ)   # when the pool is labelled"
-
-
-def until_back(selector: str) -> str:
-    """A loop that ends once every node of ``selector`` has been Ready since ``$T`` (it went down for its maintenance
-    and came back), and not before: GKE may take the perform label off within a minute, hours before (a public GPU
-    run). No node selected does not end it. docs/operate.md, "Start it yourself", step 4, prints the same line."""
-    ready = '{.status.conditions[?(@.type=="Ready")]'
-    columns = f"'{{range .items[*]}}{ready}.status}} {ready}.lastTransitionTime}}{{\"\\n\"}}{{end}}'"
-    done = 'awk -v t="$T" \'$1 != "True" || $2 <= t {n++} END {exit (n > 0 || NR == 0)}\''
-    return (
-        f"until kubectl get nodes -l {selector} -o jsonpath={columns} | {done}; do sleep 60; done"
-        "   # done: every node of the pool Ready again since $T"
-    )
+    return [*lines, *wait, *_unhold(n)]
 
 
 AUTOSCALING_FLAGS = (
@@ -234,7 +222,7 @@ def _add_group(n: Names, zone: str | None) -> list[str]:
     return [
         *lines,
         grown(n.namespace, n.workload),
-        _wait(n),
+        *serving_again(n),
         *_group_map(n),
         f"# Check: the new group is {where}, and a pool of that zone besides the first window's holds no group. If",
         "# not, do not drain (the drained group would wait Pending for its own slice): set the HPA's minimum back and",
@@ -336,6 +324,8 @@ def _maintenance_section(n: Names) -> list[str]:
         *_group_map(n),
         *_cover_check(n),
     ]
+    if n.manual_start and restarts_as_a_whole(n):  # SRE review 30, M2: every pending pool at once
+        return lines + whole_maintenance(n)
     return lines + (_manual_start(n) if n.manual_start else _drain(n))
 
 
@@ -390,7 +380,7 @@ def _zone_section(n: Names) -> list[str]:
             "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
         ]
     if not n.hpas:
-        return [title, *fixed_zone_lines(n, _group_map(n), _wait(n))]
+        return [title, *fixed_zone_lines(n, _group_map(n), serving_again(n))]
     lines = [title, *_group_map(n), *_lost_zone_autoscaling(zones, n, on=False), *_cover_lines(n)]
     lines += [
         "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",
@@ -406,7 +396,7 @@ def _zone_section(n: Names) -> list[str]:
         *lines,
         "# After the outage: wait until every group serves first. A maximum below the groups running scales down at",
         "# once, past the HPA's behaviour; LeaderWorkerSet keeps only maxSurge groups above the new count meanwhile.",
-        _wait(n),
+        *serving_again(n),
         *_lost_zone_autoscaling(zones, n, on=True),
         *_restore_bounds(n, max_too=True),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tpu_serving_tools.runbook_names import Names
 
 
-def fixed_zone_lines(n: Names, group_map: list[str], wait: str) -> list[str]:
+def fixed_zone_lines(n: Names, group_map: list[str], wait: list[str]) -> list[str]:
     """A zone outage of a LeaderWorkerSet no HPA scales (library review 4, M8): its lost groups wait Pending for
     their zone while the others serve; a group more in the surviving zone is a patch of ``spec.replicas``, which the
     next ``pulumi up`` sets back unless the program or stack file says the same. ``group_map`` and ``wait`` are the
@@ -20,5 +20,5 @@ def fixed_zone_lines(n: Names, group_map: list[str], wait: str) -> list[str]:
         f"kubectl -n {n.namespace} patch leaderworkerset {n.workload} --type merge "
         '-p "{\\"spec\\":{\\"replicas\\":$((N+1))}}"',
         "# After the outage, once every group serves again: the same patch back to N, and the program's count too.",
-        wait,
+        *wait,
     ]

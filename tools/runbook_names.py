@@ -84,6 +84,10 @@ class Names:
     operator_nodes: bool = False
     """The plan grants them the node steps too (the ClusterRole ``<ns>-tpu-serving-operator``, made only for named
     operators on a cluster the plan owns)."""
+    roles: tuple[str, ...] = ()
+    """A DisaggregatedSet's roles (``spec.roles[].name``), each with LeaderWorkerSets of its own."""
+    pods: int = 0
+    """The pods a JobSet or a PathwaysJob runs (its JobSet's, head included), as the runtime model makes them."""
 
 
 def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
@@ -145,6 +149,17 @@ def landing_pools(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any
     pools = node_pools(view)
     mine = [p for p in pods_of(view) if p.namespace == namespace and p.owner.split("/", 1)[1] in owners]
     return {pool.name for pod in mine if pod.requests_tpu for pool in matching(pod, pools)}
+
+
+def workload_pods(plan: Mapping[str, Any], kind: str, workload: Mapping[str, Any]) -> int:
+    """How many pods the runtime model's ``workload`` (its kubectl kind and inputs) runs: all its JobSet's, a
+    PathwaysJob's head and workers too."""
+    from tpu_serving_tools.runtime.pods import pods_of
+
+    meta = _metadata(workload)
+    namespace, name = str(meta.get("namespace", "default")), str(meta.get("name"))
+    owners = {(namespace, f"{k}/{name}") for k in ("JobSet", "PathwaysJob") if k.lower() == kind}
+    return sum(1 for p in pods_of(PlanView(plan)) if (p.namespace, p.owner) in owners)
 
 
 def other_workloads(plan: Mapping[str, Any], kind: str, name: str, namespace: str) -> tuple[str, ...]:
@@ -309,4 +324,8 @@ def names(plan: Mapping[str, Any], chosen: str | None = None) -> Names:
         min_replicas=_scaling(outputs, "minReplicas"),
         max_replicas=_scaling(outputs, "maxReplicas"),
         others=other_workloads(plan, kind, workload, namespace),
+        roles=tuple(str(_mapping(r).get("name")) for r in _mapping(inputs.get("spec")).get("roles") or ())
+        if kind == "disaggregatedset"
+        else (),
+        pods=workload_pods(plan, kind, inputs) if kind in ("jobset", "pathwaysjob") else 0,
     )

@@ -362,17 +362,23 @@ def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:
 
 
 def stack_maintenance(
-    cfg: Stack, slices: Sequence[str] | None = None, gated: bool = False, watched: bool = False, covered: bool = False
+    cfg: Stack,
+    slices: Sequence[str] | None = None,
+    gated: bool = False,
+    watched: bool = False,
+    covered: bool = False,
+    whole: bool = False,
 ) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
     kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`);
     ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs; ``covered``: it covers a group
-    down for a maintenance through the HPA (:func:`tpu_serving.host_maintenance.zone_line`)."""
+    down for a maintenance through the HPA; ``whole``: the workload restarts as a whole (a JobSet, a PathwaysJob), so
+    its pools are started together (:func:`tpu_serving.host_maintenance.zone_line`)."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
     spread = tpu_zones.one_zone_only(kinds[0].shape.generation.name, pools[0][1]) if kinds and pools else None
-    return host_maintenance.zone_line(pools, gated, startable, watched, spread, covered)
+    return host_maintenance.zone_line(pools, gated, startable, watched, spread, covered, whole)
 
 
 def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:

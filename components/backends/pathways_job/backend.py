@@ -192,7 +192,7 @@ def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
         "upgrade": f"{stack_upgrade_schedule(cfg)}; {cost}; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the job holds its slices (tpuSlices) until it ends or is deleted; a different "
         "slice count replaces the PathwaysJob, restarting the job",
-        "maintenance": stack_maintenance(cfg),
+        "maintenance": stack_maintenance(cfg, whole=True),  # a PathwaysJob restarts as a whole
     }
 
 

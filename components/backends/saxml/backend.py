@@ -162,7 +162,7 @@ def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
         f"does; {HOST_MAINTENANCE}",
         "scaleDown": "no autoscaling: the stack fixes the cell's model-server slices (serving.slices); a different "
         "count replaces the JobSet, a full outage as above",
-        "maintenance": stack_maintenance(cfg, serving.slices),
+        "maintenance": stack_maintenance(cfg, serving.slices, whole=True),  # a JobSet restarts as a whole
     }
 
 

@@ -19,6 +19,13 @@ def cidrs_problem(blocks: Sequence[str] | None) -> str:
     bad = next((f"{block!r} is {problem}" for block in blocks or () if (problem := cidr_problem(block))), "")
     if bad:
         return bad
+    everything = next((b for b in blocks or () if ipaddress.ip_network(b).prefixlen == 0), None)
+    if everything is not None:  # library review 7, m5: it was called "an internal range"
+        return (
+            f"{everything!r} is every address: the control plane would be open to the Internet; name the public egress "
+            "ranges of your admin machines and CI, or say so with public_control_plane = True (and no authorized "
+            "networks)"
+        )
     private = [b for b in blocks or () if any(ipaddress.ip_network(b).overlaps(n) for n in INTERNAL_RANGES)]
     if private:
         # The stack reaches its cluster on the public endpoint (kubeconfig: cluster.endpoint); an authorized

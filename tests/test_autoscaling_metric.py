@@ -75,3 +75,28 @@ def test_autoscaling_metric_gauges_are_accepted():
     assert load(autoscaled_vllm("vllm:kv_cache_usage_perc")).serving.autoscaling.metric == "vllm:kv_cache_usage_perc"
     assert load(autoscaled_vllm("my_queue_depth")).serving.autoscaling.metric == "my_queue_depth"
     assert load(autoscaled_jetstream("jetstream_slots_used_percentage")).serving.autoscaling is not None
+
+
+def test_autoscaling_metric_given_twice_must_agree():
+    """Library review 7, m3: settings.metric and metric disagreeing was taken silently, metric winning."""
+    both = ServingAutoscalerArgs(
+        project="p-123456",
+        namespace="n",
+        target="t",
+        settings=AutoscalingSettings(1, metric="vllm:num_requests_running"),
+        metric="vllm:num_requests_waiting",
+    )
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("ServingAutoscaler", both, ServingAutoscalerArgs)
+    assert err.value.problems == [
+        "ServingAutoscalerArgs.metric = 'vllm:num_requests_waiting', but settings.metric = 'vllm:num_requests_running': "
+        "give the gauge once (the same value in both, or settings.metric unset)"
+    ]
+    agreeing = ServingAutoscalerArgs(
+        project="p-123456",
+        namespace="n",
+        target="t",
+        settings=AutoscalingSettings(1),
+        metric="vllm:num_requests_waiting",
+    )
+    check_arguments("ServingAutoscaler", agreeing, ServingAutoscalerArgs)

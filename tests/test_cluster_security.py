@@ -50,3 +50,7 @@ def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
     assert "is empty, which would shut every client out" in problems([])
     assert "'10.0.0.0/8' is an internal range" in problems(["203.0.113.0/24", "10.0.0.0/8"])
     assert "'office' is not a CIDR block" in problems(["office"])
+    # library review 7, m5: every address was called "an internal range"
+    everything = problems(["0.0.0.0/0"])
+    assert "'0.0.0.0/0' is every address: the control plane would be open" in everything
+    assert "internal range" not in everything

@@ -29,12 +29,15 @@ from tpu_serving.config import validate_stack
 ENDPOINT = "203.0.113.10"
 CA = "Q0EgY2VydGlmaWNhdGU="
 CLUSTER = "gcp:container/cluster:Cluster"
+ADDRESS = "gcp:compute/address:Address"
+GATEWAY_ADDRESS = "10.0.0.50"
 
 
 class ProviderMocks(pulumi.runtime.Mocks):
     """Each resource's outputs are its inputs plus, with ``computed``, what its provider computes that the program
-    reads (a GKE cluster's endpoint and CA certificate, camelCase as the provider returns them); every resource's
-    type and inputs are kept for the test's assertions."""
+    reads (a GKE cluster's endpoint and CA certificate, camelCase as the provider returns them, and a reserved
+    address's IP, which a probe through a Gateway reads); every resource's type and inputs are kept for the test's
+    assertions."""
 
     def __init__(self, computed: bool = True) -> None:
         self.computed = computed
@@ -45,6 +48,8 @@ class ProviderMocks(pulumi.runtime.Mocks):
         outputs = dict(args.inputs)
         if self.computed and args.typ == CLUSTER:
             outputs |= {"endpoint": ENDPOINT, "masterAuth": {"clusterCaCertificate": CA}}
+        if self.computed and args.typ == ADDRESS and "address" not in outputs:
+            outputs["address"] = GATEWAY_ADDRESS
         return f"{args.name}-id", outputs
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:

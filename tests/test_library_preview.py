@@ -92,10 +92,27 @@ def test_library_preview_program_lines_do_not_deny_the_alerts_line_of_a_program_
     bare = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
     bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
     (line,) = library_preview.program_lines(bare)
-    assert "no Production, Upgrades, Rollout, Drain, Quota, Probe or Verified line" in line
+    # library review 7, m5: its prober's Deployment gives it a Probe line, which the Program: line no longer denies
+    assert "no Production, Upgrades, Rollout, Drain or Quota line" not in line
+    assert "no Production, Upgrades, Rollout, Drain, Quota or Verified line" in line
     bare.resources = [r for r in bare.resources if r.type != "tpu-serving:index:Observability"]
+    bare.resources = [r for r in bare.resources if not r.name.endswith("-prober")]
     (line,) = library_preview.program_lines(bare)
     assert "no Production, Upgrades, Rollout, Drain, Quota, Alerts, Probe or Verified line" in line
+
+
+def test_preview_probe_summary_names_each_probe_of_a_program_with_several():
+    """Library review 7, m5: two namespaces' probes, and the Probe line named the first only."""
+    from types import SimpleNamespace
+
+    from tests.fixtures.twin import twin_namespace
+    from tpu_serving_tools.preview import probe_summary
+
+    plan = plan_of("vllm-llama33-70b-v6e8")
+    twin = twin_namespace(plan.as_json(), "vllm-llama70b", "second")
+    lines = probe_summary([SimpleNamespace(type=r["type"], inputs=r["inputs"]) for r in twin["resources"]])
+    assert [x.split(":", 2)[:2] for x in lines] == [["Probe", " vllm-llama70b"], ["Probe", " second"]], lines
+    assert len(probe_summary(plan.resources)) == 1 and not probe_summary(plan.resources)[0].startswith("Probe: vllm")
 
 
 def test_library_preview_program_lines_name_a_second_namespace_left_bare():

@@ -16,6 +16,7 @@ from tpu_serving import capacity, catalog, cost
 from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
 from tpu_serving.derived import cost_output
+from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime.node_pool import PoolSize, pool_size
 
@@ -234,7 +235,14 @@ def program_lines(plan: Plan) -> list[str]:
     missing = [what for type_, what in ADDED_BY if type_ not in declared] + _unwatched(plan) + _bare_namespaces(plan)
     if any(r.type == CLUSTER for r in plan.resources) and not _holds_upgrades(plan):
         missing.insert(0, HOLD)
-    absent = [x for x in ABSENT_LINES if not (x == "Alerts" and "tpu-serving:index:Observability" in declared)]
+    probed = any(  # its probe's Deployment gives it a Probe line (library review 7, m5)
+        PROBE_ANNOTATION in ((r.inputs.get("metadata") or {}).get("annotations") or {}) for r in plan.resources
+    )
+    absent = [
+        x
+        for x in ABSENT_LINES
+        if not (x == "Alerts" and "tpu-serving:index:Observability" in declared) and not (x == "Probe" and probed)
+    ]
     head = (
         "Program: built from the components, not a TpuServingDeployment, so this preview has no "
         f"{', '.join(absent[:-1])} or {absent[-1]} line for it"

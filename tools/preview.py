@@ -358,12 +358,18 @@ def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
 
 
 def probe_summary(resources: Sequence[RecordedResource]) -> list[str]:
-    """The serving probe's request and what it does not cover: its Deployment's annotation (:mod:`tpu_serving.prober`)."""
+    """The serving probe's request and what it does not cover: its Deployment's annotation (:mod:`tpu_serving.prober`),
+    one line per probe (a program's namespaces each have theirs: library review 7, m5), its namespace named when
+    there are several."""
+    found = []
     for r in resources:
-        annotations = (r.inputs.get("metadata") or {}).get("annotations") or {}
+        meta = r.inputs.get("metadata") or {}
+        annotations = meta.get("annotations") or {}
         if r.type == "kubernetes:apps/v1:Deployment" and isinstance(annotations.get(PROBE_ANNOTATION), str):
-            return [f"Probe: {annotations[PROBE_ANNOTATION]}"]
-    return []
+            found.append((str(meta.get("namespace", "default")), str(annotations[PROBE_ANNOTATION])))
+    if len(found) < 2:
+        return [f"Probe: {said}" for _, said in found]
+    return [f"Probe: {ns}: {said}" for ns, said in found]
 
 
 def cost_summary(outputs: dict[str, Any], region: str | None = None) -> list[str]:

@@ -11,6 +11,7 @@ from typing import Any
 
 from tpu_serving import catalog
 from tpu_serving.host_maintenance import manual_start_listed
+from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, standing_pools
@@ -78,6 +79,16 @@ def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str]) ->
     ]
 
 
+def _reload_wrong(view: PlanView, ns: str, env: Mapping[str, str]) -> list[str]:
+    """The gate's reload window (``CLOSE_SECONDS`` less the maintenance's own) against the startup window of its
+    namespace's pods (library review 7, m4): a shorter one misses two pools' windows that overlap a reload."""
+    close = env.get("CLOSE_SECONDS", "")
+    reload, startup = (int(close) - MAINTENANCE_SECONDS if close.isdigit() else None), _startup_seconds(view, ns)
+    if reload is None or reload >= startup:
+        return []
+    return [f"CLOSE_SECONDS gives a reload window of {reload} s, but the pods' startup probes allow {startup} s"]
+
+
 def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
     bounds, scaling, standing = hpa_bounds(view), scaled_by(view), standing_pools(view)
     for ns, cron, _, env in gate_environments(view):
@@ -103,6 +114,7 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
                 ),
                 *_bounds_wrong(env, hpas, lo_hi),
                 *_pools_wrong(view, env, standing.get((ns, name), [])),
+                *_reload_wrong(view, ns, env),
                 *(
                     [f"FEWEST_GROUPS {env.get('FEWEST_GROUPS')}, but the standing groups are {fewest}"]
                     if env.get("FEWEST_GROUPS") != str(fewest)
@@ -116,7 +128,8 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
             ]
             said = (
                 "; ".join(wrong)
-                + " (HostMaintenanceGateArgs: autoscalers, autoscaler_bounds, fewest_groups, surge_groups, pools, starts)"
+                + " (HostMaintenanceGateArgs: autoscalers, autoscaler_bounds, fewest_groups, surge_groups, pools, starts, "
+                "reload_seconds)"
             )
             yield Finding(
                 subject, not wrong, said if wrong else "its HPAs, standing groups and surge as the plan has them"

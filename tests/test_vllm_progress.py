@@ -299,3 +299,11 @@ def test_progress_code_counts_waiting_requests_as_busy(server: Server, tmp_path:
     assert server.received == []
     time.sleep(1.2)
     assert probe(server, state, stall_seconds=1, idle_body=body) != 0  # waited the window with no token
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama33-70b-v5e16", "vllm-llama33-70b-disagg-v6e8x2"])
+def test_liveness_kill_does_not_wait_out_the_pods_drain(stack):
+    """SRE review 30, m4: a liveness kill of a stalled leader waited the pod's 360 s grace (its preStop wait and the
+    --shutdown-timeout drain meant for a healthy scale-down); the probe's own grace is the kubelet's choice."""
+    probes = [probe for probe, _, _ in _leader_probes(stack) if "exec" in probe]
+    assert probes and all(p["terminationGracePeriodSeconds"] == 30 for p in probes), probes

@@ -175,7 +175,16 @@ def liveness(
         period_seconds=p.liveness_period_seconds,
         failure_threshold=p.liveness_failure_threshold,
         timeout_seconds=PROGRESS_PROBE_TIMEOUT_SECONDS,
+        termination_grace_period_seconds=LIVENESS_KILL_SECONDS,
     )
+
+
+LIVENESS_KILL_SECONDS = 30
+"""The grace a liveness kill gives the stalled leader (the probe's ``terminationGracePeriodSeconds``): the kubelet takes
+a liveness probe's own grace over the pod's (kubernetes v1.36.3 pkg/kubelet/kuberuntime/kuberuntime_container.go
+l.1445-1448, ``setTerminationGracePeriod``), so a stalled engine, out of rotation since its readiness failed, is not
+given the pod's drain (the preStop wait and ``--shutdown-timeout``, meant for a healthy scale-down) before its group
+is recreated (SRE review 30, m4: the kill waited 360 s more)."""
 
 
 def idle_completion(served_model_name: str) -> str:

@@ -82,9 +82,16 @@ def test_leaderworkerset_stacks_keep_one_pool_at_a_time() -> None:
     upgrade, maintenance = sections(V5E16)
     assert upgrade[0].startswith("## Node upgrades, one pool at a time")
     steps = commands(maintenance)
-    labels = [i for i, line in enumerate(steps) if line.startswith("kubectl label nodes")]
+    labels = [i for i, line in enumerate(steps) if line.lstrip().startswith("kubectl label nodes")]
     assert len(labels) == 4 and "$P" not in "\n".join(maintenance)
-    assert all(steps[i - 2].startswith("kubectl -n vllm-llama70b wait pod") for i in labels)
+    assert all(steps[i - 3].startswith("kubectl -n vllm-llama70b wait pod") for i in labels)
+    # SRE review 30, m5: each pool's block runs only where maintenance is pending (a spare's wait never ended)
+    assert all(
+        steps[i - 2].startswith("if kubectl get nodes -l 'cloud.google.com/gke-nodepool=")
+        and steps[i - 2].endswith(",cloud.google.com/scheduled-maintenance-time' -o name | grep -q .; then")
+        and steps[i + 2] == "fi"
+        for i in labels
+    ), steps
 
 
 def test_the_pending_pools_are_found_once_each_and_labelled_together(tmp_path: Path) -> None:

@@ -170,9 +170,12 @@ def _manual_start(n: Names) -> list[str]:
         selector = f"{POOL_LABEL}={pool.name}"
         lines += [
             *wait,
-            STARTED_AT,
-            f"kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
-            until_back(selector),
+            # SRE review 30, m5: a pool with nothing pending (a spare, a pool at zero) is skipped; its wait never ended
+            f"if kubectl get nodes -l '{selector},cloud.google.com/scheduled-maintenance-time' -o name | grep -q .; then",
+            f"  {STARTED_AT}",
+            f"  kubectl label nodes -l {selector} cloud.google.com/perform-maintenance=true --overwrite",
+            f"  {until_back(selector)}",
+            "fi",
         ]
     return [*lines, *wait, *_unhold(n)]
 

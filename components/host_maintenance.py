@@ -117,7 +117,9 @@ def upcoming_filter(project: str, zones: Sequence[str], unscheduled: bool = Fals
     )
 
 
-def runbook(zones: Sequence[str], gated: bool = False, startable: bool = True, watched: bool = False) -> str:
+def runbook(
+    zones: Sequence[str], gated: bool = False, startable: bool = True, watched: bool = False, whole: bool = False
+) -> str:
     """What the ticket asks: find the nodes, then what to do (:data:`RUNBOOK`): on a stack whose host-maintenance gate
     starts it (``gated``, :mod:`tpu_serving.host_maintenance_job`), to watch the gate; on pools that take a manual
     start (``startable``), to start it a pool at a time; on others, that it comes at its window, and when to move a
@@ -128,6 +130,12 @@ def runbook(zones: Sequence[str], gated: bool = False, startable: bool = True, w
             "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "
             "<namespace> logs job/<the last host-maintenance-gate job>). Nothing to do unless it pages; a pool that "
             f"is not a serving pool is yours to start ({RUNBOOK})."
+        )
+    elif startable and whole:  # SRE review 30, M2: a disruption of any slice restarts the workload
+        then = (
+            "Then start it yourself on every serving pool with maintenance pending at once: a disruption of any "
+            "slice restarts the whole workload, so one window costs one restart; wait until every node is Ready "
+            f"again since you labelled them and the workload serves again ({RUNBOOK})."
         )
     elif startable:
         then = (
@@ -163,6 +171,7 @@ def policy_args(
     settings: ObservabilitySettings,
     watched: bool = False,
     startable: bool = True,
+    whole: bool = False,
 ) -> gcp.monitoring.AlertPolicyArgs:
     """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels; ``watched``:
     the stack runs the host-maintenance gate, which starts the maintenance where the pools are ``startable``."""
@@ -171,7 +180,7 @@ def policy_args(
         f"{stack}: {TITLE}",
         upcoming_filter(project, zones),
         RATE_LIMIT_SECONDS,
-        runbook(zones, watched and startable, startable, watched),
+        runbook(zones, watched and startable, startable, watched, whole),
         SEVERITY,
         settings.channels(SEVERITY),
     )

@@ -198,6 +198,9 @@ class ObservabilityArgs:
     maintenance_startable: bool = True
     """Every TPU slice's node pools take a manual start of host maintenance
     (:func:`tpu_serving.host_maintenance.manual_start_listed`): the unscheduled-maintenance page says to start it."""
+    maintenance_whole: bool = False
+    """The serving restarts as a whole (a JobSet, a PathwaysJob: :attr:`tpu_serving.backends.Backend.restarts_as_a_whole`):
+    the maintenance ticket says to start every pending pool at once, in one window."""
     maintenance_gate: bool = False
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
     metric of its runs and its silence alert; with :attr:`maintenance_startable`, the ticket says the gate starts
@@ -296,7 +299,13 @@ class Observability(pulumi.ComponentResource):
         if args.maintenance_zones:
             zones, startable = args.maintenance_zones, args.maintenance_startable
             upcoming = host_maintenance.policy_args(
-                args.project, args.cluster, zones, args.settings, args.maintenance_gate, startable
+                args.project,
+                args.cluster,
+                zones,
+                args.settings,
+                args.maintenance_gate,
+                startable,
+                args.maintenance_whole,
             )
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
             page = host_maintenance.unscheduled_policy_args(

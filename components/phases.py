@@ -457,6 +457,7 @@ def build_operations(
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
             maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
+            maintenance_whole=cfg.serving is not None and BACKENDS[cfg.serving.backend].restarts_as_a_whole,
             maintenance_gate=gate is not None,
             upgrade_notices=upgrades_held(cfg),
         ),

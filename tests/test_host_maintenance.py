@@ -131,3 +131,24 @@ def test_zone_line_of_a_workload_that_restarts_as_a_whole_starts_every_pool_at_o
     assert "one pool at a time" not in line
     assert "start it on every serving pool with maintenance pending at once" in line
     assert "start it one pool at a time" in hm.zone_line(pools)
+
+
+@pytest.mark.parametrize("stack", ["saxml-175b-v5e32x2", "pathwaysjob-interactive-v5e16"])
+def test_host_maintenance_ticket_of_a_workload_that_restarts_as_a_whole_starts_every_pool_at_once(stack):
+    """SRE review 30, M2 (its follow-up): the ticket of the JobSet and PathwaysJob stacks still said to start the
+    maintenance one node pool at a time, an outage per slice."""
+    (ticket,) = [
+        r.inputs["documentation"]["content"]
+        for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+        if r.name.endswith("-host-maintenance")
+    ]
+    assert "on every serving pool with maintenance pending at once" in ticket and "one node pool at a time" not in ticket
+
+
+def test_host_maintenance_ticket_of_leaderworkerset_groups_keeps_one_pool_at_a_time():
+    (ticket,) = [
+        r.inputs["documentation"]["content"]
+        for r in plan_of("vllm-llama33-70b-v5e16").of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+        if r.name.endswith("-host-maintenance")
+    ]
+    assert "with maintenance pending at once" not in ticket and "one serving pool at a time" in ticket

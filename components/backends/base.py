@@ -306,6 +306,9 @@ class Backend:
     clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0 takes
     no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer timeout
     (:func:`.saxml.backend.probe`; docs/operate.md, "Saxml's probe")."""
+    restarts_as_a_whole: bool = False
+    """A disruption of any of its slices restarts every one (a JobSet, a PathwaysJob): its pools' host maintenance is
+    started together, in one window, not one pool at a time (SRE review 30, M2)."""
     production_gaps: Callable[[Any, SliceShape], Sequence[Gap]] = lambda _serving, _shape: ()
     """What of its own keeps its serving from a production SLO, given the serving slices' shape (a serving mode its
     engine does not stand behind on that shape, an alpha API in the serving path, a job that no disruption may

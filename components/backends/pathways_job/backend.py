@@ -325,4 +325,5 @@ BACKEND = Backend(
     always_on_slices=always_on_slices,
     quota_pods=quota_pods,
     production_gaps=production_gaps,
+    restarts_as_a_whole=True,  # a JobSet's (PathwaysJob's) restart recreates all its Jobs
 )

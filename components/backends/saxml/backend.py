@@ -258,4 +258,5 @@ BACKEND = Backend(
     model_size=model_size,
     quota_pods=quota_pods,
     probe=probe,
+    restarts_as_a_whole=True,  # a JobSet's (PathwaysJob's) restart recreates all its Jobs
 )

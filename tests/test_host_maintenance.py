@@ -142,7 +142,9 @@ def test_host_maintenance_ticket_of_a_workload_that_restarts_as_a_whole_starts_e
         for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
         if r.name.endswith("-host-maintenance")
     ]
-    assert "on every serving pool with maintenance pending at once" in ticket and "one node pool at a time" not in ticket
+    assert (
+        "on every serving pool with maintenance pending at once" in ticket and "one node pool at a time" not in ticket
+    )
 
 
 def test_host_maintenance_ticket_of_leaderworkerset_groups_keeps_one_pool_at_a_time():

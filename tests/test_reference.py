@@ -275,3 +275,15 @@ def test_missing_seeds_fail_unless_the_checkout_says_it_goes_without(tmp_path):
     skip, why = missing_seeds(gone, {WITHOUT_SEEDS_ENV: "1"})  # type: ignore[misc]
     assert skip is True and str(gone) in why
     assert missing_seeds(gone, {WITHOUT_SEEDS_ENV: "0"})[0] is False  # type: ignore[index]
+
+
+def test_missing_reference_file_names_the_file_a_failed_test_needed():
+    """New-user reviews 15 m6 and 16 m5: a fork that fetched some reference files failed every test that reads any
+    (one session fixture required whole folders); a test now fails only on its own missing file, named."""
+    from tests.conftest import REFERENCE, missing_reference_file
+
+    gone = REFERENCE / "upstream" / "no-such-file.yaml"
+    said = missing_reference_file(FileNotFoundError(2, "No such file or directory", str(gone)))
+    assert said is not None and said.startswith("needs the reference file upstream/no-such-file.yaml: run `make ref")
+    assert missing_reference_file(FileNotFoundError(2, "No such file or directory", "/elsewhere/x")) is None
+    assert missing_reference_file(ValueError("x")) is None and missing_reference_file(None) is None

@@ -73,7 +73,12 @@ def test_tenancy_workloads_use_the_priority_classes(stack):
         assert job["spec"]["workers"][0]["priorityClassName"] == "tpu-serving-batch"
     plan = plan_of(stack)
     (tenancy,) = plan.of_type("tpu-serving:index:Tenancy")
-    pcs = {r.urn for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")}
+    pcs = {
+        r.urn
+        for k in ("PriorityClass", "PriorityClassPatch")
+        for r in plan.of_type(f"kubernetes:scheduling.k8s.io/v1:{k}")
+    }
+    assert len(pcs) == 2
     for r in plan.resources:
         if r.type.split(":")[1].split("/")[0] in (
             "leaderworkerset.x-k8s.io",
@@ -159,14 +164,22 @@ def test_tenancy_serving_priority_never_preempts_on_an_existing_cluster():
     assert existing["tpu-serving-online"]["value"] > existing["tpu-serving-batch"]["value"]
 
 
-def test_tenancy_priority_classes_are_retained_on_delete_on_an_existing_cluster():
-    """On an existing cluster every tenant stack applies the same two cluster-scoped PriorityClasses; one tenant's
-    destroy must not delete the class the other tenants' pods name (SRE review M5): they are retainOnDelete there,
-    and still deleted with a cluster the stack creates."""
-    for stack, retained in (("vllm-llama33-70b-existing", True), ("vllm-llama33-70b-v5e16", False)):
-        classes = plan_of(stack).of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
-        assert len(classes) == 2
+def test_tenancy_priority_classes_are_shared_patches_retained_on_delete_on_an_existing_cluster():
+    """On an existing cluster every tenant stack applies the same two cluster-scoped PriorityClasses: as plain
+    resources the second tenant's create fails with AlreadyExists (pulumi-kubernetes >= 4.29 creates with a
+    client-side create), so they are PriorityClassPatch resources there (a server-side apply each, created when
+    absent), and one tenant's destroy must not delete the class the other tenants' pods name (SRE review M5): they
+    are retainOnDelete; a cluster the stack creates still has plain ones, deleted with it
+    (tests/test_e2e_shared_tenancy.py shows it on a real API server)."""
+    for stack, kind, retained in (
+        ("vllm-llama33-70b-existing", "PriorityClassPatch", True),
+        ("vllm-llama33-70b-v5e16", "PriorityClass", False),
+    ):
+        plan = plan_of(stack)
+        classes = plan.of_type(f"kubernetes:scheduling.k8s.io/v1:{kind}")
+        assert len(classes) == 2 and len([r for r in plan.resources if "PriorityClass" in r.type]) == 2, stack
         assert {r.inputs["metadata"]["name"] for r in classes} == {"tpu-serving-online", "tpu-serving-batch"}
+        assert {r.inputs["kind"] for r in classes} == {"PriorityClass"}
         assert all(r.retain_on_delete is retained for r in classes), stack
 
 

@@ -214,3 +214,40 @@ def test_tenancy_args_take_ports_and_ranges_the_api_server_takes():
         namespace="chat", tpu_chips=0, serving_ports=(1, 65535), allowed_cidrs=("10.0.0.0/8", "2001:db8::/32")
     )
     assert argument_problems(args) == []
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_tenancy_two_namespaces_of_one_program_pass_the_check_only_when_shared(shared):
+    """docs/library-api.md's several namespaces on one cluster: two Tenancy of one provider declare the two classes
+    twice. With shared_cluster they are PriorityClassPatch resources, which the check passes (and the real engine
+    applies: tests/test_e2e_shared_tenancy.py); without, plain ones, whose second create pulumi-kubernetes >= 4.29
+    has refused with AlreadyExists."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from tpu_serving import Tenancy, TenancyArgs
+    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.runtime import objects as runtime_objects
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}", enable_server_side_apply=True)
+        for ns in ("team-a", "team-b"):
+            Tenancy(
+                ns,
+                TenancyArgs(namespace=ns, tpu_chips=4, serving_preempts=not shared, shared_cluster=shared),
+                opts=pulumi.ResourceOptions(providers=[provider]),
+            )
+
+    plan = run_program(program, {}, project="p", stack="s").as_json()
+    found = {f.subject: f for f in runtime_objects.check(PlanView(plan)).findings if "declared twice" in f.subject}
+    assert set(found) == {
+        "declared twice PriorityClass tpu-serving-online",
+        "declared twice PriorityClass tpu-serving-batch",
+    }
+    assert all(f.ok is shared for f in found.values()), found
+    reason = found["declared twice PriorityClass tpu-serving-online"].reason
+    if shared:
+        assert "each a Patch resource" in reason and "retained on delete" in reason, reason
+    else:
+        assert "the second create fails with AlreadyExists" in reason, reason

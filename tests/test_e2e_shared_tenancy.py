@@ -1,7 +1,9 @@
 """``Tenancy(shared_cluster=True)`` on a real API server, applied by the real engine and Kubernetes provider
 (tools/e2e/stack_run.py): the PriorityClasses ``tpu-serving-online`` and ``tpu-serving-batch`` declared by two
 ``Tenancy`` of one program (two namespaces, one provider), and by two stacks of one cluster (the existing-cluster
-tenants), each ``pulumi up`` passes, and a destroy of one leaves the classes to the other.
+tenants), each ``pulumi up`` passes, and a destroy of one leaves the classes to the other; a class made by a plain
+create is taken over, and one of another value is a conflict. Two plain ``PriorityClass`` of one name fail with
+AlreadyExists.
 
 The program is written by the test into its folder. Marked ``e2e``: skipped without the toolchain's JSON.
 """
@@ -192,3 +194,20 @@ def test_e2e_shared_tenancy_takes_over_a_class_made_by_a_plain_create(cp: Contro
     assert any(m.startswith("pulumi-kubernetes-") and op == "Apply" for m, op in managers(cp, "tpu-serving-online"))
     run.destroy()
     assert live_classes(cp) == WANTED
+
+
+def test_e2e_shared_tenancy_a_class_of_another_value_is_a_conflict(cp: ControlPlane, tmp_path: Path):
+    """A class of the name with another ``value`` (another release's, or not ours): the Patch's apply is a field
+    conflict (no ``pulumi.com/patchForce``), ``pulumi up`` fails and the class is left as it was."""
+    clear_classes(cp)
+    cp.kube.request("POST", "/apis/scheduling.k8s.io/v1/priorityclasses", {
+        "apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "tpu-serving-online"},
+        "value": 90000, "preemptionPolicy": "Never"}, query="fieldManager=pulumi-kubernetes")  # fmt: skip
+    run = stack(cp, tmp_path, "tenant-x", ["team-x"])
+    with pytest.raises(auto.CommandError) as failed:
+        run.up()
+    said = engine_errors(str(failed.value))
+    assert "Server-Side Apply field conflict detected" in said, said
+    assert 'conflict with "pulumi-kubernetes" using scheduling.k8s.io/v1: .value' in said, said
+    assert live_classes(cp)["tpu-serving-online"] == (90000, "Never")
+    run.destroy()

@@ -139,9 +139,11 @@ class TenancyArgs:
     (``Never``: its pods go ahead of lower-priority ones in the scheduling queue but evict none), as on an existing
     cluster, whose other tenants' pods the stack must not evict."""
     shared_cluster: bool = False
-    """The cluster is shared with other tenants' stacks (an existing cluster): the PriorityClasses, cluster-scoped and
-    applied alike by every tenant stack, are kept on ``pulumi destroy`` (``retainOnDelete``), so one tenant's destroy
-    does not delete the class another tenant's pods name (SRE review M5)."""
+    """The cluster is shared with other tenants' stacks (an existing cluster), or with the program's other namespaces:
+    the PriorityClasses, cluster-scoped and applied alike by every tenant, are server-side applied
+    (``PriorityClassPatch``: created when absent, shared by every declaration with the same fields, where a second
+    plain create fails with AlreadyExists) and kept on ``pulumi destroy`` (``retainOnDelete``), so one tenant's destroy
+    does not delete the class another tenant's pods name (SRE review M5; :func:`priority_class`)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels on every object."""
 
@@ -363,6 +365,56 @@ def preemption_policy(args: TenancyArgs, priority_class: str, policy: str) -> st
     return "Never" if priority_class == SERVING_PRIORITY and not args.serving_preempts else policy
 
 
+def priority_class(
+    resource_name: str, args: TenancyArgs, pc: str, child: pulumi.ResourceOptions
+) -> k8s.scheduling.v1.PriorityClass | k8s.scheduling.v1.PriorityClassPatch:
+    """The PriorityClass ``pc`` of :data:`PRIORITIES`: a resource the stack owns, or on a shared cluster a server-side
+    apply of it that any number of declarations share and none deletes.
+
+    On a shared cluster every tenant stack, and every namespace's ``Tenancy`` of one program, declares the same two
+    cluster-scoped objects with the same fields (serving_preempts is False there, so preemptionPolicy is Never in each;
+    Kubernetes refuses a change of it: k8s.io/kubernetes pkg/apis/scheduling/validation/validation.go
+    ValidatePriorityClassUpdate, "preemptionPolicy is immutable"). A plain ``PriorityClass`` cannot be declared twice:
+    pulumi-kubernetes v4.29.0 and later (pulumi/pulumi-kubernetes#4278, provider/pkg/await/await.go ``Creation``,
+    read at commit 94977969d, after v4.32.0) create an object with a client-side create, which the API server refuses
+    with AlreadyExists when another declaration made it first, unless the provider sets ``upsertExistingObjects`` (the
+    user's provider, not the component's to set). A ``PriorityClassPatch`` is created with a server-side apply instead
+    (the same ``Creation``: ``kinds.IsPatchResource`` takes the ``client.Patch(..., types.ApplyPatchType, ...)``
+    path), which creates the object when it is absent and, under the resource's own field manager
+    (``pulumi-kubernetes-<random>``, provider.go ``fieldManagerName``), shares the fields another declaration applied
+    with the same values; a different value is a conflict the apply reports (no ``pulumi.com/patchForce``). Its delete
+    relinquishes its fields (provider/pkg/ssa/actions.go ``Relinquish``: an apply of the name alone), which leaves the
+    object to the other declarations' managers and, for the last one, is refused (the class's value and
+    preemptionPolicy would fall back to their defaults, and both are immutable; provider.go ``Delete`` suggests
+    ``retainOnDelete``): retained on delete, no destroy touches the object, so one tenant's destroy leaves the classes
+    the others' pods name, and admission refuses a pod naming a missing class (SRE review M5). Per-stack names would
+    also isolate them, but would change the priorityClassName of every deployed existing-cluster pod template (a
+    recreation of every group) for objects whose every field is the same in each tenant. Patch resources need the
+    provider's server-side apply mode (``enableServerSideApply``, on by default; provider.go ``Check`` refuses them
+    otherwise). tests/test_e2e_shared_tenancy.py shows both cases with the real engine and provider."""
+    value, policy, text = PRIORITIES[pc]
+    preempts = preemption_policy(args, pc, policy)
+    if not args.shared_cluster:
+        return k8s.scheduling.v1.PriorityClass(
+            resource_name,
+            metadata=_meta(args, pc, namespaced=False),
+            value=value,
+            preemption_policy=preempts,
+            global_default=False,
+            description=text,
+            opts=child,
+        )
+    return k8s.scheduling.v1.PriorityClassPatch(
+        resource_name,
+        metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=pc, labels=dict(args.labels)),
+        value=value,
+        preemption_policy=preempts,
+        global_default=False,
+        description=text,
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True)),
+    )
+
+
 class Tenancy(pulumi.ComponentResource):
     """Quota, default requests, network policies, priority classes and operator RBAC of a namespace.
 
@@ -370,8 +422,8 @@ class Tenancy(pulumi.ComponentResource):
     ``opts.depends_on``. Workloads take :attr:`priority_classes` in their dependencies.
     """
 
-    priority_classes: list[k8s.scheduling.v1.PriorityClass]
-    """The serving and batch PriorityClasses."""
+    priority_classes: list[k8s.scheduling.v1.PriorityClass | k8s.scheduling.v1.PriorityClassPatch]
+    """The serving and batch PriorityClasses (applied as Patch resources with ``shared_cluster``)."""
     quota: k8s.core.v1.ResourceQuota
     """The namespace's quota."""
     summary: dict[str, str]
@@ -383,29 +435,7 @@ class Tenancy(pulumi.ComponentResource):
         # Its children wait for what the component waits for (the namespace): the engine does not pass a
         # component's depends_on on, and a namespaced object applied before its namespace exists fails.
         child = child_options(self, opts)
-        # On a shared cluster the classes are retained on delete (SRE review M5), the controllerInstalls `existing`
-        # choice's reasoning for cluster-scoped objects: every tenant stack on an existing cluster applies the same
-        # two objects with the same fields (serving_preempts is False there, so preemptionPolicy is Never in each,
-        # and Kubernetes refuses a change of it: k8s.io/kubernetes pkg/apis/scheduling/validation/validation.go
-        # ValidatePriorityClassUpdate, "preemptionPolicy is immutable"), so sharing them is safe and only their
-        # deletion hurt: a destroy deleted the class the other tenants' next pods name, and admission refuses a pod
-        # naming a missing class. retainOnDelete leaves the object in the cluster when Pulumi deletes the resource
-        # (pulumi.com/docs/iac/operations/stack-management/removing-resources-without-deleting-them/). Per-stack names
-        # would also isolate them, but would change the priorityClassName of every deployed existing-cluster pod
-        # template (a recreation of every group) for objects whose every field is the same in each tenant.
-        classes = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True))
-        self.priority_classes = [
-            k8s.scheduling.v1.PriorityClass(
-                f"{name}-{pc}",
-                metadata=_meta(args, pc, namespaced=False),
-                value=value,
-                preemption_policy=preemption_policy(args, pc, policy),
-                global_default=False,
-                description=text,
-                opts=classes if args.shared_cluster else child,
-            )
-            for pc, (value, policy, text) in PRIORITIES.items()
-        ]
+        self.priority_classes = [priority_class(f"{name}-{pc}", args, pc, child) for pc in PRIORITIES]
         self.quota = k8s.core.v1.ResourceQuota(f"{name}-quota", quota_args(args), opts=child)
         k8s.core.v1.LimitRange(f"{name}-defaults", limit_range_args(args), opts=child)
         for policy in network_policies(args):

@@ -76,13 +76,19 @@ def gcp_parts(plan: Plan) -> list[str]:
     return resources + [f"invoke {t}" for t in plan.invokes if t.startswith("gcp:")]
 
 
+def object_type(r: Any) -> str:
+    """The type of the object a resource declares: a Patch resource's is its kind's (``PriorityClassPatch``, the
+    existing-cluster form's shared PriorityClasses, declares a PriorityClass)."""
+    return str(r.type).removesuffix("Patch")
+
+
 def kubernetes_objects(plan: Plan) -> set[Obj]:
     """(type, namespace, name) of every Kubernetes object the plan declares (custom resources of kubernetes: types)."""
     out = set()
     for r in plan.resources:
         if r.custom and r.type.startswith("kubernetes:"):
             meta = r.inputs.get("metadata") or {}
-            out.add((r.type, meta.get("namespace"), str(meta.get("name") or r.name)))
+            out.add((object_type(r), meta.get("namespace"), str(meta.get("name") or r.name)))
     return out
 
 
@@ -131,7 +137,7 @@ def input_differences(normal: Plan, existing: Plan) -> set[tuple[str, str]]:
         for r in plan.resources:
             if r.custom and r.type.startswith("kubernetes:"):
                 meta = r.inputs.get("metadata") or {}
-                out[(r.type, meta.get("namespace"), str(meta.get("name") or r.name))] = fields(r.inputs)
+                out[(object_type(r), meta.get("namespace"), str(meta.get("name") or r.name))] = fields(r.inputs)
         return out
 
     a, b = by_object(normal), by_object(existing)

@@ -128,6 +128,18 @@ def test_k8s_prereqs_a_pod_priority_class_the_plan_does_not_declare_fails():
     ]
 
 
+def test_k8s_prereqs_a_priority_class_patch_declares_the_class():
+    """``TenancyArgs(shared_cluster=True)`` declares the classes as PriorityClassPatch resources (a server-side apply,
+    which creates the class when it is absent): the pods naming them pass."""
+    from tests.conftest import plan_of
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-existing").as_json())
+    assert [r for r in plan["resources"] if r["type"] == "kubernetes:scheduling.k8s.io/v1:PriorityClassPatch"]
+    assert {"tpu-serving-online", "tpu-serving-batch"} <= k8s_prereqs.declared_priority_classes(PlanView(plan))
+    found = {f.subject: f.ok for f in k8s_prereqs.priority_findings(PlanView(plan))}
+    assert found and all(found.values()) and any("tpu-serving-online" in s for s in found), found
+
+
 def test_k8s_prereqs_gateway_objects_need_the_clusters_gateway_api():
     """Library review 6, m1: a cluster without the Gateway API passed beside a ServingGateway's objects."""
     plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())

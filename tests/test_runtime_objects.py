@@ -160,18 +160,31 @@ def test_objects_an_hpa_and_a_route_name_objects_of_the_plan():
     assert all(why.startswith("the plan has no such object") for _, why in after.values())
 
 
-def test_objects_a_cluster_object_two_resources_declare_fails_unless_both_are_retained():
-    """Library review 3, M5: two Tenancy of one cluster each declare the PriorityClasses; destroying one deletes the
-    class the other's pods name."""
+def test_objects_a_cluster_object_two_resources_declare_fails_unless_all_are_patches():
+    """Library review 3, M5: two Tenancy of one cluster each declare the PriorityClasses. Plain declarations fail
+    (the second create is refused, AlreadyExists, and a destroy deletes the class the other's pods name), even when
+    retained on delete; Patch resources pass (each a server-side apply of its own field manager), as
+    TenancyArgs(shared_cluster=True) declares them, and a plain one beside a Patch still fails."""
     plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
     assert not [s for s in _objects(plan) if s.startswith("declared twice")]
     (pc,) = [r for r in plan["resources"] if r["type"].endswith(":PriorityClass") and "online" in r["name"]]
     again = {**copy.deepcopy(pc), "urn": pc["urn"] + "-code", "name": pc["name"] + "-code"}
     plan["resources"].append(again)
-    ok, why = _objects(plan)["declared twice PriorityClass tpu-serving-online"]
-    assert not ok and "destroying one deletes" in why and "TenancyArgs.shared_cluster" in why
+    subject = "declared twice PriorityClass tpu-serving-online"
+    ok, why = _objects(plan)[subject]
+    assert not ok and "the second create fails with AlreadyExists" in why and "TenancyArgs.shared_cluster" in why
+    assert f"{pc['name']}, {again['name']} are plain declarations" in why and "a destroy of it deletes" in why
     pc["retainOnDelete"] = again["retainOnDelete"] = True
-    assert _objects(plan)["declared twice PriorityClass tpu-serving-online"][0]
+    assert not _objects(plan)[subject][0]  # retained, the second create still fails
+    again["type"] += "Patch"
+    ok, why = _objects(plan)[subject]
+    assert not ok and f"; {pc['name']} is a plain declaration: the second create fails with AlreadyExists" in why
+    pc["type"] += "Patch"
+    ok, why = _objects(plan)[subject]
+    assert ok and why.endswith("retained on delete, a destroy of one leaves it to the others"), why
+    pc["retainOnDelete"] = False
+    ok, why = _objects(plan)[subject]
+    assert ok and "a destroy of one relinquishes its fields to the others" in why, why
 
 
 def test_objects_two_alert_policies_of_the_same_conditions_fail():

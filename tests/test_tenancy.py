@@ -73,7 +73,12 @@ def test_tenancy_workloads_use_the_priority_classes(stack):
         assert job["spec"]["workers"][0]["priorityClassName"] == "tpu-serving-batch"
     plan = plan_of(stack)
     (tenancy,) = plan.of_type("tpu-serving:index:Tenancy")
-    pcs = {r.urn for r in plan.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")}
+    pcs = {
+        r.urn
+        for k in ("PriorityClass", "PriorityClassPatch")
+        for r in plan.of_type(f"kubernetes:scheduling.k8s.io/v1:{k}")
+    }
+    assert len(pcs) == 2
     for r in plan.resources:
         if r.type.split(":")[1].split("/")[0] in (
             "leaderworkerset.x-k8s.io",
@@ -159,14 +164,22 @@ def test_tenancy_serving_priority_never_preempts_on_an_existing_cluster():
     assert existing["tpu-serving-online"]["value"] > existing["tpu-serving-batch"]["value"]
 
 
-def test_tenancy_priority_classes_are_retained_on_delete_on_an_existing_cluster():
-    """On an existing cluster every tenant stack applies the same two cluster-scoped PriorityClasses; one tenant's
-    destroy must not delete the class the other tenants' pods name (SRE review M5): they are retainOnDelete there,
-    and still deleted with a cluster the stack creates."""
-    for stack, retained in (("vllm-llama33-70b-existing", True), ("vllm-llama33-70b-v5e16", False)):
-        classes = plan_of(stack).of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
-        assert len(classes) == 2
+def test_tenancy_priority_classes_are_shared_patches_retained_on_delete_on_an_existing_cluster():
+    """On an existing cluster every tenant stack applies the same two cluster-scoped PriorityClasses: as plain
+    resources the second tenant's create fails with AlreadyExists (pulumi-kubernetes >= 4.29 creates with a
+    client-side create), so they are PriorityClassPatch resources there (a server-side apply each, created when
+    absent), and one tenant's destroy must not delete the class the other tenants' pods name (SRE review M5): they
+    are retainOnDelete; a cluster the stack creates still has plain ones, deleted with it
+    (tests/test_e2e_shared_tenancy.py shows it on a real API server)."""
+    for stack, kind, retained in (
+        ("vllm-llama33-70b-existing", "PriorityClassPatch", True),
+        ("vllm-llama33-70b-v5e16", "PriorityClass", False),
+    ):
+        plan = plan_of(stack)
+        classes = plan.of_type(f"kubernetes:scheduling.k8s.io/v1:{kind}")
+        assert len(classes) == 2 and len([r for r in plan.resources if "PriorityClass" in r.type]) == 2, stack
         assert {r.inputs["metadata"]["name"] for r in classes} == {"tpu-serving-online", "tpu-serving-batch"}
+        assert {r.inputs["kind"] for r in classes} == {"PriorityClass"}
         assert all(r.retain_on_delete is retained for r in classes), stack
 
 
@@ -201,3 +214,40 @@ def test_tenancy_args_take_ports_and_ranges_the_api_server_takes():
         namespace="chat", tpu_chips=0, serving_ports=(1, 65535), allowed_cidrs=("10.0.0.0/8", "2001:db8::/32")
     )
     assert argument_problems(args) == []
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_tenancy_two_namespaces_of_one_program_pass_the_check_only_when_shared(shared):
+    """docs/library-api.md's several namespaces on one cluster: two Tenancy of one provider declare the two classes
+    twice. With shared_cluster they are PriorityClassPatch resources, which the check passes (and the real engine
+    applies: tests/test_e2e_shared_tenancy.py); without, plain ones, whose second create pulumi-kubernetes >= 4.29
+    has refused with AlreadyExists."""
+    import pulumi
+    import pulumi_kubernetes as k8s
+
+    from tpu_serving import Tenancy, TenancyArgs
+    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.runtime import objects as runtime_objects
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    def program() -> None:
+        provider = k8s.Provider("k8s", kubeconfig="{}", enable_server_side_apply=True)
+        for ns in ("team-a", "team-b"):
+            Tenancy(
+                ns,
+                TenancyArgs(namespace=ns, tpu_chips=4, serving_preempts=not shared, shared_cluster=shared),
+                opts=pulumi.ResourceOptions(providers=[provider]),
+            )
+
+    plan = run_program(program, {}, project="p", stack="s").as_json()
+    found = {f.subject: f for f in runtime_objects.check(PlanView(plan)).findings if "declared twice" in f.subject}
+    assert set(found) == {
+        "declared twice PriorityClass tpu-serving-online",
+        "declared twice PriorityClass tpu-serving-batch",
+    }
+    assert all(f.ok is shared for f in found.values()), found
+    reason = found["declared twice PriorityClass tpu-serving-online"].reason
+    if shared:
+        assert "each a Patch resource" in reason and "retained on delete" in reason, reason
+    else:
+        assert "the second create fails with AlreadyExists" in reason, reason

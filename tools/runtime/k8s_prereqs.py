@@ -227,10 +227,13 @@ PRIORITY_REFUSED = (
 
 
 def declared_priority_classes(view: PlanView) -> frozenset[str]:
-    """The PriorityClasses a pod of the plan may name: those the plan declares, and the built-in ones."""
+    """The PriorityClasses a pod of the plan may name: those the plan declares (as a ``PriorityClass``, or as a
+    ``PriorityClassPatch``, whose server-side apply creates the class when it is absent:
+    ``TenancyArgs(shared_cluster=True)``), and the built-in ones."""
     declared = {
         str((r["inputs"].get("metadata") or {}).get("name"))
-        for r in view.of_type("kubernetes:scheduling.k8s.io/v1:PriorityClass")
+        for kind in ("PriorityClass", "PriorityClassPatch")
+        for r in view.of_type(f"kubernetes:scheduling.k8s.io/v1:{kind}")
     }
     return BUILT_IN_PRIORITY_CLASSES | declared
 

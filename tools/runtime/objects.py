@@ -363,11 +363,27 @@ def _selector_findings(view: PlanView) -> list[Finding]:
     return out
 
 
+ALREADY_EXISTS = (
+    "the second create fails with AlreadyExists: pulumi-kubernetes v4.29.0 and later create an object with a "
+    "client-side create (pulumi/pulumi-kubernetes#4278, provider/pkg/await/await.go Creation; upsertExistingObjects "
+    "off)"
+)
+"""Why a plain declaration beside another of the same object fails ``pulumi up``."""
+
+
+def _is_patch(r: Mapping[str, Any]) -> bool:
+    """A Patch resource (``kubernetes:<group>/<version>:<Kind>Patch``): created by a server-side apply of its own field
+    manager, which shares the fields other declarations apply with the same values."""
+    return str(r.get("type", "")).endswith("Patch")
+
+
 def duplicate_findings(view: PlanView) -> list[Finding]:
     """Each Kubernetes object two resources of the plan declare through one provider (two ``Tenancy`` of one cluster
-    each declaring the PriorityClasses): destroying either deletes the object the other's pods name, unless every
-    declaration is retained on delete, as ``TenancyArgs(shared_cluster=True)`` makes the PriorityClasses (library
-    review 3, M5)."""
+    each declaring the PriorityClasses). Patch resources may share it (a server-side apply each, under its own field
+    manager), and retained on delete none deletes it, as ``TenancyArgs(shared_cluster=True)`` declares the
+    PriorityClasses; a plain declaration beside any other is created with a client-side create, which the API server
+    refuses with AlreadyExists once the object exists, and destroying it deletes the object the others' pods name
+    (library review 3, M5; tests/test_e2e_shared_tenancy.py shows both on a real API server)."""
     seen: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for r in view.resources:
         inputs = r.get("inputs") or {}
@@ -378,18 +394,29 @@ def duplicate_findings(view: PlanView) -> list[Finding]:
         seen.setdefault(key, []).append(r)
     out = []
     for (_, kind, ns, name), rs in sorted(seen.items()):
-        if len(rs) < 2:
-            continue
-        who = ", ".join(str(r["name"]) for r in rs)
-        shared = all(r.get("retainOnDelete") for r in rs)
-        why = (
-            f"declared by {who}, each retained on delete: a destroy of one leaves it to the others"
-            if shared
-            else f"declared by {who}: destroying one deletes the object the others' pods and policies name; declare "
-            "it once, or retain every declaration on delete (TenancyArgs.shared_cluster for the PriorityClasses)"
-        )
-        out.append(Finding(f"declared twice {kind} {ns + '/' if ns else ''}{name}", shared, why))
+        if len(rs) > 1:
+            shared = all(_is_patch(r) for r in rs)
+            out.append(Finding(f"declared twice {kind} {ns + '/' if ns else ''}{name}", shared, _duplicate_why(rs)))
     return out + _duplicate_alerts(view)
+
+
+def _duplicate_why(rs: list[Mapping[str, Any]]) -> str:
+    """Why the declarations ``rs`` of one object may share it (all Patch resources), or why not."""
+    who = ", ".join(str(r["name"]) for r in rs)
+    if all(_is_patch(r) for r in rs):
+        return f"declared by {who}, each a Patch resource (a server-side apply of its own field manager): " + (
+            "retained on delete, a destroy of one leaves it to the others"
+            if all(r.get("retainOnDelete") for r in rs)
+            else "a destroy of one relinquishes its fields to the others (the last one's is refused where the "
+            "object cannot lose them: a PriorityClass's value and preemptionPolicy are immutable)"
+        )
+    plain = [str(r["name"]) for r in rs if not _is_patch(r)]
+    return (
+        f"declared by {who}; {', '.join(plain)} {'is a plain declaration' if len(plain) == 1 else 'are plain declarations'}"
+        f": {ALREADY_EXISTS}, and a destroy of it deletes the object the others' pods and policies name; declare it "
+        "once, or declare each as a Patch resource retained on delete (TenancyArgs.shared_cluster for the "
+        "PriorityClasses)"
+    )
 
 
 def _duplicate_alerts(view: PlanView) -> list[Finding]:

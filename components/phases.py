@@ -171,9 +171,8 @@ def build_platform(ctx: Context) -> PlatformParts:
     )
     gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis] if apis else [], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
-    # No pod waits for the mirror's repositories: they take seconds once the APIs are on, the cluster several minutes,
-    # and a pull that comes first retries with a back-off of at most 300 s (kubernetes.io/docs/concepts/containers/
-    # images/, "ImagePullBackOff").
+    # No pod waits for the mirror's repositories (seconds once the APIs are on; the cluster takes minutes): a pull that
+    # comes first retries with a back-off of at most 300 s (kubernetes.io/docs/concepts/containers/images/).
     mirror = image_mirror(ctx.name, cfg, ctx.labels, gcp)
     cluster: TpuCluster | ExistingCluster
     if cfg.existing:
@@ -457,7 +456,7 @@ def build_operations(
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
             maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
-            maintenance_whole=cfg.serving is not None and BACKENDS[cfg.serving.backend].restarts_as_a_whole,
+            maintenance_whole=ctx.backend is not None and ctx.backend.restarts_as_a_whole,
             maintenance_gate=gate is not None,
             upgrade_notices=upgrades_held(cfg),
         ),

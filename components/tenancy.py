@@ -419,11 +419,15 @@ class Tenancy(pulumi.ComponentResource):
     """Quota, default requests, network policies, priority classes and operator RBAC of a namespace.
 
     Pass the cluster's Kubernetes provider in ``opts.providers`` and the namespace in
-    ``opts.depends_on``. Workloads take :attr:`priority_classes` in their dependencies.
+    ``opts.depends_on``. Workloads take :attr:`priority_classes` and :attr:`priority_class_patches` in their
+    dependencies.
     """
 
-    priority_classes: list[k8s.scheduling.v1.PriorityClass | k8s.scheduling.v1.PriorityClassPatch]
-    """The serving and batch PriorityClasses (applied as Patch resources with ``shared_cluster``)."""
+    priority_classes: list[k8s.scheduling.v1.PriorityClass]
+    """The serving and batch PriorityClasses the stack owns (none with ``shared_cluster``)."""
+    priority_class_patches: list[k8s.scheduling.v1.PriorityClassPatch]
+    """With ``shared_cluster``, the same classes applied as retained Patch resources (none otherwise): the component
+    provider's schema takes no union of resource types, so the two kinds are two outputs."""
     quota: k8s.core.v1.ResourceQuota
     """The namespace's quota."""
     summary: dict[str, str]
@@ -435,7 +439,9 @@ class Tenancy(pulumi.ComponentResource):
         # Its children wait for what the component waits for (the namespace): the engine does not pass a
         # component's depends_on on, and a namespaced object applied before its namespace exists fails.
         child = child_options(self, opts)
-        self.priority_classes = [priority_class(f"{name}-{pc}", args, pc, child) for pc in PRIORITIES]
+        classes = [priority_class(f"{name}-{pc}", args, pc, child) for pc in PRIORITIES]
+        self.priority_classes = [c for c in classes if isinstance(c, k8s.scheduling.v1.PriorityClass)]
+        self.priority_class_patches = [c for c in classes if isinstance(c, k8s.scheduling.v1.PriorityClassPatch)]
         self.quota = k8s.core.v1.ResourceQuota(f"{name}-quota", quota_args(args), opts=child)
         k8s.core.v1.LimitRange(f"{name}-defaults", limit_range_args(args), opts=child)
         for policy in network_policies(args):

@@ -173,3 +173,15 @@ def test_k8s_prereqs_fuse_volumes_need_the_clusters_fuse_driver():
     cluster["inputs"]["addonsConfig"]["gcsFuseCsiDriverConfig"]["enabled"] = False
     (off,) = k8s_prereqs.fuse_findings(PlanView(plan))
     assert not off.ok and "add-on is off: their pods would stay ContainerCreating" in off.reason, off
+
+
+def test_k8s_prereqs_objects_in_a_namespace_nothing_makes_fail():
+    """Library review 8, M2: a Tenancy given a mistyped namespace passed; the API server refuses its objects."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert all(f.ok for f in k8s_prereqs.namespace_findings(PlanView(plan)))
+    for r in plan["resources"]:
+        if r["type"] == "kubernetes:core/v1:ResourceQuota":
+            r["inputs"]["metadata"]["namespace"] = "vllm-llama70bb"
+    (bad,) = [f for f in k8s_prereqs.namespace_findings(PlanView(plan)) if not f.ok]
+    assert bad.subject == "namespace vllm-llama70bb" and "no Namespace of the plan makes" in bad.reason, bad
+    assert bad.reason.endswith("a typo of the serving's namespace (vllm-llama70b)?"), bad

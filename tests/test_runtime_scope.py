@@ -56,7 +56,7 @@ def test_scope_a_log_based_metric_two_namespaces_declare_under_one_name_fails():
     clash = copy.deepcopy(twin)
     clash["resources"].append({**copy.deepcopy(metrics[0]), "urn": metrics[0]["urn"] + "-again", "name": "again"})
     (bad,) = [f for f in scope.check([("dev", PlanView(clash))]).failures() if "log-based metric" in f.subject]
-    assert "created by 2 stacks" in bad.reason and "already exists" in bad.reason
+    assert "created 2 times in dev" in bad.reason and "already exists" in bad.reason
 
 
 def test_reservation_findings_fail_one_plans_pools_of_two_machine_types_on_one_reservation():
@@ -67,3 +67,15 @@ def test_reservation_findings_fail_one_plans_pools_of_two_machine_types_on_one_r
     failures, _ = scope.reservation_findings([(STACK, PlanView(plan))])
     (failure,) = failures
     assert not failure.ok and failure.reason.startswith("consumed with different machine types: "), failure
+
+
+def test_scope_two_addresses_of_one_name_in_a_region_fail():
+    """Library review 8, M3: two gateways given one address name passed; Compute Engine refuses the second create."""
+    plan = copy.deepcopy(plan_of(STACK).as_json())
+    (address,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/address:Address"]
+    again = {**copy.deepcopy(address), "urn": address["urn"] + "-2", "name": address["name"] + "-2"}
+    plan["resources"].append(again)
+    failures = [f for f in scope.check([(STACK, PlanView(plan))]).findings if not f.ok]
+    (failure,) = [f for f in failures if f.subject.startswith("scope address name per (project, region)")]
+    assert f"created 2 times in {STACK}" in failure.reason and address["inputs"]["name"] in failure.subject, failure
+    assert scope.check([(STACK, PlanView(plan_of(STACK).as_json()))]).ok

@@ -18,6 +18,7 @@ from typing import Any
 
 from tpu_serving.config.checks import gke_version
 from tpu_serving.gateway import INFERENCE_POOL_MIN_GKE
+from tpu_serving.naming import DEFAULT_NAMESPACE, RESERVED_NAMESPACES
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
@@ -190,6 +191,32 @@ def kind_findings(view: PlanView) -> Iterator[Finding]:
         yield Finding(subject, True, f"served by {controller} {release} ({applier['name']}), created after it")
 
 
+def _undeclared_namespaces(view: PlanView, declared: set[str]) -> Iterator[Finding]:
+    """Each namespace the plan's objects are in that no Namespace of the plan makes, no ``WorkloadIdentity`` names as
+    existing (its registered ``namespace``) and the cluster does not have from the start (library review 8, M2: a
+    ``Tenancy`` given a mistyped namespace passed; the API server refuses every object in it, ``namespaces ... not
+    found``, and the real namespace is left without its quota and NetworkPolicies)."""
+    known = declared | {
+        str((r.get("registeredOutputs") or {}).get("namespace"))
+        for r in view.resources
+        if str(r["type"]).endswith(":WorkloadIdentity")
+    }
+    known |= {DEFAULT_NAMESPACE, *RESERVED_NAMESPACES}
+    used: dict[str, list[str]] = {}
+    for r in view.resources:
+        ns = (r["inputs"].get("metadata") or {}).get("namespace") if str(r["type"]).startswith("kubernetes:") else None
+        if isinstance(ns, str) and ns not in known:
+            used.setdefault(ns, []).append(str(r["name"]))
+    for ns, names in sorted(used.items()):
+        yield Finding(
+            f"namespace {ns}",
+            False,
+            f"{', '.join(names[:4])}{' ...' if len(names) > 4 else ''} are in namespace {ns}, which no Namespace of the "
+            "plan makes and no WorkloadIdentity names: the API server refuses them (namespaces not found); a typo of "
+            f"the serving's namespace ({', '.join(sorted(declared)) or 'none declared'})?",
+        )
+
+
 def namespace_findings(view: PlanView) -> Iterator[Finding]:
     """Per Namespace the plan creates: every object in it waits for it."""
     namespaces = {
@@ -201,6 +228,7 @@ def namespace_findings(view: PlanView) -> Iterator[Finding]:
             ns = (r["inputs"].get("metadata") or {}).get("namespace")
             if isinstance(ns, str) and ns in inside:
                 inside[ns].append(r)
+    yield from _undeclared_namespaces(view, set(namespaces))
     graph = Dependencies.of(view, through_components=True)
     for ns, objects in sorted(inside.items()):
         made = namespaces[ns]

@@ -79,6 +79,12 @@ SCOPED: tuple[OnePerScope, ...] = (
         "; share one: every stack but one sets cluster.cloudNat: existing with cluster.existingNatRouter and "
         "cluster.existingNat naming the first's router and NAT (docs/add-your-own-model.md, step 2)",
     ),
+    OnePerScope(  # library review 8, M3: two gateways given one address name passed; the second create gets 409
+        "address name per (project, region)",
+        "gcp:compute/address:Address",
+        _fields("project", "region", "name"),
+        facts.COMPUTE_NAMES,
+    ),
     OnePerScope(
         "subnetwork name per (project, region)",
         "gcp:compute/subnetwork:Subnetwork",
@@ -211,6 +217,13 @@ def reservation_findings(plans: Sequence[tuple[str, PlanView]]) -> tuple[list[Fi
     return findings, warnings
 
 
+def _created_by(who: Sequence[str]) -> str:
+    """``created by N stacks``, or, all of one program (``<stack>/<resource>``), ``created N times in <stack>`` (library
+    review 7, m5: two resources of one program were called two stacks)."""
+    stacks = {w.split("/", 1)[0] for w in who}
+    return f"created {len(who)} times in {stacks.pop()}" if len(stacks) == 1 else f"created by {len(stacks)} stacks"
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
     """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
     named existing Cloud NAT against the NATs the stacks make."""
@@ -227,8 +240,6 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
             found.append(
                 Finding(subject, True, f"only {who[0]}")
                 if len(who) == 1
-                else Finding(
-                    subject, False, f"created by {len(who)} stacks: {', '.join(who)} ({rule.source}){rule.remedy}"
-                )
+                else Finding(subject, False, f"{_created_by(who)}: {', '.join(who)} ({rule.source}){rule.remedy}")
             )
     return CategoryResult("scope", found + reservation_findings(plans)[0])

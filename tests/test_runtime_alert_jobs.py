@@ -36,3 +36,20 @@ def test_alert_jobs_an_alert_on_a_job_nothing_scrapes_fails():
 
 def test_alert_jobs_reads_each_selectors_job_and_namespace():
     assert list(alert_jobs._jobs('up{job="a", namespace="n"} or absent(x{job="b"})')) == [("n", "a"), (None, "b")]
+
+
+def test_alert_jobs_picker_findings_fail_an_endpoint_picker_no_pod_monitoring_scrapes():
+    """Library review 8, M4: a program without routed() had its endpoint picker unscraped, and every check passed."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    subject = "ref InferencePool vllm-llama70b/vllm-api-gateway endpoint picker vllm-api-gateway-epp -> PodMonitoring"
+    (found,) = alert_jobs.picker_findings(PlanView(plan))
+    assert (found.subject, found.ok, found.reason) == (subject, True, "scraped by vllm-api-gateway-epp")
+    plan["resources"] = [
+        r
+        for r in plan["resources"]
+        if not (
+            r["inputs"].get("kind") == "PodMonitoring" and r["inputs"]["metadata"]["name"] == "vllm-api-gateway-epp"
+        )
+    ]
+    (found,) = alert_jobs.picker_findings(PlanView(plan))
+    assert not found.ok and found.reason.startswith("no PodMonitoring scrapes its pods"), found

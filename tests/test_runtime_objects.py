@@ -37,7 +37,10 @@ def test_objects_vllm_plan_before_the_fix_fails_where_a_real_cluster_would():
     failed = _failures(view)
     # the Service named like the LeaderWorkerSet is the real controller's to show (make e2e: tpu-serving verify,
     # tests/test_e2e_planted.py), no longer the model's
-    assert "objects" not in failed
+    # and its endpoint picker was scraped by nothing (library review 8, M4: the check now says so)
+    assert [f.split(":")[0] for f in failed["objects"]] == [
+        "ref InferencePool vllm-llama70b/vllm-gateway endpoint picker vllm-gateway-epp -> PodMonitoring"
+    ]
     assert any("networkservices.googleapis.com" in f for f in failed["prerequisites"])
     assert len(failed["admission"]) == 3 and len(failed["engines"]) == 3
     # its picker's policy admitted only the proxies: GKE's health checks (gRPC 9003) never reached it

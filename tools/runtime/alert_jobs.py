@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator
 
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import PlanView, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
 MATCHERS = re.compile(r"\{([^{}]*)\}")
@@ -57,3 +57,39 @@ def findings(view: PlanView) -> list[Finding]:
                     f"alert fires for ever, a threshold never); {ADVICE}",
                 )
     return list(seen.values())
+
+
+def picker_findings(view: PlanView) -> list[Finding]:
+    """Each InferencePool's endpoint picker (the pods behind its ``endpointPickerRef`` Service) is scraped by a
+    PodMonitoring of its namespace (library review 8, M4: a program that left out ``routed()`` had its picker
+    unscraped and unalerted, and every check passed; a picker that stops picking is then seen only by the clients)."""
+    from tpu_serving_tools.runtime.network_policy import selector_matches
+    from tpu_serving_tools.runtime.pods import pods_of
+
+    services = {(qualified_name(o)): o for o in view.kubernetes_objects("Service")}
+    monitors = list(view.kubernetes_objects("PodMonitoring"))
+    pods, out = pods_of(view), []
+    for pool in view.kubernetes_objects("InferencePool"):
+        ns = str(pool["metadata"].get("namespace", "default"))
+        picker = str(((pool.get("spec") or {}).get("endpointPickerRef") or {}).get("name"))
+        selector = ((services.get(f"{ns}/{picker}") or {}).get("spec") or {}).get("selector")
+        if not selector:
+            continue  # a picker Service of nothing: the references say so
+        chosen = [p for p in pods if p.namespace == ns and selector_matches({"matchLabels": selector}, p.labels)]
+        scraped = sorted(
+            str(m["metadata"]["name"])
+            for m in monitors
+            if str(m["metadata"].get("namespace", "default")) == ns
+            and any(selector_matches((m.get("spec") or {}).get("selector") or {}, p.labels) for p in chosen)
+        )
+        out.append(
+            Finding(
+                f"ref InferencePool {qualified_name(pool)} endpoint picker {picker} -> PodMonitoring",
+                bool(scraped),
+                f"scraped by {', '.join(scraped)}"
+                if scraped
+                else "no PodMonitoring scrapes its pods: its errors and its readiness go unalerted; add its scrape target "
+                "and alerts with tpu_serving.serving_metrics.routed(metrics, gateway_args) (docs/library-api.md)",
+            )
+        )
+    return out

@@ -132,7 +132,13 @@ def findings(view: PlanView) -> list[Finding]:
 def check(view: PlanView) -> CategoryResult:
     from tpu_serving_tools.runtime import wiring  # builds on the scheduling model, as this module does not
 
-    found = findings(view) + reference_findings(view) + duplicate_findings(view) + alert_jobs.findings(view)
+    found = (
+        findings(view)
+        + reference_findings(view)
+        + duplicate_findings(view)
+        + alert_jobs.findings(view)
+        + alert_jobs.picker_findings(view)
+    )
     return CategoryResult("objects", found + wiring.findings(view))
 
 

@@ -58,3 +58,20 @@ def test_expectations_read_the_settings_under_the_plans_own_project():
     theirs = expectations({**plan, "project": "acme-serving", "config": renamed})
     assert theirs == expectations(plan)
     assert theirs.pools and theirs.serving
+
+
+def test_verify_expect_a_patch_resource_is_the_object_of_its_kind():
+    """The e2e run of vllm-llama33-70b-existing failed verify: its shared-cluster PriorityClasses, declared as
+    PriorityClassPatch resources, were looked up as a kind PriorityClassPatch, which no API server serves."""
+    from tpu_serving_tools.verify.expect import api_version, declared_objects
+
+    assert api_version("kubernetes:scheduling.k8s.io/v1:PriorityClassPatch") == (
+        "scheduling.k8s.io/v1",
+        "PriorityClass",
+    )
+    assert api_version("kubernetes:core/v1:Service") == ("v1", "Service")
+    patch = {
+        "type": "kubernetes:scheduling.k8s.io/v1:PriorityClassPatch",
+        "inputs": {"metadata": {"name": "tpu-serving-online"}},
+    }
+    assert declared_objects([patch]) == [("scheduling.k8s.io/v1", "PriorityClass", None, "tpu-serving-online")]

@@ -14,12 +14,14 @@ from .backends.jetstream import (
     PathwaysServing,
     PathwaysServingArgs,
 )
+from .backends.jetstream.args import PathwaysRequests
 from .backends.pathways_job import (
     CustomComponent,
     PathwaysWorkload,
     PathwaysWorkloadArgs,
     UserContainer,
 )
+from .backends.pathways_job.args import ComponentType
 from .backends.saxml import SaxmlImages, SaxmlServing, SaxmlServingArgs, SaxModel
 from .backends.vllm import (
     SecretKey,
@@ -30,10 +32,23 @@ from .backends.vllm import (
     VllmServingArgs,
     WeightsLoader,
 )
-from .buckets import Buckets, BucketsArgs, BucketSpec, SharedBucket, SharedBuckets, SharedBucketsArgs
-from .catalog import CatalogError
-from .cluster import CpuPoolArgs, TpuCluster, TpuClusterArgs
-from .controllers import ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .backends.vllm.file_cache import FileCache
+from .backends.vllm.kv import KvTransfer
+from .backends.vllm.progress import VllmProbeSettings
+from .buckets import (
+    Buckets,
+    BucketsArgs,
+    BucketSpec,
+    Purpose,
+    SharedBucket,
+    SharedBuckets,
+    SharedBucketsArgs,
+    StorageClass,
+)
+from .capacity import Capacity
+from .catalog import CatalogError, SliceShape
+from .cluster import CloudNat, CpuPoolArgs, ReleaseChannel, TpuCluster, TpuClusterArgs
+from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests, WatchedDeployment
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .existing import (
@@ -50,8 +65,9 @@ from .host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .image_mirror import ImageMirror, ImageMirrorArgs
 from .lws import Rollout
+from .maintenance import ExclusionScope, MaintenanceExclusion, MaintenanceSettings
 from .models import ModelSize, WeightPrecision
-from .node_identity import BucketGrant
+from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .observability import (
     Observability,
@@ -61,13 +77,38 @@ from .observability import (
     ServingSignals,
 )
 from .observability_settings import ObservabilitySettings
-from .podspec import ProbeSettings
+from .podspec import ProbeSettings, Shutdown
+from .quota import PodSet
 from .services import ProjectServices, ProjectServicesArgs
 from .settings import CreateOrExisting
-from .tenancy import Tenancy, TenancyArgs
+from .spread import ZoneSpread
+from .tenancy import IsolatedPods, Tenancy, TenancyArgs
 from .validation import ArgumentsError
 
 __all__ = [
+    # argument and settings types a program passes (library review 8, m1: docs/library-api.md says every one imports
+    # from tpu_serving)
+    "Access",
+    "Capacity",
+    "CloudNat",
+    "ComponentType",
+    "Controller",
+    "ExclusionScope",
+    "FileCache",
+    "IsolatedPods",
+    "KvTransfer",
+    "MaintenanceExclusion",
+    "MaintenanceSettings",
+    "PathwaysRequests",
+    "PodSet",
+    "Purpose",
+    "ReleaseChannel",
+    "Shutdown",
+    "SliceShape",
+    "StorageClass",
+    "VllmProbeSettings",
+    "WatchedDeployment",
+    "ZoneSpread",
     "ArgumentsError",
     "CatalogError",
     "ModelSize",

@@ -321,3 +321,31 @@ def test_package_exports_the_host_maintenance_gate_and_the_image_mirror():
         "ImageMirrorArgs": ImageMirrorArgs,
     }
     assert set(names) <= set(tpu_serving.__all__)
+
+
+def test_package_exports_every_argument_and_settings_type_its_components_take():
+    """Library review 8, m1: docs/library-api.md says every argument and settings class imports from tpu_serving, and
+    MaintenanceSettings, MaintenanceExclusion, Capacity and others did not."""
+    import dataclasses
+    import typing
+
+    import tpu_serving
+    from tpu_serving.validation import type_hints
+
+    def types_in(annotation: object) -> set[type]:
+        found = {annotation} if isinstance(annotation, type) else set()
+        for arg in typing.get_args(annotation):
+            found |= types_in(arg)
+        return found
+
+    exported = {getattr(tpu_serving, n) for n in tpu_serving.__all__}
+    missing = set()
+    entry = [c for c in exported if isinstance(c, type) and c.__name__.endswith(("Args", "Settings"))]
+    for cls in [c for c in entry if dataclasses.is_dataclass(c)]:  # the components' arguments and settings
+        for hint in type_hints(cls).values():
+            for t in types_in(hint):
+                ours = t.__module__.startswith("tpu_serving")
+                # a nested settings class a program must build (a choice takes its plain string too)
+                if ours and dataclasses.is_dataclass(t) and t not in exported:
+                    missing.add(f"{cls.__name__} -> {t.__module__}.{t.__name__}")
+    assert not missing, sorted(missing)

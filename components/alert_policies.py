@@ -7,6 +7,7 @@ WARNING goes to ``ticketChannels``. The builders of each family live in their ow
 controllers', the job's, the error rate's, :mod:`tpu_serving.serving_alerts`); this module picks them for a stack.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pulumi_gcp as gcp
@@ -184,6 +185,7 @@ def log_match_policy_args(
     runbook: str,
     severity: Severity,
     channels: list[str],
+    labels: Mapping[str, str] | None = None,
 ) -> gcp.monitoring.AlertPolicyArgs:
     """A policy with one log-match condition on ``log_filter`` (a Logging filter, not PromQL), named ``display_name``
     (``<stack>: <title>``, the condition takes the title), notified at most once per ``rate_limit_seconds``, which
@@ -208,4 +210,5 @@ def log_match_policy_args(
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook, mime_type="text/markdown"),
         notification_channels=channels,
         severity=severity.value,
+        user_labels=dict(labels) if labels else None,
     )

@@ -15,7 +15,7 @@ marks a node whose VM has maintenance scheduled with a label, and lets an operat
 Plain data in, plain data out, like :mod:`tpu_serving.error_rate`.
 """
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import pulumi_gcp as gcp
 
@@ -65,6 +65,24 @@ def manual_start_listed(shape: SliceShape) -> bool:
     (:data:`MANUAL_START_ANY`, :data:`MANUAL_START_MULTI_HOST`): only there does the host-maintenance gate start it."""
     name = shape.generation.name
     return name in MANUAL_START_ANY or (name in MANUAL_START_MULTI_HOST and shape.multi_host)
+
+
+MANUAL_START_KINDS = "multi-host v5e or v6e, v4, v5p"
+MANUAL_START_LABEL = "tpu-serving-manual-start"
+"""The maintenance policies' user label: what they tell on-call of a manual start, ``all``, ``none`` or ``some`` of
+the pools in their zones (:func:`manual_start_value`), which ``tpu-serving check`` compares with the plan's pools
+(library review 8, M4). A policy's ``user_labels``: pulumi-gcp 10.2.0 monitoring/alert_policy.py l.78-81."""
+
+
+def manual_start_value(startable: bool | None) -> str:
+    return "some" if startable is None else "all" if startable else "none"
+
+
+def all_startable(shapes: Iterable[SliceShape]) -> bool | None:
+    """Whether the pools of ``shapes`` take a manual start (:func:`manual_start_listed`): True all, False none, None
+    some (``ObservabilityArgs.maintenance_startable``)."""
+    kinds = {manual_start_listed(s) for s in shapes}
+    return None if len(kinds) > 1 else kinds != {False}
 
 
 KEY = "host-maintenance"
@@ -118,12 +136,12 @@ def upcoming_filter(project: str, zones: Sequence[str], unscheduled: bool = Fals
 
 
 def runbook(
-    zones: Sequence[str], gated: bool = False, startable: bool = True, watched: bool = False, whole: bool = False
+    zones: Sequence[str], gated: bool = False, startable: bool | None = True, watched: bool = False, whole: bool = False
 ) -> str:
     """What the ticket asks: find the nodes, then what to do (:data:`RUNBOOK`): on a stack whose host-maintenance gate
     starts it (``gated``, :mod:`tpu_serving.host_maintenance_job`), to watch the gate; on pools that take a manual
-    start (``startable``), to start it a pool at a time; on others, that it comes at its window, and when to move a
-    group (``watched``: the gate pages close windows)."""
+    start (``startable`` True), to start it a pool at a time; on others (False), that it comes at its window, and
+    when to move a group (``watched``: the gate pages close windows); None: the zones hold pools of both kinds."""
     if gated:
         then = (
             "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
@@ -136,6 +154,14 @@ def runbook(
             "Then start it yourself on every serving pool with maintenance pending at once: a disruption of any "
             "slice restarts the whole workload, so one window costs one restart; wait until every node is Ready "
             f"again since you labelled them and the workload serves again ({RUNBOOK})."
+        )
+    elif startable is None:  # library review 8, M1: namespaces whose slices share a zone, one policy for both
+        then = (
+            f"Then, on a pool that takes a manual start ({MANUAL_START_KINDS}), start it yourself (or its namespace's "
+            "host-maintenance gate does, where one starts it), one node pool at a time, the next once every node of "
+            "the last one is Ready again and the groups serve again; on the others (single-host v5e or v6e, TPU7x) "
+            "Cloud TPU lists no manual start: it comes at its window and costs that slice's group a reload "
+            f"({RUNBOOK})."
         )
     elif startable:
         then = (
@@ -170,7 +196,7 @@ def policy_args(
     zones: Sequence[str],
     settings: ObservabilitySettings,
     watched: bool = False,
-    startable: bool = True,
+    startable: bool | None = True,
     whole: bool = False,
 ) -> gcp.monitoring.AlertPolicyArgs:
     """The WARNING policy with one log-match condition on :func:`upcoming_filter`, to the ticket channels; ``watched``:
@@ -180,9 +206,10 @@ def policy_args(
         f"{stack}: {TITLE}",
         upcoming_filter(project, zones),
         RATE_LIMIT_SECONDS,
-        runbook(zones, watched and startable, startable, watched, whole),
+        runbook(zones, watched and startable is True, startable, watched, whole),
         SEVERITY,
         settings.channels(SEVERITY),
+        {MANUAL_START_LABEL: manual_start_value(startable)},
     )
 
 
@@ -195,21 +222,27 @@ generated/kubectl_drain/; GKE review round 50, M1)."""
 
 
 def unscheduled_policy_args(
-    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, startable: bool = True
+    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, startable: bool | None = True
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable``:
-    every TPU slice's pools take a manual start (:func:`manual_start_listed`), else the page says it comes at its
-    window."""
-    act = (
-        "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
-        "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
-        if startable
-        else "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes "
-        "at its window and costs that slice's group a reload: nothing to do while the other groups serve, unless "
-        "another serving pool's window opens within 7 hours of it; then add a group and move this one before its "
-        f"window (docs/operate.md, 'Moving a group before its window': the drain is kubectl drain <node> "
+    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable``: as
+    :func:`runbook`."""
+    start = "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
+    start += "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
+    at_window = (
+        "so it comes at its window and costs that slice's group a reload: nothing to do while the other groups "
+        "serve, unless another serving pool's window opens within 7 hours of it; then add a group and move this one "
+        f"before its window (docs/operate.md, 'Moving a group before its window': the drain is kubectl drain <node> "
         f"{DRAIN_FLAGS}; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
     )
+    if startable is None:  # library review 8, M1
+        act = (
+            f"if the node's pool takes a manual start ({MANUAL_START_KINDS}), {start}; if not (single-host v5e or "
+            f"v6e, TPU7x), Cloud TPU lists no manual start for it, {at_window}"
+        )
+    elif startable:
+        act = start
+    else:
+        act = f"Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), {at_window}"
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
         f"{', '.join(sorted(set(zones)))}: it comes with less notice than scheduled maintenance, and interrupts the "
@@ -224,6 +257,7 @@ def unscheduled_policy_args(
         text,
         Severity.ERROR,
         settings.channels(Severity.ERROR),
+        {MANUAL_START_LABEL: manual_start_value(startable)},
     )
 
 

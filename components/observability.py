@@ -195,9 +195,12 @@ class ObservabilityArgs:
     maintenance_zones: Sequence[str] = ()
     """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
     (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
-    maintenance_startable: bool = True
-    """Every TPU slice's node pools take a manual start of host maintenance
-    (:func:`tpu_serving.host_maintenance.manual_start_listed`): the unscheduled-maintenance page says to start it."""
+    maintenance_startable: bool | None = True
+    """Whether the TPU slices' node pools in :attr:`maintenance_zones` take a manual start of host maintenance
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`): True every one (the pages say to start it), False none
+    (they say it comes at its window), None some of them (the pages say which does what: namespaces whose slices share
+    a zone, each zone's pages given to one Observability). The gate's page follows it where True, and watches
+    elsewhere. ``tpu-serving check`` compares it with the plan's pools in those zones."""
     maintenance_whole: bool = False
     """The serving restarts as a whole (a JobSet, a PathwaysJob: :attr:`tpu_serving.backends.Backend.restarts_as_a_whole`):
     the maintenance ticket says to start every pending pool at once, in one window."""
@@ -326,7 +329,8 @@ class Observability(pulumi.ComponentResource):
     def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:
         """The gate's page on its ERROR lines, the log-based metric of its runs and the alert on their absence."""
         hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
-        page = hm.gate_policy_args(project, cluster, ns, args.settings, args.maintenance_startable)
+        starts = args.maintenance_startable is True
+        page = hm.gate_policy_args(project, cluster, ns, args.settings, starts)
         gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", page, opts=child)
         gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)
         silent = hm.silent_alert(cluster, ns)
@@ -334,7 +338,7 @@ class Observability(pulumi.ComponentResource):
             f"{name}-{silent.key}", alert_policy_args(silent, cluster, args.settings, project), opts=child
         )
         names = [str(page.display_name), f"{cluster}: {silent.title}"]
-        if not args.maintenance_startable:  # a watching gate: its ticket on two serving pools' close windows
+        if not starts:  # a watching gate: its ticket on two serving pools' close windows
             close = hm.close_policy_args(project, cluster, ns, args.settings)
             gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", close, opts=child)
             names.append(str(close.display_name))

@@ -455,7 +455,7 @@ def build_operations(
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
-            maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
+            maintenance_startable=host_maintenance.all_startable(s.shape for s in cfg.tpu_slices),
             maintenance_whole=ctx.backend is not None and ctx.backend.restarts_as_a_whole,
             maintenance_gate=gate is not None,
             upgrade_notices=upgrades_held(cfg),

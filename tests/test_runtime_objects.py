@@ -279,3 +279,14 @@ def test_objects_a_gate_naming_no_pool_of_the_plan_fails():
                         e["value"] = e["value"] + ",vllm70bv6e-typo"
     ok, why = _objects(plan)["ref CronJob vllm-llama70b/host-maintenance-gate -> node pool vllm70bv6e-typo"]
     assert not ok and why.startswith("the plan has no such node pool (its pools: "), why
+
+
+def test_objects_a_duplicate_cluster_wide_policy_names_its_own_argument():
+    """Library review 8, m2: two Observability watching the controllers made two controller policies, and the hint
+    named ``upgrade_notices``."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    policy = next(r for r in plan["resources"] if r["name"].endswith("-controller-unavailable"))
+    again = {**copy.deepcopy(policy), "urn": policy["urn"] + "-big", "name": "big-obs-controller-unavailable"}
+    plan["resources"].append(again)
+    ok, why = _objects(plan)[f"declared twice AlertPolicy {policy['name']}"]
+    assert not ok and "(ObservabilityArgs.controllers on one namespace's Observability)" in why, why

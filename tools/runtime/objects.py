@@ -14,7 +14,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.runtime import alert_jobs, health_checks, pods_ds
+from tpu_serving import cluster_notices, controller_alerts
+from tpu_serving_tools.runtime import alert_jobs, health_checks, maintenance_pages, pods_ds
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.planview import PlanView
@@ -138,6 +139,7 @@ def check(view: PlanView) -> CategoryResult:
         + duplicate_findings(view)
         + alert_jobs.findings(view)
         + alert_jobs.picker_findings(view)
+        + maintenance_pages.findings(view)
     )
     return CategoryResult("objects", found + wiring.findings(view))
 
@@ -425,11 +427,27 @@ def _duplicate_why(rs: list[Mapping[str, Any]]) -> str:
     )
 
 
+ONCE_ARGUMENTS = {
+    cluster_notices.KEY: "ObservabilityArgs.upgrade_notices",
+    controller_alerts.KEY: "ObservabilityArgs.controllers",
+}
+"""The argument that makes each cluster-wide policy, by its resource name's key (library review 8, m2: the hint named
+``upgrade_notices`` for every policy)."""
+
+
+def _once_hint(name: str) -> str:
+    arg = next((a for key, a in ONCE_ARGUMENTS.items() if name.endswith(f"-{key}")), None)
+    return f"{arg} on one namespace's Observability" if arg else "one Observability makes it"
+
+
 def _duplicate_alerts(view: PlanView) -> list[Finding]:
     """Alert policies of one project whose conditions are the same (two ``Observability`` with ``upgrade_notices``
-    each making the cluster-notice policy, library review 6, m9): one event opens an incident on each."""
+    each making the cluster-notice policy, library review 6, m9): one event opens an incident on each. The
+    maintenance pages, which overlap without being the same, are :mod:`maintenance_pages`'."""
     seen: dict[tuple[str, str], list[str]] = {}
     for r in view.of_type(ALERT_POLICY):
+        if maintenance_pages.is_page(r):
+            continue
         inputs = r["inputs"]
         key = (str(inputs.get("project", "")), json.dumps(inputs.get("conditions"), sort_keys=True))
         seen.setdefault(key, []).append(str(r["name"]))
@@ -438,7 +456,7 @@ def _duplicate_alerts(view: PlanView) -> list[Finding]:
             f"declared twice AlertPolicy {names[0]}",
             False,
             f"{', '.join(names)} watch the same conditions: one event opens an incident on each; create the policy "
-            "once (for the cluster notices, ObservabilityArgs.upgrade_notices on one namespace's Observability)",
+            f"once ({_once_hint(names[0])})",
         )
         for names in seen.values()
         if len(names) > 1

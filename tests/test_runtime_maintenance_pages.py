@@ -1,0 +1,106 @@
+"""The host-maintenance pages against the plan's TPU pools (:mod:`tpu_serving_tools.runtime.maintenance_pages`):
+two pages of a kind whose zones meet, and a page whose manual-start claim its zones' pools do not bear out (library
+review 8, M1 and M4), through the ``objects`` category as ``tpu-serving check`` runs it."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tests.conftest import plan_of
+from tpu_serving import catalog, host_maintenance
+from tpu_serving_tools.runtime import objects
+from tpu_serving_tools.runtime.planview import PlanView
+
+STACK = "vllm-llama33-70b-v6e8"
+UNSCHEDULED = "vllm70bv6e-observability-host-maintenance-unscheduled"
+
+
+def _objects(plan: dict[str, Any]) -> dict[str, tuple[bool, str]]:
+    return {f.subject: (f.ok, f.reason) for f in objects.check(PlanView(plan)).findings}
+
+
+def _plan() -> dict[str, Any]:
+    return copy.deepcopy(plan_of(STACK).as_json())
+
+
+def _resource(plan: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(r for r in plan["resources"] if r["name"] == name)
+
+
+def _second_namespace_page(plan: dict[str, Any], zones: str) -> str:
+    """The unscheduled page of another namespace's Observability, on ``zones`` (a Logging filter's zone clause)."""
+    page = copy.deepcopy(_resource(plan, UNSCHEDULED))
+    page["urn"], page["name"] = page["urn"] + "-big", "big-obs-host-maintenance-unscheduled"
+    c = page["inputs"]["conditions"][0]["conditionMatchedLog"]
+    c["filter"] = c["filter"].split(" AND (resource.labels.zone=")[0] + f" AND ({zones})"
+    page["inputs"]["displayName"] = "big: Unscheduled TPU host maintenance"
+    plan["resources"].append(page)
+    return str(page["name"])
+
+
+def test_maintenance_pages_whose_zones_meet_fail_as_declared_twice():
+    """Library review 8, M1: chat's page on us-east5-a and -b, big's on us-east5-a; the exact-JSON comparison passed
+    them, one VM's notice paged twice with contradictory texts."""
+    plan = _plan()
+    other = _second_namespace_page(plan, 'resource.labels.zone="us-east5-a"')
+    found = {s: v for s, v in _objects(plan).items() if s.startswith("declared twice AlertPolicy")}
+    assert len(found) == 1, found
+    ok, why = next(iter(found.values()))
+    assert not ok and UNSCHEDULED in why and other in why and "VMs in us-east5-a:" in why, why
+    assert "ObservabilityArgs.maintenance_zones" in why, why
+
+
+def test_maintenance_pages_in_other_zones_or_of_another_kind_pass():
+    plan = _plan()
+    _second_namespace_page(plan, 'resource.labels.zone="us-east5-c"')
+    assert not [s for s in _objects(plan) if s.startswith("declared twice")]
+
+
+def test_maintenance_page_claims_what_its_zones_pools_take():
+    """Every page of the stack: single-host v6e pools take no manual start, and the pages say ``none``."""
+    found = {s: v for s, v in _objects(_plan()).items() if s.startswith("maintenance page ")}
+    assert len(found) == 2 and all(ok for ok, _ in found.values()), found
+    assert all("says 'none', as pools vllm70bv6e-v6e8a" in why for _, why in found.values()), found
+
+
+def test_maintenance_page_claiming_a_manual_start_single_host_v6e_lacks_fails():
+    """Library review 8, M4 (obs-startable): ``maintenance_startable=True`` on single-host v6e passed every check."""
+    plan = _plan()
+    _resource(plan, UNSCHEDULED)["inputs"]["userLabels"][host_maintenance.MANUAL_START_LABEL] = "all"
+    ok, why = _objects(plan)[f"maintenance page {UNSCHEDULED} (us-east5-a, us-east5-b): manual start"]
+    assert not ok and "says 'all'" in why and "none take one" in why and "maintenance_startable=False" in why, why
+
+
+def test_maintenance_page_over_pools_of_both_kinds_must_say_some():
+    """A multi-host v5p pool in us-east5-a beside the v6e ones: the page says ``none``, the pools say ``some``."""
+    plan = _plan()
+    pool = copy.deepcopy(_resource(plan, "vllm70bv6e-v6e8a"))
+    pool["urn"], pool["name"] = pool["urn"] + "-v5p", "big-v5p-0"
+    pool["inputs"].update(name="big-v5p-0", placementPolicy={"type": "COMPACT", "tpuTopology": "2x2x2"})
+    pool["inputs"]["nodeConfig"]["machineType"] = "ct5p-hightpu-4t"
+    assert catalog.pool_slice("ct5p-hightpu-4t", "2x2x2") is not None
+    plan["resources"].append(pool)
+    ok, why = _objects(plan)[f"maintenance page {UNSCHEDULED} (us-east5-a, us-east5-b): manual start"]
+    assert not ok and "some take one" in why and "maintenance_startable=None" in why, why
+
+
+def test_all_startable_is_true_false_or_none_for_some():
+    v6e8 = catalog.pool_slice("ct6e-standard-8t", None)
+    v5p = catalog.pool_slice("ct5p-hightpu-4t", "2x2x2")
+    assert v6e8 is not None and v5p is not None
+    assert host_maintenance.all_startable([v5p]) is True
+    assert host_maintenance.all_startable([v6e8, v6e8]) is False
+    assert host_maintenance.all_startable([v6e8, v5p]) is None
+
+
+def test_unscheduled_page_over_pools_of_both_kinds_says_which_does_what():
+    from tpu_serving.observability_settings import ObservabilitySettings
+
+    args = host_maintenance.unscheduled_policy_args("p", "c", ["us-east5-a"], ObservabilitySettings(), None)
+    text = str(args.documentation.content)  # type: ignore[union-attr]
+    assert f"if the node's pool takes a manual start ({host_maintenance.MANUAL_START_KINDS}), start it now" in text
+    assert "if not (single-host v5e or v6e, TPU7x), Cloud TPU lists no manual start for it" in text
+    assert args.user_labels == {host_maintenance.MANUAL_START_LABEL: "some"}
+    ticket = host_maintenance.runbook(["us-east5-a"], False, None)
+    assert "on a pool that takes a manual start" in ticket and "on the others" in ticket, ticket

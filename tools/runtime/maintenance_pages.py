@@ -1,0 +1,109 @@
+"""The host-maintenance pages against the plan's TPU node pools.
+
+Compute Engine's upcoming-maintenance notice names a VM, not its node pool or namespace, so the pages
+(:func:`tpu_serving.host_maintenance.policy_args`, :func:`~tpu_serving.host_maintenance.unscheduled_policy_args`)
+filter on the project and zones (:data:`tpu_serving.host_maintenance.PENDING` cites the entry). Two of a kind whose
+zones meet page twice for one VM, each with its own text: a program whose namespaces' slices share a zone gives that
+zone's pages to one ``Observability`` (library review 8, M1: the check compared the conditions' exact JSON, so it
+caught the pages only when both zone sets were equal). And what a page tells on-call of a manual start (its
+:data:`~tpu_serving.host_maintenance.MANUAL_START_LABEL`) must hold for every pool in its zones, which Cloud TPU lists
+for some shapes only (:func:`tpu_serving.host_maintenance.manual_start_listed`; library review 8, M4: a page told
+on-call to start maintenance on single-host v6e pools).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from itertools import combinations
+from typing import Any
+
+from tpu_serving import catalog
+from tpu_serving.host_maintenance import (
+    MANUAL_START_LABEL,
+    UNSCHEDULED,
+    UPCOMING_METHOD,
+    all_startable,
+    manual_start_value,
+)
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
+from tpu_serving_tools.runtime.maintenance import NODE_POOL
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import Finding
+
+ZONE = re.compile(r'resource\.labels\.zone="([^"]+)"')
+ONCE = (
+    "give each zone's maintenance pages to one Observability: ObservabilityArgs.maintenance_zones holding every "
+    "namespace's serving zones on one of them, () on the others, and maintenance_startable=tpu_serving."
+    "host_maintenance.all_startable(<every slice's shape in those zones>) (None where some take a manual start)"
+)
+
+
+def _page(r: Mapping[str, Any]) -> tuple[bool, frozenset[str]] | None:
+    """(unscheduled, zones) of an upcoming-maintenance policy; None for any other."""
+    for c in r["inputs"].get("conditions") or ():
+        text = str((c.get("conditionMatchedLog") or {}).get("filter", ""))
+        if f'methodName="{UPCOMING_METHOD}"' in text:
+            unscheduled = f'metadata.type="{UNSCHEDULED}"' in text.replace(
+                f'NOT protoPayload.metadata.type="{UNSCHEDULED}"', ""
+            )
+            return unscheduled, frozenset(ZONE.findall(text))
+    return None
+
+
+def _pools(view: PlanView) -> Iterator[tuple[str, str, frozenset[str], catalog.SliceShape]]:
+    """(project, pool, zones, shape) of each TPU node pool the plan creates."""
+    for r in view.of_type(NODE_POOL):
+        inputs = r["inputs"]
+        machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
+        shape = catalog.pool_slice(machine, (inputs.get("placementPolicy") or {}).get("tpuTopology"))
+        if shape is not None:
+            name = str(inputs.get("name") or r["name"])
+            yield str(inputs.get("project", "")), name, frozenset(inputs.get("nodeLocations") or ()), shape
+
+
+def is_page(r: Mapping[str, Any]) -> bool:
+    return _page(r) is not None
+
+
+def _claim(r: Mapping[str, Any], zones: frozenset[str], pools: list[tuple[str, str, frozenset[str], Any]]) -> Finding:
+    """What the policy tells of a manual start against the plan's pools in its zones."""
+    project = str(r["inputs"].get("project", ""))
+    here = [(name, shape) for p, name, z, shape in pools if p == project and z & zones]
+    subject = f"maintenance page {r['name']} ({', '.join(sorted(zones))}): manual start"
+    said = (r["inputs"].get("userLabels") or {}).get(MANUAL_START_LABEL)
+    if not here:
+        return Finding(subject, True, "the plan creates no TPU pool in its zones (an existing cluster's): not compared")
+    expected = manual_start_value(all_startable(shape for _, shape in here))
+    pools_said = ", ".join(sorted(name for name, _ in here))
+    if said == expected:
+        return Finding(subject, True, f"says '{said}', as pools {pools_said} are")
+    return Finding(
+        subject,
+        False,
+        f"says '{said}' ({MANUAL_START_LABEL}), but of pools {pools_said} in its zones {expected} take one (Cloud TPU "
+        "lists a manual start for v4, v5p and multi-host v5e and v6e only): on-call would be told to start "
+        "maintenance that does not start, or to wait for one they could start; set ObservabilityArgs."
+        f"maintenance_startable={ {'all': True, 'none': False, 'some': None}[expected] } "
+        "(tpu_serving.host_maintenance.all_startable(<the shapes>))",
+    )
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """Per maintenance page, its manual-start claim; per two pages of a kind whose zones meet, a duplicate."""
+    pools = list(_pools(view))
+    pages = [(r, p) for r in view.of_type(ALERT_POLICY) if (p := _page(r)) is not None]
+    out = [_claim(r, zones, pools) for r, (_, zones) in pages]
+    for (a, (ua, za)), (b, (ub, zb)) in combinations(pages, 2):
+        shared = za & zb
+        if ua == ub and shared and a["inputs"].get("project") == b["inputs"].get("project"):
+            out.append(
+                Finding(
+                    f"declared twice AlertPolicy {a['name']}",
+                    False,
+                    f"{a['name']} and {b['name']} both page on the {'unscheduled ' if ua else ''}maintenance notices "
+                    f"of VMs in {', '.join(sorted(shared))}: one VM's notice opens an incident on each, with its own "
+                    f"text; {ONCE}",
+                )
+            )
+    return out

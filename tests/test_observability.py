@@ -259,8 +259,9 @@ def test_observability_notification_channels_reach_every_policy():
         f"Alerts: {n} alert policies {ranked}: pages notify {channel}; tickets (WARNING) notify {channel}"
     ]
     assert alert_summary(plan_of(VLLM_STACK).resources) == [
-        f"Alerts: {n} alert policies {ranked}, and nobody is paged (observability.unpaged: true): they show only in "
-        "Cloud Monitoring until observability.notificationChannels names a channel"
+        f"Alerts: {n} alert policies {ranked}, and nobody is paged (no notification channel named): they show only "
+        "in Cloud Monitoring until one is (observability.notificationChannels in a stack file, "
+        "ObservabilitySettings.notification_channels in a program)"
     ]
     assert alert_summary([]) == []
 

@@ -163,7 +163,9 @@ def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
 
 def test_zone_summary_says_the_standing_serving_groups_are_required_apart():
     lines = zone_summary(plan_of("vllm-llama33-70b-v6e8"))
-    (line,) = [line for line in lines if line.startswith("  serving groups of LeaderWorkerSet vllm: ")]
-    assert line.startswith("  serving groups of LeaderWorkerSet vllm: groups 0, 1 (the standing ones) required apart")
+    (line,) = [line for line in lines if line.startswith("  serving groups of LeaderWorkerSet vllm-llama70b/vllm: ")]
+    assert line.startswith(
+        "  serving groups of LeaderWorkerSet vllm-llama70b/vllm: groups 0, 1 (the standing ones) required apart"
+    )
     assert "in a zone outage a group the HPA adds takes the surviving zone's (at its maximum it adds none" in line
     assert not any("serving groups" in line for line in zone_summary(plan_of("vllm-llama33-70b-v5e16")))

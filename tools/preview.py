@@ -350,8 +350,9 @@ def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
     tail = f"; no severity on {', '.join(unranked)}" if unranked else ""
     if not any(r.inputs.get("notificationChannels") for r in policies):
         return [
-            f"{head}, and nobody is paged (observability.unpaged: true): they show only in Cloud Monitoring until "
-            f"observability.notificationChannels names a channel{tail}"
+            f"{head}, and nobody is paged (no notification channel named): they show only in Cloud Monitoring "
+            "until one is (observability.notificationChannels in a stack file, ObservabilitySettings."
+            f"notification_channels in a program){tail}"
         ]
     pages, tickets = _notified(by["CRITICAL"] + by["ERROR"]), _notified(by["WARNING"])
     return [f"{head}: pages notify {pages}; tickets (WARNING) notify {tickets}{tail}"]
@@ -446,7 +447,11 @@ def _failed(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
-    parser.add_argument("stack", help="stack name: stacks/Pulumi.<stack>.yaml")
+    parser.add_argument(
+        "stack",
+        help="stack name: its file Pulumi.<stack>.yaml is in the project's stackConfigDir (stacks/ here), or beside "
+        "Pulumi.yaml",
+    )
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary, under a line naming the stack")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")

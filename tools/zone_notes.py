@@ -85,7 +85,12 @@ def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
         pod = template.get("leaderTemplate") or template.get("workerTemplate") or {}
         for c in (pod.get("spec") or {}).get("topologySpreadConstraints") or []:
             if c.get("topologyKey") == ZONE_LABEL and c.get("whenUnsatisfiable") == "DoNotSchedule":
-                name = (r.inputs.get("metadata") or {}).get("name", r.name)
+                meta = r.inputs.get("metadata") or {}
+                name = (
+                    f"{meta['namespace']}/{meta.get('name', r.name)}"
+                    if meta.get("namespace")
+                    else meta.get("name", r.name)
+                )
                 standing = _standing(c)
                 others = (
                     "; the groups above them (the HPA's, a surge rollout's spare) take any zone's free slice, the "

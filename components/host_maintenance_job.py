@@ -152,9 +152,10 @@ class HostMaintenanceGateArgs:
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
-        found = [] if self.pools else ["pools: at least one serving node pool"]
-        found += [] if self.leader_worker_sets else ["leader_worker_sets: at least one LeaderWorkerSet"]
-        found += [] if self.reload_seconds >= 0 else ["reload_seconds: 0 or more"]
+        found = [] if self.pools else [f"pools = {list(self.pools)!r}: at least one serving node pool"]
+        lws = self.leader_worker_sets
+        found += [] if lws else [f"leader_worker_sets = {list(lws)!r}: at least one LeaderWorkerSet"]
+        found += [] if self.reload_seconds >= 0 else [f"reload_seconds = {self.reload_seconds!r}: 0 or more"]
         found += [
             f"autoscaler_bounds: {name!r} is not one of autoscalers"
             for name in self.autoscaler_bounds
@@ -166,7 +167,7 @@ class HostMaintenanceGateArgs:
             for name, bounds in self.autoscaler_bounds.items()
             if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1]
         ]
-        return found + ([] if self.fewest_groups >= 1 else ["fewest_groups: at least 1"])
+        return found + ([] if self.fewest_groups >= 1 else [f"fewest_groups = {self.fewest_groups!r}: at least 1"])
 
 
 def program_files() -> dict[str, str]:

@@ -31,6 +31,25 @@ class Thresholds(Protocol):
     def backlog_minutes(self) -> int: ...
     @property
     def stalled_minutes(self) -> int: ...
+    @property
+    def scrape_interval_seconds(self) -> int: ...
+
+
+SERVED_WINDOW_SECONDS = 180
+"""How far back a leader's engine gauge must have been ingested for the leader to count as serving (at least two
+scrape intervals: :func:`served_window`)."""
+
+
+def served_window(settings: Thresholds) -> int:
+    """Seconds of :data:`SERVED_WINDOW_SECONDS`, or two scrape intervals when those are longer."""
+    return max(SERVED_WINDOW_SECONDS, 2 * settings.scrape_interval_seconds)
+
+
+def ingested(ready: str, gauge: str, scraped: str, window: int) -> str:
+    """The pods of ``ready`` (by namespace and pod) whose ``gauge`` under the matchers ``scraped`` was ingested within
+    ``window`` seconds: a VM that goes silent keeps its pod's containers ready in kube-state-metrics, while its engine
+    series stop (:func:`tpu_serving.serving_alerts.serving_leaders` cites it)."""
+    return f"({ready} and on(pod) max by (pod) (present_over_time({gauge}{scraped}[{window}s])))"
 
 
 @dataclass(frozen=True)
@@ -161,13 +180,21 @@ def alerts(
     if role.leader_pattern is not None:
         minutes = settings.no_ready_leader_minutes
         query = no_ready_leader_query(cluster, namespace, role.leader_pattern, kube[0])
+        gauge = role.requests_running or role.requests_waiting
+        if gauge is not None:  # SRE review 30, m6: a role's only leader on a VM gone silent stays ready in kube state
+            where = f'cluster="{cluster}", namespace="{namespace}", pod=~"{role.leader_pattern}"'
+            serving = ingested(
+                ready_pods(kube[0], where), gauge, scraped(cluster, namespace, role), served_window(settings)
+            )
+            query = f"(count({serving}) or vector(0)) < 1"
         out.append(
             (
                 f"no-ready-leader-{r}",
                 f"No {r} leader ready",
                 query,
                 minutes,
-                f"No {r} leader of namespace {namespace} has been Ready for {minutes} minutes: every request that "
+                f"No {r} leader of namespace {namespace} has been Ready (and, where the role exports its queue, "
+                f"scraped: a VM gone silent leaves its pod ready) for {minutes} minutes: every request that "
                 f"needs {r} fails. It also fires while the first groups load after a deploy. Look at the role's pods "
                 f"(kubectl -n {namespace} get pods -l disaggregatedset.x-k8s.io/role={r}), their events and logs.",
                 "CRITICAL",

@@ -38,16 +38,6 @@ def _ready_leaders(scope: Scope, leaders: str) -> str:
     )
 
 
-SERVED_WINDOW_SECONDS = 180
-"""How far back a leader's engine gauge must have been ingested for the leader to count as serving (at least two
-scrape intervals: :func:`served_window`)."""
-
-
-def served_window(settings: ObservabilitySettings) -> int:
-    """Seconds of :data:`SERVED_WINDOW_SECONDS`, or two scrape intervals when those are longer."""
-    return max(SERVED_WINDOW_SECONDS, 2 * settings.scrape_interval_seconds)
-
-
 def serving_leaders(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> str:
     """The Ready leaders whose engine gauge was ingested within :func:`served_window` (the Ready leaders alone when the
     server exports no gauge). A VM that goes silent keeps its pod's containers ready in kube-state-metrics: the node
@@ -60,8 +50,7 @@ def serving_leaders(scope: Scope, leaders: str, metrics: ServingMetrics, setting
     gauge = _engine_gauge(metrics)
     if gauge is None:
         return ready
-    window = served_window(settings)
-    return f"({ready} and on(pod) max by (pod) (present_over_time({gauge}{scope.scraped}[{window}s])))"
+    return roles_.ingested(ready, gauge, scope.scraped, roles_.served_window(settings))
 
 
 def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:

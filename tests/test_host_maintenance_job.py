@@ -210,8 +210,23 @@ def test_gate_admission_policy_expressions() -> None:
 def test_gate_arguments_refuse_no_pool() -> None:
     from tpu_serving.validation import ArgumentsError
 
-    with pytest.raises(ArgumentsError, match="pools: at least one serving node pool"):
+    with pytest.raises(ArgumentsError, match=r"pools = \[\]: at least one serving node pool"):
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
+
+
+def test_gate_arguments_name_each_bad_value() -> None:
+    """Library review 8, m6: the gate's problems gave the rule without the value given, as no other component's did."""
+    from tpu_serving.validation import ArgumentsError
+
+    args = job.HostMaintenanceGateArgs(
+        namespace="serving", pools=("p",), leader_worker_sets=(), reload_seconds=-5, fewest_groups=0
+    )
+    with pytest.raises(ArgumentsError) as raised:
+        job.HostMaintenanceGate("g", args)
+    text = str(raised.value)
+    assert "HostMaintenanceGateArgs.leader_worker_sets = []: at least one LeaderWorkerSet" in text, text
+    assert "HostMaintenanceGateArgs.reload_seconds = -5: 0 or more" in text, text
+    assert "HostMaintenanceGateArgs.fewest_groups = 0: at least 1" in text, text
 
 
 @pytest.mark.parametrize("stack", GATED + WATCHED)

@@ -46,3 +46,14 @@ def test_observability_roles_disaggregated_roles_page_when_no_leader_is_ready():
         query = by_rule[f"no_ready_leader_{role}"]["query"]
         assert f'pod=~"vllm-[0-9]+-[0-9a-f]+-{role}-[0-9]+"' in query
         assert query.endswith("or vector(0)) < 1") and by_rule[f"no_ready_leader_{role}"]["duration"] == "300s"
+
+
+def test_observability_roles_no_ready_leader_counts_only_leaders_still_scraped():
+    """SRE review 30, m6: a role's only leader on a VM gone silent stays ready in kube-state-metrics (the node
+    lifecycle controller sets only the pod's Ready condition), so the page counts leaders whose queue gauge was also
+    ingested within the served window; tests/test_e2e_alerts.py fires it on promtool when the scrape stops."""
+    by_rule = {c["alertRule"]: c for c in _promql_conditions(plan_of(DISAGG_STACK))}
+    for role in ("decode", "prefill"):
+        query = by_rule[f"no_ready_leader_{role}"]["query"]
+        assert "and on(pod) max by (pod) (present_over_time(vllm:num_requests_running{" in query, query
+        assert f'job="vllm-{role}-leaders"}}[180s])' in query, query

@@ -138,6 +138,7 @@ def check(view: PlanView) -> CategoryResult:
         + duplicate_findings(view)
         + alert_jobs.findings(view)
         + alert_jobs.picker_findings(view)
+        + alert_jobs.autoscaler_findings(view)
     )
     return CategoryResult("objects", found + wiring.findings(view))
 

@@ -45,3 +45,15 @@ def test_engine_metrics_the_typo_names_the_closest_known_names():
 
 def test_engine_metrics_a_metric_of_the_programs_own_is_not_judged():
     assert engine_metrics.findings(_with_metric("my_queue_depth")) == []
+
+
+def test_engine_metrics_the_stack_files_mistyped_metric_is_previewed_and_fails_the_check():
+    """The stack-file path: ``serving.autoscaling.metric`` is validated only for its shape (the config layer cannot
+    import the tables), so the typo is previewed, and the check fails its HPA."""
+    from tests.fixtures.configs import plan_edited
+
+    plan = plan_edited(
+        "vllm-llama33-70b-v6e8", serving=lambda s: s["autoscaling"].update(metric="vllm:num_requests_waitng")
+    )
+    (finding,) = engine_metrics.findings(PlanView(plan.as_json()))
+    assert not finding.ok and "exports no vllm:num_requests_waitng" in finding.reason, finding.reason

@@ -148,7 +148,9 @@ def metric_problem(metric: str | None) -> str:
     """Why ``metric`` cannot drive the HPA (:func:`gauge_problem`), or ``""``. A name the engine does not export is
     not refused here: the library holds no complete list of an engine's metrics (vLLM 0.29.0 registers some sixty,
     its connectors more), and refusing a real gauge would be worse than a typo, which the HPA shows as a metric
-    it cannot read."""
+    it cannot read. ``tpu-serving check`` fails an HPA on a ``vllm:`` name the pinned wheel's metrics logger does not
+    register (tools/conformance/engine_metrics.py, from the table the extractor reads off the wheel), which this
+    layer cannot import."""
     return gauge_problem(metric)
 
 

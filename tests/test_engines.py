@@ -390,3 +390,58 @@ def test_engines_same_named_servings_of_two_namespaces_are_each_checked(stack):
     both = [f.subject for f in category.check(PlanView(twin_namespace(plan, ns, "second"))).findings]
     assert one and all(s.startswith(f"engine {ns}/") for s in one), one
     assert sorted(both) == sorted(one + [s.replace(f"engine {ns}/", "engine second/", 1) for s in one])
+
+
+def test_engines_vllm_metrics_the_extractor_reads_the_loggers_constructors_names_and_kinds():
+    from tpu_serving_tools.conformance.extract_vllm import logger_metrics
+
+    source = """
+class PrometheusStatLogger:
+    _gauge_cls = Gauge
+
+    def __init__(self):
+        g = self._gauge_cls(name="vllm:num_requests_running", documentation="x")
+        c = self._counter_cls(name="vllm:generation_tokens", documentation="x")
+        h = Histogram(name="vllm:e2e_request_latency_seconds", documentation="x", buckets=[1])
+        other = self._gauge_cls(name="not_vllm", documentation="x")
+        doc = make(name="vllm:not_a_metric")
+
+    def log_metrics_info(self, type):
+        name = None
+        if type == "cache_config":
+            name = "vllm:cache_config_info"
+        self._gauge_cls(name=name, documentation="x")
+"""
+    assert logger_metrics(source) == {
+        "vllm:num_requests_running": "gauge",
+        "vllm:generation_tokens": "counter",
+        "vllm:e2e_request_latency_seconds": "histogram",
+        "vllm:cache_config_info": "gauge",
+    }
+
+
+def test_engines_vllm_metrics_the_table_holds_the_wheels_logger_metrics_with_its_provenance():
+    t = table.load("vllm-0.29.0")
+    assert "vllm/v1/metrics/loggers.py" in t.source["files"].split(", ")
+    assert t.source["sha256"] == "82a17acc30f67725e41d0676c0c86b51aedd0f97d4d4da2caad82750e5e2e4f1"
+    assert len(t.metrics) == 39
+    assert {t.metrics[m] for m in ("vllm:num_requests_waiting", "vllm:kv_cache_usage_perc")} == {"gauge"}
+
+
+def test_engines_vllm_metrics_the_librarys_vllm_metrics_are_the_wheels():
+    """Every metric the library names (VllmMetric, the signals, the kinds table) is one vLLM 0.29.0 registers, of the
+    kind the library says; but three names of older releases the kinds table keeps so as to refuse them as no gauge,
+    and the TPU connector's transfer time, which tpu-inference registers (not vLLM's logger)."""
+    from tpu_serving.backends.vllm.disagg_backend import TRANSFER_TIME
+    from tpu_serving.backends.vllm.facts import METRIC_KINDS, SIGNALS, VllmMetric
+
+    t = table.load("vllm-0.29.0")
+    assert {m.value: t.metrics.get(m.value) for m in VllmMetric if m.value not in t.metrics} == {}
+    signals = {v.removesuffix("_total") for v in vars(SIGNALS).values() if isinstance(v, str) and v.startswith("vllm:")}
+    assert signals <= set(t.metrics), signals - set(t.metrics)
+    older = {"vllm:time_per_output_token_seconds", "vllm:gpu_prefix_cache_queries", "vllm:gpu_prefix_cache_hits"}
+    assert {m for m in METRIC_KINDS if m not in t.metrics} == older
+    assert {m: str(k) for m, k in METRIC_KINDS.items() if m in t.metrics} == {
+        m: t.metrics[m] for m in METRIC_KINDS if m in t.metrics
+    }
+    assert TRANSFER_TIME not in t.metrics

@@ -53,3 +53,30 @@ def test_alert_jobs_picker_findings_fail_an_endpoint_picker_no_pod_monitoring_sc
     ]
     (found,) = alert_jobs.picker_findings(PlanView(plan))
     assert not found.ok and found.reason.startswith("no PodMonitoring scrapes its pods"), found
+
+
+def _objects_found(plan: dict) -> dict[str, tuple[bool, str]]:
+    from tpu_serving_tools.runtime import objects
+
+    return {f.subject: (f.ok, f.reason) for f in objects.check(PlanView(plan)).findings}
+
+
+STUCK = "ref HorizontalPodAutoscaler vllm-llama70b/vllm -> AlertPolicy autoscaler-stuck"
+
+
+def test_alert_jobs_an_hpa_of_an_observed_namespace_without_the_autoscaler_stuck_alert_fails():
+    """Library review: ``neighbours(chat_args)`` without the autoscaling built an Observability with alert policies but
+    none on the HPA's conditions, and ``tpu-serving check`` passed the HPA, unalerted."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert _objects_found(plan)[STUCK] == (True, "its kube_horizontalpodautoscaler_status_condition conditions alerted")
+    plan["resources"] = [r for r in plan["resources"] if not r["urn"].endswith("-observability-autoscaler-stuck")]
+    ok, why = _objects_found(plan)[STUCK]
+    assert not ok
+    assert why.startswith("namespace vllm-llama70b has alert policies but none on this HPA's conditions"), why
+    assert "neighbours(args, autoscaling)" in why and "ObservabilityArgs.metrics.autoscalers" in why, why
+
+
+def test_alert_jobs_an_hpa_of_a_namespace_without_alert_policies_is_not_judged():
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    plan["resources"] = [r for r in plan["resources"] if r["type"] != "gcp:monitoring/alertPolicy:AlertPolicy"]
+    assert not [f for f in alert_jobs.autoscaler_findings(PlanView(plan))]

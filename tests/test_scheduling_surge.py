@@ -196,3 +196,28 @@ def test_scheduling_surge_peak_quota_holds_the_hpa_maximum_and_the_surge():
     quota["inputs"]["spec"]["hard"]["requests.google.com/tpu"] = "16"  # two standing v6e-8 groups' chips
     (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
     assert not finding.ok and finding.reason.endswith("the quota refuses the groups past it"), finding.reason
+
+
+def test_scheduling_surge_peak_quota_holds_a_groups_recreate_beside_the_maximum_and_the_surge():
+    """A library program that built the neighbours without the autoscaling (``neighbours(args)``, not
+    ``neighbours(args, autoscaling)``) sized the quota for its two standing groups, their surge and a group's
+    recreate: 100 CPU and 941Gi where the HPA's maximum of 3, the surge and the recreate need 124 CPU and 1175Gi. The
+    peak held the maximum and the surge only (4 groups, 100 CPU), which the recreate headroom of the two standing
+    groups covered, so it passed; the TPU likewise (32 chips)."""
+    from tpu_serving_tools.runtime import scheduling_surge
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
+    assert finding.ok and finding.reason.endswith(": fits"), finding.reason
+    (quota,) = [r for r in plan["resources"] if r["type"] == "kubernetes:core/v1:ResourceQuota"]
+    assert quota["inputs"]["spec"]["hard"] == {
+        "requests.cpu": "124", "requests.google.com/tpu": "40", "requests.memory": "1175Gi"
+    }  # fmt: skip
+    quota["inputs"]["spec"]["hard"].update({"requests.cpu": "100", "requests.memory": "941Gi"})  # sized for 2 groups
+    (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
+    assert not finding.ok, finding.reason
+    assert finding.subject == "quota vllm-llama70b/tpu-serving-quota at the HPA's maximum"
+    assert "123.4 CPU > 100 CPU; 1174.2 GiB > 941.0 GiB" in finding.reason, finding.reason  # the quota rounds up
+    quota["inputs"]["spec"]["hard"].update({"requests.cpu": "124", "requests.google.com/tpu": "32"})
+    (finding,) = scheduling_surge.peak_quota_findings(PlanView(plan))
+    assert not finding.ok and "40 TPU > 32 TPU" in finding.reason, finding.reason

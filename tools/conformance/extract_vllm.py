@@ -6,7 +6,9 @@ writes ``tables/vllm-<v>.json``, ``tables/tpu-inference-<v>.json`` and ``tables/
 - vLLM: the ``--flags`` of ``vllm serve`` (every string literal given to an ``add_argument`` call in
   ``vllm/engine/arg_utils.py`` and the front end's ``cli_args.py``, and the fields of the
   ``*FrontendArgs`` config classes, which vLLM turns into ``--kebab-case`` flags) and the environment
-  variables of ``vllm/envs.py`` (the keys of ``environment_variables``). The front end's file is
+  variables of ``vllm/envs.py`` (the keys of ``environment_variables``), and the Prometheus metrics of vLLM's v1
+  metrics logger (``vllm/v1/metrics/loggers.py``, :data:`METRICS_FILE`: the ``name="vllm:..."`` of each
+  ``Gauge``/``Counter``/``Histogram`` it constructs, with the kind, under ``metrics``). The front end's file is
   ``vllm/entrypoints/openai/cli_args.py`` up to vllm-tpu 0.27.0 and ``vllm/entrypoints/launchers/cli_args.py``
   from 0.29.0 (:data:`CLI_ARGS`); the table's ``files`` names the one read;
 - tpu-inference: the keys of ``environment_variables`` in ``tpu_inference/envs.py``;
@@ -118,15 +120,67 @@ def cli_args_files(names: Iterable[str]) -> list[str]:
     return found
 
 
+METRICS_FILE = "vllm/v1/metrics/loggers.py"
+"""vLLM's v1 Prometheus logger (``PrometheusStatLogger``): the server's own metrics, registered through
+``self._gauge_cls``/``_counter_cls``/``_histogram_cls`` (``prometheus_client``'s ``Gauge``, ``Counter`` and
+``Histogram``). Metrics registered elsewhere are not read: the KV connectors' (``kv_connector/v1/*``, tpu-inference's
+``vllm:tpu_kv_transfer_time_ms``), speculative decoding's (``vllm/v1/spec_decode/metrics.py``), ``perf.py``'s and the
+realtime speech endpoint's."""
+
+METRIC_KINDS = {"gauge": "gauge", "counter": "counter", "histogram": "histogram"}
+"""A constructor's name (``Gauge``, ``_gauge_cls``...) -> the kind of the metric it makes (matched lower-case)."""
+
+
+def _kind(func: ast.expr) -> str | None:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return next((kind for word, kind in METRIC_KINDS.items() if word in name.lower()), None)
+
+
+def _strings(scope: ast.AST, variable: str) -> set[str]:
+    """The string literals assigned to ``variable`` in ``scope`` (``name = "vllm:cache_config_info"``)."""
+    return {
+        str(node.value.value)
+        for node in ast.walk(scope)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == variable for t in node.targets)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def logger_metrics(source: str) -> dict[str, str]:
+    """Metric name -> kind of every ``vllm:`` metric ``source`` constructs: a call of a ``Gauge``, ``Counter`` or
+    ``Histogram`` (or ``_gauge_cls``...) whose ``name=`` is a literal, or a variable of its function assigned
+    literals."""
+    out: dict[str, str] = {}
+    for function in ast.walk(ast.parse(source)):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            if not isinstance(node, ast.Call) or (kind := _kind(node.func)) is None:
+                continue
+            for k in node.keywords:
+                if k.arg != "name":
+                    continue
+                if isinstance(k.value, ast.Constant) and isinstance(k.value.value, str):
+                    names = {k.value.value}
+                else:
+                    names = _strings(function, k.value.id) if isinstance(k.value, ast.Name) else set()
+                out |= {n: kind for n in names if n.startswith("vllm:")}
+    return out
+
+
 def vllm_table(wheel: Path, version: str) -> Table:
     with zipfile.ZipFile(wheel) as z:
         files = ["vllm/engine/arg_utils.py", *cli_args_files(z.namelist()), "vllm/envs.py"]
-        text = {f: z.read(f).decode() for f in files}
+        text = {f: z.read(f).decode() for f in [*files, METRICS_FILE]}
     flags: set[str] = set()
     for f in files[:-1]:
         flags |= _cli_flags(text[f])
     env = _dict_keys(text[files[-1]], "environment_variables")
-    return Table("vllm", version, _source(wheel, files), frozenset(flags), frozenset(env), frozenset())
+    source = _source(wheel, [*files, METRICS_FILE])
+    metrics = logger_metrics(text[METRICS_FILE])
+    return Table("vllm", version, source, frozenset(flags), frozenset(env), frozenset(), metrics=metrics)
 
 
 GETENV_FILES = ("tpu_inference/distributed/utils.py",)

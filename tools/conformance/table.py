@@ -27,6 +27,9 @@ class Table:
     """Config key or flag -> the values the program accepts, where it enumerates them."""
     facts: Mapping[str, str] = field(default_factory=dict)
     """Further facts of the release a check needs, each keyed by what it is about."""
+    metrics: Mapping[str, str] = field(default_factory=dict)
+    """Prometheus metric name -> its kind (``gauge``, ``counter``, ``histogram``), for programs whose metrics an HPA
+    or an alert reads."""
 
 
 def load(name: str) -> Table:
@@ -42,6 +45,7 @@ def load(name: str) -> Table:
         types={str(k): str(v) for k, v in doc.get("types", {}).items()},
         choices={str(k): [str(x) for x in v] for k, v in doc.get("choices", {}).items()},
         facts={str(k): str(v) for k, v in doc.get("facts", {}).items()},
+        metrics={str(k): str(v) for k, v in doc.get("metrics", {}).items()},
     )
 
 
@@ -55,7 +59,12 @@ def dump(table: Table) -> str:
         "env": sorted(table.env),
         "config_keys": sorted(table.config_keys),
     }
-    for name, part in (("types", table.types), ("choices", table.choices), ("facts", table.facts)):
+    for name, part in (
+        ("types", table.types),
+        ("choices", table.choices),
+        ("facts", table.facts),
+        ("metrics", table.metrics),
+    ):
         if part:
             doc[name] = dict(sorted(part.items()))
     return json.dumps(doc, indent=1) + "\n"
@@ -65,4 +74,7 @@ def save(table: Table) -> str:
     """Write ``tables/<program>-<version>.json`` and say what it holds (the extraction scripts' last step)."""
     path = TABLES / f"{table.program}-{table.version}.json"
     path.write_text(dump(table))
-    return f"wrote {path}: {len(table.flags)} flags, {len(table.env)} env, {len(table.config_keys)} config names"
+    metrics = f", {len(table.metrics)} metrics" if table.metrics else ""
+    return (
+        f"wrote {path}: {len(table.flags)} flags, {len(table.env)} env, {len(table.config_keys)} config names{metrics}"
+    )

@@ -6,6 +6,9 @@ pod's (GoogleCloudPlatform/prometheus-engine@01e7efc8 pkg/operator/apis/monitori
 
 An alert whose job nothing scrapes reads no series: an ``absent_over_time`` arm fires for ever and a threshold never
 does, and ``check`` passed it (library review 7, M1: a probe added by hand, without the exporter's scrape target).
+
+And each HPA of a namespace with alert policies has the autoscaler-stuck one on its conditions
+(:func:`autoscaler_findings`).
 """
 
 from __future__ import annotations
@@ -90,6 +93,56 @@ def picker_findings(view: PlanView) -> list[Finding]:
                 if scraped
                 else "no PodMonitoring scrapes its pods: its errors and its readiness go unalerted; add its scrape target "
                 "and alerts with tpu_serving.serving_metrics.routed(metrics, gateway_args) (docs/library-api.md)",
+            )
+        )
+    return out
+
+
+STUCK_METRIC = "kube_horizontalpodautoscaler_status_condition"
+"""The series the autoscaler-stuck alert reads (:mod:`tpu_serving.autoscaler_alerts`, ``METRIC``)."""
+STUCK_ADVICE = (
+    "build the serving's metrics with its autoscaling (neighbours(args, autoscaling), whose metrics carry the HPA in "
+    "ServingMetrics.autoscalers), or name the HPA in ObservabilityArgs.metrics.autoscalers (docs/library-api.md)"
+)
+
+
+def _stuck_alerts(view: PlanView) -> tuple[set[str], set[tuple[str, str]]]:
+    """(namespaces the alert policies' PromQL selectors name, (namespace, HPA) of each autoscaler-stuck selector)."""
+    alerted: set[str] = set()
+    watched: set[tuple[str, str]] = set()
+    for r in view.of_type(ALERT_POLICY):
+        for c in r["inputs"].get("conditions") or ():
+            query = str((c.get("conditionPrometheusQueryLanguage") or {}).get("query", ""))
+            for m in MATCHERS.finditer(query):
+                ns = re.search(r'\bnamespace="([^"]+)"', m[1])
+                hpa = re.search(r'\bhorizontalpodautoscaler="([^"]+)"', m[1])
+                if ns:
+                    alerted.add(ns[1])
+                if ns and hpa and query[: m.start()].endswith(STUCK_METRIC):
+                    watched.add((ns[1], hpa[1].replace("\\\\.", ".")))
+    return alerted, watched
+
+
+def autoscaler_findings(view: PlanView) -> list[Finding]:
+    """Each HPA of a namespace whose alert policies watch it is watched by the autoscaler-stuck alert too (library
+    review: a program that built its neighbours without the autoscaling, ``neighbours(args)``, deployed its HPA with
+    no alert on its conditions, and every check passed; an HPA that reads no metric then holds the groups at their
+    minimum under any load, silently). A namespace no alert policy names is left out: it has no Observability."""
+    alerted, watched = _stuck_alerts(view)
+    out = []
+    for hpa in view.kubernetes_objects("HorizontalPodAutoscaler"):
+        ns, name = str(hpa["metadata"].get("namespace", "default")), str(hpa["metadata"]["name"])
+        if ns not in alerted:
+            continue
+        ok = (ns, name) in watched
+        out.append(
+            Finding(
+                f"ref HorizontalPodAutoscaler {ns}/{name} -> AlertPolicy autoscaler-stuck",
+                ok,
+                f"its {STUCK_METRIC} conditions alerted"
+                if ok
+                else f"namespace {ns} has alert policies but none on this HPA's conditions (autoscaler-stuck): an HPA "
+                f"that reads no metric holds the groups where they are, unalerted; {STUCK_ADVICE}",
             )
         )
     return out

@@ -35,7 +35,7 @@ from typing import Any
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.pods import hpa_bounds
+from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds
 from tpu_serving_tools.runtime.quantities import scaled
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling import Step, step_up
@@ -158,11 +158,25 @@ def missing_findings(view: PlanView, findings: Sequence[Finding]) -> list[Findin
     return out
 
 
+def _largest_unit(pods: Sequence[Pod]) -> tuple[str, Resources]:
+    """The restart unit of ``pods`` whose pods request the most (by TPU, then CPU, then memory), and its requests."""
+    units: dict[str, Resources] = {}
+    for p in pods:
+        units[p.restart_unit] = units.get(p.restart_unit, Resources()) + p.requests
+    if not units:
+        return "", Resources()
+    return max(units.items(), key=lambda u: (u[1].tpu, u[1].cpu, u[1].memory))
+
+
 def peak_quota_findings(view: PlanView) -> list[Finding]:
     """Per ResourceQuota of a namespace whose LeaderWorkerSet an HPA scales: its pods at the HPA's maximum, with a
-    rollout's surge groups beside them, fit the quota (library review 4, M4: a TPU quota of the standing slices let
-    the HPA add no group, and stalled every rollout at the maximum, while every other line passed). Quota is charged
-    when a pod is created (https://kubernetes.io/docs/concepts/policy/resource-quotas/)."""
+    rollout's surge groups and the recreate of its largest restart unit beside them, fit the quota (library review 4,
+    M4: a TPU quota of the standing slices let the HPA add no group, and stalled every rollout at the maximum, while
+    every other line passed). Quota is charged when a pod is created, and a terminating pod still counts
+    (https://kubernetes.io/docs/concepts/policy/resource-quotas/), so a group recreated at the peak holds its old and
+    new pods, as :func:`.quota.quota_findings` holds at the standing size: without the recreate, a quota sized for
+    fewer groups (a program's ``neighbours(args)`` without the autoscaling: two groups, their surge and a recreate,
+    100 CPU where three need 124) passed, its recreate headroom taking the HPA's last group."""
     from tpu_serving_tools.runtime.pods import pods_of
     from tpu_serving_tools.runtime.quota import _over, quotas
 
@@ -183,9 +197,10 @@ def peak_quota_findings(view: PlanView) -> list[Finding]:
         scaled_here = sorted(f"{name} at {n} groups" for (ns, _, name), n in peak.items() if ns == q.namespace)
         if not scaled_here:
             continue
-        used = sum((p.requests for p in pods if p.namespace == q.namespace), type(pods[0].requests)())
-        over = _over(used, q)
-        said = f"with {', '.join(scaled_here)} (the HPA's maximum and a rollout's surge)"
+        mine = [p for p in pods if p.namespace == q.namespace]
+        unit, recreated = _largest_unit(mine)
+        over = _over(sum((p.requests for p in mine), Resources()) + recreated, q)
+        said = f"with {', '.join(scaled_here)} (the HPA's maximum and a rollout's surge) and {unit} recreated"
         out.append(
             Finding(
                 f"quota {q.namespace}/{q.name} at the HPA's maximum",

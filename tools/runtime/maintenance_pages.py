@@ -51,8 +51,9 @@ def _page(r: Mapping[str, Any]) -> tuple[bool, frozenset[str]] | None:
     return None
 
 
-def _pools(view: PlanView) -> Iterator[tuple[str, str, frozenset[str], catalog.SliceShape]]:
-    """(project, pool, zones, shape) of each TPU node pool the plan creates."""
+def tpu_pools(view: PlanView) -> Iterator[tuple[str, str, frozenset[str], catalog.SliceShape]]:
+    """(project, pool, zones, shape) of each TPU node pool the plan creates, its slice read back from its machine type
+    and topology (:func:`tpu_serving.catalog.pool_slice`)."""
     for r in view.of_type(NODE_POOL):
         inputs = r["inputs"]
         machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
@@ -91,7 +92,7 @@ def _claim(r: Mapping[str, Any], zones: frozenset[str], pools: list[tuple[str, s
 
 def findings(view: PlanView) -> list[Finding]:
     """Per maintenance page, its manual-start claim; per two pages of a kind whose zones meet, a duplicate."""
-    pools = list(_pools(view))
+    pools = list(tpu_pools(view))
     pages = [(r, p) for r in view.of_type(ALERT_POLICY) if (p := _page(r)) is not None]
     out = [_claim(r, zones, pools) for r, (_, zones) in pages]
     for (a, (ua, za)), (b, (ub, zb)) in combinations(pages, 2):

@@ -9,12 +9,12 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tpu_serving import catalog
 from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, standing_pools
+from tpu_serving_tools.runtime.maintenance_pages import tpu_pools
 from tpu_serving_tools.runtime.planview import PlanView, entries
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
 from tpu_serving_tools.runtime.result import Finding
@@ -44,15 +44,9 @@ def _unstartable(view: PlanView, pools: set[str]) -> list[str]:
     """Those of ``pools`` the plan creates whose shape Cloud TPU lists no manual start of host maintenance for
     (:func:`tpu_serving.host_maintenance.manual_start_listed`): a gate that starts them labels nodes for a start that
     does not come, and believes it keeps their maintenance apart (library review 6, m5)."""
-    out = []
-    for r in view.of_type(NODE_POOL):
-        inputs = r["inputs"]
-        name = str(inputs.get("name") or r["name"])
-        machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
-        shape = catalog.pool_slice(machine, (inputs.get("placementPolicy") or {}).get("tpuTopology"))
-        if name in pools and (shape is None or not manual_start_listed(shape)):
-            out.append(name)
-    return sorted(out)
+    startable = {name for _, name, _, shape in tpu_pools(view) if manual_start_listed(shape)}
+    made = {str(r["inputs"].get("name") or r["name"]) for r in view.of_type(NODE_POOL)}
+    return sorted((made & pools) - startable)
 
 
 def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str]) -> list[str]:

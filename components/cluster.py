@@ -1,7 +1,6 @@
 """``TpuCluster``: the regional GKE Standard cluster that hosts TPU slices.
 
-The component is thin: every argument map comes from a pure builder function below, so
-the cluster's shape can be unit-tested without the Pulumi engine.
+The component is thin: every argument map comes from a pure builder below, testable without the Pulumi engine.
 """
 
 import re
@@ -40,8 +39,7 @@ from .settings import described
 from .validation import Choice, check_arguments
 
 if TYPE_CHECKING:
-    # pulumi_gcp.compute is several hundred modules (about a second to import); only private
-    # clusters need it, so it is imported where the NAT is made.
+    # pulumi_gcp.compute is several hundred modules (a second to import): imported where the NAT is made.
     from pulumi_gcp import compute
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
@@ -273,11 +271,13 @@ on every ``pulumi up``), and pulumi/pulumi-gcp#1355 reports fresh clusters with
 ``lifecycle.ignore_changes`` for the same reason."""
 
 
+LOGGING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "WORKLOADS")
+"""Logs sent to Cloud Logging: the containers' (``k8s_container``) feed the gate's pages (GKE API Component)."""
+
 MONITORING_COMPONENTS: tuple[str, ...] = ("SYSTEM_COMPONENTS", "POD", "DEPLOYMENT", "HPA")
-"""GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among
-them the TPU containers' ``kubernetes.io/container/accelerator/*``), the ``POD`` kube state
-metrics package, whose ``kube_pod_container_status_ready`` the not-ready alerts read, and the
-``DEPLOYMENT`` package, whose ``kube_deployment_status_replicas_available`` the controller alert reads
+"""GKE components whose metrics the cluster sends to Cloud Monitoring: the system metrics (among them the TPU
+containers' ``kubernetes.io/container/accelerator/*``), the ``POD`` kube state metrics package, whose
+``kube_pod_container_status_ready`` the not-ready alerts read, and the ``DEPLOYMENT`` package, whose ``kube_deployment_status_replicas_available`` the controller alert reads
 (:mod:`tpu_serving.controller_alerts`), and the ``HPA`` package, whose
 ``kube_horizontalpodautoscaler_status_condition`` the autoscaler alert reads (:mod:`tpu_serving.autoscaler_alerts`;
 https://cloud.google.com/stackdriver/docs/solutions/gke/kube-state-metrics, "Workloads State: includes the metrics for
@@ -328,7 +328,7 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
             "enable_components": list(monitoring_components(args.managed_prometheus)),
             "managed_prometheus": {"enabled": args.managed_prometheus},
         },
-        logging_config={"enable_components": ["SYSTEM_COMPONENTS", "WORKLOADS"]},
+        logging_config={"enable_components": list(LOGGING_COMPONENTS)},
         resource_labels=dict(args.labels),
         # The GKE Gateway controller and the Gateway API CRDs it serves (pulumi-gcp 10.2.0
         # ClusterGatewayApiConfig: channel CHANNEL_STANDARD).

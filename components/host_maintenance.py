@@ -491,7 +491,8 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
         f"{namespace} get cronjob,jobs,pods -l app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob "
         f"{MAINTENANCE_GATE} (suspended, a pod that is not scheduled or whose image is not pulled); kubectl -n "
         f"{namespace} logs job/<the last {MAINTENANCE_GATE} job> (a run that failed says why: the API unreachable "
-        "or refusing it, an HPA it reads gone). Meanwhile a lost serving VM pages only after 75 "
+        "or refusing it, an HPA it reads gone; runs that succeed with this page open: the cluster sends no "
+        "workload logs, loggingConfig without WORKLOADS). Meanwhile a lost serving VM pages only after 75 "
         "minutes (below minimum): watch kubectl get nodes.",
         Severity.ERROR,
     )

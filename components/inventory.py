@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .cluster import MONITORING_COMPONENTS, CloudNat
+from .cluster import LOGGING_COMPONENTS, MONITORING_COMPONENTS, CloudNat
 from .config.mirror import mirror_paths
 from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
+from .config.serving_facts import maintenance_gate_runs
 from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
 from .existing import CloudResource
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
@@ -93,6 +94,12 @@ def cluster(cfg: StackConfig) -> CloudResource:
             "state metrics the not-ready, no-ready-leader, controller and autoscaler alerts read; without them those "
             "alerts fire while serving is fine)"
         )
+        if maintenance_gate_runs(cfg):  # SRE review 31, M4: the gate's run metric and pages read its container logs
+            needs.append(
+                f"the {', '.join(LOGGING_COMPONENTS)} logging components (loggingConfig.enableComponents: the "
+                "host-maintenance gate's run metric and pages read its container's log lines; without WORKLOADS its "
+                "silence page fires for good and a lost serving node never pages)"
+            )
     if cfg.cluster.gcs_fuse_csi_driver:
         needs.append("the Cloud Storage FUSE CSI driver add-on, through which the serving pods mount their buckets")
     if cfg.gateway is not None:

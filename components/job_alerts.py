@@ -28,6 +28,9 @@ class JobPods:
     runs_until_stopped: bool
     """True: an interactive or serving workload, whose pods should all be Running; False: a batch job, whose pods
     finish (Succeeded) and so fire only while Pending, Failed or Unknown."""
+    delete: str = ""
+    """The ``kubectl delete`` arguments that clear the failed workload for ``pulumi up --refresh`` to recreate it
+    (``pathwaysjob <name>``, ``jobset <name>``); empty: the page names the workload generically."""
 
 
 def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int) -> tuple[str, str, str, int, str, str]:
@@ -45,7 +48,7 @@ def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int)
         f"A pod of {pods.kind} in namespace {namespace} has been Pending, Failed or Unknown{gone} for {minutes} "
         f"minutes. kubectl -n {namespace} get pods,jobsets: a Pending pod waits for its slice (repair, host "
         "maintenance, stockout); a failed JobSet (ReachedMaxRestarts) stays failed and pulumi up does not recreate "
-        f"it: delete it (kubectl -n {namespace} delete pathwaysjob <name>), then pulumi up --refresh. Its TPU slices bill "
-        "meanwhile."
+        f"it: delete it (kubectl -n {namespace} delete {pods.delete or '<its workload>'}), then pulumi up --refresh. "
+        "Its TPU slices bill meanwhile."
     )
     return KEY, f"{pods.kind} pods not running", query, minutes, runbook, "ERROR"

@@ -50,7 +50,9 @@ OPERATOR_RULES: tuple[Rule, ...] = (
     # A DisaggregatedSet and the role scalers its HPAs drive (LWS v0.10.0 config/crd: plural names
     # disaggregatedsets, disaggregatedsetrolescalers), read only: a change goes through pulumi up.
     (("disaggregatedset.x-k8s.io",), ("disaggregatedsets", "disaggregatedsetrolescalers"), ("get", "list", "watch")),
-    (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch")),
+    # delete: a JobSet failed for good (its maxRestarts spent) comes back only deleted, then pulumi up --refresh
+    # (SRE review 31, M2; tpu_serving.job_alerts' page), as a PathwaysJob does.
+    (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch", "delete")),
     (("pathways-job.pathways.domain",), ("pathwaysjobs",), ("get", "list", "watch", "delete")),
 )
 """What operators of a variant may do in its namespace: observe, port-forward, restart pods and workloads, hold and

@@ -440,3 +440,16 @@ def test_existing_cluster_needs_name_the_metrics_packages_and_the_fuse_driver():
     off = with_change("tpu-serving:cluster", {**EXISTING["tpu-serving:cluster"], "gcsFuseCsiDriver": False}, EXISTING)
     (cluster,) = [e for e in plan_of_config(off).outputs["cloudResources"] if e["kind"] == "cluster"]
     assert not any("Cloud Storage FUSE" in n for n in cluster["needs"])
+
+
+def test_existing_cluster_needs_name_workload_logging_where_the_gate_runs():
+    """SRE review 31, M4: the host-maintenance gate's run metric and pages read its container's log lines, which a
+    cluster sends only with the WORKLOADS logging component; the needs said nothing, and the silence page fired for
+    good on a cluster with system logging only."""
+    plan = plan_of("vllm-llama33-70b-existing")
+    (cluster,) = [e for e in plan.outputs["cloudResources"] if e["kind"] == "cluster"]
+    assert [n for n in cluster["needs"] if n.startswith("the SYSTEM_COMPONENTS, WORKLOADS logging components")]
+    page = next(
+        r for r in plan.resources if r.type.endswith(":AlertPolicy") and r.name.endswith("-maintenance-gate-silent")
+    )
+    assert "loggingConfig without WORKLOADS" in str(page.inputs["documentation"]["content"])

@@ -47,3 +47,24 @@ def test_pathways_job_stacks_get_the_not_running_alert():
         query = condition["conditionPrometheusQueryLanguage"]["query"]
         assert f'pod=~"{name}-(pathways-head|worker)-[0-9]+-.+"' in query
         assert ('phase="Running"' in query) is until_stopped
+        assert f"delete pathwaysjob {name}), then pulumi up --refresh" in policy["documentation"]["content"]
+
+
+def test_saxml_stack_pages_a_jobset_failed_for_good_with_its_way_back():
+    """SRE review 31, M2: a Saxml JobSet that spent its maxRestarts is a permanent outage; the no-ready page gave no
+    recovery, and the on-call group could not delete the JobSet. Its model servers' pods now have the job page, which
+    names the delete and the refresh, and the operators' Role allows the delete."""
+    policy = alert_policies("saxml-175b-v5e32x2")["saxml175b-observability-job-not-running"]
+    (condition,) = policy["conditions"]
+    query = condition["conditionPrometheusQueryLanguage"]["query"]
+    assert 'pod=~"sax-model-server-set-sax-model-server-[0-9]+-.+"' in query and 'phase="Running"' in query, query
+    text = policy["documentation"]["content"]
+    assert "(kubectl -n saxml delete jobset sax-model-server-set), then pulumi up --refresh" in text, text
+    (role,) = [
+        o
+        for o in plan_of("saxml-175b-v5e32x2").as_json()["resources"]
+        if o["type"] == "kubernetes:rbac.authorization.k8s.io/v1:Role"
+        and o["inputs"]["metadata"]["name"] == "tpu-serving-operator"
+    ]
+    rules = role["inputs"]["rules"]
+    assert any("jobsets" in r["resources"] and "delete" in r["verbs"] for r in rules), rules

@@ -210,6 +210,7 @@ def test_observability_dashboard_json_is_built_from_the_charts():
             SAX_STACK,
             [
                 "controller_unavailable",
+                "job_not_running",
                 "no_ready_leader",
                 "not_ready",
                 "probe_failing",

@@ -93,7 +93,7 @@ def metrics(job: PathwaysJobConfig) -> ServingMetrics:
     indexed_job_utils.go l.496-503, as :func:`tpu_serving.backends.saxml.backend.metrics` reads them).
     """
     pattern = f"{job.name}-(pathways-head|worker)-[0-9]+-.+"
-    pods = JobPods(f"PathwaysJob {job.name}", pattern, runs_until_stopped=job.workload == "interactive")
+    pods = JobPods(f"PathwaysJob {job.name}", pattern, job.workload == "interactive", delete=f"pathwaysjob {job.name}")
     return ServingMetrics(serves=False, job_pods=pods)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 
 from ...catalog import SliceShape
 from ...controllers import JOBSET
+from ...job_alerts import JobPods
 from ...node_identity import Access
 from ...observability import ServingMetrics
 from ...prober import ProbeTarget
@@ -76,8 +77,13 @@ def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
     pkg/util/placement/placement.go l.14-16) and makes them Indexed (pkg/webhooks/jobset_webhook.go l.121-122),
     whose pods the Job controller names ``<job>-<completion index>-`` plus a random suffix (k8s.io/kubernetes
     v1.36.3 pkg/controller/job/indexed_job_utils.go l.496-503).
+
+    The model servers' pods are also watched as a JobSet's (:mod:`tpu_serving.job_alerts`): a JobSet that spent its
+    ``maxRestarts`` fails for good, its Jobs deleted, and only deleting it lets ``pulumi up --refresh`` recreate it;
+    that page says so (SRE review 31, M2: the no-ready page gave no way back).
     """
-    return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+")
+    pods = JobPods(f"JobSet {MODEL_SET}", f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-.+", True, delete=f"jobset {MODEL_SET}")
+    return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+", job_pods=pods)
 
 
 PROBE_COVERS = (

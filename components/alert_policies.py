@@ -59,8 +59,8 @@ def _not_ready(scope: Scope, settings: ObservabilitySettings) -> Alert:
         "Serving pods not ready",
         roles_.namespace_not_ready_query(scope.cluster, scope.namespace, KUBE),
         minutes,
-        f"A pod of namespace {scope.namespace} has not been ready for {minutes} minutes. Find it (kubectl -n "
-        f"{scope.namespace} get pods), read its events and logs; a pending group waits for a whole slice, a failing "
+        f"A pod of namespace {scope.namespace} has not been ready for {minutes} minutes. Find it (`kubectl -n "
+        f"{scope.namespace} get pods`), read its events and logs; a pending group waits for a whole slice, a failing "
         "probe for the model to load.",
         Severity.WARNING,
     )

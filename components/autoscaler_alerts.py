@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from .observability_roles import name_literal
 from .observability_settings import ObservabilitySettings
+from .page_steps import step
 
 KEY = "autoscaler-stuck"
 TITLE = "Serving autoscaler cannot scale"
@@ -67,10 +68,11 @@ def autoscaler_alert(
         f"A HorizontalPodAutoscaler of namespace {namespace} ({names}) has not been able to scale for {minutes} "
         "minutes: it reads no metric (condition ScalingActive False) or cannot reach its target's scale "
         "(AbleToScale False), or its condition is not reported at all (the cluster's HPA kube state metrics "
-        "package is off). It holds the group count where it is, whatever the load. Read why: kubectl -n "
-        f"{namespace} describe hpa (the conditions' reason and message). FailedGetPodsMetric: check that the "
+        "package is off). It holds the group count where it is, whatever the load. Read why: `kubectl -n "
+        f"{namespace} describe hpa` (the conditions' reason and message). FailedGetPodsMetric: check that the "
         "engine's gauge is scraped (the metrics-missing alert, the PodMonitorings), that the metrics adapter runs "
-        "(kubectl -n custom-metrics get pods; kubectl get apiservice v1beta1.custom.metrics.k8s.io) and that its "
+        f"({step('kubectl -n custom-metrics get pods', admin=True)}; "
+        f"{step('kubectl get apiservice v1beta1.custom.metrics.k8s.io', admin=True)}) and that its "
         "Kubernetes service account still holds roles/monitoring.viewer through Workload Identity."
     )
     query = autoscaler_query(cluster, namespace, autoscalers)

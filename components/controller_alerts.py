@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from .controllers import WatchedDeployment
 from .observability_roles import name_literal
 from .observability_settings import ObservabilitySettings
+from .page_steps import step
 
 KEY = "controller-unavailable"
 TITLE = "Serving controller unavailable"
@@ -44,12 +45,16 @@ def controller_alert(
     """``(key, title, query, minutes, runbook, severity)`` of the alert (an
     :class:`~tpu_serving.observability.Alert`)."""
     names = ", ".join(f"{d.controller} ({d.namespace}/{d.name})" for d in deployments)
+    steps = "; ".join(
+        f"{step(f'kubectl -n {d.namespace} describe deployment {d.name}', admin=True)}, "
+        f"{step(f'kubectl -n {d.namespace} describe pods', admin=True)}"
+        for d in deployments
+    )
     runbook = (
         f"No replica of a controller the serving relies on has been available for {minutes} minutes: {names}. "
         "Running groups keep serving, but a failed group is not recreated, a rollout or a scale does not proceed, "
-        "and the controller's webhooks refuse the new pods of a group. Look at its pods "
-        "(kubectl -n <namespace> get pods; describe one for its events: a node drain, an image pull, a crash) "
-        "and at its Deployment's conditions (kubectl -n <namespace> describe deployment <name>)."
+        "and the controller's webhooks refuse the new pods of a group. Look at its Deployment's conditions and its "
+        f"pods' events (a node drain, an image pull, a crash): {steps}."
     )
     return KEY, TITLE, controller_query(cluster, deployments), minutes, runbook, SEVERITY
 

@@ -74,7 +74,7 @@ def error_rate_alert(
         f"(5xx) over {WINDOW_MINUTES} minutes, for {minutes} minutes: clients get errors, though the pods may all be "
         f'Ready. Which pods: sum by (pod) (rate({responses.metric}{{namespace="{namespace}", job=~"{jobs}", '
         f'{responses.status_label}=~"{responses.server_errors}"}}[5m])) in Metrics Explorer. Read their logs '
-        f"(kubectl -n {namespace} logs <pod>) for the engine's error; a group whose engine keeps failing is "
+        f"(`kubectl -n {namespace} logs <pod>`) for the engine's error; a group whose engine keeps failing is "
         "recreated by deleting its leader pod; after a rollout, roll back: restore the previous stack file and run "
         "pulumi up (docs/upgrade.md, Rolling back; with serving.canaryGroups set only the canary's groups moved, the "
         "others still serve the old revision)."

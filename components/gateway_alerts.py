@@ -124,8 +124,8 @@ def gateway_alerts(
             1,
             f"The serving probe through Gateway {namespace}/{gateway} succeeded in the last {MISSING_MINUTES} "
             f'minutes, but no load balancer request count matched url_map_name=~"{pattern}": the Gateway error '
-            "rate alert reads nothing. Read the URL map's name on the Gateway (kubectl -n "
-            f"{namespace} get gateway {gateway} -o jsonpath='{{.metadata.annotations.networking\\.gke\\.io/url-maps}}')"
+            "rate alert reads nothing. Read the URL map's name on the Gateway (`kubectl -n "
+            f"{namespace} get gateway {gateway} -o jsonpath='{{.metadata.annotations.networking\\.gke\\.io/url-maps}}'`)"
             " and report the form it has (components/gateway_alerts.py, url_map_pattern).",
             "WARNING",
         ),

@@ -145,8 +145,8 @@ def runbook(
     if gated:
         then = (
             "The stack's host-maintenance gate starts it, one serving pool at a time, while every standing group "
-            "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (kubectl -n "
-            "<namespace> logs job/<the last host-maintenance-gate job>). Nothing to do unless it pages; a pool that "
+            "serves: its ERROR log lines page if it holds within hostMaintenance.dueHours of the window (its "
+            "page says where to read them). Nothing to do unless it pages; a pool that "
             f"is not a serving pool is yours to start ({RUNBOOK})."
         )
     elif startable and whole:  # SRE review 30, M2: a disruption of any slice restarts the workload
@@ -185,7 +185,7 @@ def runbook(
     return (
         f"Compute Engine scheduled host maintenance for a VM in {', '.join(sorted(set(zones)))}, where the serving "
         "slices run: when it comes, it interrupts the VM's whole slice, and a zonal wave can take every slice of "
-        f"the zone at once. Find the nodes: kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL} (Unix "
+        f"the zone at once. Find the nodes: `kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}` (Unix "
         f"epoch seconds; GKE {LABELS_SINCE} or later). {then}"
     )
 
@@ -231,8 +231,8 @@ def unscheduled_policy_args(
     at_window = (
         "so it comes at its window and costs that slice's group a reload: nothing to do while the other groups "
         "serve, unless another serving pool's window opens within 7 hours of it; then add a group and move this one "
-        f"before its window (docs/operate.md, 'Moving a group before its window': the drain is kubectl drain <node> "
-        f"{DRAIN_FLAGS}; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
+        f"before its window (docs/operate.md, 'Moving a group before its window': the drain is `kubectl drain <node> "
+        f"{DRAIN_FLAGS}`; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
     )
     if startable is None:  # library review 8, M1
         act = (
@@ -246,7 +246,7 @@ def unscheduled_policy_args(
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
         f"{', '.join(sorted(set(zones)))}: it comes with less notice than scheduled maintenance, and interrupts the "
-        f"VM's whole slice. Find the node (kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}) and check "
+        f"VM's whole slice. Find the node (`kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}`) and check "
         f"that the other groups serve; {act} ({RUNBOOK})."
     )
     return log_match_policy_args(
@@ -383,8 +383,8 @@ def close_policy_args(
     text = (
         f"The host-maintenance gate of namespace {namespace} found two pools that hold serving groups whose TPU host "
         "maintenance windows open closer than a maintenance and a reload: both groups could be down at once. Its "
-        f"line names the pools and the group to move (kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} "
-        "job>). Before the first window, add a group, then move that one: docs/operate.md, 'Pools with no manual "
+        f"line names the pools and the group to move (`kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} "
+        "job>`). Before the first window, add a group, then move that one: docs/operate.md, 'Pools with no manual "
         "start' (tpu-serving runbook --stack <your stack> prints the commands in the stack's names)."
     )
     return log_match_policy_args(
@@ -423,7 +423,7 @@ def _watch_page_text(namespace: str) -> str:
         "group covered meanwhile), or the maintenance windows that open (or have opened on a node that still serves) "
         "within 2 hours would leave fewer than all but one of the running groups serving, "
         "whatever took the others (the line names the pools and groups), or the API refused the gate (403: its "
-        f"RBAC). kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: the gate raises "
+        f"RBAC). `kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>`. A lost node: the gate raises "
         "the HPA's minimum to cover its group (its line: 'raising HPA ...'; no such line: the refusal or no HPA, "
         "patch it by hand), and gives it back once the group serves again; docs/operate.md, 'A VM that goes silent' "
         "(the out-of-service taint), and 'A zone outage' when a zone's nodes are lost. A second "
@@ -440,7 +440,7 @@ def _gate_page_text(namespace: str) -> str:
         "whose scale-down is not held), or within 2 hours of it when the hold passes by itself (another pool in "
         "maintenance, a group reloading or rolling out), or the API refused the gate (403, 422: its RBAC or "
         "admission policy). "
-        f"kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>. A lost node: the gate raises the HPA's "
+        f"`kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>`. A lost node: the gate raises the HPA's "
         "minimum to cover its group (its line: 'raising HPA ...'; no such line: the refusal or no HPA, patch it by "
         "hand), and gives it back once the group serves again; docs/operate.md, 'A VM that goes silent' (the "
         "out-of-service taint), and 'A zone outage' when a zone's nodes are lost. Never start a pool "
@@ -487,12 +487,12 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
         f"absent_over_time({metric}{where}[{SILENT_WINDOW_MINUTES}m])",
         0,
         f"The host-maintenance gate of namespace {namespace} has completed no run for {SILENT_WINDOW_MINUTES} "
-        "minutes: no maintenance is started, no lost group pages and none is covered. kubectl -n "
-        f"{namespace} get cronjob,jobs,pods -l app={MAINTENANCE_GATE}; kubectl -n {namespace} describe cronjob "
-        f"{MAINTENANCE_GATE} (suspended, a pod that is not scheduled or whose image is not pulled); kubectl -n "
-        f"{namespace} logs job/<the last {MAINTENANCE_GATE} job> (a run that failed says why: the API unreachable "
+        "minutes: no maintenance is started, no lost group pages and none is covered. `kubectl -n "
+        f"{namespace} get cronjob,jobs,pods -l app={MAINTENANCE_GATE}`; `kubectl -n {namespace} describe cronjob "
+        f"{MAINTENANCE_GATE}` (suspended, a pod that is not scheduled or whose image is not pulled); `kubectl -n "
+        f"{namespace} logs job/<the last {MAINTENANCE_GATE} job>` (a run that failed says why: the API unreachable "
         "or refusing it, an HPA it reads gone; runs that succeed with this page open: the cluster sends no "
         "workload logs, loggingConfig without WORKLOADS). Meanwhile a lost serving VM pages only after 75 "
-        "minutes (below minimum): watch kubectl get nodes.",
+        "minutes (below minimum): watch `kubectl get nodes`.",
         Severity.ERROR,
     )

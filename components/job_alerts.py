@@ -46,9 +46,9 @@ def not_running_alert(cluster: str, namespace: str, pods: JobPods, minutes: int)
     gone = " or none runs" if pods.runs_until_stopped else ""
     runbook = (
         f"A pod of {pods.kind} in namespace {namespace} has been Pending, Failed or Unknown{gone} for {minutes} "
-        f"minutes. kubectl -n {namespace} get pods,jobsets: a Pending pod waits for its slice (repair, host "
+        f"minutes. `kubectl -n {namespace} get pods,jobsets`: a Pending pod waits for its slice (repair, host "
         "maintenance, stockout); a failed JobSet (ReachedMaxRestarts) stays failed and pulumi up does not recreate "
-        f"it: delete it (kubectl -n {namespace} delete {pods.delete or '<its workload>'}), then pulumi up --refresh. "
-        "Its TPU slices bill meanwhile."
+        f"it: delete it (`kubectl -n {namespace} delete {pods.delete or '<its workload>'}`), then pulumi up "
+        "--refresh. Its TPU slices bill meanwhile."
     )
     return KEY, f"{pods.kind} pods not running", query, minutes, runbook, "ERROR"

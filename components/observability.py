@@ -31,6 +31,7 @@ from .controllers import WatchedDeployment
 from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
 from .options import child_options
+from .page_steps import on_shared_cluster
 from .serving_metrics import TPU_DUTY_CYCLE as TPU_DUTY_CYCLE
 from .serving_metrics import TPU_MEMORY_TOTAL as TPU_MEMORY_TOTAL
 from .serving_metrics import TPU_MEMORY_USED as TPU_MEMORY_USED
@@ -208,6 +209,10 @@ class ObservabilityArgs:
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
     metric of its runs and its silence alert; with :attr:`maintenance_startable`, the ticket says the gate starts
     the maintenance (elsewhere the gate only watches)."""
+    shared_cluster: bool = False
+    """The cluster is an existing one, shared with other tenants, where the operators hold no ClusterRole
+    (:mod:`tpu_serving.operator_access`): the pages mark their cluster-scoped steps, such as ``kubectl get nodes``, as
+    the cluster administrators' (:func:`tpu_serving.page_steps.on_shared_cluster`)."""
     upgrade_notices: bool = False
     """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
     cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
@@ -229,6 +234,15 @@ class ObservabilityArgs:
             if unpaged
             else []
         )
+
+
+def _paged(policy: gcp.monitoring.AlertPolicyArgs, shared_cluster: bool) -> gcp.monitoring.AlertPolicyArgs:
+    """``policy``, whose page on a shared cluster marks its cluster-scoped steps as the cluster administrators'."""
+    doc = policy.documentation
+    if shared_cluster and isinstance(doc, gcp.monitoring.AlertPolicyDocumentationArgs) and isinstance(doc.content, str):
+        content = on_shared_cluster(doc.content)
+        policy.documentation = gcp.monitoring.AlertPolicyDocumentationArgs(content=content, mime_type=doc.mime_type)
+    return policy
 
 
 class Observability(pulumi.ComponentResource):
@@ -294,9 +308,8 @@ class Observability(pulumi.ComponentResource):
         watched = controller_policies(args.cluster, tuple(args.controllers), args.settings)
         policies: list[Alert] = alerts(scope, args.metrics, args.settings) + watched
         for alert in policies:
-            gcp.monitoring.AlertPolicy(
-                f"{name}-{alert.key}", alert_policy_args(alert, args.cluster, args.settings, args.project), opts=child
-            )
+            policy = alert_policy_args(alert, args.cluster, args.settings, args.project)
+            gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", _paged(policy, args.shared_cluster), opts=child)
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if args.maintenance_zones:
@@ -310,11 +323,14 @@ class Observability(pulumi.ComponentResource):
                 startable,
                 args.maintenance_whole,
             )
-            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", upcoming, opts=child)
+            gcp.monitoring.AlertPolicy(
+                f"{name}-{host_maintenance.KEY}", _paged(upcoming, args.shared_cluster), opts=child
+            )
             page = host_maintenance.unscheduled_policy_args(
                 args.project, args.cluster, zones, args.settings, args.maintenance_startable
             )
-            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", page, opts=child)
+            shared = args.shared_cluster
+            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, shared), opts=child)
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
         if args.maintenance_gate:
             self.alert_policies += self._watch_gate(name, args, child)
@@ -331,16 +347,15 @@ class Observability(pulumi.ComponentResource):
         hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
         starts = args.maintenance_startable is True
         page = hm.gate_policy_args(project, cluster, ns, args.settings, starts)
-        gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", page, opts=child)
+        gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", _paged(page, args.shared_cluster), opts=child)
         gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)
         silent = hm.silent_alert(cluster, ns)
-        gcp.monitoring.AlertPolicy(
-            f"{name}-{silent.key}", alert_policy_args(silent, cluster, args.settings, project), opts=child
-        )
+        silent_policy = _paged(alert_policy_args(silent, cluster, args.settings, project), args.shared_cluster)
+        gcp.monitoring.AlertPolicy(f"{name}-{silent.key}", silent_policy, opts=child)
         names = [str(page.display_name), f"{cluster}: {silent.title}"]
         if not starts:  # a watching gate: its ticket on two serving pools' close windows
             close = hm.close_policy_args(project, cluster, ns, args.settings)
-            gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", close, opts=child)
+            gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", _paged(close, args.shared_cluster), opts=child)
             names.append(str(close.display_name))
         return names
 

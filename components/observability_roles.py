@@ -171,8 +171,8 @@ def alerts(
             f"{r} pods not ready",
             not_ready_query(cluster, namespace, role, *kube),
             settings.not_ready_minutes,
-            f"A {r} pod has not been ready for {settings.not_ready_minutes} minutes: find it (kubectl -n {namespace} "
-            f"get pods -l disaggregatedset.x-k8s.io/role={r}), read its events and logs; a pending group waits for a "
+            f"A {r} pod has not been ready for {settings.not_ready_minutes} minutes: find it (`kubectl -n {namespace} "
+            f"get pods -l disaggregatedset.x-k8s.io/role={r}`), read its events and logs; a pending group waits for a "
             "whole slice of its role.",
             "WARNING",
         )
@@ -196,7 +196,7 @@ def alerts(
                 f"No {r} leader of namespace {namespace} has been Ready (and, where the role exports its queue, "
                 f"scraped: a VM gone silent leaves its pod ready) for {minutes} minutes: every request that "
                 f"needs {r} fails. It also fires while the first groups load after a deploy. Look at the role's pods "
-                f"(kubectl -n {namespace} get pods -l disaggregatedset.x-k8s.io/role={r}), their events and logs.",
+                f"(`kubectl -n {namespace} get pods -l disaggregatedset.x-k8s.io/role={r}`), their events and logs.",
                 "CRITICAL",
             )
         )
@@ -224,7 +224,7 @@ def alerts(
                 f"A {r} leader has had requests in flight for {settings.stalled_minutes} minutes without generating a "
                 "token: its engine is wedged (a failed KV pull, a hung Ray worker) while its /health still answers. Its "
                 "liveness probe (serving.probes.stallSeconds) restarts it once the stall outlasts its window and "
-                f"failure threshold; sooner: read the pod's logs (kubectl -n {namespace} logs <pod> -c vllm-leader; "
+                f"failure threshold; sooner: read the pod's logs (`kubectl -n {namespace} logs <pod> -c vllm-leader`; "
                 "the KV connector logs 'failed to pull'), then recreate its group: delete the leader pod.",
                 "ERROR",
             )
@@ -308,7 +308,7 @@ def no_ready_leader_alert(
         minutes,
         f"No pod of namespace {namespace} that takes requests has been Ready for {minutes} minutes: the stack serves "
         "nothing. It also fires while the first groups load after a deploy, and during a rollout that replaces every "
-        f"group at once. Look at the pods (kubectl -n {namespace} get pods), their events and the controller's status "
+        f"group at once. Look at the pods (`kubectl -n {namespace} get pods`), their events and the controller's status "
         "(the JobSet's or LeaderWorkerSet's conditions).",
         "CRITICAL",
     )
@@ -349,8 +349,8 @@ def router_alerts(
             no_ready_leader_query(cluster, namespace, router_pods(epp), ready),
             minutes,
             f"No replica of the endpoint picker {epp} in namespace {namespace} has been Ready for {minutes} minutes: "
-            "a FailClose pool refuses every request, a FailOpen one routes without picking. Look at its pods (kubectl "
-            f"-n {namespace} get pods -l app={epp}), their events and logs, and the CPU pool's nodes.",
+            "a FailClose pool refuses every request, a FailOpen one routes without picking. Look at its pods (`kubectl "
+            f"-n {namespace} get pods -l app={epp}`), their events and logs, and the CPU pool's nodes.",
             "CRITICAL" if fails_closed else "ERROR",
         ),
         (
@@ -360,7 +360,7 @@ def router_alerts(
             5,
             f"More than {ROUTER_ERROR_RATIO:.0%} of the requests the endpoint picker {epp} handled failed over five "
             "minutes (by error_code on the dashboard's series llm_d_epp_request_error_total): read its logs "
-            f"(kubectl -n {namespace} logs -l app={epp}) and the serving pods' readiness.",
+            f"(`kubectl -n {namespace} logs -l app={epp}`) and the serving pods' readiness.",
             "ERROR",
         ),
     ]

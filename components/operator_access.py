@@ -1,5 +1,5 @@
 """What the team that operates a variant may do in the cluster: enough to run the stack's runbooks
-(``tpu-serving runbook``, docs/operate.md, docs/upgrade.md), and no more.
+(``tpu-serving runbook``, docs/operate.md, docs/upgrade.md) and its alert pages' steps, and no more.
 
 - In the serving namespace, a Role (:data:`OPERATOR_RULES`): observe, logs, port-forward, restart pods and workloads;
   read and patch the HPAs (the runbooks hold their scale-downs and move their bounds); evict pods (``kubectl
@@ -8,6 +8,9 @@
   taint, GKE's ``cloud.google.com/perform-maintenance`` label), list pods and read DaemonSets in every namespace
   (``kubectl drain`` lists the node's pods and skips DaemonSets' with ``--ignore-daemonsets``). Its evictions stay
   in the serving namespace: a drain that meets another namespace's pod stops, Forbidden.
+- Nothing outside the serving namespace but those node steps: the controllers, the metrics adapter and Managed
+  Prometheus's collectors serve every tenant of the cluster, and the pages mark reading them as the cluster
+  administrators' step (:mod:`tpu_serving.page_steps`; on an existing cluster, the node steps too).
 - The ClusterRole only on a cluster the stack creates, whose nodes are all its own. On an existing cluster, shared
   with other tenants, the nodes are its owner's: RBAC cannot name nodes by label, so a ClusterRole would let one
   tenant's on-call cordon or taint another's slice (GKE review round 54, M1), and an admission policy that held a
@@ -54,9 +57,19 @@ OPERATOR_RULES: tuple[Rule, ...] = (
     # (SRE review 31, M2; tpu_serving.job_alerts' page), as a PathwaysJob does.
     (("jobset.x-k8s.io",), ("jobsets",), ("get", "list", "watch", "delete")),
     (("pathways-job.pathways.domain",), ("pathwaysjobs",), ("get", "list", "watch", "delete")),
+    # The alert pages' first steps, read only (SRE review round 31, M1): the Gateway and its route
+    # (gateway-api v1.3.0 config/crd/standard: gateways, httproutes), the InferencePool (gateway-api-inference-extension
+    # v1.6.0 config/crd/bases/inference.networking.k8s.io_inferencepools.yaml), the PodMonitorings
+    # (prometheus-engine v0.17.2 charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml) and the endpoint
+    # picker's leader-election Lease, which it holds in its own namespace (components/epp.py, leader_election_rules).
+    (("gateway.networking.k8s.io",), ("gateways", "httproutes"), ("get", "list", "watch")),
+    (("inference.networking.k8s.io",), ("inferencepools",), ("get", "list", "watch")),
+    (("monitoring.googleapis.com",), ("podmonitorings",), ("get", "list", "watch")),
+    (("coordination.k8s.io",), ("leases",), ("get", "list", "watch")),
 )
-"""What operators of a variant may do in its namespace: observe, port-forward, restart pods and workloads, hold and
-move the HPAs' bounds, evict for a drain. Creating or changing workloads stays with ``pulumi up``."""
+"""What operators of a variant may do in its namespace: observe (the alert pages' objects too), port-forward, restart
+pods and workloads, hold and move the HPAs' bounds, evict for a drain. Creating or changing workloads stays with
+``pulumi up``."""
 
 NODE_RULES: tuple[Rule, ...] = (
     (("",), ("nodes",), ("get", "list", "watch", "patch")),

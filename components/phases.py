@@ -417,11 +417,8 @@ def build_traffic(
         ),
         opts=serving.platform.options(platform.apis, tenancy.tenancy),
     )
-    outputs = {
-        "addressCommand": gateway.address_command,
-        "port": LISTENER_PORT,
-        "routerRestart": gateway.router_restart,
-    }
+    g = gateway
+    outputs = {"addressCommand": g.address_command, "port": LISTENER_PORT, "routerRestart": g.router_restart}
     # its own output: the IP is known once the address is reserved, the rest when the stack is planned
     return TrafficParts(gateway, {"gateway": outputs, "gatewayAddress": gateway.address})
 
@@ -458,6 +455,7 @@ def build_operations(
             maintenance_startable=host_maintenance.all_startable(s.shape for s in cfg.tpu_slices),
             maintenance_whole=ctx.backend is not None and ctx.backend.restarts_as_a_whole,
             maintenance_gate=gate is not None,
+            shared_cluster=cfg.existing,
             upgrade_notices=upgrades_held(cfg),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.

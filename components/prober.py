@@ -150,7 +150,7 @@ class ProbeTarget:
     )
     """How the probes spread over the serving pods and how to find the one failing, for the failing-in-part alert."""
     remedy: str = (
-        "Then read the engine's logs: kubectl -n {namespace} logs <leader pod>. A Ready pod whose engine answers no "
+        "Then read the engine's logs: `kubectl -n {namespace} logs <leader pod>`. A Ready pod whose engine answers no "
         "completion is hung: delete its leader pod to recreate its group."
     )
     """Where to look next and what to do, for the probe alerts (``{namespace}``: the serving namespace)."""
@@ -368,8 +368,8 @@ def _check(namespace: str, target: ProbeTarget, url: str, job: str) -> str:
     return (
         f"The probe POSTs {target.request} to {url} from each of the {PROBER_REPLICAS} pods of Deployment {name} "
         f"{_every(target)}. Read why it failed: probe_http_status_code of job {job} in Metrics Explorer (by pod), "
-        f"or each exporter's last probes and their logs (kubectl -n {namespace} get pods -l app={name}; kubectl -n "
-        f"{namespace} port-forward pod/<prober pod> {PROBER_PORT}, then http://localhost:{PROBER_PORT})."
+        f"or each exporter's last probes and their logs (`kubectl -n {namespace} get pods -l app={name}`; `kubectl -n "
+        f"{namespace} port-forward pod/<prober pod> {PROBER_PORT}`, then http://localhost:{PROBER_PORT})."
     )
 
 
@@ -419,7 +419,7 @@ def probe_alerts(
             failing,
             f"No result of the serving probe (job {job}) has been recorded for {MISSING_WINDOW_MINUTES} minutes: the "
             f"exporter's pod is down, or its PodMonitoring is not scraped, and the probe alerts cannot fire. "
-            f"kubectl -n {namespace} get deploy,pods -l app={job}; kubectl -n {namespace} describe podmonitoring {job}.",
+            f"`kubectl -n {namespace} get deploy,pods -l app={job}`; `kubectl -n {namespace} describe podmonitoring {job}`.",
             MISSING_SEVERITY,
         ),
     ]
@@ -451,8 +451,8 @@ def _gateway_alerts(
     url = f"http://<address {gateway}>{target.path}"
     where = (
         "If the Service probe (probe-failing) passes, the engines serve and the load balancer or the endpoint picker "
-        f"fails: kubectl -n {namespace} get gateway,httproute,inferencepool -o wide (Programmed, Accepted, "
-        "ResolvedRefs); the picker's pods and its Lease (kubectl get lease -A | grep epp-; a fail-closed pool refuses "
+        f"fails: `kubectl -n {namespace} get gateway,httproute,inferencepool -o wide` (Programmed, Accepted, "
+        f"ResolvedRefs); the picker's pods and its Lease (`kubectl -n {namespace} get lease`; a fail-closed pool refuses "
         "every request while no replica holds it); the load balancer's backend health in the Cloud console. "
         f"{_check(namespace, target, url, job)}"
     )

@@ -20,6 +20,7 @@ Plain builders: each returns ``(key, title, PromQL, minutes, runbook, severity)`
 
 from . import observability_roles as roles_
 from .observability_settings import ObservabilitySettings
+from .page_steps import step
 from .serving_metrics import POD_NOT_READY, Scope, ServingMetrics
 
 Found = tuple[str, str, str, int, str, str]
@@ -65,7 +66,7 @@ def stalled_alert(scope: Scope, metrics: ServingMetrics, settings: Observability
         "without generating a token: its engine is wedged (a hung Ray worker or collective, a frozen engine loop) "
         "while /health still answers, and the picker may keep choosing it. Its liveness probe "
         "(serving.probes.stallSeconds) restarts it once the stall outlasts its window and failure threshold; sooner: "
-        f"read its logs (kubectl -n {scope.namespace} logs <pod>), then recreate its group: delete the leader pod."
+        f"read its logs (`kubectl -n {scope.namespace} logs <pod>`), then recreate its group: delete the leader pod."
     )
     return "stalled", "Serving engine stalled", query, roles_.STALLED_HOLD_MINUTES, runbook, "ERROR"
 
@@ -85,11 +86,11 @@ def metrics_missing_alert(
     runbook = (
         f"A Ready leader of namespace {scope.namespace} has had none of its engine's series ({gauge}) ingested for "
         f"{minutes} minutes: the autoscaler cannot scale on it, and the queue, error-rate and stalled alerts are "
-        "blind to it. First: is its node NotReady and the pod Terminating (kubectl get nodes; kubectl -n "
-        f"{scope.namespace} get pods -o wide)? Then its VM went silent, the group is lost until GKE repairs the VM, "
-        "and the capacity-reduced ticket counts it. Otherwise check the PodMonitorings (kubectl -n "
-        f"{scope.namespace} get podmonitorings, their status), the NetworkPolicy that admits the gmp-system "
-        "collectors, and the collector's logs (kubectl -n gmp-system logs -l app.kubernetes.io/name=collector)."
+        "blind to it. First: is its node NotReady and the pod Terminating (`kubectl get nodes`; `kubectl -n "
+        f"{scope.namespace} get pods -o wide`)? Then its VM went silent, the group is lost until GKE repairs the VM, "
+        "and the capacity-reduced ticket counts it. Otherwise check the PodMonitorings (`kubectl -n "
+        f"{scope.namespace} get podmonitorings`, their status), the NetworkPolicy that admits the gmp-system "
+        f"collectors, and the collector's logs ({step('kubectl -n gmp-system logs -l app.kubernetes.io/name=collector', admin=True)})."
     )
     return "metrics-missing", "Serving metrics missing", query, minutes, runbook, "WARNING"
 
@@ -107,11 +108,11 @@ def below_minimum_alert(
     runbook = (
         f"Fewer than {fewest} groups of namespace {scope.namespace} have had a Ready leader whose engine is scraped "
         f"for {minutes} minutes, longer than a group takes to reload: the stack serves with less capacity and less "
-        f"redundancy than planned, and one more loss may stop it. Which group: kubectl -n {scope.namespace} get pods "
-        "-o wide; a leader on a VM that went silent (kubectl get nodes: NotReady; its pods Terminating) waits for "
+        f"redundancy than planned, and one more loss may stop it. Which group: `kubectl -n {scope.namespace} get pods "
+        "-o wide`; a leader on a VM that went silent (`kubectl get nodes`: NotReady; its pods Terminating) waits for "
         "GKE's auto-repair of the VM (the pool's operations: gcloud container operations list); a "
-        "group with no pods at all is refused by its controller (kubectl -n "
-        f"{scope.namespace} get events; the LeaderWorkerSet's conditions; the controller alert) or waits for a "
+        "group with no pods at all is refused by its controller (`kubectl -n "
+        f"{scope.namespace} get events`; the LeaderWorkerSet's conditions; the controller alert) or waits for a "
         "slice (a stockout: the pool's events and the cluster autoscaler's)."
     )
     return "below-minimum", "Serving groups below minimum", query, minutes, runbook, "ERROR"
@@ -137,7 +138,7 @@ def capacity_reduced_alert(
         f"for {minutes} minutes: a group was lost (a node, a VM gone silent and waiting for GKE's repair, TPU host "
         "maintenance, an upgrade, a recreation) and reloads, or the "
         "stack's first groups still load. The others carry its requests; one more loss may stop the service. "
-        f"Which group: kubectl -n {scope.namespace} get pods -o wide. It pages (below minimum, ERROR) if the group "
+        f"Which group: `kubectl -n {scope.namespace} get pods -o wide`. It pages (below minimum, ERROR) if the group "
         "is not back within the not-ready window."
     )
     return "capacity-reduced", "Serving capacity reduced", query, minutes, runbook, "WARNING"
@@ -160,7 +161,7 @@ def slow_first_token_alert(scope: Scope, metrics: ServingMetrics, settings: Obse
         f"for {minutes} minutes: clients wait. Saturated groups (the queue backlog ticket; fewer groups than planned: "
         "the capacity-reduced ticket; the HPA at its maximum or unable to scale: the autoscaler ticket) or a slow "
         "engine (one group's TPUs idle while requests wait; a recompilation after a rollout). Add slices or shed "
-        f"load; kubectl -n {scope.namespace} get hpa,pods -o wide."
+        f"load; `kubectl -n {scope.namespace} get hpa,pods -o wide`."
     )
     return "slow-first-token", "Serving time to first token high", query, minutes, runbook, "ERROR"
 

@@ -1,7 +1,9 @@
 """The operators a stack names may run its runbooks' kubectl steps: tpu_serving_tools.e2e.oncall on a real API
 server (its RBAC authorizer answers SubjectAccessReviews). Each stack's RBAC objects come from its plan; the requests
 from the kubectl lines of ``tpu-serving runbook`` (GKE review round 53, M1: the on-call group was denied 6 of 9
-steps). Marked ``e2e``; the parser's cases run without a control plane."""
+steps), and from the kubectl commands of every alert page (its ``documentation.content``): each is the operators'
+unless the page marks it as the cluster administrators' (SRE review round 31, M1: the pages' first commands were
+Forbidden to the on-call group). Marked ``e2e``; the parser's cases run without a control plane."""
 
 from __future__ import annotations
 
@@ -13,11 +15,13 @@ from tests.conftest import SHIPPED, plan_of
 from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError
-from tpu_serving_tools.e2e.oncall import Request, allowed, runbook_requests
+from tpu_serving_tools.e2e.oncall import Request, allowed, command_requests, page_commands, runbook_requests
 from tpu_serving_tools.offline import kubernetes_objects
 
 RBAC = ("Namespace", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
 OWNED = ("Namespace", "Role", "RoleBinding")
+NODE_STEP_RESOURCES = {"nodes", "pods", "daemonsets"}
+"""What the node steps read or change outside the serving namespace: the operators' on a cluster the stack creates."""
 """An existing (shared) cluster's stack grants no node rights: its nodes are the cluster owner's."""
 
 
@@ -40,6 +44,52 @@ def test_runbook_requests_of_the_production_example_cover_each_kind_of_step() ->
     assert runbook_requests("# kubectl -n x delete pod y: prose", "x") == set()
     with pytest.raises(ValueError, match="does not know"):
         runbook_requests("kubectl -n x scale deployment y --replicas 2", "x")
+
+
+def pages(plan: dict) -> dict[str, str]:
+    """Each alert policy's page (``documentation.content``) by its display name."""
+    return {
+        r["inputs"]["displayName"]: r["inputs"]["documentation"]["content"]
+        for r in plan["resources"]
+        if r["type"] == "gcp:monitoring/alertPolicy:AlertPolicy" and r["inputs"].get("documentation")
+    }
+
+
+def test_page_commands_are_quoted_and_the_cluster_administrators_steps_marked() -> None:
+    """Every kubectl command of every shipped stack's pages is in backticks and known to the parser; outside the
+    serving namespace (the controllers, the adapter, the collectors) and, on an existing cluster, every cluster-scoped
+    command is marked the cluster administrators' (the e2e test below asks the API server about the rest)."""
+    seen = 0
+    for stack in SHIPPED:
+        plan = plan_of(stack).as_json()
+        existing = not any(r["type"] == "gcp:container/cluster:Cluster" for r in plan["resources"])
+        serving = plan["outputs"]["namespace"]
+        for title, content in pages(plan).items():
+            for command, admin in page_commands(content):
+                seen += 1
+                requests = command_requests(command, serving)
+                ours = all(r.namespace in (serving, None) for r in requests)
+                beyond = {r.resource for r in requests if r.namespace is None} - (
+                    {""} if existing else NODE_STEP_RESOURCES
+                )
+                assert admin == (not ours or bool(beyond)), (stack, title, command)
+    assert seen > 200, seen
+    page = "`kubectl -n x get gateway,httproute,inferencepool -o wide` then `kubectl get nodes` (a cluster administrator's step)"
+    assert page_commands(page) == [
+        ("kubectl -n x get gateway,httproute,inferencepool -o wide", False),
+        ("kubectl get nodes", True),
+    ]
+    assert command_requests("kubectl -n x logs job/<the last gate job>", "x") >= {
+        Request("get", "batch", "jobs", "x"),
+        Request("get", "", "pods/log", "x"),
+    }
+    assert command_requests("kubectl -n x describe podmonitoring y", "x") == {
+        Request("get", "monitoring.googleapis.com", "podmonitorings", "x"),
+        Request("list", "monitoring.googleapis.com", "podmonitorings", "x"),
+        Request("list", "", "events", "x"),
+    }
+    with pytest.raises(ValueError, match="outside backticks"):
+        page_commands("Find it (kubectl -n x get pods).")
 
 
 def operator_objects(stack: str) -> tuple[list[dict], list[str]]:
@@ -78,6 +128,22 @@ def _cordon(cp: ControlPlane, group: str, node: str) -> int:
     return 200
 
 
+def _page_answers(
+    cp: ControlPlane, plan: dict, groups: list[str]
+) -> tuple[list[tuple[str, str, bool, bool]], list[str]]:
+    """Each page command's (title, command, marked the administrators', allowed to the group: every request of
+    it), and the commands another user may run (none should be)."""
+    serving = plan["outputs"]["namespace"]
+    answers, refused = [], []
+    for title, content in pages(plan).items():
+        for command, admin in page_commands(content):
+            requests = command_requests(command, serving)
+            answers.append((title, command, admin, all(allowed(cp, r, "oncall@example.com", groups) for r in requests)))
+            if any(allowed(cp, r, "someone@example.com", ["other@example.com"]) for r in requests):
+                refused.append(command)
+    return answers, refused
+
+
 @pytest.mark.e2e
 def test_operators_may_run_every_kubectl_step_of_their_stacks_runbook() -> None:
     """Each stack alone (its objects created, checked, then deleted: the production example and v5e16 share a
@@ -87,6 +153,8 @@ def test_operators_may_run_every_kubectl_step_of_their_stacks_runbook() -> None:
     if not toolchain_file().is_file() or "kube-apiserver" not in load_toolchain():
         pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
     wrong: dict[str, list[tuple[Request, bool]]] = {}
+    denied: dict[str, list[tuple[str, str, bool]]] = {}
+    commands = 0
     cordons: dict[str, int] = {}
     checked = 0
     with ControlPlane() as cp:
@@ -107,9 +175,18 @@ def test_operators_may_run_every_kubectl_step_of_their_stacks_runbook() -> None:
             if bad := [(r, a) for r, a in answers if a != (r.namespace is not None or not existing)]:
                 wrong[stack] = bad
             assert not any(allowed(cp, r, "someone@example.com", ["other@example.com"]) for r in requests), stack
+            paged, refused = _page_answers(cp, plan, groups)
+            commands += len(paged)
+            if bad_pages := [(title, c, ok) for title, c, admin, ok in paged if ok == admin]:
+                denied[stack] = bad_pages
+            assert not refused, (stack, refused)
             cordons[stack] = _cordon(cp, groups[0], node)
             for o in reversed(ordered):  # the next stack's objects alone answer for it
                 if o["kind"] != "Namespace":
                     cp.kube.delete(o["apiVersion"], o["kind"], o["metadata"]["name"], o["metadata"].get("namespace"))
     expected = {s: 403 if s == "vllm-llama33-70b-existing" else 200 for s in SHIPPED}
     assert checked > 80 and not wrong and cordons == expected, (wrong, cordons)
+    for stack, bad in denied.items():
+        for title, command, ok in bad:
+            print(f"{stack}\t{'ALLOWED (marked)' if ok else 'DENIED'}\t{title}\t{command}")
+    assert commands > 200 and not denied, (commands, sum(len(b) for b in denied.values()))

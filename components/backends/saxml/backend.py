@@ -122,7 +122,8 @@ def probe(serving: SaxmlServingConfig) -> ProbeTarget | None:
         "to it. Find which: port-forward "
         f"each sax-http pod (port {HTTP_PORT}) and send the same request; GET /listcell with the model (the "
         "listcellExample output) gives its active replicas.",
-        remedy=f"Then read the logs: kubectl -n {{namespace}} logs deploy/{HTTP}, deploy/{ADMIN}, and the "
+        remedy=f"Then read the logs: `kubectl -n {{namespace}} logs deploy/{HTTP}`, `kubectl -n {{namespace}} logs "
+        f"deploy/{ADMIN}`, and the "
         f"model servers' pods (JobSet {MODEL_SET}). After a restart the model servers are Ready before the admin "
         "server has loaded the model onto them (the caveats output): the probe fails until it has.",
     )

@@ -402,7 +402,11 @@ def priority_class(
             preemption_policy=preempts,
             global_default=False,
             description=text,
-            opts=child,
+            # retained too (new-user review 17, M1): a program that grows to a second namespace moves the classes to
+            # shared_cluster's Patch resources, a new type, so pulumi up applies the Patch and then deletes the old
+            # resource, which without retention deletes the very object the Patch applied
+            # (pulumi/pulumi-kubernetes#4522); the classes outlive a destroy, as the shared ones do.
+            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True)),
         )
     return k8s.scheduling.v1.PriorityClassPatch(
         resource_name,

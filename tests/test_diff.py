@@ -276,3 +276,21 @@ def test_diff_prints_the_rollout_summary_once_on_a_template_change():
     assert report.count(summary) == 1
     assert "Rollout (when the groups' template changes)" not in report
     assert "**Drain:** a node drain or upgrade takes one group at a time" in report
+
+
+def test_diff_warns_when_an_object_declared_anew_loses_to_its_old_resources_delete():
+    """New-user review 17, M1: a program grown from one Tenancy to two moves the PriorityClasses to Patch resources
+    (TenancyArgs.shared_cluster); pulumi up applies the Patch, then deletes the old PriorityClass resource and the
+    object with it, unless that one was retained on delete. The diff said nothing."""
+    base = plan_of("vllm-llama33-70b-v5e16").as_json()
+    head = json.loads(json.dumps(base))
+    old = next(r for r in base["resources"] if r["type"] == "kubernetes:scheduling.k8s.io/v1:PriorityClass")
+    old["retainOnDelete"] = False  # a plan of before the classes were retained
+    (moved,) = [r for r in head["resources"] if r["urn"] == old["urn"]]
+    moved["type"] = "kubernetes:scheduling.k8s.io/v1:PriorityClassPatch"
+    moved["urn"] = old["urn"].replace("v1:PriorityClass::", "v1:PriorityClassPatch::")
+    name = old["inputs"]["metadata"]["name"]
+    warned = [w for w in diff_plans("s", base, head).warnings if w.startswith(f"Deletes PriorityClass {name} after")]
+    assert len(warned) == 1 and f"the old resource {old['name']} is removed without retainOnDelete" in warned[0]
+    old["retainOnDelete"] = True
+    assert not [w for w in diff_plans("s", base, head).warnings if w.startswith("Deletes PriorityClass")]

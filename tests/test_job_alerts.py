@@ -47,7 +47,7 @@ def test_pathways_job_stacks_get_the_not_running_alert():
         query = condition["conditionPrometheusQueryLanguage"]["query"]
         assert f'pod=~"{name}-(pathways-head|worker)-[0-9]+-.+"' in query
         assert ('phase="Running"' in query) is until_stopped
-        assert f"delete pathwaysjob {name}), then pulumi up --refresh" in policy["documentation"]["content"]
+        assert f"delete pathwaysjob {name}`), then pulumi up --refresh" in policy["documentation"]["content"]
 
 
 def test_saxml_stack_pages_a_jobset_failed_for_good_with_its_way_back():
@@ -59,7 +59,7 @@ def test_saxml_stack_pages_a_jobset_failed_for_good_with_its_way_back():
     query = condition["conditionPrometheusQueryLanguage"]["query"]
     assert 'pod=~"sax-model-server-set-sax-model-server-[0-9]+-.+"' in query and 'phase="Running"' in query, query
     text = policy["documentation"]["content"]
-    assert "(kubectl -n saxml delete jobset sax-model-server-set), then pulumi up --refresh" in text, text
+    assert "(`kubectl -n saxml delete jobset sax-model-server-set`), then pulumi up --refresh" in text, text
     (role,) = [
         o
         for o in plan_of("saxml-175b-v5e32x2").as_json()["resources"]

@@ -169,11 +169,12 @@ def test_tenancy_priority_classes_are_shared_patches_retained_on_delete_on_an_ex
     resources the second tenant's create fails with AlreadyExists (pulumi-kubernetes >= 4.29 creates with a
     client-side create), so they are PriorityClassPatch resources there (a server-side apply each, created when
     absent), and one tenant's destroy must not delete the class the other tenants' pods name (SRE review M5): they
-    are retainOnDelete; a cluster the stack creates still has plain ones, deleted with it
-    (tests/test_e2e_shared_tenancy.py shows it on a real API server)."""
+    are retainOnDelete; a cluster the stack creates still has plain ones, retained too (new-user review 17, M1: a
+    program grown to a second namespace moves them to Patch resources, and the old ones' delete would delete the
+    objects the Patches applied) (tests/test_e2e_shared_tenancy.py shows it on a real API server)."""
     for stack, kind, retained in (
         ("vllm-llama33-70b-existing", "PriorityClassPatch", True),
-        ("vllm-llama33-70b-v5e16", "PriorityClass", False),
+        ("vllm-llama33-70b-v5e16", "PriorityClass", True),
     ):
         plan = plan_of(stack)
         classes = plan.of_type(f"kubernetes:scheduling.k8s.io/v1:{kind}")

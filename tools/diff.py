@@ -226,6 +226,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
+    out.warnings += plan_aliases.same_object_replaced(out.added, out.removed)
     hit = pool_disruption.at_once(_vm_pools(out, new), base, head)
     if hit is not None:  # several standing groups' pools in one run: said first, and the Drain line corrected
         out.warnings.insert(0, pool_disruption.warning(hit))

@@ -6,6 +6,9 @@ An alias matches only what is in the state, and a state resource is taken by one
 each resource's aliases as the engine receives them (:class:`tpu_serving_tools.offline.RecordedResource`): either a
 URN, or a spec whose name, type, parent, stack and project default to the resource's own. A parent's own aliases,
 which the engine also applies to its children, are not followed here.
+
+A Kubernetes object declared anew under another URN with no alias (:func:`same_object_replaced`) is not renamed: the
+engine creates the new resource and deletes the old one, and with it the object.
 """
 
 from __future__ import annotations
@@ -63,3 +66,27 @@ def renamed(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, str]:
         if hit is not None and hit not in new and hit not in taken:
             taken[hit] = urn
     return taken
+
+
+def _object(r: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(kind, namespace, name) of a Kubernetes resource's object, a Patch resource's as its kind's."""
+    inputs, kind = r.get("inputs") or {}, str(r.get("type", ""))
+    meta = inputs.get("metadata")
+    if not kind.startswith("kubernetes:") or not isinstance(meta, Mapping) or not meta.get("name"):
+        return None
+    return kind.rsplit(":", 1)[-1].removesuffix("Patch"), str(meta.get("namespace", "")), str(meta["name"])
+
+
+def same_object_replaced(added: list[dict[str, Any]], removed: list[dict[str, Any]]) -> list[str]:
+    """A removed Kubernetes resource, not retained on delete, whose object an added one declares (a new type or
+    name for the same object): pulumi up creates the new one, then deletes the old, which deletes the object the new
+    one just made (pulumi/pulumi-kubernetes#4522; new-user review 17, M1: a plain PriorityClass replaced by its
+    Patch resource)."""
+    made = {o: r for r in added if (o := _object(r)) is not None}
+    return [
+        f"Deletes {o[0]} {o[1] + '/' if o[1] else ''}{o[2]} after {made[o]['name']} declares it anew: the old "
+        f"resource {r['name']} is removed without retainOnDelete, and its delete removes the object the new one "
+        "applied; retain the old one on delete first (a pulumi up with retainOnDelete), or pulumi state delete it"
+        for r in removed
+        if (o := _object(r)) is not None and o in made and not r.get("retainOnDelete")
+    ]

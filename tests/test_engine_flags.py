@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 
 import pytest
 from pydantic.alias_generators import to_camel
@@ -249,3 +250,45 @@ def test_engine_flags_the_secret_flags_are_those_of_the_pinned_release():
         "--tokens-only",
     }
     assert worded - SECRET_FLAGS == no_secret, sorted(worded - SECRET_FLAGS ^ no_secret)
+
+
+STATS_OFF = (
+    "tpu-serving:serving.engine.extraArgs: {name}: turns off vLLM's stat loggers and with them every vllm: metric "
+    "(vllm:num_requests_running, vllm:num_requests_waiting, vllm:generation_tokens...), which the leaders' readiness "
+    "and liveness, the autoscaler and the alerts read (the value is not shown: it may hold a secret)"
+)
+
+
+@pytest.mark.parametrize("flag", ["--disable-log-stats", "--disable-log-st", "--disable-log-stats=true"])
+def test_engine_flags_a_flag_that_turns_off_the_engines_metrics_is_refused(flag):
+    """SRE review M3: `--disable-log-stats` (vllm-tpu 0.29.0: no stat logger, the Prometheus one included) was
+    accepted, even in the production example, and every vllm: series went: the probes read an absent gauge as an
+    idle engine and sent it a completion, failing busy leaders. Refused, with its abbreviations, in every engine."""
+    from tests.conftest import ROOT
+    from tpu_serving_tools.stack_files import load_project, stack_config
+
+    name = flag.split("=")[0]
+    cfg = dict(stack_config(load_project(ROOT), "vllm-llama33-70b-v6e8"))
+    assert "tpu-serving:production" not in cfg  # the production example: production defaults to true
+    serving = json.loads(cfg["tpu-serving:serving"])
+    serving.setdefault("engine", {})["extraArgs"] = ["--enable-prefix-caching", flag]
+    cfg["tpu-serving:serving"] = json.dumps(serving)
+    assert stack_problems(cfg) == [STATS_OFF.format(name=name)]
+    (python,) = python_problems(VllmEngineSettings(extra_args=(flag,)), VllmEngineSettings)
+    assert python.startswith(f"VllmEngineSettings.extra_args: {name}: turns off vLLM's stat loggers")
+
+
+def test_engine_flags_a_disaggregated_role_may_not_turn_off_the_metrics_either():
+    from tests.test_disagg import AT, problems_of
+
+    found = problems_of(lambda d, _c: d["prefill"].update(engine={"extraArgs": ["--disable-log-stats"]}))
+    assert f"{AT}.prefill.engine.extraArgs: --disable-log-stats: turns off vLLM's stat loggers" in " ".join(found)
+
+
+def test_engine_flags_the_metrics_off_flags_are_the_pinned_releases():
+    """The flag refused for turning off the engine's metrics is one of vLLM 0.29.0 (facts.STATS_OFF_FLAGS says why
+    no other flag of the release does)."""
+    from tpu_serving.backends.vllm.facts import STATS_OFF_FLAGS
+    from tpu_serving_tools.conformance.table import load as load_table
+
+    assert STATS_OFF_FLAGS == {"--disable-log-stats"} <= set(load_table("vllm-0.29.0").flags)

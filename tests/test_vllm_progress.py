@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -34,6 +35,9 @@ from tpu_serving.backends.vllm.progress import (
 from tpu_serving.podspec import ProbeSettings
 from tpu_serving_tools.offline import kubernetes_objects
 
+STAND_IN = b'http_requests_total{handler="/v1/completions",method="POST",status="2xx"} 12.0\n'
+"""A series of the server's own HTTP instrumentation, which /metrics serves without the stat loggers (vllm-tpu 0.29.0
+vllm/entrypoints/serve/instrumentator/metrics.py l.65-78: prometheus-fastapi-instrumentator's, on the registry /metrics serves)."""
 LABELS = {"model_name": "meta-llama/Llama-3.3-70B Instruct", "engine": "0"}  # a space: values split from the right
 
 
@@ -47,6 +51,8 @@ class Server:
     completions: list[str]
     """What /v1/completions does: "ok" (200 with a choice), "hang" (answers after 30 s), "error" (500)."""
     received: list[dict]
+    hidden: set[str]
+    """Names whose lines /metrics leaves out: ``{"vllm:"}`` is an engine run with ``--disable-log-stats``."""
 
 
 @pytest.fixture
@@ -58,7 +64,7 @@ def server() -> Iterator[Server]:
     tokens = Counter("vllm:generation_tokens", "tokens generated", list(LABELS), registry=registry)
     running.labels(**LABELS).set(0)
     tokens.labels(**LABELS).inc(0)
-    healthy, completions, received = [True], ["ok"], []
+    healthy, completions, received, hidden = [True], ["ok"], [], set()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802 (http.server's name)
@@ -75,7 +81,8 @@ def server() -> Iterator[Server]:
                 self.send_response(200 if healthy[0] else 503)
                 self.end_headers()
             elif self.path == "/metrics":
-                body = generate_latest(registry)
+                lines = generate_latest(registry).splitlines(keepends=True) + [STAND_IN]
+                body = b"".join(line for line in lines if not any(h.encode() in line for h in hidden))
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.end_headers()
@@ -91,7 +98,7 @@ def server() -> Iterator[Server]:
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
-        yield Server(httpd.server_address[1], running, tokens, waiting, healthy, completions, received)
+        yield Server(httpd.server_address[1], running, tokens, waiting, healthy, completions, received, hidden)
     finally:
         httpd.shutdown()
 
@@ -260,10 +267,9 @@ def test_window_problems_refuse_a_readiness_window_liveness_outruns_or_a_period_
     assert window_problems("k", VllmProbeSettings(stall_seconds=0, ready_stall_seconds=60)) == []
 
 
-@pytest.mark.slow  # runs the rendered probe in a child shell against a live server
-def test_readiness_as_rendered_fails_on_a_frozen_engine_and_passes_once_it_generates(server: Server, tmp_path: Path):
-    """The flagship's readiness command itself, pointed at the test server: it fails while the idle completion hangs
-    (an engine frozen with its gauge at 0), and while requests run with no token for the window."""
+def _rendered_readiness(server: Server, tmp_path: Path) -> Callable[[], int]:
+    """The flagship's readiness command itself, pointed at the test server, its window 1 s: run, it gives the exit
+    code."""
     ((ready, port, _),) = _leader_probes("vllm-llama33-70b-v5e16", "readinessProbe")
     script = (
         ready["exec"]["command"][2]
@@ -272,10 +278,14 @@ def test_readiness_as_rendered_fails_on_a_frozen_engine_and_passes_once_it_gener
         .replace(">= 120", ">= 1")
         .replace("exec python3 ", f"exec {sys.executable} ")
     )
+    return lambda: subprocess.run(["/bin/sh", "-c", script], capture_output=True, timeout=30).returncode
 
-    def check() -> int:
-        return subprocess.run(["/bin/sh", "-c", script], capture_output=True, timeout=30).returncode
 
+@pytest.mark.slow  # runs the rendered probe in a child shell against a live server
+def test_readiness_as_rendered_fails_on_a_frozen_engine_and_passes_once_it_generates(server: Server, tmp_path: Path):
+    """The flagship's readiness command itself, pointed at the test server: it fails while the idle completion hangs
+    (an engine frozen with its gauge at 0), and while requests run with no token for the window."""
+    check = _rendered_readiness(server, tmp_path)
     assert check() == 0 and server.received[-1]["path"] == "/v1/completions"
     server.completions[0] = "hang"
     assert check() != 0  # frozen at 0 running
@@ -307,3 +317,83 @@ def test_liveness_kill_does_not_wait_out_the_pods_drain(stack):
     --shutdown-timeout drain meant for a healthy scale-down); the probe's own grace is the kubelet's choice."""
     probes = [probe for probe, _, _ in _leader_probes(stack) if "exec" in probe]
     assert probes and all(p["terminationGracePeriodSeconds"] == 30 for p in probes), probes
+
+
+@pytest.mark.slow  # runs the rendered probe in a child shell against a live server, and sleeps out its window
+def test_readiness_as_rendered_passes_a_busy_engine_whose_metrics_are_off_and_still_reads_health(
+    server: Server, tmp_path: Path
+):
+    """SRE review M3: an engine run with ``--disable-log-stats`` exports no vllm: series; the check read the absent
+    gauges as 0 running, sent its completion behind the users' queue and failed every busy leader (rc 1 three times
+    in a row against completions that took 5 s). Load unknown: no completion and no stall verdict, however long;
+    ``/health`` is still judged."""
+    check = _rendered_readiness(server, tmp_path)
+    server.hidden.add("vllm:")
+    server.completions[0] = "hang"  # the engine is busy: a completion would wait behind the queue
+    assert [check() for _ in range(3)] == [0, 0, 0]
+    time.sleep(1.2)
+    assert check() == 0  # longer than the window: no stall is timed on series that are not there
+    assert server.received == []
+    server.healthy[0] = False
+    assert check() != 0
+
+
+@pytest.mark.slow  # runs the probe in a child interpreter against a live server, and sleeps out its window
+@pytest.mark.parametrize(
+    "hidden", [{"vllm:num_requests_running"}, {"vllm:num_requests_waiting"}, {"vllm:generation_tokens"}]
+)
+def test_progress_code_judges_nothing_on_a_series_that_is_absent(server: Server, tmp_path: Path, hidden: set[str]):
+    """Any one series absent reads 0 all the same: the gauges as an idle engine (the completion sent under unknown
+    load), the counter as no progress (a stall timed on requests that generate). Each absence is unknown; and the
+    record starts afresh once the series are back, so the time they were absent is not counted as a stall."""
+    state, body = tmp_path / "progress.json", idle_completion("llama-70b")
+    server.completions[0] = "hang"
+    server.running.labels(**LABELS).set(2)
+    server.tokens.labels(**LABELS).inc(100)
+    assert probe(server, state, stall_seconds=1, idle_body=body) == 0  # known and busy: the count is recorded
+    server.hidden.update(hidden)
+    server.running.labels(**LABELS).set(0)
+    assert probe(server, state, stall_seconds=1, idle_body=body) == 0
+    time.sleep(1.2)
+    assert probe(server, state, stall_seconds=1, idle_body=body) == 0
+    assert server.received == []
+    server.hidden.clear()
+    server.running.labels(**LABELS).set(2)
+    assert probe(server, state, stall_seconds=1, idle_body=body) == 0  # back, still 100 tokens: counted from now
+
+
+def _probe_programs(kind: str) -> list[str]:
+    """The Python of each vLLM stack's leader probes of ``kind`` that run a program (``python3 -c <code>``)."""
+    return [
+        shlex.split(probe["exec"]["command"][2].split("exec ", 1)[1])[2]
+        for stack in VLLM_STACKS
+        for probe, _, _ in _leader_probes(stack, kind)
+        if "exec" in probe
+    ]
+
+
+@pytest.mark.parametrize("kind", ["livenessProbe", "readinessProbe"])
+def test_progress_probes_read_series_the_pinned_wheel_exports(kind: str):
+    """SRE review M3: the series the rendered probes read are metrics the vllm-tpu 0.29.0 wheel's v1 logger registers
+    (tables/vllm-0.29.0.json ``metrics``): a gauge by its name, a counter by its ``_total`` samples. A name it does
+    not register is absent from /metrics for good, and the probe would judge nothing."""
+    from tpu_serving_tools.conformance.table import load as load_table
+
+    metrics = load_table("vllm-0.29.0").metrics
+    read = {name for code in _probe_programs(kind) for name in re.findall(r"total\('([^']+)'\)", code)}
+    assert read == {"vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:generation_tokens_total"}
+    kinds = {n: metrics.get(n) or f"{metrics.get(n.removesuffix('_total'))} (its _total)" for n in read}
+    assert kinds == {
+        "vllm:num_requests_running": "gauge",
+        "vllm:num_requests_waiting": "gauge",
+        "vllm:generation_tokens_total": "counter (its _total)",
+    }
+
+
+@pytest.mark.parametrize("kind", ["livenessProbe", "readinessProbe"])
+def test_progress_probes_as_rendered_are_python_that_compiles(kind: str):
+    """The probe programs of every vLLM stack parse as Python (the fast suite's guard; the slow tests run them)."""
+    scripts = _probe_programs(kind)
+    assert len(scripts) == 4
+    for code in scripts:
+        compile(code, kind, "exec")

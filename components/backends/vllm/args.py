@@ -27,6 +27,7 @@ from .facts import (
     PARALLEL_FLAGS_ALLOWED,
     SECRET_FLAGS,
     SERVING_FLAGS,
+    STATS_OFF_FLAGS,
     TOPOLOGY_FLAGS,
 )
 from .file_cache import FileCache, memory_gib, memory_problem, pod_memory
@@ -78,7 +79,8 @@ def extra_args_problem(args: Sequence[str]) -> str:
 
         Refused: a flag the component sets (:data:`~.facts.LIBRARY_FLAGS`, or an abbreviation of one, which
         ``vllm serve`` would take for it), one that changes the chips or hosts an engine spans
-        (:data:`~.facts.TOPOLOGY_FLAGS`), ``--config`` and a flag that names a secret (:func:`names_a_secret`) or carries
+        (:data:`~.facts.TOPOLOGY_FLAGS`), one that turns off the engine's metrics (:data:`~.facts.STATS_OFF_FLAGS`),
+        ``--config`` and a flag that names a secret (:func:`names_a_secret`) or carries
     one (:data:`~.facts.SECRET_FLAGS`, or an abbreviation: ``--hf-tok=...`` is ``--hf-token``).
         A message never shows a value: it may be a secret (a ``--api-key=...``, or the item after a bare one). It names
         flags by their names (the part before any ``=``, when it has a flag's shape), and an entry that is no ``--flag`` / ``--flag=value`` by
@@ -107,6 +109,12 @@ def extra_args_problem(args: Sequence[str]) -> str:
             _topology_flags(names),
             "would change the chips or hosts one engine spans; the library runs one engine per slice over all its "
             "chips (tensor x pipeline parallelism), so serve more copies with more slices",
+        ),
+        (
+            [n for n in names if _flag(n, STATS_OFF_FLAGS) in STATS_OFF_FLAGS],
+            "turns off vLLM's stat loggers and with them every vllm: metric (vllm:num_requests_running, "
+            "vllm:num_requests_waiting, vllm:generation_tokens...), which the leaders' readiness and liveness, the "
+            "autoscaler and the alerts read",
         ),
         (
             [n for n in names if n == CONFIG_FILE_FLAG],
@@ -202,7 +210,8 @@ class VllmEngineSettings:
     )
     extra_args: Sequence[str] = described(
         "Further engine arguments, each `--flag` or `--flag=value`, appended as given; a flag the library sets or "
-        "derives (the engine settings, serving, parallelism and topology flags) or one that names a secret is refused.",
+        "derives (the engine settings, serving, parallelism and topology flags), one that turns off its metrics "
+        "(`--disable-log-stats`) or one that names a secret is refused.",
         default=(),
         check=extra_args_problem,
         unshown=True,

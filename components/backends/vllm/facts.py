@@ -322,6 +322,21 @@ none: token counts and thresholds (``--max-num-batched-tokens``...), the tokeniz
 their abbreviations, which ``vllm serve`` takes for them (argparse's ``allow_abbrev``: ``--hf-tok=...`` is
 ``--hf-token``)."""
 
+STATS_OFF_FLAGS: frozenset[str] = frozenset({"--disable-log-stats"})
+"""The flags of ``vllm serve`` that take away the engine's Prometheus metrics, at vllm-tpu 0.29.0 (read in the wheel,
+the sha256 of tools/conformance/tables/vllm-0.29.0.json): ``--disable-log-stats`` (vllm/engine/arg_utils.py
+l.1707-1711) gives the engine ``log_stats=False`` (the server's vllm/entrypoints/launchers/api_server/entry.py l.99,
+vllm/v1/engine/async_llm.py l.231), and with it no ``StatLoggerManager`` (async_llm.py l.172-181), the only maker of
+``PrometheusStatLogger`` (vllm/v1/metrics/loggers.py l.1383-1386), which registers every ``vllm:`` metric:
+``/metrics`` then serves the HTTP server's own series only (a maintainer's answer in vllm-project/vllm#11987,
+2025-01-14: the endpoint stays, "not receiving any data"). The leaders' probes
+(:mod:`.progress`), the HPA's gauge and the alerts read those metrics. No other flag of the release removes the
+Prometheus logger: ``--aggregate-engine-logging`` and ``--api-server-count`` above 1 choose or drop the logging one
+only (loggers.py l.1351-1363), the ``*-metrics`` flags add series, ``--show-hidden-metrics-for-version`` shows
+deprecated ones, ``--headless`` runs no API server at all (:data:`TOPOLOGY_FLAGS`); a stat-logger plugin that
+subclasses ``PrometheusStatLogger`` replaces it (loggers.py l.74-88, l.1374, l.1383) but comes from a package
+installed in the image, not a flag. ``extra_args`` refuses these and their abbreviations."""
+
 LIBRARY_FLAGS: frozenset[str] = frozenset(ENGINE_FLAGS) | SERVING_FLAGS
 """Engine flags the component sets from its own settings; ``extra_args`` may not repeat them, nor abbreviate
 them: ``vllm serve``'s parser (vLLM's ``FlexibleArgumentParser``) keeps argparse's ``allow_abbrev``, so

@@ -25,6 +25,21 @@ The leader's readiness runs the same check with its own record (:data:`READY_STA
 ``readyStallSeconds`` (:func:`..lifecycle.readiness`): a frozen engine's leader leaves the Service and the endpoint
 picker's pool within minutes, and the restart stays liveness's (SRE review round 41, M3).
 
+When ``/metrics`` lacks any of the three series, the engine's load and progress are unknown, and the check passes
+on ``/health`` alone, printing :data:`UNKNOWN_LOAD` (SRE review M3). An absent series read 0: the gauges as an idle
+engine, so the completion went to a busy engine behind its queue and timed out, and readiness took every loaded leader
+out of the Service and the InferencePool while liveness restarted loaded groups; the counter as no token generated,
+a stall timed on requests that generate. vllm-tpu 0.29.0 exports all three from its start (its Prometheus logger
+makes each engine's labelled child as it is built: vllm/v1/metrics/loggers.py l.493-511 and l.704-711,
+vllm/v1/metrics/utils.py l.11-19 ``create_metric_per_engine``), so they are absent only when its stat loggers are off:
+``--disable-log-stats``, which ``extraArgs`` refuses (:data:`~.facts.STATS_OFF_FLAGS`), or an image whose engine the
+library did not build its flags for (``images.unverified_vllm``). A dead engine is still caught: ``/health``, read
+first, answers 503 once the engine core has died (vllm/entrypoints/serve/instrumentator/health.py l.22-33,
+``AsyncLLM.check_health`` vllm/v1/engine/async_llm.py l.1024-1027), and the startup probe judges every start. An
+engine frozen behind a ``/health`` of 200 is then missed, as it was before this probe; failing under unknown load
+instead would fail a healthy fleet whenever it is busy, which no probe can tell from a frozen one without the series.
+The kubelet makes no event of a passing probe's output: the message is for whoever runs the command by hand.
+
 The probe runs only once the startup probe has passed (Kubernetes runs liveness after startup succeeds), so a model
 still loading or compiling is never judged by it.
 """
@@ -70,6 +85,13 @@ class VllmProbeSettings(ProbeSettings):
     )
 
 
+UNKNOWN_LOAD = (
+    f"/metrics lacks {VllmMetric.REQUESTS_RUNNING.value}, {VllmMetric.REQUESTS_WAITING.value} or "
+    f"{VllmMetric.GENERATION_TOKENS.value}_total (stat loggers off? --disable-log-stats): load and progress unknown, "
+    "judged on /health alone"
+)
+"""What the probe prints when ``/metrics`` lacks a series it reads, and passes on ``/health`` (module docstring)."""
+
 IDLE_COMPLETION_TIMEOUT_SECONDS = 8
 """Seconds the idle completion may take; one token of a short prompt on an idle engine takes well under a second."""
 HTTP_TIMEOUT_SECONDS = 5
@@ -106,7 +128,9 @@ def progress_code(
     ``state``) and exit 0. Waiting requests count as busy, as the engine-stalled alert counts them: a burst that came
     after the gauges were read would queue the completion behind its prefills (SRE review round 42, m2), and an
     engine that stops scheduling with requests queued is stalled.
-    ``/health`` and ``/metrics`` may take ``http_timeout`` seconds each."""
+    ``/health`` and ``/metrics`` may take ``http_timeout`` seconds each. Should ``/metrics`` lack any of the three
+    series, the load and progress are unknown: it sends no completion, times no stall and exits 0 once ``/health``
+    has answered (module docstring)."""
     base = f"http://127.0.0.1:{port}"
     running, waiting = VllmMetric.REQUESTS_RUNNING.value, VllmMetric.REQUESTS_WAITING.value
     tokens = f"{VllmMetric.GENERATION_TOKENS.value}_total"
@@ -126,15 +150,20 @@ def progress_code(
             f"r.urlopen('{base}{HEALTH_PATH}', timeout={http_timeout:g})",
             f"text = r.urlopen('{base}{METRICS_PATH}', timeout={http_timeout:g}).read().decode()",
             "def total(name):",
-            "    return sum(float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
-            " if l.startswith(name + '{') or l.startswith(name + ' '))",
-            f"busy, tokens, now = total('{running}') + total('{waiting}'), total('{tokens}'), time.time()",
+            "    v = [float(l.rsplit(' ', 1)[1]) for l in text.splitlines()"
+            " if l.startswith(name + '{') or l.startswith(name + ' ')]",
+            "    return sum(v) if v else None",
+            f"run, wait, tokens, now = total('{running}'), total('{waiting}'), total('{tokens}'), time.time()",
+            "known = None not in (run, wait, tokens)",
+            "busy = run + wait if known else None",
+            "if not known:",
+            f"    print({UNKNOWN_LOAD!r})",
             *idle,
             "try:",
             f"    last = json.load(open('{state}'))",
             "except (OSError, ValueError):",
             "    last = {'tokens': tokens, 'since': now}",
-            "if busy == 0 or tokens != last['tokens']:",
+            "if not known or busy == 0 or tokens != last['tokens']:",
             "    last = {'tokens': tokens, 'since': now}",
             f"json.dump(last, open('{state}', 'w'))",
             f"raise SystemExit(1 if now - last['since'] >= {stall_seconds} else 0)",

@@ -27,6 +27,7 @@ from . import cluster_notices, host_maintenance, prober
 from . import group_recreations as recreations
 from . import observability_roles as roles_
 from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
+from .catalog import SliceShape
 from .controllers import WatchedDeployment
 from .naming import namespace_problem, project_problems
 from .observability_settings import ObservabilitySettings as ObservabilitySettings  # its module before 0.3.0
@@ -196,12 +197,17 @@ class ObservabilityArgs:
     maintenance_zones: Sequence[str] = ()
     """The serving slices' zones, whose VMs' upcoming host maintenance opens a ticket
     (:mod:`tpu_serving.host_maintenance`); none: no such policy."""
-    maintenance_startable: bool | None = True
-    """Whether the TPU slices' node pools in :attr:`maintenance_zones` take a manual start of host maintenance
-    (:func:`tpu_serving.host_maintenance.manual_start_listed`): True every one (the pages say to start it), False none
-    (they say it comes at its window), None some of them (the pages say which does what: namespaces whose slices share
-    a zone, each zone's pages given to one Observability). The gate's page follows it where True, and watches
-    elsewhere. ``tpu-serving check`` compares it with the plan's pools in those zones."""
+    maintenance_startable: bool = True
+    """This namespace's TPU pools take a manual start of host maintenance
+    (:func:`tpu_serving.host_maintenance.manual_start_listed`), which its gate then starts (the gate's ``starts``):
+    the gate's page says so, or that the gate watches; and, without :attr:`maintenance_shapes`, what the zone pages
+    tell on-call. ``tpu-serving check`` compares the gate's page with its CronJob's ``STARTS``."""
+    maintenance_shapes: Sequence[SliceShape] = ()
+    """The TPU slice shapes in :attr:`maintenance_zones`, every namespace's where this ``Observability`` holds the zone
+    pages of namespaces whose slices share a zone (library review 9, M5: one argument told both the zone pages and
+    the gate's page): the pages tell of a manual start on all, none or some of them
+    (:func:`tpu_serving.host_maintenance.all_startable`); none given: as :attr:`maintenance_startable`.
+    ``tpu-serving check`` compares the pages' claim with the plan's pools in their zones."""
     maintenance_whole: bool = False
     """The serving restarts as a whole (a JobSet, a PathwaysJob: :attr:`tpu_serving.backends.Backend.restarts_as_a_whole`):
     the maintenance ticket says to start every pending pool at once, in one window."""
@@ -313,7 +319,8 @@ class Observability(pulumi.ComponentResource):
         self.dashboard_name = dashboard.id
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
         if args.maintenance_zones:
-            zones, startable = args.maintenance_zones, args.maintenance_startable
+            zones, shapes = args.maintenance_zones, args.maintenance_shapes
+            startable = host_maintenance.all_startable(shapes) if shapes else args.maintenance_startable
             upcoming = host_maintenance.policy_args(
                 args.project,
                 args.cluster,
@@ -326,9 +333,7 @@ class Observability(pulumi.ComponentResource):
             gcp.monitoring.AlertPolicy(
                 f"{name}-{host_maintenance.KEY}", _paged(upcoming, args.shared_cluster), opts=child
             )
-            page = host_maintenance.unscheduled_policy_args(
-                args.project, args.cluster, zones, args.settings, args.maintenance_startable
-            )
+            page = host_maintenance.unscheduled_policy_args(args.project, args.cluster, zones, args.settings, startable)
             shared = args.shared_cluster
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, shared), opts=child)
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
@@ -345,7 +350,7 @@ class Observability(pulumi.ComponentResource):
     def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:
         """The gate's page on its ERROR lines, the log-based metric of its runs and the alert on their absence."""
         hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
-        starts = args.maintenance_startable is True
+        starts = args.maintenance_startable
         page = hm.gate_policy_args(project, cluster, ns, args.settings, starts)
         gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", _paged(page, args.shared_cluster), opts=child)
         gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)

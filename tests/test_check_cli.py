@@ -50,7 +50,7 @@ def test_check_cli_plan_before_fix_fails(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["--plan", str(FIXTURES / "pathwaysjob-batch-before-fix.plan.json")]) == 1
     out = capsys.readouterr().out
     assert out.startswith(
-        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their zones' pools 0/0, "
+        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 0/0, "
         "pods scheduled 4/5, quota admits 1/2, "
     )
     assert "identities with access 0/2" in out
@@ -62,7 +62,7 @@ def test_check_cli_empty_plan_fails_rather_than_passing_empty(tmp_path: Path, ca
     plan.write_text('{"stack": "empty", "resources": []}')
     assert cli.main(["--plan", str(plan)]) == 1
     out = capsys.readouterr().out
-    assert out.startswith("empty: maintenance pages true to their zones' pools 0/0, pods scheduled 0/0, ")
+    assert out.startswith("empty: maintenance pages true to their pools and gates 0/0, pods scheduled 0/0, ")
     assert "  [coverage] coverage resources: 0 resource(s) in the plan" in out
     assert "  [coverage] coverage scheduling: examined nothing" in out
 
@@ -72,7 +72,7 @@ def test_check_cli_passing_plan_exits_zero(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["--plan", str(golden)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(
-        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their zones' pools 2/2, "
+        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 2/2, "
         "pods scheduled 5/5, "
     )
     assert "one-per-scope resources unique" in out and "  [" not in out

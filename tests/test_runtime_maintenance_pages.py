@@ -48,7 +48,7 @@ def test_maintenance_pages_whose_zones_meet_fail_as_declared_twice():
     assert len(found) == 1, found
     ok, why = next(iter(found.values()))
     assert not ok and UNSCHEDULED in why and other in why and "VMs in us-east5-a:" in why, why
-    assert "ObservabilityArgs.maintenance_zones" in why, why
+    assert "ObservabilityArgs.maintenance_zones" in why and "maintenance_shapes" in why, why
 
 
 def test_maintenance_pages_in_other_zones_or_of_another_kind_pass():
@@ -59,7 +59,7 @@ def test_maintenance_pages_in_other_zones_or_of_another_kind_pass():
 
 def test_maintenance_page_claims_what_its_zones_pools_take():
     """Every page of the stack: single-host v6e pools take no manual start, and the pages say ``none``."""
-    found = {s: v for s, v in _objects(_plan()).items() if s.startswith("maintenance page ")}
+    found = {s: v for s, v in _objects(_plan()).items() if s.startswith("maintenance page ") and "manual start" in s}
     assert len(found) == 2 and all(ok for ok, _ in found.values()), found
     assert all("says 'none', as pools vllm70bv6e-v6e8a" in why for _, why in found.values()), found
 
@@ -70,6 +70,7 @@ def test_maintenance_page_claiming_a_manual_start_single_host_v6e_lacks_fails():
     _resource(plan, UNSCHEDULED)["inputs"]["userLabels"][host_maintenance.MANUAL_START_LABEL] = "all"
     ok, why = _objects(plan)[f"maintenance page {UNSCHEDULED} (us-east5-a, us-east5-b): manual start"]
     assert not ok and "says 'all'" in why and "none take one" in why and "maintenance_startable=False" in why, why
+    assert "ObservabilityArgs.maintenance_shapes" in why, why
 
 
 def test_maintenance_page_over_pools_of_both_kinds_must_say_some():
@@ -82,7 +83,7 @@ def test_maintenance_page_over_pools_of_both_kinds_must_say_some():
     assert catalog.pool_slice("ct5p-hightpu-4t", "2x2x2") is not None
     plan["resources"].append(pool)
     ok, why = _objects(plan)[f"maintenance page {UNSCHEDULED} (us-east5-a, us-east5-b): manual start"]
-    assert not ok and "some take one" in why and "maintenance_startable=None" in why, why
+    assert not ok and "some take one" in why and "ObservabilityArgs.maintenance_shapes" in why, why
 
 
 def test_all_startable_is_true_false_or_none_for_some():
@@ -104,3 +105,21 @@ def test_unscheduled_page_over_pools_of_both_kinds_says_which_does_what():
     assert args.user_labels == {host_maintenance.MANUAL_START_LABEL: "some"}
     ticket = host_maintenance.runbook(["us-east5-a"], False, None)
     assert "on a pool that takes a manual start" in ticket and "on the others" in ticket, ticket
+
+
+def test_maintenance_gate_page_says_what_its_gate_does():
+    """Library review 9, M5: the zone pages' claim and the gate's page came from one argument, so a namespace holding
+    both zones' pages paged as a watching gate while its gate started maintenance; the check compares the page with
+    the gate CronJob's STARTS."""
+    plan = _plan()
+    found = {s: v for s, v in _objects(plan).items() if s.endswith(": its gate")}
+    assert found == {
+        "maintenance page vllm70bv6e-observability-maintenance-gate: its gate": (True, "watches, as the page says")
+    }
+    (cron,) = [r for r in plan["resources"] if r["type"] == "kubernetes:batch/v1:CronJob"]
+    spec = cron["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    env = next(e for c in spec["containers"] for e in c.get("env") or () if e["name"] == "STARTS")
+    env["value"] = "true"
+    ok, why = _objects(plan)["maintenance page vllm70bv6e-observability-maintenance-gate: its gate"]
+    assert not ok and "only watches maintenance, but its CronJob's STARTS is true" in why, why
+    assert "maintenance_startable=True" in why, why

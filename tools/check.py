@@ -54,7 +54,7 @@ ADVISORY: frozenset[str] = frozenset({maintenance.CATEGORY})
 COUNTS: tuple[tuple[str, str, str], ...] = (
     ("objects", "object ", "controller objects created"),
     ("objects", "ref ", "references resolved"),
-    ("objects", "maintenance page ", "maintenance pages true to their zones' pools"),
+    ("objects", "maintenance page ", "maintenance pages true to their pools and gates"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),

@@ -20,22 +20,25 @@ from typing import Any
 
 from tpu_serving import catalog
 from tpu_serving.host_maintenance import (
+    GATE_TITLE,
     MANUAL_START_LABEL,
     UNSCHEDULED,
     UPCOMING_METHOD,
+    WATCH_TITLE,
     all_startable,
     manual_start_value,
 )
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import NODE_POOL
+from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 
 ZONE = re.compile(r'resource\.labels\.zone="([^"]+)"')
+GATE_NAMESPACE = re.compile(r'resource\.labels\.namespace_name="([^"]+)"')
 ONCE = (
     "give each zone's maintenance pages to one Observability: ObservabilityArgs.maintenance_zones holding every "
-    "namespace's serving zones on one of them, () on the others, and maintenance_startable=tpu_serving."
-    "host_maintenance.all_startable(<every slice's shape in those zones>) (None where some take a manual start)"
+    "namespace's serving zones on one of them, () on the others, and maintenance_shapes holding every slice's shape "
+    "in those zones (the pages then tell which pools take a manual start)"
 )
 
 
@@ -84,9 +87,9 @@ def _claim(r: Mapping[str, Any], zones: frozenset[str], pools: list[tuple[str, s
         False,
         f"says '{said}' ({MANUAL_START_LABEL}), but of pools {pools_said} in its zones {expected} take one (Cloud TPU "
         "lists a manual start for v4, v5p and multi-host v5e and v6e only): on-call would be told to start "
-        "maintenance that does not start, or to wait for one they could start; set ObservabilityArgs."
-        f"maintenance_startable={ {'all': True, 'none': False, 'some': None}[expected] } "
-        "(tpu_serving.host_maintenance.all_startable(<the shapes>))",
+        "maintenance that does not start, or to wait for one they could start; give ObservabilityArgs."
+        "maintenance_shapes the shapes of every slice in those zones (or, for this namespace's alone, "
+        f"maintenance_startable={expected == 'all'})",
     )
 
 
@@ -105,6 +108,40 @@ def findings(view: PlanView) -> list[Finding]:
                     f"{a['name']} and {b['name']} both page on the {'unscheduled ' if ua else ''}maintenance notices "
                     f"of VMs in {', '.join(sorted(shared))}: one VM's notice opens an incident on each, with its own "
                     f"text; {ONCE}",
+                )
+            )
+    return out
+
+
+def gate_page_findings(view: PlanView) -> list[Finding]:
+    """Per gate page (:func:`tpu_serving.host_maintenance.gate_policy_args`), its wording against the gate CronJob of
+    its namespace: a gate that starts maintenance (``STARTS``) pages as one, a watching gate as a watcher (library
+    review 9, M5: a page told on-call the gate only watches while it started maintenance)."""
+    starts = {ns: env.get("STARTS", "true") != "false" for ns, _, _, env in gate_environments(view)}
+    out = []
+    for r in view.of_type(ALERT_POLICY):
+        title = str(r["inputs"].get("displayName", ""))
+        said = True if title.endswith(GATE_TITLE) else False if title.endswith(WATCH_TITLE) else None
+        conditions = r["inputs"].get("conditions") or ()
+        where = GATE_NAMESPACE.search(
+            str(((conditions[0] if conditions else {}).get("conditionMatchedLog") or {}).get("filter", ""))
+        )
+        if said is None or where is None:
+            continue
+        ns, subject = where[1], f"maintenance page {r['name']}: its gate"
+        if ns not in starts:
+            out.append(Finding(subject, False, f"pages for the gate of namespace {ns}, which the plan has not"))
+        elif starts[ns] == said:
+            out.append(Finding(subject, True, f"{'starts' if said else 'watches'}, as the page says"))
+        else:
+            out.append(
+                Finding(
+                    subject,
+                    False,
+                    f"says the gate of namespace {ns} {'starts' if said else 'only watches'} maintenance, but its "
+                    f"CronJob's STARTS is {str(starts[ns]).lower()}: set that namespace's ObservabilityArgs."
+                    f"maintenance_startable={starts[ns]} (the gate's starts); the zone pages take "
+                    "maintenance_shapes",
                 )
             )
     return out

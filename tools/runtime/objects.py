@@ -140,6 +140,7 @@ def check(view: PlanView) -> CategoryResult:
         + alert_jobs.findings(view)
         + alert_jobs.picker_findings(view)
         + maintenance_pages.findings(view)
+        + maintenance_pages.gate_page_findings(view)
         + alert_jobs.autoscaler_findings(view)
     )
     return CategoryResult("objects", found + wiring.findings(view))

@@ -314,6 +314,7 @@ class ServingGateway(pulumi.ComponentResource):
         self.address_name = args.address_name
         self.gateway_name = args.name
         self.request_timeout_seconds = args.settings.request_timeout_seconds
+        self.listener_port = LISTENER_PORT
         self.address, reserved = self._address(name, args, child)
         if reserved is not None:
             k8s_child = pulumi.ResourceOptions.merge(k8s_child, pulumi.ResourceOptions(depends_on=[reserved]))

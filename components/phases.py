@@ -447,7 +447,7 @@ def build_operations(
             project=cfg.project,
             cluster=cfg.cluster.name,
             namespace=cfg.workload_identity.namespace,
-            metrics=ctx.metrics if (g := traffic.gateway) is None else through_gateway(ctx.metrics, g, LISTENER_PORT),
+            metrics=ctx.metrics if (g := traffic.gateway) is None else through_gateway(ctx.metrics, g),
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
             controllers=[i.watched for i in built.installs if i.watched],

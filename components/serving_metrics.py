@@ -18,6 +18,7 @@ from .epp import EPP_METRICS_PORT
 from .gateway import failure_mode
 from .gateway_settings import ServingGatewayArgs
 from .naming import gateway_prober_name
+from .validation import ArgumentsError
 
 # --------------------------------------------------------------------------- facts
 
@@ -178,12 +179,26 @@ class GatewayAddress(Protocol):
     @property
     def request_timeout_seconds(self) -> int: ...
 
+    @property
+    def listener_port(self) -> int: ...
 
-def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int) -> ServingMetrics:
-    """``metrics`` with a second serving probe of the same request through the Gateway's address (``gateway``;
-    ``port``, its listener's): a PodMonitoring of its own on the prober's pod, whose ``job``
+
+def through_gateway(metrics: ServingMetrics, gateway: GatewayAddress, port: int | None = None) -> ServingMetrics:
+    """``metrics`` with a second serving probe of the same request through the Gateway's address (``gateway``, at its
+    listener's port): a PodMonitoring of its own on the prober's pod, whose ``job``
     (:func:`~tpu_serving.naming.gateway_prober_name`) keeps its series apart, and its alert
-    (:func:`.prober.probe_alerts`); without a probe, only the Gateway's name (its load-balancer alert)."""
+    (:func:`.prober.probe_alerts`); without a probe, only the Gateway's name (its load-balancer alert). ``port``,
+    given, must be the listener's (library review 9, M1: the serving port given here pointed the probe where the
+    Gateway does not listen, and its CRITICAL page fired on a healthy stack)."""
+    if port is not None and port != gateway.listener_port:
+        raise ArgumentsError(
+            "through_gateway",
+            [
+                f"port = {port}: the Gateway {gateway.gateway_name} listens on {gateway.listener_port}, where clients "
+                "and the probe reach it (the serving port is the pods'); leave port out"
+            ],
+        )
+    port = gateway.listener_port
     probe = metrics.probe
     if probe is None:
         return dataclasses.replace(

@@ -10,7 +10,7 @@ from tpu_serving_tools.runtime import wiring
 from tpu_serving_tools.runtime.planview import PlanView
 
 GATE = "ref CronJob vllm-llama70b/host-maintenance-gate copies LeaderWorkerSet vllm-llama70b/vllm"
-HPA = "ref HorizontalPodAutoscaler of vllm-llama70b/vllm keeps its standing groups"
+HPA = "ref HorizontalPodAutoscaler vllm-llama70b/vllm keeps the standing groups of LeaderWorkerSet vllm-llama70b/vllm"
 
 
 def _found(plan: dict) -> dict[str, tuple[bool, str]]:
@@ -47,6 +47,38 @@ def test_wiring_the_shipped_stack_agrees_and_each_drift_fails():
             r["inputs"]["spec"]["minReplicas"] = 1
     ok, why = _found(low)[HPA]
     assert not ok and why.startswith("minReplicas 1, but the serving holds 2 standing groups apart over zones")
+
+
+def _min_and_partition(plan: dict, low: int, partition: int | None) -> dict:
+    """``plan`` with the HPA's minReplicas ``low`` and the LeaderWorkerSet's canary ``partition``."""
+    out = copy.deepcopy(plan)
+    for r in out["resources"]:
+        spec = r["inputs"].get("spec") or {}
+        if r["inputs"].get("kind") == "HorizontalPodAutoscaler":
+            spec["minReplicas"] = low
+        if r["inputs"].get("kind") == "LeaderWorkerSet" and partition is not None:
+            spec["rolloutStrategy"]["rollingUpdateConfiguration"]["partition"] = partition
+    return out
+
+
+def test_wiring_hpa_minimum_against_the_spread_and_canary_the_template_assumes():
+    """Library review 9, M2: min_replicas 3 with VllmServingArgs.replicas 2 left the zone spread on groups 0, 1 and a
+    one-group canary's partition at 1, so two of the three standing groups rolled; nothing failed."""
+    plan = plan_of("vllm-llama33-70b-v6e8").as_json()
+    ok, why = _found(_min_and_partition(plan, 3, None))[HPA]
+    assert not ok and why.startswith(
+        "minReplicas 3, but the LeaderWorkerSet's required zone spread holds only 2 standing groups apart over 2 zones"
+    ), why
+    assert "VllmServingArgs.replicas" in why and "min_replicas" in why, why
+    ok, why = _found(_min_and_partition(plan, 3, 1))[HPA]
+    assert (
+        not ok and "its partition 1 is a canary of 1 counted from 2, so on the next template change 2 of the 3" in why
+    )
+    assert "(partition 2 for that canary)" in why, why
+    found = _found(_min_and_partition(plan, 2, 1))
+    assert found[HPA][0] and found[f"{HPA} under its canary"][0], found
+    ok, why = _found(_min_and_partition(plan, 2, 2))[f"{HPA} under its canary"]
+    assert not ok and why.startswith("partition 2, but minReplicas 2: the canary rolls none of the standing"), why
 
 
 def test_wiring_gate_pools_and_starts_held_against_the_standing_pools():

@@ -488,9 +488,10 @@ def check(view: PlanView) -> CategoryResult:
     findings += quota_findings(pods, quotas(view))
     findings += scale_findings(view)  # the peak quota with them (scheduling_surge builds on this module)
     # DisaggregatedSet roles and their scale paths (imported here: that module builds on this one)
-    from tpu_serving_tools.runtime import scheduling_ds
+    from tpu_serving_tools.runtime import scheduling_ds, scheduling_tenants
 
     findings += scheduling_ds.role_findings(view, pods, placement)
+    findings += scheduling_tenants.findings(view, pods)  # the roles' pool reader, over whole workloads
     findings += scheduling_ds.scale_findings(view)
     from tpu_serving_tools.runtime import cache_disk, zone_spread  # build on this module's pool matching
 

@@ -14,8 +14,8 @@ rollout's surge groups (:data:`.ds_facts.DEFAULT_MAX_SURGE`): one that no slice 
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime import metrics_adapter, pods_ds
@@ -40,8 +40,10 @@ from tpu_serving_tools.runtime.scheduling import (
 
 # --------------------------------------------------------------------------- roles on their slices
 
+K = TypeVar("K")
 
-def _role_children(view: PlanView) -> Iterator[tuple[Mapping[str, Any], str, list[pods_ds.Child]]]:
+
+def role_children(view: PlanView) -> Iterator[tuple[Mapping[str, Any], str, list[pods_ds.Child]]]:
     counts = {k: lo for k, (lo, _) in hpa_bounds(view).items()}
     for ds in view.kubernetes_objects(D.DS_KIND):
         kids = pods_ds.children(ds, counts)
@@ -74,19 +76,36 @@ def _role_settings(view: PlanView) -> Mapping[str, Any]:
     return ((view.setting("serving") or {}).get("disaggregation") or {}) if view.setting("serving") else {}
 
 
+def pools_each_may_take(
+    view: PlanView, pods: Sequence[Pod], owners: Mapping[K, Collection[tuple[str, str, str]]]
+) -> dict[K, set[str]]:
+    """Per key: the pools every one of its TPU pods (those of ``owners``: namespace, ``Kind/name`` and role, any role
+    when it is ``""``) may land on, by their nodeSelector, node affinity and tolerations (none when it has no TPU
+    pod). A DisaggregatedSet's roles and the plan's workloads (:mod:`.scheduling_tenants`) are held apart by it."""
+    pools = node_pools(view)
+    may: dict[K, set[str]] = {}
+    for key, own in owners.items():
+        tpu = [
+            p
+            for p in pods
+            if p.requests_tpu and ((p.namespace, p.owner, p.role) in own or (p.namespace, p.owner, "") in own)
+        ]
+        may[key] = {pool.name for pool in pools if tpu and all(pool in candidate_pools(p, pools) for p in tpu)}
+    return may
+
+
 def _pools_each_role_may_take(
     view: PlanView, pods: Sequence[Pod], roles: Sequence[tuple[Any, str, list[pods_ds.Child]]]
 ) -> dict[tuple[str, str], set[str]]:
     """Per (ds, role): the pools every one of its TPU pods may land on (none when it has no TPU pod)."""
-    pools = node_pools(view)
-    may: dict[tuple[str, str], set[str]] = {}
-    for ds, role, kids in roles:
-        owners = {f"LeaderWorkerSet/{c.name}" for c in kids}
-        tpu = [p for p in pods if p.owner in owners and p.requests_tpu]
-        may[(ds["metadata"]["name"], role)] = {
-            pool.name for pool in pools if tpu and all(pool in candidate_pools(p, pools) for p in tpu)
-        }
-    return may
+    return pools_each_may_take(
+        view,
+        pods,
+        {
+            (ds["metadata"]["name"], role): {(c.namespace, f"LeaderWorkerSet/{c.name}", "") for c in kids}
+            for ds, role, kids in roles
+        },
+    )
 
 
 def _shared_pools_text(a: str, b: str, shared: Sequence[str], slices: Sequence[Any]) -> str:
@@ -166,7 +185,7 @@ def _group_problems(
 def role_findings(view: PlanView, pods: Sequence[Pod], placement: Placement) -> list[Finding]:
     """One finding per DisaggregatedSet role: all its groups on whole slices of pools of its own."""
     out = []
-    roles = list(_role_children(view))
+    roles = list(role_children(view))
     shared = _own_pools(view, pods, roles)
     used = _pools_in_use(roles, pods, placement)
     for ds, role, kids in roles:

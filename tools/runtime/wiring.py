@@ -130,26 +130,92 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
             )
 
 
+def _partition(obj: Mapping[str, Any] | None) -> int | None:
+    """The LeaderWorkerSet's rolling-update ``partition`` (a canary's held groups), or None when it sets none."""
+    config = (((obj or {}).get("spec") or {}).get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+    held = config.get("partition")
+    return None if held is None else int(held)
+
+
+def _standing_wrong(lo: int, held: int, zones: int, partition: int | None) -> str:
+    """Why the standing groups the LeaderWorkerSet's template assumes (``held`` in its required zone spread over
+    ``zones`` zones: :func:`tpu_serving.spread.standing_groups` of ``VllmServingArgs.replicas``, the HPA's minimum,
+    and a minimum below the zones already fails) and its
+    canary ``partition`` disagree with the HPA's ``minReplicas`` ``lo`` (library review 9, M2), or ``""``."""
+    if held == lo:
+        return ""
+    fix = "(VllmServingArgs.replicas, which the template counts from, against the autoscaling settings' min_replicas)"
+    if held > lo:
+        return (
+            f"minReplicas {lo}, but the serving holds {held} standing groups apart over zones: at low load the HPA "
+            f"takes it below them {fix}"
+        )
+    canary = (
+        ""
+        if partition is None
+        else f"; its partition {partition} is a canary of {held - partition} counted from {held}, so on the next "
+        f"template change {lo - partition} of the {lo} standing groups roll (partition {lo - (held - partition)} "
+        "for that canary)"
+    )
+    return (
+        f"minReplicas {lo}, but the LeaderWorkerSet's required zone spread holds only {held} standing groups apart "
+        f"over {zones} zones: groups {held} up may share a zone{canary} {fix}"
+    )
+
+
+def _required_standing(obj: Mapping[str, Any]) -> list[tuple[int, int]]:
+    """Per required zone spread on the LeaderWorkerSet's leaders that selects groups by index: how many it holds
+    apart, and over how many zones (``minDomains``)."""
+    template = (obj.get("spec") or {}).get("leaderWorkerTemplate") or {}
+    spec = ((template.get("leaderTemplate") or template.get("workerTemplate") or {}).get("spec")) or {}
+    out = []
+    for c in spec.get("topologySpreadConstraints") or ():
+        exprs = ((c.get("labelSelector") or {}).get("matchExpressions")) or ()
+        standing = [e for e in exprs if e.get("key") == F.LWS_GROUP_INDEX_LABEL and e.get("operator") == "In"]
+        if c.get("whenUnsatisfiable") == "DoNotSchedule" and standing:
+            out.append((len(standing[0].get("values") or ()), int(c.get("minDomains", 1))))
+    return out
+
+
+def _canary_finding(subject: str, lo: int, part: int) -> Finding:
+    """A canary's ``partition`` must roll one standing group at least (:func:`tpu_serving.lws.canary_problem`)."""
+    return Finding(
+        f"{subject} under its canary",
+        part < lo,
+        f"partition {part} rolls groups {part} up, {lo - part} of the {lo} standing"
+        if part < lo
+        else f"partition {part}, but minReplicas {lo}: the canary rolls none of the standing groups, only those the "
+        "HPA adds (VllmServingArgs.replicas, which canary_groups counts from, against the autoscaling settings' "
+        "min_replicas)",
+    )
+
+
 def _standing_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
-    """An HPA's minimum keeps the standing groups the serving holds apart over zones (their group indexes)."""
+    """An HPA's minimum against the standing groups the serving's template assumes: those it holds apart over zones
+    (their group indexes, :func:`tpu_serving.spread.group_zone_spread`) and the canary's ``partition`` counted from
+    them (:func:`tpu_serving.lws.canary_partition`; LWS v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go
+    l.270-282, ``RollingUpdateConfiguration.Partition``: "all the groups from ordinal Partition to Replicas-1 will be
+    updated"). A ``VllmServingArgs.replicas`` left below the autoscaling settings' ``min_replicas`` spreads fewer
+    groups than stand and rolls more than the canary asks (library review 9, M2)."""
+    scaling = scaled_by(view)
     for (ns, kind, name), (lo, _) in hpa_bounds(view).items():
         obj = lws.get((ns, name)) if kind == LWS else None
-        template = ((obj or {}).get("spec") or {}).get("leaderWorkerTemplate") or {}
-        spec = ((template.get("leaderTemplate") or template.get("workerTemplate") or {}).get("spec")) or {}
-        for c in spec.get("topologySpreadConstraints") or ():
-            exprs = ((c.get("labelSelector") or {}).get("matchExpressions")) or ()
-            standing = [e for e in exprs if e.get("key") == F.LWS_GROUP_INDEX_LABEL and e.get("operator") == "In"]
-            if c.get("whenUnsatisfiable") != "DoNotSchedule" or not standing:
-                continue
-            held = len(standing[0].get("values") or ())
-            subject = f"ref HorizontalPodAutoscaler of {ns}/{name} keeps its standing groups"
-            why = (
-                f"minReplicas {lo} keeps the {held} standing groups the serving holds apart over zones"
-                if lo >= held
-                else f"minReplicas {lo}, but the serving holds {held} standing groups apart over zones "
-                "(VllmServingArgs.replicas): at low load the HPA takes it below them"
+        if obj is None:
+            continue
+        subject = (
+            f"ref HorizontalPodAutoscaler {ns}/{','.join(scaling.get((ns, kind, name), ()))} keeps the standing "
+            f"groups of LeaderWorkerSet {ns}/{name}"
+        )
+        part = _partition(obj)
+        for held, zones in _required_standing(obj):
+            wrong = _standing_wrong(lo, held, zones, part)
+            yield Finding(
+                subject,
+                not wrong,
+                wrong or f"minReplicas {lo} keeps the {held} standing groups the serving holds apart over zones",
             )
-            yield Finding(subject, lo >= held, why)
+        if part:
+            yield _canary_finding(subject, lo, part)
 
 
 NOT_READY_RULE = "not_ready"

@@ -18,7 +18,9 @@ and nothing in the library compares them with ``TpuClusterArgs``: each resource 
   ``workloadIdentityConfig.workloadPool``; :func:`tpu_serving.autoscaling.adapter_member`). A grant to a principal of
   another project's pool gives the cluster's adapter nothing: the HPA never reads its metric. The project the role is
   granted *in* is not held to the cluster's: a Cloud Monitoring metrics scope legitimately reads the metrics of other
-  projects (https://cloud.google.com/monitoring/settings), so monitoring resources in another project are not failed.
+  projects (Metrics scopes overview, https://cloud.google.com/monitoring/settings, read 2026-12-01: a project's
+  metrics scope is the set of projects whose time-series data it can chart and monitor), so monitoring resources in
+  another project are not failed.
 
 A plan with no cluster of its own (an existing cluster: ``vllm-llama33-70b-existing``) records no network to compare
 with, and says so in a passing finding; the adapter's pool is then held to the existing cluster's recorded

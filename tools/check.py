@@ -55,6 +55,7 @@ COUNTS: tuple[tuple[str, str, str], ...] = (
     ("objects", "object ", "controller objects created"),
     ("objects", "ref ", "references resolved"),
     ("objects", "maintenance page ", "maintenance pages true to their pools and gates"),
+    ("objects", "cluster wiring ", "gateway networks and adapter pools the cluster's"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),
@@ -93,10 +94,12 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
             continue
         passed, total = _count(by_name[category], prefix)
         # only stacks that autoscale have a scale path, only those over zones a zone spread, only disaggregated ones roles, only some engines have tables,
-        # only DisaggregatedSet and PathwaysJob stacks controller objects the model knows
+        # only DisaggregatedSet and PathwaysJob stacks controller objects the model knows, only stacks with a gateway
+        # or an HPA on the metrics adapter cluster wiring
         optional = (
             ("objects", "object "),
             ("objects", "ref "),
+            ("objects", "cluster wiring "),
             ("scheduling", "role "),
             ("scheduling", "scale "),
             ("scheduling", "zone spread "),

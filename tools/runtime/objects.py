@@ -131,7 +131,7 @@ def findings(view: PlanView) -> list[Finding]:
 
 
 def check(view: PlanView) -> CategoryResult:
-    from tpu_serving_tools.runtime import wiring  # builds on the scheduling model, as this module does not
+    from tpu_serving_tools.runtime import cluster_wiring, wiring  # wiring builds on the scheduling model
 
     found = (
         findings(view)
@@ -143,7 +143,7 @@ def check(view: PlanView) -> CategoryResult:
         + maintenance_pages.gate_page_findings(view)
         + alert_jobs.autoscaler_findings(view)
     )
-    return CategoryResult("objects", found + wiring.findings(view))
+    return CategoryResult("objects", found + wiring.findings(view) + cluster_wiring.findings(view))
 
 
 HPA_TARGET = (

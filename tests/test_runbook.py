@@ -38,7 +38,11 @@ def test_the_production_examples_runbook_is_in_its_own_names():
     # the pools without a standing group (the HPA's third group's, the spare) first, the CPU pool last
     assert pools == ["vllm70bv6e-v6e8c", "vllm70bv6e-v6e8s", "vllm70bv6e-v6e8a", "vllm70bv6e-v6e8b", "vllm70bv6e-cpu"]
     upgrade = text.split("## TPU host maintenance")[0]
-    assert upgrade.count(runbook.ready_again("vllm-llama70b", "vllm")) == 4  # a wait after each TPU pool
+    wait = runbook.ready_again("vllm-llama70b", "vllm")
+    assert upgrade.count(wait) == 5  # a wait after each TPU pool, and one before the first
+    # SRE review 31, m4: the first upgrade waits for every group and prints the gate's cover first
+    first = upgrade.index("gcloud container clusters upgrade")
+    assert upgrade.index(wait) < first and upgrade.index("lost-group-cover") < first
     assert text.count("maxSurge 0") == 4  # reserved pools upgrade with no surge node
     assert all(line.endswith(" --quiet") or " --quiet   #" in line for line in text.splitlines() if UPGRADE.match(line))
     disabled = 'kubectl -n vllm-llama70b patch hpa vllm --type merge -p \'{"spec":{"behavior":{"scaleDown":'

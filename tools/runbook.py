@@ -130,6 +130,8 @@ def _upgrade_section(n: Names) -> list[str]:
     if whole:
         cpu = [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
         return [*lines, *whole_upgrades(n, [_upgrade(n, pool) for pool in order], cpu), *_unhold(n)]
+    # SRE review 31, m4: the first upgrade waited for nothing; a cover group on a free pool would go with it
+    lines += [*_cover_check(n), "# Every group serves before the first upgrade:", *serving_again(n)]
     free = [p.name for p in order if not p.standing]
     if free:
         lines.append(

@@ -115,3 +115,14 @@ def test_cluster_wiring_the_adapter_granted_in_another_pool_fails_but_not_in_ano
     assert "ServingAutoscalerArgs.project" in why
     elsewhere = _edited("vllm70bv6e-autoscaler-adapter-viewer", lambda i: i.update(project="acme-llm-metrics"))
     assert _found(elsewhere)[GRANT][0]
+
+
+def test_cluster_wiring_a_grant_made_twice_fails():
+    """Library review 9, m7: two autoscalers each granting the adapter roles/monitoring.viewer passed; a destroy of
+    either removes the grant the other's HPA reads through. Members the preview cannot know are not compared."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    assert not [f for f in objects.check(PlanView(plan)).findings if f.subject.startswith("declared twice IAMMember")]
+    grant = next(r for r in plan["resources"] if "custom-metrics-stackdriver-adapter" in str(r["inputs"].get("member")))
+    plan["resources"].append({**copy.deepcopy(grant), "urn": grant["urn"] + "-2", "name": "reason-hpa-adapter-viewer"})
+    (found,) = [f for f in objects.check(PlanView(plan)).findings if f.subject.startswith("declared twice IAMMember")]
+    assert not found.ok and "reason-hpa-adapter-viewer" in found.reason and "roles/monitoring.viewer" in found.reason

@@ -29,6 +29,7 @@ with, and says so in a passing finding; the adapter's pool is then held to the e
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -222,5 +223,29 @@ def adapter_pool_findings(view: PlanView) -> Iterator[Finding]:
             )
 
 
+def duplicate_grants(view: PlanView) -> Iterator[Finding]:
+    """Two IAMMember resources of one type granting one role to one member on one resource (library review 9, m7:
+    two ``ServingAutoscaler`` each with ``grant_adapter_viewer``): each is a binding member the other shares, so a
+    destroy of either removes the grant the other's HPA reads through. A member the preview cannot know at all
+    (``<unknown>``) is not compared."""
+    seen: dict[tuple[str, ...], list[str]] = {}
+    for r in view.resources:
+        inputs = r["inputs"]
+        member = str(inputs.get("member", ""))
+        if not r["type"].endswith(":IAMMember") or member in ("", "<unknown>"):
+            continue
+        target = inputs.get("project") or inputs.get("serviceAccountId") or inputs.get("bucket") or ""
+        condition = json.dumps(inputs.get("condition"), sort_keys=True)
+        seen.setdefault((r["type"], str(target), str(inputs.get("role")), member, condition), []).append(r["name"])
+    for (_, target, role, member, _), names in sorted(seen.items()):
+        if len(names) > 1:
+            yield Finding(
+                f"declared twice IAMMember {names[0]}",
+                False,
+                f"{', '.join(names)} each grant {role} to {member} on {target}: a destroy of one removes the grant the "
+                "others rely on; grant it once (ServingAutoscalerArgs.grant_adapter_viewer on one autoscaler)",
+            )
+
+
 def findings(view: PlanView) -> list[Finding]:
-    return [*network_findings(view), *adapter_pool_findings(view)]
+    return [*network_findings(view), *adapter_pool_findings(view), *duplicate_grants(view)]

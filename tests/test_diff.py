@@ -187,7 +187,7 @@ def test_diff_webhook_immutable_field_warns_replacement_of_the_leaderworkerset()
     base = plan_of(stack).as_json()
     head = plan_edited(stack, serving=lambda s: s.update(mode="interleaved", replicas=2)).as_json()
     diff = diff_plans(stack, base, head)
-    lws = [w for w in diff.warnings if "LeaderWorkerSet `jetstream-pathways`" in w]
+    lws = [w for w in diff.warnings if "LeaderWorkerSet `llama70b/jetstream-pathways`" in w]
     assert any("spec.leaderWorkerTemplate.subGroupPolicy.subGroupSize" in w and "replaceOnChanges" in w for w in lws)
     (change,) = [c for c in diff.changed if c.type.endswith(":LeaderWorkerSet")]
     assert any(p.startswith("spec.leaderWorkerTemplate.subGroupPolicy") for p in change.recreates)
@@ -294,3 +294,14 @@ def test_diff_warns_when_an_object_declared_anew_loses_to_its_old_resources_dele
     assert len(warned) == 1 and f"the old resource {old['name']} is removed without retainOnDelete" in warned[0]
     old["retainOnDelete"] = True
     assert not [w for w in diff_plans("s", base, head).warnings if w.startswith("Deletes PriorityClass")]
+
+
+def test_diff_labels_a_kubernetes_object_by_namespace_and_name():
+    """New-user review 17, m5: two namespaces' LeaderWorkerSets both named vllm were told apart by nothing."""
+    base = plan_of(STACK).as_json()
+    head = json.loads(json.dumps(base))
+    (lws,) = [r for r in head["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    lws["inputs"]["spec"]["leaderWorkerTemplate"]["leaderTemplate"]["metadata"] = {"labels": {"x": "y"}}
+    meta = lws["inputs"]["metadata"]
+    rollouts = diff_plans(STACK, base, head).rollouts
+    assert rollouts and rollouts[0].startswith(f"LeaderWorkerSet `{meta['namespace']}/{meta['name']}`: "), rollouts

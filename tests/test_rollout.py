@@ -146,7 +146,9 @@ def test_rollout_diff_of_an_engine_bump_says_how_the_groups_roll():
     assert base != head
     diff = diff_plans(SURGE, base, head)
     (line,) = diff.rollouts
-    assert line.startswith("LeaderWorkerSet `vllm`: rolling update of up to 3 groups, one slice at a time, with surge")
+    assert line.startswith(
+        "LeaderWorkerSet `vllm-llama70b/vllm`: rolling update of up to 3 groups, one slice at a time, with surge"
+    )
     assert f"**Rollout:** {line}" in render_markdown(diff, "main").splitlines()
 
 

@@ -112,8 +112,10 @@ def under(path: str, prefix: str) -> bool:
 
 
 def _label(r: Mapping[str, Any]) -> str:
-    if "kind" in r["inputs"]:
-        return f"{r['inputs']['kind']} `{r['inputs'].get('metadata', {}).get('name', r['name'])}`"
+    if "kind" in r["inputs"]:  # namespace/name: a program's two namespaces may each name theirs vllm (new-user 17, m5)
+        meta = r["inputs"].get("metadata") or {}
+        name = meta.get("name", r["name"])
+        return f"{r['inputs']['kind']} `{meta['namespace'] + '/' if meta.get('namespace') else ''}{name}`"
     if r["type"] == NODE_POOL:
         machine_type = r["inputs"].get("nodeConfig", {}).get("machineType")
         kind = "TPU node pool" if machine_type in MACHINE_TYPES else "node pool"

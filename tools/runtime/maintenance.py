@@ -57,6 +57,11 @@ class Gate:
     """Its pod's ``priorityClassName`` (empty: none)."""
 
 
+def gate_starts(env: Mapping[str, str]) -> bool:
+    """Whether the gate of environment ``env`` starts maintenance (``STARTS``, true unless ``false``) or watches."""
+    return env.get("STARTS", "true") != "false"
+
+
 def _gate(name: str, namespace: str, pod: Mapping[str, Any], env: Mapping[str, str]) -> Gate:
     """The gate whose container's environment is ``env``, in the CronJob ``namespace/name`` of pod spec ``pod``."""
     return Gate(
@@ -64,7 +69,7 @@ def _gate(name: str, namespace: str, pod: Mapping[str, Any], env: Mapping[str, s
         namespace,
         tuple(x for x in env["LEADER_WORKER_SETS"].split(",") if x),
         tuple(x for x in env["POOLS"].split(",") if x),
-        env.get("STARTS", "true") != "false",
+        gate_starts(env),
         str(pod.get("priorityClassName") or ""),
     )
 

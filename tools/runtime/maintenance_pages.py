@@ -29,7 +29,7 @@ from tpu_serving.host_maintenance import (
     manual_start_value,
 )
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments
+from tpu_serving_tools.runtime.maintenance import NODE_POOL, gates
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 
@@ -117,7 +117,7 @@ def gate_page_findings(view: PlanView) -> list[Finding]:
     """Per gate page (:func:`tpu_serving.host_maintenance.gate_policy_args`), its wording against the gate CronJob of
     its namespace: a gate that starts maintenance (``STARTS``) pages as one, a watching gate as a watcher (library
     review 9, M5: a page told on-call the gate only watches while it started maintenance)."""
-    starts = {ns: env.get("STARTS", "true") != "false" for ns, _, _, env in gate_environments(view)}
+    starts = {g.namespace: g.starts for g in gates(view)}
     out = []
     for r in view.of_type(ALERT_POLICY):
         title = str(r["inputs"].get("displayName", ""))

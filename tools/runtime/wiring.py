@@ -13,7 +13,7 @@ from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, standing_pools
+from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, gate_starts, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pools
 from tpu_serving_tools.runtime.planview import PlanView, entries
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
@@ -54,7 +54,7 @@ def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str]) ->
     one out neither starts nor watches its maintenance), and its STARTS against what Cloud TPU lists for them."""
     pools = {x for x in env.get("POOLS", "").split(",") if x}
     left_out = sorted(set(standing) - pools)
-    unstartable = _unstartable(view, pools) if env.get("STARTS", "true") != "false" else []
+    unstartable = _unstartable(view, pools) if gate_starts(env) else []
     return [
         *(
             [f"POOLS leaves out pool(s) {', '.join(left_out)} of its standing groups: their maintenance goes ungated"]

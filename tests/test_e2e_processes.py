@@ -24,7 +24,8 @@ def alive(pid: int) -> bool:
 
 def test_e2e_process_group_is_stopped_whole(tmp_path):
     child_file = tmp_path / "child"
-    script = f"sleep 30 & echo $! > {child_file}; wait"
+    # Written elsewhere and renamed, so the file is never seen empty (the shell's `>` creates it before `echo` writes).
+    script = f"sleep 30 & echo $! > {child_file}.part && mv {child_file}.part {child_file}; wait"
     proc = Process("pair", ["sh", "-c", script], tmp_path / "pair.log").start()
     deadline = time.monotonic() + 5
     while not child_file.exists() and time.monotonic() < deadline:

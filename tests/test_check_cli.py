@@ -42,6 +42,7 @@ def test_check_cli_runs_every_category():
         "admission",
         "engines",
         "maintenance",
+        "production",
         "coverage",
     ]
 
@@ -51,7 +52,7 @@ def test_check_cli_plan_before_fix_fails(capsys: pytest.CaptureFixture[str]):
     out = capsys.readouterr().out
     assert out.startswith(
         "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 0/0, "
-        "pods scheduled 4/5, quota admits 1/2, "
+        "wired to the cluster's network, pool and project 2/2, pods scheduled 4/5, quota admits 1/2, "
     )
     assert "identities with access 0/2" in out
     assert "[scheduling] pod pathways-batch/pathways-device-check-pathways-head-0-0: needs 24.25 CPU" in out
@@ -73,7 +74,7 @@ def test_check_cli_passing_plan_exits_zero(capsys: pytest.CaptureFixture[str]):
     out = capsys.readouterr().out
     assert out.startswith(
         "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 2/2, "
-        "pods scheduled 5/5, "
+        "wired to the cluster's network, pool and project 3/3, pods scheduled 5/5, "
     )
     assert "one-per-scope resources unique" in out and "  [" not in out
 

@@ -12,7 +12,8 @@ import yaml
 from tests.conftest import ROOT, STACKS, plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving_tools import provider_rules
-from tpu_serving_tools.diff import CLUSTER, NODE_POOL, cost_change, diff_plans, recreate_reason, render_markdown
+from tpu_serving_tools.diff import cost_change, diff_plans, recreate_reason, render_markdown
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 
 STACK = "llama31-405b-v6e16"
 

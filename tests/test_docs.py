@@ -194,6 +194,12 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     assert check.returncode == 0, check.stdout + check.stderr
     line = next(x for x in check.stdout.splitlines() if x.startswith("dev: "))
     assert re.search(r"quota admits ([1-9]\d*)/\1,", line) and re.search(r"flows allowed ([1-9]\d*)/\1,", line), line
+    # one group on one on-demand slice: what a stack file's production: true refuses warns, and fails with --production
+    # (library review 9, M3)
+    assert "  warning [production] standing groups LeaderWorkerSet serving/vllm: 1 standing group(s)" in check.stdout
+    strict = subprocess.run([*cli, "check", "--production", "--root", str(tmp_path)], capture_output=True, text=True)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "  [production] standing groups LeaderWorkerSet serving/vllm: 1 standing group(s)" in strict.stdout
 
 
 @pytest.mark.slow
@@ -213,7 +219,7 @@ def test_docs_library_gate_and_mirror_example_previews_and_passes_the_check(tmp_
     assert "images through this stack's remote repositories serving-dockerhub (Docker Hub): " in preview.stdout
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout + check.stderr
-    assert "standing groups apart gated 1/1" in check.stdout and "warning" not in check.stdout, check.stdout
+    assert "standing groups apart gated 1/1" in check.stdout and "warning [maintenance]" not in check.stdout
     ungated = gated.split("gate = HostMaintenanceGate(", 1)[0]
     (tmp_path / "__main__.py").write_text(example + ungated)
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)

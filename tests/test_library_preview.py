@@ -78,7 +78,7 @@ def test_library_preview_program_lines_say_what_a_program_adds_itself():
     bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
     (line,) = library_preview.program_lines(bare)
     # the production example declares all of it (its cluster holds node upgrades): nothing said missing (review 2, M6)
-    assert line.startswith("Program: built from the components") and "declares what a stack file's" in line
+    assert line.startswith("Program: built from the components") and "declares the components a stack file's" in line
     bare.resources = [r for r in bare.resources if r.type != "tpu-serving:index:Tenancy"]
     (line,) = library_preview.program_lines(bare)
     assert line.endswith(
@@ -94,11 +94,11 @@ def test_library_preview_program_lines_do_not_deny_the_alerts_line_of_a_program_
     (line,) = library_preview.program_lines(bare)
     # library review 7, m5: its prober's Deployment gives it a Probe line, which the Program: line no longer denies
     assert "no Production, Upgrades, Rollout, Drain or Quota line" not in line
-    assert "no Production, Upgrades, Rollout, Drain, Quota or Verified line" in line
+    assert "no Upgrades, Rollout, Drain, Quota or Verified line" in line
     bare.resources = [r for r in bare.resources if r.type != "tpu-serving:index:Observability"]
     bare.resources = [r for r in bare.resources if not r.name.endswith("-prober")]
     (line,) = library_preview.program_lines(bare)
-    assert "no Production, Upgrades, Rollout, Drain, Quota, Alerts, Probe or Verified line" in line
+    assert "no Upgrades, Rollout, Drain, Quota, Alerts, Probe or Verified line" in line
 
 
 def test_preview_probe_summary_names_each_probe_of_a_program_with_several():
@@ -156,7 +156,7 @@ def test_library_preview_program_lines_name_what_a_programs_observability_leaves
     bare = copy.copy(plan_of("vllm-llama33-70b-v6e8"))
     bare.resources = [r for r in bare.resources if r.type != library_preview.DEPLOYMENT]
     (line,) = library_preview.program_lines(bare)
-    assert "declares what a stack file's deployment adds" in line
+    assert "declares the components a stack file's deployment adds" in line
     gone = ("probe_", "controller_unavailable", "gateway_", "router_")
     bare.resources = [
         r

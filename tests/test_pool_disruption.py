@@ -11,7 +11,8 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving_tools.diff import NODE_POOL, StackDiff, diff_plans, render_markdown
+from tpu_serving_tools.diff import StackDiff, diff_plans, render_markdown
+from tpu_serving_tools.gcp_types import NODE_POOL
 
 V6E8 = "vllm-llama33-70b-v6e8"
 """The production example: two standing groups, at first on v6e8a (us-east5-a) and v6e8b (us-east5-b); the HPA's

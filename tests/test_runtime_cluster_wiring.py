@@ -17,6 +17,11 @@ SUBNET = "cluster wiring proxy-only subnet vllm70bv6e-gateway-proxy-only"
 ADDRESS = "cluster wiring Gateway address vllm70bv6e-gateway-address"
 GRANT = "cluster wiring metrics adapter grant vllm70bv6e-autoscaler-adapter-viewer"
 CLUSTER = "gcp:container/cluster:Cluster"
+POOLS = [f"cluster wiring node pool vllm70bv6e-{p}" for p in ("cpu", "v6e8a", "v6e8b", "v6e8c", "v6e8s")]
+METRICS = [
+    f"cluster wiring log-based metric vllm70bv6e-observability-{m}-metric"
+    for m in ("group-recreations", "maintenance-gate-runs")
+]
 
 
 def _found(plan: dict[str, Any]) -> dict[str, tuple[bool, str]]:
@@ -36,8 +41,9 @@ def _edited(name: str, edit: Callable[[dict[str, Any]], None]) -> dict[str, Any]
 
 def test_cluster_wiring_the_shipped_stack_is_wired_to_its_cluster():
     found = _found(plan_of(STACK).as_json())
-    assert set(found) == {SUBNET, ADDRESS, GRANT}, found
+    assert {SUBNET, ADDRESS, GRANT} | set(POOLS) | set(METRICS) == set(found), found
     assert all(ok for ok, _ in found.values()), found
+    assert found[POOLS[0]][1] == "in project tpu-serving-demo, cluster vllm70bv6e's"
     assert found[GRANT][1] == "to a principal of tpu-serving-demo.svc.id.goog, cluster vllm70bv6e's workload pool"
 
 
@@ -126,3 +132,30 @@ def test_cluster_wiring_a_grant_made_twice_fails():
     plan["resources"].append({**copy.deepcopy(grant), "urn": grant["urn"] + "-2", "name": "reason-hpa-adapter-viewer"})
     (found,) = [f for f in objects.check(PlanView(plan)).findings if f.subject.startswith("declared twice IAMMember")]
     assert not found.ok and "reason-hpa-adapter-viewer" in found.reason and "roles/monitoring.viewer" in found.reason
+
+
+def test_cluster_wiring_a_node_pool_in_another_project_fails():
+    """Library review 9, M7, pool-project: TpuNodePoolArgs.project copied from the staging program."""
+    ok, why = _found(_edited("vllm70bv6e-v6e8a", lambda i: i.update(project="acme-llm-staging")))[POOLS[1]]
+    assert not ok
+    assert why.startswith("made in project acme-llm-staging, but cluster vllm70bv6e is in tpu-serving-demo: "), why
+    assert why.endswith("set TpuNodePoolArgs.project to the cluster's"), why
+
+
+def test_cluster_wiring_a_log_based_metric_in_another_project_fails():
+    """Library review 9, M7, obs-project: ObservabilityArgs.project of the staging program; the metric counts the
+    staging project's logs, where the cluster writes none."""
+    name = "vllm70bv6e-observability-group-recreations-metric"
+    ok, why = _found(_edited(name, lambda i: i.update(project="acme-llm-staging")))[METRICS[0]]
+    assert not ok
+    assert "it stays at zero and every alert on it is silent" in why
+    assert why.endswith("set ObservabilityArgs.project to the cluster's"), why
+
+
+def test_cluster_wiring_an_existing_cluster_s_project_is_its_workload_pool_s():
+    found = _found(plan_of("vllm-llama33-70b-existing").as_json())
+    metric = "cluster wiring log-based metric ml-platform-observability-group-recreations-metric"
+    assert found[metric] == (True, "in project tpu-serving-demo, cluster ml-platform (existing)'s"), found
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-existing").as_json())
+    next(r for r in plan["resources"] if r["name"] == metric.rsplit(" ", 1)[1])["inputs"]["project"] = "other"
+    assert not _found(plan)[metric][0]

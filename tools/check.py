@@ -28,6 +28,7 @@ from tpu_serving_tools.runtime import (
     objects,
     ports,
     prereqs,
+    program_gaps,
     scheduling,
     scope,
     second_apply,
@@ -46,16 +47,18 @@ CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     admission.check,
     engines.check,
     maintenance.check,
+    program_gaps.check,
 )
 """Every category of the runtime model, in print order."""
-ADVISORY: frozenset[str] = frozenset({maintenance.CATEGORY})
-"""Categories whose failures are warnings: printed, never failing the command."""
+ADVISORY: frozenset[str] = frozenset({maintenance.CATEGORY, program_gaps.CATEGORY})
+"""Categories whose failures are warnings: printed, never failing the command (``--production``: the production gaps
+of a program fail it too)."""
 
 COUNTS: tuple[tuple[str, str, str], ...] = (
     ("objects", "object ", "controller objects created"),
     ("objects", "ref ", "references resolved"),
     ("objects", "maintenance page ", "maintenance pages true to their pools and gates"),
-    ("objects", "cluster wiring ", "gateway networks and adapter pools the cluster's"),
+    ("objects", "cluster wiring ", "wired to the cluster's network, pool and project"),
     ("scheduling", "pod ", "pods scheduled"),
     ("scheduling", "quota ", "quota admits"),
     ("scheduling", "role ", "roles on whole slices"),
@@ -85,8 +88,8 @@ def _count(result: CategoryResult, prefix: str) -> tuple[int, int]:
     return sum(f.ok for f in chosen), len(chosen)
 
 
-def summary(label: str, results: list[CategoryResult]) -> list[str]:
-    """The summary line and one indented line per failure."""
+def summary(label: str, results: list[CategoryResult], advisory: frozenset[str] = ADVISORY) -> list[str]:
+    """The summary line and one indented line per failure (those of an ``advisory`` category as warnings)."""
     by_name = {r.category: r for r in results}
     parts = []
     for category, prefix, text in COUNTS:
@@ -112,16 +115,24 @@ def summary(label: str, results: list[CategoryResult]) -> list[str]:
             parts.append(f"{text} {passed}/{total}")
     if maintenance.CATEGORY in by_name:
         parts.append(maintenance.summary_part(by_name[maintenance.CATEGORY]))
+    gaps = by_name.get(program_gaps.CATEGORY)
+    if gaps is not None and gaps.findings:  # a program's plan: a stack file's says its gaps in its preview
+        parts.append(f"production gaps {len(gaps.failures())} of {gaps.total} read")
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:
-        if r.category not in ADVISORY:
+        if r.category not in advisory:
             lines += [f"  [{r.category}] {f.subject}: {f.reason}" for f in r.failures()]
-    return lines + maintenance.warnings(results)
+    return lines + [
+        f"  warning [{r.category}] {f.subject}: {f.reason}"
+        for r in results
+        if r.category in advisory
+        for f in r.failures()
+    ]
 
 
-def passed(results: Sequence[CategoryResult]) -> bool:
-    """Whether the plan passes: every category but the advisory ones (whose failures are warnings)."""
-    return all(r.ok for r in results if r.category not in ADVISORY)
+def passed(results: Sequence[CategoryResult], advisory: frozenset[str] = ADVISORY) -> bool:
+    """Whether the plan passes: every category but the ``advisory`` ones (whose failures are warnings)."""
+    return all(r.ok for r in results if r.category not in advisory)
 
 
 class PlanFileError(Exception):
@@ -171,23 +182,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", type=Path, action="append", default=[], help="a plan.json to check")
     parser.add_argument("--stack", action="append", default=[], help="a stack to preview and check")
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
+    parser.add_argument(
+        "--production",
+        action="store_true",
+        help="fail on a program's production gaps (what a stack file's production: true refuses), not only warn",
+    )
     args = parser.parse_args(argv)
     plans = _plans(args)
     if plans is None:
         return 2
     ok = True
-    for lines, passed in report(plans):
+    advisory = ADVISORY - {program_gaps.CATEGORY} if args.production else ADVISORY
+    for lines, passed in report(plans, advisory):
         print("\n".join(lines), flush=True)
         ok = ok and passed
     return 0 if ok else 1
 
 
-def report(plans: Sequence[tuple[str, Mapping[str, Any]]]) -> Iterator[tuple[list[str], bool]]:
+def report(
+    plans: Sequence[tuple[str, Mapping[str, Any]]], advisory: frozenset[str] = ADVISORY
+) -> Iterator[tuple[list[str], bool]]:
     """What the command prints of ``plans`` (label, plan), a stack at a time, and whether it passed: each stack's
     summary and failures, then the line over all of them together (docs/check.md shows it: tools/check_page.py)."""
     for label, plan in plans:
         results = run_checks(PlanView(plan))
-        yield summary(label, results), passed(results)
+        yield summary(label, results, advisory), passed(results, advisory)
     shared = scope.check([(label, PlanView(plan)) for label, plan in plans])
     counted = f"one-per-scope resources unique and shared NATs found {shared.passed}/{shared.total}"
     failures = [f"  [scope] {f.subject}: {f.reason}" for f in shared.failures()]

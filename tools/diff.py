@@ -21,6 +21,7 @@ from typing import Any
 from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
 
 RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec19"}
@@ -28,8 +29,6 @@ RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec
 branch, CI's), since each release's commit is an ancestor of main. The tags, where present, name the same
 commits (tests/test_release_diff.py)."""
 
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
 
 MULTI_HOST_NODE_COUNT = ("nodeCount", "VMs of a multi-host slice (a slice cannot be resized)")
 """Beyond the provider's schema, for a pool with a placement policy (a multi-host TPU slice): "After a multi-host

@@ -17,16 +17,13 @@ from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
 from tpu_serving.derived import cost_output
 from tpu_serving.prober import PROBE_ANNOTATION
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
-from tpu_serving_tools.runtime.node_pool import PoolSize, pool_size
+from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
-CLUSTER = "gcp:container/cluster:Cluster"
 DEFAULT_DISK_GB = 100
 """GKE's boot disk size when ``nodeConfig.diskSizeGb`` is unset (pulumi-gcp ``NodePoolNodeConfig.disk_size_gb``:
 "Size of the disk attached to each node, specified in GB ... defaults to 100GB")."""
-RESERVATION_TYPES = {"SPECIFIC_RESERVATION": Capacity.RESERVATION, "ANY_RESERVATION": Capacity.ANY_RESERVATION}
-"""``nodeConfig.reservationAffinity.consumeReservationType`` to the capacity it gives (``NO_RESERVATION``: none)."""
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -35,16 +32,6 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 def _int(value: Any, default: int = 0) -> int:
     return value if isinstance(value, int) else default
-
-
-def pool_capacity(node_config: Mapping[str, Any]) -> Capacity:
-    """How a pool's VMs are obtained, from its ``nodeConfig``: Spot, flex-start, a reservation, else on demand."""
-    if node_config.get("spot") or node_config.get("preemptible"):
-        return Capacity.SPOT
-    if node_config.get("flexStart"):
-        return Capacity.FLEX_START
-    kind = _mapping(node_config.get("reservationAffinity")).get("consumeReservationType")
-    return RESERVATION_TYPES.get(str(kind), Capacity.ON_DEMAND)
 
 
 @dataclass(frozen=True)
@@ -157,9 +144,10 @@ ADDED_BY: tuple[tuple[str, str], ...] = (
     ("tpu-serving:index:HostMaintenanceGate", "the host-maintenance gate (HostMaintenanceGate)"),
 )
 """What a stack file's deployment adds, by the component that adds it to a program."""
-ABSENT_LINES = ("Production", "Upgrades", "Rollout", "Drain", "Quota", "Alerts", "Probe", "Verified")
+ABSENT_LINES = ("Upgrades", "Rollout", "Drain", "Quota", "Alerts", "Probe", "Verified")
 """The preview's lines of a stack file's deployment that a program's preview lacks (its Observability's alert policies
-give it an Alerts line: library review 3, m3)."""
+give it an Alerts line: library review 3, m3; its Production line is read off its plan:
+:mod:`tpu_serving_tools.runtime.program_gaps`)."""
 HOLD = "node upgrades held on the TPU pools (TpuClusterArgs.maintenance)"
 
 
@@ -248,5 +236,7 @@ def program_lines(plan: Plan) -> list[str]:
         f"{', '.join(absent[:-1])} or {absent[-1]} line for it"
     )
     if not missing:
-        return [f"{head}; it declares what a stack file's deployment adds (docs/library-api.md)"]
+        return [
+            f"{head}; it declares the components a stack file's deployment adds (docs/library-api.md; the Production line holds the plan to production: true's rules)"
+        ]
     return [f"{head}; a stack file's deployment adds, and this program does not declare: {'; '.join(missing)}"]

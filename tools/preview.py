@@ -24,6 +24,7 @@ from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import vllm as vllm_conformance
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.image_notes import image_source_lines
 from tpu_serving_tools.offline import (
     UNKNOWN,
@@ -35,7 +36,7 @@ from tpu_serving_tools.offline import (
     preview_stack,
     program_frame,
 )
-from tpu_serving_tools.runtime import cache_disk
+from tpu_serving_tools.runtime import cache_disk, program_gaps
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.prereqs import declared_existing_nat
 from tpu_serving_tools.security_notes import security_summary
@@ -63,9 +64,6 @@ def tree(plan: Plan) -> str:
 
     walk(stack_urn, 1)
     return "\n".join(lines)
-
-
-NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
 def tpu_slices(plan: Plan) -> list[tuple[str, SliceShape]]:
@@ -133,6 +131,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             *sizing_notes(slices),
             *zone_notes(plan),
             *production_summary(plan.outputs),
+            *program_gaps.preview_lines(PlanView(plan.as_json())),
             *zone_summary(plan),
             *borrowed_nat(plan),
             *caution_summary(plan.outputs, plan.resources),

@@ -16,13 +16,12 @@ from typing import Any
 from tpu_serving import catalog
 from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR, operator_nodes_name
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.pool_disruption import starts_with_nodes
-from tpu_serving_tools.provider_rules.node_recreation import NODE_POOL
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import scaled_by
 from tpu_serving_tools.verify.expect import resource_pools
 
-CLUSTER = "gcp:container/cluster:Cluster"
 WORKLOADS: dict[str, str] = {
     "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet": "leaderworkerset",
     "kubernetes:disaggregatedset.x-k8s.io/v1:DisaggregatedSet": "disaggregatedset",

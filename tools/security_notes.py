@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from tpu_serving_tools.gcp_types import CLUSTER
+
 from .image_notes import plan_images
 
-CLUSTER = "gcp:container/cluster:Cluster"
 DIGEST = "@sha256:"
 RETAG = (
     "a tag moved upstream does not reach a node that already holds the image (imagePullPolicy IfNotPresent), but a "

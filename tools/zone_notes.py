@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from tpu_serving.spread import ZONE_LABEL
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.offline import Plan, RecordedResource
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
 CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 OUTAGE = (
     "down from the zone's outage until Kubernetes evicts it from the unreachable node (the default 300 s "

@@ -44,11 +44,11 @@ from typing import Any
 
 from tpu_serving import catalog, machines
 from tpu_serving.nodepool import ACCELERATOR_LABEL, NODEPOOL_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
+from tpu_serving_tools.gcp_types import NODE_POOL
 
 from .controlplane import KWOK_LABEL, ControlPlane
 from .kube import Obj, wait_for
 
-NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 EXISTING_CLUSTER_TYPE = "tpu-serving:index:ExistingCluster"
 EXISTING_TYPES = (EXISTING_CLUSTER_TYPE, "tpu-serving:index:ExistingTpuNodePool")
 TPU_TAINT = {"key": TPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
@@ -159,14 +159,14 @@ def existing_pools(resource: Mapping[str, Any]) -> list[Pool]:
 def created_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
     """The node pools a plan creates (not an existing cluster's, whose sizes are their owner's)."""
     data = json.loads(plan.read_text()) if isinstance(plan, Path) else plan
-    return [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+    return [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL]
 
 
 def plan_pools(plan: Mapping[str, Any] | Path) -> list[Pool]:
     """Every node pool of a plan (the plan's JSON, or the path of ``plan.json``): those it creates, and those of
     an existing cluster it names."""
     data = json.loads(plan.read_text()) if isinstance(plan, Path) else plan
-    created = [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL_TYPE]
+    created = [pool_from_inputs(r["inputs"]) for r in data["resources"] if r["type"] == NODE_POOL]
     named = [p for r in data["resources"] if r["type"] in EXISTING_TYPES for p in existing_pools(r)]
     return created + named
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
+from tpu_serving_tools.gcp_types import NODE_POOL
 
 _MIGRATES = (
     'GKE\'s UpdateNodePoolRequest: "Initiates an upgrade operation that migrates the nodes in the node pool" '

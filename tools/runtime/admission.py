@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
@@ -436,10 +437,10 @@ RULES: dict[str, tuple[Rule, ...]] = {
 
 def _pool_location(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
     """A node pool's location against the cluster it names (by the resource its ``cluster`` input comes from)."""
-    if r["type"] != "gcp:container/nodePool:NodePool":
+    if r["type"] != NODE_POOL:
         return
     for cluster in view.input_source(r, "cluster"):
-        if cluster["type"] != "gcp:container/cluster:Cluster":
+        if cluster["type"] != CLUSTER:
             continue
         pool_at, cluster_at = _text(r["inputs"].get("location")), _text(cluster["inputs"].get("location"))
         if pool_at and cluster_at and pool_at != cluster_at:

@@ -35,6 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime.existing import existing_cluster
 from tpu_serving_tools.runtime.metrics_adapter import ADAPTER_PRINCIPAL, MONITORING_VIEWER
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
@@ -42,10 +43,11 @@ from tpu_serving_tools.runtime.result import Finding
 
 PREFIX = "cluster wiring "
 """The subject prefix of these findings, counted on the summary line (tools/check.py ``COUNTS``)."""
-CLUSTER = "gcp:container/cluster:Cluster"
 SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 ADDRESS = "gcp:compute/address:Address"
 NETWORK = "gcp:compute/network:Network"
+LOG_METRIC = "gcp:logging/metric:Metric"
+WORKLOAD_POOL_SUFFIX = ".svc.id.goog"
 PROXY_ONLY = "REGIONAL_MANAGED_PROXY"
 GATEWAY_VIP = "SHARED_LOADBALANCER_VIP"
 """The purpose of the address a Gateway takes (:data:`tpu_serving.gateway.ADDRESS_PURPOSE`)."""
@@ -247,5 +249,61 @@ def duplicate_grants(view: PlanView) -> Iterator[Finding]:
             )
 
 
+def _cluster_projects(view: PlanView) -> dict[str, str]:
+    """Project -> the cluster of the plan in it (a created cluster's ``project``; an existing cluster's, read off its
+    recorded workload pool ``<project>.svc.id.goog``)."""
+    out = {
+        _known(c["inputs"].get("project")): str(c["inputs"].get("name") or c["name"])
+        for c in view.of_type(CLUSTER)
+        if _known(c["inputs"].get("project"))
+    }
+    existing = existing_cluster(view)
+    pool = _known((existing or {}).get("workloadPool"))
+    if existing is not None and pool.endswith(WORKLOAD_POOL_SUFFIX):
+        out[pool.removesuffix(WORKLOAD_POOL_SUFFIX)] = f"{existing.get('clusterName')} (existing)"
+    return out
+
+
+def project_findings(view: PlanView) -> Iterator[Finding]:
+    """Each node pool and log-based metric of the plan is made in a project of a cluster of the plan (library review
+    9, M7).
+
+    - A node pool is a child of its cluster: ``projects/<p>/locations/<l>/clusters/<c>/nodePools/<n>`` (GKE API,
+      projects.locations.clusters.nodePools.create), so a pool given another project than its cluster's names a
+      cluster that project does not have, and is refused at ``pulumi up``; its node service account is made beside it.
+    - A log-based metric counts the entries of its own project (or log bucket): "Log-based metrics can apply to a
+      single Google Cloud project or to a log bucket" (Cloud Logging, Configure counter metrics,
+      https://cloud.google.com/logging/docs/logs-based-metrics/counter-metrics, read 2026-12-01). GKE writes a
+      cluster's events and container logs to the cluster's project, so a metric in another project stays at zero,
+      and every alert on it is silent while ``pulumi up`` succeeds. Alert policies and dashboards are not compared:
+      a metrics scope reads other projects' series (module docstring).
+    """
+    projects = _cluster_projects(view)
+    for r in [*view.of_type(NODE_POOL), *view.of_type(LOG_METRIC)]:
+        project = _known(r["inputs"].get("project"))
+        pool = r["type"] == NODE_POOL
+        subject = f"{PREFIX}{'node pool' if pool else 'log-based metric'} {r['name']}"
+        if not projects or not project:
+            yield Finding(subject, True, "the plan records no project to compare with")
+        elif project in projects:
+            yield Finding(subject, True, f"in project {project}, cluster {projects[project]}'s")
+        else:
+            theirs = ", ".join(f"cluster {c} is in {p}" for p, c in sorted(projects.items()))
+            why = (
+                "the pool is a child of its cluster, so it names a cluster that project does not have and is refused "
+                "at `pulumi up`; set TpuNodePoolArgs.project to the cluster's"
+                if pool
+                else "a log-based metric counts only its own project's entries, and the cluster's logs are written to "
+                "the cluster's project: it stays at zero and every alert on it is silent; set ObservabilityArgs.project "
+                "to the cluster's"
+            )
+            yield Finding(subject, False, f"made in project {project}, but {theirs}: {why}")
+
+
 def findings(view: PlanView) -> list[Finding]:
-    return [*network_findings(view), *adapter_pool_findings(view), *duplicate_grants(view)]
+    return [
+        *network_findings(view),
+        *adapter_pool_findings(view),
+        *project_findings(view),
+        *duplicate_grants(view),
+    ]

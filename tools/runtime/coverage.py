@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime.existing import EXISTING_CLUSTER, EXISTING_TPU_POOLS
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, pods_of
@@ -26,7 +27,6 @@ EXAMINING: tuple[str, ...] = (
 )
 """Categories that must examine at least one subject in any plan that declares resources."""
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.backend_facts import BUCKET_USES
 from tpu_serving_tools.runtime.existing import existing_accounts, existing_cluster
@@ -29,7 +30,6 @@ BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 PROJECT_IAM_MEMBER = "gcp:projects/iAMMember:IAMMember"
 SA_IAM_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
 KSA_TYPE = "kubernetes:core/v1:ServiceAccount"
-CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def _account_label(view: PlanView, urn: str) -> str:
 
 
 def _workload_pool(view: PlanView) -> str | None:
-    for c in view.of_type(CLUSTER_TYPE):
+    for c in view.of_type(CLUSTER):
         pool = (c["inputs"].get("workloadIdentityConfig") or {}).get("workloadPool")
         if pool:
             return str(pool)

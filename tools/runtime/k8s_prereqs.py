@@ -19,6 +19,7 @@ from typing import Any
 from tpu_serving.config.checks import gke_version
 from tpu_serving.gateway import INFERENCE_POOL_MIN_GKE
 from tpu_serving.naming import DEFAULT_NAMESPACE, RESERVED_NAMESPACES
+from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries, qualified_name
 from tpu_serving_tools.runtime.result import Finding
 
@@ -291,7 +292,6 @@ def priority_findings(view: PlanView) -> Iterator[Finding]:
             )
 
 
-CLUSTER = "gcp:container/cluster:Cluster"
 GATEWAY_GROUPS = ("gateway.networking.k8s.io", "networking.gke.io", "inference.networking.k8s.io")
 """API groups of the objects a ``ServingGateway`` declares, served by GKE's Gateway API support."""
 GATEWAY_ON = ("CHANNEL_STANDARD", "CHANNEL_EXPERIMENTAL")

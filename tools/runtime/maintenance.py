@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_priority_classes
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of, scaled_by
@@ -35,7 +36,6 @@ NONE_SUBJECT = "maintenance leaderworkersets"
 """The finding of a plan with no LeaderWorkerSet."""
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
 """A stack file's program: its gate is the stack file's ``hostMaintenance``."""
-NODE_POOL = "gcp:container/nodePool:NodePool"
 LIBRARY_ADVICE = (
     "add tpu_serving.HostMaintenanceGate beside the serving: HostMaintenanceGateArgs(namespace={ns!r}, pools={pools!r}, "
     "leader_worker_sets=({name!r},), fewest_groups={groups}{autoscalers}, starts=tpu_serving.host_maintenance."
@@ -204,16 +204,6 @@ def summary_part(result: CategoryResult) -> str:
     if not apart:
         return "host-maintenance gate: no LeaderWorkerSet with standing groups in two pools"
     return f"standing groups apart gated {sum(f.ok for f in apart)}/{len(apart)}"
-
-
-def warnings(results: Sequence[CategoryResult]) -> list[str]:
-    """The check's warning lines (this category's failures)."""
-    return [
-        f"  warning [{r.category}] {f.subject}: {f.reason}"
-        for r in results
-        if r.category == CATEGORY
-        for f in r.failures()
-    ]
 
 
 def preview_lines(view: PlanView) -> list[str]:

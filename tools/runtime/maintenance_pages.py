@@ -28,8 +28,9 @@ from tpu_serving.host_maintenance import (
     all_startable,
     manual_start_value,
 )
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import NODE_POOL, gates
+from tpu_serving_tools.runtime.maintenance import gates
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving.capacity import Capacity
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.pods import Resources
@@ -20,6 +21,21 @@ def allocatable(machine_type: str) -> Resources | None:
     cpu, memory = known
     tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
     return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
+
+
+RESERVATION_TYPES = {"SPECIFIC_RESERVATION": Capacity.RESERVATION, "ANY_RESERVATION": Capacity.ANY_RESERVATION}
+"""``nodeConfig.reservationAffinity.consumeReservationType`` to the capacity it gives (``NO_RESERVATION``: none)."""
+
+
+def pool_capacity(node_config: Mapping[str, Any]) -> Capacity:
+    """How a pool's VMs are obtained, from its ``nodeConfig``: Spot, flex-start, a reservation, else on demand."""
+    if node_config.get("spot") or node_config.get("preemptible"):
+        return Capacity.SPOT
+    if node_config.get("flexStart"):
+        return Capacity.FLEX_START
+    affinity = node_config.get("reservationAffinity")
+    kind = affinity.get("consumeReservationType") if isinstance(affinity, Mapping) else None
+    return RESERVATION_TYPES.get(str(kind), Capacity.ON_DEMAND)
 
 
 def boot_disk_gb(node_config: Mapping[str, Any]) -> int:

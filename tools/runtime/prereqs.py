@@ -14,13 +14,13 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs, metrics_adapter
 from tpu_serving_tools.runtime.existing import declared_existing, existing_cluster
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
-CLUSTER = "gcp:container/cluster:Cluster"
 ROUTER = "gcp:compute/router:Router"
 ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
@@ -41,7 +41,7 @@ def needed_apis(resource: Mapping[str, Any]) -> dict[str, str]:
     out = {n.api: n.source for n in facts.API_BY_TYPE.get(resource["type"], ())}
     if str(resource["type"]).startswith("kubernetes:"):
         out.update({n.api: n.source for n in facts.KIND_APIS.get(str(resource["inputs"].get("kind", "")), ())})
-    if resource["type"] in (CLUSTER, "gcp:container/nodePool:NodePool"):
+    if resource["type"] in (CLUSTER, NODE_POOL):
         for feat in facts.FEATURE_APIS:
             if _get(resource["inputs"], feat.path):
                 out.setdefault(feat.api, feat.source)

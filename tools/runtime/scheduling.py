@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.existing import existing_node_pools
@@ -26,7 +27,6 @@ from tpu_serving_tools.runtime.quota import quota_findings, quotas
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 from tpu_serving_tools.text import counted, plural
 
-NODEPOOL_TYPE = "gcp:container/nodePool:NodePool"
 ACCOUNT_TYPE = "gcp:serviceaccount/account:Account"
 
 
@@ -48,7 +48,7 @@ def _service_account_urn(view: PlanView, resource: Mapping[str, Any]) -> str | N
 def node_pools(view: PlanView) -> list[NodePool]:
     """The plan's node pools with GKE's labels, taints, sizes and allocatable."""
     pools = []
-    for r in view.of_type(NODEPOOL_TYPE):
+    for r in view.of_type(NODE_POOL):
         inputs = r["inputs"]
         config = inputs.get("nodeConfig") or {}
         name = str(inputs.get("name") or r["name"])

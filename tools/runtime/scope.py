@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.node_pool import pool_size
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
@@ -160,9 +161,6 @@ def existing_nat_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding
         else:
             found.append(Finding(subject, True, MUST_EXIST))
     return found
-
-
-NODE_POOL = "gcp:container/nodePool:NodePool"
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,10 @@ from typing import Any
 
 from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import NODE_POOL, gate_environments, gate_starts, standing_pools
+from tpu_serving_tools.runtime.maintenance import gate_environments, gate_starts, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pools
 from tpu_serving_tools.runtime.planview import PlanView, entries
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by

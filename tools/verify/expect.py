@@ -14,6 +14,7 @@ from tpu_serving import catalog
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
 from tpu_serving.settings import PROJECT_NAMESPACE
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 
 from .checks import SERVING_KINDS, Pool
@@ -77,7 +78,6 @@ def pools(cfg: StackConfig) -> dict[str, Pool]:
     return out
 
 
-NODE_POOL = "gcp:container/nodePool:NodePool"
 DEPLOYMENT_TYPE = "tpu-serving:index:TpuServingDeployment"
 """The component a stack file's program makes (``__main__.py``): its plan holds the stack's settings."""
 

@@ -1,0 +1,102 @@
+"""tpu_serving_tools.runtime.program_gaps: a program's plan held to what a stack file's ``production: true`` refuses
+(library review 9, M3: one on-demand group whose tickets page got the same all-clear as the production example).
+
+The plans are the shipped stacks' without their ``TpuServingDeployment`` (a program's plan has none); the stack
+files' own verdicts, from their settings, are the independent reading they are compared with."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tests.conftest import plan_of
+from tpu_serving_tools.check import passed, run_checks, summary
+from tpu_serving_tools.runtime import program_gaps
+from tpu_serving_tools.runtime.planview import PlanView
+
+PRODUCTION = "vllm-llama33-70b-v6e8"  # production: true, so its stack file refuses every gap
+
+
+def program(stack: str) -> dict[str, Any]:
+    """``stack``'s plan as a program of its own makes it: no TpuServingDeployment."""
+    plan = copy.deepcopy(plan_of(stack).as_json())
+    plan["resources"] = [r for r in plan["resources"] if r["type"] != program_gaps.DEPLOYMENT]
+    return plan
+
+
+def gaps(plan: dict[str, Any]) -> dict[str, str]:
+    return {f.subject: f.reason for f in program_gaps.check(PlanView(plan)).failures()}
+
+
+def test_program_gaps_the_production_stacks_program_has_none_of_the_gaps():
+    result = program_gaps.check(PlanView(program(PRODUCTION)))
+    assert len(result.findings) == 4 and result.ok, result.findings  # groups, zones, capacity, ticket channels
+    assert program_gaps.preview_lines(PlanView(program(PRODUCTION))) == [
+        "Production: none of the gaps a stack file's production: true refuses, of 4 read"
+    ]
+
+
+def test_program_gaps_a_stack_files_plan_is_left_to_its_production_output():
+    assert program_gaps.check(PlanView(plan_of("vllm-llama31-405b-v6e16").as_json())).findings == []
+
+
+def test_program_gaps_agree_with_the_stack_files_production_output():
+    """The example stacks (production: false) list their gaps from their settings; the plan's reading finds the
+    same kinds: one group, one zone, on-demand slices, a multi-host caution."""
+    found = gaps(program("vllm-llama31-405b-v6e16"))
+    said = " ".join(str(g) for g in plan_of("vllm-llama31-405b-v6e16").outputs["production"]["gaps"])
+    assert sorted(s.split(" ")[0] for s in found) == ["caution", "on-demand", "standing", "zones"], found
+    # the stack file says the one zone within its one group's gap; the plan's reading says both
+    for key in ("serving.singleGroup", "tpuSlices[0].capacity", "serving.slices"):
+        assert key in said, said
+
+
+def test_program_gaps_one_standing_group_fails_naming_the_argument():
+    """Review 9's reason-one-group: replicas=1 in one zone."""
+    why = gaps(program("vllm-llama31-405b-v6e16"))["standing groups LeaderWorkerSet vllm-llama405b/vllm"]
+    assert why.startswith("1 standing group(s) on the pools as they start: ") and "VllmServingArgs.replicas" in why
+
+
+def test_program_gaps_on_demand_slices_fail():
+    """Review 9's on-demand: the production program with its pools' reservation affinity taken away."""
+    plan = program(PRODUCTION)
+    for r in plan["resources"]:
+        if r["type"] == "gcp:container/nodePool:NodePool":
+            r["inputs"].get("nodeConfig", {}).pop("reservationAffinity", None)
+    (subject,) = [s for s in gaps(plan) if s.startswith("on-demand TPU pools ")]
+    assert "vllm70bv6e-v6e8a" in subject
+
+
+def test_program_gaps_tickets_on_a_page_channel_fail():
+    """Review 9's ticket-is-page: ticket_channels = the page channels."""
+    plan = program(PRODUCTION)
+    page = next(
+        r["inputs"]["notificationChannels"][0]
+        for r in plan["resources"]
+        if r["type"] == program_gaps.ALERT_POLICY and r["inputs"].get("severity") == "CRITICAL"
+    )
+    for r in plan["resources"]:
+        if r["type"] == program_gaps.ALERT_POLICY and r["inputs"].get("severity") == "WARNING":
+            r["inputs"]["notificationChannels"] = [page]
+    why = gaps(plan)["ticket channels"]
+    assert page in why and why.endswith("ObservabilitySettings.ticket_channels"), why
+
+
+def test_program_gaps_one_zone_fails():
+    plan = program(PRODUCTION)
+    for r in plan["resources"]:
+        if r["type"] == "gcp:container/nodePool:NodePool":
+            r["inputs"]["nodeLocations"] = ["us-east5-b"]
+    assert gaps(plan)["zones of the TPU pools"].startswith("every TPU pool is in us-east5-b: ")
+
+
+def test_check_warns_of_a_programs_gaps_and_fails_on_them_with_production():
+    view = PlanView(program("vllm-llama31-405b-v6e16"))
+    results = run_checks(view)
+    lines = summary("p", results)
+    assert "production gaps 4 of 4 read" in lines[0], lines[0]
+    assert "  warning [production] zones of the TPU pools: every TPU pool is in us-east5-b: " in "\n".join(lines)
+    strict = frozenset({"maintenance"})
+    assert passed(results)  # the gaps warn
+    assert passed(results, strict) is False
+    assert any(x.startswith("  [production] zones of the TPU pools") for x in summary("p", results, strict))

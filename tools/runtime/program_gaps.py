@@ -1,0 +1,175 @@
+"""What a stack file's ``production: true`` refuses, found in the plan of a program built from the components (library
+review 9, M3).
+
+A stack file's deployment refuses its production gaps (:func:`tpu_serving.config.production.production_gaps`); a
+program of its own has no such switch, and its preview said "it declares what a stack file's deployment adds" of a
+plan with one on-demand group whose tickets page. These are the same rules, read off what the plan declares:
+
+- two or more standing groups of each LeaderWorkerSet (the groups the model places on the pools as they start:
+  :func:`.maintenance.standing_pools`);
+- TPU pools in two or more zones (their ``nodeLocations``);
+- TPU pools a reservation holds (``nodeConfig.reservationAffinity``; :data:`tpu_serving.capacity.STOCKOUT` says what
+  a stockout does to the others);
+- ticket (WARNING) alert policies on channels no page (CRITICAL, ERROR) notifies
+  (:func:`tpu_serving.config.production.ticket_gap`);
+- no serving that registers a ``caution`` (vLLM groups over several VMs) or an unverified ``engine``
+  (``images.unverified_vllm``).
+
+The node-upgrade hold, a ``Tenancy`` and ``Observability`` per serving namespace and the host-maintenance gate are the
+``Program:`` line's and the ``maintenance`` category's. A stack file's plan (a ``TpuServingDeployment``) says its own
+gaps in its ``production`` output and is not read here. The category is advisory: ``tpu-serving check`` prints its
+findings as warnings, and fails on them with ``--production``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tpu_serving import catalog
+from tpu_serving.capacity import STOCKOUT, Capacity
+from tpu_serving.config.production import HELD_BY_RESERVATION
+from tpu_serving_tools.gcp_types import NODE_POOL
+from tpu_serving_tools.runtime.maintenance import standing_pools
+from tpu_serving_tools.runtime.node_pool import pool_capacity
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import CategoryResult, Finding
+
+CATEGORY = "production"
+DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
+ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
+PAGES = ("CRITICAL", "ERROR")
+TICKETS = "WARNING"
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _tpu_pools(view: PlanView) -> list[Mapping[str, Any]]:
+    """The plan's created TPU node pools (a machine type and topology the catalog knows)."""
+    out = []
+    for r in view.of_type(NODE_POOL):
+        config, placement = _mapping(r["inputs"].get("nodeConfig")), _mapping(r["inputs"].get("placementPolicy"))
+        topology = placement.get("tpuTopology")
+        if catalog.pool_slice(str(config.get("machineType")), topology if isinstance(topology, str) else None):
+            out.append(r)
+    return out
+
+
+def _pool_name(r: Mapping[str, Any]) -> str:
+    return str(r["inputs"].get("name") or r["name"])
+
+
+def group_gaps(view: PlanView) -> Iterator[Finding]:
+    for (ns, name), pools in sorted(standing_pools(view).items()):
+        subject = f"standing groups LeaderWorkerSet {ns}/{name}"
+        if len(pools) >= 2:
+            yield Finding(subject, True, f"{len(pools)} standing groups")
+        else:
+            yield Finding(
+                subject,
+                False,
+                f"{len(pools)} standing group(s) on the pools as they start: a group's reload, repair or host "
+                "maintenance is a full outage; keep two or more (VllmServingArgs.replicas, or the ServingAutoscaler's "
+                "minimum)",
+            )
+
+
+def zone_gaps(view: PlanView) -> Iterator[Finding]:
+    pools = _tpu_pools(view)
+    zones = sorted({str(z) for r in pools for z in r["inputs"].get("nodeLocations") or ()})
+    if not pools:
+        return
+    subject = "zones of the TPU pools"
+    if len(zones) != 1:
+        yield Finding(subject, True, ", ".join(zones) or "not known offline")
+        return
+    yield Finding(
+        subject,
+        False,
+        f"every TPU pool is in {zones[0]}: a zonal outage or a wave of TPU host maintenance there takes every group at "
+        "once; put pools of the same shape in two zones (TpuNodePoolArgs.zone) and spread the groups over them "
+        "(VllmServingArgs.zones)",
+    )
+
+
+def capacity_gaps(view: PlanView) -> Iterator[Finding]:
+    """One finding per capacity type of the TPU pools, naming its pools."""
+    by: dict[Capacity, list[str]] = {}
+    for r in _tpu_pools(view):
+        by.setdefault(pool_capacity(_mapping(r["inputs"].get("nodeConfig"))), []).append(_pool_name(r))
+    for chosen, pools in by.items():
+        subject = f"{chosen.value} TPU pools {', '.join(pools)}"
+        if chosen in HELD_BY_RESERVATION:
+            yield Finding(subject, True, STOCKOUT[chosen])
+        else:
+            yield Finding(subject, False, f"{STOCKOUT[chosen]} (TpuNodePoolArgs.capacity)")
+
+
+def ticket_gaps(view: PlanView) -> Iterator[Finding]:
+    policies = view.of_type(ALERT_POLICY)
+    pages = {
+        str(c)
+        for r in policies
+        if r["inputs"].get("severity") in PAGES
+        for c in r["inputs"].get("notificationChannels") or ()
+    }
+    tickets = {
+        str(c)
+        for r in policies
+        if r["inputs"].get("severity") == TICKETS
+        for c in r["inputs"].get("notificationChannels") or ()
+    }
+    if not pages or not tickets:  # nobody paged: the preview's Alerts line says so, and Observability refuses it
+        return
+    shared = sorted(pages & tickets)
+    subject = "ticket channels"
+    if not shared:
+        yield Finding(subject, True, f"tickets notify {', '.join(sorted(tickets))}, no page channel")
+        return
+    yield Finding(
+        subject,
+        False,
+        f"the WARNING alerts (a group reloading, a backlog, a pod not ready, metrics missing) notify the page channel(s) "
+        f"{', '.join(shared)}: tickets wake the pager, for what can wait for working hours; name a ticket queue's "
+        "channels in ObservabilitySettings.ticket_channels",
+    )
+
+
+def serving_gaps(view: PlanView) -> Iterator[Finding]:
+    """A serving component's registered ``caution`` and ``engine`` (tpu_serving.backends.vllm.component)."""
+    for r in view.resources:
+        outputs = _mapping(r.get("registeredOutputs"))
+        for key, setting in (
+            ("caution", "single-host slices for vLLM"),
+            ("engine", "the engine image the package pins"),
+        ):
+            said = outputs.get(key)
+            if isinstance(said, str):
+                subject = f"{key} of {r['type'].rsplit(':', 1)[-1]} {r['name']}"
+                yield Finding(subject, False, f"{said}; production: true requires {setting}")
+
+
+def check(view: PlanView) -> CategoryResult:
+    """The production gaps of a program's plan; nothing for a stack file's (its ``production`` output has them)."""
+    if any(r["type"] == DEPLOYMENT for r in view.resources):
+        return CategoryResult(CATEGORY, [])
+    findings = [*group_gaps(view), *zone_gaps(view), *capacity_gaps(view), *ticket_gaps(view), *serving_gaps(view)]
+    return CategoryResult(CATEGORY, findings)
+
+
+def preview_lines(view: PlanView) -> list[str]:
+    """A program's ``Production:`` lines: the gaps a stack file's ``production: true`` refuses, or that there are
+    none of the ones the plan shows."""
+    result = check(view)
+    if not result.findings:
+        return []
+    gaps = result.failures()
+    if not gaps:
+        return [f"Production: none of the gaps a stack file's production: true refuses, of {len(result.findings)} read"]
+    return [
+        f"Production: {len(gaps)} gap(s) a stack file's production: true refuses (tpu-serving check --production "
+        "fails on them)",
+        *[f"  {f.subject}: {f.reason}" for f in gaps],
+    ]

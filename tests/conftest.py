@@ -110,9 +110,16 @@ def missing_reference_file(error: BaseException | None) -> str | None:
     path = Path(str(error.filename))
     if REFERENCE not in path.parents:
         return None
+    return needs_reference_file(path.relative_to(REFERENCE))
+
+
+def needs_reference_file(relative: Path | str) -> str:
+    """The message of a test whose reference file is missing: what fetches it, and what to do where GitHub cannot be
+    reached (new-user review 17, m6)."""
     return (
-        f"needs the reference file {path.relative_to(REFERENCE)}: run `make reference` (docs/development.md, "
-        f"'Reference schemas'), which fetches it into {REFERENCE} (${REFERENCE_ENV} elsewhere)"
+        f"needs the reference file {relative}: run `make reference` (docs/development.md, 'Reference schemas'), which "
+        f"fetches it into {REFERENCE} (${REFERENCE_ENV} elsewhere); a machine that cannot reach GitHub copies `crds/` "
+        f"and `upstream/` from one that can and sets ${REFERENCE_ENV} to the copy"
     )
 
 

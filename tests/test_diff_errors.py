@@ -94,3 +94,31 @@ def test_diff_of_two_plan_files_reports_their_changes_and_refuses_what_it_cannot
     (tmp_path / "bad.json").write_text("{")
     assert diff.main(["--plans", str(tmp_path / "bad.json"), str(tmp_path / "head.json")]) == 2
     assert "not a readable plan.json" in capsys.readouterr().err
+
+
+def test_diff_main_removes_its_worktree_when_terminated(monkeypatch, tmp_path):
+    """New-user review 17, m8: a SIGTERM (a CI timeout) mid-diff left the base worktree registered in the checkout."""
+    import os
+    import signal
+    import tempfile
+
+    import tpu_serving_tools.diff as diff
+
+    made: list[Path] = []
+
+    def terminated(root: Path, stack: str, out: Path) -> None:
+        made.append(out)
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(diff, "render_plan", terminated)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        with pytest.raises(SystemExit) as stopped:
+            main(["--base", "HEAD", "--stack", "llama31-405b-v6e16", "--root", str(ROOT)])
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert stopped.value.code == 128 + signal.SIGTERM and made, made
+    listed = subprocess.run(["git", "worktree", "list"], cwd=ROOT, capture_output=True, text=True).stdout
+    assert str(tmp_path) not in listed, listed
+    assert not list(tmp_path.iterdir())  # the temporary folder is gone too

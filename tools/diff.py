@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -457,6 +458,10 @@ def _compare_plan_files(base: Path, head: Path) -> int:
     return 0
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = command_parser(__name__, __doc__)
     which = parser.add_mutually_exclusive_group(required=True)
@@ -473,6 +478,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.plans:
         return _compare_plan_files(*args.plans)
+    # a SIGTERM (a CI job's timeout, a cancelled run) unwinds like Ctrl-C, so the base worktree is removed and the
+    # temporary folder deleted: the default action ends the process there, leaving the worktree registered in the
+    # checkout (new-user review 17, m8)
+    signal.signal(signal.SIGTERM, _terminated)
     with tempfile.TemporaryDirectory() as tmp:
         try:
             text = report(args.root.resolve(), args.base, args.stack, Path(tmp))

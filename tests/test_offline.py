@@ -57,3 +57,19 @@ def test_offline_preview_stacks_says_a_program_error_in_one_line(tmp_path, capsy
     err = capsys.readouterr().err
     assert "error: dev: __main__.py:2: NameError: name 'undefined_name' is not defined" in err
     assert "Traceback" not in err
+
+
+def test_run_program_keeps_the_programs_warnings_for_the_summary():
+    """New-user review 17, m11: the component's ``Caution:`` warning was printed as the program ran, and again by the
+    summary; the run keeps what the program logs, and the summary says it once."""
+    import pulumi
+
+    from tpu_serving_tools.offline import run_program
+
+    def program() -> None:
+        pulumi.log.warn("Caution: one")
+        pulumi.log.info("not kept")
+        pulumi.log.warn("look at this")
+
+    plan = run_program(program, {}, project="p", stack="s")
+    assert plan.warnings == ["Caution: one", "look at this"]

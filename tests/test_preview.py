@@ -11,3 +11,15 @@ def test_preview_borrowed_nat_is_said_as_a_prerequisite():
     (line,) = preview.borrowed_nat(plan_of("llama2-70b-disagg-v6e8x2"))
     assert line.startswith("Prerequisite: the Cloud NAT llama405b-nat-router/llama405b-nat of network default in ")
     assert preview.borrowed_nat(plan_of("vllm-llama33-70b-v6e8")) == []  # it makes its own
+
+
+def test_summary_says_a_programs_warnings_once():
+    """New-user review 17, m11: the multi-host Caution: line twice in one preview."""
+    import copy
+
+    plan = copy.copy(plan_of("vllm-llama31-405b-v6e16"))
+    caution = next(line for line in preview.summary(plan).splitlines() if line.startswith("Caution: "))
+    plan.warnings = [caution, "a program's own warning"]
+    lines = preview.summary(plan).splitlines()
+    assert lines.count(caution) == 1
+    assert lines[-1] == "warning: a program's own warning"

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import contextvars
 import importlib.util
+import logging
 import runpy
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -220,6 +221,9 @@ class Plan:
     config: dict[str, str] = field(default_factory=dict)
     """The stack's configuration as the program read it (``<namespace>:<key>`` -> its JSON or string value):
     what the stack asks for, which the runtime model compares the objects with."""
+    warnings: list[str] = field(default_factory=list)
+    """What the program logged at WARNING and above (``pulumi.log.warn``; not in ``plan.json``): the preview's summary
+    says each once, after its own lines unless one of them says it already (a component's ``Caution:``)."""
     invokes: list[str] = field(default_factory=list)
     """Tokens of the provider functions the program called and types of the resources it read, in order (not in
     ``plan.json``): a plan with no ``gcp:`` among them, nor among its resources, deploys with the Kubernetes
@@ -273,6 +277,20 @@ def _no_source_positions() -> Iterator[None]:
         sdk_resource._get_stack_trace = saved
 
 
+class _ProgramLog(logging.Handler):
+    """The program's log (the mock engine's ``Log``), kept for the summary instead of printed as it comes."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+        self.logger = logging.Logger("tpu_serving.offline.program")
+        self.logger.propagate = False
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 def run_program(program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str) -> Plan:
     """Run ``program`` against a recording monitor with ``config``; return what it declared.
 
@@ -285,8 +303,11 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(config))
         monitor = RecordingMonitor(PreviewMocks())
+        logged = _ProgramLog()
         with _no_source_positions():
-            mocks.set_mocks(monitor.mocks, project=project, stack=stack, preview=True, monitor=monitor)
+            mocks.set_mocks(
+                monitor.mocks, project=project, stack=stack, preview=True, logger=logged.logger, monitor=monitor
+            )
             _sync_await(run_pulumi_func(program))
         if monitor.duplicates:
             urn = monitor.duplicates[0]
@@ -301,6 +322,7 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
             outputs=outputs,
             config=dict(sorted(config.items())),
             invokes=list(monitor.invokes),
+            warnings=logged.messages,
         )
 
     return contextvars.Context().run(run)

@@ -122,41 +122,45 @@ def summary(plan: Plan, root: Path | None = None) -> str:
         for pool, s in slices
     ]
     customs = sum(1 for r in plan.resources if r.custom)
-    return "\n".join(
-        [
-            f"{len(plan.resources)} resources to create ({customs} custom, {len(plan.resources) - customs} components)",
-            f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
-            f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
-            *rows,
-            *sizing_notes(slices),
-            *zone_notes(plan),
-            *production_summary(plan.outputs),
-            *program_gaps.preview_lines(PlanView(plan.as_json())),
-            *zone_summary(plan),
-            *borrowed_nat(plan),
-            *caution_summary(plan.outputs, plan.resources),
-            *vllm_conformance.engine_lines(PlanView(plan.as_json())),
-            *cache_disk.preview_lines(PlanView(plan.as_json())),
-            *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
-            *cost_summary(
-                plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},
-                library_preview.region(plan),
-            ),
-            *rollout_summary(plan.outputs),
-            *library_maintenance(plan),
-            *library_preview.program_lines(plan),
-            *router_summary(plan.outputs),
-            *verified_line(plan.stack, shipped_stacks(root) if root else []),
-            *quota_summary(plan.outputs),
-            *alert_summary(plan.resources),
-            *probe_summary(plan.resources),
-            *security_summary(plan.resources),
-            *image_source_lines(plan.resources),
-            *plan_notes(plan.resources),
-            *manifest_lines(plan.resources),
-            *cloud_resource_lines(plan.outputs),
-        ]
-    )
+    lines = [
+        f"{len(plan.resources)} resources to create ({customs} custom, {len(plan.resources) - customs} components)",
+        f"TPU: {len(slices)} slice(s), {sum(s.chips for _, s in slices)} chips, "
+        f"{sum(s.hbm_gib for _, s in slices)} GiB HBM",
+        *rows,
+        *sizing_notes(slices),
+        *zone_notes(plan),
+        *production_summary(plan.outputs),
+        *program_gaps.preview_lines(PlanView(plan.as_json())),
+        *zone_summary(plan),
+        *borrowed_nat(plan),
+        *caution_summary(plan.outputs, plan.resources),
+        *vllm_conformance.engine_lines(PlanView(plan.as_json())),
+        *cache_disk.preview_lines(PlanView(plan.as_json())),
+        *(capacity_summary(plan.outputs) if "capacity" in plan.outputs else library_preview.capacity_lines(plan)),
+        *cost_summary(
+            plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},
+            library_preview.region(plan),
+        ),
+        *rollout_summary(plan.outputs),
+        *library_maintenance(plan),
+        *library_preview.program_lines(plan),
+        *router_summary(plan.outputs),
+        *verified_line(plan.stack, shipped_stacks(root) if root else []),
+        *quota_summary(plan.outputs),
+        *alert_summary(plan.resources),
+        *probe_summary(plan.resources),
+        *security_summary(plan.resources),
+        *image_source_lines(plan.resources),
+        *plan_notes(plan.resources),
+        *manifest_lines(plan.resources),
+        *cloud_resource_lines(plan.outputs),
+    ]
+    # what the program logged, once: a component's Caution: or Engine: line is one of the lines above already
+    said = set(lines)
+    lines += [
+        w if w.split(": ", 1)[0] in ("Caution", "Engine") else f"warning: {w}" for w in plan.warnings if w not in said
+    ]
+    return "\n".join(lines)
 
 
 def borrowed_nat(plan: Plan) -> list[str]:

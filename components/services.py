@@ -57,6 +57,16 @@ ARTIFACT_REGISTRY_API = "artifactregistry.googleapis.com"
 Registry API" (https://cloud.google.com/artifact-registry/docs/repositories/remote-repo, "Before you begin")."""
 
 
+API_ARGUMENTS: dict[str, str] = {
+    **{api: "" for api in BASE_APIS},
+    IMAGE_STREAMING_API: "image_streaming=True",
+    NETWORK_SERVICES_API: "inference_pool=True",
+    BINARY_AUTHORIZATION_API: "binary_authorization=True",
+    ARTIFACT_REGISTRY_API: "artifact_registry=True",
+}
+"""Each API :func:`required_apis` lists, and the argument that adds it (``""``: every stack's)."""
+
+
 def required_apis(
     image_streaming: bool,
     inference_pool: bool = False,

@@ -136,3 +136,12 @@ def test_prereqs_an_hpa_on_a_pods_metric_needs_the_metrics_adapter():
     # the existing-cluster stack leaves the install to the cluster (adapterInstall unset on an existing cluster)
     existing = PlanView(plan_of("vllm-llama33-70b-existing").as_json())
     assert [f.ok for f in metrics_adapter.findings(existing)] == [True]
+
+
+def test_prereqs_missing_api_names_the_required_apis_argument_that_adds_it() -> None:
+    """Library review 9, m3: the finding did not say which ``required_apis`` argument lists the API."""
+    found = _by_subject("prereq-missing.plan.json")
+    assert found["api containerfilesystem.googleapis.com"].reason.endswith(
+        "; a program's ProjectServices gets it from tpu_serving.services.required_apis(..., image_streaming=True)"
+    )
+    assert found["api container.googleapis.com"].reason.endswith("required_apis(...), whatever its arguments")

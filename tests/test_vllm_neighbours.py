@@ -94,3 +94,24 @@ def test_vllm_neighbours_are_what_the_stack_gives_the_components_beside_it(
         # the name the host-maintenance gate is given (library review 4, M1): the HPA is named after its target
         assert seen["hpa"][0].hpa_name == seen["ServingAutoscaler"][0].target == n.metrics.leader_worker_sets[0]
     assert (autoscaling is not None) == (stack == "vllm-llama33-70b-v6e8")  # both ways are held
+
+
+def test_vllm_neighbours_validates_its_arguments_as_the_components_do():
+    """Library review 9, m1: ``neighbours(args)`` (the way to build Tenancy before the serving exists) read unvalidated
+    arguments: a slice name for ``shape`` raised ``AttributeError``; a string ``replicas`` reached Tenancy's pods."""
+    import dataclasses
+
+    from tpu_serving import VllmServingArgs, catalog
+    from tpu_serving.backends.vllm.neighbours import neighbours
+    from tpu_serving.validation import ArgumentsError
+
+    shape = catalog.slice_shape("ct6e-standard-8t", "2x4")
+    args = VllmServingArgs("serving", "server", shape, "llama", "meta-llama/Llama-3.3-70B-Instruct", weights_bucket="w")
+    assert neighbours(args).serving_ports
+    for field, value in (("shape", "v6e-8"), ("replicas", "2")):
+        with pytest.raises(ArgumentsError) as err:
+            neighbours(dataclasses.replace(args, **{field: value}))
+        assert f"VllmServingArgs.{field} = " in str(err.value), str(err.value)
+    with pytest.raises(ArgumentsError) as err:
+        neighbours(args, AutoscalingSettings(max_replicas=2, min_replicas=3))
+    assert "AutoscalingSettings" in str(err.value), str(err.value)

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tpu_serving.services import API_ARGUMENTS
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs, metrics_adapter
@@ -57,6 +58,15 @@ def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
     return {str(r["inputs"].get("service")): r for r in view.of_type(facts.SERVICE_TYPE)}
 
 
+def _listed_by(api: str) -> str:
+    """How a program has ``tpu_serving.services.required_apis`` list ``api`` (library review 9, m3), or nothing."""
+    if api not in API_ARGUMENTS:
+        return ""
+    argument = API_ARGUMENTS[api]
+    call = f"required_apis(..., {argument})" if argument else "required_apis(...), whatever its arguments"
+    return f"; a program's ProjectServices gets it from tpu_serving.services.{call}"
+
+
 def api_findings(view: PlanView) -> Iterator[Finding]:
     """One finding per needed API."""
     needers: dict[str, list[Mapping[str, Any]]] = {}
@@ -82,7 +92,8 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
                 subject,
                 False,
                 f"not enabled by any {facts.SERVICE_TYPE} "
-                f"(needed by {len(needers[api])} resource(s), e.g. {needers[api][0]['name']}; {sources[api]})",
+                f"(needed by {len(needers[api])} resource(s), e.g. {needers[api][0]['name']}; {sources[api]})"
+                f"{_listed_by(api)}",
             )
             continue
         if svc["inputs"].get("disableOnDestroy", True) is not False:

@@ -12,6 +12,7 @@ from ...autoscaling import AutoscalingSettings
 from ...observability import ScrapeTarget, ServingMetrics
 from ...prober import ProbeTarget, prober_pods
 from ...quota import PodSet
+from ...validation import check_arguments
 from ..base import ServingNeighbours, probed
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -71,7 +72,12 @@ def neighbours(
     LeaderWorkerSet) or fixed at ``args.replicas``. With ``probe`` (the default, as a stack file's deployment), its
     metrics carry the serving probe (:func:`probe_target`, :func:`tpu_serving.backends.probed`: the request, the
     exporter's scrape target, which ``Observability`` deploys and scrapes and ``Tenancy`` opens to the collectors) and
-    its pod sets the prober's pods (library review 7, M1: a probe added by hand was never scraped)."""
+    its pod sets the prober's pods (library review 7, M1: a probe added by hand was never scraped). ``args`` and
+    ``autoscaling`` are validated as the components validate theirs (library review 9, m1: a bad argument raised an
+    AttributeError here, before any component named it)."""
+    args = check_arguments("neighbours()", args, VllmServingArgs)
+    if autoscaling is not None:
+        autoscaling = check_arguments("neighbours()", autoscaling, AutoscalingSettings)
     leaders = leader_labels(args)
     most = autoscaling.max_replicas if autoscaling is not None else args.replicas
     fewest = autoscaling.min_replicas if autoscaling is not None else args.replicas

@@ -196,6 +196,36 @@ def _plan_inputs(args: ExistingClusterArgs) -> dict[str, Any]:
     }
 
 
+NETWORK_POLICY_ENFORCEMENT = (
+    "network policy enforcement (GKE Dataplane V2, or the NetworkPolicy add-on with network policy enabled): without "
+    "it the stack's NetworkPolicies are admitted and enforced by nothing, and every pod of every tenant reaches the "
+    "serving ports"
+)
+"""What an existing cluster needs for the namespace's NetworkPolicies to hold (GKE review 67, M1): "By default, all
+Pods within a cluster can communicate with each other freely", and a NetworkPolicy takes effect only on a cluster that
+enforces them, built into GKE Dataplane V2 or enabled with the network policy add-on (GKE, "Control communication
+between Pods and Services using network policies", https://cloud.google.com/kubernetes-engine/docs/how-to/
+network-policy, read 2026-12-01). A cluster the stack creates uses Dataplane V2 (:mod:`.cluster`)."""
+LEGACY_DATAPATHS = frozenset({"", "DATAPATH_PROVIDER_UNSPECIFIED", "LEGACY_DATAPATH", "MIGRATE_TO_LEGACY_DATAPATH"})
+"""The ``networkConfig.datapathProvider`` values of a cluster whose new nodes do not run Dataplane V2 (GKE API v1
+``DatapathProvider``: ``DATAPATH_PROVIDER_UNSPECIFIED`` "Default value", ``LEGACY_DATAPATH`` "the IPTables
+implementation based on kube-proxy", ``MIGRATE_TO_LEGACY_DATAPATH``; ``ADVANCED_DATAPATH`` is Dataplane V2,
+https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/DatapathProvider, read 2026-12-01), and unset."""
+
+
+def network_policy_problem(datapath_provider: str | None, policy_enabled: bool) -> str:
+    """What an existing cluster read with ``container.getCluster`` lacks to enforce NetworkPolicies: neither Dataplane
+    V2 (``datapathProvider: ADVANCED_DATAPATH``) nor ``networkPolicy.enabled`` (pulumi-gcp ``GetClusterResult
+    .datapath_provider`` and ``.network_policies[].enabled``); "" when it enforces them."""
+    if policy_enabled or (datapath_provider or "") not in LEGACY_DATAPATHS:
+        return ""  # Dataplane V2, network policy on, or a value the API does not document: not judged
+    return (
+        f"the cluster's datapathProvider is {datapath_provider or 'unset'} and networkPolicy is not enabled: it lacks "
+        f"{NETWORK_POLICY_ENFORCEMENT}; enable Dataplane V2 or network policy on the cluster (enabling network policy "
+        "recreates its nodes), or accept that the tenancy's NetworkPolicies isolate nothing"
+    )
+
+
 class ExistingCluster(pulumi.ComponentResource):
     """A GKE cluster the deployment did not make: its Kubernetes provider, and nothing else.
 
@@ -228,6 +258,7 @@ class ExistingCluster(pulumi.ComponentResource):
                 opts=pulumi.InvokeOutputOptions(parent=self),
             )
             context = f"gke_{args.project}_{args.location}_{args.gke_name}"
+            found.apply(self._warn_of_unenforced_network_policies)
             self.kubeconfig = found.apply(
                 lambda c: kubeconfig(
                     context, c.endpoint or "", c.master_auths[0].cluster_ca_certificate if c.master_auths else ""
@@ -241,6 +272,14 @@ class ExistingCluster(pulumi.ComponentResource):
             opts=child,
         )
         self.register_outputs({"clusterName": args.gke_name, "readWith": "gke" if args.gke else "kubeconfig"})
+
+    def _warn_of_unenforced_network_policies(self, found: Any) -> None:
+        """A warning on ``pulumi up`` when the cluster read enforces no NetworkPolicy (:func:`network_policy_problem`);
+        a kubeconfig's cluster is not read, and the preview lists the need."""
+        enabled = any(bool(p.enabled) for p in found.network_policies or ())
+        problem = network_policy_problem(found.datapath_provider, enabled)
+        if problem:
+            pulumi.log.warn(f"ExistingCluster {self.name}: {problem}", resource=self)
 
 
 def node_pool_name_problem(name: str) -> str:

@@ -16,7 +16,7 @@ from .config.mirror import mode as mirror_mode
 from .config.models import StackConfig
 from .config.serving_facts import maintenance_gate_runs
 from .derived import existing_cluster_args, gateway_address_and_subnet, stack_apis
-from .existing import CloudResource
+from .existing import NETWORK_POLICY_ENFORCEMENT, CloudResource
 from .gateway import ADDRESS_PURPOSE, INFERENCE_POOL_MIN_GKE
 from .gcp_zones import per_zone_minimum
 from .image_mirror import MirrorMode
@@ -83,6 +83,7 @@ def cluster(cfg: StackConfig) -> CloudResource:
         else f"read with container.getCluster in {args.location}, reached with gke-gcloud-auth-plugin"
     )
     needs = [how, f"Workload Identity, pool {args.workload_pool}"]
+    needs.append(NETWORK_POLICY_ENFORCEMENT)  # the tenancy's NetworkPolicies (GKE review 67, M1)
     if cfg.serving is not None and cfg.observability.enabled:
         needs.append("Managed Service for Prometheus (managed collection), for the PodMonitorings")
         # GKE review 65, M1: without the kube state metrics packages the not-ready, no-ready-leader, controller and

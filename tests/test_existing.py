@@ -453,3 +453,47 @@ def test_existing_cluster_needs_name_workload_logging_where_the_gate_runs():
         r for r in plan.resources if r.type.endswith(":AlertPolicy") and r.name.endswith("-maintenance-gate-silent")
     )
     assert "loggingConfig without WORKLOADS" in str(page.inputs["documentation"]["content"])
+
+
+def test_existing_network_policy_problem_names_what_enforces_them():
+    """GKE review 67, M1: an existing cluster without Dataplane V2 or network policy enforces no NetworkPolicy."""
+    from tpu_serving.existing import network_policy_problem
+
+    for legacy in (None, "", "LEGACY_DATAPATH", "DATAPATH_PROVIDER_UNSPECIFIED"):
+        problem = network_policy_problem(legacy, False)
+        assert "network policy enforcement (GKE Dataplane V2, or the NetworkPolicy add-on" in problem, legacy
+    assert network_policy_problem("LEGACY_DATAPATH", True) == ""  # Calico: network policy enabled
+    assert network_policy_problem("ADVANCED_DATAPATH", False) == ""
+    assert network_policy_problem("<unknown>", False) == ""  # not read yet (a preview): not judged
+
+
+def test_existing_cluster_lists_network_policy_enforcement_among_its_needs():
+    plan = plan_of("vllm-llama33-70b-existing")
+    (cluster,) = [e for e in plan.outputs["cloudResources"] if e["kind"] == "cluster"]
+    assert any(str(n).startswith("network policy enforcement (GKE Dataplane V2") for n in cluster["needs"]), cluster
+
+
+def test_existing_gke_cluster_without_enforcement_warns_on_up():
+    """The cluster read with getCluster: a legacy datapath without network policy warns; the offline answer, whose
+    datapath is not known, does not."""
+    from tpu_serving.existing import ExistingCluster, ExistingClusterArgs, GkeCluster
+    from tpu_serving_tools import offline
+    from tpu_serving_tools.offline import run_program
+
+    def program() -> None:
+        args = ExistingClusterArgs(project="my-project", name="c", region="us-east5", gke=GkeCluster())
+        ExistingCluster("e", args)
+
+    assert run_program(program, {}, project="x", stack="s").warnings == []
+    answer = offline.PreviewMocks.call
+
+    def legacy(self, args):  # type: ignore[no-untyped-def]
+        found, failures = answer(self, args)
+        return {**found, "datapathProvider": "LEGACY_DATAPATH"}, failures
+
+    offline.PreviewMocks.call = legacy  # type: ignore[method-assign]
+    try:
+        (warning,) = run_program(program, {}, project="x", stack="s").warnings
+    finally:
+        offline.PreviewMocks.call = answer  # type: ignore[method-assign]
+    assert warning.startswith("ExistingCluster c: the cluster's datapathProvider is LEGACY_DATAPATH"), warning

@@ -203,6 +203,7 @@ class PreviewMocks(mocks.Mocks):
             return {"number": UNKNOWN, "projectId": args.args.get("projectId")}, []
         if args.token == "gcp:container/getCluster:getCluster":
             found = {"name": args.args.get("name"), "location": args.args.get("location"), "endpoint": UNKNOWN}
+            found |= {"datapathProvider": UNKNOWN, "networkPolicies": []}
             return {**found, "masterAuths": [{"clusterCaCertificate": UNKNOWN}]}, []
         return {}, []
 

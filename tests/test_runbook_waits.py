@@ -139,3 +139,16 @@ def test_operate_points_a_missing_role_leader_at_the_roles_leaderworkersets() ->
         "kubectl -n <ns> get leaderworkerset -l disaggregatedset.x-k8s.io/name=<set>,disaggregatedset.x-k8s.io/role=<role>"
         in row
     )
+
+
+def test_the_leaderworkerset_loop_ends_on_available_not_on_a_ready_count(tmp_path: Path) -> None:
+    """SRE review 32, M2: ``status.readyReplicas`` counts a canary's surge group, so ``2 2`` was read with group 0
+    down and the next pool upgraded; the loop reads the ``Available`` condition, which leaves the surge group out."""
+    wait = runbook.ready_again("vllm-llama70b", "vllm")
+    outputs = ["", "False", "False", "True"]  # not read yet; group 0 down beside a Ready canary; still down; back
+    code, sleeps, args, _ = run_wait(tmp_path, wait, outputs)
+    assert (code, sleeps) == (0, 3)
+    assert args and all(
+        a == '-n vllm-llama70b get leaderworkerset vllm -o jsonpath={.status.conditions[?(@.type=="Available")].status}'
+        for a in args
+    ), args

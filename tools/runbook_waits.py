@@ -13,10 +13,19 @@ STARTED_AT = f"{STARTED}   # when the pool is labelled"
 
 
 def ready_again(namespace: str, workload: str) -> str:
-    """A loop that ends once the LeaderWorkerSet's Ready groups are back to its replicas (a ``get -w`` never ends, and
-    a procedure pasted as a script stopped at it: GKE review round 62)."""
-    read = f"kubectl -n {namespace} get leaderworkerset {workload} -o jsonpath='{{.status.readyReplicas}} {{.spec.replicas}}'"
-    return f'until R=$({read}) && [ "${{R% *}}" -ge "${{R#* }}" ] 2>/dev/null; do sleep 30; done   # wait: READY back to the replicas'
+    """A loop that ends once every standing group of the LeaderWorkerSet serves: its ``Available`` condition True (a
+    ``get -w`` never ends, and a procedure pasted as a script stopped at it: GKE review round 62).
+
+    Not ``status.readyReplicas``: LWS v0.10.0 counts every Ready leader there, a surge group's (index >=
+    ``spec.replicas``) included, so during a canary held on its spare slice the count reached the replicas with a
+    standing group down (SRE review 32, M2). ``Available`` counts only the groups below ``spec.replicas`` that are Ready
+    with their workers, and only once the groups being rolled are updated (``pkg/controllers/
+    leaderworkerset_controller.go`` ``updateConditions`` l.434-500: ``readyNonBurstWorkerCount == *lws.Spec.Replicas
+    && partitionedUpdatedAndReadyCount == partitionedCurrentNonBurstCount``), so a rollout in progress holds the wait
+    too."""
+    available = '{.status.conditions[?(@.type=="Available")].status}'
+    read = f"kubectl -n {namespace} get leaderworkerset {workload} -o jsonpath='{available}'"
+    return f'until [ "$({read})" = True ]; do sleep 30; done   # wait: every standing group serves (Available)'
 
 
 def role_ready_again(namespace: str, disaggregated_set: str, role: str) -> str:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules
+from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, served_names
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
@@ -78,6 +78,7 @@ class StackDiff:
     removed: list[dict[str, Any]] = field(default_factory=list)
     changed: list[Change] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    cautions: list[str] = field(default_factory=list)  # clients' errors during the rollout (:mod:`.served_names`)
     total: int = 0
     cost: str | None = None
     """The change of chips and estimated cost, when the head plan exports a cost estimate."""
@@ -201,9 +202,8 @@ def lifecycle(outputs: Mapping[str, Any], rolling: bool = False) -> list[tuple[s
 
 
 def _compare(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], out: StackDiff) -> None:
-    """The resources added, removed and changed, by URN, into ``out``. A head resource that takes a base resource by
-    an alias (:func:`.plan_aliases.renamed`, as the engine does) is that resource renamed: changed, not added and
-    removed."""
+    """The resources added, removed and changed, by URN, into ``out``; a head resource that takes a base resource by
+    an alias (:func:`.plan_aliases.renamed`, as the engine does) is that resource renamed, not added and removed."""
     moved = plan_aliases.renamed(old, new)
     out.added = [new[u] for u in sorted(set(new) - set(old) - set(moved.values()))]
     out.removed = [old[u] for u in sorted(set(old) - set(new) - set(moved))]
@@ -229,6 +229,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
     out.warnings += plan_aliases.same_object_replaced(out.added, out.removed)
+    out.cautions = served_names.cautions(old, new)
     hit = pool_disruption.at_once(_vm_pools(out, new), base, head)
     if hit is not None:  # several standing groups' pools in one run: said first, and the Drain line corrected
         out.warnings.insert(0, pool_disruption.warning(hit))
@@ -315,13 +316,17 @@ def _cells(before: Any, after: Any) -> tuple[str, str]:
     return _cell(before, start), _cell(after, start)
 
 
+def _alert(kind: str, title: str, items: list[str]) -> list[str]:
+    return [f"> [!{kind}]", f"> **{title}:**", *(f"> - {i}" for i in items), ""] if items else []
+
+
 def render_markdown(diff: StackDiff, base_ref: str) -> str:
     """The report of one stack."""
     lines = [f"### `{diff.stack}` (against `{base_ref}`)", ""]
-    if diff.warnings:
-        lines += ["> [!WARNING]", "> **This change recreates or deletes TPU capacity, the cluster or a workload:**"]
-        lines += [f"> - {w}" for w in diff.warnings]
-        lines.append("")
+    lines += _alert(
+        "WARNING", "This change recreates or deletes TPU capacity, the cluster or a workload", diff.warnings
+    )
+    lines += _alert("CAUTION", "Clients get errors from part of the groups during this rollout", diff.cautions)
     if diff.cost:
         lines += [f"**Capacity and cost (estimate):** {diff.cost}", ""]
     lines += [f"**Rollout:** {r}" for r in diff.rollouts] + ([""] if diff.rollouts else [])
@@ -329,10 +334,8 @@ def render_markdown(diff: StackDiff, base_ref: str) -> str:
     lines += [f"**{title}:** {line}" for title, line in diff.lifecycle] + ([""] if diff.lifecycle else [])
     if not (diff.added or diff.removed or diff.changed):
         return "\n".join(lines + ["No changes.", ""])
-    lines.append(
-        f"**{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove** ({diff.total} resources)"
-    )
-    lines.append("")
+    counts = f"{len(diff.added)} to add, {len(diff.changed)} to change, {len(diff.removed)} to remove"
+    lines += [f"**{counts}** ({diff.total} resources)", ""]
     for verb, items in (("add", diff.added), ("remove", diff.removed)):
         if items:
             lines += [f"| {verb} | type | name |", "|---|---|---|"]

@@ -98,6 +98,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         shape=platform.slices.shape,
         model=serving.model,
         served_model_name=serving.served_model_name,
+        served_model_aliases=serving.served_model_aliases,
         model_size=declared_size(serving),
         loader=serving.loader,
         file_cache=serving.file_cache,

@@ -73,6 +73,11 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
         )
     if clash := lws.service_name_problem(serving.name, serving.service_name):
         found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
+    if serving.served_model_name in serving.served_model_aliases:
+        found.append(
+            f"{key}.servedModelAliases: {json.dumps(serving.served_model_name)} is servedModelName already (valid: "
+            "other names the same model answers to)"
+        )
     # the component's own rule (VllmServingArgs.problems), in the stack file's keys
     found += fit_problems(declared_size(serving), serving.served_model_name, engines(serving), shape, STACK)
     size = served_model_size(serving)

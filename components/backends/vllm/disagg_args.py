@@ -31,6 +31,7 @@ SHARED_ARGUMENTS: tuple[str, ...] = (
     "service_account",
     "model",
     "served_model_name",
+    "served_model_aliases",
     "model_size",
     "loader",
     "file_cache",

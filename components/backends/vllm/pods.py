@@ -71,13 +71,21 @@ def model_location(args: VllmServingArgs) -> str:
     return args.model
 
 
+def served_names(args: VllmServingArgs) -> list[str]:
+    """``--served-model-name``: the name, then its aliases (vLLM's flag takes one or more names, nargs="+",
+    vllm-project/vllm#2894), as separate words."""
+    if not args.served_model_aliases:
+        return [f"--served-model-name={args.served_model_name}"]
+    return ["--served-model-name", args.served_model_name, *args.served_model_aliases]
+
+
 def engine_args(args: VllmServingArgs) -> list[str]:
     """The arguments of ``vllm serve``, after the model."""
     e = args.engine
     tp, pp = e.parallelism(args.shape.chips)
     out = [
         f"--port={server_port(args)}",
-        f"--served-model-name={args.served_model_name}",
+        *served_names(args),
         f"--tensor-parallel-size={tp}",
         f"--max-model-len={e.max_model_len}",
         f"--dtype={e.dtype.value}",

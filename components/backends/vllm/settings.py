@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from ...buckets import is_object_path
@@ -29,6 +29,7 @@ from ..scaling import AutoscalingConfig
 
 if TYPE_CHECKING:
     pass
+from ...validation import raising
 from .args import (
     Keys,
     SecretKey,
@@ -37,6 +38,7 @@ from .args import (
     VllmRequests,
     VllmServingArgs,
     WeightsLoader,
+    aliases_problem,
     served_size,
 )
 from .file_cache import FileCache, memory_gib, pod_memory
@@ -130,6 +132,9 @@ class VllmServingConfig(Model):
         "(config, tokenizer, safetensors), or a Hugging Face repository id with `loader: hugging-face`."
     )
     served_model_name: str = declared(VllmServingArgs, "served_model_name")
+    served_model_aliases: Annotated[tuple[str, ...], AfterValidator(raising(aliases_problem))] = declared(
+        VllmServingArgs, "served_model_aliases"
+    )
     file_cache: FileCache = declared(VllmServingArgs, "file_cache")
     zone_spread: ZoneSpread = declared(VllmServingArgs, "zone_spread")
     loader: WeightsLoader = Field(

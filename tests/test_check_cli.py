@@ -73,7 +73,7 @@ def test_check_cli_passing_plan_exits_zero(capsys: pytest.CaptureFixture[str]):
     assert cli.main(["--plan", str(golden)]) == 0
     out = capsys.readouterr().out
     assert out.startswith(
-        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 2/2, "
+        "pathwaysjob-batch-v6e16: controller objects created 2/2, maintenance pages true to their pools and gates 3/3, "
         "wired to the cluster's network, pool and project 3/3, pods scheduled 5/5, "
     )
     assert "one-per-scope resources unique" in out and "  [" not in out

@@ -123,3 +123,40 @@ def test_maintenance_gate_page_says_what_its_gate_does():
     ok, why = _objects(plan)["maintenance page vllm70bv6e-observability-maintenance-gate: its gate"]
     assert not ok and "only watches maintenance, but its CronJob's STARTS is true" in why, why
     assert "maintenance_startable=True" in why, why
+
+
+def test_maintenance_pages_a_gate_or_a_pool_zone_without_its_pages_fails():
+    """Library review 10, M1: ``maintenance_gate=False`` beside a running gate, or ``maintenance_zones=()``, dropped the
+    gate's and the zones' pages, and the check passed."""
+    import copy
+
+    from tests.conftest import plan_of
+    from tpu_serving.host_maintenance import GATE_TITLE, UPCOMING_METHOD, WATCH_TITLE
+    from tpu_serving_tools.runtime import maintenance_pages
+    from tpu_serving_tools.runtime.planview import PlanView
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+
+    def found(p):  # type: ignore[no-untyped-def]
+        return {f.subject: f for f in maintenance_pages.unpaged_findings(PlanView(p))}
+
+    assert all(f.ok for f in found(plan).values()) and len(found(plan)) == 5  # the gate and four TPU pools
+    gate = "maintenance page of the gate vllm-llama70b/host-maintenance-gate"
+    no_gate = copy.deepcopy(plan)
+    no_gate["resources"] = [
+        r
+        for r in no_gate["resources"]
+        if not str(r["inputs"].get("displayName", "")).endswith((GATE_TITLE, WATCH_TITLE))
+    ]
+    assert not found(no_gate)[gate].ok and "maintenance_gate=True" in found(no_gate)[gate].reason
+    no_zone = copy.deepcopy(plan)
+    no_zone["resources"] = [
+        r for r in no_zone["resources"] if UPCOMING_METHOD not in str(r["inputs"].get("conditions"))
+    ]
+    pool = found(no_zone)["maintenance page of TPU pool vllm70bv6e-v6e8a"]
+    assert not pool.ok and "maintenance_zones" in pool.reason
+    no_alerts = copy.deepcopy(plan)
+    no_alerts["resources"] = [
+        r for r in no_alerts["resources"] if r["type"] != "gcp:monitoring/alertPolicy:AlertPolicy"
+    ]
+    assert found(no_alerts) == {}  # the production category says it

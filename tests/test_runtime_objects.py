@@ -38,9 +38,12 @@ def test_objects_vllm_plan_before_the_fix_fails_where_a_real_cluster_would():
     # the Service named like the LeaderWorkerSet is the real controller's to show (make e2e: tpu-serving verify,
     # tests/test_e2e_planted.py), no longer the model's
     # and its endpoint picker was scraped by nothing (library review 8, M4: the check now says so), and its HPA had no
-    # autoscaler-stuck alert (added with GKE review round 43, M2), beside the alert policies of its namespace
+    # autoscaler-stuck alert (added with GKE review round 43, M2), beside the alert policies of its namespace; and no
+    # upcoming-maintenance page covered its pools' zone (the zone pages came later: library review 10, M1)
     assert [f.split(":")[0] for f in failed["objects"]] == [
         "ref InferencePool vllm-llama70b/vllm-gateway endpoint picker vllm-gateway-epp -> PodMonitoring",
+        "maintenance page of TPU pool vllm70b-v5e16",
+        "maintenance page of TPU pool vllm70b-v5e16b",
         "ref HorizontalPodAutoscaler vllm-llama70b/vllm -> AlertPolicy autoscaler-stuck",
     ]
     assert any("networkservices.googleapis.com" in f for f in failed["prerequisites"])

@@ -30,9 +30,10 @@ def gaps(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_program_gaps_the_production_stacks_program_has_none_of_the_gaps():
     result = program_gaps.check(PlanView(program(PRODUCTION)))
-    assert len(result.findings) == 4 and result.ok, result.findings  # groups, zones, capacity, ticket channels
+    # groups, zones, capacity, upgrades, the namespace's tenancy, ticket channels
+    assert len(result.findings) == 6 and result.ok, result.findings
     assert program_gaps.preview_lines(PlanView(program(PRODUCTION))) == [
-        "Production: none of the gaps a stack file's production: true refuses, of 4 read"
+        "Production: none of the gaps a stack file's production: true refuses, of 6 read"
     ]
 
 
@@ -94,9 +95,28 @@ def test_check_warns_of_a_programs_gaps_and_fails_on_them_with_production():
     view = PlanView(program("vllm-llama31-405b-v6e16"))
     results = run_checks(view)
     lines = summary("p", results)
-    assert "production gaps 4 of 4 read" in lines[0], lines[0]
+    assert "production gaps 4 of 6 read" in lines[0], lines[0]
     assert "  warning [production] zones of the TPU pools: every TPU pool is in us-east5-b: " in "\n".join(lines)
     strict = frozenset({"maintenance"})
     assert passed(results)  # the gaps warn
     assert passed(results, strict) is False
     assert any(x.startswith("  [production] zones of the TPU pools") for x in summary("p", results, strict))
+
+
+def test_program_gaps_node_upgrades_not_held_fail():
+    """Library review 10, M2: the Program: line named it, and check --production passed it."""
+    plan = program(PRODUCTION)
+    for r in plan["resources"]:
+        if r["type"] == "gcp:container/cluster:Cluster":
+            r["inputs"]["maintenancePolicy"].pop("maintenanceExclusions")
+    why = gaps(plan)["node upgrades of cluster vllm70bv6e"]
+    assert why.startswith("not held: ") and "TpuClusterArgs.maintenance" in why
+
+
+def test_program_gaps_a_namespace_without_its_tenancy_or_alerts_fails():
+    plan = program(PRODUCTION)
+    plan["resources"] = [r for r in plan["resources"] if (r["inputs"] or {}).get("kind") != "ResourceQuota"]
+    assert gaps(plan)["tenancy of namespace vllm-llama70b"].endswith("give the namespace its Tenancy")
+    assert "alert policies" not in gaps(plan)
+    plan["resources"] = [r for r in plan["resources"] if r["type"] != program_gaps.ALERT_POLICY]
+    assert gaps(plan)["alert policies"].endswith("add an Observability")

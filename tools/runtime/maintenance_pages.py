@@ -114,6 +114,56 @@ def findings(view: PlanView) -> list[Finding]:
     return out
 
 
+def unpaged_findings(view: PlanView) -> list[Finding]:
+    """In a plan that has alert policies, each gate has its pages and each TPU pool's zones a maintenance page (library
+    review 10, M1: ``ObservabilityArgs.maintenance_gate`` left False beside a running gate dropped its "Serving group
+    lost" and "gate silent" pages, and ``maintenance_zones=()`` the zone pages, and the check passed). A plan with no
+    alert policy at all is the production category's (no ``Observability``)."""
+    policies = view.of_type(ALERT_POLICY)
+    if not policies:
+        return []
+    paged = {ns for r in policies if (ns := _gate_page_namespace(r)) is not None}
+    out = []
+    for g in gates(view):
+        subject = f"maintenance page of the gate {g.namespace}/{g.name}"
+        if g.namespace in paged:
+            out.append(Finding(subject, True, "its decisions and its silence page"))
+        else:
+            why = (
+                "the gate runs, but no alert policy pages its decisions (a serving group lost, a second one going to "
+                "maintenance) or its silence: nobody is told; pass maintenance_gate=True to that namespace's "
+                "ObservabilityArgs"
+            )
+            out.append(Finding(subject, False, why))
+    covered = frozenset().union(*(p[1] for r in policies if (p := _page(r)) is not None and not p[0]))
+    for _, name, zones, _ in tpu_pools(view):
+        subject = f"maintenance page of TPU pool {name}"
+        if zones and zones <= covered:
+            out.append(
+                Finding(subject, True, f"its zones {', '.join(sorted(zones))} have an upcoming-maintenance page")
+            )
+        elif zones:
+            missing = ", ".join(sorted(zones - covered))
+            why = (
+                f"no upcoming-maintenance page covers {missing}: a host maintenance scheduled there pages nobody; give "
+                "the zones to one Observability's maintenance_zones"
+            )
+            out.append(Finding(subject, False, why))
+    return out
+
+
+def _gate_page_namespace(r: Mapping[str, Any]) -> str | None:
+    """The namespace of a gate page (its title the gate's or the watcher's), or None for another policy."""
+    title = str(r["inputs"].get("displayName", ""))
+    if not (title.endswith(GATE_TITLE) or title.endswith(WATCH_TITLE)):
+        return None
+    conditions = r["inputs"].get("conditions") or ()
+    where = GATE_NAMESPACE.search(
+        str(((conditions[0] if conditions else {}).get("conditionMatchedLog") or {}).get("filter", ""))
+    )
+    return None if where is None else where[1]
+
+
 def gate_page_findings(view: PlanView) -> list[Finding]:
     """Per gate page (:func:`tpu_serving.host_maintenance.gate_policy_args`), its wording against the gate CronJob of
     its namespace: a gate that starts maintenance (``STARTS``) pages as one, a watching gate as a watcher (library
@@ -121,15 +171,13 @@ def gate_page_findings(view: PlanView) -> list[Finding]:
     starts = {g.namespace: g.starts for g in gates(view)}
     out = []
     for r in view.of_type(ALERT_POLICY):
-        title = str(r["inputs"].get("displayName", ""))
-        said = True if title.endswith(GATE_TITLE) else False if title.endswith(WATCH_TITLE) else None
-        conditions = r["inputs"].get("conditions") or ()
-        where = GATE_NAMESPACE.search(
-            str(((conditions[0] if conditions else {}).get("conditionMatchedLog") or {}).get("filter", ""))
-        )
-        if said is None or where is None:
+        ns = _gate_page_namespace(r)
+        if ns is None:
             continue
-        ns, subject = where[1], f"maintenance page {r['name']}: its gate"
+        said, subject = (
+            str(r["inputs"].get("displayName", "")).endswith(GATE_TITLE),
+            f"maintenance page {r['name']}: its gate",
+        )
         if ns not in starts:
             out.append(Finding(subject, False, f"pages for the gate of namespace {ns}, which the plan has not"))
         elif starts[ns] == said:

@@ -141,6 +141,7 @@ def check(view: PlanView) -> CategoryResult:
         + alert_jobs.picker_findings(view)
         + maintenance_pages.findings(view)
         + maintenance_pages.gate_page_findings(view)
+        + maintenance_pages.unpaged_findings(view)
         + alert_jobs.autoscaler_findings(view)
     )
     return CategoryResult("objects", found + wiring.findings(view) + cluster_wiring.findings(view))

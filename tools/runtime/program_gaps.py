@@ -15,8 +15,11 @@ plan with one on-demand group whose tickets page. These are the same rules, read
 - no serving that registers a ``caution`` (vLLM groups over several VMs) or an unverified ``engine``
   (``images.unverified_vllm``).
 
-The node-upgrade hold, a ``Tenancy`` and ``Observability`` per serving namespace and the host-maintenance gate are the
-``Program:`` line's and the ``maintenance`` category's. A stack file's plan (a ``TpuServingDeployment``) says its own
+- node upgrades held on a cluster the plan creates (a maintenance exclusion);
+- a ``Tenancy`` (a ResourceQuota) in each serving namespace, and alert policies (library review 10, M2: the
+  ``Program:`` line named both, and ``check --production`` passed them).
+
+The host-maintenance gate is the ``maintenance`` category's. A stack file's plan (a ``TpuServingDeployment``) says its own
 gaps in its ``production`` output and is not read here. The category is advisory: ``tpu-serving check`` prints its
 findings as warnings, and fails on them with ``--production``.
 """
@@ -29,7 +32,7 @@ from typing import Any
 from tpu_serving import catalog
 from tpu_serving.capacity import STOCKOUT, Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
-from tpu_serving_tools.gcp_types import NODE_POOL
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime.maintenance import standing_pools
 from tpu_serving_tools.runtime.node_pool import pool_capacity
 from tpu_serving_tools.runtime.planview import PlanView
@@ -40,6 +43,7 @@ DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 PAGES = ("CRITICAL", "ERROR")
 TICKETS = "WARNING"
+SERVING_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob")
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -137,6 +141,41 @@ def ticket_gaps(view: PlanView) -> Iterator[Finding]:
     )
 
 
+def upgrade_gaps(view: PlanView) -> Iterator[Finding]:
+    """A created cluster without a maintenance exclusion: GKE upgrades the TPU pools when it chooses, and a slice
+    upgrade can take a second group while the first reloads (an existing cluster's hold is its owner's, which the plan
+    does not record)."""
+    for c in view.of_type(CLUSTER):
+        policy = _mapping(c["inputs"].get("maintenancePolicy"))
+        subject = f"node upgrades of cluster {c['inputs'].get('name') or c['name']}"
+        if policy.get("maintenanceExclusions"):
+            yield Finding(subject, True, "held by a maintenance exclusion")
+        else:
+            yield Finding(
+                subject,
+                False,
+                "not held: GKE upgrades the TPU pools when it chooses, and a slice upgrade can take a second group "
+                "while the first reloads; hold them (TpuClusterArgs.maintenance) and upgrade the pools one at a time",
+            )
+
+
+def namespace_gaps(view: PlanView) -> Iterator[Finding]:
+    """Each serving namespace has its ``Tenancy`` (its ResourceQuota shows it), and the plan alert policies."""
+    where: dict[str, set[str]] = {}
+    for o in view.kubernetes_objects():
+        ns = _mapping(o.get("metadata")).get("namespace")
+        if isinstance(ns, str):
+            where.setdefault(ns, set()).add(str(o.get("kind")))
+    for ns in sorted(n for n, kinds in where.items() if kinds & set(SERVING_KINDS)):
+        subject = f"tenancy of namespace {ns}"
+        if "ResourceQuota" in where[ns]:
+            yield Finding(subject, True, "a quota and NetworkPolicies (Tenancy)")
+        else:
+            yield Finding(subject, False, "no quota and no NetworkPolicies: give the namespace its Tenancy")
+    if where and not view.of_type(ALERT_POLICY):
+        yield Finding("alert policies", False, "none: nobody is paged of an outage; add an Observability")
+
+
 def serving_gaps(view: PlanView) -> Iterator[Finding]:
     """A serving component's registered ``caution`` and ``engine`` (tpu_serving.backends.vllm.component)."""
     for r in view.resources:
@@ -155,7 +194,15 @@ def check(view: PlanView) -> CategoryResult:
     """The production gaps of a program's plan; nothing for a stack file's (its ``production`` output has them)."""
     if any(r["type"] == DEPLOYMENT for r in view.resources):
         return CategoryResult(CATEGORY, [])
-    findings = [*group_gaps(view), *zone_gaps(view), *capacity_gaps(view), *ticket_gaps(view), *serving_gaps(view)]
+    findings = [
+        *group_gaps(view),
+        *zone_gaps(view),
+        *capacity_gaps(view),
+        *upgrade_gaps(view),
+        *namespace_gaps(view),
+        *ticket_gaps(view),
+        *serving_gaps(view),
+    ]
     return CategoryResult(CATEGORY, findings)
 
 

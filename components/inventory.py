@@ -82,7 +82,7 @@ def cluster(cfg: StackConfig) -> CloudResource:
         if args.kubeconfig is not None
         else f"read with container.getCluster in {args.location}, reached with gke-gcloud-auth-plugin"
     )
-    needs = [how, f"Workload Identity, pool {args.workload_pool}"]
+    needs = [how, f"Workload Identity, pool {args.workload_pool}, with the GKE metadata server on the CPU pools too"]
     needs.append(NETWORK_POLICY_ENFORCEMENT)  # the tenancy's NetworkPolicies (GKE review 67, M1)
     if cfg.serving is not None and cfg.observability.enabled:
         needs.append("Managed Service for Prometheus (managed collection), for the PodMonitorings")
@@ -104,7 +104,7 @@ def cluster(cfg: StackConfig) -> CloudResource:
     if cfg.cluster.gcs_fuse_csi_driver:
         needs.append("the Cloud Storage FUSE CSI driver add-on, through which the serving pods mount their buckets")
     if cfg.gateway is not None:
-        needs.append("the Gateway API (GKE Gateway controller, standard channel)")
+        needs.append("the Gateway API (GKE Gateway controller, standard channel) and the HttpLoadBalancing add-on")
         if cfg.gateway.inference_pool:
             needs.append(
                 "GKE {}.{}.{}-gke.{} or later, which serves the InferencePool CRD".format(*INFERENCE_POOL_MIN_GKE)
@@ -141,6 +141,17 @@ def image_mirror(cfg: StackConfig) -> list[CloudResource]:
     return [CloudResource("image mirror", names, EXISTING, key, (reader,))]
 
 
+METADATA_SERVER = (
+    "the GKE metadata server on each pool (workloadMetadataConfig.mode GKE_METADATA): a pool made before the cluster "
+    "had Workload Identity keeps the node's identity, and the workload account's bucket and monitoring grants do not "
+    "reach its pods"
+)
+"""What each existing pool the workloads run on must run (GKE review 67, m1): enabling Workload Identity on a cluster
+leaves its existing node pools as they are, each updated on its own with ``--workload-metadata=GKE_METADATA`` (GKE,
+"Authenticate to Google Cloud APIs from GKE workloads", https://cloud.google.com/kubernetes-engine/docs/how-to/
+workload-identity); the pools the stack creates set it (:mod:`.nodepool`)."""
+
+
 def node_pools(cfg: StackConfig, platform: PlatformParts, pools: PoolParts, ctx: Context) -> list[CloudResource]:
     """Each slice kind's existing TPU node pools, with the shape, size and roles the workloads expect of them."""
     host = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend is not None else {}
@@ -149,6 +160,7 @@ def node_pools(cfg: StackConfig, platform: PlatformParts, pools: PoolParts, ctx:
         names = cfg.node_pool_names(s)
         shape = s.shape
         needs = [f"{shape.machine_type.name} {shape.topology}: {shape.vms} VM(s) per pool, in {cfg.zone_of(s)}"]
+        needs.append(METADATA_SERVER)
         if s.existing_node_pools is None:
             needs.append(
                 "named as the stack would name them (<cluster.name>-<name>): they must exist under these names"

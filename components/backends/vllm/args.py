@@ -13,7 +13,7 @@ from ... import catalog, lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
-from ...naming import check_dns_name, namespace_problem
+from ...naming import NameLimit, check_dns_name, namespace_problem
 from ...podspec import Shutdown
 from ...settings import described, quantity
 from ...spread import ZoneSpread
@@ -57,6 +57,13 @@ class SecretKey:
 
     name: str = described("Secret name.", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", unshown=True)
     key: str = described("Key inside the Secret.", default="token", pattern=r"^[-._a-zA-Z0-9]+$", unshown=True)
+
+
+def node_pools_problem(pools: Sequence[str]) -> str:
+    """Each a GKE node pool name (library review 10, m3: an upper-case typo was reported only through the pods it
+    left unplaced)."""
+    bad = [(p, why) for p in pools if (why := check_dns_name(p, limit=NameLimit.GKE_NODE_POOL))]
+    return f"{bad[0][0]!r}: {bad[0][1]}" if bad else ""
 
 
 def aliases_problem(aliases: Sequence[str]) -> str:
@@ -152,9 +159,12 @@ class VllmServingArgs:
     server's hold is its KV pull timeout, :func:`~.pods.shutdown`)."""
     requests: VllmRequests = field(default_factory=VllmRequests)
     """CPU, memory and shared memory."""
-    node_pools: Sequence[str] = ()
-    """GKE node pools the groups may take (``cloud.google.com/gke-nodepool``); empty: any pool of the slice's shape.
-    A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
+    node_pools: Sequence[str] = described(
+        "GKE node pools the groups may take (`cloud.google.com/gke-nodepool`); empty: any pool of the slice's shape.",
+        default=(),
+        check=node_pools_problem,
+    )
+    """A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
     zones: int = described(
         "Zones the serving slices span. Two or more: the groups' leaders spread over that many zones (`zone_spread`).",
         default=1,

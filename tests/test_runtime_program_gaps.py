@@ -120,3 +120,17 @@ def test_program_gaps_a_namespace_without_its_tenancy_or_alerts_fails():
     assert "alert policies" not in gaps(plan)
     plan["resources"] = [r for r in plan["resources"] if r["type"] != program_gaps.ALERT_POLICY]
     assert gaps(plan)["alert policies"].endswith("add an Observability")
+
+
+def test_program_gaps_groups_over_two_zones_not_held_apart_fail():
+    """Library review 10, m6: ``zones=1`` beside pools in two zones passed ``--production``."""
+    plan = program(PRODUCTION)
+    for r in plan["resources"]:
+        if (r["inputs"] or {}).get("kind") == "LeaderWorkerSet":
+            template = r["inputs"]["spec"]["leaderWorkerTemplate"]
+            leader = (template.get("leaderTemplate") or template["workerTemplate"])["spec"]
+            leader["topologySpreadConstraints"] = [
+                c for c in leader["topologySpreadConstraints"] if c.get("whenUnsatisfiable") != "DoNotSchedule"
+            ]
+    why = gaps(plan)["standing groups LeaderWorkerSet vllm-llama70b/vllm"]
+    assert "not required apart by zone" in why and why.endswith("set VllmServingArgs.zones=2 (library review 10, m6)")

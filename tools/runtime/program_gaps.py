@@ -65,10 +65,40 @@ def _pool_name(r: Mapping[str, Any]) -> str:
     return str(r["inputs"].get("name") or r["name"])
 
 
+ZONE_KEY = "topology.kubernetes.io/zone"
+
+
+def _zone_spread(view: PlanView, ns: str, name: str) -> bool:
+    """Whether the LeaderWorkerSet's leaders are required apart by zone (a ``DoNotSchedule`` spread on the zone key,
+    as ``VllmServingArgs.zones`` >= 2 renders it: :mod:`tpu_serving.spread`)."""
+    for o in view.kubernetes_objects("LeaderWorkerSet"):
+        meta = _mapping(o.get("metadata"))
+        if (meta.get("namespace"), meta.get("name")) != (ns, name):
+            continue
+        template = _mapping(_mapping(o.get("spec")).get("leaderWorkerTemplate"))
+        # no leaderTemplate: "Defaults to the worker template" (LWS v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go l.146)
+        leader = _mapping(template.get("leaderTemplate") or template.get("workerTemplate"))
+        spreads = _mapping(leader.get("spec")).get("topologySpreadConstraints") or ()
+        return any(
+            _mapping(c).get("topologyKey") == ZONE_KEY and _mapping(c).get("whenUnsatisfiable") == "DoNotSchedule"
+            for c in spreads
+        )
+    return False
+
+
 def group_gaps(view: PlanView) -> Iterator[Finding]:
+    zones = {str(z) for r in _tpu_pools(view) for z in r["inputs"].get("nodeLocations") or ()}
     for (ns, name), pools in sorted(standing_pools(view).items()):
         subject = f"standing groups LeaderWorkerSet {ns}/{name}"
-        if len(pools) >= 2:
+        if len(pools) >= 2 and len(zones) >= 2 and not _zone_spread(view, ns, name):
+            yield Finding(
+                subject,
+                False,
+                f"{len(pools)} standing groups over pools in {len(zones)} zones, but not required apart by zone: a "
+                "group recreated after a repair may join the other in one zone, which an outage then takes whole; "
+                "set VllmServingArgs.zones=2 (library review 10, m6)",
+            )
+        elif len(pools) >= 2:
             yield Finding(subject, True, f"{len(pools)} standing groups")
         else:
             yield Finding(

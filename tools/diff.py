@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, served_names
+from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, range_moves, served_names
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
@@ -229,7 +229,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
             renamed = any(n["type"] == r["type"] for n in out.added)
             out.warnings.append(f"{'Recreates (renamed)' if renamed else 'Deletes'} {_label(r)}")
     out.warnings += plan_aliases.same_object_replaced(out.added, out.removed)
-    out.cautions = served_names.cautions(old, new)
+    out.cautions, out.warnings = served_names.cautions(old, new), out.warnings + range_moves.warnings(old, new)
     hit = pool_disruption.at_once(_vm_pools(out, new), base, head)
     if hit is not None:  # several standing groups' pools in one run: said first, and the Drain line corrected
         out.warnings.insert(0, pool_disruption.warning(hit))

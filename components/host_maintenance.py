@@ -10,7 +10,7 @@ marks a node whose VM has maintenance scheduled with a label, and lets an operat
   metrics have no node package (pulumi-gcp 10.2.0 container/_inputs.py l.9679, ``monitoringConfig.enableComponents``:
   ``STORAGE``, ``HPA``, ``POD``, ``DAEMONSET``, ``DEPLOYMENT``, ``STATEFULSET``, ``JOBSET`` besides the system
   components), so no ``kube_node_labels`` series reaches Cloud Monitoring;
-- the preview's ``Maintenance:`` line of every serving stack (:func:`zone_line`), one builder for all backends.
+- the host-maintenance gate's pages (the preview's ``Maintenance:`` line is :mod:`tpu_serving.maintenance_line`'s).
 
 Plain data in, plain data out, like :mod:`tpu_serving.error_rate`.
 """
@@ -221,11 +221,24 @@ using emptyDir (local data that will be deleted when the node is drained)", kube
 generated/kubectl_drain/; GKE review round 50, M1)."""
 
 
+_WHOLE = (
+    "tell the serving's clients: the serving has no other group to keep answering, so the maintenance stops it until "
+    "the slice is back and the model has reloaded (the preview's Maintenance: line says how long). Where the notice's "
+    "canReschedule allows it, start it at the least harmful time rather than at the window "
+    f"(cloud.google.com/tpu/docs/view-maintenance-notifications; {RUNBOOK})."
+)
+
+
 def unscheduled_policy_args(
-    project: str, stack: str, zones: Sequence[str], settings: ObservabilitySettings, startable: bool | None = True
+    project: str,
+    stack: str,
+    zones: Sequence[str],
+    settings: ObservabilitySettings,
+    startable: bool | None = True,
+    whole: bool = False,
 ) -> gcp.monitoring.AlertPolicyArgs:
-    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable``: as
-    :func:`runbook`."""
+    """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable`` and
+    ``whole`` (the serving has no other group: SRE reviews 31 m3, 32 m2, 33 m2): as :func:`runbook`."""
     start = "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
     start += "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
     at_window = (
@@ -246,8 +259,8 @@ def unscheduled_policy_args(
     text = (
         f"Compute Engine announced UNSCHEDULED (emergency) host maintenance for a VM in "
         f"{', '.join(sorted(set(zones)))}: it comes with less notice than scheduled maintenance, and interrupts the "
-        f"VM's whole slice. Find the node (`kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}`) and check "
-        f"that the other groups serve; {act} ({RUNBOOK})."
+        f"VM's whole slice. Find the node (`kubectl get nodes -l {SCHEDULED_LABEL} -L {SCHEDULED_LABEL}`) and "
+        + (_WHOLE if whole else f"check that the other groups serve; {act} ({RUNBOOK}).")
     )
     return log_match_policy_args(
         project,
@@ -260,87 +273,6 @@ def unscheduled_policy_args(
         {MANUAL_START_LABEL: manual_start_value(startable)},
     )
 
-
-def zone_line(
-    pools: Sequence[tuple[str, str]],
-    gated: bool = False,
-    startable: bool = True,
-    watched: bool = False,
-    spread: str | None = None,
-    covered: bool = False,
-    whole: bool = False,
-) -> str:
-    """The preview's ``Maintenance:`` line: whether the serving slices' node pools (``(pool, zone)`` pairs) share a
-    zone, and so whether one zonal maintenance wave can take every group; who starts it (``gated``: the stack's
-    host-maintenance gate; ``startable``: the pools take a manual start, :func:`manual_start_listed`; ``watched``: the
-    gate runs, and where it does not start the maintenance, watches) and where the runbook is; ``spread``: why the
-    slices cannot span two zones (:func:`tpu_serving.tpu_zones.one_zone_only`), None where they can; ``covered``: the
-    gate covers a group down for a maintenance (its HPA's minimum raised, :mod:`tpu_serving.group_cover`), which a
-    free slice then serves, billed meanwhile (SRE review round 25, m3: the preview did not say so); ``whole``: the
-    workload restarts as a whole (a JobSet, a PathwaysJob), so its pools are started at once, not one at a time (SRE
-    review 30, M2; GKE's parallel strategy, https://cloud.google.com/kubernetes-engine/docs/how-to/
-    perform-host-maintenance-accelerators: "the least disruptive method of performing changes is to have a single
-    window of complete downtime for all nodes")."""
-    zones = sorted({z for _, z in pools})
-    if gated:
-        who = (
-            f"the stack's host-maintenance gate starts it every {GATE_MINUTES} minutes at most one pool at a time, "
-            "the pool whose "
-            "window opens first, while every standing group serves (hostMaintenance)"
-        )
-    elif startable and whole:
-        who = (
-            "start it on every serving pool with maintenance pending at once, one window of downtime for all (any "
-            "slice's disruption restarts every slice: pool after pool would stop the service once per pool), done "
-            "once every node of those pools is Ready again since you labelled them and the workload serves again"
-        )
-    elif startable:
-        who = (
-            "start it one pool at a time, the next once every node of the last one is Ready again since you labelled "
-            "it and the groups serve again"
-        )
-    elif len(pools) == 1:  # new-user review 11, m1: no other pool's window, no slice to move the group to
-        who = (
-            "Cloud TPU lists no manual start for this pool (GKE single-host v5e or v6e, or TPU7x), so it comes at "
-            "its window; there is no other serving slice to move the group to"
-        )
-    else:
-        who = (
-            "Cloud TPU lists no manual start for these pools (GKE single-host v5e or v6e, or TPU7x), so it comes at "
-            "its window, which another pool's can overlap: move a group off its slice only when two serving pools' "
-            "windows open within a maintenance and a reload (7 hours) of each other"
-        )
-    if watched and not gated:
-        who += (
-            "; the stack's host-maintenance gate starts none, but watches: it tickets such windows, and pages a node "
-            "that holds a serving pod NotReady for 10 minutes (a node in maintenance: 6 hours) or windows about to "
-            "leave too few groups serving"
-        )
-    if covered:
-        who += (
-            "; a group whose pod stays on a node in maintenance is covered like a lost one: the gate raises the HPA's "
-            "minimum by it until it serves again, so a free slice takes one more group for the maintenance and its "
-            "reload (a from-zero pool's slice is billed meanwhile)"
-        )
-    how = (
-        f"GKE labels a node {SCHEDULED_LABEL} before its VM's host maintenance (GKE {LABELS_SINCE} or later); "
-        f"{who} ({RUNBOOK})"
-    )
-    if len(pools) == 1:
-        return f"the only serving slice ({pools[0][0]}, {zones[0]}): its host maintenance stops the service; {how}"
-    if len(zones) == 1:
-        return (
-            f"all {len(pools)} serving slices are in {zones[0]}: one zonal maintenance wave can take every group at "
-            f"once, which more slices in the same zone do not prevent ({spread or 'tpuSlices[].zone spreads them'}); "
-            f"{how}"
-        )
-    return (
-        f"the {len(pools)} serving slices span {', '.join(zones)}: a zonal maintenance wave takes only the groups "
-        f"of its zone; {how}"
-    )
-
-
-# --------------------------------------------------------------------------- the gate's alerts
 
 GATE_MINUTES = 5
 """How often the host-maintenance gate runs (its CronJob's schedule): a lost serving node, NotReady for 10 minutes,

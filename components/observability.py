@@ -209,8 +209,9 @@ class ObservabilityArgs:
     (:func:`tpu_serving.host_maintenance.all_startable`); none given: as :attr:`maintenance_startable`.
     ``tpu-serving check`` compares the pages' claim with the plan's pools in their zones."""
     maintenance_whole: bool = False
-    """The serving restarts as a whole (a JobSet, a PathwaysJob: :attr:`tpu_serving.backends.Backend.restarts_as_a_whole`):
-    the maintenance ticket says to start every pending pool at once, in one window."""
+    """The serving restarts as a whole (a JobSet, a PathwaysJob: :attr:`tpu_serving.backends.Backend.restarts_as_a_whole`;
+    or one standing group): the maintenance ticket says to start every pending pool at once, in one window, and the
+    unscheduled maintenance page that it stops the serving, with no other group to check."""
     maintenance_gate: bool = False
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
     metric of its runs and its silence alert; with :attr:`maintenance_startable`, the ticket says the gate starts
@@ -333,7 +334,9 @@ class Observability(pulumi.ComponentResource):
             gcp.monitoring.AlertPolicy(
                 f"{name}-{host_maintenance.KEY}", _paged(upcoming, args.shared_cluster), opts=child
             )
-            page = host_maintenance.unscheduled_policy_args(args.project, args.cluster, zones, args.settings, startable)
+            page = host_maintenance.unscheduled_policy_args(
+                args.project, args.cluster, zones, args.settings, startable, args.maintenance_whole
+            )
             shared = args.shared_cluster
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, shared), opts=child)
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]

@@ -20,7 +20,7 @@ from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .backends.rollout import node_upgrades_held
 from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
 from .cluster import TpuCluster
-from .config.checks import namespace_pods
+from .config.checks import full_outage, namespace_pods
 from .config.mirror import mirrored_config
 from .config.models import StackConfig
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
@@ -454,7 +454,8 @@ def build_operations(
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
             maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
             maintenance_shapes=[s.shape for s in cfg.tpu_slices],
-            maintenance_whole=ctx.backend is not None and ctx.backend.restarts_as_a_whole,
+            maintenance_whole=bool(ctx.backend and ctx.backend.restarts_as_a_whole)
+            or bool(full_outage(cfg.serving)[0]),
             maintenance_gate=gate is not None,
             shared_cluster=cfg.existing,
             upgrade_notices=upgrades_held(cfg),

@@ -7,6 +7,7 @@ import pytest
 
 from tests.conftest import STACKS, plan_of, resource
 from tpu_serving import host_maintenance as hm
+from tpu_serving.maintenance_line import zone_line
 from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving_tools.preview import rollout_summary
 
@@ -52,7 +53,7 @@ def test_policy_args_is_a_rate_limited_log_match_ticket() -> None:
     ],
 )
 def test_zone_line_says_whether_one_wave_takes_every_group(pools: list[tuple[str, str]], says: str) -> None:
-    line = hm.zone_line(pools)
+    line = zone_line(pools)
     assert line.startswith(says)
     assert line.endswith('(docs/operate.md, "TPU host maintenance")')
 
@@ -96,9 +97,9 @@ def test_zone_line_says_the_cover_of_a_group_in_maintenance_only_where_the_gate_
     """SRE review round 25, m3: a group down for a maintenance is covered by a free slice, billed meanwhile."""
     pools = [("a", "us-west4-a"), ("b", "us-west4-b")]
     said = "a group whose pod stays on a node in maintenance is covered like a lost one"
-    assert said in hm.zone_line(pools, gated=True, watched=True, covered=True)
-    assert "a from-zero pool's slice is billed meanwhile" in hm.zone_line(pools, watched=True, covered=True)
-    assert said not in hm.zone_line(pools, gated=True, watched=True)
+    assert said in zone_line(pools, gated=True, watched=True, covered=True)
+    assert "a from-zero pool's slice is billed meanwhile" in zone_line(pools, watched=True, covered=True)
+    assert said not in zone_line(pools, gated=True, watched=True)
 
 
 @pytest.mark.parametrize(
@@ -117,9 +118,9 @@ def test_rollout_plan_maintenance_says_the_cover_where_the_gate_runs_on_an_hpa(s
 def test_zone_line_of_one_unstartable_pool_offers_no_move() -> None:
     """New-user review 11, m1: a single-pool stack's line told it to move a group when two serving pools' windows
     open close together; it has no second pool nor a slice to move to."""
-    one = hm.zone_line([("qwen7b-v6e1", "us-east5-b")], startable=False)
+    one = zone_line([("qwen7b-v6e1", "us-east5-b")], startable=False)
     assert "move a group" not in one and "there is no other serving slice to move the group to" in one
-    two = hm.zone_line([("a", "us-east5-a"), ("b", "us-east5-b")], startable=False)
+    two = zone_line([("a", "us-east5-a"), ("b", "us-east5-b")], startable=False)
     assert "move a group off its slice only when two serving pools' windows open" in two
 
 
@@ -127,10 +128,10 @@ def test_zone_line_of_a_workload_that_restarts_as_a_whole_starts_every_pool_at_o
     """SRE review 30, M2: a JobSet's or PathwaysJob's slices restart together, so one pool at a time is one outage per
     pool; GKE's parallel strategy starts them all in one window."""
     pools = [("a", "us-west4-a"), ("b", "us-west4-a")]
-    line = hm.zone_line(pools, whole=True)
+    line = zone_line(pools, whole=True)
     assert "one pool at a time" not in line
     assert "start it on every serving pool with maintenance pending at once" in line
-    assert "start it one pool at a time" in hm.zone_line(pools)
+    assert "start it one pool at a time" in zone_line(pools)
 
 
 @pytest.mark.parametrize("stack", ["saxml-175b-v5e32x2", "pathwaysjob-interactive-v5e16"])
@@ -154,3 +155,15 @@ def test_host_maintenance_ticket_of_leaderworkerset_groups_keeps_one_pool_at_a_t
         if r.name.endswith("-host-maintenance")
     ]
     assert "with maintenance pending at once" not in ticket and "one serving pool at a time" in ticket
+
+
+def test_unscheduled_page_of_one_group_says_it_stops_the_serving() -> None:
+    """SRE reviews 31 m3, 32 m2, 33 m2: a single-group stack's page told the on-call to check that the other groups
+    serve, though it has none."""
+    page = hm.unscheduled_policy_args("p", "c", ["us-east5-b"], ObservabilitySettings(), True, whole=True)
+    text = str(page.documentation.content)  # type: ignore[union-attr]
+    assert "other groups" not in text and "the serving has no other group to keep answering" in text
+    several = hm.unscheduled_policy_args("p", "c", ["us-east5-b"], ObservabilitySettings(), True)
+    assert "check that the other groups serve" in str(several.documentation.content)  # type: ignore[union-attr]
+    (one,) = [r for r in plan_of("vllm-llama31-405b-v6e16").resources if r.name.endswith("-unscheduled")]
+    assert "the serving has no other group to keep answering" in one.inputs["documentation"]["content"]

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .. import host_maintenance, lws, tpu_zones
+from .. import host_maintenance, lws, maintenance_line, tpu_zones
 from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
 from ..lws import Rollout
 from . import scaling
@@ -370,15 +370,15 @@ def stack_maintenance(
     whole: bool = False,
 ) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
-    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.host_maintenance.zone_line`);
+    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.maintenance_line.zone_line`);
     ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs; ``covered``: it covers a group
     down for a maintenance through the HPA; ``whole``: the workload restarts as a whole (a JobSet, a PathwaysJob), so
-    its pools are started together (:func:`tpu_serving.host_maintenance.zone_line`)."""
+    its pools are started together (:func:`tpu_serving.maintenance_line.zone_line`)."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
     spread = tpu_zones.one_zone_only(kinds[0].shape.generation.name, pools[0][1]) if kinds and pools else None
-    return host_maintenance.zone_line(pools, gated, startable, watched, spread, covered, whole)
+    return maintenance_line.zone_line(pools, gated, startable, watched, spread, covered, whole)
 
 
 def maintenance_watched(cfg: Stack, serving: scaling.Scaled) -> bool:

@@ -92,7 +92,7 @@ SPREAD = "serve from slice kinds of the same shape in two zones (tpuSlices[].zon
 
 def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap | None:
     """Every serving slice in one zone: a zonal outage or host-maintenance wave takes every group at once (the
-    preview's ``Maintenance:`` line, :func:`tpu_serving.host_maintenance.zone_line`)."""
+    preview's ``Maintenance:`` line, :func:`tpu_serving.maintenance_line.zone_line`)."""
     zones = sorted({cfg.zone_of(s) for _, s in kinds})
     if len(zones) != 1:
         return None

@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import plan_of
 from tpu_serving_tools import library_preview, preview
 from tpu_serving_tools.offline import Plan
+from tpu_serving_tools.runtime import program_gaps
 
 STACKS = ["vllm-llama33-70b-v6e8", "vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "saxml-175b-v5e32x2"]
 
@@ -161,7 +162,7 @@ def test_library_preview_program_lines_name_what_a_programs_observability_leaves
     bare.resources = [
         r
         for r in bare.resources
-        if not (r.type == library_preview.ALERT_POLICY and any(g in json.dumps(r.inputs) for g in gone))
+        if not (r.type == program_gaps.ALERT_POLICY and any(g in json.dumps(r.inputs) for g in gone))
     ]
     (line,) = library_preview.program_lines(bare)
     for what in ("the serving probe", "alerts on the controllers", "alerts on the Gateway", "the endpoint picker"):

@@ -134,3 +134,21 @@ def test_program_gaps_groups_over_two_zones_not_held_apart_fail():
             ]
     why = gaps(plan)["standing groups LeaderWorkerSet vllm-llama70b/vllm"]
     assert "not required apart by zone" in why and why.endswith("set VllmServingArgs.zones=2 (library review 10, m6)")
+
+
+def test_program_gaps_a_gateway_without_its_alerts_fails():
+    """Library review 11, M2: without ``through_gateway`` the Gateway's alert policies were gone, and
+    ``check --production`` passed."""
+    plan = program(PRODUCTION)
+
+    def gateway_rule(r: dict[str, Any]) -> bool:
+        conditions = r["inputs"].get("conditions") or ()
+        return any(
+            str((c.get("conditionPrometheusQueryLanguage") or {}).get("alertRule")) == "gateway_errors"
+            for c in conditions
+        )
+
+    assert "watched gateway_errors" not in gaps(plan)
+    plan["resources"] = [r for r in plan["resources"] if not gateway_rule(r)]
+    why = gaps(plan)["watched gateway_errors"]
+    assert "through_gateway(metrics, gateway)" in why, why

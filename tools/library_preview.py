@@ -19,7 +19,9 @@ from tpu_serving.derived import cost_output
 from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
+from tpu_serving_tools.runtime import program_gaps
 from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size
+from tpu_serving_tools.runtime.planview import PlanView
 
 DEFAULT_DISK_GB = 100
 """GKE's boot disk size when ``nodeConfig.diskSizeGb`` is unset (pulumi-gcp ``NodePoolNodeConfig.disk_size_gb``:
@@ -181,36 +183,10 @@ def _bare_namespaces(plan: Plan) -> list[str]:
     return [f"namespace {ns}: {what}" for ns in serving for kind, what in AROUND if kind not in where[ns]]
 
 
-ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
-WATCHED: tuple[tuple[str, str | None, str], ...] = (
-    ("probe_failing", None, "the serving probe and its alerts (ServingMetrics.probe)"),
-    ("controller_unavailable", None, "alerts on the controllers the serving relies on (ObservabilityArgs.controllers)"),
-    ("gateway_errors", "Gateway", "alerts on the Gateway (ServingMetrics.gateway)"),
-    ("router_not_ready", "InferencePool", "alerts on the endpoint picker (ServingMetrics.router)"),
-)
-"""(alert rule, the kind that calls for it or None, what it says) of what a stack file's ``Observability`` watches
-beyond the serving's own alerts: a program's Observability built from ``VllmServing.neighbours`` has none of them
-unless it passes them (library review 6, M4: 19 alert policies where the stack file had 31, no probe)."""
-
-
-def _alert_rules(plan: Plan) -> set[str]:
-    rules = set()
-    for r in plan.resources:
-        if r.type == ALERT_POLICY:
-            for condition in r.inputs.get("conditions") or ():
-                rule = _mapping(_mapping(condition).get("conditionPrometheusQueryLanguage")).get("alertRule")
-                rules.add(str(rule))
-    return rules
-
-
 def _unwatched(plan: Plan) -> list[str]:
     """What a program's Observability leaves unwatched that a stack file's watches (nothing without Observability:
-    its absence is said by type)."""
-    if not any(r.type == "tpu-serving:index:Observability" for r in plan.resources):
-        return []
-    rules = _alert_rules(plan)
-    kinds = {r.inputs.get("kind") for r in plan.resources}
-    return [what for rule, kind, what in WATCHED if rule not in rules and (kind is None or kind in kinds)]
+    its absence is said by type): :func:`tpu_serving_tools.runtime.program_gaps.unwatched`."""
+    return [what for _, what in program_gaps.unwatched(PlanView(plan.as_json()))]
 
 
 def program_lines(plan: Plan) -> list[str]:

@@ -206,6 +206,41 @@ def namespace_gaps(view: PlanView) -> Iterator[Finding]:
         yield Finding("alert policies", False, "none: nobody is paged of an outage; add an Observability")
 
 
+OBSERVABILITY = "tpu-serving:index:Observability"
+WATCHED: tuple[tuple[str, str | None, str], ...] = (
+    ("probe_failing", None, "the serving probe and its alerts (ServingMetrics.probe)"),
+    ("controller_unavailable", None, "alerts on the controllers the serving relies on (ObservabilityArgs.controllers)"),
+    ("gateway_errors", "Gateway", "alerts on the Gateway (ServingMetrics.gateway: through_gateway(metrics, gateway))"),
+    ("router_not_ready", "InferencePool", "alerts on the endpoint picker (ServingMetrics.router: routed(...))"),
+)
+"""(alert rule, the kind that calls for it or None, what it says) of what a stack file's ``Observability`` watches
+beyond the serving's own alerts: a program's Observability built from ``VllmServing.neighbours`` has none of them
+unless it passes them (library review 6, M4: 19 alert policies where the stack file had 31, no probe; library review
+11, M2: without ``through_gateway`` the Gateway's 10 alert policies were gone, and ``check --production`` passed)."""
+
+
+def _alert_rules(view: PlanView) -> set[str]:
+    return {
+        str(_mapping(_mapping(c).get("conditionPrometheusQueryLanguage")).get("alertRule"))
+        for r in view.of_type(ALERT_POLICY)
+        for c in r["inputs"].get("conditions") or ()
+    }
+
+
+def unwatched(view: PlanView) -> list[tuple[str, str]]:
+    """(alert rule, what) of what the plan's Observability leaves unwatched that a stack file's watches; nothing
+    without an Observability (its absence is :func:`namespace_gaps`')."""
+    if not view.of_type(OBSERVABILITY):
+        return []
+    rules, kinds = _alert_rules(view), {r["inputs"].get("kind") for r in view.resources}
+    return [(rule, what) for rule, kind, what in WATCHED if rule not in rules and (kind is None or kind in kinds)]
+
+
+def watch_gaps(view: PlanView) -> Iterator[Finding]:
+    for rule, what in unwatched(view):
+        yield Finding(f"watched {rule}", False, f"not watched: {what}, which a stack file's deployment adds")
+
+
 def serving_gaps(view: PlanView) -> Iterator[Finding]:
     """A serving component's registered ``caution`` and ``engine`` (tpu_serving.backends.vllm.component)."""
     for r in view.resources:
@@ -231,6 +266,7 @@ def check(view: PlanView) -> CategoryResult:
         *upgrade_gaps(view),
         *namespace_gaps(view),
         *ticket_gaps(view),
+        *watch_gaps(view),
         *serving_gaps(view),
     ]
     return CategoryResult(CATEGORY, findings)

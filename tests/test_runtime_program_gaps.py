@@ -95,7 +95,7 @@ def test_check_warns_of_a_programs_gaps_and_fails_on_them_with_production():
     view = PlanView(program("vllm-llama31-405b-v6e16"))
     results = run_checks(view)
     lines = summary("p", results)
-    assert "production gaps 4 of 6 read" in lines[0], lines[0]
+    assert "production rules broken 4 of 6" in lines[0], lines[0]
     assert "  warning [production] zones of the TPU pools: every TPU pool is in us-east5-b: " in "\n".join(lines)
     strict = frozenset({"maintenance"})
     assert passed(results)  # the gaps warn

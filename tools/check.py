@@ -117,7 +117,7 @@ def summary(label: str, results: list[CategoryResult], advisory: frozenset[str] 
         parts.append(maintenance.summary_part(by_name[maintenance.CATEGORY]))
     gaps = by_name.get(program_gaps.CATEGORY)
     if gaps is not None and gaps.findings:  # a program's plan: a stack file's says its gaps in its preview
-        parts.append(f"production gaps {len(gaps.failures())} of {gaps.total} read")
+        parts.append(f"production rules broken {len(gaps.failures())} of {gaps.total}")
     lines = [f"{label}: {', '.join(parts)}"]
     for r in results:
         if r.category not in advisory:

@@ -301,7 +301,10 @@ def parse_topology(topology: str) -> tuple[int, ...]:
     """Split ``"4x8"`` into ``(4, 8)``; raise :class:`CatalogError` for anything else."""
     parts = topology.split("x")
     if len(parts) not in (2, 3) or not all(p.isdigit() and int(p) > 0 for p in parts):
-        raise CatalogError(f"topology {topology!r} is not of the form AxB or AxBxC with positive integers")
+        hint = f" (did you mean {topology.lower()!r}?)" if topology.lower() != topology else ""
+        raise CatalogError(
+            f"topology {topology!r} is not of the form AxB or AxBxC with positive integers and a lower-case x{hint}"
+        )
     return tuple(int(p) for p in parts)
 
 

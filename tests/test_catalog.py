@@ -140,7 +140,12 @@ def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():
         catalog.machine_type("ct9-x")
     with pytest.raises(CatalogError) as exc:
         catalog.parse_topology("4by4")
-    assert str(exc.value) == "topology '4by4' is not of the form AxB or AxBxC with positive integers"  # no choices
+    assert str(exc.value) == (  # no choices
+        "topology '4by4' is not of the form AxB or AxBxC with positive integers and a lower-case x"
+    )
+    with pytest.raises(CatalogError) as exc:  # new-user review 19, m4: no suggestion for a capital X
+        catalog.parse_topology("2X4")
+    assert str(exc.value).endswith("(did you mean '2x4'?)")
 
 
 def test_catalog_smallest_fitting_topology_takes_an_exact_fit():

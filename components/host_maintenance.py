@@ -214,6 +214,9 @@ def policy_args(
 
 
 DRAIN_FLAGS = "--ignore-daemonsets --delete-emptydir-data"
+LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
+"""The label LeaderWorkerSet puts on each of its pods, naming it (LWS v0.10.0
+``api/leaderworkerset/v1/leaderworkerset_types.go`` l.37, ``SetNameLabelKey``)."""
 """A TPU node's drain: its DaemonSet pods stay, and the serving pods' emptyDir volumes (their caches) do not stop
 it; without ``--delete-emptydir-data`` kubectl refuses a pod with an emptyDir volume and leaves the node cordoned
 with the group on it (kubectl reference, kubectl drain: "--delete-emptydir-data: Continue even if there are pods
@@ -236,16 +239,20 @@ def unscheduled_policy_args(
     settings: ObservabilitySettings,
     startable: bool | None = True,
     whole: bool = False,
+    workloads: Sequence[str] = (),
 ) -> gcp.monitoring.AlertPolicyArgs:
     """The ERROR page on an unscheduled maintenance notice of a VM in the serving slices' zones; ``startable`` and
-    ``whole`` (the serving has no other group: SRE reviews 31 m3, 32 m2, 33 m2): as :func:`runbook`."""
+    ``whole`` (the serving has no other group: SRE reviews 31 m3, 32 m2, 33 m2): as :func:`runbook`; ``workloads``:
+    the LeaderWorkerSets whose pods the drain it gives evicts, as the runbook's does (SRE review 33, m1: a drain of
+    every pod of the node stops Forbidden at another namespace's pod under the operators' RBAC)."""
+    selector = f" --pod-selector '{LWS_NAME_LABEL} in ({','.join(workloads)})'" if workloads else ""
     start = "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
     start += "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
     at_window = (
         "so it comes at its window and costs that slice's group a reload: nothing to do while the other groups "
         "serve, unless another serving pool's window opens within 7 hours of it; then add a group and move this one "
         f"before its window (docs/operate.md, 'Moving a group before its window': the drain is `kubectl drain <node> "
-        f"{DRAIN_FLAGS}`; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
+        f"{DRAIN_FLAGS}{selector}`; tpu-serving runbook --stack <your stack> prints it in the stack's names)"
     )
     if startable is None:  # library review 8, M1
         act = (

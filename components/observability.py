@@ -335,7 +335,13 @@ class Observability(pulumi.ComponentResource):
                 f"{name}-{host_maintenance.KEY}", _paged(upcoming, args.shared_cluster), opts=child
             )
             page = host_maintenance.unscheduled_policy_args(
-                args.project, args.cluster, zones, args.settings, startable, args.maintenance_whole
+                args.project,
+                args.cluster,
+                zones,
+                args.settings,
+                startable,
+                args.maintenance_whole,
+                args.metrics.leader_worker_sets,
             )
             shared = args.shared_cluster
             gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, shared), opts=child)

@@ -167,3 +167,13 @@ def test_unscheduled_page_of_one_group_says_it_stops_the_serving() -> None:
     assert "check that the other groups serve" in str(several.documentation.content)  # type: ignore[union-attr]
     (one,) = [r for r in plan_of("vllm-llama31-405b-v6e16").resources if r.name.endswith("-unscheduled")]
     assert "the serving has no other group to keep answering" in one.inputs["documentation"]["content"]
+
+
+def test_unscheduled_page_drains_only_the_stacks_pods() -> None:
+    """SRE review 33, m1: the page's drain had no ``--pod-selector``; under the operators' RBAC it stopped Forbidden at
+    another namespace's pod on the node."""
+    page = hm.unscheduled_policy_args("p", "c", ["us-east5-b"], ObservabilitySettings(), False, workloads=("vllm",))
+    text = str(page.documentation.content)  # type: ignore[union-attr]
+    assert "--delete-emptydir-data --pod-selector 'leaderworkerset.sigs.k8s.io/name in (vllm)'`" in text
+    (shipped,) = [r for r in plan_of("vllm-llama33-70b-v6e8").resources if r.name.endswith("-unscheduled")]
+    assert "--pod-selector 'leaderworkerset.sigs.k8s.io/name in (vllm)'" in shipped.inputs["documentation"]["content"]

@@ -152,3 +152,17 @@ def test_the_leaderworkerset_loop_ends_on_available_not_on_a_ready_count(tmp_pat
         a == '-n vllm-llama70b get leaderworkerset vllm -o jsonpath={.status.conditions[?(@.type=="Available")].status}'
         for a in args
     ), args
+
+
+def test_the_manual_start_waits_on_every_group_without_a_timeout_to_fall_through() -> None:
+    """SRE review 34, M2: the by-hand maintenance block waited with ``kubectl wait --timeout=90m``, which on timeout
+    went on to the next pool's start, whatever the stack's startup window (182 minutes for the 405B)."""
+    for stack, ns, workload in (
+        ("llama31-405b-v6e16", "llama405b", "jetstream-pathways"),
+        ("vllm-llama33-70b-v5e16", "vllm-llama70b", "vllm"),
+    ):
+        section = text_of(stack).split("## TPU host maintenance", 1)[1].split("## A VM", 1)[0]
+        assert "--timeout=" not in section, stack
+        loop = runbook.ready_again(ns, workload)
+        assert section.count(loop) >= 2, (stack, loop)
+        assert section.index(loop) < section.index("perform-maintenance=true")

@@ -160,13 +160,9 @@ def _manual_start(n: Names) -> list[str]:
             " by hand only with hostMaintenance.mode: ticket:"
         )
     lines += _hold(n)
-    wait = (
-        [
-            f"kubectl -n {n.namespace} wait pod -l {_leaders(n)} --for=condition=Ready --timeout=90m   # every group serves"
-        ]
-        if n.kind == LWS
-        else serving_again(n)
-    )
+    # SRE review 34, M2: a `kubectl wait --timeout=90m` fell through on timeout to the next pool's start, whatever the
+    # stack's startup window; the loop ends only once every standing group serves (the LeaderWorkerSet's Available)
+    wait = serving_again(n)
     lines.append("# One pool at a time, each with maintenance pending (the list above), once every group serves:")
     for pool in n.tpu_pools:
         selector = f"{POOL_LABEL}={pool.name}"

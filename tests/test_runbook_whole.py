@@ -84,7 +84,8 @@ def test_leaderworkerset_stacks_keep_one_pool_at_a_time() -> None:
     steps = commands(maintenance)
     labels = [i for i, line in enumerate(steps) if line.lstrip().startswith("kubectl label nodes")]
     assert len(labels) == 4 and "$P" not in "\n".join(maintenance)
-    assert all(steps[i - 3].startswith("kubectl -n vllm-llama70b wait pod") for i in labels)
+    # SRE review 34, M2: the Available loop, which has no timeout to fall through to the next pool
+    assert all(steps[i - 3].startswith('until [ "$(kubectl -n vllm-llama70b get leaderworkerset vllm') for i in labels)
     # SRE review 30, m5: each pool's block runs only where maintenance is pending (a spare's wait never ended)
     assert all(
         steps[i - 2].startswith("if kubectl get nodes -l 'cloud.google.com/gke-nodepool=")

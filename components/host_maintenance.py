@@ -21,6 +21,7 @@ import pulumi_gcp as gcp
 
 from .alert_policies import Alert, log_match_policy_args
 from .catalog import SliceShape
+from .lws import NAME_LABEL
 from .naming import MAINTENANCE_GATE, maintenance_gate_metric
 from .observability_settings import ObservabilitySettings, Severity
 
@@ -214,9 +215,6 @@ def policy_args(
 
 
 DRAIN_FLAGS = "--ignore-daemonsets --delete-emptydir-data"
-LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
-"""The label LeaderWorkerSet puts on each of its pods, naming it (LWS v0.10.0
-``api/leaderworkerset/v1/leaderworkerset_types.go`` l.37, ``SetNameLabelKey``)."""
 """A TPU node's drain: its DaemonSet pods stay, and the serving pods' emptyDir volumes (their caches) do not stop
 it; without ``--delete-emptydir-data`` kubectl refuses a pod with an emptyDir volume and leaves the node cordoned
 with the group on it (kubectl reference, kubectl drain: "--delete-emptydir-data: Continue even if there are pods
@@ -245,7 +243,7 @@ def unscheduled_policy_args(
     ``whole`` (the serving has no other group: SRE reviews 31 m3, 32 m2, 33 m2): as :func:`runbook`; ``workloads``:
     the LeaderWorkerSets whose pods the drain it gives evicts, as the runbook's does (SRE review 33, m1: a drain of
     every pod of the node stops Forbidden at another namespace's pod under the operators' RBAC)."""
-    selector = f" --pod-selector '{LWS_NAME_LABEL} in ({','.join(workloads)})'" if workloads else ""
+    selector = f" --pod-selector '{NAME_LABEL} in ({','.join(workloads)})'" if workloads else ""
     start = "start it now on a pool whose group can go, rather than at the window (the notice's canReschedule says "
     start += "whether it can be started: cloud.google.com/tpu/docs/view-maintenance-notifications)"
     at_window = (

@@ -15,8 +15,8 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
-PROXY_ONLY = "REGIONAL_MANAGED_PROXY"
+from tpu_serving.gateway_settings import PROXY_ONLY_PURPOSE as PROXY_ONLY
+from tpu_serving_tools.gcp_types import SUBNETWORK
 
 
 def expands(old: str, new: str) -> bool:

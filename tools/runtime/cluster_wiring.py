@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, SUBNETWORK
 from tpu_serving_tools.runtime.existing import existing_cluster
 from tpu_serving_tools.runtime.metrics_adapter import ADAPTER_PRINCIPAL, MONITORING_VIEWER
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
@@ -43,7 +43,6 @@ from tpu_serving_tools.runtime.result import Finding
 
 PREFIX = "cluster wiring "
 """The subject prefix of these findings, counted on the summary line (tools/check.py ``COUNTS``)."""
-SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
 ADDRESS = "gcp:compute/address:Address"
 NETWORK = "gcp:compute/network:Network"
 LOG_METRIC = "gcp:logging/metric:Metric"

@@ -55,16 +55,23 @@ def _page(r: Mapping[str, Any]) -> tuple[bool, frozenset[str]] | None:
     return None
 
 
-def tpu_pools(view: PlanView) -> Iterator[tuple[str, str, frozenset[str], catalog.SliceShape]]:
-    """(project, pool, zones, shape) of each TPU node pool the plan creates, its slice read back from its machine type
-    and topology (:func:`tpu_serving.catalog.pool_slice`)."""
+def tpu_pool_resources(view: PlanView) -> Iterator[tuple[Mapping[str, Any], catalog.SliceShape]]:
+    """Each TPU node pool the plan creates and its slice, read back from its machine type and topology
+    (:func:`tpu_serving.catalog.pool_slice`)."""
     for r in view.of_type(NODE_POOL):
         inputs = r["inputs"]
         machine = str((inputs.get("nodeConfig") or {}).get("machineType"))
         shape = catalog.pool_slice(machine, (inputs.get("placementPolicy") or {}).get("tpuTopology"))
         if shape is not None:
-            name = str(inputs.get("name") or r["name"])
-            yield str(inputs.get("project", "")), name, frozenset(inputs.get("nodeLocations") or ()), shape
+            yield r, shape
+
+
+def tpu_pools(view: PlanView) -> Iterator[tuple[str, str, frozenset[str], catalog.SliceShape]]:
+    """(project, pool, zones, shape) of each TPU node pool the plan creates (:func:`tpu_pool_resources`)."""
+    for r, shape in tpu_pool_resources(view):
+        inputs = r["inputs"]
+        name = str(inputs.get("name") or r["name"])
+        yield str(inputs.get("project", "")), name, frozenset(inputs.get("nodeLocations") or ()), shape
 
 
 def is_page(r: Mapping[str, Any]) -> bool:

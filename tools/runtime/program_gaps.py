@@ -29,18 +29,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tpu_serving import catalog
 from tpu_serving.capacity import STOCKOUT, Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
-from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
-from tpu_serving_tools.runtime.maintenance import standing_pools
+from tpu_serving_tools.gcp_types import CLUSTER
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
+from tpu_serving_tools.runtime.maintenance import DEPLOYMENT, standing_pools
+from tpu_serving_tools.runtime.maintenance_pages import tpu_pool_resources
 from tpu_serving_tools.runtime.node_pool import pool_capacity
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 CATEGORY = "production"
-DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
-ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 PAGES = ("CRITICAL", "ERROR")
 TICKETS = "WARNING"
 SERVING_KINDS = ("LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob")
@@ -51,14 +50,8 @@ def _mapping(value: Any) -> Mapping[str, Any]:
 
 
 def _tpu_pools(view: PlanView) -> list[Mapping[str, Any]]:
-    """The plan's created TPU node pools (a machine type and topology the catalog knows)."""
-    out = []
-    for r in view.of_type(NODE_POOL):
-        config, placement = _mapping(r["inputs"].get("nodeConfig")), _mapping(r["inputs"].get("placementPolicy"))
-        topology = placement.get("tpuTopology")
-        if catalog.pool_slice(str(config.get("machineType")), topology if isinstance(topology, str) else None):
-            out.append(r)
-    return out
+    """The plan's created TPU node pools (:func:`.maintenance_pages.tpu_pool_resources`)."""
+    return [r for r, _ in tpu_pool_resources(view)]
 
 
 def _pool_name(r: Mapping[str, Any]) -> str:

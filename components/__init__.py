@@ -66,7 +66,7 @@ from .identity import WorkloadIdentity, WorkloadIdentityArgs
 from .image_mirror import ImageMirror, ImageMirrorArgs
 from .lws import Rollout
 from .maintenance import ExclusionScope, MaintenanceExclusion, MaintenanceSettings
-from .models import ModelSize, WeightPrecision
+from .models import Attention, ModelSize, WeightPrecision
 from .node_identity import Access, BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
 from .observability import (
@@ -111,6 +111,7 @@ __all__ = [
     "ZoneSpread",
     "ArgumentsError",
     "CatalogError",
+    "Attention",
     "ModelSize",
     "WeightPrecision",
     "AutoscalingSettings",

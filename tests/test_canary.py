@@ -120,7 +120,7 @@ def test_canary_of_a_disaggregated_set_says_why():
 
 def test_canary_of_the_component_arguments_is_checked_against_replicas():
     from tpu_serving.backends.vllm.args import VllmServingArgs
-    from tpu_serving.models import ModelSize, WeightPrecision
+    from tpu_serving.models import Attention, ModelSize, WeightPrecision
 
     base = dict(
         namespace="ns",
@@ -128,7 +128,7 @@ def test_canary_of_the_component_arguments_is_checked_against_replicas():
         shape=catalog.resolve_slice_name("v5litepod-16"),
         model="m",
         served_model_name="x",
-        model_size=ModelSize(8, WeightPrecision.BF16),  # "x" is no model the library knows
+        model_size=ModelSize(8, WeightPrecision.BF16, Attention(layers=32, kv_heads=8, head_dim=128)),  # "x": unknown
         weights_bucket="b",
     )
     assert VllmServingArgs(**base, replicas=3, canary_groups=1).problems() == []  # type: ignore[arg-type]

@@ -690,11 +690,13 @@ def test_disagg_hbm_fit_refusal_is_the_stacks_for_each_role():
     spelled = [
         p.split(": ", 1)[1]
         .replace("memoryUtilization", "memory_utilization")
+        .replace("maxModelLen", "max_model_len")
         .replace("serving.modelSize", "model_size")
         for p in refused
     ]
     assert [p.split(": ", 1)[1] for p in python] == spelled
-    assert "754 GiB of HBM, more than the 230 GiB" in spelled[0] and "v6e-32, topology 4x8" in spelled[0]
+    assert "754 GiB of HBM, and one request of engine.max_model_len 8192 tokens 3.9 GiB of KV cache" in spelled[0]
+    assert "more than the 230.4 GiB" in spelled[0] and "v6e-32, topology 4x8" in spelled[0]
 
 
 def test_disagg_single_host_roles_are_not_called_multi_host():

@@ -113,7 +113,7 @@ def test_edges_vllm_token_without_hugging_face_loader_is_refused_in_python():
 def _vllm_args(**changes: object):
     """Valid vLLM serving arguments for a v5e-16 slice, with ``changes``."""
     from tpu_serving.backends.vllm.args import VllmServingArgs
-    from tpu_serving.models import ModelSize, WeightPrecision
+    from tpu_serving.models import Attention, ModelSize, WeightPrecision
 
     base: dict[str, object] = dict(
         namespace="ns",
@@ -121,7 +121,7 @@ def _vllm_args(**changes: object):
         shape=catalog.resolve_slice_name("v5litepod-16"),
         model="m",
         served_model_name="x",
-        model_size=ModelSize(8, WeightPrecision.BF16),  # "x" is no model the library knows
+        model_size=ModelSize(8, WeightPrecision.BF16, Attention(layers=32, kv_heads=8, head_dim=128)),  # "x": unknown
         weights_bucket="b",
     )
     return VllmServingArgs(**{**base, **changes})  # type: ignore[arg-type]

@@ -44,7 +44,7 @@ from tpu_serving.config import ConfigError
 from tpu_serving.identity import WorkloadIdentityArgs
 from tpu_serving.machines import machine_type_problem
 from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, instant_problem, recurrence_problem
-from tpu_serving.models import ModelSize
+from tpu_serving.models import Attention, ModelSize
 from tpu_serving.tenancy import TenancyArgs
 from tpu_serving.validation import argument_problems, type_hints
 
@@ -296,6 +296,9 @@ def test_parity_operators_are_email_addresses_for_both(key, field, value):
 # --------------------------------------------------------------------------- the HBM fit (issue 38, point 1)
 
 
+SHAPE = {"attention": {"layers": 80, "kvHeads": 8, "headDim": 128}}
+"""A declared size's attention shape (a Llama 3 70B's)."""
+
 FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     # id: (the stack's one tpuSlices entry, its serving keys changed)
     "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"servedModelName": "meta-llama/Llama-3.1-405B-Instruct"}),
@@ -308,15 +311,19 @@ FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
     ),
     "declared-200B-on-v5e-16": (
         {"slice": "v5litepod-16"},
-        {"servedModelName": "acme/house-model", "modelSize": {"parametersBillions": 200, "precision": "bf16"}},
+        {"servedModelName": "acme/house-model", "modelSize": {"parametersBillions": 200, "precision": "bf16", **SHAPE}},
     ),
     "declared-70B-int8-at-half-hbm-on-v5e-4": (
         {"slice": "v5litepod-4"},
         {
             "servedModelName": "acme/house-model",
-            "modelSize": {"parametersBillions": 70, "precision": "int8"},
+            "modelSize": {"parametersBillions": 70, "precision": "int8", **SHAPE},
             "engine": {"memoryUtilization": 0.5},
         },
+    ),
+    "235B-bf16-kv-cache-on-v6e-16": (
+        {"slice": "v6e-16"},
+        {"servedModelName": "Qwen/Qwen3-235B-A22B", "engine": {"maxModelLen": 32768, "tensorParallelSize": 16}},
     ),
 }
 """Stacks whose model the slice's HBM does not hold (the issue's 405B in bf16 on a v6e-16, a model too big for a
@@ -344,8 +351,14 @@ def fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> VllmServingA
         shape=shape,
         served_model_name=serving.get("servedModelName", VLLM["tpu-serving:serving"]["servedModelName"]),
         engine=VllmEngineSettings(**{to_snake(k): v for k, v in serving.get("engine", {}).items()}),
-        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"]),
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"], _shape(size)),
     )
+
+
+def _shape(size: dict[str, Any]) -> Attention | None:
+    """A declared size's ``attention``, as the component's argument takes it."""
+    a = size.get("attention")
+    return None if a is None else Attention(layers=a["layers"], kv_heads=a["kvHeads"], head_dim=a["headDim"])
 
 
 def in_python(problem: str, args: str = "VllmServingArgs") -> str:
@@ -366,8 +379,9 @@ def test_parity_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
     with the stack file's figures (754 GiB needed, 461 GiB usable, v6e-32 the smallest slice that holds it)."""
     (problem,) = argument_problems(fit_args(*FIT_REFUSALS["405B-bf16-on-v6e-16"]))
     assert problem == (
-        "VllmServingArgs.served_model_name: 405B parameters in bf16 need about 754 GiB of HBM, more than the 461 GiB "
-        "the engine may use on one 4x4 slice (512 GiB x engine.memory_utilization 0.9); use a larger slice (the "
+        "VllmServingArgs.served_model_name: 405B parameters in bf16 need about 754 GiB of HBM, and one request of "
+        "engine.max_model_len 8192 tokens 7.9 GiB of KV cache: 762.2 GiB, more than the 460.8 GiB the engine may use "
+        "on one 4x4 slice (512 GiB x engine.memory_utilization 0.9); use a larger slice (the "
         "smallest ct6e-standard-4t slice that holds them is v6e-32, topology 4x8: 1024 GiB), quantize "
         "(engine.quantization) or, for a smaller checkpoint, declare its size (model_size)"
     )
@@ -380,9 +394,12 @@ def test_parity_unknown_model_size_is_required_by_both():
     (python,) = argument_problems(fit_args({"slice": "v5litepod-16"}, serving))
     assert refused.startswith('tpu-serving:serving.modelSize: required for the HBM fit check, since servedModelName "')
     assert python.startswith('VllmServingArgs.model_size: required for the HBM fit check, since served_model_name "')
-    assert "`model_size=ModelSize(13, WeightPrecision.BF16)` (precision: fp32, bf16, fp16, fp8, int8, int4)" in python
+    assert (
+        "`model_size=ModelSize(13, WeightPrecision.BF16, Attention(layers=40, kv_heads=40, head_dim=128))` "
+        "(precision: fp32, bf16, fp16, fp8, int8, int4)" in python
+    )
     assert refused.split("; known: ")[1] == python.split("; known: ")[1]
-    fits = dict(serving, modelSize={"parametersBillions": 13, "precision": "bf16"})
+    fits = dict(serving, modelSize={"parametersBillions": 13, "precision": "bf16", **SHAPE})
     assert argument_problems(fit_args({"slice": "v5litepod-16"}, fits)) == []
 
 
@@ -428,7 +445,7 @@ def jetstream_fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> Pa
         maxtext=MaxTextSettings(**{to_snake(k): v for k, v in maxtext.items()}),
         checkpoint_uri="gs://b/ckpt",
         scratch_uri="gs://s/tmp",
-        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"]),
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"], _shape(size)),
     )
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from tests.fixtures.configs import VLLM, load
 from tpu_serving import catalog
+from tpu_serving.backends.vllm.args import PYTHON, VllmEngineSettings, fit_problems
 from tpu_serving.config import ConfigError
-from tpu_serving.models import hbm_fit_problem
+from tpu_serving.models import Attention, ModelSize, WeightPrecision, hbm_fit_problem
 from tpu_serving_tools.preview import single_host_equivalent, sizing_notes
 
 
@@ -71,8 +72,8 @@ def test_sizing_vllm_model_size_required_shows_a_value():
         load(cfg)
     (problem,) = [p for p in err.value.problems if "modelSize" in p]
     assert (
-        "set it, e.g. `modelSize: {parametersBillions: 13, precision: bf16}` (precision: fp32, bf16, fp16, fp8, "
-        "int8, int4)" in problem
+        "set it, e.g. `modelSize: {parametersBillions: 13, precision: bf16, attention: {layers: 40, kvHeads: 40, "
+        "headDim: 128}}` (precision: fp32, bf16, fp16, fp8, int8, int4)" in problem
     )
 
 
@@ -108,3 +109,53 @@ def test_sizing_vllm_names_the_one_vm_slice_before_a_multi_host_one():
         "use a larger slice: one VM holds them (machineType ct6e-standard-8t, topology 2x4: 256 GiB; a "
         "ct6e-standard-4t slice needs 2x4 over 2 VMs, which vLLM spans with Ray)" in problem
     )
+
+
+def test_sizing_vllm_counts_the_kv_cache_of_one_max_model_len_request():
+    """Library review 11, M1: Qwen3-235B-A22B in bf16 (438 GiB) fits a v6e-16's 461 GiB alone, but vLLM refuses to
+    start without the KV cache of one maxModelLen request: 94 layers x 16 heads (its 4 replicated to the 16-way
+    tensor parallelism) x K and V x 128 x 2 bytes = 0.72 MiB a token, 23.5 GiB for 32768 tokens."""
+    cfg = vllm_on("v6e-16", maxModelLen=32768)
+    cfg["tpu-serving:serving"]["servedModelName"] = "Qwen/Qwen3-235B-A22B"
+    problem = fit_problem(cfg)
+    assert "one request of engine.maxModelLen 32768 tokens 23.5 GiB of KV cache: 461.2 GiB" in problem
+    assert "lower engine.maxModelLen to at most 32180, or use a larger slice" in problem
+    cfg["tpu-serving:serving"]["engine"]["maxModelLen"] = 32180
+    load(cfg)  # the longest request the message names fits
+
+
+def test_sizing_vllm_declared_size_needs_its_attention_shape():
+    """The library user's plant of library review 11 (246B in bf16 on a v6e-16) is refused in Python's spelling too,
+    and a declared size without its attention shape is refused before any sum."""
+    shape, engine = catalog.resolve_slice_name("v6e-16"), [("", VllmEngineSettings())]
+    (bare,) = fit_problems(ModelSize(246, WeightPrecision.BF16), "acme/m", engine, shape, PYTHON)
+    assert bare.startswith("model_size.attention: required for the KV cache's share of the HBM fit check")
+    qwen = Attention(layers=94, kv_heads=4, head_dim=128)
+    (full,) = fit_problems(ModelSize(246, WeightPrecision.BF16, qwen), "acme/m", engine, shape, PYTHON)
+    assert full.startswith("model_size: 246B parameters in bf16 need about 458 GiB of HBM, and one request of ")
+    assert "lower engine.max_model_len to at most 3610" in full
+    assert fit_problems(ModelSize(200, WeightPrecision.BF16, qwen), "acme/m", engine, shape, PYTHON) == []
+
+
+def test_sizing_attention_kv_gib_replicates_heads_and_pads_lanes():
+    """KV heads fewer than the tensor parallelism are replicated up to it, a head is padded to 128 lanes."""
+    llama = Attention(layers=80, kv_heads=8, head_dim=128)
+    assert llama.kv_gib(2**20, 8) == 80 * 2 * 8 * 128 * 2 / 2**10
+    assert llama.kv_gib(1, 16) == 2 * llama.kv_gib(1, 8) == 2 * llama.kv_gib(1, 1)
+    assert Attention(layers=1, kv_heads=1, head_dim=64).kv_gib(2**30, 1) == 2 * 128 * 2
+
+
+def test_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
+    """The JetStream fit counts weights only: a declared ``attention`` there would be a setting nobody reads."""
+    from tpu_serving.backends.jetstream.args import MaxTextSettings
+    from tpu_serving.backends.jetstream.args import fit_problems as jetstream_fit
+
+    maxtext = MaxTextSettings(
+        "base.yml", "house", max_prefill_predict_length=1024, max_target_length=2048, per_device_batch_size=1
+    )
+    shape = catalog.resolve_slice_name("v6e-16")
+    shaped = ModelSize(13, WeightPrecision.BF16, Attention(layers=40, kv_heads=40, head_dim=128))
+    assert jetstream_fit(shaped, maxtext, shape) == [
+        "model_size.attention: vLLM's KV cache check reads it; the JetStream fit counts the weights only: leave it out"
+    ]
+    assert jetstream_fit(ModelSize(13, WeightPrecision.BF16), maxtext, shape) == []

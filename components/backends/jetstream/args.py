@@ -322,5 +322,10 @@ def fit_problems(
             f"not a model the library knows; {example}; known: {', '.join(MAXTEXT_MODEL_PARAMETERS)}"
         ]
     at = prefix + (size_key if declared is not None else name)
+    if size.attention is not None:
+        # vLLM's fit check reads it (the KV cache of one request); MaxText sizes its cache from its own settings
+        return [
+            f"{at}.attention: vLLM's KV cache check reads it; the JetStream fit counts the weights only: leave it out"
+        ]
     problem = hbm_fit_problem(at, size.parameters_billions, size.precision, shape)
     return [problem] if problem else []

@@ -262,7 +262,7 @@ class Keys:
     """A valid declared size and the precisions it takes."""
 
 
-PYTHON = Keys("", str, "model_size", size_example("model_size", python=True))
+PYTHON = Keys("", str, "model_size", size_example("model_size", python=True, attention=True))
 """The component's arguments' spelling (``VllmServingArgs``)."""
 
 
@@ -282,7 +282,9 @@ def served_size(declared: ModelSize | None, served_model_name: str, engine: Vllm
     if declared is not None:
         return declared
     known = HUGGING_FACE_MODELS.get(served_model_name)
-    return None if known is None else ModelSize(known.parameters_billions, served_precision(engine, known.precision))
+    if known is None:
+        return None
+    return ModelSize(known.parameters_billions, served_precision(engine, known.precision), known.attention)
 
 
 def fit_problems(
@@ -304,6 +306,12 @@ def fit_problems(
             f"{keys.example}; known: {', '.join(HUGGING_FACE_MODELS)}"
         ]
     at = keys.prefix + keys.spell("model_size" if declared is not None else "served_model_name")
+    if size.attention is None:
+        return [
+            f"{keys.prefix}{keys.spell('model_size')}.attention: required for the KV cache's share of the HBM fit "
+            f"check: the layers, key-value heads and head dimension of the model's config.json "
+            f"(num_hidden_layers, num_key_value_heads, head_dim); {keys.example}"
+        ]
     found = (_fit_problem(at + suffix, size, e, shape, keys, declared is None) for suffix, e in engines)
     return [p for p in found if p]
 
@@ -311,34 +319,50 @@ def fit_problems(
 def _fit_problem(
     at: str, size: ModelSize, engine: VllmEngineSettings, shape: SliceShape, keys: Keys, derived: bool
 ) -> str:
-    """The weights must fit in the share of the slice's HBM the engine may use, leaving room for KV cache; the
-    message names the smallest slice of the machine type that would hold them, suggests quantizing only when the
-    engine does not already, and declaring the size only when it was ``derived`` from the name."""
-    need, utilization = size.gib, engine.memory_utilization
-    usable = shape.hbm_gib * utilization
+    """The weights and the KV cache of one ``max_model_len`` request must fit in the share of the slice's HBM the
+    engine may use (vLLM refuses to start without that cache: :class:`~tpu_serving.models.Attention`); the message
+    names the smallest slice of the machine type that would hold them, the longest request the room left holds
+    when the weights alone fit, suggests quantizing only when the engine does not already, and declaring the size
+    only when it was ``derived`` from the name."""
+    assert size.attention is not None  # fit_problems asks for it first
+    tensor_parallel = engine.tensor_parallel_size or shape.chips // engine.pipeline_parallel_size
+    per_token = size.attention.kv_gib(1, tensor_parallel)
+    kv, utilization = per_token * engine.max_model_len, engine.memory_utilization
+    need, usable = size.gib + kv, shape.hbm_gib * utilization
     if need <= usable:
         return ""
-    mt = shape.machine_type.name
-    fit = catalog.smallest_fitting_topology(mt, need / utilization)
-    one_vm = catalog.smallest_fitting_slice(shape.generation, need / utilization, one_vm=True)
-    if one_vm is not None and (fit is None or fit.multi_host):
-        # vLLM across VMs is the caution's (MULTI_HOST_CAUTION): name the one-VM slice first (user review round 42, M2)
-        across = f"; a {mt} slice needs {fit.topology} over {fit.vms} VMs, which vLLM spans with Ray" if fit else ""
-        larger = (
-            f"use a larger slice: one VM holds them (machineType {one_vm.machine_type.name}, topology "
-            f"{one_vm.topology}: {one_vm.hbm_gib} GiB{across})"
-        )
-    elif fit:
-        larger = (
-            f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
-            f"{fit.topology}: {fit.hbm_gib} GiB)"
-        )
-    else:
-        larger = f"no {mt} slice holds them; {generation_fit(shape, need / utilization)}"
+    key = f"engine.{keys.spell('max_model_len')}"
+    shorter = (
+        f"lower {key} to at most {int((usable - size.gib) / per_token)}, or "
+        if usable - size.gib >= per_token * 128
+        else ""
+    )
     quantize = "" if engine.quantization is not None else ", quantize (engine.quantization)"
     declare = f" or, for a smaller checkpoint, declare its size ({keys.declare})" if derived else ""
     return (
-        f"{at}: {size.parameters_billions:g}B parameters in {size.precision} need about {need:.0f} GiB of HBM, more "
-        f"than the {usable:.0f} GiB the engine may use on one {shape.topology} slice ({shape.hbm_gib} GiB x "
-        f"engine.{keys.spell('memory_utilization')} {utilization:g}); {larger}{quantize}{declare}"
+        f"{at}: {size.parameters_billions:g}B parameters in {size.precision} need about {size.gib:.0f} GiB of HBM, "
+        f"and one request of {key} {engine.max_model_len} tokens {kv:.1f} GiB of KV cache: {need:.1f} GiB, more "
+        f"than the {usable:.1f} GiB the engine may use on one {shape.topology} slice "
+        f"({shape.hbm_gib} GiB x engine.{keys.spell('memory_utilization')} {utilization:g}); "
+        f"{shorter}{_larger_slice(shape, need / utilization)}{quantize}{declare}"
     )
+
+
+def _larger_slice(shape: SliceShape, required_gib: float) -> str:
+    """The smallest slice that holds ``required_gib`` of HBM: one VM's first, as vLLM across VMs is the caution's
+    (MULTI_HOST_CAUTION; user review round 42, M2), else the machine type's, else the generation's."""
+    mt = shape.machine_type.name
+    fit = catalog.smallest_fitting_topology(mt, required_gib)
+    one_vm = catalog.smallest_fitting_slice(shape.generation, required_gib, one_vm=True)
+    if one_vm is not None and (fit is None or fit.multi_host):
+        across = f"; a {mt} slice needs {fit.topology} over {fit.vms} VMs, which vLLM spans with Ray" if fit else ""
+        return (
+            f"use a larger slice: one VM holds them (machineType {one_vm.machine_type.name}, topology "
+            f"{one_vm.topology}: {one_vm.hbm_gib} GiB{across})"
+        )
+    if fit:
+        return (
+            f"use a larger slice (the smallest {mt} slice that holds them is {fit.slice_name}, topology "
+            f"{fit.topology}: {fit.hbm_gib} GiB)"
+        )
+    return f"no {mt} slice holds them; {generation_fit(shape, required_gib)}"

@@ -73,7 +73,7 @@ else:
     SecretKeyConfig = settings_model(SecretKey, "SecretKeyConfig")
     VllmModelSizeConfig = settings_model(ModelSize, "VllmModelSizeConfig")
 
-STACK = Keys(f"{PROJECT_NAMESPACE}:serving.", to_camel, "serving.modelSize", size_example("modelSize"))
+STACK = Keys(f"{PROJECT_NAMESPACE}:serving.", to_camel, "serving.modelSize", size_example("modelSize", attention=True))
 """The stack file's spelling of the HBM fit's messages (:func:`~.args.fit_problems`)."""
 
 

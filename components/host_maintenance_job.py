@@ -207,7 +207,8 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
 
 
 def gate_pods() -> PodSet:
-    """The gate's pod in the serving namespace, for the quota: one at a time (``concurrencyPolicy: Forbid``)."""
+    """The gate's pod in the serving namespace, for the quota: one at a time (``concurrencyPolicy: Replace`` deletes
+    a run still active at the next start before it creates the next)."""
     container = ContainerRequests(MAINTENANCE_GATE, GATE_CPU, GATE_MEMORY)
     return PodSet("CronJob of the host-maintenance gate", (PodShape("gate", 1, (container,)),), 1, restart_groups=0)
 
@@ -260,7 +261,11 @@ def cron_job(args: HostMaintenanceGateArgs) -> k8s.batch.v1.CronJobInitArgs:
         metadata=_meta(args),
         spec=k8s.batch.v1.CronJobSpecArgs(
             schedule=SCHEDULE,
-            concurrency_policy="Forbid",
+            # Replace, not Forbid (SRE review 34, m3): a run whose pod sits on a node that went silent never ends
+            # (the Job stays at FailureTarget while its pod is terminating), and Forbid would skip every later run;
+            # Replace deletes it at the next start (kubernetes v1.36.3 pkg/controller/cronjob/cronjob_controllerv2.go
+            # l.573-600). A healthy run ends within DEADLINE_SECONDS, before the next start.
+            concurrency_policy="Replace",
             job_template=k8s.batch.v1.JobTemplateSpecArgs(
                 spec=k8s.batch.v1.JobSpecArgs(
                     backoff_limit=0,

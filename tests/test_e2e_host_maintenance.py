@@ -203,3 +203,41 @@ def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and
             ),
             timeout=90,
         )
+
+
+def test_gate_cron_job_replaces_a_run_stuck_on_a_node_that_went_silent():
+    """SRE review 34, m3: a run whose pod is bound to a node that goes silent never ends (the Job controller holds it
+    at FailureTarget while the pod is terminating), and with ``concurrencyPolicy: Forbid`` the real CronJob
+    controller skipped every later run, the gate silent through the outage it covers. The plan's CronJob, every
+    minute here (its own schedule is every 5), its first run bound to a silenced kwok Node, the next to a live one:
+    the next start deletes the stuck Job and creates another."""
+    if not toolchain_file().is_file() or not {"kube-apiserver", "kwok"} <= set(load_toolchain()):
+        pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
+    plan = plan_of(STACK)
+    with ControlPlane() as cp:
+        lost, live = sorted(n for names in nodes_by_pool(cp, plan).values() for n in names)[:2]
+        hm.create_gate(cp, kubernetes_objects(plan), NAMESPACE)
+        cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": {KWOK_LABEL[0]: None}}})
+
+        def bind(node: str, schedule: str | None = None) -> None:
+            cron = cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)
+            pod = {"nodeName": node, "priorityClassName": None, "priority": None}
+            spec = {"jobTemplate": {"spec": {"template": {"spec": pod}}}} | ({"schedule": schedule} if schedule else {})
+            cp.kube.patch(cron, {"spec": spec})
+
+        def active() -> list[str]:
+            cron = cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)
+            return [j["name"] for j in cron.get("status", {}).get("active") or []]
+
+        bind(lost, "* * * * *")
+        stuck = wait_for("the gate's first run", lambda: (active() or [None])[0], timeout=90, interval=2)
+        assert cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)["spec"]["concurrencyPolicy"] == "Replace"
+        bind(live)
+        after = wait_for(
+            "a run after the stuck one",
+            lambda: [j for j in active() if j != stuck],
+            timeout=150,
+            interval=2,
+            seen=active,
+        )
+        assert stuck not in active() and after, (stuck, after)

@@ -235,12 +235,13 @@ def watch_gaps(view: PlanView) -> Iterator[Finding]:
 
 
 def serving_gaps(view: PlanView) -> Iterator[Finding]:
-    """A serving component's registered ``caution`` and ``engine`` (tpu_serving.backends.vllm.component)."""
+    """A serving component's registered ``caution``, ``engine`` and ``unpinned`` (tpu_serving.backends.vllm.component)."""
     for r in view.resources:
         outputs = _mapping(r.get("registeredOutputs"))
         for key, setting in (
             ("caution", "single-host slices for vLLM"),
             ("engine", "the engine image the package pins"),
+            ("unpinned", "a commit sha in model_revision"),
         ):
             said = outputs.get(key)
             if isinstance(said, str):

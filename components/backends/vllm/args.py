@@ -77,6 +77,16 @@ def aliases_problem(aliases: Sequence[str]) -> str:
     return ""
 
 
+def revision_problem(revision: str | None) -> str:
+    """A Hub revision: a commit sha, tag or branch name of 1 to 255 characters, without blanks, not starting with
+    ``-``."""
+    if revision is None:
+        return ""
+    if 0 < len(revision) <= 255 and not revision.startswith("-") and not any(c.isspace() for c in revision):
+        return ""
+    return "must be a commit sha, tag or branch of 1 to 255 characters, without blanks, e.g. a 40-hex commit sha"
+
+
 @dataclass(frozen=True)
 class VllmServingArgs:
     """Arguments of :class:`VllmServing`."""
@@ -108,6 +118,14 @@ class VllmServingArgs:
     )
     loader: WeightsLoader = WeightsLoader.GCSFUSE
     """How the weights are read."""
+    model_revision: str | None = described(
+        "The Hub revision the `hugging-face` loader downloads (`--revision`): a commit sha, or a tag or branch. "
+        "Unset, each group takes the repository's default branch when it starts, so groups started on different "
+        "days may serve different files; a change of it is a rollout the preview shows. Production stacks pin a "
+        "commit sha.",
+        default=None,
+        check=revision_problem,
+    )
     file_cache: FileCache = described(
         "Where the `gcsfuse` loader's file cache (the whole model, filled at every group start) lives: `memory` (the "
         "FUSE sidecar requests it), `boot-disk`, or `auto`: memory when the VM holds it beside the pod's requests.",
@@ -200,6 +218,8 @@ class VllmServingArgs:
             found.append(f"model = {self.model!r}: must be a path inside the weights bucket, e.g. llama-3.3-70b")
         if self.hf_token_secret is not None and self.loader != WeightsLoader.HUGGING_FACE:
             found.append("hf_token_secret: only the hugging-face loader reads a token")
+        if self.model_revision is not None and self.loader != WeightsLoader.HUGGING_FACE:
+            found.append("model_revision: only the hugging-face loader downloads a revision; valid: unset")
         found += parallelism_problems("engine", self.engine, self.shape)
         if clash := lws.service_name_problem(self.name, self.service_name):
             found.append(f"service_name = {self.service_name!r}: {clash}")

@@ -101,6 +101,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         served_model_aliases=serving.served_model_aliases,
         model_size=declared_size(serving),
         loader=serving.loader,
+        model_revision=serving.model_revision,
         file_cache=serving.file_cache,
         weights_bucket=None if hf else buckets.names["checkpoints"],
         cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
@@ -145,6 +146,16 @@ def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
                 f"each group spans the {shape.vms} VMs of a {shape.topology} slice: {MULTI_HOST_CAUTION} (the "
                 "preview's Caution: line has the sources)",
             ),
+        )
+    if serving.loader == WeightsLoader.HUGGING_FACE and serving.model_revision is None:  # SRE review 34, m1
+        gaps.append(
+            Gap(
+                "serving.modelRevision",
+                "null",
+                "the hugging-face loader takes the repository's default branch at each group start, so groups "
+                "started on different days can serve different files, with no rollout in any preview: pin a commit "
+                "sha",
+            )
         )
     if serving.images.unverified_vllm is not None:  # GKE review round 63, m3
         gaps.append(

@@ -71,6 +71,11 @@ def problems(cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: i
         found.append(
             f"{key}.hfTokenSecret: only read with loader hugging-face (loader is {json.dumps(serving.loader.value)})"
         )
+    if serving.model_revision is not None and serving.loader != WeightsLoader.HUGGING_FACE:
+        found.append(
+            f"{key}.modelRevision = {json.dumps(serving.model_revision)}: only the hugging-face loader downloads a "
+            f"revision (loader is {json.dumps(serving.loader.value)}); valid: unset"
+        )
     if clash := lws.service_name_problem(serving.name, serving.service_name):
         found.append(f"{key}.serviceName = {json.dumps(serving.service_name)}: {clash}")
     if serving.served_model_name in serving.served_model_aliases:

@@ -9,8 +9,8 @@ from ...options import child_options
 from ...validation import check_arguments
 from ...versions import PINS
 from ..base import ServingNeighbours
-from .args import VllmServingArgs
-from .facts import HTTP_PORT, caution, unverified_engine
+from .args import VllmServingArgs, WeightsLoader
+from .facts import HTTP_PORT, caution, unpinned_revision, unverified_engine
 from .neighbours import neighbours
 from .pods import leader_worker_set_spec, service_args
 
@@ -80,6 +80,7 @@ class VllmServing(pulumi.ComponentResource):
         self.caution = caution(args.shape)
         if self.caution is not None:  # the preview's Caution: line reads it (tools/preview.py caution_summary)
             pulumi.log.warn(f"Caution: {self.caution}", resource=self)
+        unpinned = unpinned_revision(args.model, args.loader == WeightsLoader.HUGGING_FACE, args.model_revision)
         self.register_outputs(
             {
                 "leaderPod": self.leader_pod,
@@ -87,6 +88,7 @@ class VllmServing(pulumi.ComponentResource):
                 "service": args.service_name,
                 **({"caution": self.caution} if self.caution is not None else {}),
                 **({"engine": self.engine} if self.engine is not None else {}),
+                **({"unpinned": unpinned} if unpinned is not None else {}),
             }
         )
 

@@ -7,10 +7,11 @@ from ... import lws
 from ...options import child_options
 from ...validation import check_arguments
 from ...versions import PINS
+from .args import WeightsLoader
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs
 from .disagg_pods import disaggregated_set_spec, service_args, sidecar_role, sidecar_role_binding
-from .facts import unverified_engine
+from .facts import unpinned_revision, unverified_engine
 from .kv import DS_API_VERSION, DS_KIND, DS_NAME_LABEL, DS_ROLE_LABEL, KvRole, role_scaler
 
 
@@ -76,11 +77,15 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
         engine = unverified_engine(images.engine, PINS["vllm-tpu"].version) if images.unverified_vllm else None
         if engine is not None:  # the preview's Engine: line reads it (tools/preview.py engine_summary)
             pulumi.log.warn(f"Engine: {engine}", resource=self)
+        unpinned = unpinned_revision(
+            args.prefill.model, args.prefill.loader == WeightsLoader.HUGGING_FACE, args.prefill.model_revision
+        )
         self.register_outputs(
             {
                 "disaggregatedSet": args.name,
                 "service": args.service_name,
                 "roleScalers": self.role_scalers,
                 **({"engine": engine} if engine is not None else {}),
+                **({"unpinned": unpinned} if unpinned is not None else {}),
             }
         )

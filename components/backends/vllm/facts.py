@@ -273,6 +273,7 @@ gpu_memory_utilization"), and
 SERVING_FLAGS: frozenset[str] = frozenset(
     {
         "--model",
+        "--revision",
         "--served-model-name",
         "--port",
         "--host",
@@ -397,4 +398,15 @@ def unverified_engine(image: str, pinned: str) -> str:
     return (
         f"{UNVERIFIED_ENGINE}: {image} runs on the flags and environment built and checked for vLLM TPU {pinned} "
         "(images.unverified_vllm); nothing here checked them against its own release"
+    )
+
+
+def unpinned_revision(args_model: str, loader_downloads: bool, revision: str | None) -> str | None:
+    """What a serving whose weights come from the Hub (``loader_downloads``) without ``model_revision`` runs: the
+    repository's default branch at each group's start (SRE review 34, m1); None otherwise."""
+    if not loader_downloads or revision is not None:
+        return None
+    return (
+        f"{args_model} is downloaded from the Hub's default branch at each group start (model_revision unset), so "
+        "groups started on different days can serve different files, with no rollout in any preview"
     )

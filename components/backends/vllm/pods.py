@@ -100,6 +100,8 @@ def engine_args(args: VllmServingArgs) -> list[str]:
         out.append(f"--block-size={e.block_size}")
     if args.loader == WeightsLoader.RUNAI_STREAMER:
         out.append("--load-format=runai_streamer")
+    if args.model_revision is not None:
+        out.append(f"--revision={args.model_revision}")
     if args.multi_host:
         out.append("--distributed-executor-backend=ray")
     if args.kv_transfer is not None:

@@ -39,6 +39,7 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
     aliases_problem,
+    revision_problem,
     served_size,
 )
 from .file_cache import FileCache, memory_gib, pod_memory
@@ -141,6 +142,9 @@ class VllmServingConfig(Model):
         WeightsLoader.GCSFUSE,
         description="`gcsfuse` (read-only Cloud Storage FUSE volume with parallel downloads), `runai-streamer` "
         "(the Run:ai model streamer reads gs:// directly) or `hugging-face` (downloads from the Hub at start).",
+    )
+    model_revision: Annotated[str | None, AfterValidator(raising(revision_problem))] = declared(
+        VllmServingArgs, "model_revision"
     )
     hf_token_secret: SecretKeyConfig | None = Field(
         None,

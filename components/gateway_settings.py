@@ -11,6 +11,7 @@ from .naming import (
     dns_name,
     gateway_address_name,
     gateway_name,
+    gateway_url_map_problem,
     namespace_problem,
     project_problems,
     region_problems,
@@ -244,6 +245,8 @@ class ServingGatewayArgs:
             found.append("pool_selector: an InferencePool needs the labels of the pods it selects")
         if self.disaggregated and not self.settings.inference_pool:
             found.append("disaggregated: prefill/decode routing is the endpoint picker's; set settings.inference_pool")
+        if cut := gateway_url_map_problem(self.namespace, self.name):
+            found.append(f"name = {self.name!r} in namespace {self.namespace!r}: {cut}")
         return found
 
     @property

@@ -155,6 +155,9 @@ class NameLimit(IntEnum):
     """GCS bucket names (without dots)."""
     K8S_LABEL = 63
     """Kubernetes namespaces, Services, label values and other DNS-1123 labels."""
+    GCP_RESOURCE = 63
+    """Compute Engine resource names, e.g. the URL maps and backend services GKE makes for a Gateway (1 to 63
+    characters, ``[a-z]([-a-z0-9]*[a-z0-9])?``: Compute Engine's resource naming convention)."""
 
 
 class NameError_(ValueError):
@@ -189,6 +192,27 @@ def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_len
 def gateway_name(service: str) -> str:
     """The Gateway, HTTPRoute and InferencePool in front of the Service ``service`` (one name for all three)."""
     return f"{service}-gateway"
+
+
+URL_MAP_FIXED = len("gkegw1-xxxx-") + len("-") + len("-xxxxxxxxxxxx")
+"""The characters of the URL map name GKE's Gateway controller gives Gateway ``<namespace>/<name>``,
+``gkegw1-<4>-<namespace>-<name>-<12>``, beside the namespace and the name. A Compute Engine name holds 63 characters,
+and GKE cuts longer ones (observed: its backend service ``gkegw1-jgyx-kalchem-access-advisor-middleware-8000-
+78qnvyiusmha``, 63 characters, namespace ``kalchemy`` cut to ``kalchem``; GKE review round 68, m1)."""
+
+
+def gateway_url_map_problem(namespace: str, gateway: str) -> str:
+    """Why the URL map of Gateway ``namespace/gateway`` would be cut, so that the Gateway alerts, which match its
+    whole name (:func:`tpu_serving.gateway_alerts.url_map_pattern`), read nothing; or ``""``."""
+    length = URL_MAP_FIXED + len(namespace) + len(gateway)
+    if length <= int(NameLimit.GCP_RESOURCE):
+        return ""
+    return (
+        f"GKE names the Gateway's URL map gkegw1-<4>-{namespace}-{gateway}-<12>, {length} characters; it cuts names to "
+        f"{int(NameLimit.GCP_RESOURCE)}, and the Gateway's error-rate and near-timeout alerts, which match the whole "
+        f"name, would read nothing: keep the namespace and the Gateway's name within "
+        f"{int(NameLimit.GCP_RESOURCE) - URL_MAP_FIXED} characters together"
+    )
 
 
 SERVING_PRIORITY = "tpu-serving-online"

@@ -550,3 +550,22 @@ def test_router_alerts_page_critical_for_a_fail_close_pool_and_error_for_fail_op
         for stack, plan in plans.items()
     }
     assert seen == {"vllm-llama33-70b-v5e16": ["ERROR"], "vllm-llama33-70b-disagg-v6e8x2": ["CRITICAL"]}
+
+
+def test_gateway_url_map_name_over_63_characters_is_refused_with_both_keys():
+    """GKE review round 68, m1: the Gateway alerts match the URL map ``gkegw1-<4>-<namespace>-<gateway>-<12>`` by its
+    whole name, and GKE cuts a Compute Engine name to 63 characters: the production example under the namespace
+    ``llama-3-3-70b-instruct-production`` previewed with both alerts reading nothing. Now its stack is refused,
+    naming the namespace and the Service, and so are the component's arguments; 37 characters together fit."""
+    from tpu_serving.naming import gateway_url_map_problem
+
+    long_namespace = "llama-3-3-70b-instruct-production"
+    with pytest.raises(ConfigError) as refused:
+        plan_edited("vllm-llama33-70b-v6e8", workloadIdentity=lambda w: w.update(namespace=long_namespace))
+    (problem,) = [p for p in refused.value.problems if "URL map" in p]
+    assert problem.startswith(
+        f"tpu-serving:gateway: GKE names the Gateway's URL map gkegw1-<4>-{long_namespace}-vllm-api-gateway-<12>, "
+        "75 characters; it cuts names to 63"
+    )
+    assert 'workloadIdentity.namespace "llama-3-3-70b-instruct-production"' in problem and "serviceName" in problem
+    assert gateway_url_map_problem("n" * 20, "g" * 17) == "" and gateway_url_map_problem("n" * 20, "g" * 18)

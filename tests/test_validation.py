@@ -100,6 +100,13 @@ def test_validation_serving_gateway_args_refuse_what_the_api_server_refuses():
     assert problem.endswith(f": must be at most 59 characters: its endpoint picker is {'g' * 60}-epp, a label value")
     good = ServingGatewayArgs(**args, name="chat-gw", service="vllm-api", port=8000, health_path="/health")
     assert argument_problems(good) == []
+    # GKE review round 68, m1: GKE cuts the URL map's name to 63 characters, and the Gateway alerts match it whole
+    cut = dict(args, namespace="llama-3-3-70b-instruct-production")
+    (problem,) = argument_problems(ServingGatewayArgs(**cut, name="chat-gw", service="v", port=8000, health_path="/h"))
+    assert problem.startswith(
+        "ServingGatewayArgs.name = 'chat-gw' in namespace 'llama-3-3-70b-instruct-production': GKE names the Gateway's "
+        "URL map gkegw1-<4>-llama-3-3-70b-instruct-production-chat-gw-<12>, 66 characters"
+    )
 
 
 def test_validation_the_default_namespace_is_refused_as_a_servings_own():

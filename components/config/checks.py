@@ -24,6 +24,8 @@ from ..naming import (
     NameLimit,
     bucket_name,
     check_dns_name,
+    gateway_name,
+    gateway_url_map_problem,
     head_pool_name,
     head_service_account_id,
     node_service_account_id,
@@ -298,6 +300,15 @@ def gateway_problems(cfg: StackConfig) -> list[str]:
         return [
             f"{key}: fronts the serving Service of backend {json.dumps(backend)}, which the library does not "
             f"route yet; valid backends: {', '.join(GATEWAY_BACKENDS)} (serving.backend)"
+        ]
+    serving = cfg.serving
+    if isinstance(serving, VllmServingConfig | PathwaysServingConfig) and (
+        cut := gateway_url_map_problem(cfg.workload_identity.namespace, gateway_name(serving.service_name))
+    ):
+        # GKE review round 68, m1: a long namespace left both Gateway alerts reading nothing, with no word
+        return [
+            f"{key}: {cut} ({PROJECT_NAMESPACE}:workloadIdentity.namespace {json.dumps(cfg.workload_identity.namespace)}"
+            f', and serving.serviceName {json.dumps(serving.service_name)} + "-gateway")'
         ]
     if g.inference_pool and backend not in INFERENCE_POOL_BACKENDS:
         return [

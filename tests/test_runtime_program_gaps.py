@@ -113,6 +113,30 @@ def test_program_gaps_node_upgrades_not_held_fail():
     assert why.startswith("not held: ") and "TpuClusterArgs.maintenance" in why
 
 
+def _with_exclusion(**exclusion: Any) -> dict[str, Any]:
+    """The production program with its cluster's one maintenance exclusion changed."""
+    plan = program(PRODUCTION)
+    for r in plan["resources"]:
+        if r["type"] == "gcp:container/cluster:Cluster":
+            (held,) = r["inputs"]["maintenancePolicy"]["maintenanceExclusions"]
+            held.update(exclusion)
+    return plan
+
+
+def test_program_gaps_an_exclusion_that_holds_no_node_upgrade_fails():
+    """Library review 12, M2: any exclusion counted as held, one of scope NO_MINOR_UPGRADES (node patches go through)
+    or one that had ended too."""
+    subject = "node upgrades of cluster vllm70bv6e"
+    minor_only = _with_exclusion(
+        exclusionOptions={"scope": "NO_MINOR_UPGRADES", "endTimeBehavior": "UNTIL_END_OF_SUPPORT"}
+    )
+    assert gaps(minor_only)[subject].startswith("not held: no maintenance exclusion of scope NO_UPGRADES or ")
+    ended = _with_exclusion(exclusionOptions={"scope": "NO_UPGRADES"}, endTime="2026-03-01T00:00:00Z")
+    assert "an exclusion whose endTime has passed holds nothing" in gaps(ended)[subject]
+    coming = _with_exclusion(exclusionOptions={"scope": "NO_UPGRADES"}, endTime="2999-01-01T00:00:00Z")
+    assert subject not in gaps(coming)
+
+
 def test_program_gaps_a_namespace_without_its_tenancy_or_alerts_fails():
     plan = program(PRODUCTION)
     plan["resources"] = [r for r in plan["resources"] if (r["inputs"] or {}).get("kind") != "ResourceQuota"]

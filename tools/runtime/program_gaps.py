@@ -27,8 +27,10 @@ findings as warnings, and fails on them with ``--production``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
+from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from tpu_serving.capacity import STOCKOUT, Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
 from tpu_serving_tools.gcp_types import CLUSTER
@@ -168,11 +170,23 @@ def upgrade_gaps(view: PlanView) -> Iterator[Finding]:
     """A created cluster without a maintenance exclusion: GKE upgrades the TPU pools when it chooses, and a slice
     upgrade can take a second group while the first reloads (an existing cluster's hold is its owner's, which the plan
     does not record)."""
+    now = datetime.now(UTC)
     for c in view.of_type(CLUSTER):
         policy = _mapping(c["inputs"].get("maintenancePolicy"))
         subject = f"node upgrades of cluster {c['inputs'].get('name') or c['name']}"
-        if policy.get("maintenanceExclusions"):
-            yield Finding(subject, True, "held by a maintenance exclusion")
+        exclusions = [_mapping(e) for e in policy.get("maintenanceExclusions") or ()]
+        if holding := [e for e in exclusions if _holds_node_upgrades(e, now)]:
+            yield Finding(subject, True, f"held by maintenance exclusion {holding[0].get('exclusionName')}")
+        elif exclusions:
+            yield Finding(
+                subject,
+                False,
+                "not held: no maintenance exclusion of scope "
+                f"{' or '.join(NODE_UPGRADE_HOLDING_SCOPES)} is in force (NO_MINOR_UPGRADES lets node patch "
+                "upgrades through; an exclusion whose endTime has passed holds nothing), and a slice upgrade can take "
+                "a second group while the first reloads; hold them (TpuClusterArgs.maintenance) and upgrade the pools "
+                "one at a time",
+            )
         else:
             yield Finding(
                 subject,
@@ -180,6 +194,22 @@ def upgrade_gaps(view: PlanView) -> Iterator[Finding]:
                 "not held: GKE upgrades the TPU pools when it chooses, and a slice upgrade can take a second group "
                 "while the first reloads; hold them (TpuClusterArgs.maintenance) and upgrade the pools one at a time",
             )
+
+
+def _holds_node_upgrades(exclusion: Mapping[str, Any], now: datetime) -> bool:
+    """An exclusion of a scope that holds node upgrades (GKE API ``MaintenanceExclusionOptions.Scope``: NO_UPGRADES,
+    NO_MINOR_OR_NODE_UPGRADES; NO_MINOR_UPGRADES lets patches through), in force at ``now``: until the end of
+    support, or an ``endTime`` still to come (library review 12, M2: any exclusion counted)."""
+    options = _mapping(exclusion.get("exclusionOptions"))
+    if options.get("scope") not in NODE_UPGRADE_HOLDING_SCOPES:
+        return False
+    end = exclusion.get("endTime")
+    if options.get("endTimeBehavior") == "UNTIL_END_OF_SUPPORT" or not isinstance(end, str):
+        return True
+    try:
+        return datetime.fromisoformat(end.replace("Z", "+00:00")) > now
+    except ValueError:
+        return True  # unread: the cluster's own validation refuses a malformed instant
 
 
 def namespace_gaps(view: PlanView) -> Iterator[Finding]:

@@ -112,7 +112,8 @@ class HostMaintenanceGateArgs:
     namespace: str = field(metadata={"check": namespace_problem})
     """The serving namespace: the CronJob's, the serving pods'."""
     pools: Sequence[str] = ()
-    """The GKE node pools of the serving slices."""
+    """The GKE node pools of the serving slices: every pool its groups may run on, those that start empty (scale from
+    zero, a spare a group moves to after a repair) too; the gate reads no node outside them."""
     leader_worker_sets: Sequence[str] = ()
     """The serving LeaderWorkerSets, whose pods must all be Ready."""
     fewest_groups: int = 2

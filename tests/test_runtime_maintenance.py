@@ -231,5 +231,32 @@ def test_maintenance_advice_names_the_hpas_own_bounds() -> None:
             "spec": {"minReplicas": 2, "maxReplicas": 3, "scaleTargetRef": {"kind": "LeaderWorkerSet", "name": "vllm"}},
         },
     }
-    advice = maintenance._advice(PlanView({"stack": "t", "resources": [hpa]}), "serving", "vllm", POOLS)
+    advice = maintenance._advice(PlanView({"stack": "t", "resources": [hpa]}), "serving", "vllm", POOLS, len(POOLS))
     assert "autoscalers=('vllm',), autoscaler_bounds={'vllm': (2, 3)}, starts=" in advice
+
+
+def test_maintenance_a_gate_must_read_the_pools_a_group_may_move_to():
+    """Library review 12, M1: a gate whose POOLS held the standing groups' pools as they start, but not the pool that
+    scales from zero, passed; a group recreated after a repair, or one the HPA adds, lands there, and the gate reads
+    no node of it. The production example's gate reads its four pools; without one of the two that start empty it
+    fails, naming it."""
+    from tests.conftest import plan_of
+
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    plan["resources"] = [r for r in plan["resources"] if r["type"] != maintenance.DEPLOYMENT]
+    (cron,) = [r for r in plan["resources"] if r["type"] == "kubernetes:batch/v1:CronJob"]
+    (env,) = [
+        e
+        for e in cron["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]
+        if e["name"] == "POOLS"
+    ]
+    pools = env["value"].split(",")
+    reach = maintenance.reachable_pools(PlanView(plan))[("vllm-llama70b", "vllm")]
+    standing = maintenance.standing_pools(PlanView(plan))[("vllm-llama70b", "vllm")]
+    assert len(pools) == 4 and sorted(reach) == sorted(pools) and len(set(standing)) == 2, (pools, reach, standing)
+    [ok] = maintenance.check(PlanView(plan)).findings
+    assert ok.ok, ok.reason
+    spare = next(p for p in pools if p not in standing)
+    env["value"] = ",".join(p for p in pools if p != spare)
+    [finding] = maintenance.check(PlanView(plan)).findings
+    assert not finding.ok and f"leaves out pool(s) {spare} its groups may run on" in finding.reason

@@ -93,7 +93,8 @@ def test_wiring_gate_pools_and_starts_held_against_the_standing_pools():
     pools = env["POOLS"].split(",")
     assert len(pools) >= 2 and env["STARTS"] == "false", env
     for name, value, said in (
-        ("POOLS", pools[0], f"POOLS leaves out pool(s) {pools[1]} of its standing groups"),  # library review 6, m6
+        # library reviews 6, m6, and 12, M1: the pools its groups may run on, those that start empty too
+        ("POOLS", pools[0], f"POOLS leaves out pool(s) {', '.join(pools[1:])} its groups may run on"),
         # library review 7, m4: a reload window shorter than the 60-minute startup window
         ("CLOSE_SECONDS", str(21600 + 600), "CLOSE_SECONDS gives a reload window of 600 s, but the pods' startup"),
         # a single-host v6e 2x4 pool: Cloud TPU lists no manual start (library review 6, m5)

@@ -29,7 +29,7 @@ from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED, declared_pri
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import hpa_bounds, pods_of, scaled_by
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
-from tpu_serving_tools.runtime.scheduling import at_minimum, node_pools, place
+from tpu_serving_tools.runtime.scheduling import at_minimum, landing_pools, node_pools, place
 
 CATEGORY = "maintenance"
 NONE_SUBJECT = "maintenance leaderworkersets"
@@ -123,8 +123,22 @@ def standing_pools(view: PlanView) -> dict[tuple[str, str], list[str]]:
     return out
 
 
-def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str]) -> str:
-    """What to do: a library program's gate with what the plan says of the serving, or a stack file's key."""
+def reachable_pools(view: PlanView) -> dict[tuple[str, str], list[str]]:
+    """(namespace, name) of each LeaderWorkerSet -> every node pool its pods may land on (node selector, affinity,
+    tolerations, size), the pools that start empty too: a group recreated after a repair, or one the HPA adds, goes
+    to any of them, and a gate that does not read one neither starts nor watches it there (library review 12, M1)."""
+    pools = node_pools(view)
+    out: dict[tuple[str, str], set[str]] = {}
+    for p in pods_of(view):
+        kind, _, name = p.owner.partition("/")
+        if kind == "LeaderWorkerSet":
+            out.setdefault((p.namespace, name), set()).update(pool.name for pool in landing_pools(p, pools))
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str], groups: int) -> str:
+    """What to do: a library program's gate with what the plan says of the serving (``pools``: every pool its groups
+    may run on; ``groups``: the standing ones), or a stack file's key."""
     if not any(r["type"] == DEPLOYMENT for r in view.resources):
         hpas = scaled_by(view).get((ns, "LeaderWorkerSet", name), ())
         bounds = hpa_bounds(view).get((ns, "LeaderWorkerSet", name))
@@ -133,7 +147,7 @@ def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str]) -> str:
             ns=ns,
             pools=tuple(sorted(set(pools))),
             name=name,
-            groups=len(pools),
+            groups=groups,
             autoscalers=f", autoscalers={hpas!r}{own}" if hpas else "",
         )
     setting = view.setting("hostMaintenance")
@@ -142,7 +156,10 @@ def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str]) -> str:
     return chosen + STACK_ADVICE
 
 
-def _finding(view: PlanView, ns: str, name: str, pools: Sequence[str], found: Sequence[Gate]) -> Finding:
+def _finding(
+    view: PlanView, ns: str, name: str, pools: Sequence[str], found: Sequence[Gate], reach: Sequence[str]
+) -> Finding:
+    """``pools``: those of the standing groups as the pools start; ``reach``: every pool the groups may land on."""
     subject = f"gate LeaderWorkerSet {ns}/{name}"
     apart = sorted(set(pools))
     if len(pools) < 2:
@@ -163,15 +180,16 @@ def _finding(view: PlanView, ns: str, name: str, pools: Sequence[str], found: Se
             False,
             f"{len(pools)} standing groups in {len(apart)} node pools, {where}, and no host-maintenance gate CronJob: "
             "TPU VMs do not live-migrate, and two pools' maintenance windows can overlap and stop every group at once; "
-            + _advice(view, ns, name, pools),
+            + _advice(view, ns, name, sorted({*pools, *reach}), len(pools)),
         )
-    missing = [p for p in apart if p not in gate.pools]
+    missing = [p for p in sorted({*apart, *reach}) if p not in gate.pools]
     if missing:
         return Finding(
             subject,
             False,
-            f"the host-maintenance gate CronJob {ns}/{gate.name} leaves out pool(s) {', '.join(missing)} of its "
-            f"standing groups (POOLS: {', '.join(gate.pools)})",
+            f"the host-maintenance gate CronJob {ns}/{gate.name} leaves out pool(s) {', '.join(missing)} its groups "
+            f"may run on (a group recreated after a repair, or added by the HPA, lands on any pool its pods fit; "
+            f"POOLS: {', '.join(gate.pools)}): their maintenance goes ungated and a lost node there pages nobody",
         )
     if gate.priority_class and gate.priority_class not in declared_priority_classes(view):
         return Finding(
@@ -191,8 +209,11 @@ def check(view: PlanView) -> CategoryResult:
     if not standing:
         reason = "no LeaderWorkerSet in the plan: no standing groups for a host-maintenance gate to keep serving"
         return CategoryResult(CATEGORY, [Finding(NONE_SUBJECT, True, reason)])
-    found = gates(view)
-    return CategoryResult(CATEGORY, [_finding(view, ns, name, pools, found) for (ns, name), pools in standing.items()])
+    found, reach = gates(view), reachable_pools(view)
+    return CategoryResult(
+        CATEGORY,
+        [_finding(view, ns, name, pools, found, reach.get((ns, name), ())) for (ns, name), pools in standing.items()],
+    )
 
 
 def summary_part(result: CategoryResult) -> str:

@@ -14,7 +14,7 @@ from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import gate_environments, gate_starts, standing_pools
+from tpu_serving_tools.runtime.maintenance import gate_environments, gate_starts, reachable_pools, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pools
 from tpu_serving_tools.runtime.planview import PlanView, entries
 from tpu_serving_tools.runtime.pods import hpa_bounds, scaled_by
@@ -50,15 +50,19 @@ def _unstartable(view: PlanView, pools: set[str]) -> list[str]:
     return sorted((made & pools) - startable)
 
 
-def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str]) -> list[str]:
-    """The gate's POOLS against the pools of the serving's standing groups (library review 6, m6: a gate that leaves
-    one out neither starts nor watches its maintenance), and its STARTS against what Cloud TPU lists for them."""
+def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str], reach: list[str]) -> list[str]:
+    """The gate's POOLS against the pools of the serving's groups, standing and those its pods may land on (library
+    reviews 6, m6, and 12, M1: a gate that leaves one out neither starts nor watches its maintenance), and its STARTS
+    against what Cloud TPU lists for them."""
     pools = {x for x in env.get("POOLS", "").split(",") if x}
-    left_out = sorted(set(standing) - pools)
+    left_out = sorted({*standing, *reach} - pools)
     unstartable = _unstartable(view, pools) if gate_starts(env) else []
     return [
         *(
-            [f"POOLS leaves out pool(s) {', '.join(left_out)} of its standing groups: their maintenance goes ungated"]
+            [
+                f"POOLS leaves out pool(s) {', '.join(left_out)} its groups may run on: their maintenance goes "
+                "ungated, and a lost node there pages nobody"
+            ]
             if left_out
             else []
         ),
@@ -86,6 +90,7 @@ def _reload_wrong(view: PlanView, ns: str, env: Mapping[str, str]) -> list[str]:
 
 def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
     bounds, scaling, standing = hpa_bounds(view), scaled_by(view), standing_pools(view)
+    reach = reachable_pools(view)
     for ns, cron, _, env in gate_environments(view):
         autoscalers = {x for x in env.get("AUTOSCALERS", "").split(",") if x}
         for name in (x for x in env["LEADER_WORKER_SETS"].split(",") if x):
@@ -108,7 +113,7 @@ def _gate_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, An
                     else []
                 ),
                 *_bounds_wrong(env, hpas, lo_hi),
-                *_pools_wrong(view, env, standing.get((ns, name), [])),
+                *_pools_wrong(view, env, standing.get((ns, name), []), reach.get((ns, name), [])),
                 *_reload_wrong(view, ns, env),
                 *(
                     [f"FEWEST_GROUPS {env.get('FEWEST_GROUPS')}, but the standing groups are {fewest}"]

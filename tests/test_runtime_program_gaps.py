@@ -172,7 +172,31 @@ def test_program_gaps_a_gateway_without_its_alerts_fails():
             for c in conditions
         )
 
-    assert "watched gateway_errors" not in gaps(plan)
+    subject = "watched gateway_errors of Gateway vllm-llama70b/vllm-api-gateway"
+    assert subject not in gaps(plan)
     plan["resources"] = [r for r in plan["resources"] if not gateway_rule(r)]
-    why = gaps(plan)["watched gateway_errors"]
+    why = gaps(plan)[subject]
     assert "through_gateway(metrics, gateway)" in why, why
+
+
+def test_program_gaps_each_namespace_and_gateway_is_watched_on_its_own():
+    """Library review 12, M3: the rules were looked for in the whole plan, so one namespace's probe and Gateway alerts
+    hid another's missing ones. A second namespace's serving and Gateway, copied from the production program's
+    without alerts of their own, are named; the first namespace's stay watched."""
+    plan = program(PRODUCTION)
+    copies = []
+    for r in plan["resources"]:
+        if (r["inputs"] or {}).get("kind") in ("LeaderWorkerSet", "Gateway", "InferencePool"):
+            twin = copy.deepcopy(r)
+            twin["urn"] = str(r.get("urn", "")) + "-twin"
+            twin["name"] = str(r["name"]) + "-twin"
+            twin["inputs"]["metadata"]["namespace"] = "other"
+            copies.append(twin)
+    assert len(copies) == 3, [c["inputs"]["kind"] for c in copies]
+    plan["resources"] += copies
+    found = [s for s in gaps(plan) if s.startswith("watched ")]
+    assert sorted(found) == [
+        "watched gateway_errors of Gateway other/vllm-api-gateway",
+        "watched probe_failing of namespace other",
+        "watched router_not_ready of InferencePool other/vllm-api-gateway",
+    ], found

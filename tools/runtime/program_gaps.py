@@ -26,7 +26,7 @@ findings as warnings, and fails on them with ``--production``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -212,6 +212,21 @@ def _holds_node_upgrades(exclusion: Mapping[str, Any], now: datetime) -> bool:
         return True  # unread: the cluster's own validation refuses a malformed instant
 
 
+ONLINE_KINDS = ("LeaderWorkerSet", "DisaggregatedSet")
+"""The serving workloads a serving probe watches (``neighbours(probe=True)`` of the vLLM components)."""
+
+
+def serving_namespaces(view: PlanView, kinds: Sequence[str] = SERVING_KINDS) -> list[str]:
+    """The namespaces that hold a serving workload of ``kinds``."""
+    return sorted(
+        {
+            str(ns)
+            for o in view.kubernetes_objects()
+            if o.get("kind") in kinds and isinstance(ns := _mapping(o.get("metadata")).get("namespace"), str)
+        }
+    )
+
+
 def namespace_gaps(view: PlanView) -> Iterator[Finding]:
     """Each serving namespace has its ``Tenancy`` (its ResourceQuota shows it), and the plan alert policies."""
     where: dict[str, set[str]] = {}
@@ -242,21 +257,46 @@ unless it passes them (library review 6, M4: 19 alert policies where the stack f
 11, M2: without ``through_gateway`` the Gateway's 10 alert policies were gone, and ``check --production`` passed)."""
 
 
-def _alert_rules(view: PlanView) -> set[str]:
-    return {
-        str(_mapping(_mapping(c).get("conditionPrometheusQueryLanguage")).get("alertRule"))
+def _alert_queries(view: PlanView) -> list[tuple[str, str]]:
+    """(alert rule, PromQL query) of every condition of the plan's alert policies."""
+    return [
+        (str(q.get("alertRule")), str(q.get("query", "")))
         for r in view.of_type(ALERT_POLICY)
         for c in r["inputs"].get("conditions") or ()
-    }
+        if (q := _mapping(_mapping(c).get("conditionPrometheusQueryLanguage")))
+    ]
+
+
+def _watched_subjects(view: PlanView) -> list[tuple[str, str, str]]:
+    """(alert rule, what it watches, the text its query names that with) of each thing a stack file's
+    ``Observability`` watches: every serving namespace's probe and every InferencePool's endpoint picker by their
+    namespace, every Gateway by the URL map GKE names after it, the controllers once (library review 12, M3: one
+    namespace's alerts hid another's missing probe and Gateway alerts)."""
+    found: list[tuple[str, str, str]] = [("controller_unavailable", "the cluster", "")]
+    for serving in serving_namespaces(view, ONLINE_KINDS):
+        found.append(("probe_failing", f"namespace {serving}", f'namespace="{serving}"'))
+    for o in view.kubernetes_objects():
+        meta = _mapping(o.get("metadata"))
+        where, name = meta.get("namespace"), meta.get("name")
+        if o.get("kind") == "Gateway":
+            found.append(("gateway_errors", f"Gateway {where}/{name}", f"-{where}-{name}-"))
+        elif o.get("kind") == "InferencePool":
+            found.append(("router_not_ready", f"InferencePool {where}/{name}", f'namespace="{where}"'))
+    return found
 
 
 def unwatched(view: PlanView) -> list[tuple[str, str]]:
-    """(alert rule, what) of what the plan's Observability leaves unwatched that a stack file's watches; nothing
-    without an Observability (its absence is :func:`namespace_gaps`')."""
+    """(alert rule and what it should watch, what) of what the plan's Observability leaves unwatched that a stack
+    file's watches, each serving namespace, Gateway and InferencePool on its own; nothing without an Observability
+    (its absence is :func:`namespace_gaps`')."""
     if not view.of_type(OBSERVABILITY):
         return []
-    rules, kinds = _alert_rules(view), {r["inputs"].get("kind") for r in view.resources}
-    return [(rule, what) for rule, kind, what in WATCHED if rule not in rules and (kind is None or kind in kinds)]
+    queries, said = _alert_queries(view), {rule: what for rule, _, what in WATCHED}
+    return [
+        (f"{rule} of {subject}", said[rule])
+        for rule, subject, text in _watched_subjects(view)
+        if not any(r == rule and text in q for r, q in queries)
+    ]
 
 
 def watch_gaps(view: PlanView) -> Iterator[Finding]:

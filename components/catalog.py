@@ -335,16 +335,21 @@ def _canonical_shapes() -> Mapping[str, SliceShape]:
     """Slice name -> the shape Cloud TPU means by it (computed once: the catalog is constant, and every slice name
     of every stack and test resolves through it).
 
-    Slice names mean the 4-chip machine type (1 chip: the 1-chip one), as GKE multi-host
-    slices and xpk use them: ``v6e-8`` is ``ct6e-standard-4t`` 2x4 on two hosts, as in the
-    disaggregated serving guide. The single-host 8-chip 2x4 (``ct6e-standard-8t``) is
-    chosen with an explicit machine type.
+    A slice name means the shape on the fewest VMs, as Cloud TPU's accelerator types do: ``v6e-8`` is the
+    single-host ``ct6e-standard-8t`` 2x4 ("2x4 | 8 chips | 1 host | 1 VM | v6e-8 | ct6e-standard-8t", Cloud TPU
+    v6e "Supported configurations"; the two-VM ``ct6e-standard-4t`` 2x4 has no accelerator type there, "only
+    supported when using the GKE API"), and ``v5litepod-8`` the one 8-chip v5e host (Cloud TPU v5e: 8 chips per
+    host). On a tie, the 4-chip machine type: ``v6e-4`` is ``ct6e-standard-4t`` 2x2, ``v6e-16`` its 4x4 over 4 VMs.
+    The two-VM 2x4 is chosen with an explicit machine type (new-user review 20, M1: ``v6e-8`` meant it here, and one
+    VM in Cloud TPU's naming and in this project's own docs).
     """
     shapes: dict[str, SliceShape] = {}
-    for mt in sorted(MACHINE_TYPES.values(), key=lambda m: m.chips_per_vm != 4):
+    for mt in MACHINE_TYPES.values():
         for topo in mt.topologies:
             shape = SliceShape(mt, topo)
-            shapes.setdefault(shape.slice_name, shape)
+            held = shapes.get(shape.slice_name)
+            if held is None or (shape.vms, shape.chips_per_vm != 4) < (held.vms, held.chips_per_vm != 4):
+                shapes[shape.slice_name] = shape
     return MappingProxyType(dict(sorted(shapes.items(), key=lambda kv: (kv[1].generation.name, kv[1].chips))))
 
 
@@ -384,7 +389,8 @@ def smallest_fitting_topology(machine_type_name: str, required_gib: float) -> Sl
 
 def smallest_fitting_slice(generation: TpuGeneration, required_gib: float, one_vm: bool = False) -> SliceShape | None:
     """The slice of ``generation``, of any of its machine types (on one VM only, with ``one_vm``), with the fewest
-    chips whose HBM holds ``required_gib`` (on a tie, the 4-chip machine type a slice name means), if any."""
+    chips whose HBM holds ``required_gib`` (on a tie, the shape a slice name means: the fewest VMs, then the 4-chip
+    machine type), if any."""
     fitting = [
         shape
         for mt in MACHINE_TYPES.values()
@@ -392,7 +398,7 @@ def smallest_fitting_slice(generation: TpuGeneration, required_gib: float, one_v
         for shape in (SliceShape(mt, t) for t in mt.topologies)
         if shape.hbm_gib >= required_gib and not (one_vm and shape.multi_host)
     ]
-    return min(fitting, key=lambda s: (s.chips, s.chips_per_vm != 4), default=None)
+    return min(fitting, key=lambda s: (s.chips, s.vms, s.chips_per_vm != 4), default=None)
 
 
 def pool_slice(machine_type_name: str, tpu_topology: str | None) -> SliceShape | None:

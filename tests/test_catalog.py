@@ -52,7 +52,8 @@ def test_catalog_generation_facts(generation, accelerator, hbm, chip):
     "name, machine_type, topology",
     [
         ("v6e-16", "ct6e-standard-4t", "4x4"),
-        ("v6e-8", "ct6e-standard-4t", "2x4"),
+        ("v6e-8", "ct6e-standard-8t", "2x4"),
+        ("v5litepod-8", "ct5lp-hightpu-8t", "2x4"),
         ("v6e-4", "ct6e-standard-4t", "2x2"),
         ("v6e-1", "ct6e-standard-1t", "1x1"),
         ("v5litepod-32", "ct5lp-hightpu-4t", "4x8"),
@@ -115,15 +116,16 @@ def test_catalog_tpu7x_is_single_host_only():
     assert exc.value.choices == ("2x2x1",)
 
 
-def test_catalog_slice_names_mean_the_four_chip_machine_type():
-    """``v6e-8`` is two 4-chip VMs (ct6e-standard-4t 2x4), as GKE multi-host slices and xpk name it; the
-    single-host 8-chip 2x4 is chosen by its machine type."""
+def test_catalog_slice_names_mean_the_shape_on_the_fewest_vms():
+    """New-user review 20, M1: ``v6e-8`` is one 8-chip VM (ct6e-standard-8t 2x4), as Cloud TPU's accelerator type
+    and this project's own docs mean it; it resolved to two 4-chip VMs, a Ray group. The two-VM 2x4 is chosen by its
+    machine type; on a tie of VMs the 4-chip machine type is the name's."""
     shape = resolve_slice_name("v6e-8")
-    assert (shape.machine_type.name, shape.topology, shape.vms) == ("ct6e-standard-4t", "2x4", 2)
-    single = slice_shape("ct6e-standard-8t", "2x4")
-    assert single.describe() == "v6e-8 (ct6e-standard-8t 2x4: 1 VM x 8 chips, 256 GiB HBM)"
-    assert "4 VMs x 4 chips" in shape.__class__(shape.machine_type, "4x4").describe()
-    assert "2 VMs x 4 chips" in shape.describe()
+    assert (shape.machine_type.name, shape.topology, shape.vms) == ("ct6e-standard-8t", "2x4", 1)
+    two = slice_shape("ct6e-standard-4t", "2x4")
+    assert two.describe() == "v6e-8 (ct6e-standard-4t 2x4: 2 VMs x 4 chips, 256 GiB HBM)"
+    assert "4 VMs x 4 chips" in resolve_slice_name("v6e-16").describe()
+    assert resolve_slice_name("v6e-4").machine_type.name == "ct6e-standard-4t"  # one VM either way: the 4-chip type
 
 
 def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():

@@ -34,10 +34,13 @@ def fit_problem(cfg: dict) -> str:
 
 
 def test_sizing_vllm_names_the_smallest_slice_that_holds_the_model():
-    # 70.6B parameters in bf16, about 131 GiB; a v5litepod-8 has 128 GiB, 4x4 (256 GiB) is the first that holds
-    # 131 GiB at memoryUtilization 0.9 (a 4x2 would need 146 GiB).
+    # 70.6B parameters in bf16, about 131 GiB; a v5litepod-8 (one ct5lp-hightpu-8t VM) has 128 GiB, and the v5e
+    # 4x4 (256 GiB) is the first that holds 131 GiB and a request's KV cache at memoryUtilization 0.9.
     problem = fit_problem(vllm_on("v5litepod-8"))
-    assert "the smallest ct5lp-hightpu-4t slice that holds them is v5litepod-16, topology 4x4: 256 GiB" in problem
+    assert (
+        "no ct5lp-hightpu-8t slice holds them; the smallest v5e slice that does is v5litepod-16 (ct5lp-hightpu-4t, "
+        "topology 4x4: 256 GiB)" in problem
+    )
     assert "quantize (engine.quantization)" in problem
 
 
@@ -83,7 +86,7 @@ def test_sizing_vllm_does_not_suggest_quantizing_a_quantized_engine():
 
 
 def test_sizing_single_host_equivalent_of_a_multi_host_slice_name():
-    v6e8 = catalog.resolve_slice_name("v6e-8")
+    v6e8 = catalog.slice_shape("ct6e-standard-4t", "2x4")  # the two-VM 2x4 (slice name v6e-8 is the one VM)
     assert (v6e8.machine_type.name, v6e8.vms) == ("ct6e-standard-4t", 2)
     one = single_host_equivalent(v6e8)
     assert one is not None and (one.machine_type.name, one.topology, one.vms) == ("ct6e-standard-8t", "2x4", 1)
@@ -93,7 +96,7 @@ def test_sizing_single_host_equivalent_of_a_multi_host_slice_name():
 
 
 def test_sizing_preview_note_names_the_single_host_machine_type_once_per_shape():
-    v6e8 = catalog.resolve_slice_name("v6e-8")
+    v6e8 = catalog.slice_shape("ct6e-standard-4t", "2x4")
     (note,) = sizing_notes([("a", v6e8), ("b", v6e8), ("c", catalog.resolve_slice_name("v6e-16"))])
     assert note == (
         "  note: a, b are each 2 ct6e-standard-4t VMs (multi-host); one ct6e-standard-8t VM holds the same 8 chips "

@@ -101,6 +101,9 @@ def held(hpa: Obj) -> bool:
 WINDOWS_KEY, STARTED_KEY = "windows", "started"
 """The state ConfigMap's keys: the remembered windows, ``{node: [opens, seen]}``, and the pools the gate started,
 ``{pool: epoch seconds}``, as JSON."""
+UPGRADING_KEY = "upgrading"
+"""The state ConfigMap's key the node upgrade runbook sets for its session and removes at its end: while it is set, a
+starting gate starts no pool (SRE review 35, M1: both waited for every group Ready, then each took a slice)."""
 
 
 def _read_json(config_map: Obj, key: str) -> dict[str, Any]:
@@ -198,7 +201,8 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     is said among them (GKE review round 59, m1: the run said nothing of it)."""
     nodes, pods, hpas, wanted = _read(api, gate)
     nodes, config_map, memory = _remember(api, gate, nodes, now)
-    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted)
+    upgrading = str(((config_map or {}).get("data") or {}).get(UPGRADING_KEY) or "")
+    decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted, upgrading)
     if ignored := tuple(ignored_page(pool, t, now) for pool, t in sorted(memory[4].items())):
         decision = replace(decision, severity="ERROR", pages=decision.pages + ignored)
     own = {name: (low, high) for name, low, high in gate.bounds}  # the stack's bounds, given back (SRE 29, M3)

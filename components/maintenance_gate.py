@@ -411,15 +411,17 @@ def decide(
     now: float,
     scale_downs_held: bool,
     wanted: int | None = None,
+    upgrading: str = "",
 ) -> Decision:
     """What one run does. ``nodes``: the serving pools' nodes; ``pods``: the serving pods (leaders and workers of
     the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled;
-    ``wanted``: the LeaderWorkerSets' ``spec.replicas`` together (a watching gate reads them), None if unread."""
+    ``wanted``: the LeaderWorkerSets' ``spec.replicas`` together (a watching gate reads them), None if unread;
+    ``upgrading``: what the node upgrade runbook set in the state ConfigMap for its session (a starting gate holds)."""
     nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now))
-    decision = _decide(nodes, pods, gate, (now, scale_downs_held, wanted), pages)
+    decision = _decide(nodes, pods, gate, (now, scale_downs_held, wanted), pages, upgrading)
     down = lost_node_names(nodes, pods, gate, now, exempt=False)
     return replace(decision, lost=tuple(n for n, _ in down))
 
@@ -430,6 +432,7 @@ def _decide(
     gate: Gate,
     clock: tuple[float, bool, int | None],
     pages: tuple[str, ...],
+    upgrading: str = "",
 ) -> Decision:
     """:func:`decide` on the stack's own nodes and pods; ``clock``: now, the HPA hold, the groups asked for."""
     now, scale_downs_held, wanted = clock
@@ -442,10 +445,20 @@ def _decide(
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
     busy = _busy(nodes, now)
     listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)
-    why = f"nodes busy: {listed}" if busy else _groups_hold(pods, gate, scale_downs_held)
+    why = f"nodes busy: {listed}" if busy else _upgrade_hold(upgrading) or _groups_hold(pods, gate, scale_downs_held)
     if not why:
         return Decision("start", "ERROR" if pages else "INFO", f"starting pool {pool} ({when})", pool, chosen, pages)
     return _hold(pool, chosen, (opens, now, _due(gate, busy, pods, now)), (when, why), pages)
+
+
+def _upgrade_hold(upgrading: str) -> str:
+    """Why a starting gate holds for a node upgrade session, or ``""`` (none set)."""
+    if not upgrading:
+        return ""
+    return (
+        f"a node upgrade session holds the gate's starts (its state's upgrading: {upgrading[:80]}); the upgrade "
+        "runbook's last step gives them back"
+    )
 
 
 def _due(gate: Gate, busy: Sequence[tuple[Obj, list[str]]], pods: Sequence[Obj], now: float) -> int:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
 
-from .naming import OPERATOR, operator_nodes_name
+from .naming import MAINTENANCE_GATE_STATE, OPERATOR, operator_nodes_name
 
 Rule = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 """(API groups, resources, verbs) of one RBAC rule."""
@@ -100,7 +100,12 @@ def subjects(groups: Sequence[str], users: Sequence[str]) -> list[k8s.rbac.v1.Su
 def role(namespace: str, labels: Mapping[str, str]) -> k8s.rbac.v1.RoleInitArgs:
     """The operators' Role in the namespace."""
     meta = k8s.meta.v1.ObjectMetaArgs(name=OPERATOR, namespace=namespace, labels=dict(labels))
-    return k8s.rbac.v1.RoleInitArgs(metadata=meta, rules=_rules(OPERATOR_RULES))
+    # The node upgrade runbook holds the host-maintenance gate's starts for its session through the gate's state
+    # ConfigMap (SRE review 35, M1): that one object, by name
+    hold = k8s.rbac.v1.PolicyRuleArgs(
+        api_groups=[""], resources=["configmaps"], resource_names=[MAINTENANCE_GATE_STATE], verbs=["patch"]
+    )
+    return k8s.rbac.v1.RoleInitArgs(metadata=meta, rules=[*_rules(OPERATOR_RULES), hold])
 
 
 def binding(

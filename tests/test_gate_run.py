@@ -135,6 +135,21 @@ def test_main_patches_the_chosen_nodes_and_logs_one_json_line(monkeypatch: pytes
     )
 
 
+def test_main_holds_every_start_while_a_node_upgrade_session_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review 35, M1: the upgrade runbook and the gate each waited for every group Ready, then took a slice. The
+    runbook sets the state's ``upgrading`` for its session: the run holds, labels nothing, and still logs its line
+    (no gate-silent page); without it the same run starts the pool."""
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
+    api.state = {"data": {"windows": "{}", gate_run.UPGRADING_KEY: "node upgrades by hand"}}
+    code, line = run_main(api, monkeypatch)
+    assert code == 0 and not [p for p, _ in api.patched if "/nodes/" in p]
+    assert (line["decision"], line["pool"], line["severity"]) == ("hold", "p-b", "WARNING"), line
+    assert "a node upgrade session holds the gate's starts" in line["message"]
+    api.state = {"data": {"windows": "{}"}}
+    _, line = run_main(api, monkeypatch)
+    assert line["decision"] == "start"
+
+
 def test_main_reads_the_hpa_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     three = [*SERVING, pod("vllm-2", "n-p-c")]
     hold = {"spec": {"behavior": {"scaleDown": {"selectPolicy": "Disabled"}}}}

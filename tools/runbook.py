@@ -39,6 +39,7 @@ from typing import Any
 from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines
+from tpu_serving_tools.runbook_gate import gate_held, gate_released
 from tpu_serving_tools.runbook_header import access_lines
 from tpu_serving_tools.runbook_names import LWS, POOL_LABEL, Names, Pool, RunbookError, names
 from tpu_serving_tools.runbook_waits import STARTED_AT, grown, ready_again, serving_again, until_back
@@ -124,19 +125,19 @@ def _upgrade_section(n: Names) -> list[str]:
         )
     if n.kind != LWS and not whole:
         lines.append(f"# No LeaderWorkerSet: {NOT_LWS[n.kind]}; the HPA hold is not covered (docs/upgrade.md).")
-    lines += _hold(n)
+    lines += [*_hold(n), *gate_held(n)]
     lines += _group_map(n)
     order = upgrade_order(n)
     if whole:
         cpu = [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
-        return [*lines, *whole_upgrades(n, [_upgrade(n, pool) for pool in order], cpu), *_unhold(n)]
+        return [*lines, *whole_upgrades(n, [_upgrade(n, pool) for pool in order], cpu), *gate_released(n), *_unhold(n)]
     # SRE review 31, m4: the first upgrade waited for nothing; a cover group on a free pool would go with it
     lines += [*_cover_check(n), "# Every group serves before the first upgrade:", *serving_again(n)]
     free = [p.name for p in order if not p.standing]
     if free:
         lines.append(
-            f"# Pools that hold no standing group first ({', '.join(free)}): empty unless a group moved there (the "
-            "map above); upgrade one only while every group is Ready."
+            f"# Pools that hold no standing group first ({', '.join(free)}): the HPA's extra groups, or a group that "
+            "moved, may run there (the map above); upgrade one only while every group is Ready."
         )
     for pool in order:
         lines += [_upgrade(n, pool), *serving_again(n)]
@@ -145,7 +146,7 @@ def _upgrade_section(n: Names) -> list[str]:
         lines += [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
     elif n.existing:
         lines.append("# The cluster's CPU pools are not the stack's: upgrade them as the cluster's owner does.")
-    return lines + _unhold(n)
+    return lines + gate_released(n) + _unhold(n)
 
 
 def _pool_nodes(pools: list[Pool]) -> str:

@@ -14,7 +14,7 @@ them; ``get -w`` and ``wait`` list and watch.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tpu_serving.page_steps import ADMIN_STEP
 
@@ -23,12 +23,15 @@ from .controlplane import ControlPlane
 
 @dataclass(frozen=True)
 class Request:
-    """One API request: its verb, API group, resource (``pods/eviction``: a subresource) and namespace."""
+    """One API request: its verb, API group, resource (``pods/eviction``: a subresource) and namespace, and the object's
+    name when the command names one (a Role may grant a verb on named objects only: the gate's state ConfigMap). The
+    name is not part of a request's identity: two commands on one kind are one request to authorize without it."""
 
     verb: str
     group: str
     resource: str
     namespace: str | None = None
+    name: str | None = field(default=None, compare=False)
 
 
 RESOURCES = {
@@ -36,6 +39,7 @@ RESOURCES = {
     **dict.fromkeys(("nodes", "node"), ("", "nodes")),
     "events": ("", "events"),
     "hpa": ("autoscaling", "horizontalpodautoscalers"),
+    **dict.fromkeys(("configmap", "configmaps"), ("", "configmaps")),
     **dict.fromkeys(("deploy", "deployment"), ("apps", "deployments")),
     **dict.fromkeys(("job", "jobs"), ("batch", "jobs")),
     "cronjob": ("batch", "cronjobs"),
@@ -110,7 +114,8 @@ def _step(words: list[str], namespace: str | None, serving: str) -> set[Request]
     for group, resource in _resources(words[1], words):
         where = None if resource in CLUSTER_SCOPED else namespace
         if verb in ("patch", "delete"):
-            found |= {Request("get", group, resource, where), Request(verb, group, resource, where)}
+            name = words[2] if len(words) > 2 and not words[2].startswith("-") else None
+            found |= {Request("get", group, resource, where, name), Request(verb, group, resource, where, name)}
             continue
         watched = verb == "wait" or "-w" in words
         found |= {Request("list", group, resource, where), Request("get", group, resource, where)}
@@ -159,6 +164,8 @@ def allowed(cp: ControlPlane, request: Request, user: str, groups: list[str]) ->
         attributes["subresource"] = subresource
     if request.namespace is not None:
         attributes["namespace"] = request.namespace
+    if request.name is not None:
+        attributes["name"] = request.name
     review = {
         "apiVersion": "authorization.k8s.io/v1",
         "kind": "SubjectAccessReview",

@@ -184,15 +184,23 @@ def ignored_page(pool: str, started: float, now: float) -> str:
     )
 
 
-def _state_patches(gate: Gate, config_map: Obj | None, memory: tuple[Any, ...]) -> list[tuple[str, str, Obj]]:
-    """The state ConfigMap's patch when what it remembers changed (none when it is missing)."""
+def _state_patches(
+    gate: Gate, config_map: Obj | None, memory: tuple[Any, ...], fenced: bool = False
+) -> list[tuple[str, str, Obj]]:
+    """The state ConfigMap's patch when what it remembers changed (none when it is missing); ``fenced``: only if the
+    ConfigMap is still as read (its ``resourceVersion`` in the patch: the API server answers 409 Conflict when it
+    changed since, e.g. a node upgrade session's hold set after this run read it: SRE review 36, m1)."""
     known, remembered, was_started, started, _ = memory
     if config_map is None or (remembered == known and started == was_started):
         return []
     windows = json.dumps({k: list(v) for k, v in sorted(remembered.items())}, separators=(",", ":"))
     pools = json.dumps(dict(sorted(started.items())), separators=(",", ":"))
     path = f"/api/v1/namespaces/{gate.namespace}/configmaps/{gate.state}"
-    return [(f"ConfigMap {gate.state}", path, {"data": {WINDOWS_KEY: windows, STARTED_KEY: pools}})]
+    body: dict[str, Any] = {"data": {WINDOWS_KEY: windows, STARTED_KEY: pools}}
+    version = (config_map.get("metadata") or {}).get("resourceVersion")
+    if fenced and version:
+        body["metadata"] = {"resourceVersion": version}
+    return [(f"ConfigMap {gate.state}", path, body)]
 
 
 def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[group_cover.Cover]]:
@@ -212,16 +220,38 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     refused = _patch(  # the cover first: a lost group's HPA waits on no start (SRE review round 27, m3)
         api, [(f"HPA {c.autoscaler}", f"{hpa_path}/{c.autoscaler}", c.patch) for c in covers if c.patch is not None]
     )
-    if decision.action == "start" and gate.state and config_map is None:
-        decision = _no_state(decision, gate.state)
-    elif decision.action == "start":
-        started, memory = _start(api, gate, decision, config_map, memory, now)
-        refused += started
+    decision, started, memory = _act(api, gate, decision, config_map, memory, now)
+    refused += started
     refused += _patch(api, _state_patches(gate, config_map, memory))
     if gate.state and config_map is None:
         said = f"the state ConfigMap {gate.state} is missing: no maintenance window is remembered (pulumi up --refresh)"
         covers.append(group_cover.Cover(gate.state, said))
     return decision, refused, covers
+
+
+def _act(
+    api: Api, gate: Gate, decision: Decision, config_map: Obj | None, memory: tuple[Any, ...], now: float
+) -> tuple[Decision, list[str], tuple[Any, ...]]:
+    """A start carried out (:func:`_start`), or held for want of the state, or because the state changed since the
+    run read it: the decision as done, what the API refused, the memory as written."""
+    if decision.action != "start":
+        return decision, [], memory
+    if gate.state and config_map is None:
+        return _no_state(decision, gate.state), [], memory
+    started, memory = _start(api, gate, decision, config_map, memory, now)
+    if started and all(r.startswith(f"ConfigMap {gate.state}: 409 ") for r in started):
+        return _changed(decision, gate.state), [], memory
+    return decision, started, memory
+
+
+def _changed(decision: Decision, state: str) -> Decision:
+    """A start whose record the API refused because the state changed since this run read it: nothing is labelled,
+    and the next run decides on what the state says then (a node upgrade session's hold, most likely)."""
+    message = (
+        f"holding pool {decision.pool}: the state ConfigMap {state} changed since this run read it (a node upgrade "
+        "session's hold, or another run): nothing started; the next run decides again"
+    )
+    return replace(decision, action="hold", severity="WARNING" if not decision.pages else "ERROR", message=message)
 
 
 def _no_state(decision: Decision, state: str) -> Decision:
@@ -243,7 +273,7 @@ def _start(
     and now the same: nothing left to write)."""
     started = {**memory[3], decision.pool: now}
     recorded = (*memory[:3], started, memory[4])
-    refused = _patch(api, _state_patches(gate, config_map, recorded))
+    refused = _patch(api, _state_patches(gate, config_map, recorded, fenced=True))
     if refused:
         return refused, memory
     label: Obj = {"metadata": {"labels": {PERFORM_LABEL: "true"}}}

@@ -21,7 +21,7 @@ from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving.naming import MAINTENANCE_GATE_STATE
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
-from tpu_serving_tools.e2e.kube import wait_for
+from tpu_serving_tools.e2e.kube import ApiError, wait_for
 from tpu_serving_tools.e2e.nodes import create_plan_nodes
 from tpu_serving_tools.offline import Plan, kubernetes_objects
 
@@ -241,3 +241,29 @@ def test_gate_cron_job_replaces_a_run_stuck_on_a_node_that_went_silent():
             seen=active,
         )
         assert stuck not in active() and after, (stuck, after)
+
+
+def test_gate_start_record_is_refused_when_the_state_changed_since_its_read():
+    """SRE review 36, m1: the gate's start record carries the resourceVersion it read; the real API server answers a
+    merge patch whose resourceVersion is stale with 409, as when the upgrade runbook set ``upgrading`` after the run
+    read its state, and a record from a fresh read goes through."""
+    if not toolchain_file().is_file() or "kube-apiserver" not in load_toolchain():
+        pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
+    from tpu_serving import gate_run
+
+    plan = plan_of(STACK)
+    with ControlPlane() as cp:
+        hm.create_gate(cp, kubernetes_objects(plan), NAMESPACE)
+        gate = gate_run.gate_from(hm.cron_env(cp.kube, NAMESPACE))
+        read = cp.kube.get("v1", "ConfigMap", MAINTENANCE_GATE_STATE, NAMESPACE)
+        cp.kube.patch(read, {"data": {gate_run.UPGRADING_KEY: "node upgrades by hand"}})  # the runbook's first step
+        memory = ({}, {}, {}, {"pool-a": 1.0}, {})
+        ((_, path, body),) = gate_run._state_patches(gate, read, memory, fenced=True)
+        with pytest.raises(ApiError) as stale:
+            cp.kube.request("PATCH", path, body, content_type="application/merge-patch+json")
+        assert stale.value.status == 409, stale.value
+        fresh = cp.kube.get("v1", "ConfigMap", MAINTENANCE_GATE_STATE, NAMESPACE)
+        ((_, path, body),) = gate_run._state_patches(gate, fresh, memory, fenced=True)
+        cp.kube.request("PATCH", path, body, content_type="application/merge-patch+json")
+        data = cp.kube.get("v1", "ConfigMap", MAINTENANCE_GATE_STATE, NAMESPACE)["data"]
+        assert json.loads(data["started"]) == {"pool-a": 1.0} and data[gate_run.UPGRADING_KEY]

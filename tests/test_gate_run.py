@@ -150,6 +150,28 @@ def test_main_holds_every_start_while_a_node_upgrade_session_is_set(monkeypatch:
     assert line["decision"] == "start"
 
 
+def test_main_starts_nothing_when_its_state_changed_since_its_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review 36, m1: a run that read its state just before the upgrade runbook set ``upgrading`` still started
+    a pool. The start's record carries the read's resourceVersion; the API's 409 leaves every node unlabelled and the
+    run holds, saying why, without an ERROR."""
+    api = FakeApi(pools({"p-a": IN_50H, "p-b": IN_40H}), SERVING, {"spec": {}})
+    api.state = {"metadata": {"resourceVersion": "7"}, "data": {"windows": "{}"}}
+    seen: list[dict | None] = []
+
+    def conflict(method: str, path: str, body: dict | None = None) -> dict:
+        if method == "PATCH" and "/configmaps/" in path and (body or {}).get("metadata"):  # the read is stale
+            seen.append(body)
+            raise urllib.error.HTTPError(path, 409, "Conflict", {}, None)  # type: ignore[arg-type]
+        return FakeApi.call(api, method, path, body)
+
+    monkeypatch.setattr(api, "call", conflict)
+    code, line = run_main(api, monkeypatch)
+    assert code == 0 and not [p for p, _ in api.patched if "/nodes/" in p]
+    assert seen and seen[0] is not None and seen[0]["metadata"] == {"resourceVersion": "7"}
+    assert (line["decision"], line["severity"]) == ("hold", "WARNING"), line
+    assert "changed since this run read it" in line["message"]
+
+
 def test_main_reads_the_hpa_hold(monkeypatch: pytest.MonkeyPatch) -> None:
     three = [*SERVING, pod("vllm-2", "n-p-c")]
     hold = {"spec": {"behavior": {"scaleDown": {"selectPolicy": "Disabled"}}}}

@@ -457,7 +457,8 @@ def _upgrade_hold(upgrading: str) -> str:
         return ""
     return (
         f"a node upgrade session holds the gate's starts (its state's upgrading: {upgrading[:80]}); the upgrade "
-        "runbook's last step gives them back"
+        "runbook's last step gives them back; a session cut short left it: remove data.upgrading of the gate's state "
+        "ConfigMap (SRE review 36, m2)"
     )
 
 

@@ -295,3 +295,15 @@ def test_objects_a_duplicate_cluster_wide_policy_names_its_own_argument():
     plan["resources"].append(again)
     ok, why = _objects(plan)[f"declared twice AlertPolicy {policy['name']}"]
     assert not ok and "(ObservabilityArgs.controllers on one namespace's Observability)" in why, why
+
+
+def test_objects_an_autoscaled_leader_worker_set_no_hpa_targets_fails():
+    """Library review 13, M1: ``autoscaled=True`` without its ``ServingAutoscaler`` left the LeaderWorkerSet without
+    replicas, which the CRD defaults to 1, and check passed. The production stack's plan without its HPA fails,
+    naming the LeaderWorkerSet; as shipped it passes."""
+    plan = copy.deepcopy(plan_of("vllm-llama33-70b-v6e8").as_json())
+    subject = "ref LeaderWorkerSet vllm-llama70b/vllm leaves its group count to an HPA"
+    assert subject not in str(_failures(PlanView(plan)))
+    plan["resources"] = [r for r in plan["resources"] if (r["inputs"] or {}).get("kind") != "HorizontalPodAutoscaler"]
+    found = [f for r in run_checks(PlanView(plan)) for f in r.failures() if f.subject == subject]
+    assert found and "runs one group" in found[0].reason, found

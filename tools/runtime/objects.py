@@ -322,7 +322,29 @@ def _fixed_targets(view: PlanView) -> list[Finding]:
             else "the LeaderWorkerSet declares no replicas: the count is the HPA's"
         )
         out.append(Finding(subject, fixed is None, why))
-    return out
+    return out + _unscaled(view, lws)
+
+
+def _unscaled(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> list[Finding]:
+    """A LeaderWorkerSet that leaves its group count to an HPA (no ``spec.replicas``: ``autoscaled=True``) that no
+    HPA targets runs one group: the CRD defaults ``replicas`` to 1 (lws v0.10.0 leaderworkersets CRD,
+    ``spec.replicas`` ``default: 1``), whatever ``replicas`` the serving was given (library review 13, M1)."""
+    targeted = {
+        (str(h["metadata"].get("namespace", "default")), str(ref.get("name")))
+        for h in view.kubernetes_objects("HorizontalPodAutoscaler")
+        if (ref := (h.get("spec") or {}).get("scaleTargetRef") or {}).get("kind") == "LeaderWorkerSet"
+    }
+    return [
+        Finding(
+            f"ref LeaderWorkerSet {ns}/{name} leaves its group count to an HPA",
+            False,
+            "no HorizontalPodAutoscaler of the plan targets it, and the LeaderWorkerSet declares no replicas, which "
+            "the CRD defaults to 1 (lws v0.10.0 leaderworkersets CRD, spec.replicas default 1): it runs one group; "
+            "add its ServingAutoscaler, or give the serving autoscaled=False",
+        )
+        for (ns, name), o in sorted(lws.items())
+        if (o.get("spec") or {}).get("replicas") is None and (ns, name) not in targeted
+    ]
 
 
 SELECTS = {

@@ -161,7 +161,7 @@ def _finding(
 ) -> Finding:
     """``pools``: those of the standing groups as the pools start; ``reach``: every pool the groups may land on."""
     subject = f"gate LeaderWorkerSet {ns}/{name}"
-    apart = sorted(set(pools))
+    apart, every = sorted(set(pools)), sorted({*pools, *reach})
     if len(pools) < 2:
         return Finding(subject, True, f"{len(pools)} standing group(s) placed: no other group to keep serving")
     if len(apart) < 2:
@@ -180,9 +180,9 @@ def _finding(
             False,
             f"{len(pools)} standing groups in {len(apart)} node pools, {where}, and no host-maintenance gate CronJob: "
             "TPU VMs do not live-migrate, and two pools' maintenance windows can overlap and stop every group at once; "
-            + _advice(view, ns, name, sorted({*pools, *reach}), len(pools)),
+            + _advice(view, ns, name, every, len(pools)),
         )
-    missing = [p for p in sorted({*apart, *reach}) if p not in gate.pools]
+    missing = [p for p in every if p not in gate.pools]
     if missing:
         return Finding(
             subject,

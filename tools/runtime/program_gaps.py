@@ -229,29 +229,26 @@ def serving_namespaces(view: PlanView, kinds: Sequence[str] = SERVING_KINDS) -> 
 
 def namespace_gaps(view: PlanView) -> Iterator[Finding]:
     """Each serving namespace has its ``Tenancy`` (its ResourceQuota shows it), and the plan alert policies."""
-    where: dict[str, set[str]] = {}
-    for o in view.kubernetes_objects():
-        ns = _mapping(o.get("metadata")).get("namespace")
-        if isinstance(ns, str):
-            where.setdefault(ns, set()).add(str(o.get("kind")))
-    for ns in sorted(n for n, kinds in where.items() if kinds & set(SERVING_KINDS)):
+    quotas = {_mapping(o.get("metadata")).get("namespace") for o in view.kubernetes_objects("ResourceQuota")}
+    for ns in serving_namespaces(view):
         subject = f"tenancy of namespace {ns}"
-        if "ResourceQuota" in where[ns]:
+        if ns in quotas:
             yield Finding(subject, True, "a quota and NetworkPolicies (Tenancy)")
         else:
             yield Finding(subject, False, "no quota and no NetworkPolicies: give the namespace its Tenancy")
-    if where and not view.of_type(ALERT_POLICY):
+    namespaced = any(isinstance(_mapping(o.get("metadata")).get("namespace"), str) for o in view.kubernetes_objects())
+    if namespaced and not view.of_type(ALERT_POLICY):
         yield Finding("alert policies", False, "none: nobody is paged of an outage; add an Observability")
 
 
 OBSERVABILITY = "tpu-serving:index:Observability"
-WATCHED: tuple[tuple[str, str | None, str], ...] = (
-    ("probe_failing", None, "the serving probe and its alerts (ServingMetrics.probe)"),
-    ("controller_unavailable", None, "alerts on the controllers the serving relies on (ObservabilityArgs.controllers)"),
-    ("gateway_errors", "Gateway", "alerts on the Gateway (ServingMetrics.gateway: through_gateway(metrics, gateway))"),
-    ("router_not_ready", "InferencePool", "alerts on the endpoint picker (ServingMetrics.router: routed(...))"),
-)
-"""(alert rule, the kind that calls for it or None, what it says) of what a stack file's ``Observability`` watches
+WATCHED: dict[str, str] = {
+    "probe_failing": "the serving probe and its alerts (ServingMetrics.probe)",
+    "controller_unavailable": "alerts on the controllers the serving relies on (ObservabilityArgs.controllers)",
+    "gateway_errors": "alerts on the Gateway (ServingMetrics.gateway: through_gateway(metrics, gateway))",
+    "router_not_ready": "alerts on the endpoint picker (ServingMetrics.router: routed(...))",
+}
+"""Alert rule -> what it says of what a stack file's ``Observability`` watches
 beyond the serving's own alerts: a program's Observability built from ``VllmServing.neighbours`` has none of them
 unless it passes them (library review 6, M4: 19 alert policies where the stack file had 31, no probe; library review
 11, M2: without ``through_gateway`` the Gateway's 10 alert policies were gone, and ``check --production`` passed)."""
@@ -291,9 +288,9 @@ def unwatched(view: PlanView) -> list[tuple[str, str]]:
     (its absence is :func:`namespace_gaps`')."""
     if not view.of_type(OBSERVABILITY):
         return []
-    queries, said = _alert_queries(view), {rule: what for rule, _, what in WATCHED}
+    queries = _alert_queries(view)
     return [
-        (f"{rule} of {subject}", said[rule])
+        (f"{rule} of {subject}", WATCHED[rule])
         for rule, subject, text in _watched_subjects(view)
         if not any(r == rule and text in q for r, q in queries)
     ]

@@ -39,6 +39,7 @@ from .facts import (
     ROLE_LABEL,
     VllmMetric,
     caution,
+    unpinned_revision,
 )
 from .lifecycle import shutdown
 from .neighbours import PROBE_COVERS, leader_metrics, probe_target
@@ -147,16 +148,9 @@ def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
                 "preview's Caution: line has the sources)",
             ),
         )
-    if serving.loader == WeightsLoader.HUGGING_FACE and serving.model_revision is None:  # SRE review 34, m1
-        gaps.append(
-            Gap(
-                "serving.modelRevision",
-                "null",
-                "the hugging-face loader takes the repository's default branch at each group start, so groups "
-                "started on different days can serve different files, with no rollout in any preview: pin a commit "
-                "sha",
-            )
-        )
+    hub = serving.loader == WeightsLoader.HUGGING_FACE
+    if unpinned := unpinned_revision(serving.model, hub, serving.model_revision):  # SRE review 34, m1
+        gaps.append(Gap("serving.modelRevision", "null", f"{unpinned}: pin a commit sha"))
     if serving.images.unverified_vllm is not None:  # GKE review round 63, m3
         gaps.append(
             Gap(

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from _pytest.config import parse_warning_filter
 
 from tpu_serving_tools.offline import Plan, preview_stack
 from tpu_serving_tools.reference_sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
 from tpu_serving_tools.stack_files import load_project
 
-pytest_plugins = ["tests.messages"]
+pytest_plugins = ["tests.messages", "pytester"]
 """Every error message of the library that a test creates is held to tests/golden_messages.txt."""
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -85,6 +87,33 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
         validation._ADAPTERS.clear()
         pods.publisher_script.cache_clear()
+
+
+INLINE_PROGRAM_LEFT_RUNNING = r"ignore:Exception ignored in. <coroutine object run_(in_stack|pulumi_func) at :pytest.PytestUnraisableExceptionWarning"
+"""The e2e harness's inline program (``tools/e2e/stack_run.py``) runs on an event loop of the Python SDK's
+``automation/_server.py`` (pulumi 3.272.0, ``LanguageServer.Run``). When the engine fails an ``up`` (as
+``test_e2e_shared_tenancy`` makes it, on purpose), that loop is left with the program's ``run_in_stack`` coroutine
+unfinished; whenever the garbage collector later closes it, its ``finally`` awaits ``_shutdown_callbacks``, whose
+``asyncio.get_running_loop()`` (``runtime/_callbacks.py`` l.110) raises outside any loop, an unraisable exception in
+whichever test is running then (CI of stop 59 failed ``test_e2e_zone_outage`` on it, after every step had passed).
+The command's own result, which the tests assert, is unaffected; only these two SDK coroutines are ignored, and only
+in e2e tests, so an unraisable exception of anything else still fails."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``make e2e`` (``-m e2e``): the filter holds for the whole session too, for a coroutine only collected at its
+    end (pytest's ``pytest_unconfigure`` collects once more, under the session's filters)."""
+    if (config.option.markexpr or "").strip() == "e2e":
+        # pytest's configure-time warnings context is open here and stays open until after pytest_unconfigure
+        # (pytest 9.2.0, config/__init__.py l.1359-1370): a filter added now is in force for that last collection
+        warnings.filterwarnings(*parse_warning_filter(INLINE_PROGRAM_LEFT_RUNNING, escape=False))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each e2e item ignores them, however it was selected (one file of them runs without ``-m e2e``)."""
+    for item in items:
+        if item.get_closest_marker("e2e") is not None:
+            item.add_marker(pytest.mark.filterwarnings(INLINE_PROGRAM_LEFT_RUNNING))
 
 
 @pytest.hookimpl(wrapper=True)

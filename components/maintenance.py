@@ -104,8 +104,11 @@ class MaintenanceExclusion:
     )
 
     def problems(self) -> list[str]:
-        """A "No upgrades" exclusion lasts at most 30 days."""
+        """It ends after it starts (library review 13, m5: a backwards range was accepted, and only the check's
+        warning that nothing held upgrades hinted at it), and a "No upgrades" exclusion lasts at most 30 days."""
         start, end = instant(self.start_time), instant(self.end_time)
+        if start and end and end <= start:
+            return [f"end_time = {self.end_time!r}: the exclusion must end after its start_time {self.start_time}"]
         if self.scope == ExclusionScope.NO_UPGRADES and start and end and end - start > NO_UPGRADES_LONGEST:
             return [
                 f"end_time = {self.end_time!r}: scope NO_UPGRADES lasts at most 30 days (GKE), "

@@ -95,6 +95,17 @@ def test_api_rules_maintenance_exclusions_unique_names_and_no_upgrades_at_most_3
     )
 
 
+def test_api_rules_maintenance_exclusion_ends_after_it_starts():
+    freeze = {"name": "freeze", "startTime": "2026-12-01T00:00:00Z"}
+    for end in ("2026-06-30T00:00:00Z", "2026-12-01T00:00:00Z"):
+        (backwards,) = problems(maintenance(exclusions=[{**freeze, "endTime": end}]))
+        assert backwards == (
+            f"tpu-serving:cluster.maintenance.exclusions[0]: endTime = '{end}': the exclusion must end after its "
+            "startTime 2026-12-01T00:00:00Z"
+        )
+    load(maintenance(exclusions=[{**freeze, "endTime": "2026-12-01T00:00:01Z"}]))  # a second later: accepted
+
+
 def test_api_rules_maintenance_python_callers_see_python_names():
     with pytest.raises(ArgumentsError) as err:
         check_arguments(

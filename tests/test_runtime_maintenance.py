@@ -150,6 +150,25 @@ def test_maintenance_warns_of_a_gate_that_leaves_out_a_pool(plans):
     assert not finding.ok and "leaves out pool(s) serving-v6e8b" in finding.reason
 
 
+def test_maintenance_a_gate_that_names_another_leader_worker_set_is_named_not_asked_for(plans):
+    """Library review 13, m4: a gate of the namespace whose LEADER_WORKER_SETS misses the serving was reported as no
+    gate at all, with the advice to add one (a second, beside the misnamed first)."""
+    plan = copy.deepcopy(plans[True])
+    for r in plan["resources"]:
+        if r["type"] == "kubernetes:batch/v1:CronJob":
+            for e in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]["env"]:
+                if e["name"] == "LEADER_WORKER_SETS":
+                    e["value"] = "vllm-server"
+    [finding] = maintenance.check(PlanView(plan)).findings
+    assert not finding.ok
+    assert (
+        "the host-maintenance gate CronJob serving/host-maintenance-gate names LeaderWorkerSets vllm-server, not "
+        in (finding.reason)
+    )
+    assert "add 'vllm' to that gate's leader_worker_sets" in finding.reason
+    assert "HostMaintenanceGateArgs(" not in finding.reason  # not told to add a second gate
+
+
 def test_maintenance_a_gate_whose_priority_class_the_plan_lacks_never_runs(plans):
     """Library review 2, M5: a gate at the serving PriorityClass in a program without ``Tenancy`` was counted gated,
     but the API server refuses each of its runs' pods."""

@@ -156,12 +156,36 @@ def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str], groups: in
     return chosen + STACK_ADVICE
 
 
+def _ungated(
+    view: PlanView, ns: str, name: str, pools: Sequence[str], every: Sequence[str], found: Sequence[Gate], where: str
+) -> str:
+    """Why the groups of ``ns/name`` are ungated: a gate of the namespace that names other LeaderWorkerSets (library
+    review 13, m4: told to add a gate, the user would add a second one beside a misnamed first), or none."""
+    risk = "TPU VMs do not live-migrate, and two pools' maintenance windows can overlap and stop every group at once; "
+    beside = next((g for g in found if g.namespace == ns), None)
+    if beside is not None:
+        return (
+            f"{len(pools)} standing groups in {len(apart_of(pools))} node pools, {where}, and the host-maintenance "
+            f"gate CronJob {ns}/{beside.name} names LeaderWorkerSets {', '.join(beside.leader_worker_sets) or '(none)'}"
+            f", not {name}: {risk}add {name!r} to that gate's leader_worker_sets (a typo of the name?)"
+        )
+    return (
+        f"{len(pools)} standing groups in {len(apart_of(pools))} node pools, {where}, and no host-maintenance gate "
+        f"CronJob: {risk}" + _advice(view, ns, name, every, len(pools))
+    )
+
+
+def apart_of(pools: Sequence[str]) -> list[str]:
+    """The distinct pools of ``pools``, sorted."""
+    return sorted(set(pools))
+
+
 def _finding(
     view: PlanView, ns: str, name: str, pools: Sequence[str], found: Sequence[Gate], reach: Sequence[str]
 ) -> Finding:
     """``pools``: those of the standing groups as the pools start; ``reach``: every pool the groups may land on."""
     subject = f"gate LeaderWorkerSet {ns}/{name}"
-    apart, every = sorted(set(pools)), sorted({*pools, *reach})
+    apart, every = apart_of(pools), sorted({*pools, *reach})
     if len(pools) < 2:
         return Finding(subject, True, f"{len(pools)} standing group(s) placed: no other group to keep serving")
     if len(apart) < 2:
@@ -175,13 +199,7 @@ def _finding(
     where = ", ".join(f"{p} ({zones[p]})" if zones.get(p) else p for p in apart)
     gate = next((g for g in found if g.namespace == ns and name in g.leader_worker_sets), None)
     if gate is None:
-        return Finding(
-            subject,
-            False,
-            f"{len(pools)} standing groups in {len(apart)} node pools, {where}, and no host-maintenance gate CronJob: "
-            "TPU VMs do not live-migrate, and two pools' maintenance windows can overlap and stop every group at once; "
-            + _advice(view, ns, name, every, len(pools)),
-        )
+        return Finding(subject, False, _ungated(view, ns, name, pools, every, found, where))
     missing = [p for p in every if p not in gate.pools]
     if missing:
         return Finding(

@@ -19,6 +19,20 @@ def tcp_probe(port: int, period_seconds: int = 10, failure_threshold: int = 3) -
     )
 
 
+def term_trap(action: str = "") -> str:
+    """The head of a ``/bin/sh -c`` script that runs as its container's PID 1 and does not ``exec`` its last
+    command: a SIGTERM handler that runs ``action`` and exits. The kubelet stops a container by sending SIGTERM to
+    its PID 1 alone, and the kernel delivers a signal to a PID namespace's init only if the init installed a
+    handler for it ("the only signals that can be sent to the init process are those for which init has
+    established a signal handler", pid_namespaces(7)); a shell installs none for SIGTERM, so without this the
+    container lives out the pod's whole grace period (GKE review 71, M1). The script must wait for its children with
+    ``wait``, which a trapped signal interrupts at once (POSIX ``wait``: "the reception of a signal for which a trap
+    has been set shall cause the wait utility to return immediately"); a foreground child holds the trap until it
+    ends. The shell's exit ends the namespace, and the kernel kills what it started."""
+    then = f"{action}; exit 143" if action else "exit 143"
+    return f"trap '{then}' TERM; "
+
+
 def requests(
     cpu: str, memory: str, extended: Mapping[str, str] | None = None, *, memory_limit: bool = False
 ) -> k8s.core.v1.ResourceRequirementsArgs:

@@ -65,6 +65,10 @@ DIFFERENCES: list[tuple[str, str]] = [
         "SAX_ROOT in the stack's state bucket (seed: placeholder)",
     ),
     (
+        rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.args",
+        "--platform_topology of the slice, which the seed leaves at Saxml's default '1' (GKE review 71, m1)",
+    ),
+    (
         rf"{MODEL_POD}\.spec\.containers\[sax-model-server\]\.securityContext\.privileged",
         "privileged only where GKE needs it (before 1.28); the stack's GKE is newer",
     ),
@@ -161,6 +165,8 @@ def test_saxml_model_servers_from_pools():
     assert pod["serviceAccountName"] == "sax-sa"
     (c,) = pod["containers"]
     assert "--platform_chip=tpuv5e" in c["args"] and "--sax_cell=/sax/test" in c["args"]
+    # the slice's topology, not Saxml's default '1' (GKE review 71, m1)
+    assert "--platform_topology=4x8" in c["args"]
     assert c["resources"]["limits"] == {"google.com/tpu": "4"}
     assert {"name": "MEGASCALE_NUM_SLICES", "value": ""} in c["env"]
     # not privileged: hardened, as every TPU container from GKE 1.28

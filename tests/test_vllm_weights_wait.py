@@ -36,7 +36,7 @@ def _waits(script: str, folder: Path) -> bool:
     """Whether the wait, run on ``folder`` as the mount, would go round again (its first check failed), else it ends
     with rc 0. The loop's sleep is replaced by an exit, so the answer takes no timing (a loaded machine's python3
     start took over a second)."""
-    local = script.replace(WEIGHTS_MOUNT, str(folder)).replace("sleep 60; done", "exit 3; done")
+    local = script.replace(WEIGHTS_MOUNT, str(folder)).replace("sleep 60 & wait $!; done", "exit 3; done")
     assert local != script
     done = subprocess.run(["sh", "-c", local], capture_output=True, text=True, timeout=120)
     if done.returncode == 3:

@@ -206,7 +206,15 @@ def model_server_jobset_spec(args: SaxmlServingArgs) -> dict[str, object]:
     container = k8s.core.v1.ContainerArgs(
         name=MODEL_JOB,
         image=args.images.model_server,
-        args=[f"--port={MODEL_PORT}", f"--sax_cell={args.cell}", f"--platform_chip={args.shape.generation.chip_name}"],
+        # --platform_topology: the slice's, which the server registers with the admin and prices each query's chips
+        # by (google/saxml v1.1.0 saxml/server/model_service_main.py l.54: default '1'; model_service_base.py l.793,
+        # l.853, l.1427; the Saxml README passes it, e.g. --platform_topology=2x2x1) (GKE review 71, m1)
+        args=[
+            f"--port={MODEL_PORT}",
+            f"--sax_cell={args.cell}",
+            f"--platform_chip={args.shape.generation.chip_name}",
+            f"--platform_topology={args.shape.topology}",
+        ],
         ports=[
             k8s.core.v1.ContainerPortArgs(container_port=MODEL_PORT),
             k8s.core.v1.ContainerPortArgs(container_port=MEGASCALE_PORT),

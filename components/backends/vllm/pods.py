@@ -22,6 +22,7 @@ from ...podspec import (
     node_lost_tolerations,
     pod_security,
     requests,
+    term_trap,
 )
 from ...spread import group_zone_spread, standing_groups
 from . import file_cache
@@ -114,6 +115,10 @@ def server_port(args: VllmServingArgs) -> int:
     return args.kv_transfer.server_port if args.kv_transfer is not None else HTTP_PORT
 
 
+RAY_STOP = "ray stop --force"
+"""Stops every Ray process of the host (the worker's raylet, the leader's head) at once."""
+
+
 def _find_script() -> str:
     first, second = MULTI_NODE_SCRIPTS
     return f"S={first}; [ -f $S ] || S={second}; "
@@ -136,17 +141,21 @@ def leader_script(args: VllmServingArgs) -> str:
     if not args.multi_host:
         return f"exec {serve}"
     # $(LWS_GROUP_SIZE) is expanded by the kubelet (LWS sets it on every pod of the group).
+    # the shell is PID 1 until the head is up: SIGTERM stops the head and ends the wait (:func:`term_trap`)
     return (
-        f"{_find_script()}bash $S leader --ray_cluster_size=$(LWS_GROUP_SIZE) "
-        f"--ray_init_timeout={ray_init_timeout(args)} && exec {serve}"
+        f"{_find_script()}{term_trap(RAY_STOP)}bash $S leader --ray_cluster_size=$(LWS_GROUP_SIZE) "
+        f"--ray_init_timeout={ray_init_timeout(args)} & wait $! && exec {serve}"
     )
 
 
 def worker_script(args: VllmServingArgs) -> str:
-    """A worker joins the leader's Ray cluster and blocks (retrying for the group's startup window)."""
+    """A worker joins the leader's Ray cluster and blocks (retrying for the group's startup window). Its shell stays
+    PID 1 with a SIGTERM handler that stops the host's Ray node and exits (:func:`term_trap`): an ``exec``'d bash,
+    running ``multi-node-serving.sh``, ignored SIGTERM, lived out the grace period and kept dialling
+    ``$(LWS_LEADER_ADDRESS)``, which names the group's next leader once it is recreated (GKE review 71, M1)."""
     return (
-        f"{_find_script()}exec bash $S worker --ray_address=$(LWS_LEADER_ADDRESS) "
-        f"--ray_init_timeout={ray_init_timeout(args)}"
+        f"{_find_script()}{term_trap(RAY_STOP)}bash $S worker --ray_address=$(LWS_LEADER_ADDRESS) "
+        f"--ray_init_timeout={ray_init_timeout(args)} & wait $!"
     )
 
 

@@ -37,15 +37,11 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .maintenance_gate import LWS_NAME_LABEL, WORKER_INDEX_LABEL, Obj, _labels, pod_ready
+from .maintenance_gate import GROUP_INDEX_LABEL, LWS_NAME_LABEL, WORKER_INDEX_LABEL, Obj, _labels, pod_ready
 
 COVER_ANNOTATION = "tpu-serving.dev/lost-group-cover"
 """On an HPA the gate covers: ``{"minReplicas": m, "maxReplicas": M, "groups": g, "lost": [...]}``, the stack's
 bounds it gives back, the groups it ran before, and the group indices lost since."""
-GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
-"""The label the LWS pod webhook sets on every pod of a group to its index (kubernetes-sigs/lws v0.9.0
-api/leaderworkerset/v1/leaderworkerset_types.go ``GroupIndexLabelKey``); the name and worker-index labels are
-:mod:`tpu_serving.maintenance_gate`'s."""
 
 
 @dataclass(frozen=True)

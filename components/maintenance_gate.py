@@ -44,6 +44,8 @@ SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
 PERFORM_LABEL = "cloud.google.com/perform-maintenance"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"
+GROUP_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/group-index"
+"""Set on every pod of a group to its index by the LWS pod webhook (lws v0.9.0 ``GroupIndexLabelKey``)."""
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 """The LeaderWorkerSet API a watching gate reads ``spec.replicas`` from (its CRD's group and served version)."""
 SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -79,23 +81,20 @@ class Gate:
     bounds: tuple[tuple[str, int, int], ...] = ()
     """``(hpa, minReplicas, maxReplicas)``: the stack's own bounds of its HPAs, which a cover gives back."""
     close_seconds: int = 25200
-    """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them): a
-    slice's maintenance of up to a few hours and its group's reload after it."""
+    """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them)."""
     surge: int = 0
     """``maxSurge`` of the LeaderWorkerSets' rollouts: one or more, and a scale-down by one group removes no serving
     group while a lower one is in maintenance (LWS keeps it), so the gate does not hold for the HPA."""
     state: str = ""
     """The ConfigMap in which the gate remembers the windows GKE announced (:func:`remember_windows`); empty: none."""
     starts: bool = True
-    """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (GKE single-host
-    v5e or v6e, TPU7x): the gate then only watches, and pages a lost node (SRE and GKE reviews: the lost-node page
-    is the stack's fast signal of a silent VM)."""
+    """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (single-host v5e
+    or v6e, TPU7x): the gate then only watches, and pages a lost node (the stack's fast signal of a silent VM)."""
 
 
 @dataclass(frozen=True)
 class Decision:
-    """What a run does and says: ``start`` (label ``nodes`` of ``pool``), ``hold``, ``idle`` or ``watch`` (a gate
-    that starts nothing)."""
+    """What a run does and says: ``start`` (label ``nodes`` of ``pool``), ``hold``, ``idle`` or ``watch``."""
 
     action: str
     severity: str
@@ -128,8 +127,7 @@ def _rfc3339(value: str) -> float | None:
 
 
 def window(node: Obj) -> float | None:
-    """When the node's pending maintenance opens (its scheduled-maintenance-time label), None when unset or
-    unreadable."""
+    """When the node's pending maintenance opens (its scheduled-maintenance-time label); None: unset or unreadable."""
     value = _labels(node).get(SCHEDULED_LABEL)
     try:
         return float(value) if value is not None else None
@@ -227,9 +225,8 @@ def lost_node_names(
 ) -> list[tuple[str, int]]:
     """The nodes holding a serving pod that have been NotReady for ``lost_seconds``, less, with ``exempt``, those in
     maintenance for less than ``maintenance_seconds`` (:func:`_under_way`: an unreadable scheduled-maintenance-time
-    label, or a bare perform label, exempts nothing), each with its seconds NotReady. The page spares a maintenance; the cover does not: a serving pod still
-    bound to a node in maintenance keeps its group down for the maintenance and its reload (SRE review round 24,
-    M1)."""
+    label, or a bare perform label, exempts nothing), each with its seconds NotReady. The page spares a maintenance;
+    the cover does not: a serving pod bound to a node in maintenance keeps its group down (SRE review 24, M1)."""
     holding = {p.get("spec", {}).get("nodeName") for p in pods}
     found = []
     for node in nodes:
@@ -281,6 +278,8 @@ def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str
         return f"{ready} of {len(leaders)} leaders Ready; not Ready: {', '.join(unready)}"
     if len(leaders) < gate.fewest_groups:
         return f"{len(leaders)} of {gate.fewest_groups} standing groups run"
+    if holes := _holes(leaders):  # a surge group serves while a standing one is gone (SRE review 37, M2)
+        return f"no leader in group(s) {holes}: a group is being recreated, or its pods are refused"
     if len(leaders) > gate.fewest_groups and not scale_downs_held and gate.surge < 1:
         return (
             f"{len(leaders)} groups run, above the {gate.fewest_groups} standing ones, and the HPA may scale down "
@@ -288,6 +287,15 @@ def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str
             f"{', '.join(gate.autoscalers) or 'the HPA'}) to let it go ahead"
         )
     return ""
+
+
+def _holes(leaders: Sequence[Obj]) -> str:
+    """Per LeaderWorkerSet, the group indices below its highest leader's that have no leader (``name/index``)."""
+    found: dict[str, set[int]] = {}
+    for p in leaders:
+        if (index := _labels(p).get(GROUP_INDEX_LABEL, "")).isdigit():
+            found.setdefault(_labels(p).get(LWS_NAME_LABEL, ""), set()).add(int(index))
+    return ", ".join(f"{n}/{i}" for n, got in sorted(found.items()) for i in range(max(got)) if i not in got)
 
 
 def _first_pool(

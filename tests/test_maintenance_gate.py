@@ -368,3 +368,21 @@ def test_a_terminating_node_holds_the_next_pool_but_pages_when_lost() -> None:
     ready = with_signal(node("n-p-b", "p-b"), taint=mg.TERMINATION_TAINT)
     held = mg.decide([node("n-p-a", "p-a", IN_40H), ready], SERVING, GATE, NOW, False)
     assert held.action == "hold" and "n-p-b (terminating)" in held.message
+
+
+def _in_group(p: dict, group: int) -> dict:
+    p["metadata"]["labels"][mg.GROUP_INDEX_LABEL] = str(group)
+    return p
+
+
+def test_decide_holds_while_a_standing_group_has_no_leader_beside_a_surge_group() -> None:
+    """SRE review 37, M2: a surge rollout stalled on a standing group whose pods are refused (group 1 gone, surge
+    group 2 Ready) left two Ready leaders, and a starting gate took group 0's pool days before its window."""
+    surge = dataclasses.replace(GATE, surge=1)
+    nodes = pools({"p-a": IN_50H, "p-b": None, "p-c": None})
+    stalled = [_in_group(pod("vllm-0", "n-p-a"), 0), _in_group(pod("vllm-2", "n-p-c"), 2)]
+    held = mg.decide(nodes, stalled, surge, NOW, False)
+    assert (held.action, held.severity) == ("hold", "WARNING"), held
+    assert held.message.endswith("no leader in group(s) vllm/1: a group is being recreated, or its pods are refused")
+    whole = [*stalled, _in_group(pod("vllm-1", "n-p-b"), 1)]
+    assert mg.decide(nodes, whole, surge, NOW, False).action == "start"

@@ -18,6 +18,7 @@ import yaml
 
 from tests.conftest import ROOT, STACKS, plan_of
 from tests.fixtures import library_page
+from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 
@@ -176,12 +177,17 @@ def test_docs_library_example_previews_and_passes_prerequisites(tmp_path: Path):
     found = dict(re.findall(r"(prerequisites met|unchanged on a second up) (\d+/\d+)", line))
     assert set(found) == {"prerequisites met", "unchanged on a second up"}, line
     assert all(a == b for a, b in (v.split("/") for v in found.values())), line
-    # with the page's serving component after it, every line of the check passes
+    # with the page's serving component after it, every line of the check passes but the serving's PriorityClass,
+    # which the Tenancy after it declares (library review 14, M1: the page's serving ran at priority 0)
     (tmp_path / "__main__.py").write_text(example + serving)
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True)
-    assert check.returncode == 0, check.stdout + check.stderr
-    # 13: the Cloud Storage FUSE volumes on a cluster with the add-on (GKE review 65, m2)
-    assert "engine containers conform" in check.stdout and "prerequisites met 13/13" in check.stdout, check.stdout
+    assert check.returncode == 1, check.stdout + check.stderr
+    failed = [x for x in check.stdout.splitlines() if x.startswith("  [")]
+    assert failed == [
+        f"  [prerequisites] priority class tpu-serving-online of LeaderWorkerSet serving/vllm: {PRIORITY_REFUSED}"
+    ], check.stdout
+    # 14: the Cloud Storage FUSE volumes on a cluster with the add-on (GKE review 65, m2), and the class
+    assert "engine containers conform" in check.stdout and "prerequisites met 13/14" in check.stdout, check.stdout
     assert "host-maintenance gate: no LeaderWorkerSet with standing groups in two pools" in check.stdout, check.stdout
     # the runbook reads a program's cluster, namespace and pools off its resources (user review 11, M3)
     book = subprocess.run([*cli, "runbook", "--stack", "dev", "--root", str(tmp_path)], capture_output=True, text=True)

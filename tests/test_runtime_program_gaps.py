@@ -30,10 +30,10 @@ def gaps(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_program_gaps_the_production_stacks_program_has_none_of_the_gaps():
     result = program_gaps.check(PlanView(program(PRODUCTION)))
-    # groups, zones, capacity, upgrades, the namespace's tenancy, ticket channels
-    assert len(result.findings) == 6 and result.ok, result.findings
+    # groups, zones, capacity, upgrades, the namespace's tenancy, ticket channels, the serving's priority
+    assert len(result.findings) == 7 and result.ok, result.findings
     assert program_gaps.preview_lines(PlanView(program(PRODUCTION))) == [
-        "Production: none of the gaps a stack file's production: true refuses, of 6 read"
+        "Production: none of the gaps a stack file's production: true refuses, of 7 read"
     ]
 
 
@@ -95,7 +95,7 @@ def test_check_warns_of_a_programs_gaps_and_fails_on_them_with_production():
     view = PlanView(program("vllm-llama31-405b-v6e16"))
     results = run_checks(view)
     lines = summary("p", results)
-    assert "production rules broken 4 of 6" in lines[0], lines[0]
+    assert "production rules broken 4 of 7" in lines[0], lines[0]
     assert "  warning [production] zones of the TPU pools: every TPU pool is in us-east5-b: " in "\n".join(lines)
     strict = frozenset({"maintenance"})
     assert passed(results)  # the gaps warn
@@ -200,3 +200,23 @@ def test_program_gaps_each_namespace_and_gateway_is_watched_on_its_own():
         "watched probe_failing of namespace other",
         "watched router_not_ready of InferencePool other/vllm-api-gateway",
     ], found
+
+
+def _leader_worker_set(plan: dict[str, Any]) -> dict[str, Any]:
+    (lws,) = [r for r in plan["resources"] if r["type"].endswith(":LeaderWorkerSet")]
+    return lws
+
+
+def test_program_gaps_a_serving_without_a_priority_class_beside_declared_ones_fails():
+    """Library review 14, M1: the serving left at priority 0 while the plan's Tenancy declares the online and batch
+    classes was silent; the production stack's serving names tpu-serving-online."""
+    plan = program(PRODUCTION)
+    subject = "priority of LeaderWorkerSet vllm-llama70b/vllm"
+    assert subject not in gaps(plan)
+    template = _leader_worker_set(plan)["inputs"]["spec"]["leaderWorkerTemplate"]
+    for role in ("leaderTemplate", "workerTemplate"):
+        if role in template:
+            template[role]["spec"].pop("priorityClassName", None)
+    why = gaps(plan)[subject]
+    assert why.startswith("its pods run at priority 0, below the classes the plan declares (tpu-serving-batch, ")
+    assert "VllmServingArgs.priority_class_name" in why

@@ -267,7 +267,7 @@ def declared_priority_classes(view: PlanView) -> frozenset[str]:
     return BUILT_IN_PRIORITY_CLASSES | declared
 
 
-def _priority_class_names(value: Any) -> Iterator[str]:
+def priority_class_names(value: Any) -> Iterator[str]:
     """Every ``priorityClassName`` in an object's pod templates, however deep (a CronJob's job template, an LWS's
     leader and worker templates, a JobSet's replicated jobs)."""
     return (v for k, v in entries(value) if k == "priorityClassName" and isinstance(v, str) and v)
@@ -283,7 +283,7 @@ def priority_findings(view: PlanView) -> Iterator[Finding]:
             continue
         meta = r["inputs"].get("metadata") or {}
         where = f"{r['inputs'].get('kind', r['type'].rsplit(':', 1)[-1])} {meta.get('namespace', 'default')}/{meta.get('name')}"
-        for name in dict.fromkeys(_priority_class_names(r["inputs"].get("spec") or {})):
+        for name in dict.fromkeys(priority_class_names(r["inputs"].get("spec") or {})):
             subject = f"priority class {name} of {where}"
             yield (
                 Finding(subject, True, "declared in the plan" if name not in BUILT_IN_PRIORITY_CLASSES else "built in")

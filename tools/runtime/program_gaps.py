@@ -17,7 +17,8 @@ plan with one on-demand group whose tickets page. These are the same rules, read
 
 - node upgrades held on a cluster the plan creates (a maintenance exclusion);
 - a ``Tenancy`` (a ResourceQuota) in each serving namespace, and alert policies (library review 10, M2: the
-  ``Program:`` line named both, and ``check --production`` passed them).
+  ``Program:`` line named both, and ``check --production`` passed them);
+- a PriorityClass on each serving workload when the plan declares classes (library review 14, M1).
 
 The host-maintenance gate is the ``maintenance`` category's. A stack file's plan (a ``TpuServingDeployment``) says its own
 gaps in its ``production`` output and is not read here. The category is advisory: ``tpu-serving check`` prints its
@@ -35,6 +36,11 @@ from tpu_serving.capacity import STOCKOUT, Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
 from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
+from tpu_serving_tools.runtime.k8s_prereqs import (
+    BUILT_IN_PRIORITY_CLASSES,
+    declared_priority_classes,
+    priority_class_names,
+)
 from tpu_serving_tools.runtime.maintenance import DEPLOYMENT, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pool_resources
 from tpu_serving_tools.runtime.node_pool import pool_capacity
@@ -316,6 +322,32 @@ def serving_gaps(view: PlanView) -> Iterator[Finding]:
                 yield Finding(subject, False, f"{said}; production: true requires {setting}")
 
 
+def priority_gaps(view: PlanView) -> Iterator[Finding]:
+    """Each serving workload names a PriorityClass in its pod templates when the plan declares classes (library review
+    14, M1: a serving left at priority 0 ran below the batch class its namespace's ``Tenancy`` offered, and nothing
+    said so; a stack file's deployment passes the serving ``tpu-serving-online``)."""
+    declared = sorted(declared_priority_classes(view) - BUILT_IN_PRIORITY_CLASSES)
+    if not declared:
+        return
+    for o in view.kubernetes_objects():
+        meta = _mapping(o.get("metadata"))
+        if o.get("kind") not in ONLINE_KINDS:
+            continue
+        subject = f"priority of {o.get('kind')} {meta.get('namespace', 'default')}/{meta.get('name')}"
+        named = sorted(set(priority_class_names(o.get("spec") or {})))
+        if named:
+            yield Finding(subject, True, ", ".join(named))
+            continue
+        yield Finding(
+            subject,
+            False,
+            f"its pods run at priority 0, below the classes the plan declares ({', '.join(declared)}): a pod of a "
+            "lower class keeps a slice a recreated group needs, and the kubelet evicts serving pods first under node "
+            "pressure; pass the online class (VllmServingArgs.priority_class_name, 'tpu-serving-online' beside a "
+            "Tenancy), as a stack file's deployment does",
+        )
+
+
 def check(view: PlanView) -> CategoryResult:
     """The production gaps of a program's plan; nothing for a stack file's (its ``production`` output has them)."""
     if any(r["type"] == DEPLOYMENT for r in view.resources):
@@ -329,6 +361,7 @@ def check(view: PlanView) -> CategoryResult:
         *ticket_gaps(view),
         *watch_gaps(view),
         *serving_gaps(view),
+        *priority_gaps(view),
     ]
     return CategoryResult(CATEGORY, findings)
 

@@ -327,6 +327,12 @@ def group_recreations_metric(cluster: str, namespace: str) -> str:
     return namespaced_metric(cluster, namespace, "lws-group-recreations")
 
 
+def refused_pods_metric(cluster: str, namespace: str) -> str:
+    """The log-based metric counting the serving StatefulSets' refused pod creations of a cluster's namespace:
+    ``<cluster>-<ns>-lws-pods-refused`` (:func:`namespaced_metric`)."""
+    return namespaced_metric(cluster, namespace, "lws-pods-refused")
+
+
 MAINTENANCE_GATE = "host-maintenance-gate"
 """The host-maintenance gate's CronJob, ServiceAccount, ConfigMap, Role and container in the serving namespace
 (:mod:`tpu_serving.host_maintenance_job`)."""

@@ -26,6 +26,7 @@ import pulumi_kubernetes as k8s
 from . import cluster_notices, host_maintenance, prober
 from . import group_recreations as recreations
 from . import observability_roles as roles_
+from . import refused_pods as refused
 from .alert_policies import Alert, alert_policy_args, alerts, controller_policies
 from .catalog import SliceShape
 from .controllers import WatchedDeployment
@@ -383,4 +384,8 @@ class Observability(pulumi.ComponentResource):
         policies = recreations.policies(groups, settings)
         for key, policy in policies.items():
             gcp.monitoring.AlertPolicy(f"{name}-{key}", policy, opts=after_metric)
-        return [str(p.display_name) for p in policies.values()]
+        refusals = gcp.logging.Metric(f"{name}-{refused.KEY}-metric", refused.metric_args(groups), opts=child)
+        after_refusals = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[refusals]))
+        page = refused.policy_args(groups, settings)
+        gcp.monitoring.AlertPolicy(f"{name}-{refused.KEY}", page, opts=after_refusals)
+        return [str(p.display_name) for p in policies.values()] + [str(page.display_name)]

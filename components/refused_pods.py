@@ -1,0 +1,136 @@
+"""Serving pods a controller cannot create: counted from the cluster's Kubernetes events, alerted on (SRE review 37,
+M1).
+
+A LeaderWorkerSet's groups are StatefulSets: the leaders' (named after the LeaderWorkerSet) and one per group for its
+workers (``<name>-<group index>``; kubernetes-sigs/lws v0.10.0 pkg/controllers/leaderworkerset_controller.go, the
+leader StatefulSet, and pod_controller.go, the worker StatefulSet named after the leader pod). When the API server
+refuses a pod of one (a fail-closed webhook it cannot reach, a ResourceQuota a surge does not fit), the StatefulSet
+controller records a Warning Event ``FailedCreate`` about the StatefulSet ("create Pod <pod> in StatefulSet <set>
+failed error: ...": kubernetes/kubernetes pkg/controller/statefulset/stateful_pod_control.go ``recordPodEvent``,
+reason ``Failed`` + the verb; seen on the e2e control plane by SRE review 37) and retries. A surge rollout stalled so
+keeps the surge group serving beside the groups left, so the alerts that count Ready leaders against the minimum, the
+not-ready alert (which counts pods that exist) and the controller alert (its Deployment stays Available) all stay
+quiet, and ``pulumi up`` has returned.
+
+Timing: the controller retries a failing sync with its work queue's exponential backoff, 5 ms doubling up to 1000 s
+(client-go util/workqueue ``DefaultControllerRateLimiter``), and its recorder lets an Event about one object through
+at least once every 300 s once a burst of 25 is spent (client-go tools/record events_cache.go, ``defaultSpamBurst``,
+``defaultSpamQPS`` 1/300); each update of the Event is a log entry (:data:`tpu_serving.group_recreations.EVENTS_LOG`).
+So refusals that persist are logged at least every 1000 s. The alert sums them over :data:`WINDOW_SECONDS` (longer
+than that gap) and fires when the sum has stayed above zero for :data:`HELD_SECONDS`: persisting refusals page after
+about half an hour, and a single one (a webhook that was briefly unreachable) keeps the sum up for only 20 minutes,
+which pages nobody.
+"""
+
+import pulumi_gcp as gcp
+
+from .group_recreations import ALIGNER, EVENT_RESOURCE, EVENTS_LOG, USER_METRIC, Groups
+from .naming import refused_pods_metric
+from .observability_settings import ObservabilitySettings, Severity
+
+FAILED_CREATE_REASON = "FailedCreate"
+STATEFUL_SET = "StatefulSet"
+NAME_LABEL = "statefulset"
+"""The metric's label: the StatefulSet whose pod was refused."""
+WINDOW_SECONDS = 1200
+"""The alert sums the refusals over 20 minutes: more than the controller's longest retry interval, 1000 s."""
+HELD_SECONDS = 1800
+"""The sum stays above zero this long before the alert fires (longer than one refusal keeps it up)."""
+KEY = "pods-refused"
+"""Suffix of the alert policy's resource name (the metric's is ``<KEY>-metric``)."""
+TITLE = "Serving pods refused creation"
+METRIC_TITLE = "Serving pods refused creation (FailedCreate)"
+
+
+def metric_type(groups: Groups) -> str:
+    """The metric's type in Cloud Monitoring."""
+    return USER_METRIC + refused_pods_metric(groups.cluster, groups.namespace)
+
+
+def event_filter(groups: Groups) -> str:
+    """The Logging query of the ``FailedCreate`` events of the stack's LeaderWorkerSets' StatefulSets (the leaders'
+    and each group's workers': ``<name>`` and ``<name>-<index>``; ``=~`` is a regular expression,
+    https://cloud.google.com/logging/docs/view/logging-query-language#regular-expressions)."""
+    names = "|".join(groups.leader_worker_sets)
+    return " AND ".join(
+        [
+            f'logName="projects/{groups.project}/logs/{EVENTS_LOG}"',
+            f'resource.type="{EVENT_RESOURCE}"',
+            f'resource.labels.cluster_name="{groups.cluster}"',
+            f'jsonPayload.reason="{FAILED_CREATE_REASON}"',
+            f'jsonPayload.involvedObject.kind="{STATEFUL_SET}"',
+            f'jsonPayload.involvedObject.namespace="{groups.namespace}"',
+            f'jsonPayload.involvedObject.name=~"^({names})(-[0-9]+)?$"',
+        ]
+    )
+
+
+def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
+    """The counter of the refusals: one point per matching log entry (DELTA, INT64), labelled with the StatefulSet."""
+    return gcp.logging.MetricArgs(
+        project=groups.project,
+        name=refused_pods_metric(groups.cluster, groups.namespace),
+        description=f"Serving pods the API server refused to create (StatefulSet FailedCreate events) in namespace "
+        f"{groups.namespace} of cluster {groups.cluster}.",
+        filter=event_filter(groups),
+        metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+            metric_kind="DELTA",
+            value_type="INT64",
+            unit="1",
+            display_name=METRIC_TITLE,
+            labels=[
+                gcp.logging.MetricMetricDescriptorLabelArgs(
+                    key=NAME_LABEL, value_type="STRING", description="The StatefulSet whose pod was refused."
+                )
+            ],
+        ),
+        label_extractors={NAME_LABEL: "EXTRACT(jsonPayload.involvedObject.name)"},
+    )
+
+
+def runbook(groups: Groups) -> str:
+    """What to do when the alert fires."""
+    ns, names = groups.namespace, ", ".join(groups.leader_worker_sets)
+    return (
+        f"The API server has refused pods of LeaderWorkerSet {names} in namespace {ns} for half an hour: a group "
+        "that needs them (a rollout's next group, a group recreated after a failure, the HPA's next group) cannot "
+        "start, though the other groups may all serve and the capacity alerts stay quiet (a surge rollout keeps "
+        f"its extra group). Why: `kubectl -n {ns} get events --field-selector reason={FAILED_CREATE_REASON}` (the "
+        'message after "failed error:"). A webhook the API server cannot call (`failed calling webhook`): is the '
+        "LWS controller serving (`kubectl -n lws-system get pods`), can the control plane reach the nodes on the "
+        "webhook's port (a private cluster's firewall rule, docs/deploy.md), does the webhook configuration's "
+        "caBundle match its certificate? A quota (`exceeded quota`): `kubectl -n "
+        f"{ns} describe resourcequota` and `tenancy.quota`. Then: `kubectl -n {ns} get leaderworkersets` "
+        "(`UpdateInProgress`, `Available`) and `tpu-serving verify`."
+    )
+
+
+def policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.monitoring.AlertPolicyArgs:
+    """The alert: the refusals summed over :data:`WINDOW_SECONDS` above zero for :data:`HELD_SECONDS` (ERROR: the
+    stack may be down to its minimum with no group to replace a lost one)."""
+    return gcp.monitoring.AlertPolicyArgs(
+        project=groups.project,
+        display_name=f"{groups.cluster}: {TITLE}",
+        combiner="OR",
+        conditions=[
+            gcp.monitoring.AlertPolicyConditionArgs(
+                display_name=TITLE,
+                condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
+                    # the resource type beside the metric type, which the API requires (group_recreations.series_filter)
+                    filter=f'metric.type="{metric_type(groups)}" AND resource.type="{EVENT_RESOURCE}"',
+                    aggregations=[
+                        gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs(
+                            alignment_period=f"{WINDOW_SECONDS}s", per_series_aligner=ALIGNER
+                        )
+                    ],
+                    comparison="COMPARISON_GT",
+                    threshold_value=0.0,
+                    evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
+                    duration=f"{HELD_SECONDS}s",
+                ),
+            )
+        ],
+        documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook(groups), mime_type="text/markdown"),
+        notification_channels=settings.channels(Severity.ERROR),
+        severity=Severity.ERROR.value,
+    )

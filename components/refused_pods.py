@@ -27,6 +27,7 @@ import pulumi_gcp as gcp
 from .group_recreations import ALIGNER, EVENT_RESOURCE, EVENTS_LOG, USER_METRIC, Groups
 from .naming import refused_pods_metric
 from .observability_settings import ObservabilitySettings, Severity
+from .page_steps import step
 
 FAILED_CREATE_REASON = "FailedCreate"
 STATEFUL_SET = "StatefulSet"
@@ -97,7 +98,8 @@ def runbook(groups: Groups) -> str:
         "start, though the other groups may all serve and the capacity alerts stay quiet (a surge rollout keeps "
         f"its extra group). Why: `kubectl -n {ns} get events --field-selector reason={FAILED_CREATE_REASON}` (the "
         'message after "failed error:"). A webhook the API server cannot call (`failed calling webhook`): is the '
-        "LWS controller serving (`kubectl -n lws-system get pods`), can the control plane reach the nodes on the "
+        f"LWS controller serving ({step('kubectl -n lws-system get pods', admin=True)}), can the control plane "
+        "reach the nodes on the "
         "webhook's port (a private cluster's firewall rule, docs/deploy.md), does the webhook configuration's "
         "caBundle match its certificate? A quota (`exceeded quota`): `kubectl -n "
         f"{ns} describe resourcequota` and `tenancy.quota`. Then: `kubectl -n {ns} get leaderworkersets` "

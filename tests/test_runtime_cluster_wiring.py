@@ -20,7 +20,7 @@ CLUSTER = "gcp:container/cluster:Cluster"
 POOLS = [f"cluster wiring node pool vllm70bv6e-{p}" for p in ("cpu", "v6e8a", "v6e8b", "v6e8c", "v6e8s")]
 METRICS = [
     f"cluster wiring log-based metric vllm70bv6e-observability-{m}-metric"
-    for m in ("group-recreations", "maintenance-gate-runs")
+    for m in ("group-recreations", "pods-refused", "maintenance-gate-runs")
 ]
 
 

@@ -141,28 +141,51 @@ def event_filter(groups: Groups) -> str:
     )
 
 
+@dataclass(frozen=True)
+class EventCounter:
+    """A log-based counter of Kubernetes events: one point per matching log entry (DELTA, INT64, unit ``1``),
+    labelled with the name of the object the event is about."""
+
+    name: str
+    description: str
+    filter: str
+    title: str
+    label: str
+    label_description: str
+
+    def metric_args(self, project: str) -> gcp.logging.MetricArgs:
+        return gcp.logging.MetricArgs(
+            project=project,
+            name=self.name,
+            description=self.description,
+            filter=self.filter,
+            metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
+                metric_kind="DELTA",
+                value_type="INT64",
+                unit="1",
+                display_name=self.title,
+                labels=[
+                    gcp.logging.MetricMetricDescriptorLabelArgs(
+                        key=self.label, value_type="STRING", description=self.label_description
+                    )
+                ],
+            ),
+            label_extractors={self.label: "EXTRACT(jsonPayload.involvedObject.name)"},
+        )
+
+
 def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
-    """The counter of the recreations: one point per matching log entry (DELTA, INT64, unit ``1``), labelled
-    with the LeaderWorkerSet's name, which the filter already restricts to the stack's own."""
-    return gcp.logging.MetricArgs(
-        project=groups.project,
-        name=group_recreations_metric(groups.cluster, groups.namespace),
-        description=f"Leader-worker group recreations (LWS RecreateGroup events) in namespace {groups.namespace} "
+    """The counter of the recreations (:class:`EventCounter`), labelled with the LeaderWorkerSet's name, which the
+    filter already restricts to the stack's own."""
+    return EventCounter(
+        group_recreations_metric(groups.cluster, groups.namespace),
+        f"Leader-worker group recreations (LWS RecreateGroup events) in namespace {groups.namespace} "
         f"of cluster {groups.cluster}.",
-        filter=event_filter(groups),
-        metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
-            metric_kind="DELTA",
-            value_type="INT64",
-            unit="1",
-            display_name=METRIC_TITLE,
-            labels=[
-                gcp.logging.MetricMetricDescriptorLabelArgs(
-                    key=NAME_LABEL, value_type="STRING", description="The LeaderWorkerSet whose group was recreated."
-                )
-            ],
-        ),
-        label_extractors={NAME_LABEL: "EXTRACT(jsonPayload.involvedObject.name)"},
-    )
+        event_filter(groups),
+        METRIC_TITLE,
+        NAME_LABEL,
+        "The LeaderWorkerSet whose group was recreated.",
+    ).metric_args(groups.project)
 
 
 def series_filter(groups: Groups) -> str:

@@ -24,7 +24,7 @@ which pages nobody.
 
 import pulumi_gcp as gcp
 
-from .group_recreations import ALIGNER, EVENT_RESOURCE, EVENTS_LOG, USER_METRIC, Groups
+from .group_recreations import ALIGNER, EVENT_RESOURCE, EVENTS_LOG, USER_METRIC, EventCounter, Groups
 from .naming import refused_pods_metric
 from .observability_settings import ObservabilitySettings, Severity
 from .page_steps import step
@@ -67,26 +67,17 @@ def event_filter(groups: Groups) -> str:
 
 
 def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
-    """The counter of the refusals: one point per matching log entry (DELTA, INT64), labelled with the StatefulSet."""
-    return gcp.logging.MetricArgs(
-        project=groups.project,
-        name=refused_pods_metric(groups.cluster, groups.namespace),
-        description=f"Serving pods the API server refused to create (StatefulSet FailedCreate events) in namespace "
+    """The counter of the refusals (:class:`~tpu_serving.group_recreations.EventCounter`), labelled with the
+    StatefulSet."""
+    return EventCounter(
+        refused_pods_metric(groups.cluster, groups.namespace),
+        f"Serving pods the API server refused to create (StatefulSet FailedCreate events) in namespace "
         f"{groups.namespace} of cluster {groups.cluster}.",
-        filter=event_filter(groups),
-        metric_descriptor=gcp.logging.MetricMetricDescriptorArgs(
-            metric_kind="DELTA",
-            value_type="INT64",
-            unit="1",
-            display_name=METRIC_TITLE,
-            labels=[
-                gcp.logging.MetricMetricDescriptorLabelArgs(
-                    key=NAME_LABEL, value_type="STRING", description="The StatefulSet whose pod was refused."
-                )
-            ],
-        ),
-        label_extractors={NAME_LABEL: "EXTRACT(jsonPayload.involvedObject.name)"},
-    )
+        event_filter(groups),
+        METRIC_TITLE,
+        NAME_LABEL,
+        "The StatefulSet whose pod was refused.",
+    ).metric_args(groups.project)
 
 
 def runbook(groups: Groups) -> str:

@@ -354,7 +354,7 @@ class Observability(pulumi.ComponentResource):
             gcp.monitoring.AlertPolicy(f"{name}-{cluster_notices.KEY}", notices, opts=child)
             self.alert_policies.append(str(notices.display_name))
         if groups is not None:
-            self.alert_policies += self._watch_recreations(name, groups, args.settings, child)
+            self.alert_policies += self._watch_recreations(name, groups, args, child)
 
     @staticmethod
     def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:
@@ -376,16 +376,16 @@ class Observability(pulumi.ComponentResource):
 
     @staticmethod
     def _watch_recreations(
-        name: str, groups: recreations.Groups, settings: ObservabilitySettings, child: pulumi.ResourceOptions
+        name: str, groups: recreations.Groups, args: ObservabilityArgs, child: pulumi.ResourceOptions
     ) -> list[str]:
         """The log-based metric of the groups' recreations, then its alert policies, whose filters name it; their names."""
         metric = gcp.logging.Metric(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), opts=child)
         after_metric = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[metric]))
-        policies = recreations.policies(groups, settings)
+        policies = recreations.policies(groups, args.settings)
         for key, policy in policies.items():
-            gcp.monitoring.AlertPolicy(f"{name}-{key}", policy, opts=after_metric)
+            gcp.monitoring.AlertPolicy(f"{name}-{key}", _paged(policy, args.shared_cluster), opts=after_metric)
         refusals = gcp.logging.Metric(f"{name}-{refused.KEY}-metric", refused.metric_args(groups), opts=child)
         after_refusals = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[refusals]))
-        page = refused.policy_args(groups, settings)
+        page = _paged(refused.policy_args(groups, args.settings), args.shared_cluster)
         gcp.monitoring.AlertPolicy(f"{name}-{refused.KEY}", page, opts=after_refusals)
         return [str(p.display_name) for p in policies.values()] + [str(page.display_name)]

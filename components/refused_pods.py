@@ -94,7 +94,9 @@ def runbook(groups: Groups) -> str:
         "webhook's port (a private cluster's firewall rule, docs/deploy.md), does the webhook configuration's "
         "caBundle match its certificate? A quota (`exceeded quota`): `kubectl -n "
         f"{ns} describe resourcequota` and `tenancy.quota`. Then: `kubectl -n {ns} get leaderworkersets` "
-        "(`UpdateInProgress`, `Available`) and `tpu-serving verify`."
+        "(`UpdateInProgress`, `Available`) and `tpu-serving verify`. Once the cause is fixed, the StatefulSet "
+        "controller creates the pods at its next retry of the set, up to about 17 minutes later (its backoff reaches "
+        "1000 s); the incident closes 20 minutes after the last refusal."
     )
 
 

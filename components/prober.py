@@ -199,8 +199,10 @@ def scrape_endpoint(target: ProbeTarget, url: "pulumi.Input[str]") -> dict[str, 
 
 
 def gateway_url(target: ProbeTarget, address: "pulumi.Input[str]", port: int) -> pulumi.Output[str]:
-    """The probe's request through the Gateway: its address and listener port, the same path."""
-    return pulumi.Output.concat("http://", address, f":{port}{target.path}")
+    """The probe's request through the Gateway: its address and listener port, the same path. An address an
+    inputs-only mock leaves None in ``up`` reads as empty (library review 15, M1: ``Output.concat`` raised a TypeError
+    inside pulumi's apply; GCP always returns a reserved address)."""
+    return pulumi.Output.from_input(address).apply(lambda a: f"http://{a or ''}:{port}{target.path}")
 
 
 def prober_labels(target: ProbeTarget) -> dict[str, str]:

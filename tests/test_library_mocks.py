@@ -202,3 +202,12 @@ def test_library_mocks_deployment_serves_on_the_slice(mocks: ProviderMocks) -> N
     worker = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     assert worker["nodeSelector"]["cloud.google.com/gke-tpu-topology"] == "4x4"
     assert worker["containers"][0]["resources"]["limits"]["google.com/tpu"] == "4"
+
+
+@pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
+def test_library_mocks_deployment_behind_a_gateway_with_outputs_the_mock_does_not_return(preview: bool) -> None:
+    """Library review 15, M1: behind a Gateway, the probe's URL through it joined the reserved address, which an
+    inputs-only mock leaves None in up: a TypeError inside pulumi's apply, naming no line of the program."""
+    mocks = set_mocks(preview, computed=False)
+    run(lambda: TpuServingDeployment("mine", DeploymentArgs(validate_stack({**STACK, "gateway": {}}))) and None)
+    assert len(mocks.inputs("kubernetes:gateway.networking.k8s.io/v1:Gateway")) == 1

@@ -19,9 +19,17 @@ from tests.conftest import plan_of
 from tpu_serving.backends.vllm import weights_wait
 from tpu_serving.backends.vllm.facts import MULTI_NODE_SCRIPTS, WEIGHTS_MOUNT
 
+
+def _pid_namespaces() -> bool:
+    """Whether this machine lets the test make a PID namespace (util-linux ``unshare``, and the privilege for it)."""
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run(["unshare", "--pid", "--fork", "true"], capture_output=True, check=False).returncode == 0
+
+
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.skipif(shutil.which("unshare") is None, reason="needs util-linux unshare"),
+    pytest.mark.skipif(not _pid_namespaces(), reason="needs `unshare --pid` (util-linux, and the privilege for it)"),
 ]
 
 BOOTSTRAP = (

@@ -199,9 +199,8 @@ def scrape_endpoint(target: ProbeTarget, url: "pulumi.Input[str]") -> dict[str, 
 
 
 def gateway_url(target: ProbeTarget, address: "pulumi.Input[str]", port: int) -> pulumi.Output[str]:
-    """The probe's request through the Gateway: its address and listener port, the same path. An address an
-    inputs-only mock leaves None in ``up`` reads as empty (library review 15, M1: ``Output.concat`` raised a TypeError
-    inside pulumi's apply; GCP always returns a reserved address)."""
+    """The probe's request through the Gateway: its address and listener port, the same path. A None address (an
+    inputs-only mock's in ``up``; GCP always returns one) reads as empty (library review 15, M1: a TypeError)."""
     return pulumi.Output.from_input(address).apply(lambda a: f"http://{a or ''}:{port}{target.path}")
 
 

@@ -189,10 +189,15 @@ def metric_args(groups: Groups) -> gcp.logging.MetricArgs:
 
 
 def series_filter(groups: Groups) -> str:
-    """The Monitoring filter of the metric's time series. A threshold condition's filter must name the resource
-    type as well as the metric type: the API refuses it otherwise ('must specify a restriction on
+    """The Monitoring filter of the metric's time series (:func:`metric_series_filter`)."""
+    return metric_series_filter(groups.metric_type)
+
+
+def metric_series_filter(metric_type: str) -> str:
+    """The Monitoring filter of a log-based event counter's time series. A threshold condition's filter must name the
+    resource type as well as the metric type: the API refuses it otherwise ('must specify a restriction on
     "resource.type" in the filter', hashicorp/terraform-provider-google#4165 and #7179)."""
-    return f'metric.type="{groups.metric_type}" AND resource.type="{EVENT_RESOURCE}"'
+    return f'metric.type="{metric_type}" AND resource.type="{EVENT_RESOURCE}"'
 
 
 def _summed(seconds: int) -> gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs:
@@ -203,20 +208,28 @@ def _summed(seconds: int) -> gcp.monitoring.AlertPolicyConditionConditionThresho
 
 def _condition(groups: Groups, title: str, seconds: int, threshold: int) -> gcp.monitoring.AlertPolicyConditionArgs:
     """The count of a LeaderWorkerSet's recreations over ``seconds`` above ``threshold``."""
+    return count_condition(series_filter(groups), title, seconds, threshold)
+
+
+def count_condition(
+    series: str, title: str, seconds: int, threshold: int, held_seconds: int = 60
+) -> gcp.monitoring.AlertPolicyConditionArgs:
+    """An event counter's count over ``seconds`` (``series``: :func:`metric_series_filter`) above ``threshold`` for
+    ``held_seconds``."""
     return gcp.monitoring.AlertPolicyConditionArgs(
         display_name=title,
         condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
-            filter=series_filter(groups),
+            filter=series,
             aggregations=[_summed(seconds)],
             # The API takes only COMPARISON_GT and COMPARISON_LT for a metric threshold
             # (pulumi-gcp 10.2.0 monitoring/_inputs.py AlertPolicyConditionConditionThresholdArgs.comparison).
             comparison="COMPARISON_GT",
             threshold_value=float(threshold),
-            # A window without a recreation has no point: the condition then counts as false, which
+            # A window without an event has no point: the condition then counts as false, which
             # closes the incident; the API takes this control only with a duration of 60s or more
             # (google.monitoring.v3 AlertPolicy.Condition.MetricThreshold.evaluation_missing_data).
             evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
-            duration="60s",
+            duration=f"{held_seconds}s",
         ),
     )
 

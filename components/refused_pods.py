@@ -24,7 +24,15 @@ which pages nobody.
 
 import pulumi_gcp as gcp
 
-from .group_recreations import ALIGNER, EVENT_RESOURCE, EVENTS_LOG, USER_METRIC, EventCounter, Groups
+from .group_recreations import (
+    EVENT_RESOURCE,
+    EVENTS_LOG,
+    USER_METRIC,
+    EventCounter,
+    Groups,
+    count_condition,
+    metric_series_filter,
+)
 from .naming import refused_pods_metric
 from .observability_settings import ObservabilitySettings, Severity
 from .page_steps import step
@@ -107,24 +115,7 @@ def policy_args(groups: Groups, settings: ObservabilitySettings) -> gcp.monitori
         project=groups.project,
         display_name=f"{groups.cluster}: {TITLE}",
         combiner="OR",
-        conditions=[
-            gcp.monitoring.AlertPolicyConditionArgs(
-                display_name=TITLE,
-                condition_threshold=gcp.monitoring.AlertPolicyConditionConditionThresholdArgs(
-                    # the resource type beside the metric type, which the API requires (group_recreations.series_filter)
-                    filter=f'metric.type="{metric_type(groups)}" AND resource.type="{EVENT_RESOURCE}"',
-                    aggregations=[
-                        gcp.monitoring.AlertPolicyConditionConditionThresholdAggregationArgs(
-                            alignment_period=f"{WINDOW_SECONDS}s", per_series_aligner=ALIGNER
-                        )
-                    ],
-                    comparison="COMPARISON_GT",
-                    threshold_value=0.0,
-                    evaluation_missing_data="EVALUATION_MISSING_DATA_INACTIVE",
-                    duration=f"{HELD_SECONDS}s",
-                ),
-            )
-        ],
+        conditions=[count_condition(metric_series_filter(metric_type(groups)), TITLE, WINDOW_SECONDS, 0, HELD_SECONDS)],
         documentation=gcp.monitoring.AlertPolicyDocumentationArgs(content=runbook(groups), mime_type="text/markdown"),
         notification_channels=settings.channels(Severity.ERROR),
         severity=Severity.ERROR.value,

@@ -157,27 +157,20 @@ def _advice(view: PlanView, ns: str, name: str, pools: Sequence[str], groups: in
 
 
 def _ungated(
-    view: PlanView, ns: str, name: str, pools: Sequence[str], every: Sequence[str], found: Sequence[Gate], where: str
+    view: PlanView, ns: str, name: str, pools: Sequence[str], every: Sequence[str], found: Sequence[Gate], head: str
 ) -> str:
-    """Why the groups of ``ns/name`` are ungated: a gate of the namespace that names other LeaderWorkerSets (library
-    review 13, m4: told to add a gate, the user would add a second one beside a misnamed first), or none."""
+    """Why the groups of ``ns/name`` are ungated (``head``: how many stand where): a gate of the namespace that names
+    other LeaderWorkerSets (library review 13, m4: told to add a gate, the user would add a second one beside a
+    misnamed first), or none."""
     risk = "TPU VMs do not live-migrate, and two pools' maintenance windows can overlap and stop every group at once; "
     beside = next((g for g in found if g.namespace == ns), None)
     if beside is not None:
+        names = ", ".join(beside.leader_worker_sets) or "(none)"
         return (
-            f"{len(pools)} standing groups in {len(apart_of(pools))} node pools, {where}, and the host-maintenance "
-            f"gate CronJob {ns}/{beside.name} names LeaderWorkerSets {', '.join(beside.leader_worker_sets) or '(none)'}"
-            f", not {name}: {risk}add {name!r} to that gate's leader_worker_sets (a typo of the name?)"
+            f"{head}the host-maintenance gate CronJob {ns}/{beside.name} names LeaderWorkerSets {names}, not {name}: "
+            f"{risk}add {name!r} to that gate's leader_worker_sets (a typo of the name?)"
         )
-    return (
-        f"{len(pools)} standing groups in {len(apart_of(pools))} node pools, {where}, and no host-maintenance gate "
-        f"CronJob: {risk}" + _advice(view, ns, name, every, len(pools))
-    )
-
-
-def apart_of(pools: Sequence[str]) -> list[str]:
-    """The distinct pools of ``pools``, sorted."""
-    return sorted(set(pools))
+    return f"{head}no host-maintenance gate CronJob: {risk}" + _advice(view, ns, name, every, len(pools))
 
 
 def _finding(
@@ -185,7 +178,7 @@ def _finding(
 ) -> Finding:
     """``pools``: those of the standing groups as the pools start; ``reach``: every pool the groups may land on."""
     subject = f"gate LeaderWorkerSet {ns}/{name}"
-    apart, every = apart_of(pools), sorted({*pools, *reach})
+    apart, every = sorted(set(pools)), sorted({*pools, *reach})
     if len(pools) < 2:
         return Finding(subject, True, f"{len(pools)} standing group(s) placed: no other group to keep serving")
     if len(apart) < 2:
@@ -199,7 +192,8 @@ def _finding(
     where = ", ".join(f"{p} ({zones[p]})" if zones.get(p) else p for p in apart)
     gate = next((g for g in found if g.namespace == ns and name in g.leader_worker_sets), None)
     if gate is None:
-        return Finding(subject, False, _ungated(view, ns, name, pools, every, found, where))
+        head = f"{len(pools)} standing groups in {len(apart)} node pools, {where}, and "
+        return Finding(subject, False, _ungated(view, ns, name, pools, every, found, head))
     missing = [p for p in every if p not in gate.pools]
     if missing:
         return Finding(

@@ -330,9 +330,9 @@ def priority_gaps(view: PlanView) -> Iterator[Finding]:
     if not declared:
         return
     for o in view.kubernetes_objects():
-        meta = _mapping(o.get("metadata"))
         if o.get("kind") not in ONLINE_KINDS:
             continue
+        meta = _mapping(o.get("metadata"))
         subject = f"priority of {o.get('kind')} {meta.get('namespace', 'default')}/{meta.get('name')}"
         named = sorted(set(priority_class_names(o.get("spec") or {})))
         if named:

@@ -54,6 +54,9 @@ SLACK_MINUTES = 15
 NOT_COVERED: dict[str, str] = {
     "group-recreations": "a conditionThreshold on a log-based metric (a Cloud Monitoring filter, not PromQL)",
     "group-reloading": "a conditionThreshold on the same log-based metric (a Cloud Monitoring filter, not PromQL)",
+    "pods-refused": "a conditionThreshold on a log-based metric of the StatefulSet controller's FailedCreate events (a "
+    "Cloud Monitoring filter, not PromQL; tests/test_e2e_refused_pods.py matches the filter against the event the real "
+    "controller records)",
     "host-maintenance": "a conditionMatchedLog on Compute Engine's system-event audit log (a Logging filter, not "
     "PromQL; tests/test_host_maintenance.py checks the filter)",
     "host-maintenance-unscheduled": "a conditionMatchedLog on Compute Engine's system-event audit log, UNSCHEDULED "

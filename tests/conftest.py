@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from _pytest.config import parse_warning_filter
 
+from tpu_serving_tools.e2e.controlplane import toolchain_file
 from tpu_serving_tools.offline import Plan, preview_stack
 from tpu_serving_tools.reference_sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
 from tpu_serving_tools.stack_files import load_project
@@ -201,6 +202,13 @@ def seeds(reference: Path) -> Path:
             pytest.skip(why)
         pytest.fail(why)
     return SEED_MANIFESTS
+
+
+def require_toolchain() -> None:
+    """Skip, naming what is missing and how to build it, where the e2e toolchain's file is absent (in CI a skipped
+    e2e test fails: :func:`pytest_runtest_makereport`)."""
+    if not toolchain_file().is_file():
+        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
 
 
 def resource(plan: Plan, type_: str, name: str):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_toolchain
 from tpu_serving import controllers as library_controllers
 from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
@@ -92,8 +93,7 @@ CASES = {
 @pytest.fixture(params=sorted(CASES))
 def case(request: pytest.FixtureRequest) -> Case:
     found: Case = CASES[request.param]
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     if found.spec.tool not in load_toolchain() or not toolchain_files().get(found.manifest):
         pytest.skip(f"the e2e toolchain has no {found.spec.tool} or no {found.manifest}")
     return found

@@ -10,8 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import require_toolchain
 from tpu_serving_tools.e2e import addresses, nodes
-from tpu_serving_tools.e2e.controlplane import SYSTEM_NAMESPACES, ControlPlane, toolchain_file
+from tpu_serving_tools.e2e.controlplane import SYSTEM_NAMESPACES, ControlPlane
 from tpu_serving_tools.e2e.kube import ApiError, Kube, Obj, WaitTimeout, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -28,8 +29,7 @@ _names = (f"smoke-{n}" for n in itertools.count())
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     with ControlPlane(run_timeout=600) as plane:
         nodes.create_nodes(plane, TPU_POOL)
         yield plane
@@ -186,8 +186,7 @@ def test_e2e_planted_pod_within_quota_is_admitted(cp: ControlPlane):
 def test_e2e_control_plane_start_waits_for_the_default_service_accounts():
     """A run's inventory, taken as soon as the control plane is up, already holds the ``default`` ServiceAccount of
     every system namespace: otherwise destroy finds those the controller made after the inventory "left"."""
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     with ControlPlane(run_timeout=300) as plane:
         found = {ns: plane.kube.find("v1", "ServiceAccount", "default", ns) for ns in SYSTEM_NAMESPACES}
     assert len(SYSTEM_NAMESPACES) == 4

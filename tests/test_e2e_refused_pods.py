@@ -11,9 +11,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import require_toolchain
 from tpu_serving import refused_pods
 from tpu_serving.group_recreations import Groups
-from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
+from tpu_serving_tools.e2e.controlplane import ControlPlane
 from tpu_serving_tools.e2e.kube import wait_for
 
 pytestmark = pytest.mark.e2e
@@ -24,8 +25,7 @@ GROUPS = Groups("my-project", "serving", NS, ("vllm",))
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     with ControlPlane(run_timeout=300) as plane:
         yield plane
 

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from pulumi import automation as auto
 
-from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
+from tests.conftest import require_toolchain
+from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain
 from tpu_serving_tools.e2e.kube import wait_for
 from tpu_serving_tools.e2e.stack_run import Engine, StackRun, engine_errors, project_dir
 
@@ -52,8 +53,7 @@ PROGRAM = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     with ControlPlane(run_timeout=1200) as plane:
         yield plane
 

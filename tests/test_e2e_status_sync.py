@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_toolchain
 from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
     KWOK_LABEL,
     ControlPlane,
     load_toolchain,
-    toolchain_file,
     toolchain_stages,
 )
 from tpu_serving_tools.e2e.kube import Kube, Obj, wait_for
@@ -51,8 +51,7 @@ def _running(kube: Kube, pod: Obj) -> bool:
 
 
 def test_e2e_status_sync_stage_readies_a_pod_the_node_controller_marked_not_ready(tmp_path: Path) -> None:
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     stages = controllers.kubelet_stages(toolchain_stages(), tmp_path / "stages", [SKIPPED])
     with ControlPlane(run_timeout=600, tools=load_toolchain(), stages=stages) as cp:
         (node,) = nodes.create_nodes(cp, POOL)

@@ -15,8 +15,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.conftest import require_toolchain
 from tpu_serving_tools.e2e import addresses, nodes, pki
-from tpu_serving_tools.e2e.controlplane import ControlPlane, toolchain_file
+from tpu_serving_tools.e2e.controlplane import ControlPlane
 from tpu_serving_tools.e2e.kube import ApiError, Obj, wait_for
 from tpu_serving_tools.e2e.serviceproxy import Forwarder, target_port
 
@@ -27,8 +28,7 @@ CONTAINER = {"name": "hook", "image": "example.invalid/hook:1", "ports": [{"name
 
 @pytest.fixture(scope="module")
 def cp() -> Iterator[ControlPlane]:
-    if not toolchain_file().is_file():
-        pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+    require_toolchain()
     with ControlPlane(run_timeout=600) as plane:
         nodes.create_nodes(plane, nodes.Pool("cpu", "n2-standard-8", "us-west4-a"))
         yield plane

@@ -378,14 +378,28 @@ class Observability(pulumi.ComponentResource):
     def _watch_recreations(
         name: str, groups: recreations.Groups, args: ObservabilityArgs, child: pulumi.ResourceOptions
     ) -> list[str]:
-        """The log-based metric of the groups' recreations, then its alert policies, whose filters name it; their names."""
-        metric = gcp.logging.Metric(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), opts=child)
-        after_metric = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[metric]))
-        policies = recreations.policies(groups, args.settings)
-        for key, policy in policies.items():
-            gcp.monitoring.AlertPolicy(f"{name}-{key}", _paged(policy, args.shared_cluster), opts=after_metric)
-        refusals = gcp.logging.Metric(f"{name}-{refused.KEY}-metric", refused.metric_args(groups), opts=child)
-        after_refusals = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[refusals]))
-        page = _paged(refused.policy_args(groups, args.settings), args.shared_cluster)
-        gcp.monitoring.AlertPolicy(f"{name}-{refused.KEY}", page, opts=after_refusals)
-        return [str(p.display_name) for p in policies.values()] + [str(page.display_name)]
+        """The log-based metrics of the groups' recreations and of their refused pods, each before the alert policies
+        whose filters name it; the policies' names."""
+        paged = args.shared_cluster
+        policies = {k: _paged(p, paged) for k, p in recreations.policies(groups, args.settings).items()}
+        refusal = {refused.KEY: _paged(refused.policy_args(groups, args.settings), paged)}
+        return [
+            *_counted(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), name, policies, child),
+            *_counted(f"{name}-{refused.KEY}-metric", refused.metric_args(groups), name, refusal, child),
+        ]
+
+
+def _counted(
+    metric_name: str,
+    metric: gcp.logging.MetricArgs,
+    name: str,
+    policies: Mapping[str, gcp.monitoring.AlertPolicyArgs],
+    child: pulumi.ResourceOptions,
+) -> list[str]:
+    """A log-based metric, then the alert policies whose filters name it (``<name>-<key>``, each after the metric);
+    the policies' names."""
+    made = gcp.logging.Metric(metric_name, metric, opts=child)
+    after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[made]))
+    for key, policy in policies.items():
+        gcp.monitoring.AlertPolicy(f"{name}-{key}", policy, opts=after)
+    return [str(p.display_name) for p in policies.values()]

@@ -3,7 +3,6 @@
 The component is thin: every argument map comes from a pure builder below, testable without the Pulumi engine.
 """
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -13,10 +12,16 @@ import pulumi_kubernetes as k8s
 from pulumi_gcp import container, serviceaccount
 
 from .cloud_nat import cloud_nat, existing_nat_problems, look_up_existing_nat
-from .control_plane import cidrs_problem, control_plane_problems
+from .control_plane import (
+    ControlPlaneEndpoint,
+    cidrs_problem,
+    control_plane_problems,
+    endpoint_config,
+    endpoint_problems,
+)
+from .cpu_pool import CpuPoolArgs as CpuPoolArgs
 from .gcp_zones import per_zone_minimum, pool_zones
-from .kubeconfig import ca_certificate, kubeconfig
-from .machines import machine_type_problem
+from .kubeconfig import ca_certificate, dns_endpoint, kubeconfig
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
@@ -37,46 +42,13 @@ from .node_identity import BucketGrant, node_service_account
 from .options import child_options
 from .settings import described
 from .validation import Choice, check_arguments
+from .versions import gke_version_problem
 
 if TYPE_CHECKING:
     # pulumi_gcp.compute is several hundred modules (a second to import): imported where the NAT is made.
     from pulumi_gcp import compute
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-
-
-@dataclass(frozen=True)
-class CpuPoolArgs:
-    """The CPU node pool that runs every non-TPU pod (controllers, Sax admin, HTTP front ends).
-
-    Declared once: the stack file's ``cluster.cpuPool`` is generated from these fields. GKE's ``min_node_count`` and
-    ``max_node_count`` are per zone ("for one location in the node pool", google.container.v1 NodePoolAutoscaling;
-    pulumi-gcp 10.2.0 container/_inputs.py ``NodePoolAutoscalingArgs`` l.23775-23783: "Maximum/Minimum number of
-    nodes per zone in the NodePool"; the totals are ``total_min_node_count``/``total_max_node_count``, "Cannot be used
-    with per zone limits"; GKE "Autoscaling a cluster", https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-autoscaler:
-    ``--min-nodes`` is "per zone", ``--total-min-nodes`` the whole pool's). The cluster's pool spans the zones of
-    :attr:`TpuClusterArgs.cpu_pool_zones`, so it keeps ``min_nodes`` in each: at least two nodes in all, for the
-    replicas required on different nodes (:func:`tpu_serving.config.checks.cpu_pool_spread_problem`).
-    """
-
-    machine_type: str = described(
-        "GCE machine type of the CPU nodes.", default="n2-standard-8", check=machine_type_problem
-    )
-    min_nodes: int | None = described(
-        "Autoscaling minimum, per zone of the pool (at least 2 nodes in all: 1 is enough over two zones or more). "
-        "Unset: 1 per zone over two zones or more, 2 in one zone (two nodes in all either way).",
-        default=None,
-        ge=0,
-        le=100,
-    )
-    max_nodes: int = described("Autoscaling maximum, per zone of the pool.", default=3, ge=1, le=100)
-    disk_size_gb: int = described("Boot disk size of each CPU node, in GB.", default=100, ge=30, le=2000)
-
-    def problems(self) -> list[str]:
-        """Rules across these arguments (see :mod:`tpu_serving.validation`)."""
-        if isinstance(self.min_nodes, int) and isinstance(self.max_nodes, int) and self.min_nodes > self.max_nodes:
-            return [f"min_nodes ({self.min_nodes}) must not exceed max_nodes ({self.max_nodes})"]
-        return []
 
 
 class CloudNat(Choice):
@@ -94,20 +66,9 @@ class ReleaseChannel(Choice):
     STABLE = "STABLE"
 
 
-_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
-"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
-
-
 def cluster_name_problem(name: str) -> str:
     """Why ``name`` is not a GKE cluster name (DNS-1123, at most 40 characters), or ``""``."""
     return check_dns_name(name, limit=NameLimit.GKE_CLUSTER) if isinstance(name, str) else ""
-
-
-def gke_version_problem(version: str | None) -> str:
-    """Why ``version`` is not a value GKE accepts for ``min_master_version``, or ``""``."""
-    if version is None or _GKE_VERSION.match(version):
-        return ""
-    return "must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000"
 
 
 CLUSTER_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "region", "zone", "labels", "cpu_node_grants", "gateway_api")
@@ -177,15 +138,21 @@ class TpuClusterArgs:
         "`pulumi up` before anything is created.",
         default=None,
     )
+    control_plane_endpoint: ControlPlaneEndpoint = described(
+        "How clients reach the control plane. `dns`: GKE's DNS-based endpoint, from anywhere, each call authorised "
+        "by IAM (`container.clusters.connect`), and no external IP endpoint. `ip`: the named opt-out, the external "
+        "IP endpoint, with authorized networks or the public control plane setting.",
+        default=ControlPlaneEndpoint.DNS,
+    )
     master_authorized_networks: Sequence[str] | None = described(
-        "CIDR blocks allowed to reach the control plane (CKV_GCP_20), the machine running `pulumi up` among them. "
-        "Set it, or opt out with the public control plane setting below.",
+        "With the IP endpoint: CIDR blocks allowed to reach the control plane (CKV_GCP_20), the machine running "
+        "`pulumi up` among them. Set it, or opt out with the public control plane setting below.",
         default=None,
         check=cidrs_problem,
     )
     public_control_plane: bool = described(
-        "Opt out of master authorized networks: the control plane accepts any source address (clients still "
-        "authenticate). The preview prints the opt-out.",
+        "With the IP endpoint, opt out of master authorized networks: the control plane accepts any source address "
+        "(clients still authenticate). The preview prints the opt-out.",
         default=False,
     )
     binary_authorization: bool = described(
@@ -217,7 +184,10 @@ class TpuClusterArgs:
         return (
             zone_problems(self.zone, self.region)
             + zones_problems("cpu_pool_zones", self.cpu_pool_zones, self.region)
-            + control_plane_problems(self.master_authorized_networks, self.public_control_plane)
+            + control_plane_problems(
+                self.master_authorized_networks, self.public_control_plane, self.control_plane_endpoint
+            )
+            + endpoint_problems(self.control_plane_endpoint, self.private_nodes)
             + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
         )
 
@@ -333,16 +303,13 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         # The GKE Gateway controller and the Gateway API CRDs it serves (pulumi-gcp 10.2.0
         # ClusterGatewayApiConfig: channel CHANNEL_STANDARD).
         gateway_api_config={"channel": "CHANNEL_STANDARD"} if args.gateway_api else None,
-        private_cluster_config={"enable_private_nodes": True} if args.private_nodes else None,
         binary_authorization=(
             {"evaluation_mode": "PROJECT_SINGLETON_POLICY_ENFORCE"} if args.binary_authorization else None
         ),
         authenticator_groups_config={"security_group": args.security_group} if args.security_group else None,
         maintenance_policy=maintenance_policy(args.maintenance),
-        master_authorized_networks_config=(
-            {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in args.master_authorized_networks]}
-            if args.master_authorized_networks is not None
-            else None
+        **endpoint_config(
+            ControlPlaneEndpoint(args.control_plane_endpoint), args.master_authorized_networks, args.private_nodes
         ),
     )
 
@@ -484,10 +451,21 @@ class TpuCluster(pulumi.ComponentResource):
             ),
         )
         self.endpoint = self.cluster.endpoint
+        by_dns = args.control_plane_endpoint == ControlPlaneEndpoint.DNS
         # masterAuth read whole and as optional (kubeconfig.ca_certificate): a lifted `.cluster_ca_certificate` raised
-        # AttributeError where the provider returned no block (Pulumi's mocks with preview=False)
-        self.kubeconfig = pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth).apply(
-            lambda v: kubeconfig(f"gke_{args.project}_{args.region}_{v[0]}", v[1] or "", ca_certificate(v[2]))
+        # AttributeError where the provider returned no block (Pulumi's mocks with preview=False). The DNS endpoint
+        # is read the same way, and its kubeconfig names no CA: the endpoint's name is Google's, not the cluster's.
+        self.kubeconfig = pulumi.Output.all(
+            self.cluster.name,
+            self.cluster.endpoint,
+            self.cluster.master_auth,
+            self.cluster.control_plane_endpoints_config,
+        ).apply(
+            lambda v: kubeconfig(
+                f"gke_{args.project}_{args.region}_{v[0]}",
+                dns_endpoint(v[3]) if by_dns else v[1] or "",
+                None if by_dns else ca_certificate(v[2]),
+            )
         )
         self.provider = k8s.Provider(
             f"{name}-k8s",

@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 from .catalog import SliceShape
 from .cluster import CpuPoolArgs, cluster_name_problem
 from .gcp_zones import per_zone_minimum
-from .kubeconfig import kubeconfig
+from .kubeconfig import existing_server, kubeconfig
 from .naming import (
     NameLimit,
     check_dns_name,
@@ -259,11 +259,7 @@ class ExistingCluster(pulumi.ComponentResource):
             )
             context = f"gke_{args.project}_{args.location}_{args.gke_name}"
             found.apply(self._warn_of_unenforced_network_policies)
-            self.kubeconfig = found.apply(
-                lambda c: kubeconfig(
-                    context, c.endpoint or "", c.master_auths[0].cluster_ca_certificate if c.master_auths else ""
-                )
-            )
+            self.kubeconfig = found.apply(lambda c: kubeconfig(context, *existing_server(c)))
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig if self.kubeconfig is not None else args.kubeconfig,

@@ -22,24 +22,34 @@ def ca_certificate(master_auth: Any) -> str:
     return str(getattr(master_auth, "cluster_ca_certificate", None) or "")  # the output type, or None
 
 
-def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
+def dns_endpoint(endpoints_config: Any) -> str:
+    """The DNS-based endpoint of a cluster's ``controlPlaneEndpointsConfig``, ``""`` when the block or the field is
+    absent (read like :func:`ca_certificate`: a mapping from ``Output.all``, the output type, or None)."""
+
+    def field(block: Any, name: str) -> Any:
+        return block.get(name) if isinstance(block, Mapping) else getattr(block, name, None)
+
+    return str(field(field(endpoints_config, "dns_endpoint_config"), "endpoint") or "")
+
+
+def kubeconfig(name: str, endpoint: str, ca_certificate: str | None) -> str:
     """A kubeconfig for the cluster that authenticates with ``gke-gcloud-auth-plugin``.
 
-    It holds no credential: the plugin asks gcloud for a short-lived token at each call.
+    It holds no credential: the plugin asks gcloud for a short-lived token at each call. ``ca_certificate`` None
+    names no CA, for the DNS-based endpoint: its certificate is "signed by a public, generally recognized Google CA",
+    the IP endpoints' by the cluster's root CA ("About network isolation in GKE",
+    https://cloud.google.com/kubernetes-engine/docs/concepts/network-isolation), and a client that pins the cluster
+    CA fails there with "x509: certificate signed by unknown authority" (GoogleCloudPlatform/gcpdiag issue 115,
+    fluxcd/flux2 issue 5896).
     """
+    server: dict[str, str] = {"server": f"https://{endpoint}"}
+    if ca_certificate is not None:
+        server["certificate-authority-data"] = ca_certificate
     return json.dumps(
         {
             "apiVersion": "v1",
             "kind": "Config",
-            "clusters": [
-                {
-                    "name": name,
-                    "cluster": {
-                        "server": f"https://{endpoint}",
-                        "certificate-authority-data": ca_certificate,
-                    },
-                }
-            ],
+            "clusters": [{"name": name, "cluster": server}],
             "contexts": [{"name": name, "context": {"cluster": name, "user": name}}],
             "current-context": name,
             "users": [
@@ -58,3 +68,23 @@ def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
             ],
         }
     )
+
+
+def _first(blocks: Any) -> Any:
+    return blocks[0] if blocks else None
+
+
+def existing_server(found: Any) -> tuple[str, str | None]:
+    """Where the program reaches a cluster it found (``gcp.container.get_cluster``) and the CA to pin there: its
+    DNS-based endpoint when that admits external callers and no external IP endpoint is open (IP endpoints off,
+    ``ip_endpoints_configs[].enabled``, or the private endpoint in their place, ``private_cluster_configs[]
+    .enable_private_endpoint``; pulumi-gcp 10.2.0 container/get_cluster.py), else its IP endpoint and cluster CA."""
+    endpoints = _first(getattr(found, "control_plane_endpoints_configs", None))
+    dns = _first(getattr(endpoints, "dns_endpoint_configs", None))
+    ip = _first(getattr(endpoints, "ip_endpoints_configs", None))
+    private = _first(getattr(found, "private_cluster_configs", None))
+    ip_closed = (ip is not None and not ip.enabled) or bool(getattr(private, "enable_private_endpoint", False))
+    if dns is not None and dns.allow_external_traffic and dns.endpoint and ip_closed:
+        return str(dns.endpoint), None
+    auth = _first(getattr(found, "master_auths", None))
+    return str(found.endpoint or ""), str(getattr(auth, "cluster_ca_certificate", None) or "")

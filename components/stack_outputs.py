@@ -60,8 +60,10 @@ def cluster_outputs(cfg: StackConfig, cluster: TpuCluster | ExistingCluster) -> 
     if isinstance(cluster, TpuCluster):
         return {
             "clusterName": cluster.cluster.name,
+            # gcloud's --dns-endpoint writes the DNS-based endpoint into the kubeconfig (GKE "Customize your network
+            # isolation", https://cloud.google.com/kubernetes-engine/docs/how-to/latest/network-isolation)
             "getCredentials": f"gcloud container clusters get-credentials {cfg.cluster.name} --region {cfg.region} "
-            f"--project {cfg.project}",
+            f"--project {cfg.project}" + (" --dns-endpoint" if cfg.cluster.control_plane_endpoint == "dns" else ""),
             "kubeconfig": cluster.kubeconfig,
         }
     existing = existing_cluster_args(cfg)

@@ -18,6 +18,7 @@ Nothing here imports the rest of the library.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -467,3 +468,14 @@ PINS: dict[str, Pin] = {
 def stale() -> list[Pin]:
     """The pins older than the newest release known to the table."""
     return [p for p in PINS.values() if not p.current]
+
+
+_GKE_VERSION = re.compile(r"^(latest|\d+\.\d+(\.\d+(-gke\.\d+)?)?)$")
+"""Values GKE accepts for ``min_master_version``: ``latest``, a minor, a patch or a full GKE version."""
+
+
+def gke_version_problem(version: str | None) -> str:
+    """Why ``version`` is not a value GKE accepts for ``min_master_version``, or ``""``."""
+    if version is None or _GKE_VERSION.match(version):
+        return ""
+    return "must be `latest` or a GKE version such as 1.31, 1.31.1 or 1.31.1-gke.1146000"

@@ -179,8 +179,11 @@ def _gke_private_nodes(r: Resource) -> Iterator[str]:
 
 
 def _gke_authorized_networks(r: Resource) -> Iterator[str]:
-    if r.type == CLUSTER and not _get(r.inputs, "masterAuthorizedNetworksConfig", "cidrBlocks"):
-        yield "the control plane accepts any network; consider cluster.masterAuthorizedNetworks"
+    # A private endpoint in place of the external one: "access through the public endpoint is disabled" (pulumi-gcp
+    # 10.2.0 ClusterPrivateClusterConfig.enable_private_endpoint), so no IP endpoint faces the Internet.
+    private = _get(r.inputs, "privateClusterConfig", "enablePrivateEndpoint")
+    if r.type == CLUSTER and not private and not _get(r.inputs, "masterAuthorizedNetworksConfig", "cidrBlocks"):
+        yield "the control plane's IP endpoint accepts any network; consider cluster.controlPlaneEndpoint: dns"
 
 
 # --------------------------------------------------------------------------- IAM & GCS
@@ -395,12 +398,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("gke-deletion-protection", "Clusters have deletion protection.", "mandatory", _gke_deletion_protection),
     Rule("gke-private-nodes", "Nodes without external IPs.", "mandatory", _gke_private_nodes),
-    Rule(
-        "gke-authorized-networks",
-        "The control plane accepts only authorized networks.",
-        "advisory",
-        _gke_authorized_networks,
-    ),
+    Rule("gke-authorized-networks", "No control-plane IP endpoint open to all.", "advisory", _gke_authorized_networks),
     Rule("iam-no-basic-roles", "No owner, editor or viewer grants.", "mandatory", _iam_basic_roles),
     Rule("iam-no-project-storage-roles", "No project-wide storage roles.", "mandatory", _iam_project_storage),
     Rule(

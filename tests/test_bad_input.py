@@ -193,7 +193,7 @@ CASES: list[tuple[str, str, dict, str]] = (
             "vllm",
             with_change(
                 "tpu-serving:cluster",
-                {"name": "vllm", "publicControlPlane": True, "managedPrometheus": False},
+                {"name": "vllm", "managedPrometheus": False},
                 with_serving(VLLM, autoscaling={"maxReplicas": 1}),
             ),
             "tpu-serving:serving.autoscaling",
@@ -239,7 +239,7 @@ CASES: list[tuple[str, str, dict, str]] = (
             "vllm",
             with_change(
                 "tpu-serving:cluster",
-                {"name": "vllm", "publicControlPlane": True, "imageStreaming": False},
+                {"name": "vllm", "imageStreaming": False},
                 with_change("tpu-serving:tpuSlices/0/imageCacheDisk", "global/images/vllm-tpu-cache", VLLM),
             ),
             "tpu-serving:tpuSlices[0].imageCacheDisk",
@@ -358,7 +358,6 @@ CASES: list[tuple[str, str, dict, str]] = (
                 **VLLM,
                 "tpu-serving:cluster": {
                     "name": "vllm",
-                    "publicControlPlane": True,
                     "minMasterVersion": "1.33.5-gke.1000",
                 },
                 "tpu-serving:gateway": {"inferencePool": True},

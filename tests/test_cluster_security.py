@@ -12,19 +12,23 @@ def test_cluster_control_plane_access_is_chosen_explicitly():
     from tpu_serving.cluster import TpuClusterArgs
     from tpu_serving.validation import ArgumentsError, check_arguments
 
+    ip = {"control_plane_endpoint": "ip"}
     with pytest.raises(ArgumentsError, match="master_authorized_networks is unset"):
-        check_arguments("TpuCluster", cluster_args_for_test(public_control_plane=False), TpuClusterArgs)
+        check_arguments("TpuCluster", cluster_args_for_test(**ip), TpuClusterArgs)
     with pytest.raises(ArgumentsError, match="choose one"):
         check_arguments(
-            "TpuCluster", cluster_args_for_test(master_authorized_networks=["203.0.113.0/24"]), TpuClusterArgs
+            "TpuCluster",
+            cluster_args_for_test(**ip, public_control_plane=True, master_authorized_networks=["203.0.113.0/24"]),
+            TpuClusterArgs,
         )
-    closed = cluster_args(
-        cluster_args_for_test(public_control_plane=False, master_authorized_networks=["203.0.113.0/24"]), "n@x"
-    )
+    closed = cluster_args(cluster_args_for_test(**ip, master_authorized_networks=["203.0.113.0/24"]), "n@x")
     assert closed.master_authorized_networks_config == {
         "cidr_blocks": [{"cidr_block": "203.0.113.0/24", "display_name": "203.0.113.0/24"}]
     }
-    assert cluster_args(cluster_args_for_test(), "n@x").master_authorized_networks_config is None
+    assert closed.control_plane_endpoints_config is None
+    assert closed.private_cluster_config == {"enable_private_nodes": True}
+    opened = cluster_args(cluster_args_for_test(**ip, public_control_plane=True), "n@x")
+    assert opened.master_authorized_networks_config is None
 
 
 def test_cluster_binary_authorization_is_opt_in_and_enables_its_api():
@@ -42,7 +46,7 @@ def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
     from tpu_serving.validation import ArgumentsError, check_arguments
 
     def problems(networks):
-        args = cluster_args_for_test(public_control_plane=False, master_authorized_networks=networks)
+        args = cluster_args_for_test(control_plane_endpoint="ip", master_authorized_networks=networks)
         with pytest.raises(ArgumentsError) as err:
             check_arguments("TpuCluster", args, TpuClusterArgs)
         return str(err.value)

@@ -80,7 +80,6 @@ def cluster_args_for_test(**overrides) -> TpuClusterArgs:
             "region": "us-east5",
             "zone": "us-east5-b",
             "name": "c",
-            "public_control_plane": True,
             **overrides,
         }
     )
@@ -110,7 +109,7 @@ def test_cluster_component_children_and_dependencies():
     }
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["deletionProtection"] is False
-    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
     assert "masterAuth" not in cluster.inputs  # force-new: declaring GKE's default could replace a cluster
     assert "binaryAuthorization" not in cluster.inputs
     roles = plan.of_type("gcp:projects/iAMMember:IAMMember")
@@ -132,13 +131,17 @@ def test_cluster_private_nodes_get_cloud_nat():
     assert router.urn in nat.dependencies
     (cpu,) = plan.of_type("gcp:container/nodePool:NodePool")
     assert nat.urn in cpu.dependencies
-    public = run(lambda: TpuCluster("c", cluster_args_for_test(private_nodes=False)))
+    public = run(
+        lambda: TpuCluster(
+            "c", cluster_args_for_test(private_nodes=False, control_plane_endpoint="ip", public_control_plane=True)
+        )
+    )
     assert not public.of_type("gcp:compute/routerNat:RouterNat")
     existing = {"cloud_nat": "existing", "existing_nat_router": "net-router", "existing_nat": "net-nat"}
     shared = run(lambda: TpuCluster("c", cluster_args_for_test(**existing)))
     assert not shared.of_type("gcp:compute/routerNat:RouterNat") and not shared.of_type("gcp:compute/router:Router")
     (private,) = shared.of_type("gcp:container/cluster:Cluster")
-    assert private.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert private.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():

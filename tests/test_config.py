@@ -239,7 +239,6 @@ def test_cluster_problems_refuse_maintenance_times_that_are_not_rfc_3339():
     # strptime takes "2026-1-03T02:00:00Z" (no zero padding); RFC 3339 and GKE do not.
     cluster = {
         "name": "llama405b",
-        "publicControlPlane": True,
         "maintenance": {
             "windowStart": "2026-1-03T02:00:00Z",
             "windowEnd": "2026-01-03T14:00:00Z",

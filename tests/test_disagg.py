@@ -31,7 +31,7 @@ DISAGG = {
     "gcp:project": "tpu-serving-demo",
     "gcp:region": "us-east5",
     "tpu-serving:zone": "us-east5-b",
-    "tpu-serving:cluster": {"name": "pdserve", "publicControlPlane": True},
+    "tpu-serving:cluster": {"name": "pdserve"},
     "tpu-serving:tpuSlices": [
         # one group per role and a spare slice for a rollout's surge group
         {"name": "prefill", "machineType": "ct6e-standard-4t", "topology": "2x4", "count": 2, "diskSizeGb": 300},

@@ -84,9 +84,13 @@ def test_existing_cpu_pool_zones_are_refused_the_pools_are_the_owners():
 
 
 def test_existing_a_cluster_without_a_control_plane_choice_is_fine_when_it_exists():
-    """The control plane is the owner's: neither masterAuthorizedNetworks nor publicControlPlane is asked for."""
+    """The control plane is the owner's: its IP endpoint's settings are not asked for, while a created cluster's
+    stack that names them beside the DNS endpoint (the default) is refused."""
     assert load(EXISTING).existing
-    assert "masterAuthorizedNetworks" in " ".join(problems(with_change("tpu-serving:cluster/existing", ..., EXISTING)))
+    created = with_change("tpu-serving:cluster/existing", ..., EXISTING)
+    named = with_change("tpu-serving:cluster/masterAuthorizedNetworks", ["203.0.113.0/24"], created)
+    assert "controlPlaneEndpoint = 'ip'" in " ".join(problems(named))
+    assert "masterAuthorizedNetworks" not in " ".join(problems(created))
 
 
 @pytest.mark.parametrize(

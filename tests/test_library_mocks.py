@@ -27,6 +27,7 @@ from tpu_serving import TpuServingDeploymentArgs as DeploymentArgs
 from tpu_serving.config import validate_stack
 
 ENDPOINT = "203.0.113.10"
+DNS_ENDPOINT = "gke-0123456789abcdef-012345678901.us-east5.gke.goog"
 CA = "Q0EgY2VydGlmaWNhdGU="
 CLUSTER = "gcp:container/cluster:Cluster"
 ADDRESS = "gcp:compute/address:Address"
@@ -35,7 +36,7 @@ GATEWAY_ADDRESS = "10.0.0.50"
 
 class ProviderMocks(pulumi.runtime.Mocks):
     """Each resource's outputs are its inputs plus, with ``computed``, what its provider computes that the program
-    reads (a GKE cluster's endpoint and CA certificate, camelCase as the provider returns them, and a reserved
+    reads (a GKE cluster's IP endpoint, CA certificate and DNS-based endpoint, camelCase as the provider returns them, and a reserved
     address's IP, which a probe through a Gateway reads); every resource's type and inputs are kept for the test's
     assertions."""
 
@@ -47,7 +48,17 @@ class ProviderMocks(pulumi.runtime.Mocks):
         self.resources.append((args.typ, dict(args.inputs)))
         outputs = dict(args.inputs)
         if self.computed and args.typ == CLUSTER:
-            outputs |= {"endpoint": ENDPOINT, "masterAuth": {"clusterCaCertificate": CA}}
+            dns = {
+                "dnsEndpointConfig": {
+                    **outputs["controlPlaneEndpointsConfig"]["dnsEndpointConfig"],
+                    "endpoint": DNS_ENDPOINT,
+                }
+            }
+            outputs |= {
+                "endpoint": ENDPOINT,
+                "masterAuth": {"clusterCaCertificate": CA},
+                "controlPlaneEndpointsConfig": dns,
+            }
         if self.computed and args.typ == ADDRESS and "address" not in outputs:
             outputs["address"] = GATEWAY_ADDRESS
         return f"{args.name}-id", outputs
@@ -90,7 +101,6 @@ def building_blocks() -> tuple[TpuCluster, TpuNodePool]:
             region="us-east5",
             zone="us-east5-b",
             name="serving",
-            master_authorized_networks=["203.0.113.0/24"],
         ),
     )
     slice_ = TpuNodePool(
@@ -127,14 +137,15 @@ def test_library_mocks_building_blocks_declare_the_slice_as_gke_needs_it(mocks: 
 
 
 def test_library_mocks_cluster_kubeconfig_from_what_the_provider_returns(mocks: ProviderMocks) -> None:
-    """The kubeconfig is built from the endpoint and CA certificate the mock returned, in preview and up alike, and
-    the cluster asks for Workload Identity's pool of its project."""
+    """The kubeconfig is built from the DNS-based endpoint the mock returned, with no CA pinned (the endpoint's
+    certificate is a public CA's), in preview and up alike, and the cluster asks for Workload Identity's pool of its
+    project."""
     configs: list[str] = []
     run(lambda: building_blocks()[0].kubeconfig.apply(configs.append))
 
     assert len(configs) == 1  # the apply ran
     server = json.loads(configs[0])["clusters"][0]["cluster"]
-    assert server == {"server": f"https://{ENDPOINT}", "certificate-authority-data": CA}
+    assert server == {"server": f"https://{DNS_ENDPOINT}"}
     (cluster,) = mocks.inputs(CLUSTER)
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "my-project.svc.id.goog"}
 
@@ -142,8 +153,8 @@ def test_library_mocks_cluster_kubeconfig_from_what_the_provider_returns(mocks: 
 @pytest.mark.parametrize("preview", [True, False], ids=["preview", "up"])
 def test_library_mocks_cluster_with_outputs_the_mock_does_not_return(preview: bool) -> None:
     """A mock that returns only the inputs, as most start: an output it leaves out is unknown in preview (an apply
-    on it never runs) and None in up, where the cluster's kubeconfig still builds, without the certificate (it
-    raised AttributeError before)."""
+    on it never runs) and None in up, where the cluster's kubeconfig still builds, without the endpoint (it raised
+    AttributeError before)."""
     set_mocks(preview, computed=False)
     known: list[bool] = []
     configs: list[str] = []
@@ -159,14 +170,14 @@ def test_library_mocks_cluster_with_outputs_the_mock_does_not_return(preview: bo
         assert configs == []
     else:
         (config,) = configs
-        assert json.loads(config)["clusters"][0]["cluster"] == {"server": "https://", "certificate-authority-data": ""}
+        assert json.loads(config)["clusters"][0]["cluster"] == {"server": "https://"}
 
 
 STACK = {
     "project": "my-project-1",
     "region": "us-east5",
     "zone": "us-east5-b",
-    "cluster": {"name": "mine", "publicControlPlane": True},
+    "cluster": {"name": "mine"},
     "tpuSlices": [{"name": "v5e16", "slice": "v5e-16"}],
     "buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "workloadIdentity": {"namespace": "serving"},

@@ -31,8 +31,6 @@ config:
         - name: hold-node-upgrades
           startTime: "2026-01-03T00:00:00Z"
           scope: NO_MINOR_OR_NODE_UPGRADES
-    # The ranges that reach the control plane: your admin machines' and CI's egress (a documentation range here).
-    masterAuthorizedNetworks: [203.0.113.0/24]
     cloudNat: existing
     existingNatRouter: llama405b-nat-router
     existingNat: llama405b-nat

@@ -19,8 +19,7 @@ import pulumi
 from tpu_serving import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
 
 config = pulumi.Config()
-cluster = TpuCluster("mine", TpuClusterArgs(project="my-project-1", region="us-east5", zone="us-east5-b", name="mine",
-                                          public_control_plane=True))
+cluster = TpuCluster("mine", TpuClusterArgs(project="my-project-1", region="us-east5", zone="us-east5-b", name="mine"))
 pool = TpuNodePool(
     "mine-v6e16",
     TpuNodePoolArgs(
@@ -43,7 +42,7 @@ settings = validate_stack({
     "project": "my-project-1",
     "region": "us-east5",
     "zone": "us-east5-b",
-    "cluster": {"name": "mine", "publicControlPlane": True},
+    "cluster": {"name": "mine"},
     "tpuSlices": [{"name": "v6e16", "slice": config.require("slice")}],
     "buckets": [{"purpose": "checkpoints", "workloadAccess": "read"}, {"purpose": "scratch"}],
     "workloadIdentity": {"namespace": "serving"},

@@ -173,9 +173,7 @@ autoscaler_args = valid(
     settings=AutoscalingSettings(max_replicas=1),
     metric="vllm:num_requests_waiting",
 )
-cluster_args = valid(
-    TpuClusterArgs, project="my-project-1", region="us-east5", zone="us-east5-b", name="c", public_control_plane=True
-)
+cluster_args = valid(TpuClusterArgs, project="my-project-1", region="us-east5", zone="us-east5-b", name="c")
 
 buckets_args = valid(
     BucketsArgs,

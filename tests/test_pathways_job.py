@@ -195,7 +195,6 @@ def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
     cfg = with_serving()
     cfg["tpu-serving:cluster"] = {
         "name": "pwjob",
-        "publicControlPlane": True,
         "cpuPool": {"machineType": "n2-highmem-32"},
     }
     with pytest.raises(ConfigError) as exc:

@@ -94,10 +94,14 @@ FIXTURES = {
     ),
     "gke-deletion-protection": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "deletionProtection"), False)),
     "gke-private-nodes": (LLAMA, _set(lambda p: (first(p, CLUSTER)["inputs"], "privateClusterConfig"), ...)),
-    # every example stack names its authorized networks now (SRE review M6): the fixture drops them
+    # every example stack reaches its control plane at the DNS-based endpoint, with no external IP endpoint: the
+    # fixture opens the external endpoint (the IP mode's cluster) and names no authorized network
     "gke-authorized-networks": (
         LLAMA,
-        _set(lambda p: (first(p, CLUSTER)["inputs"], "masterAuthorizedNetworksConfig"), ...),
+        lambda plan: (
+            _set(lambda p: (first(p, CLUSTER)["inputs"], "masterAuthorizedNetworksConfig"), ...)(plan),
+            _set(lambda p: (first(p, CLUSTER)["inputs"], "privateClusterConfig"), {"enablePrivateNodes": True})(plan),
+        ),
     ),
     "iam-no-basic-roles": (
         LLAMA,

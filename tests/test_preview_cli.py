@@ -138,7 +138,7 @@ USER_PROGRAM = """
 import pulumi
 from tpu_serving import TpuCluster, TpuClusterArgs, TpuNodePool, TpuNodePoolArgs, catalog
 
-cluster = TpuCluster("c", TpuClusterArgs(project="my-project-123", region="us-east5", zone="{cluster_zone}", name="c", public_control_plane=True))
+cluster = TpuCluster("c", TpuClusterArgs(project="my-project-123", region="us-east5", zone="{cluster_zone}", name="c"))
 TpuNodePool(
     "s",
     TpuNodePoolArgs(

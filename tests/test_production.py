@@ -22,7 +22,7 @@ PROD = {
     "gcp:project": "tpu-serving-demo",
     "gcp:region": "us-east5",
     "tpu-serving:zone": "us-east5-b",
-    "tpu-serving:cluster": {"name": "prod", "publicControlPlane": True, "maintenance": HOLD_NODE_UPGRADES},
+    "tpu-serving:cluster": {"name": "prod", "maintenance": HOLD_NODE_UPGRADES},
     "tpu-serving:tpuSlices": [
         {
             "name": "a",

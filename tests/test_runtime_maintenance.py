@@ -48,7 +48,6 @@ def library_program(gate: bool) -> dict[str, Any]:
                 region="us-east5",
                 zone="us-east5-a",
                 name="serving",
-                master_authorized_networks=["203.0.113.0/24"],
             ),
         )
         shape = catalog.slice_shape("ct6e-standard-8t", "2x4")

@@ -50,10 +50,9 @@ def test_scan_terraform_plan_of_a_stack_has_blocks_as_lists_and_maps_as_maps():
     doc = terraform_plan(plan_of(VLLM).as_json())
     assert doc["format_version"] and doc["resource_changes"]
     cluster = values(doc, "google_container_cluster")
-    assert cluster["private_cluster_config"] == [{"enable_private_nodes": True}]
-    assert cluster["master_authorized_networks_config"] == [
-        {"cidr_blocks": [{"cidr_block": "203.0.113.0/24", "display_name": "203.0.113.0/24"}]}
-    ]
+    assert cluster["private_cluster_config"] == [{"enable_private_nodes": True, "enable_private_endpoint": True}]
+    assert cluster["master_authorized_networks_config"] == [{"gcp_public_cidrs_access_enabled": False}]
+    assert cluster["control_plane_endpoints_config"] == [{"dns_endpoint_config": [{"allow_external_traffic": True}]}]
     assert cluster["resource_labels"]["app"] == "tpu-serving"  # a map stays a map
     assert cluster["node_config"][0]["workload_metadata_config"] == [{"mode": "GKE_METADATA"}]
     bucket = values(doc, "google_storage_bucket")

@@ -49,9 +49,9 @@ def test_security_every_cluster_has_private_nodes_and_a_named_control_plane_choi
         assert plan_of(stack).of_type("tpu-serving:index:ExistingCluster")
         return
     (cluster,) = clusters
-    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True}
-    opted_out = any("publicControlPlane" in line for line in cluster_notes(plan_of(stack).resources))
-    assert opted_out != bool(cluster.inputs.get("masterAuthorizedNetworksConfig"))
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
+    assert cluster.inputs["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert not any("publicControlPlane" in line for line in cluster_notes(plan_of(stack).resources))
 
 
 def test_security_only_the_engines_documented_capabilities_come_back():
@@ -81,38 +81,58 @@ def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
         assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
 
 
-def test_security_example_stacks_name_authorized_networks_not_the_opt_out():
-    """Every example stack that creates a cluster names the documentation range 203.0.113.0/24 (RFC 5737) as its
-    authorized network, as the flagship does, rather than opting out with publicControlPlane (SRE review M6)."""
+DNS_REACH = (
+    "pulumi up and kubectl reach the control plane at its DNS-based endpoint, each call authorised by IAM (the caller "
+    "needs container.clusters.connect, and gke-gcloud-auth-plugin); it has no external IP endpoint"
+)
+
+
+def test_security_example_stacks_reach_the_control_plane_by_dns():
+    """Every example stack that creates a cluster leaves it no external IP endpoint: authorized networks on with no
+    external range, and the DNS-based endpoint for pulumi up (issue 36, item 3)."""
+    clusters = 0
     for stack in STACKS:
         for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
-            named = cluster.inputs.get("masterAuthorizedNetworksConfig")
-            assert named is not None, f"{stack}: cluster.publicControlPlane opts out; name masterAuthorizedNetworks"
-            assert [b["cidrBlock"] for b in named["cidrBlocks"]] == ["203.0.113.0/24"], stack
-        assert cluster_notes(plan_of(stack).resources) == [], stack
+            clusters += 1
+            assert cluster.inputs["masterAuthorizedNetworksConfig"] == {"gcpPublicCidrsAccessEnabled": False}, stack
+            name = cluster.inputs["name"]
+            assert cluster_notes(plan_of(stack).resources) == [f"cluster {name}: {DNS_REACH}"], stack
+    assert clusters >= 8
 
 
 def _opted_out(cluster: dict) -> None:
-    cluster.pop("masterAuthorizedNetworks")
+    cluster["controlPlaneEndpoint"] = "ip"
     cluster["publicControlPlane"] = True
+
+
+def _authorized(cluster: dict) -> None:
+    cluster["controlPlaneEndpoint"] = "ip"
+    cluster["masterAuthorizedNetworks"] = ["203.0.113.0/24"]
 
 
 def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     sax = plan_edited("saxml-175b-v5e32x2", cluster=_opted_out).resources
     assert cluster_notes(sax) == [
-        "cluster saxml175b: control plane open to any source address (opt-out: publicControlPlane)"
+        "cluster saxml175b: pulumi up and kubectl reach the control plane at its external IP endpoint, from any "
+        "source address (opt-out: controlPlaneEndpoint ip)",
+        "cluster saxml175b: control plane open to any source address (opt-out: publicControlPlane)",
+    ]
+    assert cluster_notes(plan_edited("saxml-175b-v5e32x2", cluster=_authorized).resources) == [
+        "cluster saxml175b: pulumi up and kubectl reach the control plane at its external IP endpoint, from "
+        "203.0.113.0/24 (opt-out: controlPlaneEndpoint ip)"
     ]
     assert "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0" in tag_only_images(sax)
-    assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == []
+    assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == [f"cluster vllm70b: {DNS_REACH}"]
     lines = security_summary(plan_of("vllm-llama33-70b-v5e16").resources)
     assert lines == [
+        f"cluster vllm70b: {DNS_REACH}",
         "images pinned by tag only, no digest (4): gcr.io/distroless/python3-debian13:nonroot, "
         "quay.io/prometheus/blackbox-exporter:v0.28.0, "
         "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-dockerhub/vllm/vllm-tpu:v0.29.0, "
         "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0; "
         "a tag moved upstream does not reach a node that already "
         "holds the image (imagePullPolicy IfNotPresent), but a new or recreated node pulls the moved tag, so groups "
-        "can run different builds: pin a digest"
+        "can run different builds: pin a digest",
     ]
 
 
@@ -270,5 +290,5 @@ def test_security_an_existing_nat_is_named_exactly_when_used(cluster, problem):
     from tpu_serving.config import ConfigError
 
     with pytest.raises(ConfigError) as err:
-        load({**VLLM, "tpu-serving:cluster": {"name": "vllm", "publicControlPlane": True, **cluster}})
+        load({**VLLM, "tpu-serving:cluster": {"name": "vllm", **cluster}})
     assert problem in str(err.value)

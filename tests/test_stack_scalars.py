@@ -26,7 +26,7 @@ TRUE_OR_FALSE = "must be true or false"
 @pytest.mark.parametrize(
     ("path", "value", "key"),
     [
-        ("tpu-serving:cluster/publicControlPlane", "yes", "tpu-serving:cluster.publicControlPlane"),
+        ("tpu-serving:cluster/binaryAuthorization", "yes", "tpu-serving:cluster.binaryAuthorization"),
         ("tpu-serving:cluster/imageStreaming", "no", "tpu-serving:cluster.imageStreaming"),
         ("tpu-serving:cluster/gcsFuseCsiDriver", "off", "tpu-serving:cluster.gcsFuseCsiDriver"),
         ("tpu-serving:cluster/privateNodes", "true", "tpu-serving:cluster.privateNodes"),
@@ -92,7 +92,7 @@ def test_stack_scalars_json_booleans_and_numbers_still_load():
     assert load(vllm).serving.engine.memory_utilization == 0.75
     # The engine hands over the objects as JSON text: nested booleans arrive as JSON booleans.
     assert '"imageStreaming": false' in as_engine_config(cfg)["tpu-serving:cluster"]
-    assert load_stack_config(as_engine_config(GOOD)).cluster.public_control_plane is True
+    assert load_stack_config(as_engine_config(GOOD)).cluster.maintenance.exclusions[0].name == "hold-node-upgrades"
 
 
 def _schemas(node: Any) -> Iterator[dict]:

@@ -138,7 +138,6 @@ def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
         zone="us-west4-a",
         name="c",
         cpu_pool_zones=["us-west4-a", "us-east1-b", "us-west4-a"],
-        public_control_plane=True,
     )
     found = args.problems()
     assert (

@@ -32,11 +32,34 @@ def cluster_notes(resources: list[Any]) -> list[str]:
         if r.type != CLUSTER:
             continue
         name = r.inputs.get("name", r.name)
-        if not (r.inputs.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks"):
+        private = r.inputs.get("privateClusterConfig") or {}
+        notes.append(f"cluster {name}: {reach(r.inputs)}")
+        if not private.get("enablePrivateEndpoint") and not (
+            (r.inputs.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks")
+        ):
             notes.append(f"cluster {name}: control plane open to any source address (opt-out: publicControlPlane)")
-        if not (r.inputs.get("privateClusterConfig") or {}).get("enablePrivateNodes"):
+        if not private.get("enablePrivateNodes"):
             notes.append(f"cluster {name}: nodes have external IPs (opt-out: privateNodes false)")
     return notes
+
+
+def reach(cluster: dict[str, Any]) -> str:
+    """How ``pulumi up``, the Kubernetes provider and ``kubectl`` reach a planned cluster's control plane."""
+    dns = ((cluster.get("controlPlaneEndpointsConfig") or {}).get("dnsEndpointConfig") or {}).get(
+        "allowExternalTraffic"
+    )
+    if dns and (cluster.get("privateClusterConfig") or {}).get("enablePrivateEndpoint"):
+        return (
+            "pulumi up and kubectl reach the control plane at its DNS-based endpoint, each call authorised by IAM "
+            "(the caller needs container.clusters.connect, and gke-gcloud-auth-plugin); it has no external IP "
+            "endpoint"
+        )
+    blocks = [b.get("cidrBlock") for b in (cluster.get("masterAuthorizedNetworksConfig") or {}).get("cidrBlocks") or []]
+    sources = ", ".join(str(b) for b in blocks) if blocks else "any source address"
+    return (
+        f"pulumi up and kubectl reach the control plane at its external IP endpoint, from {sources} "
+        "(opt-out: controlPlaneEndpoint ip)"
+    )
 
 
 def security_summary(resources: list[Any]) -> list[str]:

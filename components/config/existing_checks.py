@@ -24,6 +24,7 @@ CREATE_ONLY_CLUSTER_KEYS: tuple[str, ...] = (
     "deletion_protection",
     "subnetwork",
     "private_nodes",
+    "control_plane_endpoint",
     "master_authorized_networks",
     "public_control_plane",
     "binary_authorization",

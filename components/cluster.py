@@ -19,8 +19,12 @@ from .control_plane import (
     endpoint_config,
     endpoint_problems,
 )
+from .cpu_pool import CLOUD_PLATFORM_SCOPE as CLOUD_PLATFORM_SCOPE
+from .cpu_pool import CPU_POOL_IGNORE_CHANGES as CPU_POOL_IGNORE_CHANGES
 from .cpu_pool import CpuPoolArgs as CpuPoolArgs
-from .gcp_zones import per_zone_minimum, pool_zones
+from .cpu_pool import cpu_node_pool_args as cpu_node_pool_args
+from .cpu_pool import node_config as node_config
+from .gcp_zones import pool_zones
 from .kubeconfig import ca_certificate, dns_endpoint, kubeconfig
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
@@ -40,15 +44,14 @@ from .naming import (
 )
 from .node_identity import BucketGrant, node_service_account
 from .options import child_options
-from .settings import described
+from .settings import CreateOrExisting, described
+from .shared_vpc import host_grants, host_project_problem, network_path, shared_vpc_problems, subnetwork_path
 from .validation import Choice, check_arguments
 from .versions import gke_version_problem
 
 if TYPE_CHECKING:
     # pulumi_gcp.compute is several hundred modules (a second to import): imported where the NAT is made.
     from pulumi_gcp import compute
-
-CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
 
 
 class CloudNat(Choice):
@@ -98,8 +101,29 @@ class TpuClusterArgs:
     deletion_protection: bool = described(
         "Refuse `pulumi destroy` of the cluster until this is set to false and applied.", default=True
     )
-    network: str = described("VPC network of the cluster.", default="default")
-    subnetwork: str | None = described("Subnetwork of the cluster; unset uses the network's default.", default=None)
+    network: str = described("VPC network of the cluster (of the host project, with a Shared VPC).", default="default")
+    subnetwork: str | None = described(
+        "Subnetwork of the cluster in its region; unset uses the network's default. Required with a Shared VPC.",
+        default=None,
+    )
+    host_project: str | None = described(
+        "Shared VPC: the host project whose network and subnetwork the cluster uses (its Cloud NAT and proxy-only "
+        "subnet are made there too). Requires the subnetwork and both secondary ranges.",
+        default=None,
+        check=host_project_problem,
+    )
+    pods_secondary_range: str | None = described(
+        "The subnetwork's secondary range for pods (unset: GKE creates one, which a Shared VPC forbids).", default=None
+    )
+    services_secondary_range: str | None = described(
+        "The subnetwork's secondary range for Services (set with the pods' range).", default=None
+    )
+    shared_vpc_grants: CreateOrExisting = described(
+        "Shared VPC: `create` grants the project's GKE and Google APIs agents their roles in the host project (kept "
+        "on destroy; the stack needs IAM admin there); `existing`: the host project's admin made them, and the "
+        "preview lists them.",
+        default=CreateOrExisting.EXISTING,
+    )
     cpu_pool: CpuPoolArgs = described(
         "The CPU node pool for non-TPU pods (controllers, endpoint picker), in the zones of `cpuPoolZones`.",
         default_factory=CpuPoolArgs,
@@ -188,6 +212,9 @@ class TpuClusterArgs:
                 self.master_authorized_networks, self.public_control_plane, self.control_plane_endpoint
             )
             + endpoint_problems(self.control_plane_endpoint, self.private_nodes)
+            + shared_vpc_problems(
+                self.host_project, self.subnetwork, self.pods_secondary_range, self.services_secondary_range
+            )
             + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
         )
 
@@ -201,33 +228,6 @@ class TpuClusterArgs:
         """The CPU pool's zones (:func:`tpu_serving.gcp_zones.pool_zones`)."""
         named = tuple(self.cpu_pool_zones) if self.cpu_pool_zones else None
         return pool_zones(self.region, self.zone, named)
-
-
-def node_config(
-    service_account: pulumi.Input[str],
-    *,
-    machine_type: str | None = None,
-    disk_size_gb: int | None = None,
-    image_streaming: bool = True,
-    labels: Mapping[str, str] = {},
-) -> container.NodePoolNodeConfigArgsDict:
-    """Node settings shared by every pool: dedicated service account, GKE metadata server, shielded VMs."""
-    cfg: container.NodePoolNodeConfigArgsDict = {
-        "service_account": service_account,
-        "oauth_scopes": [CLOUD_PLATFORM_SCOPE],
-        "workload_metadata_config": {"mode": "GKE_METADATA"},
-        "shielded_instance_config": {
-            "enable_secure_boot": True,
-            "enable_integrity_monitoring": True,
-        },
-        "gcfs_config": {"enabled": image_streaming},
-        "resource_labels": dict(labels),
-    }
-    if machine_type is not None:
-        cfg["machine_type"] = machine_type
-    if disk_size_gb is not None:
-        cfg["disk_size_gb"] = disk_size_gb
-    return cfg
 
 
 CLUSTER_IGNORE_CHANGES: tuple[str, ...] = ("node_config", "initial_node_count")
@@ -273,10 +273,21 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         name=args.name,
         project=args.project,
         location=args.region,
-        network=args.network,
-        subnetwork=args.subnetwork,
+        network=network_path(args.host_project, args.network) if args.host_project else args.network,
+        subnetwork=(
+            subnetwork_path(args.host_project, args.region, args.subnetwork)
+            if args.host_project and args.subnetwork
+            else args.subnetwork
+        ),
         networking_mode="VPC_NATIVE",
-        ip_allocation_policy={},
+        ip_allocation_policy=(
+            {
+                "cluster_secondary_range_name": args.pods_secondary_range,
+                "services_secondary_range_name": args.services_secondary_range,
+            }
+            if args.pods_secondary_range
+            else {}
+        ),
         datapath_provider="ADVANCED_DATAPATH",
         remove_default_node_pool=True,
         initial_node_count=1,
@@ -310,48 +321,6 @@ def cluster_args(args: TpuClusterArgs, node_service_account: pulumi.Input[str]) 
         maintenance_policy=maintenance_policy(args.maintenance),
         **endpoint_config(
             ControlPlaneEndpoint(args.control_plane_endpoint), args.master_authorized_networks, args.private_nodes
-        ),
-    )
-
-
-CPU_POOL_IGNORE_CHANGES: tuple[str, ...] = ("initial_node_count",)
-"""An autoscaled pool's initial size only matters at creation, and it is force-new: without this,
-a changed ``minNodes`` would replace the pool and evict every pod on it. terraform-google-kubernetes-engine
-ignores ``initial_node_count`` of its node pools for the same reason (``cluster.tf``, v44.2.0)."""
-
-
-def cpu_node_pool_args(
-    *,
-    name: str,
-    project: str,
-    region: str,
-    zones: Sequence[str],
-    cluster: pulumi.Input[str],
-    service_account: pulumi.Input[str],
-    pool: CpuPoolArgs,
-    image_streaming: bool,
-    labels: Mapping[str, str],
-) -> container.NodePoolArgs:
-    """Arguments of an autoscaled CPU ``gcp.container.NodePool`` in ``zones`` of the regional cluster's region
-    (pulumi-gcp 10.2.0 container/node_pool.py ``node_locations``: "The list of zones in which the node pool's nodes
-    should be located. Nodes must be in the region of their regional cluster"). Its initial size and its autoscaling
-    bounds count per zone (``initial_node_count``: "In regional or multi-zonal clusters, this is the number of nodes
-    per zone", node_pool.py l.64-65; ``min_node_count``: :class:`CpuPoolArgs`)."""
-    return container.NodePoolArgs(
-        name=name,
-        project=project,
-        cluster=cluster,
-        location=region,
-        node_locations=list(zones),
-        initial_node_count=per_zone_minimum(pool.min_nodes, len(zones)),
-        autoscaling={"min_node_count": per_zone_minimum(pool.min_nodes, len(zones)), "max_node_count": pool.max_nodes},
-        management={"auto_repair": True, "auto_upgrade": True},
-        node_config=node_config(
-            service_account,
-            machine_type=pool.machine_type,
-            disk_size_gb=pool.disk_size_gb,
-            image_streaming=image_streaming,
-            labels=labels,
         ),
     )
 
@@ -409,7 +378,7 @@ class TpuCluster(pulumi.ComponentResource):
         ):
             # Blocks until GCP answers: a missing NAT fails the program here, before any resource is created.
             look_up_existing_nat(
-                project=args.project,
+                project=args.host_project or args.project,
                 region=args.region,
                 router=args.existing_nat_router,
                 nat=args.existing_nat,
@@ -424,18 +393,32 @@ class TpuCluster(pulumi.ComponentResource):
             grants=args.cpu_node_grants,
             opts=child,
         )
+        # Shared VPC: the host project's grants to this project's agents, before the cluster that needs them.
+        self.host_grants = (
+            host_grants(f"{name}-host", args.project, args.host_project, child)
+            if args.host_project and args.shared_vpc_grants == CreateOrExisting.CREATE
+            else []
+        )
         self.cluster = container.Cluster(
             f"{name}-cluster",
             cluster_args(args, self.node_service_account.email),
             opts=pulumi.ResourceOptions.merge(
-                child, pulumi.ResourceOptions(depends_on=node_roles, ignore_changes=list(CLUSTER_IGNORE_CHANGES))
+                child,
+                pulumi.ResourceOptions(
+                    depends_on=[*node_roles, *self.host_grants], ignore_changes=list(CLUSTER_IGNORE_CHANGES)
+                ),
             ),
         )
         # Cloud NAT of the cluster's network and region (private nodes only; not a schema output,
         # so that pulumi_gcp.compute is imported only when it is needed).
         self.nat: compute.RouterNat | None = (
             cloud_nat(
-                name, cluster=args.name, project=args.project, region=args.region, network=args.network, child=child
+                name,
+                cluster=args.name,
+                project=args.host_project or args.project,  # a Cloud Router lives in its network's project
+                region=args.region,
+                network=args.network,
+                child=child,
             )
             if args.private_nodes and args.cloud_nat == CloudNat.CREATE
             else None

@@ -33,6 +33,7 @@ from .node_identity import Access, BucketGrant
 from .prices import PriceOverrides
 from .services import required_apis
 from .settings import to_settings
+from .shared_vpc import network_path, subnetwork_path
 
 
 def bucket_grants(
@@ -273,6 +274,12 @@ def allocation_output(sized: Allocation) -> dict[str, object]:
     }
 
 
+def cluster_network(cfg: StackConfig) -> str:
+    """The cluster's network as a resource in another project names it: the host project's path with a Shared VPC."""
+    host = cfg.cluster.host_project
+    return network_path(host, cfg.cluster.network) if host else cfg.cluster.network
+
+
 def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str]:
     """The Gateway's address and the subnet it is reserved in, for the Service ``service``: the address named
     existing or the one the stack reserves (:func:`~tpu_serving.gateway_settings.address_name`), in
@@ -280,7 +287,10 @@ def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str
     its subnet in each region after itself). The gateway's arguments and the existing-cluster inventory read both."""
     g = cfg.gateway or GatewaySettings()
     name = address_name(g.existing_address, cfg.cluster.name, service)
-    return name, g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network
+    subnet = g.address_subnetwork or cfg.cluster.subnetwork or cfg.cluster.network
+    # Shared VPC: the address is reserved in the host project's subnet, which the service project names by its path
+    host = cfg.cluster.host_project
+    return name, subnetwork_path(host, cfg.region, subnet) if host and "/" not in subnet else subnet
 
 
 def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMaintenanceGateArgs | None:

@@ -23,14 +23,18 @@ def existing_cluster_nat(cfg: StackConfig, cluster: ExistingCluster, gcp: pulumi
         cloud_nat(
             c.name,
             cluster=c.name,
-            project=cfg.project,
+            project=c.host_project or cfg.project,  # a Cloud Router lives in its network's project
             region=cfg.region,
             network=c.network,
             child=child_options(cluster, gcp),
         )
     elif c.existing_nat_router and c.existing_nat:
         look_up_existing_nat(
-            project=cfg.project, region=cfg.region, router=c.existing_nat_router, nat=c.existing_nat, parent=cluster
+            project=c.host_project or cfg.project,
+            region=cfg.region,
+            router=c.existing_nat_router,
+            nat=c.existing_nat,
+            parent=cluster,
         )
 
 

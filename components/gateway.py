@@ -60,6 +60,7 @@ from .gateway_settings import (
     ServingGatewayArgs,
 )
 from .options import child_options
+from .shared_vpc import network_project
 from .validation import check_arguments
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ class ServingGateway(pulumi.ComponentResource):
             self.proxy_only_subnet = gcp_compute.Subnetwork(
                 f"{name}-proxy-only",
                 name=args.subnet_name,
-                project=args.project,
+                project=network_project(args.network) or args.project,
                 region=args.region,
                 network=args.network,
                 ip_cidr_range=args.settings.proxy_only_cidr,

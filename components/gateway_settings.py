@@ -204,7 +204,8 @@ class ServingGatewayArgs:
     region: str
     """Region of the cluster (and of the proxy-only subnet)."""
     network: str
-    """VPC network of the cluster."""
+    """VPC network of the cluster: its name, or with a Shared VPC its path, ``projects/<host>/global/networks/<name>``
+    (the proxy-only subnet is then made in the host project: a subnet belongs to its network's project)."""
     namespace: str = field(metadata={"check": namespace_problem})
     """Namespace of the serving Service."""
     name: str = described(

@@ -28,6 +28,7 @@ from .derived import (
     bucket_grants,
     buckets_args,
     cluster_args,
+    cluster_network,
     cost_estimate,
     existing_cluster_args,
     gateway_address_and_subnet,
@@ -171,8 +172,7 @@ def build_platform(ctx: Context) -> PlatformParts:
     )
     gcp = pulumi.ResourceOptions(parent=ctx.parent, depends_on=[apis] if apis else [], aliases=MOVED_FROM_THE_STACK)
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
-    # No pod waits for the mirror's repositories (seconds once the APIs are on; the cluster takes minutes): a pull that
-    # comes first retries with a back-off of at most 300 s (kubernetes.io/docs/concepts/containers/images/).
+    # No pod waits for the mirror's repositories (ready in seconds): a first pull retries, backing off <= 300 s (k8s docs).
     mirror = image_mirror(ctx.name, cfg, ctx.labels, gcp)
     cluster: TpuCluster | ExistingCluster
     if cfg.existing:
@@ -400,7 +400,7 @@ def build_traffic(
         ServingGatewayArgs(
             project=cfg.project,
             region=cfg.region,
-            network=cfg.cluster.network,
+            network=cluster_network(cfg),
             namespace=identity.identity.namespace_name,
             name=gateway_name(endpoint.service),
             service=endpoint.service,

@@ -23,7 +23,6 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 BUCKET = "gcp:storage/bucket:Bucket"
 BUCKET_IAM = ("gcp:storage/bucketIAMMember:BucketIAMMember", "gcp:storage/bucketIAMBinding:BucketIAMBinding")
 PROJECT_IAM = ("gcp:projects/iAMMember:IAMMember", "gcp:projects/iAMBinding:IAMBinding")
-
 BASIC_ROLES = frozenset({"roles/owner", "roles/editor", "roles/viewer"})
 NODE_ROLES = frozenset(
     {
@@ -34,7 +33,10 @@ NODE_ROLES = frozenset(
         "roles/artifactregistry.reader",
     }
 )
-"""The only project roles a stack grants: those of its dedicated node service account."""
+HOST_ROLES = frozenset({"roles/container.hostServiceAgentUser", "roles/compute.networkUser"})
+HOST_AGENTS = ("@container-engine-robot.iam.gserviceaccount.com", "@cloudservices.gserviceaccount.com")
+"""The only project roles a stack grants: its node service account's, and (Shared VPC) the host project's to the
+stack project's GKE and Google APIs agents (tpu_serving.shared_vpc)."""
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
@@ -164,7 +166,8 @@ def _gke_node_sa(r: Resource) -> Iterator[str]:
 
 def _project_roles(resources: Sequence[Resource]) -> Iterator[str]:
     for r in resources:
-        if r.type in PROJECT_IAM and r.inputs.get("role") not in NODE_ROLES:
+        host = r.inputs.get("role") in HOST_ROLES and str(r.inputs.get("member", "")).endswith(HOST_AGENTS)
+        if r.type in PROJECT_IAM and r.inputs.get("role") not in NODE_ROLES and not host:
             yield f"{r.name}: project role {r.inputs.get('role')} is outside the node roles ({', '.join(sorted(NODE_ROLES))})"
 
 
@@ -179,8 +182,7 @@ def _gke_private_nodes(r: Resource) -> Iterator[str]:
 
 
 def _gke_authorized_networks(r: Resource) -> Iterator[str]:
-    # A private endpoint in place of the external one: "access through the public endpoint is disabled" (pulumi-gcp
-    # 10.2.0 ClusterPrivateClusterConfig.enable_private_endpoint), so no IP endpoint faces the Internet.
+    # A private endpoint: "access through the public endpoint is disabled" (pulumi-gcp 10.2.0 enable_private_endpoint)
     private = _get(r.inputs, "privateClusterConfig", "enablePrivateEndpoint")
     if r.type == CLUSTER and not private and not _get(r.inputs, "masterAuthorizedNetworksConfig", "cidrBlocks"):
         yield "the control plane's IP endpoint accepts any network; consider cluster.controlPlaneEndpoint: dns"

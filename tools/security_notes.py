@@ -3,8 +3,10 @@ images pinned by tag only. Read off the plan's resources, so any program's plan 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from tpu_serving.shared_vpc import grant_lines
 from tpu_serving_tools.gcp_types import CLUSTER
 
 from .image_notes import plan_images
@@ -40,7 +42,18 @@ def cluster_notes(resources: list[Any]) -> list[str]:
             notes.append(f"cluster {name}: control plane open to any source address (opt-out: publicControlPlane)")
         if not private.get("enablePrivateNodes"):
             notes.append(f"cluster {name}: nodes have external IPs (opt-out: privateNodes false)")
+        notes += host_grant_notes(resources, name, r.inputs)
     return notes
+
+
+def host_grant_notes(resources: list[Any], name: str, cluster: dict[str, Any]) -> list[str]:
+    """A cluster in a host project's network whose plan grants the host project nothing: the grants its admin
+    makes first (``cluster.sharedVpcGrants: existing``)."""
+    host = re.match(r"projects/([^/]+)/global/networks/", str(cluster.get("network", "")))
+    if host is None or any(r.inputs.get("project") == host[1] for r in resources if r.type.endswith(":IAMMember")):
+        return []
+    grants = "; ".join(grant_lines(str(cluster.get("project")), host[1]))
+    return [f"cluster {name}: Shared VPC: the host project's admin grants, before pulumi up, {grants}"]
 
 
 def reach(cluster: dict[str, Any]) -> str:

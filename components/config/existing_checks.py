@@ -30,9 +30,12 @@ CREATE_ONLY_CLUSTER_KEYS: tuple[str, ...] = (
     "binary_authorization",
     "maintenance",
     "cpu_pool_zones",
+    "pods_secondary_range",
+    "services_secondary_range",
+    "shared_vpc_grants",
 )
 """``cluster`` keys that shape a cluster the stack creates: refused with ``cluster.existing``. The others describe
-the existing cluster to the stack (``name``, ``network``, ``cpuPool``, ``managedPrometheus``, ``gcsFuseCsiDriver``,
+the existing cluster to the stack (``name``, ``network``, ``hostProject``, ``cpuPool``, ``managedPrometheus``, ``gcsFuseCsiDriver``,
 ``imageStreaming``, ``securityGroup``) or decide a cloud resource of its own (``cloudNat``)."""
 
 CREATE_ONLY_BUCKET_KEYS: tuple[str, ...] = ("location", "storage_class", "versioning", "scratch_ttl_days")

@@ -25,7 +25,7 @@ from .cpu_pool import CpuPoolArgs as CpuPoolArgs
 from .cpu_pool import cpu_node_pool_args as cpu_node_pool_args
 from .cpu_pool import node_config as node_config
 from .gcp_zones import pool_zones
-from .kubeconfig import ca_certificate, dns_endpoint, kubeconfig
+from .kubeconfig import ca_certificate, cluster_identifier, dns_endpoint, kubeconfig
 
 # ExclusionScope and MaintenanceExclusion are re-exported: this module was their home.
 from .maintenance import ExclusionScope as ExclusionScope
@@ -213,7 +213,11 @@ class TpuClusterArgs:
             )
             + endpoint_problems(self.control_plane_endpoint, self.private_nodes)
             + shared_vpc_problems(
-                self.host_project, self.subnetwork, self.pods_secondary_range, self.services_secondary_range
+                self.host_project,
+                self.subnetwork,
+                self.pods_secondary_range,
+                self.services_secondary_range,
+                creates_nat=self.private_nodes and self.cloud_nat == CloudNat.CREATE,
             )
             + existing_nat_problems(self.cloud_nat, self.existing_nat_router, self.existing_nat, self.private_nodes)
         )
@@ -453,6 +457,7 @@ class TpuCluster(pulumi.ComponentResource):
         self.provider = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=self.kubeconfig,
+            cluster_identifier=cluster_identifier(args.project, args.region, args.name),
             enable_server_side_apply=True,
             opts=child,
         )

@@ -126,7 +126,9 @@ def endpoint_config(
             "master_authorized_networks_config": {"gcp_public_cidrs_access_enabled": False},
         }
     return {
-        "control_plane_endpoints_config": None,
+        # Explicit: the block is Optional and Computed (terraform-provider-google resource_container_cluster.go), so
+        # leaving it out after `dns` would keep the DNS endpoint open to external traffic.
+        "control_plane_endpoints_config": {"dns_endpoint_config": {"allow_external_traffic": False}},
         "private_cluster_config": {"enable_private_nodes": True} if private_nodes else None,
         "master_authorized_networks_config": (
             {"cidr_blocks": [{"cidr_block": c, "display_name": c} for c in networks]} if networks is not None else None

@@ -27,7 +27,7 @@ import pulumi_kubernetes as k8s
 from .catalog import SliceShape
 from .cluster import CpuPoolArgs, cluster_name_problem
 from .gcp_zones import per_zone_minimum
-from .kubeconfig import existing_server, kubeconfig
+from .kubeconfig import cluster_identifier, existing_server, kubeconfig
 from .naming import (
     NameLimit,
     check_dns_name,
@@ -264,6 +264,9 @@ class ExistingCluster(pulumi.ComponentResource):
             f"{name}-k8s",
             kubeconfig=self.kubeconfig if self.kubeconfig is not None else args.kubeconfig,
             context=args.context,
+            cluster_identifier=(
+                cluster_identifier(args.project, args.location, args.gke_name) if self.kubeconfig is not None else None
+            ),
             enable_server_side_apply=True,
             opts=child,
         )

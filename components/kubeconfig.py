@@ -22,6 +22,17 @@ def ca_certificate(master_auth: Any) -> str:
     return str(getattr(master_auth, "cluster_ca_certificate", None) or "")  # the output type, or None
 
 
+def cluster_identifier(project: str, location: str, name: str) -> str:
+    """The GKE cluster's resource name, as the Kubernetes provider's ``clusterIdentifier``: the provider is then
+    replaced only when the identifier changes, and a changed kubeconfig (the server moved to the DNS-based endpoint,
+    the CA dropped, or any update of the cluster that leaves its outputs unknown in a preview) updates it. Without it,
+    pulumi-kubernetes replaces the provider, and so every object on it, when the kubeconfig is computed or its active
+    cluster differs (provider/pkg/provider/provider.go ``DiffConfig``, pulumi-kubernetes at 9497796). Adding the
+    identifier does not suppress a replacement planned in the same update ("We don't do this when adding or removing
+    the identifier"): a deployed stack takes it in an update that leaves the kubeconfig as it was (CHANGELOG.md)."""
+    return f"projects/{project}/locations/{location}/clusters/{name}"
+
+
 def dns_endpoint(endpoints_config: Any) -> str:
     """The DNS-based endpoint of a cluster's ``controlPlaneEndpointsConfig``, ``""`` when the block or the field is
     absent (read like :func:`ca_certificate`: a mapping from ``Output.all``, the output type, or None)."""

@@ -67,10 +67,20 @@ def subnetwork_path(host_project: str, region: str, subnetwork: str) -> str:
 
 
 def shared_vpc_problems(
-    host_project: object, subnetwork: object, pods_range: object, services_range: object
+    host_project: object, subnetwork: object, pods_range: object, services_range: object, creates_nat: bool = False
 ) -> list[str]:
-    """A host project's network needs its subnet and both secondary ranges named; the ranges go in pairs."""
+    """A host project's network needs its subnet and both secondary ranges named, and its own Cloud NAT; the ranges go
+    in pairs."""
     problems = []
+    if host_project is not None and creates_nat:
+        # The stack's NAT serves ALL_SUBNETWORKS_ALL_IP_RANGES (tpu_serving.cloud_nat): "there should not be any other
+        # Router.Nat section in any Router for this network in this region" (Compute API,
+        # RouterNat.SourceSubnetworkIpRangesToNat), so in a shared network it would take every tenant's subnets.
+        problems.append(
+            f"cloud_nat = 'create' beside host_project = {host_project!r}: a NAT the stack made would serve every "
+            "subnet of the host's network in the region, other projects' too; name the host network's NAT with "
+            "cloud_nat = 'existing', existing_nat_router and existing_nat"
+        )
     if host_project is not None and subnetwork is None:
         problems.append(
             f"subnetwork is unset beside host_project = {host_project!r}: name the host project's subnet in the "

@@ -25,7 +25,7 @@ def test_cluster_control_plane_access_is_chosen_explicitly():
     assert closed.master_authorized_networks_config == {
         "cidr_blocks": [{"cidr_block": "203.0.113.0/24", "display_name": "203.0.113.0/24"}]
     }
-    assert closed.control_plane_endpoints_config is None
+    assert closed.control_plane_endpoints_config == {"dns_endpoint_config": {"allow_external_traffic": False}}
     assert closed.private_cluster_config == {"enable_private_nodes": True}
     opened = cluster_args(cluster_args_for_test(**ip, public_control_plane=True), "n@x")
     assert opened.master_authorized_networks_config is None

@@ -20,7 +20,7 @@ def test_endpoint_config_dns_is_the_default_and_closes_every_ip_endpoint():
 def test_endpoint_config_ip_keeps_todays_cluster():
     config = endpoint_config(ControlPlaneEndpoint.IP, None, private_nodes=False)
     assert config == {
-        "control_plane_endpoints_config": None,
+        "control_plane_endpoints_config": {"dns_endpoint_config": {"allow_external_traffic": False}},
         "private_cluster_config": None,
         "master_authorized_networks_config": None,
     }

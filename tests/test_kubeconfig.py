@@ -53,3 +53,20 @@ def test_existing_server_prefers_the_dns_endpoint_only_where_no_ip_endpoint_is_o
 
 def test_existing_server_of_a_cluster_the_provider_returned_bare():
     assert existing_server(Found(endpoint=None)) == ("", "")
+
+
+def test_cluster_identifier_keeps_a_created_clusters_provider_through_a_kubeconfig_change():
+    from tests.conftest import plan_of
+
+    plan = plan_of("vllm-llama33-70b-v5e16")
+    (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
+    (provider,) = plan.of_type("pulumi:providers:kubernetes")
+    project, location, name = cluster.inputs["project"], cluster.inputs["location"], cluster.inputs["name"]
+    assert provider.inputs["clusterIdentifier"] == f"projects/{project}/locations/{location}/clusters/{name}"
+
+
+def test_cluster_identifier_is_left_to_a_kubeconfig_file():
+    from tests.conftest import plan_of
+
+    (provider,) = plan_of("vllm-llama33-70b-existing").of_type("pulumi:providers:kubernetes")
+    assert "clusterIdentifier" not in provider.inputs

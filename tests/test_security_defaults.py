@@ -114,12 +114,12 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     sax = plan_edited("saxml-175b-v5e32x2", cluster=_opted_out).resources
     assert cluster_notes(sax) == [
         "cluster saxml175b: pulumi up and kubectl reach the control plane at its external IP endpoint, from any "
-        "source address (opt-out: controlPlaneEndpoint ip)",
+        "source address (controlPlaneEndpoint: ip, the opt-out from the DNS-based endpoint)",
         "cluster saxml175b: control plane open to any source address (opt-out: publicControlPlane)",
     ]
     assert cluster_notes(plan_edited("saxml-175b-v5e32x2", cluster=_authorized).resources) == [
         "cluster saxml175b: pulumi up and kubectl reach the control plane at its external IP endpoint, from "
-        "203.0.113.0/24 (opt-out: controlPlaneEndpoint ip)"
+        "203.0.113.0/24 (controlPlaneEndpoint: ip, the opt-out from the DNS-based endpoint)"
     ]
     assert "us-docker.pkg.dev/cloud-tpu-images/inference/sax-http:v1.0.0" in tag_only_images(sax)
     assert cluster_notes(plan_of("vllm-llama33-70b-v5e16").resources) == [f"cluster vllm70b: {DNS_REACH}"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
 from tests.test_components import cluster_args_for_test
 from tpu_serving.cluster import TpuClusterArgs, cluster_args
@@ -18,6 +17,9 @@ SHARED = {
     "subnetwork": "tpu-east5",
     "pods_secondary_range": "tpu-pods",
     "services_secondary_range": "tpu-services",
+    "cloud_nat": "existing",
+    "existing_nat_router": "shared-net-router",
+    "existing_nat": "shared-net-nat",
 }
 
 
@@ -105,11 +107,7 @@ def test_shared_vpc_stack_creates_the_host_grants_when_asked():
     assert all(g.retain_on_delete for g in grants)
 
 
-def test_shared_vpc_stack_makes_the_nat_and_proxy_subnet_in_the_host_project():
-    plan = plan_edited("saxml-175b-v5e32x2", cluster=_shared)
-    routers = plan.of_type("gcp:compute/router:Router")
-    assert routers and all(r.inputs["project"] == HOST for r in routers)
-    assert plan_of("saxml-175b-v5e32x2").of_type("gcp:compute/router:Router")[0].inputs["project"] != HOST
+def test_shared_vpc_stack_makes_the_proxy_subnet_in_the_host_project():
     (subnet,) = plan_edited("vllm-llama33-70b-v5e16", cluster=_shared).of_type("gcp:compute/subnetwork:Subnetwork")
     assert subnet.inputs["project"] == HOST and subnet.inputs["purpose"] == "REGIONAL_MANAGED_PROXY"
 
@@ -124,10 +122,18 @@ def test_shared_vpc_preview_lists_the_grants_the_host_admin_makes():
     assert not [n for n in granted if "Shared VPC" in n]
 
 
-def test_shared_vpc_existing_cluster_makes_its_nat_in_the_host_project():
-    plan = plan_edited("vllm-llama33-70b-existing", cluster=lambda c: c.update(hostProject=HOST, cloudNat="create"))
-    (router,) = plan.of_type("gcp:compute/router:Router")
-    assert router.inputs["project"] == HOST
+def test_shared_vpc_problems_refuse_a_nat_of_the_whole_host_network():
+    from tests.test_existing import EXISTING, problems
+
+    with pytest.raises(ArgumentsError, match="cloud_nat = 'create' beside host_project = 'net-host-1'"):
+        check_arguments("TpuCluster", cluster_args_for_test(**{**SHARED, "cloud_nat": "create"}), TpuClusterArgs)
+    existing = {**EXISTING, "tpu-serving:cluster": {**EXISTING["tpu-serving:cluster"], "hostProject": HOST}}
+    said = problems({**existing, "tpu-serving:cluster": {**existing["tpu-serving:cluster"], "cloudNat": "create"}})
+    assert said == [
+        'tpu-serving:cluster.cloudNat = "create" beside tpu-serving:cluster.hostProject: a NAT the stack made would '
+        "serve every subnet of the host's network in the region, other projects' too; name the host network's NAT "
+        "(tpu-serving:cluster.cloudNat: existing, existingNatRouter, existingNat)"
+    ]
 
 
 def test_shared_vpc_ranges_and_grants_shape_a_created_cluster_only():

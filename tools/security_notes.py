@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tpu_serving.gateway_settings import HEALTH_CHECK_RANGES
 from tpu_serving.shared_vpc import grant_lines
 from tpu_serving_tools.gcp_types import CLUSTER
 
@@ -53,7 +54,11 @@ def host_grant_notes(resources: list[Any], name: str, cluster: dict[str, Any]) -
     if host is None or any(r.inputs.get("project") == host[1] for r in resources if r.type.endswith(":IAMMember")):
         return []
     grants = "; ".join(grant_lines(str(cluster.get("project")), host[1]))
-    return [f"cluster {name}: Shared VPC: the host project's admin grants, before pulumi up, {grants}"]
+    return [
+        f"cluster {name}: Shared VPC: the host project's admin grants, before pulumi up, {grants}; and, unless the GKE "
+        f"agent may manage firewall rules in {host[1]}, creates the ingress rules a Gateway's backends need (from "
+        f"{' and '.join(HEALTH_CHECK_RANGES)} and the proxy-only subnet): docs/security.md, Shared VPC"
+    ]
 
 
 def reach(cluster: dict[str, Any]) -> str:
@@ -71,7 +76,7 @@ def reach(cluster: dict[str, Any]) -> str:
     sources = ", ".join(str(b) for b in blocks) if blocks else "any source address"
     return (
         f"pulumi up and kubectl reach the control plane at its external IP endpoint, from {sources} "
-        "(opt-out: controlPlaneEndpoint ip)"
+        "(controlPlaneEndpoint: ip, the opt-out from the DNS-based endpoint)"
     )
 
 

@@ -70,6 +70,12 @@ def _cluster(cfg: StackConfig) -> list[str]:
             f"{key}.existingNatRouter, {key}.existingNat: name the network's Cloud NAT to look it up; give both, with "
             f"{key}.cloudNat: existing (or leave all three out: the cluster's NAT is then its owner's, not looked up)"
         )
+    if c.host_project is not None and c.cloud_nat == "create" and "cloud_nat" in c.model_fields_set:
+        found.append(  # tpu_serving.shared_vpc.shared_vpc_problems, with its source
+            f'{key}.cloudNat = "create" beside {key}.hostProject: a NAT the stack made would serve every subnet of '
+            f"the host's network in the region, other projects' too; name the host network's NAT ({key}.cloudNat: "
+            "existing, existingNatRouter, existingNat)"
+        )
     return found
 
 

@@ -198,7 +198,7 @@ def test_preview_cli_user_program_python_mistake_names_the_users_line(tmp_path):
     (tmp_path / "Pulumi.yaml").write_text("name: myinfra\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
     program = USER_PROGRAM.format(slice="v6e-16", cluster_zone="us-east5-b", pool_zone="us-east5-b")
-    (tmp_path / "__main__.py").write_text(program.replace('name="c",', 'nme="c",'))
+    (tmp_path / "__main__.py").write_text(program.replace('name="c")', 'nme="c")'))
     proc = run_preview("dev", "--root", str(tmp_path), "--quiet")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == (

@@ -41,7 +41,7 @@ help:
 	@echo "make reference-check        check the reference folder's files by sha256, fetching nothing"
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
-	@echo "make e2e [E2E_STACKS=<s>]   the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
+	@echo "make e2e [E2E_STACKS=<s>] [E2E_JOBS=<n>]  the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
@@ -166,10 +166,14 @@ test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed 
 # The stacks make e2e deploys: empty, every stack but those tools/e2e/run.py's NOT_RUNNABLE names with the reason
 # (the Go module proxy serves neither LWS v0.10.0, whose API the disaggregated vLLM stack needs, nor the PathwaysJob
 # controller); the run prints them. E2E_STACKS=<stack> runs any.
+# E2E_JOBS: the stacks run that many at a time, each in a process with a control plane of its own
+# (tools/e2e/parallel.py); a stack's run mostly waits on its control plane. Not yet measured against one at a time.
+# --durations names the slowest e2e tests in every run, CI's too, to find where the e2e time goes.
 E2E_STACKS ?=
+E2E_JOBS   ?= 2
 e2e: $(VENV)/.installed e2e-tools
-	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider
-	$(PYTHON) -m tpu_serving_tools.e2e.run $(E2E_STACKS)
+	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider --durations=25
+	$(PYTHON) -m tpu_serving_tools.e2e.run --jobs $(E2E_JOBS) $(E2E_STACKS)
 
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the
 # components' API reference from the code, and the cost table from the stacks' previews.

@@ -15,32 +15,46 @@ def python(code: str) -> list[str]:
     return [sys.executable, "-c", code]
 
 
-def test_run_stacks_returns_the_stacks_whose_process_failed():
+def test_run_stacks_returns_the_stacks_whose_process_failed(tmp_path: Path):
     exits = {"a": 0, "b": 3, "c": 0, "d": 1}
-    failed = run_stacks(list(exits), 2, lambda s: python(f"raise SystemExit({exits[s]})"), echo=lambda _: None)
+    failed = run_stacks(
+        list(exits), 2, lambda s: python(f"raise SystemExit({exits[s]})"), tmp_path, echo=lambda _: None
+    )
     assert sorted(failed) == ["b", "d"]
 
 
-def test_run_stacks_runs_jobs_at_once():
+def test_run_stacks_runs_jobs_at_once(tmp_path: Path):
+    def sleep(stack: str) -> list[str]:
+        return python("import time; time.sleep(1.5)")
+
     start = time.monotonic()
-    run_stacks(["a", "b"], 2, lambda s: python("import time; time.sleep(1.5)"), echo=lambda _: None, poll=0.05)
+    run_stacks(["a", "b"], 2, sleep, tmp_path, echo=lambda _: None, poll=0.05)
     together = time.monotonic() - start
     start = time.monotonic()
-    run_stacks(["a", "b"], 1, lambda s: python("import time; time.sleep(1.5)"), echo=lambda _: None, poll=0.05)
+    run_stacks(["a", "b"], 1, sleep, tmp_path, echo=lambda _: None, poll=0.05)
     one_by_one = time.monotonic() - start
     assert together < 2.5 <= one_by_one
 
 
-def test_run_stacks_prints_each_childs_output_whole():
+def test_run_stacks_prints_each_childs_output_whole(tmp_path: Path):
     code = "import sys, time\nfor i in range(5):\n    print('{s}', i, flush=True); time.sleep(0.05)\nprint('err {s}', file=sys.stderr)"
+    argv = {s: python(code.format(s=s)) for s in ("a", "b")}
     printed: list[str] = []
-    run_stacks(["a", "b"], 2, lambda s: python(code.format(s=s)), echo=printed.append, poll=0.01)
-    assert sorted(printed) == sorted("\n".join([*(f"{s} {i}" for i in range(5)), f"err {s}"]) for s in ("a", "b"))
+    run_stacks(["a", "b"], 2, argv.__getitem__, tmp_path, echo=printed.append, poll=0.01)
+    assert sorted(printed) == sorted(
+        "\n".join([f"$ {' '.join(argv[s])}", *(f"{s} {i}" for i in range(5)), f"err {s}"]) for s in ("a", "b")
+    )
 
 
-def test_run_stacks_refuses_fewer_than_one_job():
+def test_run_stacks_logs_each_stack_afresh(tmp_path: Path):
+    (tmp_path / "a.log").write_text("an earlier run's\n")
+    run_stacks(["a"], 2, lambda s: python("print('now')"), tmp_path, echo=lambda _: None)
+    assert (tmp_path / "a.log").read_text().splitlines()[1:] == ["now"]
+
+
+def test_run_stacks_refuses_fewer_than_one_job(tmp_path: Path):
     with pytest.raises(ValueError, match="at least 1"):
-        run_stacks(["a"], 0, lambda s: python(""))
+        run_stacks(["a"], 0, lambda s: python(""), tmp_path)
 
 
 def test_run_stacks_stops_its_children_when_interrupted(tmp_path: Path):
@@ -55,8 +69,7 @@ def test_run_stacks_stops_its_children_when_interrupted(tmp_path: Path):
         "time.sleep(30)\n"
     )
     marks = {s: tmp_path / s for s in ("a", "b")}
-    main = threading.main_thread()
-    assert main is threading.current_thread()
+    assert threading.main_thread() is threading.current_thread()
 
     def interrupt_when_up() -> None:
         while not all(Path(f"{m}.up").exists() for m in marks.values()):
@@ -66,6 +79,8 @@ def test_run_stacks_stops_its_children_when_interrupted(tmp_path: Path):
     threading.Thread(target=interrupt_when_up, daemon=True).start()
     printed: list[str] = []
     with pytest.raises(KeyboardInterrupt):
-        run_stacks(list(marks), 2, lambda s: [*python(code), str(marks[s])], echo=printed.append, poll=0.02, grace=10)
+        run_stacks(
+            list(marks), 2, lambda s: [*python(code), str(marks[s])], tmp_path / "logs", echo=printed.append, poll=0.02
+        )
     assert {s: m.read_text() for s, m in marks.items()} == {"a": "stopped", "b": "stopped"}
-    assert printed == ["running", "running"]
+    assert printed == [f"$ {' '.join([*python(code), str(marks[s])])}\nrunning" for s in marks]

@@ -430,7 +430,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     left_out = {} if args.stacks else {s: why for s, why in NOT_RUNNABLE.items() if s not in stacks}
     if args.jobs > 1 and len(stacks) > 1:
-        failed = run_stacks(stacks, args.jobs, functools.partial(_child_argv, args))
+        failed = run_stacks(stacks, args.jobs, functools.partial(_child_argv, args), setup.work)
     else:
         failed = [stack for stack in stacks if not _run_and_print(setup, stack, args.verbose)]
     passed = len(stacks) - len(failed)

@@ -1,0 +1,109 @@
+"""The ``platform`` stack output: what a platform stack gives the model stacks built on it, declared once.
+
+A platform stack (:mod:`tpu_serving.platform`) exports one output, ``platform``, of the shape :class:`PlatformOutputs`
+declares; a model stack (``platform.stack`` in its stack file) reads it through a ``pulumi.StackReference`` and
+validates it against the same model (:meth:`PlatformOutputs.from_output`). Both sides use this module, so the two
+cannot drift apart: a field added here is exported by the one and required by the other.
+
+A ``StackReference`` reads the referenced stack's outputs as they were at its last update, in a preview as in an
+update (pulumi 3.x ``pulumi/stack_reference.py`` l.54-128: a ``pulumi:pulumi:StackReference`` resource read by the
+engine, whose ``outputs`` are the stack's; ``require_output`` raises a ``KeyError`` for an output the stack lacks).
+Every field is therefore plain data, known when the platform is planned: the node service account's email is its
+account id and project (GCP's ``<account-id>@<project>.iam.gserviceaccount.com``,
+https://cloud.google.com/iam/docs/service-account-overview, "Service account emails"), not the provider's output.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError
+
+from .settings import Model
+
+OUTPUT = "platform"
+"""The stack output's name."""
+
+Owner = Literal["platform", "existing"]
+"""Who owns a one-per-region-and-network resource: the platform stack creates it, or it exists already (made and
+kept by someone else)."""
+
+
+class ControlPlane(Model):
+    """How a model stack reaches the platform's control plane."""
+
+    endpoint: Literal["dns", "ip"] = Field(
+        description="`dns`: GKE's DNS-based endpoint (the default, IAM-authorised); `ip`: the external IP endpoint."
+    )
+    cluster_identifier: str = Field(
+        description="The cluster's resource name, `projects/<project>/locations/<location>/clusters/<name>` (the "
+        "Kubernetes provider's `clusterIdentifier`, and the `cluster` of a model stack's node pools)."
+    )
+
+
+class SharedGateway(Model):
+    """The platform's internal Gateway, which the model stacks' HTTPRoutes attach to."""
+
+    name: str = Field(description="The Gateway's name.")
+    namespace: str = Field(description="Its namespace.")
+    proxy_only_cidr: str = Field(
+        description="The range of the region's proxy-only subnet its proxies connect from (model stacks' "
+        "NetworkPolicies admit it)."
+    )
+    address: str = Field(description="The name of the regional internal address the Gateway takes.")
+
+
+class ControllerRelease(Model):
+    """A cluster-wide controller the platform installs and owns."""
+
+    name: str = Field(description="The controller (`lws`, `jobset`).")
+    version: str = Field(description="Its release tag, e.g. `v0.10.0`.")
+    api_group: str = Field(description="The API group of its custom resources.")
+
+
+class RegionalOwners(Model):
+    """Who owns the resources a region and network have one of."""
+
+    cloud_nat: Owner = Field(description="The Cloud NAT of the cluster's private nodes.")
+    proxy_only_subnet: Owner = Field(description="The proxy-only subnet of the regional internal load balancers.")
+
+
+class PlatformOutputs(Model):
+    """The ``platform`` stack output of a platform stack."""
+
+    stack: str = Field(description="The platform stack's name.")
+    project: str = Field(description="GCP project of the cluster.")
+    region: str = Field(description="Region of the cluster.")
+    cluster_name: str = Field(description="The GKE cluster's name.")
+    cluster_location: str = Field(description="Its location (the region: a regional cluster).")
+    control_plane: ControlPlane = Field(description="How to reach the control plane.")
+    network: str = Field(description="The cluster's VPC network (its name, or its path in a Shared VPC host).")
+    subnetwork: str = Field(description="The nodes' subnet (its name, or its path in a Shared VPC host).")
+    node_service_account: str = Field(description="Email of the node service account the model stacks' pools use.")
+    workload_pool: str = Field(description="The cluster's workload identity pool, `<project>.svc.id.goog`.")
+    gateway: SharedGateway = Field(description="The shared internal Gateway.")
+    controllers: list[ControllerRelease] = Field(description="The controller releases the platform installs.")
+    owners: RegionalOwners = Field(description="Who owns the one-per-region-and-network resources.")
+
+    def to_output(self) -> dict[str, Any]:
+        """The stack output: camelCase keys, plain JSON values."""
+        return self.model_dump(by_alias=True, mode="json")
+
+    @classmethod
+    def from_output(cls, value: object, stack: str) -> PlatformOutputs:
+        """The ``platform`` output of stack ``stack`` as read through a ``StackReference``; a ``ValueError`` saying
+        what is wrong when the stack exports none, or one of another shape (another release's platform)."""
+        if value is None:
+            raise ValueError(
+                f"stack {stack!r} exports no `{OUTPUT}` output: platform.stack must name a platform stack (a stack "
+                "file with sharedPlatform) that has been deployed"
+            )
+        try:
+            return cls.model_validate(value)
+        except ValidationError as err:
+            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in err.errors())
+            raise ValueError(f"stack {stack!r}: its `{OUTPUT}` output is not a platform's: {problems}") from None
+
+    def controller(self, name: str) -> ControllerRelease | None:
+        """The platform's release of controller ``name``, if it installs one."""
+        return next((c for c in self.controllers if c.name == name), None)

@@ -27,13 +27,14 @@ from .phases import (
     build_identity,
     build_operations,
     build_platform,
-    build_pools,
     build_serving,
     build_tenancy,
     build_traffic,
     context,
     estimate_costs,
 )
+from .pool_phase import build_pools
+from .route_phase import build_route
 from .stack_outputs import infrastructure_outputs
 from .validation import check_arguments
 
@@ -73,7 +74,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
         identity = build_identity(ctx, platform)
         tenancy = build_tenancy(ctx, platform, identity)
         serving = build_serving(ctx, platform, pools, identity, tenancy)
-        traffic = build_traffic(ctx, platform, identity, tenancy, serving)
+        traffic = (build_route if cfg.platform else build_traffic)(ctx, platform, identity, tenancy, serving)
         operations = build_operations(ctx, platform, tenancy, serving.built, traffic)
         costs = estimate_costs(ctx, pools)
 
@@ -94,7 +95,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "cost": cost_output(costs.estimate),
             "production": production_output(cfg),
         }
-        if cfg.existing:
+        if cfg.cluster.existing is not None:
             # what the stack creates and what it names existing, each cloud resource with its key
             inventory = cloud_resources(ctx, platform, pools, identity, serving)
             self.outputs["cloudResources"] = [r.output() for r in inventory]

@@ -240,7 +240,7 @@ def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
 def obtained_output(cfg: StackConfig) -> dict[str, str]:
     """The ``capacity.obtained`` stack output: per slice kind, how it gets its VMs and what a stockout then does
     (:data:`tpu_serving.capacity.STOCKOUT`); an existing cluster's pools are their owner's."""
-    if cfg.existing:
+    if cfg.cluster.existing is not None:
         return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
     empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
     out = {}

@@ -117,6 +117,9 @@ class TpuNodePoolArgs:
     """Pools (of ``pool_names``, none of ``scale_from_zero``) that start with their whole slice and autoscale down to
     zero once no pod uses it: the kept slices of a shape that also has pools starting empty, which a group may leave
     for good after a repair or a rollout (:func:`tpu_serving.derived.scale_to_zero`)."""
+    node_service_account: pulumi.Input[str] | None = None
+    """Email of a node service account that exists (a platform stack's, :mod:`tpu_serving.platform_outputs`): the
+    pools run as it and the component creates none (``service_account_id`` is then unused); None: the slices' own."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
@@ -145,6 +148,12 @@ class TpuNodePoolArgs:
         ]
         if self.image_cache_disk and not self.image_streaming:
             found.append("image_cache_disk: a secondary boot disk of container images needs image_streaming")
+        if self.node_service_account is not None and self.node_grants:
+            found.append(
+                "node_grants: the pools run as node_service_account, which other stacks' pools share: a bucket role "
+                "granted to it would reach their host-network pods too; grant it on the slices' own account "
+                "(node_service_account = None)"
+            )
         return found
 
     @property
@@ -308,8 +317,8 @@ class TpuNodePool(pulumi.ComponentResource):
     """Their GKE names (the ``cloud.google.com/gke-nodepool`` label values)."""
     node_selector: dict[str, str]
     """Node selector for pods that must run on these slices."""
-    node_service_account: serviceaccount.Account
-    """The slices' own node service account."""
+    node_service_account: serviceaccount.Account | None
+    """The slices' own node service account; None when they run as ``args.node_service_account``."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"TpuNodePool {name!r}", args, TpuNodePoolArgs)
@@ -318,19 +327,12 @@ class TpuNodePool(pulumi.ComponentResource):
         self.shape = args.shape
         self.pool_names = args.pool_names
         self.node_selector = node_selector(args.shape)
-        self.node_service_account, roles = node_service_account(
-            f"{name}-nodes",
-            project=args.project,
-            account_id=args.service_account_id,
-            display_name=f"GKE TPU nodes of {', '.join(args.pool_names)}",
-            grants=args.node_grants,
-            opts=child,
-        )
+        email, roles = self._node_account(name, args, child)
         pool_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
         self.node_pools = [
             container.NodePool(
                 pool_resource_name(pool),
-                node_pool_args(args, pool, self.node_service_account.email),
+                node_pool_args(args, pool, email),
                 opts=pulumi.ResourceOptions.merge(
                     pool_opts,
                     # An autoscaled pool's initial size matters only at creation (as for the CPU pool); the
@@ -344,3 +346,21 @@ class TpuNodePool(pulumi.ComponentResource):
             for i, pool in enumerate(args.pool_names)
         ]
         self.register_outputs({"poolNames": list(args.pool_names), "slice": args.shape.describe()})
+
+    def _node_account(
+        self, name: str, args: TpuNodePoolArgs, child: pulumi.ResourceOptions
+    ) -> tuple[pulumi.Input[str], list[pulumi.Resource]]:
+        """The email the pools run as, and what they wait for: the slices' own account and its roles, or the account
+        named in ``args.node_service_account`` (nothing to wait for)."""
+        if args.node_service_account is not None:
+            self.node_service_account = None
+            return args.node_service_account, []
+        self.node_service_account, roles = node_service_account(
+            f"{name}-nodes",
+            project=args.project,
+            account_id=args.service_account_id,
+            display_name=f"GKE TPU nodes of {', '.join(args.pool_names)}",
+            grants=args.node_grants,
+            opts=child,
+        )
+        return self.node_service_account.email, roles

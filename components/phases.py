@@ -33,13 +33,11 @@ from .derived import (
     existing_cluster_args,
     gateway_address_and_subnet,
     maintenance_gate_args,
-    scale_from_zero,
-    scale_to_zero,
     slice_allocation,
     stack_apis,
 )
 from .egress import existing_cluster_nat, image_mirror
-from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
+from .existing import ExistingCluster, ExistingTpuNodePool
 from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 from .host_maintenance_job import HostMaintenanceGate
 from .identity import WorkloadIdentity, WorkloadIdentityArgs
@@ -49,14 +47,14 @@ from .naming import (
     NameLimit,
     dns_name,
     gateway_name,
-    node_service_account_id,
     proxy_only_subnet_name,
     workload_service_account_id,
 )
 from .node_identity import Access, BucketGrant
-from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .nodepool import TpuNodePool
 from .observability import Observability, ObservabilityArgs, ServingMetrics
 from .observability_settings import ObservabilitySettings
+from .platform_cluster import PlatformCluster, PlatformClusterArgs
 from .services import ProjectServices, ProjectServicesArgs
 from .serving_metrics import through_gateway
 from .settings import CreateOrExisting, to_settings
@@ -124,7 +122,7 @@ class PlatformParts:
 
     apis: ProjectServices | None
     buckets: Buckets
-    cluster: TpuCluster | ExistingCluster
+    cluster: TpuCluster | ExistingCluster | PlatformCluster
     shared: SharedBuckets | None = None
     mirror: ImageMirror | None = None
 
@@ -157,6 +155,13 @@ class PlatformParts:
         return [self.cluster.cpu_pool] if isinstance(self.cluster, TpuCluster) else []
 
 
+def platform_cluster_args(cfg: StackConfig) -> PlatformClusterArgs:
+    """How a model stack reads its platform stack (``platform``), and what it says the platform must agree with."""
+    assert cfg.platform is not None
+    cidr = cfg.gateway.proxy_only_cidr if cfg.gateway else None
+    return PlatformClusterArgs(cfg.platform.stack, cfg.project, cfg.region, cidr)
+
+
 def build_platform(ctx: Context) -> PlatformParts:
     """The project's APIs, then the buckets and the cluster (which wait for them); on an existing cluster
     (``cluster.existing``) its Kubernetes provider, and the Cloud NAT when the stack creates it."""
@@ -174,8 +179,10 @@ def build_platform(ctx: Context) -> PlatformParts:
     buckets = Buckets(ctx.name, buckets_args(cfg, ctx.labels), opts=gcp)
     # No pod waits for the mirror's repositories (ready in seconds): a first pull retries, backing off <= 300 s (k8s docs).
     mirror = image_mirror(ctx.name, cfg, ctx.labels, gcp)
-    cluster: TpuCluster | ExistingCluster
-    if cfg.existing:
+    cluster: TpuCluster | ExistingCluster | PlatformCluster
+    if cfg.platform is not None:
+        cluster = PlatformCluster(ctx.name, platform_cluster_args(cfg), opts=pulumi.ResourceOptions(parent=ctx.parent))
+    elif cfg.existing:
         cluster = ExistingCluster(ctx.name, existing_cluster_args(cfg), opts=pulumi.ResourceOptions(parent=ctx.parent))
         existing_cluster_nat(cfg, cluster, gcp)
     else:
@@ -198,55 +205,6 @@ class PoolParts:
 
     slices: dict[str, TpuNodePool | ExistingTpuNodePool]
     scale_from_zero: frozenset[str]
-
-
-def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
-    """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
-    backend's host-network pods, and read the shared buckets when the backend has such pods. On an existing cluster
-    an :class:`ExistingTpuNodePool` per slice kind instead: its pools (``existingNodePools``, else the names the stack
-    would give) exist, and their node account must hold those roles."""
-    cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
-    host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
-    slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
-    for s in cfg.tpu_slices:
-        names = cfg.node_pool_names(s)
-        grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
-        named = dict(zip(s.pool_names, names, strict=True))
-        empty, idle = (tuple(named[p] for p in s.pool_names if p in c) for c in (from_zero, to_zero))
-        if not isinstance(platform.cluster, TpuCluster):
-            slices[s.name] = ExistingTpuNodePool(
-                f"{ctx.name}-{s.name}",
-                ExistingTpuNodePoolArgs(
-                    s.shape, names, cfg.zone_of(s), cfg.region, empty, grants, disk_size_gb=s.disk_size_gb
-                ),
-                opts=pulumi.ResourceOptions(parent=ctx.parent),
-            )
-            continue
-        slices[s.name] = TpuNodePool(
-            f"{ctx.name}-{s.name}",
-            TpuNodePoolArgs(
-                project=cfg.project,
-                region=cfg.region,
-                zone=cfg.zone_of(s),
-                cluster=platform.cluster.cluster.id,
-                service_account_id=node_service_account_id(cfg.cluster.name, s.name),
-                shape=s.shape,
-                pool_names=names,
-                capacity=s.capacity,
-                spot=s.spot,
-                reservation=s.reservation,
-                max_run_duration_hours=s.max_run_duration_hours,
-                disk_size_gb=s.disk_size_gb,
-                image_cache_disk=s.image_cache_disk,
-                image_streaming=cfg.cluster.image_streaming,
-                labels=ctx.labels,
-                node_grants=grants,
-                scale_from_zero=empty,
-                scale_to_zero=idle,
-            ),
-            opts=platform.gcp_options(ctx),
-        )
-    return PoolParts(slices, frozenset(from_zero))
 
 
 @dataclass(frozen=True)

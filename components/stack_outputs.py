@@ -11,6 +11,7 @@ from .derived import existing_cluster_args
 from .existing import ExistingCluster
 from .naming import ZONE
 from .phases import Context, IdentityParts, OperationsParts, PlatformParts, PoolParts, ServingParts
+from .platform_cluster import PlatformCluster
 
 
 def infrastructure_outputs(
@@ -54,7 +55,7 @@ def infrastructure_outputs(
     }
 
 
-def cluster_outputs(cfg: StackConfig, cluster: TpuCluster | ExistingCluster) -> dict[str, Any]:
+def cluster_outputs(cfg: StackConfig, cluster: TpuCluster | ExistingCluster | PlatformCluster) -> dict[str, Any]:
     """The cluster's stack outputs: its name, how to reach it (``getCredentials``, except with a kubeconfig file of
     the user's own) and, for a created cluster or an existing one read by name, a kubeconfig."""
     if isinstance(cluster, TpuCluster):
@@ -66,6 +67,8 @@ def cluster_outputs(cfg: StackConfig, cluster: TpuCluster | ExistingCluster) -> 
             f"--project {cfg.project}" + (" --dns-endpoint" if cfg.cluster.control_plane_endpoint == "dns" else ""),
             "kubeconfig": cluster.kubeconfig,
         }
+    if isinstance(cluster, PlatformCluster):  # a model stack: the platform stack's cluster, read by name
+        return {"clusterName": cluster.name, "platformStack": cluster.reference.name, "kubeconfig": cluster.kubeconfig}
     existing = existing_cluster_args(cfg)
     if cluster.kubeconfig is None:
         return {

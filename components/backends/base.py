@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..existing import ExistingCluster
     from ..identity import WorkloadIdentity
     from ..node_identity import Access, BucketGrant
+    from ..platform_cluster import PlatformCluster
     from ..services import ProjectServices
     from ..settings import Model
     from ..tenancy import IsolatedPods, Tenancy
@@ -134,7 +135,7 @@ class Platform:
     """The validated settings of the deployment."""
     parent: pulumi.Resource
     """The deployment component: the backend's resources are its children."""
-    cluster: TpuCluster | ExistingCluster
+    cluster: TpuCluster | ExistingCluster | PlatformCluster
     """The cluster: created by the deployment, or an existing one (``cluster.existing``), on which the backend creates
     no cloud resource of the cluster's (its node pools exist too)."""
     apis: ProjectServices | None

@@ -62,9 +62,10 @@ def _models_in(ann: Any) -> list[type[BaseModel]]:
     return [m for arg in (getattr(ann, "__args__", ()) or ()) for m in _models_in(arg)]
 
 
-def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
-    """The model class that a location path points into (for listing valid keys)."""
-    model: type[BaseModel] = StackConfig
+def _model_at(loc: tuple[Any, ...], root: type[BaseModel] = StackConfig) -> type[BaseModel]:
+    """The model class that a location path points into (for listing valid keys), from the stack file's model
+    ``root``."""
+    model: type[BaseModel] = root
     parts = list(loc)
     while parts:
         part = parts.pop(0)
@@ -94,38 +95,38 @@ _SCALAR_MESSAGES = {
 "Input should be a valid boolean" names no valid value."""
 
 
-def describe_all(errors: list[Any]) -> list[str]:
+def describe_all(errors: list[Any], root: type[BaseModel] = StackConfig) -> list[str]:
     """Each of pydantic's ``errors`` described (:func:`describe`), but a structured key reported missing while its
     stack-file spelling (``gcp:project``) is there: that one problem is said once, by the stack-file key."""
     misspelt = {e["loc"][0] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
     return [
-        describe(e)
+        describe(e, root)
         for e in errors
         if not (e["type"] == "missing" and len(e["loc"]) == 1 and GCP_KEYS.get(str(e["loc"][0])) in misspelt)
     ]
 
 
-def describe(err: Mapping[str, Any]) -> str:
+def describe(err: Mapping[str, Any], root: type[BaseModel] = StackConfig) -> str:
     loc = tuple(err["loc"])
     path = _key_path(loc)
     kind = err["type"]
     if kind == "extra_forbidden":
-        return _unknown_key(loc, path, err.get("input"))
+        return _unknown_key(loc, path, err.get("input"), root)
     if kind == "missing":
         return _missing_key(loc, path)
     if kind in ("union_tag_invalid", "union_tag_not_found"):
         return _unknown_backend(path, (err.get("ctx") or {}).get("tag"))
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc)) or plain_message(err)
+    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc, root)) or plain_message(err)
     return _bad_value(path, said, err.get("input"))
 
 
-def _declared_bounds(loc: tuple[Any, ...]) -> dict[str, Any]:
+def _declared_bounds(loc: tuple[Any, ...], root: type[BaseModel] = StackConfig) -> dict[str, Any]:
     """The bounds the setting at ``loc`` declares (none for an item of a list: its bounds are the item type's)."""
     if not loc or not isinstance(loc[-1], str):
         return {}
-    model = _model_at(loc[:-1])
+    model = _model_at(loc[:-1], root)
     field = next((f for n, f in model.model_fields.items() if loc[-1] in (n, f.alias)), None)
     return bounds_of(field.metadata) if field is not None else {}
 
@@ -142,7 +143,7 @@ volumeClaimPolicies; google/pathways-job v0.1.4 config/crd/bases/pathways-job.pa
 spec: controller, customComponents, maxRestarts, pathwaysDir, pathwaysVersion, workers)."""
 
 
-def _unknown_key(loc: tuple[Any, ...], path: str, value: object = None) -> str:
+def _unknown_key(loc: tuple[Any, ...], path: str, value: object = None, root: type[BaseModel] = StackConfig) -> str:
     """A key no model declares: a stack file's ``gcp:`` key in structured settings, ``canaryGroups`` of a backend
     without a LeaderWorkerSet, or a key with its valid keys and the closest of them."""
     if len(loc) == 1 and loc[0] in GCP_KEYS.values():
@@ -152,11 +153,11 @@ def _unknown_key(loc: tuple[Any, ...], path: str, value: object = None) -> str:
             f"{path} = {json.dumps(value, default=str)}: backend {loc[1]} runs {NO_PARTITION[loc[1]]}, which has no rolling-update partition: a canary "
             "holds back a LeaderWorkerSet's lower groups (backends vllm and jetstream-pathways); remove canaryGroups"
         )
-    model = _model_at(loc[:-1])
+    model = _model_at(loc[:-1], root)
     names = [f.alias or n for n, f in model.model_fields.items()]
     close = difflib.get_close_matches(str(loc[-1]), names, n=1)
     hint = f"did you mean `{close[0]}`? " if close else ""
-    if model is StackConfig:
+    if model is root:
         names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
     return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
 

@@ -23,6 +23,7 @@ from .errors import GCP_KEYS, ConfigError, describe_all
 from .existing_checks import existing_problems
 from .mirror import mirror_problems
 from .models import StackConfig
+from .platform_ref import platform_problems
 from .production import production_problems
 
 
@@ -43,6 +44,7 @@ def validate_stack(data: Mapping[str, Any], source: str = "stack configuration")
         + serving_problems(cfg)
         + gateway_problems(cfg)
         + existing_problems(cfg)
+        + platform_problems(cfg)
         + mirror_problems(cfg)
         + tenancy_quota_problems(cfg)
         + production_problems(cfg)
@@ -74,6 +76,18 @@ def load_stack_config(
     are shared with the Google provider; keys of other namespaces are left to their providers. Problems name
     the keys as the stack file holds them.
     """
+    data = stack_data(values, source, namespace)
+    try:
+        return validate_stack(data, source)
+    except ConfigError as err:
+        if namespace == PROJECT_NAMESPACE:
+            raise
+        own = [p.replace(f"{PROJECT_NAMESPACE}:", f"{namespace}:") for p in err.problems]
+        raise ConfigError(own, source) from None
+
+
+def stack_data(values: Mapping[str, Any], source: str, namespace: str = PROJECT_NAMESPACE) -> dict[str, Any]:
+    """The structured settings of a flat Pulumi config map (:func:`load_stack_config`), before validation."""
     data: dict[str, Any] = {}
     for field, key in GCP_KEYS.items():
         if key in values:
@@ -92,13 +106,7 @@ def load_stack_config(
                 data[field] = _decode(value)
     if shadowing:
         raise ConfigError(shadowing, source)
-    try:
-        return validate_stack(data, source)
-    except ConfigError as err:
-        if namespace == PROJECT_NAMESPACE:
-            raise
-        own = [p.replace(f"{PROJECT_NAMESPACE}:", f"{namespace}:") for p in err.problems]
-        raise ConfigError(own, source) from None
+    return data
 
 
 def load_from_pulumi() -> StackConfig:

@@ -52,6 +52,7 @@ from ..settings import (
 )
 from ..validation import raising
 from .controller_installs import ControllerInstallsConfig
+from .platform_ref import PlatformRefConfig
 from .tenancy_config import TenancyConfig
 
 # --------------------------------------------------------------------------- cluster
@@ -372,6 +373,11 @@ class StackConfig(Model):
         description="TPU host maintenance of the serving pools: started by the stack's gate, one pool at a time, or "
         "left to a ticket. A serving setting, not a cluster one: an existing cluster's stack has it too.",
     )
+    platform: PlatformRefConfig | None = Field(
+        None,
+        description="A model stack: the platform stack whose cluster, controllers and shared Gateway it builds on "
+        "(docs/platform.md); unset: the stack has its own cluster (or `cluster.existing`).",
+    )
     production: StackBool = Field(
         True,
         description="Whether the stack serves production traffic. `true` refuses what keeps the serving from an SLO, "
@@ -456,8 +462,9 @@ class StackConfig(Model):
 
     @property
     def existing(self) -> bool:
-        """Whether the cluster exists (``cluster.existing``): the stack creates only the in-cluster half."""
-        return self.cluster.existing is not None
+        """Whether the cluster exists (``cluster.existing``, or a platform stack's: ``platform``): the stack does not
+        create it, and shares it."""
+        return self.cluster.existing is not None or self.platform is not None
 
     def node_pool_names(self, s: StackSlice) -> tuple[str, ...]:
         """The GKE node pools of slice kind ``s``, one per slice: the existing pools it names, else

@@ -177,7 +177,7 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
         ]
         # an existing cluster's pools are their owner's: their capacity is no gap of this stack's (new-user
         # review 10, m5: a stockout "fails the node pool's creation" of a pool the stack does not create)
-        gaps += [] if cfg.existing else capacity_gaps(kinds)
+        gaps += [] if cfg.cluster.existing is not None else capacity_gaps(kinds)
         gaps += list(BACKENDS[serving.backend].production_gaps(serving, shape))
     return gaps
 

@@ -18,6 +18,7 @@ from ...job_alerts import JobPods
 from ...naming import head_pool_name, head_service_account_id
 from ...node_identity import BUCKET_ROLES, Access
 from ...observability import ServingMetrics
+from ...platform_cluster import cluster_id
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
@@ -124,7 +125,7 @@ def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePoo
             project=cfg.project,
             region=cfg.region,
             zone=cfg.zone,
-            cluster=platform.cluster.cluster.id,
+            cluster=cluster_id(platform.cluster),
             pool_name=head_pool_name(name),
             service_account_id=head_service_account_id(name),
             pool=pool,

@@ -1,0 +1,132 @@
+"""``PlatformCluster``: a platform stack's cluster, as a model stack reaches it.
+
+The model stack reads the platform's ``platform`` output (:class:`~tpu_serving.platform_outputs.PlatformOutputs`)
+through a ``pulumi.StackReference``, then reaches the cluster as the existing-cluster mode's GKE-by-name route does
+(:class:`~tpu_serving.existing.ExistingCluster`): the GCP provider's data source reads the cluster by the name,
+location and project the platform exports (``gcp.container.getCluster``), and the Kubernetes provider gets a
+kubeconfig built from it (:func:`~tpu_serving.kubeconfig.existing_server`: the DNS-based endpoint when the cluster
+admits external traffic there and has no external IP endpoint, as the platform's default does) with the cluster's
+resource name as its ``clusterIdentifier``. Nothing here creates a cloud resource.
+
+The StackReference is read in a preview as in an update: the engine reads the referenced stack's last outputs
+(pulumi 3.x ``pulumi/stack_reference.py`` l.88-100: a ``pulumi:pulumi:StackReference`` read with ``id`` the stack's
+name; ``get_output`` l.102-113 gives None for an output the stack lacks, which :meth:`PlatformOutputs.from_output`
+reports). A platform deployed with other values than the model stack's ``gcp:project``, ``gcp:region`` or
+``gateway.proxyOnlyCidr`` fails the model stack's preview, saying which.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from .kubeconfig import existing_server, kubeconfig
+from .options import child_options
+from .platform_outputs import OUTPUT, PlatformOutputs
+from .validation import check_arguments
+
+if TYPE_CHECKING:
+    from .cluster import TpuCluster
+
+
+@dataclass(frozen=True)
+class PlatformClusterArgs:
+    """Arguments of :class:`PlatformCluster`."""
+
+    stack: str
+    """The platform stack, ``<organization>/<project>/<stack>``."""
+    project: str
+    """The model stack's GCP project (``gcp:project``): the platform's must be the same."""
+    region: str
+    """The model stack's region (``gcp:region``): the platform's must be the same."""
+    proxy_only_cidr: str | None = None
+    """The proxy-only range the model stack's NetworkPolicies admit (``gateway.proxyOnlyCidr``), when it has a
+    gateway: the platform's Gateway's must be the same."""
+
+
+def platform_problems(platform: PlatformOutputs, args: PlatformClusterArgs) -> list[str]:
+    """What the model stack says that the platform it reads contradicts."""
+    theirs = (
+        ("gcp:project", args.project, platform.project),
+        ("gcp:region", args.region, platform.region),
+        ("gateway.proxyOnlyCidr", args.proxy_only_cidr, platform.gateway.proxy_only_cidr),
+    )
+    return [
+        f"{key} = {ours!r}, but the platform stack {args.stack} has {its!r}: a model stack is built in its platform's "
+        "project, region and proxy-only range"
+        for key, ours, its in theirs
+        if ours is not None and ours != its
+    ]
+
+
+def read_platform(value: object, args: PlatformClusterArgs) -> PlatformOutputs:
+    """The platform output read, checked against the model stack (a ``ValueError`` listing each contradiction)."""
+    platform = PlatformOutputs.from_output(value, args.stack)
+    problems = platform_problems(platform, args)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return platform
+
+
+class PlatformCluster(pulumi.ComponentResource):
+    """The platform stack's cluster, read through a StackReference: its outputs, and a Kubernetes provider for it."""
+
+    reference: pulumi.StackReference
+    """The reference to the platform stack."""
+    platform: pulumi.Output[PlatformOutputs]
+    """The platform's ``platform`` output, validated."""
+    provider: k8s.Provider
+    """A Kubernetes provider for the cluster."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig using ``gke-gcloud-auth-plugin`` (holds no credential)."""
+    name: pulumi.Output[str]
+    """The GKE cluster's name."""
+    cluster_id: pulumi.Output[str]
+    """The cluster's resource name, the ``cluster`` of the model stack's node pools."""
+    node_service_account: pulumi.Output[str]
+    """The node service account the model stack's pools use."""
+
+    def __init__(self, name: str, args: PlatformClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments(f"PlatformCluster {name!r}", args, PlatformClusterArgs)
+        super().__init__("tpu-serving:index:PlatformCluster", name, {"stack": args.stack}, opts)
+        child = child_options(self, opts)
+        self.reference = pulumi.StackReference(f"{name}-platform", stack_name=args.stack, opts=child)
+        self.platform = self.reference.get_output(OUTPUT).apply(lambda v: read_platform(v, args))
+        self.name = self.platform.apply(lambda p: p.cluster_name)
+        self.cluster_id = self.platform.apply(lambda p: p.control_plane.cluster_identifier)
+        self.node_service_account = self.platform.apply(lambda p: p.node_service_account)
+        self.workload_pool = self.platform.apply(lambda p: p.workload_pool)
+        from pulumi_gcp import container
+
+        found = container.get_cluster_output(
+            name=self.name,
+            location=self.platform.apply(lambda p: p.cluster_location),
+            project=self.platform.apply(lambda p: p.project),
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        self.kubeconfig = pulumi.Output.all(self.platform, found).apply(
+            lambda both: kubeconfig(
+                f"gke_{both[0].project}_{both[0].cluster_location}_{both[0].cluster_name}", *existing_server(both[1])
+            )
+        )
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=self.kubeconfig,
+            cluster_identifier=self.cluster_id,
+            enable_server_side_apply=True,
+            opts=child,
+        )
+        self.register_outputs({"clusterName": self.name, "readWith": "platform"})
+
+
+def cluster_id(cluster: TpuCluster | PlatformCluster) -> pulumi.Input[str]:
+    """The ``cluster`` of a node pool: the created cluster's ID, or the platform's cluster's resource name."""
+    return cluster.cluster_id if isinstance(cluster, PlatformCluster) else cluster.cluster.id
+
+
+def shared_account(cluster: TpuCluster | PlatformCluster) -> pulumi.Input[str] | None:
+    """The node account the TPU pools run as when they do not get their own: the platform's (None: their own)."""
+    return cluster.node_service_account if isinstance(cluster, PlatformCluster) else None

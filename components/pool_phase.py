@@ -1,0 +1,62 @@
+"""The TPU node pools phase of :class:`~tpu_serving.deployment.TpuServingDeployment` (:func:`build_pools`): the
+slices' node pools on the stack's own cluster, on a platform stack's cluster, or the existing cluster's pools."""
+
+import pulumi
+
+from .derived import scale_from_zero, scale_to_zero
+from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
+from .naming import node_service_account_id
+from .nodepool import TpuNodePool, TpuNodePoolArgs
+from .phases import Context, PlatformParts, PoolParts
+from .platform_cluster import cluster_id, shared_account
+
+
+def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
+    """A :class:`TpuNodePool` per slice kind; the serving slices' node accounts get the bucket roles of the
+    backend's host-network pods, and read the shared buckets when the backend has such pods. On an existing cluster
+    an :class:`ExistingTpuNodePool` per slice kind instead: its pools (``existingNodePools``, else the names the stack
+    would give) exist, and their node account must hold those roles. On a platform stack's cluster (``platform``) a
+    :class:`TpuNodePool` per slice kind, on that cluster, its nodes running as the platform's node account."""
+    cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
+    host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
+    slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
+    for s in cfg.tpu_slices:
+        names = cfg.node_pool_names(s)
+        grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
+        named = dict(zip(s.pool_names, names, strict=True))
+        empty, idle = (tuple(named[p] for p in s.pool_names if p in c) for c in (from_zero, to_zero))
+        if isinstance(platform.cluster, ExistingCluster):
+            slices[s.name] = ExistingTpuNodePool(
+                f"{ctx.name}-{s.name}",
+                ExistingTpuNodePoolArgs(
+                    s.shape, names, cfg.zone_of(s), cfg.region, empty, grants, disk_size_gb=s.disk_size_gb
+                ),
+                opts=pulumi.ResourceOptions(parent=ctx.parent),
+            )
+            continue
+        slices[s.name] = TpuNodePool(
+            f"{ctx.name}-{s.name}",
+            TpuNodePoolArgs(
+                project=cfg.project,
+                region=cfg.region,
+                zone=cfg.zone_of(s),
+                cluster=cluster_id(platform.cluster),
+                service_account_id=node_service_account_id(cfg.cluster.name, s.name),
+                node_service_account=shared_account(platform.cluster),
+                shape=s.shape,
+                pool_names=names,
+                capacity=s.capacity,
+                spot=s.spot,
+                reservation=s.reservation,
+                max_run_duration_hours=s.max_run_duration_hours,
+                disk_size_gb=s.disk_size_gb,
+                image_cache_disk=s.image_cache_disk,
+                image_streaming=cfg.cluster.image_streaming,
+                labels=ctx.labels,
+                node_grants=grants,
+                scale_from_zero=empty,
+                scale_to_zero=idle,
+            ),
+            opts=platform.gcp_options(ctx),
+        )
+    return PoolParts(slices, frozenset(from_zero))

@@ -1,0 +1,137 @@
+"""A platform stack's settings: the stack file of a cluster that model stacks build on (``sharedPlatform``).
+
+A platform stack has no model: its stack file declares the cluster (``cluster``: its CPU pool, its network and Cloud
+NAT, its control plane), the proxy-only subnet and the shared internal Gateway (``gateway``, ``sharedPlatform``), and
+the cluster-wide controllers it installs and owns (``sharedPlatform.lwsVersion``, ``jobsetVersion``). The program
+tells a platform stack by its ``sharedPlatform`` key (:func:`platform_stack_data`); a model stack names it in
+``platform.stack`` (:mod:`.platform_ref`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError, field_validator
+
+from ..controllers import JOBSET, LWS
+from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
+from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, release_validator
+from .errors import ConfigError, describe_all
+from .loading import stack_data
+from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig
+
+KEY = "sharedPlatform"
+"""The stack file key that makes a stack a platform stack."""
+
+
+class SharedPlatformConfig(Model):
+    """What a platform stack shares with the model stacks on it, besides its cluster."""
+
+    gateway_namespace: K8sName = Field(
+        "tpu-serving-gateway",
+        description="Namespace of the shared internal Gateway (created by the platform stack).",
+    )
+    gateway_name: K8sName = Field(
+        "internal",
+        description="Name of the shared internal Gateway; the model stacks' HTTPRoutes name it in their parentRefs.",
+    )
+    lws_version: Annotated[str, release_validator(LWS)] = Field(
+        LWS.default_version, description="LeaderWorkerSet release the platform installs and owns."
+    )
+    jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
+        JOBSET.default_version, description="JobSet release the platform installs and owns."
+    )
+
+    @field_validator("gateway_namespace")
+    @classmethod
+    def _namespace(cls, v: str) -> str:
+        if problem := namespace_problem(v):
+            raise ValueError(problem)
+        return v
+
+
+class PlatformStackConfig(Model):
+    """Everything a platform stack file declares."""
+
+    project: str = Field(description="GCP project ID (config key `gcp:project`).")
+    region: str = Field(description="GCP region of the regional cluster (config key `gcp:region`).")
+    zone: str = Field(description="The CPU pool's zone, one of the region's.")
+    labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
+    cluster: ClusterConfig = Field(description="The GKE cluster the platform creates (`existing` is refused).")
+    shared_platform: SharedPlatformConfig = Field(
+        description="What the platform shares with its model stacks: the Gateway's name and namespace, and the "
+        "controller releases it installs."
+    )
+    gateway: GatewayConfig = Field(
+        default_factory=GatewayConfig,
+        description="The shared Gateway's load balancer: the region's proxy-only subnet (created unless "
+        "`createProxyOnlySubnet: false`) and its address.",
+    )
+    project_apis: CreateOrExisting = Field(
+        CreateOrExisting.CREATE, description="`create`: the stack enables the Google Cloud APIs it uses."
+    )
+    controller_manifests: ControllerManifestsConfig = Field(
+        default_factory=ControllerManifestsConfig,
+        description="Where each controller's release manifest is read from; unset: the upstream release URL.",
+    )
+
+    @field_validator("project")
+    @classmethod
+    def _project_id(cls, v: str) -> str:
+        if problem := project_id_problem(v):
+            raise ValueError(problem)
+        return v
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, v: str) -> str:
+        if problem := region_problem(v):
+            raise ValueError(problem)
+        return v
+
+    @field_validator("labels")
+    @classmethod
+    def _labels(cls, v: dict[str, str]) -> dict[str, str]:
+        if problem := labels_problem(v):
+            raise ValueError(problem)
+        return v
+
+    def problems(self) -> list[str]:
+        """What the models' types cannot say: the zone in the region, and a cluster the platform creates."""
+        found = [f"{PROJECT_NAMESPACE}:zone = {self.zone!r}: {p}" for p in [zone_problem(self.zone, self.region)] if p]
+        if self.cluster.existing is not None:
+            found.append(
+                f"{PROJECT_NAMESPACE}:cluster.existing: a platform stack creates its cluster (the model stacks build "
+                "on it); remove cluster.existing, or make this a model stack's"
+            )
+        return found
+
+
+def is_platform_stack(values: Mapping[str, Any], namespace: str = PROJECT_NAMESPACE) -> bool:
+    """Whether a flat Pulumi config map is a platform stack's (it sets ``sharedPlatform``)."""
+    return any(f"{ns}:{KEY}" in values for ns in (PROJECT_NAMESPACE, namespace))
+
+
+def load_platform_stack(
+    values: Mapping[str, Any], source: str = "stack configuration", namespace: str = PROJECT_NAMESPACE
+) -> PlatformStackConfig:
+    """The platform stack's settings from a flat Pulumi config map; :class:`ConfigError` listing every problem."""
+    try:
+        cfg = PlatformStackConfig.model_validate(stack_data(values, source, namespace))
+    except ValidationError as exc:
+        raise ConfigError(describe_all(exc.errors(), PlatformStackConfig), source) from None
+    if problems := cfg.problems():
+        raise ConfigError(problems, source)
+    return cfg
+
+
+def platform_from_pulumi() -> PlatformStackConfig | None:
+    """The current stack's settings when it is a platform stack (``sharedPlatform``), else None."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    values = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    if not is_platform_stack(values, pulumi.get_project()):
+        return None
+    return load_platform_stack(values, f"configuration of stack {pulumi.get_stack()!r}", pulumi.get_project())

@@ -1,0 +1,195 @@
+"""``TpuPlatform``: a platform stack, the cluster that model stacks build on, and the ``platform`` output they read.
+
+It creates what a region's model stacks share and what a region and network have only one of: the project's APIs,
+the regional cluster with its CPU pool, node service account and (with private nodes) Cloud NAT
+(:class:`~tpu_serving.cluster.TpuCluster`, the managed Prometheus and logging of the observability base with it), the
+cluster-wide controllers (LeaderWorkerSet, JobSet), and the internal Gateway with the region's proxy-only subnet
+(:class:`~tpu_serving.shared_gateway.SharedGateway`). No TPU node pool and no model: each model stack
+(``platform.stack``) creates its own on this cluster (:class:`~tpu_serving.platform_cluster.PlatformCluster`).
+
+A model stack's node pool on this cluster is a ``gcp.container.NodePool`` whose ``cluster`` is the cluster's resource
+name: the provider takes "The cluster to create the node pool for. Cluster must be present in `location` provided for
+clusters. May be specified in the format `projects/{{project}}/locations/{{location}}/clusters/{{cluster}}` or as just
+the name of the cluster" (pulumi-gcp 10.2.0, pulumi_gcp/container/node_pool.py, ``NodePoolArgs.cluster``), so a pool
+belongs to another stack's cluster without that stack knowing of it.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from .cluster import CloudNat, TpuCluster, TpuClusterArgs
+from .config.platform_stack import PlatformStackConfig
+from .controllers import JOBSET, LWS, ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .gateway_settings import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
+from .kubeconfig import cluster_identifier
+from .naming import (
+    LIBRARY_LABEL_KEYS,
+    NameLimit,
+    cpu_service_account_id,
+    dns_name,
+    gateway_address_name,
+    proxy_only_subnet_name,
+)
+from .platform_outputs import ControllerRelease, ControlPlane, PlatformOutputs, RegionalOwners, SharedGateway
+from .services import ProjectServices, ProjectServicesArgs, required_apis
+from .settings import CreateOrExisting, to_settings
+from .shared_gateway import SharedGateway as SharedGatewayComponent
+from .shared_gateway import SharedGatewayArgs
+from .shared_vpc import network_path, subnetwork_path
+from .validation import check_arguments
+
+PART_OF = "tpu-serving"
+
+
+@dataclass(frozen=True)
+class TpuPlatformArgs:
+    """Arguments of :class:`TpuPlatform`."""
+
+    settings: PlatformStackConfig
+    """The platform stack's validated settings (:func:`tpu_serving.config.platform_stack.load_platform_stack`)."""
+    stack: str
+    """The platform stack's name (the ``platform`` output records it)."""
+
+
+def platform_cluster_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> TpuClusterArgs:
+    """The platform's cluster: the stack file's ``cluster``, with the Gateway API on."""
+    return to_settings(
+        cfg.cluster,
+        TpuClusterArgs,
+        project=cfg.project,
+        region=cfg.region,
+        zone=cfg.zone,
+        labels=labels,
+        cpu_node_grants=(),
+        gateway_api=True,
+    )
+
+
+def network_and_subnet(cfg: PlatformStackConfig) -> tuple[str, str]:
+    """The cluster's network and its nodes' subnet as a resource of another project names them (the host project's
+    paths in a Shared VPC); an auto-mode network's subnet is named after it."""
+    host, c = cfg.cluster.host_project, cfg.cluster
+    subnet = c.subnetwork or c.network
+    if host:
+        return network_path(host, c.network), subnetwork_path(host, cfg.region, subnet)
+    return c.network, subnet
+
+
+def gateway_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> ServingGatewayArgs:
+    """The shared Gateway: its namespace and name (``sharedPlatform``), its address and the proxy-only subnet."""
+    shared, settings = cfg.shared_platform, to_settings(cfg.gateway, GatewaySettings)
+    network, subnet = network_and_subnet(cfg)
+    address = settings.existing_address or dns_name(
+        gateway_address_name(cfg.cluster.name, shared.gateway_name), limit=NameLimit.K8S_LABEL
+    )
+    return ServingGatewayArgs(
+        project=cfg.project,
+        region=cfg.region,
+        network=network,
+        namespace=shared.gateway_namespace,
+        name=shared.gateway_name,
+        service=shared.gateway_name,  # the routes' Services are the model stacks': unused by the Gateway
+        port=LISTENER_PORT,
+        health_path="/",
+        settings=settings,
+        subnet_name=dns_name(proxy_only_subnet_name(cfg.cluster.name), limit=NameLimit.K8S_LABEL),
+        labels=labels,
+        address_name=address,
+        subnetwork=settings.address_subnetwork or subnet,
+    )
+
+
+def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatewayArgs) -> PlatformOutputs:
+    """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
+    c, shared = cfg.cluster, cfg.shared_platform
+    network, subnet = network_and_subnet(cfg)
+    node_account = dns_name(cpu_service_account_id(c.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID)
+    return PlatformOutputs(
+        stack=stack,
+        project=cfg.project,
+        region=cfg.region,
+        cluster_name=c.name,
+        cluster_location=cfg.region,
+        control_plane=ControlPlane(
+            endpoint=str(c.control_plane_endpoint),
+            cluster_identifier=cluster_identifier(cfg.project, cfg.region, c.name),
+        ),
+        network=network,
+        subnetwork=subnet,
+        # GCP names a service account <account-id>@<project>.iam.gserviceaccount.com (platform_outputs' source)
+        node_service_account=f"{node_account}@{cfg.project}.iam.gserviceaccount.com",
+        workload_pool=f"{cfg.project}.svc.id.goog",
+        gateway=SharedGateway(
+            name=gateway.name,
+            namespace=gateway.namespace,
+            proxy_only_cidr=gateway.settings.proxy_only_cidr,
+            address=gateway.address_name,
+        ),
+        controllers=[
+            ControllerRelease(name=LWS.name, version=shared.lws_version, api_group=LWS.api_group),
+            ControllerRelease(name=JOBSET.name, version=shared.jobset_version, api_group=JOBSET.api_group),
+        ],
+        owners=RegionalOwners(
+            cloud_nat="platform" if c.private_nodes and c.cloud_nat == CloudNat.CREATE else "existing",
+            proxy_only_subnet="platform" if gateway.settings.create_proxy_only_subnet else "existing",
+        ),
+    )
+
+
+class TpuPlatform(pulumi.ComponentResource):
+    """A platform stack: the cluster, its CPU pool and NAT, the controllers and the shared Gateway; no model.
+
+    ``outputs`` holds the stack outputs, ``platform`` (:class:`~tpu_serving.platform_outputs.PlatformOutputs`) among
+    them."""
+
+    outputs: dict[str, Any]
+    """The stack outputs (the program exports them as they are)."""
+
+    def __init__(self, name: str, args: TpuPlatformArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments(f"TpuPlatform {name!r}", args, TpuPlatformArgs)
+        super().__init__("tpu-serving:index:TpuPlatform", name, None, opts)
+        cfg = args.settings
+        labels = {**dict(zip(LIBRARY_LABEL_KEYS, (PART_OF, cfg.cluster.name, "pulumi"), strict=True)), **cfg.labels}
+        k8s_labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cfg.cluster.name}
+        self.apis = (
+            ProjectServices(
+                f"{name}-apis",
+                ProjectServicesArgs(
+                    project=cfg.project,
+                    apis=required_apis(cfg.cluster.image_streaming, inference_pool=True),
+                ),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            if cfg.project_apis == CreateOrExisting.CREATE
+            else None
+        )
+        after_apis: list[pulumi.Resource] = [self.apis] if self.apis is not None else []
+        gcp = pulumi.ResourceOptions(parent=self, depends_on=after_apis)
+        self.cluster = TpuCluster(name, platform_cluster_args(cfg, labels), opts=gcp)
+        on_cluster = pulumi.ResourceOptions(
+            parent=self,
+            providers={"kubernetes": self.cluster.provider},
+            depends_on=[*after_apis, self.cluster.cpu_pool],
+        )
+        manifests = to_settings(cfg.controller_manifests, ControllerManifests)
+        shared = cfg.shared_platform
+        self.installs = [
+            ControllerInstall(
+                f"{name}-{c.name}", ControllerInstallArgs(c, version, manifests.of(c), owned=True), opts=on_cluster
+            )
+            for c, version in ((LWS, shared.lws_version), (JOBSET, shared.jobset_version))
+        ]
+        gateway = gateway_args(cfg, k8s_labels)
+        self.gateway = SharedGatewayComponent(
+            f"{name}-gateway", SharedGatewayArgs(gateway, k8s_labels), opts=on_cluster
+        )
+        self.platform = platform_outputs(cfg, args.stack, gateway)
+        self.outputs = {
+            "platform": self.platform.to_output(),
+            "clusterName": self.cluster.cluster.name,
+            "kubeconfig": self.cluster.kubeconfig,
+            "gatewayAddress": self.gateway.address,
+        }
+        self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})

@@ -190,10 +190,20 @@ class RecordingMonitor(mocks.MockMonitor):
         return super().RegisterResourceOutputs(request)  # type: ignore[no-untyped-call]
 
 
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
 class PreviewMocks(mocks.Mocks):
-    """Providers that compute nothing: outputs are the inputs, IDs unknown."""
+    """Providers that compute nothing: outputs are the inputs, IDs unknown; a StackReference is answered with the
+    outputs of the referenced stack's own offline preview (``references``, :mod:`tpu_serving_tools.platform_refs`)."""
+
+    def __init__(self, references: Mapping[str, Mapping[str, Any]] | None = None):
+        self.references = dict(references or {})
 
     def new_resource(self, args: mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        if args.typ == STACK_REFERENCE:  # read with its stack's name as id (pulumi/stack_reference.py l.88-100)
+            name = str(args.inputs.get("name"))
+            return name, {"name": name, "outputs": dict(self.references.get(name, {})), "secretOutputNames": []}
         return "", dict(args.inputs)
 
     def call(self, args: mocks.MockCallArgs) -> tuple[dict[str, Any], list[tuple[str, str]]]:
@@ -292,7 +302,14 @@ class _ProgramLog(logging.Handler):
         self.messages.append(record.getMessage())
 
 
-def run_program(program: Callable[[], None], config: Mapping[str, str], *, project: str, stack: str) -> Plan:
+def run_program(
+    program: Callable[[], None],
+    config: Mapping[str, str],
+    *,
+    project: str,
+    stack: str,
+    references: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Plan:
     """Run ``program`` against a recording monitor with ``config``; return what it declared.
 
     Each run happens in a fresh ``contextvars`` context, so runs in one process do not
@@ -303,7 +320,7 @@ def run_program(program: Callable[[], None], config: Mapping[str, str], *, proje
         _open_event_loop()
         settings.ROOT.set(None)
         pulumi.runtime.set_all_config(dict(config))
-        monitor = RecordingMonitor(PreviewMocks())
+        monitor = RecordingMonitor(PreviewMocks(references))
         logged = _ProgramLog()
         with _no_source_positions():
             mocks.set_mocks(
@@ -379,9 +396,14 @@ def main_program(project: Project) -> Callable[[], None]:
 
 
 def preview_stack(root: Path, stack: str) -> Plan:
-    """Load ``stack``'s config as the CLI would and run the project's program for it."""
+    """Load ``stack``'s config as the CLI would and run the project's program for it; a model stack's platform
+    (``platform.stack``) is previewed first, and its outputs answer the model stack's StackReference."""
+    from tpu_serving_tools.platform_refs import platform_references
+
     project = load_project(root)
-    return run_program(main_program(project), stack_config(project, stack), project=project.name, stack=stack)
+    config = stack_config(project, stack)
+    references = platform_references(project, config, stack, lambda name: preview_stack(root, name).outputs)
+    return run_program(main_program(project), config, project=project.name, stack=stack, references=references)
 
 
 def program_frame(err: BaseException, root: Path) -> str:

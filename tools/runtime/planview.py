@@ -66,8 +66,10 @@ class PlanView:
         return next(r for r in self.resources if r["urn"] == urn)
 
     def input_source(self, resource: Mapping[str, Any], prop: str) -> list[Mapping[str, Any]]:
-        """The resources whose outputs flow into input ``prop`` of ``resource``."""
-        return [self.by_urn(u) for u in (resource.get("propertyDependencies") or {}).get(prop, [])]
+        """The resources of the plan whose outputs flow into input ``prop`` of ``resource`` (a resource the program
+        read, not declared, is not in the plan: a model stack's StackReference to its platform)."""
+        urns = set((resource.get("propertyDependencies") or {}).get(prop, []))
+        return [r for r in self.resources if r["urn"] in urns]
 
     def kubernetes_objects(self, kind: str | None = None) -> Iterator[Mapping[str, Any]]:
         """Kubernetes objects the plan declares (``inputs`` with apiVersion/kind), optionally of one kind."""

@@ -1,0 +1,66 @@
+"""config.platform_ref: a model stack's `platform` key, and the refusal of what the platform owns beside it."""
+
+import copy
+
+import pytest
+
+from tests.conftest import ROOT
+from tpu_serving.config import ConfigError, load_stack_config
+from tpu_serving.config.platform_ref import STACK_REFERENCE
+from tpu_serving_tools.stack_files import load_project, stack_config
+
+MODEL = "vllm-llama31-8b-platform"
+
+
+def model_config(**edits: str) -> dict[str, str]:
+    """The model stack's flat config map with ``edits`` (``tpu-serving:<key>`` -> JSON text)."""
+    values = copy.deepcopy(stack_config(load_project(ROOT), MODEL))
+    values.update({f"tpu-serving:{k}": v for k, v in edits.items()})
+    return values
+
+
+def problems(**edits: str) -> list[str]:
+    with pytest.raises(ConfigError) as err:
+        load_stack_config(model_config(**edits))
+    return err.value.problems
+
+
+def test_platform_ref_model_stack_loads():
+    cfg = load_stack_config(model_config())
+    assert cfg.platform is not None and cfg.platform.stack_name == "platform-us-east5"
+    assert cfg.existing  # a shared cluster: controllers default to existing, PriorityClasses patched
+
+
+def test_platform_ref_refuses_a_cloud_nat_beside_platform():
+    assert problems(cluster='{"name": "llama8b", "cloudNat": "create"}') == [
+        'tpu-serving:cluster.cloudNat = "create": the cluster\'s Cloud NAT is one per region and network, and the '
+        "platform stack my-org/tpu-serving/platform-us-east5 (platform.stack) owns it; a model stack creates none: "
+        "remove this key"
+    ]
+
+
+def test_platform_ref_refuses_a_proxy_only_subnet_beside_platform():
+    found = problems(gateway='{"proxyOnlyCidr": "192.168.4.0/23", "createProxyOnlySubnet": true}')
+    assert found == [
+        "tpu-serving:gateway.createProxyOnlySubnet = true: the proxy-only subnet is one per region and network, and "
+        "the platform stack my-org/tpu-serving/platform-us-east5 (platform.stack) owns it; a model stack creates "
+        "none: remove this key"
+    ]
+
+
+def test_platform_ref_refuses_cluster_keys_and_controller_installs():
+    found = problems(
+        cluster='{"name": "llama8b", "network": "default", "existing": {"kubeconfig": "/k"}}',
+        controllerInstalls='{"lws": "create"}',
+    )
+    assert any(p.startswith("tpu-serving:cluster.existing: the cluster is the platform stack's") for p in found)
+    assert any(p.startswith("tpu-serving:cluster.network: shapes the platform's cluster") for p in found)
+    assert any(
+        p.startswith('tpu-serving:controllerInstalls.lws = "create": the cluster-wide controllers') for p in found
+    )
+
+
+def test_platform_ref_stack_must_be_fully_qualified():
+    (found,) = problems(platform='{"stack": "platform-us-east5"}')
+    assert found.startswith('tpu-serving:platform.stack = "platform-us-east5": ')
+    assert found.endswith(": must match the regular expression " + STACK_REFERENCE)

@@ -1,0 +1,63 @@
+"""platform_refs and offline.PreviewMocks: the offline preview answers a model stack's StackReference with the
+outputs of its platform stack file's own preview."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, plan_of
+from tpu_serving_tools.offline import STACK_REFERENCE, preview_stack, preview_stacks
+from tpu_serving_tools.stack_files import StackConfigError
+
+PLATFORM, MODEL = "platform-us-east5", "vllm-llama31-8b-platform"
+
+
+def project_with(tmp_path: Path, *stacks: str) -> Path:
+    """A copy of the project's program with only ``stacks``' files (the library is the installed one)."""
+    (tmp_path / "stacks").mkdir()
+    for name in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for stack in stacks:
+        shutil.copy(ROOT / "stacks" / f"Pulumi.{stack}.yaml", tmp_path / "stacks")
+    return tmp_path
+
+
+def test_platform_refs_answer_the_reference_with_the_platform_preview():
+    platform = plan_of(PLATFORM).outputs["platform"]
+    model = plan_of(MODEL)
+    (pool,) = model.of_type("gcp:container/nodePool:NodePool")
+    assert pool.inputs["cluster"] == platform["controlPlane"]["clusterIdentifier"]
+    assert pool.inputs["nodeConfig"]["serviceAccount"] == platform["nodeServiceAccount"]
+    (provider,) = model.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["clusterIdentifier"] == platform["controlPlane"]["clusterIdentifier"]
+    assert STACK_REFERENCE in model.invokes  # read, as the engine reads it: not a resource of the plan
+    assert not model.of_type(STACK_REFERENCE)
+
+
+def test_platform_refs_follow_the_platform_stack_file(tmp_path):
+    """Not hand-written values: another cluster name in the platform's file reaches the model stack's pools."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
+    platform_file.write_text(platform_file.read_text().replace("name: tpu-platform", "name: other-platform"))
+    (pool,) = preview_stack(root, MODEL).of_type("gcp:container/nodePool:NodePool")
+    assert pool.inputs["cluster"] == "projects/tpu-serving-demo/locations/us-east5/clusters/other-platform"
+    assert pool.inputs["nodeConfig"]["serviceAccount"].startswith("other-platform-nodes@")
+
+
+def test_platform_refs_name_a_missing_platform_stack_file(tmp_path, capsys):
+    root = project_with(tmp_path, MODEL)
+    with pytest.raises(StackConfigError, match=r"no stack file Pulumi.platform-us-east5.yaml in .*stacks, so the"):
+        preview_stack(root, MODEL)
+    assert preview_stacks(root, [MODEL]) is None
+    err = capsys.readouterr().err
+    assert "cannot answer its StackReference; stacks there: vllm-llama31-8b-platform" in err
+    assert "Traceback" not in err
+
+
+def test_platform_refs_refuse_another_projects_stack(tmp_path):
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
+    model_file.write_text(model_file.read_text().replace("my-org/tpu-serving/", "my-org/elsewhere/"))
+    with pytest.raises(StackConfigError, match=r"is a stack of project 'elsewhere'; the offline preview answers"):
+        preview_stack(root, MODEL)

@@ -159,7 +159,14 @@ def platform_cluster_args(cfg: StackConfig) -> PlatformClusterArgs:
     """How a model stack reads its platform stack (``platform``), and what it says the platform must agree with."""
     assert cfg.platform is not None
     cidr = cfg.gateway.proxy_only_cidr if cfg.gateway else None
-    return PlatformClusterArgs(cfg.platform.stack, cfg.project, cfg.region, cidr)
+    return PlatformClusterArgs(
+        cfg.platform.stack, cfg.project, cfg.region, cfg.platform.cluster, cidr, cfg.cluster.security_group
+    )
+
+
+def monitored_cluster(cfg: StackConfig) -> str:
+    """The GKE cluster the stack's log and metric filters name: its own, or its platform's (``platform.cluster``)."""
+    return cfg.platform.cluster if cfg.platform is not None else cfg.cluster.name
 
 
 def build_platform(ctx: Context) -> PlatformParts:
@@ -403,7 +410,7 @@ def build_operations(
         f"{ctx.name}-observability",
         ObservabilityArgs(
             project=cfg.project,
-            cluster=cfg.cluster.name,
+            cluster=monitored_cluster(cfg),
             namespace=cfg.workload_identity.namespace,
             metrics=ctx.metrics if (g := traffic.gateway) is None else through_gateway(ctx.metrics, g),
             settings=to_settings(cfg.observability, ObservabilitySettings),

@@ -23,6 +23,7 @@ from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
 from .controllers import JOBSET, LWS, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .gateway_settings import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
+from .gcp_zones import per_zone_minimum
 from .kubeconfig import cluster_identifier
 from .naming import (
     LIBRARY_LABEL_KEYS,
@@ -32,7 +33,7 @@ from .naming import (
     gateway_address_name,
     proxy_only_subnet_name,
 )
-from .platform_outputs import ControllerRelease, ControlPlane, PlatformOutputs, RegionalOwners, SharedGateway
+from .platform_outputs import ControllerRelease, ControlPlane, CpuNodes, PlatformOutputs, RegionalOwners, SharedGateway
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import CreateOrExisting, to_settings
 from .shared_gateway import SharedGateway as SharedGatewayComponent
@@ -105,6 +106,7 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
     """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
     c, shared = cfg.cluster, cfg.shared_platform
     network, subnet = network_and_subnet(cfg)
+    zones = platform_cluster_args(cfg, {}).cpu_zones
     node_account = dns_name(cpu_service_account_id(c.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID)
     return PlatformOutputs(
         stack=stack,
@@ -120,6 +122,12 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
         subnetwork=subnet,
         # GCP names a service account <account-id>@<project>.iam.gserviceaccount.com (platform_outputs' source)
         node_service_account=f"{node_account}@{cfg.project}.iam.gserviceaccount.com",
+        cpu_pool=CpuNodes(
+            machine_type=c.cpu_pool.machine_type,
+            min_nodes=per_zone_minimum(c.cpu_pool.min_nodes, len(zones)),
+            max_nodes=c.cpu_pool.max_nodes,
+            zones=list(zones),
+        ),
         workload_pool=f"{cfg.project}.svc.id.goog",
         gateway=SharedGateway(
             name=gateway.name,

@@ -42,9 +42,13 @@ class PlatformClusterArgs:
     """The model stack's GCP project (``gcp:project``): the platform's must be the same."""
     region: str
     """The model stack's region (``gcp:region``): the platform's must be the same."""
+    cluster: str
+    """The platform's GKE cluster as the model stack names it (``platform.cluster``): the platform's must be it."""
     proxy_only_cidr: str | None = None
     """The proxy-only range the model stack's NetworkPolicies admit (``gateway.proxyOnlyCidr``), when it has a
     gateway: the platform's Gateway's must be the same."""
+    security_group: str | None = None
+    """The cluster's Google Groups for RBAC group, as the model stack records it for the checks (``cluster.securityGroup``)."""
 
 
 def platform_problems(platform: PlatformOutputs, args: PlatformClusterArgs) -> list[str]:
@@ -52,6 +56,7 @@ def platform_problems(platform: PlatformOutputs, args: PlatformClusterArgs) -> l
     theirs = (
         ("gcp:project", args.project, platform.project),
         ("gcp:region", args.region, platform.region),
+        ("platform.cluster", args.cluster, platform.cluster_name),
         ("gateway.proxyOnlyCidr", args.proxy_only_cidr, platform.gateway.proxy_only_cidr),
     )
     return [
@@ -69,6 +74,20 @@ def read_platform(value: object, args: PlatformClusterArgs) -> PlatformOutputs:
     if problems:
         raise ValueError("; ".join(problems))
     return platform
+
+
+def _plan_inputs(args: PlatformClusterArgs) -> dict[str, object]:
+    """What the model stack takes of the platform's cluster, as the component's inputs in the plan, in the shape of
+    :class:`~tpu_serving.existing.ExistingCluster`'s (readers of the plan, ``make check``, read both alike); the
+    platform's CPU nodes, read through the reference, are among its registered outputs (``cpuPool``)."""
+    return {
+        "stack": args.stack,
+        "clusterName": args.cluster,
+        "location": args.region,
+        "readWith": "platform",
+        "workloadPool": f"{args.project}.svc.id.goog",
+        "securityGroup": args.security_group,
+    }
 
 
 class PlatformCluster(pulumi.ComponentResource):
@@ -91,7 +110,7 @@ class PlatformCluster(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: PlatformClusterArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"PlatformCluster {name!r}", args, PlatformClusterArgs)
-        super().__init__("tpu-serving:index:PlatformCluster", name, {"stack": args.stack}, opts)
+        super().__init__("tpu-serving:index:PlatformCluster", name, _plan_inputs(args), opts)
         child = child_options(self, opts)
         self.reference = pulumi.StackReference(f"{name}-platform", stack_name=args.stack, opts=child)
         self.platform = self.reference.get_output(OUTPUT).apply(lambda v: read_platform(v, args))
@@ -119,7 +138,19 @@ class PlatformCluster(pulumi.ComponentResource):
             enable_server_side_apply=True,
             opts=child,
         )
-        self.register_outputs({"clusterName": self.name, "readWith": "platform"})
+        self.register_outputs(
+            {
+                "clusterName": self.name,
+                "readWith": "platform",
+                "cpuPool": self.platform.apply(
+                    lambda p: {
+                        "machineType": p.cpu_pool.machine_type,
+                        "minNodes": p.cpu_pool.min_nodes,
+                        "maxNodes": p.cpu_pool.max_nodes,
+                    }
+                ),
+            }
+        )
 
 
 def cluster_id(cluster: TpuCluster | PlatformCluster) -> pulumi.Input[str]:

@@ -61,6 +61,15 @@ class ControllerRelease(Model):
     api_group: str = Field(description="The API group of its custom resources.")
 
 
+class CpuNodes(Model):
+    """The platform's CPU node pool, where the model stacks' CPU pods (endpoint pickers, probes) run."""
+
+    machine_type: str = Field(description="Its machine type.")
+    min_nodes: int = Field(description="The nodes it keeps in each zone.")
+    max_nodes: int = Field(description="The most nodes it scales to in each zone.")
+    zones: list[str] = Field(description="Its zones.")
+
+
 class RegionalOwners(Model):
     """Who owns the resources a region and network have one of."""
 
@@ -80,6 +89,7 @@ class PlatformOutputs(Model):
     network: str = Field(description="The cluster's VPC network (its name, or its path in a Shared VPC host).")
     subnetwork: str = Field(description="The nodes' subnet (its name, or its path in a Shared VPC host).")
     node_service_account: str = Field(description="Email of the node service account the model stacks' pools use.")
+    cpu_pool: CpuNodes = Field(description="The CPU node pool the model stacks' CPU pods run on.")
     workload_pool: str = Field(description="The cluster's workload identity pool, `<project>.svc.id.goog`.")
     gateway: SharedGateway = Field(description="The shared internal Gateway.")
     controllers: list[ControllerRelease] = Field(description="The controller releases the platform installs.")

@@ -68,7 +68,17 @@ def cluster_outputs(cfg: StackConfig, cluster: TpuCluster | ExistingCluster | Pl
             "kubeconfig": cluster.kubeconfig,
         }
     if isinstance(cluster, PlatformCluster):  # a model stack: the platform stack's cluster, read by name
-        return {"clusterName": cluster.name, "platformStack": cluster.reference.name, "kubeconfig": cluster.kubeconfig}
+        return {
+            "clusterName": cluster.name,
+            "platformStack": cluster.reference.name,
+            "getCredentials": cluster.platform.apply(
+                lambda p: (
+                    f"gcloud container clusters get-credentials {p.cluster_name} --region {p.cluster_location} "
+                    f"--project {p.project}" + (" --dns-endpoint" if p.control_plane.endpoint == "dns" else "")
+                )
+            ),
+            "kubeconfig": cluster.kubeconfig,
+        }
     existing = existing_cluster_args(cfg)
     if cluster.kubeconfig is None:
         return {

@@ -61,6 +61,6 @@ def test_platform_ref_refuses_cluster_keys_and_controller_installs():
 
 
 def test_platform_ref_stack_must_be_fully_qualified():
-    (found,) = problems(platform='{"stack": "platform-us-east5"}')
+    (found,) = problems(platform='{"stack": "platform-us-east5", "cluster": "tpu-platform"}')
     assert found.startswith('tpu-serving:platform.stack = "platform-us-east5": ')
     assert found.endswith(": must match the regular expression " + STACK_REFERENCE)

@@ -2,6 +2,8 @@
 outputs of its platform stack file's own preview."""
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,13 +38,31 @@ def test_platform_refs_answer_the_reference_with_the_platform_preview():
 
 
 def test_platform_refs_follow_the_platform_stack_file(tmp_path):
-    """Not hand-written values: another cluster name in the platform's file reaches the model stack's pools."""
+    """Not hand-written values: another Gateway name in the platform's file reaches the model stack's route."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
+    platform_file.write_text(platform_file.read_text().replace("gatewayName: internal", "gatewayName: shared-lb"))
+    (route,) = preview_stack(root, MODEL).of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")
+    assert route.inputs["spec"]["parentRefs"] == [{"name": "shared-lb", "namespace": "tpu-serving-gateway"}]
+
+
+@pytest.mark.slow
+def test_platform_refs_a_platform_that_contradicts_the_model_stack_fails_its_preview(tmp_path):
+    """In a process of its own: a program that fails while its resources register leaves the SDK's tasks behind."""
     root = project_with(tmp_path, PLATFORM, MODEL)
     platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
     platform_file.write_text(platform_file.read_text().replace("name: tpu-platform", "name: other-platform"))
-    (pool,) = preview_stack(root, MODEL).of_type("gcp:container/nodePool:NodePool")
-    assert pool.inputs["cluster"] == "projects/tpu-serving-demo/locations/us-east5/clusters/other-platform"
-    assert pool.inputs["nodeConfig"]["serviceAccount"].startswith("other-platform-nodes@")
+    run = subprocess.run(
+        [sys.executable, "-m", "tpu_serving_tools.preview", "--root", str(root), "--out", str(tmp_path / "out"), MODEL],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "platform.cluster = 'tpu-platform', but the platform stack my-org/tpu-serving/platform-us-east5 has " in (
+        run.stderr
+    )
+    assert "'other-platform'" in run.stderr
 
 
 def test_platform_refs_name_a_missing_platform_stack_file(tmp_path, capsys):

@@ -42,6 +42,14 @@ class PlatformRefConfig(Model):
         max_length=200,
     )
 
+    cluster: str = Field(
+        description="The platform's GKE cluster (its `cluster.name`), which the stack's log-based metrics, alerts and "
+        "dashboard filter on; the preview and `pulumi up` fail when the platform's output names another.",
+        min_length=1,
+        max_length=40,
+        pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    )
+
     @property
     def stack_name(self) -> str:
         """The stack's own name, the last part (its stack file is ``Pulumi.<stack_name>.yaml``)."""

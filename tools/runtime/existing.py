@@ -24,15 +24,17 @@ from tpu_serving_tools.runtime.planview import PlanView
 EXISTING_CLUSTER = "tpu-serving:index:ExistingCluster"
 EXISTING_TPU_POOLS = "tpu-serving:index:ExistingTpuNodePool"
 EXISTING_CPU_POOL = "tpu-serving:index:ExistingCpuNodePool"
+PLATFORM_CLUSTER = "tpu-serving:index:PlatformCluster"
 WORKLOAD_IDENTITY = "tpu-serving:index:WorkloadIdentity"
 CLUSTER_CPU_NODES = "<the existing cluster's CPU nodes>"
 """The name the model gives an existing cluster's CPU node pools (their names are not the stack's to know)."""
 
 
 def existing_cluster(view: PlanView) -> Mapping[str, Any] | None:
-    """The inputs of the plan's existing cluster, or None (a created cluster, or none)."""
-    found = view.of_type(EXISTING_CLUSTER)
-    return found[0]["inputs"] if found else None
+    """The inputs of the plan's existing cluster, or None (a created cluster, or none): a model stack's platform
+    cluster (``tpu-serving:index:PlatformCluster``) records the same inputs, and is read alike."""
+    found = view.of_type(EXISTING_CLUSTER) or view.of_type(PLATFORM_CLUSTER)
+    return {**found[0]["inputs"], **(found[0].get("registeredOutputs") or {})} if found else None
 
 
 def existing_accounts(view: PlanView) -> dict[str, tuple[str, dict[str, tuple[str, ...]]]]:
@@ -104,8 +106,8 @@ def _cpu_pool(name: str, urn: str, inputs: Mapping[str, Any]) -> NodePool:
 def existing_node_pools(view: PlanView) -> list[NodePool]:
     """The node pools a plan on an existing cluster records: its TPU pools, its CPU nodes, a pinned CPU pool."""
     pools = [p for r in view.of_type(EXISTING_TPU_POOLS) for p in _tpu_pools(r)]
-    for r in view.of_type(EXISTING_CLUSTER):
-        cpu = r["inputs"].get("cpuPool")
+    for r in [*view.of_type(EXISTING_CLUSTER), *view.of_type(PLATFORM_CLUSTER)]:
+        cpu = {**r["inputs"], **(r.get("registeredOutputs") or {})}.get("cpuPool")
         if isinstance(cpu, Mapping):
             pools.append(_cpu_pool(CLUSTER_CPU_NODES, str(r["urn"]), cpu))
     for r in view.of_type(EXISTING_CPU_POOL):

@@ -14,7 +14,7 @@ from _pytest.config import parse_warning_filter
 from tpu_serving_tools.e2e.controlplane import toolchain_file
 from tpu_serving_tools.offline import Plan, preview_stack
 from tpu_serving_tools.reference_sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
-from tpu_serving_tools.stack_files import load_project
+from tpu_serving_tools.stack_files import load_project, stack_config
 
 pytest_plugins = ["tests.messages", "pytester"]
 """Every error message of the library that a test creates is held to tests/golden_messages.txt."""
@@ -28,7 +28,12 @@ of its own, as tests/test_new_stack.py runs them: the stack tests hold for any v
 CRDS = REFERENCE / "crds"
 SEED_MANIFESTS = REFERENCE / "seed-manifests"
 UPSTREAM = REFERENCE / "upstream"
-STACKS = load_project(STACKS_ROOT).stacks()
+ALL_STACKS = load_project(STACKS_ROOT).stacks()
+"""Every stack file's stack."""
+PLATFORM_STACKS = [s for s in ALL_STACKS if "tpu-serving:sharedPlatform" in stack_config(load_project(STACKS_ROOT), s)]
+"""The platform stacks (``sharedPlatform``): a cluster, its controllers and shared Gateway, no serving."""
+STACKS = [s for s in ALL_STACKS if s not in PLATFORM_STACKS]
+"""The serving stacks, model stacks on a platform among them: the tests of a serving deployment take these."""
 SHIPPED = (
     "llama2-70b-disagg-v6e8x2",
     "llama31-405b-v6e16",

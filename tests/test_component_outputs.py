@@ -16,6 +16,7 @@ BORN_UNDER_THE_DEPLOYMENT = {
     "tpu-serving:index:ExistingTpuNodePool",
     "tpu-serving:index:ExistingCpuNodePool",
     "tpu-serving:index:HostMaintenanceGate",
+    "tpu-serving:index:PlatformCluster",
 }
 """Direct children of the deployment that the program never created at the top of the stack (those of an existing
 cluster came after the deployment component, as did the host-maintenance gate)."""

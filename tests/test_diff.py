@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving_tools import provider_rules
 from tpu_serving_tools.diff import cost_change, diff_plans, recreate_reason, render_markdown
@@ -133,7 +133,7 @@ def test_diff_recreate_rules_come_from_the_provider_schema_for_every_gcp_type_of
     prov = provider_rules.provenance()
     assert prov["repository"] == "hashicorp/terraform-provider-google" and len(prov["commit"]) == 40
     assert prov["by"] == "tools/provider_rules/generate.py" and prov["files"]
-    types = {r.type for s in STACKS for r in plan_of(s).resources if r.custom and r.type.startswith("gcp:")}
+    types = {r.type for s in ALL_STACKS for r in plan_of(s).resources if r.custom and r.type.startswith("gcp:")}
     assert types and all(provider_rules.known(t) for t in types), sorted(
         t for t in types if not provider_rules.known(t)
     )

@@ -7,12 +7,12 @@ import subprocess
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tpu_serving_tools import golden_review
 from tpu_serving_tools.golden import GOLDEN, render
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_golden_stack_renders_reviewed_files(stack):
     for name, text in render(stack, plan_of(stack)).items():
         path = GOLDEN / name
@@ -27,7 +27,7 @@ def test_golden_stack_renders_reviewed_files(stack):
 
 def test_golden_no_file_without_a_stack():
     names = {p.name for p in GOLDEN.iterdir()}
-    expected = {f"{s}.{kind}" for s in STACKS for kind in ("plan.json", "manifests.yaml")}
+    expected = {f"{s}.{kind}" for s in ALL_STACKS for kind in ("plan.json", "manifests.yaml")}
     assert names == expected
 
 

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tpu_serving_policy.rules import ALLOWLIST, ALLOWLIST_FILE, RULES, evaluate, from_plan, load_allowlist
 
 POLICY_PYTHON = ROOT / "policy" / ".venv" / "bin" / "python"
@@ -167,7 +167,7 @@ def test_policy_every_rule_has_a_fixture():
     assert set(FIXTURES) == {r.name for r in RULES}
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_policy_stacks_pass_every_mandatory_rule(stack):
     mandatory = [v for v in evaluate(from_plan(plan_json(stack))) if v.enforcement == "mandatory"]
     assert mandatory == []

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import ALL_STACKS, plan_of
 from tpu_serving_tools.scan import baseline as bl
 from tpu_serving_tools.scan.generate_shapes import TOKENS
 from tpu_serving_tools.scan.pods import extracted_pods
@@ -22,7 +22,7 @@ def values(doc: dict, tf_type: str) -> dict:
 
 
 def test_scan_shapes_cover_every_gcp_type_of_every_stack():
-    types = {r.type for s in STACKS for r in plan_of(s).resources if r.type.startswith("gcp:")}
+    types = {r.type for s in ALL_STACKS for r in plan_of(s).resources if r.type.startswith("gcp:")}
     assert types <= set(SHAPES) == set(TOKENS)
     provenance = json.loads(
         (SHAPES_FILE := __import__("tpu_serving_tools.scan.tfplan").scan.tfplan.SHAPES_FILE).read_text()

@@ -4,12 +4,12 @@ import copy
 
 import pytest
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import ALL_STACKS, plan_of
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", ALL_STACKS)
 def test_schema_every_stack_object_is_valid(stack, reference):
     plan = plan_of(stack)
     objects = kubernetes_objects(plan)

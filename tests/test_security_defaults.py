@@ -45,8 +45,9 @@ def test_security_every_serving_pod_template_is_hardened(stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_security_every_cluster_has_private_nodes_and_a_named_control_plane_choice(stack):
     clusters = [r for r in plan_of(stack).resources if r.type == "gcp:container/cluster:Cluster"]
-    if not clusters:  # an existing cluster: its owner's choices, which the stack never changes
-        assert plan_of(stack).of_type("tpu-serving:index:ExistingCluster")
+    if not clusters:  # an existing cluster or a platform's: its owner's choices, which the stack never changes
+        owner = ("tpu-serving:index:ExistingCluster", "tpu-serving:index:PlatformCluster")
+        assert [r for r in plan_of(stack).resources if r.type in owner]
         return
     (cluster,) = clusters
     assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}

@@ -1,5 +1,6 @@
 """Every stack previews cleanly, and the plans hold what the stacks promise."""
 
+import json
 import re
 
 import pytest
@@ -15,6 +16,7 @@ BUCKET_IAM = "gcp:storage/bucketIAMMember:BucketIAMMember"
 SA_IAM = "gcp:serviceaccount/iAMMember:IAMMember"
 KSA = "kubernetes:core/v1:ServiceAccount"
 EXISTING_CLUSTER = "tpu-serving:index:ExistingCluster"
+PLATFORM_CLUSTER = "tpu-serving:index:PlatformCluster"
 EXISTING_TPU_POOLS = "tpu-serving:index:ExistingTpuNodePool"
 SERVICE = "gcp:projects/service:Service"
 
@@ -22,6 +24,11 @@ SERVICE = "gcp:projects/service:Service"
 def on_existing_cluster(plan) -> bool:
     """Whether the stack deploys on an existing cluster (``cluster.existing``): no cluster, no node pool of its own."""
     return bool(plan.of_type(EXISTING_CLUSTER))
+
+
+def on_platform(plan) -> bool:
+    """Whether the stack is a model stack on a platform stack's cluster (``platform``): its own TPU pools there."""
+    return bool(plan.of_type(PLATFORM_CLUSTER))
 
 
 FORBIDDEN_PROJECT_ROLES = {
@@ -42,13 +49,17 @@ def test_stacks_preview_cleanly(stack):
     plan = plan_of(stack)
     if on_existing_cluster(plan):
         assert plan.of_type(EXISTING_TPU_POOLS) and not plan.of_type(CLUSTER) and not plan.of_type(NODE_POOL)
+    elif on_platform(plan):
+        assert plan.of_type(NODE_POOL) and not plan.of_type(CLUSTER)
     else:
         assert plan.of_type(CLUSTER) and plan.of_type(NODE_POOL)
     root = f"urn:pulumi:{stack}::tpu-serving::pulumi:pulumi:Stack::tpu-serving-{stack}"
     urns = {r.urn for r in plan.resources}
+    read = {u for r in plan.resources for u in r.dependencies if "pulumi:pulumi:StackReference::" in u}
+    assert len(read) <= 1 and (not read or on_platform(plan))  # a model stack's platform, read (not declared)
     for r in plan.resources:
         assert r.parent in urns | {root}, f"{r.name} has an undeclared parent {r.parent}"
-        assert set(r.dependencies) <= urns, f"{r.name} depends on an undeclared resource"
+        assert set(r.dependencies) <= urns | read, f"{r.name} depends on an undeclared resource"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -176,6 +187,12 @@ def test_stacks_host_network_nodes_hold_exactly_their_bucket_roles():
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_each_tpu_pool_runs_as_its_own_account(stack):
     plan = plan_of(stack)
+    if on_platform(plan):  # the platform's node account, which it exports for its model stacks' pools
+        platform = plan_of(json.loads(plan.config["tpu-serving:platform"])["stack"].rsplit("/", 1)[1])
+        email = platform.outputs["platform"]["nodeServiceAccount"]
+        assert {p.inputs["nodeConfig"]["serviceAccount"] for p in plan.of_type(NODE_POOL)} == {email}
+        assert not [a for a in plan.of_type(GSA) if a.inputs["accountId"].endswith("-nodes")]
+        return
     for pool in plan.of_type(NODE_POOL):
         (account_urn,) = pool.property_dependencies["nodeConfig"]
         account = next(r for r in plan.resources if r.urn == account_urn)
@@ -218,8 +235,8 @@ def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_cluster_ignores_its_removed_default_pool(stack):
-    if on_existing_cluster(plan_of(stack)):
-        pytest.skip("an existing cluster: the stack creates no cluster and no node pool")
+    if on_existing_cluster(plan_of(stack)) or on_platform(plan_of(stack)):
+        pytest.skip("an existing or a platform's cluster: the stack creates no cluster")
     (cluster,) = plan_of(stack).of_type(CLUSTER)
     assert cluster.ignore_changes == ["nodeConfig", "initialNodeCount"]
     assert cluster.inputs["removeDefaultNodePool"] is True
@@ -240,7 +257,7 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
     cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
     m = cfg.cluster.maintenance
     if cfg.existing:  # the cluster's maintenance is its owner's; the plan records its Google Groups security group
-        (existing,) = plan_of(stack).of_type(EXISTING_CLUSTER)
+        (existing,) = plan_of(stack).of_type(EXISTING_CLUSTER) or plan_of(stack).of_type(PLATFORM_CLUSTER)
         assert existing.inputs.get("securityGroup") == cfg.cluster.security_group
         return
     (cluster,) = plan_of(stack).of_type(CLUSTER)

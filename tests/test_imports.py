@@ -27,6 +27,9 @@ DEPLOYMENT = {
     f"{PACKAGE}.inventory",
     f"{PACKAGE}.egress",  # the platform phase's Cloud NAT of an existing cluster and image mirror
     f"{PACKAGE}.watched",  # the operations phase's view of what the serving exports
+    f"{PACKAGE}.pool_phase",  # the TPU node pools phase
+    f"{PACKAGE}.route_phase",  # a model stack's traffic phase
+    f"{PACKAGE}.platform",  # a platform stack's deployment (TpuPlatform), from its settings
 }
 """The one deployment component, its phases, the settings it derives, its stack outputs and its list of cloud
 resources (created or existing)."""

@@ -23,7 +23,7 @@ from .errors import GCP_KEYS, ConfigError, describe_all
 from .existing_checks import existing_problems
 from .mirror import mirror_problems
 from .models import StackConfig
-from .platform_ref import platform_problems
+from .platform_checks import platform_problems
 from .production import production_problems
 
 

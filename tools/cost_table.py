@@ -34,6 +34,8 @@ def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for stack, out in outputs.items():
+        if "capacity" not in out:  # a platform stack (sharedPlatform): no model, no slices; its preview prices it
+            continue
         cap, hour = out["capacity"], out["cost"]["perHour"]
         ratio = cap.get("allocatedToNeeded")
         fit = f"{ratio:.2f}x ({cap['chipsNeeded']} chips needed)" if ratio is not None else "model size unknown"

@@ -28,6 +28,10 @@ EXAMINING: tuple[str, ...] = (
 """Categories that must examine at least one subject in any plan that declares resources."""
 
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+PLATFORM = "tpu-serving:index:TpuPlatform"
+POD_CATEGORIES = ("scheduling", "network", "ports", "identity")
+"""What a platform stack (:class:`tpu_serving.platform.TpuPlatform`) gives nothing to: it runs no pod of its own, and
+its controllers' pods are in their release manifests, which the provider expands when it deploys."""
 
 
 def _tpu_pools(view: PlanView) -> list[str]:
@@ -53,6 +57,9 @@ def check(view: PlanView, results: Sequence[CategoryResult]) -> CategoryResult:
         total = by_name[name].total if name in by_name else 0
         if name == "admission" and _all_existing(view):
             found.append(Finding(f"coverage {name}", True, "an existing cluster, every cloud resource existing"))
+            continue
+        if name in POD_CATEGORIES and view.of_type(PLATFORM):
+            found.append(Finding(f"coverage {name}", True, "a platform stack: no pod of its own but its controllers'"))
             continue
         if name == "second apply" and not any(r["type"] in READ_BACK_TYPES for r in view.resources):
             found.append(Finding(f"coverage {name}", True, "no resource of a type with a known read-back"))

@@ -19,9 +19,10 @@ from typing import Any
 
 import pulumi
 
+from .autoscaling import METRICS_ADAPTER
 from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
-from .controllers import JOBSET, LWS, ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .controllers import JOBSET, LWS, Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .gateway_settings import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
 from .gcp_zones import per_zone_minimum
 from .kubeconfig import cluster_identifier
@@ -52,6 +53,18 @@ class TpuPlatformArgs:
     """The platform stack's validated settings (:func:`tpu_serving.config.platform_stack.load_platform_stack`)."""
     stack: str
     """The platform stack's name (the ``platform`` output records it)."""
+
+
+def platform_controllers(cfg: PlatformStackConfig) -> list[tuple[Controller, str]]:
+    """The cluster-wide controllers the platform installs and owns, with their releases: LeaderWorkerSet, JobSet and
+    the Custom Metrics Stackdriver Adapter (one per cluster: a model stack's HPA reads through it, and the model stacks
+    install none, ``adapterInstall`` defaulting to ``existing`` on a shared cluster)."""
+    shared = cfg.shared_platform
+    return [
+        (LWS, shared.lws_version),
+        (JOBSET, shared.jobset_version),
+        (METRICS_ADAPTER, shared.metrics_adapter_version),
+    ]
 
 
 def platform_cluster_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> TpuClusterArgs:
@@ -104,7 +117,7 @@ def gateway_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> ServingGat
 
 def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatewayArgs) -> PlatformOutputs:
     """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
-    c, shared = cfg.cluster, cfg.shared_platform
+    c = cfg.cluster
     network, subnet = network_and_subnet(cfg)
     zones = platform_cluster_args(cfg, {}).cpu_zones
     node_account = dns_name(cpu_service_account_id(c.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID)
@@ -136,8 +149,8 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
             address=gateway.address_name,
         ),
         controllers=[
-            ControllerRelease(name=LWS.name, version=shared.lws_version, api_group=LWS.api_group),
-            ControllerRelease(name=JOBSET.name, version=shared.jobset_version, api_group=JOBSET.api_group),
+            ControllerRelease(name=c.name, version=version, api_group=c.api_group)
+            for c, version in platform_controllers(cfg)
         ],
         owners=RegionalOwners(
             cloud_nat="platform" if c.private_nodes and c.cloud_nat == CloudNat.CREATE else "existing",
@@ -182,12 +195,11 @@ class TpuPlatform(pulumi.ComponentResource):
             depends_on=[*after_apis, self.cluster.cpu_pool],
         )
         manifests = to_settings(cfg.controller_manifests, ControllerManifests)
-        shared = cfg.shared_platform
         self.installs = [
             ControllerInstall(
                 f"{name}-{c.name}", ControllerInstallArgs(c, version, manifests.of(c), owned=True), opts=on_cluster
             )
-            for c, version in ((LWS, shared.lws_version), (JOBSET, shared.jobset_version))
+            for c, version in platform_controllers(cfg)
         ]
         gateway = gateway_args(cfg, k8s_labels)
         self.gateway = SharedGatewayComponent(

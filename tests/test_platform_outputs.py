@@ -18,7 +18,11 @@ def test_platform_outputs_round_trip_through_the_platform_stack_output():
     assert read.control_plane.cluster_identifier == "projects/tpu-serving-demo/locations/us-east5/clusters/tpu-platform"
     assert read.node_service_account == "tpu-platform-nodes@tpu-serving-demo.iam.gserviceaccount.com"
     assert (read.gateway.namespace, read.gateway.name) == ("tpu-serving-gateway", "internal")
-    assert {c.name: c.version for c in read.controllers} == {"lws": "v0.10.0", "jobset": "v0.12.0"}
+    assert {c.name: c.version for c in read.controllers} == {
+        "lws": "v0.10.0",
+        "jobset": "v0.12.0",
+        "metrics-adapter": "v0.16.10",
+    }
     assert (read.owners.cloud_nat, read.owners.proxy_only_subnet) == ("platform", "platform")
     assert "<unknown>" not in str(exported)
 

@@ -1,6 +1,7 @@
 """config.platform_ref: a model stack's `platform` key, and the refusal of what the platform owns beside it."""
 
 import copy
+import json
 
 import pytest
 
@@ -64,3 +65,14 @@ def test_platform_ref_stack_must_be_fully_qualified():
     (found,) = problems(platform='{"stack": "platform-us-east5", "cluster": "tpu-platform"}')
     assert found.startswith('tpu-serving:platform.stack = "platform-us-east5": ')
     assert found.endswith(": must match the regular expression " + STACK_REFERENCE)
+
+
+def test_platform_ref_refuses_a_metrics_adapter_install():
+    values = model_config()
+    serving = json.loads(values["tpu-serving:serving"])
+    serving["autoscaling"] = {"minReplicas": 1, "maxReplicas": 1, "adapterInstall": "create"}
+    found = problems(serving=json.dumps(serving))
+    assert (
+        'tpu-serving:serving.autoscaling.adapterInstall = "create": the Custom Metrics Stackdriver Adapter is one'
+        in ("\n".join(found))
+    )

@@ -69,6 +69,12 @@ def platform_problems(cfg: StackConfig) -> list[str]:
         for name in ("lws", "jobset", "pathways_job")
         if getattr(installs, name) == "create"
     ]
+    auto = getattr(cfg.serving, "autoscaling", None)
+    if auto is not None and auto.adapter_install == "create":
+        found.append(
+            f'{NS}:serving.autoscaling.adapterInstall = "create": the Custom Metrics Stackdriver Adapter is one per '
+            f"cluster, and the platform stack {ref} (platform.stack) installs and owns it; remove this key"
+        )
     found += [
         f"{NS}:tpuSlices[{i}].existingNodePools: a model stack creates its own node pools on the platform's cluster; "
         "remove this key"

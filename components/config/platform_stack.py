@@ -2,7 +2,8 @@
 
 A platform stack has no model: its stack file declares the cluster (``cluster``: its CPU pool, its network and Cloud
 NAT, its control plane), the proxy-only subnet and the shared internal Gateway (``gateway``, ``sharedPlatform``), and
-the cluster-wide controllers it installs and owns (``sharedPlatform.lwsVersion``, ``jobsetVersion``). The program
+the cluster-wide controllers it installs and owns (``sharedPlatform.lwsVersion``, ``jobsetVersion``, and the Custom
+Metrics Stackdriver Adapter the model stacks' HPAs read through, ``metricsAdapterVersion``). The program
 tells a platform stack by its ``sharedPlatform`` key (:func:`platform_stack_data`); a model stack names it in
 ``platform.stack`` (:mod:`.platform_ref`).
 """
@@ -14,9 +15,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
 
+from ..autoscaling import AutoscalingSettings
 from ..controllers import JOBSET, LWS
 from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, release_validator
+from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, release_validator
 from .errors import ConfigError, describe_all
 from .loading import stack_data
 from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig
@@ -42,6 +44,7 @@ class SharedPlatformConfig(Model):
     jobset_version: Annotated[str, release_validator(JOBSET)] = Field(
         JOBSET.default_version, description="JobSet release the platform installs and owns."
     )
+    metrics_adapter_version: str = declared(AutoscalingSettings, "adapter_version")
 
     @field_validator("gateway_namespace")
     @classmethod

@@ -34,6 +34,8 @@ from .naming import (
     gateway_address_name,
     proxy_only_subnet_name,
 )
+from .observability_settings import ObservabilitySettings
+from .platform_alerts import PlatformAlerts, PlatformAlertsArgs
 from .platform_outputs import ControllerRelease, ControlPlane, CpuNodes, PlatformOutputs, RegionalOwners, SharedGateway
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import CreateOrExisting, to_settings
@@ -201,6 +203,16 @@ class TpuPlatform(pulumi.ComponentResource):
             )
             for c, version in platform_controllers(cfg)
         ]
+        self.alerts = PlatformAlerts(
+            f"{name}-alerts",
+            PlatformAlertsArgs(
+                project=cfg.project,
+                cluster=cfg.cluster.name,
+                controllers=[i.watched for i in self.installs if i.watched],
+                settings=to_settings(cfg.observability, ObservabilitySettings),
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=after_apis),
+        )
         gateway = gateway_args(cfg, k8s_labels)
         self.gateway = SharedGatewayComponent(
             f"{name}-gateway", SharedGatewayArgs(gateway, k8s_labels), opts=on_cluster
@@ -211,5 +223,6 @@ class TpuPlatform(pulumi.ComponentResource):
             "clusterName": self.cluster.cluster.name,
             "kubeconfig": self.cluster.kubeconfig,
             "gatewayAddress": self.gateway.address,
+            "alertPolicies": self.alerts.alert_policies,
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})

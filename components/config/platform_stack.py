@@ -21,7 +21,7 @@ from ..naming import labels_problem, namespace_problem, project_id_problem, regi
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, release_validator
 from .errors import ConfigError, describe_all
 from .loading import stack_data
-from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig
+from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig, ObservabilityConfig
 
 KEY = "sharedPlatform"
 """The stack file key that makes a stack a platform stack."""
@@ -73,6 +73,11 @@ class PlatformStackConfig(Model):
     )
     project_apis: CreateOrExisting = Field(
         CreateOrExisting.CREATE, description="`create`: the stack enables the Google Cloud APIs it uses."
+    )
+    observability: ObservabilityConfig = Field(
+        default_factory=ObservabilityConfig,
+        description="Who the alert policies on the platform's controllers notify (`notificationChannels`, "
+        "`ticketChannels`, `unpaged`); the serving alerts are the model stacks'.",
     )
     controller_manifests: ControllerManifestsConfig = Field(
         default_factory=ControllerManifestsConfig,

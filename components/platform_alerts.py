@@ -1,0 +1,52 @@
+"""``PlatformAlerts``: the alert policies of a platform stack's own controllers (its observability base).
+
+The cluster itself carries the rest of the base: Managed Prometheus and system-component logging
+(:class:`~tpu_serving.cluster.TpuCluster`). A platform stack has no serving of its own, so it has none of
+:class:`~tpu_serving.observability.Observability`'s serving alerts; it pages when a controller it installs and owns
+is unavailable (:func:`tpu_serving.alert_policies.controller_policies`, the same policies a serving stack has on the
+controllers it relies on), notified as the stack file's ``observability`` says.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from .alert_policies import alert_policy_args, controller_policies
+from .controllers import WatchedDeployment
+from .observability_settings import ObservabilitySettings
+from .options import child_options
+from .validation import check_arguments
+
+
+@dataclass(frozen=True)
+class PlatformAlertsArgs:
+    """Arguments of :class:`PlatformAlerts`."""
+
+    project: str
+    """The project of the alert policies."""
+    cluster: str
+    """The cluster whose controllers they watch (the ``cluster`` label of the series)."""
+    controllers: Sequence[WatchedDeployment] = ()
+    """The controllers' Deployments (``ControllerInstall.watched``)."""
+    settings: ObservabilitySettings = field(default_factory=ObservabilitySettings)
+    """Who is notified (``notification_channels``, ``ticket_channels``, ``unpaged``)."""
+
+
+class PlatformAlerts(pulumi.ComponentResource):
+    """An alert policy per watched controller of the platform; pass the project's APIs in ``opts.depends_on``."""
+
+    alert_policies: list[str]
+    """The policies' display names."""
+
+    def __init__(self, name: str, args: PlatformAlertsArgs, opts: pulumi.ResourceOptions | None = None):
+        args = check_arguments(f"PlatformAlerts {name!r}", args, PlatformAlertsArgs)
+        super().__init__("tpu-serving:index:PlatformAlerts", name, None, opts)
+        child = child_options(self, opts)
+        policies = controller_policies(args.cluster, tuple(args.controllers), args.settings)
+        for alert in policies:
+            policy = alert_policy_args(alert, args.cluster, args.settings, args.project)
+            gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", policy, opts=child)
+        self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+        self.register_outputs({"alertPolicies": self.alert_policies})

@@ -8,10 +8,9 @@ kubeconfig built from it (:func:`~tpu_serving.kubeconfig.existing_server`: the D
 admits external traffic there and has no external IP endpoint, as the platform's default does) with the cluster's
 resource name as its ``clusterIdentifier``. Nothing here creates a cloud resource.
 
-The StackReference is read in a preview as in an update: the engine reads the referenced stack's last outputs
-(pulumi 3.x ``pulumi/stack_reference.py`` l.88-100: a ``pulumi:pulumi:StackReference`` read with ``id`` the stack's
-name; ``get_output`` l.102-113 gives None for an output the stack lacks, which :meth:`PlatformOutputs.from_output`
-reports). A platform deployed with other values than the model stack's ``gcp:project``, ``gcp:region`` or
+The StackReference is a resource the engine reads (pulumi 3.272.0 ``pulumi/stack_reference.py`` l.88-100: a
+``pulumi:pulumi:StackReference`` read with ``id`` the stack's name; ``get_output`` l.102-113 gives None for an output
+the stack lacks, which :meth:`PlatformOutputs.from_output` reports). A platform deployed with other values than the model stack's ``gcp:project``, ``gcp:region`` or
 ``gateway.proxyOnlyCidr`` fails the model stack's preview, saying which.
 """
 

@@ -5,11 +5,11 @@ declares; a model stack (``platform.stack`` in its stack file) reads it through 
 validates it against the same model (:meth:`PlatformOutputs.from_output`). Both sides use this module, so the two
 cannot drift apart: a field added here is exported by the one and required by the other.
 
-A ``StackReference`` reads the referenced stack's outputs as they were at its last update, in a preview as in an
-update (pulumi 3.x ``pulumi/stack_reference.py`` l.54-128: a ``pulumi:pulumi:StackReference`` resource read by the
-engine, whose ``outputs`` are the stack's; ``require_output`` raises a ``KeyError`` for an output the stack lacks).
-Every field is therefore plain data, known when the platform is planned: the node service account's email is its
-account id and project (GCP's ``<account-id>@<project>.iam.gserviceaccount.com``,
+A ``StackReference`` is a ``pulumi:pulumi:StackReference`` resource the engine reads (its ``id`` the referenced
+stack's name), whose ``outputs`` are that stack's outputs; ``get_output`` gives None for an output the stack lacks
+(pulumi 3.272.0 ``pulumi/stack_reference.py`` l.54-113). Every field here is plain data, known when the platform is
+planned (the offline preview answers the reference with it): the node service account's email is its account id and
+project (GCP's ``<account-id>@<project>.iam.gserviceaccount.com``,
 https://cloud.google.com/iam/docs/service-account-overview, "Service account emails"), not the provider's output.
 """
 

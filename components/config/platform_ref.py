@@ -14,9 +14,9 @@ from pydantic import Field
 from ..settings import Model
 
 STACK_REFERENCE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
-"""A fully qualified Pulumi stack name, ``<organization>/<project>/<stack>``: a ``StackReference`` names another
-project's stack in that form (pulumi 3.x ``pulumi/stack_reference.py`` l.75-100, ``stack_name``), and stack names
-hold alphanumerics, ``-``, ``_`` and ``.``."""
+"""A fully qualified Pulumi stack name, ``<organization>/<project>/<stack>``, the ``stack_name`` a ``StackReference``
+is given (pulumi 3.272.0 ``pulumi/stack_reference.py`` l.75-100); each part is held here to alphanumerics, ``-``,
+``_`` and ``.``, the library's own bound."""
 
 
 class PlatformRefConfig(Model):

@@ -244,10 +244,17 @@ class ObservabilityArgs:
         )
 
 
-def _paged(policy: gcp.monitoring.AlertPolicyArgs, shared_cluster: bool) -> gcp.monitoring.AlertPolicyArgs:
-    """``policy``, whose page on a shared cluster marks its cluster-scoped steps as the cluster administrators'."""
+def _paged(policy: gcp.monitoring.AlertPolicyArgs, args: ObservabilityArgs) -> gcp.monitoring.AlertPolicyArgs:
+    """``policy`` as the stack's own on a shared cluster: its title names the namespace after the cluster (``<cluster>/
+    <namespace>: <title>``: tenants of one cluster, such as a platform's model stacks, each have their own policy
+    titles), and its page marks its cluster-scoped steps as the cluster administrators'."""
+    if not args.shared_cluster:
+        return policy
+    own = f"{args.cluster}: "
+    if isinstance(policy.display_name, str) and policy.display_name.startswith(own):
+        policy.display_name = f"{args.cluster}/{args.namespace}: {policy.display_name.removeprefix(own)}"
     doc = policy.documentation
-    if shared_cluster and isinstance(doc, gcp.monitoring.AlertPolicyDocumentationArgs) and isinstance(doc.content, str):
+    if isinstance(doc, gcp.monitoring.AlertPolicyDocumentationArgs) and isinstance(doc.content, str):
         content = on_shared_cluster(doc.content)
         policy.documentation = gcp.monitoring.AlertPolicyDocumentationArgs(content=content, mime_type=doc.mime_type)
     return policy
@@ -315,11 +322,11 @@ class Observability(pulumi.ComponentResource):
         )
         watched = controller_policies(args.cluster, tuple(args.controllers), args.settings)
         policies: list[Alert] = alerts(scope, args.metrics, args.settings) + watched
+        self.dashboard_name, self.alert_policies = dashboard.id, []
         for alert in policies:
-            policy = alert_policy_args(alert, args.cluster, args.settings, args.project)
-            gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", _paged(policy, args.shared_cluster), opts=child)
-        self.dashboard_name = dashboard.id
-        self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+            policy = _paged(alert_policy_args(alert, args.cluster, args.settings, args.project), args)
+            gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", policy, opts=child)
+            self.alert_policies.append(str(policy.display_name))
         if args.maintenance_zones:
             zones, shapes = args.maintenance_zones, args.maintenance_shapes
             startable = host_maintenance.all_startable(shapes) if shapes else args.maintenance_startable
@@ -332,9 +339,7 @@ class Observability(pulumi.ComponentResource):
                 startable,
                 args.maintenance_whole,
             )
-            gcp.monitoring.AlertPolicy(
-                f"{name}-{host_maintenance.KEY}", _paged(upcoming, args.shared_cluster), opts=child
-            )
+            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.KEY}", _paged(upcoming, args), opts=child)
             page = host_maintenance.unscheduled_policy_args(
                 args.project,
                 args.cluster,
@@ -344,8 +349,7 @@ class Observability(pulumi.ComponentResource):
                 args.maintenance_whole,
                 args.metrics.leader_worker_sets,
             )
-            shared = args.shared_cluster
-            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, shared), opts=child)
+            gcp.monitoring.AlertPolicy(f"{name}-{host_maintenance.UNSCHEDULED_KEY}", _paged(page, args), opts=child)
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
         if args.maintenance_gate:
             self.alert_policies += self._watch_gate(name, args, child)
@@ -362,15 +366,15 @@ class Observability(pulumi.ComponentResource):
         hm, project, cluster, ns = host_maintenance, args.project, args.cluster, args.namespace
         starts = args.maintenance_startable
         page = hm.gate_policy_args(project, cluster, ns, args.settings, starts)
-        gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", _paged(page, args.shared_cluster), opts=child)
+        gcp.monitoring.AlertPolicy(f"{name}-{hm.GATE_KEY}", _paged(page, args), opts=child)
         gcp.logging.Metric(f"{name}-{hm.GATE_KEY}-runs-metric", hm.gate_metric_args(project, cluster, ns), opts=child)
         silent = hm.silent_alert(cluster, ns)
-        silent_policy = _paged(alert_policy_args(silent, cluster, args.settings, project), args.shared_cluster)
+        silent_policy = _paged(alert_policy_args(silent, cluster, args.settings, project), args)
         gcp.monitoring.AlertPolicy(f"{name}-{silent.key}", silent_policy, opts=child)
-        names = [str(page.display_name), f"{cluster}: {silent.title}"]
+        names = [str(page.display_name), str(silent_policy.display_name)]
         if not starts:  # a watching gate: its ticket on two serving pools' close windows
             close = hm.close_policy_args(project, cluster, ns, args.settings)
-            gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", _paged(close, args.shared_cluster), opts=child)
+            gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", _paged(close, args), opts=child)
             names.append(str(close.display_name))
         return names
 
@@ -380,9 +384,8 @@ class Observability(pulumi.ComponentResource):
     ) -> list[str]:
         """The log-based metrics of the groups' recreations and of their refused pods, each before the alert policies
         whose filters name it; the policies' names."""
-        paged = args.shared_cluster
-        policies = {k: _paged(p, paged) for k, p in recreations.policies(groups, args.settings).items()}
-        refusal = {refused.KEY: _paged(refused.policy_args(groups, args.settings), paged)}
+        policies = {k: _paged(p, args) for k, p in recreations.policies(groups, args.settings).items()}
+        refusal = {refused.KEY: _paged(refused.policy_args(groups, args.settings), args)}
         return [
             *_counted(f"{name}-{recreations.KEY}-metric", recreations.metric_args(groups), name, policies, child),
             *_counted(f"{name}-{refused.KEY}-metric", refused.metric_args(groups), name, refusal, child),

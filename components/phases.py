@@ -415,7 +415,7 @@ def build_operations(
             metrics=ctx.metrics if (g := traffic.gateway) is None else through_gateway(ctx.metrics, g),
             settings=to_settings(cfg.observability, ObservabilitySettings),
             labels=ctx.k8s_labels,
-            controllers=[i.watched for i in built.installs if i.watched],
+            controllers=[] if cfg.platform else [i.watched for i in built.installs if i.watched],  # platform's page
             maintenance_zones=sorted({cfg.zone_of(s) for s in cfg.tpu_slices}),
             maintenance_startable=all(host_maintenance.manual_start_listed(s.shape) for s in cfg.tpu_slices),
             maintenance_shapes=[s.shape for s in cfg.tpu_slices],

@@ -35,9 +35,26 @@ def test_platform_tenants_namespaces_and_cluster_objects_do_not_collide():
     assert _repeated(cluster_scoped) == sorted(SHARED_BY_DESIGN)
 
 
+def _alert_titles(stack):
+    return [str(r.inputs["displayName"]) for r in plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")]
+
+
+def test_platform_tenants_alert_titles_do_not_collide():
+    """An on-call engineer tells two tenants' pages apart by their titles: each model's names its namespace, and the
+    platform's own controller page is the only one on the controllers (no second page for one incident)."""
+    titles = {s: _alert_titles(s) for s in ("platform-us-east5", *MODELS)}
+    assert all(len(t) >= 1 for t in titles.values()) and len(titles["vllm-llama31-8b-platform"]) >= 10
+    assert _repeated([t for ts in titles.values() for t in ts]) == []
+    for model in MODELS:
+        namespace = plan_of(model).of_type("kubernetes:core/v1:Namespace")[0].inputs["metadata"]["name"]
+        assert all(t.startswith(f"tpu-platform/{namespace}: ") for t in titles[model]), titles[model]
+    controller = [t for ts in titles.values() for t in ts if t.endswith("Serving controller unavailable")]
+    assert controller == ["tpu-platform: Serving controller unavailable"]
+
+
 def test_platform_tenants_cloud_resources_do_not_collide():
-    """Service accounts, buckets and log-based metrics: project-wide identifiers. (Alert policies' and dashboards'
-    display names are not identifiers: Cloud Monitoring names them itself; both tenants' say the platform's cluster.)"""
+    """Service accounts, buckets and log-based metrics: project-wide identifiers. (Dashboards' display names are not
+    identifiers: Cloud Monitoring names them itself; alert titles are the test above's.)"""
     named = [
         (r.type, str(r.inputs.get("accountId") or r.inputs.get("name")))
         for s in MODELS

@@ -24,6 +24,12 @@ NOT_RUNNABLE: Mapping[str, str] = {
     "pathwaysjob-batch-v6e16": "the PathwaysJob v0.1.4 controller is not served by the Go module proxy (module "
     "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
     "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
+    "platform-us-east5": "the harness runs a stack in existing-cluster mode (tools/e2e/overlay.py), and a platform "
+    "stack has none: its settings refuse `cluster.existing` and the keys the overlay sets (buckets, workloadIdentity, "
+    "controllerInstalls, imageMirror)",
+    "vllm-llama33-70b-platform": "its cluster is read through a StackReference to platform-us-east5, which the "
+    "harness does not deploy (above), and the overlay does not convert a `platform` key to an existing cluster",
+    "vllm-llama31-8b-platform": "as vllm-llama33-70b-platform: a model stack of platform-us-east5",
 }
 """The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
 

@@ -378,6 +378,9 @@ class ControllerInstallArgs:
     """Whether the stack installs and owns the release; False: the cluster runs it already (a shared cluster's
     platform controller), and the component creates nothing: it records the release the workloads expect, which
     must be served (its CRDs and webhooks) before ``pulumi up``."""
+    runs: pulumi.Input[str] | None = None
+    """When ``owned`` is False and the cluster's release is known (a platform stack's output): a statement that it is
+    ``version``, whose output fails when it is not (:meth:`~tpu_serving.platform_cluster.PlatformCluster.expects`)."""
 
 
 def _source(controller: str) -> Any:
@@ -449,7 +452,8 @@ class ControllerInstall(pulumi.ComponentResource):
                     "controller": args.controller.name,
                     "version": args.version,
                     "owned": False,
-                    "expects": f"expects the cluster to run {args.controller.name} {args.version} (custom resources "
+                    "expects": args.runs
+                    or f"expects the cluster to run {args.controller.name} {args.version} (custom resources "
                     f"of {args.controller.api_group}; not checked offline: without them pulumi up fails with no "
                     "matches for kind); the stack installs none of it and does not own it",
                     "upstream": upstream,

@@ -453,9 +453,11 @@ def install_controller(
     """A controller release, applied once the CPU pool that runs it (and ``after``) exist."""
     manifest = to_settings(ctx.cfg.controller_manifests, ControllerManifests).of(controller)
     owned = ctx.cfg.controller_installs.of(controller.name, ctx.cfg.existing) == CreateOrExisting.CREATE
+    on = platform.cluster
+    runs = on.expects(controller.name, version) if isinstance(on, PlatformCluster) and not owned else None
     return ControllerInstall(
         f"{ctx.name}-{controller.name}",
-        ControllerInstallArgs(controller, version, manifest, owned),
+        ControllerInstallArgs(controller, version, manifest, owned, runs),
         opts=pulumi.ResourceOptions(
             parent=ctx.parent,
             aliases=MOVED_FROM_THE_STACK,

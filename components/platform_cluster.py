@@ -66,6 +66,28 @@ def platform_problems(platform: PlatformOutputs, args: PlatformClusterArgs) -> l
     ]
 
 
+SETTING = {"lws": "sharedPlatform.lwsVersion", "jobset": "sharedPlatform.jobsetVersion"}
+"""The platform stack's key of each controller release it lets its file choose."""
+
+
+def release_problem(platform: PlatformOutputs, controller: str, version: str) -> str | None:
+    """Why the platform cannot serve a model stack whose workloads expect ``controller`` at release ``version`` (its
+    custom resources' schema and webhooks are that release's), if it cannot."""
+    runs, key = platform.controller(controller), SETTING.get(controller, "sharedPlatform")
+    if runs is None:
+        installed = ", ".join(f"{c.name} {c.version}" for c in platform.controllers) or "none"
+        return (
+            f"the serving needs {controller} {version}, and the platform stack {platform.stack} installs no "
+            f"{controller} (it installs: {installed}); a model stack installs no controller"
+        )
+    if runs.version != version:
+        return (
+            f"the serving expects {controller} {version}, but the platform stack {platform.stack} runs "
+            f"{runs.version} ({key}): give both the same release"
+        )
+    return None
+
+
 def read_platform(value: object, args: PlatformClusterArgs) -> PlatformOutputs:
     """The platform output read, checked against the model stack (a ``ValueError`` listing each contradiction)."""
     platform = PlatformOutputs.from_output(value, args.stack)
@@ -150,6 +172,17 @@ class PlatformCluster(pulumi.ComponentResource):
                 ),
             }
         )
+
+    def expects(self, controller: str, version: str) -> pulumi.Output[str]:
+        """What a model stack's workloads expect of a platform controller, once the platform's output says it runs
+        that release; the output fails with :func:`release_problem`'s reason when it does not."""
+
+        def agreed(platform: PlatformOutputs) -> str:
+            if problem := release_problem(platform, controller, version):
+                raise ValueError(problem)
+            return f"the platform stack {platform.stack} runs {controller} {version}, as the serving expects"
+
+        return self.platform.apply(agreed)
 
 
 def cluster_id(cluster: TpuCluster | PlatformCluster) -> pulumi.Input[str]:

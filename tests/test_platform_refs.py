@@ -65,6 +65,24 @@ def test_platform_refs_a_platform_that_contradicts_the_model_stack_fails_its_pre
     assert "'other-platform'" in run.stderr
 
 
+@pytest.mark.slow
+def test_platform_refs_a_platform_on_another_controller_release_fails_the_model_preview(tmp_path):
+    """The model's LeaderWorkerSet is v0.10.0's (the version set's); a platform pinned to v0.9.0 cannot serve it."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
+    text = platform_file.read_text()
+    assert text.count("    lwsVersion: v0.10.0\n") == 1
+    platform_file.write_text(text.replace("    lwsVersion: v0.10.0\n", "    lwsVersion: v0.9.0\n"))
+    run = subprocess.run(
+        [sys.executable, "-m", "tpu_serving_tools.preview", "--root", str(root), "--out", str(tmp_path / "out"), MODEL],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode != 0
+    assert "the serving expects lws v0.10.0, but the platform stack platform-us-east5 runs v0.9.0" in run.stderr
+
+
 def test_platform_refs_name_a_missing_platform_stack_file(tmp_path, capsys):
     root = project_with(tmp_path, MODEL)
     with pytest.raises(StackConfigError, match=r"no stack file Pulumi.platform-us-east5.yaml in .*stacks, so the"):

@@ -38,14 +38,38 @@ class GatewayRouteArgs:
     """Its namespace."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels of the route's objects (the serving's)."""
+    models: tuple[str, ...] = ()
+    """The model names the route takes requests for (:attr:`~tpu_serving.backends.base.ServingEndpoint.models`):
+    each in the :data:`MODEL_HEADER` header; none: every request no other route's header match takes."""
+
+
+MODEL_HEADER = "X-Gateway-Model-Name"
+"""The request header a model's route on the shared Gateway matches: the header GKE Inference Gateway's body-based
+routing sets from an OpenAI request's ``model`` (https://cloud.google.com/kubernetes-engine/docs/how-to/
+configure-body-based-routing, "Header injection"); a client may set it itself."""
 
 
 def attached_route(args: GatewayRouteArgs) -> dict[str, Any]:
     """The HTTPRoute of :func:`tpu_serving.gateway.http_route`, attached to the platform's Gateway instead of one of
-    its own."""
+    its own, and taking only the requests for its models.
+
+    Several model stacks' routes share one Gateway listener: two that match the same requests (every path, as a
+    self-contained stack's route does) tie, and the oldest route takes them all (Gateway API v1.3.0 HTTPRoute CRD,
+    gateway-api-v1.3.0-httproutes-crd.yaml l.2176-2194 of the reference copy: precedence by path, method, "Largest
+    number of header matches", then "The oldest Route based on creation timestamp"). Each model's rule therefore also
+    matches :data:`MODEL_HEADER` exactly, once per model name (matches are ORed, their conditions ANDed, l.2163-2170)."""
     route = http_route(args.serving)
     parent = {"name": args.parent_name, "namespace": args.parent_namespace}
-    return {**route, "spec": {**route["spec"], "parentRefs": [parent]}}
+    rules = [{**rule, "matches": _for_models(rule["matches"], args.models)} for rule in route["spec"]["rules"]]
+    return {**route, "spec": {**route["spec"], "parentRefs": [parent], "rules": rules}}
+
+
+def _for_models(matches: list[dict[str, Any]], models: tuple[str, ...]) -> list[dict[str, Any]]:
+    """``matches``, each also requiring :data:`MODEL_HEADER` to name one of ``models`` (unchanged without models)."""
+    if not models:
+        return matches
+    header = [{"type": "Exact", "name": MODEL_HEADER, "value": m} for m in models]
+    return [{**m, "headers": [h]} for m in matches for h in header]
 
 
 class GatewayRoute(pulumi.ComponentResource):

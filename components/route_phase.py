@@ -3,7 +3,7 @@ Gateway (:class:`~tpu_serving.gateway_route.GatewayRoute`) instead of a Gateway 
 (:func:`tpu_serving.phases.build_traffic`)."""
 
 from .gateway import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
-from .gateway_route import GatewayRoute, GatewayRouteArgs
+from .gateway_route import MODEL_HEADER, GatewayRoute, GatewayRouteArgs
 from .naming import gateway_name
 from .phases import Context, IdentityParts, PlatformParts, ServingParts, TenancyParts, TrafficParts
 from .platform_cluster import PlatformCluster
@@ -47,6 +47,7 @@ def build_route(
             parent_name=shared.apply(lambda g: g.name),
             parent_namespace=shared.apply(lambda g: g.namespace),
             labels=serving.platform.k8s_labels,
+            models=endpoint.models,
         ),
         opts=serving.platform.options(platform.apis, tenancy.tenancy),
     )
@@ -54,5 +55,7 @@ def build_route(
         "gateway": shared.apply(lambda g: f"{g.namespace}/{g.name}"),
         "port": LISTENER_PORT,
         "routerRestart": route.router_restart,
+        # what a client sends for the route to take its request (docs/platform.md, "Routes")
+        "requests": {"header": MODEL_HEADER, "models": list(endpoint.models)} if endpoint.models else "every request",
     }
     return TrafficParts(None, {"gateway": outputs})

@@ -79,3 +79,32 @@ def test_scope_two_addresses_of_one_name_in_a_region_fail():
     (failure,) = [f for f in failures if f.subject.startswith("scope address name per (project, region)")]
     assert f"created 2 times in {STACK}" in failure.reason and address["inputs"]["name"] in failure.subject, failure
     assert scope.check([(STACK, PlanView(plan_of(STACK).as_json()))]).ok
+
+
+MODELS = ("vllm-llama33-70b-platform", "vllm-llama31-8b-platform")
+
+
+def _model_views(strip_headers: bool) -> list[tuple[str, PlanView]]:
+    views = []
+    for stack in MODELS:
+        plan = copy.deepcopy(plan_of(stack).as_json())
+        for r in plan["resources"]:
+            if strip_headers and r["inputs"].get("kind") == "HTTPRoute":
+                for rule in r["inputs"]["spec"]["rules"]:
+                    for match in rule["matches"]:
+                        match.pop("headers")
+        views.append((stack, PlanView(plan)))
+    return views
+
+
+def test_route_findings_two_model_routes_on_the_platform_gateway_take_their_own_models():
+    found = scope.route_findings(_model_views(strip_headers=False))
+    on_platform = [f for f in found if "tpu-serving-gateway/internal" in f.subject]
+    assert len(on_platform) == 2 and all(f.ok for f in on_platform)
+    assert any("Llama-3.1-8B-Instruct" in f.subject for f in on_platform)
+
+
+def test_route_findings_two_routes_matching_every_request_on_one_gateway_fail():
+    (tie,) = [f for f in scope.route_findings(_model_views(strip_headers=True)) if not f.ok]
+    assert "taken by 2 routes: vllm-llama33-70b-platform/" in tie.reason and "oldest Route" in tie.reason
+    assert "clusters/tpu-platform tpu-serving-gateway/internal" in tie.subject

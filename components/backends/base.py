@@ -184,6 +184,10 @@ class ServingEndpoint:
     """Labels of the serving pods (what an InferencePool selects)."""
     disaggregated: bool = False
     """The pods are prefill and decode servers: the endpoint picker routes between them."""
+    models: tuple[str, ...] = ()
+    """The model names clients ask the server for (the OpenAI API's ``model``): on a platform's shared Gateway, the
+    route takes the requests that name one of them (:func:`tpu_serving.gateway_route.attached_route`); none: the
+    server has no such name (its route takes every request no other route's header match takes)."""
 
 
 @dataclass

@@ -7,6 +7,7 @@ together: ``make check`` evaluates every stack it checks as one set.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -222,6 +223,47 @@ def _created_by(who: Sequence[str]) -> str:
     return f"created {len(who)} times in {stacks.pop()}" if len(stacks) == 1 else f"created by {len(stacks)} stacks"
 
 
+ROUTE_TIES = (
+    "Gateway API v1.3.0 HTTPRoute CRD, gateway-api-v1.3.0-httproutes-crd.yaml l.2176-2194 of the reference copy: two "
+    "routes' equal matches tie, and 'The oldest Route based on creation timestamp' takes every such request"
+)
+
+
+def _cluster_of(label: str, view: PlanView) -> str:
+    """The cluster a plan's Kubernetes objects go to: its Kubernetes provider's ``clusterIdentifier`` when the plan
+    knows it (a model stack: its platform's cluster), else the stack's own (a cluster it creates is its alone)."""
+    for provider in view.of_type("pulumi:providers:kubernetes"):
+        ident = provider["inputs"].get("clusterIdentifier")
+        if isinstance(ident, str) and ident not in ("", UNKNOWN):
+            return ident
+    return f"the cluster of stack {label}"
+
+
+def route_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
+    """One finding per request match of an HTTPRoute on a Gateway: taken by one route, or tied between several
+    (one Gateway shared by model stacks: each route must take requests the others do not)."""
+    owners: dict[Key, list[str]] = {}
+    for label, view in plans:
+        cluster = _cluster_of(label, view)
+        for route in view.kubernetes_objects("HTTPRoute"):
+            meta, spec = route["metadata"], route.get("spec") or {}
+            rules = spec.get("rules") or ()
+            matches = [json.dumps(m, sort_keys=True) for r in rules for m in r.get("matches") or [{}]]
+            for parent in spec.get("parentRefs") or ():
+                gateway = f"{parent.get('namespace', meta.get('namespace', 'default'))}/{parent['name']}"
+                for match in matches:
+                    owners.setdefault((cluster, gateway, match), []).append(f"{label}/{meta['name']}")
+    found = []
+    for (cluster, gateway, match), who in sorted(owners.items()):
+        subject = f"scope request match per Gateway: {cluster} {gateway} {match}"
+        found.append(
+            Finding(subject, True, f"only {who[0]}")
+            if len(who) == 1
+            else Finding(subject, False, f"taken by {len(who)} routes: {', '.join(who)} ({ROUTE_TIES})")
+        )
+    return found
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
     """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
     named existing Cloud NAT against the NATs the stacks make."""
@@ -240,4 +282,4 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
                 if len(who) == 1
                 else Finding(subject, False, f"{_created_by(who)}: {', '.join(who)} ({rule.source}){rule.remedy}")
             )
-    return CategoryResult("scope", found + reservation_findings(plans)[0])
+    return CategoryResult("scope", found + route_findings(plans) + reservation_findings(plans)[0])

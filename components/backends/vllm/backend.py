@@ -198,7 +198,13 @@ def _build(platform: Platform, serving: VllmServingConfig) -> Built:
                 platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds
             ).output(),
         },
-        endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
+        endpoint=ServingEndpoint(
+            serving.service_name,
+            HTTP_PORT,
+            HEALTH_PATH,
+            ingress(serving)[0],
+            models=(serving.served_model_name, *serving.served_model_aliases),
+        ),
     )
     if serving.autoscaling is not None:
         scaling.add_autoscaler(

@@ -164,3 +164,24 @@ def test_network_a_same_named_workload_in_a_second_namespace_has_flows_of_its_ow
     twins = {f.subject for f in both.findings if f.subject.count("second/") == 2}
     assert sorted(twins) == sorted(s.replace("vllm-pd70b/", "second/") for s in inside)
     assert both.failures() == []
+
+
+def test_network_model_stack_routes_get_the_platform_gateway_flows():
+    """A model stack's route names its platform's Gateway, which is not in its plan: the proxies' and the load
+    balancer's health checks' flows to its pods are checked all the same, and a policy that drops them fails."""
+    from tests.conftest import plan_of
+    from tpu_serving_tools.runtime.network import check as network_check
+
+    (gateway,) = plan_of("platform-us-east5").of_type("kubernetes:gateway.networking.k8s.io/v1:Gateway")
+    assert gateway.inputs["spec"] == {**gateway.inputs["spec"], **network_flows.PLATFORM_GATEWAY["spec"]}
+    plan = plan_of("vllm-llama31-8b-platform").as_json()
+    flows = [
+        f for f in network_check(PlanView(plan)).findings if "gateway internal proxies 192.168.4.0/23" in f.subject
+    ]
+    checks = [f for f in network_check(PlanView(plan)).findings if "load balancer health checks" in f.subject]
+    assert flows and checks and all(f.ok for f in flows + checks)
+    plan["resources"] = [
+        r for r in plan["resources"] if (r["inputs"].get("metadata") or {}).get("name") != "serving-ingress"
+    ]
+    after = [f for f in network_check(PlanView(plan)).findings if "load balancer health checks" in f.subject]
+    assert after and not all(f.ok for f in after)

@@ -186,6 +186,17 @@ def _proxy_cidrs(view: PlanView, gw: Mapping[str, Any]) -> list[str]:
     return made or ([str(named)] if named else [])
 
 
+PLATFORM_GATEWAY: Mapping[str, Any] = {"spec": {"gatewayClassName": ef.GATEWAY_CLASS_REGIONAL_INTERNAL}}
+"""A platform stack's shared Gateway, as a model stack's routes reach it: it is not in the model's plan, and a platform
+creates a regional internal one (tests/test_runtime_network_flows.py reads it off the platform's plan), whose proxies
+connect from the range the model stack names (``gateway.proxyOnlyCidr``, checked against the platform's output)."""
+
+
+def _platform_gateway(view: PlanView) -> Mapping[str, Any] | None:
+    """:data:`PLATFORM_GATEWAY` for a model stack (``platform``), which routes only to its platform's Gateway."""
+    return PLATFORM_GATEWAY if view.setting("platform") is not None else None
+
+
 def _named(view: PlanView, kind: str, ns: str, name: str) -> Mapping[str, Any] | None:
     return next(
         (
@@ -221,7 +232,7 @@ def _gateway_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
     for route in view.kubernetes_objects("HTTPRoute"):
         ns = route["metadata"].get("namespace", "default")
         for parent in (route.get("spec") or {}).get("parentRefs") or ():
-            gw = _named(view, "Gateway", ns, parent["name"])
+            gw = _named(view, "Gateway", parent.get("namespace", ns), parent["name"]) or _platform_gateway(view)
             if gw is None or (gw.get("spec") or {}).get("gatewayClassName") != ef.GATEWAY_CLASS_REGIONAL_INTERNAL:
                 continue
             sources = [_ip_peer(f"gateway {parent['name']} proxies {c}", c) for c in _proxy_cidrs(view, gw)]

@@ -88,6 +88,16 @@ class NodeUsage:
         return self.nodes if self.running is None else min(self.running, self.nodes)
 
 
+def pool_minimum(name: str, machine_type: str, each: int, disk_size_gb: int, zones: Sequence[str]) -> list[NodeUsage]:
+    """A CPU pool at its minimum, ``each`` nodes in each of its ``zones``: its first zone's nodes, then the nodes its
+    other zones add (their own line, so the estimate shows what surviving a zone costs)."""
+    first = NodeUsage(f"{name} (minimum)", machine_type, each, disk_size_gb)
+    if len(zones) <= 1:
+        return [first]
+    more = f"{name} (minimum, {len(zones) - 1} more zone{'s' if len(zones) > 2 else ''}: {', '.join(zones[1:])})"
+    return [first, NodeUsage(more, machine_type, each * (len(zones) - 1), disk_size_gb)]
+
+
 @dataclass(frozen=True)
 class BucketUsage:
     """A bucket's expected size, in GB, and its storage class."""

@@ -33,6 +33,7 @@ from .phases import (
     context,
     estimate_costs,
 )
+from .platform_cost import share_of
 from .pool_phase import build_pools
 from .route_phase import build_route
 from .stack_outputs import infrastructure_outputs
@@ -92,7 +93,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             **infrastructure_outputs(ctx, platform, pools, identity, serving, operations),
             "capacity": {**allocation_output(costs.allocation), "obtained": obtained_output(cfg)},
             "quota": tenancy.tenancy.summary,
-            "cost": cost_output(costs.estimate),
+            "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
             "production": production_output(cfg),
         }
         if cfg.cluster.existing is not None:

@@ -106,15 +106,10 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
 
 def cpu_pool_usage(cfg: StackConfig) -> list[cost.NodeUsage]:
     """The created CPU pool at its minimum, which GKE keeps in each of its zones (:class:`~tpu_serving.cluster.CpuPoolArgs`):
-    the stack's zone, then the nodes its other zones add (their own line, so the estimate shows what surviving a zone
-    costs)."""
+    the stack's zone, then the nodes its other zones add (:func:`tpu_serving.cost.pool_minimum`)."""
     pool, zones = cfg.cluster.cpu_pool, cpu_zones(cfg)
     each = per_zone_minimum(pool.min_nodes, len(zones))
-    first = cost.NodeUsage("cpu pool (minimum)", pool.machine_type, each, pool.disk_size_gb)
-    if len(zones) == 1:
-        return [first]
-    more = f"cpu pool (minimum, {len(zones) - 1} more zone{'s' if len(zones) > 2 else ''}: {', '.join(zones[1:])})"
-    return [first, cost.NodeUsage(more, pool.machine_type, each * (len(zones) - 1), pool.disk_size_gb)]
+    return cost.pool_minimum("cpu pool", pool.machine_type, each, pool.disk_size_gb, zones)
 
 
 def cost_estimate(cfg: StackConfig, sized: Allocation, autoscaled_from_zero: frozenset[str]) -> cost.CostEstimate:

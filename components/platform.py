@@ -23,6 +23,8 @@ from .autoscaling import METRICS_ADAPTER
 from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
 from .controllers import JOBSET, LWS, Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .cost import CostEstimate
+from .derived import cost_output
 from .gateway_settings import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
 from .gcp_zones import per_zone_minimum
 from .kubeconfig import cluster_identifier
@@ -36,6 +38,7 @@ from .naming import (
 )
 from .observability_settings import ObservabilitySettings
 from .platform_alerts import PlatformAlerts, PlatformAlertsArgs
+from .platform_cost import platform_cost, platform_estimate
 from .platform_outputs import ControllerRelease, ControlPlane, CpuNodes, PlatformOutputs, RegionalOwners, SharedGateway
 from .services import ProjectServices, ProjectServicesArgs, required_apis
 from .settings import CreateOrExisting, to_settings
@@ -117,6 +120,12 @@ def gateway_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> ServingGat
     )
 
 
+def platform_cost_estimate(cfg: PlatformStackConfig) -> CostEstimate:
+    """The platform's own cost (:mod:`.platform_cost`): its CPU pool at its minimum in each zone, and the fee."""
+    pool, zones = cfg.cluster.cpu_pool, platform_cluster_args(cfg, {}).cpu_zones
+    return platform_estimate(pool.machine_type, per_zone_minimum(pool.min_nodes, len(zones)), pool.disk_size_gb, zones)
+
+
 def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatewayArgs) -> PlatformOutputs:
     """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
     c = cfg.cluster
@@ -158,6 +167,7 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
             cloud_nat="platform" if c.private_nodes and c.cloud_nat == CloudNat.CREATE else "existing",
             proxy_only_subnet="platform" if gateway.settings.create_proxy_only_subnet else "existing",
         ),
+        cost=platform_cost(platform_cost_estimate(cfg), cfg.shared_platform.cost_shares),
     )
 
 
@@ -224,5 +234,6 @@ class TpuPlatform(pulumi.ComponentResource):
             "kubeconfig": self.cluster.kubeconfig,
             "gatewayAddress": self.gateway.address,
             "alertPolicies": self.alerts.alert_policies,
+            "cost": cost_output(platform_cost_estimate(cfg)),
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})

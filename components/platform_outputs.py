@@ -77,6 +77,17 @@ class RegionalOwners(Model):
     proxy_only_subnet: Owner = Field(description="The proxy-only subnet of the regional internal load balancers.")
 
 
+class PlatformCost(Model):
+    """The platform's own cost estimate (:mod:`tpu_serving.platform_cost`) and how the model stacks share it."""
+
+    per_hour: float = Field(ge=0, description="USD per hour, unpriced items left out.")
+    per_month: float = Field(ge=0, description="USD per month (730 hours).")
+    unpriced: list[str] = Field(description="The items with no price, which the sums leave out.")
+    shares: dict[str, float] = Field(
+        description="Each model stack's share of it, by stack name (`sharedPlatform.costShares`)."
+    )
+
+
 class PlatformOutputs(Model):
     """The ``platform`` stack output of a platform stack."""
 
@@ -94,6 +105,7 @@ class PlatformOutputs(Model):
     gateway: SharedGateway = Field(description="The shared internal Gateway.")
     controllers: list[ControllerRelease] = Field(description="The controller releases the platform installs.")
     owners: RegionalOwners = Field(description="Who owns the one-per-region-and-network resources.")
+    cost: PlatformCost = Field(description="The platform's cost estimate and the model stacks' shares of it.")
 
     def to_output(self) -> dict[str, Any]:
         """The stack output: camelCase keys, plain JSON values."""

@@ -210,7 +210,7 @@ def test_cost_other_backends_bill_no_head_pool():
 
 
 def test_cost_summary_says_what_is_an_upper_bound_and_what_is_left_out():
-    from tpu_serving_tools.preview import COST_LEFT_OUT, cost_summary
+    from tpu_serving_tools.cost_summary import COST_LEFT_OUT, cost_summary
 
     cost = {
         "currency": "USD",

@@ -357,7 +357,7 @@ def test_existing_make_check_recognises_a_mirrored_release_by_its_upstream_addre
 
 def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
     """The existing cluster's management fee and CPU nodes are its owner's; its TPU slices run the stack's work."""
-    from tpu_serving_tools.preview import cost_summary
+    from tpu_serving_tools.cost_summary import cost_summary
 
     existing, created = existing_plan().outputs["cost"], plan_of_config(VLLM).outputs["cost"]
     assert existing["perHour"]["cluster"] == 0 and existing["perHour"]["cpu"] == 0

@@ -39,3 +39,14 @@ def test_platform_outputs_refuses_another_shape_naming_the_field():
         ValueError, match=r"its `platform` output is not a platform's: nodeServiceAccount: Field required"
     ):
         PlatformOutputs.from_output(exported, "org/tpu-serving/platform-us-east5")
+
+
+def test_platform_outputs_carry_the_platform_cost_and_the_shares():
+    read = PlatformOutputs.from_output(plan_of("platform-us-east5").outputs[OUTPUT], "platform-us-east5")
+    assert read.cost.per_hour > 0 and read.cost.per_month == pytest.approx(read.cost.per_hour * 730, abs=0.01)
+    assert read.cost.shares == {"vllm-llama33-70b-platform": 0.89, "vllm-llama31-8b-platform": 0.11}
+    assert read.cost.unpriced == []
+    exported = dict(plan_of("platform-us-east5").outputs[OUTPUT])
+    del exported["cost"]
+    with pytest.raises(ValueError, match=r"cost: Field required"):
+        PlatformOutputs.from_output(exported, "org/tpu-serving/platform-us-east5")

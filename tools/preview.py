@@ -22,6 +22,7 @@ from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import vllm as vllm_conformance
+from tpu_serving_tools.cost_summary import cost_summary
 from tpu_serving_tools.e2e.coverage import shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
 from tpu_serving_tools.gcp_types import NODE_POOL
@@ -374,45 +375,6 @@ def probe_summary(resources: Sequence[RecordedResource]) -> list[str]:
     if len(found) < 2:
         return [f"Probe: {said}" for _, said in found]
     return [f"Probe: {ns}: {said}" for ns, said in found]
-
-
-def cost_summary(outputs: dict[str, Any], region: str | None = None) -> list[str]:
-    """The cost estimate of a plan whose program exports ``cost``: per hour and month, by part; outside the US
-    (``region``), that its TPU prices are US-region list prices (new-user review 10, m7)."""
-    c = outputs.get("cost")
-    if not isinstance(c, dict):
-        return []
-    hour, month = c["perHour"], c["perMonth"]
-    lines = [f"Cost (estimate, {c['currency']}): {_usd(hour['total'])}/hour, {_usd(month['total'])}/month"]
-    lines += [
-        f"  {part:<8} {_usd(hour[part]):>12}/hour {_usd(month[part]):>14}/month"
-        for part in ("tpu", "cpu", "storage", "cluster")
-        if part in hour
-    ]
-    peak = c.get("peakPerHour")
-    if isinstance(peak, (int, float)) and round(peak - hour["total"], 2) > 0:
-        lines.append(
-            f"  up to {_usd(peak)}/hour with every slice up (slices that scale from zero cost nothing while empty, but for a reservation's)"
-        )
-    if c.get("unpriced"):
-        lines.append(f"  unpriced (no price found; set prices): {', '.join(c['unpriced'])}")
-    bounds = [str(i["what"]) for i in c.get("items", []) if "upper bound" in str(i.get("basis", ""))]
-    if bounds:
-        lines.append(f"  upper bound, priced on demand for want of a figure: {'; '.join(bounds)}")
-    lines.append(f"  {COST_LEFT_OUT}")
-    if region and not region.startswith("us-"):
-        lines.append(f"  TPU chip-hour prices are US-region list prices; {region}'s may differ: set prices.tpuChipHour")
-    if outputs.get("cloudResources"):
-        lines.append("  nor, on an existing cluster, its management fee and CPU nodes (its owner's)")
-    return lines
-
-
-COST_LEFT_OUT = (
-    "not included: the load balancer, Cloud NAT, Managed Prometheus samples, logging and network egress; "
-    "CPU, disk and bucket prices are us-central1 list prices in every region (set prices to yours)"
-)
-"""What the estimate leaves out (components/cost.py prices TPU chips, CPU nodes, disks, buckets and the
-cluster fee; components/prices.py quotes us-central1 for the CPU and storage figures)."""
 
 
 def manifests_yaml(plan: Plan) -> str:

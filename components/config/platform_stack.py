@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator
 
 from ..autoscaling import AutoscalingSettings
 from ..controllers import JOBSET, LWS
@@ -22,6 +22,9 @@ from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, decl
 from .errors import ConfigError, describe_all
 from .loading import stack_data
 from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig, ObservabilityConfig
+
+StackName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=100)]
+"""A model stack's own name, the last part of its ``<organization>/<project>/<stack>``."""
 
 KEY = "sharedPlatform"
 """The stack file key that makes a stack a platform stack."""
@@ -45,6 +48,23 @@ class SharedPlatformConfig(Model):
         JOBSET.default_version, description="JobSet release the platform installs and owns."
     )
     metrics_adapter_version: str = declared(AutoscalingSettings, "adapter_version")
+    cost_shares: dict[StackName, Annotated[float, Field(gt=0, le=1)]] = Field(
+        default_factory=dict,
+        description="Each model stack's share of the platform's cost estimate, by its stack name (e.g. "
+        "`vllm-llama33-70b-platform: 0.75`): a fraction in (0, 1], together at most 1. A model stack's `cost` output "
+        "shows its share of the platform's; one not named here bears none, and its output says so (docs/platform.md, "
+        "Cost).",
+    )
+
+    @field_validator("cost_shares")
+    @classmethod
+    def _shares(cls, v: dict[str, float]) -> dict[str, float]:
+        if sum(v.values()) > 1 + 1e-9:
+            raise ValueError(
+                f"the model stacks' shares add up to {sum(v.values()):g}: together they bear at most the platform's "
+                "cost (1)"
+            )
+        return v
 
     @field_validator("gateway_namespace")
     @classmethod

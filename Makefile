@@ -48,6 +48,7 @@ help:
 	@echo "make runbook STACK=<stack> [WORKLOAD=<ns>/<name>]  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
+	@echo "make diff MOVE=<stack> TO=\"<platform> <model>\"  the move of a self-contained stack to a platform and a model stack: state moves, diffs; fails on a cluster or pool replaced"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the docs' generated parts from the code: settings and components reference, cost table, the stacks make e2e runs, make check's output"
 	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"
@@ -134,8 +135,10 @@ scan: $(VENV)/.installed $(SCAN_VENV)/.installed
 scan-readme: $(VENV)/.installed $(SCAN_VENV)/.installed
 	$(TOOL) scan --checkov $(SCAN_VENV)/bin/checkov --readme docs/security.md
 
+# MOVE=<self-contained stack> TO="<platform stack> <model stack>": the move of that stack to the layered layout
+# (docs/platform.md), the stack files of TO in stacks/ or stacks/moves/; fails if a cluster or node pool is replaced.
 diff: $(VENV)/.installed
-	$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK))
+	$(if $(MOVE),$(PYTHON) -m tpu_serving_tools.move_diff --from $(MOVE) --to $(TO),$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK)))
 
 lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .

@@ -60,6 +60,28 @@ class TpuPlatformArgs:
     """The platform stack's name (the ``platform`` output records it)."""
 
 
+DEPLOYMENT_TYPE = "tpu-serving:index:TpuServingDeployment"
+"""The type of a self-contained stack's top component (:class:`~tpu_serving.deployment.TpuServingDeployment`)."""
+
+
+def moved_cluster_aliases(moved_from: str | None) -> list[pulumi.Input[str | pulumi.Alias]]:
+    """The aliases of the platform's cluster component when ``pulumi state move`` brought it from a self-contained
+    stack whose deployment is ``moved_from`` (``sharedPlatform.movedFrom``); none otherwise.
+
+    ``pulumi state move`` rewrites only the stack and project of a moved resource's URN, and a moved resource whose
+    parent stays behind gets the destination's root stack as parent (pulumi/pulumi pkg/cmd/pulumi/state/state_move.go,
+    ``renameStackAndProject`` and ``r.Parent = rootStack.URN``; the command was announced 2024-07-25, far below the
+    e2e toolchain's CLI v3.274.1, components/versions.py ``go-pulumi``).
+    The moved ``TpuCluster`` keeps the URN ``...::tpu-serving:index:TpuServingDeployment$tpu-serving:index:TpuCluster::
+    <name>``, which the platform's ``TpuPlatform$TpuCluster`` is not: the alias names that old parent by its URN in
+    this stack (a parent alias may be a URN string: pulumi 3.272.0 ``pulumi/resource.py`` l.146, ``Alias.parent``), and the engine derives the
+    cluster's children's aliases from their parent's, so the cluster, its CPU pool, node account and NAT follow."""
+    if moved_from is None:
+        return []
+    parent = f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{DEPLOYMENT_TYPE}::{moved_from}"
+    return [pulumi.Alias(parent=parent)]
+
+
 def platform_controllers(cfg: PlatformStackConfig) -> list[tuple[Controller, str]]:
     """The cluster-wide controllers the platform installs and owns, with their releases: LeaderWorkerSet, JobSet and
     the Custom Metrics Stackdriver Adapter (one per cluster: a model stack's HPA reads through it, and the model stacks
@@ -200,7 +222,10 @@ class TpuPlatform(pulumi.ComponentResource):
         )
         after_apis: list[pulumi.Resource] = [self.apis] if self.apis is not None else []
         gcp = pulumi.ResourceOptions(parent=self, depends_on=after_apis)
-        self.cluster = TpuCluster(name, platform_cluster_args(cfg, labels), opts=gcp)
+        moved = pulumi.ResourceOptions(aliases=moved_cluster_aliases(cfg.shared_platform.moved_from))
+        self.cluster = TpuCluster(
+            name, platform_cluster_args(cfg, labels), opts=pulumi.ResourceOptions.merge(gcp, moved)
+        )
         on_cluster = pulumi.ResourceOptions(
             parent=self,
             providers={"kubernetes": self.cluster.provider},

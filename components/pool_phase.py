@@ -42,7 +42,10 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 zone=cfg.zone_of(s),
                 cluster=cluster_id(platform.cluster),
                 service_account_id=node_service_account_id(cfg.cluster.name, s.name),
-                node_service_account=shared_account(platform.cluster),
+                # pools moved from a self-contained stack keep their own node accounts (platform.movedFrom)
+                node_service_account=None
+                if cfg.platform and cfg.platform.moved_from
+                else shared_account(platform.cluster),
                 shape=s.shape,
                 pool_names=names,
                 capacity=s.capacity,

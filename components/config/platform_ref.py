@@ -41,6 +41,18 @@ class PlatformRefConfig(Model):
         pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
     )
 
+    moved_from: str | None = Field(
+        None,
+        description="The self-contained stack's deployment (its `cluster.name`) whose TPU node pools `pulumi state "
+        "move` brought into this stack (docs/platform.md, Moving a self-contained stack): the pools keep their own "
+        "node service accounts, as there, instead of running as the platform's (a node pool's service account is "
+        "ForceNew: GKE would replace the pool). Set `cluster.name` to the same name, so the pools keep their GKE "
+        "names and URNs. Unset: the pools run as the platform's node account.",
+        min_length=1,
+        max_length=40,
+        pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    )
+
     @property
     def stack_name(self) -> str:
         """The stack's own name, the last part (its stack file is ``Pulumi.<stack_name>.yaml``)."""

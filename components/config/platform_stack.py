@@ -55,6 +55,17 @@ class SharedPlatformConfig(Model):
         "shows its share of the platform's; one not named here bears none, and its output says so (docs/platform.md, "
         "Cost).",
     )
+    moved_from: str | None = Field(
+        None,
+        description="The self-contained stack's deployment (its `cluster.name`, the name of its "
+        "TpuServingDeployment) whose cluster `pulumi state move` brought into this stack (docs/platform.md, "
+        "Moving a self-contained stack): the cluster component gets that deployment as an alias parent, so the "
+        "moved cluster, its CPU pool, node account and NAT keep their identity. Set `cluster.name` to the same "
+        "name: GKE replaces a cluster whose name changes. Unset: nothing was moved.",
+        min_length=1,
+        max_length=40,
+        pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    )
 
     @field_validator("cost_shares")
     @classmethod

@@ -1,0 +1,97 @@
+"""tools/move_diff.py: the move of a self-contained stack to a platform stack and a model stack, on small plans."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
+from tpu_serving_tools.move_diff import engine_names, plan_move, render
+
+ROOT = "pulumi:pulumi:Stack"
+DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
+PLATFORM = "tpu-serving:index:TpuPlatform"
+TPU_CLUSTER = "tpu-serving:index:TpuCluster"
+TPU_POOL = "tpu-serving:index:TpuNodePool"
+
+
+def _r(stack: str, type_: str, name: str, parent: dict[str, Any] | None, **extra: Any) -> dict[str, Any]:
+    """A plan resource as the offline preview records it (the mocks' URN: the parent's own type only)."""
+    parent_urn = parent["urn"] if parent else f"urn:pulumi:{stack}::tpu-serving::{ROOT}::tpu-serving-{stack}"
+    parent_type = parent["type"] if parent else ROOT
+    urn = f"urn:pulumi:{stack}::tpu-serving::{parent_type}${type_}::{name}"
+    return {"urn": urn, "type": type_, "name": name, "parent": parent_urn, "inputs": {}, "aliases": [], **extra}
+
+
+def _cluster(stack: str, parent: dict[str, Any], name: str = "m") -> dict[str, Any]:
+    return _r(stack, CLUSTER, "m-cluster", parent, inputs={"name": name, "location": "r", "project": "p"})
+
+
+def _self_contained() -> dict[str, Any]:
+    dep = _r("solo", DEPLOYMENT, "m", None)
+    comp = _r("solo", TPU_CLUSTER, "m", dep)
+    cluster = _cluster("solo", comp)
+    pools = _r("solo", TPU_POOL, "m-a", dep)
+    pool = _r(
+        "solo",
+        NODE_POOL,
+        "m-a",
+        pools,
+        inputs={"name": "m-a", "cluster": "<unknown>"},
+        propertyDependencies={"cluster": [cluster["urn"]]},
+    )
+    return {"stack": "solo", "resources": [dep, comp, cluster, pools, pool], "outputs": {}}
+
+
+def _platform(cluster_name: str = "m", alias: bool = True) -> dict[str, Any]:
+    top = _r("plat", PLATFORM, "m", None)
+    moved = [{"spec": {"parentUrn": f"urn:pulumi:plat::tpu-serving::{DEPLOYMENT}::m"}}] if alias else []
+    comp = _r("plat", TPU_CLUSTER, "m", top, aliases=moved)
+    return {"stack": "plat", "resources": [top, comp, _cluster("plat", comp, cluster_name)], "outputs": {}}
+
+
+def _model(pool_cluster: str = "projects/p/locations/r/clusters/m") -> dict[str, Any]:
+    dep = _r("model", DEPLOYMENT, "m", None)
+    pools = _r("model", TPU_POOL, "m-a", dep)
+    pool = _r("model", NODE_POOL, "m-a", pools, inputs={"name": "m-a", "cluster": pool_cluster})
+    return {"stack": "model", "resources": [dep, pools, pool], "outputs": {}}
+
+
+def test_engine_names_type_every_ancestor_and_follow_a_parent_alias() -> None:
+    plat = _platform()["resources"]
+    names = engine_names(plat, "plat")
+    assert names[plat[2]["urn"]] == [
+        f"urn:pulumi:plat::tpu-serving::{PLATFORM}${TPU_CLUSTER}${CLUSTER}::m-cluster",
+        f"urn:pulumi:plat::tpu-serving::{DEPLOYMENT}${TPU_CLUSTER}${CLUSTER}::m-cluster",
+    ]
+
+
+def test_the_move_keeps_the_cluster_and_the_pool() -> None:
+    move = plan_move(_self_contained(), [("plat", _platform()), ("model", _model())])
+    assert move.problems == []
+    assert [move.dest[r["urn"]] for r in _self_contained()["resources"]] == ["model", "plat", "plat", "model", "model"]
+    # the model's moves first (it takes copies of the providers the cluster's component holds), the deployment left
+    assert move.commands[0].split("--dest ")[1].startswith("model")
+    assert f"'urn:pulumi:solo::tpu-serving::{DEPLOYMENT}${TPU_POOL}::m-a'" in move.commands[0]
+    assert f"'urn:pulumi:solo::tpu-serving::{DEPLOYMENT}${TPU_CLUSTER}::m'" in move.commands[1]
+    assert "replaces no cluster" in render(move, "solo")
+
+
+def test_a_cluster_renamed_by_the_move_fails_the_check() -> None:
+    move = plan_move(_self_contained(), [("plat", _platform(cluster_name="other")), ("model", _model())])
+    assert move.problems == ["plat: replaces gcp:container/cluster:Cluster m-cluster (name)"]
+    assert "fails the check" in render(move, "solo")
+
+
+def test_a_cluster_without_the_alias_is_deleted_and_fails_the_check() -> None:
+    move = plan_move(_self_contained(), [("plat", _platform(alias=False)), ("model", _model())])
+    assert "model: deletes gcp:container/cluster:Cluster m-cluster" in move.problems
+
+
+def test_a_pool_on_another_cluster_fails_the_check() -> None:
+    move = plan_move(_self_contained(), [("plat", _platform()), ("model", _model("projects/p/locations/r/clusters/x"))])
+    assert move.problems == ["model: replaces gcp:container/nodePool:NodePool m-a (cluster)"]
+
+
+def test_an_empty_base_or_no_head_fails_the_check() -> None:
+    assert plan_move({"stack": "solo", "resources": []}, [("model", _model())]).problems
+    assert plan_move(_self_contained(), []).problems

@@ -64,9 +64,10 @@ DEPLOYMENT_TYPE = "tpu-serving:index:TpuServingDeployment"
 """The type of a self-contained stack's top component (:class:`~tpu_serving.deployment.TpuServingDeployment`)."""
 
 
-def moved_cluster_aliases(moved_from: str | None) -> list[pulumi.Input[str | pulumi.Alias]]:
-    """The aliases of the platform's cluster component when ``pulumi state move`` brought it from a self-contained
-    stack whose deployment is ``moved_from`` (``sharedPlatform.movedFrom``); none otherwise.
+def moved_aliases(moved_from: str | None) -> list[pulumi.Input[str | pulumi.Alias]]:
+    """The aliases of the platform's components of a self-contained stack's names (the cluster, the project's APIs,
+    the controller installs) when ``pulumi state move`` brought them from that stack, whose deployment is
+    ``moved_from`` (``sharedPlatform.movedFrom``); none otherwise.
 
     ``pulumi state move`` rewrites only the stack and project of a moved resource's URN, and a moved resource whose
     parent stays behind gets the destination's root stack as parent (pulumi/pulumi pkg/cmd/pulumi/state/state_move.go,
@@ -215,14 +216,14 @@ class TpuPlatform(pulumi.ComponentResource):
                     project=cfg.project,
                     apis=required_apis(cfg.cluster.image_streaming, inference_pool=True),
                 ),
-                opts=pulumi.ResourceOptions(parent=self),
+                opts=pulumi.ResourceOptions(parent=self, aliases=moved_aliases(cfg.shared_platform.moved_from)),
             )
             if cfg.project_apis == CreateOrExisting.CREATE
             else None
         )
         after_apis: list[pulumi.Resource] = [self.apis] if self.apis is not None else []
         gcp = pulumi.ResourceOptions(parent=self, depends_on=after_apis)
-        moved = pulumi.ResourceOptions(aliases=moved_cluster_aliases(cfg.shared_platform.moved_from))
+        moved = pulumi.ResourceOptions(aliases=moved_aliases(cfg.shared_platform.moved_from))
         self.cluster = TpuCluster(
             name, platform_cluster_args(cfg, labels), opts=pulumi.ResourceOptions.merge(gcp, moved)
         )
@@ -234,7 +235,9 @@ class TpuPlatform(pulumi.ComponentResource):
         manifests = to_settings(cfg.controller_manifests, ControllerManifests)
         self.installs = [
             ControllerInstall(
-                f"{name}-{c.name}", ControllerInstallArgs(c, version, manifests.of(c), owned=True), opts=on_cluster
+                f"{name}-{c.name}",
+                ControllerInstallArgs(c, version, manifests.of(c), owned=True),
+                opts=pulumi.ResourceOptions.merge(on_cluster, moved),
             )
             for c, version in platform_controllers(cfg)
         ]

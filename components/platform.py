@@ -75,7 +75,8 @@ def moved_aliases(moved_from: str | None) -> list[pulumi.Input[str | pulumi.Alia
     e2e toolchain's CLI v3.274.1, components/versions.py ``go-pulumi``).
     The moved ``TpuCluster`` keeps the URN ``...::tpu-serving:index:TpuServingDeployment$tpu-serving:index:TpuCluster::
     <name>``, which the platform's ``TpuPlatform$TpuCluster`` is not: the alias names that old parent by its URN in
-    this stack (a parent alias may be a URN string: pulumi 3.272.0 ``pulumi/resource.py`` l.146, ``Alias.parent``), and the engine derives the
+    this stack (a parent alias may be a URN string: pulumi 3.272.0 ``pulumi/resource.py`` l.146, ``Alias.parent``), and the engine
+    (pkg/resource/deploy/step_generator.go, ``inheritedChildAlias``) derives the
     cluster's children's aliases from their parent's, so the cluster, its CPU pool, node account and NAT follow."""
     if moved_from is None:
         return []

@@ -264,3 +264,21 @@ def test_e2e_overlay_says_node_upgrades_are_held_where_the_stacks_cluster_held_t
     config = stack_file_config(project, "vllm-llama33-70b-v6e8")
     edited = {**config, "cluster": {k: v for k, v in config["cluster"].items() if k != "maintenance"}}
     assert "nodeUpgradesHeld" not in existing_cluster_overlay(edited, KUBECONFIG, {})["cluster"]["existing"]
+
+
+def test_local_platform_reference_names_the_platform_in_the_local_backends_one_organization():
+    from tpu_serving_tools.e2e.overlay import local_platform_reference
+
+    shipped = stack_file_config(load_project(STACKS_ROOT), "vllm-llama31-8b-platform")
+    assert shipped["platform"]["stack"] == "my-org/tpu-serving/platform-us-east5"
+    local = local_platform_reference(shipped, "tpu-serving")
+    assert local["platform"] == {**shipped["platform"], "stack": "organization/tpu-serving/platform-us-east5"}
+    assert shipped["platform"]["stack"] == "my-org/tpu-serving/platform-us-east5"  # pure
+    assert {k: v for k, v in local.items() if k != "platform"} == {k: v for k, v in shipped.items() if k != "platform"}
+
+
+def test_local_platform_reference_leaves_a_stack_without_platform_as_it_is():
+    from tpu_serving_tools.e2e.overlay import local_platform_reference
+
+    shipped = stack_file_config(load_project(STACKS_ROOT), "platform-us-east5")
+    assert local_platform_reference(shipped, "tpu-serving") == shipped

@@ -180,3 +180,27 @@ def _adapter_grant_existing(serving: Mapping[str, Any]) -> dict[str, Any]:
             for name, role in roles.items()
         }
     return out
+
+
+LOCAL_ORGANIZATION = "organization"
+"""The one organization of a local (``file://``) backend. The Pulumi CLI the harness runs (pkg/v3 v3.274.1,
+``backend/diy/store.go``) parses a stack reference in ``projectReferenceStore.ParseReference`` (l.138): the
+three-part form is ``<org-name>/<project-name>/<stack-name>`` (l.159), and any organization but ``organization``
+is refused, "organization name must be 'organization'" (l.173); ``diyBackendReference.FullyQualifiedName``
+(``backend/diy/backend.go`` l.190-194) names a stack ``organization/<project>/<stack>``. The SDK's
+``StackReference`` (pulumi 3.272.0 ``pulumi/stack_reference.py`` l.88-100) sends the name as it is given."""
+
+
+def local_platform_reference(config: Mapping[str, Any], project: str) -> dict[str, Any]:
+    """``config`` (a model stack's ``config:``) with ``platform.stack`` naming its platform stack in the local
+    backend: ``organization/<project>/<the platform stack's own name>`` (:data:`LOCAL_ORGANIZATION`), where a
+    shipped stack file names its own organization (``my-org/...``), which a local backend refuses. A config
+    without ``platform`` is returned as it is. Pure."""
+    out = copy.deepcopy(dict(config))
+    key = _key(out, "platform")
+    platform = out.get(key)
+    if not isinstance(platform, dict) or not isinstance(platform.get("stack"), str):
+        return out
+    stack = platform["stack"].rsplit("/", 1)[-1]
+    out[key] = {**platform, "stack": f"{LOCAL_ORGANIZATION}/{project}/{stack}"}
+    return out

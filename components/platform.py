@@ -4,7 +4,9 @@ It creates what a region's model stacks share and what a region and network have
 the regional cluster with its CPU pool, node service account and (with private nodes) Cloud NAT
 (:class:`~tpu_serving.cluster.TpuCluster`, the managed Prometheus and logging of the observability base with it), the
 cluster-wide controllers (LeaderWorkerSet, JobSet), and the internal Gateway with the region's proxy-only subnet
-(:class:`~tpu_serving.shared_gateway.SharedGateway`). No TPU node pool and no model: each model stack
+(:class:`~tpu_serving.shared_gateway.SharedGateway`). With ``cluster.existing`` the cluster is one made elsewhere
+(:class:`~tpu_serving.existing.ExistingCluster`: no cluster, CPU pool nor NAT is created), and the platform installs
+its controllers and Gateway on it. No TPU node pool and no model: each model stack
 (``platform.stack``) creates its own on this cluster (:class:`~tpu_serving.platform_cluster.PlatformCluster`).
 
 A model stack's node pool on this cluster is a ``gcp.container.NodePool`` whose ``cluster`` is the cluster's resource
@@ -24,7 +26,9 @@ from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
 from .controllers import JOBSET, LWS, Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
 from .cost import CostEstimate
+from .cpu_pool import CpuPoolArgs
 from .derived import cost_output
+from .existing import ExistingCluster, ExistingClusterArgs
 from .gateway_settings import LISTENER_PORT, GatewaySettings, ServingGatewayArgs
 from .gcp_zones import per_zone_minimum
 from .kubeconfig import cluster_identifier
@@ -110,6 +114,21 @@ def platform_cluster_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> T
     )
 
 
+def platform_existing_args(cfg: PlatformStackConfig) -> ExistingClusterArgs:
+    """The platform's cluster when it exists (``cluster.existing``): how it is reached, and what the platform's CPU
+    pods and the model stacks assume of it (``cluster.cpuPool``, ``cluster.securityGroup``)."""
+    assert cfg.cluster.existing is not None
+    return to_settings(
+        cfg.cluster.existing,
+        ExistingClusterArgs,
+        project=cfg.project,
+        name=cfg.cluster.name,
+        region=cfg.region,
+        cpu_pool=to_settings(cfg.cluster.cpu_pool, CpuPoolArgs),
+        security_group=cfg.cluster.security_group,
+    )
+
+
 def network_and_subnet(cfg: PlatformStackConfig) -> tuple[str, str]:
     """The cluster's network and its nodes' subnet as a resource of another project names them (the host project's
     paths in a Shared VPC); an auto-mode network's subnet is named after it."""
@@ -188,7 +207,9 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
             for c, version in platform_controllers(cfg)
         ],
         owners=RegionalOwners(
-            cloud_nat="platform" if c.private_nodes and c.cloud_nat == CloudNat.CREATE else "existing",
+            cloud_nat="platform"
+            if c.existing is None and c.private_nodes and c.cloud_nat == CloudNat.CREATE
+            else "existing",
             proxy_only_subnet="platform" if gateway.settings.create_proxy_only_subnet else "existing",
         ),
         cost=platform_cost(platform_cost_estimate(cfg), cfg.shared_platform.cost_shares),
@@ -225,13 +246,15 @@ class TpuPlatform(pulumi.ComponentResource):
         after_apis: list[pulumi.Resource] = [self.apis] if self.apis is not None else []
         gcp = pulumi.ResourceOptions(parent=self, depends_on=after_apis)
         moved = pulumi.ResourceOptions(aliases=moved_aliases(cfg.shared_platform.moved_from))
-        self.cluster = TpuCluster(
-            name, platform_cluster_args(cfg, labels), opts=pulumi.ResourceOptions.merge(gcp, moved)
+        self.cluster = (
+            ExistingCluster(name, platform_existing_args(cfg), opts=gcp)
+            if cfg.cluster.existing is not None
+            else TpuCluster(name, platform_cluster_args(cfg, labels), opts=pulumi.ResourceOptions.merge(gcp, moved))
         )
         on_cluster = pulumi.ResourceOptions(
             parent=self,
             providers={"kubernetes": self.cluster.provider},
-            depends_on=[*after_apis, self.cluster.cpu_pool],
+            depends_on=[*after_apis, *([self.cluster.cpu_pool] if isinstance(self.cluster, TpuCluster) else [])],
         )
         manifests = to_settings(cfg.controller_manifests, ControllerManifests)
         self.installs = [
@@ -259,7 +282,7 @@ class TpuPlatform(pulumi.ComponentResource):
         self.platform = platform_outputs(cfg, args.stack, gateway)
         self.outputs = {
             "platform": self.platform.to_output(),
-            "clusterName": self.cluster.cluster.name,
+            "clusterName": self.cluster.cluster.name if isinstance(self.cluster, TpuCluster) else self.cluster.name,
             "kubeconfig": self.cluster.kubeconfig,
             "gatewayAddress": self.gateway.address,
             "alertPolicies": self.alerts.alert_policies,

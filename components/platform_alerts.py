@@ -17,6 +17,7 @@ from .alert_policies import alert_policy_args, controller_policies
 from .controllers import WatchedDeployment
 from .observability_settings import ObservabilitySettings
 from .options import child_options
+from .settings import CreateOrExisting
 from .validation import check_arguments
 
 
@@ -31,7 +32,8 @@ class PlatformAlertsArgs:
     controllers: Sequence[WatchedDeployment] = ()
     """The controllers' Deployments (``ControllerInstall.watched``)."""
     settings: ObservabilitySettings = field(default_factory=ObservabilitySettings)
-    """Who is notified (``notification_channels``, ``ticket_channels``, ``unpaged``)."""
+    """Who is notified (``notification_channels``, ``ticket_channels``, ``unpaged``), and whether the stack creates
+    the policies (``cloud_resources``: ``existing``, none is created nor listed)."""
 
 
 class PlatformAlerts(pulumi.ComponentResource):
@@ -45,6 +47,8 @@ class PlatformAlerts(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:PlatformAlerts", name, None, opts)
         child = child_options(self, opts)
         policies = controller_policies(args.cluster, tuple(args.controllers), args.settings)
+        if args.settings.cloud_resources != CreateOrExisting.CREATE:  # managed elsewhere: the stack creates none
+            policies = []
         for alert in policies:
             policy = alert_policy_args(alert, args.cluster, args.settings, args.project)
             gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", policy, opts=child)

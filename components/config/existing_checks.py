@@ -14,7 +14,7 @@ from pydantic.alias_generators import to_camel
 
 from ..backends.pathways_job import PathwaysJobConfig
 from ..settings import PROJECT_NAMESPACE
-from .models import StackConfig
+from .models import ClusterConfig, StackConfig
 
 NS = PROJECT_NAMESPACE
 
@@ -55,7 +55,12 @@ def existing_problems(cfg: StackConfig) -> list[str]:
 
 
 def _cluster(cfg: StackConfig) -> list[str]:
-    c, key = cfg.cluster, f"{NS}:cluster"
+    return existing_cluster_problems(cfg.cluster)
+
+
+def existing_cluster_problems(c: ClusterConfig) -> list[str]:
+    """The problems of a ``cluster`` with ``existing`` (a model stack's or a platform stack's), at their keys."""
+    key = f"{NS}:cluster"
     if c.existing is None:
         return []
     found = [

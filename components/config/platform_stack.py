@@ -20,6 +20,7 @@ from ..controllers import JOBSET, LWS
 from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, release_validator
 from .errors import ConfigError, describe_all
+from .existing_checks import existing_cluster_problems
 from .loading import stack_data
 from .models import ClusterConfig, ControllerManifestsConfig, GatewayConfig, ObservabilityConfig
 
@@ -92,7 +93,11 @@ class PlatformStackConfig(Model):
     region: str = Field(description="GCP region of the regional cluster (config key `gcp:region`).")
     zone: str = Field(description="The CPU pool's zone, one of the region's.")
     labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
-    cluster: ClusterConfig = Field(description="The GKE cluster the platform creates (`existing` is refused).")
+    cluster: ClusterConfig = Field(
+        description="The GKE cluster the platform creates; with `existing`, a cluster made elsewhere that the platform "
+        "only installs its controllers and Gateway on (it reaches it by kubeconfig or by name, and creates no cluster, "
+        "node pool nor Cloud NAT)."
+    )
     shared_platform: SharedPlatformConfig = Field(
         description="What the platform shares with its model stacks: the Gateway's name and namespace, and the "
         "controller releases it installs."
@@ -137,14 +142,10 @@ class PlatformStackConfig(Model):
         return v
 
     def problems(self) -> list[str]:
-        """What the models' types cannot say: the zone in the region, and a cluster the platform creates."""
+        """What the models' types cannot say: the zone in the region, and the keys a platform on an existing cluster
+        (``cluster.existing``) refuses (:func:`~.existing_checks.existing_cluster_problems`)."""
         found = [f"{PROJECT_NAMESPACE}:zone = {self.zone!r}: {p}" for p in [zone_problem(self.zone, self.region)] if p]
-        if self.cluster.existing is not None:
-            found.append(
-                f"{PROJECT_NAMESPACE}:cluster.existing: a platform stack creates its cluster (the model stacks build "
-                "on it); remove cluster.existing, or make this a model stack's"
-            )
-        return found
+        return found + existing_cluster_problems(self.cluster)
 
 
 def is_platform_stack(values: Mapping[str, Any], namespace: str = PROJECT_NAMESPACE) -> bool:

@@ -24,9 +24,9 @@ NOT_RUNNABLE: Mapping[str, str] = {
     "pathwaysjob-batch-v6e16": "the PathwaysJob v0.1.4 controller is not served by the Go module proxy (module "
     "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
     "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
-    "platform-us-east5": "the harness runs a stack in existing-cluster mode (tools/e2e/overlay.py), and a platform "
-    "stack has none: its settings refuse `cluster.existing` and the keys the overlay sets (buckets, workloadIdentity, "
-    "controllerInstalls, imageMirror)",
+    "platform-us-east5": "the overlay (tools/e2e/overlay.py) does not convert a platform stack to its existing-cluster "
+    "mode (it sets keys a platform stack has not: buckets, workloadIdentity, controllerInstalls, imageMirror), and "
+    "the Custom Metrics Stackdriver Adapter the platform installs has no release manifest the run can read",
     "vllm-llama33-70b-platform": "its cluster is read through a StackReference to platform-us-east5, which the "
     "harness does not deploy (above), and the overlay does not convert a `platform` key to an existing cluster",
     "vllm-llama31-8b-platform": "as vllm-llama33-70b-platform: a model stack of platform-us-east5",

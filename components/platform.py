@@ -100,6 +100,12 @@ def platform_controllers(cfg: PlatformStackConfig) -> list[tuple[Controller, str
     ]
 
 
+def owns(cfg: PlatformStackConfig, controller: Controller) -> bool:
+    """Whether the platform installs and owns ``controller``: every one but a metrics adapter the cluster runs
+    already (``sharedPlatform.metricsAdapterInstall: existing``)."""
+    return controller is not METRICS_ADAPTER or cfg.shared_platform.metrics_adapter_install == CreateOrExisting.CREATE
+
+
 def platform_cluster_args(cfg: PlatformStackConfig, labels: dict[str, str]) -> TpuClusterArgs:
     """The platform's cluster: the stack file's ``cluster``, with the Gateway API on."""
     return to_settings(
@@ -260,7 +266,7 @@ class TpuPlatform(pulumi.ComponentResource):
         self.installs = [
             ControllerInstall(
                 f"{name}-{c.name}",
-                ControllerInstallArgs(c, version, manifests.of(c), owned=True),
+                ControllerInstallArgs(c, version, manifests.of(c), owned=owns(cfg, c)),
                 opts=pulumi.ResourceOptions.merge(on_cluster, moved),
             )
             for c, version in platform_controllers(cfg)

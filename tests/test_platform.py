@@ -69,11 +69,20 @@ def test_tpu_platform_on_an_existing_cluster_refuses_the_keys_of_a_cluster_it_cr
     )
 
 
-def test_moved_aliases_name_the_self_contained_deployment_as_the_old_parent() -> None:
-    assert moved_aliases(None) == []
-    (alias,) = moved_aliases("vllm70bv6e")
-    assert isinstance(alias, pulumi.Alias)
-    assert isinstance(alias.parent, str)
-    assert alias.parent.startswith("urn:pulumi:")
-    assert alias.parent.endswith(f"::{DEPLOYMENT_TYPE}::vllm70bv6e")
-    assert alias.name is ... and alias.type_ is ...  # the component keeps its own name and type
+def test_tpu_platform_installs_no_metrics_adapter_the_cluster_runs_already():
+    """``sharedPlatform.metricsAdapterInstall: existing``: the adapter's install records the release and applies
+    none of it; LeaderWorkerSet and JobSet are still the platform's."""
+    config = on_existing_cluster()
+    config["sharedPlatform"] = {**config["sharedPlatform"], "metricsAdapterInstall": "existing"}
+    plan = preview(config)
+    installs = {
+        r.name: r.registered_outputs or {} for r in plan.resources if r.type == "tpu-serving:index:ControllerInstall"
+    }
+    assert {n: o.get("owned", True) for n, o in installs.items()} == {
+        "tpu-platform-lws": True,
+        "tpu-platform-jobset": True,
+        "tpu-platform-metrics-adapter": False,
+    }
+    groups = [r for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup"]
+    assert len(groups) == 2
+    assert [c["name"] for c in plan.outputs[OUTPUT]["controllers"]] == ["lws", "jobset", "metrics-adapter"]

@@ -68,6 +68,13 @@ class SharedPlatformConfig(Model):
         pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
     )
 
+    metrics_adapter_install: CreateOrExisting = Field(
+        CreateOrExisting.CREATE,
+        description="`create`: the platform installs and owns the Custom Metrics Stackdriver Adapter; `existing`: "
+        "the cluster runs it already (its owner's), and the platform installs none of it but still records the "
+        "release its model stacks' HPAs expect.",
+    )
+
     @field_validator("cost_shares")
     @classmethod
     def _shares(cls, v: dict[str, float]) -> dict[str, float]:

@@ -25,8 +25,7 @@ NOT_RUNNABLE: Mapping[str, str] = {
     "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
     "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
     "platform-us-east5": "the overlay (tools/e2e/overlay.py) does not convert a platform stack to its existing-cluster "
-    "mode (it sets keys a platform stack has not: buckets, workloadIdentity, controllerInstalls, imageMirror), and "
-    "the Custom Metrics Stackdriver Adapter the platform installs has no release manifest the run can read",
+    "mode (it sets keys a platform stack has not: buckets, workloadIdentity, controllerInstalls, imageMirror)",
     "vllm-llama33-70b-platform": "its cluster is read through a StackReference to platform-us-east5, which the "
     "harness does not deploy (above), and the overlay does not convert a `platform` key to an existing cluster",
     "vllm-llama31-8b-platform": "as vllm-llama33-70b-platform: a model stack of platform-us-east5",

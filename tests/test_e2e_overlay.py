@@ -282,3 +282,18 @@ def test_local_platform_reference_leaves_a_stack_without_platform_as_it_is():
 
     shipped = stack_file_config(load_project(STACKS_ROOT), "platform-us-east5")
     assert local_platform_reference(shipped, "tpu-serving") == shipped
+
+
+def test_e2e_overlay_puts_a_platform_stack_on_the_existing_cluster_with_no_gcp_resource_nor_call():
+    """The platform stack through the overlay: a platform on an existing cluster, its controllers from the local
+    manifests, the metrics adapter the cluster's, no ``gcp:`` resource and no GCP call."""
+    config = converted("platform-us-east5")
+    assert config["cluster"]["existing"] == {"kubeconfig": KUBECONFIG, "nodeUpgradesHeld": True}
+    assert "releaseChannel" not in config["cluster"] and "buckets" not in config
+    assert config["sharedPlatform"]["metricsAdapterInstall"] == "existing"
+    assert config["controllerManifests"] == {"jobset": MANIFESTS["jobset"], "lws": MANIFESTS["lws"]}
+    plan = converted_plan("platform-us-east5")
+    assert gcp_parts(plan) == []
+    files = [f for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup" for f in r.inputs["files"]]
+    assert sorted(files) == sorted([MANIFESTS["jobset"], MANIFESTS["lws"]])
+    assert any(r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway" for r in plan.resources)

@@ -62,6 +62,8 @@ def existing_cluster_overlay(
         raise OverlayError(
             f"manifests: unknown controller(s) {', '.join(unknown)}; valid: {', '.join(CONTROLLER_KEYS)}"
         )
+    if _key(config, "sharedPlatform") in config:
+        return platform_overlay(config, kubeconfig, manifests, context)
     out = copy.deepcopy(dict(config))
     cluster = _existing_cluster(out, kubeconfig, context)
     _existing_buckets(out)
@@ -78,6 +80,38 @@ def existing_cluster_overlay(
         out[serving_key] = _adapter_grant_existing(out[serving_key])
     if manifests:
         _installed_from(out, manifests)
+    return out
+
+
+PLATFORM_INSTALLS = ("lws", "jobset")
+"""The controllers a platform stack installs from a release manifest (``tpu_serving.platform.platform_controllers``,
+less the metrics adapter, which the run names the cluster's)."""
+
+
+def platform_overlay(
+    config: Mapping[str, Any], kubeconfig: str, manifests: Mapping[str, str], context: str | None = None
+) -> dict[str, Any]:
+    """``config`` (a platform stack's ``config:``, ``sharedPlatform``) on an existing cluster reached through
+    ``kubeconfig``: the APIs, the alert policies, the proxy-only subnet and the Gateway's address named existing, the
+    metrics adapter named the cluster's (``metricsAdapterInstall: existing``: :data:`ADAPTER_EXISTING`'s reason), and
+    the controllers it installs read from the local files ``manifests``. A platform has no bucket, workload identity,
+    image mirror nor ``controllerInstalls``: it owns its controllers. Pure."""
+    out = copy.deepcopy(dict(config))
+    cluster = _existing_cluster(out, kubeconfig, context)
+    out[_key(out, "projectApis")] = EXISTING
+    obs_key = _key(out, "observability")
+    out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
+    gateway_key = _key(out, "gateway")
+    out[gateway_key] = {
+        **(out.get(gateway_key) or {}),
+        "createProxyOnlySubnet": False,
+        **gateway_address(str(cluster["name"])),
+    }
+    shared_key = _key(out, "sharedPlatform")
+    out[shared_key] = {**(out.get(shared_key) or {}), "metricsAdapterInstall": EXISTING}
+    owned = {c: path for c, path in sorted(manifests.items()) if c in PLATFORM_INSTALLS}
+    if owned:
+        out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in owned.items()}
     return out
 
 

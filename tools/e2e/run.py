@@ -383,7 +383,11 @@ def release_manifests(root: Path) -> dict[str, str]:
 
 def _run_and_print(setup: Setup, stack: str, verbose: bool) -> bool:
     """One stack's run in this process, its findings printed; whether it passed."""
-    report = run_stack(setup, stack)
+    from .platform_run import is_platform, platform_lifecycle
+
+    report = run_stack(
+        setup, stack, lifecycle=platform_lifecycle if is_platform(stack_config(setup.root, stack)) else None
+    )
     lines = [f.line() for f in report.findings if verbose or not f.ok]
     print(f"== {stack}: {'passed' if report.ok else 'FAILED'} {report.timings}", flush=True)
     print("\n".join([*lines, *([f"error: {report.error}"] if report.error else [])]), flush=True)

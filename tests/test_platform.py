@@ -86,3 +86,13 @@ def test_tpu_platform_installs_no_metrics_adapter_the_cluster_runs_already():
     groups = [r for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup"]
     assert len(groups) == 2
     assert [c["name"] for c in plan.outputs[OUTPUT]["controllers"]] == ["lws", "jobset", "metrics-adapter"]
+
+
+def test_moved_aliases_name_the_self_contained_deployment_as_the_old_parent() -> None:
+    assert moved_aliases(None) == []
+    (alias,) = moved_aliases("vllm70bv6e")
+    assert isinstance(alias, pulumi.Alias)
+    assert isinstance(alias.parent, str)
+    assert alias.parent.startswith("urn:pulumi:")
+    assert alias.parent.endswith(f"::{DEPLOYMENT_TYPE}::vllm70bv6e")
+    assert alias.name is ... and alias.type_ is ...  # the component keeps its own name and type

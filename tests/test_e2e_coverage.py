@@ -8,14 +8,17 @@ import pytest
 from tests.conftest import ROOT, STACKS, plan_of
 from tpu_serving_tools import preview
 from tpu_serving_tools.e2e import coverage
-from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
+from tpu_serving_tools.e2e.run import default_stacks
+
+LEFT = coverage.left_out(ROOT)
 
 
 def test_coverage_readme_block_is_current():
     page = (ROOT / coverage.PAGE).read_text()
     assert "<!-- generated: e2e -->" in page
-    assert coverage.render(page, coverage.shipped_stacks(ROOT)) == page, "README e2e block is stale: run `make readme`"
-    for stack in NOT_RUNNABLE:
+    assert coverage.render(page, LEFT) == page, "README e2e block is stale: run `make readme`"
+    assert {"vllm-llama33-70b-platform", "vllm-llama31-8b-platform"} <= set(LEFT)
+    for stack in LEFT:
         assert f"- `{stack}`: " in page
 
 
@@ -26,9 +29,9 @@ def test_coverage_preview_says_whether_make_e2e_runs_the_stack(stack):
     controller, the others that make e2e runs them."""
     lines = [line for line in preview.summary(plan_of(stack), ROOT).splitlines() if line.startswith("Verified: ")]
     assert len(lines) == 1
-    if stack in NOT_RUNNABLE:
+    if stack in LEFT:
         assert lines[0].startswith("Verified: lifecycle unverified against the controller: make e2e does not run")
-        assert NOT_RUNNABLE[stack] in lines[0]
+        assert LEFT[stack] in lines[0]
     else:
         assert stack in default_stacks(ROOT)
         # new-user review 14, m5: the line opens by saying this preview verified nothing, not by counting it run
@@ -39,15 +42,15 @@ def test_coverage_preview_says_whether_make_e2e_runs_the_stack(stack):
 
 
 def test_coverage_a_stack_that_is_not_shipped_has_no_verified_line():
-    assert coverage.verified_line("my-own-stack", coverage.shipped_stacks(ROOT)) == []
+    assert coverage.verified_line("my-own-stack", coverage.shipped_stacks(ROOT), LEFT) == []
     assert "Verified:" not in preview.summary(plan_of("saxml-175b-v5e32x2"))
 
 
 def test_coverage_says_the_hpa_controller_scales_on_a_stand_in_adapter():
     """The preview's ``Verified:`` line and the README block say what the run shows of an HPA, and that its metric
     comes from a stand-in, not Managed Prometheus (tools/e2e/autoscale.py, metrics_adapter.py)."""
-    (line,) = coverage.verified_line("vllm-llama33-70b-v6e8", coverage.shipped_stacks(ROOT))
-    block = coverage.block(coverage.shipped_stacks(ROOT))
+    (line,) = coverage.verified_line("vllm-llama33-70b-v6e8", coverage.shipped_stacks(ROOT), LEFT)
+    block = coverage.block(LEFT)
     for text in (line, block):
         assert "the real HPA controller scaling the groups to maxReplicas" in text
         assert "stand-in for the Custom Metrics Stackdriver Adapter" in text and "not Managed Prometheus" in text

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tpu_serving_tools.e2e.run import NOT_RUNNABLE, default_stacks
+from tpu_serving_tools.e2e.coverage import MODEL_STACK, NOT_RUNNABLE, left_out
+from tpu_serving_tools.e2e.run import default_stacks
 from tpu_serving_tools.e2e.stack_run import engine_errors
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,10 +20,21 @@ def test_not_runnable_names_stacks_that_exist_with_a_reason():
     assert all(len(why) > 40 for why in NOT_RUNNABLE.values())
 
 
-def test_default_stacks_are_every_stack_but_the_not_runnable():
-    chosen = default_stacks(ROOT)
-    assert chosen and not set(chosen) & set(NOT_RUNNABLE)
-    assert len(chosen) + len(NOT_RUNNABLE) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
+def test_default_stacks_are_every_stack_but_those_left_out():
+    chosen, left = default_stacks(ROOT), left_out(ROOT)
+    assert chosen and not set(chosen) & set(left) and set(NOT_RUNNABLE) <= set(left)
+    assert len(chosen) + len(left) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
+    assert "platform-us-east5" in chosen
+
+
+def test_left_out_takes_every_model_stack_by_its_platform_key(tmp_path):
+    """A model stack a user adds to ``stacks/`` is left out as the shipped ones are, not run to fail."""
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    for stack in ("vllm-llama31-8b-platform", "platform-us-east5", "saxml-175b-v5e32x2"):
+        text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+        (tmp_path / "stacks" / f"Pulumi.{stack.replace('vllm-llama31-8b-platform', 'team-b')}.yaml").write_text(text)
+    assert left_out(tmp_path) == {"team-b": MODEL_STACK}
 
 
 def test_engine_errors_keep_the_engine_diagnostics_without_warnings():

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.settings_tables import rewrite
+from tpu_serving_tools.stack_files import load_project, stack_file_config
 
 NOT_RUNNABLE: Mapping[str, str] = {
     "vllm-llama33-70b-disagg-v6e8x2": "its DisaggregatedSet needs LeaderWorkerSet v0.10.0's API (roles[].scaling, "
@@ -24,13 +25,30 @@ NOT_RUNNABLE: Mapping[str, str] = {
     "pathwaysjob-batch-v6e16": "the PathwaysJob v0.1.4 controller is not served by the Go module proxy (module "
     "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
     "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
-    "vllm-llama33-70b-platform": "a model stack reaches its platform's cluster through gcp.container.getCluster (a "
-    "GCP call) and creates its TPU node pools as gcp.container.NodePools (existingNodePools is refused beside "
-    "platform), and the harness runs each stack on a control plane and backend of its own, where a model stack "
-    "needs its platform's (platform-us-east5, which it runs alone)",
-    "vllm-llama31-8b-platform": "as vllm-llama33-70b-platform: a model stack of platform-us-east5",
 }
-"""The stacks ``make e2e`` leaves out, and why (``E2E_STACKS=<stack>`` runs one anyway)."""
+"""The stacks ``make e2e`` leaves out by name, and why (``E2E_STACKS=<stack>`` runs one anyway); every model stack is
+left out too (:data:`MODEL_STACK`, :func:`left_out`)."""
+
+MODEL_STACK = (
+    "a model stack (platform.stack): it reaches its platform's cluster through gcp.container.getCluster (a GCP call) "
+    "and creates its TPU node pools as gcp.container.NodePools (existingNodePools is refused beside platform), and "
+    "the harness runs each stack on a control plane and backend of its own, where a model stack needs its "
+    "platform's (which make e2e runs alone)"
+)
+"""Why ``make e2e`` leaves out every model stack, a shipped one or one a user adds to ``stacks/``."""
+
+
+def left_out(root: Path) -> dict[str, str]:
+    """The stack files of ``root``'s ``stacks/`` that ``make e2e`` leaves out, and why: :data:`NOT_RUNNABLE`'s, and
+    each model stack (a ``platform`` key)."""
+    project, found = load_project(root), {}
+    for stack in shipped_stacks(root):
+        keys = {str(k).split(":")[-1] for k in stack_file_config(project, stack)}
+        why = NOT_RUNNABLE.get(stack) or (MODEL_STACK if "platform" in keys else None)
+        if why is not None:
+            found[stack] = why
+    return found
+
 
 HPA_RUN = (
     "the real HPA controller scaling the groups to maxReplicas on its metric written above target, then recommending "
@@ -58,11 +76,12 @@ def shipped_stacks(root: Path) -> list[str]:
     return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (root / "stacks").glob("Pulumi.*.yaml"))
 
 
-def verified_line(stack: str, shipped: list[str]) -> list[str]:
-    """The preview's ``Verified:`` line of ``stack``: whether ``make e2e`` runs it (none for a stack that is not one
-    of the ``shipped`` stack files: a user's own stack is not run by this project)."""
-    if stack in NOT_RUNNABLE:
-        return [f"Verified: {UNVERIFIED.format(why=NOT_RUNNABLE[stack])}"]
+def verified_line(stack: str, shipped: list[str], left: Mapping[str, str]) -> list[str]:
+    """The preview's ``Verified:`` line of ``stack``: whether ``make e2e`` runs it (``left``: those it leaves out,
+    :func:`left_out`; none for a stack that is not one of the ``shipped`` stack files: a user's own stack is not run
+    by this project)."""
+    if stack in left:
+        return [f"Verified: {UNVERIFIED.format(why=left[stack])}"]
     return [f"Verified: {RUN}"] if stack in shipped else []
 
 
@@ -72,22 +91,22 @@ PAGE = Path("README.md")
 BLOCK = re.compile(r"(<!-- generated: e2e -->\n)(?P<body>.*?)(<!-- end generated -->)", re.S)
 
 
-def block(shipped: list[str]) -> str:
-    """The README's lines on which stacks ``make e2e`` runs, from :data:`NOT_RUNNABLE`."""
+def block(left: Mapping[str, str]) -> str:
+    """The README's lines on which stacks ``make e2e`` runs, from those it leaves out (:func:`left_out`)."""
     lines = [  # no count: a stack file added to stacks/ adds nothing here but its line below, if it is not run
         "`make e2e` runs every stack file in `stacks/` but those listed below on a local Kubernetes control plane (controller "
         "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install); for a stack with "
         f"an HPA it shows {HPA_RUN}. Not run, so their lifecycle is unverified against the controller (their previews "
         "say so on a `Verified:` line):",
         "",
-        *(f"- `{s}`: {why}" for s, why in NOT_RUNNABLE.items() if s in shipped),
+        *(f"- `{s}`: {why}" for s, why in left.items()),
     ]
     return "\n".join(lines) + "\n"
 
 
-def render(page: str, shipped: list[str]) -> str:
+def render(page: str, left: Mapping[str, str]) -> str:
     """``page`` with its generated e2e block rewritten."""
-    return BLOCK.sub(lambda m: m.group(1) + block(shipped) + m.group(3), page)
+    return BLOCK.sub(lambda m: m.group(1) + block(left) + m.group(3), page)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="exit 1 if the block is stale, write nothing")
     args = parser.parse_args(argv)
     root = Path.cwd()
-    new = render((root / PAGE).read_text(), shipped_stacks(root))
+    new = render((root / PAGE).read_text(), left_out(root))
     return rewrite(root / PAGE, new, check=args.check, what="the e2e block")
 
 

@@ -50,7 +50,7 @@ from .autoscale import LiveCluster, at_rest, hpa_scale, hpas, stack_metric
 from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
-from .coverage import NOT_RUNNABLE, shipped_stacks
+from .coverage import left_out, shipped_stacks
 from .crds import install_crds
 from .drain import drain_one_group, move_one_group
 from .lifecycle import HPA_TYPE, hpa_targets, inventory, scale_and_up, second_preview
@@ -355,8 +355,9 @@ def _verify_command(run: StackRun, flat: Mapping[str, Any], state: Sequence[Mapp
 
 
 def default_stacks(root: Path) -> list[str]:
-    """Every stack of ``stacks/`` but those of :data:`NOT_RUNNABLE` (:mod:`.coverage`)."""
-    return [s for s in shipped_stacks(root) if s not in NOT_RUNNABLE]
+    """Every stack of ``stacks/`` but those :func:`.coverage.left_out` names."""
+    left = left_out(root)
+    return [s for s in shipped_stacks(root) if s not in left]
 
 
 SHARED_PATHWAYS_JOB = Path("crds") / "pathwaysjob-v0.1.4-install.yaml"
@@ -409,7 +410,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m tpu_serving_tools.e2e.run STACK...``: each stack's run, its findings, and a summary line."""
     parser = argparse.ArgumentParser(prog="make e2e", description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument(
-        "stacks", nargs="*", help="the stacks to run (stacks/Pulumi.<stack>.yaml; default: all but NOT_RUNNABLE's)"
+        "stacks",
+        nargs="*",
+        help="the stacks to run (stacks/Pulumi.<stack>.yaml; default: all but those coverage.left_out names)",
     )
     parser.add_argument("--root", type=Path, default=Path("."), help="the project folder (default: .)")
     parser.add_argument("--work", type=Path, default=Path("build") / "e2e" / "runs", help="where each run's state goes")
@@ -432,17 +435,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not stacks:
         print("e2e: no stack to run", file=sys.stderr)
         return 1
-    left_out = {} if args.stacks else {s: why for s, why in NOT_RUNNABLE.items() if s not in stacks}
+    skipped = {} if args.stacks else left_out(setup.root)
     if args.jobs > 1 and len(stacks) > 1:
         failed = run_stacks(stacks, args.jobs, functools.partial(_child_argv, args), setup.work)
     else:
         failed = [stack for stack in stacks if not _run_and_print(setup, stack, args.verbose)]
     passed = len(stacks) - len(failed)
-    print("\n".join(f"not run: {s}: {why}" for s, why in left_out.items()))
+    print("\n".join(f"not run: {s}: {why}" for s, why in skipped.items()))
     print(
         f"e2e: {passed} passed, {len(failed)} failed"
         + (f" ({', '.join(failed)})" if failed else "")
-        + (f", {len(left_out)} not run" if left_out else "")
+        + (f", {len(skipped)} not run" if skipped else "")
     )
     return 1 if failed else 0
 

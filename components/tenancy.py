@@ -410,7 +410,7 @@ def priority_class(
         )
     return k8s.scheduling.v1.PriorityClassPatch(
         resource_name,
-        metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=pc, labels=dict(args.labels)),
+        metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=pc, labels=shared_labels(args.labels)),
         value=value,
         preemption_policy=preempts,
         global_default=False,
@@ -464,3 +464,15 @@ class Tenancy(pulumi.ComponentResource):
             )
         self.summary = quota_output(args)
         self.register_outputs({"tpuQuota": args.tpu_chips + args.tpu_headroom_chips, "quota": self.summary})
+
+
+SHARED_LABEL_KEYS = ("app.kubernetes.io/part-of",)
+"""The labels every tenant of a shared cluster gives the PriorityClasses they all patch: one tenant's own labels
+(``app.kubernetes.io/instance``) would be a field two server-side-apply managers set to different values, which the
+API server refuses as a conflict at the second tenant's apply (https://kubernetes.io/docs/reference/using-api/
+server-side-apply/#conflicts; GKE review: the second model stack's pulumi up failed)."""
+
+
+def shared_labels(labels: Mapping[str, str]) -> dict[str, str]:
+    """``labels`` but those one tenant sets to its own value: what a patch of a shared object may apply."""
+    return {k: v for k, v in labels.items() if k in SHARED_LABEL_KEYS}

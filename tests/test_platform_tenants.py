@@ -66,3 +66,15 @@ def test_platform_tenants_cloud_resources_do_not_collide():
         and (r.inputs.get("accountId") or r.inputs.get("name"))
     ]
     assert _repeated(named) == []
+
+
+def test_platform_tenants_patch_the_shared_priority_classes_with_the_same_fields():
+    """Two tenants server-side-apply the same PriorityClass, each as its own field manager: a field they set to
+    different values is a conflict, and the second tenant's pulumi up fails (GKE review, B1)."""
+    patches = {}
+    for stack in MODELS:
+        for r in plan_of(stack).of_type("kubernetes:scheduling.k8s.io/v1:PriorityClassPatch"):
+            patches.setdefault(r.inputs["metadata"]["name"], []).append(r.inputs)
+    assert sorted(patches) == ["tpu-serving-batch", "tpu-serving-online"]
+    for name, both in patches.items():
+        assert len(both) == 2 and both[0] == both[1], name

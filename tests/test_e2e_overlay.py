@@ -101,6 +101,7 @@ DIFFERENT_INPUTS = frozenset(
     {
         ("kubernetes:core/v1:ServiceAccount", ".metadata.annotations.iam.gke.io/gcp-service-account"),
         ("kubernetes:scheduling.k8s.io/v1:PriorityClass", ".preemptionPolicy"),
+        ("kubernetes:scheduling.k8s.io/v1:PriorityClass", ".metadata.labels.app.kubernetes.io/instance"),
         ("kubernetes:gateway.networking.k8s.io/v1:Gateway", ".spec.addresses[0].value"),
         ("kubernetes:monitoring.googleapis.com/v1:PodMonitoring", ".spec.endpoints[0].params.target[0]"),
         ("kubernetes:apps/v1:Deployment", ".metadata.annotations.tpu-serving.dev/probe"),
@@ -108,7 +109,8 @@ DIFFERENT_INPUTS = frozenset(
 )
 """(type, field) of the objects' inputs that differ by design: the workloads' Kubernetes service account names the
 existing GCP service account (an email) where a created one's is known only once it exists. On an existing cluster
-the serving PriorityClass never preempts (the other tenants' pods are not the stack's to evict). The Gateway's
+the serving PriorityClass never preempts (the other tenants' pods are not the stack's to evict), and its patch
+carries only the labels every tenant shares (tenancy.SHARED_LABEL_KEYS: no instance label). The Gateway's
 address is named existing (tools/e2e/overlay.py ``gateway_address``: a name of its own, a documentation IP): the
 Gateway names it, the serving probe through it targets its IP (known, where a reserved one's is known once it is
 reserved), and the prober's annotation names it."""

@@ -269,6 +269,20 @@ def pool_ingress(args: ServingGatewayArgs) -> k8s.networking.v1.NetworkPolicyIni
     )
 
 
+def custom_resources(name: str, objects: list[dict[str, Any]], opts: pulumi.ResourceOptions) -> None:
+    """Each of ``objects`` (a Gateway API or GKE policy object) as a ``CustomResource`` named ``<name>-<kind>``."""
+    for obj in objects:
+        kind = str(obj["kind"])
+        k8s.apiextensions.CustomResource(
+            f"{name}-{kind.lower()}",
+            api_version=str(obj["apiVersion"]),
+            kind=kind,
+            metadata=obj["metadata"],
+            spec=obj["spec"],
+            opts=opts,
+        )
+
+
 class ServingGateway(pulumi.ComponentResource):
     """An internal GKE Gateway and HTTPRoute to the serving Service (or an InferencePool and its EPP).
 
@@ -323,16 +337,7 @@ class ServingGateway(pulumi.ComponentResource):
         if args.settings.inference_pool:
             objects.append(inference_pool(args))
             self._epp(name, args, child)
-        for obj in objects:
-            kind = str(obj["kind"])
-            k8s.apiextensions.CustomResource(
-                f"{name}-{kind.lower()}",
-                api_version=str(obj["apiVersion"]),
-                kind=kind,
-                metadata=obj["metadata"],
-                spec=obj["spec"],
-                opts=k8s_child,
-            )
+        custom_resources(name, objects, k8s_child)
         self.address_command = (
             f"kubectl -n {args.namespace} get gateway {args.name} -o jsonpath='{{.status.addresses[0].value}}'"
         )

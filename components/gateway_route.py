@@ -16,9 +16,16 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
-import pulumi_kubernetes as k8s
 
-from .gateway import ServingGateway, backend_policy, health_check_policy, http_route, inference_pool
+from .gateway import (
+    ServingGateway,
+    backend_policy,
+    custom_resources,
+    health_check_policy,
+    http_route,
+    inference_pool,
+    router_restart,
+)
 from .gateway_settings import GatewaySettings, ServingGatewayArgs
 from .options import child_options
 from .validation import check_arguments
@@ -87,18 +94,7 @@ class GatewayRoute(pulumi.ComponentResource):
         if serving.settings.inference_pool:
             objects.append(inference_pool(serving))
             ServingGateway._epp(name, serving, child)
-        for obj in objects:
-            kind = str(obj["kind"])
-            k8s.apiextensions.CustomResource(
-                f"{name}-{kind.lower()}",
-                api_version=str(obj["apiVersion"]),
-                kind=kind,
-                metadata=obj["metadata"],
-                spec=obj["spec"],
-                opts=child,
-            )
-        from .gateway import router_restart
-
+        custom_resources(name, objects, child)
         self.router_restart = router_restart(serving)
         self.register_outputs({"parent": {"name": args.parent_name, "namespace": args.parent_namespace}})
 

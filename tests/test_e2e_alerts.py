@@ -270,7 +270,10 @@ def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
 
 
 def world(plan: Plan) -> World:
-    cluster = json.loads(plan.config["tpu-serving:cluster"])["name"]  # the stack file's cluster: GMP's `cluster`
+    # GMP's `cluster` label is the GKE cluster the pods run on: the stack file's cluster, or on a platform (a model
+    # stack, docs/platform.md) the platform's cluster that the stack file names under `platform.cluster`
+    platform = json.loads(plan.config.get("tpu-serving:platform") or "{}")
+    cluster = platform.get("cluster") or json.loads(plan.config["tpu-serving:cluster"])["name"]
     found = World(cluster, list(pods(plan)), deployments=controller_deployments(plan))
     found.autoscalers = [
         (h.inputs["metadata"]["namespace"], h.inputs["metadata"]["name"])

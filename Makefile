@@ -48,7 +48,7 @@ help:
 	@echo "make runbook STACK=<stack> [WORKLOAD=<ns>/<name>]  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
-	@echo "make diff MOVE=<stack> TO=\"<platform> <model>\"  the move of a self-contained stack to a platform and a model stack: state moves, diffs; fails on a cluster or pool replaced"
+	@echo "make diff MOVE=<stack> TO=\"<platform> <model>\"  the move of a self-contained stack to a platform and a model stack: state moves, diffs; fails on a cluster or pool replaced, or a GCP name created twice"
 	@echo "make bench STACK=<stack>    preview time against the import time of the modules it uses"
 	@echo "make readme                 regenerate the docs' generated parts from the code: settings and components reference, cost table, the stacks make e2e runs, make check's output"
 	@echo "make docs                   the documentation site (MkDocs, strict: a broken link fails) into build/site; CI builds it"

@@ -11,7 +11,11 @@ resources whose URN, with the head's stack, is one of its resources' URNs or ali
 a base resource that no head takes goes where its nearest taken ancestor goes (a child moves with its parent), or to
 the last head, whose ``pulumi up`` then deletes it. Each head is then compared with the base resources it takes by
 :func:`.diff.diff_plans`, the one diff engine: what is moved and updated, replaced, created and deleted. The check
-fails when the base has no cluster, or a cluster or node pool would be replaced or deleted.
+fails when the base has no cluster, or a cluster or node pool would be replaced or deleted, or a head would create a
+GCP object (type, project, region and ``name``: :func:`gcp_identity`) that a base resource it does not take still is
+when it runs ``up`` (:func:`_collisions`). A resource a head before the last takes from under a component going to
+the last (the self-contained stack's proxy-only subnet, taken by the platform's by a URN alias) is moved first, by its
+own URN (:func:`_handover`): the component's move would take it along.
 
 The plans' URNs are the offline preview's, whose type names only the parent's own type (pulumi 3.272.0
 ``pulumi/runtime/mocks.py`` l.209-215, ``make_urn``); the engine's names every ancestor's. :func:`engine_urn` gives the
@@ -23,6 +27,7 @@ from __future__ import annotations
 import sys
 import tempfile
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,35 +135,76 @@ def _inherit(base: Mapping[str, dict[str, Any]], last: str, move: Move) -> None:
         move.dest[urn] = move.dest.get(parent, last)
 
 
-def _split(base: Mapping[str, dict[str, Any]], move: Move) -> set[str]:
-    """The base resources with descendants going to another stack than theirs: ``pulumi state move`` would take
-    those descendants along, so they are not moved (the head declares them anew; the source keeps the old ones)."""
-    out: set[str] = set()
-    for urn, r in base.items():
-        parent = str(r.get("parent"))
-        while parent in base:
-            if move.dest[parent] != move.dest[urn]:
-                out.add(parent)
-            parent = str(base[parent].get("parent"))
+def _ancestors(base: Mapping[str, dict[str, Any]], urn: str) -> list[str]:
+    out, parent = [], str(base[urn].get("parent"))
+    while parent in base:
+        out.append(parent)
+        parent = str(base[parent].get("parent"))
     return out
 
 
+def _split(base: Mapping[str, dict[str, Any]], move: Move, gone: AbstractSet[str] = frozenset()) -> set[str]:
+    """The base resources with descendants going to another stack than theirs: ``pulumi state move`` would take
+    those descendants along, so they are not moved (the head declares them anew; the source keeps the old ones).
+    The resources ``gone`` (moved out before, with their descendants) do not count."""
+    out: set[str] = set()
+    for urn in base:
+        ancestors = _ancestors(base, urn)
+        if urn in gone or any(a in gone for a in ancestors):
+            continue
+        out.update(a for a in ancestors if move.dest[a] != move.dest[urn])
+    return out
+
+
+def _handover(base: Mapping[str, dict[str, Any]], move: Move, last: str) -> set[str]:
+    """The base resources that a head before the last takes from under a resource going whole to the last head
+    (the proxy-only subnet of a self-contained stack's ServingGateway, which the platform's SharedGateway takes):
+    ``pulumi state move`` of that parent would take them along, children moving with their parent, so they are moved
+    first, by their own URN; the source then holds the parent without them. Not one whose subtree goes to several
+    stacks, nor one holding a provider: the last head's resources take their copies of it from the source (the
+    cluster's Kubernetes provider), so it moves after them."""
+    below: dict[str, list[str]] = {u: [] for u in base}
+    for urn in base:
+        for a in _ancestors(base, urn):
+            below[a].append(urn)
+    candidates = {
+        urn
+        for urn, r in base.items()
+        if move.dest[urn] != last
+        and move.dest.get(str(r.get("parent"))) == last
+        and all(move.dest[u] == move.dest[urn] for u in below[urn])
+        and not any(str(base[u]["type"]).startswith("pulumi:providers:") for u in [urn, *below[urn]])
+    }
+    split = _split(base, move, candidates)
+    return {urn for urn in candidates if str(base[urn].get("parent")) not in split}
+
+
+def _move_command(source: str, stack: str, urns: list[str]) -> str:
+    listed = " \\\n    ".join(f"'{u}'" for u in sorted(urns))
+    return f"pulumi state move --source {source} --dest {stack} --yes \\\n    {listed}"
+
+
 def _commands(source: str, base: Mapping[str, dict[str, Any]], order: list[str], move: Move) -> None:
-    """``pulumi state move`` of each head's topmost moved resources, the last head's first: it takes copies of the
-    providers the others' resources (a cluster's Kubernetes provider) still hold in the source."""
-    split, engine = _split(base, move), engine_names(list(base.values()), source)
+    """``pulumi state move`` of the resources handed over from under a resource of the last head (:func:`_handover`)
+    first, then of each head's topmost moved resources, the last head's first: it takes copies of the providers the
+    others' resources (a cluster's Kubernetes provider) still hold in the source."""
+    engine = engine_names(list(base.values()), source)
+    handed = _handover(base, move, order[0])
+    split = _split(base, move, handed)
+    for stack in order[:0:-1]:
+        urns = [engine[u][0] for u in handed if move.dest[u] == stack]
+        move.commands += [_move_command(source, stack, urns)] if urns else []
     for stack in order:
         roots = [
             engine[urn][0]
             for urn, r in base.items()
             if move.dest[urn] == stack
             and urn not in split
+            and urn not in handed
             and not str(r["type"]).startswith("pulumi:providers:")
             and (r.get("parent") not in base or r.get("parent") in split)
         ]
-        if roots:
-            urns = " \\\n    ".join(f"'{u}'" for u in sorted(roots))
-            move.commands.append(f"pulumi state move --source {source} --dest {stack} --yes \\\n    {urns}")
+        move.commands += [_move_command(source, stack, roots)] if roots else []
 
 
 def _problems(move: Move) -> list[str]:
@@ -171,6 +217,49 @@ def _problems(move: Move) -> list[str]:
             if c.type in (CLUSTER, NODE_POOL) and c.recreates
         ]
         out += [f"{d.stack}: deletes {r['type']} {r['name']}" for r in d.removed if r["type"] in (CLUSTER, NODE_POOL)]
+    return out
+
+
+def gcp_identity(resource: Mapping[str, Any]) -> tuple[str, str | None, str | None, str] | None:
+    """What GCP knows a resource by: its type, project, region (or location) and ``name`` input; None for a resource
+    of another provider, or with no known ``name``. Two resources of one identity are one GCP object: the second
+    create is refused (a subnetwork's name is unique in its project and region), as is a second ACTIVE proxy-only
+    subnet of a region and network ("only a single proxy-only subnet with purpose REGIONAL_MANAGED_PROXY can be active
+    at any point in time", https://cloud.google.com/load-balancing/docs/proxy-only-subnets)."""
+    inputs, type_ = resource.get("inputs") or {}, str(resource["type"])
+    name = inputs.get("name")
+    if not type_.startswith("gcp:") or not isinstance(name, str) or name == UNKNOWN:
+        return None
+    return type_, inputs.get("project"), inputs.get("region") or inputs.get("location"), name
+
+
+def _collisions(base: Mapping[str, dict[str, Any]], move: Move) -> list[str]:
+    """A head that creates a GCP object (:func:`gcp_identity`) the base holds and the head does not take: moved to
+    another stack, it exists while the head runs ``up`` (the platform's runs before the model's, and the model does
+    not delete what the platform took); left to the head untaken, its ``up`` deletes it only after the create."""
+    held: dict[tuple[str, str | None, str | None, str], list[str]] = {}
+    for urn, r in base.items():
+        ident = gcp_identity(r)
+        if ident is not None:
+            held.setdefault(ident, []).append(urn)
+    out = []
+    for d in move.diffs:
+        for r in d.added:
+            ident = gcp_identity(r)
+            if ident is None:
+                continue
+            out += [
+                f"{d.stack}: creates {r['type']} {r['name']}, GCP name {ident[3]!r}, which the base's "
+                f"{base[urn]['type']} {base[urn]['name']} holds: "
+                + (
+                    f"moved to {move.dest[urn]}, it still exists when {d.stack} runs up"
+                    if move.dest[urn] != d.stack
+                    else f"{d.stack} does not take it, and deletes it only after the create"
+                )
+                + "; GCP refuses the second"
+                for urn in held.get(ident, [])
+                if move.dest[urn] != d.stack or urn not in move.taken
+            ]
     return out
 
 
@@ -194,7 +283,7 @@ def plan_move(base_plan: Mapping[str, Any], heads: list[tuple[str, Mapping[str, 
         outputs = base_plan.get("outputs") if stack == heads[-1][0] else {}
         move.diffs.append(diff_plans(stack, {"stack": stack, "resources": mine, "outputs": outputs}, plan))
     _commands(str(base_plan.get("stack")), base, [s for s, _ in reversed(heads)], move)
-    move.problems += _problems(move)
+    move.problems += _problems(move) + _collisions(base, move)
     return move
 
 
@@ -208,7 +297,7 @@ def render(move: Move, source: str) -> str:
     lines += ["", "### `pulumi state move` (the engine's URNs)", "", "```sh", *move.commands, "```", ""]
     lines += [render_markdown(d, source) for d in move.diffs]
     verdict = (
-        ["**The move replaces no cluster and no node pool.**"]
+        ["**The move replaces no cluster and no node pool, and creates no GCP object the source still holds.**"]
         if not move.problems
         else ["**The move fails the check:**", *(f"- {p}" for p in move.problems)]
     )

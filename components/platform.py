@@ -88,6 +88,31 @@ def moved_aliases(moved_from: str | None) -> list[pulumi.Input[str | pulumi.Alia
     return [pulumi.Alias(parent=parent)]
 
 
+SUBNET_MOVED_FROM = "tpu-serving:index:ServingGateway$gcp:compute/subnetwork:Subnetwork"
+"""The type chain, below the deployment, of a self-contained stack's proxy-only subnet: its ServingGateway's
+(:class:`~tpu_serving.gateway.ServingGateway`, named ``<deployment>-gateway`` by :mod:`tpu_serving.phases`) child
+``<gateway>-proxy-only``."""
+
+
+def moved_subnet_aliases(moved_from: str | None) -> list[str]:
+    """The alias of the platform's proxy-only subnet when ``pulumi state move`` brought the self-contained stack's
+    (deployment ``moved_from``) here, by that subnet's own URN, before its ServingGateway went to the model stack;
+    none otherwise.
+
+    The two are one GCP object, the same name (``<cluster.name>-proxy-only``), region, network and range: were the
+    platform to create its own, GCP would refuse a second subnetwork of that name, and a second ACTIVE proxy-only
+    subnet of the region and network ("only a single proxy-only subnet with purpose REGIONAL_MANAGED_PROXY can be
+    active at any point in time", https://cloud.google.com/load-balancing/docs/proxy-only-subnets), while the model
+    stack held the old one until its own ``up`` deleted it. The moved subnet keeps its URN, with this stack's name
+    (``renameStackAndProject``), under the root stack, whose child the SharedGateway's is not: a full URN alias (a URN
+    string in ``aliases``, pulumi 3.272.0 ``pulumi/runtime/resource.py`` l.143-144, ``alias_pb2.Alias(urn=...)``)
+    names it, and the engine updates it in place."""
+    if moved_from is None:
+        return []
+    chain = f"{DEPLOYMENT_TYPE}${SUBNET_MOVED_FROM}"
+    return [f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{chain}::{moved_from}-gateway-proxy-only"]
+
+
 def platform_controllers(cfg: PlatformStackConfig) -> list[tuple[Controller, str]]:
     """The cluster-wide controllers the platform installs and owns, with their releases: LeaderWorkerSet, JobSet and
     the Custom Metrics Stackdriver Adapter (one per cluster: a model stack's HPA reads through it, and the model stacks
@@ -283,7 +308,9 @@ class TpuPlatform(pulumi.ComponentResource):
         )
         gateway = gateway_args(cfg, k8s_labels)
         self.gateway = SharedGatewayComponent(
-            f"{name}-gateway", SharedGatewayArgs(gateway, k8s_labels), opts=on_cluster
+            f"{name}-gateway",
+            SharedGatewayArgs(gateway, k8s_labels, tuple(moved_subnet_aliases(cfg.shared_platform.moved_from))),
+            opts=on_cluster,
         )
         self.platform = platform_outputs(cfg, args.stack, gateway)
         self.outputs = {

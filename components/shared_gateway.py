@@ -36,6 +36,9 @@ class SharedGatewayArgs:
     (``service``, ``port`` and ``health_path`` are the routes', unused here)."""
     labels: Mapping[str, str] = field(default_factory=dict)
     """Labels of the namespace and the Gateway."""
+    subnet_aliases: tuple[str, ...] = ()
+    """URN aliases of the proxy-only subnet: the subnet of a self-contained stack's ServingGateway that
+    ``pulumi state move`` brought here (:func:`tpu_serving.platform.moved_subnet_aliases`)."""
 
 
 def shared_gateway(args: ServingGatewayArgs) -> dict[str, Any]:
@@ -80,7 +83,7 @@ class SharedGateway(pulumi.ComponentResource):
                 ip_cidr_range=g.settings.proxy_only_cidr,
                 purpose=PROXY_ONLY_PURPOSE,
                 role="ACTIVE",
-                opts=child,
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=list(args.subnet_aliases))),
             )
             waits.append(self.proxy_only_subnet)
         self.address, reserved = ServingGateway._address(name, g, child)

@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import STACKS_ROOT
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.platform_stack import load_platform_stack
-from tpu_serving.platform import DEPLOYMENT_TYPE, moved_aliases
+from tpu_serving.platform import DEPLOYMENT_TYPE, moved_aliases, moved_subnet_aliases
 from tpu_serving.platform_outputs import OUTPUT
 from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
@@ -96,3 +96,25 @@ def test_moved_aliases_name_the_self_contained_deployment_as_the_old_parent() ->
     assert alias.parent.startswith("urn:pulumi:")
     assert alias.parent.endswith(f"::{DEPLOYMENT_TYPE}::vllm70bv6e")
     assert alias.name is ... and alias.type_ is ...  # the component keeps its own name and type
+
+
+def test_moved_subnet_aliases_name_the_self_contained_gateways_subnet_by_its_urn() -> None:
+    assert moved_subnet_aliases(None) == []
+    (alias,) = moved_subnet_aliases("vllm70bv6e")
+    serving_subnet = "tpu-serving:index:ServingGateway$gcp:compute/subnetwork:Subnetwork"
+    assert alias.startswith("urn:pulumi:")
+    assert alias.endswith(f"::{DEPLOYMENT_TYPE}${serving_subnet}::vllm70bv6e-gateway-proxy-only")
+
+
+def test_tpu_platform_aliases_its_proxy_only_subnet_only_when_moved() -> None:
+    config = dict(stack_file_config(load_project(STACKS_ROOT), STACK))
+    moved = f"urn:pulumi:{STACK}::tpu-serving::{DEPLOYMENT_TYPE}$tpu-serving:index:ServingGateway$"
+    expected = [{"urn": f"{moved}gcp:compute/subnetwork:Subnetwork::tpu-platform-gateway-proxy-only"}]
+    for moved_from, aliases in [("tpu-platform", expected), (None, [])]:
+        shared = {**config["sharedPlatform"], **({"movedFrom": moved_from} if moved_from else {})}
+        (subnet,) = [
+            r
+            for r in preview({**config, "sharedPlatform": shared}).resources
+            if r.type == "gcp:compute/subnetwork:Subnetwork"
+        ]
+        assert subnet.aliases == aliases, moved_from

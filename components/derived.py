@@ -206,6 +206,7 @@ def existing_cluster_args(cfg: StackConfig) -> ExistingClusterArgs:
         region=cfg.region,
         cpu_pool=to_settings(cfg.cluster.cpu_pool, CpuPoolArgs),
         security_group=cfg.cluster.security_group,
+        node_service_account=None,  # a platform stack's (PLATFORM_EXISTING_ARGS)
     )
 
 

@@ -27,6 +27,7 @@ import pulumi_kubernetes as k8s
 from .catalog import SliceShape
 from .cluster import CpuPoolArgs, cluster_name_problem
 from .gcp_zones import per_zone_minimum
+from .identity import node_service_account_problem
 from .kubeconfig import cluster_identifier, existing_server, kubeconfig
 from .naming import (
     NameLimit,
@@ -104,6 +105,9 @@ class GkeCluster:
 EXISTING_ARGS_FROM_THE_STACK: tuple[str, ...] = ("project", "name", "region", "cpu_pool", "security_group")
 """Arguments a stack file sets outside ``cluster.existing`` (``gcp:project``, ``cluster.name``, ``gcp:region``,
 ``cluster.cpuPool``, ``cluster.securityGroup``)."""
+PLATFORM_EXISTING_ARGS: tuple[str, ...] = ("node_service_account",)
+"""Arguments of ``cluster.existing`` only a platform stack file sets (required there): a model stack's own
+``cluster.existing`` has none of them, its TPU pools being the cluster's own."""
 
 
 @dataclass(frozen=True)
@@ -151,6 +155,15 @@ class ExistingClusterArgs:
         default=False,
     )
 
+    node_service_account: str | None = described(
+        "The email of the GCP service account the model stacks' TPU node pools run as on this cluster, which the "
+        "platform exports (`platform.nodeServiceAccount`) and grants `sharedPlatform.modelDeployers` the use of: an "
+        "account the cluster's owner made, `<account id>@<project id>.iam.gserviceaccount.com`, or the Compute "
+        "Engine default `<project number>-compute@developer.gserviceaccount.com`. A platform stack's; required there.",
+        default=None,
+        check=node_service_account_problem,
+    )
+
     def problems(self) -> list[str]:
         """One way to reach the cluster: ``kubeconfig`` (with an optional ``context``) or ``gke``."""
         if (self.kubeconfig is None) == (self.gke is None):
@@ -193,6 +206,7 @@ def _plan_inputs(args: ExistingClusterArgs) -> dict[str, Any]:
             "maxNodes": pool.max_nodes,
         },
         "securityGroup": args.security_group,
+        **({"nodeServiceAccount": args.node_service_account} if args.node_service_account is not None else {}),
     }
 
 

@@ -36,6 +36,51 @@ def service_account_email_problem(email: str | None) -> str:
     return "must be a GCP service account's email, <account id>@<project>.iam.gserviceaccount.com"
 
 
+NODE_SERVICE_ACCOUNT_EMAIL = re.compile(
+    r"^(?:[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam"
+    r"|[0-9]{1,20}-compute@developer)\.gserviceaccount\.com$"
+)
+"""The email of an account node pools can run as: a user-managed service account's,
+``<account id>@<project id>.iam.gserviceaccount.com`` (an account id of 6 to 30 lower-case letters, digits and hyphens,
+a letter first; a project id of the same form), or the Compute Engine default service account's,
+``<project number>-compute@developer.gserviceaccount.com``, which GKE's nodes run as when none is named (IAM,
+"Service accounts overview", https://cloud.google.com/iam/docs/service-account-overview, and "Service account types",
+https://cloud.google.com/iam/docs/service-account-types, read 2026-12-03)."""
+
+
+def node_service_account_problem(email: str | None) -> str:
+    """Why ``email`` is not the email of an account node pools can run as (:data:`NODE_SERVICE_ACCOUNT_EMAIL`), or
+    ``""``."""
+    if email is None or NODE_SERVICE_ACCOUNT_EMAIL.match(email):
+        return ""
+    return (
+        "must be a service account's email: <account id>@<project id>.iam.gserviceaccount.com (a user-managed "
+        "account) or <project number>-compute@developer.gserviceaccount.com (the Compute Engine default account)"
+    )
+
+
+IAM_MEMBER = re.compile(
+    r"^(?:(?:user|group|serviceAccount):[^@\s:]+@[^@\s:]+\.[^@\s:]+"
+    r"|domain:[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+"
+    r"|(?:principal|principalSet)://\S+)$"
+)
+"""An IAM policy member who can be granted a role on a service account: ``user:<email>``, ``group:<email>``,
+``serviceAccount:<email>``, ``domain:<domain>``, or a workload or workforce identity federation identifier,
+``principal://...`` or ``principalSet://...`` (IAM, "Principal identifiers",
+https://cloud.google.com/iam/docs/principal-identifiers, read 2026-12-03). ``allUsers`` and
+``allAuthenticatedUsers`` are refused: anyone would act as the account."""
+
+
+def iam_member_problem(member: str) -> str:
+    """Why ``member`` is not an IAM member a role may be granted to (:data:`IAM_MEMBER`), or ``""``."""
+    if IAM_MEMBER.match(member):
+        return ""
+    return (
+        "must be an IAM member: user:<email>, group:<email>, serviceAccount:<email>, domain:<domain>, "
+        "principal://... or principalSet://..."
+    )
+
+
 def optional_service_account_id_problem(account_id: str | None) -> str:
     """:func:`~tpu_serving.naming.service_account_id_problem`, when an id is given."""
     return "" if account_id is None else service_account_id_problem(account_id)

@@ -319,6 +319,12 @@ def service_account_email(account_id: str, project: str) -> str:
     return f"{account_id}@{project}.iam.gserviceaccount.com"
 
 
+def deployer_grant_name(component: str, member: str) -> str:
+    """The Pulumi name of a model deployer's grant on the node account: ``<component>-deployer-<member>``, the member
+    with each run of characters other than letters, digits, ``@._-`` as one ``-`` (a URN holds no ``::``)."""
+    return f"{component}-deployer-{re.sub(r'[^A-Za-z0-9@._-]+', '-', member)}"
+
+
 def group_recreations_metric(cluster: str, namespace: str) -> str:
     """The log-based metric counting the leader-worker group recreations of a cluster's serving namespace:
     ``<cluster>-<ns>-lws-group-recreations`` (:func:`namespaced_metric`). One per namespace: a log-based metric's name

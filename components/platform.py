@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
+from pulumi_gcp import serviceaccount
 
 from .autoscaling import METRICS_ADAPTER
 from .cluster import CloudNat, TpuCluster, TpuClusterArgs
@@ -36,9 +37,11 @@ from .naming import (
     LIBRARY_LABEL_KEYS,
     NameLimit,
     cpu_service_account_id,
+    deployer_grant_name,
     dns_name,
     gateway_address_name,
     proxy_only_subnet_name,
+    service_account_email,
 )
 from .observability_settings import ObservabilitySettings
 from .platform_alerts import PlatformAlerts, PlatformAlertsArgs
@@ -52,6 +55,14 @@ from .shared_vpc import network_path, subnetwork_path
 from .validation import check_arguments
 
 PART_OF = "tpu-serving"
+
+SERVICE_ACCOUNT_USER = "roles/iam.serviceAccountUser"
+"""The role a model stack's deployer needs on the node service account: a node pool's VMs run as the account (GKE,
+"Configure GKE node service accounts", https://docs.cloud.google.com/kubernetes-engine/security/
+configure-node-service-accounts, read 2026-12-03), and creating a resource that runs as a service account takes
+``iam.serviceAccounts.actAs`` on it, which the Service Account User role holds: "a user that has been granted the
+Service Account User role (roles/iam.serviceAccountUser) on that service account can act as the service account to
+start a Compute Engine instance" (IAM, https://cloud.google.com/iam/docs/service-accounts#user-role)."""
 
 
 @dataclass(frozen=True)
@@ -200,12 +211,65 @@ def platform_cost_estimate(cfg: PlatformStackConfig) -> CostEstimate:
     return platform_estimate(pool.machine_type, per_zone_minimum(pool.min_nodes, len(zones)), pool.disk_size_gb, zones)
 
 
+def node_service_account(cfg: PlatformStackConfig) -> str:
+    """The email of the account the model stacks' TPU pools run as: the one the platform creates with its cluster
+    (``<cluster>-nodes``), or on an existing cluster the one its stack file names (``cluster.existing
+    .nodeServiceAccount``, required there), never one the platform did not make nor was told of."""
+    existing = cfg.cluster.existing
+    if existing is not None:
+        assert existing.node_service_account is not None  # required by PlatformClusterConfig
+        return existing.node_service_account
+    account = dns_name(cpu_service_account_id(cfg.cluster.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID)
+    # GCP names a service account <account-id>@<project>.iam.gserviceaccount.com (platform_outputs' source)
+    return service_account_email(account, cfg.project)
+
+
+def node_account_path(cfg: PlatformStackConfig) -> str:
+    """The existing node account's resource name, ``projects/<project>/serviceAccounts/<email>``: the project in a
+    user-managed account's email, else (the Compute Engine default account) the platform's."""
+    email = node_service_account(cfg)
+    domain = email.split("@", 1)[1]
+    project = domain.removesuffix(".iam.gserviceaccount.com") if domain.endswith(".iam.gserviceaccount.com") else ""
+    return f"projects/{project or cfg.project}/serviceAccounts/{email}"
+
+
+def model_deployers_output(cfg: PlatformStackConfig) -> dict[str, object]:
+    """The ``modelDeployers`` output: who may create node pools running as the node account; a note when nobody."""
+    members, email = cfg.shared_platform.model_deployers, node_service_account(cfg)
+    note = (
+        {}
+        if members
+        else {
+            "note": f"nobody: a model stack's deployer needs {SERVICE_ACCOUNT_USER} on {email} to create its TPU "
+            "pools; name them in sharedPlatform.modelDeployers"
+        }
+    )
+    return {"serviceAccount": email, "role": SERVICE_ACCOUNT_USER, "members": list(members), **note}
+
+
+def deployer_grants(
+    name: str, cfg: PlatformStackConfig, cluster: TpuCluster | ExistingCluster, opts: pulumi.ResourceOptions
+) -> list[serviceaccount.IAMMember]:
+    """One ``roles/iam.serviceAccountUser`` grant on the node account per model deployer
+    (``sharedPlatform.modelDeployers``): on the account the cluster created, or the existing one named."""
+    account = cluster.node_service_account.name if isinstance(cluster, TpuCluster) else node_account_path(cfg)
+    return [
+        serviceaccount.IAMMember(
+            deployer_grant_name(name, member),
+            service_account_id=account,
+            role=SERVICE_ACCOUNT_USER,
+            member=member,
+            opts=opts,
+        )
+        for member in cfg.shared_platform.model_deployers
+    ]
+
+
 def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatewayArgs) -> PlatformOutputs:
     """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
     c = cfg.cluster
     network, subnet = network_and_subnet(cfg)
     zones = platform_cluster_args(cfg, {}).cpu_zones
-    node_account = dns_name(cpu_service_account_id(c.name), limit=NameLimit.GCP_SERVICE_ACCOUNT_ID)
     return PlatformOutputs(
         stack=stack,
         project=cfg.project,
@@ -218,8 +282,7 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
         ),
         network=network,
         subnetwork=subnet,
-        # GCP names a service account <account-id>@<project>.iam.gserviceaccount.com (platform_outputs' source)
-        node_service_account=f"{node_account}@{cfg.project}.iam.gserviceaccount.com",
+        node_service_account=node_service_account(cfg),
         cpu_pool=CpuNodes(
             machine_type=c.cpu_pool.machine_type,
             min_nodes=per_zone_minimum(c.cpu_pool.min_nodes, len(zones)),
@@ -282,6 +345,7 @@ class TpuPlatform(pulumi.ComponentResource):
             if cfg.cluster.existing is not None
             else TpuCluster(name, platform_cluster_args(cfg, labels), opts=pulumi.ResourceOptions.merge(gcp, moved))
         )
+        self.deployer_grants = deployer_grants(name, cfg, self.cluster, gcp)
         on_cluster = pulumi.ResourceOptions(
             parent=self,
             providers={"kubernetes": self.cluster.provider},
@@ -320,5 +384,6 @@ class TpuPlatform(pulumi.ComponentResource):
             "gatewayAddress": self.gateway.address,
             "alertPolicies": self.alerts.alert_policies,
             "cost": cost_output(platform_cost_estimate(cfg)),
+            "modelDeployers": model_deployers_output(cfg),
         }
         self.register_outputs({k: v for k, v in self.outputs.items() if k != "kubeconfig"})

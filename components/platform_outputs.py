@@ -99,7 +99,10 @@ class PlatformOutputs(Model):
     control_plane: ControlPlane = Field(description="How to reach the control plane.")
     network: str = Field(description="The cluster's VPC network (its name, or its path in a Shared VPC host).")
     subnetwork: str = Field(description="The nodes' subnet (its name, or its path in a Shared VPC host).")
-    node_service_account: str = Field(description="Email of the node service account the model stacks' pools use.")
+    node_service_account: str = Field(
+        description="Email of the node service account the model stacks' pools use: the platform's own, or on an "
+        "existing cluster the one its stack file names (`cluster.existing.nodeServiceAccount`)."
+    )
     cpu_pool: CpuNodes = Field(description="The CPU node pool the model stacks' CPU pods run on.")
     workload_pool: str = Field(description="The cluster's workload identity pool, `<project>.svc.id.goog`.")
     gateway: SharedGateway = Field(description="The shared internal Gateway.")

@@ -142,13 +142,14 @@ SingleGroup = Annotated[
 needs it and leaves it unset."""
 
 
-def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[Model]:
+def settings_model(cls: type, name: str, exclude: tuple[str, ...] = (), required: tuple[str, ...] = ()) -> type[Model]:
     """A config model with the fields, types, defaults and descriptions of dataclass ``cls``.
 
     The components define their settings once, as documented frozen dataclasses; the
     stack files are validated against this generated model; :func:`to_settings` turns a
     validated model back into the dataclass. Nested settings dataclasses become nested
-    models; ``exclude`` leaves out fields the stack file sets elsewhere.
+    models; ``exclude`` leaves out fields the stack file sets elsewhere; ``required`` makes optional fields (``X |
+    None = None``) required ``X`` in this model.
     """
     hints = type_hints(cls, include_extras=True)
     spec: dict[str, Any] = {}
@@ -162,6 +163,8 @@ def settings_model(cls: type, name: str, exclude: tuple[str, ...] = ()) -> type[
         else:
             default = ...
         annotation = strict_scalars(hints[f.name])  # no "yes" for a bool, no true for an int
+        if f.name in required:
+            annotation, default = _optional_item(annotation) or annotation, ...
         item = _tuple_item(annotation)
         if item is not None and dataclasses.is_dataclass(item):
             # A tuple of settings dataclasses is a list of their models in the stack file.

@@ -156,14 +156,15 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
         if name != "existing":
             assert model_field.description == fields[name].metadata["description"], name
     from tpu_serving.config.models import ExistingClusterConfig
-    from tpu_serving.existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
+    from tpu_serving.existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
 
     existing = {
         f.name: f for f in dataclasses.fields(ExistingClusterArgs) if f.name not in EXISTING_ARGS_FROM_THE_STACK
     }
+    # a model stack's cluster.existing has no platform-only key (nodeServiceAccount): unchanged by it
     assert (
         set(ExistingClusterConfig.model_fields)
-        == set(existing)
+        == set(existing) - set(PLATFORM_EXISTING_ARGS)
         == {"kubeconfig", "context", "gke", "node_upgrades_held"}
     )
     for name, model_field in ExistingClusterConfig.model_fields.items():

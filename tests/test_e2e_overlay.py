@@ -290,9 +290,14 @@ def test_e2e_overlay_puts_a_platform_stack_on_the_existing_cluster_with_no_gcp_r
     """The platform stack through the overlay: a platform on an existing cluster, its controllers from the local
     manifests, the metrics adapter the cluster's, no ``gcp:`` resource and no GCP call."""
     config = converted("platform-us-east5")
-    assert config["cluster"]["existing"] == {"kubeconfig": KUBECONFIG, "nodeUpgradesHeld": True}
+    assert config["cluster"]["existing"] == {
+        "kubeconfig": KUBECONFIG,
+        "nodeUpgradesHeld": True,
+        "nodeServiceAccount": "tpu-platform-nodes@tpu-serving-demo.iam.gserviceaccount.com",
+    }
     assert "releaseChannel" not in config["cluster"] and "buckets" not in config
     assert config["sharedPlatform"]["metricsAdapterInstall"] == "existing"
+    assert config["sharedPlatform"]["modelDeployers"] == []
     assert config["controllerManifests"] == {"jobset": MANIFESTS["jobset"], "lws": MANIFESTS["lws"]}
     plan = converted_plan("platform-us-east5")
     assert gcp_parts(plan) == []

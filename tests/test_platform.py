@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import STACKS_ROOT
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.platform_stack import load_platform_stack
-from tpu_serving.platform import DEPLOYMENT_TYPE, moved_aliases, moved_subnet_aliases
+from tpu_serving.platform import DEPLOYMENT_TYPE, SERVICE_ACCOUNT_USER, moved_aliases, moved_subnet_aliases
 from tpu_serving.platform_outputs import OUTPUT
 from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
@@ -19,6 +19,9 @@ from tpu_serving_tools.stack_files import config_map, load_project, stack_file_c
 STACK = "platform-us-east5"
 CREATE_ONLY = ("releaseChannel", "minMasterVersion", "maintenance")
 """The shipped platform's ``cluster`` keys that shape a cluster it creates."""
+NODES = "gke-tpu-nodes@cluster-owner-1.iam.gserviceaccount.com"
+"""The node account an existing cluster's owner made, in another project."""
+IAM_MEMBER = "gcp:serviceaccount/iAMMember:IAMMember"
 
 
 def on_existing_cluster(**cluster: Any) -> dict[str, Any]:
@@ -26,7 +29,8 @@ def on_existing_cluster(**cluster: Any) -> dict[str, Any]:
     existing (the APIs, the alert policies, the proxy-only subnet, the Gateway's address); ``cluster`` on top."""
     config = dict(stack_file_config(load_project(STACKS_ROOT), STACK))
     kept = {k: v for k, v in config["cluster"].items() if k not in CREATE_ONLY}
-    config["cluster"] = {**kept, "existing": {"kubeconfig": "/srv/kube/config"}, **cluster}
+    config["cluster"] = {**kept, "existing": {"kubeconfig": "/srv/kube/config", "nodeServiceAccount": NODES}, **cluster}
+    config["sharedPlatform"] = {**config["sharedPlatform"], "modelDeployers": []}
     config["projectApis"] = "existing"
     config["observability"] = {**config["observability"], "cloudResources": "existing"}
     config["gateway"] = {
@@ -118,3 +122,126 @@ def test_tpu_platform_aliases_its_proxy_only_subnet_only_when_moved() -> None:
             if r.type == "gcp:compute/subnetwork:Subnetwork"
         ]
         assert subnet.aliases == aliases, moved_from
+
+
+def test_tpu_platform_on_an_existing_cluster_exports_the_node_service_account_its_stack_file_names():
+    """GKE review B3: the platform made no ``<cluster>-nodes`` account on a cluster made elsewhere, so the model
+    stacks' TPU pools run as the account ``cluster.existing.nodeServiceAccount`` names."""
+    plan = preview(on_existing_cluster())
+    assert plan.outputs[OUTPUT]["nodeServiceAccount"] == NODES
+    (cluster,) = plan.of_type("tpu-serving:index:ExistingCluster")
+    assert cluster.inputs["nodeServiceAccount"] == NODES
+
+
+def test_load_platform_stack_requires_the_node_service_account_of_an_existing_cluster():
+    config = on_existing_cluster()
+    del config["cluster"]["existing"]["nodeServiceAccount"]
+    with pytest.raises(ConfigError) as err:
+        load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    assert err.value.problems == ["tpu-serving:cluster.existing.nodeServiceAccount: required key is missing"]
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["tpu-nodes@tpu-serving-demo.iam.gserviceaccount.com", "123456789012-compute@developer.gserviceaccount.com"],
+)
+def test_load_platform_stack_takes_a_user_managed_or_compute_default_node_service_account(email: str):
+    config = on_existing_cluster()
+    config["cluster"]["existing"]["nodeServiceAccount"] = email
+    cfg = load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    assert cfg.cluster.existing is not None and cfg.cluster.existing.node_service_account == email
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["tpu-nodes", "ml-team@example.com", "tpu@p-1.iam.gserviceaccount.com", "Nodes@proj-1.iam.gserviceaccount.com"],
+)
+def test_load_platform_stack_refuses_a_node_service_account_not_shaped_as_gcp_names_them(email: str):
+    config = on_existing_cluster()
+    config["cluster"]["existing"]["nodeServiceAccount"] = email
+    with pytest.raises(ConfigError) as err:
+        load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    (problem,) = err.value.problems
+    assert problem.startswith(f"tpu-serving:cluster.existing.nodeServiceAccount = {email!r}".replace("'", '"'))
+    assert "<account id>@<project id>.iam.gserviceaccount.com" in problem
+
+
+def test_tpu_platform_grants_each_model_deployer_the_use_of_the_node_service_account_it_creates():
+    """GKE review M2: a model stack's deployer acts as the node account to create pools running as it."""
+    plan = preview(dict(stack_file_config(load_project(STACKS_ROOT), STACK)))
+    (grant,) = plan.of_type(IAM_MEMBER)
+    (platform,) = plan.of_type("tpu-serving:index:TpuPlatform")
+    (account,) = [
+        r for r in plan.of_type("gcp:serviceaccount/account:Account") if r.inputs["accountId"].endswith("-nodes")
+    ]
+    assert grant.name == "tpu-platform-deployer-group-ml-team@example.com"
+    assert grant.parent == platform.urn
+    assert grant.inputs["role"] == SERVICE_ACCOUNT_USER == "roles/iam.serviceAccountUser"
+    assert grant.inputs["member"] == "group:ml-team@example.com"
+    assert grant.property_dependencies["serviceAccountId"] == [account.urn]
+    assert plan.outputs["modelDeployers"] == {
+        "serviceAccount": "tpu-platform-nodes@tpu-serving-demo.iam.gserviceaccount.com",
+        "role": "roles/iam.serviceAccountUser",
+        "members": ["group:ml-team@example.com"],
+    }
+
+
+def test_tpu_platform_on_an_existing_cluster_grants_the_model_deployers_the_use_of_the_named_account():
+    config = on_existing_cluster()
+    members = ["user:alice@example.com", "serviceAccount:deployer@ci-1234.iam.gserviceaccount.com"]
+    config["sharedPlatform"]["modelDeployers"] = members
+    plan = preview(config)
+    grants = plan.of_type(IAM_MEMBER)
+    assert sorted(g.inputs["member"] for g in grants) == sorted(members)
+    assert {g.inputs["serviceAccountId"] for g in grants} == {f"projects/cluster-owner-1/serviceAccounts/{NODES}"}
+
+
+def test_tpu_platform_says_when_no_model_deployer_may_use_the_node_service_account():
+    plan = preview(on_existing_cluster())
+    assert plan.of_type(IAM_MEMBER) == []
+    note = plan.outputs["modelDeployers"]["note"]
+    assert note.startswith("nobody: ") and NODES in note and "sharedPlatform.modelDeployers" in note
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        "ml-team@example.com",
+        "allUsers",
+        "allAuthenticatedUsers",
+        "group:",
+        "team:ml@example.com",
+        "domain:not a domain",
+    ],
+)
+def test_load_platform_stack_refuses_a_model_deployer_iam_does_not_take(member: str):
+    config = on_existing_cluster()
+    config["sharedPlatform"]["modelDeployers"] = [member]
+    with pytest.raises(ConfigError) as err:
+        load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    (problem,) = err.value.problems
+    assert problem.startswith("tpu-serving:sharedPlatform.modelDeployers[0] = ")
+    assert "must be an IAM member: user:<email>, group:<email>" in problem
+
+
+@pytest.mark.parametrize(
+    "member",
+    [
+        "domain:example.com",
+        "principalSet://iam.googleapis.com/locations/global/workforcePools/ml/group/deployers",
+        "principal://iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/gh/subject/repo",
+    ],
+)
+def test_load_platform_stack_takes_a_domain_or_federated_model_deployer(member: str):
+    config = on_existing_cluster()
+    config["sharedPlatform"]["modelDeployers"] = [member]
+    cfg = load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    assert cfg.shared_platform.model_deployers == [member]
+
+
+def test_load_platform_stack_refuses_a_model_deployer_named_twice():
+    config = on_existing_cluster()
+    config["sharedPlatform"]["modelDeployers"] = ["group:ml@example.com", "group:ml@example.com"]
+    with pytest.raises(ConfigError) as err:
+        load_platform_stack(config_map(load_project(STACKS_ROOT), config))
+    assert "group:ml@example.com: named more than once" in err.value.problems[0]

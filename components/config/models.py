@@ -18,7 +18,7 @@ from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
 from ..capacity import Capacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..controllers import ControllerManifests
-from ..existing import EXISTING_ARGS_FROM_THE_STACK, ExistingClusterArgs
+from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
 from ..gateway import GatewaySettings
 from ..host_maintenance_job import HostMaintenanceConfig
 from ..identity import WorkloadIdentityArgs, service_account_email_problem
@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 else:
     ExistingClusterConfig = settings_model(
-        ExistingClusterArgs, "ExistingClusterConfig", exclude=EXISTING_ARGS_FROM_THE_STACK
+        ExistingClusterArgs, "ExistingClusterConfig", exclude=EXISTING_ARGS_FROM_THE_STACK + PLATFORM_EXISTING_ARGS
     )
 
     class ClusterConfig(settings_model(TpuClusterArgs, "ClusterConfig", exclude=CLUSTER_ARGS_FROM_THE_STACK)):

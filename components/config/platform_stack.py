@@ -11,14 +11,25 @@ tells a platform stack by its ``sharedPlatform`` key (:func:`platform_stack_data
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
-from pydantic import Field, StringConstraints, ValidationError, field_validator
+from pydantic import AfterValidator, Field, StringConstraints, ValidationError, field_validator
 
 from ..autoscaling import AutoscalingSettings
 from ..controllers import JOBSET, LWS
+from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
+from ..identity import iam_member_problem
 from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, release_validator
+from ..settings import (
+    PROJECT_NAMESPACE,
+    CreateOrExisting,
+    K8sName,
+    Model,
+    declared,
+    release_validator,
+    settings_model,
+)
+from ..validation import raising
 from .errors import ConfigError, describe_all
 from .existing_checks import existing_cluster_problems
 from .loading import stack_data
@@ -29,6 +40,30 @@ StackName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-
 
 KEY = "sharedPlatform"
 """The stack file key that makes a stack a platform stack."""
+
+IamMember = Annotated[str, AfterValidator(raising(iam_member_problem))]
+"""An IAM member a role is granted to (:func:`~tpu_serving.identity.iam_member_problem`)."""
+
+if TYPE_CHECKING:
+    PlatformClusterConfig: TypeAlias = ClusterConfig
+else:
+    PlatformExistingClusterConfig = settings_model(
+        ExistingClusterArgs,
+        "PlatformExistingClusterConfig",
+        exclude=EXISTING_ARGS_FROM_THE_STACK,
+        required=PLATFORM_EXISTING_ARGS,
+    )
+
+    class PlatformClusterConfig(ClusterConfig):
+        __doc__ = ClusterConfig.__doc__
+        existing: PlatformExistingClusterConfig | None = Field(
+            None, description=ClusterConfig.model_fields["existing"].description
+        )
+
+
+"""A platform stack file's ``cluster``: a model stack's (:class:`~.models.ClusterConfig`), whose ``existing`` also
+requires ``nodeServiceAccount`` (:data:`~tpu_serving.existing.PLATFORM_EXISTING_ARGS`): the platform made no node
+account on a cluster made elsewhere, and the model stacks' TPU pools run as the one the stack file names."""
 
 
 class SharedPlatformConfig(Model):
@@ -68,12 +103,27 @@ class SharedPlatformConfig(Model):
         pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
     )
 
+    model_deployers: list[IamMember] = Field(
+        default_factory=list,
+        description="The IAM members who run `pulumi up` of the model stacks (e.g. `group:ml-team@example.com`, "
+        "`serviceAccount:deployer@my-project.iam.gserviceaccount.com`): each is granted "
+        "`roles/iam.serviceAccountUser` on the node service account (`platform.nodeServiceAccount`), which GKE "
+        "requires of whoever creates a node pool running as it. Empty: the platform grants it to nobody, and its "
+        "`modelDeployers` output says so.",
+    )
     metrics_adapter_install: CreateOrExisting = Field(
         CreateOrExisting.CREATE,
         description="`create`: the platform installs and owns the Custom Metrics Stackdriver Adapter; `existing`: "
         "the cluster runs it already (its owner's), and the platform installs none of it but still records the "
         "release its model stacks' HPAs expect.",
     )
+
+    @field_validator("model_deployers")
+    @classmethod
+    def _deployers(cls, v: list[str]) -> list[str]:
+        if repeated := sorted({m for m in v if v.count(m) > 1}):
+            raise ValueError(f"{', '.join(repeated)}: named more than once; name each member once")
+        return v
 
     @field_validator("cost_shares")
     @classmethod
@@ -100,7 +150,7 @@ class PlatformStackConfig(Model):
     region: str = Field(description="GCP region of the regional cluster (config key `gcp:region`).")
     zone: str = Field(description="The CPU pool's zone, one of the region's.")
     labels: dict[str, str] = Field(default_factory=dict, description="GCP labels added to every labelled resource.")
-    cluster: ClusterConfig = Field(
+    cluster: PlatformClusterConfig = Field(
         description="The GKE cluster the platform creates; with `existing`, a cluster made elsewhere that the platform "
         "only installs its controllers and Gateway on (it reaches it by kubeconfig or by name, and creates no cluster, "
         "node pool nor Cloud NAT)."

@@ -21,7 +21,12 @@ from pydantic.alias_generators import to_camel
 from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
 from tpu_serving.image_mirror import UPSTREAMS, MirrorMode, repository_path
-from tpu_serving.naming import mirror_repository_id, service_account_email, workload_service_account_id
+from tpu_serving.naming import (
+    cpu_service_account_id,
+    mirror_repository_id,
+    service_account_email,
+    workload_service_account_id,
+)
 from tpu_serving.settings import PROJECT_NAMESPACE
 
 CONTROLLER_KEYS: Mapping[str, str] = {
@@ -94,10 +99,15 @@ def platform_overlay(
     """``config`` (a platform stack's ``config:``, ``sharedPlatform``) on an existing cluster reached through
     ``kubeconfig``: the APIs, the alert policies, the proxy-only subnet and the Gateway's address named existing, the
     metrics adapter named the cluster's (``metricsAdapterInstall: existing``: :data:`ADAPTER_EXISTING`'s reason), and
-    the controllers it installs read from the local files ``manifests``. A platform has no bucket, workload identity,
-    image mirror nor ``controllerInstalls``: it owns its controllers. Pure."""
+    the controllers it installs read from the local files ``manifests``. The existing cluster's node account
+    (``cluster.existing.nodeServiceAccount``, required of a platform) is the one the created cluster would have had,
+    and no model deployer is granted its use (``sharedPlatform.modelDeployers: []``: a grant is a GCP resource). A
+    platform has no bucket, workload identity, image mirror nor ``controllerInstalls``: it owns its controllers.
+    Pure."""
     out = copy.deepcopy(dict(config))
     cluster = _existing_cluster(out, kubeconfig, context)
+    node_account = service_account_email(cpu_service_account_id(str(cluster["name"])), str(out["gcp:project"]))
+    out[_key(out, "cluster")]["existing"]["nodeServiceAccount"] = node_account
     out[_key(out, "projectApis")] = EXISTING
     obs_key = _key(out, "observability")
     out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
@@ -108,7 +118,7 @@ def platform_overlay(
         **gateway_address(str(cluster["name"])),
     }
     shared_key = _key(out, "sharedPlatform")
-    out[shared_key] = {**(out.get(shared_key) or {}), "metricsAdapterInstall": EXISTING}
+    out[shared_key] = {**(out.get(shared_key) or {}), "metricsAdapterInstall": EXISTING, "modelDeployers": []}
     owned = {c: path for c, path in sorted(manifests.items()) if c in PLATFORM_INSTALLS}
     if owned:
         out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in owned.items()}

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_kubernetes as k8s
 
+from .controllers import parse_version
 from .kubeconfig import existing_server, kubeconfig
 from .options import child_options
 from .platform_outputs import OUTPUT, PlatformOutputs
@@ -80,12 +81,30 @@ def release_problem(platform: PlatformOutputs, controller: str, version: str) ->
             f"the serving needs {controller} {version}, and the platform stack {platform.stack} installs no "
             f"{controller} (it installs: {installed}); a model stack installs no controller"
         )
-    if runs.version != version:
+    if _older(runs.version, version):
         return (
-            f"the serving expects {controller} {version}, but the platform stack {platform.stack} runs "
-            f"{runs.version} ({key}): give both the same release"
+            f"the serving expects {controller} {version} or newer, but the platform stack {platform.stack} runs "
+            f"{runs.version} ({key}): upgrade the platform first (an older release can lack fields the serving's "
+            "objects set)"
         )
     return None
+
+
+def _older(runs: str, expected: str) -> bool:
+    """Whether the platform's release ``runs`` is older than the one a model stack was built against. A newer one is
+    accepted, so the platform upgrades its controllers first and its model stacks follow one at a time, and a model
+    stack rolled back to its previous file still deploys (SRE review: equality locked every model's ``up``, rollbacks
+    included, to the platform's file). What a newer release must keep is the custom resources' API version: the
+    LeaderWorkerSet CRDs of lws v0.9.0 and v0.10.0 both serve only ``leaderworkerset.x-k8s.io/v1`` (their
+    ``config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml``, ``spec.versions``), JobSet v0.12.0's
+    ``jobset.x-k8s.io/v1alpha2``; Kubernetes' API deprecation policy, which the controllers' APIs follow by
+    convention and are not bound by, removes an API element only with a new API version (Rule #1,
+    https://kubernetes.io/docs/reference/using-api/deprecation-policy/). A release tag that is not
+    ``vMAJOR.MINOR.PATCH`` compares by equality only."""
+    try:
+        return parse_version(runs) < parse_version(expected)
+    except ValueError:
+        return runs != expected
 
 
 def read_platform(value: object, args: PlatformClusterArgs) -> PlatformOutputs:
@@ -180,7 +199,9 @@ class PlatformCluster(pulumi.ComponentResource):
         def agreed(platform: PlatformOutputs) -> str:
             if problem := release_problem(platform, controller, version):
                 raise ValueError(problem)
-            return f"the platform stack {platform.stack} runs {controller} {version}, as the serving expects"
+            runs = platform.controller(controller)
+            release = runs.version if runs is not None else version
+            return f"the platform stack {platform.stack} runs {controller} {release}; the serving expects {version} or newer"
 
         return self.platform.apply(agreed)
 

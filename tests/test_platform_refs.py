@@ -67,7 +67,7 @@ def test_platform_refs_a_platform_that_contradicts_the_model_stack_fails_its_pre
 
 @pytest.mark.slow
 def test_platform_refs_a_platform_on_another_controller_release_fails_the_model_preview(tmp_path):
-    """The model's LeaderWorkerSet is v0.10.0's (the version set's); a platform pinned to v0.9.0 cannot serve it."""
+    """The model's LeaderWorkerSet is v0.10.0's (the version set's); a platform pinned to the older v0.9.0 cannot serve it."""
     root = project_with(tmp_path, PLATFORM, MODEL)
     platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
     text = platform_file.read_text()
@@ -80,7 +80,9 @@ def test_platform_refs_a_platform_on_another_controller_release_fails_the_model_
         timeout=600,
     )
     assert run.returncode != 0
-    assert "the serving expects lws v0.10.0, but the platform stack platform-us-east5 runs v0.9.0" in run.stderr
+    assert (
+        "the serving expects lws v0.10.0 or newer, but the platform stack platform-us-east5 runs v0.9.0" in run.stderr
+    )
 
 
 def test_platform_refs_name_a_missing_platform_stack_file(tmp_path, capsys):

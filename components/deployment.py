@@ -24,6 +24,7 @@ from .config.production import production_output
 from .derived import allocation_output, cost_output, obtained_output
 from .inventory import cloud_resources
 from .phases import (
+    PlatformParts,
     build_identity,
     build_operations,
     build_platform,
@@ -33,11 +34,21 @@ from .phases import (
     context,
     estimate_costs,
 )
+from .platform_cluster import PlatformCluster
 from .platform_cost import share_of
 from .pool_phase import build_pools
 from .route_phase import build_route
 from .stack_outputs import infrastructure_outputs
 from .validation import check_arguments
+
+
+def production_of(cfg: StackConfig, platform: PlatformParts) -> dict[str, object] | pulumi.Output[dict[str, object]]:
+    """The ``production`` output; a model stack's once its platform's output says whether node upgrades are held
+    (a ``production: true`` stack whose platform does not hold them fails there: the preview and ``up``)."""
+    cluster = platform.cluster
+    if not isinstance(cluster, PlatformCluster):
+        return production_output(cfg)
+    return cluster.platform.apply(lambda p: production_output(cfg, p.node_upgrades_held))
 
 
 @dataclass(frozen=True)
@@ -94,7 +105,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "capacity": {**allocation_output(costs.allocation), "obtained": obtained_output(cfg)},
             "quota": tenancy.tenancy.summary,
             "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
-            "production": production_output(cfg),
+            "production": production_of(cfg, platform),
         }
         if cfg.cluster.existing is not None:
             # what the stack creates and what it names existing, each cloud resource with its key

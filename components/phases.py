@@ -96,6 +96,14 @@ def upgrades_held(cfg: StackConfig) -> bool:
     return existing.node_upgrades_held if existing is not None else node_upgrades_held(cfg)
 
 
+def notices_on(cfg: StackConfig, cluster: object) -> pulumi.Input[bool]:
+    """Whether the upgrade notices' ticket is on: a model stack's platform's ``nodeUpgradesHeld`` (its output: the
+    pools are on the platform's cluster), else :func:`upgrades_held`."""
+    if isinstance(cluster, PlatformCluster):
+        return cluster.platform.apply(lambda p: p.node_upgrades_held)
+    return upgrades_held(cfg)
+
+
 def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Context:
     """The context of the phases of deployment ``parent`` named ``name``: its settings with the images of Docker Hub
     and ghcr.io pulled through the image mirror (:func:`tpu_serving.config.mirror.mirrored_config`)."""
@@ -423,7 +431,7 @@ def build_operations(
             or bool(full_outage(cfg.serving)[0]),
             maintenance_gate=gate is not None,
             shared_cluster=cfg.existing,
-            upgrade_notices=upgrades_held(cfg),
+            upgrade_notices=notices_on(cfg, platform.cluster),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(

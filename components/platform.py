@@ -23,6 +23,7 @@ import pulumi
 from pulumi_gcp import serviceaccount
 
 from .autoscaling import METRICS_ADAPTER
+from .backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
 from .controllers import JOBSET, LWS, Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
@@ -265,6 +266,16 @@ def deployer_grants(
     ]
 
 
+def platform_upgrades_held(cfg: PlatformStackConfig) -> bool:
+    """Whether the platform's cluster holds GKE's node upgrades back, as a self-contained stack's is judged
+    (:func:`tpu_serving.phases.upgrades_held`): an existing cluster as its file says (``cluster.existing.
+    nodeUpgradesHeld``), a created one by a maintenance exclusion of a holding scope."""
+    c = cfg.cluster
+    if c.existing is not None:
+        return c.existing.node_upgrades_held
+    return any(str(e.scope) in NODE_UPGRADE_HOLDING_SCOPES for e in c.maintenance.exclusions)
+
+
 def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatewayArgs) -> PlatformOutputs:
     """The ``platform`` output: plain values, known when the platform is planned (:mod:`.platform_outputs`)."""
     c = cfg.cluster
@@ -307,6 +318,7 @@ def platform_outputs(cfg: PlatformStackConfig, stack: str, gateway: ServingGatew
             proxy_only_subnet="platform" if gateway.settings.create_proxy_only_subnet else "existing",
         ),
         cost=platform_cost(platform_cost_estimate(cfg), cfg.shared_platform.cost_shares),
+        node_upgrades_held=platform_upgrades_held(cfg),
     )
 
 

@@ -109,6 +109,12 @@ class PlatformOutputs(Model):
     controllers: list[ControllerRelease] = Field(description="The controller releases the platform installs.")
     owners: RegionalOwners = Field(description="Who owns the one-per-region-and-network resources.")
     cost: PlatformCost = Field(description="The platform's cost estimate and the model stacks' shares of it.")
+    node_upgrades_held: bool = Field(
+        description="Whether the cluster holds GKE's automatic node upgrades back: a maintenance exclusion of the "
+        "created cluster (scope NO_UPGRADES or NO_MINOR_OR_NODE_UPGRADES), or `cluster.existing.nodeUpgradesHeld` of "
+        "an existing one. A model stack whose groups each reload longer than GKE's upgrade wait needs it "
+        "(its production gap, its upgrade notices)."
+    )
 
     def to_output(self) -> dict[str, Any]:
         """The stack output: camelCase keys, plain JSON values."""

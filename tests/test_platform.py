@@ -11,7 +11,14 @@ import pytest
 from tests.conftest import STACKS_ROOT
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.platform_stack import load_platform_stack
-from tpu_serving.platform import DEPLOYMENT_TYPE, SERVICE_ACCOUNT_USER, moved_aliases, moved_subnet_aliases
+from tpu_serving.platform import (
+    DEPLOYMENT_TYPE,
+    SERVICE_ACCOUNT_USER,
+    moved_aliases,
+    moved_subnet_aliases,
+    platform_upgrades_held,
+)
+
 from tpu_serving.platform_outputs import OUTPUT
 from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
@@ -245,3 +252,17 @@ def test_load_platform_stack_refuses_a_model_deployer_named_twice():
     with pytest.raises(ConfigError) as err:
         load_platform_stack(config_map(load_project(STACKS_ROOT), config))
     assert "group:ml@example.com: named more than once" in err.value.problems[0]
+
+
+def test_platform_upgrades_held_by_a_holding_exclusion_or_the_existing_clusters_word():
+    """GKE review M1: the ``platform`` output says whether the platform's cluster holds node upgrades back, judged as
+    a self-contained stack's is."""
+    project = load_project(STACKS_ROOT)
+    shipped = dict(stack_file_config(project, STACK))
+    assert platform_upgrades_held(load_platform_stack(config_map(project, shipped)))
+    unheld = {**shipped, "cluster": {**shipped["cluster"], "maintenance": {}}}
+    assert not platform_upgrades_held(load_platform_stack(config_map(project, unheld)))
+    assert preview(on_existing_cluster()).outputs[OUTPUT]["nodeUpgradesHeld"] is False
+    existing = on_existing_cluster()
+    existing["cluster"]["existing"]["nodeUpgradesHeld"] = True
+    assert preview(existing).outputs[OUTPUT]["nodeUpgradesHeld"] is True

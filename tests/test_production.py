@@ -205,6 +205,18 @@ def test_production_gaps_name_an_existing_clusters_node_upgrades_unless_held():
     assert "cluster.existing.nodeUpgradesHeld" not in held and held
 
 
+def test_production_output_of_a_model_stack_refuses_a_platform_that_does_not_hold_node_upgrades():
+    """GKE review M1: a model stack's groups reload for an hour on its platform's cluster; its ``production`` output
+    (computed once the platform's output is read) names the platform's ``nodeUpgradesHeld`` as a gap, refused with
+    ``production: true``."""
+    cfg = load_stack_config(stack_config(load_project(ROOT), "vllm-llama33-70b-platform"))
+    assert cfg.production and production_output(cfg, platform_held=True)["gaps"] == []
+    with pytest.raises(ValueError, match=r"^tpu-serving:platform\.stack = .*nodeUpgradesHeld false.*refuses it"):
+        production_output(cfg, platform_held=False)
+    gaps = production_output(cfg.model_copy(update={"production": False}), platform_held=False)["gaps"]
+    assert [g for g in gaps if g.startswith("platform.stack ")], gaps
+
+
 def test_production_output_of_the_shipped_stacks_one_production_example_and_examples_with_gaps():
     """GKE review round 41, M2: one shipped stack runs with production: true (single-host groups in two zones,
     reservations, paged alerts) and passes the gate; each other says production: false and has a gap to say why."""

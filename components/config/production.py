@@ -132,6 +132,26 @@ def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
     )
 
 
+def platform_upgrades_gap(cfg: StackConfig, held: bool) -> Gap | None:
+    """A model stack (``platform``) whose platform does not hold node upgrades back (its ``platform`` output's
+    ``nodeUpgradesHeld``), under several groups that each reload for an hour or more: the TPU pools are on the
+    platform's cluster, so :func:`existing_upgrades_gap`'s case, with the platform's setting instead of
+    ``cluster.existing``'s. Known only from the platform's output (the offline preview: the platform's preview; ``pulumi
+    preview`` and ``up``: the deployed platform's)."""
+    startup = reload_outlasting_upgrade_wait(cfg.serving)
+    if cfg.platform is None or held or startup is None:
+        return None
+    return Gap(
+        "platform.stack",
+        f"{cfg.platform.stack} (its output platform.nodeUpgradesHeld false)",
+        f"a group reloads for up to {startup // 60} minutes, no less than the {UPGRADE_WAIT_MINUTES} minutes GKE "
+        "waits on the disruption budget in an automatic node upgrade, and the platform's cluster does not hold node "
+        "upgrades back, so its next slice upgrade can take a second group while the first reloads; give the platform "
+        "stack a maintenance exclusion of scope NO_MINOR_OR_NODE_UPGRADES (its cluster.maintenance.exclusions, or "
+        "cluster.existing.nodeUpgradesHeld: true once its owner holds them) and upgrade the TPU pools one at a time",
+    )
+
+
 def alert_gaps(cfg: StackConfig) -> list[Gap]:
     """Alert policies that notify nobody, or none; tickets on the pages' channels (:func:`ticket_gap`)."""
     watch = cfg.observability
@@ -193,10 +213,18 @@ def production_problems(cfg: StackConfig) -> list[str]:
     ]
 
 
-def production_output(cfg: StackConfig) -> dict[str, object]:
+def production_output(cfg: StackConfig, platform_held: bool = True) -> dict[str, object]:
     """The ``production`` stack output, which the preview prints: whether the stack says it serves production
-    traffic, and the gaps (none when it does: they are refused)."""
+    traffic, and the gaps (none when it does: they are refused). ``platform_held``: a model stack's platform's
+    ``nodeUpgradesHeld`` (:func:`platform_upgrades_gap`), known only from its output, whose gap a ``production: true``
+    stack refuses here, with a ``ValueError`` that fails the preview and ``up``."""
+    late = platform_upgrades_gap(cfg, platform_held)
+    if late is not None and cfg.production:
+        raise ValueError(
+            f"{PROJECT_NAMESPACE}:{late.key} = {late.value}: {late.why}; production: true refuses it (set production "
+            "to false to run the stack as an example; valid: true, false)"
+        )
     return {
         "production": cfg.production,
-        "gaps": [f"{g.key} {g.value}: {g.why}" for g in production_gaps(cfg)],
+        "gaps": [f"{g.key} {g.value}: {g.why}" for g in [*production_gaps(cfg), *([late] if late else [])]],
     }

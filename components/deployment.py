@@ -48,7 +48,7 @@ def production_of(cfg: StackConfig, platform: PlatformParts) -> dict[str, object
     cluster = platform.cluster
     if not isinstance(cluster, PlatformCluster):
         return production_output(cfg)
-    return cluster.platform.apply(lambda p: production_output(cfg, p.node_upgrades_held))
+    return cluster.node_upgrades_held.apply(lambda held: production_output(cfg, held))
 
 
 @dataclass(frozen=True)

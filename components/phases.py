@@ -100,7 +100,7 @@ def notices_on(cfg: StackConfig, cluster: object) -> pulumi.Input[bool]:
     """Whether the upgrade notices' ticket is on: a model stack's platform's ``nodeUpgradesHeld`` (its output: the
     pools are on the platform's cluster), else :func:`upgrades_held`."""
     if isinstance(cluster, PlatformCluster):
-        return cluster.platform.apply(lambda p: p.node_upgrades_held)
+        return cluster.node_upgrades_held
     return upgrades_held(cfg)
 
 

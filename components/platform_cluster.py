@@ -147,6 +147,8 @@ class PlatformCluster(pulumi.ComponentResource):
     """The cluster's resource name, the ``cluster`` of the model stack's node pools."""
     node_service_account: pulumi.Output[str]
     """The node service account the model stack's pools use."""
+    node_upgrades_held: pulumi.Output[bool]
+    """Whether the platform's cluster holds GKE's node upgrades back (its output's ``nodeUpgradesHeld``)."""
 
     def __init__(self, name: str, args: PlatformClusterArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"PlatformCluster {name!r}", args, PlatformClusterArgs)
@@ -158,6 +160,7 @@ class PlatformCluster(pulumi.ComponentResource):
         self.cluster_id = self.platform.apply(lambda p: p.control_plane.cluster_identifier)
         self.node_service_account = self.platform.apply(lambda p: p.node_service_account)
         self.workload_pool = self.platform.apply(lambda p: p.workload_pool)
+        self.node_upgrades_held = self.platform.apply(lambda p: p.node_upgrades_held)
         from pulumi_gcp import container
 
         found = container.get_cluster_output(

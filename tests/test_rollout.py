@@ -485,3 +485,12 @@ def test_rollout_scale_down_says_which_group_leaves_by_the_rendered_max_surge(st
         assert f"it keeps {surge} group above the new count (maxSurge)" in line and "Ready or not" not in line, line
     else:
         assert "removes the highest-index group, Ready or not (maxSurge 0)" in line, line
+
+
+def test_plan_output_of_a_model_stack_takes_its_platforms_node_upgrades_held():
+    """GKE review M1: a model stack's upgrade line follows its platform's ``nodeUpgradesHeld`` (the shipped platform
+    holds them), not the model stack's own cluster settings, which shape no cluster."""
+    upgrade = plan_of("vllm-llama33-70b-platform").outputs["rollout"]["upgrade"]
+    assert plan_of("platform-us-east5").outputs["platform"]["nodeUpgradesHeld"] is True
+    assert "upgrade the TPU pools yourself, one at a time" in upgrade
+    assert "can then take a second group down" not in upgrade

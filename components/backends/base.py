@@ -151,6 +151,14 @@ class Platform:
     node_grants: Callable[[Mapping[str, Access]], list[BucketGrant]]
     """Bucket roles, by purpose -> access, on the stack's buckets (for node service accounts)."""
 
+    @property
+    def platform_upgrades_held(self) -> pulumi.Output[bool] | None:
+        """A model stack's platform's ``nodeUpgradesHeld`` (known from its output only); None on the stack's own
+        cluster, whose settings say it."""
+        from ..platform_cluster import PlatformCluster
+
+        return self.cluster.node_upgrades_held if isinstance(self.cluster, PlatformCluster) else None
+
     def options(self, *depends_on: pulumi.Resource | None) -> pulumi.ResourceOptions:
         """Options of a backend component: a child of the deployment on the cluster's Kubernetes provider, after
         ``depends_on`` (a None among them, such as :attr:`apis` when they exist already, is left out)."""

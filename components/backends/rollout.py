@@ -12,9 +12,12 @@ shows what the update costs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+import pulumi
 
 from .. import host_maintenance, lws, maintenance_line, tpu_zones
 from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
@@ -128,6 +131,9 @@ def stack_upgrade_schedule(cfg: Stack) -> str:
         node_upgrades_held(cfg),
     )
 
+
+RolloutOutput = dict[str, object] | pulumi.Output[dict[str, object]]
+"""The ``rollout`` stack output: plain, or once a model stack's platform output is read."""
 
 NODE_UPGRADE_HOLDING_SCOPES = ("NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")
 """The maintenance exclusion scopes that hold node upgrades back (GKE API MaintenanceExclusionOptions.Scope)."""
@@ -354,6 +360,14 @@ class RolloutPlan:
             **({"maintenance": self.maintenance} if self.maintenance else {}),
             **({} if self.partition is None else {"canaryGroups": self.canary_groups, "partition": self.partition}),
         }
+
+
+def plan_output(rollout: RolloutPlan, platform_held: pulumi.Output[bool] | None) -> RolloutOutput:
+    """The ``rollout`` output of ``rollout``; on a model stack, once its platform's output says whether node upgrades
+    are held (``platform_held``), which its upgrade line takes instead of the model stack's own cluster settings."""
+    if platform_held is None:
+        return rollout.output()
+    return platform_held.apply(lambda held: dataclasses.replace(rollout, node_upgrades_held=held).output())
 
 
 def serving_pools(cfg: Stack, slices: Sequence[str]) -> list[str]:

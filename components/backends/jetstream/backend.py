@@ -139,9 +139,10 @@ def build(platform: Platform, serving: PathwaysServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "generateExample": workload.generate_example,
-            "rollout": rollout.plan(
-                platform.settings, serving, probes_startup_seconds(serving), args.shutdown.grace_seconds
-            ).output(),
+            "rollout": rollout.plan_output(
+                rollout.plan(platform.settings, serving, probes_startup_seconds(serving), args.shutdown.grace_seconds),
+                platform.platform_upgrades_held,
+            ),
         },
         endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, ingress(serving)[0]),
     )

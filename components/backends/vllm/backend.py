@@ -194,9 +194,10 @@ def _build(platform: Platform, serving: VllmServingConfig) -> Built:
             "leaderPod": workload.leader_pod,
             "portForward": workload.port_forward,
             "completionExample": workload.completion_example,
-            "rollout": rollout.plan(
-                platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds
-            ).output(),
+            "rollout": rollout.plan_output(
+                rollout.plan(platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds),
+                platform.platform_upgrades_held,
+            ),
         },
         endpoint=ServingEndpoint(
             serving.service_name,

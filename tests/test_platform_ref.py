@@ -76,3 +76,13 @@ def test_platform_ref_refuses_a_metrics_adapter_install():
         'tpu-serving:serving.autoscaling.adapterInstall = "create": the Custom Metrics Stackdriver Adapter is one'
         in ("\n".join(found))
     )
+
+
+def test_stack_config_project_apis_default_to_existing_on_a_model_stack():
+    """GKE review m3: a model stack's APIs are its platform's, which enables them; it may still opt in, and a
+    self-contained stack enables its own by default."""
+    assert load_stack_config(model_config()).project_apis == "existing"
+    assert load_stack_config(model_config(projectApis="create")).project_apis == "create"
+    alone = {k: v for k, v in model_config().items() if k != "tpu-serving:platform"}
+    alone["tpu-serving:cluster"] = json.dumps({**json.loads(alone["tpu-serving:cluster"]), "name": "alone"})
+    assert load_stack_config(alone).project_apis == "create"

@@ -6,7 +6,7 @@ type, default, bounds and description, which the stack file, the component API a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
@@ -355,7 +355,9 @@ class StackConfig(Model):
         CreateOrExisting.CREATE,
         description="`create`: the stack enables the Google Cloud APIs it uses (and keeps them on when it is "
         "destroyed); `existing`: they are enabled already, and the stack makes no call for them (the preview "
-        "lists them).",
+        "lists them). Unset: `create`, or `existing` on a model stack (`platform`), whose platform stack enables "
+        "them; a model stack that needs one the platform does not (the image mirror's Artifact Registry) sets "
+        "`create`.",
     )
     controller_manifests: ControllerManifestsConfig = Field(
         default_factory=ControllerManifestsConfig,
@@ -395,6 +397,19 @@ class StackConfig(Model):
         if problems:
             raise ValueError("; ".join(p.removeprefix("buckets: ") for p in problems))
         return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _platform_apis(cls, data: Any) -> Any:
+        # A model stack's APIs are its platform's, which enables them (sharedPlatform's projectApis): a second
+        # gcp.projects.Service per API in every model stack only re-declares them, and an owner per API keeps one
+        # stack's change from acting on another's. Opting in (projectApis: create) stays possible: every Service,
+        # the platform's or a model stack's, keeps its API on when destroyed (disable_on_destroy=False,
+        # tpu_serving.services), so no stack's destroy turns off an API another uses.
+        unset = isinstance(data, dict) and not {"projectApis", "project_apis"} & data.keys()
+        if unset and data.get("platform") is not None:
+            return {**data, "projectApis": CreateOrExisting.EXISTING}
+        return data
 
     @field_validator("project")
     @classmethod

@@ -168,6 +168,25 @@ def adapter_member(project: str, project_number: str) -> str:
     )
 
 
+def adapter_viewer(
+    name: str, project: str, parent: pulumi.Resource, opts: pulumi.ResourceOptions
+) -> projects.IAMMember:
+    """The adapter's principal's ``roles/monitoring.viewer`` on ``project`` (a child of ``parent``, ``opts`` its
+    options): made by the stack that installs the adapter, a self-contained stack's autoscaler or a platform stack."""
+    number = organizations.get_project_output(project_id=project, opts=pulumi.InvokeOutputOptions(parent=parent))
+    # The principal is the project's (its workload identity pool): every cluster's adapter in the project is the same
+    # member, and deleting an IAMMember removes the member from the role whoever else holds it
+    # (terraform-provider-google resourceIamMemberDelete -> subtractFromBindings). So the grant outlives this stack:
+    # destroying one deployment does not stop another's autoscaling.
+    return projects.IAMMember(
+        name,
+        project=project,
+        role=MONITORING_VIEWER,
+        member=number.number.apply(lambda n: adapter_member(project, str(n))),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
+    )
+
+
 MAX_STABILIZATION_SECONDS = 3600
 """The longest HPA stabilization window ("less than or equal to 3600 (one hour)": k8s.io/api v0.36.3
 autoscaling/v2/types.go l.195)."""
@@ -311,7 +330,7 @@ class ServingAutoscalerArgs:
     grant_adapter_viewer: bool = True
     """Grant the adapter's principal ``roles/monitoring.viewer`` here (unless ``settings.adapter_iam`` names the grant
     existing): once per deployment (a second autoscaler of the same deployment passes False, or two resources would
-    hold one binding)."""
+    hold one binding), and never on a model stack, whose platform stack owns the adapter and its grant."""
 
     def problems(self) -> list[str]:
         """The project is a GCP project ID (its workload identity pool names the adapter's principal), and the gauge
@@ -402,20 +421,7 @@ class ServingAutoscaler(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:ServingAutoscaler", name, None, opts)
         child = child_options(self, opts)
         if args.grant_adapter_viewer and args.settings.adapter_iam == CreateOrExisting.CREATE:
-            number = organizations.get_project_output(
-                project_id=args.project, opts=pulumi.InvokeOutputOptions(parent=self)
-            )
-            # The principal is the project's (its workload identity pool): every cluster's adapter in the project
-            # is the same member, and deleting an IAMMember removes the member from the role whoever else holds it
-            # (terraform-provider-google resourceIamMemberDelete -> subtractFromBindings). So the grant outlives
-            # this stack: destroying one deployment does not stop another's autoscaling.
-            projects.IAMMember(
-                f"{name}-adapter-viewer",
-                project=args.project,
-                role=MONITORING_VIEWER,
-                member=number.number.apply(lambda n: adapter_member(args.project, str(n))),
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(retain_on_delete=True)),
-            )
+            adapter_viewer(f"{name}-adapter-viewer", args.project, self, child)
         self.hpa = k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", hpa_args(args), opts=child)
         self.metric = managed_prometheus_metric(args.metric)
         self.hpa_name = args.target

@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 from pulumi_gcp import serviceaccount
 
-from .autoscaling import METRICS_ADAPTER
+from .autoscaling import METRICS_ADAPTER, adapter_viewer
 from .backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from .cluster import CloudNat, TpuCluster, TpuClusterArgs
 from .config.platform_stack import PlatformStackConfig
@@ -382,6 +382,11 @@ class TpuPlatform(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=after_apis),
         )
+        # The adapter's read of Cloud Monitoring is the platform's, as the adapter is (GKE review m2): its model
+        # stacks' HPAs read through it, and none of them makes the grant.
+        shared = cfg.shared_platform
+        if CreateOrExisting.EXISTING not in (shared.metrics_adapter_install, shared.metrics_adapter_iam):
+            adapter_viewer(f"{name}-adapter-viewer", cfg.project, self, gcp)
         gateway = gateway_args(cfg, k8s_labels)
         self.gateway = SharedGatewayComponent(
             f"{name}-gateway",

@@ -39,6 +39,7 @@ def on_existing_cluster(**cluster: Any) -> dict[str, Any]:
     config["cluster"] = {**kept, "existing": {"kubeconfig": "/srv/kube/config", "nodeServiceAccount": NODES}, **cluster}
     config["sharedPlatform"] = {**config["sharedPlatform"], "modelDeployers": []}
     config["projectApis"] = "existing"
+    config["sharedPlatform"] = {**config["sharedPlatform"], "metricsAdapterIam": "existing"}
     config["observability"] = {**config["observability"], "cloudResources": "existing"}
     config["gateway"] = {
         **config["gateway"],
@@ -266,3 +267,19 @@ def test_platform_upgrades_held_by_a_holding_exclusion_or_the_existing_clusters_
     existing = on_existing_cluster()
     existing["cluster"]["existing"]["nodeUpgradesHeld"] = True
     assert preview(existing).outputs[OUTPUT]["nodeUpgradesHeld"] is True
+
+
+def test_tpu_platform_grants_the_metrics_adapter_it_installs_monitoring_viewer():
+    """GKE review m2: the adapter's roles/monitoring.viewer grant is the platform's, as the adapter is; made only when
+    the platform installs the adapter and does not name the grant existing."""
+    viewer = "gcp:projects/iAMMember:IAMMember"
+
+    def grants(config: dict[str, Any]) -> list[Any]:
+        return [r for r in preview(config).resources if r.type == viewer and r.name.endswith("-adapter-viewer")]
+
+    (grant,) = grants(dict(stack_file_config(load_project(STACKS_ROOT), STACK)))
+    assert grant.inputs["role"] == "roles/monitoring.viewer"
+    for key, value in (("metricsAdapterInstall", "existing"), ("metricsAdapterIam", "existing")):
+        config = on_existing_cluster()
+        config["sharedPlatform"] = {**config["sharedPlatform"], "metricsAdapterIam": "create", key: value}
+        assert grants(config) == []

@@ -86,3 +86,12 @@ def test_stack_config_project_apis_default_to_existing_on_a_model_stack():
     alone = {k: v for k, v in model_config().items() if k != "tpu-serving:platform"}
     alone["tpu-serving:cluster"] = json.dumps({**json.loads(alone["tpu-serving:cluster"]), "name": "alone"})
     assert load_stack_config(alone).project_apis == "create"
+
+
+def test_platform_ref_refuses_a_metrics_adapter_grant():
+    """GKE review m2: the adapter's grant is the platform stack's (sharedPlatform.metricsAdapterIam)."""
+    values = model_config()
+    serving = json.loads(values["tpu-serving:serving"])
+    serving["autoscaling"] = {"minReplicas": 1, "maxReplicas": 1, "adapterIam": "create"}
+    found = problems(serving=json.dumps(serving))
+    assert any(p.startswith("tpu-serving:serving.autoscaling.adapterIam: the metrics adapter's") for p in found), found

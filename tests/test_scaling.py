@@ -308,3 +308,10 @@ def test_add_autoscaler_scale_down_window_is_the_production_examples_startup_win
     (hpa,) = plan_of("vllm-llama33-70b-v6e8").of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
     assert hpa.inputs["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 3600
     assert plan_of("vllm-llama33-70b-v6e8").outputs["autoscaling"]["scaleDownWindowSeconds"] == 3600
+
+
+def test_add_autoscaler_of_a_model_stack_makes_no_metrics_adapter_grant():
+    """GKE review m2: a model stack's HPA reads through its platform's adapter, whose grant the platform makes."""
+    plan = plan_of("vllm-llama33-70b-platform")
+    assert [r for r in plan.resources if r.type == "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"]
+    assert not [r for r in plan.resources if r.name.endswith("-adapter-viewer")]

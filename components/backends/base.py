@@ -152,6 +152,14 @@ class Platform:
     """Bucket roles, by purpose -> access, on the stack's buckets (for node service accounts)."""
 
     @property
+    def on_platform(self) -> bool:
+        """Whether the deployment is a model stack, on its platform stack's cluster (which owns the cluster-wide
+        controllers, the metrics adapter and its grant)."""
+        from ..platform_cluster import PlatformCluster
+
+        return isinstance(self.cluster, PlatformCluster)
+
+    @property
     def platform_upgrades_held(self) -> pulumi.Output[bool] | None:
         """A model stack's platform's ``nodeUpgradesHeld`` (known from its output only); None on the stack's own
         cluster, whose settings say it."""

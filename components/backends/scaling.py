@@ -243,10 +243,12 @@ def add_autoscaler(
             metric=resolved_metric(serving, waiting),
             labels=platform.k8s_labels,
             startup_seconds=startup_seconds,
+            grant_adapter_viewer=not platform.on_platform,  # the platform stack's (GKE review m2)
         ),
         opts=platform.options(adapter, workload, platform.apis),
     )
-    built.cloud.append(adapter_grant(platform.settings.project, auto.adapter_iam, f"{KEY}.autoscaling.adapterIam"))
+    if not platform.on_platform:
+        built.cloud.append(adapter_grant(platform.settings.project, auto.adapter_iam, f"{KEY}.autoscaling.adapterIam"))
     built.outputs["autoscaling"] = {
         "minReplicas": auto.min_replicas,
         "maxReplicas": auto.max_replicas,

@@ -75,6 +75,12 @@ def platform_problems(cfg: StackConfig) -> list[str]:
             f'{NS}:serving.autoscaling.adapterInstall = "create": the Custom Metrics Stackdriver Adapter is one per '
             f"cluster, and the platform stack {ref} (platform.stack) installs and owns it; remove this key"
         )
+    if auto is not None and "adapter_iam" in _given(auto):
+        found.append(
+            f"{NS}:serving.autoscaling.adapterIam: the metrics adapter's roles/monitoring.viewer grant is the platform "
+            f"stack's {ref} (platform.stack, its sharedPlatform.metricsAdapterIam), as the adapter is; a model stack "
+            "makes none: remove this key"
+        )
     found += [
         f"{NS}:tpuSlices[{i}].existingNodePools: a model stack creates its own node pools on the platform's cluster; "
         "remove this key"

@@ -84,6 +84,9 @@ class SharedPlatformConfig(Model):
         JOBSET.default_version, description="JobSet release the platform installs and owns."
     )
     metrics_adapter_version: str = declared(AutoscalingSettings, "adapter_version")
+    # The adapter's grant is the platform's, as the adapter is (GKE review m2): made only with metricsAdapterInstall
+    # create; the model stacks make none.
+    metrics_adapter_iam: CreateOrExisting = declared(AutoscalingSettings, "adapter_iam")
     cost_shares: dict[StackName, Annotated[float, Field(gt=0, le=1)]] = Field(
         default_factory=dict,
         description="Each model stack's share of the platform's cost estimate, by its stack name (e.g. "

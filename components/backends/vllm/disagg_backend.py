@@ -410,7 +410,8 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
     first = to_settings(scaled[0][1].autoscaling, AutoscalingSettings)
     adapter = scaling.install_adapter(platform, built, first)
     key = f"{PROJECT_NAMESPACE}:serving.disaggregation.{scaled[0][0].value}.autoscaling.adapterIam"
-    built.cloud.append(scaling.adapter_grant(platform.settings.project, first.adapter_iam, key))
+    if not platform.on_platform:  # a model stack's platform owns the adapter's grant (GKE review m2)
+        built.cloud.append(scaling.adapter_grant(platform.settings.project, first.adapter_iam, key))
     out = {}
     for r, c in scaled:
         auto = to_settings(c.autoscaling, AutoscalingSettings)
@@ -425,7 +426,7 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
                 labels=platform.k8s_labels,
                 target_api_version=DS_API_VERSION,
                 target_kind=ROLE_SCALER_KIND,
-                grant_adapter_viewer=(r, c) == scaled[0],
+                grant_adapter_viewer=(r, c) == scaled[0] and not platform.on_platform,
                 scale_down_period_seconds=scale_down_period(args, r),
                 startup_seconds=(args.prefill if r == KvRole.PREFILL else args.decode).probes.max_startup_seconds,
             ),

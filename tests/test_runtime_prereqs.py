@@ -145,3 +145,15 @@ def test_prereqs_missing_api_names_the_required_apis_argument_that_adds_it() -> 
         "; a program's ProjectServices gets it from tpu_serving.services.required_apis(..., image_streaming=True)"
     )
     assert found["api container.googleapis.com"].reason.endswith("required_apis(...), whatever its arguments")
+
+
+def test_prereqs_a_model_stacks_apis_and_adapter_grant_are_its_platforms() -> None:
+    """GKE review m2, m3: a model stack enables no API (projectApis existing by default) and makes no adapter grant;
+    both are its platform stack's, which the findings name."""
+    from tests.conftest import plan_of
+
+    plan = PlanView(plan_of("vllm-llama33-70b-platform").as_json())
+    found = {f.subject: f for f in prereqs.check(plan).findings}
+    api = found["api container.googleapis.com"]
+    assert api.ok and "platform stack my-org/tpu-serving/platform-us-east5's" in api.reason
+    assert found["metrics adapter for HorizontalPodAutoscaler vllm-llama70b/vllm"].ok

@@ -72,7 +72,13 @@ def problem(view: PlanView) -> str | None:
         for e in declared_existing(view, "IAM grant")
         for need in e.get("needs") or ()
     )
-    return None if viewer else f"the adapter's service account holds no {MONITORING_VIEWER}: it reads no metric"
+    # a model stack's adapter and its grant are its platform stack's (sharedPlatform.metricsAdapterIam)
+    platform = isinstance(view.setting("platform"), dict)
+    return (
+        None
+        if viewer or platform
+        else f"the adapter's service account holds no {MONITORING_VIEWER}: it reads no metric"
+    )
 
 
 def findings(view: PlanView) -> Iterator[Finding]:

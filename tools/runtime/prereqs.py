@@ -54,6 +54,14 @@ def existing_apis(view: PlanView) -> set[str]:
     return {api.strip() for e in declared_existing(view, "project APIs") for api in str(e.get("name", "")).split(",")}
 
 
+def platform_stack(view: PlanView) -> str | None:
+    """The platform stack a model stack's plan names (``platform.stack``): its APIs and the metrics adapter's grant
+    are that stack's (GKE review m2, m3); None for any other plan."""
+    ref = view.setting("platform")
+    stack = ref.get("stack") if isinstance(ref, dict) else None
+    return str(stack) if stack else None
+
+
 def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
     return {str(r["inputs"].get("service")): r for r in view.of_type(facts.SERVICE_TYPE)}
 
@@ -79,9 +87,15 @@ def api_findings(view: PlanView) -> Iterator[Finding]:
     services = _api_services(view)
     named = existing_apis(view)
     graph = Dependencies.of(view)
+    platform = platform_stack(view)
     for api in sorted(needers):
         svc = services.get(api)
         subject = f"api {api}"
+        if svc is None and platform:
+            yield Finding(
+                subject, True, f"the platform stack {platform}'s (platform.stack), which enables the project's APIs"
+            )
+            continue
         if svc is None and api in named:
             yield Finding(
                 subject, True, "named existing (projectApis: existing): enabled already, as the preview lists"

@@ -221,10 +221,9 @@ class ObservabilityArgs:
     """The cluster is an existing one, shared with other tenants, where the operators hold no ClusterRole
     (:mod:`tpu_serving.operator_access`): the pages mark their cluster-scoped steps, such as ``kubectl get nodes``, as
     the cluster administrators' (:func:`tpu_serving.page_steps.on_shared_cluster`)."""
-    upgrade_notices: pulumi.Input[bool] = False
+    upgrade_notices: bool = False
     """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
-    cluster open a ticket (:mod:`tpu_serving.cluster_notices`). An output (a model stack: its platform's
-    ``nodeUpgradesHeld``, known only from the platform's output): the ticket's policy is created, enabled as it says."""
+    cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
 
     def problems(self) -> list[str]:
         """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`): the stack file's paging
@@ -354,10 +353,8 @@ class Observability(pulumi.ComponentResource):
             self.alert_policies += [str(upcoming.display_name), str(page.display_name)]
         if args.maintenance_gate:
             self.alert_policies += self._watch_gate(name, args, child)
-        if args.upgrade_notices is not False:
+        if args.upgrade_notices:
             notices = cluster_notices.policy_args(args.project, args.cluster, args.settings)
-            if isinstance(args.upgrade_notices, pulumi.Output):
-                notices.enabled = args.upgrade_notices
             gcp.monitoring.AlertPolicy(f"{name}-{cluster_notices.KEY}", notices, opts=child)
             self.alert_policies.append(str(notices.display_name))
         if groups is not None:

@@ -96,12 +96,11 @@ def upgrades_held(cfg: StackConfig) -> bool:
     return existing.node_upgrades_held if existing is not None else node_upgrades_held(cfg)
 
 
-def notices_on(cfg: StackConfig, cluster: object) -> pulumi.Input[bool]:
-    """Whether the upgrade notices' ticket is on: a model stack's platform's ``nodeUpgradesHeld`` (its output: the
-    pools are on the platform's cluster), else :func:`upgrades_held`."""
-    if isinstance(cluster, PlatformCluster):
-        return cluster.node_upgrades_held
-    return upgrades_held(cfg)
+def notices_on(cfg: StackConfig) -> bool:
+    """Whether the stack opens the upgrade notices' ticket: :func:`upgrades_held`; never on a model stack, whose
+    platform stack opens it for its cluster when its ``nodeUpgradesHeld`` says so (one ticket per cluster, not one
+    per tenant: GKE review M1)."""
+    return cfg.platform is None and upgrades_held(cfg)
 
 
 def context(name: str, parent: pulumi.ComponentResource, cfg: StackConfig) -> Context:
@@ -431,7 +430,7 @@ def build_operations(
             or bool(full_outage(cfg.serving)[0]),
             maintenance_gate=gate is not None,
             shared_cluster=cfg.existing,
-            upgrade_notices=notices_on(cfg, platform.cluster),
+            upgrade_notices=notices_on(cfg),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(

@@ -379,6 +379,7 @@ class TpuPlatform(pulumi.ComponentResource):
                 cluster=cfg.cluster.name,
                 controllers=[i.watched for i in self.installs if i.watched],
                 settings=to_settings(cfg.observability, ObservabilitySettings),
+                upgrade_notices=platform_upgrades_held(cfg),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=after_apis),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
+from . import cluster_notices
 from .alert_policies import alert_policy_args, controller_policies
 from .controllers import WatchedDeployment
 from .observability_settings import ObservabilitySettings
@@ -34,6 +35,10 @@ class PlatformAlertsArgs:
     settings: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     """Who is notified (``notification_channels``, ``ticket_channels``, ``unpaged``), and whether the stack creates
     the policies (``cloud_resources``: ``existing``, none is created nor listed)."""
+    upgrade_notices: bool = False
+    """The cluster holds node upgrades back (the ``platform`` output's ``nodeUpgradesHeld``): GKE's end-of-support and
+    security-bulletin notifications of the cluster open a ticket (:mod:`tpu_serving.cluster_notices`), the
+    platform's, once for the cluster, as a self-contained stack's is its own (GKE review M1)."""
 
 
 class PlatformAlerts(pulumi.ComponentResource):
@@ -53,4 +58,8 @@ class PlatformAlerts(pulumi.ComponentResource):
             policy = alert_policy_args(alert, args.cluster, args.settings, args.project)
             gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", policy, opts=child)
         self.alert_policies = [f"{args.cluster}: {a.title}" for a in policies]
+        if args.upgrade_notices and args.settings.cloud_resources == CreateOrExisting.CREATE:
+            notices = cluster_notices.policy_args(args.project, args.cluster, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{cluster_notices.KEY}", notices, opts=child)
+            self.alert_policies.append(str(notices.display_name))
         self.register_outputs({"alertPolicies": self.alert_policies})

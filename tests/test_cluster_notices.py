@@ -58,13 +58,13 @@ def test_cluster_notices_found_in_some_stack():
     assert sum(1 for s in STACKS if _holds_upgrades(plan_of(s))) >= 3
 
 
-@pytest.mark.parametrize("stack", ["vllm-llama31-8b-platform", "vllm-llama33-70b-platform"])
-def test_cluster_notices_policy_of_a_model_stack_follows_its_platforms_output(stack):
-    """GKE review M1: a model stack's pools are on its platform's cluster, so its ticket is on exactly when the
-    platform's ``platform`` output says node upgrades are held (the offline preview answers it with the platform's
-    preview), and watches the platform's cluster."""
-    plan, platform = plan_of(stack), plan_of("platform-us-east5").outputs["platform"]
-    (policy,) = [p for p in plan.of_type(POLICY) if p.name.endswith("-observability-cluster-notices")]
-    assert policy.inputs["enabled"] is platform["nodeUpgradesHeld"] is True
+def test_cluster_notices_policy_of_a_platform_is_the_platforms_once_for_its_cluster():
+    """GKE review M1: the model stacks' pools are on their platform's cluster, whose output says node upgrades are held
+    (``nodeUpgradesHeld``); the platform opens the ticket once for the cluster, and no model stack repeats it."""
+    platform = plan_of("platform-us-east5")
+    assert platform.outputs["platform"]["nodeUpgradesHeld"] is True
+    (policy,) = [p for p in platform.of_type(POLICY) if p.name.endswith("-alerts-cluster-notices")]
     condition = policy.inputs["conditions"][0]["conditionMatchedLog"]
-    assert f'resource.labels.cluster_name="{platform["clusterName"]}"' in condition["filter"]
+    assert 'resource.labels.cluster_name="tpu-platform"' in condition["filter"]
+    for model in ("vllm-llama31-8b-platform", "vllm-llama33-70b-platform"):
+        assert not [p for p in plan_of(model).of_type(POLICY) if p.name.endswith("cluster-notices")], model

@@ -207,6 +207,17 @@ def test_stacks_each_tpu_pool_runs_as_its_own_account(stack):
 def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
     plan = plan_of(stack)
     services = plan.of_type("gcp:projects/service:Service")
+    if not services and plan.of_type(PLATFORM_CLUSTER):  # a model stack: its platform enables them (GKE review m3)
+        from tpu_serving.config import load_stack_config
+        from tpu_serving.derived import stack_apis
+        from tpu_serving_tools.stack_files import load_project, stack_config
+
+        cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
+        assert cfg.platform is not None
+        platform = plan_of(cfg.platform.stack_name).of_type(SERVICE)
+        assert set(stack_apis(cfg)) <= {s.inputs["service"] for s in platform}
+        assert all(s.inputs["disableOnDestroy"] is False for s in platform)
+        return
     if not services:  # the stack names its APIs existing (projectApis): the preview lists them, each one it uses
         (named,) = [e for e in plan.outputs["cloudResources"] if e["kind"] == "project APIs"]
         assert named["status"] == "existing" and "container.googleapis.com" in named["name"]

@@ -18,7 +18,6 @@ from tpu_serving.platform import (
     moved_subnet_aliases,
     platform_upgrades_held,
 )
-
 from tpu_serving.platform_outputs import OUTPUT
 from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config

@@ -333,8 +333,13 @@ class TpuPlatform(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TpuPlatformArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"TpuPlatform {name!r}", args, TpuPlatformArgs)
-        super().__init__("tpu-serving:index:TpuPlatform", name, None, opts)
         cfg = args.settings
+        # Everything the model stacks run on is protected (SRE review: a platform destroy deleted the controllers'
+        # CRDs, and with them every model's workloads, then the Gateway), the platform whole: the e2e run saw a
+        # refused destroy still delete what no protected resource depends on. Children inherit it (pulumi 3.272.0
+        # pulumi/resource.py l.1103-1105, "Infer protection from parent"); the caller's own `protect` wins.
+        opts = pulumi.ResourceOptions.merge(pulumi.ResourceOptions(protect=cfg.shared_platform.protect), opts)
+        super().__init__("tpu-serving:index:TpuPlatform", name, None, opts)
         labels = {**dict(zip(LIBRARY_LABEL_KEYS, (PART_OF, cfg.cluster.name, "pulumi"), strict=True)), **cfg.labels}
         k8s_labels = {"app.kubernetes.io/part-of": PART_OF, "app.kubernetes.io/instance": cfg.cluster.name}
         self.apis = (

@@ -282,3 +282,17 @@ def test_tpu_platform_grants_the_metrics_adapter_it_installs_monitoring_viewer()
         config = on_existing_cluster()
         config["sharedPlatform"] = {**config["sharedPlatform"], "metricsAdapterIam": "create", key: value}
         assert grants(config) == []
+
+
+def test_tpu_platform_protects_every_resource_unless_its_file_says_protect_false():
+    """SRE review: a platform destroy deleted what the model stacks run on. Providers are the engine's to remake."""
+    config = dict(stack_file_config(load_project(STACKS_ROOT), STACK))
+    for protect in (True, False):
+        shared = {**config["sharedPlatform"], **({} if protect else {"protect": False})}
+        resources = [
+            r for r in preview({**config, "sharedPlatform": shared}).resources if not r.type.startswith("pulumi:")
+        ]
+        assert len(resources) >= 20, len(resources)
+        kinds = {r.type for r in resources}
+        assert {"gcp:container/cluster:Cluster", "tpu-serving:index:ControllerInstall"} <= kinds
+        assert {r.name for r in resources if r.protect != protect} == set(), protect

@@ -114,6 +114,16 @@ class SharedPlatformConfig(Model):
         "requires of whoever creates a node pool running as it. Empty: the platform grants it to nobody, and its "
         "`modelDeployers` output says so.",
     )
+    protect: bool = Field(
+        True,
+        description="Pulumi's `protect` on every resource of the platform, which its model stacks run on (deleting "
+        "the controllers' custom resource definitions deletes every model's LeaderWorkerSets and JobSets; the "
+        "Gateway takes every model's route). While set, the platform's `pulumi destroy` fails and deletes nothing, and "
+        "so does an `up` that would replace or delete one of its resources (a CPU pool's new machine type, say: "
+        "unprotect that resource first, `pulumi state unprotect <urn>`). To take the platform down: destroy its model "
+        "stacks, then `pulumi state unprotect --all`, then `pulumi destroy` (docs/platform.md, Taking a platform "
+        "down).",
+    )
     metrics_adapter_install: CreateOrExisting = Field(
         CreateOrExisting.CREATE,
         description="`create`: the platform installs and owns the Custom Metrics Stackdriver Adapter; `existing`: "

@@ -4,8 +4,9 @@ serving stack's steps (scale, drain, rollout, HPA).
 ``pulumi up`` of the platform on the run's cluster (:func:`.overlay.platform_overlay`: its existing-cluster mode),
 ``tpu-serving verify``'s checks of the objects it declares, read from the API server (the library's checks of a
 plan without stack settings, :func:`tpu_serving_tools.verify.expect.expectations_of_resources`: its controllers'
-Deployments and the shared Gateway among them), a second ``preview --refresh`` with no change, and ``pulumi
-destroy`` leaving nothing behind.
+Deployments and the shared Gateway among them), a second ``preview --refresh`` with no change, a ``pulumi destroy``
+the engine refuses (``sharedPlatform.protect``: :func:`refused_destroy`), ``pulumi state unprotect --all`` as
+docs/platform.md says, and ``pulumi destroy`` leaving nothing behind.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving.config.platform_stack import is_platform_stack
+from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import Expectations
 
 from .lifecycle import inventory, left_behind, retained, second_preview, up_finding
@@ -53,5 +55,48 @@ def platform_lifecycle(report: Any, run: StackRun, api: Any, config: Mapping[str
     expect = with_pods(expectations_of_resources(state))
     report.findings += report.step("verify", lambda: verify_expected(api, expect, wait=VERIFY_WAIT))
     report.findings.append(report.step("preview", lambda: second_preview(run)))
+    report.findings += report.step("protect", lambda: refused_destroy(run, state))
+    report.step("unprotect", run.unprotect_all)
     report.step("destroy", run.destroy)
     report.findings.append(left_behind(before, inventory(api), retained(state)))
+
+
+PROTECTED_TYPES = (
+    "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+    "kubernetes:gateway.networking.k8s.io/v1:Gateway",
+)
+"""What must be protected in the deployed state, as the engine recorded it: the controllers' CRDs (created by the
+Kubernetes provider's ConfigGroup, a component of the provider's own) and the shared Gateway; the check fails when
+the state holds none of a type."""
+
+
+def refused_destroy(run: StackRun, state: list[dict[str, Any]]) -> list[Finding]:
+    """``sharedPlatform.protect``, judged by the engine: the deployed state marks the CRDs and the Gateway protected,
+    and ``pulumi destroy`` fails naming protection while deleting nothing."""
+    protected = {t: sum(1 for r in state if r.get("type") == t and r.get("protect")) for t in PROTECTED_TYPES}
+    found = [
+        Finding(
+            "protect",
+            "protected in state",
+            all(protected.values()),
+            ", ".join(f"{t.rsplit(':', 1)[-1]}: {n}" for t, n in protected.items()),
+        )
+    ]
+    try:
+        run.destroy()
+    except Exception as err:  # the engine's refusal, judged by its message and by the state it left
+        left = {r["urn"] for r in run.resources()}
+        # a default provider nothing uses any more may go (the engine makes it again): it holds nothing in a cloud
+        gone = sorted(
+            r["urn"].rsplit("::", 1)[-1]
+            for r in state
+            if r["urn"] not in left and not r["type"].startswith("pulumi:providers:")
+        )
+        refused = "protected" in str(err)
+        detail = f"refused ({'names' if refused else 'does not name'} protection); {len(left)} of {len(state)} left"
+        detail += f"; deleted: {', '.join(gone)}" if gone else ""
+        return [*found, Finding("protect", "pulumi destroy refused", refused and not gone, detail)]
+    return [
+        *found,
+        Finding("protect", "pulumi destroy refused", False, "pulumi destroy succeeded on a protected stack"),
+    ]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import runpy
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,6 +91,7 @@ class StackRun:
         self.kubeconfig: Path | None = None
         """The cluster's kubeconfig, where the caller knows it (for ``tpu-serving verify``)."""
         env = engine_env(engine, work / "pulumi-home", work / "state")
+        self._cli, self._env, self._project, self._name = engine.pulumi, env, project, stack
         for key, value in env.items():
             # The inline program's LanguageServer runs in this process: the provider lookup and the SDK read
             # the same environment as the CLI.
@@ -127,6 +129,22 @@ class StackRun:
                 raise RuntimeError(f"{err}\n{held}") from err
             raise
         return Change(_counts(result.summary.resource_changes), result.stdout)
+
+    def unprotect_all(self) -> str:
+        """``pulumi state unprotect --all --yes``, the CLI's own command (what docs/platform.md tells a user to run
+        before destroying a platform); its output."""
+        done = subprocess.run(
+            [str(self._cli), "state", "unprotect", "--all", "--yes", "--non-interactive", "--stack", self._name],
+            cwd=self._project,
+            env={**os.environ, **self._env},
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"pulumi state unprotect --all failed ({done.returncode}): {done.stderr[-2000:]}")
+        return done.stdout
 
     def resources(self) -> list[dict[str, Any]]:
         """The stack's state: every resource with its URN, type and outputs."""

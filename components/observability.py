@@ -23,7 +23,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from . import cluster_notices, host_maintenance, prober
+from . import cluster_notices, host_maintenance, platform_gateway_alerts, prober
 from . import group_recreations as recreations
 from . import observability_roles as roles_
 from . import refused_pods as refused
@@ -221,6 +221,13 @@ class ObservabilityArgs:
     """The cluster is an existing one, shared with other tenants, where the operators hold no ClusterRole
     (:mod:`tpu_serving.operator_access`): the pages mark their cluster-scoped steps, such as ``kubectl get nodes``, as
     the cluster administrators' (:func:`tpu_serving.page_steps.on_shared_cluster`)."""
+    platform_gateway: pulumi.Input[str] | None = None
+    """A model stack's platform Gateway (``<namespace>/<name>``, from the platform's output): the load balancer's
+    alerts on it (:mod:`tpu_serving.platform_gateway_alerts`); None: none (a self-contained stack's Gateway is in
+    :attr:`metrics`)."""
+    platform_gateway_timeout_seconds: int = 0
+    """The request timeout of the model stack's route (``gateway.requestTimeoutSeconds``), for the alert on requests
+    near it."""
     upgrade_notices: bool = False
     """The cluster's node upgrades are held back: GKE's end-of-support and security-bulletin notifications of the
     cluster open a ticket (:mod:`tpu_serving.cluster_notices`)."""
@@ -327,6 +334,8 @@ class Observability(pulumi.ComponentResource):
             policy = _paged(alert_policy_args(alert, args.cluster, args.settings, args.project), args)
             gcp.monitoring.AlertPolicy(f"{name}-{alert.key}", policy, opts=child)
             self.alert_policies.append(str(policy.display_name))
+        if args.platform_gateway is not None:
+            self.alert_policies += self._watch_platform_gateway(name, args, args.platform_gateway, child)
         if args.maintenance_zones:
             zones, shapes = args.maintenance_zones, args.maintenance_shapes
             startable = host_maintenance.all_startable(shapes) if shapes else args.maintenance_startable
@@ -359,6 +368,22 @@ class Observability(pulumi.ComponentResource):
             self.alert_policies.append(str(notices.display_name))
         if groups is not None:
             self.alert_policies += self._watch_recreations(name, groups, args, child)
+
+    @staticmethod
+    def _watch_platform_gateway(
+        name: str, args: ObservabilityArgs, gateway: pulumi.Input[str], child: pulumi.ResourceOptions
+    ) -> list[str]:
+        """The load balancer's alerts on the platform's Gateway, as the stack's own (:func:`_paged`)."""
+        page = on_shared_cluster if args.shared_cluster else str
+        found = platform_gateway_alerts.policies(
+            args.project, args.cluster, gateway, args.settings, args.platform_gateway_timeout_seconds, page
+        )
+        names = []
+        for key, policy in found:
+            paged = _paged(policy, args)
+            gcp.monitoring.AlertPolicy(f"{name}-{key}", paged, opts=child)
+            names.append(str(paged.display_name))
+        return names
 
     @staticmethod
     def _watch_gate(name: str, args: ObservabilityArgs, child: pulumi.ResourceOptions) -> list[str]:

@@ -431,6 +431,7 @@ def build_operations(
             maintenance_gate=gate is not None,
             shared_cluster=cfg.existing,
             upgrade_notices=notices_on(cfg),
+            **_platform_gateway(cfg, traffic),
         ),
         # Cloud objects wait for the APIs (monitoring, logging); PodMonitorings for the namespace's policies.
         opts=pulumi.ResourceOptions(
@@ -438,6 +439,16 @@ def build_operations(
         ),
     )
     return OperationsParts(observability)
+
+
+def _platform_gateway(cfg: StackConfig, traffic: TrafficParts) -> dict[str, Any]:
+    """A model stack's route on its platform's Gateway (:func:`tpu_serving.route_phase.build_route`): the
+    Gateway its load balancer alerts watch (SRE review: its outage paged nobody), and the route's timeout."""
+    routed = traffic.outputs.get("gateway") if traffic.gateway is None and cfg.gateway is not None else None
+    if not isinstance(routed, dict) or cfg.gateway is None:
+        return {}
+    timeout = to_settings(cfg.gateway, GatewaySettings).request_timeout_seconds
+    return {"platform_gateway": routed["gateway"], "platform_gateway_timeout_seconds": timeout}
 
 
 @dataclass(frozen=True)

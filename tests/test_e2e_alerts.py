@@ -75,6 +75,11 @@ NOT_COVERED: dict[str, str] = {
     "gateway-errors-unread": "reads the same load-balancer series' absence; tests/test_e2e_gateway_alerts.py runs it",
     "gateway-near-timeout": "reads the load balancer's latency distribution, which exists only in Cloud Monitoring; "
     "tests/test_e2e_gateway_alerts.py runs it on promtool with buckets of its own",
+    "platform-gateway-errors": "a model stack's alert on its platform's Gateway: the gateway-errors query on the "
+    "platform Gateway's load-balancer series, which exist only in Cloud Monitoring; tests/test_e2e_gateway_alerts.py "
+    "runs the same builder on promtool",
+    "platform-gateway-near-timeout": "a model stack's gateway-near-timeout on its platform's Gateway (Cloud "
+    "Monitoring's latency distribution only); tests/test_e2e_gateway_alerts.py runs the same builder on promtool",
     "tpu-idle": "reads kubernetes_io:container_accelerator_duty_cycle, a GKE system metric that exists only in "
     "Cloud Monitoring (no upstream exporter to take its series from)",
 }

@@ -270,3 +270,13 @@ def test_production_example_tickets_apart_from_its_pages():
     warnings = [p for p in policies if p.inputs["severity"] == "WARNING"]
     assert warnings and all(p.inputs["notificationChannels"] == [ticket] for p in warnings)
     assert all(p.inputs["notificationChannels"] == [page] for p in policies if p.inputs["severity"] != "WARNING")
+
+
+def test_platform_probe_gap_names_a_model_stacks_route_on_the_platform_gateway():
+    """SRE review, Blocker: the 70B model stack's preview said "Production: yes" while its probe does not go through
+    the platform's Gateway; the gap says so, and its stack file says production: false."""
+    gap = "platform.stack = my-org/tpu-serving/platform-us-east5"
+    assert _stack_keys("vllm-llama33-70b-platform") == [gap]
+    assert gap in _stack_keys("vllm-llama31-8b-platform")
+    assert not [k for k in _stack_keys("vllm-llama33-70b-v6e8") if k.startswith("platform.")]
+    assert plan_of("vllm-llama33-70b-platform").outputs["production"]["production"] is False

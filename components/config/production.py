@@ -179,12 +179,31 @@ def gate_gap(cfg: StackConfig) -> Gap | None:
     )
 
 
+def platform_probe_gap(cfg: StackConfig) -> Gap | None:
+    """A model stack's route on its platform's Gateway (``platform`` and ``gateway``, watched): its serving probe goes
+    to its Service, not through the Gateway, whose address's IP the model stack does not know when it plans (SRE
+    review, Blocker: the preview said "no gap the library knows of"). The load balancer's alerts on the Gateway
+    (:mod:`tpu_serving.platform_gateway_alerts`) count the 5xx it answers; an outage that answers nothing (a route
+    not attached, the address unreachable, the load balancer's series gone) reads as no traffic."""
+    if cfg.platform is None or cfg.gateway is None or not cfg.observability.enabled:
+        return None
+    return Gap(
+        "platform.stack",
+        cfg.platform.stack,
+        "the serving probe goes to the model's Service, not through the platform's Gateway (the model stack does not "
+        "know the Gateway address's IP when it plans): a Gateway outage that answers no request (a route not "
+        "attached, the address unreachable) reads as no traffic, and nothing tickets when the load balancer's series "
+        "read nothing; probe the Gateway from outside the stack, with the model's X-Gateway-Model-Name header",
+    )
+
+
 def production_gaps(cfg: StackConfig) -> list[Gap]:
     """What keeps the stack's serving from a production SLO, in the stack file's order; none without serving."""
     serving = cfg.serving
     if serving is None:
         return []
     gaps = alert_gaps(cfg)
+    gaps += [g for g in [platform_probe_gap(cfg)] if g]
     why, _ = full_outage(serving)
     one_group = bool(why) and getattr(serving, "single_group", None) == "accepted"
     if one_group:

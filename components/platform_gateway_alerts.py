@@ -17,7 +17,8 @@ Balancing's metrics page, https://docs.cloud.google.com/load-balancing/docs/metr
 resources using Policies", https://cloud.google.com/kubernetes-engine/docs/how-to/configure-gateway-resources) list
 neither the labels of ``loadbalancing.googleapis.com/https/internal/request_count`` nor the backend services'
 names, so the alert is shared, and its runbook says so: every model stack on the platform pages its own on-call on
-the same outage.
+the same outage. The near-timeout ticket holds the whole Gateway's latency to this model's
+``gateway.requestTimeoutSeconds``: another model's longer requests on the same Gateway can open it.
 
 Plain data in (and one Output of the Gateway's ``namespace/name``), policy arguments out; no resource here.
 """

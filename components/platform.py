@@ -384,6 +384,7 @@ class TpuPlatform(pulumi.ComponentResource):
                 cluster=cfg.cluster.name,
                 controllers=[i.watched for i in self.installs if i.watched],
                 settings=to_settings(cfg.observability, ObservabilitySettings),
+                gateway=(cfg.shared_platform.gateway_namespace, cfg.shared_platform.gateway_name),
                 upgrade_notices=platform_upgrades_held(cfg),
             ),
             opts=pulumi.ResourceOptions(parent=self, depends_on=after_apis),

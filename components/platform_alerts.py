@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_gcp as gcp
 
-from . import cluster_notices
-from .alert_policies import alert_policy_args, controller_policies
+from . import cluster_notices, gateway_alerts
+from .alert_policies import Alert, alert_policy_args, controller_policies
 from .controllers import WatchedDeployment
-from .observability_settings import ObservabilitySettings
+from .observability_settings import ObservabilitySettings, Severity
 from .options import child_options
 from .settings import CreateOrExisting
 from .validation import check_arguments
@@ -35,6 +35,10 @@ class PlatformAlertsArgs:
     settings: ObservabilitySettings = field(default_factory=ObservabilitySettings)
     """Who is notified (``notification_channels``, ``ticket_channels``, ``unpaged``), and whether the stack creates
     the policies (``cloud_resources``: ``existing``, none is created nor listed)."""
+    gateway: tuple[str, str] | None = None
+    """The shared Gateway's ``(namespace, name)``: its load balancer's server-error rate pages the platform's channels
+    (:func:`tpu_serving.gateway_alerts.gateway_alerts`; SRE review: a Gateway outage paged nobody who owns it). The
+    model stacks' own alerts on it page their on-call too (:mod:`tpu_serving.platform_gateway_alerts`)."""
     upgrade_notices: bool = False
     """The cluster holds node upgrades back (the ``platform`` output's ``nodeUpgradesHeld``): GKE's end-of-support and
     security-bulletin notifications of the cluster open a ticket (:mod:`tpu_serving.cluster_notices`), the
@@ -52,6 +56,9 @@ class PlatformAlerts(pulumi.ComponentResource):
         super().__init__("tpu-serving:index:PlatformAlerts", name, None, opts)
         child = child_options(self, opts)
         policies = controller_policies(args.cluster, tuple(args.controllers), args.settings)
+        if args.gateway is not None:
+            found = gateway_alerts.gateway_alerts(args.cluster, *args.gateway, None, args.settings)
+            policies += [Alert(*a[:5], severity=Severity(a[5])) for a in found]
         if args.settings.cloud_resources != CreateOrExisting.CREATE:  # managed elsewhere: the stack creates none
             policies = []
         for alert in policies:

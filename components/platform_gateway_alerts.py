@@ -37,8 +37,8 @@ from .observability_settings import ObservabilitySettings, Severity
 SHARED = (
     "This alert watches the platform's whole Gateway {gateway}, shared by every model stack's route on it: its "
     "load balancer's series carry the Gateway's URL map, not one model's backend, so every model stack on the "
-    "platform fires on the same outage. The Gateway is the platform stack's: its owners fix it "
-    "(docs/platform.md).\n\n"
+    "platform fires on the same outage. The Gateway is the platform stack's: its owners fix it, and the platform's "
+    "own alert on it pages them (docs/platform.md, Alerts).\n\n"
 )
 """What the runbook of each alert says first."""
 

@@ -39,7 +39,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import STACKS, plan_of
+from tests.conftest import PLATFORM_STACKS, STACKS, plan_of
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file, toolchain_files
 from tpu_serving_tools.offline import Plan
 
@@ -263,7 +263,10 @@ def controller_deployments(plan: Plan) -> list[tuple[str, str]]:
     """The Deployments of the plan's controllers, read from their upstream release manifests (not from the code
     under test), as kube-state-metrics labels their series."""
     found = []
-    for group in plan.outputs.get("controllers") or {}:
+    # a serving stack's ``controllers`` output, or a platform stack's ``platform.controllers`` (by ``apiGroup``)
+    platform = plan.outputs.get("platform") or {}
+    groups = plan.outputs.get("controllers") or [c["apiGroup"] for c in platform.get("controllers") or []]
+    for group in groups:
         rendered = toolchain_files().get(MANIFESTS.get(group, ""))
         if not isinstance(rendered, str):
             found += UNRENDERED_DEPLOYMENTS.get(group, [])
@@ -573,7 +576,9 @@ def alerts(plan: Plan) -> tuple[list[Alert], dict[str, str]]:
 
 
 def short(name: str) -> str:
-    return name.split("-observability-", 1)[-1]
+    """An alert policy's key: its name after its component's (a serving stack's ``-observability-``, a platform
+    stack's ``-alerts-``)."""
+    return re.split(r"-(?:observability|alerts)-", name, maxsplit=1)[-1]
 
 
 def scenario_of(alert: Alert) -> str | None:
@@ -648,7 +653,7 @@ def run_rules(
     return run_promtool(binary, ["test", "rules", "tests.yaml"], tmp_path)
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", [*STACKS, *PLATFORM_STACKS])
 def test_alert_policies_fire_on_an_outage_and_not_when_healthy(stack: str, tmp_path: Path) -> None:
     binary = promtool()
     started = time.monotonic()

@@ -24,3 +24,18 @@ def test_platform_alerts_ticket_the_clusters_notices_where_node_upgrades_are_hel
     assert notices.inputs["severity"] == "WARNING"
     assert notices.inputs["notificationChannels"] == ["projects/tpu-serving-demo/notificationChannels/1234567893"]
     assert notices.inputs["displayName"] in plan.outputs["alertPolicies"]
+
+
+def test_platform_alerts_page_the_platforms_channel_on_its_gateways_server_errors():
+    """SRE review: a Gateway outage paged nobody who owns the Gateway; the model stacks' own alerts on it page
+    their on-call, this one the platform's."""
+    from tpu_serving.gateway_alerts import url_map_pattern
+
+    plan = plan_of("platform-us-east5")
+    (errors,) = [p for p in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy") if p.name.endswith("gateway-errors")]
+    assert errors.inputs["displayName"] == "tpu-platform: Gateway error rate high"
+    assert errors.inputs["severity"] == "ERROR"
+    assert errors.inputs["notificationChannels"] == ["projects/tpu-serving-demo/notificationChannels/1234567892"]
+    query = errors.inputs["conditions"][0]["conditionPrometheusQueryLanguage"]["query"]
+    assert url_map_pattern("tpu-serving-gateway", "internal") in query  # sharedPlatform.gatewayNamespace, gatewayName
+    assert "tpu-platform: Gateway error rate high" in plan.outputs["alertPolicies"]

@@ -83,3 +83,9 @@ def test_refused_destroy_fails_when_the_state_protects_no_crd_or_gateway():
     assert not _judged(_Run(state), state)["protected in state"]
     no_gateway = [r for r in _state() if r["type"] != GATEWAY]
     assert not _judged(_Run(no_gateway), no_gateway)["protected in state"]
+
+
+def test_refused_destroy_fails_when_one_crd_of_several_is_unprotected():
+    state = _state()
+    state.append({"urn": "urn:pulumi:s::p::x$" + CRD + "::jobsets", "type": CRD, "protect": False})
+    assert not _judged(_Run(state), state)["protected in state"]

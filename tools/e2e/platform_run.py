@@ -73,15 +73,12 @@ the state holds none of a type."""
 def refused_destroy(run: StackRun, state: list[dict[str, Any]]) -> list[Finding]:
     """``sharedPlatform.protect``, judged by the engine: the deployed state marks the CRDs and the Gateway protected,
     and ``pulumi destroy`` fails naming protection while deleting nothing."""
-    protected = {t: sum(1 for r in state if r.get("type") == t and r.get("protect")) for t in PROTECTED_TYPES}
-    found = [
-        Finding(
-            "protect",
-            "protected in state",
-            all(protected.values()),
-            ", ".join(f"{t.rsplit(':', 1)[-1]}: {n}" for t, n in protected.items()),
-        )
-    ]
+    of_type = {t: [r for r in state if r.get("type") == t] for t in PROTECTED_TYPES}
+    protected = {t: sum(1 for r in typed if r.get("protect")) for t, typed in of_type.items()}
+    # every one of each type protected, and at least one of each: a type the state lacks fails
+    every = all(of_type[t] and protected[t] == len(of_type[t]) for t in PROTECTED_TYPES)
+    detail = ", ".join(f"{t.rsplit(':', 1)[-1]}: {protected[t]} of {len(of_type[t])}" for t in PROTECTED_TYPES)
+    found = [Finding("protect", "protected in state", every, detail)]
     try:
         run.destroy()
     except Exception as err:  # the engine's refusal, judged by its message and by the state it left

@@ -114,6 +114,14 @@ def capacity_gaps(kinds: list[tuple[int, TpuSliceConfig]]) -> list[Gap]:
     return found
 
 
+def _reload_outlasts(startup: int) -> str:
+    """The reason a group's reload of ``startup`` seconds meets GKE's automatic node upgrades (both upgrade gaps)."""
+    return (
+        f"a group reloads for up to {startup // 60} minutes, no less than the {UPGRADE_WAIT_MINUTES} minutes GKE "
+        "waits on the disruption budget in an automatic node upgrade"
+    )
+
+
 def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
     """An existing cluster whose owner is not said to hold node upgrades, under several groups that each reload for
     an hour or more: GKE's next slice upgrade can take a second group while the first reloads
@@ -125,8 +133,7 @@ def existing_upgrades_gap(cfg: StackConfig) -> Gap | None:
     return Gap(
         "cluster.existing.nodeUpgradesHeld",
         "false",
-        f"a group reloads for up to {startup // 60} minutes, no less than the {UPGRADE_WAIT_MINUTES} minutes GKE "
-        "waits on the disruption budget in an automatic node upgrade, so the cluster's next slice upgrade can take a "
+        f"{_reload_outlasts(startup)}, so the cluster's next slice upgrade can take a "
         "second group while the first reloads; have its owner hold node upgrades (NO_MINOR_OR_NODE_UPGRADES) and "
         "upgrade the TPU pools one at a time, and say so here",
     )
@@ -144,8 +151,7 @@ def platform_upgrades_gap(cfg: StackConfig, held: bool) -> Gap | None:
     return Gap(
         "platform.stack",
         f"{cfg.platform.stack} (its output platform.nodeUpgradesHeld false)",
-        f"a group reloads for up to {startup // 60} minutes, no less than the {UPGRADE_WAIT_MINUTES} minutes GKE "
-        "waits on the disruption budget in an automatic node upgrade, and the platform's cluster does not hold node "
+        f"{_reload_outlasts(startup)}, and the platform's cluster does not hold node "
         "upgrades back, so its next slice upgrade can take a second group while the first reloads; give the platform "
         "stack a maintenance exclusion of scope NO_MINOR_OR_NODE_UPGRADES (its cluster.maintenance.exclusions, or "
         "cluster.existing.nodeUpgradesHeld: true once its owner holds them) and upgrade the TPU pools one at a time",

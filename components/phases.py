@@ -166,8 +166,9 @@ def platform_cluster_args(cfg: StackConfig) -> PlatformClusterArgs:
     """How a model stack reads its platform stack (``platform``), and what it says the platform must agree with."""
     assert cfg.platform is not None
     cidr = cfg.gateway.proxy_only_cidr if cfg.gateway else None
+    ref = cfg.platform
     return PlatformClusterArgs(
-        cfg.platform.stack, cfg.project, cfg.region, cfg.platform.cluster, cidr, cfg.cluster.security_group
+        ref.stack, cfg.project, cfg.region, ref.cluster, cidr, cfg.cluster.security_group, ref.kubeconfig, ref.context
     )
 
 

@@ -23,9 +23,11 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .controllers import parse_version
+from .existing import kubeconfig_path_problem
 from .kubeconfig import existing_server, kubeconfig
 from .options import child_options
 from .platform_outputs import OUTPUT, PlatformOutputs
+from .settings import described
 from .validation import check_arguments
 
 if TYPE_CHECKING:
@@ -49,6 +51,18 @@ class PlatformClusterArgs:
     gateway: the platform's Gateway's must be the same."""
     security_group: str | None = None
     """The cluster's Google Groups for RBAC group, as the model stack records it for the checks (``cluster.securityGroup``)."""
+    kubeconfig: str | None = described(
+        "Path of a kubeconfig file that reaches the platform's cluster, read by the Kubernetes provider when it deploys "
+        "(a leading `~/` is expanded): for a platform on a cluster reached by kubeconfig (its `cluster.existing."
+        "kubeconfig`), or through Connect Gateway or a bastion. No GCP call is made for the cluster. Unset: the "
+        "cluster is read with `container.getCluster` by the name, location and project the platform exports, and "
+        "reached with gke-gcloud-auth-plugin.",
+        default=None,
+        check=kubeconfig_path_problem,
+    )
+    context: str | None = described(
+        "With `kubeconfig`: the context to use; unset: the file's current-context.", default=None, min_length=1
+    )
 
 
 def platform_problems(platform: PlatformOutputs, args: PlatformClusterArgs) -> list[str]:
@@ -127,6 +141,7 @@ def _plan_inputs(args: PlatformClusterArgs) -> dict[str, object]:
         "readWith": "platform",
         "workloadPool": f"{args.project}.svc.id.goog",
         "securityGroup": args.security_group,
+        **({"kubeconfig": args.kubeconfig, "context": args.context} if args.kubeconfig is not None else {}),
     }
 
 
@@ -139,8 +154,9 @@ class PlatformCluster(pulumi.ComponentResource):
     """The platform's ``platform`` output, validated."""
     provider: k8s.Provider
     """A Kubernetes provider for the cluster."""
-    kubeconfig: pulumi.Output[str]
-    """A kubeconfig using ``gke-gcloud-auth-plugin`` (holds no credential)."""
+    kubeconfig: pulumi.Output[str] | None
+    """A kubeconfig using ``gke-gcloud-auth-plugin`` (holds no credential); None with a kubeconfig file
+    (``PlatformClusterArgs.kubeconfig``)."""
     name: pulumi.Output[str]
     """The GKE cluster's name."""
     cluster_id: pulumi.Output[str]
@@ -161,22 +177,12 @@ class PlatformCluster(pulumi.ComponentResource):
         self.node_service_account = self.platform.apply(lambda p: p.node_service_account)
         self.workload_pool = self.platform.apply(lambda p: p.workload_pool)
         self.node_upgrades_held = self.platform.apply(lambda p: p.node_upgrades_held)
-        from pulumi_gcp import container
-
-        found = container.get_cluster_output(
-            name=self.name,
-            location=self.platform.apply(lambda p: p.cluster_location),
-            project=self.platform.apply(lambda p: p.project),
-            opts=pulumi.InvokeOutputOptions(parent=self),
-        )
-        self.kubeconfig = pulumi.Output.all(self.platform, found).apply(
-            lambda both: kubeconfig(
-                f"gke_{both[0].project}_{both[0].cluster_location}_{both[0].cluster_name}", *existing_server(both[1])
-            )
-        )
+        self.kubeconfig = None if args.kubeconfig is not None else self._read_cluster()
         self.provider = k8s.Provider(
             f"{name}-k8s",
-            kubeconfig=self.kubeconfig,
+            kubeconfig=self.kubeconfig if self.kubeconfig is not None else args.kubeconfig,
+            context=args.context,
+            # the platform's cluster, however it is reached: a change of the route replaces nothing
             cluster_identifier=self.cluster_id,
             enable_server_side_apply=True,
             opts=child,
@@ -193,6 +199,23 @@ class PlatformCluster(pulumi.ComponentResource):
                     }
                 ),
             }
+        )
+
+    def _read_cluster(self) -> pulumi.Output[str]:
+        """The platform's cluster read with ``gcp.container.getCluster`` by the name, location and project its output
+        gives, and a kubeconfig built from it."""
+        from pulumi_gcp import container
+
+        found = container.get_cluster_output(
+            name=self.name,
+            location=self.platform.apply(lambda p: p.cluster_location),
+            project=self.platform.apply(lambda p: p.project),
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        return pulumi.Output.all(self.platform, found).apply(
+            lambda both: kubeconfig(
+                f"gke_{both[0].project}_{both[0].cluster_location}_{both[0].cluster_name}", *existing_server(both[1])
+            )
         )
 
     def expects(self, controller: str, version: str) -> pulumi.Output[str]:

@@ -16,7 +16,8 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     backend's host-network pods, and read the shared buckets when the backend has such pods. On an existing cluster
     an :class:`ExistingTpuNodePool` per slice kind instead: its pools (``existingNodePools``, else the names the stack
     would give) exist, and their node account must hold those roles. On a platform stack's cluster (``platform``) a
-    :class:`TpuNodePool` per slice kind, on that cluster, its nodes running as the platform's node account."""
+    :class:`TpuNodePool` per slice kind, on that cluster, its nodes running as the platform's node account, or an
+    :class:`ExistingTpuNodePool` for a slice kind whose pools it names (``existingNodePools``)."""
     cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
     host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
     slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
@@ -25,7 +26,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
         grants = platform.node_grants(host_network if cfg.serving and s.name in cfg.serving.slices else {})
         named = dict(zip(s.pool_names, names, strict=True))
         empty, idle = (tuple(named[p] for p in s.pool_names if p in c) for c in (from_zero, to_zero))
-        if isinstance(platform.cluster, ExistingCluster):
+        if isinstance(platform.cluster, ExistingCluster) or s.existing_node_pools is not None:
             slices[s.name] = ExistingTpuNodePool(
                 f"{ctx.name}-{s.name}",
                 ExistingTpuNodePoolArgs(

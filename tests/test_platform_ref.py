@@ -95,3 +95,28 @@ def test_platform_ref_refuses_a_metrics_adapter_grant():
     serving["autoscaling"] = {"minReplicas": 1, "maxReplicas": 1, "adapterIam": "create"}
     found = problems(serving=json.dumps(serving))
     assert any(p.startswith("tpu-serving:serving.autoscaling.adapterIam: the metrics adapter's") for p in found), found
+
+
+def test_platform_ref_takes_a_kubeconfig_and_its_context():
+    cfg = load_stack_config(
+        model_config(
+            platform='{"stack": "my-org/tpu-serving/platform-us-east5", "cluster": "tpu-platform", '
+            '"kubeconfig": "~/.kube/platform", "context": "gw"}'
+        )
+    )
+    assert cfg.platform is not None and (cfg.platform.kubeconfig, cfg.platform.context) == ("~/.kube/platform", "gw")
+
+
+def test_platform_ref_refuses_a_context_without_a_kubeconfig_and_a_kubeconfig_the_provider_cannot_read():
+    (alone,) = problems(platform='{"stack": "my-org/tpu-serving/platform-us-east5", "cluster": "tpu-platform", '
+                        '"context": "gw"}')  # fmt: skip
+    assert alone.startswith("tpu-serving:platform: ") and "set kubeconfig too" in alone
+    (user,) = problems(platform='{"stack": "my-org/tpu-serving/platform-us-east5", "cluster": "tpu-platform", '
+                       '"kubeconfig": "~ops/kube"}')  # fmt: skip
+    assert user.startswith('tpu-serving:platform.kubeconfig = "~ops/kube": ') and "expands a leading ~/ only" in user
+
+
+def test_platform_ref_takes_existing_node_pools_on_a_model_stack():
+    tpu = '[{"name": "v6e4", "machineType": "ct6e-standard-4t", "topology": "2x2", "existingNodePools": ["team-v6e4"]}]'
+    cfg = load_stack_config(model_config(tpuSlices=tpu))
+    assert cfg.node_pool_names(cfg.tpu_slices[0]) == ("team-v6e4",)

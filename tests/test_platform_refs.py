@@ -101,3 +101,43 @@ def test_platform_refs_refuse_another_projects_stack(tmp_path):
     model_file.write_text(model_file.read_text().replace("my-org/tpu-serving/", "my-org/elsewhere/"))
     with pytest.raises(StackConfigError, match=r"is a stack of project 'elsewhere'; the offline preview answers"):
         preview_stack(root, MODEL)
+
+
+def test_platform_cluster_with_platform_kubeconfig_reads_no_cluster_and_keeps_its_identifier(tmp_path):
+    """``platform.kubeconfig``: the provider reads the file (and context) given, where the shipped stack's gets the
+    kubeconfig built from the cluster it reads, and keeps the platform's cluster identifier (a change of route
+    replaces nothing)."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
+    text = model_file.read_text().replace(
+        "    cluster: tpu-platform\n", "    cluster: tpu-platform\n    kubeconfig: ~/.kube/platform\n    context: gw\n"
+    )
+    assert "kubeconfig: ~/.kube/platform" in text
+    model_file.write_text(text)
+    plan, shipped = preview_stack(root, MODEL), plan_of(MODEL)
+    (provider,) = plan.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "~/.kube/platform" and provider.inputs["context"] == "gw"
+    (before,) = shipped.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["clusterIdentifier"] == before.inputs["clusterIdentifier"]
+    assert before.inputs.get("kubeconfig") != "~/.kube/platform" and "context" not in before.inputs
+    (cluster,) = plan.of_type("tpu-serving:index:PlatformCluster")
+    assert cluster.inputs["kubeconfig"] == "~/.kube/platform" and cluster.inputs["context"] == "gw"
+
+
+def test_pool_phase_takes_a_model_stacks_named_pools_as_existing(tmp_path):
+    """``tpuSlices[].existingNodePools`` on a model stack: no GKE node pool (nor its account) is created for the
+    slice, and the serving's groups are pinned to the pools named."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
+    text = model_file.read_text().replace(
+        "      diskSizeGb: 200\n", "      diskSizeGb: 200\n      existingNodePools: [team-v6e4]\n"
+    )
+    assert "existingNodePools" in text
+    model_file.write_text(text)
+    plan = preview_stack(root, MODEL)
+    assert plan_of(MODEL).of_type("gcp:container/nodePool:NodePool")
+    assert not plan.of_type("gcp:container/nodePool:NodePool")
+    (pool,) = plan.of_type("tpu-serving:index:ExistingTpuNodePool")
+    assert "team-v6e4" in str(pool.inputs)
+    (lws,) = plan.of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    assert "team-v6e4" in str(lws.inputs["spec"]["leaderWorkerTemplate"])

@@ -91,10 +91,11 @@ def _node_pools(cfg: StackConfig) -> list[str]:
         at, given = f"{NS}:tpuSlices[{i}].existingNodePools", s.existing_node_pools
         if given is None:
             continue
-        if not cfg.existing:
+        if not cfg.existing and cfg.platform is None:
             found.append(
-                f"{at} = {json.dumps(given)}: names node pools of an existing cluster; set {NS}:cluster.existing, "
-                "or remove it (the stack creates the pools of the cluster it creates)"
+                f"{at} = {json.dumps(given)}: names node pools of an existing cluster or of a platform stack's; set "
+                f"{NS}:cluster.existing or {NS}:platform, or remove it (the stack creates the pools of the cluster it "
+                "creates)"
             )
         elif len(given) != s.count:
             found.append(

@@ -173,8 +173,10 @@ class TpuSliceConfig(Model):
         None,
         description="With an existing cluster (`cluster.existing`): the existing node pools of these slices, one per "
         "slice (`count` of them), which the stack never creates nor changes; unset: the names the stack would give "
-        "them, `<cluster.name>-<name>` (or `-<i>`), which must then exist. The keys above describe them for the "
-        "checks and the cost estimate.",
+        "them, `<cluster.name>-<name>` (or `-<i>`), which must then exist. On a platform stack's cluster "
+        "(`platform`): pools its owner made (for a reservation another team holds, say), which the stack uses as "
+        "they are; unset: the stack creates its pools. The keys above describe them for the checks and the cost "
+        "estimate.",
     )
 
     @field_validator("name")

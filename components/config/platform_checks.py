@@ -81,10 +81,4 @@ def platform_problems(cfg: StackConfig) -> list[str]:
             f"stack's {ref} (platform.stack, its sharedPlatform.metricsAdapterIam), as the adapter is; a model stack "
             "makes none: remove this key"
         )
-    found += [
-        f"{NS}:tpuSlices[{i}].existingNodePools: a model stack creates its own node pools on the platform's cluster; "
-        "remove this key"
-        for i, s in enumerate(cfg.tpu_slices)
-        if s.existing_node_pools is not None
-    ]
     return found

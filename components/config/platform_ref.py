@@ -9,9 +9,11 @@ not ask for: :mod:`.platform_checks` refuses each such key at its key path, nami
 
 from __future__ import annotations
 
-from pydantic import Field
+from pydantic import Field, field_validator, model_validator
 
-from ..settings import Model
+from ..existing import kubeconfig_path_problem
+from ..platform_cluster import PlatformClusterArgs
+from ..settings import Model, declared
 
 STACK_REFERENCE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
 """A fully qualified Pulumi stack name, ``<organization>/<project>/<stack>``, the ``stack_name`` a ``StackReference``
@@ -52,6 +54,23 @@ class PlatformRefConfig(Model):
         max_length=40,
         pattern=r"^[a-z]([-a-z0-9]*[a-z0-9])?$",
     )
+
+    kubeconfig: str | None = declared(PlatformClusterArgs, "kubeconfig")
+    context: str | None = declared(PlatformClusterArgs, "context")
+
+    @field_validator("kubeconfig")
+    @classmethod
+    def _a_path(cls, v: str | None) -> str | None:
+        problem = kubeconfig_path_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @model_validator(mode="after")
+    def _context_of_a_file(self) -> PlatformRefConfig:
+        if self.context is not None and self.kubeconfig is None:
+            raise ValueError("context names a context of platform.kubeconfig: set kubeconfig too, or remove context")
+        return self
 
     @property
     def stack_name(self) -> str:

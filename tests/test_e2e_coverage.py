@@ -17,7 +17,7 @@ def test_coverage_readme_block_is_current():
     page = (ROOT / coverage.PAGE).read_text()
     assert "<!-- generated: e2e -->" in page
     assert coverage.render(page, LEFT) == page, "README e2e block is stale: run `make readme`"
-    assert {"vllm-llama33-70b-platform", "vllm-llama31-8b-platform"} <= set(LEFT)
+    assert not {"vllm-llama33-70b-platform", "vllm-llama31-8b-platform"} & set(LEFT)  # run beside their platform
     for stack in LEFT:
         assert f"- `{stack}`: " in page
 
@@ -26,12 +26,21 @@ def test_coverage_readme_block_is_current():
 def test_coverage_preview_says_whether_make_e2e_runs_the_stack(stack):
     """Each shipped stack's preview has one ``Verified:`` line: the three stacks the harness cannot run (the
     DisaggregatedSet's LWS v0.10.0 API, the PathwaysJob controller) say their lifecycle is unverified against the
-    controller, the others that make e2e runs them."""
+    controller, a model stack that make e2e runs it beside its platform (and which steps it leaves out), the others
+    that make e2e runs them."""
     lines = [line for line in preview.summary(plan_of(stack), ROOT).splitlines() if line.startswith("Verified: ")]
     assert len(lines) == 1
+    platforms = coverage.model_platforms(ROOT)
     if stack in LEFT:
         assert lines[0].startswith("Verified: lifecycle unverified against the controller: make e2e does not run")
         assert LEFT[stack] in lines[0]
+    elif stack in platforms:
+        assert platforms[stack] in default_stacks(ROOT)
+        assert lines[0].startswith(
+            f"Verified: not by this preview: make e2e, which CI runs on each commit, would take this stack file beside "
+            f"its platform stack {platforms[stack]} and the platform's other model stacks"
+        )
+        assert "not its scale, drain, rollout nor HPA" in lines[0]
     else:
         assert stack in default_stacks(ROOT)
         # new-user review 14, m5: the line opens by saying this preview verified nothing, not by counting it run

@@ -304,3 +304,36 @@ def test_e2e_overlay_puts_a_platform_stack_on_the_existing_cluster_with_no_gcp_r
     files = [f for r in plan.resources if r.type == "kubernetes:yaml/v2:ConfigGroup" for f in r.inputs["files"]]
     assert sorted(files) == sorted([MANIFESTS["jobset"], MANIFESTS["lws"]])
     assert any(r.type == "kubernetes:gateway.networking.k8s.io/v1:Gateway" for r in plan.resources)
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama31-8b-platform", "vllm-llama33-70b-platform"])
+def test_model_overlay_puts_a_model_stack_on_its_platforms_cluster_with_no_gcp_resource_nor_call(tmp_path, stack):
+    """A model stack through the overlay: its platform read from the local backend and reached through the run's
+    kubeconfig, its slices' pools named existing as it would name them, and no ``gcp:`` resource nor GCP call."""
+    import shutil
+
+    import yaml
+
+    from tpu_serving_tools.offline import preview_stack
+
+    shipped = stack_file_config(load_project(STACKS_ROOT), stack)
+    config = existing_cluster_overlay(shipped, KUBECONFIG, {})
+    assert config["platform"] == {
+        **shipped["platform"],
+        "stack": "organization/tpu-serving/platform-us-east5",
+        "kubeconfig": KUBECONFIG,
+    }
+    name = shipped["cluster"]["name"]
+    assert [s["existingNodePools"] for s in config["tpuSlices"]] == [
+        [f"{name}-{s['name']}"] for s in shipped["tpuSlices"]
+    ]
+    assert "controllerInstalls" not in config and "existing" not in config["cluster"]
+    (tmp_path / "stacks").mkdir()
+    for f in ("Pulumi.yaml", "__main__.py"):
+        shutil.copy(STACKS_ROOT / f, tmp_path / f)
+    shutil.copy(STACKS_ROOT / "stacks" / "Pulumi.platform-us-east5.yaml", tmp_path / "stacks")
+    (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    plan = preview_stack(tmp_path, stack)
+    assert gcp_parts(plan) == []
+    assert plan.of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute")
+    assert len(plan.of_type("tpu-serving:index:ExistingTpuNodePool")) == len(shipped["tpuSlices"])

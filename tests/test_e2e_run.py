@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tpu_serving_tools.e2e.coverage import MODEL_STACK, NOT_RUNNABLE, left_out
+from tpu_serving_tools.e2e.coverage import MODEL_WITHOUT_PLATFORM, NOT_RUNNABLE, left_out, model_platforms
 from tpu_serving_tools.e2e.run import default_stacks
 from tpu_serving_tools.e2e.stack_run import engine_errors
 
@@ -20,21 +20,43 @@ def test_not_runnable_names_stacks_that_exist_with_a_reason():
     assert all(len(why) > 40 for why in NOT_RUNNABLE.values())
 
 
-def test_default_stacks_are_every_stack_but_those_left_out():
-    chosen, left = default_stacks(ROOT), left_out(ROOT)
+def test_default_stacks_are_every_stack_but_those_left_out_and_the_model_stacks():
+    chosen, left, models = default_stacks(ROOT), left_out(ROOT), model_platforms(ROOT)
     assert chosen and not set(chosen) & set(left) and set(NOT_RUNNABLE) <= set(left)
-    assert len(chosen) + len(left) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
+    assert not set(chosen) & set(models) and len(models) >= 2
+    assert len(chosen) + len(left) + len(models) == len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
     assert "platform-us-east5" in chosen
 
 
-def test_left_out_takes_every_model_stack_by_its_platform_key(tmp_path):
-    """A model stack a user adds to ``stacks/`` is left out as the shipped ones are, not run to fail."""
+def test_run_units_run_a_model_stack_in_its_platform_stacks_run_once():
+    from tpu_serving_tools.e2e.run import run_units
+
+    both = ["vllm-llama31-8b-platform", "saxml-175b-v5e32x2", "vllm-llama33-70b-platform", "platform-us-east5"]
+    assert run_units(ROOT, both) == ["platform-us-east5", "saxml-175b-v5e32x2"]
+
+
+def _stacks_dir(tmp_path, stacks):
     (tmp_path / "stacks").mkdir()
     (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
-    for stack in ("vllm-llama31-8b-platform", "platform-us-east5", "saxml-175b-v5e32x2"):
+    for stack, as_name in stacks.items():
         text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
-        (tmp_path / "stacks" / f"Pulumi.{stack.replace('vllm-llama31-8b-platform', 'team-b')}.yaml").write_text(text)
-    assert left_out(tmp_path) == {"team-b": MODEL_STACK}
+        (tmp_path / "stacks" / f"Pulumi.{as_name}.yaml").write_text(text)
+
+
+def test_model_platforms_takes_every_model_stack_by_its_platform_key(tmp_path):
+    """A model stack a user adds to ``stacks/`` runs with its platform stack, as the shipped ones do."""
+    _stacks_dir(tmp_path, {s: s.replace("vllm-llama31-8b-platform", "team-b") for s in STACKS_OF_A_PLATFORM})
+    assert model_platforms(tmp_path) == {"team-b": "platform-us-east5"}
+    assert left_out(tmp_path) == {}
+    assert default_stacks(tmp_path) == ["platform-us-east5", "saxml-175b-v5e32x2"]
+
+
+def test_left_out_takes_a_model_stack_whose_platform_stack_file_is_absent(tmp_path):
+    _stacks_dir(tmp_path, {"vllm-llama31-8b-platform": "team-b", "saxml-175b-v5e32x2": "saxml-175b-v5e32x2"})
+    assert left_out(tmp_path) == {"team-b": MODEL_WITHOUT_PLATFORM.format(platform="platform-us-east5")}
+
+
+STACKS_OF_A_PLATFORM = ("vllm-llama31-8b-platform", "platform-us-east5", "saxml-175b-v5e32x2")
 
 
 def test_engine_errors_keep_the_engine_diagnostics_without_warnings():

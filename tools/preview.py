@@ -23,7 +23,7 @@ from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import vllm as vllm_conformance
 from tpu_serving_tools.cost_summary import cost_summary
-from tpu_serving_tools.e2e.coverage import left_out, shipped_stacks, verified_line
+from tpu_serving_tools.e2e.coverage import left_out, model_platforms, shipped_stacks, verified_line
 from tpu_serving_tools.existing_notes import cloud_resource_lines, existing_tpu_pools, manifest_lines
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.image_notes import image_source_lines
@@ -146,7 +146,12 @@ def summary(plan: Plan, root: Path | None = None) -> str:
         *library_maintenance(plan),
         *library_preview.program_lines(plan),
         *router_summary(plan.outputs),
-        *verified_line(plan.stack, shipped_stacks(root) if root else [], left_out(root) if root else {}),
+        *verified_line(
+            plan.stack,
+            shipped_stacks(root) if root else [],
+            left_out(root) if root else {},
+            model_platforms(root) if root else {},
+        ),
         *quota_summary(plan.outputs),
         *alert_summary(plan.resources),
         *probe_summary(plan.resources),

@@ -29,22 +29,35 @@ NOT_RUNNABLE: Mapping[str, str] = {
 """The stacks ``make e2e`` leaves out by name, and why (``E2E_STACKS=<stack>`` runs one anyway); every model stack is
 left out too (:data:`MODEL_STACK`, :func:`left_out`)."""
 
-MODEL_STACK = (
-    "a model stack (platform.stack): it reaches its platform's cluster through gcp.container.getCluster (a GCP call) "
-    "and creates its TPU node pools as gcp.container.NodePools (existingNodePools is refused beside platform), and "
-    "the harness runs each stack on a control plane and backend of its own, where a model stack needs its "
-    "platform's (which make e2e runs alone)"
+MODEL_WITHOUT_PLATFORM = (
+    "a model stack whose platform stack ({platform}, platform.stack) has no stack file in stacks/: make e2e runs a "
+    "model stack beside its platform stack, on the platform's control plane and state backend"
 )
-"""Why ``make e2e`` leaves out every model stack, a shipped one or one a user adds to ``stacks/``."""
+"""Why ``make e2e`` leaves out a model stack, a shipped one or one a user adds to ``stacks/``."""
+
+
+def model_platforms(root: Path) -> dict[str, str]:
+    """Each model stack of ``root``'s ``stacks/`` (a ``platform`` key), with its platform stack's own name."""
+    from .model_run import platform_of
+
+    project, found = load_project(root), {}
+    for stack in shipped_stacks(root):
+        platform = platform_of({str(k).split(":")[-1]: v for k, v in stack_file_config(project, stack).items()})
+        if platform is not None:
+            found[stack] = platform
+    return found
 
 
 def left_out(root: Path) -> dict[str, str]:
     """The stack files of ``root``'s ``stacks/`` that ``make e2e`` leaves out, and why: :data:`NOT_RUNNABLE`'s, and
-    each model stack (a ``platform`` key)."""
-    project, found = load_project(root), {}
-    for stack in shipped_stacks(root):
-        keys = {str(k).split(":")[-1] for k in stack_file_config(project, stack)}
-        why = NOT_RUNNABLE.get(stack) or (MODEL_STACK if "platform" in keys else None)
+    each model stack whose platform stack has no stack file there."""
+    shipped, platforms = shipped_stacks(root), model_platforms(root)
+    found = {}
+    for stack in shipped:
+        platform = platforms.get(stack)
+        why = NOT_RUNNABLE.get(stack) or (
+            MODEL_WITHOUT_PLATFORM.format(platform=platform) if platform and platform not in shipped else None
+        )
         if why is not None:
             found[stack] = why
     return found
@@ -65,6 +78,15 @@ RUN = (
     "them a scale through the scale subresource, a slice drain, a group moved off its slice, an engine-image rollout "
     f"and {HPA_RUN} (docs/development.md)"
 )
+MODEL_RUN = (
+    "not by this preview: make e2e, which CI runs on each commit, would take this stack file beside its platform "
+    "stack {platform} and the platform's other model stacks through one local Kubernetes control plane (the "
+    "controllers' binaries, kwok nodes, no TPU, no Gateway controller): the platform up, then this stack up through "
+    "its StackReference, verify, a second preview, its route attached to the platform's Gateway with its backends "
+    "serving and no other route taking its requests, a destroy of one model stack that leaves the others' objects "
+    "and checks whole, and destroy (docs/development.md); not its scale, drain, rollout nor HPA, which run for the "
+    "self-contained stacks: its rollout, drain and scale-down lines above come from the library's own model"
+)
 UNVERIFIED = (
     "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "
     "scale-down lines above come from the library's own model (make check), not from a run"
@@ -76,12 +98,16 @@ def shipped_stacks(root: Path) -> list[str]:
     return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in (root / "stacks").glob("Pulumi.*.yaml"))
 
 
-def verified_line(stack: str, shipped: list[str], left: Mapping[str, str]) -> list[str]:
+def verified_line(
+    stack: str, shipped: list[str], left: Mapping[str, str], platforms: Mapping[str, str] | None = None
+) -> list[str]:
     """The preview's ``Verified:`` line of ``stack``: whether ``make e2e`` runs it (``left``: those it leaves out,
     :func:`left_out`; none for a stack that is not one of the ``shipped`` stack files: a user's own stack is not run
-    by this project)."""
+    by this project; ``platforms``: each model stack's platform stack, :func:`model_platforms`)."""
     if stack in left:
         return [f"Verified: {UNVERIFIED.format(why=left[stack])}"]
+    if stack in shipped and stack in (platforms or {}):
+        return [f"Verified: {MODEL_RUN.format(platform=(platforms or {})[stack])}"]
     return [f"Verified: {RUN}"] if stack in shipped else []
 
 
@@ -96,8 +122,10 @@ def block(left: Mapping[str, str]) -> str:
     lines = [  # no count: a stack file added to stacks/ adds nothing here but its line below, if it is not run
         "`make e2e` runs every stack file in `stacks/` but those listed below on a local Kubernetes control plane (controller "
         "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install); for a stack with "
-        f"an HPA it shows {HPA_RUN}. Not run, so their lifecycle is unverified against the controller (their previews "
-        "say so on a `Verified:` line):",
+        f"an HPA it shows {HPA_RUN}. A model stack runs beside its platform stack and the platform's other model "
+        "stacks, on one control plane and state backend: up, verify, a second preview, its route on the platform's "
+        "Gateway, and a destroy that leaves the others whole. Not run, so their lifecycle is unverified against the "
+        "controller (their previews say so on a `Verified:` line):",
         "",
         *(f"- `{s}`: {why}" for s, why in left.items()),
     ]

@@ -20,10 +20,12 @@ from pydantic.alias_generators import to_camel
 
 from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
 from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
+from tpu_serving.config.models import TpuSliceConfig
 from tpu_serving.image_mirror import UPSTREAMS, MirrorMode, repository_path
 from tpu_serving.naming import (
     cpu_service_account_id,
     mirror_repository_id,
+    pool_name,
     service_account_email,
     workload_service_account_id,
 )
@@ -69,6 +71,8 @@ def existing_cluster_overlay(
         )
     if _key(config, "sharedPlatform") in config:
         return platform_overlay(config, kubeconfig, manifests, context)
+    if _key(config, "platform") in config:
+        return model_overlay(config, kubeconfig, context)
     out = copy.deepcopy(dict(config))
     cluster = _existing_cluster(out, kubeconfig, context)
     _existing_buckets(out)
@@ -123,6 +127,43 @@ def platform_overlay(
     if owned:
         out[_key(out, "controllerManifests")] = {CONTROLLER_KEYS[c]: path for c, path in owned.items()}
     return out
+
+
+def model_overlay(config: Mapping[str, Any], kubeconfig: str, context: str | None = None) -> dict[str, Any]:
+    """``config`` (a model stack's ``config:``, ``platform``) on its platform's cluster reached through ``kubeconfig``
+    (``platform.kubeconfig``: no ``getCluster`` call), its platform named in the local backend
+    (:func:`local_platform_reference`), each slice's node pools named existing under the names the stack would give
+    them (``existingNodePools``: the run's Nodes carry them), and its buckets, workload account, image mirror and
+    Cloud Monitoring resources named existing, as :func:`existing_cluster_overlay` names a self-contained stack's. Its
+    controllers and the metrics adapter are the platform's: nothing of them is set. Pure."""
+    out = local_platform_reference(config, LOCAL_PROJECT)
+    platform_key, cluster_key = _key(out, "platform"), _key(out, "cluster")
+    out[platform_key] = {**out[platform_key], "kubeconfig": kubeconfig, **({"context": context} if context else {})}
+    cluster = out.get(cluster_key)
+    if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
+        raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
+    name = str(cluster["name"])
+    slices_key = _key(out, "tpuSlices")
+    out[slices_key] = [
+        {**s, "existingNodePools": s.get("existingNodePools") or _pool_names(name, s)}
+        for s in out.get(slices_key) or []
+    ]
+    _existing_buckets(out)
+    _existing_identity(out, name)
+    _existing_mirror(out, name, created=False)
+    obs_key = _key(out, "observability")
+    out[obs_key] = {**(out.get(obs_key) or {}), "cloudResources": EXISTING}
+    return out
+
+
+def _pool_names(cluster: str, tpu_slice: Mapping[str, Any]) -> list[str]:
+    """The node pools the stack would create for a slice kind (``TpuSliceConfig.pool_names``, named by
+    :func:`tpu_serving.naming.pool_name`)."""
+    return [pool_name(cluster, n) for n in TpuSliceConfig.model_validate(tpu_slice).pool_names]
+
+
+LOCAL_PROJECT = "tpu-serving"
+"""The Pulumi project the run's stacks belong to (the project file's ``name``)."""
 
 
 GATEWAY_ADDRESS_IP = "192.0.2.10"

@@ -50,7 +50,7 @@ from .autoscale import LiveCluster, at_rest, hpa_scale, hpas, stack_metric
 from .cloud import LoadBalancers
 from .controllers import JOBSET, LWS, ControllerSpec, kubelet_stages, run_controller
 from .controlplane import ControlPlane, toolchain_stages
-from .coverage import left_out, shipped_stacks
+from .coverage import left_out, model_platforms, shipped_stacks
 from .crds import install_crds
 from .drain import drain_one_group, move_one_group
 from .lifecycle import HPA_TYPE, hpa_targets, inventory, scale_and_up, second_preview
@@ -355,9 +355,16 @@ def _verify_command(run: StackRun, flat: Mapping[str, Any], state: Sequence[Mapp
 
 
 def default_stacks(root: Path) -> list[str]:
-    """Every stack of ``stacks/`` but those :func:`.coverage.left_out` names."""
-    left = left_out(root)
-    return [s for s in shipped_stacks(root) if s not in left]
+    """Every stack of ``stacks/`` but those :func:`.coverage.left_out` names, and but the model stacks, which run in
+    their platform stack's run (:mod:`.model_run`)."""
+    left, models = left_out(root), model_platforms(root)
+    return [s for s in shipped_stacks(root) if s not in left and s not in models]
+
+
+def run_units(root: Path, stacks: Sequence[str]) -> list[str]:
+    """The runs that take ``stacks``: a model stack is run in its platform stack's run (once for several)."""
+    platforms = model_platforms(root)
+    return list(dict.fromkeys(platforms.get(s, s) for s in stacks))
 
 
 SHARED_PATHWAYS_JOB = Path("crds") / "pathwaysjob-v0.1.4-install.yaml"
@@ -384,11 +391,15 @@ def release_manifests(root: Path) -> dict[str, str]:
 
 def _run_and_print(setup: Setup, stack: str, verbose: bool) -> bool:
     """One stack's run in this process, its findings printed; whether it passed."""
+    from .model_run import model_stacks_of, run_platform_group
     from .platform_run import is_platform, platform_lifecycle
 
-    report = run_stack(
-        setup, stack, lifecycle=platform_lifecycle if is_platform(stack_config(setup.root, stack)) else None
-    )
+    platform = is_platform(stack_config(setup.root, stack))
+    models = model_stacks_of(setup.root, stack) if platform else []
+    if models:
+        report = run_platform_group(setup, stack, models)
+    else:
+        report = run_stack(setup, stack, lifecycle=platform_lifecycle if platform else None)
     lines = [f.line() for f in report.findings if verbose or not f.ok]
     print(f"== {stack}: {'passed' if report.ok else 'FAILED'} {report.timings}", flush=True)
     print("\n".join([*lines, *([f"error: {report.error}"] if report.error else [])]), flush=True)
@@ -431,7 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as missing:
         print(f"e2e: no toolchain ({missing.filename}): run make e2e-tools first (make e2e runs it)", file=sys.stderr)
         return 2
-    stacks = args.stacks or default_stacks(setup.root)
+    stacks = run_units(setup.root, args.stacks) if args.stacks else default_stacks(setup.root)
     if not stacks:
         print("e2e: no stack to run", file=sys.stderr)
         return 1

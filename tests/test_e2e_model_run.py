@@ -1,0 +1,36 @@
+"""tools/e2e/model_run.py: which stacks run beside a platform, and its judgement of what a model's destroy left."""
+
+from __future__ import annotations
+
+from tests.conftest import ROOT
+from tpu_serving_tools.e2e.model_run import declared_keys, model_stacks_of, platform_of, still_there
+
+KEY = ("v1", "Service", "ns", "api")
+
+
+def test_platform_of_reads_the_platform_stacks_own_name_bare_or_namespaced():
+    ref = {"stack": "my-org/tpu-serving/platform-us-east5", "cluster": "c"}
+    assert platform_of({"platform": ref}) == platform_of({"tpu-serving:platform": ref}) == "platform-us-east5"
+    assert platform_of({"sharedPlatform": {}}) is None
+
+
+def test_model_stacks_of_the_shipped_platform_are_its_two_model_stacks():
+    assert model_stacks_of(ROOT, "platform-us-east5") == ["vllm-llama31-8b-platform", "vllm-llama33-70b-platform"]
+    assert model_stacks_of(ROOT, "vllm-llama33-70b-v6e8") == []
+
+
+def test_declared_keys_are_the_kubernetes_objects_of_a_state_but_its_config_groups():
+    state = [
+        {"type": "kubernetes:core/v1:Service", "outputs": {"apiVersion": "v1", "kind": "Service",
+                                                             "metadata": {"name": "api", "namespace": "ns"}}},
+        {"type": "kubernetes:yaml/v2:ConfigGroup", "outputs": {"kind": "x", "metadata": {"name": "y"}}},
+        {"type": "gcp:storage/bucket:Bucket", "outputs": {"kind": "b", "metadata": {"name": "b"}}},
+    ]  # fmt: skip
+    assert declared_keys(state) == {KEY}
+
+
+def test_still_there_fails_on_a_gone_object_and_on_nothing_expected():
+    assert still_there("s", {KEY}, {KEY}).ok
+    gone = still_there("s", {KEY}, set())
+    assert not gone.ok and gone.detail == "1 of 1 gone: Service ns/api"
+    assert not still_there("s", set(), {KEY}).ok

@@ -1,0 +1,165 @@
+"""tools/e2e/routes.py: the Gateway API's attachment and backend rules, as ``make e2e`` reads them off live objects
+(here, objects given to a stand-in for the API server's reads)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from tpu_serving_tools.e2e.routes import HTTP_ROUTE_TYPE, admits, match_keys, routes_served, selects
+
+PART_OF = {"app.kubernetes.io/part-of": "tpu-serving"}
+GATEWAY = {
+    "apiVersion": "gateway.networking.k8s.io/v1",
+    "kind": "Gateway",
+    "metadata": {"name": "internal", "namespace": "gw"},
+    "spec": {
+        "listeners": [
+            {
+                "name": "http",
+                "allowedRoutes": {"namespaces": {"from": "Selector", "selector": {"matchLabels": PART_OF}}},
+            }
+        ]
+    },
+}
+
+
+def namespace(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels or {}}}
+
+
+def route(ns: str, model: str | None) -> dict[str, Any]:
+    match: dict[str, Any] = {"path": {"type": "PathPrefix", "value": "/"}}
+    if model:
+        match["headers"] = [{"name": "X-Gateway-Model-Name", "type": "Exact", "value": model}]
+    return {
+        "apiVersion": "gateway.networking.k8s.io/v1",
+        "kind": "HTTPRoute",
+        "metadata": {"name": "r", "namespace": ns},
+        "spec": {
+            "parentRefs": [{"name": "internal", "namespace": "gw"}],
+            "rules": [{"backendRefs": [{"name": "api", "port": 8000}], "matches": [match]}],
+        },
+    }
+
+
+def service_slice(ns: str, ready: bool) -> dict[str, Any]:
+    return {
+        "metadata": {"namespace": ns, "labels": {"kubernetes.io/service-name": "api"}},
+        "endpoints": [{"conditions": {"ready": ready}}],
+    }
+
+
+class Live:
+    """The reads :func:`routes_served` makes (``find``, ``list``), answered from a list of objects."""
+
+    def __init__(self, objects: list[dict[str, Any]]):
+        self.objects = objects
+
+    def find(self, api_version: str, kind: str, name: str, namespace: str | None = None) -> dict[str, Any] | None:
+        for o in self.objects:
+            m = o["metadata"]
+            if o.get("kind") == kind and m["name"] == name and m.get("namespace") == namespace:
+                return o
+        return None
+
+    def list(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "") -> list:
+        if kind != "EndpointSlice":
+            return []
+        key, _, value = label_selector.partition("=")
+        return [o for o in self.objects if o.get("endpoints") is not None and o["metadata"]["namespace"] == namespace
+                and o["metadata"]["labels"].get(key) == value]  # fmt: skip
+
+
+def world(ns_labels: dict[str, str] | None = None, ready: bool = True, second: str | None = "m-b") -> Live:
+    objects = [GATEWAY, namespace("a", {**PART_OF, **(ns_labels or {})}), namespace("b", PART_OF)]
+    objects += [route("a", "m-a"), route("b", second)]
+    objects += [{"kind": "Service", "metadata": {"name": "api", "namespace": n}} for n in ("a", "b")]
+    objects += [service_slice("a", ready), service_slice("b", True)]
+    return Live(objects)
+
+
+STATES = {
+    "model-a": [{"type": HTTP_ROUTE_TYPE, "outputs": {"metadata": {"namespace": "a", "name": "r"}}}],
+    "model-b": [{"type": HTTP_ROUTE_TYPE, "outputs": {"metadata": {"namespace": "b", "name": "r"}}}],
+}
+
+
+def failed(findings: list[Any]) -> list[str]:
+    return [f"{f.subject}: {f.detail}" for f in findings if not f.ok]
+
+
+def test_routes_served_passes_two_models_routes_on_one_gateway():
+    findings = routes_served(world(), STATES)  # type: ignore[arg-type]
+    assert failed(findings) == [] and len(findings) == 4
+
+
+def test_routes_served_fails_a_route_whose_namespace_no_listener_admits():
+    live = world()
+    live.objects[1] = namespace("a", {})  # the part-of label gone: the listener's selector picks nothing
+    found = failed(routes_served(live, STATES))  # type: ignore[arg-type]
+    assert any("no listener admits namespace a" in f for f in found)
+    assert any("1 of 2 declared route(s) attached" in f for f in found)
+
+
+def test_routes_served_fails_a_backend_with_no_ready_endpoint():
+    found = failed(routes_served(world(ready=False), STATES))  # type: ignore[arg-type]
+    assert found == ["model-a: HTTPRoute a/r: Service a/api: no ready endpoint"]
+
+
+def test_routes_served_fails_two_routes_that_take_the_same_requests():
+    found = failed(routes_served(world(second="m-a"), STATES))  # type: ignore[arg-type]
+    assert len(found) == 1 and "a/r and b/r both match" in found[0]
+
+
+def test_routes_served_fails_a_declared_route_that_is_not_live_and_a_stack_with_none():
+    live = world()
+    live.objects = [o for o in live.objects if not (o.get("kind") == "HTTPRoute" and o["metadata"]["namespace"] == "b")]
+    states = {**STATES, "model-c": []}
+    found = failed(routes_served(live, states))  # type: ignore[arg-type]
+    assert "model-b: HTTPRoute b/r: not found" in found
+    assert "model-c: routes: its state holds no HTTPRoute" in found
+    assert any("1 of 2 declared route(s) attached" in f for f in found)
+
+
+def test_routes_served_fails_with_no_declared_route_at_all():
+    found = failed(routes_served(world(), {}))  # type: ignore[arg-type]
+    assert found == [
+        "the model stacks' routes on the platform's Gateway: 0 of 0 declared route(s) attached, to 0 Gateway(s): "
+    ]
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "picked"),
+    [
+        ({}, {}, True),
+        (None, {"a": "1"}, False),
+        ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
+        ({"matchLabels": {"a": "1"}}, {"a": "2"}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]}, {"a": "2"}, True),
+        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {"a": "1"}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {}, True),
+        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
+    ],
+)
+def test_selects_follows_the_label_selector_rules(selector, labels, picked):
+    assert selects(selector, labels) is picked
+
+
+def test_admits_by_from_same_all_and_selector_and_by_route_kind():
+    gateway = copy.deepcopy(GATEWAY)
+    assert admits(gateway, namespace("x", PART_OF)) == ["http"] and admits(gateway, namespace("x")) == []
+    gateway["spec"]["listeners"][0]["allowedRoutes"] = {}  # from: Same by default
+    assert admits(gateway, namespace("gw")) == ["http"] and admits(gateway, namespace("x", PART_OF)) == []
+    gateway["spec"]["listeners"][0]["allowedRoutes"] = {"namespaces": {"from": "All"}, "kinds": [{"kind": "GRPCRoute"}]}
+    assert admits(gateway, namespace("x")) == []
+
+
+def test_match_keys_tell_header_matches_apart_and_default_a_rule_without_matches_to_every_path():
+    assert match_keys(route("a", "m-a")) != match_keys(route("a", "m-b"))
+    bare = route("a", None)
+    bare["spec"]["rules"][0].pop("matches")
+    assert match_keys(bare) == match_keys(route("a", None))

@@ -34,3 +34,27 @@ def test_still_there_fails_on_a_gone_object_and_on_nothing_expected():
     gone = still_there("s", {KEY}, set())
     assert not gone.ok and gone.detail == "1 of 1 gone: Service ns/api"
     assert not still_there("s", set(), {KEY}).ok
+
+
+def test_same_pods_fails_on_a_recreated_pod_and_on_no_pod_to_compare():
+    from tpu_serving_tools.e2e.model_run import same_pods
+
+    before = {("vllm-0", "u1"), ("vllm-1", "u2")}
+    assert same_pods("s", before, set(before)).ok
+    recreated = same_pods("s", before, {("vllm-0", "u3"), ("vllm-1", "u2")})
+    assert not recreated.ok and recreated.detail == "recreated or gone: vllm-0"
+    assert not same_pods("s", set(), set()).ok
+
+
+def test_until_ok_reads_again_until_the_findings_pass_or_the_wait_is_over():
+    from tpu_serving_tools.e2e.model_run import until_ok
+    from tpu_serving_tools.verify.checks import Finding
+
+    answers = iter([[Finding("c", "s", False)], [Finding("c", "s", True)]])
+    slept: list[float] = []
+    assert until_ok(lambda: next(answers), wait=10, interval=1, sleep=slept.append).pop().ok and slept == [1]
+    now = iter([0.0, 0.0, 5.0, 11.0])
+    failing = until_ok(
+        lambda: [Finding("c", "s", False)], wait=10, interval=5, clock=lambda: next(now), sleep=slept.append
+    )
+    assert not failing[0].ok and slept == [1, 5, 5]  # read at 0, 5 and 11: 16 is past the deadline

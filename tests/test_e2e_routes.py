@@ -45,10 +45,19 @@ def route(ns: str, model: str | None) -> dict[str, Any]:
     }
 
 
-def service_slice(ns: str, ready: bool) -> dict[str, Any]:
+def service_slice(ns: str, ready: bool, service: str = "api", port: str = "http") -> dict[str, Any]:
     return {
-        "metadata": {"namespace": ns, "labels": {"kubernetes.io/service-name": "api"}},
+        "metadata": {"namespace": ns, "labels": {"kubernetes.io/service-name": service}},
+        "ports": [{"name": port, "port": 8000}],
         "endpoints": [{"conditions": {"ready": ready}}],
+    }
+
+
+def service(ns: str, name: str = "api", port: int = 8000) -> dict[str, Any]:
+    return {
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"ports": [{"name": "http", "port": port}]},
     }
 
 
@@ -66,6 +75,8 @@ class Live:
         return None
 
     def list(self, api_version: str, kind: str, namespace: str | None = None, *, label_selector: str = "") -> list:
+        if kind == "Pod":
+            return [o for o in self.objects if o.get("kind") == "Pod" and o["metadata"]["namespace"] == namespace]
         if kind != "EndpointSlice":
             return []
         key, _, value = label_selector.partition("=")
@@ -76,7 +87,7 @@ class Live:
 def world(ns_labels: dict[str, str] | None = None, ready: bool = True, second: str | None = "m-b") -> Live:
     objects = [GATEWAY, namespace("a", {**PART_OF, **(ns_labels or {})}), namespace("b", PART_OF)]
     objects += [route("a", "m-a"), route("b", second)]
-    objects += [{"kind": "Service", "metadata": {"name": "api", "namespace": n}} for n in ("a", "b")]
+    objects += [service(n) for n in ("a", "b")]
     objects += [service_slice("a", ready), service_slice("b", True)]
     return Live(objects)
 
@@ -163,3 +174,50 @@ def test_match_keys_tell_header_matches_apart_and_default_a_rule_without_matches
     bare = route("a", None)
     bare["spec"]["rules"][0].pop("matches")
     assert match_keys(bare) == match_keys(route("a", None))
+
+
+def test_routes_served_fails_a_backend_ref_to_a_port_the_service_does_not_have():
+    live = world()
+    live.objects = [service("a", port=9000) if o.get("kind") == "Service" and o["metadata"]["namespace"] == "a" else o
+                    for o in live.objects]  # fmt: skip
+    found = failed(routes_served(live, STATES))  # type: ignore[arg-type]
+    assert found == ["model-a: HTTPRoute a/r: Service a/api: no port 8000 (it has [9000])"]
+
+
+def test_match_keys_compare_header_names_case_insensitively():
+    lower = route("b", "m-a")
+    lower["spec"]["rules"][0]["matches"][0]["headers"][0]["name"] = "x-gateway-model-name"
+    assert match_keys(lower) == match_keys(route("a", "m-a"))
+
+
+def pool_world(container_port: int, picker_ready: bool = True) -> Live:
+    pool = {
+        "kind": "InferencePool",
+        "metadata": {"name": "pool", "namespace": "a"},
+        "spec": {
+            "selector": {"matchLabels": {"role": "leader"}},
+            "targetPorts": [{"number": 8000}],
+            "endpointPickerRef": {"name": "epp", "port": {"number": 9002}},
+        },
+    }
+    pod = {
+        "kind": "Pod",
+        "metadata": {"name": "vllm-0", "namespace": "a", "labels": {"role": "leader"}},
+        "spec": {"containers": [{"name": "vllm", "ports": [{"containerPort": container_port}]}]},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    epp = service("a", "epp", 9002)
+    return Live([pool, pod, epp, service_slice("a", picker_ready, "epp")])
+
+
+def test_backend_problems_judges_an_inference_pools_pods_ports_and_its_picker():
+    from tpu_serving_tools.e2e.routes import backend_problems
+
+    ref = {"group": "inference.networking.k8s.io", "kind": "InferencePool", "name": "pool"}
+    assert backend_problems(pool_world(8000), "a", ref) == []  # type: ignore[arg-type]
+    assert backend_problems(pool_world(8080), "a", ref) == [  # type: ignore[arg-type]
+        "InferencePool pool: 1 pod(s), none Ready on ports [8000]"
+    ]
+    assert backend_problems(pool_world(8000, picker_ready=False), "a", ref) == [  # type: ignore[arg-type]
+        "endpoint picker Service a/epp: no ready endpoint"
+    ]

@@ -81,11 +81,13 @@ RUN = (
 MODEL_RUN = (
     "not by this preview: make e2e, which CI runs on each commit, would take this stack file beside its platform "
     "stack {platform} and the platform's other model stacks through one local Kubernetes control plane (the "
-    "controllers' binaries, kwok nodes, no TPU, no Gateway controller): the platform up, then this stack up through "
-    "its StackReference, verify, a second preview, its route attached to the platform's Gateway with its backends "
-    "serving and no other route taking its requests, a destroy of one model stack that leaves the others' objects "
-    "and checks whole, and destroy (docs/development.md); not its scale, drain, rollout nor HPA, which run for the "
-    "self-contained stacks: its rollout, drain and scale-down lines above come from the library's own model"
+    "controllers' binaries, kwok nodes, no TPU, no Gateway controller; the platform on its existing-cluster mode, this "
+    "stack reaching it through a kubeconfig, its node pools, buckets, accounts and alerts named existing): the "
+    "platform up, then this stack up through its StackReference, verify, a second preview, its route attached to the "
+    "platform's Gateway with its backends serving and no other route taking its requests, the platform's destroy "
+    "refused while it serves, its destroy and up again while the others stay untouched, and destroy "
+    "(docs/development.md); not its scale, drain, rollout nor HPA, which run for the self-contained stacks: its "
+    "rollout, drain and scale-down lines above come from the library's own model"
 )
 UNVERIFIED = (
     "lifecycle unverified against the controller: make e2e does not run this stack ({why}); its rollout, drain and "

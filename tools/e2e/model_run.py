@@ -8,22 +8,27 @@ its own kwok slices (named ``existingNodePools``, as the run's Nodes carry them)
 
 1. each stack's ``tpu-serving verify`` checks, its ``tpu-serving verify`` command, and a second ``preview
    --refresh`` with no change;
-2. every model's route attached to the platform's one Gateway, its backends serving, and no two routes taking the
-   same requests (:mod:`.routes`);
-3. the first model destroyed while the others stay: the platform's objects and the remaining models' are all still
-   there, and the remaining models pass their checks again (a model stack owns nothing the others use);
-4. the other models destroyed, then the platform's protected destroy refused, ``pulumi state unprotect --all`` and
-   ``pulumi destroy`` (:mod:`.platform_run`), leaving nothing behind.
+2. every model's route attached to the platform's one Gateway, its backends serving on their ports, and no two
+   routes taking the same requests (:mod:`.routes`);
+3. the platform's ``pulumi destroy`` refused while the models serve (``sharedPlatform.protect``), deleting nothing:
+   every object of the platform and the models still there, no model pod recreated, the models' checks passing;
+4. each model in turn destroyed while the platform and the other models stay (the same three judgements of them),
+   then deployed again beside them; the routes judged once more;
+5. the models destroyed, then ``pulumi state unprotect --all`` and the platform's ``pulumi destroy``, leaving nothing
+   behind.
 
-A serving stack's own lifecycle steps (scale, drain, rollout, HPA) are those of the self-contained stacks
-(:mod:`.run`); they are not repeated here.
+What it does not show: a Gateway controller (no route status is written and no request goes through a load
+balancer), NetworkPolicy enforcement, the model stacks' own node pools and ``container.getCluster`` (named existing
+and reached through a kubeconfig here), the platform's cloud resources (its existing-cluster mode), and a model
+stack's scale, drain, rollout and HPA steps, which run for the self-contained stacks (:mod:`.run`).
 """
 
 from __future__ import annotations
 
 import functools
 import shutil
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -205,30 +210,104 @@ def _model_up(report: StackReport, m: Member, api: Any, adapter: Adapter | None)
 
 
 def _side_by_side(report: StackReport, cp: Any, members: list[Member], api: Any) -> None:
-    """The routes on the one Gateway; then the first model destroyed while the platform and the others stay."""
+    """The routes on the one Gateway; the platform's destroy refused while the models serve; each model destroyed
+    in turn while the platform and the other models stay untouched, then deployed again beside them; the routes
+    once more."""
+    from .platform_run import refused_destroy
+    from .routes import routes_served
+
+    platform, models = members[0], members[1:]
+    report.findings += report.step("gateway", lambda: routes_served(cp.kube, {m.stack: m.state for m in models}))
+    assert platform.run is not None
+    pods = pod_uids(cp.kube, models)
+    protect = functools.partial(refused_destroy, platform.run, platform.state)
+    report.findings += _prefixed(platform.stack, report.step("protect", protect))
+    report.findings += _untouched(f"{platform.stack}'s refused destroy", members, api, cp.kube, pods)
+    for m in models:
+        others = [o for o in members if o is not m]
+        pods = pod_uids(cp.kube, [o for o in models if o is not m])
+        if not _destroy(report, m):
+            return
+        report.findings += _untouched(f"{m.stack}'s destroy", others, api, cp.kube, pods)
+        if not _up_again(report, m):
+            return
+    served = functools.partial(routes_served, cp.kube, {m.stack: m.state for m in models})
+    again = report.step("gateway again", lambda: until_ok(served, MODEL_CHECK_WAIT))
+    after = "after each model's destroy and up"
+    report.findings += [Finding(f.check, f"{after}: {f.subject}", f.ok, f.detail) for f in again]
+
+
+def until_ok(
+    check: Callable[[], list[Finding]],
+    wait: float,
+    interval: float = 5.0,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[Finding]:
+    """``check``'s findings, read again every ``interval`` seconds until they all pass or ``wait`` seconds have passed
+    (the last read's): a model just deployed again has its pods made Ready by then, not at once."""
+    deadline = clock() + wait
+    while True:
+        found = check()
+        if all(f.ok for f in found) or clock() + interval > deadline:
+            return found
+        sleep(interval)
+
+
+def pod_uids(kube: Any, members: Sequence[Member]) -> dict[str, set[tuple[str, str]]]:
+    """Each member's pods, (name, uid), in the namespaces its state declares: a pod recreated under its old name
+    (a LeaderWorkerSet's ``vllm-0``) has another uid."""
+    out = {}
+    for m in members:
+        spaces = sorted(n for _, kind, _, n in declared_keys(m.state) if kind == "Namespace")
+        out[m.stack] = {
+            (p["metadata"]["name"], p["metadata"]["uid"]) for ns in spaces for p in kube.list("v1", "Pod", ns)
+        }
+    return out
+
+
+def same_pods(subject: str, before: set[tuple[str, str]], after: set[tuple[str, str]]) -> Finding:
+    """No pod of ``before`` gone nor recreated; fails when there was none to compare."""
+    changed = sorted({n for n, _ in before ^ after})
+    detail = f"recreated or gone: {', '.join(changed[:8])}" if changed else f"{len(before)} pods, none recreated"
+    return Finding("shared", subject, bool(before) and not changed, detail)
+
+
+def _untouched(
+    after: str, members: Sequence[Member], api: Any, kube: Any, pods: Mapping[str, set[tuple[str, str]]]
+) -> list[Finding]:
+    """After ``after``: every object each of ``members`` declares is live, the models' pods are the same ones, and
+    the models pass their checks again."""
     from tpu_serving_tools.verify import verify_expected
     from tpu_serving_tools.verify.expect import expectations_from
 
-    from .routes import routes_served
     from .run import flat_config
 
-    models = members[1:]
-    report.findings += report.step("gateway", lambda: routes_served(cp.kube, {m.stack: m.state for m in models}))
-    first, rest = models[0], [members[0], *models[1:]]
-    if not _destroy(report, first):
-        return
-    live = inventory(api)
-    for m in rest:
-        report.findings.append(
-            still_there(f"{m.stack}'s objects after {first.stack}'s destroy", declared_keys(m.state), live)
-        )
-    for m in models[1:]:
+    live, now = inventory(api), pod_uids(kube, [m for m in members if m.stack in pods])
+    out = [still_there(f"{m.stack}'s objects after {after}", declared_keys(m.state), live) for m in members]
+    out += [same_pods(f"{stack}'s pods after {after}", before, now[stack]) for stack, before in pods.items()]
+    for m in members:
+        if m.stack not in pods:
+            continue
         expect = expectations_from(flat_config(m.config), m.state, "the e2e stack configuration")
         found = verify_expected(api, expect, wait=MODEL_CHECK_WAIT)
-        after = f"after {first.stack}'s destroy"
-        report.findings += _prefixed(
-            m.stack, [Finding(f.check, f"{after}: {f.subject}", f.ok, f.detail) for f in found]
-        )
+        out += _prefixed(m.stack, [Finding(f.check, f"after {after}: {f.subject}", f.ok, f.detail) for f in found])
+    return out
+
+
+def _up_again(report: StackReport, m: Member) -> bool:
+    """A destroyed model stack's ``pulumi up`` beside the others again."""
+    from .run import StackReport
+
+    assert m.run is not None
+    own = StackReport(m.stack)
+    m.up = up_finding(own, m.run)
+    own.findings = [Finding(f.check, f"again: {f.subject}", f.ok, f.detail) for f in own.findings]
+    own.timings = {f"{k} again": v for k, v in own.timings.items()}
+    if m.up:
+        m.state = m.run.resources()
+    _merge(report, own)
+    return m.up
 
 
 def _destroy(report: StackReport, m: Member) -> bool:
@@ -246,9 +325,8 @@ def _destroy(report: StackReport, m: Member) -> bool:
 
 
 def _take_down(report: StackReport, members: list[Member], api: Any, before: set[Any]) -> None:
-    """Every model still up destroyed, then the platform's refused destroy, unprotect and destroy; nothing left."""
-    from .platform_run import refused_destroy
-
+    """Every model still up destroyed, then the platform unprotected (``pulumi state unprotect --all``, as
+    docs/platform.md says) and destroyed; nothing left."""
     kept = set().union(*(retained(m.state) for m in members))
     for m in members[1:]:
         if m.up:
@@ -256,8 +334,6 @@ def _take_down(report: StackReport, members: list[Member], api: Any, before: set
     platform = members[0]
     assert platform.run is not None
     if platform.up:
-        protect = functools.partial(refused_destroy, platform.run, platform.state)
-        report.findings += _prefixed(platform.stack, report.step("protect", protect))
         report.step("unprotect", platform.run.unprotect_all)
     _destroy(report, platform)
     report.findings.append(left_behind(before, inventory(api), kept))

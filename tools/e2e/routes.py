@@ -9,8 +9,9 @@ resolve (the reference copies of the Gateway API v1.3.0 CRDs and the Inference E
   ``Selector`` on the namespace's labels; gateway-api-v1.3.0-gateways-crd.yaml l.488-509, default ``Same``; a
   label selector's ``matchLabels`` and ``matchExpressions`` are ANDed, l.540-565);
 - every ``backendRef`` resolves in the route's namespace (a reference to another namespace needs a ReferenceGrant,
-  which no stack makes): a Service with a ready endpoint on its port (its EndpointSlices), or an InferencePool whose
-  ``selector`` picks a Ready pod and whose endpoint picker's Service has a ready endpoint;
+  which no stack makes): a Service with that port and a ready endpoint on it (its EndpointSlices), or an
+  InferencePool whose ``selector`` picks a Ready pod declaring its ``targetPorts``, and whose endpoint picker's
+  Service has the picker's port and a ready endpoint on it;
 - no two routes on one Gateway take the same requests (one path and the same header matches): the oldest would
   take them all (gateway-api-v1.3.0-httproutes-crd.yaml l.2176-2194).
 
@@ -79,17 +80,29 @@ def match_keys(route: Mapping[str, Any]) -> list[str]:
     out = []
     for rule in route.get("spec", {}).get("rules") or ():
         for match in rule.get("matches") or [{"path": {"type": "PathPrefix", "value": "/"}}]:
-            headers = sorted(json.dumps(h, sort_keys=True) for h in match.get("headers") or ())
+            # header names match case-insensitively (gateway-api-v1.3.0-httproutes-crd.yaml l.2224)
+            headers = sorted(json.dumps({**h, "name": str(h.get("name", "")).lower()}, sort_keys=True)
+                             for h in match.get("headers") or ())  # fmt: skip
             out.append(json.dumps({"path": match.get("path"), "headers": headers, "method": match.get("method")}))
     return out
 
 
-def ready_endpoints(kube: Kube, namespace: str, service: str) -> int:
-    """The ready endpoints of a Service, as the EndpointSlice controller writes them into its EndpointSlices."""
+def ready_endpoints(kube: Kube, namespace: str, service: Mapping[str, Any], port: int | None) -> int:
+    """The ready endpoints of a Service on its port ``port`` (None: on any of its ports), as the EndpointSlice
+    controller writes them: a slice lists a Service port under that port's name, with the pods' target port."""
+    name = service["metadata"]["name"]
+    ports = [p for p in (service.get("spec") or {}).get("ports") or () if port is None or p.get("port") == port]
+    names = {p.get("name") for p in ports}
     slices = kube.list(
-        "discovery.k8s.io/v1", "EndpointSlice", namespace, label_selector=f"kubernetes.io/service-name={service}"
+        "discovery.k8s.io/v1", "EndpointSlice", namespace, label_selector=f"kubernetes.io/service-name={name}"
     )
-    return sum(1 for s in slices for e in s.get("endpoints") or () if (e.get("conditions") or {}).get("ready") is True)
+    return sum(
+        1
+        for s in slices
+        if names & {sp.get("name") for sp in s.get("ports") or ()}
+        for e in s.get("endpoints") or ()
+        if (e.get("conditions") or {}).get("ready") is True
+    )
 
 
 def _pod_ready(pod: Mapping[str, Any]) -> bool:
@@ -98,31 +111,57 @@ def _pod_ready(pod: Mapping[str, Any]) -> bool:
     )
 
 
+def _container_ports(pod: Mapping[str, Any]) -> set[int]:
+    return {
+        int(p["containerPort"])
+        for c in (pod.get("spec") or {}).get("containers") or ()
+        for p in c.get("ports") or ()
+        if "containerPort" in p
+    }
+
+
+def service_problems(kube: Kube, namespace: str, name: str, port: int | None, what: str = "Service") -> list[str]:
+    """Why the Service ``name`` does not serve on ``port``: missing, without that port, or no ready endpoint there."""
+    service = kube.find("v1", "Service", name, namespace)
+    if service is None:
+        return [f"{what} {namespace}/{name}: not found"]
+    listed = sorted(int(p["port"]) for p in (service.get("spec") or {}).get("ports") or ())
+    if port is not None and port not in listed:
+        return [f"{what} {namespace}/{name}: no port {port} (it has {listed})"]
+    return [] if ready_endpoints(kube, namespace, service, port) else [f"{what} {namespace}/{name}: no ready endpoint"]
+
+
 def backend_problems(kube: Kube, namespace: str, ref: Mapping[str, Any]) -> list[str]:
-    """Why a route's ``backendRef`` does not resolve to something that serves, empty when it does."""
+    """Why a route's ``backendRef`` does not resolve to something that serves, empty when it does: a Service on the
+    ref's port, or an InferencePool whose Ready pods declare its target ports and whose endpoint picker's Service
+    serves on the picker's port (inference-extension-v1.6.0-inferencepools-crd.yaml l.59-110, 132-140)."""
     kind, name = ref.get("kind", "Service"), str(ref.get("name"))
     if ref.get("namespace") not in (None, namespace):
         return [f"{kind} {ref.get('namespace')}/{name}: in another namespace (needs a ReferenceGrant)"]
     if kind == "Service":
-        if kube.find("v1", "Service", name, namespace) is None:
-            return [f"Service {namespace}/{name}: not found"]
-        n = ready_endpoints(kube, namespace, name)
-        return [] if n else [f"Service {namespace}/{name}: no ready endpoint"]
+        return service_problems(kube, namespace, name, ref.get("port"))
     if kind != "InferencePool":
         return [f"{kind} {name}: a backend kind no stack declares"]
+    return pool_problems(kube, namespace, name)
+
+
+def pool_problems(kube: Kube, namespace: str, name: str) -> list[str]:
+    """Why the InferencePool ``name`` does not serve: missing, no Ready pod of its selector declaring its target
+    ports, or its endpoint picker's Service not serving on the picker's port."""
     pool = kube.find(INFERENCE_API, "InferencePool", name, namespace)
     if pool is None:
         return [f"InferencePool {namespace}/{name}: not found"]
     spec = pool.get("spec") or {}
     selector = {"matchLabels": (spec.get("selector") or {}).get("matchLabels") or {}}
+    targets = {int(t["number"]) for t in spec.get("targetPorts") or ()}
     picked = [p for p in kube.list("v1", "Pod", namespace) if selects(selector, p["metadata"].get("labels") or {})]
-    out = [] if any(_pod_ready(p) for p in picked) else [f"InferencePool {name}: {len(picked)} pod(s), none Ready"]
-    picker = str((spec.get("endpointPickerRef") or {}).get("name") or "")
-    if not picker:
+    serving = [p for p in picked if _pod_ready(p) and targets and targets <= _container_ports(p)]
+    out = [] if serving else [f"InferencePool {name}: {len(picked)} pod(s), none Ready on ports {sorted(targets)}"]
+    picker = spec.get("endpointPickerRef") or {}
+    if not picker.get("name"):
         return [*out, f"InferencePool {name}: no endpoint picker"]
-    if not ready_endpoints(kube, namespace, picker):
-        out.append(f"InferencePool {name}: its endpoint picker's Service {picker} has no ready endpoint")
-    return out
+    port = (picker.get("port") or {}).get("number")
+    return out + service_problems(kube, namespace, str(picker["name"]), port, "endpoint picker Service")
 
 
 def declared_routes(states: Mapping[str, Sequence[Mapping[str, Any]]]) -> dict[str, list[tuple[str, str]]]:

@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 from tests.conftest import ROOT
-from tpu_serving_tools.e2e.model_run import declared_keys, model_stacks_of, platform_of, still_there
+from tpu_serving_tools.e2e.coverage import model_platforms
+from tpu_serving_tools.e2e.model_run import model_stacks_of, still_there
+from tpu_serving_tools.verify.expect import declared_objects
 
 KEY = ("v1", "Service", "ns", "api")
 
 
-def test_platform_of_reads_the_platform_stacks_own_name_bare_or_namespaced():
-    ref = {"stack": "my-org/tpu-serving/platform-us-east5", "cluster": "c"}
-    assert platform_of({"platform": ref}) == platform_of({"tpu-serving:platform": ref}) == "platform-us-east5"
-    assert platform_of({"sharedPlatform": {}}) is None
+def test_model_platforms_reads_the_platform_stacks_own_name_bare_or_namespaced(tmp_path):
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "Pulumi.yaml").write_text((ROOT / "Pulumi.yaml").read_text())
+    text = (ROOT / "stacks" / "Pulumi.vllm-llama31-8b-platform.yaml").read_text()
+    assert "\n  platform:\n" in text
+    (tmp_path / "stacks" / "Pulumi.bare.yaml").write_text(text)
+    (tmp_path / "stacks" / "Pulumi.spaced.yaml").write_text(
+        text.replace("\n  platform:\n", "\n  tpu-serving:platform:\n")
+    )
+    (tmp_path / "stacks" / "Pulumi.platform-us-east5.yaml").write_text(
+        (ROOT / "stacks" / "Pulumi.platform-us-east5.yaml").read_text()
+    )
+    assert model_platforms(tmp_path) == {"bare": "platform-us-east5", "spaced": "platform-us-east5"}
 
 
 def test_model_stacks_of_the_shipped_platform_are_its_two_model_stacks():
@@ -19,14 +30,14 @@ def test_model_stacks_of_the_shipped_platform_are_its_two_model_stacks():
     assert model_stacks_of(ROOT, "vllm-llama33-70b-v6e8") == []
 
 
-def test_declared_keys_are_the_kubernetes_objects_of_a_state_but_its_config_groups():
+def test_declared_objects_of_a_state_are_its_kubernetes_objects_but_its_config_groups():
     state = [
         {"type": "kubernetes:core/v1:Service", "outputs": {"apiVersion": "v1", "kind": "Service",
                                                              "metadata": {"name": "api", "namespace": "ns"}}},
         {"type": "kubernetes:yaml/v2:ConfigGroup", "outputs": {"kind": "x", "metadata": {"name": "y"}}},
         {"type": "gcp:storage/bucket:Bucket", "outputs": {"kind": "b", "metadata": {"name": "b"}}},
     ]  # fmt: skip
-    assert declared_keys(state) == {KEY}
+    assert set(declared_objects(state)) == {KEY}
 
 
 def test_still_there_fails_on_a_gone_object_and_on_nothing_expected():

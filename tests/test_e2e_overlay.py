@@ -151,7 +151,10 @@ def test_e2e_overlay_stack_previews_with_no_gcp_resource_nor_call(stack):
     from tpu_serving.config import load_stack_config
 
     if "platform" in stack_file_config(load_project(STACKS_ROOT), stack):
-        pytest.skip("a model stack reads its platform through a StackReference: the overlay does not convert it yet")
+        pytest.skip(
+            "a model stack: its overlay (platform.kubeconfig, existingNodePools, no cluster.existing) is "
+            "test_model_overlay_puts_a_model_stack_on_its_platforms_cluster_with_no_gcp_resource_nor_call's"
+        )
 
     config = converted(stack)
     project = load_project(STACKS_ROOT)

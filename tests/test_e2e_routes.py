@@ -6,9 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import pytest
-
-from tpu_serving_tools.e2e.routes import HTTP_ROUTE_TYPE, admits, match_keys, routes_served, selects
+from tpu_serving_tools.e2e.routes import HTTP_ROUTE_TYPE, admits, match_keys, routes_served
 
 PART_OF = {"app.kubernetes.io/part-of": "tpu-serving"}
 GATEWAY = {
@@ -140,24 +138,6 @@ def test_routes_served_fails_with_no_declared_route_at_all():
     assert found == [
         "the model stacks' routes on the platform's Gateway: 0 of 0 declared route(s) attached, to 0 Gateway(s): "
     ]
-
-
-@pytest.mark.parametrize(
-    ("selector", "labels", "picked"),
-    [
-        ({}, {}, True),
-        (None, {"a": "1"}, False),
-        ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
-        ({"matchLabels": {"a": "1"}}, {"a": "2"}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]}, {"a": "2"}, True),
-        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {"a": "1"}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {}, False),
-        ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {}, True),
-        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
-    ],
-)
-def test_selects_follows_the_label_selector_rules(selector, labels, picked):
-    assert selects(selector, labels) is picked
 
 
 def test_admits_by_from_same_all_and_selector_and_by_route_kind():

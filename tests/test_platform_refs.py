@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, plan_of
-from tpu_serving_tools.offline import STACK_REFERENCE, preview_stack, preview_stacks
+from tpu_serving_tools.offline import STACK_REFERENCE, Plan, preview_stack, preview_stacks
 from tpu_serving_tools.stack_files import StackConfigError
 
 PLATFORM, MODEL = "platform-us-east5", "vllm-llama31-8b-platform"
@@ -103,18 +103,23 @@ def test_platform_refs_refuse_another_projects_stack(tmp_path):
         preview_stack(root, MODEL)
 
 
+def model_preview_with(tmp_path: Path, after: str, added: str) -> Plan:
+    """The offline preview of the model stack with the lines ``added`` after its line ``after`` (beside its
+    platform's stack file)."""
+    root = project_with(tmp_path, PLATFORM, MODEL)
+    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
+    text = model_file.read_text()
+    assert text.count(after) == 1
+    model_file.write_text(text.replace(after, after + added))
+    return preview_stack(root, MODEL)
+
+
 def test_platform_cluster_with_platform_kubeconfig_reads_no_cluster_and_keeps_its_identifier(tmp_path):
     """``platform.kubeconfig``: the provider reads the file (and context) given, where the shipped stack's gets the
     kubeconfig built from the cluster it reads, and keeps the platform's cluster identifier (a change of route
     replaces nothing)."""
-    root = project_with(tmp_path, PLATFORM, MODEL)
-    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
-    text = model_file.read_text().replace(
-        "    cluster: tpu-platform\n", "    cluster: tpu-platform\n    kubeconfig: ~/.kube/platform\n    context: gw\n"
-    )
-    assert "kubeconfig: ~/.kube/platform" in text
-    model_file.write_text(text)
-    plan, shipped = preview_stack(root, MODEL), plan_of(MODEL)
+    added = "    kubeconfig: ~/.kube/platform\n    context: gw\n"
+    plan, shipped = model_preview_with(tmp_path, "    cluster: tpu-platform\n", added), plan_of(MODEL)
     (provider,) = plan.of_type("pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == "~/.kube/platform" and provider.inputs["context"] == "gw"
     (before,) = shipped.of_type("pulumi:providers:kubernetes")
@@ -127,14 +132,7 @@ def test_platform_cluster_with_platform_kubeconfig_reads_no_cluster_and_keeps_it
 def test_pool_phase_takes_a_model_stacks_named_pools_as_existing(tmp_path):
     """``tpuSlices[].existingNodePools`` on a model stack: no GKE node pool (nor its account) is created for the
     slice, and the serving's groups are pinned to the pools named."""
-    root = project_with(tmp_path, PLATFORM, MODEL)
-    model_file = root / "stacks" / f"Pulumi.{MODEL}.yaml"
-    text = model_file.read_text().replace(
-        "      diskSizeGb: 200\n", "      diskSizeGb: 200\n      existingNodePools: [team-v6e4]\n"
-    )
-    assert "existingNodePools" in text
-    model_file.write_text(text)
-    plan = preview_stack(root, MODEL)
+    plan = model_preview_with(tmp_path, "      diskSizeGb: 200\n", "      existingNodePools: [team-v6e4]\n")
     assert plan_of(MODEL).of_type("gcp:container/nodePool:NodePool")
     assert not plan.of_type("gcp:container/nodePool:NodePool")
     (pool,) = plan.of_type("tpu-serving:index:ExistingTpuNodePool")

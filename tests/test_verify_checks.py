@@ -5,6 +5,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
+
 from tpu_serving_tools.verify.checks import (
     Pool,
     declared,
@@ -341,3 +343,21 @@ def test_zones_one_leader_needs_one_zone_and_no_leader_fails() -> None:
 
 def test_zones_skip_a_leaderworkerset_without_the_rule() -> None:
     assert zones(_spread_world(["us-east5-a", "us-east5-a"], spread=False), [NS]) == []
+
+
+@pytest.mark.parametrize(
+    ("selector", "labels", "picked"),
+    [
+        ({}, {}, True),
+        (None, {"a": "1"}, False),
+        ({"matchLabels": {"a": "1"}}, {"a": "1", "b": "2"}, True),
+        ({"matchLabels": {"a": "1"}}, {"a": "2"}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "In", "values": ["1", "2"]}]}, {"a": "2"}, True),
+        ({"matchExpressions": [{"key": "a", "operator": "NotIn", "values": ["1"]}]}, {"a": "1"}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "Exists"}]}, {}, False),
+        ({"matchExpressions": [{"key": "a", "operator": "DoesNotExist"}]}, {}, True),
+        ({"matchLabels": {"a": "1"}, "matchExpressions": [{"key": "b", "operator": "Exists"}]}, {"a": "1"}, False),
+    ],
+)
+def test_selects_follows_the_label_selector_rules(selector, labels, picked) -> None:
+    assert selects(selector, labels) is picked

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.settings_tables import rewrite
-from tpu_serving_tools.stack_files import load_project, stack_file_config
+from tpu_serving_tools.stack_files import load_project, stack_config
 
 NOT_RUNNABLE: Mapping[str, str] = {
     "vllm-llama33-70b-disagg-v6e8x2": "its DisaggregatedSet needs LeaderWorkerSet v0.10.0's API (roles[].scaling, "
@@ -26,8 +26,8 @@ NOT_RUNNABLE: Mapping[str, str] = {
     "`pathways-job`): up, the second preview and destroy pass, and verify fails with 'its controller made no JobSet'",
     "pathwaysjob-interactive-v5e16": "as pathwaysjob-batch-v6e16: no PathwaysJob controller",
 }
-"""The stacks ``make e2e`` leaves out by name, and why (``E2E_STACKS=<stack>`` runs one anyway); every model stack is
-left out too (:data:`MODEL_STACK`, :func:`left_out`)."""
+"""The stacks ``make e2e`` leaves out by name, and why (``E2E_STACKS=<stack>`` runs one anyway); a model stack whose
+platform stack has no stack file is left out too (:data:`MODEL_WITHOUT_PLATFORM`, :func:`left_out`)."""
 
 MODEL_WITHOUT_PLATFORM = (
     "a model stack whose platform stack ({platform}, platform.stack) has no stack file in stacks/: make e2e runs a "
@@ -37,14 +37,15 @@ MODEL_WITHOUT_PLATFORM = (
 
 
 def model_platforms(root: Path) -> dict[str, str]:
-    """Each model stack of ``root``'s ``stacks/`` (a ``platform`` key), with its platform stack's own name."""
-    from .model_run import platform_of
+    """Each model stack of ``root``'s ``stacks/`` (a ``platform`` key), with its platform stack's own name (the last
+    part of ``platform.stack``, :func:`~tpu_serving_tools.platform_refs.referenced_platform`)."""
+    from tpu_serving_tools.platform_refs import referenced_platform
 
     project, found = load_project(root), {}
     for stack in shipped_stacks(root):
-        platform = platform_of({str(k).split(":")[-1]: v for k, v in stack_file_config(project, stack).items()})
-        if platform is not None:
-            found[stack] = platform
+        reference = referenced_platform(stack_config(project, stack), project.name)
+        if reference is not None:
+            found[stack] = reference.rsplit("/", 1)[-1]
     return found
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpu_serving_tools.verify.checks import Finding
+from tpu_serving_tools.verify.expect import Declared, declared_objects
 
 from .lifecycle import HPA_TYPE, inventory, left_behind, retained, second_preview, up_finding
 from .stack_run import StackRun, project_dir
@@ -60,40 +61,18 @@ class Member:
     """Whether it is up (deployed, not destroyed since)."""
 
 
-def platform_of(config: Mapping[str, Any]) -> str | None:
-    """The platform stack a model stack's config names (``platform.stack``'s last part), None for another stack."""
-    platform = config.get("platform") or config.get("tpu-serving:platform")
-    if isinstance(platform, Mapping) and isinstance(platform.get("stack"), str):
-        return str(platform["stack"]).rsplit("/", 1)[-1]
-    return None
-
-
 def model_stacks_of(root: Path, platform: str) -> list[str]:
     """The shipped stack files built on the platform stack ``platform``, by name."""
-    from .coverage import shipped_stacks
-    from .run import stack_config
+    from .coverage import model_platforms
 
-    return [s for s in shipped_stacks(root) if platform_of(stack_config(root, s)) == platform]
+    return [s for s, p in model_platforms(root).items() if p == platform]
 
 
 def _prefixed(stack: str, findings: Sequence[Finding]) -> list[Finding]:
     return [Finding(f.check, f"{stack}: {f.subject}", f.ok, f.detail) for f in findings]
 
 
-def declared_keys(state: Sequence[Mapping[str, Any]]) -> set[tuple[str, str, str | None, str]]:
-    """The Kubernetes objects a deployed state declares, by (apiVersion, kind, namespace, name)."""
-    out = set()
-    for r in state:
-        if not str(r.get("type", "")).startswith("kubernetes:") or r.get("type", "").startswith("kubernetes:yaml"):
-            continue
-        obj = r.get("outputs") or {}
-        meta = obj.get("metadata") or {}
-        if obj.get("kind") and meta.get("name"):
-            out.add((str(obj["apiVersion"]), str(obj["kind"]), meta.get("namespace"), str(meta["name"])))
-    return out
-
-
-def still_there(subject: str, expected: set[tuple[str, str, str | None, str]], live: set[Any]) -> Finding:
+def still_there(subject: str, expected: set[Declared], live: set[Any]) -> Finding:
     """Every object of ``expected`` is live; fails on an empty ``expected`` (a state that declares nothing)."""
     gone = sorted(expected - live, key=str)
     detail = "; ".join(f"{k} {ns + '/' if ns else ''}{n}" for _, k, ns, n in gone[:12])
@@ -233,8 +212,7 @@ def _side_by_side(report: StackReport, cp: Any, members: list[Member], api: Any)
             return
     served = functools.partial(routes_served, cp.kube, {m.stack: m.state for m in models})
     again = report.step("gateway again", lambda: until_ok(served, MODEL_CHECK_WAIT))
-    after = "after each model's destroy and up"
-    report.findings += [Finding(f.check, f"{after}: {f.subject}", f.ok, f.detail) for f in again]
+    report.findings += _prefixed("after each model's destroy and up", again)
 
 
 def until_ok(
@@ -259,7 +237,7 @@ def pod_uids(kube: Any, members: Sequence[Member]) -> dict[str, set[tuple[str, s
     (a LeaderWorkerSet's ``vllm-0``) has another uid."""
     out = {}
     for m in members:
-        spaces = sorted(n for _, kind, _, n in declared_keys(m.state) if kind == "Namespace")
+        spaces = sorted(n for _, kind, _, n in declared_objects(m.state) if kind == "Namespace")
         out[m.stack] = {
             (p["metadata"]["name"], p["metadata"]["uid"]) for ns in spaces for p in kube.list("v1", "Pod", ns)
         }
@@ -284,14 +262,14 @@ def _untouched(
     from .run import flat_config
 
     live, now = inventory(api), pod_uids(kube, [m for m in members if m.stack in pods])
-    out = [still_there(f"{m.stack}'s objects after {after}", declared_keys(m.state), live) for m in members]
+    out = [still_there(f"{m.stack}'s objects after {after}", set(declared_objects(m.state)), live) for m in members]
     out += [same_pods(f"{stack}'s pods after {after}", before, now[stack]) for stack, before in pods.items()]
     for m in members:
         if m.stack not in pods:
             continue
         expect = expectations_from(flat_config(m.config), m.state, "the e2e stack configuration")
         found = verify_expected(api, expect, wait=MODEL_CHECK_WAIT)
-        out += _prefixed(m.stack, [Finding(f.check, f"after {after}: {f.subject}", f.ok, f.detail) for f in found])
+        out += _prefixed(m.stack, _prefixed(f"after {after}", found))
     return out
 
 
@@ -302,7 +280,7 @@ def _up_again(report: StackReport, m: Member) -> bool:
     assert m.run is not None
     own = StackReport(m.stack)
     m.up = up_finding(own, m.run)
-    own.findings = [Finding(f.check, f"again: {f.subject}", f.ok, f.detail) for f in own.findings]
+    own.findings = _prefixed("again", own.findings)
     own.timings = {f"{k} again": v for k, v in own.timings.items()}
     if m.up:
         m.state = m.run.resources()

@@ -137,11 +137,9 @@ def model_overlay(config: Mapping[str, Any], kubeconfig: str, context: str | Non
     Cloud Monitoring resources named existing, as :func:`existing_cluster_overlay` names a self-contained stack's. Its
     controllers and the metrics adapter are the platform's: nothing of them is set. Pure."""
     out = local_platform_reference(config, LOCAL_PROJECT)
-    platform_key, cluster_key = _key(out, "platform"), _key(out, "cluster")
+    platform_key = _key(out, "platform")
     out[platform_key] = {**out[platform_key], "kubeconfig": kubeconfig, **({"context": context} if context else {})}
-    cluster = out.get(cluster_key)
-    if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
-        raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
+    _, cluster = _named_cluster(out)
     name = str(cluster["name"])
     slices_key = _key(out, "tpuSlices")
     out[slices_key] = [
@@ -176,13 +174,19 @@ def gateway_address(cluster: str) -> dict[str, str]:
     return {"existingAddress": f"{cluster}-gateway", "existingAddressIp": GATEWAY_ADDRESS_IP}
 
 
-def _existing_cluster(out: dict[str, Any], kubeconfig: str, context: str | None) -> dict[str, Any]:
-    """The stack's cluster, in ``out``, named existing by ``kubeconfig`` (and ``context``), without the keys only a
-    created cluster has; the cluster's settings as the stack file gave them."""
+def _named_cluster(out: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The key of ``out``'s cluster and the cluster, which has a name in a config with a ``gcp:project``."""
     cluster_key = _key(out, "cluster")
     cluster = out.get(cluster_key)
     if not isinstance(cluster, dict) or "name" not in cluster or "gcp:project" not in out:
         raise OverlayError("the stack config has no cluster with a name, or no gcp:project")
+    return cluster_key, cluster
+
+
+def _existing_cluster(out: dict[str, Any], kubeconfig: str, context: str | None) -> dict[str, Any]:
+    """The stack's cluster, in ``out``, named existing by ``kubeconfig`` (and ``context``), without the keys only a
+    created cluster has; the cluster's settings as the stack file gave them."""
+    cluster_key, cluster = _named_cluster(out)
     dropped = {to_camel(k) for k in CREATE_ONLY_CLUSTER_KEYS} | set(CLUSTER_NAT_KEYS)
     existing: dict[str, Any] = {"kubeconfig": kubeconfig, **({"context": context} if context else {})}
     exclusions = (cluster.get("maintenance") or {}).get("exclusions") or []

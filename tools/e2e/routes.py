@@ -25,33 +25,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tpu_serving_tools.verify.checks import Finding
+from tpu_serving_tools.verify.checks import Finding, pod_is_ready, selects
 
 from .kube import Kube
 
 GATEWAY_API = "gateway.networking.k8s.io/v1"
 INFERENCE_API = "inference.networking.k8s.io/v1"
 HTTP_ROUTE_TYPE = f"kubernetes:{GATEWAY_API}:HTTPRoute"
-
-
-def selects(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
-    """Whether a Kubernetes label selector picks ``labels``: every ``matchLabels`` pair and every ``matchExpressions``
-    requirement (In, NotIn, Exists, DoesNotExist) holds. An empty selector picks everything; None picks nothing."""
-    if selector is None:
-        return False
-    if any(labels.get(k) != v for k, v in (selector.get("matchLabels") or {}).items()):
-        return False
-    for req in selector.get("matchExpressions") or ():
-        key, op, values = req["key"], req["operator"], list(req.get("values") or ())
-        held = {
-            "In": key in labels and labels[key] in values,
-            "NotIn": key not in labels or labels[key] not in values,
-            "Exists": key in labels,
-            "DoesNotExist": key not in labels,
-        }.get(op, False)
-        if not held:
-            return False
-    return True
 
 
 def admits(gateway: Mapping[str, Any], namespace: Mapping[str, Any]) -> list[str]:
@@ -105,12 +85,6 @@ def ready_endpoints(kube: Kube, namespace: str, service: Mapping[str, Any], port
     )
 
 
-def _pod_ready(pod: Mapping[str, Any]) -> bool:
-    return any(
-        c.get("type") == "Ready" and c.get("status") == "True" for c in pod.get("status", {}).get("conditions") or ()
-    )
-
-
 def _container_ports(pod: Mapping[str, Any]) -> set[int]:
     return {
         int(p["containerPort"])
@@ -155,7 +129,7 @@ def pool_problems(kube: Kube, namespace: str, name: str) -> list[str]:
     selector = {"matchLabels": (spec.get("selector") or {}).get("matchLabels") or {}}
     targets = {int(t["number"]) for t in spec.get("targetPorts") or ()}
     picked = [p for p in kube.list("v1", "Pod", namespace) if selects(selector, p["metadata"].get("labels") or {})]
-    serving = [p for p in picked if _pod_ready(p) and targets and targets <= _container_ports(p)]
+    serving = [p for p in picked if pod_is_ready(p) and targets and targets <= _container_ports(p)]
     out = [] if serving else [f"InferencePool {name}: {len(picked)} pod(s), none Ready on ports {sorted(targets)}"]
     picker = spec.get("endpointPickerRef") or {}
     if not picker.get("name"):

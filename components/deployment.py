@@ -21,7 +21,7 @@ import pulumi
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .config.production import production_output
-from .derived import allocation_output, cost_output, obtained_output
+from .derived import allocation_output, cost_output, obtained_output, time_to_serve, token_cost
 from .inventory import cloud_resources
 from .phases import (
     PlatformParts,
@@ -106,6 +106,8 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "quota": tenancy.tenancy.summary,
             "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
             "production": production_of(cfg, platform),
+            "timeToServe": time_to_serve(cfg),
+            "tokenCost": token_cost(cfg),
         }
         if cfg.cluster.existing is not None:
             # what the stack creates and what it names existing, each cloud resource with its key

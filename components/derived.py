@@ -8,7 +8,7 @@ Pure functions of the validated settings (and of built parts' names for :func:`b
 from collections.abc import Mapping
 from typing import Literal, cast
 
-from . import capacity, cost
+from . import capacity, cost, serve_time
 from .allocation import Allocation, allocation
 from .backends import BACKENDS, scaling
 from .backends.rollout import maintenance_starts
@@ -17,7 +17,7 @@ from .cluster import CpuPoolArgs, TpuClusterArgs
 from .config.checks import cpu_zones
 from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
-from .config.models import StackConfig
+from .config.models import StackConfig, TpuSliceConfig
 from .config.serving_facts import maintenance_gate_runs
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
@@ -30,7 +30,7 @@ from .naming import (
     bucket_name,
 )
 from .node_identity import Access, BucketGrant
-from .prices import PriceOverrides
+from .prices import TPU_CHIP_HOUR, PriceOverrides, overridden, tpu_key
 from .services import required_apis
 from .settings import to_settings
 from .shared_vpc import network_path, subnetwork_path
@@ -312,3 +312,48 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         priority_class_name=SERVING_PRIORITY,  # the deployment's Tenancy creates it
         labels=dict(labels),
     )
+
+
+def serving_kinds(cfg: StackConfig) -> list[TpuSliceConfig]:
+    """The ``tpuSlices`` entries the serving runs on, in the stack file's order."""
+    return [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
+
+
+def time_to_serve(cfg: StackConfig) -> list[str]:
+    """How long a new serving group takes to serve, by slice kind, as a sum of published terms
+    (:func:`tpu_serving.serve_time.serve_time`); a line that says so where no figure is published."""
+    if cfg.serving is None:
+        return ["no serving group: the stack serves nothing"]
+    backend = BACKENDS[cfg.serving.backend]
+    profile = backend.engine_profile(cfg.serving)
+    if profile is None:
+        return [f"{cfg.serving.backend}: no start figure of its engine is published; {serve_time.PROVISIONING}"]
+    size = backend.model_size(cfg.serving)
+    window = backend.startup_seconds(cfg.serving)
+    cached = {s.image_cache_disk is not None for s in serving_kinds(cfg)}
+    return [
+        serve_time.serve_time(profile, size.gib if size else None, disk, cfg.cluster.image_streaming).line(window)
+        + (
+            f" (slices {', '.join(s.name for s in serving_kinds(cfg) if (s.image_cache_disk is not None) == disk)})"
+            if len(cached) > 1
+            else ""
+        )
+        for disk in sorted(cached)
+    ]
+
+
+def token_cost(cfg: StackConfig) -> list[str]:
+    """What a million output tokens cost on each serving slice kind, where a throughput is published for its model,
+    shape and engine, at the stack's chip-hour price (:func:`tpu_serving.serve_time.token_cost_line`)."""
+    if cfg.serving is None:
+        return ["no serving group: the stack serves nothing"]
+    profile = BACKENDS[cfg.serving.backend].engine_profile(cfg.serving)
+    if profile is None:
+        return [f"{cfg.serving.backend}: no throughput of its engine is published, so no cost per token is given"]
+    overrides = to_settings(cfg.prices, PriceOverrides).tpu_chip_hour
+    kinds: dict[str, list[str]] = {}
+    for s in serving_kinds(cfg):
+        gen, chosen = s.shape.generation.name, s.effective_capacity
+        price = overridden(TPU_CHIP_HOUR[(gen, chosen)], tpu_key(gen, chosen), tpu_key(gen), overrides=overrides)
+        kinds.setdefault(serve_time.token_cost_line(profile, s.shape, price.usd), []).append(f"{s.name} ({chosen})")
+    return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()]

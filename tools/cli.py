@@ -7,6 +7,7 @@
 ``tpu-serving scan [--stack S] [--root DIR]``   Checkov over the stacks, against the reviewed baseline
 ``tpu-serving versions [--stale]``              the version set
 ``tpu-serving runbook --stack S [--root DIR]``  the runbooks' commands in one stack's own names
+``tpu-serving plan --model M --output-tokens-per-second N``  slices and groups from published throughputs
 ``tpu-serving --version``                       the installed package's version
 
 ``--root`` is the directory holding ``Pulumi.yaml`` (default: the working directory). Every tool builds its
@@ -32,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("tpu_serving_tools.verify", "a deployed stack on its cluster, read-only"),
     "versions": ("tpu_serving_tools.versions", "the version set: every pin, its date, the newest known"),
     "runbook": ("tpu_serving_tools.runbook", "the runbooks' commands in one stack's own names"),
+    "plan": ("tpu_serving_tools.plan", "slices and groups for a model and an output rate, from published throughputs"),
 }
 
 

@@ -142,6 +142,7 @@ def summary(plan: Plan, root: Path | None = None) -> str:
             plan.outputs if "cost" in plan.outputs else {"cost": library_preview.cost_lines(plan)},
             library_preview.region(plan),
         ),
+        *published_summary(plan.outputs),
         *rollout_summary(plan.outputs),
         *library_maintenance(plan),
         *library_preview.program_lines(plan),
@@ -267,6 +268,24 @@ def _fewer_chips(fit: str, model_gib: float) -> list[str]:
         f"another {chosen.generation.name} machine type; allocated/needed counts slices of {chosen.name} only "
         "(KV cache and throughput may still call for more)"
     ]
+
+
+PUBLISHED_OUTPUTS = (("Time to serve", "timeToServe"), ("Cost per token", "tokenCost"))
+"""The lines of published start and throughput figures, by the stack output that holds them
+(:mod:`tpu_serving.serve_time`)."""
+
+
+def published_summary(outputs: dict[str, Any]) -> list[str]:
+    """How long a new serving group takes to serve and what a million output tokens cost, each from published
+    figures; a program without those outputs (a platform stack, a library program) is said to have none."""
+    lines = []
+    for title, key in PUBLISHED_OUTPUTS:
+        found = outputs.get(key)
+        if isinstance(found, list) and found:
+            lines += [f"{title}: {found[0]}", *[f"  {more}" for more in found[1:]]]
+        else:
+            lines.append(f"{title}: no serving group of a TpuServingDeployment in this program, so none is given")
+    return lines
 
 
 def production_summary(outputs: dict[str, Any]) -> list[str]:

@@ -32,6 +32,7 @@ from ..prober import (
     scrape_endpoint,
 )
 from ..quota import PodSet
+from ..serve_time import EngineProfile
 
 if TYPE_CHECKING:
     from ..buckets import Buckets
@@ -338,3 +339,7 @@ class Backend:
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""
+    engine_profile: Callable[[Any], EngineProfile | None] = lambda _serving: None
+    """Its groups' engine, served model, weight loader and compilation cache, which the published start and
+    throughput figures are matched against (:mod:`tpu_serving.serve_time`); None: no figure is published for its
+    engine."""

@@ -13,6 +13,7 @@ from ...observability import ServingMetrics
 from ...podspec import Shutdown
 from ...prober import ProbeTarget
 from ...quota import PodSet
+from ...serve_time import Engine, EngineProfile
 from ...settings import (
     to_settings,
 )
@@ -267,6 +268,20 @@ def isolation(serving: VllmServingConfig) -> IsolatedPods | None:
     return disagg_backend.isolation(serving) if serving.disaggregation is not None else None
 
 
+def engine_profile(serving: VllmServingConfig) -> EngineProfile:
+    """vLLM TPU serving ``servedModelName``, with the stack's loader and compilation cache (the disaggregated roles
+    share both, so one profile's start holds for each role's groups; their throughput is the disaggregated mode's)."""
+    workload = f"LeaderWorkerSet {serving.name}" if serving.disaggregation is None else f"vLLM roles of {serving.name}"
+    return EngineProfile(
+        workload,
+        Engine.VLLM_TPU,
+        serving.served_model_name,
+        str(serving.loader),
+        bool(serving.compilation_cache),
+        disaggregated=serving.disaggregation is not None,
+    )
+
+
 BACKEND = Backend(
     name=NAME,
     settings=VllmServingConfig,
@@ -282,6 +297,7 @@ BACKEND = Backend(
     from_zero_pools=from_zero_pools,
     spare_slices=spare_slices,
     model_size=served_model_size,
+    engine_profile=engine_profile,
     quota_pods=quota_pods,
     probe=probe,
     production_gaps=production_gaps,

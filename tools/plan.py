@@ -1,0 +1,81 @@
+"""Slices and serving groups for a model and an output rate, from published throughputs only.
+
+For each published throughput of the model (``tpu_serving.serve_time.THROUGHPUT``, matched exactly by the Hugging
+Face id), the groups of that slice that give ``--output-tokens-per-second``, one more for a group lost to a repair,
+an upgrade or host maintenance, their chips and their on-demand cost, with every assumption the figure carries. A
+model without a published throughput gets the smallest slice its weights fit, and no group count.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+
+from tpu_serving import catalog, serve_time
+from tpu_serving.capacity import Capacity
+from tpu_serving.models import HUGGING_FACE_MODELS, weight_gib
+from tpu_serving.prices import TPU_CHIP_HOUR
+from tpu_serving_tools.cli import command_parser
+
+
+def proposal(row: serve_time.Throughput, rate: float) -> list[str]:
+    """The groups of ``row``'s slice that serve ``rate`` output tokens per second, and what they cost on demand."""
+    shape = catalog.slice_shape(row.machine_type, row.topology)
+    per_chip = row.output_tokens_per_second_per_chip
+    per_group = per_chip.low * shape.chips
+    groups = math.ceil(rate / per_group)
+    price = TPU_CHIP_HOUR[(shape.generation.name, Capacity.ON_DEMAND)]
+    chips = (groups + 1) * shape.chips
+    cost = (
+        f"${price.usd * chips:,.2f}/hour on demand (${price.usd:,.2f} per chip-hour, {price.source}, {price.as_of})"
+        if price.usd is not None
+        else f"no on-demand price known for {shape.generation.name}"
+    )
+    return [
+        f"{shape.slice_name} ({row.machine_type} {row.topology}) with {row.engine}: {groups} group(s) of "
+        f"{per_group:,.0f} output tokens/s serve {rate:,.0f}; {groups + 1} with one spare for a group lost to a "
+        f"repair, an upgrade or host maintenance: {chips} chips, {cost}",
+        f"  assumes: {per_chip.cited()}",
+        f"  assumes: every group loaded as in scenario {row.scenario()}; another mix of lengths, a longer context "
+        "or fewer concurrent requests per group gives another throughput, which nobody has published here",
+    ]
+
+
+def plan_lines(model: str, rate: float) -> tuple[list[str], int]:
+    """The proposal's lines and the exit code: 0 with a proposal, 1 with none (no published throughput), 2 for a
+    model the library does not know."""
+    rows = [t for t in serve_time.THROUGHPUT if t.model == model]
+    if rows:
+        return [line for row in rows for line in proposal(row, rate)], 0
+    card = HUGGING_FACE_MODELS.get(model)
+    if card is None:
+        return [f"model {model!r} is unknown; known: {', '.join(HUGGING_FACE_MODELS)}"], 2
+    need = weight_gib(card.parameters_billions, card.precision)
+    fits = [
+        f"{s.slice_name} ({s.machine_type.name} {s.topology})"
+        for g in catalog.GENERATIONS
+        if (s := catalog.smallest_fitting_slice(g, need)) is not None
+    ]
+    return [
+        f"no throughput is published for {model}, so no group count is proposed for {rate:,.0f} output tokens/s",
+        f"  its weights alone ({need:.1f} GiB, {card.precision}; no KV cache) fit, at the smallest: {', '.join(fits)}",
+    ], 1
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = command_parser(__name__, __doc__)
+    parser.add_argument("--model", required=True, help="the Hugging Face id served, exactly")
+    parser.add_argument(
+        "--output-tokens-per-second", type=float, required=True, help="the output rate to serve, in tokens/s"
+    )
+    args = parser.parse_args(argv)
+    if args.output_tokens_per_second <= 0:
+        parser.error(f"--output-tokens-per-second {args.output_tokens_per_second:g}: must be above 0")
+    lines, code = plan_lines(args.model, args.output_tokens_per_second)
+    print("\n".join(lines))
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -38,6 +38,7 @@ from .platform_cluster import PlatformCluster
 from .platform_cost import share_of
 from .pool_phase import build_pools
 from .route_phase import build_route
+from .serve_time import TIME_TO_SERVE, TOKEN_COST
 from .stack_outputs import infrastructure_outputs
 from .validation import check_arguments
 
@@ -106,8 +107,8 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "quota": tenancy.tenancy.summary,
             "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
             "production": production_of(cfg, platform),
-            "timeToServe": time_to_serve(cfg),
-            "tokenCost": token_cost(cfg),
+            TIME_TO_SERVE: time_to_serve(cfg),
+            TOKEN_COST: token_cost(cfg),
         }
         if cfg.cluster.existing is not None:
             # what the stack creates and what it names existing, each cloud resource with its key

@@ -13,6 +13,13 @@ from dataclasses import dataclass
 from .catalog import SliceShape
 from .validation import Choice
 
+TIME_TO_SERVE = "timeToServe"
+"""The stack output of the time-to-serve lines."""
+TOKEN_COST = "tokenCost"
+"""The stack output of the cost-per-token lines."""
+OUTPUT_TITLES = ((TIME_TO_SERVE, "Time to serve"), (TOKEN_COST, "Cost per token"))
+"""Each output and the title the preview and the preview diff print its lines under."""
+
 
 @dataclass(frozen=True)
 class Published:

@@ -23,3 +23,21 @@ def test_summary_says_a_programs_warnings_once():
     lines = preview.summary(plan).splitlines()
     assert lines.count(caution) == 1
     assert lines[-1] == "warning: a program's own warning"
+
+
+def test_published_summary_prints_every_serving_stacks_time_to_serve_and_cost_per_token() -> None:
+    lines = preview.summary(plan_of("vllm-llama33-70b-v6e8")).splitlines()
+    time_line = next(line for line in lines if line.startswith("Time to serve: "))
+    cost_line = next(line for line in lines if line.startswith("Cost per token: "))
+    assert "LeaderWorkerSet vllm: the published terms add up to about 3-6 minutes" in time_line
+    assert "https://github.com/vllm-project/tpu-inference/pull/2517" in time_line
+    assert "$1.69 per million output tokens" in cost_line
+
+
+def test_published_summary_of_a_program_without_the_outputs_says_none_is_given() -> None:
+    assert preview.published_summary({}) == [
+        "Time to serve: no serving group of a TpuServingDeployment in this program, so none is given",
+        "Cost per token: no serving group of a TpuServingDeployment in this program, so none is given",
+    ]
+    two = preview.published_summary({"timeToServe": ["a", "b"], "tokenCost": ["c"]})
+    assert two == ["Time to serve: a", "  b", "Cost per token: c"]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from tpu_serving.prober import PROBE_ANNOTATION
+from tpu_serving.serve_time import OUTPUT_TITLES
 from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import vllm as vllm_conformance
@@ -270,16 +271,11 @@ def _fewer_chips(fit: str, model_gib: float) -> list[str]:
     ]
 
 
-PUBLISHED_OUTPUTS = (("Time to serve", "timeToServe"), ("Cost per token", "tokenCost"))
-"""The lines of published start and throughput figures, by the stack output that holds them
-(:mod:`tpu_serving.serve_time`)."""
-
-
 def published_summary(outputs: dict[str, Any]) -> list[str]:
     """How long a new serving group takes to serve and what a million output tokens cost, each from published
     figures; a program without those outputs (a platform stack, a library program) is said to have none."""
     lines = []
-    for title, key in PUBLISHED_OUTPUTS:
+    for key, title in OUTPUT_TITLES:
         found = outputs.get(key)
         if isinstance(found, list) and found:
             lines += [f"{title}: {found[0]}", *[f"  {more}" for more in found[1:]]]

@@ -319,9 +319,22 @@ def serving_kinds(cfg: StackConfig) -> list[TpuSliceConfig]:
     return [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
 
 
+ARTIFACT_REGISTRY_HOST = "-docker.pkg.dev/"
+"""What an Artifact Registry image's host ends with (``<region>-docker.pkg.dev/``)."""
+
+
+def image_streamed(cfg: StackConfig, image: str) -> bool:
+    """Whether GKE streams ``image`` to the stack's TPU nodes: image streaming on the stack's own pools, and the image
+    in Artifact Registry, named so or pulled through the stack's mirror (image streaming applies to Artifact Registry
+    images only: https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, "Requirements", as
+    :mod:`tpu_serving.image_mirror` cites it); an existing cluster's pools are not the stack's to set."""
+    in_registry = ARTIFACT_REGISTRY_HOST in image or mirror_mode(cfg) is not MirrorMode.NONE
+    return cfg.cluster.image_streaming and not cfg.existing and in_registry
+
+
 def time_to_serve(cfg: StackConfig) -> list[str]:
     """How long a new serving group takes to serve, by slice kind, as a sum of published terms
-    (:func:`tpu_serving.serve_time.serve_time`); a line that says so where no figure is published."""
+    (:func:`tpu_serving.serve_time.group_start`); a line that says so where no figure is published."""
     if cfg.serving is None:
         return ["no serving group: the stack serves nothing"]
     backend = BACKENDS[cfg.serving.backend]
@@ -330,16 +343,14 @@ def time_to_serve(cfg: StackConfig) -> list[str]:
         return [f"{cfg.serving.backend}: no start figure of its engine is published; {serve_time.PROVISIONING}"]
     size = backend.model_size(cfg.serving)
     window = backend.startup_seconds(cfg.serving)
-    cached = {s.image_cache_disk is not None for s in serving_kinds(cfg)}
-    return [
-        serve_time.serve_time(profile, size.gib if size else None, disk, cfg.cluster.image_streaming).line(window)
-        + (
-            f" (slices {', '.join(s.name for s in serving_kinds(cfg) if (s.image_cache_disk is not None) == disk)})"
-            if len(cached) > 1
-            else ""
+    kinds: dict[str, list[str]] = {}
+    streamed = image_streamed(cfg, profile.image)
+    for s in serving_kinds(cfg):
+        t = serve_time.group_start(
+            profile, size.gib if size else None, s.image_cache_disk is not None, streamed, s.shape.vms
         )
-        for disk in sorted(cached)
-    ]
+        kinds.setdefault(t.line(window), []).append(s.name)
+    return [line if len(kinds) == 1 else f"slices {', '.join(n)}: {line}" for line, n in kinds.items()]
 
 
 def token_cost(cfg: StackConfig) -> list[str]:
@@ -355,5 +366,6 @@ def token_cost(cfg: StackConfig) -> list[str]:
     for s in serving_kinds(cfg):
         gen, chosen = s.shape.generation.name, s.effective_capacity
         price = overridden(TPU_CHIP_HOUR[(gen, chosen)], tpu_key(gen, chosen), tpu_key(gen), overrides=overrides)
-        kinds.setdefault(serve_time.token_cost_line(profile, s.shape, price.usd), []).append(f"{s.name} ({chosen})")
+        line = serve_time.token_cost_line(profile, s.shape, price.usd, price.note)
+        kinds.setdefault(line, []).append(f"{s.name} ({chosen})")
     return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()]

@@ -11,8 +11,9 @@ import yaml
 
 from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tests.fixtures.configs import plan_edited
+from tpu_serving.serve_time import output_lines
 from tpu_serving_tools import provider_rules
-from tpu_serving_tools.diff import cost_change, diff_plans, published, recreate_reason, render_markdown
+from tpu_serving_tools.diff import cost_change, diff_plans, recreate_reason, render_markdown
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 
 STACK = "llama31-405b-v6e16"
@@ -308,13 +309,13 @@ def test_diff_labels_a_kubernetes_object_by_namespace_and_name():
     assert rollouts and rollouts[0].startswith(f"LeaderWorkerSet `{meta['namespace']}/{meta['name']}`: "), rollouts
 
 
-def test_published_gives_the_head_plans_time_to_serve_and_cost_per_token_lines() -> None:
-    assert published({"timeToServe": ["t1", "t2"], "tokenCost": ["c1"], "other": ["x"]}) == [
+def test_render_markdown_prints_the_head_plans_time_to_serve_and_cost_per_token_lines() -> None:
+    assert output_lines({"timeToServe": ["t1", "t2"], "tokenCost": ["c1"], "other": ["x"]}) == [
         ("Time to serve", "t1"),
         ("Time to serve", "t2"),
         ("Cost per token", "c1"),
     ]
-    assert published({}) == []
+    assert output_lines({}) == []
     head = plan_of("vllm-llama33-70b-v6e8").as_json()
     text = render_markdown(diff_plans("vllm-llama33-70b-v6e8", head, head), "main")
     assert "**Time to serve:** LeaderWorkerSet vllm" in text and "**Cost per token:** slices v6e8a" in text

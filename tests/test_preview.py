@@ -29,15 +29,27 @@ def test_published_summary_prints_every_serving_stacks_time_to_serve_and_cost_pe
     lines = preview.summary(plan_of("vllm-llama33-70b-v6e8")).splitlines()
     time_line = next(line for line in lines if line.startswith("Time to serve: "))
     cost_line = next(line for line in lines if line.startswith("Cost per token: "))
-    assert "LeaderWorkerSet vllm: the published terms add up to about 3-6 minutes" in time_line
+    assert "LeaderWorkerSet vllm: the published terms add up to about 3-6 minutes, so at least 3" in time_line
     assert "https://github.com/vllm-project/tpu-inference/pull/2517" in time_line
-    assert "$1.69 per million output tokens" in cost_line
+    assert "$1.69 at concurrency 128" in cost_line
 
 
 def test_published_summary_of_a_program_without_the_outputs_says_none_is_given() -> None:
     assert preview.published_summary({}) == [
-        "Time to serve: no serving group of a TpuServingDeployment in this program, so none is given",
-        "Cost per token: no serving group of a TpuServingDeployment in this program, so none is given",
+        "Time to serve: not computed for this program (it has no timeToServe output: a TpuServingDeployment's)",
+        "Cost per token: not computed for this program (it has no tokenCost output: a TpuServingDeployment's)",
     ]
     two = preview.published_summary({"timeToServe": ["a", "b"], "tokenCost": ["c"]})
     assert two == ["Time to serve: a", "  b", "Cost per token: c"]
+
+
+def test_time_to_serve_streams_the_image_only_from_artifact_registry_on_the_stacks_own_pools() -> None:
+    def time_line(stack: str) -> str:
+        return next(x for x in preview.summary(plan_of(stack)).splitlines() if x.startswith("Time to serve: "))
+
+    # through the stack's own Artifact Registry mirror, on its own pools
+    assert "the streamed pull" in time_line("vllm-llama33-70b-v6e8")
+    # Docker Hub on an existing cluster, and on a platform's cluster: pulled whole, at no published rate
+    for stack in ("vllm-llama33-70b-existing", "vllm-llama31-8b-platform"):
+        line = time_line(stack)
+        assert "the pull rate of 19.5 GB" in line and "the streamed pull" not in line, stack

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving.serve_time import OUTPUT_TITLES
+from tpu_serving.serve_time import output_lines
 from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, range_moves, served_names
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
@@ -202,16 +202,6 @@ def lifecycle(outputs: Mapping[str, Any], rolling: bool = False) -> list[tuple[s
     return [(title, plan[key]) for key, title in keys if isinstance(plan.get(key), str)]
 
 
-def published(outputs: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """``(title, line)`` for the head plan's time to serve and cost per token (its ``timeToServe`` and ``tokenCost``
-    outputs, :mod:`tpu_serving.serve_time`), shown on every diff as the preview shows them."""
-    found = []
-    for key, title in OUTPUT_TITLES:
-        lines = outputs.get(key)
-        found += [(title, line) for line in lines if isinstance(line, str)] if isinstance(lines, list) else []
-    return found
-
-
 def _compare(old: dict[str, dict[str, Any]], new: dict[str, dict[str, Any]], out: StackDiff) -> None:
     """The resources added, removed and changed, by URN, into ``out``; a head resource that takes a base resource by
     an alias (:func:`.plan_aliases.renamed`, as the engine does) is that resource renamed, not added and removed."""
@@ -234,7 +224,7 @@ def diff_plans(stack: str, base: Mapping[str, Any] | None, head: Mapping[str, An
     out.cost = cost_change((base or {}).get("outputs") or {}, head_outputs)
     out.rollouts = rollouts(out.changed, new, head_outputs)
     out.router = router_restart(head_outputs)
-    out.lifecycle = lifecycle(head_outputs, rolling=bool(out.rollouts)) + published(head_outputs)
+    out.lifecycle = lifecycle(head_outputs, rolling=bool(out.rollouts)) + output_lines(head_outputs)
     for r in out.removed:
         if r["type"] in (CLUSTER, NODE_POOL):
             renamed = any(n["type"] == r["type"] for n in out.added)

@@ -33,12 +33,14 @@ def proposal(row: serve_time.Throughput, rate: float) -> list[str]:
         else f"no on-demand price known for {shape.generation.name}"
     )
     return [
-        f"{shape.slice_name} ({row.machine_type} {row.topology}) with {row.engine}: {groups} group(s) of "
-        f"{per_group:,.0f} output tokens/s serve {rate:,.0f}; {groups + 1} with one spare for a group lost to a "
-        f"repair, an upgrade or host maintenance: {chips} chips, {cost}",
-        f"  assumes: {per_chip.cited()}",
-        f"  assumes: every group loaded as in scenario {row.scenario()}; another mix of lengths, a longer context "
-        "or fewer concurrent requests per group gives another throughput, which nobody has published here",
+        f"{shape.slice_name} ({row.machine_type} {row.topology}) with {row.engine} at concurrency {row.concurrency} "
+        f"({row.latency}): {groups} group(s) of {per_group:,.0f} output tokens/s serve {rate:,.0f}; {groups + 1} "
+        f"with one spare for a group lost to a repair, an upgrade or host maintenance: {chips} chips, {cost}",
+        f"  assumes: {per_chip.cited()}, measured with {row.measured_with}",
+        f"  assumes: every group loaded as in scenario {row.scenario()}; another mix of lengths, a longer context, "
+        "another engine build or other settings give another throughput, which nobody has published here",
+        "  not counted: a zone outage (the groups spread over two zones need one spare in each), a surge rollout's "
+        "spare slice, and the reload of a lost group (docs/operate.md)",
     ]
 
 
@@ -50,10 +52,15 @@ def plan_lines(model: str, rate: float) -> tuple[list[str], int]:
         return [line for row in rows for line in proposal(row, rate)], 0
     card = HUGGING_FACE_MODELS.get(model)
     if card is None:
-        return [f"model {model!r} is unknown; known: {', '.join(HUGGING_FACE_MODELS)}"], 2
+        alike = [m for m in HUGGING_FACE_MODELS if m.lower() == model.lower() or m.split("/")[-1] == model]
+        hint = f"did you mean {alike[0]}? " if alike else ""
+        return [
+            f"model {model!r} is unknown; {hint}known: {', '.join(HUGGING_FACE_MODELS)} (another model: "
+            "docs/add-your-own-model.md)"
+        ], 2
     need = weight_gib(card.parameters_billions, card.precision)
     fits = [
-        f"{s.slice_name} ({s.machine_type.name} {s.topology})"
+        f"{s.slice_name} ({s.machine_type.name} {s.topology}, {need / s.hbm_gib:.0%} of its HBM)"
         for g in catalog.GENERATIONS
         if (s := catalog.smallest_fitting_slice(g, need)) is not None
     ]
@@ -70,8 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--output-tokens-per-second", type=float, required=True, help="the output rate to serve, in tokens/s"
     )
     args = parser.parse_args(argv)
-    if args.output_tokens_per_second <= 0:
-        parser.error(f"--output-tokens-per-second {args.output_tokens_per_second:g}: must be above 0")
+    if not math.isfinite(args.output_tokens_per_second) or args.output_tokens_per_second <= 0:
+        parser.error(f"--output-tokens-per-second {args.output_tokens_per_second:g}: must be a number above 0")
     lines, code = plan_lines(args.model, args.output_tokens_per_second)
     print("\n".join(lines))
     return code

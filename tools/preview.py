@@ -280,7 +280,7 @@ def published_summary(outputs: dict[str, Any]) -> list[str]:
         if isinstance(found, list) and found:
             lines += [f"{title}: {found[0]}", *[f"  {more}" for more in found[1:]]]
         else:
-            lines.append(f"{title}: no serving group of a TpuServingDeployment in this program, so none is given")
+            lines.append(f"{title}: not computed for this program (it has no {key} output: a TpuServingDeployment's)")
     return lines
 
 

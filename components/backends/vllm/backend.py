@@ -278,6 +278,9 @@ def engine_profile(serving: VllmServingConfig) -> EngineProfile:
         serving.served_model_name,
         str(serving.loader),
         bool(serving.compilation_cache),
+        serving.images.vllm,
+        f"{serving.images.vllm.rsplit('/', 1)[-1]}, max-model-len {serving.engine.max_model_len}, "
+        f"gpu-memory-utilization {serving.engine.memory_utilization:g}",
         disaggregated=serving.disaggregation is not None,
     )
 

@@ -108,7 +108,7 @@ class TpuServingDeployment(pulumi.ComponentResource):
             "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
             "production": production_of(cfg, platform),
             TIME_TO_SERVE: time_to_serve(cfg),
-            TOKEN_COST: token_cost(cfg),
+            TOKEN_COST: token_cost(cfg, costs.estimate),
         }
         if cfg.cluster.existing is not None:
             # what the stack creates and what it names existing, each cloud resource with its key

@@ -353,9 +353,10 @@ def time_to_serve(cfg: StackConfig) -> list[str]:
     return [line if len(kinds) == 1 else f"slices {', '.join(n)}: {line}" for line, n in kinds.items()]
 
 
-def token_cost(cfg: StackConfig) -> list[str]:
+def token_cost(cfg: StackConfig, estimate: cost.CostEstimate) -> list[str]:
     """What a million output tokens cost on each serving slice kind, where a throughput is published for its model,
-    shape and engine, at the stack's chip-hour price (:func:`tpu_serving.serve_time.token_cost_line`)."""
+    shape and engine, at the stack's chip-hour price (:func:`tpu_serving.serve_time.token_cost_line`), then what they
+    cost the stack at its TPU ``estimate`` (:func:`tpu_serving.serve_time.stack_cost_line`)."""
     if cfg.serving is None:
         return ["no serving group: the stack serves nothing"]
     profile = BACKENDS[cfg.serving.backend].engine_profile(cfg.serving)
@@ -368,4 +369,7 @@ def token_cost(cfg: StackConfig) -> list[str]:
         price = overridden(TPU_CHIP_HOUR[(gen, chosen)], tpu_key(gen, chosen), tpu_key(gen), overrides=overrides)
         line = serve_time.token_cost_line(profile, s.shape, price.usd, price.note)
         kinds.setdefault(line, []).append(f"{s.name} ({chosen})")
-    return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()]
+    shapes = {s.shape for s in serving_kinds(cfg)}
+    tpu = (estimate.per_hour("tpu"), estimate.per_hour("tpu", peak=True))
+    whole = serve_time.stack_cost_line(profile, next(iter(shapes)), tpu) if len(shapes) == 1 else None
+    return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()] + ([whole] if whole else [])

@@ -87,6 +87,8 @@ class EngineProfile:
     disaggregated: bool = False
     """Whether prefill and decode run in separate groups (a published throughput of one group serving both does not
     hold for them)."""
+    groups: tuple[int, int] = (1, 1)
+    """The groups that serve at the least and at the most (the autoscaler's minimum and maximum, or the fixed count)."""
 
 
 IMAGE_SIZE: dict[Engine, Published] = {
@@ -338,4 +340,21 @@ def token_cost_line(
         f"{rows[0].output_tokens} out): {'; '.join(figures)}; at ${chip_hour_usd:,.2f} per chip-hour{note}; "
         f"measured with {rows[0].measured_with}; this stack runs {profile.runs}, so its throughput may differ; idle, "
         "spare and lightly loaded groups raise the stack's own cost per token"
+    )
+
+
+def stack_cost_line(profile: EngineProfile, shape: SliceShape, tpu_usd_per_hour: tuple[float, float]) -> str | None:
+    """What a million output tokens cost the stack: its TPU estimate per hour (with its fewest groups up; every slice
+    up) over its fewest and most groups, each loaded as published; None without a published throughput."""
+    rows = published_throughput(profile.model, shape, profile.engine, profile.disaggregated)
+    if not rows or not all(tpu_usd_per_hour):
+        return None
+    fewest, most = profile.groups
+    spans = []
+    for n, hourly in dict.fromkeys(((fewest, tpu_usd_per_hour[0]), (most, tpu_usd_per_hour[1]))):
+        usd = [hourly / (n * r.output_tokens_per_second_per_chip.low * shape.chips * 3600) * 1e6 for r in rows]
+        spans.append(f"{n} group(s) at ${hourly:,.2f}/hour: ${min(usd):,.2f}-${max(usd):,.2f}")
+    return (
+        f"the stack's own, its TPU estimate over its groups each loaded as published (concurrency "
+        f"{'/'.join(str(r.concurrency) for r in rows)}): {'; '.join(spans)}; less loaded groups cost more"
     )

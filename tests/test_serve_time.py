@@ -167,3 +167,18 @@ def test_token_cost_line_of_disaggregated_roles_gives_no_figure_from_a_one_group
 def test_group_start_refuses_weights_of_no_size() -> None:
     with pytest.raises(ValueError, match="must be above 0"):
         serve_time.group_start(profile(), -5.0, image_cache_disk=False, image_streaming=True)
+
+
+def test_stack_cost_line_spreads_the_stacks_tpu_cost_over_its_fewest_and_most_groups() -> None:
+    stack = dataclasses.replace(profile(), groups=(2, 3))
+    line = serve_time.stack_cost_line(stack, V6E8, (86.40, 86.40))
+    assert line is not None
+    # 86.40 / (2 x 3544.46 x 3600) x 1e6 = 3.39; with 2494.80: 4.81; three groups: 2.26 and 3.21
+    assert "2 group(s) at $86.40/hour: $3.39-$4.81; 3 group(s) at $86.40/hour: $2.26-$3.21" in line
+    fixed = serve_time.stack_cost_line(profile(), V6E8, (21.60, 21.60))
+    assert fixed is not None and fixed.count("group(s)") == 1 and "1 group(s) at $21.60/hour: $1.69-$2.41" in fixed
+
+
+def test_stack_cost_line_gives_none_without_a_published_throughput_or_a_price() -> None:
+    assert serve_time.stack_cost_line(profile(model="meta-llama/Llama-3.1-8B-Instruct"), V6E8, (1.0, 1.0)) is None
+    assert serve_time.stack_cost_line(profile(), V6E8, (0.0, 0.0)) is None

@@ -282,6 +282,7 @@ def engine_profile(serving: VllmServingConfig) -> EngineProfile:
         f"{serving.images.vllm.rsplit('/', 1)[-1]}, max-model-len {serving.engine.max_model_len}, "
         f"gpu-memory-utilization {serving.engine.memory_utilization:g}",
         disaggregated=serving.disaggregation is not None,
+        groups=(scaling.fewest_groups(serving), scaling.groups(serving)),
     )
 
 

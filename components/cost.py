@@ -155,17 +155,22 @@ def _times(price: Price, quantity: float, per_month: bool = False) -> float | No
     return price.usd * quantity / (HOURS_PER_MONTH if per_month else 1)
 
 
+def chip_hour(generation: str, capacity: Capacity, overrides: PriceOverrides) -> Price:
+    """The chip-hour price of ``generation`` on ``capacity``: the stack's override for the two, else for the
+    generation, else the list price."""
+    return overridden(
+        TPU_CHIP_HOUR[(generation, capacity)],
+        tpu_key(generation, capacity),
+        tpu_key(generation),
+        overrides=overrides.tpu_chip_hour,
+    )
+
+
 def tpu_lines(slices: Sequence[SliceUsage], overrides: PriceOverrides) -> list[Line]:
     """Each slice kind's chips at its generation's and capacity type's chip-hour price."""
     lines = []
     for s in slices:
-        gen = s.shape.generation.name
-        price = overridden(
-            TPU_CHIP_HOUR[(gen, s.capacity)],
-            tpu_key(gen, s.capacity),
-            tpu_key(gen),
-            overrides=overrides.tpu_chip_hour,
-        )
+        price = chip_hour(s.shape.generation.name, s.capacity, overrides)
         chips, all_chips = s.chips_billed * s.shape.chips, s.count * s.shape.chips
         what = f"{s.name}: {s.count} x {s.shape.slice_name} {s.capacity}"
         peak = None

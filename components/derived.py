@@ -30,7 +30,7 @@ from .naming import (
     bucket_name,
 )
 from .node_identity import Access, BucketGrant
-from .prices import TPU_CHIP_HOUR, PriceOverrides, overridden, tpu_key
+from .prices import PriceOverrides
 from .services import required_apis
 from .settings import to_settings
 from .shared_vpc import network_path, subnetwork_path
@@ -90,9 +90,14 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
     }
 
 
+def serving_kinds(cfg: StackConfig) -> list[TpuSliceConfig]:
+    """The ``tpuSlices`` entries the serving runs on, in the stack file's order."""
+    return [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
+
+
 def slice_allocation(cfg: StackConfig) -> Allocation:
     """Chips, VMs and HBM of the slices, against what the served model needs."""
-    serving = [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
+    serving = serving_kinds(cfg)
     backend = BACKENDS[cfg.serving.backend] if cfg.serving is not None else None
     pools = sum(s.count for s in serving)
     spare = backend.spare_slices(cfg.serving, pools) if backend is not None else 0
@@ -314,11 +319,6 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
     )
 
 
-def serving_kinds(cfg: StackConfig) -> list[TpuSliceConfig]:
-    """The ``tpuSlices`` entries the serving runs on, in the stack file's order."""
-    return [s for s in cfg.tpu_slices if cfg.serving is not None and s.name in cfg.serving.slices]
-
-
 ARTIFACT_REGISTRY_HOST = "-docker.pkg.dev/"
 """What an Artifact Registry image's host ends with (``<region>-docker.pkg.dev/``)."""
 
@@ -362,14 +362,15 @@ def token_cost(cfg: StackConfig, estimate: cost.CostEstimate) -> list[str]:
     profile = BACKENDS[cfg.serving.backend].engine_profile(cfg.serving)
     if profile is None:
         return [f"{cfg.serving.backend}: no throughput of its engine is published, so no cost per token is given"]
-    overrides = to_settings(cfg.prices, PriceOverrides).tpu_chip_hour
+    overrides = to_settings(cfg.prices, PriceOverrides)
+    serving = serving_kinds(cfg)
     kinds: dict[str, list[str]] = {}
-    for s in serving_kinds(cfg):
-        gen, chosen = s.shape.generation.name, s.effective_capacity
-        price = overridden(TPU_CHIP_HOUR[(gen, chosen)], tpu_key(gen, chosen), tpu_key(gen), overrides=overrides)
+    for s in serving:
+        chosen = s.effective_capacity
+        price = cost.chip_hour(s.shape.generation.name, chosen, overrides)
         line = serve_time.token_cost_line(profile, s.shape, price.usd, price.note)
         kinds.setdefault(line, []).append(f"{s.name} ({chosen})")
-    shapes = {s.shape for s in serving_kinds(cfg)}
+    shapes = {s.shape for s in serving}
     tpu = (estimate.per_hour("tpu"), estimate.per_hour("tpu", peak=True))
     whole = serve_time.stack_cost_line(profile, next(iter(shapes)), tpu) if len(shapes) == 1 else None
     return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()] + ([whole] if whole else [])

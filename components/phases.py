@@ -33,6 +33,7 @@ from .derived import (
     existing_cluster_args,
     gateway_address_and_subnet,
     maintenance_gate_args,
+    serving_kinds,
     slice_allocation,
     stack_apis,
 )
@@ -277,7 +278,7 @@ def build_tenancy(ctx: Context, platform: PlatformParts, identity: IdentityParts
     headroom), the ports that take clients, the collectors and load balancers let in."""
     cfg, backend = ctx.cfg, ctx.backend
     serving_pods, serving_ports = backend.ingress(cfg.serving) if backend else ({}, [])
-    serving_chips = sum(s.count * s.shape.chips for s in cfg.tpu_slices if cfg.serving and s.name in cfg.serving.slices)
+    serving_chips = sum(s.count * s.shape.chips for s in serving_kinds(cfg))
     tenancy = Tenancy(
         f"{ctx.name}-tenancy",
         TenancyArgs(

@@ -53,6 +53,13 @@ class TpuGeneration:
     """Topology dimensions: 2 (``4x8``) or 3 (``2x2x4``)."""
     min_gke: str | None = None
     """The first GKE version with node pools of this generation, where a source gives it; None: not read here."""
+    devices_per_chip: int = 1
+    """JAX devices (what tensor parallelism splits over) per chip: 1, or 2 on TPU7x, whose chips each expose their two
+    TensorCores as two devices."""
+    workload_policy: bool = False
+    """Whether a multi-host slice of this generation is placed by a workload policy (a ``HIGH_THROUGHPUT`` Compute
+    Engine resource policy carrying the slice topology, named in the pool's placement policy) instead of the COMPACT
+    placement GKE makes from a TPU topology."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,17 @@ class SliceShape:
     def multi_host(self) -> bool:
         """Whether the slice spans several VMs (needs COMPACT placement with a topology)."""
         return self.vms > 1
+
+    @property
+    def devices(self) -> int:
+        """JAX devices of the slice: its chips, or twice as many on TPU7x (:attr:`TpuGeneration.devices_per_chip`)."""
+        return self.chips * self.generation.devices_per_chip
+
+    @property
+    def workload_policy(self) -> bool:
+        """Whether the slice's pool is placed by a workload policy (a multi-host slice of a generation that takes one)
+        rather than COMPACT placement."""
+        return self.multi_host and self.generation.workload_policy
 
     @property
     def hbm_gib(self) -> int:
@@ -163,8 +181,6 @@ TPU7X = TpuGeneration(
     # TensorCores per chip); GKE accelerator label, machine types and the Pathways chip name:
     # Google's xpk (AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py:
     # gke_accelerator='tpu7x', tensorcores_per_chip=2, pathways_tpu_version='tpu7x').
-    # GKE Standard 1.34.0-gke.2201000 or later
-    # (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood).
     name="tpu7x",
     gke_accelerator="tpu7x",
     chip_name="tpu7x",
@@ -172,8 +188,38 @@ TPU7X = TpuGeneration(
     slice_name_prefixes=("tpu7x",),
     cores_per_chip=2,
     dimensions=3,
+    # "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and later"
+    # (GKE "About Ironwood (TPU7x) in GKE", https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood).
+    min_gke="1.34.0-gke.2201000",
+    # "Dual-chiplet architecture: The Ironwood programming model lets you access two TPU devices" per chip (Cloud TPU
+    # "TPU7x (Ironwood)", https://docs.cloud.google.com/tpu/docs/tpu7x); vLLM TPU runs TP 8 on one 4-chip VM
+    # (AI-Hypercomputer/tpu-recipes c8cfe2f6 inference/ironwood/vLLM/Qwen3.5-397B/README.md l.5: "4 TPU v7x chips,
+    # 8 TensorCores ... Tensor Parallelism (TP) size of 8") and TP 16 on a 2x2x2 (vllm-project/tpu-inference
+    # b8692ff0 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml l.101).
+    devices_per_chip=2,
+    # Same page: "You create a workload policy and then apply it by using the `--placement-policy` flag. This policy
+    # replaces the `--tpu-topology` flag used by other TPU versions", of type High throughput. A COMPACT placement is
+    # refused: "Creation of a managed instance group with tpu7x-standard-4t machine type with placement policy is
+    # not supported. Use workload policy instead." (vllm-project/ci-infra PR 547, 2026-09-11, a live pool's error).
+    workload_policy=True,
 )
 GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P, TPU7X)
+
+
+def _tpu7x_topologies(max_cubes: int = 144) -> tuple[str, ...]:
+    """The topologies of ``tpu7x-standard-4t`` as Google's xpk generates them (AI-Hypercomputer/xpk 367c8382,
+    src/xpk/core/system_characteristics.py ``generate_tpu_topologies``, l.207-231, with ``max_cubes=144`` for
+    ``tpu7x-standard-4t``, l.584-594): 2x2x1 (one VM), 2x2x2, 2x2x4 and 2x4x4, then every AxBxC with A <= B <= C,
+    each a multiple of 4 up to 256, of at most ``max_cubes`` 4x4x4 cubes."""
+    cubes = [
+        f"{a}x{b}x{c}"
+        for a in range(4, 257, 4)
+        for b in range(a, 257, 4)
+        for c in range(b, 257, 4)
+        if (a // 4) * (b // 4) * (c // 4) <= max_cubes
+    ]
+    return ("2x2x1", "2x2x2", "2x2x4", "2x4x4", *cubes)
+
 
 # Multi-host topologies of the 4-chip v5e/v6e machine types; 2x2 is a single 4-chip host.
 _PODSLICE_4T = ("2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -287,12 +333,10 @@ MACHINE_TYPES: dict[str, MachineType] = {
         MachineType("ct6e-standard-4t", V6E, 4, _PODSLICE_4T),
         MachineType("ct6e-standard-8t", V6E, 8, ("2x4",)),
         MachineType("ct5p-hightpu-4t", V5P, 4, _V5P_4T),
-        # TPU7x single-host slices only: a multi-host TPU7x node pool takes a workload policy
-        # (--placement-policy, a compute resource policy) instead of tpu_topology
-        # (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/tpu-ironwood), which
-        # TpuNodePool does not create yet. Topologies as xpk lists them (1x1x1, 2x2x1).
+        # TPU7x: 1 chip (1x1x1) or 4 chips per VM (xpk l.573-594); a multi-host 4t slice (every topology but 2x2x1)
+        # is placed by a workload policy (TPU7X.workload_policy).
         MachineType("tpu7x-standard-1t", TPU7X, 1, ("1x1x1",)),
-        MachineType("tpu7x-standard-4t", TPU7X, 4, ("2x2x1",)),
+        MachineType("tpu7x-standard-4t", TPU7X, 4, _tpu7x_topologies()),
     )
 }
 

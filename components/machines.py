@@ -102,6 +102,9 @@ _TPU_VMS: tuple[Machine, ...] = (
     Machine("ct6e-standard-4t", 180, 720),
     Machine("ct6e-standard-8t", 180, 1440),
     Machine("ct5p-hightpu-4t", 208, 448),
+    # Cloud TPU "TPU7x (Ironwood)" (https://docs.cloud.google.com/tpu/docs/tpu7x): "Number of vCPUs (4-chip VM)" 224,
+    # "RAM (GB) (4-chip VM)" 960. No figure for tpu7x-standard-1t was read here.
+    Machine("tpu7x-standard-4t", 224, 960),
 )
 
 MACHINES: dict[str, Machine] = {

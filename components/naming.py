@@ -180,10 +180,9 @@ def dns_name(*parts: str, limit: NameLimit = NameLimit.K8S_LABEL, min_length: in
 def check_dns_name(name: str, *, limit: NameLimit = NameLimit.K8S_LABEL, min_length: int = 1) -> str:
     """Return why ``name`` is not a valid name of this kind, or ``""`` if it is."""
     if not min_length <= len(name) <= int(limit):
-        return (
-            f"must be {min_length} to {int(limit)} characters for a "
-            f"{limit.name.lower().replace('_', ' ')} name, got {len(name)}"
-        )
+        # no kind in the message: limits of equal length are one member of the IntEnum (GKE_NODE_POOL is
+        # GKE_CLUSTER, K8S_LABEL and GCP_RESOURCE are GCS_BUCKET), so its name would name another kind
+        return f"must be {min_length} to {int(limit)} characters, got {len(name)}"
     if not _LABEL.match(name):
         return "must consist of lower-case letters, digits and '-', start with a letter and end with a letter or digit"
     return ""
@@ -284,6 +283,11 @@ def workload_service_account_id(cluster: str, chosen: str | None = None) -> str:
 def node_service_account_id(cluster: str, slice_name: str) -> str:
     """The node service account id of a slice kind's pools: ``<cluster>-<slice name>``."""
     return f"{cluster}-{slice_name}"
+
+
+def workload_policy_name(cluster: str, slice_name: str) -> str:
+    """The workload policy that places a slice kind's pools (multi-host TPU7x): ``<cluster>-<slice name>-placement``."""
+    return f"{cluster}-{slice_name}-placement"
 
 
 def cpu_service_account_id(cluster: str) -> str:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
-from pulumi_gcp import container, serviceaccount
+from pulumi_gcp import compute, container, serviceaccount
 
 from . import capacity as capacity_rules
 from .capacity import Capacity
@@ -55,6 +55,11 @@ and image streaming (``gcfs_config``) must be on; pulumi-gcp 10.2.0 ``NodePoolNo
 def service_account_id_problem(account_id: str) -> str:
     """Why ``account_id`` is not a GCP service account id (6 to 30 characters), or ``""``."""
     return check_dns_name(account_id, limit=NameLimit.GCP_SERVICE_ACCOUNT_ID, min_length=6)
+
+
+def workload_policy_name_problem(name: str | None) -> str:
+    """Why ``name`` is not a Compute Engine resource policy name (1 to 63 characters, RFC 1035), or ``""``."""
+    return "" if name is None else check_dns_name(name, limit=NameLimit.GCP_RESOURCE)
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,13 @@ class TpuNodePoolArgs:
     """Pools (of ``pool_names``, none of ``scale_from_zero``) that start with their whole slice and autoscale down to
     zero once no pod uses it: the kept slices of a shape that also has pools starting empty, which a group may leave
     for good after a repair or a rollout (:func:`tpu_serving.derived.scale_to_zero`)."""
+    workload_policy_name: str | None = described(
+        "Name of the workload policy (a regional Compute Engine resource policy of type HIGH_THROUGHPUT carrying the "
+        "slice topology) the component creates for a multi-host slice of a generation placed by one (TPU7x); one "
+        "policy serves every pool of the component. Needed for such a slice; unused otherwise.",
+        default=None,
+        check=workload_policy_name_problem,
+    )
     node_service_account: pulumi.Input[str] | None = None
     """Email of a node service account that exists (a platform stack's, :mod:`tpu_serving.platform_outputs`): the
     pools run as it and the component creates none (``service_account_id`` is then unused); None: the slices' own."""
@@ -146,6 +158,12 @@ class TpuNodePoolArgs:
             for i, p in enumerate(self.scale_to_zero)
             if p not in self.pool_names or p in self.scale_from_zero
         ]
+        if self.shape.workload_policy and self.workload_policy_name is None:
+            found.append(
+                f"workload_policy_name = None: a multi-host {self.shape.generation.name} slice "
+                f"({self.shape.describe()}) is placed by a workload policy, which the component creates under this "
+                "name (1 to 63 characters, [a-z]([-a-z0-9]*[a-z0-9])?)"
+            )
         if self.image_cache_disk and not self.image_streaming:
             found.append("image_cache_disk: a secondary boot disk of container images needs image_streaming")
         if self.node_service_account is not None and self.node_grants:
@@ -192,8 +210,52 @@ def pool_ignore_changes(args: TpuNodePoolArgs, pool_name: str) -> list[str] | No
     return [NODE_COUNT] if pool_name in args.scale_to_zero else None
 
 
-def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulumi.Input[str]) -> container.NodePoolArgs:
-    """Arguments of one slice's ``gcp.container.NodePool``, its nodes running as ``service_account``."""
+WORKLOAD_POLICY_TYPE = "HIGH_THROUGHPUT"
+"""The workload policy type of a TPU7x slice: "Ironwood (TPU7x) supports the High throughput workload policy" (GKE
+"About Ironwood (TPU7x) in GKE"); pulumi-gcp 10.2.0 ``ResourcePolicyWorkloadPolicyArgs.type``: HIGH_AVAILABILITY or
+HIGH_THROUGHPUT."""
+
+
+def workload_policy_args(args: TpuNodePoolArgs) -> compute.ResourcePolicyArgs:
+    """The workload policy of a slice placed by one: regional ("The resource policy must be in the same project and
+    region as the node pool", GKE API ``NodePool.PlacementPolicy.policy_name``), of type HIGH_THROUGHPUT with the
+    slice topology as its accelerator topology (``gcloud compute resource-policies create workload-policy
+    --type=HIGH_THROUGHPUT --accelerator-topology``, as xpk 367c8382 src/xpk/core/nodepool.py l.691-724 creates it)."""
+    return compute.ResourcePolicyArgs(
+        name=args.workload_policy_name,
+        project=args.project,
+        region=args.region,
+        description=f"Places the TPU slices {', '.join(args.pool_names)} ({args.shape.describe()})",
+        workload_policy=compute.ResourcePolicyWorkloadPolicyArgs(
+            type=WORKLOAD_POLICY_TYPE, accelerator_topology=args.shape.topology
+        ),
+    )
+
+
+def placement_policy(
+    shape: SliceShape, workload_policy: pulumi.Input[str] | None
+) -> container.NodePoolPlacementPolicyArgsDict | None:
+    """A pool's placement: none for a single-host slice (GKE: "TPU topology can't be specified with single-host TPU
+    slice pool", AI-Hypercomputer/xpk PR 825); COMPACT with the topology for a multi-host one; the workload policy
+    ``workload_policy`` with the topology and no type for one placed by a workload policy. GKE stores that pool's
+    ``policyName`` and ``tpuTopology`` with no ``type``, and a type set would diff against it and replace the pool on
+    every apply (vllm-project/ci-infra PR 547, a probe pool against the live API); the provider's schema requires the
+    attribute (pulumi-gcp 10.2.0 ``NodePoolPlacementPolicyArgs.type``), so it is empty."""
+    if not shape.multi_host:
+        return None
+    if shape.workload_policy:
+        return {"type": "", "policy_name": workload_policy or "", "tpu_topology": shape.topology}
+    return {"type": "COMPACT", "tpu_topology": shape.topology}
+
+
+def node_pool_args(
+    args: TpuNodePoolArgs,
+    pool_name: str,
+    service_account: pulumi.Input[str],
+    workload_policy: pulumi.Input[str] | None = None,
+) -> container.NodePoolArgs:
+    """Arguments of one slice's ``gcp.container.NodePool``, its nodes running as ``service_account``, placed by the
+    workload policy named ``workload_policy`` where its shape takes one."""
     shape = args.shape
     cfg = node_config(
         service_account,
@@ -223,7 +285,7 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         cluster=args.cluster,
         location=args.region,
         node_locations=[args.zone],
-        # A multi-host slice is one unit: COMPACT placement with its topology, fixed size. A
+        # A multi-host slice is one unit: placed by its topology (placement_policy), fixed size. A
         # flex-start slice starts empty and the autoscaler adds all its VMs at once (GKE's
         # flex-start TPU guide: --enable-autoscaling --num-nodes=0 --max-nodes=<VMs>).
         node_count=None if from_zero else shape.vms,
@@ -231,7 +293,7 @@ def node_pool_args(args: TpuNodePoolArgs, pool_name: str, service_account: pulum
         autoscaling=(
             {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"} if sized else None
         ),
-        placement_policy=({"type": "COMPACT", "tpu_topology": shape.topology} if shape.multi_host else None),
+        placement_policy=placement_policy(shape, workload_policy),
         # Flex-start pools run without auto-repair (xpk: --no-enable-autorepair): a repaired VM
         # would be a new flex-start request.
         management={"auto_repair": not flex, "auto_upgrade": True},
@@ -294,8 +356,8 @@ def pool_aliases(component: str, pool_names: Sequence[str], index: int) -> list[
 class TpuNodePool(pulumi.ComponentResource):
     """One or more identical TPU slices, each its own GKE node pool in one zone.
 
-    Multi-host slices get placement policy COMPACT with ``tpu_topology``; single-host
-    ones none. Nodes use the GKE metadata server (workload identity) and shielded VMs.
+    Multi-host slices get placement policy COMPACT with ``tpu_topology``, or, on a generation that takes one
+    (TPU7x), a workload policy the component creates; single-host ones none. Nodes use the GKE metadata server (workload identity) and shielded VMs.
 
     Each pool's resource is named after its GKE pool name (:func:`~tpu_serving.naming.pool_resource_name`), so
     adding, removing or reordering pools never renames another pool's resource. Before, the name was the
@@ -319,6 +381,8 @@ class TpuNodePool(pulumi.ComponentResource):
     """Node selector for pods that must run on these slices."""
     node_service_account: serviceaccount.Account | None
     """The slices' own node service account; None when they run as ``args.node_service_account``."""
+    workload_policy: compute.ResourcePolicy | None
+    """The workload policy that places the slices (a multi-host TPU7x shape); None for the others."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"TpuNodePool {name!r}", args, TpuNodePoolArgs)
@@ -328,11 +392,23 @@ class TpuNodePool(pulumi.ComponentResource):
         self.pool_names = args.pool_names
         self.node_selector = node_selector(args.shape)
         email, roles = self._node_account(name, args, child)
+        # Its name is fixed and each of its fields forces a new policy: the old one goes first (with the pools that
+        # name it, which a new topology replaces anyway), or the new one would collide with it.
+        self.workload_policy = (
+            compute.ResourcePolicy(
+                f"{name}-placement",
+                workload_policy_args(args),
+                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(delete_before_replace=True)),
+            )
+            if args.shape.workload_policy
+            else None
+        )
+        policy_name = self.workload_policy.name if self.workload_policy else None
         pool_opts = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
         self.node_pools = [
             container.NodePool(
                 pool_resource_name(pool),
-                node_pool_args(args, pool, email),
+                node_pool_args(args, pool, email, policy_name),
                 opts=pulumi.ResourceOptions.merge(
                     pool_opts,
                     # An autoscaled pool's initial size matters only at creation (as for the CPU pool); the

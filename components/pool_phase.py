@@ -5,7 +5,7 @@ import pulumi
 
 from .derived import scale_from_zero, scale_to_zero
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
-from .naming import node_service_account_id
+from .naming import node_service_account_id, workload_policy_name
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .phases import Context, PlatformParts, PoolParts
 from .platform_cluster import cluster_id, shared_account
@@ -60,6 +60,9 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 node_grants=grants,
                 scale_from_zero=empty,
                 scale_to_zero=idle,
+                workload_policy_name=workload_policy_name(cfg.cluster.name, s.name)
+                if s.shape.workload_policy
+                else None,
             ),
             opts=platform.gcp_options(ctx),
         )

@@ -40,6 +40,7 @@ SHIPPED = (
     "pathwaysjob-batch-v6e16",
     "pathwaysjob-interactive-v5e16",
     "saxml-175b-v5e32x2",
+    "vllm-llama31-405b-tpu7x16",
     "vllm-llama31-405b-v6e16",
     "vllm-llama33-70b-disagg-v6e8x2",
     "vllm-llama33-70b-existing",

@@ -154,3 +154,15 @@ def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
     assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31.2-gke.1115000")).cluster.min_master_version
     assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31")).cluster.min_master_version  # any 1.31
     assert problems(with_change("tpu-serving:cluster/minMasterVersion", "1.31.1"))  # every 1.31.1 build is older
+
+
+def test_api_rules_tpu7x_slices_need_gke_1_34_0_gke_2201000():
+    """GKE "About Ironwood (TPU7x) in GKE": Standard clusters at 1.34.0-gke.2201000 and later."""
+    tpu7x = with_change("tpu-serving:tpuSlices/0/slice", "tpu7x-16")
+    tpu7x |= {"gcp:region": "us-central1", "tpu-serving:zone": "us-central1-c"}
+    old = with_change("tpu-serving:cluster/minMasterVersion", "1.33", tpu7x)
+    assert [p for p in problems(old) if "minMasterVersion" in p] == [
+        'tpu-serving:cluster.minMasterVersion = "1.33": tpuSlices[0] (tpu7x-16) needs GKE 1.34.0-gke.2201000 or later '
+        "for tpu7x node pools; set it to 1.34.0-gke.2201000 or later, or leave it unset on a release channel"
+    ]
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.34", tpu7x)).cluster.min_master_version

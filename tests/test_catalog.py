@@ -109,11 +109,18 @@ def test_catalog_smallest_fitting_topology():
     assert catalog.smallest_fitting_topology("ct5lp-hightpu-8t", 350) is None
 
 
-def test_catalog_tpu7x_is_single_host_only():
-    # Multi-host TPU7x pools need a workload policy instead of tpu_topology (not rendered yet).
-    with pytest.raises(CatalogError) as exc:
-        slice_shape("tpu7x-standard-4t", "2x2x2")
-    assert exc.value.choices == ("2x2x1",)
+def test_catalog_tpu7x_multi_host_slices_are_placed_by_a_workload_policy():
+    """xpk's tpu7x-standard-4t topologies: 2x2x1 (one VM), 2x2x2, 2x2x4, 2x4x4, then cubes of 4 up to 144 of them."""
+    topologies = catalog.machine_type("tpu7x-standard-4t").topologies
+    assert topologies[:5] == ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4")
+    assert "12x12x16" in topologies and "4x4x256" in topologies  # 36 and 64 cubes
+    assert "16x16x48" not in topologies and "4x8x4" not in topologies  # 192 cubes; A <= B <= C
+    one, two = slice_shape("tpu7x-standard-4t", "2x2x1"), resolve_slice_name("tpu7x-16")
+    assert (one.vms, one.workload_policy) == (1, False)
+    assert (two.topology, two.vms, two.chips, two.devices, two.workload_policy) == ("2x2x2", 2, 8, 16, True)
+    assert slice_shape("ct6e-standard-4t", "4x4").workload_policy is False
+    assert slice_shape("ct6e-standard-4t", "4x4").devices == 16
+    assert catalog.TPU7X.min_gke == "1.34.0-gke.2201000"
 
 
 def test_catalog_slice_names_mean_the_shape_on_the_fewest_vms():
@@ -136,7 +143,9 @@ def test_catalog_errors_say_what_is_wrong_and_list_choices_in_order():
     )
     with pytest.raises(CatalogError, match=r"^no v5p slice has 12 TensorCores \('v5p-12'\); valid: v5p-8, v5p-16, "):
         resolve_slice_name("v5p-12")
-    with pytest.raises(CatalogError, match=r"^unknown TPU slice name 'x9-4'; valid: tpu7x-2, tpu7x-8, v5litepod-1, "):
+    with pytest.raises(
+        CatalogError, match=r"^unknown TPU slice name 'x9-4'; valid: tpu7x-2, tpu7x-8, tpu7x-16, tpu7x-32, "
+    ):
         resolve_slice_name("x9-4")
     with pytest.raises(CatalogError, match=r"^unknown TPU machine type 'ct9-x'; valid: ct5lp-hightpu-1t, "):
         catalog.machine_type("ct9-x")

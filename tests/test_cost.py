@@ -13,6 +13,7 @@ from tpu_serving.capacity import Capacity
 from tpu_serving.models import ModelSize
 from tpu_serving.prices import PriceOverrides
 from tpu_serving_tools import cost_table
+from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.preview import summary
 
 V6E16 = catalog.resolve_slice_name("v6e-16")
@@ -108,11 +109,21 @@ def test_allocation_without_a_model_size_has_no_ratio():
 def test_cost_every_stack_exports_and_previews_its_cost(stack):
     plan = plan_of(stack)
     c = plan.outputs["cost"]
+    # A slice of a generation with no list price (TPU7x) is unpriced, never guessed; every other item is priced. The
+    # generations are the plan's TPU node pools'.
+    generations = {
+        catalog.MACHINE_TYPES[mt].generation
+        for mt in (p.inputs.get("nodeConfig", {}).get("machineType") for p in plan.of_type(NODE_POOL))
+        if mt in catalog.MACHINE_TYPES
+    }
+    unlisted = {
+        g.slice_name_prefixes[0] for g in generations if prices.TPU_CHIP_HOUR[(g.name, Capacity.ON_DEMAND)].usd is None
+    }
+    assert {u.split(" x ")[1].split("-")[0] for u in c["unpriced"]} == unlisted
     # The TPUs cost something at peak; while idle they may cost nothing (a batch job's slices scale from zero).
-    tpu_peak = sum(i.get("peakPerHour", i["perHour"]) for i in c["items"] if i["part"] == "tpu")
-    assert tpu_peak > 0 and c["peakPerHour"] >= c["perHour"]["total"]
+    tpu_peak = sum(i.get("peakPerHour", i["perHour"]) or 0 for i in c["items"] if i["part"] == "tpu")
+    assert (tpu_peak > 0) is (not unlisted) and c["peakPerHour"] >= c["perHour"]["total"]
     assert c["perHour"]["total"] == pytest.approx(sum(c["perHour"][p] for p in cost.PARTS), abs=0.02)
-    assert c["unpriced"] == []
     text = summary(plan)
     assert f"${c['perHour']['total']:,.2f}/hour" in text and "Capacity: " in text
 
@@ -249,3 +260,11 @@ def test_cost_negotiated_vcpu_price_prices_the_cpu_nodes():
     assert listed.usd_per_hour is not None and cheap.usd_per_hour is not None
     assert cheap.usd_per_hour < listed.usd_per_hour
     assert "stack setting prices (n2)" in cheap.basis, cheap.basis
+
+
+def test_cost_table_says_a_slice_without_a_list_price_is_unpriced():
+    """The TPU7x stack's slice has no list price: its row does not show $0.00 TPU, and its totals are lower bounds."""
+    row = cost_table.table({"s": plan_of("vllm-llama31-405b-tpu7x16").outputs}).splitlines()[-1]
+    assert "| unpriced (no list price) |" in row and "**at least $" in row and "$0.00" not in row
+    priced = cost_table.table({"s": plan_of("vllm-llama33-70b-v6e8").outputs}).splitlines()[-1]
+    assert "unpriced" not in priced and "at least" not in priced

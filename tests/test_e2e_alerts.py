@@ -92,6 +92,7 @@ CHECKED_AT_LEAST: dict[str, int] = {
     "pathwaysjob-batch-v6e16": 2,
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 6,
+    "vllm-llama31-405b-tpu7x16": 14,
     "vllm-llama31-405b-v6e16": 14,
     "vllm-llama33-70b-disagg-v6e8x2": 22,
     "vllm-llama33-70b-existing": 19,

@@ -35,6 +35,8 @@ manual start: its gate only watches, and pages a lost serving node (GKE review r
 GATE_STACK = "vllm-llama33-70b-v5e16"
 NO_MANUAL_START = ("vllm-llama33-70b-disagg-v6e8x2", "vllm-llama33-70b-v6e8")
 """The shipped stacks whose serving slices are single-host v6e 2x4 pools (ct6e-standard-8t)."""
+NO_MANUAL_START_ONE = ("vllm-llama31-405b-tpu7x16",)
+"""The shipped stack whose one serving slice is a TPU7x pool, for which Cloud TPU lists no manual start."""
 RESTART_AS_A_WHOLE = ("saxml-175b-v5e32x2", "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16")
 """The JobSet and PathwaysJob stacks: any slice's disruption restarts every slice, so their pools start together."""
 ARGS = job.HostMaintenanceGateArgs(
@@ -382,9 +384,12 @@ def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: st
     (:func:`tpu_serving.config.serving_facts.maintenance_gated`) agree on every shipped stack."""
     (line,) = [x for x in rollout_summary(plan_of(stack).outputs) if x.startswith("Maintenance: ")]
     assert ("the stack's host-maintenance gate starts it" in line) == (stack in GATED)
-    assert ("start it one pool at a time" in line) == (stack not in GATED + NO_MANUAL_START + RESTART_AS_A_WHOLE)
+    assert ("start it one pool at a time" in line) == (
+        stack not in GATED + NO_MANUAL_START + NO_MANUAL_START_ONE + RESTART_AS_A_WHOLE
+    )
     assert ("maintenance pending at once" in line) == (stack in RESTART_AS_A_WHOLE)  # SRE review 30, M2
     assert ("Cloud TPU lists no manual start for these pools" in line) == (stack in NO_MANUAL_START)
+    assert ("Cloud TPU lists no manual start for this pool" in line) == (stack in NO_MANUAL_START_ONE)
 
 
 def test_preview_maintenance_line_of_a_ticket_stack_says_to_start_it() -> None:

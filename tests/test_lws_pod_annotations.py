@@ -32,7 +32,7 @@ def templates(stack: str) -> Iterator[tuple[str, dict]]:
 def test_every_shipped_serving_template_is_counted() -> None:
     """A selector that selects nothing fails: the shipped stacks hold LeaderWorkerSet and DisaggregatedSet templates."""
     found = [w for stack in SHIPPED for w, _ in templates(stack)]
-    assert sum("-ds " in w for w in found) == 2 and len(found) == 13, found  # single-host sets: a worker template only
+    assert sum("-ds " in w for w in found) == 2 and len(found) == 15, found  # single-host sets: a worker template only
 
 
 @pytest.mark.parametrize("stack", SHIPPED)

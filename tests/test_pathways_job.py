@@ -384,6 +384,6 @@ def test_pathways_job_head_service_account_id_has_thirty_characters_at_most():
     with pytest.raises(ConfigError) as err:
         load(with_change("tpu-serving:cluster/name", cluster, PATHWAYS_JOB))
     assert err.value.problems == [
-        f"tpu-serving:cluster.name = \"{cluster}\": the Pathways head's '{cluster}-head' must be 6 to 30 characters "
-        "for a gcp service account id name, got 32"
+        f"tpu-serving:cluster.name = \"{cluster}\": the Pathways head's '{cluster}-head' must be 6 to 30 characters, "
+        "got 32"
     ]

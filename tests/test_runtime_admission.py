@@ -179,3 +179,50 @@ def test_admission_alert_queries_read_only_kube_state_metrics_gke_sends():
         "has no series, ever"
     ]
     assert problems(new) == []
+
+
+TPU7X = "vllm-llama31-405b-tpu7x16"
+
+
+def _tpu7x_pool(view: PlanView) -> dict:
+    (pool,) = [p for p in view.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p["inputs"]]
+    return pool
+
+
+def test_admission_tpu7x_pool_is_placed_by_its_workload_policy():
+    """The TPU7x stack's slice pool names its workload policy (a dependency of its placementPolicy input), and both
+    are admitted; a compact type, a missing name, or a policy in another region, of another type or topology is not."""
+    view = _view(TPU7X)
+    pool = _tpu7x_pool(view)
+    (policy,) = view.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
+    assert view.input_source(pool, "placementPolicy") == [policy]
+    assert _failures(view) == {}
+    subject = f"admission NodePool {pool['name']}"
+    for edit, expect in [
+        (lambda: pool["inputs"]["placementPolicy"].update(type="COMPACT"), "the API takes a workload policy"),
+        (lambda: pool["inputs"]["placementPolicy"].pop("policyName"), "no policyName"),
+        (lambda: policy["inputs"].update(region="us-east5"), "is in region 'us-east5'"),
+        (lambda: policy["inputs"]["workloadPolicy"].update(type="HIGH_AVAILABILITY"), "not HIGH_THROUGHPUT"),
+        (lambda: policy["inputs"]["workloadPolicy"].update(acceleratorTopology="2x2x4"), "accelerator topology"),
+    ]:
+        saved = copy.deepcopy((pool["inputs"], policy["inputs"]))
+        edit()
+        assert expect in _failures(view)[subject]
+        pool["inputs"], policy["inputs"] = saved
+
+
+def test_admission_refuses_a_workload_policy_type_the_api_does_not_take():
+    view = _view(TPU7X)
+    (policy,) = view.of_type("gcp:compute/resourcePolicy:ResourcePolicy")
+    policy["inputs"]["workloadPolicy"]["type"] = "COMPACT"
+    assert (
+        "the API takes HIGH_AVAILABILITY, HIGH_THROUGHPUT"
+        in _failures(view)[f"admission ResourcePolicy {policy['name']}"]
+    )
+
+
+def test_admission_refuses_a_placement_type_other_than_compact_on_earlier_generations():
+    view = _view(POOLED)
+    pool = next(p for p in view.of_type("gcp:container/nodePool:NodePool") if "placementPolicy" in p["inputs"])
+    pool["inputs"]["placementPolicy"]["type"] = "SPREAD"
+    assert "the API takes COMPACT" in _failures(view)[f"admission NodePool {pool['name']}"]

@@ -21,6 +21,7 @@ MULTI_HOST_VLLM = [
     "vllm-llama33-70b-v5e16",
     "vllm-llama31-405b-v6e16",
     "vllm-llama33-70b-existing",
+    "vllm-llama31-405b-tpu7x16",
 ]
 """The shipped vLLM stacks whose groups span a multi-host slice (the disaggregated stack's roles and the production
 example's groups run on one VM each)."""

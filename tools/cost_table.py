@@ -39,10 +39,14 @@ def table(outputs: Mapping[str, Mapping[str, Any]]) -> str:
         cap, hour = out["capacity"], out["cost"]["perHour"]
         ratio = cap.get("allocatedToNeeded")
         fit = f"{ratio:.2f}x ({cap['chipsNeeded']} chips needed)" if ratio is not None else "model size unknown"
+        # a slice with no list price (TPU7x) is left out of the sums: the TPU figure says so, the totals say "at least"
+        unpriced = bool(out["cost"].get("unpriced"))
+        tpu, least = ("unpriced (no list price)", "at least ") if unpriced else (_usd(hour["tpu"]), "")
         lines.append(
-            f"| `{stack}` | {cap['chips']} ({cap['vms']}) | {fit} | {_usd(hour['tpu'])} | {_usd(hour['cpu'])} | "
-            f"{_usd(hour['storage'])} | {_usd(hour['cluster'])} | **{_usd(hour['total'])}** | "
-            f"{_usd(out['cost']['perMonth']['total'])} | {_usd(out['cost'].get('peakPerHour', hour['total']))} |"
+            f"| `{stack}` | {cap['chips']} ({cap['vms']}) | {fit} | {tpu} | {_usd(hour['cpu'])} | "
+            f"{_usd(hour['storage'])} | {_usd(hour['cluster'])} | **{least}{_usd(hour['total'])}** | "
+            f"{least}{_usd(out['cost']['perMonth']['total'])} | "
+            f"{least}{_usd(out['cost'].get('peakPerHour', hour['total']))} |"
         )
     return "\n".join(lines) + "\n"
 

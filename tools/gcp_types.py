@@ -4,3 +4,4 @@ resource's ``super().__init__`` in pulumi-gcp's Python SDK, e.g. ``pulumi_gcp/co
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
+RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"

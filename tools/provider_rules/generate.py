@@ -32,6 +32,7 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "gcp:compute/subnetwork:Subnetwork": ("google/services/compute", "ResourceComputeSubnetwork"),
     "gcp:compute/router:Router": ("google/services/compute", "ResourceComputeRouter"),
     "gcp:compute/routerNat:RouterNat": ("google/services/compute", "ResourceComputeRouterNat"),
+    "gcp:compute/resourcePolicy:ResourcePolicy": ("google/services/compute", "ResourceComputeResourcePolicy"),
     "gcp:monitoring/alertPolicy:AlertPolicy": ("google/services/monitoring", "ResourceMonitoringAlertPolicy"),
     "gcp:monitoring/dashboard:Dashboard": ("google/services/monitoring", "ResourceMonitoringDashboard"),
     "gcp:logging/metric:Metric": ("google/services/logging", "ResourceLoggingMetric"),

@@ -15,8 +15,9 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
 from tpu_serving_tools.runtime import gcp_facts as facts
+from tpu_serving_tools.runtime.admission_placement import placement, workload_policy_placement
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -377,7 +378,11 @@ RULES: dict[str, tuple[Rule, ...]] = {
     ),
     "gcp:container/nodePool:NodePool": (
         _name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 40, facts.GKE_NAMES),
-        _enum_rule(("placementPolicy", "type"), frozenset({"COMPACT"}), facts.GKE_TPU_PLACEMENT),
+        Rule("placementPolicy type", placement, f"{facts.GKE_TPU_PLACEMENT}; {facts.TPU7X_WORKLOAD_POLICY}"),
+    ),
+    RESOURCE_POLICY: (
+        _name_rule("name", r"[a-z]([-a-z0-9]*[a-z0-9])?", 1, 63, facts.COMPUTE_NAMES),
+        _enum_rule(("workloadPolicy", "type"), facts.WORKLOAD_POLICY_TYPES, facts.WORKLOAD_POLICY_TYPE),
     ),
     "gcp:storage/bucket:Bucket": (
         Rule("name format", _bucket_name, facts.GCS_BUCKET_NAMES),
@@ -460,6 +465,7 @@ def findings(view: PlanView) -> list[Finding]:
             continue
         problems = [f"{p} ({rule.source})" for rule in rules for p in rule.check(r["inputs"])]
         problems += [f"{p} ({facts.GKE_NODE_POOL_LOCATION})" for p in _pool_location(view, r)]
+        problems += [f"{p} ({facts.WORKLOAD_POLICY_PLACES})" for p in workload_policy_placement(view, r)]
         out.append(Finding(subject, not problems, "; ".join(problems) or f"{len(rules)} rule(s) of {r['type']} hold"))
     return out
 

@@ -216,6 +216,21 @@ GKE_TPU_PLACEMENT = (
     "GKE API NodePool.PlacementPolicy.Type: TYPE_UNSPECIFIED or COMPACT; a TPU topology needs COMPACT "
     "(https://cloud.google.com/kubernetes-engine/docs/how-to/tpus, multi-host TPU slice node pools)"
 )
+TPU7X_WORKLOAD_POLICY = (
+    "GKE 'About Ironwood (TPU7x) in GKE' (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/"
+    "tpu-ironwood): a multi-host TPU7x pool takes a workload policy by --placement-policy, which replaces "
+    "--tpu-topology; a compact one fails the pool: 'Creation of a managed instance group with tpu7x-standard-4t "
+    "machine type with placement policy is not supported. Use workload policy instead.', and the API stores "
+    "policyName and tpuTopology with no type (vllm-project/ci-infra PR 547, a probe pool against the live API)"
+)
+WORKLOAD_POLICY_TYPES = frozenset({"HIGH_AVAILABILITY", "HIGH_THROUGHPUT"})
+WORKLOAD_POLICY_TYPE = f"{_PG} pulumi_gcp/compute/_inputs.py:70694-70729 (ResourcePolicyWorkloadPolicyArgs.type)"
+WORKLOAD_POLICY_PLACES = (
+    "GKE API NodePool.PlacementPolicy.policy_name: 'The resource policy must be in the same project and region as "
+    "the node pool'; TPU7x supports the High throughput workload policy, whose accelerator topology is the slice's "
+    "(GKE 'About Ironwood (TPU7x) in GKE'; xpk 367c8382 src/xpk/core/nodepool.py l.691-724 creates it with "
+    "--type=HIGH_THROUGHPUT --accelerator-topology=<the pool's topology>)"
+)
 GCS_BUCKET_NAMES = (
     "https://cloud.google.com/storage/docs/buckets#naming: 3-63 characters (up to 222 with dots, each "
     "dot-separated part up to 63); lowercase letters, numbers, dashes, underscores and dots; start and end "

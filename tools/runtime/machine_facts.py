@@ -6,7 +6,9 @@ compares them entry by entry). Sources:
 - TPU VMs: vCPUs, memory and chips per machine type, from the Cloud TPU pages of each generation
   (https://cloud.google.com/tpu/docs/v5e, "VM types": ct5lp-hightpu-1t 24 vCPU / 48 GB, -4t 112 / 192,
   -8t 224 / 384; https://cloud.google.com/tpu/docs/v6e: ct6e-standard-1t 44 / 176, -4t 180 / 720,
-  -8t 180 / 1440; https://cloud.google.com/tpu/docs/v5p: ct5p-hightpu-4t 208 / 448), and GKE's node labels
+  -8t 180 / 1440; https://cloud.google.com/tpu/docs/v5p: ct5p-hightpu-4t 208 / 448;
+  https://docs.cloud.google.com/tpu/docs/tpu7x: the 4-chip VM 224 / 960, accelerator label tpu7x, 2x2x1 its one-VM
+  topology per GKE "About Ironwood (TPU7x) in GKE" and xpk), and GKE's node labels
   and single-host topologies (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus: accelerator
   tpu-v5-lite-podslice, tpu-v6e-slice, tpu-v5p-slice; 1t = 1x1, 4t = 2x2, 8t = 2x4, v5p 4t = 2x2x1).
 - General-purpose VMs: https://cloud.google.com/compute/docs/general-purpose-machines (n2-standard 4 GB,
@@ -42,6 +44,7 @@ TPU_MACHINES: dict[str, TpuMachine] = {
     "ct6e-standard-4t": TpuMachine(180, 720, 4, "tpu-v6e-slice", "2x2"),
     "ct6e-standard-8t": TpuMachine(180, 1440, 8, "tpu-v6e-slice", "2x4"),
     "ct5p-hightpu-4t": TpuMachine(208, 448, 4, "tpu-v5p-slice", "2x2x1"),
+    "tpu7x-standard-4t": TpuMachine(224, 960, 4, "tpu7x", "2x2x1"),
 }
 
 GENERAL_FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = {

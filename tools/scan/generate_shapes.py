@@ -23,6 +23,7 @@ from tpu_serving_tools.cli import command_parser
 TOKENS: tuple[str, ...] = (
     "gcp:artifactregistry/repository:Repository",
     "gcp:compute/address:Address",
+    "gcp:compute/resourcePolicy:ResourcePolicy",
     "gcp:compute/router:Router",
     "gcp:compute/routerNat:RouterNat",
     "gcp:compute/subnetwork:Subnetwork",

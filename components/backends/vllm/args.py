@@ -257,14 +257,16 @@ def parallelism_problems(
 ) -> list[str]:
     """Tensor x pipeline parallelism must use exactly the chips of one slice (``spell`` writes a field's name as the
     keys do: Python's for arguments, camelCase for a stack file)."""
-    tp, pp = engine.parallelism(shape.chips)
-    if tp * pp == shape.chips:
+    devices = shape.devices
+    tp, pp = engine.parallelism(devices)
+    if tp * pp == devices:
         return []
     given = spell("tensor_parallel_size" if engine.tensor_parallel_size else "pipeline_parallel_size")
-    valid = [f"{t} x {shape.chips // t}" for t in range(1, shape.chips + 1) if shape.chips % t == 0]
+    valid = [f"{t} x {devices // t}" for t in range(1, devices + 1) if devices % t == 0]
+    unit = "chips" if devices == shape.chips else f"devices ({shape.generation.devices_per_chip} per chip)"
     return [
-        f"{at}.{given}: tensor {tp} x pipeline {pp} = {tp * pp} chips, but a {shape.topology} slice "
-        f"({shape.machine_type.name}) has {shape.chips}; valid tensor x pipeline: {', '.join(valid)}"
+        f"{at}.{given}: tensor {tp} x pipeline {pp} = {tp * pp} {unit}, but a {shape.topology} slice "
+        f"({shape.machine_type.name}) has {devices}; valid tensor x pipeline: {', '.join(valid)}"
     ]
 
 
@@ -345,7 +347,7 @@ def _fit_problem(
     when the weights alone fit, suggests quantizing only when the engine does not already, and declaring the size
     only when it was ``derived`` from the name."""
     assert size.attention is not None  # fit_problems asks for it first
-    tensor_parallel = engine.tensor_parallel_size or shape.chips // engine.pipeline_parallel_size
+    tensor_parallel = engine.tensor_parallel_size or shape.devices // engine.pipeline_parallel_size
     per_token = size.attention.kv_gib(1, tensor_parallel)
     kv, utilization = per_token * engine.max_model_len, engine.memory_utilization
     need, usable = size.gib + kv, shape.hbm_gib * utilization

@@ -76,7 +76,7 @@ def kv_layout_problems(
         ("dtype", p.dtype.value, d.dtype.value),
         ("quantization", p.quantization and p.quantization.value, d.quantization and d.quantization.value),
         ("block_size", p.block_size, d.block_size),
-        ("tensor_parallel_size", p.parallelism(p_shape.chips)[0], d.parallelism(d_shape.chips)[0]),
+        ("tensor_parallel_size", p.parallelism(p_shape.devices)[0], d.parallelism(d_shape.devices)[0]),
     ]
     for name, mine, theirs in pairs:
         if mine != theirs:

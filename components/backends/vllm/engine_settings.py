@@ -163,7 +163,8 @@ class VllmEngineSettings:
         le=256,
     )
     pipeline_parallel_size: int = described(
-        "Pipeline stages (`--pipeline-parallel-size`); tensor x pipeline must equal the slice's chips.",
+        "Pipeline stages (`--pipeline-parallel-size`); tensor x pipeline must equal the slice's chips (its TensorCores "
+        "on TPU7x, two devices a chip).",
         default=1,
         ge=1,
         le=64,
@@ -189,7 +190,8 @@ class VllmEngineSettings:
         unshown=True,
     )
 
-    def parallelism(self, chips: int) -> tuple[int, int]:
-        """``(tensor, pipeline)`` over ``chips``: tensor derived when unset."""
+    def parallelism(self, devices: int) -> tuple[int, int]:
+        """``(tensor, pipeline)`` over a slice's ``devices`` (:attr:`~tpu_serving.catalog.SliceShape.devices`): tensor
+        derived when unset."""
         pp = self.pipeline_parallel_size
-        return (self.tensor_parallel_size or max(chips // pp, 1)), pp
+        return (self.tensor_parallel_size or max(devices // pp, 1)), pp

@@ -3,7 +3,8 @@
 One group per slice: every TPU VM of the slice runs one pod holding all of its chips. On a
 multi-host slice the leader starts the Ray head and then the OpenAI-compatible server; the
 workers join the leader's Ray cluster, and vLLM spreads the model over every chip of the
-slice (tensor parallelism times pipeline parallelism = the slice's chips). A single-host
+slice (tensor parallelism times pipeline parallelism = the slice's devices: its chips, or its TensorCores on
+TPU7x). A single-host
 slice runs the server alone, without Ray.
 """
 
@@ -83,7 +84,7 @@ def served_names(args: VllmServingArgs) -> list[str]:
 def engine_args(args: VllmServingArgs) -> list[str]:
     """The arguments of ``vllm serve``, after the model."""
     e = args.engine
-    tp, pp = e.parallelism(args.shape.chips)
+    tp, pp = e.parallelism(args.shape.devices)
     out = [
         f"--port={server_port(args)}",
         *served_names(args),

@@ -1,0 +1,61 @@
+"""Admission rules of a TPU slice pool's placement: COMPACT with the topology on the generations before TPU7x; on
+TPU7x a workload policy named in the pool and no type, the policy in the pool's region, of type HIGH_THROUGHPUT, with
+the pool's topology (sources: :data:`~tpu_serving_tools.runtime.gcp_facts.TPU7X_WORKLOAD_POLICY` and
+:data:`~tpu_serving_tools.runtime.gcp_facts.WORKLOAD_POLICY_PLACES`). The model's own rules, none taken from the
+library."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from tpu_serving_tools.gcp_types import NODE_POOL, RESOURCE_POLICY
+from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+
+Inputs = Mapping[str, Any]
+
+
+def _text(value: Any) -> str | None:
+    """A string input the plan knows (None for an unknown or absent value)."""
+    return value if isinstance(value, str) and value != UNKNOWN else None
+
+
+def placement(inputs: Inputs) -> Iterator[str]:
+    """A pool's placement type: none, and a workload policy named, on TPU7x machine types; COMPACT on the others."""
+    policy = inputs.get("placementPolicy")
+    if not isinstance(policy, Mapping):
+        return
+    node_config = inputs.get("nodeConfig")
+    machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
+    kind = policy.get("type")
+    if machine is not None and machine.startswith("tpu7x-"):
+        if _text(kind):
+            yield f"placementPolicy.type = {kind!r} on a {machine} pool; the API takes a workload policy, no type"
+        if policy.get("policyName") is None or _text(policy.get("policyName")) == "":
+            yield f"placementPolicy has no policyName on a {machine} pool: a multi-host TPU7x slice needs a workload policy"
+    elif _text(kind) is not None and kind != "COMPACT":
+        yield f"placementPolicy.type = {kind!r}; the API takes COMPACT"
+
+
+def workload_policy_placement(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
+    """A pool's workload policy (the resource its ``placementPolicy`` input comes from) against the pool: in its
+    region, of type HIGH_THROUGHPUT, with the pool's topology as its accelerator topology."""
+    if r["type"] != NODE_POOL:
+        return
+    placement = r["inputs"].get("placementPolicy")
+    topology = _text(placement.get("tpuTopology")) if isinstance(placement, Mapping) else None
+    for policy in view.input_source(r, "placementPolicy"):
+        if policy["type"] != RESOURCE_POLICY:
+            continue
+        inputs, name = policy["inputs"], policy["name"]
+        workload = inputs.get("workloadPolicy") if isinstance(inputs.get("workloadPolicy"), Mapping) else {}
+        region, location = _text(inputs.get("region")), _text(r["inputs"].get("location"))
+        if region and location and not (location == region or location.rsplit("-", 1)[0] == region):
+            yield f"workload policy {name} is in region {region!r}, the pool in {location!r}"
+        if _text(workload.get("type")) != "HIGH_THROUGHPUT":
+            yield f"workload policy {name} has type {workload.get('type')!r}, not HIGH_THROUGHPUT"
+        if _text(workload.get("acceleratorTopology")) != topology:
+            yield (
+                f"workload policy {name} has accelerator topology {workload.get('acceleratorTopology')!r}, "
+                f"the pool {topology!r}"
+            )

@@ -198,9 +198,10 @@ TPU7X = TpuGeneration(
     # b8692ff0 examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml l.101).
     devices_per_chip=2,
     # Same page: "You create a workload policy and then apply it by using the `--placement-policy` flag. This policy
-    # replaces the `--tpu-topology` flag used by other TPU versions", of type High throughput. A COMPACT placement is
-    # refused: "Creation of a managed instance group with tpu7x-standard-4t machine type with placement policy is
-    # not supported. Use workload policy instead." (vllm-project/ci-infra PR 547, 2026-09-11, a live pool's error).
+    # replaces the `--tpu-topology` flag used by other TPU versions", of type High throughput. A COMPACT placement
+    # with no workload policy is refused: "Creation of a managed instance group with tpu7x-standard-4t machine type
+    # with placement policy is not supported. Use workload policy instead." (vllm-project/ci-infra PR 547,
+    # 2026-09-11, a live pool's error).
     workload_policy=True,
 )
 GENERATIONS: tuple[TpuGeneration, ...] = (V5E, V6E, V5P, TPU7X)

@@ -202,12 +202,24 @@ def autoscaled(args: TpuNodePoolArgs, pool_name: str) -> bool:
     return starts_empty(args, pool_name) or pool_name in args.scale_to_zero
 
 
+PLACEMENT_TYPE = "placementPolicy.type"
+"""The placement type of a pool placed by a workload policy, which ``pulumi up`` leaves as the pool has it: the
+provider's ``placement_policy`` block is ForceNew and its read copies back the type GKE reports
+(terraform-provider-google e03b7622 resource_container_node_pool.go l.364-390, l.1565-1572); GKE stores none for such
+a pool (vllm-project/ci-infra PR 547), the empty type sent, but a different answer would otherwise replace the slice on
+every later ``up``."""
+
+
 def pool_ignore_changes(args: TpuNodePoolArgs, pool_name: str) -> list[str] | None:
-    """What ``pulumi up`` leaves to the cluster autoscaler on pool ``pool_name``: the initial size of a pool that
-    starts empty, the node count of one that starts with its slice and may go down to zero."""
+    """What ``pulumi up`` leaves as pool ``pool_name`` has it: to the cluster autoscaler, the initial size of a pool that
+    starts empty, the node count of one that starts with its slice and may go down to zero; to GKE, the placement type
+    of a pool placed by a workload policy (:data:`PLACEMENT_TYPE`)."""
     if starts_empty(args, pool_name):
-        return list(CPU_POOL_IGNORE_CHANGES)
-    return [NODE_COUNT] if pool_name in args.scale_to_zero else None
+        ignored = list(CPU_POOL_IGNORE_CHANGES)
+    else:
+        ignored = [NODE_COUNT] if pool_name in args.scale_to_zero else []
+    ignored += [PLACEMENT_TYPE] if args.shape.workload_policy else []
+    return ignored or None
 
 
 WORKLOAD_POLICY_TYPE = "HIGH_THROUGHPUT"
@@ -225,7 +237,8 @@ def workload_policy_args(args: TpuNodePoolArgs) -> compute.ResourcePolicyArgs:
         name=args.workload_policy_name,
         project=args.project,
         region=args.region,
-        description=f"Places the TPU slices {', '.join(args.pool_names)} ({args.shape.describe()})",
+        # one text per shape, not the pools' names: a pool added or removed leaves the policy as it is
+        description=f"Places tpu-serving's TPU slices of {args.shape.describe()}",
         workload_policy=compute.ResourcePolicyWorkloadPolicyArgs(
             type=WORKLOAD_POLICY_TYPE, accelerator_topology=args.shape.topology
         ),
@@ -237,10 +250,18 @@ def placement_policy(
 ) -> container.NodePoolPlacementPolicyArgsDict | None:
     """A pool's placement: none for a single-host slice (GKE: "TPU topology can't be specified with single-host TPU
     slice pool", AI-Hypercomputer/xpk PR 825); COMPACT with the topology for a multi-host one; the workload policy
-    ``workload_policy`` with the topology and no type for one placed by a workload policy. GKE stores that pool's
-    ``policyName`` and ``tpuTopology`` with no ``type``, and a type set would diff against it and replace the pool on
-    every apply (vllm-project/ci-infra PR 547, a probe pool against the live API); the provider's schema requires the
-    attribute (pulumi-gcp 10.2.0 ``NodePoolPlacementPolicyArgs.type``), so it is empty."""
+    ``workload_policy`` with the topology and no type for one placed by a workload policy.
+
+    A TPU7x pool with COMPACT placement and no policy of its own fails ("Creation of a managed instance group with
+    tpu7x-standard-4t machine type with placement policy is not supported. Use workload policy instead.",
+    vllm-project/ci-infra PR 547). With the policy named, Google's sources differ on the rest: xpk passes the policy
+    alone (no --tpu-topology, no --placement-type: src/xpk/core/nodepool.py l.358-365); cluster-toolkit sends COMPACT
+    with the policy and the topology (modules/compute/resource-policy/outputs.tf); ci-infra PR 547 reports that GKE
+    stores ``policyName`` and ``tpuTopology`` with no ``type`` for a pool it probed. This follows that report: the
+    topology is kept (the provider's ``tpu_topology`` is not computed, so leaving it out would diff against what GKE
+    stores), and the type, which the provider's schema requires (pulumi-gcp 10.2.0
+    ``NodePoolPlacementPolicyArgs.type``), is empty and ignored on later updates (:data:`PLACEMENT_TYPE`). No
+    live API was reached here."""
     if not shape.multi_host:
         return None
     if shape.workload_policy:

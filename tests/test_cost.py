@@ -268,3 +268,5 @@ def test_cost_table_says_a_slice_without_a_list_price_is_unpriced():
     assert "| unpriced (no list price) |" in row and "**at least $" in row and "$0.00" not in row
     priced = cost_table.table({"s": plan_of("vllm-llama33-70b-v6e8").outputs}).splitlines()[-1]
     assert "unpriced" not in priced and "at least" not in priced
+    assert "Cost (estimate, USD): at least $" in summary(plan_of("vllm-llama31-405b-tpu7x16"))  # the headline too
+    assert "at least" not in summary(plan_of("vllm-llama33-70b-v6e8")).split("Cost (estimate", 1)[1].split("\n")[0]

@@ -319,3 +319,23 @@ def test_render_markdown_prints_the_head_plans_time_to_serve_and_cost_per_token_
     head = plan_of("vllm-llama33-70b-v6e8").as_json()
     text = render_markdown(diff_plans("vllm-llama33-70b-v6e8", head, head), "main")
     assert "**Time to serve:** LeaderWorkerSet vllm" in text and "**Cost per token:** slices v6e8a" in text
+
+
+def test_diff_a_tpu7x_topology_change_recreates_the_workload_policy_and_its_pool_and_a_new_slice_changes_neither():
+    """SRE review: a new topology replaces the workload policy (named as one, its pools deleted first) and the pool; a
+    slice added of the same kind leaves the policy as it is (its description names the shape, not the pools: Compute
+    Engine updates no workload policy in place)."""
+    stack = "vllm-llama31-405b-tpu7x16"
+    base = plan_of(stack).as_json()
+    bigger = plan_edited(stack, tpuSlices=lambda s: s[0].update(slice="tpu7x-32")).as_json()
+    warnings = diff_plans(stack, base, bigger).warnings
+    assert any(
+        w.startswith("Recreates workload policy `vllm405btpu7x-tpu7x16-placement` (and the TPU pools") for w in warnings
+    )
+    assert any(w.startswith("Recreates TPU node pool `vllm405btpu7x-tpu7x16`") for w in warnings)
+    two = plan_edited(
+        stack, tpuSlices=lambda s: s[0].update(count=2), serving=lambda s: s.update(replicas=2, singleGroup=None)
+    ).as_json()
+    diff = diff_plans(stack, base, two)
+    assert not [c for c in diff.changed if c.type == "gcp:compute/resourcePolicy:ResourcePolicy"]
+    assert [r for r in diff.added if r["type"] == NODE_POOL]  # the selector selects: a pool is added

@@ -8,7 +8,7 @@ import pytest
 from tests.fixtures.pools import SA, pool_args
 from tests.test_library_mocks import ProviderMocks, run, set_mocks
 from tpu_serving import TpuNodePool, catalog
-from tpu_serving.nodepool import node_pool_args, placement_policy, workload_policy_args
+from tpu_serving.nodepool import node_pool_args, placement_policy, pool_ignore_changes, workload_policy_args
 from tpu_serving.validation import ArgumentsError
 
 TPU7X_16 = catalog.resolve_slice_name("tpu7x-16")
@@ -51,6 +51,14 @@ def test_tpu_node_pool_creates_one_workload_policy_for_its_tpu7x_pools():
     assert policy["workloadPolicy"] == {"type": "HIGH_THROUGHPUT", "acceleratorTopology": "2x2x2"}
     pools = mocks.inputs("gcp:container/nodePool:NodePool")
     assert [p["placementPolicy"] for p in pools] == [{"policyName": POLICY, "tpuTopology": "2x2x2", "type": ""}] * 2
+    assert policy["description"] == f"Places tpu-serving's TPU slices of {TPU7X_16.describe()}"  # not the pools' names
+
+
+def test_pool_ignore_changes_leaves_a_workload_policy_pools_placement_type_to_gke():
+    tpu7x = pool_args(shape=TPU7X_16, workload_policy_name=POLICY, pool_names=("c-a", "c-b"), scale_to_zero=("c-b",))
+    assert pool_ignore_changes(tpu7x, "c-a") == ["placementPolicy.type"]
+    assert pool_ignore_changes(tpu7x, "c-b") == ["node_count", "placementPolicy.type"]
+    assert pool_ignore_changes(pool_args(), "c-a") is None
 
 
 def test_tpu_node_pool_creates_no_workload_policy_for_other_slices():

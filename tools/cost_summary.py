@@ -17,7 +17,11 @@ def cost_summary(outputs: dict[str, Any], region: str | None = None) -> list[str
     if not isinstance(c, dict):
         return []
     hour, month = c["perHour"], c["perMonth"]
-    lines = [f"Cost (estimate, {c['currency']}): {_usd(hour['total'])}/hour, {_usd(month['total'])}/month"]
+    least = "at least " if c.get("unpriced") else ""  # an unpriced part (a TPU7x slice) is left out of the sums
+    lines = [
+        f"Cost (estimate, {c['currency']}): {least}{_usd(hour['total'])}/hour, {least}{_usd(month['total'])}/month"
+        + (" (some parts unpriced: see below)" if least else "")
+    ]
     lines += [
         f"  {part:<8} {_usd(hour[part]):>12}/hour {_usd(month[part]):>14}/month"
         for part in ("tpu", "cpu", "storage", "cluster")

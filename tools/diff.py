@@ -1,9 +1,8 @@
 """Preview diffs for review, each stack against a git ref.
 
-Renders the offline plan of every stack (or one) at the base ref, in a temporary git
-worktree, and in the working tree, and prints a Markdown report per stack: resources added,
-removed and changed, with field-level changes of their inputs, and a prominent warning for
-every change that recreates a TPU node pool or the cluster.
+Renders the offline plan of every stack (or one) at the base ref, in a temporary git worktree, and in the working
+tree, and prints a Markdown report per stack: resources added, removed and changed, with field-level changes of their
+inputs, and a prominent warning for every change that recreates a TPU node pool, its workload policy or the cluster.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from tpu_serving.catalog import MACHINE_TYPES
 from tpu_serving.serve_time import output_lines
 from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, range_moves, served_names
 from tpu_serving_tools.cli import command_parser
-from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
 from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
 
 RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec19"}
@@ -118,11 +117,12 @@ def _label(r: Mapping[str, Any]) -> str:
         meta = r["inputs"].get("metadata") or {}
         name = meta.get("name", r["name"])
         return f"{r['inputs']['kind']} `{meta['namespace'] + '/' if meta.get('namespace') else ''}{name}`"
+    name = r["inputs"].get("name", r["name"])
     if r["type"] == NODE_POOL:
-        machine_type = r["inputs"].get("nodeConfig", {}).get("machineType")
-        kind = "TPU node pool" if machine_type in MACHINE_TYPES else "node pool"
-        return f"{kind} `{r['inputs'].get('name', r['name'])}`"
-    return f"cluster `{r['inputs'].get('name', r['name'])}`"
+        tpu = r["inputs"].get("nodeConfig", {}).get("machineType") in MACHINE_TYPES
+        return f"{'TPU node pool' if tpu else 'node pool'} `{name}`"
+    policy = r["type"] == RESOURCE_POLICY  # its pools go first (delete_before_replace): no slice until both are back
+    return f"workload policy `{name}` (and the TPU pools it places, deleted first)" if policy else f"cluster `{name}`"
 
 
 def _changed(

@@ -77,7 +77,8 @@ RUN = (
     "not leave out; one added since CI last ran has not been through it yet) through a local Kubernetes control plane (its controllers' binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 "
     "in place of the v0.10.0 the stack installs): up, verify, a second preview and destroy, and where the stack has "
     "them a scale through the scale subresource, a slice drain, a group moved off its slice, an engine-image rollout "
-    f"and {HPA_RUN} (docs/development.md)"
+    f"and {HPA_RUN} (docs/development.md); its GCP resources (cluster, node pools and their placement policies, "
+    "buckets, IAM, alerts) are previewed there, not created: no cloud API is reached"
 )
 MODEL_RUN = (
     "not by this preview: make e2e, which CI runs on each commit, would take this stack file beside its platform "
@@ -124,7 +125,8 @@ def block(left: Mapping[str, str]) -> str:
     """The README's lines on which stacks ``make e2e`` runs, from those it leaves out (:func:`left_out`)."""
     lines = [  # no count: a stack file added to stacks/ adds nothing here but its line below, if it is not run
         "`make e2e` runs every stack file in `stacks/` but those listed below on a local Kubernetes control plane (controller "
-        "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install); for a stack with "
+        "binaries, kwok nodes, no TPU; LeaderWorkerSet v0.9.0 for the v0.10.0 the stacks install; its Kubernetes "
+        "objects are created, its GCP resources previewed only); for a stack with "
         f"an HPA it shows {HPA_RUN}. A model stack runs beside its platform stack and the platform's other model "
         "stacks, on one control plane and state backend: up, verify, a second preview, its route on the platform's "
         "Gateway, and a destroy that leaves the others whole. Not run, so their lifecycle is unverified against the "

@@ -17,7 +17,7 @@ from typing import Any
 
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
 from tpu_serving_tools.runtime import gcp_facts as facts
-from tpu_serving_tools.runtime.admission_placement import placement, workload_policy_placement
+from tpu_serving_tools.runtime.admission_placement import placement, pool_version, workload_policy_placement
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -466,6 +466,7 @@ def findings(view: PlanView) -> list[Finding]:
         problems = [f"{p} ({rule.source})" for rule in rules for p in rule.check(r["inputs"])]
         problems += [f"{p} ({facts.GKE_NODE_POOL_LOCATION})" for p in _pool_location(view, r)]
         problems += [f"{p} ({facts.WORKLOAD_POLICY_PLACES})" for p in workload_policy_placement(view, r)]
+        problems += [f"{p} ({facts.TPU7X_MIN_GKE})" for p in pool_version(view, r)]
         out.append(Finding(subject, not problems, "; ".join(problems) or f"{len(rules)} rule(s) of {r['type']} hold"))
     return out
 

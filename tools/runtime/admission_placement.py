@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tpu_serving_tools.gcp_types import NODE_POOL, RESOURCE_POLICY
+from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 
 Inputs = Mapping[str, Any]
@@ -21,7 +21,8 @@ def _text(value: Any) -> str | None:
 
 
 def placement(inputs: Inputs) -> Iterator[str]:
-    """A pool's placement type: none, and a workload policy named, on TPU7x machine types; COMPACT on the others."""
+    """A pool's placement: a workload policy named on TPU7x machine types (with or without a type: Google's
+    cluster-toolkit sends COMPACT beside it, xpk none); COMPACT on the others."""
     policy = inputs.get("placementPolicy")
     if not isinstance(policy, Mapping):
         return
@@ -29,10 +30,11 @@ def placement(inputs: Inputs) -> Iterator[str]:
     machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
     kind = policy.get("type")
     if machine is not None and machine.startswith("tpu7x-"):
-        if _text(kind):
-            yield f"placementPolicy.type = {kind!r} on a {machine} pool; the API takes a workload policy, no type"
         if policy.get("policyName") is None or _text(policy.get("policyName")) == "":
-            yield f"placementPolicy has no policyName on a {machine} pool: a multi-host TPU7x slice needs a workload policy"
+            yield (
+                f"placementPolicy names no workload policy on a {machine} pool (type {kind!r}): the API creates "
+                "no TPU7x slice with a compact placement of its own"
+            )
     elif _text(kind) is not None and kind != "COMPACT":
         yield f"placementPolicy.type = {kind!r}; the API takes COMPACT"
 
@@ -59,3 +61,30 @@ def workload_policy_placement(view: PlanView, r: Mapping[str, Any]) -> Iterator[
                 f"workload policy {name} has accelerator topology {workload.get('acceleratorTopology')!r}, "
                 f"the pool {topology!r}"
             )
+
+
+TPU7X_MIN_GKE = (1, 34, 0, 2201000)
+"""GKE 1.34.0-gke.2201000: "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000
+and later" (GKE "About Ironwood (TPU7x) in GKE")."""
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """``"1.34.0-gke.2201000"`` -> ``(1, 34, 0, 2201000)``; ``"1.31"`` -> ``(1, 31)``: as many parts as it names."""
+    base, _, build = text.partition("-gke.")
+    parts = [int(p) for p in base.split(".") if p.isdigit()]
+    return (*parts, int(build)) if build.isdigit() and len(parts) == 3 else tuple(parts)
+
+
+def pool_version(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
+    """A TPU7x pool on a cluster pinned below TPU7x's first GKE version (the cluster its ``cluster`` input comes from;
+    a version naming a minor only, ``1.34``, is any build of it)."""
+    if r["type"] != NODE_POOL:
+        return
+    node_config = r["inputs"].get("nodeConfig")
+    machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
+    if machine is None or not machine.startswith("tpu7x-"):
+        return
+    for cluster in view.input_source(r, "cluster"):
+        version = _text(cluster["inputs"].get("minMasterVersion")) if cluster["type"] == CLUSTER else None
+        if version and version != "latest" and _version(version) < TPU7X_MIN_GKE[: len(_version(version))]:
+            yield f"a {machine} pool on cluster {cluster['name']} pinned to GKE {version!r}, below 1.34.0-gke.2201000"

@@ -219,9 +219,15 @@ GKE_TPU_PLACEMENT = (
 TPU7X_WORKLOAD_POLICY = (
     "GKE 'About Ironwood (TPU7x) in GKE' (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/"
     "tpu-ironwood): a multi-host TPU7x pool takes a workload policy by --placement-policy, which replaces "
-    "--tpu-topology; a compact one fails the pool: 'Creation of a managed instance group with tpu7x-standard-4t "
-    "machine type with placement policy is not supported. Use workload policy instead.', and the API stores "
-    "policyName and tpuTopology with no type (vllm-project/ci-infra PR 547, a probe pool against the live API)"
+    "--tpu-topology; a compact one without it fails the pool: 'Creation of a managed instance group with "
+    "tpu7x-standard-4t machine type with placement policy is not supported. Use workload policy instead.' "
+    "(vllm-project/ci-infra PR 547, a pool against the live API); cluster-toolkit sends type COMPACT beside the "
+    "policy name (modules/compute/resource-policy/outputs.tf), xpk no type (src/xpk/core/nodepool.py l.358-365)"
+)
+TPU7X_MIN_GKE = (
+    "GKE 'About Ironwood (TPU7x) in GKE' (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/"
+    "tpu-ironwood): 'Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and "
+    "later'"
 )
 WORKLOAD_POLICY_TYPES = frozenset({"HIGH_AVAILABILITY", "HIGH_THROUGHPUT"})
 WORKLOAD_POLICY_TYPE = f"{_PG} pulumi_gcp/compute/_inputs.py:70694-70729 (ResourcePolicyWorkloadPolicyArgs.type)"

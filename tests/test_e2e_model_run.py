@@ -69,3 +69,15 @@ def test_until_ok_reads_again_until_the_findings_pass_or_the_wait_is_over():
         lambda: [Finding("c", "s", False)], wait=10, interval=5, clock=lambda: next(now), sleep=slept.append
     )
     assert not failing[0].ok and slept == [1, 5, 5]  # read at 0, 5 and 11: 16 is past the deadline
+
+
+def test_standing_pods_are_all_but_a_jobs():
+    """A CronJob's run comes and goes on its schedule (the host-maintenance gate's pod, gone across a platform's
+    refused destroy in CI): the comparison of a model's pods leaves it out, and keeps the serving pods."""
+    from tpu_serving_tools.e2e.model_run import standing
+
+    def pod(kind: str | None) -> dict:
+        return {"metadata": {"ownerReferences": [{"kind": kind, "name": "x"}] if kind else []}}
+
+    assert not standing(pod("Job"))
+    assert standing(pod("StatefulSet")) and standing(pod("ReplicaSet")) and standing(pod(None)) and standing({})

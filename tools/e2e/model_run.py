@@ -232,14 +232,25 @@ def until_ok(
         sleep(interval)
 
 
+def standing(pod: Mapping[str, Any]) -> bool:
+    """Whether ``pod`` stands until something replaces it: not a Job's (a CronJob's run, such as the host-maintenance
+    gate's every 5 minutes, starts and ends on its schedule, and the CronJob's history limit deletes it, whatever
+    another stack does: CI saw one gone across a platform's refused destroy)."""
+    owners = (pod.get("metadata") or {}).get("ownerReferences") or []
+    return not any(o.get("kind") == "Job" for o in owners)
+
+
 def pod_uids(kube: Any, members: Sequence[Member]) -> dict[str, set[tuple[str, str]]]:
-    """Each member's pods, (name, uid), in the namespaces its state declares: a pod recreated under its old name
-    (a LeaderWorkerSet's ``vllm-0``) has another uid."""
+    """Each member's standing pods (:func:`standing`), (name, uid), in the namespaces its state declares: a pod
+    recreated under its old name (a LeaderWorkerSet's ``vllm-0``) has another uid."""
     out = {}
     for m in members:
         spaces = sorted(n for _, kind, _, n in declared_objects(m.state) if kind == "Namespace")
         out[m.stack] = {
-            (p["metadata"]["name"], p["metadata"]["uid"]) for ns in spaces for p in kube.list("v1", "Pod", ns)
+            (p["metadata"]["name"], p["metadata"]["uid"])
+            for ns in spaces
+            for p in kube.list("v1", "Pod", ns)
+            if standing(p)
         }
     return out
 

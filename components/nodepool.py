@@ -378,7 +378,8 @@ class TpuNodePool(pulumi.ComponentResource):
     """One or more identical TPU slices, each its own GKE node pool in one zone.
 
     Multi-host slices get placement policy COMPACT with ``tpu_topology``, or, on a generation that takes one
-    (TPU7x), a workload policy the component creates; single-host ones none. Nodes use the GKE metadata server (workload identity) and shielded VMs.
+    (TPU7x), a workload policy the component creates; single-host ones none. Nodes use the GKE metadata server
+    (workload identity) and shielded VMs.
 
     Each pool's resource is named after its GKE pool name (:func:`~tpu_serving.naming.pool_resource_name`), so
     adding, removing or reordering pools never renames another pool's resource. Before, the name was the

@@ -336,17 +336,22 @@ def _tpu_version_problems(cfg: StackConfig) -> list[str]:
     if version in (None, "latest"):
         return []
     found = []
-    # a version names as much as it gives: "1.31" is any 1.31 GKE picks, "1.31.1" any build of 1.31.1
-    given = len(version.partition("-gke.")[0].split(".")) + (1 if "-gke." in version else 0)
     for i, s in enumerate(cfg.tpu_slices):
         need = s.shape.generation.min_gke
-        if need is not None and gke_version(version)[:given] < gke_version(need)[:given]:
+        if need is not None and older_than(version, need):
             found.append(
                 f"{PROJECT_NAMESPACE}:cluster.minMasterVersion = {json.dumps(version)}: tpuSlices[{i}] "
                 f"({s.shape.slice_name}) needs GKE {need} or later for {s.shape.generation.name} node pools; set it to "
                 f"{need} or later, or leave it unset on a release channel"
             )
     return found
+
+
+def older_than(version: str, need: str) -> bool:
+    """Whether every GKE ``version`` names is older than ``need``. A version names as much as it gives: "1.31" is any
+    1.31 GKE picks, "1.31.1" any build of 1.31.1, so only the parts it gives are compared."""
+    given = len(version.partition("-gke.")[0].split(".")) + (1 if "-gke." in version else 0)
+    return gke_version(version)[:given] < gke_version(need)[:given]
 
 
 def gke_version(version: str) -> tuple[int, ...]:

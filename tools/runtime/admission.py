@@ -19,6 +19,7 @@ from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.admission_placement import placement, pool_version, workload_policy_placement
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+from tpu_serving_tools.runtime.planview import known_text as _text
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
 Inputs = Mapping[str, Any]
@@ -31,11 +32,6 @@ class Rule:
     name: str
     check: Callable[[Inputs], Iterator[str]]
     source: str
-
-
-def _text(value: Any) -> str | None:
-    """A string input the plan knows (None for an unknown or absent value)."""
-    return value if isinstance(value, str) and value != UNKNOWN else None
 
 
 def _name_rule(field: str, pattern: str, low: int, high: int, source: str) -> Rule:

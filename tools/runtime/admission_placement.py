@@ -9,15 +9,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from tpu_serving.config.checks import older_than
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY
-from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.planview import known_text as _text
 
 Inputs = Mapping[str, Any]
 
 
-def _text(value: Any) -> str | None:
-    """A string input the plan knows (None for an unknown or absent value)."""
-    return value if isinstance(value, str) and value != UNKNOWN else None
+def _tpu7x_machine(inputs: Inputs) -> str | None:
+    """A node pool's machine type when it is a TPU7x one (``tpu7x-*``), else None."""
+    node_config = inputs.get("nodeConfig")
+    machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
+    return machine if machine is not None and machine.startswith("tpu7x-") else None
 
 
 def placement(inputs: Inputs) -> Iterator[str]:
@@ -26,11 +30,9 @@ def placement(inputs: Inputs) -> Iterator[str]:
     policy = inputs.get("placementPolicy")
     if not isinstance(policy, Mapping):
         return
-    node_config = inputs.get("nodeConfig")
-    machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
-    kind = policy.get("type")
-    if machine is not None and machine.startswith("tpu7x-"):
-        if policy.get("policyName") is None or _text(policy.get("policyName")) == "":
+    kind, machine = policy.get("type"), _tpu7x_machine(inputs)
+    if machine is not None:
+        if policy.get("policyName") in (None, ""):
             yield (
                 f"placementPolicy names no workload policy on a {machine} pool (type {kind!r}): the API creates "
                 "no TPU7x slice with a compact placement of its own"
@@ -63,28 +65,18 @@ def workload_policy_placement(view: PlanView, r: Mapping[str, Any]) -> Iterator[
             )
 
 
-TPU7X_MIN_GKE = (1, 34, 0, 2201000)
-"""GKE 1.34.0-gke.2201000: "Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000
-and later" (GKE "About Ironwood (TPU7x) in GKE")."""
-
-
-def _version(text: str) -> tuple[int, ...]:
-    """``"1.34.0-gke.2201000"`` -> ``(1, 34, 0, 2201000)``; ``"1.31"`` -> ``(1, 31)``: as many parts as it names."""
-    base, _, build = text.partition("-gke.")
-    parts = [int(p) for p in base.split(".") if p.isdigit()]
-    return (*parts, int(build)) if build.isdigit() and len(parts) == 3 else tuple(parts)
+TPU7X_MIN_GKE = "1.34.0-gke.2201000"
+""""Ironwood (TPU7x) is available in GKE Standard clusters that run version 1.34.0-gke.2201000 and later" (GKE "About
+Ironwood (TPU7x) in GKE")."""
 
 
 def pool_version(view: PlanView, r: Mapping[str, Any]) -> Iterator[str]:
     """A TPU7x pool on a cluster pinned below TPU7x's first GKE version (the cluster its ``cluster`` input comes from;
     a version naming a minor only, ``1.34``, is any build of it)."""
-    if r["type"] != NODE_POOL:
-        return
-    node_config = r["inputs"].get("nodeConfig")
-    machine = _text(node_config.get("machineType")) if isinstance(node_config, Mapping) else None
-    if machine is None or not machine.startswith("tpu7x-"):
+    machine = _tpu7x_machine(r["inputs"]) if r["type"] == NODE_POOL else None
+    if machine is None:
         return
     for cluster in view.input_source(r, "cluster"):
         version = _text(cluster["inputs"].get("minMasterVersion")) if cluster["type"] == CLUSTER else None
-        if version and version != "latest" and _version(version) < TPU7X_MIN_GKE[: len(_version(version))]:
-            yield f"a {machine} pool on cluster {cluster['name']} pinned to GKE {version!r}, below 1.34.0-gke.2201000"
+        if version and version != "latest" and older_than(version, TPU7X_MIN_GKE):
+            yield f"a {machine} pool on cluster {cluster['name']} pinned to GKE {version!r}, below {TPU7X_MIN_GKE}"

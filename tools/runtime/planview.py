@@ -11,6 +11,11 @@ UNKNOWN = "<unknown>"
 """How the offline preview shows a value only the provider can compute."""
 
 
+def known_text(value: Any) -> str | None:
+    """A string input the plan knows (None for an unknown or absent value)."""
+    return value if isinstance(value, str) and value != UNKNOWN else None
+
+
 def qualified_name(obj: Mapping[str, Any]) -> str:
     """``<namespace>/<name>`` of a Kubernetes object (namespace ``default`` when its metadata names none): what
     tells two same-named objects of two namespaces apart in a finding's subject."""

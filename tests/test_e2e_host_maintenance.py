@@ -229,18 +229,32 @@ def test_gate_cron_job_replaces_a_run_stuck_on_a_node_that_went_silent():
             cron = cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)
             return [j["name"] for j in cron.get("status", {}).get("active") or []]
 
+        def runs() -> list[str]:
+            """The CronJob's Jobs, by owner. A run on a live kwok Node completes within seconds (kwok's pod-complete
+            stage), and so leaves ``status.active`` between two polls: CI's run of 3a2285e saw the active list empty
+            for 240 s. Its Job stays (successfulJobsHistoryLimit, 3 by default)."""
+            cron = cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)
+            owned = cp.kube.list("batch/v1", "Job", NAMESPACE)
+            uid = cron["metadata"]["uid"]
+            return sorted(
+                j["metadata"]["name"]
+                for j in owned
+                if any(o["uid"] == uid for o in j["metadata"].get("ownerReferences") or [])
+            )
+
         bind(lost, "* * * * *")
         stuck = wait_for("the gate's first run", lambda: (active() or [None])[0], timeout=90, interval=2)
         assert cp.kube.get("batch/v1", "CronJob", hm.GATE, NAMESPACE)["spec"]["concurrencyPolicy"] == "Replace"
+        assert runs() == [stuck], runs()
         bind(live)
         # Up to a minute to the next tick, then the CronJob controller's own sync; 150 s timed out once in CI
         # (stop 64's run, both cores busy with the other e2e tests) and passed alone in 154 s: four ticks.
         after = wait_for(
-            "a run after the stuck one",
-            lambda: [j for j in active() if j != stuck],
+            "a run after the stuck one, and the stuck one deleted",
+            lambda: stuck not in runs() and [j for j in runs() if j != stuck],
             timeout=240,
             interval=2,
-            seen=active,
+            seen=lambda: f"the CronJob's Jobs: {runs()}, active: {active()}",
         )
         assert stuck not in active() and after, (stuck, after)
 

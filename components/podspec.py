@@ -96,7 +96,11 @@ class ProbeSettings:
     """
 
     max_startup_seconds: int = described(
-        "Longest tolerated checkpoint load and warm-up, in seconds.", default=3600, ge=60, le=86400
+        "Longest tolerated checkpoint load and warm-up, in seconds. A stack file's window below the least its "
+        "groups' start is published to take (the preview's time to serve) is refused.",
+        default=3600,
+        ge=60,
+        le=86400,
     )
     startup_period_seconds: int = described(
         "Seconds between startup checks (the readiness granularity).", default=5, ge=1, le=300

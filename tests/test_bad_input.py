@@ -346,6 +346,12 @@ CASES: list[tuple[str, str, dict, str]] = (
             "tpu-serving:observability.notReadyMinutes",
         ),
         (
+            "vllm-startup-window-below-the-published-start",
+            "vllm",
+            with_serving(VLLM, probes={"maxStartupSeconds": 120}),
+            "tpu-serving:serving.probes.maxStartupSeconds",
+        ),
+        (
             "vllm-group-recreation-alert-on-every-recreation",
             "vllm",
             {**VLLM, "tpu-serving:observability": {"groupRecreationsPerHour": 0}},

@@ -39,6 +39,7 @@ from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
 from .models import StackConfig
 from .serving_facts import maintenance_gate_runs, reload_outlasting_upgrade_wait, serving_kind_names
+from .startup_window import not_ready_window_problems, startup_window_problems
 
 if TYPE_CHECKING:
     from ..maintenance import MaintenanceExclusion, MaintenanceSettings
@@ -168,7 +169,8 @@ def cluster_problems(cfg: StackConfig) -> list[str]:
         *_groups_problems(cfg),
         *_maintenance_problems(cfg.cluster.maintenance),
         *_tpu_version_problems(cfg),
-        *_not_ready_window_problems(cfg),
+        *not_ready_window_problems(cfg),
+        *startup_window_problems(cfg),
         *_managed_prometheus_problems(cfg),
         *_image_cache_problems(cfg),
         *_cpu_pool_problems(cfg),
@@ -225,19 +227,6 @@ def _exclusion_problems(at: str, e: MaintenanceExclusion) -> list[str]:
             f"{at}.endTime: required with scope NO_UPGRADES (at most 30 days); the other scopes may last until end of support"
         )
     return problems  # an end before the start: MaintenanceExclusion.problems, for programs too
-
-
-def _not_ready_window_problems(cfg: StackConfig) -> list[str]:
-    """The not-ready alert must wait longer than the serving pods may take to start."""
-    window = BACKENDS[cfg.serving.backend].startup_seconds(cfg.serving) if cfg.serving is not None else 0
-    minutes = cfg.observability.not_ready_minutes
-    if not cfg.observability.enabled or minutes * 60 > window:
-        return []
-    return [
-        f"{PROJECT_NAMESPACE}:observability.notReadyMinutes = {minutes}: the serving pods may take "
-        f"{window // 60} minutes to start (serving.probes.maxStartupSeconds = {window}), so the not-ready alert "
-        f"would fire on every cold start and scale-up; set it above {window // 60}"
-    ]
 
 
 def _managed_prometheus_problems(cfg: StackConfig) -> list[str]:

@@ -10,6 +10,7 @@ from .. import serve_time
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
 from .models import StackConfig
+from .serving_facts import serving_kind_names
 
 
 def not_ready_window_problems(cfg: StackConfig) -> list[str]:
@@ -40,7 +41,7 @@ def startup_window_problems(cfg: StackConfig) -> list[str]:
     size = backend.model_size(serving)
     window = backend.startup_seconds(serving)
     kinds = {s.name: s for s in cfg.tpu_slices}
-    vms = sorted({kinds[n].shape.vms for n in serving.slices if n in kinds})
+    vms = sorted({kinds[n].shape.vms for n in serving_kind_names(serving) if n in kinds})
     problems = []
     for n in vms:
         start = serve_time.group_start(profile, size.gib if size else None, False, False, n)

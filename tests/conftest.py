@@ -104,7 +104,9 @@ unfinished; whenever the garbage collector later closes it, its ``finally`` awai
 ``asyncio.get_running_loop()`` (``runtime/_callbacks.py`` l.110) raises outside any loop, an unraisable exception in
 whichever test is running then (CI of stop 59 failed ``test_e2e_zone_outage`` on it, after every step had passed).
 The command's own result, which the tests assert, is unaffected; only these two SDK coroutines are ignored, and only
-in e2e tests, so an unraisable exception of anything else still fails."""
+in e2e tests, so an unraisable exception of anything else still fails. ``StackRun`` collects them before each command,
+outside its program's loop (``collected_outside_the_run``): closed inside a later program's loop, one stopped that
+program's callback server."""
 
 
 def pytest_configure(config: pytest.Config) -> None:

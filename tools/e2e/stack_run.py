@@ -16,10 +16,12 @@ passphrase, plugin downloads and update checks are off.
 
 from __future__ import annotations
 
+import gc
 import os
 import runpy
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,6 +80,29 @@ def engine_env(engine: Engine, home: Path, backend: Path) -> dict[str, str]:
     }
 
 
+@contextmanager
+def collected_outside_the_run() -> Iterator[None]:
+    """One engine command with no garbage collection while its inline program runs.
+
+    A failed ``up`` can leave the SDK's ``run_in_stack`` coroutine unfinished (tests/conftest.py,
+    ``INLINE_PROGRAM_LEFT_RUNNING``). When the collector closes it, its ``finally`` awaits ``_shutdown_callbacks``,
+    which stops every callback server of the loop running in that thread (pulumi 3.272.0,
+    ``runtime/_callbacks.py`` l.103-115, ``_CallbackServicer.shutdown``: ``asyncio.get_running_loop()``). A
+    collection that fell in a later program's thread stopped that program's server, and the engine's next
+    transform was refused (CI of stop 68: ``invoke transform: ... dial tcp 127.0.0.1:39895: connect: connection
+    refused``, 3.2 s into the zone-outage test's ``up``). So the earlier programs' garbage is collected here, in
+    the caller's thread where no loop runs (their ``finally`` then raises, an unraisable exception the e2e tests
+    ignore), and the collector is off until the command returns."""
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _counts(changes: Mapping[Any, int] | None) -> dict[str, int]:
     return {str(getattr(op, "value", op)): n for op, n in (changes or {}).items()}
 
@@ -109,12 +134,14 @@ class StackRun:
 
     def up(self, message: str = "", *, refresh: bool = False) -> Change:
         """``pulumi up``; with ``refresh``, ``pulumi up --refresh`` (the live objects read first)."""
-        result = self.stack.up(message=message or None, color="never", refresh=refresh)
+        with collected_outside_the_run():
+            result = self.stack.up(message=message or None, color="never", refresh=refresh)
         return Change(_counts(result.summary.resource_changes), result.stdout)
 
     def preview(self, *, refresh: bool = False) -> Change:
         """``pulumi preview --diff``; with ``refresh``, against the live objects."""
-        result = self.stack.preview(color="never", diff=True, refresh=refresh)
+        with collected_outside_the_run():
+            result = self.stack.preview(color="never", diff=True, refresh=refresh)
         return Change(_counts(result.change_summary), result.stdout)
 
     def destroy(self) -> Change:
@@ -122,7 +149,8 @@ class StackRun:
         conditions, as the namespace controller sets them), the evidence a timed-out namespace delete otherwise
         leaves behind with the control plane."""
         try:
-            result = self.stack.destroy(color="never")
+            with collected_outside_the_run():
+                result = self.stack.destroy(color="never")
         except auto.CommandError as err:
             held = terminating_namespaces(self.kubeconfig) if self.kubeconfig is not None else ""
             if held:

@@ -361,3 +361,27 @@ def test_zones_skip_a_leaderworkerset_without_the_rule() -> None:
 )
 def test_selects_follows_the_label_selector_rules(selector, labels, picked) -> None:
     assert selects(selector, labels) is picked
+
+
+def _class_node(i: int, pool: str, compute_class: str | None) -> dict[str, Any]:
+    node = _node(i, pool=pool)
+    if compute_class is not None:
+        node["metadata"]["labels"]["cloud.google.com/compute-class"] = compute_class
+    return node
+
+
+CLASSES = {"c-serving": Pool("c-serving", "tpu-v5-lite-podslice", "4x4", 4, 4)}
+
+
+def test_placement_a_group_on_a_pool_gke_made_for_the_stacks_compute_class_passes() -> None:
+    objects = healthy()
+    objects["Node"] = [_class_node(i, "gke-made-np-1", "c-serving") for i in range(4)]
+    assert failed(placement(Snapshot(objects), [NS], POOLS, CLASSES)) == []
+
+
+def test_placement_a_pool_of_another_class_or_none_is_not_the_stacks() -> None:
+    objects = healthy()
+    objects["Node"] = [_class_node(i, "gke-made-np-1", "other-class" if i < 2 else None) for i in range(4)]
+    lines = failed(placement(Snapshot(objects), [NS], POOLS, CLASSES))
+    assert "FAIL placement  Pod serving/vllm-0-0: on pool 'gke-made-np-1', not one of ['c-v5e16']" in lines
+    assert "FAIL placement  Pod serving/vllm-0-3: on pool 'gke-made-np-1', not one of ['c-v5e16']" in lines

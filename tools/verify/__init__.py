@@ -47,7 +47,7 @@ def verify_expected(
     deadline = time.monotonic() + wait
     while True:
         snapshot = read(api_client, expect.namespaces, expect.declared)
-        findings = run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving)
+        findings = run_all(snapshot, expect.namespaces, expect.pools, expect.declared, expect.serving, expect.classes)
         findings += rollouts(snapshot, expect.namespaces)
         if judge is not None:
             findings = [judge(f) for f in findings]

@@ -6,6 +6,7 @@ that selects nothing, a declared object that is absent, a plan that declares not
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,8 @@ from .snapshot import Obj, Snapshot, descendants, meta
 
 TPU = "google.com/tpu"
 POOL_LABEL = "cloud.google.com/gke-nodepool"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+"""A ComputeClass's node label, on the nodes GKE makes for it (GKE, "About node pool auto-creation")."""
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 # LeaderWorkerSet's pod labels (sigs.k8s.io/lws v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go:
@@ -241,11 +244,25 @@ def _tpu_request(pod: Obj) -> int:
     return total
 
 
-def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str, Pool]) -> list[Finding]:
-    """Every TPU pod sits on a node of one of the stack's pools whose accelerator and topology labels are the
-    pool's slice, asks for all of its VM's chips, and a multi-host group's pods (a LeaderWorkerSet group, a JobSet's
-    child Job) fill whole slices: distinct nodes of each pool, as many as the slice has VMs. Without a TPU pod, a stack with pools fails."""
+def pool_of(labels: Mapping[str, str], pools: Mapping[str, Pool], classes: Mapping[str, Pool]) -> Pool | None:
+    """The stack's pool a node of ``labels`` belongs to: one of ``pools`` by its name, or a pool GKE made for one of
+    the stack's ComputeClasses (``classes``: each class's slice), named as GKE named it and labelled with the class."""
+    name = labels.get(POOL_LABEL, "")
+    found = pools.get(name)
+    if found is not None or labels.get(COMPUTE_CLASS_LABEL) not in classes:
+        return found
+    return dataclasses.replace(classes[labels[COMPUTE_CLASS_LABEL]], name=name)
+
+
+def placement(
+    snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str, Pool], classes: Mapping[str, Pool] | None = None
+) -> list[Finding]:
+    """Every TPU pod sits on a node of one of the stack's pools (or of a pool GKE made for one of its ComputeClasses)
+    whose accelerator and topology labels are the pool's slice, asks for all of its VM's chips, and a multi-host
+    group's pods (a LeaderWorkerSet group, a JobSet's child Job) fill whole slices: distinct nodes of each pool, as many
+    as the slice has VMs. Without a TPU pod, a stack with pools fails."""
     nodes = {meta(n)["name"]: n for n in snapshot.of("Node")}
+    classes = classes or {}
     out: list[Finding] = []
     groups: dict[tuple[str, str, str], list[Obj]] = {}
     for namespace in namespaces:
@@ -253,7 +270,7 @@ def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str,
             chips = _tpu_request(pod)
             if not chips:
                 continue
-            out.append(_placed(pod, chips, nodes.get(pod.get("spec", {}).get("nodeName", "")), pools))
+            out.append(_placed(pod, chips, nodes.get(pod.get("spec", {}).get("nodeName", "")), pools, classes))
             labels = meta(pod).get("labels", {}) or {}
             if LWS_NAME_LABEL in labels:
                 key = (namespace, labels[LWS_NAME_LABEL], labels.get(LWS_GROUP_LABEL, ""))
@@ -263,16 +280,16 @@ def placement(snapshot: Snapshot, namespaces: Iterable[str], pools: Mapping[str,
                 groups.setdefault((namespace, name, labels.get(JOBSET_JOB_INDEX_LABEL, "")), []).append(pod)
     if pools and not out:
         out.append(Finding("placement", "TPU pods", False, "no pod requests google.com/tpu"))
-    out.extend(_group(key, members, nodes, pools) for key, members in sorted(groups.items()))
+    out.extend(_group(key, members, nodes, pools, classes) for key, members in sorted(groups.items()))
     return out
 
 
-def _placed(pod: Obj, chips: int, node: Obj | None, pools: Mapping[str, Pool]) -> Finding:
+def _placed(pod: Obj, chips: int, node: Obj | None, pools: Mapping[str, Pool], classes: Mapping[str, Pool]) -> Finding:
     subject = _subject("Pod", pod)
     if node is None:
         return Finding("placement", subject, False, "not on a node")
     labels = meta(node).get("labels", {}) or {}
-    pool = pools.get(labels.get(POOL_LABEL, ""))
+    pool = pool_of(labels, pools, classes)
     if pool is None:
         return Finding("placement", subject, False, f"on pool {labels.get(POOL_LABEL)!r}, not one of {sorted(pools)}")
     problems = []
@@ -285,7 +302,11 @@ def _placed(pod: Obj, chips: int, node: Obj | None, pools: Mapping[str, Pool]) -
 
 
 def _group(
-    key: tuple[str, str, str], members: list[Obj], nodes: Mapping[str, Obj], pools: Mapping[str, Pool]
+    key: tuple[str, str, str],
+    members: list[Obj],
+    nodes: Mapping[str, Obj],
+    pools: Mapping[str, Pool],
+    classes: Mapping[str, Pool],
 ) -> Finding:
     """A multi-host group's TPU pods fill whole slices, one VM each: every VM of each pool they are on (a GKE
     multi-host TPU pool is one slice). A vLLM or JetStream group is one slice; a Pathways group holds several (the
@@ -294,12 +315,15 @@ def _group(
     subject = f"group {namespace}/{lws}/{index}"
     names = [m.get("spec", {}).get("nodeName") for m in members]
     by_pool: dict[str, int] = {}
+    node_labels: dict[str, Mapping[str, str]] = {}
     for name in names:
-        pool_name = str(meta(nodes[name]).get("labels", {}).get(POOL_LABEL)) if name in nodes else "no node"
+        labels = (meta(nodes[name]).get("labels", {}) or {}) if name in nodes else {}
+        pool_name = str(labels.get(POOL_LABEL)) if name in nodes else "no node"
+        node_labels[pool_name] = labels
         by_pool[pool_name] = by_pool.get(pool_name, 0) + 1
     problems = ["two pods share a VM"] if len(set(names)) != len(names) else []
     for pool_name, count in sorted(by_pool.items()):
-        pool = pools.get(pool_name)
+        pool = pool_of(node_labels[pool_name], pools, classes)
         if pool is None:
             problems.append(f"{count} pods on {pool_name!r}, not a pool of the stack")
         elif count != pool.vms:
@@ -463,13 +487,14 @@ def run_all(
     pools: Mapping[str, Pool],
     declared_objects: Sequence[tuple[str, str, str | None, str]],
     serving: bool,
+    classes: Mapping[str, Pool] | None = None,
 ) -> list[Finding]:
     """Every check, in order."""
     return [
         *declared(snapshot, declared_objects),
         *workloads(snapshot, namespaces, serving),
         *pods_ready(snapshot, namespaces),
-        *placement(snapshot, namespaces, pools),
+        *placement(snapshot, namespaces, pools, classes),
         *zones(snapshot, namespaces),
         *selectors(snapshot, namespaces),
     ]

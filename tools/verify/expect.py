@@ -6,6 +6,7 @@ Read from a plan (``plan.json`` of ``tpu-serving preview``, or a Pulumi state's 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +32,8 @@ class Expectations:
     namespaces: Sequence[str]
     pools: Mapping[str, Pool]
     serving: bool
+    classes: Mapping[str, Pool] = dataclasses.field(default_factory=dict)
+    """The slice of each of the plan's ComputeClasses (its first priority's pools'), for the pools GKE makes for it."""
 
 
 PATCH_SUFFIX = "Patch"
@@ -123,7 +126,8 @@ def expectations_of_resources(resources: Sequence[Mapping[str, Any]]) -> Expecta
         {ns for _, kind, ns, _ in objects if ns} | {n for _, kind, _, n in objects if kind == "Namespace"}
     )
     serving = any(kind in SERVING_KINDS for _, kind, _, _ in objects)
-    return Expectations(objects, namespaces, resource_pools(resources), serving)
+    made = resource_pools(resources)
+    return Expectations(objects, namespaces, made, serving, class_pools(resources, made))
 
 
 def expectations_from(
@@ -138,4 +142,24 @@ def expectations_from(
     cfg = load_stack_config(config, source=source, namespace=project)
     objects = declared_objects(resources)
     namespaces = sorted({ns for _, kind, ns, _ in objects if ns} | {cfg.workload_identity.namespace})
-    return Expectations(objects, namespaces, pools(cfg), cfg.serving is not None)
+    known = pools(cfg)
+    return Expectations(objects, namespaces, known, cfg.serving is not None, class_pools(resources, known))
+
+
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+
+
+def class_pools(resources: Sequence[Mapping[str, Any]], pools: Mapping[str, Pool]) -> dict[str, Pool]:
+    """Each ComputeClass of the resources whose first priority names pools of ``pools``, by its name: the slice of
+    those pools, which every pool GKE makes for the class has (the class's priorities are that one shape)."""
+    out = {}
+    for r in resources:
+        if r.get("type") != COMPUTE_CLASS_TYPE:
+            continue
+        inputs = r.get("outputs") or r.get("inputs") or {}
+        name = (inputs.get("metadata") or {}).get("name")
+        first = ((inputs.get("spec") or {}).get("priorities") or [{}])[0].get("nodepools") or []
+        known = [pools[p] for p in first if p in pools]
+        if isinstance(name, str) and known:
+            out[name] = dataclasses.replace(known[0], name=name)
+    return out

@@ -48,6 +48,7 @@ from .buckets import (
 from .capacity import Capacity
 from .catalog import CatalogError, SliceShape
 from .cluster import CloudNat, CpuPoolArgs, ReleaseChannel, TpuCluster, TpuClusterArgs
+from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests, WatchedDeployment
 from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
@@ -146,6 +147,7 @@ __all__ = [
     "ExistingCpuNodePoolArgs",
     "ExistingTpuNodePool",
     "ExistingTpuNodePoolArgs",
+    "Fallback",
     "GkeCluster",
     "HostMaintenanceGate",
     "HostMaintenanceGateArgs",
@@ -179,6 +181,8 @@ __all__ = [
     "TenancyArgs",
     "TpuCluster",
     "TpuClusterArgs",
+    "TpuComputeClass",
+    "TpuComputeClassArgs",
     "TpuNodePool",
     "TpuNodePoolArgs",
     "TpuServingDeployment",

@@ -21,7 +21,7 @@ import pulumi
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .config.production import production_output
-from .derived import allocation_output, cost_output, obtained_output, time_to_serve, token_cost
+from .derived import allocation_output, cost_output, fallback_output, obtained_output, time_to_serve, token_cost
 from .inventory import cloud_resources
 from .phases import (
     PlatformParts,
@@ -103,7 +103,11 @@ class TpuServingDeployment(pulumi.ComponentResource):
             **serving.built.outputs,
             **traffic.outputs,
             **infrastructure_outputs(ctx, platform, pools, identity, serving, operations),
-            "capacity": {**allocation_output(costs.allocation), "obtained": obtained_output(cfg)},
+            "capacity": {
+                **allocation_output(costs.allocation),
+                "obtained": obtained_output(cfg),
+                **({"fallback": fallback} if (fallback := fallback_output(cfg)) is not None else {}),
+            },
             "quota": tenancy.tenancy.summary,
             "cost": {**cost_output(costs.estimate), **share_of(platform.cluster, costs.estimate)},
             "production": production_of(cfg, platform),

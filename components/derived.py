@@ -8,7 +8,7 @@ Pure functions of the validated settings (and of built parts' names for :func:`b
 from collections.abc import Mapping
 from typing import Literal, cast
 
-from . import capacity, cost, serve_time
+from . import capacity, compute_class, cost, serve_time
 from .allocation import Allocation, allocation
 from .backends import BACKENDS, scaling
 from .backends.rollout import maintenance_starts
@@ -28,6 +28,7 @@ from .lws import surge_groups
 from .naming import (
     SERVING_PRIORITY,
     bucket_name,
+    compute_class_name,
 )
 from .node_identity import Access, BucketGrant
 from .prices import PriceOverrides
@@ -76,14 +77,16 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
     surge spare or the HPA's next one, and stays there once its own slice is back; a pool of fixed size would then
     bill idle for good (GKE: "Multi-host TPU slice node pools" scale atomically, whole slice or none,
     https://cloud.google.com/kubernetes-engine/docs/concepts/tpus#node_pool). Reserved slices keep their VMs: the
-    reservation bills either way."""
+    reservation bills either way. With a capacity fallback (``serving.fallback``) every serving slice is such a pool: a
+    group that a lost slice sent to a slice GKE made for the class stays there too (GKE review of issue 37, M1)."""
     empty = scale_from_zero(cfg)
     shapes = {shape for p, shape, _ in cfg.slices if p in empty}
+    fallback = bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving)) if cfg.serving is not None else False
     return {
         p
         for p, shape, s in cfg.slices
         if p not in empty
-        and shape in shapes
+        and (shape in shapes or fallback)
         and cfg.serving is not None
         and s.name in cfg.serving.slices
         and s.effective_capacity is not capacity.Capacity.RESERVATION
@@ -374,3 +377,51 @@ def token_cost(cfg: StackConfig, estimate: cost.CostEstimate) -> list[str]:
     tpu = (estimate.per_hour("tpu"), estimate.per_hour("tpu", peak=True))
     whole = serve_time.stack_cost_line(profile, next(iter(shapes)), tpu) if len(shapes) == 1 else None
     return [f"slices {', '.join(names)}: {line}" for line, names in kinds.items()] + ([whole] if whole else [])
+
+
+def fallback_output(cfg: StackConfig) -> list[str] | None:
+    """The ``capacity.fallback`` stack output (``serving.fallback``): the ComputeClass's order, the price of a slice at
+    each step and what a slice taken there costs beside the serving's own pools; None without a fallback."""
+    steps = BACKENDS[cfg.serving.backend].fallback(cfg.serving) if cfg.serving is not None else ()
+    if not steps:
+        return None
+    overrides = to_settings(cfg.prices, PriceOverrides)
+    kinds = serving_kinds(cfg)
+    shape, zones = kinds[0].shape, ", ".join(sorted({cfg.zone_of(k) for k in kinds}))
+
+    def per_slice(c: capacity.Capacity) -> tuple[float | None, str, str]:
+        price = cost.chip_hour(shape.generation.name, c, overrides)
+        if price.usd is None:
+            return None, "unpriced", f"; {price.note}" if price.note else ""
+        usd = price.usd * shape.chips
+        return (
+            usd,
+            f"${usd:.2f} a slice-hour ({shape.chips} chips at ${price.usd:.2f})",
+            f"; {price.note}" * bool(price.note),
+        )
+
+    own = sorted({s.effective_capacity for s in kinds}, key=str)
+    held = any(c in (capacity.Capacity.RESERVATION, capacity.Capacity.ANY_RESERVATION) for c in own)
+    first, first_text, first_note = max((per_slice(c) for c in own), key=lambda p: p[0] or 0.0)
+    lines = [f"1. the serving's own pools ({', '.join(map(str, own))}): {first_text}{first_note}"]
+    for i, step in enumerate(steps, start=2):
+        usd, text, note = per_slice(capacity.Capacity(str(step)))
+        if usd is None or first is None:
+            more = ""
+        elif held:
+            more = ", all of it on top of the reservation, which bills its VMs used or not"
+        else:
+            more = (
+                f", {'+' if usd >= first else '-'}${abs(usd - first):.2f} against the pools' slice it stands in for "
+                "(the autoscaler removes that one once idle)"
+            )
+        lines.append(f"{i}. {step}, a {shape.slice_name} slice GKE creates in {zones}: {text}{more}{note}")
+    name = compute_class_name(cfg.cluster.name)
+    kept = [p for k in kinds if cfg.cluster.existing is not None or k.existing_node_pools is not None
+            for p in cfg.node_pool_names(k)]  # fmt: skip
+    lines += [
+        f"existing pool {p}: the stack cannot label it; its owner adds the class's label and taint: "
+        + compute_class.label_command(name, p)
+        for p in kept
+    ]
+    return lines

@@ -333,6 +333,9 @@ class ExistingTpuNodePoolArgs:
     disk_size_gb: int | None = None
     """The boot disk of each of their VMs, in GB, as the pools have it (``tpu-serving check`` sizes a file cache on
     it); None: not declared, and a cache on the boot disk fails the check."""
+    compute_class: str | None = None
+    """The ComputeClass whose first priority the pools are (``serving.fallback``): each carries its node label and taint
+    ``cloud.google.com/compute-class=<name>``, which their owner adds (the preview's Fallback: line says how); None."""
 
     def problems(self) -> list[str]:
         """Pool names, a zone of the region, ``scale_from_zero`` among the pools."""
@@ -369,6 +372,7 @@ class ExistingTpuNodePool(pulumi.ComponentResource):
             "scaleFromZero": list(args.scale_from_zero),
             "nodeGrants": _grants(args.node_grants),
             **({"diskSizeGb": args.disk_size_gb} if args.disk_size_gb is not None else {}),
+            **({"computeClass": args.compute_class} if args.compute_class is not None else {}),
         }
         super().__init__("tpu-serving:index:ExistingTpuNodePool", name, props, opts)
         self.shape, self.pool_names = args.shape, tuple(args.pool_names)

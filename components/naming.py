@@ -219,14 +219,12 @@ SERVING_PRIORITY = "tpu-serving-online"
 
 
 def prober_name(service: str) -> str:
-    """The serving probe's Deployment, ConfigMap and PodMonitoring in front of the Service ``service``
-    (:mod:`tpu_serving.prober`)."""
+    """The serving probe's Deployment, ConfigMap and PodMonitoring in front of the Service ``service``."""
     return f"{service}-prober"
 
 
 def gateway_prober_name(service: str) -> str:
-    """The serving probe's PodMonitoring (and ``job``) of its request through the Gateway in front of the Service
-    ``service`` (:func:`tpu_serving.prober.through_gateway`)."""
+    """The serving probe's PodMonitoring (and ``job``) through the Gateway of Service ``service``."""
     return f"{prober_name(service)}-gateway"
 
 
@@ -236,17 +234,14 @@ def pool_name(cluster: str, pool: str) -> str:
 
 
 def pool_resource_name(pool: str) -> str:
-    """The Pulumi name of the ``gcp.container.NodePool`` of the GKE node pool ``pool``: the GKE name itself. GKE
-    names are unique in their cluster, so the name of one pool's resource does not depend on the others: adding,
-    removing or reordering a :class:`~tpu_serving.nodepool.TpuNodePool`'s pools leaves the other pools' URNs as
-    they were (library review, M5)."""
+    """The Pulumi name of the ``NodePool`` of GKE node pool ``pool``: the GKE name itself, unique in its cluster, so
+    adding, removing or reordering a pool leaves the other pools' URNs as they were (library review, M5)."""
     return pool
 
 
 def legacy_pool_resource_name(component: str, index: int, count: int) -> str:
-    """The Pulumi name the pool at ``index`` of a ``TpuNodePool`` named ``component`` with ``count`` pools had before
-    :func:`pool_resource_name`: ``<component>-pool`` for its one pool, ``<component>-<index>`` for each of several.
-    Only the aliases of a deployed stack's pools use it."""
+    """The Pulumi name of pool ``index`` of ``count`` of a ``TpuNodePool`` ``component`` before
+    :func:`pool_resource_name` (for the aliases): ``<component>-pool`` for one, ``<component>-<index>`` of several."""
     return f"{component}-pool" if count == 1 else f"{component}-{index}"
 
 
@@ -257,7 +252,7 @@ def cpu_pool_name(cluster: str) -> str:
 
 def nat_router_name(cluster: str) -> str:
     """The Cloud Router of a private cluster's NAT: ``<cluster>-nat-router``."""
-    return f"{cluster}-nat-router"
+    return f"{nat_name(cluster)}-router"
 
 
 def nat_name(cluster: str) -> str:
@@ -283,6 +278,11 @@ def workload_service_account_id(cluster: str, chosen: str | None = None) -> str:
 def node_service_account_id(cluster: str, slice_name: str) -> str:
     """The node service account id of a slice kind's pools: ``<cluster>-<slice name>``."""
     return f"{cluster}-{slice_name}"
+
+
+def compute_class_name(deployment: str) -> str:
+    """The (cluster-scoped) ComputeClass of a deployment's serving slices: ``<deployment>-serving``."""
+    return f"{deployment}-serving"
 
 
 def workload_policy_name(cluster: str, slice_name: str) -> str:

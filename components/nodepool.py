@@ -15,6 +15,7 @@ import pulumi
 from pulumi_gcp import compute, container, serviceaccount
 
 from . import capacity as capacity_rules
+from . import compute_class
 from .capacity import Capacity
 from .catalog import SliceShape
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
@@ -128,6 +129,13 @@ class TpuNodePoolArgs:
         "policy serves every pool of the component. Needed for such a slice; unused otherwise.",
         default=None,
         check=workload_policy_name_problem,
+    )
+    compute_class: str | None = described(
+        "Name of the ComputeClass (:class:`~tpu_serving.compute_class.TpuComputeClass`) whose first priority these "
+        "pools are: each carries its node label and taint `cloud.google.com/compute-class=<name>`, as GKE requires of a "
+        "pool made by hand that takes part in a class. None: no class.",
+        default=None,
+        check=compute_class.name_problem,
     )
     node_service_account: pulumi.Input[str] | None = None
     """Email of a node service account that exists (a platform stack's, :mod:`tpu_serving.platform_outputs`): the
@@ -285,6 +293,12 @@ def node_pool_args(
         image_streaming=args.image_streaming,
         labels=args.labels,
     )
+    # Both change in place on a pool that exists: neither field forces a new pool (terraform-provider-google 00b984c6
+    # google/services/container/node_config.go, ``labels`` and ``taint`` without ForceNew), so a fallback added later
+    # updates the serving's pools rather than recreating their slices.
+    if args.compute_class is not None:
+        cfg["labels"] = compute_class.node_labels(args.compute_class)
+        cfg["taints"] = compute_class.node_taints(args.compute_class)
     capacity = args.effective_capacity
     _capacity_fields(cfg, capacity, args.reservation, args.max_run_duration_hours)
     if args.image_cache_disk is not None:
@@ -405,6 +419,8 @@ class TpuNodePool(pulumi.ComponentResource):
     """The slices' own node service account; None when they run as ``args.node_service_account``."""
     workload_policy: compute.ResourcePolicy | None
     """The workload policy that places the slices (a multi-host TPU7x shape); None for the others."""
+    node_email: pulumi.Input[str]
+    """The email of the account the slices' nodes run as (their own, or ``args.node_service_account``)."""
 
     def __init__(self, name: str, args: TpuNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"TpuNodePool {name!r}", args, TpuNodePoolArgs)
@@ -414,6 +430,7 @@ class TpuNodePool(pulumi.ComponentResource):
         self.pool_names = args.pool_names
         self.node_selector = node_selector(args.shape)
         email, roles = self._node_account(name, args, child)
+        self.node_email = email
         # Its name is fixed and each of its fields forces a new policy: the old one goes first (with the pools that
         # name it, which a new topology replaces anyway), or the new one would collide with it.
         self.workload_policy = (

@@ -3,9 +3,10 @@ slices' node pools on the stack's own cluster, on a platform stack's cluster, or
 
 import pulumi
 
+from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
 from .derived import scale_from_zero, scale_to_zero
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
-from .naming import node_service_account_id, workload_policy_name
+from .naming import compute_class_name, node_service_account_id, workload_policy_name
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .phases import Context, PlatformParts, PoolParts
 from .platform_cluster import cluster_id, shared_account
@@ -20,6 +21,8 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     :class:`ExistingTpuNodePool` for a slice kind whose pools it names (``existingNodePools``)."""
     cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
     host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
+    fallback = tuple(ctx.backend.fallback(cfg.serving)) if ctx.backend else ()
+    classed = compute_class_name(ctx.name) if fallback else None
     slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
     for s in cfg.tpu_slices:
         names = cfg.node_pool_names(s)
@@ -30,7 +33,14 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
             slices[s.name] = ExistingTpuNodePool(
                 f"{ctx.name}-{s.name}",
                 ExistingTpuNodePoolArgs(
-                    s.shape, names, cfg.zone_of(s), cfg.region, empty, grants, disk_size_gb=s.disk_size_gb
+                    s.shape,
+                    names,
+                    cfg.zone_of(s),
+                    cfg.region,
+                    empty,
+                    grants,
+                    disk_size_gb=s.disk_size_gb,
+                    compute_class=classed if cfg.serving and s.name in cfg.serving.slices else None,
                 ),
                 opts=pulumi.ResourceOptions(parent=ctx.parent),
             )
@@ -63,7 +73,43 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 workload_policy_name=workload_policy_name(cfg.cluster.name, s.name)
                 if s.shape.workload_policy
                 else None,
+                compute_class=classed if cfg.serving and s.name in cfg.serving.slices else None,
             ),
             opts=platform.gcp_options(ctx),
         )
+    if classed is not None:
+        serving_class(ctx, platform, classed, fallback, slices)
     return PoolParts(slices, frozenset(from_zero))
+
+
+def serving_class(
+    ctx: Context,
+    platform: PlatformParts,
+    name: str,
+    fallback: tuple[Fallback, ...],
+    slices: dict[str, TpuNodePool | ExistingTpuNodePool],
+) -> TpuComputeClass:
+    """The ComputeClass of the serving slices (``fallback``): their pools first, GKE's own pools of the shape after, in
+    the serving slices' zones, running as the first serving slice kind's node account (pools the stack makes; on
+    existing pools, GKE's default, the cluster owner's)."""
+    cfg = ctx.cfg
+    assert cfg.serving is not None
+    kinds = [s for s in cfg.tpu_slices if s.name in cfg.serving.slices]
+    first = slices[kinds[0].name]
+    made = isinstance(first, TpuNodePool)
+    return TpuComputeClass(
+        name,
+        TpuComputeClassArgs(
+            shape=kinds[0].shape,
+            node_pools=[p for k in kinds for p in cfg.node_pool_names(k)],
+            zones=sorted({cfg.zone_of(k) for k in kinds}),
+            service_account=first.node_email if isinstance(first, TpuNodePool) else None,
+            fallback=fallback,
+            disk_size_gb=max(k.disk_size_gb for k in kinds),
+            image_streaming=cfg.cluster.image_streaming,
+            labels=ctx.k8s_labels,
+        ),
+        opts=pulumi.ResourceOptions(
+            parent=ctx.parent, providers=platform.kubernetes, depends_on=[first] if made else []
+        ),
+    )

@@ -30,6 +30,7 @@ from .backends.saxml import SaxmlServing
 from .backends.vllm import VllmServing
 from .buckets import Buckets, SharedBuckets
 from .cluster import TpuCluster
+from .compute_class import TpuComputeClass
 from .controllers import ControllerInstall
 from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
@@ -50,6 +51,7 @@ COMPONENTS: tuple[type[pulumi.ComponentResource], ...] = (
     TpuServingDeployment,
     TpuCluster,
     TpuNodePool,
+    TpuComputeClass,
     CpuNodePool,
     ExistingCluster,
     ExistingTpuNodePool,

@@ -17,6 +17,7 @@ BORN_UNDER_THE_DEPLOYMENT = {
     "tpu-serving:index:ExistingCpuNodePool",
     "tpu-serving:index:HostMaintenanceGate",
     "tpu-serving:index:PlatformCluster",
+    "tpu-serving:index:TpuComputeClass",
 }
 """Direct children of the deployment that the program never created at the top of the stack (those of an existing
 cluster came after the deployment component, as did the host-maintenance gate)."""

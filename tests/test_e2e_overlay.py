@@ -105,6 +105,7 @@ DIFFERENT_INPUTS = frozenset(
         ("kubernetes:gateway.networking.k8s.io/v1:Gateway", ".spec.addresses[0].value"),
         ("kubernetes:monitoring.googleapis.com/v1:PodMonitoring", ".spec.endpoints[0].params.target[0]"),
         ("kubernetes:apps/v1:Deployment", ".metadata.annotations.tpu-serving.dev/probe"),
+        ("kubernetes:cloud.google.com/v1:ComputeClass", ".spec.nodePoolConfig.serviceAccount"),
     }
 )
 """(type, field) of the objects' inputs that differ by design: the workloads' Kubernetes service account names the
@@ -113,7 +114,8 @@ the serving PriorityClass never preempts (the other tenants' pods are not the st
 carries only the labels every tenant shares (tenancy.SHARED_LABEL_KEYS: no instance label). The Gateway's
 address is named existing (tools/e2e/overlay.py ``gateway_address``: a name of its own, a documentation IP): the
 Gateway names it, the serving probe through it targets its IP (known, where a reserved one's is known once it is
-reserved), and the prober's annotation names it."""
+reserved), and the prober's annotation names it. A ComputeClass over existing pools names no node account for the
+pools GKE creates (the slices' own account is the stack's only where it makes their pools)."""
 
 PINNED_POOLS = (
     ".spec.leaderWorkerTemplate.leaderTemplate.spec.affinity",

@@ -11,6 +11,7 @@ from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.scheduling import check
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 
 
 def _lws(plan: dict[str, Any]) -> dict[str, Any]:
@@ -21,6 +22,14 @@ def _pin(lws: dict[str, Any], pool: str) -> None:
     for t in lws["inputs"]["spec"]["leaderWorkerTemplate"].values():
         if isinstance(t, dict) and "spec" in t:
             t["spec"]["nodeSelector"] = {**t["spec"]["nodeSelector"], POOL_LABEL: pool}
+
+
+def _unclass(lws: dict[str, Any]) -> None:
+    """The LeaderWorkerSet's pods without their ComputeClass's selector and toleration (``serving.fallback`` unset)."""
+    for t in lws["inputs"]["spec"]["leaderWorkerTemplate"].values():
+        if isinstance(t, dict) and "spec" in t:
+            t["spec"]["nodeSelector"].pop(COMPUTE_CLASS_LABEL)
+            t["spec"]["tolerations"] = [x for x in t["spec"]["tolerations"] if x.get("key") != COMPUTE_CLASS_LABEL]
 
 
 def _second_tenant(plan: dict[str, Any]) -> dict[str, Any]:
@@ -68,7 +77,9 @@ def test_roles_of_one_disaggregated_set_are_no_two_workloads():
 def test_a_serving_beside_a_disaggregated_set_on_its_slice_shape_fails():
     """The DisaggregatedSet's pools are its roles' together (each role's child LeaderWorkerSets read on their own)."""
     plan = copy.deepcopy(plan_of("vllm-llama33-70b-disagg-v6e8x2").as_json())
-    plan["resources"].append(copy.deepcopy(_lws(plan_of("vllm-llama33-70b-v6e8").as_json())))
+    grafted = copy.deepcopy(_lws(plan_of("vllm-llama33-70b-v6e8").as_json()))
+    _unclass(grafted)  # a serving of the shape with no ComputeClass of its own
+    plan["resources"].append(grafted)
     ((subject, ok, why),) = _shared(plan)
     assert not ok and subject == (
         "pools shared by LeaderWorkerSet vllm-llama70b/vllm and DisaggregatedSet vllm-pd70b/vllm"

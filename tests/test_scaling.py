@@ -118,10 +118,14 @@ def test_scaling_adapter_is_installed_and_reads_monitoring_as_its_own_principal(
 
 
 def test_scaling_stacks_without_autoscaling_have_no_hpa_and_no_adapter():
-    plan = plan_of("vllm-llama31-405b-v6e16")
-    assert not plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
-    assert "custom.metrics.k8s.io" not in plan.outputs["controllers"]
-    assert all("autoscaling" not in r.inputs for r in plan.of_type(NODEPOOL) if "v6e" in r.name)
+    for stack in ("vllm-llama31-405b-v6e16", "vllm-llama31-405b-tpu7x16"):
+        plan = plan_of(stack)
+        assert not plan.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
+        assert "custom.metrics.k8s.io" not in plan.outputs["controllers"]
+    # without a capacity fallback (the v6e16 stack's lets its pool go down to zero once a group left it) no TPU pool
+    # autoscales
+    tpu = [r for r in plan_of("vllm-llama31-405b-tpu7x16").of_type(NODEPOOL) if r.name.endswith("-tpu7x16")]
+    assert tpu and all(not r.inputs.get("autoscaling") for r in tpu)
 
 
 def test_scaling_quantity_renders_fractions_in_milli_units():

@@ -246,7 +246,14 @@ def capacity_summary(outputs: dict[str, Any]) -> list[str]:
 def _obtained(c: dict[str, Any]) -> list[str]:
     """One line per slice kind: how it gets its VMs and what a stockout does (``capacity.obtained``)."""
     obtained = c.get("obtained")
-    return [f"  slices {k}: {v}" for k, v in obtained.items()] if isinstance(obtained, dict) else []
+    lines = [f"  slices {k}: {v}" for k, v in obtained.items()] if isinstance(obtained, dict) else []
+    fallback = c.get("fallback")
+    if isinstance(fallback, list):
+        lines += [
+            "Fallback: when a group finds no slice, GKE takes the first it can of (a ComputeClass the pods select):"
+        ]
+        lines += [f"  {step}" for step in fallback]
+    return lines
 
 
 def _fewer_chips(fit: str, model_gib: float) -> list[str]:

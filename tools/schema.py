@@ -16,6 +16,7 @@ The CRD files are read in place (``../shared/reference/crds`` by default, or the
 from __future__ import annotations
 
 import functools
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -66,6 +67,9 @@ PLATFORM_RELEASES: dict[str, str] = {
     # GKE installs Managed Prometheus' PodMonitoring CRD when the cluster has it on; checked against
     # the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above).
     POD_MONITORING_API.partition("/")[0]: GMP_RELEASE,
+    # GKE serves the ComputeClass CRD itself from 1.30.3-gke.1451000 (tpu_serving.compute_class.CUSTOM_CLASS_MIN_GKE);
+    # checked against the schema in ../shared/reference/crds (REFERENCE_SCHEMAS).
+    "cloud.google.com": "gke",
 }
 """Releases of API groups GKE itself serves on the cluster (the stack installs no controller for them)."""
 
@@ -174,6 +178,13 @@ LOCAL_SCHEMAS: dict[tuple[str, str], dict[str, Any]] = {
 }
 """Kinds with no published CRD file, by (API group, kind): checked against the schemas written here."""
 
+REFERENCE_SCHEMAS: dict[tuple[str, str], str] = {
+    # datreeio/CRDs-catalog 7b1e26ef cloud.google.com/computeclass_v1.json: the openAPIV3Schema of GKE's CRD, already
+    # closed (additionalProperties false); its CEL rules (x-kubernetes-validations) are the API server's to run (make e2e)
+    ("cloud.google.com", "ComputeClass"): "gke-computeclass-v1.schema.json",
+}
+"""Kinds whose schema the reference folder holds as a bare JSON schema (no CRD around it), by (API group, kind)."""
+
 
 class SchemaError(AssertionError):
     """An object that its schema rejects."""
@@ -248,14 +259,27 @@ def crd_schema(
     )
 
 
+@functools.cache
+def reference_schema(name: str, crd_dir: Path = CRD_DIR) -> dict[str, Any]:
+    """A bare JSON schema of the reference folder (:data:`REFERENCE_SCHEMAS`), closed as the CRD schemas are."""
+    path = crd_dir / name
+    if not path.is_file():
+        raise SchemaError(f"schema file missing: {path}")
+    schema: dict[str, Any] = closed(json.loads(path.read_text()))
+    return schema
+
+
 def validate_custom(obj: dict[str, Any], release: str, crd_dir: Path = CRD_DIR) -> None:
     """Validate a custom resource against its CRD at controller ``release``; raise :class:`SchemaError`."""
     import jsonschema
 
     group, _, version = obj["apiVersion"].partition("/")
     local = LOCAL_SCHEMAS.get((group, str(obj.get("kind"))))
+    bare = REFERENCE_SCHEMAS.get((group, str(obj.get("kind"))))
     if local is not None:
         schema: dict[str, Any] = closed(local)
+    elif bare is not None:
+        schema = reference_schema(bare, crd_dir)
     else:
         schema = crd_schema(group, release, version, crd_dir, obj.get("kind"))
     errors = sorted(jsonschema.Draft7Validator(schema).iter_errors(obj), key=lambda e: list(e.absolute_path))

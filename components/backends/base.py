@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pulumi
 
 from ..catalog import SliceShape
+from ..compute_class import Fallback
 from ..controllers import Controller, ControllerInstall
 from ..cost import NodeUsage
 from ..existing import CloudResource
@@ -339,6 +340,9 @@ class Backend:
     model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
     """The size of the largest model it serves (one copy per serving slice), or None when unknown;
     the capacity report compares the slices with it."""
+    fallback: Callable[[Any], Sequence[Fallback]] = lambda _serving: ()
+    """How GKE may make a slice of its shape when its own pools cannot add one, in order (a
+    :class:`~tpu_serving.compute_class.TpuComputeClass` over its pools, which its groups select); (): none."""
     engine_profile: Callable[[Any], EngineProfile | None] = lambda _serving: None
     """Its groups' engine, served model, weight loader and compilation cache, which the published start and
     throughput figures are matched against (:mod:`tpu_serving.serve_time`); None: no figure is published for its

@@ -37,6 +37,9 @@ from ..naming import (
 from ..prober import ProbeTarget, prober_pods
 from ..quota import PodSet, derive, quota_problems
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
+from .fallback import fallback_problems
+from .gke_version import gke_version as gke_version
+from .gke_version import older_than as older_than
 from .models import StackConfig
 from .serving_facts import maintenance_gate_runs, reload_outlasting_upgrade_wait, serving_kind_names
 from .startup_window import not_ready_window_problems, startup_window_problems
@@ -336,20 +339,6 @@ def _tpu_version_problems(cfg: StackConfig) -> list[str]:
     return found
 
 
-def older_than(version: str, need: str) -> bool:
-    """Whether every GKE ``version`` names is older than ``need``. A version names as much as it gives: "1.31" is any
-    1.31 GKE picks, "1.31.1" any build of 1.31.1, so only the parts it gives are compared."""
-    given = len(version.partition("-gke.")[0].split(".")) + (1 if "-gke." in version else 0)
-    return gke_version(version)[:given] < gke_version(need)[:given]
-
-
-def gke_version(version: str) -> tuple[int, ...]:
-    """``"1.34.0-gke.1626000"`` -> ``(1, 34, 0, 1626000)``; a minor or patch alone counts its first build."""
-    base, _, build = version.partition("-gke.")
-    parts = [int(x) for x in base.split(".")] + [0] * (3 - len(base.split(".")))
-    return (*parts[:3], int(build) if build.isdigit() else 0)
-
-
 def serving_problems(cfg: StackConfig) -> list[str]:
     """Checks across the serving config and the rest of the stack, at the keys to change."""
     serving = cfg.serving
@@ -373,6 +362,7 @@ def serving_problems(cfg: StackConfig) -> list[str]:
         *full_outage_problems(cfg),
         *upgrade_overlap_problems(cfg),
         *paging_problems(cfg),
+        *fallback_problems(cfg),
     ]
 
 

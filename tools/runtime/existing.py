@@ -67,6 +67,9 @@ def _tpu_pools(r: Mapping[str, Any]) -> list[NodePool]:
     tpu_vm = M.TPU_MACHINES.get(machine_type)
     empty = set(inputs.get("scaleFromZero") or ())
     labels = {F.TPU_ACCELERATOR_LABEL: tpu_vm.accelerator, F.TPU_TOPOLOGY_LABEL: topology} if tpu_vm else {}
+    # the class's label and taint, which the pools' owner adds (ExistingTpuNodePoolArgs.compute_class)
+    classed = str(inputs["computeClass"]) if inputs.get("computeClass") else None
+    labels.update({F.COMPUTE_CLASS_LABEL: classed} if classed else {})
     return [
         NodePool(
             name=str(name),
@@ -74,7 +77,7 @@ def _tpu_pools(r: Mapping[str, Any]) -> list[NodePool]:
             machine_type=machine_type,
             nodes=vms,
             labels={**labels, F.NODEPOOL_LABEL: str(name)},
-            taints=(F.TPU_TAINT,),
+            taints=(F.TPU_TAINT, *([(F.COMPUTE_CLASS_LABEL, classed, "NoSchedule")] if classed else [])),
             allocatable=allocatable(machine_type),
             service_account_urn=f"existing node account of {name}",
             min_nodes=0 if name in empty else None,

@@ -36,6 +36,12 @@ TPU_TAINT = (TPU_RESOURCE, "present", "NoSchedule")
 #   google.com/tpu NoSchedule taint; paraphrased, the page was not retrievable offline), the same
 #   convention as nvidia.com/gpu for GPU nodes.
 
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# A pool made by hand takes part in a custom ComputeClass with this node label and the NoSchedule taint of the same
+# key and value (the class's name); GKE labels the nodes it creates for a class with it too.
+# Source: google/skills 1af77752 skills/cloud/gke-compute-classes/SKILL.md l.63-65 ("Manual pools STILL require
+#   cloud.google.com/compute-class=<NAME> as label AND taint"); GKE "About node pool auto-creation" (the label).
+
 EXTENDED_RESOURCE_TOLERATION = True
 # Pods that request an extended resource get a toleration {key: <resource>, operator: Exists,
 # effect: NoSchedule} from the ExtendedResourceToleration admission controller.

@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ... import catalog, lws
+from ... import catalog, compute_class, lws
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
@@ -183,6 +183,12 @@ class VllmServingArgs:
         check=node_pools_problem,
     )
     """A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
+    compute_class: str | None = described(
+        "ComputeClass the groups select (`cloud.google.com/compute-class`, tolerating its taint on the class's own "
+        "pools): a :class:`~tpu_serving.compute_class.TpuComputeClass` of the slice's shape; None: none.",
+        default=None,
+        check=compute_class.name_problem,
+    )
     zones: int = described(
         "Zones the serving slices span. Two or more: the groups' leaders spread over that many zones (`zone_spread`).",
         default=1,

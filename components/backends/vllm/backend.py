@@ -7,7 +7,9 @@ from collections.abc import Mapping, Sequence
 
 from ... import lws
 from ...catalog import SliceShape
+from ...compute_class import Fallback
 from ...controllers import LWS
+from ...naming import compute_class_name
 from ...node_identity import Access
 from ...observability import ServingMetrics
 from ...podspec import Shutdown
@@ -126,12 +128,21 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         # On an existing cluster the groups take only the stack's named pools (tpuSlices[].existingNodePools): without
         # it they take any pool of the slice's shape, another tenant's included. GKE labels each node with its pool's
         # name, cloud.google.com/gke-nodepool (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/node-pools,
-        # "Overview"). A created cluster's pools of the shape are all the stack's own.
-        node_pools=tuple(platform.slices.names) if platform.settings.existing else (),
+        # "Overview"). A created cluster's pools of the shape are all the stack's own. With a ComputeClass the class
+        # fences the groups instead: its label is on the stack's pools and on those GKE makes for it, whose names GKE
+        # picks, so a pool affinity would keep every group off its fallback slices (GKE review of issue 37, B1).
+        node_pools=tuple(platform.slices.names) if platform.settings.existing and not fallback(serving) else (),
+        compute_class=compute_class_name(platform.name) if fallback(serving) else None,
         zones=max(1, len(platform.slices.zones)),
         zone_spread=serving.zone_spread,
         labels=platform.k8s_labels,
     )
+
+
+def fallback(serving: VllmServingConfig) -> tuple[Fallback, ...]:
+    """The groups' capacity fallback (``serving.fallback``): a ComputeClass over the serving slices' pools, which the
+    pods of an aggregated serving select; a disaggregated one has none (its config refuses it)."""
+    return tuple(serving.fallback or ()) if serving.disaggregation is None else ()
 
 
 def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
@@ -305,4 +316,5 @@ BACKEND = Backend(
     quota_pods=quota_pods,
     probe=probe,
     production_gaps=production_gaps,
+    fallback=fallback,
 )

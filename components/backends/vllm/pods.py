@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
 
-from ... import lws
+from ... import compute_class, lws
 from ...gateway_settings import SERVER_KEEPALIVE_SECONDS
 from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
 from ...podspec import (
@@ -354,6 +354,17 @@ def worker_container(args: VllmServingArgs, mounts: list[k8s.core.v1.VolumeMount
     )
 
 
+def group_node_selector(args: VllmServingArgs) -> dict[str, str]:
+    """The nodes a group's pods take: a slice of the shape, and with a ComputeClass (``compute_class``) a node of that
+    class, the serving's own pools or a fallback slice GKE made for it (which GKE labels with the class). The shape
+    labels stay: every priority of the class is that shape, and GKE labels a TPU node with its accelerator and
+    topology whichever pool made it."""
+    selector = node_selector(args.shape)
+    if args.compute_class is not None:
+        selector.update(compute_class.node_labels(args.compute_class))
+    return selector
+
+
 def pool_affinity(pools: Sequence[str]) -> k8s.core.v1.AffinityArgs | None:
     """Required node affinity to the node pools ``pools`` (GKE labels each node with its pool,
     ``cloud.google.com/gke-nodepool``); None for any pool. The cluster autoscaler scales up only a pool whose
@@ -397,11 +408,12 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 containers=[container],
                 service_account_name=args.service_account,
                 priority_class_name=args.priority_class_name,
-                node_selector=node_selector(args.shape),
+                node_selector=group_node_selector(args),
                 affinity=pool_affinity(args.node_pools),
                 topology_spread_constraints=spread,
                 tolerations=[
                     k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule"),
+                    *([compute_class.toleration(args.compute_class)] if args.compute_class is not None else []),
                     *node_lost_tolerations(args.probes),
                 ],
                 volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,

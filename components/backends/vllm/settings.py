@@ -9,6 +9,7 @@ from pydantic.alias_generators import to_camel
 
 from ...buckets import is_object_path
 from ...catalog import SliceShape
+from ...compute_class import FALLBACK_DESCRIPTION, Fallback
 from ...controllers import LWS
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import ModelSize, size_example
@@ -165,6 +166,7 @@ class VllmServingConfig(Model):
     requests: VllmRequestsConfig = Field(
         default_factory=VllmRequestsConfig, description="CPU, memory and `/dev/shm` of the pods."
     )
+    fallback: list[Fallback] | None = Field(None, min_length=1, description=FALLBACK_DESCRIPTION)
     disaggregation: DisaggregationConfig | None = Field(
         None,
         description="Serve prefill and decode on separate slices (a LeaderWorkerSet DisaggregatedSet, tpu-inference's "

@@ -133,7 +133,11 @@ def fallback_priority(step: Fallback, shape: SliceShape, disk_size_gb: int | Non
     if step is Fallback.FLEX_START:
         recycled = {"enabled": True, "nodeRecycling": {"leadTimeSeconds": FLEX_START_RECYCLING_SECONDS}}
         return {"tpu": tpu, "flexStart": recycled, "maxRunDurationSeconds": FLEX_START_MAX_SECONDS, **storage}
-    return {"tpu": tpu, "spot": step is Fallback.SPOT, **storage}
+    if step is Fallback.ON_DEMAND:
+        # no reservation: a fallback slice must not take one that the serving's own pools count on (the schema's
+        # "None" affinity "would prevent reservations from being used"; GKE review of issue 37, m2)
+        return {"tpu": tpu, "spot": False, "reservations": {"affinity": "None"}, **storage}
+    return {"tpu": tpu, "spot": True, **storage}
 
 
 def compute_class_spec(args: TpuComputeClassArgs) -> dict[str, Any]:

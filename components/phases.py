@@ -221,6 +221,8 @@ class PoolParts:
 
     slices: dict[str, TpuNodePool | ExistingTpuNodePool]
     scale_from_zero: frozenset[str]
+    compute_class: pulumi.Resource | None = None
+    """The serving slices' ComputeClass (``serving.fallback``), which the serving's pods wait for; None."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +345,7 @@ def build_serving(
             {n: list(pools.slices[n].node_pools) for n in cfg.serving.slices},
             [name for c in chosen for name in c.pool_names],
             sorted({cfg.zone_of(s) for s in cfg.tpu_slices if s.name in cfg.serving.slices}),
+            pools.compute_class,
         ),
         k8s_labels=ctx.k8s_labels,
         labels=ctx.labels,

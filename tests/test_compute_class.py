@@ -49,7 +49,7 @@ def test_compute_class_spec_puts_the_pools_first_then_each_fallback_of_the_whole
     # v6e-16: 4 VMs of 4 chips, 4x4; count is the chips of one VM (the schema's "count of TPU chips for a node")
     tpu = {"type": "tpu-v6e-slice", "count": 4, "topology": "4x4"}
     disk = {"bootDiskSize": 300}
-    assert on_demand == {"tpu": tpu, "spot": False, "storage": disk}
+    assert on_demand == {"tpu": tpu, "spot": False, "reservations": {"affinity": "None"}, "storage": disk}
     assert flex == {
         "tpu": tpu,
         "flexStart": {"enabled": True, "nodeRecycling": {"leadTimeSeconds": 3600}},

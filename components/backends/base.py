@@ -125,6 +125,8 @@ class ServingSlices:
     """The GKE node pools of the serving slices, one per slice, created or existing: how many slices there are."""
     zones: Sequence[str] = ()
     """The zones of the serving slices (``tpuSlices[].zone``, else the stack's zone), each once."""
+    compute_class: pulumi.Resource | None = None
+    """Their ComputeClass (``serving.fallback``), which the serving's pods select: they wait for it. None: none."""
 
 
 @dataclass(frozen=True)

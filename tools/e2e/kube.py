@@ -75,6 +75,12 @@ class Kube:
     _resources: dict[tuple[str, str], Resource] = field(default_factory=dict)
     _ssl: ssl.SSLContext | None = None
 
+    @classmethod
+    def of(cls, api_client: Any) -> Kube:
+        """The connection of a ``kubernetes`` client's ``ApiClient`` (its server, CA and client certificate)."""
+        c = api_client.configuration
+        return cls(c.host, Path(c.ssl_ca_cert), Path(c.cert_file), Path(c.key_file))
+
     def _context(self) -> ssl.SSLContext:
         if self._ssl is None:
             ctx = ssl.create_default_context(cafile=str(self.ca_file))

@@ -57,8 +57,7 @@ GATE_LOST_SECONDS = 20
 
 def _admin(api_client: Any) -> Kube:
     """The run's admin connection, as :class:`.kube.Kube` (the gate's runner asks it for a token)."""
-    c = api_client.configuration
-    return Kube(c.host, Path(c.ssl_ca_cert), Path(c.cert_file), Path(c.key_file))
+    return Kube.of(api_client)
 
 
 def _hpa(api_client: Any, namespace: str, name: str) -> dict[str, Any]:

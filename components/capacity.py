@@ -143,3 +143,16 @@ TO_ZERO = (
 )
 """What a stockout does to a serving slice kept on that may go down to zero (:func:`tpu_serving.derived.scale_to_zero`):
 its creation as :data:`STOCKOUT` says, its scale-up afterwards as :data:`FROM_ZERO`."""
+
+FALLBACK = (
+    "the pool is created empty and the groups that select the serving's ComputeClass bring its slice: the autoscaler "
+    "adds it, or in a stockout GKE makes a slice of the class's next step (serving.fallback), so pulumi up succeeds "
+    "whatever the stock; while no step has a slice the groups stay Pending, and after observability.capacityWaitMinutes "
+    "the 'Serving groups waiting for capacity' ticket opens; a pool that already holds its slice keeps it until no "
+    "group runs on it"
+)
+"""What a stockout does to a serving slice of a capacity fallback (:class:`tpu_serving.compute_class.TpuComputeClass`):
+its pool is created with none of its VMs (:func:`tpu_serving.nodepool.node_pool_args`), so no creation meets it; the
+class's priorities then answer it at scale-up (GKE, "About custom ComputeClasses", "Fallback compute priorities": "If
+the most preferred configuration is unavailable, GKE automatically selects the next configuration in the hierarchy",
+https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""

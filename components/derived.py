@@ -243,14 +243,18 @@ def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
 
 def obtained_output(cfg: StackConfig) -> dict[str, str]:
     """The ``capacity.obtained`` stack output: per slice kind, how it gets its VMs and what a stockout then does
-    (:data:`tpu_serving.capacity.STOCKOUT`); an existing cluster's pools are their owner's."""
+    (:data:`tpu_serving.capacity.STOCKOUT`; a serving slice of a capacity fallback:
+    :data:`~tpu_serving.capacity.FALLBACK`); an existing cluster's pools are their owner's."""
     if cfg.cluster.existing is not None:
         return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
     empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
+    fallback = cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
     out = {}
     for s in cfg.tpu_slices:
         c = s.effective_capacity
-        if c is capacity.Capacity.RESERVATION and set(s.pool_names) <= empty:
+        if fallback and set(s.pool_names) <= idle:
+            out[s.name] = f"{c}: {capacity.FALLBACK}"
+        elif c is capacity.Capacity.RESERVATION and set(s.pool_names) <= empty:
             out[s.name] = f"{c}: {capacity.FROM_ZERO_RESERVED}"
         elif c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
             out[s.name] = f"{c}: {capacity.FROM_ZERO}"

@@ -133,7 +133,8 @@ class TpuNodePoolArgs:
     compute_class: str | None = described(
         "Name of the ComputeClass (:class:`~tpu_serving.compute_class.TpuComputeClass`) whose first priority these "
         "pools are: each carries its node label and taint `cloud.google.com/compute-class=<name>`, as GKE requires of a "
-        "pool made by hand that takes part in a class. None: no class.",
+        "pool made by hand that takes part in a class, and a pool of `scale_to_zero` is created empty (the class's "
+        "pods bring its slice, or one of the class's later steps: `pulumi up` waits on no TPU capacity). None: no class.",
         default=None,
         check=compute_class.name_problem,
     )
@@ -314,6 +315,13 @@ def node_pool_args(
     # creates the pool with node_count nodes when initial_node_count is unset; initial_node_count forces a new pool,
     # so an existing fixed pool takes autoscaling in place) and ignores node_count afterwards (the autoscaler's).
     sized = autoscaled(args, pool_name)
+    # A pool of a capacity fallback that may go down to zero is created with none of its slice: the pods that select
+    # the class bring the slice, or GKE makes one of the class's later steps, so a stockout leaves them Pending instead
+    # of failing `pulumi up` (issue 37, item 2). node_count 0, not initial_node_count 0: the provider sends
+    # InitialNodeCount 0 either way (`d.GetOk("node_count")` is false for 0: terraform-provider-google
+    # e03b7622 resource_container_node_pool.go expandNodePool l.1231-1240; node_count IntAtLeast(0) l.536-542), but
+    # initial_node_count forces a new pool, and a pool that already holds its slice keeps it (node_count ignored).
+    waits = args.compute_class is not None and pool_name in args.scale_to_zero
     return container.NodePoolArgs(
         name=pool_name,
         project=args.project,
@@ -323,7 +331,7 @@ def node_pool_args(
         # A multi-host slice is one unit: placed by its topology (placement_policy), fixed size. A
         # flex-start slice starts empty and the autoscaler adds all its VMs at once (GKE's
         # flex-start TPU guide: --enable-autoscaling --num-nodes=0 --max-nodes=<VMs>).
-        node_count=None if from_zero else shape.vms,
+        node_count=None if from_zero else 0 if waits else shape.vms,
         initial_node_count=0 if from_zero else None,
         autoscaling=(
             {"total_min_node_count": 0, "total_max_node_count": shape.vms, "location_policy": "ANY"} if sized else None

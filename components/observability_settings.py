@@ -165,6 +165,14 @@ class ObservabilitySettings:
         ge=1,
         le=1440,
     )
+    capacity_wait_minutes: int = described(
+        "Minutes a pod of a serving with a capacity fallback (`serving.fallback`) may stay unschedulable before the "
+        "capacity-wait ticket (WARNING) opens: no step of the ComputeClass had a slice for its group, which waits. "
+        "Above the time GKE takes to make a slice, which is not published.",
+        default=30,
+        ge=5,
+        le=10080,
+    )
     first_token_seconds: float = described(
         "Time to first token, in seconds, that the 95th percentile of the serving requests (over five minutes) may "
         "not exceed for `firstTokenMinutes` before the slow-first-token alert pages (ERROR): saturated groups, as "

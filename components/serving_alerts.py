@@ -10,6 +10,9 @@ leader whose metrics stopped arriving, and fewer Ready groups than planned.
   a broken scrape (a NetworkPolicy, a PodMonitoring, the collector) leaves them quiet, not firing.
 - **Capacity reduced** (WARNING): the same count below plan for ``capacityReducedMinutes`` (10): a group lost and
   reloading, which the group-recreated alert misses when the leader pod itself went.
+- **Waiting for capacity** (WARNING): with a capacity fallback, a pod of the groups unschedulable for
+  ``capacityWaitMinutes``: no step of the serving's ComputeClass had a slice for its group, whose pool starts empty
+  (:data:`tpu_serving.capacity.FALLBACK`), so it waits where a fixed pool would have failed ``pulumi up``.
 - **Below the planned groups** (ERROR): fewer Ready leaders than the fixed count or the autoscaling minimum for
   the not-ready window. A group whose pods cannot be created (the LWS webhook refusing them, a quota) has no pod,
   so the not-ready alert, which counts pods, does not see it; a group that reloads after a node event is back
@@ -166,6 +169,39 @@ def slow_first_token_alert(scope: Scope, metrics: ServingMetrics, settings: Obse
     return "slow-first-token", "Serving time to first token high", query, minutes, runbook, "ERROR"
 
 
+POD_UNSCHEDULABLE = "kube_pod_status_unschedulable"
+"""1 for a pod whose ``PodScheduled`` condition is False, no series otherwise (kubernetes/kube-state-metrics
+internal/store/pod.go ``createPodStatusUnschedulableFamilyGenerator``, STABLE; labels ``namespace``, ``pod``, ``uid``),
+a series of GKE's ``POD`` kube state metrics package (:data:`tpu_serving.serving_metrics.POD_NOT_READY`'s source). The
+scheduler sets the condition False, reason Unschedulable, for a pod no node fits, as every pod of a group waiting for
+its slice (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-conditions)."""
+
+
+def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
+    """A pod of the groups of :attr:`ServingMetrics.leader_worker_sets` (a leader ``<lws>-<group>`` or a worker
+    ``<lws>-<group>-<worker>``, :func:`tpu_serving.observability_roles.leader_pods`) unschedulable for
+    ``capacityWaitMinutes``: a WARNING (None: no capacity fallback). The groups' pool starts empty and GKE answers a
+    stockout by the class's next step, so a pod unschedulable that long means no step had a slice; the below-minimum
+    and no-ready alerts page if the groups the plan keeps are missing meanwhile."""
+    if metrics.compute_class is None or not metrics.leader_worker_sets:
+        return None
+    names = "|".join(roles_.name_literal(n) for n in metrics.leader_worker_sets)
+    pods = f"({names})-[0-9]+(-[0-9]+)?"
+    minutes = settings.capacity_wait_minutes
+    where = f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{pods}"'
+    query = f"sum({POD_UNSCHEDULABLE}{{{where}}}) > 0"
+    runbook = (
+        f"A pod of a serving group of namespace {scope.namespace} has been unschedulable for {minutes} minutes: no "
+        f"step of ComputeClass {metrics.compute_class} had a whole slice for its group, which waits; the other groups "
+        f"serve. Why: `kubectl -n {scope.namespace} describe pod <pod>` (its FailedScheduling and the cluster "
+        "autoscaler's NotTriggerScaleUp events) and the autoscaler's visibility logs in Cloud Logging "
+        '(logName="projects/<project>/logs/container.googleapis.com%2Fcluster-autoscaler-visibility": noScaleUp, '
+        "scale.up.error.out.of.resources). It clears by itself once a zone has capacity; to serve sooner, add a step "
+        "or a zone to serving.fallback, or a reservation."
+    )
+    return "capacity-wait", "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
+
+
 def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Found]:
     """The alerts of this module that the backend's signals and plan allow."""
     found = (
@@ -173,5 +209,6 @@ def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings:
         metrics_missing_alert(scope, leaders, metrics, settings),
         capacity_reduced_alert(scope, leaders, metrics, settings),
         below_minimum_alert(scope, leaders, metrics, settings),
+        capacity_wait_alert(scope, metrics, settings),
     )
     return [a for a in found if a is not None]

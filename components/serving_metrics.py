@@ -131,6 +131,10 @@ class ServingMetrics:
     autoscalers: Sequence[str] = ()
     """Names of the HorizontalPodAutoscalers that set its group counts, whose conditions the autoscaler alert reads
     (:mod:`tpu_serving.autoscaler_alerts`; none: its groups are fixed)."""
+    compute_class: str | None = None
+    """The ComputeClass the groups of :attr:`leader_worker_sets` select (a capacity fallback,
+    :class:`tpu_serving.compute_class.TpuComputeClass`): their pods unschedulable for ``capacityWaitMinutes`` open the
+    capacity-wait ticket (:func:`tpu_serving.serving_alerts.capacity_wait_alert`; None: no class, no such alert)."""
     fewest_groups: int = 1
     """Groups that take requests the stack is planned to keep Ready (the fixed count, or the autoscaling minimum):
     fewer for longer than the not-ready window fires the below-minimum alert (1: the no-ready alert covers it)."""

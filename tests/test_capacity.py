@@ -9,7 +9,7 @@ from tests.fixtures.configs import plan_edited
 from tests.fixtures.pools import SA, pool_args
 from tpu_serving import capacity
 from tpu_serving.capacity import Capacity
-from tpu_serving.nodepool import node_pool_args
+from tpu_serving.nodepool import node_pool_args, pool_ignore_changes
 
 
 def test_capacity_on_demand_renders_a_fixed_slice():
@@ -179,3 +179,25 @@ def test_capacity_reservation_name_the_api_refuses(reservation):
 
     (problem,) = argument_problems(pool_args(capacity="reservation", reservation=reservation))
     assert problem.startswith("TpuNodePoolArgs.reservation = ") and ": must be a Compute Engine reservation" in problem
+
+
+def test_capacity_a_classed_pool_that_may_go_to_zero_is_created_empty_and_keeps_a_slice_it_holds():
+    """Issue 37, item 2: with a capacity fallback no pool creation waits on TPU capacity (node_count 0: the provider's
+    InitialNodeCount 0), and the pool ignores node_count afterwards, so a pool made before the fallback keeps its
+    slice; without the class, or on a pool not autoscaled to zero, the pool is created whole."""
+    classed = pool_args(compute_class="c-serving", scale_to_zero=("c-a",))
+    made = node_pool_args(classed, "c-a", SA)
+    assert made.node_count == 0 and made.initial_node_count is None
+    assert made.autoscaling == {"total_min_node_count": 0, "total_max_node_count": 4, "location_policy": "ANY"}
+    assert pool_ignore_changes(classed, "c-a") == ["node_count"]
+    assert node_pool_args(pool_args(scale_to_zero=("c-a",)), "c-a", SA).node_count == 4
+    assert node_pool_args(pool_args(compute_class="c-serving"), "c-a", SA).node_count == 4
+
+
+def test_capacity_obtained_says_a_fallback_slice_waits_instead_of_failing_pulumi_up():
+    obtained = plan_of("vllm-llama31-405b-v6e16").outputs["capacity"]["obtained"]
+    assert obtained["v6e16"] == f"on-demand: {capacity.FALLBACK}"
+    (pool,) = [
+        p for p in plan_of("vllm-llama31-405b-v6e16").of_type("gcp:container/nodePool:NodePool") if "v6e16" in p.name
+    ]
+    assert pool.inputs["nodeCount"] == 0 and "initialNodeCount" not in pool.inputs

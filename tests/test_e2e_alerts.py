@@ -93,11 +93,11 @@ CHECKED_AT_LEAST: dict[str, int] = {
     "pathwaysjob-interactive-v5e16": 2,
     "saxml-175b-v5e32x2": 6,
     "vllm-llama31-405b-tpu7x16": 14,
-    "vllm-llama31-405b-v6e16": 14,
+    "vllm-llama31-405b-v6e16": 15,
     "vllm-llama33-70b-disagg-v6e8x2": 22,
     "vllm-llama33-70b-existing": 19,
     "vllm-llama33-70b-v5e16": 19,
-    "vllm-llama33-70b-v6e8": 19,
+    "vllm-llama33-70b-v6e8": 20,
 }
 """Alerts checked per stack when the test came (2026-11-28), the vLLM stacks' error-rate alert, every stack's
 controller alert and the vLLM and JetStream stacks' two serving-probe alerts since, then the leaders' stalled,
@@ -106,7 +106,7 @@ a Gateway, through-the-Gateway alerts, all of them and in part (2026-11-29), the
 failing-in-part and missing alerts (SRE review round 40, M5), then the leaders' capacity-reduced alert and the
 production example (SRE review round 43, M1), then the autoscaler alert on the stacks with an HPA (GKE review
 round 43, M2), then the slow-first-token page on the stacks whose server exports the histogram (SRE review round 44,
-M3); fewer fails
+M3), then the capacity-wait ticket on the two stacks with a capacity fallback (issue 37, item 2); fewer fails
 (an alert lost, or one no longer read)."""
 
 
@@ -319,8 +319,10 @@ def kube_state_series(w: World, outage: bool, minutes: int) -> list[dict[str, st
     """kube-state-metrics v2 ``kube_pod_status_phase`` (labels ``namespace``, ``pod``, ``uid``, ``phase``; one
     series per phase, 1 for the pod's phase and 0 for the others) and ``kube_pod_container_status_ready``
     (``namespace``, ``pod``, ``uid``, ``container``; one per container status, so none for a pod not yet
-    scheduled): kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md. The outage: every pod lost its
-    node and is Pending again (its container statuses gone); the one-off Job's pods stay Succeeded."""
+    scheduled): kubernetes/kube-state-metrics docs/metrics/workload/pod-metrics.md; ``kube_pod_status_unschedulable``
+    (``namespace``, ``pod``, ``uid``; 1 while the pod's ``PodScheduled`` condition is False, no series otherwise:
+    internal/store/pod.go ``createPodStatusUnschedulableFamilyGenerator``). The outage: every pod lost its node and is
+    Pending again, unschedulable (its container statuses gone); the one-off Job's pods stay Succeeded."""
     out = []
     for i, pod in enumerate(w.pods):
         base = {"cluster": w.cluster, "namespace": pod.namespace, "pod": pod.name, "uid": f"uid-{i}"}
@@ -334,6 +336,8 @@ def kube_state_series(w: World, outage: bool, minutes: int) -> list[dict[str, st
                     "values": _values(healthy, then if outage else None, minutes),
                 }
             )
+        if outage and not pod.completes:
+            out.append({"series": _sel("kube_pod_status_unschedulable", base), "values": _values("_", "1", minutes)})
         for container in pod.containers:
             ready = "0" if pod.completes else "1"
             out.append(
@@ -518,7 +522,7 @@ FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("probe-fails", ("probe_success",)),
     ("errors", ("llm_d_epp_request_error_total",)),
     ("overload", ("vllm:num_requests_waiting", "jetstream_prefill_backlog_size")),
-    ("pods-lost", ("kube_pod_status_phase", "kube_pod_container_status_ready")),
+    ("pods-lost", ("kube_pod_status_phase", "kube_pod_container_status_ready", "kube_pod_status_unschedulable")),
 )
 """The outage each family of upstream metrics stands for, first match wins (a stall alert also reads the queue)."""
 QUIET: dict[str, tuple[str, ...]] = {

@@ -10,6 +10,7 @@ from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving.serving_alerts import (
     below_minimum_alert,
     capacity_reduced_alert,
+    capacity_wait_alert,
     leader_alerts,
     metrics_missing_alert,
     serving_leaders,
@@ -127,3 +128,41 @@ def test_slow_first_token_alert_pages_on_the_95th_percentile_above_the_setting()
     assert query == f"histogram_quantile(0.95, sum by (le) (rate(ttft_bucket{SCRAPED}[5m]))) > 7.5"
     assert "7.5 s" in runbook
     assert slow_first_token_alert(SCOPE, ServingMetrics(signals=SIGNALS), settings) is None  # no histogram
+
+
+def test_capacity_wait_alert_counts_the_groups_unschedulable_pods_for_its_minutes():
+    metrics = ServingMetrics(leader_worker_sets=("vllm",), compute_class="c-serving")
+    key, _, query, minutes, runbook, severity = capacity_wait_alert(
+        SCOPE, metrics, ObservabilitySettings(capacity_wait_minutes=45)
+    ) or ("", "", "", 0, "", "")
+    assert (key, minutes, severity) == ("capacity-wait", 45, "WARNING")
+    # leaders <lws>-<group> and workers <lws>-<group>-<worker>; not the prober or the picker of the same namespace
+    assert query == (
+        'sum(kube_pod_status_unschedulable{cluster="c", namespace="ns", pod=~"(vllm)-[0-9]+(-[0-9]+)?"}) > 0'
+    )
+    assert "c-serving" in runbook
+
+
+def test_capacity_wait_alert_none_without_a_compute_class():
+    assert capacity_wait_alert(SCOPE, ServingMetrics(leader_worker_sets=("vllm",)), SETTINGS) is None
+
+
+def test_capacity_wait_alert_in_the_fallback_stacks_only():
+    # the two example stacks with serving.fallback, and no other
+    with_alert = {
+        stack
+        for stack in (
+            "vllm-llama31-405b-v6e16",
+            "vllm-llama33-70b-v6e8",
+            "vllm-llama33-70b-v5e16",
+            "llama31-405b-v6e16",
+        )
+        if "capacity-wait" in _conditions(stack)
+    }
+    assert with_alert == {"vllm-llama31-405b-v6e16", "vllm-llama33-70b-v6e8"}
+    # the pods of the stack's LeaderWorkerSet, as the plan names it
+    lws = plan_of("vllm-llama31-405b-v6e16").of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    names = [r.inputs["metadata"]["name"] for r in lws]
+    query = _conditions("vllm-llama31-405b-v6e16")["capacity-wait"]
+    assert names and query["query"].endswith(f'pod=~"({names[0]})-[0-9]+(-[0-9]+)?"}}) > 0')
+    assert query["duration"] == "1800s"

@@ -15,6 +15,7 @@ from typing import Any
 from tpu_serving import capacity, catalog, cost
 from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
+from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving.derived import cost_output
 from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
@@ -43,6 +44,9 @@ class TpuPool:
     capacity: Capacity
     size: PoolSize
     disk_gb: int
+    fallback: bool = False
+    """A pool of a capacity fallback created empty (:data:`tpu_serving.capacity.FALLBACK`): its groups bring its slice,
+    so it counts whole (``size`` at its most)."""
 
     @property
     def slices(self) -> int:
@@ -65,8 +69,18 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
         if shape is not None:
             name = str(r.inputs.get("name") or r.name)
             disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
-            out.append(TpuPool(name, shape, pool_capacity(config), pool_size(r.inputs), disk))
+            size, fallback = pool_size(r.inputs), waits_for_its_groups(r.inputs)
+            size = PoolSize(size.most, size.most) if fallback else size
+            out.append(TpuPool(name, shape, pool_capacity(config), size, disk, fallback))
     return out
+
+
+def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
+    """A pool of a ComputeClass (its node label ``cloud.google.com/compute-class``) created with ``nodeCount`` 0: a
+    ``TpuNodePool`` of a capacity fallback, whose standing groups bring its slice (a pool of a slice above the groups'
+    minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.nodepool.node_pool_args`)."""
+    labels = _mapping(_mapping(inputs.get("nodeConfig")).get("labels"))
+    return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
 
 
 def _cpu_nodes(plan: Plan, tpu: set[str]) -> list[cost.NodeUsage]:
@@ -115,7 +129,9 @@ def capacity_lines(plan: Plan) -> list[str]:
         return []
     said: dict[str, list[str]] = {}
     for p in pools:
-        if p.size.running == 0 and p.capacity is Capacity.RESERVATION:
+        if p.fallback:
+            how = capacity.FALLBACK
+        elif p.size.running == 0 and p.capacity is Capacity.RESERVATION:
             how = capacity.FROM_ZERO_RESERVED
         elif p.size.running == 0 and p.capacity is not Capacity.FLEX_START:
             how = capacity.FROM_ZERO

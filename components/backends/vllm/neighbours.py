@@ -50,9 +50,12 @@ def probe_target(service: str, served_model_name: str, covers: str = PROBE_COVER
     )
 
 
-def leader_metrics(name: str, leaders: dict[str, str], fewest: int, autoscalers: tuple[str, ...]) -> ServingMetrics:
+def leader_metrics(
+    name: str, leaders: dict[str, str], fewest: int, autoscalers: tuple[str, ...], compute_class: str | None = None
+) -> ServingMetrics:
     """The leaders' server exports vLLM's metrics on the serving port, its HTTP responses by status among them; the
-    workers run Ray workers only. Its one LeaderWorkerSet ``name``'s group recreations are watched."""
+    workers run Ray workers only. Its one LeaderWorkerSet ``name``'s group recreations are watched, and with a
+    ``compute_class`` (a capacity fallback) its groups' wait for a slice."""
     target = ScrapeTarget(f"{name}-leaders", leaders, HTTP_PORT, METRICS_PATH)
     return ServingMetrics(
         scrape=[target],
@@ -61,6 +64,7 @@ def leader_metrics(name: str, leaders: dict[str, str], fewest: int, autoscalers:
         http_responses=dataclasses.replace(HTTP_RESPONSES, jobs=(target.name,)),
         fewest_groups=fewest,
         autoscalers=autoscalers,
+        compute_class=compute_class,
     )
 
 
@@ -89,7 +93,8 @@ def neighbours(
         cache_gib=args.memory_cache_gib,
     )
     metric = autoscaling.metric if autoscaling is not None and autoscaling.metric else VllmMetric.REQUESTS_WAITING
-    metrics = leader_metrics(args.name, leaders, fewest, (args.name,) if autoscaling is not None else ())
+    scalers = (args.name,) if autoscaling is not None else ()
+    metrics = leader_metrics(args.name, leaders, fewest, scalers, args.compute_class)
     serving = PodSet(f"LeaderWorkerSet {args.name}", group, most, surge=lws.surge_groups(args.rollout))
     return ServingNeighbours(
         serving_pods=leaders,

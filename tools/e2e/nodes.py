@@ -47,7 +47,7 @@ from tpu_serving.nodepool import ACCELERATOR_LABEL, NODEPOOL_LABEL, TOPOLOGY_LAB
 from tpu_serving_tools.gcp_types import NODE_POOL
 
 from .controlplane import KWOK_LABEL, ControlPlane
-from .kube import Obj, wait_for
+from .kube import Kube, Obj, wait_for
 
 EXISTING_CLUSTER_TYPE = "tpu-serving:index:ExistingCluster"
 EXISTING_TYPES = (EXISTING_CLUSTER_TYPE, "tpu-serving:index:ExistingTpuNodePool")
@@ -261,17 +261,22 @@ def _create_node(cp: ControlPlane, pool: Pool, index: int) -> Obj:
     initialised with kwok's own ``--node-ip`` after the status was written, and its pods get that host IP)."""
     internal_ip, pod_cidr = cp.node_addresses()
     body = node_object(pool, index, pod_cidr)
-    key, value = KWOK_LABEL
-    del body["metadata"]["labels"][key]
-    node = cp.kube.create(body)
     capacity, allocatable = resources(pool)
     addresses = [
         {"type": "InternalIP", "address": internal_ip},
         {"type": "Hostname", "address": body["metadata"]["name"]},
     ]
-    status = {"status": {"capacity": capacity, "allocatable": allocatable, "addresses": addresses}}
-    cp.kube.patch(node, status, subresource="status")
-    return cp.kube.patch(node, {"metadata": {"labels": {key: value}}})
+    return hand_to_kwok(cp.kube, body, {"capacity": capacity, "allocatable": allocatable, "addresses": addresses})
+
+
+def hand_to_kwok(kube: Kube, body: Obj, status: Mapping[str, Any]) -> Obj:
+    """Create the Node ``body`` without kwok's label, write its ``status`` (capacity, allocatable, addresses), then
+    label it for kwok (:func:`_create_node`'s order)."""
+    key, value = KWOK_LABEL
+    metadata = {**body["metadata"], "labels": {k: v for k, v in body["metadata"]["labels"].items() if k != key}}
+    node = kube.create({**body, "metadata": metadata})
+    kube.patch(node, {"status": dict(status)}, subresource="status")
+    return kube.patch(node, {"metadata": {"labels": {key: value}}})
 
 
 def _await_ready(cp: ControlPlane, name: str, timeout: float) -> Obj:

@@ -168,10 +168,11 @@ class ObservabilitySettings:
     capacity_wait_minutes: int = described(
         "Minutes a pod of a serving with a capacity fallback (`serving.fallback`) may stay unschedulable before the "
         "capacity-wait ticket (WARNING) opens: no step of the ComputeClass had a slice for its group, which waits. "
-        "Above the time GKE takes to make a slice, which is not published.",
+        "Above the time GKE takes to make a slice, which is not published: a fallback that succeeds (the pool's "
+        "scale-up failing, then GKE creating a pool of the next step and its VMs) may come near it.",
         default=30,
         ge=5,
-        le=10080,
+        le=1440,
     )
     first_token_seconds: float = described(
         "Time to first token, in seconds, that the 95th percentile of the serving requests (over five minutes) may "

@@ -196,8 +196,9 @@ def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: Observa
         f"serve. Why: `kubectl -n {scope.namespace} describe pod <pod>` (its FailedScheduling and the cluster "
         "autoscaler's NotTriggerScaleUp events) and the autoscaler's visibility logs in Cloud Logging "
         '(logName="projects/<project>/logs/container.googleapis.com%2Fcluster-autoscaler-visibility": noScaleUp, '
-        "scale.up.error.out.of.resources). It clears by itself once a zone has capacity; to serve sooner, add a step "
-        "or a zone to serving.fallback, or a reservation."
+        "scale.up.error.out.of.resources, quota). It clears by itself once the zone has capacity; to serve sooner: "
+        "preemptible TPU quota in the region for the Spot and flex-start steps, a step serving.fallback lacks, a "
+        "reservation (capacity: reservation), or the slice kind in another zone."
     )
     return "capacity-wait", "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
 

@@ -13,7 +13,8 @@ import pytest
 
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
-from tpu_serving_tools.e2e.stockout import restored, stockout_lifecycle, targets, unschedulable
+from tpu_serving_tools.e2e.rollout import leader_worker_sets
+from tpu_serving_tools.e2e.stockout import restored, stockout_lifecycle, unschedulable
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = "vllm-llama31-405b-v6e16"
@@ -70,7 +71,7 @@ def test_restored_keeps_the_pools_taints_not_the_lifecycle_controllers() -> None
     assert status == {"capacity": {"google.com/tpu": "4"}, "allocatable": {"google.com/tpu": "4"}}
 
 
-def test_targets_are_the_states_leader_worker_sets() -> None:
+def test_leader_worker_sets_are_the_states() -> None:
     state = [
         {
             "type": "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet",
@@ -78,4 +79,4 @@ def test_targets_are_the_states_leader_worker_sets() -> None:
         },
         {"type": "kubernetes:apps/v1:Deployment", "outputs": {"metadata": {"namespace": "n", "name": "d"}}},
     ]
-    assert targets(state) == [("n", "v")]
+    assert leader_worker_sets(state) == [("n", "v")]

@@ -54,11 +54,10 @@ RESOURCES = {
     **dict.fromkeys(("podmonitoring", "podmonitorings"), ("monitoring.googleapis.com", "podmonitorings")),
     "lease": ("coordination.k8s.io", "leases"),
     "apiservice": ("apiregistration.k8s.io", "apiservices"),
-    "computeclass": ("cloud.google.com", "computeclasses"),
 }
 """kubectl's names of the resources the runbooks and pages name (its short names, singular and plural) and their
 API group and resource, as the upstream CRDs name them (docs/security.md cites them)."""
-CLUSTER_SCOPED = {"nodes", "apiservices", "computeclasses"}
+CLUSTER_SCOPED = {"nodes", "apiservices"}
 NODE_STEPS = {"cordon", "uncordon", "drain", "taint", "label"}
 PAGE_STEP = re.compile(r"`(kubectl [^`]*)`( " + re.escape(ADMIN_STEP) + ")?")
 """A page's command, in backticks, and the phrase that marks it as not the operators' (:mod:`tpu_serving.page_steps`)."""

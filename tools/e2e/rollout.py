@@ -171,14 +171,20 @@ def live_lws(api_client: Any, namespace: str, name: str) -> tuple[dict[str, Any]
     return lws, int((lws["spec"].get("leaderWorkerTemplate") or {}).get("size", 1))
 
 
+def leader_worker_sets(state: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(namespace, name) of each LeaderWorkerSet of the stack's state."""
+    found = []
+    for r in state:
+        if r.get("type") == LWS_TYPE:
+            meta = (r.get("outputs") or r.get("inputs") or {}).get("metadata") or {}
+            found.append((str(meta.get("namespace")), str(meta.get("name"))))
+    return found
+
+
 def watched_sets(api_client: Any, state: Iterable[Obj]) -> list[Watched]:
     """Each LeaderWorkerSet of the stack's state as it is now: size, replicas and the pods' revisions."""
     out = []
-    for r in state:
-        if r.get("type") != LWS_TYPE:
-            continue
-        meta = (r.get("outputs") or {}).get("metadata") or {}
-        namespace, name = str(meta.get("namespace")), str(meta.get("name"))
+    for namespace, name in leader_worker_sets(state):
         live, size = live_lws(api_client, namespace, name)
         w = Watched(namespace, name, size, int(live["spec"].get("replicas", 1)), set())
         w.old = {str(_labels(p).get(REVISION)) for p in lws_pods(api_client, w.namespace, w.name)}

@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import expectations_from
 
@@ -30,18 +31,14 @@ from .kube import Kube, Obj
 from .lifecycle import up_finding
 from .node_loss import wait
 from .nodes import hand_to_kwok
-from .rollout import live_lws, lws_pods, serving_groups
+from .rollout import leader_worker_sets, live_lws, lws_pods, serving_groups
 from .stack_run import StackRun
 
 CHECK = "stockout"
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
-"""The label GKE puts on a node of a ComputeClass (GKE, "About custom ComputeClasses"; the stack's pools carry it)."""
-LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 LIFECYCLE_TAINTS = "node.kubernetes.io/"
 """Taints the node lifecycle controller adds and removes: not the pool's, so not given back with a Node."""
 WAIT_SECONDS = 90.0
 """How long the pods are given to be created and judged by the scheduler, and the groups to serve once back."""
-VERIFY_WAIT = 60.0
 
 
 def classed_nodes(kube: Kube) -> list[Obj]:
@@ -116,21 +113,11 @@ def serving(api_client: Any, namespace: str, name: str, began: float) -> Finding
     )
 
 
-def targets(state: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(namespace, name) of each LeaderWorkerSet of the stack's state."""
-    found = []
-    for r in state:
-        if r.get("type") == LWS_TYPE:
-            meta = (r.get("outputs") or r.get("inputs") or {}).get("metadata") or {}
-            found.append((str(meta.get("namespace")), str(meta.get("name"))))
-    return found
-
-
 def stockout_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapping[str, Any]) -> None:
     """``run_stack``'s lifecycle for a stockout (the module's steps)."""
     from tpu_serving_tools.verify import verify_expected
 
-    from .run import flat_config
+    from .run import VERIFY_WAIT, flat_config
 
     kube = Kube.of(api_client)
     nodes = classed_nodes(kube)
@@ -138,7 +125,7 @@ def stockout_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapp
     if not nodes or not up_finding(report, run):
         return
     state = run.resources()
-    lws = targets(state)
+    lws = leader_worker_sets(state)
     if not lws:
         report.findings.append(Finding(CHECK, "LeaderWorkerSets", False, "the stack's state holds none"))
     report.findings += [report.step("wait", functools.partial(waiting, api_client, ns, name)) for ns, name in lws]

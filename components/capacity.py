@@ -141,7 +141,7 @@ TO_ZERO = (
     "autoscaler removes the slice once no group runs on it, as after a group moved to a free slice of its shape; "
     "taking it back then waits for capacity like a pool that scales from zero"
 )
-"""What a stockout does to a serving slice kept on that may go down to zero (:func:`tpu_serving.derived.scale_to_zero`):
+"""What a stockout does to a serving slice kept on that may go down to zero (:func:`tpu_serving.config.slice_capacity.scale_to_zero`):
 its creation as :data:`STOCKOUT` says, its scale-up afterwards as :data:`FROM_ZERO`."""
 
 FALLBACK = (

@@ -186,6 +186,25 @@ def toleration(name: str) -> k8s.core.v1.TolerationArgs:
     return k8s.core.v1.TolerationArgs(key=LABEL, operator="Equal", value=name, effect="NoSchedule")
 
 
+SPOT_LABEL = "cloud.google.com/gke-spot"
+"""GKE's label of a Spot VM node, and the key of the taint GKE puts on the Spot node pools it creates itself:
+``cloud.google.com/gke-spot="true":NoSchedule`` (GKE, "About node auto-provisioning", "Support for Spot VMs",
+https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning#support_for_spot_vms; for a class's Spot
+priority: google/skills 1af77752 skills/cloud/gke-compute-classes/SKILL.md l.77-84, "GKE auto-taints Spot nodes ...
+Pods targeting a Spot priority tier must tolerate this taint"). GKE's own toleration for a class covers the class's key
+only (the same file, l.57-66)."""
+
+
+def tolerations(name: str) -> list[k8s.core.v1.TolerationArgs]:
+    """The tolerations of a pod that selects class ``name``: the class's taint, on the serving's own pools, and GKE's
+    Spot taint, on the slices of a Spot step. A toleration only admits: the pod's class selector still keeps it on the
+    class's nodes, and a class without a Spot step has no node with that taint (GKE review of issue 37 item 2, M1)."""
+    return [
+        toleration(name),
+        k8s.core.v1.TolerationArgs(key=SPOT_LABEL, operator="Equal", value="true", effect="NoSchedule"),
+    ]
+
+
 def fallback_problems(fallback: Sequence[str], shape: SliceShape) -> list[str]:
     """What GKE or this library refuses in a fallback for ``shape``, each naming the step and its rule's source."""
     found = []

@@ -19,6 +19,7 @@ from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig, TpuSliceConfig
 from .config.serving_facts import maintenance_gate_runs
+from .config.slice_capacity import obtained
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
@@ -54,43 +55,6 @@ def bucket_grants(
         for purpose, access in needs.items()
         if purpose in buckets.names and access != "none"
     ]
-
-
-def scale_from_zero(cfg: StackConfig) -> set[str]:
-    """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
-    if cfg.serving is None:
-        return set()
-    backend = BACKENDS[cfg.serving.backend]
-    serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
-    by_kind = {n: [p for p, _, s in cfg.slices if s.name == n] for n in cfg.serving.slices}
-    per_kind = backend.from_zero_pools(cfg.serving, by_kind)
-    if per_kind is not None:
-        return per_kind
-    keep = backend.always_on_slices(cfg.serving, len(serving))
-    return set(serving[keep:])
-
-
-def scale_to_zero(cfg: StackConfig) -> set[str]:
-    """Serving slices (by pool) that start with their whole slice yet autoscale down to zero when idle: every pool of
-    a shape that also has a pool starting empty. A group's pods select a slice by accelerator and topology only, so a
-    group whose slice a repair, host maintenance or an upgrade takes restarts on a free slice of that shape, the
-    surge spare or the HPA's next one, and stays there once its own slice is back; a pool of fixed size would then
-    bill idle for good (GKE: "Multi-host TPU slice node pools" scale atomically, whole slice or none,
-    https://cloud.google.com/kubernetes-engine/docs/concepts/tpus#node_pool). Reserved slices keep their VMs: the
-    reservation bills either way. With a capacity fallback (``serving.fallback``) every serving slice is such a pool: a
-    group that a lost slice sent to a slice GKE made for the class stays there too (GKE review of issue 37, M1)."""
-    empty = scale_from_zero(cfg)
-    shapes = {shape for p, shape, _ in cfg.slices if p in empty}
-    fallback = bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving)) if cfg.serving is not None else False
-    return {
-        p
-        for p, shape, s in cfg.slices
-        if p not in empty
-        and (shape in shapes or fallback)
-        and cfg.serving is not None
-        and s.name in cfg.serving.slices
-        and s.effective_capacity is not capacity.Capacity.RESERVATION
-    }
 
 
 def serving_kinds(cfg: StackConfig) -> list[TpuSliceConfig]:
@@ -243,26 +207,8 @@ def cost_output(estimate: cost.CostEstimate) -> dict[str, object]:
 
 def obtained_output(cfg: StackConfig) -> dict[str, str]:
     """The ``capacity.obtained`` stack output: per slice kind, how it gets its VMs and what a stockout then does
-    (:data:`tpu_serving.capacity.STOCKOUT`; a serving slice of a capacity fallback:
-    :data:`~tpu_serving.capacity.FALLBACK`); an existing cluster's pools are their owner's."""
-    if cfg.cluster.existing is not None:
-        return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
-    empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
-    fallback = cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
-    out = {}
-    for s in cfg.tpu_slices:
-        c = s.effective_capacity
-        if fallback and set(s.pool_names) <= idle:
-            out[s.name] = f"{c}: {capacity.FALLBACK}"
-        elif c is capacity.Capacity.RESERVATION and set(s.pool_names) <= empty:
-            out[s.name] = f"{c}: {capacity.FROM_ZERO_RESERVED}"
-        elif c is not capacity.Capacity.FLEX_START and set(s.pool_names) <= empty:
-            out[s.name] = f"{c}: {capacity.FROM_ZERO}"
-        elif set(s.pool_names) <= idle:
-            out[s.name] = f"{c}: {capacity.TO_ZERO}"
-        else:
-            out[s.name] = f"{c}: {capacity.STOCKOUT[c]}"
-    return out
+    (:func:`tpu_serving.config.slice_capacity.obtained`)."""
+    return obtained(cfg)
 
 
 def allocation_output(sized: Allocation) -> dict[str, object]:

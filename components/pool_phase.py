@@ -4,7 +4,7 @@ slices' node pools on the stack's own cluster, on a platform stack's cluster, or
 import pulumi
 
 from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
-from .derived import scale_from_zero, scale_to_zero
+from .config.slice_capacity import scale_from_zero, scale_to_zero
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .naming import compute_class_name, node_service_account_id, workload_policy_name
 from .nodepool import TpuNodePool, TpuNodePoolArgs

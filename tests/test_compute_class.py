@@ -19,6 +19,7 @@ from tpu_serving.compute_class import (
     fallback_problems,
     node_taints,
     toleration,
+    tolerations,
 )
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.schema import SchemaError, validate_custom
@@ -88,6 +89,14 @@ def test_toleration_matches_the_pools_taint() -> None:
     said = toleration("vllm405b-serving")
     assert (said.key, said.value, said.operator, said.effect) == (taint["key"], taint["value"], "Equal", "NoSchedule")
     assert taint == {"key": LABEL, "value": "vllm405b-serving", "effect": "NO_SCHEDULE"}
+
+
+def test_tolerations_take_the_class_taint_and_gkes_spot_taint() -> None:
+    said = [(t.key, t.operator, t.value, t.effect) for t in tolerations("vllm405b-serving")]
+    assert said == [
+        (LABEL, "Equal", "vllm405b-serving", "NoSchedule"),
+        ("cloud.google.com/gke-spot", "Equal", "true", "NoSchedule"),
+    ]
 
 
 def test_fallback_problems_refuses_a_repeated_step() -> None:
@@ -164,6 +173,8 @@ def test_compute_class_the_pools_carry_and_the_pods_select_and_tolerate(stack: s
     for spec in specs:
         assert spec["nodeSelector"][LABEL] == name
         assert {"key": LABEL, "operator": "Equal", "value": name, "effect": "NoSchedule"} in spec["tolerations"]
+        spot = {"key": "cloud.google.com/gke-spot", "operator": "Equal", "value": "true", "effect": "NoSchedule"}
+        assert spot in spec["tolerations"]
 
 
 def test_compute_class_none_without_a_fallback() -> None:
@@ -179,3 +190,15 @@ def test_tpu_compute_class_args_refuse_an_empty_fallback_naming_it() -> None:
     with pytest.raises(ArgumentsError) as refused:
         check_arguments("TpuComputeClass 'x'", args, TpuComputeClassArgs)
     assert "fallback" in str(refused.value), str(refused.value)
+
+
+def test_fallback_under_another_backend_names_the_backend_that_takes_it() -> None:
+    """``serving.fallback`` on a PathwaysJob serving is a key of backend vllm, not a typo (new-user review of issue 37
+    item 2, M2); a key no backend has still reads as unknown alone."""
+    with pytest.raises(ConfigError) as refused:
+        load(with_serving(None, fallback=["spot"], nosuch=1))
+    lines = str(refused.value).splitlines()
+    (fallback,) = [p for p in lines if "serving.fallback" in p]
+    assert "unknown key; a setting of backend vllm, not of pathways-job;" in fallback, fallback
+    (nosuch,) = [p for p in lines if "serving.nosuch" in p]
+    assert "a setting of backend" not in nosuch, nosuch

@@ -1,7 +1,7 @@
 """tpu_serving_tools.e2e.stockout on ``vllm-llama31-405b-v6e16`` (a multi-host slice with ``serving.fallback: [spot]``),
 against the real control plane: with no Node of the ComputeClass's pools, ``pulumi up`` completes, the
 LeaderWorkerSet's pods wait Pending and unschedulable (what the capacity-wait ticket reads), and once the Nodes are
-back every group serves and ``tpu-serving verify`` passes (issue 37, item 2). Marked ``e2e``.
+back, as the class's Spot step makes them (GKE's Spot taint), every group serves and ``tpu-serving verify`` passes (issue 37, item 2). Marked ``e2e``.
 
 The unit tests at the end hold the module's judgments to objects shaped as the API server returns them."""
 
@@ -14,7 +14,7 @@ import pytest
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.rollout import leader_worker_sets
-from tpu_serving_tools.e2e.stockout import restored, stockout_lifecycle, unschedulable
+from tpu_serving_tools.e2e.stockout import as_spot, restored, spot_step, stockout_lifecycle, unschedulable
 
 ROOT = Path(__file__).resolve().parents[1]
 STACK = "vllm-llama31-405b-v6e16"
@@ -80,3 +80,24 @@ def test_leader_worker_sets_are_the_states() -> None:
         {"type": "kubernetes:apps/v1:Deployment", "outputs": {"metadata": {"namespace": "n", "name": "d"}}},
     ]
     assert leader_worker_sets(state) == [("n", "v")]
+
+
+def test_as_spot_adds_gkes_spot_label_and_taint_and_keeps_the_pools() -> None:
+    body = {
+        "metadata": {"name": "n", "labels": {"cloud.google.com/compute-class": "c"}},
+        "spec": {"taints": [{"key": "cloud.google.com/compute-class", "value": "c", "effect": "NoSchedule"}]},
+    }
+    spot = as_spot(body)
+    assert spot["metadata"]["labels"] == {"cloud.google.com/compute-class": "c", "cloud.google.com/gke-spot": "true"}
+    assert spot["spec"]["taints"] == [
+        {"key": "cloud.google.com/compute-class", "value": "c", "effect": "NoSchedule"},
+        {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NoSchedule"},
+    ]
+    assert body["spec"]["taints"] == [spot["spec"]["taints"][0]]
+
+
+def test_spot_step_reads_the_stacks_fallback() -> None:
+    assert spot_step({"serving": {"fallback": ["on-demand", "spot"]}})
+    assert not spot_step({"serving": {"fallback": ["on-demand"]}})
+    assert not spot_step({"serving": {}})
+    assert spot_step({"tpu-serving:serving": {"fallback": ["spot"]}})

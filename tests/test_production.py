@@ -284,3 +284,18 @@ def test_platform_probe_gap_names_a_model_stacks_route_on_the_platform_gateway()
     assert gap in _stack_keys("vllm-llama31-8b-platform")
     assert not [k for k in _stack_keys("vllm-llama33-70b-v6e8") if k.startswith("platform.")]
     assert plan_of("vllm-llama33-70b-platform").outputs["production"]["production"] is False
+
+
+@pytest.mark.parametrize("stack", ["vllm-llama31-405b-v6e16", "vllm-llama33-70b-v5e16", "pathwaysjob-batch-v6e16"])
+def test_production_gaps_say_of_each_slices_capacity_what_capacity_obtained_says(stack: str) -> None:
+    """One stack with a capacity fallback, one with slices that start empty or may go down to zero, one with a job's
+    slice: the Production line's capacity gap of a slice is the capacity.obtained output's text for it (new-user
+    review of issue 37 item 2, M1: the two disagreed)."""
+    cfg = load_stack_config(stack_config(load_project(ROOT), stack))
+    outputs = plan_of(stack).outputs
+    by_name = [s.name for s in cfg.tpu_slices]
+    gaps = [g for g in production_gaps(cfg) if g.key.endswith("].capacity")]
+    assert gaps
+    for g in gaps:
+        name = by_name[int(g.key.split("[")[1].split("]")[0])]
+        assert f"{g.value}: {g.why}" == outputs["capacity"]["obtained"][name]

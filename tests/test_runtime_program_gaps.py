@@ -10,6 +10,7 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
+from tpu_serving.capacity import FALLBACK
 from tpu_serving_tools.check import passed, run_checks, summary
 from tpu_serving_tools.runtime import program_gaps
 from tpu_serving_tools.runtime.planview import PlanView
@@ -53,10 +54,19 @@ def test_program_gaps_agree_with_the_stack_files_production_output():
 
 
 def test_program_gaps_one_standing_group_fails_naming_the_argument():
-    """Review 9's reason-one-group: replicas=1 in one zone (with its capacity fallback the pool starts empty, and the
-    one group waits for the slice it brings: none on the pools as they start)."""
+    """Review 9's reason-one-group: replicas=1 in one zone (with its capacity fallback the pool is created empty, and
+    the one group brings its slice: it stands on it, as a pool created whole would hold it)."""
     why = gaps(program("vllm-llama31-405b-v6e16"))["standing groups LeaderWorkerSet vllm-llama405b/vllm"]
-    assert why.startswith("0 standing group(s) on the pools as they start: ") and "VllmServingArgs.replicas" in why
+    assert why.startswith("1 standing group(s) on the pools as they start: ") and "VllmServingArgs.replicas" in why
+
+
+def test_program_gaps_capacity_of_a_fallback_pool_says_its_groups_wait():
+    """A pool of a capacity fallback is created empty: its gap says what the stack file's capacity.obtained says (the
+    groups wait, pulumi up does not fail), not a fixed pool's stockout (new-user review of issue 37 item 2, M1)."""
+    found = gaps(program("vllm-llama31-405b-v6e16"))
+    (why,) = [w for s, w in found.items() if s.startswith("on-demand TPU pools ")]
+    assert why.startswith(FALLBACK), why
+    assert "fails the node pool's creation" not in why
 
 
 def test_program_gaps_on_demand_slices_fail():

@@ -15,13 +15,12 @@ from typing import Any
 from tpu_serving import capacity, catalog, cost
 from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
-from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving.derived import cost_output
 from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
-from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size
+from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size, waits_for_its_groups
 from tpu_serving_tools.runtime.planview import PlanView
 
 DEFAULT_DISK_GB = 100
@@ -73,14 +72,6 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
             size = PoolSize(size.most, size.most) if fallback else size
             out.append(TpuPool(name, shape, pool_capacity(config), size, disk, fallback))
     return out
-
-
-def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
-    """A pool of a ComputeClass (its node label ``cloud.google.com/compute-class``) created with ``nodeCount`` 0: a
-    ``TpuNodePool`` of a capacity fallback, whose standing groups bring its slice (a pool of a slice above the groups'
-    minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.nodepool.node_pool_args`)."""
-    labels = _mapping(_mapping(inputs.get("nodeConfig")).get("labels"))
-    return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
 
 
 def _cpu_nodes(plan: Plan, tpu: set[str]) -> list[cost.NodeUsage]:

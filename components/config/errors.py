@@ -156,10 +156,24 @@ def _unknown_key(loc: tuple[Any, ...], path: str, value: object = None, root: ty
     model = _model_at(loc[:-1], root)
     names = [f.alias or n for n, f in model.model_fields.items()]
     close = difflib.get_close_matches(str(loc[-1]), names, n=1)
-    hint = f"did you mean `{close[0]}`? " if close else ""
+    hint = f"did you mean `{close[0]}`? " if close else _other_backends(loc, root)
     if model is root:
         names = [GCP_KEYS.get(n, f"{PROJECT_NAMESPACE}:{f.alias or n}") for n, f in model.model_fields.items()]
     return f"{path}: unknown key; {hint}valid keys: {', '.join(names)}"
+
+
+def _other_backends(loc: tuple[Any, ...], root: type[BaseModel]) -> str:
+    """For a serving key of another backend (``serving.fallback`` under jetstream-pathways, say): which backends take
+    it, or ``""`` (new-user review of issue 37 item 2, M2: the key read as a typo)."""
+    if len(loc) != 3 or loc[0] != "serving" or root is not StackConfig:
+        return ""
+    takes = [
+        tag
+        for tag in sorted(_BACKENDS)
+        if tag != loc[1]
+        and any(loc[2] in (n, f.alias) for n, f in _model_at(("serving", tag), root).model_fields.items())
+    ]
+    return f"a setting of backend {', '.join(takes)}, not of {loc[1]}; " if takes else ""
 
 
 def _stack_file_key(stack_key: str) -> str:

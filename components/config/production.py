@@ -21,6 +21,7 @@ from ..settings import PROJECT_NAMESPACE, CreateOrExisting
 from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
 from .serving_facts import maintenance_gate_applies, reload_outlasting_upgrade_wait, serving_kind_names
+from .slice_capacity import stockout
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -104,13 +105,15 @@ def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap |
     )
 
 
-def capacity_gaps(kinds: list[tuple[int, TpuSliceConfig]]) -> list[Gap]:
-    """Serving slices that no reservation holds: what a stockout does to them (:data:`~tpu_serving.capacity.STOCKOUT`)."""
+def capacity_gaps(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> list[Gap]:
+    """Serving slices that no reservation holds: what a stockout does to them, as the ``capacity.obtained`` output says
+    it (:func:`.slice_capacity.stockout`: a capacity fallback's or an empty pool's slice waits, and pulumi up does not
+    fail)."""
     found = []
     for i, s in kinds:
         chosen = capacity_rules.effective(s.capacity, s.spot, s.reservation)
         if chosen not in HELD_BY_RESERVATION:
-            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, capacity_rules.STOCKOUT[chosen]))
+            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, stockout(cfg, s)))
     return found
 
 
@@ -222,7 +225,7 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
         ]
         # an existing cluster's pools are their owner's: their capacity is no gap of this stack's (new-user
         # review 10, m5: a stockout "fails the node pool's creation" of a pool the stack does not create)
-        gaps += [] if cfg.cluster.existing is not None else capacity_gaps(kinds)
+        gaps += [] if cfg.cluster.existing is not None else capacity_gaps(cfg, kinds)
         gaps += list(BACKENDS[serving.backend].production_gaps(serving, shape))
     return gaps
 

@@ -271,7 +271,7 @@ def move_one_group(
         detail, ok = "an existing cluster's pool, not the stack's: its size is its owner's", moved
     elif fewest == 0:
         detail, ok = "its pool autoscales down to 0 VMs once unused", moved
-    elif pool in reserved:  # the reservation bills its VMs used or not (derived.scale_to_zero keeps such pools)
+    elif pool in reserved:  # the reservation bills its VMs used or not (slice_capacity.scale_to_zero keeps such pools)
         detail, ok = f"its pool keeps {fewest} VMs, which its reservation holds and bills either way", moved
     else:
         detail, ok = f"its pool keeps {fewest} VMs: they bill idle while group 0 serves elsewhere", False

@@ -9,7 +9,10 @@ pods bring their slices. Here, before ``pulumi up``, every Node of a pool of a C
   reason ``Unschedulable``: the condition kube-state-metrics exports as ``kube_pod_status_unschedulable``, which the
   capacity-wait ticket reads (:func:`tpu_serving.serving_alerts.capacity_wait_alert`), and nothing else of the
   stack may be left waiting on them;
-- the Nodes come back (a slice is made), and every group must serve, and ``tpu-serving verify`` pass;
+- the Nodes come back (a slice is made), and every group must serve, and ``tpu-serving verify`` pass. With a Spot step
+  in the stack's fallback they come back as that step makes them: with GKE's Spot label and taint beside the class's
+  (:data:`tpu_serving.compute_class.SPOT_LABEL`), so the real scheduler places the groups only if their pods tolerate
+  it;
 - ``pulumi destroy``.
 
 What this does not show: GKE (a node pool created with no VM, the cluster autoscaler's scale-up, the class's next
@@ -24,6 +27,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
+from tpu_serving.compute_class import SPOT_LABEL, Fallback
 from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import expectations_from
 
@@ -100,6 +104,25 @@ def restored(node: Obj) -> tuple[Obj, dict[str, Any]]:
     return body, {k: status[k] for k in ("capacity", "allocatable", "addresses") if k in status}
 
 
+def as_spot(body: Obj) -> Obj:
+    """The Node ``body`` as a class's Spot step makes it: GKE's Spot label, and its Spot taint (``NoSchedule``)."""
+    metadata, spec = body["metadata"], body["spec"]
+    taint = {"key": SPOT_LABEL, "value": "true", "effect": "NoSchedule"}
+    return {
+        **body,
+        "metadata": {**metadata, "labels": {**metadata["labels"], SPOT_LABEL: "true"}},
+        "spec": {**spec, "taints": [*spec["taints"], taint]},
+    }
+
+
+def spot_step(config: Mapping[str, Any]) -> bool:
+    """The stack's fallback has a Spot step (``serving.fallback`` of the stack file's ``config:``)."""
+    from .run import flat_config
+
+    serving = flat_config(config).get("tpu-serving:serving") or {}
+    return Fallback.SPOT.value in (serving.get("fallback") or [])
+
+
 def serving(api_client: Any, namespace: str, name: str, began: float) -> Finding:
     """Every group of the LeaderWorkerSet serves once the slices are back."""
     lws, size = live_lws(api_client, namespace, name)
@@ -133,7 +156,8 @@ def stockout_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapp
     present = {n["metadata"]["name"] for n in classed_nodes(kube)}
     for node in nodes:
         if node["metadata"]["name"] not in present:
-            hand_to_kwok(kube, *restored(node))
+            body, status = restored(node)
+            hand_to_kwok(kube, as_spot(body) if spot_step(config) else body, status)
     report.findings += [
         report.step("serve", functools.partial(serving, api_client, ns, name, began)) for ns, name in lws
     ]

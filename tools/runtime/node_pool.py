@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving.capacity import Capacity
+from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.pods import Resources
@@ -21,6 +22,30 @@ def allocatable(machine_type: str) -> Resources | None:
     cpu, memory = known
     tpu = M.TPU_MACHINES[machine_type].chips if machine_type in M.TPU_MACHINES else 0
     return Resources(cpu - M.SYSTEM_CPU, memory - M.SYSTEM_MEMORY_BYTES, float(tpu))
+
+
+def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
+    """A pool of a ComputeClass (its node label ``cloud.google.com/compute-class``) created with ``nodeCount`` 0: a
+    ``TpuNodePool`` of a capacity fallback, whose standing groups bring its slice (a pool of a slice above the groups'
+    minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.nodepool.node_pool_args`)."""
+    labels = (inputs.get("nodeConfig") or {}).get("labels") or {}
+    return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
+
+
+def most_and_start(inputs: Mapping[str, Any], zones: int) -> tuple[int, int | None]:
+    """A created pool's nodes at most, and at its start when it autoscales (None: a fixed pool), from its
+    ``NodePool`` inputs over ``zones`` zones."""
+    auto = inputs.get("autoscaling") or {}
+    if auto.get("totalMaxNodeCount"):
+        nodes = int(auto["totalMaxNodeCount"])
+        # A pool created with nodeCount nodes starts with them; the autoscaler may take it to its minimum later.
+        # A capacity fallback's pool is created empty for its standing groups to bring its slice: it stands whole.
+        if waits_for_its_groups(inputs):
+            return nodes, nodes
+        return nodes, int(inputs.get("nodeCount", auto.get("totalMinNodeCount", 0)))
+    if auto.get("maxNodeCount") is not None:
+        return int(auto["maxNodeCount"]) * zones, int(auto.get("minNodeCount", 0)) * zones
+    return int(inputs.get("nodeCount", inputs.get("initialNodeCount", 1))) * zones, None
 
 
 RESERVATION_TYPES = {"SPECIFIC_RESERVATION": Capacity.RESERVATION, "ANY_RESERVATION": Capacity.ANY_RESERVATION}

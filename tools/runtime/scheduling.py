@@ -20,7 +20,7 @@ from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.existing import existing_node_pools
-from tpu_serving_tools.runtime.node_pool import NodePool, allocatable, boot_disk_gb
+from tpu_serving_tools.runtime.node_pool import NodePool, allocatable, boot_disk_gb, most_and_start
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import Pod, Resources, hpa_bounds, pods_of
 from tpu_serving_tools.runtime.quota import quota_findings, quotas
@@ -54,17 +54,7 @@ def node_pools(view: PlanView) -> list[NodePool]:
         name = str(inputs.get("name") or r["name"])
         mt = str(config.get("machineType", "e2-medium"))
         zones = max(1, len(inputs.get("nodeLocations") or ()))
-        auto = inputs.get("autoscaling") or {}
-        min_nodes: int | None = None
-        if auto.get("totalMaxNodeCount"):
-            nodes = int(auto["totalMaxNodeCount"])
-            # A pool created with nodeCount nodes starts with them; the autoscaler may take it to its minimum later.
-            min_nodes = int(inputs.get("nodeCount", auto.get("totalMinNodeCount", 0)))
-        elif auto.get("maxNodeCount") is not None:
-            nodes = int(auto["maxNodeCount"]) * zones
-            min_nodes = int(auto.get("minNodeCount", 0)) * zones
-        else:
-            nodes = int(inputs.get("nodeCount", inputs.get("initialNodeCount", 1))) * zones
+        nodes, min_nodes = most_and_start(inputs, zones)
         labels = {**(config.get("labels") or {}), F.NODEPOOL_LABEL: name}
         taints = [
             (

@@ -413,7 +413,7 @@ def leader_worker_set_spec(args: VllmServingArgs) -> dict[str, object]:
                 topology_spread_constraints=spread,
                 tolerations=[
                     k8s.core.v1.TolerationArgs(key=TPU_RESOURCE, operator="Exists", effect="NoSchedule"),
-                    *([compute_class.toleration(args.compute_class)] if args.compute_class is not None else []),
+                    *(compute_class.tolerations(args.compute_class) if args.compute_class is not None else []),
                     *node_lost_tolerations(args.probes),
                 ],
                 volumes=[*vols, sidecar_token_volume()] if sidecar is not None else vols,

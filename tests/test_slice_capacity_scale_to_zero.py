@@ -1,4 +1,4 @@
-"""derived.scale_to_zero: the kept serving slices that may go down to zero once their group left them (GKE review
+"""slice_capacity.scale_to_zero: the kept serving slices that may go down to zero once their group left them (GKE review
 round 37, M1: a group a repair moved to a free slice of its shape stays there, and its old fixed pool billed idle)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 from tests.fixtures.configs import VLLM, load
-from tpu_serving.derived import scale_from_zero, scale_to_zero
+from tpu_serving.config.slice_capacity import scale_from_zero, scale_to_zero
 
 
 def _vllm(pools: int, *, capacity: dict | None = None, **serving: object) -> dict:

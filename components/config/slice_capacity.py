@@ -1,0 +1,72 @@
+"""Which serving slices start empty, which may go down to zero, and what a stockout does to each slice kind: read by
+the pools (their sizes and autoscaling), the ``capacity.obtained`` output and the production gaps alike."""
+
+from __future__ import annotations
+
+from .. import capacity
+from ..backends import BACKENDS
+from .models import StackConfig, TpuSliceConfig
+
+
+def scale_from_zero(cfg: StackConfig) -> set[str]:
+    """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
+    if cfg.serving is None:
+        return set()
+    backend = BACKENDS[cfg.serving.backend]
+    serving = [p for p, _, s in cfg.slices if s.name in cfg.serving.slices]
+    by_kind = {n: [p for p, _, s in cfg.slices if s.name == n] for n in cfg.serving.slices}
+    per_kind = backend.from_zero_pools(cfg.serving, by_kind)
+    if per_kind is not None:
+        return per_kind
+    keep = backend.always_on_slices(cfg.serving, len(serving))
+    return set(serving[keep:])
+
+
+def scale_to_zero(cfg: StackConfig) -> set[str]:
+    """Serving slices (by pool) that start with their whole slice yet autoscale down to zero when idle: every pool of
+    a shape that also has a pool starting empty. A group's pods select a slice by accelerator and topology only, so a
+    group whose slice a repair, host maintenance or an upgrade takes restarts on a free slice of that shape, the
+    surge spare or the HPA's next one, and stays there once its own slice is back; a pool of fixed size would then
+    bill idle for good (GKE: "Multi-host TPU slice node pools" scale atomically, whole slice or none,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/tpus#node_pool). Reserved slices keep their VMs: the
+    reservation bills either way. With a capacity fallback (``serving.fallback``) every serving slice is such a pool: a
+    group that a lost slice sent to a slice GKE made for the class stays there too (GKE review of issue 37, M1)."""
+    empty = scale_from_zero(cfg)
+    shapes = {shape for p, shape, _ in cfg.slices if p in empty}
+    fallback = bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving)) if cfg.serving is not None else False
+    return {
+        p
+        for p, shape, s in cfg.slices
+        if p not in empty
+        and (shape in shapes or fallback)
+        and cfg.serving is not None
+        and s.name in cfg.serving.slices
+        and s.effective_capacity is not capacity.Capacity.RESERVATION
+    }
+
+
+def stockout(cfg: StackConfig, s: TpuSliceConfig) -> str:
+    """What a stockout does to slice kind ``s`` of a created cluster (:data:`tpu_serving.capacity.STOCKOUT`; a serving
+    slice of a capacity fallback: :data:`~tpu_serving.capacity.FALLBACK`; one that starts empty:
+    :data:`~tpu_serving.capacity.FROM_ZERO`). The ``capacity.obtained`` output and the ``Production:`` line's capacity
+    gaps both say this, so they cannot disagree (new-user review of issue 37 item 2, M1)."""
+    empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
+    fallback = cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
+    c, pools = s.effective_capacity, set(s.pool_names)
+    if fallback and pools <= idle:
+        return capacity.FALLBACK
+    if c is capacity.Capacity.RESERVATION and pools <= empty:
+        return capacity.FROM_ZERO_RESERVED
+    if c is not capacity.Capacity.FLEX_START and pools <= empty:
+        return capacity.FROM_ZERO
+    if pools <= idle:
+        return capacity.TO_ZERO
+    return capacity.STOCKOUT[c]
+
+
+def obtained(cfg: StackConfig) -> dict[str, str]:
+    """Per slice kind, how it gets its VMs and what a stockout then does (:func:`stockout`); an existing cluster's
+    pools are their owner's."""
+    if cfg.cluster.existing is not None:
+        return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
+    return {s.name: f"{s.effective_capacity}: {stockout(cfg, s)}" for s in cfg.tpu_slices}

@@ -128,6 +128,15 @@ FROM_ZERO = (
 """What a stockout does to a serving slice that scales from zero (an HPA's extra group, a surge rollout's spare):
 the cluster autoscaler's scale-up fails, not the node pool's creation (:data:`STOCKOUT`'s sources)."""
 
+FALLBACK_RESERVED = (
+    "the pool starts empty and the autoscaler adds the whole slice from the named reservation when a group needs it "
+    "(the reservation holds and bills its VMs meanwhile); with no free slice there, GKE makes one of the class's next "
+    "step (serving.fallback); while no step has a slice the group stays Pending, and after "
+    "observability.capacityWaitMinutes the 'Serving groups waiting for capacity' ticket opens"
+)
+"""What a stockout does to a serving slice of a capacity fallback that a specific reservation fills from zero: the
+reservation, then the class's next step (:data:`FALLBACK`, :data:`FROM_ZERO_RESERVED`)."""
+
 FROM_ZERO_RESERVED = (
     "the pool starts empty and the autoscaler adds the whole slice when a group needs it, from the named reservation, "
     "which holds (and bills) its VMs meanwhile: no stockout reaches it; a reservation with no free slice of this "

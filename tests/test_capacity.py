@@ -157,9 +157,11 @@ def test_capacity_reserved_pools_upgrade_without_a_surge_node():
     assert node_pool_args(pool_args(capacity="any-reservation"), "c-a", SA).upgrade_settings is None
 
 
-def test_capacity_obtained_says_a_reserved_slice_from_zero_meets_no_stockout():
+def test_capacity_obtained_says_a_reserved_slice_from_zero_takes_the_next_step_of_its_fallback():
+    """vllm-llama33-70b-v6e8 has a capacity fallback: its reserved slice from zero takes the class's next step when
+    the reservation has none free (slice_capacity.stockout's tests hold FROM_ZERO_RESERVED without one)."""
     obtained = plan_of("vllm-llama33-70b-v6e8").outputs["capacity"]["obtained"]
-    assert obtained["v6e8c"] == f"reservation: {capacity.FROM_ZERO_RESERVED}"
+    assert obtained["v6e8c"] == f"reservation: {capacity.FALLBACK_RESERVED}"
     assert obtained["v6e8a"] == f"reservation: {capacity.STOCKOUT[Capacity.RESERVATION]}"
 
 

@@ -82,13 +82,20 @@ def test_leader_worker_sets_are_the_states() -> None:
     assert leader_worker_sets(state) == [("n", "v")]
 
 
-def test_as_spot_adds_gkes_spot_label_and_taint_and_keeps_the_pools() -> None:
+def test_as_spot_puts_the_node_in_a_pool_of_gkes_with_its_spot_label_and_taint() -> None:
     body = {
-        "metadata": {"name": "n", "labels": {"cloud.google.com/compute-class": "c"}},
+        "metadata": {
+            "name": "n",
+            "labels": {"cloud.google.com/compute-class": "c", "cloud.google.com/gke-nodepool": "p"},
+        },
         "spec": {"taints": [{"key": "cloud.google.com/compute-class", "value": "c", "effect": "NoSchedule"}]},
     }
     spot = as_spot(body)
-    assert spot["metadata"]["labels"] == {"cloud.google.com/compute-class": "c", "cloud.google.com/gke-spot": "true"}
+    assert spot["metadata"]["labels"] == {
+        "cloud.google.com/compute-class": "c",
+        "cloud.google.com/gke-nodepool": "gke-made-spot",
+        "cloud.google.com/gke-spot": "true",
+    }
     assert spot["spec"]["taints"] == [
         {"key": "cloud.google.com/compute-class", "value": "c", "effect": "NoSchedule"},
         {"key": "cloud.google.com/gke-spot", "value": "true", "effect": "NoSchedule"},

@@ -53,7 +53,12 @@ def stockout(cfg: StackConfig, s: TpuSliceConfig) -> str:
     empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
     fallback = cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
     c, pools = s.effective_capacity, set(s.pool_names)
-    if fallback and pools <= idle:
+    # with a fallback every serving pool takes part in the class: one that a reservation fills from zero takes the
+    # class's next step when the reservation has no free slice, and the others are all created empty, whether they
+    # start so (empty) or may go down to zero (idle) (GKE review of the issue 37 item 2 fixes, M1)
+    if fallback and c is capacity.Capacity.RESERVATION and pools <= empty:
+        return capacity.FALLBACK_RESERVED
+    if fallback and pools <= empty | idle:
         return capacity.FALLBACK
     if c is capacity.Capacity.RESERVATION and pools <= empty:
         return capacity.FROM_ZERO_RESERVED

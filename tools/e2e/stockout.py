@@ -28,6 +28,7 @@ from typing import Any
 
 from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving.compute_class import SPOT_LABEL, Fallback
+from tpu_serving.nodepool import NODEPOOL_LABEL
 from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import expectations_from
 
@@ -104,13 +105,20 @@ def restored(node: Obj) -> tuple[Obj, dict[str, Any]]:
     return body, {k: status[k] for k in ("capacity", "allocatable", "addresses") if k in status}
 
 
+GKE_MADE_POOL = "gke-made-spot"
+"""The pool of the Nodes a class's Spot step makes: a name the stack does not make (GKE picks it), so that
+``tpu-serving verify`` meets a group on a pool GKE made for the class (GKE review of the issue 37 item 2 fixes, M3)."""
+
+
 def as_spot(body: Obj) -> Obj:
-    """The Node ``body`` as a class's Spot step makes it: GKE's Spot label, and its Spot taint (``NoSchedule``)."""
+    """The Node ``body`` as a class's Spot step makes it: in a pool of GKE's (:data:`GKE_MADE_POOL`), with GKE's Spot
+    label and its Spot taint (``NoSchedule``), beside the class's label and taint."""
     metadata, spec = body["metadata"], body["spec"]
     taint = {"key": SPOT_LABEL, "value": "true", "effect": "NoSchedule"}
+    labels = {**metadata["labels"], SPOT_LABEL: "true", NODEPOOL_LABEL: GKE_MADE_POOL}
     return {
         **body,
-        "metadata": {**metadata, "labels": {**metadata["labels"], SPOT_LABEL: "true"}},
+        "metadata": {**metadata, "labels": labels},
         "spec": {**spec, "taints": [*spec["taints"], taint]},
     }
 

@@ -122,7 +122,10 @@ class TpuNodePoolArgs:
     scale_to_zero: Sequence[str] = ()
     """Pools (of ``pool_names``, none of ``scale_from_zero``) that start with their whole slice and autoscale down to
     zero once no pod uses it: the kept slices of a shape that also has pools starting empty, which a group may leave
-    for good after a repair or a rollout (:func:`tpu_serving.config.slice_capacity.scale_to_zero`)."""
+    for good after a repair or a rollout (:func:`tpu_serving.config.slice_capacity.scale_to_zero`). With
+    ``compute_class`` they are created empty instead (``nodeCount`` 0), and their standing groups bring the slice: a
+    stockout leaves the groups waiting, not ``pulumi up`` failing; name a capacity fallback's pools here, not in
+    ``scale_from_zero``."""
     workload_policy_name: str | None = described(
         "Name of the workload policy (a regional Compute Engine resource policy of type HIGH_THROUGHPUT carrying the "
         "slice topology) the component creates for a multi-host slice of a generation placed by one (TPU7x); one "

@@ -60,6 +60,11 @@ def test_library_preview_pool_size_reads_counts_and_autoscaling():
     auto = {"autoscaling": {"minNodeCount": 1, "maxNodeCount": 3}, "nodeLocations": ["a", "b", "c"]}
     assert size(auto) == library_preview.PoolSize(3, 9)
     assert size({"autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 4}}) == library_preview.PoolSize(0, 4)
+    # a capacity fallback's pool, created empty, runs the slice its standing groups bring; a pool of no class does not
+    classed = {"nodeCount": 0, "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 4}}
+    classed["nodeConfig"] = {"labels": {"cloud.google.com/compute-class": "c"}}
+    assert size(classed) == library_preview.PoolSize(4, 4)
+    assert size({**classed, "nodeConfig": {}}) == library_preview.PoolSize(0, 4)
 
 
 def test_library_preview_cost_outside_the_us_says_the_tpu_prices_are_us_ones():

@@ -42,24 +42,22 @@ def test_stockout_under_a_fallback_says_the_class_for_every_serving_pool_it_crea
     fallback, both take the class's next step; without one, the first waits for capacity and the second is created
     whole."""
     from tpu_serving.capacity import FALLBACK, FROM_ZERO, TO_ZERO
-    from tpu_serving.config.slice_capacity import stockout
+    from tpu_serving.config.slice_capacity import stockouts
 
     shape = {"rollout": "surge", "autoscaling": {"minReplicas": 1, "maxReplicas": 2}}
     plain = load(_vllm(3, **shape))
     classed = load(_vllm(3, fallback=["spot"], **shape))
-    kinds = {s.name: s for s in classed.tpu_slices}
-    assert [stockout(plain, kinds[n]) for n in ("s0", "s1")] == [TO_ZERO, FROM_ZERO]
-    assert [stockout(classed, kinds[n]) for n in ("s0", "s1", "s2")] == [FALLBACK] * 3
+    assert [stockouts(plain)[n] for n in ("s0", "s1")] == [TO_ZERO, FROM_ZERO]
+    assert [stockouts(classed)[n] for n in ("s0", "s1", "s2")] == [FALLBACK] * 3
 
 
 def test_stockout_under_a_fallback_of_a_reserved_slice_from_zero_names_the_next_step():
     from tpu_serving.capacity import FALLBACK_RESERVED, FROM_ZERO_RESERVED
-    from tpu_serving.config.slice_capacity import stockout
+    from tpu_serving.config.slice_capacity import stockouts
 
     held = {"capacity": "reservation", "reservation": "r"}
     shape = {"rollout": "surge", "autoscaling": {"minReplicas": 1, "maxReplicas": 2}}
     plain = load(_vllm(3, capacity=held, **shape))
     classed = load(_vllm(3, capacity=held, fallback=["spot"], **shape))
-    (empty, *_) = [s for s in classed.tpu_slices if s.name == "s1"]
-    assert stockout(plain, empty) == FROM_ZERO_RESERVED
-    assert stockout(classed, empty) == FALLBACK_RESERVED
+    assert stockouts(plain)["s1"] == FROM_ZERO_RESERVED
+    assert stockouts(classed)["s1"] == FALLBACK_RESERVED

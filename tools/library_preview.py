@@ -69,7 +69,6 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
             name = str(r.inputs.get("name") or r.name)
             disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
             size, fallback = pool_size(r.inputs), waits_for_its_groups(r.inputs)
-            size = PoolSize(size.most, size.most) if fallback else size
             out.append(TpuPool(name, shape, pool_capacity(config), size, disk, fallback))
     return out
 

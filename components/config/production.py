@@ -21,7 +21,7 @@ from ..settings import PROJECT_NAMESPACE, CreateOrExisting
 from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
 from .serving_facts import maintenance_gate_applies, reload_outlasting_upgrade_wait, serving_kind_names
-from .slice_capacity import stockout
+from .slice_capacity import stockouts
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -107,13 +107,14 @@ def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap |
 
 def capacity_gaps(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> list[Gap]:
     """Serving slices that no reservation holds: what a stockout does to them, as the ``capacity.obtained`` output says
-    it (:func:`.slice_capacity.stockout`: a capacity fallback's or an empty pool's slice waits, and pulumi up does not
+    it (:func:`.slice_capacity.stockouts`: a capacity fallback's or an empty pool's slice waits, and pulumi up does not
     fail)."""
+    said = stockouts(cfg)
     found = []
     for i, s in kinds:
         chosen = capacity_rules.effective(s.capacity, s.spot, s.reservation)
         if chosen not in HELD_BY_RESERVATION:
-            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, stockout(cfg, s)))
+            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, said[s.name]))
     return found
 
 

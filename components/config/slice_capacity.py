@@ -8,6 +8,11 @@ from ..backends import BACKENDS
 from .models import StackConfig, TpuSliceConfig
 
 
+def has_fallback(cfg: StackConfig) -> bool:
+    """The stack's serving has a capacity fallback (``serving.fallback``: a ComputeClass over its pools)."""
+    return cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
+
+
 def scale_from_zero(cfg: StackConfig) -> set[str]:
     """Serving slices (by pool) beyond those the backend keeps on: they start empty and scale from zero."""
     if cfg.serving is None:
@@ -33,7 +38,7 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
     group that a lost slice sent to a slice GKE made for the class stays there too (GKE review of issue 37, M1)."""
     empty = scale_from_zero(cfg)
     shapes = {shape for p, shape, _ in cfg.slices if p in empty}
-    fallback = bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving)) if cfg.serving is not None else False
+    fallback = has_fallback(cfg)
     return {
         p
         for p, shape, s in cfg.slices
@@ -45,13 +50,18 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
     }
 
 
-def stockout(cfg: StackConfig, s: TpuSliceConfig) -> str:
-    """What a stockout does to slice kind ``s`` of a created cluster (:data:`tpu_serving.capacity.STOCKOUT`; a serving
-    slice of a capacity fallback: :data:`~tpu_serving.capacity.FALLBACK`; one that starts empty:
+def stockouts(cfg: StackConfig) -> dict[str, str]:
+    """What a stockout does to each slice kind of a created cluster, by name (:data:`tpu_serving.capacity.STOCKOUT`; a
+    serving slice of a capacity fallback: :data:`~tpu_serving.capacity.FALLBACK`; one that starts empty:
     :data:`~tpu_serving.capacity.FROM_ZERO`). The ``capacity.obtained`` output and the ``Production:`` line's capacity
     gaps both say this, so they cannot disagree (new-user review of issue 37 item 2, M1)."""
-    empty, idle = scale_from_zero(cfg), scale_to_zero(cfg)
-    fallback = cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
+    empty, idle, fallback = scale_from_zero(cfg), scale_to_zero(cfg), has_fallback(cfg)
+    return {s.name: _stockout(s, empty, idle, fallback) for s in cfg.tpu_slices}
+
+
+def _stockout(s: TpuSliceConfig, empty: set[str], idle: set[str], fallback: bool) -> str:
+    """:func:`stockouts` of one kind, given the pools that start empty, those that may go down to zero, and whether the
+    serving has a fallback."""
     c, pools = s.effective_capacity, set(s.pool_names)
     # with a fallback every serving pool takes part in the class: one that a reservation fills from zero takes the
     # class's next step when the reservation has no free slice, and the others are all created empty, whether they
@@ -70,8 +80,9 @@ def stockout(cfg: StackConfig, s: TpuSliceConfig) -> str:
 
 
 def obtained(cfg: StackConfig) -> dict[str, str]:
-    """Per slice kind, how it gets its VMs and what a stockout then does (:func:`stockout`); an existing cluster's
+    """Per slice kind, how it gets its VMs and what a stockout then does (:func:`stockouts`); an existing cluster's
     pools are their owner's."""
     if cfg.cluster.existing is not None:
         return {s.name: "an existing node pool: its capacity is its owner's" for s in cfg.tpu_slices}
-    return {s.name: f"{s.effective_capacity}: {stockout(cfg, s)}" for s in cfg.tpu_slices}
+    said = stockouts(cfg)
+    return {s.name: f"{s.effective_capacity}: {said[s.name]}" for s in cfg.tpu_slices}

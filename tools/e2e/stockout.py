@@ -162,10 +162,11 @@ def stockout_lifecycle(report: Any, run: StackRun, api_client: Any, config: Mapp
     report.findings += [report.step("wait", functools.partial(waiting, api_client, ns, name)) for ns, name in lws]
     began = time.monotonic()
     present = {n["metadata"]["name"] for n in classed_nodes(kube)}
+    spot = spot_step(config)
     for node in nodes:
         if node["metadata"]["name"] not in present:
             body, status = restored(node)
-            hand_to_kwok(kube, as_spot(body) if spot_step(config) else body, status)
+            hand_to_kwok(kube, as_spot(body) if spot else body, status)
     report.findings += [
         report.step("serve", functools.partial(serving, api_client, ns, name, began)) for ns, name in lws
     ]

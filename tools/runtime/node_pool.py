@@ -111,7 +111,8 @@ def _int(value: Any, default: int = 0) -> int:
 
 def pool_size(inputs: Mapping[str, Any]) -> PoolSize:
     """Nodes of a pool: ``nodeCount`` (else ``initialNodeCount``) per zone times its zones (``nodeLocations``); an
-    autoscaled pool grows to its maximum (``total*`` over the pool, else per zone)."""
+    autoscaled pool grows to its maximum (``total*`` over the pool, else per zone); a capacity fallback's pool
+    (:func:`waits_for_its_groups`) runs whole."""
     zones = max(1, len(inputs.get("nodeLocations") or ()))
     given = inputs.get("nodeCount", inputs.get("initialNodeCount"))
     auto = inputs.get("autoscaling") or {}
@@ -122,6 +123,6 @@ def pool_size(inputs: Mapping[str, Any]) -> PoolSize:
     else:
         low, high = _int(auto.get("minNodeCount")) * zones, _int(auto.get("maxNodeCount")) * zones
     # an autoscaled pool is created at its count (a slice made whole, that the autoscaler may later remove), else
-    # at its minimum
+    # at its minimum; a capacity fallback's pool, created empty, at the slice its standing groups bring
     start = _int(given) * zones if isinstance(given, int) else low
-    return PoolSize(start, max(start, high))
+    return PoolSize(high, high) if waits_for_its_groups(inputs) else PoolSize(start, max(start, high))

@@ -67,10 +67,12 @@ def test_compute_class_spec_puts_the_pools_first_then_each_fallback_of_the_whole
     }
 
 
+@pytest.mark.usefixtures("reference")  # GKE's schema is a reference file: without it, how to get it
 def test_compute_class_spec_is_valid_against_gkes_schema() -> None:
     validate_custom(_object(compute_class_spec(_args((Fallback.FLEX_START, Fallback.SPOT)))), "gke")
 
 
+@pytest.mark.usefixtures("reference")  # GKE's schema is a reference file: without it, how to get it
 def test_compute_class_spec_schema_check_refuses_a_field_gke_does_not_have() -> None:
     spec = copy.deepcopy(compute_class_spec(_args((Fallback.SPOT,))))
     spec["priorities"][1]["tpu"]["chips"] = 16

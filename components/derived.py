@@ -19,7 +19,7 @@ from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig, TpuSliceConfig
 from .config.serving_facts import maintenance_gate_runs
-from .config.slice_capacity import obtained
+from .config.slice_capacity import has_fallback, obtained
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
@@ -267,6 +267,7 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         surge_groups=surge_groups(scaled.rollout),
         reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),
         starts=maintenance_starts(cfg, scaled),
+        compute_class=compute_class_name(cfg.cluster.name) if has_fallback(cfg) else "",
         priority_class_name=SERVING_PRIORITY,  # the deployment's Tenancy creates it
         labels=dict(labels),
     )

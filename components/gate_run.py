@@ -21,6 +21,7 @@ from typing import Any
 from . import group_cover
 from .gate_memory import IGNORED_SECONDS, Window, ignored_starts, remember_started, remember_windows
 from .maintenance_gate import (
+    CLASS_LABEL,
     LWS_API,
     LWS_NAME_LABEL,
     PERFORM_LABEL,
@@ -89,6 +90,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         starts=env.get("STARTS", "true") == "true",
         surge=int(env.get("SURGE", "0")),
         state=env.get("STATE", ""),
+        compute_class=env.get("COMPUTE_CLASS", ""),
     )
 
 
@@ -142,6 +144,10 @@ def _read(api: Api, gate: Gate) -> tuple[list[Obj], list[Obj], list[Obj], int | 
     """The serving pools' nodes, the serving pods, the HPAs, and (a watching gate) the groups the LeaderWorkerSets
     ask for."""
     nodes = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(POOL_LABEL, gate.pools)}")["items"]
+    if gate.compute_class:  # the pools GKE made for the serving's class: a selector has no "or", so a second read
+        found = {str(n.get("metadata", {}).get("name")) for n in nodes}
+        made = api.call("GET", f"/api/v1/nodes?labelSelector={_selector(CLASS_LABEL, (gate.compute_class,))}")
+        nodes += [n for n in made["items"] if str(n.get("metadata", {}).get("name")) not in found]
     pods = api.call(
         "GET",
         f"/api/v1/namespaces/{gate.namespace}/pods?labelSelector={_selector(LWS_NAME_LABEL, gate.leader_worker_sets)}",

@@ -35,6 +35,7 @@ from .host_maintenance import GATE_MINUTES
 from .naming import (
     MAINTENANCE_GATE,
     MAINTENANCE_GATE_STATE,
+    check_dns_name,
     maintenance_gate_cluster_name,
     namespace_problem,
 )
@@ -138,6 +139,10 @@ class HostMaintenanceGateArgs:
     reload_seconds: int = 3600
     """How long a group takes to load after its slice's maintenance (the serving's startup window): two serving
     pools' windows closer than the maintenance (:data:`MAINTENANCE_SECONDS`) and this page on a watching gate."""
+    compute_class: str = ""
+    """The serving's ComputeClass (:class:`tpu_serving.TpuComputeClass`), if it has one: the gate also watches the
+    nodes GKE labels with it, in pools GKE made for the class (a Spot step's slice), as it watches its own pools; it
+    starts maintenance only on ``pools``."""
     starts: bool = True
     """The gate starts the maintenance; False: it only watches the serving nodes and pages a lost one, on pools for
     which Cloud TPU lists no manual start (:func:`tpu_serving.host_maintenance.manual_start_listed`). A watching gate
@@ -168,6 +173,8 @@ class HostMaintenanceGateArgs:
             for name, bounds in self.autoscaler_bounds.items()
             if len(bounds) != 2 or not 1 <= bounds[0] <= bounds[1]
         ]
+        named = check_dns_name(self.compute_class) if self.compute_class else ""
+        found += [f"compute_class = {self.compute_class!r}: a ComputeClass's name {named}"] if named else []
         return found + ([] if self.fewest_groups >= 1 else [f"fewest_groups = {self.fewest_groups!r}: at least 1"])
 
 
@@ -200,6 +207,7 @@ def gate_env(args: HostMaintenanceGateArgs) -> dict[str, str]:
         "SURGE": str(args.surge_groups),
         "CLOSE_SECONDS": str(MAINTENANCE_SECONDS + args.reload_seconds),
         "STARTS": "true" if args.starts else "false",
+        **({"COMPUTE_CLASS": args.compute_class} if args.compute_class else {}),
         "STATE": MAINTENANCE_GATE_STATE,
         "SERVICE_ACCOUNT_DIR": program.SERVICE_ACCOUNT_DIR,
         "PYTHONPATH": CODE_DIR,

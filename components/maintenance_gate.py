@@ -30,7 +30,8 @@ never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autos
 
 Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.gate_memory`
 (the windows and starts remembered between runs), :mod:`tpu_serving.group_cover` (the HPA's minimum raised while a
-serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API, the patches, the log line), which the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
+serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API, the patches, the log line), which
+the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
 """
 
 import calendar
@@ -40,6 +41,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
+CLASS_LABEL = "cloud.google.com/compute-class"  # on a ComputeClass's nodes, its name (tpu_serving.compute_class.LABEL)
 SCHEDULED_LABEL = "cloud.google.com/scheduled-maintenance-time"
 PERFORM_LABEL = "cloud.google.com/perform-maintenance"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
@@ -56,10 +58,9 @@ Obj = Mapping[str, Any]
 
 IN_MAINTENANCE_DUE_SECONDS = 7200
 """While the only hold is a pool in maintenance (the gate's own start, as a rule), the next pool's window pages only
-this close: a pool's maintenance can take a few hours (GKE "Perform host maintenance for nodes running training and
-inference workloads"), and two hours before the next window the two may still meet, while there is time to move a
-group. Farther out, the hold is the gate working, not a page (SRE review round 48, M2: it paged twice an hour on the
-maintenance it had started)."""
+this close: a maintenance can take a few hours (GKE "Perform host maintenance for nodes running training and inference
+workloads"); two hours ahead there is still time to move a group. Farther out, the hold is the gate working, not a
+page (SRE review round 48, M2: it paged twice an hour on the maintenance it had started)."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,9 @@ class Gate:
     group while a lower one is in maintenance (LWS keeps it), so the gate does not hold for the HPA."""
     state: str = ""
     """The ConfigMap in which the gate remembers the windows GKE announced (:func:`remember_windows`); empty: none."""
+    compute_class: str = ""
+    """The serving's ComputeClass, if any: the gate watches the nodes of the pools GKE makes for it as its own (lost
+    nodes, close windows, holds), and starts only its own pools (SRE review of the capacity fallback, M2)."""
     starts: bool = True
     """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (single-host v5e
     or v6e, TPU7x): the gate then only watches, and pages a lost node (the stack's fast signal of a silent VM)."""
@@ -108,6 +112,12 @@ class Decision:
     lost: tuple[str, ...] = field(default=())
     """The nodes NotReady for ``lost_seconds`` that hold a serving pod, in maintenance or not
     (:func:`lost_node_names` with ``exempt=False``), whose groups the HPAs cover (:mod:`tpu_serving.group_cover`)."""
+
+
+def serves(node: Obj, gate: Gate) -> bool:
+    """The node is in one of the gate's pools, or carries the serving's ComputeClass (a pool GKE made for it)."""
+    pool, named = _labels(node).get(POOL_LABEL), _labels(node).get(CLASS_LABEL)
+    return pool in gate.pools or bool(gate.compute_class) and named == gate.compute_class
 
 
 def _labels(obj: Obj) -> Mapping[str, str]:
@@ -167,11 +177,8 @@ def _under_way(node: Obj, now: float) -> bool:
     """:func:`in_maintenance` less a bare perform label: a label GKE did not act on stays with no time bound (the gate
     cannot take it off), and must not spare a real loss of that VM the page (SRE review round 27, m1). GKE takes the
     label off once it acts, and marks the node itself; the gate's own record (:data:`STARTED_LABEL`) lasts 6 hours."""
-    return in_maintenance({**node, "metadata": {**node.get("metadata", {}), "labels": _without_perform(node)}}, now)
-
-
-def _without_perform(node: Obj) -> dict[str, str]:
-    return {k: v for k, v in _labels(node).items() if k != PERFORM_LABEL}
+    labels = {k: v for k, v in _labels(node).items() if k != PERFORM_LABEL}
+    return in_maintenance({**node, "metadata": {**node.get("metadata", {}), "labels": labels}}, now)
 
 
 def _maintenance_said(node: Obj, now: float) -> str:
@@ -237,11 +244,6 @@ def lost_node_names(
             continue
         found.append((_name(node), int(now - since)))
     return found
-
-
-def lost_nodes(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> list[str]:
-    """:func:`lost_node_names` as the page says them."""
-    return [_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now)]
 
 
 def _lost_page(node: str, seconds: int) -> str:
@@ -334,10 +336,9 @@ def _serving_windows(
 
 
 def _opened_serving(node: Obj, now: float) -> bool:
-    """A Ready node whose maintenance has not taken it yet: its window has opened (the label's time, or the window
-    remembered) and it has been Ready since before then, or GKE's window taint or the perform label is on it. A window
-    is the start of a period in which the maintenance may begin, hours wide; in a public GPU run the node served 17
-    minutes past the taint (SRE review round 26, M2: counted as gone, it left the 2-hour page blind)."""
+    """A Ready node whose maintenance has not taken it yet: its window (the label's time, or the one remembered) has
+    opened and it has been Ready since before then, or GKE's window taint or the perform label is on it. A window opens
+    a period hours wide (SRE review round 26, M2: in a public GPU run the node served 17 minutes past the taint)."""
     since = ready_since(node)
     if since is None:
         return False
@@ -350,11 +351,10 @@ def close_windows(
     nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float, wanted: int | None = None
 ) -> tuple[list[str], list[str]]:
     """``(tickets, pages)`` of serving pools' maintenance that can take two groups at once. A ticket: two pools
-    holding serving pods whose windows open within ``close_seconds`` of each other, the first within
-    ``due_seconds`` (work for working hours: the notice comes days ahead). A page, on the outcome
-    (:func:`_going_page`): the windows that open within :data:`IN_MAINTENANCE_DUE_SECONDS` would leave fewer Ready
-    groups than one less than the standing ones, whatever took the others (a maintenance under way, whose node has
-    lost its label and its pods by then; a repair; a crash)."""
+    holding serving pods whose windows open within ``close_seconds`` of each other, the first within ``due_seconds``
+    (the notice comes days ahead). A page (:func:`_going_page`): the windows that open within
+    :data:`IN_MAINTENANCE_DUE_SECONDS` would leave fewer Ready groups than one less than the standing ones, whatever
+    took the others (a maintenance under way, a repair, a crash)."""
     opens, held = _serving_windows(nodes, pods, now)
     ordered = sorted(opens, key=lambda p: (opens[p], p))
     tickets = [
@@ -376,11 +376,10 @@ def _going_page(
     wanted: int | None = None,
 ) -> list[str]:
     """The page when the Ready groups less those whose pool's window opens within :data:`IN_MAINTENANCE_DUE_SECONDS`
-    fall below one less than the groups the stack runs (its leaders, Ready or not: the HPA's count under load, at
-    least the standing groups): one group down for one maintenance is what they allow, two are not (SRE review
-    round 15, M1: measured against the standing groups alone, two of three groups going under load paged nothing).
-    ``wanted``, the LeaderWorkerSets' ``spec.replicas`` together, bounds the leaders counted: a rollout's surge group
-    runs above it and is not one the load asked for (SRE review round 16, m1: it paged during every surge rollout)."""
+    fall below one less than the groups the stack runs (its leaders, Ready or not, at least the standing groups): one
+    group down for one maintenance is allowed, two are not (SRE review round 15, M1). ``wanted``, the LeaderWorkerSets'
+    ``spec.replicas`` together, bounds the leaders counted: a rollout's surge group is not one the load asked for (SRE
+    review round 16, m1: it paged during every surge rollout)."""
     opens, now = clock
     pool_of = {_name(n): _labels(n).get(POOL_LABEL, "") for n in nodes}
     leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
@@ -425,7 +424,7 @@ def decide(
     the stack's LeaderWorkerSets); ``scale_downs_held``: every HPA of the stack has its scale-down disabled;
     ``wanted``: the LeaderWorkerSets' ``spec.replicas`` together (a watching gate reads them), None if unread;
     ``upgrading``: what the node upgrade runbook set in the state ConfigMap for its session (a starting gate holds)."""
-    nodes = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]
+    nodes = [n for n in nodes if serves(n, gate)]
     names = set(gate.leader_worker_sets)
     pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now))
@@ -446,10 +445,11 @@ def _decide(
     now, scale_downs_held, wanted = clock
     if not gate.starts:
         return _watch(nodes, pods, gate, (now, wanted), pages)
-    if not any(pending(n, now) for n in nodes):
+    own = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]  # a pool GKE made is not the gate's to start
+    if not any(pending(n, now) for n in own):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
-    pool, opens, chosen = _first_pool(nodes, now, {p.get("spec", {}).get("nodeName", "") for p in pods})
+    pool, opens, chosen = _first_pool(own, now, {p.get("spec", {}).get("nodeName", "") for p in pods})
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
     busy = _busy(nodes, now)
     listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)
@@ -472,10 +472,9 @@ def _upgrade_hold(upgrading: str) -> str:
 
 def _due(gate: Gate, busy: Sequence[tuple[Obj, list[str]]], pods: Sequence[Obj], now: float) -> int:
     """How close to a window a hold pages: :data:`IN_MAINTENANCE_DUE_SECONDS` when the hold passes by itself (a pool
-    in maintenance, the gate's own start, or, with no node busy, groups that reload or roll: a serving pod not Ready,
-    fewer leaders than the standing groups); ``due_seconds`` when it waits on someone (a cordon, a NotReady node, an
-    HPA's scale-down to hold). A group that stays unready is paged by the stack's own alerts (below minimum, not
-    ready), not by a day of hold pages (SRE review round 12, m5)."""
+    in maintenance, or, with no node busy, groups that reload or roll: a serving pod not Ready, fewer leaders than the
+    standing groups); ``due_seconds`` when it waits on someone (a cordon, a NotReady node, an HPA's scale-down to hold).
+    A group that stays unready is paged by the stack's own alerts, not by a day of hold pages (SRE round 12, m5)."""
     if busy:
         passes = all(in_maintenance(n, now) for n, _ in busy)
     else:

@@ -190,15 +190,21 @@ def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: Observa
     minutes = settings.capacity_wait_minutes
     where = f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{pods}"'
     query = f"sum({POD_UNSCHEDULABLE}{{{where}}}) > 0"
+    others = (
+        "the stack keeps one group, so while it waits nothing serves and the no-ready alert pages"
+        if metrics.fewest_groups <= 1
+        else "the groups already placed serve"
+    )  # SRE review of the capacity fallback, M3: "the other groups serve" on a one-group stack
     runbook = (
         f"A pod of a serving group of namespace {scope.namespace} has been unschedulable for {minutes} minutes: no "
-        f"step of ComputeClass {metrics.compute_class} had a whole slice for its group, which waits; the other groups "
-        f"serve. Why: `kubectl -n {scope.namespace} describe pod <pod>` (its FailedScheduling and the cluster "
+        f"step of ComputeClass {metrics.compute_class} had a whole slice for its group, which waits; {others}. "
+        f"Why: `kubectl -n {scope.namespace} describe pod <pod>` (its FailedScheduling and the cluster "
         "autoscaler's NotTriggerScaleUp events) and the autoscaler's visibility logs in Cloud Logging "
         '(logName="projects/<project>/logs/container.googleapis.com%2Fcluster-autoscaler-visibility": noScaleUp, '
         "scale.up.error.out.of.resources, quota). It clears by itself once the zone has capacity; to serve sooner: "
-        "preemptible TPU quota in the region for the Spot and flex-start steps, a step serving.fallback lacks, a "
-        "reservation (capacity: reservation), or the slice kind in another zone."
+        "preemptible TPU quota in the region for the Spot and flex-start steps; a step serving.fallback lacks, if GKE "
+        "offers it for the shape (flex-start: single-host slices only, the preview refuses the rest); a reservation "
+        "(capacity: reservation); or the slice kind in another zone."
     )
     return "capacity-wait", "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
 

@@ -5,7 +5,8 @@ the pool whose window opens first, holds while that pool is in maintenance, and 
 another label and a node of another pool (422). On the production example's single-host pools it only watches: it
 labels nothing, the real RBAC refuses it a node patch (403), two standing groups' windows 2 hours apart open a ticket
 (WARNING, naming the group to move), and a node the real node lifecycle controller marks NotReady under a serving pod
-pages (ERROR) and has the gate raise its HPA's minimum, to which the real HPA controller scales. Marked ``e2e``; the objects come from the offline plan, not from the
+pages (ERROR) and has the gate raise its HPA's minimum, to which the real HPA controller scales; that node is in a pool
+GKE made for the serving's ComputeClass, which the gate finds by the class label. Marked ``e2e``; the objects come from the offline plan, not from the
 Pulumi engine."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ NAMESPACE = "vllm-llama70b"
 POOL = "cloud.google.com/gke-nodepool"
 SCHEDULED = "cloud.google.com/scheduled-maintenance-time"
 PERFORM = "cloud.google.com/perform-maintenance"
+CLASS = "cloud.google.com/compute-class"
 
 
 def nodes_by_pool(cp: ControlPlane, plan: Plan) -> dict[str, list[str]]:
@@ -172,7 +174,11 @@ def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and
         gone = {SCHEDULED: None, KWOK_LABEL[0]: None}
         cp.kube.patch(cp.kube.get("v1", "Node", maintained), {"metadata": {"labels": gone}})
         lost = leaders[1][1]
-        cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": {KWOK_LABEL[0]: None}}})
+        # SRE review of the capacity fallback, M2: group 1's slice is one GKE made for the serving's ComputeClass (a
+        # fallback step's pool, no pool of the gate's): only the class label, which GKE puts on it, names it
+        assert cp.kube.get("v1", "Node", lost)["metadata"]["labels"][CLASS] == env["COMPUTE_CLASS"]
+        made = {POOL: "gke-made-spot", KWOK_LABEL[0]: None}
+        cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": made}})
         for name in (maintained, lost):
             wait_for(
                 f"node {name} not Ready (the node lifecycle controller)",

@@ -80,6 +80,8 @@ class FakeApi:
         self.state: dict | None = {"data": {"windows": "{}"}}
         self.patched: list[tuple[str, dict | None]] = []
         self.read_sets = self.read_hpas = 0
+        self.classed: list[dict] = []
+        self.read_classed = 0
 
     def call(self, method: str, path: str, body: dict | None = None) -> dict:
         if method == "PATCH":
@@ -89,6 +91,10 @@ class FakeApi:
                 raise urllib.error.HTTPError(path, refuse, "Refused", {}, None)  # type: ignore[arg-type]
             self.patched.append((path, body))
             return {}
+        if path.startswith("/api/v1/nodes?") and "compute-class" in path:  # the nodes of the serving's class
+            assert path.endswith("cloud.google.com%2Fcompute-class%20in%20%28c-serving%29"), path
+            self.read_classed += 1
+            return {"items": self.classed}
         if path.startswith("/api/v1/nodes"):
             assert "cloud.google.com%2Fgke-nodepool%20in%20%28p-a%2Cp-b%2Cp-c%29" in path
             return {"items": self.nodes}
@@ -191,6 +197,21 @@ def test_main_of_a_watching_gate_labels_no_node(monkeypatch: pytest.MonkeyPatch)
     code, line = run_main(api, monkeypatch, STARTS="false")
     assert (code, line["decision"], [p for p, _ in api.patched if "/nodes/" in p]) == (0, "watch", [])
     assert (api.read_hpas, api.read_sets) == (1, 1)  # the LeaderWorkerSet's spec.replicas (SRE 16, m1); the HPA
+
+
+def test_main_of_a_gate_with_a_compute_class_reads_the_nodes_gke_made_for_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SRE review of the capacity fallback, M2: a group on a Spot slice GKE made for the class, its node lost, pages and
+    is covered; a node that both reads return counts once."""
+    api = FakeApi([node("n-p-a", "p-a")], [pod("vllm-0", "n-p-a"), pod("vllm-1", "n-spot")], HPA)
+    lost = node("n-spot", "gke-made-spot", ready=False, since=NOW - 1200)
+    lost["metadata"]["labels"][mg.CLASS_LABEL] = "c-serving"
+    api.classed = [lost, api.nodes[0]]
+    code, line = run_main(api, monkeypatch, STARTS="false", COMPUTE_CLASS="c-serving")
+    assert (code, line["decision"], line["severity"], api.read_classed) == (0, "watch", "ERROR", 1)
+    assert line["message"].startswith("watching 2 serving nodes"), line["message"]
+    assert "node n-spot NotReady for 1200 s holds a serving pod" in line["pages"]
+    code, line = run_main(FakeApi(api.nodes, api.pods, HPA), monkeypatch, STARTS="false")
+    assert line["severity"] == "INFO"  # without the class the gate never reads those nodes
 
 
 def lost_zone() -> tuple[list[dict], list[dict]]:

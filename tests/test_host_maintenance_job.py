@@ -4,6 +4,7 @@ policy and environment, which stacks get it (``hostMaintenance``), its pod in th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -13,14 +14,14 @@ import pytest
 
 from tests.conftest import SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
-from tpu_serving import gate_run
+from tpu_serving import compute_class, gate_run
 from tpu_serving import host_maintenance as hm
 from tpu_serving import host_maintenance_job as job
 from tpu_serving import maintenance_gate as mg
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
 from tpu_serving.config.serving_facts import maintenance_gate_runs
-from tpu_serving.naming import maintenance_gate_metric
+from tpu_serving.naming import compute_class_name, maintenance_gate_metric
 from tpu_serving.observability_settings import ObservabilitySettings
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.preview import rollout_summary
@@ -214,6 +215,21 @@ def test_gate_arguments_refuse_no_pool() -> None:
 
     with pytest.raises(ArgumentsError, match=r"pools = \[\]: at least one serving node pool"):
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
+
+
+def test_gate_env_names_the_compute_class_only_where_there_is_one() -> None:
+    assert "COMPUTE_CLASS" not in job.gate_env(ARGS)
+    classed = dataclasses.replace(ARGS, compute_class="c-serving")
+    assert gate_run.gate_from(job.gate_env(classed)).compute_class == "c-serving"
+    assert mg.CLASS_LABEL == compute_class.LABEL  # the program cannot import the library: one name, held equal here
+
+
+def test_gate_arguments_refuse_a_compute_class_no_object_can_be_named() -> None:
+    bad = dataclasses.replace(ARGS, compute_class="Serving_Class")
+    assert [p for p in bad.problems() if p.startswith("compute_class")] == [
+        "compute_class = 'Serving_Class': a ComputeClass's name must consist of lower-case letters, digits and '-', "
+        "start with a letter and end with a letter or digit"
+    ]
 
 
 def test_gate_arguments_name_each_bad_value() -> None:
@@ -424,6 +440,8 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     (container,) = objects["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "vllm", "2")
+    # the stack's capacity fallback: the gate watches the nodes of the pools GKE makes for its ComputeClass too
+    assert env["COMPUTE_CLASS"] == compute_class_name(cfg.cluster.name) == "vllm70bv6e-serving"
     assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
     assert [r["resources"] for r in objects["Role"]["rules"]] == [

@@ -90,6 +90,41 @@ def test_decide_ignores_nodes_of_other_pools() -> None:
     assert d.action == "idle"
 
 
+def made_by_gke(name: str, window: str | None = None, *, ready: bool = True, since: float = NOW - 7200) -> dict:
+    """A node of a pool GKE made for the serving's ComputeClass (a Spot step's slice): no pool of the gate's."""
+    made = node(name, "gke-made-spot", window, ready=ready, since=since)
+    made["metadata"]["labels"][mg.CLASS_LABEL] = "c-serving"
+    return made
+
+
+def test_decide_watches_the_nodes_of_the_serving_compute_class_as_its_own() -> None:
+    """SRE review of the capacity fallback, M2: a group on a slice GKE made for the class is the stack's to watch; a
+    node of another class, or of none, is not."""
+    classed = dataclasses.replace(WATCH, compute_class="c-serving")
+    lost = made_by_gke("n-spot", ready=False, since=NOW - 601)
+    pods = [pod("vllm-0", "n-p-a"), pod("vllm-1", "n-spot")]
+    d = mg.decide([node("n-p-a", "p-a"), lost], pods, classed, NOW, False)
+    assert (d.action, d.severity, d.lost) == ("watch", "ERROR", ("n-spot",))
+    assert d.pages == ("node n-spot NotReady for 601 s holds a serving pod",)
+    assert mg.decide([node("n-p-a", "p-a"), lost], pods, WATCH, NOW, False).pages == ()  # no class: not its node
+    other = dataclasses.replace(WATCH, compute_class="c-other")
+    assert mg.decide([node("n-p-a", "p-a"), lost], pods, other, NOW, False).pages == ()
+
+
+def test_decide_starts_only_its_own_pools_not_one_gke_made_for_the_class() -> None:
+    """A pool GKE made is not the gate's to start (its admission policy names the gate's pools), but its node in
+    maintenance holds the next start, as the gate's own would."""
+    classed = dataclasses.replace(GATE, compute_class="c-serving")
+    pods = [pod("vllm-0", "n-spot"), pod("vllm-1", "n-p-b")]
+    d = mg.decide([made_by_gke("n-spot", IN_2H), node("n-p-b", "p-b"), node("n-p-c", "p-c")], pods, classed, NOW, False)
+    assert (d.action, d.nodes) == ("idle", ())
+    d = mg.decide([made_by_gke("n-spot", IN_2H), node("n-p-c", "p-c", IN_40H)], pods, classed, NOW, False)
+    assert (d.action, d.pool, d.nodes) == ("start", "p-c", ("n-p-c",))
+    down = made_by_gke("n-spot", str(int(NOW - 60)))
+    d = mg.decide([down, node("n-p-c", "p-c", IN_40H)], pods, classed, NOW, False)
+    assert (d.action, d.pool) == ("hold", "p-c") and "n-spot (in maintenance)" in d.message
+
+
 @pytest.mark.parametrize(
     ("busy", "why"),
     [

@@ -143,6 +143,22 @@ def test_capacity_wait_alert_counts_the_groups_unschedulable_pods_for_its_minute
     assert "c-serving" in runbook
 
 
+def test_capacity_wait_alert_says_what_serves_while_a_group_waits():
+    """SRE review of the capacity fallback, M3: on a stack of one group nothing serves while it waits."""
+
+    def runbook(stack: str) -> str:
+        policies = plan_of(stack).of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+        (found,) = [r for r in policies if r.name.endswith("-observability-capacity-wait")]
+        return str(found.inputs["documentation"]["content"])
+
+    one, several = runbook("vllm-llama31-405b-v6e16"), runbook("vllm-llama33-70b-v6e8")
+    assert "the stack keeps one group, so while it waits nothing serves and the no-ready alert pages" in one
+    assert "the groups already placed serve" in several and "nothing serves" not in several
+    assert "the groups already placed serve" not in one
+    assert "flex-start: single-host slices only" in one
+    assert "Why: `kubectl -n vllm-llama405b describe pod <pod>`" in one
+
+
 def test_capacity_wait_alert_none_without_a_compute_class():
     assert capacity_wait_alert(SCOPE, ServingMetrics(leader_worker_sets=("vllm",)), SETTINGS) is None
 

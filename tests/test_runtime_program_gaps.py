@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
-from tpu_serving.capacity import FALLBACK
+from tpu_serving.capacity import FALLBACK, FALLBACK_RESERVED
 from tpu_serving_tools.check import passed, run_checks, summary
 from tpu_serving_tools.runtime import program_gaps
 from tpu_serving_tools.runtime.planview import PlanView
@@ -31,11 +31,25 @@ def gaps(plan: dict[str, Any]) -> dict[str, str]:
 
 def test_program_gaps_the_production_stacks_program_has_none_of_the_gaps():
     result = program_gaps.check(PlanView(program(PRODUCTION)))
-    # groups, zones, capacity, upgrades, the namespace's tenancy, ticket channels, the serving's priority
-    assert len(result.findings) == 7 and result.ok, result.findings
+    # groups, zones, capacity (two: the reserved pools kept whole, and those a reservation fills from zero), upgrades,
+    # the namespace's tenancy, ticket channels, the serving's priority
+    assert len(result.findings) == 8 and result.ok, result.findings
     assert program_gaps.preview_lines(PlanView(program(PRODUCTION))) == [
-        "Production: none of the gaps a stack file's production: true refuses, of 7 read"
+        "Production: none of the gaps a stack file's production: true refuses, of 8 read"
     ]
+
+
+def test_program_gaps_capacity_says_what_the_stacks_capacity_obtained_says():
+    """New-user review of the capacity fallback, M2 and m5: the program's capacity findings read the pools' inputs and
+    say what the stack file's capacity.obtained output says of the same slices (the fallback's next step included)."""
+    obtained = plan_of(PRODUCTION).outputs["capacity"]["obtained"]
+    found = {f.subject: f.reason for f in program_gaps.check(PlanView(program(PRODUCTION))).findings}
+    for kind in ("v6e8a", "v6e8b", "v6e8c", "v6e8s"):
+        (reason,) = [
+            r for subject, r in found.items() if subject.startswith("reservation TPU pools") and kind in subject
+        ]
+        assert obtained[kind] == f"reservation: {reason}", (kind, reason)
+    assert FALLBACK_RESERVED in obtained["v6e8c"]
 
 
 def test_program_gaps_a_stack_files_plan_is_left_to_its_production_output():
@@ -75,8 +89,12 @@ def test_program_gaps_on_demand_slices_fail():
     for r in plan["resources"]:
         if r["type"] == "gcp:container/nodePool:NodePool":
             r["inputs"].get("nodeConfig", {}).pop("reservationAffinity", None)
-    (subject,) = [s for s in gaps(plan) if s.startswith("on-demand TPU pools ")]
-    assert "vllm70bv6e-v6e8a" in subject
+    # the pools kept whole, and those created empty, whose stockout takes the class's next step: both are gaps
+    subjects = [s for s in gaps(plan) if s.startswith("on-demand TPU pools ")]
+    assert subjects == [
+        "on-demand TPU pools vllm70bv6e-v6e8a, vllm70bv6e-v6e8b",
+        "on-demand TPU pools vllm70bv6e-v6e8c, vllm70bv6e-v6e8s",
+    ]
 
 
 def test_program_gaps_tickets_on_a_page_channel_fail():

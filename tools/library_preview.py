@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving import capacity, catalog, cost
+from tpu_serving import catalog, cost
 from tpu_serving.capacity import Capacity
 from tpu_serving.catalog import SliceShape
 from tpu_serving.derived import cost_output
@@ -20,7 +20,7 @@ from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
-from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size, waits_for_its_groups
+from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size, stockout_said
 from tpu_serving_tools.runtime.planview import PlanView
 
 DEFAULT_DISK_GB = 100
@@ -43,9 +43,8 @@ class TpuPool:
     capacity: Capacity
     size: PoolSize
     disk_gb: int
-    fallback: bool = False
-    """A pool of a capacity fallback created empty (:data:`tpu_serving.capacity.FALLBACK`): its groups bring its slice,
-    so it counts whole (``size`` at its most)."""
+    stockout: str = ""
+    """What a stockout does to it (:func:`~tpu_serving_tools.runtime.node_pool.stockout_said`)."""
 
     @property
     def slices(self) -> int:
@@ -68,8 +67,8 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
         if shape is not None:
             name = str(r.inputs.get("name") or r.name)
             disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
-            size, fallback = pool_size(r.inputs), waits_for_its_groups(r.inputs)
-            out.append(TpuPool(name, shape, pool_capacity(config), size, disk, fallback))
+            said = stockout_said(r.inputs)
+            out.append(TpuPool(name, shape, pool_capacity(config), pool_size(r.inputs), disk, said))
     return out
 
 
@@ -119,15 +118,7 @@ def capacity_lines(plan: Plan) -> list[str]:
         return []
     said: dict[str, list[str]] = {}
     for p in pools:
-        if p.fallback:
-            how = capacity.FALLBACK
-        elif p.size.running == 0 and p.capacity is Capacity.RESERVATION:
-            how = capacity.FROM_ZERO_RESERVED
-        elif p.size.running == 0 and p.capacity is not Capacity.FLEX_START:
-            how = capacity.FROM_ZERO
-        else:
-            how = capacity.STOCKOUT[p.capacity]
-        said.setdefault(f"{p.capacity}: {how}", []).append(p.name)
+        said.setdefault(f"{p.capacity}: {p.stockout}", []).append(p.name)
     head = "Capacity (read off the node pools; each serving component refuses a model its slices cannot hold)"
     return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items())]
 

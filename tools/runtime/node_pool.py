@@ -6,7 +6,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving.capacity import Capacity
+from tpu_serving.capacity import (
+    FALLBACK,
+    FALLBACK_RESERVED,
+    FROM_ZERO,
+    FROM_ZERO_RESERVED,
+    STOCKOUT,
+    TO_ZERO,
+    Capacity,
+)
 from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
@@ -30,6 +38,28 @@ def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
     minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.nodepool.node_pool_args`)."""
     labels = (inputs.get("nodeConfig") or {}).get("labels") or {}
     return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
+
+
+def stockout_said(inputs: Mapping[str, Any]) -> str:
+    """What a stockout does to a created TPU pool, read off its ``NodePool`` inputs, in the words the ``capacity.obtained``
+    output uses for a stack's slice kind (:func:`tpu_serving.config.slice_capacity.stockouts`): a pool of a ComputeClass
+    created empty takes the class's next step; one that starts empty waits for capacity; one that may go down to zero
+    is created whole; else its creation fails on a stockout, as its capacity says (new-user review of the fallback, M2:
+    a pool of ``scale_from_zero`` in a class read as one with no fallback)."""
+    config = inputs.get("nodeConfig") or {}
+    chosen, classed = pool_capacity(config), COMPUTE_CLASS_LABEL in (config.get("labels") or {})
+    from_zero = inputs.get("initialNodeCount") == 0
+    if classed and from_zero and chosen is Capacity.RESERVATION:
+        return FALLBACK_RESERVED
+    if classed and (from_zero or waits_for_its_groups(inputs)):
+        return FALLBACK
+    if from_zero and chosen is Capacity.RESERVATION:
+        return FROM_ZERO_RESERVED
+    if from_zero and chosen is not Capacity.FLEX_START:
+        return FROM_ZERO
+    if (inputs.get("autoscaling") or {}).get("totalMinNodeCount") == 0 and inputs.get("nodeCount"):
+        return TO_ZERO
+    return STOCKOUT[chosen]
 
 
 def most_and_start(inputs: Mapping[str, Any], zones: int) -> tuple[int, int | None]:

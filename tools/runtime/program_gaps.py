@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
-from tpu_serving.capacity import FALLBACK, STOCKOUT, Capacity
+from tpu_serving.capacity import Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
 from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
@@ -43,7 +43,7 @@ from tpu_serving_tools.runtime.k8s_prereqs import (
 )
 from tpu_serving_tools.runtime.maintenance import DEPLOYMENT, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pool_resources
-from tpu_serving_tools.runtime.node_pool import pool_capacity, waits_for_its_groups
+from tpu_serving_tools.runtime.node_pool import pool_capacity, stockout_said
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -131,14 +131,12 @@ def zone_gaps(view: PlanView) -> Iterator[Finding]:
 
 def capacity_gaps(view: PlanView) -> Iterator[Finding]:
     """One finding per capacity type of the TPU pools, naming its pools."""
-    by: dict[tuple[Capacity, bool], list[str]] = {}
+    by: dict[tuple[Capacity, str], list[str]] = {}
     for r in _tpu_pools(view):
         chosen = pool_capacity(_mapping(r["inputs"].get("nodeConfig")))
-        by.setdefault((chosen, waits_for_its_groups(r["inputs"])), []).append(_pool_name(r))
-    for (chosen, waits), pools in by.items():
+        by.setdefault((chosen, stockout_said(r["inputs"])), []).append(_pool_name(r))
+    for (chosen, said), pools in by.items():
         subject = f"{chosen.value} TPU pools {', '.join(pools)}"
-        # a capacity fallback's pool is created empty: a stockout leaves its groups waiting, not pulumi up failing
-        said = FALLBACK if waits else STOCKOUT[chosen]
         if chosen in HELD_BY_RESERVATION:
             yield Finding(subject, True, said)
         else:

@@ -20,6 +20,7 @@ import pytest
 from tests.conftest import plan_of
 from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving.naming import MAINTENANCE_GATE_STATE
+from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, wait_for
@@ -179,6 +180,15 @@ def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and
         assert cp.kube.get("v1", "Node", lost)["metadata"]["labels"][CLASS] == env["COMPUTE_CLASS"]
         made = {POOL: "gke-made-spot", KWOK_LABEL[0]: None}
         cp.kube.patch(cp.kube.get("v1", "Node", lost), {"metadata": {"labels": made}})
+        # the runbook's selector of such nodes (tpu-serving runbook, "A group on a fallback slice"), as the real API
+        # server evaluates it: that node, and none of the stack's own pools
+        (cordon,) = [
+            line
+            for line in runbook.render(plan.as_json()).splitlines()
+            if line.startswith(f"kubectl cordon -l '{CLASS}=")
+        ]
+        selector = cordon.split("'")[1]
+        assert [n["metadata"]["name"] for n in cp.kube.list("v1", "Node", label_selector=selector)] == [lost]
         for name in (maintained, lost):
             wait_for(
                 f"node {name} not Ready (the node lifecycle controller)",

@@ -1,7 +1,8 @@
 """The runbooks' commands in one stack's own names: node upgrades one pool at a time (a JobSet's or PathwaysJob's
-back to back, :mod:`tpu_serving_tools.runbook_whole`), TPU host maintenance, a lost VM
-and a zone outage (docs/upgrade.md, "Node drains and upgrades"; docs/operate.md, "TPU host maintenance", "A VM that
-goes silent", "A zone outage"), from the stack's offline plan.
+back to back, :mod:`tpu_serving_tools.runbook_whole`), TPU host maintenance, a lost VM, a zone outage, and with a
+capacity fallback a group on a fallback slice (:mod:`tpu_serving_tools.runbook_fallback`) (docs/upgrade.md, "Node drains
+and upgrades"; docs/operate.md, "TPU host maintenance", "A VM that goes silent", "A zone outage", "A group on a fallback
+slice"), from the stack's offline plan.
 
 ``tpu-serving runbook --stack S [--root DIR]`` previews the stack in-process and prints shell commands with the
 cluster, its location, the serving namespace, the workload, its HPA and each node pool filled in. Everything comes
@@ -38,6 +39,7 @@ from typing import Any
 
 from tpu_serving.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.cli import command_parser
+from tpu_serving_tools.runbook_fallback import fallback_section
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_gate import gate_held, gate_released
 from tpu_serving_tools.runbook_header import access_lines
@@ -454,6 +456,7 @@ def render(plan: Mapping[str, Any], workload: str | None = None) -> str:
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]
+    sections += [moved] if (moved := fallback_section(plan, n)) else []
     return "\n\n".join("\n".join(s) for s in sections) + "\n"
 
 

@@ -110,6 +110,13 @@ class TpuComputeClassArgs:
     labels: Mapping[str, str] | None = None
     """Kubernetes labels of the ComputeClass object."""
 
+    def problems(self) -> list[str]:
+        """The rules a stack file's ``serving.fallback`` obeys, for a program's class too (:func:`fallback_problems`;
+        new-user review of the capacity fallback, M2), and at least one pool of its own."""
+        steps = [str(f) for f in self.fallback]
+        found = [f"fallback = {steps!r}: {p}" for p in fallback_problems(steps, self.shape)]
+        return found + ([] if self.node_pools else ["node_pools = []: the serving's own pools, at least one"])
+
 
 def name_problem(name: str | None) -> str:
     """Why ``name`` is not a ComputeClass name (a Kubernetes label value and object name: 63 characters at most), or

@@ -267,7 +267,7 @@ def maintenance_gate_args(cfg: StackConfig, labels: Mapping[str, str]) -> HostMa
         surge_groups=surge_groups(scaled.rollout),
         reload_seconds=BACKENDS[serving.backend].startup_seconds(serving),
         starts=maintenance_starts(cfg, scaled),
-        compute_class=compute_class_name(cfg.cluster.name) if has_fallback(cfg) else "",
+        compute_class=compute_class_name(cfg.workload_identity.namespace) if has_fallback(cfg) else "",
         priority_class_name=SERVING_PRIORITY,  # the deployment's Tenancy creates it
         labels=dict(labels),
     )
@@ -367,7 +367,7 @@ def fallback_output(cfg: StackConfig) -> list[str] | None:
                 "(the autoscaler removes that one once idle)"
             )
         lines.append(f"{i}. {step}, a {shape.slice_name} slice GKE creates in {zones}: {text}{more}{note}")
-    name = compute_class_name(cfg.cluster.name)
+    name = compute_class_name(cfg.workload_identity.namespace)
     kept = [p for k in kinds if cfg.cluster.existing is not None or k.existing_node_pools is not None
             for p in cfg.node_pool_names(k)]  # fmt: skip
     lines += [

@@ -451,7 +451,7 @@ def _decide(
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
     pool, opens, chosen = _first_pool(own, now, {p.get("spec", {}).get("nodeName", "") for p in pods})
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
-    busy = _busy(nodes, now)
+    busy = [(n, w) for n, w in _busy(nodes, now) if n in own or w != ["cordoned"]]  # a fallback's cordon holds no group
     listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)
     why = f"nodes busy: {listed}" if busy else _upgrade_hold(upgrading) or _groups_hold(pods, gate, scale_downs_held)
     if not why:

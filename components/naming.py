@@ -280,9 +280,9 @@ def node_service_account_id(cluster: str, slice_name: str) -> str:
     return f"{cluster}-{slice_name}"
 
 
-def compute_class_name(deployment: str) -> str:
-    """The (cluster-scoped) ComputeClass of a deployment's serving slices: ``<deployment>-serving``."""
-    return f"{deployment}-serving"
+def compute_class_name(namespace: str) -> str:
+    """The (cluster-scoped) ComputeClass of the serving in ``namespace``, one per namespace (SRE review m3): ``<ns>-serving``."""
+    return f"{namespace}-serving"
 
 
 def workload_policy_name(cluster: str, slice_name: str) -> str:

@@ -22,7 +22,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     cfg, from_zero, to_zero = ctx.cfg, scale_from_zero(ctx.cfg), scale_to_zero(ctx.cfg)
     host_network = ctx.backend.host_network_buckets(cfg.serving) if ctx.backend else {}
     fallback = tuple(ctx.backend.fallback(cfg.serving)) if ctx.backend else ()
-    classed = compute_class_name(cfg.cluster.name) if fallback else None
+    classed = compute_class_name(cfg.workload_identity.namespace) if fallback else None
     slices: dict[str, TpuNodePool | ExistingTpuNodePool] = {}
     for s in cfg.tpu_slices:
         names = cfg.node_pool_names(s)

@@ -191,7 +191,7 @@ def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: Observa
     where = f'cluster="{scope.cluster}", namespace="{scope.namespace}", pod=~"{pods}"'
     query = f"sum({POD_UNSCHEDULABLE}{{{where}}}) > 0"
     others = (
-        "the stack keeps one group, so while it waits nothing serves and the no-ready alert pages"
+        "the stack keeps one group, so while it waits nothing serves and the no-ready alert fires"
         if metrics.fewest_groups <= 1
         else "the groups already placed serve"
     )  # SRE review of the capacity fallback, M3: "the other groups serve" on a one-group stack

@@ -21,7 +21,7 @@ def watched_metrics(cfg: StackConfig) -> ServingMetrics:
     backend = BACKENDS[cfg.serving.backend]
     metrics = probed(backend.metrics(cfg.serving), serving_probe(cfg))
     if backend.fallback(cfg.serving):  # the groups select the deployment's ComputeClass (its pool phase)
-        metrics = dataclasses.replace(metrics, compute_class=compute_class_name(cfg.cluster.name))
+        metrics = dataclasses.replace(metrics, compute_class=compute_class_name(cfg.workload_identity.namespace))
     if cfg.gateway is None or not cfg.gateway.inference_pool or not isinstance(cfg.serving, VllmServingConfig):
         return metrics
     return with_router(metrics, f"{gateway_name(cfg.serving.service_name)}-epp", cfg.serving.disaggregation is not None)

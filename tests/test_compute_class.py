@@ -4,6 +4,7 @@ against GKE's published schema, its priorities, the refusals, and the pools and 
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import pytest
@@ -204,3 +205,18 @@ def test_fallback_under_another_backend_names_the_backend_that_takes_it() -> Non
     assert "unknown key; a setting of backend vllm, not of pathways-job;" in fallback, fallback
     (nosuch,) = [p for p in lines if "serving.nosuch" in p]
     assert "a setting of backend" not in nosuch, nosuch
+
+
+def test_tpu_compute_class_args_obey_the_stack_files_fallback_rules() -> None:
+    """New-user review of the capacity fallback, M2: a program's class took flex-start on a multi-host slice and a step
+    twice, which the stack file refuses; the same rules now refuse them there, each with its value."""
+    from tpu_serving.validation import ArgumentsError, check_arguments
+
+    bad = dataclasses.replace(_args((Fallback.FLEX_START, Fallback.FLEX_START)), node_pools=[])
+    with pytest.raises(ArgumentsError) as refused:
+        check_arguments("TpuComputeClass 'x'", bad, TpuComputeClassArgs)
+    text = str(refused.value)
+    assert "fallback = ['flex-start', 'flex-start']: ['flex-start', 'flex-start']: each way once" in text, text
+    assert "flex-start: v6e-16 spans 4 VMs" in text, text
+    assert "node_pools = []: the serving's own pools, at least one" in text, text
+    assert _args((Fallback.SPOT,)).problems() == []

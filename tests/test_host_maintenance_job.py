@@ -441,7 +441,7 @@ def test_gate_only_watches_on_single_host_pools_and_the_preview_says_so() -> Non
     env = {e["name"]: e["value"] for e in container["env"]}
     assert (env["STARTS"], env["AUTOSCALERS"], env["FEWEST_GROUPS"]) == ("false", "vllm", "2")
     # the stack's capacity fallback: the gate watches the nodes of the pools GKE makes for its ComputeClass too
-    assert env["COMPUTE_CLASS"] == compute_class_name(cfg.cluster.name) == "vllm70bv6e-serving"
+    assert env["COMPUTE_CLASS"] == compute_class_name(cfg.workload_identity.namespace) == "vllm-llama70b-serving"
     assert env["CLOSE_SECONDS"] == str(6 * 3600 + 3600)  # a maintenance of up to 6 h, and the startup window (1 h)
     assert [r["verbs"] for r in objects["ClusterRole"]["rules"]] == [["list"]]
     assert [r["resources"] for r in objects["Role"]["rules"]] == [

@@ -120,6 +120,12 @@ def test_decide_starts_only_its_own_pools_not_one_gke_made_for_the_class() -> No
     assert (d.action, d.nodes) == ("idle", ())
     d = mg.decide([made_by_gke("n-spot", IN_2H), node("n-p-c", "p-c", IN_40H)], pods, classed, NOW, False)
     assert (d.action, d.pool, d.nodes) == ("start", "p-c", ("n-p-c",))
+    cordoned = made_by_gke("n-spot")  # the runbook's move back cordons the fallback nodes: its group still serves
+    cordoned["spec"] = {"unschedulable": True}
+    d = mg.decide([cordoned, node("n-p-c", "p-c", IN_40H)], pods, classed, NOW, False)
+    assert (d.action, d.pool) == ("start", "p-c")  # GKE review of the fallback runbook, m3: no hold for it
+    own = node("n-p-c", "p-c", IN_40H, cordoned=True)
+    assert mg.decide([own, node("n-p-b", "p-b", IN_50H)], pods, classed, NOW, False).action == "hold"
     down = made_by_gke("n-spot", str(int(NOW - 60)))
     d = mg.decide([down, node("n-p-c", "p-c", IN_40H)], pods, classed, NOW, False)
     assert (d.action, d.pool) == ("hold", "p-c") and "n-spot (in maintenance)" in d.message

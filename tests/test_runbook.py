@@ -397,19 +397,21 @@ def test_the_maintenance_move_waits_for_the_hpa_to_add_the_group_before_it_waits
 
 
 def test_runbook_a_group_on_a_fallback_slice_in_the_stacks_names():
-    """New-user review of the capacity fallback, m6: the move back and its undo, with the class's own selector; a
-    stack of one group adds one first and scales back after, the highest group going."""
+    """New-user review of the capacity fallback, m6: the move back in the stack's names, with the class's own selector;
+    the GKE, SRE and new-user reviews of it: the class's later steps stay, so the runbook shows where the new leader
+    landed, and a stack of one group is told the move is an outage (its own pool holds one slice)."""
     one, several = text_of(NO_HPA), text_of(V6E8)
-    selector = "'cloud.google.com/compute-class=vllm405b-serving,cloud.google.com/gke-nodepool notin (vllm405b-v6e16)'"
+    selector = (
+        "'cloud.google.com/compute-class=vllm-llama405b-serving,cloud.google.com/gke-nodepool notin (vllm405b-v6e16)'"
+    )
     section = one.split("## A group on a fallback slice", 1)[1]
-    steps = [line for line in section.splitlines() if line.startswith(("kubectl", "until"))]
-    assert steps[2:4] == [
-        f"kubectl cordon -l {selector}",
-        'kubectl -n vllm-llama405b patch leaderworkerset vllm --type merge -p \'{"spec":{"replicas":2}}\'',
-    ]
-    assert section.index("delete pod vllm-<group>") < section.index('"replicas":1')
+    steps = [line.split("   #")[0] for line in section.splitlines() if line.startswith(("kubectl", "until"))]
+    assert steps[2:4] == [f"kubectl cordon -l {selector}", "kubectl -n vllm-llama405b delete pod vllm-<group>"]
+    assert steps[4].startswith('until [ "$(kubectl -n vllm-llama405b get pod vllm-<group> -o jsonpath=')
+    assert steps[5] == "kubectl -n vllm-llama405b get pod vllm-<group> -o wide"
     assert steps[-1] == f"kubectl uncordon -l {selector}"
+    assert "recreating it is an outage" in section and "replicas" not in section
     moved = several.split("## A group on a fallback slice", 1)[1]
-    assert "replicas" not in moved and "delete pod vllm-<group>" in moved  # two standing groups: no group added
-    assert "compute-class=vllm70bv6e-serving" in moved and "vllm70bv6e-v6e8s)" in moved
+    assert "outage" not in moved and "only while the others serve" in moved
+    assert "compute-class=vllm-llama70b-serving" in moved and "vllm70bv6e-v6e8s)" in moved
     assert "## A group on a fallback slice" not in text_of(V5E16)  # no class, no section

@@ -152,7 +152,7 @@ def test_capacity_wait_alert_says_what_serves_while_a_group_waits():
         return str(found.inputs["documentation"]["content"])
 
     one, several = runbook("vllm-llama31-405b-v6e16"), runbook("vllm-llama33-70b-v6e8")
-    assert "the stack keeps one group, so while it waits nothing serves and the no-ready alert pages" in one
+    assert "the stack keeps one group, so while it waits nothing serves and the no-ready alert fires" in one
     assert "the groups already placed serve" in several and "nothing serves" not in several
     assert "the groups already placed serve" not in one
     assert "flex-start: single-host slices only" in one

@@ -79,5 +79,5 @@ def test_verify_expect_a_patch_resource_is_the_object_of_its_kind():
 
 def test_expectations_class_pools_give_each_compute_class_its_pools_slice() -> None:
     expect = expectations(_json(plan_of("vllm-llama31-405b-v6e16")))
-    assert expect.classes == {"vllm405b-serving": Pool("vllm405b-serving", "tpu-v6e-slice", "4x4", 4, 4)}
+    assert expect.classes == {"vllm-llama405b-serving": Pool("vllm-llama405b-serving", "tpu-v6e-slice", "4x4", 4, 4)}
     assert expectations(_json(plan_of("vllm-llama33-70b-v5e16"))).classes == {}

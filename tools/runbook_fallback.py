@@ -44,49 +44,43 @@ def standing_groups(plan: Mapping[str, Any], n: Names) -> int:
     return 1
 
 
-def _replicas(n: Names, count: int) -> str:
-    """The LeaderWorkerSet's groups set to ``count`` (a patch: the operators' Role patches LeaderWorkerSets)."""
-    return f'kubectl -n {n.namespace} patch {LWS} {n.workload} --type merge -p \'{{"spec":{{"replicas":{count}}}}}\''
-
-
 def fallback_section(plan: Mapping[str, Any], n: Names) -> list[str]:
     """The commands of a LeaderWorkerSet's groups on the class's fallback slices, in the stack's names; none without a
-    class. A stack of one standing group (:func:`standing_groups`) is told the move is an outage, or adds a group
-    first."""
+    class. A stack of one standing group (:func:`standing_groups`) is told the move is an outage. GKE keeps the class's
+    later steps while the group is recreated (GKE review of the fallback runbook, M1): the runbook says so, and shows
+    where the recreated leader landed."""
     name = compute_class(plan)
     if name is None or n.kind != LWS:
         return []
-    standing = standing_groups(plan, n)
     fallback = f"'{fallback_selector(name, [p.name for p in n.tpu_pools])}'"
     leaders = f"{LWS_NAME_LABEL}={n.workload},{WORKER_INDEX_LABEL}=0"
+    leader = f"{n.workload}-<group>"
+    ready = '{.status.conditions[?(@.type=="Ready")].status}'
     lines = [
         f"## A group on a fallback slice (ComputeClass {name}; docs/operate.md, 'A group on a fallback slice')",
         "# The nodes GKE made for the class, and the groups' leaders with their nodes:",
         f"kubectl get nodes -l {fallback} -L {POOL_LABEL},cloud.google.com/gke-spot",
         f"kubectl -n {n.namespace} get pods -l {leaders} -o wide",
-        "# GKE moves no group back. Once the stack's own pools can add a slice, keep new pods off the fallback nodes:",
+        "# GKE moves no group back. A cordon keeps a recreated group off these nodes, but the class's later steps",
+        "# stay: if the own pools cannot add a slice when it is recreated, GKE makes another fallback slice, and the",
+        "# move costs a reload for nothing. Move a group only when the own pools have room and, by all signs, capacity",
+        "# (a free reservation slice; the capacity-wait ticket closed):",
         f"kubectl cordon -l {fallback}",
     ]
-    if standing <= 1:
+    if standing_groups(plan, n) <= 1:
         lines += [
-            "# One group: recreating it is an outage of its time to serve (the preview's Time to serve: line). To move",
-            "# without one, add a group on the own pools first (it needs room for two slices at once):",
-            _replicas(n, 2),
-            ready_again(n.namespace, n.workload),
+            "# One group, and the own pool holds one slice: recreating it is an outage of its time to serve (the",
+            "# preview's Time to serve: line). Do it in a quiet hour, or leave the group where it is.",
         ]
-    lines += [
-        "# Then, one group at a time and only while the others serve, recreate a group on a fallback node (its",
-        "# leader; the LeaderWorkerSet recreates the group and the autoscaler grows the own pool for it):",
-        f"kubectl -n {n.namespace} delete pod {n.workload}-<group>",
-        ready_again(n.namespace, n.workload),
-    ]
-    if standing <= 1:
-        lines += [
-            _replicas(n, 1) + "   # once group 0 serves again: the LeaderWorkerSet removes group 1",
-            "# (a pulumi up --refresh, or one that updates the LeaderWorkerSet, sets replicas back to the stack's count)",
-        ]
+    else:
+        lines += ["# One group at a time, and only while the others serve:"]
     return lines + [
-        "# Undo, if the recreated group stays Pending past its startup window (the own pools still cannot add a",
-        "# slice): let it back onto the fallback nodes (GKE makes a new fallback slice if it removed the idle one):",
+        f"kubectl -n {n.namespace} delete pod {leader}   # its leader: the LeaderWorkerSet recreates the group",
+        f"until [ \"$(kubectl -n {n.namespace} get pod {leader} -o jsonpath='{ready}')\" = True ]; do sleep 30; done"
+        "   # the new leader Ready",
+        f"kubectl -n {n.namespace} get pod {leader} -o wide   # its node: one of the own pools', or a new fallback slice's?",
+        ready_again(n.namespace, n.workload),
+        "# Once no group runs on them, let the fallback nodes go (GKE removes an idle pool it made); if the group",
+        "# landed on a new fallback slice, this is the undo too:",
         f"kubectl uncordon -l {fallback}",
     ]

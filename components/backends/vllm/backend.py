@@ -132,7 +132,7 @@ def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingA
         # fences the groups instead: its label is on the stack's pools and on those GKE makes for it, whose names GKE
         # picks, so a pool affinity would keep every group off its fallback slices (GKE review of issue 37, B1).
         node_pools=tuple(platform.slices.names) if platform.settings.existing and not fallback(serving) else (),
-        compute_class=compute_class_name(platform.settings.cluster.name) if fallback(serving) else None,
+        compute_class=compute_class_name(identity.namespace_name) if fallback(serving) else None,
         zones=max(1, len(platform.slices.zones)),
         zone_spread=serving.zone_spread,
         labels=platform.k8s_labels,

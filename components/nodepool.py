@@ -156,7 +156,7 @@ class TpuNodePoolArgs:
         ]
         found += capacity_rules.problems(self.capacity, self.spot, self.reservation, self.max_run_duration_hours)
         found += [
-            f"scale_from_zero[{i}] = {p!r}: not one of pool_names"
+            f"scale_from_zero[{i}] = {p!r}: not one of pool_names {list(self.pool_names)!r}"
             for i, p in enumerate(self.scale_from_zero)
             if p not in self.pool_names
         ]
@@ -165,7 +165,7 @@ class TpuNodePoolArgs:
             + (
                 "also in scale_from_zero (a pool starts empty or whole)"
                 if p in self.pool_names
-                else "not one of pool_names"
+                else f"not one of pool_names {list(self.pool_names)!r}"
             )
             for i, p in enumerate(self.scale_to_zero)
             if p not in self.pool_names or p in self.scale_from_zero

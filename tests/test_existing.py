@@ -433,7 +433,10 @@ def test_existing_cluster_pools_capacity_is_no_production_gap_of_the_stack():
     assert gaps and not [g for g in gaps if ".capacity " in g]
     created = plan_of("vllm-llama33-70b-v5e16").outputs["production"]["gaps"]
     # its first slice is created whole, and may go down to zero (capacity.TO_ZERO, as its capacity.obtained says)
-    assert [g for g in created if g.startswith("tpuSlices[0].capacity on-demand: the pool is created with its whole")]
+    why = "no reservation holds its slice (capacity: reservation would); meanwhile "
+    assert [
+        g for g in created if g.startswith(f"tpuSlices[0].capacity on-demand: {why}the pool is created with its whole")
+    ]
 
 
 def test_existing_cluster_needs_name_the_metrics_packages_and_the_fuse_driver():

@@ -9,7 +9,7 @@ import pytest
 
 from tpu_serving import capacity
 from tpu_serving.compute_class import LABEL
-from tpu_serving_tools.runtime.node_pool import stockout_said
+from tpu_serving_tools.runtime.node_pool import COMPUTE_CLASS_TYPE, classes_of, stockout_said
 
 RESERVED = {"reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "k", "values": ["r"]}}
 CLASSED = {"labels": {LABEL: "c-serving"}}
@@ -48,4 +48,11 @@ def pool(config: dict[str, Any], **inputs: Any) -> dict[str, Any]:
     ],  # fmt: skip
 )
 def test_stockout_said_of_a_pool_by_its_inputs(inputs: dict[str, Any], said: str) -> None:
-    assert stockout_said(inputs) == said
+    assert stockout_said(inputs, {"c-serving"}) == said
+
+
+def test_stockout_said_of_a_pool_of_a_class_the_plan_does_not_create_names_no_next_step() -> None:
+    """New-user review of the capacity fallback, M1: the class removed from a program, its pools still labelled."""
+    inputs = pool(CLASSED, initialNodeCount=0, **AUTOSCALED)
+    assert stockout_said(inputs, set()) == capacity.FROM_ZERO
+    assert classes_of([{"type": COMPUTE_CLASS_TYPE, "inputs": {"metadata": {"name": "c-serving"}}}]) == {"c-serving"}

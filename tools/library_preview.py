@@ -20,7 +20,7 @@ from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
-from tpu_serving_tools.runtime.node_pool import PoolSize, pool_capacity, pool_size, stockout_said
+from tpu_serving_tools.runtime.node_pool import PoolSize, classes_of, pool_capacity, pool_size, stockout_said
 from tpu_serving_tools.runtime.planview import PlanView
 
 DEFAULT_DISK_GB = 100
@@ -58,6 +58,7 @@ class TpuPool:
 def tpu_pools(plan: Plan) -> list[TpuPool]:
     """The plan's TPU node pools, in its order."""
     out = []
+    classes = classes_of({"type": r.type, "inputs": r.inputs} for r in plan.resources)
     for r in plan.resources:
         if r.type != NODE_POOL:
             continue
@@ -67,7 +68,7 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
         if shape is not None:
             name = str(r.inputs.get("name") or r.name)
             disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
-            said = stockout_said(r.inputs)
+            said = stockout_said(r.inputs, classes)
             out.append(TpuPool(name, shape, pool_capacity(config), pool_size(r.inputs), disk, said))
     return out
 

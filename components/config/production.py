@@ -114,7 +114,9 @@ def capacity_gaps(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> 
     for i, s in kinds:
         chosen = capacity_rules.effective(s.capacity, s.spot, s.reservation)
         if chosen not in HELD_BY_RESERVATION:
-            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, said[s.name]))
+            # why it is a gap first: the stockout text alone read as good news (new-user reviews of the fallback)
+            why = "no reservation holds its slice (capacity: reservation would); meanwhile "
+            found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, why + said[s.name]))
     return found
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,14 +40,29 @@ def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
     return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
 
 
-def stockout_said(inputs: Mapping[str, Any]) -> str:
+COMPUTE_CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+"""A GKE ComputeClass as a plan holds it (the pulumi-kubernetes type token of its CRD)."""
+
+
+def classes_of(resources: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The names of the ComputeClasses among a plan's resources (their ``metadata.name``)."""
+    return frozenset(
+        str((r.get("inputs") or {}).get("metadata", {}).get("name"))
+        for r in resources
+        if r.get("type") == COMPUTE_CLASS_TYPE
+    )
+
+
+def stockout_said(inputs: Mapping[str, Any], classes: Container[str]) -> str:
     """What a stockout does to a created TPU pool, read off its ``NodePool`` inputs, in the words the ``capacity.obtained``
     output uses for a stack's slice kind (:func:`tpu_serving.config.slice_capacity.stockouts`): a pool of a ComputeClass
     created empty takes the class's next step; one that starts empty waits for capacity; one that may go down to zero
     is created whole; else its creation fails on a stockout, as its capacity says (new-user review of the fallback, M2:
-    a pool of ``scale_from_zero`` in a class read as one with no fallback)."""
+    a pool of ``scale_from_zero`` in a class read as one with no fallback). ``classes``: the ComputeClasses the plan
+    creates (:func:`classes_of`)."""
     config = inputs.get("nodeConfig") or {}
-    chosen, classed = pool_capacity(config), COMPUTE_CLASS_LABEL in (config.get("labels") or {})
+    # a pool labelled for a class the plan does not create has no next step (new-user review of the fallback, M1)
+    chosen, classed = pool_capacity(config), (config.get("labels") or {}).get(COMPUTE_CLASS_LABEL) in classes
     from_zero = inputs.get("initialNodeCount") == 0
     if classed and from_zero and chosen is Capacity.RESERVATION:
         return FALLBACK_RESERVED

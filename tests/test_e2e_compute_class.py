@@ -136,7 +136,11 @@ def _unschedulable(cp: ControlPlane, name: str) -> str:
 
 
 def test_e2e_compute_class_planted_pod_of_the_class_without_its_toleration_stays_pending(cp: ControlPlane) -> None:
-    """The class's taint holds: selecting the class without tolerating it, no node takes the pod."""
+    """A planted pod: the real scheduler, without GKE's admission (which adds the class's toleration to a pod that
+    selects the class: google/skills 1af77752 skills/cloud/gke-compute-classes/SKILL.md l.56-58), keeps a pod that
+    selects the class without tolerating its taint off every node. What it shows is that the pods of the test above
+    land because of their own toleration, which the stack's pods carry, not that GKE would refuse this one (GKE review
+    of the capacity fallback, m5)."""
     _pod(cp, "untolerated", {**node_selector(SHAPE), **node_labels(CLASS)}, [TPU])
     said = wait_for("the scheduler's refusal", lambda: _unschedulable(cp, "untolerated"), timeout=60)
     assert "untolerated taint" in said and _node_of(cp, "untolerated") == "", said

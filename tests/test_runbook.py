@@ -407,11 +407,14 @@ def test_runbook_a_group_on_a_fallback_slice_in_the_stacks_names():
     section = one.split("## A group on a fallback slice", 1)[1]
     steps = [line.split("   #")[0] for line in section.splitlines() if line.startswith(("kubectl", "until"))]
     assert steps[2:4] == [f"kubectl cordon -l {selector}", "kubectl -n vllm-llama405b delete pod vllm-<group>"]
-    assert steps[4].startswith('until [ "$(kubectl -n vllm-llama405b get pod vllm-<group> -o jsonpath=')
-    assert steps[5] == "kubectl -n vllm-llama405b get pod vllm-<group> -o wide"
+    assert steps[4] == "kubectl -n vllm-llama405b get pod vllm-<group> -o wide"
+    assert steps[5].startswith('until [ "$(kubectl -n vllm-llama405b get pod vllm-<group> -o jsonpath=')
+    assert "Still Pending after about 10 minutes" in section and "undoes nothing once" in section
     assert steps[-1] == f"kubectl uncordon -l {selector}"
     assert "recreating it is an outage" in section and "replicas" not in section
     moved = several.split("## A group on a fallback slice", 1)[1]
     assert "outage" not in moved and "only while the others serve" in moved
+    first = [line for line in moved.splitlines() if line.startswith(("kubectl", "until"))][3]
+    assert first.startswith(runbook.ready_again("vllm-llama70b", "vllm"))  # the others serve before the delete
     assert "compute-class=vllm-llama70b-serving" in moved and "vllm70bv6e-v6e8s)" in moved
     assert "## A group on a fallback slice" not in text_of(V5E16)  # no class, no section

@@ -3,8 +3,11 @@ review of the capacity fallback, m6): which groups run on a slice GKE made for t
 them back to the stack's own pools once those can add a slice, and how to undo the move. GKE labels the nodes of a
 class with its name, those of the pools it makes for the class too (:data:`tpu_serving.compute_class.LABEL`); the
 pools the plan does not create are GKE's. GKE moves no group back by itself (the class's ``activeMigration`` is off).
-A StatefulSet, and so a LeaderWorkerSet's leaders, scales down from its highest ordinal
-(https://kubernetes.io/docs/concepts/workloads/controllers/statefulset/, "Deployment and Scaling Guarantees")."""
+The cluster autoscaler removes a node unneeded for 10 minutes by default, cordoned or not: its eligibility check does
+not read ``spec.unschedulable`` (kubernetes/autoscaler ``cluster-autoscaler/FAQ.md``, "scale-down-unneeded-time";
+``core/scaledown/eligibility/eligibility.go``, ``unremovableReasonAndNodeUtilization``: a node being deleted, one
+annotated ``scale-down-disabled``, an unready one), so an idle fallback slice goes about 10 minutes after its group left
+it, and the uncordon undoes nothing after that (re-review of the fallback runbook, M1)."""
 
 from __future__ import annotations
 
@@ -63,22 +66,31 @@ def fallback_section(plan: Mapping[str, Any], n: Names) -> list[str]:
         f"kubectl -n {n.namespace} get pods -l {leaders} -o wide",
         "# GKE moves no group back. A cordon keeps a recreated group off these nodes, but the class's later steps",
         "# stay: if the own pools cannot add a slice when it is recreated, GKE makes another fallback slice, and the",
-        "# move costs a reload for nothing. Move a group only when the own pools have room and, by all signs, capacity",
-        "# (a free reservation slice; the capacity-wait ticket closed):",
+        "# move costs a reload for nothing. Move a group only when the own pools have room and capacity: a reservation",
+        "# with a free slice, or an own pool's slice back and idle (a repair's; the autoscaler removes it in about 10",
+        "# minutes). The capacity-wait ticket says nothing of it: it closed when the group found its fallback slice.",
+        "# A cordon does not keep the autoscaler from removing an idle fallback slice either, so the uncordon below",
+        "# undoes nothing once the group has been off it for about 10 minutes.",
         f"kubectl cordon -l {fallback}",
     ]
     if standing_groups(plan, n) <= 1:
         lines += [
-            "# One group, and the own pool holds one slice: recreating it is an outage of its time to serve (the",
-            "# preview's Time to serve: line). Do it in a quiet hour, or leave the group where it is.",
+            "# One group, and the own pool holds one slice: recreating it is an outage of the old pod's termination,",
+            "# the slice's creation from zero, and its time to serve (the preview's Time to serve: line). Do it in a",
+            "# quiet hour, or leave the group where it is.",
         ]
     else:
-        lines += ["# One group at a time, and only while the others serve:"]
+        lines += [
+            "# One group at a time, and only while the others serve (the wait below, first). While a group reloads",
+            "# the HPA may add one, which can take the own slice the moved group was meant for:",
+            ready_again(n.namespace, n.workload),
+        ]
     return lines + [
         f"kubectl -n {n.namespace} delete pod {leader}   # its leader: the LeaderWorkerSet recreates the group",
+        f"kubectl -n {n.namespace} get pod {leader} -o wide   # its node: one of the own pools', or a new fallback slice's?",
+        "# Still Pending after about 10 minutes: the own pools had no slice; stop the wait below and uncordon now.",
         f"until [ \"$(kubectl -n {n.namespace} get pod {leader} -o jsonpath='{ready}')\" = True ]; do sleep 30; done"
         "   # the new leader Ready",
-        f"kubectl -n {n.namespace} get pod {leader} -o wide   # its node: one of the own pools', or a new fallback slice's?",
         ready_again(n.namespace, n.workload),
         "# Once no group runs on them, let the fallback nodes go (GKE removes an idle pool it made); if the group",
         "# landed on a new fallback slice, this is the undo too:",

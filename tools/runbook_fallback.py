@@ -18,17 +18,15 @@ from tpu_serving.compute_class import LABEL as CLASS_LABEL
 from tpu_serving.maintenance_gate import LWS_NAME_LABEL, POOL_LABEL, WORKER_INDEX_LABEL
 from tpu_serving_tools.runbook_names import LWS, Names
 from tpu_serving_tools.runbook_waits import ready_again
-from tpu_serving_tools.runtime.node_pool import COMPUTE_CLASS_TYPE
+from tpu_serving_tools.runtime.node_pool import classes_of
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 
 
 def compute_class(plan: Mapping[str, Any]) -> str | None:
-    """The ComputeClass the plan creates (its first), None when it creates none."""
-    for r in plan.get("resources", []):
-        if r.get("type") == COMPUTE_CLASS_TYPE:
-            return str(((r.get("inputs") or {}).get("metadata") or {}).get("name"))
-    return None
+    """The ComputeClass the plan creates (:func:`~tpu_serving_tools.runtime.node_pool.classes_of`; a stack file's
+    deployment creates one at most), None when it creates none."""
+    return min(classes_of(plan.get("resources", [])), default=None)
 
 
 def fallback_selector(name: str, own: Sequence[str]) -> str:

@@ -21,10 +21,17 @@ component arguments check the rules. Sources, each where its rule is used:
   obtainability ... with GPUs"); xpk enables it for GPU clusters only
   (``src/xpk/utils/kueue.py``: ``is_queued_cluster`` is true for ``AcceleratorType.GPU``
   alone). No GKE page documents it for TPU slices, and the serving workloads create no
-  ProvisioningRequest, so it is refused for TPU slices.
+  ProvisioningRequest, so it is refused for TPU slices: not a choice (the valid values a refusal lists name only what
+  GKE gives a TPU slice), but a value a setting answers with :data:`NOT_FOR_TPU` (new-user review of the capacity
+  fallback, m2: the choices listed ``queued`` as valid).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated
+
+from pydantic import BeforeValidator
 
 from .validation import Choice
 
@@ -40,7 +47,25 @@ class Capacity(Choice):
     RESERVATION = "reservation"
     ANY_RESERVATION = "any-reservation"
     FLEX_START = "flex-start"
-    QUEUED = "queued"
+
+
+NOT_FOR_TPU: Mapping[str, str] = {
+    "queued": "queued provisioning (ProvisioningRequest) is documented for GPU node pools only, and the serving "
+    "workloads create no ProvisioningRequest; use flex-start for TPU slices",
+}
+"""Capacity types GKE has but not for TPU slices, and why (the module's sources)."""
+
+
+def _tpu_capacity(value: object) -> object:
+    if isinstance(value, str) and value in NOT_FOR_TPU:
+        raise ValueError(f"{NOT_FOR_TPU[value]}; valid: {', '.join(repr(str(c)) for c in Capacity)}")
+    return value
+
+
+TpuCapacity = Annotated[Capacity, BeforeValidator(_tpu_capacity)]
+"""A stack file's slice capacity: a :class:`Capacity`, and a GKE capacity type it cannot take refused with its reason.
+The component argument stays a plain :class:`Capacity`, whose refusal lists the valid values: the provider's schema
+inference takes no validator in a type (pulumi ``provider/experimental/analyzer.py``: ``issubclass()`` of it)."""
 
 
 def effective(capacity: str, spot: bool, reservation: str | None) -> Capacity:
@@ -85,11 +110,6 @@ def problems(capacity: str, spot: bool, reservation: str | None, max_run_duratio
             f"max_run_duration_hours = {max_run_duration_hours} with capacity = {chosen}: "
             "the maximum run duration belongs to flex-start VMs"
         )
-    if chosen is Capacity.QUEUED:
-        found.append(
-            "capacity = queued: GKE documents queued provisioning (ProvisioningRequest) for GPU node pools only, "
-            "and the serving workloads create no ProvisioningRequest; use flex-start for TPU slices"
-        )
     return found
 
 
@@ -110,7 +130,6 @@ STOCKOUT: dict[Capacity, str] = {
     "takes on-demand VMs, and a stockout then fails the node pool's creation, and so pulumi up",
     Capacity.FLEX_START: "the pool starts empty, so pulumi up succeeds whatever the stock; the pods stay Pending "
     "until Dynamic Workload Scheduler obtains the whole slice, whose VMs then run for at most seven days",
-    Capacity.QUEUED: "refused for TPU slices (see problems)",
 }
 """What a stockout does, by capacity type, for the preview (the ``capacity.obtained`` output). A zone without free VMs
 answers a new request ZONE_RESOURCE_POOL_EXHAUSTED, unrelated to quota, and running VMs are not affected (Compute
@@ -128,14 +147,30 @@ FROM_ZERO = (
 """What a stockout does to a serving slice that scales from zero (an HPA's extra group, a surge rollout's spare):
 the cluster autoscaler's scale-up fails, not the node pool's creation (:data:`STOCKOUT`'s sources)."""
 
-FALLBACK_RESERVED = (
-    "the pool starts empty and the autoscaler adds the whole slice from the named reservation when a group needs it "
-    "(the reservation holds and bills its VMs meanwhile); with no free slice there, GKE makes one of the class's next "
-    "step (serving.fallback); while no step has a slice the group stays Pending, and after "
-    "observability.capacityWaitMinutes the 'Serving groups waiting for capacity' ticket opens"
-)
-"""What a stockout does to a serving slice of a capacity fallback that a specific reservation fills from zero: the
-reservation, then the class's next step (:data:`FALLBACK`, :data:`FROM_ZERO_RESERVED`)."""
+
+def capacity_wait(wait_minutes: int | None) -> str:
+    """When the groups waiting for a slice under a capacity fallback open a ticket: after ``wait_minutes``, the stack's
+    ``observability.capacityWaitMinutes`` (:func:`tpu_serving.serving_alerts.capacity_wait_alert`); None: a
+    program's plan with no capacity-wait alert (:func:`tpu_serving_tools.runtime.node_pool.capacity_wait_minutes`)."""
+    if wait_minutes is None:
+        return "no capacity-wait ticket opens (the plan has no alert on the waiting groups)"
+    return (
+        f"after {wait_minutes} minutes (observability.capacityWaitMinutes) the 'Serving groups waiting for capacity' "
+        "ticket opens"
+    )
+
+
+def fallback_reserved(wait_minutes: int | None) -> str:
+    """What a stockout does to a serving slice of a capacity fallback that a specific reservation fills from zero: the
+    reservation, then the class's next step (:func:`fallback`, :data:`FROM_ZERO_RESERVED`); the ticket after
+    ``wait_minutes`` (:func:`capacity_wait`)."""
+    return (
+        "the pool starts empty and the autoscaler adds the whole slice from the named reservation when a group needs "
+        "it (the reservation holds and bills its VMs meanwhile); with no free slice there, GKE makes one of the class's "
+        "next step (serving.fallback); while no step has a slice the group stays Pending, and "
+        + capacity_wait(wait_minutes)
+    )
+
 
 FROM_ZERO_RESERVED = (
     "the pool starts empty and the autoscaler adds the whole slice when a group needs it, from the named reservation, "
@@ -153,15 +188,18 @@ TO_ZERO = (
 """What a stockout does to a serving slice kept on that may go down to zero (:func:`tpu_serving.config.slice_capacity.scale_to_zero`):
 its creation as :data:`STOCKOUT` says, its scale-up afterwards as :data:`FROM_ZERO`."""
 
-FALLBACK = (
-    "the pool is created empty and the groups that select the serving's ComputeClass bring its slice: the autoscaler "
-    "adds it, or in a stockout GKE makes a slice of the class's next step (serving.fallback), so pulumi up succeeds "
-    "whatever the stock; while no step has a slice the groups stay Pending, and after observability.capacityWaitMinutes "
-    "the 'Serving groups waiting for capacity' ticket opens; a pool that already holds its slice keeps it until no "
-    "group runs on it"
-)
-"""What a stockout does to a serving slice of a capacity fallback (:class:`tpu_serving.compute_class.TpuComputeClass`):
-its pool is created with none of its VMs (:func:`tpu_serving.nodepool.node_pool_args`), so no creation meets it; the
-class's priorities then answer it at scale-up (GKE, "About custom ComputeClasses", "Fallback compute priorities": "If
-the most preferred configuration is unavailable, GKE automatically selects the next configuration in the hierarchy",
-https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
+
+def fallback(wait_minutes: int | None) -> str:
+    """What a stockout does to a serving slice of a capacity fallback (:class:`tpu_serving.compute_class.TpuComputeClass`),
+    the capacity-wait ticket after ``wait_minutes`` (:func:`capacity_wait`; new-user review m7: the text named the
+    setting, not the stack's minutes): its pool is created with none of its VMs
+    (:func:`tpu_serving.nodepool.node_pool_args`), so no creation meets it; the class's priorities then answer it at
+    scale-up (GKE, "About custom ComputeClasses", "Fallback compute priorities": "If the most preferred configuration
+    is unavailable, GKE automatically selects the next configuration in the hierarchy",
+    https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
+    return (
+        "the pool is created empty and the groups that select the serving's ComputeClass bring its slice: the autoscaler "
+        "adds it, or in a stockout GKE makes a slice of the class's next step (serving.fallback), so pulumi up succeeds "
+        f"whatever the stock; while no step has a slice the groups stay Pending, and {capacity_wait(wait_minutes)}; a "
+        "pool that already holds its slice keeps it until no group runs on it"
+    )

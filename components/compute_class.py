@@ -215,8 +215,9 @@ def tolerations(name: str) -> list[k8s.core.v1.TolerationArgs]:
 def fallback_problems(fallback: Sequence[str], shape: SliceShape) -> list[str]:
     """What GKE or this library refuses in a fallback for ``shape``, each naming the step and its rule's source."""
     found = []
-    if len(set(fallback)) != len(fallback):
-        found.append(f"{list(fallback)}: each way once; a repeated one is never reached")
+    repeated = sorted({str(step) for step in fallback if list(fallback).count(step) > 1})
+    if repeated:  # the caller names the whole list (new-user review of the capacity fallback: it was said twice)
+        found.append(f"{', '.join(repeated)} repeated: each way once; a repeated one is never reached")
     if Fallback.FLEX_START in fallback and shape.generation.name not in FLEX_START_GENERATIONS:
         found.append(
             f'flex-start: no flex-start {shape.generation.name} VMs (GKE "About flex-start VMs": TPU '
@@ -229,8 +230,9 @@ def fallback_problems(fallback: Sequence[str], shape: SliceShape) -> list[str]:
         )
     if shape.workload_policy:
         found.append(
-            f"{shape.slice_name} is placed by a workload policy, and no published ComputeClass places a TPU slice by "
-            "one; leave fallback unset"
+            f"{shape.slice_name} is placed by a workload policy: this library makes no ComputeClass for such a slice "
+            "(the class's priorities take placement.policyName, but no TPU class Google publishes uses one, and none "
+            "was tried here); leave fallback unset, and hold the slice with a reservation"
         )
     return found
 

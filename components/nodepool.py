@@ -84,8 +84,8 @@ class TpuNodePoolArgs:
     capacity: Capacity = described(
         "How the slice's VMs are obtained: `on-demand`, `spot`, `reservation` (the one named by "
         "`reservation`), `any-reservation`, `flex-start` (Dynamic Workload Scheduler: the pool scales "
-        "from zero and its VMs run at most `maxRunDurationHours`) or `queued` (refused for TPU slices: "
-        "GKE documents queued provisioning for GPUs only).",
+        "from zero and its VMs run at most `maxRunDurationHours`). GKE's queued provisioning is refused: it is "
+        "documented for GPU node pools only.",
         default=Capacity.ON_DEMAND,
     )
     spot: bool = described("Run the slice on Spot VMs (older spelling of `capacity: spot`).", default=False)

@@ -139,8 +139,7 @@ def tpu_key(generation: str, capacity: Capacity | None = None) -> str:
 
 
 def _tpu_keys() -> tuple[str, ...]:
-    sold = [c for c in Capacity if c is not Capacity.QUEUED]  # refused for TPU slices
-    return tuple(tpu_key(g.name, c) for g in GENERATIONS for c in (None, *sold))
+    return tuple(tpu_key(g.name, c) for g in GENERATIONS for c in (None, *Capacity))
 
 
 def _unknown(kind: str, given: Mapping[str, float], known: tuple[str, ...]) -> list[str]:

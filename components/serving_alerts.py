@@ -12,7 +12,7 @@ leader whose metrics stopped arriving, and fewer Ready groups than planned.
   reloading, which the group-recreated alert misses when the leader pod itself went.
 - **Waiting for capacity** (WARNING): with a capacity fallback, a pod of the groups unschedulable for
   ``capacityWaitMinutes``: no step of the serving's ComputeClass had a slice for its group, whose pool starts empty
-  (:data:`tpu_serving.capacity.FALLBACK`), so it waits where a fixed pool would have failed ``pulumi up``.
+  (:func:`tpu_serving.capacity.fallback`), so it waits where a fixed pool would have failed ``pulumi up``.
 - **Below the planned groups** (ERROR): fewer Ready leaders than the fixed count or the autoscaling minimum for
   the not-ready window. A group whose pods cannot be created (the LWS webhook refusing them, a quota) has no pod,
   so the not-ready alert, which counts pods, does not see it; a group that reloads after a node event is back
@@ -177,6 +177,12 @@ scheduler sets the condition False, reason Unschedulable, for a pod no node fits
 its slice (https://kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-conditions)."""
 
 
+CAPACITY_WAIT = "capacity-wait"
+"""The capacity-wait alert's key: its policy's name suffix and, as a label name, its ``alertRule``
+(:func:`tpu_serving.alert_policies.alert_policy_args`), by which a plan's reader finds its wait
+(:func:`tpu_serving_tools.runtime.node_pool.capacity_wait_minutes`)."""
+
+
 def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: ObservabilitySettings) -> Found | None:
     """A pod of the groups of :attr:`ServingMetrics.leader_worker_sets` (a leader ``<lws>-<group>`` or a worker
     ``<lws>-<group>-<worker>``, :func:`tpu_serving.observability_roles.leader_pods`) unschedulable for
@@ -206,7 +212,7 @@ def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: Observa
         "offers it for the shape (flex-start: single-host slices only, the preview refuses the rest); a reservation "
         "(capacity: reservation); or the slice kind in another zone."
     )
-    return "capacity-wait", "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
+    return CAPACITY_WAIT, "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
 
 
 def leader_alerts(scope: Scope, leaders: str, metrics: ServingMetrics, settings: ObservabilitySettings) -> list[Found]:

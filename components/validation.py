@@ -27,7 +27,7 @@ import inspect
 import sys
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, TypeVar, Union
 
 import pulumi
@@ -266,7 +266,7 @@ def problems_of(err: ValidationError, prefix: str, cls: type | None = None) -> l
     """One line per problem: the Python field path from ``prefix``, the value given and what it must be (a bound
     broken, with every bound that the field of dataclass ``cls`` declares)."""
     problems: list[str] = []
-    for e in err.errors(include_url=False):
+    for e in reported(err.errors(include_url=False)):
         at = prefix + "".join(_step(p) for p in e["loc"])
         kind = e["type"]
         if kind == "rules":
@@ -283,6 +283,21 @@ def problems_of(err: ValidationError, prefix: str, cls: type | None = None) -> l
             declared = _declared_bounds(cls, e["loc"]) if cls is not None else {}
             problems.append(f"{at} = {_shown(e['input'])}: {_message(e, declared)}")
     return problems
+
+
+def reported(errors: Sequence[Any]) -> list[Any]:
+    """Pydantic's ``errors`` but a sequence's length refused after one of its items was: pydantic counts only the valid
+    items, so ``fallback = ['queued']`` also read "must have at least 1 item" (new-user review of the capacity
+    fallback, m1)."""
+    items = [tuple(e["loc"]) for e in errors]
+    return [
+        e
+        for e in errors
+        if not (
+            e["type"] == "too_short"
+            and any(len(i) > len(e["loc"]) and i[: len(e["loc"])] == tuple(e["loc"]) for i in items)
+        )
+    ]
 
 
 OUTPUT_REFUSED = (  # library review 6, m13: the message printed the Output's repr

@@ -70,12 +70,31 @@ def test_capacity_older_spellings_still_mean_what_they_meant(capacity_, spot, re
         (dict(capacity="any-reservation", reservation="r"), ["consumes any matching reservation"]),
         (dict(capacity="reservation"), ["capacity = reservation needs reservation"]),
         (dict(max_run_duration_hours=24), ["max_run_duration_hours = 24 with capacity = on-demand"]),
-        (dict(capacity="queued"), ["GPU node pools only"]),
     ],
 )
 def test_capacity_refused_combinations_name_the_fields(kwargs, fragments):
     found = pool_args(**kwargs).problems()
     assert len(found) == 1 and all(f in found[0] for f in fragments), found
+
+
+def test_tpu_capacity_refuses_queued_with_its_reason_and_lists_only_tpu_choices():
+    """New-user review of the capacity fallback, m2: a refusal's valid values listed ``queued``, which GKE documents for
+    GPU node pools only; it is no choice now, and a stack file's slice that says it is told why."""
+    from pydantic import TypeAdapter, ValidationError
+
+    from tpu_serving.nodepool import TpuNodePoolArgs
+    from tpu_serving.validation import ArgumentsError, check_arguments
+
+    assert "queued" not in {str(c) for c in Capacity}
+    with pytest.raises(ValidationError) as refused:
+        TypeAdapter(capacity.TpuCapacity).validate_python("queued")
+    said = str(refused.value)
+    assert "queued provisioning (ProvisioningRequest) is documented for GPU node pools only" in said, said
+    assert "valid: 'on-demand', 'spot', 'reservation', 'any-reservation', 'flex-start'" in said, said
+    assert TypeAdapter(capacity.TpuCapacity).validate_python("spot") is Capacity.SPOT
+    with pytest.raises(ArgumentsError) as component:
+        check_arguments("TpuNodePool 'x'", pool_args(capacity="queued"), TpuNodePoolArgs)
+    assert "'any-reservation' or 'flex-start'" in str(component.value), str(component.value)
 
 
 def test_capacity_refused_combinations_pass_no_further():
@@ -161,7 +180,7 @@ def test_capacity_obtained_says_a_reserved_slice_from_zero_takes_the_next_step_o
     """vllm-llama33-70b-v6e8 has a capacity fallback: its reserved slice from zero takes the class's next step when
     the reservation has none free (slice_capacity.stockout's tests hold FROM_ZERO_RESERVED without one)."""
     obtained = plan_of("vllm-llama33-70b-v6e8").outputs["capacity"]["obtained"]
-    assert obtained["v6e8c"] == f"reservation: {capacity.FALLBACK_RESERVED}"
+    assert obtained["v6e8c"] == f"reservation: {capacity.fallback_reserved(30)}"
     assert obtained["v6e8a"] == f"reservation: {capacity.STOCKOUT[Capacity.RESERVATION]}"
 
 
@@ -198,7 +217,9 @@ def test_capacity_a_classed_pool_that_may_go_to_zero_is_created_empty_and_keeps_
 
 def test_capacity_obtained_says_a_fallback_slice_waits_instead_of_failing_pulumi_up():
     obtained = plan_of("vllm-llama31-405b-v6e16").outputs["capacity"]["obtained"]
-    assert obtained["v6e16"] == f"on-demand: {capacity.FALLBACK}"
+    assert obtained["v6e16"] == f"on-demand: {capacity.fallback(30)}"
+    # the stack's own minutes (observability.capacityWaitMinutes, 30 by default), not the setting's name alone
+    assert "after 30 minutes (observability.capacityWaitMinutes) the 'Serving groups" in obtained["v6e16"]
     (pool,) = [
         p for p in plan_of("vllm-llama31-405b-v6e16").of_type("gcp:container/nodePool:NodePool") if "v6e16" in p.name
     ]

@@ -115,8 +115,11 @@ def test_fallback_problems_refuses_flex_start_on_a_generation_without_it() -> No
 
 
 def test_fallback_problems_refuses_a_shape_placed_by_a_workload_policy() -> None:
+    """GKE review of the capacity fallback, M1: the refusal is this library's limit, and says so (the CRD takes a
+    priority's placement.policyName)."""
     (found,) = fallback_problems(["spot"], catalog.resolve_slice_name("tpu7x-16"))
-    assert "workload policy" in found
+    assert "workload policy: this library makes no ComputeClass for such a slice" in found, found
+    assert "placement.policyName" in found and "hold the slice with a reservation" in found, found
 
 
 def test_fallback_problems_refuses_flex_start_on_a_multi_host_slice() -> None:
@@ -216,7 +219,7 @@ def test_tpu_compute_class_args_obey_the_stack_files_fallback_rules() -> None:
     with pytest.raises(ArgumentsError) as refused:
         check_arguments("TpuComputeClass 'x'", bad, TpuComputeClassArgs)
     text = str(refused.value)
-    assert "fallback = ['flex-start', 'flex-start']: ['flex-start', 'flex-start']: each way once" in text, text
+    assert "fallback = ['flex-start', 'flex-start']: flex-start repeated: each way once" in text, text
     assert "flex-start: v6e-16 spans 4 VMs" in text, text
     assert "node_pools = []: the serving's own pools, at least one" in text, text
     assert _args((Fallback.SPOT,)).problems() == []

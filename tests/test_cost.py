@@ -78,7 +78,7 @@ def test_cost_price_table_entries_carry_source_and_date():
             assert price.source.startswith("https://") and price.as_of, key
             assert price.usd is not None or price.note, key
     for generation in catalog.GENERATIONS:
-        for capacity in set(Capacity) - {Capacity.QUEUED}:  # refused for TPU slices
+        for capacity in Capacity:
             assert (generation.name, capacity) in prices.TPU_CHIP_HOUR
 
 

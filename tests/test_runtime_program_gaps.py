@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
-from tpu_serving.capacity import FALLBACK, FALLBACK_RESERVED
+from tpu_serving.capacity import fallback, fallback_reserved
 from tpu_serving_tools.check import passed, run_checks, summary
 from tpu_serving_tools.runtime import program_gaps
 from tpu_serving_tools.runtime.planview import PlanView
@@ -49,7 +49,7 @@ def test_program_gaps_capacity_says_what_the_stacks_capacity_obtained_says():
             r for subject, r in found.items() if subject.startswith("reservation TPU pools") and kind in subject
         ]
         assert obtained[kind] == f"reservation: {reason}", (kind, reason)
-    assert FALLBACK_RESERVED in obtained["v6e8c"]
+    assert fallback_reserved(30) in obtained["v6e8c"]
 
 
 def test_program_gaps_a_stack_files_plan_is_left_to_its_production_output():
@@ -79,7 +79,7 @@ def test_program_gaps_capacity_of_a_fallback_pool_says_its_groups_wait():
     groups wait, pulumi up does not fail), not a fixed pool's stockout (new-user review of issue 37 item 2, M1)."""
     found = gaps(program("vllm-llama31-405b-v6e16"))
     (why,) = [w for s, w in found.items() if s.startswith("on-demand TPU pools ")]
-    assert why.startswith(FALLBACK), why
+    assert why.startswith(fallback(30)), why  # the minutes of the program's capacity-wait alert
     assert "fails the node pool's creation" not in why
 
 

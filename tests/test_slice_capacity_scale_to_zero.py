@@ -41,18 +41,18 @@ def test_stockout_under_a_fallback_says_the_class_for_every_serving_pool_it_crea
     """GKE review of the issue 37 item 2 fixes, M1: a slice that starts empty and one that may go down to zero, under a
     fallback, both take the class's next step; without one, the first waits for capacity and the second is created
     whole."""
-    from tpu_serving.capacity import FALLBACK, FROM_ZERO, TO_ZERO
+    from tpu_serving.capacity import FROM_ZERO, TO_ZERO, fallback
     from tpu_serving.config.slice_capacity import stockouts
 
     shape = {"rollout": "surge", "autoscaling": {"minReplicas": 1, "maxReplicas": 2}}
     plain = load(_vllm(3, **shape))
     classed = load(_vllm(3, fallback=["spot"], **shape))
     assert [stockouts(plain)[n] for n in ("s0", "s1")] == [TO_ZERO, FROM_ZERO]
-    assert [stockouts(classed)[n] for n in ("s0", "s1", "s2")] == [FALLBACK] * 3
+    assert [stockouts(classed)[n] for n in ("s0", "s1", "s2")] == [fallback(30)] * 3
 
 
 def test_stockout_under_a_fallback_of_a_reserved_slice_from_zero_names_the_next_step():
-    from tpu_serving.capacity import FALLBACK_RESERVED, FROM_ZERO_RESERVED
+    from tpu_serving.capacity import FROM_ZERO_RESERVED, fallback_reserved
     from tpu_serving.config.slice_capacity import stockouts
 
     held = {"capacity": "reservation", "reservation": "r"}
@@ -60,4 +60,24 @@ def test_stockout_under_a_fallback_of_a_reserved_slice_from_zero_names_the_next_
     plain = load(_vllm(3, capacity=held, **shape))
     classed = load(_vllm(3, capacity=held, fallback=["spot"], **shape))
     assert stockouts(plain)["s1"] == FROM_ZERO_RESERVED
-    assert stockouts(classed)["s1"] == FALLBACK_RESERVED
+    assert stockouts(classed)["s1"] == fallback_reserved(30)
+
+
+def test_stockout_under_a_fallback_says_the_stacks_capacity_wait_minutes():
+    """New-user review m7: the text named observability.capacityWaitMinutes, not the stack's minutes; each kind under a
+    fallback now says after how many minutes the capacity-wait ticket opens, the stack's own value."""
+    from tpu_serving.config.slice_capacity import stockouts
+
+    shape = {"rollout": "surge", "autoscaling": {"minReplicas": 1, "maxReplicas": 2}}
+    held = {"capacity": "reservation", "reservation": "r"}
+    said = {}
+    for kind, cfg in (
+        ("on-demand", _vllm(3, fallback=["spot"], **shape)),
+        ("reserved", _vllm(3, capacity=held, fallback=["spot"], **shape)),
+    ):
+        cfg["tpu-serving:observability"] = {"unpaged": True, "capacityWaitMinutes": 45}
+        said[kind] = stockouts(load(cfg))["s1"]
+    wait = "after 45 minutes (observability.capacityWaitMinutes) the 'Serving groups waiting for capacity' ticket opens"
+    assert said["on-demand"].startswith("the pool is created empty") and wait in said["on-demand"], said
+    assert said["reserved"].startswith("the pool starts empty") and wait in said["reserved"], said
+    assert "30 minutes" not in " ".join(said.values())

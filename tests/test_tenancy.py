@@ -129,7 +129,7 @@ def test_tenancy_operator_rbac():
         (
             "tpu-serving:cluster",
             {"name": "c1", "masterAuthorizedNetworks": ["10.0.0.0/8", "office"]},
-            "tpu-serving:cluster.masterAuthorizedNetworks: 'office' is not a CIDR block",
+            'tpu-serving:cluster.masterAuthorizedNetworks = ["10.0.0.0/8", "office"]: \'office\' is not a CIDR block',
         ),
     ],
 )

@@ -132,3 +132,24 @@ def test_validation_one_string_where_a_list_is_taken_says_how_to_write_the_list(
     said = str(err.value)
     assert "must be a sequence (a list or a tuple), not a string: write [203.0.113.0/24]" in said, said
     assert "instances are not allowed" not in said
+
+
+def test_validation_reported_drops_a_length_refused_after_its_item_was() -> None:
+    """New-user review of the capacity fallback, m1: ``fallback = ['queued']`` also read "must have at least 1 item",
+    pydantic's count of the valid items; a length refused with no item refused still is."""
+    from tpu_serving.validation import reported
+
+    item = {"type": "enum", "loc": ("fallback", 0)}
+    length = {"type": "too_short", "loc": ("fallback",)}
+    other = {"type": "too_short", "loc": ("pools",)}
+    assert reported([item, length, other]) == [item, other]
+    assert reported([length]) == [length]
+
+
+def test_validation_a_short_list_refused_is_shown_beside_its_key() -> None:
+    """New-user review of the capacity fallback, m3: ``serving.fallback: []`` read "serving.fallback: must have at least
+    1 item", without the value given; a list is shown as a scalar is, a mapping still is not."""
+    serving = {**VLLM["tpu-serving:serving"], "fallback": []}
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:serving": serving})
+    assert "tpu-serving:serving.fallback = []: must have at least 1 item" in str(err.value), str(err.value)

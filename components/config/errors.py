@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
-from ..validation import UNSHOWN, bound_message, bounds_of, plain_message
+from ..validation import UNSHOWN, bound_message, bounds_of, plain_message, reported
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -101,7 +101,7 @@ def describe_all(errors: list[Any], root: type[BaseModel] = StackConfig) -> list
     misspelt = {e["loc"][0] for e in errors if e["type"] == "extra_forbidden" and len(e["loc"]) == 1}
     return [
         describe(e, root)
-        for e in errors
+        for e in reported(errors)
         if not (e["type"] == "missing" and len(e["loc"]) == 1 and GCP_KEYS.get(str(e["loc"][0])) in misspelt)
     ]
 
@@ -202,8 +202,9 @@ def _unknown_backend(path: str, tag: object) -> str:
 
 
 def _bad_value(path: str, msg: str, value: object) -> str:
-    """A value refused: shown beside its key when it is a scalar of at most 80 characters as JSON."""
-    value_shown = json.dumps(value, default=str) if not isinstance(value, (dict, list)) else None
+    """A value refused: shown beside its key when it is a scalar or a list of at most 80 characters as JSON (an empty
+    list too: ``serving.fallback = []``, new-user review of the capacity fallback, m3); a mapping is not shown."""
+    value_shown = json.dumps(value, default=str) if not isinstance(value, dict) else None
     if value_shown is not None and len(value_shown) <= 80:
         return f"{path} = {value_shown}: {msg}"
     return f"{path}: {msg}"

@@ -15,7 +15,7 @@ from .. import catalog
 from ..backends import Serving
 from ..backends.base import StackSlice
 from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
-from ..capacity import Capacity
+from ..capacity import Capacity, TpuCapacity
 from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
 from ..controllers import ControllerManifests
 from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
@@ -163,7 +163,7 @@ class TpuSliceConfig(Model):
         "stack's `zone`. Slices of one serving workload in different zones keep replicas up when a zone fails. "
         "The preview notes a zone the TPU zone table does not list for the slice's generation.",
     )
-    capacity: Capacity = declared(TpuNodePoolArgs, "capacity")
+    capacity: TpuCapacity = declared(TpuNodePoolArgs, "capacity")
     spot: StackBool = declared(TpuNodePoolArgs, "spot")
     reservation: str | None = declared(TpuNodePoolArgs, "reservation")
     max_run_duration_hours: StackInt | None = declared(TpuNodePoolArgs, "max_run_duration_hours")

@@ -52,24 +52,26 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
 
 def stockouts(cfg: StackConfig) -> dict[str, str]:
     """What a stockout does to each slice kind of a created cluster, by name (:data:`tpu_serving.capacity.STOCKOUT`; a
-    serving slice of a capacity fallback: :data:`~tpu_serving.capacity.FALLBACK`; one that starts empty:
-    :data:`~tpu_serving.capacity.FROM_ZERO`). The ``capacity.obtained`` output and the ``Production:`` line's capacity
-    gaps both say this, so they cannot disagree (new-user review of issue 37 item 2, M1)."""
+    serving slice of a capacity fallback: :func:`~tpu_serving.capacity.fallback`, with the stack's
+    ``observability.capacityWaitMinutes``; one that starts empty: :data:`~tpu_serving.capacity.FROM_ZERO`). The
+    ``capacity.obtained`` output and the ``Production:`` line's capacity gaps both say this, so they cannot disagree
+    (new-user review of issue 37 item 2, M1)."""
     empty, idle, fallback = scale_from_zero(cfg), scale_to_zero(cfg), has_fallback(cfg)
-    return {s.name: _stockout(s, empty, idle, fallback) for s in cfg.tpu_slices}
+    wait = cfg.observability.capacity_wait_minutes
+    return {s.name: _stockout(s, empty, idle, fallback, wait) for s in cfg.tpu_slices}
 
 
-def _stockout(s: TpuSliceConfig, empty: set[str], idle: set[str], fallback: bool) -> str:
-    """:func:`stockouts` of one kind, given the pools that start empty, those that may go down to zero, and whether the
-    serving has a fallback."""
+def _stockout(s: TpuSliceConfig, empty: set[str], idle: set[str], fallback: bool, wait_minutes: int) -> str:
+    """:func:`stockouts` of one kind, given the pools that start empty, those that may go down to zero, whether the
+    serving has a fallback, and the minutes its groups wait for a slice before the capacity-wait ticket opens."""
     c, pools = s.effective_capacity, set(s.pool_names)
     # with a fallback every serving pool takes part in the class: one that a reservation fills from zero takes the
     # class's next step when the reservation has no free slice, and the others are all created empty, whether they
     # start so (empty) or may go down to zero (idle) (GKE review of the issue 37 item 2 fixes, M1)
     if fallback and c is capacity.Capacity.RESERVATION and pools <= empty:
-        return capacity.FALLBACK_RESERVED
+        return capacity.fallback_reserved(wait_minutes)
     if fallback and pools <= empty | idle:
-        return capacity.FALLBACK
+        return capacity.fallback(wait_minutes)
     if c is capacity.Capacity.RESERVATION and pools <= empty:
         return capacity.FROM_ZERO_RESERVED
     if c is not capacity.Capacity.FLEX_START and pools <= empty:

@@ -1,6 +1,6 @@
 """A stockout under a capacity fallback: ``pulumi up`` completes with no slice to be had, and the groups wait for one.
 
-A stack with a capacity fallback creates its serving pools empty (:data:`tpu_serving.capacity.FALLBACK`): the groups'
+A stack with a capacity fallback creates its serving pools empty (:func:`tpu_serving.capacity.fallback`): the groups'
 pods bring their slices. Here, before ``pulumi up``, every Node of a pool of a ComputeClass (label
 ``cloud.google.com/compute-class``) is taken away, as a stockout leaves the pool and every fallback step: no VM. Then:
 

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving.capacity import (
-    FALLBACK,
-    FALLBACK_RESERVED,
-    FROM_ZERO,
-    FROM_ZERO_RESERVED,
-    STOCKOUT,
-    TO_ZERO,
-    Capacity,
-)
+from tpu_serving.capacity import FROM_ZERO, FROM_ZERO_RESERVED, STOCKOUT, TO_ZERO, Capacity, fallback, fallback_reserved
 from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
+from tpu_serving.naming import label_name
+from tpu_serving.serving_alerts import CAPACITY_WAIT
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
+from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.pods import Resources
 
 
@@ -53,21 +49,38 @@ def classes_of(resources: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     )
 
 
-def stockout_said(inputs: Mapping[str, Any], classes: Container[str]) -> str:
+def capacity_wait_minutes(resources: Iterable[Mapping[str, Any]]) -> int | None:
+    """The minutes the plan's capacity-wait alert lets a group wait for a slice before its ticket opens (its PromQL
+    condition's ``duration``, :data:`tpu_serving.serving_alerts.CAPACITY_WAIT`): what a stack file's
+    ``observability.capacityWaitMinutes`` sets, read off a program's plan; of several, the shortest (the first ticket);
+    None when the plan has none (new-user review m7: the Capacity line named the setting, not the minutes)."""
+    rule = label_name(CAPACITY_WAIT)
+    found = [
+        int(m.group(1)) // 60
+        for r in resources
+        if r.get("type") == ALERT_POLICY
+        for c in (r.get("inputs") or {}).get("conditions") or ()
+        if (q := c.get("conditionPrometheusQueryLanguage") or {}).get("alertRule") == rule
+        and (m := re.fullmatch(r"(\d+)s", str(q.get("duration"))))
+    ]
+    return min(found, default=None)
+
+
+def stockout_said(inputs: Mapping[str, Any], classes: Container[str], wait_minutes: int | None) -> str:
     """What a stockout does to a created TPU pool, read off its ``NodePool`` inputs, in the words the ``capacity.obtained``
     output uses for a stack's slice kind (:func:`tpu_serving.config.slice_capacity.stockouts`): a pool of a ComputeClass
     created empty takes the class's next step; one that starts empty waits for capacity; one that may go down to zero
     is created whole; else its creation fails on a stockout, as its capacity says (new-user review of the fallback, M2:
     a pool of ``scale_from_zero`` in a class read as one with no fallback). ``classes``: the ComputeClasses the plan
-    creates (:func:`classes_of`)."""
+    creates (:func:`classes_of`); ``wait_minutes``: its capacity-wait alert's (:func:`capacity_wait_minutes`)."""
     config = inputs.get("nodeConfig") or {}
     # a pool labelled for a class the plan does not create has no next step (new-user review of the fallback, M1)
     chosen, classed = pool_capacity(config), (config.get("labels") or {}).get(COMPUTE_CLASS_LABEL) in classes
     from_zero = inputs.get("initialNodeCount") == 0
     if classed and from_zero and chosen is Capacity.RESERVATION:
-        return FALLBACK_RESERVED
+        return fallback_reserved(wait_minutes)
     if classed and (from_zero or waits_for_its_groups(inputs)):
-        return FALLBACK
+        return fallback(wait_minutes)
     if from_zero and chosen is Capacity.RESERVATION:
         return FROM_ZERO_RESERVED
     if from_zero and chosen is not Capacity.FLEX_START:

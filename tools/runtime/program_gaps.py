@@ -43,7 +43,7 @@ from tpu_serving_tools.runtime.k8s_prereqs import (
 )
 from tpu_serving_tools.runtime.maintenance import DEPLOYMENT, standing_pools
 from tpu_serving_tools.runtime.maintenance_pages import tpu_pool_resources
-from tpu_serving_tools.runtime.node_pool import classes_of, pool_capacity, stockout_said
+from tpu_serving_tools.runtime.node_pool import capacity_wait_minutes, classes_of, pool_capacity, stockout_said
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding
 
@@ -132,10 +132,10 @@ def zone_gaps(view: PlanView) -> Iterator[Finding]:
 def capacity_gaps(view: PlanView) -> Iterator[Finding]:
     """One finding per capacity type of the TPU pools, naming its pools."""
     by: dict[tuple[Capacity, str], list[str]] = {}
-    classes = classes_of(view.resources)
+    classes, wait = classes_of(view.resources), capacity_wait_minutes(view.resources)
     for r in _tpu_pools(view):
         chosen = pool_capacity(_mapping(r["inputs"].get("nodeConfig")))
-        by.setdefault((chosen, stockout_said(r["inputs"], classes)), []).append(_pool_name(r))
+        by.setdefault((chosen, stockout_said(r["inputs"], classes, wait)), []).append(_pool_name(r))
     for (chosen, said), pools in by.items():
         subject = f"{chosen.value} TPU pools {', '.join(pools)}"
         if chosen in HELD_BY_RESERVATION:

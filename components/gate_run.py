@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import Any
 
-from . import group_cover
+from . import gate_fallback, group_cover
 from .gate_memory import IGNORED_SECONDS, Window, ignored_starts, remember_started, remember_windows
 from .maintenance_gate import (
     CLASS_LABEL,
@@ -91,6 +91,7 @@ def gate_from(env: Mapping[str, str]) -> Gate:
         surge=int(env.get("SURGE", "0")),
         state=env.get("STATE", ""),
         compute_class=env.get("COMPUTE_CLASS", ""),
+        away_seconds=int(env.get("AWAY_SECONDS", str(Gate.away_seconds))),
     )
 
 
@@ -217,6 +218,7 @@ def run(api: Api, gate: Gate, now: float) -> tuple[Decision, list[str], list[gro
     nodes, config_map, memory = _remember(api, gate, nodes, now)
     upgrading = str(((config_map or {}).get("data") or {}).get(UPGRADING_KEY) or "")
     decision = decide(nodes, pods, gate, now, bool(hpas) and all(held(h) for h in hpas), wanted, upgrading)
+    decision = replace(decision, fallback=gate_fallback.away(nodes, pods, gate, now))
     if ignored := tuple(ignored_page(pool, t, now) for pool, t in sorted(memory[4].items())):
         decision = replace(decision, severity="ERROR", pages=decision.pages + ignored)
     own = {name: (low, high) for name, low, high in gate.bounds}  # the stack's bounds, given back (SRE 29, M3)
@@ -326,7 +328,8 @@ def main(env: Mapping[str, str] | None = None, now: float | None = None) -> int:
     if refused:
         log("ERROR", f"the API refused the gate's patch of {'; '.join(refused)}", decision="error", **fields)
         return 1
-    said = "; ".join((decision.message, *decision.pages, *decision.tickets, *fields["covers"]))
+    fallback = [decision.fallback] if decision.fallback else []
+    said = "; ".join((decision.message, *decision.pages, *decision.tickets, *fallback, *fields["covers"]))
     log(decision.severity, said, decision=decision.action, **fields)
     return 0
 

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 
 import pulumi_gcp as gcp
 
+from . import gate_fallback
 from .alert_policies import Alert, log_match_policy_args
 from .catalog import SliceShape
 from .lws import NAME_LABEL
@@ -432,4 +433,33 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
         "workload logs, loggingConfig without WORKLOADS). Meanwhile a lost serving VM pages only after 75 "
         "minutes (below minimum): watch `kubectl get nodes`.",
         Severity.ERROR,
+    )
+
+
+FALLBACK_KEY, FALLBACK_TITLE = "fallback-slice", "Serving group on a capacity fallback slice"
+
+
+def fallback_policy_args(
+    project: str, stack: str, namespace: str, settings: ObservabilitySettings
+) -> gcp.monitoring.AlertPolicyArgs:
+    """The ticket (WARNING, the ticket channels) on a gate's run line that names a group serving from a slice of the
+    capacity fallback's ComputeClass for an hour or more (:func:`tpu_serving.gate_fallback.away`), whatever the line's
+    severity: its ``fallback`` field holds :data:`tpu_serving.gate_fallback.SAID` (the Logging query language's ``:``
+    matches a substring of a string field: cloud.google.com/logging/docs/view/logging-query-language, "Comparison
+    operators"). SRE review of the capacity fallback, M1: nothing said a group was there."""
+    text = (
+        f"The host-maintenance gate of namespace {namespace} found a serving group on a slice GKE made for the "
+        "capacity fallback's ComputeClass, for an hour or more: it serves at that step's price, and a Spot slice goes "
+        f"whenever Compute Engine needs it. Its line names the group, its node and pool (`kubectl -n {namespace} logs "
+        f"job/<the last {MAINTENANCE_GATE} job>`). Once an own pool can take a slice, move it back: docs/operate.md, "
+        "'A group on a fallback slice' (tpu-serving runbook --stack <your stack> prints the commands)."
+    )
+    return log_match_policy_args(
+        project,
+        f"{stack}: {FALLBACK_TITLE}",
+        gate_filter(stack, namespace) + f' AND jsonPayload.fallback:"{gate_fallback.SAID}"',
+        RATE_LIMIT_SECONDS,
+        text,
+        Severity.WARNING,
+        settings.channels(Severity.WARNING),
     )

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, TypeAlias
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import gate_memory, gate_run, group_cover
+from . import gate_fallback, gate_memory, gate_run, group_cover
 from . import maintenance_gate as program
 from .host_maintenance import GATE_MINUTES
 from .naming import (
@@ -58,7 +58,7 @@ GATE_CPU, GATE_MEMORY = "50m", "64Mi"
 CODE_DIR, PACKAGE = "/gate", "tpu_serving"
 """The ConfigMap's files are laid out as ``/gate/tpu_serving/<file>``, a namespace package (no ``__init__.py``:
 PEP 420), so that the program's relative import of its sibling works as it does in the library."""
-PROGRAM_MODULES = (gate_run, program, gate_memory, group_cover)
+PROGRAM_MODULES = (gate_run, program, gate_memory, group_cover, gate_fallback)
 """The program's files, the first its entry point (``python -m tpu_serving.gate_run``)."""
 DEADLINE_SECONDS = 240
 """A run that has not finished in 4 minutes is stopped (the Job's ``activeDeadlineSeconds``), before the next."""

@@ -29,9 +29,9 @@ Pods of a LeaderWorkerSet carry ``leaderworkerset.sigs.k8s.io/name`` and ``leade
 never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/, "Disable scale down").
 
 Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.gate_memory`
-(the windows and starts remembered between runs), :mod:`tpu_serving.group_cover` (the HPA's minimum raised while a
-serving node is lost) and :mod:`tpu_serving.gate_run` (the run: the Kubernetes API, the patches, the log line), which
-the CronJob lays out as the package ``tpu_serving`` and runs with ``python -m``.
+(the windows remembered), :mod:`tpu_serving.group_cover` (an HPA's minimum raised while a node is lost),
+:mod:`tpu_serving.gate_fallback` (groups on a fallback slice) and :mod:`tpu_serving.gate_run` (the run: the API, the
+patches, the log line), laid out by the CronJob as the package ``tpu_serving``, run with ``python -m``.
 """
 
 import calendar
@@ -79,8 +79,7 @@ class Gate:
     maintenance_seconds: int = 21600
     """How long a node in maintenance may be NotReady before that pages too."""
     autoscalers: tuple[str, ...] = ()
-    bounds: tuple[tuple[str, int, int], ...] = ()
-    """``(hpa, minReplicas, maxReplicas)``: the stack's own bounds of its HPAs, which a cover gives back."""
+    bounds: tuple[tuple[str, int, int], ...] = ()  # (hpa, minReplicas, maxReplicas): its own, which a cover gives back
     close_seconds: int = 25200
     """Two serving pools' windows closer than this can take both groups at once (a watching gate pages them)."""
     surge: int = 0
@@ -89,8 +88,8 @@ class Gate:
     state: str = ""
     """The ConfigMap in which the gate remembers the windows GKE announced (:func:`remember_windows`); empty: none."""
     compute_class: str = ""
-    """The serving's ComputeClass, if any: the gate watches the nodes of the pools GKE makes for it as its own (lost
-    nodes, close windows, holds), and starts only its own pools (SRE review of the capacity fallback, M2)."""
+    """The serving's ComputeClass: the nodes GKE makes for it are watched as the pools' (lost, windows, holds)."""
+    away_seconds: int = 3600  # a group this long on a slice of the class opens a ticket (tpu_serving.gate_fallback)
     starts: bool = True
     """Starts a pool's pending maintenance; False on pools for which Cloud TPU lists no manual start (single-host v5e
     or v6e, TPU7x): the gate then only watches, and pages a lost node (the stack's fast signal of a silent VM)."""
@@ -110,8 +109,9 @@ class Decision:
     tickets: tuple[str, ...] = field(default=())
     """Why a watching run opens a ticket (a WARNING line: two serving pools' windows close), empty when it does not."""
     lost: tuple[str, ...] = field(default=())
-    """The nodes NotReady for ``lost_seconds`` that hold a serving pod, in maintenance or not
-    (:func:`lost_node_names` with ``exempt=False``), whose groups the HPAs cover (:mod:`tpu_serving.group_cover`)."""
+    """The nodes NotReady for ``lost_seconds`` holding a serving pod, in maintenance or not (:func:`lost_node_names`
+    with ``exempt=False``), whose groups the HPAs cover (:mod:`tpu_serving.group_cover`)."""
+    fallback: str = ""  # the ticket on groups long on a fallback slice (tpu_serving.gate_fallback.away)
 
 
 def serves(node: Obj, gate: Gate) -> bool:
@@ -129,7 +129,7 @@ def _name(obj: Obj) -> str:
     return str(obj.get("metadata", {}).get("name", ""))
 
 
-def _rfc3339(value: str) -> float | None:
+def rfc3339(value: str) -> float | None:
     try:
         return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%SZ")))
     except (TypeError, ValueError):
@@ -205,7 +205,7 @@ def not_ready_since(node: Obj) -> float | None:
     """Since when the node's Ready condition has not been True (its lastTransitionTime), None while it is Ready."""
     for c in node.get("status", {}).get("conditions") or []:
         if c.get("type") == "Ready":
-            return None if c.get("status") == "True" else (_rfc3339(c.get("lastTransitionTime", "")) or 0.0)
+            return None if c.get("status") == "True" else (rfc3339(c.get("lastTransitionTime", "")) or 0.0)
     return 0.0
 
 
@@ -213,7 +213,7 @@ def ready_since(node: Obj) -> float | None:
     """Since when the node has been Ready (its Ready condition's lastTransitionTime), None while it is not."""
     for c in node.get("status", {}).get("conditions") or []:
         if c.get("type") == "Ready" and c.get("status") == "True":
-            return _rfc3339(c.get("lastTransitionTime", "")) or 0.0
+            return rfc3339(c.get("lastTransitionTime", "")) or 0.0
     return None
 
 

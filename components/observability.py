@@ -217,6 +217,9 @@ class ObservabilityArgs:
     """The stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`): its page, the log-based
     metric of its runs and its silence alert; with :attr:`maintenance_startable`, the ticket says the gate starts
     the maintenance (elsewhere the gate only watches)."""
+    maintenance_fallback: bool = False
+    """The gate watches a capacity fallback's ComputeClass (``HostMaintenanceGateArgs.compute_class``): its ticket on
+    a group that has served from a slice of the class for an hour (:func:`tpu_serving.gate_fallback.away`)."""
     shared_cluster: bool = False
     """The cluster is an existing one, shared with other tenants, where the operators hold no ClusterRole
     (:mod:`tpu_serving.operator_access`): the pages mark their cluster-scoped steps, such as ``kubectl get nodes``, as
@@ -401,6 +404,10 @@ class Observability(pulumi.ComponentResource):
             close = hm.close_policy_args(project, cluster, ns, args.settings)
             gcp.monitoring.AlertPolicy(f"{name}-{hm.CLOSE_KEY}", _paged(close, args), opts=child)
             names.append(str(close.display_name))
+        if args.maintenance_fallback:  # a group long on a fallback slice (SRE review of the capacity fallback, M1)
+            moved = hm.fallback_policy_args(project, cluster, ns, args.settings)
+            gcp.monitoring.AlertPolicy(f"{name}-{hm.FALLBACK_KEY}", _paged(moved, args), opts=child)
+            names.append(str(moved.display_name))
         return names
 
     @staticmethod

@@ -434,6 +434,7 @@ def build_operations(
             maintenance_whole=bool(ctx.backend and ctx.backend.restarts_as_a_whole)
             or bool(full_outage(cfg.serving)[0]),
             maintenance_gate=gate is not None,
+            maintenance_fallback=gate is not None and bool(gate.compute_class),
             shared_cluster=cfg.existing,
             upgrade_notices=notices_on(cfg),
             **_platform_gateway(cfg, traffic),

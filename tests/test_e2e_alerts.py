@@ -64,6 +64,9 @@ NOT_COVERED: dict[str, str] = {
     "maintenance-windows-close": "a conditionMatchedLog on a watching host-maintenance gate's WARNING lines in Cloud "
     "Logging (a Logging filter, not PromQL; tests/test_maintenance_gate.py checks which runs log WARNING, "
     "tests/test_host_maintenance_job.py the filter)",
+    "fallback-slice": "a conditionMatchedLog on the host-maintenance gate's fallback field in Cloud Logging (a Logging "
+    "filter, not PromQL; tests/test_e2e_host_maintenance.py runs the real gate and matches the plan's filter's "
+    "substring in that field)",
     "maintenance-gate": "a conditionMatchedLog on the host-maintenance gate's ERROR lines in Cloud Logging (a Logging "
     "filter, not PromQL; tests/test_maintenance_gate.py checks which runs log ERROR)",
     "maintenance-gate-silent": "reads a log-based metric (logging_googleapis_com:user_...), which exists only in Cloud "

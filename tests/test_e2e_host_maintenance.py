@@ -196,9 +196,20 @@ def test_watching_gate_labels_nothing_pages_a_node_the_controller_marks_lost_and
                 timeout=180,
             )
         time.sleep(LOST_SECONDS + 1)
-        code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa", {"LOST_SECONDS": str(LOST_SECONDS)})
+        away = {"LOST_SECONDS": str(LOST_SECONDS), "AWAY_SECONDS": "1"}
+        code, line = hm.run_gate(cp, WATCH_NAMESPACE, tmp_path / "sa", away)
         assert (code, line["decision"], line["severity"]) == (0, "watch", "ERROR"), line
         assert f"node {lost} NotReady for " in line["message"] and "holds a serving pod" in line["message"]
+        # SRE review of the capacity fallback, M1: the group on the class's slice, from its pod's startTime as the
+        # kubelet stand-in set it, in the field the plan's ticket policy matches (its filter's substring, read back)
+        (ticket,) = [
+            p.inputs["conditions"][0]["conditionMatchedLog"]["filter"]
+            for p in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy")
+            if "jsonPayload.fallback:" in p.inputs["conditions"][0].get("conditionMatchedLog", {}).get("filter", "")
+        ]
+        wanted = ticket.split('jsonPayload.fallback:"')[1].split('"')[0]
+        assert wanted in line["fallback"] and f"group vllm-1 on {lost} (pool gke-made-spot)" in line["fallback"], line
+        assert "vllm-0" not in line["fallback"] and line["fallback"] in line["message"], line
         # the page names the lost node only; the cover counts both groups down (SRE review round 24, M1: a pod
         # still bound to a node in maintenance keeps its group down for the maintenance and its reload)
         assert sorted(line["lost"]) == sorted([lost, maintained]) and f"node {maintained} " not in line["message"]

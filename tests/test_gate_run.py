@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_maintenance_gate import IN_40H, IN_50H, NOW, SERVING, node, pod, pools
-from tpu_serving import gate_memory, gate_run, group_cover
+from tpu_serving import gate_fallback, gate_memory, gate_run, group_cover
 from tpu_serving import maintenance_gate as mg
 
 
@@ -42,9 +42,9 @@ def test_gate_from_reads_the_cronjob_environment() -> None:
 STDLIB = {"calendar", "json", "os", "ssl", "sys", "time", "urllib", "collections", "dataclasses", "typing"}
 
 
-@pytest.mark.parametrize("module", [mg, gate_run, gate_memory, group_cover], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [mg, gate_run, gate_memory, group_cover, gate_fallback], ids=lambda m: m.__name__)
 def test_the_program_imports_the_standard_library_and_its_siblings_only(module: object) -> None:
-    """The ConfigMap holds these four files and nothing else: an import of the library or a third-party package
+    """The ConfigMap holds these files and nothing else: an import of the library or a third-party package
     fails in the gate's pod (ModuleNotFoundError at its first run)."""
     tree = ast.parse(Path(str(module.__file__)).read_text())
     imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
@@ -53,7 +53,12 @@ def test_the_program_imports_the_standard_library_and_its_siblings_only(module: 
     assert imported <= STDLIB
     relative = [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level]
     siblings = {n.module or a.name for n in relative for a in n.names}
-    assert all(n.level == 1 for n in relative) and siblings <= {"maintenance_gate", "gate_memory", "group_cover"}
+    assert all(n.level == 1 for n in relative) and siblings <= {
+        "maintenance_gate",
+        "gate_memory",
+        "group_cover",
+        "gate_fallback",
+    }
 
 
 HPA = {

@@ -96,7 +96,7 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
     volume = {v["name"]: v for v in pod["volumes"]}["program"]["configMap"]
     assert volume["items"] == [
         {"key": f, "path": f"tpu_serving/{f}"}
-        for f in ("gate_run.py", "maintenance_gate.py", "gate_memory.py", "group_cover.py")
+        for f in ("gate_run.py", "maintenance_gate.py", "gate_memory.py", "group_cover.py", "gate_fallback.py")
     ]
     sc = c["securityContext"]
     assert (sc["runAsNonRoot"], sc["runAsUser"], sc["readOnlyRootFilesystem"], sc["allowPrivilegeEscalation"]) == (
@@ -126,7 +126,13 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
         "PYTHONDONTWRITEBYTECODE": "1",
     }
     assert objects["ConfigMap"]["data"] == job.program_files()
-    assert set(job.program_files()) == {"gate_run.py", "maintenance_gate.py", "gate_memory.py", "group_cover.py"}
+    assert set(job.program_files()) == {
+        "gate_run.py",
+        "maintenance_gate.py",
+        "gate_memory.py",
+        "group_cover.py",
+        "gate_fallback.py",
+    }
 
 
 def test_program_files_run_as_the_cron_job_lays_them_out(tmp_path: Path) -> None:

@@ -160,3 +160,27 @@ def test_maintenance_pages_a_gate_or_a_pool_zone_without_its_pages_fails():
         r for r in no_alerts["resources"] if r["type"] != "gcp:monitoring/alertPolicy:AlertPolicy"
     ]
     assert found(no_alerts) == {}  # the production category says it
+
+
+def test_maintenance_pages_fallback_ticket_findings_pair_the_ticket_with_a_gate_that_watches_a_class():
+    """SRE review of the capacity fallback, M1: the 70B stack's gate watches its ComputeClass and a ticket matches its
+    run line's fallback field; without that ticket, or with it beside a gate that watches no class, the check fails."""
+    from tpu_serving_tools.runtime import maintenance_pages
+
+    plan = _plan()
+
+    def found(p: dict[str, Any]) -> dict[str, Any]:
+        return {f.subject: f for f in maintenance_pages.fallback_ticket_findings(PlanView(p))}
+
+    subject = "maintenance page fallback ticket of the gate vllm-llama70b"
+    assert [(s, f.ok) for s, f in found(plan).items()] == [(subject, True)]
+    untold = copy.deepcopy(plan)
+    untold["resources"] = [r for r in untold["resources"] if not r["name"].endswith(host_maintenance.FALLBACK_KEY)]
+    assert not found(untold)[subject].ok and "maintenance_fallback=True" in found(untold)[subject].reason
+    classless = copy.deepcopy(plan)
+    for r in classless["resources"]:
+        if r["type"] == "kubernetes:batch/v1:CronJob":
+            for c in r["inputs"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]:
+                c["env"] = [e for e in c.get("env") or () if e["name"] != "COMPUTE_CLASS"]
+    (orphan,) = found(classless).values()
+    assert orphan.subject.endswith("of namespace vllm-llama70b") and not orphan.ok and "never fire" in orphan.reason

@@ -30,7 +30,7 @@ from tpu_serving.host_maintenance import (
 )
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
-from tpu_serving_tools.runtime.maintenance import gates
+from tpu_serving_tools.runtime.maintenance import gate_environments, gates
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 
@@ -201,3 +201,45 @@ def gate_page_findings(view: PlanView) -> list[Finding]:
                 )
             )
     return out
+
+
+FALLBACK_FIELD = "jsonPayload.fallback:"
+NAMESPACE = re.compile(r'resource\.labels\.namespace_name="([^"]+)"')
+
+
+def fallback_ticket_findings(view: PlanView) -> list[Finding]:
+    """In a plan that has alert policies, each gate that watches a capacity fallback's ComputeClass (its CronJob's
+    ``COMPUTE_CLASS``) has a ticket on its run line's ``fallback`` field in its namespace, and each such ticket a gate
+    to write the field (SRE review of the capacity fallback, M1: a group on a fallback slice told nobody; a ticket with
+    no such gate can never fire)."""
+    policies = view.of_type(ALERT_POLICY)
+    if not policies:
+        return []
+    filters = [str((c.get("conditionMatchedLog") or {}).get("filter", "")) for r in policies for c in
+               r["inputs"].get("conditions") or ()]  # fmt: skip
+    ticketed = {m.group(1) for f in filters if FALLBACK_FIELD in f and (m := NAMESPACE.search(f))}
+    classed = {ns: env["COMPUTE_CLASS"] for ns, _, _, env in gate_environments(view) if env.get("COMPUTE_CLASS")}
+    out = [
+        Finding(
+            f"maintenance page fallback ticket of the gate {ns}",
+            True,
+            f"a group long on a slice of {cls} opens a ticket",
+        )
+        if ns in ticketed
+        else Finding(
+            f"maintenance page fallback ticket of the gate {ns}",
+            False,
+            f"the gate watches ComputeClass {cls}, but no alert policy matches its fallback field: a group serving from "
+            "a fallback slice tells nobody; pass maintenance_fallback=True to that namespace's ObservabilityArgs",
+        )
+        for ns, cls in sorted(classed.items())
+    ]
+    return out + [
+        Finding(
+            f"maintenance page fallback ticket of namespace {ns}",
+            False,
+            "an alert policy matches the gate's fallback field, but no gate of that namespace watches a ComputeClass "
+            "(COMPUTE_CLASS): it can never fire; pass maintenance_fallback=False, or the gate its compute_class",
+        )
+        for ns in sorted(ticketed - classed.keys())
+    ]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving import cluster_notices, controller_alerts
-from tpu_serving_tools.runtime import alert_jobs, health_checks, maintenance_pages, pods_ds
+from tpu_serving_tools.runtime import alert_jobs, class_refs, health_checks, maintenance_pages, pods_ds
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
 from tpu_serving_tools.runtime.planview import PlanView
@@ -142,6 +142,7 @@ def check(view: PlanView) -> CategoryResult:
         + maintenance_pages.findings(view)
         + maintenance_pages.gate_page_findings(view)
         + maintenance_pages.unpaged_findings(view)
+        + maintenance_pages.fallback_ticket_findings(view)
         + alert_jobs.autoscaler_findings(view)
     )
     return CategoryResult("objects", found + wiring.findings(view) + cluster_wiring.findings(view))
@@ -266,6 +267,7 @@ def reference_findings(view: PlanView) -> list[Finding]:
         + _fixed_targets(view)
         + _selector_findings(view)
         + _gate_pool_findings(view)
+        + class_refs.findings(view)
         + health_checks.findings(view)
     )
 

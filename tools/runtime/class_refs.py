@@ -1,0 +1,60 @@
+"""The references of a plan's ComputeClasses: each pool a class names first is a node pool of the plan, and each zone
+it gives GKE's fallback slices is a zone of the plan's created pools (new-user review of the capacity fallback, M1: a
+program's class naming a pool it lacks, or a zone of another region, passed preview and check, and could never
+serve). GKE's own pools of a priority are named in ``nodepools`` ("PriorityDefaults doesn't apply to priorities with
+only Nodepools": the CRD in the reference folder), and ``priorityDefaults.location.zones`` holds the zones in which
+GKE creates a priority's pools (the same CRD: "zones considered for node autoprovisioning")."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tpu_serving_tools.gcp_types import NODE_POOL
+from tpu_serving_tools.runtime.node_pool import COMPUTE_CLASS_TYPE
+from tpu_serving_tools.runtime.planview import PlanView
+from tpu_serving_tools.runtime.result import Finding
+from tpu_serving_tools.runtime.scheduling import node_pools
+
+
+def _spec(r: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    inputs = r.get("inputs") or {}
+    return str((inputs.get("metadata") or {}).get("name")), dict(inputs.get("spec") or {})
+
+
+def _pool(name: str, pool: str, pools: set[str]) -> Finding:
+    if pool in pools:
+        return Finding(f"ref ComputeClass {name} -> node pool {pool}", True, "a node pool of the plan")
+    return Finding(
+        f"ref ComputeClass {name} -> node pool {pool}",
+        False,
+        f"the plan has no such node pool (its pools: {', '.join(sorted(pools)) or 'none'}): the class's first "
+        "priority holds no slice, and every group takes a fallback step",
+    )
+
+
+def _zone(name: str, zone: str, zones: set[str]) -> Finding:
+    if zone in zones:
+        return Finding(f"ref ComputeClass {name} -> zone {zone}", True, "a zone of the plan's pools")
+    return Finding(
+        f"ref ComputeClass {name} -> zone {zone}",
+        False,
+        f"no pool of the plan is in {zone} (theirs: {', '.join(sorted(zones))}): GKE makes no fallback slice there "
+        "for this cluster's groups (TpuComputeClassArgs.zones: the serving slices' zones)",
+    )
+
+
+def findings(view: PlanView) -> list[Finding]:
+    """A ``ref ComputeClass`` finding per pool and per zone the plan's classes name (zones only where the plan creates
+    pools with locations: on an existing cluster's pools it has none to compare with)."""
+    pools = {p.name for p in node_pools(view)}
+    zones = {str(z) for r in view.of_type(NODE_POOL) for z in (r.get("inputs") or {}).get("nodeLocations") or ()}
+    out = []
+    for r in view.of_type(COMPUTE_CLASS_TYPE):
+        name, spec = _spec(r)
+        out += [
+            _pool(name, str(p), pools) for step in spec.get("priorities") or () for p in step.get("nodepools") or ()
+        ]
+        location = ((spec.get("priorityDefaults") or {}).get("location") or {}).get("zones") or ()
+        out += [_zone(name, str(z), zones) for z in location if zones]
+    return out

@@ -172,3 +172,22 @@ def test_library_preview_program_lines_name_what_a_programs_observability_leaves
     (line,) = library_preview.program_lines(bare)
     for what in ("the serving probe", "alerts on the controllers", "alerts on the Gateway", "the endpoint picker"):
         assert what in line, line
+
+
+def test_library_preview_fallback_lines_give_a_programs_class_in_the_stack_files_order():
+    """New-user review of the capacity fallback, M3: a program's preview had no Fallback line. Read off the plan's
+    ComputeClass, its steps are the stack file's ``serving.fallback`` after the pools, in that order."""
+    import yaml
+
+    from tests.conftest import ROOT
+
+    for stack in ("vllm-llama31-405b-v6e16", "vllm-llama33-70b-v6e8"):
+        plan = without_outputs(plan_of(stack))
+        text = preview.summary(plan).splitlines()
+        (at,) = [i for i, line in enumerate(text) if line.startswith("Fallback (ComputeClass ")]
+        steps = [line for line in text[at + 1 :] if line.startswith("  ") and line[2].isdigit()]
+        config = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]
+        wanted = config["serving"]["fallback"]  # the project namespace is Pulumi.yaml's default
+        assert steps[0].startswith("  1. the pools ") and len(steps) == 1 + len(wanted), (stack, steps)
+        assert [s.split(". ", 1)[1].split(",")[0] for s in steps[1:]] == wanted, (stack, steps)
+    assert library_preview.fallback_lines(without_outputs(plan_of("vllm-llama33-70b-v5e16"))) == []

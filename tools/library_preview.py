@@ -20,7 +20,15 @@ from tpu_serving.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
-from tpu_serving_tools.runtime.node_pool import PoolSize, classes_of, pool_capacity, pool_size, stockout_said
+from tpu_serving_tools.runtime.node_pool import (
+    COMPUTE_CLASS_TYPE,
+    PoolSize,
+    capacity_wait_minutes,
+    classes_of,
+    pool_capacity,
+    pool_size,
+    stockout_said,
+)
 from tpu_serving_tools.runtime.planview import PlanView
 
 DEFAULT_DISK_GB = 100
@@ -58,7 +66,8 @@ class TpuPool:
 def tpu_pools(plan: Plan) -> list[TpuPool]:
     """The plan's TPU node pools, in its order."""
     out = []
-    classes = classes_of({"type": r.type, "inputs": r.inputs} for r in plan.resources)
+    read = [{"type": r.type, "inputs": r.inputs} for r in plan.resources]
+    classes, wait = classes_of(read), capacity_wait_minutes(read)
     for r in plan.resources:
         if r.type != NODE_POOL:
             continue
@@ -68,7 +77,7 @@ def tpu_pools(plan: Plan) -> list[TpuPool]:
         if shape is not None:
             name = str(r.inputs.get("name") or r.name)
             disk = _int(config.get("diskSizeGb"), DEFAULT_DISK_GB)
-            said = stockout_said(r.inputs, classes)
+            said = stockout_said(r.inputs, classes, wait)
             out.append(TpuPool(name, shape, pool_capacity(config), pool_size(r.inputs), disk, said))
     return out
 
@@ -121,7 +130,35 @@ def capacity_lines(plan: Plan) -> list[str]:
     for p in pools:
         said.setdefault(f"{p.capacity}: {p.stockout}", []).append(p.name)
     head = "Capacity (read off the node pools; each serving component refuses a model its slices cannot hold)"
-    return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items())]
+    return [head, *(f"  slices {', '.join(names)}: {how}" for how, names in said.items()), *fallback_lines(plan)]
+
+
+def _step(priority: Mapping[str, Any]) -> str:
+    """One ``priorities[]`` entry of a ComputeClass, as the preview says it: pools by name, or the slice GKE makes."""
+    if "nodepools" in priority:
+        return f"the pools {', '.join(str(p) for p in priority['nodepools'])}"
+    how = "spot" if priority.get("spot") else "flex-start" if priority.get("flexStart") else "on-demand"
+    tpu = _mapping(priority.get("tpu"))
+    return f"{how}, a {tpu.get('type')} {tpu.get('topology')} slice GKE creates"
+
+
+def fallback_lines(plan: Plan) -> list[str]:
+    """Per ComputeClass of the plan, its order as GKE takes it (:func:`tpu_serving.compute_class.compute_class_spec`):
+    a program's preview said nothing of the fallback a stack file's says (new-user review of the capacity fallback,
+    M3)."""
+    lines = []
+    for r in plan.resources:
+        if r.type != COMPUTE_CLASS_TYPE:
+            continue
+        spec, name = _mapping(r.inputs.get("spec")), _mapping(r.inputs.get("metadata")).get("name")
+        zones = ", ".join(
+            str(z) for z in _mapping(_mapping(spec.get("priorityDefaults")).get("location")).get("zones") or ()
+        )
+        lines.append(
+            f"Fallback (ComputeClass {name}, in {zones or 'the cluster zones'}): a group GKE finds no slice for gets the first it can of:"
+        )
+        lines += [f"  {i}. {_step(_mapping(p))}" for i, p in enumerate(spec.get("priorities") or (), start=1)]
+    return lines
 
 
 def region(plan: Plan) -> str | None:

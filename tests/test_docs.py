@@ -5,6 +5,7 @@ run, and (slow) the site builds strictly and the Library API page's program prev
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, STACKS, plan_of
+from tests.conftest import ROOT, SHIPPED, STACKS, plan_of
 from tests.fixtures import library_page
 from tpu_serving_tools.runtime.k8s_prereqs import PRIORITY_REFUSED
 
@@ -299,3 +300,64 @@ def test_docs_library_mocks_section_shows_the_example_tests_code():
     assert len(blocks) == 2
     assert all(block in this for block in blocks)
     assert "docs" not in re.sub(r'""".*?"""', "", this, flags=re.S), "the example to copy reads no repository file"
+
+
+ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
+SUBNETWORK = "gcp:compute/subnetwork:Subnetwork"
+
+
+def _network_makers() -> dict[str, set[str]]:
+    """Per shipped stack, the shipped stacks that make a network resource it uses and does not make: the Cloud NAT it
+    names (``cluster.cloudNat: existing``), the proxy-only subnet of its project, region and network
+    (``gateway.createProxyOnlySubnet: false``), read off the plans."""
+    plans = {s: plan_of(s).as_json() for s in SHIPPED}
+    nats: dict[tuple[Any, ...], str] = {}
+    subnets: dict[tuple[Any, ...], str] = {}
+    for stack, plan in plans.items():
+        for r in plan["resources"]:
+            i = r["inputs"]
+            if r["type"] == ROUTER_NAT:
+                nats[(i.get("project"), i.get("region"), i.get("router"), i.get("name"))] = stack
+            elif r["type"] == SUBNETWORK and i.get("purpose") == "REGIONAL_MANAGED_PROXY":
+                subnets[(i.get("project"), i.get("region"), i.get("network"))] = stack
+    uses: dict[str, set[str]] = {}
+    for stack, plan in plans.items():
+        cfg = plan["config"]
+        where = (cfg.get("gcp:project"), cfg.get("gcp:region"))
+        cluster = json.loads(cfg.get("tpu-serving:cluster") or "{}")
+        gateway = json.loads(cfg.get("tpu-serving:gateway") or "{}")
+        found = set()
+        if cluster.get("cloudNat") == "existing":
+            found.add(nats.get((*where, cluster.get("existingNatRouter"), cluster.get("existingNat"))))
+        if gateway.get("createProxyOnlySubnet") is False:
+            found.add(subnets.get((*where, cluster.get("network", "default"))))
+        uses[stack] = {s for s in found if s is not None}
+    return uses
+
+
+def test_docs_tear_down_order_names_every_stack_that_uses_another_stacks_network():
+    """docs/tear-down.md's "In what order" table, which the README's Stacks part points to: each stack that uses a
+    Cloud NAT or proxy-only subnet another stack makes is in the row of that stack (new-user review m5; the row of
+    us-east5 lacked vllm-llama33-70b-disagg-v6e8x2, that of us-west4 vllm-llama33-70b-existing)."""
+    text = (DOCS / "tear-down.md").read_text()
+    rows = [line.split(" | ") for line in text.split("## In what order", 1)[1].splitlines() if line.startswith("| us-")]
+    uses = _network_makers()
+    assert uses["vllm-llama31-405b-v6e16"] == {"llama31-405b-v6e16"}  # the NAT and the proxy-only subnet
+    assert sum(bool(m) for m in uses.values()) >= 7, uses
+    for user, makers in uses.items():
+        for maker in makers:
+            assert any(f"`{maker}`" in made and f"`{user}`" in used for _, made, used in rows), (user, maker)
+
+
+def test_readme_and_stack_file_say_vllm405b_needs_the_jetstream_stacks_network():
+    """New-user review m5: nothing at the top of the vLLM 405B stack, nor its README row, said that it uses the Cloud NAT
+    and proxy-only subnet stack llama31-405b-v6e16 makes, so must come after it; both now say so, by name."""
+    stack = "vllm-llama31-405b-v6e16"
+    (maker,) = _network_makers()[stack]
+    lines = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text().split("\nconfig:\n", 1)[0]
+    header = " ".join(line.lstrip("# ") for line in lines.splitlines())
+    assert f"Needs stack {maker} deployed first" in header and "destroy it last" in header, header
+    assert "llama405b-nat-router/llama405b-nat" in header and "proxy-only subnet" in header
+    readme = (ROOT / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith(f"| `{stack}` |")]
+    assert f"**needs `{maker}` deployed first**" in row and "Cloud NAT" in row and "proxy-only subnet" in row

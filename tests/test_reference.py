@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -123,6 +124,20 @@ def test_reference_check_names_every_missing_file_and_fetches_nothing(tmp_path, 
         (line,) = [line for line in err.splitlines() if f"- {seed.name}:" in line]
         assert "not published as a file" in line and f"read by {', '.join(seed.read_by)}" in line
     assert not list(tmp_path.iterdir())
+
+
+def test_reference_check_names_for_a_missing_seed_the_ci_variable_the_workflow_reads(tmp_path, capsys, monkeypatch):
+    """New-user review m4 (not a bug: the variable is CI's, read by ci.yml as vars.TPU_SERVING_REFERENCE_REPOSITORY):
+    the message said "CI's TPU_SERVING_REFERENCE_REPOSITORY", which read as an environment variable nothing defines;
+    it names a GitHub Actions variable the workflow reads, and the page that says where the repository comes from."""
+    monkeypatch.delenv(WITHOUT_SEEDS_ENV, raising=False)
+    assert tool.main(["--check", "--dir", str(tmp_path)]) == 1
+    err = capsys.readouterr().err
+    workflow = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
+    for seed in SEEDS:
+        (line,) = [line for line in err.splitlines() if f"- {seed.name}:" in line]
+        (named,) = re.findall(r"Actions variable (\w+) names: docs/development.md, Reference schemas", line)
+        assert f"vars.{named}" in workflow, named
 
 
 def test_reference_check_waives_only_the_seeds_in_a_checkout_that_goes_without_them(

@@ -405,10 +405,11 @@ def test_runbook_a_group_on_a_fallback_slice_in_the_stacks_names():
         "'cloud.google.com/compute-class=vllm-llama405b-serving,cloud.google.com/gke-nodepool notin (vllm405b-v6e16)'"
     )
     section = one.split("## A group on a fallback slice", 1)[1]
-    steps = [line.split("   #")[0] for line in section.splitlines() if line.startswith(("kubectl", "until"))]
-    assert steps[2:4] == [f"kubectl cordon -l {selector}", "kubectl -n vllm-llama405b delete pod vllm-<group>"]
-    assert steps[4] == "kubectl -n vllm-llama405b get pod vllm-<group> -o wide"
-    assert steps[5].startswith('until [ "$(kubectl -n vllm-llama405b get pod vllm-<group> -o jsonpath=')
+    steps = [line.split("   #")[0] for line in section.splitlines() if line.startswith(("kubectl", "until", ": "))]
+    leader = '"vllm-${GROUP:?set GROUP to the index of the group first}"'  # SRE review of the runbook: not <group>
+    assert steps[2:4] == [f"kubectl cordon -l {selector}", f"kubectl -n vllm-llama405b delete pod {leader}"]
+    assert steps[4] == f"kubectl -n vllm-llama405b get pod {leader} -o wide"
+    assert 'until [ "$(kubectl -n vllm-llama405b get pod "vllm-$GROUP" -o jsonpath=' in steps[5]
     assert "Still Pending after about 10 minutes" in section and "undoes nothing once" in section
     assert steps[-1] == f"kubectl uncordon -l {selector}"
     assert "recreating it is an outage" in section and "replicas" not in section

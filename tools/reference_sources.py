@@ -19,7 +19,8 @@ datreeio/CRDs-catalog no Go module.
 
 The :class:`Unpublished` files, the seeds' manifests, are the YAML of the Google Cloud guides the project started
 from, re-indented with the seeds' facts as comments: no upstream publishes them as files, so they are copied from
-the project's reference repository (the one CI checks out beside the checkout, ``TPU_SERVING_REFERENCE_REPOSITORY``).
+the project's reference repository (the one CI checks out beside the checkout: the GitHub repository its Actions
+variable ``TPU_SERVING_REFERENCE_REPOSITORY`` names, set in the GitHub project's settings, not in the environment).
 """
 
 from __future__ import annotations
@@ -268,7 +269,10 @@ WITHOUT_SEEDS_ENV = "TPU_SERVING_WITHOUT_SEEDS"
 ``make reference`` and ``make reference-check`` then do not require them, and the tests that read them are skipped,
 each saying so. The project's CI sets it only for a fork's code without the reference repository (ci.yml)."""
 
-_GUIDES = "the project's reference repository (CI's TPU_SERVING_REFERENCE_REPOSITORY), reformatted from "
+_GUIDES = (
+    "the project's reference repository (the GitHub repository CI's Actions variable TPU_SERVING_REFERENCE_REPOSITORY "
+    "names: docs/development.md, Reference schemas), reformatted from "
+)
 SEEDS: tuple[Unpublished, ...] = (
     Unpublished(
         "seed-manifests/jetstream-pathways-llama31-405b-v6e16.yaml",

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.group_cover import COVER_ANNOTATION
+from tpu_serving_tools import runbook_fallback as fb
 from tpu_serving_tools.cli import command_parser
-from tpu_serving_tools.runbook_fallback import fallback_section
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines
 from tpu_serving_tools.runbook_gate import gate_held, gate_released
 from tpu_serving_tools.runbook_header import access_lines
@@ -128,7 +128,7 @@ def _upgrade_section(n: Names) -> list[str]:
     if n.kind != LWS and not whole:
         lines.append(f"# No LeaderWorkerSet: {NOT_LWS[n.kind]}; the HPA hold is not covered (docs/upgrade.md).")
     lines += [*_hold(n), *gate_held(n)]
-    lines += _group_map(n)
+    lines += [*_group_map(n), *fb.class_upgrade_lines(n)]  # SRE review of the runbook, M3: a group on GKE's pool
     order = upgrade_order(n)
     if whole:
         cpu = [_upgrade(n, Pool(p, False, False, False)) for p in n.cpu_pools]
@@ -258,13 +258,14 @@ def _drains(pools: list[Pool], flags: str) -> list[str]:
 def _zone_move(n: Names, zone: str, pools: list[Pool], flags: str) -> list[str]:
     """The move when the first window's pool is in ``zone``: hold the zone's pools while the group is added (GKE
     review round 52, M1: the scheduler breaks the leaders' zone tie at random, and the cluster autoscaler may grow
-    either zone's free pool), give them back, then drain."""
+    either zone's autoscaled pool, not one of fixed size), give them back, then drain."""
     selector = f"'{_pool_nodes(pools)}'"
     return [
         f"# If the first window's pool is in {zone} ({', '.join(p.name for p in pools)}): hold that zone's pools, so",
         "# that the added group takes another zone's free slice; the moved group is required in its own zone, apart",
         "# from the other standing groups, and needs that zone's free slice (docs/operate.md, step 2).",
         f"kubectl cordon -l {selector}",
+        *fb.class_hold_lines(n, zone),
         *(line for pool in pools for line in _autoscaler(n, pool, on=False)),
         *_add_group(n, zone),
         f"kubectl uncordon -l {selector}   # the zone's pools back, before the drain",
@@ -325,12 +326,15 @@ def _maintenance_section(n: Names) -> list[str]:
         '## TPU host maintenance (docs/operate.md, "TPU host maintenance")',
         f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))},cloud.google.com/scheduled-maintenance-time' \\",
         f"    -L cloud.google.com/scheduled-maintenance-time,{POOL_LABEL}   # pending, and when",
+        *fb.class_maintenance_lines(n),
         *_group_map(n),
         *_cover_check(n),
     ]
-    if n.manual_start and restarts_as_a_whole(n):  # SRE review 30, M2: every pending pool at once
-        return lines + whole_maintenance(n)
-    return lines + (_manual_start(n) if n.manual_start else _drain(n))
+    if not n.manual_start:  # a drain: its own checks see where each moved group lands
+        return lines + _drain(n)
+    body = lines + (whole_maintenance(n) if restarts_as_a_whole(n) else _manual_start(n))  # SRE 30, M2: all at once
+    last, held = fb.class_after_maintenance_lines(n), _unhold(n)  # where the groups landed, before the HPA's release
+    return body[: -len(held)] + last + held if held and body[-len(held) :] == held else body + last
 
 
 def _cover_check(n: Names) -> list[str]:
@@ -363,6 +367,7 @@ def _lost_vm_section(n: Names) -> list[str]:
     return [
         '## A VM that goes silent (docs/operate.md, "A VM that goes silent")',
         f"kubectl get nodes -l '{_pool_nodes(list(n.tpu_pools))}'   # the NotReady node",
+        *fb.class_lost_vm_lines(n),
         f"kubectl -n {n.namespace} get pods -o wide --field-selector spec.nodeName=<node>   # its pods, Terminating",
         "# Only if the VM is gone for good: release its pods at once (non-graceful node shutdown).",
         "kubectl taint nodes <node> node.kubernetes.io/out-of-service=nodeshutdown:NoExecute",
@@ -382,10 +387,12 @@ def _zone_section(n: Names) -> list[str]:
             title,
             f"# Every serving slice is in {zone}: its outage stops serving, and no group can be added elsewhere (the",
             "# stack file's tpuSlices[].zone spreads them). Wait for the zone; the groups come back on their slices.",
+            *fb.class_zone_lines(n, one_zone=True),
         ]
+    where = [*_group_map(n), *fb.class_zone_lines(n, one_zone=False)]  # SRE review of the runbook, M3
     if not n.hpas:
-        return [title, *fixed_zone_lines(n, _group_map(n), serving_again(n))]
-    lines = [title, *_group_map(n), *_lost_zone_autoscaling(zones, n, on=False), *_cover_lines(n)]
+        return [title, *fixed_zone_lines(n, where, serving_again(n))]
+    lines = [title, *where, *_lost_zone_autoscaling(zones, n, on=False), *_cover_lines(n)]
     lines += [
         "# Only if a pool of the surviving zone holds no group (a free slice; else the new group waits Pending all",
         "# outage): add one group now, the HPA's minimum and maximum to the groups the LeaderWorkerSet holds plus one.",
@@ -409,7 +416,7 @@ def _zone_section(n: Names) -> list[str]:
 def _lost_zone_autoscaling(zones: dict[str, list[Pool]], n: Names, on: bool) -> list[str]:
     """The lost zone's autoscaled pools off first, and back after the outage (GKE review round 60, m3; SRE review
     round 22, m2): the added group's leader finds no node of its shape, so the cluster autoscaler picks the pool to
-    grow, and a pool of the dead zone fits as well as the surviving zone's; a node it cannot provision there is given
+    grow, and an autoscaled pool of the dead zone fits as well as the surviving zone's; a node it cannot provision there is given
     up only after ``--max-node-provision-time`` (upstream default 15 minutes, kubernetes/autoscaler
     ``cluster-autoscaler/config/flags/flags.go``), while one group fewer carries the traffic."""
     lines = []
@@ -456,7 +463,7 @@ def render(plan: Mapping[str, Any], workload: str | None = None) -> str:
         f"# TPU pools: {', '.join(p.name + ('' if p.standing else ' (spare)' if p.spare else ' (from zero)') for p in n.tpu_pools)}",
     ]
     sections = [header, _upgrade_section(n), _maintenance_section(n), _lost_vm_section(n), _zone_section(n)]
-    sections += [moved] if (moved := fallback_section(plan, n)) else []
+    sections += [moved] if (moved := fb.fallback_section(plan, n)) else []
     return "\n\n".join("\n".join(s) for s in sections) + "\n"
 
 

@@ -18,6 +18,7 @@ from tpu_serving.host_maintenance import manual_start_listed
 from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR, operator_nodes_name
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.pool_disruption import starts_with_nodes
+from tpu_serving_tools.runtime.node_pool import classes_of
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import scaled_by
 from tpu_serving_tools.verify.expect import resource_pools
@@ -87,6 +88,15 @@ class Names:
     """A DisaggregatedSet's roles (``spec.roles[].name``), each with LeaderWorkerSets of its own."""
     pods: int = 0
     """The pods a JobSet or a PathwaysJob runs (its JobSet's, head included), as the runtime model makes them."""
+    compute_class: str | None = None
+    """The ComputeClass of a capacity fallback (:func:`compute_class`): GKE makes pools of its own for it, which the
+    runbooks list by its label beside the stack's pools; None without one."""
+
+
+def compute_class(plan: Mapping[str, Any]) -> str | None:
+    """The ComputeClass the plan creates (:func:`~tpu_serving_tools.runtime.node_pool.classes_of`; a stack file's
+    deployment creates one at most), None when it creates none."""
+    return min(classes_of(plan.get("resources") or []), default=None)
 
 
 def _resources(plan: Mapping[str, Any], type_: str) -> list[Mapping[str, Any]]:
@@ -327,4 +337,5 @@ def names(plan: Mapping[str, Any], chosen: str | None = None) -> Names:
         if kind == "disaggregatedset"
         else (),
         pods=workload_pods(plan, kind, inputs) if kind in ("jobset", "pathwaysjob") else 0,
+        compute_class=compute_class(plan),
     )

@@ -21,6 +21,8 @@ from .maintenance_gate import (
     POOL_LABEL,
     Gate,
     Obj,
+    labels_of,
+    name_of,
     rfc3339,
     serves,
 )
@@ -41,13 +43,13 @@ def away(nodes: Sequence[Obj], pods: Sequence[Obj], gate: Gate, now: float) -> s
     if not gate.compute_class:
         return ""
     pools = {
-        str(n.get("metadata", {}).get("name", "")): (n.get("metadata", {}).get("labels") or {}).get(POOL_LABEL, "")
+        name_of(n): labels_of(n).get(POOL_LABEL, "")
         for n in nodes
-        if serves(n, gate) and (n.get("metadata", {}).get("labels") or {}).get(POOL_LABEL) not in gate.pools
+        if serves(n, gate) and labels_of(n).get(POOL_LABEL) not in gate.pools
     }
     found: dict[str, tuple[str, float]] = {}
     for pod in pods:
-        labels = pod.get("metadata", {}).get("labels") or {}
+        labels = labels_of(pod)
         node = str(pod.get("spec", {}).get("nodeName", ""))
         started = rfc3339(str(pod.get("status", {}).get("startTime", "")))
         if node in pools and labels.get(LWS_NAME_LABEL) in gate.leader_worker_sets and started is not None:

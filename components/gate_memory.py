@@ -12,9 +12,9 @@ from .maintenance_gate import (
     STARTED_LABEL,
     WINDOW_TAINT,
     Obj,
-    _labels,
-    _name,
     _tainted,
+    labels_of,
+    name_of,
     not_ready_since,
     ready_since,
     window,
@@ -43,20 +43,20 @@ def remember_windows(
     before (SRE review round 21, m1). Each run remembers every labelled node's window and when it saw the label
     (``known``: the last run's), keeps it ``keep_seconds`` from its opening or from its node going NotReady, if later
     (GKE review round 60, M1), unless :func:`_forgets`; GKE's own signals (:func:`in_maintenance`) come first."""
-    down = {_name(n): since for n in nodes if (since := not_ready_since(n)) is not None}
+    down = {name_of(n): since for n in nodes if (since := not_ready_since(n)) is not None}
     remembered = {n: w for n, w in known.items() if max(w[0], down.get(n, w[0])) + keep_seconds > now}
     for node in nodes:
-        name, opens = _name(node), window(node)
+        name, opens = name_of(node), window(node)
         if opens is not None:
             remembered[name] = (opens, now)
         elif name in remembered and _forgets(node, remembered[name], now):
             del remembered[name]
     restored = []
     for node in nodes:
-        opens = remembered.get(_name(node), (now + 1, now))[0]
-        if SCHEDULED_LABEL not in _labels(node) and opens <= now:
+        opens = remembered.get(name_of(node), (now + 1, now))[0]
+        if SCHEDULED_LABEL not in labels_of(node) and opens <= now:
             meta = node.get("metadata", {})
-            node = {**node, "metadata": {**meta, "labels": {**_labels(node), SCHEDULED_LABEL: str(int(opens))}}}
+            node = {**node, "metadata": {**meta, "labels": {**labels_of(node), SCHEDULED_LABEL: str(int(opens))}}}
         restored.append(node)
     return restored, remembered
 
@@ -74,7 +74,7 @@ def remember_started(
     cycling: set[str] = set()
     restored = []
     for node in nodes:
-        pool = _labels(node).get(POOL_LABEL, "")
+        pool = labels_of(node).get(POOL_LABEL, "")
         t = live.get(pool)
         if t is not None:
             listed.add(pool)
@@ -82,7 +82,7 @@ def remember_started(
             if back is None or back <= t:
                 cycling.add(pool)
                 meta = node.get("metadata", {})
-                node = {**node, "metadata": {**meta, "labels": {**_labels(node), STARTED_LABEL: str(int(t))}}}
+                node = {**node, "metadata": {**meta, "labels": {**labels_of(node), STARTED_LABEL: str(int(t))}}}
         restored.append(node)
     return restored, {pool: t for pool, t in live.items() if pool in cycling or pool not in listed}
 
@@ -98,7 +98,7 @@ def _acted(node: Obj, since: float) -> bool:
     """GKE shows it acted on the node since ``since``: its own maintenance signals, or the node NotReady, or Ready
     again after going down."""
     back = ready_since(node)
-    return ACTIVE_LABEL in _labels(node) or _tainted(node, WINDOW_TAINT) or back is None or back > since
+    return ACTIVE_LABEL in labels_of(node) or _tainted(node, WINDOW_TAINT) or back is None or back > since
 
 
 def ignored_starts(nodes: Sequence[Obj], started: Mapping[str, float], now: float) -> dict[str, float]:
@@ -108,7 +108,7 @@ def ignored_starts(nodes: Sequence[Obj], started: Mapping[str, float], now: floa
     none of whose nodes is listed is not judged."""
     listed: dict[str, list[Obj]] = {}
     for node in nodes:
-        listed.setdefault(_labels(node).get(POOL_LABEL, ""), []).append(node)
+        listed.setdefault(labels_of(node).get(POOL_LABEL, ""), []).append(node)
     return {
         pool: t
         for pool, t in started.items()

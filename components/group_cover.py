@@ -37,7 +37,7 @@ from collections.abc import Container, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .maintenance_gate import GROUP_INDEX_LABEL, LWS_NAME_LABEL, WORKER_INDEX_LABEL, Obj, _labels, pod_ready
+from .maintenance_gate import GROUP_INDEX_LABEL, LWS_NAME_LABEL, WORKER_INDEX_LABEL, Obj, labels_of, pod_ready
 
 COVER_ANNOTATION = "tpu-serving.dev/lost-group-cover"
 """On an HPA the gate covers: ``{"minReplicas": m, "maxReplicas": M, "groups": g, "lost": [...]}``, the stack's
@@ -67,9 +67,9 @@ def recorded(hpa: Obj) -> dict[str, Any] | None:
 def lost_groups(pods: Sequence[Obj], workload: str, lost: Container[str]) -> list[str]:
     """The group indices of ``workload`` (a LeaderWorkerSet) with a pod on a lost node."""
     found = {
-        _labels(p).get(GROUP_INDEX_LABEL, "?")
+        labels_of(p).get(GROUP_INDEX_LABEL, "?")
         for p in pods
-        if _labels(p).get(LWS_NAME_LABEL) == workload and p.get("spec", {}).get("nodeName") in lost
+        if labels_of(p).get(LWS_NAME_LABEL) == workload and p.get("spec", {}).get("nodeName") in lost
     }
     return sorted(found)
 
@@ -77,9 +77,9 @@ def lost_groups(pods: Sequence[Obj], workload: str, lost: Container[str]) -> lis
 def _serving(pods: Sequence[Obj], workload: str) -> set[str]:
     """The group indices of ``workload`` whose leader is Ready."""
     return {
-        _labels(p).get(GROUP_INDEX_LABEL, "?")
+        labels_of(p).get(GROUP_INDEX_LABEL, "?")
         for p in pods
-        if _labels(p).get(LWS_NAME_LABEL) == workload and _labels(p).get(WORKER_INDEX_LABEL) == "0" and pod_ready(p)
+        if labels_of(p).get(LWS_NAME_LABEL) == workload and labels_of(p).get(WORKER_INDEX_LABEL) == "0" and pod_ready(p)
     }
 
 

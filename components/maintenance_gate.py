@@ -28,10 +28,9 @@ Pods of a LeaderWorkerSet carry ``leaderworkerset.sigs.k8s.io/name`` and ``leade
 ``SetNameLabelKey``, ``WorkerIndexLabelKey``). An HPA whose ``spec.behavior.scaleDown.selectPolicy`` is ``Disabled``
 never scales down (kubernetes.io/docs/tasks/run-application/horizontal-pod-autoscale/, "Disable scale down").
 
-Nothing here imports the library. The ConfigMap holds this file (the decisions, pure), :mod:`tpu_serving.gate_memory`
-(the windows remembered), :mod:`tpu_serving.group_cover` (an HPA's minimum raised while a node is lost),
-:mod:`tpu_serving.gate_fallback` (groups on a fallback slice) and :mod:`tpu_serving.gate_run` (the run: the API, the
-patches, the log line), laid out by the CronJob as the package ``tpu_serving``, run with ``python -m``.
+Nothing here imports the library. The CronJob lays its ConfigMap out as the package ``tpu_serving``, run with
+``python -m``: this file (the decisions, pure), :mod:`.gate_memory` (the windows remembered), :mod:`.group_cover` (an
+HPA's minimum raised while a node is lost), :mod:`.gate_fallback` (groups on fallback slices), :mod:`.gate_run` (a run).
 """
 
 import calendar
@@ -116,16 +115,18 @@ class Decision:
 
 def serves(node: Obj, gate: Gate) -> bool:
     """The node is in one of the gate's pools, or carries the serving's ComputeClass (a pool GKE made for it)."""
-    pool, named = _labels(node).get(POOL_LABEL), _labels(node).get(CLASS_LABEL)
+    pool, named = labels_of(node).get(POOL_LABEL), labels_of(node).get(CLASS_LABEL)
     return pool in gate.pools or bool(gate.compute_class) and named == gate.compute_class
 
 
-def _labels(obj: Obj) -> Mapping[str, str]:
+def labels_of(obj: Obj) -> Mapping[str, str]:
+    """An object's ``metadata.labels``, empty when it has none."""
     labels: Mapping[str, str] = obj.get("metadata", {}).get("labels") or {}
     return labels
 
 
-def _name(obj: Obj) -> str:
+def name_of(obj: Obj) -> str:
+    """An object's ``metadata.name``, ``""`` when it has none."""
     return str(obj.get("metadata", {}).get("name", ""))
 
 
@@ -138,7 +139,7 @@ def rfc3339(value: str) -> float | None:
 
 def window(node: Obj) -> float | None:
     """When the node's pending maintenance opens (its scheduled-maintenance-time label); None: unset or unreadable."""
-    value = _labels(node).get(SCHEDULED_LABEL)
+    value = labels_of(node).get(SCHEDULED_LABEL)
     try:
         return float(value) if value is not None else None
     except ValueError:
@@ -165,10 +166,10 @@ def in_maintenance(node: Obj, now: float) -> bool:
     perform label, or by the gate: :data:`STARTED_LABEL`), or its window has opened (a readable label in the past)."""
     opens = window(node)
     return (
-        ACTIVE_LABEL in _labels(node)
+        ACTIVE_LABEL in labels_of(node)
         or _tainted(node, WINDOW_TAINT)
-        or _labels(node).get(PERFORM_LABEL) == "true"
-        or STARTED_LABEL in _labels(node)
+        or labels_of(node).get(PERFORM_LABEL) == "true"
+        or STARTED_LABEL in labels_of(node)
         or (opens is not None and opens <= now)
     )
 
@@ -177,14 +178,14 @@ def _under_way(node: Obj, now: float) -> bool:
     """:func:`in_maintenance` less a bare perform label: a label GKE did not act on stays with no time bound (the gate
     cannot take it off), and must not spare a real loss of that VM the page (SRE review round 27, m1). GKE takes the
     label off once it acts, and marks the node itself; the gate's own record (:data:`STARTED_LABEL`) lasts 6 hours."""
-    labels = {k: v for k, v in _labels(node).items() if k != PERFORM_LABEL}
+    labels = {k: v for k, v in labels_of(node).items() if k != PERFORM_LABEL}
     return in_maintenance({**node, "metadata": {**node.get("metadata", {}), "labels": labels}}, now)
 
 
 def _maintenance_said(node: Obj, now: float) -> str:
     """How :func:`_busy` says a node in maintenance: a pool the gate started whose node shows nothing of it any more
     is said so, as ``kubectl get node`` shows no label (SRE review round 26, m2)."""
-    started, labels = _labels(node).get(STARTED_LABEL), _labels(node)
+    started, labels = labels_of(node).get(STARTED_LABEL), labels_of(node)
     if started is None or ACTIVE_LABEL in labels or labels.get(PERFORM_LABEL) == "true" or _tainted(node, WINDOW_TAINT):
         return "in maintenance"
     ago = int(now - float(started)) if started.isdigit() else 0
@@ -198,7 +199,7 @@ def _tainted(node: Obj, key: str) -> bool:
 def pending(node: Obj, now: float) -> bool:
     """Maintenance is scheduled and not started: the scheduled-maintenance-time label, without the perform label and
     before its window (an unreadable window counts as pending)."""
-    return SCHEDULED_LABEL in _labels(node) and not in_maintenance(node, now)
+    return SCHEDULED_LABEL in labels_of(node) and not in_maintenance(node, now)
 
 
 def not_ready_since(node: Obj) -> float | None:
@@ -238,11 +239,11 @@ def lost_node_names(
     found = []
     for node in nodes:
         since = not_ready_since(node)
-        if since is None or _name(node) not in holding or now - since < gate.lost_seconds:
+        if since is None or name_of(node) not in holding or now - since < gate.lost_seconds:
             continue
         if exempt and _under_way(node, now) and now - since < gate.maintenance_seconds:
             continue
-        found.append((_name(node), int(now - since)))
+        found.append((name_of(node), int(now - since)))
     return found
 
 
@@ -271,11 +272,11 @@ def _busy(nodes: Sequence[Obj], now: float) -> list[tuple[Obj, list[str]]]:
 
 def _groups_hold(pods: Sequence[Obj], gate: Gate, scale_downs_held: bool) -> str:
     """Why the serving pods hold the gate, or ``""``."""
-    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+    leaders = [p for p in pods if labels_of(p).get(WORKER_INDEX_LABEL) == "0"]
     ready = sum(1 for p in leaders if pod_ready(p))
     if not pods or not leaders:
         return f"0 of {gate.fewest_groups} standing groups Ready (no serving pod found)"
-    unready = sorted(_name(p) for p in pods if not pod_ready(p))
+    unready = sorted(name_of(p) for p in pods if not pod_ready(p))
     if unready:
         return f"{ready} of {len(leaders)} leaders Ready; not Ready: {', '.join(unready)}"
     if len(leaders) < gate.fewest_groups:
@@ -295,8 +296,8 @@ def _holes(leaders: Sequence[Obj]) -> str:
     """Per LeaderWorkerSet, the group indices below its highest leader's that have no leader (``name/index``)."""
     found: dict[str, set[int]] = {}
     for p in leaders:
-        if (index := _labels(p).get(GROUP_INDEX_LABEL, "")).isdigit():
-            found.setdefault(_labels(p).get(LWS_NAME_LABEL, ""), set()).add(int(index))
+        if (index := labels_of(p).get(GROUP_INDEX_LABEL, "")).isdigit():
+            found.setdefault(labels_of(p).get(LWS_NAME_LABEL, ""), set()).add(int(index))
     return ", ".join(f"{n}/{i}" for n, got in sorted(found.items()) for i in range(max(got)) if i not in got)
 
 
@@ -309,11 +310,11 @@ def _first_pool(
     by_pool: dict[str, list[Obj]] = {}
     for node in nodes:
         if pending(node, now):
-            by_pool.setdefault(_labels(node).get(POOL_LABEL, ""), []).append(node)
+            by_pool.setdefault(labels_of(node).get(POOL_LABEL, ""), []).append(node)
     opens = {p: min((w for n in ns if (w := window(n)) is not None), default=None) for p, ns in by_pool.items()}
-    serves = {p: any(_name(n) in holding for n in ns) for p, ns in by_pool.items()}
+    serves = {p: any(name_of(n) in holding for n in ns) for p, ns in by_pool.items()}
     pool = min(by_pool, key=lambda p: (serves[p], opens[p] is None, opens[p] or 0.0, p))
-    return pool, opens[pool], tuple(sorted(_name(n) for n in by_pool[pool]))
+    return pool, opens[pool], tuple(sorted(name_of(n) for n in by_pool[pool]))
 
 
 def _serving_windows(
@@ -323,15 +324,15 @@ def _serving_windows(
     opened while the node still serves (:func:`_opened_serving`, at ``now``: its group can go any time)."""
     on: dict[str, list[str]] = {}
     for p in pods:
-        on.setdefault(p.get("spec", {}).get("nodeName", ""), []).append(_name(p))
+        on.setdefault(p.get("spec", {}).get("nodeName", ""), []).append(name_of(p))
     opens: dict[str, float] = {}
     held: dict[str, list[str]] = {}
     for node in nodes:
         opened = now if _opened_serving(node, now) else window(node) if pending(node, now) else None
-        if opened is not None and _name(node) in on:
-            pool = _labels(node).get(POOL_LABEL, "")
+        if opened is not None and name_of(node) in on:
+            pool = labels_of(node).get(POOL_LABEL, "")
             opens[pool] = min(opens.get(pool, opened), opened)
-            held.setdefault(pool, []).extend(on[_name(node)])
+            held.setdefault(pool, []).extend(on[name_of(node)])
     return opens, held
 
 
@@ -343,7 +344,7 @@ def _opened_serving(node: Obj, now: float) -> bool:
     if since is None:
         return False
     opens = window(node)
-    started = _tainted(node, WINDOW_TAINT) or _labels(node).get(PERFORM_LABEL) == "true"
+    started = _tainted(node, WINDOW_TAINT) or labels_of(node).get(PERFORM_LABEL) == "true"
     return started or (opens is not None and since <= opens <= now)
 
 
@@ -381,11 +382,11 @@ def _going_page(
     ``spec.replicas`` together, bounds the leaders counted: a rollout's surge group is not one the load asked for (SRE
     review round 16, m1: it paged during every surge rollout)."""
     opens, now = clock
-    pool_of = {_name(n): _labels(n).get(POOL_LABEL, "") for n in nodes}
-    leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+    pool_of = {name_of(n): labels_of(n).get(POOL_LABEL, "") for n in nodes}
+    leaders = [p for p in pods if labels_of(p).get(WORKER_INDEX_LABEL) == "0"]
     ready = [p for p in leaders if pod_ready(p)]
     soon = {pool for pool, opened in opens.items() if opened - now <= IN_MAINTENANCE_DUE_SECONDS}
-    going = sorted(_name(p) for p in ready if pool_of.get(p.get("spec", {}).get("nodeName", "")) in soon)
+    going = sorted(name_of(p) for p in ready if pool_of.get(p.get("spec", {}).get("nodeName", "")) in soon)
     running = len(leaders) if wanted is None else min(len(leaders), wanted)
     left, runs = len(ready) - len(going), max(gate.fewest_groups, running)
     if not going or left >= runs - 1:
@@ -405,7 +406,7 @@ def _watch(
     now, wanted = clock
     tickets, urgent = close_windows(nodes, pods, gate, now, wanted)
     pages += tuple(urgent)
-    waiting = ", ".join(sorted(_name(n) for n in nodes if pending(n, now))) or "none"
+    waiting = ", ".join(sorted(name_of(n) for n in nodes if pending(n, now))) or "none"
     message = f"watching {len(nodes)} serving nodes; pending host maintenance, which comes at its window: {waiting}"
     severity = "ERROR" if pages else "WARNING" if tickets else "INFO"
     return Decision("watch", severity, message, pages=pages, tickets=tuple(tickets))
@@ -426,7 +427,7 @@ def decide(
     ``upgrading``: what the node upgrade runbook set in the state ConfigMap for its session (a starting gate holds)."""
     nodes = [n for n in nodes if serves(n, gate)]
     names = set(gate.leader_worker_sets)
-    pods = [p for p in pods if _labels(p).get(LWS_NAME_LABEL) in names]
+    pods = [p for p in pods if labels_of(p).get(LWS_NAME_LABEL) in names]
     pages = tuple(_lost_page(n, s) for n, s in lost_node_names(nodes, pods, gate, now))
     decision = _decide(nodes, pods, gate, (now, scale_downs_held, wanted), pages, upgrading)
     down = lost_node_names(nodes, pods, gate, now, exempt=False)
@@ -445,14 +446,14 @@ def _decide(
     now, scale_downs_held, wanted = clock
     if not gate.starts:
         return _watch(nodes, pods, gate, (now, wanted), pages)
-    own = [n for n in nodes if _labels(n).get(POOL_LABEL) in gate.pools]  # a pool GKE made is not the gate's to start
+    own = [n for n in nodes if labels_of(n).get(POOL_LABEL) in gate.pools]  # a pool GKE made is not the gate's to start
     if not any(pending(n, now) for n in own):
         severity = "ERROR" if pages else "INFO"
         return Decision("idle", severity, "no pending host maintenance on the serving pools", pages=pages)
     pool, opens, chosen = _first_pool(own, now, {p.get("spec", {}).get("nodeName", "") for p in pods})
     when = f"window opens in {int(opens - now)} s" if opens is not None else "window unreadable"
     busy = [(n, w) for n, w in _busy(nodes, now) if n in own or w != ["cordoned"]]  # a fallback's cordon holds no group
-    listed = ", ".join(f"{_name(n)} ({', '.join(w)})" for n, w in busy)
+    listed = ", ".join(f"{name_of(n)} ({', '.join(w)})" for n, w in busy)
     why = f"nodes busy: {listed}" if busy else _upgrade_hold(upgrading) or _groups_hold(pods, gate, scale_downs_held)
     if not why:
         return Decision("start", "ERROR" if pages else "INFO", f"starting pool {pool} ({when})", pool, chosen, pages)
@@ -478,7 +479,7 @@ def _due(gate: Gate, busy: Sequence[tuple[Obj, list[str]]], pods: Sequence[Obj],
     if busy:
         passes = all(in_maintenance(n, now) for n, _ in busy)
     else:
-        leaders = [p for p in pods if _labels(p).get(WORKER_INDEX_LABEL) == "0"]
+        leaders = [p for p in pods if labels_of(p).get(WORKER_INDEX_LABEL) == "0"]
         passes = bool(leaders) and (any(not pod_ready(p) for p in pods) or len(leaders) < gate.fewest_groups)
     return min(gate.due_seconds, IN_MAINTENANCE_DUE_SECONDS) if passes else gate.due_seconds
 

@@ -84,16 +84,17 @@ def class_maintenance_lines(n: Names) -> list[str]:
     ]
 
 
+def _nodes_line(n: Names, tail: str) -> list[str]:
+    """``kubectl get nodes`` of the class's GKE-made nodes, then ``tail``; none on a stack without a class."""
+    nodes = _gke_nodes(n)
+    return [] if nodes is None else [f"kubectl get nodes -l {nodes}{tail}"]
+
+
 def class_after_maintenance_lines(n: Names) -> list[str]:
     """The host-maintenance section's last lines on a stack with a class: where the groups landed. A group recreated
     while its pool was in maintenance may have taken a fallback step (one group: the whole service, on Spot perhaps),
     and the LeaderWorkerSet's Available, which the waits read, is true there too (SRE review of the fallback, M1)."""
-    nodes = _gke_nodes(n)
-    if nodes is None:
-        return []
-    return [
-        f"kubectl get nodes -l {nodes}   # last: a group on a fallback slice now? (A group on a fallback slice, below)"
-    ]
+    return _nodes_line(n, "   # last: a group on a fallback slice now? (A group on a fallback slice, below)")
 
 
 def class_hold_lines(n: Names, zone: str) -> list[str]:
@@ -109,12 +110,7 @@ def class_hold_lines(n: Names, zone: str) -> list[str]:
 
 def class_lost_vm_lines(n: Names) -> list[str]:
     """The lost-VM section's listing of the class's nodes GKE made: a group there loses a VM as on an own pool."""
-    nodes = _gke_nodes(n)
-    if nodes is None:
-        return []
-    return [
-        f"kubectl get nodes -l {nodes} -L {POOL_LABEL}   # or a node of a pool GKE made for the class: the same steps"
-    ]
+    return _nodes_line(n, f" -L {POOL_LABEL}   # or a node of a pool GKE made for the class: the same steps")
 
 
 def class_zone_lines(n: Names, one_zone: bool) -> list[str]:

@@ -22,23 +22,30 @@ def _spec(r: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
     return str((inputs.get("metadata") or {}).get("name")), dict(inputs.get("spec") or {})
 
 
+def _ref(name: str, what: tuple[str, str], known: set[str], held: str, missing: str) -> Finding:
+    """The finding of the class ``name``'s reference ``what`` (a kind and a value: "node pool", "v6e8c"): ``held``
+    when the plan's ``known`` set has the value, else ``missing``."""
+    ok = what[1] in known
+    return Finding(f"ref ComputeClass {name} -> {what[0]} {what[1]}", ok, held if ok else missing)
+
+
 def _pool(name: str, pool: str, pools: set[str]) -> Finding:
-    if pool in pools:
-        return Finding(f"ref ComputeClass {name} -> node pool {pool}", True, "a node pool of the plan")
-    return Finding(
-        f"ref ComputeClass {name} -> node pool {pool}",
-        False,
+    return _ref(
+        name,
+        ("node pool", pool),
+        pools,
+        "a node pool of the plan",
         f"the plan has no such node pool (its pools: {', '.join(sorted(pools)) or 'none'}): the class's first "
         "priority holds no slice, and every group takes a fallback step",
     )
 
 
 def _zone(name: str, zone: str, zones: set[str]) -> Finding:
-    if zone in zones:
-        return Finding(f"ref ComputeClass {name} -> zone {zone}", True, "a zone of the plan's pools")
-    return Finding(
-        f"ref ComputeClass {name} -> zone {zone}",
-        False,
+    return _ref(
+        name,
+        ("zone", zone),
+        zones,
+        "a zone of the plan's pools",
         f"no pool of the plan is in {zone} (theirs: {', '.join(sorted(zones))}): GKE makes no fallback slice there "
         "for this cluster's groups (TpuComputeClassArgs.zones: the serving slices' zones)",
     )

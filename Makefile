@@ -35,6 +35,7 @@ endif
 .PHONY: help reference reference-check venv venv-runtime policy-venv scan-venv docs-venv preview previews policy check runbook scan scan-readme diff lint test test-slow bench golden golden-review messages mutate readme docs e2e-tools e2e clean
 
 help:
+	@echo "make venv                   the developer environment in $(VENV) (every target installs it when it needs it; make venv-runtime: the program's own, enough for preview and check)"
 	@echo "make preview STACK=<stack>  offline preview: build/<stack>/plan.json and manifests.yaml"
 	@echo "make previews               offline preview of every stack"
 	@echo "make reference [REFERENCE_DIR=<dir>]  fetch the missing reference files the tests read (Go module proxy, GitHub) into ../shared/reference (no ../shared: .reference) and check each by sha256; names the seed manifests it cannot fetch"

@@ -281,8 +281,38 @@ def problems_of(err: ValidationError, prefix: str, cls: type | None = None) -> l
             problems.append(f"{at} is a pulumi Output: {OUTPUT_REFUSED}")
         else:
             declared = _declared_bounds(cls, e["loc"]) if cls is not None else {}
-            problems.append(f"{at} = {_shown(e['input'])}: {_message(e, declared)}")
+            remedy = _dataclass_remedy(cls, e) if cls is not None else ""
+            problems.append(f"{at} = {_shown(e['input'])}: {_message(e, declared)}{remedy}")
     return problems
+
+
+def empty_remedy(err: Mapping[str, Any], annotation: Any, optional: bool) -> str:
+    """What to write in place of an empty sequence refused (pydantic's ``too_short`` with nothing given; ``""`` for
+    any other error): the choices where its items are an Enum, and that leaving it out is valid where the setting is
+    optional (new-user review of the capacity fallback, m2: ``fallback = []`` named no remedy)."""
+    if err["type"] != "too_short" or err.get("input"):
+        return ""
+    choices = [repr(str(m.value)) for m in _enum_in(annotation) or ()]
+    listed = f": one or more of {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else ""
+    return listed + ("; or leave it out, for none" if optional else "")
+
+
+def _enum_in(annotation: Any) -> type[enum.Enum] | None:
+    """The Enum an annotation holds (``E``, ``Sequence[E] | None``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation
+    return next((e for a in typing.get_args(annotation) if (e := _enum_in(a)) is not None), None)
+
+
+def _dataclass_remedy(cls: type, err: Mapping[str, Any]) -> str:
+    """:func:`empty_remedy` for the field of dataclass ``cls`` at the error's location (a top-level field)."""
+    loc = tuple(err["loc"])
+    fields = {f.name: f for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else {}
+    if len(loc) != 1 or loc[0] not in fields:
+        return ""
+    field = fields[str(loc[0])]
+    optional = field.default is None or field.default_factory is not dataclasses.MISSING
+    return empty_remedy(err, type_hints(cls)[field.name], optional)
 
 
 def reported(errors: Sequence[Any]) -> list[Any]:

@@ -195,7 +195,9 @@ def test_tpu_compute_class_args_refuse_an_empty_fallback_naming_it() -> None:
     args = TpuComputeClassArgs(shape=V6E16, node_pools=["p"], zones=["us-east5-b"], service_account=None, fallback=())
     with pytest.raises(ArgumentsError) as refused:
         check_arguments("TpuComputeClass 'x'", args, TpuComputeClassArgs)
-    assert "fallback" in str(refused.value), str(refused.value)
+    said = "fallback = (): must have at least 1 item: one or more of 'on-demand', 'flex-start' or 'spot'"
+    assert said in str(refused.value), str(refused.value)
+    assert "leave it out" not in str(refused.value), "the argument is required"
 
 
 def test_fallback_under_another_backend_names_the_backend_that_takes_it() -> None:

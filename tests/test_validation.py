@@ -14,7 +14,7 @@ from tests.fixtures.configs import VLLM, load
 from tpu_serving.autoscaling import AutoscalingSettings
 from tpu_serving.backends.vllm.args import VllmEngineSettings
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError, bound_message, check_arguments
+from tpu_serving.validation import ArgumentsError, bound_message, check_arguments, empty_remedy
 
 
 def stack_problems(**engine: object) -> list[str]:
@@ -153,3 +153,22 @@ def test_validation_a_short_list_refused_is_shown_beside_its_key() -> None:
     with pytest.raises(ConfigError) as err:
         load({**VLLM, "tpu-serving:serving": serving})
     assert "tpu-serving:serving.fallback = []: must have at least 1 item" in str(err.value), str(err.value)
+
+
+def test_empty_remedy_names_the_choices_and_that_an_optional_setting_may_be_left_out() -> None:
+    """New-user review of the capacity fallback, m2: ``serving.fallback: []`` named no remedy."""
+    serving = {**VLLM["tpu-serving:serving"], "fallback": []}
+    with pytest.raises(ConfigError) as err:
+        load({**VLLM, "tpu-serving:serving": serving})
+    said = "at least 1 item: one or more of 'on-demand', 'flex-start' or 'spot'; or leave it out, for none"
+    assert said in str(err.value), str(err.value)
+
+
+def test_empty_remedy_says_nothing_of_a_list_given_items_nor_of_another_error() -> None:
+    from tpu_serving.compute_class import Fallback
+
+    short = {"type": "too_short", "input": ["spot"]}
+    assert empty_remedy(short, list[Fallback], True) == ""
+    assert empty_remedy({"type": "too_long", "input": []}, list[Fallback], True) == ""
+    assert empty_remedy({"type": "too_short", "input": []}, list[str], False) == ""
+    assert empty_remedy({"type": "too_short", "input": []}, list[str], True) == "; or leave it out, for none"

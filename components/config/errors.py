@@ -9,10 +9,11 @@ from typing import Any
 
 import pulumi
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from ..backends import BACKENDS
 from ..settings import PROJECT_NAMESPACE
-from ..validation import UNSHOWN, bound_message, bounds_of, plain_message, reported
+from ..validation import UNSHOWN, bound_message, bounds_of, empty_remedy, plain_message, reported
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -118,17 +119,18 @@ def describe(err: Mapping[str, Any], root: type[BaseModel] = StackConfig) -> str
         return _unknown_backend(path, (err.get("ctx") or {}).get("tag"))
     if kind == "unshown":
         return f"{path}: {err['msg']} ({UNSHOWN})"
-    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, _declared_bounds(loc, root)) or plain_message(err)
-    return _bad_value(path, said, err.get("input"))
+    field = _field_at(loc, root)
+    said = _SCALAR_MESSAGES.get(kind) or bound_message(err, bounds_of(field.metadata) if field else {})
+    remedy = empty_remedy(err, field.annotation, not field.is_required()) if field else ""
+    return _bad_value(path, (said or plain_message(err)) + remedy, err.get("input"))
 
 
-def _declared_bounds(loc: tuple[Any, ...], root: type[BaseModel] = StackConfig) -> dict[str, Any]:
-    """The bounds the setting at ``loc`` declares (none for an item of a list: its bounds are the item type's)."""
+def _field_at(loc: tuple[Any, ...], root: type[BaseModel] = StackConfig) -> FieldInfo | None:
+    """The setting at ``loc`` (none for an item of a list: its bounds are the item type's)."""
     if not loc or not isinstance(loc[-1], str):
-        return {}
+        return None
     model = _model_at(loc[:-1], root)
-    field = next((f for n, f in model.model_fields.items() if loc[-1] in (n, f.alias)), None)
-    return bounds_of(field.metadata) if field is not None else {}
+    return next((f for n, f in model.model_fields.items() if loc[-1] in (n, f.alias)), None)
 
 
 NO_PARTITION: Mapping[str, str] = {

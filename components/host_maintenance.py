@@ -439,6 +439,12 @@ def silent_alert(cluster: str, namespace: str) -> Alert:
 FALLBACK_KEY, FALLBACK_TITLE = "fallback-slice", "Serving group on a capacity fallback slice"
 
 
+FALLBACK_RATE_LIMIT_SECONDS = 86400
+"""At most one notification a day for the fallback ticket: the gate logs its line on every run (5 minutes) while a
+group stays on a fallback slice, which may be days, so an hourly limit renotified a ticket 24 times a day (SRE review
+of the capacity fallback, m5)."""
+
+
 def fallback_policy_args(
     project: str, stack: str, namespace: str, settings: ObservabilitySettings
 ) -> gcp.monitoring.AlertPolicyArgs:
@@ -458,7 +464,7 @@ def fallback_policy_args(
         project,
         f"{stack}: {FALLBACK_TITLE}",
         gate_filter(stack, namespace) + f' AND jsonPayload.fallback:"{gate_fallback.SAID}"',
-        RATE_LIMIT_SECONDS,
+        FALLBACK_RATE_LIMIT_SECONDS,
         text,
         Severity.WARNING,
         settings.channels(Severity.WARNING),

@@ -38,6 +38,17 @@ def test_policy_args_is_a_rate_limited_log_match_ticket() -> None:
     assert 'docs/operate.md, "TPU host maintenance"' in args.documentation.content
 
 
+def test_fallback_policy_args_tickets_the_gate_line_once_a_day() -> None:
+    """SRE review of the capacity fallback, m5: the gate logs its line every 5 minutes while a group stays on a
+    fallback slice, and an hourly limit renotified the ticket 24 times a day."""
+    settings = ObservabilitySettings(notification_channels=PAGES, ticket_channels=TICKETS)
+    args = hm.fallback_policy_args("my-proj", "vllm70b", "serving", settings)
+    (condition,) = args.conditions
+    assert 'jsonPayload.fallback:"on a fallback slice"' in condition.condition_matched_log.filter
+    assert args.alert_strategy.notification_rate_limit.period == "86400s"
+    assert (args.severity, args.notification_channels) == ("WARNING", TICKETS)
+
+
 @pytest.mark.parametrize(
     ("pools", "says"),
     [

@@ -21,6 +21,7 @@ import pulumi_gcp as gcp
 
 from . import gate_fallback
 from .alert_policies import Alert, log_match_policy_args
+from .capacity import FLEX_START_MAX_HOURS
 from .catalog import SliceShape
 from .lws import NAME_LABEL
 from .naming import MAINTENANCE_GATE, maintenance_gate_metric
@@ -455,10 +456,12 @@ def fallback_policy_args(
     operators"). SRE review of the capacity fallback, M1: nothing said a group was there."""
     text = (
         f"The host-maintenance gate of namespace {namespace} found a serving group on a slice GKE made for the "
-        "capacity fallback's ComputeClass, for an hour or more: it serves at that step's price, and a Spot slice goes "
-        f"whenever Compute Engine needs it. Its line names the group, its node and pool (`kubectl -n {namespace} logs "
-        f"job/<the last {MAINTENANCE_GATE} job>`). Once an own pool can take a slice, move it back: docs/operate.md, "
-        "'A group on a fallback slice' (tpu-serving runbook --stack <your stack> prints the commands)."
+        "capacity fallback's ComputeClass, for an hour or more: it serves at that step's price, a Spot slice goes "
+        f"whenever Compute Engine needs it, and a flex-start slice's VMs go {FLEX_START_MAX_HOURS // 24} days after "
+        "they started at the latest (the class's maxRunDurationSeconds). Its line names the group, its node and pool "
+        f"(`kubectl -n {namespace} logs job/<the last {MAINTENANCE_GATE} job>`). Once an own pool can take a slice, "
+        "move it back: docs/operate.md, 'A group on a fallback slice' (tpu-serving runbook --stack <your stack> prints "
+        "the commands)."
     )
     return log_match_policy_args(
         project,

@@ -47,6 +47,7 @@ def test_fallback_policy_args_tickets_the_gate_line_once_a_day() -> None:
     assert 'jsonPayload.fallback:"on a fallback slice"' in condition.condition_matched_log.filter
     assert args.alert_strategy.notification_rate_limit.period == "86400s"
     assert (args.severity, args.notification_channels) == ("WARNING", TICKETS)
+    assert "a flex-start slice's VMs go 7 days after they started at the latest" in args.documentation.content
 
 
 @pytest.mark.parametrize(

@@ -1,12 +1,15 @@
 """The TPU node pools phase of :class:`~tpu_serving.deployment.TpuServingDeployment` (:func:`build_pools`): the
 slices' node pools on the stack's own cluster, on a platform stack's cluster, or the existing cluster's pools."""
 
+from collections.abc import Mapping
+
 import pulumi
 
 from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
 from .config.slice_capacity import scale_from_zero, scale_to_zero
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .naming import compute_class_name, node_service_account_id, workload_policy_name
+from .node_identity import BucketGrant
 from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .phases import Context, PlatformParts, PoolParts
 from .platform_cluster import cluster_id, shared_account
@@ -45,6 +48,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 opts=pulumi.ResourceOptions(parent=ctx.parent),
             )
             continue
+        account, grants = node_account(ctx, platform, slices, s.name, grants)
         slices[s.name] = TpuNodePool(
             f"{ctx.name}-{s.name}",
             TpuNodePoolArgs(
@@ -53,10 +57,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 zone=cfg.zone_of(s),
                 cluster=cluster_id(platform.cluster),
                 service_account_id=node_service_account_id(cfg.cluster.name, s.name),
-                # pools moved from a self-contained stack keep their own node accounts (platform.movedFrom)
-                node_service_account=None
-                if cfg.platform and cfg.platform.moved_from
-                else shared_account(platform.cluster),
+                node_service_account=account,
                 shape=s.shape,
                 pool_names=names,
                 capacity=s.capacity,
@@ -81,6 +82,42 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
     return PoolParts(slices, frozenset(from_zero), made)
 
 
+def node_account(
+    ctx: Context,
+    platform: PlatformParts,
+    slices: Mapping[str, TpuNodePool | ExistingTpuNodePool],
+    kind: str,
+    grants: list[BucketGrant],
+) -> tuple[pulumi.Input[str] | None, list[BucketGrant]]:
+    """The account slice kind ``kind``'s pools run as (None: their own) and the bucket grants they make: a platform's
+    (pools moved from a self-contained stack keep their own: ``platform.movedFrom``), else under a capacity fallback
+    the first serving kind's (:func:`class_account`), whose account holds the same grants."""
+    cfg = ctx.cfg
+    moved, cluster = bool(cfg.platform and cfg.platform.moved_from), platform.cluster
+    account = None if moved or isinstance(cluster, ExistingCluster) else shared_account(cluster)
+    if account is None and (lead := class_account(ctx, slices, kind)) is not None:
+        return lead, []
+    return account, grants
+
+
+def class_account(
+    ctx: Context, slices: Mapping[str, TpuNodePool | ExistingTpuNodePool], kind: str
+) -> pulumi.Input[str] | None:
+    """The node account of a serving slice kind after the first under a capacity fallback: the first serving kind's,
+    when the stack made that kind's pools. The ComputeClass names one ``nodePoolConfig.serviceAccount``, and GKE
+    matches an existing pool with the class "only if their configuration match this field" (the ComputeClass CRD,
+    ``spec.nodePoolConfig``: reference/crds/gke-computeclass-v1.schema.json, from datreeio/CRDs-catalog
+    ``cloud.google.com/computeclass_v1.json``), so a kind with its own account would take no group of the class (GKE
+    review of the capacity fallback, Blocker). None: the kind's own account (no fallback, the first kind, or not a
+    serving kind)."""
+    cfg = ctx.cfg
+    if cfg.serving is None or ctx.backend is None or not tuple(ctx.backend.fallback(cfg.serving)):
+        return None
+    serving = [k.name for k in cfg.tpu_slices if k.name in cfg.serving.slices]
+    first = slices.get(serving[0]) if serving else None
+    return first.node_email if kind in serving[1:] and isinstance(first, TpuNodePool) else None
+
+
 def serving_class(
     ctx: Context,
     platform: PlatformParts,
@@ -89,8 +126,8 @@ def serving_class(
     slices: dict[str, TpuNodePool | ExistingTpuNodePool],
 ) -> TpuComputeClass:
     """The ComputeClass of the serving slices (``fallback``): their pools first, GKE's own pools of the shape after, in
-    the serving slices' zones, running as the first serving slice kind's node account (pools the stack makes; on
-    existing pools, GKE's default, the cluster owner's)."""
+    the serving slices' zones, running as the first serving slice kind's node account, which the other serving kinds
+    share (:func:`class_account`; pools the stack makes; on existing pools, GKE's default, the cluster owner's)."""
     cfg = ctx.cfg
     assert cfg.serving is not None
     kinds = [s for s in cfg.tpu_slices if s.name in cfg.serving.slices]

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tpu_serving_tools.gcp_types import NODE_POOL
+from tpu_serving_tools.runtime.identity import resolve_account
 from tpu_serving_tools.runtime.node_pool import COMPUTE_CLASS_TYPE
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
@@ -51,6 +52,37 @@ def _zone(name: str, zone: str, zones: set[str]) -> Finding:
     )
 
 
+def _account_findings(view: PlanView, r: Mapping[str, Any], name: str, spec: Mapping[str, Any]) -> list[Finding]:
+    """A ``ref ComputeClass`` finding per plan pool the class names first: it runs as the class's
+    ``nodePoolConfig.serviceAccount``, as GKE matches a pool with the class "only if their configuration match this
+    field" (the CRD's ``spec.nodePoolConfig``; GKE review of the capacity fallback, Blocker: three of four pools ran
+    as accounts of their own). None where the class names no account (an existing cluster's pools); a named pool the
+    plan lacks fails as :func:`_pool`."""
+    given = (spec.get("nodePoolConfig") or {}).get("serviceAccount")
+    if given is None:
+        return []
+    want = resolve_account(view, r, "spec", str(given))
+    named = {str(p) for step in spec.get("priorities") or () for p in step.get("nodepools") or ()}
+    out = []
+    for pool in view.of_type(NODE_POOL):
+        pool_name = str((pool.get("inputs") or {}).get("name") or pool.get("name"))
+        if pool_name not in named:
+            continue
+        config = (pool.get("inputs") or {}).get("nodeConfig") or {}
+        runs = resolve_account(view, pool, "nodeConfig", str(config.get("serviceAccount", "")))
+        out.append(
+            Finding(
+                f"ref ComputeClass {name} -> node account of pool {pool_name}",
+                runs == want,
+                "the class's nodePoolConfig.serviceAccount"
+                if runs == want
+                else f"runs as {runs}, the class names {want}: GKE matches the pool with the class only where its "
+                "configuration matches the class's nodePoolConfig, so the pool takes none of the class's groups",
+            )
+        )
+    return out
+
+
 def findings(view: PlanView) -> list[Finding]:
     """A ``ref ComputeClass`` finding per pool and per zone the plan's classes name (zones only where the plan creates
     pools with locations: on an existing cluster's pools it has none to compare with)."""
@@ -64,4 +96,5 @@ def findings(view: PlanView) -> list[Finding]:
         ]
         location = ((spec.get("priorityDefaults") or {}).get("location") or {}).get("zones") or ()
         out += [_zone(name, str(z), zones) for z in location if zones]
+        out += _account_findings(view, r, name, spec)
     return out

@@ -122,7 +122,7 @@ def _ksa_resource(view: PlanView, ns: str, name: str) -> Mapping[str, Any] | Non
     return None
 
 
-def _resolve_account(view: PlanView, resource: Mapping[str, Any], prop: str, value: str) -> str | None:
+def resolve_account(view: PlanView, resource: Mapping[str, Any], prop: str, value: str) -> str | None:
     """The Account URN behind ``value`` (an email, or <unknown> resolved through propertyDependencies)."""
     sources = [r for r in view.input_source(resource, prop) if r["type"] == ACCOUNT_TYPE]
     if sources:
@@ -144,7 +144,7 @@ def ksa_identity(view: PlanView, ns: str, ksa: str) -> Identity:
     annotation = ((r["inputs"].get("metadata") or {}).get("annotations") or {}).get(F.WI_ANNOTATION)
     if not annotation:
         return Identity(None, f"KSA {ns}/{ksa} has no {F.WI_ANNOTATION} annotation: no Google identity")
-    gsa = _resolve_account(view, r, "metadata", str(annotation))
+    gsa = resolve_account(view, r, "metadata", str(annotation))
     if gsa is None:
         return Identity(None, f"KSA {ns}/{ksa}: annotation {annotation} resolves to no service account")
     member = f"serviceAccount:{_workload_pool(view)}[{ns}/{ksa}]"
@@ -158,7 +158,7 @@ def ksa_identity(view: PlanView, ns: str, ksa: str) -> Identity:
         if (
             i.get("role") == F.WI_USER_ROLE
             and i.get("member") == member
-            and (_resolve_account(view, b, "serviceAccountId", str(i.get("serviceAccountId", ""))) == gsa)
+            and (resolve_account(view, b, "serviceAccountId", str(i.get("serviceAccountId", ""))) == gsa)
         ):
             return Identity(gsa, f"KSA {ns}/{ksa} -> {_account_label(view, gsa)} (Workload Identity)")
     return Identity(
@@ -203,7 +203,7 @@ def _bucket_matches(view: PlanView, binding: Mapping[str, Any], bucket: str) -> 
 
 
 def _member_is(view: PlanView, binding: Mapping[str, Any], prop: str, value: str, urn: str) -> bool:
-    return _resolve_account(view, binding, prop, value) == urn
+    return resolve_account(view, binding, prop, value) == urn
 
 
 _STARTS_WITH = re.compile(r'^resource\.name\.startsWith\(\s*"([^"]+)"\s*\)$')

@@ -209,8 +209,9 @@ def capacity_wait_alert(scope: Scope, metrics: ServingMetrics, settings: Observa
         '(logName="projects/<project>/logs/container.googleapis.com%2Fcluster-autoscaler-visibility": noScaleUp, '
         "scale.up.error.out.of.resources, quota). It clears by itself once the zone has capacity; to serve sooner: "
         "preemptible TPU quota in the region for the Spot and flex-start steps; a step serving.fallback lacks, if GKE "
-        "offers it for the shape (flex-start: single-host slices only, the preview refuses the rest); a reservation "
-        "(capacity: reservation); or the slice kind in another zone."
+        "offers it for the shape (flex-start: single-host slices only, the preview refuses the rest). A reservation "
+        "(capacity: reservation) or the slice kind in another zone is a change of the stack, whose groups are pinned "
+        "to their slices' zones (docs/operate.md, 'A group on a fallback slice')."
     )
     return CAPACITY_WAIT, "Serving groups waiting for capacity", query, minutes, runbook, "WARNING"
 

@@ -190,4 +190,9 @@ def test_library_preview_fallback_lines_give_a_programs_class_in_the_stack_files
         wanted = config["serving"]["fallback"]  # the project namespace is Pulumi.yaml's default
         assert steps[0].startswith("  1. the pools ") and len(steps) == 1 + len(wanted), (stack, steps)
         assert [s.split(". ", 1)[1].split(",")[0] for s in steps[1:]] == wanted, (stack, steps)
+        # new-user review, M1: a first `pulumi up` on a new cluster may stop on the class
+        assert text[at + 1 + len(steps)] == library_preview.NEW_CLUSTER_NOTE, text[at : at + 2 + len(steps)]
+        stack_text = preview.summary(plan_of(stack)).splitlines()
+        (own,) = [i for i, line in enumerate(stack_text) if line.startswith("Fallback: ")]
+        assert stack_text[own + 1 + len(steps)] == library_preview.NEW_CLUSTER_NOTE, stack_text[own:]
     assert library_preview.fallback_lines(without_outputs(plan_of("vllm-llama33-70b-v5e16"))) == []

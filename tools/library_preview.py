@@ -142,6 +142,15 @@ def _step(priority: Mapping[str, Any]) -> str:
     return f"{how}, a {tpu.get('type')} {tpu.get('topology')} slice GKE creates"
 
 
+NEW_CLUSTER_NOTE = (
+    "  on a cluster made by the same `pulumi up`: GKE installs the ComputeClass CRD some time after the cluster, and "
+    'until then the `up` may stop on the class ("apiVersion for this resource does not exist"): wait for `kubectl get '
+    "crd computeclasses.cloud.google.com`, then run `pulumi up` again (docs/cost.md, On a new cluster)"
+)
+"""The last line of a preview's fallback (new-user review of the capacity fallback, M1: the preview did not say that a
+first ``pulumi up`` may stop on the class)."""
+
+
 def fallback_lines(plan: Plan) -> list[str]:
     """Per ComputeClass of the plan, its order as GKE takes it (:func:`tpu_serving.compute_class.compute_class_spec`):
     a program's preview said nothing of the fallback a stack file's says (new-user review of the capacity fallback,
@@ -158,7 +167,7 @@ def fallback_lines(plan: Plan) -> list[str]:
             f"Fallback (ComputeClass {name}, in {zones or 'the cluster zones'}): a group GKE finds no slice for gets the first it can of:"
         )
         lines += [f"  {i}. {_step(_mapping(p))}" for i, p in enumerate(spec.get("priorities") or (), start=1)]
-    return lines
+    return [*lines, NEW_CLUSTER_NOTE] if lines else []
 
 
 def region(plan: Plan) -> str | None:

@@ -252,7 +252,7 @@ def _obtained(c: dict[str, Any]) -> list[str]:
         lines += [
             "Fallback: when a group finds no slice, GKE takes the first it can of (a ComputeClass the pods select):"
         ]
-        lines += [f"  {step}" for step in fallback]
+        lines += [*(f"  {step}" for step in fallback), library_preview.NEW_CLUSTER_NOTE]
     return lines
 
 

@@ -107,6 +107,17 @@ def test_production_gaps_name_standing_groups_without_the_host_maintenance_gate(
     assert _keys({**GOOD, "tpu-serving:hostMaintenance": {"mode": "ticket"}}) == []  # no serving: no gate to miss
 
 
+def test_fallback_gap_names_a_capacity_fallback_no_gate_watches():
+    """SRE review of the capacity fallback, M1: only the gate tickets a group on a fallback slice, so a fallback without
+    it is a gap; with the gate (two standing groups, mode start) it is none."""
+    data = _prod("tpu-serving:serving/fallback", ["spot"])
+    assert _keys(data) == []
+    ticket = with_change("tpu-serving:hostMaintenance", {"mode": "ticket"}, data)
+    assert _keys(ticket) == ["hostMaintenance.mode = ticket", 'serving.fallback = ["spot"]']
+    gap = production_gaps(load({**ticket, "tpu-serving:production": False}))[-1]
+    assert "nothing tickets a group that serves on a fallback slice" in gap.why, gap.why
+
+
 def test_production_gaps_name_every_serving_slice_in_one_zone():
     assert _keys(_prod("tpu-serving:tpuSlices/1/zone", ...)) == ["tpuSlices[].zone = us-east5-b"]
 

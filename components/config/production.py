@@ -20,7 +20,12 @@ from ..host_maintenance_job import GateMode
 from ..settings import PROJECT_NAMESPACE, CreateOrExisting
 from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
-from .serving_facts import maintenance_gate_applies, reload_outlasting_upgrade_wait, serving_kind_names
+from .serving_facts import (
+    maintenance_gate_applies,
+    maintenance_gate_runs,
+    reload_outlasting_upgrade_wait,
+    serving_kind_names,
+)
 from .slice_capacity import stockouts
 
 NO_ALERTS = Gap(
@@ -118,6 +123,26 @@ def capacity_gaps(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> 
             why = "no reservation holds its slice (capacity: reservation would); meanwhile "
             found.append(Gap(f"tpuSlices[{i}].capacity", chosen.value, why + said[s.name]))
     return found
+
+
+def fallback_gap(cfg: StackConfig) -> Gap | None:
+    """A capacity fallback without the host-maintenance gate (one standing group, or ``hostMaintenance.mode:
+    ticket``): the gate's fallback-slice ticket is the only signal that a group serves on a slice GKE made for the
+    class (:mod:`tpu_serving.gate_fallback`), so nothing says it is there (SRE review of the capacity fallback, M1:
+    the 405B example's one group could stay on Spot unseen)."""
+    serving = cfg.serving
+    steps = [str(s) for s in BACKENDS[serving.backend].fallback(serving)] if serving is not None else []
+    if not steps or maintenance_gate_runs(cfg):
+        return None
+    return Gap(
+        "serving.fallback",
+        "[" + ", ".join(f'"{s}"' for s in steps) + "]",
+        "no host-maintenance gate runs (one standing group, or hostMaintenance.mode: ticket), so nothing tickets a "
+        "group that serves on a fallback slice: it bills at its step's price, a Spot slice is preempted with about "
+        f"30 s of notice, a flex-start slice's VMs go {capacity_rules.FLEX_START_MAX_HOURS // 24} days after they "
+        "started; after a capacity wait, a repair or host maintenance look with `kubectl get nodes -L "
+        "cloud.google.com/compute-class,cloud.google.com/gke-nodepool` (docs/operate.md, A group on a fallback slice)",
+    )
 
 
 def _reload_outlasts(startup: int) -> str:
@@ -229,6 +254,7 @@ def production_gaps(cfg: StackConfig) -> list[Gap]:
         # an existing cluster's pools are their owner's: their capacity is no gap of this stack's (new-user
         # review 10, m5: a stockout "fails the node pool's creation" of a pool the stack does not create)
         gaps += [] if cfg.cluster.existing is not None else capacity_gaps(cfg, kinds)
+        gaps += [g for g in [fallback_gap(cfg)] if g]
         gaps += list(BACKENDS[serving.backend].production_gaps(serving, shape))
     return gaps
 

@@ -299,7 +299,8 @@ def node_pool_args(
     )
     # Both change in place on a pool that exists: neither field forces a new pool (terraform-provider-google 00b984c6
     # google/services/container/node_config.go, ``labels`` and ``taint`` without ForceNew), so a fallback added later
-    # updates the serving's pools rather than recreating their slices.
+    # updates the serving's pools rather than recreating their slices (but for the node account, which the serving
+    # kinds after the first change to the first's: tpu_serving.pool_phase.class_account).
     if args.compute_class is not None:
         cfg["labels"] = compute_class.node_labels(args.compute_class)
         cfg["taints"] = compute_class.node_taints(args.compute_class)
@@ -441,7 +442,7 @@ class TpuNodePool(pulumi.ComponentResource):
         self.pool_names = args.pool_names
         self.node_selector = node_selector(args.shape)
         email, roles = self._node_account(name, args, child)
-        self.node_email = email
+        self.node_email, self._roles = email, tuple(roles)
         # Its name is fixed and each of its fields forces a new policy: the old one goes first (with the pools that
         # name it, which a new topology replaces anyway), or the new one would collide with it.
         self.workload_policy = (
@@ -472,6 +473,11 @@ class TpuNodePool(pulumi.ComponentResource):
             for i, pool in enumerate(args.pool_names)
         ]
         self.register_outputs({"poolNames": list(args.pool_names), "slice": args.shape.describe()})
+
+    def node_roles(self) -> list[pulumi.Resource]:
+        """The project roles of the slices' own account, which their pools wait for; none when they run as
+        ``args.node_service_account``."""
+        return list(self._roles)
 
     def _node_account(
         self, name: str, args: TpuNodePoolArgs, child: pulumi.ResourceOptions

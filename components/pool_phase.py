@@ -48,7 +48,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 opts=pulumi.ResourceOptions(parent=ctx.parent),
             )
             continue
-        account, grants = node_account(ctx, platform, slices, s.name, grants)
+        account, grants, waits = node_account(ctx, platform, slices, s.name, grants)
         slices[s.name] = TpuNodePool(
             f"{ctx.name}-{s.name}",
             TpuNodePoolArgs(
@@ -76,7 +76,7 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 else None,
                 compute_class=classed if cfg.serving and s.name in cfg.serving.slices else None,
             ),
-            opts=platform.gcp_options(ctx),
+            opts=pulumi.ResourceOptions.merge(platform.gcp_options(ctx), pulumi.ResourceOptions(depends_on=waits)),
         )
     made = serving_class(ctx, platform, classed, fallback, slices) if classed is not None else None
     return PoolParts(slices, frozenset(from_zero), made)
@@ -88,23 +88,24 @@ def node_account(
     slices: Mapping[str, TpuNodePool | ExistingTpuNodePool],
     kind: str,
     grants: list[BucketGrant],
-) -> tuple[pulumi.Input[str] | None, list[BucketGrant]]:
-    """The account slice kind ``kind``'s pools run as (None: their own) and the bucket grants they make: a platform's
-    (pools moved from a self-contained stack keep their own: ``platform.movedFrom``), else under a capacity fallback
-    the first serving kind's (:func:`class_account`), whose account holds the same grants."""
+) -> tuple[pulumi.Input[str] | None, list[BucketGrant], list[pulumi.Resource]]:
+    """The account slice kind ``kind``'s pools run as (None: their own), the bucket grants they make and what they
+    wait for: a platform's account (pools moved from a self-contained stack keep their own: ``platform.movedFrom``),
+    else under a capacity fallback the first serving kind's (:func:`class_account`), whose account holds the same
+    grants, and whose project roles the pools wait for as that kind's own do (second GKE review, m2)."""
     cfg = ctx.cfg
     moved, cluster = bool(cfg.platform and cfg.platform.moved_from), platform.cluster
     account = None if moved or isinstance(cluster, ExistingCluster) else shared_account(cluster)
     if account is None and (lead := class_account(ctx, slices, kind)) is not None:
-        return lead, []
-    return account, grants
+        return lead.node_email, [], lead.node_roles()
+    return account, grants, []
 
 
 def class_account(
     ctx: Context, slices: Mapping[str, TpuNodePool | ExistingTpuNodePool], kind: str
-) -> pulumi.Input[str] | None:
-    """The node account of a serving slice kind after the first under a capacity fallback: the first serving kind's,
-    when the stack made that kind's pools. The ComputeClass names one ``nodePoolConfig.serviceAccount``, and GKE
+) -> TpuNodePool | None:
+    """The pools whose node account a serving slice kind after the first runs as under a capacity fallback: the first
+    serving kind's, when the stack made them. The ComputeClass names one ``nodePoolConfig.serviceAccount``, and GKE
     matches an existing pool with the class "only if their configuration match this field" (the ComputeClass CRD,
     ``spec.nodePoolConfig``: reference/crds/gke-computeclass-v1.schema.json, from datreeio/CRDs-catalog
     ``cloud.google.com/computeclass_v1.json``), so a kind with its own account would take no group of the class (GKE
@@ -115,7 +116,7 @@ def class_account(
         return None
     serving = [k.name for k in cfg.tpu_slices if k.name in cfg.serving.slices]
     first = slices.get(serving[0]) if serving else None
-    return first.node_email if kind in serving[1:] and isinstance(first, TpuNodePool) else None
+    return first if kind in serving[1:] and isinstance(first, TpuNodePool) else None
 
 
 def serving_class(

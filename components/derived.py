@@ -19,7 +19,7 @@ from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig, TpuSliceConfig
 from .config.serving_facts import maintenance_gate_runs
-from .config.slice_capacity import has_fallback, obtained
+from .config.slice_capacity import fallback_steps, has_fallback, obtained
 from .existing import ExistingClusterArgs
 from .gateway_settings import GatewaySettings, address_name
 from .gcp_zones import per_zone_minimum
@@ -333,7 +333,7 @@ def token_cost(cfg: StackConfig, estimate: cost.CostEstimate) -> list[str]:
 def fallback_output(cfg: StackConfig) -> list[str] | None:
     """The ``capacity.fallback`` stack output (``serving.fallback``): the ComputeClass's order, the price of a slice at
     each step and what a slice taken there costs beside the serving's own pools; None without a fallback."""
-    steps = BACKENDS[cfg.serving.backend].fallback(cfg.serving) if cfg.serving is not None else ()
+    steps = fallback_steps(cfg)
     if not steps:
         return None
     overrides = to_settings(cfg.prices, PriceOverrides)

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 import pulumi
 
 from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
+from .config.models import TpuSliceConfig
 from .config.slice_capacity import scale_from_zero, scale_to_zero
 from .existing import ExistingCluster, ExistingTpuNodePool, ExistingTpuNodePoolArgs
 from .naming import compute_class_name, node_service_account_id, workload_policy_name
@@ -48,7 +49,8 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
                 opts=pulumi.ResourceOptions(parent=ctx.parent),
             )
             continue
-        account, grants, waits = node_account(ctx, platform, slices, s.name, grants)
+        lead = class_account(ctx, slices, s.name) if classed is not None else None
+        account, grants, waits = node_account(ctx, platform, lead, grants)
         slices[s.name] = TpuNodePool(
             f"{ctx.name}-{s.name}",
             TpuNodePoolArgs(
@@ -85,18 +87,18 @@ def build_pools(ctx: Context, platform: PlatformParts) -> PoolParts:
 def node_account(
     ctx: Context,
     platform: PlatformParts,
-    slices: Mapping[str, TpuNodePool | ExistingTpuNodePool],
-    kind: str,
+    lead: TpuNodePool | None,
     grants: list[BucketGrant],
 ) -> tuple[pulumi.Input[str] | None, list[BucketGrant], list[pulumi.Resource]]:
-    """The account slice kind ``kind``'s pools run as (None: their own), the bucket grants they make and what they
-    wait for: a platform's account (pools moved from a self-contained stack keep their own: ``platform.movedFrom``),
-    else under a capacity fallback the first serving kind's (:func:`class_account`), whose account holds the same
-    grants, and whose project roles the pools wait for as that kind's own do (second GKE review, m2)."""
+    """The account a slice kind's pools run as (None: their own), the bucket grants they make and what they wait
+    for: a platform's account (pools moved from a self-contained stack keep their own: ``platform.movedFrom``), else
+    the account of ``lead``, the pools whose account it shares under a capacity fallback (:func:`class_account`),
+    which holds the same grants, and whose project roles the pools wait for as ``lead``'s do (second GKE review,
+    m2)."""
     cfg = ctx.cfg
     moved, cluster = bool(cfg.platform and cfg.platform.moved_from), platform.cluster
     account = None if moved or isinstance(cluster, ExistingCluster) else shared_account(cluster)
-    if account is None and (lead := class_account(ctx, slices, kind)) is not None:
+    if account is None and lead is not None:
         return lead.node_email, [], lead.node_roles()
     return account, grants, []
 
@@ -109,14 +111,17 @@ def class_account(
     matches an existing pool with the class "only if their configuration match this field" (the ComputeClass CRD,
     ``spec.nodePoolConfig``: reference/crds/gke-computeclass-v1.schema.json, from datreeio/CRDs-catalog
     ``cloud.google.com/computeclass_v1.json``), so a kind with its own account would take no group of the class (GKE
-    review of the capacity fallback, Blocker). None: the kind's own account (no fallback, the first kind, or not a
-    serving kind)."""
-    cfg = ctx.cfg
-    if cfg.serving is None or ctx.backend is None or not tuple(ctx.backend.fallback(cfg.serving)):
-        return None
-    serving = [k.name for k in cfg.tpu_slices if k.name in cfg.serving.slices]
-    first = slices.get(serving[0]) if serving else None
-    return first if kind in serving[1:] and isinstance(first, TpuNodePool) else None
+    review of the capacity fallback, Blocker). The caller asks only under a fallback. None: the kind's own account
+    (the first kind, or not a serving kind)."""
+    serving = _serving_kinds(ctx)
+    first = slices.get(serving[0].name) if serving else None
+    return first if kind in [k.name for k in serving[1:]] and isinstance(first, TpuNodePool) else None
+
+
+def _serving_kinds(ctx: Context) -> list[TpuSliceConfig]:
+    """The stack's serving slice kinds, in ``tpuSlices`` order (the first one's pools lead the class)."""
+    serving = ctx.cfg.serving
+    return [s for s in ctx.cfg.tpu_slices if serving is not None and s.name in serving.slices]
 
 
 def serving_class(
@@ -130,8 +135,7 @@ def serving_class(
     the serving slices' zones, running as the first serving slice kind's node account, which the other serving kinds
     share (:func:`class_account`; pools the stack makes; on existing pools, GKE's default, the cluster owner's)."""
     cfg = ctx.cfg
-    assert cfg.serving is not None
-    kinds = [s for s in cfg.tpu_slices if s.name in cfg.serving.slices]
+    kinds = _serving_kinds(ctx)
     first = slices[kinds[0].name]
     made = isinstance(first, TpuNodePool)
     return TpuComputeClass(

@@ -292,16 +292,10 @@ def empty_remedy(err: Mapping[str, Any], annotation: Any, optional: bool) -> str
     optional (new-user review of the capacity fallback, m2: ``fallback = []`` named no remedy)."""
     if err["type"] != "too_short" or err.get("input"):
         return ""
-    choices = [repr(str(m.value)) for m in _enum_in(annotation) or ()]
+    found = _type_in(annotation, lambda t: issubclass(t, enum.Enum))
+    choices = [repr(str(m.value)) for m in typing.cast("type[enum.Enum]", found or ())]
     listed = f": one or more of {', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else ""
     return listed + ("; or leave it out, for none" if optional else "")
-
-
-def _enum_in(annotation: Any) -> type[enum.Enum] | None:
-    """The Enum an annotation holds (``E``, ``Sequence[E] | None``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return annotation
-    return next((e for a in typing.get_args(annotation) if (e := _enum_in(a)) is not None), None)
 
 
 def _dataclass_remedy(cls: type, err: Mapping[str, Any]) -> str:
@@ -444,6 +438,11 @@ def _declared_bounds(cls: type, loc: tuple[Any, ...]) -> Mapping[str, Any]:
 
 def _dataclass_in(annotation: Any) -> type | None:
     """The dataclass an annotation holds (``X``, ``X | None``, ``Sequence[X]``), if any."""
-    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+    return _type_in(annotation, dataclasses.is_dataclass)
+
+
+def _type_in(annotation: Any, wanted: Callable[[type], bool]) -> type | None:
+    """The first class an annotation holds (``X``, ``X | None``, ``Sequence[X]``) that is ``wanted``, if any."""
+    if isinstance(annotation, type) and wanted(annotation):
         return annotation
-    return next((d for a in typing.get_args(annotation) if (d := _dataclass_in(a)) is not None), None)
+    return next((d for a in typing.get_args(annotation) if (d := _type_in(a, wanted)) is not None), None)

@@ -10,6 +10,8 @@ disruptions fail for good)."""
 
 from __future__ import annotations
 
+import json
+
 from .. import capacity as capacity_rules
 from .. import tpu_zones
 from ..backends import BACKENDS
@@ -26,7 +28,7 @@ from .serving_facts import (
     reload_outlasting_upgrade_wait,
     serving_kind_names,
 )
-from .slice_capacity import stockouts
+from .slice_capacity import fallback_steps, stockouts
 
 NO_ALERTS = Gap(
     "observability.enabled",
@@ -130,13 +132,12 @@ def fallback_gap(cfg: StackConfig) -> Gap | None:
     ticket``): the gate's fallback-slice ticket is the only signal that a group serves on a slice GKE made for the
     class (:mod:`tpu_serving.gate_fallback`), so nothing says it is there (SRE review of the capacity fallback, M1:
     the 405B example's one group could stay on Spot unseen)."""
-    serving = cfg.serving
-    steps = [str(s) for s in BACKENDS[serving.backend].fallback(serving)] if serving is not None else []
+    steps = [str(s) for s in fallback_steps(cfg)]
     if not steps or maintenance_gate_runs(cfg):
         return None
     return Gap(
         "serving.fallback",
-        "[" + ", ".join(f'"{s}"' for s in steps) + "]",
+        json.dumps(steps),
         "no host-maintenance gate runs (one standing group, or hostMaintenance.mode: ticket), so nothing tickets a "
         "group that serves on a fallback slice: it bills at its step's price, a Spot slice is preempted with about "
         f"30 s of notice, a flex-start slice's VMs go {capacity_rules.FLEX_START_MAX_HOURS // 24} days after they "

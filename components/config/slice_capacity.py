@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from .. import capacity
 from ..backends import BACKENDS
+from ..compute_class import Fallback
 from .models import StackConfig, TpuSliceConfig
+
+
+def fallback_steps(cfg: StackConfig) -> tuple[Fallback, ...]:
+    """The steps of the stack's capacity fallback (``serving.fallback``), in order; none without one."""
+    return tuple(BACKENDS[cfg.serving.backend].fallback(cfg.serving)) if cfg.serving is not None else ()
 
 
 def has_fallback(cfg: StackConfig) -> bool:
     """The stack's serving has a capacity fallback (``serving.fallback``: a ComputeClass over its pools)."""
-    return cfg.serving is not None and bool(BACKENDS[cfg.serving.backend].fallback(cfg.serving))
+    return bool(fallback_steps(cfg))
 
 
 def scale_from_zero(cfg: StackConfig) -> set[str]:

@@ -2,7 +2,7 @@
 
 The same rules run in two places: in Pulumi CrossGuard (``pulumi preview --policy-pack
 policy``, through ``policy/__main__.py``) and offline over the plans of the offline
-preview (``make policy``, through ``policy/check.py``). Nothing here imports Pulumi.
+preview (``make policy``, through ``tools/policy_check.py``). Nothing here imports Pulumi.
 
 A rule is either per resource (``check``) or over the whole stack (``stack_check``); it
 yields one message per violation. ``mandatory`` violations fail; ``advisory`` ones are

@@ -1,5 +1,5 @@
 """The CLI's mistakes of a new user print one ``error:`` line naming the file or folder and what to do, and exit
-non-zero: no traceback (tools/cli.py dispatching to tools/check.py, policy/check.py, tools/preview.py)."""
+non-zero: no traceback (tools/cli.py dispatching to tools/check.py, tools/policy_check.py, tools/preview.py)."""
 
 from __future__ import annotations
 

@@ -332,11 +332,11 @@ def test_existing_make_check_places_pods_on_the_existing_pools_and_takes_their_d
     """Sax model servers run on the host network as their node's account: on an existing pool, the roles the stack
     declares for it (listed in the preview) are what the model checks against."""
     from tests.test_e2e_overlay import converted_plan
-    from tpu_serving_tools.runtime import identity, scheduling
+    from tpu_serving_tools.runtime import identity, scheduling, scheduling_check
     from tpu_serving_tools.runtime.planview import PlanView
 
     view = PlanView(converted_plan("saxml-175b-v5e32x2").as_json())
-    placed = scheduling.check(view)
+    placed = scheduling_check.check(view)
     assert placed.findings and not placed.failures()
     found = identity.check(view)
     assert found.findings and not found.failures()

@@ -230,7 +230,11 @@ def test_policy_allowlist_refuses_a_backend_without_its_file_or_a_doubled_entry(
 
 def run_check(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tpu_serving_policy.check", *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "tpu_serving_tools.policy_check", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
 
 
@@ -291,7 +295,7 @@ def test_policy_pack_entry_point_registers_every_rule():
 def test_policy_cli_reports_an_invalid_stack_without_traceback(tmp_path):
     import shutil
 
-    from tpu_serving_policy import check
+    from tpu_serving_tools import policy_check as check
 
     root = tmp_path / "project"
     shutil.copytree(ROOT / "stacks", root / "stacks")

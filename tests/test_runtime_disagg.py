@@ -13,12 +13,12 @@ from tests.conftest import plan_of
 from tests.fixtures import disagg as F
 from tests.fixtures.configs import disagg_multi_host_plan
 from tpu_serving_tools.check import run_checks, summary
-from tpu_serving_tools.runtime import network, network_kv, objects, pods_ds, ports, scheduling
+from tpu_serving_tools.runtime import network, network_kv, objects, pods_ds, ports, scheduling_check
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods import pods_of
 
 PREFILL, DECODE = "pd/llama-pd-0-<rev8>-prefill", "pd/llama-pd-0-<rev8>-decode"
-CHECKED = (objects.check, scheduling.check, network.check, ports.check)
+CHECKED = (objects.check, scheduling_check.check, network.check, ports.check)
 
 
 def _failures(plan: dict[str, Any]) -> dict[str, str]:
@@ -146,7 +146,9 @@ def test_disagg_roles_pinned_by_node_affinity_keep_to_their_pools():
 
     assert _failures(F.edited_ds(F.plan(), pin)) == {}
     view = PlanView(F.edited_ds(F.plan(), pin))
-    assert {f.reason for f in scheduling.check(view).findings if f.subject == "scale pd/llama-pd-decode 1 -> 2"} == {
+    assert {
+        f.reason for f in scheduling_check.check(view).findings if f.subject == "scale pd/llama-pd-decode 1 -> 2"
+    } == {
         "role decode: group 1 pending; slice decode-b provisioned (0 -> 2 ct6e-standard-4t VMs at once); group "
         "scheduled on decode-b"
     }
@@ -379,7 +381,7 @@ def test_disagg_refusals_of_the_role_count_static_replicas_and_placement_policy(
 
 def test_role_findings_a_group_on_a_pool_another_role_uses_fails():
     """scheduling_ds.role_findings: a role's group placed on a pool whose first pods are another role's."""
-    from tpu_serving_tools.runtime import scheduling_ds
+    from tpu_serving_tools.runtime import scheduling, scheduling_ds
 
     view = PlanView(F.plan())
     pods = pods_of(view)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 
 from tests.conftest import plan_of
-from tpu_serving_tools.runtime import scheduling, zone_spread
+from tpu_serving_tools.runtime import scheduling_check, zone_spread
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.pods_model import ZoneRule
 
@@ -15,7 +15,7 @@ SUBJECT = "zone spread vllm-llama70b/vllm leader"
 
 
 def _spread(plan: dict) -> dict[str, tuple[bool, str]]:
-    result = scheduling.check(PlanView(plan))
+    result = scheduling_check.check(PlanView(plan))
     return {f.subject: (f.ok, f.reason) for f in result.findings if f.subject.startswith("zone spread")}
 
 

@@ -16,7 +16,7 @@ from tpu_serving.validation import ArgumentsError
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import Plan, kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.scheduling import scale_findings
+from tpu_serving_tools.runtime.scheduling_check import scale_findings
 
 STACK = "vllm-llama33-70b-v5e16"
 NODEPOOL = "gcp:container/nodePool:NodePool"

@@ -22,7 +22,7 @@ from tpu_serving_tools.check import run_checks, summary
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
-from tpu_serving_tools.runtime.scheduling import scale_findings
+from tpu_serving_tools.runtime.scheduling_check import scale_findings
 
 SURGING = {
     "vllm-llama33-70b-v5e16": ("vllm-llama70b/vllm", 3, "vllm70b-v5e16s"),

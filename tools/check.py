@@ -29,7 +29,7 @@ from tpu_serving_tools.runtime import (
     ports,
     prereqs,
     program_gaps,
-    scheduling,
+    scheduling_check,
     scope,
     second_apply,
 )
@@ -38,7 +38,7 @@ from tpu_serving_tools.runtime.result import CategoryResult
 
 CHECKS: tuple[Callable[[PlanView], CategoryResult], ...] = (
     objects.check,
-    scheduling.check,
+    scheduling_check.check,
     network.check,
     ports.check,
     identity.check,

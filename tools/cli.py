@@ -27,7 +27,7 @@ DISTRIBUTION = "tpu-serving"
 COMMANDS: dict[str, tuple[str, str]] = {
     "preview": ("tpu_serving_tools.preview", "offline preview of one stack"),
     "check": ("tpu_serving_tools.check", "runtime model over the stacks"),
-    "policy": ("tpu_serving_policy.check", "policy rules over the stacks"),
+    "policy": ("tpu_serving_tools.policy_check", "policy rules over the stacks"),
     "diff": ("tpu_serving_tools.diff", "preview diff against a git ref"),
     "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
     "verify": ("tpu_serving_tools.verify", "a deployed stack on its cluster, read-only"),

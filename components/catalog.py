@@ -370,11 +370,6 @@ def slice_shape(machine_type_name: str, topology: str) -> SliceShape:
     return SliceShape(mt, topology)
 
 
-def all_slice_names() -> tuple[str, ...]:
-    """Every slice name :func:`resolve_slice_name` accepts, in catalog order."""
-    return tuple(s.slice_name for s in _canonical_shapes().values())
-
-
 @functools.cache
 def _canonical_shapes() -> Mapping[str, SliceShape]:
     """Slice name -> the shape Cloud TPU means by it (computed once: the catalog is constant, and every slice name

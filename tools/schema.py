@@ -190,11 +190,6 @@ class SchemaError(AssertionError):
     """An object that its schema rejects."""
 
 
-def _load_yaml(path: Path) -> Any:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(path.read_text(), Loader=loader)
-
-
 JUNCTORS = ("oneOf", "anyOf", "allOf", "not")
 """A structural schema's value validations: their branches may not declare fields of their own that the structural
 part does not (https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/

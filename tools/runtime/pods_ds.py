@@ -114,12 +114,6 @@ def expand_disaggregatedset(obj: Mapping[str, Any], defaults: LimitDefaults, cou
     return [pod for child in children(obj, counts) for pod in expand_leaderworkerset(child.lws, defaults)]
 
 
-def child_of(pod: Pod, view_children: Mapping[str, Child]) -> Child | None:
-    """The child (by its LWS name) a pod belongs to, None for a pod of no DisaggregatedSet."""
-    kind, _, name = pod.owner.partition("/")
-    return view_children.get(name) if kind == "LeaderWorkerSet" else None
-
-
 # --------------------------------------------------------------------------- what the webhooks refuse
 
 

@@ -43,7 +43,7 @@ help:
 	@echo "make test                   the fast suite, in parallel (pytest-xdist); CI runs it after make lint"
 	@echo "make test-slow              the slow tests (marker slow: CLI, wheel, bench, git clone); CI runs them as a step of their own"
 	@echo "make e2e [E2E_STACKS=<s>] [E2E_JOBS=<n>]  the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
-	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy"
+	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy, and no function above radon grade C"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
 	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
 	@echo "make runbook STACK=<stack> [WORKLOAD=<ns>/<name>]  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
@@ -145,6 +145,7 @@ lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .
 	$(PYTHON) -m ruff format --check .
 	$(PYTHON) -m mypy
+	$(PYTHON) -m tpu_serving_tools.complexity
 
 # The reference files the tests read (tools/reference_sources.py: upstream, Go module, sha256): make reference fetches
 # the missing ones (GOPROXY, default https://proxy.golang.org, for those in Go modules; raw.githubusercontent.com for

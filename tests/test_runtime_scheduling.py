@@ -10,7 +10,8 @@ import pytest
 
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.quota import QUOTA_ADVICE
-from tpu_serving_tools.runtime.scheduling import allocatable, check, node_pools
+from tpu_serving_tools.runtime.scheduling import allocatable, node_pools
+from tpu_serving_tools.runtime.scheduling_check import check
 
 FIXTURES = Path(__file__).parent / "fixtures" / "runtime"
 

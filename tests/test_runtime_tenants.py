@@ -8,7 +8,7 @@ from typing import Any
 
 from tests.conftest import plan_of
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.runtime.scheduling import check
+from tpu_serving_tools.runtime.scheduling_check import check
 
 POOL_LABEL = "cloud.google.com/gke-nodepool"
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"

@@ -216,7 +216,6 @@ class Built:
 
     installs: list[ControllerInstall] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
-    extra_pools: list[pulumi.Resource] = field(default_factory=list)
     endpoint: ServingEndpoint | None = None
     """Its HTTP entry, when a gateway may front it."""
     cloud: list[CloudResource] = field(default_factory=list)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from ... import lws as lws_api
 from ...catalog import SliceShape
@@ -14,15 +13,10 @@ from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
 from ...podspec import ProbeSettings, Shutdown
 from ...prober import ProbeTarget
 from ...quota import ContainerRequests, PodSet, PodShape
-from ...settings import (
-    to_settings,
-)
+from ...settings import to_settings
 from ...tenancy import SERVING_PRIORITY
 from .. import rollout, scaling
 from ..base import Backend, Built, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
-
-if TYPE_CHECKING:
-    pass
 from .args import (
     MaxTextSettings,
     Mode,

@@ -21,13 +21,7 @@ from ...settings import (
     settings_model,
 )
 from ..scaling import AutoscalingConfig
-
-if TYPE_CHECKING:
-    pass
 from .args import MaxTextSettings, PathwaysImages, PathwaysRequests, PathwaysServingArgs
-
-if TYPE_CHECKING:
-    pass
 
 NAME = "jetstream-pathways"
 

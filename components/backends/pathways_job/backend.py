@@ -4,7 +4,6 @@ the head's own CPU pool, the workload, its cost and outputs."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 import pulumi
 
@@ -24,9 +23,6 @@ from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
 from ..base import Backend, Built, Gap, Platform, Stack
 from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
-
-if TYPE_CHECKING:
-    pass
 from .args import (
     ComponentType,
     CustomComponent,

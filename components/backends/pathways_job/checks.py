@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 from ... import machines
 from ...catalog import SliceShape
 from ...controllers import parse_version
-from ...settings import (
-    PROJECT_NAMESPACE,
-)
+from ...settings import PROJECT_NAMESPACE
 
 if TYPE_CHECKING:
     from ..base import Stack

@@ -16,13 +16,7 @@ from ...settings import (
     release_validator,
     settings_model,
 )
-
-if TYPE_CHECKING:
-    pass
 from .args import HeadPoolSettings
-
-if TYPE_CHECKING:
-    pass
 
 NAME = "pathways-job"
 

@@ -8,9 +8,7 @@ from typing import TYPE_CHECKING
 from ...catalog import SliceShape
 from ...controllers import parse_version
 from ...models import hbm_fit_problem
-from ...settings import (
-    PROJECT_NAMESPACE,
-)
+from ...settings import PROJECT_NAMESPACE
 
 if TYPE_CHECKING:
     from ..base import Stack

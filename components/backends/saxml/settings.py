@@ -18,13 +18,7 @@ from ...settings import (
     release_validator,
     settings_model,
 )
-
-if TYPE_CHECKING:
-    pass
 from .args import SaxmlImages
-
-if TYPE_CHECKING:
-    pass
 
 NAME = "saxml"
 

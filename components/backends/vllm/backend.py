@@ -16,9 +16,7 @@ from ...podspec import Shutdown
 from ...prober import ProbeTarget
 from ...quota import PodSet
 from ...serve_time import Engine, EngineProfile
-from ...settings import (
-    to_settings,
-)
+from ...settings import to_settings
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from ...versions import PINS
 from .. import rollout, scaling

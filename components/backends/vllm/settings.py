@@ -26,11 +26,8 @@ from ...settings import (
     to_settings,
 )
 from ...spread import ZoneSpread
-from ..scaling import AutoscalingConfig
-
-if TYPE_CHECKING:
-    pass
 from ...validation import raising
+from ..scaling import AutoscalingConfig
 from .args import (
     Keys,
     SecretKey,
@@ -46,9 +43,6 @@ from .args import (
 from .file_cache import FileCache, memory_gib, pod_memory
 from .kv import KvTransfer
 from .progress import VllmProbeSettings
-
-if TYPE_CHECKING:
-    pass
 
 NAME = "vllm"
 

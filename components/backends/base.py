@@ -2,16 +2,19 @@
 
 A backend is one package holding its settings (a config model selected by ``backend:``), its
 checks against the rest of the stack, the resources it builds, its stack outputs and the
-ports its serving pods take clients on. :mod:`tpu_serving.backends` registers them. A backend
-reads the stack through :class:`Stack`, so it never imports the config edge above it.
+ports its serving pods take clients on; its ``backend.py`` answers :class:`ServingBackend`, what
+the deployment asks of every backend, which holds what a backend answers unless it says
+otherwise. :mod:`tpu_serving.backends` registers them. A backend reads the stack through
+:class:`Stack`, so it never imports the config edge above it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 
 import pulumi
 
@@ -43,8 +46,10 @@ if TYPE_CHECKING:
     from ..node_identity import Access, BucketGrant
     from ..platform_cluster import PlatformCluster
     from ..services import ProjectServices
-    from ..settings import Model
     from ..tenancy import IsolatedPods, Tenancy
+
+S = TypeVar("S")
+"""A backend's settings: its config model (:attr:`ServingBackend.settings`)."""
 
 
 class StackBucket(Protocol):
@@ -283,68 +288,128 @@ def probes_startup_seconds(serving: Any) -> int:
     return int(serving.probes.max_startup_seconds)
 
 
-@dataclass(frozen=True)
-class Backend:
-    """A serving backend: ``backend: <name>`` in the stack's ``serving``."""
+class ServingSettings(Protocol):
+    """What the stack reads of any backend's settings (its ``serving`` block): which backend, on which slices; the rest
+    it asks the backend (:class:`ServingBackend`)."""
+
+    @property
+    def backend(self) -> str: ...
+    @property
+    def slices(self) -> Sequence[str]: ...
+
+
+class ServingBackend(ABC, Generic[S]):
+    """A serving backend: ``backend: <name>`` in the stack's ``serving``, whose settings are an ``S``.
+
+    A backend is a subclass in its own package (its ``backend.py``), registered by one line in
+    :data:`tpu_serving.backends.BACKENDS`. It implements what only it knows (the abstract methods); every other method
+    here holds what a backend does unless it says otherwise, and a backend overrides only those where it differs:
+    it takes no clients from outside the namespace, runs no pod on the host network, restarts as a whole, starts at
+    once, keeps every slice's VMs, has no spare slice, CPU pool, isolated pods, probe, gap of its own, known model
+    size, capacity fallback or published engine figure."""
 
     name: str
     """The value of ``serving.backend``."""
-    settings: type[Model]
+    settings: type[S]
     """Its config model (with ``backend: Literal[name]``)."""
-    problems: Callable[[Stack, Any, SliceShape, int], list[str]]
-    """Checks of its settings against the rest of the stack: ``(stack, serving, shape, pools)``."""
-    ingress: Callable[[Any], tuple[dict[str, str], list[int]]]
-    """Labels and ports of the pods that take clients from outside the namespace."""
-    host_network_buckets: Callable[[Any], Mapping[str, Access]]
-    """Bucket purpose -> access of its host-network pods on the serving slices (they act as the nodes)."""
-    restart_unit_chips: Callable[[Any, int], int]
-    """TPU chips of what restarts at once, given the serving slices' chips."""
-    build: Callable[[Platform, Any], Built]
-    """Its resources, as children of the deployment."""
-    metrics: Callable[[Any], ServingMetrics]
-    """What its pods export for Managed Prometheus to scrape, and the serving signals among them
-    (the stack's PodMonitorings, dashboard panels and alerts follow from it)."""
-    startup_seconds: Callable[[Any], int] = lambda _serving: 0
-    """How long its serving pods may take to become ready (their startup probes' window), in seconds."""
-    always_on_slices: Callable[[Any, int], int] = lambda _serving, pools: pools
-    """How many of its serving slices keep their VMs, given how many there are; the others start empty
-    and scale from zero, a whole slice at a time, when an autoscaled replica needs one."""
-    spare_slices: Callable[[Any, int], int] = lambda _serving, _pools: 0
-    """How many of its serving slices are spares that no group holds between rollouts (a surge rollout's),
-    given how many there are: the capacity report does not count them as needed."""
-    cpu_nodes: Callable[[Any], Sequence[NodeUsage]] = lambda _serving: ()
-    """CPU nodes of its own pools (beyond the cluster's CPU pool) that run while it serves: the cost
-    estimate bills them."""
-    isolation: Callable[[Any], IsolatedPods | None] = lambda _serving: None
-    """Its pods that stay out of the namespace's blanket ``same-namespace`` policy, with each flow they accept
-    (None: its pods accept any traffic from the namespace)."""
-    from_zero_pools: Callable[[Any, Mapping[str, Sequence[str]]], set[str] | None] = lambda _serving, _kinds: None
-    """Which of its serving node pools (given by slice kind) start empty and scale from zero, when its settings
-    decide that per slice kind; None: the pools after :attr:`always_on_slices` of them, in the order of
-    ``tpuSlices``."""
-    quota_pods: Callable[[Any, Mapping[str, SliceShape], int], Sequence[PodSet]] = lambda _s, _shapes, _pools: ()
-    """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
-    slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived figure."""
-    probe: Callable[[Any], ProbeTarget | None] = lambda _serving: None
-    """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: it serves no
-    clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0 takes
-    no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer timeout
-    (:func:`.saxml.backend.probe`; docs/operate.md, "Saxml's probe")."""
-    restarts_as_a_whole: bool = False
+    restarts_as_a_whole: bool = True
     """A disruption of any of its slices restarts every one (a JobSet, a PathwaysJob): its pools' host maintenance is
     started together, in one window, not one pool at a time (SRE review 30, M2)."""
-    production_gaps: Callable[[Any, SliceShape], Sequence[Gap]] = lambda _serving, _shape: ()
-    """What of its own keeps its serving from a production SLO, given the serving slices' shape (a serving mode its
-    engine does not stand behind on that shape, an alpha API in the serving path, a job that no disruption may
-    touch); the gaps every backend shares (one group, nobody paged, one zone, capacity) are the config edge's
-    (:mod:`tpu_serving.config.production`)."""
-    model_size: Callable[[Any], ModelSize | None] = lambda _serving: None
-    """The size of the largest model it serves (one copy per serving slice), or None when unknown;
-    the capacity report compares the slices with it."""
-    fallback: Callable[[Any], Sequence[Fallback]] = lambda _serving: ()
-    """How GKE may make a slice of its shape when its own pools cannot add one, in order (a
-    :class:`~tpu_serving.compute_class.TpuComputeClass` over its pools, which its groups select); (): none."""
-    engine_profile: Callable[[Any], EngineProfile | None] = lambda _serving: None
-    """Its groups' engine, served model, weight loader and compilation cache, which the published start and
-    throughput figures are matched against (:mod:`tpu_serving.serve_time`); None: no figure is published for its
-    engine."""
+
+    @abstractmethod
+    def problems(self, cfg: Stack, serving: S, shape: SliceShape, pools: int) -> list[str]:
+        """Checks of its settings against the rest of the stack, given the serving slices' shape and how many there
+        are."""
+
+    @abstractmethod
+    def build(self, platform: Platform, serving: S) -> Built:
+        """Its resources, as children of the deployment."""
+
+    @abstractmethod
+    def metrics(self, serving: S) -> ServingMetrics:
+        """What its pods export for Managed Prometheus to scrape, and the serving signals among them (the stack's
+        PodMonitorings, dashboard panels and alerts follow from it)."""
+
+    @abstractmethod
+    def quota_pods(self, serving: S, shapes: Mapping[str, SliceShape], pools: int) -> Sequence[PodSet]:
+        """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
+        slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived
+        figure."""
+
+    def ingress(self, serving: S) -> tuple[dict[str, str], list[int]]:
+        """Labels and ports of the pods that take clients from outside the namespace: none."""
+        return {}, []
+
+    def host_network_buckets(self, serving: S) -> Mapping[str, Access]:
+        """Bucket purpose -> access of its host-network pods on the serving slices (they act as the nodes): none."""
+        return {}
+
+    def restart_unit_chips(self, serving: S, chips: int) -> int:
+        """TPU chips of what restarts at once, given the serving slices' chips: all of them
+        (:attr:`restarts_as_a_whole`)."""
+        return chips
+
+    def startup_seconds(self, serving: S) -> int:
+        """How long its serving pods may take to become ready (their startup probes' window), in seconds."""
+        return 0
+
+    def always_on_slices(self, serving: S, pools: int) -> int:
+        """How many of its serving slices keep their VMs, given how many there are; the others start empty and scale
+        from zero, a whole slice at a time, when an autoscaled replica needs one. All of them."""
+        return pools
+
+    def spare_slices(self, serving: S, pools: int) -> int:
+        """How many of its serving slices are spares that no group holds between rollouts (a surge rollout's), given how
+        many there are: the capacity report does not count them as needed. None."""
+        return 0
+
+    def cpu_nodes(self, serving: S) -> Sequence[NodeUsage]:
+        """CPU nodes of its own pools (beyond the cluster's CPU pool) that run while it serves: the cost estimate bills
+        them. None."""
+        return ()
+
+    def isolation(self, serving: S) -> IsolatedPods | None:
+        """Its pods that stay out of the namespace's blanket ``same-namespace`` policy, with each flow they accept
+        (None: its pods accept any traffic from the namespace)."""
+        return None
+
+    def from_zero_pools(self, serving: S, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
+        """Which of its serving node pools (given by slice kind) start empty and scale from zero, when its settings
+        decide that per slice kind; None: the pools after :meth:`always_on_slices` of them, in the order of
+        ``tpuSlices``."""
+        return None
+
+    def probe(self, serving: S) -> ProbeTarget | None:
+        """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: it serves no
+        clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0
+        takes no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer
+        timeout (:meth:`.saxml.backend.Saxml.probe`; docs/operate.md, "Saxml's probe")."""
+        return None
+
+    def production_gaps(self, serving: S, shape: SliceShape) -> Sequence[Gap]:
+        """What of its own keeps its serving from a production SLO, given the serving slices' shape (a serving mode its
+        engine does not stand behind on that shape, an alpha API in the serving path, a job that no disruption may
+        touch); the gaps every backend shares (one group, nobody paged, one zone, capacity) are the config edge's
+        (:mod:`tpu_serving.config.production`)."""
+        return ()
+
+    def model_size(self, serving: S) -> ModelSize | None:
+        """The size of the largest model it serves (one copy per serving slice), or None when unknown; the capacity
+        report compares the slices with it."""
+        return None
+
+    def fallback(self, serving: S) -> Sequence[Fallback]:
+        """How GKE may make a slice of its shape when its own pools cannot add one, in order (a
+        :class:`~tpu_serving.compute_class.TpuComputeClass` over its pools, which its groups select); (): none."""
+        return ()
+
+    def engine_profile(self, serving: S) -> EngineProfile | None:
+        """Its groups' engine, served model, weight loader and compilation cache, which the published start and
+        throughput figures are matched against (:mod:`tpu_serving.serve_time`); None: no figure is published for its
+        engine."""
+        return None
+
+
+Backend: TypeAlias = ServingBackend[Any]
+"""Any registered backend, as the deployment holds it: :data:`tpu_serving.backends.BACKENDS` maps each
+``serving.backend`` to one, whose methods take that backend's settings."""

@@ -21,8 +21,9 @@ from ...platform_cluster import cluster_id
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import PROJECT_NAMESPACE, CreateOrExisting
 from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
-from ..base import Backend, Built, Gap, Platform, Stack
+from ..base import Built, Gap, Platform, ServingBackend, Stack
 from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
+from . import checks
 from .args import (
     ComponentType,
     CustomComponent,
@@ -31,67 +32,11 @@ from .args import (
     PathwaysWorkloadArgs,
     UserContainer,
 )
-from .checks import problems
 from .component import PathwaysWorkload
 from .facts import HOST_NETWORK_BUCKETS, PROXY_REQUESTS, RESOURCE_MANAGER_REQUESTS
 from .settings import NAME, PathwaysJobConfig
 
 KEY = f"{PROJECT_NAMESPACE}:serving"
-
-
-def ingress(job: PathwaysJobConfig) -> tuple[dict[str, str], list[int]]:
-    """No pod takes clients from other namespaces (an interactive client port-forwards)."""
-    return {}, []
-
-
-def host_network_buckets(job: PathwaysJobConfig) -> dict[str, Access]:
-    """The controller puts the workers on the host network; they write pathwaysDir."""
-    return dict(HOST_NETWORK_BUCKETS)
-
-
-def restart_unit_chips(job: PathwaysJobConfig, chips: int) -> int:
-    """A JobSet restart recreates every worker."""
-    return chips
-
-
-def quota_pods(job: PathwaysJobConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
-    """The JobSet the controller makes (v0.1.4 pathwaysjob_controller.go l.734-738 the workers, one Job per slice
-    of a pod per TPU VM; l.923-931 the head): the head's resource manager and proxy (sidecars beside the batch
-    container, or its containers without one) and the workers, whose container names only its chips (l.759), so it
-    requests the LimitRange's defaults. A restart recreates all of it; nothing surges."""
-    shape = shapes[job.slices[0]]
-    rm = ContainerRequests("pathways-rm", *RESOURCE_MANAGER_REQUESTS, sidecar=job.container is not None)
-    proxy = ContainerRequests("pathways-proxy", *PROXY_REQUESTS, sidecar=job.container is not None)
-    if job.container is not None:
-        head = PodShape("head", 1, (ContainerRequests("main", job.container.cpu, job.container.memory),), (rm, proxy))
-    else:
-        head = PodShape("head", 1, (rm, proxy))
-    worker = ContainerRequests("pathways-worker", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
-    return [
-        PodSet(
-            f"PathwaysJob {job.name}",
-            (head, PodShape("worker", pools * shape.vms, (worker,))),
-            1,
-            restart_groups=1,
-        )
-    ]
-
-
-def metrics(job: PathwaysJobConfig) -> ServingMetrics:
-    """Nothing to scrape and no serving: a batch or interactive JAX program, not a server.
-
-    The Pathways components the controller runs (resource manager, IFRT proxy, workers;
-    google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
-    documented Prometheus endpoint; what the user's program exports is its own. The dashboard
-    shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.job_alerts`): the JobSet the
-    controller makes is named after the PathwaysJob, with the ReplicatedJobs ``pathways-head`` and ``worker``
-    (pathwaysjob_controller.go l.249-264, l.65, l.733), whose Jobs JobSet names ``<jobset>-<replicatedJob>-<index>``
-    and whose pods the Job controller names after their Job (kubernetes v1.36.3 pkg/controller/job/
-    indexed_job_utils.go l.496-503, as :func:`tpu_serving.backends.saxml.backend.metrics` reads them).
-    """
-    pattern = f"{job.name}-(pathways-head|worker)-[0-9]+-.+"
-    pods = JobPods(f"PathwaysJob {job.name}", pattern, job.workload == "interactive", delete=f"pathwaysjob {job.name}")
-    return ServingMetrics(serves=False, job_pods=pods)
 
 
 def head_node_pool(platform: Platform, settings: HeadPoolSettings) -> CpuNodePool | ExistingCpuNodePool:
@@ -142,20 +87,6 @@ IDLE_SLICE = (
 life, so the node pools never scale down under it."""
 
 
-def production_gaps(job: PathwaysJobConfig, _shape: SliceShape) -> list[Gap]:
-    """A PathwaysJob's restarts never come back (:func:`disruption`): over the job's life, one disruption more than
-    ``maxRestarts`` fails it for good, and nothing recreates it."""
-    n = job.restarts()
-    return [
-        Gap(
-            "serving.maxRestarts",
-            str(n),
-            f"the {ordinal(n + 1)} drain, node upgrade, host maintenance or repair of any of the job's VMs over its "
-            "life fails the PathwaysJob for good, and nothing recreates it",
-        )
-    ]
-
-
 def disruption(job: PathwaysJobConfig, cfg: Stack) -> dict[str, str]:
     """What a disruption of one of the job's VMs does (the ``rollout`` output's ``drain`` and ``upgrade``, which the
     preview prints): the JobSet the controller makes restarts whole, spending one of ``maxRestarts``
@@ -199,70 +130,6 @@ def ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def build(platform: Platform, job: PathwaysJobConfig) -> Built:
-    """The JobSet and PathwaysJob installs, the head pool and the PathwaysJob."""
-    name, identity, buckets = platform.name, platform.identity, platform.buckets
-    jobset = platform.install(JOBSET, job.jobset_version, ())
-    controller = platform.install(PATHWAYS_JOB, job.pathways_job_version, (jobset,))
-    pools = list(platform.slices.pools)
-    c = job.container
-    head_pool = head_node_pool(platform, to_head_settings(job)) if job.deployment_mode == "default" else None
-    workload = PathwaysWorkload(
-        f"{name}-pathways",
-        PathwaysWorkloadArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            name=job.name,
-            shape=platform.slices.shape,
-            num_slices=len(platform.slices.names),
-            pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
-            container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env, c.cpu, c.memory) if c else None,
-            deployment_mode=DeploymentMode(job.deployment_mode),
-            pathways_version=job.pathways_version,
-            max_restarts=job.restarts(),
-            max_slice_restarts=job.max_slice_restarts,
-            elastic_slices=job.elastic_slices,
-            termination_grace_period_seconds=job.termination_grace_period_seconds,
-            priority_class_name=job.priority_class_name or BATCH_PRIORITY,
-            custom_components=[
-                CustomComponent(ComponentType(x.component_type), x.image, tuple(x.flags), x.env)
-                for x in job.custom_components
-            ],
-            labels=platform.k8s_labels,
-            head_pool=head_pool.pool_name if head_pool and c else None,
-        ),
-        opts=platform.options(
-            jobset,
-            controller,
-            identity.service_account,
-            *identity.access,
-            platform.tenancy,
-            *buckets.depends_on("scratch"),
-            *pools,
-            *([head_pool.node_pool] if isinstance(head_pool, CpuNodePool) else []),
-        ),
-    )
-    outputs: dict[str, object] = {
-        "pathwaysJob": job.name,
-        "workload": job.workload,
-        "rollout": disruption(job, platform.settings),
-    }
-    if job.workload == "interactive":
-        outputs["caveats"] = [IDLE_SLICE]
-    if workload.port_forward is not None:
-        env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
-        outputs.update(
-            portForward=workload.port_forward,
-            clientEnv=workload.client_env,
-            clientExample=f"{workload.client_pip} && {env} python3 -c "
-            "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
-        )
-    built = Built(installs=[jobset, controller], outputs=outputs)
-    if isinstance(head_pool, ExistingCpuNodePool):
-        built.cloud.append(existing_head_pool(head_pool, job, platform.buckets.names.get("scratch")))
-    return built
-
-
 def existing_head_pool(pool: ExistingCpuNodePool, job: PathwaysJobConfig, scratch: str | None) -> CloudResource:
     """The existing CPU pool of the Pathways head, with what the head needs of it."""
     h = job.head_pool
@@ -278,26 +145,6 @@ def existing_head_pool(pool: ExistingCpuNodePool, job: PathwaysJobConfig, scratc
     )
 
 
-def cpu_nodes(job: PathwaysJobConfig) -> list[NodeUsage]:
-    """In ``default`` mode the head pod (resource manager and IFRT proxy) holds one node of the head pool for
-    as long as the PathwaysJob runs; the pool scales from zero to it (min 0). An interactive job runs until it
-    is deleted, so its head node bills all along; a batch job's head node goes with the job, as its slices do
-    (:func:`always_on_slices`), so it counts only in the peak figure. ``colocate_head_with_workers`` puts the
-    head on a TPU VM, which the slices already bill."""
-    if job.deployment_mode != "default":
-        return []
-    h = job.head_pool
-    running = 0 if job.workload == "batch" else 1
-    return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb, running)]
-
-
-def always_on_slices(job: PathwaysJobConfig, pools: int) -> int:
-    """A batch job's slices start empty: the cluster autoscaler adds each whole slice when the job's workers wait
-    for it and removes it once they have finished (about 10 minutes unneeded), so the TPUs bill while the job
-    runs, not until the stack is destroyed. An interactive job's slices stay on for the clients that attach."""
-    return 0 if job.workload == "batch" else pools
-
-
 def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
     """The head pool settings as the component takes them."""
     h = job.head_pool
@@ -309,18 +156,157 @@ def to_head_settings(job: PathwaysJobConfig) -> HeadPoolSettings:
     )
 
 
-BACKEND = Backend(
-    name=NAME,
-    settings=PathwaysJobConfig,
-    problems=problems,
-    ingress=ingress,
-    host_network_buckets=host_network_buckets,
-    restart_unit_chips=restart_unit_chips,
-    build=build,
-    metrics=metrics,
-    cpu_nodes=cpu_nodes,
-    always_on_slices=always_on_slices,
-    quota_pods=quota_pods,
-    production_gaps=production_gaps,
-    restarts_as_a_whole=True,  # a JobSet's (PathwaysJob's) restart recreates all its Jobs
-)
+class PathwaysJob(ServingBackend[PathwaysJobConfig]):
+    """A Pathways batch or interactive JAX program (a PathwaysJob, run as a JobSet by its controller, which restarts as
+    a whole): it takes no clients, and its workers act as the nodes."""
+
+    name = NAME
+    settings = PathwaysJobConfig
+
+    def problems(self, cfg: Stack, job: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
+        return checks.problems(cfg, job, shape, pools)
+
+    def host_network_buckets(self, job: PathwaysJobConfig) -> dict[str, Access]:
+        """The controller puts the workers on the host network; they write pathwaysDir."""
+        return dict(HOST_NETWORK_BUCKETS)
+
+    def quota_pods(self, job: PathwaysJobConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+        """The JobSet the controller makes (v0.1.4 pathwaysjob_controller.go l.734-738 the workers, one Job per slice
+        of a pod per TPU VM; l.923-931 the head): the head's resource manager and proxy (sidecars beside the batch
+        container, or its containers without one) and the workers, whose container names only its chips (l.759), so it
+        requests the LimitRange's defaults. A restart recreates all of it; nothing surges."""
+        shape = shapes[job.slices[0]]
+        rm = ContainerRequests("pathways-rm", *RESOURCE_MANAGER_REQUESTS, sidecar=job.container is not None)
+        proxy = ContainerRequests("pathways-proxy", *PROXY_REQUESTS, sidecar=job.container is not None)
+        if job.container is not None:
+            head = PodShape(
+                "head", 1, (ContainerRequests("main", job.container.cpu, job.container.memory),), (rm, proxy)
+            )
+        else:
+            head = PodShape("head", 1, (rm, proxy))
+        worker = ContainerRequests("pathways-worker", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
+        return [
+            PodSet(
+                f"PathwaysJob {job.name}",
+                (head, PodShape("worker", pools * shape.vms, (worker,))),
+                1,
+                restart_groups=1,
+            )
+        ]
+
+    def metrics(self, job: PathwaysJobConfig) -> ServingMetrics:
+        """Nothing to scrape and no serving: a batch or interactive JAX program, not a server.
+
+        The Pathways components the controller runs (resource manager, IFRT proxy, workers;
+        google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
+        documented Prometheus endpoint; what the user's program exports is its own. The dashboard
+        shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.job_alerts`): the JobSet the
+        controller makes is named after the PathwaysJob, with the ReplicatedJobs ``pathways-head`` and ``worker``
+        (pathwaysjob_controller.go l.249-264, l.65, l.733), whose Jobs JobSet names ``<jobset>-<replicatedJob>-<index>``
+        and whose pods the Job controller names after their Job (kubernetes v1.36.3 pkg/controller/job/
+        indexed_job_utils.go l.496-503, as :meth:`tpu_serving.backends.saxml.backend.Saxml.metrics` reads them).
+        """
+        pattern = f"{job.name}-(pathways-head|worker)-[0-9]+-.+"
+        pods = JobPods(
+            f"PathwaysJob {job.name}", pattern, job.workload == "interactive", delete=f"pathwaysjob {job.name}"
+        )
+        return ServingMetrics(serves=False, job_pods=pods)
+
+    def production_gaps(self, job: PathwaysJobConfig, _shape: SliceShape) -> list[Gap]:
+        """A PathwaysJob's restarts never come back (:func:`disruption`): over the job's life, one disruption more than
+        ``maxRestarts`` fails it for good, and nothing recreates it."""
+        n = job.restarts()
+        return [
+            Gap(
+                "serving.maxRestarts",
+                str(n),
+                f"the {ordinal(n + 1)} drain, node upgrade, host maintenance or repair of any of the job's VMs over "
+                "its life fails the PathwaysJob for good, and nothing recreates it",
+            )
+        ]
+
+    def build(self, platform: Platform, job: PathwaysJobConfig) -> Built:
+        """The JobSet and PathwaysJob installs, the head pool and the PathwaysJob."""
+        name, identity, buckets = platform.name, platform.identity, platform.buckets
+        jobset = platform.install(JOBSET, job.jobset_version, ())
+        controller = platform.install(PATHWAYS_JOB, job.pathways_job_version, (jobset,))
+        pools = list(platform.slices.pools)
+        c = job.container
+        head_pool = head_node_pool(platform, to_head_settings(job)) if job.deployment_mode == "default" else None
+        workload = PathwaysWorkload(
+            f"{name}-pathways",
+            PathwaysWorkloadArgs(
+                namespace=identity.namespace_name,
+                service_account=identity.service_account_name,
+                name=job.name,
+                shape=platform.slices.shape,
+                num_slices=len(platform.slices.names),
+                pathways_dir=f"gs://{buckets.names['scratch']}/pathways-job",
+                container=UserContainer(c.image, tuple(c.command), tuple(c.args), c.env, c.cpu, c.memory)
+                if c
+                else None,
+                deployment_mode=DeploymentMode(job.deployment_mode),
+                pathways_version=job.pathways_version,
+                max_restarts=job.restarts(),
+                max_slice_restarts=job.max_slice_restarts,
+                elastic_slices=job.elastic_slices,
+                termination_grace_period_seconds=job.termination_grace_period_seconds,
+                priority_class_name=job.priority_class_name or BATCH_PRIORITY,
+                custom_components=[
+                    CustomComponent(ComponentType(x.component_type), x.image, tuple(x.flags), x.env)
+                    for x in job.custom_components
+                ],
+                labels=platform.k8s_labels,
+                head_pool=head_pool.pool_name if head_pool and c else None,
+            ),
+            opts=platform.options(
+                jobset,
+                controller,
+                identity.service_account,
+                *identity.access,
+                platform.tenancy,
+                *buckets.depends_on("scratch"),
+                *pools,
+                *([head_pool.node_pool] if isinstance(head_pool, CpuNodePool) else []),
+            ),
+        )
+        outputs: dict[str, object] = {
+            "pathwaysJob": job.name,
+            "workload": job.workload,
+            "rollout": disruption(job, platform.settings),
+        }
+        if job.workload == "interactive":
+            outputs["caveats"] = [IDLE_SLICE]
+        if workload.port_forward is not None:
+            env = " ".join(f"{k}={v}" for k, v in (workload.client_env or {}).items())
+            outputs.update(
+                portForward=workload.port_forward,
+                clientEnv=workload.client_env,
+                clientExample=f"{workload.client_pip} && {env} python3 -c "
+                "'import pathwaysutils; import jax; pathwaysutils.initialize(); print(jax.devices())'",
+            )
+        built = Built(installs=[jobset, controller], outputs=outputs)
+        if isinstance(head_pool, ExistingCpuNodePool):
+            built.cloud.append(existing_head_pool(head_pool, job, platform.buckets.names.get("scratch")))
+        return built
+
+    def cpu_nodes(self, job: PathwaysJobConfig) -> list[NodeUsage]:
+        """In ``default`` mode the head pod (resource manager and IFRT proxy) holds one node of the head pool for
+        as long as the PathwaysJob runs; the pool scales from zero to it (min 0). An interactive job runs until it
+        is deleted, so its head node bills all along; a batch job's head node goes with the job, as its slices do
+        (:meth:`always_on_slices`), so it counts only in the peak figure. ``colocate_head_with_workers`` puts the
+        head on a TPU VM, which the slices already bill."""
+        if job.deployment_mode != "default":
+            return []
+        h = job.head_pool
+        running = 0 if job.workload == "batch" else 1
+        return [NodeUsage("pathways head pool (while the job runs)", h.machine_type, 1, h.disk_size_gb, running)]
+
+    def always_on_slices(self, job: PathwaysJobConfig, pools: int) -> int:
+        """A batch job's slices start empty: the cluster autoscaler adds each whole slice when the job's workers wait
+        for it and removes it once they have finished (about 10 minutes unneeded), so the TPUs bill while the job
+        runs, not until the stack is destroyed. An interactive job's slices stay on for the clients that attach."""
+        return 0 if job.workload == "batch" else pools
+
+
+BACKEND = PathwaysJob()

@@ -9,16 +9,17 @@ from collections.abc import Mapping
 from ...catalog import SliceShape
 from ...controllers import JOBSET
 from ...job_alerts import JobPods
+from ...models import ModelSize
 from ...node_identity import Access
 from ...observability import ServingMetrics
 from ...prober import ProbeTarget
 from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
 from ...settings import to_settings
 from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
-from ..base import Backend, Built, Platform, Stack
+from ..base import Built, Platform, ServingBackend, Stack
 from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
+from . import checks
 from .args import Exposure, SaxmlImages, SaxmlServingArgs, SaxModel
-from .checks import privileged, problems
 from .component import SaxmlServing
 from .facts import (
     ADMIN,
@@ -38,7 +39,8 @@ from .facts import (
     SEED_DECODE_STEPS,
 )
 from .pods import PUBLISHER_REQUESTS, SERVER_REQUESTS
-from .settings import NAME, SaxmlServingConfig, model_size
+from .settings import NAME, SaxmlServingConfig
+from .settings import model_size as largest_model
 
 
 def http_examples(model: str) -> dict[str, tuple[str, str, dict[str, str]]]:
@@ -59,33 +61,6 @@ def curl_command(address: str, *, method: str, path: str, body: dict[str, str]) 
     )
 
 
-def ingress(serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
-    """sax-http takes clients on its HTTP port."""
-    return {"app": "sax-http"}, [HTTP_PORT]
-
-
-def metrics(serving: SaxmlServingConfig) -> ServingMetrics:
-    """Nothing to scrape: Saxml exports no Prometheus metrics.
-
-    google/saxml@v1.1.0 has no Prometheus exporter (``prometheus`` appears in no source file of the
-    tag, only as a pinned package in its requirements files); the admin's status page is HTML on ``localhost:8080`` (saxml/common/platform/cloud.go
-    ``httpPort = 8080``, ``http.ListenAndServe(fmt.Sprintf("localhost:%v", httpPort), nil)``;
-    saxml/admin/admin_status.go). The dashboard shows the TPU signals; the not-ready alert applies.
-
-    The no-ready alert watches each slice's first host, ``<jobset>-<replicated job>-<job index>-0-<random>``: JobSet
-    names its Jobs ``<jobset>-<replicated job>-<index>`` (kubernetes-sigs/jobset@v0.12.0
-    pkg/util/placement/placement.go l.14-16) and makes them Indexed (pkg/webhooks/jobset_webhook.go l.121-122),
-    whose pods the Job controller names ``<job>-<completion index>-`` plus a random suffix (k8s.io/kubernetes
-    v1.36.3 pkg/controller/job/indexed_job_utils.go l.496-503).
-
-    The model servers' pods are also watched as a JobSet's (:mod:`tpu_serving.job_alerts`): a JobSet that spent its
-    ``maxRestarts`` fails for good, its Jobs deleted, and only deleting it lets ``pulumi up --refresh`` recreate it;
-    that page says so (SRE review 31, M2: the no-ready page gave no way back).
-    """
-    pods = JobPods(f"JobSet {MODEL_SET}", f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-.+", True, delete=f"jobset {MODEL_SET}")
-    return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+", job_pods=pods)
-
-
 PROBE_COVERS = (
     "it goes through the Service's cluster IP to one of the sax-http pods, the Sax client, the admin server's lookup "
     f"and one model-server replica's decode of up to the model's own limit ({SEED_DECODE_STEPS} steps for the seed's "
@@ -94,49 +69,6 @@ PROBE_COVERS = (
     "request at a time, so the probe waits behind a client's generation on its pod and holds the pod for its own"
 )
 """What the Saxml probe covers, and what not (:data:`~.facts.GENERATE_PATH`)."""
-
-
-def probe(serving: SaxmlServingConfig) -> ProbeTarget | None:
-    """One generation of the first published model (``serving.models[0]``, the model of the ``generateExample``
-    output) to the sax-http Service: sax-http v1.0.0 takes no option that limits its decode steps, so it decodes up to
-    the model's own limit, :data:`~.facts.SEED_DECODE_STEPS` for the seed's model, within a 60 s timeout every 75 s
-    (:data:`~.facts.PROBE_TIMEOUT_SECONDS`, :data:`~.facts.PROBE_INTERVAL_SECONDS`). None without a model: the cell
-    serves nothing the stack publishes."""
-    if not serving.models:
-        return None
-    model = serving.models[0].model
-    return ProbeTarget(
-        server="Saxml's sax-http",
-        service=HTTP_SERVICE,
-        port=HTTP_PORT,
-        path=GENERATE_PATH,
-        body=json.dumps({"model": model, "query": PROBE_QUERY}),
-        answer=GENERATE_ANSWER,
-        covers=PROBE_COVERS,
-        request=f"a generation of {model} (up to the model's decode limit, {SEED_DECODE_STEPS} steps for the seed's)",
-        timeout_seconds=PROBE_TIMEOUT_SECONDS,
-        interval_seconds=PROBE_INTERVAL_SECONDS,
-        slow_alert=False,
-        find_part=f"the Service sends each probe to one of the {HTTP_REPLICAS} sax-http pods and the Sax client to one "
-        "model-server replica (how it picks is not read here), so a hung or failing pod or replica fails the probes sent "
-        "to it. Find which: port-forward "
-        f"each sax-http pod (port {HTTP_PORT}) and send the same request; GET /listcell with the model (the "
-        "listcellExample output) gives its active replicas.",
-        remedy=f"Then read the logs: `kubectl -n {{namespace}} logs deploy/{HTTP}`, `kubectl -n {{namespace}} logs "
-        f"deploy/{ADMIN}`, and the "
-        f"model servers' pods (JobSet {MODEL_SET}). After a restart the model servers are Ready before the admin "
-        "server has loaded the model onto them (the caveats output): the probe fails until it has.",
-    )
-
-
-def host_network_buckets(serving: SaxmlServingConfig) -> dict[str, Access]:
-    """The model servers run on the host network and read the cell's location in the state bucket."""
-    return dict(MODEL_SERVER_BUCKETS)
-
-
-def restart_unit_chips(serving: SaxmlServingConfig, chips: int) -> int:
-    """A JobSet restart recreates every model server."""
-    return chips
 
 
 READINESS = (
@@ -173,97 +105,161 @@ def rollout(serving: SaxmlServingConfig, cfg: Stack) -> dict[str, str]:
     }
 
 
-def quota_pods(serving: SaxmlServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
-    """The model servers (one Job per slice, a pod per TPU VM whose container names only its chips, so it requests
-    the LimitRange's defaults), restarted all together and replaced, never surged (``delete_before_replace``); the
-    admin server (one replica) and the HTTP server (:data:`~.facts.HTTP_REPLICAS`), Deployments with the default
-    rolling update (one surge pod each); the
-    publication Job, whose pod leaves the quota once it completes."""
-    shape = shapes[serving.slices[0]]
-    server = ContainerRequests("sax-model-server", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
-    return [
-        PodSet(
-            "JobSet sax-model-server-set",
-            (PodShape("model server", shape.vms, (server,)),),
-            pools,
-            restart_groups=pools,
-        ),
-        *(
+class Saxml(ServingBackend[SaxmlServingConfig]):
+    """Saxml admin, HTTP and model servers: one JobSet of model servers, which restarts as a whole."""
+
+    name = NAME
+    settings = SaxmlServingConfig
+
+    def problems(self, cfg: Stack, serving: SaxmlServingConfig, shape: SliceShape, pools: int) -> list[str]:
+        return checks.problems(cfg, serving, shape, pools)
+
+    def model_size(self, serving: SaxmlServingConfig) -> ModelSize | None:
+        return largest_model(serving)
+
+    def ingress(self, serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
+        """sax-http takes clients on its HTTP port."""
+        return {"app": "sax-http"}, [HTTP_PORT]
+
+    def metrics(self, serving: SaxmlServingConfig) -> ServingMetrics:
+        """Nothing to scrape: Saxml exports no Prometheus metrics.
+
+        google/saxml@v1.1.0 has no Prometheus exporter (``prometheus`` appears in no source file of the tag, only as
+        a pinned package in its requirements files); the admin's status page is HTML on ``localhost:8080``
+        (saxml/common/platform/cloud.go ``httpPort = 8080``, ``http.ListenAndServe(fmt.Sprintf("localhost:%v",
+        httpPort), nil)``; saxml/admin/admin_status.go). The dashboard shows the TPU signals; the not-ready alert
+        applies.
+
+        The no-ready alert watches each slice's first host, ``<jobset>-<replicated job>-<job index>-0-<random>``: JobSet
+        names its Jobs ``<jobset>-<replicated job>-<index>`` (kubernetes-sigs/jobset@v0.12.0
+        pkg/util/placement/placement.go l.14-16) and makes them Indexed (pkg/webhooks/jobset_webhook.go l.121-122),
+        whose pods the Job controller names ``<job>-<completion index>-`` plus a random suffix (k8s.io/kubernetes
+        v1.36.3 pkg/controller/job/indexed_job_utils.go l.496-503).
+
+        The model servers' pods are also watched as a JobSet's (:mod:`tpu_serving.job_alerts`): a JobSet that spent its
+        ``maxRestarts`` fails for good, its Jobs deleted, and only deleting it lets ``pulumi up --refresh`` recreate it;
+        that page says so (SRE review 31, M2: the no-ready page gave no way back).
+        """
+        pods = JobPods(f"JobSet {MODEL_SET}", f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-.+", True, delete=f"jobset {MODEL_SET}")
+        return ServingMetrics(leader_pods=f"{MODEL_SET}-{MODEL_JOB}-[0-9]+-0-.+", job_pods=pods)
+
+    def probe(self, serving: SaxmlServingConfig) -> ProbeTarget | None:
+        """One generation of the first published model (``serving.models[0]``, the model of the ``generateExample``
+        output) to the sax-http Service: sax-http v1.0.0 takes no option that limits its decode steps, so it decodes up
+        to the model's own limit, :data:`~.facts.SEED_DECODE_STEPS` for the seed's model, within a 60 s timeout every
+        75 s (:data:`~.facts.PROBE_TIMEOUT_SECONDS`, :data:`~.facts.PROBE_INTERVAL_SECONDS`). None without a model: the
+        cell serves nothing the stack publishes."""
+        if not serving.models:
+            return None
+        model = serving.models[0].model
+        return ProbeTarget(
+            server="Saxml's sax-http",
+            service=HTTP_SERVICE,
+            port=HTTP_PORT,
+            path=GENERATE_PATH,
+            body=json.dumps({"model": model, "query": PROBE_QUERY}),
+            answer=GENERATE_ANSWER,
+            covers=PROBE_COVERS,
+            request=f"a generation of {model} (up to the model's decode limit, {SEED_DECODE_STEPS} steps for the "
+            "seed's)",
+            timeout_seconds=PROBE_TIMEOUT_SECONDS,
+            interval_seconds=PROBE_INTERVAL_SECONDS,
+            slow_alert=False,
+            find_part=f"the Service sends each probe to one of the {HTTP_REPLICAS} sax-http pods and the Sax client to "
+            "one model-server replica (how it picks is not read here), so a hung or failing pod or replica fails the "
+            "probes sent to it. Find which: port-forward "
+            f"each sax-http pod (port {HTTP_PORT}) and send the same request; GET /listcell with the model (the "
+            "listcellExample output) gives its active replicas.",
+            remedy=f"Then read the logs: `kubectl -n {{namespace}} logs deploy/{HTTP}`, `kubectl -n {{namespace}} logs "
+            f"deploy/{ADMIN}`, and the "
+            f"model servers' pods (JobSet {MODEL_SET}). After a restart the model servers are Ready before the admin "
+            "server has loaded the model onto them (the caveats output): the probe fails until it has.",
+        )
+
+    def host_network_buckets(self, serving: SaxmlServingConfig) -> dict[str, Access]:
+        """The model servers run on the host network and read the cell's location in the state bucket."""
+        return dict(MODEL_SERVER_BUCKETS)
+
+    def quota_pods(self, serving: SaxmlServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+        """The model servers (one Job per slice, a pod per TPU VM whose container names only its chips, so it requests
+        the LimitRange's defaults), restarted all together and replaced, never surged (``delete_before_replace``); the
+        admin server (one replica) and the HTTP server (:data:`~.facts.HTTP_REPLICAS`), Deployments with the default
+        rolling update (one surge pod each); the
+        publication Job, whose pod leaves the quota once it completes."""
+        shape = shapes[serving.slices[0]]
+        server = ContainerRequests("sax-model-server", DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, shape.chips_per_vm)
+        return [
             PodSet(
-                f"Deployment {d}", (PodShape(d, 1, (ContainerRequests(d, *SERVER_REQUESTS),)),), n, deployment_surge(n)
-            )
-            for d, n in (("sax-admin-server", 1), ("sax-http", HTTP_REPLICAS))
-        ),
-        *(
-            [
+                "JobSet sax-model-server-set",
+                (PodShape("model server", shape.vms, (server,)),),
+                pools,
+                restart_groups=pools,
+            ),
+            *(
                 PodSet(
-                    "Job sax-publisher",
-                    (PodShape("publish", 1, (ContainerRequests("publish", *PUBLISHER_REQUESTS),)),),
-                    1,
-                    restart_groups=0,
+                    f"Deployment {d}",
+                    (PodShape(d, 1, (ContainerRequests(d, *SERVER_REQUESTS),)),),
+                    n,
+                    deployment_surge(n),
                 )
-            ]
-            if serving.models
-            else []
-        ),
-    ]
+                for d, n in (("sax-admin-server", 1), ("sax-http", HTTP_REPLICAS))
+            ),
+            *(
+                [
+                    PodSet(
+                        "Job sax-publisher",
+                        (PodShape("publish", 1, (ContainerRequests("publish", *PUBLISHER_REQUESTS),)),),
+                        1,
+                        restart_groups=0,
+                    )
+                ]
+                if serving.models
+                else []
+            ),
+        ]
+
+    def build(self, platform: Platform, serving: SaxmlServingConfig) -> Built:
+        """The JobSet install and the Sax servers, with the publication Job."""
+        name, identity = platform.name, platform.identity
+        jobset = platform.install(JOBSET, serving.jobset_version, ())
+        pools = list(platform.slices.pools)
+        workload = SaxmlServing(
+            f"{name}-saxml",
+            SaxmlServingArgs(
+                namespace=identity.namespace_name,
+                service_account=identity.service_account_name,
+                shape=platform.slices.shape,
+                num_slices=len(platform.slices.names),
+                state_bucket=platform.buckets.names["state"],
+                cell=serving.cell,
+                models=[SaxModel(m.model, m.model_path, m.checkpoint, m.replicas) for m in serving.models],
+                images=to_settings(serving.images, SaxmlImages),
+                max_restarts=serving.max_restarts,
+                privileged=checks.privileged(serving, platform.settings.cluster.min_master_version),
+                exposure=Exposure(serving.http.exposure),
+                source_ranges=tuple(serving.http.source_ranges),
+                publish_timeout_seconds=serving.publish_timeout_seconds,
+                labels=platform.k8s_labels,
+                priority_class_name=SERVING_PRIORITY,
+            ),
+            opts=platform.options(jobset, identity.service_account, *identity.access, platform.tenancy, *pools),
+        )
+        model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
+        examples = {
+            key: workload.address.apply(functools.partial(curl_command, method=method, path=path, body=body))
+            for key, (method, path, body) in http_examples(model).items()
+        }
+
+        return Built(
+            installs=[jobset],
+            outputs={
+                "saxHttpAddress": workload.address,
+                "saxModels": [m.model for m in serving.models],
+                "rollout": rollout(serving, platform.settings),
+                "caveats": [READINESS],
+                **examples,
+            },
+        )
 
 
-def build(platform: Platform, serving: SaxmlServingConfig) -> Built:
-    """The JobSet install and the Sax servers, with the publication Job."""
-    name, identity = platform.name, platform.identity
-    jobset = platform.install(JOBSET, serving.jobset_version, ())
-    pools = list(platform.slices.pools)
-    workload = SaxmlServing(
-        f"{name}-saxml",
-        SaxmlServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
-            num_slices=len(platform.slices.names),
-            state_bucket=platform.buckets.names["state"],
-            cell=serving.cell,
-            models=[SaxModel(m.model, m.model_path, m.checkpoint, m.replicas) for m in serving.models],
-            images=to_settings(serving.images, SaxmlImages),
-            max_restarts=serving.max_restarts,
-            privileged=privileged(serving, platform.settings.cluster.min_master_version),
-            exposure=Exposure(serving.http.exposure),
-            source_ranges=tuple(serving.http.source_ranges),
-            publish_timeout_seconds=serving.publish_timeout_seconds,
-            labels=platform.k8s_labels,
-            priority_class_name=SERVING_PRIORITY,
-        ),
-        opts=platform.options(jobset, identity.service_account, *identity.access, platform.tenancy, *pools),
-    )
-    model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
-    examples = {
-        key: workload.address.apply(functools.partial(curl_command, method=method, path=path, body=body))
-        for key, (method, path, body) in http_examples(model).items()
-    }
-
-    return Built(
-        installs=[jobset],
-        outputs={
-            "saxHttpAddress": workload.address,
-            "saxModels": [m.model for m in serving.models],
-            "rollout": rollout(serving, platform.settings),
-            "caveats": [READINESS],
-            **examples,
-        },
-    )
-
-
-BACKEND = Backend(
-    name=NAME,
-    settings=SaxmlServingConfig,
-    problems=problems,
-    ingress=ingress,
-    host_network_buckets=host_network_buckets,
-    restart_unit_chips=restart_unit_chips,
-    build=build,
-    metrics=metrics,
-    model_size=model_size,
-    quota_pods=quota_pods,
-    probe=probe,
-    restarts_as_a_whole=True,  # a JobSet's (PathwaysJob's) restart recreates all its Jobs
-)
+BACKEND = Saxml()

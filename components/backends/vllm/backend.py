@@ -9,8 +9,8 @@ from ... import lws
 from ...catalog import SliceShape
 from ...compute_class import Fallback
 from ...controllers import LWS
+from ...models import ModelSize
 from ...naming import compute_class_name
-from ...node_identity import Access
 from ...observability import ServingMetrics
 from ...podspec import Shutdown
 from ...prober import ProbeTarget
@@ -20,8 +20,17 @@ from ...settings import to_settings
 from ...tenancy import SERVING_PRIORITY, IsolatedPods
 from ...versions import PINS
 from .. import rollout, scaling
-from ..base import Backend, Built, Gap, Platform, ServingEndpoint, longest_request_seconds, probes_startup_seconds
-from . import disagg_backend
+from ..base import (
+    Built,
+    Gap,
+    Platform,
+    ServingBackend,
+    ServingEndpoint,
+    Stack,
+    longest_request_seconds,
+    probes_startup_seconds,
+)
+from . import checks, disagg_backend
 from .args import (
     SecretKey,
     VllmEngineSettings,
@@ -30,7 +39,6 @@ from .args import (
     VllmServingArgs,
     WeightsLoader,
 )
-from .checks import problems
 from .component import VllmServing
 from .disagg_checks import roles
 from .facts import (
@@ -61,258 +69,246 @@ def leaders(serving: VllmServingConfig) -> dict[str, str]:
     return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
 
 
-def ingress(serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
-    """The leader pods take clients on the serving port."""
-    if serving.disaggregation is not None:
-        return disagg_backend.ingress(serving)
-    return leaders(serving), [HTTP_PORT]
+class Vllm(ServingBackend[VllmServingConfig]):
+    """vLLM TPU: leader-worker groups of one LeaderWorkerSet, one slice each, or in the disaggregated mode a
+    DisaggregatedSet of a prefill and a decode role (:mod:`.disagg_backend`)."""
 
+    name = NAME
+    settings = VllmServingConfig
+    restarts_as_a_whole = False
 
-def metrics(serving: VllmServingConfig) -> ServingMetrics:
-    """The leaders' server exports vLLM's metrics on the serving port, its HTTP responses by status among them; the
-    workers run Ray workers only. Its one LeaderWorkerSet's group recreations are watched."""
-    if serving.disaggregation is not None:
-        return disagg_backend.metrics(serving)
-    return leader_metrics(serving.name, leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving))
+    def problems(self, cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
+        return checks.problems(cfg, serving, shape, pools)
 
+    def model_size(self, serving: VllmServingConfig) -> ModelSize | None:
+        return served_model_size(serving)
 
-def probe(serving: VllmServingConfig) -> ProbeTarget:
-    """A 1-token completion of the served model (``--served-model-name``) to the serving Service
-    (:func:`.neighbours.probe_target`); in the disaggregated mode the Service is on the decode leaders' sidecars
-    (:data:`.disagg_backend.PROBE_COVERS`)."""
-    covers = disagg_backend.PROBE_COVERS if serving.disaggregation is not None else PROBE_COVERS
-    return probe_target(serving.service_name, serving.served_model_name, covers)
+    def startup_seconds(self, serving: VllmServingConfig) -> int:
+        return probes_startup_seconds(serving)
 
+    def ingress(self, serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
+        """The leader pods take clients on the serving port."""
+        if serving.disaggregation is not None:
+            return disagg_backend.ingress(serving)
+        return leaders(serving), [HTTP_PORT]
 
-def host_network_buckets(serving: VllmServingConfig) -> dict[str, Access]:
-    """None of its pods is on the host network."""
-    return {}
-
-
-def serving_args(platform: Platform, serving: VllmServingConfig) -> VllmServingArgs:
-    """The engine's arguments from the settings (a disaggregated role's start from them,
-    :func:`.disagg_backend.arguments`)."""
-    identity, buckets = platform.identity, platform.buckets
-    hf = serving.loader == WeightsLoader.HUGGING_FACE
-    return VllmServingArgs(
-        namespace=identity.namespace_name,
-        service_account=identity.service_account_name,
-        shape=platform.slices.shape,
-        model=serving.model,
-        served_model_name=serving.served_model_name,
-        served_model_aliases=serving.served_model_aliases,
-        model_size=declared_size(serving),
-        loader=serving.loader,
-        model_revision=serving.model_revision,
-        file_cache=serving.file_cache,
-        weights_bucket=None if hf else buckets.names["checkpoints"],
-        cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
-        cache_path=f"{CACHE_FOLDER}/{serving.name}",
-        hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-        # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
-        replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
-        autoscaled=serving.autoscaling is not None,
-        rollout=serving.rollout,
-        canary_groups=serving.canary_groups,
-        lws_version=serving.lws_version,
-        name=serving.name,
-        service_name=serving.service_name,
-        engine=to_settings(serving.engine, VllmEngineSettings),
-        images=to_settings(serving.images, VllmImages),
-        probes=to_settings(serving.probes, VllmProbeSettings),
-        shutdown=Shutdown(longest_request_seconds(platform.settings)),
-        requests=to_settings(serving.requests, VllmRequests),
-        priority_class_name=SERVING_PRIORITY,
-        # On an existing cluster the groups take only the stack's named pools (tpuSlices[].existingNodePools): without
-        # it they take any pool of the slice's shape, another tenant's included. GKE labels each node with its pool's
-        # name, cloud.google.com/gke-nodepool (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/node-pools,
-        # "Overview"). A created cluster's pools of the shape are all the stack's own. With a ComputeClass the class
-        # fences the groups instead: its label is on the stack's pools and on those GKE makes for it, whose names GKE
-        # picks, so a pool affinity would keep every group off its fallback slices (GKE review of issue 37, B1).
-        node_pools=tuple(platform.slices.names) if platform.settings.existing and not fallback(serving) else (),
-        compute_class=compute_class_name(identity.namespace_name) if fallback(serving) else None,
-        zones=max(1, len(platform.slices.zones)),
-        zone_spread=serving.zone_spread,
-        labels=platform.k8s_labels,
-    )
-
-
-def fallback(serving: VllmServingConfig) -> tuple[Fallback, ...]:
-    """The groups' capacity fallback (``serving.fallback``): a ComputeClass over the serving slices' pools, which the
-    pods of an aggregated serving select; a disaggregated one has none (its config refuses it)."""
-    return tuple(serving.fallback or ()) if serving.disaggregation is None else ()
-
-
-def production_gaps(serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
-    """What keeps vLLM serving from an SLO: groups over several VMs (:func:`caution`), a minimum of one group of
-    several (:func:`~..scaling.fewest_groups_gap`), and the disaggregated mode's own
-    (:func:`.disagg_backend.production_gaps`)."""
-    gaps = [g for g in [scaling.fewest_groups_gap(serving)] if g and serving.disaggregation is None]
-    if serving.disaggregation is None and caution(shape) is not None:
-        gaps.insert(
-            0,
-            Gap(
-                "serving.slices",
-                json.dumps(list(serving.slices)),
-                f"each group spans the {shape.vms} VMs of a {shape.topology} slice: {MULTI_HOST_CAUTION} (the "
-                "preview's Caution: line has the sources)",
-            ),
+    def metrics(self, serving: VllmServingConfig) -> ServingMetrics:
+        """The leaders' server exports vLLM's metrics on the serving port, its HTTP responses by status among them; the
+        workers run Ray workers only. Its one LeaderWorkerSet's group recreations are watched."""
+        if serving.disaggregation is not None:
+            return disagg_backend.metrics(serving)
+        return leader_metrics(
+            serving.name, leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving)
         )
-    hub = serving.loader == WeightsLoader.HUGGING_FACE
-    if unpinned := unpinned_revision(serving.model, hub, serving.model_revision):  # SRE review 34, m1
-        gaps.append(Gap("serving.modelRevision", "null", f"{unpinned}: pin a commit sha"))
-    if serving.images.unverified_vllm is not None:  # GKE review round 63, m3
-        gaps.append(
-            Gap(
-                "serving.images.unverifiedVllm",
-                serving.images.unverified_vllm,
-                f"an engine release run on the flags built and checked for {PINS['vllm-tpu'].version}; nothing here "
-                "checked it against its own release: try it with production: false, or wait for the tpu-serving "
-                "release that pins it",
+
+    def probe(self, serving: VllmServingConfig) -> ProbeTarget:
+        """A 1-token completion of the served model (``--served-model-name``) to the serving Service
+        (:func:`.neighbours.probe_target`); in the disaggregated mode the Service is on the decode leaders' sidecars
+        (:data:`.disagg_backend.PROBE_COVERS`)."""
+        covers = disagg_backend.PROBE_COVERS if serving.disaggregation is not None else PROBE_COVERS
+        return probe_target(serving.service_name, serving.served_model_name, covers)
+
+    def serving_args(self, platform: Platform, serving: VllmServingConfig) -> VllmServingArgs:
+        """The engine's arguments from the settings (a disaggregated role's start from them,
+        :func:`.disagg_backend.arguments`)."""
+        identity, buckets = platform.identity, platform.buckets
+        hf = serving.loader == WeightsLoader.HUGGING_FACE
+        return VllmServingArgs(
+            namespace=identity.namespace_name,
+            service_account=identity.service_account_name,
+            shape=platform.slices.shape,
+            model=serving.model,
+            served_model_name=serving.served_model_name,
+            served_model_aliases=serving.served_model_aliases,
+            model_size=declared_size(serving),
+            loader=serving.loader,
+            model_revision=serving.model_revision,
+            file_cache=serving.file_cache,
+            weights_bucket=None if hf else buckets.names["checkpoints"],
+            cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
+            cache_path=f"{CACHE_FOLDER}/{serving.name}",
+            hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
+            # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
+            replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
+            autoscaled=serving.autoscaling is not None,
+            rollout=serving.rollout,
+            canary_groups=serving.canary_groups,
+            lws_version=serving.lws_version,
+            name=serving.name,
+            service_name=serving.service_name,
+            engine=to_settings(serving.engine, VllmEngineSettings),
+            images=to_settings(serving.images, VllmImages),
+            probes=to_settings(serving.probes, VllmProbeSettings),
+            shutdown=Shutdown(longest_request_seconds(platform.settings)),
+            requests=to_settings(serving.requests, VllmRequests),
+            priority_class_name=SERVING_PRIORITY,
+            # On an existing cluster the groups take only the stack's named pools (tpuSlices[].existingNodePools):
+            # without it they take any pool of the slice's shape, another tenant's included. GKE labels each node with
+            # its pool's name, cloud.google.com/gke-nodepool
+            # (https://docs.cloud.google.com/kubernetes-engine/docs/concepts/node-pools, "Overview"). A created
+            # cluster's pools of the shape are all the stack's own. With a ComputeClass the class fences the groups
+            # instead: its label is on the stack's pools and on those GKE makes for it, whose names GKE picks, so a
+            # pool affinity would keep every group off its fallback slices (GKE review of issue 37, B1).
+            node_pools=tuple(platform.slices.names)
+            if platform.settings.existing and not self.fallback(serving)
+            else (),
+            compute_class=compute_class_name(identity.namespace_name) if self.fallback(serving) else None,
+            zones=max(1, len(platform.slices.zones)),
+            zone_spread=serving.zone_spread,
+            labels=platform.k8s_labels,
+        )
+
+    def fallback(self, serving: VllmServingConfig) -> tuple[Fallback, ...]:
+        """The groups' capacity fallback (``serving.fallback``): a ComputeClass over the serving slices' pools, which
+        the pods of an aggregated serving select; a disaggregated one has none (its config refuses it)."""
+        return tuple(serving.fallback or ()) if serving.disaggregation is None else ()
+
+    def production_gaps(self, serving: VllmServingConfig, shape: SliceShape) -> list[Gap]:
+        """What keeps vLLM serving from an SLO: groups over several VMs (:func:`caution`), a minimum of one group of
+        several (:func:`~..scaling.fewest_groups_gap`), and the disaggregated mode's own
+        (:func:`.disagg_backend.production_gaps`)."""
+        gaps = [g for g in [scaling.fewest_groups_gap(serving)] if g and serving.disaggregation is None]
+        if serving.disaggregation is None and caution(shape) is not None:
+            gaps.insert(
+                0,
+                Gap(
+                    "serving.slices",
+                    json.dumps(list(serving.slices)),
+                    f"each group spans the {shape.vms} VMs of a {shape.topology} slice: {MULTI_HOST_CAUTION} (the "
+                    "preview's Caution: line has the sources)",
+                ),
             )
-        )
-    return [*gaps, *disagg_backend.production_gaps(serving, shape)]
+        hub = serving.loader == WeightsLoader.HUGGING_FACE
+        if unpinned := unpinned_revision(serving.model, hub, serving.model_revision):  # SRE review 34, m1
+            gaps.append(Gap("serving.modelRevision", "null", f"{unpinned}: pin a commit sha"))
+        if serving.images.unverified_vllm is not None:  # GKE review round 63, m3
+            gaps.append(
+                Gap(
+                    "serving.images.unverifiedVllm",
+                    serving.images.unverified_vllm,
+                    f"an engine release run on the flags built and checked for {PINS['vllm-tpu'].version}; nothing "
+                    "here checked it against its own release: try it with production: false, or wait for the "
+                    "tpu-serving release that pins it",
+                )
+            )
+        return [*gaps, *disagg_backend.production_gaps(serving, shape)]
 
-
-def build(platform: Platform, serving: VllmServingConfig) -> Built:
-    """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA; the
-    ``caution`` output when the groups span several VMs (:func:`caution`)."""
-    built = _build(platform, serving)
-    if (text := caution(platform.slices.shape)) is not None:
-        built.outputs["caution"] = text
-    return built
-
-
-def _build(platform: Platform, serving: VllmServingConfig) -> Built:
-    name, identity = platform.name, platform.identity
-    lws_install = platform.install(LWS, serving.lws_version, ())
-    if serving.disaggregation is not None:
-        built = disagg_backend.build(platform, serving, lws_install, serving_args(platform, serving))
-        built.installs.insert(0, lws_install)
+    def build(self, platform: Platform, serving: VllmServingConfig) -> Built:
+        """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA;
+        the ``caution`` output when the groups span several VMs (:func:`caution`)."""
+        built = self._build(platform, serving)
+        if (text := caution(platform.slices.shape)) is not None:
+            built.outputs["caution"] = text
         return built
-    pools = [*platform.slices.pools, *([platform.slices.compute_class] if platform.slices.compute_class else [])]
-    args = serving_args(platform, serving)
-    workload = VllmServing(
-        f"{name}-serving",
-        args,
-        opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
-    )
-    built = Built(
-        installs=[lws_install],
-        outputs={
-            "service": workload.service.metadata.name,
-            "leaderPod": workload.leader_pod,
-            "portForward": workload.port_forward,
-            "completionExample": workload.completion_example,
-            "rollout": rollout.plan_output(
-                rollout.plan(platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds),
-                platform.platform_upgrades_held,
+
+    def _build(self, platform: Platform, serving: VllmServingConfig) -> Built:
+        name, identity = platform.name, platform.identity
+        lws_install = platform.install(LWS, serving.lws_version, ())
+        if serving.disaggregation is not None:
+            built = disagg_backend.build(platform, serving, lws_install, self.serving_args(platform, serving))
+            built.installs.insert(0, lws_install)
+            return built
+        pools = [*platform.slices.pools, *([platform.slices.compute_class] if platform.slices.compute_class else [])]
+        args = self.serving_args(platform, serving)
+        workload = VllmServing(
+            f"{name}-serving",
+            args,
+            opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
+        )
+        built = Built(
+            installs=[lws_install],
+            outputs={
+                "service": workload.service.metadata.name,
+                "leaderPod": workload.leader_pod,
+                "portForward": workload.port_forward,
+                "completionExample": workload.completion_example,
+                "rollout": rollout.plan_output(
+                    rollout.plan(
+                        platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds
+                    ),
+                    platform.platform_upgrades_held,
+                ),
+            },
+            endpoint=ServingEndpoint(
+                serving.service_name,
+                HTTP_PORT,
+                HEALTH_PATH,
+                self.ingress(serving)[0],
+                models=(serving.served_model_name, *serving.served_model_aliases),
             ),
-        },
-        endpoint=ServingEndpoint(
-            serving.service_name,
-            HTTP_PORT,
-            HEALTH_PATH,
-            ingress(serving)[0],
-            models=(serving.served_model_name, *serving.served_model_aliases),
-        ),
-    )
-    if serving.autoscaling is not None:
-        scaling.add_autoscaler(
-            platform, built, serving, (VllmMetric.REQUESTS_WAITING.value, probes_startup_seconds(serving)), workload
         )
-    return built
+        if serving.autoscaling is not None:
+            scaling.add_autoscaler(
+                platform, built, serving, (VllmMetric.REQUESTS_WAITING.value, probes_startup_seconds(serving)), workload
+            )
+        return built
 
+    def spare_slices(self, serving: VllmServingConfig, pools: int) -> int:
+        """The surge group's spare slices: one per role in the disaggregated mode (its rollouts surge by the
+        DisaggregatedSet's default), else the single engine's (none in place)."""
+        if serving.disaggregation is not None:
+            return len(roles(serving))
+        return scaling.spare_slices(serving, pools)
 
-def spare_slices(serving: VllmServingConfig, pools: int) -> int:
-    """The surge group's spare slices: one per role in the disaggregated mode (its rollouts surge by the
-    DisaggregatedSet's default), else the single engine's (none in place)."""
-    if serving.disaggregation is not None:
-        return len(roles(serving))
-    return scaling.spare_slices(serving, pools)
+    def restart_unit_chips(self, serving: VllmServingConfig, chips: int) -> int:
+        """One group restarts at once: the chips of its share of the slices."""
+        if serving.disaggregation is not None:
+            return disagg_backend.restart_unit_chips(serving, chips)
+        return scaling.restart_unit_chips(serving, chips)
 
-
-def restart_unit_chips(serving: VllmServingConfig, chips: int) -> int:
-    """One group restarts at once: the chips of its share of the slices."""
-    if serving.disaggregation is not None:
-        return disagg_backend.restart_unit_chips(serving, chips)
-    return scaling.restart_unit_chips(serving, chips)
-
-
-def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
-    """The LeaderWorkerSet's groups at their maximum, with a surge rollout's extra group; per role in the disaggregated
-    mode (:func:`.disagg_backend.quota_pods`)."""
-    if serving.disaggregation is not None:
-        return disagg_backend.quota_pods(serving, shapes)
-    gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
-    shape = shapes[serving.slices[0]]
-    group = group_pods(
-        to_settings(serving.requests, VllmRequests),
-        shape,
-        gcsfuse=gcsfuse,
-        prefetch=serving.loader == WeightsLoader.GCSFUSE,
-        cache_gib=memory_cache_gib(serving, shape),
-    )
-    return [
-        PodSet(
-            f"LeaderWorkerSet {serving.name}",
-            group,
-            scaling.groups(serving),
-            surge=lws.surge_groups(serving.rollout),
+    def quota_pods(self, serving: VllmServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
+        """The LeaderWorkerSet's groups at their maximum, with a surge rollout's extra group; per role in the
+        disaggregated mode (:func:`.disagg_backend.quota_pods`)."""
+        if serving.disaggregation is not None:
+            return disagg_backend.quota_pods(serving, shapes)
+        gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
+        shape = shapes[serving.slices[0]]
+        group = group_pods(
+            to_settings(serving.requests, VllmRequests),
+            shape,
+            gcsfuse=gcsfuse,
+            prefetch=serving.loader == WeightsLoader.GCSFUSE,
+            cache_gib=memory_cache_gib(serving, shape),
         )
-    ]
+        return [
+            PodSet(
+                f"LeaderWorkerSet {serving.name}",
+                group,
+                scaling.groups(serving),
+                surge=lws.surge_groups(serving.rollout),
+            )
+        ]
+
+    def always_on_slices(self, serving: VllmServingConfig, pools: int) -> int:
+        return scaling.always_on_slices(serving, pools)
+
+    def from_zero_pools(self, serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
+        """Per role in the disaggregated mode; else None (the slices after :func:`always_on_slices`)."""
+        return disagg_backend.from_zero_pools(serving, by_kind) if serving.disaggregation is not None else None
+
+    def isolation(self, serving: VllmServingConfig) -> IsolatedPods | None:
+        """The disaggregated roles' pods accept only the flows between them (:func:`.disagg_backend.isolation`)."""
+        return disagg_backend.isolation(serving) if serving.disaggregation is not None else None
+
+    def engine_profile(self, serving: VllmServingConfig) -> EngineProfile:
+        """vLLM TPU serving ``servedModelName``, with the stack's loader and compilation cache (the disaggregated
+        roles share both, so one profile's start holds for each role's groups; their throughput is the disaggregated
+        mode's)."""
+        workload = (
+            f"LeaderWorkerSet {serving.name}" if serving.disaggregation is None else f"vLLM roles of {serving.name}"
+        )
+        return EngineProfile(
+            workload,
+            Engine.VLLM_TPU,
+            serving.served_model_name,
+            str(serving.loader),
+            bool(serving.compilation_cache),
+            serving.images.vllm,
+            f"{serving.images.vllm.rsplit('/', 1)[-1]}, max-model-len {serving.engine.max_model_len}, "
+            f"gpu-memory-utilization {serving.engine.memory_utilization:g}",
+            disaggregated=serving.disaggregation is not None,
+            groups=(scaling.fewest_groups(serving), scaling.groups(serving)),
+        )
 
 
-def always_on_slices(serving: VllmServingConfig, pools: int) -> int:
-    return scaling.always_on_slices(serving, pools)
-
-
-def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
-    """Per role in the disaggregated mode; else None (the slices after :func:`always_on_slices`)."""
-    return disagg_backend.from_zero_pools(serving, by_kind) if serving.disaggregation is not None else None
-
-
-def isolation(serving: VllmServingConfig) -> IsolatedPods | None:
-    """The disaggregated roles' pods accept only the flows between them (:func:`.disagg_backend.isolation`)."""
-    return disagg_backend.isolation(serving) if serving.disaggregation is not None else None
-
-
-def engine_profile(serving: VllmServingConfig) -> EngineProfile:
-    """vLLM TPU serving ``servedModelName``, with the stack's loader and compilation cache (the disaggregated roles
-    share both, so one profile's start holds for each role's groups; their throughput is the disaggregated mode's)."""
-    workload = f"LeaderWorkerSet {serving.name}" if serving.disaggregation is None else f"vLLM roles of {serving.name}"
-    return EngineProfile(
-        workload,
-        Engine.VLLM_TPU,
-        serving.served_model_name,
-        str(serving.loader),
-        bool(serving.compilation_cache),
-        serving.images.vllm,
-        f"{serving.images.vllm.rsplit('/', 1)[-1]}, max-model-len {serving.engine.max_model_len}, "
-        f"gpu-memory-utilization {serving.engine.memory_utilization:g}",
-        disaggregated=serving.disaggregation is not None,
-        groups=(scaling.fewest_groups(serving), scaling.groups(serving)),
-    )
-
-
-BACKEND = Backend(
-    name=NAME,
-    settings=VllmServingConfig,
-    problems=problems,
-    ingress=ingress,
-    host_network_buckets=host_network_buckets,
-    restart_unit_chips=restart_unit_chips,
-    build=build,
-    metrics=metrics,
-    startup_seconds=probes_startup_seconds,
-    always_on_slices=always_on_slices,
-    isolation=isolation,
-    from_zero_pools=from_zero_pools,
-    spare_slices=spare_slices,
-    model_size=served_model_size,
-    engine_profile=engine_profile,
-    quota_pods=quota_pods,
-    probe=probe,
-    production_gaps=production_gaps,
-    fallback=fallback,
-)
+BACKEND = Vllm()

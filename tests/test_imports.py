@@ -35,7 +35,13 @@ DEPLOYMENT = {
 resources (created or existing)."""
 CONFIG = f"{PACKAGE}.config"
 BACKENDS = f"{PACKAGE}.backends"
-SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.scaling", f"{BACKENDS}.rollout"}
+SHARED_BY_BACKENDS = {
+    BACKENDS,
+    f"{BACKENDS}.base",
+    f"{BACKENDS}.scaling",
+    f"{BACKENDS}.rollout",
+    f"{BACKENDS}.groups",
+}
 """The registry and what every backend builds on; everything else under ``backends`` is one backend's package."""
 CATALOG = f"{PACKAGE}.catalog"
 

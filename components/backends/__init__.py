@@ -2,8 +2,8 @@
 
 A backend is one package (facts, args, pods, component, settings, checks, backend and its
 ``policy_allowlist.json``); what the deployment asks of it, and what a backend answers unless it
-says otherwise, is :class:`.base.ServingBackend`. Adding one is a new package and its line in
-:data:`BACKENDS`.
+says otherwise, is :class:`.base.ServingBackend`; what the LeaderWorkerSet backends share besides
+is :class:`.groups.GroupBackend`. Adding one is a new package and its line in :data:`BACKENDS`.
 """
 
 from __future__ import annotations

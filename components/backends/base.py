@@ -186,6 +186,15 @@ class Platform:
             aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)],
         )
 
+    def workload_options(self, *after: pulumi.Resource) -> pulumi.ResourceOptions:
+        """Options of the backend's serving workload (:meth:`options`): after ``after`` (its controllers' installs,
+        what else it waits for), the namespace's Kubernetes service account and its bucket access, the tenancy, and
+        the serving slices' node pools and their ComputeClass."""
+        identity, slices = self.identity, self.slices
+        return self.options(
+            *after, identity.service_account, *identity.access, self.tenancy, *slices.pools, slices.compute_class
+        )
+
     def gcp_options(self) -> pulumi.ResourceOptions:
         """Options of a backend's GCP component: a child of the deployment that waits for the APIs."""
         return pulumi.ResourceOptions(
@@ -283,11 +292,6 @@ def longest_request_seconds(cfg: Stack) -> int:
     return (cfg.gateway or GatewaySettings()).request_timeout_seconds
 
 
-def probes_startup_seconds(serving: Any) -> int:
-    """The startup window of a backend whose settings have ``probes`` (:class:`~tpu_serving.podspec.ProbeSettings`)."""
-    return int(serving.probes.max_startup_seconds)
-
-
 class ServingSettings(Protocol):
     """What the stack reads of any backend's settings (its ``serving`` block): which backend, on which slices; the rest
     it asks the backend (:class:`ServingBackend`)."""
@@ -306,7 +310,8 @@ class ServingBackend(ABC, Generic[S]):
     here holds what a backend does unless it says otherwise, and a backend overrides only those where it differs:
     it takes no clients from outside the namespace, runs no pod on the host network, restarts as a whole, starts at
     once, keeps every slice's VMs, has no spare slice, CPU pool, isolated pods, probe, gap of its own, known model
-    size, capacity fallback or published engine figure."""
+    size, capacity fallback or published engine figure. What the LeaderWorkerSet backends share instead is
+    :class:`~.groups.GroupBackend`'s."""
 
     name: str
     """The value of ``serving.backend``."""

@@ -1,77 +1,45 @@
-"""What the deployment asks of the ``jetstream-pathways`` backend: build, ingress, metrics, bucket access, outputs."""
+"""What the deployment asks of the ``jetstream-pathways`` backend: build, ingress, metrics, outputs."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 
 from ... import lws as lws_api
 from ...catalog import SliceShape
 from ...controllers import LWS
-from ...models import ModelSize
 from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
-from ...podspec import ProbeSettings, Shutdown
+from ...podspec import ProbeSettings
 from ...prober import ProbeTarget
 from ...quota import ContainerRequests, PodSet, PodShape
 from ...settings import to_settings
-from ...tenancy import SERVING_PRIORITY
-from .. import rollout, scaling
-from ..base import (
-    Built,
-    Gap,
-    Platform,
-    ServingBackend,
-    ServingEndpoint,
-    Stack,
-    longest_request_seconds,
-    probes_startup_seconds,
-)
+from .. import scaling
+from ..base import Built, Platform
+from ..groups import GroupBackend, GroupServing, group_arguments
 from . import checks
-from .args import (
-    MaxTextSettings,
-    Mode,
-    PathwaysImages,
-    PathwaysRequests,
-    PathwaysServingArgs,
-)
+from .args import MaxTextSettings, Mode, PathwaysImages, PathwaysRequests, PathwaysServingArgs
 from .checks import declared_size
 from .component import PathwaysServing
 from .facts import GENERATE_ANSWER, GENERATE_PATH, HEALTH_PATH, HTTP_PORT, METRICS_PATH, JetStreamMetric
 from .settings import NAME, PathwaysServingConfig
 
 
-class JetStream(ServingBackend[PathwaysServingConfig]):
+class JetStream(GroupBackend[PathwaysServingConfig]):
     """JetStream + MaxText on Pathways: leader-worker groups of one LeaderWorkerSet, each on its share of the serving
-    slices."""
+    slices, whose leaders take clients on jetstream-http."""
 
     name = NAME
     settings = PathwaysServingConfig
-    restarts_as_a_whole = False
+    port = HTTP_PORT
+    health_path = HEALTH_PATH
+    waiting = JetStreamMetric.PREFILL_BACKLOG.value
+    problems = staticmethod(checks.problems)
+    model_size = staticmethod(checks.model_size)
 
-    def problems(self, cfg: Stack, serving: PathwaysServingConfig, shape: SliceShape, pools: int) -> list[str]:
-        return checks.problems(cfg, serving, shape, pools)
-
-    def model_size(self, serving: PathwaysServingConfig) -> ModelSize | None:
-        return checks.model_size(serving)
-
-    def restart_unit_chips(self, serving: PathwaysServingConfig, chips: int) -> int:
-        return scaling.restart_unit_chips(serving, chips)
-
-    def startup_seconds(self, serving: PathwaysServingConfig) -> int:
-        return probes_startup_seconds(serving)
-
-    def always_on_slices(self, serving: PathwaysServingConfig, pools: int) -> int:
-        return scaling.always_on_slices(serving, pools)
-
-    def spare_slices(self, serving: PathwaysServingConfig, pools: int) -> int:
-        return scaling.spare_slices(serving, pools)
-
-    def production_gaps(self, serving: PathwaysServingConfig, shape: SliceShape) -> list[Gap]:
-        return [g for g in [scaling.fewest_groups_gap(serving)] if g]
-
-    def ingress(self, serving: PathwaysServingConfig) -> tuple[dict[str, str], list[int]]:
-        """The leader pods take clients on the JetStream HTTP port."""
-        return {"app": serving.name}, [HTTP_PORT]
+    def leaders(self, serving: PathwaysServingConfig) -> dict[str, str]:
+        """``app: <name>``, which the leader template adds (:func:`.pods.selector_labels`)."""
+        return {"app": serving.name}
 
     def metrics(self, serving: PathwaysServingConfig) -> ServingMetrics:
         """JetStream's metrics from ``jax-tpu`` on the leaders, when ``maxtext.prometheusPort`` is set.
@@ -82,15 +50,16 @@ class JetStream(ServingBackend[PathwaysServingConfig]):
         LeaderWorkerSet are watched, with or without the port.
         """
         port = serving.maxtext.prometheus_port
-        groups = (serving.name,)
+        watched = ServingMetrics(
+            leader_worker_sets=(serving.name,),
+            fewest_groups=scaling.fewest_groups(serving),
+            autoscalers=scaling.autoscalers(serving),
+        )
         if not port:
-            return ServingMetrics(
-                leader_worker_sets=groups,
-                fewest_groups=scaling.fewest_groups(serving),
-                autoscalers=scaling.autoscalers(serving),
-            )
-        return ServingMetrics(
-            scrape=[ScrapeTarget(f"{serving.name}-leaders", self.ingress(serving)[0], port, METRICS_PATH)],
+            return watched
+        return dataclasses.replace(
+            watched,
+            scrape=[ScrapeTarget(f"{serving.name}-leaders", self.leaders(serving), port, METRICS_PATH)],
             signals=ServingSignals(
                 requests_waiting=JetStreamMetric.PREFILL_BACKLOG.value,
                 time_to_first_token=JetStreamMetric.TIME_TO_FIRST_TOKEN.value,
@@ -98,9 +67,6 @@ class JetStream(ServingBackend[PathwaysServingConfig]):
                 cache_usage=JetStreamMetric.SLOTS_USED.value,
                 cache_title="Decode slots in use",
             ),
-            leader_worker_sets=groups,
-            fewest_groups=scaling.fewest_groups(serving),
-            autoscalers=scaling.autoscalers(serving),
         )
 
     def probe(self, serving: PathwaysServingConfig) -> ProbeTarget:
@@ -120,72 +86,33 @@ class JetStream(ServingBackend[PathwaysServingConfig]):
 
     def build(self, platform: Platform, serving: PathwaysServingConfig) -> Built:
         """The LWS install, the LeaderWorkerSet and its Service (the HTTP entry a gateway may front), and with
-        autoscaling the metrics adapter and the HPA."""
-        name, identity, buckets = platform.name, platform.identity, platform.buckets
-        lws = platform.install(LWS, serving.lws_version, ())
-        pools = list(platform.slices.pools)
+        autoscaling the metrics adapter and the HPA (:meth:`~..groups.GroupBackend.built`)."""
+        buckets = platform.buckets
+        install = platform.install(LWS, serving.lws_version, ())
         args = PathwaysServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
+            **group_arguments(platform, serving),
             num_slices=len(platform.slices.names) // scaling.groups(serving),
-            # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
-            replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
-            autoscaled=serving.autoscaling is not None,
-            rollout=serving.rollout,
-            canary_groups=serving.canary_groups,
-            lws_version=serving.lws_version,
             mode=Mode(serving.mode),
             maxtext=to_settings(serving.maxtext, MaxTextSettings),
             model_size=declared_size(serving),
             checkpoint_uri=f"gs://{buckets.names['checkpoints']}/{serving.checkpoint_path}",
             scratch_uri=f"gs://{buckets.names['scratch']}/pathways",
-            name=serving.name,
-            service_name=serving.service_name,
             images=to_settings(serving.images, PathwaysImages),
             probes=to_settings(serving.probes, ProbeSettings),
-            shutdown=Shutdown(longest_request_seconds(platform.settings)),
             requests=to_settings(serving.requests, PathwaysRequests),
-            priority_class_name=SERVING_PRIORITY,
             resource_manager_flags=tuple(serving.resource_manager_flags),
             jax_env=serving.jax_tpu.env,
             jax_capabilities=tuple(serving.jax_tpu.capabilities),
-            labels=platform.k8s_labels,
         )
-        workload = PathwaysServing(
-            f"{name}-serving",
-            args,
-            opts=platform.options(lws, identity.service_account, *identity.access, platform.tenancy, *pools),
+        workload = PathwaysServing(f"{platform.name}-serving", args, opts=platform.workload_options(install))
+        example = ("generateExample", workload.generate_example)
+        return self.built(
+            platform, serving, install, GroupServing(workload, workload.service, example, args.shutdown.grace_seconds)
         )
-        built = Built(
-            installs=[lws],
-            outputs={
-                "service": workload.service.metadata.name,
-                "leaderPod": workload.leader_pod,
-                "portForward": workload.port_forward,
-                "generateExample": workload.generate_example,
-                "rollout": rollout.plan_output(
-                    rollout.plan(
-                        platform.settings, serving, probes_startup_seconds(serving), args.shutdown.grace_seconds
-                    ),
-                    platform.platform_upgrades_held,
-                ),
-            },
-            endpoint=ServingEndpoint(serving.service_name, HTTP_PORT, HEALTH_PATH, self.ingress(serving)[0]),
-        )
-        if serving.autoscaling is not None:
-            scaling.add_autoscaler(
-                platform,
-                built,
-                serving,
-                (JetStreamMetric.PREFILL_BACKLOG.value, probes_startup_seconds(serving)),
-                workload,
-            )
-        return built
 
     def quota_pods(self, serving: PathwaysServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
         """The LeaderWorkerSet's groups at their maximum: a leader of the Pathways and JetStream containers on the CPU
-        pool, and one worker per TPU VM of the group's slices (as :func:`build` shares them out), with a surge
+        pool, and one worker per TPU VM of the group's slices (as :meth:`build` shares them out), with a surge
         rollout's extra group."""
         r, shape = to_settings(serving.requests, PathwaysRequests), shapes[serving.slices[0]]
         groups = scaling.groups(serving)

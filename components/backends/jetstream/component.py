@@ -3,9 +3,8 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ... import lws
-from ...options import child_options
 from ...validation import check_arguments
+from ..groups import group_resources, leader_pod, port_forward
 from .args import PathwaysServingArgs
 from .facts import HTTP_PORT
 from .pods import leader_worker_set_spec, service_args, topology_annotation
@@ -30,29 +29,14 @@ class PathwaysServing(pulumi.ComponentResource):
     def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"PathwaysServing {name!r}", args, PathwaysServingArgs)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
-        self.leader_worker_set = lws.leader_worker_set(
-            f"{name}-lws",
-            k8s.meta.v1.ObjectMetaArgs(
-                name=args.name,
-                namespace=args.namespace,
-                labels=dict(args.labels),
-                annotations=topology_annotation(args),
-            ),
-            leader_worker_set_spec(args),
-            child_options(self, opts),
+        children = group_resources(
+            self, name, args, (topology_annotation(args), leader_worker_set_spec(args), service_args(args)), opts
         )
-        self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            lws.leader_worker_set_disruption_budget(args.name, args.namespace, args.labels),
-            opts=child_options(self, opts),
-        )
-        self.service = k8s.core.v1.Service(
-            f"{name}-svc",
-            service_args(args),
-            opts=child_options(self, opts),
-        )
-        self.leader_pod = f"{args.name}-0"
-        self.port_forward = f"kubectl -n {args.namespace} port-forward svc/{args.service_name} {HTTP_PORT}:{HTTP_PORT}"
+        self.leader_worker_set = children.leader_worker_set
+        self.disruption_budget = children.disruption_budget
+        self.service = children.service
+        self.leader_pod = leader_pod(args.name)
+        self.port_forward = port_forward(args.namespace, args.service_name, HTTP_PORT)
         self.generate_example = (
             f"curl -s -X POST localhost:{HTTP_PORT}/generate -H 'Content-type: application/json' "
             '-d \'{"prompt": "What are the top 5 programming languages", "max_tokens": 200}\''

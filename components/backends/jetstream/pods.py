@@ -26,6 +26,7 @@ from ...podspec import (
     tcp_probe,
     tcp_probes,
 )
+from ..groups import leader_service
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT
 
@@ -265,20 +266,6 @@ def topology_annotation(args: PathwaysServingArgs) -> dict[str, str]:
 
 def service_args(args: PathwaysServingArgs) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service on the HTTP port of the leader pods."""
-    return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=args.service_name,
-            namespace=args.namespace,
-            labels=dict(args.labels),
-            annotations=dict(lws.SKIP_SERVICE_AWAIT),
-        ),
-        spec=k8s.core.v1.ServiceSpecArgs(
-            type="ClusterIP",
-            selector=selector_labels(args),
-            ports=[
-                k8s.core.v1.ServicePortArgs(
-                    protocol="TCP", name="jetstream-http", port=HTTP_PORT, target_port=HTTP_PORT
-                )
-            ],
-        ),
+    return leader_service(
+        args.service_name, args.namespace, args.labels, selector_labels(args), ("jetstream-http", HTTP_PORT)
     )

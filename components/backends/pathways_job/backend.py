@@ -162,9 +162,7 @@ class PathwaysJob(ServingBackend[PathwaysJobConfig]):
 
     name = NAME
     settings = PathwaysJobConfig
-
-    def problems(self, cfg: Stack, job: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
-        return checks.problems(cfg, job, shape, pools)
+    problems = staticmethod(checks.problems)
 
     def host_network_buckets(self, job: PathwaysJobConfig) -> dict[str, Access]:
         """The controller puts the workers on the host network; they write pathwaysDir."""
@@ -230,7 +228,6 @@ class PathwaysJob(ServingBackend[PathwaysJobConfig]):
         name, identity, buckets = platform.name, platform.identity, platform.buckets
         jobset = platform.install(JOBSET, job.jobset_version, ())
         controller = platform.install(PATHWAYS_JOB, job.pathways_job_version, (jobset,))
-        pools = list(platform.slices.pools)
         c = job.container
         head_pool = head_node_pool(platform, to_head_settings(job)) if job.deployment_mode == "default" else None
         workload = PathwaysWorkload(
@@ -259,14 +256,10 @@ class PathwaysJob(ServingBackend[PathwaysJobConfig]):
                 labels=platform.k8s_labels,
                 head_pool=head_pool.pool_name if head_pool and c else None,
             ),
-            opts=platform.options(
+            opts=platform.workload_options(
                 jobset,
                 controller,
-                identity.service_account,
-                *identity.access,
-                platform.tenancy,
                 *buckets.depends_on("scratch"),
-                *pools,
                 *([head_pool.node_pool] if isinstance(head_pool, CpuNodePool) else []),
             ),
         )

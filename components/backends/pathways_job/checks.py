@@ -22,7 +22,7 @@ from .settings import (
 )
 
 
-def problems(cfg: Stack, job: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
+def problems(cfg: Stack, serving: PathwaysJobConfig, shape: SliceShape, pools: int) -> list[str]:
     """The CRD accepts the machine type; batch has a container; JobSet is new enough; the head fits."""
     key = f"{PROJECT_NAMESPACE}:serving"
     found: list[str] = []
@@ -31,33 +31,34 @@ def problems(cfg: Stack, job: PathwaysJobConfig, shape: SliceShape, pools: int) 
             f"{key}.slices: machine type {shape.machine_type.name!r} is not accepted by the PathwaysJob API; "
             f"valid: {', '.join(PATHWAYS_JOB_MACHINE_TYPES)}"
         )
-    if job.workload == "batch" and job.container is None:
+    if serving.workload == "batch" and serving.container is None:
         found.append(f"{key}.container: required for a batch workload (the user's container)")
-    if job.workload == "interactive" and job.container is not None:
+    if serving.workload == "interactive" and serving.container is not None:
         found.append(f"{key}.container: an interactive workload has no container; a JAX client connects instead")
-    if parse_version(job.jobset_version) < parse_version(JOBSET_FOR_PATHWAYS_JOB):
+    if parse_version(serving.jobset_version) < parse_version(JOBSET_FOR_PATHWAYS_JOB):
         found.append(
-            f"{key}.jobsetVersion = {json.dumps(job.jobset_version)}: PathwaysJob needs JobSet {JOBSET_FOR_PATHWAYS_JOB} or later"
+            f"{key}.jobsetVersion = {json.dumps(serving.jobset_version)}: PathwaysJob needs JobSet "
+            f"{JOBSET_FOR_PATHWAYS_JOB} or later"
         )
-    if "max_slice_restarts" in job.model_fields_set and not job.elastic_slices:
+    if "max_slice_restarts" in serving.model_fields_set and not serving.elastic_slices:
         # pathways-job v0.1.4 pathwaysjob_controller.go l.712-715: the workers' backoffLimit takes maxSliceRestarts
         # only when controller.elasticSlices > 0; otherwise the field is read nowhere (the CRD's description says
         # "Used with elasticSlices", pathwaysjob-v0.1.4 CRD).
         found.append(
-            f"{key}.maxSliceRestarts = {job.max_slice_restarts}: has no effect without elasticSlices (the PathwaysJob "
-            "controller reads it only for elastic slices); set elasticSlices, or remove maxSliceRestarts and use "
-            "maxRestarts (JobSet restarts of the whole job)"
+            f"{key}.maxSliceRestarts = {serving.max_slice_restarts}: has no effect without elasticSlices (the "
+            "PathwaysJob controller reads it only for elastic slices); set elasticSlices, or remove maxSliceRestarts "
+            "and use maxRestarts (JobSet restarts of the whole job)"
         )
-    if job.elastic_slices is not None and job.elastic_slices >= pools:
-        found.append(f"{key}.elasticSlices = {job.elastic_slices}: must be fewer than the {pools} slice(s)")
+    if serving.elastic_slices is not None and serving.elastic_slices >= pools:
+        found.append(f"{key}.elasticSlices = {serving.elastic_slices}: must be fewer than the {pools} slice(s)")
     scratch = cfg.bucket("scratch")
     if scratch is None or scratch.workload_access != "readWrite":
         found.append(
             f"{PROJECT_NAMESPACE}:buckets: pathways-job needs a `scratch` bucket with workloadAccess readWrite (pathwaysDir)"
         )
-    if job.deployment_mode == "default":
-        found += _head_fit_problems(cfg, job)
-    elif job.workload == "interactive":
+    if serving.deployment_mode == "default":
+        found += _head_fit_problems(cfg, serving)
+    elif serving.workload == "interactive":
         found.append(
             f'{key}.deploymentMode = "colocate_head_with_workers": an interactive job has no pod template, so the '
             "controller's head pod carries no toleration for the TPU nodes' google.com/tpu taint and cannot be "

@@ -9,7 +9,6 @@ from collections.abc import Mapping
 from ...catalog import SliceShape
 from ...controllers import JOBSET
 from ...job_alerts import JobPods
-from ...models import ModelSize
 from ...node_identity import Access
 from ...observability import ServingMetrics
 from ...prober import ProbeTarget
@@ -110,12 +109,8 @@ class Saxml(ServingBackend[SaxmlServingConfig]):
 
     name = NAME
     settings = SaxmlServingConfig
-
-    def problems(self, cfg: Stack, serving: SaxmlServingConfig, shape: SliceShape, pools: int) -> list[str]:
-        return checks.problems(cfg, serving, shape, pools)
-
-    def model_size(self, serving: SaxmlServingConfig) -> ModelSize | None:
-        return largest_model(serving)
+    problems = staticmethod(checks.problems)
+    model_size = staticmethod(largest_model)
 
     def ingress(self, serving: SaxmlServingConfig) -> tuple[dict[str, str], list[int]]:
         """sax-http takes clients on its HTTP port."""
@@ -222,7 +217,6 @@ class Saxml(ServingBackend[SaxmlServingConfig]):
         """The JobSet install and the Sax servers, with the publication Job."""
         name, identity = platform.name, platform.identity
         jobset = platform.install(JOBSET, serving.jobset_version, ())
-        pools = list(platform.slices.pools)
         workload = SaxmlServing(
             f"{name}-saxml",
             SaxmlServingArgs(
@@ -242,7 +236,7 @@ class Saxml(ServingBackend[SaxmlServingConfig]):
                 labels=platform.k8s_labels,
                 priority_class_name=SERVING_PRIORITY,
             ),
-            opts=platform.options(jobset, identity.service_account, *identity.access, platform.tenancy, *pools),
+            opts=platform.workload_options(jobset),
         )
         model = serving.models[0].model if serving.models else f"{serving.cell}/<model>"
         examples = {

@@ -9,27 +9,17 @@ from ... import lws
 from ...catalog import SliceShape
 from ...compute_class import Fallback
 from ...controllers import LWS
-from ...models import ModelSize
 from ...naming import compute_class_name
 from ...observability import ServingMetrics
-from ...podspec import Shutdown
 from ...prober import ProbeTarget
 from ...quota import PodSet
 from ...serve_time import Engine, EngineProfile
 from ...settings import to_settings
-from ...tenancy import SERVING_PRIORITY, IsolatedPods
+from ...tenancy import IsolatedPods
 from ...versions import PINS
-from .. import rollout, scaling
-from ..base import (
-    Built,
-    Gap,
-    Platform,
-    ServingBackend,
-    ServingEndpoint,
-    Stack,
-    longest_request_seconds,
-    probes_startup_seconds,
-)
+from .. import scaling
+from ..base import Built, Gap, Platform
+from ..groups import GroupBackend, GroupServing, group_arguments
 from . import checks, disagg_backend
 from .args import (
     SecretKey,
@@ -64,33 +54,33 @@ from .settings import (
 )
 
 
-def leaders(serving: VllmServingConfig) -> dict[str, str]:
-    """Labels of the leader pods, which run the OpenAI-compatible server."""
-    return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
-
-
-class Vllm(ServingBackend[VllmServingConfig]):
-    """vLLM TPU: leader-worker groups of one LeaderWorkerSet, one slice each, or in the disaggregated mode a
-    DisaggregatedSet of a prefill and a decode role (:mod:`.disagg_backend`)."""
+class Vllm(GroupBackend[VllmServingConfig]):
+    """vLLM TPU: leader-worker groups of one LeaderWorkerSet, one slice each, whose leaders run the OpenAI-compatible
+    server; in the disaggregated mode a DisaggregatedSet of a prefill and a decode role (:mod:`.disagg_backend`),
+    which answers for itself where it differs."""
 
     name = NAME
     settings = VllmServingConfig
-    restarts_as_a_whole = False
+    port = HTTP_PORT
+    health_path = HEALTH_PATH
+    waiting = VllmMetric.REQUESTS_WAITING.value
+    problems = staticmethod(checks.problems)
+    model_size = staticmethod(served_model_size)
 
-    def problems(self, cfg: Stack, serving: VllmServingConfig, shape: SliceShape, pools: int) -> list[str]:
-        return checks.problems(cfg, serving, shape, pools)
+    def leaders(self, serving: VllmServingConfig) -> dict[str, str]:
+        """The LWS name label and ``role: leader`` (as upstream)."""
+        return {lws.NAME_LABEL: serving.name, ROLE_LABEL: "leader"}
 
-    def model_size(self, serving: VllmServingConfig) -> ModelSize | None:
-        return served_model_size(serving)
-
-    def startup_seconds(self, serving: VllmServingConfig) -> int:
-        return probes_startup_seconds(serving)
+    def models(self, serving: VllmServingConfig) -> tuple[str, ...]:
+        """``servedModelName`` and its aliases."""
+        return (serving.served_model_name, *serving.served_model_aliases)
 
     def ingress(self, serving: VllmServingConfig) -> tuple[dict[str, str], list[int]]:
-        """The leader pods take clients on the serving port."""
+        """The leader pods take clients on the serving port; the decode leaders in the disaggregated mode
+        (:func:`.disagg_backend.ingress`)."""
         if serving.disaggregation is not None:
             return disagg_backend.ingress(serving)
-        return leaders(serving), [HTTP_PORT]
+        return super().ingress(serving)
 
     def metrics(self, serving: VllmServingConfig) -> ServingMetrics:
         """The leaders' server exports vLLM's metrics on the serving port, its HTTP responses by status among them; the
@@ -98,7 +88,7 @@ class Vllm(ServingBackend[VllmServingConfig]):
         if serving.disaggregation is not None:
             return disagg_backend.metrics(serving)
         return leader_metrics(
-            serving.name, leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving)
+            serving.name, self.leaders(serving), scaling.fewest_groups(serving), scaling.autoscalers(serving)
         )
 
     def probe(self, serving: VllmServingConfig) -> ProbeTarget:
@@ -114,9 +104,7 @@ class Vllm(ServingBackend[VllmServingConfig]):
         identity, buckets = platform.identity, platform.buckets
         hf = serving.loader == WeightsLoader.HUGGING_FACE
         return VllmServingArgs(
-            namespace=identity.namespace_name,
-            service_account=identity.service_account_name,
-            shape=platform.slices.shape,
+            **group_arguments(platform, serving),
             model=serving.model,
             served_model_name=serving.served_model_name,
             served_model_aliases=serving.served_model_aliases,
@@ -128,20 +116,10 @@ class Vllm(ServingBackend[VllmServingConfig]):
             cache_bucket=buckets.names["scratch"] if serving.compilation_cache else None,
             cache_path=f"{CACHE_FOLDER}/{serving.name}",
             hf_token_secret=to_settings(serving.hf_token_secret, SecretKey) if serving.hf_token_secret else None,
-            # the HPA's minimum with autoscaling (the LeaderWorkerSet then has no replicas): what canaryGroups counts from
-            replicas=serving.autoscaling.min_replicas if serving.autoscaling is not None else serving.replicas,
-            autoscaled=serving.autoscaling is not None,
-            rollout=serving.rollout,
-            canary_groups=serving.canary_groups,
-            lws_version=serving.lws_version,
-            name=serving.name,
-            service_name=serving.service_name,
             engine=to_settings(serving.engine, VllmEngineSettings),
             images=to_settings(serving.images, VllmImages),
             probes=to_settings(serving.probes, VllmProbeSettings),
-            shutdown=Shutdown(longest_request_seconds(platform.settings)),
             requests=to_settings(serving.requests, VllmRequests),
-            priority_class_name=SERVING_PRIORITY,
             # On an existing cluster the groups take only the stack's named pools (tpuSlices[].existingNodePools):
             # without it they take any pool of the slice's shape, another tenant's included. GKE labels each node with
             # its pool's name, cloud.google.com/gke-nodepool
@@ -155,7 +133,6 @@ class Vllm(ServingBackend[VllmServingConfig]):
             compute_class=compute_class_name(identity.namespace_name) if self.fallback(serving) else None,
             zones=max(1, len(platform.slices.zones)),
             zone_spread=serving.zone_spread,
-            labels=platform.k8s_labels,
         )
 
     def fallback(self, serving: VllmServingConfig) -> tuple[Fallback, ...]:
@@ -167,7 +144,7 @@ class Vllm(ServingBackend[VllmServingConfig]):
         """What keeps vLLM serving from an SLO: groups over several VMs (:func:`caution`), a minimum of one group of
         several (:func:`~..scaling.fewest_groups_gap`), and the disaggregated mode's own
         (:func:`.disagg_backend.production_gaps`)."""
-        gaps = [g for g in [scaling.fewest_groups_gap(serving)] if g and serving.disaggregation is None]
+        gaps = list(super().production_gaps(serving, shape)) if serving.disaggregation is None else []
         if serving.disaggregation is None and caution(shape) is not None:
             gaps.insert(
                 0,
@@ -194,67 +171,39 @@ class Vllm(ServingBackend[VllmServingConfig]):
         return [*gaps, *disagg_backend.production_gaps(serving, shape)]
 
     def build(self, platform: Platform, serving: VllmServingConfig) -> Built:
-        """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA;
-        the ``caution`` output when the groups span several VMs (:func:`caution`)."""
+        """The LWS install, the LeaderWorkerSet and its Service, and with autoscaling the metrics adapter and the HPA
+        (:meth:`~..groups.GroupBackend.built`), or in the disaggregated mode the DisaggregatedSet
+        (:func:`.disagg_backend.build`); the ``caution`` output when the groups span several VMs (:func:`caution`)."""
         built = self._build(platform, serving)
         if (text := caution(platform.slices.shape)) is not None:
             built.outputs["caution"] = text
         return built
 
     def _build(self, platform: Platform, serving: VllmServingConfig) -> Built:
-        name, identity = platform.name, platform.identity
-        lws_install = platform.install(LWS, serving.lws_version, ())
-        if serving.disaggregation is not None:
-            built = disagg_backend.build(platform, serving, lws_install, self.serving_args(platform, serving))
-            built.installs.insert(0, lws_install)
-            return built
-        pools = [*platform.slices.pools, *([platform.slices.compute_class] if platform.slices.compute_class else [])]
+        install = platform.install(LWS, serving.lws_version, ())
         args = self.serving_args(platform, serving)
-        workload = VllmServing(
-            f"{name}-serving",
-            args,
-            opts=platform.options(lws_install, identity.service_account, *identity.access, platform.tenancy, *pools),
+        if serving.disaggregation is not None:
+            built = disagg_backend.build(platform, serving, install, args)
+            built.installs.insert(0, install)
+            return built
+        workload = VllmServing(f"{platform.name}-serving", args, opts=platform.workload_options(install))
+        example = ("completionExample", workload.completion_example)
+        return self.built(
+            platform, serving, install, GroupServing(workload, workload.service, example, shutdown(args).grace_seconds)
         )
-        built = Built(
-            installs=[lws_install],
-            outputs={
-                "service": workload.service.metadata.name,
-                "leaderPod": workload.leader_pod,
-                "portForward": workload.port_forward,
-                "completionExample": workload.completion_example,
-                "rollout": rollout.plan_output(
-                    rollout.plan(
-                        platform.settings, serving, probes_startup_seconds(serving), shutdown(args).grace_seconds
-                    ),
-                    platform.platform_upgrades_held,
-                ),
-            },
-            endpoint=ServingEndpoint(
-                serving.service_name,
-                HTTP_PORT,
-                HEALTH_PATH,
-                self.ingress(serving)[0],
-                models=(serving.served_model_name, *serving.served_model_aliases),
-            ),
-        )
-        if serving.autoscaling is not None:
-            scaling.add_autoscaler(
-                platform, built, serving, (VllmMetric.REQUESTS_WAITING.value, probes_startup_seconds(serving)), workload
-            )
-        return built
 
     def spare_slices(self, serving: VllmServingConfig, pools: int) -> int:
         """The surge group's spare slices: one per role in the disaggregated mode (its rollouts surge by the
         DisaggregatedSet's default), else the single engine's (none in place)."""
         if serving.disaggregation is not None:
             return len(roles(serving))
-        return scaling.spare_slices(serving, pools)
+        return super().spare_slices(serving, pools)
 
     def restart_unit_chips(self, serving: VllmServingConfig, chips: int) -> int:
         """One group restarts at once: the chips of its share of the slices."""
         if serving.disaggregation is not None:
             return disagg_backend.restart_unit_chips(serving, chips)
-        return scaling.restart_unit_chips(serving, chips)
+        return super().restart_unit_chips(serving, chips)
 
     def quota_pods(self, serving: VllmServingConfig, shapes: Mapping[str, SliceShape], pools: int) -> list[PodSet]:
         """The LeaderWorkerSet's groups at their maximum, with a surge rollout's extra group; per role in the
@@ -279,11 +228,8 @@ class Vllm(ServingBackend[VllmServingConfig]):
             )
         ]
 
-    def always_on_slices(self, serving: VllmServingConfig, pools: int) -> int:
-        return scaling.always_on_slices(serving, pools)
-
     def from_zero_pools(self, serving: VllmServingConfig, by_kind: Mapping[str, Sequence[str]]) -> set[str] | None:
-        """Per role in the disaggregated mode; else None (the slices after :func:`always_on_slices`)."""
+        """Per role in the disaggregated mode; else None (the slices after :meth:`always_on_slices`)."""
         return disagg_backend.from_zero_pools(serving, by_kind) if serving.disaggregation is not None else None
 
     def isolation(self, serving: VllmServingConfig) -> IsolatedPods | None:

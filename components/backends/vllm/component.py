@@ -5,10 +5,10 @@ import pulumi_kubernetes as k8s
 
 from ... import lws
 from ...autoscaling import AutoscalingSettings
-from ...options import child_options
 from ...validation import check_arguments
 from ...versions import PINS
 from ..base import ServingNeighbours
+from ..groups import group_resources, leader_pod, port_forward
 from .args import VllmServingArgs, WeightsLoader
 from .facts import HTTP_PORT, caution, unpinned_revision, unverified_engine
 from .neighbours import neighbours
@@ -17,7 +17,7 @@ from .pods import leader_worker_set_spec, service_args
 
 def client_examples(namespace: str, service: str, model: str) -> tuple[str, str]:
     """``kubectl port-forward`` to ``service``'s serving port, and a ``curl`` completion of ``model`` through it."""
-    forward = f"kubectl -n {namespace} port-forward svc/{service} {HTTP_PORT}:{HTTP_PORT}"
+    forward = port_forward(namespace, service, HTTP_PORT)
     completion = (
         f"curl -s localhost:{HTTP_PORT}/v1/completions -H 'Content-Type: application/json' "
         f'-d \'{{"model": "{model}", "prompt": "What are the top 5 programming languages", '
@@ -51,24 +51,13 @@ class VllmServing(pulumi.ComponentResource):
         args = check_arguments(f"VllmServing {name!r}", args, VllmServingArgs)
         super().__init__("tpu-serving:index:VllmServing", name, None, opts)
         self._args = args
-        self.leader_worker_set = lws.leader_worker_set(
-            f"{name}-lws",
-            k8s.meta.v1.ObjectMetaArgs(
-                name=args.name,
-                namespace=args.namespace,
-                labels=dict(args.labels),
-                annotations=dict(lws.ONE_GROUP_PER_NODE_POOL),
-            ),
-            leader_worker_set_spec(args),
-            child_options(self, opts),
+        children = group_resources(
+            self, name, args, (lws.ONE_GROUP_PER_NODE_POOL, leader_worker_set_spec(args), service_args(args)), opts
         )
-        self.disruption_budget = k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            lws.leader_worker_set_disruption_budget(args.name, args.namespace, args.labels),
-            opts=child_options(self, opts),
-        )
-        self.service = k8s.core.v1.Service(f"{name}-svc", service_args(args), opts=child_options(self, opts))
-        self.leader_pod = f"{args.name}-0"
+        self.leader_worker_set = children.leader_worker_set
+        self.disruption_budget = children.disruption_budget
+        self.service = children.service
+        self.leader_pod = leader_pod(args.name)
         self.port_forward, self.completion_example = client_examples(
             args.namespace, args.service_name, args.served_model_name
         )

@@ -377,15 +377,8 @@ def build(platform: Platform, serving: VllmServingConfig, install: ControllerIns
     """The DisaggregatedSet and its Service on both roles' node pools (``base``: the engine's arguments from the
     settings), and an HPA per autoscaled role."""
     assert serving.disaggregation is not None
-    pools = list(platform.slices.pools)
     args = arguments(platform, serving, base)
-    workload = VllmDisaggregatedServing(
-        f"{platform.name}-serving",
-        args,
-        opts=platform.options(
-            install, platform.identity.service_account, *platform.identity.access, platform.tenancy, *pools
-        ),
-    )
+    workload = VllmDisaggregatedServing(f"{platform.name}-serving", args, opts=platform.workload_options(install))
     built = Built(
         outputs={
             "disaggregatedSet": serving.name,

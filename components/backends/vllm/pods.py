@@ -26,6 +26,7 @@ from ...podspec import (
     term_trap,
 )
 from ...spread import group_zone_spread, standing_groups
+from .. import groups
 from . import file_cache
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -469,18 +470,6 @@ def service_args(args: VllmServingArgs) -> k8s.core.v1.ServiceInitArgs:
 def leader_service(
     name: str, namespace: str, labels: Mapping[str, str], leaders: Mapping[str, str]
 ) -> k8s.core.v1.ServiceInitArgs:
-    """ClusterIP Service ``name`` on the serving port of the pods labelled ``leaders``; it skips Pulumi's await
-    (:data:`~tpu_serving.lws.SKIP_SERVICE_AWAIT`: the model servers take far longer to be ready)."""
-    return k8s.core.v1.ServiceInitArgs(
-        metadata=k8s.meta.v1.ObjectMetaArgs(
-            name=name,
-            namespace=namespace,
-            labels=dict(labels),
-            annotations=dict(lws.SKIP_SERVICE_AWAIT),
-        ),
-        spec=k8s.core.v1.ServiceSpecArgs(
-            type="ClusterIP",
-            selector=dict(leaders),
-            ports=[k8s.core.v1.ServicePortArgs(protocol="TCP", name="http", port=HTTP_PORT, target_port=HTTP_PORT)],
-        ),
-    )
+    """ClusterIP Service ``name`` on the serving port of the pods labelled ``leaders``
+    (:func:`~tpu_serving.backends.groups.leader_service`)."""
+    return groups.leader_service(name, namespace, labels, leaders, ("http", HTTP_PORT))

@@ -229,7 +229,8 @@ class Built:
     """What a backend built: its controller installs and its stack outputs."""
 
     installs: list[ControllerInstall] = field(default_factory=list)
-    outputs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, object] = field(default_factory=dict)
+    """Its stack outputs, by name (the deployment exports them beside its own)."""
     endpoint: ServingEndpoint | None = None
     """Its HTTP entry, when a gateway may front it."""
     cloud: list[CloudResource] = field(default_factory=list)

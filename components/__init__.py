@@ -46,7 +46,7 @@ from .buckets import (
     StorageClass,
 )
 from .capacity import Capacity
-from .catalog import CatalogError, SliceShape
+from .catalog import CatalogError, SliceShape, node_selector
 from .cluster import CloudNat, CpuPoolArgs, ReleaseChannel, TpuCluster, TpuClusterArgs
 from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
 from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests, WatchedDeployment
@@ -69,7 +69,7 @@ from .lws import Rollout
 from .maintenance import ExclusionScope, MaintenanceExclusion, MaintenanceSettings
 from .models import Attention, ModelSize, WeightPrecision
 from .node_identity import Access, BucketGrant
-from .nodepool import TpuNodePool, TpuNodePoolArgs, node_selector
+from .nodepool import TpuNodePool, TpuNodePoolArgs
 from .observability import (
     Observability,
     ObservabilityArgs,

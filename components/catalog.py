@@ -449,3 +449,16 @@ def pool_slice(machine_type_name: str, tpu_topology: str | None) -> SliceShape |
         return None
     mt = MACHINE_TYPES[machine_type_name]
     return slice_shape(machine_type_name, tpu_topology or mt.topologies[0])
+
+
+ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+"""Node label GKE sets to the TPU generation's accelerator name."""
+
+
+TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+"""Node label GKE sets to the slice topology."""
+
+
+def node_selector(shape: SliceShape) -> dict[str, str]:
+    """The node selector that lands a pod on a slice of ``shape``."""
+    return {ACCELERATOR_LABEL: shape.generation.gke_accelerator, TOPOLOGY_LABEL: shape.topology}

@@ -30,6 +30,7 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic import AfterValidator
 
 from .spread import zone_spread
 from .validation import Choice, check_arguments
@@ -477,3 +478,15 @@ class ControllerInstall(pulumi.ComponentResource):
 def installs_by_group(installs: Sequence[ControllerInstall]) -> dict[str, str]:
     """API group -> installed release, for stack outputs and schema checks."""
     return {i.api_group: i.version for i in installs}
+
+
+def release_validator(controller: Controller) -> AfterValidator:
+    def check(value: str) -> str:
+        if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
+            raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")
+        newer = controller.newer_problem(value)
+        if newer:
+            raise ValueError(newer)
+        return value
+
+    return AfterValidator(check)

@@ -24,10 +24,9 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .catalog import SliceShape
+from .catalog import SliceShape, node_selector
 from .cluster import CpuPoolArgs, cluster_name_problem
 from .gcp_zones import per_zone_minimum
-from .identity import node_service_account_problem
 from .kubeconfig import cluster_identifier, existing_server, kubeconfig
 from .naming import (
     NameLimit,
@@ -35,8 +34,7 @@ from .naming import (
     project_id_problem,
     zone_problems,
 )
-from .node_identity import BUCKET_ROLES, BucketGrant
-from .nodepool import node_selector
+from .node_identity import BUCKET_ROLES, BucketGrant, node_service_account_problem
 from .options import child_options
 from .settings import CreateOrExisting, described
 from .validation import check_arguments

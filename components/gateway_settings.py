@@ -16,6 +16,7 @@ from .naming import (
     project_problems,
     region_problems,
 )
+from .podspec import REQUEST_TIMEOUT_SECONDS
 from .settings import described, proxy_only_subnet_problem
 from .versions import PINS
 
@@ -132,7 +133,7 @@ class GatewaySettings:
         "Longest request the load balancer lets run, in seconds (GCPBackendPolicy timeoutSec; the backend "
         "service default of 30 s would cut off long completions and streams), and how long it lets the requests "
         "on a removed endpoint finish (connectionDraining.drainingTimeoutSec, at most 3600).",
-        default=300,
+        default=REQUEST_TIMEOUT_SECONDS,
         ge=1,
         le=CONNECTION_DRAINING_MAX_SECONDS,
     )

@@ -36,29 +36,6 @@ def service_account_email_problem(email: str | None) -> str:
     return "must be a GCP service account's email, <account id>@<project>.iam.gserviceaccount.com"
 
 
-NODE_SERVICE_ACCOUNT_EMAIL = re.compile(
-    r"^(?:[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam"
-    r"|[0-9]{1,20}-compute@developer)\.gserviceaccount\.com$"
-)
-"""The email of an account node pools can run as: a user-managed service account's,
-``<account id>@<project id>.iam.gserviceaccount.com`` (an account id of 6 to 30 lower-case letters, digits and hyphens,
-a letter first; a project id of the same form), or the Compute Engine default service account's,
-``<project number>-compute@developer.gserviceaccount.com``, which GKE's nodes run as when none is named (IAM,
-"Service accounts overview", https://cloud.google.com/iam/docs/service-account-overview, and "Service account types",
-https://cloud.google.com/iam/docs/service-account-types, read 2026-12-03)."""
-
-
-def node_service_account_problem(email: str | None) -> str:
-    """Why ``email`` is not the email of an account node pools can run as (:data:`NODE_SERVICE_ACCOUNT_EMAIL`), or
-    ``""``."""
-    if email is None or NODE_SERVICE_ACCOUNT_EMAIL.match(email):
-        return ""
-    return (
-        "must be a service account's email: <account id>@<project id>.iam.gserviceaccount.com (a user-managed "
-        "account) or <project number>-compute@developer.gserviceaccount.com (the Compute Engine default account)"
-    )
-
-
 IAM_MEMBER = re.compile(
     r"^(?:(?:user|group|serviceAccount):[^@\s:]+@[^@\s:]+\.[^@\s:]+"
     r"|domain:[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+"

@@ -11,7 +11,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from .controllers import LWS, parse_version
-from .nodepool import NODEPOOL_LABEL
+from .naming import NODEPOOL_LABEL
 
 API_VERSION = "leaderworkerset.x-k8s.io/v1"
 KIND = "LeaderWorkerSet"

@@ -20,6 +20,10 @@ from .gcp_zones import READ as ZONES_READ
 from .gcp_zones import SOURCE as ZONES_SOURCE
 from .gcp_zones import zones_of
 
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+"""Node label GKE sets to the node pool name (the exclusive-topology key of LWS and JobSet)."""
+
+
 _LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 _CONTINENTS = "africa|asia|australia|europe|me|northamerica|southamerica|us"

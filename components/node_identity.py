@@ -10,6 +10,7 @@ with the project roles every GKE node needs (logs, metrics, image pulls) plus bu
 roles for its host-network pods, and nothing project-wide beyond that.
 """
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -17,6 +18,29 @@ import pulumi
 from pulumi_gcp import projects, serviceaccount, storage
 
 from .validation import Choice
+
+NODE_SERVICE_ACCOUNT_EMAIL = re.compile(
+    r"^(?:[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam"
+    r"|[0-9]{1,20}-compute@developer)\.gserviceaccount\.com$"
+)
+"""The email of an account node pools can run as: a user-managed service account's,
+``<account id>@<project id>.iam.gserviceaccount.com`` (an account id of 6 to 30 lower-case letters, digits and hyphens,
+a letter first; a project id of the same form), or the Compute Engine default service account's,
+``<project number>-compute@developer.gserviceaccount.com``, which GKE's nodes run as when none is named (IAM,
+"Service accounts overview", https://cloud.google.com/iam/docs/service-account-overview, and "Service account types",
+https://cloud.google.com/iam/docs/service-account-types, read 2026-12-03)."""
+
+
+def node_service_account_problem(email: str | None) -> str:
+    """Why ``email`` is not the email of an account node pools can run as (:data:`NODE_SERVICE_ACCOUNT_EMAIL`), or
+    ``""``."""
+    if email is None or NODE_SERVICE_ACCOUNT_EMAIL.match(email):
+        return ""
+    return (
+        "must be a service account's email: <account id>@<project id>.iam.gserviceaccount.com (a user-managed "
+        "account) or <project number>-compute@developer.gserviceaccount.com (the Compute Engine default account)"
+    )
+
 
 NODE_ROLES: tuple[str, ...] = (
     "roles/logging.logWriter",

@@ -17,7 +17,7 @@ from pulumi_gcp import compute, container, serviceaccount
 from . import capacity as capacity_rules
 from . import compute_class
 from .capacity import Capacity
-from .catalog import SliceShape
+from .catalog import SliceShape, node_selector
 from .cluster import CPU_POOL_IGNORE_CHANGES, node_config
 from .naming import (
     NameLimit,
@@ -34,12 +34,6 @@ from .options import child_options
 from .settings import described
 from .validation import check_arguments
 
-ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
-"""Node label GKE sets to the TPU generation's accelerator name."""
-TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
-"""Node label GKE sets to the slice topology."""
-NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
-"""Node label GKE sets to the node pool name (the exclusive-topology key of LWS and JobSet)."""
 TPU_RESOURCE = "google.com/tpu"
 """Extended resource (and NoSchedule taint key) of TPU nodes."""
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -195,11 +189,6 @@ class TpuNodePoolArgs:
 NODE_COUNT = "node_count"
 """The pool field the cluster autoscaler owns once a pool that starts with its slice autoscales (ignore_changes takes
 the Python name; the SDK translates it to the provider's ``nodeCount``)."""
-
-
-def node_selector(shape: SliceShape) -> dict[str, str]:
-    """The node selector that lands a pod on a slice of ``shape``."""
-    return {ACCELERATOR_LABEL: shape.generation.gke_accelerator, TOPOLOGY_LABEL: shape.topology}
 
 
 def starts_empty(args: TpuNodePoolArgs, pool_name: str) -> bool:

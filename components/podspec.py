@@ -6,8 +6,12 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
-from .gateway_settings import GatewaySettings
 from .settings import described
+
+REQUEST_TIMEOUT_SECONDS = 300
+"""The longest request the serving gateway lets run by default, in seconds: the default of both
+:attr:`GatewaySettings.request_timeout_seconds <tpu_serving.gateway_settings.GatewaySettings>` and the drain that
+follows an endpoint's removal."""
 
 
 def tcp_probe(port: int, period_seconds: int = 10, failure_threshold: int = 3) -> k8s.core.v1.ProbeArgs:
@@ -223,7 +227,7 @@ class Shutdown:
     request_seconds: int = described(
         "Longest request the gateway lets run, in seconds (the gateway's requestTimeoutSeconds): the server "
         "drains for as long before it stops.",
-        default=GatewaySettings().request_timeout_seconds,
+        default=REQUEST_TIMEOUT_SECONDS,
         ge=1,
         le=86400,
     )

@@ -30,7 +30,6 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from .controllers import Controller, parse_version
 from .naming import NameLimit, check_dns_name
 from .validation import BOUNDS, Choice, declared_checks, raising, type_hints
 
@@ -346,15 +345,3 @@ def _cidr(value: str) -> str:
 
 Cidr = Annotated[str, AfterValidator(_cidr)]
 """A CIDR block such as 10.0.0.0/8."""
-
-
-def release_validator(controller: Controller) -> AfterValidator:
-    def check(value: str) -> str:
-        if parse_version(value) < parse_version(controller.min_version or "v0.0.0"):
-            raise ValueError(f"{controller.name} {value} is older than the oldest supported, {controller.min_version}")
-        newer = controller.newer_problem(value)
-        if newer:
-            raise ValueError(newer)
-        return value
-
-    return AfterValidator(check)

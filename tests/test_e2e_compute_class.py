@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import require_toolchain
 from tpu_serving import catalog
+from tpu_serving.catalog import node_selector
 from tpu_serving.compute_class import (
     Fallback,
     TpuComputeClassArgs,
@@ -23,7 +24,6 @@ from tpu_serving.compute_class import (
     node_taints,
     toleration,
 )
-from tpu_serving.nodepool import node_selector
 from tpu_serving_tools.e2e import nodes
 from tpu_serving_tools.e2e.controlplane import ControlPlane
 from tpu_serving_tools.e2e.crds import install_crds

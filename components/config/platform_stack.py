@@ -16,19 +16,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, field_validator
 
 from ..autoscaling import AutoscalingSettings
-from ..controllers import JOBSET, LWS
+from ..controllers import JOBSET, LWS, release_validator
 from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
 from ..identity import iam_member_problem
 from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
-from ..settings import (
-    PROJECT_NAMESPACE,
-    CreateOrExisting,
-    K8sName,
-    Model,
-    declared,
-    release_validator,
-    settings_model,
-)
+from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, settings_model
 from ..validation import raising
 from .errors import ConfigError, describe_all
 from .existing_checks import existing_cluster_problems

@@ -43,7 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving import catalog, machines
-from tpu_serving.nodepool import ACCELERATOR_LABEL, NODEPOOL_LABEL, TOPOLOGY_LABEL, TPU_RESOURCE
+from tpu_serving.catalog import ACCELERATOR_LABEL, TOPOLOGY_LABEL
+from tpu_serving.naming import NODEPOOL_LABEL
+from tpu_serving.nodepool import TPU_RESOURCE
 from tpu_serving_tools.gcp_types import NODE_POOL
 
 from .controlplane import KWOK_LABEL, ControlPlane

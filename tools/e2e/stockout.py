@@ -28,7 +28,7 @@ from typing import Any
 
 from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving.compute_class import SPOT_LABEL, Fallback
-from tpu_serving.nodepool import NODEPOOL_LABEL
+from tpu_serving.naming import NODEPOOL_LABEL
 from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import expectations_from
 

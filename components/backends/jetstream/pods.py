@@ -15,8 +15,9 @@ from dataclasses import fields
 import pulumi_kubernetes as k8s
 
 from ... import lws
-from ...catalog import SliceShape
-from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from ...catalog import SliceShape, node_selector
+from ...naming import NODEPOOL_LABEL
+from ...nodepool import TPU_RESOURCE
 from ...podspec import (
     container_security,
     http_probes,

@@ -7,19 +7,11 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import Field, field_validator, model_validator
 
 from ...buckets import is_object_path
-from ...controllers import LWS
+from ...controllers import LWS, release_validator
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import ModelSize
 from ...podspec import ProbeSettings
-from ...settings import (
-    K8sName,
-    Model,
-    SingleGroup,
-    StackInt,
-    declared,
-    release_validator,
-    settings_model,
-)
+from ...settings import K8sName, Model, SingleGroup, StackInt, declared, settings_model
 from ..scaling import AutoscalingConfig
 from .args import MaxTextSettings, PathwaysImages, PathwaysRequests, PathwaysServingArgs
 

@@ -10,7 +10,7 @@ stack are published by a Job that reconciles the cell with the list (see
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...nodepool import NODEPOOL_LABEL
+from ...naming import NODEPOOL_LABEL
 from ...options import child_options
 from ...validation import check_arguments
 from .args import SaxmlServingArgs

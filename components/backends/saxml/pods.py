@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pulumi_kubernetes as k8s
 
-from ...nodepool import TPU_RESOURCE, node_selector
+from ...catalog import node_selector
+from ...nodepool import TPU_RESOURCE
 from ...podspec import container_security, pod_security, requests, tcp_probe
 from ...spread import zone_spread_args
 from .args import SaxmlServingArgs

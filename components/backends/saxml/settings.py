@@ -7,17 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
-from ...controllers import JOBSET
+from ...controllers import JOBSET, release_validator
 from ...models import ModelSize, Precision, WeightPrecision
-from ...settings import (
-    Cidr,
-    Model,
-    SingleGroup,
-    StackFloat,
-    StackInt,
-    release_validator,
-    settings_model,
-)
+from ...settings import Cidr, Model, SingleGroup, StackFloat, StackInt, settings_model
 from .args import SaxmlImages
 
 NAME = "saxml"

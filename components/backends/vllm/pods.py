@@ -14,8 +14,10 @@ from collections.abc import Mapping, Sequence
 import pulumi_kubernetes as k8s
 
 from ... import compute_class, lws
+from ...catalog import node_selector
 from ...gateway_settings import SERVER_KEEPALIVE_SECONDS
-from ...nodepool import NODEPOOL_LABEL, TPU_RESOURCE, node_selector
+from ...naming import NODEPOOL_LABEL
+from ...nodepool import TPU_RESOURCE
 from ...podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
     container_security,

@@ -10,7 +10,7 @@ from pydantic.alias_generators import to_camel
 from ...buckets import is_object_path
 from ...catalog import SliceShape
 from ...compute_class import FALLBACK_DESCRIPTION, Fallback
-from ...controllers import LWS
+from ...controllers import LWS, release_validator
 from ...lws import ROLLOUT_DESCRIPTION, Rollout
 from ...models import ModelSize, size_example
 from ...settings import (
@@ -21,7 +21,6 @@ from ...settings import (
     StackBool,
     StackInt,
     declared,
-    release_validator,
     settings_model,
     to_settings,
 )

@@ -10,7 +10,7 @@ import pulumi
 from tpu_serving import TpuServingDeployment, TpuServingDeploymentArgs
 from tpu_serving.config import load_from_pulumi
 from tpu_serving.config.platform_stack import platform_from_pulumi
-from tpu_serving.platform import TpuPlatform, TpuPlatformArgs
+from tpu_serving.platform.tpu_platform import TpuPlatform, TpuPlatformArgs
 
 shared = platform_from_pulumi()
 if shared is not None:

@@ -6,7 +6,6 @@ Import the components into your own Pulumi program::
 """
 
 from . import catalog
-from .autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
 from .backends.base import ServingNeighbours
 from .backends.jetstream import (
     MaxTextSettings,
@@ -35,7 +34,26 @@ from .backends.vllm import (
 from .backends.vllm.file_cache import FileCache
 from .backends.vllm.kv import KvTransfer
 from .backends.vllm.progress import VllmProbeSettings
-from .buckets import (
+from .catalog import CatalogError, SliceShape, node_selector
+from .catalog.capacity import Capacity
+from .catalog.models import Attention, ModelSize, WeightPrecision
+from .common.podspec import ProbeSettings, Shutdown
+from .common.quota import PodSet
+from .common.settings import CreateOrExisting
+from .common.spread import ZoneSpread
+from .common.validation import ArgumentsError
+from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
+from .operations.autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from .operations.maintenance.host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
+from .operations.observability import (
+    Observability,
+    ObservabilityArgs,
+    ScrapeTarget,
+    ServingMetrics,
+    ServingSignals,
+)
+from .operations.observability_settings import ObservabilitySettings
+from .platform.buckets import (
     Buckets,
     BucketsArgs,
     BucketSpec,
@@ -45,14 +63,16 @@ from .buckets import (
     SharedBucketsArgs,
     StorageClass,
 )
-from .capacity import Capacity
-from .catalog import CatalogError, SliceShape, node_selector
-from .cluster import CloudNat, CpuPoolArgs, ReleaseChannel, TpuCluster, TpuClusterArgs
-from .compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
-from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests, WatchedDeployment
-from .cpu_nodepool import CpuNodePool, CpuNodePoolArgs
-from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
-from .existing import (
+from .platform.cluster import CloudNat, CpuPoolArgs, ReleaseChannel, TpuCluster, TpuClusterArgs
+from .platform.controllers import (
+    Controller,
+    ControllerInstall,
+    ControllerInstallArgs,
+    ControllerManifests,
+    WatchedDeployment,
+)
+from .platform.cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from .platform.existing import (
     ExistingCluster,
     ExistingClusterArgs,
     ExistingCpuNodePool,
@@ -61,30 +81,16 @@ from .existing import (
     ExistingTpuNodePoolArgs,
     GkeCluster,
 )
-from .gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
-from .host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
-from .identity import WorkloadIdentity, WorkloadIdentityArgs
-from .image_mirror import ImageMirror, ImageMirrorArgs
-from .lws import Rollout
-from .maintenance import ExclusionScope, MaintenanceExclusion, MaintenanceSettings
-from .models import Attention, ModelSize, WeightPrecision
-from .node_identity import Access, BucketGrant
-from .nodepool import TpuNodePool, TpuNodePoolArgs
-from .observability import (
-    Observability,
-    ObservabilityArgs,
-    ScrapeTarget,
-    ServingMetrics,
-    ServingSignals,
-)
-from .observability_settings import ObservabilitySettings
-from .podspec import ProbeSettings, Shutdown
-from .quota import PodSet
-from .services import ProjectServices, ProjectServicesArgs
-from .settings import CreateOrExisting
-from .spread import ZoneSpread
-from .tenancy import IsolatedPods, Tenancy, TenancyArgs
-from .validation import ArgumentsError
+from .platform.image_mirror import ImageMirror, ImageMirrorArgs
+from .platform.lws import Rollout
+from .platform.maintenance import ExclusionScope, MaintenanceExclusion, MaintenanceSettings
+from .platform.node_identity import Access, BucketGrant
+from .platform.services import ProjectServices, ProjectServicesArgs
+from .pools.compute_class import Fallback, TpuComputeClass, TpuComputeClassArgs
+from .pools.nodepool import TpuNodePool, TpuNodePoolArgs
+from .tenancy.identity import WorkloadIdentity, WorkloadIdentityArgs
+from .tenancy.tenant import IsolatedPods, Tenancy, TenancyArgs
+from .traffic.gateway import GatewaySettings, ServingGateway, ServingGatewayArgs
 
 __all__ = [
     # argument and settings types a program passes (library review 8, m1: docs/library-api.md says every one imports

@@ -18,11 +18,13 @@ from typing import Any
 
 import pulumi
 
+from .common.validation import check_arguments
 from .config.loading import validate_stack
 from .config.models import StackConfig
 from .config.production import production_output
+from .cost.platform_cost import share_of
+from .cost.serve_time import TIME_TO_SERVE, TOKEN_COST
 from .derived import allocation_output, cost_output, fallback_output, obtained_output, time_to_serve, token_cost
-from .inventory import cloud_resources
 from .phases import (
     PlatformParts,
     build_identity,
@@ -34,13 +36,11 @@ from .phases import (
     context,
     estimate_costs,
 )
-from .platform_cluster import PlatformCluster
-from .platform_cost import share_of
-from .pool_phase import build_pools
-from .route_phase import build_route
-from .serve_time import TIME_TO_SERVE, TOKEN_COST
+from .platform.inventory import cloud_resources
+from .platform.platform_cluster import PlatformCluster
+from .pools.pool_phase import build_pools
 from .stack_outputs import infrastructure_outputs
-from .validation import check_arguments
+from .traffic.route_phase import build_route
 
 
 def production_of(cfg: StackConfig, platform: PlatformParts) -> dict[str, object] | pulumi.Output[dict[str, object]]:

@@ -8,34 +8,37 @@ Pure functions of the validated settings (and of built parts' names for :func:`b
 from collections.abc import Mapping
 from typing import Literal, cast
 
-from . import capacity, compute_class, cost, serve_time
-from .allocation import Allocation, allocation
 from .backends import BACKENDS, scaling
 from .backends.rollout import maintenance_starts
-from .buckets import Buckets, BucketsArgs, BucketSpec, Purpose
-from .cluster import CpuPoolArgs, TpuClusterArgs
+from .catalog import capacity
+from .catalog.prices import PriceOverrides
+from .common.gcp_zones import per_zone_minimum
+from .common.naming import (
+    SERVING_PRIORITY,
+    bucket_name,
+    compute_class_name,
+)
+from .common.settings import to_settings
 from .config.checks import cpu_zones
 from .config.mirror import mode as mirror_mode
 from .config.mirror import needed_upstreams
 from .config.models import StackConfig, TpuSliceConfig
 from .config.serving_facts import maintenance_gate_runs
 from .config.slice_capacity import fallback_steps, has_fallback, obtained
-from .existing import ExistingClusterArgs
-from .gateway_settings import GatewaySettings, address_name
-from .gcp_zones import per_zone_minimum
-from .host_maintenance_job import HostMaintenanceGateArgs
-from .image_mirror import MirrorMode
-from .lws import surge_groups
-from .naming import (
-    SERVING_PRIORITY,
-    bucket_name,
-    compute_class_name,
-)
-from .node_identity import Access, BucketGrant
-from .prices import PriceOverrides
-from .services import required_apis
-from .settings import to_settings
-from .shared_vpc import network_path, subnetwork_path
+from .cost import estimate as cost
+from .cost import serve_time
+from .cost.allocation import Allocation, allocation
+from .operations.maintenance.host_maintenance_job import HostMaintenanceGateArgs
+from .platform.buckets import Buckets, BucketsArgs, BucketSpec, Purpose
+from .platform.cluster import CpuPoolArgs, TpuClusterArgs
+from .platform.existing import ExistingClusterArgs
+from .platform.image_mirror import MirrorMode
+from .platform.lws import surge_groups
+from .platform.node_identity import Access, BucketGrant
+from .platform.services import required_apis
+from .platform.shared_vpc import network_path, subnetwork_path
+from .pools import compute_class
+from .traffic.gateway_settings import GatewaySettings, address_name
 
 
 def bucket_grants(
@@ -77,8 +80,8 @@ def slice_allocation(cfg: StackConfig) -> Allocation:
 
 
 def cpu_pool_usage(cfg: StackConfig) -> list[cost.NodeUsage]:
-    """The created CPU pool at its minimum, which GKE keeps in each of its zones (:class:`~tpu_serving.cluster.CpuPoolArgs`):
-    the stack's zone, then the nodes its other zones add (:func:`tpu_serving.cost.pool_minimum`)."""
+    """The created CPU pool at its minimum, which GKE keeps in each of its zones (:class:`~tpu_serving.platform.cluster.CpuPoolArgs`):
+    the stack's zone, then the nodes its other zones add (:func:`tpu_serving.cost.estimate.pool_minimum`)."""
     pool, zones = cfg.cluster.cpu_pool, cpu_zones(cfg)
     each = per_zone_minimum(pool.min_nodes, len(zones))
     return cost.pool_minimum("cpu pool", pool.machine_type, each, pool.disk_size_gb, zones)
@@ -236,7 +239,7 @@ def cluster_network(cfg: StackConfig) -> str:
 
 def gateway_address_and_subnet(cfg: StackConfig, service: str) -> tuple[str, str]:
     """The Gateway's address and the subnet it is reserved in, for the Service ``service``: the address named
-    existing or the one the stack reserves (:func:`~tpu_serving.gateway_settings.address_name`), in
+    existing or the one the stack reserves (:func:`~tpu_serving.traffic.gateway_settings.address_name`), in
     ``gateway.addressSubnetwork``, else ``cluster.subnetwork``, else the network's name (an auto-mode network names
     its subnet in each region after itself). The gateway's arguments and the existing-cluster inventory read both."""
     g = cfg.gateway or GatewaySettings()
@@ -281,14 +284,14 @@ def image_streamed(cfg: StackConfig, image: str) -> bool:
     """Whether GKE streams ``image`` to the stack's TPU nodes: image streaming on the stack's own pools, and the image
     in Artifact Registry, named so or pulled through the stack's mirror (image streaming applies to Artifact Registry
     images only: https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming, "Requirements", as
-    :mod:`tpu_serving.image_mirror` cites it); an existing cluster's pools are not the stack's to set."""
+    :mod:`tpu_serving.platform.image_mirror` cites it); an existing cluster's pools are not the stack's to set."""
     in_registry = ARTIFACT_REGISTRY_HOST in image or mirror_mode(cfg) is not MirrorMode.NONE
     return cfg.cluster.image_streaming and not cfg.existing and in_registry
 
 
 def time_to_serve(cfg: StackConfig) -> list[str]:
     """How long a new serving group takes to serve, by slice kind, as a sum of published terms
-    (:func:`tpu_serving.serve_time.group_start`); a line that says so where no figure is published."""
+    (:func:`tpu_serving.cost.serve_time.group_start`); a line that says so where no figure is published."""
     if cfg.serving is None:
         return ["no serving group: the stack serves nothing"]
     backend = BACKENDS[cfg.serving.backend]
@@ -309,8 +312,8 @@ def time_to_serve(cfg: StackConfig) -> list[str]:
 
 def token_cost(cfg: StackConfig, estimate: cost.CostEstimate) -> list[str]:
     """What a million output tokens cost on each serving slice kind, where a throughput is published for its model,
-    shape and engine, at the stack's chip-hour price (:func:`tpu_serving.serve_time.token_cost_line`), then what they
-    cost the stack at its TPU ``estimate`` (:func:`tpu_serving.serve_time.stack_cost_line`)."""
+    shape and engine, at the stack's chip-hour price (:func:`tpu_serving.cost.serve_time.token_cost_line`), then what they
+    cost the stack at its TPU ``estimate`` (:func:`tpu_serving.cost.serve_time.stack_cost_line`)."""
     if cfg.serving is None:
         return ["no serving group: the stack serves nothing"]
     profile = BACKENDS[cfg.serving.backend].engine_profile(cfg.serving)

@@ -14,16 +14,22 @@ from typing import Any
 
 import pulumi
 
-from . import cost, host_maintenance
-from .allocation import Allocation
 from .backends import BACKENDS, Backend, Built, Platform, ServingSlices
 from .backends.rollout import node_upgrades_held
-from .buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
-from .cluster import TpuCluster
+from .common.naming import (
+    LIBRARY_LABEL_KEYS,
+    NameLimit,
+    dns_name,
+    gateway_name,
+    proxy_only_subnet_name,
+    workload_service_account_id,
+)
+from .common.settings import CreateOrExisting, to_settings
 from .config.checks import full_outage, namespace_pods
 from .config.mirror import mirrored_config
 from .config.models import StackConfig
-from .controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .cost import estimate as cost
+from .cost.allocation import Allocation
 from .derived import (
     bucket_grants,
     buckets_args,
@@ -37,30 +43,25 @@ from .derived import (
     slice_allocation,
     stack_apis,
 )
-from .egress import existing_cluster_nat, image_mirror
-from .existing import ExistingCluster, ExistingTpuNodePool
-from .gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
-from .host_maintenance_job import HostMaintenanceGate
-from .identity import WorkloadIdentity, WorkloadIdentityArgs
-from .image_mirror import ImageMirror
-from .naming import (
-    LIBRARY_LABEL_KEYS,
-    NameLimit,
-    dns_name,
-    gateway_name,
-    proxy_only_subnet_name,
-    workload_service_account_id,
-)
-from .node_identity import Access, BucketGrant
-from .nodepool import TpuNodePool
-from .observability import Observability, ObservabilityArgs, ServingMetrics
-from .observability_settings import ObservabilitySettings
-from .platform_cluster import PlatformCluster, PlatformClusterArgs
-from .services import ProjectServices, ProjectServicesArgs
-from .serving_metrics import through_gateway
-from .settings import CreateOrExisting, to_settings
-from .tenancy import SERVING_PRIORITY, Tenancy, TenancyArgs
-from .watched import watched_metrics
+from .operations.maintenance import host_maintenance
+from .operations.maintenance.host_maintenance_job import HostMaintenanceGate
+from .operations.observability import Observability, ObservabilityArgs, ServingMetrics
+from .operations.observability_settings import ObservabilitySettings
+from .operations.serving_metrics import through_gateway
+from .operations.watched import watched_metrics
+from .platform.buckets import Buckets, SharedBucket, SharedBuckets, SharedBucketsArgs
+from .platform.cluster import TpuCluster
+from .platform.controllers import Controller, ControllerInstall, ControllerInstallArgs, ControllerManifests
+from .platform.egress import existing_cluster_nat, image_mirror
+from .platform.existing import ExistingCluster, ExistingTpuNodePool
+from .platform.image_mirror import ImageMirror
+from .platform.node_identity import Access, BucketGrant
+from .platform.platform_cluster import PlatformCluster, PlatformClusterArgs
+from .platform.services import ProjectServices, ProjectServicesArgs
+from .pools.nodepool import TpuNodePool
+from .tenancy.identity import WorkloadIdentity, WorkloadIdentityArgs
+from .tenancy.tenant import SERVING_PRIORITY, Tenancy, TenancyArgs
+from .traffic.gateway import HEALTH_CHECK_RANGES, LISTENER_PORT, GatewaySettings, ServingGateway, ServingGatewayArgs
 
 PART_OF = "tpu-serving"
 
@@ -367,7 +368,7 @@ def build_traffic(
     ctx: Context, platform: PlatformParts, identity: IdentityParts, tenancy: TenancyParts, serving: ServingParts
 ) -> TrafficParts:
     """The internal Gateway in front of the backend's Service (GKE serves the Gateway API and, from
-    1.34.0-gke.1626000, the InferencePool CRD itself: :data:`tpu_serving.gateway.INFERENCE_POOL_MIN_GKE`)."""
+    1.34.0-gke.1626000, the InferencePool CRD itself: :data:`tpu_serving.traffic.gateway.INFERENCE_POOL_MIN_GKE`)."""
     cfg, endpoint = ctx.cfg, serving.built.endpoint
     if cfg.gateway is None or endpoint is None or serving.platform is None:
         return TrafficParts(None, {})
@@ -448,7 +449,7 @@ def build_operations(
 
 
 def _platform_gateway(cfg: StackConfig, traffic: TrafficParts) -> dict[str, Any]:
-    """A model stack's route on its platform's Gateway (:func:`tpu_serving.route_phase.build_route`): the
+    """A model stack's route on its platform's Gateway (:func:`tpu_serving.traffic.route_phase.build_route`): the
     Gateway its load balancer alerts watch (SRE review: its outage paged nobody), and the route's timeout."""
     routed = traffic.outputs.get("gateway") if traffic.gateway is None and cfg.gateway is not None else None
     if not isinstance(routed, dict) or cfg.gateway is None:

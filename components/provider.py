@@ -8,7 +8,7 @@ Python SDK's analyzer (``pulumi.provider.experimental``). :func:`schema` builds 
 One adaptation of the SDK's provider: the analyzer makes every input required unless it is
 ``Optional``; here an argument with a default in its dataclass is optional too, as it is in
 Python. The components rebuild their dataclass arguments from what the provider passes
-(:func:`tpu_serving.validation.check_arguments`).
+(:func:`tpu_serving.common.validation.check_arguments`).
 """
 
 from __future__ import annotations
@@ -23,26 +23,26 @@ import pulumi
 from pulumi.provider.experimental.component import ComponentProvider
 from pulumi.provider.experimental.schema import generate_schema
 
-from .autoscaling import ServingAutoscaler
 from .backends.jetstream import PathwaysServing
 from .backends.pathways_job import PathwaysWorkload
 from .backends.saxml import SaxmlServing
 from .backends.vllm import VllmServing
-from .buckets import Buckets, SharedBuckets
-from .cluster import TpuCluster
-from .compute_class import TpuComputeClass
-from .controllers import ControllerInstall
-from .cpu_nodepool import CpuNodePool
 from .deployment import TpuServingDeployment
-from .existing import ExistingCluster, ExistingCpuNodePool, ExistingTpuNodePool
-from .gateway import ServingGateway
-from .host_maintenance_job import HostMaintenanceGate
-from .identity import WorkloadIdentity
-from .image_mirror import ImageMirror
-from .nodepool import TpuNodePool
-from .observability import Observability
-from .services import ProjectServices
-from .tenancy import Tenancy
+from .operations.autoscaling import ServingAutoscaler
+from .operations.maintenance.host_maintenance_job import HostMaintenanceGate
+from .operations.observability import Observability
+from .platform.buckets import Buckets, SharedBuckets
+from .platform.cluster import TpuCluster
+from .platform.controllers import ControllerInstall
+from .platform.cpu_nodepool import CpuNodePool
+from .platform.existing import ExistingCluster, ExistingCpuNodePool, ExistingTpuNodePool
+from .platform.image_mirror import ImageMirror
+from .platform.services import ProjectServices
+from .pools.compute_class import TpuComputeClass
+from .pools.nodepool import TpuNodePool
+from .tenancy.identity import WorkloadIdentity
+from .tenancy.tenant import Tenancy
+from .traffic.gateway import ServingGateway
 
 NAME = "tpu-serving"
 """The package name: resource types are ``tpu-serving:index:<Component>``."""

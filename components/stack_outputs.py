@@ -1,17 +1,17 @@
 """The stack outputs of a :class:`~tpu_serving.deployment.TpuServingDeployment`: the infrastructure's (the cluster, the
 slices, the buckets, the identity, the controllers, the observability) and, on an existing cluster, which cloud
-resources the stack created and which it names existing (:mod:`tpu_serving.inventory`)."""
+resources the stack created and which it names existing (:mod:`tpu_serving.platform.inventory`)."""
 
 from typing import Any
 
-from .cluster import TpuCluster
+from .common.naming import ZONE
 from .config.models import StackConfig
-from .controllers import installs_by_group
 from .derived import existing_cluster_args
-from .existing import ExistingCluster
-from .naming import ZONE
 from .phases import Context, IdentityParts, OperationsParts, PlatformParts, PoolParts, ServingParts
-from .platform_cluster import PlatformCluster
+from .platform.cluster import TpuCluster
+from .platform.controllers import installs_by_group
+from .platform.existing import ExistingCluster
+from .platform.platform_cluster import PlatformCluster
 
 
 def infrastructure_outputs(

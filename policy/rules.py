@@ -36,7 +36,7 @@ NODE_ROLES = frozenset(
 HOST_ROLES = frozenset({"roles/container.hostServiceAgentUser", "roles/compute.networkUser"})
 HOST_AGENTS = ("@container-engine-robot.iam.gserviceaccount.com", "@cloudservices.gserviceaccount.com")
 """The only project roles a stack grants: its node service account's, and (Shared VPC) the host project's to the
-stack project's GKE and Google APIs agents (tpu_serving.shared_vpc)."""
+stack project's GKE and Google APIs agents (tpu_serving.platform.shared_vpc)."""
 
 ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"

@@ -89,8 +89,8 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     alone (a survivor of the seed-27 sample, a mutant of validation._dataclass, was run against the one test that
     first built the argument validators, while a later test that catches it never ran)."""
     if os.environ.get("MUTANT_UNDER_TEST") == "stats":
-        from tpu_serving import validation
         from tpu_serving.backends.saxml import pods
+        from tpu_serving.common import validation
 
         validation._ADAPTERS.clear()
         pods.publisher_script.cache_clear()

@@ -83,7 +83,7 @@ def known() -> frozenset[str]:
 def pytest_configure(config: pytest.Config) -> None:
     """Record from here on; the test modules, imported later, get the recording ``argument_problems``."""
     global _original_argument_problems
-    from tpu_serving import validation
+    from tpu_serving.common import validation
 
     pulumi.RunError.__init__ = _recording_init  # type: ignore[method-assign]
     _original_argument_problems = validation.argument_problems
@@ -91,7 +91,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    from tpu_serving import validation
+    from tpu_serving.common import validation
 
     pulumi.RunError.__init__ = _original_init  # type: ignore[method-assign]
     validation.argument_problems = _original_argument_problems

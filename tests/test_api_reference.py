@@ -10,9 +10,9 @@ from typing import Literal
 import pulumi
 
 from tests.conftest import ROOT
-from tpu_serving.cluster import CpuPoolArgs, TpuClusterArgs
+from tpu_serving.common.settings import described
+from tpu_serving.platform.cluster import CpuPoolArgs, TpuClusterArgs
 from tpu_serving.provider import COMPONENTS
-from tpu_serving.settings import described
 from tpu_serving_tools import api_reference
 
 
@@ -96,9 +96,9 @@ def test_api_reference_rows_come_from_the_dataclass():
 
 def test_api_reference_docstrings_become_markdown():
     doc = """Made by :class:`~components.nodepool.TpuNodePool` with ``pool_names``;
-    see :func:`tpu_serving.validation.check_arguments`."""
+    see :func:`tpu_serving.common.validation.check_arguments`."""
     assert api_reference.one_line(doc) == (
-        "Made by `TpuNodePool` with `pool_names`; see `tpu_serving.validation.check_arguments`."
+        "Made by `TpuNodePool` with `pool_names`; see `tpu_serving.common.validation.check_arguments`."
     )
 
 

@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.configs import GOOD, load, with_change
+from tpu_serving.common.settings import proxy_only_subnet_problem
+from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.config import ConfigError
-from tpu_serving.maintenance import (
+from tpu_serving.platform.maintenance import (
     MaintenanceExclusion,
     MaintenanceSettings,
     recurrence_problem,
     worst_availability,
 )
-from tpu_serving.settings import proxy_only_subnet_problem
-from tpu_serving.validation import ArgumentsError, check_arguments
 
 HOUR = 3600
 

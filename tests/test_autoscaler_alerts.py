@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving.autoscaler_alerts import autoscaler_alert, autoscaler_query
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.alerts.autoscaler_alerts import autoscaler_alert, autoscaler_query
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 
 POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 HPA = "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"

@@ -9,9 +9,9 @@ import copy
 import pytest
 
 from tests.fixtures.configs import SERVING_AUTOSCALED, VLLM, load
-from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs
+from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.operations.autoscaling import AutoscalingSettings, ServingAutoscalerArgs
 
 
 def autoscaled_vllm(metric: str) -> dict:

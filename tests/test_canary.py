@@ -10,8 +10,9 @@ import pytest
 
 from tests.conftest import STACKS_ROOT
 from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, VLLM, load
-from tpu_serving import catalog, lws
+from tpu_serving import catalog
 from tpu_serving.config import ConfigError
+from tpu_serving.platform import lws
 from tpu_serving_tools.offline import kubernetes_objects, main_program, run_program
 from tpu_serving_tools.preview import rollout_summary
 from tpu_serving_tools.stack_files import load_project, stack_config
@@ -120,7 +121,7 @@ def test_canary_of_a_disaggregated_set_says_why():
 
 def test_canary_of_the_component_arguments_is_checked_against_replicas():
     from tpu_serving.backends.vllm.args import VllmServingArgs
-    from tpu_serving.models import Attention, ModelSize, WeightPrecision
+    from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
 
     base = dict(
         namespace="ns",

@@ -7,9 +7,9 @@ import pytest
 from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
 from tests.fixtures.pools import SA, pool_args
-from tpu_serving import capacity
-from tpu_serving.capacity import Capacity
-from tpu_serving.nodepool import node_pool_args, pool_ignore_changes
+from tpu_serving.catalog import capacity
+from tpu_serving.catalog.capacity import Capacity
+from tpu_serving.pools.nodepool import node_pool_args, pool_ignore_changes
 
 
 def test_capacity_on_demand_renders_a_fixed_slice():
@@ -82,8 +82,8 @@ def test_tpu_capacity_refuses_queued_with_its_reason_and_lists_only_tpu_choices(
     GPU node pools only; it is no choice now, and a stack file's slice that says it is told why."""
     from pydantic import TypeAdapter, ValidationError
 
-    from tpu_serving.nodepool import TpuNodePoolArgs
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+    from tpu_serving.pools.nodepool import TpuNodePoolArgs
 
     assert "queued" not in {str(c) for c in Capacity}
     with pytest.raises(ValidationError) as refused:
@@ -189,14 +189,14 @@ def test_capacity_obtained_says_a_reserved_slice_from_zero_takes_the_next_step_o
     ["tpu-res", "projects/owner-project/reservations/tpu-res", "tpu-res/reservationBlocks/block-1"],
 )
 def test_capacity_reservation_names_the_affinity_takes(reservation):
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
 
     assert argument_problems(pool_args(capacity="reservation", reservation=reservation)) == []
 
 
 @pytest.mark.parametrize("reservation", ["Chat_v6e8-a", "tpu-res-", "1res", "projects/p/reservations/r", "a" * 64])
 def test_capacity_reservation_name_the_api_refuses(reservation):
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
 
     (problem,) = argument_problems(pool_args(capacity="reservation", reservation=reservation))
     assert problem.startswith("TpuNodePoolArgs.reservation = ") and ": must be a Compute Engine reservation" in problem

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving.cluster_notices import notices_filter, policy_args
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.alerts.cluster_notices import notices_filter, policy_args
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 
 POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 CLUSTER = "gcp:container/cluster:Cluster"

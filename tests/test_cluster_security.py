@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tests.test_components import cluster_args_for_test
-from tpu_serving.cluster import cluster_args
+from tpu_serving.platform.cluster import cluster_args
 
 
 def test_cluster_control_plane_access_is_chosen_explicitly():
-    from tpu_serving.cluster import TpuClusterArgs
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+    from tpu_serving.platform.cluster import TpuClusterArgs
 
     ip = {"control_plane_endpoint": "ip"}
     with pytest.raises(ArgumentsError, match="master_authorized_networks is unset"):
@@ -32,7 +32,7 @@ def test_cluster_control_plane_access_is_chosen_explicitly():
 
 
 def test_cluster_binary_authorization_is_opt_in_and_enables_its_api():
-    from tpu_serving.services import BINARY_AUTHORIZATION_API, required_apis
+    from tpu_serving.platform.services import BINARY_AUTHORIZATION_API, required_apis
 
     on = cluster_args(cluster_args_for_test(binary_authorization=True), "n@x")
     assert on.binary_authorization == {"evaluation_mode": "PROJECT_SINGLETON_POLICY_ENFORCE"}
@@ -42,8 +42,8 @@ def test_cluster_binary_authorization_is_opt_in_and_enables_its_api():
 
 
 def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
-    from tpu_serving.cluster import TpuClusterArgs
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+    from tpu_serving.platform.cluster import TpuClusterArgs
 
     def problems(networks):
         args = cluster_args_for_test(control_plane_endpoint="ip", master_authorized_networks=networks)

@@ -22,10 +22,10 @@ from tpu_serving import (
     WorkloadIdentityArgs,
     catalog,
 )
-from tpu_serving.cluster import cluster_args
-from tpu_serving.node_identity import NODE_ROLES
-from tpu_serving.nodepool import node_pool_args
-from tpu_serving.validation import argument_problems
+from tpu_serving.common.validation import argument_problems
+from tpu_serving.platform.cluster import cluster_args
+from tpu_serving.platform.node_identity import NODE_ROLES
+from tpu_serving.pools.nodepool import node_pool_args
 from tpu_serving_tools.offline import Plan, PreviewMocks, run_program
 from tpu_serving_tools.stack_files import load_project
 
@@ -145,7 +145,7 @@ def test_cluster_private_nodes_get_cloud_nat():
 
 
 def test_cluster_maintenance_exclusion_until_end_of_support():
-    from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+    from tpu_serving.platform.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
 
     policy = maintenance_policy(
         MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
@@ -176,7 +176,7 @@ def test_components_pass_their_depends_on_to_children():
 def test_cluster_kubeconfig_uses_auth_plugin():
     import json
 
-    from tpu_serving.cluster import kubeconfig
+    from tpu_serving.platform.cluster import kubeconfig
 
     cfg = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))
     assert cfg["clusters"][0]["cluster"]["server"] == "https://1.2.3.4"
@@ -279,7 +279,7 @@ def test_components_reject_resources_inside_apply():
 
 def serving_args(**overrides):
     from tpu_serving import MaxTextSettings, PathwaysServingArgs
-    from tpu_serving.models import ModelSize, WeightPrecision
+    from tpu_serving.catalog.models import ModelSize, WeightPrecision
 
     base = dict(
         namespace="ns",
@@ -367,7 +367,7 @@ def test_pathways_component_autoscaled_leaves_replicas_to_the_hpa():
 
 
 def test_components_check_their_own_arguments_and_report_every_problem():
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     def program():
         TpuNodePool("tpu", pool_args(pool_names="c-a-pool", spot="yes", service_account_id="x", disk_size_gb=10))
@@ -387,8 +387,8 @@ def test_components_check_their_own_arguments_and_report_every_problem():
 
 
 def test_components_check_nested_arguments():
-    from tpu_serving.cluster import CpuPoolArgs
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.platform.cluster import CpuPoolArgs
 
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(min_nodes=4, max_nodes=2))))
@@ -396,9 +396,9 @@ def test_components_check_nested_arguments():
 
 
 def test_components_check_the_bounds_declared_with_the_setting():
-    from tpu_serving.cluster import CpuPoolArgs
+    from tpu_serving.common.validation import ArgumentsError
     from tpu_serving.config import CpuPoolConfig
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.platform.cluster import CpuPoolArgs
 
     with pytest.raises(ArgumentsError) as exc:
         run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(disk_size_gb=10, max_nodes=101))))
@@ -421,9 +421,9 @@ def test_components_accept_outputs_as_wiring():
 
 
 def test_components_take_outputs_only_where_wired_and_integral_floats_as_integers():
-    from tpu_serving.capacity import Capacity
-    from tpu_serving.nodepool import TpuNodePoolArgs
-    from tpu_serving.validation import OUTPUT_REFUSED, check_arguments
+    from tpu_serving.catalog.capacity import Capacity
+    from tpu_serving.common.validation import OUTPUT_REFUSED, check_arguments
+    from tpu_serving.pools.nodepool import TpuNodePoolArgs
 
     def program():
         cluster = TpuCluster("c", cluster_args_for_test())
@@ -450,7 +450,7 @@ def test_nodepool_builder_image_cache_disk_is_a_container_image_secondary_boot_d
 
 
 def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming():
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         TpuNodePool("tpu", pool_args(image_cache_disk="global/images/cache", image_streaming=False))
@@ -462,8 +462,8 @@ def test_nodepool_component_refuses_an_image_cache_disk_without_image_streaming(
 
 def test_components_refuse_a_cpu_pool_zone_outside_the_region():
     from tpu_serving import CpuNodePool, CpuNodePoolArgs
-    from tpu_serving.cluster import CpuPoolArgs
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.platform.cluster import CpuPoolArgs
 
     def program():
         CpuNodePool(
@@ -488,7 +488,7 @@ def test_components_refuse_a_cpu_pool_zone_outside_the_region():
 
 
 def test_workload_identity_refuses_a_namespace_kubernetes_would_refuse():
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
 
     args = WorkloadIdentityArgs(
         project="p-123456", namespace="Serving_NS", kubernetes_service_account="k", gcp_service_account_id="gsa-123"
@@ -505,7 +505,7 @@ def _run_ps(program):
 def test_cluster_kubeconfig_exec_speaks_the_client_authentication_api():
     """cluster.kubeconfig (mutmut_46): kubectl runs the exec plugin only for an apiVersion it knows; GKE's plugin
     speaks client.authentication.k8s.io/v1beta1 (client-go pkg/apis/clientauthentication/v1beta1)."""
-    from tpu_serving.cluster import kubeconfig
+    from tpu_serving.platform.cluster import kubeconfig
 
     exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
     assert exec_["apiVersion"] == "client.authentication.k8s.io/v1beta1"
@@ -514,7 +514,7 @@ def test_cluster_kubeconfig_exec_speaks_the_client_authentication_api():
 
 def test_buckets_name_rule_is_spelled_out():
     """buckets.bucket_name_problem (mutmut_5): the message states Cloud Storage's naming rule."""
-    from tpu_serving.buckets import bucket_name_problem
+    from tpu_serving.platform.buckets import bucket_name_problem
 
     assert bucket_name_problem("ok-bucket") == ""
     assert bucket_name_problem("Bad_Bucket").endswith("starting and ending with a letter or digit")
@@ -588,7 +588,7 @@ def test_components_name_themselves_in_their_refusals(component):
     """buckets.Buckets.__init__ (mutmut_9), autoscaling.ServingAutoscaler.__init__ (mutmut_10): the refusal names
     the component as Python spells it."""
     import tpu_serving
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         _run_ps(lambda: getattr(tpu_serving, component)("x", {"no_such_argument": 1}))
@@ -597,7 +597,7 @@ def test_components_name_themselves_in_their_refusals(component):
 
 def test_components_one_problem_is_one_problem():
     """validation.ArgumentsError.__init__ (mutmut_6): "1 problem", not "1 problems"."""
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     assert str(ArgumentsError("C", ["a"])).splitlines()[0] == "invalid arguments of C: 1 problem"
     assert str(ArgumentsError("C", ["a", "b"])).splitlines()[0] == "invalid arguments of C: 2 problems"

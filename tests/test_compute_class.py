@@ -1,4 +1,4 @@
-"""A serving's capacity fallback (tpu_serving.compute_class, tpu_serving.config.fallback): the ComputeClass spec
+"""A serving's capacity fallback (tpu_serving.pools.compute_class, tpu_serving.config.fallback): the ComputeClass spec
 against GKE's published schema, its priorities, the refusals, and the pools and pods that take part."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, with_serving
 from tpu_serving import catalog
-from tpu_serving.compute_class import (
+from tpu_serving.config import ConfigError
+from tpu_serving.pools.compute_class import (
     LABEL,
     Fallback,
     TpuComputeClassArgs,
@@ -22,7 +23,6 @@ from tpu_serving.compute_class import (
     toleration,
     tolerations,
 )
-from tpu_serving.config import ConfigError
 from tpu_serving_tools.schema import SchemaError, validate_custom
 
 V6E16 = catalog.resolve_slice_name("v6e-16")
@@ -190,7 +190,7 @@ def test_compute_class_none_without_a_fallback() -> None:
 
 
 def test_tpu_compute_class_args_refuse_an_empty_fallback_naming_it() -> None:
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
 
     args = TpuComputeClassArgs(shape=V6E16, node_pools=["p"], zones=["us-east5-b"], service_account=None, fallback=())
     with pytest.raises(ArgumentsError) as refused:
@@ -215,7 +215,7 @@ def test_fallback_under_another_backend_names_the_backend_that_takes_it() -> Non
 def test_tpu_compute_class_args_obey_the_stack_files_fallback_rules() -> None:
     """New-user review of the capacity fallback, M2: a program's class took flex-start on a multi-host slice and a step
     twice, which the stack file refuses; the same rules now refuse them there, each with its value."""
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
 
     bad = dataclasses.replace(_args((Fallback.FLEX_START, Fallback.FLEX_START)), node_pools=[])
     with pytest.raises(ArgumentsError) as refused:

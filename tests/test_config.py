@@ -9,9 +9,9 @@ from pydantic import ValidationError
 
 from tests.fixtures.bad_input import BAD, SERVING_BAD
 from tests.fixtures.configs import GOOD, PATHWAYS_JOB, SERVING, as_engine_config, load, with_change
+from tpu_serving.common.naming import bucket_name, pool_name, workload_service_account_id
 from tpu_serving.config import ConfigError, TpuSliceConfig, validate_stack
 from tpu_serving.config.loading import load_stack_config
-from tpu_serving.naming import bucket_name, pool_name, workload_service_account_id
 
 
 def test_config_loads_good_stack():
@@ -146,8 +146,8 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
     """Declared once: the stack file's `cluster` is generated from TpuClusterArgs."""
     import dataclasses
 
-    from tpu_serving.cluster import CLUSTER_ARGS_FROM_THE_STACK, TpuClusterArgs
     from tpu_serving.config import ClusterConfig
+    from tpu_serving.platform.cluster import CLUSTER_ARGS_FROM_THE_STACK, TpuClusterArgs
 
     fields = {f.name: f for f in dataclasses.fields(TpuClusterArgs) if f.name not in CLUSTER_ARGS_FROM_THE_STACK}
     # and `existing`: the existing cluster's arguments, less those the stack file sets elsewhere
@@ -156,7 +156,7 @@ def test_config_cluster_settings_are_the_cluster_components_arguments():
         if name != "existing":
             assert model_field.description == fields[name].metadata["description"], name
     from tpu_serving.config.models import ExistingClusterConfig
-    from tpu_serving.existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
+    from tpu_serving.platform.existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
 
     existing = {
         f.name: f for f in dataclasses.fields(ExistingClusterArgs) if f.name not in EXISTING_ARGS_FROM_THE_STACK

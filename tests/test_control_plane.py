@@ -1,13 +1,18 @@
-"""tpu_serving.control_plane: the DNS-based endpoint by default, the IP endpoint as a named opt-out."""
+"""tpu_serving.platform.control_plane: the DNS-based endpoint by default, the IP endpoint as a named opt-out."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.test_components import cluster_args_for_test
-from tpu_serving.cluster import TpuClusterArgs, cluster_args
-from tpu_serving.control_plane import ControlPlaneEndpoint, control_plane_problems, endpoint_config, endpoint_problems
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.common.validation import ArgumentsError, check_arguments
+from tpu_serving.platform.cluster import TpuClusterArgs, cluster_args
+from tpu_serving.platform.control_plane import (
+    ControlPlaneEndpoint,
+    control_plane_problems,
+    endpoint_config,
+    endpoint_problems,
+)
 
 
 def test_endpoint_config_dns_is_the_default_and_closes_every_ip_endpoint():

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving.controller_alerts import controller_alerts, controller_query
-from tpu_serving.controllers import JOBSET, LWS, WatchedDeployment
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.alerts.controller_alerts import controller_alerts, controller_query
+from tpu_serving.operations.observability_settings import ObservabilitySettings
+from tpu_serving.platform.controllers import JOBSET, LWS, WatchedDeployment
 
 POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 CLUSTER = "gcp:container/cluster:Cluster"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving.controllers import JOBSET, LWS, PATHWAYS_JOB, Availability, Controller
+from tpu_serving.platform.controllers import JOBSET, LWS, PATHWAYS_JOB, Availability, Controller
 
 
 def deployment(name: str, replicas: int = 1) -> dict[str, Any]:
@@ -90,7 +90,7 @@ def test_availability_the_plan_applies_the_budget_with_the_release(stack: str, g
 
 def test_availability_of_the_metrics_adapter_runs_two_replicas_under_a_budget():
     """SRE review m4: while no adapter serves, every HPA holds its size."""
-    from tpu_serving.autoscaling import METRICS_ADAPTER
+    from tpu_serving.operations.autoscaling import METRICS_ADAPTER
 
     a = availability(METRICS_ADAPTER)
     assert (a.deployment, a.namespace) == ("custom-metrics-stackdriver-adapter", "custom-metrics")

@@ -8,7 +8,7 @@ from typing import Any
 import pulumi
 import pytest
 
-from tpu_serving.controllers import JOBSET, LWS, PATHWAYS_JOB, WebhookReadiness
+from tpu_serving.platform.controllers import JOBSET, LWS, PATHWAYS_JOB, WebhookReadiness
 
 
 def deployment(name: str = "lws-controller-manager") -> dict[str, Any]:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_serving.controllers import ControllerInstallArgs, version_problem
-from tpu_serving.lws import LWS
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.common.validation import ArgumentsError, check_arguments
+from tpu_serving.platform.controllers import ControllerInstallArgs, version_problem
+from tpu_serving.platform.lws import LWS
 
 
 def test_controllers_a_release_tag_without_its_v_is_an_arguments_error_naming_the_field():

@@ -7,11 +7,13 @@ import yaml
 
 from tests.conftest import ROOT, STACKS, STACKS_ROOT, plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving import catalog, cost, machines, prices
-from tpu_serving.allocation import allocation
-from tpu_serving.capacity import Capacity
-from tpu_serving.models import ModelSize
-from tpu_serving.prices import PriceOverrides
+from tpu_serving import catalog
+from tpu_serving.catalog import machines, prices
+from tpu_serving.catalog.capacity import Capacity
+from tpu_serving.catalog.models import ModelSize
+from tpu_serving.catalog.prices import PriceOverrides
+from tpu_serving.cost import estimate as cost
+from tpu_serving.cost.allocation import allocation
 from tpu_serving_tools import cost_table
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.preview import summary
@@ -252,8 +254,8 @@ def test_cost_negotiated_prices_reach_the_cost_output():
 
 def test_cost_negotiated_vcpu_price_prices_the_cpu_nodes():
     """cost.cpu_lines (mutmut_37): a vcpuHour override by machine family replaces the list price of the CPU nodes."""
-    from tpu_serving import cost
-    from tpu_serving.prices import PriceOverrides
+    from tpu_serving.catalog.prices import PriceOverrides
+    from tpu_serving.cost import estimate as cost
 
     (listed,) = cost.cpu_lines([cost.NodeUsage("cpu", "n2-standard-8", 2, 100)], PriceOverrides())
     (cheap,) = cost.cpu_lines([cost.NodeUsage("cpu", "n2-standard-8", 2, 100)], PriceOverrides(vcpu_hour={"n2": 0.0}))

@@ -11,7 +11,7 @@ import yaml
 
 from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving.serve_time import output_lines
+from tpu_serving.cost.serve_time import output_lines
 from tpu_serving_tools import provider_rules
 from tpu_serving_tools.diff import cost_change, diff_plans, recreate_reason, render_markdown
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL

@@ -18,9 +18,9 @@ from tpu_serving.backends.vllm.args import Dtype
 from tpu_serving.backends.vllm.disagg_args import VllmDisaggregatedArgs
 from tpu_serving.backends.vllm.disagg_pods import disaggregated_set_spec
 from tpu_serving.backends.vllm.kv import DS_NAME_MAX, KvRole, KvTransfer
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
-from tpu_serving.lws import Rollout
-from tpu_serving.validation import argument_problems
+from tpu_serving.platform.lws import Rollout
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 

@@ -1,4 +1,4 @@
-"""The ComputeClass of ``serving.fallback`` (tpu_serving.compute_class) on a real API server with GKE's ComputeClass CRD
+"""The ComputeClass of ``serving.fallback`` (tpu_serving.pools.compute_class) on a real API server with GKE's ComputeClass CRD
 (built from the published schema, its CEL rules included: tools/e2e/crds.py): the class the library builds is
 admitted, each planted break that GKE's rules refuse is refused with GKE's own message, and a pod that selects the
 class lands on a node of a pool labelled and tainted for it, not on an unlabelled node of the same shape. Marked
@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import require_toolchain
 from tpu_serving import catalog
 from tpu_serving.catalog import node_selector
-from tpu_serving.compute_class import (
+from tpu_serving.pools.compute_class import (
     Fallback,
     TpuComputeClassArgs,
     compute_class_spec,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import require_toolchain
-from tpu_serving import controllers as library_controllers
+from tpu_serving.platform import controllers as library_controllers
 from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
     ControlPlane,

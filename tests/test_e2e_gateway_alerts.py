@@ -1,4 +1,4 @@
-"""The Gateway's load-balancer alerts (:mod:`tpu_serving.gateway_alerts`) of the production example's plan, run by
+"""The Gateway's load-balancer alerts (:mod:`tpu_serving.operations.alerts.gateway_alerts`) of the production example's plan, run by
 Prometheus' ``promtool`` (the e2e toolchain's) on load-balancer series of their own: Cloud Monitoring's
 ``loadbalancing.googleapis.com/https/internal/request_count`` has no exporter to take series from, so the inputs
 model it as a counter per response class on the URL map GKE names ``gkegw1-<4>-<namespace>-<gateway>-<hash>``. What
@@ -17,7 +17,7 @@ import yaml
 
 from tests.conftest import plan_of
 from tests.test_e2e_alerts import ALERT_POLICY, promtool, run_promtool
-from tpu_serving.gateway_alerts import METRIC, url_map_pattern
+from tpu_serving.operations.alerts.gateway_alerts import METRIC, url_map_pattern
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""The host-maintenance gate (:mod:`tpu_serving.maintenance_gate`) on a real control plane
+"""The host-maintenance gate (:mod:`tpu_serving.operations.maintenance.maintenance_gate`) on a real control plane
 (:mod:`tpu_serving_tools.e2e.host_maintenance`): the flagship's kwok Nodes, two Ready leaders, the gate's objects as
 its plan declares them, and the program run as the gate's ServiceAccount with the CronJob's environment. It starts
 the pool whose window opens first, holds while that pool is in maintenance, and the real admission policy refuses
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving.group_cover import COVER_ANNOTATION
-from tpu_serving.naming import MAINTENANCE_GATE_STATE
+from tpu_serving.common.naming import MAINTENANCE_GATE_STATE
+from tpu_serving.operations.maintenance.group_cover import COVER_ANNOTATION
 from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
@@ -292,7 +292,7 @@ def test_gate_start_record_is_refused_when_the_state_changed_since_its_read():
     read its state, and a record from a fresh read goes through."""
     if not toolchain_file().is_file() or "kube-apiserver" not in load_toolchain():
         pytest.skip("the e2e toolchain has no control plane (make e2e-tools)")
-    from tpu_serving import gate_run
+    from tpu_serving.operations.maintenance import gate_run
 
     plan = plan_of(STACK)
     with ControlPlane() as cp:

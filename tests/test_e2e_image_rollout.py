@@ -3,7 +3,7 @@ admission: ``vllm-llama33-70b-v5e16`` (a surge rollout of two groups of four 24-
 lowered to 250 CPU on the live cluster after ``pulumi up`` (planted: the stack file's validation refuses a figure
 below the plan's peak), the two groups fit but the surge group beside them does not: the surge pods are refused, the
 rollout never completes, and the finding carries the StatefulSet controller's event. With the quota at the figure the
-library derives from the plan (:mod:`tpu_serving.quota`, every workload at its maximum plus one rollout's surge), the
+library derives from the plan (:mod:`tpu_serving.common.quota`, every workload at its maximum plus one rollout's surge), the
 rollout completes with no group lost. ``make e2e`` runs the shipped stack (its own quota, above the derived one).
 Marked ``e2e``."""
 
@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 
+from tpu_serving.common.quota import derive
 from tpu_serving.config import load_stack_config
 from tpu_serving.config.checks import namespace_pods
-from tpu_serving.quota import derive
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
 from tpu_serving_tools.stack_files import load_project, stack_config

@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tpu_serving.autoscaling import ADAPTER_DEPLOYMENT, ADAPTER_NAMESPACE, ADAPTER_SERVICE_ACCOUNT, METRICS_ADAPTER
+from tpu_serving.operations.autoscaling import (
+    ADAPTER_DEPLOYMENT,
+    ADAPTER_NAMESPACE,
+    ADAPTER_SERVICE_ACCOUNT,
+    METRICS_ADAPTER,
+)
 from tpu_serving_tools.e2e.metrics_adapter import PORT, STAND_IN, adapter_argv, platform_objects, write_path
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import CRDS, ROOT
-from tpu_serving import catalog, machines
+from tpu_serving import catalog
+from tpu_serving.catalog import machines
 from tpu_serving_tools.e2e import addresses, controllers, crds, kube, nodes
 from tpu_serving_tools.e2e.processes import check_loopback
 

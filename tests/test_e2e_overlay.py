@@ -40,7 +40,7 @@ def different_objects(plan: Plan) -> frozenset[tuple[str, str | None, str]]:
     """Kubernetes objects (type, namespace, name) that the design makes differ between a stack and its
     existing-cluster form: the operators' node ClusterRole and its binding (``<namespace>-tpu-serving-operator``),
     which a stack grants only on a cluster it creates (an existing cluster's nodes are its owner's:
-    :mod:`tpu_serving.operator_access`). The rest of the in-cluster half is the same objects on either cluster; only
+    :mod:`tpu_serving.tenancy.operator_access`). The rest of the in-cluster half is the same objects on either cluster; only
     their inputs may differ (the Kubernetes service account's annotation names the existing account, a release
     manifest is read from its local file)."""
     namespace = str(plan.outputs["namespace"])

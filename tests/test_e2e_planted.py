@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from tpu_serving import controllers as library_controllers
-from tpu_serving.lws import ONE_GROUP_PER_NODE_POOL
+from tpu_serving.platform import controllers as library_controllers
+from tpu_serving.platform.lws import ONE_GROUP_PER_NODE_POOL
 from tpu_serving_tools.e2e import controllers, nodes
 from tpu_serving_tools.e2e.controlplane import (
     ControlPlane,
@@ -170,8 +170,8 @@ def test_e2e_planted_node_selector_on_a_topology_no_pool_has(cp: ControlPlane):
 
 def test_e2e_planted_immutable_field_changed_in_place(cp: ControlPlane):
     """The LWS webhook refuses a change of ``subGroupPolicy`` in place; the library replaces the object when a
-    path of :data:`tpu_serving.lws.IMMUTABLE_PATHS` changes, and that path is this one."""
-    from tpu_serving.lws import IMMUTABLE_PATHS
+    path of :data:`tpu_serving.platform.lws.IMMUTABLE_PATHS` changes, and that path is this one."""
+    from tpu_serving.platform.lws import IMMUTABLE_PATHS
 
     ns = _namespace(cp, "immutable")
     obj = lws("grouped", ns)

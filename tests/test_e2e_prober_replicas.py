@@ -1,4 +1,4 @@
-"""The serving probe's alerts over the prober's two replicas (:data:`tpu_serving.prober.PROBER_REPLICAS`), run by
+"""The serving probe's alerts over the prober's two replicas (:data:`tpu_serving.operations.prober.PROBER_REPLICAS`), run by
 Prometheus' ``promtool`` as :mod:`tests.test_e2e_alerts` runs every alert: a replica that is down (its series stop,
 as when its node or zone is lost) must neither page nor silence the probe alerts, a hung group of two must still show
 in part, and both replicas down must show as the probe missing. Marked ``e2e`` (it needs the toolchain's binary)."""
@@ -13,7 +13,7 @@ import yaml
 
 from tests.conftest import plan_of
 from tests.test_e2e_alerts import HEALTHY_MINUTES, SLACK_MINUTES, Alert, _firing, alerts, promtool, run_promtool, short
-from tpu_serving.prober import PROBER_REPLICAS
+from tpu_serving.operations.prober import PROBER_REPLICAS
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""The Event the refused-pods alert counts (tpu_serving.refused_pods), as the real StatefulSet controller of
+"""The Event the refused-pods alert counts (tpu_serving.operations.refused_pods), as the real StatefulSet controller of
 kube-controller-manager records it: a StatefulSet named as a LeaderWorkerSet's group (``<lws>-<index>``) in a
 namespace whose ResourceQuota admits no pod gets a Warning ``FailedCreate`` about the StatefulSet, in its namespace,
 and every field the metric's Logging filter reads matches it; the controller's own leader set name matches too, and a
@@ -12,8 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import require_toolchain
-from tpu_serving import refused_pods
-from tpu_serving.group_recreations import Groups
+from tpu_serving.operations import refused_pods
+from tpu_serving.operations.group_recreations import Groups
 from tpu_serving_tools.e2e.controlplane import ControlPlane
 from tpu_serving_tools.e2e.kube import wait_for
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving.versions import GO_MODULE_RELEASES, PINS
+from tpu_serving.catalog.versions import GO_MODULE_RELEASES, PINS
 from tpu_serving_tools.e2e import toolchain
 from tpu_serving_tools.e2e.toolchain import TOOLS, TOOLS_DIR, Toolchain
 

@@ -11,13 +11,13 @@ import pytest
 
 from tests.fixtures.configs import SERVING, VLLM, load
 from tpu_serving import catalog
+from tpu_serving.common.settings import described
 from tpu_serving.config import ConfigError
-from tpu_serving.settings import described
 
 
 def test_edges_dns_name_honours_its_limit():
     """naming.dns_name passes ``limit`` on (a GKE cluster name is at most 40 characters, a label 63)."""
-    from tpu_serving.naming import NameError_, NameLimit, dns_name
+    from tpu_serving.common.naming import NameError_, NameLimit, dns_name
 
     assert dns_name("a" * 41) == "a" * 41
     with pytest.raises(NameError_):
@@ -26,7 +26,7 @@ def test_edges_dns_name_honours_its_limit():
 
 def test_edges_kubeconfig_tells_how_to_install_the_auth_plugin():
     """cluster.kubeconfig: the exec entry's ``installHint`` (client.authentication.k8s.io/v1beta1 spells it so)."""
-    from tpu_serving.cluster import kubeconfig
+    from tpu_serving.platform.cluster import kubeconfig
 
     exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
     assert exec_["installHint"].startswith("Install gke-gcloud-auth-plugin")
@@ -34,22 +34,22 @@ def test_edges_kubeconfig_tells_how_to_install_the_auth_plugin():
 
 def test_edges_saxml_pins_name_the_newest_release_as_upstream_tags_it():
     """versions._saxml: the newest Saxml release is the tag v1.2.0, which the preview names."""
-    from tpu_serving.versions import PINS
+    from tpu_serving.catalog.versions import PINS
 
     assert {PINS[k].newest for k in ("sax-admin-server", "sax-model-server", "sax-http")} == {"v1.2.0"}
 
 
 def test_edges_reserved_tpu_prices_are_per_chip_hour():
     """prices._tpu_prices: a reserved slice is priced per chip-hour, as the on-demand one."""
-    from tpu_serving.capacity import Capacity
-    from tpu_serving.prices import TPU_CHIP_HOUR
+    from tpu_serving.catalog.capacity import Capacity
+    from tpu_serving.catalog.prices import TPU_CHIP_HOUR
 
     assert {p.unit for (_, cap), p in TPU_CHIP_HOUR.items() if cap == Capacity.RESERVATION} == {"chip-hour"}
 
 
 def test_edges_maxtext_float32_weights_are_fp32():
     """models.maxtext_precision: unquantized float32 weights take four bytes a parameter."""
-    from tpu_serving.models import maxtext_precision
+    from tpu_serving.catalog.models import maxtext_precision
 
     assert maxtext_precision(None, "float32") == "fp32"
     assert maxtext_precision(None, "bfloat16") == "bf16"
@@ -57,7 +57,7 @@ def test_edges_maxtext_float32_weights_are_fp32():
 
 def test_edges_long_values_are_cut_at_sixty_characters():
     """validation._shown: a value's repr over 60 characters is cut to 57 and ``...``."""
-    from tpu_serving.validation import _shown
+    from tpu_serving.common.validation import _shown
 
     assert _shown("x" * 58) == repr("x" * 58)  # 60 characters with the quotes
     assert _shown("x" * 59) == repr("x" * 59)[:57] + "..."
@@ -113,7 +113,7 @@ def test_edges_vllm_token_without_hugging_face_loader_is_refused_in_python():
 def _vllm_args(**changes: object):
     """Valid vLLM serving arguments for a v5e-16 slice, with ``changes``."""
     from tpu_serving.backends.vllm.args import VllmServingArgs
-    from tpu_serving.models import Attention, ModelSize, WeightPrecision
+    from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
 
     base: dict[str, object] = dict(
         namespace="ns",
@@ -143,7 +143,7 @@ class _Holder:
 def test_edges_settings_tuple_items_become_their_dataclass():
     """settings.to_settings (mutmut_17): a tuple of settings dataclasses comes back as those dataclasses, not as the
     stack file's models."""
-    from tpu_serving.settings import settings_model, to_settings
+    from tpu_serving.common.settings import settings_model, to_settings
 
     model = settings_model(_Holder, "HolderConfig").model_validate({"items": [{"size": 2}, {}]})
     assert to_settings(model, _Holder) == _Holder(items=(_Item(2), _Item(1)))
@@ -152,8 +152,8 @@ def test_edges_settings_tuple_items_become_their_dataclass():
 def test_edges_component_names_itself_and_the_expected_class():
     """identity.WorkloadIdentity (mutmut_9) and validation._fields_of (mutmut_11): a value that is neither the
     arguments' class nor a mapping is refused in the component's and the class's own names."""
-    from tpu_serving.identity import WorkloadIdentity
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.tenancy.identity import WorkloadIdentity
 
     with pytest.raises(ArgumentsError) as err:
         WorkloadIdentity("wi", 5)  # type: ignore[arg-type]
@@ -168,7 +168,7 @@ def test_edges_declared_checks_hold_for_python_arguments():
     import dataclasses
 
     from tpu_serving.backends.vllm.args import VllmEngineSettings, VllmServingArgs
-    from tpu_serving.validation import ArgumentsError, check_arguments
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
 
     args = _vllm_args()
     check_arguments("VllmServing", args, VllmServingArgs)

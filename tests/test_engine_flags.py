@@ -15,8 +15,8 @@ from tests.fixtures.configs import SERVING, VLLM, load
 from tpu_serving.backends.jetstream import MaxTextSettings
 from tpu_serving.backends.vllm import SecretKey, VllmEngineSettings
 from tpu_serving.backends.vllm.args import extra_args_problem
+from tpu_serving.common.validation import ArgumentsError, argument_problems, check_arguments
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError, argument_problems, check_arguments
 
 SECRET = "hf_SeCrEtVaLuE0123456789"
 
@@ -223,7 +223,7 @@ def test_engine_flags_the_secret_flags_are_those_of_the_pinned_release():
     and every other flag of the release whose name holds token, key, secret or password was reviewed as carrying
     none: a release adding a secret flag fails here until facts.SECRET_FLAGS declares it."""
     from tpu_serving.backends.vllm.facts import SECRET_FLAGS
-    from tpu_serving.versions import PINS
+    from tpu_serving.catalog.versions import PINS
     from tpu_serving_tools.conformance.table import load as load_table
 
     assert PINS["vllm-tpu"].value.endswith(":v0.29.0")

@@ -140,7 +140,7 @@ def _epp_config(view: PlanView) -> dict:
 
 
 def test_engines_the_endpoint_picker_passes_only_its_release_flags():
-    from tpu_serving.gateway import EPP_IMAGE
+    from tpu_serving.traffic.gateway import EPP_IMAGE
     from tpu_serving_tools.conformance import epp
 
     assert EPP_IMAGE == epp.EPP_IMAGE  # the library's pin is the release the table describes

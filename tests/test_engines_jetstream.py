@@ -140,8 +140,8 @@ def test_engines_runtime_pathways_instance_types_are_the_controllers():
 
 def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key():
     from tests.fixtures.configs import SERVING, load, with_serving
+    from tpu_serving.catalog.versions import PINS
     from tpu_serving.config import ConfigError
-    from tpu_serving.versions import PINS
 
     pin = PINS["jetstream"]
     other = pin.value.replace(pin.version, "v0.2.2")

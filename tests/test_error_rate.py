@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving.backends.vllm.facts import HTTP_RESPONSES
-from tpu_serving.error_rate import HttpResponses, error_rate_alert, error_rate_query
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.alerts.error_rate import HttpResponses, error_rate_alert, error_rate_query
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 
 POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 PODMONITORING = "kubernetes:monitoring.googleapis.com/v1:PodMonitoring"

@@ -291,10 +291,10 @@ def test_existing_controller_manifest_from_a_local_file_and_the_preview_says_so(
 
 
 def test_existing_components_take_the_choice_from_python():
-    from tpu_serving.existing import ExistingClusterArgs, GkeCluster
-    from tpu_serving.identity import WorkloadIdentityArgs, required_grants
-    from tpu_serving.node_identity import Access, BucketGrant
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.platform.existing import ExistingClusterArgs, GkeCluster
+    from tpu_serving.platform.node_identity import Access, BucketGrant
+    from tpu_serving.tenancy.identity import WorkloadIdentityArgs, required_grants
 
     both = WorkloadIdentityArgs(
         project="tpu-serving-demo",
@@ -465,7 +465,7 @@ def test_existing_cluster_needs_name_workload_logging_where_the_gate_runs():
 
 def test_existing_network_policy_problem_names_what_enforces_them():
     """GKE review 67, M1: an existing cluster without Dataplane V2 or network policy enforces no NetworkPolicy."""
-    from tpu_serving.existing import network_policy_problem
+    from tpu_serving.platform.existing import network_policy_problem
 
     for legacy in (None, "", "LEGACY_DATAPATH", "DATAPATH_PROVIDER_UNSPECIFIED"):
         problem = network_policy_problem(legacy, False)
@@ -484,7 +484,7 @@ def test_existing_cluster_lists_network_policy_enforcement_among_its_needs():
 def test_existing_gke_cluster_without_enforcement_warns_on_up():
     """The cluster read with getCluster: a legacy datapath without network policy warns; the offline answer, whose
     datapath is not known, does not."""
-    from tpu_serving.existing import ExistingCluster, ExistingClusterArgs, GkeCluster
+    from tpu_serving.platform.existing import ExistingCluster, ExistingClusterArgs, GkeCluster
     from tpu_serving_tools import offline
     from tpu_serving_tools.offline import run_program
 

@@ -1,13 +1,13 @@
-"""The gate's ticket on a group long on a capacity fallback's slice (:func:`tpu_serving.gate_fallback.away`), and the
-run line that carries it (:func:`tpu_serving.gate_run.main`'s ``fallback`` field, which the alert policy matches)."""
+"""The gate's ticket on a group long on a capacity fallback's slice (:func:`tpu_serving.operations.maintenance.gate_fallback.away`), and the
+run line that carries it (:func:`tpu_serving.operations.maintenance.gate_run.main`'s ``fallback`` field, which the alert policy matches)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from tests.test_maintenance_gate import GATE, NOW, iso, node, pod
-from tpu_serving import gate_fallback
-from tpu_serving import maintenance_gate as mg
+from tpu_serving.operations.maintenance import gate_fallback
+from tpu_serving.operations.maintenance import maintenance_gate as mg
 
 CLASS_GATE = dataclasses.replace(GATE, compute_class="serving-serving")
 

@@ -1,12 +1,12 @@
-"""What the host-maintenance gate remembers between runs (:mod:`tpu_serving.gate_memory`): the windows GKE announced
-and the pools the gate started, given back to the nodes before :func:`tpu_serving.maintenance_gate.decide`; a start GKE
+"""What the host-maintenance gate remembers between runs (:mod:`tpu_serving.operations.maintenance.gate_memory`): the windows GKE announced
+and the pools the gate started, given back to the nodes before :func:`tpu_serving.operations.maintenance.maintenance_gate.decide`; a start GKE
 did not act on."""
 
 from __future__ import annotations
 
 from tests.test_maintenance_gate import GATE, IN_2H, NOW, SERVING, WATCH, node, with_signal
-from tpu_serving import gate_memory as gm
-from tpu_serving import maintenance_gate as mg
+from tpu_serving.operations.maintenance import gate_memory as gm
+from tpu_serving.operations.maintenance import maintenance_gate as mg
 
 
 def test_remember_windows_keeps_a_window_after_gke_removes_its_label() -> None:

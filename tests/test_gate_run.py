@@ -1,4 +1,4 @@
-"""The host-maintenance gate's run (:mod:`tpu_serving.gate_run`): its settings from the CronJob's environment, its
+"""The host-maintenance gate's run (:mod:`tpu_serving.operations.maintenance.gate_run`): its settings from the CronJob's environment, its
 imports (the standard library and its two siblings), and ``main`` against a fake API: its JSON line, its node label,
 the HPA hold, a 422, a watching gate, and the cover of a lost group (the HPA patch, and a 403 on it)."""
 
@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.test_maintenance_gate import IN_40H, IN_50H, NOW, SERVING, node, pod, pools
-from tpu_serving import gate_fallback, gate_memory, gate_run, group_cover
-from tpu_serving import maintenance_gate as mg
+from tpu_serving.operations.maintenance import gate_fallback, gate_memory, gate_run, group_cover
+from tpu_serving.operations.maintenance import maintenance_gate as mg
 
 
 def test_gate_from_reads_the_cronjob_environment() -> None:

@@ -416,7 +416,7 @@ def test_gateway_request_timeout_keeps_to_the_connection_draining_bound(referenc
     key, with the value and the bound."""
     import json
 
-    from tpu_serving.gateway_settings import CONNECTION_DRAINING_MAX_SECONDS
+    from tpu_serving.traffic.gateway_settings import CONNECTION_DRAINING_MAX_SECONDS
 
     with open(reference / "crds" / "gke-networking-gcpbackendpolicy-v1.schema.json") as f:
         crd = json.load(f)
@@ -523,7 +523,7 @@ def test_gateway_endpoint_picker_is_scraped_and_alerted_on(stack):
 
 
 def test_gateway_without_an_inference_pool_has_no_router_alerts():
-    from tpu_serving.observability_roles import router_alerts
+    from tpu_serving.operations.observability_roles import router_alerts
 
     assert router_alerts("c", "ns", None, 5, "kube_pod_container_status_ready") == []
     plan = plan_of(PLAIN)
@@ -531,8 +531,8 @@ def test_gateway_without_an_inference_pool_has_no_router_alerts():
 
 
 def test_router_alerts_page_critical_for_a_fail_close_pool_and_error_for_fail_open():
-    from tpu_serving.gateway import failure_mode
-    from tpu_serving.observability_roles import router_alerts
+    from tpu_serving.operations.observability_roles import router_alerts
+    from tpu_serving.traffic.gateway import failure_mode
 
     severity = {
         closed: router_alerts("c", "ns", "svc-gateway-epp", 5, "kube_pod_container_status_ready", closed)[0][5]
@@ -557,7 +557,7 @@ def test_gateway_url_map_name_over_63_characters_is_refused_with_both_keys():
     whole name, and GKE cuts a Compute Engine name to 63 characters: the production example under the namespace
     ``llama-3-3-70b-instruct-production`` previewed with both alerts reading nothing. Now its stack is refused,
     naming the namespace and the Service, and so are the component's arguments; 37 characters together fit."""
-    from tpu_serving.naming import gateway_url_map_problem
+    from tpu_serving.common.naming import gateway_url_map_problem
 
     long_namespace = "llama-3-3-70b-instruct-production"
     with pytest.raises(ConfigError) as refused:

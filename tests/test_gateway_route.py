@@ -1,7 +1,7 @@
 """gateway_route.attached_route: a model's HTTPRoute on the platform's Gateway takes only its models' requests."""
 
 from tests.conftest import plan_of
-from tpu_serving.gateway_route import MODEL_HEADER, _for_models
+from tpu_serving.traffic.gateway_route import MODEL_HEADER, _for_models
 
 EVERY_PATH = [{"path": {"type": "PathPrefix", "value": "/"}}]
 

@@ -1,4 +1,4 @@
-"""The cover of a lost serving group (:func:`tpu_serving.group_cover.cover`): the HPA's minimum raised by the groups
+"""The cover of a lost serving group (:func:`tpu_serving.operations.maintenance.group_cover.cover`): the HPA's minimum raised by the groups
 on lost nodes and those recorded lost that do not serve yet, from the groups it ran, its maximum with it, what it had
 in the annotation; kept while they are lost, raised again after a forced ``pulumi up``; a hand cover kept; held until
 the lost groups serve again; the stack's own bounds given back (from the annotation when the gate has none)."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tpu_serving import group_cover as gc
+from tpu_serving.operations.maintenance import group_cover as gc
 
 LOST = {"n-b"}
 

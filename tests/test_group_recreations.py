@@ -10,12 +10,12 @@ import pytest
 
 from tests.conftest import ROOT, plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving import group_recreations as recreations
 from tpu_serving.backends import BACKENDS
+from tpu_serving.common.naming import group_recreations_metric
 from tpu_serving.config import load_stack_config
-from tpu_serving.naming import group_recreations_metric
-from tpu_serving.observability import Scope, charts, dashboard_json
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations import group_recreations as recreations
+from tpu_serving.operations.observability import Scope, charts, dashboard_json
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime import admission, prereqs
 from tpu_serving_tools.runtime.planview import PlanView

@@ -1,4 +1,4 @@
-"""TPU host maintenance (:mod:`tpu_serving.host_maintenance`): the log-match filter and policy of the WARNING ticket,
+"""TPU host maintenance (:mod:`tpu_serving.operations.maintenance.host_maintenance`): the log-match filter and policy of the WARNING ticket,
 the preview's ``Maintenance:`` line of every serving stack, and the policy in the flagship's plan."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import STACKS, plan_of, resource
-from tpu_serving import host_maintenance as hm
-from tpu_serving.maintenance_line import zone_line
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.maintenance import host_maintenance as hm
+from tpu_serving.operations.maintenance.maintenance_line import zone_line
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 from tpu_serving_tools.preview import rollout_summary
 
 PAGES = ["projects/p/notificationChannels/1"]

@@ -1,6 +1,6 @@
-"""The host-maintenance gate's component (:mod:`tpu_serving.host_maintenance_job`): its CronJob, RBAC, admission
+"""The host-maintenance gate's component (:mod:`tpu_serving.operations.maintenance.host_maintenance_job`): its CronJob, RBAC, admission
 policy and environment, which stacks get it (``hostMaintenance``), its pod in the quota, and its alerts
-(:mod:`tpu_serving.host_maintenance`)."""
+(:mod:`tpu_serving.operations.maintenance.host_maintenance`)."""
 
 from __future__ import annotations
 
@@ -14,15 +14,16 @@ import pytest
 
 from tests.conftest import SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
-from tpu_serving import compute_class, gate_run
-from tpu_serving import host_maintenance as hm
-from tpu_serving import host_maintenance_job as job
-from tpu_serving import maintenance_gate as mg
+from tpu_serving.common.naming import compute_class_name, maintenance_gate_metric
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
 from tpu_serving.config.serving_facts import maintenance_gate_runs
-from tpu_serving.naming import compute_class_name, maintenance_gate_metric
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations.maintenance import gate_run
+from tpu_serving.operations.maintenance import host_maintenance as hm
+from tpu_serving.operations.maintenance import host_maintenance_job as job
+from tpu_serving.operations.maintenance import maintenance_gate as mg
+from tpu_serving.operations.observability_settings import ObservabilitySettings
+from tpu_serving.pools import compute_class
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.preview import rollout_summary
 from tpu_serving_tools.stack_files import load_project, stack_config
@@ -92,7 +93,10 @@ def test_gate_cron_job_of_a_gated_stack() -> None:
     assert pod["serviceAccountName"] == "host-maintenance-gate"
     (c,) = pod["containers"]
     assert c["image"] == "gcr.io/distroless/python3-debian13:nonroot"
-    assert c["args"] == ["-m", "tpu_serving.gate_run"]  # its files as the package tpu_serving under /gate
+    assert c["args"] == [
+        "-m",
+        "tpu_serving.gate_run",
+    ]  # its files as the package tpu_serving under /gate
     volume = {v["name"]: v for v in pod["volumes"]}["program"]["configMap"]
     assert volume["items"] == [
         {"key": f, "path": f"tpu_serving/{f}"}
@@ -217,7 +221,7 @@ def test_gate_admission_policy_expressions() -> None:
 
 
 def test_gate_arguments_refuse_no_pool() -> None:
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError, match=r"pools = \[\]: at least one serving node pool"):
         job.HostMaintenanceGate("g", job.HostMaintenanceGateArgs(namespace="serving", leader_worker_sets=("v",)))
@@ -240,7 +244,7 @@ def test_gate_arguments_refuse_a_compute_class_no_object_can_be_named() -> None:
 
 def test_gate_arguments_name_each_bad_value() -> None:
     """Library review 8, m6: the gate's problems gave the rule without the value given, as no other component's did."""
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     args = job.HostMaintenanceGateArgs(
         namespace="serving", pools=("p",), leader_worker_sets=(), reload_seconds=-5, fewest_groups=0
@@ -256,7 +260,7 @@ def test_gate_arguments_name_each_bad_value() -> None:
 @pytest.mark.parametrize("stack", GATED + WATCHED)
 def test_gate_env_carries_the_bounds_the_stack_declares_for_its_hpa(stack: str) -> None:
     """SRE review round 29, M3: the cover gives back the stack's own bounds, the HPA's as the plan declares it (the
-    same settings, :func:`tpu_serving.autoscaling.declared_bounds`), never those the gate found when it began."""
+    same settings, :func:`tpu_serving.operations.autoscaling.declared_bounds`), never those the gate found when it began."""
     objects = kubernetes_objects(plan_of(stack))
     (hpa,) = [o for o in objects if o["kind"] == "HorizontalPodAutoscaler"]
     (container,) = gate_objects(stack)["CronJob"]["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]

@@ -9,9 +9,10 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, plan_of_config
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving.config.mirror import image_fields, mirror_paths, mirrored_config, needed_upstreams
-from tpu_serving.image_mirror import (
+from tpu_serving.platform.image_mirror import (
     DOCKER_HUB,
     GHCR,
     ImageMirrorArgs,
@@ -21,8 +22,7 @@ from tpu_serving.image_mirror import (
     repository_args,
     upstream_of,
 )
-from tpu_serving.services import ARTIFACT_REGISTRY_API
-from tpu_serving.validation import argument_problems
+from tpu_serving.platform.services import ARTIFACT_REGISTRY_API
 from tpu_serving_tools.image_notes import image_source_lines
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
@@ -214,7 +214,7 @@ def test_image_notes_tell_a_library_program_of_image_mirror_not_a_stack_file_key
 def test_image_mirror_a_first_component_is_a_host_only_with_a_dot_a_port_or_localhost(image, upstream, mirrored):
     """GKE review round 63, M1: ``vllm/vllm-tpu:v0.29.0`` was read as from a registry named ``vllm``, so the stack's
     Docker Hub mirror was dropped (distribution/reference normalize.go ``splitDockerDomain``)."""
-    from tpu_serving.image_mirror import mirrored_image, upstream_of
+    from tpu_serving.platform.image_mirror import mirrored_image, upstream_of
 
     found = upstream_of(image)
     assert (found.key if found else None) == upstream

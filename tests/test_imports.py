@@ -1,5 +1,8 @@
-"""The library's layers, read from its source: config edge -> deployment -> components and backends ->
-pure builders -> catalog. Nothing imports upward, no two modules import each other (directly or round a
+"""The library's layers, read from its source. The folders are the layers, bottom to top (:data:`LAYERS`): what
+every component builds with (``common``), the catalog, the components of each phase (``platform``, ``pools``,
+``traffic``, ``operations``, ``tenancy``, ``cost``), the serving backends, the config edge; above them the
+deployment (``deployment``, ``phases``, ``derived``, ``stack_outputs`` and each phase's entry) and the program's
+edge. Nothing imports upward, every module is in a layer, no two modules import each other (directly or round a
 longer circle, ``TYPE_CHECKING`` imports included), and one backend package never reaches into another."""
 
 from __future__ import annotations
@@ -17,33 +20,29 @@ from tests.conftest import ROOT
 LIBRARY = ROOT / "components"
 PACKAGE = "tpu_serving"
 
+LAYERS = ("common", "catalog", "platform", "pools", "traffic", "operations", "tenancy", "cost", "backends", "config")
+"""The library's folders, bottom to top: a module imports only from its own folder and the folders before it."""
 EDGE = {PACKAGE, f"{PACKAGE}.provider"}
 """What a program imports: the package's exports and the component provider for other languages."""
+PHASE_ENTRIES = {
+    f"{PACKAGE}.platform.inventory",  # the cloud resources a deployment creates or names existing
+    f"{PACKAGE}.platform.egress",  # the platform phase's Cloud NAT of an existing cluster and image mirror
+    f"{PACKAGE}.platform.tpu_platform",  # a platform stack's deployment (TpuPlatform), from its settings
+    f"{PACKAGE}.pools.pool_phase",  # the TPU node pools phase
+    f"{PACKAGE}.traffic.route_phase",  # a model stack's traffic phase
+    f"{PACKAGE}.operations.watched",  # the operations phase's view of what the serving exports
+}
+"""The modules of a phase's folder that read the settings and the phases' context: the deployment's layer."""
 DEPLOYMENT = {
     f"{PACKAGE}.deployment",
     f"{PACKAGE}.phases",
     f"{PACKAGE}.derived",
     f"{PACKAGE}.stack_outputs",
-    f"{PACKAGE}.inventory",
-    f"{PACKAGE}.egress",  # the platform phase's Cloud NAT of an existing cluster and image mirror
-    f"{PACKAGE}.watched",  # the operations phase's view of what the serving exports
-    f"{PACKAGE}.pool_phase",  # the TPU node pools phase
-    f"{PACKAGE}.route_phase",  # a model stack's traffic phase
-    f"{PACKAGE}.platform",  # a platform stack's deployment (TpuPlatform), from its settings
-}
-"""The one deployment component, its phases, the settings it derives, its stack outputs and its list of cloud
-resources (created or existing)."""
-CONFIG = f"{PACKAGE}.config"
+} | PHASE_ENTRIES
+"""The one deployment component, its phases, the settings it derives, its stack outputs and the phases' entries."""
 BACKENDS = f"{PACKAGE}.backends"
-SHARED_BY_BACKENDS = {
-    BACKENDS,
-    f"{BACKENDS}.base",
-    f"{BACKENDS}.scaling",
-    f"{BACKENDS}.rollout",
-    f"{BACKENDS}.groups",
-}
+SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.groups", f"{BACKENDS}.scaling", f"{BACKENDS}.rollout"}
 """The registry and what every backend builds on; everything else under ``backends`` is one backend's package."""
-CATALOG = f"{PACKAGE}.catalog"
 
 
 def module_name(path: Path, root: Path = LIBRARY) -> str:
@@ -126,30 +125,37 @@ def backend_of(module: str) -> str | None:
     return ".".join(module.split(".")[:3])
 
 
+def rank(module: str) -> int | None:
+    """The module's layer: its folder's place in :data:`LAYERS`, one above them for the deployment, two for the
+    edge; None for a module in none."""
+    if module in EDGE:
+        return len(LAYERS) + 1
+    if module in DEPLOYMENT:
+        return len(LAYERS)
+    folder = module.split(".")[1] if "." in module else ""
+    return LAYERS.index(folder) if folder in LAYERS else None
+
+
 def upward_imports(graph: Mapping[str, set[str]]) -> list[str]:
-    """Every import that goes against the layers."""
-    found = []
+    """Every module in no layer, and every import that goes against the layers."""
+    found = [
+        f"{module}: in no layer (a folder of LAYERS, or the deployment)" for module in graph if rank(module) is None
+    ]
     for module, imported in sorted(graph.items()):
         for target in sorted(imported):
             edge = f"{module} -> {target}"
-            if module == CATALOG:
-                found.append(f"{edge}: the catalog is the bottom layer")
+            low, high = rank(module), rank(target)
             if target in EDGE and module not in EDGE:
                 found.append(f"{edge}: only a program imports the package's edge")
-            if target in DEPLOYMENT and module not in EDGE | DEPLOYMENT:
+            elif target in DEPLOYMENT and module not in EDGE | DEPLOYMENT:
                 found.append(f"{edge}: the deployment is above every component")
-            if (target == CONFIG or target.startswith(f"{CONFIG}.")) and not (
-                module in EDGE | DEPLOYMENT or module.startswith(f"{CONFIG}.") or module == CONFIG
-            ):
-                found.append(f"{edge}: the config edge is read by the deployment, never by what it configures")
+            elif low is not None and high is not None and high > low:
+                found.append(f"{edge}: imports upward ({LAYERS[low]} is below {LAYERS[high]})")
             target_backend, module_backend = backend_of(target), backend_of(module)
-            above_backends = module in EDGE | DEPLOYMENT or module == CONFIG or module.startswith(f"{CONFIG}.")
             if target_backend is not None and module_backend not in (None, target_backend):
                 found.append(f"{edge}: one backend never reaches into another")
             if target_backend is not None and module in SHARED_BY_BACKENDS - {BACKENDS}:
                 found.append(f"{edge}: what every backend builds on knows no backend")
-            if target.startswith(BACKENDS) and not module.startswith(BACKENDS) and not above_backends:
-                found.append(f"{edge}: components below the registry do not know the backends")
     return found
 
 
@@ -162,7 +168,16 @@ def test_imports_graph_is_the_whole_library():
         )
     # relative imports resolve: the registry reaches every backend package and the base
     assert {f"{BACKENDS}.vllm", f"{BACKENDS}.saxml", f"{BACKENDS}.base"} <= graph[BACKENDS]
-    assert f"{PACKAGE}.catalog" in graph[f"{PACKAGE}.models"]
+    assert f"{PACKAGE}.catalog" in graph[f"{PACKAGE}.catalog.models"]
+
+
+def test_imports_every_layer_holds_modules():
+    """Each folder of LAYERS is a package of the library with modules in it, and each phase entry exists."""
+    graph = import_graph()
+    for folder in LAYERS:
+        assert (LIBRARY / folder / "__init__.py").is_file(), folder
+        assert sum(rank(m) == LAYERS.index(folder) for m in graph) >= 2, folder
+    assert graph.keys() >= PHASE_ENTRIES
 
 
 def test_imports_have_no_circles():
@@ -176,13 +191,14 @@ def test_imports_never_go_upward():
 @pytest.mark.parametrize(
     ("module", "line", "expected"),
     [
-        ("catalog.py", "from .models import Precision", "circle"),
-        ("backends/base.py", "from ..config.models import StackConfig", "config edge"),
+        ("catalog/__init__.py", "from .models import Precision", "circle"),
+        ("backends/base.py", "from ..config.models import StackConfig", "backends is below config"),
         ("backends/vllm/pods.py", "from ..saxml.facts import HTTP_PORT", "another"),
-        ("nodepool.py", "from .backends import BACKENDS", "do not know the backends"),
-        ("gateway.py", "from .deployment import TpuServingDeployment", "deployment is above"),
-        ("catalog.py", "from .naming import head_pool_name", "bottom layer"),
-        ("naming.py", "from . import provider", "edge"),
+        ("pools/nodepool.py", "from ..backends import BACKENDS", "pools is below backends"),
+        ("platform/cluster.py", "from ..pools.nodepool import TpuNodePool", "platform is below pools"),
+        ("traffic/gateway.py", "from ..deployment import TpuServingDeployment", "deployment is above"),
+        ("common/naming.py", "from ..catalog import machine_type", "common is below catalog"),
+        ("common/naming.py", "from .. import provider", "edge"),
         ("backends/scaling.py", "from .vllm import facts", "knows no backend"),
     ],
 )
@@ -195,3 +211,11 @@ def test_imports_checks_catch_a_planted_import(tmp_path, module, line, expected)
     graph = import_graph(copy)
     problems = [f"circle: {' '.join(c)}" for c in circles(graph)] + upward_imports(graph)
     assert any(expected in p for p in problems), problems
+
+
+def test_imports_checks_catch_a_module_in_no_layer(tmp_path):
+    """A new module at the top of the package, neither the edge nor the deployment, is in no layer."""
+    copy = tmp_path / "components"
+    shutil.copytree(LIBRARY, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "stray.py").write_text("from .common.naming import dns_name\n")
+    assert f"{PACKAGE}.stray: in no layer (a folder of LAYERS, or the deployment)" in upward_imports(import_graph(copy))

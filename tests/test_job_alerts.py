@@ -4,7 +4,7 @@ alert, so a job failed for good, or a slice lost to a repair, showed nowhere).""
 from __future__ import annotations
 
 from tests.conftest import plan_of
-from tpu_serving.job_alerts import JobPods, not_running_alert
+from tpu_serving.operations.alerts.job_alerts import JobPods, not_running_alert
 
 
 def alert_policies(stack: str) -> dict[str, dict]:

@@ -5,7 +5,7 @@ closed failed with a 502."""
 from __future__ import annotations
 
 from tests.conftest import plan_of
-from tpu_serving.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS, SERVER_KEEPALIVE_SECONDS
+from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS, SERVER_KEEPALIVE_SECONDS
 from tpu_serving_tools.offline import kubernetes_objects
 
 VLLM_STACKS = (

@@ -1,4 +1,4 @@
-"""tpu_serving.kubeconfig: where the program reaches a cluster, and which CA it pins there."""
+"""tpu_serving.platform.kubeconfig: where the program reaches a cluster, and which CA it pins there."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ from types import SimpleNamespace as Found
 
 import pytest
 
-from tpu_serving.kubeconfig import existing_server
+from tpu_serving.platform.kubeconfig import existing_server
 
 
 def test_kubeconfig_of_the_dns_endpoint_pins_no_cluster_ca():
-    from tpu_serving.kubeconfig import dns_endpoint, kubeconfig
+    from tpu_serving.platform.kubeconfig import dns_endpoint, kubeconfig
 
     endpoint = dns_endpoint({"dns_endpoint_config": {"endpoint": "gke-abc.us-east5.gke.goog"}})
     assert endpoint == "gke-abc.us-east5.gke.goog"

@@ -1,4 +1,4 @@
-"""The serving groups' pod templates (:data:`tpu_serving.lws.NOT_SAFE_TO_EVICT`): every leader and worker template
+"""The serving groups' pod templates (:data:`tpu_serving.platform.lws.NOT_SAFE_TO_EVICT`): every leader and worker template
 of every shipped stack's LeaderWorkerSet, and of each DisaggregatedSet role, tells the cluster autoscaler not to
 evict its pods, so that it never moves a standing group off its slice to free a node (GKE review round 57, m5)."""
 
@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.conftest import SHIPPED, plan_of
-from tpu_serving import lws
+from tpu_serving.platform import lws
 
 SAFE_TO_EVICT = "cluster-autoscaler.kubernetes.io/safe-to-evict"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 def test_machines_a_pod_that_asks_exactly_what_is_left_fits():
     """machines.Machine.fits (mutmut_2): a request equal to what the node leaves after GKE's reservations fits."""
-    from tpu_serving.machines import MACHINES, SYSTEM_CPU, SYSTEM_MEMORY_BYTES
+    from tpu_serving.catalog.machines import MACHINES, SYSTEM_CPU, SYSTEM_MEMORY_BYTES
 
     m = MACHINES["n2-standard-8"]
     cpu, memory = m.allocatable_cpu - SYSTEM_CPU, m.allocatable_memory - SYSTEM_MEMORY_BYTES

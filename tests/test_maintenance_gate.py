@@ -1,4 +1,4 @@
-"""The host-maintenance gate's program (:mod:`tpu_serving.maintenance_gate`): :func:`decide` on every hold reason, the
+"""The host-maintenance gate's program (:mod:`tpu_serving.operations.maintenance.maintenance_gate`): :func:`decide` on every hold reason, the
 pick of the earliest window, the HPA hold, the lost-node page and its maintenance exemption, and ``main`` against a
 fake API (its JSON line, its patch, a 422)."""
 
@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from tpu_serving import maintenance_gate as mg
+from tpu_serving.operations.maintenance import maintenance_gate as mg
 
 NOW = 1_800_000_000.0
 GATE = mg.Gate(

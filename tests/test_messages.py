@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests import messages
+from tpu_serving.common.validation import ArgumentsError
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError
 
 
 def test_messages_list_holds_the_suites_messages():
@@ -70,7 +70,7 @@ def test_messages_argument_problems_are_recorded():
 
     from tests.test_disagg import pair, role
     from tpu_serving.backends.vllm.kv import KvRole
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
 
     before = len(messages._seen)
     found = argument_problems(pair(decode=dataclasses.replace(role(KvRole.DECODE), namespace="elsewhere")))

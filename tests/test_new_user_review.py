@@ -10,12 +10,12 @@ import pytest
 
 from tests.fixtures.configs import VLLM, load, with_change, with_serving
 from tests.fixtures.pools import cpu_pool_args, pool_args
-from tpu_serving.autoscaling import AutoscalingSettings
 from tpu_serving.backends.pathways_job.args import HeadPoolSettings
-from tpu_serving.cluster import CpuPoolArgs
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
-from tpu_serving.identity import WorkloadIdentityArgs
-from tpu_serving.validation import argument_problems
+from tpu_serving.operations.autoscaling import AutoscalingSettings
+from tpu_serving.platform.cluster import CpuPoolArgs
+from tpu_serving.tenancy.identity import WorkloadIdentityArgs
 
 
 def stack_problems(cfg: dict) -> list[str]:

@@ -8,8 +8,8 @@ import pytest
 from tests.fixtures.pools import SA, pool_args
 from tests.test_library_mocks import ProviderMocks, run, set_mocks
 from tpu_serving import TpuNodePool, catalog
-from tpu_serving.nodepool import node_pool_args, placement_policy, pool_ignore_changes, workload_policy_args
-from tpu_serving.validation import ArgumentsError
+from tpu_serving.common.validation import ArgumentsError
+from tpu_serving.pools.nodepool import node_pool_args, placement_policy, pool_ignore_changes, workload_policy_args
 
 TPU7X_16 = catalog.resolve_slice_name("tpu7x-16")
 POLICY = "c-tpu7x16-placement"

@@ -12,8 +12,9 @@ import pytest
 from tests.conftest import ROOT, plan_of, resource
 from tests.fixtures.configs import SERVING, VLLM, load, plan_edited
 from tpu_serving.backends import BACKENDS
+from tpu_serving.common.settings import to_settings
 from tpu_serving.config import ConfigError, StackConfig, load_stack_config
-from tpu_serving.observability import (
+from tpu_serving.operations.observability import (
     GMP_COLLECTOR_LABELS,
     Scope,
     ScrapeTarget,
@@ -24,8 +25,7 @@ from tpu_serving.observability import (
     dashboard_json,
     pod_monitoring,
 )
-from tpu_serving.observability_settings import ObservabilitySettings, Severity
-from tpu_serving.settings import to_settings
+from tpu_serving.operations.observability_settings import ObservabilitySettings, Severity
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.preview import alert_summary
@@ -443,7 +443,7 @@ def test_observability_roles_alert_on_an_engine_that_stalls_with_requests_in_fli
     requests running or waiting and no generated token (vllm:generation_tokens, a counter: its samples end in _total)
     for observability.stalledMinutes."""
     from tests.conftest import plan_of
-    from tpu_serving.observability_roles import RoleSignals, stalled_query
+    from tpu_serving.operations.observability_roles import RoleSignals, stalled_query
 
     plan = plan_of("vllm-llama33-70b-disagg-v6e8x2")
     policies = {r.name: r.inputs for r in plan.resources if r.type == "gcp:monitoring/alertPolicy:AlertPolicy"}
@@ -483,8 +483,8 @@ def test_observability_of_a_serving_refuses_alerts_that_notify_nobody_as_the_sta
     which a stack file refuses (``observability.unpaged``)."""
     from tpu_serving import ObservabilitySettings, ServingMetrics
     from tpu_serving.backends.vllm.neighbours import leader_metrics
-    from tpu_serving.observability import ObservabilityArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.operations.observability import ObservabilityArgs
 
     metrics = leader_metrics("vllm", {"role": "leader"}, 2, ())
     args = ObservabilityArgs(project="my-project-1", cluster="c", namespace="ns", metrics=metrics)

@@ -1,10 +1,10 @@
-"""Alert queries built by tpu_serving.observability_roles: per group, per role, and parseable by Prometheus."""
+"""Alert queries built by tpu_serving.operations.observability_roles: per group, per role, and parseable by Prometheus."""
 
 from __future__ import annotations
 
 from tests.conftest import plan_of
 from tests.test_observability import JETSTREAM_STACK, _promql_conditions
-from tpu_serving.observability_roles import leader_pods
+from tpu_serving.operations.observability_roles import leader_pods
 
 DISAGG_STACK = "vllm-llama33-70b-disagg-v6e8x2"
 
@@ -21,8 +21,8 @@ def test_observability_roles_leader_pattern_is_a_valid_promql_string():
 def test_observability_roles_idle_alert_is_per_group():
     # One hung group among busy ones: each group's TPUs (its workers' pod names start with its leader's) against
     # its own leader's queue, not the namespace's average.
-    from tpu_serving.observability_roles import idle_query
-    from tpu_serving.observability_settings import ObservabilitySettings
+    from tpu_serving.operations.observability_roles import idle_query
+    from tpu_serving.operations.observability_settings import ObservabilitySettings
 
     query = idle_query("duty{ns}", "waiting{ns}", "lws-[0-9]+", ObservabilitySettings(idle_duty_cycle_percent=10))
     assert query == (

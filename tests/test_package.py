@@ -291,8 +291,8 @@ def test_package_exports_the_size_and_error_types_a_program_names():
     """A program imports what it constructs and catches from the package itself (user review round 41, m1)."""
     import tpu_serving
     from tpu_serving.catalog import CatalogError
-    from tpu_serving.models import ModelSize, WeightPrecision
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.catalog.models import ModelSize, WeightPrecision
+    from tpu_serving.common.validation import ArgumentsError
 
     exported = {n: getattr(tpu_serving, n) for n in ("ModelSize", "WeightPrecision", "ArgumentsError", "CatalogError")}
     assert exported == {
@@ -308,8 +308,8 @@ def test_package_exports_the_host_maintenance_gate_and_the_image_mirror():
     """A program of its own adds the gate and the mirror from the package itself, as the stack file's program does
     (new-user review: neither was exported, so a library program lost both)."""
     import tpu_serving
-    from tpu_serving.host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
-    from tpu_serving.image_mirror import ImageMirror, ImageMirrorArgs
+    from tpu_serving.operations.maintenance.host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
+    from tpu_serving.platform.image_mirror import ImageMirror, ImageMirrorArgs
 
     names = ("HostMaintenanceGate", "HostMaintenanceGateArgs", "ImageMirror", "ImageMirrorArgs")
     exported = {n: getattr(tpu_serving, n, None) for n in names}
@@ -329,7 +329,7 @@ def test_package_exports_every_argument_and_settings_type_its_components_take():
     import typing
 
     import tpu_serving
-    from tpu_serving.validation import type_hints
+    from tpu_serving.common.validation import type_hints
 
     def types_in(annotation: object) -> set[type]:
         found = {annotation} if isinstance(annotation, type) else set()

@@ -27,26 +27,31 @@ from tpu_serving import (
     ProjectServicesArgs,
     ServingGatewayArgs,
     catalog,
-    lws,
 )
-from tpu_serving.autoscaling import (
+from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
+from tpu_serving.backends.vllm.args import extra_args_problem
+from tpu_serving.catalog.machines import machine_type_problem
+from tpu_serving.catalog.models import Attention, ModelSize
+from tpu_serving.common.validation import argument_problems, type_hints
+from tpu_serving.config import ConfigError
+from tpu_serving.operations.autoscaling import (
     AutoscalingSettings,
     ServingAutoscalerArgs,
     adapter_version_problem,
     gauge_problem,
     metric_problem,
 )
-from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
-from tpu_serving.backends.vllm.args import extra_args_problem
-from tpu_serving.buckets import BucketSpec
-from tpu_serving.cluster import CpuPoolArgs, TpuClusterArgs
-from tpu_serving.config import ConfigError
-from tpu_serving.identity import WorkloadIdentityArgs
-from tpu_serving.machines import machine_type_problem
-from tpu_serving.maintenance import MaintenanceExclusion, MaintenanceSettings, instant_problem, recurrence_problem
-from tpu_serving.models import Attention, ModelSize
-from tpu_serving.tenancy import TenancyArgs
-from tpu_serving.validation import argument_problems, type_hints
+from tpu_serving.platform import lws
+from tpu_serving.platform.buckets import BucketSpec
+from tpu_serving.platform.cluster import CpuPoolArgs, TpuClusterArgs
+from tpu_serving.platform.maintenance import (
+    MaintenanceExclusion,
+    MaintenanceSettings,
+    instant_problem,
+    recurrence_problem,
+)
+from tpu_serving.tenancy.identity import WorkloadIdentityArgs
+from tpu_serving.tenancy.tenant import TenancyArgs
 
 BAD_FOR_CHECK: dict[Callable[..., str], Any] = {
     extra_args_problem: ["--tensor-parallel-size=4"],
@@ -197,7 +202,7 @@ services_args = valid(ProjectServicesArgs, project="my-project-1", apis=["contai
 
 WORKLOAD_IDENTITY = "tpu-serving:workloadIdentity"
 RESERVED = ("kube-system", "kube-public", "kube-node-lease", "gke-managed-system", "gmp-system", "gmp-public")
-"""Namespaces a workload must not use (tpu_serving.naming.RESERVED_NAMESPACES and its prefixes)."""
+"""Namespaces a workload must not use (tpu_serving.common.naming.RESERVED_NAMESPACES and its prefixes)."""
 MIRRORED: dict[Callable[..., Any], dict[str, tuple[str, Any, ...]]] = {
     # Python arguments -> their field -> (the stack key that sets it, values both must refuse...)
     identity_args: {

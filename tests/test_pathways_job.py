@@ -19,9 +19,9 @@ from tests.fixtures.configs import (
 )
 from tpu_serving import catalog
 from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
+from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
-from tpu_serving.controllers import parse_version
-from tpu_serving.versions import PINS
+from tpu_serving.platform.controllers import parse_version
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.stack_files import load_project
@@ -205,8 +205,8 @@ def test_pathways_job_interactive_head_must_not_fit_the_cpu_pool():
 
 @pytest.mark.parametrize("stack", [BATCH, INTERACTIVE])
 def test_pathways_job_head_gets_a_pool_that_fits_it(stack):
-    from tpu_serving import machines
     from tpu_serving.backends.pathways_job.args import head_requests
+    from tpu_serving.catalog import machines
 
     plan = plan_of(stack)
     cluster = plan.outputs["clusterName"]
@@ -363,7 +363,7 @@ def test_pathways_job_only_a_head_pool_pins_the_batch_head():
 def test_pathways_job_workload_names_itself():
     """pathways_job.component.PathwaysWorkload (mutmut_2): its argument problems carry its own name."""
     from tpu_serving import PathwaysWorkload
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         PathwaysWorkload("pw", 5)  # type: ignore[arg-type]

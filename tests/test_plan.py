@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_serving import serve_time
+from tpu_serving.cost import serve_time
 from tpu_serving_tools import plan
 
 LLAMA70 = "meta-llama/Llama-3.3-70B-Instruct"

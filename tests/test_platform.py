@@ -11,14 +11,14 @@ import pytest
 from tests.conftest import STACKS_ROOT
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.platform_stack import load_platform_stack
-from tpu_serving.platform import (
+from tpu_serving.platform.platform_outputs import OUTPUT
+from tpu_serving.platform.tpu_platform import (
     DEPLOYMENT_TYPE,
     SERVICE_ACCOUNT_USER,
     moved_aliases,
     moved_subnet_aliases,
     platform_upgrades_held,
 )
-from tpu_serving.platform_outputs import OUTPUT
 from tpu_serving_tools.offline import Plan, main_program, run_program
 from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
 

@@ -29,7 +29,7 @@ def test_platform_alerts_ticket_the_clusters_notices_where_node_upgrades_are_hel
 def test_platform_alerts_page_the_platforms_channel_on_its_gateways_server_errors():
     """SRE review: a Gateway outage paged nobody who owns the Gateway; the model stacks' own alerts on it page
     their on-call, this one the platform's."""
-    from tpu_serving.gateway_alerts import url_map_pattern
+    from tpu_serving.operations.alerts.gateway_alerts import url_map_pattern
 
     plan = plan_of("platform-us-east5")
     (errors,) = [p for p in plan.of_type("gcp:monitoring/alertPolicy:AlertPolicy") if p.name.endswith("gateway-errors")]

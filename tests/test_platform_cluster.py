@@ -3,8 +3,8 @@
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving.platform_cluster import release_problem
-from tpu_serving.platform_outputs import PlatformOutputs
+from tpu_serving.platform.platform_cluster import release_problem
+from tpu_serving.platform.platform_outputs import PlatformOutputs
 
 PLATFORM = PlatformOutputs.model_validate(plan_of("platform-us-east5").outputs["platform"])
 

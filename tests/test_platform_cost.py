@@ -4,10 +4,10 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import plan_of
+from tpu_serving.catalog.prices import GKE_CLUSTER_HOUR, HOURS_PER_MONTH
 from tpu_serving.config.platform_stack import SharedPlatformConfig
-from tpu_serving.platform_cost import platform_cost, platform_estimate, share_output
-from tpu_serving.platform_outputs import OUTPUT, PlatformOutputs
-from tpu_serving.prices import GKE_CLUSTER_HOUR, HOURS_PER_MONTH
+from tpu_serving.cost.platform_cost import platform_cost, platform_estimate, share_output
+from tpu_serving.platform.platform_outputs import OUTPUT, PlatformOutputs
 from tpu_serving_tools.cost_summary import cost_summary
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving.gateway_alerts import url_map_pattern
+from tpu_serving.operations.alerts.gateway_alerts import url_map_pattern
 
 ALERT_POLICY = "gcp:monitoring/alertPolicy:AlertPolicy"
 MODEL_STACKS = {"vllm-llama31-8b-platform": "vllm-llama8b", "vllm-llama33-70b-platform": "vllm-llama70b"}

@@ -4,7 +4,7 @@ it and the model stacks that read it."""
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving.platform_outputs import OUTPUT, PlatformOutputs
+from tpu_serving.platform.platform_outputs import OUTPUT, PlatformOutputs
 
 
 def test_platform_outputs_round_trip_through_the_platform_stack_output():

@@ -1,4 +1,4 @@
-"""Shared pod-spec builders (tpu_serving.podspec) as the TPU serving pods use them."""
+"""Shared pod-spec builders (tpu_serving.common.podspec) as the TPU serving pods use them."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_podspec_node_lost_tolerations_on_every_tpu_serving_pod(stack):
 def test_podspec_node_lost_seconds_is_one_bounded_setting():
     from tpu_serving import ProbeSettings
     from tpu_serving.backends.vllm.settings import VllmProbesConfig
-    from tpu_serving.podspec import node_lost_tolerations
+    from tpu_serving.common.podspec import node_lost_tolerations
 
     assert [t.toleration_seconds for t in node_lost_tolerations(ProbeSettings(node_lost_seconds=30))] == [30, 30]
     assert VllmProbesConfig(nodeLostSeconds=120).node_lost_seconds == 120

@@ -1,4 +1,4 @@
-"""tpu_serving.pool_phase: the node account of the serving pools under a capacity fallback."""
+"""tpu_serving.pools.pool_phase: the node account of the serving pools under a capacity fallback."""
 
 from __future__ import annotations
 

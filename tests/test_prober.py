@@ -1,4 +1,4 @@
-"""The serving probe (:mod:`tpu_serving.prober`): the blackbox exporter's module, Deployment and PodMonitoring, its
+"""The serving probe (:mod:`tpu_serving.operations.prober`): the blackbox exporter's module, Deployment and PodMonitoring, its
 alerts, which stacks get it, the flows it needs and the setting that turns it off."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import yaml
 
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited
-from tpu_serving import prober
 from tpu_serving.backends import BACKENDS
 from tpu_serving.config import ConfigError
 from tpu_serving.config.checks import namespace_pods, serving_probe
-from tpu_serving.observability_settings import ObservabilitySettings
+from tpu_serving.operations import prober
+from tpu_serving.operations.observability_settings import ObservabilitySettings
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.preview import probe_summary

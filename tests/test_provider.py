@@ -55,8 +55,8 @@ def test_provider_schema_lists_each_component_with_inputs_and_outputs(package):
 def test_provider_serves_the_host_maintenance_gate_and_the_image_mirror(package):
     """Both are public components (new-user review: a library program lost them): served, with their arguments
     (``starts`` and ``reload_seconds`` defaulted, so optional) and outputs in the schema."""
-    from tpu_serving.host_maintenance_job import HostMaintenanceGate
-    from tpu_serving.image_mirror import ImageMirror
+    from tpu_serving.operations.maintenance.host_maintenance_job import HostMaintenanceGate
+    from tpu_serving.platform.image_mirror import ImageMirror
 
     assert {HostMaintenanceGate, ImageMirror} <= set(COMPONENTS)
     gate = package["resources"]["tpu-serving:index:HostMaintenanceGate"]

@@ -9,8 +9,8 @@ import pytest
 from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends.jetstream.args import PathwaysRequests
 from tpu_serving.backends.vllm.args import VllmRequests
+from tpu_serving.common.settings import quantity_problem
 from tpu_serving.config import ConfigError
-from tpu_serving.settings import quantity_problem
 from tpu_serving_tools.runtime import quantities
 
 

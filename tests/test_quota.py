@@ -1,4 +1,4 @@
-"""The namespace quota derived from the plan (tpu_serving.quota): every workload at its maximum replicas, one
+"""The namespace quota derived from the plan (tpu_serving.common.quota): every workload at its maximum replicas, one
 rollout's surge, one restart unit held twice, the sidecars and the endpoint picker; a given figure below it refused."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
+from tpu_serving.common.quota import ContainerRequests, PodSet, PodShape, derive
+from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
-from tpu_serving.quota import ContainerRequests, PodSet, PodShape, derive
-from tpu_serving.tenancy import TenancyArgs
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.tenancy.tenant import TenancyArgs
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.stack_files import load_project, stack_config
 

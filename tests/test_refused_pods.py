@@ -1,10 +1,10 @@
-"""tpu_serving.refused_pods: the serving stacks count their StatefulSets' refused pods and page on refusals that
+"""tpu_serving.operations.refused_pods: the serving stacks count their StatefulSets' refused pods and page on refusals that
 persist (SRE review 37, M1: a surge rollout stalled on a refused group paged nobody)."""
 
 from __future__ import annotations
 
 from tests.conftest import plan_of
-from tpu_serving import refused_pods
+from tpu_serving.operations import refused_pods
 
 STACK = "vllm-llama33-70b-v6e8"
 

@@ -14,10 +14,10 @@ from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited
 from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import CONTAINER_RESTART, RolloutPlan
+from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
 from tpu_serving.config.slice_capacity import scale_from_zero
-from tpu_serving.lws import Rollout
-from tpu_serving.versions import PINS
+from tpu_serving.platform.lws import Rollout
 from tpu_serving_tools.diff import diff_plans, render_markdown
 from tpu_serving_tools.offline import kubernetes_objects
 

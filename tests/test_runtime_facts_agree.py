@@ -9,15 +9,17 @@ import dataclasses
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving import catalog, machines, observability
-from tpu_serving import epp as library_epp
-from tpu_serving import gateway as library_gateway
-from tpu_serving import gateway_settings as library_gateway_settings
+from tpu_serving import catalog
 from tpu_serving.backends.jetstream import facts as jetstream_facts
 from tpu_serving.backends.jetstream import settings as jetstream_settings
 from tpu_serving.backends.pathways_job import facts as pathways_job_facts
 from tpu_serving.backends.saxml import facts as saxml_facts
 from tpu_serving.backends.vllm import settings as vllm_settings
+from tpu_serving.catalog import machines
+from tpu_serving.operations import observability
+from tpu_serving.traffic import epp as library_epp
+from tpu_serving.traffic import gateway as library_gateway
+from tpu_serving.traffic import gateway_settings as library_gateway_settings
 from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.offline import preview_stack
 from tpu_serving_tools.runtime import engine_facts as ef
@@ -133,7 +135,7 @@ def test_facts_a_library_accelerator_label_changed_alone_fails_make_check(monkey
 
 
 def test_facts_library_collector_labels_changed_alone_fail_make_check(monkeypatch):
-    from tpu_serving import tenancy
+    from tpu_serving.tenancy import tenant as tenancy
 
     monkeypatch.setattr(tenancy, "GMP_COLLECTOR_LABELS", {"app": "prometheus-collector"})
     failures = _failures("vllm-llama33-70b-v5e16")

@@ -36,9 +36,9 @@ def library_program(gate: bool) -> dict[str, Any]:
         VllmServing,
         VllmServingArgs,
         catalog,
-        controllers,
-        host_maintenance,
     )
+    from tpu_serving.operations.maintenance import host_maintenance
+    from tpu_serving.platform import controllers
 
     def program() -> None:
         cluster = TpuCluster(

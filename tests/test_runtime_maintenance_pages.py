@@ -8,7 +8,8 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
-from tpu_serving import catalog, host_maintenance
+from tpu_serving import catalog
+from tpu_serving.operations.maintenance import host_maintenance
 from tpu_serving_tools.runtime import objects
 from tpu_serving_tools.runtime.planview import PlanView
 
@@ -96,7 +97,7 @@ def test_all_startable_is_true_false_or_none_for_some():
 
 
 def test_unscheduled_page_over_pools_of_both_kinds_says_which_does_what():
-    from tpu_serving.observability_settings import ObservabilitySettings
+    from tpu_serving.operations.observability_settings import ObservabilitySettings
 
     args = host_maintenance.unscheduled_policy_args("p", "c", ["us-east5-a"], ObservabilitySettings(), None)
     text = str(args.documentation.content)  # type: ignore[union-attr]
@@ -131,7 +132,7 @@ def test_maintenance_pages_a_gate_or_a_pool_zone_without_its_pages_fails():
     import copy
 
     from tests.conftest import plan_of
-    from tpu_serving.host_maintenance import GATE_TITLE, UPCOMING_METHOD, WATCH_TITLE
+    from tpu_serving.operations.maintenance.host_maintenance import GATE_TITLE, UPCOMING_METHOD, WATCH_TITLE
     from tpu_serving_tools.runtime import maintenance_pages
     from tpu_serving_tools.runtime.planview import PlanView
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving import capacity
-from tpu_serving.compute_class import LABEL
+from tpu_serving.catalog import capacity
+from tpu_serving.pools.compute_class import LABEL
 from tpu_serving_tools.runtime.node_pool import COMPUTE_CLASS_TYPE, capacity_wait_minutes, classes_of, stockout_said
 
 RESERVED = {"reservationAffinity": {"consumeReservationType": "SPECIFIC_RESERVATION", "key": "k", "values": ["r"]}}

@@ -142,7 +142,7 @@ def test_prereqs_missing_api_names_the_required_apis_argument_that_adds_it() -> 
     """Library review 9, m3: the finding did not say which ``required_apis`` argument lists the API."""
     found = _by_subject("prereq-missing.plan.json")
     assert found["api containerfilesystem.googleapis.com"].reason.endswith(
-        "; a program's ProjectServices gets it from tpu_serving.services.required_apis(..., image_streaming=True)"
+        "; a program's ProjectServices gets it from tpu_serving.platform.services.required_apis(..., image_streaming=True)"
     )
     assert found["api container.googleapis.com"].reason.endswith("required_apis(...), whatever its arguments")
 

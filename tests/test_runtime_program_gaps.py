@@ -10,7 +10,7 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
-from tpu_serving.capacity import fallback, fallback_reserved
+from tpu_serving.catalog.capacity import fallback, fallback_reserved
 from tpu_serving_tools.check import passed, run_checks, summary
 from tpu_serving_tools.runtime import program_gaps
 from tpu_serving_tools.runtime.planview import PlanView

@@ -198,7 +198,10 @@ def test_quota_recreate_headroom():
         "recreating Deployment/d/0 holds old+new pods: 8 CPU > 6 CPU" + QUOTA_ADVICE
     )
     # library review 6, m14: the failure says how a program counts the pods beside its serving
-    assert "tpu_serving.epp.epp_pods" in QUOTA_ADVICE and "tpu_serving.host_maintenance_job.gate_pods" in QUOTA_ADVICE
+    assert (
+        "tpu_serving.traffic.epp.epp_pods" in QUOTA_ADVICE
+        and "tpu_serving.operations.maintenance.host_maintenance_job.gate_pods" in QUOTA_ADVICE
+    )
 
 
 def test_scheduling_finds_pathways_head_too_big_before_fix():

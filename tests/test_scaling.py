@@ -10,9 +10,9 @@ import pytest
 from tests.conftest import plan_of, resource
 from tests.fixtures.configs import SERVING_AUTOSCALED, autoscaled_jetstream, load, plan_edited, two_slices
 from tests.fixtures.pools import pool_args
-from tpu_serving.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
-from tpu_serving.nodepool import TpuNodePool
-from tpu_serving.validation import ArgumentsError
+from tpu_serving.common.validation import ArgumentsError
+from tpu_serving.operations.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
+from tpu_serving.pools.nodepool import TpuNodePool
 from tpu_serving_tools import schema
 from tpu_serving_tools.offline import Plan, kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
@@ -302,7 +302,7 @@ def test_scaling_jetstream_refuses_groups_over_several_slices_naming_why():
 def test_scale_down_window_waits_out_a_groups_start_within_the_apis_bounds() -> None:
     """SRE review round 45, M2: the 900 s window let the HPA remove a Ready group while a lower one still reloaded for
     up to an hour."""
-    from tpu_serving.autoscaling import scale_down_window
+    from tpu_serving.operations.autoscaling import scale_down_window
 
     assert [scale_down_window(None, s) for s in (None, 600, 2400, 3600, 7200)] == [900, 900, 2400, 3600, 3600]
     assert scale_down_window(300, 3600) == 300  # the stack's own window wins

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import STACKS, plan_of
 from tests.fixtures import library_page
 from tests.fixtures.configs import plan_edited, two_slices
-from tpu_serving.lws import Rollout, rollout_strategy
+from tpu_serving.platform.lws import Rollout, rollout_strategy
 from tpu_serving_tools.check import run_checks, summary
 from tpu_serving_tools.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
@@ -168,7 +168,7 @@ def test_scheduling_surge_library_program_on_one_slice_fails_tpu_serving_check(t
     assert surging != serving
     (tmp_path / "Pulumi.yaml").write_text("name: my-serving\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
-    (tmp_path / "__main__.py").write_text(example + "from tpu_serving.lws import Rollout\n" + surging)
+    (tmp_path / "__main__.py").write_text(example + "from tpu_serving.platform.lws import Rollout\n" + surging)
     cli = [sys.executable, "-m", "tpu_serving_tools.cli"]
     check = subprocess.run([*cli, "check", "--root", str(tmp_path)], capture_output=True, text=True, check=False)
     assert check.returncode == 1, check.stdout + check.stderr

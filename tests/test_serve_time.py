@@ -1,4 +1,4 @@
-"""Tests of :mod:`tpu_serving.serve_time`: published start and throughput figures, each with its source."""
+"""Tests of :mod:`tpu_serving.cost.serve_time`: published start and throughput figures, each with its source."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ import dataclasses
 
 import pytest
 
-from tpu_serving import catalog, serve_time
-from tpu_serving.serve_time import (
+from tpu_serving import catalog
+from tpu_serving.cost import serve_time
+from tpu_serving.cost.serve_time import (
     COMPILE,
     IMAGE_SIZE,
     THROUGHPUT,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 from tests.conftest import plan_of
-from tpu_serving.observability_settings import ObservabilitySettings
-from tpu_serving.serving_alerts import (
+from tpu_serving.operations.alerts.serving_alerts import (
     below_minimum_alert,
     capacity_reduced_alert,
     capacity_wait_alert,
@@ -17,7 +16,8 @@ from tpu_serving.serving_alerts import (
     slow_first_token_alert,
     stalled_alert,
 )
-from tpu_serving.serving_metrics import Scope, ServingMetrics, ServingSignals
+from tpu_serving.operations.observability_settings import ObservabilitySettings
+from tpu_serving.operations.serving_metrics import Scope, ServingMetrics, ServingSignals
 
 SCOPE = Scope("c", "ns")
 LEADERS = "vllm-[0-9]+"

@@ -1,4 +1,4 @@
-"""tpu_serving.serving_metrics: the second probe through a Gateway (library review 9, M1: the port a program gave
+"""tpu_serving.operations.serving_metrics: the second probe through a Gateway (library review 9, M1: the port a program gave
 ``through_gateway`` was the serving port, where the Gateway does not listen, and the CRITICAL page through the
 Gateway fired on a healthy stack)."""
 
@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from tpu_serving import serving_metrics
-from tpu_serving.gateway import LISTENER_PORT
-from tpu_serving.prober import ProbeTarget
-from tpu_serving.serving_metrics import ServingMetrics, through_gateway
-from tpu_serving.validation import ArgumentsError
+from tpu_serving.common.validation import ArgumentsError
+from tpu_serving.operations import serving_metrics
+from tpu_serving.operations.prober import ProbeTarget
+from tpu_serving.operations.serving_metrics import ServingMetrics, through_gateway
+from tpu_serving.traffic.gateway import LISTENER_PORT
 
 
 @dataclass

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from tests.conftest import ROOT
-from tpu_serving.settings import Model
+from tpu_serving.common.settings import Model
 from tpu_serving_tools import settings_tables
 
 

@@ -1,4 +1,4 @@
-"""tpu_serving.shared_vpc: a cluster in a host project's network, its secondary ranges, and the host's grants."""
+"""tpu_serving.platform.shared_vpc: a cluster in a host project's network, its secondary ranges, and the host's grants."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ import pytest
 
 from tests.fixtures.configs import plan_edited
 from tests.test_components import cluster_args_for_test
-from tpu_serving.cluster import TpuClusterArgs, cluster_args
-from tpu_serving.shared_vpc import HOST_GRANTS, grant_lines, shared_vpc_problems
-from tpu_serving.validation import ArgumentsError, check_arguments
+from tpu_serving.common.validation import ArgumentsError, check_arguments
+from tpu_serving.platform.cluster import TpuClusterArgs, cluster_args
+from tpu_serving.platform.shared_vpc import HOST_GRANTS, grant_lines, shared_vpc_problems
 
 HOST = "net-host-1"
 SHARED = {

@@ -15,7 +15,7 @@ from tpu_serving.backends.vllm import VllmServingArgs
 from tpu_serving.backends.vllm.facts import MULTI_HOST_ENV
 from tpu_serving.backends.vllm.kv import KvRole, KvTransfer
 from tpu_serving.backends.vllm.pods import engine_args, leader_worker_set_spec
-from tpu_serving.gateway import GatewaySettings
+from tpu_serving.traffic.gateway import GatewaySettings
 from tpu_serving_tools.offline import kubernetes_objects
 
 V5E16 = "vllm-llama33-70b-v5e16"
@@ -82,7 +82,7 @@ def test_shutdown_vllm_leader_drains_and_workers_hold_their_hosts():
 
 def test_shutdown_grace_follows_the_gateways_request_timeout():
     from tpu_serving.backends.base import longest_request_seconds
-    from tpu_serving.podspec import Shutdown
+    from tpu_serving.common.podspec import Shutdown
 
     args = vllm_args("ct5lp-hightpu-4t", "4x4", shutdown=Shutdown(1200))
     t = leader_worker_set_spec(args)["leaderWorkerTemplate"]
@@ -171,7 +171,7 @@ def test_shutdown_prefill_scales_down_one_drained_group_at_a_time():
 def test_shutdown_prefill_scale_down_period_stays_within_the_hpa_api():
     from tpu_serving.backends.vllm.disagg_args import VllmDisaggregatedArgs
     from tpu_serving.backends.vllm.disagg_backend import scale_down_period
-    from tpu_serving.podspec import Shutdown
+    from tpu_serving.common.podspec import Shutdown
 
     def role(kv: KvRole) -> VllmServingArgs:
         return vllm_args("ct6e-standard-4t", "2x4", namespace="pd", kv_transfer=KvTransfer(kv), shutdown=Shutdown(3600))
@@ -214,7 +214,7 @@ def test_shutdown_seed_stack_adds_no_capability_outside_the_baseline_it_does_not
 
 
 def test_shutdown_sleep_never_exceeds_the_grace_period():
-    from tpu_serving.podspec import Shutdown
+    from tpu_serving.common.podspec import Shutdown
 
     s = Shutdown(request_seconds=1, hold_seconds=0)
     assert s.pre_stop_seconds < s.grace_seconds

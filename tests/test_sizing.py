@@ -10,8 +10,8 @@ import pytest
 from tests.fixtures.configs import VLLM, load
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import PYTHON, VllmEngineSettings, fit_problems
+from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision, hbm_fit_problem
 from tpu_serving.config import ConfigError
-from tpu_serving.models import Attention, ModelSize, WeightPrecision, hbm_fit_problem
 from tpu_serving_tools.preview import single_host_equivalent, sizing_notes
 
 

@@ -41,7 +41,7 @@ def test_stockout_under_a_fallback_says_the_class_for_every_serving_pool_it_crea
     """GKE review of the issue 37 item 2 fixes, M1: a slice that starts empty and one that may go down to zero, under a
     fallback, both take the class's next step; without one, the first waits for capacity and the second is created
     whole."""
-    from tpu_serving.capacity import FROM_ZERO, TO_ZERO, fallback
+    from tpu_serving.catalog.capacity import FROM_ZERO, TO_ZERO, fallback
     from tpu_serving.config.slice_capacity import stockouts
 
     shape = {"rollout": "surge", "autoscaling": {"minReplicas": 1, "maxReplicas": 2}}
@@ -52,7 +52,7 @@ def test_stockout_under_a_fallback_says_the_class_for_every_serving_pool_it_crea
 
 
 def test_stockout_under_a_fallback_of_a_reserved_slice_from_zero_names_the_next_step():
-    from tpu_serving.capacity import FROM_ZERO_RESERVED, fallback_reserved
+    from tpu_serving.catalog.capacity import FROM_ZERO_RESERVED, fallback_reserved
     from tpu_serving.config.slice_capacity import stockouts
 
     held = {"capacity": "reservation", "reservation": "r"}

@@ -9,9 +9,9 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving.autoscaling import METRICS_ADAPTER
-from tpu_serving.controllers import JOBSET, LWS, Controller
-from tpu_serving.spread import ZONE_LABEL, standing_groups, zone_spread
+from tpu_serving.common.spread import ZONE_LABEL, standing_groups, zone_spread
+from tpu_serving.operations.autoscaling import METRICS_ADAPTER
+from tpu_serving.platform.controllers import JOBSET, LWS, Controller
 from tpu_serving_tools.verify.checks import selects
 
 STACKS = [

@@ -282,7 +282,7 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
 
 
 def test_stacks_maintenance_defaults_are_weekend_nights():
-    from tpu_serving.maintenance import MaintenanceSettings
+    from tpu_serving.platform.maintenance import MaintenanceSettings
 
     m = MaintenanceSettings()
     assert (m.window_start, m.window_end, m.recurrence) == (
@@ -294,7 +294,7 @@ def test_stacks_maintenance_defaults_are_weekend_nights():
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_default_images_are_pinned(stack):
-    from tpu_serving.images import image_problem
+    from tpu_serving.catalog.images import image_problem
     from tpu_serving_tools.offline import kubernetes_objects
 
     objects = kubernetes_objects(plan_of(stack))

@@ -185,8 +185,8 @@ def test_tenancy_priority_classes_are_shared_patches_retained_on_delete_on_an_ex
 
 
 def test_tenancy_args_refuse_what_the_api_server_refuses():
-    from tpu_serving.tenancy import TenancyArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.tenancy.tenant import TenancyArgs
 
     args = TenancyArgs(
         namespace="chat",
@@ -208,8 +208,8 @@ def test_tenancy_args_refuse_what_the_api_server_refuses():
 
 
 def test_tenancy_args_take_ports_and_ranges_the_api_server_takes():
-    from tpu_serving.tenancy import TenancyArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.tenancy.tenant import TenancyArgs
 
     args = TenancyArgs(
         namespace="chat", tpu_chips=0, serving_ports=(1, 65535), allowed_cidrs=("10.0.0.0/8", "2001:db8::/32")

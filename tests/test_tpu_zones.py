@@ -6,7 +6,9 @@ import pytest
 
 from tests.conftest import STACKS, plan_of
 from tests.fixtures.configs import GOOD, plan_of_config, with_change
-from tpu_serving import catalog, naming, tpu_zones
+from tpu_serving import catalog
+from tpu_serving.catalog import tpu_zones
+from tpu_serving.common import naming
 from tpu_serving_tools.preview import summary, zone_notes
 
 SOURCE = "source: https://docs.cloud.google.com/tpu/docs/regions-zones, read 2026-11-27"

@@ -1,4 +1,4 @@
-"""Bound violations in the project's words (tpu_serving.validation.bound_message): the key path, the value and the
+"""Bound violations in the project's words (tpu_serving.common.validation.bound_message): the key path, the value and the
 whole valid range, for the stack file's settings and the components' arguments alike; pydantic's own "Input should be
 less than or equal to 0.98" named neither the range nor, for a stack file, anything but the bound broken."""
 
@@ -11,10 +11,10 @@ import pytest
 
 from tests.conftest import ROOT
 from tests.fixtures.configs import VLLM, load
-from tpu_serving.autoscaling import AutoscalingSettings
 from tpu_serving.backends.vllm.args import VllmEngineSettings
+from tpu_serving.common.validation import ArgumentsError, bound_message, check_arguments, empty_remedy
 from tpu_serving.config import ConfigError
-from tpu_serving.validation import ArgumentsError, bound_message, check_arguments, empty_remedy
+from tpu_serving.operations.autoscaling import AutoscalingSettings
 
 
 def stack_problems(**engine: object) -> list[str]:
@@ -68,8 +68,8 @@ def test_validation_an_output_where_a_plain_value_is_taken_says_so():
     """Library review 6, m13: an Output passed to a plain string argument printed its object repr."""
     import pulumi
 
-    from tpu_serving.tenancy import TenancyArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.tenancy.tenant import TenancyArgs
 
     problems = argument_problems(TenancyArgs(namespace=pulumi.Output.from_input("chat"), tpu_chips=8))
     assert problems == [
@@ -80,8 +80,8 @@ def test_validation_an_output_where_a_plain_value_is_taken_says_so():
 
 def test_validation_serving_gateway_args_refuse_what_the_api_server_refuses():
     """Library review 7, M5: a gateway named 'Chat GW', port 70000 and a relative health path were accepted."""
-    from tpu_serving.gateway import ServingGatewayArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.traffic.gateway import ServingGatewayArgs
 
     args = dict(
         project="p-123456", region="us-east5", network="default", namespace="chat", address_name="a", subnetwork="s"
@@ -112,9 +112,9 @@ def test_validation_serving_gateway_args_refuse_what_the_api_server_refuses():
 def test_validation_the_default_namespace_is_refused_as_a_servings_own():
     """New-user review 16, M1; library review 7, m1: namespace 'default' passed every check, and the first pulumi up
     would fail on creating the Namespace every cluster has."""
-    from tpu_serving.naming import namespace_problem
-    from tpu_serving.tenancy import TenancyArgs
-    from tpu_serving.validation import argument_problems
+    from tpu_serving.common.naming import namespace_problem
+    from tpu_serving.common.validation import argument_problems
+    from tpu_serving.tenancy.tenant import TenancyArgs
 
     assert namespace_problem("default").startswith("'default' is every cluster's own namespace")
     (problem,) = argument_problems(TenancyArgs(namespace="default", tpu_chips=8))
@@ -137,7 +137,7 @@ def test_validation_one_string_where_a_list_is_taken_says_how_to_write_the_list(
 def test_validation_reported_drops_a_length_refused_after_its_item_was() -> None:
     """New-user review of the capacity fallback, m1: ``fallback = ['queued']`` also read "must have at least 1 item",
     pydantic's count of the valid items; a length refused with no item refused still is."""
-    from tpu_serving.validation import reported
+    from tpu_serving.common.validation import reported
 
     item = {"type": "enum", "loc": ("fallback", 0)}
     length = {"type": "too_short", "loc": ("fallback",)}
@@ -165,7 +165,7 @@ def test_empty_remedy_names_the_choices_and_that_an_optional_setting_may_be_left
 
 
 def test_empty_remedy_says_nothing_of_a_list_given_items_nor_of_another_error() -> None:
-    from tpu_serving.compute_class import Fallback
+    from tpu_serving.pools.compute_class import Fallback
 
     short = {"type": "too_short", "input": ["spot"]}
     assert empty_remedy(short, list[Fallback], True) == ""

@@ -12,17 +12,17 @@ import pytest
 
 from tests.conftest import CRDS, REFERENCE, ROOT, plan_of
 from tests.fixtures.configs import load
+from tpu_serving.catalog.versions import PINS, Pin, stale, version_of
 from tpu_serving.config import ConfigError
-from tpu_serving.versions import PINS, Pin, stale, version_of
 from tpu_serving_tools.offline import kubernetes_objects
 
 TABLES = ROOT / "tools" / "conformance" / "tables"
 IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
 RELEASE = re.compile(r"^(v\d+\.\d+\.\d+|jax-\d+\.\d+\.\d+)$")
 FLOORS = {
-    ("components/settings.py", "v0.0.0"),
+    ("components/platform/controllers.py", "v0.0.0"),
     ("components/backends/pathways_job/settings.py", "v0.8.0"),
-    ("components/controllers.py", "v0.9.0"),
+    ("components/platform/controllers.py", "v0.9.0"),
     ("components/backends/saxml/facts.py", "v0.6.0"),
 }
 """Version literals that are compatibility floors, not pins: no release at all, the oldest JobSet the
@@ -56,7 +56,7 @@ def test_versions_every_pin_lives_in_the_version_set():
         for line, value in _literals(p)
         if (str(p.relative_to(ROOT)), value) not in FLOORS
     ]
-    assert found == [], "pins outside components/versions.py:\n" + "\n".join(found)
+    assert found == [], "pins outside components/catalog/versions.py:\n" + "\n".join(found)
 
 
 def test_versions_the_check_finds_a_pin_written_elsewhere(tmp_path):
@@ -91,7 +91,7 @@ def test_versions_the_endpoint_picker_agrees_with_the_inference_pool_crd(referen
     a pool valid under v1.6.0 that sets endpointPickerRef is valid under both."""
     import yaml
 
-    from tpu_serving.gateway import INFERENCE_API
+    from tpu_serving.traffic.gateway import INFERENCE_API
     from tpu_serving_tools.schema import PLATFORM_RELEASES
 
     agrees = PINS["epp"].agrees_with
@@ -235,7 +235,7 @@ def test_versions_cli_fits_a_100_column_terminal_and_verbose_says_the_rest(capsy
 
 
 def test_versions_lws_restart_policy_follows_the_release():
-    from tpu_serving import lws
+    from tpu_serving.platform import lws
 
     assert lws.restart_policy("v0.8.0") == lws.restart_policy("v0.4.0") == "RecreateGroupOnPodRestart"
     assert lws.restart_policy("v0.9.0") == lws.restart_policy(PINS["lws"].value) == "RecreateGroupAfterStart"
@@ -304,9 +304,9 @@ def test_versions_a_controller_newer_than_the_version_set_knows_is_refused(key, 
 
 def test_versions_components_refuse_a_controller_newer_than_the_version_set_knows():
     from tests.test_edges import _vllm_args
-    from tpu_serving.autoscaling import AutoscalingSettings
     from tpu_serving.backends.vllm.args import VllmServingArgs
-    from tpu_serving.validation import check_arguments
+    from tpu_serving.common.validation import check_arguments
+    from tpu_serving.operations.autoscaling import AutoscalingSettings
 
     with pytest.raises(Exception, match="lws v0.11.0 is newer than the newest release known to the version set"):
         check_arguments("VllmServing", _vllm_args(lws_version="v0.11.0"), VllmServingArgs)
@@ -333,7 +333,7 @@ def _notes_of(resources, pins):
 
 def test_versions_saxml_pins_are_the_images_their_source_names(seeds):
     """versions._saxml (mutmut_20): each Saxml pin's source is a seed manifest that holds that very image."""
-    from tpu_serving.versions import PINS
+    from tpu_serving.catalog.versions import PINS
 
     for key in ("sax-admin-server", "sax-model-server", "sax-http"):
         pin = PINS[key]

@@ -22,8 +22,8 @@ from tpu_serving.backends.vllm.args import (
 )
 from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
 from tpu_serving.backends.vllm.pods import leader_worker_set_spec
+from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
-from tpu_serving.versions import PINS
 from tpu_serving_tools.diff import diff_plans
 from tpu_serving_tools.offline import kubernetes_objects
 
@@ -346,7 +346,7 @@ def test_vllm_extra_args_are_flags_the_library_does_not_own():
 
 def test_vllm_component_refuses_inconsistent_arguments():
     from tpu_serving.backends.vllm import VllmServing
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     with pytest.raises(ArgumentsError) as err:
         VllmServing("x", args_of(engine=VllmEngineSettings(tensor_parallel_size=3), weights_bucket=None))
@@ -360,7 +360,7 @@ def test_vllm_service_is_not_named_like_the_leaderworkerset():
     """LWS creates the headless Service that gives the group's pods their DNS names, named after the
     LeaderWorkerSet, only when no Service of that name exists (lws v0.10.0 controller_utils.go)."""
     from tpu_serving.backends.vllm import VllmServing
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     objects = kubernetes_objects(plan_of(STACK))
     (lws_obj,) = [o for o in objects if o["kind"] == "LeaderWorkerSet"]

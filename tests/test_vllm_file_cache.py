@@ -18,8 +18,8 @@ from tpu_serving.backends.vllm.file_cache import (
     memory_gib,
     memory_problem,
 )
+from tpu_serving.common.quota import memory_bytes
 from tpu_serving.config import ConfigError
-from tpu_serving.quota import memory_bytes
 from tpu_serving_tools.offline import kubernetes_objects
 
 GIB = 2**30

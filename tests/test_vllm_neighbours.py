@@ -10,10 +10,10 @@ import pytest
 
 from tests.conftest import STACKS_ROOT
 from tpu_serving import AutoscalingSettings, VllmServing
-from tpu_serving.autoscaling import ServingAutoscaler
-from tpu_serving.gateway import ServingGateway
-from tpu_serving.observability import Observability
-from tpu_serving.tenancy import Tenancy
+from tpu_serving.operations.autoscaling import ServingAutoscaler
+from tpu_serving.operations.observability import Observability
+from tpu_serving.tenancy.tenant import Tenancy
+from tpu_serving.traffic.gateway import ServingGateway
 from tpu_serving_tools.offline import preview_stack
 
 
@@ -103,7 +103,7 @@ def test_vllm_neighbours_validates_its_arguments_as_the_components_do():
 
     from tpu_serving import VllmServingArgs, catalog
     from tpu_serving.backends.vllm.neighbours import neighbours
-    from tpu_serving.validation import ArgumentsError
+    from tpu_serving.common.validation import ArgumentsError
 
     shape = catalog.slice_shape("ct6e-standard-8t", "2x4")
     args = VllmServingArgs("serving", "server", shape, "llama", "meta-llama/Llama-3.3-70B-Instruct", weights_bucket="w")

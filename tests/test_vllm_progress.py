@@ -32,7 +32,7 @@ from tpu_serving.backends.vllm.progress import (
     progress_code,
     window_problems,
 )
-from tpu_serving.podspec import ProbeSettings
+from tpu_serving.common.podspec import ProbeSettings
 from tpu_serving_tools.offline import kubernetes_objects
 
 STAND_IN = b'http_requests_total{handler="/v1/completions",method="POST",status="2xx"} 12.0\n'

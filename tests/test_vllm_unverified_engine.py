@@ -84,7 +84,7 @@ def test_vllm_unverified_engine_is_a_production_gap():
 
 def test_vllm_unverified_engine_the_pinned_field_refuses_an_image_of_another_name():
     """Library review 1, M2: the GPU image vllm/vllm-openai at the pinned tag passed every check."""
-    from tpu_serving.images import release_image_problem
+    from tpu_serving.catalog.images import release_image_problem
 
     problem = release_image_problem("vllm-tpu")("vllm/vllm-openai:v0.29.0")
     assert problem.startswith("is not a vllm-tpu image")

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited, with_change
-from tpu_serving import gcp_zones, naming
+from tpu_serving.common import gcp_zones, naming
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.zone_notes import zone_summary
 
@@ -48,7 +48,7 @@ def test_zones_outside_the_region_are_refused_at_the_slice(zone):
 
 @pytest.mark.parametrize("zone", ["us-west4-z", "us-west4-d"])
 def test_zones_a_letter_the_region_does_not_have_is_refused_with_its_zones(zone):
-    # us-west4 has a, b and c (Google's regions and zones page, components/gcp_zones.py)
+    # us-west4 has a, b and c (Google's regions and zones page, components/common/gcp_zones.py)
     for key in ("tpu-serving:zone", "tpu-serving:tpuSlices/0/zone"):
         with pytest.raises(ConfigError) as err:
             load(with_change(key, zone, VLLM))
@@ -82,7 +82,7 @@ def test_zones_table_names_regions_and_zones_of_the_form():
         for zone in zones:
             assert naming.ZONE.match(zone) and naming.ZONE.match(zone).group(1) == region, zone
     # every zone the TPU zone table lists of the form <region>-<letter> is a zone of the table
-    from tpu_serving import tpu_zones
+    from tpu_serving.catalog import tpu_zones
 
     for zones in tpu_zones.TPU_ZONES.values():
         for zone in zones:
@@ -123,14 +123,14 @@ def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_repli
     lines = zone_summary(plan_edited(STACK))
     assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]
     assert "the other zones' 2 nodes cost $" in lines[1]
-    # the serving prober runs two replicas apart (tpu_serving.prober.PROBER_REPLICAS): no single-replica front left
+    # the serving prober runs two replicas apart (tpu_serving.operations.prober.PROBER_REPLICAS): no single-replica front left
     assert len(lines) == 2 and not [line for line in lines if "prober" in line]
     (saxml,) = [line for line in zone_summary(plan_of("saxml-175b-v5e32x2")) if "single-replica" in line]
     assert "Deployment sax-admin-server" in saxml and "prober" not in saxml
 
 
 def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
-    from tpu_serving.cluster import TpuClusterArgs
+    from tpu_serving.platform.cluster import TpuClusterArgs
 
     args = TpuClusterArgs(
         project="my-project",
@@ -153,7 +153,7 @@ def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
 
 
 def test_per_zone_minimum_keeps_two_nodes_in_all_unless_set():
-    from tpu_serving.gcp_zones import per_zone_minimum
+    from tpu_serving.common.gcp_zones import per_zone_minimum
 
     assert [per_zone_minimum(None, z) for z in (1, 2, 3)] == [2, 1, 1]
     assert [per_zone_minimum(3, z) for z in (1, 3)] == [3, 3]

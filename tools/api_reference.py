@@ -116,7 +116,7 @@ def _docstrings(cls: type) -> dict[str, str]:
 def _hints(cls: Any) -> dict[str, Any]:
     """The resolved annotations ``cls`` declares, with those of its dataclass bases (a settings dataclass that
     extends another, e.g. a backend's probes); not a component's other bases' (the SDK's)."""
-    from tpu_serving.validation import type_hints
+    from tpu_serving.common.validation import type_hints
 
     hints: dict[str, Any] = {}
     bases: tuple[Any, ...] = getattr(cls, "__mro__", (cls,))

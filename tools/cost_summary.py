@@ -1,5 +1,5 @@
 """The preview's cost lines: a plan's ``cost`` output per hour and month by part, and a model stack's share of its
-platform's cost (``platformShare``, :mod:`tpu_serving.platform_cost`)."""
+platform's cost (``platformShare``, :mod:`tpu_serving.cost.platform_cost`)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ COST_LEFT_OUT = (
     "not included: the load balancer, Cloud NAT, Managed Prometheus samples, logging and network egress; "
     "CPU, disk and bucket prices are us-central1 list prices in every region (set prices to yours)"
 )
-"""What the estimate leaves out (components/cost.py prices TPU chips, CPU nodes, disks, buckets and the
-cluster fee; components/prices.py quotes us-central1 for the CPU and storage figures)."""
+"""What the estimate leaves out (components/cost/estimate.py prices TPU chips, CPU nodes, disks, buckets and the
+cluster fee; components/catalog/prices.py quotes us-central1 for the CPU and storage figures)."""
 
 
 def share_summary(share: object) -> list[str]:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving.catalog import MACHINE_TYPES
-from tpu_serving.serve_time import output_lines
+from tpu_serving.cost.serve_time import output_lines
 from tpu_serving_tools import plan_aliases, pool_disruption, provider_rules, range_moves, served_names
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL, RESOURCE_POLICY

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tpu_serving.image_mirror import upstream_of
+from tpu_serving.platform.image_mirror import upstream_of
 from tpu_serving_policy.rules import pod_specs
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
@@ -24,7 +24,7 @@ ANONYMOUS = (
 MIRROR_ADVICE = {
     True: "imageMirror.mode create (or existing) pulls them through a remote repository",
     False: "tpu_serving.ImageMirror creates remote repositories to pull them through "
-    "(tpu_serving.image_mirror.mirrored_image(image, mirror.paths[...]) names an image there), or name an image of "
+    "(tpu_serving.platform.image_mirror.mirrored_image(image, mirror.paths[...]) names an image there), or name an image of "
     'an Artifact Registry remote repository you keep (docs/library-api.md, "Host maintenance and the image mirror")',
 }
 """What to do about anonymous pulls, by whether the plan is a stack file's (True) or a library program's."""

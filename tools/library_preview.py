@@ -2,7 +2,7 @@
 
 A ``TpuServingDeployment`` exports ``capacity`` and ``cost`` from its stack settings; a program of its own exports
 neither, so these are read off the node pools and the cluster its plan creates, and priced by the same
-:mod:`tpu_serving.cost` (new-user review 11, m3: a program's idle v6e-16 went unpriced). What the plan does not
+:mod:`tpu_serving.cost.estimate` (new-user review 11, m3: a program's idle v6e-16 went unpriced). What the plan does not
 say, the model's size and the buckets' expected sizes, is left out and said so.
 """
 
@@ -12,11 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving import catalog, cost
-from tpu_serving.capacity import Capacity
+from tpu_serving import catalog
 from tpu_serving.catalog import SliceShape
+from tpu_serving.catalog.capacity import Capacity
+from tpu_serving.cost import estimate as cost
 from tpu_serving.derived import cost_output
-from tpu_serving.prober import PROBE_ANNOTATION
+from tpu_serving.operations.prober import PROBE_ANNOTATION
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
@@ -121,8 +122,8 @@ def cost_lines(plan: Plan) -> dict[str, object] | None:
 
 
 def capacity_lines(plan: Plan) -> list[str]:
-    """One line per TPU pool: how it gets its VMs and what a stockout does (:data:`tpu_serving.capacity.STOCKOUT`,
-    :data:`~tpu_serving.capacity.FROM_ZERO`); the model's size is the program's, so no fit is said."""
+    """One line per TPU pool: how it gets its VMs and what a stockout does (:data:`tpu_serving.catalog.capacity.STOCKOUT`,
+    :data:`~tpu_serving.catalog.capacity.FROM_ZERO`); the model's size is the program's, so no fit is said."""
     pools = tpu_pools(plan)
     if not pools:
         return []
@@ -152,7 +153,7 @@ first ``pulumi up`` may stop on the class)."""
 
 
 def fallback_lines(plan: Plan) -> list[str]:
-    """Per ComputeClass of the plan, its order as GKE takes it (:func:`tpu_serving.compute_class.compute_class_spec`):
+    """Per ComputeClass of the plan, its order as GKE takes it (:func:`tpu_serving.pools.compute_class.compute_class_spec`):
     a program's preview said nothing of the fallback a stack file's says (new-user review of the capacity fallback,
     M3)."""
     lines = []

@@ -81,7 +81,7 @@ def resolve_cluster_ids(resources: list[dict[str, Any]]) -> list[dict[str, Any]]
     """The base's node pools with an unknown ``cluster`` that is the base cluster's ID, set to it: the provider's ID
     of a cluster is ``projects/<project>/locations/<location>/clusters/<name>`` (pulumi-gcp's NodePool takes "the
     format `projects/{{project}}/locations/{{location}}/clusters/{{cluster}}`", pulumi_gcp/container/node_pool.py,
-    the form of :func:`tpu_serving.kubeconfig.cluster_identifier`), which a model stack's pools name, so the move
+    the form of :func:`tpu_serving.platform.kubeconfig.cluster_identifier`), which a model stack's pools name, so the move
     compares the value the state holds, not an unknown."""
     clusters = {r["urn"]: r["inputs"] for r in resources if r["type"] == CLUSTER}
     out = []

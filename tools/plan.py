@@ -1,6 +1,6 @@
 """Slices and serving groups for a model and an output rate, from published throughputs only.
 
-For each published throughput of the model (``tpu_serving.serve_time.THROUGHPUT``, matched exactly by the Hugging
+For each published throughput of the model (``tpu_serving.cost.serve_time.THROUGHPUT``, matched exactly by the Hugging
 Face id), the groups of that slice that give ``--output-tokens-per-second``, one more for a group lost to a repair,
 an upgrade or host maintenance, their chips and their on-demand cost, with every assumption the figure carries. A
 model without a published throughput gets the smallest slice its weights fit, and no group count.
@@ -12,10 +12,11 @@ import math
 import sys
 from collections.abc import Sequence
 
-from tpu_serving import catalog, serve_time
-from tpu_serving.capacity import Capacity
-from tpu_serving.models import HUGGING_FACE_MODELS, weight_gib
-from tpu_serving.prices import TPU_CHIP_HOUR
+from tpu_serving import catalog
+from tpu_serving.catalog.capacity import Capacity
+from tpu_serving.catalog.models import HUGGING_FACE_MODELS, weight_gib
+from tpu_serving.catalog.prices import TPU_CHIP_HOUR
+from tpu_serving.cost import serve_time
 from tpu_serving_tools.cli import command_parser
 
 

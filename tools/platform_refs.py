@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tpu_serving.settings import PROJECT_NAMESPACE
+from tpu_serving.common.settings import PROJECT_NAMESPACE
 from tpu_serving_tools.stack_files import Project, StackConfigError
 
 KEY = "platform"

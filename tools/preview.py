@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from tpu_serving.prober import PROBE_ANNOTATION
-from tpu_serving.serve_time import OUTPUT_TITLES
+from tpu_serving.cost.serve_time import OUTPUT_TITLES
+from tpu_serving.operations.prober import PROBE_ANNOTATION
 from tpu_serving_tools import library_preview
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.conformance import vllm as vllm_conformance
@@ -98,7 +98,8 @@ def zone_notes(plan: Plan) -> list[str]:
     """A note for each zone and TPU generation of the plan's TPU node pools that the catalog's zone table
     (``tpu_zones``) does not list, naming the pools: read off the node pools' ``nodeLocations``, so any
     program's plan is described. A note, not a refusal: the table may be out of date or partial."""
-    from tpu_serving import catalog, tpu_zones
+    from tpu_serving import catalog
+    from tpu_serving.catalog import tpu_zones
 
     pools: dict[tuple[str, str], list[str]] = {}
     for r in plan.of_type(NODE_POOL):
@@ -351,7 +352,7 @@ def router_summary(outputs: dict[str, Any]) -> list[str]:
 
 
 def quota_summary(outputs: dict[str, Any]) -> list[str]:
-    """The namespace quota and what it covers (the stack output ``quota``, :mod:`tpu_serving.quota`)."""
+    """The namespace quota and what it covers (the stack output ``quota``, :mod:`tpu_serving.common.quota`)."""
     q = outputs.get("quota")
     return [f"Quota: {q['summary']}"] if isinstance(q, dict) and isinstance(q.get("summary"), str) else []
 
@@ -390,7 +391,7 @@ def alert_summary(resources: Sequence[RecordedResource]) -> list[str]:
 
 
 def probe_summary(resources: Sequence[RecordedResource]) -> list[str]:
-    """The serving probe's request and what it does not cover: its Deployment's annotation (:mod:`tpu_serving.prober`),
+    """The serving probe's request and what it does not cover: its Deployment's annotation (:mod:`tpu_serving.operations.prober`),
     one line per probe (a program's namespaces each have theirs: library review 7, m5), its namespace named when
     there are several."""
     found = []

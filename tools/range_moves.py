@@ -15,7 +15,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-from tpu_serving.gateway_settings import PROXY_ONLY_PURPOSE as PROXY_ONLY
+from tpu_serving.traffic.gateway_settings import PROXY_ONLY_PURPOSE as PROXY_ONLY
 from tpu_serving_tools.gcp_types import SUBNETWORK
 
 

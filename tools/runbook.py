@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tpu_serving.group_cover import COVER_ANNOTATION
+from tpu_serving.operations.maintenance.group_cover import COVER_ANNOTATION
 from tpu_serving_tools import runbook_fallback as fb
 from tpu_serving_tools.cli import command_parser
 from tpu_serving_tools.runbook_fixed import fixed_zone_lines

@@ -1,7 +1,7 @@
 """The runbook of a group on a capacity fallback's slice (docs/operate.md, "A group on a fallback slice"; new-user
 review of the capacity fallback, m6): which groups run on a slice GKE made for the serving's ComputeClass, how to move
 them back to the stack's own pools once those can add a slice, and how to undo the move. GKE labels the nodes of a
-class with its name, those of the pools it makes for the class too (:data:`tpu_serving.compute_class.LABEL`); the
+class with its name, those of the pools it makes for the class too (:data:`tpu_serving.pools.compute_class.LABEL`); the
 pools the plan does not create are GKE's. GKE moves no group back by itself (the class's ``activeMigration`` is off).
 The cluster autoscaler removes a node unneeded for 10 minutes by default, cordoned or not: its eligibility check does
 not read ``spec.unschedulable`` (kubernetes/autoscaler ``cluster-autoscaler/FAQ.md``, "scale-down-unneeded-time";
@@ -22,9 +22,9 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from tpu_serving.compute_class import LABEL as CLASS_LABEL
-from tpu_serving.maintenance_gate import LWS_NAME_LABEL, POOL_LABEL, WORKER_INDEX_LABEL
-from tpu_serving.spread import ZONE_LABEL
+from tpu_serving.common.spread import ZONE_LABEL
+from tpu_serving.operations.maintenance.maintenance_gate import LWS_NAME_LABEL, POOL_LABEL, WORKER_INDEX_LABEL
+from tpu_serving.pools.compute_class import LABEL as CLASS_LABEL
 from tpu_serving_tools.runbook_names import LWS, Names, compute_class
 from tpu_serving_tools.runbook_waits import ready_again
 

@@ -6,8 +6,8 @@ and removes the key last."""
 
 from __future__ import annotations
 
-from tpu_serving.gate_run import STARTED_KEY, UPGRADING_KEY
-from tpu_serving.naming import MAINTENANCE_GATE_STATE
+from tpu_serving.common.naming import MAINTENANCE_GATE_STATE
+from tpu_serving.operations.maintenance.gate_run import STARTED_KEY, UPGRADING_KEY
 from tpu_serving_tools.runbook_names import Names
 
 

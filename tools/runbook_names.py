@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving import catalog
-from tpu_serving.host_maintenance import manual_start_listed
-from tpu_serving.naming import MAINTENANCE_GATE, OPERATOR, operator_nodes_name
+from tpu_serving.common.naming import MAINTENANCE_GATE, OPERATOR, operator_nodes_name
+from tpu_serving.operations.maintenance.host_maintenance import manual_start_listed
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.pool_disruption import starts_with_nodes
 from tpu_serving_tools.runtime.node_pool import classes_of
@@ -241,7 +241,7 @@ def _one_zone(inputs: Mapping[str, Any]) -> str | None:
 def _start_listed(plan: Mapping[str, Any], pools: set[str]) -> bool:
     """Without the ``rollout.maintenance`` output (a program that builds the components itself): whether Cloud TPU
     lists a manual start for every one of ``pools`` the plan creates, by its shape
-    (:func:`tpu_serving.host_maintenance.manual_start_listed`)."""
+    (:func:`tpu_serving.operations.maintenance.host_maintenance.manual_start_listed`)."""
     shapes = []
     for inputs in _resources(plan, NODE_POOL):
         if inputs.get("name") in pools:

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from tpu_serving.observability import GMP_RELEASE, POD_MONITORING_API
+from tpu_serving.operations.observability import GMP_RELEASE, POD_MONITORING_API
 from tpu_serving_tools.reference_sources import reference_dir
 
 KUBERNETES_VERSION = "1.34.0"
@@ -61,13 +61,13 @@ PLATFORM_RELEASES: dict[str, str] = {
     # standard channel of v1.3.0, the release in ../shared/reference/crds.
     "gateway.networking.k8s.io": "v1.3.0",
     "networking.gke.io": "gke",
-    # GKE serves the InferencePool v1 CRD itself from 1.34.0-gke.1626000 (tpu_serving.gateway.INFERENCE_POOL_MIN_GKE);
+    # GKE serves the InferencePool v1 CRD itself from 1.34.0-gke.1626000 (tpu_serving.traffic.gateway.INFERENCE_POOL_MIN_GKE);
     # checked against gateway-api-inference-extension v1.6.0's CRD (../shared/reference/crds).
     "inference.networking.k8s.io": "v1.6.0",
     # GKE installs Managed Prometheus' PodMonitoring CRD when the cluster has it on; checked against
     # the pinned release (GoogleCloudPlatform/prometheus-engine@v0.17.2, the CRD file above).
     POD_MONITORING_API.partition("/")[0]: GMP_RELEASE,
-    # GKE serves the ComputeClass CRD itself from 1.30.3-gke.1451000 (tpu_serving.compute_class.CUSTOM_CLASS_MIN_GKE);
+    # GKE serves the ComputeClass CRD itself from 1.30.3-gke.1451000 (tpu_serving.pools.compute_class.CUSTOM_CLASS_MIN_GKE);
     # checked against the schema in ../shared/reference/crds (REFERENCE_SCHEMAS).
     "cloud.google.com": "gke",
 }

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tpu_serving.gateway_settings import HEALTH_CHECK_RANGES
-from tpu_serving.shared_vpc import grant_lines
+from tpu_serving.platform.shared_vpc import grant_lines
+from tpu_serving.traffic.gateway_settings import HEALTH_CHECK_RANGES
 from tpu_serving_tools.gcp_types import CLUSTER
 
 from .image_notes import plan_images

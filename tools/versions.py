@@ -1,4 +1,4 @@
-"""The version set (``tpu_serving.versions``), and what the preview says of a plan's pins.
+"""The version set (``tpu_serving.catalog.versions``), and what the preview says of a plan's pins.
 
 Prints every pin, one row each that fits 100 columns: its version, release date, the newest release known to the
 table (``*``: behind) and, in short, where it was pinned from. ``--verbose`` adds under each row, wrapped, what it
@@ -15,7 +15,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from tpu_serving.versions import PINS, Pin
+from tpu_serving.catalog.versions import PINS, Pin
 from tpu_serving_tools.cli import command_parser
 
 USED_AS: dict[str, str] = {
@@ -28,7 +28,7 @@ USED_AS: dict[str, str] = {
 }
 """How a plan shows it uses a pin that is not an image reference: the controller's release manifest URL,
 the Pathways release (an image tag and ``spec.pathwaysVersion``). Images are found by their path and tag after the
-registry host, so an image pulled through a mirror (tpu_serving.image_mirror keeps the upstream's path) counts too."""
+registry host, so an image pulled through a mirror (tpu_serving.platform.image_mirror keeps the upstream's path) counts too."""
 
 
 def used_pins(plan_text: str) -> list[Pin]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tpu_serving.spread import ZONE_LABEL
+from tpu_serving.common.spread import ZONE_LABEL
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.offline import Plan, RecordedResource
 
@@ -28,7 +28,7 @@ def _cpu_pools(plan: Plan) -> list[RecordedResource]:
 
 
 def _pool_line(r: RecordedResource, outputs: dict[str, Any]) -> str:
-    from tpu_serving.prices import HOURS_PER_MONTH
+    from tpu_serving.catalog.prices import HOURS_PER_MONTH
 
     zones = [str(z) for z in r.inputs.get("nodeLocations") or []]
     least = int((r.inputs.get("autoscaling") or {}).get("minNodeCount", 0))
@@ -66,7 +66,7 @@ def single_replica_fronts(resources: Sequence[RecordedResource]) -> list[str]:
 
 
 def _standing(constraint: dict[str, Any]) -> str:
-    """The groups a required zone spread selects by index (:func:`tpu_serving.spread.group_zone_spread`), or every
+    """The groups a required zone spread selects by index (:func:`tpu_serving.common.spread.group_zone_spread`), or every
     group's leader."""
     for e in (constraint.get("labelSelector") or {}).get("matchExpressions") or []:
         if e.get("operator") == "In" and str(e.get("key", "")).endswith("/group-index"):
@@ -76,7 +76,7 @@ def _standing(constraint: dict[str, Any]) -> str:
 
 def group_spreads(resources: Sequence[RecordedResource]) -> list[str]:
     """One line per LeaderWorkerSet whose leaders are required over several zones (a ``DoNotSchedule`` zone spread
-    with ``minDomains``: :func:`tpu_serving.spread.group_zone_spread`)."""
+    with ``minDomains``: :func:`tpu_serving.common.spread.group_zone_spread`)."""
     found = []
     for r in resources:
         if not r.type.endswith(":LeaderWorkerSet"):

@@ -19,34 +19,34 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeAlias, TypeVar
 import pulumi
 
 from ..catalog import SliceShape
-from ..compute_class import Fallback
-from ..controllers import Controller, ControllerInstall
-from ..cost import NodeUsage
-from ..existing import CloudResource
-from ..gateway_settings import GatewaySettings
-from ..host_maintenance_job import HostMaintenanceSettings
-from ..models import ModelSize
-from ..observability import ScrapeTarget, ServingMetrics
-from ..observability_settings import ObservabilitySettings
-from ..prober import (
+from ..catalog.models import ModelSize
+from ..common.quota import PodSet
+from ..cost.estimate import NodeUsage
+from ..cost.serve_time import EngineProfile
+from ..operations.maintenance.host_maintenance_job import HostMaintenanceSettings
+from ..operations.observability import ScrapeTarget, ServingMetrics
+from ..operations.observability_settings import ObservabilitySettings
+from ..operations.prober import (
     PROBE_PATH,
     PROBER_PORT,
     ProbeTarget,
     prober_labels,
     scrape_endpoint,
 )
-from ..quota import PodSet
-from ..serve_time import EngineProfile
+from ..platform.controllers import Controller, ControllerInstall
+from ..platform.existing import CloudResource
+from ..pools.compute_class import Fallback
+from ..traffic.gateway_settings import GatewaySettings
 
 if TYPE_CHECKING:
-    from ..buckets import Buckets
-    from ..cluster import TpuCluster, TpuClusterArgs
-    from ..existing import ExistingCluster
-    from ..identity import WorkloadIdentity
-    from ..node_identity import Access, BucketGrant
-    from ..platform_cluster import PlatformCluster
-    from ..services import ProjectServices
-    from ..tenancy import IsolatedPods, Tenancy
+    from ..platform.buckets import Buckets
+    from ..platform.cluster import TpuCluster, TpuClusterArgs
+    from ..platform.existing import ExistingCluster
+    from ..platform.node_identity import Access, BucketGrant
+    from ..platform.platform_cluster import PlatformCluster
+    from ..platform.services import ProjectServices
+    from ..tenancy.identity import WorkloadIdentity
+    from ..tenancy.tenant import IsolatedPods, Tenancy
 
 S = TypeVar("S")
 """A backend's settings: its config model (:attr:`ServingBackend.settings`)."""
@@ -164,7 +164,7 @@ class Platform:
     def on_platform(self) -> bool:
         """Whether the deployment is a model stack, on its platform stack's cluster (which owns the cluster-wide
         controllers, the metrics adapter and its grant)."""
-        from ..platform_cluster import PlatformCluster
+        from ..platform.platform_cluster import PlatformCluster
 
         return isinstance(self.cluster, PlatformCluster)
 
@@ -172,7 +172,7 @@ class Platform:
     def platform_upgrades_held(self) -> pulumi.Output[bool] | None:
         """A model stack's platform's ``nodeUpgradesHeld`` (known from its output only); None on the stack's own
         cluster, whose settings say it."""
-        from ..platform_cluster import PlatformCluster
+        from ..platform.platform_cluster import PlatformCluster
 
         return self.cluster.node_upgrades_held if isinstance(self.cluster, PlatformCluster) else None
 
@@ -220,7 +220,7 @@ class ServingEndpoint:
     """The pods are prefill and decode servers: the endpoint picker routes between them."""
     models: tuple[str, ...] = ()
     """The model names clients ask the server for (the OpenAI API's ``model``): on a platform's shared Gateway, the
-    route takes the requests that name one of them (:func:`tpu_serving.gateway_route.attached_route`); none: the
+    route takes the requests that name one of them (:func:`tpu_serving.traffic.gateway_route.attached_route`); none: the
     server has no such name (its route takes every request no other route's header match takes)."""
 
 
@@ -276,7 +276,7 @@ class Gap:
 
 
 def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics:
-    """``metrics`` with the serving probe ``probe`` (:mod:`tpu_serving.prober`): its request, for its Deployment and
+    """``metrics`` with the serving probe ``probe`` (:mod:`tpu_serving.operations.prober`): its request, for its Deployment and
     alerts, and the exporter's ``/probe`` among the scrape targets, once a minute with the module and the target, so
     the stack's PodMonitorings scrape it and the tenancy lets the collectors reach it. None: ``metrics`` unchanged."""
     if probe is None:
@@ -288,7 +288,7 @@ def probed(metrics: ServingMetrics, probe: ProbeTarget | None) -> ServingMetrics
 
 def longest_request_seconds(cfg: Stack) -> int:
     """The longest request a serving pod drains for before it stops: the gateway's ``requestTimeoutSeconds`` (its
-    GCPBackendPolicy ``timeoutSec``, :func:`tpu_serving.gateway.backend_policy`), or, without a gateway, the same
+    GCPBackendPolicy ``timeoutSec``, :func:`tpu_serving.traffic.gateway.backend_policy`), or, without a gateway, the same
     setting's default, the longest a stack's gateway would allow."""
     return (cfg.gateway or GatewaySettings()).request_timeout_seconds
 
@@ -338,7 +338,7 @@ class ServingBackend(ABC, Generic[S]):
 
     @abstractmethod
     def quota_pods(self, serving: S, shapes: Mapping[str, SliceShape], pools: int) -> Sequence[PodSet]:
-        """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.quota`), given the shape of each
+        """The pods it puts in the serving namespace, by workload (:mod:`tpu_serving.common.quota`), given the shape of each
         slice kind (``tpuSlices[].name``) and how many serving slices there are: the namespace quota's derived
         figure."""
 
@@ -386,7 +386,7 @@ class ServingBackend(ABC, Generic[S]):
         return None
 
     def probe(self, serving: S) -> ProbeTarget | None:
-        """The request the serving probe sends its serving Service (:mod:`tpu_serving.prober`), or None: it serves no
+        """The request the serving probe sends its serving Service (:mod:`tpu_serving.operations.prober`), or None: it serves no
         clients (a PathwaysJob), or nothing the stack publishes (a Saxml cell with no model). Saxml's sax-http v1.0.0
         takes no option that limits its decode steps, so its probe decodes up to the model's own limit, with a longer
         timeout (:meth:`.saxml.backend.Saxml.probe`; docs/operate.md, "Saxml's probe")."""
@@ -406,12 +406,12 @@ class ServingBackend(ABC, Generic[S]):
 
     def fallback(self, serving: S) -> Sequence[Fallback]:
         """How GKE may make a slice of its shape when its own pools cannot add one, in order (a
-        :class:`~tpu_serving.compute_class.TpuComputeClass` over its pools, which its groups select); (): none."""
+        :class:`~tpu_serving.pools.compute_class.TpuComputeClass` over its pools, which its groups select); (): none."""
         return ()
 
     def engine_profile(self, serving: S) -> EngineProfile | None:
         """Its groups' engine, served model, weight loader and compilation cache, which the published start and
-        throughput figures are matched against (:mod:`tpu_serving.serve_time`); None: no figure is published for its
+        throughput figures are matched against (:mod:`tpu_serving.cost.serve_time`); None: no figure is published for its
         engine."""
         return None
 

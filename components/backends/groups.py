@@ -19,13 +19,13 @@ from typing import Protocol, TypedDict, TypeVar
 import pulumi
 import pulumi_kubernetes as k8s
 
-from .. import lws
 from ..catalog import SliceShape
-from ..controllers import ControllerInstall
-from ..lws import Rollout
-from ..options import child_options
-from ..podspec import Shutdown
-from ..tenancy import SERVING_PRIORITY
+from ..common.options import child_options
+from ..common.podspec import Shutdown
+from ..platform import lws
+from ..platform.controllers import ControllerInstall
+from ..platform.lws import Rollout
+from ..tenancy.tenant import SERVING_PRIORITY
 from . import rollout, scaling
 from .base import Built, Gap, Platform, ServingBackend, ServingEndpoint, longest_request_seconds
 
@@ -123,9 +123,9 @@ def group_resources(
     opts: pulumi.ResourceOptions | None,
 ) -> GroupResources:
     """The children of the group component ``component`` named ``name``, from ``workload``: the LeaderWorkerSet
-    ``args.name`` with its annotations and spec (:func:`tpu_serving.lws.leader_worker_set`), the disruption budget of
-    its groups (:func:`tpu_serving.lws.leader_worker_set_disruption_budget`) and the Service; each waits for the
-    component's own ``depends_on`` (:func:`~tpu_serving.options.child_options`)."""
+    ``args.name`` with its annotations and spec (:func:`tpu_serving.platform.lws.leader_worker_set`), the disruption budget of
+    its groups (:func:`tpu_serving.platform.lws.leader_worker_set_disruption_budget`) and the Service; each waits for the
+    component's own ``depends_on`` (:func:`~tpu_serving.common.options.child_options`)."""
     annotations, spec, service = workload
     return GroupResources(
         lws.leader_worker_set(
@@ -149,7 +149,7 @@ def leader_service(
     name: str, namespace: str, labels: Mapping[str, str], leaders: Mapping[str, str], port: tuple[str, int]
 ) -> k8s.core.v1.ServiceInitArgs:
     """ClusterIP Service ``name`` on the serving port ``port`` (its name and number) of the pods labelled ``leaders``;
-    it skips Pulumi's await (:data:`~tpu_serving.lws.SKIP_SERVICE_AWAIT`: the model servers take far longer to be
+    it skips Pulumi's await (:data:`~tpu_serving.platform.lws.SKIP_SERVICE_AWAIT`: the model servers take far longer to be
     ready)."""
     port_name, number = port
     return k8s.core.v1.ServiceInitArgs(

@@ -5,7 +5,7 @@ template on the slices it freed, so those slices serve nothing until the new gro
 first starts one extra group from the new template on a spare share of the serving slices (one group's
 worth beyond the groups' own, which scales from zero and is billed only while a rollout runs), then
 recreates the old groups one at a time while it serves, and removes it at the end: no serving capacity is
-lost (:func:`~tpu_serving.lws.rollout_strategy` cites the LWS controller code). The plan's ``rollout``
+lost (:func:`~tpu_serving.platform.lws.rollout_strategy` cites the LWS controller code). The plan's ``rollout``
 output says which, for how many groups and for how long, so that a preview or a diff of an engine bump
 shows what the update costs.
 """
@@ -19,9 +19,11 @@ from dataclasses import dataclass
 
 import pulumi
 
-from .. import host_maintenance, lws, maintenance_line, tpu_zones
-from ..autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
-from ..lws import Rollout
+from ..catalog import tpu_zones
+from ..operations.autoscaling import DEFAULT_SCALE_DOWN_PERIOD_SECONDS, scale_down_window
+from ..operations.maintenance import host_maintenance, maintenance_line
+from ..platform import lws
+from ..platform.lws import Rollout
 from . import scaling
 from .base import Stack
 
@@ -68,7 +70,7 @@ def problems(serving: scaling.Scaled, pools: int, per_group: int | None = None) 
 
 def canary_problems(serving: scaling.Scaled, disaggregated: bool = False) -> list[str]:
     """``serving.canaryGroups`` must roll at least one group and hold at least one of the fixed count, or of the
-    HPA's minimum (:func:`~tpu_serving.lws.canary_problem`); a DisaggregatedSet has no partition."""
+    HPA's minimum (:func:`~tpu_serving.platform.lws.canary_problem`); a DisaggregatedSet has no partition."""
     canary = serving.canary_groups
     if canary is None:
         return []
@@ -247,7 +249,7 @@ class RolloutPlan:
     @property
     def drain(self) -> str:
         """One line on voluntary disruptions (node drains and upgrades, the autoscaler's scale-down): the groups'
-        disruption budget (:func:`tpu_serving.lws.group_disruption_budget`) lets them go one at a time."""
+        disruption budget (:func:`tpu_serving.platform.lws.group_disruption_budget`) lets them go one at a time."""
         budget = "a node drain or upgrade takes one group at a time (disruption budget: one eviction, then none until the group serves again)"
         if self.groups == 1:
             return (
@@ -261,7 +263,7 @@ class RolloutPlan:
     @property
     def upgrade(self) -> str:
         """One line on GKE's node upgrades: when they come, and what one costs the groups. An upgrade drains a
-        slice's nodes and recreates its VMs together (:class:`~tpu_serving.maintenance.MaintenanceSettings`); the
+        slice's nodes and recreates its VMs together (:class:`~tpu_serving.platform.maintenance.MaintenanceSettings`); the
         disruption budget holds the next drain only until GKE stops waiting (:data:`UPGRADE_WAIT_MINUTES`)."""
         when = upgrade_schedule(self.channel, self.window, self.node_upgrades_held)
         return f"{self._upgrade_cost(when)}; {HOST_MAINTENANCE}"
@@ -292,7 +294,7 @@ class RolloutPlan:
         return f"{when}; {cost}; the disruption budget holds the next slice's drain until it serves again{alone}"
 
     def _window_note(self) -> str:
-        """Whether the scale-down waits out a group's start (:func:`~tpu_serving.autoscaling.scale_down_window`)."""
+        """Whether the scale-down waits out a group's start (:func:`~tpu_serving.operations.autoscaling.scale_down_window`)."""
         if self.scale_down_stabilization_seconds >= self.startup_minutes * 60:
             return (
                 ": the window covers a group's start, so a group that began reloading while the load asked for it "
@@ -384,10 +386,10 @@ def stack_maintenance(
     whole: bool = False,
 ) -> str:
     """The ``Maintenance:`` line of the stack's serving slices (``slices``: their kinds' names; None: every slice
-    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.maintenance_line.zone_line`);
+    kind), each node pool in its kind's zone, else the stack's (:func:`tpu_serving.operations.maintenance.maintenance_line.zone_line`);
     ``gated``: the stack's host-maintenance gate starts it; ``watched``: the gate runs; ``covered``: it covers a group
     down for a maintenance through the HPA; ``whole``: the workload restarts as a whole (a JobSet, a PathwaysJob), so
-    its pools are started together (:func:`tpu_serving.maintenance_line.zone_line`)."""
+    its pools are started together (:func:`tpu_serving.operations.maintenance.maintenance_line.zone_line`)."""
     kinds = [s for s in cfg.tpu_slices if slices is None or s.name in slices]
     pools = [(p, s.zone or cfg.zone) for s in kinds for p in cfg.node_pool_names(s)]
     startable = all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
@@ -412,7 +414,7 @@ def gate_would_watch(cfg: Stack, serving: scaling.Scaled) -> bool:
 
 def maintenance_starts(cfg: Stack, serving: scaling.Scaled) -> bool:
     """Whether every serving slice's node pools take a manual start of host maintenance
-    (:func:`tpu_serving.host_maintenance.manual_start_listed`)."""
+    (:func:`tpu_serving.operations.maintenance.host_maintenance.manual_start_listed`)."""
     kinds = [s for s in cfg.tpu_slices if s.name in serving.slices]
     return bool(kinds) and all(host_maintenance.manual_start_listed(s.shape) for s in kinds)
 

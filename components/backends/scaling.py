@@ -3,7 +3,7 @@
 A backend's ``serving.autoscaling`` (:data:`AutoscalingConfig`) makes each group take one whole
 slice: the autoscaled maximum must equal the serving slices, the first ``minReplicas`` slices keep
 their VMs and the others scale from zero (:func:`always_on_slices`), and the stack installs the
-Custom Metrics Stackdriver Adapter and a :class:`~tpu_serving.autoscaling.ServingAutoscaler` on the
+Custom Metrics Stackdriver Adapter and a :class:`~tpu_serving.operations.autoscaling.ServingAutoscaler` on the
 group count (:func:`add_autoscaler`). The HPA reads the leaders' queue gauge from Managed Service
 for Prometheus, through the PodMonitoring of the stack's observability.
 """
@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 import pulumi
 
-from ..autoscaling import (
+from ..catalog import SliceShape
+from ..common.settings import PROJECT_NAMESPACE, CreateOrExisting, settings_model, to_settings
+from ..operations.autoscaling import (
     METRICS_ADAPTER,
     MONITORING_VIEWER,
     AutoscalingSettings,
@@ -28,10 +30,8 @@ from ..autoscaling import (
     kind_problem,
     scale_down_window,
 )
-from ..catalog import SliceShape
-from ..existing import CloudResource
-from ..lws import Rollout
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting, settings_model, to_settings
+from ..platform.existing import CloudResource
+from ..platform.lws import Rollout
 from .base import Gap
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def autoscalers(serving: Scaled) -> tuple[str, ...]:
 
 def autoscaler_bounds(serving: Scaled) -> dict[str, tuple[int, int]]:
     """Each HPA of :func:`autoscalers` with its bounds as :func:`add_autoscaler` declares them (the same settings,
-    :func:`~tpu_serving.autoscaling.declared_bounds`), which the host-maintenance gate gives back after a cover; none
+    :func:`~tpu_serving.operations.autoscaling.declared_bounds`), which the host-maintenance gate gives back after a cover; none
     without autoscaling."""
     if serving.autoscaling is None:
         return {}
@@ -229,7 +229,7 @@ def add_autoscaler(
     """The metrics adapter's install and the HPA on LeaderWorkerSet ``serving.name`` (``workload``), with their
     stack output; ``scaler_of``: the backend's queue gauge, which the HPA reads unless ``autoscaling.metric`` names
     another, and its groups' startup window, which the scale-down waits out
-    (:func:`~tpu_serving.autoscaling.scale_down_window`)."""
+    (:func:`~tpu_serving.operations.autoscaling.scale_down_window`)."""
     waiting, startup_seconds = scaler_of
     auto = to_settings(serving.autoscaling, AutoscalingSettings)
     adapter = install_adapter(platform, built, auto)

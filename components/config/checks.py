@@ -8,19 +8,14 @@ from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
-from .. import capacity as capacity_rules
 from ..backends import BACKENDS, scaling
 from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES, node_upgrades_held
 from ..backends.saxml.settings import SaxmlServingConfig
 from ..backends.vllm import VllmServingConfig
-from ..epp import epp_pods
-from ..gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
-from ..gateway_settings import existing_address_problem
-from ..gcp_zones import per_zone_minimum, pool_zones
-from ..host_maintenance_job import gate_pods
-from ..lws import Rollout
-from ..naming import (
+from ..catalog import capacity as capacity_rules
+from ..common.gcp_zones import per_zone_minimum, pool_zones
+from ..common.naming import (
     NameLimit,
     bucket_name,
     check_dns_name,
@@ -34,9 +29,14 @@ from ..naming import (
     zone_choices,
     zone_problem,
 )
-from ..prober import ProbeTarget, prober_pods
-from ..quota import PodSet, derive, quota_problems
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
+from ..common.quota import PodSet, derive, quota_problems
+from ..common.settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
+from ..operations.maintenance.host_maintenance_job import gate_pods
+from ..operations.prober import ProbeTarget, prober_pods
+from ..platform.lws import Rollout
+from ..traffic.epp import epp_pods
+from ..traffic.gateway import INFERENCE_POOL_MIN_GKE, GatewaySettings
+from ..traffic.gateway_settings import existing_address_problem
 from .fallback import fallback_problems
 from .gke_version import gke_version as gke_version
 from .gke_version import older_than as older_than
@@ -45,7 +45,7 @@ from .serving_facts import maintenance_gate_runs, reload_outlasting_upgrade_wait
 from .startup_window import not_ready_window_problems, startup_window_problems
 
 if TYPE_CHECKING:
-    from ..maintenance import MaintenanceExclusion, MaintenanceSettings
+    from ..platform.maintenance import MaintenanceExclusion, MaintenanceSettings
 
 
 def derived_name_problems(cfg: StackConfig) -> list[str]:
@@ -124,7 +124,7 @@ def zone_problems(cfg: StackConfig) -> list[str]:
 
 
 def cpu_zones(cfg: StackConfig) -> tuple[str, ...]:
-    """The zones of the CPU pool the stack creates (:func:`tpu_serving.gcp_zones.pool_zones`)."""
+    """The zones of the CPU pool the stack creates (:func:`tpu_serving.common.gcp_zones.pool_zones`)."""
     named = tuple(cfg.cluster.cpu_pool_zones) if cfg.cluster.cpu_pool_zones else None
     return pool_zones(cfg.region, cfg.zone, named)
 
@@ -146,14 +146,14 @@ def _cpu_zone_problems(cfg: StackConfig) -> list[str]:
 
 SPREAD_NODES = 2
 """Nodes the cluster's CPU pool keeps at least: the LWS and JobSet controllers and the metrics adapter
-(:class:`tpu_serving.controllers.Availability`) and the endpoint picker
-(:data:`tpu_serving.epp.EPP_HA_REPLICAS`) run two replicas each, required on different nodes (``DoNotSchedule`` spread,
+(:class:`tpu_serving.platform.controllers.Availability`) and the endpoint picker
+(:data:`tpu_serving.traffic.epp.EPP_HA_REPLICAS`) run two replicas each, required on different nodes (``DoNotSchedule`` spread,
 required anti-affinity by ``kubernetes.io/hostname``)."""
 
 
 def cpu_pool_spread_problem(key: str, min_nodes: int, zones: int = 1) -> str:
     """Why the cluster's CPU pool cannot hold two replicas on different nodes at its minimum (``min_nodes`` in each
-    of its ``zones``: GKE's per-zone minimum, :class:`tpu_serving.cluster.CpuPoolArgs`), or ``""``. ``key`` is the
+    of its ``zones``: GKE's per-zone minimum, :class:`tpu_serving.platform.cluster.CpuPoolArgs`), or ``""``. ``key`` is the
     pool's key path in the stack file."""
     if min_nodes * zones >= SPREAD_NODES:
         return ""
@@ -442,7 +442,7 @@ def upgrade_overlap_problems(cfg: StackConfig) -> list[str]:
 
 
 def serving_probe(cfg: StackConfig) -> ProbeTarget | None:
-    """The serving probe's request (:mod:`tpu_serving.prober`): the backend's, when the stack is watched
+    """The serving probe's request (:mod:`tpu_serving.operations.prober`): the backend's, when the stack is watched
     (``observability.enabled``) with ``observability.servingProbe`` on; None otherwise, or when the backend has none."""
     if cfg.serving is None or not cfg.observability.enabled or not cfg.observability.serving_probe:
         return None
@@ -450,7 +450,7 @@ def serving_probe(cfg: StackConfig) -> ProbeTarget | None:
 
 
 def namespace_pods(cfg: StackConfig) -> list[PodSet]:
-    """The pods the stack puts in its namespace (:mod:`tpu_serving.quota`): the serving backend's, the endpoint
+    """The pods the stack puts in its namespace (:mod:`tpu_serving.common.quota`): the serving backend's, the endpoint
     picker's (with an InferencePool), the serving probe's and the host-maintenance gate's; none while ``serving`` names a slice the stack lacks
     (reported elsewhere)."""
     serving = cfg.serving
@@ -471,7 +471,7 @@ def namespace_pods(cfg: StackConfig) -> list[PodSet]:
 
 def tenancy_quota_problems(cfg: StackConfig) -> list[str]:
     """A ``tenancy.quota`` CPU or memory figure below what the stack's pods need at their peak
-    (:mod:`tpu_serving.quota`), naming both figures and what makes up the derived one."""
+    (:mod:`tpu_serving.common.quota`), naming both figures and what makes up the derived one."""
     pods = namespace_pods(cfg)
     if not pods:
         return []

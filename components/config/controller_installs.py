@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from ..settings import CreateOrExisting, Model
+from ..common.settings import CreateOrExisting, Model
 
 MODE_CONTROLLERS = ("lws", "jobset", "pathways-job")
 """The controllers (``Controller.name``) whose install mode the stack file sets here (the metrics adapter's is

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from ..backends import BACKENDS
-from ..settings import PROJECT_NAMESPACE
-from ..validation import UNSHOWN, bound_message, bounds_of, empty_remedy, plain_message, reported
+from ..common.settings import PROJECT_NAMESPACE
+from ..common.validation import UNSHOWN, bound_message, bounds_of, empty_remedy, plain_message, reported
 from .models import StackConfig
 
 GCP_KEYS = {"project": "gcp:project", "region": "gcp:region"}
@@ -92,7 +92,7 @@ _SCALAR_MESSAGES = {
     "int_type": "must be an integer such as 2 (unquoted; not true, false or text)",
     "float_type": "must be a number such as 0.5 or 2 (unquoted; not true, false or text)",
 }
-"""What a stack file's boolean, integer and number must be (:data:`~tpu_serving.settings.StackBool`...): pydantic's
+"""What a stack file's boolean, integer and number must be (:data:`~tpu_serving.common.settings.StackBool`...): pydantic's
 "Input should be a valid boolean" names no valid value."""
 
 

@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
 from ..backends.pathways_job import PathwaysJobConfig
-from ..settings import PROJECT_NAMESPACE
+from ..common.settings import PROJECT_NAMESPACE
 from .models import ClusterConfig, StackConfig
 
 NS = PROJECT_NAMESPACE
@@ -76,7 +76,7 @@ def existing_cluster_problems(c: ClusterConfig) -> list[str]:
             f"{key}.cloudNat: existing (or leave all three out: the cluster's NAT is then its owner's, not looked up)"
         )
     if c.host_project is not None and c.cloud_nat == "create" and "cloud_nat" in c.model_fields_set:
-        found.append(  # tpu_serving.shared_vpc.shared_vpc_problems, with its source
+        found.append(  # tpu_serving.platform.shared_vpc.shared_vpc_problems, with its source
             f'{key}.cloudNat = "create" beside {key}.hostProject: a NAT the stack made would serve every subnet of '
             f"the host's network in the region, other projects' too; name the host network's NAT ({key}.cloudNat: "
             "existing, existingNatRouter, existingNat)"

@@ -1,4 +1,4 @@
-"""The checks of ``serving.fallback`` (:mod:`tpu_serving.compute_class`) against the rest of the stack: where the class
+"""The checks of ``serving.fallback`` (:mod:`tpu_serving.pools.compute_class`) against the rest of the stack: where the class
 can be made, the shape's rules and the cluster's version."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from ..backends.vllm import VllmServingConfig
-from ..compute_class import AUTO_CREATION_MIN_GKE, FLEX_START_TPU_MIN_GKE
-from ..compute_class import fallback_problems as shape_problems
-from ..settings import PROJECT_NAMESPACE
+from ..common.settings import PROJECT_NAMESPACE
+from ..pools.compute_class import AUTO_CREATION_MIN_GKE, FLEX_START_TPU_MIN_GKE
+from ..pools.compute_class import fallback_problems as shape_problems
 from .gke_version import older_than
 from .models import StackConfig
 

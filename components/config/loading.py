@@ -9,7 +9,7 @@ from typing import Any
 import pulumi
 from pydantic import ValidationError
 
-from ..settings import PROJECT_NAMESPACE
+from ..common.settings import PROJECT_NAMESPACE
 from .checks import (
     capacity_problems,
     cluster_problems,

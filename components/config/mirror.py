@@ -16,9 +16,17 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from ..image_mirror import UPSTREAMS, MirrorMode, Upstream, effective_mode, mirrored_image, repository_path, upstream_of
-from ..naming import mirror_repository_id
-from ..settings import PROJECT_NAMESPACE
+from ..common.naming import mirror_repository_id
+from ..common.settings import PROJECT_NAMESPACE
+from ..platform.image_mirror import (
+    UPSTREAMS,
+    MirrorMode,
+    Upstream,
+    effective_mode,
+    mirrored_image,
+    repository_path,
+    upstream_of,
+)
 from .models import StackConfig
 
 KEY = f"{PROJECT_NAMESPACE}:imageMirror"
@@ -78,7 +86,7 @@ def needed_upstreams(cfg: StackConfig) -> list[Upstream]:
 
 
 def mode(cfg: StackConfig) -> MirrorMode:
-    """The stack's mirror mode (:func:`tpu_serving.image_mirror.effective_mode`)."""
+    """The stack's mirror mode (:func:`tpu_serving.platform.image_mirror.effective_mode`)."""
     return effective_mode(cfg.image_mirror.mode, cfg.existing)
 
 

@@ -10,20 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from .. import capacity as capacity_rules
 from .. import catalog
 from ..backends import Serving
 from ..backends.base import StackSlice
-from ..buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
-from ..capacity import Capacity, TpuCapacity
-from ..cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
-from ..controllers import ControllerManifests
-from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
-from ..gateway import GatewaySettings
-from ..host_maintenance_job import HostMaintenanceConfig
-from ..identity import WorkloadIdentityArgs, service_account_email_problem
-from ..image_mirror import ImageMirrorConfig
-from ..naming import (
+from ..catalog import capacity as capacity_rules
+from ..catalog.capacity import Capacity, TpuCapacity
+from ..catalog.prices import PriceOverrides
+from ..common.naming import (
     ZONE,
     NameLimit,
     check_dns_name,
@@ -34,10 +27,7 @@ from ..naming import (
     region_problem,
     zone_problem,
 )
-from ..nodepool import TpuNodePoolArgs
-from ..observability_settings import ObservabilitySettings
-from ..prices import PriceOverrides
-from ..settings import (
+from ..common.settings import (
     CreateOrExisting,
     K8sName,
     Model,
@@ -50,7 +40,17 @@ from ..settings import (
     rules_of,
     settings_model,
 )
-from ..validation import raising
+from ..common.validation import raising
+from ..operations.maintenance.host_maintenance_job import HostMaintenanceConfig
+from ..operations.observability_settings import ObservabilitySettings
+from ..platform.buckets import BucketSpec, SharedBucket, SharedBucketsArgs, StorageClass
+from ..platform.cluster import CLUSTER_ARGS_FROM_THE_STACK, CpuPoolArgs, TpuClusterArgs
+from ..platform.controllers import ControllerManifests
+from ..platform.existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
+from ..platform.image_mirror import ImageMirrorConfig
+from ..pools.nodepool import TpuNodePoolArgs
+from ..tenancy.identity import WorkloadIdentityArgs, service_account_email_problem
+from ..traffic.gateway import GatewaySettings
 from .controller_installs import ControllerInstallsConfig
 from .platform_ref import PlatformRefConfig
 from .tenancy_config import TenancyConfig
@@ -92,49 +92,49 @@ else:
             return self if self.existing is not None else _CLUSTER_RULES(self)
 
 
-"""The stack file's ``cluster``: the arguments of :class:`~tpu_serving.cluster.TpuCluster`, declared once
-there, less those set elsewhere in the stack file; and ``existing`` (:class:`~tpu_serving.existing.ExistingClusterArgs`,
+"""The stack file's ``cluster``: the arguments of :class:`~tpu_serving.platform.cluster.TpuCluster`, declared once
+there, less those set elsewhere in the stack file; and ``existing`` (:class:`~tpu_serving.platform.existing.ExistingClusterArgs`,
 less those the stack sets elsewhere)."""
 
 if TYPE_CHECKING:
     CpuPoolConfig: TypeAlias = CpuPoolArgs
 else:
     CpuPoolConfig = ClusterConfig.model_fields["cpu_pool"].annotation
-"""The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.cluster.CpuPoolArgs`."""
+"""The stack file's ``cluster.cpuPool``: the fields, bounds and rules of :class:`~tpu_serving.platform.cluster.CpuPoolArgs`."""
 
 
 if TYPE_CHECKING:
     SharedBucketConfig: TypeAlias = SharedBucket
 else:
     SharedBucketConfig = settings_model(SharedBucket, "SharedBucketConfig")
-"""An entry of the stack file's ``sharedBuckets``: the fields of :class:`~tpu_serving.buckets.SharedBucket`."""
+"""An entry of the stack file's ``sharedBuckets``: the fields of :class:`~tpu_serving.platform.buckets.SharedBucket`."""
 
 
 if TYPE_CHECKING:
     GatewayConfig: TypeAlias = GatewaySettings
 else:
     GatewayConfig = settings_model(GatewaySettings, "GatewayConfig")
-"""The stack file's ``gateway``: :class:`~tpu_serving.gateway.GatewaySettings`, declared once there."""
+"""The stack file's ``gateway``: :class:`~tpu_serving.traffic.gateway.GatewaySettings`, declared once there."""
 
 if TYPE_CHECKING:
     PricesConfig: TypeAlias = PriceOverrides
 else:
     PricesConfig = settings_model(PriceOverrides, "PricesConfig")
-"""The stack file's ``prices``: negotiated rates for the cost estimate (:class:`~tpu_serving.prices.PriceOverrides`)."""
+"""The stack file's ``prices``: negotiated rates for the cost estimate (:class:`~tpu_serving.catalog.prices.PriceOverrides`)."""
 
 
 if TYPE_CHECKING:
     ControllerManifestsConfig: TypeAlias = ControllerManifests
 else:
     ControllerManifestsConfig = settings_model(ControllerManifests, "ControllerManifestsConfig")
-"""The stack file's ``controllerManifests`` (:class:`~tpu_serving.controllers.ControllerManifests`)."""
+"""The stack file's ``controllerManifests`` (:class:`~tpu_serving.platform.controllers.ControllerManifests`)."""
 
 
 if TYPE_CHECKING:
     ObservabilityConfig: TypeAlias = ObservabilitySettings
 else:
     ObservabilityConfig = settings_model(ObservabilitySettings, "ObservabilityConfig")
-"""The stack file's ``observability``: :class:`~tpu_serving.observability_settings.ObservabilitySettings`."""
+"""The stack file's ``observability``: :class:`~tpu_serving.operations.observability_settings.ObservabilitySettings`."""
 
 
 # --------------------------------------------------------------------------- TPU slices
@@ -407,7 +407,7 @@ class StackConfig(Model):
         # gcp.projects.Service per API in every model stack only re-declares them, and an owner per API keeps one
         # stack's change from acting on another's. Opting in (projectApis: create) stays possible: every Service,
         # the platform's or a model stack's, keeps its API on when destroyed (disable_on_destroy=False,
-        # tpu_serving.services), so no stack's destroy turns off an API another uses.
+        # tpu_serving.platform.services), so no stack's destroy turns off an API another uses.
         unset = isinstance(data, dict) and not {"projectApis", "project_apis"} & data.keys()
         if unset and data.get("platform") is not None:
             return {**data, "projectApis": CreateOrExisting.EXISTING}

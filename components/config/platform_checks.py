@@ -8,7 +8,7 @@ import json
 
 from pydantic.alias_generators import to_camel
 
-from ..settings import PROJECT_NAMESPACE
+from ..common.settings import PROJECT_NAMESPACE
 from .models import StackConfig
 
 NS = PROJECT_NAMESPACE

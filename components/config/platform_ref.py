@@ -1,7 +1,7 @@
 """A model stack on a platform stack: the stack file's ``platform`` key, and what it refuses beside it.
 
 A model stack (``platform: {stack: <org>/<project>/<stack>, cluster: <name>}``) reads the platform's ``platform`` output through a
-``pulumi.StackReference`` (:mod:`tpu_serving.platform_outputs`) and builds only its own part on the platform's cluster:
+``pulumi.StackReference`` (:mod:`tpu_serving.platform.platform_outputs`) and builds only its own part on the platform's cluster:
 its TPU node pools, namespace, identity, serving, route and alerts. What the platform owns, the one-per-region
 resources (the Cloud NAT, the proxy-only subnet), the cluster and the cluster-wide controllers, the model stack must
 not ask for: :mod:`.platform_checks` refuses each such key at its key path, naming the owner.
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from ..existing import kubeconfig_path_problem
-from ..platform_cluster import PlatformClusterArgs
-from ..settings import Model, declared
+from ..common.settings import Model, declared
+from ..platform.existing import kubeconfig_path_problem
+from ..platform.platform_cluster import PlatformClusterArgs
 
 STACK_REFERENCE = r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$"
 """A fully qualified Pulumi stack name, ``<organization>/<project>/<stack>``, the ``stack_name`` a ``StackReference``

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeAlias
 
 from pydantic import AfterValidator, Field, StringConstraints, ValidationError, field_validator
 
-from ..autoscaling import AutoscalingSettings
-from ..controllers import JOBSET, LWS, release_validator
-from ..existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
-from ..identity import iam_member_problem
-from ..naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, settings_model
-from ..validation import raising
+from ..common.naming import labels_problem, namespace_problem, project_id_problem, region_problem, zone_problem
+from ..common.settings import PROJECT_NAMESPACE, CreateOrExisting, K8sName, Model, declared, settings_model
+from ..common.validation import raising
+from ..operations.autoscaling import AutoscalingSettings
+from ..platform.controllers import JOBSET, LWS, release_validator
+from ..platform.existing import EXISTING_ARGS_FROM_THE_STACK, PLATFORM_EXISTING_ARGS, ExistingClusterArgs
+from ..tenancy.identity import iam_member_problem
 from .errors import ConfigError, describe_all
 from .existing_checks import existing_cluster_problems
 from .loading import stack_data
@@ -34,7 +34,7 @@ KEY = "sharedPlatform"
 """The stack file key that makes a stack a platform stack."""
 
 IamMember = Annotated[str, AfterValidator(raising(iam_member_problem))]
-"""An IAM member a role is granted to (:func:`~tpu_serving.identity.iam_member_problem`)."""
+"""An IAM member a role is granted to (:func:`~tpu_serving.tenancy.identity.iam_member_problem`)."""
 
 if TYPE_CHECKING:
     PlatformClusterConfig: TypeAlias = ClusterConfig
@@ -54,7 +54,7 @@ else:
 
 
 """A platform stack file's ``cluster``: a model stack's (:class:`~.models.ClusterConfig`), whose ``existing`` also
-requires ``nodeServiceAccount`` (:data:`~tpu_serving.existing.PLATFORM_EXISTING_ARGS`): the platform made no node
+requires ``nodeServiceAccount`` (:data:`~tpu_serving.platform.existing.PLATFORM_EXISTING_ARGS`): the platform made no node
 account on a cluster made elsewhere, and the model stacks' TPU pools run as the one the stack file names."""
 
 

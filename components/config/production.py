@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 
-from .. import capacity as capacity_rules
-from .. import tpu_zones
 from ..backends import BACKENDS
 from ..backends.base import Gap
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
-from ..capacity import Capacity
-from ..host_maintenance_job import GateMode
-from ..settings import PROJECT_NAMESPACE, CreateOrExisting
+from ..catalog import capacity as capacity_rules
+from ..catalog import tpu_zones
+from ..catalog.capacity import Capacity
+from ..common.settings import PROJECT_NAMESPACE, CreateOrExisting
+from ..operations.maintenance.host_maintenance_job import GateMode
 from .checks import FULL_OUTAGE, full_outage
 from .models import StackConfig, TpuSliceConfig
 from .serving_facts import (
@@ -45,7 +45,7 @@ UNPAGED = Gap(
 
 def ticket_gap(cfg: StackConfig) -> Gap | None:
     """The WARNING alerts notify the pages' channels: ``observability.ticketChannels`` empty, so they fall back to
-    ``notificationChannels`` (:meth:`~tpu_serving.observability_settings.ObservabilitySettings.channels`), or naming
+    ``notificationChannels`` (:meth:`~tpu_serving.operations.observability_settings.ObservabilitySettings.channels`), or naming
     one of them. A ticket is what can wait for working hours; sent to the pager it wakes the on-call for a group
     reloading or a backlog, and a pager that rings for tickets is soon silenced (SRE review: tickets on the pager's
     channels). Only for alert policies the stack creates and that page someone (the ``unpaged`` gap is the other
@@ -83,7 +83,7 @@ def single_group_gap(why: str) -> Gap:
 
 
 HELD_BY_RESERVATION = (Capacity.RESERVATION, Capacity.ANY_RESERVATION)
-"""The capacity types that hold a serving slice's VMs through a stockout (:data:`~tpu_serving.capacity.STOCKOUT`)."""
+"""The capacity types that hold a serving slice's VMs through a stockout (:data:`~tpu_serving.catalog.capacity.STOCKOUT`)."""
 
 
 def serving_kinds(cfg: StackConfig) -> list[tuple[int, TpuSliceConfig]]:
@@ -100,7 +100,7 @@ SPREAD = "serve from slice kinds of the same shape in two zones (tpuSlices[].zon
 
 def zone_gap(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> Gap | None:
     """Every serving slice in one zone: a zonal outage or host-maintenance wave takes every group at once (the
-    preview's ``Maintenance:`` line, :func:`tpu_serving.maintenance_line.zone_line`)."""
+    preview's ``Maintenance:`` line, :func:`tpu_serving.operations.maintenance.maintenance_line.zone_line`)."""
     zones = sorted({cfg.zone_of(s) for _, s in kinds})
     if len(zones) != 1:
         return None
@@ -130,7 +130,7 @@ def capacity_gaps(cfg: StackConfig, kinds: list[tuple[int, TpuSliceConfig]]) -> 
 def fallback_gap(cfg: StackConfig) -> Gap | None:
     """A capacity fallback without the host-maintenance gate (one standing group, or ``hostMaintenance.mode:
     ticket``): the gate's fallback-slice ticket is the only signal that a group serves on a slice GKE made for the
-    class (:mod:`tpu_serving.gate_fallback`), so nothing says it is there (SRE review of the capacity fallback, M1:
+    class (:mod:`tpu_serving.operations.maintenance.gate_fallback`), so nothing says it is there (SRE review of the capacity fallback, M1:
     the 405B example's one group could stay on Spot unseen)."""
     steps = [str(s) for s in fallback_steps(cfg)]
     if not steps or maintenance_gate_runs(cfg):
@@ -221,7 +221,7 @@ def platform_probe_gap(cfg: StackConfig) -> Gap | None:
     """A model stack's route on its platform's Gateway (``platform`` and ``gateway``, watched): its serving probe goes
     to its Service, not through the Gateway, whose address's IP the model stack does not know when it plans (SRE
     review, Blocker: the preview said "no gap the library knows of"). The load balancer's alerts on the Gateway
-    (:mod:`tpu_serving.platform_gateway_alerts`) count the 5xx it answers; an outage that answers nothing (a route
+    (:mod:`tpu_serving.operations.alerts.platform_gateway_alerts`) count the 5xx it answers; an outage that answers nothing (a route
     not attached, the address unreachable, the load balancer's series gone) reads as no traffic."""
     if cfg.platform is None or cfg.gateway is None or not cfg.observability.enabled:
         return None

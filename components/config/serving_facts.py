@@ -10,7 +10,7 @@ from ..backends.jetstream.settings import PathwaysServingConfig
 from ..backends.rollout import UPGRADE_WAIT_MINUTES
 from ..backends.vllm import VllmServingConfig
 from ..backends.vllm.disagg_checks import roles
-from ..host_maintenance_job import GateMode
+from ..operations.maintenance.host_maintenance_job import GateMode
 
 if TYPE_CHECKING:
     from .models import StackConfig
@@ -37,7 +37,7 @@ def reload_outlasting_upgrade_wait(serving: object) -> int | None:
 
 
 def maintenance_gate_runs(cfg: StackConfig) -> bool:
-    """Whether the stack runs the host-maintenance gate (:mod:`tpu_serving.host_maintenance_job`):
+    """Whether the stack runs the host-maintenance gate (:mod:`tpu_serving.operations.maintenance.host_maintenance_job`):
     ``hostMaintenance.mode: start`` and serving that keeps two or more standing LeaderWorkerSet groups (vLLM or
     JetStream, not disaggregated) (:func:`tpu_serving.backends.rollout.maintenance_watched`). It starts the
     maintenance where the pools take a manual start (:func:`tpu_serving.backends.rollout.maintenance_starts`), and

@@ -3,9 +3,9 @@ the pools (their sizes and autoscaling), the ``capacity.obtained`` output and th
 
 from __future__ import annotations
 
-from .. import capacity
 from ..backends import BACKENDS
-from ..compute_class import Fallback
+from ..catalog import capacity
+from ..pools.compute_class import Fallback
 from .models import StackConfig, TpuSliceConfig
 
 
@@ -57,9 +57,9 @@ def scale_to_zero(cfg: StackConfig) -> set[str]:
 
 
 def stockouts(cfg: StackConfig) -> dict[str, str]:
-    """What a stockout does to each slice kind of a created cluster, by name (:data:`tpu_serving.capacity.STOCKOUT`; a
-    serving slice of a capacity fallback: :func:`~tpu_serving.capacity.fallback`, with the stack's
-    ``observability.capacityWaitMinutes``; one that starts empty: :data:`~tpu_serving.capacity.FROM_ZERO`). The
+    """What a stockout does to each slice kind of a created cluster, by name (:data:`tpu_serving.catalog.capacity.STOCKOUT`; a
+    serving slice of a capacity fallback: :func:`~tpu_serving.catalog.capacity.fallback`, with the stack's
+    ``observability.capacityWaitMinutes``; one that starts empty: :data:`~tpu_serving.catalog.capacity.FROM_ZERO`). The
     ``capacity.obtained`` output and the ``Production:`` line's capacity gaps both say this, so they cannot disagree
     (new-user review of issue 37 item 2, M1)."""
     empty, idle, fallback = scale_from_zero(cfg), scale_to_zero(cfg), has_fallback(cfg)

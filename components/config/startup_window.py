@@ -1,14 +1,14 @@
 """The serving pods' startup window against what a group's start is published to take, and the not-ready alert's
 window against the startup window: the probes and the alert wait on the same figures the preview prints
-(:mod:`tpu_serving.serve_time`)."""
+(:mod:`tpu_serving.cost.serve_time`)."""
 
 from __future__ import annotations
 
 import math
 
-from .. import serve_time
 from ..backends import BACKENDS
-from ..settings import PROJECT_NAMESPACE
+from ..common.settings import PROJECT_NAMESPACE
+from ..cost import serve_time
 from .models import StackConfig
 from .serving_facts import serving_kind_names
 
@@ -28,7 +28,7 @@ def not_ready_window_problems(cfg: StackConfig) -> list[str]:
 
 def startup_window_problems(cfg: StackConfig) -> list[str]:
     """The startup probes' window must cover the least a group's start is published to take (the preview's time to
-    serve, :func:`tpu_serving.serve_time.group_start`): below it, the kubelet restarts the engine before it can
+    serve, :func:`tpu_serving.cost.serve_time.group_start`): below it, the kubelet restarts the engine before it can
     answer, on every start, and the group's slices bill while it never serves. The image pull adds nothing to the
     least (no rate is published), so the image settings do not matter here."""
     serving = cfg.serving

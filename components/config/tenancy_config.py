@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ..settings import Cidr, K8sName, Model, settings_model
-from ..tenancy import QUOTA_SETTINGS, TenancyArgs, operator_problems
+from ..common.settings import Cidr, K8sName, Model, settings_model
+from ..tenancy.tenant import QUOTA_SETTINGS, TenancyArgs, operator_problems
 
 if TYPE_CHECKING:
 
@@ -25,7 +25,7 @@ else:
         "QuotaConfig",
         exclude=tuple(f.name for f in dataclasses.fields(TenancyArgs) if f.name not in QUOTA_SETTINGS),
     )
-"""The stack file's ``tenancy.quota``: the CPU and memory quota arguments of :class:`~tpu_serving.tenancy.Tenancy`."""
+"""The stack file's ``tenancy.quota``: the CPU and memory quota arguments of :class:`~tpu_serving.tenancy.tenant.Tenancy`."""
 
 
 class OperatorsConfig(Model):

@@ -3,10 +3,10 @@ v1 Prometheus logger, read from the published vllm-tpu wheel (``tables/vllm-<v>.
 :func:`tpu_serving_tools.conformance.extract_vllm.logger_metrics`).
 
 The HPA names a Managed Prometheus metric ``prometheus.googleapis.com|<metric>|<kind>``
-(:func:`tpu_serving.autoscaling.managed_prometheus_metric`); a ``<metric>`` the engine never exports (a typo such as
+(:func:`tpu_serving.operations.autoscaling.managed_prometheus_metric`); a ``<metric>`` the engine never exports (a typo such as
 ``vllm:num_requests_waitng``) is served by no adapter, the HPA's ``ScalingActive`` stays False and it never scales
 (library review). The stack file's and the components' validation refuse only a name shaped like no gauge
-(:func:`tpu_serving.autoscaling.metric_problem`): the library cannot import these tables, and holds no complete list of
+(:func:`tpu_serving.operations.autoscaling.metric_problem`): the library cannot import these tables, and holds no complete list of
 its own.
 
 Only the v1 logger's names are tabled: a metric that a KV connector, speculative decoding or another module of the

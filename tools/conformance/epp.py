@@ -21,7 +21,7 @@ EPP_IMAGE = f"ghcr.io/llm-d/llm-d-router-endpoint-picker:{EPP_TAG}"
 (.github/workflows/ci-release.yaml l.29, l.37-39)."""
 EPP_PATH = EPP_IMAGE.removeprefix("ghcr.io")
 """The release's image path and tag, as a mirror of ghcr.io serves it too: an Artifact Registry remote repository keeps
-the upstream's path (``<location>-docker.pkg.dev/<project>/<repository>/llm-d/...``, tpu_serving.image_mirror)."""
+the upstream's path (``<location>-docker.pkg.dev/<project>/<repository>/llm-d/...``, tpu_serving.platform.image_mirror)."""
 
 
 def is_release_image(image: str) -> bool:

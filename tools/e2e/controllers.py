@@ -47,7 +47,7 @@ from typing import Any
 
 import yaml
 
-from tpu_serving import controllers as library
+from tpu_serving.platform import controllers as library
 
 from . import crds
 from .controlplane import ControlPlane, write_kubeconfig
@@ -99,8 +99,8 @@ def install_release(
     cp: ControlPlane, manifest: Path, controller: library.Controller | None = None, version: str = ""
 ) -> None:
     """A release manifest's objects, server-side applied as a stack applies them: as the library's install of
-    ``controller`` at ``version`` changes them and adds to them (:meth:`~tpu_serving.controllers.Controller.installed`
-    and :meth:`~tpu_serving.controllers.Controller.extra_objects`: its webhook readiness probe, its replicas and
+    ``controller`` at ``version`` changes them and adds to them (:meth:`~tpu_serving.platform.controllers.Controller.installed`
+    and :meth:`~tpu_serving.platform.controllers.Controller.extra_objects`: its webhook readiness probe, its replicas and
     disruption budget; None: as upstream ships them), its CRDs first (until Established), then its Namespace, then
     the rest."""
     docs: list[Obj] = [d for d in yaml.safe_load_all(manifest.read_text()) if d]

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tpu_serving.naming import MAINTENANCE_GATE_STATE
+from tpu_serving.common.naming import MAINTENANCE_GATE_STATE
 
 from .controlplane import ControlPlane
 from .kube import ApiError, Kube, wait_for

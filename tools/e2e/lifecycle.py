@@ -54,7 +54,7 @@ def inventory(api_client: Any) -> set[Key]:
 
 def retained(state: Iterable[Mapping[str, Any]]) -> set[Key]:
     """The Kubernetes objects of the stack's state that ``pulumi destroy`` keeps (``retainOnDelete``: the shared
-    PriorityClasses on an existing cluster, :class:`tpu_serving.tenancy.TenancyArgs` ``shared_cluster``)."""
+    PriorityClasses on an existing cluster, :class:`tpu_serving.tenancy.tenant.TenancyArgs` ``shared_cluster``)."""
     out: set[Key] = set()
     for r in state:
         if not r.get("retainOnDelete") or not str(r.get("type", "")).startswith("kubernetes:"):

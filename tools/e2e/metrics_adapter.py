@@ -1,7 +1,7 @@
 """The custom metrics API of ``make e2e``: a stand-in for the Custom Metrics Stackdriver Adapter's pod.
 
 A stack that autoscales reads ``prometheus.googleapis.com|<metric>|gauge`` (a ``Pods`` metric of its leaders,
-:mod:`tpu_serving.autoscaling`) from the custom metrics API, which GKE's Custom Metrics Stackdriver Adapter serves
+:mod:`tpu_serving.operations.autoscaling`) from the custom metrics API, which GKE's Custom Metrics Stackdriver Adapter serves
 from Cloud Monitoring. That adapter cannot run here (its module, ``github.com/GoogleCloudPlatform/k8s-stackdriver``,
 is not served by the Go module proxy, and no local run has Cloud Monitoring), and the e2e stack names its install
 existing (:data:`.overlay.ADAPTER_EXISTING`: the platform's). So the run plays that platform install:
@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from tpu_serving.autoscaling import ADAPTER_DEPLOYMENT, ADAPTER_NAMESPACE, ADAPTER_SERVICE_ACCOUNT
+from tpu_serving.operations.autoscaling import ADAPTER_DEPLOYMENT, ADAPTER_NAMESPACE, ADAPTER_SERVICE_ACCOUNT
 
 from .addresses import LOCKS
 from .controlplane import ControlPlane, write_kubeconfig

@@ -2,7 +2,7 @@
 real scheduler and LWS controller, with the selectors ``tpu-serving runbook`` prints for the stack.
 
 The stack is scaled to its two standing groups, one in each zone (the required zone spread over the standing
-groups: :func:`tpu_serving.spread.group_zone_spread`). Group 0's pool is the first window's. Two moves follow.
+groups: :func:`tpu_serving.common.spread.group_zone_spread`). Group 0's pool is the first window's. Two moves follow.
 
 1. Without the runbook's zone hold, the tie broken the wrong way. The added group (index 2) is bound by no required
    rule, so the scheduler may put it in group 0's zone: it breaks the leaders' zone tie at random, and on GKE the
@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving.spread import ZONE_LABEL
+from tpu_serving.common.spread import ZONE_LABEL
 from tpu_serving_tools.verify.checks import Finding
 
 from .drain import NODE_POOL_LABEL, cordon, evict_group, pods_by_group, tpu_nodes

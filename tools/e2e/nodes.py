@@ -2,7 +2,7 @@
 
 The pools come from the stack's offline plan (``build/<stack>/plan.json``, ``make preview STACK=<stack>``): each
 ``gcp:container/nodePool:NodePool`` with its machine type, zone, TPU topology, node count and the pool's own labels
-and taints. Machine sizes and slice shapes are the library's (:mod:`tpu_serving.machines`,
+and taints. Machine sizes and slice shapes are the library's (:mod:`tpu_serving.catalog.machines`,
 :mod:`tpu_serving.catalog`). One Node per VM: a v5e 4x4 pool of ``ct5lp-hightpu-4t`` is 4 Nodes with 4 chips each.
 
 Where each label, taint and figure comes from:
@@ -11,7 +11,7 @@ Where each label, taint and figure comes from:
   GKE "Plan TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus: the accelerator and
   topology labels a TPU workload selects) and "Deploy TPU workloads in GKE Standard"
   (https://cloud.google.com/kubernetes-engine/docs/how-to/tpus); the library's own constants
-  (:mod:`tpu_serving.nodepool`) name them.
+  (:mod:`tpu_serving.pools.nodepool`) name them.
 - the ``google.com/tpu`` extended resource (chips per VM) and the ``google.com/tpu=present:NoSchedule`` taint of
   TPU slice nodes: GKE "About TPUs in GKE" (https://cloud.google.com/kubernetes-engine/docs/concepts/tpus,
   "How TPUs work"; SkyPilot's GKE provisioner cites that section for the taint ``google.com/tpu=present``), and
@@ -27,7 +27,7 @@ Where each label, taint and figure comes from:
   a workload's nodeSelector only for non-TPU machines; no source here shows GKE labelling Standard TPU slice nodes
   with it, and no stack selects on it.
 - capacity and allocatable CPU and memory: the machine type's vCPUs and memory and GKE's reservations
-  (:class:`tpu_serving.machines.Machine`, which cites https://cloud.google.com/compute/docs/general-purpose-machines,
+  (:class:`tpu_serving.catalog.machines.Machine`, which cites https://cloud.google.com/compute/docs/general-purpose-machines,
   the Cloud TPU pages of each generation and
   https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_and_cpu_reservations).
 - 110 pods per node: GKE Standard's default maximum
@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tpu_serving import catalog, machines
-from tpu_serving.catalog import ACCELERATOR_LABEL, TOPOLOGY_LABEL
-from tpu_serving.naming import NODEPOOL_LABEL
-from tpu_serving.nodepool import TPU_RESOURCE
+from tpu_serving import catalog
+from tpu_serving.catalog import ACCELERATOR_LABEL, TOPOLOGY_LABEL, machines
+from tpu_serving.common.naming import NODEPOOL_LABEL
+from tpu_serving.pools.nodepool import TPU_RESOURCE
 from tpu_serving_tools.gcp_types import NODE_POOL
 
 from .controlplane import KWOK_LABEL, ControlPlane

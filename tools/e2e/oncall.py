@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tpu_serving.page_steps import ADMIN_STEP
+from tpu_serving.operations.alerts.page_steps import ADMIN_STEP
 
 from .controlplane import ControlPlane
 
@@ -60,7 +60,7 @@ API group and resource, as the upstream CRDs name them (docs/security.md cites t
 CLUSTER_SCOPED = {"nodes", "apiservices"}
 NODE_STEPS = {"cordon", "uncordon", "drain", "taint", "label"}
 PAGE_STEP = re.compile(r"`(kubectl [^`]*)`( " + re.escape(ADMIN_STEP) + ")?")
-"""A page's command, in backticks, and the phrase that marks it as not the operators' (:mod:`tpu_serving.page_steps`)."""
+"""A page's command, in backticks, and the phrase that marks it as not the operators' (:mod:`tpu_serving.operations.alerts.page_steps`)."""
 
 
 def _namespace(words: list[str]) -> str | None:

@@ -19,17 +19,17 @@ from typing import Any
 from pydantic.alias_generators import to_camel
 
 from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
-from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
-from tpu_serving.config.models import TpuSliceConfig
-from tpu_serving.image_mirror import UPSTREAMS, MirrorMode, repository_path
-from tpu_serving.naming import (
+from tpu_serving.common.naming import (
     cpu_service_account_id,
     mirror_repository_id,
     pool_name,
     service_account_email,
     workload_service_account_id,
 )
-from tpu_serving.settings import PROJECT_NAMESPACE
+from tpu_serving.common.settings import PROJECT_NAMESPACE
+from tpu_serving.config.existing_checks import CREATE_ONLY_BUCKET_KEYS, CREATE_ONLY_CLUSTER_KEYS
+from tpu_serving.config.models import TpuSliceConfig
+from tpu_serving.platform.image_mirror import UPSTREAMS, MirrorMode, repository_path
 
 CONTROLLER_KEYS: Mapping[str, str] = {
     "lws": "lws",
@@ -93,7 +93,7 @@ def existing_cluster_overlay(
 
 
 PLATFORM_INSTALLS = ("lws", "jobset")
-"""The controllers a platform stack installs from a release manifest (``tpu_serving.platform.platform_controllers``,
+"""The controllers a platform stack installs from a release manifest (``tpu_serving.platform.tpu_platform.platform_controllers``,
 less the metrics adapter, which the run names the cluster's)."""
 
 
@@ -156,7 +156,7 @@ def model_overlay(config: Mapping[str, Any], kubeconfig: str, context: str | Non
 
 def _pool_names(cluster: str, tpu_slice: Mapping[str, Any]) -> list[str]:
     """The node pools the stack would create for a slice kind (``TpuSliceConfig.pool_names``, named by
-    :func:`tpu_serving.naming.pool_name`)."""
+    :func:`tpu_serving.common.naming.pool_name`)."""
     return [pool_name(cluster, n) for n in TpuSliceConfig.model_validate(tpu_slice).pool_names]
 
 

@@ -1,17 +1,17 @@
 """A stockout under a capacity fallback: ``pulumi up`` completes with no slice to be had, and the groups wait for one.
 
-A stack with a capacity fallback creates its serving pools empty (:func:`tpu_serving.capacity.fallback`): the groups'
+A stack with a capacity fallback creates its serving pools empty (:func:`tpu_serving.catalog.capacity.fallback`): the groups'
 pods bring their slices. Here, before ``pulumi up``, every Node of a pool of a ComputeClass (label
 ``cloud.google.com/compute-class``) is taken away, as a stockout leaves the pool and every fallback step: no VM. Then:
 
 - ``pulumi up`` must complete (no step of it may wait for the groups' pods);
 - every pod of the stack's LeaderWorkerSets must be Pending with the real scheduler's ``PodScheduled`` condition False,
   reason ``Unschedulable``: the condition kube-state-metrics exports as ``kube_pod_status_unschedulable``, which the
-  capacity-wait ticket reads (:func:`tpu_serving.serving_alerts.capacity_wait_alert`), and nothing else of the
+  capacity-wait ticket reads (:func:`tpu_serving.operations.alerts.serving_alerts.capacity_wait_alert`), and nothing else of the
   stack may be left waiting on them;
 - the Nodes come back (a slice is made), and every group must serve, and ``tpu-serving verify`` pass. With a Spot step
   in the stack's fallback they come back as that step makes them: with GKE's Spot label and taint beside the class's
-  (:data:`tpu_serving.compute_class.SPOT_LABEL`), so the real scheduler places the groups only if their pods tolerate
+  (:data:`tpu_serving.pools.compute_class.SPOT_LABEL`), so the real scheduler places the groups only if their pods tolerate
   it;
 - ``pulumi destroy``.
 
@@ -26,9 +26,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
-from tpu_serving.compute_class import SPOT_LABEL, Fallback
-from tpu_serving.naming import NODEPOOL_LABEL
+from tpu_serving.common.naming import NODEPOOL_LABEL
+from tpu_serving.pools.compute_class import LABEL as COMPUTE_CLASS_LABEL
+from tpu_serving.pools.compute_class import SPOT_LABEL, Fallback
 from tpu_serving_tools.verify.checks import Finding
 from tpu_serving_tools.verify.expect import expectations_from
 

@@ -2,7 +2,7 @@
 
 Each tool is a small Go module of its own, ``e2e/tools/<tool>/go.mod`` and ``go.sum`` (their requirements do
 not resolve together: each keeps the versions its upstream builds with), and its version is a pin of the version
-set (``tpu_serving.versions``, the pins with a ``module``). A tool's binaries go to
+set (``tpu_serving.catalog.versions``, the pins with a ``module``). A tool's binaries go to
 ``<cache>/<tool>-<version>-<go version>/bin/``, with ``<cache>`` ``$TPU_SERVING_E2E_CACHE`` or
 ``~/.cache/tpu-serving/e2e``; a tool whose directory holds the same recipe (its go.mod, go.sum, packages and
 flags) is not built again. GOMODCACHE and GOCACHE are Go's own. Also written there: kwok's default Stages, copied
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tpu_serving.versions import GO_MODULE_RELEASES, PINS, Pin
+from tpu_serving.catalog.versions import GO_MODULE_RELEASES, PINS, Pin
 
 TOOLS_DIR = Path("e2e") / "tools"
 """Where the tools' Go modules live, under the repository's root."""

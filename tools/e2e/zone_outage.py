@@ -1,13 +1,13 @@
 """A zone outage: what the real scheduler does with the HPA's next group while one zone's VMs are all silent.
 
 The stack goes up and is scaled to its two standing groups, one in each zone (the required zone spread:
-:func:`tpu_serving.spread.group_zone_spread`). Then every Node of group 0's zone is taken from kwok at once, as a
+:func:`tpu_serving.common.spread.group_zone_spread`). Then every Node of group 0's zone is taken from kwok at once, as a
 zone that loses power or its network: the real node lifecycle controller taints them unreachable, and its taint
 eviction marks group 0's pods for deletion after ``serving.probes.nodeLostSeconds``; with no kubelet to confirm it,
 they stay Terminating, so group 0 cannot come back before the zone does. The surviving zone's group must serve
 throughout. Then the stack's host-maintenance gate runs (its program from the ConfigMap ``pulumi up`` created, as its
 ServiceAccount: :func:`.host_maintenance.run_gate_on`, with ``LOST_SECONDS`` shortened): it must raise the HPA's
-minimum by the lost group (:mod:`tpu_serving.group_cover`; SRE review round 21, M1: at idle load nothing else adds
+minimum by the lost group (:mod:`tpu_serving.operations.maintenance.group_cover`; SRE review round 21, M1: at idle load nothing else adds
 one), the real HPA controller must scale the LeaderWorkerSet to three, and the real scheduler must place group 2's
 leader on the surviving zone's free slice: the required rule binds the standing groups only. The zone then comes
 back (kwok takes its Nodes again), all three groups must serve, and the gate's next run must give the HPA its bounds
@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tpu_serving.group_cover import COVER_ANNOTATION
-from tpu_serving.spread import ZONE_LABEL
+from tpu_serving.common.spread import ZONE_LABEL
+from tpu_serving.operations.maintenance.group_cover import COVER_ANNOTATION
 from tpu_serving_tools.verify.checks import Finding
 
 from .controlplane import KWOK_LABEL

@@ -92,14 +92,14 @@ def picker_findings(view: PlanView) -> list[Finding]:
                 f"scraped by {', '.join(scraped)}"
                 if scraped
                 else "no PodMonitoring scrapes its pods: its errors and its readiness go unalerted; add its scrape target "
-                "and alerts with tpu_serving.serving_metrics.routed(metrics, gateway_args) (docs/library-api.md)",
+                "and alerts with tpu_serving.operations.serving_metrics.routed(metrics, gateway_args) (docs/library-api.md)",
             )
         )
     return out
 
 
 STUCK_METRIC = "kube_horizontalpodautoscaler_status_condition"
-"""The series the autoscaler-stuck alert reads (:mod:`tpu_serving.autoscaler_alerts`, ``METRIC``)."""
+"""The series the autoscaler-stuck alert reads (:mod:`tpu_serving.operations.alerts.autoscaler_alerts`, ``METRIC``)."""
 STUCK_ADVICE = (
     "build the serving's metrics with its autoscaling (neighbours(args, autoscaling), whose metrics carry the HPA in "
     "ServingMetrics.autoscalers), or name the HPA in ObservabilityArgs.metrics.autoscalers (docs/library-api.md)"

@@ -5,7 +5,7 @@ Read from the rendered pod templates only: a read-only GCS FUSE volume (the weig
 the pod declares it an emptyDir of medium ``Memory``, and otherwise on the node's boot disk, where the webhook puts it
 (:data:`.facts.GCS_FUSE_CACHE_VOLUME`). On the boot disk it holds up to its cap, or, unbounded (``-1``), the whole
 model: the size of the model the engine serves (``--served-model-name``), looked up by its exact id in the catalog
-(:data:`tpu_serving.models.HUGGING_FACE_MODELS`) in its released precision, as the bucket holds it. Each pool the pods
+(:data:`tpu_serving.catalog.models.HUGGING_FACE_MODELS`) in its released precision, as the bucket holds it. Each pool the pods
 may land on must have that plus the stack file's allowance for the images (``DISK_ALLOWANCE_GIB``, the rule of
 ``tpuSlices[].diskSizeGb``) on each VM's boot disk; a pod no pool takes, an unknown size or an existing pool with no
 declared disk fails.
@@ -18,7 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tpu_serving.backends.vllm.settings import DISK_ALLOWANCE_GIB
-from tpu_serving.models import HUGGING_FACE_MODELS, weight_gib
+from tpu_serving.catalog.models import HUGGING_FACE_MODELS, weight_gib
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.node_pool import NodePool
 from tpu_serving_tools.runtime.planview import PlanView

@@ -15,7 +15,7 @@ and nothing in the library compares them with ``TpuClusterArgs``: each resource 
   up``).
 - The Custom Metrics Stackdriver Adapter reads Cloud Monitoring as its Kubernetes service account, a principal of the
   cluster's workload identity pool (``<cluster project>.svc.id.goog``: the cluster's
-  ``workloadIdentityConfig.workloadPool``; :func:`tpu_serving.autoscaling.adapter_member`). A grant to a principal of
+  ``workloadIdentityConfig.workloadPool``; :func:`tpu_serving.operations.autoscaling.adapter_member`). A grant to a principal of
   another project's pool gives the cluster's adapter nothing: the HPA never reads its metric. The project the role is
   granted *in* is not held to the cluster's: a Cloud Monitoring metrics scope legitimately reads the metrics of other
   projects (Metrics scopes overview, https://cloud.google.com/monitoring/settings, read 2026-12-01: a project's
@@ -49,7 +49,7 @@ LOG_METRIC = "gcp:logging/metric:Metric"
 WORKLOAD_POOL_SUFFIX = ".svc.id.goog"
 PROXY_ONLY = "REGIONAL_MANAGED_PROXY"
 GATEWAY_VIP = "SHARED_LOADBALANCER_VIP"
-"""The purpose of the address a Gateway takes (:data:`tpu_serving.gateway.ADDRESS_PURPOSE`)."""
+"""The purpose of the address a Gateway takes (:data:`tpu_serving.traffic.gateway.ADDRESS_PURPOSE`)."""
 _POOL = re.compile(r"/workloadIdentityPools/([^/]+)/")
 
 

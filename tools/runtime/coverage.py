@@ -30,7 +30,7 @@ EXAMINING: tuple[str, ...] = (
 TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
 PLATFORM = "tpu-serving:index:TpuPlatform"
 POD_CATEGORIES = ("scheduling", "network", "ports", "identity")
-"""What a platform stack (:class:`tpu_serving.platform.TpuPlatform`) gives nothing to: it runs no pod of its own, and
+"""What a platform stack (:class:`tpu_serving.platform.tpu_platform.TpuPlatform`) gives nothing to: it runs no pod of its own, and
 its controllers' pods are in their release manifests, which the provider expands when it deploys."""
 
 

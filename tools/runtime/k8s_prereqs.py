@@ -16,9 +16,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tpu_serving.common.naming import DEFAULT_NAMESPACE, RESERVED_NAMESPACES
 from tpu_serving.config.checks import gke_version
-from tpu_serving.gateway import INFERENCE_POOL_MIN_GKE
-from tpu_serving.naming import DEFAULT_NAMESPACE, RESERVED_NAMESPACES
+from tpu_serving.traffic.gateway import INFERENCE_POOL_MIN_GKE
 from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.planview import Dependencies, PlanView, entries, qualified_name
 from tpu_serving_tools.runtime.result import Finding

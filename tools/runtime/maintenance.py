@@ -38,7 +38,7 @@ DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
 """A stack file's program: its gate is the stack file's ``hostMaintenance``."""
 LIBRARY_ADVICE = (
     "add tpu_serving.HostMaintenanceGate beside the serving: HostMaintenanceGateArgs(namespace={ns!r}, pools={pools!r}, "
-    "leader_worker_sets=({name!r},), fewest_groups={groups}{autoscalers}, starts=tpu_serving.host_maintenance."
+    "leader_worker_sets=({name!r},), fewest_groups={groups}{autoscalers}, starts=tpu_serving.operations.maintenance.host_maintenance."
     'manual_start_listed(<the pools\' shape>)) (docs/library-api.md, "Host maintenance and the image mirror")'
 )
 STACK_ADVICE = 'hostMaintenance.mode: start (the default) runs it; docs/operate.md, "TPU host maintenance"'

@@ -1,13 +1,13 @@
 """The host-maintenance pages against the plan's TPU node pools.
 
 Compute Engine's upcoming-maintenance notice names a VM, not its node pool or namespace, so the pages
-(:func:`tpu_serving.host_maintenance.policy_args`, :func:`~tpu_serving.host_maintenance.unscheduled_policy_args`)
-filter on the project and zones (:data:`tpu_serving.host_maintenance.PENDING` cites the entry). Two of a kind whose
+(:func:`tpu_serving.operations.maintenance.host_maintenance.policy_args`, :func:`~tpu_serving.operations.maintenance.host_maintenance.unscheduled_policy_args`)
+filter on the project and zones (:data:`tpu_serving.operations.maintenance.host_maintenance.PENDING` cites the entry). Two of a kind whose
 zones meet page twice for one VM, each with its own text: a program whose namespaces' slices share a zone gives that
 zone's pages to one ``Observability`` (library review 8, M1: the check compared the conditions' exact JSON, so it
 caught the pages only when both zone sets were equal). And what a page tells on-call of a manual start (its
-:data:`~tpu_serving.host_maintenance.MANUAL_START_LABEL`) must hold for every pool in its zones, which Cloud TPU lists
-for some shapes only (:func:`tpu_serving.host_maintenance.manual_start_listed`; library review 8, M4: a page told
+:data:`~tpu_serving.operations.maintenance.host_maintenance.MANUAL_START_LABEL`) must hold for every pool in its zones, which Cloud TPU lists
+for some shapes only (:func:`tpu_serving.operations.maintenance.host_maintenance.manual_start_listed`; library review 8, M4: a page told
 on-call to start maintenance on single-host v6e pools).
 """
 
@@ -19,7 +19,7 @@ from itertools import combinations
 from typing import Any
 
 from tpu_serving import catalog
-from tpu_serving.host_maintenance import (
+from tpu_serving.operations.maintenance.host_maintenance import (
     GATE_TITLE,
     MANUAL_START_LABEL,
     UNSCHEDULED,
@@ -172,7 +172,7 @@ def _gate_page_namespace(r: Mapping[str, Any]) -> str | None:
 
 
 def gate_page_findings(view: PlanView) -> list[Finding]:
-    """Per gate page (:func:`tpu_serving.host_maintenance.gate_policy_args`), its wording against the gate CronJob of
+    """Per gate page (:func:`tpu_serving.operations.maintenance.host_maintenance.gate_policy_args`), its wording against the gate CronJob of
     its namespace: a gate that starts maintenance (``STARTS``) pages as one, a watching gate as a watcher (library
     review 9, M5: a page told on-call the gate only watches while it started maintenance)."""
     starts = {g.namespace: g.starts for g in gates(view)}

@@ -61,7 +61,7 @@ def problem(view: PlanView) -> str | None:
     if not installed and not _existing_by_settings(view) and not _recorded_existing(view):
         return (
             "no Custom Metrics Stackdriver Adapter in the plan: the HPA's metric is never served; install it "
-            "(ControllerInstall of tpu_serving.autoscaling.METRICS_ADAPTER, owned=False when the cluster runs it)"
+            "(ControllerInstall of tpu_serving.operations.autoscaling.METRICS_ADAPTER, owned=False when the cluster runs it)"
         )
     viewer = any(
         r["inputs"].get("role") == MONITORING_VIEWER and ADAPTER_PRINCIPAL in str(r["inputs"].get("member"))

@@ -292,7 +292,7 @@ def _probe_flows(ws: list[Workload]) -> Iterator[Flow]:
 
 COLLECTOR = Peer(f"{ef.GMP_COLLECTOR_NAMESPACE}/collector", ef.GMP_COLLECTOR_NAMESPACE, ef.GMP_COLLECTOR_LABELS, "pod")
 """Managed Prometheus' collector pods: on the pod network in ``gmp-system``
-(:data:`tpu_serving.observability.GMP_COLLECTOR_LABELS`, from prometheus-engine v0.17.2's DaemonSet)."""
+(:data:`tpu_serving.operations.observability.GMP_COLLECTOR_LABELS`, from prometheus-engine v0.17.2's DaemonSet)."""
 
 
 def _scrape_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
@@ -311,7 +311,7 @@ def _scrape_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
 
 def _probe_target_flows(view: PlanView, ws: list[Workload]) -> Iterator[Flow]:
     """A prober a PodMonitoring scrapes with a ``target`` parameter (the serving probe's blackbox exporter,
-    tpu_serving.prober) -> the pods of the Service that URL names, by its bare name in the prober's namespace or
+    tpu_serving.operations.prober) -> the pods of the Service that URL names, by its bare name in the prober's namespace or
     ``<name>.<namespace>``, on the Service's target port."""
     for pm in view.kubernetes_objects("PodMonitoring"):
         ns, spec = pm["metadata"].get("namespace", "default"), pm.get("spec") or {}

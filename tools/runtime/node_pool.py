@@ -7,10 +7,18 @@ from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving.capacity import FROM_ZERO, FROM_ZERO_RESERVED, STOCKOUT, TO_ZERO, Capacity, fallback, fallback_reserved
-from tpu_serving.compute_class import LABEL as COMPUTE_CLASS_LABEL
-from tpu_serving.naming import label_name
-from tpu_serving.serving_alerts import CAPACITY_WAIT
+from tpu_serving.catalog.capacity import (
+    FROM_ZERO,
+    FROM_ZERO_RESERVED,
+    STOCKOUT,
+    TO_ZERO,
+    Capacity,
+    fallback,
+    fallback_reserved,
+)
+from tpu_serving.common.naming import label_name
+from tpu_serving.operations.alerts.serving_alerts import CAPACITY_WAIT
+from tpu_serving.pools.compute_class import LABEL as COMPUTE_CLASS_LABEL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime import machine_facts as M
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
@@ -31,7 +39,7 @@ def allocatable(machine_type: str) -> Resources | None:
 def waits_for_its_groups(inputs: Mapping[str, Any]) -> bool:
     """A pool of a ComputeClass (its node label ``cloud.google.com/compute-class``) created with ``nodeCount`` 0: a
     ``TpuNodePool`` of a capacity fallback, whose standing groups bring its slice (a pool of a slice above the groups'
-    minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.nodepool.node_pool_args`)."""
+    minimum starts empty by ``initialNodeCount`` 0 instead, :func:`tpu_serving.pools.nodepool.node_pool_args`)."""
     labels = (inputs.get("nodeConfig") or {}).get("labels") or {}
     return COMPUTE_CLASS_LABEL in labels and inputs.get("nodeCount") == 0
 
@@ -51,7 +59,7 @@ def classes_of(resources: Iterable[Mapping[str, Any]]) -> frozenset[str]:
 
 def capacity_wait_minutes(resources: Iterable[Mapping[str, Any]]) -> int | None:
     """The minutes the plan's capacity-wait alert lets a group wait for a slice before its ticket opens (its PromQL
-    condition's ``duration``, :data:`tpu_serving.serving_alerts.CAPACITY_WAIT`): what a stack file's
+    condition's ``duration``, :data:`tpu_serving.operations.alerts.serving_alerts.CAPACITY_WAIT`): what a stack file's
     ``observability.capacityWaitMinutes`` sets, read off a program's plan; of several, the shortest (the first ticket);
     None when the plan has none (new-user review m7: the Capacity line named the setting, not the minutes)."""
     rule = label_name(CAPACITY_WAIT)

@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving import cluster_notices, controller_alerts
+from tpu_serving.operations.alerts import cluster_notices, controller_alerts
 from tpu_serving_tools.runtime import alert_jobs, class_refs, health_checks, maintenance_pages, pods_ds
 from tpu_serving_tools.runtime import ds_facts as D
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tpu_serving.services import API_ARGUMENTS
+from tpu_serving.platform.services import API_ARGUMENTS
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime import k8s_prereqs, metrics_adapter
@@ -67,12 +67,12 @@ def _api_services(view: PlanView) -> dict[str, Mapping[str, Any]]:
 
 
 def _listed_by(api: str) -> str:
-    """How a program has ``tpu_serving.services.required_apis`` list ``api`` (library review 9, m3), or nothing."""
+    """How a program has ``tpu_serving.platform.services.required_apis`` list ``api`` (library review 9, m3), or nothing."""
     if api not in API_ARGUMENTS:
         return ""
     argument = API_ARGUMENTS[api]
     call = f"required_apis(..., {argument})" if argument else "required_apis(...), whatever its arguments"
-    return f"; a program's ProjectServices gets it from tpu_serving.services.{call}"
+    return f"; a program's ProjectServices gets it from tpu_serving.platform.services.{call}"
 
 
 def api_findings(view: PlanView) -> Iterator[Finding]:

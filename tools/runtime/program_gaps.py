@@ -8,7 +8,7 @@ plan with one on-demand group whose tickets page. These are the same rules, read
 - two or more standing groups of each LeaderWorkerSet (the groups the model places on the pools as they start:
   :func:`.maintenance.standing_pools`);
 - TPU pools in two or more zones (their ``nodeLocations``);
-- TPU pools a reservation holds (``nodeConfig.reservationAffinity``; :data:`tpu_serving.capacity.STOCKOUT` says what
+- TPU pools a reservation holds (``nodeConfig.reservationAffinity``; :data:`tpu_serving.catalog.capacity.STOCKOUT` says what
   a stockout does to the others);
 - ticket (WARNING) alert policies on channels no page (CRITICAL, ERROR) notifies
   (:func:`tpu_serving.config.production.ticket_gap`);
@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tpu_serving.backends.rollout import NODE_UPGRADE_HOLDING_SCOPES
-from tpu_serving.capacity import Capacity
+from tpu_serving.catalog.capacity import Capacity
 from tpu_serving.config.production import HELD_BY_RESERVATION
 from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
@@ -71,7 +71,7 @@ ZONE_KEY = "topology.kubernetes.io/zone"
 
 def _zone_spread(view: PlanView, ns: str, name: str) -> bool:
     """Whether the LeaderWorkerSet's leaders are required apart by zone (a ``DoNotSchedule`` spread on the zone key,
-    as ``VllmServingArgs.zones`` >= 2 renders it: :mod:`tpu_serving.spread`)."""
+    as ``VllmServingArgs.zones`` >= 2 renders it: :mod:`tpu_serving.common.spread`)."""
     for o in view.kubernetes_objects("LeaderWorkerSet"):
         meta = _mapping(o.get("metadata"))
         if (meta.get("namespace"), meta.get("name")) != (ns, name):

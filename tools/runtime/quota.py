@@ -78,8 +78,8 @@ def _over(used: Resources, quota: Quota) -> list[str]:
 
 QUOTA_ADVICE = (
     "; a program's TenancyArgs.pods counts every pod of the namespace: the serving's pod_sets (its neighbours', the "
-    "probe's among them) and the PodSets of the endpoint picker (tpu_serving.epp.epp_pods) and the gate "
-    '(tpu_serving.host_maintenance_job.gate_pods) beside it (docs/library-api.md, "Tenancy")'
+    "probe's among them) and the PodSets of the endpoint picker (tpu_serving.traffic.epp.epp_pods) and the gate "
+    '(tpu_serving.operations.maintenance.host_maintenance_job.gate_pods) beside it (docs/library-api.md, "Tenancy")'
 )
 """What a failing quota finding adds: how a program sizes the quota it derives."""
 

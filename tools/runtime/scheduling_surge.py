@@ -9,7 +9,7 @@ the replicas" and ``burstReplicas := lwsReplicas + int32(maxSurge)``; v0.9.0 l.2
 leader StatefulSet then holds ``replicas + maxSurge`` groups, the surge groups taking the next indexes, with the new
 template (its partition is ``replicas``: Case 2 of ``rollingUpdateParameters``, v0.10.0 l.329-338, v0.9.0 l.323-332; the
 StatefulSet controller creates a pod at or above the partition from the new revision, as
-``tpu_serving.lws.canary_partition`` cites).
+``tpu_serving.platform.lws.canary_partition`` cites).
 
 The HPA moves ``spec.replicas`` between its minimum and maximum; the replicas plus their surge grow with it, so the
 model rolls at the HPA's maximum (after the scale path's steps, on the slices they provisioned), or at

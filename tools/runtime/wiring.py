@@ -9,8 +9,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tpu_serving.host_maintenance import manual_start_listed
-from tpu_serving.host_maintenance_job import MAINTENANCE_SECONDS
+from tpu_serving.operations.maintenance.host_maintenance import manual_start_listed
+from tpu_serving.operations.maintenance.host_maintenance_job import MAINTENANCE_SECONDS
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.runtime import facts as F
 from tpu_serving_tools.runtime.gcp_facts import ALERT_POLICY
@@ -43,7 +43,7 @@ def _bounds_wrong(env: Mapping[str, str], hpas: set[str], lo_hi: tuple[int, int]
 
 def _unstartable(view: PlanView, pools: set[str]) -> list[str]:
     """Those of ``pools`` the plan creates whose shape Cloud TPU lists no manual start of host maintenance for
-    (:func:`tpu_serving.host_maintenance.manual_start_listed`): a gate that starts them labels nodes for a start that
+    (:func:`tpu_serving.operations.maintenance.host_maintenance.manual_start_listed`): a gate that starts them labels nodes for a start that
     does not come, and believes it keeps their maintenance apart (library review 6, m5)."""
     startable = {name for _, name, _, shape in tpu_pools(view) if manual_start_listed(shape)}
     made = {str(r["inputs"].get("name") or r["name"]) for r in view.of_type(NODE_POOL)}
@@ -70,7 +70,7 @@ def _pools_wrong(view: PlanView, env: Mapping[str, str], standing: list[str], re
             [
                 f"STARTS true, but Cloud TPU lists no manual start of host maintenance for pool(s) "
                 f"{', '.join(unstartable)}: the gate would label their nodes for a start that does not come "
-                "(starts=tpu_serving.host_maintenance.manual_start_listed(<the pools' shape>))"
+                "(starts=tpu_serving.operations.maintenance.host_maintenance.manual_start_listed(<the pools' shape>))"
             ]
             if unstartable
             else []
@@ -145,7 +145,7 @@ def _partition(obj: Mapping[str, Any] | None) -> int | None:
 
 def _standing_wrong(lo: int, held: int, zones: int, partition: int | None) -> str:
     """Why the standing groups the LeaderWorkerSet's template assumes (``held`` in its required zone spread over
-    ``zones`` zones: :func:`tpu_serving.spread.standing_groups` of ``VllmServingArgs.replicas``, the HPA's minimum,
+    ``zones`` zones: :func:`tpu_serving.common.spread.standing_groups` of ``VllmServingArgs.replicas``, the HPA's minimum,
     and a minimum below the zones already fails) and its
     canary ``partition`` disagree with the HPA's ``minReplicas`` ``lo`` (library review 9, M2), or ``""``."""
     if held == lo:
@@ -184,7 +184,7 @@ def _required_standing(obj: Mapping[str, Any]) -> list[tuple[int, int]]:
 
 
 def _canary_finding(subject: str, lo: int, part: int) -> Finding:
-    """A canary's ``partition`` must roll one standing group at least (:func:`tpu_serving.lws.canary_problem`)."""
+    """A canary's ``partition`` must roll one standing group at least (:func:`tpu_serving.platform.lws.canary_problem`)."""
     return Finding(
         f"{subject} under its canary",
         part < lo,
@@ -198,8 +198,8 @@ def _canary_finding(subject: str, lo: int, part: int) -> Finding:
 
 def _standing_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str, Any]]) -> Iterator[Finding]:
     """An HPA's minimum against the standing groups the serving's template assumes: those it holds apart over zones
-    (their group indexes, :func:`tpu_serving.spread.group_zone_spread`) and the canary's ``partition`` counted from
-    them (:func:`tpu_serving.lws.canary_partition`; LWS v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go
+    (their group indexes, :func:`tpu_serving.common.spread.group_zone_spread`) and the canary's ``partition`` counted from
+    them (:func:`tpu_serving.platform.lws.canary_partition`; LWS v0.10.0 api/leaderworkerset/v1/leaderworkerset_types.go
     l.270-282, ``RollingUpdateConfiguration.Partition``: "all the groups from ordinal Partition to Replicas-1 will be
     updated"). A ``VllmServingArgs.replicas`` left below the autoscaling settings' ``min_replicas`` spreads fewer
     groups than stand and rolls more than the canary asks (library review 9, M2)."""
@@ -225,7 +225,7 @@ def _standing_findings(view: PlanView, lws: Mapping[tuple[str, str], Mapping[str
 
 
 NOT_READY_RULE = "not_ready"
-"""The ``alertRule`` of the serving's not-ready alert (:mod:`tpu_serving.serving_alerts`)."""
+"""The ``alertRule`` of the serving's not-ready alert (:mod:`tpu_serving.operations.alerts.serving_alerts`)."""
 
 
 def _startup_seconds(view: PlanView, namespace: str) -> int:

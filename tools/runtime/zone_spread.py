@@ -1,7 +1,7 @@
 """A required spread over zones, against the zones the pods' pools are in: do the pods it holds apart all schedule?
 
 A serving component spreads its standing groups' leaders over ``zones`` zones with ``whenUnsatisfiable:
-DoNotSchedule`` and ``minDomains`` (:func:`tpu_serving.spread.group_zone_spread`). The component does not know the
+DoNotSchedule`` and ``minDomains`` (:func:`tpu_serving.common.spread.group_zone_spread`). The component does not know the
 node pools: a program that asks two zones of slices it placed in one gets leaders that stay Pending, for the
 scheduler keeps each zone within ``maxSkew`` of the emptiest, and while fewer than ``minDomains`` zones are
 eligible it takes the emptiest as holding none ("When the number of eligible domains with matching topology keys is

@@ -348,7 +348,7 @@ def _zone_spread(lws: Obj) -> Obj | None:
 
 def zones(snapshot: Snapshot, namespaces: Iterable[str]) -> list[Finding]:
     """The leaders a LeaderWorkerSet's required zone spread selects (``DoNotSchedule`` on
-    ``topology.kubernetes.io/zone``, ``minDomains`` N: the standing groups, :func:`tpu_serving.spread.group_zone_spread`)
+    ``topology.kubernetes.io/zone``, ``minDomains`` N: the standing groups, :func:`tpu_serving.common.spread.group_zone_spread`)
     sit in as many zones as they can: N, or one per leader when fewer. The rule binds only when a pod is placed: a
     scale-down removes the highest-numbered group wherever it sits (lws v0.10.0), and can leave the others in one
     zone, which the next zonal event takes together (SRE review round 43, M2). A LeaderWorkerSet with the rule and no

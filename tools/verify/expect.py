@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_serving import catalog
+from tpu_serving.common.settings import PROJECT_NAMESPACE
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
-from tpu_serving.settings import PROJECT_NAMESPACE
 from tpu_serving_tools.gcp_types import NODE_POOL
 from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
 

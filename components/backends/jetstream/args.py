@@ -6,10 +6,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 
-from ... import lws
 from ...catalog import SliceShape
-from ...images import image_problem, release_image_problem
-from ...models import (
+from ...catalog.images import image_problem, release_image_problem
+from ...catalog.models import (
     MAXTEXT_MODEL_PARAMETERS,
     ModelSize,
     WeightPrecision,
@@ -17,11 +16,12 @@ from ...models import (
     maxtext_precision,
     size_example,
 )
-from ...naming import namespace_problem
-from ...podspec import ProbeSettings, Shutdown
-from ...settings import described, names_a_secret, quantity
-from ...validation import Choice
-from ...versions import PINS
+from ...catalog.versions import PINS
+from ...common.naming import namespace_problem
+from ...common.podspec import ProbeSettings, Shutdown
+from ...common.settings import described, names_a_secret, quantity
+from ...common.validation import Choice
+from ...platform import lws
 from .facts import (
     DISAGGREGATED_SERVERS,
     HTTP_PORT,
@@ -273,7 +273,7 @@ class PathwaysServingArgs:
     """Labels on the objects and pods."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.common.validation`)."""
         clash = lws.service_name_problem(self.name, self.service_name)
         found = [f"service_name = {self.service_name!r}: {clash}"] if clash else []
         if self.mode == "disaggregated" and (why := disaggregation_problem(self.shape)):
@@ -292,7 +292,7 @@ class PathwaysServingArgs:
 
 def maxtext_size(declared: ModelSize | None, maxtext: MaxTextSettings) -> ModelSize | None:
     """The declared size, else that of a MaxText model name the library knows
-    (:data:`~tpu_serving.models.MAXTEXT_MODEL_PARAMETERS`) in the precision MaxText serves it; None when neither."""
+    (:data:`~tpu_serving.catalog.models.MAXTEXT_MODEL_PARAMETERS`) in the precision MaxText serves it; None when neither."""
     if declared is not None:
         return declared
     known = MAXTEXT_MODEL_PARAMETERS.get(maxtext.model_name)

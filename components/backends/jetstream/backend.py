@@ -6,14 +6,14 @@ import dataclasses
 import json
 from collections.abc import Mapping
 
-from ... import lws as lws_api
 from ...catalog import SliceShape
-from ...controllers import LWS
-from ...observability import ScrapeTarget, ServingMetrics, ServingSignals
-from ...podspec import ProbeSettings
-from ...prober import ProbeTarget
-from ...quota import ContainerRequests, PodSet, PodShape
-from ...settings import to_settings
+from ...common.podspec import ProbeSettings
+from ...common.quota import ContainerRequests, PodSet, PodShape
+from ...common.settings import to_settings
+from ...operations.observability import ScrapeTarget, ServingMetrics, ServingSignals
+from ...operations.prober import ProbeTarget
+from ...platform import lws as lws_api
+from ...platform.controllers import LWS
 from .. import scaling
 from ..base import Built, Platform
 from ..groups import GroupBackend, GroupServing, group_arguments

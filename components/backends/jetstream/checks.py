@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 
-from ... import lws
 from ...catalog import SliceShape
-from ...models import ModelSize
-from ...settings import (
+from ...catalog.models import ModelSize
+from ...common.settings import (
     PROJECT_NAMESPACE,
     to_settings,
 )
+from ...platform import lws
 from .. import rollout, scaling
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...validation import check_arguments
+from ...common.validation import check_arguments
 from ..groups import group_resources, leader_pod, port_forward
 from .args import PathwaysServingArgs
 from .facts import HTTP_PORT

@@ -4,9 +4,9 @@ Pathways images. Each fact names its upstream source."""
 
 from collections.abc import Mapping
 
-from ...autoscaling import MetricKind
-from ...pathways import JETSTREAM_PATHWAYS_VERSION
-from ...validation import Choice
+from ...catalog.pathways import JETSTREAM_PATHWAYS_VERSION
+from ...common.validation import Choice
+from ...operations.autoscaling import MetricKind
 
 RM_PORT = 38677
 """Pathways resource manager gRPC port."""
@@ -24,7 +24,7 @@ GENERATE_PATH = "/generate"
 l.145-148, and GKE's "Serve an LLM using multi-host TPUs on GKE with JetStream and Pathways", its curl and output).
 The image is closed-source (JetStream's own HTTP server, v0.3 jetstream/entrypoints/http/api_server.py, serves
 ``/v1/generate`` with another body), so the seed and the tutorial are the only sources. The serving probe sends one
-(:mod:`tpu_serving.prober`)."""
+(:mod:`tpu_serving.operations.prober`)."""
 GENERATE_ANSWER = '"response"'
 """RE2 pattern of :data:`GENERATE_PATH`'s answer."""
 HTTP_KEEPALIVE_SECONDS = 5
@@ -32,7 +32,7 @@ HTTP_KEEPALIVE_SECONDS = 5
 config.py ``Config``), which it does not set and takes no flag or variable for (AI-Hypercomputer/JetStream v0.3, the
 first tag after the image's v0.2.3, jetstream/entrypoints/http/api_server.py l.130-132 ``uvicorn.run(app, host=...,
 port=..., log_level="info")``; uvicorn reads ``UVICORN_*`` variables only through its command line). Behind a gateway
-its load balancer keeps idle backend connections 600 s (:data:`~tpu_serving.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`),
+its load balancer keeps idle backend connections 600 s (:data:`~tpu_serving.traffic.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`),
 so a request sent on a connection the server has just closed can fail (502); the library cannot raise it without
 replacing the image's entrypoint (docs/backends.md)."""
 HEALTH_PATH = "/healthcheck"
@@ -94,7 +94,7 @@ image is bounded to those tags by the seeds (tools/conformance/extract_maxtext.p
 PATHWAYS_REGISTRY = "us-docker.pkg.dev/cloud-tpu-v2-images/pathways"
 PATHWAYS_TAG = JETSTREAM_PATHWAYS_VERSION
 """The seeds' Pathways images are ``:latest``; the defaults pin the Pathways release of
-:data:`tpu_serving.pathways.JETSTREAM_PATHWAYS_VERSION` instead (a tag of the form the
+:data:`tpu_serving.catalog.pathways.JETSTREAM_PATHWAYS_VERSION` instead (a tag of the form the
 PathwaysJob controller derives from ``pathwaysVersion``), so a redeploy never changes the
 server under a fixed JetStream client. It stays at that release when the ``pathways-job``
 backend's release moves: the JetStream image, the client, no longer changes."""

@@ -14,11 +14,9 @@ from dataclasses import fields
 
 import pulumi_kubernetes as k8s
 
-from ... import lws
 from ...catalog import SliceShape, node_selector
-from ...naming import NODEPOOL_LABEL
-from ...nodepool import TPU_RESOURCE
-from ...podspec import (
+from ...common.naming import NODEPOOL_LABEL
+from ...common.podspec import (
     container_security,
     http_probes,
     node_lost_tolerations,
@@ -27,6 +25,8 @@ from ...podspec import (
     tcp_probe,
     tcp_probes,
 )
+from ...platform import lws
+from ...pools.nodepool import TPU_RESOURCE
 from ..groups import leader_service
 from .args import MaxTextSettings, Mode, PathwaysServingArgs, disaggregated_server
 from .facts import HEALTH_PATH, HTTP_PORT, JAX_PORT, PROXY_PORT, RM_PORT, WORKER_PORT

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
-from ...buckets import is_object_path
-from ...controllers import LWS, release_validator
-from ...lws import ROLLOUT_DESCRIPTION, Rollout
-from ...models import ModelSize
-from ...podspec import ProbeSettings
-from ...settings import K8sName, Model, SingleGroup, StackInt, declared, settings_model
+from ...catalog.models import ModelSize
+from ...common.podspec import ProbeSettings
+from ...common.settings import K8sName, Model, SingleGroup, StackInt, declared, settings_model
+from ...platform.buckets import is_object_path
+from ...platform.controllers import LWS, release_validator
+from ...platform.lws import ROLLOUT_DESCRIPTION, Rollout
 from ..scaling import AutoscalingConfig
 from .args import MaxTextSettings, PathwaysImages, PathwaysRequests, PathwaysServingArgs
 

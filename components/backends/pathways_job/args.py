@@ -4,11 +4,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
-from ...machines import machine_type_problem
-from ...naming import NameLimit, check_dns_name, namespace_problem
-from ...pathways import DEFAULT_PATHWAYS_VERSION
-from ...settings import described
-from ...validation import Choice
+from ...catalog.machines import machine_type_problem
+from ...catalog.pathways import DEFAULT_PATHWAYS_VERSION
+from ...common.naming import NameLimit, check_dns_name, namespace_problem
+from ...common.settings import described
+from ...common.validation import Choice
 from .facts import HEAD_CONTAINER_LIMITS
 
 

@@ -8,19 +8,19 @@ from collections.abc import Mapping
 import pulumi
 
 from ...catalog import SliceShape
-from ...cluster import CpuPoolArgs
-from ...controllers import JOBSET, PATHWAYS_JOB
-from ...cost import NodeUsage
-from ...cpu_nodepool import CpuNodePool, CpuNodePoolArgs
-from ...existing import CloudResource, ExistingCluster, ExistingCpuNodePool, ExistingCpuNodePoolArgs
-from ...job_alerts import JobPods
-from ...naming import head_pool_name, head_service_account_id
-from ...node_identity import BUCKET_ROLES, Access
-from ...observability import ServingMetrics
-from ...platform_cluster import cluster_id
-from ...quota import ContainerRequests, PodSet, PodShape
-from ...settings import PROJECT_NAMESPACE, CreateOrExisting
-from ...tenancy import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
+from ...common.naming import head_pool_name, head_service_account_id
+from ...common.quota import ContainerRequests, PodSet, PodShape
+from ...common.settings import PROJECT_NAMESPACE, CreateOrExisting
+from ...cost.estimate import NodeUsage
+from ...operations.alerts.job_alerts import JobPods
+from ...operations.observability import ServingMetrics
+from ...platform.cluster import CpuPoolArgs
+from ...platform.controllers import JOBSET, PATHWAYS_JOB
+from ...platform.cpu_nodepool import CpuNodePool, CpuNodePoolArgs
+from ...platform.existing import CloudResource, ExistingCluster, ExistingCpuNodePool, ExistingCpuNodePoolArgs
+from ...platform.node_identity import BUCKET_ROLES, Access
+from ...platform.platform_cluster import cluster_id
+from ...tenancy.tenant import BATCH_PRIORITY, DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST
 from ..base import Built, Gap, Platform, ServingBackend, Stack
 from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
 from . import checks
@@ -198,7 +198,7 @@ class PathwaysJob(ServingBackend[PathwaysJobConfig]):
         The Pathways components the controller runs (resource manager, IFRT proxy, workers;
         google/pathways-job@v0.1.4 pathwaysjob_controller.go) are closed-source images with no
         documented Prometheus endpoint; what the user's program exports is its own. The dashboard
-        shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.job_alerts`): the JobSet the
+        shows the TPU signals only; one alert watches the job's pods (:mod:`tpu_serving.operations.alerts.job_alerts`): the JobSet the
         controller makes is named after the PathwaysJob, with the ReplicatedJobs ``pathways-head`` and ``worker``
         (pathwaysjob_controller.go l.249-264, l.65, l.733), whose Jobs JobSet names ``<jobset>-<replicatedJob>-<index>``
         and whose pods the Job controller names after their Job (kubernetes v1.36.3 pkg/controller/job/

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from ... import machines
-from ...catalog import SliceShape
-from ...controllers import parse_version
-from ...settings import PROJECT_NAMESPACE
+from ...catalog import SliceShape, machines
+from ...common.settings import PROJECT_NAMESPACE
+from ...platform.controllers import parse_version
 
 if TYPE_CHECKING:
     from ..base import Stack

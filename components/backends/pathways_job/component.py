@@ -9,8 +9,8 @@ a JAX client to connect to the IFRT proxy (port 29000).
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...options import child_options
-from ...validation import check_arguments
+from ...common.options import child_options
+from ...common.validation import check_arguments
 from .args import PathwaysWorkloadArgs, client_jax_version
 from .facts import PROXY_PORT
 from .pods import head_pod_command, pathways_job_spec

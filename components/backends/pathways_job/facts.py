@@ -2,7 +2,7 @@
 backend relies on it: the proxy port, the head's job and container names and limits, the CRD's
 machine types and the host-network pods' bucket access. Each fact names its source."""
 
-from ...node_identity import Access
+from ...platform.node_identity import Access
 
 PROXY_PORT = 29000
 """IFRT proxy server port of the Pathways head."""

@@ -4,7 +4,7 @@ from collections.abc import Mapping
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import container_security, pod_security, requests
+from ...common.podspec import container_security, pod_security, requests
 from .args import PathwaysWorkloadArgs, client_jax_version
 from .facts import HEAD_JOB, HEAD_POOL_LABEL, MAIN_CONTAINER
 

@@ -6,10 +6,10 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field
 
-from ...controllers import JOBSET, PATHWAYS_JOB, release_validator
-from ...images import ImageRef
-from ...pathways import DEFAULT_PATHWAYS_VERSION
-from ...settings import K8sName, Model, StackInt, settings_model
+from ...catalog.images import ImageRef
+from ...catalog.pathways import DEFAULT_PATHWAYS_VERSION
+from ...common.settings import K8sName, Model, StackInt, settings_model
+from ...platform.controllers import JOBSET, PATHWAYS_JOB, release_validator
 from .args import HeadPoolSettings
 
 NAME = "pathways-job"

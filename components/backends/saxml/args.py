@@ -4,11 +4,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
-from ...images import image_problem
-from ...naming import namespace_problem
-from ...settings import described
-from ...validation import Choice
-from ...versions import PINS
+from ...catalog.images import image_problem
+from ...catalog.versions import PINS
+from ...common.naming import namespace_problem
+from ...common.settings import described
+from ...common.validation import Choice
 
 
 class Exposure(Choice):

@@ -7,14 +7,14 @@ import json
 from collections.abc import Mapping
 
 from ...catalog import SliceShape
-from ...controllers import JOBSET
-from ...job_alerts import JobPods
-from ...node_identity import Access
-from ...observability import ServingMetrics
-from ...prober import ProbeTarget
-from ...quota import ContainerRequests, PodSet, PodShape, deployment_surge
-from ...settings import to_settings
-from ...tenancy import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
+from ...common.quota import ContainerRequests, PodSet, PodShape, deployment_surge
+from ...common.settings import to_settings
+from ...operations.alerts.job_alerts import JobPods
+from ...operations.observability import ServingMetrics
+from ...operations.prober import ProbeTarget
+from ...platform.controllers import JOBSET
+from ...platform.node_identity import Access
+from ...tenancy.tenant import DEFAULT_CPU_REQUEST, DEFAULT_MEMORY_REQUEST, SERVING_PRIORITY
 from ..base import Built, Platform, ServingBackend, Stack
 from ..rollout import HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
 from . import checks
@@ -131,7 +131,7 @@ class Saxml(ServingBackend[SaxmlServingConfig]):
         whose pods the Job controller names ``<job>-<completion index>-`` plus a random suffix (k8s.io/kubernetes
         v1.36.3 pkg/controller/job/indexed_job_utils.go l.496-503).
 
-        The model servers' pods are also watched as a JobSet's (:mod:`tpu_serving.job_alerts`): a JobSet that spent its
+        The model servers' pods are also watched as a JobSet's (:mod:`tpu_serving.operations.alerts.job_alerts`): a JobSet that spent its
         ``maxRestarts`` fails for good, its Jobs deleted, and only deleting it lets ``pulumi up --refresh`` recreate it;
         that page says so (SRE review 31, M2: the no-ready page gave no way back).
         """

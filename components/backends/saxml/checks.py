@@ -6,9 +6,9 @@ import json
 from typing import TYPE_CHECKING
 
 from ...catalog import SliceShape
-from ...controllers import parse_version
-from ...models import hbm_fit_problem
-from ...settings import PROJECT_NAMESPACE
+from ...catalog.models import hbm_fit_problem
+from ...common.settings import PROJECT_NAMESPACE
+from ...platform.controllers import parse_version
 
 if TYPE_CHECKING:
     from ..base import Stack

@@ -10,9 +10,9 @@ stack are published by a Job that reconciles the cell with the list (see
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ...naming import NODEPOOL_LABEL
-from ...options import child_options
-from ...validation import check_arguments
+from ...common.naming import NODEPOOL_LABEL
+from ...common.options import child_options
+from ...common.validation import check_arguments
 from .args import SaxmlServingArgs
 from .facts import EXCLUSIVE_TOPOLOGY, HTTP_SERVICE, MODEL_SET, PUBLISHER
 from .pods import (

@@ -2,7 +2,7 @@
 servers, the object names, the exclusive-topology annotation, the bucket access of the
 host-network model servers and the publication Job's lifetime. Each fact names its source."""
 
-from ...node_identity import Access
+from ...platform.node_identity import Access
 
 ADMIN_PORT = 10000
 """Sax admin server port."""
@@ -39,7 +39,7 @@ LmCloudSpmd175B's docstring, "Latency = 2.337s with 128 decoded tokens" on TPU v
 the stack's v5e slices it is not measured here."""
 PROBE_INTERVAL_SECONDS = 75
 """How often the Saxml probe runs: its scrape timeout (the module's 60 s plus the prober's 5 s margin,
-:data:`tpu_serving.prober.SCRAPE_MARGIN_SECONDS`) must not exceed the interval (prometheus-engine v0.17.2
+:data:`tpu_serving.operations.prober.SCRAPE_MARGIN_SECONDS`) must not exceed the interval (prometheus-engine v0.17.2
 podmonitorings CRD l.556-559), and the exporter keeps the module's 60 s only while it is below the scrape timeout
 less 0.5 s (blackbox_exporter v0.28.0 prober/handler.go l.282-287); 75 s leaves the scrape 10 s to spare."""
 HTTP_REPLICAS = 2

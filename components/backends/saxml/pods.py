@@ -11,9 +11,9 @@ from pathlib import Path
 import pulumi_kubernetes as k8s
 
 from ...catalog import node_selector
-from ...nodepool import TPU_RESOURCE
-from ...podspec import container_security, pod_security, requests, tcp_probe
-from ...spread import zone_spread_args
+from ...common.podspec import container_security, pod_security, requests, tcp_probe
+from ...common.spread import zone_spread_args
+from ...pools.nodepool import TPU_RESOURCE
 from .args import SaxmlServingArgs
 from .facts import (
     ADMIN,
@@ -71,7 +71,7 @@ def _server_deployment(
 ) -> k8s.apps.v1.DeploymentInitArgs:
     """One Sax server on the CPU pool: ``replicas`` pods, TCP probes on its port, CPU/memory requests, memory
     limited, hardened (``run_as_user``: a fixed non-root user where the image allows it); more than one replica
-    spread over zones, preferred (:func:`tpu_serving.spread.zone_spread`), so a zone outage leaves one."""
+    spread over zones, preferred (:func:`tpu_serving.common.spread.zone_spread`), so a zone outage leaves one."""
     selector = {"app": name}
     container = k8s.core.v1.ContainerArgs(
         name=name,

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 
 from pydantic import Field, field_validator, model_validator
 
-from ...controllers import JOBSET, release_validator
-from ...models import ModelSize, Precision, WeightPrecision
-from ...settings import Cidr, Model, SingleGroup, StackFloat, StackInt, settings_model
+from ...catalog.models import ModelSize, Precision, WeightPrecision
+from ...common.settings import Cidr, Model, SingleGroup, StackFloat, StackInt, settings_model
+from ...platform.controllers import JOBSET, release_validator
 from .args import SaxmlImages
 
 NAME = "saxml"

@@ -9,16 +9,18 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ... import catalog, compute_class, lws
-from ...buckets import is_object_path
+from ... import catalog
 from ...catalog import SliceShape
-from ...models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
-from ...naming import NameLimit, check_dns_name, namespace_problem
-from ...podspec import Shutdown
-from ...settings import described, quantity
-from ...spread import ZoneSpread
-from ...validation import Choice
-from ...versions import PINS
+from ...catalog.models import HUGGING_FACE_MODELS, ModelSize, WeightPrecision, generation_fit, size_example
+from ...catalog.versions import PINS
+from ...common.naming import NameLimit, check_dns_name, namespace_problem
+from ...common.podspec import Shutdown
+from ...common.settings import described, quantity
+from ...common.spread import ZoneSpread
+from ...common.validation import Choice
+from ...platform import lws
+from ...platform.buckets import is_object_path
+from ...pools import compute_class
 from .engine_settings import Dtype as Dtype  # re-exported: the arguments name them
 from .engine_settings import VllmEngineSettings as VllmEngineSettings
 from .engine_settings import VllmQuantization as VllmQuantization
@@ -185,7 +187,7 @@ class VllmServingArgs:
     """A disaggregated role takes its own slice kind's pools only, though the other role's have the same shape."""
     compute_class: str | None = described(
         "ComputeClass the groups select (`cloud.google.com/compute-class`, tolerating its taint on the class's own "
-        "pools): a :class:`~tpu_serving.compute_class.TpuComputeClass` of the slice's shape; None: none.",
+        "pools): a :class:`~tpu_serving.pools.compute_class.TpuComputeClass` of the slice's shape; None: none.",
         default=None,
         check=compute_class.name_problem,
     )
@@ -214,7 +216,7 @@ class VllmServingArgs:
     """Labels on the objects and pods."""
 
     def problems(self) -> list[str]:
-        """Rules of these arguments beyond their types (see :mod:`tpu_serving.validation`)."""
+        """Rules of these arguments beyond their types (see :mod:`tpu_serving.common.validation`)."""
         found = []
         if self.served_model_name in self.served_model_aliases:
             found.append(f"served_model_aliases: {self.served_model_name!r} is served_model_name already")
@@ -305,7 +307,7 @@ def served_precision(engine: VllmEngineSettings, released: str) -> WeightPrecisi
 
 
 def served_size(declared: ModelSize | None, served_model_name: str, engine: VllmEngineSettings) -> ModelSize | None:
-    """The declared size, else that of the exact Hugging Face id :data:`~tpu_serving.models.HUGGING_FACE_MODELS`
+    """The declared size, else that of the exact Hugging Face id :data:`~tpu_serving.catalog.models.HUGGING_FACE_MODELS`
     knows, in the precision ``engine`` serves it; None when neither."""
     if declared is not None:
         return declared
@@ -348,7 +350,7 @@ def _fit_problem(
     at: str, size: ModelSize, engine: VllmEngineSettings, shape: SliceShape, keys: Keys, derived: bool
 ) -> str:
     """The weights and the KV cache of one ``max_model_len`` request must fit in the share of the slice's HBM the
-    engine may use (vLLM refuses to start without that cache: :class:`~tpu_serving.models.Attention`); the message
+    engine may use (vLLM refuses to start without that cache: :class:`~tpu_serving.catalog.models.Attention`); the message
     names the smallest slice of the machine type that would hold them, the longest request the room left holds
     when the weights alone fit, suggests quantizing only when the engine does not already, and declaring the size
     only when it was ``derived`` from the name."""

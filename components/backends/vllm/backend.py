@@ -5,18 +5,18 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 
-from ... import lws
 from ...catalog import SliceShape
-from ...compute_class import Fallback
-from ...controllers import LWS
-from ...naming import compute_class_name
-from ...observability import ServingMetrics
-from ...prober import ProbeTarget
-from ...quota import PodSet
-from ...serve_time import Engine, EngineProfile
-from ...settings import to_settings
-from ...tenancy import IsolatedPods
-from ...versions import PINS
+from ...catalog.versions import PINS
+from ...common.naming import compute_class_name
+from ...common.quota import PodSet
+from ...common.settings import to_settings
+from ...cost.serve_time import Engine, EngineProfile
+from ...operations.observability import ServingMetrics
+from ...operations.prober import ProbeTarget
+from ...platform import lws
+from ...platform.controllers import LWS
+from ...pools.compute_class import Fallback
+from ...tenancy.tenant import IsolatedPods
 from .. import scaling
 from ..base import Built, Gap, Platform
 from ..groups import GroupBackend, GroupServing, group_arguments

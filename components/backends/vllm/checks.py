@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
-from ... import lws
 from ...catalog import SliceShape
-from ...settings import (
+from ...common.settings import (
     PROJECT_NAMESPACE,
     to_settings,
 )
+from ...platform import lws
 from .. import rollout, scaling
 
 if TYPE_CHECKING:

@@ -3,10 +3,10 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ... import lws
-from ...autoscaling import AutoscalingSettings
-from ...validation import check_arguments
-from ...versions import PINS
+from ...catalog.versions import PINS
+from ...common.validation import check_arguments
+from ...operations.autoscaling import AutoscalingSettings
+from ...platform import lws
 from ..base import ServingNeighbours
 from ..groups import group_resources, leader_pod, port_forward
 from .args import VllmServingArgs, WeightsLoader

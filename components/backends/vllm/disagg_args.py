@@ -16,9 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ...catalog import SliceShape
-from ...lws import DISAGGREGATED_CANARY, Rollout
-from ...naming import check_dns_name, namespace_problem
-from ...settings import described
+from ...common.naming import check_dns_name, namespace_problem
+from ...common.settings import described
+from ...platform.lws import DISAGGREGATED_CANARY, Rollout
 from .args import VllmEngineSettings, VllmServingArgs
 from .kv import DS_NAME_MAX, KvRole
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 
-from ...autoscaling import (
+from ...catalog import SliceShape
+from ...common.naming import gateway_name
+from ...common.quota import PodSet
+from ...common.settings import PROJECT_NAMESPACE, to_settings
+from ...operations.autoscaling import (
     DEFAULT_SCALE_DOWN_PERIOD_SECONDS,
     MAX_SCALING_PERIOD_SECONDS,
     AutoscalingSettings,
@@ -15,16 +19,12 @@ from ...autoscaling import (
     ServingAutoscalerArgs,
     scale_down_window,
 )
-from ...catalog import SliceShape
-from ...controllers import ControllerInstall
-from ...gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
-from ...lws import DISAGGREGATED_SURGE, Rollout
-from ...naming import gateway_name
-from ...observability import ScrapeTarget, ServingMetrics
-from ...observability_roles import RoleSignals
-from ...quota import PodSet
-from ...settings import PROJECT_NAMESPACE, to_settings
-from ...tenancy import IsolatedPods, PodFlow, PortRange
+from ...operations.observability import ScrapeTarget, ServingMetrics
+from ...operations.observability_roles import RoleSignals
+from ...platform.controllers import ControllerInstall
+from ...platform.lws import DISAGGREGATED_SURGE, Rollout
+from ...tenancy.tenant import IsolatedPods, PodFlow, PortRange
+from ...traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
 from .. import scaling
 from ..base import Built, Gap, Platform, ServingEndpoint, Stack
 from ..rollout import CONTAINER_RESTART, HOST_MAINTENANCE, stack_maintenance, stack_upgrade_schedule
@@ -146,7 +146,7 @@ def isolation(serving: VllmServingConfig) -> IsolatedPods:
     - on prefill's leaders, the serving port from decode's leaders (the sidecar's prefill leg);
     - on decode's leaders, the serving port and decode's vLLM port from the namespace's other pods: clients in the
       namespace call it. Prefill's leaders take no client: the endpoint picker and the load balancer's health
-      checks reach their serving port through the gateway's own policy (:func:`tpu_serving.gateway.pool_ingress`).
+      checks reach their serving port through the gateway's own policy (:func:`tpu_serving.traffic.gateway.pool_ingress`).
     """
     name = serving.name
     pods = {r: {DS_NAME_LABEL: name, DS_ROLE_LABEL: r.value} for r in KvRole}
@@ -183,7 +183,7 @@ def from_zero_pools(serving: VllmServingConfig, by_kind: Mapping[str, Sequence[s
 
 def quota_pods(serving: VllmServingConfig, shapes: Mapping[str, SliceShape]) -> list[PodSet]:
     """Each role's groups at its maximum; a rollout adds one group to every role at once
-    (:data:`~tpu_serving.lws.DISAGGREGATED_SURGE`); the decode leaders run the routing sidecar."""
+    (:data:`~tpu_serving.platform.lws.DISAGGREGATED_SURGE`); the decode leaders run the routing sidecar."""
     requests = to_settings(serving.requests, VllmRequests)
     gcsfuse = serving.loader == WeightsLoader.GCSFUSE or serving.compilation_cache
     return [
@@ -265,7 +265,7 @@ DRAIN_SUMMARY = (
     "then none until the group serves again); with one group of a role, a drain of its slice takes that role down until the slice is back and the "
     f"group has loaded; {CONTAINER_RESTART}"
 )
-"""What a drain does to the disaggregated mode (:func:`tpu_serving.lws.group_disruption_budget`, one per role)."""
+"""What a drain does to the disaggregated mode (:func:`tpu_serving.platform.lws.group_disruption_budget`, one per role)."""
 
 
 def upgrade_summary(cfg: Stack) -> str:
@@ -336,7 +336,7 @@ def caveats(pull_timeout_seconds: int, shape: SliceShape) -> list[str]:
 
 
 def scale_down_period(args: VllmDisaggregatedArgs, role: KvRole) -> int:
-    """The seconds between two group removals of a role's HPA (:attr:`~tpu_serving.autoscaling.ServingAutoscalerArgs.
+    """The seconds between two group removals of a role's HPA (:attr:`~tpu_serving.operations.autoscaling.ServingAutoscalerArgs.
     scale_down_period_seconds`): a prefill group's grace period, so that one prefill group has waited out the KV pull
     timeout and drained before the next one leaves (:func:`.pods.shutdown`), at most the 1800 s the HPA API admits;
     decode keeps the default."""

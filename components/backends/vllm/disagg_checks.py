@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from pydantic.alias_generators import to_camel
 
-from ...autoscaling import kind_problem
 from ...catalog import SliceShape
-from ...settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
+from ...common.settings import PROJECT_NAMESPACE, CreateOrExisting, to_settings
+from ...operations.autoscaling import kind_problem
 from ..scaling import AutoscalingConfig, metric_reader_problems
 from .args import VllmEngineSettings, parallelism_problems
 from .disagg_args import ds_name_problem, kv_layout_problems

@@ -3,10 +3,10 @@
 import pulumi
 import pulumi_kubernetes as k8s
 
-from ... import lws
-from ...options import child_options
-from ...validation import check_arguments
-from ...versions import PINS
+from ...catalog.versions import PINS
+from ...common.options import child_options
+from ...common.validation import check_arguments
+from ...platform import lws
 from .args import WeightsLoader
 from .component import client_examples
 from .disagg_args import VllmDisaggregatedArgs

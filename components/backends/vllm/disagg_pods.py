@@ -24,7 +24,7 @@ import dataclasses
 
 import pulumi_kubernetes as k8s
 
-from ... import lws
+from ...platform import lws
 from .args import VllmServingArgs
 from .disagg_args import VllmDisaggregatedArgs
 from .facts import ROLE_LABEL

@@ -5,8 +5,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...settings import described, names_a_secret
-from ...validation import Choice
+from ...common.settings import described, names_a_secret
+from ...common.validation import Choice
 from .facts import (
     CONFIG_FILE_FLAG,
     ENGINE_FLAGS,

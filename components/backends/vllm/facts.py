@@ -13,12 +13,12 @@ wheels carry neither ``examples/`` nor ``docker/``, so 0.29.0's own example mani
 
 from collections.abc import Mapping, Sequence
 
-from ...autoscaling import MetricKind
 from ...catalog import SliceShape
-from ...error_rate import HttpResponses
-from ...observability import ServingSignals
-from ...validation import Choice
-from ...versions import PINS
+from ...catalog.versions import PINS
+from ...common.validation import Choice
+from ...operations.alerts.error_rate import HttpResponses
+from ...operations.autoscaling import MetricKind
+from ...operations.observability import ServingSignals
 
 HTTP_PORT = 8000
 """The OpenAI-compatible server's port (``vllm serve --port``; 8000 is vLLM's default)."""
@@ -33,7 +33,7 @@ COMPLETIONS_PATH = "/v1/completions"
 ``max_tokens`` (default 16), and answers a ``CompletionResponse`` whose ``object`` is always ``"text_completion"``
 (vllm-project/vllm vllm/entrypoints/openai/completion/protocol.py at 002032ee, ``CompletionRequest`` and
 ``CompletionResponse``; the OpenAI API's fields, which the 0.29.0 wheel serves at the same path: the stack's
-``completionExample`` output). The serving probe sends one (:mod:`tpu_serving.prober`)."""
+``completionExample`` output). The serving probe sends one (:mod:`tpu_serving.operations.prober`)."""
 COMPLETION_ANSWER = '"object": *"text_completion"'
 """RE2 pattern of a completion's answer (:data:`COMPLETIONS_PATH`): an error answers a JSON error object instead."""
 PROBE_PROMPT = "Say OK."
@@ -173,7 +173,7 @@ release tables in tools/conformance/tables."""
 KEEP_ALIVE_ENV = "VLLM_HTTP_TIMEOUT_KEEP_ALIVE"
 """Seconds vLLM's API server keeps an idle HTTP connection (vllm-tpu 0.29.0 wheel: vllm/envs.py l.1138-1139, default
 ``"5"``; passed to uvicorn as ``timeout_keep_alive``, vllm/entrypoints/launchers/api_server/entry.py l.151). Every vLLM
-pod sets it to :data:`~tpu_serving.gateway_settings.SERVER_KEEPALIVE_SECONDS`, above the gateway load balancer's fixed
+pod sets it to :data:`~tpu_serving.traffic.gateway_settings.SERVER_KEEPALIVE_SECONDS`, above the gateway load balancer's fixed
 600 s: at 5 s the server closed connections the load balancer's proxies still pooled (502s on reuse). It is also
 above the router sidecar's client side (Go's ``http.Transport`` idles connections 90 s, llm-d guides'
 ``VLLM_HTTP_TIMEOUT_KEEP_ALIVE=120`` for it)."""

@@ -19,7 +19,7 @@ fail), and the sidecar that writes it asks the scheduler and the namespace quota
 gives the sidecar that request with the unlimited ``memory-limit: "0"`` the stack already sets, pkg/webhook/config.go
 l.101-121 ``populateResource``). It holds only while the VM's memory holds it beside the pod's own requests:
 ``auto`` picks memory where it does (a ``ct6e-standard-8t`` host has 1440 GiB), the boot disk where it does not (a
-``ct5lp-hightpu-4t`` host has 192 GiB: :mod:`tpu_serving.machines`).
+``ct5lp-hightpu-4t`` host has 192 GiB: :mod:`tpu_serving.catalog.machines`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from ...machines import MACHINES, SYSTEM_MEMORY_BYTES
-from ...quota import memory_bytes
-from ...validation import Choice
+from ...catalog.machines import MACHINES, SYSTEM_MEMORY_BYTES
+from ...common.quota import memory_bytes
+from ...common.validation import Choice
 from .facts import GCSFUSE_SIDECAR_REQUESTS
 
 
@@ -81,7 +81,7 @@ def pod_memory(r: PodRequests) -> int:
 def memory_left(machine_type: str, pod_memory: int) -> float | None:
     """Bytes of a VM of ``machine_type`` left for the cache once the largest pod's own requests (``pod_memory``: its
     container and ``/dev/shm``), the sidecar's default request and GKE's reservation and system allowance are taken
-    (as :meth:`~tpu_serving.machines.Machine.fits` counts them); None for a machine type the catalog does not know."""
+    (as :meth:`~tpu_serving.catalog.machines.Machine.fits` counts them); None for a machine type the catalog does not know."""
     machine = MACHINES.get(machine_type)
     if machine is None:
         return None

@@ -2,8 +2,8 @@
 
 from dataclasses import dataclass
 
-from ...images import image_name, pinned_image_problem, release_image_problem
-from ...settings import described
+from ...catalog.images import image_name, pinned_image_problem, release_image_problem
+from ...common.settings import described
 from .facts import DEFAULT_IMAGE
 
 

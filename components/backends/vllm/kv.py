@@ -9,10 +9,10 @@ kubernetes-sigs/lws@v0.10.0 (``LWS``) and llm-d/llm-d-router@v0.10.0 (``RTR``).
 import json
 from dataclasses import dataclass
 
-from ...images import pinned_image_problem
-from ...settings import described
-from ...validation import Choice
-from ...versions import PINS
+from ...catalog.images import pinned_image_problem
+from ...catalog.versions import PINS
+from ...common.settings import described
+from ...common.validation import Choice
 from .facts import HTTP_PORT
 
 # --------------------------------------------------------------------------- the TPU KV connector (tpu-inference)
@@ -66,7 +66,7 @@ SIDECAR_IDLE_SECONDS = 300
 """How long the sidecar's HTTP server keeps an idle client connection: ``IdleTimeout: 300 * time.Second``, fixed
 (RTR pkg/sidecar/proxy/proxy_helpers.go l.52-57; no flag sets it, options.go). It is the server the gateway's load
 balancer reaches on a decode leader, and it is below the load balancer's fixed 600 s
-(:data:`~tpu_serving.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`): the preview says so."""
+(:data:`~tpu_serving.traffic.gateway_settings.LB_BACKEND_KEEPALIVE_SECONDS`): the preview says so."""
 
 DECODE_SERVER_PORT = 8200
 """Decode's vLLM port behind the sidecar: the sidecar's ``--model-server-port`` default (RTR

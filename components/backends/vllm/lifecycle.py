@@ -6,13 +6,13 @@ Liveness stays ``GET /health`` on the engine's own port, in every mode. A disagg
 pull keeps answering it (the tpu-inference 0.29.0 connector inserts arrays that never became ready,
 :data:`~.kv.PULL_TIMEOUT_ENV`); a liveness probe that generated a token to see it queued behind user traffic, so an
 overload failed it and recreated the groups that carried the load. The wedge is caught out of band instead: the role
-alert on requests in flight and no token generated (:func:`tpu_serving.observability_roles.stalled_query`)."""
+alert on requests in flight and no token generated (:func:`tpu_serving.operations.observability_roles.stalled_query`)."""
 
 import shlex
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import EXEC_PROBE_TIMEOUT_SECONDS, Shutdown
+from ...common.podspec import EXEC_PROBE_TIMEOUT_SECONDS, Shutdown
 from . import progress
 from .args import VllmServingArgs
 from .facts import DRAINING_MARKER, HEALTH_PATH, PYTHON, RAY_GCS_PORT
@@ -21,7 +21,7 @@ from .progress import idle_completion
 
 
 def shutdown(args: VllmServingArgs) -> Shutdown:
-    """How the group's pods leave (:class:`~tpu_serving.podspec.Shutdown`): a prefill server holds, unready, for its
+    """How the group's pods leave (:class:`~tpu_serving.common.podspec.Shutdown`): a prefill server holds, unready, for its
     KV pull timeout before it drains, so the decode servers finish pulling what it prefilled (a pull that outlives
     it wedges decode: :data:`~.kv.PULL_TIMEOUT_ENV`)."""
     kv = args.kv_transfer

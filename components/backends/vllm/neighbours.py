@@ -7,12 +7,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from ... import lws
-from ...autoscaling import AutoscalingSettings
-from ...observability import ScrapeTarget, ServingMetrics
-from ...prober import ProbeTarget, prober_pods
-from ...quota import PodSet
-from ...validation import check_arguments
+from ...common.quota import PodSet
+from ...common.validation import check_arguments
+from ...operations.autoscaling import AutoscalingSettings
+from ...operations.observability import ScrapeTarget, ServingMetrics
+from ...operations.prober import ProbeTarget, prober_pods
+from ...platform import lws
 from ..base import ServingNeighbours, probed
 from .args import VllmServingArgs, WeightsLoader
 from .facts import (
@@ -38,7 +38,7 @@ PROBE_COVERS = (
 
 def probe_target(service: str, served_model_name: str, covers: str = PROBE_COVERS) -> ProbeTarget:
     """The serving probe of a vLLM server behind ``service``: a 1-token completion of ``served_model_name``, its
-    answer a completion object (:mod:`tpu_serving.prober`)."""
+    answer a completion object (:mod:`tpu_serving.operations.prober`)."""
     return ProbeTarget(
         server=HTTP_RESPONSES.server,
         service=service,

@@ -13,12 +13,9 @@ from collections.abc import Mapping, Sequence
 
 import pulumi_kubernetes as k8s
 
-from ... import compute_class, lws
 from ...catalog import node_selector
-from ...gateway_settings import SERVER_KEEPALIVE_SECONDS
-from ...naming import NODEPOOL_LABEL
-from ...nodepool import TPU_RESOURCE
-from ...podspec import (
+from ...common.naming import NODEPOOL_LABEL
+from ...common.podspec import (
     EXEC_PROBE_TIMEOUT_SECONDS,
     container_security,
     http_probes,
@@ -27,7 +24,11 @@ from ...podspec import (
     requests,
     term_trap,
 )
-from ...spread import group_zone_spread, standing_groups
+from ...common.spread import group_zone_spread, standing_groups
+from ...platform import lws
+from ...pools import compute_class
+from ...pools.nodepool import TPU_RESOURCE
+from ...traffic.gateway_settings import SERVER_KEEPALIVE_SECONDS
 from .. import groups
 from . import file_cache
 from .args import VllmServingArgs, WeightsLoader

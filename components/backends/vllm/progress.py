@@ -50,8 +50,8 @@ from dataclasses import dataclass
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import ProbeSettings
-from ...settings import described
+from ...common.podspec import ProbeSettings
+from ...common.settings import described
 from .facts import COMPLETIONS_PATH, HEALTH_PATH, METRICS_PATH, PROBE_PROMPT, PYTHON, VllmMetric
 
 PROGRESS_STATE = "/tmp/tpu-serving-progress.json"

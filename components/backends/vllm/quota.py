@@ -1,10 +1,10 @@
-"""What the namespace quota charges for one vLLM group (:mod:`tpu_serving.quota`): its pods, with the containers GKE
+"""What the namespace quota charges for one vLLM group (:mod:`tpu_serving.common.quota`): its pods, with the containers GKE
 injects and the decode leader's routing sidecar."""
 
 from __future__ import annotations
 
 from ...catalog import SliceShape
-from ...quota import ContainerRequests, PodShape
+from ...common.quota import ContainerRequests, PodShape
 from .args import VllmRequests
 from .facts import GCSFUSE_PREFETCH_REQUESTS, GCSFUSE_SIDECAR_REQUESTS
 from .sidecar import ROUTING_SIDECAR_REQUESTS
@@ -19,7 +19,7 @@ def group_pods(
     decode: bool = False,
     cache_gib: int | None = None,
 ) -> tuple[PodShape, ...]:
-    """The pods of one group as quota charges them (:mod:`tpu_serving.quota`): the leader and the workers, one per
+    """The pods of one group as quota charges them (:mod:`tpu_serving.common.quota`): the leader and the workers, one per
     TPU VM (:attr:`~.args.VllmServingArgs.group_size`), each with the Cloud Storage FUSE sidecars GKE injects when it
     mounts a bucket (:func:`uses_gcsfuse`; the metadata prefetch one for the read-only weights volume) and, on a decode
     leader, the routing sidecar (:func:`sidecar_container`). With the file cache in memory (``cache_gib``), the FUSE

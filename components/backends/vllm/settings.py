@@ -7,13 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Literal, TypeAlias
 from pydantic import AfterValidator, Field, field_validator
 from pydantic.alias_generators import to_camel
 
-from ...buckets import is_object_path
 from ...catalog import SliceShape
-from ...compute_class import FALLBACK_DESCRIPTION, Fallback
-from ...controllers import LWS, release_validator
-from ...lws import ROLLOUT_DESCRIPTION, Rollout
-from ...models import ModelSize, size_example
-from ...settings import (
+from ...catalog.models import ModelSize, size_example
+from ...common.settings import (
     PROJECT_NAMESPACE,
     K8sName,
     Model,
@@ -24,8 +20,12 @@ from ...settings import (
     settings_model,
     to_settings,
 )
-from ...spread import ZoneSpread
-from ...validation import raising
+from ...common.spread import ZoneSpread
+from ...common.validation import raising
+from ...platform.buckets import is_object_path
+from ...platform.controllers import LWS, release_validator
+from ...platform.lws import ROLLOUT_DESCRIPTION, Rollout
+from ...pools.compute_class import FALLBACK_DESCRIPTION, Fallback
 from ..scaling import AutoscalingConfig
 from .args import (
     Keys,

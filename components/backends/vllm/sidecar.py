@@ -3,7 +3,7 @@ service account token only it mounts."""
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import container_security, requests
+from ...common.podspec import container_security, requests
 from .args import VllmServingArgs
 from .facts import HTTP_PORT
 from .kv import KvRole, sidecar_args

@@ -19,7 +19,7 @@ import shlex
 
 import pulumi_kubernetes as k8s
 
-from ...podspec import container_security, requests, term_trap
+from ...common.podspec import container_security, requests, term_trap
 from .args import VllmServingArgs, WeightsLoader
 from .facts import WEIGHTS_MOUNT, WEIGHTS_VOLUME
 
@@ -51,7 +51,7 @@ def wait_script(bucket: str, model: str) -> str:
         "checkpoint (docs/backends.md, Weights) and the server starts; if it is there, check the model folder, the "
         "bucket grant and the mount (the pod's events)"
     )
-    # PID 1 of its container: a group deleted while it waits leaves at once (:func:`~tpu_serving.podspec.term_trap`)
+    # PID 1 of its container: a group deleted while it waits leaves at once (:func:`~tpu_serving.common.podspec.term_trap`)
     return (
         f"{term_trap()}until {check}; do echo {said}; sleep {INTERVAL_SECONDS} & wait $!; done; "
         f"echo weights found: {WEIGHTS_MOUNT}"

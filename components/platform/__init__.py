@@ -1,0 +1,1 @@
+"""The platform phase: the project's APIs, buckets, the GKE cluster (new, existing or a platform stack's), its network, node service accounts, control plane access, the controllers and their APIs, and the maintenance policy."""

@@ -20,7 +20,7 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # The reference folder the tests and tools read (default ../shared/reference, or .reference in a checkout with no
 # ../shared beside it): REFERENCE_DIR=<dir> on any target's
-# command line sets $$TPU_SERVING_REFERENCE, which tests/conftest.py, tools/schema.py and make reference honour.
+# command line sets $$TPU_SERVING_REFERENCE, which tests/conftest.py, tools/reference/schema.py and make reference honour.
 REFERENCE_DIR ?=
 ifneq ($(REFERENCE_DIR),)
 export TPU_SERVING_REFERENCE := $(abspath $(REFERENCE_DIR))
@@ -139,7 +139,7 @@ scan-readme: $(VENV)/.installed $(SCAN_VENV)/.installed
 # MOVE=<self-contained stack> TO="<platform stack> <model stack>": the move of that stack to the layered layout
 # (docs/platform.md), the stack files of TO in stacks/ or stacks/moves/; fails if a cluster or node pool is replaced.
 diff: $(VENV)/.installed
-	$(if $(MOVE),$(PYTHON) -m tpu_serving_tools.move_diff --from $(MOVE) --to $(TO),$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK)))
+	$(if $(MOVE),$(PYTHON) -m tpu_serving_tools.diff.move --from $(MOVE) --to $(TO),$(TOOL) diff --base $(BASE) $(if $(filter command line,$(origin STACK)),--stack $(STACK)))
 
 lint: $(VENV)/.installed
 	$(PYTHON) -m ruff check .
@@ -147,15 +147,15 @@ lint: $(VENV)/.installed
 	$(PYTHON) -m mypy
 	$(PYTHON) -m tpu_serving_tools.complexity
 
-# The reference files the tests read (tools/reference_sources.py: upstream, Go module, sha256): make reference fetches
+# The reference files the tests read (tools/reference/sources.py: upstream, Go module, sha256): make reference fetches
 # the missing ones (GOPROXY, default https://proxy.golang.org, for those in Go modules; raw.githubusercontent.com for
 # the rest) and refuses any whose sha256 differs; the seeds' manifests are published nowhere as files, so it names
 # them, with where to copy them from, and fails while they are missing. make reference-check fetches nothing.
 reference: $(VENV)/.runtime
-	$(PYTHON) -m tpu_serving_tools.reference
+	$(PYTHON) -m tpu_serving_tools.reference.fetch
 
 reference-check: $(VENV)/.runtime
-	$(PYTHON) -m tpu_serving_tools.reference --check
+	$(PYTHON) -m tpu_serving_tools.reference.fetch --check
 
 # pytest exits 5 when it selects no test: make fails then too.
 test: $(VENV)/.installed $(POLICY_VENV)/.installed
@@ -184,12 +184,12 @@ e2e: $(VENV)/.installed e2e-tools
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the
 # components' API reference from the code, and the cost table from the stacks' previews.
 readme: $(VENV)/.installed
-	$(PYTHON) -m tpu_serving_tools.settings_tables
-	$(PYTHON) -m tpu_serving_tools.api_reference
-	$(PYTHON) -m tpu_serving_tools.cost_table
+	$(PYTHON) -m tpu_serving_tools.docgen.settings_tables
+	$(PYTHON) -m tpu_serving_tools.docgen.api_reference
+	$(PYTHON) -m tpu_serving_tools.docgen.cost_table
 	$(PYTHON) -m tpu_serving_tools.e2e.coverage
-	$(PYTHON) -m tpu_serving_tools.check_page
-	$(PYTHON) -m tpu_serving_tools.stack_rows
+	$(PYTHON) -m tpu_serving_tools.docgen.check_page
+	$(PYTHON) -m tpu_serving_tools.docgen.stack_rows
 
 # The documentation site, built strictly (a warning, such as a link to a missing page or anchor, fails) into
 # build/site. README.md and CHANGELOG.md are included into it from the repository's root. NO_MKDOCS_2_WARNING
@@ -198,7 +198,7 @@ docs: $(DOCS_VENV)/.installed
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir build/site
 
 golden: $(VENV)/.installed
-	$(PYTHON) -m tpu_serving_tools.golden
+	$(PYTHON) -m tpu_serving_tools.golden.write
 
 GOLDEN_BASE ?= main
 # The library's error messages that the fast suite creates, recorded afresh into tests/golden_messages.txt.
@@ -210,7 +210,7 @@ messages: $(VENV)/.installed $(POLICY_VENV)/.installed
 	status=$$?; $(PYTHON) -m tests.messages build/messages && exit $$status
 
 golden-review: $(VENV)/.installed
-	$(PYTHON) -m tpu_serving_tools.golden_review $(GOLDEN_BASE) $(if $(VERBOSE),--verbose)
+	$(PYTHON) -m tpu_serving_tools.golden.review $(GOLDEN_BASE) $(if $(VERBOSE),--verbose)
 
 # Mutation testing of the library with mutmut (requirements-dev.txt). mutmut names a module by its path, so
 # it mutates components/ through the link tpu_serving -> components (the import name); in its copy of the
@@ -237,7 +237,7 @@ endif
 	$(PYTHON) -m tpu_serving_tools.mutation mutants/mutmut-cicd-stats.json
 
 bench: $(VENV)/.installed
-	$(PYTHON) -m tpu_serving_tools.bench $(STACK)
+	$(PYTHON) -m tpu_serving_tools.preview.bench $(STACK)
 
 # The e2e test's Go tools, built from the Go module proxy with their pins from the version set (e2e/tools/<tool>/go.mod
 # and go.sum) into $(TPU_SERVING_E2E_CACHE) (default ~/.cache/tpu-serving/e2e), reused while their recipe is unchanged;

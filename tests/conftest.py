@@ -12,9 +12,9 @@ import pytest
 from _pytest.config import parse_warning_filter
 
 from tpu_serving_tools.e2e.controlplane import toolchain_file
-from tpu_serving_tools.offline import Plan, preview_stack
-from tpu_serving_tools.reference_sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.offline import Plan, preview_stack
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
+from tpu_serving_tools.reference.sources import REFERENCE_ENV, WITHOUT_SEEDS_ENV, reference_dir
 
 pytest_plugins = ["tests.messages", "pytester"]
 """Every error message of the library that a test creates is held to tests/golden_messages.txt."""

@@ -13,7 +13,7 @@ from tests.conftest import ROOT
 from tpu_serving.common.settings import described
 from tpu_serving.platform.cluster import CpuPoolArgs, TpuClusterArgs
 from tpu_serving.provider import COMPONENTS
-from tpu_serving_tools import api_reference
+from tpu_serving_tools.docgen import api_reference
 
 
 def test_api_reference_page_is_current():

@@ -25,8 +25,8 @@ from tests.fixtures.configs import (
     with_serving,
 )
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import PreviewMocks, RecordingMonitor, main_program
-from tpu_serving_tools.stack_files import load_project
+from tpu_serving_tools.preview.offline import PreviewMocks, RecordingMonitor, main_program
+from tpu_serving_tools.preview.stack_files import load_project
 
 
 def _serving(base: dict, **changes) -> dict:

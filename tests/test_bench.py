@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 @pytest.mark.slow
 def test_bench_measures_preview_and_import():
     proc = subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.bench", "pathwaysjob-interactive-v5e16", "--runs", "1"],
+        [sys.executable, "-m", "tpu_serving_tools.preview.bench", "pathwaysjob-interactive-v5e16", "--runs", "1"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -13,9 +13,9 @@ from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, VLLM, load
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError
 from tpu_serving.platform import lws
-from tpu_serving_tools.offline import kubernetes_objects, main_program, run_program
-from tpu_serving_tools.preview import rollout_summary
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.offline import kubernetes_objects, main_program, run_program
+from tpu_serving_tools.preview.stack import rollout_summary
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 FLAGSHIP = "vllm-llama33-70b-v5e16"
 """Two to three vLLM groups (autoscaling.minReplicas 2), rolled with surge."""

@@ -127,7 +127,7 @@ def test_capacity_stockout_says_what_a_stockout_does_to_pulumi_up_for_every_type
 def test_capacity_obtained_output_of_each_stack_names_each_slice_kind_and_its_stockout():
     """Each stack's preview says how each slice kind gets its VMs and what a stockout then does (SRE review M2):
     an always-on on-demand slice fails pulumi up, a from-zero one leaves its group Pending."""
-    from tpu_serving_tools.preview import capacity_summary
+    from tpu_serving_tools.preview.stack import capacity_summary
 
     outputs = plan_of("vllm-llama33-70b-v5e16").as_json()["outputs"]
     obtained = outputs["capacity"]["obtained"]

@@ -1,4 +1,4 @@
-"""docs/check.md's output of ``make check`` (tools/check_page.py): the command's own lines over the shipped stacks,
+"""docs/check.md's output of ``make check`` (tools/docgen/check_page.py): the command's own lines over the shipped stacks,
 never a pasted run whose counts drift."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import ROOT
-from tpu_serving_tools import check_page
+from tpu_serving_tools.docgen import check_page
 
 
 def golden_plans() -> list[tuple[str, dict]]:

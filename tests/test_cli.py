@@ -45,7 +45,7 @@ def test_cli_each_commands_help_is_plain_text_under_its_name(capsys, command):
 
 def test_cli_a_quiet_preview_starts_with_a_header_naming_the_stack(capsys, monkeypatch):
     """`make previews` runs one quiet preview per stack: each block, a failing one too, starts with its stack."""
-    from tpu_serving_tools import preview
+    from tpu_serving_tools.preview import stack as preview
 
     monkeypatch.setattr(preview, "close_event_loop", lambda: None)  # this worker's loop runs further programs
     assert preview.main(["no-such-stack", "--quiet", "--root", str(ROOT)]) == 2

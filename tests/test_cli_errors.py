@@ -1,13 +1,13 @@
 """The CLI's mistakes of a new user print one ``error:`` line naming the file or folder and what to do, and exit
-non-zero: no traceback (tools/cli.py dispatching to tools/check.py, tools/policy_check.py, tools/preview.py)."""
+non-zero: no traceback (tools/cli.py dispatching to tools/check.py, tools/policy_check.py, tools/preview/stack.py)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.conftest import ROOT, plan_of
-from tpu_serving_tools import preview
 from tpu_serving_tools.cli import main
+from tpu_serving_tools.preview import stack as preview
 
 
 @pytest.fixture(autouse=True)

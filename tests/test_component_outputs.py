@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving_tools.offline import Plan, RecordedResource
+from tpu_serving_tools.preview.offline import Plan, RecordedResource
 
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
 BORN_UNDER_THE_DEPLOYMENT = {

@@ -26,8 +26,8 @@ from tpu_serving.common.validation import argument_problems
 from tpu_serving.platform.cluster import cluster_args
 from tpu_serving.platform.node_identity import NODE_ROLES
 from tpu_serving.pools.nodepool import node_pool_args
-from tpu_serving_tools.offline import Plan, PreviewMocks, run_program
-from tpu_serving_tools.stack_files import load_project
+from tpu_serving_tools.preview.offline import Plan, PreviewMocks, run_program
+from tpu_serving_tools.preview.stack_files import load_project
 
 
 def run(program) -> Plan:

@@ -23,7 +23,7 @@ from tpu_serving.pools.compute_class import (
     toleration,
     tolerations,
 )
-from tpu_serving_tools.schema import SchemaError, validate_custom
+from tpu_serving_tools.reference.schema import SchemaError, validate_custom
 
 V6E16 = catalog.resolve_slice_name("v6e-16")
 KEY = "tpu-serving:serving.fallback"

@@ -14,9 +14,9 @@ from tpu_serving.catalog.models import ModelSize
 from tpu_serving.catalog.prices import PriceOverrides
 from tpu_serving.cost import estimate as cost
 from tpu_serving.cost.allocation import allocation
-from tpu_serving_tools import cost_table
+from tpu_serving_tools.docgen import cost_table
 from tpu_serving_tools.gcp_types import NODE_POOL
-from tpu_serving_tools.preview import summary
+from tpu_serving_tools.preview.stack import summary
 
 V6E16 = catalog.resolve_slice_name("v6e-16")
 
@@ -223,7 +223,7 @@ def test_cost_other_backends_bill_no_head_pool():
 
 
 def test_cost_summary_says_what_is_an_upper_bound_and_what_is_left_out():
-    from tpu_serving_tools.cost_summary import COST_LEFT_OUT, cost_summary
+    from tpu_serving_tools.preview.cost_summary import COST_LEFT_OUT, cost_summary
 
     cost = {
         "currency": "USD",

@@ -13,7 +13,7 @@ from tests.conftest import ALL_STACKS, ROOT, plan_of
 from tests.fixtures.configs import plan_edited
 from tpu_serving.cost.serve_time import output_lines
 from tpu_serving_tools import provider_rules
-from tpu_serving_tools.diff import cost_change, diff_plans, recreate_reason, render_markdown
+from tpu_serving_tools.diff.review import cost_change, diff_plans, recreate_reason, render_markdown
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
 
 STACK = "llama31-405b-v6e16"
@@ -164,7 +164,7 @@ def test_diff_cli_against_a_base_ref(tmp_path):
     to_v6e32(doc["config"]["tpuSlices"], doc["config"]["serving"])
     stack_file.write_text(yaml.safe_dump(doc))
     proc = subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.diff", "--base", "HEAD", "--stack", STACK],
+        [sys.executable, "-m", "tpu_serving_tools.diff.review", "--base", "HEAD", "--stack", STACK],
         cwd=repo,
         capture_output=True,
         text=True,
@@ -177,7 +177,7 @@ def test_diff_cli_against_a_base_ref(tmp_path):
 
 
 def test_diff_labels_single_host_tpu_pools_from_the_catalog():
-    from tpu_serving_tools.diff import _label
+    from tpu_serving_tools.diff.review import _label
 
     pool = {"type": NODE_POOL, "name": "p", "inputs": {"name": "p", "nodeConfig": {"machineType": "ct6e-standard-8t"}}}
     cpu = {"type": NODE_POOL, "name": "c", "inputs": {"name": "c", "nodeConfig": {"machineType": "n2-standard-8"}}}
@@ -224,7 +224,7 @@ def test_diff_cost_change_reports_the_peak_when_slices_scale_from_zero():
 
 
 def test_diff_long_values_are_shown_around_their_first_difference():
-    from tpu_serving_tools.diff import CELL, _cells
+    from tpu_serving_tools.diff.review import CELL, _cells
 
     before = "vllm serve /model " + "--flag=1 " * 30 + "--max-model-len=8192"
     after = before.replace("8192", "4096")
@@ -234,7 +234,7 @@ def test_diff_long_values_are_shown_around_their_first_difference():
 
 
 def test_diff_cost_of_a_new_stack_says_so():
-    from tpu_serving_tools.diff import cost_change
+    from tpu_serving_tools.diff.review import cost_change
 
     head = {"cost": {"perHour": {"total": 22.19}, "perMonth": {"total": 16198.7}}, "capacity": {"chips": 8}}
     assert cost_change({}, head) == "8 chips, $22.19/hour (a new stack)"

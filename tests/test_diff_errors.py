@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving_tools.diff import DiffError, main, project_stacks, report
+from tpu_serving_tools.diff.review import DiffError, main, project_stacks, report
 
 
 def test_diff_finds_stacks_where_pulumi_does(tmp_path):
@@ -77,7 +77,7 @@ def test_diff_of_two_plan_files_reports_their_changes_and_refuses_what_it_cannot
     import json
 
     from tests.conftest import plan_of
-    from tpu_serving_tools import diff
+    from tpu_serving_tools.diff import review as diff
 
     head = plan_of("vllm-llama31-405b-v6e16").as_json()
     base = json.loads(json.dumps(head).replace("vllm/vllm-tpu:v0.29.0", "vllm/vllm-tpu:v0.21.0"))
@@ -102,7 +102,7 @@ def test_diff_main_removes_its_worktree_when_terminated(monkeypatch, tmp_path):
     import signal
     import tempfile
 
-    import tpu_serving_tools.diff as diff
+    import tpu_serving_tools.diff.review as diff
 
     made: list[Path] = []
 

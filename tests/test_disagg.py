@@ -21,8 +21,8 @@ from tpu_serving.backends.vllm.kv import DS_NAME_MAX, KvRole, KvTransfer
 from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving.platform.lws import Rollout
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.reference import schema
 
 STACK = "vllm-llama33-70b-disagg-v6e8x2"
 AT = "tpu-serving:serving.disaggregation"
@@ -465,8 +465,8 @@ def test_disagg_roles_share_one_context_length():
 def test_disagg_preview_and_diff_say_how_a_change_rolls_out_and_what_upstream_has_not_shown():
     import json as _json
 
-    from tpu_serving_tools.diff import diff_plans
-    from tpu_serving_tools.preview import summary
+    from tpu_serving_tools.diff.review import diff_plans
+    from tpu_serving_tools.preview.stack import summary
 
     plan = plan_of(STACK)
     lines = summary(plan).splitlines()
@@ -703,7 +703,7 @@ def test_disagg_single_host_roles_are_not_called_multi_host():
     """GKE/TPU review M2: the stack's roles on one VM each (the layout upstream shows) no longer carry the gap and the
     note that multi-host roles are shown nowhere; the same stack with roles over two VMs still has both, and its
     Caution: line."""
-    from tpu_serving_tools.preview import summary
+    from tpu_serving_tools.preview.stack import summary
 
     single, multi = plan_of(STACK), disagg_multi_host_plan()
     gap = {p: next(g for g in q.outputs["production"]["gaps"] if g.startswith("serving.disaggregation set: "))

@@ -41,7 +41,7 @@ import yaml
 
 from tests.conftest import PLATFORM_STACKS, STACKS, plan_of
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file, toolchain_files
-from tpu_serving_tools.offline import Plan
+from tpu_serving_tools.preview.offline import Plan
 
 pytestmark = pytest.mark.e2e
 

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from tpu_serving_tools import strict_yaml
 from tpu_serving_tools.e2e.autoscale import (
     IDLE,
     Hpa,
@@ -27,6 +26,7 @@ from tpu_serving_tools.e2e.autoscale import (
     series_name,
     stack_metric,
 )
+from tpu_serving_tools.preview import strict_yaml
 from tpu_serving_tools.verify.checks import LWS_GROUP_LABEL, LWS_NAME_LABEL, LWS_WORKER_LABEL
 
 ROOT = Path(__file__).resolve().parents[1]

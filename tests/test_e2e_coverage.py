@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import ROOT, STACKS, plan_of
-from tpu_serving_tools import preview
 from tpu_serving_tools.e2e import coverage
 from tpu_serving_tools.e2e.run import default_stacks
+from tpu_serving_tools.preview import stack as preview
 
 LEFT = coverage.left_out(ROOT)
 

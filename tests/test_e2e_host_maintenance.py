@@ -20,12 +20,12 @@ import pytest
 from tests.conftest import plan_of
 from tpu_serving.common.naming import MAINTENANCE_GATE_STATE
 from tpu_serving.operations.maintenance.group_cover import COVER_ANNOTATION
-from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e import host_maintenance as hm
 from tpu_serving_tools.e2e.controlplane import KWOK_LABEL, ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError, wait_for
 from tpu_serving_tools.e2e.nodes import create_plan_nodes
-from tpu_serving_tools.offline import Plan, kubernetes_objects
+from tpu_serving_tools.preview.offline import Plan, kubernetes_objects
+from tpu_serving_tools.runbook import command as runbook
 
 pytestmark = pytest.mark.e2e
 

@@ -20,7 +20,7 @@ from tpu_serving.config import load_stack_config
 from tpu_serving.config.checks import namespace_pods
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 pytestmark = pytest.mark.e2e
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e import run
 from tpu_serving_tools.e2e.controlplane import load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.move import move_lifecycle, zone_holds
+from tpu_serving_tools.runbook import command as runbook
 
 pytestmark = pytest.mark.e2e
 

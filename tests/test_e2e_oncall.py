@@ -12,11 +12,11 @@ import dataclasses
 import pytest
 
 from tests.conftest import SHIPPED, plan_of
-from tpu_serving_tools import runbook
 from tpu_serving_tools.e2e.controlplane import ControlPlane, load_toolchain, toolchain_file
 from tpu_serving_tools.e2e.kube import ApiError
 from tpu_serving_tools.e2e.oncall import Request, allowed, command_requests, page_commands, runbook_requests
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.runbook import command as runbook
 
 RBAC = ("Namespace", "Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding")
 OWNED = ("Namespace", "Role", "RoleBinding")

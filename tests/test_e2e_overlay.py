@@ -18,9 +18,9 @@ import pytest
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tpu_serving_tools.check import run_checks
 from tpu_serving_tools.e2e.overlay import OverlayError, existing_cluster_overlay
-from tpu_serving_tools.offline import Plan, main_program, run_program
+from tpu_serving_tools.preview.offline import Plan, main_program, run_program
+from tpu_serving_tools.preview.stack_files import config_map, load_project, stack_file_config
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
 
 KUBECONFIG = "~/.kube/tpu-serving-e2e.yaml"
 MANIFESTS = {
@@ -319,7 +319,7 @@ def test_model_overlay_puts_a_model_stack_on_its_platforms_cluster_with_no_gcp_r
 
     import yaml
 
-    from tpu_serving_tools.offline import preview_stack
+    from tpu_serving_tools.preview.offline import preview_stack
 
     shipped = stack_file_config(load_project(STACKS_ROOT), stack)
     config = existing_cluster_overlay(shipped, KUBECONFIG, {})

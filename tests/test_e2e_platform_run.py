@@ -2,7 +2,7 @@
 
 from tests.conftest import STACKS_ROOT
 from tpu_serving_tools.e2e.platform_run import is_platform
-from tpu_serving_tools.stack_files import load_project, stack_file_config
+from tpu_serving_tools.preview.stack_files import load_project, stack_file_config
 
 
 def test_is_platform_tells_the_platform_stack_from_its_model_stacks():

@@ -99,7 +99,7 @@ def test_e2e_toolchain_pulumi_agrees_with_the_python_sdks():
 
 
 def test_e2e_toolchain_pins_are_never_a_plans():
-    from tpu_serving_tools.versions import used_pins
+    from tpu_serving_tools.preview.versions import used_pins
 
     text = " ".join(p.value for p in toolchain.pins())
     assert not [p.key for p in used_pins(text) if p.module]

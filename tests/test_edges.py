@@ -246,7 +246,7 @@ def test_edges_pathways_batch_head_adds_the_namespace_default_container():
 
     from tests.conftest import plan_of
     from tests.fixtures.configs import with_serving
-    from tpu_serving_tools.offline import kubernetes_objects
+    from tpu_serving_tools.preview.offline import kubernetes_objects
 
     def need(**serving: object) -> tuple[float, float]:
         with pytest.raises(ConfigError) as err:

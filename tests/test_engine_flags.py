@@ -265,7 +265,7 @@ def test_engine_flags_a_flag_that_turns_off_the_engines_metrics_is_refused(flag)
     accepted, even in the production example, and every vllm: series went: the probes read an absent gauge as an
     idle engine and sent it a completion, failing busy leaders. Refused, with its abbreviations, in every engine."""
     from tests.conftest import ROOT
-    from tpu_serving_tools.stack_files import load_project, stack_config
+    from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
     name = flag.split("=")[0]
     cfg = dict(stack_config(load_project(ROOT), "vllm-llama33-70b-v6e8"))

@@ -11,7 +11,7 @@ from tests.conftest import plan_of
 from tests.fixtures.configs import SERVING, load, plan_edited, two_slices
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.conformance import category, jetstream, table
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 
 JETSTREAM_STACKS = ["llama2-70b-disagg-v6e8x2", "llama31-405b-v6e16"]

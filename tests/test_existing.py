@@ -268,7 +268,7 @@ def test_existing_choices_hold_on_a_created_cluster_too():
 
 
 def test_existing_controller_manifest_from_a_local_file_and_the_preview_says_so():
-    from tpu_serving_tools.existing_notes import manifest_lines
+    from tpu_serving_tools.preview.existing_notes import manifest_lines
 
     plan = plan_of_config(with_change("tpu-serving:controllerManifests", {"lws": "/srv/manifests/lws.yaml"}, VLLM))
     (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
@@ -357,7 +357,7 @@ def test_existing_make_check_recognises_a_mirrored_release_by_its_upstream_addre
 
 def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
     """The existing cluster's management fee and CPU nodes are its owner's; its TPU slices run the stack's work."""
-    from tpu_serving_tools.cost_summary import cost_summary
+    from tpu_serving_tools.preview.cost_summary import cost_summary
 
     existing, created = existing_plan().outputs["cost"], plan_of_config(VLLM).outputs["cost"]
     assert existing["perHour"]["cluster"] == 0 and existing["perHour"]["cpu"] == 0
@@ -393,7 +393,7 @@ def test_existing_cluster_installs_no_controller_unless_told_to():
     """On an existing cluster the LWS controller is the platform's by default: the stack installs none of it (its
     destroy would delete the CRD, and every tenant's LeaderWorkerSets with it) and the preview says what it expects
     (SRE review B2); ``controllerInstalls.lws: create`` opts in to owning it."""
-    from tpu_serving_tools.existing_notes import manifest_lines
+    from tpu_serving_tools.preview.existing_notes import manifest_lines
 
     plan = existing_plan()
     assert not [g for g in plan.of_type("kubernetes:yaml/v2:ConfigGroup") if g.name.startswith("vllm-lws")]
@@ -485,8 +485,8 @@ def test_existing_gke_cluster_without_enforcement_warns_on_up():
     """The cluster read with getCluster: a legacy datapath without network policy warns; the offline answer, whose
     datapath is not known, does not."""
     from tpu_serving.platform.existing import ExistingCluster, ExistingClusterArgs, GkeCluster
-    from tpu_serving_tools import offline
-    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.preview import offline
+    from tpu_serving_tools.preview.offline import run_program
 
     def program() -> None:
         args = ExistingClusterArgs(project="my-project", name="c", region="us-east5", gke=GkeCluster())

@@ -10,8 +10,8 @@ import yaml
 from tests.conftest import plan_of, resource, waits_for
 from tests.fixtures.configs import plan_edited
 from tpu_serving.config import ConfigError
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.reference import schema
 from tpu_serving_tools.runtime.network import check as network_check
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.ports import check as ports_check
@@ -431,7 +431,7 @@ def test_gateway_request_timeout_keeps_to_the_connection_draining_bound(referenc
 
 def test_router_summary_says_how_a_router_restart_behaves_on_each_stack():
     """The preview's Router restart: line, for a plain gateway, a pool of equal leaders and a prefill/decode pool."""
-    from tpu_serving_tools.preview import router_summary, summary
+    from tpu_serving_tools.preview.stack import router_summary, summary
 
     plain, pooled, pd = (router_summary(plan_of(s).outputs) for s in (PLAIN, POOLED, "vllm-llama33-70b-disagg-v6e8x2"))
     assert plain == [plain[0]] and "no endpoint picker" in plain[0]

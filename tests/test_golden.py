@@ -8,8 +8,8 @@ import subprocess
 import pytest
 
 from tests.conftest import ALL_STACKS, ROOT, plan_of
-from tpu_serving_tools import golden_review
-from tpu_serving_tools.golden import GOLDEN, render
+from tpu_serving_tools.golden import review as golden_review
+from tpu_serving_tools.golden.write import GOLDEN, render
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)
@@ -138,4 +138,4 @@ def test_golden_review_a_new_stack_needs_no_listed_line_but_a_changed_one_does()
 def test_golden_review_help_is_help(capsys):
     with pytest.raises(SystemExit) as done:
         golden_review.main(["--help"])
-    assert done.value.code == 0 and "usage: python -m tpu_serving_tools.golden_review" in capsys.readouterr().out
+    assert done.value.code == 0 and "usage: python -m tpu_serving_tools.golden.review" in capsys.readouterr().out

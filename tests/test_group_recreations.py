@@ -16,10 +16,10 @@ from tpu_serving.config import load_stack_config
 from tpu_serving.operations import group_recreations as recreations
 from tpu_serving.operations.observability import Scope, charts, dashboard_json
 from tpu_serving.operations.observability_settings import ObservabilitySettings
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 from tpu_serving_tools.runtime import admission, prereqs
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.stack_files import load_project, stack_config
 
 VLLM_STACK = "vllm-llama33-70b-v5e16"
 JETSTREAM_STACK = "llama31-405b-v6e16"

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.preview import rollout_summary
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack import rollout_summary
 
 DISAGG_STACK = "vllm-llama33-70b-disagg-v6e8x2"
 

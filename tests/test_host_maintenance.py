@@ -9,7 +9,7 @@ from tests.conftest import STACKS, plan_of, resource
 from tpu_serving.operations.maintenance import host_maintenance as hm
 from tpu_serving.operations.maintenance.maintenance_line import zone_line
 from tpu_serving.operations.observability_settings import ObservabilitySettings
-from tpu_serving_tools.preview import rollout_summary
+from tpu_serving_tools.preview.stack import rollout_summary
 
 PAGES = ["projects/p/notificationChannels/1"]
 TICKETS = ["projects/p/notificationChannels/2"]

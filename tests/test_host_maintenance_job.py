@@ -24,9 +24,9 @@ from tpu_serving.operations.maintenance import host_maintenance_job as job
 from tpu_serving.operations.maintenance import maintenance_gate as mg
 from tpu_serving.operations.observability_settings import ObservabilitySettings
 from tpu_serving.pools import compute_class
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.preview import rollout_summary
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack import rollout_summary
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 GATED = ("vllm-llama33-70b-existing", "vllm-llama33-70b-v5e16")
 """The shipped stacks whose serving keeps two or more standing LeaderWorkerSet groups on pools that take a manual

@@ -23,7 +23,7 @@ from tpu_serving.platform.image_mirror import (
     upstream_of,
 )
 from tpu_serving.platform.services import ARTIFACT_REGISTRY_API
-from tpu_serving_tools.image_notes import image_source_lines
+from tpu_serving_tools.preview.image_notes import image_source_lines
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 AR = "us-west4-docker.pkg.dev/tpu-serving-demo"
@@ -173,7 +173,7 @@ def _library_plan(mirror: bool) -> list:
     """A library program's plan: ``VllmServing`` alone (its image from Docker Hub), or pulled through an
     ``ImageMirror`` the program creates (``mirrored_image``)."""
     from tpu_serving import ImageMirror, ImageMirrorArgs, VllmImages, VllmServing, VllmServingArgs, catalog
-    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.preview.offline import run_program
 
     def program() -> None:
         images = VllmImages()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tests.conftest import plan_of
 from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS, SERVER_KEEPALIVE_SECONDS
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 VLLM_STACKS = (
     "vllm-llama33-70b-v5e16",

@@ -1,4 +1,4 @@
-"""tpu_serving_tools.library_preview: the capacity and cost lines of a program without a ``TpuServingDeployment``,
+"""tpu_serving_tools.preview.library: the capacity and cost lines of a program without a ``TpuServingDeployment``,
 read off its node pools, against the stack's own estimate from its settings (two independent readings)."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import json
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving_tools import library_preview, preview
-from tpu_serving_tools.offline import Plan
+from tpu_serving_tools.preview import library as library_preview
+from tpu_serving_tools.preview import stack as preview
+from tpu_serving_tools.preview.offline import Plan
 from tpu_serving_tools.runtime import program_gaps
 
 STACKS = ["vllm-llama33-70b-v6e8", "vllm-llama33-70b-v5e16", "vllm-llama31-405b-v6e16", "saxml-175b-v5e32x2"]
@@ -112,7 +113,7 @@ def test_preview_probe_summary_names_each_probe_of_a_program_with_several():
     from types import SimpleNamespace
 
     from tests.fixtures.twin import twin_namespace
-    from tpu_serving_tools.preview import probe_summary
+    from tpu_serving_tools.preview.stack import probe_summary
 
     plan = plan_of("vllm-llama33-70b-v6e8")
     twin = twin_namespace(plan.as_json(), "vllm-llama70b", "second")
@@ -125,7 +126,7 @@ def test_library_preview_program_lines_name_a_second_namespace_left_bare():
     """Library review 5, M1: a second tenant with no Tenancy or Observability of its own was covered by the first
     one's component types."""
     from tests.fixtures.twin import twin_namespace
-    from tpu_serving_tools.offline import Plan, RecordedResource
+    from tpu_serving_tools.preview.offline import Plan, RecordedResource
 
     twin = twin_namespace(plan_of("vllm-llama33-70b-v6e8").as_json(), "vllm-llama70b", "second")
     bare_kinds = ("ResourceQuota", "PodMonitoring")

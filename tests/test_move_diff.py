@@ -1,11 +1,11 @@
-"""tools/move_diff.py: the move of a self-contained stack to a platform stack and a model stack, on small plans."""
+"""tools/diff/move.py: the move of a self-contained stack to a platform stack and a model stack, on small plans."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from tpu_serving_tools.diff.move import engine_names, plan_move, render
 from tpu_serving_tools.gcp_types import CLUSTER, NODE_POOL
-from tpu_serving_tools.move_diff import engine_names, plan_move, render
 
 ROOT = "pulumi:pulumi:Stack"
 DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"

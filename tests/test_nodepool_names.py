@@ -9,9 +9,9 @@ import pytest
 
 from tests.fixtures.pools import pool_args
 from tpu_serving import TpuNodePool
-from tpu_serving_tools.diff import diff_plans
-from tpu_serving_tools.offline import Plan, run_program
-from tpu_serving_tools.plan_aliases import alias_urns
+from tpu_serving_tools.diff.aliases import alias_urns
+from tpu_serving_tools.diff.review import diff_plans
+from tpu_serving_tools.preview.offline import Plan, run_program
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 PREFIX = "urn:pulumi:test::tpu-serving::tpu-serving:index:TpuNodePool$gcp:container/nodePool:NodePool::"

@@ -26,12 +26,12 @@ from tpu_serving.operations.observability import (
     pod_monitoring,
 )
 from tpu_serving.operations.observability_settings import ObservabilitySettings, Severity
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.preview import alert_summary
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack import alert_summary
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
+from tpu_serving_tools.reference import schema
 from tpu_serving_tools.runtime import network, prereqs
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.stack_files import load_project, stack_config
 
 VLLM_STACK = "vllm-llama33-70b-v5e16"
 JETSTREAM_STACK = "llama31-405b-v6e16"

@@ -1,9 +1,9 @@
-"""The offline run of a Pulumi program (tools/offline.py): what it sends the recording monitor and what it leaves."""
+"""The offline run of a Pulumi program (tools/preview/offline.py): what it sends the recording monitor and what it leaves."""
 
 import pulumi
 from pulumi.runtime import resource as sdk_resource
 
-from tpu_serving_tools.offline import run_program
+from tpu_serving_tools.preview.offline import run_program
 
 
 def test_offline_run_program_walks_no_stack_for_source_positions_and_puts_the_sdks_walk_back(monkeypatch):
@@ -34,7 +34,7 @@ def test_offline_run_program_refuses_a_urn_registered_twice():
     import pulumi_kubernetes as k8s
     import pytest
 
-    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.preview.offline import run_program
 
     def program() -> None:
         k8s.core.v1.ConfigMap("a", data={"x": "1"})
@@ -48,7 +48,7 @@ def test_offline_run_program_refuses_a_urn_registered_twice():
 
 def test_offline_preview_stacks_says_a_program_error_in_one_line(tmp_path, capsys):
     """Library review 4, m3: ``tpu-serving check`` printed the program's traceback where ``preview`` says one line."""
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     (tmp_path / "Pulumi.yaml").write_text("name: e\nruntime: python\n")
     (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
@@ -64,7 +64,7 @@ def test_run_program_keeps_the_programs_warnings_for_the_summary():
     summary; the run keeps what the program logs, and the summary says it once."""
     import pulumi
 
-    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.preview.offline import run_program
 
     def program() -> None:
         pulumi.log.warn("Caution: one")

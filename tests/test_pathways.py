@@ -11,8 +11,8 @@ import yaml
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import plan_edited
 from tpu_serving import catalog
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.reference import schema
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 PATHWAYS_STACKS = {

@@ -22,9 +22,9 @@ from tpu_serving.backends.pathways_job.facts import PATHWAYS_JOB_MACHINE_TYPES
 from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
 from tpu_serving.platform.controllers import parse_version
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.stack_files import load_project
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack_files import load_project
+from tpu_serving_tools.reference import schema
 
 BATCH, INTERACTIVE = "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16"
 PJ_TYPE = "kubernetes:pathways-job.pathways.domain/v1:PathwaysJob"
@@ -279,7 +279,7 @@ def test_pathways_job_batch_slices_bill_only_while_the_job_runs():
     """A batch job's slices start empty and autoscale to the whole slice (its VMs) when the workers wait, so the
     cluster autoscaler removes them once the job has finished; an interactive job's slices keep their VMs for the
     clients that attach. The slice's VMs come from the stack file's tpuSlices and the catalog."""
-    from tpu_serving_tools.stack_files import stack_config
+    from tpu_serving_tools.preview.stack_files import stack_config
 
     project = load_project(ROOT)
     for stack, from_zero in (("pathwaysjob-batch-v6e16", True), ("pathwaysjob-interactive-v5e16", False)):

@@ -19,8 +19,8 @@ from tpu_serving.platform.tpu_platform import (
     moved_subnet_aliases,
     platform_upgrades_held,
 )
-from tpu_serving_tools.offline import Plan, main_program, run_program
-from tpu_serving_tools.stack_files import config_map, load_project, stack_file_config
+from tpu_serving_tools.preview.offline import Plan, main_program, run_program
+from tpu_serving_tools.preview.stack_files import config_map, load_project, stack_file_config
 
 STACK = "platform-us-east5"
 CREATE_ONLY = ("releaseChannel", "minMasterVersion", "maintenance")

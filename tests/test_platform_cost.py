@@ -8,7 +8,7 @@ from tpu_serving.catalog.prices import GKE_CLUSTER_HOUR, HOURS_PER_MONTH
 from tpu_serving.config.platform_stack import SharedPlatformConfig
 from tpu_serving.cost.platform_cost import platform_cost, platform_estimate, share_output
 from tpu_serving.platform.platform_outputs import OUTPUT, PlatformOutputs
-from tpu_serving_tools.cost_summary import cost_summary
+from tpu_serving_tools.preview.cost_summary import cost_summary
 
 
 def test_platform_cost_counts_the_fee_the_cpu_pool_minimum_and_disks():

@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import ROOT
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.platform_ref import STACK_REFERENCE
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 MODEL = "vllm-llama31-8b-platform"
 

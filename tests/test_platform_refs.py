@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, plan_of
-from tpu_serving_tools.offline import STACK_REFERENCE, Plan, preview_stack, preview_stacks
-from tpu_serving_tools.stack_files import StackConfigError
+from tpu_serving_tools.preview.offline import STACK_REFERENCE, Plan, preview_stack, preview_stacks
+from tpu_serving_tools.preview.stack_files import StackConfigError
 
 PLATFORM, MODEL = "platform-us-east5", "vllm-llama31-8b-platform"
 
@@ -53,7 +53,16 @@ def test_platform_refs_a_platform_that_contradicts_the_model_stack_fails_its_pre
     platform_file = root / "stacks" / f"Pulumi.{PLATFORM}.yaml"
     platform_file.write_text(platform_file.read_text().replace("name: tpu-platform", "name: other-platform"))
     run = subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.preview", "--root", str(root), "--out", str(tmp_path / "out"), MODEL],
+        [
+            sys.executable,
+            "-m",
+            "tpu_serving_tools.preview.stack",
+            "--root",
+            str(root),
+            "--out",
+            str(tmp_path / "out"),
+            MODEL,
+        ],
         capture_output=True,
         text=True,
         timeout=600,
@@ -74,7 +83,16 @@ def test_platform_refs_a_platform_on_another_controller_release_fails_the_model_
     assert text.count("    lwsVersion: v0.10.0\n") == 1
     platform_file.write_text(text.replace("    lwsVersion: v0.10.0\n", "    lwsVersion: v0.9.0\n"))
     run = subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.preview", "--root", str(root), "--out", str(tmp_path / "out"), MODEL],
+        [
+            sys.executable,
+            "-m",
+            "tpu_serving_tools.preview.stack",
+            "--root",
+            str(root),
+            "--out",
+            str(tmp_path / "out"),
+            MODEL,
+        ],
         capture_output=True,
         text=True,
         timeout=600,

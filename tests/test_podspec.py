@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from tests.conftest import plan_of
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 
 def _lost_node_tolerations(spec: dict) -> dict[str, int]:

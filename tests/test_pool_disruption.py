@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.fixtures.configs import plan_edited
-from tpu_serving_tools.diff import StackDiff, diff_plans, render_markdown
+from tpu_serving_tools.diff.review import StackDiff, diff_plans, render_markdown
 from tpu_serving_tools.gcp_types import NODE_POOL
 
 V6E8 = "vllm-llama33-70b-v6e8"
@@ -122,7 +122,7 @@ def test_reservation_renewal_replacing_every_pool_says_the_standing_groups_go_at
 def test_one_pool_recreates_its_nodes_without_the_at_once_warning():
     """The same change on v6e8a alone recreates that pool's nodes (one standing group reloads, the other serves):
     its own warning, no "at once" one, and the Drain line keeps its claim."""
-    from tpu_serving_tools.pool_disruption import standing
+    from tpu_serving_tools.diff.pool_disruption import standing
 
     diff = diff_of("disk-one")
     pools = pool_changes(diff)
@@ -148,7 +148,7 @@ def test_a_label_on_every_pool_recreates_nothing():
 def test_the_checks_fail_on_a_plan_without_node_pools():
     """No vacuous pass: with the node pools left out of the plans, the helper the checks above go through fails, and
     nothing can be found at once."""
-    from tpu_serving_tools.pool_disruption import at_once
+    from tpu_serving_tools.diff.pool_disruption import at_once
 
     plan = plan_of(V6E8).as_json()
     bare = {**plan, "resources": [r for r in plan["resources"] if r["type"] != NODE_POOL]}
@@ -161,7 +161,7 @@ def test_standing_pools_come_from_the_plan_outputs():
     """The pools that can hold the standing groups: every serving slice's (outputs.slices), the spares and the
     pools that scale from zero included; the count: the autoscaler's minimum. A plan whose outputs name no
     LeaderWorkerSet groups has none."""
-    from tpu_serving_tools.pool_disruption import standing
+    from tpu_serving_tools.diff.pool_disruption import standing
 
     v6e8 = standing(plan_of(V6E8).as_json())
     assert v6e8 is not None and (v6e8.groups, sorted(v6e8.pools)) == (2, list(SERVING_POOLS))

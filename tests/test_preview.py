@@ -1,9 +1,9 @@
-"""tpu_serving_tools.preview's summary lines that are not a library component's own."""
+"""tpu_serving_tools.preview.stack's summary lines that are not a library component's own."""
 
 from __future__ import annotations
 
 from tests.conftest import plan_of
-from tpu_serving_tools import preview
+from tpu_serving_tools.preview import stack as preview
 
 
 def test_preview_borrowed_nat_is_said_as_a_prerequisite():

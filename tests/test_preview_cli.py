@@ -1,4 +1,4 @@
-"""The offline preview as a user runs it: ``python -m tpu_serving_tools.preview <stack>``."""
+"""The offline preview as a user runs it: ``python -m tpu_serving_tools.preview.stack <stack>``."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 
 def run_preview(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.preview", *args],
+        [sys.executable, "-m", "tpu_serving_tools.preview.stack", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -16,9 +16,9 @@ from tpu_serving.config import ConfigError
 from tpu_serving.config.checks import namespace_pods, serving_probe
 from tpu_serving.operations import prober
 from tpu_serving.operations.observability_settings import ObservabilitySettings
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.preview import probe_summary
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack import probe_summary
+from tpu_serving_tools.reference import schema
 from tpu_serving_tools.runtime import network
 from tpu_serving_tools.runtime.planview import PlanView
 
@@ -47,7 +47,7 @@ def probed(stack: str) -> str | None:
     if stack in PROBED:
         return PROBED[stack]
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.stack_files import load_project, stack_config
+    from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
     serving = load_stack_config(stack_config(load_project(STACKS_ROOT), stack)).serving
     if serving is not None and serving.backend == "saxml":
@@ -115,7 +115,7 @@ SAX_ANSWER = '{\n    "generate_response": [\n        [\n            " OK",\n    
 
 def _saxml_stack():
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.stack_files import load_project, stack_config
+    from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
     return load_stack_config(stack_config(load_project(STACKS_ROOT), SAXML_STACK))
 

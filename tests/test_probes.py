@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 

@@ -8,12 +8,12 @@ import pytest
 
 from tests.conftest import ROOT, SHIPPED, plan_of
 from tests.fixtures.configs import GOOD, HOLD_NODE_UPGRADES, PATHWAYS_JOB, SERVING, load, with_change, with_serving
-from tools.preview import production_summary
 from tpu_serving.backends.scaling import fewest_groups_gap
 from tpu_serving.config import load_stack_config
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.production import production_gaps, production_output
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.stack import production_summary
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 CHANNEL = "projects/tpu-serving-demo/notificationChannels/123"
 TICKETS = "projects/tpu-serving-demo/notificationChannels/124"

@@ -10,7 +10,7 @@ import tpu_serving
 from tests.conftest import ROOT
 from tpu_serving import catalog
 from tpu_serving.provider import COMPONENTS, schema
-from tpu_serving_tools.offline import run_program
+from tpu_serving_tools.preview.offline import run_program
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
 from tpu_serving.tenancy.tenant import TenancyArgs
-from tpu_serving_tools.offline import kubernetes_objects
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 DISAGG = "vllm-llama33-70b-disagg-v6e8x2"
 SURGED = "vllm-llama33-70b-v5e16"

@@ -1,4 +1,4 @@
-"""tpu_serving_tools.range_moves: a subnet range moved is a replace the diff warns of (SRE review 33, M1: a changed
+"""tpu_serving_tools.diff.range_moves: a subnet range moved is a replace the diff warns of (SRE review 33, M1: a changed
 ``gateway.proxyOnlyCidr`` was previewed as an in-place update, while the proxies and the policies part ways)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import copy
 
 from tests.conftest import plan_of
-from tpu_serving_tools import range_moves
-from tpu_serving_tools.diff import diff_plans, render_markdown
+from tpu_serving_tools.diff import range_moves
+from tpu_serving_tools.diff.review import diff_plans, render_markdown
 
 STACK = "vllm-llama33-70b-v6e8"
 

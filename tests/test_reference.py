@@ -1,5 +1,5 @@
-"""make reference / make reference-check (tools/reference.py) and the record of the reference files
-(tools/reference_sources.py): fetched from a Go module proxy or a URL, refused on a sha256 that differs, the
+"""make reference / make reference-check (tools/reference/fetch.py) and the record of the reference files
+(tools/reference/sources.py): fetched from a Go module proxy or a URL, refused on a sha256 that differs, the
 unfetchable seeds named with the tests that read them, and the folder override."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, WITHOUT_SEEDS_ENV, missing_seeds
-from tpu_serving_tools import reference as tool
-from tpu_serving_tools.reference_sources import (
+from tpu_serving_tools.reference import fetch as tool
+from tpu_serving_tools.reference.sources import (
     PROXY_REFUSED,
     REFERENCE_ENV,
     SEEDS,
@@ -186,8 +186,8 @@ def test_reference_sources_dir_is_the_override_else_beside_the_checkout(monkeypa
 
 def test_reference_sources_name_every_file_the_code_reads():
     from tests import test_pathways, test_saxml, test_vllm
-    from tpu_serving_tools import schema
     from tpu_serving_tools.e2e import crds, run
+    from tpu_serving_tools.reference import schema
 
     names = {s.name for s in SOURCES}
     assert len(names) == len(SOURCES)
@@ -266,15 +266,13 @@ def test_reference_go_module_files_through_the_proxy_match_their_sha256(tmp_path
 
 def test_reference_make_targets_run_the_tool():
     makefile = (ROOT / "Makefile").read_text()
-    assert "reference: $(VENV)/.runtime\n\t$(PYTHON) -m tpu_serving_tools.reference\n" in makefile
-    assert "reference-check: $(VENV)/.runtime\n\t$(PYTHON) -m tpu_serving_tools.reference --check\n" in makefile
+    assert "reference: $(VENV)/.runtime\n\t$(PYTHON) -m tpu_serving_tools.reference.fetch\n" in makefile
+    assert "reference-check: $(VENV)/.runtime\n\t$(PYTHON) -m tpu_serving_tools.reference.fetch --check\n" in makefile
 
 
 @pytest.mark.slow
 def test_reference_dir_override_reaches_the_tests_and_the_schemas(tmp_path):
-    code = (
-        "from tests.conftest import REFERENCE; from tpu_serving_tools.schema import CRD_DIR; print(REFERENCE, CRD_DIR)"
-    )
+    code = "from tests.conftest import REFERENCE; from tpu_serving_tools.reference.schema import CRD_DIR; print(REFERENCE, CRD_DIR)"
     env = {k: v for k, v in os.environ.items() if k != "TPU_SERVING_CRDS"} | {REFERENCE_ENV: str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == [str(tmp_path), str(tmp_path / "crds")]

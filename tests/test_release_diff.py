@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving_tools.diff import RELEASES, DiffError, _check_out, diff_plans, project_stacks, render_plan
+from tpu_serving_tools.diff.review import RELEASES, DiffError, _check_out, diff_plans, project_stacks, render_plan
 
 PREVIOUS_TAG = "v0.2.0"
 PREVIOUS = RELEASES[PREVIOUS_TAG]

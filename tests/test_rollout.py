@@ -18,8 +18,8 @@ from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
 from tpu_serving.config.slice_capacity import scale_from_zero
 from tpu_serving.platform.lws import Rollout
-from tpu_serving_tools.diff import diff_plans, render_markdown
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.diff.review import diff_plans, render_markdown
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 SURGE = "vllm-llama33-70b-v5e16"
 """The shipped stack that rolls with surge: two groups on v5e16 and v5e16b, spare slice v5e16s."""
@@ -356,7 +356,7 @@ def test_rollout_upgrade_window_and_exclusions_reach_the_preview():
 
 
 def test_rollout_summary_lines_of_the_preview_print_the_upgrade_line():
-    from tpu_serving_tools.preview import rollout_summary
+    from tpu_serving_tools.preview.stack import rollout_summary
 
     outputs = plan_of(IN_PLACE).as_json()["outputs"]
     lines = rollout_summary(outputs)
@@ -382,7 +382,7 @@ SERVING_STACKS = (
 @pytest.mark.parametrize("stack", SERVING_STACKS)
 def test_rollout_output_says_how_a_scale_down_behaves(stack: str) -> None:
     """Every serving stack's ``rollout`` output has a ``scaleDown`` line, and the preview prints it."""
-    from tpu_serving_tools.preview import rollout_summary
+    from tpu_serving_tools.preview.stack import rollout_summary
 
     outputs = plan_of(stack).as_json()["outputs"]
     lines = [line for line in rollout_summary(outputs) if line.startswith("Scale-down: ")]

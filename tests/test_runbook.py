@@ -1,4 +1,4 @@
-"""``tpu-serving runbook --stack S`` (tools/runbook.py): the runbooks of docs/upgrade.md and docs/operate.md in one
+"""``tpu-serving runbook --stack S`` (tools/runbook/command.py): the runbooks of docs/upgrade.md and docs/operate.md in one
 stack's own names, from its offline plan (SRE review: the docs gave them in the v5e16 example's names only)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import plan_of
-from tpu_serving_tools import runbook
+from tpu_serving_tools.runbook import command as runbook
 from tpu_serving_tools.verify.expect import resource_pools
 
 V6E8 = "vllm-llama33-70b-v6e8"
@@ -196,7 +196,7 @@ def test_a_plan_with_no_tpu_pool_fails_loudly(capsys, monkeypatch):
     plan = without_tpu_pools(plan_of(V6E8).as_json())
     with pytest.raises(runbook.RunbookError, match="no TPU node pool"):
         runbook.render(plan)
-    from tpu_serving_tools import offline
+    from tpu_serving_tools.preview import offline
 
     monkeypatch.setattr(offline, "preview_stacks", lambda root, stacks: [(stacks[0], plan)])
     assert runbook.main(["--stack", V6E8]) == 1

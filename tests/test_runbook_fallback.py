@@ -1,4 +1,4 @@
-"""``tpu-serving runbook`` on a stack with a capacity fallback (tools/runbook_fallback.py): the nodes GKE made for the
+"""``tpu-serving runbook`` on a stack with a capacity fallback (tools/runbook/fallback.py): the nodes GKE made for the
 serving's ComputeClass in every section (SRE review of the runbook, M3), the group to move as a shell variable that
 fails safe when pasted unset, what each own pool does for a moved group (fixed size or autoscaled), and a Spot step's
 preemption notice."""
@@ -11,8 +11,8 @@ from typing import Any
 
 from tests.conftest import ROOT, plan_of
 from tests.test_runbook_waits import run_wait
-from tpu_serving_tools import runbook
-from tpu_serving_tools.runbook_fallback import SET_GROUP
+from tpu_serving_tools.runbook import command as runbook
+from tpu_serving_tools.runbook.fallback import SET_GROUP
 
 V6E8 = "vllm-llama33-70b-v6e8"
 ONE_GROUP = "vllm-llama31-405b-v6e16"
@@ -137,7 +137,7 @@ def _without_spot(plan: dict[str, Any]) -> dict[str, Any]:
 
 def test_a_spot_step_says_its_preemption_notice() -> None:
     """GKE, "Spot VMs": 30 s of graceful termination after the preemption notice by default, the first 15 s for the
-    pods (tools/runbook_fallback.py, SPOT_NOTICE's source); said only where the class has a Spot step."""
+    pods (tools/runbook/fallback.py, SPOT_NOTICE's source); said only where the class has a Spot step."""
     notice = "GKE gives its node about 30 s after the preemption notice and the serving pods the first 15 of them"
     for stack in (V6E8, ONE_GROUP):
         assert notice in prose(section(runbook.render(plan_of(stack).as_json()), "A group on a fallback slice"))

@@ -1,4 +1,4 @@
-"""The runbooks' waits (tools/runbook_waits.py) for every serving workload, not only a LeaderWorkerSet (SRE review 30,
+"""The runbooks' waits (tools/runbook/waits.py) for every serving workload, not only a LeaderWorkerSet (SRE review 30,
 M1): a ``kubectl get <kind> <name> -w`` never returns, and a DisaggregatedSet's (LWS v0.10.0) shows only NAME and AGE,
 a JobSet's or PathwaysJob's nothing about the servers having loaded. Each wait is a loop that ends by itself once the
 workload serves again; the loops are run here against a stand-in ``kubectl`` and ``sleep``."""
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, plan_of
-from tpu_serving_tools import runbook
+from tpu_serving_tools.runbook import command as runbook
 
 DISAGG = "vllm-llama33-70b-disagg-v6e8x2"
 SAXML = "saxml-175b-v5e32x2"
@@ -27,7 +27,7 @@ def text_of(stack: str) -> str:
 def waits_after_the_first_upgrade(text: str) -> list[str]:
     """The lines after the first ``gcloud container clusters upgrade`` that a wait follows, up to the next command
     that is not a wait: what the runbook waits on before it goes on (a JobSet's or PathwaysJob's pools are upgraded
-    back to back, and waited on once: tools/runbook_whole.py)."""
+    back to back, and waited on once: tools/runbook/whole.py)."""
     lines = text.split("## TPU host maintenance")[0].splitlines()
     for i, line in enumerate(lines):
         waits = []

@@ -1,4 +1,4 @@
-"""The runbook of a workload that restarts as a whole, a JobSet (Saxml) or a PathwaysJob (tools/runbook_whole.py; SRE
+"""The runbook of a workload that restarts as a whole, a JobSet (Saxml) or a PathwaysJob (tools/runbook/whole.py; SRE
 review 30, M2): a disruption of any slice restarts every slice, so host maintenance and node upgrades one pool at a
 time made one outage per pool. It starts every pending pool's maintenance at once and upgrades the pools back to back,
 then waits once; the LeaderWorkerSet stacks keep one pool at a time."""
@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import plan_of
 from tests.test_runbook_waits import run_wait
-from tpu_serving_tools import runbook
-from tpu_serving_tools.preview import rollout_summary
+from tpu_serving_tools.preview.stack import rollout_summary
+from tpu_serving_tools.runbook import command as runbook
 
 SAXML = "saxml-175b-v5e32x2"
 WHOLE = (SAXML, "pathwaysjob-batch-v6e16", "pathwaysjob-interactive-v5e16")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import STACKS, plan_of
-from tpu_serving_tools import preview
 from tpu_serving_tools.check import run_checks, summary
+from tpu_serving_tools.preview import stack as preview
 from tpu_serving_tools.runtime.planview import PlanView
 
 ON_DISK = "vllm-llama33-70b-v5e16"

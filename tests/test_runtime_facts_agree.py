@@ -21,7 +21,7 @@ from tpu_serving.traffic import epp as library_epp
 from tpu_serving.traffic import gateway as library_gateway
 from tpu_serving.traffic import gateway_settings as library_gateway_settings
 from tpu_serving_tools.check import run_checks
-from tpu_serving_tools.offline import preview_stack
+from tpu_serving_tools.preview.offline import preview_stack
 from tpu_serving_tools.runtime import engine_facts as ef
 from tpu_serving_tools.runtime import machine_facts as mf
 from tpu_serving_tools.runtime.planview import PlanView

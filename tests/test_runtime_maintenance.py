@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import plan_of
 from tpu_serving_tools import check as cli
-from tpu_serving_tools.offline import run_program
+from tpu_serving_tools.preview.offline import run_program
 from tpu_serving_tools.runtime import maintenance
 from tpu_serving_tools.runtime.planview import PlanView
 

@@ -6,7 +6,7 @@ import pytest
 
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
 from tpu_serving_tools.check import run_checks
-from tpu_serving_tools.offline import preview_stack
+from tpu_serving_tools.preview.offline import preview_stack
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.second_apply import findings as second_apply_findings
 

@@ -13,8 +13,8 @@ from tests.conftest import HARDENED_DIFFERENCES, ROOT, SEED_MANIFESTS, flatten, 
 from tests.fixtures.configs import SAX_CONFIG, load, plan_edited
 from tpu_serving.backends.saxml import publisher as saxml_publisher
 from tpu_serving.config import ConfigError
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.reference import schema
 
 STACK = "saxml-175b-v5e32x2"
 SEED = "saxml-lmcloudspmd175b-2xv5e-4x8.yaml"

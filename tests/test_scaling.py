@@ -13,8 +13,8 @@ from tests.fixtures.pools import pool_args
 from tpu_serving.common.validation import ArgumentsError
 from tpu_serving.operations.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
 from tpu_serving.pools.nodepool import TpuNodePool
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import Plan, kubernetes_objects
+from tpu_serving_tools.preview.offline import Plan, kubernetes_objects
+from tpu_serving_tools.reference import schema
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.scheduling_check import scale_findings
 

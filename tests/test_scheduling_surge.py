@@ -19,7 +19,7 @@ from tests.fixtures import library_page
 from tests.fixtures.configs import plan_edited, two_slices
 from tpu_serving.platform.lws import Rollout, rollout_strategy
 from tpu_serving_tools.check import run_checks, summary
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 from tpu_serving_tools.runtime.result import Finding
 from tpu_serving_tools.runtime.scheduling_check import scale_findings

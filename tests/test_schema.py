@@ -5,8 +5,8 @@ import copy
 import pytest
 
 from tests.conftest import ALL_STACKS, plan_of
-from tpu_serving_tools import schema
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.reference import schema
 
 
 @pytest.mark.parametrize("stack", ALL_STACKS)

@@ -10,11 +10,11 @@ import pytest
 from tests.conftest import ROOT, STACKS, plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited
 from tpu_serving_policy.rules import pod_specs
-from tpu_serving_tools.offline import main_program, run_program
+from tpu_serving_tools.preview.offline import main_program, run_program
+from tpu_serving_tools.preview.security_notes import cluster_notes, security_summary, tag_only_images
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 from tpu_serving_tools.runtime import prereqs, scope
 from tpu_serving_tools.runtime.planview import PlanView
-from tpu_serving_tools.security_notes import cluster_notes, security_summary, tag_only_images
-from tpu_serving_tools.stack_files import load_project, stack_config
 
 API_CALLERS = {"epp", "publish"}
 """The containers whose pods keep a service account token: the endpoint picker and the Sax publisher."""

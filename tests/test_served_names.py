@@ -1,4 +1,4 @@
-"""tpu_serving_tools.served_names: the preview diff's caution when a rollout drops a served model name (SRE review
+"""tpu_serving_tools.diff.served_names: the preview diff's caution when a rollout drops a served model name (SRE review
 32, M1: a rename was announced as "no serving capacity lost" while each name got 404 from part of the groups)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import copy
 from typing import Any
 
 from tests.conftest import plan_of
-from tpu_serving_tools import served_names
-from tpu_serving_tools.diff import diff_plans, render_markdown
+from tpu_serving_tools.diff import served_names
+from tpu_serving_tools.diff.review import diff_plans, render_markdown
 
 STACK = "vllm-llama33-70b-v6e8"
 NAME = "meta-llama/Llama-3.3-70B-Instruct"

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tests.conftest import ROOT
 from tpu_serving.common.settings import Model
-from tpu_serving_tools import settings_tables
+from tpu_serving_tools.docgen import settings_tables
 
 
 def test_settings_tables_page_is_current():

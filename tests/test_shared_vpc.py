@@ -113,7 +113,7 @@ def test_shared_vpc_stack_makes_the_proxy_subnet_in_the_host_project():
 
 
 def test_shared_vpc_preview_lists_the_grants_the_host_admin_makes():
-    from tpu_serving_tools.security_notes import cluster_notes
+    from tpu_serving_tools.preview.security_notes import cluster_notes
 
     notes = cluster_notes(plan_edited("vllm-llama33-70b-v5e16", cluster=_shared).resources)
     (listed,) = [n for n in notes if "Shared VPC" in n]

@@ -16,7 +16,7 @@ from tpu_serving.backends.vllm.facts import MULTI_HOST_ENV
 from tpu_serving.backends.vllm.kv import KvRole, KvTransfer
 from tpu_serving.backends.vllm.pods import engine_args, leader_worker_set_spec
 from tpu_serving.traffic.gateway import GatewaySettings
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 V5E16 = "vllm-llama33-70b-v5e16"
 

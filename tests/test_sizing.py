@@ -12,7 +12,7 @@ from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import PYTHON, VllmEngineSettings, fit_problems
 from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision, hbm_fit_problem
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.preview import single_host_equivalent, sizing_notes
+from tpu_serving_tools.preview.stack import single_host_equivalent, sizing_notes
 
 
 def vllm_on(slice_name: str, **engine: object) -> dict:

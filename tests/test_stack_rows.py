@@ -1,11 +1,11 @@
-"""tpu_serving_tools.stack_rows: the README's Stacks table gets a written row for a stack file it does not describe."""
+"""tpu_serving_tools.docgen.stack_rows: the README's Stacks table gets a written row for a stack file it does not describe."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from tests.conftest import ALL_STACKS, ROOT, plan_of
-from tpu_serving_tools import stack_rows
+from tpu_serving_tools.docgen import stack_rows
 
 README = (ROOT / "README.md").read_text()
 

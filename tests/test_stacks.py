@@ -210,7 +210,7 @@ def test_stacks_enable_their_apis_first_and_keep_them_on(stack):
     if not services and plan.of_type(PLATFORM_CLUSTER):  # a model stack: its platform enables them (GKE review m3)
         from tpu_serving.config import load_stack_config
         from tpu_serving.derived import stack_apis
-        from tpu_serving_tools.stack_files import load_project, stack_config
+        from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
         cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
         assert cfg.platform is not None
@@ -263,7 +263,7 @@ def test_stacks_maintenance_window_and_group_rbac(stack):
     """The cluster's maintenance window and Google Groups security group are the stack file's (the defaults
     where it sets none), so a stack of your own domain or window passes too."""
     from tpu_serving.config import load_stack_config
-    from tpu_serving_tools.stack_files import load_project, stack_config
+    from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
     cfg = load_stack_config(stack_config(load_project(STACKS_ROOT), stack))
     m = cfg.cluster.maintenance
@@ -295,7 +295,7 @@ def test_stacks_maintenance_defaults_are_weekend_nights():
 @pytest.mark.parametrize("stack", STACKS)
 def test_stacks_default_images_are_pinned(stack):
     from tpu_serving.catalog.images import image_problem
-    from tpu_serving_tools.offline import kubernetes_objects
+    from tpu_serving_tools.preview.offline import kubernetes_objects
 
     objects = kubernetes_objects(plan_of(stack))
     images = {c["image"] for o in objects for c in _containers(o)}

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tpu_serving_tools import strict_yaml
-from tpu_serving_tools.stack_files import StackConfigError, load_project, stack_config
+from tpu_serving_tools.preview import strict_yaml
+from tpu_serving_tools.preview.stack_files import StackConfigError, load_project, stack_config
 
 STACK = "vllm-llama33-70b-v5e16"
 
@@ -95,7 +95,7 @@ def tiny_project(tmp_path: Path, stack_text: str, project_config: str = "") -> P
     ids=["list", "string", "number"],
 )
 def test_strict_yaml_a_config_that_is_no_mapping_is_one_message(tmp_path: Path, capsys, monkeypatch, text, kind):
-    from tpu_serving_tools import preview
+    from tpu_serving_tools.preview import stack as preview
 
     monkeypatch.setattr(preview, "close_event_loop", lambda: None)  # this worker's loop runs further programs
     root = tiny_project(tmp_path, text)

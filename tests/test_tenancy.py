@@ -7,7 +7,7 @@ import pytest
 from tests.conftest import STACKS, plan_of, waits_for
 from tests.fixtures.configs import GOOD, load, with_change
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 
 def objects(stack: str, kind: str) -> list[dict]:
@@ -227,7 +227,7 @@ def test_tenancy_two_namespaces_of_one_program_pass_the_check_only_when_shared(s
     import pulumi_kubernetes as k8s
 
     from tpu_serving import Tenancy, TenancyArgs
-    from tpu_serving_tools.offline import run_program
+    from tpu_serving_tools.preview.offline import run_program
     from tpu_serving_tools.runtime import objects as runtime_objects
     from tpu_serving_tools.runtime.planview import PlanView
 

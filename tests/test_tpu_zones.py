@@ -9,7 +9,7 @@ from tests.fixtures.configs import GOOD, plan_of_config, with_change
 from tpu_serving import catalog
 from tpu_serving.catalog import tpu_zones
 from tpu_serving.common import naming
-from tpu_serving_tools.preview import summary, zone_notes
+from tpu_serving_tools.preview.stack import summary, zone_notes
 
 SOURCE = "source: https://docs.cloud.google.com/tpu/docs/regions-zones, read 2026-11-27"
 

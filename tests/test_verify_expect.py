@@ -11,7 +11,7 @@ from tests.conftest import STACKS, plan_of
 from tests.fixtures.pools import pool_args
 from tpu_serving import TpuNodePool
 from tpu_serving.config.loading import load_stack_config
-from tpu_serving_tools.offline import run_program
+from tpu_serving_tools.preview.offline import run_program
 from tpu_serving_tools.verify.checks import Pool
 from tpu_serving_tools.verify.expect import expectations, pools, resource_pools
 

@@ -14,7 +14,7 @@ from tests.conftest import CRDS, REFERENCE, ROOT, plan_of
 from tests.fixtures.configs import load
 from tpu_serving.catalog.versions import PINS, Pin, stale, version_of
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 TABLES = ROOT / "tools" / "conformance" / "tables"
 IMAGE = re.compile(r"^[a-z0-9][\w.-]*(/[\w.-]+)+:[\w.-]+$")
@@ -92,7 +92,7 @@ def test_versions_the_endpoint_picker_agrees_with_the_inference_pool_crd(referen
     import yaml
 
     from tpu_serving.traffic.gateway import INFERENCE_API
-    from tpu_serving_tools.schema import PLATFORM_RELEASES
+    from tpu_serving_tools.reference.schema import PLATFORM_RELEASES
 
     agrees = PINS["epp"].agrees_with
     assert all(x in agrees for x in ("inference.networking.k8s.io/v1", "extension v1.5.0", "the v1.6.0 CRD"))
@@ -157,7 +157,7 @@ def test_versions_stale_pins_are_those_behind_the_newest_known():
 
 
 def test_versions_preview_names_the_plans_stale_and_archived_pins():
-    from tpu_serving_tools.versions import plan_notes, used_pins
+    from tpu_serving_tools.preview.versions import plan_notes, used_pins
 
     vllm = plan_of("vllm-llama33-70b-v5e16").resources
     assert plan_notes(vllm) == [
@@ -247,7 +247,7 @@ def test_versions_output_names_no_local_path_a_pip_user_lacks(capsys):
     the package's own module and the project's reference material instead."""
     from dataclasses import astuple
 
-    from tpu_serving_tools.versions import main
+    from tpu_serving_tools.preview.versions import main
 
     assert main([]) == 0
     out = capsys.readouterr().out
@@ -322,7 +322,7 @@ def _notes_of(resources, pins):
     """plan_notes with the version set's pins replaced by ``pins`` (by key), status lines left out."""
     from unittest import mock
 
-    from tpu_serving_tools import versions as tool
+    from tpu_serving_tools.preview import versions as tool
 
     replaced = {**PINS, **{p.key: p for p in pins}}
     with mock.patch.object(tool, "PINS", replaced):

@@ -24,8 +24,8 @@ from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
 from tpu_serving.backends.vllm.pods import leader_worker_set_spec
 from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.diff import diff_plans
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.diff.review import diff_plans
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 STACK = "vllm-llama33-70b-v5e16"
 LARGE = "vllm-llama31-405b-v6e32"
@@ -434,7 +434,7 @@ def test_vllm_compilation_cache_refuses_an_age_rule_on_its_bucket():
 def test_vllm_groups_pinned_to_the_existing_node_pools():
     """On an existing cluster every pod of a group takes only the stack's named pools (tpuSlices[].existingNodePools),
     never another tenant's pool of the same shape (GKE review G2); a created cluster's pools are all the stack's."""
-    from tpu_serving_tools.offline import kubernetes_objects
+    from tpu_serving_tools.preview.offline import kubernetes_objects
 
     def pools(stack: str) -> list[list[str] | None]:
         (lws,) = [o for o in kubernetes_objects(plan_of(stack)) if o["kind"] == "LeaderWorkerSet"]

@@ -11,9 +11,9 @@ from tests.conftest import ROOT, plan_of
 from tests.fixtures.configs import DISAGG_STACK, disagg_multi_host_plan, plan_edited
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.facts import MULTI_HOST_CAUTION, caution
-from tpu_serving_tools.offline import Plan
-from tpu_serving_tools.preview import summary
-from tpu_serving_tools.stack_files import load_project
+from tpu_serving_tools.preview.offline import Plan
+from tpu_serving_tools.preview.stack import summary
+from tpu_serving_tools.preview.stack_files import load_project
 
 SHIPPED = load_project(ROOT).stacks()
 """This project's stacks: those the README's table lists (not a copy's, tests/test_new_stack.py)."""
@@ -90,7 +90,7 @@ def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_sta
     assert set(rows) == set(SHIPPED), (
         "README.md's Stacks table (between its `stacks` markers) lists every stack file, and only those: run `make "
         f"readme`, which writes a row for {sorted(set(SHIPPED) - set(rows))} and removes "
-        f"{sorted(set(rows) - set(SHIPPED))} (tools/stack_rows.py)"
+        f"{sorted(set(rows) - set(SHIPPED))} (tools/docgen/stack_rows.py)"
     )
     for stack, row in rows.items():
         assert (MULTI_HOST_CAUTION in row) == (stack in MULTI_HOST_VLLM), stack
@@ -99,7 +99,7 @@ def test_vllm_caution_readme_stack_table_quotes_it_for_every_multi_host_vllm_sta
 def test_vllm_caution_a_library_programs_vllm_serving_registers_it_and_the_preview_prints_it():
     """A program that builds ``VllmServing`` itself exports no ``caution``: the component registers it (and warns),
     and the preview prints it from there, once (user review round 41, M2)."""
-    from tpu_serving_tools.preview import caution_summary
+    from tpu_serving_tools.preview.stack import caution_summary
 
     plan = plan_of("vllm-llama33-70b-v5e16")
     (component,) = [r for r in plan.resources if r.type == "tpu-serving:index:VllmServing"]

@@ -20,7 +20,7 @@ from tpu_serving.backends.vllm.file_cache import (
 )
 from tpu_serving.common.quota import memory_bytes
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 GIB = 2**30
 V6E8 = catalog.resolve_slice_name("v6e-8")

@@ -14,7 +14,7 @@ from tpu_serving.operations.autoscaling import ServingAutoscaler
 from tpu_serving.operations.observability import Observability
 from tpu_serving.tenancy.tenant import Tenancy
 from tpu_serving.traffic.gateway import ServingGateway
-from tpu_serving_tools.offline import preview_stack
+from tpu_serving_tools.preview.offline import preview_stack
 
 
 def _captured(monkeypatch: pytest.MonkeyPatch, stack: str) -> dict[str, list[Any]]:

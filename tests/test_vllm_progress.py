@@ -33,7 +33,7 @@ from tpu_serving.backends.vllm.progress import (
     window_problems,
 )
 from tpu_serving.common.podspec import ProbeSettings
-from tpu_serving_tools.offline import kubernetes_objects
+from tpu_serving_tools.preview.offline import kubernetes_objects
 
 STAND_IN = b'http_requests_total{handler="/v1/completions",method="POST",status="2xx"} 12.0\n'
 """A series of the server's own HTTP instrumentation, which /metrics serves without the stat loggers (vllm-tpu 0.29.0

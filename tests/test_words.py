@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tpu_serving import catalog
 from tpu_serving_tools.gcp_types import NODE_POOL
-from tpu_serving_tools.offline import Plan, RecordedResource
-from tpu_serving_tools.preview import capacity_summary, summary
+from tpu_serving_tools.preview.offline import Plan, RecordedResource
+from tpu_serving_tools.preview.stack import capacity_summary, summary
 from tpu_serving_tools.text import counted
 
 

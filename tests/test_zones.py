@@ -8,7 +8,7 @@ from tests.conftest import plan_of
 from tests.fixtures.configs import VLLM, load, plan_edited, with_change
 from tpu_serving.common import gcp_zones, naming
 from tpu_serving.config import ConfigError
-from tpu_serving_tools.zone_notes import zone_summary
+from tpu_serving_tools.preview.zone_notes import zone_summary
 
 STACK = "vllm-llama33-70b-v5e16"
 
@@ -118,7 +118,7 @@ def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
 
 
 def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_replica_fronts():
-    from tpu_serving_tools.zone_notes import zone_summary
+    from tpu_serving_tools.preview.zone_notes import zone_summary
 
     lines = zone_summary(plan_edited(STACK))
     assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]

@@ -168,7 +168,7 @@ def _plans(args: argparse.Namespace) -> list[tuple[str, Mapping[str, Any]]] | No
         plans.append((str(plan.get("stack") or p), plan))
     if args.plan and not args.stack:
         return plans
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     previewed = preview_stacks(args.root.resolve(), args.stack)
     if previewed is None:
@@ -203,7 +203,7 @@ def report(
     plans: Sequence[tuple[str, Mapping[str, Any]]], advisory: frozenset[str] = ADVISORY
 ) -> Iterator[tuple[list[str], bool]]:
     """What the command prints of ``plans`` (label, plan), a stack at a time, and whether it passed: each stack's
-    summary and failures, then the line over all of them together (docs/check.md shows it: tools/check_page.py)."""
+    summary and failures, then the line over all of them together (docs/check.md shows it: tools/docgen/check_page.py)."""
     for label, plan in plans:
         results = run_checks(PlanView(plan))
         yield summary(label, results, advisory), passed(results, advisory)

@@ -25,14 +25,14 @@ from importlib.metadata import PackageNotFoundError, version
 DISTRIBUTION = "tpu-serving"
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "preview": ("tpu_serving_tools.preview", "offline preview of one stack"),
+    "preview": ("tpu_serving_tools.preview.stack", "offline preview of one stack"),
     "check": ("tpu_serving_tools.check", "runtime model over the stacks"),
     "policy": ("tpu_serving_tools.policy_check", "policy rules over the stacks"),
-    "diff": ("tpu_serving_tools.diff", "preview diff against a git ref"),
+    "diff": ("tpu_serving_tools.diff.review", "preview diff against a git ref"),
     "scan": ("tpu_serving_tools.scan.run", "Checkov over the stacks, against the reviewed baseline"),
     "verify": ("tpu_serving_tools.verify", "a deployed stack on its cluster, read-only"),
-    "versions": ("tpu_serving_tools.versions", "the version set: every pin, its date, the newest known"),
-    "runbook": ("tpu_serving_tools.runbook", "the runbooks' commands in one stack's own names"),
+    "versions": ("tpu_serving_tools.preview.versions", "the version set: every pin, its date, the newest known"),
+    "runbook": ("tpu_serving_tools.runbook.command", "the runbooks' commands in one stack's own names"),
     "plan": ("tpu_serving_tools.plan", "slices and groups for a model and an output rate, from published throughputs"),
 }
 

@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {err}", file=sys.stderr)
             return 2
     if not args.plan:
-        from tpu_serving_tools.offline import preview_stacks
+        from tpu_serving_tools.preview.offline import preview_stacks
 
         previewed = preview_stacks(args.root.resolve(), args.stack)
         if previewed is None:

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from tpu_serving_tools.cli import command_parser
-from tpu_serving_tools.settings_tables import rewrite
-from tpu_serving_tools.stack_files import load_project, stack_config
+from tpu_serving_tools.docgen.settings_tables import rewrite
+from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
 NOT_RUNNABLE: Mapping[str, str] = {
     "vllm-llama33-70b-disagg-v6e8x2": "its DisaggregatedSet needs LeaderWorkerSet v0.10.0's API (roles[].scaling, "
@@ -38,8 +38,8 @@ MODEL_WITHOUT_PLATFORM = (
 
 def model_platforms(root: Path) -> dict[str, str]:
     """Each model stack of ``root``'s ``stacks/`` (a ``platform`` key), with its platform stack's own name (the last
-    part of ``platform.stack``, :func:`~tpu_serving_tools.platform_refs.referenced_platform`)."""
-    from tpu_serving_tools.platform_refs import referenced_platform
+    part of ``platform.stack``, :func:`~tpu_serving_tools.preview.platform_refs.referenced_platform`)."""
+    from tpu_serving_tools.preview.platform_refs import referenced_platform
 
     project, found = load_project(root), {}
     for stack in shipped_stacks(root):

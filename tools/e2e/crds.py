@@ -40,14 +40,14 @@ from typing import Any
 
 import yaml
 
-from tpu_serving_tools.reference_sources import reference_dir
+from tpu_serving_tools.reference.sources import reference_dir
 
 from .controlplane import go_mod_dir
 from .kube import ApiError, Kube, Obj, wait_for
 
 SHARED_CRDS = Path(os.environ.get("TPU_SERVING_CRDS") or reference_dir() / "crds")
 """``../shared/reference/crds`` beside the checkout (``$TPU_SERVING_CRDS``, ``$TPU_SERVING_REFERENCE/crds``), as
-:mod:`tpu_serving_tools.schema` finds it."""
+:mod:`tpu_serving_tools.reference.schema` finds it."""
 
 
 @dataclass(frozen=True)

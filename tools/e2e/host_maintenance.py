@@ -3,7 +3,7 @@ as its ServiceAccount, and its admission policy as the real kube-apiserver evalu
 
 In the host-maintenance test, not the Pulumi engine: the gate's objects (Namespace, ServiceAccount, Role, ClusterRole, their bindings, the
 ValidatingAdmissionPolicy and its binding, the ConfigMap and the CronJob) and the HPA it reads are created from the stack's offline plan
-(:func:`tpu_serving_tools.offline.kubernetes_objects`), the objects the provider would send; in a stack's run, the
+(:func:`tpu_serving_tools.preview.offline.kubernetes_objects`), the objects the provider would send; in a stack's run, the
 objects ``pulumi up`` created. The program runs as a process of this machine, as the pod would run it: the files of
 the ConfigMap read back from the API server, each at its CronJob volume item's path, the CronJob's arguments and
 environment (its mount path replaced by the folder), ``KUBERNETES_SERVICE_HOST``/``PORT`` of the control plane, and in

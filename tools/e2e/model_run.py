@@ -84,7 +84,7 @@ def still_there(subject: str, expected: set[Declared], live: set[Any]) -> Findin
 
 def run_platform_group(setup: Setup, platform: str, models: Sequence[str]) -> StackReport:
     """The platform stack ``platform`` and its model stacks ``models`` on one control plane (module docstring)."""
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     from .run import StackReport, installed_controllers, stack_config
 

@@ -42,7 +42,7 @@ from typing import Any
 
 import yaml
 
-from tpu_serving_tools.reference_sources import reference_dir
+from tpu_serving_tools.reference.sources import reference_dir
 from tpu_serving_tools.verify.checks import JOBSET_NAME_LABEL, Finding
 from tpu_serving_tools.verify.expect import expectations_from
 
@@ -170,7 +170,7 @@ def serving_stages(folder: Path, probed: Sequence[str] = ()) -> list[Path]:
 
 def stack_config(root: Path, stack: str) -> dict[str, Any]:
     """The ``config:`` mapping of ``stacks/Pulumi.<stack>.yaml``."""
-    from tpu_serving_tools import strict_yaml
+    from tpu_serving_tools.preview import strict_yaml
 
     data = strict_yaml.load(root / "stacks" / f"Pulumi.{stack}.yaml")
     return dict(data.get("config") or {})
@@ -220,7 +220,7 @@ def run_stack(
     live cluster (given the API client) after ``pulumi up`` and before the image rollout, for a break that the stack
     file's validation would refuse; ``lifecycle`` (given the report, the stack, the API client and the e2e stack
     configuration) replaces the steps after the cluster is up (:func:`.canary.canary_lifecycle`)."""
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     report = StackReport(stack)
     previewed = preview_stacks(setup.root, [stack])

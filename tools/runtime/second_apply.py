@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.diff import flatten, recreate_reason, under
+from tpu_serving_tools.diff.review import flatten, recreate_reason, under
 from tpu_serving_tools.gcp_types import CLUSTER
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
 from tpu_serving_tools.runtime.result import CategoryResult, Finding

@@ -27,7 +27,7 @@ from typing import Any
 import yaml
 
 from tpu_serving_tools.cli import command_parser
-from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
+from tpu_serving_tools.preview.offline import OPAQUE_KUBERNETES_TYPES
 from tpu_serving_tools.scan import baseline as bl
 from tpu_serving_tools.scan.pods import extracted_pods
 from tpu_serving_tools.scan.tfplan import UnknownResourceType, terraform_plan
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     except bl.BaselineError as err:
         print(f"error: baseline {err}", file=sys.stderr)
         return 2
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     plans = preview_stacks(root, args.stack)
     if plans is None:

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tpu_serving_tools.offline import UNKNOWN
+from tpu_serving_tools.preview.offline import UNKNOWN
 
 SHAPES_FILE = Path(__file__).with_name("tf_shapes.json")
 SHAPES: Mapping[str, Any] = json.loads(SHAPES_FILE.read_text())["types"]

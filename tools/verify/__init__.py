@@ -78,7 +78,7 @@ def _plan(args: argparse.Namespace) -> Mapping[str, Any] | None:
         except PlanFileError as err:
             print(f"error: {err}", file=sys.stderr)
             return None
-    from tpu_serving_tools.offline import preview_stacks
+    from tpu_serving_tools.preview.offline import preview_stacks
 
     previewed = preview_stacks(args.root.resolve(), [args.stack])
     return previewed[0][1] if previewed else None

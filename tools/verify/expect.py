@@ -16,7 +16,7 @@ from tpu_serving.common.settings import PROJECT_NAMESPACE
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving.config.models import StackConfig
 from tpu_serving_tools.gcp_types import NODE_POOL
-from tpu_serving_tools.offline import OPAQUE_KUBERNETES_TYPES
+from tpu_serving_tools.preview.offline import OPAQUE_KUBERNETES_TYPES
 
 from .checks import SERVING_KINDS, Pool
 

@@ -64,10 +64,10 @@ class VllmServing(pulumi.ComponentResource):
         self.engine = (
             unverified_engine(args.images.engine, PINS["vllm-tpu"].version) if args.images.unverified_vllm else None
         )
-        if self.engine is not None:  # the preview's Engine: line reads it (tools/preview.py engine_summary)
+        if self.engine is not None:  # the preview's Engine: line reads it (tools/preview/stack.py engine_summary)
             pulumi.log.warn(f"Engine: {self.engine}", resource=self)
         self.caution = caution(args.shape)
-        if self.caution is not None:  # the preview's Caution: line reads it (tools/preview.py caution_summary)
+        if self.caution is not None:  # the preview's Caution: line reads it (tools/preview/stack.py caution_summary)
             pulumi.log.warn(f"Caution: {self.caution}", resource=self)
         unpinned = unpinned_revision(args.model, args.loader == WeightsLoader.HUGGING_FACE, args.model_revision)
         self.register_outputs(

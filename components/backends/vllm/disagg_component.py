@@ -75,7 +75,7 @@ class VllmDisaggregatedServing(pulumi.ComponentResource):
         )
         images = args.prefill.images
         engine = unverified_engine(images.engine, PINS["vllm-tpu"].version) if images.unverified_vllm else None
-        if engine is not None:  # the preview's Engine: line reads it (tools/preview.py engine_summary)
+        if engine is not None:  # the preview's Engine: line reads it (tools/preview/stack.py engine_summary)
             pulumi.log.warn(f"Engine: {engine}", resource=self)
         unpinned = unpinned_revision(
             args.prefill.model, args.prefill.loader == WeightsLoader.HUGGING_FACE, args.prefill.model_revision

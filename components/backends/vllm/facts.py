@@ -394,7 +394,7 @@ UNVERIFIED_ENGINE = "unverified engine release"
 def unverified_engine(image: str, pinned: str) -> str:
     """What a serving on an engine image of another release (``images.unverified_vllm``) runs unverified: its pods'
     flags and environment are the pinned release's. The preview adds what the conformance tables know of the
-    difference (tools/preview.py)."""
+    difference (tools/preview/stack.py)."""
     return (
         f"{UNVERIFIED_ENGINE}: {image} runs on the flags and environment built and checked for vLLM TPU {pinned} "
         "(images.unverified_vllm); nothing here checked them against its own release"

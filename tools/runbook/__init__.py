@@ -1,0 +1,1 @@
+"""The runbooks' commands in one stack's own names (make runbook)."""

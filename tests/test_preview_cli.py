@@ -42,6 +42,17 @@ def test_preview_cli_writes_plan_and_manifests(tmp_path):
     assert {d["kind"] for d in docs} >= {"Namespace", "ServiceAccount"}
 
 
+@pytest.mark.slow
+def test_preview_cli_plan_only_writes_the_plan_and_no_summary(tmp_path):
+    """A diff previews its base with ``--plan-only``: the base's library may predate the modules the summary's notes
+    read (a base from before the library's folders failed on ``tpu_serving.catalog.tpu_zones``)."""
+    out = tmp_path / "out"
+    proc = run_preview("llama31-405b-v6e16", "--out", str(out), "--plan-only")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"wrote {out / 'plan.json'}, {out / 'manifests.yaml'}"]
+    assert json.loads((out / "plan.json").read_text())["resources"]
+
+
 def test_preview_cli_records_resource_options_and_property_dependencies():
     from tests.conftest import plan_of, resource
 

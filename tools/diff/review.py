@@ -383,7 +383,7 @@ def render_plan(root: Path, stack: str, out: Path) -> dict[str, Any] | None:
             str(root),
             "--out",
             str(out),
-            "--quiet",
+            "--plan-only",  # the base's library may not be the one the summary's notes read
         ],
         capture_output=True,
         text=True,

@@ -447,6 +447,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--out", type=Path, default=None, help="output directory (default build/<stack>)")
     parser.add_argument("--quiet", action="store_true", help="print only the summary, under a line naming the stack")
+    parser.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="write the plan and manifests and say where, with no summary: a diff previews another checkout with this "
+        "harness and that checkout's library, which the summary's notes do not read",
+    )
     parser.add_argument("--root", type=Path, default=Path.cwd(), help="project root holding Pulumi.yaml (default: .)")
     parser.add_argument("--traceback", action="store_true", help="show the program's traceback on an error")
     args = parser.parse_args(argv)
@@ -478,10 +484,11 @@ def main(argv: list[str] | None = None) -> int:
         where = err.filename or out
         print(f"error: cannot write the plan to {where}: {err.strerror or err}; pass a writable --out", file=sys.stderr)
         return 2
-    if not args.quiet:
+    if not args.quiet and not args.plan_only:
         print(tree(plan))
         print()
-    print(summary(plan, args.root.resolve()))
+    if not args.plan_only:
+        print(summary(plan, args.root.resolve()))
     print(f"wrote {_shown(plan_path)}, {_shown(manifests_path)}")
     return 0
 

@@ -179,7 +179,7 @@ E2E_STACKS ?=
 E2E_JOBS   ?= 2
 e2e: $(VENV)/.installed e2e-tools
 	$(PYTHON) -m pytest -q -m e2e -p no:cacheprovider --durations=25
-	$(PYTHON) -m tpu_serving_tools.e2e.run --jobs $(E2E_JOBS) $(E2E_STACKS)
+	$(PYTHON) -m tpu_serving_tools.e2e.command --jobs $(E2E_JOBS) $(E2E_STACKS)
 
 # The generated parts of the documentation (tests fail while they are stale): the settings reference and the
 # components' API reference from the code, and the cost table from the stacks' previews.

@@ -2,7 +2,7 @@
 is given named from the stack file (not the plan), and the step's findings against a fake API server whose HPA
 controller reads only the values written under the HPA's own metric name: it fails when the value is below target
 (no scale-up) and when the plan's HPA reads another name. The real controller's run is tests/test_e2e_metrics_adapter.py
-and ``python -m tpu_serving_tools.e2e.run``."""
+and ``python -m tpu_serving_tools.e2e.command``."""
 
 from __future__ import annotations
 

@@ -100,19 +100,19 @@ def test_main_without_a_toolchain_says_to_build_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """New-user review round 46, M1: make e2e on a fresh checkout ended in a FileNotFoundError traceback."""
-    from tpu_serving_tools.e2e import run as e2e_run
+    from tpu_serving_tools.e2e import command as e2e_command
 
     monkeypatch.setenv("TPU_SERVING_E2E_TOOLCHAIN", str(tmp_path / "toolchain.json"))
-    assert e2e_run.main(["--root", str(tmp_path)]) == 2
+    assert e2e_command.main(["--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "run make e2e-tools first" in err and str(tmp_path / "toolchain.json") in err
 
 
 def test_main_refuses_fewer_than_one_job(capsys):
-    from tpu_serving_tools.e2e import run as e2e_run
+    from tpu_serving_tools.e2e import command as e2e_command
 
     with pytest.raises(SystemExit) as exit_:
-        e2e_run.main(["--jobs", "0", "some-stack"])
+        e2e_command.main(["--jobs", "0", "some-stack"])
     assert exit_.value.code == 2
     assert "--jobs must be at least 1, not 0" in capsys.readouterr().err
 
@@ -121,9 +121,9 @@ def test_child_argv_runs_one_stack_in_the_same_folders(tmp_path):
     import argparse
     import sys
 
-    from tpu_serving_tools.e2e import run as e2e_run
+    from tpu_serving_tools.e2e import command as e2e_command
 
     args = argparse.Namespace(root=tmp_path, work=tmp_path / "w", verbose=True)
-    argv = e2e_run._child_argv(args, "s1")
-    assert argv[:3] == [sys.executable, "-m", "tpu_serving_tools.e2e.run"]
+    argv = e2e_command._child_argv(args, "s1")
+    assert argv[:3] == [sys.executable, "-m", "tpu_serving_tools.e2e.command"]
     assert argv[3:] == ["--root", str(tmp_path.resolve()), "--work", str((tmp_path / "w").resolve()), "--verbose", "s1"]

@@ -45,8 +45,8 @@ SHARED_BY_BACKENDS = {BACKENDS, f"{BACKENDS}.base", f"{BACKENDS}.groups", f"{BAC
 """The registry and what every backend builds on; everything else under ``backends`` is one backend's package."""
 
 
-def module_name(path: Path, root: Path = LIBRARY) -> str:
-    parts = [PACKAGE, *path.relative_to(root).with_suffix("").parts]
+def module_name(path: Path, root: Path = LIBRARY, package: str = PACKAGE) -> str:
+    parts = [package, *path.relative_to(root).with_suffix("").parts]
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
@@ -63,9 +63,10 @@ def import_statements(source: str) -> tuple[tuple[int, str | None, tuple[str, ..
     return tuple(found)
 
 
-def import_graph(root: Path = LIBRARY) -> dict[str, set[str]]:
-    """Module -> the library modules it imports (a ``from pkg import name`` that names a module counts as that module)."""
-    modules = {module_name(p, root): p for p in root.rglob("*.py")}
+def import_graph(root: Path = LIBRARY, top: str = PACKAGE, reach: tuple[str, ...] = ()) -> dict[str, set[str]]:
+    """Module -> the modules of package ``top`` (read from ``root``), and of the packages ``reach`` names, it imports (a
+    ``from pkg import name`` that names a module counts as that module)."""
+    modules = {module_name(p, root, top): p for p in root.rglob("*.py") if ".venv" not in p.parts}
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
@@ -76,7 +77,7 @@ def import_graph(root: Path = LIBRARY) -> dict[str, set[str]]:
                 source = ".".join(base + ([module] if module else []))
             else:
                 source = module or ""
-            if not (source == PACKAGE or source.startswith(f"{PACKAGE}.")):
+            if not any(source == pkg or source.startswith(f"{pkg}.") for pkg in (top, *reach)):
                 continue
             if names:
                 found |= {f"{source}.{n}" if f"{source}.{n}" in modules else source for n in names}
@@ -219,3 +220,33 @@ def test_imports_checks_catch_a_module_in_no_layer(tmp_path):
     shutil.copytree(LIBRARY, copy, ignore=shutil.ignore_patterns("__pycache__"))
     (copy / "stray.py").write_text("from .common.naming import dns_name\n")
     assert f"{PACKAGE}.stray: in no layer (a folder of LAYERS, or the deployment)" in upward_imports(import_graph(copy))
+
+
+TOOLS, POLICY = "tpu_serving_tools", "tpu_serving_policy"
+
+
+def test_imports_tools_have_no_circles():
+    """The tools (deferred imports included) import each other round no circle: scheduling and scheduling_ds, the e2e
+    run and its platform and model runs, objects and health_checks each were one."""
+    graph = import_graph(ROOT / "tools", TOOLS)
+    assert len(graph) > 150 and sum(len(v) for v in graph.values()) > 300, "the walk read the tools' imports"
+    assert circles(graph) == []
+
+
+def test_imports_tools_circle_is_found_when_planted(tmp_path):
+    copy = tmp_path / "tools"
+    shutil.copytree(ROOT / "tools", copy, ignore=shutil.ignore_patterns("__pycache__"))
+    target = copy / "runtime" / "scheduling.py"
+    target.write_text(f"{target.read_text()}\nfrom tpu_serving_tools.runtime.scheduling_check import check\n")
+    planted = {f"{TOOLS}.runtime.scheduling", f"{TOOLS}.runtime.scheduling_check"}
+    assert any(planted <= set(circle) for circle in circles(import_graph(copy, TOOLS)))
+
+
+def test_imports_policy_rules_import_neither_the_tools_nor_the_library():
+    """The tools import the policy rules; the policy pack imports nothing of the tools (nor of the library: it reads
+    plans)."""
+    graph = import_graph(ROOT / "policy", POLICY, reach=(TOOLS, PACKAGE))
+    assert {f"{POLICY}.rules", f"{POLICY}.allowlist"} <= graph.keys()
+    assert {m: t for m, t in graph.items() if any(not x.startswith(POLICY) for x in t)} == {}
+    tools = import_graph(ROOT / "tools", TOOLS, reach=(POLICY,))
+    assert any(f"{POLICY}.rules" in t for t in tools.values()), "the tools read the policy rules"

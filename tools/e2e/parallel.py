@@ -1,4 +1,4 @@
-"""Several stacks' e2e runs at once: each stack a process of its own (``python -m tpu_serving_tools.e2e.run
+"""Several stacks' e2e runs at once: each stack a process of its own (``python -m tpu_serving_tools.e2e.command
 <stack>``), at most ``jobs`` at a time.
 
 A stack's run spends most of its time waiting on the control plane (a rollout's groups, a destroy's finalizers and

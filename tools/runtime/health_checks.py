@@ -44,9 +44,9 @@ def _probed_paths(pods: Sequence[Any], ns: str, selector: Mapping[str, Any], por
 def _health_check_finding(policy: Mapping[str, Any], target: Mapping[str, Any], pods: Sequence[Any]) -> Finding | None:
     spec, ns = policy.get("spec") or {}, str(policy["metadata"].get("namespace", "default"))
     check = ((spec.get("default") or {}).get("config") or {}).get("httpHealthCheck") or {}
-    from tpu_serving_tools.runtime.objects import _selector  # the one reader of a selector, beside the references
+    from tpu_serving_tools.runtime.network_policy import label_selector  # the one reader of a selector
 
-    selector = _selector(target)
+    selector = label_selector(target)
     if selector is None or "requestPath" not in check:
         return None
     ref, path = spec.get("targetRef") or {}, str(check["requestPath"])

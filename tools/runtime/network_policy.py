@@ -248,3 +248,14 @@ def evaluate(view: PlanView, flow: Flow) -> Finding:
     if flow.src.kind in ("pod", "node") and flow.dst.kind in ("pod", "node"):
         reasons.append("VPC firewall: GKE -vms/-all rules")
     return Finding(flow.subject, True, "; ".join(reasons))
+
+
+def label_selector(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The label selector of a PodMonitoring or an InferencePool (``matchLabels``/``matchExpressions``) or of a Service
+    (a plain map, as ``matchLabels``); None: it selects by no label (a Service without a selector)."""
+    selector = (obj.get("spec") or {}).get("selector")
+    if not isinstance(selector, Mapping):
+        return None
+    if obj.get("kind") == "Service":
+        return {"matchLabels": selector} if selector else None
+    return selector

@@ -365,29 +365,18 @@ SELECTS = {
 """Why each selecting kind must select a pod of the plan."""
 
 
-def _selector(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The label selector of a PodMonitoring or an InferencePool (``matchLabels``/``matchExpressions``) or of a Service
-    (a plain map, as ``matchLabels``); None: it selects by no label (a Service without a selector)."""
-    selector = (obj.get("spec") or {}).get("selector")
-    if not isinstance(selector, Mapping):
-        return None
-    if obj.get("kind") == "Service":
-        return {"matchLabels": selector} if selector else None
-    return selector
-
-
 def _selector_findings(view: PlanView) -> list[Finding]:
     """Every PodMonitoring, InferencePool and selecting Service selects a pod of its namespace (library review 4, M3:
     another workload's metrics given to a namespace's Observability; library review 6, M1: a gateway's pool selecting
     nothing)."""
-    from tpu_serving_tools.runtime.network_policy import selector_matches
+    from tpu_serving_tools.runtime.network_policy import label_selector, selector_matches
     from tpu_serving_tools.runtime.pods import pods_of
 
     pods = pods_of(view)
     out = []
     for kind, source in SELECTS.items():
         for obj in view.kubernetes_objects(kind):
-            selector = _selector(obj)
+            selector = label_selector(obj)
             if selector is None:
                 continue
             ns = str(obj["metadata"].get("namespace", "default"))

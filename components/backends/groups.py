@@ -95,15 +95,17 @@ def group_arguments(platform: Platform, serving: GroupSettings) -> GroupArgument
     )
 
 
-class GroupArgs(Protocol):
-    """What :func:`group_resources` reads of a group component's arguments."""
+@dataclass(frozen=True)
+class GroupWorkload:
+    """What a group component hands :func:`group_resources`: its LeaderWorkerSet's name, namespace, labels and
+    annotations, the LeaderWorkerSet's spec, and the Service on its leaders."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def namespace(self) -> str: ...
-    @property
-    def labels(self) -> Mapping[str, str]: ...
+    name: str
+    namespace: str
+    labels: Mapping[str, str]
+    annotations: Mapping[str, str]
+    spec: Mapping[str, object]
+    service: k8s.core.v1.ServiceInitArgs
 
 
 @dataclass(frozen=True)
@@ -118,30 +120,29 @@ class GroupResources:
 def group_resources(
     component: pulumi.ComponentResource,
     name: str,
-    args: GroupArgs,
-    workload: tuple[Mapping[str, str], Mapping[str, object], k8s.core.v1.ServiceInitArgs],
+    workload: GroupWorkload,
     opts: pulumi.ResourceOptions | None,
 ) -> GroupResources:
     """The children of the group component ``component`` named ``name``, from ``workload``: the LeaderWorkerSet
-    ``args.name`` with its annotations and spec (:func:`tpu_serving.platform.lws.leader_worker_set`), the disruption budget of
+    ``workload.name`` with its annotations and spec (:func:`tpu_serving.platform.lws.leader_worker_set`), the disruption budget of
     its groups (:func:`tpu_serving.platform.lws.leader_worker_set_disruption_budget`) and the Service; each waits for the
     component's own ``depends_on`` (:func:`~tpu_serving.common.options.child_options`)."""
-    annotations, spec, service = workload
+    w = workload
     return GroupResources(
         lws.leader_worker_set(
             f"{name}-lws",
             k8s.meta.v1.ObjectMetaArgs(
-                name=args.name, namespace=args.namespace, labels=dict(args.labels), annotations=dict(annotations)
+                name=w.name, namespace=w.namespace, labels=dict(w.labels), annotations=dict(w.annotations)
             ),
-            spec,
+            w.spec,
             child_options(component, opts),
         ),
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
-            lws.leader_worker_set_disruption_budget(args.name, args.namespace, args.labels),
+            lws.leader_worker_set_disruption_budget(w.name, w.namespace, w.labels),
             opts=child_options(component, opts),
         ),
-        k8s.core.v1.Service(f"{name}-svc", service, opts=child_options(component, opts)),
+        k8s.core.v1.Service(f"{name}-svc", w.service, opts=child_options(component, opts)),
     )
 
 

@@ -4,7 +4,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from ...common.validation import check_arguments
-from ..groups import group_resources, leader_pod, port_forward
+from ..groups import GroupWorkload, group_resources, leader_pod, port_forward
 from .args import PathwaysServingArgs
 from .facts import HTTP_PORT
 from .pods import leader_worker_set_spec, service_args, topology_annotation
@@ -29,9 +29,15 @@ class PathwaysServing(pulumi.ComponentResource):
     def __init__(self, name: str, args: PathwaysServingArgs, opts: pulumi.ResourceOptions | None = None):
         args = check_arguments(f"PathwaysServing {name!r}", args, PathwaysServingArgs)
         super().__init__("tpu-serving:index:PathwaysServing", name, None, opts)
-        children = group_resources(
-            self, name, args, (topology_annotation(args), leader_worker_set_spec(args), service_args(args)), opts
+        workload = GroupWorkload(
+            args.name,
+            args.namespace,
+            args.labels,
+            topology_annotation(args),
+            leader_worker_set_spec(args),
+            service_args(args),
         )
+        children = group_resources(self, name, workload, opts)
         self.leader_worker_set = children.leader_worker_set
         self.disruption_budget = children.disruption_budget
         self.service = children.service

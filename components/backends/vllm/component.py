@@ -8,7 +8,7 @@ from ...common.validation import check_arguments
 from ...operations.autoscaling import AutoscalingSettings
 from ...platform import lws
 from ..base import ServingNeighbours
-from ..groups import group_resources, leader_pod, port_forward
+from ..groups import GroupWorkload, group_resources, leader_pod, port_forward
 from .args import VllmServingArgs, WeightsLoader
 from .facts import HTTP_PORT, caution, unpinned_revision, unverified_engine
 from .neighbours import neighbours
@@ -51,9 +51,15 @@ class VllmServing(pulumi.ComponentResource):
         args = check_arguments(f"VllmServing {name!r}", args, VllmServingArgs)
         super().__init__("tpu-serving:index:VllmServing", name, None, opts)
         self._args = args
-        children = group_resources(
-            self, name, args, (lws.ONE_GROUP_PER_NODE_POOL, leader_worker_set_spec(args), service_args(args)), opts
+        workload = GroupWorkload(
+            args.name,
+            args.namespace,
+            args.labels,
+            lws.ONE_GROUP_PER_NODE_POOL,
+            leader_worker_set_spec(args),
+            service_args(args),
         )
+        children = group_resources(self, name, workload, opts)
         self.leader_worker_set = children.leader_worker_set
         self.disruption_budget = children.disruption_budget
         self.service = children.service

@@ -169,6 +169,22 @@ def backend_policy(args: ServingGatewayArgs) -> dict[str, Any]:
     return _custom(args, GKE_POLICY_API, "GCPBackendPolicy", {"default": default, "targetRef": ref})
 
 
+def proxy_only_subnet(args: ServingGatewayArgs) -> "compute.SubnetworkArgs":
+    """The region's proxy-only subnet, when the gateway creates it (``settings.create_proxy_only_subnet``): in the
+    network's own project (a Shared VPC's host), active."""
+    from pulumi_gcp import compute as gcp_compute
+
+    return gcp_compute.SubnetworkArgs(
+        name=args.subnet_name,
+        project=network_project(args.network) or args.project,
+        region=args.region,
+        network=args.network,
+        ip_cidr_range=args.settings.proxy_only_cidr,
+        purpose=PROXY_ONLY_PURPOSE,
+        role="ACTIVE",
+    )
+
+
 def failure_mode(disaggregated: bool) -> str:
     """The InferencePool's ``failureMode`` (:func:`inference_pool` says why): ``FailClose`` for a prefill/decode
     pool, ``FailOpen`` otherwise."""
@@ -314,17 +330,7 @@ class ServingGateway(pulumi.ComponentResource):
         if args.settings.create_proxy_only_subnet:
             from pulumi_gcp import compute as gcp_compute
 
-            self.proxy_only_subnet = gcp_compute.Subnetwork(
-                f"{name}-proxy-only",
-                name=args.subnet_name,
-                project=network_project(args.network) or args.project,
-                region=args.region,
-                network=args.network,
-                ip_cidr_range=args.settings.proxy_only_cidr,
-                purpose=PROXY_ONLY_PURPOSE,
-                role="ACTIVE",
-                opts=child,
-            )
+            self.proxy_only_subnet = gcp_compute.Subnetwork(f"{name}-proxy-only", proxy_only_subnet(args), opts=child)
             k8s_child = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[self.proxy_only_subnet]))
         self.address_name = args.address_name
         self.gateway_name = args.name

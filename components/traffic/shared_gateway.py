@@ -19,7 +19,7 @@ import pulumi_kubernetes as k8s
 
 from ..common.options import child_options
 from ..common.validation import check_arguments
-from .gateway import ServingGateway, gateway
+from .gateway import ServingGateway, gateway, proxy_only_subnet
 from .gateway_settings import GatewaySettings, ServingGatewayArgs
 
 ROUTE_NAMESPACES = {"app.kubernetes.io/part-of": "tpu-serving"}
@@ -71,19 +71,10 @@ class SharedGateway(pulumi.ComponentResource):
         if g.settings.create_proxy_only_subnet:
             from pulumi_gcp import compute
 
-            from ..platform.shared_vpc import network_project
-            from .gateway_settings import PROXY_ONLY_PURPOSE
-
+            moved = pulumi.ResourceOptions(aliases=list(args.subnet_aliases))
+            subnet = proxy_only_subnet(g)
             self.proxy_only_subnet = compute.Subnetwork(
-                f"{name}-proxy-only",
-                name=g.subnet_name,
-                project=network_project(g.network) or g.project,
-                region=g.region,
-                network=g.network,
-                ip_cidr_range=g.settings.proxy_only_cidr,
-                purpose=PROXY_ONLY_PURPOSE,
-                role="ACTIVE",
-                opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(aliases=list(args.subnet_aliases))),
+                f"{name}-proxy-only", subnet, opts=pulumi.ResourceOptions.merge(child, moved)
             )
             waits.append(self.proxy_only_subnet)
         self.address, reserved = ServingGateway._address(name, g, child)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -217,6 +219,13 @@ def require_toolchain() -> None:
     e2e test fails: :func:`pytest_runtest_makereport`)."""
     if not toolchain_file().is_file():
         pytest.skip(f"no e2e toolchain at {toolchain_file()}: run `make e2e-tools` (or set TPU_SERVING_E2E_TOOLCHAIN)")
+
+
+def run_module(module: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """``python -m <module> <args>`` from the project root, as a user runs a tool: its exit code and output."""
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout
+    )
 
 
 def resource(plan: Plan, type_: str, name: str):

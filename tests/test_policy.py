@@ -5,11 +5,10 @@ from __future__ import annotations
 import copy
 import json
 import subprocess
-import sys
 
 import pytest
 
-from tests.conftest import ALL_STACKS, ROOT, plan_of
+from tests.conftest import ALL_STACKS, ROOT, plan_of, run_module
 from tpu_serving_policy.rules import ALLOWLIST, ALLOWLIST_FILE, RULES, evaluate, from_plan, load_allowlist
 
 POLICY_PYTHON = ROOT / "policy" / ".venv" / "bin" / "python"
@@ -228,14 +227,8 @@ def test_policy_allowlist_refuses_a_backend_without_its_file_or_a_doubled_entry(
         load_allowlist(copy_)
 
 
-def run_check(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.policy_check", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def run_check(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_module("tpu_serving_tools.policy_check", *args)
 
 
 @pytest.mark.slow  # the policy pack in its own venv, twice: a CLI test (make test-slow)

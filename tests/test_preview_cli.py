@@ -5,23 +5,16 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_module
 
 
-def run_preview(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "tpu_serving_tools.preview.stack", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+def run_preview(*args: str) -> subprocess.CompletedProcess[str]:
+    return run_module("tpu_serving_tools.preview.stack", *args)
 
 
 @pytest.mark.slow

@@ -80,9 +80,19 @@ def known() -> frozenset[str]:
     return frozenset(json.loads(line) for line in GOLDEN_MESSAGES.read_text().splitlines() if line)
 
 
+def runs_no_test(config: pytest.Config) -> bool:
+    """Whether this process is pytest-xdist's controller, which hands the tests to its workers and runs none: it
+    records nothing, so it does not import the library (about 2.5 s before the workers start; each worker patches
+    its own)."""
+    distributed = config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
+    return distributed and not hasattr(config, "workerinput") and not config.getoption("collectonly")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Record from here on; the test modules, imported later, get the recording ``argument_problems``."""
     global _original_argument_problems
+    if runs_no_test(config):
+        return
     from tpu_serving.common import validation
 
     pulumi.RunError.__init__ = _recording_init  # type: ignore[method-assign]
@@ -91,6 +101,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    if _original_argument_problems is None:  # never patched (runs_no_test)
+        return
     from tpu_serving.common import validation
 
     pulumi.RunError.__init__ = _original_init  # type: ignore[method-assign]

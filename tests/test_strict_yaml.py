@@ -32,6 +32,22 @@ def test_strict_yaml_refuses_a_repeated_key_naming_both_lines(tmp_path: Path):
     assert "key 'zone' appears twice (lines 2 and 4)" in str(err.value)
 
 
+def test_strict_yaml_a_text_read_again_gives_a_copy_and_a_changed_file_is_read_afresh(tmp_path: Path):
+    path = tmp_path / "Pulumi.x.yaml"
+    path.write_text("config:\n  labels: {team: a}\n  zones: [us-west4-a]\n")
+    first = strict_yaml.load(path, "Pulumi.x.yaml")
+    first["config"]["zones"].append("us-west4-b")  # a caller's change reaches no later reader
+    first["config"]["labels"]["team"] = "b"
+    assert strict_yaml.load(path, "Pulumi.x.yaml") == {"config": {"labels": {"team": "a"}, "zones": ["us-west4-a"]}}
+    path.write_text("config:\n  zones: [us-west4-b]\n  zones: [us-west4-a]\n")
+    for _ in range(2):  # a refused text is refused, with its message, each time it is read
+        with pytest.raises(strict_yaml.StrictYamlError) as err:
+            strict_yaml.load(path, "Pulumi.x.yaml")
+        assert "key 'zones' appears twice (lines 2 and 3)" in str(err.value)
+    path.write_text("config:\n  zones: [us-west4-c]\n")
+    assert strict_yaml.load(path, "Pulumi.x.yaml") == {"config": {"zones": ["us-west4-c"]}}
+
+
 def test_strict_yaml_refuses_text_that_is_not_utf8(tmp_path: Path):
     path = tmp_path / "Pulumi.x.yaml"
     path.write_bytes("config:\n  labels:\n    team: caf\u00e9\n".encode("latin-1"))

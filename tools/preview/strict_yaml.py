@@ -21,6 +21,7 @@ offline preview and as ``"yes"`` under ``pulumi up``. A timestamp stays text, th
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 from typing import Any
@@ -101,8 +102,19 @@ def _size(value: Any, budget: int) -> int:
     return count
 
 
+_READ: dict[str, Any] = {}
+"""Documents read, by their text (at most :data:`_READ_KEPT`): a file read again unchanged is not parsed again. The
+preview's summary, ``make check`` and the e2e run each read every stack file for each stack (the model stacks'
+platforms, :func:`tpu_serving_tools.e2e.coverage.model_platforms`); PyYAML's parser, in Python, took about a
+millisecond per kilobyte, a tenth of the fast suite's time."""
+_READ_KEPT = 256
+
+
 def load(path: Path, shown: str | None = None) -> Any:
-    """The YAML document in ``path``, or :class:`StrictYamlError` naming ``shown`` (default: the path)."""
+    """The YAML document in ``path``, or :class:`StrictYamlError` naming ``shown`` (default: the path).
+
+    A text read before gives a copy of the document it gave (nothing its caller changes reaches another's); only a
+    document that passed every rule is kept, so a refused one is refused, with its message, each time."""
     name = shown or str(path)
     raw = path.read_bytes()
     try:
@@ -110,6 +122,17 @@ def load(path: Path, shown: str | None = None) -> Any:
     except UnicodeDecodeError as err:
         line = raw[: err.start].count(b"\n") + 1
         raise StrictYamlError(f"{name}: not UTF-8 text (byte 0x{raw[err.start]:02x} on line {line})") from None
+    if text in _READ:
+        return copy.deepcopy(_READ[text])
+    doc = _parse(text, name)
+    if len(_READ) >= _READ_KEPT:
+        del _READ[next(iter(_READ))]
+    _READ[text] = doc
+    return copy.deepcopy(doc)
+
+
+def _parse(text: str, name: str) -> Any:
+    """The document in ``text``, held to the rules, or :class:`StrictYamlError` naming ``name``."""
     loader = _UniqueKeyLoader(text)
     loader.name = name  # the marks of its messages name the file, not "<unicode string>"
     try:

@@ -23,6 +23,7 @@ def test_run_stacks_returns_the_stacks_whose_process_failed(tmp_path: Path):
     assert sorted(failed) == ["b", "d"]
 
 
+@pytest.mark.slow  # four child processes, each sleeping 1.5 s, two at once then one at a time: 4.7 s (make test-slow)
 def test_run_stacks_runs_jobs_at_once(tmp_path: Path):
     def sleep(stack: str) -> list[str]:
         return python("import time; time.sleep(1.5)")

@@ -294,7 +294,7 @@ class _ProgramLog(logging.Handler):
     def __init__(self) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
-        self.logger = logging.Logger("tpu_serving.offline.program")
+        self.logger = logging.Logger("tpu_serving.offline.program", logging.WARNING)
         self.logger.propagate = False
         self.logger.addHandler(self)
 

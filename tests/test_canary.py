@@ -9,11 +9,11 @@ import json
 import pytest
 
 from tests.conftest import STACKS_ROOT
-from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, VLLM, load
+from tests.fixtures.configs import PATHWAYS_JOB, SAX_CONFIG, SERVING, VLLM, load, preview_once
 from tpu_serving import catalog
 from tpu_serving.config import ConfigError
 from tpu_serving.platform import lws
-from tpu_serving_tools.preview.offline import kubernetes_objects, main_program, run_program
+from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.preview.stack import rollout_summary
 from tpu_serving_tools.preview.stack_files import load_project, stack_config
 
@@ -26,7 +26,7 @@ def flagship(**serving: object):
     project = load_project(STACKS_ROOT)
     cfg = dict(stack_config(project, FLAGSHIP))
     cfg["tpu-serving:serving"] = json.dumps({**json.loads(cfg["tpu-serving:serving"]), **serving})
-    return run_program(main_program(project), cfg, project=project.name, stack=FLAGSHIP)
+    return preview_once(cfg, FLAGSHIP, STACKS_ROOT)
 
 
 def problems(cfg: dict, **serving: object) -> list[str]:

@@ -13,7 +13,7 @@ import functools
 import pytest
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import VLLM, load, plan_of_config, with_change
+from tests.fixtures.configs import VLLM, load, plan_of_config, plan_of_config_once, with_change
 from tpu_serving.config import ConfigError
 
 EXISTING = {
@@ -270,7 +270,7 @@ def test_existing_choices_hold_on_a_created_cluster_too():
 def test_existing_controller_manifest_from_a_local_file_and_the_preview_says_so():
     from tpu_serving_tools.preview.existing_notes import manifest_lines
 
-    plan = plan_of_config(with_change("tpu-serving:controllerManifests", {"lws": "/srv/manifests/lws.yaml"}, VLLM))
+    plan = plan_of_config_once(with_change("tpu-serving:controllerManifests", {"lws": "/srv/manifests/lws.yaml"}, VLLM))
     (group,) = plan.of_type("kubernetes:yaml/v2:ConfigGroup")
     assert group.inputs["files"] == ["/srv/manifests/lws.yaml"]
     (install,) = plan.of_type("tpu-serving:index:ControllerInstall")
@@ -349,7 +349,7 @@ def test_existing_make_check_recognises_a_mirrored_release_by_its_upstream_addre
     from tpu_serving_tools.runtime import k8s_prereqs
     from tpu_serving_tools.runtime.planview import PlanView
 
-    plan = plan_of_config(with_change("tpu-serving:controllerManifests", {"lws": "/srv/manifests/lws.yaml"}, VLLM))
+    plan = plan_of_config_once(with_change("tpu-serving:controllerManifests", {"lws": "/srv/manifests/lws.yaml"}, VLLM))
     view = PlanView(plan.as_json())
     assert {g: v for g, (_, v, _) in k8s_prereqs.installs(view).items()}["leaderworkerset.x-k8s.io"] == "v0.10.0"
     assert all(f.ok for f in k8s_prereqs.kind_findings(view))
@@ -359,7 +359,7 @@ def test_existing_cost_leaves_out_the_clusters_fee_and_cpu_nodes():
     """The existing cluster's management fee and CPU nodes are its owner's; its TPU slices run the stack's work."""
     from tpu_serving_tools.preview.cost_summary import cost_summary
 
-    existing, created = existing_plan().outputs["cost"], plan_of_config(VLLM).outputs["cost"]
+    existing, created = existing_plan().outputs["cost"], plan_of_config_once(VLLM).outputs["cost"]
     assert existing["perHour"]["cluster"] == 0 and existing["perHour"]["cpu"] == 0
     assert created["perHour"]["cluster"] > 0 and created["perHour"]["cpu"] > 0
     assert existing["perHour"]["tpu"] > 0
@@ -408,7 +408,7 @@ def test_existing_cluster_installs_no_controller_unless_told_to():
 
 
 def test_created_cluster_installs_its_controllers():
-    plan = plan_of_config(VLLM)
+    plan = plan_of_config_once(VLLM)
     (lws,) = [r for r in plan.of_type("tpu-serving:index:ControllerInstall") if r.name == "vllm-lws"]
     assert "owned" not in lws.registered_outputs
     assert [g for g in plan.of_type("kubernetes:yaml/v2:ConfigGroup") if g.name.startswith("vllm-lws")]
@@ -442,7 +442,7 @@ def test_existing_cluster_pools_capacity_is_no_production_gap_of_the_stack():
 def test_existing_cluster_needs_name_the_metrics_packages_and_the_fuse_driver():
     """GKE review 65, M1, m2: the alerts read the kube state metrics packages, and the serving pods mount through the
     Cloud Storage FUSE CSI driver; an existing cluster without either breaks them, so its needs say so."""
-    (cluster,) = [e for e in plan_of_config(EXISTING).outputs["cloudResources"] if e["kind"] == "cluster"]
+    (cluster,) = [e for e in existing_plan().outputs["cloudResources"] if e["kind"] == "cluster"]
     assert any("SYSTEM_COMPONENTS, POD, DEPLOYMENT, HPA monitoring components" in n for n in cluster["needs"])
     assert any(n.startswith("the Cloud Storage FUSE CSI driver add-on") for n in cluster["needs"])
     off = with_change("tpu-serving:cluster", {**EXISTING["tpu-serving:cluster"], "gcsFuseCsiDriver": False}, EXISTING)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SHIPPED, plan_of
-from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, with_change
+from tests.fixtures.configs import GOOD, ROOT, load, plan_edited, plan_edited_once, with_change
 from tpu_serving.common.naming import compute_class_name, maintenance_gate_metric
 from tpu_serving.config import ConfigError, load_stack_config
 from tpu_serving.config.checks import namespace_pods
@@ -300,7 +300,7 @@ def test_gate_priority_class_defaults_to_none_and_the_stack_passes_the_serving_o
 
 
 def test_ticket_mode_keeps_the_ticket_only() -> None:
-    plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
+    plan = plan_edited_once("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
     assert not [o for o in kubernetes_objects(plan) if o["metadata"]["name"] == job.MAINTENANCE_GATE]
     names = {r.name for r in plan.resources}
     assert "vllm70b-observability-host-maintenance" in names
@@ -419,7 +419,7 @@ def test_preview_maintenance_line_names_the_gate_exactly_where_it_runs(stack: st
 
 
 def test_preview_maintenance_line_of_a_ticket_stack_says_to_start_it() -> None:
-    plan = plan_edited("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
+    plan = plan_edited_once("vllm-llama33-70b-v5e16", hostMaintenance=lambda h: h.update(mode="ticket"))
     (line,) = [x for x in rollout_summary(plan.outputs) if x.startswith("Maintenance: ")]
     assert "start it one pool at a time" in line and "host-maintenance gate" not in line
 

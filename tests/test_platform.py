@@ -9,6 +9,7 @@ import pulumi
 import pytest
 
 from tests.conftest import STACKS_ROOT
+from tests.fixtures.configs import preview_once
 from tpu_serving.config.errors import ConfigError
 from tpu_serving.config.platform_stack import load_platform_stack
 from tpu_serving.platform.platform_outputs import OUTPUT
@@ -19,7 +20,7 @@ from tpu_serving.platform.tpu_platform import (
     moved_subnet_aliases,
     platform_upgrades_held,
 )
-from tpu_serving_tools.preview.offline import Plan, main_program, run_program
+from tpu_serving_tools.preview.offline import Plan
 from tpu_serving_tools.preview.stack_files import config_map, load_project, stack_file_config
 
 STACK = "platform-us-east5"
@@ -50,8 +51,7 @@ def on_existing_cluster(**cluster: Any) -> dict[str, Any]:
 
 
 def preview(config: dict[str, Any]) -> Plan:
-    project = load_project(STACKS_ROOT)
-    return run_program(main_program(project), config_map(project, config), project=project.name, stack=STACK)
+    return preview_once(config_map(load_project(STACKS_ROOT), config), STACK, STACKS_ROOT)
 
 
 def test_tpu_platform_on_an_existing_cluster_creates_no_cloud_resource_and_reaches_it_by_kubeconfig():

@@ -8,7 +8,14 @@ import functools
 import pytest
 
 from tests.conftest import plan_of, resource
-from tests.fixtures.configs import SERVING_AUTOSCALED, autoscaled_jetstream, load, plan_edited, two_slices
+from tests.fixtures.configs import (
+    SERVING_AUTOSCALED,
+    autoscaled_jetstream,
+    load,
+    plan_edited,
+    plan_edited_once,
+    two_slices,
+)
 from tests.fixtures.pools import pool_args
 from tpu_serving.common.validation import ArgumentsError
 from tpu_serving.operations.autoscaling import AutoscalingSettings, ServingAutoscalerArgs, hpa_args, quantity
@@ -219,7 +226,7 @@ JETSTREAM = "llama31-405b-v6e16"
 
 
 def _jetstream_autoscaled():
-    return plan_edited(JETSTREAM, tpuSlices=two_slices, serving=autoscaled_jetstream)
+    return plan_edited_once(JETSTREAM, tpuSlices=two_slices, serving=autoscaled_jetstream)
 
 
 def test_scaling_jetstream_hpa_reads_the_prefill_backlog_by_default():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import plan_edited_once
 from tests.test_components import cluster_args_for_test
 from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.platform.cluster import TpuClusterArgs, cluster_args
@@ -83,7 +83,7 @@ def _shared_and_granted(cluster: dict) -> None:
 
 
 def test_shared_vpc_stack_previews_in_the_host_network():
-    plan = plan_edited("vllm-llama33-70b-v5e16", cluster=_shared)
+    plan = plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared)
     (cluster,) = plan.of_type("gcp:container/cluster:Cluster")
     assert cluster.inputs["network"] == f"projects/{HOST}/global/networks/shared-net"
     assert cluster.inputs["ipAllocationPolicy"] == {
@@ -96,7 +96,7 @@ def test_shared_vpc_stack_previews_in_the_host_network():
 
 
 def test_shared_vpc_stack_creates_the_host_grants_when_asked():
-    plan = plan_edited("vllm-llama33-70b-v5e16", cluster=_shared_and_granted)
+    plan = plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared_and_granted)
     grants = [r for r in plan.of_type("gcp:projects/iAMMember:IAMMember") if r.inputs["project"] == HOST]
     assert sorted((g.inputs["role"], g.inputs["member"].split("@")[1]) for g in grants) == sorted(
         (g.role, g.agent.split("@")[1]) for g in HOST_GRANTS
@@ -108,17 +108,17 @@ def test_shared_vpc_stack_creates_the_host_grants_when_asked():
 
 
 def test_shared_vpc_stack_makes_the_proxy_subnet_in_the_host_project():
-    (subnet,) = plan_edited("vllm-llama33-70b-v5e16", cluster=_shared).of_type("gcp:compute/subnetwork:Subnetwork")
+    (subnet,) = plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared).of_type("gcp:compute/subnetwork:Subnetwork")
     assert subnet.inputs["project"] == HOST and subnet.inputs["purpose"] == "REGIONAL_MANAGED_PROXY"
 
 
 def test_shared_vpc_preview_lists_the_grants_the_host_admin_makes():
     from tpu_serving_tools.preview.security_notes import cluster_notes
 
-    notes = cluster_notes(plan_edited("vllm-llama33-70b-v5e16", cluster=_shared).resources)
+    notes = cluster_notes(plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared).resources)
     (listed,) = [n for n in notes if "Shared VPC" in n]
     assert all(line in listed for line in grant_lines("tpu-serving-demo", HOST))
-    granted = cluster_notes(plan_edited("vllm-llama33-70b-v5e16", cluster=_shared_and_granted).resources)
+    granted = cluster_notes(plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared_and_granted).resources)
     assert not [n for n in granted if "Shared VPC" in n]
 
 
@@ -150,7 +150,7 @@ def test_shared_vpc_ranges_and_grants_shape_a_created_cluster_only():
 def test_shared_vpc_policy_admits_the_host_grants_to_the_agents_only():
     from tpu_serving_policy.rules import evaluate, from_plan
 
-    plan = plan_edited("vllm-llama33-70b-v5e16", cluster=_shared_and_granted)
+    plan = plan_edited_once("vllm-llama33-70b-v5e16", cluster=_shared_and_granted)
     doc = plan.as_json()
 
     def roles_violations(doc: dict) -> list[str]:

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import plan_edited, plan_edited_once
 from tpu_serving.config import ConfigError
 from tpu_serving.config.loading import load_stack_config
 from tpu_serving_tools.check import run_checks
@@ -24,7 +24,7 @@ def _with(image: str):
     def edit(serving: dict) -> None:
         serving.setdefault("images", {})["unverifiedVllm"] = image
 
-    return plan_edited(STACK, serving=edit)
+    return plan_edited_once(STACK, serving=edit)
 
 
 def _engines(plan) -> list:
@@ -67,7 +67,7 @@ def test_vllm_unverified_engine_the_pinned_field_still_refuses_another_release_a
 
 
 def test_vllm_unverified_engine_absent_says_nothing():
-    view = PlanView(plan_edited(STACK).as_json())
+    view = PlanView(plan_edited_once(STACK).as_json())
     assert conformance.engine_lines(view) == [] and conformance.unverified_images(view) == frozenset()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import VLLM, load, plan_edited, with_change
+from tests.fixtures.configs import VLLM, load, plan_edited, plan_edited_once, with_change
 from tpu_serving.common import gcp_zones, naming
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.zone_notes import zone_summary
@@ -112,7 +112,7 @@ def test_zones_cpu_pool_zones_named_are_the_pools():
 
 
 def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
-    items = plan_edited(STACK).outputs["cost"]["items"]
+    items = plan_edited_once(STACK).outputs["cost"]["items"]
     (more,) = [i for i in items if i["what"].startswith("cpu pool (minimum, ")]
     assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 2 x n2-standard-8"
 
@@ -120,7 +120,7 @@ def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
 def test_zone_notes_zone_summary_names_the_zones_their_cost_and_the_single_replica_fronts():
     from tpu_serving_tools.preview.zone_notes import zone_summary
 
-    lines = zone_summary(plan_edited(STACK))
+    lines = zone_summary(plan_edited_once(STACK))
     assert "3 zones (us-west4-a, us-west4-b, us-west4-c), minNodes 1 in each = 3 nodes" in lines[1]
     assert "the other zones' 2 nodes cost $" in lines[1]
     # the serving prober runs two replicas apart (tpu_serving.operations.prober.PROBER_REPLICAS): no single-replica front left

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+
+from tests.conftest import ROOT
 
 PLANTED = """
 import asyncio
@@ -91,7 +91,7 @@ def test_conftest_ignores_only_the_sdks_inline_program_coroutines_in_e2e_tests(p
 def test_conftest_ignores_the_sdks_coroutine_at_the_end_of_an_e2e_session(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, markexpr: str, ret: pytest.ExitCode
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(Path(__file__).parent.parent))
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
     pytester.makeconftest("from tests.conftest import pytest_collection_modifyitems, pytest_configure  # noqa: F401\n")
     pytester.makeini(
         "[pytest]\nmarkers =\n    e2e: planted\nfilterwarnings =\n    error::pytest.PytestUnraisableExceptionWarning\n"

@@ -68,7 +68,7 @@ def test_messages_normalise_a_checkout_directly_under_tmp(monkeypatch):
 def test_messages_argument_problems_are_recorded():
     import dataclasses
 
-    from tests.test_disagg import pair, role
+    from tests.components.backends.test_disagg import pair, role
     from tpu_serving.backends.vllm.kv import KvRole
     from tpu_serving.common.validation import argument_problems
 

@@ -61,16 +61,16 @@ config:
     unpaged: true
 """
 STACK_TESTS = [
-    "tests/test_runtime_stacks.py",
-    "tests/test_runtime_admission.py",
+    "tests/tools/runtime/test_runtime_stacks.py",
+    "tests/tools/runtime/test_runtime_admission.py",
     "tests/test_stacks.py",
-    "tests/test_schema.py",
-    "tests/test_policy.py",
+    "tests/tools/reference/test_schema.py",
+    "tests/policy/test_policy.py",
     "tests/test_security_defaults.py",
-    "tests/test_tenancy.py",
-    "tests/test_cost.py",
-    "tests/test_rollout.py",
-    "tests/test_prober.py",
+    "tests/components/tenancy/test_tenancy.py",
+    "tests/components/cost/test_cost.py",
+    "tests/components/backends/test_rollout.py",
+    "tests/components/operations/test_prober.py",
 ]
 """The modules whose tests take every stack (``@pytest.mark.parametrize("stack", STACKS)``)."""
 

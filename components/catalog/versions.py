@@ -3,7 +3,7 @@ release known to this table, and what it must agree with.
 
 Components read their defaults from here (:data:`PINS`); ``tpu-serving versions`` prints the set, the
 preview names each pin of the plan that is older than the newest release known, and
-``tests/test_versions.py`` checks the agreements that can be checked offline (a CRD file for each controller
+``tests/components/catalog/test_versions.py`` checks the agreements that can be checked offline (a CRD file for each controller
 release, the engine conformance tables for the engine images). Dates: a PyPI upload date, or the date of the
 commit a git tag points at (``git log -1 --format=%cs <tag>``) in the repository mirrored on the date the
 entry gives, or, for a closed-source image, the date of the commit that first names its tag in a public
@@ -11,7 +11,7 @@ Google source (a bound: the image is at least that old); an image tag without a 
 for a Go module, the ``Time`` of its ``.info`` on the Go module proxy.
 
 The pins with a :attr:`Pin.module` are the e2e toolchain's (``make e2e-tools``, ``tpu_serving_tools.e2e.toolchain``
-builds them from the Go module proxy), not releases a plan deploys; ``tests/test_e2e_toolchain.py`` checks each
+builds them from the Go module proxy), not releases a plan deploys; ``tests/e2e/test_e2e_toolchain.py`` checks each
 against its ``e2e/tools/<tool>/go.mod``.
 Nothing here imports the rest of the library.
 """

@@ -391,7 +391,7 @@ def priority_class(
     also isolate them, but would change the priorityClassName of every deployed existing-cluster pod template (a
     recreation of every group) for objects whose every field is the same in each tenant. Patch resources need the
     provider's server-side apply mode (``enableServerSideApply``, on by default; provider.go ``Check`` refuses them
-    otherwise). tests/test_e2e_shared_tenancy.py shows both cases with the real engine and provider."""
+    otherwise). tests/e2e/test_e2e_shared_tenancy.py shows both cases with the real engine and provider."""
     value, policy, text = PRIORITIES[pc]
     preempts = preemption_policy(args, pc, policy)
     if not args.shared_cluster:

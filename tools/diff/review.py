@@ -30,7 +30,7 @@ from tpu_serving_tools.provider_rules.node_recreation import recreates_nodes
 RELEASES: Mapping[str, str] = {"v0.2.0": "31cd050d12c5428ea9a147908c65d9753804ec19"}
 """This package's releases by their commits: ``BASE=v0.2.0`` works in a clone without tags (a clone of one
 branch, CI's), since each release's commit is an ancestor of main. The tags, where present, name the same
-commits (tests/test_release_diff.py)."""
+commits (tests/tools/diff/test_release_diff.py)."""
 
 
 MULTI_HOST_NODE_COUNT = ("nodeCount", "VMs of a multi-host slice (a slice cannot be resized)")

@@ -16,7 +16,7 @@ pods bring their slices. Here, before ``pulumi up``, every Node of a pool of a C
 - ``pulumi destroy``.
 
 What this does not show: GKE (a node pool created with no VM, the cluster autoscaler's scale-up, the class's next
-step), and Cloud Monitoring's evaluation of the ticket (tests/test_e2e_alerts.py evaluates it with promtool).
+step), and Cloud Monitoring's evaluation of the ticket (tests/e2e/test_e2e_alerts.py evaluates it with promtool).
 """
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ CATALOG, TPU_INFERENCE = "datreeio/CRDs-catalog", "vllm-project/tpu-inference"
 CATALOG_COMMIT = "7b1e26ef"
 """datreeio/CRDs-catalog's commit in crds/SOURCES.txt (abbreviated there; GitHub resolves an abbreviated commit)."""
 
-_SCHEMA = ("tools/reference/schema.py", "tests/test_verify_main.py")
+_SCHEMA = ("tools/reference/schema.py", "tests/tools/verify/test_verify_main.py")
 """Every ``*-crd.yaml``: the objects' schema validation (tools/reference/schema.py ``CRD_FILES``) and the served-version test."""
 _LWS_CRD = "config/crd/bases/leaderworkerset.x-k8s.io_leaderworkersets.yaml"
 _JOBSET_CRD = "config/components/crd/bases/jobset.x-k8s.io_jobsets.yaml"
@@ -150,7 +150,7 @@ CRDS: tuple[Fetched, ...] = (
         "crds/pathwaysjob-v0.1.4-crd.yaml",
         "bb223015f2ec178cdb01cd4baebe50d6f2013f945aa7816f93d926b6d4ab5d02",
         (PATHWAYS_JOB, "", "v0.1.4", "config/crd/bases/pathways-job.pathways.domain_pathwaysjobs.yaml"),
-        (*_SCHEMA, "tests/test_pathways_job.py", "tools/e2e/crds.py"),
+        (*_SCHEMA, "tests/components/backends/test_pathways_job.py", "tools/e2e/crds.py"),
     ),
     _upstream(
         "crds/pathwaysjob-v0.1.4-install.yaml",
@@ -178,7 +178,7 @@ CRDS: tuple[Fetched, ...] = (
             "v1.6.0",
             "config/crd/bases/inference.networking.k8s.io_inferencepools.yaml",
         ),
-        (*_SCHEMA, "tests/test_versions.py"),
+        (*_SCHEMA, "tests/components/catalog/test_versions.py"),
     ),
     _upstream(
         "crds/gateway-api-v1.3.0-gatewayclasses-crd.yaml",
@@ -202,13 +202,13 @@ CRDS: tuple[Fetched, ...] = (
         "crds/gke-computeclass-v1.schema.json",
         "8f8aa0f0b68ce40059deab247089440eafc6e475f1edc1b1dfec30e27cd2c632",
         (CATALOG, "", CATALOG_COMMIT, "cloud.google.com/computeclass_v1.json"),
-        ("tools/e2e/crds.py", "tests/test_e2e_nodes.py"),
+        ("tools/e2e/crds.py", "tests/e2e/test_e2e_nodes.py"),
     ),
     _upstream(
         "crds/gke-networking-gcpbackendpolicy-v1.schema.json",
         "4bb2e81acc26055b2a55472940a30c09f32dbf065a6174fa7e71ff9bd20f4ba0",
         (CATALOG, "", CATALOG_COMMIT, "networking.gke.io/gcpbackendpolicy_v1.json"),
-        ("tools/e2e/crds.py", "tests/test_gateway.py"),
+        ("tools/e2e/crds.py", "tests/components/traffic/test_gateway.py"),
     ),
     _upstream(
         "crds/gke-networking-healthcheckpolicy-v1.schema.json",
@@ -224,7 +224,7 @@ UPSTREAM: tuple[Fetched, ...] = (
         "upstream/lws-v0.10.0-vllm-tpu-example.yaml",
         "5a5e9994675bd9a0699e70b0ba75cbdad8566bb53865045255da8f766a85a057",
         (LWS, "sigs.k8s.io/lws", "v0.10.0", "docs/examples/vllm/TPU/lws.yaml"),
-        ("tests/test_vllm.py",),
+        ("tests/components/backends/test_vllm.py",),
     ),
     _upstream(
         "upstream/lws-v0.10.0-leaderworkerset_webhook.go",
@@ -279,20 +279,20 @@ SEEDS: tuple[Unpublished, ...] = (
         "36e15999639373105b0ed2dfd79b211e36e2df8470bdee552ad66a0bc1c14d5a",
         _GUIDES + "seed 001 (JetStream batch inference with Pathways on a v6e-16 slice: "
         "https://cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/multihost-inference)",
-        ("tests/test_pathways.py",),
+        ("tests/components/catalog/test_pathways.py",),
     ),
     Unpublished(
         "seed-manifests/jetstream-pathways-disagg-llama2-70b-2xv6e8.yaml",
         "25de79f860928d1b1b669b9830d4ad0a19bf8ba4c3634ae12ab0d70906529214",
         _GUIDES + "seed 001 (disaggregated JetStream inference with Pathways on two v6e-8 slices)",
-        ("tests/test_pathways.py",),
+        ("tests/components/catalog/test_pathways.py",),
     ),
     Unpublished(
         "seed-manifests/saxml-lmcloudspmd175b-2xv5e-4x8.yaml",
         "ba7c958e4b185896d11d1b62a334ca818181883a2330112d35df9041687d07f7",
         _GUIDES + "seed 002 (Saxml with multi-host TPU v5e: "
         "https://cloud.google.com/kubernetes-engine/docs/tutorials/tpu-multihost-saxml)",
-        ("tests/test_saxml.py", "tests/test_edges.py"),
+        ("tests/components/backends/test_saxml.py", "tests/test_edges.py"),
     ),
     Unpublished(
         "seed-manifests/pathwaysjob-and-components.yaml",

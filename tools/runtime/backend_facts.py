@@ -3,7 +3,7 @@ them, the Service its clients call and how its containers use buckets.
 
 They live beside the backend, in ``components/backends/<engine>/runtime_facts.json``, so a backend is one
 folder; but they are data the runtime model reads as files, each entry with its upstream source. The
-library's code never reads them (``tests/test_runtime_facts_agree.py`` checks that, and compares them with
+library's code never reads them (``tests/tools/runtime/test_runtime_facts_agree.py`` checks that, and compares them with
 the library's own facts), so the model stays independent evidence.
 """
 

@@ -1,7 +1,7 @@
 """What the DisaggregatedSet controller of LeaderWorkerSet v0.10.0 and the llm-d router v0.10.0 do, as the runtime
 model knows them: the model's own table, each fact with its upstream file and line (read at
 ``kubernetes-sigs/lws@v0.10.0`` = 2161f38 and ``llm-d/llm-d-router@v0.10.0`` = 71f4f09). The library keeps its own
-copy of some of these; ``tests/test_runtime_disagg.py`` compares the two without the model importing the library.
+copy of some of these; ``tests/tools/runtime/test_runtime_disagg.py`` compares the two without the model importing the library.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The model's own table, each fact with its upstream source (the backends' own facts come from their
 ``runtime_facts.json``, see :mod:`.backend_facts`); the library holds its own copy of some of these,
-and ``tests/test_runtime_facts_agree.py`` compares the two, so that neither can drift alone.
+and ``tests/tools/runtime/test_runtime_facts_agree.py`` compares the two, so that neither can drift alone.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Machine shapes and what GKE leaves of a node for pods, as the runtime model knows them.
 
-The model's own table (the library keeps another, for its fit checks; ``tests/test_runtime_facts_agree.py``
+The model's own table (the library keeps another, for its fit checks; ``tests/tools/runtime/test_runtime_facts_agree.py``
 compares them entry by entry). Sources:
 
 - TPU VMs: vCPUs, memory and chips per machine type, from the Cloud TPU pages of each generation

@@ -407,7 +407,7 @@ def duplicate_findings(view: PlanView) -> list[Finding]:
     manager), and retained on delete none deletes it, as ``TenancyArgs(shared_cluster=True)`` declares the
     PriorityClasses; a plain declaration beside any other is created with a client-side create, which the API server
     refuses with AlreadyExists once the object exists, and destroying it deletes the object the others' pods name
-    (library review 3, M5; tests/test_e2e_shared_tenancy.py shows both on a real API server)."""
+    (library review 3, M5; tests/e2e/test_e2e_shared_tenancy.py shows both on a real API server)."""
     seen: dict[tuple[str, str, str, str], list[Mapping[str, Any]]] = {}
     for r in view.resources:
         inputs = r.get("inputs") or {}

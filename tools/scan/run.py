@@ -36,7 +36,7 @@ FRAMEWORKS = ("kubernetes", "terraform_plan")
 
 CHECKOV = "3.3.30"
 """The Checkov release the scan and its baseline are pinned to: requirements-scan.txt and constraints-scan.txt pin
-the same (tests/test_scan.py), and the message for a program of its own names it."""
+the same (tests/tools/scan/test_scan.py), and the message for a program of its own names it."""
 
 
 @dataclass(frozen=True)

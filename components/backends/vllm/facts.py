@@ -351,7 +351,7 @@ the tpu-inference examples use the mutable ``latest``/``nightly`` tags."""
 
 MULTI_HOST_CAUTION = "multi-host vLLM on TPU is unsupported on GKE and untested upstream"
 """The head of the caution every vLLM stack whose groups span several VMs previews with (:func:`caution`),
-and which the README's stack table quotes for each such stack (tests/test_vllm_caution.py holds the two together)."""
+and which the README's stack table quotes for each such stack (tests/components/backends/test_vllm_caution.py holds the two together)."""
 
 MULTI_HOST_SOURCES = (
     "GKE's vLLM TPU tutorial says multi-host configurations are not supported when using vLLM with TPUs on GKE "

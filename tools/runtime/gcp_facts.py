@@ -283,6 +283,12 @@ PROXY_ONLY_SUBNETS = (
     "pulumi_gcp/compute/subnetwork.py:122-127 (role: 'only used when purpose is REGIONAL_MANAGED_PROXY', "
     "ACTIVE or BACKUP)"
 )
+SUBNET_RANGES_UNIQUE = (
+    "Compute Engine API v1, Subnetwork.ipCidrRange and SubnetworkSecondaryRange.ipCidrRange ('Ranges must be unique "
+    "and non-overlapping with all primary and secondary IP ranges within a network'; "
+    "https://cloud.google.com/compute/docs/reference/rest/v1/subnetworks); a VPC network is global, so the ranges of "
+    "its subnets in every region count (https://cloud.google.com/vpc/docs/subnets)"
+)
 ALERT_POLICY_API = (
     f"{_PG} pulumi_gcp/monitoring/alert_policy.py (combiner: AND, OR, AND_WITH_MATCHING_RESOURCE; severity: "
     "CRITICAL, ERROR, WARNING); https://cloud.google.com/monitoring/api/ref_v3/rest/v3/projects.alertPolicies "

@@ -1,18 +1,20 @@
 """``scope``: resources the cloud allows once per scope, over a set of stacks that share projects.
 
 Each stack previews alone, so a clash between two stacks (two active proxy-only subnets in one region
-and network, two service accounts with one ID in one project) shows only when the stacks are looked at
-together: ``make check`` evaluates every stack it checks as one set.
+and network, two service accounts with one ID in one project, two subnets of one network whose ranges overlap in
+any region) shows only when the stacks are looked at together: ``make check`` evaluates every stack it checks as one
+set.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tpu_serving_tools.gcp_types import NODE_POOL
+from tpu_serving_tools.gcp_types import NODE_POOL, SUBNETWORK
 from tpu_serving_tools.runtime import gcp_facts as facts
 from tpu_serving_tools.runtime.node_pool import pool_size
 from tpu_serving_tools.runtime.planview import UNKNOWN, PlanView
@@ -264,6 +266,43 @@ def route_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
     return found
 
 
+def _ranges(inputs: Mapping[str, Any]) -> list[str]:
+    """A subnet's primary range and its secondary ranges, as the plan gives them."""
+    secondary = [str(r.get("ipCidrRange", "")) for r in inputs.get("secondaryIpRanges") or ()]
+    return [r for r in (str(inputs.get("ipCidrRange", "")), *secondary) if r and r != UNKNOWN]
+
+
+def range_findings(plans: Sequence[tuple[str, PlanView]]) -> list[Finding]:
+    """One finding per range of a subnet the stacks create: no other subnet of its network, in any region, holds an
+    address of it (two stacks in one project on network ``default``, in two regions, each made its proxy-only subnet
+    on 192.168.2.0/23: whichever went up second failed)."""
+    held: dict[Key, list[tuple[str, ipaddress.IPv4Network | ipaddress.IPv6Network]]] = {}
+    for label, view in plans:
+        for r in view.of_type(SUBNETWORK):
+            inputs = r["inputs"]
+            network = str(inputs.get("network", "")).rsplit("/", 1)[-1]
+            project = str(inputs.get("project", ""))
+            if UNKNOWN in (project, network) or "" in (project, network):
+                continue
+            for cidr in _ranges(inputs):
+                held.setdefault((project, network), []).append((f"{label}/{r['name']}", ipaddress.ip_network(cidr)))
+    found = []
+    for (project, network), ranges in sorted(held.items()):
+        for who, net in ranges:
+            clash = [
+                f"{other} {o}" for other, o in ranges if other != who and o.version == net.version and o.overlaps(net)
+            ]
+            subject = f"scope subnet range per network: {project}/{network} {net} ({who})"
+            found.append(
+                Finding(
+                    subject,
+                    not clash,
+                    f"overlaps {', '.join(clash)} ({facts.SUBNET_RANGES_UNIQUE})" if clash else "unique",
+                )
+            )
+    return found
+
+
 def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
     """One finding per scoped resource the stacks create: unique in its scope, or which stacks clash; and each
     named existing Cloud NAT against the NATs the stacks make."""
@@ -282,4 +321,6 @@ def check(plans: Sequence[tuple[str, PlanView]]) -> CategoryResult:
                 if len(who) == 1
                 else Finding(subject, False, f"{_created_by(who)}: {', '.join(who)} ({rule.source}){rule.remedy}")
             )
-    return CategoryResult("scope", found + route_findings(plans) + reservation_findings(plans)[0])
+    return CategoryResult(
+        "scope", found + range_findings(plans) + route_findings(plans) + reservation_findings(plans)[0]
+    )

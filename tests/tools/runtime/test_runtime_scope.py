@@ -108,3 +108,33 @@ def test_route_findings_two_routes_matching_every_request_on_one_gateway_fail():
     (tie,) = [f for f in scope.route_findings(_model_views(strip_headers=True)) if not f.ok]
     assert "taken by 2 routes: vllm-llama33-70b-platform/" in tie.reason and "oldest Route" in tie.reason
     assert "clusters/tpu-platform tpu-serving-gateway/internal" in tie.subject
+
+
+def _proxy_only_in(stack: str, cidr: str | None = None) -> tuple[str, PlanView]:
+    plan = copy.deepcopy(plan_of(stack).as_json())
+    (subnet,) = [r for r in plan["resources"] if r["type"] == "gcp:compute/subnetwork:Subnetwork"]
+    if cidr is not None:
+        subnet["inputs"]["ipCidrRange"] = cidr
+    return stack, PlanView(plan)
+
+
+def test_range_findings_two_stacks_in_two_regions_of_one_network_on_one_range_fail():
+    """GKE review of issue 39, Blocker: llama31-405b-v6e16 (us-east5) and vllm-llama31-405b-tpu7x16 (us-central1) each
+    made a proxy-only subnet on 192.168.2.0/23 of network default; the second create fails, whatever the region."""
+    east = _proxy_only_in("llama31-405b-v6e16")
+    central = _proxy_only_in("vllm-llama31-405b-tpu7x16", "192.168.3.0/24")  # inside the other's /23
+    found = scope.range_findings([east, central])
+    assert len(found) == 2 and not any(f.ok for f in found), found
+    assert "overlaps vllm-llama31-405b-tpu7x16/vllm405btpu7x-gateway-proxy-only 192.168.3.0/24" in found[0].reason
+    assert "must be unique and non-overlapping" in found[0].reason
+
+
+def test_range_findings_the_shipped_ranges_of_one_network_are_apart():
+    plans = [_proxy_only_in(s) for s in ("llama31-405b-v6e16", "vllm-llama31-405b-tpu7x16", "vllm-llama33-70b-v5e16")]
+    found = scope.range_findings(plans)
+    assert len(found) == 3 and all(f.ok for f in found), found
+    assert {f.subject.split(" (")[0] for f in found} == {
+        "scope subnet range per network: tpu-serving-demo/default 192.168.2.0/23",
+        "scope subnet range per network: tpu-serving-demo/default 192.168.6.0/23",
+        "scope subnet range per network: tpu-serving-demo/default 192.168.0.0/23",
+    }

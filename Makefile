@@ -168,7 +168,7 @@ test-slow: $(VENV)/.installed $(POLICY_VENV)/.installed $(SCAN_VENV)/.installed 
 # loopback, from the binaries the e2e toolchain built (their JSON: $$TPU_SERVING_E2E_TOOLCHAIN, default
 # build/e2e/toolchain.json, which make e2e-tools writes, and make e2e runs first: seconds once cached); the tests skip,
 # saying so, without it. Root: controllers run under unshare.
-# The stacks make e2e deploys: empty, every stack but those tools/e2e/run.py's NOT_RUNNABLE names with the reason
+# The stacks make e2e deploys: empty, every stack but those tools/e2e/coverage.py's NOT_RUNNABLE names with the reason
 # (the Go module proxy serves neither LWS v0.10.0, whose API the disaggregated vLLM stack needs, nor the PathwaysJob
 # controller); the run prints them. E2E_STACKS=<stack> runs any.
 # E2E_JOBS: the stacks run that many at a time, each in a process with a control plane of its own

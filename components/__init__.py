@@ -44,6 +44,7 @@ from .common.spread import ZoneSpread
 from .common.validation import ArgumentsError
 from .deployment import TpuServingDeployment, TpuServingDeploymentArgs
 from .operations.autoscaling import AutoscalingSettings, ServingAutoscaler, ServingAutoscalerArgs
+from .operations.maintenance import host_maintenance
 from .operations.maintenance.host_maintenance_job import HostMaintenanceGate, HostMaintenanceGateArgs
 from .operations.observability import (
     Observability,
@@ -53,6 +54,7 @@ from .operations.observability import (
     ServingSignals,
 )
 from .operations.observability_settings import ObservabilitySettings
+from .platform import controllers
 from .platform.buckets import (
     Buckets,
     BucketsArgs,
@@ -195,6 +197,11 @@ __all__ = [
     "TpuServingDeploymentArgs",
     "WorkloadIdentity",
     "WorkloadIdentityArgs",
+    # modules a program reads (docs/library-api.md): the catalog, the controllers' pinned releases
+    # (controllers.LWS, controllers.JOBSET) and host maintenance's settings; each was imported from the package
+    # before the library's modules went into folders, and still is
     "catalog",
+    "controllers",
+    "host_maintenance",
     "node_selector",
 ]

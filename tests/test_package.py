@@ -284,7 +284,7 @@ def test_package_build_leaves_the_previews_folder_alone(tmp_path):
     assert install.returncode == 0, install.stderr
     assert (tmp_path / "site" / "tpu_serving" / "py.typed").is_file()
     assert not (copy / "build").exists()
-    assert (copy / ".setuptools-build" / "lib" / "tpu_serving" / "catalog.py").is_file()
+    assert (copy / ".setuptools-build" / "lib" / "tpu_serving" / "catalog" / "__init__.py").is_file()
 
 
 def test_package_exports_the_size_and_error_types_a_program_names():

@@ -65,8 +65,8 @@ def test_run_stacks_stops_its_children_when_interrupted(tmp_path: Path):
         "import signal, sys, time, pathlib\n"
         "def stop(*_):\n    pathlib.Path(sys.argv[1]).write_text('stopped'); sys.exit(0)\n"
         "signal.signal(signal.SIGTERM, stop)\n"
+        "print('running', flush=True)\n"  # before the mark the parent waits for: its log holds it when interrupted
         "pathlib.Path(sys.argv[1] + '.up').write_text('up')\n"
-        "print('running', flush=True)\n"
         "time.sleep(30)\n"
     )
     marks = {s: tmp_path / s for s in ("a", "b")}

@@ -27,6 +27,40 @@ def test_offline_run_program_walks_no_stack_for_source_positions_and_puts_the_sd
     assert sdk_resource._get_stack_trace is counted
 
 
+def test_offline_run_program_calls_the_monitor_on_the_loops_thread_and_puts_the_loops_executor_back(monkeypatch):
+    import asyncio
+    import concurrent.futures
+    import threading
+
+    from tpu_serving_tools.preview import offline
+
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    before = vars(loop).get("_default_executor")
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+    loop.set_default_executor(pool)  # a pool of the loop's own, as a `pulumi up` in this process leaves it
+    threads: list[threading.Thread] = []
+
+    class Counted(offline.RecordingMonitor):
+        def RegisterResource(self, request):  # noqa: N802 (the SDK's name)
+            threads.append(threading.current_thread())
+            return super().RegisterResource(request)
+
+    monkeypatch.setattr(offline, "RecordingMonitor", Counted)
+
+    def program() -> None:
+        pulumi.ComponentResource("test:index:Thing", "thing")
+        pulumi.ComponentResource("test:index:Thing", "other")
+
+    try:
+        plan = run_program(program, {}, project="p", stack="s")
+        assert vars(loop)["_default_executor"] is pool
+    finally:
+        vars(loop)["_default_executor"] = before
+        pool.shutdown()
+    assert [r.name for r in plan.resources] == ["other", "thing"]
+    assert len(threads) == 3 and set(threads) == {threading.current_thread()}  # the stack, then each component
+
+
 def test_offline_run_program_refuses_a_urn_registered_twice():
     """Library review 4, M7: two components of one name went through the offline preview (the mocks allow it) and
     the check then blamed "2 stacks"; the engine refuses the second registration."""

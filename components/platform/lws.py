@@ -137,7 +137,7 @@ DISAGGREGATED_SURGE = 1
 """Groups a DisaggregatedSet rollout adds to each role at once, all roles together: with no rollingUpdateConfiguration
 the planner's ceiling is the role's size plus one (kubernetes-sigs/lws v0.10.0 pkg/controllers/disaggregatedset/
 planner.go l.52-59 ``DefaultRollingUpdateConfig``, l.84-110 and ``canScaleUp`` l.195-200, as read for
-tools/runtime/ds_facts.py ``DEFAULT_MAX_SURGE``; the later planner, commit 08fbf8c, keeps it:
+``DEFAULT_MAX_SURGE`` of tools/runtime/data/disaggregated.json; the later planner, commit 08fbf8c, keeps it:
 ``planningCeiling = roleSize + 1`` when maxSurge and maxUnavailable are 0). The new revision's groups of every role
 come up before any old one goes."""
 

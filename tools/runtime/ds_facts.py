@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tpu_serving_tools.runtime import sourced
+from tpu_serving_tools.runtime import sourced as _sourced
 
-_T = sourced.table("disaggregated")
+_T = _sourced.table("disaggregated")
 
 # --------------------------------------------------------------------------- DisaggregatedSet (LWS v0.10.0)
 

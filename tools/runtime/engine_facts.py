@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from tpu_serving_tools.runtime import backend_facts as bf
-from tpu_serving_tools.runtime import sourced
+from tpu_serving_tools.runtime import sourced as _sourced
 
 _SAXML, _JETSTREAM, _PATHWAYS_JOB = (bf.BACKENDS[n] for n in ("saxml", "jetstream-pathways", "pathways-job"))
 SAX_ADMIN, SAX_MODEL, SAX_HTTP = (_SAXML.roles[r] for r in ("admin", "model", "http"))
@@ -19,7 +19,7 @@ SAX_ADMIN_PORT, SAX_MODEL_PORT = _SAXML.ports["admin"], _SAXML.ports["model"]
 PATHWAYS_WORKER_PORT = _JETSTREAM.ports["pathways_worker"]
 PATHWAYS_PROXY_PORT = _PATHWAYS_JOB.ports["proxy"]
 
-_T = sourced.table("engines")
+_T = _sourced.table("engines")
 
 GMP_COLLECTOR_NAMESPACE = _T.text("GMP_COLLECTOR_NAMESPACE")
 GMP_COLLECTOR_LABELS: Mapping[str, str] = _T.get("GMP_COLLECTOR_LABELS", dict[str, str])

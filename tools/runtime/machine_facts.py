@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tpu_serving_tools.runtime import sourced
+from tpu_serving_tools.runtime import sourced as _sourced
 
 GIB = 2**30
 
@@ -22,7 +22,7 @@ class TpuMachine:
     single_host_topology: str
 
 
-_T = sourced.table("machines")
+_T = _sourced.table("machines")
 
 TPU_MACHINES: dict[str, TpuMachine] = _T.get("TPU_MACHINES", dict[str, TpuMachine])
 GENERAL_FAMILIES: dict[str, tuple[float, tuple[int, ...]]] = _T.get(

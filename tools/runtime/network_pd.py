@@ -2,7 +2,7 @@
 
 For an InferencePool whose pods run a TPU KV connector (:mod:`.network_kv`), the picker runs the decode profile,
 then the prefill one, and sends the request to a decode pod with the prefill pod's ``address:port`` in a header; the
-decode pod's sidecar sends the prefill leg there, then decode to its local vLLM (facts and sources: :mod:`.ds_facts`).
+decode pod's sidecar sends the prefill leg there, then decode to its local vLLM (facts: :mod:`.ds_facts`; sources: ``data/disaggregated.json``).
 So: the roles' pods must be told apart by the label the picker's filters read; the decode pods' sidecar listens on the
 pool's target port and forwards to the port its vLLM listens on; and each decode pod reaches each prefill pod on the
 pool's target port. The picker's own flows (proxies -> picker, picker -> the pool's pods) are

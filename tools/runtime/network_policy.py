@@ -7,10 +7,10 @@ Each flow is evaluated with Kubernetes NetworkPolicy semantics as GKE Dataplane 
 - destinations on the host network are not subject to NetworkPolicy;
 - sources on the host network are node addresses: no ``podSelector``/``namespaceSelector``
   selects them and, on Dataplane V2, no ``ipBlock`` either
-  (:data:`~tools.runtime.gcp_facts.DPV2_IPBLOCK_MATCHES_NODES`); only a rule with no ``from``
+  (``DPV2_IPBLOCK_MATCHES_NODES`` in ``data/gcp.json``, with its source); only a rule with no ``from``
   admits them;
 - kubelet probes come from the pod's own node and are allowed
-  (:data:`~tools.runtime.gcp_facts.DPV2_LOCAL_HOST_ALLOWED`);
+  (``DPV2_LOCAL_HOST_ALLOWED`` in ``data/gcp.json``);
 - the VPC firewall admits node and pod sources inside the cluster (GKE's ``-vms``/``-all`` rules).
 """
 

@@ -1,5 +1,5 @@
 """An InferencePool's endpoint picker as the runtime model knows it: which container is the pool's picker, the
-ports it listens on, and the port GKE health-checks it on (the facts are :mod:`.engine_facts`', with their sources).
+ports it listens on, and the port GKE health-checks it on (the facts are :mod:`.engine_facts`'; their sources are in ``data/engines.json``).
 
 The plan says which Service the pool calls its picker through (``spec.endpointPickerRef``) and on which port; the
 picker's own flags say which pool it serves and where it listens. :mod:`.ports` compares the two, and

@@ -4,7 +4,7 @@ Expands LeaderWorkerSets, DisaggregatedSets (through the LeaderWorkerSets their 
 :mod:`.pods_ds`), JobSets, PathwaysJobs (through the JobSet their controller creates), Deployments, Jobs and bare Pods into :class:`Pod` values, applying what the API server and the
 controllers add on the way: LWS environment variables, Kubernetes request defaulting
 (limits -> requests, LimitRange defaults), PathwaysJob head and worker containers. The facts used
-are in :mod:`tools.runtime.facts` with their sources.
+are named in :mod:`.facts`; their values and sources are in ``data/kubernetes.json``.
 
 The expansions live per controller (:mod:`.pods_lws`, :mod:`.pods_jobset`, :mod:`.pods_pathwaysjob`), the
 pod model and template handling in :mod:`.pods_model`, quantities in :mod:`.quantities`; this module expands

@@ -2,8 +2,8 @@
 
 One child LeaderWorkerSet per (slice, role), named ``<ds>-<slice>-<revision>-<role>``, its spec the role's with
 ``replicas`` set (a Static role's ``spec.replicas``, an External role's DisaggregatedSetRoleScaler: an HPA's minimum,
-else the controller's seed of 1), the controller's labels merged over the pod templates' (facts and sources:
-:mod:`.ds_facts`). Each child is then expanded as any LeaderWorkerSet (:mod:`.pods_lws`). The real revision is a hash
+else the controller's seed of 1), the controller's labels merged over the pod templates' (facts:
+:mod:`.ds_facts`; their sources: ``data/disaggregated.json``). Each child is then expanded as any LeaderWorkerSet (:mod:`.pods_lws`). The real revision is a hash
 of Go's JSON of the defaulted templates; the model writes ``<rev8>`` in its place.
 """
 

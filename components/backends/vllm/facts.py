@@ -220,7 +220,7 @@ GCSFUSE_SIDECAR_REQUESTS: tuple[str, str] = ("250m", "256Mi")
 lift its limits only). Source: GKE "Configure resources for the sidecar container"
 (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/cloud-storage-fuse-csi-driver-sidecar) and
 GoogleCloudPlatform/gcs-fuse-csi-driver v1.24.4 cmd/webhook/main.go l.64-67 (the default requests); the runtime
-model's copy is tools/runtime/facts.py ``GCS_FUSE_SIDECAR_REQUESTS``."""
+model's copy is ``GCS_FUSE_SIDECAR_REQUESTS`` in tools/runtime/data/kubernetes.json."""
 GCSFUSE_PREFETCH_REQUESTS: tuple[str, str] = ("10m", "10Mi")
 """Requests of the metadata prefetch sidecar, injected beside it for a volume with
 ``gcsfuseMetadataPrefetchOnMount: "true"`` (gcs-fuse-csi-driver v1.24.4 pkg/webhook/sidecar_spec.go l.31, l.45, l.259;

@@ -45,7 +45,7 @@ help:
 	@echo "make e2e [E2E_STACKS=<s>] [E2E_JOBS=<n>]  the e2e tests (marker e2e), then pulumi up, verify, second preview and destroy of each stack against a real control plane (root)"
 	@echo "make lint                   ruff (lint and format check) over the tree, mypy strict over components, tools and policy, and no function above radon grade C"
 	@echo "make policy                 the policy rules over every stack's plan (fails on mandatory violations)"
-	@echo "make check                  the runtime model over every stack: scheduling, network, identity, prerequisites"
+	@echo "make check [STACK='<s> ...']  the runtime model over every stack (or the stacks named): scheduling, network, identity, prerequisites"
 	@echo "make runbook STACK=<stack> [WORKLOAD=<ns>/<name>]  the runbooks' commands (node upgrades, host maintenance, a lost VM, a zone outage) in the stack's own names"
 	@echo "make scan                   Checkov over every stack (manifests, pod templates, GCP resources) against the reviewed baseline"
 	@echo "make diff BASE=<ref> [STACK=<stack>]  Markdown preview diff against a git ref, with recreate warnings"
@@ -124,7 +124,7 @@ policy: $(VENV)/.runtime
 	$(TOOL) policy
 
 check: $(VENV)/.runtime
-	$(TOOL) check
+	$(TOOL) check$(foreach s,$(STACK), --stack $(s))
 
 runbook: $(VENV)/.runtime
 	$(TOOL) runbook --stack $(STACK)$(if $(WORKLOAD), --workload $(WORKLOAD))

@@ -1,6 +1,6 @@
 """The stack tests guard the product, not the shipped examples: a new single-host stack, added to a scratch copy
-of the project as docs/add-your-own-model.md says, passes every stack test of the suite (issue "A platform
-team adopts it", item 2)."""
+of the project as docs/add-your-own-model.md says (its example stack file, read from the page), passes every stack test
+of the suite and ``make check`` beside the shipped stacks (issue "A platform team adopts it", item 2)."""
 
 from __future__ import annotations
 
@@ -16,50 +16,17 @@ import pytest
 from tests.conftest import ROOT
 
 NEW = "vllm-llama31-8b-v6e8-1host"
-STACK_FILE = """\
-# Llama 3.1 8B Instruct on one TPU v6e VM with 8 chips (ct6e-standard-8t, topology 2x4): a single-host group.
-config:
-  gcp:project: tpu-serving-demo
-  gcp:region: us-east5
-  zone: us-east5-b
-  production: false
-  cluster:
-    name: llama8b
-    # One group, no spare slice: hold minor and node upgrades back until the end of support (you upgrade).
-    maintenance:
-      exclusions:
-        - name: hold-node-upgrades
-          startTime: "2026-01-03T00:00:00Z"
-          scope: NO_MINOR_OR_NODE_UPGRADES
-    cloudNat: existing
-    existingNatRouter: llama405b-nat-router
-    existingNat: llama405b-nat
-    securityGroup: gke-security-groups@example.com
-  tpuSlices:
-    - name: v6e8
-      machineType: ct6e-standard-8t
-      topology: 2x4
-      diskSizeGb: 100
-  buckets:
-    - purpose: checkpoints
-      workloadAccess: read
-    - purpose: scratch
-  workloadIdentity:
-    namespace: llama8b
-    kubernetesServiceAccount: vllm
-  tenancy:
-    operators:
-      groups: [inference-oncall@example.com]
-  serving:
-    backend: vllm
-    slices: [v6e8]
-    model: llama-3.1-8b-instruct
-    servedModelName: meta-llama/Llama-3.1-8B-Instruct
-    singleGroup: accepted
-  observability:
-    notReadyMinutes: 90
-    unpaged: true
-"""
+DOC = ROOT / "docs" / "add-your-own-model.md"
+
+
+def doc_stack_file() -> str:
+    """The example stack file of docs/add-your-own-model.md, step 3, as a reader copies it."""
+    text = DOC.read_text()
+    found = re.search(rf"`stacks/Pulumi\.{re.escape(NEW)}\.yaml`:\n\n```yaml\n(.*?)```", text, re.S)
+    assert found, f"{DOC}: no yaml block after `stacks/Pulumi.{NEW}.yaml`:"
+    return found.group(1)
+
+
 STACK_TESTS = [
     "tests/tools/runtime/test_runtime_stacks.py",
     "tests/tools/runtime/test_runtime_admission.py",
@@ -82,7 +49,7 @@ def test_new_stack_a_single_host_stack_passes_every_stack_test(tmp_path: Path):
     for name in ("Pulumi.yaml", "__main__.py"):
         shutil.copy(ROOT / name, project / name)
     shutil.copytree(ROOT / "stacks", project / "stacks")
-    (project / "stacks" / f"Pulumi.{NEW}.yaml").write_text(STACK_FILE)
+    (project / "stacks" / f"Pulumi.{NEW}.yaml").write_text(doc_stack_file())
     env = {**os.environ, "TPU_SERVING_STACKS_ROOT": str(project)}
     done = subprocess.run(
         [
@@ -110,3 +77,17 @@ def test_new_stack_a_single_host_stack_passes_every_stack_test(tmp_path: Path):
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     passed = int(re.search(r"(\d+) passed", summary).group(1))  # type: ignore[union-attr]
     assert passed >= 21, summary  # the 21 stack tests of the modules above all ran over the new stack
+    # make check runs the stacks together (docs/add-your-own-model.md, step 2): the example beside every shipped stack
+    # (new-user review of issue 39, Major: the example took the shipped llama8b platform's cluster name, and with it
+    # its service account IDs and bucket names)
+    checked = subprocess.run(
+        [sys.executable, "-m", "tpu_serving_tools.check", "--root", str(project)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    across = [line for line in checked.stdout.splitlines() if line.startswith("across the ")]
+    shipped = len(list((ROOT / "stacks").glob("Pulumi.*.yaml")))
+    assert checked.returncode == 0, checked.stdout[-4000:] + checked.stderr[-2000:]
+    assert across and across[0].startswith(f"across the {shipped + 1} stack(s): "), across

@@ -225,6 +225,13 @@ def run(
     return outcomes
 
 
+NEXT_STEPS = (
+    "what to do: on a machine that cannot reach GitHub, copy crds/ and upstream/ of a reference folder from one that "
+    "can and point TPU_SERVING_REFERENCE (or make's REFERENCE_DIR) at the copy; without the project's seed manifests, "
+    f"pass {WITHOUT_SEEDS_ENV}=1 (README.md, 'Fresh machine: two commands'; docs/development.md, 'Reference schemas')"
+)
+
+
 def report(directory: Path, outcomes: Sequence[Outcome]) -> tuple[str, str]:
     """(what went well, the problems), each a text ready to print; the problems text is empty when there are none."""
     good = [f"  {o.name}: {o.text}" for o in outcomes if not o.problem]
@@ -235,6 +242,8 @@ def report(directory: Path, outcomes: Sequence[Outcome]) -> tuple[str, str]:
     if waived:
         summary += f", {waived} seed manifest(s) gone without ({WITHOUT_SEEDS_ENV}=1)"
     problems = f"error: reference folder {directory}: {len(bad)} problem(s)\n" + "\n".join(bad) if bad else ""
+    if bad:  # new-user review of issue 39, m3: the way on was only in README.md and the tests' failures
+        problems += "\n" + NEXT_STEPS
     return "\n".join([summary, *good]), problems
 
 

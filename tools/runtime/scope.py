@@ -67,6 +67,11 @@ def _nat_of_every_range(inputs: Mapping[str, Any], view: PlanView) -> Key | None
 ROUTER = "gcp:compute/router:Router"
 
 
+_NAMED_AFTER_CLUSTER = (
+    "; a stack names its cluster, service accounts, buckets, log-based metrics and subnets after its cluster.name: "
+    "give each stack of a project its own (docs/add-your-own-model.md, step 2)"
+)
+
 SCOPED: tuple[OnePerScope, ...] = (
     OnePerScope(
         "active proxy-only subnet per (project, region, network, purpose)",
@@ -94,30 +99,35 @@ SCOPED: tuple[OnePerScope, ...] = (
         "gcp:compute/subnetwork:Subnetwork",
         _fields("project", "region", "name"),
         facts.COMPUTE_NAMES,
+        _NAMED_AFTER_CLUSTER,
     ),
     OnePerScope(
         "GKE cluster name per (project, location)",
         "gcp:container/cluster:Cluster",
         _fields("project", "location", "name"),
         facts.GKE_NAMES,
+        _NAMED_AFTER_CLUSTER,
     ),
     OnePerScope(
         "service account ID per project",
         "gcp:serviceaccount/account:Account",
         _fields("project", "accountId"),
         facts.IAM_ACCOUNT_ID,
+        _NAMED_AFTER_CLUSTER,
     ),
     OnePerScope(
         "log-based metric name per project",
         "gcp:logging/metric:Metric",
         _fields("project", "name"),
         facts.LOG_METRIC_NAMES,
+        _NAMED_AFTER_CLUSTER,
     ),
     OnePerScope(
         "bucket name (global)",
         "gcp:storage/bucket:Bucket",
         _fields("name"),
         facts.GCS_BUCKET_NAMES,
+        _NAMED_AFTER_CLUSTER,
     ),
 )
 """What the cloud holds once per scope, with the source that says so."""

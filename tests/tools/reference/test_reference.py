@@ -120,6 +120,7 @@ def test_reference_check_names_every_missing_file_and_fetches_nothing(tmp_path, 
     err = capsys.readouterr().err
     assert f"{len(SOURCES)} problem(s)" in err
     assert all(f"- {s.name}: missing" in err for s in SOURCES)
+    assert err.rstrip().endswith(tool.NEXT_STEPS) and "TPU_SERVING_REFERENCE" in tool.NEXT_STEPS
     for seed in SEEDS:
         (line,) = [line for line in err.splitlines() if f"- {seed.name}:" in line]
         assert "not published as a file" in line and f"read by {', '.join(seed.read_by)}" in line

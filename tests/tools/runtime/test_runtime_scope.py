@@ -138,3 +138,19 @@ def test_range_findings_the_shipped_ranges_of_one_network_are_apart():
         "scope subnet range per network: tpu-serving-demo/default 192.168.6.0/23",
         "scope subnet range per network: tpu-serving-demo/default 192.168.0.0/23",
     }
+
+
+def test_scope_names_made_from_cluster_name_say_to_give_each_stack_its_own():
+    """New-user review of issue 39, Major: a second stack on the shipped llama8b platform's cluster.name failed make
+    check on its service account IDs and bucket names, and the finding quoted only the name rules."""
+    failed = {f.subject.split(":")[0]: f.reason for f in scope.check(_views()).failures()}
+    named = [s for s, reason in failed.items() if "after its cluster.name" in reason]
+    assert {
+        "scope GKE cluster name per (project, location)",
+        "scope service account ID per project",
+        "scope bucket name (global)",
+        "scope log-based metric name per project",
+    } <= set(named), failed
+    assert (
+        "scope address name per (project, region)" in failed and "scope address name per (project, region)" not in named
+    )

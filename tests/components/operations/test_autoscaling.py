@@ -1,4 +1,4 @@
-"""The HPA reads a gauge: an autoscaling metric named like a counter's, a histogram's or a summary's series, or one
+"""tpu_serving.operations.autoscaling: the HPA reads a gauge: an autoscaling metric named like a counter's, a histogram's or a summary's series, or one
 the backend's metrics table knows as no gauge, is refused, in the stack file and the components alike (issue
 "A platform team adopts it", item 9)."""
 

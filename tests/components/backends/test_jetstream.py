@@ -1,4 +1,4 @@
-"""PathwaysServing: seed conformance, acceptance checks and LWS version switching."""
+"""tpu_serving.backends.jetstream (PathwaysServing, JetStream on Pathways): seed conformance, acceptance checks and LWS version switching."""
 
 from __future__ import annotations
 

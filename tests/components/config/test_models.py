@@ -1,4 +1,4 @@
-"""A stack file's booleans are true or false, its integers numbers (issue 22 review, item 3): pydantic's lax mode
+"""tpu_serving.config.models, the stack file's models: its booleans are true or false, its integers numbers (issue 22 review, item 3): pydantic's lax mode
 read `publicControlPlane: "yes"` as true, `imageStreaming: no` (text to the Pulumi CLI's YAML 1.2) as false and
 `count: true` as 1."""
 

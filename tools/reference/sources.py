@@ -292,7 +292,7 @@ SEEDS: tuple[Unpublished, ...] = (
         "ba7c958e4b185896d11d1b62a334ca818181883a2330112d35df9041687d07f7",
         _GUIDES + "seed 002 (Saxml with multi-host TPU v5e: "
         "https://cloud.google.com/kubernetes-engine/docs/tutorials/tpu-multihost-saxml)",
-        ("tests/components/backends/test_saxml.py", "tests/test_edges.py"),
+        ("tests/components/backends/test_saxml.py",),
     ),
     Unpublished(
         "seed-manifests/pathwaysjob-and-components.yaml",

@@ -9,8 +9,9 @@ import pytest
 import yaml
 
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import SERVING, load, plan_edited
 from tpu_serving import catalog
+from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
 
@@ -298,3 +299,14 @@ def test_pathways_lws_valid_for_each_release(stack, release, reference):
     policy = lws["spec"]["leaderWorkerTemplate"]["restartPolicy"]
     assert policy == ("RecreateGroupOnPodRestart" if release == "v0.4.0" else "RecreateGroupAfterStart")
     schema.validate_custom(lws, "v0.10.0")
+
+
+def test_edges_jetstream_parallelism_message_gives_the_product():
+    """jetstream.checks._parallelism_problems: the message names each ici degree against the slice's chips."""
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["maxtext"].update(
+        iciFsdpParallelism=2, iciAutoregressiveParallelism=1, iciTensorParallelism=4
+    )
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert any("ici parallelism 2 x 1 x 4 does not match the 16 chips" in p for p in err.value.problems)

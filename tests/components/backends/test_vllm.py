@@ -10,6 +10,7 @@ import shlex
 import pytest
 import yaml
 
+from tests.components.backends.test_vllm_args import _vllm_args
 from tests.conftest import HARDENED_DIFFERENCES, UPSTREAM, flatten, plan_of, seed_differences
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
@@ -453,3 +454,26 @@ def test_vllm_groups_pinned_to_the_existing_node_pools():
 
     assert pools("vllm-llama33-70b-existing") == [["tpu-v5e16-a", "tpu-v5e16-b", "tpu-v5e16-spare"]] * 2
     assert pools("vllm-llama33-70b-v5e16") == [None, None]
+
+
+def test_edges_unknown_vllm_model_is_named():
+    """vllm.settings.model_size: the message names the served model the library does not know."""
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:serving"]["servedModelName"] = "acme/Secret-13B"
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert any('servedModelName "acme/Secret-13B" is not a model the library knows' in p for p in err.value.problems)
+
+
+def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
+    """vllm.pods.environment (mutmut_29): HF_TOKEN reads the secret's key the settings name."""
+    from tpu_serving.backends.vllm.args import SecretKey, WeightsLoader
+    from tpu_serving.backends.vllm.pods import environment
+
+    args = _vllm_args(
+        loader=WeightsLoader.HUGGING_FACE,
+        hf_token_secret=SecretKey(name="hf", key="token"),
+    )
+    (token,) = [e for e in environment(args) if e.name == "HF_TOKEN"]
+    ref = token.value_from.secret_key_ref  # type: ignore[union-attr]
+    assert (ref.name, ref.key) == ("hf", "token")  # type: ignore[union-attr]

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from tests.components.backends.test_vllm_args import _vllm_args
 from tests.conftest import ROOT
 from tests.fixtures.configs import VLLM, load
 from tpu_serving.backends.vllm.args import VllmEngineSettings
@@ -172,3 +173,27 @@ def test_empty_remedy_says_nothing_of_a_list_given_items_nor_of_another_error() 
     assert empty_remedy({"type": "too_long", "input": []}, list[Fallback], True) == ""
     assert empty_remedy({"type": "too_short", "input": []}, list[str], False) == ""
     assert empty_remedy({"type": "too_short", "input": []}, list[str], True) == "; or leave it out, for none"
+
+
+def test_edges_long_values_are_cut_at_sixty_characters():
+    """validation._shown: a value's repr over 60 characters is cut to 57 and ``...``."""
+    from tpu_serving.common.validation import _shown
+
+    assert _shown("x" * 58) == repr("x" * 58)  # 60 characters with the quotes
+    assert _shown("x" * 59) == repr("x" * 59)[:57] + "..."
+
+
+def test_edges_declared_checks_hold_for_python_arguments():
+    """validation._dataclass (mutmut_16): a field's declared ``check`` runs on a component's arguments too
+    (here the vLLM engine's extra arguments, as the stack file's serving.engine.extraArgs)."""
+    import dataclasses
+
+    from tpu_serving.backends.vllm.args import VllmEngineSettings, VllmServingArgs
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+
+    args = _vllm_args()
+    check_arguments("VllmServing", args, VllmServingArgs)
+    bad = dataclasses.replace(args, engine=VllmEngineSettings(extra_args=("-x",)))
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("VllmServing", bad, VllmServingArgs)
+    assert "engine.extra_args: [0]: each must be `--flag`" in str(err.value) and "-x" not in str(err.value)

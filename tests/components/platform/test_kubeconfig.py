@@ -70,3 +70,11 @@ def test_cluster_identifier_is_left_to_a_kubeconfig_file():
 
     (provider,) = plan_of("vllm-llama33-70b-existing").of_type("pulumi:providers:kubernetes")
     assert "clusterIdentifier" not in provider.inputs
+
+
+def test_edges_kubeconfig_tells_how_to_install_the_auth_plugin():
+    """cluster.kubeconfig: the exec entry's ``installHint`` (client.authentication.k8s.io/v1beta1 spells it so)."""
+    from tpu_serving.platform.cluster import kubeconfig
+
+    exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
+    assert exec_["installHint"].startswith("Install gke-gcloud-auth-plugin")

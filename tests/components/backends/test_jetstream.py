@@ -11,6 +11,7 @@ import yaml
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.configs import SERVING, load, plan_edited
 from tpu_serving import catalog
+from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
@@ -310,3 +311,19 @@ def test_edges_jetstream_parallelism_message_gives_the_product():
     with pytest.raises(ConfigError) as err:
         load(cfg)
     assert any("ici parallelism 2 x 1 x 4 does not match the 16 chips" in p for p in err.value.problems)
+
+
+def test_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
+    """The JetStream fit counts weights only: a declared ``attention`` there would be a setting nobody reads."""
+    from tpu_serving.backends.jetstream.args import MaxTextSettings
+    from tpu_serving.backends.jetstream.args import fit_problems as jetstream_fit
+
+    maxtext = MaxTextSettings(
+        "base.yml", "house", max_prefill_predict_length=1024, max_target_length=2048, per_device_batch_size=1
+    )
+    shape = catalog.resolve_slice_name("v6e-16")
+    shaped = ModelSize(13, WeightPrecision.BF16, Attention(layers=40, kv_heads=40, head_dim=128))
+    assert jetstream_fit(shaped, maxtext, shape) == [
+        "model_size.attention: vLLM's KV cache check reads it; the JetStream fit counts the weights only: leave it out"
+    ]
+    assert jetstream_fit(ModelSize(13, WeightPrecision.BF16), maxtext, shape) == []

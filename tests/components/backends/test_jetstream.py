@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import copy
 import json
+from typing import Any
 
 import pytest
 import yaml
+from pydantic.alias_generators import to_snake
 
+from tests.components.backends.test_vllm_args import _shape, in_python
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
-from tests.fixtures.configs import SERVING, load, plan_edited
-from tpu_serving import catalog
+from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems
+from tpu_serving import (
+    MaxTextSettings,
+    PathwaysServingArgs,
+    catalog,
+)
 from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
@@ -327,3 +335,72 @@ def test_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
         "model_size.attention: vLLM's KV cache check reads it; the JetStream fit counts the weights only: leave it out"
     ]
     assert jetstream_fit(ModelSize(13, WeightPrecision.BF16), maxtext, shape) == []
+
+
+# The HBM fit refused alike by the stack file and PathwaysServingArgs (issue 38, point 1).
+
+
+JETSTREAM_FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # id: (the stack's one tpuSlices entry, its serving.maxtext keys changed, or serving.model)
+    "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"maxtext": {"quantization": None}}),
+    "405B-int8-on-v6e-8": ({"slice": "v6e-8"}, {"maxtext": {"iciTensorParallelism": 4}}),
+    "declared-200B-on-v5e-2x4-vm": (
+        {"machineType": "ct5lp-hightpu-8t", "topology": "2x4"},
+        {"maxtext": {"iciTensorParallelism": 4}, "model": {"parametersBillions": 200, "precision": "bf16"}},
+    ),
+}
+"""JetStream stacks whose model one slice's HBM does not hold (the seeds' Llama 3.1 405B unquantized on a v6e-16)."""
+
+
+def jetstream_fit_stack(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> dict:
+    cfg = copy.deepcopy(SERVING)
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= tpu_slice
+    maxtext = {
+        k: v for k, v in {**cfg["tpu-serving:serving"]["maxtext"], **serving["maxtext"]}.items() if v is not None
+    }
+    cfg["tpu-serving:serving"] |= {**serving, "maxtext": maxtext}
+    return cfg
+
+
+def jetstream_fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> PathwaysServingArgs:
+    """The same model, slice and MaxText settings as the component's arguments."""
+    cfg = jetstream_fit_stack(tpu_slice, serving)
+    shape = (
+        catalog.resolve_slice_name(tpu_slice["slice"])
+        if "slice" in tpu_slice
+        else catalog.slice_shape(tpu_slice["machineType"], tpu_slice["topology"])
+    )
+    maxtext = cfg["tpu-serving:serving"]["maxtext"]
+    size = serving.get("model")
+    return PathwaysServingArgs(
+        namespace="ns",
+        service_account="ksa",
+        shape=shape,
+        num_slices=1,
+        maxtext=MaxTextSettings(**{to_snake(k): v for k, v in maxtext.items()}),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"], _shape(size)),
+    )
+
+
+@pytest.mark.parametrize(("tpu_slice", "serving"), JETSTREAM_FIT_REFUSALS.values(), ids=JETSTREAM_FIT_REFUSALS.keys())
+def test_parity_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
+    python = in_python(refused, "PathwaysServingArgs").replace(
+        "PathwaysServingArgs.model:", "PathwaysServingArgs.model_size:"
+    )
+    assert argument_problems(jetstream_fit_args(tpu_slice, serving)) == [python]
+
+
+def test_parity_jetstream_unknown_model_size_is_required_by_both():
+    serving = {"maxtext": {"modelName": "acme-13b"}}
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack({"slice": "v6e-16"}, serving)) if "required" in p]
+    (python,) = argument_problems(jetstream_fit_args({"slice": "v6e-16"}, serving))
+    assert refused.startswith('tpu-serving:serving.model: required for the HBM fit check, since maxtext.modelName "')
+    assert python.startswith(
+        'PathwaysServingArgs.model_size: required for the HBM fit check, since maxtext.model_name "acme-13b"'
+    )
+    assert refused.split("; known: ")[1] == python.split("; known: ")[1]

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import copy
+import re
+from typing import Any
 
 import pytest
+from pydantic.alias_generators import to_snake
 
-from tests.fixtures.configs import VLLM, load
+from tests.components.common.test_settings import vllm_args
+from tests.fixtures.configs import VLLM, load, stack_problems
 from tpu_serving import catalog
+from tpu_serving.backends.vllm import VllmServingArgs
 from tpu_serving.backends.vllm.args import PYTHON, VllmEngineSettings, fit_problems
 from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 
 
@@ -147,3 +153,114 @@ def test_sizing_vllm_declared_size_needs_its_attention_shape():
     assert full.startswith("model_size: 246B parameters in bf16 need about 458 GiB of HBM, and one request of ")
     assert "lower engine.max_model_len to at most 3610" in full
     assert fit_problems(ModelSize(200, WeightPrecision.BF16, qwen), "acme/m", engine, shape, PYTHON) == []
+
+
+# The HBM fit (issue 38, point 1), refused alike by the stack file and the component's arguments (issue "A platform
+# team adopts it", item 9: components refuse what the stack file refuses).
+
+
+SHAPE = {"attention": {"layers": 80, "kvHeads": 8, "headDim": 128}}
+"""A declared size's attention shape (a Llama 3 70B's)."""
+
+FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # id: (the stack's one tpuSlices entry, its serving keys changed)
+    "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"servedModelName": "meta-llama/Llama-3.1-405B-Instruct"}),
+    "70B-bf16-on-v5e-2x4-vm": ({"machineType": "ct5lp-hightpu-8t", "topology": "2x4"}, {}),
+    "70B-bf16-on-v5e-8": ({"slice": "v5litepod-8"}, {}),
+    "70B-float32-on-v6e-8": ({"slice": "v6e-8"}, {"engine": {"dtype": "float32"}}),
+    "405B-fp8-at-load-on-v5e-16": (
+        {"slice": "v5litepod-16"},
+        {"servedModelName": "meta-llama/Llama-3.1-405B-Instruct", "engine": {"quantization": "fp8"}},
+    ),
+    "declared-200B-on-v5e-16": (
+        {"slice": "v5litepod-16"},
+        {"servedModelName": "acme/house-model", "modelSize": {"parametersBillions": 200, "precision": "bf16", **SHAPE}},
+    ),
+    "declared-70B-int8-at-half-hbm-on-v5e-4": (
+        {"slice": "v5litepod-4"},
+        {
+            "servedModelName": "acme/house-model",
+            "modelSize": {"parametersBillions": 70, "precision": "int8", **SHAPE},
+            "engine": {"memoryUtilization": 0.5},
+        },
+    ),
+    "235B-bf16-kv-cache-on-v6e-16": (
+        {"slice": "v6e-16"},
+        {"servedModelName": "Qwen/Qwen3-235B-A22B", "engine": {"maxModelLen": 32768, "tensorParallelSize": 16}},
+    ),
+}
+"""Stacks whose model the slice's HBM does not hold (the issue's 405B in bf16 on a v6e-16, a model too big for a
+v5e 2x4 VM), each with the vLLM fixture's other settings."""
+
+
+def fit_stack(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> dict:
+    cfg = copy.deepcopy(VLLM)
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= tpu_slice
+    cfg["tpu-serving:serving"] |= serving
+    return cfg
+
+
+def fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> VllmServingArgs:
+    """The same model, slice and engine as the component's arguments."""
+    shape = (
+        catalog.resolve_slice_name(tpu_slice["slice"])
+        if "slice" in tpu_slice
+        else catalog.slice_shape(tpu_slice["machineType"], tpu_slice["topology"])
+    )
+    size = serving.get("modelSize")
+    return vllm_args(
+        shape=shape,
+        served_model_name=serving.get("servedModelName", VLLM["tpu-serving:serving"]["servedModelName"]),
+        engine=VllmEngineSettings(**{to_snake(k): v for k, v in serving.get("engine", {}).items()}),
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"], _shape(size)),
+    )
+
+
+def _shape(size: dict[str, Any]) -> Attention | None:
+    """A declared size's ``attention``, as the component's argument takes it."""
+    a = size.get("attention")
+    return None if a is None else Attention(layers=a["layers"], kv_heads=a["kvHeads"], head_dim=a["headDim"])
+
+
+def in_python(problem: str, args: str = "VllmServingArgs") -> str:
+    """A stack file's problem as the component's arguments spell it: its fields from ``args``, in snake case
+    (``serving.modelSize`` is the argument ``model_size``)."""
+    text = problem.replace("(serving.modelSize)", "(model_size)").replace("tpu-serving:serving.", f"{args}.")
+    return re.sub(r"\b[a-z]+(?:[A-Z][a-z]+)+\b", lambda m: to_snake(m.group()), text)
+
+
+@pytest.mark.parametrize(("tpu_slice", "serving"), FIT_REFUSALS.values(), ids=FIT_REFUSALS.keys())
+def test_parity_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+    (refused,) = [p for p in stack_problems(fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
+    assert argument_problems(fit_args(tpu_slice, serving)) == [in_python(refused)]
+
+
+def test_parity_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
+    """Issue 38: Llama-3.1-405B in bf16 on a v6e-16 passed the library's checks; now its arguments are refused
+    with the stack file's figures (754 GiB needed, 461 GiB usable, v6e-32 the smallest slice that holds it)."""
+    (problem,) = argument_problems(fit_args(*FIT_REFUSALS["405B-bf16-on-v6e-16"]))
+    assert problem == (
+        "VllmServingArgs.served_model_name: 405B parameters in bf16 need about 754 GiB of HBM, and one request of "
+        "engine.max_model_len 8192 tokens 7.9 GiB of KV cache: 762.2 GiB, more than the 460.8 GiB the engine may use "
+        "on one 4x4 slice (512 GiB x engine.memory_utilization 0.9); use a larger slice (the "
+        "smallest ct6e-standard-4t slice that holds them is v6e-32, topology 4x8: 1024 GiB), quantize "
+        "(engine.quantization) or, for a smaller checkpoint, declare its size (model_size)"
+    )
+
+
+def test_parity_unknown_model_size_is_required_by_both():
+    """An unknown served name and no size: both refuse, each naming its own key and showing a value for it."""
+    serving = {"servedModelName": "acme/house-model"}
+    (refused,) = [p for p in stack_problems(fit_stack({"slice": "v5litepod-16"}, serving)) if "modelSize" in p]
+    (python,) = argument_problems(fit_args({"slice": "v5litepod-16"}, serving))
+    assert refused.startswith('tpu-serving:serving.modelSize: required for the HBM fit check, since servedModelName "')
+    assert python.startswith('VllmServingArgs.model_size: required for the HBM fit check, since served_model_name "')
+    assert (
+        "`model_size=ModelSize(13, WeightPrecision.BF16, Attention(layers=40, kv_heads=40, head_dim=128))` "
+        "(precision: fp32, bf16, fp16, fp8, int8, int4)" in python
+    )
+    assert refused.split("; known: ")[1] == python.split("; known: ")[1]
+    fits = dict(serving, modelSize={"parametersBillions": 13, "precision": "bf16", **SHAPE})
+    assert argument_problems(fit_args({"slice": "v5litepod-16"}, fits)) == []

@@ -21,6 +21,7 @@ from tpu_serving.backends.vllm.kv import DS_NAME_MAX, KvRole, KvTransfer
 from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving.platform.lws import Rollout
+from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
 
@@ -733,3 +734,11 @@ def test_vllm_pods_routing_sidecar_readiness_on_its_own_health_route():
     assert sidecar["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8000, "scheme": "HTTP"}
     # A liveness restart would recreate the decode group: none.
     assert "livenessProbe" not in sidecar and "startupProbe" not in sidecar
+
+
+def test_keepalive_preview_names_the_sidecars_fixed_idle_timeout():
+    from tpu_serving import catalog
+    from tpu_serving.backends.vllm.disagg_backend import caveats
+
+    (note,) = [c for c in caveats(180, catalog.slice_shape("ct6e-standard-8t", "2x4")) if "sidecar" in c]
+    assert "300 s" in note and f"{LB_BACKEND_KEEPALIVE_SECONDS} s" in note

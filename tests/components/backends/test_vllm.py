@@ -25,6 +25,7 @@ from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
 from tpu_serving.backends.vllm.pods import leader_worker_set_spec
 from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
+from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS, SERVER_KEEPALIVE_SECONDS
 from tpu_serving_tools.diff.review import diff_plans
 from tpu_serving_tools.preview.offline import kubernetes_objects
 
@@ -477,3 +478,42 @@ def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
     (token,) = [e for e in environment(args) if e.name == "HF_TOKEN"]
     ref = token.value_from.secret_key_ref  # type: ignore[union-attr]
     assert (ref.name, ref.key) == ("hf", "token")  # type: ignore[union-attr]
+
+
+# HTTP keep-alive of the servers a gateway's load balancer reaches (GKE review G3): vLLM closed idle connections
+# after 5 s while the load balancer's proxies keep them 600 s, so a request sent on a connection the server had just
+# closed failed with a 502.
+
+
+VLLM_STACKS = (
+    "vllm-llama33-70b-v5e16",
+    "vllm-llama33-70b-existing",
+    "vllm-llama31-405b-v6e16",
+    "vllm-llama33-70b-disagg-v6e8x2",
+)
+
+
+def pod_templates(stack: str) -> list[dict]:
+    out = []
+    for o in kubernetes_objects(plan_of(stack)):
+        if o["kind"] == "LeaderWorkerSet":
+            specs = [o["spec"]]
+        elif o["kind"] == "DisaggregatedSet":
+            specs = [r["spec"] for r in o["spec"]["roles"]]
+        else:
+            continue
+        for spec in specs:
+            t = spec["leaderWorkerTemplate"]
+            out += [t[k]["spec"] for k in ("leaderTemplate", "workerTemplate") if k in t]
+    return out
+
+
+def test_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
+    assert SERVER_KEEPALIVE_SECONDS > LB_BACKEND_KEEPALIVE_SECONDS == 600
+    for stack in VLLM_STACKS:
+        pods = pod_templates(stack)
+        assert pods, stack
+        for pod in pods:
+            (engine,) = [c for c in pod["containers"] if c["name"].startswith("vllm")]
+            env = {e["name"]: e.get("value") for e in engine.get("env", [])}
+            assert int(env["VLLM_HTTP_TIMEOUT_KEEP_ALIVE"]) == SERVER_KEEPALIVE_SECONDS, stack

@@ -112,3 +112,10 @@ def test_stack_scalars_every_boolean_integer_and_number_of_a_stack_file_is_stric
     assert len([s for s in scalars if s["type"] == "bool"]) > 20
     lax = [s for s in scalars if not s.get("strict")]
     assert not lax, lax
+
+
+def test_zones_unset_means_the_stacks_zone():
+    cfg = load(VLLM)
+    assert cfg.zone_of(cfg.tpu_slices[0]) == "us-west4-a"
+    moved = load(with_change("tpu-serving:tpuSlices/0/zone", "us-west4-c", VLLM))
+    assert moved.zone_of(moved.tpu_slices[0]) == "us-west4-c"

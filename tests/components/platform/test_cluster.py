@@ -1,9 +1,12 @@
-"""The cluster's hardened defaults: explicit control-plane access, opt-in Binary Authorization."""
+"""tpu_serving.platform.cluster: TpuCluster and its arguments; the cluster's hardened defaults (explicit control-plane
+access, opt-in Binary Authorization), its CPU pool's zones."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.fixtures.configs import ZONES_STACK as STACK
+from tests.fixtures.configs import plan_edited
 from tests.test_components import cluster_args_for_test
 from tpu_serving.platform.cluster import cluster_args
 
@@ -58,3 +61,32 @@ def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
     everything = problems(["0.0.0.0/0"])
     assert "'0.0.0.0/0' is every address: the control plane would be open" in everything
     assert "internal range" not in everything
+
+
+def test_zones_cpu_pool_zones_named_are_the_pools():
+    plan = plan_edited(STACK, cluster=lambda c: c.__setitem__("cpuPoolZones", ["us-west4-b", "us-west4-c"]))
+    (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
+    assert cpu.inputs["nodeLocations"] == ["us-west4-b", "us-west4-c"]
+
+
+def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
+    from tpu_serving.platform.cluster import TpuClusterArgs
+
+    args = TpuClusterArgs(
+        project="my-project",
+        region="us-west4",
+        zone="us-west4-a",
+        name="c",
+        cpu_pool_zones=["us-west4-a", "us-east1-b", "us-west4-a"],
+    )
+    found = args.problems()
+    assert (
+        "cpu_pool_zones[1] = 'us-east1-b': zone is outside the region 'us-west4'; valid: us-west4-a, us-west4-b, us-west4-c"
+        in found
+    )
+    assert "cpu_pool_zones[2] = 'us-west4-a': named twice" in found
+    assert TpuClusterArgs(project="my-project", region="us-west4", zone="us-west4-a", name="c").cpu_zones == (
+        "us-west4-a",
+        "us-west4-b",
+        "us-west4-c",
+    )

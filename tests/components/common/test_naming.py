@@ -7,7 +7,8 @@ import copy
 
 import pytest
 
-from tests.fixtures.configs import VLLM, one, stack_problems, with_change
+from tests.fixtures.configs import VLLM, load, one, stack_problems, with_change
+from tests.fixtures.configs import stack_problems as problems
 from tests.fixtures.pools import cpu_pool_args, pool_args
 from tpu_serving.common import gcp_zones, naming
 from tpu_serving.common.validation import argument_problems
@@ -56,3 +57,15 @@ def test_zones_a_region_the_table_does_not_hold_is_checked_for_the_form_only():
     assert gcp_zones.zones_of("us-west9") is None
     assert naming.zone_problem("us-west9-q", "us-west9") == ""
     assert "zones of the form us-west9-<letter>" in naming.zone_problem("us-west4-a", "us-west9")
+
+
+# Labels a cloud API would refuse later are refused at preview: the GCP label limit (issue "A platform team adopts
+# it", item 9).
+
+
+def test_api_rules_labels_at_most_64_with_the_deployments_own():
+    many = {f"k{i}": "v" for i in range(62)}
+    (problem,) = [p for p in problems(with_change("tpu-serving:labels", many)) if "labels" in p]
+    assert "62 labels and the deployment's own 3 (app, deployment, managed-by) make 65" in problem
+    assert "at most 64" in problem
+    assert len(load(with_change("tpu-serving:labels", {f"k{i}": "v" for i in range(61)})).labels) == 61

@@ -15,6 +15,7 @@ import pytest
 from pydantic.alias_generators import to_camel
 
 from tests.fixtures.configs import VLLM, stack_problems, with_change
+from tests.fixtures.configs import stack_problems as problems
 from tests.fixtures.pools import cpu_pool_args
 from tests.fixtures.pools import pool_args as tpu_pool_args
 from tpu_serving import (
@@ -27,7 +28,7 @@ from tpu_serving import (
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.catalog.machines import machine_type_problem
-from tpu_serving.common.settings import described
+from tpu_serving.common.settings import described, proxy_only_subnet_problem
 from tpu_serving.common.validation import argument_problems, type_hints
 from tpu_serving.operations.autoscaling import (
     AutoscalingSettings,
@@ -285,3 +286,14 @@ def test_parity_a_mirrored_settings_bad_value_is_refused_by_both(path, value, ar
     python = argument_problems(args(**{field: value}))
     name = type(args()).__name__
     assert any(p.startswith(f"{name}.{field}") for p in python), python
+
+
+def test_api_rules_proxy_only_subnet_needs_64_addresses():
+    assert proxy_only_subnet_problem("192.168.0.0/26") == ""
+    assert "/27 has 32" in proxy_only_subnet_problem("192.168.0.0/27")
+    assert "not a CIDR block" in proxy_only_subnet_problem("192.168.0.1/23")
+    found = problems(with_change("tpu-serving:gateway", {"proxyOnlyCidr": "192.168.0.0/28"}))
+    assert found == [
+        'tpu-serving:gateway.proxyOnlyCidr = "192.168.0.0/28": a proxy-only subnet needs at least 64 addresses (a /26 '
+        "or larger; /23 recommended), /28 has 16"
+    ]

@@ -7,6 +7,7 @@ import copy
 import pytest
 
 from tests.fixtures.configs import SAX_CONFIG, VLLM, load, with_change
+from tests.fixtures.configs import stack_problems as problems
 from tpu_serving.config import ConfigError
 
 
@@ -90,3 +91,32 @@ def test_zones_cpu_pool_spread_problem_counts_the_minimum_in_each_zone():
     assert cpu_pool_spread_problem("k", 1, zones=3) == ""
     assert "valid: 2 or more" in cpu_pool_spread_problem("k", 1)
     assert "valid: 1 or more in each of its 3 zones" in cpu_pool_spread_problem("k", 0, zones=3)
+
+
+# A control plane older than a slice's TPU generation needs is refused at preview, with GKE's minimum (issue "A
+# platform team adopts it", item 9).
+
+
+def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
+    old = with_change("tpu-serving:cluster/minMasterVersion", "1.30.5-gke.1000")
+    (problem,) = [p for p in problems(old) if "minMasterVersion" in p]
+    assert problem == (
+        'tpu-serving:cluster.minMasterVersion = "1.30.5-gke.1000": tpuSlices[0] (v6e-16) needs GKE '
+        "1.31.2-gke.1115000 or later for v6e node pools; set it to 1.31.2-gke.1115000 or later, or leave it unset "
+        "on a release channel"
+    )
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31.2-gke.1115000")).cluster.min_master_version
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31")).cluster.min_master_version  # any 1.31
+    assert problems(with_change("tpu-serving:cluster/minMasterVersion", "1.31.1"))  # every 1.31.1 build is older
+
+
+def test_api_rules_tpu7x_slices_need_gke_1_34_0_gke_2201000():
+    """GKE "About Ironwood (TPU7x) in GKE": Standard clusters at 1.34.0-gke.2201000 and later."""
+    tpu7x = with_change("tpu-serving:tpuSlices/0/slice", "tpu7x-16")
+    tpu7x |= {"gcp:region": "us-central1", "tpu-serving:zone": "us-central1-c"}
+    old = with_change("tpu-serving:cluster/minMasterVersion", "1.33", tpu7x)
+    assert [p for p in problems(old) if "minMasterVersion" in p] == [
+        'tpu-serving:cluster.minMasterVersion = "1.33": tpuSlices[0] (tpu7x-16) needs GKE 1.34.0-gke.2201000 or later '
+        "for tpu7x node pools; set it to 1.34.0-gke.2201000 or later, or leave it unset on a release channel"
+    ]
+    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.34", tpu7x)).cluster.min_master_version

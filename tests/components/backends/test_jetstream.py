@@ -12,6 +12,7 @@ from pydantic.alias_generators import to_snake
 
 from tests.components.backends.test_vllm_args import _shape, in_python
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
+from tests.fixtures.components import run
 from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems
 from tpu_serving import (
     MaxTextSettings,
@@ -404,3 +405,63 @@ def test_parity_jetstream_unknown_model_size_is_required_by_both():
         'PathwaysServingArgs.model_size: required for the HBM fit check, since maxtext.model_name "acme-13b"'
     )
     assert refused.split("; known: ")[1] == python.split("; known: ")[1]
+
+
+# PathwaysServing run alone under the recording monitor, and its arguments.
+
+
+def serving_args(**overrides):
+    from tpu_serving import MaxTextSettings, PathwaysServingArgs
+    from tpu_serving.catalog.models import ModelSize, WeightPrecision
+
+    base = dict(
+        namespace="ns",
+        service_account="ksa",
+        shape=catalog.slice_shape("ct5lp-hightpu-4t", "4x8"),
+        num_slices=1,
+        maxtext=MaxTextSettings(
+            config_file="MaxText/configs/base.yml",
+            model_name="m",
+            max_prefill_predict_length=8,
+            max_target_length=16,
+            per_device_batch_size=1,
+        ),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+        model_size=ModelSize(8, WeightPrecision.BF16),  # "m" is no MaxText model the library knows
+    )
+    return PathwaysServingArgs(**{**base, **overrides})
+
+
+def test_pathways_disaggregated_on_a_slice_maxtext_has_no_server_for_is_refused():
+    from tpu_serving.catalog import slice_shape
+
+    v6e16 = slice_shape("ct6e-standard-4t", "4x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e16, num_slices=2)) == [
+        "PathwaysServingArgs.mode = 'disaggregated': MaxText's disaggregated servers run only on v6e-8 or v5e-16 "
+        "slices, not v6e-16 (ct6e-standard-4t, topology 4x4)"
+    ]
+    v6e8 = slice_shape("ct6e-standard-4t", "2x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e8, num_slices=2)) == []
+
+
+def test_pathways_component_on_v5e_with_two_groups():
+    from tpu_serving import PathwaysServing
+
+    plan = run(lambda: PathwaysServing("s", serving_args(replicas=2)))
+    (component,) = plan.of_type("tpu-serving:index:PathwaysServing")
+    (lws,) = plan.of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    (svc,) = plan.of_type("kubernetes:core/v1:Service")
+    assert lws.parent == svc.parent == component.urn
+    spec = lws.inputs["spec"]
+    assert spec["replicas"] == 2 and spec["leaderWorkerTemplate"]["size"] == 9  # 8 VMs + leader
+    leader = spec["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    rm = next(c for c in leader["containers"] if c["name"] == "pathways-rm")
+    assert "--instance_type=tpuv5e:4x8" in rm["args"] and "--instance_count=1" in rm["args"]
+    assert leader["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
+    assert lws.inputs["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }

@@ -107,3 +107,18 @@ def test_api_rules_maintenance_python_callers_see_python_names():
         name="a", start_time="2026-12-01T00:00:00Z", end_time="2026-12-20T00:00:00Z", scope="NO_UPGRADES"
     )
     assert ok.problems() == []
+
+
+def test_cluster_maintenance_exclusion_until_end_of_support():
+    from tpu_serving.platform.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
+
+    policy = maintenance_policy(
+        MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
+    )
+    assert policy["maintenance_exclusions"] == [
+        {
+            "exclusion_name": "launch",
+            "start_time": "2026-12-01T00:00:00Z",
+            "exclusion_options": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "end_time_behavior": "UNTIL_END_OF_SUPPORT"},
+        }
+    ]

@@ -6,9 +6,10 @@ import copy
 
 import pytest
 
+from tests.fixtures.components import run
 from tests.fixtures.configs import VLLM, one, stack_problems, with_change
+from tpu_serving import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from tpu_serving.common.validation import argument_problems
-from tpu_serving.tenancy.identity import WorkloadIdentityArgs
 
 
 def test_edges_component_names_itself_and_the_expected_class():
@@ -63,3 +64,62 @@ def test_review_an_ordinary_namespace_is_accepted():
             gcp_service_account_id="ns-workloads",
         )
     )
+
+
+def test_workload_identity_component():
+    def program():
+        WorkloadIdentity(
+            "wi",
+            WorkloadIdentityArgs(
+                project="p-123456",
+                namespace="serve",
+                kubernetes_service_account="ksa",
+                gcp_service_account_id="serve-wl",
+                bucket_grants=[BucketGrant("ckpt", "bucket-a", "read"), BucketGrant("tmp", "bucket-b", "readWrite")],
+            ),
+        )
+
+    plan = run(program)
+    (gsa,) = plan.of_type("gcp:serviceaccount/account:Account")
+    assert gsa.inputs["accountId"] == "serve-wl"
+    (binding,) = plan.of_type("gcp:serviceaccount/iAMMember:IAMMember")
+    assert binding.inputs == {
+        "member": "serviceAccount:p-123456.svc.id.goog[serve/ksa]",
+        "role": "roles/iam.workloadIdentityUser",
+        "serviceAccountId": "<unknown>",
+    }
+    grants = {g.inputs["bucket"]: g.inputs["role"] for g in plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")}
+    assert grants == {"bucket-a": "roles/storage.objectViewer", "bucket-b": "roles/storage.objectUser"}
+    (ksa,) = plan.of_type("kubernetes:core/v1:ServiceAccount")
+    (ns,) = plan.of_type("kubernetes:core/v1:Namespace")
+    assert ns.urn in ksa.dependencies and gsa.urn in ksa.dependencies
+    assert ksa.inputs["metadata"]["annotations"] == {"iam.gke.io/gcp-service-account": "<unknown>"}
+
+
+def test_workload_identity_without_namespace():
+    def program():
+        WorkloadIdentity(
+            "wi",
+            WorkloadIdentityArgs(
+                project="p-123456",
+                namespace="shared",
+                kubernetes_service_account="k",
+                gcp_service_account_id="shared-wl",
+                create_namespace=False,
+            ),
+        )
+
+    plan = run(program)
+    assert plan.of_type("kubernetes:core/v1:Namespace") == []
+    assert len(plan.of_type("kubernetes:core/v1:ServiceAccount")) == 1
+
+
+def test_workload_identity_refuses_a_namespace_kubernetes_would_refuse():
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+
+    args = WorkloadIdentityArgs(
+        project="p-123456", namespace="Serving_NS", kubernetes_service_account="k", gcp_service_account_id="gsa-123"
+    )
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
+    assert "WorkloadIdentityArgs.namespace = 'Serving_NS': must consist of lower-case letters" in str(err.value)

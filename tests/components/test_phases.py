@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.components import _children
 from tests.fixtures.configs import plan_edited
 
 
@@ -16,3 +20,33 @@ def test_buckets_a_bucket_without_workload_access_gets_no_grant():
     assert grants, "the workload identity has grants on the other buckets"
     assert not [g for g in grants if "state" in g.name], [g.name for g in grants]
     assert state.inputs["name"]
+
+
+# Each resource's aliases as the recording monitor records them, held to the plan's parent links.
+
+
+DEPLOYMENT = "tpu-serving:index:TpuServingDeployment"
+BORN_UNDER_THE_DEPLOYMENT = {
+    "tpu-serving:index:Observability",
+    "tpu-serving:index:ExistingCluster",
+    "tpu-serving:index:ExistingTpuNodePool",
+    "tpu-serving:index:ExistingCpuNodePool",
+    "tpu-serving:index:HostMaintenanceGate",
+    "tpu-serving:index:PlatformCluster",
+    "tpu-serving:index:TpuComputeClass",
+}
+"""Direct children of the deployment that the program never created at the top of the stack (those of an existing
+cluster came after the deployment component, as did the host-maintenance gate)."""
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_each_child_of_the_deployment_keeps_its_old_place_at_the_top_of_the_stack(stack: str):
+    """Before the deployment component existed its children sat at the top of the stack: each direct child
+    carries an alias without a parent (the engine's spelling of the stack's top), so a stack deployed then
+    keeps its resources; nothing else carries one. Observability came later, under the component from the
+    start: it has no older place."""
+    plan = plan_of(stack)
+    (deployment,) = plan.of_type(DEPLOYMENT)
+    direct = {r.urn for r in _children(plan, deployment) if r.type not in BORN_UNDER_THE_DEPLOYMENT}
+    aliased = {r.urn for r in plan.resources if {"spec": {"noParent": True}} in r.aliases}
+    assert direct and aliased == direct

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from tests.components.backends.test_vllm_args import _vllm_args
-from tests.conftest import HARDENED_DIFFERENCES, UPSTREAM, flatten, plan_of, seed_differences
+from tests.conftest import HARDENED_DIFFERENCES, STACKS, UPSTREAM, flatten, plan_of, seed_differences
+from tests.fixtures.components import _components, _descendants
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import (
@@ -517,3 +518,22 @@ def test_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
             (engine,) = [c for c in pod["containers"] if c["name"].startswith("vllm")]
             env = {e["name"]: e.get("value") for e in engine.get("env", [])}
             assert int(env["VLLM_HTTP_TIMEOUT_KEEP_ALIVE"]) == SERVER_KEEPALIVE_SECONDS, stack
+
+
+# VllmServing's registered outputs, held to the resources of the same plan they name.
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_vllm_outputs_name_its_service_and_leader_pod(stack: str):
+    plan = plan_of(stack)
+    for vllm in _components(plan, "VllmServing"):
+        out = vllm.registered_outputs or {}
+        below = _descendants(plan, vllm)
+        services = {r.inputs["metadata"]["name"]: r for r in below if r.type == "kubernetes:core/v1:Service"}
+        assert out["service"] in services
+        namespace = services[out["service"]].inputs["metadata"]["namespace"]
+        assert out["portForward"].startswith(f"kubectl -n {namespace} port-forward svc/{out['service']} ")
+        # The leader of group 0 is the pod `<lws>-0` (lws v0.10.0 pkg/controllers/leaderworkerset_controller.go
+        # names the leader StatefulSet after the LWS; a StatefulSet's pods are `<set>-<ordinal>`).
+        lws = [r.inputs["metadata"]["name"] for r in below if r.type.endswith(":LeaderWorkerSet")]
+        assert out["leaderPod"] in {f"{name}-0" for name in lws}

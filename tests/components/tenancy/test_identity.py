@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from tests.fixtures.components import run
+from tests.conftest import STACKS, plan_of
+from tests.fixtures.components import _components, _descendants, run
 from tests.fixtures.configs import VLLM, one, stack_problems, with_change
 from tpu_serving import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from tpu_serving.common.validation import argument_problems
@@ -123,3 +124,16 @@ def test_workload_identity_refuses_a_namespace_kubernetes_would_refuse():
     with pytest.raises(ArgumentsError) as err:
         check_arguments("WorkloadIdentity", args, WorkloadIdentityArgs)
     assert "WorkloadIdentityArgs.namespace = 'Serving_NS': must consist of lower-case letters" in str(err.value)
+
+
+# WorkloadIdentity's registered outputs, held to the resources of the same plan they name.
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_workload_identity_outputs_are_its_namespace_and_service_account(stack: str):
+    plan = plan_of(stack)
+    for wi in _components(plan, "WorkloadIdentity"):
+        out = wi.registered_outputs or {}
+        (ksa,) = [r for r in _descendants(plan, wi) if r.type == "kubernetes:core/v1:ServiceAccount"]
+        assert out["serviceAccount"] == ksa.inputs["metadata"]["name"]
+        assert out["namespace"] == ksa.inputs["metadata"]["namespace"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from typing import Any
 
@@ -11,6 +12,7 @@ import yaml
 from pydantic.alias_generators import to_snake
 
 from tests.components.backends.test_vllm_args import _shape, in_python
+from tests.components.backends.test_vllm_engine_settings import SECRET, python_problems
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.components import run
 from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems
@@ -465,3 +467,39 @@ def test_pathways_component_on_v5e_with_two_groups():
     assert lws.inputs["metadata"]["annotations"] == {
         "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
     }
+
+
+# MaxText's extraArgs cannot change what the library derives nor carry a secret, and no message repeats a refused
+# secret: the same rules for a stack file and a Python caller (issue "A platform team adopts it", item 9).
+
+
+def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
+    cfg = copy.deepcopy(SERVING)
+    extra = ["enable_jax_profiler=true", f"hf_access_token={SECRET}", "ici_data_parallelism=2", "model_name=x"]
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = extra
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: modelName: set by the component")
+    assert "ici_data_parallelism: would change the mesh" in problem
+    assert "hf_access_token: a secret on the command line" in problem
+    assert SECRET not in problem and "the value is not shown" in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = python_problems(dataclasses.replace(settings, extra_args=tuple(extra)), MaxTextSettings)
+    assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
+    assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]
+
+
+@pytest.mark.parametrize("args", [[SECRET], [f"hf_access_token {SECRET}"], [f"HF_ACCESS_TOKEN={SECRET}"], ["x=1", 5]])
+def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(args):
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = args
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: [")
+    assert SECRET not in problem and "SeCrEt" not in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
+    assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python

@@ -15,7 +15,7 @@ from tests.components.backends.test_vllm_args import _shape, in_python
 from tests.components.backends.test_vllm_engine_settings import SECRET, python_problems
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
 from tests.fixtures.components import run
-from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems
+from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems, two_slices
 from tpu_serving import (
     MaxTextSettings,
     PathwaysServingArgs,
@@ -503,3 +503,37 @@ def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(ar
     )
     (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
     assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python
+
+
+def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key():
+    from tests.fixtures.configs import SERVING, load, with_serving
+    from tpu_serving.catalog.versions import PINS
+    from tpu_serving.config import ConfigError
+
+    pin = PINS["jetstream"]
+    other = pin.value.replace(pin.version, "v0.2.2")
+    with pytest.raises(ConfigError) as err:
+        load(with_serving(SERVING, images={"jetstream": other}))
+    assert f'serving.images.jetstream = "{other}": is release v0.2.2' in str(err.value)
+    assert load(with_serving(SERVING, images={"jetstream": pin.value})).serving.images.jetstream == pin.value
+
+
+def test_jetstream_refuses_a_checkpoint_bucket_the_workloads_cannot_read():
+    """jetstream.checks.problems (mutmut_35): a checkpoints bucket with `workloadAccess: none` is as good as none."""
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:buckets"][0]["workloadAccess"] = "none"
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert "tpu-serving:buckets: jetstream-pathways needs a `checkpoints` bucket the workloads can access" in (
+        err.value.problems
+    )
+
+
+def test_jetstream_rollout_setting_reaches_the_leader_worker_set():
+    """jetstream.backend.build (mutmut_46): `serving.rollout: surge` rolls JetStream's groups out with a surge."""
+    stack = "llama31-405b-v6e16"
+
+    surge = plan_edited(stack, tpuSlices=two_slices, serving=lambda s: s.update(rollout="surge"))
+    strategies = [o["spec"]["rolloutStrategy"] for o in kubernetes_objects(surge) if o["kind"] == "LeaderWorkerSet"]
+    # in place (the default the mutant falls back to) has maxSurge 0
+    assert [r["rollingUpdateConfiguration"].get("maxSurge") for r in strategies] == [1], strategies

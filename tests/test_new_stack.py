@@ -33,7 +33,6 @@ STACK_TESTS = [
     "tests/test_stacks.py",
     "tests/tools/reference/test_schema.py",
     "tests/policy/test_policy.py",
-    "tests/test_security_defaults.py",
     "tests/components/tenancy/test_tenancy.py",
     "tests/components/cost/test_cost.py",
     "tests/components/backends/test_rollout.py",

@@ -1,11 +1,19 @@
 """Every stack previews cleanly, and the plans hold what the stacks promise."""
 
+import copy
 import json
 import re
+from typing import Any
 
 import pytest
 
-from tests.conftest import STACKS, STACKS_ROOT, plan_of, resource
+from tests.conftest import STACKS, STACKS_ROOT, plan_of, resource, waits_for
+from tests.tools.preview.test_security_notes import DNS_REACH
+from tpu_serving_policy.rules import pod_specs
+from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.security_notes import cluster_notes
+from tpu_serving_tools.runtime import scope
+from tpu_serving_tools.runtime.planview import PlanView
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -311,12 +319,315 @@ def test_stacks_default_images_are_pinned(stack):
     assert {i: image_problem(i, pinned=True) for i in images if image_problem(i, pinned=True)} == {}
 
 
-def _containers(obj):
+# Probes that run a command: Kubernetes gives an exec probe 1 s unless timeoutSeconds says otherwise (core/v1
+# Probe.timeoutSeconds, "Defaults to 1 second"), too short for a command-line tool that starts an interpreter
+# (`ray health-check` took up to about 1 s against an idle Ray head). Every exec probe of every stack sets a timeout of
+# a few seconds, at most its period.
+
+
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+
+
+def _containers(obj: Any) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
     if isinstance(obj, dict):
         if isinstance(obj.get("containers"), list):
-            yield from obj["containers"]
+            found += [c for c in obj["containers"] if isinstance(c, dict)]
         for v in obj.values():
-            yield from _containers(v)
+            found += _containers(v)
     elif isinstance(obj, list):
         for v in obj:
-            yield from _containers(v)
+            found += _containers(v)
+    return found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_exec_probe_has_time_to_run(stack: str):
+    probes = [
+        (c["name"], kind, c[kind])
+        for o in kubernetes_objects(plan_of(stack))
+        for c in _containers(o)
+        for kind in PROBES
+        if isinstance(c.get(kind), dict) and "exec" in c[kind]
+    ]
+    short = [(n, k, p.get("timeoutSeconds", 1)) for n, k, p in probes if p.get("timeoutSeconds", 1) < 5]
+    assert not short, f"exec probes with too short a timeout: {short}"
+    overlapping = [(n, k) for n, k, p in probes if p["timeoutSeconds"] > p.get("periodSeconds", 10)]
+    assert not overlapping, overlapping
+
+
+def _multi_host_groups(stack: str) -> bool:
+    """Whether a LeaderWorkerSet of ``stack`` spans more than one host (a group with Ray workers)."""
+    return any(
+        o.get("kind") == "LeaderWorkerSet" and o["spec"]["leaderWorkerTemplate"].get("size", 1) > 1
+        for o in kubernetes_objects(plan_of(stack))
+    )
+
+
+def test_the_multi_host_vllm_stacks_have_exec_probes():
+    """The rule above is not vacuous: the vLLM workers' Ray check is an exec probe. A single-host vLLM stack (one
+    of a user's own, docs/add-your-own-model.md) has no Ray workers and so no such probe."""
+    stacks = [s for s in STACKS if s.startswith("vllm-") and _multi_host_groups(s)]
+    assert stacks
+    for stack in stacks:
+        assert any(
+            "exec" in c.get("readinessProbe", {}) for o in kubernetes_objects(plan_of(stack)) for c in _containers(o)
+        ), stack
+
+
+# The hardened defaults in every stack's plan, and the Cloud NAT the stacks of one region share.
+
+
+API_CALLERS = {"epp", "publish"}
+"""The containers whose pods keep a service account token: the endpoint picker and the Sax publisher."""
+
+
+def workloads(stack: str):
+    return [
+        r.inputs
+        for r in plan_of(stack).resources
+        if r.custom and r.inputs.get("kind") in {"Deployment", "Job", "LeaderWorkerSet", "JobSet", "PathwaysJob"}
+    ]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_security_every_serving_pod_template_is_hardened(stack):
+    pods = [p for w in workloads(stack) for p in pod_specs(w)]
+    # an interactive PathwaysJob declares no pod: its controller builds them all from its own code
+    assert bool(pods) is (stack != "pathwaysjob-interactive-v5e16")
+    for pod in pods:
+        names = {c["name"] for c in pod["containers"]}
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}
+        assert pod["automountServiceAccountToken"] is bool(names & API_CALLERS), names
+        for c in pod["containers"]:
+            sc = c["securityContext"]
+            assert sc["allowPrivilegeEscalation"] is False and sc["capabilities"]["drop"] == ["ALL"], c["name"]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_security_every_cluster_has_private_nodes_and_a_named_control_plane_choice(stack):
+    clusters = [r for r in plan_of(stack).resources if r.type == "gcp:container/cluster:Cluster"]
+    if not clusters:  # an existing cluster or a platform's: its owner's choices, which the stack never changes
+        owner = ("tpu-serving:index:ExistingCluster", "tpu-serving:index:PlatformCluster")
+        assert [r for r in plan_of(stack).resources if r.type in owner]
+        return
+    (cluster,) = clusters
+    assert cluster.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
+    assert cluster.inputs["controlPlaneEndpointsConfig"] == {"dnsEndpointConfig": {"allowExternalTraffic": True}}
+    assert not any("publicControlPlane" in line for line in cluster_notes(plan_of(stack).resources))
+
+
+def test_security_only_the_engines_documented_capabilities_come_back():
+    added = {
+        (c["name"], cap)
+        for s in STACKS
+        for w in workloads(s)
+        for p in pod_specs(w)
+        for c in p["containers"]
+        for cap in c["securityContext"]["capabilities"].get("add", [])
+    }
+    # the disaggregated JetStream server of seed 001b, nothing else
+    assert added == {("jax-tpu", "SYS_PTRACE")}
+
+
+def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
+    sax = {w["metadata"]["name"]: w for w in workloads("saxml-175b-v5e32x2")}
+    admin = sax["sax-admin-server"]["spec"]["template"]["spec"]["containers"][0]
+    assert admin["resources"]["limits"] == {"memory": "1Gi"} and admin["securityContext"]["runAsUser"] == 65534
+    http = sax["sax-http"]["spec"]["template"]["spec"]["containers"][0]
+    assert http["resources"]["limits"] == {"memory": "1Gi"} and "runAsUser" not in http["securityContext"]
+    deployments = {w["metadata"]["name"]: w for w in workloads("vllm-llama33-70b-v5e16") if w["kind"] == "Deployment"}
+    assert set(deployments) == {"vllm-api-gateway-epp", "vllm-api-prober"}
+    for name, user in (("vllm-api-gateway-epp", 65532), ("vllm-api-prober", 65534)):
+        c = deployments[name]["spec"]["template"]["spec"]["containers"][0]
+        assert c["securityContext"]["runAsUser"] == user and c["securityContext"]["readOnlyRootFilesystem"] is True
+        assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
+
+
+def test_security_example_stacks_reach_the_control_plane_by_dns():
+    """Every example stack that creates a cluster leaves it no external IP endpoint: authorized networks on with no
+    external range, and the DNS-based endpoint for pulumi up (issue 36, item 3)."""
+    clusters = 0
+    for stack in STACKS:
+        for cluster in plan_of(stack).of_type("gcp:container/cluster:Cluster"):
+            clusters += 1
+            assert cluster.inputs["masterAuthorizedNetworksConfig"] == {"gcpPublicCidrsAccessEnabled": False}, stack
+            name = cluster.inputs["name"]
+            assert cluster_notes(plan_of(stack).resources) == [f"cluster {name}: {DNS_REACH}"], stack
+    assert clusters >= 8
+
+
+def test_security_every_container_pulls_if_not_present():
+    """No pod of any stack re-pulls its tag-only image on every start (the JetStream pods' ``Always``, from the seeds:
+    SRE review M3, GKE review m4): each container gives ``IfNotPresent`` or leaves the field to Kubernetes' default,
+    which is ``IfNotPresent`` for a tagged image that is not ``latest``."""
+    for stack in sorted(STACKS):
+        for r in plan_of(stack).resources:
+            if not (r.custom and r.type.startswith("kubernetes:")):
+                continue
+            for pod in pod_specs(r.inputs):
+                for c in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+                    assert c.get("imagePullPolicy", "IfNotPresent") == "IfNotPresent", (stack, c["name"])
+                    assert not str(c["image"]).endswith(":latest"), (stack, c["name"])
+
+
+def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
+    views = [(s, PlanView(plan_of(s).as_json())) for s in STACKS]
+    assert scope.check(views).failures() == []
+    nats = [(s, len(v.of_type("gcp:compute/routerNat:RouterNat"))) for s, v in views]
+    assert {"llama31-405b-v6e16", "saxml-175b-v5e32x2"} <= {s for s, n in nats if n}
+    # a second stack in us-east5 that makes its own NAT for every subnet range of `default`
+    twin = copy.deepcopy(dict(views)["llama31-405b-v6e16"])
+    for r in twin.resources:
+        if r["type"] in ("gcp:compute/router:Router", "gcp:compute/routerNat:RouterNat"):
+            r["inputs"]["name"] = "another-" + r["inputs"]["name"]
+            if "router" in r["inputs"]:
+                r["inputs"]["router"] = "another-" + r["inputs"]["router"]
+    (failure,) = [f for f in scope.check([*views, ("another", twin)]).failures() if "Cloud NAT" in f.subject]
+    assert "tpu-serving-demo/us-east5/default" in failure.subject and "created by 2 stacks" in failure.reason
+    # new-user review 16, m4: the finding says how to share one
+    assert (
+        failure.reason.endswith("(docs/add-your-own-model.md, step 2)")
+        and "cluster.cloudNat: existing" in failure.reason
+    )
+
+
+def test_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_stacks():
+    views = [(s, PlanView(copy.deepcopy(plan_of(s).as_json()))) for s in STACKS]
+    named = {f.subject.split(": ")[0]: f for f in scope.existing_nat_findings(views)}
+    existing = [s for s, v in views if (v.setting("cluster") or {}).get("cloudNat") == "existing"]
+    assert len(named) == len(existing) >= 5 and all(f.ok for f in named.values())
+    # a stack whose project and region hold a stack making a NAT is told to deploy that one first; a stack of a
+    # project of its own (a user's new stack) needs its NAT to exist already
+    makers = {(v.setting("project"), v.setting("region")) for s, v in views if s not in existing}
+    for s, v in views:
+        if s in existing:
+            first = (v.setting("project"), v.setting("region")) in makers
+            (f,) = [f for key, f in named.items() if key.endswith(f" of {s}")]
+            assert ("deploy it first" if first else "must exist already") in f.reason, (s, f.reason)
+    assert sum("deploy it first" in f.reason for f in named.values()) >= 5
+    vllm = dict(views)["vllm-llama31-405b-v6e16"]
+    key = next(k for k in vllm.plan["config"] if k.endswith(":cluster"))
+    cluster = json.loads(vllm.plan["config"][key])
+    vllm.plan["config"][key] = json.dumps({**cluster, "existingNat": "typo-nat"})
+    (wrong,) = [f for f in scope.existing_nat_findings(views) if not f.ok]
+    assert (
+        "vllm-llama31-405b-v6e16" in wrong.subject
+        and "llama31-405b-v6e16 makes llama405b-nat-router/llama405b-nat" in wrong.reason
+    )
+    # without the stack that makes it, the NAT must exist already (pulumi up looks it up)
+    alone = [(s, v) for s, v in views if s == "pathwaysjob-batch-v6e16"]
+    (f,) = scope.existing_nat_findings(alone)
+    assert f.ok and "must exist already" in f.reason
+
+
+# What a first `pulumi up` does in order, as the plan records it: workloads wait for the grants their identity needs
+# at start, and Services in front of slow model servers do not make the update wait for them.
+
+
+WORKLOAD_KINDS = {"LeaderWorkerSet", "DisaggregatedSet", "JobSet", "PathwaysJob", "Deployment", "StatefulSet", "Job"}
+WI_USER = "roles/iam.workloadIdentityUser"
+SERVICE_AWAIT_SECONDS = 600
+"""pulumi-kubernetes waits on a new Service with a selector until its endpoints have settled with no not-ready
+address, for 10 minutes by default (v4.32.0 provider/pkg/await/service.go ``DefaultServiceTimeoutMins = 10``,
+``checkAndLogStatus``), then fails the update; ``pulumi.com/skipAwait: "true"`` bypasses it
+(provider/pkg/metadata/overrides.go)."""
+
+
+def _k8s(plan, kinds: set[str]) -> list[Any]:
+    return [
+        r for r in plan.resources if r.custom and r.type.startswith("kubernetes:") and r.inputs.get("kind") in kinds
+    ]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_apply_order_workloads_wait_for_their_identity_and_its_bucket_grants(stack):
+    plan = plan_of(stack)
+    wi_users = {
+        r.inputs["member"].rsplit("[", 1)[-1].rstrip("]"): r
+        for r in plan.of_type("gcp:serviceaccount/iAMMember:IAMMember")
+        if r.inputs.get("role") == WI_USER
+    }
+    checked = 0
+    for w in _k8s(plan, WORKLOAD_KINDS):
+        namespace = w.inputs["metadata"].get("namespace", "default")
+        accounts = {p.get("serviceAccountName") for p in pod_specs(w.inputs)} - {None}
+        for ksa in accounts:
+            binding = wi_users.get(f"{namespace}/{ksa}")
+            if binding is None:
+                continue  # an account without a GCP identity (the endpoint picker's, the Sax publisher's)
+            (gsa,) = binding.property_dependencies["serviceAccountId"]
+            grants = [
+                g.urn
+                for g in plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember")
+                if gsa in g.property_dependencies.get("member", [])
+            ]
+            missing = {binding.urn, *grants} - waits_for(plan, w)
+            assert not missing, f"{w.name} ({namespace}/{ksa}) starts before {sorted(missing)}"
+            checked += 1
+    if _k8s(plan, {"LeaderWorkerSet", "JobSet"}):  # a PathwaysJob's pods are its controller's, not the plan's
+        assert checked, f"{stack}: no workload runs as a service account with a GCP identity"
+
+
+def _slow_to_ready(pod: Any) -> bool:
+    """Whether a pod may stay not ready for longer than the Service await: its startup probes' window."""
+    for c in pod.get("containers", []):
+        probe = c.get("startupProbe")
+        if (
+            probe
+            and int(probe.get("failureThreshold", 3)) * int(probe.get("periodSeconds", 10)) > SERVICE_AWAIT_SECONDS
+        ):
+            return True
+    return False
+
+
+def _fronted(plan) -> list[tuple[dict[str, str], bool]]:
+    """Each pod template a Service could select: the labels its pods carry, and whether they are slow to ready.
+    A LeaderWorkerSet's pods also carry the labels its controller adds (the set's name; lws v0.10.0
+    api/leaderworkerset/v1/leaderworkerset_types.go SetNameLabelKey)."""
+    out = []
+    for w in _k8s(plan, WORKLOAD_KINDS):
+        spec = w.inputs.get("spec", {})
+        if w.inputs["kind"] == "LeaderWorkerSet":
+            lwt = spec["leaderWorkerTemplate"]
+            extra = {"leaderworkerset.sigs.k8s.io/name": w.inputs["metadata"]["name"]}
+            templates = [t for t in (lwt.get("leaderTemplate"), lwt.get("workerTemplate")) if t]
+        elif w.inputs["kind"] == "DisaggregatedSet":
+            # each role an inline LeaderWorkerSet spec, whose pods carry the set's and the role's labels (lws
+            # v0.10.0 pkg/utils/disaggregatedset/utils.go l.93-111, l.144-169; the templates carry them too)
+            extra = {}
+            templates = [
+                t
+                for r in spec["roles"]
+                for t in (r["spec"]["leaderWorkerTemplate"].get(k) for k in ("leaderTemplate", "workerTemplate"))
+                if t
+            ]
+        else:
+            extra, templates = {}, [spec["template"]] if "template" in spec else []
+        out += [({**t["metadata"].get("labels", {}), **extra}, _slow_to_ready(t["spec"])) for t in templates]
+    return out
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_apply_order_services_of_slow_model_servers_skip_pulumis_await(stack):
+    plan = plan_of(stack)
+    templates = _fronted(plan)
+    for svc in _k8s(plan, {"Service"}):
+        selector = svc.inputs["spec"].get("selector") or {}
+        slow = [s for labels, s in templates if selector and all(labels.get(k) == v for k, v in selector.items())]
+        annotations = svc.inputs["metadata"].get("annotations") or {}
+        if any(slow):
+            assert annotations.get("pulumi.com/skipAwait") == "true", f"{stack}: {svc.name} waits for model servers"
+        else:  # a Service of quick pods keeps the await: the update then knows it serves
+            assert "pulumi.com/skipAwait" not in annotations, f"{stack}: {svc.name}"
+
+
+# What the recording monitor adds to a plan beyond the resources: each component's registered outputs.
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_library_component_registers_its_outputs(stack: str):
+    components = [r for r in plan_of(stack).resources if r.type.startswith("tpu-serving:index:")]
+    assert components, "no library component in the plan"
+    missing = [r.urn for r in components if r.registered_outputs is None]
+    assert not missing, f"components whose outputs were never registered: {missing}"

@@ -279,20 +279,20 @@ SEEDS: tuple[Unpublished, ...] = (
         "36e15999639373105b0ed2dfd79b211e36e2df8470bdee552ad66a0bc1c14d5a",
         _GUIDES + "seed 001 (JetStream batch inference with Pathways on a v6e-16 slice: "
         "https://cloud.google.com/ai-hypercomputer/docs/workloads/pathways-on-cloud/multihost-inference)",
-        ("tests/components/catalog/test_pathways.py",),
+        ("tests/components/backends/test_jetstream.py",),
     ),
     Unpublished(
         "seed-manifests/jetstream-pathways-disagg-llama2-70b-2xv6e8.yaml",
         "25de79f860928d1b1b669b9830d4ad0a19bf8ba4c3634ae12ab0d70906529214",
         _GUIDES + "seed 001 (disaggregated JetStream inference with Pathways on two v6e-8 slices)",
-        ("tests/components/catalog/test_pathways.py",),
+        ("tests/components/backends/test_jetstream.py",),
     ),
     Unpublished(
         "seed-manifests/saxml-lmcloudspmd175b-2xv5e-4x8.yaml",
         "ba7c958e4b185896d11d1b62a334ca818181883a2330112d35df9041687d07f7",
         _GUIDES + "seed 002 (Saxml with multi-host TPU v5e: "
         "https://cloud.google.com/kubernetes-engine/docs/tutorials/tpu-multihost-saxml)",
-        ("tests/components/backends/test_saxml.py", "tests/test_edges.py"),
+        ("tests/components/backends/test_saxml.py",),
     ),
     Unpublished(
         "seed-manifests/pathwaysjob-and-components.yaml",

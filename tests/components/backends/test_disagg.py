@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import disagg_multi_host_plan, load
+from tests.fixtures.configs import DISAGG_STACK, disagg_multi_host_plan, load
 from tpu_serving import catalog
 from tpu_serving.backends.vllm import VllmEngineSettings, VllmServingArgs
 from tpu_serving.backends.vllm.args import Dtype
@@ -21,6 +21,7 @@ from tpu_serving.backends.vllm.kv import DS_NAME_MAX, KvRole, KvTransfer
 from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving.platform.lws import Rollout
+from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
 
@@ -716,3 +717,28 @@ def test_disagg_single_host_roles_are_not_called_multi_host():
         assert any("the DisaggregatedSet API is alpha (LWS v0.10.0)" in n for n in notes)
         assert any("shown working nowhere upstream" in n for n in notes) == multi_host
         assert any(line.startswith("Caution: multi-host vLLM") for line in lines) == multi_host
+
+
+def test_vllm_pods_routing_sidecar_readiness_on_its_own_health_route():
+    (ds,) = [o for o in kubernetes_objects(plan_of(DISAGG_STACK)) if o["kind"] == "DisaggregatedSet"]
+    sidecars = [
+        c
+        for role in ds["spec"]["roles"]
+        # a single-host role's one pod comes from workerTemplate (no leaderTemplate: vllm.pods)
+        for t in [role["spec"]["leaderWorkerTemplate"]]
+        for c in (t.get("leaderTemplate") or t["workerTemplate"])["spec"].get("initContainers", [])
+        if c["name"] == "routing-sidecar"
+    ]
+    assert len(sidecars) == 1  # decode's leaders only
+    (sidecar,) = sidecars
+    assert sidecar["readinessProbe"]["httpGet"] == {"path": "/health", "port": 8000, "scheme": "HTTP"}
+    # A liveness restart would recreate the decode group: none.
+    assert "livenessProbe" not in sidecar and "startupProbe" not in sidecar
+
+
+def test_keepalive_preview_names_the_sidecars_fixed_idle_timeout():
+    from tpu_serving import catalog
+    from tpu_serving.backends.vllm.disagg_backend import caveats
+
+    (note,) = [c for c in caveats(180, catalog.slice_shape("ct6e-standard-8t", "2x4")) if "sidecar" in c]
+    assert "300 s" in note and f"{LB_BACKEND_KEEPALIVE_SECONDS} s" in note

@@ -1,6 +1,7 @@
-"""The JetStream + Pathways group's pod builders: what restarts a container, and so the whole group."""
+"""The JetStream + Pathways group's pod builders (tpu_serving.backends.jetstream.pods): MaxText's arguments, the
+LeaderWorkerSet's spec, and what restarts a container, and so the whole group."""
 
-from tests.test_components import serving_args
+from tests.components.backends.test_jetstream import serving_args
 from tpu_serving.backends.jetstream.facts import HTTP_PORT, JAX_PORT
 from tpu_serving.backends.jetstream.pods import leader_containers
 
@@ -22,3 +23,27 @@ def test_jetstream_pods_jax_restarting_probes_reach_its_own_port():
     http = _container("jetstream-http")
     assert http.liveness_probe is None and http.startup_probe is None
     assert http.readiness_probe.tcp_socket.port == HTTP_PORT
+
+
+def test_pathways_builder_maxtext_args_order_and_omissions():
+    from tpu_serving.backends.jetstream.pods import maxtext_args
+    from tpu_serving.catalog import slice_shape
+
+    v6e8, v5e16 = slice_shape("ct6e-standard-4t", "2x4"), slice_shape("ct5lp-hightpu-4t", "4x4")
+    args = maxtext_args(serving_args().maxtext, "gs://b/ckpt", "interleaved", v6e8)
+    assert args[:3] == ["MaxText/configs/base.yml", "model_name=m", "load_parameters_path=gs://b/ckpt"]
+    assert "scan_layers=false" in args and not any(a.startswith(("quantization=", "inference_server=")) for a in args)
+    # MaxText's disaggregated servers hard-code their slices (maxengine_config.py get_server_config).
+    assert "inference_server=ExperimentalMaxtextDisaggregatedServer_8" in maxtext_args(
+        serving_args().maxtext, "gs://b/ckpt", "disaggregated", v6e8
+    )
+    assert "inference_server=ExperimentalMaxtextDisaggregatedServer_16" in maxtext_args(
+        serving_args().maxtext, "gs://b/ckpt", "disaggregated", v5e16
+    )
+
+
+def test_pathways_component_autoscaled_leaves_replicas_to_the_hpa():
+    from tpu_serving.backends.jetstream.pods import leader_worker_set_spec
+
+    assert "replicas" not in leader_worker_set_spec(serving_args(replicas=2, autoscaled=True))
+    assert leader_worker_set_spec(serving_args(replicas=2))["replicas"] == 2

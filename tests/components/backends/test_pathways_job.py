@@ -390,3 +390,29 @@ def test_pathways_job_head_service_account_id_has_thirty_characters_at_most():
         f"tpu-serving:cluster.name = \"{cluster}\": the Pathways head's '{cluster}-head' must be 6 to 30 characters, "
         "got 32"
     ]
+
+
+def test_edges_pathways_batch_head_adds_the_namespace_default_container():
+    """pathways_job.checks._head_fit_problems (mutmut_11): the batch head also holds the user's container, which
+    the namespace's LimitRange sizes (its defaults, read from a previewed plan)."""
+    import re
+
+    from tests.conftest import plan_of
+    from tests.fixtures.configs import with_serving
+    from tpu_serving_tools.preview.offline import kubernetes_objects
+
+    def need(**serving: object) -> tuple[float, float]:
+        with pytest.raises(ConfigError) as err:
+            load(with_serving(headPool={"machineType": "e2-small"}, **serving))
+        (p,) = [p for p in err.value.problems if "headPool.machineType" in p]
+        m = re.search(r"the head needs ([\d.]+) CPU and ([\d.]+) GiB", p)
+        assert m, p
+        return float(m.group(1)), float(m.group(2))
+
+    (limit_range,) = [o for o in kubernetes_objects(plan_of("pathwaysjob-batch-v6e16")) if o["kind"] == "LimitRange"]
+    (default,) = [lim["defaultRequest"] for lim in limit_range["spec"]["limits"] if lim["type"] == "Container"]
+    assert (default["cpu"], default["memory"]) == ("250m", "512Mi")
+    interactive = need()
+    batch = need(workload="batch", container={"image": "python:3.11", "command": ["python", "-c", "1"]})
+    assert batch[0] - interactive[0] == pytest.approx(0.25)
+    assert batch[1] - interactive[1] == pytest.approx(0.5, abs=0.06)

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from tests.conftest import STACKS, STACKS_ROOT, plan_of
-from tests.fixtures.configs import VLLM, load, plan_edited
+from tests.fixtures.configs import DISAGG_STACK, VLLM, load, plan_edited
 from tpu_serving.backends import rollout
 from tpu_serving.backends.rollout import CONTAINER_RESTART, RolloutPlan
 from tpu_serving.catalog.versions import PINS
@@ -20,6 +20,7 @@ from tpu_serving.config.slice_capacity import scale_from_zero
 from tpu_serving.platform.lws import Rollout
 from tpu_serving_tools.diff.review import diff_plans, render_markdown
 from tpu_serving_tools.preview.offline import kubernetes_objects
+from tpu_serving_tools.preview.stack import rollout_summary
 
 SURGE = "vllm-llama33-70b-v5e16"
 """The shipped stack that rolls with surge: two groups on v5e16 and v5e16b, spare slice v5e16s."""
@@ -494,3 +495,12 @@ def test_plan_output_of_a_model_stack_takes_its_platforms_node_upgrades_held():
     assert plan_of("platform-us-east5").outputs["platform"]["nodeUpgradesHeld"] is True
     assert "upgrade the TPU pools yourself, one at a time" in upgrade
     assert "can then take a second group down" not in upgrade
+
+
+@pytest.mark.parametrize("stack", ["llama31-405b-v6e16", "vllm-llama33-70b-v5e16", DISAGG_STACK])
+def test_rollout_drain_line_says_a_sidecar_restart_reloads_the_group(stack):
+    (drain,) = [line for line in rollout_summary(plan_of(stack).outputs) if line.startswith("Drain: ")]
+    assert drain.endswith(
+        "a restart of any container of a group's pods, a sidecar's too (GCS FUSE, a router's, an HTTP front end), "
+        "recreates the whole group, which reloads"
+    )

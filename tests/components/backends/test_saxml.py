@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -501,3 +502,45 @@ def test_saxml_in_cluster_address_is_the_services_dns_name():
     (svc,) = services
     name, namespace = svc["metadata"]["name"], svc["metadata"]["namespace"]
     assert plan.outputs["saxHttpAddress"] == f"{name}.{namespace}.svc"
+
+
+def test_edges_saxml_reads_the_minor_of_a_gke_version():
+    """saxml.checks._minor: ``1.27.2-gke.2100`` is GKE 1.27 (the part before ``-``)."""
+    from tpu_serving.backends.saxml.checks import _minor
+
+    assert _minor("1.27.2-gke.2100") == (1, 27)
+    assert _minor("1.28-gke.1") == (1, 28)
+
+
+def test_edges_saxml_privileged_always_and_never():
+    """saxml.checks.privileged (mutmut_6): ``always`` and ``never`` hold whatever the GKE version."""
+    from tests.fixtures.configs import SAX_CONFIG
+    from tpu_serving.backends.saxml.checks import privileged
+
+    for setting, expected in (("always", True), ("never", False)):
+        cfg = copy.deepcopy(SAX_CONFIG)
+        cfg["tpu-serving:tpuSlices"][0]["topology"] = "4x8"  # the smallest v5e slice 175B fits
+        cfg["tpu-serving:serving"]["privileged"] = setting
+        serving = load(cfg).serving
+        assert privileged(serving, "1.27.3-gke.100") is expected  # type: ignore[arg-type]
+        assert privileged(serving, None) is expected  # type: ignore[arg-type]
+
+
+def test_edges_saxml_examples_are_the_seeds_http_calls(seeds):
+    """saxml.backend (mutmut_126 of build, now http_examples): each printed call is one the seed's manifest
+    documents for sax-http: the same method, path and JSON keys."""
+    import re
+
+    from tests.conftest import SEED_MANIFESTS
+    from tpu_serving.backends.saxml.backend import curl_command, http_examples
+
+    text = (SEED_MANIFESTS / "saxml-lmcloudspmd175b-2xv5e-4x8.yaml").read_text()
+    documented = {
+        (m, p): sorted(json.loads(body)) for m, p, body in re.findall(r"#\s+(GET|POST)\s+(/\w+)\s+(\{[^}\n]*\})", text)
+    }
+    examples = http_examples("/sax/test/spmd")
+    assert examples
+    for method, path, body in examples.values():
+        assert documented.get((method, path)) == sorted(body), (method, path, body)
+        command = curl_command("10.0.0.1", method=method, path=path, body=body)
+        assert f"-X {method} http://10.0.0.1:8888{path} " in command and json.dumps(body) in command

@@ -10,7 +10,9 @@ import shlex
 import pytest
 import yaml
 
-from tests.conftest import HARDENED_DIFFERENCES, UPSTREAM, flatten, plan_of, seed_differences
+from tests.components.backends.test_vllm_args import _vllm_args
+from tests.conftest import HARDENED_DIFFERENCES, STACKS, UPSTREAM, flatten, plan_of, seed_differences
+from tests.fixtures.components import _components, _descendants
 from tests.fixtures.configs import VLLM, load, plan_edited, with_serving
 from tpu_serving import catalog
 from tpu_serving.backends.vllm.args import (
@@ -24,6 +26,7 @@ from tpu_serving.backends.vllm.facts import LIBRARY_FLAGS
 from tpu_serving.backends.vllm.pods import leader_worker_set_spec
 from tpu_serving.catalog.versions import PINS
 from tpu_serving.config import ConfigError
+from tpu_serving.traffic.gateway_settings import LB_BACKEND_KEEPALIVE_SECONDS, SERVER_KEEPALIVE_SECONDS
 from tpu_serving_tools.diff.review import diff_plans
 from tpu_serving_tools.preview.offline import kubernetes_objects
 
@@ -453,3 +456,84 @@ def test_vllm_groups_pinned_to_the_existing_node_pools():
 
     assert pools("vllm-llama33-70b-existing") == [["tpu-v5e16-a", "tpu-v5e16-b", "tpu-v5e16-spare"]] * 2
     assert pools("vllm-llama33-70b-v5e16") == [None, None]
+
+
+def test_edges_unknown_vllm_model_is_named():
+    """vllm.settings.model_size: the message names the served model the library does not know."""
+    cfg = copy.deepcopy(VLLM)
+    cfg["tpu-serving:serving"]["servedModelName"] = "acme/Secret-13B"
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert any('servedModelName "acme/Secret-13B" is not a model the library knows' in p for p in err.value.problems)
+
+
+def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
+    """vllm.pods.environment (mutmut_29): HF_TOKEN reads the secret's key the settings name."""
+    from tpu_serving.backends.vllm.args import SecretKey, WeightsLoader
+    from tpu_serving.backends.vllm.pods import environment
+
+    args = _vllm_args(
+        loader=WeightsLoader.HUGGING_FACE,
+        hf_token_secret=SecretKey(name="hf", key="token"),
+    )
+    (token,) = [e for e in environment(args) if e.name == "HF_TOKEN"]
+    ref = token.value_from.secret_key_ref  # type: ignore[union-attr]
+    assert (ref.name, ref.key) == ("hf", "token")  # type: ignore[union-attr]
+
+
+# HTTP keep-alive of the servers a gateway's load balancer reaches (GKE review G3): vLLM closed idle connections
+# after 5 s while the load balancer's proxies keep them 600 s, so a request sent on a connection the server had just
+# closed failed with a 502.
+
+
+VLLM_STACKS = (
+    "vllm-llama33-70b-v5e16",
+    "vllm-llama33-70b-existing",
+    "vllm-llama31-405b-v6e16",
+    "vllm-llama33-70b-disagg-v6e8x2",
+)
+
+
+def pod_templates(stack: str) -> list[dict]:
+    out = []
+    for o in kubernetes_objects(plan_of(stack)):
+        if o["kind"] == "LeaderWorkerSet":
+            specs = [o["spec"]]
+        elif o["kind"] == "DisaggregatedSet":
+            specs = [r["spec"] for r in o["spec"]["roles"]]
+        else:
+            continue
+        for spec in specs:
+            t = spec["leaderWorkerTemplate"]
+            out += [t[k]["spec"] for k in ("leaderTemplate", "workerTemplate") if k in t]
+    return out
+
+
+def test_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
+    assert SERVER_KEEPALIVE_SECONDS > LB_BACKEND_KEEPALIVE_SECONDS == 600
+    for stack in VLLM_STACKS:
+        pods = pod_templates(stack)
+        assert pods, stack
+        for pod in pods:
+            (engine,) = [c for c in pod["containers"] if c["name"].startswith("vllm")]
+            env = {e["name"]: e.get("value") for e in engine.get("env", [])}
+            assert int(env["VLLM_HTTP_TIMEOUT_KEEP_ALIVE"]) == SERVER_KEEPALIVE_SECONDS, stack
+
+
+# VllmServing's registered outputs, held to the resources of the same plan they name.
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_vllm_outputs_name_its_service_and_leader_pod(stack: str):
+    plan = plan_of(stack)
+    for vllm in _components(plan, "VllmServing"):
+        out = vllm.registered_outputs or {}
+        below = _descendants(plan, vllm)
+        services = {r.inputs["metadata"]["name"]: r for r in below if r.type == "kubernetes:core/v1:Service"}
+        assert out["service"] in services
+        namespace = services[out["service"]].inputs["metadata"]["namespace"]
+        assert out["portForward"].startswith(f"kubectl -n {namespace} port-forward svc/{out['service']} ")
+        # The leader of group 0 is the pod `<lws>-0` (lws v0.10.0 pkg/controllers/leaderworkerset_controller.go
+        # names the leader StatefulSet after the LWS; a StatefulSet's pods are `<set>-<ordinal>`).
+        lws = [r.inputs["metadata"]["name"] for r in below if r.type.endswith(":LeaderWorkerSet")]
+        assert out["leaderPod"] in {f"{name}-0" for name in lws}

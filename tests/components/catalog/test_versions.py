@@ -303,7 +303,7 @@ def test_versions_a_controller_newer_than_the_version_set_knows_is_refused(key, 
 
 
 def test_versions_components_refuse_a_controller_newer_than_the_version_set_knows():
-    from tests.test_edges import _vllm_args
+    from tests.components.backends.test_vllm_args import _vllm_args
     from tpu_serving.backends.vllm.args import VllmServingArgs
     from tpu_serving.common.validation import check_arguments
     from tpu_serving.operations.autoscaling import AutoscalingSettings
@@ -339,3 +339,10 @@ def test_versions_saxml_pins_are_the_images_their_source_names(seeds):
         pin = PINS[key]
         (path,) = re.findall(r"seed-manifests/[\w.-]+\.yaml", pin.source)
         assert f"image: {pin.value}\n" in (REFERENCE / path).read_text(), key
+
+
+def test_edges_saxml_pins_name_the_newest_release_as_upstream_tags_it():
+    """versions._saxml: the newest Saxml release is the tag v1.2.0, which the preview names."""
+    from tpu_serving.catalog.versions import PINS
+
+    assert {PINS[k].newest for k in ("sax-admin-server", "sax-model-server", "sax-http")} == {"v1.2.0"}

@@ -36,3 +36,11 @@ def test_podspec_node_lost_seconds_is_one_bounded_setting():
     for bad in (9, 3601):
         with pytest.raises(ValidationError):
             VllmProbesConfig(nodeLostSeconds=bad)
+
+
+def test_pathways_builder_probe_maths():
+    from tpu_serving import ProbeSettings
+
+    p = ProbeSettings(max_startup_seconds=3601, startup_period_seconds=5)
+    assert p.startup_failure_threshold == 721  # rounds up: never tolerates less than asked
+    assert p.imposed_seconds_to_ready == 15

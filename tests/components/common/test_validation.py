@@ -7,10 +7,16 @@ from __future__ import annotations
 import copy
 import re
 
+import pulumi
 import pytest
 
+from tests.components.backends.test_vllm_args import _vllm_args
+from tests.components.platform.test_cluster import cluster_args_for_test
 from tests.conftest import ROOT
+from tests.fixtures.components import _run_ps, run
 from tests.fixtures.configs import VLLM, load
+from tests.fixtures.pools import pool_args
+from tpu_serving import TpuCluster, TpuNodePool
 from tpu_serving.backends.vllm.args import VllmEngineSettings
 from tpu_serving.common.validation import ArgumentsError, bound_message, check_arguments, empty_remedy
 from tpu_serving.config import ConfigError
@@ -172,3 +178,105 @@ def test_empty_remedy_says_nothing_of_a_list_given_items_nor_of_another_error() 
     assert empty_remedy({"type": "too_long", "input": []}, list[Fallback], True) == ""
     assert empty_remedy({"type": "too_short", "input": []}, list[str], False) == ""
     assert empty_remedy({"type": "too_short", "input": []}, list[str], True) == "; or leave it out, for none"
+
+
+def test_edges_long_values_are_cut_at_sixty_characters():
+    """validation._shown: a value's repr over 60 characters is cut to 57 and ``...``."""
+    from tpu_serving.common.validation import _shown
+
+    assert _shown("x" * 58) == repr("x" * 58)  # 60 characters with the quotes
+    assert _shown("x" * 59) == repr("x" * 59)[:57] + "..."
+
+
+def test_edges_declared_checks_hold_for_python_arguments():
+    """validation._dataclass (mutmut_16): a field's declared ``check`` runs on a component's arguments too
+    (here the vLLM engine's extra arguments, as the stack file's serving.engine.extraArgs)."""
+    import dataclasses
+
+    from tpu_serving.backends.vllm.args import VllmEngineSettings, VllmServingArgs
+    from tpu_serving.common.validation import ArgumentsError, check_arguments
+
+    args = _vllm_args()
+    check_arguments("VllmServing", args, VllmServingArgs)
+    bad = dataclasses.replace(args, engine=VllmEngineSettings(extra_args=("-x",)))
+    with pytest.raises(ArgumentsError) as err:
+        check_arguments("VllmServing", bad, VllmServingArgs)
+    assert "engine.extra_args: [0]: each must be `--flag`" in str(err.value) and "-x" not in str(err.value)
+
+
+# Components check their own arguments (check_arguments, ArgumentsError): each run alone under the recording
+# monitor (mocks).
+
+
+def test_components_check_their_own_arguments_and_report_every_problem():
+    from tpu_serving.common.validation import ArgumentsError
+
+    def program():
+        TpuNodePool("tpu", pool_args(pool_names="c-a-pool", spot="yes", service_account_id="x", disk_size_gb=10))
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(program)
+    problems = exc.value.problems
+    # In field order: the field, the value given and what it must be.
+    assert len(problems) == 4
+    assert problems[0].startswith("TpuNodePoolArgs.service_account_id = 'x': must be 6 to 30")
+    assert problems[1] == (
+        "TpuNodePoolArgs.pool_names = 'c-a-pool': must be a sequence (a list or a tuple), not a string"
+    )
+    assert problems[2] == "TpuNodePoolArgs.spot = 'yes': must be true or false"
+    assert problems[3] == "TpuNodePoolArgs.disk_size_gb = 10: must be from 50 to 4000"
+    assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
+
+
+def test_components_check_nested_arguments():
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.platform.cluster import CpuPoolArgs
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(min_nodes=4, max_nodes=2))))
+    assert exc.value.problems == ["TpuClusterArgs.cpu_pool.min_nodes (4) must not exceed max_nodes (2)"]
+
+
+def test_components_check_the_bounds_declared_with_the_setting():
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.config import CpuPoolConfig
+    from tpu_serving.platform.cluster import CpuPoolArgs
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(lambda: TpuCluster("c", cluster_args_for_test(cpu_pool=CpuPoolArgs(disk_size_gb=10, max_nodes=101))))
+    assert exc.value.problems == [
+        "TpuClusterArgs.cpu_pool.max_nodes = 101: must be from 1 to 100",
+        "TpuClusterArgs.cpu_pool.disk_size_gb = 10: must be from 30 to 2000",
+    ]
+    # The stack file's cluster.cpuPool is the same declaration: same defaults, bounds and descriptions.
+    field = CpuPoolConfig.model_fields["disk_size_gb"]
+    assert (field.default, field.description) == (100, "Boot disk size of each CPU node, in GB.")
+    assert CpuPoolConfig().model_dump() == vars(CpuPoolArgs())
+
+
+def test_components_accept_outputs_as_wiring():
+    def program():
+        cluster = TpuCluster("c", cluster_args_for_test())
+        TpuNodePool("tpu", pool_args(cluster=cluster.cluster.id))
+
+    assert run(program).of_type("gcp:container/nodePool:NodePool")
+
+
+@pytest.mark.parametrize("component", ["Buckets", "ServingAutoscaler"])
+def test_components_name_themselves_in_their_refusals(component):
+    """buckets.Buckets.__init__ (mutmut_9), autoscaling.ServingAutoscaler.__init__ (mutmut_10): the refusal names
+    the component as Python spells it."""
+    import tpu_serving
+    from tpu_serving.common.validation import ArgumentsError
+
+    with pytest.raises(ArgumentsError) as err:
+        _run_ps(lambda: getattr(tpu_serving, component)("x", {"no_such_argument": 1}))
+    assert str(err.value).startswith(f"invalid arguments of {component} 'x': ")  # and its resource name
+
+
+def test_components_one_problem_is_one_problem():
+    """validation.ArgumentsError.__init__ (mutmut_6): "1 problem", not "1 problems"."""
+    from tpu_serving.common.validation import ArgumentsError
+
+    assert str(ArgumentsError("C", ["a"])).splitlines()[0] == "invalid arguments of C: 1 problem"
+    assert str(ArgumentsError("C", ["a", "b"])).splitlines()[0] == "invalid arguments of C: 2 problems"

@@ -118,7 +118,7 @@ def test_config_serving_bad_input_is_reported_with_key_path(case):
 
 
 def test_config_min_master_version_accepts_what_gke_accepts():
-    # the fixture's v6e slice needs 1.31.2-gke.1115000 or later (tests/test_api_rules.py)
+    # the fixture's v6e slice needs 1.31.2-gke.1115000 or later (tests/components/config/test_checks.py)
     for version in ("latest", "1.31", "1.31.2", "1.31.2-gke.1146000", "1.32"):
         assert load(with_change("tpu-serving:cluster/minMasterVersion", version)).cluster.min_master_version == version
 

@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 from tests.conftest import ROOT, STACKS, STACKS_ROOT, plan_of
-from tests.fixtures.configs import plan_edited
+from tests.fixtures.configs import ZONES_STACK as STACK
+from tests.fixtures.configs import plan_edited, plan_edited_once
 from tpu_serving import catalog
 from tpu_serving.catalog import machines, prices
 from tpu_serving.catalog.capacity import Capacity
@@ -272,3 +273,9 @@ def test_cost_table_says_a_slice_without_a_list_price_is_unpriced():
     assert "unpriced" not in priced and "at least" not in priced
     assert "Cost (estimate, USD): at least $" in summary(plan_of("vllm-llama31-405b-tpu7x16"))  # the headline too
     assert "at least" not in summary(plan_of("vllm-llama33-70b-v6e8")).split("Cost (estimate", 1)[1].split("\n")[0]
+
+
+def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
+    items = plan_edited_once(STACK).outputs["cost"]["items"]
+    (more,) = [i for i in items if i["what"].startswith("cpu pool (minimum, ")]
+    assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 2 x n2-standard-8"

@@ -9,7 +9,8 @@ import re
 
 import pytest
 
-from tests.conftest import ROOT, plan_of, resource
+from tests.conftest import ROOT, STACKS, plan_of, resource
+from tests.fixtures.components import _components, _descendants
 from tests.fixtures.configs import SERVING, VLLM, load, plan_edited
 from tpu_serving.backends import BACKENDS
 from tpu_serving.common.settings import to_settings
@@ -496,3 +497,19 @@ def test_observability_of_a_serving_refuses_alerts_that_notify_nobody_as_the_sta
     ):
         assert argument_problems(ObservabilityArgs("my-project-1", "c", "ns", metrics, settings)) == []
     assert argument_problems(ObservabilityArgs("my-project-1", "c", "ns", ServingMetrics())) == []  # nothing served
+
+
+# Observability's registered outputs, held to the resources of the same plan they name.
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_observability_outputs_name_its_alert_policies_and_pod_monitorings(stack: str):
+    plan = plan_of(stack)
+    for obs in _components(plan, "Observability"):
+        out = obs.registered_outputs or {}
+        below = _descendants(plan, obs)
+        alerts = sorted(r.inputs["displayName"] for r in below if r.type == "gcp:monitoring/alertPolicy:AlertPolicy")
+        assert sorted(out["alertPolicies"]) == alerts
+        monitorings = sorted(r.inputs["metadata"]["name"] for r in plan.resources if r.type.endswith(":PodMonitoring"))
+        assert sorted(out["podMonitorings"]) == monitorings
+        assert "dashboard" in out

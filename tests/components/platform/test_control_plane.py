@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.test_components import cluster_args_for_test
+from tests.components.platform.test_cluster import cluster_args_for_test
 from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.platform.cluster import TpuClusterArgs, cluster_args
 from tpu_serving.platform.control_plane import (

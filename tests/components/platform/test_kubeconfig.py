@@ -70,3 +70,32 @@ def test_cluster_identifier_is_left_to_a_kubeconfig_file():
 
     (provider,) = plan_of("vllm-llama33-70b-existing").of_type("pulumi:providers:kubernetes")
     assert "clusterIdentifier" not in provider.inputs
+
+
+def test_edges_kubeconfig_tells_how_to_install_the_auth_plugin():
+    """cluster.kubeconfig: the exec entry's ``installHint`` (client.authentication.k8s.io/v1beta1 spells it so)."""
+    from tpu_serving.platform.cluster import kubeconfig
+
+    exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
+    assert exec_["installHint"].startswith("Install gke-gcloud-auth-plugin")
+
+
+def test_cluster_kubeconfig_uses_auth_plugin():
+    import json
+
+    from tpu_serving.platform.cluster import kubeconfig
+
+    cfg = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))
+    assert cfg["clusters"][0]["cluster"]["server"] == "https://1.2.3.4"
+    assert cfg["users"][0]["user"]["exec"]["command"] == "gke-gcloud-auth-plugin"
+    assert "token" not in json.dumps(cfg)
+
+
+def test_cluster_kubeconfig_exec_speaks_the_client_authentication_api():
+    """cluster.kubeconfig (mutmut_46): kubectl runs the exec plugin only for an apiVersion it knows; GKE's plugin
+    speaks client.authentication.k8s.io/v1beta1 (client-go pkg/apis/clientauthentication/v1beta1)."""
+    from tpu_serving.platform.cluster import kubeconfig
+
+    exec_ = json.loads(kubeconfig("ctx", "1.2.3.4", "Q0E="))["users"][0]["user"]["exec"]
+    assert exec_["apiVersion"] == "client.authentication.k8s.io/v1beta1"
+    assert exec_["command"] == "gke-gcloud-auth-plugin"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.components.platform.test_cluster import cluster_args_for_test
 from tests.fixtures.configs import plan_edited_once
-from tests.test_components import cluster_args_for_test
 from tpu_serving.common.validation import ArgumentsError, check_arguments
 from tpu_serving.platform.cluster import TpuClusterArgs, cluster_args
 from tpu_serving.platform.shared_vpc import HOST_GRANTS, grant_lines, shared_vpc_problems

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from tests.conftest import plan_of
+from tests.fixtures.configs import ZONES_STACK as STACK
+from tests.fixtures.configs import plan_edited
 
 ACCOUNT = "gcp:serviceaccount/account:Account"
 MEMBER = "gcp:projects/iAMMember:IAMMember"
@@ -35,3 +37,20 @@ def test_class_account_leaves_each_kind_its_own_account_without_a_fallback() -> 
         if urns[u].type == ACCOUNT
     }
     assert accounts == {f"vllm70b-{k}-nodes" for k in ("v5e16", "v5e16b", "v5e16c", "v5e16s")}, accounts
+
+
+def _second_zone(slices: list) -> None:
+    slices[1]["zone"] = "us-west4-b"
+
+
+def test_zones_each_slice_stays_in_its_one_zone():
+    plan = plan_edited(STACK, tpuSlices=_second_zone)
+    pools = {r.name: r.inputs for r in plan.of_type("gcp:container/nodePool:NodePool") if "v5e16" in r.name}
+    assert pools["vllm70b-v5e16"]["nodeLocations"] == ["us-west4-a"]
+    assert pools["vllm70b-v5e16b"]["nodeLocations"] == ["us-west4-b"]
+    # The second group's slice (always on at autoscaling.minReplicas 2) is one whole slice in its own zone.
+    assert pools["vllm70b-v5e16b"]["nodeCount"] == 4
+    assert pools["vllm70b-v5e16b"]["placementPolicy"]["tpuTopology"] == "4x4"
+    (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
+    # the CPU pool spans the region's zones, the stack's first
+    assert cpu.inputs["nodeLocations"] == ["us-west4-a", "us-west4-b", "us-west4-c"]

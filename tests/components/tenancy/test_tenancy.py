@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
+from tests.components.common.test_settings import tenancy_args
 from tests.conftest import STACKS, plan_of, waits_for
-from tests.fixtures.configs import GOOD, load, with_change
+from tests.fixtures.configs import GOOD, VLLM, load, stack_problems, with_change
+from tpu_serving.common.validation import argument_problems
 from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.offline import kubernetes_objects
 
@@ -252,3 +256,24 @@ def test_tenancy_two_namespaces_of_one_program_pass_the_check_only_when_shared(s
         assert "each a Patch resource" in reason and "retained on delete" in reason, reason
     else:
         assert "the second create fails with AlreadyExists" in reason, reason
+
+
+@pytest.mark.parametrize(
+    ("key", "field", "value"),
+    [
+        ("users", "operator_users", ["alice"]),
+        ("users", "operator_users", ["alice@example.com", "bob@"]),
+        ("groups", "operator_groups", ["ml-platform-oncall"]),
+    ],
+)
+def test_parity_operators_are_email_addresses_for_both(key, field, value):
+    """GKE names a Google account or a Google Group in an RBAC subject by its email address
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control,
+    https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)."""
+    bad = value[-1]
+    refused = stack_problems(with_change("tpu-serving:tenancy", {"operators": {key: value}}, copy.deepcopy(VLLM)))
+    assert any(p.startswith(f"tpu-serving:tenancy.operators.{key}") and repr(bad) in p for p in refused), refused
+    assert any("email address" in p for p in refused), refused
+    python = argument_problems(tenancy_args(**{field: value}))
+    assert any(p.startswith(f"TenancyArgs.{field}[{len(value) - 1}] = {bad!r}") for p in python), python
+    assert not argument_problems(tenancy_args(**{field: ["alice@example.com"]}))

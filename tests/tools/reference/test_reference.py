@@ -186,8 +186,7 @@ def test_reference_sources_dir_is_the_override_else_beside_the_checkout(monkeypa
 
 
 def test_reference_sources_name_every_file_the_code_reads():
-    from tests.components.backends import test_saxml, test_vllm
-    from tests.components.catalog import test_pathways
+    from tests.components.backends import test_jetstream, test_saxml, test_vllm
     from tpu_serving_tools.e2e import crds, run
     from tpu_serving_tools.reference import schema
 
@@ -196,7 +195,7 @@ def test_reference_sources_name_every_file_the_code_reads():
     read = [f for v in schema.CRD_FILES.values() for f in ((v,) if isinstance(v, str) else v)]
     read += [s.schema for s in crds.GKE_SCHEMAS] + list(crds.CONTROLLER_SHARED_FILES)
     read += [f for m in crds.CONTROLLER_MODULES for f in m.fallback] + [run.SHARED_PATHWAYS_JOB.name]
-    seeds = [f"seed-manifests/{f}" for f, _, _ in test_pathways.PATHWAYS_STACKS.values()] + [
+    seeds = [f"seed-manifests/{f}" for f, _, _ in test_jetstream.PATHWAYS_STACKS.values()] + [
         f"seed-manifests/{test_saxml.SEED}"
     ]
     assert {f"crds/{f}" for f in read} | set(seeds) | {f"upstream/{test_vllm.UPSTREAM_EXAMPLE.name}"} <= names

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, plan_of
 from tpu_serving_tools.runtime import prereqs
 from tpu_serving_tools.runtime.planview import PlanView
 
@@ -157,3 +157,13 @@ def test_prereqs_a_model_stacks_apis_and_adapter_grant_are_its_platforms() -> No
     api = found["api container.googleapis.com"]
     assert api.ok and "platform stack my-org/tpu-serving/platform-us-east5's" in api.reason
     assert found["metrics adapter for HorizontalPodAutoscaler vllm-llama70b/vllm"].ok
+
+
+def test_security_a_declared_existing_nat_satisfies_the_prerequisite_and_nothing_else_does():
+    view = PlanView(plan_of("vllm-llama31-405b-v6e16").as_json())
+    (nat,) = [f for f in prereqs.check(view).findings if f.subject.startswith("cloud nat")]
+    assert nat.ok and "cloudNat: existing" in nat.reason
+    plan = copy.deepcopy(view.plan)
+    plan["config"] = {k: v for k, v in plan["config"].items() if not k.endswith(":cluster")}
+    (nat,) = [f for f in prereqs.check(PlanView(plan)).findings if f.subject.startswith("cloud nat")]
+    assert not nat.ok and "private nodes without a RouterNat" in nat.reason

@@ -1,5 +1,6 @@
-"""Canary rollouts (``serving.canaryGroups``): the LeaderWorkerSet's ``partition``, the refusals, the preview's
-``Rollout:`` line, and the component arguments (``make e2e``'s real LWS controller: tests/e2e/test_e2e_canary_rollout.py)."""
+"""tpu_serving.backends.rollout's canary rollouts (``serving.canaryGroups``): the LeaderWorkerSet's ``partition``, the
+refusals, the preview's ``Rollout:`` line, and the component arguments (``make e2e``'s real LWS controller:
+tests/e2e/test_e2e_canary_rollout.py)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""slice_capacity.scale_to_zero: the kept serving slices that may go down to zero once their group left them (GKE review
+"""tpu_serving.config.slice_capacity.scale_to_zero: the kept serving slices that may go down to zero once their group left them (GKE review
 round 37, M1: a group a repair moved to a free slice of its shape stays there, and its old fixed pool billed idle)."""
 
 from __future__ import annotations

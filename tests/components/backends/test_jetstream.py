@@ -1,16 +1,29 @@
-"""PathwaysServing: seed conformance, acceptance checks and LWS version switching."""
+"""tpu_serving.backends.jetstream (PathwaysServing, JetStream on Pathways): seed conformance, acceptance checks and LWS version switching."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
+from typing import Any
 
 import pytest
 import yaml
+from pydantic.alias_generators import to_snake
 
+from tests.components.backends.test_vllm_args import _shape, in_python
+from tests.components.backends.test_vllm_engine_settings import SECRET, python_problems
 from tests.conftest import HARDENED_DIFFERENCES, SEED_MANIFESTS, flatten, plan_of, seed_differences
-from tests.fixtures.configs import plan_edited
-from tpu_serving import catalog
+from tests.fixtures.components import run
+from tests.fixtures.configs import SERVING, load, plan_edited, stack_problems, two_slices
+from tpu_serving import (
+    MaxTextSettings,
+    PathwaysServingArgs,
+    catalog,
+)
+from tpu_serving.catalog.models import Attention, ModelSize, WeightPrecision
+from tpu_serving.common.validation import argument_problems
+from tpu_serving.config import ConfigError
 from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.reference import schema
 
@@ -298,3 +311,229 @@ def test_pathways_lws_valid_for_each_release(stack, release, reference):
     policy = lws["spec"]["leaderWorkerTemplate"]["restartPolicy"]
     assert policy == ("RecreateGroupOnPodRestart" if release == "v0.4.0" else "RecreateGroupAfterStart")
     schema.validate_custom(lws, "v0.10.0")
+
+
+def test_edges_jetstream_parallelism_message_gives_the_product():
+    """jetstream.checks._parallelism_problems: the message names each ici degree against the slice's chips."""
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["maxtext"].update(
+        iciFsdpParallelism=2, iciAutoregressiveParallelism=1, iciTensorParallelism=4
+    )
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert any("ici parallelism 2 x 1 x 4 does not match the 16 chips" in p for p in err.value.problems)
+
+
+def test_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
+    """The JetStream fit counts weights only: a declared ``attention`` there would be a setting nobody reads."""
+    from tpu_serving.backends.jetstream.args import MaxTextSettings
+    from tpu_serving.backends.jetstream.args import fit_problems as jetstream_fit
+
+    maxtext = MaxTextSettings(
+        "base.yml", "house", max_prefill_predict_length=1024, max_target_length=2048, per_device_batch_size=1
+    )
+    shape = catalog.resolve_slice_name("v6e-16")
+    shaped = ModelSize(13, WeightPrecision.BF16, Attention(layers=40, kv_heads=40, head_dim=128))
+    assert jetstream_fit(shaped, maxtext, shape) == [
+        "model_size.attention: vLLM's KV cache check reads it; the JetStream fit counts the weights only: leave it out"
+    ]
+    assert jetstream_fit(ModelSize(13, WeightPrecision.BF16), maxtext, shape) == []
+
+
+# The HBM fit refused alike by the stack file and PathwaysServingArgs (issue 38, point 1).
+
+
+JETSTREAM_FIT_REFUSALS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    # id: (the stack's one tpuSlices entry, its serving.maxtext keys changed, or serving.model)
+    "405B-bf16-on-v6e-16": ({"slice": "v6e-16"}, {"maxtext": {"quantization": None}}),
+    "405B-int8-on-v6e-8": ({"slice": "v6e-8"}, {"maxtext": {"iciTensorParallelism": 4}}),
+    "declared-200B-on-v5e-2x4-vm": (
+        {"machineType": "ct5lp-hightpu-8t", "topology": "2x4"},
+        {"maxtext": {"iciTensorParallelism": 4}, "model": {"parametersBillions": 200, "precision": "bf16"}},
+    ),
+}
+"""JetStream stacks whose model one slice's HBM does not hold (the seeds' Llama 3.1 405B unquantized on a v6e-16)."""
+
+
+def jetstream_fit_stack(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> dict:
+    cfg = copy.deepcopy(SERVING)
+    pool = cfg["tpu-serving:tpuSlices"][0]
+    del pool["slice"]
+    pool |= tpu_slice
+    maxtext = {
+        k: v for k, v in {**cfg["tpu-serving:serving"]["maxtext"], **serving["maxtext"]}.items() if v is not None
+    }
+    cfg["tpu-serving:serving"] |= {**serving, "maxtext": maxtext}
+    return cfg
+
+
+def jetstream_fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> PathwaysServingArgs:
+    """The same model, slice and MaxText settings as the component's arguments."""
+    cfg = jetstream_fit_stack(tpu_slice, serving)
+    shape = (
+        catalog.resolve_slice_name(tpu_slice["slice"])
+        if "slice" in tpu_slice
+        else catalog.slice_shape(tpu_slice["machineType"], tpu_slice["topology"])
+    )
+    maxtext = cfg["tpu-serving:serving"]["maxtext"]
+    size = serving.get("model")
+    return PathwaysServingArgs(
+        namespace="ns",
+        service_account="ksa",
+        shape=shape,
+        num_slices=1,
+        maxtext=MaxTextSettings(**{to_snake(k): v for k, v in maxtext.items()}),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+        model_size=None if size is None else ModelSize(size["parametersBillions"], size["precision"], _shape(size)),
+    )
+
+
+@pytest.mark.parametrize(("tpu_slice", "serving"), JETSTREAM_FIT_REFUSALS.values(), ids=JETSTREAM_FIT_REFUSALS.keys())
+def test_parity_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
+    python = in_python(refused, "PathwaysServingArgs").replace(
+        "PathwaysServingArgs.model:", "PathwaysServingArgs.model_size:"
+    )
+    assert argument_problems(jetstream_fit_args(tpu_slice, serving)) == [python]
+
+
+def test_parity_jetstream_unknown_model_size_is_required_by_both():
+    serving = {"maxtext": {"modelName": "acme-13b"}}
+    (refused,) = [p for p in stack_problems(jetstream_fit_stack({"slice": "v6e-16"}, serving)) if "required" in p]
+    (python,) = argument_problems(jetstream_fit_args({"slice": "v6e-16"}, serving))
+    assert refused.startswith('tpu-serving:serving.model: required for the HBM fit check, since maxtext.modelName "')
+    assert python.startswith(
+        'PathwaysServingArgs.model_size: required for the HBM fit check, since maxtext.model_name "acme-13b"'
+    )
+    assert refused.split("; known: ")[1] == python.split("; known: ")[1]
+
+
+# PathwaysServing run alone under the recording monitor, and its arguments.
+
+
+def serving_args(**overrides):
+    from tpu_serving import MaxTextSettings, PathwaysServingArgs
+    from tpu_serving.catalog.models import ModelSize, WeightPrecision
+
+    base = dict(
+        namespace="ns",
+        service_account="ksa",
+        shape=catalog.slice_shape("ct5lp-hightpu-4t", "4x8"),
+        num_slices=1,
+        maxtext=MaxTextSettings(
+            config_file="MaxText/configs/base.yml",
+            model_name="m",
+            max_prefill_predict_length=8,
+            max_target_length=16,
+            per_device_batch_size=1,
+        ),
+        checkpoint_uri="gs://b/ckpt",
+        scratch_uri="gs://s/tmp",
+        model_size=ModelSize(8, WeightPrecision.BF16),  # "m" is no MaxText model the library knows
+    )
+    return PathwaysServingArgs(**{**base, **overrides})
+
+
+def test_pathways_disaggregated_on_a_slice_maxtext_has_no_server_for_is_refused():
+    from tpu_serving.catalog import slice_shape
+
+    v6e16 = slice_shape("ct6e-standard-4t", "4x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e16, num_slices=2)) == [
+        "PathwaysServingArgs.mode = 'disaggregated': MaxText's disaggregated servers run only on v6e-8 or v5e-16 "
+        "slices, not v6e-16 (ct6e-standard-4t, topology 4x4)"
+    ]
+    v6e8 = slice_shape("ct6e-standard-4t", "2x4")
+    assert argument_problems(serving_args(mode="disaggregated", shape=v6e8, num_slices=2)) == []
+
+
+def test_pathways_component_on_v5e_with_two_groups():
+    from tpu_serving import PathwaysServing
+
+    plan = run(lambda: PathwaysServing("s", serving_args(replicas=2)))
+    (component,) = plan.of_type("tpu-serving:index:PathwaysServing")
+    (lws,) = plan.of_type("kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet")
+    (svc,) = plan.of_type("kubernetes:core/v1:Service")
+    assert lws.parent == svc.parent == component.urn
+    spec = lws.inputs["spec"]
+    assert spec["replicas"] == 2 and spec["leaderWorkerTemplate"]["size"] == 9  # 8 VMs + leader
+    leader = spec["leaderWorkerTemplate"]["leaderTemplate"]["spec"]
+    rm = next(c for c in leader["containers"] if c["name"] == "pathways-rm")
+    assert "--instance_type=tpuv5e:4x8" in rm["args"] and "--instance_count=1" in rm["args"]
+    assert leader["nodeSelector"] == {
+        "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology": "4x8",
+    }
+    assert lws.inputs["metadata"]["annotations"] == {
+        "leaderworkerset.sigs.k8s.io/exclusive-topology": "cloud.google.com/gke-nodepool"
+    }
+
+
+# MaxText's extraArgs cannot change what the library derives nor carry a secret, and no message repeats a refused
+# secret: the same rules for a stack file and a Python caller (issue "A platform team adopts it", item 9).
+
+
+def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
+    cfg = copy.deepcopy(SERVING)
+    extra = ["enable_jax_profiler=true", f"hf_access_token={SECRET}", "ici_data_parallelism=2", "model_name=x"]
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = extra
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: modelName: set by the component")
+    assert "ici_data_parallelism: would change the mesh" in problem
+    assert "hf_access_token: a secret on the command line" in problem
+    assert SECRET not in problem and "the value is not shown" in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = python_problems(dataclasses.replace(settings, extra_args=tuple(extra)), MaxTextSettings)
+    assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
+    assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]
+
+
+@pytest.mark.parametrize("args", [[SECRET], [f"hf_access_token {SECRET}"], [f"HF_ACCESS_TOKEN={SECRET}"], ["x=1", 5]])
+def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(args):
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = args
+    (problem,) = stack_problems(cfg)
+    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: [")
+    assert SECRET not in problem and "SeCrEt" not in problem
+    settings = MaxTextSettings(
+        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
+    )
+    (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
+    assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python
+
+
+def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key():
+    from tests.fixtures.configs import SERVING, load, with_serving
+    from tpu_serving.catalog.versions import PINS
+    from tpu_serving.config import ConfigError
+
+    pin = PINS["jetstream"]
+    other = pin.value.replace(pin.version, "v0.2.2")
+    with pytest.raises(ConfigError) as err:
+        load(with_serving(SERVING, images={"jetstream": other}))
+    assert f'serving.images.jetstream = "{other}": is release v0.2.2' in str(err.value)
+    assert load(with_serving(SERVING, images={"jetstream": pin.value})).serving.images.jetstream == pin.value
+
+
+def test_jetstream_refuses_a_checkpoint_bucket_the_workloads_cannot_read():
+    """jetstream.checks.problems (mutmut_35): a checkpoints bucket with `workloadAccess: none` is as good as none."""
+    cfg = copy.deepcopy(SERVING)
+    cfg["tpu-serving:buckets"][0]["workloadAccess"] = "none"
+    with pytest.raises(ConfigError) as err:
+        load(cfg)
+    assert "tpu-serving:buckets: jetstream-pathways needs a `checkpoints` bucket the workloads can access" in (
+        err.value.problems
+    )
+
+
+def test_jetstream_rollout_setting_reaches_the_leader_worker_set():
+    """jetstream.backend.build (mutmut_46): `serving.rollout: surge` rolls JetStream's groups out with a surge."""
+    stack = "llama31-405b-v6e16"
+
+    surge = plan_edited(stack, tpuSlices=two_slices, serving=lambda s: s.update(rollout="surge"))
+    strategies = [o["spec"]["rolloutStrategy"] for o in kubernetes_objects(surge) if o["kind"] == "LeaderWorkerSet"]
+    # in place (the default the mutant falls back to) has maxSurge 0
+    assert [r["rollingUpdateConfiguration"].get("maxSurge") for r in strategies] == [1], strategies

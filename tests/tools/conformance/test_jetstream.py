@@ -1,5 +1,6 @@
-"""Engine conformance for JetStream + Pathways: MaxText's settings in ``jax-tpu`` and the Pathways containers'
-flags, against tables extracted from MaxText's and the PathwaysJob controller's releases."""
+"""tpu_serving_tools.conformance.jetstream, engine conformance for JetStream + Pathways: MaxText's settings in
+``jax-tpu`` and the Pathways containers' flags, against tables extracted from MaxText's and the PathwaysJob
+controller's releases."""
 
 from __future__ import annotations
 
@@ -8,10 +9,7 @@ import copy
 import pytest
 
 from tests.conftest import plan_of
-from tests.fixtures.configs import SERVING, load, plan_edited, two_slices
-from tpu_serving.config import ConfigError
 from tpu_serving_tools.conformance import category, jetstream, table
-from tpu_serving_tools.preview.offline import kubernetes_objects
 from tpu_serving_tools.runtime.planview import PlanView
 
 JETSTREAM_STACKS = ["llama2-70b-disagg-v6e8x2", "llama31-405b-v6e16"]
@@ -138,19 +136,6 @@ def test_engines_runtime_pathways_instance_types_are_the_controllers():
     assert {k.removeprefix("instance_type:"): v for k, v in rm.items()} == facts.PW_TPU_VERSION
 
 
-def test_jetstream_a_server_image_of_another_release_is_refused_naming_the_key():
-    from tests.fixtures.configs import SERVING, load, with_serving
-    from tpu_serving.catalog.versions import PINS
-    from tpu_serving.config import ConfigError
-
-    pin = PINS["jetstream"]
-    other = pin.value.replace(pin.version, "v0.2.2")
-    with pytest.raises(ConfigError) as err:
-        load(with_serving(SERVING, images={"jetstream": other}))
-    assert f'serving.images.jetstream = "{other}": is release v0.2.2' in str(err.value)
-    assert load(with_serving(SERVING, images={"jetstream": pin.value})).serving.images.jetstream == pin.value
-
-
 def test_jetstream_findings_refuse_a_server_image_with_no_maxtext_table():
     view = _view("llama2-70b-disagg-v6e8x2")
     c = _container(view, "jax-tpu")
@@ -165,24 +150,3 @@ def test_jetstream_findings_refuse_a_pathways_container_with_no_table():
     (found,) = [f for f in jetstream.findings(view) if "pathways-relay" in f.subject]
     assert (found.ok, found.reason) == (False, "no Pathways table for a container named pathways-relay")
     assert found.subject.startswith("engine ") and found.subject.endswith(" pathways-relay")
-
-
-def test_jetstream_refuses_a_checkpoint_bucket_the_workloads_cannot_read():
-    """jetstream.checks.problems (mutmut_35): a checkpoints bucket with `workloadAccess: none` is as good as none."""
-    cfg = copy.deepcopy(SERVING)
-    cfg["tpu-serving:buckets"][0]["workloadAccess"] = "none"
-    with pytest.raises(ConfigError) as err:
-        load(cfg)
-    assert "tpu-serving:buckets: jetstream-pathways needs a `checkpoints` bucket the workloads can access" in (
-        err.value.problems
-    )
-
-
-def test_jetstream_rollout_setting_reaches_the_leader_worker_set():
-    """jetstream.backend.build (mutmut_46): `serving.rollout: surge` rolls JetStream's groups out with a surge."""
-    stack = "llama31-405b-v6e16"
-
-    surge = plan_edited(stack, tpuSlices=two_slices, serving=lambda s: s.update(rollout="surge"))
-    strategies = [o["spec"]["rolloutStrategy"] for o in kubernetes_objects(surge) if o["kind"] == "LeaderWorkerSet"]
-    # in place (the default the mutant falls back to) has maxSurge 0
-    assert [r["rollingUpdateConfiguration"].get("maxSurge") for r in strategies] == [1], strategies

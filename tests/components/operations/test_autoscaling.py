@@ -1,4 +1,4 @@
-"""The HPA reads a gauge: an autoscaling metric named like a counter's, a histogram's or a summary's series, or one
+"""tpu_serving.operations.autoscaling: the HPA reads a gauge: an autoscaling metric named like a counter's, a histogram's or a summary's series, or one
 the backend's metrics table knows as no gauge, is refused, in the stack file and the components alike (issue
 "A platform team adopts it", item 9)."""
 
@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from tests.fixtures.configs import SERVING_AUTOSCALED, VLLM, load
-from tpu_serving.common.validation import ArgumentsError, check_arguments
+from tpu_serving.common.validation import ArgumentsError, argument_problems, check_arguments
 from tpu_serving.config import ConfigError
 from tpu_serving.operations.autoscaling import AutoscalingSettings, ServingAutoscalerArgs
 
@@ -100,3 +100,18 @@ def test_autoscaling_metric_given_twice_must_agree():
         metric="vllm:num_requests_waiting",
     )
     check_arguments("ServingAutoscaler", agreeing, ServingAutoscalerArgs)
+
+
+# Issue 22, a new user's review: an engine-prefixed name the engine's table does not know is not refused: the tables
+# are not complete lists of what an engine exports (vLLM 0.29.0's loggers.py alone registers gauges such as
+# vllm:engine_sleep_state).
+
+
+def test_review_an_engine_gauge_the_table_lacks_is_not_refused():
+    for metric in ("vllm:engine_sleep_state", "vllm:num_requests_waiting_by_reason"):
+        assert not argument_problems(AutoscalingSettings(max_replicas=1, metric=metric)), metric
+
+
+def test_review_a_metric_without_an_engine_prefix_stays_the_users_own():
+    assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="my_queue_depth"))
+    assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="vllm:num_requests_waiting"))

@@ -1,4 +1,4 @@
-"""A stack file's booleans are true or false, its integers numbers (issue 22 review, item 3): pydantic's lax mode
+"""tpu_serving.config.models, the stack file's models: its booleans are true or false, its integers numbers (issue 22 review, item 3): pydantic's lax mode
 read `publicControlPlane: "yes"` as true, `imageStreaming: no` (text to the Pulumi CLI's YAML 1.2) as false and
 `count: true` as 1."""
 
@@ -112,3 +112,10 @@ def test_stack_scalars_every_boolean_integer_and_number_of_a_stack_file_is_stric
     assert len([s for s in scalars if s["type"] == "bool"]) > 20
     lax = [s for s in scalars if not s.get("strict")]
     assert not lax, lax
+
+
+def test_zones_unset_means_the_stacks_zone():
+    cfg = load(VLLM)
+    assert cfg.zone_of(cfg.tpu_slices[0]) == "us-west4-a"
+    moved = load(with_change("tpu-serving:tpuSlices/0/zone", "us-west4-c", VLLM))
+    assert moved.zone_of(moved.tpu_slices[0]) == "us-west4-c"

@@ -1,22 +1,19 @@
-"""vLLM's ``extraArgs`` (and MaxText's) cannot change what the library derives nor carry a secret, and no message
-repeats a refused secret (issue "A platform team adopts it", item 9): the same rules for a stack file and a Python
-caller."""
+"""tpu_serving.backends.vllm.engine_settings: vLLM's ``extraArgs`` cannot change what the library derives nor carry
+a secret, and no message repeats a refused secret (issue "A platform team adopts it", item 9): the same rules for a
+stack file and a Python caller (MaxText's: tests/components/backends/test_jetstream.py)."""
 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 
 import pytest
 from pydantic.alias_generators import to_camel
 
-from tests.fixtures.configs import SERVING, VLLM, load
-from tpu_serving.backends.jetstream import MaxTextSettings
+from tests.fixtures.configs import VLLM, load, stack_problems
 from tpu_serving.backends.vllm import SecretKey, VllmEngineSettings
 from tpu_serving.backends.vllm.args import extra_args_problem
 from tpu_serving.common.validation import ArgumentsError, argument_problems, check_arguments
-from tpu_serving.config import ConfigError
 
 SECRET = "hf_SeCrEtVaLuE0123456789"
 
@@ -25,12 +22,6 @@ def vllm_with(**serving: object) -> dict:
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:serving"].update(serving)
     return cfg
-
-
-def stack_problems(cfg: dict) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        load(cfg)
-    return err.value.problems
 
 
 def python_problems(args: object, cls: type) -> list[str]:
@@ -134,24 +125,6 @@ def test_engine_flags_a_token_pasted_as_the_secrets_name_is_not_shown():
     assert python.startswith("SecretKey.name: must match the regular expression") and SECRET not in python
 
 
-def test_engine_flags_maxtext_extra_args_keep_the_mesh_and_no_secret():
-    cfg = copy.deepcopy(SERVING)
-    extra = ["enable_jax_profiler=true", f"hf_access_token={SECRET}", "ici_data_parallelism=2", "model_name=x"]
-    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = extra
-    (problem,) = stack_problems(cfg)
-    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: modelName: set by the component")
-    assert "ici_data_parallelism: would change the mesh" in problem
-    assert "hf_access_token: a secret on the command line" in problem
-    assert SECRET not in problem and "the value is not shown" in problem
-    settings = MaxTextSettings(
-        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
-    )
-    (python,) = python_problems(dataclasses.replace(settings, extra_args=tuple(extra)), MaxTextSettings)
-    assert python.startswith("MaxTextSettings.extra_args: model_name: set by the component") and SECRET not in python
-    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = ["enable_jax_profiler=true"]
-    assert list(load(cfg).serving.maxtext.extra_args) == ["enable_jax_profiler=true"]
-
-
 @pytest.mark.parametrize(
     ("args", "positions"),
     [
@@ -180,20 +153,6 @@ def test_engine_flags_a_malformed_entry_is_named_by_its_position_only(args, posi
         assert found and not [f for f in fragments for p in found if f in p], (how, found)
     (python,) = cases["python"]
     assert python.startswith(f"VllmEngineSettings.extra_args: {positions}: each must be `--flag`")
-
-
-@pytest.mark.parametrize("args", [[SECRET], [f"hf_access_token {SECRET}"], [f"HF_ACCESS_TOKEN={SECRET}"], ["x=1", 5]])
-def test_engine_flags_a_malformed_maxtext_entry_is_named_by_its_position_only(args):
-    cfg = copy.deepcopy(SERVING)
-    cfg["tpu-serving:serving"]["maxtext"]["extraArgs"] = args
-    (problem,) = stack_problems(cfg)
-    assert problem.startswith("tpu-serving:serving.maxtext.extraArgs: [")
-    assert SECRET not in problem and "SeCrEt" not in problem
-    settings = MaxTextSettings(
-        config_file="c.yml", model_name="m", max_prefill_predict_length=1, max_target_length=2, per_device_batch_size=1
-    )
-    (python,) = argument_problems(dataclasses.replace(settings, extra_args=tuple(args)))
-    assert python.startswith("MaxTextSettings.extra_args: [") and SECRET not in python and "SeCrEt" not in python
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,13 @@
-"""Settings a cloud API would refuse later are refused at preview, with the rule's source: GKE's maintenance
-policy rules, the GCP label limit, the proxy-only subnet size (issue "A platform team adopts it", item 9)."""
+"""tpu_serving.platform.maintenance: the cluster's maintenance policy. Settings GKE would refuse later are refused at
+preview, with GKE's rule (issue "A platform team adopts it", item 9), in the stack file and in Python."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.fixtures.configs import GOOD, load, with_change
-from tpu_serving.common.settings import proxy_only_subnet_problem
+from tests.fixtures.configs import stack_problems as problems
 from tpu_serving.common.validation import ArgumentsError, check_arguments
-from tpu_serving.config import ConfigError
 from tpu_serving.platform.maintenance import (
     MaintenanceExclusion,
     MaintenanceSettings,
@@ -16,20 +15,9 @@ from tpu_serving.platform.maintenance import (
     worst_availability,
 )
 
-HOUR = 3600
-
-
-def problems(cfg: dict) -> list[str]:
-    with pytest.raises(ConfigError) as err:
-        load(cfg)
-    return err.value.problems
-
 
 def maintenance(**m: object) -> dict:
     return with_change("tpu-serving:cluster/maintenance", m)
-
-
-# --------------------------------------------------------------------------- maintenance windows
 
 
 @pytest.mark.parametrize(
@@ -121,48 +109,16 @@ def test_api_rules_maintenance_python_callers_see_python_names():
     assert ok.problems() == []
 
 
-# --------------------------------------------------------------------------- labels, subnets
+def test_cluster_maintenance_exclusion_until_end_of_support():
+    from tpu_serving.platform.maintenance import MaintenanceExclusion, MaintenanceSettings, maintenance_policy
 
-
-def test_api_rules_labels_at_most_64_with_the_deployments_own():
-    many = {f"k{i}": "v" for i in range(62)}
-    (problem,) = [p for p in problems(with_change("tpu-serving:labels", many)) if "labels" in p]
-    assert "62 labels and the deployment's own 3 (app, deployment, managed-by) make 65" in problem
-    assert "at most 64" in problem
-    assert len(load(with_change("tpu-serving:labels", {f"k{i}": "v" for i in range(61)})).labels) == 61
-
-
-def test_api_rules_proxy_only_subnet_needs_64_addresses():
-    assert proxy_only_subnet_problem("192.168.0.0/26") == ""
-    assert "/27 has 32" in proxy_only_subnet_problem("192.168.0.0/27")
-    assert "not a CIDR block" in proxy_only_subnet_problem("192.168.0.1/23")
-    found = problems(with_change("tpu-serving:gateway", {"proxyOnlyCidr": "192.168.0.0/28"}))
-    assert found == [
-        'tpu-serving:gateway.proxyOnlyCidr = "192.168.0.0/28": a proxy-only subnet needs at least 64 addresses (a /26 '
-        "or larger; /23 recommended), /28 has 16"
-    ]
-
-
-def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
-    old = with_change("tpu-serving:cluster/minMasterVersion", "1.30.5-gke.1000")
-    (problem,) = [p for p in problems(old) if "minMasterVersion" in p]
-    assert problem == (
-        'tpu-serving:cluster.minMasterVersion = "1.30.5-gke.1000": tpuSlices[0] (v6e-16) needs GKE '
-        "1.31.2-gke.1115000 or later for v6e node pools; set it to 1.31.2-gke.1115000 or later, or leave it unset "
-        "on a release channel"
+    policy = maintenance_policy(
+        MaintenanceSettings(exclusions=(MaintenanceExclusion(name="launch", start_time="2026-12-01T00:00:00Z"),))
     )
-    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31.2-gke.1115000")).cluster.min_master_version
-    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.31")).cluster.min_master_version  # any 1.31
-    assert problems(with_change("tpu-serving:cluster/minMasterVersion", "1.31.1"))  # every 1.31.1 build is older
-
-
-def test_api_rules_tpu7x_slices_need_gke_1_34_0_gke_2201000():
-    """GKE "About Ironwood (TPU7x) in GKE": Standard clusters at 1.34.0-gke.2201000 and later."""
-    tpu7x = with_change("tpu-serving:tpuSlices/0/slice", "tpu7x-16")
-    tpu7x |= {"gcp:region": "us-central1", "tpu-serving:zone": "us-central1-c"}
-    old = with_change("tpu-serving:cluster/minMasterVersion", "1.33", tpu7x)
-    assert [p for p in problems(old) if "minMasterVersion" in p] == [
-        'tpu-serving:cluster.minMasterVersion = "1.33": tpuSlices[0] (tpu7x-16) needs GKE 1.34.0-gke.2201000 or later '
-        "for tpu7x node pools; set it to 1.34.0-gke.2201000 or later, or leave it unset on a release channel"
+    assert policy["maintenance_exclusions"] == [
+        {
+            "exclusion_name": "launch",
+            "start_time": "2026-12-01T00:00:00Z",
+            "exclusion_options": {"scope": "NO_MINOR_OR_NODE_UPGRADES", "end_time_behavior": "UNTIL_END_OF_SUPPORT"},
+        }
     ]
-    assert load(with_change("tpu-serving:cluster/minMasterVersion", "1.34", tpu7x)).cluster.min_master_version

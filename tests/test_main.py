@@ -1,5 +1,5 @@
-"""Bad input, table-driven, across every backend: each case runs the real program and is
-rejected before any resource is registered, naming the key path, without a traceback."""
+"""The project's program (``__main__.py``) on bad input, table-driven, across every backend: each case runs the
+program and is rejected before any resource is registered, naming the key path, without a traceback."""
 
 from __future__ import annotations
 

@@ -1,0 +1,34 @@
+"""tpu_serving.platform.cpu_nodepool: CpuNodePool, a CPU node pool of its own (the Pathways head's)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.components import run
+
+
+def test_components_refuse_a_cpu_pool_zone_outside_the_region():
+    from tpu_serving import CpuNodePool, CpuNodePoolArgs
+    from tpu_serving.common.validation import ArgumentsError
+    from tpu_serving.platform.cluster import CpuPoolArgs
+
+    def program():
+        CpuNodePool(
+            "head",
+            CpuNodePoolArgs(
+                project="p-123456",
+                region="us-east5",
+                zone="us-central1-a",
+                cluster="cluster-id",
+                pool_name="head",
+                service_account_id="head-nodes",
+                pool=CpuPoolArgs(),
+            ),
+        )
+
+    with pytest.raises(ArgumentsError) as exc:
+        run(program)
+    assert exc.value.problems == [
+        "CpuNodePoolArgs.zone = 'us-central1-a': zone is outside the region 'us-east5'; valid: us-east5-a, "
+        "us-east5-b, us-east5-c"
+    ]

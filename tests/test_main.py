@@ -386,7 +386,7 @@ CASES: list[tuple[str, str, dict, str]] = (
 )
 
 
-def test_bad_input_table_covers_every_backend():
+def test_main_table_covers_every_backend():
     assert len(CASES) >= 30
     assert {c[1] for c in CASES} == {"infrastructure", "jetstream-pathways", "saxml", "pathways-job", "vllm"}
     assert len({c[0] for c in CASES}) == len(CASES)
@@ -411,7 +411,7 @@ def run_rejected(config: dict) -> tuple[ConfigError, int]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
-def test_bad_input_rejected_before_any_resource(case):
+def test_main_rejected_before_any_resource(case):
     _, _, config, key = case
     err, registered = run_rejected(config)
     assert registered == 0

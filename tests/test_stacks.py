@@ -391,7 +391,7 @@ def workloads(stack: str):
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_security_every_serving_pod_template_is_hardened(stack):
+def test_stacks_security_every_serving_pod_template_is_hardened(stack):
     pods = [p for w in workloads(stack) for p in pod_specs(w)]
     # an interactive PathwaysJob declares no pod: its controller builds them all from its own code
     assert bool(pods) is (stack != "pathwaysjob-interactive-v5e16")
@@ -405,7 +405,7 @@ def test_security_every_serving_pod_template_is_hardened(stack):
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_security_every_cluster_has_private_nodes_and_a_named_control_plane_choice(stack):
+def test_stacks_security_every_cluster_has_private_nodes_and_a_named_control_plane_choice(stack):
     clusters = [r for r in plan_of(stack).resources if r.type == "gcp:container/cluster:Cluster"]
     if not clusters:  # an existing cluster or a platform's: its owner's choices, which the stack never changes
         owner = ("tpu-serving:index:ExistingCluster", "tpu-serving:index:PlatformCluster")
@@ -417,7 +417,7 @@ def test_security_every_cluster_has_private_nodes_and_a_named_control_plane_choi
     assert not any("publicControlPlane" in line for line in cluster_notes(plan_of(stack).resources))
 
 
-def test_security_only_the_engines_documented_capabilities_come_back():
+def test_stacks_security_only_the_engines_documented_capabilities_come_back():
     added = {
         (c["name"], cap)
         for s in STACKS
@@ -430,7 +430,7 @@ def test_security_only_the_engines_documented_capabilities_come_back():
     assert added == {("jax-tpu", "SYS_PTRACE")}
 
 
-def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
+def test_stacks_security_cpu_pool_pods_have_memory_limits_and_known_users():
     sax = {w["metadata"]["name"]: w for w in workloads("saxml-175b-v5e32x2")}
     admin = sax["sax-admin-server"]["spec"]["template"]["spec"]["containers"][0]
     assert admin["resources"]["limits"] == {"memory": "1Gi"} and admin["securityContext"]["runAsUser"] == 65534
@@ -444,7 +444,7 @@ def test_security_cpu_pool_pods_have_memory_limits_and_known_users():
         assert c["resources"]["limits"]["memory"] == c["resources"]["requests"]["memory"]
 
 
-def test_security_example_stacks_reach_the_control_plane_by_dns():
+def test_stacks_security_example_stacks_reach_the_control_plane_by_dns():
     """Every example stack that creates a cluster leaves it no external IP endpoint: authorized networks on with no
     external range, and the DNS-based endpoint for pulumi up (issue 36, item 3)."""
     clusters = 0
@@ -457,7 +457,7 @@ def test_security_example_stacks_reach_the_control_plane_by_dns():
     assert clusters >= 8
 
 
-def test_security_every_container_pulls_if_not_present():
+def test_stacks_security_every_container_pulls_if_not_present():
     """No pod of any stack re-pulls its tag-only image on every start (the JetStream pods' ``Always``, from the seeds:
     SRE review M3, GKE review m4): each container gives ``IfNotPresent`` or leaves the field to Kubernetes' default,
     which is ``IfNotPresent`` for a tagged image that is not ``latest``."""
@@ -471,7 +471,7 @@ def test_security_every_container_pulls_if_not_present():
                     assert not str(c["image"]).endswith(":latest"), (stack, c["name"])
 
 
-def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
+def test_stacks_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
     views = [(s, PlanView(plan_of(s).as_json())) for s in STACKS]
     assert scope.check(views).failures() == []
     nats = [(s, len(v.of_type("gcp:compute/routerNat:RouterNat"))) for s, v in views]
@@ -492,7 +492,7 @@ def test_security_stacks_sharing_a_region_share_one_nat_and_two_nats_clash():
     )
 
 
-def test_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_stacks():
+def test_stacks_security_a_stack_naming_the_wrong_existing_nat_is_refused_across_the_stacks():
     views = [(s, PlanView(copy.deepcopy(plan_of(s).as_json()))) for s in STACKS]
     named = {f.subject.split(": ")[0]: f for f in scope.existing_nat_findings(views)}
     existing = [s for s, v in views if (v.setting("cluster") or {}).get("cloudNat") == "existing"]
@@ -541,7 +541,7 @@ def _k8s(plan, kinds: set[str]) -> list[Any]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_apply_order_workloads_wait_for_their_identity_and_its_bucket_grants(stack):
+def test_stacks_apply_order_workloads_wait_for_their_identity_and_its_bucket_grants(stack):
     plan = plan_of(stack)
     wi_users = {
         r.inputs["member"].rsplit("[", 1)[-1].rstrip("]"): r
@@ -609,7 +609,7 @@ def _fronted(plan) -> list[tuple[dict[str, str], bool]]:
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_apply_order_services_of_slow_model_servers_skip_pulumis_await(stack):
+def test_stacks_apply_order_services_of_slow_model_servers_skip_pulumis_await(stack):
     plan = plan_of(stack)
     templates = _fronted(plan)
     for svc in _k8s(plan, {"Service"}):

@@ -736,7 +736,7 @@ def test_vllm_pods_routing_sidecar_readiness_on_its_own_health_route():
     assert "livenessProbe" not in sidecar and "startupProbe" not in sidecar
 
 
-def test_keepalive_preview_names_the_sidecars_fixed_idle_timeout():
+def test_disagg_keepalive_preview_names_the_sidecars_fixed_idle_timeout():
     from tpu_serving import catalog
     from tpu_serving.backends.vllm.disagg_backend import caveats
 

@@ -313,7 +313,7 @@ def test_pathways_lws_valid_for_each_release(stack, release, reference):
     schema.validate_custom(lws, "v0.10.0")
 
 
-def test_edges_jetstream_parallelism_message_gives_the_product():
+def test_jetstream_parallelism_message_gives_the_product():
     """jetstream.checks._parallelism_problems: the message names each ici degree against the slice's chips."""
     cfg = copy.deepcopy(SERVING)
     cfg["tpu-serving:serving"]["maxtext"].update(
@@ -324,7 +324,7 @@ def test_edges_jetstream_parallelism_message_gives_the_product():
     assert any("ici parallelism 2 x 1 x 4 does not match the 16 chips" in p for p in err.value.problems)
 
 
-def test_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
+def test_jetstream_sizing_jetstream_fit_refuses_an_attention_shape_it_does_not_read():
     """The JetStream fit counts weights only: a declared ``attention`` there would be a setting nobody reads."""
     from tpu_serving.backends.jetstream.args import MaxTextSettings
     from tpu_serving.backends.jetstream.args import fit_problems as jetstream_fit
@@ -390,7 +390,7 @@ def jetstream_fit_args(tpu_slice: dict[str, Any], serving: dict[str, Any]) -> Pa
 
 
 @pytest.mark.parametrize(("tpu_slice", "serving"), JETSTREAM_FIT_REFUSALS.values(), ids=JETSTREAM_FIT_REFUSALS.keys())
-def test_parity_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+def test_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
     (refused,) = [p for p in stack_problems(jetstream_fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
     python = in_python(refused, "PathwaysServingArgs").replace(
         "PathwaysServingArgs.model:", "PathwaysServingArgs.model_size:"
@@ -398,7 +398,7 @@ def test_parity_jetstream_hbm_fit_refusal_is_the_same_for_both(tpu_slice, servin
     assert argument_problems(jetstream_fit_args(tpu_slice, serving)) == [python]
 
 
-def test_parity_jetstream_unknown_model_size_is_required_by_both():
+def test_jetstream_unknown_model_size_is_required_by_both():
     serving = {"maxtext": {"modelName": "acme-13b"}}
     (refused,) = [p for p in stack_problems(jetstream_fit_stack({"slice": "v6e-16"}, serving)) if "required" in p]
     (python,) = argument_problems(jetstream_fit_args({"slice": "v6e-16"}, serving))

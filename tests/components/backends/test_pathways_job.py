@@ -392,7 +392,7 @@ def test_pathways_job_head_service_account_id_has_thirty_characters_at_most():
     ]
 
 
-def test_edges_pathways_batch_head_adds_the_namespace_default_container():
+def test_pathways_job_pathways_batch_head_adds_the_namespace_default_container():
     """pathways_job.checks._head_fit_problems (mutmut_11): the batch head also holds the user's container, which
     the namespace's LimitRange sizes (its defaults, read from a previewed plan)."""
     import re

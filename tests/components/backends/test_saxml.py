@@ -504,7 +504,7 @@ def test_saxml_in_cluster_address_is_the_services_dns_name():
     assert plan.outputs["saxHttpAddress"] == f"{name}.{namespace}.svc"
 
 
-def test_edges_saxml_reads_the_minor_of_a_gke_version():
+def test_saxml_reads_the_minor_of_a_gke_version():
     """saxml.checks._minor: ``1.27.2-gke.2100`` is GKE 1.27 (the part before ``-``)."""
     from tpu_serving.backends.saxml.checks import _minor
 
@@ -512,7 +512,7 @@ def test_edges_saxml_reads_the_minor_of_a_gke_version():
     assert _minor("1.28-gke.1") == (1, 28)
 
 
-def test_edges_saxml_privileged_always_and_never():
+def test_saxml_privileged_always_and_never():
     """saxml.checks.privileged (mutmut_6): ``always`` and ``never`` hold whatever the GKE version."""
     from tests.fixtures.configs import SAX_CONFIG
     from tpu_serving.backends.saxml.checks import privileged
@@ -526,7 +526,7 @@ def test_edges_saxml_privileged_always_and_never():
         assert privileged(serving, None) is expected  # type: ignore[arg-type]
 
 
-def test_edges_saxml_examples_are_the_seeds_http_calls(seeds):
+def test_saxml_examples_are_the_seeds_http_calls(seeds):
     """saxml.backend (mutmut_126 of build, now http_examples): each printed call is one the seed's manifest
     documents for sax-http: the same method, path and JSON keys."""
     import re

@@ -458,7 +458,7 @@ def test_vllm_groups_pinned_to_the_existing_node_pools():
     assert pools("vllm-llama33-70b-v5e16") == [None, None]
 
 
-def test_edges_unknown_vllm_model_is_named():
+def test_vllm_unknown_vllm_model_is_named():
     """vllm.settings.model_size: the message names the served model the library does not know."""
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:serving"]["servedModelName"] = "acme/Secret-13B"
@@ -467,7 +467,7 @@ def test_edges_unknown_vllm_model_is_named():
     assert any('servedModelName "acme/Secret-13B" is not a model the library knows' in p for p in err.value.problems)
 
 
-def test_edges_vllm_hugging_face_token_comes_from_the_named_secret_key():
+def test_vllm_hugging_face_token_comes_from_the_named_secret_key():
     """vllm.pods.environment (mutmut_29): HF_TOKEN reads the secret's key the settings name."""
     from tpu_serving.backends.vllm.args import SecretKey, WeightsLoader
     from tpu_serving.backends.vllm.pods import environment
@@ -509,7 +509,7 @@ def pod_templates(stack: str) -> list[dict]:
     return out
 
 
-def test_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
+def test_vllm_keepalive_outlasts_the_load_balancers_on_every_vllm_server():
     assert SERVER_KEEPALIVE_SECONDS > LB_BACKEND_KEEPALIVE_SECONDS == 600
     for stack in VLLM_STACKS:
         pods = pod_templates(stack)

@@ -28,7 +28,7 @@ def test_node_pools_problem_names_a_pool_gke_cannot_have():
     assert node_pools_problem(("chat-v6e8-a", "chat-v6e8-A")).startswith("'chat-v6e8-A': must consist of lower-case")
 
 
-def test_edges_vllm_token_without_hugging_face_loader_is_refused_in_python():
+def test_vllm_args_vllm_token_without_hugging_face_loader_is_refused_in_python():
     """vllm.args.VllmServingArgs.problems: a token secret with another loader, in Python's spelling."""
     from tpu_serving.backends.vllm.args import SecretKey
 
@@ -77,7 +77,7 @@ def fit_problem(cfg: dict) -> str:
     return problem
 
 
-def test_sizing_vllm_names_the_smallest_slice_that_holds_the_model():
+def test_vllm_args_sizing_vllm_names_the_smallest_slice_that_holds_the_model():
     # 70.6B parameters in bf16, about 131 GiB; a v5litepod-8 (one ct5lp-hightpu-8t VM) has 128 GiB, and the v5e
     # 4x4 (256 GiB) is the first that holds 131 GiB and a request's KV cache at memoryUtilization 0.9.
     problem = fit_problem(vllm_on("v5litepod-8"))
@@ -88,7 +88,7 @@ def test_sizing_vllm_names_the_smallest_slice_that_holds_the_model():
     assert "quantize (engine.quantization)" in problem
 
 
-def test_sizing_vllm_names_the_generations_smallest_slice_past_a_single_host_machine_type():
+def test_vllm_args_sizing_vllm_names_the_generations_smallest_slice_past_a_single_host_machine_type():
     """ct5lp-hightpu-8t has one topology, 2x4: the message names the smallest v5e slice that holds the model, of
     the 4-chip machine type, instead of ending at "no ct5lp-hightpu-8t slice holds them"."""
     cfg = vllm_on("v5litepod-8")
@@ -102,7 +102,7 @@ def test_sizing_vllm_names_the_generations_smallest_slice_past_a_single_host_mac
     )
 
 
-def test_sizing_vllm_model_size_required_shows_a_value():
+def test_vllm_args_sizing_vllm_model_size_required_shows_a_value():
     cfg = vllm_on("v5litepod-16")
     cfg["tpu-serving:serving"]["servedModelName"] = "acme/house-model"
     with pytest.raises(ConfigError) as err:
@@ -114,12 +114,12 @@ def test_sizing_vllm_model_size_required_shows_a_value():
     )
 
 
-def test_sizing_vllm_does_not_suggest_quantizing_a_quantized_engine():
+def test_vllm_args_sizing_vllm_does_not_suggest_quantizing_a_quantized_engine():
     problem = fit_problem(vllm_on("v5litepod-4", quantization="fp8"))
     assert "quantize" not in problem and "use a larger slice" in problem
 
 
-def test_sizing_vllm_names_the_one_vm_slice_before_a_multi_host_one():
+def test_vllm_args_sizing_vllm_names_the_one_vm_slice_before_a_multi_host_one():
     """User review round 42, M2: the refusal sent a 70B model on a v6e-4 to v6e-8 on ct6e-standard-4t, two VMs under
     Ray, which the preview then cautions against; ct6e-standard-8t holds it on one VM."""
     problem = fit_problem(vllm_on("v6e-4"))
@@ -129,7 +129,7 @@ def test_sizing_vllm_names_the_one_vm_slice_before_a_multi_host_one():
     )
 
 
-def test_sizing_vllm_counts_the_kv_cache_of_one_max_model_len_request():
+def test_vllm_args_sizing_vllm_counts_the_kv_cache_of_one_max_model_len_request():
     """Library review 11, M1: Qwen3-235B-A22B in bf16 (438 GiB) fits a v6e-16's 461 GiB alone, but vLLM refuses to
     start without the KV cache of one maxModelLen request: 94 layers x 16 heads (its 4 replicated to the 16-way
     tensor parallelism) x K and V x 128 x 2 bytes = 0.72 MiB a token, 23.5 GiB for 32768 tokens."""
@@ -142,7 +142,7 @@ def test_sizing_vllm_counts_the_kv_cache_of_one_max_model_len_request():
     load(cfg)  # the longest request the message names fits
 
 
-def test_sizing_vllm_declared_size_needs_its_attention_shape():
+def test_vllm_args_sizing_vllm_declared_size_needs_its_attention_shape():
     """The library user's plant of library review 11 (246B in bf16 on a v6e-16) is refused in Python's spelling too,
     and a declared size without its attention shape is refused before any sum."""
     shape, engine = catalog.resolve_slice_name("v6e-16"), [("", VllmEngineSettings())]
@@ -232,12 +232,12 @@ def in_python(problem: str, args: str = "VllmServingArgs") -> str:
 
 
 @pytest.mark.parametrize(("tpu_slice", "serving"), FIT_REFUSALS.values(), ids=FIT_REFUSALS.keys())
-def test_parity_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
+def test_vllm_args_hbm_fit_refusal_is_the_same_for_both(tpu_slice, serving):
     (refused,) = [p for p in stack_problems(fit_stack(tpu_slice, serving)) if "GiB of HBM" in p]
     assert argument_problems(fit_args(tpu_slice, serving)) == [in_python(refused)]
 
 
-def test_parity_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
+def test_vllm_args_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
     """Issue 38: Llama-3.1-405B in bf16 on a v6e-16 passed the library's checks; now its arguments are refused
     with the stack file's figures (754 GiB needed, 461 GiB usable, v6e-32 the smallest slice that holds it)."""
     (problem,) = argument_problems(fit_args(*FIT_REFUSALS["405B-bf16-on-v6e-16"]))
@@ -250,7 +250,7 @@ def test_parity_hbm_fit_of_the_issue_names_the_fitting_slice_for_both():
     )
 
 
-def test_parity_unknown_model_size_is_required_by_both():
+def test_vllm_args_unknown_model_size_is_required_by_both():
     """An unknown served name and no size: both refuse, each naming its own key and showing a value for it."""
     serving = {"servedModelName": "acme/house-model"}
     (refused,) = [p for p in stack_problems(fit_stack({"slice": "v5litepod-16"}, serving)) if "modelSize" in p]

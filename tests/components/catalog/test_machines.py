@@ -27,7 +27,7 @@ def test_machines_a_pod_that_asks_exactly_what_is_left_fits():
 # HeadPoolSettings declare), refused by the stack file and by the components' arguments alike.
 
 
-def test_review_a_cpu_pool_machine_type_typo_lists_close_names():
+def test_machines_a_cpu_pool_machine_type_typo_lists_close_names():
     msg = one(
         stack_problems(
             with_change("tpu-serving:cluster/cpuPool", {"machineType": "n2-standrd-8"}, copy.deepcopy(VLLM))
@@ -40,18 +40,18 @@ def test_review_a_cpu_pool_machine_type_typo_lists_close_names():
 
 
 @pytest.mark.parametrize("name", ["n2-standard-7", "n2standard8", "N2-standard-8"])
-def test_review_a_machine_type_outside_the_catalog_family_or_grammar_is_refused(name):
+def test_machines_a_machine_type_outside_the_catalog_family_or_grammar_is_refused(name):
     assert argument_problems(CpuPoolArgs(machine_type=name))
 
 
 @pytest.mark.parametrize(
     "name", ["c3-standard-8", "n2d-highmem-16", "e2-medium", "n2-custom-8-32768", "c3-standard-8-lssd"]
 )
-def test_review_a_machine_type_of_another_family_stays_allowed(name):
+def test_machines_a_machine_type_of_another_family_stays_allowed(name):
     assert not argument_problems(CpuPoolArgs(machine_type=name))
 
 
-def test_review_the_pathways_head_pool_machine_type_typo_is_refused():
+def test_machines_the_pathways_head_pool_machine_type_typo_is_refused():
     msg = one(
         stack_problems(with_serving(headPool={"machineType": "n2-highmme-32"})),
         'tpu-serving:serving.headPool.machineType = "n2-highmme-32"',

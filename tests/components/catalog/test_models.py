@@ -6,7 +6,7 @@ from tpu_serving import catalog
 from tpu_serving.catalog.models import Attention, hbm_fit_problem
 
 
-def test_edges_maxtext_float32_weights_are_fp32():
+def test_models_maxtext_float32_weights_are_fp32():
     """models.maxtext_precision: unquantized float32 weights take four bytes a parameter."""
     from tpu_serving.catalog.models import maxtext_precision
 
@@ -14,7 +14,7 @@ def test_edges_maxtext_float32_weights_are_fp32():
     assert maxtext_precision(None, "bfloat16") == "bf16"
 
 
-def test_sizing_hbm_fit_names_the_generations_smallest_slice_past_a_single_host_machine_type():
+def test_models_sizing_hbm_fit_names_the_generations_smallest_slice_past_a_single_host_machine_type():
     """The JetStream and Saxml check (models.hbm_fit_problem) alike: 405B in int8 on a v6e 2x4 VM."""
     problem = hbm_fit_problem("k", 405, "int8", catalog.slice_shape("ct6e-standard-8t", "2x4"))
     assert problem.endswith(
@@ -24,7 +24,7 @@ def test_sizing_hbm_fit_names_the_generations_smallest_slice_past_a_single_host_
     assert catalog.smallest_fitting_slice(catalog.V5E, 10_000) is None
 
 
-def test_sizing_attention_kv_gib_replicates_heads_and_pads_lanes():
+def test_models_sizing_attention_kv_gib_replicates_heads_and_pads_lanes():
     """KV heads fewer than the tensor parallelism are replicated up to it, a head is padded to 128 lanes."""
     llama = Attention(layers=80, kv_heads=8, head_dim=128)
     assert llama.kv_gib(2**20, 8) == 80 * 2 * 8 * 128 * 2 / 2**10

@@ -341,7 +341,7 @@ def test_versions_saxml_pins_are_the_images_their_source_names(seeds):
         assert f"image: {pin.value}\n" in (REFERENCE / path).read_text(), key
 
 
-def test_edges_saxml_pins_name_the_newest_release_as_upstream_tags_it():
+def test_versions_saxml_pins_name_the_newest_release_as_upstream_tags_it():
     """versions._saxml: the newest Saxml release is the tag v1.2.0, which the preview names."""
     from tpu_serving.catalog.versions import PINS
 

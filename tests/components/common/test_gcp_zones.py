@@ -5,7 +5,7 @@ from __future__ import annotations
 from tpu_serving.common import gcp_zones, naming
 
 
-def test_zones_table_names_regions_and_zones_of_the_form():
+def test_gcp_zones_zones_table_names_regions_and_zones_of_the_form():
     assert len(gcp_zones.REGION_ZONES) >= 40
     for region, zones in gcp_zones.REGION_ZONES.items():
         assert not naming.region_problem(region), region

@@ -60,7 +60,7 @@ class _Holder:
     items: tuple[_Item, ...] = described("Items.", default=())
 
 
-def test_edges_settings_tuple_items_become_their_dataclass():
+def test_settings_tuple_items_become_their_dataclass():
     """settings.to_settings (mutmut_17): a tuple of settings dataclasses comes back as those dataclasses, not as the
     stack file's models."""
     from tpu_serving.common.settings import settings_model, to_settings
@@ -129,7 +129,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("cls", "stack", "path", "required", "field", "value"), CASES)
-def test_parity_a_shared_settings_bad_value_is_refused_by_both(cls, stack, path, required, field, value):
+def test_settings_a_shared_settings_bad_value_is_refused_by_both(cls, stack, path, required, field, value):
     key = path.replace("/", ".")
     refused = stack_problems(with_change(f"{path}/{to_camel(field)}", value, stack))
     assert any(p.startswith(f"{key}.{to_camel(field)}") for p in refused), refused
@@ -137,12 +137,12 @@ def test_parity_a_shared_settings_bad_value_is_refused_by_both(cls, stack, path,
     assert any(p.startswith(f"{cls.__name__}.{field}") for p in python), python
 
 
-def test_parity_every_shared_settings_class_has_cases():
+def test_settings_every_shared_settings_class_has_cases():
     assert {c.values[0] for c in CASES} == {cls for cls, *_ in SHARED}
     assert len(CASES) >= 20
 
 
-def test_parity_rules_across_fields_hold_for_both():
+def test_settings_rules_across_fields_hold_for_both():
     late = {"windowStart": "2026-01-03T08:00:00Z", "windowEnd": "2026-01-03T02:00:00Z"}
     assert any("windowEnd" in p for p in stack_problems(with_change("tpu-serving:cluster/maintenance", late)))
     python = argument_problems(MaintenanceSettings(window_start=late["windowStart"], window_end=late["windowEnd"]))
@@ -279,7 +279,7 @@ MIRRORED_CASES = [
 
 
 @pytest.mark.parametrize(("path", "value", "args", "field"), MIRRORED_CASES)
-def test_parity_a_mirrored_settings_bad_value_is_refused_by_both(path, value, args, field):
+def test_settings_a_mirrored_settings_bad_value_is_refused_by_both(path, value, args, field):
     key = path.replace("/", ".")
     refused = stack_problems(with_change(path, value, copy.deepcopy(VLLM)))
     assert any(p.startswith(key) for p in refused), refused
@@ -288,7 +288,7 @@ def test_parity_a_mirrored_settings_bad_value_is_refused_by_both(path, value, ar
     assert any(p.startswith(f"{name}.{field}") for p in python), python
 
 
-def test_api_rules_proxy_only_subnet_needs_64_addresses():
+def test_settings_proxy_only_subnet_needs_64_addresses():
     assert proxy_only_subnet_problem("192.168.0.0/26") == ""
     assert "/27 has 32" in proxy_only_subnet_problem("192.168.0.0/27")
     assert "not a CIDR block" in proxy_only_subnet_problem("192.168.0.1/23")

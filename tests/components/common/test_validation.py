@@ -180,7 +180,7 @@ def test_empty_remedy_says_nothing_of_a_list_given_items_nor_of_another_error() 
     assert empty_remedy({"type": "too_short", "input": []}, list[str], True) == "; or leave it out, for none"
 
 
-def test_edges_long_values_are_cut_at_sixty_characters():
+def test_validation_long_values_are_cut_at_sixty_characters():
     """validation._shown: a value's repr over 60 characters is cut to 57 and ``...``."""
     from tpu_serving.common.validation import _shown
 
@@ -188,7 +188,7 @@ def test_edges_long_values_are_cut_at_sixty_characters():
     assert _shown("x" * 59) == repr("x" * 59)[:57] + "..."
 
 
-def test_edges_declared_checks_hold_for_python_arguments():
+def test_validation_declared_checks_hold_for_python_arguments():
     """validation._dataclass (mutmut_16): a field's declared ``check`` runs on a component's arguments too
     (here the vLLM engine's extra arguments, as the stack file's serving.engine.extraArgs)."""
     import dataclasses
@@ -208,7 +208,7 @@ def test_edges_declared_checks_hold_for_python_arguments():
 # monitor (mocks).
 
 
-def test_components_check_their_own_arguments_and_report_every_problem():
+def test_validation_check_their_own_arguments_and_report_every_problem():
     from tpu_serving.common.validation import ArgumentsError
 
     def program():
@@ -228,7 +228,7 @@ def test_components_check_their_own_arguments_and_report_every_problem():
     assert isinstance(exc.value, pulumi.RunError)  # the engine prints it without a traceback
 
 
-def test_components_check_nested_arguments():
+def test_validation_check_nested_arguments():
     from tpu_serving.common.validation import ArgumentsError
     from tpu_serving.platform.cluster import CpuPoolArgs
 
@@ -237,7 +237,7 @@ def test_components_check_nested_arguments():
     assert exc.value.problems == ["TpuClusterArgs.cpu_pool.min_nodes (4) must not exceed max_nodes (2)"]
 
 
-def test_components_check_the_bounds_declared_with_the_setting():
+def test_validation_check_the_bounds_declared_with_the_setting():
     from tpu_serving.common.validation import ArgumentsError
     from tpu_serving.config import CpuPoolConfig
     from tpu_serving.platform.cluster import CpuPoolArgs
@@ -254,7 +254,7 @@ def test_components_check_the_bounds_declared_with_the_setting():
     assert CpuPoolConfig().model_dump() == vars(CpuPoolArgs())
 
 
-def test_components_accept_outputs_as_wiring():
+def test_validation_accept_outputs_as_wiring():
     def program():
         cluster = TpuCluster("c", cluster_args_for_test())
         TpuNodePool("tpu", pool_args(cluster=cluster.cluster.id))
@@ -263,7 +263,7 @@ def test_components_accept_outputs_as_wiring():
 
 
 @pytest.mark.parametrize("component", ["Buckets", "ServingAutoscaler"])
-def test_components_name_themselves_in_their_refusals(component):
+def test_validation_name_themselves_in_their_refusals(component):
     """buckets.Buckets.__init__ (mutmut_9), autoscaling.ServingAutoscaler.__init__ (mutmut_10): the refusal names
     the component as Python spells it."""
     import tpu_serving
@@ -274,7 +274,7 @@ def test_components_name_themselves_in_their_refusals(component):
     assert str(err.value).startswith(f"invalid arguments of {component} 'x': ")  # and its resource name
 
 
-def test_components_one_problem_is_one_problem():
+def test_validation_one_problem_is_one_problem():
     """validation.ArgumentsError.__init__ (mutmut_6): "1 problem", not "1 problems"."""
     from tpu_serving.common.validation import ArgumentsError
 

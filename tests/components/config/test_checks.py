@@ -11,7 +11,7 @@ from tests.fixtures.configs import stack_problems as problems
 from tpu_serving.config import ConfigError
 
 
-def test_edges_inference_pool_version_gate_names_the_version():
+def test_checks_inference_pool_version_gate_names_the_version():
     """config.checks.gateway_problems (mutmut_28): the refused minMasterVersion is quoted as the stack gives it."""
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:cluster"]["minMasterVersion"] = "1.30.1-gke.1"
@@ -33,7 +33,7 @@ def _without_acknowledgement(base: dict) -> dict:
     return cfg
 
 
-def test_full_outage_problems_refuse_one_group_without_a_spare_slice_unacknowledged():
+def test_checks_full_outage_problems_refuse_one_group_without_a_spare_slice_unacknowledged():
     with pytest.raises(ConfigError) as exc:
         load(_without_acknowledgement(VLLM))
     assert str(exc.value).count("singleGroup") == 1
@@ -45,12 +45,12 @@ def test_full_outage_problems_refuse_one_group_without_a_spare_slice_unacknowled
     ) in str(exc.value)
 
 
-def test_full_outage_problems_refuse_a_saxml_cell_unacknowledged():
+def test_checks_full_outage_problems_refuse_a_saxml_cell_unacknowledged():
     with pytest.raises(ConfigError, match=r"serving\.singleGroup = null: the Saxml cell is one JobSet"):
         load(_without_acknowledgement(SAX_CONFIG))
 
 
-def test_full_outage_problems_accept_the_acknowledgement_and_two_groups_without_it():
+def test_checks_full_outage_problems_accept_the_acknowledgement_and_two_groups_without_it():
     assert load(VLLM).serving.single_group == "accepted"
     two = _without_acknowledgement(VLLM)
     two["tpu-serving:tpuSlices"][0]["count"] = 2
@@ -58,7 +58,7 @@ def test_full_outage_problems_accept_the_acknowledgement_and_two_groups_without_
     assert load(two).serving.single_group is None
 
 
-def test_full_outage_problems_refuse_a_value_other_than_accepted():
+def test_checks_full_outage_problems_refuse_a_value_other_than_accepted():
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:serving"]["singleGroup"] = "yes"
     with pytest.raises(ConfigError, match=r"tpu-serving:serving\.singleGroup.*'accepted'"):
@@ -66,7 +66,7 @@ def test_full_outage_problems_refuse_a_value_other_than_accepted():
 
 
 @pytest.mark.parametrize("zone", ["us-east5-b", "us-west4", "us-west4-bb"])
-def test_zones_outside_the_region_are_refused_at_the_slice(zone):
+def test_checks_zones_outside_the_region_are_refused_at_the_slice(zone):
     with pytest.raises(ConfigError) as err:
         load(with_change("tpu-serving:tpuSlices/0/zone", zone, VLLM))
     (problem,) = err.value.problems
@@ -75,7 +75,7 @@ def test_zones_outside_the_region_are_refused_at_the_slice(zone):
 
 
 @pytest.mark.parametrize("zone", ["us-west4-z", "us-west4-d"])
-def test_zones_a_letter_the_region_does_not_have_is_refused_with_its_zones(zone):
+def test_checks_zones_a_letter_the_region_does_not_have_is_refused_with_its_zones(zone):
     # us-west4 has a, b and c (Google's regions and zones page, components/common/gcp_zones.py)
     for key in ("tpu-serving:zone", "tpu-serving:tpuSlices/0/zone"):
         with pytest.raises(ConfigError) as err:
@@ -85,7 +85,7 @@ def test_zones_a_letter_the_region_does_not_have_is_refused_with_its_zones(zone)
         assert problem.endswith("valid: us-west4-a, us-west4-b, us-west4-c")
 
 
-def test_zones_cpu_pool_spread_problem_counts_the_minimum_in_each_zone():
+def test_checks_zones_cpu_pool_spread_problem_counts_the_minimum_in_each_zone():
     from tpu_serving.config.checks import cpu_pool_spread_problem
 
     assert cpu_pool_spread_problem("k", 1, zones=3) == ""
@@ -97,7 +97,7 @@ def test_zones_cpu_pool_spread_problem_counts_the_minimum_in_each_zone():
 # platform team adopts it", item 9).
 
 
-def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
+def test_checks_a_control_plane_older_than_the_tpu_generation_is_refused():
     old = with_change("tpu-serving:cluster/minMasterVersion", "1.30.5-gke.1000")
     (problem,) = [p for p in problems(old) if "minMasterVersion" in p]
     assert problem == (
@@ -110,7 +110,7 @@ def test_api_rules_a_control_plane_older_than_the_tpu_generation_is_refused():
     assert problems(with_change("tpu-serving:cluster/minMasterVersion", "1.31.1"))  # every 1.31.1 build is older
 
 
-def test_api_rules_tpu7x_slices_need_gke_1_34_0_gke_2201000():
+def test_checks_tpu7x_slices_need_gke_1_34_0_gke_2201000():
     """GKE "About Ironwood (TPU7x) in GKE": Standard clusters at 1.34.0-gke.2201000 and later."""
     tpu7x = with_change("tpu-serving:tpuSlices/0/slice", "tpu7x-16")
     tpu7x |= {"gcp:region": "us-central1", "tpu-serving:zone": "us-central1-c"}

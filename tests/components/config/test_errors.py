@@ -10,7 +10,7 @@ from tests.fixtures.configs import VLLM, load
 from tpu_serving.config import ConfigError
 
 
-def test_edges_unknown_backend_is_named():
+def test_errors_unknown_backend_is_named():
     """config.errors.describe: the unknown backend's name comes from the error's context."""
     cfg = copy.deepcopy(VLLM)
     cfg["tpu-serving:serving"]["backend"] = "vlm"

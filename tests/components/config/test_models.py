@@ -35,7 +35,7 @@ TRUE_OR_FALSE = "must be true or false"
         ("tpu-serving:buckets/0/versioning", "1", "tpu-serving:buckets[0].versioning"),
     ],
 )
-def test_stack_scalars_a_boolean_is_true_or_false(path, value, key):
+def test_models_stack_scalars_a_boolean_is_true_or_false(path, value, key):
     (problem,) = problems(with_change(path, value))
     shown = f'"{value}"' if isinstance(value, str) else str(value)
     assert problem.startswith(f"{key} = {shown}: {TRUE_OR_FALSE}"), problem
@@ -51,17 +51,17 @@ def test_stack_scalars_a_boolean_is_true_or_false(path, value, key):
         ("tpu-serving:tpuSlices/0/maxRunDurationHours", True, "tpu-serving:tpuSlices[0].maxRunDurationHours = true"),
     ],
 )
-def test_stack_scalars_an_integer_is_a_number(path, value, key):
+def test_models_stack_scalars_an_integer_is_a_number(path, value, key):
     (problem,) = problems(with_change(path, value))
     assert problem.startswith(f"{key}: must be an integer"), problem
 
 
-def test_stack_scalars_a_number_is_not_a_boolean():
+def test_models_stack_scalars_a_number_is_not_a_boolean():
     (problem,) = problems(with_change("tpu-serving:buckets/0/expectedSizeGb", True))
     assert problem.startswith("tpu-serving:buckets[0].expectedSizeGb = true: must be a number"), problem
 
 
-def test_stack_scalars_nested_settings_of_every_backend_are_strict():
+def test_models_stack_scalars_nested_settings_of_every_backend_are_strict():
     vllm = copy.deepcopy(VLLM)
     vllm["tpu-serving:serving"].update(replicas=True, compilationCache="no")
     vllm["tpu-serving:serving"]["engine"] = {"maxModelLen": True, "memoryUtilization": "0.9"}
@@ -78,7 +78,7 @@ def test_stack_scalars_nested_settings_of_every_backend_are_strict():
     assert "tpu-serving:serving.maxtext.perDeviceBatchSize = true: must be an integer" in " ".join(found), found
 
 
-def test_stack_scalars_json_booleans_and_numbers_still_load():
+def test_models_stack_scalars_json_booleans_and_numbers_still_load():
     cfg = with_change("tpu-serving:cluster/imageStreaming", False)
     cfg = with_change("tpu-serving:tpuSlices/0/count", 2, cfg)
     cfg = with_change("tpu-serving:tpuSlices/0/diskSizeGb", 300.0, cfg)  # an integral float is its integer
@@ -105,7 +105,7 @@ def _schemas(node: Any) -> Iterator[dict]:
             yield from _schemas(v)
 
 
-def test_stack_scalars_every_boolean_integer_and_number_of_a_stack_file_is_strict():
+def test_models_stack_scalars_every_boolean_integer_and_number_of_a_stack_file_is_strict():
     """Every bool, int and float the stack file's models validate, at any depth and in every backend, is strict:
     a setting added later with a plain ``bool`` fails here."""
     scalars = [s for s in _schemas(StackConfig.__pydantic_core_schema__) if s.get("type") in {"bool", "int", "float"}]
@@ -114,7 +114,7 @@ def test_stack_scalars_every_boolean_integer_and_number_of_a_stack_file_is_stric
     assert not lax, lax
 
 
-def test_zones_unset_means_the_stacks_zone():
+def test_models_zones_unset_means_the_stacks_zone():
     cfg = load(VLLM)
     assert cfg.zone_of(cfg.tpu_slices[0]) == "us-west4-a"
     moved = load(with_change("tpu-serving:tpuSlices/0/zone", "us-west4-c", VLLM))

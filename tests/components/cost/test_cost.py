@@ -275,7 +275,7 @@ def test_cost_table_says_a_slice_without_a_list_price_is_unpriced():
     assert "at least" not in summary(plan_of("vllm-llama33-70b-v6e8")).split("Cost (estimate", 1)[1].split("\n")[0]
 
 
-def test_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
+def test_cost_zones_cost_bills_the_cpu_pools_other_zones_on_their_own_line():
     items = plan_edited_once(STACK).outputs["cost"]["items"]
     (more,) = [i for i in items if i["what"].startswith("cpu pool (minimum, ")]
     assert more["what"] == "cpu pool (minimum, 2 more zones: us-west4-b, us-west4-c): 2 x n2-standard-8"

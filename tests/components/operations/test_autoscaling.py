@@ -107,11 +107,11 @@ def test_autoscaling_metric_given_twice_must_agree():
 # vllm:engine_sleep_state).
 
 
-def test_review_an_engine_gauge_the_table_lacks_is_not_refused():
+def test_autoscaling_an_engine_gauge_the_table_lacks_is_not_refused():
     for metric in ("vllm:engine_sleep_state", "vllm:num_requests_waiting_by_reason"):
         assert not argument_problems(AutoscalingSettings(max_replicas=1, metric=metric)), metric
 
 
-def test_review_a_metric_without_an_engine_prefix_stays_the_users_own():
+def test_autoscaling_a_metric_without_an_engine_prefix_stays_the_users_own():
     assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="my_queue_depth"))
     assert not argument_problems(AutoscalingSettings(max_replicas=1, metric="vllm:num_requests_waiting"))

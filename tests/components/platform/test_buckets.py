@@ -48,7 +48,7 @@ def test_buckets_name_rule_is_spelled_out():
 # node's network.
 
 
-def test_security_shared_buckets_are_read_at_bucket_scope():
+def test_buckets_security_shared_buckets_are_read_at_bucket_scope():
     project = load_project(ROOT)
     config = stack_config(project, "vllm-llama33-70b-v5e16")
     config["tpu-serving:sharedBuckets"] = json.dumps([{"name": "team-llama-weights", "key": "weights"}])
@@ -71,7 +71,7 @@ def test_security_shared_buckets_are_read_at_bucket_scope():
         ([{"name": "b1x", "key": "w"}, {"name": "b2x", "key": "w"}], "key 'w' is declared twice"),
     ],
 )
-def test_security_shared_buckets_refuse_bad_names_and_twice_declared_keys(shared, problem):
+def test_buckets_security_shared_buckets_refuse_bad_names_and_twice_declared_keys(shared, problem):
     from tpu_serving.config import ConfigError
 
     with pytest.raises(ConfigError) as err:
@@ -79,7 +79,7 @@ def test_security_shared_buckets_refuse_bad_names_and_twice_declared_keys(shared
     assert problem in str(err.value)
 
 
-def test_security_host_network_pods_read_shared_buckets_as_their_nodes():
+def test_buckets_security_host_network_pods_read_shared_buckets_as_their_nodes():
     from tpu_serving_tools.runtime import identity
 
     project = load_project(ROOT)

@@ -14,7 +14,7 @@ from tests.fixtures.configs import VLLM, load
         ({"existingNat": "n", "existingNatRouter": "r"}, "they need cloudNat = existing"),
     ],
 )
-def test_security_an_existing_nat_is_named_exactly_when_used(cluster, problem):
+def test_cloud_nat_security_an_existing_nat_is_named_exactly_when_used(cluster, problem):
     from tpu_serving.config import ConfigError
 
     with pytest.raises(ConfigError) as err:

@@ -86,7 +86,7 @@ def test_cluster_private_nodes_get_cloud_nat():
     assert private.inputs["privateClusterConfig"] == {"enablePrivateNodes": True, "enablePrivateEndpoint": True}
 
 
-def test_components_pass_their_depends_on_to_children():
+def test_cluster_pass_their_depends_on_to_children():
     from pulumi_gcp import projects
 
     def program():
@@ -183,13 +183,13 @@ def test_cluster_authorized_networks_refuse_none_and_internal_ranges():
     assert "internal range" not in everything
 
 
-def test_zones_cpu_pool_zones_named_are_the_pools():
+def test_cluster_zones_cpu_pool_zones_named_are_the_pools():
     plan = plan_edited(STACK, cluster=lambda c: c.__setitem__("cpuPoolZones", ["us-west4-b", "us-west4-c"]))
     (cpu,) = [r for r in plan.of_type("gcp:container/nodePool:NodePool") if r.name == "vllm70b-cpu"]
     assert cpu.inputs["nodeLocations"] == ["us-west4-b", "us-west4-c"]
 
 
-def test_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
+def test_cluster_zones_tpu_cluster_args_refuse_a_cpu_pool_zone_outside_the_region():
     from tpu_serving.platform.cluster import TpuClusterArgs
 
     args = TpuClusterArgs(

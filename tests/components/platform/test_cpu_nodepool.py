@@ -7,7 +7,7 @@ import pytest
 from tests.fixtures.components import run
 
 
-def test_components_refuse_a_cpu_pool_zone_outside_the_region():
+def test_cpu_nodepool_refuse_a_cpu_pool_zone_outside_the_region():
     from tpu_serving import CpuNodePool, CpuNodePoolArgs
     from tpu_serving.common.validation import ArgumentsError
     from tpu_serving.platform.cluster import CpuPoolArgs

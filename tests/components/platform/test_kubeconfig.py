@@ -72,7 +72,7 @@ def test_cluster_identifier_is_left_to_a_kubeconfig_file():
     assert "clusterIdentifier" not in provider.inputs
 
 
-def test_edges_kubeconfig_tells_how_to_install_the_auth_plugin():
+def test_kubeconfig_tells_how_to_install_the_auth_plugin():
     """cluster.kubeconfig: the exec entry's ``installHint`` (client.authentication.k8s.io/v1beta1 spells it so)."""
     from tpu_serving.platform.cluster import kubeconfig
 

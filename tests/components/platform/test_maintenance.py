@@ -30,23 +30,23 @@ def maintenance(**m: object) -> dict:
         ("FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR", 4, 88),  # 20 weekdays in 4 weeks + 2 in the worst 4 days (SA..TU)
     ],
 )
-def test_api_rules_maintenance_availability_in_the_worst_32_days(rule, hours, expected):
+def test_maintenance_availability_in_the_worst_32_days(rule, hours, expected):
     from datetime import timedelta
 
     assert worst_availability(rule, timedelta(hours=hours)) == timedelta(hours=expected)
 
 
-def test_api_rules_maintenance_default_window_is_accepted():
+def test_maintenance_default_window_is_accepted():
     assert load(GOOD).cluster.maintenance.recurrence == "FREQ=WEEKLY;BYDAY=SA,SU"
 
 
-def test_api_rules_maintenance_too_little_time_is_refused_with_the_gke_rule():
+def test_maintenance_too_little_time_is_refused_with_the_gke_rule():
     (problem,) = [p for p in problems(maintenance(recurrence="FREQ=WEEKLY;BYDAY=SA")) if "maintenance" in p]
     assert problem.startswith("tpu-serving:cluster.maintenance: windowEnd = '2026-01-03T08:00:00Z': windows of 6 ")
     assert "24 hours of maintenance in the worst 32 days; GKE needs at least 48" in problem
 
 
-def test_api_rules_maintenance_window_must_end_after_it_starts():
+def test_maintenance_window_must_end_after_it_starts():
     found = problems(maintenance(windowStart="2026-01-03T08:00:00Z", windowEnd="2026-01-03T02:00:00Z"))
     assert any("windowEnd = '2026-01-03T02:00:00Z': must be after windowStart 2026-01-03T08:00:00Z" in p for p in found)
 
@@ -62,12 +62,12 @@ def test_api_rules_maintenance_window_must_end_after_it_starts():
         ("FREQ=DAILY;COUNT=3", "only FREQ and BYDAY are read here"),
     ],
 )
-def test_api_rules_maintenance_recurrence_syntax(rule, why):
+def test_maintenance_recurrence_syntax(rule, why):
     assert why in recurrence_problem(rule)
     assert any(why in p and "recurrence" in p for p in problems(maintenance(recurrence=rule)))
 
 
-def test_api_rules_maintenance_exclusions_unique_names_and_no_upgrades_at_most_30_days():
+def test_maintenance_exclusions_unique_names_and_no_upgrades_at_most_30_days():
     freeze = {"name": "freeze", "startTime": "2026-12-01T00:00:00Z", "endTime": "2026-12-20T00:00:00Z"}
     (twice,) = problems(
         maintenance(exclusions=[freeze, {**freeze, "startTime": "2027-02-01T00:00:00Z", "endTime": None}])
@@ -83,7 +83,7 @@ def test_api_rules_maintenance_exclusions_unique_names_and_no_upgrades_at_most_3
     )
 
 
-def test_api_rules_maintenance_exclusion_ends_after_it_starts():
+def test_maintenance_exclusion_ends_after_it_starts():
     freeze = {"name": "freeze", "startTime": "2026-12-01T00:00:00Z"}
     for end in ("2026-06-30T00:00:00Z", "2026-12-01T00:00:00Z"):
         (backwards,) = problems(maintenance(exclusions=[{**freeze, "endTime": end}]))
@@ -94,7 +94,7 @@ def test_api_rules_maintenance_exclusion_ends_after_it_starts():
     load(maintenance(exclusions=[{**freeze, "endTime": "2026-12-01T00:00:01Z"}]))  # a second later: accepted
 
 
-def test_api_rules_maintenance_python_callers_see_python_names():
+def test_maintenance_python_callers_see_python_names():
     with pytest.raises(ArgumentsError) as err:
         check_arguments(
             "MaintenanceSettings",

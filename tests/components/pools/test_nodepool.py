@@ -51,7 +51,7 @@ def test_nodepool_component_one_pool_per_slice():
     assert all(p.inputs["nodeConfig"]["workloadMetadataConfig"] == {"mode": "GKE_METADATA"} for p in pools)
 
 
-def test_components_take_outputs_only_where_wired_and_integral_floats_as_integers():
+def test_nodepool_take_outputs_only_where_wired_and_integral_floats_as_integers():
     from tpu_serving.catalog.capacity import Capacity
     from tpu_serving.common.validation import OUTPUT_REFUSED, check_arguments
     from tpu_serving.pools.nodepool import TpuNodePoolArgs

@@ -43,7 +43,7 @@ def _second_zone(slices: list) -> None:
     slices[1]["zone"] = "us-west4-b"
 
 
-def test_zones_each_slice_stays_in_its_one_zone():
+def test_pool_phase_zones_each_slice_stays_in_its_one_zone():
     plan = plan_edited(STACK, tpuSlices=_second_zone)
     pools = {r.name: r.inputs for r in plan.of_type("gcp:container/nodePool:NodePool") if "v5e16" in r.name}
     assert pools["vllm70b-v5e16"]["nodeLocations"] == ["us-west4-a"]

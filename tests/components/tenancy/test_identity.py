@@ -13,7 +13,7 @@ from tpu_serving import BucketGrant, WorkloadIdentity, WorkloadIdentityArgs
 from tpu_serving.common.validation import argument_problems
 
 
-def test_edges_component_names_itself_and_the_expected_class():
+def test_identity_component_names_itself_and_the_expected_class():
     """identity.WorkloadIdentity (mutmut_9) and validation._fields_of (mutmut_11): a value that is neither the
     arguments' class nor a mapping is refused in the component's and the class's own names."""
     from tpu_serving.common.validation import ArgumentsError
@@ -33,7 +33,7 @@ def test_edges_component_names_itself_and_the_expected_class():
 @pytest.mark.parametrize(
     "namespace", ["kube-system", "kube-public", "kube-node-lease", "gke-managed-cim", "gmp-system"]
 )
-def test_review_a_reserved_namespace_is_refused_naming_the_valid_ones(namespace):
+def test_identity_a_reserved_namespace_is_refused_naming_the_valid_ones(namespace):
     msg = one(
         stack_problems(with_change("tpu-serving:workloadIdentity/namespace", namespace, copy.deepcopy(VLLM))),
         "tpu-serving:workloadIdentity.namespace",
@@ -49,7 +49,7 @@ def test_review_a_reserved_namespace_is_refused_naming_the_valid_ones(namespace)
     assert "reserves" in msg, msg
 
 
-def test_review_an_ordinary_namespace_is_accepted():
+def test_identity_an_ordinary_namespace_is_accepted():
     args = WorkloadIdentityArgs(
         project="my-project-1",
         namespace="kube-team",

@@ -266,7 +266,7 @@ def test_tenancy_two_namespaces_of_one_program_pass_the_check_only_when_shared(s
         ("groups", "operator_groups", ["ml-platform-oncall"]),
     ],
 )
-def test_parity_operators_are_email_addresses_for_both(key, field, value):
+def test_tenancy_operators_are_email_addresses_for_both(key, field, value):
     """GKE names a Google account or a Google Group in an RBAC subject by its email address
     (https://cloud.google.com/kubernetes-engine/docs/how-to/role-based-access-control,
     https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)."""

@@ -19,7 +19,7 @@ def _serving_namespace(plan: dict) -> str:
     "stack",
     ["vllm-llama33-70b-v6e8", "vllm-llama33-70b-disagg-v6e8x2", "llama31-405b-v6e16", "saxml-175b-v5e32x2"],
 )
-def test_engines_same_named_servings_of_two_namespaces_are_each_checked(stack):
+def test_category_same_named_servings_of_two_namespaces_are_each_checked(stack):
     """Library review 4, m4: two default-named VllmServing in two namespaces shared one subject, and the count
     dropped by one. Every engine subject (vLLM, the endpoint picker, JetStream, Saxml, GCS FUSE volumes) names its
     namespace, so the twin's findings are as many as the first's, each under its own namespace."""

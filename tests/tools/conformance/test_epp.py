@@ -26,7 +26,7 @@ def _epp_config(view: PlanView) -> dict:
     return cm["data"]
 
 
-def test_engines_the_endpoint_picker_passes_only_its_release_flags():
+def test_epp_the_endpoint_picker_passes_only_its_release_flags():
     from tpu_serving.traffic.gateway import EPP_IMAGE
     from tpu_serving_tools.conformance import epp
 
@@ -43,7 +43,7 @@ def test_engines_the_endpoint_picker_passes_only_its_release_flags():
     assert {"--zap-encoder", "--v", "--pool-group", "--grpc-health-port"} <= t.flags  # zap, logging and options.go
 
 
-def test_engines_the_endpoint_picker_image_is_the_release_through_a_mirror_too():
+def test_epp_the_endpoint_picker_image_is_the_release_through_a_mirror_too():
     from tpu_serving_tools.conformance import epp
 
     mirror = "us-west4-docker.pkg.dev/tpu-serving-demo/vllm70b-ghcr/llm-d/llm-d-router-endpoint-picker:v0.10.0"
@@ -53,7 +53,7 @@ def test_engines_the_endpoint_picker_image_is_the_release_through_a_mirror_too()
     assert not epp.is_release_image("ghcr.io/llm-d/other-endpoint-picker:v0.10.0")
 
 
-def test_engines_the_endpoint_picker_refuses_its_deprecated_metric_flags_and_the_old_image():
+def test_epp_the_endpoint_picker_refuses_its_deprecated_metric_flags_and_the_old_image():
     from tpu_serving_tools.conformance import epp
 
     view = _view("vllm-llama33-70b-v5e16")
@@ -86,7 +86,7 @@ def test_engines_the_endpoint_picker_refuses_its_deprecated_metric_flags_and_the
         (lambda t: t + "scheduling: {}\n", "config key scheduling: no such key in the EPP v0.10.0"),
     ],
 )
-def test_engines_the_endpoint_picker_configuration_is_the_release_format(edit, problem):
+def test_epp_the_endpoint_picker_configuration_is_the_release_format(edit, problem):
     from tpu_serving_tools.conformance import epp
 
     view = _view("vllm-llama33-70b-v5e16")
@@ -96,7 +96,7 @@ def test_engines_the_endpoint_picker_configuration_is_the_release_format(edit, p
     assert not finding.ok and finding.reason == problem
 
 
-def test_engines_the_endpoint_picker_config_file_must_be_mounted():
+def test_epp_the_endpoint_picker_config_file_must_be_mounted():
     from tpu_serving_tools.conformance import epp
 
     view = _view("vllm-llama33-70b-v5e16")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from tpu_serving_tools.conformance import table
 
 
-def test_engines_the_endpoint_picker_table_extraction_reads_the_go_sources():
+def test_extract_epp_the_endpoint_picker_table_extraction_reads_the_go_sources():
     """The extractor's parsers, on excerpts written as llm-d-router v0.10.0 writes them (options.go, logging
     options, endpointpickerconfig_types.go, configloader.go)."""
     from tpu_serving_tools.conformance import extract_epp as x

@@ -10,14 +10,14 @@ from tpu_serving_tools.conformance import table
 @pytest.mark.parametrize(
     "name", ["vllm-0.29.0", "tpu-inference-0.29.0", "ray-2.60.0", "vllm-0.21.0", "tpu-inference-0.21.0"]
 )
-def test_engines_tables_carry_their_provenance(name):
+def test_extract_vllm_tables_carry_their_provenance(name):
     t = table.load(name)
     assert t.source["artefact"].startswith("PyPI ") and len(t.source["sha256"]) == 64
     assert t.source["by"] == "tools/conformance/extract_vllm.py" and t.source["extracted"]
     assert t.flags or t.env
 
 
-def test_engines_vllm_tables_name_the_front_end_file_they_read():
+def test_extract_vllm_vllm_tables_name_the_front_end_file_they_read():
     """vLLM moved the front end's flags (``FrontendArgs``) from ``entrypoints/openai/`` to ``entrypoints/launchers/``
     between vllm-tpu 0.27.0 and 0.29.0; the extractor reads whichever the wheel has and the table says which."""
     from tpu_serving_tools.conformance.extract_vllm import CLI_ARGS, cli_args_files
@@ -32,7 +32,7 @@ def test_engines_vllm_tables_name_the_front_end_file_they_read():
         cli_args_files(["vllm/envs.py"])
 
 
-def test_engines_connector_inits_tells_a_connector_that_skips_its_base_initializer():
+def test_extract_vllm_connector_inits_tells_a_connector_that_skips_its_base_initializer():
     """The extractor's reading of a KV connector module: a ``*Connector*`` class whose ``__init__`` runs its base's
     (``super().__init__`` or ``Base.__init__``) and one whose ``__init__`` does not (tpu-inference 0.29.0's
     ``TPUConnectorHMA``); a class without an ``__init__`` of its own is left out."""
@@ -51,7 +51,7 @@ def test_engines_connector_inits_tells_a_connector_that_skips_its_base_initializ
     }
 
 
-def test_engines_vllm_metrics_the_extractor_reads_the_loggers_constructors_names_and_kinds():
+def test_extract_vllm_vllm_metrics_the_extractor_reads_the_loggers_constructors_names_and_kinds():
     from tpu_serving_tools.conformance.extract_vllm import logger_metrics
 
     source = """
@@ -79,7 +79,7 @@ class PrometheusStatLogger:
     }
 
 
-def test_engines_vllm_metrics_the_table_holds_the_wheels_logger_metrics_with_its_provenance():
+def test_extract_vllm_vllm_metrics_the_table_holds_the_wheels_logger_metrics_with_its_provenance():
     t = table.load("vllm-0.29.0")
     assert "vllm/v1/metrics/loggers.py" in t.source["files"].split(", ")
     assert t.source["sha256"] == "82a17acc30f67725e41d0676c0c86b51aedd0f97d4d4da2caad82750e5e2e4f1"

@@ -7,7 +7,7 @@ from tests.tools.conformance.test_vllm import _view
 from tpu_serving_tools.conformance import table
 
 
-def test_engines_gcsfuse_mount_options_are_options_of_the_release():
+def test_gcsfuse_mount_options_are_options_of_the_release():
     from tpu_serving_tools.conformance import gcsfuse
 
     view = _view("vllm-llama33-70b-v5e16")

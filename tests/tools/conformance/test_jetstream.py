@@ -34,7 +34,7 @@ def _reasons(view: PlanView) -> list[str]:
 
 
 @pytest.mark.parametrize("stack", JETSTREAM_STACKS)
-def test_engines_jetstream_containers_conform(stack):
+def test_jetstream_containers_conform(stack):
     found = jetstream.findings(_view(stack))
     subjects = sorted(f.subject.rsplit(" ", 1)[-1] for f in found)
     assert subjects == ["jax-tpu", "pathways-proxy", "pathways-rm", "worker"], subjects
@@ -55,14 +55,14 @@ def test_engines_jetstream_containers_conform(stack):
         ("quantize_kvcache", "'quantize_kvcache': not key=value"),
     ],
 )
-def test_engines_a_setting_maxtext_refuses_fails(arg, why):
+def test_jetstream_a_setting_maxtext_refuses_fails(arg, why):
     view = _view("llama2-70b-disagg-v6e8x2")
     _container(view, "jax-tpu")["args"].append(arg)
     (reason,) = _reasons(view)
     assert why in reason, reason
 
 
-def test_engines_maxtext_config_file_must_exist_in_the_release():
+def test_jetstream_maxtext_config_file_must_exist_in_the_release():
     view = _view("llama31-405b-v6e16")
     args = _container(view, "jax-tpu")["args"]
     assert args[0] in table.load(MAXTEXT).choices["config_file"]
@@ -71,7 +71,7 @@ def test_engines_maxtext_config_file_must_exist_in_the_release():
     assert "first argument 'MaxText/configs/v6e/inference/llama3_405b_v6e-16.yml': not a config file" in reason
 
 
-def test_engines_a_disaggregated_server_for_other_slices_fails():
+def test_jetstream_a_disaggregated_server_for_other_slices_fails():
     """MaxText's ``_16`` server hard-codes v5e-16 slices; the stack's workers land on two v6e-8 slices."""
     view = _view("llama2-70b-disagg-v6e8x2")
     args = _container(view, "jax-tpu")["args"]
@@ -81,7 +81,7 @@ def test_engines_a_disaggregated_server_for_other_slices_fails():
     assert "runs on two v5e-16 slices, the workers make v6e-8" in reason, reason
 
 
-def test_engines_pathways_flags_and_variables_upstream_never_passes_fail():
+def test_jetstream_pathways_flags_and_variables_upstream_never_passes_fail():
     view = _view("llama2-70b-disagg-v6e8x2")
     _container(view, "pathways-proxy")["args"].append("--resource_manager_adress=x:1")
     _container(view, "worker")["env"] = [{"name": "PATHWAYS_DEBUG", "value": "1"}]
@@ -94,7 +94,7 @@ def test_engines_pathways_flags_and_variables_upstream_never_passes_fail():
     ("flag", "want"),
     [("--instance_type=tpuv5e:2x4", "the workers make tpuv6e:2x4"), ("--instance_count=1", "the workers make 2")],
 )
-def test_engines_the_resource_manager_describes_the_workers_slices(flag, want):
+def test_jetstream_the_resource_manager_describes_the_workers_slices(flag, want):
     view = _view("llama2-70b-disagg-v6e8x2")
     rm = _container(view, "pathways-rm")
     key = flag.split("=", 1)[0]
@@ -112,14 +112,14 @@ def test_engines_the_resource_manager_describes_the_workers_slices(flag, want):
         ("pathways-worker-v0.1.4", "tools/conformance/extract_pathways.py"),
     ],
 )
-def test_engines_jetstream_tables_carry_their_provenance(name, by):
+def test_jetstream_tables_carry_their_provenance(name, by):
     t = table.load(name)
     assert t.source["by"] == by and t.source["extracted"] and t.source["files"]
     assert t.source["artefact"].startswith(("AI-Hypercomputer/maxtext", "google/pathways-job@v0.1.4 ("))
     assert t.flags or t.config_keys
 
 
-def test_engines_library_disaggregated_servers_are_maxtexts():
+def test_jetstream_library_disaggregated_servers_are_maxtexts():
     """The library's slice -> server table against the one extracted from MaxText's source."""
     from tpu_serving.backends.jetstream.facts import DISAGGREGATED_SERVERS
 
@@ -128,7 +128,7 @@ def test_engines_library_disaggregated_servers_are_maxtexts():
     assert dict(DISAGGREGATED_SERVERS) == extracted
 
 
-def test_engines_runtime_pathways_instance_types_are_the_controllers():
+def test_jetstream_runtime_pathways_instance_types_are_the_controllers():
     """The runtime model's hand-sourced table against the one extracted from the controller's source."""
     from tpu_serving_tools.runtime import facts
 

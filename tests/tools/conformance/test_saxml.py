@@ -7,7 +7,7 @@ from tests.tools.conformance.test_vllm import _view
 from tpu_serving_tools.conformance import table
 
 
-def test_engines_saxml_containers_use_their_release_flags_and_environment():
+def test_saxml_containers_use_their_release_flags_and_environment():
     from tpu_serving_tools.conformance import saxml
 
     view = _view("saxml-175b-v5e32x2")

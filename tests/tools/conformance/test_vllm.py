@@ -27,14 +27,14 @@ def _containers(view: PlanView) -> list[dict]:
 
 
 @pytest.mark.parametrize("stack", VLLM_STACKS)
-def test_engines_every_vllm_container_sets_only_what_its_release_reads(stack):
+def test_vllm_every_vllm_container_sets_only_what_its_release_reads(stack):
     result = conformance.findings(_view(stack))
     assert len(result) == 2  # leader and worker
     assert [f for f in result if not f.ok] == []
     assert category.check(_view(stack)).failures() == []
 
 
-def test_engines_a_variable_nothing_reads_fails():
+def test_vllm_a_variable_nothing_reads_fails():
     view = _view(VLLM_STACKS[0])
     for c in _containers(view):
         c["env"].append({"name": "TPU_BACKEND_TYPE", "value": "jax"})
@@ -44,7 +44,7 @@ def test_engines_a_variable_nothing_reads_fails():
     assert all("env RAY_num_heartbeats_timeout: read by nothing" in r for r in reasons)
 
 
-def test_engines_a_misspelt_serve_flag_and_a_foreign_image_fail():
+def test_vllm_a_misspelt_serve_flag_and_a_foreign_image_fail():
     view = _view(VLLM_STACKS[0])
     leader = _containers(view)[0]
     leader["args"][0] = leader["args"][0].replace("--max-model-len=", "--max-model-length=")
@@ -55,7 +55,7 @@ def test_engines_a_misspelt_serve_flag_and_a_foreign_image_fail():
 
 
 @pytest.mark.parametrize("removed", ["--max-num-partial-prefills=2", "--calculate-kv-scales"])
-def test_engines_an_extra_arg_vllm_removed_since_the_last_pin_fails(removed):
+def test_vllm_an_extra_arg_vllm_removed_since_the_last_pin_fails(removed):
     """A stack's ``engine.extraArgs`` with a flag vLLM had at 0.21.0 (the previous pin) and dropped by 0.29.0:
     the preview accepts it (the library does not own it), the engine conformance refuses it, as ``vllm serve``
     would at start."""
@@ -75,7 +75,7 @@ def test_engines_an_extra_arg_vllm_removed_since_the_last_pin_fails(removed):
     assert failures[0].reason == f"vllm serve {flag}: no such flag in vllm {conformance.PINS.vllm_tpu}"
 
 
-def test_engines_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_takes():
+def test_vllm_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_takes():
     """multi-node-serving.sh gives up after ray_init_timeout (300 s by default); the group may take its whole
     startup window to come up, so leader and worker wait that long."""
     plan = plan_of(VLLM_STACKS[0])
@@ -87,7 +87,7 @@ def test_engines_ray_bootstrap_waits_the_startup_window_with_a_flag_the_script_t
     assert "--ray_init_timeout" in conformance.RAY_BOOTSTRAP_FLAGS
 
 
-def test_engines_versions_that_must_agree_do_agree():
+def test_vllm_versions_that_must_agree_do_agree():
     """The image tag, the vllm-tpu wheel, the tpu-inference release it requires and the tables are one chain;
     the library's default image is that image."""
     from tpu_serving.backends.vllm.facts import DEFAULT_IMAGE
@@ -99,7 +99,7 @@ def test_engines_versions_that_must_agree_do_agree():
     assert DEFAULT_IMAGE.endswith(pins.image), (DEFAULT_IMAGE, pins.image)
 
 
-def test_engines_flags_the_library_refuses_in_extra_args_exist_in_the_pinned_release():
+def test_vllm_flags_the_library_refuses_in_extra_args_exist_in_the_pinned_release():
     """Every flag vLLM's extraArgs refuse by name is one `vllm serve` of the pinned release registers (its
     conformance table, read from the wheels): a refusal names a real flag, not a guess."""
     from tpu_serving.backends.vllm.facts import ENGINE_FLAGS, PARALLEL_FLAGS_ALLOWED, SERVING_FLAGS, TOPOLOGY_FLAGS
@@ -124,7 +124,7 @@ def _replace_connector(view: PlanView, old: str, new: str) -> int:
     return changed
 
 
-def test_engines_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
+def test_vllm_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
     """Each role's ``--kv-transfer-config`` names a connector whose ``__init__`` runs ``KVConnectorBase_V1``'s in the
     pinned tpu-inference (read from the wheel: ``connector TPUConnector`` of tpu-inference-0.29.0.json); the HMA
     connector of 0.27.0 to 0.29.0, which skips it and fails EngineCore at start, or one the table does not know,
@@ -146,7 +146,7 @@ def test_engines_the_kv_connector_is_one_the_pinned_tpu_inference_starts():
         )
 
 
-def test_engines_vllm_metrics_the_librarys_vllm_metrics_are_the_wheels():
+def test_vllm_metrics_the_librarys_vllm_metrics_are_the_wheels():
     """Every metric the library names (VllmMetric, the signals, the kinds table) is one vLLM 0.29.0 registers, of the
     kind the library says; but three names of older releases the kinds table keeps so as to refuse them as no gauge,
     and the TPU connector's transfer time, which tpu-inference registers (not vLLM's logger)."""

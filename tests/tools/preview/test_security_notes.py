@@ -26,7 +26,7 @@ def _authorized(cluster: dict) -> None:
     cluster["masterAuthorizedNetworks"] = ["203.0.113.0/24"]
 
 
-def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
+def test_security_notes_security_preview_names_the_opt_outs_and_the_tag_only_images():
     sax = plan_edited("saxml-175b-v5e32x2", cluster=_opted_out).resources
     assert cluster_notes(sax) == [
         "cluster saxml175b: pulumi up and kubectl reach the control plane at its external IP endpoint, from any "
@@ -52,7 +52,7 @@ def test_security_preview_names_the_opt_outs_and_the_tag_only_images():
     ]
 
 
-def test_security_a_digest_pinned_image_is_not_listed():
+def test_security_notes_security_a_digest_pinned_image_is_not_listed():
     resources = copy.deepcopy(plan_of("vllm-llama33-70b-v5e16").resources)
     lws = next(r for r in resources if r.inputs.get("kind") == "LeaderWorkerSet")
     digest = "docker.io/vllm/vllm-tpu:v0.29.0@sha256:" + "a" * 64

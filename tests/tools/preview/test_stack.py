@@ -77,14 +77,14 @@ def one_pool_plan(machine_type: str) -> Plan:
     return Plan(stack="s", project="p", resources=[pool], outputs={})
 
 
-def test_words_a_single_host_slice_is_one_vm_in_the_preview_summary():
+def test_stack_a_single_host_slice_is_one_vm_in_the_preview_summary():
     text = summary(one_pool_plan("ct6e-standard-8t"))
     assert "  one: ct6e-standard-8t 2x4 (1 VM, 8 chips, 256 GiB HBM)" in text
     assert "1 VMs" not in text
     assert "(1 VM, 1 chip, 32 GiB HBM)" in summary(one_pool_plan("ct6e-standard-1t"))
 
 
-def test_words_the_capacity_line_counts_one_vm_and_one_chip():
+def test_stack_the_capacity_line_counts_one_vm_and_one_chip():
     (line,) = capacity_summary({"capacity": {"chips": 1, "vms": 1, "hbmGib": 32, "allocatedToNeeded": None}})
     assert line.startswith("Capacity: 1 chip, 1 VM, 32 GiB HBM;")
     (line,) = capacity_summary({"capacity": {"chips": 16, "vms": 4, "hbmGib": 512, "allocatedToNeeded": None}})
@@ -111,7 +111,7 @@ def test_capacity_notes_a_machine_type_of_the_generation_that_holds_the_weights_
 # adopts it").
 
 
-def test_sizing_single_host_equivalent_of_a_multi_host_slice_name():
+def test_stack_sizing_single_host_equivalent_of_a_multi_host_slice_name():
     v6e8 = catalog.slice_shape("ct6e-standard-4t", "2x4")  # the two-VM 2x4 (slice name v6e-8 is the one VM)
     assert (v6e8.machine_type.name, v6e8.vms) == ("ct6e-standard-4t", 2)
     one = single_host_equivalent(v6e8)
@@ -121,7 +121,7 @@ def test_sizing_single_host_equivalent_of_a_multi_host_slice_name():
     assert single_host_equivalent(catalog.slice_shape("ct6e-standard-8t", "2x4")) is None
 
 
-def test_sizing_preview_note_names_the_single_host_machine_type_once_per_shape():
+def test_stack_sizing_preview_note_names_the_single_host_machine_type_once_per_shape():
     v6e8 = catalog.slice_shape("ct6e-standard-4t", "2x4")
     (note,) = sizing_notes([("a", v6e8), ("b", v6e8), ("c", catalog.resolve_slice_name("v6e-16"))])
     assert note == (

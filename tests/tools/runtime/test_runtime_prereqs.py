@@ -159,7 +159,7 @@ def test_prereqs_a_model_stacks_apis_and_adapter_grant_are_its_platforms() -> No
     assert found["metrics adapter for HorizontalPodAutoscaler vllm-llama70b/vllm"].ok
 
 
-def test_security_a_declared_existing_nat_satisfies_the_prerequisite_and_nothing_else_does():
+def test_runtime_prereqs_security_a_declared_existing_nat_satisfies_the_prerequisite_and_nothing_else_does():
     view = PlanView(plan_of("vllm-llama31-405b-v6e16").as_json())
     (nat,) = [f for f in prereqs.check(view).findings if f.subject.startswith("cloud nat")]
     assert nat.ok and "cloudNat: existing" in nat.reason

@@ -311,19 +311,19 @@ def _spread_world(leader_zones: list[str], spread: bool = True) -> Snapshot:
     return Snapshot({"LeaderWorkerSet": [lws], "Node": nodes, "Pod": pods})
 
 
-def test_zones_pass_when_the_leaders_span_the_required_zones() -> None:
+def test_verify_checks_zones_pass_when_the_leaders_span_the_required_zones() -> None:
     (finding,) = zones(_spread_world(["us-east5-a", "us-east5-b"]), [NS])
     assert finding.ok, finding.line()
     assert "2 leaders in 2 zones (us-east5-a, us-east5-b), 2 wanted" in finding.detail
 
 
-def test_zones_fail_when_a_scale_down_left_the_leaders_in_one_zone() -> None:
+def test_verify_checks_zones_fail_when_a_scale_down_left_the_leaders_in_one_zone() -> None:
     (finding,) = zones(_spread_world(["us-east5-a", "us-east5-a"]), [NS])
     assert not finding.ok
     assert "2 leaders in 1 zones" in finding.detail
 
 
-def test_zones_count_only_the_standing_groups_the_rule_selects() -> None:
+def test_verify_checks_zones_count_only_the_standing_groups_the_rule_selects() -> None:
     """SRE review round 45, M3: the HPA's third group may take the surviving zone's free slice; it is not a standing
     group, and the check does not count it."""
     (finding,) = zones(_spread_world(["us-east5-a", "us-east5-b", "us-east5-b"]), [NS])
@@ -334,14 +334,14 @@ def test_zones_count_only_the_standing_groups_the_rule_selects() -> None:
     assert "2 leaders in 1 zones (us-east5-b)" in crowded.detail
 
 
-def test_zones_one_leader_needs_one_zone_and_no_leader_fails() -> None:
+def test_verify_checks_zones_one_leader_needs_one_zone_and_no_leader_fails() -> None:
     (one,) = zones(_spread_world(["us-east5-b"]), [NS])
     assert one.ok, one.line()
     (none,) = zones(_spread_world([]), [NS])
     assert (none.ok, none.detail) == (False, "no leader on a node")
 
 
-def test_zones_skip_a_leaderworkerset_without_the_rule() -> None:
+def test_verify_checks_zones_skip_a_leaderworkerset_without_the_rule() -> None:
     assert zones(_spread_world(["us-east5-a", "us-east5-a"], spread=False), [NS]) == []
 
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from tpu_serving_tools.runtime import sourced as _sourced
 
-# Machine shapes and GKE's node allocatable live in components.machines (one table for the
-# library's fit checks and this model).
+# Machine shapes and GKE's node allocatable are the model's own table too: .machine_facts (data/machines.json).
 
 GIB = 1024**3
 MIB = 1024**2

@@ -2,7 +2,7 @@
 
 Node pools come from the plan's ``gcp:container/nodePool:NodePool`` resources, and on an existing cluster from the
 pools the plan records as existing (:mod:`tools.runtime.existing`), with GKE's node
-labels and taints (:mod:`tools.runtime.facts`) and allocatable (:mod:`components.machines`). Placement is a greedy
+labels and taints (:mod:`.facts`) and allocatable (:mod:`.machine_facts`). Placement is a greedy
 first-fit: sets with exclusive topology (an LWS group or sub-group, a JobSet child Job) first,
 largest TPU demand first, each onto the first topology domain (node pool, or node for
 ``kubernetes.io/hostname``) that holds all of it; then every other pod, largest CPU first. A real

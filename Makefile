@@ -124,7 +124,7 @@ policy: $(VENV)/.runtime
 	$(TOOL) policy
 
 check: $(VENV)/.runtime
-	$(TOOL) check$(foreach s,$(STACK), --stack $(s))
+	$(TOOL) check$(if $(filter command line environment,$(origin STACK)),$(foreach s,$(STACK), --stack $(s)))
 
 runbook: $(VENV)/.runtime
 	$(TOOL) runbook --stack $(STACK)$(if $(WORKLOAD), --workload $(WORKLOAD))

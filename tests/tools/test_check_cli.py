@@ -91,3 +91,21 @@ def test_check_cli_notes_an_existing_nat_no_checked_stack_makes(capsys: pytest.C
     maker = ROOT / "tests" / "golden" / "llama31-405b-v6e16.plan.json"
     assert cli.main(["--plan", str(golden), "--plan", str(maker)]) == 0
     assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("  note: ")]
+
+
+@pytest.mark.parametrize(
+    ("stack", "expected"),
+    [(None, []), ("a b", ["--stack", "a", "--stack", "b"])],
+)
+def test_check_cli_make_check_checks_every_stack_unless_told(stack, expected):
+    """``make check`` checks every stack; ``make check STACK=...`` only those (new-user review of issue 39). The
+    Makefile's default STACK, preview's, is not a choice: it once narrowed ``make check`` to that one stack."""
+    import os
+    import shlex
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "STACK"}
+    argv = ["make", "-n", "check", *([f"STACK={stack}"] if stack else [])]
+    shown = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=True).stdout
+    (line,) = [line for line in shown.splitlines() if line.split()[:1] and line.split()[0].endswith("/tpu-serving")]
+    assert shlex.split(line)[1:] == ["check", *expected], line

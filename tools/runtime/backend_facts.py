@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tpu_serving_policy.rules import backend_folders
+from tpu_serving_tools.runtime import sourced
 
 FACTS_FILE = "runtime_facts.json"
 ACCESS = ("read", "read/write")
@@ -62,7 +63,7 @@ class BackendFacts:
 
 
 def _sourced(entry: Any, where: str) -> Any:
-    if not isinstance(entry, dict) or "value" not in entry or not str(entry.get("source", "")).strip():
+    if not sourced.is_sourced(entry):
         raise ValueError(f"{where}: needs a value and its source")
     return entry["value"]
 

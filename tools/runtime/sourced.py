@@ -43,7 +43,7 @@ class Table:
         doc = json.loads(self.path.read_text())
         if not isinstance(doc, dict) or not str(doc.get("about", "")).strip() or not isinstance(doc.get("facts"), dict):
             raise FactError(f"{self.path}: needs an `about` and a `facts` object")
-        bad = [k for k, v in doc["facts"].items() if not _sourced(v)]
+        bad = [k for k, v in doc["facts"].items() if not is_sourced(v)]
         if bad:
             raise FactError(f"{self.path}: facts need a value and a non-empty source: {', '.join(bad)}")
         self.about: str = doc["about"]
@@ -80,7 +80,8 @@ class Table:
         return self.facts[key]
 
 
-def _sourced(entry: Any) -> bool:
+def is_sourced(entry: Any) -> bool:
+    """An entry with a value and a non-empty source: a fact of a table here, or of a backend's runtime_facts.json."""
     return isinstance(entry, dict) and "value" in entry and bool(str(entry.get("source", "")).strip())
 
 

@@ -5,26 +5,15 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.components import run
+from tests.fixtures.pools import cpu_pool_args
 
 
 def test_cpu_nodepool_refuse_a_cpu_pool_zone_outside_the_region():
-    from tpu_serving import CpuNodePool, CpuNodePoolArgs
+    from tpu_serving import CpuNodePool
     from tpu_serving.common.validation import ArgumentsError
-    from tpu_serving.platform.cluster import CpuPoolArgs
 
     def program():
-        CpuNodePool(
-            "head",
-            CpuNodePoolArgs(
-                project="p-123456",
-                region="us-east5",
-                zone="us-central1-a",
-                cluster="cluster-id",
-                pool_name="head",
-                service_account_id="head-nodes",
-                pool=CpuPoolArgs(),
-            ),
-        )
+        CpuNodePool("head", cpu_pool_args(zone="us-central1-a", pool_name="head", service_account_id="head-nodes"))
 
     with pytest.raises(ArgumentsError) as exc:
         run(program)
